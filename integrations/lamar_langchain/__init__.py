@@ -1,0 +1,1 @@
+"""Lamar for langchain (in progress)."""

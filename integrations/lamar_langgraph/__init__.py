@@ -1,0 +1,1 @@
+"""Lamar for langgraph (in progress)."""

@@ -1,0 +1,1 @@
+"""Lamar for llamaindex (in progress)."""

@@ -1,0 +1,522 @@
+"""`Lamar`: add lessons, recall them for a context, report what happened, judge, sleep, apply.
+
+The data path, end to end:
+
+    recall(context) -> episode event (eligible, injected, held out, propensities)
+    report(episode, signal) -> outcome event
+    fold(outcome) -> each eligible lesson's selection model, ledger, change detector
+    evidence(lesson) -> verdict from the ledger's anytime-valid bound
+    sleep() -> proposals (retire, merge, ...) ; apply(report) -> status and merge events
+
+Every write is an event appended to the store; the state here is a cache folded from
+those events, so several processes sharing one store converge on the same state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import random
+import threading
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from lamar._errors import (
+    DuplicateReport,
+    EventConflict,
+    InvalidExperience,
+    UnknownEpisode,
+    UnknownExperience,
+)
+from lamar.experience import Experience, Status, check_context, new_id
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+from lamar.policy.verdicts import Evidence, Verdict
+from lamar.recall import Recall
+from lamar.signals import Signal, to_reward
+from lamar.store import Event, Store, open_store
+
+if TYPE_CHECKING:
+    from lamar.sleep.proposals import ApplyResult, SleepReport
+
+_PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
+_PRIOR_WEIGHT = 10.0
+
+
+class EpisodeRecord:
+    """An episode as folded from its event; `reward` is None until reported."""
+
+    __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports")
+
+    def __init__(self, data: Mapping[str, Any], when: float) -> None:
+        self.id: str = data["id"]
+        self.context: dict[str, str] = data["context"]
+        self.eligible: list[str] = data["eligible"]
+        self.injected: list[str] = data["injected"]
+        self.held_out: list[str] = data["held_out"]
+        self.p: dict[str, float] = data["p"]
+        self.time = when
+        self.reward: float | None = None
+        self.signal: str | None = None
+        self.reports = 0
+
+
+class Lamar:
+    """The experience engine.
+
+    Args:
+        store: an `ExperienceStore`, any object with the store protocol, or a location
+            (":memory:", a .json or .db path, a postgresql:// URL).
+        k: most lessons injected per recall.
+        seed: seed of the engine's coins and tie-breaks (None: from the OS).
+        **tuning: fields of `lamar.policy.Policy` (explore, holdout, holdout_proven, ...).
+
+    >>> from lamar import Lamar, Experience, Scope, Signal
+    >>> lam = Lamar(":memory:", k=2, seed=1)
+    >>> eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x")))
+    >>> rec = lam.recall({"project": "x"})
+    >>> rec.ids == [eid] or rec.held_out == (eid,)
+    True
+    >>> lam.report(rec.episode_id, Signal.SHIPPED)
+    >>> lam.stats()["reports"]
+    1
+    """
+
+    def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
+                 seed: int | None = None, **tuning: Any) -> None:
+        if isinstance(store, (str, os.PathLike)):
+            store = open_store(store)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise ValueError(f"k is the number of lesson slots, a whole number >= 0; got {k!r}")
+        try:
+            self.policy = Policy(**tuning)
+        except TypeError as exc:
+            raise TypeError(f"unknown tuning keyword: {exc}; see lamar.policy.Policy") from None
+        self.store: Store = store
+        self.k = k
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._lock = threading.RLock()
+        self._reset()
+        with self._lock:
+            self._sync()
+
+    # -- the cache ---------------------------------------------------------------------------
+
+    def _reset(self) -> None:
+        self._seq = 0
+        self._lessons: dict[str, LessonState] = {}
+        self._index: dict[tuple[tuple[str, str], ...], dict[str, LessonState]] = {}
+        self._episodes: dict[str, EpisodeRecord] = {}
+        self._applied: set[str] = set()
+        self._reports = 0
+        self._compacted = {"episodes": 0, "reports": 0}
+        self._reward_n = 0
+        self._reward_mean = 0.0
+        self._reward_m2 = 0.0
+
+    def _sync(self) -> None:
+        """Fold the events other writers (and we) appended since we last looked."""
+        events = self.store.read(self._seq)
+        if any(e.kind == "outcome" and e.data.get("replace") for e in events):
+            self.rebuild()
+            return
+        for event in events:
+            self._fold(event)
+
+    def rebuild(self) -> None:
+        """Forget the cache and fold every stored event again (the state is only a cache)."""
+        with self._lock:
+            events = self.store.read(0)
+            final: dict[str, int] = {}
+            for e in events:
+                if e.kind == "outcome":
+                    final[e.data["episode"]] = e.seq
+            self._reset()
+            for e in events:
+                if e.kind == "outcome" and final.get(e.data["episode"]) != e.seq:
+                    self._seq = e.seq
+                    self._count_replaced(e)
+                    continue
+                self._fold(e)
+
+    def _count_replaced(self, event: Event) -> None:
+        episode = self._episodes.get(event.data["episode"])
+        if episode is not None:
+            episode.reports += 1
+
+    def _fold(self, event: Event) -> None:
+        self._seq = event.seq
+        data = event.data
+        kind = event.kind
+        if kind == "episode":
+            self._episodes[data["id"]] = EpisodeRecord(data, event.time)
+        elif kind == "outcome":
+            self._fold_outcome(data)
+        elif kind == "experience":
+            exp = Experience.from_dict(data)
+            state = LessonState(exp)
+            self._lessons[exp.id] = state
+            if exp.status is not Status.RETIRED:
+                self._index.setdefault(exp.scope.items_key, {})[exp.id] = state
+        elif kind == "status":
+            self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
+        elif kind == "merge":
+            into = self._lessons.get(data["into"])
+            for other_id in data["from"]:
+                other = self._lessons.get(other_id)
+                if into is None or other is None or other is into:
+                    continue
+                into.absorb(other)
+                other.experience = _replace(other.experience, provenance={
+                    **other.experience.provenance, "merged_into": into.experience.id})
+                self._set_status(other_id, Status.RETIRED, f"merged into {into.experience.id}")
+            if into is not None:
+                merged = list(into.experience.provenance.get("merged_from", [])) + list(data["from"])
+                into.experience = _replace(into.experience, provenance={
+                    **into.experience.provenance, "merged_from": merged})
+        elif kind == "applied":
+            self._applied.add(data["proposal"])
+        elif kind == "compact":
+            for episode_id in data["episodes"]:
+                record = self._episodes.pop(episode_id, None)
+                if record is not None and record.reward is not None:
+                    self._compacted["reports"] += 1
+                if record is not None:
+                    self._compacted["episodes"] += 1
+
+    def _set_status(self, exp_id: str, status: Status, reason: str) -> None:
+        state = self._lessons.get(exp_id)
+        if state is None:
+            return
+        exp = state.experience
+        state.experience = _replace(exp, status=status)
+        bucket = self._index.setdefault(exp.scope.items_key, {})
+        if status is Status.RETIRED:
+            bucket.pop(exp_id, None)
+        else:
+            bucket[exp_id] = state
+
+    def _fold_outcome(self, data: Mapping[str, Any]) -> None:
+        episode = self._episodes.get(data["episode"])
+        if episode is None:
+            return  # its episode was compacted away; the outcome was counted then
+        reward = float(data["reward"])
+        episode.reward = reward
+        episode.signal = data.get("signal")
+        episode.reports += 1
+        self._reports += 1
+        self._observe_reward(reward)
+        sigma = self._sigma()
+        injected = set(episode.injected)
+        for exp_id in episode.eligible:
+            state = self._lessons.get(exp_id)
+            if state is not None and state.experience.status is not Status.RETIRED:
+                state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy)
+
+    def _observe_reward(self, reward: float) -> None:
+        self._reward_n += 1
+        delta = reward - self._reward_mean
+        self._reward_mean += delta / self._reward_n
+        self._reward_m2 += delta * (reward - self._reward_mean)
+
+    def _sigma(self) -> float:
+        """Spread of rewards, shrunk towards a prior while outcomes are few."""
+        total = self._reward_m2 + _PRIOR_WEIGHT * _PRIOR_SIGMA**2
+        return math.sqrt(total / (self._reward_n + _PRIOR_WEIGHT))
+
+    def _active_count(self) -> int:
+        return sum(len(bucket) for bucket in self._index.values())
+
+    # -- lessons -----------------------------------------------------------------------------
+
+    def add(self, experience: Experience) -> str:
+        """Store a lesson; it is eligible at once (as a cold arm). Returns its id."""
+        if not isinstance(experience, Experience):
+            raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
+        exp = experience.with_identity()
+        with self._lock:
+            try:
+                self.store.append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
+            except EventConflict:
+                raise InvalidExperience(f"an experience with id {exp.id!r} is already stored") from None
+            self._sync()
+        return exp.id
+
+    def get(self, exp_id: str) -> Experience:
+        """The lesson with that id (retired ones included)."""
+        with self._lock:
+            self._sync()
+            return self._state(exp_id).experience
+
+    def _state(self, exp_id: str) -> LessonState:
+        state = self._lessons.get(exp_id) if isinstance(exp_id, str) else None
+        if state is None:
+            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+        return state
+
+    def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,
+                    scope: Mapping[str, str] | None = None) -> list[Experience]:
+        """Lessons in the order they were added, optionally filtered.
+
+        Args:
+            status: keep one status ("candidate", "active", "retired").
+            verdict: keep one verdict ("helps", "harms", "unknown").
+            scope: keep lessons whose scope has all these fields with these values.
+        """
+        want_status = Status(status) if status is not None else None
+        want_verdict = Verdict(verdict) if verdict is not None else None
+        want_scope = check_context(scope) if scope is not None else None
+        with self._lock:
+            self._sync()
+            n = self._active_count()
+            out = []
+            for state in self._lessons.values():
+                exp = state.experience
+                if want_status is not None and exp.status is not want_status:
+                    continue
+                if want_verdict is not None and state.judge(self.policy, n)[0] is not want_verdict:
+                    continue
+                if want_scope is not None and any(exp.scope.get(k) != v for k, v in want_scope.items()):
+                    continue
+                out.append(exp)
+            return out
+
+    def evidence(self, exp_id: str) -> Evidence:
+        """The lesson's measured lift, its bounds and its verdict."""
+        with self._lock:
+            self._sync()
+            return self._state(exp_id).evidence(self.policy, self._active_count())
+
+    def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
+        """Stop injecting a lesson (kept for the audit trail; `revive` undoes it)."""
+        self._change_status(exp_id, Status.RETIRED, reason)
+
+    def revive(self, exp_id: str, reason: str = "revived by hand") -> None:
+        """Make a retired lesson eligible again, as an active lesson."""
+        self._change_status(exp_id, Status.ACTIVE, reason)
+
+    def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
+        with self._lock:
+            self._sync()
+            self._state(exp_id)
+            self.store.append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
+            self._sync()
+
+    # -- recall ------------------------------------------------------------------------------
+
+    def recall(self, context: Mapping[str, str], *, k: int | None = None,
+               candidates: Iterable[str] | None = None) -> Recall:
+        """Choose the lessons to inject for `context` and log the episode.
+
+        Args:
+            context: a mapping of strings (project, language, task, ...).
+            k: slots for this call (default: the engine's `k`).
+            candidates: restrict the choice to these experience ids (e.g. what a
+                retriever found); unknown ids are ignored.
+
+        Returns:
+            A `Recall`; report its `episode_id` when the outcome is known.
+        """
+        ctx = check_context(context)
+        slots = self.k if k is None else k
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
+            raise ValueError(f"k must be a whole number >= 0; got {k!r}")
+        allowed = None if candidates is None else set(candidates)
+        with self._lock:
+            self._sync()
+            eligible = self._eligible(ctx, allowed)
+            chosen, held, p = self._choose(eligible, slots)
+            episode_id = new_id("ep")
+            data = {
+                "id": episode_id,
+                "context": ctx,
+                "eligible": [s.experience.id for s in eligible],
+                "injected": [s.experience.id for s in chosen],
+                "held_out": held,
+                "p": p,
+            }
+            self.store.append([Event("episode", data, key=f"episode:{episode_id}")])
+            self._sync()
+            return Recall(
+                episode_id=episode_id,
+                experiences=[s.experience for s in chosen],
+                context=ctx,
+                eligible=tuple(data["eligible"]),
+                held_out=tuple(held),
+                propensities=p,
+            )
+
+    def _eligible(self, ctx: Mapping[str, str], allowed: set[str] | None) -> list[LessonState]:
+        """Non-retired lessons whose scope matches: a lookup per scope shape, not per lesson."""
+        out: list[LessonState] = []
+        index = self._index
+        items = sorted(ctx.items())
+        if len(index) <= (1 << min(len(items), 20)):
+            keys: Iterable[tuple[tuple[str, str], ...]] = (
+                key for key in index if all(ctx.get(f) == v for f, v in key))
+        else:
+            keys = _subsets(items)
+        for key in keys:
+            bucket = index.get(key)
+            if bucket:
+                out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
+        return out
+
+    def _choose(self, eligible: list[LessonState], slots: int) -> tuple[list[LessonState], list[str], dict[str, float]]:
+        """Rank by the optimistic bound, then flip each wanted lesson's holdout coin."""
+        policy, rng = self.policy, self._rng
+        sigma = self._sigma()
+        n = self._active_count()
+        ranked = []
+        for state in eligible:
+            verdict = state.judge(policy, n)[0]
+            if verdict is Verdict.HARMS:
+                continue  # proven harm is not tried again; sleep proposes retiring it
+            upper = state.arms.upper(sigma, policy.explore)
+            if upper > 0.0:
+                ranked.append((upper, rng.random(), state, verdict))
+        ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        p = {state.experience.id: 0.0 for state in eligible}
+        chosen, held = [], []
+        for _, _, state, verdict in ranked[:slots]:
+            q = policy.holdout_proven if verdict is Verdict.HELPS else policy.holdout
+            p[state.experience.id] = 1.0 - q
+            if rng.random() < q:
+                held.append(state.experience.id)  # its slot stays empty: coins stay independent
+            else:
+                chosen.append(state)
+        return chosen, held, p
+
+    async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
+                      candidates: Iterable[str] | None = None) -> Recall:
+        """`recall` without blocking the event loop (the store may touch disk)."""
+        return await asyncio.to_thread(self.recall, context, k=k, candidates=candidates)
+
+    # -- report ------------------------------------------------------------------------------
+
+    def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
+        """Record what happened after an episode: a Signal or a reward in [-1, 1].
+
+        Raises:
+            UnknownEpisode: no recall in this store produced `episode_id`.
+            DuplicateReport: the episode already has an outcome and `replace` is False.
+            InvalidReward: the signal is not a Signal or a float in [-1, 1].
+        """
+        reward, parsed = to_reward(signal)
+        with self._lock:
+            self._sync()
+            episode = self._episodes.get(episode_id) if isinstance(episode_id, str) else None
+            if episode is None:
+                raise UnknownEpisode(
+                    f"no episode {episode_id!r} in store {self.store.location}: report the "
+                    "episode_id that recall() returned, against the same store"
+                )
+            if episode.reports and not replace:
+                raise DuplicateReport(
+                    f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
+                    "pass replace=True to replace that outcome"
+                )
+            key = f"outcome:{episode_id}" + (f":{episode.reports}" if episode.reports else "")
+            data = {"episode": episode_id, "reward": reward, "signal": parsed.value if parsed else None,
+                    "replace": bool(episode.reports)}
+            try:
+                self.store.append([Event("outcome", data, key=key)])
+            except EventConflict:
+                raise DuplicateReport(
+                    f"episode {episode_id} was reported by another writer just now; "
+                    "pass replace=True to replace that outcome"
+                ) from None
+            self._sync()
+
+    async def areport(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
+        """`report` without blocking the event loop."""
+        await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
+
+    def episode(self, episode_id: str) -> EpisodeRecord:
+        """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
+        with self._lock:
+            self._sync()
+            record = self._episodes.get(episode_id)
+            if record is None:
+                raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+            return record
+
+    # -- sleep -------------------------------------------------------------------------------
+
+    def sleep(self, traces: Any = None, model: Any = None, **options: Any) -> SleepReport:
+        """Propose changes (retire proven harm, merge duplicates, ...); changes nothing."""
+        from lamar.sleep import run_sleep
+
+        with self._lock:
+            self._sync()
+            return run_sleep(self, traces=traces, model=model, **options)
+
+    def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
+        """Carry out a sleep report's proposals (all, or the ids in `only`)."""
+        from lamar.sleep import apply_report
+
+        with self._lock:
+            self._sync()
+            result = apply_report(self, report, only=only)
+            self._sync()
+            return result
+
+    # -- summaries ---------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        """Counts of lessons, episodes and reports, by status and verdict."""
+        with self._lock:
+            self._sync()
+            n = self._active_count()
+            by_status = {s.value: 0 for s in Status}
+            by_verdict = {v.value: 0 for v in Verdict}
+            for state in self._lessons.values():
+                by_status[state.experience.status.value] += 1
+                if state.experience.status is not Status.RETIRED:
+                    by_verdict[state.judge(self.policy, n)[0].value] += 1
+            episodes = len(self._episodes) + self._compacted["episodes"]
+            reports = self._reports
+            wanted = held = 0
+            for record in self._episodes.values():
+                held += len(record.held_out)
+                wanted += len(record.held_out) + len(record.injected)
+            return {
+                "experiences": len(self._lessons),
+                "by_status": by_status,
+                "by_verdict": by_verdict,
+                "episodes": episodes,
+                "reports": reports,
+                "unreported": episodes - reports,
+                "holdout_rate": held / wanted if wanted else 0.0,
+                "events": self._seq,
+                "store": self.store.location,
+            }
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Lamar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._lessons)})"
+
+
+def _replace(exp: Experience, **changes: Any) -> Experience:
+    return dataclasses.replace(exp, **changes)
+
+
+def _subsets(items: list[tuple[str, str]]) -> Iterable[tuple[tuple[str, str], ...]]:
+    """Every sub-tuple of the sorted context items (used when scopes outnumber them)."""
+    n = len(items)
+    for mask in range(1 << n):
+        yield tuple(items[i] for i in range(n) if mask >> i & 1)
+
+
+__all__ = ["EpisodeRecord", "Lamar"]

@@ -1,0 +1,205 @@
+"""Lessons: `Experience` (when X, do Y, because Z), the `Scope` it applies in, its `Status`."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from lamar._errors import InvalidContext, InvalidExperience
+
+Context = Mapping[str, str]
+
+
+def check_context(context: object) -> dict[str, str]:
+    """Return `context` as a plain dict, or raise InvalidContext saying what is wrong.
+
+    >>> check_context({"project": "trace"})
+    {'project': 'trace'}
+    """
+    if not isinstance(context, Mapping):
+        raise InvalidContext(
+            f"a context must be a mapping of strings, like {{'project': 'trace'}}; "
+            f"got {type(context).__name__}"
+        )
+    out: dict[str, str] = {}
+    for key, value in context.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidContext(f"context keys must be non-empty strings; got {key!r}")
+        if not isinstance(value, str):
+            raise InvalidContext(
+                f"context value for {key!r} must be a string; got {type(value).__name__} "
+                f"{value!r} (convert it with str() first)"
+            )
+        out[key] = value
+    return out
+
+
+class Scope(Mapping[str, str]):
+    """Where a lesson applies: every field must equal the context's value; absent fields match anything.
+
+    >>> s = Scope(project="trace", language="swift")
+    >>> s.matches({"project": "trace", "language": "swift", "task": "build"})
+    True
+    >>> s.matches({"project": "trace"})
+    False
+    >>> Scope().matches({"anything": "at all"})
+    True
+    """
+
+    __slots__ = ("_items",)
+    _items: tuple[tuple[str, str], ...]
+
+    def __init__(self, fields: Mapping[str, str] | None = None, /, **kwargs: str) -> None:
+        merged = {**(fields or {}), **kwargs}
+        try:
+            checked = check_context(merged)
+        except InvalidContext as exc:
+            raise InvalidContext(f"invalid scope: {exc}") from None
+        object.__setattr__(self, "_items", tuple(sorted(checked.items())))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("Scope is immutable")
+
+    def matches(self, context: Mapping[str, str]) -> bool:
+        """True when every field of this scope equals the context's value."""
+        return all(context.get(key) == value for key, value in self._items)
+
+    @property
+    def items_key(self) -> tuple[tuple[str, str], ...]:
+        """The sorted (key, value) pairs: a hashable identity of the scope."""
+        return self._items
+
+    def __getitem__(self, key: str) -> str:
+        for k, v in self._items:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return hash(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Scope):
+            return self._items == other._items
+        if isinstance(other, Mapping):
+            return dict(self._items) == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._items)
+        return f"Scope({inner})"
+
+
+class Status(str, enum.Enum):
+    """Life of a lesson: mined candidates and hand-added lessons are both tried; retired ones never."""
+
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    RETIRED = "retired"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def new_id(prefix: str) -> str:
+    """A globally unique id; it comes from os.urandom, so seeded runs never collide across processes."""
+    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Experience:
+    """A lesson: when `precondition`, do `action`, because `rationale`; eligible within `scope`.
+
+    >>> e = Experience(precondition="the build fails after a bump", action="clear DerivedData")
+    >>> e.status, e.scope
+    (<Status.ACTIVE: 'active'>, Scope())
+    """
+
+    precondition: str
+    action: str
+    rationale: str = ""
+    scope: Scope = dataclasses.field(default_factory=Scope)
+    status: Status = Status.ACTIVE
+    id: str = ""
+    provenance: Mapping[str, Any] = dataclasses.field(default_factory=lambda: {"source": "manual"})
+    created_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("precondition", "action", "rationale"):
+            value = getattr(self, name)
+            if not isinstance(value, str):
+                raise InvalidExperience(f"Experience.{name} must be a string; got {type(value).__name__}")
+        if not self.precondition.strip():
+            raise InvalidExperience("Experience.precondition is empty: say when the lesson applies")
+        if not self.action.strip():
+            raise InvalidExperience("Experience.action is empty: say what to do")
+        if not isinstance(self.scope, Scope):
+            if isinstance(self.scope, Mapping):
+                object.__setattr__(self, "scope", Scope(self.scope))
+            else:
+                raise InvalidExperience(f"Experience.scope must be a Scope; got {type(self.scope).__name__}")
+        try:
+            object.__setattr__(self, "status", Status(self.status))
+        except ValueError:
+            raise InvalidExperience(
+                f"Experience.status must be one of {[s.value for s in Status]}; got {self.status!r}"
+            ) from None
+        if not isinstance(self.provenance, Mapping):
+            raise InvalidExperience("Experience.provenance must be a mapping")
+        if not isinstance(self.created_at, (int, float)) or not math.isfinite(self.created_at):
+            raise InvalidExperience("Experience.created_at must be a finite number")
+
+    def with_identity(self) -> Experience:
+        """This experience with an id and a creation time, as the store keeps it."""
+        return dataclasses.replace(
+            self,
+            id=self.id or new_id("exp"),
+            created_at=self.created_at or time.time(),
+        )
+
+    def render(self) -> str:
+        """'When X, do Y, because Z.' in one line."""
+        text = f"When {_strip(self.precondition)}, {_strip(self.action)}"
+        if self.rationale.strip():
+            text += f", because {_strip(self.rationale)}"
+        return text + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "precondition": self.precondition,
+            "action": self.action,
+            "rationale": self.rationale,
+            "scope": dict(self.scope),
+            "status": self.status.value,
+            "provenance": dict(self.provenance),
+            "created_at": self.created_at,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Experience:
+        return cls(
+            precondition=data["precondition"],
+            action=data["action"],
+            rationale=data.get("rationale", ""),
+            scope=Scope(data.get("scope") or {}),
+            status=Status(data.get("status", "active")),
+            id=data.get("id", ""),
+            provenance=dict(data.get("provenance") or {"source": "manual"}),
+            created_at=float(data.get("created_at", 0.0)),
+        )
+
+
+def _strip(text: str) -> str:
+    return " ".join(text.split()).rstrip(".")

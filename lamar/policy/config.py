@@ -1,0 +1,50 @@
+"""The engine's tuning, in one frozen record with documented defaults."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+
+@dataclasses.dataclass(frozen=True)
+class Policy:
+    """How the engine explores, holds out, judges and forgets.
+
+    Attributes:
+        explore: width of the optimistic bound in reward standard deviations.
+        holdout: chance that a wanted lesson without a helps verdict is withheld.
+        holdout_proven: the same for a lesson proven to help (the running cost of checking it).
+        discount: per-eligible-episode forgetting of the selection model (not of the ledger).
+        alpha_helps: family-wise error of helps verdicts, split over the lessons (Bonferroni).
+        alpha_harms: the same for harms verdicts; looser, since harm is only ever proposed for review.
+        min_evidence: randomized episodes before any verdict.
+        change_threshold: CUSUM alarm level, in reward standard deviations.
+        change_drift: CUSUM slack per episode, in reward standard deviations.
+    """
+
+    explore: float = 1.0
+    holdout: float = 0.2
+    holdout_proven: float = 0.05
+    discount: float = 0.995
+    alpha_helps: float = 0.02
+    alpha_harms: float = 0.05
+    min_evidence: int = 20
+    change_threshold: float = 8.0
+    change_drift: float = 0.4
+
+    def __post_init__(self) -> None:
+        for name in ("holdout", "holdout_proven"):
+            value = getattr(self, name)
+            if not 0.0 < value < 1.0:
+                raise ValueError(f"{name} must be strictly between 0 and 1 (the coin must be random); got {value}")
+        for name in ("alpha_helps", "alpha_harms"):
+            if not 0.0 < getattr(self, name) < 1.0:
+                raise ValueError(f"{name} must be in (0, 1)")
+        if not 0.0 < self.discount <= 1.0:
+            raise ValueError("discount must be in (0, 1]")
+        for name in ("explore", "change_threshold", "change_drift"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise ValueError(f"{name} must be a finite number >= 0")
+        if self.min_evidence < 2:
+            raise ValueError("min_evidence must be at least 2")

@@ -1,0 +1,70 @@
+"""What the human did after the agent acted, and the reward each outcome is worth."""
+
+from __future__ import annotations
+
+import enum
+import math
+
+from lamar._errors import InvalidReward
+
+
+class Signal(str, enum.Enum):
+    """An outcome observed after an episode, strongest success first.
+
+    >>> Signal.SHIPPED.reward, Signal.REVERTED.reward
+    (1.0, -1.0)
+    """
+
+    SHIPPED = "shipped"
+    ACCEPTED = "accepted"
+    REASKED = "reasked"
+    CORRECTED = "corrected"
+    REVERTED = "reverted"
+
+    @property
+    def reward(self) -> float:
+        return _REWARDS[self]
+
+    @property
+    def success(self) -> bool:
+        return self in (Signal.SHIPPED, Signal.ACCEPTED)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+# Shipping is the strongest evidence of help; a revert the strongest of harm. Asking again
+# costs the user a turn, a correction costs them the work of fixing it.
+_REWARDS = {
+    Signal.SHIPPED: 1.0,
+    Signal.ACCEPTED: 0.6,
+    Signal.REASKED: -0.3,
+    Signal.CORRECTED: -0.6,
+    Signal.REVERTED: -1.0,
+}
+
+
+def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
+    """Map a Signal, its name, or a float in [-1, 1] to (reward, signal-or-None).
+
+    >>> to_reward("accepted")
+    (0.6, <Signal.ACCEPTED: 'accepted'>)
+    >>> to_reward(-0.25)
+    (-0.25, None)
+    """
+    if isinstance(signal, Signal):
+        return signal.reward, signal
+    if isinstance(signal, str):
+        try:
+            parsed = Signal(signal.strip().lower())
+        except ValueError:
+            raise InvalidReward(
+                f"unknown signal {signal!r}; use one of {[s.value for s in Signal]} or a float in [-1, 1]"
+            ) from None
+        return parsed.reward, parsed
+    if isinstance(signal, bool) or not isinstance(signal, (int, float)):
+        raise InvalidReward(f"a reward is a Signal or a float in [-1, 1]; got {type(signal).__name__}")
+    reward = float(signal)
+    if math.isnan(reward) or not -1.0 <= reward <= 1.0:
+        raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
+    return reward, None

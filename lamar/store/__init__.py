@@ -1,0 +1,79 @@
+"""Stores: the `Store` protocol and `ExperienceStore(location)`, which picks a backend.
+
+    ":memory:"                     MemoryStore   in-process, nothing on disk
+    "*.json"                       JsonStore     human-readable file
+    "*.db", "*.sqlite", "*.sqlite3"  SqliteStore  WAL, many processes
+    "postgresql://..."             PostgresStore (the `postgres` extra)
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from pathlib import Path
+from typing import Any
+
+from lamar._errors import StoreError
+from lamar.store.base import Event, Store
+from lamar.store.json_file import JsonStore
+from lamar.store.memory import MemoryStore
+from lamar.store.sqlite import SqliteStore
+
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+class ExperienceStore(abc.ABC):
+    """Open the store at `location`; the backend is chosen from its form.
+
+    >>> type(ExperienceStore(":memory:")).__name__
+    'MemoryStore'
+    >>> isinstance(ExperienceStore(":memory:"), ExperienceStore)
+    True
+    """
+
+    location: str
+
+    def __new__(cls, location: str | os.PathLike[str] = ":memory:", **options: Any) -> Any:  # noqa: D102
+        return open_store(location, **options)
+
+    @abc.abstractmethod
+    def append(self, events: Any) -> list[Event]: ...
+
+    @abc.abstractmethod
+    def read(self, after: int = 0) -> list[Event]: ...
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+
+def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
+    """The backend for `location` (see the module docstring)."""
+    if not isinstance(location, (str, os.PathLike)):
+        raise StoreError(f"a store location is a path or URL string; got {type(location).__name__}")
+    text = os.fspath(location)
+    if text == ":memory:":
+        return MemoryStore()
+    if text.startswith(("postgresql://", "postgres://")):
+        try:
+            from lamar.store.postgres import PostgresStore
+        except ImportError as exc:
+            raise ImportError(
+                f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
+            ) from exc
+        return PostgresStore(text, **options)  # type: ignore[no-any-return]
+    path = Path(text).expanduser()
+    suffix = path.suffix.lower()
+    if suffix == ".json":
+        return JsonStore(path, **options)
+    if suffix in _SQLITE_SUFFIXES:
+        return SqliteStore(path, **options)
+    raise StoreError(
+        f"cannot tell the backend of {text!r}: use ':memory:', a .json file, a .db/.sqlite/.sqlite3 "
+        "file, or a postgresql:// URL"
+    )
+
+
+for _backend in (MemoryStore, JsonStore, SqliteStore):
+    ExperienceStore.register(_backend)
+
+__all__ = ["Event", "ExperienceStore", "JsonStore", "MemoryStore", "SqliteStore", "Store", "open_store"]

@@ -1,0 +1,79 @@
+"""The store protocol: an append-only log of events. Everything else is derived from it.
+
+A backend needs three methods. `append` writes a batch atomically (all or nothing) and
+refuses any event whose unique `key` is already stored; `read` returns committed events
+after a sequence number, in commit order; `close` releases files and connections. The
+engine keeps its bandit state as a cache folded from this log, so a backend never has to
+know what a lesson, an episode or a verdict is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+EVENT_KINDS = frozenset(
+    {"experience", "status", "merge", "episode", "outcome", "applied", "compact"}
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Event:
+    """One immutable fact. `seq` is assigned by the store on append (0 before)."""
+
+    kind: str
+    data: dict[str, Any]
+    key: str | None = None
+    seq: int = 0
+    time: float = dataclasses.field(default_factory=time.time)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"seq": self.seq, "kind": self.kind, "time": self.time}
+        if self.key is not None:
+            out["key"] = self.key
+        out["data"] = self.data
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: Any) -> Event:
+        """Parse a stored event; raises ValueError/KeyError/TypeError on a malformed one."""
+        if not isinstance(raw, dict):
+            raise TypeError(f"an event is an object, got {type(raw).__name__}")
+        kind = raw["kind"]
+        if kind not in EVENT_KINDS:
+            raise ValueError(f"unknown event kind {kind!r}")
+        data = raw["data"]
+        if not isinstance(data, dict):
+            raise TypeError("event data is not an object")
+        key = raw.get("key")
+        if key is not None and not isinstance(key, str):
+            raise TypeError("event key is not a string")
+        return cls(kind=kind, data=data, key=key, seq=int(raw["seq"]), time=float(raw["time"]))
+
+    def data_json(self) -> str:
+        return json.dumps(self.data, separators=(",", ":"), sort_keys=True)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What the engine needs from a backend."""
+
+    location: str
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        """Write `events` atomically; return them with their sequence numbers.
+
+        Raises:
+            EventConflict: an event's key is already stored (nothing is written).
+            StoreError: the write failed (the previous state is intact).
+        """
+        ...
+
+    def read(self, after: int = 0) -> list[Event]:
+        """Committed events with seq > after, in commit order."""
+        ...
+
+    def close(self) -> None: ...
