@@ -1,0 +1,221 @@
+"""The store conformance suite: every backend subclasses `StoreConformance` and must pass it.
+
+A subclass provides `location(tmp_path)` (a string a child process can open too, when
+`processes` is True) and may override `open(location)`. The suite covers round-trips of
+every event kind, atomic batches, unique keys, reopening, concurrent writers in separate
+processes, SIGKILL in the middle of writes, and corrupt files.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lamar import EventConflict, Experience, Lamar, Scope, Signal
+from lamar.store import Event, ExperienceStore
+
+# A worker that recalls and reports as fast as it can, logging each completed episode id
+# with os.write on an O_APPEND descriptor: the kernel keeps it even if we are SIGKILLed.
+WORKER = textwrap.dedent(
+    """
+    import os, random, sys
+    sys.path[:0] = {paths!r}
+    from lamar import Lamar, Signal
+    {opener}
+    store = open_store({location!r})
+    lam = Lamar(store, k=2, seed={seed})
+    log = os.open({log!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    rng = random.Random({seed})
+    for i in range({episodes}):
+        rec = lam.recall({{"task": "t%d" % (i % 2)}})
+        lam.report(rec.episode_id, Signal.SHIPPED if rng.random() < 0.5 else Signal.REVERTED)
+        os.write(log, (rec.episode_id + "\\n").encode())
+    """
+)
+
+DEFAULT_OPENER = "from lamar.store import open_store"
+
+
+class StoreConformance:
+    """Behaviour every store backend must show."""
+
+    persistent = True  # survives close and reopen
+    processes = True  # can be shared by several OS processes
+    opener = DEFAULT_OPENER  # code defining open_store(location) inside a worker process
+
+    def location(self, tmp_path: Path) -> str:
+        raise NotImplementedError
+
+    def open(self, location: str) -> Any:
+        return ExperienceStore(location)
+
+    # -- fixtures ----------------------------------------------------------------------------
+
+    @pytest.fixture
+    def loc(self, tmp_path: Path) -> str:
+        return self.location(tmp_path)
+
+    @pytest.fixture
+    def store(self, loc: str) -> Any:
+        store = self.open(loc)
+        yield store
+        store.close()
+
+    # -- the log -----------------------------------------------------------------------------
+
+    def test_append_assigns_increasing_sequence_numbers(self, store: Any) -> None:
+        first = store.append([Event("status", {"id": "a", "status": "active"})])
+        second = store.append([Event("status", {"id": "b", "status": "active"}),
+                               Event("status", {"id": "c", "status": "active"})])
+        seqs = [e.seq for e in first + second]
+        assert seqs == sorted(seqs) and len(set(seqs)) == 3 and seqs[0] >= 1
+        assert [e.seq for e in store.read()] == seqs
+        assert [e.data["id"] for e in store.read(seqs[0])] == ["b", "c"]
+        assert store.read(seqs[-1]) == []
+
+    def test_every_event_kind_round_trips(self, store: Any) -> None:
+        exp = Experience("when ünïcode 🚀 appears", "say so", rationale='quotes " and \\ too',
+                         scope=Scope(project="p", lang="swift")).with_identity()
+        written = [
+            Event("experience", exp.to_dict(), key=f"experience:{exp.id}", time=1.5),
+            Event("episode", {"id": "ep_1", "context": {"project": "p"}, "eligible": [exp.id],
+                              "injected": [], "held_out": [exp.id], "p": {exp.id: 0.8}},
+                  key="episode:ep_1", time=2.25),
+            Event("outcome", {"episode": "ep_1", "reward": -0.6, "signal": "corrected", "replace": False},
+                  key="outcome:ep_1", time=3.0),
+            Event("status", {"id": exp.id, "status": "retired", "reason": "r"}, time=4.0),
+            Event("merge", {"into": exp.id, "from": ["exp_x"]}, time=5.0),
+            Event("applied", {"proposal": "retire_1", "kind": "retire"}, key="proposal:retire_1", time=6.0),
+            Event("compact", {"episodes": ["ep_0"], "figures": {"reports": 1, "mean": 0.1 + 0.2}}, time=7.0),
+        ]
+        store.append(written)
+        back = store.read()
+        assert [(e.kind, e.key, e.data, e.time) for e in back] == [
+            (e.kind, e.key, e.data, e.time) for e in written]
+        assert Experience.from_dict(back[0].data) == exp
+
+    def test_a_duplicate_key_writes_nothing_of_the_batch(self, store: Any) -> None:
+        store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])
+        with pytest.raises(EventConflict):
+            store.append([Event("status", {"id": "x", "status": "active"}),
+                          Event("outcome", {"episode": "e"}, key="outcome:e")])
+        with pytest.raises(EventConflict):
+            store.append([Event("outcome", {"episode": "f"}, key="k"), Event("outcome", {"episode": "g"}, key="k")])
+        assert [e.key for e in store.read()] == ["outcome:e"]
+
+    def test_engine_state_survives_reopen(self, loc: str) -> None:
+        if not self.persistent:
+            pytest.skip("this backend keeps nothing after close")
+        store = self.open(loc)
+        lam = Lamar(store, k=2, seed=3)
+        ids = [lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"))) for i in range(3)]
+        rng = random.Random(0)
+        for _ in range(60):
+            rec = lam.recall({"task": "t"})
+            lam.report(rec.episode_id, rng.choice(list(Signal)))
+        before = ({i: lam.evidence(i) for i in ids}, lam.stats())
+        store.close()
+        again = Lamar(self.open(loc), k=2, seed=3)
+        after = ({i: again.evidence(i) for i in ids}, again.stats())
+        assert after == before
+        again.close()
+
+    # -- processes ---------------------------------------------------------------------------
+
+    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+        import lamar
+
+        paths = [str(Path(lamar.__file__).parents[1]), str(Path(__file__).parents[2])]
+        code = WORKER.format(paths=paths, opener=self.opener, location=loc, seed=seed, log=str(log),
+                             episodes=episodes)
+        return subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+
+    def _seed_lessons(self, loc: str) -> Lamar:
+        lam = Lamar(self.open(loc), k=2, seed=0)
+        for i in range(4):
+            lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+        return lam
+
+    def test_two_processes_writing_at_once_lose_nothing(self, tmp_path: Path, loc: str) -> None:
+        if not self.processes:
+            pytest.skip("this backend lives in one process")
+        lam = self._seed_lessons(loc)
+        logs = [tmp_path / f"w{i}.log" for i in range(2)]
+        workers = [self._worker(tmp_path, loc, log, seed, 150) for seed, log in enumerate(logs)]
+        for w in workers:
+            _, err = w.communicate(timeout=300)
+            assert w.returncode == 0, err.decode()[-2000:]
+        done = [line for log in logs for line in log.read_text().split()]
+        assert len(done) == 300 and len(set(done)) == 300
+        stats = lam.stats()
+        assert stats["episodes"] == 300 and stats["reports"] == 300
+        live = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+        lam.rebuild()
+        assert {e.id: lam.evidence(e.id) for e in lam.experiences()} == live
+        lam.close()
+
+    def test_sigkill_mid_write_keeps_every_completed_write(self, tmp_path: Path, loc: str) -> None:
+        if not self.processes:
+            pytest.skip("this backend lives in one process")
+        self._seed_lessons(loc).close()
+        rng = random.Random(7)
+        log = tmp_path / "killed.log"
+        for _ in range(3):
+            worker = self._worker(tmp_path, loc, log, rng.randrange(1000), 100_000)
+            time.sleep(0.4 + rng.random() * 0.6)
+            worker.send_signal(signal.SIGKILL)
+            worker.wait(timeout=30)
+        completed = log.read_text().split()
+        assert completed, "the workers completed no episode before being killed"
+        lam = Lamar(self.open(loc), k=2, seed=0)
+        reported = {e.data["episode"] for e in lam.store.read() if e.kind == "outcome"}
+        assert set(completed) <= reported
+        assert lam.stats()["reports"] == len(reported)
+        for exp in lam.experiences():
+            assert math.isfinite(lam.evidence(exp.id).estimate)
+        lam.close()
+
+
+class FileStoreConformance(StoreConformance):
+    """Extra checks for backends that live in one file."""
+
+    def test_a_corrupt_file_is_a_clear_error_and_is_not_overwritten(self, tmp_path: Path, loc: str) -> None:
+        from lamar import CorruptStore
+
+        path = Path(loc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"\x00\x01 this is not a store \xff" * 50)
+        before = path.read_bytes()
+        with pytest.raises(CorruptStore) as info:
+            Lamar(self.open(loc))
+        assert str(path) in str(info.value)
+        assert path.read_bytes() == before
+
+    def test_a_truncated_file_is_a_clear_error_and_is_not_overwritten(self, tmp_path: Path, loc: str) -> None:
+        from lamar import CorruptStore
+
+        lam = self._seed_lessons(loc)
+        for _ in range(30):
+            lam.report(lam.recall({"task": "t0"}).episode_id, Signal.ACCEPTED)
+        lam.close()
+        for name in os.listdir(tmp_path):  # fold a SQLite WAL into the main file first
+            if name.endswith("-wal"):
+                pytest.skip("WAL not checkpointed")
+        path = Path(loc)
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2])
+        before = path.read_bytes()
+        with pytest.raises(CorruptStore) as info:
+            Lamar(self.open(loc))
+        assert str(path) in str(info.value)
+        assert path.read_bytes() == before
