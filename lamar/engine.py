@@ -111,6 +111,7 @@ class Lamar:
         self._index: dict[tuple[tuple[str, str], ...], dict[str, LessonState]] = {}
         self._episodes: dict[str, EpisodeRecord] = {}
         self._applied: set[str] = set()
+        self._n_active = 0
         self._reports = 0
         self._compacted = {"episodes": 0, "reports": 0}
         self._reward_n = 0
@@ -161,6 +162,7 @@ class Lamar:
             self._lessons[exp.id] = state
             if exp.status is not Status.RETIRED:
                 self._index.setdefault(exp.scope.items_key, {})[exp.id] = state
+                self._n_active += 1
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
         elif kind == "merge":
@@ -195,9 +197,10 @@ class Lamar:
         state.experience = _replace(exp, status=status)
         bucket = self._index.setdefault(exp.scope.items_key, {})
         if status is Status.RETIRED:
-            bucket.pop(exp_id, None)
-        else:
+            self._n_active -= bucket.pop(exp_id, None) is not None
+        elif exp_id not in bucket:
             bucket[exp_id] = state
+            self._n_active += 1
 
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
         episode = self._episodes.get(data["episode"])
@@ -228,7 +231,8 @@ class Lamar:
         return math.sqrt(total / (self._reward_n + _PRIOR_WEIGHT))
 
     def _active_count(self) -> int:
-        return sum(len(bucket) for bucket in self._index.values())
+        """Non-retired lessons: the Bonferroni divisor of every verdict."""
+        return self._n_active
 
     # -- lessons -----------------------------------------------------------------------------
 
@@ -375,7 +379,7 @@ class Lamar:
             verdict = state.judge(policy, n)[0]
             if verdict is Verdict.HARMS:
                 continue  # proven harm is not tried again; sleep proposes retiring it
-            upper = state.arms.upper(sigma, policy.explore)
+            upper = state.arms.upper(sigma, policy.explore, policy.warmup)
             if upper > 0.0:
                 ranked.append((upper, rng.random(), state, verdict))
         ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)

@@ -12,6 +12,7 @@ class Policy:
 
     Attributes:
         explore: width of the optimistic bound in reward standard deviations.
+        warmup: injections a lesson gets before its bound may rule it out.
         holdout: chance that a wanted lesson without a helps verdict is withheld.
         holdout_proven: the same for a lesson proven to help (the running cost of checking it).
         discount: per-eligible-episode forgetting of the selection model (not of the ledger).
@@ -22,15 +23,16 @@ class Policy:
         change_drift: CUSUM slack per episode, in reward standard deviations.
     """
 
-    explore: float = 1.0
+    explore: float = 0.6
+    warmup: int = 8
     holdout: float = 0.2
     holdout_proven: float = 0.05
-    discount: float = 0.995
+    discount: float = 0.999
     alpha_helps: float = 0.02
     alpha_harms: float = 0.05
     min_evidence: int = 20
-    change_threshold: float = 8.0
-    change_drift: float = 0.4
+    change_threshold: float = 10.0
+    change_drift: float = 0.5
 
     def __post_init__(self) -> None:
         for name in ("holdout", "holdout_proven"):
@@ -46,5 +48,7 @@ class Policy:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"{name} must be a finite number >= 0")
+        if self.warmup < 1:
+            raise ValueError("warmup must be at least 1")
         if self.min_evidence < 2:
             raise ValueError("min_evidence must be at least 2")

@@ -54,7 +54,7 @@ class LessonState:
         """The world changed for this lesson: its old evidence no longer speaks for it."""
         self.ledger = Ledger()
         self.detector.reset()
-        self.arms.restart_injected(float(weight), total)
+        self.arms.restart_injected(weight, total)
         self.restarts += 1
         self._verdict_cache = None
 

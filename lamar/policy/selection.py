@@ -4,7 +4,8 @@ Per lesson, a discounted two-arm model of reward, i.e. ridge regression on the f
 (bias, injected) within the lesson's scope: mean reward when injected minus mean reward
 when eligible but absent. The discount is applied once per episode the lesson was
 eligible in, so a lesson forgets only while it is in play. A lesson that has not yet
-been seen both ways is cold and scores +inf, so it is tried.
+been tried `warmup` times (and seen absent once) is cold and scores +inf, so every new
+lesson gets a fair first look before its bound may rule it out.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import math
 class ArmStats:
     """Discounted weights and reward sums with and without the lesson."""
 
-    __slots__ = ("w_in", "s_in", "w_out", "s_out")
+    __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries")
 
     def __init__(self) -> None:
+        self.tries = 0  # undiscounted injections since the last restart
         self.w_in = 0.0
         self.s_in = 0.0
         self.w_out = 0.0
@@ -29,36 +31,44 @@ class ArmStats:
         self.w_out *= discount
         self.s_out *= discount
         if injected:
+            self.tries += 1
             self.w_in += 1.0
             self.s_in += reward
         else:
             self.w_out += 1.0
             self.s_out += reward
 
-    @property
-    def cold(self) -> bool:
-        return self.w_in < 1.0 or self.w_out < 1.0
+    def cold(self, warmup: int) -> bool:
+        return self.tries < warmup or self.w_out < 1.0 or self.w_in <= 0.0
 
     @property
     def estimate(self) -> float:
-        """Estimated lift (0 while cold)."""
-        if self.cold:
+        """Estimated lift (0 until seen both ways)."""
+        if self.w_in <= 0.0 or self.w_out <= 0.0:
             return 0.0
         return self.s_in / self.w_in - self.s_out / self.w_out
 
-    def upper(self, sigma: float, explore: float) -> float:
-        """The optimistic bound the policy ranks by."""
-        if self.cold:
-            return math.inf
-        return self.estimate + explore * sigma * math.sqrt(1.0 / self.w_in + 1.0 / self.w_out)
+    def upper(self, sigma: float, explore: float, warmup: int) -> float:
+        """The optimistic bound the policy ranks by.
 
-    def restart_injected(self, weight: float, total: float) -> None:
+        The width grows with the log of the lesson's (discounted) eligible episodes, as in
+        UCB1, so an arm that was unlucky early is retried, ever more rarely, instead of
+        being written off after two bad episodes.
+        """
+        if self.cold(warmup):
+            return math.inf
+        spread = 1.0 / self.w_in + 1.0 / self.w_out
+        log_t = max(1.0, math.log(self.w_in + self.w_out))
+        return self.estimate + explore * sigma * math.sqrt(log_t * spread)
+
+    def restart_injected(self, weight: int, total: float) -> None:
         """Forget the injected arm's past, keeping only the post-change segment.
 
         The without-lesson arm measures the world without this lesson, which a change in
         the lesson's own effect does not touch, so it is kept.
         """
-        self.w_in = weight
+        self.tries = weight
+        self.w_in = float(weight)
         self.s_in = total
 
     def merge(self, other: ArmStats) -> None:

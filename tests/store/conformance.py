@@ -170,9 +170,13 @@ class StoreConformance:
         self._seed_lessons(loc).close()
         rng = random.Random(7)
         log = tmp_path / "killed.log"
-        for _ in range(3):
+        for round_ in range(3):
             worker = self._worker(tmp_path, loc, log, rng.randrange(1000), 100_000)
-            time.sleep(0.4 + rng.random() * 0.6)
+            deadline = time.monotonic() + 120
+            # wait until this worker has completed writes (start-up is slow on a busy machine)
+            while _lines(log) < 5 * (round_ + 1) and time.monotonic() < deadline and worker.poll() is None:
+                time.sleep(0.02)
+            time.sleep(rng.random() * 0.3)
             worker.send_signal(signal.SIGKILL)
             worker.wait(timeout=30)
         completed = log.read_text().split()
@@ -184,6 +188,13 @@ class StoreConformance:
         for exp in lam.experiences():
             assert math.isfinite(lam.evidence(exp.id).estimate)
         lam.close()
+
+
+def _lines(path: Path) -> int:
+    try:
+        return path.read_bytes().count(b"\n")
+    except FileNotFoundError:
+        return 0
 
 
 class FileStoreConformance(StoreConformance):

@@ -1,0 +1,236 @@
+"""The public API as a user meets it: add, recall, report, evidence, stores, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import lamar
+from lamar import (
+    DuplicateReport,
+    Experience,
+    ExperienceStore,
+    InvalidContext,
+    InvalidExperience,
+    InvalidReward,
+    Lamar,
+    LamarError,
+    Scope,
+    Signal,
+    Status,
+    StoreError,
+    UnknownEpisode,
+    UnknownExperience,
+    Verdict,
+)
+
+PUBLIC = sorted([
+    "ApplyResult", "CorruptStore", "DuplicateReport", "EventConflict", "Evidence", "Experience",
+    "ExperienceStore", "InvalidContext", "InvalidExperience", "InvalidReward", "Lamar", "LamarError",
+    "ModelError", "Policy", "Proposal", "Recall", "Scope", "Signal", "SleepReport", "StaleProposal",
+    "Status", "StoreError", "UnknownEpisode", "UnknownExperience", "UnknownProposal", "Verdict",
+])
+
+
+def test_the_public_names_are_frozen_and_sorted() -> None:
+    assert lamar.__all__ == sorted(lamar.__all__)
+    assert set(PUBLIC) <= set(lamar.__all__)
+    for name in lamar.__all__:
+        assert getattr(lamar, name) is not None
+
+
+def test_the_core_imports_only_the_standard_library() -> None:
+    import ast
+    import sys
+
+    root = Path(lamar.__file__).parent
+    allowed = set(sys.stdlib_module_names) | {"lamar"}
+    for path in root.rglob("*.py"):
+        if path.parent.name == "models" and path.name not in {"__init__.py", "base.py", "scripted.py"}:
+            continue  # adapters import their SDK lazily, inside functions
+        for node in ast.parse(path.read_text()).body:
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                assert name.split(".")[0] in allowed, f"{path} imports {name} at module level"
+
+
+def test_design_example_runs_as_written(tmp_path: Path) -> None:
+    store = ExperienceStore(str(tmp_path / "x" / "experience.json"))
+    lam = Lamar(store, k=3, seed=None)
+    exp_id = lam.add(Experience(
+        precondition="the Xcode build fails after a dependency bump",
+        action="clear DerivedData before rebuilding",
+        rationale="stale module maps survive a clean build",
+        scope=Scope(project="trace", language="swift"),
+    ))
+    rec = lam.recall({"project": "trace", "language": "swift", "task": "build_fails"})
+    assert isinstance(rec.episode_id, str) and rec.episode_id
+    assert all(e.id for e in rec.experiences)
+    if rec.experiences:
+        assert "When the Xcode build fails after a dependency bump, clear DerivedData" in rec.as_prompt()
+    else:
+        assert rec.as_prompt() == "" and rec.held_out == (exp_id,)
+    lam.report(rec.episode_id, Signal.REVERTED)
+    ev = lam.evidence(exp_id)
+    assert ev.verdict in (Verdict.HELPS, Verdict.HARMS, Verdict.UNKNOWN) and ev.verdict == "unknown"
+    assert ev.lower <= ev.lift <= ev.upper
+    report = lam.sleep(traces=None, model=None)
+    lam.apply(report)
+    assert lam.get(exp_id).id == exp_id
+    assert [e.id for e in lam.experiences()] == [exp_id]
+    assert lam.experiences(status="retired") == []
+    stats = lam.stats()
+    assert (stats["experiences"], stats["episodes"], stats["reports"]) == (1, 1, 1)
+    assert json.loads(Path(store.location).read_text())["format"] == "lamar"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".db", ".sqlite", ".sqlite3"])
+def test_the_backend_follows_the_path_and_folders_are_created(tmp_path: Path, suffix: str, monkeypatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = ExperienceStore(f"~/deep/er/store{suffix}")
+    assert Path(store.location) == tmp_path / "deep" / "er" / f"store{suffix}"
+    assert isinstance(store, ExperienceStore)
+    Lamar(store).add(Experience("a", "b"))
+    assert Path(store.location).exists()
+
+
+def test_an_unknown_store_form_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="backend"):
+        ExperienceStore(str(tmp_path / "store.txt"))
+
+
+def test_listing_filters_by_status_verdict_and_scope() -> None:
+    lam = Lamar(":memory:", seed=0)
+    a = lam.add(Experience("p", "a", scope=Scope(project="x", lang="py")))
+    b = lam.add(Experience("p", "b", scope=Scope(project="y"), status=Status.CANDIDATE))
+    lam.retire(a, "obsolete")
+    assert [e.id for e in lam.experiences(status="retired")] == [a]
+    assert [e.id for e in lam.experiences(status=Status.CANDIDATE)] == [b]
+    assert [e.id for e in lam.experiences(scope={"project": "x"})] == [a]
+    assert {e.id for e in lam.experiences(verdict="unknown")} == {a, b}
+    lam.revive(a)
+    assert lam.get(a).status is Status.ACTIVE
+
+
+def test_recall_can_be_restricted_to_candidates() -> None:
+    lam = Lamar(":memory:", k=3, seed=1)
+    ids = [lam.add(Experience("p", f"a{i}")) for i in range(5)]
+    rec = lam.recall({}, candidates=[ids[1], ids[3], "not-a-lesson"])
+    assert set(rec.eligible) == {ids[1], ids[3]}
+    assert lam.recall({}, k=0).ids == []
+
+
+def test_async_twins() -> None:
+    lam = Lamar(":memory:", k=1, seed=2)
+    lam.add(Experience("p", "a"))
+
+    async def go() -> None:
+        rec = await lam.arecall({"task": "x"})
+        await lam.areport(rec.episode_id, 0.5)
+
+    asyncio.run(go())
+    assert lam.stats()["reports"] == 1
+
+
+def test_a_float_reward_and_signal_names_are_accepted() -> None:
+    lam = Lamar(":memory:", seed=3)
+    for signal in (1.0, -1, 0, "Shipped", Signal.REASKED):
+        lam.report(lam.recall({}).episode_id, signal)
+    assert lam.stats()["reports"] == 5
+
+
+@pytest.mark.parametrize("context", [None, "project=x", ["a"], {"a": 1}, {1: "a"}, {"": "a"}, {"a": None}])
+def test_a_malformed_context_is_rejected(context: object) -> None:
+    lam = Lamar(":memory:")
+    with pytest.raises(InvalidContext) as info:
+        lam.recall(context)  # type: ignore[arg-type]
+    assert isinstance(info.value, TypeError) and isinstance(info.value, LamarError)
+    assert lam.stats()["episodes"] == 0
+
+
+@pytest.mark.parametrize("fields", [{"precondition": "", "action": "a"}, {"precondition": "p", "action": "  "},
+                                    {"precondition": 3, "action": "a"}, {"precondition": "p", "action": "a",
+                                                                        "status": "wild"}])
+def test_an_incomplete_experience_is_rejected(fields: dict) -> None:
+    with pytest.raises(InvalidExperience) as info:
+        Experience(**fields)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("reward", [1.5, -1.01, math.nan, math.inf, "great", None, True, [1]])
+def test_a_bad_reward_is_rejected_and_nothing_is_stored(reward: object) -> None:
+    lam = Lamar(":memory:")
+    rec = lam.recall({})
+    with pytest.raises(InvalidReward):
+        lam.report(rec.episode_id, reward)  # type: ignore[arg-type]
+    assert lam.stats()["reports"] == 0
+    lam.report(rec.episode_id, Signal.ACCEPTED)  # the episode is still open
+
+
+def test_unknown_and_repeated_episodes() -> None:
+    lam = Lamar(":memory:", seed=4)
+    lam.add(Experience("p", "a"))
+    with pytest.raises(UnknownEpisode) as info:
+        lam.report("ep_nope", Signal.SHIPPED)
+    assert isinstance(info.value, KeyError) and "recall()" in str(info.value)
+    rec = lam.recall({})
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    with pytest.raises(DuplicateReport, match="replace=True"):
+        lam.report(rec.episode_id, Signal.REVERTED)
+    assert lam.episode(rec.episode_id).reward == 1.0
+    lam.report(rec.episode_id, Signal.REVERTED, replace=True)
+    assert lam.episode(rec.episode_id).reward == -1.0
+    assert lam.stats()["reports"] == 1
+
+
+def test_unknown_experience_ids() -> None:
+    lam = Lamar(":memory:")
+    for call in (lam.get, lam.evidence, lam.retire):
+        with pytest.raises(UnknownExperience):
+            call("exp_missing")
+
+
+def test_two_engines_on_one_store_see_each_other(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.db")
+    one, two = Lamar(path, seed=1), Lamar(path, seed=2)
+    exp_id = one.add(Experience("p", "a"))
+    rec = two.recall({})
+    assert exp_id in rec.eligible
+    one.report(rec.episode_id, Signal.SHIPPED)
+    with pytest.raises(DuplicateReport):
+        two.report(rec.episode_id, Signal.SHIPPED)
+    assert one.stats()["reports"] == two.stats()["reports"] == 1
+
+
+def test_sleep_retires_proven_harm_and_merges_duplicates() -> None:
+    lam = Lamar(":memory:", k=2, seed=5, explore=6.0, holdout=0.5)
+    bad = lam.add(Experience("working on t", "force push", scope=Scope(task="t")))
+    dup_a = lam.add(Experience("deploys fail", "Check the VPN!", scope=Scope(task="d")))
+    dup_b = lam.add(Experience("Deploys  fail.", "check the vpn", scope=Scope(task="d")))
+    from tests.worlds import play
+
+    play(lam, "t", {bad: -0.3}, 800, seed=6)
+    play(lam, "d", {}, 50, seed=7)
+    assert lam.evidence(bad).verdict is Verdict.HARMS
+    report = lam.sleep()
+    kinds = {p.kind: p for p in report}
+    assert set(kinds) == {"retire", "merge"}
+    assert kinds["retire"].experience_ids == (bad,)
+    assert lam.get(bad).status is Status.ACTIVE  # sleep changed nothing
+    before = lam.evidence(dup_a).eligible + lam.evidence(dup_b).eligible
+    result = lam.apply(report)
+    assert sorted(result.applied) == sorted(p.id for p in report)
+    assert lam.get(bad).status is Status.RETIRED
+    assert lam.get(dup_b).status is Status.RETIRED and lam.get(dup_b).provenance["merged_into"] == dup_a
+    assert lam.evidence(dup_a).eligible == before
+    again = lam.apply(report)
+    assert again.applied == [] and len(again.skipped) == 2
+    assert lam.sleep().proposals == []
