@@ -1,0 +1,22 @@
+import random
+
+from lamar import Experience, Lamar, Scope, Signal
+
+lam = Lamar("quickstart.json", k=2, seed=7)          # a human-readable JSON store
+for action in ("clear DerivedData before rebuilding", "delete the lockfile", "rebuild twice"):
+    lam.add(Experience(precondition="the Xcode build fails after a dependency bump",
+                       action=action, rationale="stale module maps survive a clean build",
+                       scope=Scope(project="trace", language="swift")))
+helpful = lam.experiences()[0].id                     # in this toy world only the first one works
+
+world = random.Random(0)
+for _ in range(1500):
+    rec = lam.recall({"project": "trace", "language": "swift", "task": "build_fails"})
+    prompt = rec.as_prompt()                          # append this to your system prompt
+    worked = world.random() < (0.65 if helpful in rec.ids else 0.35)
+    lam.report(rec.episode_id, Signal.SHIPPED if worked else Signal.REVERTED)
+
+for exp in lam.experiences():
+    ev = lam.evidence(exp.id)
+    print(f"{ev.verdict.value:>7}  lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}]  {exp.action}")
+print(rec.as_prompt() or "(nothing injected this time: the lesson was held out)")

@@ -1,0 +1,109 @@
+"""`python -m lamar.gym`: run the memory gym and print its tables (standard library only)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from lamar.gym.config import GymConfig
+from lamar.gym.policies import POLICIES
+from lamar.gym.runner import run_gym
+
+_DEFAULTS = GymConfig()
+
+
+class ProgressBar:
+    """A one-line progress bar of finished jobs, redrawn in place on a stream (stderr)."""
+
+    def __init__(self, stream: TextIO, width: int = 30) -> None:
+        self.stream = stream
+        self.width = width
+        self.started = time.perf_counter()
+
+    def __call__(self, done: int, total: int) -> None:
+        filled = self.width * done // max(total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.perf_counter() - self.started
+        self.stream.write(f"\r[{bar}] {done}/{total} runs  {elapsed:5.1f} s")
+        if done == total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _policies(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in POLICIES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(POLICIES)} (comma-separated); got {text!r}")
+    return names
+
+
+def _parser() -> argparse.ArgumentParser:
+    d = _DEFAULTS
+    parser = argparse.ArgumentParser(
+        prog="python -m lamar.gym",
+        description="The memory gym: five lesson-selection policies on the same seeded worlds, where one "
+                    "helpful lesson silently turns harmful halfway through.",
+    )
+    parser.add_argument("--episodes", type=int, default=d.episodes,
+                        help="episodes per run; the world flips at half (default %(default)s)")
+    parser.add_argument("--seeds", type=int, default=d.seeds,
+                        help="number of seeded worlds (default %(default)s)")
+    parser.add_argument("--first-seed", type=int, default=d.first_seed,
+                        help="first seed (default %(default)s)")
+    parser.add_argument("--k", type=int, default=d.k, help="lesson slots per episode (default %(default)s)")
+    parser.add_argument("--base", type=float, default=d.base,
+                        help="success probability with no lesson (default %(default).2f)")
+    parser.add_argument("--help-effect", type=float, default=d.help_effect,
+                        help="success probability a helpful lesson adds (default %(default).2f)")
+    parser.add_argument("--hurt-effect", type=float, default=d.hurt_effect,
+                        help="success probability a harmful lesson removes (default %(default).2f)")
+    parser.add_argument("--policies", type=_policies, default=d.policies,
+                        help=f"comma-separated policies to run (default {','.join(POLICIES)})")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="processes running (policy, seed) jobs (default: one per CPU)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="write every row to FILE: a JSON array of flat objects for pandas.read_json")
+    parser.add_argument("--plot", metavar="FILE.png", help="draw success over time, the fossil's slot share "
+                        "and lamar's lifts (needs the plot extra: pip install 'lamar[plot]')")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the gym from the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        config = GymConfig(
+            episodes=args.episodes, seeds=args.seeds, first_seed=args.first_seed, k=args.k, base=args.base,
+            help_effect=args.help_effect, hurt_effect=args.hurt_effect, policies=args.policies,
+            workers=args.workers,
+        )
+    except (TypeError, ValueError) as exc:
+        parser.error(str(exc))
+    if args.plot:
+        # Fail before the run, not after it, when the optional plotting package is missing.
+        from lamar.gym.plot import require_matplotlib
+
+        require_matplotlib()
+    progress = None if args.quiet else ProgressBar(sys.stderr)
+    result = run_gym(config, progress=progress)
+    print(result.table())
+    if args.json:
+        result.to_json(args.json)
+        print(f"\nrows: {len(result.rows)} written to {args.json}")
+    if args.plot:
+        result.plot(args.plot)
+        print(f"plot: {args.plot}")
+    runs = len(config.policies) * config.seeds
+    print(f"\nelapsed: {result.elapsed:.1f} s wall clock, {result.cpu:.1f} s CPU ({runs} runs on "
+          f"{result.workers} worker{'s' if result.workers != 1 else ''})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,89 @@
+"""The gym's parameters (`GymConfig`) and the phases of a run its tables are cut into."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from lamar.gym.policies import POLICIES
+
+PHASES = ("first500", "pre", "post", "recovered")
+PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
+
+
+@dataclasses.dataclass(frozen=True)
+class GymConfig:
+    """One gym run: the world, the policies, the seeds, and how often to look.
+
+    Attributes:
+        episodes: episodes per run; the world flips after half of them.
+        seeds: number of seeds (worlds), `first_seed`, `first_seed + 1`, ...
+        first_seed: the first seed.
+        k: lesson slots per episode.
+        base: success probability with no lesson.
+        help_effect: success probability a helpful lesson adds.
+        hurt_effect: success probability a harmful lesson takes away.
+        policies: which of none, similarity, qvalue, lamar, oracle to run.
+        workers: processes running (policy, seed) jobs (None: one per CPU).
+        window: episodes per point of the success and fossil-share series.
+        checkpoint: episodes between looks at the engine's verdicts.
+        lift_every: episodes between points of each lesson's lift series.
+
+    >>> GymConfig(episodes=2000).flip
+    1000
+    """
+
+    episodes: int = 8000
+    seeds: int = 20
+    first_seed: int = 0
+    k: int = 2
+    base: float = 0.40
+    help_effect: float = 0.20
+    hurt_effect: float = 0.20
+    policies: tuple[str, ...] = POLICIES
+    workers: int | None = None
+    window: int = 100
+    checkpoint: int = 50
+    lift_every: int = 400
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policies", tuple(self.policies))
+        for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be a whole number; got {value!r}")
+        if self.episodes < 100:
+            raise ValueError(f"episodes must be at least 100 (the flip is at half); got {self.episodes}")
+        if self.seeds < 1 or self.k < 0 or self.first_seed < 0:
+            raise ValueError("seeds must be >= 1, k >= 0 and first_seed >= 0")
+        if min(self.window, self.checkpoint, self.lift_every) < 1:
+            raise ValueError("window, checkpoint and lift_every must be >= 1")
+        for name in ("base", "help_effect", "hurt_effect"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
+        unknown = [p for p in self.policies if p not in POLICIES]
+        if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
+            choices = ", ".join(POLICIES)
+            raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1; got {self.workers}")
+
+    @property
+    def flip(self) -> int:
+        """Index of the first episode after the world changed."""
+        return self.episodes // 2
+
+    @property
+    def seed_list(self) -> list[int]:
+        return list(range(self.first_seed, self.first_seed + self.seeds))
+
+    def phase_bounds(self) -> dict[str, tuple[int, int]]:
+        """Each phase's [start, stop) episodes: the first 500, before and after the flip,
+        and the last 1 000 ('recovered', never reaching back before the flip)."""
+        n, flip = self.episodes, self.flip
+        return {
+            "first500": (0, min(500, flip)),
+            "pre": (0, flip),
+            "post": (flip, n),
+            "recovered": (max(flip, n - 1000), n),
+        }

@@ -1,0 +1,182 @@
+"""The five policies the gym runs side by side on the same worlds: none, similarity, qvalue,
+lamar (the engine, through its public API) and oracle (the physical limit)."""
+
+from __future__ import annotations
+
+import random
+from typing import ClassVar
+
+from lamar.engine import Lamar
+from lamar.experience import Experience, Scope
+from lamar.gym.retrieval import BM25, context_query
+from lamar.gym.world import TASKS, World, context_of
+from lamar.policy import Evidence
+from lamar.signals import Signal
+
+POLICIES = ("none", "similarity", "qvalue", "lamar", "oracle")
+
+
+class GymPolicy:
+    """Chooses the lessons of an episode, then hears the outcome.
+
+    Args:
+        world: the world the policy acts in (only the oracle reads its truth).
+        k: slots per episode.
+        seed: the run's seed; each policy draws its own random stream from it, so the
+            world's coins never depend on which policy is running.
+    """
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        self.world = world
+        self.k = k
+        self.seed = seed
+        self._rng = random.Random(f"lamar-gym-{self.name}:{seed}")
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        """(injected, held out) lesson indices for episode `t` of `task`, best first."""
+        raise NotImplementedError
+
+    def learn(self, signal: Signal) -> None:
+        """The outcome of the episode last chosen."""
+
+
+class NoLessons(GymPolicy):
+    """Injects nothing: the baseline every gain is measured from."""
+
+    name = "none"
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        return [], []
+
+
+class Similarity(GymPolicy):
+    """Top-k lessons by BM25 of their text against the context's words, ties broken at random.
+
+    The six lessons of a task share their precondition and have actions of equal length, so
+    they tie exactly and this picks among them at random: text cannot tell which one helps.
+    """
+
+    name = "similarity"
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        bm25 = BM25([f"{lesson.precondition} {lesson.action}" for lesson in world.lessons])
+        self._scores = [bm25.scores(context_query(context_of(task))) for task in range(len(TASKS))]
+        self._relevant = [[i for i, s in enumerate(scores) if s > 0.0] for scores in self._scores]
+
+    def ranked(self, task: int) -> list[int]:
+        """The relevant lessons of `task`, best score first, ties in random order."""
+        scores, rng = self._scores[task], self._rng
+        return sorted(self._relevant[task], key=lambda i: (-scores[i], rng.random()))
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        return self.ranked(task)[: self.k], []
+
+
+class QValue(Similarity):
+    """Outcome-aware greedy retrieval in the manner of MemRL and Cognee.
+
+    A similarity filter (lessons scoring at least `relevance` times the best score) and then
+    the lessons with the highest exponential moving average of the reward of the episodes
+    they were injected in; greedy, no exploration, no control group. Every lesson in an
+    episode is credited with the episode's one shared reward.
+    """
+
+    name = "qvalue"
+    rate: ClassVar[float] = 0.1
+    initial: ClassVar[float] = 0.0
+    relevance: ClassVar[float] = 0.5
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        self.q = [self.initial] * len(world.lessons)
+        self._pool = []
+        for task, scores in enumerate(self._scores):
+            best = max(scores[i] for i in self._relevant[task])
+            self._pool.append([i for i in self._relevant[task] if scores[i] >= self.relevance * best])
+        self._last: list[int] = []
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        q, rng = self.q, self._rng
+        ranked = sorted(self._pool[task], key=lambda i: (-q[i], rng.random()))
+        self._last = ranked[: self.k]
+        return self._last, []
+
+    def learn(self, signal: Signal) -> None:
+        for i in self._last:
+            self.q[i] += self.rate * (signal.reward - self.q[i])
+
+
+class LamarPolicy(GymPolicy):
+    """The engine with its default tuning, through its public API only.
+
+    Each lesson is added with scope `Scope(task=...)`; every episode is a `recall` of the
+    task's context and a `report` of the world's signal. The engine's seed comes from the
+    run's seed, on a stream of its own.
+    """
+
+    name = "lamar"
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48))
+        self._index: dict[str, int] = {}
+        for lesson in world.lessons:
+            self.lam.add(Experience(
+                precondition=lesson.precondition, action=lesson.action,
+                scope=Scope(task=TASKS[lesson.task][0]), id=lesson.id,
+                provenance={"source": "gym"},
+            ))
+            self._index[lesson.id] = lesson.index
+        self.randomized = [0] * len(world.lessons)  # episodes with a logged coin, 0 < p < 1
+        self._episode = ""
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        rec = self.lam.recall(context_of(task))
+        self._episode = rec.episode_id
+        index = self._index
+        for exp_id, p in rec.propensities.items():
+            if 0.0 < p < 1.0:
+                self.randomized[index[exp_id]] += 1
+        return [index[e.id] for e in rec.experiences], [index[i] for i in rec.held_out]
+
+    def learn(self, signal: Signal) -> None:
+        self.lam.report(self._episode, signal)
+
+    def evidence(self, lesson: int) -> Evidence:
+        """The engine's evidence on a lesson, by its index in the world."""
+        return self.lam.evidence(self.world.lessons[lesson].id)
+
+
+class Oracle(GymPolicy):
+    """Knows the truth at every moment and injects only lessons that help now."""
+
+    name = "oracle"
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        self._by_task: list[list[int]] = [[] for _ in TASKS]
+        for lesson in world.lessons:
+            self._by_task[lesson.task].append(lesson.index)
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        world, rng = self.world, self._rng
+        helping = [i for i in self._by_task[task] if world.effect(i, t) > 0.0]
+        helping.sort(key=lambda i: (-world.effect(i, t), rng.random()))
+        return helping[: self.k], []
+
+
+_CLASSES: dict[str, type[GymPolicy]] = {
+    cls.name: cls for cls in (NoLessons, Similarity, QValue, LamarPolicy, Oracle)
+}
+
+
+def make_policy(name: str, world: World, k: int, seed: int) -> GymPolicy:
+    """The policy called `name` (one of POLICIES), ready for `world`."""
+    try:
+        cls = _CLASSES[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
+    return cls(world, k, seed)

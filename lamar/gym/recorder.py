@@ -1,0 +1,237 @@
+"""What one (policy, seed) run records as it goes: outcomes and slots per episode, the fossil's
+fate, and, for the engine, its verdicts against the truth at checkpoints."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lamar.gym.config import GymConfig
+from lamar.gym.policies import LamarPolicy
+from lamar.gym.world import Kind, World, reward_gap
+from lamar.policy import Evidence, Verdict
+from lamar.signals import Signal
+
+KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL)
+FOSSIL_WINDOW = 100  # fossil-task episodes in the window that decides "no longer injected"
+FOSSIL_GONE = 0.05  # ... when it was injected in fewer than this share of them
+PROVABLE_M = 3.5  # width of an anytime-valid bound at the corrected alpha, in standard errors
+PROVABLE_POWER = 0.84  # z of 80% power
+
+
+def needed_randomized(effect: float, reward_sd: float, holdout: float) -> float:
+    """Randomized eligible episodes a lesson of this effect needs before it can be proven:
+    (m + 0.84)^2 s^2 / (D^2 q (1 - q)), with D the effect on the reward scale.
+
+    >>> round(needed_randomized(0.2, 0.76, 0.2))
+    827
+    """
+    d = abs(effect) * reward_gap()
+    if d == 0.0:
+        return math.inf
+    return (PROVABLE_M + PROVABLE_POWER) ** 2 * reward_sd**2 / (d * d * holdout * (1.0 - holdout))
+
+
+class Recorder:
+    """Outcomes, slots and holdouts of one run, folded into its row at the end."""
+
+    def __init__(self, world: World, config: GymConfig) -> None:
+        n = world.episodes
+        self.world = world
+        self.config = config
+        self.success = bytearray(n)
+        self.slots = bytearray(n)
+        self.fossil_slots = bytearray(n)
+        self.kind_slots = {"pre": dict.fromkeys(KINDS, 0), "post": dict.fromkeys(KINDS, 0)}
+        self.holdout_cost = {"pre": 0.0, "post": 0.0}
+        self.fossil_after_flip: list[bool] = []  # one per episode of the fossil's task after the flip
+        self.reward_sum = 0.0
+        self.reward_sq = 0.0
+
+    def record(self, t: int, task: int, injected: list[int], held_out: list[int], signal: Signal) -> None:
+        world = self.world
+        phase = "pre" if t < world.flip else "post"
+        self.success[t] = signal.success
+        self.slots[t] = len(injected)
+        counts = self.kind_slots[phase]
+        for lesson in injected:
+            counts[world.lessons[lesson].kind] += 1
+        fossil_in = world.fossil in injected
+        self.fossil_slots[t] = fossil_in
+        for lesson in held_out:
+            # A held-out slot stays empty, so withholding a lesson that helps now costs its effect.
+            effect = world.effect(lesson, t)
+            if effect > 0.0:
+                self.holdout_cost[phase] += effect
+        if t >= world.flip and task == world.fossil_task:
+            self.fossil_after_flip.append(fossil_in)
+        self.reward_sum += signal.reward
+        self.reward_sq += signal.reward**2
+
+    @property
+    def reward_sd(self) -> float:
+        n = self.world.episodes
+        mean = self.reward_sum / n
+        return math.sqrt(max(self.reward_sq / n - mean * mean, 0.0))
+
+    def fossil_off_latency(self) -> int | None:
+        """Episodes of the fossil's task from the flip until the fossil is no longer injected:
+        the start of the first window of its task's episodes injecting it in under 5% of them."""
+        marks = self.fossil_after_flip
+        width = min(FOSSIL_WINDOW, len(marks))
+        if width == 0:
+            return None
+        inside = sum(marks[:width])
+        for start in range(len(marks) - width + 1):
+            if start:
+                inside += marks[start + width - 1] - marks[start - 1]
+            if inside < FOSSIL_GONE * width:
+                return start
+        return None
+
+    def row(self) -> dict[str, Any]:
+        """The run's scalar measures (the columns of tables 1, 2 and 4)."""
+        config, world = self.config, self.world
+        out: dict[str, Any] = {}
+        for phase, (start, stop) in config.phase_bounds().items():
+            out[f"success_{phase}"] = sum(self.success[start:stop]) / max(stop - start, 1)
+        for phase in ("pre", "post"):
+            start, stop = (0, world.flip) if phase == "pre" else (world.flip, world.episodes)
+            slots = sum(self.slots[start:stop])
+            out[f"slots_{phase}"] = slots / (stop - start)
+            out[f"holdout_cost_{phase}"] = self.holdout_cost[phase] / (stop - start)
+            for kind in KINDS:
+                out[f"share_{kind.value}_{phase}"] = self.kind_slots[phase][kind] / slots if slots else 0.0
+        out["fossil_task"] = world.fossil_task
+        out["fossil_off_latency"] = self.fossil_off_latency()
+        out["reward_sd"] = self.reward_sd
+        return out
+
+    def series(self) -> list[dict[str, Any]]:
+        """Success rate and the fossil's share of injected slots, per window of episodes."""
+        window, n = self.config.window, self.world.episodes
+        out = []
+        for start in range(0, n, window):
+            stop = min(start + window, n)
+            slots = sum(self.slots[start:stop])
+            out.append({"series": "success", "episode": stop,
+                        "value": sum(self.success[start:stop]) / (stop - start)})
+            out.append({"series": "fossil_share", "episode": stop,
+                        "value": sum(self.fossil_slots[start:stop]) / slots if slots else None})
+        return out
+
+
+class VerdictTracker:
+    """Looks at the engine's evidence every `checkpoint` episodes (and on every episode of the
+    fossil's task after the flip, until it is judged harms), and judges the judge."""
+
+    def __init__(self, policy: LamarPolicy, world: World, config: GymConfig) -> None:
+        self.policy = policy
+        self.world = world
+        self.config = config
+        n = len(world.lessons)
+        self.first_helps: list[int | None] = [None] * n
+        self.first_harms: list[int | None] = [None] * n
+        self.snapshots: dict[str, list[dict[str, Any]]] = {}
+        self.randomized_at_flip = [0] * n
+        self.lifts: list[dict[str, Any]] = []
+        self.fossil_task_episodes = 0
+        self.fossil_withdrawn: int | None = None  # fossil-task episodes after the flip
+        self.fossil_harms: int | None = None
+
+    def after(self, t: int, task: int) -> None:
+        """Call once episode `t` has been reported."""
+        done = t + 1
+        world, config = self.world, self.config
+        if t >= world.flip and task == world.fossil_task:
+            self.fossil_task_episodes += 1
+            if self.fossil_harms is None:
+                verdict = self.policy.evidence(world.fossil).verdict
+                if verdict is not Verdict.HELPS and self.fossil_withdrawn is None:
+                    self.fossil_withdrawn = self.fossil_task_episodes
+                if verdict is Verdict.HARMS:
+                    self.fossil_harms = self.fossil_task_episodes
+        at = "flip" if done == world.flip else "end" if done == world.episodes else None
+        if done % config.checkpoint and done % config.lift_every and at is None:
+            return
+        evidence = [self.policy.evidence(lesson.index) for lesson in world.lessons]
+        for i, ev in enumerate(evidence):
+            if ev.verdict is Verdict.HELPS and self.first_helps[i] is None:
+                self.first_helps[i] = done
+            elif ev.verdict is Verdict.HARMS and self.first_harms[i] is None:
+                self.first_harms[i] = done
+        if done % config.lift_every == 0 or at is not None:
+            for lesson, ev in zip(world.lessons, evidence, strict=True):
+                self.lifts.append({"series": "lift", "episode": done, "lesson": lesson.id,
+                                   "kind": lesson.kind.value, "value": ev.lift, "lower": _finite(ev.lower),
+                                   "upper": _finite(ev.upper), "verdict": ev.verdict.value})
+        if at == "flip":
+            self.randomized_at_flip = list(self.policy.randomized)
+        if at is not None:
+            self.snapshots[at] = [self._snapshot(i, ev, t) for i, ev in enumerate(evidence)]
+
+    def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
+        world = self.world
+        truth = world.effect(lesson, t)
+        changed = world.lessons[lesson].kind is Kind.FOSSIL and t >= world.flip
+        # Randomized episodes since the world last changed for this lesson: what the physics allowed.
+        since = self.policy.randomized[lesson] - (self.randomized_at_flip[lesson] if changed else 0)
+        return {"truth": truth, "verdict": ev.verdict.value, "lift": ev.lift, "lower": _finite(ev.lower),
+                "upper": _finite(ev.upper), "randomized": ev.randomized, "randomized_since_change": since,
+                "restarts": ev.restarts}
+
+    def judge(self, reward_sd: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """(run-row columns, one row per lesson): verdicts against the truth at the flip and the end."""
+        world = self.world
+        holdout = self.policy.lam.policy.holdout
+        cols: dict[str, Any] = {}
+        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value,
+                    "effect_pre": world.effect(lesson.index, 0),
+                    "effect_post": world.effect(lesson.index, world.episodes - 1),
+                    "first_helps": self.first_helps[lesson.index],
+                    "first_harms": self.first_harms[lesson.index]} for lesson in world.lessons]
+        for at in ("flip", "end"):
+            tally = dict.fromkeys((
+                "helpful", "helps", "helpful_provable", "harmful", "harms", "harmful_provable",
+                "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
+            ), 0)
+            for row, snap in zip(lessons, self.snapshots[at], strict=True):
+                needed = needed_randomized(snap["truth"], reward_sd, holdout)
+                provable = snap["randomized_since_change"] >= needed
+                side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
+                verdict = snap["verdict"]
+                if side == "helpful":
+                    tally["helpful"] += 1
+                    tally["helps"] += verdict == "helps"
+                    tally["helpful_provable"] += provable
+                    tally["wrong_helpful_harms"] += verdict == "harms"
+                elif side == "harmful":
+                    tally["harmful"] += 1
+                    tally["harms"] += verdict == "harms"
+                    tally["harmful_provable"] += provable
+                    tally["wrong_harmful_helps"] += verdict == "helps"
+                else:
+                    tally["wrong_inert_helps"] += verdict == "helps"
+                    tally["wrong_inert_harms"] += verdict == "harms"
+                row.update({f"{key}_{at}": value for key, value in snap.items()})
+                row[f"needed_{at}"] = needed if math.isfinite(needed) else None
+                row[f"provable_{at}"] = provable
+            tally["wrong"] = sum(v for key, v in tally.items() if key.startswith("wrong_"))
+            cols.update({f"{key}_{at}": value for key, value in tally.items()})
+        fossil_end = self.snapshots["end"][world.fossil]["verdict"]
+        fossil_helped = self.snapshots["flip"][world.fossil]["verdict"] == "helps"
+        cols.update({
+            "fossil_helps_at_flip": fossil_helped,
+            "fossil_verdict_end": fossil_end,
+            "fossil_withdrawn_end": fossil_end != "helps",
+            # None also when it held no helps verdict at the flip: then there was nothing to withdraw.
+            "fossil_withdraw_latency": self.fossil_withdrawn if fossil_helped else None,
+            "fossil_harms_latency": self.fossil_harms,
+            "holdout_q": holdout,
+            "provable_m": PROVABLE_M,
+        })
+        return cols, lessons
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None

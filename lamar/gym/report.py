@@ -1,0 +1,242 @@
+"""The gym's printed report, a view over its flat rows: four tables and the targets of issue 3."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import TYPE_CHECKING, Any
+
+from lamar.gym.config import PHASE_TITLES, PHASES
+from lamar.gym.metrics import column, mean_interval, median_range, runs_of
+from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
+from lamar.gym.world import reward_gap
+
+if TYPE_CHECKING:
+    from lamar.gym.runner import GymResult
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One target of the issue: `status` is "PASS", "MISS" or "n/a" (a policy it needs did not run)."""
+
+    name: str
+    status: str
+    measured: str
+
+
+def _pct(mean: float, half: float) -> str:
+    if math.isnan(mean):
+        return "-"
+    if math.isnan(half):
+        return f"{100 * mean:5.1f}"
+    return f"{100 * mean:5.1f} ±{100 * half:4.1f}"
+
+
+def _mean(values: list[Any]) -> float:
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+def _header(result: GymResult) -> list[str]:
+    c = result.config
+    title = (f"Lamar memory gym: {len(c.policies)} policies x {c.seeds} seeds x {c.episodes} episodes "
+             f"(flip after {c.flip}), k={c.k}, base {c.base:.2f}, help +{c.help_effect:.2f}, "
+             f"hurt -{c.hurt_effect:.2f}")
+    return [title]
+
+
+def _success_table(result: GymResult) -> list[str]:
+    c = result.config
+    lines = ["", f"1. Success rate by phase, % (mean over {c.seeds} seeds ± 95% interval)"]
+    heads = [PHASE_TITLES[p] for p in PHASES] + ["captured pre", "captured post", "holdout cost"]
+    lines.append(f"{'policy':<11}" + "".join(f"{h:>14}" for h in heads))
+    for policy in c.policies:
+        rows = runs_of(result.runs, policy)
+        cells = [_pct(*mean_interval(column(rows, f"success_{p}"))) for p in PHASES]
+        cells += [_pct(*mean_interval(column(rows, f"captured_{p}"))) for p in ("pre", "post")]
+        cost = [100 * _mean(column(rows, f"holdout_cost_{p}")) for p in ("pre", "post")]
+        cells.append(f"{cost[0]:.1f} / {cost[1]:.1f}" if any(cost) else "-")
+        lines.append(f"{policy:<11}" + "".join(f"{cell:>14}" for cell in cells))
+    lines += [
+        "   captured: (policy - none) / (oracle - none), same seed and phase.",
+        "   holdout cost: success points per episode given up to the randomized holdout, pre / post: the",
+        "   number of holdouts of lessons that helped at the time x their effect, per episode (a held-out",
+        "   slot stays empty, so each one costs exactly that lesson's effect in success probability).",
+    ]
+    return lines
+
+
+def _slots_table(result: GymResult) -> list[str]:
+    c = result.config
+    lines = ["", "2. Share of injected slots by what the lesson truly was, % (mean over seeds)"]
+    kinds = "".join(f"{k.value.upper():>7}" for k in KINDS)
+    lines.append(f"{'policy':<11}{'slots/ep':>9} | pre-flip{kinds} | post-flip{kinds}")
+    for policy in c.policies:
+        rows = runs_of(result.runs, policy)
+        slots = (_mean(column(rows, "slots_pre")), _mean(column(rows, "slots_post")))
+        line = f"{policy:<11}{slots[0]:>4.2f}/{slots[1]:<4.2f} |"
+        for phase, pad in (("pre", 8), ("post", 9)):
+            shares = "".join(f"{100 * _mean(column(rows, f'share_{k.value}_{phase}')):>7.1f}" for k in KINDS)
+            line += " " * pad + shares + (" |" if phase == "pre" else "")
+        lines.append(line)
+    lines.append("   TRUE helps now, FALSE hurts from the start, INERT does nothing, FOSSIL helps until the "
+                 "flip, hurts after it.")
+    return lines
+
+
+def _verdict_table(result: GymResult) -> list[str]:
+    rows = runs_of(result.runs, "lamar")
+    if not rows:
+        return []
+    c = result.config
+    n = len(rows)
+    lines = ["", f"3. lamar's verdicts against the truth at that moment ({n} seeds: total, per-seed mean)"]
+    lines.append(f"{'':<36}{f'at the flip ({c.flip})':>24}{f'at the end ({c.episodes})':>24}")
+
+    def count(label: str, key: str, of: str | None = None) -> None:
+        cells = []
+        for at in ("flip", "end"):
+            got = sum(column(rows, f"{key}_{at}"))
+            if of is None:
+                cells.append(f"{got}")
+            else:
+                total = sum(column(rows, f"{of}_{at}"))
+                cells.append(f"{got}/{total} ({got / n:.2f} of {total / n:.0f})")
+        lines.append(f"{label:<36}" + "".join(f"{cell:>24}" for cell in cells))
+
+    count("helpful proven helps", "helps", "helpful")
+    count("  helpful that were provable", "helpful_provable", "helpful")
+    count("harmful proven harms", "harms", "harmful")
+    count("  harmful that were provable", "harmful_provable", "harmful")
+    count("wrong: helpful judged harms", "wrong_helpful_harms")
+    count("wrong: harmful judged helps", "wrong_harmful_helps")
+    count("wrong: inert judged helps", "wrong_inert_helps")
+    count("wrong: inert judged harms", "wrong_inert_harms")
+    s = _mean(column(rows, "reward_sd"))
+    q = rows[0]["holdout_q"]
+    d = c.help_effect * reward_gap()
+    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, q)
+    lines.append(f"   provable: had at least (m + {PROVABLE_POWER})^2 s^2 / (D^2 q (1-q)) randomized "
+                 "episodes since the world last")
+    lines.append(f"   changed for it; m = {PROVABLE_M} (anytime-valid bound, corrected), q = {q:.2f} (the "
+                 "engine's holdout of unproven")
+    lines.append(f"   lessons), s = {s:.2f} (measured sd of reward), D = {d:.2f} on the reward scale (effect "
+                 f"{c.help_effect:.2f} x {reward_gap():.2f},")
+    lines.append(f"   the mean reward of a success minus a failure): {needed[0]:.0f} episodes "
+                 f"({needed[1]:.0f} for the hurt effect).")
+    lines.append(f"   Verdicts are read through lam.evidence every {c.checkpoint} episodes.")
+    lessons = [row for row in result.lessons if row["policy"] == "lamar"]
+    helps = column([r for r in lessons if r["kind"] in ("true", "fossil")], "first_helps")
+    harms = column([r for r in lessons if r["kind"] == "false"], "first_harms")
+    helpful = sum(1 for r in lessons if r["kind"] in ("true", "fossil"))
+    harmful = sum(1 for r in lessons if r["kind"] == "false")
+    lines.append(f"   episode of the first helps (TRUE and FOSSIL), median [min, max]: "
+                 f"{median_range(helps)}; reached by {len(helps)}/{helpful}")
+    lines.append(f"   episode of the first harms (FALSE): {median_range(harms)}; "
+                 f"reached by {len(harms)}/{harmful}")
+    return lines
+
+
+def _fossil_table(result: GymResult) -> list[str]:
+    lines = ["", "4. The fossil: episodes of its task after the flip until ... (median [min, max]; never)"]
+    lines.append(f"{'policy':<11}{'no longer injected':>28}{'helps withdrawn':>28}{'judged harms':>28}")
+    for policy in result.config.policies:
+        rows = runs_of(result.runs, policy)
+        cells = []
+        for key in ("fossil_off_latency", "fossil_withdraw_latency", "fossil_harms_latency"):
+            if key != "fossil_off_latency" and policy != "lamar":
+                cells.append("-")
+                continue
+            # A withdrawal needs a helps verdict at the flip to withdraw: count only those seeds.
+            among = rows
+            if key == "fossil_withdraw_latency":
+                among = [r for r in rows if r["fossil_helps_at_flip"]]
+            values = column(among, key)
+            cells.append(f"{median_range(values)}; never {len(among) - len(values)}/{len(among)}")
+        lines.append(f"{policy:<11}" + "".join(f"{cell:>28}" for cell in cells))
+    lines.append("   no longer injected: the start of the first window of 100 of its task's episodes that")
+    lines.append("   inject it in under 5% of them; helps withdrawn: only seeds where it held helps at the "
+                 "flip.")
+    return lines
+
+
+def check_targets(result: GymResult) -> list[Target]:
+    """The targets of issue 3 for lamar, with the figure each one was judged on."""
+    lamar = runs_of(result.runs, "lamar")
+    if not lamar:
+        return []
+    n = len(lamar)
+    out = []
+
+    def target(name: str, ok: bool | None, measured: str) -> None:
+        out.append(Target(name, "n/a" if ok is None else "PASS" if ok else "MISS", measured))
+
+    for phase in ("pre", "post"):
+        captured = column(lamar, f"captured_{phase}")
+        value = _mean(captured)
+        target(f"captured share of the oracle's gain {PHASE_TITLES[phase]} >= 85%",
+               None if not captured else value >= 0.85, f"{100 * value:.1f}%")
+    fossil_share = _mean(column(lamar, "share_fossil_post"))
+    target("fossil slot share post-flip <= 0.5%", fossil_share <= 0.005, f"{100 * fossil_share:.3f}%")
+    off = column(lamar, "fossil_off_latency")
+    late = sum(1 for v in off if v > 300) + n - len(off)
+    target("fossil no longer injected within 300 task episodes after the flip (all seeds)", late == 0,
+           f"max {max(off) if off else '-'}; over 300 or never in {late}/{n}")
+    helps = _mean(column(lamar, "helps_end"))
+    helpful = _mean(column(lamar, "helpful_end"))
+    target(f"helps proven for >= 2.5 of the {helpful:.0f} still-helpful lessons at the end (mean)",
+           helps >= 2.5, f"{helps:.2f}")
+    withdrawn = sum(column(lamar, "fossil_withdrawn_end"))
+    judged = sum(1 for v in column(lamar, "fossil_verdict_end") if v == "harms")
+    harmful_proven = sum(column(lamar, "harms_end")) - judged
+    originally_harmful = sum(column(lamar, "harmful_end")) - n
+    target("fossil's helps withdrawn by the end in every seed", withdrawn == n,
+           f"{withdrawn}/{n}; judged harms in {judged}/{n}; originally harmful proven harms "
+           f"{harmful_proven}/{originally_harmful}")
+    wrong = sum(column(lamar, "wrong_flip")) + sum(column(lamar, "wrong_end"))
+    target("wrong verdicts: 0 over all lessons and seeds (flip and end)", wrong == 0, f"{wrong}")
+
+    def post_means(policy: str) -> list[float] | None:
+        rows = runs_of(result.runs, policy)
+        return [_mean(column(rows, f"success_{p}")) for p in ("post", "recovered")] if rows else None
+
+    mine, qvalue, similarity, none = (post_means(p) for p in ("lamar", "qvalue", "similarity", "none"))
+    if mine is not None and qvalue is not None and similarity is not None:
+        beats = all(m > max(q, s) for m, q, s in zip(mine, qvalue, similarity, strict=True))
+        figure = ", ".join(f"{t} {100 * m:.1f} vs {100 * q:.1f} / {100 * s:.1f}"
+                           for t, m, q, s in zip(("post", "recovered"), mine, qvalue, similarity,
+                                                 strict=True))
+        target("lamar beats qvalue and similarity in every post-flip column", beats, figure)
+    else:
+        target("lamar beats qvalue and similarity in every post-flip column", None,
+               "needs qvalue, similarity")
+    if similarity is not None and none is not None:
+        target("similarity post-flip worse than none", similarity[0] < none[0],
+               f"{100 * similarity[0]:.1f} vs {100 * none[0]:.1f}")
+    else:
+        target("similarity post-flip worse than none", None, "needs similarity, none")
+    target(f"the run finishes in under a minute ({len(result.config.policies)} x {result.config.seeds} x "
+           f"{result.config.episodes})", result.elapsed < 60.0,
+           f"{result.elapsed:.1f} s wall, {result.cpu:.1f} s CPU on {result.workers} workers")
+    return out
+
+
+def _targets_block(result: GymResult) -> list[str]:
+    targets = check_targets(result)
+    if not targets:
+        return []
+    c = result.config
+    size = f"this run {c.seeds} x {c.episodes}"
+    title = f"Targets for lamar (issue 3; set for 20 seeds x 8000 episodes, {size})"
+    lines = ["", title]
+    for t in targets:
+        lines.append(f"  {t.status:<5} {t.name:<82} {t.measured}")
+    return lines
+
+
+def render(result: GymResult, *, targets: bool = True) -> str:
+    """The whole report as text."""
+    lines = _header(result) + _success_table(result) + _slots_table(result)
+    lines += _verdict_table(result) + _fossil_table(result)
+    if targets:
+        lines += _targets_block(result)
+    return "\n".join(lines)

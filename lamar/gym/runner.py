@@ -1,0 +1,187 @@
+"""Running the gym: one (policy, seed) job per process slot, gathered into flat rows (`GymResult`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lamar.gym.config import GymConfig
+from lamar.gym.policies import LamarPolicy, make_policy
+from lamar.gym.recorder import Recorder, VerdictTracker
+from lamar.gym.world import World
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from lamar.gym.report import Target
+
+Row = dict[str, Any]
+Progress = Callable[[int, int], None]
+
+
+def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Row]]:
+    """Run one policy on one seeded world; returns its run, lesson and series rows."""
+    started = time.process_time()
+    world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect)
+    policy = make_policy(policy_name, world, config.k, seed)
+    recorder = Recorder(world, config)
+    tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
+    tasks = world.tasks
+    for t in range(world.episodes):
+        task = tasks[t]
+        injected, held_out = policy.choose(t, task)
+        signal = world.outcome(t, injected)
+        policy.learn(signal)
+        recorder.record(t, task, injected, held_out, signal)
+        if tracker is not None:
+            tracker.after(t, task)
+    key = {"policy": policy_name, "seed": seed}
+    run: Row = {"table": "run", **key, "episodes": config.episodes, "flip": world.flip, "k": config.k,
+                "base": config.base, "help_effect": config.help_effect, "hurt_effect": config.hurt_effect,
+                **recorder.row()}
+    lessons: list[Row] = []
+    series: list[Row] = recorder.series()
+    if tracker is not None:
+        cols, lesson_rows = tracker.judge(recorder.reward_sd)
+        run.update(cols)
+        lessons = [{"table": "lesson", **key, **row} for row in lesson_rows]
+        series += tracker.lifts
+    series = [{"table": "series", **key, **row} for row in series]
+    # CPU seconds travel beside the rows, never in them: rows must be identical run after run.
+    return {"runs": [run], "lessons": lessons, "series": series,
+            "cpu": [{"seconds": time.process_time() - started}]}
+
+
+def _job(args: tuple[GymConfig, str, int]) -> dict[str, list[Row]]:
+    return run_job(*args)
+
+
+@dataclasses.dataclass
+class GymResult:
+    """The gym's output: flat rows (dicts) that pandas takes as they are; tables and plots are views.
+
+    Attributes:
+        config: what was run.
+        runs: one row per (policy, seed): success by phase, captured share, slot shares,
+            fossil latency and, for lamar, its verdicts against the truth.
+        lessons: one row per (lamar seed, lesson): its truth, verdicts, bounds, provability.
+        series: per (policy, seed), windowed success and fossil slot share; for lamar, each
+            lesson's lift and bounds at checkpoints.
+        elapsed: wall-clock seconds of the run.
+        workers: processes that ran the jobs.
+        cpu: CPU seconds the jobs took, summed over workers (the wall clock also counts
+            whatever else the machine was doing).
+    """
+
+    config: GymConfig
+    runs: list[Row]
+    lessons: list[Row]
+    series: list[Row]
+    elapsed: float = 0.0
+    workers: int = 1
+    cpu: float = 0.0
+
+    @property
+    def rows(self) -> list[Row]:
+        """Every row of every table, each tagged with its `table` ("run", "lesson", "series")."""
+        return self.runs + self.lessons + self.series
+
+    def table(self, *, targets: bool = True) -> str:
+        """The printed report (tables 1 to 4, and the targets block when lamar ran)."""
+        from lamar.gym.report import render
+
+        return render(self, targets=targets)
+
+    def targets(self) -> list[Target]:
+        """The issue's targets for lamar, each PASS or MISS with its measured figure."""
+        from lamar.gym.report import check_targets
+
+        return check_targets(self)
+
+    def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:
+        """Success over time, the fossil's slot share, and lamar's lifts (needs the `plot` extra)."""
+        from lamar.gym.plot import plot_result
+
+        return plot_result(self, path)
+
+    def to_json(self, path: str | os.PathLike[str]) -> None:
+        """Write `rows` as one JSON array of flat objects (`pandas.read_json(path)` reads it)."""
+        Path(path).write_text(json.dumps(self.rows, indent=None, separators=(",", ":")) + "\n")
+
+
+def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None,
+            **overrides: Any) -> GymResult:
+    """Run every (policy, seed) job of the gym, in parallel, and gather the rows.
+
+    Args:
+        config: the run (default `GymConfig()`); keyword `overrides` replace its fields.
+        progress: called as `progress(done, total)` after each finished job.
+
+    Returns:
+        A `GymResult`; the same config always yields the same rows.
+
+    >>> r = run_gym(episodes=200, seeds=1, policies=("none", "oracle"), workers=1)
+    >>> [(row["policy"], row["success_pre"] > 0) for row in r.runs]
+    [('none', True), ('oracle', True)]
+    """
+    config = dataclasses.replace(config or GymConfig(), **overrides)
+    started = time.perf_counter()
+    # The engine's jobs are the long ones: start them first so the last jobs are short.
+    order = sorted(config.policies, key=lambda name: name != "lamar")
+    jobs = [(config, name, seed) for name in order for seed in config.seed_list]
+    workers = min(config.workers or os.cpu_count() or 1, len(jobs))
+    results: list[dict[str, list[Row]]] = []
+    if progress is not None:
+        progress(0, len(jobs))
+    if workers == 1:
+        for job in jobs:
+            results.append(_job(job))
+            if progress is not None:
+                progress(len(results), len(jobs))
+    else:
+        with multiprocessing.get_context().Pool(workers) as pool:
+            for result in pool.imap_unordered(_job, jobs, chunksize=1):
+                results.append(result)
+                if progress is not None:
+                    progress(len(results), len(jobs))
+    rank = {name: i for i, name in enumerate(config.policies)}
+    results.sort(key=lambda r: (rank[r["runs"][0]["policy"]], r["runs"][0]["seed"]))
+    runs = _uniform([row for r in results for row in r["runs"]])
+    _add_captured(runs)
+    return GymResult(
+        config=config,
+        runs=runs,
+        lessons=_uniform([row for r in results for row in r["lessons"]]),
+        series=_uniform([row for r in results for row in r["series"]]),
+        elapsed=time.perf_counter() - started,
+        workers=workers,
+        cpu=sum(r["cpu"][0]["seconds"] for r in results),
+    )
+
+
+def _add_captured(runs: list[Row]) -> None:
+    """Each run's share of the oracle's gain over `none` on the same seed, before and after the flip."""
+    by_key = {(row["policy"], row["seed"]): row for row in runs}
+    for row in runs:
+        none, oracle = by_key.get(("none", row["seed"])), by_key.get(("oracle", row["seed"]))
+        for phase in ("pre", "post"):
+            value = None
+            if none is not None and oracle is not None:
+                gain = oracle[f"success_{phase}"] - none[f"success_{phase}"]
+                if gain > 0.0:
+                    value = (row[f"success_{phase}"] - none[f"success_{phase}"]) / gain
+            row[f"captured_{phase}"] = value
+
+
+def _uniform(rows: list[Row]) -> list[Row]:
+    """Give every row the same keys, in first-seen order (missing ones None), for a tidy DataFrame."""
+    keys: dict[str, None] = {}
+    for row in rows:
+        keys.update(dict.fromkeys(row))
+    return [{key: row.get(key) for key in keys} for row in rows]

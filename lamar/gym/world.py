@@ -1,0 +1,165 @@
+"""The gym's world: four tasks, six equally relevant lessons each, and one helpful lesson
+that silently turns harmful halfway through (the fossil). Every coin is drawn from the seed."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import random
+
+from lamar.signals import Signal
+
+# Each task: its context value, the precondition every one of its lessons shares, and six
+# actions of equal length whose words never occur in the context, so that a text retriever
+# finds the six lessons exactly equally relevant (which they are: only outcomes tell them apart).
+TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("fix_flaky_test", "asked to fix a flaky test", (
+        "rerun it with pinned seeds",
+        "look for shared global state",
+        "add retries around network calls",
+        "mock the system clock first",
+        "check ordering of parallel workers",
+        "quarantine it behind a marker",
+    )),
+    ("deploy_service", "asked to deploy the service", (
+        "roll out behind feature flags",
+        "drain old pods before switching",
+        "tag the image with commit",
+        "warm caches ahead of traffic",
+        "verify health checks stay green",
+        "keep the previous release ready",
+    )),
+    ("migrate_schema", "asked to migrate the database schema", (
+        "write reversible steps per table",
+        "backfill new columns in batches",
+        "lock writes during the switch",
+        "copy data into shadow tables",
+        "add indexes before dropping columns",
+        "take a snapshot before starting",
+    )),
+    ("review_pull_request", "asked to review a pull request", (
+        "read tests before the diff",
+        "run the branch locally first",
+        "ask for smaller focused commits",
+        "check error paths and logging",
+        "compare naming with nearby modules",
+        "flag missing docs for callers",
+    )),
+)
+
+LESSONS_PER_TASK = 6
+PROJECT = "gym"
+
+
+class Kind(str, enum.Enum):
+    """What a lesson truly is: TRUE helps throughout, FALSE hurts throughout, INERT does
+    nothing, FOSSIL helps until the flip and hurts after it."""
+
+    TRUE = "true"
+    FALSE = "false"
+    INERT = "inert"
+    FOSSIL = "fossil"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class Lesson:
+    """One lesson of the world, with the truth no policy but the oracle may read."""
+
+    index: int
+    id: str
+    task: int
+    precondition: str
+    action: str
+    kind: Kind
+
+
+def context_of(task: int) -> dict[str, str]:
+    """The context every policy sees for an episode of `task`."""
+    return {"project": PROJECT, "task": TASKS[task][0]}
+
+
+class World:
+    """One seeded world: its lessons' roles, the fossil's task, and every episode's coins.
+
+    The coins are drawn once, up front, from the world's own stream, so every policy run on
+    the same seed meets the same tasks in the same order and the same coin per episode:
+    episode t succeeds when `coin[t] < p`, p being the success probability that the
+    injected lessons make.
+
+    Args:
+        seed: the world's seed.
+        episodes: episodes in the run; the flip happens after `episodes // 2`.
+        base: success probability with no lesson injected.
+        help_effect: what a helpful lesson adds to the success probability.
+        hurt_effect: what a harmful lesson takes from it.
+
+    >>> w = World(seed=3, episodes=10)
+    >>> len(w.lessons), w.flip, len(w.tasks)
+    (24, 5, 10)
+    >>> sorted(l.kind.value for l in w.lessons if l.task == w.fossil_task).count("fossil")
+    1
+    """
+
+    def __init__(self, seed: int, episodes: int, base: float = 0.40,
+                 help_effect: float = 0.20, hurt_effect: float = 0.20) -> None:
+        self.seed = seed
+        self.episodes = episodes
+        self.flip = episodes // 2
+        self.base = base
+        self.help_effect = help_effect
+        self.hurt_effect = hurt_effect
+        rng = random.Random(f"lamar-gym-world:{seed}")
+        self.fossil_task = rng.randrange(len(TASKS))
+        self.lessons: list[Lesson] = []
+        for task, (name, precondition, actions) in enumerate(TASKS):
+            roles = [Kind.TRUE, Kind.FALSE] + [Kind.INERT] * (LESSONS_PER_TASK - 2)
+            rng.shuffle(roles)  # which action is which is the world's secret
+            for slot, (action, kind) in enumerate(zip(actions, roles, strict=True)):
+                if kind is Kind.TRUE and task == self.fossil_task:
+                    kind = Kind.FOSSIL
+                self.lessons.append(Lesson(
+                    index=len(self.lessons), id=f"gym-{name}-{slot}", task=task,
+                    precondition=precondition, action=action, kind=kind,
+                ))
+        self.fossil = next(lesson.index for lesson in self.lessons if lesson.kind is Kind.FOSSIL)
+        n_tasks = len(TASKS)
+        self.tasks = [rng.randrange(n_tasks) for _ in range(episodes)]
+        self.coins = [rng.random() for _ in range(episodes)]
+        self.signal_coins = [rng.random() for _ in range(episodes)]
+
+    def effect(self, lesson: int, t: int) -> float:
+        """The lesson's true effect on the success probability at episode `t`."""
+        kind = self.lessons[lesson].kind
+        if kind is Kind.TRUE or (kind is Kind.FOSSIL and t < self.flip):
+            return self.help_effect
+        if kind is Kind.FALSE or kind is Kind.FOSSIL:
+            return -self.hurt_effect
+        return 0.0
+
+    def success_probability(self, t: int, injected: list[int]) -> float:
+        p = self.base + sum(self.effect(lesson, t) for lesson in injected)
+        return min(1.0, max(0.0, p))
+
+    def outcome(self, t: int, injected: list[int]) -> Signal:
+        """The human's response to episode `t` given the injected lessons.
+
+        Success is SHIPPED or ACCEPTED (half each); failure is REVERTED, CORRECTED or
+        REASKED (a third each); the kind is the world's coin, not the policy's.
+        """
+        v = self.signal_coins[t]
+        if self.coins[t] < self.success_probability(t, injected):
+            return Signal.SHIPPED if v < 0.5 else Signal.ACCEPTED
+        if v < 1.0 / 3.0:
+            return Signal.REVERTED
+        return Signal.CORRECTED if v < 2.0 / 3.0 else Signal.REASKED
+
+
+def reward_gap() -> float:
+    """Mean reward of a success minus that of a failure: turns a change in success
+    probability into a change in reward (0.2 of success is 0.2 * this in reward)."""
+    success = (Signal.SHIPPED.reward + Signal.ACCEPTED.reward) / 2.0
+    failure = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
+    return success - failure

@@ -1,0 +1,194 @@
+"""Promise 1, nothing lost: concurrent writers, SIGKILL at random points, a full disk, a
+read-only store, and apply() while reports keep arriving."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, LamarError, Scope, Signal, StoreError
+from tests.conftest import IN_CI
+
+BACKENDS = ["json", "db"]
+SOAK_SECONDS = float(os.environ.get("LAMAR_SOAK_SECONDS", "60"))
+
+
+def _seed(path: str) -> None:
+    lam = Lamar(path, k=2, seed=0)
+    for i in range(6):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+    lam.close()
+
+
+def _hammer(path: str, log: str, seed: int, seconds: float) -> None:
+    """Recall and report until time is up; log each completed episode id (kernel-buffered)."""
+    lam = Lamar(path, k=2, seed=seed)
+    rng = random.Random(seed)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        rec = lam.recall({"task": f"t{rng.randrange(2)}"})
+        lam.report(rec.episode_id, rng.choice(list(Signal)))
+        os.write(fd, (rec.episode_id + "\n").encode())
+
+
+def _completed(log: Path) -> list[str]:
+    return log.read_text().split() if log.exists() else []
+
+
+def _check_consistent(path: str, completed: list[str]) -> Lamar:
+    lam = Lamar(path, k=2, seed=0)
+    outcomes = [e.data["episode"] for e in lam.store.read() if e.kind == "outcome"]
+    assert len(outcomes) == len(set(outcomes)), "an episode was counted twice"
+    assert set(completed) <= set(outcomes), "a completed report was lost"
+    assert lam.stats()["reports"] == len(outcomes)
+    live = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+    lam.rebuild()
+    assert {e.id: lam.evidence(e.id) for e in lam.experiences()} == live
+    return lam
+
+
+def test_four_processes_per_store_for_a_minute_lose_nothing(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("fork")
+    jobs = []
+    for suffix in BACKENDS:
+        path = str(tmp_path / f"soak.{suffix}")
+        _seed(path)
+        for w in range(4):
+            log = str(tmp_path / f"{suffix}{w}.log")
+            proc = ctx.Process(target=_hammer, args=(path, log, w, SOAK_SECONDS))
+            proc.start()
+            jobs.append((suffix, path, log, proc))
+    for _, _, _, proc in jobs:
+        proc.join(SOAK_SECONDS + 120)
+        assert proc.exitcode == 0
+    for suffix in BACKENDS:
+        mine = [j for j in jobs if j[0] == suffix]
+        completed = [e for _, _, log, _ in mine for e in _completed(Path(log))]
+        lam = _check_consistent(mine[0][1], completed)
+        assert lam.stats()["reports"] == len(completed) > 0
+        print(f"{suffix}: {len(completed)} episodes in {SOAK_SECONDS:.0f} s by 4 processes "
+              f"({len(completed) / SOAK_SECONDS:.0f}/s)")
+
+
+@pytest.mark.parametrize("suffix", BACKENDS)
+def test_a_hundred_sigkills_never_break_the_store(tmp_path: Path, suffix: str) -> None:
+    path = str(tmp_path / f"killed.{suffix}")
+    _seed(path)
+    log = tmp_path / "killed.log"
+    ctx = multiprocessing.get_context("fork")
+    rng = random.Random(11)
+    for round_ in range(100):
+        before = len(_completed(log))
+        proc = ctx.Process(target=_hammer, args=(path, str(log), round_, 30.0))
+        proc.start()
+        deadline = time.monotonic() + 30
+        while len(_completed(log)) <= before and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(rng.random() * 0.05)  # a random point in a stream of writes
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.join()
+    completed = _completed(log)
+    assert len(completed) >= 100
+    _check_consistent(path, completed)
+
+
+@contextmanager
+def _tiny_disk(tmp_path: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of `size`; writes past it fail with ENOSPC."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        if IN_CI:
+            pytest.fail(f"cannot mount a tmpfs to simulate a full disk: {done.stderr}")
+        pytest.skip(f"cannot mount a tmpfs here (needs root): {done.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+
+
+@pytest.mark.parametrize("suffix", BACKENDS)
+def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Path, suffix: str) -> None:
+    with _tiny_disk(tmp_path, "192k") as disk:
+        path = str(disk / f"full.{suffix}")
+        _seed(path)
+        lam = Lamar(path, k=2, seed=1)
+        completed, error = [], None
+        for _ in range(20_000):
+            try:
+                rec = lam.recall({"task": "t0"})
+                lam.report(rec.episode_id, Signal.ACCEPTED)
+            except StoreError as exc:
+                error = exc
+                break
+            completed.append(rec.episode_id)
+        assert error is not None, "the disk never filled"
+        assert isinstance(error, OSError) and path in str(error)
+        assert "full" in str(error).lower() or "space" in str(error).lower()
+        reopened = Lamar(path, k=2, seed=2)
+        reported = {e.data["episode"] for e in reopened.store.read() if e.kind == "outcome"}
+        assert set(completed) <= reported
+
+
+def _immutable(paths: list[Path], on: bool) -> bool:
+    flag = "+i" if on else "-i"
+    return all(subprocess.run(["chattr", flag, str(p)], capture_output=True).returncode == 0
+               for p in paths if p.exists())
+
+
+@pytest.mark.parametrize("suffix", BACKENDS)
+def test_a_read_only_store_is_a_clear_error_and_is_left_intact(tmp_path: Path, suffix: str) -> None:
+    folder = tmp_path / "ro"
+    path = folder / f"store.{suffix}"
+    _seed(str(path))
+    lam = Lamar(str(path), k=2, seed=1)
+    rec = lam.recall({"task": "t0"})
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    lam.close()
+    files = sorted(folder.iterdir())
+    snapshot = {p.name: p.read_bytes() for p in files}
+    if not _immutable(files + [folder], True):
+        _immutable(files + [folder], False)
+        if IN_CI:
+            pytest.fail("chattr +i is needed to make a store read-only for root")
+        pytest.skip("chattr +i is not available here")
+    try:
+        with pytest.raises(LamarError) as info:
+            ro = Lamar(str(path), k=2, seed=1)
+            ro.report(ro.recall({"task": "t0"}).episode_id, Signal.SHIPPED)
+        assert isinstance(info.value, StoreError) and str(path) in str(info.value)
+    finally:
+        _immutable(files + [folder], False)
+    assert {p.name: p.read_bytes() for p in files} == snapshot
+
+
+@pytest.mark.parametrize("suffix", BACKENDS)
+def test_apply_while_reports_keep_arriving_loses_no_report(tmp_path: Path, suffix: str) -> None:
+    path = str(tmp_path / f"busy.{suffix}")
+    lam = Lamar(path, k=2, seed=3)
+    for i in range(6):  # pairs of duplicates: every sleep proposes merges
+        lam.add(Experience(f"case {i // 2}", f"do {i // 2}", scope=Scope(task="t0")))
+    log = tmp_path / "busy.log"
+    proc = multiprocessing.get_context("fork").Process(target=_hammer, args=(path, str(log), 5, 6.0))
+    proc.start()
+    applied = 0
+    while proc.is_alive():
+        report = lam.sleep()
+        applied += len(lam.apply(report).applied)
+        lam.add(Experience("case 9", "do 9", scope=Scope(task="t0")))
+        time.sleep(0.05)
+    proc.join()
+    assert proc.exitcode == 0 and applied > 0
+    _check_consistent(path, _completed(log))

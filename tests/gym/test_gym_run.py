@@ -1,0 +1,146 @@
+"""A short gym on fixed seeds: the ordering of the policies, the fossil's fall, reproducible flat rows."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar.gym import GymConfig, GymResult, run_gym
+from lamar.gym.__main__ import main
+from lamar.gym.metrics import column, runs_of
+from lamar.gym.plot import require_matplotlib
+
+SHORT = GymConfig(episodes=3000, seeds=3, workers=1)
+
+
+@pytest.fixture(scope="module")
+def result() -> GymResult:
+    return run_gym(SHORT)
+
+
+def mean(result: GymResult, policy: str, key: str) -> float:
+    values = column(runs_of(result.runs, policy), key)
+    return sum(values) / len(values)
+
+
+def test_after_the_flip_oracle_beats_lamar_and_lamar_beats_similarity(result: GymResult) -> None:
+    assert mean(result, "oracle", "success_post") >= mean(result, "lamar", "success_post")
+    pairs = zip(runs_of(result.runs, "lamar"), runs_of(result.runs, "similarity"), strict=True)
+    for lamar, similarity in pairs:
+        assert lamar["seed"] == similarity["seed"]
+        assert lamar["success_post"] > similarity["success_post"] + 0.05
+
+
+def test_similarity_cannot_disbelieve_so_after_the_flip_it_does_worse_than_nothing(result: GymResult) -> None:
+    assert mean(result, "similarity", "success_post") < mean(result, "none", "success_post")
+    assert mean(result, "similarity", "share_fossil_post") > 0.03  # still picks it, at random
+
+
+def test_lamar_stops_injecting_the_fossil_after_the_flip(result: GymResult) -> None:
+    for row in runs_of(result.runs, "lamar"):
+        assert row["share_fossil_pre"] > 0.05
+        assert row["share_fossil_post"] < row["share_fossil_pre"] / 4
+        assert row["fossil_off_latency"] is not None and row["fossil_off_latency"] < 300
+
+
+def test_captured_share_is_measured_between_none_and_the_oracle(result: GymResult) -> None:
+    for phase in ("pre", "post"):
+        assert column(runs_of(result.runs, "none"), f"captured_{phase}") == [0.0] * 3
+        assert column(runs_of(result.runs, "oracle"), f"captured_{phase}") == [1.0] * 3
+        assert 0.2 < mean(result, "lamar", f"captured_{phase}") <= 1.0
+
+
+def test_only_lamar_holds_lessons_out_and_its_holdout_cost_is_counted(result: GymResult) -> None:
+    assert 0.0 < mean(result, "lamar", "holdout_cost_pre") < 0.1
+    for policy in ("none", "similarity", "qvalue", "oracle"):
+        assert mean(result, policy, "holdout_cost_pre") == 0.0
+
+
+def test_verdicts_are_counted_against_the_truth_of_the_moment(result: GymResult) -> None:
+    for row in runs_of(result.runs, "lamar"):
+        assert (row["helpful_flip"], row["harmful_flip"]) == (4, 4)
+        assert (row["helpful_end"], row["harmful_end"]) == (3, 5)  # the fossil changed sides
+        assert row["wrong_flip"] == sum(row[k] for k in row if k.startswith("wrong_") and k.endswith("_flip")
+                                        and k != "wrong_flip")
+        assert row["holdout_q"] > 0.0 and row["provable_m"] == 3.5
+    lessons = [row for row in result.lessons if row["seed"] == 0]
+    assert len(lessons) == 24
+    fossil = next(row for row in lessons if row["kind"] == "fossil")
+    assert fossil["effect_pre"] > 0 > fossil["effect_post"]
+    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"])
+    inert = next(row for row in lessons if row["kind"] == "inert")
+    assert inert["needed_end"] is None and inert["provable_end"] is False
+
+
+def test_the_same_seeds_give_identical_rows_however_many_workers(result: GymResult) -> None:
+    again = run_gym(SHORT, workers=2)
+    assert again.workers == 2
+    assert again.runs == result.runs
+    assert again.lessons == result.lessons
+    assert again.series == result.series
+
+
+def test_rows_are_flat_json_objects(result: GymResult, tmp_path: Path) -> None:
+    path = tmp_path / "gym.json"
+    result.to_json(path)
+    rows = json.loads(path.read_text())
+    assert isinstance(rows, list) and all(isinstance(row, dict) for row in rows)
+    assert {row["table"] for row in rows} == {"run", "lesson", "series"}
+    assert sum(row["table"] == "run" for row in rows) == 5 * 3
+    for row in rows:
+        assert all(v is None or isinstance(v, (str, int, float, bool)) for v in row.values())
+        assert all(not (isinstance(v, float) and math.isnan(v)) for v in row.values())
+    windows = [row for row in rows
+               if row.get("series") == "success" and row["policy"] == "none" and row["seed"] == 0]
+    assert len(windows) == SHORT.episodes // SHORT.window
+
+
+def test_the_report_prints_every_table_and_judges_every_target(result: GymResult) -> None:
+    text = result.table()
+    for heading in ("1. Success rate by phase", "2. Share of injected slots", "3. lamar's verdicts",
+                    "4. The fossil", "Targets for lamar"):
+        assert heading in text
+    targets = result.targets()
+    assert len(targets) == 10
+    assert {t.status for t in targets} <= {"PASS", "MISS", "n/a"}
+    by_name = {t.name: t for t in targets}
+    assert by_name["similarity post-flip worse than none"].status == "PASS"
+
+
+def test_plot_draws_a_png(result: GymResult, tmp_path: Path) -> None:
+    path = tmp_path / "gym.png"
+    result.plot(path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plotting_without_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(ImportError, match=r"lamar\[plot\]"):
+        require_matplotlib()
+
+
+def test_the_command_runs_and_writes_rows(tmp_path: Path) -> None:
+    out = tmp_path / "rows.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "lamar.gym", "--episodes", "400", "--seeds", "2", "--policies",
+         "none,similarity,lamar,oracle", "--workers", "2", "--json", str(out)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "1. Success rate by phase" in proc.stdout and "elapsed:" in proc.stdout
+    assert "8/8 runs" in proc.stderr  # the progress bar
+    rows = json.loads(out.read_text())
+    policies = {row["policy"] for row in rows if row["table"] == "run"}
+    assert policies == {"none", "similarity", "lamar", "oracle"}
+
+
+def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--policies", "none,bandit"])
+    assert exit_info.value.code == 2
+    assert "choose from none, similarity, qvalue, lamar, oracle" in capsys.readouterr().err
