@@ -1,0 +1,163 @@
+"""Reporting what happened after a query: find its episodes, report each once.
+
+An episode's id travels in the metadata of the lesson nodes Lamar chose. When Lamar
+chose none (every wanted lesson was held out for the control group) the response has
+no such node, yet the episode still needs its outcome: `track_episodes` catches every
+episode logged inside a block, whatever the response carries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from llama_index.core.schema import BaseNode, NodeWithScore
+
+from lamar import Lamar, Signal
+from lamar_llamaindex.nodes import episode_id_of
+
+_OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
+    "lamar_llamaindex_episode_logs", default=())
+
+
+class EpisodeLog:
+    """The episode ids logged by Lamar postprocessors inside one `track_episodes()` block.
+
+    Attributes:
+        ids: every episode id, in the order the recalls happened.
+        contexts: the context each episode was recalled for, by episode id.
+    """
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+        self.contexts: dict[str, dict[str, str]] = {}
+
+    @property
+    def last(self) -> str | None:
+        """The most recent episode id, or None when no recall happened in the block."""
+        return self.ids[-1] if self.ids else None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self.ids))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __repr__(self) -> str:
+        return f"EpisodeLog({self.ids!r})"
+
+
+@contextlib.contextmanager
+def track_episodes() -> Iterator[EpisodeLog]:
+    """Collect the episodes Lamar postprocessors log while the block runs.
+
+    Each request gets its own log (a context variable), so concurrent requests in
+    threads or asyncio tasks do not see each other's episodes. Blocks nest: an outer
+    log also holds the inner block's episodes.
+
+    >>> with track_episodes() as log:
+    ...     pass  # response = query_engine.query("...")
+    >>> log.ids, log.last
+    ([], None)
+    """
+    log = EpisodeLog()
+    token = _OPEN_LOGS.set((*_OPEN_LOGS.get(), log))
+    try:
+        yield log
+    finally:
+        _OPEN_LOGS.reset(token)
+
+
+def open_log(log: EpisodeLog) -> None:
+    """Start collecting into `log` in this context (for callers that cannot use a with-block)."""
+    _OPEN_LOGS.set((*_OPEN_LOGS.get(), log))
+
+
+def close_log(log: EpisodeLog) -> None:
+    """Stop collecting into `log` in this context; a no-op when it is not open here."""
+    _OPEN_LOGS.set(tuple(open_ for open_ in _OPEN_LOGS.get() if open_ is not log))
+
+
+def record_episode(episode_id: str, context: Mapping[str, str]) -> None:
+    """Add an episode to every log open in this context."""
+    for log in _OPEN_LOGS.get():
+        log.ids.append(episode_id)
+        log.contexts[episode_id] = dict(context)
+
+
+def episode_ids(source: Any) -> list[str]:
+    """The distinct episode ids a response, nodes, an `EpisodeLog` or ids point to, in order.
+
+    Args:
+        source: an episode id; an `EpisodeLog`; a response (anything with
+            ``source_nodes``, such as `Response` or `StreamingResponse`); a node or
+            `NodeWithScore`; or an iterable of ids and nodes.
+
+    Returns:
+        Each id once; empty when nothing carries a Lamar episode.
+    """
+    found: list[str] = []
+    for item in _flatten(source):
+        episode = item if isinstance(item, str) else episode_id_of(item)
+        if episode is not None and episode not in found:
+            found.append(episode)
+    return found
+
+
+def _flatten(source: Any) -> Iterator[str | BaseNode | NodeWithScore]:
+    if isinstance(source, (str, BaseNode, NodeWithScore)):
+        yield source
+    elif hasattr(source, "source_nodes"):
+        yield from source.source_nodes or ()
+    elif isinstance(source, Iterable):
+        for item in source:
+            if not isinstance(item, (str, BaseNode, NodeWithScore)):
+                raise TypeError(f"expected episode ids or nodes; got {type(item).__name__}")
+            yield item
+    else:
+        raise TypeError(
+            f"cannot find Lamar episodes in {type(source).__name__}: pass a response, nodes, "
+            "an EpisodeLog or an episode id"
+        )
+
+
+def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *,
+                    replace: bool = False) -> list[str]:
+    """Report one outcome for every Lamar episode behind a query, once per episode.
+
+    Args:
+        lamar: the engine the postprocessor recalled from.
+        response: what the query returned (its source nodes carry the episode id),
+            an `EpisodeLog` from `track_episodes`, nodes, or an episode id.
+        signal: a `Signal`, its name, or a reward in [-1, 1].
+        replace: replace an outcome already reported for an episode.
+
+    Returns:
+        The episode ids reported; empty when the response carries no episode (no lesson
+        was among the retrieved nodes, or every wanted lesson was held out: use
+        `track_episodes` to catch those too).
+
+    Raises:
+        DuplicateReport: an episode already has an outcome and `replace` is False
+            (episodes earlier in the list stay reported).
+        UnknownEpisode: an id that this store never logged.
+    """
+    ids = episode_ids(response)
+    for episode in ids:
+        lamar.report(episode, signal, replace=replace)
+    return ids
+
+
+async def areport_response(lamar: Lamar, response: Any, signal: Signal | float | str, *,
+                           replace: bool = False) -> list[str]:
+    """`report_response` without blocking the event loop."""
+    ids = episode_ids(response)
+    for episode in ids:
+        await lamar.areport(episode, signal, replace=replace)
+    return ids
+
+
+__all__ = ["EpisodeLog", "areport_response", "close_log", "episode_ids", "open_log", "record_episode",
+           "report_response", "track_episodes"]

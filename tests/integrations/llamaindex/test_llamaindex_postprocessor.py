@@ -1,0 +1,244 @@
+"""`LamarPostprocessor` inside real LlamaIndex query engines: what it keeps, drops, stamps and logs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from llama_index.core import VectorStoreIndex
+from llama_index.core.instrumentation import get_dispatcher
+from llama_index.core.instrumentation.event_handlers import BaseEventHandler
+from llama_index.core.instrumentation.events import BaseEvent
+from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.postprocessor.types import BaseNodePostprocessor
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+
+from lamar import Experience, InvalidContext, Lamar, Scope, Signal
+from lamar_llamaindex import (
+    EPISODE_ID,
+    EXPERIENCE_ID,
+    LamarPostprocessor,
+    experience_id_of,
+    lessons_to_nodes,
+    report_response,
+    track_episodes,
+)
+
+QUERY = "the build fails after a dependency bump"
+
+
+def engine_with_lessons(n: int = 4, **tuning: object) -> tuple[Lamar, list[str]]:
+    """Lamar with n lessons scoped to project "shop"; holdout all but off unless tuned."""
+    options = {"holdout": 1e-9, "holdout_proven": 1e-9, **tuning}
+    lam = Lamar(":memory:", k=3, seed=5, **options)
+    ids = [lam.add(Experience(f"the build fails with error E{i}", f"apply fix number {i}",
+                              scope=Scope(project="shop"))) for i in range(n)]
+    return lam, ids
+
+
+def as_retrieved(nodes: list[TextNode]) -> list[NodeWithScore]:
+    """What a retriever would hand over: similarity scores, most similar first."""
+    return [NodeWithScore(node=node, score=1.0 - i / 10) for i, node in enumerate(nodes)]
+
+
+def test_is_a_real_llamaindex_postprocessor() -> None:
+    lam, _ = engine_with_lessons()
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"})
+    assert isinstance(post, BaseNodePostprocessor)
+    assert post.class_name() == "LamarPostprocessor"
+    assert post.to_dict() == {"top_n": 2, "passthrough": True, "class_name": "LamarPostprocessor"}
+    assert LamarPostprocessor(lamar=lam).top_n == 3  # the documented keyword form
+
+
+def test_query_engine_synthesizes_exactly_what_lamar_chose() -> None:
+    lam, ids = engine_with_lessons(4)
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"})
+    query_engine = index.as_query_engine(similarity_top_k=4, node_postprocessors=[post])
+
+    response = query_engine.query(QUERY)
+
+    episode = lam.episode(post.last_episode_id)
+    assert sorted(episode.eligible) == sorted(ids)  # all four retrieved lessons were candidates
+    assert [experience_id_of(n) for n in response.source_nodes] == episode.injected
+    assert len(episode.injected) == 2
+    # MockLLM answers with the prompt it was given: the synthesizer saw the chosen lessons only.
+    for lesson_id in ids:
+        text = lam.get(lesson_id).render()
+        assert (text in str(response)) == (lesson_id in episode.injected)
+    assert all(n.node.metadata[EPISODE_ID] == episode.id for n in response.source_nodes)
+    assert [n.score for n in response.source_nodes] == [1.0, 0.5]
+
+
+def test_ids_stay_out_of_the_prompt_and_stored_nodes_stay_untouched() -> None:
+    lam, _ = engine_with_lessons(2)
+    nodes = lessons_to_nodes(lam)
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"})
+
+    out = post.postprocess_nodes(as_retrieved(nodes), query_str=QUERY)
+
+    for item in out:
+        llm_view = item.node.get_content(metadata_mode=MetadataMode.LLM)
+        assert item.node.metadata[EPISODE_ID] not in llm_view
+        assert item.node.metadata[EXPERIENCE_ID] not in llm_view
+    assert all(EPISODE_ID not in node.metadata for node in nodes)  # the retriever's copies
+
+
+def test_non_lesson_nodes_pass_through_untouched_after_the_lessons() -> None:
+    lam, ids = engine_with_lessons(2)
+    doc = TextNode(text="The shop builds with Gradle 8.", metadata={"source": "wiki"})
+    foreign = TextNode(text="a lesson from another store", metadata={EXPERIENCE_ID: "exp_unknown"})
+    retrieved = as_retrieved([doc, *lessons_to_nodes(lam), foreign])
+
+    out = LamarPostprocessor(lam, top_n=2, context={"project": "shop"}).postprocess_nodes(retrieved)
+
+    assert [experience_id_of(n) for n in out[:2]] and {experience_id_of(n) for n in out[:2]} == set(ids)
+    assert out[2] is retrieved[0] and out[3] is retrieved[3]  # same objects, same scores, retrieved order
+    assert out[2].node.metadata == {"source": "wiki"}
+
+    dropped = LamarPostprocessor(lam, top_n=2, context={"project": "shop"}, passthrough=False)
+    assert [experience_id_of(n) for n in dropped.postprocess_nodes(retrieved)] == \
+        [experience_id_of(n) for n in out[:2]]
+
+
+def test_empty_candidates_return_empty_and_log_no_episode() -> None:
+    lam, _ = engine_with_lessons(2)
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"})
+    before = lam.stats()["episodes"]
+
+    with track_episodes() as log:
+        assert post.postprocess_nodes([], query_str=QUERY) == []
+        docs_only = as_retrieved([TextNode(text="plain page")])
+        assert post.postprocess_nodes(docs_only, query_str=QUERY) == docs_only
+
+    assert post.last_episode_id is None and log.ids == []
+    assert lam.stats()["episodes"] == before
+
+
+def test_retired_lesson_node_is_dropped_and_never_a_candidate() -> None:
+    lam, ids = engine_with_lessons(3)
+    nodes = lessons_to_nodes(lam)  # indexed while all three were active
+    lam.retire(ids[0], "proven harmful")
+    post = LamarPostprocessor(lam, top_n=3, context={"project": "shop"})
+
+    out = post.postprocess_nodes(as_retrieved(nodes), query_str=QUERY)
+
+    assert ids[0] not in {experience_id_of(n) for n in out}
+    assert {experience_id_of(n) for n in out} == set(ids[1:])
+    assert ids[0] not in lam.episode(post.last_episode_id).eligible
+
+    lam.retire(ids[1])
+    lam.retire(ids[2])
+    assert post.postprocess_nodes(as_retrieved(nodes), query_str=QUERY) == []
+    assert post.last_episode_id is None  # nothing recallable: no episode
+
+
+def test_out_of_scope_lessons_are_dropped_and_duplicates_count_once() -> None:
+    lam, ids = engine_with_lessons(2)
+    other = lam.add(Experience("the build fails", "ask the iOS team", scope=Scope(project="ios")))
+    nodes = lessons_to_nodes(lam)
+    chunk = TextNode(text="second chunk of lesson 0", metadata={EXPERIENCE_ID: ids[0]})
+    post = LamarPostprocessor(lam, top_n=3, context={"project": "shop"})
+
+    out = post.postprocess_nodes(as_retrieved([*nodes, chunk]), query_str=QUERY)
+
+    assert sorted(experience_id_of(n) for n in out) == sorted(ids)
+    assert other not in lam.episode(post.last_episode_id).eligible
+    assert all(n.node.get_content() != chunk.text for n in out)  # the first node of a lesson wins
+
+
+def test_context_static_callable_and_merged() -> None:
+    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9, holdout_proven=1e-9)
+    swift = lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(language="swift")))
+    gradle = lam.add(Experience("the build fails", "stop the Gradle daemon", scope=Scope(language="kotlin")))
+    nodes = as_retrieved(lessons_to_nodes(lam))
+    seen: list[QueryBundle] = []
+
+    def language_of(bundle: QueryBundle) -> dict[str, str]:
+        seen.append(bundle)
+        return {"language": "swift" if "xcode" in str(bundle).lower() else "kotlin"}
+
+    by_query = LamarPostprocessor(lam, top_n=2, context=language_of)
+    for query, expected in (("Xcode fails", swift), ("gradle fails", gradle)):
+        assert [experience_id_of(n) for n in by_query.postprocess_nodes(nodes, query_str=query)] == [expected]
+    assert str(seen[0]) == "Xcode fails"
+
+    merged = LamarPostprocessor(lam, top_n=2, context={"project": "app", "language": "swift"},
+                                context_fn=lambda bundle: {"language": "kotlin", "task": "build"})
+    merged.postprocess_nodes(nodes, query_str="anything")
+    assert lam.episode(merged.last_episode_id).context == {"project": "app", "language": "kotlin",
+                                                           "task": "build"}
+
+    broken = LamarPostprocessor(lam, context=lambda bundle: {"attempt": 3})
+    with pytest.raises(InvalidContext):
+        broken.postprocess_nodes(nodes, query_str="x")
+
+
+def test_announces_itself_as_a_reranker_to_instrumentation() -> None:
+    class Collect(BaseEventHandler):
+        events: list[BaseEvent]
+
+        def handle(self, event: BaseEvent, **kwargs: object) -> None:
+            if isinstance(event, (ReRankStartEvent, ReRankEndEvent)):
+                self.events.append(event)
+
+    lam, _ = engine_with_lessons(3)
+    collect = Collect(events=[])
+    dispatcher = get_dispatcher()
+    dispatcher.add_event_handler(collect)
+    try:
+        out = LamarPostprocessor(lam, top_n=2, context={"project": "shop"}).postprocess_nodes(
+            as_retrieved(lessons_to_nodes(lam)), query_str=QUERY)
+    finally:
+        dispatcher.event_handlers = [h for h in dispatcher.event_handlers if h is not collect]
+
+    start, end = collect.events
+    assert isinstance(start, ReRankStartEvent) and start.model_name == "lamar" and start.top_n == 2
+    assert len(start.nodes) == 3 and str(start.query) == QUERY
+    assert isinstance(end, ReRankEndEvent) and end.nodes == out
+
+
+def test_constructor_rejects_what_would_fail_later() -> None:
+    lam, _ = engine_with_lessons(1)
+    with pytest.raises(TypeError, match="Lamar engine"):
+        LamarPostprocessor(lam.store)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="context"):
+        LamarPostprocessor(lam, context=["project", "shop"])  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        LamarPostprocessor(lam, top_n=-1)
+
+
+async def test_async_query_uses_arecall_and_reports() -> None:
+    lam, ids = engine_with_lessons(3)
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"})
+    query_engine = index.as_query_engine(similarity_top_k=3, node_postprocessors=[post])
+
+    with track_episodes() as log:
+        response = await query_engine.aquery(QUERY)
+
+    assert log.ids == [post.last_episode_id]
+    episode = lam.episode(log.last)
+    assert [experience_id_of(n) for n in response.source_nodes] == episode.injected
+    assert len(episode.injected) == 2 and set(episode.injected) <= set(ids)
+    assert report_response(lam, response, Signal.ACCEPTED) == [episode.id]
+    assert lam.episode(episode.id).reward == Signal.ACCEPTED.reward
+
+
+async def test_concurrent_async_queries_keep_their_own_episodes() -> None:
+    lam, _ = engine_with_lessons(3)
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    post = LamarPostprocessor(lam, top_n=1, context={"project": "shop"})
+    query_engine = index.as_query_engine(similarity_top_k=3, node_postprocessors=[post])
+
+    async def one(query: str) -> tuple[list[str], object]:
+        with track_episodes() as log:
+            response = await query_engine.aquery(query)
+        return log.ids, response
+
+    results = await asyncio.gather(*(one(f"{QUERY} #{i}") for i in range(6)))
+
+    all_ids = [ids[0] for ids, _ in results]
+    assert all(len(ids) == 1 for ids, _ in results) and len(set(all_ids)) == 6
+    for ids, response in results:
+        assert {n.node.metadata[EPISODE_ID] for n in response.source_nodes} == set(ids)  # type: ignore[attr-defined]

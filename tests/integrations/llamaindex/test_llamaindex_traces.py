@@ -1,0 +1,111 @@
+"""`LamarTraceHandler` on the real instrumentation dispatcher: one valid sleep trace per query."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from llama_index.core import VectorStoreIndex
+from llama_index.core.instrumentation import get_dispatcher
+
+from lamar import Experience, InvalidContext, Lamar, Scope, Signal
+from lamar.sleep.traces import TraceWriter, load_traces
+from lamar_llamaindex import LamarPostprocessor, LamarTraceHandler, lessons_to_nodes, report_response
+
+CONTEXT = {"project": "shop", "language": "kotlin"}
+
+
+@pytest.fixture
+def traces_path(tmp_path: Path) -> Path:
+    return tmp_path / "traces" / "llamaindex.jsonl"
+
+
+@pytest.fixture
+def handler(traces_path: Path) -> Iterator[LamarTraceHandler]:
+    registered = LamarTraceHandler(traces_path, context={"app": "helpdesk"}).register()
+    try:
+        yield registered
+    finally:
+        registered.unregister()
+
+
+def build(holdout: float = 1e-9) -> tuple[Lamar, LamarPostprocessor, object]:
+    lam = Lamar(":memory:", k=2, seed=2, holdout=holdout, holdout_proven=holdout)
+    for i in range(2):
+        lam.add(Experience(f"the Gradle build fails with E{i}", f"apply fix {i}",
+                           scope=Scope(project="shop")))
+    post = LamarPostprocessor(lam, top_n=2, context=CONTEXT)
+    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(similarity_top_k=2,
+                                                                           node_postprocessors=[post])
+    return lam, post, query_engine
+
+
+def test_one_trace_per_query_in_the_shared_format(handler: LamarTraceHandler, traces_path: Path) -> None:
+    lam, post, query_engine = build()
+
+    response = query_engine.query("why does the Gradle build fail?")  # type: ignore[attr-defined]
+
+    (trace,) = load_traces(traces_path)  # validated by the sleep side's own loader
+    assert trace.input == "why does the Gradle build fail?"
+    assert trace.context == {"app": "helpdesk", **CONTEXT}
+    assert trace.episode_id == post.last_episode_id
+    assert trace.output == str(response) and "apply fix" in trace.output
+    injected = lam.episode(post.last_episode_id).injected
+    assert trace.metadata["experience_ids"] == injected
+    assert [line.split(":")[0] for line in trace.attempted] == [f"lesson {e}" for e in injected]
+    assert trace.outcome is None and trace.tool_errors == ()
+    assert report_response(lam, response, Signal.SHIPPED) == [trace.episode_id]  # the join sleep can make
+
+
+async def test_async_queries_and_all_held_out_episodes(handler: LamarTraceHandler, traces_path: Path) -> None:
+    _, post, query_engine = build(holdout=0.999999)  # every wanted lesson held out
+
+    response = await query_engine.aquery("Gradle build fails")  # type: ignore[attr-defined]
+
+    assert response.source_nodes == []  # the response itself carries no episode
+    (trace,) = load_traces(traces_path)
+    assert trace.episode_id == post.last_episode_id is not None
+    assert trace.attempted == () and trace.metadata["experience_ids"] == []
+    assert trace.context == {"app": "helpdesk", **CONTEXT}
+
+
+def test_a_streaming_answer_is_left_for_the_caller(handler: LamarTraceHandler, traces_path: Path) -> None:
+    lam, post, _ = build()
+    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(
+        streaming=True, node_postprocessors=[post])
+
+    response = query_engine.query("Gradle build fails")
+    (trace,) = load_traces(traces_path)
+    assert trace.output == "" and trace.episode_id == post.last_episode_id
+
+    text = "".join(response.response_gen)  # type: ignore[union-attr]
+    assert "apply fix" in text  # the stream was still whole for the caller
+
+
+def test_a_failing_query_is_traced_with_its_error(handler: LamarTraceHandler, traces_path: Path) -> None:
+    lam, _, _ = build()
+    broken = LamarPostprocessor(lam, context=lambda bundle: {"attempt": 3})  # not a string: rejected
+    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(node_postprocessors=[broken])
+
+    with pytest.raises(InvalidContext):
+        query_engine.query("anything")
+
+    (trace,) = load_traces(traces_path)
+    assert len(trace.tool_errors) == 1 and "'attempt' must be a string" in trace.tool_errors[0]
+    assert trace.input == "anything" and trace.output == "" and trace.episode_id is None
+    assert trace.context == {"app": "helpdesk"}
+
+
+def test_unregister_stops_recording(traces_path: Path) -> None:
+    _, _, query_engine = build()
+    handler = LamarTraceHandler(TraceWriter(traces_path)).register()
+    twin = LamarTraceHandler(TraceWriter(traces_path)).register()  # equal fields, another object
+    query_engine.query("first")  # type: ignore[attr-defined]
+    handler.unregister()
+    query_engine.query("second")  # type: ignore[attr-defined]
+    twin.unregister()
+    query_engine.query("third")  # type: ignore[attr-defined]
+
+    assert [t.input for t in load_traces(traces_path)] == ["first", "first", "second"]
+    assert all(h is not handler and h is not twin for h in get_dispatcher().event_handlers)
