@@ -13,6 +13,7 @@ from lamar._errors import (
     InvalidContext,
     InvalidExperience,
     InvalidReward,
+    InvalidTrace,
     LamarError,
     ModelError,
     StaleProposal,
@@ -27,6 +28,7 @@ from lamar.policy import Evidence, Policy, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal
 from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
+from lamar.sleep.traces import Trace
 from lamar.store import ExperienceStore
 
 __version__ = "0.1.0"
@@ -42,6 +44,7 @@ __all__ = [
     "InvalidContext",
     "InvalidExperience",
     "InvalidReward",
+    "InvalidTrace",
     "Lamar",
     "LamarError",
     "ModelError",
@@ -54,6 +57,7 @@ __all__ = [
     "StaleProposal",
     "Status",
     "StoreError",
+    "Trace",
     "UnknownEpisode",
     "UnknownExperience",
     "UnknownProposal",

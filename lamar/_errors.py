@@ -12,6 +12,7 @@
     ├── EventConflict(LamarError, ValueError)      an event whose unique key the store already holds
     ├── UnknownProposal(LamarError, KeyError)      apply(only=[...]) naming a proposal the report lacks
     ├── StaleProposal(LamarError, RuntimeError)    a sleep proposal whose lessons changed since the report
+    ├── InvalidTrace(LamarError, ValueError)       a sleep trace record that breaks the trace format
     └── ModelError(LamarError, RuntimeError)       a model call that failed or returned nothing usable
 """
 
@@ -68,6 +69,10 @@ class UnknownProposal(LamarError, KeyError):
 
 class StaleProposal(LamarError, RuntimeError):
     """The lessons a proposal touches changed after the report was made."""
+
+
+class InvalidTrace(LamarError, ValueError):
+    """A trace record is not valid JSON or breaks the trace format; the message names its line."""
 
 
 class ModelError(LamarError, RuntimeError):

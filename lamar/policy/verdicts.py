@@ -41,8 +41,12 @@ class Evidence:
     estimate: float  # the selection model's (discounted, non-randomized) view of the lift
 
     def to_dict(self) -> dict[str, object]:
+        """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None."""
         data = dataclasses.asdict(self)
         data["verdict"] = self.verdict.value
+        for name in ("lift", "lower", "upper", "estimate"):
+            if not math.isfinite(data[name]):
+                data[name] = None
         return data
 
 

@@ -7,47 +7,80 @@ from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, UnknownProposal
 from lamar.experience import Experience, Status
+from lamar.policy.verdicts import Verdict
+from lamar.sleep.compaction import KEEP_LAST, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
+from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
+from lamar.sleep.similarity import NEAR_DUPLICATE
+from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
 
 
-def run_sleep(lam: Lamar, *, traces: Any = None, model: Any = None, **options: Any) -> SleepReport:
-    """Look at the store (and traces, with a model) and propose; write nothing."""
+def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = None,
+              similarity: float = NEAR_DUPLICATE, keep_last: int | None = KEEP_LAST,
+              older_than: float | None = None, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
+              max_tokens: int = 2048, min_support: int = 2) -> SleepReport:
+    """Look at the store (and traces, with a model) and propose; write nothing.
+
+    Args:
+        lam: the engine, synced.
+        traces: sessions to mine (a JSON Lines path or an iterable; needs `model`).
+        model: anything with `complete(prompt, *, max_tokens) -> str`.
+        similarity: word-overlap threshold for near-duplicates, in (0, 1] (1.0: the same content words only).
+        keep_last: compaction never folds the newest this many episodes (None: no count window).
+        older_than: compaction never folds episodes younger than this many seconds (None: no age window).
+        max_prompt_tokens: budget of one mining prompt (estimated as characters / 4).
+        max_tokens: the model's output limit per call.
+        min_support: distinct traces a mined lesson must cite (>= 2).
+    """
     made_at = lam._seq
-    proposals = consolidate(lam)
+    proposals = consolidate(lam, similarity=similarity)
+    compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than)
+    if compact is not None:
+        proposals.append(compact)
     dropped: list[Dropped] = []
+    summary: dict[str, Any] = {"lessons": len(lam._lessons), "episodes": len(lam._episodes)}
     if traces is not None or model is not None:
         from lamar.sleep.mining import mine
 
-        mined, refused = mine(lam, traces=traces, model=model, **options)
+        mined, refused, figures = mine(lam, traces=traces, model=model, max_prompt_tokens=max_prompt_tokens,
+                                       max_tokens=max_tokens, min_support=min_support, similarity=similarity)
         proposals += mined
         dropped += refused
-    return SleepReport(proposals=proposals, dropped=dropped, made_at=made_at)
+        summary["mining"] = figures
+    return SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
 
 
 def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None = None) -> ApplyResult:
-    """Apply the chosen proposals, each re-checked against the store as it is now."""
+    """Apply the chosen proposals, each re-checked against the store as it is now.
+
+    A proposal is skipped (with the reason) when it was applied already, when a lesson it
+    touches was retired, merged away or changed status since the report was made, or when
+    the evidence behind a retirement or promotion no longer holds.
+    """
     by_id = {p.id: p for p in report.proposals}
     if only is None:
         chosen = list(report.proposals)
     else:
-        wanted = list(only)
+        wanted = [only] if isinstance(only, str) else list(only)
         missing = [pid for pid in wanted if pid not in by_id]
         if missing:
             raise UnknownProposal(f"the report has no proposal {missing[0]!r}; its ids are {sorted(by_id)}")
-        chosen = [by_id[pid] for pid in wanted]
+        chosen = [by_id[pid] for pid in dict.fromkeys(wanted)]
     applied: list[str] = []
     skipped: list[tuple[str, str]] = []
+    lam._sync()
+    removed = _removed_since(lam.store.read(report.made_at))
     for proposal in chosen:
         lam._sync()
         if proposal.id in lam._applied:
             skipped.append((proposal.id, "already applied"))
             continue
-        stale = _stale(lam, proposal)
+        stale = _stale(lam, proposal, removed)
         if stale:
             skipped.append((proposal.id, stale))
             continue
@@ -55,23 +88,50 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
-            lam.store.append(events)
+            stored = lam.store.append(events)
         except EventConflict:
             skipped.append((proposal.id, "already applied (by another writer)"))
             continue
+        removed.update(_removed_since(stored))
         applied.append(proposal.id)
     lam._sync()
     return ApplyResult(applied=applied, skipped=skipped)
 
 
-def _stale(lam: Lamar, proposal: Proposal) -> str:
+def _removed_since(events: Iterable[Event]) -> dict[str, str]:
+    """Lessons retired or merged away by these events (even if revived later), and how."""
+    out: dict[str, str] = {}
+    for event in events:
+        if event.kind == "status" and event.data.get("status") == Status.RETIRED.value:
+            out[event.data["id"]] = "retired"
+        elif event.kind == "merge":
+            for exp_id in event.data.get("from", []):
+                out[exp_id] = f"merged into {event.data.get('into')}"
+    return out
+
+
+def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
     """Why the proposal no longer fits the store, or "" when it still does."""
     for exp_id, status in proposal.expect.items():
         state = lam._lessons.get(exp_id)
         if state is None:
             return f"lesson {exp_id} is not in this store"
+        if exp_id in removed:
+            return f"lesson {exp_id} was {removed[exp_id]} after the report was made"
         if state.experience.status.value != status:
             return f"lesson {exp_id} is {state.experience.status.value} now (was {status} when proposed)"
+    if proposal.kind in ("retire", "promote"):
+        # Re-check, not refuse: the lesson is unchanged but its evidence may have moved on.
+        want = Verdict.HARMS if proposal.kind == "retire" else Verdict.HELPS
+        for exp_id in proposal.experience_ids:
+            verdict = lam._lessons[exp_id].judge(lam.policy, lam._active_count())[0]
+            if verdict is not want:
+                return f"lesson {exp_id} is no longer proven to {'harm' if want is Verdict.HARMS else 'help'} " \
+                       f"(verdict now {verdict.value})"
+    if proposal.kind == "candidate":
+        exp_id = proposal.payload["experience"].get("id")
+        if exp_id and exp_id in lam._lessons:
+            return f"lesson {exp_id} is already in the store"
     return ""
 
 
@@ -92,4 +152,7 @@ def _events_for(proposal: Proposal) -> list[Event]:
     return []  # a contradiction is acknowledged; the bandit keeps testing both sides
 
 
-__all__ = ["ApplyResult", "Dropped", "Proposal", "SleepReport", "apply_report", "normalize", "run_sleep"]
+__all__ = [
+    "ApplyResult", "Dropped", "Proposal", "SleepReport", "Trace", "TraceWriter", "apply_report", "load_traces",
+    "normalize", "run_sleep",
+]

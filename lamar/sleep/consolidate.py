@@ -1,99 +1,142 @@
-"""Model-free consolidation: retire proven harm, promote proven candidates, merge duplicates,
-flag contradictions."""
+"""Model-free consolidation: retire proven harm, merge duplicates and near-duplicates,
+flag contradictions, promote proven candidates.
+
+Proposals come out in the order apply should take them: retirements, merges,
+contradictions, promotions. A proven-harmful lesson is only ever proposed for retirement,
+so no other proposal of the same report touches it and a report applies cleanly whole.
+"""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from lamar.experience import Experience, Status
-from lamar.policy.verdicts import Verdict
+from lamar.policy.verdicts import Evidence, Verdict
 from lamar.sleep.proposals import Proposal
+from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize, overlap
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
 
-_PUNCT = re.compile(r"[^\w\s]")
+Snapshot = Callable[[Sequence[str]], tuple[dict[str, dict[str, object]], dict[str, str]]]
 
 
-def normalize(text: str) -> str:
-    """Lower case, punctuation dropped, white space folded: what counts as the same words.
+def consolidate(lam: Lamar, *, similarity: float = NEAR_DUPLICATE) -> list[Proposal]:
+    """Proposals from the store alone (no model, no traces); nothing is written.
 
-    >>> normalize("  Clear the  DerivedData folder! ")
-    'clear the deriveddata folder'
+    Args:
+        lam: the engine, already synced.
+        similarity: near-duplicate threshold for merges and contradictions, in (0, 1];
+            1.0 merges only lessons with the same content words.
     """
-    return " ".join(_PUNCT.sub(" ", text.lower()).split())
-
-
-def consolidate(lam: Lamar) -> list[Proposal]:
+    if not 0.0 < similarity <= 1.0:
+        raise ValueError(f"similarity must be in (0, 1]; got {similarity!r}")
     live = [e for e in lam.experiences() if e.status is not Status.RETIRED]
     evidence = {e.id: lam.evidence(e.id) for e in live}
-    proposals: list[Proposal] = []
 
-    def snapshot(ids: list[str]) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
-        return ({i: evidence[i].to_dict() for i in ids},
-                {i: lam.get(i).status.value for i in ids})
+    def snapshot(ids: Sequence[str]) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
+        return ({i: evidence[i].to_dict() for i in ids}, {i: lam.get(i).status.value for i in ids})
 
+    retire, promote = [], []
     for exp in live:
         ev = evidence[exp.id]
         if ev.verdict is Verdict.HARMS:
             ev_map, expect = snapshot([exp.id])
-            proposals.append(Proposal(
+            retire.append(Proposal(
                 id=Proposal.make_id("retire", [exp.id]), kind="retire", experience_ids=(exp.id,),
                 reason=(f"proven harmful: lift {ev.lift:+.3f}, upper bound {ev.upper:+.3f} < 0 "
                         f"over {ev.randomized} randomized episodes"),
                 evidence=ev_map, expect=expect))
         elif ev.verdict is Verdict.HELPS and exp.status is Status.CANDIDATE:
             ev_map, expect = snapshot([exp.id])
-            proposals.append(Proposal(
+            promote.append(Proposal(
                 id=Proposal.make_id("promote", [exp.id]), kind="promote", experience_ids=(exp.id,),
                 reason=f"candidate proven helpful: lift {ev.lift:+.3f}, lower bound {ev.lower:+.3f} > 0",
                 evidence=ev_map, expect=expect))
 
-    proposals += _merges(live, snapshot)
-    proposals += _contradictions(live, evidence, snapshot)
-    return proposals
+    # Retirement is the only proposal for proven harm; merging its evidence into a sibling
+    # or arguing it as one side of a contradiction would only muddy that.
+    unharmful = [e for e in live if evidence[e.id].verdict is not Verdict.HARMS]
+    by_scope: dict[tuple[tuple[str, str], ...], list[Experience]] = defaultdict(list)
+    for exp in unharmful:
+        by_scope[exp.scope.items_key].append(exp)
+    merges: list[Proposal] = []
+    contradictions: list[Proposal] = []
+    for group in by_scope.values():
+        clusters = _clusters(sorted(group, key=lambda e: _keeper_rank(e, evidence[e.id])), similarity)
+        merges += [_merge(c, similarity, snapshot) for c in clusters if len(c) > 1]
+        contradictions += _contradictions([c[0] for c in clusters], evidence, similarity, snapshot)
+    return retire + merges + contradictions + promote
 
 
-def _merges(live: list[Experience], snapshot) -> list[Proposal]:  # type: ignore[no-untyped-def]
-    groups: dict[tuple[object, ...], list[Experience]] = defaultdict(list)
-    for exp in live:
-        groups[(normalize(exp.precondition), normalize(exp.action), exp.scope.items_key)].append(exp)
+def _keeper_rank(exp: Experience, ev: Evidence) -> tuple[int, int, float]:
+    """Which of several duplicates survives a merge: active first, then most evidence, then oldest."""
+    return (0 if exp.status is Status.ACTIVE else 1, -ev.randomized, exp.created_at)
+
+
+def _clusters(ranked: list[Experience], threshold: float) -> list[list[Experience]]:
+    """Greedy clusters around keepers: a lesson joins the first keeper it nearly duplicates.
+
+    Comparing with the keeper only (not any member) stops chains A~B~C from merging an A
+    and a C that do not resemble each other.
+    """
+    clusters: list[list[Experience]] = []
+    for exp in ranked:
+        for cluster in clusters:
+            keeper = cluster[0]
+            if lesson_similarity(keeper.precondition, keeper.action, exp.precondition, exp.action) >= threshold:
+                cluster.append(exp)
+                break
+        else:
+            clusters.append([exp])
+    return clusters
+
+
+def _merge(cluster: list[Experience], threshold: float, snapshot: Snapshot) -> Proposal:
+    keep, rest = cluster[0], cluster[1:]
+    ids = [keep.id] + [e.id for e in rest]
+    payload = {"into": keep.id, "from": [e.id for e in rest]}
+    exact = all((normalize(e.precondition), normalize(e.action)) == (normalize(keep.precondition),
+                                                                     normalize(keep.action)) for e in rest)
+    how = ("say the same thing" if exact
+           else f"say nearly the same thing (word overlap >= {threshold:g})")
+    ev_map, expect = snapshot(ids)
+    return Proposal(
+        id=Proposal.make_id("merge", ids, payload), kind="merge", experience_ids=tuple(ids),
+        reason=f"{len(cluster)} lessons {how} in the same scope; keep {keep.id} ({keep.render()!r}), evidence combined",
+        evidence=ev_map, payload=payload, expect=expect)
+
+
+def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], threshold: float,
+                    snapshot: Snapshot) -> list[Proposal]:
+    """Lessons for the same situation (preconditions alike) that prescribe different actions."""
+    situations: list[list[Experience]] = []
+    for exp in keepers:
+        for situation in situations:
+            if overlap(situation[0].precondition, exp.precondition) >= threshold:
+                situation.append(exp)
+                break
+        else:
+            situations.append([exp])
     out = []
-    for group in groups.values():
-        if len(group) < 2:
+    for exps in situations:
+        if len(exps) < 2:
             continue
-        keep, rest = group[0], group[1:]
-        ids = [keep.id] + [e.id for e in rest]
-        payload = {"into": keep.id, "from": [e.id for e in rest]}
-        ev_map, expect = snapshot(ids)
-        out.append(Proposal(
-            id=Proposal.make_id("merge", ids, payload), kind="merge", experience_ids=tuple(ids),
-            reason=f"{len(group)} lessons say the same thing in the same scope; keep {keep.id}, evidence combined",
-            evidence=ev_map, payload=payload, expect=expect))
-    return out
-
-
-def _contradictions(live: list[Experience], evidence, snapshot) -> list[Proposal]:  # type: ignore[no-untyped-def]
-    groups: dict[tuple[object, ...], dict[str, Experience]] = defaultdict(dict)
-    for exp in live:
-        groups[(normalize(exp.precondition), exp.scope.items_key)].setdefault(normalize(exp.action), exp)
-    out = []
-    for by_action in groups.values():
-        if len(by_action) < 2:
-            continue
-        exps = list(by_action.values())
         ids = [e.id for e in exps]
-        verdicts = {evidence[i].verdict for i in ids}
-        if Verdict.HELPS in verdicts and verdicts - {Verdict.HELPS} <= {Verdict.HARMS}:
-            if sum(evidence[i].verdict is Verdict.HELPS for i in ids) == 1:
-                continue  # settled: one proven to help, the others not
+        helps = [i for i in ids if evidence[i].verdict is Verdict.HELPS]
+        if len(helps) == 1:
+            continue  # settled: one side proven to help, the others not
         ev_map, expect = snapshot(ids)
-        sides = "; ".join(f"{e.id}: {e.action!r} ({evidence[e.id].verdict.value}, lift {evidence[e.id].lift:+.3f})"
-                          for e in exps)
+        sides = "; ".join(f"{e.id}: {e.action!r} ({evidence[e.id].verdict.value}, lift {evidence[e.id].lift:+.3f}, "
+                          f"{evidence[e.id].randomized} randomized)" for e in exps)
         out.append(Proposal(
             id=Proposal.make_id("contradiction", ids), kind="contradiction", experience_ids=tuple(ids),
-            reason=f"same situation, different actions: {sides}. The engine keeps testing all until one is proven.",
+            reason=(f"same situation, different actions: {sides}. The engine keeps testing each until "
+                    "one is proven; retire one by hand to settle it sooner."),
             evidence=ev_map, expect=expect))
     return out
+
+
+__all__ = ["consolidate", "normalize"]

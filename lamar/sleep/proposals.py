@@ -67,12 +67,21 @@ class Dropped:
 
 @dataclasses.dataclass(frozen=True)
 class SleepReport:
-    """Proposals made against the store as of event `made_at`; nothing is changed yet."""
+    """Proposals made against the store as of event `made_at`; nothing is changed yet.
+
+    Attributes:
+        proposals: the changes sleep suggests, in the order apply takes them.
+        dropped: what mining refused (a malformed or unsupported lesson, ...), each with its reason.
+        made_at: the store's last event when the report was made; apply re-checks what changed since.
+        created: unix time of the report.
+        summary: figures of the run (lessons looked at; traces, batches, model calls, ...).
+    """
 
     proposals: list[Proposal]
     dropped: list[Dropped] = dataclasses.field(default_factory=list)
     made_at: int = 0
     created: float = dataclasses.field(default_factory=time.time)
+    summary: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         return iter(self.proposals)
@@ -90,6 +99,7 @@ class SleepReport:
             "created": self.created,
             "proposals": [p.to_dict() for p in self.proposals],
             "dropped": [{"item": d.item, "reason": d.reason} for d in self.dropped],
+            "summary": dict(self.summary),
         }
 
     @classmethod
@@ -99,6 +109,7 @@ class SleepReport:
             dropped=[Dropped(d.get("item"), d.get("reason", "")) for d in data.get("dropped", [])],
             made_at=int(data.get("made_at", 0)),
             created=float(data.get("created", 0.0)),
+            summary=dict(data.get("summary", {})),
         )
 
 
@@ -108,3 +119,11 @@ class ApplyResult:
 
     applied: list[str]
     skipped: list[tuple[str, str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"applied": list(self.applied), "skipped": [list(pair) for pair in self.skipped]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ApplyResult:
+        return cls(applied=[str(i) for i in data.get("applied", [])],
+                   skipped=[(str(i), str(why)) for i, why in data.get("skipped", [])])

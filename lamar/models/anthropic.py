@@ -1,0 +1,89 @@
+"""`AnthropicModel`: the Model protocol over Anthropic's Messages API (`pip install 'lamar[anthropic]'`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar._errors import ModelError
+from lamar.models.protocol import (
+    check_max_tokens,
+    connection_failure,
+    empty_failure,
+    load_sdk,
+    status_failure,
+    truncated_failure,
+)
+
+_PROVIDER = "Anthropic"
+_CUT_OFF = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+
+class AnthropicModel:
+    """Claude through `client.messages.create`; the answer is the text blocks joined.
+
+    Args:
+        model: the model name, e.g. "claude-sonnet-4-5" (required: Lamar picks no default).
+        client: an `anthropic.Anthropic` client to use (one is built when omitted).
+        **client_kwargs: passed to `anthropic.Anthropic(...)` (api_key, base_url,
+            max_retries, http_client, ...).
+
+    Raises:
+        ImportError: the anthropic package is not installed.
+    """
+
+    def __init__(self, model: str, *, client: Any = None, **client_kwargs: Any) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be an Anthropic model name; got {model!r}")
+        self.model = model
+        self._sdk = load_sdk("anthropic", "anthropic")
+        if client is not None and client_kwargs:
+            raise TypeError("pass either client= or keyword arguments for a new client, not both")
+        if client is None:
+            try:
+                client = self._sdk.Anthropic(**client_kwargs)
+            except self._sdk.AnthropicError as exc:
+                raise ModelError(f"cannot set up the Anthropic client ({exc}); set ANTHROPIC_API_KEY or pass "
+                                 "api_key=...") from exc
+        self.client = client
+
+    def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+        """Send `prompt` as one user message; return the reply's text.
+
+        Raises:
+            ModelError: HTTP error, unreachable API, missing credentials, or an empty or
+                cut-off reply.
+        """
+        check_max_tokens(max_tokens)
+        sdk = self._sdk
+        try:
+            message = self.client.messages.create(
+                model=self.model,
+                max_tokens=max_tokens,
+                messages=[{"role": "user", "content": prompt}],
+            )
+        except sdk.APIStatusError as exc:
+            raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
+                                 credentials="set ANTHROPIC_API_KEY or pass api_key=...") from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
+        except TypeError as exc:
+            # The SDK reports missing credentials as a TypeError before sending anything.
+            if "authentication" not in str(exc):
+                raise
+            raise ModelError(
+                f"no Anthropic credentials for model {self.model!r}: set ANTHROPIC_API_KEY or pass api_key=..."
+            ) from exc
+        except sdk.AnthropicError as exc:
+            raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc
+        text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        if message.stop_reason in _CUT_OFF:
+            raise truncated_failure(_PROVIDER, self.model, max_tokens)
+        if not text.strip():
+            raise empty_failure(_PROVIDER, self.model, f"stop_reason {message.stop_reason!r}")
+        return text
+
+    def __repr__(self) -> str:
+        return f"AnthropicModel({self.model!r})"
+
+
+__all__ = ["AnthropicModel"]

@@ -1,0 +1,76 @@
+"""`OllamaModel`: the Model protocol over a local Ollama server (`pip install 'lamar[ollama]'`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar._errors import ModelError
+from lamar.models.protocol import (
+    check_max_tokens,
+    connection_failure,
+    empty_failure,
+    load_sdk,
+    status_failure,
+    truncated_failure,
+)
+
+_PROVIDER = "Ollama"
+
+
+class OllamaModel:
+    """A local model through `ollama.Client.generate`.
+
+    Args:
+        model: the model name as Ollama knows it, e.g. "llama3.2:3b" (required).
+        client: an `ollama.Client` to use (one is built when omitted).
+        host: the server address for a new client (default: OLLAMA_HOST or localhost:11434).
+        **client_kwargs: passed to `ollama.Client(...)` (and on to its httpx client: timeout, ...).
+
+    Raises:
+        ImportError: the ollama package is not installed.
+    """
+
+    def __init__(self, model: str, *, client: Any = None, host: str | None = None, **client_kwargs: Any) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be an Ollama model name; got {model!r}")
+        self.model = model
+        self._sdk = load_sdk("ollama", "ollama")
+        if client is not None and (client_kwargs or host is not None):
+            raise TypeError("pass either client= or host=/keyword arguments for a new client, not both")
+        self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
+
+    def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+        """Generate an answer to `prompt` with at most `max_tokens` tokens (Ollama's num_predict).
+
+        Raises:
+            ModelError: HTTP error (an unpulled model is a 404), server not running, or an
+                empty or cut-off answer.
+        """
+        check_max_tokens(max_tokens)
+        import httpx  # the ollama SDK's own transport, installed with it
+
+        where = str(getattr(getattr(self.client, "_client", None), "base_url", "the Ollama server"))
+        try:
+            result = self.client.generate(model=self.model, prompt=prompt, options={"num_predict": max_tokens})
+        except self._sdk.ResponseError as exc:
+            if exc.status_code == 404:
+                raise ModelError(
+                    f"Ollama does not have model {self.model!r} ({exc.error}); run `ollama pull {self.model}`"
+                ) from exc
+            if exc.status_code < 400:
+                raise ModelError(f"Ollama failed on model {self.model!r}: {exc.error}") from exc
+            raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
+        except (ConnectionError, httpx.TransportError) as exc:
+            raise connection_failure(_PROVIDER, where, exc) from exc
+        text = result.response or ""
+        if result.done_reason == "length":
+            raise truncated_failure(_PROVIDER, self.model, max_tokens)
+        if not text.strip():
+            raise empty_failure(_PROVIDER, self.model, f"done_reason {result.done_reason!r}")
+        return text
+
+    def __repr__(self) -> str:
+        return f"OllamaModel({self.model!r})"
+
+
+__all__ = ["OllamaModel"]

@@ -1,0 +1,123 @@
+"""`OpenAIModel`: the Model protocol over OpenAI's Responses API, or chat completions for
+compatible servers (`pip install 'lamar[openai]'`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar._errors import ModelError
+from lamar.models.protocol import (
+    check_max_tokens,
+    connection_failure,
+    empty_failure,
+    load_sdk,
+    status_failure,
+    truncated_failure,
+)
+
+_PROVIDER = "OpenAI"
+_APIS = ("responses", "chat")
+
+
+class OpenAIModel:
+    """A model behind the OpenAI SDK.
+
+    Args:
+        model: the model name, e.g. "gpt-5-mini" (required).
+        client: an `openai.OpenAI` client to use (one is built when omitted).
+        api: "responses" (default; `client.responses.create`) or "chat"
+            (`client.chat.completions.create`, for servers that only speak chat completions).
+        token_limit: the name of the output-limit parameter for api="chat";
+            "max_completion_tokens" (OpenAI) or "max_tokens" (older compatible servers).
+        **client_kwargs: passed to `openai.OpenAI(...)` (api_key, base_url, max_retries,
+            http_client, ...).
+
+    Raises:
+        ImportError: the openai package is not installed.
+        ModelError: the client cannot be built (no API key, say).
+    """
+
+    def __init__(self, model: str, *, client: Any = None, api: str = "responses",
+                 token_limit: str = "max_completion_tokens", **client_kwargs: Any) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be an OpenAI model name; got {model!r}")
+        if api not in _APIS:
+            raise ValueError(f"api must be one of {list(_APIS)}; got {api!r}")
+        if token_limit not in ("max_completion_tokens", "max_tokens"):
+            raise ValueError(f"token_limit must be 'max_completion_tokens' or 'max_tokens'; got {token_limit!r}")
+        self.model = model
+        self.api = api
+        self.token_limit = token_limit
+        self._sdk = load_sdk("openai", "openai")
+        if client is not None and client_kwargs:
+            raise TypeError("pass either client= or keyword arguments for a new client, not both")
+        if client is None:
+            try:
+                client = self._sdk.OpenAI(**client_kwargs)
+            except self._sdk.OpenAIError as exc:
+                raise ModelError(f"cannot set up the OpenAI client: {exc} (set OPENAI_API_KEY or pass api_key=...)"
+                                 ) from exc
+        self.client = client
+
+    def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+        """Send `prompt`; return the answer's text.
+
+        Raises:
+            ModelError: HTTP error, unreachable server, or an empty, incomplete or cut-off answer.
+        """
+        check_max_tokens(max_tokens)
+        sdk = self._sdk
+        try:
+            if self.api == "responses":
+                return self._responses(prompt, max_tokens)
+            return self._chat(prompt, max_tokens)
+        except sdk.APIStatusError as exc:
+            raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
+                                 credentials="set OPENAI_API_KEY or pass api_key=...") from exc
+        except sdk.APIConnectionError as exc:
+            raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
+        except sdk.OpenAIError as exc:
+            raise ModelError(f"the OpenAI call for model {self.model!r} failed: {exc}") from exc
+
+    def _responses(self, prompt: str, max_tokens: int) -> str:
+        response = self.client.responses.create(model=self.model, input=prompt, max_output_tokens=max_tokens)
+        if response.status == "incomplete":
+            details = getattr(response, "incomplete_details", None)
+            reason = getattr(details, "reason", None)
+            if reason == "max_output_tokens":
+                raise truncated_failure(_PROVIDER, self.model, max_tokens)
+            raise ModelError(
+                f"OpenAI model {self.model!r} returned an incomplete response (reason {reason!r}); "
+                "nothing usable came back, try again or rephrase the traces"
+            )
+        if response.status == "failed":
+            error = getattr(response, "error", None)
+            raise ModelError(f"OpenAI model {self.model!r} failed the response: {getattr(error, 'message', error)}")
+        text: str = response.output_text
+        if not text.strip():
+            raise empty_failure(_PROVIDER, self.model, f"status {response.status!r}")
+        return text
+
+    def _chat(self, prompt: str, max_tokens: int) -> str:
+        completion = self.client.chat.completions.create(
+            model=self.model,
+            messages=[{"role": "user", "content": prompt}],
+            **{self.token_limit: max_tokens},
+        )
+        if not completion.choices:
+            raise empty_failure(_PROVIDER, self.model, "no choices")
+        choice = completion.choices[0]
+        if choice.finish_reason == "length":
+            raise truncated_failure(_PROVIDER, self.model, max_tokens)
+        if choice.finish_reason == "content_filter":
+            raise ModelError(f"model {self.model!r} stopped on its content filter; nothing usable came back")
+        text = choice.message.content or ""
+        if not text.strip():
+            raise empty_failure(_PROVIDER, self.model, f"finish_reason {choice.finish_reason!r}")
+        return text
+
+    def __repr__(self) -> str:
+        return f"OpenAIModel({self.model!r}, api={self.api!r})"
+
+
+__all__ = ["OpenAIModel"]

@@ -1,0 +1,97 @@
+"""The `Model` protocol sleep calls, and the failure messages every adapter shares."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Protocol, runtime_checkable
+
+from lamar._errors import ModelError
+
+
+@runtime_checkable
+class Model(Protocol):
+    """Anything that turns a prompt into text. Sleep needs nothing more.
+
+    >>> class Echo:
+    ...     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+    ...         return prompt[:max_tokens]
+    >>> isinstance(Echo(), Model)
+    True
+    """
+
+    def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+        """Return the model's whole answer to `prompt`, at most `max_tokens` tokens long.
+
+        Raises:
+            ModelError: the call failed, or the answer is empty or cut off.
+        """
+        ...
+
+
+def load_sdk(module: str, extra: str) -> ModuleType:
+    """Import an adapter's SDK, or fail with the install command that provides it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ImportError(
+            f"the {module!r} package is needed for this model adapter: pip install 'lamar[{extra}]'"
+        ) from exc
+
+
+def check_max_tokens(max_tokens: int) -> int:
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a whole number >= 1; got {max_tokens!r}")
+    return max_tokens
+
+
+def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "") -> ModelError:
+    """A ModelError for an HTTP error status, saying what to do about it."""
+    detail = " ".join(str(detail).split())[:300]
+    said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+    if status in (401, 403):
+        fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
+        return ModelError(f"{provider} refused the request for model {model!r} ({said}); {fix}")
+    if status == 404:
+        return ModelError(f"{provider} does not know model {model!r} ({said}); check the model name")
+    if status in (408, 429):
+        return ModelError(
+            f"{provider} is rate limiting or timed out on model {model!r} ({said}); wait and run sleep "
+            "again, or send less per call with a smaller max_prompt_tokens"
+        )
+    if 400 <= status < 500:
+        return ModelError(
+            f"{provider} rejected the request for model {model!r} ({said}); check the model name and "
+            "max_tokens, and lower max_prompt_tokens if the prompt is too long for the model"
+        )
+    return ModelError(
+        f"{provider} failed on its side for model {model!r} ({said}); nothing was changed, run sleep again later"
+    )
+
+
+def connection_failure(provider: str, where: str, exc: BaseException) -> ModelError:
+    return ModelError(
+        f"could not reach {provider} at {where} ({type(exc).__name__}: {exc}); check the network, "
+        "the server address and that the service is running, then run sleep again"
+    )
+
+
+def empty_failure(provider: str, model: str, why: str = "") -> ModelError:
+    because = f" ({why})" if why else ""
+    return ModelError(
+        f"{provider} model {model!r} returned no text{because}; nothing can be mined from it, "
+        "try again or use another model"
+    )
+
+
+def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
+    return ModelError(
+        f"{provider} model {model!r} hit the output limit (max_tokens={max_tokens}) and its answer is "
+        "cut off; raise max_tokens, or lower max_prompt_tokens so each call covers fewer traces"
+    )
+
+
+__all__ = [
+    "Model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk", "status_failure",
+    "truncated_failure",
+]

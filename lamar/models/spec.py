@@ -1,0 +1,53 @@
+"""`from_spec`: build a model from a short "provider:model" string, as the CLI takes it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar.models.protocol import Model
+
+PROVIDERS = ("anthropic", "openai", "openai-chat", "ollama")
+
+
+def from_spec(spec: str, **kwargs: Any) -> Model:
+    """Build a model adapter from "provider:model".
+
+    Providers: "anthropic", "openai" (Responses API), "openai-chat" (chat completions, for
+    compatible servers; pass base_url=...), "ollama" (the model name may hold a colon, as in
+    "ollama:llama3.2:3b").
+
+    Args:
+        spec: "provider:model".
+        **kwargs: passed to the adapter (client=, api_key=, base_url=, host=, ...).
+
+    Raises:
+        ValueError: the spec has no provider or names an unknown one.
+        ImportError: the provider's SDK is not installed (the message names the extra).
+
+    >>> from_spec("mystery:model")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown model provider 'mystery' in 'mystery:model'; use one of anthropic, openai, openai-chat, ollama
+    """
+    provider, sep, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
+    provider = provider.strip().lower()
+    if not sep or not name.strip():
+        raise ValueError(f"a model spec is 'provider:model', like 'anthropic:claude-sonnet-4-5'; got {spec!r}")
+    if provider == "anthropic":
+        from lamar.models.anthropic import AnthropicModel
+
+        return AnthropicModel(name, **kwargs)
+    if provider in ("openai", "openai-chat"):
+        from lamar.models.openai import OpenAIModel
+
+        if provider == "openai-chat":
+            kwargs.setdefault("api", "chat")
+        return OpenAIModel(name, **kwargs)
+    if provider == "ollama":
+        from lamar.models.ollama import OllamaModel
+
+        return OllamaModel(name, **kwargs)
+    raise ValueError(f"unknown model provider {provider!r} in {spec!r}; use one of {', '.join(PROVIDERS)}")
+
+
+__all__ = ["PROVIDERS", "from_spec"]

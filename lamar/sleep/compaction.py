@@ -1,0 +1,98 @@
+"""Compaction: fold old, reported episodes into one summary event so the state stays bounded.
+
+An episode's outcome is already folded into every lesson's evidence when it is reported, so
+an old reported episode is only kept for the audit trail. A compact proposal lists such
+episodes and carries the audit figures they add up to (episodes, reports, outcomes by
+signal, and per lesson how often it was eligible, injected and held out); applying it
+appends one `compact` event, after which the engine's cache drops those episodes.
+Unreported episodes are never folded, so a late report still finds its episode.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from lamar.sleep.proposals import Proposal
+
+if TYPE_CHECKING:
+    from lamar.engine import EpisodeRecord, Lamar
+
+KEEP_LAST = 10_000
+"""Default number of newest episodes sleep never folds."""
+
+
+def propose_compaction(lam: Lamar, *, keep_last: int | None = KEEP_LAST, older_than: float | None = None,
+                       now: float | None = None) -> Proposal | None:
+    """A compact proposal for the reported episodes outside both windows, or None.
+
+    Args:
+        lam: the engine (its cache is read, nothing is written).
+        keep_last: never fold the newest this many episodes (None: no count window).
+        older_than: never fold episodes younger than this many seconds (None: no age window).
+        now: the clock for `older_than` (default: time.time()).
+    """
+    if keep_last is None and older_than is None:
+        return None
+    if keep_last is not None and (isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0):
+        raise ValueError(f"keep_last must be a whole number >= 0 or None; got {keep_last!r}")
+    if older_than is not None and not older_than >= 0:
+        raise ValueError(f"older_than must be seconds >= 0 or None; got {older_than!r}")
+    episodes: list[EpisodeRecord] = list(lam._episodes.values())  # in log order
+    if keep_last:
+        episodes = episodes[:-keep_last]
+    cutoff = None if older_than is None else (time.time() if now is None else now) - older_than
+    folded = [e for e in episodes if e.reward is not None and (cutoff is None or e.time < cutoff)]
+    if not folded:
+        return None
+    payload = {
+        "episodes": [e.id for e in folded],
+        "keep_last": keep_last,
+        "older_than": older_than,
+        "counts": _counts(folded),
+        "lessons": _lesson_counts(folded),
+    }
+    windows = []
+    if keep_last is not None:
+        windows.append(f"outside the newest {keep_last}")
+    if older_than is not None:
+        windows.append(f"older than {older_than:g} s")
+    return Proposal(
+        id=Proposal.make_id("compact", [], {"episodes": payload["episodes"]}),
+        kind="compact",
+        experience_ids=(),
+        reason=(f"fold {len(folded)} reported episodes ({' and '.join(windows)}) into one summary event; "
+                "their outcomes stay in the lessons' evidence and the audit counts stay in the event"),
+        payload=payload,
+    )
+
+
+def _counts(folded: list[EpisodeRecord]) -> dict[str, Any]:
+    rewards = [e.reward for e in folded if e.reward is not None]
+    signals = Counter(e.signal or "reward" for e in folded)
+    return {
+        "episodes": len(folded),
+        "reports": len(rewards),
+        "by_signal": dict(sorted(signals.items())),
+        "reward_sum": sum(rewards),
+        "reward_mean": sum(rewards) / len(rewards) if rewards else 0.0,
+        "first_time": min(e.time for e in folded),
+        "last_time": max(e.time for e in folded),
+    }
+
+
+def _lesson_counts(folded: list[EpisodeRecord]) -> dict[str, dict[str, int]]:
+    """Per lesson: how many folded episodes it was eligible in, injected in, held out of."""
+    lessons: dict[str, dict[str, int]] = {}
+    for episode in folded:
+        for exp_id in episode.eligible:
+            lessons.setdefault(exp_id, {"eligible": 0, "injected": 0, "held_out": 0})["eligible"] += 1
+        for exp_id in episode.injected:
+            lessons.setdefault(exp_id, {"eligible": 0, "injected": 0, "held_out": 0})["injected"] += 1
+        for exp_id in episode.held_out:
+            lessons.setdefault(exp_id, {"eligible": 0, "injected": 0, "held_out": 0})["held_out"] += 1
+    return dict(sorted(lessons.items()))
+
+
+__all__ = ["KEEP_LAST", "propose_compaction"]

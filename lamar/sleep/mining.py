@@ -1,0 +1,202 @@
+"""Mining: a model reads batches of scrubbed traces and proposes lessons; Lamar checks each one.
+
+A mined lesson is only a candidate (a cold arm the bandit tries), never a belief, and it
+must survive strict checks first: well-formed output, trace ids the model was shown, at
+least two distinct supporting traces, a scope that fits those traces, no secrets, no
+injected instructions, and no duplicate of a lesson already stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lamar.experience import Experience, Scope, Status
+from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
+from lamar.sleep.proposals import Dropped, Proposal
+from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
+from lamar.sleep.traces import Trace, TraceSource, load_traces
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
+
+MAX_PROMPT_TOKENS = 8_000
+"""Default budget of one mining prompt, in estimated tokens (characters / 4)."""
+
+
+@dataclasses.dataclass
+class _Pooled:
+    """One lesson as proposed (possibly by several batches), with all the traces cited for it."""
+
+    lesson: ParsedLesson
+    trace_ids: set[str]
+
+
+def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
+         max_tokens: int = 2048, min_support: int = 2,
+         similarity: float = NEAR_DUPLICATE) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
+    """Ask `model` for lessons in `traces`; return candidate proposals, what was dropped, and figures.
+
+    Args:
+        lam: the engine (read only, to skip lessons it already holds).
+        traces: a JSON Lines path or an iterable of traces (see `load_traces`).
+        model: anything with `complete(prompt, *, max_tokens) -> str`.
+        max_prompt_tokens: budget of one prompt; larger trace sets are split into batches.
+        max_tokens: the model's output limit per call.
+        min_support: distinct traces a lesson must cite (at least 2).
+        similarity: word-overlap threshold above which a lesson duplicates a stored one.
+
+    Raises:
+        ValueError: traces without a model, or a bad option.
+        InvalidTrace: a trace breaks the trace format.
+        ModelError: a model call failed (nothing is proposed; run sleep again).
+    """
+    if traces is not None and model is None:
+        raise ValueError("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
+    if model is not None and not callable(getattr(model, "complete", None)):
+        raise TypeError(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
+    if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 2:
+        raise ValueError(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
+    loaded = load_traces(traces) if traces is not None else []
+    summary: dict[str, Any] = {"traces": len(loaded), "batches": 0, "model_calls": 0, "prompt_tokens": 0,
+                               "secrets_scrubbed": 0, "lessons_proposed": 0, "candidates": 0}
+    if not loaded:
+        return [], [], summary
+
+    from lamar.safety import scrub  # written alongside; imported when first needed
+
+    batches, oversized, scrubbed = batch_traces(loaded, scrub, max_prompt_tokens)
+    summary["secrets_scrubbed"] = scrubbed
+    dropped = [Dropped({"trace": trace_id}, f"trace does not fit max_prompt_tokens={max_prompt_tokens} even "
+                                            "with its long fields clipped; raise max_prompt_tokens")
+               for trace_id in oversized]
+    pooled: dict[tuple[object, ...], _Pooled] = {}
+    for batch in batches:
+        summary["batches"] += 1
+        summary["model_calls"] += 1
+        summary["prompt_tokens"] += batch.tokens
+        reply = model.complete(batch.prompt, max_tokens=max_tokens)
+        lessons, refused, seen = parse_reply(reply, batch)
+        dropped += [_scrubbed_drop(d, scrub) for d in refused]
+        summary["lessons_proposed"] += seen
+        for lesson in lessons:
+            key = (normalize(lesson.precondition), normalize(lesson.action), tuple(sorted(lesson.scope.items())))
+            if key in pooled:
+                pooled[key].trace_ids |= set(lesson.trace_ids)  # the same lesson seen from another batch
+            else:
+                pooled[key] = _Pooled(lesson, set(lesson.trace_ids))
+
+    by_id = {t.id: t for t in loaded}
+    proposals: list[Proposal] = []
+    accepted: list[Experience] = []
+    name = _model_name(model)
+    for item in pooled.values():
+        lesson, ids = item.lesson, sorted(item.trace_ids)
+        reason = _refusal(lam, lesson, [by_id[i] for i in ids], accepted, min_support, similarity, scrub)
+        if reason:
+            dropped.append(_scrubbed_drop(Dropped({**lesson.as_dict(), "trace_ids": ids}, reason), scrub))
+            continue
+        proposal = _candidate(lesson, [by_id[i] for i in ids], name)
+        accepted.append(Experience.from_dict(proposal.payload["experience"]))
+        proposals.append(proposal)
+    summary["candidates"] = len(proposals)
+    return proposals, dropped, summary
+
+
+def _refusal(lam: Lamar, lesson: ParsedLesson, support: Sequence[Trace], accepted: Sequence[Experience],
+             min_support: int, similarity: float, scrub: Any) -> str:
+    """Why the lesson cannot become a candidate, or "" when it can."""
+    from lamar.safety import injection_reason
+
+    text = "\n".join([lesson.precondition, lesson.action, lesson.rationale, *lesson.scope.values()])
+    injected = injection_reason(text)
+    if injected:
+        return f"looks like an injection attempt: {injected}"
+    _, secrets = scrub(text)
+    if secrets:
+        return f"contains what looks like a secret ({', '.join(sorted(set(secrets)))})"
+    if len(support) < min_support:
+        return (f"supported by {len(support)} distinct trace(s) ({', '.join(t.id for t in support)}); "
+                f"a lesson needs at least {min_support}")
+    scope_problem = _scope_problem(lesson.scope, support)
+    if scope_problem:
+        return scope_problem
+    stored = lam.experiences()
+    for exp in [*stored, *accepted]:
+        if exp.scope.items_key != tuple(sorted(lesson.scope.items())):
+            continue
+        score = lesson_similarity(exp.precondition, exp.action, lesson.precondition, lesson.action)
+        if score >= similarity:
+            where = (f"lesson {exp.id} ({exp.status.value})" if exp in stored
+                     else f"another mined lesson of this report ({exp.id})")
+            return f"duplicates {where}: {exp.render()!r} (word overlap {score:.2f})"
+    return ""
+
+
+def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace]) -> str:
+    """A lesson's scope must hold in every trace it cites, and not be wider than they are.
+
+    An empty scope applies everywhere; when all the supporting traces share some context
+    (the same project, say) that would carry a lesson to places it was never seen.
+    """
+    for key, value in scope.items():
+        for trace in support:
+            if trace.context.get(key) != value:
+                seen = trace.context.get(key)
+                return (f"scope {key}={value!r} does not fit trace {trace.id} "
+                        f"({key}={seen!r} there)" if seen is not None else
+                        f"scope {key}={value!r} does not fit trace {trace.id} (it has no {key!r})")
+    if not scope:
+        shared = dict(set.intersection(*(set(t.context.items()) for t in support)))
+        if shared:
+            return (f"scope is empty (everywhere) but every supporting trace has {shared}; "
+                    "scope the lesson to where it was seen")
+    return ""
+
+
+def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str) -> Proposal:
+    ids = [t.id for t in support]
+    scope = Scope(lesson.scope)
+    # The id follows from the lesson's words, so the same lesson mined twice is one arm.
+    digest = hashlib.sha256(json.dumps([normalize(lesson.precondition), normalize(lesson.action),
+                                        list(scope.items_key)]).encode()).hexdigest()[:16]
+    exp = Experience(
+        precondition=lesson.precondition, action=lesson.action, rationale=lesson.rationale, scope=scope,
+        status=Status.CANDIDATE, id=f"exp_{digest}",
+        provenance={"source": "mined", "traces": ids, "model": model_name},
+    )
+    outcomes = Counter(t.outcome or "unknown" for t in support)
+    evidence = {exp.id: {"traces": len(ids), "outcomes": dict(sorted(outcomes.items())),
+                         "with_tool_errors": sum(1 for t in support if t.tool_errors)}}
+    return Proposal(
+        id=Proposal.make_id("candidate", [exp.id]), kind="candidate", experience_ids=(exp.id,),
+        reason=(f"mined from {len(ids)} traces ({', '.join(ids)}): {exp.render()} "
+                "Enters as a candidate that exploration tries; outcomes decide."),
+        evidence=evidence, payload={"experience": exp.to_dict()})
+
+
+def _scrubbed_drop(dropped: Dropped, scrub: Any) -> Dropped:
+    """The report is shown and stored: keep secrets the model echoed out of it."""
+    return Dropped(_scrub_value(dropped.item, scrub), dropped.reason)
+
+
+def _scrub_value(value: Any, scrub: Any) -> Any:
+    if isinstance(value, str):
+        return scrub(value)[0]
+    if isinstance(value, Mapping):
+        return {k: _scrub_value(v, scrub) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrub_value(v, scrub) for v in value]
+    return value
+
+
+def _model_name(model: Any) -> str:
+    name = getattr(model, "model", None)
+    return name if isinstance(name, str) and name else type(model).__name__
+
+
+__all__ = ["MAX_PROMPT_TOKENS", "TraceBatch", "mine"]

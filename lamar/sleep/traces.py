@@ -1,0 +1,257 @@
+"""The trace format sleep reads: one JSON object per agent session, one session per line.
+
+Integrations write traces with `TraceWriter`; `load_traces` validates them strictly and
+names the line of the first bad record, so a broken writer is caught at the next sleep.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lamar._errors import InvalidTrace, StoreError
+from lamar.signals import Signal
+
+try:  # POSIX; elsewhere appends rely on O_APPEND alone
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+_FIELDS = ("id", "time", "context", "input", "attempted", "tool_errors", "output", "outcome",
+           "episode_id", "metadata")
+_SIGNALS = tuple(s.value for s in Signal)
+
+
+@dataclasses.dataclass(frozen=True)
+class Trace:
+    """What happened in one agent session, as sleep reads it.
+
+    Attributes:
+        id: unique trace id.
+        context: the session's context (project, language, task, ...), strings only.
+        time: when the session happened, unix seconds.
+        input: what the user asked.
+        attempted: the actions and tool calls tried, in order.
+        tool_errors: the errors tools returned.
+        output: the final answer ("" when there was none).
+        outcome: the Signal value observed afterwards ("reverted", ...), or None if unknown.
+        episode_id: the Lamar episode of the session's recall, if there was one.
+        metadata: anything else (JSON-serializable); not shown to the model.
+
+    >>> t = Trace("t1", {"project": "trace"}, attempted=["swift build"], outcome="reverted")
+    >>> Trace.from_dict(t.to_dict()) == t
+    True
+    """
+
+    id: str
+    context: Mapping[str, str]
+    time: float = dataclasses.field(default_factory=time.time)
+    input: str = ""
+    attempted: Sequence[str] = ()
+    tool_errors: Sequence[str] = ()
+    output: str = ""
+    outcome: str | None = None
+    episode_id: str | None = None
+    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        problem = _problem(self)
+        if problem:
+            raise InvalidTrace(f"invalid trace: {problem}")
+        # Freeze the containers so a Trace is a value that cannot change under a reader.
+        object.__setattr__(self, "context", dict(self.context))
+        object.__setattr__(self, "attempted", tuple(self.attempted))
+        object.__setattr__(self, "tool_errors", tuple(self.tool_errors))
+        object.__setattr__(self, "metadata", dict(self.metadata))
+        object.__setattr__(self, "time", float(self.time))
+        if isinstance(self.outcome, Signal):
+            object.__setattr__(self, "outcome", self.outcome.value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of this trace, keys in the documented order."""
+        return {
+            "id": self.id,
+            "time": self.time,
+            "context": dict(self.context),
+            "input": self.input,
+            "attempted": list(self.attempted),
+            "tool_errors": list(self.tool_errors),
+            "output": self.output,
+            "outcome": self.outcome,
+            "episode_id": self.episode_id,
+            "metadata": dict(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trace:
+        """Parse one trace object.
+
+        Raises:
+            InvalidTrace: a key is missing, unknown or of the wrong type.
+        """
+        if not isinstance(data, Mapping):
+            raise InvalidTrace(f"invalid trace: expected a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(_FIELDS))
+        if unknown:
+            raise InvalidTrace(f"invalid trace: unknown keys {unknown}; put extra data under 'metadata'")
+        missing = [name for name in ("id", "context") if name not in data]
+        if missing:
+            raise InvalidTrace(f"invalid trace: missing required keys {missing}")
+        values = {name: data[name] for name in _FIELDS if name in data}
+        if values.get("metadata") is None:
+            values.pop("metadata", None)  # an explicit null means "none"
+        return cls(**values)
+
+
+def _problem(trace: Trace) -> str:
+    """What is wrong with the trace's fields, or "" when nothing is."""
+    if not isinstance(trace.id, str) or not trace.id.strip():
+        return f"'id' must be a non-empty string; got {trace.id!r}"
+    if not isinstance(trace.context, Mapping):
+        return f"'context' must be an object of strings; got {type(trace.context).__name__}"
+    for key, value in trace.context.items():
+        if not isinstance(key, str) or not key or not isinstance(value, str):
+            return f"'context' must map non-empty strings to strings; got {key!r}: {value!r}"
+    if isinstance(trace.time, bool) or not isinstance(trace.time, (int, float)) or not math.isfinite(trace.time):
+        return f"'time' must be unix seconds (a finite number); got {trace.time!r}"
+    for name in ("input", "output"):
+        if not isinstance(getattr(trace, name), str):
+            return f"{name!r} must be a string; got {type(getattr(trace, name)).__name__}"
+    for name in ("attempted", "tool_errors"):
+        items = getattr(trace, name)
+        if isinstance(items, (str, bytes)) or not isinstance(items, (list, tuple)):
+            return f"{name!r} must be a list of strings; got {type(items).__name__}"
+        bad = next((item for item in items if not isinstance(item, str)), None)
+        if bad is not None:
+            return f"{name!r} must be a list of strings; it holds {bad!r}"
+    if trace.outcome is not None and trace.outcome not in _SIGNALS:
+        return f"'outcome' must be one of {list(_SIGNALS)} or null; got {trace.outcome!r}"
+    if trace.episode_id is not None and not isinstance(trace.episode_id, str):
+        return f"'episode_id' must be a string or null; got {trace.episode_id!r}"
+    if not isinstance(trace.metadata, Mapping):
+        return f"'metadata' must be an object; got {type(trace.metadata).__name__}"
+    return ""
+
+
+TraceSource = str | os.PathLike[str] | Iterable[Trace | Mapping[str, Any] | str]
+
+
+def load_traces(source: TraceSource) -> list[Trace]:
+    """Read and validate traces.
+
+    Args:
+        source: a JSON Lines file path, or an iterable of `Trace`s, dicts, or JSON lines
+            (an open file works). Blank lines are skipped.
+
+    Returns:
+        The traces in order.
+
+    Raises:
+        InvalidTrace: a record does not parse or breaks the format, or an id repeats;
+            the message names the file and line (or the item number).
+        StoreError: the file cannot be read.
+
+    >>> [t.id for t in load_traces([{"id": "a", "context": {}}, '{"id": "b", "context": {}}'])]
+    ['a', 'b']
+    """
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source).expanduser()
+        try:
+            with path.open(encoding="utf-8") as handle:
+                return _parse(handle, where=f"{path}, line")
+        except OSError as exc:
+            raise StoreError(f"cannot read traces from {path}: {exc.strerror or exc}") from exc
+    if isinstance(source, (Mapping, Trace)):
+        raise InvalidTrace("load_traces takes a path or an iterable of traces; wrap one trace in a list")
+    return _parse(source, where="item")
+
+
+def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) -> list[Trace]:
+    traces: list[Trace] = []
+    first_seen: dict[str, int] = {}
+    for number, record in enumerate(records, start=1):
+        try:
+            if isinstance(record, Trace):
+                trace = record
+            elif isinstance(record, str):
+                if not record.strip():
+                    continue
+                try:
+                    parsed = json.loads(record)
+                except json.JSONDecodeError as exc:
+                    raise InvalidTrace(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                trace = Trace.from_dict(parsed)
+            else:
+                trace = Trace.from_dict(record)
+        except InvalidTrace as exc:
+            message = str(exc).removeprefix("invalid trace: ")
+            raise InvalidTrace(f"{where} {number}: {message}") from None
+        if trace.id in first_seen:
+            raise InvalidTrace(f"{where} {number}: trace id {trace.id!r} repeats {where} {first_seen[trace.id]}")
+        first_seen[trace.id] = number
+        traces.append(trace)
+    return traces
+
+
+class TraceWriter:
+    """Append traces to a JSON Lines file; safe with several writing processes.
+
+    Each `write` opens the file in append mode and holds an exclusive `flock` while it
+    writes one whole line, so lines from different processes never interleave.
+
+    Args:
+        path: the .jsonl file (created with its folder when missing).
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), "traces.jsonl")
+    >>> _ = TraceWriter(path).write(Trace("t1", {"project": "trace"}, outcome="shipped"))
+    >>> [t.outcome for t in load_traces(path)]
+    ['shipped']
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
+
+    def write(self, trace: Trace | Mapping[str, Any]) -> Trace:
+        """Validate and append one trace; returns it as a `Trace`.
+
+        Raises:
+            InvalidTrace: the trace breaks the format (nothing is written).
+            StoreError: the file cannot be written.
+        """
+        record = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
+        line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a+b") as handle:
+                if fcntl is not None:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    # A writer killed mid-line leaves no newline; start on a fresh line so
+                    # only that one record is lost, not this one too.
+                    handle.seek(0, os.SEEK_END)
+                    prefix = b""
+                    if handle.tell() > 0:
+                        handle.seek(-1, os.SEEK_END)
+                        if handle.read(1) != b"\n":
+                            prefix = b"\n"
+                    handle.write(prefix + line.encode("utf-8") + b"\n")
+                    handle.flush()  # out of Python's buffer before the lock is released
+                finally:
+                    if fcntl is not None:
+                        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        except OSError as exc:
+            raise StoreError(f"cannot append a trace to {self.path}: {exc.strerror or exc}") from exc
+        return record
+
+    def __repr__(self) -> str:
+        return f"TraceWriter({str(self.path)!r})"
+
+
+__all__ = ["Trace", "TraceSource", "TraceWriter", "load_traces"]

@@ -1,0 +1,126 @@
+"""AnthropicModel through the real anthropic SDK, HTTP mocked at the transport."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import pytest
+
+from lamar import ModelError
+from lamar.models import Model
+from lamar.models.anthropic import AnthropicModel
+
+Handler = Callable[[httpx2.Request], httpx2.Response]
+
+
+def message(*texts: str, stop_reason: str = "end_turn") -> dict[str, Any]:
+    return {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+        "content": [{"type": "text", "text": t} for t in texts],
+        "stop_reason": stop_reason, "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3},
+    }
+
+
+def model_with(handler: Handler) -> AnthropicModel:
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    return AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0)
+
+
+def test_request_shape_and_text_extraction() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=message("[{\"a\": ", "1}]"))
+
+    model = model_with(handler)
+    assert isinstance(model, Model)
+    assert model.complete("find lessons", max_tokens=321) == '[{"a": 1}]'
+    (request,) = seen
+    assert request.method == "POST" and request.url.path == "/v1/messages"
+    body = json.loads(request.content)
+    assert body == {"model": "claude-test", "max_tokens": 321, "messages": [{"role": "user", "content": "find lessons"}]}
+    assert "sk-ant-test" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
+
+
+def test_default_max_tokens_is_2048() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=message("ok"))
+
+    model_with(handler).complete("hi")
+    assert bodies[0]["max_tokens"] == 2048
+
+
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [
+        (400, "rejected the request"),
+        (401, "ANTHROPIC_API_KEY"),
+        (404, "check the model name"),
+        (429, "rate limiting"),
+        (500, "failed on its side"),
+        (529, "failed on its side"),
+    ],
+)
+def test_http_errors_become_model_errors(status: int, words: str) -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(status, json={"type": "error", "error": {"type": "x", "message": "boom"}})
+
+    with pytest.raises(ModelError, match=words) as caught:
+        model_with(handler).complete("hi")
+    assert f"HTTP {status}" in str(caught.value) and "claude-test" in str(caught.value)
+
+
+def test_connection_error_becomes_a_model_error() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused")
+
+    with pytest.raises(ModelError, match="could not reach Anthropic at https://api.anthropic.com"):
+        model_with(handler).complete("hi")
+
+
+def test_empty_reply_is_an_error() -> None:
+    with pytest.raises(ModelError, match="returned no text"):
+        model_with(lambda request: httpx2.Response(200, json=message())).complete("hi")
+    with pytest.raises(ModelError, match="returned no text.*refusal"):
+        model_with(lambda request: httpx2.Response(200, json=message(" ", stop_reason="refusal"))).complete("hi")
+
+
+def test_truncated_reply_is_an_error() -> None:
+    reply = message('[{"precondition": "x", "act', stop_reason="max_tokens")
+    with pytest.raises(ModelError, match=r"output limit \(max_tokens=50\).*cut off"):
+        model_with(lambda request: httpx2.Response(200, json=reply)).complete("hi", max_tokens=50)
+
+
+def test_missing_credentials_say_what_to_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))  # no profile on disk either
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=message("x"))))
+    with pytest.raises(ModelError, match="set ANTHROPIC_API_KEY"):
+        AnthropicModel("claude-test", http_client=client, max_retries=0).complete("hi")
+
+
+def test_an_injected_client_is_used() -> None:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="k", http_client=httpx2.Client(
+        transport=httpx2.MockTransport(lambda request: httpx2.Response(200, json=message("from injected")))))
+    assert AnthropicModel("claude-test", client=client).complete("hi") == "from injected"
+    with pytest.raises(TypeError, match="either client="):
+        AnthropicModel("claude-test", client=client, api_key="k")
+    with pytest.raises(ValueError, match="model name"):
+        AnthropicModel("", client=client)
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    with pytest.raises(ImportError, match=r"pip install 'lamar\[anthropic\]'"):
+        AnthropicModel("claude-test")

@@ -1,0 +1,106 @@
+"""OllamaModel through the real ollama SDK, HTTP mocked with httpx.MockTransport."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import ollama
+import pytest
+
+from lamar import ModelError
+from lamar.models.ollama import OllamaModel
+
+HOST = "http://ollama.test:11434"
+
+
+def generated(text: str, *, done_reason: str = "stop") -> dict[str, Any]:
+    return {"model": "llama-test", "created_at": "2026-01-01T00:00:00Z", "response": text, "done": True,
+            "done_reason": done_reason}
+
+
+def model_with(handler: Callable[[httpx.Request], httpx.Response]) -> OllamaModel:
+    return OllamaModel("llama-test", client=ollama.Client(host=HOST, transport=httpx.MockTransport(handler)))
+
+
+def test_request_shape_and_text() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=generated("[]"))
+
+    assert model_with(handler).complete("find lessons", max_tokens=256) == "[]"
+    (request,) = seen
+    assert str(request.url) == f"{HOST}/api/generate"
+    body = json.loads(request.content)
+    assert (body["model"], body["prompt"], body["options"], body["stream"]) == (
+        "llama-test", "find lessons", {"num_predict": 256}, False)
+
+
+def test_host_and_client_kwargs_build_a_client() -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(str(request.url))
+        return httpx.Response(200, json=generated("ok"))
+
+    model = OllamaModel("llama-test", host="http://gpu-box:11434", transport=httpx.MockTransport(handler))
+    assert model.complete("hi") == "ok"
+    assert seen == ["http://gpu-box:11434/api/generate"]
+
+
+def test_an_unpulled_model_says_how_to_pull_it() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, json={"error": "model 'llama-test' not found"})
+
+    with pytest.raises(ModelError, match="ollama pull llama-test"):
+        model_with(handler).complete("hi")
+
+
+@pytest.mark.parametrize(("status", "words"), [(400, "rejected the request"), (500, "failed on its side")])
+def test_http_errors_become_model_errors(status: int, words: str) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(status, json={"error": "boom"})
+
+    with pytest.raises(ModelError, match=words) as caught:
+        model_with(handler).complete("hi")
+    assert f"HTTP {status}: boom" in str(caught.value)
+
+
+def test_a_server_that_is_not_running_is_a_model_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused")
+
+    with pytest.raises(ModelError, match="could not reach Ollama at http://ollama.test:11434"):
+        model_with(handler).complete("hi")
+
+
+def test_a_timeout_is_a_model_error() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("too slow")
+
+    with pytest.raises(ModelError, match="could not reach Ollama.*ReadTimeout"):
+        model_with(handler).complete("hi")
+
+
+def test_empty_and_truncated_outputs_are_errors() -> None:
+    with pytest.raises(ModelError, match="returned no text"):
+        model_with(lambda request: httpx.Response(200, json=generated(""))).complete("hi")
+    with pytest.raises(ModelError, match=r"output limit \(max_tokens=10\)"):
+        model_with(lambda request: httpx.Response(200, json=generated("[{", done_reason="length"))).complete(
+            "hi", max_tokens=10)
+
+
+def test_client_and_host_together_are_refused() -> None:
+    with pytest.raises(TypeError, match="either client="):
+        OllamaModel("llama-test", client=ollama.Client(host=HOST), host=HOST)
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ollama", None)
+    with pytest.raises(ImportError, match=r"pip install 'lamar\[ollama\]'"):
+        OllamaModel("llama-test")

@@ -1,0 +1,135 @@
+"""OpenAIModel through the real openai SDK (Responses API and chat completions), HTTP mocked."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import pytest
+
+from lamar import ModelError
+from lamar.models.openai import OpenAIModel
+
+Handler = Callable[[httpx2.Request], httpx2.Response]
+
+
+def response(text: str | None, *, status: str = "completed", reason: str | None = None) -> dict[str, Any]:
+    content = [] if text is None else [{"type": "output_text", "text": text, "annotations": []}]
+    return {
+        "id": "resp_1", "object": "response", "created_at": 1, "status": status, "model": "gpt-test",
+        "output": [{"type": "message", "id": "m1", "status": status, "role": "assistant", "content": content}],
+        "incomplete_details": {"reason": reason} if reason else None,
+        "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+    }
+
+
+def chat(text: str | None, *, finish_reason: str = "stop") -> dict[str, Any]:
+    return {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-test",
+            "choices": [{"index": 0, "finish_reason": finish_reason,
+                         "message": {"role": "assistant", "content": text}}]}
+
+
+def model_with(handler: Handler, **options: Any) -> OpenAIModel:
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    return OpenAIModel("gpt-test", api_key="sk-test", http_client=client, max_retries=0, **options)
+
+
+def test_responses_request_shape_and_text() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=response("[]"))
+
+    assert model_with(handler).complete("find lessons", max_tokens=700) == "[]"
+    (request,) = seen
+    assert request.url.path == "/v1/responses"
+    assert json.loads(request.content) == {"model": "gpt-test", "input": "find lessons", "max_output_tokens": 700}
+    assert request.headers["authorization"] == "Bearer sk-test"
+
+
+def test_chat_completions_for_compatible_servers() -> None:
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=chat("[1]"))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    model = OpenAIModel("local-model", api="chat", api_key="none", base_url="http://localhost:8000/v1",
+                        http_client=client, max_retries=0)
+    assert model.complete("hi", max_tokens=64) == "[1]"
+    assert str(seen[0].url) == "http://localhost:8000/v1/chat/completions"
+    assert json.loads(seen[0].content) == {"model": "local-model", "messages": [{"role": "user", "content": "hi"}],
+                                          "max_completion_tokens": 64}
+    legacy = model_with(handler, api="chat", token_limit="max_tokens")
+    legacy.complete("hi", max_tokens=32)
+    assert json.loads(seen[1].content)["max_tokens"] == 32
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+@pytest.mark.parametrize(
+    ("status", "words"),
+    [(400, "rejected the request"), (401, "OPENAI_API_KEY"), (404, "check the model name"),
+     (429, "rate limiting"), (500, "failed on its side"), (503, "failed on its side")],
+)
+def test_http_errors_become_model_errors(api: str, status: int, words: str) -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(status, json={"error": {"message": "boom", "type": "x", "code": None}})
+
+    with pytest.raises(ModelError, match=words) as caught:
+        model_with(handler, api=api).complete("hi")
+    assert f"HTTP {status}" in str(caught.value)
+
+
+def test_connection_error_becomes_a_model_error() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused")
+
+    with pytest.raises(ModelError, match="could not reach OpenAI at https://api.openai.com/v1"):
+        model_with(handler).complete("hi")
+
+
+def test_incomplete_responses_are_errors() -> None:
+    cut = response("", status="incomplete", reason="max_output_tokens")
+    with pytest.raises(ModelError, match=r"output limit \(max_tokens=20\)"):
+        model_with(lambda request: httpx2.Response(200, json=cut)).complete("hi", max_tokens=20)
+    filtered = response(None, status="incomplete", reason="content_filter")
+    with pytest.raises(ModelError, match="incomplete response.*content_filter"):
+        model_with(lambda request: httpx2.Response(200, json=filtered)).complete("hi")
+    partial = response('[{"precondition": ', status="incomplete", reason="max_output_tokens")
+    with pytest.raises(ModelError, match="cut off"):
+        model_with(lambda request: httpx2.Response(200, json=partial)).complete("hi")
+
+
+def test_empty_outputs_are_errors() -> None:
+    with pytest.raises(ModelError, match="returned no text"):
+        model_with(lambda request: httpx2.Response(200, json=response(None))).complete("hi")
+    with pytest.raises(ModelError, match="returned no text"):
+        model_with(lambda request: httpx2.Response(200, json=chat(None)), api="chat").complete("hi")
+    with pytest.raises(ModelError, match="cut off"):
+        model_with(lambda request: httpx2.Response(200, json=chat("[", finish_reason="length")),
+                   api="chat").complete("hi")
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="api must be one of"):
+        OpenAIModel("gpt-test", api="completions", api_key="k")
+    with pytest.raises(ValueError, match="max_tokens"):
+        model_with(lambda request: httpx2.Response(200, json=response("x"))).complete("hi", max_tokens=0)
+
+
+def test_missing_key_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_ADMIN_KEY", raising=False)
+    with pytest.raises(ModelError, match="OPENAI_API_KEY"):
+        OpenAIModel("gpt-test")
+
+
+def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)
+    with pytest.raises(ImportError, match=r"pip install 'lamar\[openai\]'"):
+        OpenAIModel("gpt-test")

@@ -1,0 +1,256 @@
+"""Sleep without a model: proposals from evidence and text alone, nothing changed until apply."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from lamar import Experience, Lamar, Proposal, Scope, SleepReport, Status, UnknownProposal, Verdict
+
+BUILD = {"project": "trace", "task": "build"}
+
+
+def run_world(lam: Lamar, effects: dict[str, float], *, seed: int, until: str | None = None,
+              verdict: Verdict | None = None, episodes: int = 3000) -> int:
+    """Recall and report in a seeded world where each injected lesson shifts the reward; returns episodes run."""
+    rng = random.Random(seed)
+    for n in range(1, episodes + 1):
+        rec = lam.recall(BUILD)
+        reward = 0.1 + rng.gauss(0.0, 0.3) + sum(effects.get(i, 0.0) for i in rec.ids)
+        lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
+        if until is not None and n % 20 == 0 and lam.evidence(until).verdict is verdict:
+            return n
+    return episodes
+
+
+@pytest.fixture(scope="module")
+def world() -> tuple[Lamar, dict[str, str]]:
+    """A store with a proven-harmful lesson, a proven-helpful candidate, duplicates and a contradiction."""
+    # explore=4 keeps a losing lesson in play long enough for its harm to be proven.
+    lam = Lamar(":memory:", k=3, seed=7, holdout=0.5, explore=4.0)
+    ids = {
+        "bad": lam.add(Experience("the build fails", "delete the repository and clone it again", scope=Scope(project="trace"))),
+        "good": lam.add(Experience("the build fails after a bump", "clear DerivedData", scope=Scope(project="trace"),
+                                   status=Status.CANDIDATE)),
+        "rival": lam.add(Experience("The build fails after a bump!", "reinstall Xcode", scope=Scope(project="trace"))),
+    }
+    docs = Scope(project="docs")  # lessons out of the loop's scope: never in play, no evidence
+    ids["dup"] = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
+    ids["dup_exact"] = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
+    ids["dup_near"] = lam.add(Experience("flaky tests", "rerun each failing test once", scope=docs))
+    ids["elsewhere"] = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=Scope(project="web")))
+    ids["tabs"] = lam.add(Experience("formatting Swift code", "indent with tabs", scope=docs))
+    ids["spaces"] = lam.add(Experience("formatting swift code", "indent with four spaces", scope=docs))
+    effects = {ids["bad"]: -0.6, ids["good"]: 0.3}
+    ran = run_world(lam, effects, seed=3, until=ids["bad"], verdict=Verdict.HARMS)
+    assert lam.evidence(ids["bad"]).verdict is Verdict.HARMS, f"harm not proven in {ran} episodes"
+    ran = run_world(lam, effects, seed=4, until=ids["good"], verdict=Verdict.HELPS)
+    assert lam.evidence(ids["good"]).verdict is Verdict.HELPS, f"help not proven in {ran} more episodes"
+    assert lam.evidence(ids["bad"]).verdict is Verdict.HARMS
+    return lam, ids
+
+
+def fresh_copy(world: tuple[Lamar, dict[str, str]]) -> Lamar:
+    """The fixture's store, replayed into a new engine so each test may change it."""
+    lam, _ = world
+    from lamar.store import MemoryStore
+
+    store = MemoryStore()
+    store.append(lam.store.read(0))
+    return Lamar(store, k=3, seed=7, holdout=0.5, explore=4.0)
+
+
+def by_kind(report: SleepReport) -> dict[str, list[Proposal]]:
+    out: dict[str, list[Proposal]] = {}
+    for proposal in report:
+        out.setdefault(proposal.kind, []).append(proposal)
+    return out
+
+
+def test_the_right_proposals(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam, ids = world
+    kinds = by_kind(lam.sleep())
+    assert sorted(kinds) == ["contradiction", "merge", "promote", "retire"]
+
+    (retire,) = kinds["retire"]
+    assert retire.experience_ids == (ids["bad"],)
+    assert retire.evidence[ids["bad"]]["verdict"] == "harms"
+    assert retire.evidence[ids["bad"]]["upper"] < 0
+    assert "proven harmful" in retire.reason
+
+    (promote,) = kinds["promote"]
+    assert promote.experience_ids == (ids["good"],)
+    assert promote.evidence[ids["good"]]["lower"] > 0
+
+    (merge,) = kinds["merge"]  # the same words in another scope are a different lesson
+    assert merge.payload == {"into": ids["dup"], "from": [ids["dup_exact"], ids["dup_near"]]}
+    assert "nearly the same" in merge.reason
+
+    (contradiction,) = kinds["contradiction"]
+    assert set(contradiction.experience_ids) == {ids["tabs"], ids["spaces"]}
+    assert "indent with tabs" in contradiction.reason and "indent with four spaces" in contradiction.reason
+    assert set(contradiction.evidence) == {ids["tabs"], ids["spaces"]}
+
+
+def test_sleep_changes_nothing(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    before_events = len(lam.store.read(0))
+    before = {e.id: e.status for e in lam.experiences()}
+    evidence = {i: lam.evidence(i).to_dict() for i in before}
+    lam.sleep()
+    lam.sleep()
+    assert len(lam.store.read(0)) == before_events
+    assert {e.id: e.status for e in lam.experiences()} == before
+    assert {i: lam.evidence(i).to_dict() for i in before} == evidence
+
+
+def test_apply_all_gives_the_right_state(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    dup_evidence = sum(lam.evidence(ids[k]).eligible for k in ("dup", "dup_exact", "dup_near"))
+    report = lam.sleep()
+    result = lam.apply(report)
+    assert result.skipped == []
+    assert result.applied == [p.id for p in report]
+
+    assert lam.get(ids["bad"]).status is Status.RETIRED
+    assert lam.get(ids["good"]).status is Status.ACTIVE
+    assert lam.get(ids["dup"]).status is Status.ACTIVE
+    for gone in ("dup_exact", "dup_near"):
+        assert lam.get(ids[gone]).status is Status.RETIRED
+        assert lam.get(ids[gone]).provenance["merged_into"] == ids["dup"]
+    assert lam.evidence(ids["dup"]).eligible == dup_evidence
+    assert lam.get(ids["elsewhere"]).status is Status.ACTIVE
+    # a contradiction is only acknowledged: both sides stay in play
+    assert lam.get(ids["tabs"]).status is Status.ACTIVE and lam.get(ids["spaces"]).status is Status.ACTIVE
+    # the retired lesson is never recalled again
+    assert all(ids["bad"] not in lam.recall(BUILD).eligible for _ in range(5))
+
+    again = lam.sleep()
+    assert again.of_kind("retire") == [] and again.of_kind("merge") == [] and again.of_kind("promote") == []
+
+
+def test_apply_a_chosen_subset(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    report = lam.sleep()
+    retire = report.of_kind("retire")[0]
+    result = lam.apply(report, only=[retire.id])
+    assert result.applied == [retire.id] and result.skipped == []
+    assert lam.get(ids["bad"]).status is Status.RETIRED
+    assert lam.get(ids["dup_exact"]).status is Status.ACTIVE  # the merge was not chosen
+    assert lam.get(ids["good"]).status is Status.CANDIDATE
+
+    rest = lam.apply(report)
+    assert rest.skipped == [(retire.id, "already applied")]
+    assert len(rest.applied) == len(report) - 1
+    with pytest.raises(UnknownProposal, match="no proposal 'retire_nope'"):
+        lam.apply(report, only=["retire_nope"])
+
+
+def test_applying_twice_is_harmless(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    report = lam.sleep()
+    lam.apply(report)
+    events = len(lam.store.read(0))
+    second = lam.apply(report)
+    assert second.applied == []
+    assert [why for _, why in second.skipped] == ["already applied"] * len(report)
+    assert len(lam.store.read(0)) == events
+
+
+def test_a_report_survives_json_and_another_engine(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    report = lam.sleep()
+    text = json.dumps(report.to_dict())
+    restored = SleepReport.from_dict(json.loads(text))
+    assert [p.to_dict() for p in restored] == [p.to_dict() for p in report]
+    other = Lamar(lam.store, k=3, seed=1)  # another process with the same store
+    assert other.apply(restored).applied == [p.id for p in report]
+    assert lam.apply(report).applied == []
+
+
+def test_a_lesson_retired_since_the_report_is_not_touched(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    report = lam.sleep()
+    merge = report.of_kind("merge")[0]
+    lam.retire(ids["dup_near"], "by hand")
+    result = lam.apply(report, only=[merge.id])
+    assert result.applied == []
+    ((pid, why),) = result.skipped
+    assert pid == merge.id and ids["dup_near"] in why and "retired" in why
+    assert lam.get(ids["dup_exact"]).status is Status.ACTIVE  # nothing was half-done
+
+
+def test_retired_and_revived_since_still_counts_as_changed(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    report = lam.sleep()
+    contradiction = report.of_kind("contradiction")[0]
+    lam.retire(ids["tabs"], "by hand")
+    lam.revive(ids["tabs"], "changed my mind")
+    result = lam.apply(report, only=[contradiction.id])
+    assert result.applied == []
+    assert "was retired after the report was made" in result.skipped[0][1]
+
+
+def test_a_lesson_merged_since_the_report_is_not_touched(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    old = lam.sleep()
+    extra = lam.add(Experience("tests are flaky", "rerun the failing test once more", scope=Scope(project="docs")))
+    new = lam.sleep()
+    new_merge = new.of_kind("merge")[0]
+    assert extra in new_merge.payload["from"] and new_merge.id != old.of_kind("merge")[0].id
+    assert lam.apply(new, only=[new_merge.id]).applied == [new_merge.id]
+
+    result = lam.apply(old, only=[old.of_kind("merge")[0].id])
+    assert result.applied == []
+    assert f"merged into {ids['dup']}" in result.skipped[0][1]
+
+
+def test_retirement_is_rechecked_against_current_evidence(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    assert lam.evidence(ids["tabs"]).verdict is Verdict.UNKNOWN
+    forged = Proposal(id="retire_forged", kind="retire", experience_ids=(ids["tabs"],), reason="stale evidence",
+                      expect={ids["tabs"]: "active"})
+    result = lam.apply(SleepReport([forged], made_at=lam.stats()["events"]))
+    assert result.skipped == [("retire_forged", f"lesson {ids['tabs']} is no longer proven to harm (verdict now unknown)")]
+    assert lam.get(ids["tabs"]).status is Status.ACTIVE
+
+
+def test_exact_only_merging_with_similarity_one(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam, ids = world
+    (merge,) = lam.sleep(similarity=1.0).of_kind("merge")
+    assert merge.payload == {"into": ids["dup"], "from": [ids["dup_exact"]]}
+    assert "say the same thing" in merge.reason
+    with pytest.raises(ValueError, match="similarity"):
+        lam.sleep(similarity=0.0)
+
+
+def test_unknown_sleep_option_is_a_type_error(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam, _ = world
+    with pytest.raises(TypeError, match="keep_lst"):
+        lam.sleep(keep_lst=3)
+
+
+def test_opposite_actions_are_a_contradiction_not_a_merge() -> None:
+    lam = Lamar(":memory:", seed=1)
+    a = lam.add(Experience("the build fails after a bump", "clear the DerivedData folder"))
+    b = lam.add(Experience("the build fails after a bump", "do not clear the DerivedData folder"))
+    kinds = by_kind(lam.sleep())
+    assert "merge" not in kinds
+    assert set(kinds["contradiction"][0].experience_ids) == {a, b}
+
+
+def test_one_side_proven_to_help_settles_a_contradiction(world: tuple[Lamar, dict[str, str]]) -> None:
+    lam = fresh_copy(world)
+    _, ids = world
+    assert lam.evidence(ids["good"]).verdict is Verdict.HELPS
+    assert lam.evidence(ids["rival"]).verdict is Verdict.UNKNOWN
+    assert [p for p in lam.sleep().of_kind("contradiction") if ids["rival"] in p.experience_ids] == []
+

@@ -1,0 +1,137 @@
+"""The trace format: strict loading that names the bad line, and appends safe across processes."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from lamar import InvalidTrace, LamarError, Signal
+from lamar.sleep.traces import Trace, TraceWriter, load_traces
+
+
+def good(**changes: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "id": "t1", "time": 1_700_000_000.0, "context": {"project": "trace", "language": "swift"},
+        "input": "the build fails", "attempted": ["swift build", "rm -rf .build"],
+        "tool_errors": ["error: stale module map"], "output": "", "outcome": "reverted",
+        "episode_id": "ep_1", "metadata": {"agent": "coder"},
+    }
+    record.update(changes)
+    return record
+
+
+def test_round_trip_keeps_every_field() -> None:
+    trace = Trace.from_dict(good())
+    assert trace.to_dict() == good()
+    assert trace.attempted == ("swift build", "rm -rf .build")
+    assert Trace.from_dict(trace.to_dict()) == trace
+
+
+def test_only_id_and_context_are_required() -> None:
+    trace = Trace.from_dict({"id": "t2", "context": {}})
+    assert (trace.input, trace.attempted, trace.tool_errors, trace.output) == ("", (), (), "")
+    assert trace.outcome is None and trace.episode_id is None and trace.metadata == {}
+    assert trace.time > 1_600_000_000  # defaults to now
+
+
+def test_signal_enum_is_stored_as_its_name() -> None:
+    assert Trace("t", {}, outcome=Signal.CORRECTED).to_dict()["outcome"] == "corrected"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"id": ""}, "'id' must be a non-empty string"),
+        ({"context": {"project": 3}}, "'context' must map non-empty strings to strings"),
+        ({"context": ["project"]}, "'context' must be an object"),
+        ({"time": "yesterday"}, "'time' must be unix seconds"),
+        ({"attempted": "swift build"}, "'attempted' must be a list of strings"),
+        ({"tool_errors": [1]}, "'tool_errors' must be a list of strings"),
+        ({"outcome": "great"}, "'outcome' must be one of"),
+        ({"episode_id": 7}, "'episode_id' must be a string or null"),
+        ({"extra": 1}, "unknown keys ['extra']"),
+        ({"output": None}, "'output' must be a string"),
+    ],
+)
+def test_bad_fields_are_refused_with_a_reason(changes: dict[str, object], message: str) -> None:
+    with pytest.raises(InvalidTrace, match=message.replace("[", r"\[").replace("]", r"\]")):
+        Trace.from_dict(good(**changes))
+
+
+def test_invalid_trace_is_a_lamar_error_and_a_value_error() -> None:
+    with pytest.raises(LamarError):
+        Trace.from_dict({"context": {}})
+    with pytest.raises(ValueError):
+        Trace.from_dict({"context": {}})
+
+
+def test_load_names_file_and_line_of_the_first_bad_record(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    lines = [json.dumps(good(id="a")), "", json.dumps(good(id="b")), '{"id": "c", "context": {}', json.dumps(good(id="d"))]
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InvalidTrace) as caught:
+        load_traces(path)
+    assert f"{path}, line 4: not valid JSON" in str(caught.value)
+
+
+def test_load_reports_the_line_of_a_repeated_id(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps(good(id=i)) for i in ["a", "b", "a"]) + "\n")
+    with pytest.raises(InvalidTrace, match=r"line 3: trace id 'a' repeats .*line 1"):
+        load_traces(str(path))
+
+
+def test_load_accepts_dicts_traces_and_json_lines() -> None:
+    traces = load_traces([good(id="a"), Trace("b", {}), json.dumps(good(id="c"))])
+    assert [t.id for t in traces] == ["a", "b", "c"]
+    with pytest.raises(InvalidTrace, match="item 2: missing required keys"):
+        load_traces([good(id="a"), {"id": "x"}])
+
+
+def test_load_of_a_missing_file_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="cannot read traces"):
+        load_traces(tmp_path / "absent.jsonl")
+
+
+def test_writer_appends_lines_that_load_back(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "traces.jsonl"
+    writer = TraceWriter(path)
+    writer.write(good(id="a"))
+    writer.write(Trace("b", {"project": "trace"}, outcome="shipped"))
+    assert [t.id for t in load_traces(path)] == ["a", "b"]
+    with pytest.raises(InvalidTrace):
+        writer.write({"id": "c"})
+    assert len(path.read_text().splitlines()) == 2  # the invalid one wrote nothing
+
+
+def test_writer_starts_a_fresh_line_after_a_torn_write(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps(good(id="a")) + "\n" + '{"id": "torn", "cont')
+    TraceWriter(path).write(good(id="b"))
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[-1])["id"] == "b"
+    with pytest.raises(InvalidTrace, match="line 2"):
+        load_traces(path)  # only the torn record is lost
+
+
+def _write_many(path: str, worker: int, count: int) -> None:
+    writer = TraceWriter(path)
+    for i in range(count):
+        writer.write(Trace(f"w{worker}-{i}", {"worker": str(worker)}, output="x" * 5000))
+
+
+def test_several_processes_append_without_interleaving(tmp_path: Path) -> None:
+    path = str(tmp_path / "traces.jsonl")
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=_write_many, args=(path, w, 40)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(30)
+        assert process.exitcode == 0
+    traces = load_traces(path)  # every line parses: no two writes interleaved
+    assert len(traces) == 160
+    assert {t.id for t in traces} == {f"w{w}-{i}" for w in range(4) for i in range(40)}
