@@ -1,0 +1,60 @@
+"""The `lamar` command: watch and steer what the agent believes (`lamar --help`).
+
+Exit status: 0 ok; 1 a usage error, with a message that says what to do; 2 a store
+error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from lamar._errors import EventConflict, LamarError, ModelError, StoreError
+from lamar.cli.parser import build_parser
+from lamar.cli.session import UsageError
+
+EXIT_OK = 0
+EXIT_USAGE = 1
+EXIT_STORE = 2
+
+# Errors about what the store (or a model) did, as opposed to what the user typed.
+_STORE_ERRORS = (StoreError, EventConflict, ModelError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one `lamar` command.
+
+    Args:
+        argv: the arguments after the program name (default: sys.argv[1:]).
+
+    Returns:
+        The exit status: 0 ok, 1 usage error, 2 store error.
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(sys.stderr)
+            raise UsageError("name a command, e.g. `lamar stats` (listed above)")
+        return int(handler(args))
+    except UsageError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except _STORE_ERRORS as exc:
+        return _fail(str(exc), EXIT_STORE)
+    except LamarError as exc:  # an unknown id, a bad signal, a duplicate report: the input was wrong
+        return _fail(str(exc), EXIT_USAGE)
+    except ImportError as exc:  # an optional backend or model SDK that is not installed
+        return _fail(str(exc), EXIT_STORE)
+    except OSError as exc:  # a file we were asked to write (--out) could not be written
+        return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_STORE)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"lamar: error: {message}", file=sys.stderr)
+    return status
+
+
+__all__ = ["EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]

@@ -1,0 +1,97 @@
+"""`lamar stats` and `lamar ls`: what the agent believes now, read without writing."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from lamar.cli.render import dump_json, interval, lift, scope_text, shorten, size
+from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
+from lamar.engine import Lamar
+from lamar.policy.verdicts import Evidence
+
+
+def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
+    """['project=trace', 'language=swift'] -> {'project': 'trace', 'language': 'swift'}."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"{option} takes key=value pairs, like {option} project=trace; got {pair!r}")
+        out[key.strip()] = value
+    return out
+
+
+def holdout_cost(evidence: Mapping[str, Evidence], reports: int) -> dict[str, float]:
+    """Reward given up by holding lessons out: held-out count x measured lift, where the lift is positive.
+
+    It is an estimate: the lift is the ledger's point estimate, and lessons with a negative
+    lift count zero (holding them out gained reward; that gain is not netted off).
+    """
+    total = sum(ev.held_out * max(ev.lift, 0.0) for ev in evidence.values() if ev.randomized)
+    return {"total": total, "per_report": total / reports if reports else 0.0}
+
+
+def collect_stats(lam: Lamar) -> dict[str, Any]:
+    """`Lamar.stats()` plus the holdout's estimated cost and the store's size."""
+    stats = lam.stats()
+    evidence = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+    location = lam.store.location
+    return {
+        **stats,
+        "backend": backend_name(location),
+        "bytes": store_bytes(location),
+        "unreported_share": stats["unreported"] / stats["episodes"] if stats["episodes"] else 0.0,
+        "holdout_cost": holdout_cost(evidence, stats["reports"]),
+    }
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    lam = open_engine(args)
+    try:
+        data = collect_stats(lam)
+    finally:
+        lam.close()
+    if args.json:
+        dump_json(data)
+        return 0
+    status = data["by_status"]
+    verdict = data["by_verdict"]
+    on_disk = f", {size(data['bytes'])}" if data["bytes"] is not None else ""
+    live = sum(verdict.values())
+    cost = data["holdout_cost"]
+    print(f"store      {data['store']} ({data['backend']}{on_disk}, {data['events']} events)")
+    print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
+    print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "
+          f"(of the {live} not retired)")
+    print(f"episodes   {data['episodes']}: {data['reports']} reported, {data['unreported']} never reported "
+          f"({data['unreported_share']:.1%})")
+    print(f"holdout    {data['holdout_rate']:.1%} of wanted lessons withheld; estimated cost "
+          f"{cost['per_report']:.4f} reward per reported episode ({cost['total']:.2f} in all)")
+    return 0
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    scope = parse_pairs(args.scope, "--scope")
+    lam = open_engine(args)
+    try:
+        lessons = lam.experiences(status=args.status, verdict=args.verdict, scope=scope or None)
+        rows = [(exp, lam.evidence(exp.id)) for exp in lessons]
+    finally:
+        lam.close()
+    if args.json:
+        dump_json([{**exp.to_dict(), "evidence": ev.to_dict()} for exp, ev in rows])
+        return 0
+    if not rows:
+        print("no lessons match" if (scope or args.status or args.verdict) else "no lessons yet (add one with `lamar add`)")
+        return 0
+    scopes = [shorten(scope_text(exp.scope), 32) for exp, _ in rows]
+    width = max(5, *map(len, scopes))
+    print(f"{'id':<20}  {'status':<9}  {'verdict':<7}  {'lift':>6}  {'interval':<16}  {'inj':>5}  {'held':>5}  "
+          f"{'scope':<{width}}  lesson")
+    for (exp, ev), scope_shown in zip(rows, scopes):
+        print(f"{exp.id:<20}  {exp.status.value:<9}  {ev.verdict.value:<7}  {lift(ev.lift, ev.lower, ev.upper):>6}  "
+              f"{interval(ev.lower, ev.upper):<16}  {ev.injected:>5}  {ev.held_out:>5}  "
+              f"{scope_shown:<{width}}  {shorten(exp.render(), args.width)}")
+    return 0

@@ -1,0 +1,128 @@
+"""The argument parser of `lamar`: one sub-command per lever, each with --help."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from lamar.cli.html import cmd_html
+from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
+from lamar.cli.move import cmd_export, cmd_import
+from lamar.cli.observe import cmd_ls, cmd_stats
+from lamar.cli.review import cmd_apply, cmd_review, cmd_sleep
+from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
+from lamar.cli.show import cmd_show
+
+_EPILOG = f"""\
+The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
+A .json path is a JSON store, .db/.sqlite/.sqlite3 SQLite, postgresql://... PostgreSQL.
+Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error.
+"""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with exit status 1 for usage errors (argparse's own default is 2, our store error)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n{self.format_usage().strip()}\n(run `{self.prog} --help` for details)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _store_option(parser: argparse.ArgumentParser) -> None:
+    # SUPPRESS: --store may come before or after the sub-command without one erasing the other.
+    parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
+                        help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
+
+
+def _json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON (unknown bounds are null)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="lamar", description="Watch and steer what an agent believes: lessons, evidence, "
+                    "verdicts.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _store_option(parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+
+    def command(name: str, help_text: str, handler: object, *, json: bool = False) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        _store_option(sub)
+        if json:
+            _json_option(sub)
+        sub.set_defaults(handler=handler)
+        return sub
+
+    command("stats", "lessons by status and verdict, episodes, reports, holdout rate and cost, store size",
+            cmd_stats, json=True)
+
+    ls = command("ls", "one line per lesson: id, verdict, lift and interval, counts, scope, text", cmd_ls, json=True)
+    ls.add_argument("--verdict", choices=["helps", "harms", "unknown"], help="only lessons with this verdict")
+    ls.add_argument("--status", choices=["candidate", "active", "retired"], help="only lessons with this status")
+    ls.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
+                    help="only lessons whose scope has these fields (e.g. --scope project=trace)")
+    ls.add_argument("--width", type=_positive, default=60, help="characters of lesson text to show (default 60)")
+
+    show = command("show", "one lesson in full: provenance, evidence over time, episodes", cmd_show, json=True)
+    show.add_argument("id", help="the lesson's id (see `lamar ls`)")
+    show.add_argument("--episodes", type=_positive, default=10, metavar="N", help="list the latest N episodes (10)")
+    show.add_argument("--all", action="store_true", help="list every episode the lesson was injected in")
+
+    add = command("add", "add a lesson by hand (eligible at once, as a cold arm)", cmd_add, json=True)
+    add.add_argument("--precondition", required=True, help="when the lesson applies")
+    add.add_argument("--action", required=True, help="what to do")
+    add.add_argument("--rationale", default="", help="why")
+    add.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
+                     help="where it is eligible (e.g. --scope project=trace language=swift)")
+    add.add_argument("--status", choices=["active", "candidate"], default="active", help="(default: active)")
+    add.add_argument("-q", "--quiet", action="store_true", help="print only the new id")
+
+    retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
+    retire.add_argument("id")
+    retire.add_argument("--reason", default="retired by hand", help="recorded in the audit trail")
+    revive = command("revive", "make a retired lesson active again", cmd_revive)
+    revive.add_argument("id")
+    revive.add_argument("--reason", default="revived by hand", help="recorded in the audit trail")
+
+    report = command("report", "report an episode's outcome (from a script or a git hook)", cmd_report)
+    report.add_argument("episode", help="the episode id that recall returned")
+    report.add_argument("signal", help="shipped, accepted, reasked, corrected, reverted, or a number in [-1, 1]")
+    report.add_argument("--replace", action="store_true", help="replace an outcome already reported")
+
+    sleep = command("sleep", "propose retirements, merges, contradictions (and, with a model, new lessons); "
+                    "changes nothing", cmd_sleep, json=True)
+    sleep.add_argument("--traces", metavar="FILE.jsonl", help="traces to mine for candidate lessons")
+    sleep.add_argument("--model", metavar="PROVIDER:MODEL",
+                       help="the model that mines them: anthropic:MODEL, openai:MODEL or ollama:MODEL")
+    sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply")
+
+    review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
+    review.add_argument("report", metavar="REPORT.json")
+    review.add_argument("--again", action="store_true", help="review every proposal, not only undecided ones")
+
+    apply = command("apply", "carry out a report's approved proposals (all if it was never reviewed)",
+                    cmd_apply, json=True)
+    apply.add_argument("report", metavar="REPORT.json")
+    apply.add_argument("--only", nargs="+", metavar="ID", action="extend", help="apply just these proposals")
+
+    export = command("export", "copy every event of the store into another store (any backend)", cmd_export,
+                     json=True)
+    export.add_argument("--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
+    export.add_argument("--append", action="store_true", help="allow a target that already holds events")
+
+    import_ = command("import", "copy every event of another store into this one", cmd_import, json=True)
+    import_.add_argument("file", metavar="FILE", help="the store to read: .json, .db or postgresql://")
+    import_.add_argument("--append", action="store_true", help="allow a store that already holds events")
+
+    html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
+                   cmd_html)
+    html.add_argument("--out", required=True, metavar="FILE.html")
+    return parser

@@ -1,0 +1,192 @@
+"""`lamar sleep`, `lamar review` and `lamar apply`: propose, let a person decide, carry out.
+
+A review writes its decisions into the report file itself, as two lists of proposal ids
+next to the proposals: "approved" and "rejected". `apply` then carries out the approved
+ones only; a report that was never reviewed (no "approved" list) is applied in full.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lamar._errors import LamarError
+from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
+from lamar.cli.session import UsageError, open_engine
+from lamar.engine import Lamar
+from lamar.sleep.proposals import Proposal, SleepReport
+
+REPORT_FORMAT = "lamar-sleep-report"
+
+
+def load_report(path: str) -> dict[str, Any]:
+    """The report file as a dict; UsageError when it is missing or not a sleep report."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read the sleep report {path}: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+        raise UsageError(f"{path} is not a sleep report (made by `lamar sleep --out {path}`)")
+    return data
+
+
+def save_report(path: str, data: Mapping[str, Any]) -> None:
+    """Write the report atomically (temp file, fsync, rename): a crash leaves the old one whole."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, target)
+
+
+def cmd_sleep(args: argparse.Namespace) -> int:
+    if bool(args.traces) != bool(args.model):
+        raise UsageError("mining lessons needs both --traces FILE.jsonl and --model PROVIDER:MODEL "
+                         "(without either, sleep only consolidates the store)")
+    traces = model = None
+    if args.traces:
+        if not Path(args.traces).is_file():
+            raise UsageError(f"no trace file {args.traces}: pass a JSON Lines file of traces")
+        from lamar.models import from_spec
+        from lamar.sleep.traces import load_traces
+
+        traces = load_traces(args.traces)
+        try:
+            model = from_spec(args.model)
+        except ValueError as exc:
+            raise UsageError(f"--model: {exc}") from None
+    lam = open_engine(args)
+    try:
+        report = lam.sleep(traces=traces, model=model)
+    finally:
+        lam.close()
+    data = report.to_dict()
+    if args.out:
+        save_report(args.out, data)
+    if args.json:
+        dump_json(data)
+        return 0
+    print(f"{plural(len(report.proposals), 'proposal')}, {len(report.dropped)} dropped")
+    mined = (data.get("summary") or {}).get("mining") or {}
+    if mined.get("traces"):
+        print(f"  mined {plural(mined['traces'], 'trace')} in {plural(mined.get('model_calls', 0), 'model call')}: "
+              f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
+    for proposal in report.proposals:
+        print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
+    for dropped in report.dropped:
+        print(f"  dropped: {shorten(dropped.reason, 100)}")
+    if args.out:
+        print(f"saved to {args.out}; next: lamar review {args.out}, then lamar apply {args.out}")
+    elif report.proposals:
+        print("nothing saved: pass --out REPORT.json to review and apply these")
+    return 0
+
+
+def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
+    lines = [f"  reason: {proposal.reason}"]
+    for exp_id in proposal.experience_ids:
+        text = ""
+        if lam is not None:
+            try:
+                exp = lam.get(exp_id)
+                text = f" ({exp.status.value}) {shorten(exp.render(), 80)}"
+            except KeyError:
+                text = " (not in this store)"
+        lines.append(f"  lesson {exp_id}{text}")
+        ev = proposal.evidence.get(exp_id)
+        if ev:
+            lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
+                         f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
+                         f"interval {interval(ev.get('lower'), ev.get('upper'))}, "
+                         f"{ev.get('randomized', 0)} randomized, {ev.get('injected', 0)} injected")
+    if proposal.kind == "candidate" and "experience" in proposal.payload:
+        new = proposal.payload["experience"]
+        lines.append(f"  new lesson: when {new.get('precondition')}, {new.get('action')}")
+    return lines
+
+
+def _ask(prompt: str) -> str:
+    """'y', 'n' or 'q'; end of input counts as quit."""
+    while True:
+        sys.stdout.write(prompt)
+        sys.stdout.flush()
+        line = sys.stdin.readline()
+        if not line:
+            sys.stdout.write("\n")
+            return "q"
+        answer = line.strip().lower()[:1]
+        if answer in ("y", "n", "q"):
+            return answer
+        sys.stdout.write("please answer y (approve), n (reject) or q (stop and save)\n")
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    data = load_report(args.report)
+    report = SleepReport.from_dict(data)
+    approved = [] if args.again else list(data.get("approved", []))
+    rejected = [] if args.again else list(data.get("rejected", []))
+    pending = [p for p in report.proposals if p.id not in approved and p.id not in rejected]
+    if not pending:
+        print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
+              "--again reviews every proposal afresh)")
+        return 0
+    lam: Lamar | None = None
+    try:
+        lam = open_engine(args)
+    except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
+        print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
+    try:
+        for i, proposal in enumerate(pending, 1):
+            print(f"\n[{i}/{len(pending)}] {proposal.kind} {proposal.id}")
+            print("\n".join(_describe(proposal, lam)))
+            answer = _ask("approve? [y]es / [n]o / [q]uit: ")
+            if answer == "q":
+                break
+            (approved if answer == "y" else rejected).append(proposal.id)
+    finally:
+        if lam is not None:
+            lam.close()
+    order = [p.id for p in report.proposals]
+    data["approved"] = [pid for pid in order if pid in approved]
+    data["rejected"] = [pid for pid in order if pid in rejected]
+    data["reviewed"] = time.time()
+    save_report(args.report, data)
+    left = len(order) - len(data["approved"]) - len(data["rejected"])
+    print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided; "
+          f"saved in {args.report}. Next: lamar apply {args.report}")
+    return 0
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    data = load_report(args.report)
+    report = SleepReport.from_dict(data)
+    only: list[str] | None = args.only or None
+    if only is None and "approved" in data:
+        only = list(data["approved"])
+        if not only:
+            print(f"no proposal in {args.report} was approved; nothing applied")
+            return 0
+    lam = open_engine(args)
+    try:
+        result = lam.apply(report, only=only)
+    finally:
+        lam.close()
+    if args.json:
+        dump_json({"applied": result.applied, "skipped": [{"id": i, "reason": r} for i, r in result.skipped]})
+        return 0
+    print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
+    for pid in result.applied:
+        print(f"  applied  {pid}")
+    for pid, reason in result.skipped:
+        print(f"  skipped  {pid}: {reason}")
+    return 0

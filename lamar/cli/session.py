@@ -1,0 +1,84 @@
+"""Where the command's store is, opening it (without creating it for read-only commands)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from lamar._errors import StoreError, UnknownExperience
+from lamar.engine import Lamar
+from lamar.store import Store, open_store
+
+DEFAULT_STORE = "~/.lamar/experience.json"
+STORE_ENV = "LAMAR_STORE"
+
+
+class UsageError(Exception):
+    """The command line asked for something impossible; the message says what to do (exit 1)."""
+
+
+def store_location(args: argparse.Namespace) -> str:
+    """--store, else $LAMAR_STORE, else ~/.lamar/experience.json."""
+    return getattr(args, "store", None) or os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def is_file_location(location: str) -> bool:
+    return location != ":memory:" and not location.startswith(("postgresql://", "postgres://"))
+
+
+def require_existing(location: str) -> None:
+    """Raise StoreError when a file store is absent, so a read never creates one."""
+    if is_file_location(location) and not Path(location).expanduser().exists():
+        raise StoreError(
+            f"no store at {Path(location).expanduser()}: pass --store PATH or set {STORE_ENV} "
+            "(a new store is created by `lamar add` or `lamar import`)"
+        )
+
+
+def open_raw(location: str, *, create: bool) -> Store:
+    """The store at `location`; unless `create`, a missing file store is an error."""
+    if not create:
+        require_existing(location)
+    return open_store(location)
+
+
+def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:
+    """The engine over the command's store (see `open_raw`)."""
+    return Lamar(open_raw(store_location(args), create=create))
+
+
+def store_bytes(location: str) -> int | None:
+    """Bytes on disk of a file store (with SQLite's WAL), None for other backends."""
+    if not is_file_location(location):
+        return None
+    path = Path(location).expanduser()
+    total = 0
+    for candidate in (path, path.with_name(path.name + "-wal")):
+        try:
+            total += candidate.stat().st_size
+        except OSError:
+            pass
+    return total
+
+
+def backend_name(location: str) -> str:
+    if location == ":memory:":
+        return "memory"
+    if not is_file_location(location):
+        return "postgres"
+    return "json" if Path(location).suffix.lower() == ".json" else "sqlite"
+
+
+def resolve_id(ids: Sequence[str], text: str, location: str) -> str:
+    """The lesson id `text` names among `ids`: the id itself or a prefix only one id starts with."""
+    if text in ids:
+        return text
+    matches = [i for i in ids if text and i.startswith(text)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise UsageError(f"{text!r} is the start of {len(matches)} lesson ids ({', '.join(matches[:3])}, ...): "
+                         "give more of the id")
+    raise UnknownExperience(f"no lesson {text!r} in store {location}; `lamar ls` lists the ids")

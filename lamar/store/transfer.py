@@ -1,0 +1,101 @@
+"""Copy every event of one store into another, in order, and check the copy.
+
+This is how a store moves between backends (JSON <-> SQLite <-> PostgreSQL): the
+event log is the whole truth, so copying it moves the lessons, episodes, outcomes and
+the audit trail, and the engine rebuilds its state from it on the other side.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from lamar._errors import StoreError
+from lamar.store.base import Event, Store
+
+
+@dataclasses.dataclass(frozen=True)
+class TransferResult:
+    """What a transfer did.
+
+    Attributes:
+        copied: events appended to the target.
+        source: the source store's location.
+        target: the target store's location.
+        target_before: events the target held before (0 unless `append=True`).
+    """
+
+    copied: int
+    source: str
+    target: str
+    target_before: int
+
+
+def transfer(source: Store, target: Store, *, append: bool = False,
+             batch_size: int | None = None) -> TransferResult:
+    """Append every event of `source` to `target`, preserving order, kinds, keys, data and times.
+
+    Sequence numbers are assigned by the target; into an empty target they are the
+    source's own. The copy is read back and compared event by event.
+
+    Args:
+        source: the store to read (it is not written).
+        target: the store to append to.
+        append: allow a target that already holds events; the copied events then
+            follow them. Without it a non-empty target is refused, untouched.
+        batch_size: events per append. None (the default) writes everything in one
+            atomic append, so a failure leaves the target as it was; a number bounds
+            memory per write but a failure can leave a prefix copied.
+
+    Returns:
+        A `TransferResult`.
+
+    Raises:
+        StoreError: the target is the source, or is not empty and `append` is False,
+            or the read-back differs from the source.
+        EventConflict: an event key is already in the target (nothing of that batch written).
+
+    >>> from lamar.store.memory import MemoryStore
+    >>> a, b = MemoryStore(), MemoryStore()
+    >>> _ = a.append([Event("status", {"id": "x", "status": "retired"}, key="k1")])
+    >>> transfer(a, b).copied, [e.key for e in b.read()]
+    (1, ['k1'])
+    """
+    if source is target or (source.location == target.location and source.location != ":memory:"):
+        raise StoreError(f"cannot copy {source.location} into itself; name a different target")
+    if batch_size is not None and batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1 (or None for one atomic write); got {batch_size}")
+    events = source.read(0)
+    before = target.read(0)
+    if before and not append:
+        raise StoreError(
+            f"{target.location} already holds {len(before)} events; copy into an empty store, "
+            "or pass append=True to add these after them"
+        )
+    # Read the target's tail once more after writing, from where it ended before.
+    start = before[-1].seq if before else 0
+    fresh = [Event(kind=e.kind, data=e.data, key=e.key, time=e.time) for e in events]
+    step = batch_size or max(len(fresh), 1)
+    for offset in range(0, len(fresh), step):
+        target.append(fresh[offset:offset + step])
+    _verify(events, target.read(start), target.location)
+    return TransferResult(copied=len(events), source=source.location, target=target.location,
+                          target_before=len(before))
+
+
+def _verify(expected: Sequence[Event], copied: Sequence[Event], where: str) -> None:
+    """Raise StoreError unless `copied` holds exactly `expected`, in order (seq aside)."""
+    if len(copied) != len(expected):
+        raise StoreError(
+            f"{where} holds {len(copied)} new events after the copy, expected {len(expected)}: "
+            "another writer may have used it during the copy; check it before use"
+        )
+    for i, (want, got) in enumerate(zip(expected, copied), 1):
+        if (want.kind, want.key, want.data, want.time) != (got.kind, got.key, got.data, got.time):
+            raise StoreError(
+                f"{where}: copied event #{i} ({got.kind}, key {got.key!r}) differs from the source's "
+                f"({want.kind}, key {want.key!r}); check the target before use"
+            )
+
+
+__all__ = ["TransferResult", "transfer"]

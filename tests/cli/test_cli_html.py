@@ -1,0 +1,84 @@
+"""`lamar html`: a page that parses, needs no network, and has one row per lesson."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from lamar import Lamar
+from lamar.cli.html import COLOURS
+
+
+class PageReader(HTMLParser):
+    """Collects what the tests look at: lesson rows, plot rows, SVG marks, outside references."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[str] = []
+        self.plot_rows: list[str] = []
+        self.circles: list[dict[str, str | None]] = []
+        self.bars = 0
+        self.svgs = 0
+        self.outside: list[str] = []
+        self.tags: list[str] = []
+        self.open: list[str] = []
+
+    def handle_starttag(self, tag, attrs):  # type: ignore[no-untyped-def]
+        attributes = dict(attrs)
+        self.tags.append(tag)
+        if tag not in ("meta", "line", "circle", "rect"):
+            self.open.append(tag)
+        classes = (attributes.get("class") or "").split()
+        if tag == "tr" and "lesson" in classes:
+            self.rows.append(attributes["data-id"])
+        if tag == "g" and "lesson" in classes:
+            self.plot_rows.append(attributes["data-id"])
+        if tag == "circle":
+            self.circles.append(attributes)
+        if tag == "rect" and "injected" in classes:
+            self.bars += 1
+        if tag == "svg":
+            self.svgs += 1
+        for name in ("src", "href"):
+            if attributes.get(name):
+                self.outside.append(attributes[name])
+
+    def handle_endtag(self, tag):  # type: ignore[no-untyped-def]
+        if tag in ("line", "circle", "rect"):
+            return
+        assert self.open and self.open[-1] == tag, f"</{tag}> closes <{self.open[-1] if self.open else None}>"
+        self.open.pop()
+
+
+def test_html_page_has_one_row_per_lesson_and_no_network(lamar_cli, store, tmp_path):
+    before = store.read_bytes()
+    out = lamar_cli("html", "--store", store, "--out", tmp_path / "lamar.html")
+    assert out.returncode == 0, out.stderr
+    assert "wrote" in out.stdout and "6 lessons" in out.stdout
+    page = (tmp_path / "lamar.html").read_text(encoding="utf-8")
+    reader = PageReader()
+    reader.feed(page)
+    reader.close()
+    lessons = [e.id for e in Lamar(str(store)).experiences()]
+    assert reader.rows == lessons  # the table: one row per lesson, in store order
+    assert reader.plot_rows == lessons  # the forest plot: one row per lesson
+    assert reader.svgs == 2 and reader.bars > 0
+    assert "script" not in reader.tags and reader.outside == []
+    assert reader.open == []  # every element closed in order
+    # Only lessons with an interval get a dot; colour by verdict (one proven to help).
+    assert [c["fill"] for c in reader.circles].count(COLOURS["helps"]) == 1
+    assert len(reader.circles) == 2
+    assert "no interval yet" in page
+    assert store.read_bytes() == before
+
+
+def test_html_escapes_lesson_text(run_cli, tmp_path):
+    path = tmp_path / "s.json"
+    added = run_cli("add", "--store", path, "--precondition", "<script>alert(1)</script>", "--action", "a & b")
+    assert added.returncode == 0, added.stderr
+    assert run_cli("html", "--store", path, "--out", tmp_path / "p.html").returncode == 0
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "a &amp; b" in page
+    reader = PageReader()
+    reader.feed(page)
+    assert len(reader.rows) == 1 and reader.circles == []
+    assert "No episodes yet." in page

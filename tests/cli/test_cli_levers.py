@@ -1,0 +1,85 @@
+"""The manual levers (add, retire, revive, report): each a subprocess run, each an event in the log."""
+
+from __future__ import annotations
+
+from lamar import Lamar, Status
+from lamar.store import open_store
+
+
+def test_add_creates_the_store_and_the_lesson(lamar_cli, run_cli, tmp_path, strict_json):
+    path = tmp_path / "new" / "experience.db"
+    out = lamar_cli("add", "--store", path, "--precondition", "the Xcode build fails after a bump",
+                    "--action", "clear DerivedData", "--rationale", "stale module maps",
+                    "--scope", "project=trace", "language=swift", "--json")
+    assert out.returncode == 0, out.stderr
+    added = strict_json(out.stdout)
+    lesson = Lamar(str(path)).get(added["id"])
+    assert lesson.scope == {"project": "trace", "language": "swift"}
+    assert lesson.status is Status.ACTIVE and lesson.rationale == "stale module maps"
+    assert lesson.provenance["source"] == "manual"
+    quiet = run_cli("add", "--store", path, "--precondition", "p", "--action", "a", "--status", "candidate", "-q")
+    assert quiet.stdout.strip().startswith("exp_") and len(quiet.stdout.split()) == 1
+    assert Lamar(str(path)).get(quiet.stdout.strip()).status is Status.CANDIDATE
+
+
+def test_add_defaults_to_the_home_store(run_cli, tmp_path):
+    out = run_cli("add", "--precondition", "p", "--action", "a")
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "home" / ".lamar" / "experience.json").is_file()
+
+
+def test_add_refuses_an_empty_action(run_cli, tmp_path):
+    path = tmp_path / "s.json"
+    out = run_cli("add", "--store", path, "--precondition", "p", "--action", "  ")
+    assert out.returncode == 1 and "action is empty" in out.stderr
+    assert not path.exists()
+
+
+def test_retire_and_revive_are_recorded_with_reasons(lamar_cli, run_cli, store, ids):
+    out = lamar_cli("retire", ids["good"], "--store", store, "--reason", "the build system changed")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"retired {ids['good']}: the build system changed"
+    assert Lamar(str(store)).get(ids["good"]).status is Status.RETIRED
+    back = run_cli("revive", ids["good"][:10], "--store", store)
+    assert back.returncode == 0 and Lamar(str(store)).get(ids["good"]).status is Status.ACTIVE
+    status_events = [e.data for e in open_store(store).read() if e.kind == "status" and e.data["id"] == ids["good"]]
+    assert status_events == [
+        {"id": ids["good"], "status": "retired", "reason": "the build system changed"},
+        {"id": ids["good"], "status": "active", "reason": "revived by hand"},
+    ]
+    shown = run_cli("show", ids["good"], "--store", store).stdout
+    assert "set retired: the build system changed" in shown and "set active: revived by hand" in shown
+    missing = run_cli("retire", "exp_missing", "--store", store)
+    assert missing.returncode == 1 and "lamar ls" in missing.stderr
+
+
+def test_report_by_signal_name_then_replace_with_a_float(lamar_cli, run_cli, store, ids):
+    episode = ids["episode"]
+    out = lamar_cli("report", episode, "REVERTED", "--store", store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"reported {episode}: reverted"
+    assert Lamar(str(store)).episode(episode).reward == -1.0
+    again = run_cli("report", episode, "shipped", "--store", store)
+    assert again.returncode == 1 and "already reported (reverted)" in again.stderr and "--replace" in again.stderr
+    replaced = run_cli("report", episode, "-0.25", "--replace", "--store", store)
+    assert replaced.returncode == 0, replaced.stderr
+    assert Lamar(str(store)).episode(episode).reward == -0.25
+
+
+def test_report_refuses_bad_input_with_exit_1(run_cli, sqlite_store, ids):
+    for args, message in [
+        (("ep_unknown", "shipped"), "no episode 'ep_unknown'"),
+        ((ids["episode"], "great"), "unknown signal 'great'"),
+        ((ids["episode"], "1.5"), "outside [-1, 1]"),
+        ((ids["episode"], "nan"), "outside [-1, 1]"),
+    ]:
+        out = run_cli("report", *args, "--store", sqlite_store)
+        assert out.returncode == 1, (args, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+    assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward is None
+
+
+def test_report_on_a_missing_store_is_a_store_error(run_cli, tmp_path):
+    out = run_cli("report", "ep_x", "shipped", "--store", tmp_path / "none.json")
+    assert out.returncode == 2 and "no store at" in out.stderr
+    assert not (tmp_path / "none.json").exists()

@@ -1,0 +1,197 @@
+"""Read-only commands (stats, ls, show) against real JSON and SQLite stores, as subprocesses."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from lamar import Lamar
+from lamar.store import open_store
+
+COMMANDS = ["stats", "ls", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
+            "import", "html"]
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def episodes_with(path: Path, field: str, exp_id: str) -> list[str]:
+    """Ids of the logged episodes whose `field` (injected / held_out) lists the lesson."""
+    store = open_store(path)
+    try:
+        return [e.data["id"] for e in store.read() if e.kind == "episode" and exp_id in e.data[field]]
+    finally:
+        store.close()
+
+
+def test_help_of_every_command_exits_0(lamar_cli, run_cli):
+    top = lamar_cli("--help")
+    assert top.returncode == 0
+    for name in COMMANDS:
+        assert name in top.stdout
+    assert "Exit status: 0 ok, 1 usage error" in top.stdout
+    assert lamar_cli("show", "--help").returncode == 0
+    for name in COMMANDS:
+        sub = run_cli(name, "--help")
+        assert sub.returncode == 0, sub.stderr
+        assert f"usage: lamar {name}" in sub.stdout
+
+
+def test_stats_counts_lessons_episodes_and_reports(lamar_cli, run_cli, store, strict_json):
+    before = digest(store)
+    text = run_cli("stats", "--store", store)
+    data = lamar_cli("--store", store, "stats", "--json")  # --store before the command works too
+    assert text.returncode == data.returncode == 0, text.stderr + data.stderr
+    stats = strict_json(data.stdout)
+    truth = Lamar(str(store)).stats()
+    assert stats["experiences"] == truth["experiences"] == 6
+    assert stats["by_status"] == {"candidate": 1, "active": 4, "retired": 1}
+    assert stats["by_verdict"]["helps"] == 1
+    assert stats["episodes"] == 242 and stats["reports"] == 241 and stats["unreported"] == 1
+    assert stats["unreported_share"] == pytest.approx(1 / 242)
+    assert 0.2 < stats["holdout_rate"] < 0.5  # the builder held out with q = 0.4
+    assert stats["holdout_cost"]["per_report"] > 0  # the proven lesson was withheld sometimes
+    assert stats["bytes"] > 0 and stats["events"] == truth["events"]
+    assert "242: 241 reported, 1 never reported (0.4%)" in text.stdout
+    assert "1 helps, 0 harms, 4 unknown" in text.stdout
+    assert digest(store) == before
+
+
+def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, ids, strict_json):
+    out = lamar_cli("ls", "--store", store)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()[1:]
+    assert len(lines) == 6
+    good = next(line for line in lines if line.startswith(ids["good"]))
+    assert " helps " in good and "project=trace" in good and "When the build fails" in good
+    assert "[+0." in good  # a finite interval above zero
+    retired = next(line for line in lines if line.startswith(ids["retired"]))
+    assert "n/a" in retired and "retired" in retired
+
+    helps = run_cli("ls", "--store", store, "--verdict", "helps", "--json")
+    assert [row["id"] for row in strict_json(helps.stdout)] == [ids["good"]]
+    swift = run_cli("ls", "--store", store, "--scope", "language=swift", "--status", "active", "--json")
+    assert [row["id"] for row in strict_json(swift.stdout)] == [ids["neutral"], ids["twin"]]
+    none = run_cli("ls", "--store", store, "--verdict", "harms")
+    assert none.returncode == 0 and none.stdout.strip() == "no lessons match"
+
+
+def test_ls_json_has_null_for_unknown_bounds(run_cli, json_store, ids, strict_json):
+    rows = {row["id"]: row for row in strict_json(run_cli("ls", "--store", json_store, "--json").stdout)}
+    retired = rows[ids["retired"]]["evidence"]
+    assert retired["lower"] is None and retired["upper"] is None and retired["randomized"] == 0
+    good = rows[ids["good"]]["evidence"]
+    assert 0 < good["lower"] < good["lift"] < good["upper"]
+
+
+def test_show_prints_provenance_history_chart_and_episodes(lamar_cli, store, ids):
+    out = lamar_cli("show", ids["good"][:9], "--store", store)  # a unique prefix is enough
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith(f"{ids['good']}  (active)")
+    assert "because stale module maps survive a clean build" in text
+    assert "added by hand" in text
+    assert "evidence over time (replayed" in text
+    chart = [line for line in text.splitlines() if line.rstrip().endswith(("-", ".", ">", "<")) and "|" in line]
+    assert 2 <= len(chart) <= 12
+    assert "helps" in chart[-1] and "*" in chart[-1]
+    assert f"injected in {len(episodes_with(store, 'injected', ids['good']))} episodes" in text
+    assert "not reported" in text and "(the latest 10; --all lists every one)" in text
+
+
+def test_show_json_trajectory_ends_at_current_evidence(run_cli, sqlite_store, ids, strict_json):
+    shown = strict_json(run_cli("show", ids["good"], "--store", sqlite_store, "--json").stdout)
+    now = Lamar(str(sqlite_store)).evidence(ids["good"])
+    last = shown["trajectory"][-1]
+    assert last["verdict"] == "helps" and last["lift"] == pytest.approx(now.lift)
+    assert last["randomized"] == now.randomized
+    assert shown["trajectory"][0]["lower"] is None  # one episode: no interval yet, null not -Infinity
+    randomized = [p["randomized"] for p in shown["trajectory"]]
+    assert randomized == sorted(randomized)
+    injected = episodes_with(sqlite_store, "injected", ids["good"])
+    assert [a["episode_id"] for a in shown["injected_in"]] == injected
+    assert shown["held_out_in"] == len(episodes_with(sqlite_store, "held_out", ids["good"])) > 0
+    assert shown["injected_in"][-1]["reward"] is None  # the last episode was never reported
+    assert shown["history"][0]["event"] == "added as active"
+
+
+def test_show_retired_lesson_lists_the_reason(run_cli, json_store, ids):
+    out = run_cli("show", ids["retired"], "--store", json_store)
+    assert out.returncode == 0
+    assert "set retired: masks real failures" in out.stdout
+    assert "no reported episode has had this lesson eligible yet" in out.stdout
+
+
+def test_show_unknown_id_is_a_usage_error(run_cli, sqlite_store):
+    out = run_cli("show", "exp_nope", "--store", sqlite_store)
+    assert out.returncode == 1
+    assert "no lesson 'exp_nope'" in out.stderr and "lamar ls" in out.stderr
+    ambiguous = run_cli("show", "exp_", "--store", sqlite_store)
+    assert ambiguous.returncode == 1 and "give more of the id" in ambiguous.stderr
+
+
+def test_read_only_commands_leave_the_store_untouched(run_cli, store, ids, tmp_path):
+    before = digest(store)
+    runs = [
+        ("stats",), ("stats", "--json"), ("ls",), ("ls", "--json"), ("show", ids["good"]),
+        ("html", "--out", tmp_path / "page.html"), ("export", "--out", tmp_path / "copy.json"),
+        ("sleep", "--out", tmp_path / "report.json"),
+    ]
+    for args in runs:
+        out = run_cli(*args, "--store", store)
+        assert out.returncode == 0, (args, out.stderr)
+    assert digest(store) == before
+    assert not store.with_name(store.name + ".lock").exists()  # a JSON read takes no lock
+
+
+def test_missing_store_is_not_created(lamar_cli, run_cli, tmp_path):
+    missing = tmp_path / "nowhere" / "experience.json"
+    for args in (("ls",), ("show", "exp_x"), ("html", "--out", tmp_path / "p.html"), ("sleep",)):
+        out = run_cli(*args, "--store", missing)
+        assert out.returncode == 2, args
+        assert f"no store at {missing}" in out.stderr
+    assert not missing.parent.exists()
+    default = lamar_cli("stats")  # no --store, no LAMAR_STORE: ~/.lamar/experience.json
+    assert default.returncode == 2 and ".lamar/experience.json" in default.stderr
+    assert not (tmp_path / "home" / ".lamar").exists()
+
+
+def test_store_from_environment(run_cli, json_store, strict_json):
+    out = run_cli("stats", "--json", extra_env={"LAMAR_STORE": str(json_store)})
+    assert out.returncode == 0 and strict_json(out.stdout)["experiences"] == 6
+
+
+@pytest.mark.parametrize("suffix, body", [(".json", b'{"format": "lamar", "events": [\n'),
+                                          (".db", b"this is not an sqlite file" * 100)])
+def test_corrupt_store_is_a_store_error_and_left_untouched(lamar_cli, run_cli, tmp_path, suffix, body):
+    path = tmp_path / f"broken{suffix}"
+    path.write_bytes(body)
+    out = lamar_cli("stats", "--store", path)
+    assert out.returncode == 2 and str(path) in out.stderr and out.stdout == ""
+    for args in (("ls", "--json"), ("show", "exp_x"), ("add", "--precondition", "p", "--action", "a")):
+        out = run_cli(*args, "--store", path)
+        assert out.returncode == 2, (args, out.stderr)
+        assert str(path) in out.stderr and out.stdout == ""
+    assert path.read_bytes() == body
+
+
+def test_usage_errors_exit_1_and_say_what_to_do(lamar_cli, run_cli, sqlite_store):
+    out = lamar_cli("frobnicate", "--store", sqlite_store)
+    assert out.returncode == 1 and "invalid choice" in out.stderr and "lamar --help" in out.stderr
+    cases = [
+        (("frobnicate",), "invalid choice"),
+        ((), "name a command"),
+        (("ls", "--verdict", "great"), "invalid choice: 'great'"),
+        (("ls", "--scope", "project"), "key=value"),
+        (("add", "--action", "a"), "--precondition"),
+        (("show",), "the following arguments are required: id"),
+        (("show", "exp_x", "--episodes", "0"), "expected a whole number >= 1"),
+    ]
+    for args, message in cases:
+        out = run_cli(*args, "--store", sqlite_store)
+        assert out.returncode == 1, (args, out.returncode, out.stderr)
+        assert message in out.stderr, (args, out.stderr)
+        assert "--help" in out.stderr or "lamar stats" in out.stderr or "key=value" in out.stderr

@@ -1,0 +1,198 @@
+"""sleep -> review (stdin) -> apply, as subprocesses; mining through the real Ollama SDK
+against a local HTTP server that plays the model."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from lamar import Lamar, Status
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def make_report(run_cli, tmp_path, strict_json):
+    """Sleep over a store into a report: one merge (neutral + twin) and one contradiction."""
+    def make(store: Path) -> Path:
+        path = tmp_path / "report.json"
+        out = run_cli("sleep", "--store", store, "--out", path)
+        assert out.returncode == 0, out.stderr
+        kinds = sorted(p["kind"] for p in strict_json(path.read_text())["proposals"])
+        assert kinds == ["contradiction", "merge"]
+        return path
+
+    return make
+
+
+def proposal_ids(path: Path) -> dict[str, str]:
+    return {p["kind"]: p["id"] for p in json.loads(path.read_text())["proposals"]}
+
+
+def test_sleep_proposes_without_writing(lamar_cli, store, ids, tmp_path, strict_json):
+    before = digest(store)
+    out = lamar_cli("sleep", "--store", store, "--out", tmp_path / "r.json")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("2 proposals, 0 dropped")
+    assert f"next: lamar review {tmp_path / 'r.json'}" in out.stdout
+    saved = strict_json((tmp_path / "r.json").read_text())  # valid JSON: unknown bounds are null
+    merge = next(p for p in saved["proposals"] if p["kind"] == "merge")
+    assert merge["payload"] == {"into": ids["neutral"], "from": [ids["twin"]]}
+    assert merge["evidence"][ids["twin"]]["lower"] is None
+    assert digest(store) == before
+
+
+def test_review_through_stdin_then_apply_the_approved_only(lamar_cli, run_cli, store, ids, make_report):
+    report = make_report(store)
+    chosen = proposal_ids(report)
+    # An unclear answer is asked again; then approve the merge, reject the contradiction.
+    out = lamar_cli("review", report, "--store", store, stdin="perhaps\ny\nn\n")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.count("approve? [y]es / [n]o / [q]uit:") == 3
+    assert "please answer y (approve), n (reject) or q (stop and save)" in out.stdout
+    assert "[1/2] merge" in out.stdout and "[2/2] contradiction" in out.stdout
+    assert "When a lint error, run the formatter first." in out.stdout  # the lessons, from the store
+    assert "1 approved, 1 rejected, 0 undecided" in out.stdout
+    saved = json.loads(report.read_text())
+    assert saved["approved"] == [chosen["merge"]] and saved["rejected"] == [chosen["contradiction"]]
+
+    nothing_left = run_cli("review", report, "--store", store)
+    assert "nothing to review" in nothing_left.stdout
+
+    applied = lamar_cli("apply", report, "--store", store)
+    assert applied.returncode == 0, applied.stderr
+    assert f"applied  {chosen['merge']}" in applied.stdout and chosen["contradiction"] not in applied.stdout
+    lam = Lamar(str(store))
+    assert lam.get(ids["twin"]).status is Status.RETIRED
+    assert lam.get(ids["neutral"]).provenance["merged_from"] == [ids["twin"]]
+    again = run_cli("apply", report, "--store", store, "--json")
+    assert json.loads(again.stdout) == {"applied": [], "skipped": [{"id": chosen["merge"], "reason": "already applied"}]}
+
+
+def test_review_quit_and_end_of_input_save_what_was_decided(run_cli, json_store, make_report):
+    store = json_store
+    report = make_report(store)
+    chosen = proposal_ids(report)
+    out = run_cli("review", report, "--store", store, stdin="q\n")
+    assert out.returncode == 0 and "0 approved, 0 rejected, 2 undecided" in out.stdout
+    assert json.loads(report.read_text())["approved"] == []
+    nothing = run_cli("apply", report, "--store", store)
+    assert nothing.returncode == 0 and "nothing applied" in nothing.stdout
+
+    eof = run_cli("review", report, "--store", store, stdin="y\n")  # input ends before the second one
+    assert "1 approved, 0 rejected, 1 undecided" in eof.stdout
+    first = json.loads(report.read_text())["approved"]
+    assert len(first) == 1 and first[0] in chosen.values()
+    rest = run_cli("review", report, "--store", store, stdin="n\n")  # only the undecided one is asked
+    assert rest.stdout.count("approve?") == 1 and "1 approved, 1 rejected, 0 undecided" in rest.stdout
+    fresh = run_cli("review", report, "--store", store, "--again", stdin="n\nn\n")
+    assert "0 approved, 2 rejected" in fresh.stdout
+
+
+def test_apply_unreviewed_report_applies_all_or_only(run_cli, sqlite_store, ids, make_report):
+    store = sqlite_store
+    report = make_report(store)
+    chosen = proposal_ids(report)
+    only = run_cli("apply", report, "--store", store, "--only", chosen["contradiction"])
+    assert only.returncode == 0 and only.stdout.startswith("applied 1, skipped 0")
+    assert Lamar(str(store)).get(ids["twin"]).status is Status.ACTIVE  # the merge was not chosen
+    everything = run_cli("apply", report, "--store", store)
+    assert everything.stdout.startswith("applied 1, skipped 1")
+    assert Lamar(str(store)).get(ids["twin"]).status is Status.RETIRED
+    unknown = run_cli("apply", report, "--store", store, "--only", "merge_000000000000")
+    assert unknown.returncode == 1 and "no proposal 'merge_000000000000'" in unknown.stderr
+
+
+def test_sleep_review_apply_usage_errors(run_cli, json_store, tmp_path):
+    store = json_store
+    traces_only = run_cli("sleep", "--store", store, "--traces", tmp_path / "t.jsonl")
+    assert traces_only.returncode == 1 and "--model" in traces_only.stderr
+    (tmp_path / "t.jsonl").write_text("")
+    bad_model = run_cli("sleep", "--store", store, "--traces", tmp_path / "t.jsonl", "--model", "mystery:x")
+    assert bad_model.returncode == 1 and "unknown model provider 'mystery'" in bad_model.stderr
+    missing = run_cli("review", tmp_path / "absent.json", "--store", store)
+    assert missing.returncode == 1 and "lamar sleep --out" in missing.stderr
+    (tmp_path / "not-a-report.json").write_text('{"hello": 1}')
+    wrong = run_cli("apply", tmp_path / "not-a-report.json", "--store", store)
+    assert wrong.returncode == 1 and "is not a sleep report" in wrong.stderr
+
+
+class FakeOllama(BaseHTTPRequestHandler):
+    """Answers /api/generate like an Ollama server whose model proposes one lesson."""
+
+    reply = "[]"
+    prompts: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert self.path == "/api/generate"
+        FakeOllama.prompts.append(body["prompt"])
+        payload = json.dumps({"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "response": self.reply,
+                              "done": True, "done_reason": "stop"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def ollama_host() -> Iterator[str]:
+    server = HTTPServer(("127.0.0.1", 0), FakeOllama)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, run_cli, json_store, tmp_path,
+                                                                   ollama_host):
+    store = json_store
+    traces = tmp_path / "traces.jsonl"
+    rows = [{"id": f"t{i}", "time": 1_700_000_000.0 + i, "context": {"project": "trace"},
+             "input": "bump swift-nio and rebuild", "attempted": ["xcodebuild"],
+             "tool_errors": ["error: module map not found"], "output": "", "outcome": "reverted",
+             "episode_id": None} for i in range(3)]
+    traces.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    FakeOllama.reply = json.dumps([{"precondition": "a module map is missing after a package bump",
+                                    "action": "reset the package caches before building",
+                                    "rationale": "the caches keep the old module maps",
+                                    "scope": {"project": "trace"}, "trace_ids": ["t0", "t2"]}])
+    FakeOllama.prompts = []
+    out = lamar_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
+                    "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 0, out.stderr
+    assert "mined 3 traces in 1 model call: 1 candidate lesson" in out.stdout
+    assert len(FakeOllama.prompts) == 1 and '"id": "t1"' in FakeOllama.prompts[0]
+    candidate = next(p for p in json.loads((tmp_path / "r.json").read_text())["proposals"] if p["kind"] == "candidate")
+    applied = run_cli("apply", tmp_path / "r.json", "--store", store, "--only", candidate["id"])
+    assert applied.returncode == 0, applied.stderr
+    lam = Lamar(str(store))
+    mined = [e for e in lam.experiences(status="candidate") if e.action == "reset the package caches before building"]
+    assert len(mined) == 1 and sorted(mined[0].provenance["traces"]) == ["t0", "t2"]
+    shown = run_cli("show", mined[0].id, "--store", store).stdout
+    assert "mined by sleep" in shown and "from traces: t0, t2" in shown
+
+
+def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path):
+    store = json_store
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"id": "t0", "context": {"project": "trace"}, "input": "x"}) + "\n")
+    out = run_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
+                  extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert out.returncode == 2 and "lamar: error:" in out.stderr

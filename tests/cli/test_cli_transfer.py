@@ -1,0 +1,125 @@
+"""export / import between backends, and `lamar.store.transfer` underneath: no event lost or changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lamar import EventConflict, Experience, Lamar, StoreError
+from lamar.store import Event, MemoryStore, open_store
+from lamar.store.transfer import transfer
+
+
+def records(path: Path | str) -> list[tuple[object, ...]]:
+    store = open_store(path)
+    try:
+        return [(e.seq, e.kind, e.key, e.data, e.time) for e in store.read()]
+    finally:
+        store.close()
+
+
+def test_export_import_round_trip_keeps_every_event(lamar_cli, run_cli, json_store, tmp_path, strict_json):
+    original = records(json_store)
+    exported = lamar_cli("export", "--store", json_store, "--out", tmp_path / "moved.db", "--json")
+    assert exported.returncode == 0, exported.stderr
+    assert strict_json(exported.stdout)["copied"] == len(original) == 490
+    assert records(tmp_path / "moved.db") == original  # seq, kind, key, data and time, in order
+
+    imported = lamar_cli("import", tmp_path / "moved.db", "--store", tmp_path / "back.json")
+    assert imported.returncode == 0, imported.stderr
+    assert f"copied {len(original)} events" in imported.stdout and "(verified)" in imported.stdout
+    assert records(tmp_path / "back.json") == original
+    # The engine folds the copy to the same beliefs.
+    before = Lamar(str(json_store))
+    after = Lamar(str(tmp_path / "back.json"))
+    assert after.stats() | {"store": ""} == before.stats() | {"store": ""}
+    for exp in before.experiences():
+        assert after.evidence(exp.id) == before.evidence(exp.id)
+
+
+def test_export_refuses_a_non_empty_target_unless_appending(run_cli, sqlite_store, tmp_path):
+    target = tmp_path / "target.json"
+    first = Lamar(str(target))
+    first.add(Experience("already here", "keep it"))
+    first.close()
+    before = target.read_bytes()
+    refused = run_cli("export", "--store", sqlite_store, "--out", target)
+    assert refused.returncode == 1 and "already holds 1 events" in refused.stderr and "--append" in refused.stderr
+    assert target.read_bytes() == before
+    appended = run_cli("export", "--store", sqlite_store, "--out", target, "--append")
+    assert appended.returncode == 0, appended.stderr
+    copied = records(target)
+    assert len(copied) == 1 + len(records(sqlite_store))
+    assert [r[1:] for r in copied[1:]] == [r[1:] for r in records(sqlite_store)]  # after the old event, in order
+
+
+def test_import_into_a_store_that_shares_keys_writes_nothing(run_cli, store):
+    twin = store.with_name("twin" + store.suffix)
+    twin.write_bytes(store.read_bytes())
+    before = records(store)
+    out = run_cli("import", twin, "--store", store, "--append")
+    assert out.returncode == 2 and "already in" in out.stderr
+    assert records(store) == before
+
+
+def test_import_usage_errors(run_cli, json_store, tmp_path):
+    missing = run_cli("import", tmp_path / "absent.json", "--store", json_store)
+    assert missing.returncode == 1 and "nothing to import" in missing.stderr
+    itself = run_cli("import", json_store, "--store", json_store)
+    assert itself.returncode == 1 and "is the store itself" in itself.stderr
+
+
+def test_transfer_into_memory_and_back_with_batches():
+    source = MemoryStore()
+    source.append([Event("experience", {"id": f"e{i}", "precondition": "p", "action": "a"}, key=f"k{i}")
+                   for i in range(7)])
+    middle = MemoryStore()
+    result = transfer(source, middle, batch_size=3)
+    assert result.copied == 7 and result.target_before == 0
+    assert [(e.seq, e.key, e.data, e.time) for e in middle.read()] == [
+        (e.seq, e.key, e.data, e.time) for e in source.read()]
+
+
+def test_transfer_refuses_non_empty_target_and_itself():
+    source, target = MemoryStore(), MemoryStore()
+    source.append([Event("status", {"id": "x", "status": "retired"}, key="a")])
+    target.append([Event("status", {"id": "y", "status": "retired"}, key="b")])
+    with pytest.raises(StoreError, match="already holds 1 events"):
+        transfer(source, target)
+    assert len(target.read()) == 1
+    with pytest.raises(StoreError, match="into itself"):
+        transfer(source, source)
+    assert transfer(source, target, append=True).target_before == 1
+    with pytest.raises(EventConflict):  # the same keys again: refused whole
+        transfer(source, target, append=True)
+    assert [e.key for e in target.read()] == ["b", "a"]
+
+
+def test_transfer_detects_a_copy_that_differs():
+    class Lossy(MemoryStore):
+        def append(self, events):  # a broken backend that drops event data
+            return super().append([Event(e.kind, {}, key=e.key, time=e.time) for e in events])
+
+    source = MemoryStore()
+    source.append([Event("status", {"id": "x", "status": "retired"})])
+    with pytest.raises(StoreError, match="differs from the source"):
+        transfer(source, Lossy())
+
+
+def test_export_to_postgres_and_back(run_cli, json_store, tmp_path, postgres_url):
+    import psycopg
+
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS lamar_cli_test CASCADE")
+        conn.execute("CREATE SCHEMA lamar_cli_test")
+    url = f"{postgres_url}?options=-csearch_path%3Dlamar_cli_test"  # a schema of its own, dropped after
+    try:
+        out = run_cli("export", "--store", json_store, "--out", url)
+        assert out.returncode == 0, out.stderr
+        back = run_cli("import", url, "--store", tmp_path / "back.db")
+        assert back.returncode == 0, back.stderr
+        assert records(tmp_path / "back.db") == records(json_store)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS lamar_cli_test CASCADE")
