@@ -1,1 +1,12 @@
-"""Lamar for langchain (in progress)."""
+"""Lamar for LangChain: a retriever, a callback handler and agent middleware.
+
+    retriever = LamarRetriever(lamar=lam, k=4, context={"project": "trace"})
+    agent = create_agent(model, tools, middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    handler = LamarCallbackHandler(lam, trace_path="traces.jsonl")
+"""
+
+from lamar_langchain.callbacks import ImplicitSignals, LamarCallbackHandler
+from lamar_langchain.middleware import LamarAgentState, LamarMiddleware
+from lamar_langchain.retriever import LamarRetriever
+
+__all__ = ["ImplicitSignals", "LamarAgentState", "LamarCallbackHandler", "LamarMiddleware", "LamarRetriever"]

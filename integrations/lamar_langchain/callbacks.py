@@ -1,0 +1,387 @@
+"""`LamarCallbackHandler`: ties LangChain runs to Lamar episodes, records sleep traces, reports
+outcomes by run id or episode id, and counts the implicit signals a run shows."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+from uuid import UUID
+
+from langchain_core.callbacks import BaseCallbackHandler
+
+from lamar._errors import InvalidContext, UnknownEpisode
+from lamar.signals import Signal, to_reward
+from lamar.sleep.traces import Trace, TraceWriter
+from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
+from lamar_langchain.run_record import ImplicitSignals, RunRecord
+from lamar_langchain.trace_text import clip, episodes_in, output_text
+
+
+class LamarCallbackHandler(BaseCallbackHandler):
+    """Attach to any runnable or graph; each root run is tied to the episodes recalled inside it.
+
+    Episodes are found in `LamarRetriever`'s recall events and documents, in outputs or state
+    carrying "lamar_episode_id" (as `LamarMiddleware`'s state does), in run metadata under the
+    same key, or bound by hand with `bind`. When a root run ends, its trace (input, tool calls,
+    tool errors, final output) is kept in the sleep trace format and, with `trace_path`,
+    appended to that JSON Lines file.
+
+    Args:
+        lamar: the `Lamar` engine that the runs recall from.
+        trace_path: a .jsonl file to append one trace per root run to (None: keep in memory).
+        write_on: "end" writes a trace when its root run ends (outcome null; sleep can join it
+            to the episode's outcome by `episode_id`); "report" waits for `report` so the trace
+            carries the outcome (`flush` writes the unreported ones).
+        raise_error: let errors in this handler propagate (LangChain otherwise logs them).
+        mirror_to_langsmith: also send each reported outcome to LangSmith as feedback on the
+            root run (needs the `langsmith` package and its credentials).
+        langsmith_client: a `langsmith.Client` to use (default: one created on first use).
+        feedback_key: the LangSmith feedback key.
+        max_runs: finished runs kept for `report`; the oldest are forgotten first.
+
+    Example:
+        >>> from lamar import Lamar
+        >>> from langchain_core.runnables import RunnableLambda
+        >>> handler = LamarCallbackHandler(Lamar(":memory:"))
+        >>> RunnableLambda(lambda q: q.upper()).invoke("hi", config={"callbacks": [handler]})
+        'HI'
+        >>> handler.traces()[0].output
+        'HI'
+    """
+
+    run_inline = True  # cheap bookkeeping; inline keeps events in order under asyncio
+
+    def __init__(self, lamar: Any, trace_path: str | os.PathLike[str] | None = None, *,
+                 write_on: Literal["end", "report"] = "end", raise_error: bool = False,
+                 mirror_to_langsmith: bool = False, langsmith_client: Any = None,
+                 feedback_key: str = "lamar_outcome", max_runs: int = 10_000) -> None:
+        if write_on not in ("end", "report"):
+            raise ValueError(f"write_on is 'end' or 'report'; got {write_on!r}")
+        self.lamar = lamar
+        self.trace_path = trace_path
+        self.write_on = write_on
+        self.raise_error = raise_error
+        self.mirror_to_langsmith = mirror_to_langsmith
+        self.feedback_key = feedback_key
+        self.max_runs = max_runs
+        self._client = langsmith_client
+        self._writer = TraceWriter(trace_path) if trace_path is not None else None
+        self._lock = threading.RLock()
+        self._runs: dict[UUID, RunRecord] = {}
+        self._root_of: dict[UUID, UUID] = {}
+        self._tools: dict[UUID, str] = {}
+        self._pending: dict[UUID, list[str]] = {}
+        self._by_episode: dict[str, UUID] = {}
+
+    # -- public API --------------------------------------------------------------------------
+
+    def bind(self, run_id: UUID | str, episode_id: str) -> None:
+        """Tie an episode to a run (any run of the tree, or a root run id fixed in advance with
+        `config={"run_id": ...}`); before or during the run, so that its trace names it."""
+        key = _as_uuid(run_id)
+        if key is None:
+            raise ValueError(f"run_id must be a UUID; got {run_id!r}")
+        with self._lock:
+            root = self._root_of.get(key, key)
+            if root in self._runs:
+                self._attach(self._runs[root], episode_id)
+            else:
+                self._pending.setdefault(key, []).append(episode_id)
+
+    def episodes(self, run_or_episode: UUID | str) -> list[str]:
+        """The episodes of a root run (or of the run that used this episode)."""
+        with self._lock:
+            return list(self._find(run_or_episode).episodes)
+
+    def implicit_signals(self, run_or_episode: UUID | str) -> ImplicitSignals:
+        """Tool errors, retries, model errors and failure of a run, for the app to map to outcomes."""
+        with self._lock:
+            return self._find(run_or_episode).signals()
+
+    def report(self, run_or_episode: UUID | str, signal: Signal | float | str, *,
+               replace: bool = False) -> list[str]:
+        """Report an outcome for every episode of a run, or for one episode.
+
+        Args:
+            run_or_episode: a root run id (UUID or its string), or an episode id.
+            signal: a `Signal`, its name, or a reward in [-1, 1].
+            replace: replace an outcome already reported.
+
+        Returns:
+            The episode ids reported.
+
+        Raises:
+            UnknownEpisode: the run is unknown to this handler or recalled nothing.
+            DuplicateReport: an episode was already reported and `replace` is False.
+        """
+        reward, parsed = to_reward(signal)  # reject a bad signal before reporting anything
+        run_id = _as_uuid(run_or_episode)
+        with self._lock:
+            if run_id is None:  # an episode id; its run is known when it was recalled inside one
+                episodes = [str(run_or_episode)]
+                root = self._by_episode.get(str(run_or_episode))
+                run = self._runs.get(root) if root is not None else None
+            else:
+                run = self._find(run_id)
+                episodes = list(run.episodes)
+                if not episodes:
+                    raise UnknownEpisode(
+                        f"run {run_or_episode} recalled no Lamar episode; recall inside the run "
+                        "(LamarRetriever, LamarMiddleware) or tie one with handler.bind(run_id, episode_id)")
+        for episode_id in episodes:
+            self.lamar.report(episode_id, signal, replace=replace)
+        if run is not None:
+            with self._lock:
+                run.outcome = parsed.value if parsed is not None else None
+                run.reward = reward
+                if self.write_on == "report" and run.done:
+                    self._write(run)
+            if self.mirror_to_langsmith:
+                self._mirror(run, reward, parsed)
+        return episodes
+
+    async def areport(self, run_or_episode: UUID | str, signal: Signal | float | str, *,
+                      replace: bool = False) -> list[str]:
+        """`report` without blocking the event loop."""
+        return await asyncio.to_thread(self.report, run_or_episode, signal, replace=replace)
+
+    def trace(self, run_or_episode: UUID | str) -> Trace:
+        """The trace of a finished root run."""
+        with self._lock:
+            run = self._find(run_or_episode)
+            if not run.done:
+                raise ValueError(f"run {run.run_id} has not ended yet")
+            return self._trace(run)
+
+    def traces(self) -> list[Trace]:
+        """The traces of every finished root run still remembered, oldest first."""
+        with self._lock:
+            return [self._trace(run) for run in self._runs.values() if run.done]
+
+    def flush(self) -> int:
+        """Write the traces still waiting for a report (outcome null). Returns how many."""
+        with self._lock:
+            waiting = [run for run in self._runs.values() if run.done and not run.written]
+            for run in waiting:
+                self._write(run)
+            return len(waiting)
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _find(self, key: UUID | str) -> RunRecord:
+        if isinstance(key, str) and key in self._by_episode:
+            return self._runs[self._by_episode[key]]
+        run_id = _as_uuid(key)
+        root = self._root_of.get(run_id, run_id) if run_id is not None else None
+        if root is None or root not in self._runs:
+            raise UnknownEpisode(f"this handler saw no run or episode {key!r} (or has forgotten it)")
+        return self._runs[root]
+
+    def _attach(self, run: RunRecord, episode_id: Any) -> None:
+        if isinstance(episode_id, str) and episode_id and episode_id not in run.episodes:
+            run.episodes.append(episode_id)
+            self._by_episode[episode_id] = run.run_id
+
+    def _start(self, run_id: UUID, parent_run_id: UUID | None, name: str, inputs: Any,
+               metadata: Mapping[str, Any] | None) -> RunRecord:
+        with self._lock:
+            root = self._root_of.get(parent_run_id) if parent_run_id is not None else None
+            if root is None or root not in self._runs:
+                # No parent, or a parent this handler never saw: this run is a root for us.
+                run = self._runs[run_id] = RunRecord(run_id, name, inputs, time.time())
+                for episode_id in self._pending.pop(run_id, []):
+                    self._attach(run, episode_id)
+            else:
+                run = self._runs[root]
+                run.members.add(run_id)
+            self._root_of[run_id] = run.run_id
+            if metadata:
+                self._attach(run, metadata.get(EPISODE_KEY))
+                if run.context is None:
+                    try:
+                        run.context = context_from_metadata(metadata)
+                    except InvalidContext:
+                        pass  # the recall itself reports a bad context; a trace just omits it
+            return run
+
+    def _run_of(self, run_id: UUID) -> RunRecord | None:
+        root = self._root_of.get(run_id)
+        return self._runs.get(root) if root is not None else None
+
+    def _end(self, run_id: UUID, outputs: Any = None, error: BaseException | None = None) -> None:
+        with self._lock:
+            run = self._run_of(run_id)
+            if run is not None:
+                for episode_id in episodes_in(outputs):
+                    self._attach(run, episode_id)
+            if run is None or run_id != run.run_id:
+                return
+            run.done = True
+            run.output = output_text(outputs) if error is None else ""
+            run.failed = error is not None
+            run.error = clip(f"{type(error).__name__}: {error}") if error is not None else ""
+            for member in run.members:
+                self._root_of.pop(member, None)
+                self._tools.pop(member, None)
+            run.members.clear()
+            if self.write_on == "end" or run.reward is not None:  # reported before it ended
+                self._write(run)
+            self._forget_oldest()
+
+    def _forget_oldest(self) -> None:
+        if len(self._runs) <= self.max_runs:
+            return
+        finished = [rid for rid, run in self._runs.items() if run.done]
+        for rid in finished[: max(0, len(finished) - self.max_runs)]:
+            for episode_id in self._runs.pop(rid).episodes:
+                self._by_episode.pop(episode_id, None)
+
+    def _tool_error(self, run_id: UUID, message: str) -> None:
+        run = self._run_of(run_id)
+        if run is not None:
+            run.counts["tool_errors"] += 1
+            run.tool_errors.append(clip(f"{self._tools.get(run_id, 'tool')}: {message}", 1000))
+
+    # -- traces and mirroring ----------------------------------------------------------------
+
+    def _trace(self, run: RunRecord) -> Trace:
+        context = run.context
+        if context is None and run.episodes:
+            try:
+                context = dict(self.lamar.episode(run.episodes[0]).context)
+            except UnknownEpisode:
+                context = None
+        return run.to_trace(context or {})
+
+    def _write(self, run: RunRecord) -> None:
+        if self._writer is not None and not run.written:
+            self._writer.write(self._trace(run))
+        run.written = True
+
+    def _mirror(self, run: RunRecord, reward: float, parsed: Signal | None) -> None:
+        if self._client is None:
+            try:
+                from langsmith import Client
+            except ImportError as exc:  # pragma: no cover - langsmith ships with langchain-core
+                raise ImportError("mirroring outcomes to LangSmith needs the langsmith package: "
+                                  'pip install "lamar[langchain]"') from exc
+            self._client = Client()
+        self._client.create_feedback(
+            run.run_id, key=self.feedback_key, score=reward, trace_id=run.run_id,
+            value=parsed.value if parsed is not None else None,
+            comment="Lamar episodes: " + ", ".join(run.episodes))
+
+    # -- LangChain events --------------------------------------------------------------------
+
+    def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
+                       parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
+                       **kwargs: Any) -> None:
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), inputs, metadata)
+
+    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, outputs)
+
+    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, error=error)
+
+    def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
+                            run_id: UUID, parent_run_id: UUID | None = None,
+                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), messages[-1] if messages else [],
+                    metadata)
+
+    def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
+                     parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
+                     **kwargs: Any) -> None:
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), prompts[-1] if prompts else "",
+                    metadata)
+
+    def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        generations = getattr(response, "generations", None) or [[]]
+        last = generations[-1][-1] if generations[-1] else None
+        self._end(run_id, getattr(last, "message", None) or getattr(last, "text", ""))
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            run = self._run_of(run_id)
+            if run is not None:
+                run.counts["model_errors"] += 1
+        self._end(run_id, error=error)
+
+    def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
+                           parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
+                           **kwargs: Any) -> None:
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), query, metadata)
+
+    def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, list(documents))
+
+    def on_retriever_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._end(run_id, error=error)
+
+    def on_tool_start(self, serialized: dict[str, Any] | None, input_str: str, *, run_id: UUID,
+                      parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
+                      **kwargs: Any) -> None:
+        name = _name(serialized, kwargs)
+        run = self._start(run_id, parent_run_id, name, input_str, metadata)
+        with self._lock:
+            call = clip(f"{name}({input_str})", 1000)
+            self._tools[run_id] = name
+            run.counts["tool_calls"] += 1
+            if call in run.seen_calls:
+                run.counts["retries"] += 1
+            run.seen_calls.add(call)
+            run.attempted.append(call)
+
+    def on_tool_end(self, output: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if getattr(output, "status", None) == "error":  # a ToolMessage from a handled tool error
+            with self._lock:
+                self._tool_error(run_id, str(getattr(output, "content", output)))
+        self._end(run_id, output)
+
+    def on_tool_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            self._tool_error(run_id, f"{type(error).__name__}: {error}")
+        self._end(run_id, error=error)
+
+    def on_retry(self, retry_state: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        with self._lock:
+            run = self._run_of(run_id)
+            if run is not None:
+                run.counts["retries"] += 1
+
+    def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
+        if name != RECALL_EVENT or not isinstance(data, Mapping):
+            return
+        with self._lock:
+            run = self._run_of(run_id)
+            if run is None:
+                return
+            self._attach(run, data.get("episode_id"))
+            if run.context is None and isinstance(data.get("context"), Mapping):
+                run.context = dict(data["context"])
+
+
+def _name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
+    name = kwargs.get("name") or (serialized or {}).get("name")
+    if not name and serialized and serialized.get("id"):
+        name = serialized["id"][-1]
+    return str(name or "run")
+
+
+def _as_uuid(value: Any) -> UUID | None:
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return UUID(value)
+        except ValueError:
+            return None
+    return None
+
+
+__all__ = ["ImplicitSignals", "LamarCallbackHandler"]

@@ -1,0 +1,36 @@
+"""The names Lamar's LangChain pieces agree on: metadata keys, state keys and the recall event."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from lamar.experience import check_context
+
+EXPERIENCE_ID = "experience_id"
+"""Document metadata key naming the lesson a document stands for."""
+
+EPISODE_ID = "episode_id"
+"""Document metadata key naming the recall (episode) that chose the document."""
+
+CONTEXT_KEY = "lamar_context"
+"""`config["metadata"]` key through which a caller passes the context of one call."""
+
+EPISODE_KEY = "lamar_episode_id"
+"""State / output / run-metadata key holding an episode id (the middleware's state uses it)."""
+
+RECALL_EVENT = "lamar_recall"
+"""Name of the custom callback event sent after every recall, so that a callback handler
+learns the episode even when nothing was injected (an all-held-out episode is still data)."""
+
+
+def recall_event_data(episode_id: str, experience_ids: list[str], context: Mapping[str, str]) -> dict[str, Any]:
+    """The payload of a `RECALL_EVENT`."""
+    return {"episode_id": episode_id, "experience_ids": list(experience_ids), "context": dict(context)}
+
+
+def context_from_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str] | None:
+    """The per-call context under `CONTEXT_KEY`, checked; None when absent."""
+    if not metadata or metadata.get(CONTEXT_KEY) is None:
+        return None
+    return check_context(metadata[CONTEXT_KEY])

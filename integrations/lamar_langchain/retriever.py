@@ -1,0 +1,238 @@
+"""`LamarRetriever`: lessons chosen by outcome, as a LangChain retriever (over the store, or
+re-selecting what another retriever found)."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+    adispatch_custom_event,
+    dispatch_custom_event,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field, field_validator
+
+from lamar import Experience, Recall, Scope, Status
+from lamar._errors import InvalidExperience, UnknownExperience
+from lamar.experience import check_context
+from lamar_langchain.conventions import (
+    EPISODE_ID,
+    EXPERIENCE_ID,
+    RECALL_EVENT,
+    context_from_metadata,
+    recall_event_data,
+)
+
+ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+
+class _Pool:
+    """A base retriever's documents sorted into known lessons and the rest."""
+
+    def __init__(self) -> None:
+        self.by_id: dict[str, Document] = {}
+        self.rank: dict[str, int] = {}
+        self.passthrough: list[Document] = []
+
+
+class LamarRetriever(BaseRetriever):
+    """A retriever whose documents are lessons chosen by what happened after they were used.
+
+    Over the store (no `base_retriever`): the context of the call selects up to `k` eligible
+    lessons; each document's `page_content` is the rendered lesson ("When X, do Y, because Z.").
+    Wrapping `base_retriever`: its documents are the candidates and Lamar chooses up to `k`
+    of them by outcome, not similarity; the documents keep their own `page_content`, and a
+    candidate whose lesson is retired or scoped to another context is not chosen. Ask the base
+    retriever for a pool wider than `k` (e.g. `as_retriever(search_kwargs={"k": 20})`).
+
+    Every returned document carries `experience_id`, `episode_id`, `verdict` and `lesson` in
+    its metadata; report the outcome with `lamar.report(doc.metadata["episode_id"], ...)`.
+    The randomized holdout may leave slots empty, so a call can return fewer than `k`
+    documents even when more lessons are eligible: the empty slot is the control group.
+
+    The context of a call is, in order of precedence: `invoke(query, context={...})`,
+    `config["metadata"]["lamar_context"]`, then the `context` field (a mapping, or a function
+    of the query returning one). No context means `{}`: only lessons without a scope match.
+
+    Args:
+        lamar: the `Lamar` engine.
+        k: most lessons per call (default 4); `invoke(query, k=n)` overrides it per call.
+        context: a mapping of strings, or a function of the query returning one.
+        base_retriever: a retriever whose documents become the candidates.
+        on_unknown: what to do with a candidate whose `experience_id` is missing or unknown to
+            the store. "add": store it as a cold lesson (status candidate; precondition from
+            metadata "precondition" or the query, action from metadata "action" or the page
+            content, rationale from metadata "rationale", scope from metadata "scope" or none)
+            under a stable id, so the next call finds it. "pass": return it after the lessons,
+            untouched and not counted in `k`. "drop": leave it out.
+
+    Example:
+        >>> from lamar import Lamar, Experience
+        >>> lam = Lamar(":memory:", seed=3)
+        >>> _ = lam.add(Experience("tests are flaky", "rerun them once before debugging"))
+        >>> docs = LamarRetriever(lamar=lam, k=2).invoke("why did CI fail?")
+        >>> all(d.metadata["episode_id"] for d in docs)
+        True
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    lamar: Any = Field(description="The Lamar engine (typed Any: it is not a pydantic model).")
+    k: int = Field(default=4, ge=0)
+    context: Any = None
+    base_retriever: BaseRetriever | None = None
+    on_unknown: Literal["add", "pass", "drop"] = "add"
+
+    def __init__(self, lamar: Any = None, /, **data: Any) -> None:
+        # The engine may come first, positionally, like every Lamar integration.
+        if lamar is not None:
+            data["lamar"] = lamar
+        super().__init__(**data)
+
+    @field_validator("lamar")
+    @classmethod
+    def _check_engine(cls, value: Any) -> Any:
+        if not all(hasattr(value, name) for name in ("recall", "arecall", "evidence", "get", "add")):
+            raise TypeError(f"lamar must be a Lamar engine; got {type(value).__name__}")
+        return value
+
+    @field_validator("context")
+    @classmethod
+    def _check_context(cls, value: Any) -> Any:
+        if value is None or callable(value):
+            return value
+        return check_context(value)
+
+    # -- the LangChain hooks -----------------------------------------------------------------
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+        k: int | None = None, context: Mapping[str, str] | None = None,
+    ) -> list[Document]:
+        ctx = self._resolve_context(query, context, run_manager.metadata)
+        pool = None
+        if self.base_retriever is not None:
+            found = self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
+            pool = self._pool(found, query)
+        rec = self.lamar.recall(ctx, k=self._slots(k), candidates=None if pool is None else list(pool.by_id))
+        dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
+                              config={"callbacks": run_manager.get_child()})
+        return self._documents(rec, pool)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+        k: int | None = None, context: Mapping[str, str] | None = None,
+    ) -> list[Document]:
+        ctx = self._resolve_context(query, context, run_manager.metadata)
+        pool = None
+        if self.base_retriever is not None:
+            found = await self.base_retriever.ainvoke(query, config={"callbacks": run_manager.get_child()})
+            pool = await asyncio.to_thread(self._pool, found, query)
+        rec = await self.lamar.arecall(ctx, k=self._slots(k),
+                                       candidates=None if pool is None else list(pool.by_id))
+        await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
+                                     config={"callbacks": run_manager.get_child()})
+        return await asyncio.to_thread(self._documents, rec, pool)
+
+    # -- the steps ---------------------------------------------------------------------------
+
+    def _slots(self, k: int | None) -> int:
+        slots = self.k if k is None else k
+        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
+            raise ValueError(f"k must be a whole number >= 0; got {k!r}")
+        return slots
+
+    def _resolve_context(self, query: str, given: Mapping[str, str] | None,
+                         metadata: Mapping[str, Any] | None) -> dict[str, str]:
+        if given is not None:
+            return check_context(given)
+        from_config = context_from_metadata(metadata)
+        if from_config is not None:
+            return from_config
+        if callable(self.context):
+            return check_context(self.context(query))
+        return dict(self.context or {})
+
+    def _pool(self, found: list[Document], query: str) -> _Pool:
+        """Map the base retriever's documents to lesson ids, adding or passing the unknown ones."""
+        pool = _Pool()
+        for rank, doc in enumerate(found):
+            claimed = doc.metadata.get(EXPERIENCE_ID)
+            exp_id = claimed if isinstance(claimed, str) and claimed else _stable_id(doc.page_content)
+            if not self._known(exp_id):
+                if self.on_unknown == "pass":
+                    pool.passthrough.append(doc)
+                    continue
+                if self.on_unknown == "drop":
+                    continue
+                self._add_cold(exp_id, doc, query)
+            if exp_id not in pool.by_id:  # the first (most similar) copy stands for the lesson
+                pool.by_id[exp_id] = doc
+                pool.rank[exp_id] = rank
+        return pool
+
+    def _known(self, exp_id: str) -> bool:
+        try:
+            self.lamar.get(exp_id)
+        except UnknownExperience:
+            return False
+        return True
+
+    def _add_cold(self, exp_id: str, doc: Document, query: str) -> None:
+        meta = doc.metadata
+        scope = meta.get("scope")
+        exp = Experience(
+            precondition=_text(meta.get("precondition")) or query,
+            action=_text(meta.get("action")) or doc.page_content,
+            rationale=_text(meta.get("rationale")),
+            scope=Scope(scope) if isinstance(scope, Mapping) else Scope(),
+            status=Status.CANDIDATE,
+            id=exp_id,
+            provenance={"source": "langchain-retriever", "document_id": doc.id,
+                        "retriever": self.base_retriever.get_name() if self.base_retriever else None},
+        )
+        try:
+            self.lamar.add(exp)
+        except InvalidExperience:
+            if not self._known(exp_id):  # not a concurrent add of the same document: a real error
+                raise
+
+    def _documents(self, rec: Recall, pool: _Pool | None) -> list[Document]:
+        docs = []
+        for rank, exp in enumerate(rec.experiences):
+            lesson = {
+                EXPERIENCE_ID: exp.id,
+                EPISODE_ID: rec.episode_id,
+                "verdict": self.lamar.evidence(exp.id).verdict.value,
+                "lesson": exp.render(),
+                "rank": rank,
+            }
+            if pool is None:
+                docs.append(Document(page_content=exp.render(), id=exp.id, metadata={
+                    **lesson, "precondition": exp.precondition, "action": exp.action,
+                    "rationale": exp.rationale, "scope": dict(exp.scope), "status": exp.status.value}))
+            else:
+                base = pool.by_id[exp.id]
+                docs.append(base.model_copy(update={"metadata": {
+                    **base.metadata, **lesson, "similarity_rank": pool.rank[exp.id]}}))
+        if pool is not None:
+            docs += pool.passthrough
+        return docs
+
+
+def _stable_id(text: str) -> str:
+    """The id a document without an `experience_id` gets: the same text, the same lesson."""
+    return "exp_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+__all__ = ["LamarRetriever"]

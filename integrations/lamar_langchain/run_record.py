@@ -1,0 +1,72 @@
+"""What the callback handler keeps per root run, and the implicit signals it counted."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+from uuid import UUID
+
+from lamar.sleep.traces import Trace
+from lamar_langchain.trace_text import input_text
+
+
+@dataclasses.dataclass(frozen=True)
+class ImplicitSignals:
+    """What a run showed without anyone saying so; the app decides what, if anything, it means.
+
+    Attributes:
+        tool_calls: tools started.
+        tool_errors: tools that raised or returned an error message.
+        retries: retry events plus tool calls repeated with the same input.
+        model_errors: model calls that raised.
+        failed: the root run itself raised.
+    """
+
+    tool_calls: int = 0
+    tool_errors: int = 0
+    retries: int = 0
+    model_errors: int = 0
+    failed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class RunRecord:
+    """One root run: what it was asked, what it tried, what it answered, which episodes it used."""
+
+    def __init__(self, run_id: UUID, name: str, inputs: Any, when: float) -> None:
+        self.run_id = run_id
+        self.name = name
+        self.started = when
+        self.input = input_text(inputs)
+        self.members: set[UUID] = {run_id}
+        self.episodes: list[str] = []
+        self.context: dict[str, str] | None = None
+        self.attempted: list[str] = []
+        self.tool_errors: list[str] = []
+        self.seen_calls: set[str] = set()
+        self.counts = {"tool_calls": 0, "tool_errors": 0, "retries": 0, "model_errors": 0}
+        self.failed = False
+        self.error = ""
+        self.output = ""
+        self.done = False
+        self.outcome: str | None = None
+        self.reward: float | None = None
+        self.written = False
+
+    def signals(self) -> ImplicitSignals:
+        return ImplicitSignals(**self.counts, failed=self.failed)
+
+    def to_trace(self, context: dict[str, str]) -> Trace:
+        """This run in the sleep trace format (the first episode is the trace's episode)."""
+        return Trace(
+            id=str(self.run_id), time=self.started, context=context, input=self.input,
+            attempted=list(self.attempted), tool_errors=list(self.tool_errors), output=self.output,
+            outcome=self.outcome, episode_id=self.episodes[0] if self.episodes else None,
+            metadata={"run_id": str(self.run_id), "name": self.name, "episodes": list(self.episodes),
+                      "implicit": self.signals().to_dict(), "error": self.error, "reward": self.reward},
+        )
+
+
+__all__ = ["ImplicitSignals", "RunRecord"]

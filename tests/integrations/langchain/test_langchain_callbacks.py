@@ -1,0 +1,281 @@
+"""LamarCallbackHandler on a LangGraph graph, an LCEL chain and a create_agent agent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from pathlib import Path
+from typing import Any, TypedDict
+
+import langsmith
+import pytest
+import requests
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.output_parsers import StrOutputParser
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_core.runnables import RunnableLambda, RunnablePassthrough
+from langchain_core.tools import ToolException, tool
+from langgraph.graph import END, START, StateGraph
+from requests.adapters import BaseAdapter
+
+from lamar import Experience, Lamar, Scope, Signal, UnknownEpisode
+from lamar.sleep.traces import load_traces
+from lamar_langchain import LamarCallbackHandler, LamarMiddleware, LamarRetriever
+
+
+def engine(**tuning: float) -> Lamar:
+    lam = Lamar(":memory:", k=2, seed=9, **tuning)
+    for project in ("trace", "web"):
+        lam.add(Experience(f"the {project} build fails", f"clear the {project} cache", scope=Scope(project=project)))
+        lam.add(Experience(f"{project} tests are flaky", "rerun them once", scope=Scope(project=project)))
+    return lam
+
+
+def flaky_build() -> Any:
+    """A build tool that fails on its first call and works on the retry."""
+    calls = []
+
+    @tool
+    def build(target: str) -> str:
+        """Build a target."""
+        calls.append(target)
+        if len(calls) == 1:
+            raise RuntimeError("linker crashed")
+        return f"built {target}"
+
+    return build
+
+
+class GraphState(TypedDict, total=False):
+    question: str
+    lessons: list[Any]
+    build: str
+    answer: str
+
+
+def build_graph(retriever: LamarRetriever, chat_model: Any) -> Any:
+    build_tool = flaky_build()
+    model = chat_model("Cleared the cache; it builds.", "Rerun it.")
+
+    def recall(state: GraphState) -> GraphState:
+        return {"lessons": retriever.invoke(state["question"])}
+
+    def act(state: GraphState) -> GraphState:
+        try:
+            return {"build": build_tool.invoke({"target": "app"})}
+        except RuntimeError:
+            return {"build": build_tool.invoke({"target": "app"})}  # the same call again: a retry
+
+    def answer(state: GraphState) -> GraphState:
+        notes = "\n".join(d.page_content for d in state["lessons"])
+        return {"answer": model.invoke(f"{notes}\n{state['question']}").text}
+
+    graph = StateGraph(GraphState)
+    graph.add_node("recall", recall)
+    graph.add_node("act", act)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "act")
+    graph.add_edge("act", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile()
+
+
+def test_graph_runs_map_to_their_episodes_and_traces_load(tmp_path: Path, chat_model: Any) -> None:
+    lam = engine(holdout=1e-9)
+    path = tmp_path / "traces.jsonl"
+    handler = LamarCallbackHandler(lam, trace_path=path, raise_error=True)
+    retriever = LamarRetriever(lamar=lam, k=2)
+    runs = {}
+    for project in ("trace", "web"):
+        run_id = uuid.uuid4()
+        result = build_graph(retriever, chat_model).invoke(
+            {"question": f"why does the {project} build fail?"},
+            config={"callbacks": [handler], "run_id": run_id,
+                    "metadata": {"lamar_context": {"project": project}}})
+        runs[project] = (run_id, result)
+
+    traces = load_traces(path)  # valid sleep input, one line per root run
+    assert [t.id for t in traces] == [str(runs["trace"][0]), str(runs["web"][0])]
+    for trace, (project, (run_id, result)) in zip(traces, runs.items()):
+        episode_id = result["lessons"][0].metadata["episode_id"]
+        assert handler.episodes(run_id) == [episode_id]
+        assert trace.episode_id == episode_id
+        assert trace.context == {"project": project} == lam.episode(episode_id).context
+        assert trace.input == f"why does the {project} build fail?"
+        assert trace.attempted == ("build({'target': 'app'})",) * 2
+        assert trace.tool_errors == ("build: RuntimeError: linker crashed",)
+        assert trace.output == result["answer"]
+        assert trace.outcome is None
+        signals = handler.implicit_signals(run_id)
+        assert (signals.tool_calls, signals.tool_errors, signals.retries, signals.failed) == (2, 1, 1, False)
+
+    assert handler.report(runs["web"][0], Signal.SHIPPED) == handler.episodes(runs["web"][0])
+    web_episode = lam.episode(handler.episodes(runs["web"][0])[0])
+    assert web_episode.signal == "shipped"
+    assert lam.episode(handler.episodes(runs["trace"][0])[0]).reward is None
+    assert all(lam.evidence(i).eligible == 1 for i in web_episode.eligible)
+
+
+def test_an_all_held_out_recall_still_reaches_the_run(chat_model: Any) -> None:
+    """No document comes back, yet the episode is the control group: the recall event carries it."""
+    lam = engine(holdout=0.999999)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    retriever = LamarRetriever(lamar=lam, k=2, context={"project": "trace"})
+    run_id = uuid.uuid4()
+    result = build_graph(retriever, chat_model).invoke({"question": "q"},
+                                                       config={"callbacks": [handler], "run_id": run_id})
+    assert result["lessons"] == []
+    [episode_id] = handler.episodes(run_id)
+    assert len(lam.episode(episode_id).held_out) == 2
+    handler.report(str(run_id), Signal.CORRECTED)
+    assert lam.episode(episode_id).signal == "corrected"
+
+
+async def test_concurrent_lcel_chains_keep_their_own_episodes(tmp_path: Path, chat_model: Any) -> None:
+    lam = engine(holdout=1e-9)
+    path = tmp_path / "traces.jsonl"
+    handler = LamarCallbackHandler(lam, trace_path=path, write_on="report", raise_error=True)
+    retriever = LamarRetriever(lamar=lam, k=1)
+    prompt = ChatPromptTemplate.from_messages([("system", "Lessons:\n{lessons}"), ("human", "{question}")])
+    model = chat_model("Answer one.", "Answer two.")
+    chain = ({"lessons": retriever | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs)),
+              "question": RunnablePassthrough()} | prompt | model | StrOutputParser())
+
+    ids = [uuid.uuid4(), uuid.uuid4()]
+    answers = await asyncio.gather(*(
+        chain.ainvoke(f"question about {project}", config={
+            "callbacks": [handler], "run_id": run_id, "metadata": {"lamar_context": {"project": project}}})
+        for run_id, project in zip(ids, ("trace", "web"))))
+
+    for run_id, project, answer in zip(ids, ("trace", "web"), answers):
+        [episode_id] = handler.episodes(run_id)
+        assert lam.episode(episode_id).context == {"project": project}
+        trace = handler.trace(run_id)
+        assert (trace.input, trace.output, trace.episode_id) == (f"question about {project}", answer, episode_id)
+        # The model saw exactly the lesson of its own run's episode.
+        [injected] = lam.episode(episode_id).injected
+        sent = next(m for m in model.received if f"question about {project}" in m[-1].text)
+        assert lam.get(injected).render() in sent[0].text
+
+    assert not path.exists()  # write_on="report": nothing is written before its outcome
+    await handler.areport(ids[1], Signal.REVERTED)
+    assert [(t.id, t.outcome) for t in load_traces(path)] == [(str(ids[1]), "reverted")]
+    assert handler.flush() == 1
+    assert [t.outcome for t in load_traces(path)] == ["reverted", None]
+
+
+def test_agent_middleware_episode_reaches_the_handler(chat_model: Any) -> None:
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+
+    @tool
+    def deploy(env: str) -> str:
+        """Deploy to an environment."""
+        raise ToolException(f"{env} is locked")
+
+    deploy.handle_tool_error = True
+    model = chat_model(AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"env": "prod"}, "id": "c1"}]),
+                       "Prod is locked; try later.")
+    agent = create_agent(model, [deploy], middleware=[LamarMiddleware(lam, {"project": "web"})])
+    run_id = uuid.uuid4()
+    result = agent.invoke({"messages": [("user", "ship it")]}, config={"callbacks": [handler], "run_id": run_id})
+
+    assert handler.episodes(run_id) == [result["lamar_episode_id"]]
+    trace = handler.trace(run_id)
+    assert (trace.input, trace.output) == ("ship it", "Prod is locked; try later.")
+    assert trace.tool_errors == ("deploy: prod is locked",)
+    assert handler.implicit_signals(result["lamar_episode_id"]).tool_errors == 1
+    assert handler.report(result["lamar_episode_id"], "reasked") == [result["lamar_episode_id"]]
+    assert handler.trace(run_id).outcome == "reasked"
+
+
+def test_bind_and_the_errors_of_report() -> None:
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    rec = lam.recall({"project": "trace"})
+    run_id = uuid.uuid4()
+    handler.bind(run_id, rec.episode_id)  # before the run, by its fixed id
+    chain = RunnableLambda(lambda x: x * 2)
+    assert chain.invoke(2, config={"callbacks": [handler], "run_id": run_id}) == 4
+    assert handler.trace(run_id).episode_id == rec.episode_id
+    assert handler.trace(run_id).context == {"project": "trace"}
+
+    plain = uuid.uuid4()
+    chain.invoke(1, config={"callbacks": [handler], "run_id": plain})
+    with pytest.raises(UnknownEpisode, match="recalled no Lamar episode"):
+        handler.report(plain, Signal.SHIPPED)
+    with pytest.raises(UnknownEpisode, match="saw no run"):
+        handler.report(uuid.uuid4(), Signal.SHIPPED)
+    with pytest.raises(ValueError):
+        handler.report(run_id, 3.0)  # not a reward: rejected before anything is reported
+    assert lam.episode(rec.episode_id).reward is None
+    handler.report(run_id, 0.5)
+    assert lam.episode(rec.episode_id).reward == 0.5
+
+
+class RecordingAdapter(BaseAdapter):
+    """The HTTP transport under a real `langsmith.Client`: records requests, answers 200."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[requests.PreparedRequest] = []
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        self.sent.append(request)
+        response = requests.Response()
+        response.status_code, response._content = 200, b"{}"
+        response.headers["Content-Type"] = "application/json"
+        response.url, response.request = request.url, request
+        return response
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.filterwarnings("ignore::langsmith.utils.LangSmithWarning")
+def test_outcomes_mirror_to_langsmith_feedback_when_asked() -> None:
+    lam = engine(holdout=1e-9)
+    client = langsmith.Client(api_url="https://langsmith.invalid", api_key="test", info={},
+                              auto_batch_tracing=False)
+    transport = RecordingAdapter()
+    client.session.mount("https://", transport)
+    handler = LamarCallbackHandler(lam, raise_error=True, mirror_to_langsmith=True, langsmith_client=client)
+    run_id = uuid.uuid4()
+    LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [handler]}, run_id=run_id)
+
+    handler.report(run_id, Signal.ACCEPTED)
+
+    [request] = [r for r in transport.sent if r.url.endswith("/feedback")]
+    body = json.loads(request.body)
+    assert (body["run_id"], body["key"], body["score"], body["value"]) == (str(run_id), "lamar_outcome", 0.6, "accepted")
+    quiet = LamarCallbackHandler(lam, raise_error=True, langsmith_client=client)  # mirroring is off by default
+    other = uuid.uuid4()
+    LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [quiet]}, run_id=other)
+    quiet.report(other, Signal.SHIPPED)
+    assert len(transport.sent) == 1
+
+
+def test_episode_written_to_graph_state_by_lamar_langgraph_recall_node() -> None:
+    from lamar_langgraph import recall_node
+
+    class State(TypedDict, total=False):
+        lamar_context: dict[str, str]
+        lamar_episode_id: str
+        answer: str
+
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, turn=None))
+    graph.add_node("answer", lambda state: {"answer": "done"})
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "answer")
+    graph.add_edge("answer", END)
+    run_id = uuid.uuid4()
+    result = graph.compile().invoke({"lamar_context": {"project": "web"}},
+                                    config={"callbacks": [handler], "run_id": run_id})
+    assert handler.episodes(run_id) == [result["lamar_episode_id"]]
+    assert handler.trace(run_id).context == {"project": "web"}

@@ -1,0 +1,146 @@
+"""LamarMiddleware in a real `create_agent` agent (only the chat model is scripted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.tools import tool
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar.recall import FENCE_OPEN, render_prompt
+from lamar_langchain import LamarMiddleware
+
+CONTEXT = {"project": "trace", "language": "swift"}
+
+
+@tool
+def build(target: str) -> str:
+    """Build a target and say how it went."""
+    return f"built {target}"
+
+
+def engine(seed: int = 4) -> tuple[Lamar, dict[str, str]]:
+    lam = Lamar(":memory:", k=3, seed=seed)
+    lessons = {
+        "derived": lam.add(Experience("the Xcode build fails after a dependency bump",
+                                      "clear DerivedData before rebuilding", "stale module maps survive",
+                                      scope=Scope(project="trace"))),
+        "resolve": lam.add(Experience("a Swift package does not resolve", "reset the package caches",
+                                      scope=Scope(language="swift"))),
+        "other": lam.add(Experience("the web build fails", "clear the bundler cache",
+                                    scope=Scope(project="web"))),
+    }
+    return lam, lessons
+
+
+def tool_then_answer() -> list[AIMessage]:
+    return [AIMessage(content="", tool_calls=[{"name": "build", "args": {"target": "app"}, "id": "call_1"}]),
+            AIMessage(content="The app builds now.")]
+
+
+def check_run(lam: Lamar, result: dict[str, Any], model: Any, system_prompt: str | None) -> None:
+    """The lessons the episode injected, and only those, are in every model call's system message."""
+    episode = lam.episode(result["lamar_episode_id"])
+    assert result["lamar_experience_ids"] == episode.injected
+    assert episode.injected, "the seeded run should inject at least one lesson"
+    assert len(model.received) == 2  # one call before the tool, one after
+    for messages in model.received:
+        system = messages[0]
+        assert isinstance(system, SystemMessage)
+        if system_prompt:
+            assert system.text.startswith(system_prompt)
+        for exp_id in episode.injected:
+            assert lam.get(exp_id).render() in system.text
+        for exp_id in set(episode.eligible) - set(episode.injected):
+            assert lam.get(exp_id).render() not in system.text
+        assert all(FENCE_OPEN not in m.text for m in messages[1:])
+    # The lessons never enter the conversation the agent keeps.
+    assert all(FENCE_OPEN not in m.text for m in result["messages"])
+    assert "lamar_lessons" not in result
+
+
+def test_sync_agent_sees_lessons_and_reports_through_state(chat_model: Any) -> None:
+    lam, lessons = engine()
+    model = chat_model(*tool_then_answer())
+    middleware = LamarMiddleware(lam, CONTEXT)
+    agent = create_agent(model, [build], system_prompt="You fix builds.", middleware=[middleware])
+
+    result = agent.invoke({"messages": [{"role": "user", "content": "the build broke"}]})
+
+    check_run(lam, result, model, "You fix builds.")
+    assert lam.stats()["episodes"] == 1  # one recall per run, not per model call
+    episode = lam.episode(result["lamar_episode_id"])
+    assert lessons["other"] not in episode.eligible  # scope: project web does not match
+    assert episode.held_out, "seed 4 holds one lesson out: absent from the prompt, still in the control group"
+    before = {i: lam.evidence(i) for i in episode.eligible}
+    assert all(ev.eligible == 0 for ev in before.values())
+
+    assert middleware.report(result, Signal.SHIPPED) == result["lamar_episode_id"]
+
+    for exp_id in episode.eligible:
+        after = lam.evidence(exp_id)
+        assert after.eligible == 1
+        assert after.injected == (1 if exp_id in episode.injected else 0)
+    assert lam.episode(result["lamar_episode_id"]).reward == Signal.SHIPPED.reward
+
+
+async def test_async_agent_sees_lessons_and_reports_through_state(chat_model: Any) -> None:
+    lam, _ = engine()
+    model = chat_model(*tool_then_answer())
+    middleware = LamarMiddleware(lam, CONTEXT)
+    agent = create_agent(model, [build], system_prompt="You fix builds.", middleware=[middleware])
+
+    result = await agent.ainvoke({"messages": [{"role": "user", "content": "the build broke"}]})
+
+    check_run(lam, result, model, "You fix builds.")
+    injected = result["lamar_experience_ids"][0]
+    await middleware.areport(result, Signal.REVERTED)
+    assert lam.evidence(injected).injected == 1
+    assert lam.episode(result["lamar_episode_id"]).signal == "reverted"
+
+
+def test_without_a_system_prompt_the_lessons_are_the_system_message(chat_model: Any) -> None:
+    lam, _ = engine()
+    model = chat_model("done")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam, CONTEXT, k=1)])
+    result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    assert len(result["lamar_experience_ids"]) <= 1
+    system = model.received[0][0]
+    assert isinstance(system, SystemMessage) and system.text.startswith(FENCE_OPEN)
+
+
+def test_each_run_recalls_anew_with_the_context_of_the_call(chat_model: Any) -> None:
+    lam, lessons = engine(seed=2)
+    model = chat_model("ok")
+    middleware = LamarMiddleware(lam, lambda state, runtime: {"project": "trace"})
+    agent = create_agent(model, [], middleware=[middleware])
+
+    first = agent.invoke({"messages": [{"role": "user", "content": "a"}]})
+    second = agent.invoke({"messages": [{"role": "user", "content": "b"}]},
+                          config={"metadata": {"lamar_context": {"project": "web"}}})
+
+    assert first["lamar_episode_id"] != second["lamar_episode_id"]
+    assert lam.episode(first["lamar_episode_id"]).eligible == [lessons["derived"]]
+    assert lam.episode(second["lamar_episode_id"]).context == {"project": "web"}
+    assert lam.episode(second["lamar_episode_id"]).eligible == [lessons["other"]]
+
+
+def test_report_needs_an_episode(chat_model: Any) -> None:
+    lam, _ = engine()
+    with pytest.raises(ValueError, match="lamar_episode_id"):
+        LamarMiddleware(lam).report({"messages": []}, Signal.SHIPPED)
+
+
+def test_a_system_message_of_content_blocks_gets_one_more_block(chat_model: Any) -> None:
+    lam, _ = engine(seed=0)
+    model = chat_model("ok")
+    base = SystemMessage(content=[{"type": "text", "text": "You fix builds."}])
+    agent = create_agent(model, [], system_prompt=base, middleware=[LamarMiddleware(lam, CONTEXT)])
+    result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    injected = [lam.get(i) for i in result["lamar_experience_ids"]]
+    assert injected
+    assert model.received[0][0].content == [{"type": "text", "text": "You fix builds."},
+                                            {"type": "text", "text": render_prompt(injected)}]

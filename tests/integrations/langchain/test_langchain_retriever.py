@@ -1,0 +1,188 @@
+"""LamarRetriever over the store and wrapping a real vector store retriever."""
+
+from __future__ import annotations
+
+import random
+import re
+import uuid
+from collections import Counter
+
+from langchain_core.documents import Document
+from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import InMemoryVectorStore
+
+from lamar import Experience, Lamar, Scope, Signal, Status
+from lamar_langchain import LamarCallbackHandler, LamarRetriever
+
+
+class BagOfWords(Embeddings):
+    """Word counts over a fixed vocabulary: similarity that a reader can check by eye."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.vocabulary = sorted({w for t in texts for w in re.findall(r"[a-z]+", t.lower())})
+
+    def _vector(self, text: str) -> list[float]:
+        words = re.findall(r"[a-z]+", text.lower())
+        return [float(words.count(w)) for w in self.vocabulary]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._vector(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._vector(text)
+
+
+def store_engine(seed: int = 3, **tuning: float) -> tuple[Lamar, list[str]]:
+    lam = Lamar(":memory:", k=3, seed=seed, **tuning)
+    ids = [lam.add(Experience(f"the build fails with E{i}", f"apply fix {i}", "it worked before",
+                              scope=Scope(project="trace"))) for i in range(4)]
+    ids.append(lam.add(Experience("the web bundle is stale", "clear the bundler cache", scope=Scope(project="web"))))
+    return lam, ids
+
+
+def test_store_mode_documents_are_the_injected_lessons() -> None:
+    lam, ids = store_engine(holdout=1e-9)
+    docs = LamarRetriever(lamar=lam, k=3, context={"project": "trace"}).invoke("why does it fail?")
+
+    episode = lam.episode(docs[0].metadata["episode_id"])
+    assert [d.metadata["experience_id"] for d in docs] == episode.injected
+    assert len(docs) == 3 and set(episode.eligible) == set(ids[:4])
+    for doc in docs:
+        exp = lam.get(doc.metadata["experience_id"])
+        assert doc.page_content == exp.render() == doc.metadata["lesson"]
+        assert doc.id == exp.id
+        assert doc.metadata["verdict"] == "unknown"
+        assert doc.metadata["episode_id"] == episode.id
+        assert doc.metadata["scope"] == {"project": "trace"}
+
+
+def test_held_out_slots_stay_empty() -> None:
+    """k bounds the lessons; a held-out lesson's slot is left empty, never filled by the next one."""
+    lam, _ = store_engine(seed=1)
+    retriever = LamarRetriever(lam, k=3, context={"project": "trace"})
+    held = 0
+    for _ in range(30):
+        docs = retriever.invoke("q")
+        if not docs:
+            continue
+        episode = lam.episode(docs[0].metadata["episode_id"])
+        assert [d.id for d in docs] == episode.injected
+        assert len(episode.injected) + len(episode.held_out) == 3
+        held += len(episode.held_out)
+    assert held > 0  # at holdout 0.2 about 18 of 90 wanted slots; the seed makes it exact
+    assert lam.stats()["episodes"] == 30
+
+
+def test_context_from_call_then_config_then_field() -> None:
+    lam, ids = store_engine(holdout=1e-9)
+    by_query = LamarRetriever(lam, k=5, context=lambda q: {"project": "web" if "web" in q else "trace"})
+    assert [d.id for d in by_query.invoke("the web page")] == [ids[4]]
+    assert len(by_query.invoke("the app")) == 4
+
+    fixed = LamarRetriever(lam, k=5, context={"project": "trace"})
+    from_config = fixed.invoke("q", config={"metadata": {"lamar_context": {"project": "web"}}})
+    assert [d.id for d in from_config] == [ids[4]]
+    from_call = fixed.invoke("q", config={"metadata": {"lamar_context": {"project": "web"}}},
+                             context={"project": "none"}, k=2)
+    assert from_call == []
+    assert len(fixed.invoke("q", k=2)) == 2
+
+
+async def test_async_recall_and_k_keyword() -> None:
+    lam, _ = store_engine(holdout=1e-9)
+    retriever = LamarRetriever(lam, k=1, context={"project": "trace"})
+    docs = await retriever.ainvoke("q", k=3)
+    assert len(docs) == 3
+    assert lam.episode(docs[0].metadata["episode_id"]).injected == [d.id for d in docs]
+    assert len(await retriever.ainvoke("q")) == 1
+
+
+def lesson_store(lessons: dict[str, tuple[str, str]], lam: Lamar | None,
+                 query: str) -> tuple[InMemoryVectorStore, dict[str, str]]:
+    """A vector store of lesson texts; with an engine, each document names its lesson."""
+    ids = {}
+    docs = []
+    for name, (pre, act) in lessons.items():
+        meta = {}
+        if lam is not None:
+            ids[name] = meta["experience_id"] = lam.add(Experience(pre, act, scope=Scope(project="trace")))
+        docs.append(Document(f"When {pre}, {act}.", metadata=meta))
+    store = InMemoryVectorStore(BagOfWords([d.page_content for d in docs] + [query]))
+    store.add_documents(docs)
+    return store, ids
+
+
+def test_wrapped_vector_store_is_reranked_by_outcome() -> None:
+    """A short seeded gym: the more similar lesson hurts, a less similar one helps."""
+    query = "the swift build fails after a dependency bump"
+    lam = Lamar(":memory:", seed=7)
+    store, ids = lesson_store({
+        "harmful": (query, "bump every other dependency too"),
+        "helpful": ("the build fails", "clear DerivedData before rebuilding"),
+        "neutral": ("tests are flaky", "rerun them once"),
+    }, lam, query)
+    base = store.as_retriever(search_kwargs={"k": 3})
+    by_similarity = [d.metadata["experience_id"] for d in base.invoke(query)]
+    assert by_similarity[0] == ids["harmful"] and by_similarity[1] == ids["helpful"]
+
+    retriever = LamarRetriever(lamar=lam, k=1, base_retriever=base, context={"project": "trace"})
+    handler = LamarCallbackHandler(lam, raise_error=True)  # reports held-out (empty) calls too
+    rng = random.Random(7)
+    effect = {ids["helpful"]: 0.5, ids["harmful"]: -0.5}
+    name = {v: k for k, v in ids.items()}
+    chosen = []
+    for _ in range(80):
+        run_id = uuid.uuid4()
+        docs = retriever.invoke(query, config={"callbacks": [handler]}, run_id=run_id)
+        pick = docs[0].metadata["experience_id"] if docs else None
+        reward = 0.1 + effect.get(pick, 0.0) + rng.gauss(0.0, 0.3)
+        handler.report(run_id, max(-1.0, min(1.0, reward)))
+        chosen.append(name.get(pick))
+
+    late = Counter(chosen[-20:])
+    assert late["harmful"] == 0 and late["neutral"] == 0
+    assert late["helpful"] >= 14  # the rest are held-out episodes (holdout 0.2)
+    assert lam.evidence(ids["helpful"]).estimate > 0.3 > -0.3 > lam.evidence(ids["harmful"]).estimate
+    docs = retriever.invoke(query, k=1) or retriever.invoke(query, k=1)
+    assert docs[0].metadata["experience_id"] == ids["helpful"]
+    assert docs[0].metadata["similarity_rank"] == 1
+    assert docs[0].page_content == "When the build fails, clear DerivedData before rebuilding."
+
+
+def test_unknown_candidates_become_cold_lessons_once() -> None:
+    query = "deploy fails with a timeout"
+    lam = Lamar(":memory:", seed=2, holdout=1e-9)
+    store, _ = lesson_store({"a": ("deploy fails", "raise the timeout"), "b": ("a timeout", "retry with backoff")},
+                            None, query)
+    retriever = LamarRetriever(lamar=lam, k=2, base_retriever=store.as_retriever(search_kwargs={"k": 2}))
+
+    docs = retriever.invoke(query)
+    again = retriever.invoke(query)
+
+    assert len(lam.experiences()) == 2
+    assert {d.metadata["experience_id"] for d in docs} == {d.metadata["experience_id"] for d in again}
+    for doc in docs:
+        exp = lam.get(doc.metadata["experience_id"])
+        assert exp.status is Status.CANDIDATE
+        assert exp.precondition == query and exp.action == doc.page_content
+        assert exp.provenance["source"] == "langchain-retriever"
+    lam.report(docs[0].metadata["episode_id"], Signal.ACCEPTED)
+    assert lam.evidence(docs[0].metadata["experience_id"]).eligible == 1
+
+
+async def test_unknown_candidates_pass_through_or_drop() -> None:
+    query = "the cache is stale"
+    lam = Lamar(":memory:", seed=2, holdout=1e-9)
+    store, ids = lesson_store({"known": ("the cache is stale", "purge it")}, lam, query)
+    store.add_documents([Document("Unrelated notes about the cache.", metadata={"source": "wiki"})])
+    base = store.as_retriever(search_kwargs={"k": 2})
+
+    passed = await LamarRetriever(lamar=lam, k=1, base_retriever=base, on_unknown="pass",
+                                  context={"project": "trace"}).ainvoke(query)
+    assert [d.metadata.get("experience_id") for d in passed] == [ids["known"], None]
+    assert passed[1].metadata == {"source": "wiki"}
+
+    dropped = await LamarRetriever(lamar=lam, k=1, base_retriever=base, on_unknown="drop",
+                                   context={"project": "trace"}).ainvoke(query)
+    assert [d.metadata["experience_id"] for d in dropped] == [ids["known"]]
+    assert len(lam.experiences()) == 1
