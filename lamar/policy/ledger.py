@@ -7,23 +7,28 @@ probability p enter the ledger. Each gives
 
 with mu1, mu0 the mean rewards with and without the lesson fitted on *earlier* ledger
 episodes only, so psi is an unbiased, predictable-baseline score of the lift whatever the
-other injected lessons did. The ledger is never discounted; a change detector restarts it.
+other injected lessons did. Scores are averaged with the predictable weight w = p (1 - p),
+the inverse of psi's variance under the coin: an episode held out at q = 0.05 carries a
+psi twenty times its reward, and unweighted it would swamp the bound it is meant to
+tighten. The ledger is never discounted; a change detector restarts it.
 """
 
 from __future__ import annotations
 
-import math
-
 
 class Ledger:
-    """Running sums of psi since the last restart."""
+    """Weighted running sums of psi since the last restart."""
 
-    __slots__ = ("n", "total", "total_sq", "n_in", "n_out", "sum_in", "sum_out")
+    __slots__ = ("n", "weight", "total", "w2", "w2_psi", "w2_psi2",
+                 "n_in", "n_out", "sum_in", "sum_out")
 
     def __init__(self) -> None:
-        self.n = 0
-        self.total = 0.0
-        self.total_sq = 0.0
+        self.n = 0  # randomized episodes
+        self.weight = 0.0  # sum of w
+        self.total = 0.0  # sum of w * psi
+        self.w2 = 0.0  # sums of w^2, w^2 psi, w^2 psi^2: the variance process
+        self.w2_psi = 0.0
+        self.w2_psi2 = 0.0
         self.n_in = 0
         self.n_out = 0
         self.sum_in = 0.0
@@ -53,20 +58,25 @@ class Ledger:
             psi = (mu1 - mu0) - (reward - mu0) / (1.0 - p)
             self.n_out += 1
             self.sum_out += reward
+        w = p * (1.0 - p)
         self.n += 1
-        self.total += psi
-        self.total_sq += psi * psi
+        self.weight += w
+        self.total += w * psi
+        self.w2 += w * w
+        self.w2_psi += w * w * psi
+        self.w2_psi2 += w * w * psi * psi
         return psi
 
     @property
     def mean(self) -> float:
-        return self.total / self.n if self.n else 0.0
+        """The weighted mean of psi: the estimated lift."""
+        return self.total / self.weight if self.weight else 0.0
 
     @property
-    def variance(self) -> float:
-        if self.n < 2:
-            return math.inf
-        return max(self.total_sq / self.n - self.mean**2, 1e-9)
+    def variance_sum(self) -> float:
+        """Sum of w^2 (psi - mean)^2: the empirical variance of the weighted sum."""
+        m = self.mean
+        return max(self.w2_psi2 - 2.0 * m * self.w2_psi + m * m * self.w2, 1e-12)
 
     def merge(self, other: Ledger) -> None:
         """Fold another lesson's ledger into this one (duplicates share one effect)."""

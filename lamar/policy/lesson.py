@@ -68,9 +68,11 @@ class LessonState:
             result = (Verdict.UNKNOWN, -math.inf, math.inf)
         else:
             lessons = max(n_lessons, 1)
-            mean, variance = ledger.mean, ledger.variance
-            lower = mean - confidence_radius(ledger.n, variance, policy.alpha_helps / lessons)
-            upper = mean + confidence_radius(ledger.n, variance, policy.alpha_harms / lessons)
+            mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
+            # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
+            # alpha on each side, so this is a one-sided bound at alpha per lesson.
+            lower = mean - confidence_radius(spread, 2 * policy.alpha_helps / lessons) / weight
+            upper = mean + confidence_radius(spread, 2 * policy.alpha_harms / lessons) / weight
             verdict = Verdict.UNKNOWN
             enough = ledger.n >= policy.min_evidence and min(ledger.n_in, ledger.n_out) >= 5
             if enough and lower > 0.0:

@@ -50,22 +50,22 @@ class Evidence:
         return data
 
 
-def confidence_radius(n: int, variance: float, alpha: float, information: float = 2000.0) -> float:
-    """Half-width of a two-sided asymptotic confidence sequence for a running mean.
+def confidence_radius(variance_sum: float, alpha: float, information: float = 150.0) -> float:
+    """Radius of a two-sided asymptotic confidence sequence for a weighted running sum.
 
-    Time-uniform CLT bound (Waudby-Smith, Arnold, Wu, Ramdas and Howard, 2021, Thm 2.2):
-    with probability >= 1 - alpha the mean stays within the radius at *every* n, so looking
-    after each episode does not inflate false verdicts. `rho` is fixed in advance so the
-    bound is tightest when n * variance is near `information`.
+    Time-uniform CLT bound (Waudby-Smith, Arnold, Wu, Ramdas and Howard, 2021, Thm 2.2),
+    stated for the martingale S = sum w (psi - lift) with variance process `variance_sum`:
+    with probability >= 1 - alpha, |S| stays within the radius at *every* episode, so
+    looking after each one does not inflate false verdicts. Divide by the sum of weights
+    for a bound on the lift. `rho` is fixed in advance; the bound is tightest when the
+    variance process is near `information`.
 
-    >>> round(confidence_radius(400, 1.0, 0.05), 3)
-    0.168
-    >>> confidence_radius(0, 1.0, 0.05)
-    inf
+    >>> round(confidence_radius(100.0, 0.05), 2)
+    30.51
+    >>> confidence_radius(0.0, 0.05) > 0
+    True
     """
-    if n <= 0:
-        return math.inf
     log_term = -2.0 * math.log(alpha)
     rho2 = (log_term + math.log(log_term + 1.0)) / information
-    v = n * max(variance, 1e-12) * rho2
-    return math.sqrt(2.0 * (v + 1.0) / (n * n * rho2) * math.log(math.sqrt(v + 1.0) / alpha))
+    v = variance_sum * rho2
+    return math.sqrt(2.0 * (v + 1.0) / rho2 * math.log(math.sqrt(v + 1.0) / alpha))
