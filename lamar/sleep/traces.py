@@ -219,13 +219,17 @@ class TraceWriter:
         self.path = Path(path).expanduser()
 
     def write(self, trace: Trace | Mapping[str, Any]) -> Trace:
-        """Validate and append one trace; returns it as a `Trace`.
+        """Validate, scrub of secrets, and append one trace; returns it as written.
 
         Raises:
             InvalidTrace: the trace breaks the format (nothing is written).
             StoreError: the file cannot be written.
         """
         record = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
+        # Credentials never reach the disk: the file is the store of tomorrow's sleep.
+        from lamar.safety import scrub_trace
+
+        record, _ = scrub_trace(record)
         line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)

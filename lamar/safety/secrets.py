@@ -1,0 +1,365 @@
+"""Credential scrubbing: `scrub` replaces every credential in a text with `[REDACTED:<kind>]`.
+
+The rules run in order, most specific first, so a provider key inside an `.env` line is named by
+its provider and the generic rules skip values that are already placeholders.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PLACEHOLDER = "[REDACTED:{kind}]"
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+# A token must not continue a longer word: "task-runner" holds "sk-" but is no key.
+_B = r"(?<![A-Za-z0-9_])"
+_E = r"(?![A-Za-z0-9_])"
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """One kind of credential: `pattern`'s group "secret" is replaced when `keep` says it is real."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    keep: Callable[[re.Match[str]], bool] | None = None  # True: a look-alike, leave it alone
+    name: Callable[[re.Match[str]], str] | None = None  # a kind that depends on the match
+
+
+# ---- values that only look like secrets: documented in docs/readme/guarantees.md ----------------
+
+_PLACEHOLDER_WORDS = {
+    "", "none", "null", "nil", "true", "false", "undefined", "redacted", "placeholder", "todo",
+    "tbd", "replaceme", "replace_me", "replace-me", "example", "str", "string", "bytes", "int",
+    "bool", "any", "secretstr", "optional[str]", "str|none", "required", "optional", "empty",
+}
+_TEMPLATE = re.compile(
+    r"""^(?:\$\{?[A-Za-z_{(]|\{\{|\{%|<[^<>]*(?:>|$)|%[A-Za-z_]+%$|\#\{"""
+    r"""|[A-Za-z_][\w.]*[(\[]|process\.env\b)"""
+)
+_FILLER = re.compile(r"^([x*.•_-])\1*$", re.IGNORECASE)
+_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that stand for a secret without being one.
+
+    Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
+    fillers (`xxxx`, `****`, `...`), words such as `none`/`example`/`placeholder`, type names
+    (`str`), values starting with "your" (`your-api-key-here`), dotted names (`settings.TOKEN`),
+    paths and URLs (a URL's own credentials are caught by the URL rules). Weak real passwords
+    such as `changeme` or `password` are NOT placeholders: they are redacted.
+
+    >>> is_placeholder("<your key>"), is_placeholder("${API_KEY}"), is_placeholder("changeme")
+    (True, True, False)
+    """
+    v = value.strip().strip("\"'").strip()
+    low = v.lower().replace(" ", "")
+    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.fullmatch(v) or _FILLER.match(v):
+        return True
+    if low.startswith("your") or _TEMPLATE.match(v) or _DOTTED_NAME.match(v):
+        return True
+    return v.startswith(("/", "./", "../", "~/")) or "://" in v
+
+
+# ---- assignments whose key names a secret: PASSWORD=..., "apiKey": "...", --token ... -------------
+
+_PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
+_PASSWORD_SUFFIXES = ("password", "passwd", "passphrase")
+_SECRET_SUFFIXES = ("secret", "token", "apikey", "credential", "credentials", "privatekey", "secretkey",
+                    "accesskey", "authkey")
+_SECRET_PAIRS = {
+    ("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"), ("auth", "token"),
+    ("signing", "key"), ("encryption", "key"), ("master", "key"), ("client", "secret"),
+    ("session", "key"), ("secret", "key"), ("account", "key"), ("basic", "auth"), ("app", "key"),
+    ("subscription", "key"), ("shared", "key"), ("license", "key"), ("webhook", "secret"),
+}
+_METADATA_WORDS = {
+    "type", "ttl", "expiry", "expires", "expiration", "url", "uri", "endpoint", "path", "file", "name",
+    "id", "length", "count", "limit", "size", "header", "env", "var", "field", "kind", "format", "mode",
+    "dir", "location", "prefix", "len", "lifetime", "timeout", "duration", "age", "hint", "version",
+    "enabled", "required", "provider", "method", "scheme", "algorithm", "alg", "rotation", "policy",
+}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def secret_key_kind(key: str) -> str | None:
+    """'password' or 'secret' when an assignment's key names a credential, else None.
+
+    >>> secret_key_kind("DB_PASSWORD"), secret_key_kind("githubToken"), secret_key_kind("max_tokens")
+    ('password', 'secret', None)
+    """
+    words = [w.lower() for w in _WORD.findall(key)]
+    if len(words) > 1 and words[-1] in _METADATA_WORDS:
+        return None  # TOKEN_TYPE=bearer, PASSWORD_MIN_LENGTH=8: facts about a secret, not the secret
+    # Suffixes catch run-together names (PGPASSWORD, MYTOKEN) but not TOKENIZER or BYPASS.
+    if any(w in _PASSWORD_WORDS or w.endswith(_PASSWORD_SUFFIXES) for w in words):
+        return "password"
+    if any(w.endswith(_SECRET_SUFFIXES) for w in words):
+        return "secret"
+    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
+        return "secret"
+    return None
+
+
+_ASSIGNMENT = re.compile(
+    r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
+    r"""[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"""
+    r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"'`]{1,500})""",
+    re.MULTILINE,
+)
+_CLI_FLAG = re.compile(
+    r"""(?<!\S)--(?P<key>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"""
+    r"""|auth-token|private-key)(?:=|[ \t]+)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
+    re.IGNORECASE,
+)
+
+
+def _assignment_is_harmless(match: re.Match[str]) -> bool:
+    kind = secret_key_kind(match.group("key"))
+    if kind is None:
+        return True
+    if match.group("sep") == ":" and not (match.group("q") or _line_start(match) or _is_compound(match)):
+        return True  # "the password: it expired" is prose, "password: hunter2" on its own line is YAML
+    value = match.group("secret").strip("\"'")
+    if is_placeholder(value) or value.lower() == match.group("key").lower():
+        return True
+    return kind != "password" and value.isdigit() and len(value) <= 10  # TOKEN_TTL=3600
+
+
+def _line_start(match: re.Match[str]) -> bool:
+    start = match.start("key") - len(match.group("q"))
+    return match.string[match.string.rfind("\n", 0, start) + 1 : start].strip() in {"", "-"}
+
+
+def _is_compound(match: re.Match[str]) -> bool:
+    return len(_WORD.findall(match.group("key"))) > 1
+
+
+def _assignment_kind(match: re.Match[str]) -> str:
+    return secret_key_kind(match.group("key")) or "secret"
+
+
+def _flag_kind(match: re.Match[str]) -> str:
+    return "password" if match.group("key").lower().startswith("pass") else "secret"
+
+
+def _flag_is_harmless(match: re.Match[str]) -> bool:
+    return is_placeholder(match.group("secret"))
+
+
+# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X, ...
+_COMMAND_PASSWORD = re.compile(
+    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
+    r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
+    r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
+    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
+    r"""(?P<secret>[^\s"']{1,200})"""
+)
+# Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
+_NAME_VALUE = re.compile(
+    r"""["']?\b(?:name|key)["']?\s*[:=]\s*["']?(?P<key>[A-Za-z_][\w.-]{0,80})["']?[\s,]{1,20}"""
+    r"""(?:-\s*)?["']?value["']?\s*[:=]\s*(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"',}/>]{1,500})"""
+)
+# Call arguments: config.set("smtp_password", "..."), headers.set("X-Api-Key", "...").
+_KEY_ARGUMENT = re.compile(
+    r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]{0,80})(?P=q)\s*,\s*(?P<secret>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
+)
+_COOKIE = re.compile(r"(?im)\b(?:set-)?cookie\s*:\s*(?P<secret>[^\s;=]{1,100}=[^\n]{1,4000})")
+
+
+def _name_value_is_harmless(match: re.Match[str]) -> bool:
+    return secret_key_kind(match.group("key")) is None or is_placeholder(match.group("secret").strip("\"'"))
+
+
+def _name_value_kind(match: re.Match[str]) -> str:
+    return secret_key_kind(match.group("key")) or "secret"
+
+
+# ---- credentials in URLs ---------------------------------------------------------------------------
+
+_DATABASE_SCHEMES = (
+    "postgres", "mysql", "mariadb", "mongodb", "redis", "rediss", "amqp", "mssql", "sqlserver",
+    "oracle", "cockroachdb", "clickhouse", "couchdb", "neo4j", "cassandra", "jdbc", "db2", "snowflake",
+)
+_URL_USERINFO = re.compile(
+    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30})://(?P<user>[^\s:/@?#\"'<>\[\]]{0,200}):"
+    r"(?P<secret>[^\s/\"'<>]{1,500})@(?=[^\s/?#@\"'<>]+)"
+)
+_URL_QUERY = re.compile(
+    r"(?P<key>[?&;#](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key"
+    r"|client_secret|secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-security-token"
+    r"|x-amz-credential|session_token|private_token|key))=(?P<secret>[^&\s\"'<>]+)",
+    re.IGNORECASE,
+)
+
+
+def _url_kind(match: re.Match[str]) -> str:
+    scheme = match.group("scheme").lower()
+    return "database-password" if scheme.startswith(_DATABASE_SCHEMES) else "url-password"
+
+
+def _url_password_is_harmless(match: re.Match[str]) -> bool:
+    return is_placeholder(match.group("secret"))
+
+
+def _query_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    # A bare "key" parameter is often a sort or cache key; only long random-looking values count.
+    if match.group("key")[1:].lower() == "key" and len(value) < 16:
+        return True
+    return is_placeholder(value)
+
+
+# ---- the rules, most specific first ----------------------------------------------------------------
+
+_AUTH_HEADER = re.compile(
+    r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?P<scheme>bearer|basic|token|digest|bot|apikey"
+    r"|sso-key|negotiate)\s+(?P<secret>[A-Za-z0-9._~+/=:-]{4,})"
+)
+
+
+def _auth_kind(match: re.Match[str]) -> str:
+    return "basic-auth" if match.group("scheme").lower() == "basic" else "bearer-token"
+
+
+def _auth_is_harmless(match: re.Match[str]) -> bool:
+    return is_placeholder(match.group("secret"))
+
+
+def _token(kind: str, body: str, flags: int = 0) -> _Rule:
+    return _Rule(kind, re.compile(_B + f"(?P<secret>{body})" + _E, flags))
+
+
+RULES: tuple[_Rule, ...] = (
+    # Before the PEM rule, so a service-account file's key is named as such.
+    _Rule("gcp-service-account-key", re.compile(
+        r"\"private_key(?:_id)?\"\s*:\s*\"(?P<secret>-----BEGIN[^\"]{0,10000}|[0-9a-f]{40})\""
+    )),
+    _Rule("private-key", re.compile(
+        # The body runs to the END line or, for a truncated key, to the first character no key holds;
+        # one greedy pass with nothing to backtrack, so hostile text cannot make it slow.
+        r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
+    )),
+    _token("anthropic-api-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
+    _token("openai-api-key",
+           r"sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,300}[0-9])(?=[A-Za-z0-9_-]{0,300}[A-Za-z])"
+           r"[A-Za-z0-9_-]{20,}"),
+    _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
+    _token("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
+    _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}"),
+    _Rule("slack-webhook", re.compile(
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{8,})"
+    )),
+    _Rule("discord-webhook", re.compile(
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<secret>\d+/[A-Za-z0-9_-]{20,})"
+    )),
+    _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
+    _token("huggingface-token", r"hf_(?=[A-Za-z0-9]{0,100}[A-Z])(?=[A-Za-z0-9]{0,100}[a-z])[A-Za-z0-9]{30,}"),
+    _token("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    _token("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,}"),
+    _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    _token("sendgrid-api-key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    _token("twilio-api-key", r"SK[0-9a-fA-F]{32}"),
+    _token("twilio-account-sid", r"AC[0-9a-f]{32}"),
+    _Rule("aws-access-key", re.compile(
+        r"(?<![A-Za-z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
+        r"[A-Z0-9]{16})(?![A-Za-z0-9])"
+    )),
+    _Rule("aws-secret-key", re.compile(
+        r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?(?:\s*[:=]\s*|[ \t]+)[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+    )),
+    _Rule("azure-storage-key", re.compile(
+        r"(?i)\b(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/=]{20,})"
+    )),
+    _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    _Rule("bearer-token", _AUTH_HEADER, _auth_is_harmless, _auth_kind),
+    _Rule("bearer-token", re.compile(
+        r"(?i)(?<![A-Za-z])bearer\s+(?P<secret>(?=[A-Za-z0-9._~+/=-]{0,500}\d)[A-Za-z0-9._~+/=-]{20,})"
+    )),
+    _Rule("api-key-header", re.compile(
+        r"(?i)(?<![/\w-])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key"
+        r"|x-functions-key|ocp-apim-subscription-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
+    ), _auth_is_harmless),
+    _Rule("cookie", _COOKIE),
+    _Rule("url-password", _URL_USERINFO, _url_password_is_harmless, _url_kind),
+    _Rule("url-token", _URL_QUERY, _query_is_harmless),
+    # A token standing alone as the user name: https://<token>@host (Sentry DSNs, git remotes).
+    _Rule("url-token", re.compile(
+        r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
+    )),
+    _Rule("password", _COMMAND_PASSWORD, _flag_is_harmless),
+    _Rule("secret", _CLI_FLAG, _flag_is_harmless, _flag_kind),
+    _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
+    _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
+    _Rule("secret", _ASSIGNMENT, _assignment_is_harmless, _assignment_kind),
+)
+
+
+def scrub(text: str) -> tuple[str, list[str]]:
+    """Replace every credential in `text` with `[REDACTED:<kind>]`.
+
+    Args:
+        text: any text: a trace, a log, a lesson.
+
+    Returns:
+        The cleaned text and the kinds found (each once, in the order the rules found them).
+        Scrubbing is idempotent: scrubbing the result again changes nothing and finds nothing.
+
+    Raises:
+        TypeError: `text` is not a string.
+
+    >>> scrub("export OPENAI_API_KEY=sk-proj-4fQ9x2LmZ7vR1tY8uW3eK6pA0sD5gH")
+    ('export OPENAI_API_KEY=[REDACTED:openai-api-key]', ['openai-api-key'])
+    >>> scrub("run the task-runner at desk-lamp 3f2a1c9e")
+    ('run the task-runner at desk-lamp 3f2a1c9e', [])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"scrub() takes a string; got {type(text).__name__}")
+    kinds: list[str] = []
+    for rule in RULES:
+        text = _apply(rule, text, kinds)
+    return text, kinds
+
+
+def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
+    pieces: list[str] = []
+    done = pos = 0
+    while (match := rule.pattern.search(text, pos)) is not None:
+        replacement = _redact(match, rule, kinds)
+        if replacement == match.group(0):
+            # Not a secret; its value may still start one ("note: PASSWORD=..."), so look again there.
+            pos = max(match.start() + 1, match.start("secret"))
+            continue
+        pieces += [text[done : match.start()], replacement]
+        done = pos = match.end()
+    return "".join(pieces) + text[done:] if pieces else text
+
+
+def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
+    """The match with its secret replaced by a placeholder, or unchanged when it is no secret."""
+    secret = match.group("secret")
+    if _PLACEHOLDER.match(secret.lstrip("\"'")) or (rule.keep is not None and rule.keep(match)):
+        return match.group(0)
+    start, end = match.start("secret") - match.start(0), match.end("secret") - match.start(0)
+    quoted = len(secret) > 1 and secret[0] in "\"'" and secret[-1] == secret[0]
+    if quoted:
+        start, end = start + 1, end - 1
+    else:
+        # "PASSWORD=hunter2," in prose: the comma is punctuation, not part of the password.
+        end -= len(secret) - len(secret.rstrip(".,;:)}"))
+    if end <= start:
+        return match.group(0)
+    kind = rule.name(match) if rule.name else rule.kind
+    if kind not in kinds:
+        kinds.append(kind)
+    whole = match.group(0)
+    return whole[:start] + PLACEHOLDER.format(kind=kind) + whole[end:]
+
