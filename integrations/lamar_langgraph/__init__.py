@@ -1,1 +1,21 @@
-"""Lamar for langgraph (in progress)."""
+"""Lamar for LangGraph: recall and report nodes for any StateGraph, sleep as its own graph with a
+human review step, and `LangGraphStore`, a Lamar store over any LangGraph BaseStore."""
+
+from __future__ import annotations
+
+from lamar_langgraph.nodes import LamarState, last_human_turn, recall_node, report_node
+from lamar_langgraph.sleep_graph import REVIEW_KIND, SleepState, approved_ids, build_sleep_graph
+from lamar_langgraph.store import LangGraphStore, sanitize_namespace
+
+__all__ = [
+    "REVIEW_KIND",
+    "LamarState",
+    "LangGraphStore",
+    "SleepState",
+    "approved_ids",
+    "build_sleep_graph",
+    "last_human_turn",
+    "recall_node",
+    "report_node",
+    "sanitize_namespace",
+]

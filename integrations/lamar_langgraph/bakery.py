@@ -1,0 +1,142 @@
+"""A write lock made only of puts and reads on a LangGraph `BaseStore` (Lamport's bakery).
+
+`BaseStore` has no transactions and no compare-and-set, so writers take a ticket the way
+customers do in a bakery: announce that you are choosing, take one more than the largest
+ticket you see, then wait until nobody is choosing and nobody holds a smaller ticket.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, Self, cast
+
+from langgraph.store.base import Op, PutOp, Result, SearchItem, SearchOp
+
+from lamar import StoreError
+
+# Enough for every live writer: dead entries are cleared, so the list stays small.
+_MAX_WRITERS = 1000
+
+Run = Callable[[Sequence[Op]], list[Result]]
+
+
+class BakeryLock:
+    """Mutual exclusion among writers that share one `BaseStore` namespace.
+
+    Correct for any store whose single puts and reads are atomic and ordered (SQLite,
+    PostgreSQL, an `InMemoryStore` under the GIL), with one timing assumption: a writer
+    whose entry has been silent for `lease` seconds is taken for dead and its place cleared.
+    A waiting writer refreshes its entry every quarter lease, and starts over with a new
+    ticket if it was ever silent for half a lease; the holder checks `fresh()` before it
+    writes and before it commits. Only a stall of more than half a lease between such a
+    check and a put landing can let two writers overlap.
+
+    Args:
+        run: executes a batch of store operations (with error wrapping).
+        namespace: the namespace that holds one entry per waiting or writing writer.
+        writer: this writer's unique id.
+        lease: seconds after which a silent entry is taken for a dead writer's.
+        timeout: seconds to wait for the lock before giving up with `StoreError`.
+    """
+
+    def __init__(self, run: Run, namespace: tuple[str, ...], writer: str, *,
+                 lease: float, timeout: float) -> None:
+        self.run = run
+        self.namespace = namespace
+        self.writer = writer
+        self.lease = lease
+        self.timeout = timeout
+        self._ticket = 0
+        self._since = 0.0  # time.monotonic() when our visible beat was taken
+        self._broken = True  # no continuous presence yet
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *rest: object) -> None:
+        try:
+            self.release()
+        except StoreError:
+            if exc_type is None:
+                raise
+            # The error already on its way out says more; our entry goes stale after `lease`.
+
+    def acquire(self) -> None:
+        """Wait for our turn.
+
+        Raises:
+            StoreError: the lock was not free within `timeout` seconds.
+        """
+        deadline = time.monotonic() + self.timeout
+        blocker: str | None = None
+        while time.monotonic() < deadline:
+            self._take_ticket()
+            delay = 0.0005
+            while self.fresh() and time.monotonic() < deadline:
+                blocker = self._blocker()
+                if blocker is None:
+                    if self.fresh():
+                        return
+                    break
+                if time.monotonic() - self._since > self.lease / 4:
+                    self._announce(choosing=False, ticket=self._ticket)  # still alive, still waiting
+                time.sleep(delay * (0.5 + random.random()))  # jitter: waiters must not poll in step
+                delay = min(delay * 2, 0.004)
+            # Out of the inner loop without the lock: we went quiet for half a lease (a slow
+            # store, a stalled process), so others may have taken us for dead: start over.
+        self.release()
+        raise StoreError(
+            f"waited {self.timeout:.0f}s for the Lamar write lock in {self.namespace} "
+            f"(writer {blocker or 'unknown'} had it); raise `timeout` if writes are that slow")
+
+    def release(self) -> None:
+        self._ticket = 0
+        self.run([PutOp(self.namespace, self.writer, None)])
+
+    def fresh(self) -> bool:
+        """Whether nobody can have taken us for dead: our entry's visible beat has never
+        been older than half a lease (the other half absorbs clock differences)."""
+        return not self._broken and time.monotonic() - self._since < self.lease / 2
+
+    def _take_ticket(self) -> None:
+        self._ticket = 0
+        self._announce(choosing=True, ticket=0, first=True)
+        self._ticket = 1 + max((int(e.get("ticket", 0)) for e in self._entries().values()), default=0)
+        self._announce(choosing=False, ticket=self._ticket)
+
+    def _announce(self, *, choosing: bool, ticket: int, first: bool = False) -> None:
+        start = time.monotonic()
+        value = {"choosing": choosing, "ticket": ticket, "beat": time.time()}
+        self.run([PutOp(self.namespace, self.writer, value, index=False, ttl=None)])
+        # Until this put landed, others saw our previous beat; if that one grew old, our
+        # place may have been cleared in between.
+        self._broken = False if first else self._broken or time.monotonic() - self._since > self.lease / 2
+        self._since = start
+
+    def _entries(self) -> dict[str, dict[str, Any]]:
+        op = SearchOp(self.namespace, limit=_MAX_WRITERS, refresh_ttl=False)
+        items = cast("list[SearchItem]", self.run([op])[0] or [])
+        if len(items) >= _MAX_WRITERS:
+            raise StoreError(f"more than {_MAX_WRITERS} writers are queued in {self.namespace}")
+        # A search matches sub-namespaces too; only our exact namespace holds entries.
+        return {item.key: item.value for item in items if tuple(item.namespace) == self.namespace}
+
+    def _blocker(self) -> str | None:
+        """A live writer that goes before us, or None when it is our turn."""
+        now = time.time()
+        mine = (self._ticket, self.writer)
+        for writer, entry in self._entries().items():
+            if writer == self.writer:
+                continue
+            if now - float(entry.get("beat", 0.0)) > self.lease:
+                # A writer killed while waiting or writing; its partial batch was never
+                # committed (see LangGraphStore.append), so clearing its place is safe.
+                self.run([PutOp(self.namespace, writer, None)])
+                continue
+            ticket = int(entry.get("ticket", 0))
+            if entry.get("choosing") or (ticket and (ticket, writer) < mine):
+                return writer
+        return None

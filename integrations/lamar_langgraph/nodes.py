@@ -1,0 +1,226 @@
+"""`recall_node` and `report_node`: Lamar's two calls as nodes for any StateGraph, and the
+state keys they share (`LamarState`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from langchain_core.runnables import RunnableLambda
+from langgraph.runtime import get_runtime
+from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
+
+from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal
+
+ContextSource = Mapping[str, str] | Callable[[Any], Mapping[str, str]] | None
+TurnMarker = Callable[[Any], str | None]
+Outcome = Signal | str | float
+
+
+class LamarState(TypedDict, total=False):
+    """The state keys of the Lamar nodes; mix it into your graph's state.
+
+    ``class State(MessagesState, LamarState): ...``
+
+    Attributes:
+        lamar_context: the context to recall for, a mapping of strings (read by recall
+            unless `recall_node(context=...)` says otherwise; the runtime context is the fallback).
+        lamar_turn: the turn the current episode belongs to (written by recall).
+        lamar_episode_id: the episode of the current turn's recall (written by recall).
+        lamar_lessons: ids of the injected lessons, best first (written by recall).
+        lamar_prompt: the fenced lessons block for a system prompt, "" when none (written by recall).
+        lamar_outcome: what happened: a Signal name ("shipped", "reverted", ...) or a reward
+            in [-1, 1] (read by report; recall clears it when a new turn starts).
+        lamar_reported: the episode the report node has reported (written by report).
+    """
+
+    lamar_context: dict[str, str]
+    lamar_turn: str | None
+    lamar_episode_id: str | None
+    lamar_lessons: list[str]
+    lamar_prompt: str
+    lamar_outcome: str | float | None
+    lamar_reported: str | None
+
+
+def last_human_turn(state: Any) -> str | None:
+    """The default turn marker: the id of the last human message in ``state["messages"]``.
+
+    A turn starts when a person speaks; looping back through the recall node, or replaying a
+    checkpoint, within the same turn finds the same marker. Without messages there is no
+    marker and every pass through the recall node is a new turn.
+
+    >>> from langchain_core.messages import AIMessage, HumanMessage
+    >>> last_human_turn({"messages": [HumanMessage("fix it", id="m1"), AIMessage("done")]})
+    'human:m1'
+    >>> last_human_turn({}) is None
+    True
+    """
+    messages = _field(state, "messages")
+    if not messages:
+        return None
+    humans = [m for m in messages if _speaker(m) in ("human", "user")]
+    if not humans:
+        return None
+    last = humans[-1]
+    message_id = last.get("id") if isinstance(last, Mapping) else getattr(last, "id", None)
+    return f"human:{message_id}" if message_id else f"human#{len(humans)}"
+
+
+def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: ContextSource = None,
+                k: int | None = None, turn: TurnMarker | None = last_human_turn,
+                outcome_key: str = "lamar_outcome", name: str = "lamar_recall") -> RunnableLambda[Any, Any]:
+    """A node that recalls lessons for the turn and writes them into state.
+
+    It writes `lamar_turn`, `lamar_episode_id`, `lamar_lessons` and `lamar_prompt`, and
+    clears the outcome key and `lamar_reported`. If the state already holds an episode for
+    the same turn (a loop back through this node, a thread run again without a new human
+    message), it writes nothing: one turn, one episode. Replaying a checkpoint taken before
+    the recall (time travel) is a new recall. Works under invoke, ainvoke and streaming.
+
+    Args:
+        lamar: the engine.
+        context_key: the state key that holds the context.
+        context: a fixed context, or a function of the state that returns one. When None, the
+            node reads ``state[context_key]``, and failing that the graph's runtime context
+            (its `context_key` entry or attribute if it has one, else the whole of it).
+        k: lesson slots for this node (default: the engine's k).
+        turn: a function of the state that names the turn (see `last_human_turn`); None
+            makes every pass a new turn.
+        outcome_key: the state key the report node reads; cleared when a new turn starts so
+            an old outcome is never reported for a new episode.
+        name: the runnable's name (shown in traces and streams).
+
+    Returns:
+        A runnable to pass to ``graph.add_node("recall", ...)``.
+    """
+
+    def plan(state: Any) -> tuple[Mapping[str, str], str | None] | None:
+        marker = turn(state) if turn is not None else None
+        if marker is not None and _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"):
+            return None  # this turn already has its episode
+        return _context(state, context, context_key), marker
+
+    def written(rec: Recall, marker: str | None) -> dict[str, Any]:
+        return {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
+                "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None}
+
+    def recall_sync(state: Any) -> dict[str, Any]:
+        todo = plan(state)
+        if todo is None:
+            return {}
+        return written(lamar.recall(todo[0], k=k), todo[1])
+
+    async def recall_async(state: Any) -> dict[str, Any]:
+        todo = plan(state)
+        if todo is None:
+            return {}
+        return written(await lamar.arecall(todo[0], k=k), todo[1])
+
+    return RunnableLambda(recall_sync, afunc=recall_async, name=name)
+
+
+def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
+                outcome: Callable[[Any], Outcome | None] | None = None,
+                name: str = "lamar_report") -> RunnableLambda[Any, Any]:
+    """A node that reports the current episode's outcome, once.
+
+    It reads the outcome from ``state[outcome_key]`` (or `outcome(state)`): a `Signal`, a
+    Signal name, or a float reward in [-1, 1]. With no episode or no outcome yet it does
+    nothing (an unreported episode is fine). After reporting it writes `lamar_reported`, so
+    passing through again, or resuming the thread, does not report twice; an episode
+    already reported elsewhere is left as it is.
+
+    To report a turn whose outcome shows only in the next message ("that broke the build"),
+    put a report node before the recall node and send the outcome with the next input.
+
+    Args:
+        lamar: the engine.
+        outcome_key: the state key that holds the outcome.
+        outcome: a function of the state that returns the outcome (or None), instead of the key.
+        name: the runnable's name.
+
+    Returns:
+        A runnable to pass to ``graph.add_node("report", ...)``.
+
+    Raises:
+        InvalidReward: (when the node runs) the outcome is not a Signal, a Signal name or a
+            float in [-1, 1].
+    """
+
+    def plan(state: Any) -> tuple[str, Outcome] | None:
+        episode = _field(state, "lamar_episode_id")
+        value = outcome(state) if outcome is not None else _field(state, outcome_key)
+        if not episode or value is None or _field(state, "lamar_reported") == episode:
+            return None
+        return episode, value
+
+    def report_sync(state: Any) -> dict[str, Any]:
+        todo = plan(state)
+        if todo is None:
+            return {}
+        try:
+            lamar.report(*todo)
+        except DuplicateReport:
+            pass  # reported already: by the app, or by a run whose checkpoint was not saved
+        return {"lamar_reported": todo[0]}
+
+    async def report_async(state: Any) -> dict[str, Any]:
+        todo = plan(state)
+        if todo is None:
+            return {}
+        try:
+            await lamar.areport(*todo)
+        except DuplicateReport:
+            pass
+        return {"lamar_reported": todo[0]}
+
+    return RunnableLambda(report_sync, afunc=report_async, name=name)
+
+
+# -- reading state of any schema (TypedDict, dataclass, pydantic) ---------------------------------
+
+def _field(state: Any, key: str) -> Any:
+    if isinstance(state, Mapping):
+        return state.get(key)
+    return getattr(state, key, None)
+
+
+def _speaker(message: Any) -> str | None:
+    if isinstance(message, Mapping):
+        return message.get("role") or message.get("type")
+    if isinstance(message, (tuple, list)) and message:
+        return str(message[0])
+    return getattr(message, "type", None)
+
+
+def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
+    if isinstance(source, Mapping):
+        return source
+    if callable(source):
+        return source(state)
+    found = _field(state, key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    runtime_context = _runtime_context()
+    if runtime_context is not None:
+        inner = _field(runtime_context, key)
+        if inner is not None:
+            return inner  # type: ignore[no-any-return]
+        if isinstance(runtime_context, Mapping):
+            return runtime_context
+        if dataclasses.is_dataclass(runtime_context) and not isinstance(runtime_context, type):
+            return dataclasses.asdict(runtime_context)
+        if callable(getattr(runtime_context, "model_dump", None)):
+            return runtime_context.model_dump()  # type: ignore[no-any-return]
+    raise InvalidContext(
+        f"no context for Lamar's recall: put a mapping of strings in state[{key!r}], pass "
+        "context=... to recall_node, or invoke the graph with context={...}")
+
+
+def _runtime_context() -> Any:
+    try:
+        return get_runtime().context
+    except (RuntimeError, KeyError, AttributeError):  # called outside a graph run
+        return None

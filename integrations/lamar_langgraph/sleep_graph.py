@@ -1,0 +1,161 @@
+"""Sleep as its own LangGraph graph: load traces -> sleep -> review (a human interrupt) -> apply.
+
+The report travels in graph state as plain JSON, so with a persistent checkpointer the
+review can come hours later, from another process; apply re-checks the store as it is then.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer, interrupt
+from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
+
+from lamar import Lamar, SleepReport
+from lamar.sleep.traces import load_traces
+
+REVIEW_KIND = "lamar_sleep_review"
+_QUESTION = ("Approve which proposals? Resume with Command(resume=...): 'all' (or True), "
+             "'none' (or False, []), or a list of proposal ids.")
+
+
+class SleepState(TypedDict, total=False):
+    """The sleep graph's state.
+
+    Attributes:
+        traces: input (optional): a JSON Lines path, or a list of trace dicts, to mine.
+        trace_count: how many traces were loaded.
+        report: the sleep report as a JSON dict (`SleepReport.to_dict()`, non-finite numbers as None).
+        approved: the proposal ids the reviewer approved.
+        applied: the proposal ids that were carried out.
+        skipped: ``[proposal id, reason]`` pairs apply refused (stale, already applied).
+    """
+
+    traces: str | list[dict[str, Any]] | None
+    trace_count: int
+    report: dict[str, Any]
+    approved: list[str]
+    applied: list[str]
+    skipped: list[list[str]]
+
+
+def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpointer = None,
+                      name: str = "lamar_sleep", **sleep_options: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Sleep with a human review step, as a compiled graph.
+
+    ``invoke({"traces": "traces.jsonl"}, config)`` runs sleep and stops at the review
+    interrupt, whose value is a JSON dict: ``{"kind": "lamar_sleep_review", "question",
+    "proposals": [...], "summary", "made_at"}``. Resume the same thread with
+    ``Command(resume="all" | "none" | [proposal ids])``; nothing changes without approval. A
+    run with nothing to propose ends without interrupting. An answer that names an unknown
+    proposal is asked again, with the problem in the interrupt's ``"problem"``.
+
+    Args:
+        lamar: the engine whose store is consolidated.
+        model: a model (`complete(prompt, *, max_tokens) -> str`) to mine traces with; without
+            one, give no traces.
+        checkpointer: where the paused review is kept. Default: an `InMemorySaver` (review in
+            this process). A `SqliteSaver` or `PostgresSaver` lets another process resume later.
+        name: the graph's name.
+        **sleep_options: passed to `Lamar.sleep` (similarity, keep_last, min_support, ...).
+
+    Returns:
+        The compiled graph (state: `SleepState`).
+    """
+
+    def load(state: SleepState) -> dict[str, Any]:
+        source = state.get("traces")
+        # Validated now, so a broken trace file fails before any model call. Only the count
+        # is kept: traces stay where they are rather than being copied into every checkpoint.
+        return {"trace_count": len(load_traces(source)) if source is not None else 0}
+
+    def sleep(state: SleepState) -> dict[str, Any]:
+        report = lamar.sleep(traces=state.get("traces"), model=model, **sleep_options)
+        return {"report": plain_json(report.to_dict()), "approved": [], "applied": [], "skipped": []}
+
+    def review(state: SleepState) -> dict[str, Any]:
+        report = state["report"]
+        ids = [p["id"] for p in report["proposals"]]
+        if not ids:
+            return {"approved": []}
+        question: dict[str, Any] = {"kind": REVIEW_KIND, "question": _QUESTION,
+                                    "proposals": report["proposals"], "summary": report.get("summary", {}),
+                                    "made_at": report.get("made_at", 0)}
+        while True:  # each interrupt() after the first asks again, after a bad answer
+            answer = interrupt(question)
+            approved, problem = approved_ids(answer, ids)
+            if not problem:
+                return {"approved": approved}
+            question = {**question, "problem": problem}
+
+    def apply(state: SleepState) -> dict[str, Any]:
+        approved = state.get("approved") or []
+        if not approved:
+            return {"applied": [], "skipped": []}
+        result = lamar.apply(SleepReport.from_dict(state["report"]), only=approved)
+        return {"applied": list(result.applied), "skipped": [[pid, why] for pid, why in result.skipped]}
+
+    graph = StateGraph(SleepState)
+    graph.add_node("load_traces", load)
+    graph.add_node("sleep", sleep)
+    graph.add_node("review", review)
+    graph.add_node("apply", apply)
+    graph.add_edge(START, "load_traces")
+    graph.add_edge("load_traces", "sleep")
+    graph.add_edge("sleep", "review")
+    graph.add_edge("review", "apply")
+    graph.add_edge("apply", END)
+    return graph.compile(checkpointer=InMemorySaver() if checkpointer is None else checkpointer, name=name)
+
+
+def approved_ids(answer: Any, ids: list[str]) -> tuple[list[str], str]:
+    """The proposal ids a review answer approves, and "" or what is wrong with the answer.
+
+    >>> approved_ids("all", ["a", "b"]), approved_ids(False, ["a"]), approved_ids(["b"], ["a", "b"])
+    ((['a', 'b'], ''), ([], ''), (['b'], ''))
+    >>> approved_ids(["c"], ["a", "b"])[1]
+    "no proposal 'c' in this report; its ids are ['a', 'b']"
+    """
+    if answer is True or (isinstance(answer, str) and answer.strip().lower() == "all"):
+        return list(ids), ""
+    if answer is False or answer is None or (isinstance(answer, str) and answer.strip().lower() == "none"):
+        return [], ""
+    if isinstance(answer, str):
+        answer = [answer]  # one proposal id
+    if isinstance(answer, Mapping) or not isinstance(answer, Iterable):
+        return [], f"the answer must be 'all', 'none' or a list of proposal ids; got {answer!r}"
+    chosen: list[str] = []
+    for pid in answer:
+        if pid not in ids:
+            return [], f"no proposal {pid!r} in this report; its ids are {ids}"
+        if pid not in chosen:
+            chosen.append(pid)
+    return chosen, ""
+
+
+def plain_json(value: Any) -> Any:
+    """`value` with tuples as lists and non-finite floats as None: strict JSON for any reader.
+
+    >>> plain_json({"upper": float("inf"), "ids": ("a",)})
+    {'upper': None, 'ids': ['a']}
+    """
+    if isinstance(value, enum.Enum):
+        value = value.value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(k): plain_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain_json(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    for plain in (str, int, float):
+        if isinstance(value, plain):
+            return plain(value)
+    return str(value)

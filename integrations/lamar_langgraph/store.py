@@ -1,0 +1,242 @@
+"""`LangGraphStore`: the Lamar event log kept in any LangGraph `BaseStore`, one item per event."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, cast
+
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+
+from lamar import CorruptStore, EventConflict, LamarError, StoreError
+from lamar.store import Event
+from lamar_langgraph.bakery import BakeryLock
+
+_HEAD = "head"
+_CHUNK = 500  # gets per batch when reading many events
+_RETRIES = 50
+_TRIES = 3  # whole attempts at a write when the store is too slow to keep the lock
+
+
+def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
+    """A namespace LangGraph accepts, from a label or a sequence of labels.
+
+    '%', '.' and NUL are escaped (``%25``, ``%2E``, ``%00``), so distinct labels stay
+    distinct. Empty labels and the root label "langgraph" (reserved by LangGraph) are refused.
+
+    >>> sanitize_namespace(("lamar", "team.prod"))
+    ('lamar', 'team%2Eprod')
+
+    Raises:
+        ValueError: the namespace is empty, has an empty or non-string label, or starts
+            with "langgraph".
+    """
+    labels = (namespace,) if isinstance(namespace, str) else tuple(namespace)
+    if not labels:
+        raise ValueError("a namespace needs at least one label, e.g. ('lamar',)")
+    clean = []
+    for label in labels:
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"namespace labels are non-empty strings; got {label!r} in {labels!r}")
+        clean.append(label.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00"))
+    if clean[0] == "langgraph":
+        raise ValueError('LangGraph reserves the root label "langgraph"; use another, e.g. ("lamar",)')
+    return tuple(clean)
+
+
+class LangGraphStore:
+    """A Lamar store backend over a LangGraph `BaseStore` (InMemoryStore, SqliteStore, PostgresStore).
+
+    Layout, under `namespace` (default ``("lamar",)``)::
+
+        (*namespace, "events")   "000000000042" -> {"seq", "kind", "key", "time", "data" (JSON text), "writer"}
+        (*namespace, "keys")     <unique event key> -> {"seq"}
+        (*namespace, "head")     "head" -> {"seq": the last committed event, "writer", "time"}
+        (*namespace, "writers")  <writer id> -> {"choosing", "ticket", "beat"}   (the write lock)
+
+    Every event is its own item and nothing is ever updated in place except the head. A
+    writer takes the bakery lock (`BakeryLock`), writes its events at the next sequence
+    numbers, then moves the head: that single put is the commit, so a batch is all or
+    nothing and a writer killed half-way leaves only items past the head, which the next
+    writer overwrites. Readers read the head, then exactly the events up to it: sequence
+    numbers are dense and never reused, so `read(after)` cannot skip an event.
+
+    The guarantee rests on one timing assumption, since `BaseStore` has no compare-and-set:
+    a writer that holds the lock commits within `lease` seconds (it checks this itself and
+    aborts past half the lease). A writer paused longer than that between its check and its
+    commit (a debugger, a frozen VM) can collide with the next writer. Clocks of writers on
+    different machines must agree to well within `lease`.
+
+    The BaseStore stays yours: `close` does not close it. Use a synchronous store
+    (`PostgresStore`, not `AsyncPostgresStore`); Lamar's async methods run the store in a thread.
+
+    Args:
+        store: any LangGraph `BaseStore`.
+        namespace: where Lamar's items live; one label or a tuple (sanitised, see
+            `sanitize_namespace`). Two Lamar stores in one BaseStore need two namespaces.
+        lease: seconds after which a silent writer is taken for dead (its lock released).
+        timeout: seconds a write waits for the lock before raising `StoreError`.
+        location: how the store names itself in messages (default: the store type and namespace).
+
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> from lamar import Lamar, Experience
+    >>> lam = Lamar(LangGraphStore(InMemoryStore()))
+    >>> lam.get(lam.add(Experience("the build fails", "read the log"))).action
+    'read the log'
+    """
+
+    def __init__(self, store: BaseStore, namespace: str | Sequence[str] = ("lamar",), *,
+                 lease: float = 30.0, timeout: float = 120.0, location: str | None = None) -> None:
+        if not isinstance(store, BaseStore):
+            raise TypeError(f"LangGraphStore wraps a langgraph BaseStore; got {type(store).__name__}")
+        if not lease > 0 or not timeout > 0:
+            raise ValueError("lease and timeout are positive numbers of seconds")
+        self.store = store
+        self.namespace = sanitize_namespace(namespace)
+        self.lease = float(lease)
+        self.timeout = float(timeout)
+        self.location = location or f"langgraph:{type(store).__name__}:{'/'.join(self.namespace)}"
+        self._events = (*self.namespace, "events")
+        self._keys = (*self.namespace, "keys")
+        self._head = (*self.namespace, "head")
+        self._writer = uuid.uuid4().hex
+        self._lock = BakeryLock(self._run, (*self.namespace, "writers"), self._writer,
+                                lease=self.lease, timeout=self.timeout)
+        self._local = threading.Lock()  # threads sharing this object share one bakery place
+        self._closed = False
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        """Write `events` atomically at the next sequence numbers.
+
+        Raises:
+            EventConflict: an event's key is already stored, or repeated in the batch.
+            StoreError: the BaseStore failed, or the lock could not be had in time.
+        """
+        events = list(events)
+        keys = [e.key for e in events if e.key is not None]
+        if len(set(keys)) != len(keys):
+            raise EventConflict(f"a batch repeats an event key ({sorted(keys)}); nothing was written")
+        texts = [e.data_json() for e in events]  # a TypeError for bad data, before any lock
+        if not events:
+            return []
+        with self._local:
+            self._check_open()
+            for _ in range(_TRIES):
+                with self._lock:
+                    head = self._read_head()
+                    self._refuse_stored_keys(keys, head)
+                    if not self._lock.fresh():
+                        continue  # slow enough to be taken for dead, but nothing written yet: again
+                    stored = [dataclasses.replace(e, seq=head + i) for i, e in enumerate(events, 1)]
+                    ops: list[Op] = [PutOp(self._events, _seq_key(e.seq), self._value(e, text), index=False,
+                                           ttl=None) for e, text in zip(stored, texts)]
+                    ops += [PutOp(self._keys, e.key, {"seq": e.seq}, index=False, ttl=None)
+                            for e in stored if e.key is not None]
+                    self._run(ops)  # invisible until the head moves past them
+                    if not self._lock.fresh():
+                        raise StoreError(
+                            f"a write to {self.location} took over half the {self.lease:.0f}s lease; another "
+                            "writer may have taken the lock, so nothing was committed: retry")
+                    head_value = {"seq": stored[-1].seq, "writer": self._writer, "time": time.time()}
+                    self._run([PutOp(self._head, _HEAD, head_value, index=False, ttl=None)])  # the commit
+                    return stored
+            raise StoreError(f"{self.location} answered too slowly to keep the write lock ({_TRIES} tries); "
+                             "raise `lease`")
+
+    def read(self, after: int = 0) -> list[Event]:
+        """Committed events with seq > after, in commit order."""
+        self._check_open()
+        head = self._read_head()
+        first = max(int(after), 0) + 1
+        out: list[Event] = []
+        for start in range(first, head + 1, _CHUNK):
+            seqs = range(start, min(start + _CHUNK, head + 1))
+            items = self._get([GetOp(self._events, _seq_key(s), refresh_ttl=False) for s in seqs])
+            for seq, item in zip(seqs, items):
+                if item is None:
+                    raise CorruptStore(f"event {seq} is missing from {self.location} (its head is at {head})")
+                out.append(self._decode(item.value, seq))
+        return out
+
+    def close(self) -> None:
+        """Stop using the BaseStore (which stays open: it is the caller's to close)."""
+        self._closed = True
+
+    def __repr__(self) -> str:
+        return f"LangGraphStore({self.location!r})"
+
+    # -- inside ---------------------------------------------------------------------------------
+
+    def _value(self, event: Event, text: str) -> dict[str, Any]:
+        # The data goes in as JSON text: exactly what the other backends keep, and no
+        # backend can alias, reorder or re-type it.
+        return {"seq": event.seq, "kind": event.kind, "key": event.key, "time": event.time,
+                "data": text, "writer": self._writer}
+
+    def _decode(self, value: Any, seq: int) -> Event:
+        try:
+            if int(value["seq"]) != seq:
+                raise ValueError(f"it says it is event {value['seq']}")
+            raw = {"seq": seq, "kind": value["kind"], "key": value.get("key"), "time": value["time"],
+                   "data": json.loads(value["data"])}
+            return Event.from_dict(raw)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"event {seq} in {self.location} does not parse: {exc}") from exc
+
+    def _read_head(self) -> int:
+        item = self._get([GetOp(self._head, _HEAD, refresh_ttl=False)])[0]
+        if item is None:
+            return 0
+        try:
+            return int(item.value["seq"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"the head of {self.location} does not parse: {item.value!r}") from exc
+
+    def _refuse_stored_keys(self, keys: list[str], head: int) -> None:
+        """EventConflict if a key is held by a committed event (claims past the head are
+        left over from a writer that died before its commit, and do not count)."""
+        if not keys:
+            return
+        claims = self._get([GetOp(self._keys, k, refresh_ttl=False) for k in keys])
+        suspects = [(k, int(c.value["seq"])) for k, c in zip(keys, claims)
+                    if c is not None and int(c.value["seq"]) <= head]
+        if not suspects:
+            return
+        found = self._get([GetOp(self._events, _seq_key(seq), refresh_ttl=False) for _, seq in suspects])
+        for (key, _), item in zip(suspects, found):
+            # A dead writer's claim can point at a seq a later writer reused for another event.
+            if item is not None and item.value.get("key") == key:
+                raise EventConflict(f"event key {key!r} is already in {self.location}; nothing was written")
+
+    def _get(self, ops: Sequence[GetOp]) -> list[Item | None]:
+        return cast("list[Item | None]", self._run(ops))
+
+    def _run(self, ops: Sequence[Op]) -> list[Result]:
+        for attempt in range(_RETRIES):
+            try:
+                return self.store.batch(ops)
+            except LamarError:
+                raise
+            except RuntimeError as exc:
+                # InMemoryStore iterates plain dicts without a lock: a put from another
+                # thread can make a search fail with "dictionary changed size during
+                # iteration". Every operation here is idempotent, so doing it again is safe.
+                if "during iteration" not in str(exc) or attempt == _RETRIES - 1:
+                    raise StoreError(f"{self.location}: the LangGraph store failed: {exc}") from exc
+            except Exception as exc:  # the backend's own errors (sqlite3, psycopg, ...)
+                raise StoreError(f"{self.location}: the LangGraph store failed: {exc}") from exc
+        raise AssertionError("unreachable")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"{self.location} is closed; open a new LangGraphStore")
+
+
+def _seq_key(seq: int) -> str:
+    return f"{seq:012d}"  # zero-padded so that listing by key is listing in seq order

@@ -1,0 +1,240 @@
+"""build_sleep_graph: the review interrupt, approving all / none / a subset, resuming later in
+another process from a SQLite checkpoint, and mining traces with a scripted model."""
+
+from __future__ import annotations
+
+import doctest
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+import lamar_langgraph.sleep_graph
+from lamar import Experience, InvalidTrace, Lamar, Scope, Status
+from lamar.models.scripted import ScriptedModel
+from lamar_langgraph import REVIEW_KIND, build_sleep_graph
+
+HARMFUL = Experience("the build fails", "delete the repository", scope=Scope(task="build"))
+HELPFUL = Experience("tests are flaky", "rerun them once", scope=Scope(task="build"))
+TWIN_A = Experience("the linter complains", "run the formatter", scope=Scope(task="lint"))
+TWIN_B = Experience("The linter complains!", "Run the formatter.", scope=Scope(task="lint"))
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store where one lesson is proven harmful (retire) and two say the same (merge)."""
+    path = tmp_path_factory.mktemp("template") / "store.db"
+    # A seeded loop through the public API; holdout 0.5 and wide exploration prove harm fast.
+    lam = Lamar(str(path), k=3, seed=0, holdout=0.5, explore=4.0)
+    harmful = lam.add(HARMFUL)
+    for exp in (HELPFUL, TWIN_A, TWIN_B):
+        lam.add(exp)
+    for _ in range(200):
+        rec = lam.recall({"task": "build"})
+        lam.report(rec.episode_id, -1.0 if harmful in rec.ids else 0.6)
+        if lam.evidence(harmful).verdict.value == "harms":
+            break
+    assert lam.evidence(harmful).verdict.value == "harms"
+    lam.close()
+    return path
+
+
+@pytest.fixture
+def store_path(template: Path, tmp_path: Path) -> Path:
+    for suffix in ("", "-wal", "-shm"):
+        source = Path(f"{template}{suffix}")
+        if source.exists():
+            shutil.copy(source, tmp_path / f"store.db{suffix}")
+    return tmp_path / "store.db"
+
+
+@pytest.fixture
+def lam(store_path: Path) -> Iterator[Lamar]:
+    engine = Lamar(str(store_path))
+    yield engine
+    engine.close()
+
+
+def ids_by_kind(lam: Lamar) -> dict[str, str]:
+    return {p.kind: p.id for p in lam.sleep()}
+
+
+def statuses(lam: Lamar) -> dict[str, str]:
+    return {e.action: e.status.value for e in lam.experiences()}
+
+
+def thread(name: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": name}}
+
+
+def test_the_review_interrupt_shows_the_proposals_as_plain_json(lam: Lamar) -> None:
+    graph = build_sleep_graph(lam)
+    paused = graph.invoke({}, thread("show"))
+    (pending,) = paused["__interrupt__"]
+    shown = pending.value
+    json.dumps(shown, allow_nan=False)  # strict JSON: a review UI can send it anywhere
+    assert shown["kind"] == REVIEW_KIND and "Command(resume" in shown["question"]
+    assert sorted(p["kind"] for p in shown["proposals"]) == ["merge", "retire"]
+    retire = next(p for p in shown["proposals"] if p["kind"] == "retire")
+    (harmful_id,) = retire["experience_ids"]
+    assert lam.get(harmful_id).action == HARMFUL.action
+    assert retire["evidence"][harmful_id]["verdict"] == "harms" and "proven harmful" in retire["reason"]
+    assert graph.get_state(thread("show")).next == ("review",)
+    assert statuses(lam)[HARMFUL.action] == "active"  # proposing changed nothing
+
+
+def test_resuming_with_a_subset_applies_exactly_that_subset(lam: Lamar) -> None:
+    graph = build_sleep_graph(lam)
+    proposals = ids_by_kind(lam)
+    graph.invoke({}, thread("subset"))
+    done = graph.invoke(Command(resume=[proposals["retire"]]), thread("subset"))
+    assert done["approved"] == [proposals["retire"]] and done["applied"] == [proposals["retire"]]
+    assert done["skipped"] == []
+    assert statuses(lam) == {HARMFUL.action: "retired", HELPFUL.action: "active",
+                             TWIN_A.action: "active", TWIN_B.action: "active"}  # no merge
+    assert [p.kind for p in lam.sleep()] == ["merge"]  # what was not approved is still proposed
+
+
+@pytest.mark.parametrize("answer", ["none", False, []])
+def test_rejecting_everything_changes_nothing(lam: Lamar, answer: Any) -> None:
+    graph = build_sleep_graph(lam)
+    before = [e.to_dict() for e in lam.store.read()]
+    graph.invoke({}, thread("reject"))
+    done = graph.invoke(Command(resume=answer), thread("reject"))
+    assert done["approved"] == [] and done["applied"] == []
+    assert [e.to_dict() for e in lam.store.read()] == before
+
+
+def test_approving_all_applies_all_and_a_second_review_of_the_same_report_is_refused(lam: Lamar) -> None:
+    graph = build_sleep_graph(lam)
+    proposals = ids_by_kind(lam)
+    graph.invoke({}, thread("first"))
+    graph.invoke({}, thread("second"))  # two reviews of the same proposals, pending at once
+    done = graph.invoke(Command(resume="all"), thread("first"))
+    assert sorted(done["applied"]) == sorted(proposals.values())
+    assert statuses(lam)[HARMFUL.action] == "retired"
+    assert len([e for e in lam.experiences() if e.status is not Status.RETIRED]) == 2  # twins merged into one
+    late = graph.invoke(Command(resume="all"), thread("second"))
+    assert late["applied"] == [] and sorted(pid for pid, _ in late["skipped"]) == sorted(proposals.values())
+    assert build_sleep_graph(lam).invoke({}, thread("third"))["applied"] == []  # nothing left to propose
+
+
+def test_apply_rechecks_the_store_as_it_is_at_resume_time(lam: Lamar) -> None:
+    graph = build_sleep_graph(lam)
+    proposals = ids_by_kind(lam)
+    graph.invoke({}, thread("stale"))
+    harmful = next(e.id for e in lam.experiences() if e.action == HARMFUL.action)
+    lam.retire(harmful, "retired by hand while the review waited")
+    done = graph.invoke(Command(resume=True), thread("stale"))
+    assert done["applied"] == [proposals["merge"]]
+    ((skipped_id, why),) = done["skipped"]
+    assert skipped_id == proposals["retire"] and "retired" in why
+
+
+def test_an_unknown_proposal_id_is_asked_again(lam: Lamar) -> None:
+    graph = build_sleep_graph(lam)
+    proposals = ids_by_kind(lam)
+    graph.invoke({}, thread("typo"))
+    again = graph.invoke(Command(resume=["retire_typo"]), thread("typo"))
+    assert "retire_typo" in again["__interrupt__"][0].value["problem"]
+    assert statuses(lam)[HARMFUL.action] == "active"
+    done = graph.invoke(Command(resume=[proposals["merge"]]), thread("typo"))
+    assert done["applied"] == [proposals["merge"]]
+
+
+def test_a_store_with_nothing_to_propose_does_not_interrupt(tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "quiet.db"))
+    lam.add(HELPFUL)
+    done = build_sleep_graph(lam).invoke({}, thread("quiet"))
+    assert "__interrupt__" not in done and done["report"]["proposals"] == [] and done["applied"] == []
+    lam.close()
+
+
+RESUME_LATER = textwrap.dedent(
+    """
+    import json, sqlite3, sys
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+    from lamar import Lamar
+    from lamar_langgraph import build_sleep_graph
+
+    store, checkpoints, thread_id, answer = sys.argv[1:5]
+    lam = Lamar(store)
+    graph = build_sleep_graph(lam, checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
+    config = {"configurable": {"thread_id": thread_id}}
+    waiting = [i.value for i in graph.get_state(config).interrupts]
+    done = graph.invoke(Command(resume=json.loads(answer)), config)
+    print(json.dumps({"waiting": waiting, "applied": done["applied"], "skipped": done["skipped"]}))
+    """
+)
+
+
+def test_the_review_can_be_resumed_by_another_process(lam: Lamar, store_path: Path, tmp_path: Path) -> None:
+    checkpoints = tmp_path / "sleep-checkpoints.db"
+    conn = sqlite3.connect(checkpoints, check_same_thread=False)
+    graph = build_sleep_graph(lam, checkpointer=SqliteSaver(conn))
+    paused = graph.invoke({}, thread("nightly"))
+    retire = next(p["id"] for p in paused["__interrupt__"][0].value["proposals"] if p["kind"] == "retire")
+    conn.close()  # this process is done; the review waits in the SQLite file
+
+    run = subprocess.run([sys.executable, "-c", RESUME_LATER, str(store_path), str(checkpoints), "nightly",
+                          json.dumps([retire])], check=False, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout)
+    assert [p["id"] for p in result["waiting"][0]["proposals"]] == [p["id"] for p in
+                                                                    paused["__interrupt__"][0].value["proposals"]]
+    assert result["applied"] == [retire] and result["skipped"] == []
+    assert statuses(lam)[HARMFUL.action] == "retired"  # this process sees the other's apply
+    assert statuses(lam)[TWIN_B.action] == "active"
+
+
+TRACES = [
+    {"id": f"t{i}", "time": 1_700_000_000.0 + i, "context": {"project": "trace", "task": "build"},
+     "input": "the build fails", "attempted": ["swift build"], "tool_errors": ["module map is stale"],
+     "output": "", "outcome": "reverted", "episode_id": None}
+    for i in range(3)
+]
+MINED = [{"precondition": "the module map is stale after a dependency bump",
+          "action": "clear DerivedData before rebuilding", "rationale": "a clean build keeps the stale map",
+          "scope": {"project": "trace"}, "trace_ids": ["t0", "t1"]}]
+
+
+@pytest.mark.parametrize("as_file", [False, True])
+def test_traces_are_mined_into_candidates_with_a_model(lam: Lamar, tmp_path: Path, as_file: bool) -> None:
+    source: Any = TRACES
+    if as_file:
+        source = str(tmp_path / "traces.jsonl")
+        Path(source).write_text("".join(json.dumps(t) + "\n" for t in TRACES))
+    model = ScriptedModel([json.dumps(MINED)])
+    graph = build_sleep_graph(lam, model=model)
+    paused = graph.invoke({"traces": source}, thread("mine"))
+    assert paused["trace_count"] == 3 and len(model.prompts) == 1 and "module map is stale" in model.prompts[0]
+    candidate = next(p for p in paused["__interrupt__"][0].value["proposals"] if p["kind"] == "candidate")
+    done = graph.invoke(Command(resume=[candidate["id"]]), thread("mine"))
+    assert done["applied"] == [candidate["id"]]
+    added = next(e for e in lam.experiences() if e.action == "clear DerivedData before rebuilding")
+    assert added.status is Status.CANDIDATE  # a cold arm, not a belief
+    assert statuses(lam)[HARMFUL.action] == "active"
+
+
+def test_a_broken_trace_file_fails_before_the_model_is_called(lam: Lamar, tmp_path: Path) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps(TRACES[0]) + "\n{not json\n")
+    model = ScriptedModel([json.dumps(MINED)])
+    with pytest.raises(InvalidTrace) as info:
+        build_sleep_graph(lam, model=model).invoke({"traces": str(path)}, thread("broken"))
+    assert "line 2" in str(info.value) and model.prompts == []
+
+
+def test_the_module_examples_run() -> None:
+    result = doctest.testmod(lamar_langgraph.sleep_graph)
+    assert result.failed == 0 and result.attempted > 0

@@ -1,0 +1,326 @@
+"""LangGraphStore over real LangGraph stores: the core conformance suite, writers racing, layout."""
+
+from __future__ import annotations
+
+import doctest
+import sqlite3
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+import lamar_langgraph.store
+from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar.store import Event
+from lamar_langgraph import LangGraphStore, sanitize_namespace
+from tests.store.conformance import StoreConformance
+
+# What every worker process does once its store is open: say so (READY), then wait for the
+# start signal (GO), so that the test controls when writing begins. Importing langgraph takes
+# 1-4 s on a busy 2-core machine, longer than the suite waits before its SIGKILL.
+START_LINE = """
+import os, pathlib, time
+READY = GO = None
+
+def at_start_line():
+    if READY:
+        pathlib.Path(READY).touch()
+    while GO and not os.path.exists(GO):
+        time.sleep(0.01)
+"""
+
+# How a worker opens the SQLite-backed LangGraph store. A lease shorter than the default 30 s
+# lets a worker go on within the test after the suite SIGKILLs one that held the lock.
+SQLITE_OPENER = START_LINE + """
+import sqlite3
+from langgraph.store.sqlite import SqliteStore
+from lamar_langgraph import LangGraphStore
+
+def open_store(location):
+    conn = sqlite3.connect(location, check_same_thread=False, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")  # no fsync per put; a killed process loses nothing
+    store = SqliteStore(conn)
+    store.setup()
+    at_start_line()
+    return LangGraphStore(store, ("lamar", "conformance"), lease=5.0, location=location)
+"""
+
+POSTGRES_OPENER = START_LINE + """
+import psycopg
+from psycopg.rows import dict_row
+from langgraph.store.postgres import PostgresStore
+from lamar_langgraph import LangGraphStore
+
+def open_store(location):
+    url, label = location.split("#")
+    conn = psycopg.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
+    conn.execute("SET synchronous_commit = off")  # like SQLite's synchronous=NORMAL
+    store = PostgresStore(conn)
+    store.setup()
+    at_start_line()
+    return LangGraphStore(store, ("lamar", label), lease=5.0, location=location)
+"""
+
+
+def run_opener(opener: str, location: str) -> LangGraphStore:
+    scope: dict[str, Any] = {}
+    exec(opener, scope)  # noqa: S102 - the very code the worker processes run
+    return scope["open_store"](location)  # type: ignore[no-any-return]
+
+
+class ProcessesFromTheStartLine(StoreConformance):
+    """Workers count as started once their store is open; `together` holds them at the start
+    line until all are ready, so that their writes overlap."""
+
+    together = False
+
+    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+        ready = tmp_path / f"ready-{uuid.uuid4().hex}"
+        go = tmp_path / "go"
+        line = f"\nREADY = {str(ready)!r}\nGO = {str(go) if self.together else None!r}\n"
+        base = self.opener
+        self.opener = base + line
+        try:
+            worker = super()._worker(tmp_path, loc, log, seed, episodes)
+        finally:
+            self.opener = base
+        deadline = time.monotonic() + 60
+        while not ready.exists() and worker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return worker
+
+
+class TestLangGraphStoreOverInMemoryStore(StoreConformance):
+    """An InMemoryStore lives in one process; reopening wraps the same object again."""
+
+    processes = False
+
+    def location(self, tmp_path: Path) -> str:
+        return f"memory:{tmp_path}"
+
+    def open(self, location: str) -> LangGraphStore:
+        shared = _IN_MEMORY.setdefault(location, InMemoryStore())
+        return LangGraphStore(shared, location=location)
+
+
+_IN_MEMORY: dict[str, InMemoryStore] = {}
+
+
+class TestLangGraphStoreOverSqliteStore(ProcessesFromTheStartLine):
+    """A SqliteStore file shared by several processes, each with its own connection."""
+
+    opener = SQLITE_OPENER
+
+    def location(self, tmp_path: Path) -> str:
+        return str(tmp_path / "langgraph-store.db")
+
+    def open(self, location: str) -> LangGraphStore:
+        return run_opener(SQLITE_OPENER, location)
+
+
+class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine):
+    """A PostgresStore; each test gets its own namespace. The suite's process tests (300
+    episodes, three SIGKILL rounds) take 30-50 s over PostgreSQL on this machine, so a shorter
+    run of two processes replaces them; SIGKILL safety is the same code as over SQLite."""
+
+    opener = POSTGRES_OPENER
+    processes = False
+    together = True
+
+    @pytest.fixture(autouse=True)
+    def _url(self, postgres_url: str) -> Iterator[None]:
+        self.url = postgres_url
+        self.labels: list[str] = []
+        yield
+        import psycopg
+
+        with psycopg.connect(postgres_url, autocommit=True) as conn:  # leave the shared database clean
+            for label in self.labels:
+                conn.execute("DELETE FROM store WHERE prefix LIKE %s", (f"lamar.{label}.%",))
+
+    def location(self, tmp_path: Path) -> str:
+        self.labels.append(f"t{uuid.uuid4().hex}")
+        return f"{self.url}#{self.labels[-1]}"
+
+    def open(self, location: str) -> LangGraphStore:
+        return run_opener(POSTGRES_OPENER, location)
+
+    def test_two_processes_writing_at_once_over_postgres_lose_nothing(self, tmp_path: Path, loc: str) -> None:
+        lam = self._seed_lessons(loc)
+        logs = [tmp_path / f"w{i}.log" for i in range(2)]
+        workers = [self._worker(tmp_path, loc, log, seed, 15) for seed, log in enumerate(logs)]
+        (tmp_path / "go").touch()  # both are at the start line: off they go
+        for worker in workers:
+            _, err = worker.communicate(timeout=300)
+            assert worker.returncode == 0, err.decode()[-2000:]
+        done = [line for log in logs for line in log.read_text().split()]
+        assert len(set(done)) == 30
+        assert lam.stats()["episodes"] == 30 and lam.stats()["reports"] == 30
+        seqs = [e.seq for e in lam.store.read()]
+        assert seqs == list(range(1, len(seqs) + 1))
+
+
+def _episodes(lam: Lamar, count: int, seed: int) -> list[str]:
+    done = []
+    for i in range(count):
+        rec = lam.recall({"task": f"t{(i + seed) % 2}"})
+        lam.report(rec.episode_id, Signal.SHIPPED if (i * 7 + seed) % 3 else Signal.REVERTED)
+        done.append(rec.episode_id)
+    return done
+
+
+def test_two_writers_in_threads_over_one_in_memory_store_lose_nothing() -> None:
+    shared = InMemoryStore()
+    seed_lam = Lamar(LangGraphStore(shared), k=2, seed=0)
+    for i in range(4):
+        seed_lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+    results: dict[int, list[str]] = {}
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:  # each thread is its own writer: its own LangGraphStore and its own engine
+            results[n] = _episodes(Lamar(LangGraphStore(shared), k=2, seed=n), 150, n)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors, errors
+    done = results[0] + results[1]
+    assert len(set(done)) == 300
+    stats = seed_lam.stats()
+    assert stats["episodes"] == 300 and stats["reports"] == 300
+    seqs = [e.seq for e in seed_lam.store.read()]
+    assert seqs == list(range(1, len(seqs) + 1))  # dense, in order, nothing lost or doubled
+
+
+def test_racing_writers_claim_a_unique_key_exactly_once() -> None:
+    shared = InMemoryStore()
+    stores = [LangGraphStore(shared) for _ in range(6)]
+    barrier = threading.Barrier(len(stores))
+    outcomes: list[str] = []
+
+    def claim(store: LangGraphStore, n: int) -> None:
+        barrier.wait()
+        try:
+            store.append([Event("outcome", {"episode": "ep_1", "writer": n}, key="outcome:ep_1")])
+            outcomes.append("won")
+        except EventConflict:
+            outcomes.append("lost")
+
+    threads = [threading.Thread(target=claim, args=(s, n)) for n, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(outcomes) == ["lost"] * 5 + ["won"]
+    assert [e.key for e in stores[0].read()] == ["outcome:ep_1"]
+
+
+def test_a_writer_killed_before_its_commit_leaves_nothing_visible_and_blocks_nobody() -> None:
+    shared = InMemoryStore()
+    store = LangGraphStore(shared, lease=1.0)
+    store.append([Event("status", {"id": "a", "status": "active"})])
+    # What a writer killed between its event puts and its head put leaves behind: an entry
+    # in the lock, an event and a key claim past the head.
+    dead = LangGraphStore(shared, lease=1.0)
+    dead._lock.acquire()
+    dead._run([lamar_langgraph.store.PutOp(dead._events, "000000000002", {"seq": 2}),
+               lamar_langgraph.store.PutOp(dead._keys, "outcome:e", {"seq": 2})])
+    assert [e.data["id"] for e in store.read()] == ["a"]
+    written = store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])  # waits out the lease
+    assert [e.seq for e in written] == [2]
+    assert [e.key for e in store.read()] == [None, "outcome:e"]
+    with pytest.raises(EventConflict):
+        store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])
+
+
+class SlowEventPuts(InMemoryStore):
+    """An InMemoryStore whose event puts stall, as a frozen writer would."""
+
+    stall = 0.0
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        if any(isinstance(op, lamar_langgraph.store.PutOp) and op.namespace[-1] == "events" for op in ops):
+            time.sleep(self.stall)
+        return super().batch(ops)
+
+
+def test_a_writer_that_stalls_past_half_its_lease_commits_nothing() -> None:
+    base = SlowEventPuts()
+    store = LangGraphStore(base, lease=1.0)
+    base.stall = 0.6  # over half the lease: another writer may have taken us for dead
+    with pytest.raises(StoreError, match="nothing was committed"):
+        store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])
+    assert store.read() == []
+    base.stall = 0.0
+    assert [e.seq for e in store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])] == [1]
+    assert [e.key for e in store.read()] == ["outcome:e"]
+
+
+def test_items_follow_the_documented_layout(tmp_path: Path) -> None:
+    store = run_opener(SQLITE_OPENER, str(tmp_path / "layout.db"))
+    store.append([Event("episode", {"id": "ep_9"}, key="episode:ep_9", time=12.5)])
+    base = store.store
+    head = base.get(("lamar", "conformance", "head"), "head")
+    event = base.get(("lamar", "conformance", "events"), "000000000001")
+    claim = base.get(("lamar", "conformance", "keys"), "episode:ep_9")
+    assert head is not None and head.value["seq"] == 1
+    assert event is not None and event.value["kind"] == "episode" and event.value["data"] == '{"id":"ep_9"}'
+    assert claim is not None and claim.value == {"seq": 1}
+    assert base.search(("lamar", "conformance", "writers")) == []  # the lock is released
+
+
+def test_two_namespaces_in_one_base_store_are_two_lamar_stores() -> None:
+    shared = InMemoryStore()
+    a, b = LangGraphStore(shared, ("lamar", "a")), LangGraphStore(shared, ("lamar", "a.b"))
+    a.append([Event("status", {"id": "x", "status": "active"}, key="k")])
+    b.append([Event("status", {"id": "y", "status": "active"}, key="k")])
+    assert [e.data["id"] for e in a.read()] == ["x"] and [e.data["id"] for e in b.read()] == ["y"]
+
+
+def test_namespaces_are_sanitised_or_refused() -> None:
+    assert sanitize_namespace("team.prod") == ("team%2Eprod",)
+    assert sanitize_namespace(("a%2E", "b.c")) == ("a%252E", "b%2Ec")  # escapes stay distinct
+    for bad in [(), ("lamar", ""), ("langgraph", "x"), ("lamar", 3)]:
+        with pytest.raises(ValueError):
+            sanitize_namespace(bad)  # type: ignore[arg-type]
+
+
+def test_a_closed_store_refuses_work_and_leaves_the_base_store_open() -> None:
+    shared = InMemoryStore()
+    store = LangGraphStore(shared)
+    store.append([Event("status", {"id": "x", "status": "active"})])
+    store.close()
+    with pytest.raises(StoreError):
+        store.read()
+    assert len(LangGraphStore(shared).read()) == 1
+
+
+def test_backend_errors_become_store_errors(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "gone.db", check_same_thread=False, isolation_level=None)
+    base = SqliteStore(conn)
+    base.setup()
+    store = LangGraphStore(base)
+    conn.close()
+    with pytest.raises(StoreError) as info:
+        store.append([Event("status", {"id": "x", "status": "active"})])
+    assert isinstance(info.value, OSError)
+
+
+def test_the_module_examples_run() -> None:
+    for module in (lamar_langgraph.store,):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0
