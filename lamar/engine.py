@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import (
+    CorruptStore,
     DuplicateReport,
     EventConflict,
     InvalidExperience,
@@ -149,6 +150,15 @@ class Lamar:
             episode.reports += 1
 
     def _fold(self, event: Event) -> None:
+        try:
+            self._fold_event(event)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptStore(
+                f"{self.store.location}: event {event.seq} ({event.kind}) is malformed ({exc!r}); "
+                "the store was left untouched: restore it from a backup or export what reads"
+            ) from exc
+
+    def _fold_event(self, event: Event) -> None:
         self._seq = event.seq
         data = event.data
         kind = event.kind

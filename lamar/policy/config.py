@@ -25,7 +25,7 @@ class Policy:
 
     explore: float = 0.6
     warmup: int = 8
-    holdout: float = 0.2
+    holdout: float = 0.15
     holdout_proven: float = 0.05
     discount: float = 0.999
     alpha_helps: float = 0.02
