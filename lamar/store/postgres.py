@@ -1,0 +1,382 @@
+"""PostgreSQL: one event log shared by a fleet of agents, with isolated namespaces per database.
+
+Needs psycopg 3 and psycopg_pool (`pip install "lamar[postgres]"`), imported on first use,
+and PostgreSQL 13 or later.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from lamar._errors import CorruptStore, EventConflict, StoreError
+from lamar.store import ExperienceStore
+from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+SCHEMA_VERSION = 1
+DEFAULT_NAMESPACE = "default"
+URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
+_NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+_MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
+_T = TypeVar("_T")
+
+# Appends in a namespace serialize on its row here: the upsert that allocates their
+# sequence numbers locks it until COMMIT, so a namespace's seq order is its commit order.
+_CREATE = """
+CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);
+CREATE TABLE lamar_events (
+    namespace text NOT NULL,
+    seq       bigint NOT NULL,
+    kind      text NOT NULL,
+    key       text,
+    time      double precision NOT NULL,
+    data      text NOT NULL,
+    PRIMARY KEY (namespace, seq),
+    UNIQUE (namespace, key)
+)
+"""
+
+# Version 0, the single-namespace layout of early builds: lamar_events(seq bigserial PRIMARY
+# KEY, kind, key UNIQUE, time, data) and no version table. Its events become the "default"
+# namespace with their sequence numbers unchanged.
+_FROM_V0 = """
+ALTER TABLE lamar_events ADD COLUMN namespace text NOT NULL DEFAULT 'default';
+ALTER TABLE lamar_events ALTER COLUMN namespace DROP DEFAULT, ALTER COLUMN seq DROP DEFAULT;
+DROP SEQUENCE IF EXISTS lamar_events_seq_seq;
+ALTER TABLE lamar_events DROP CONSTRAINT IF EXISTS lamar_events_pkey,
+    DROP CONSTRAINT IF EXISTS lamar_events_key_key,
+    ADD PRIMARY KEY (namespace, seq), ADD UNIQUE (namespace, key);
+CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);
+INSERT INTO lamar_namespaces SELECT 'default', max(seq) FROM lamar_events HAVING count(*) > 0
+"""
+
+# A write is two messages. The first learns the transaction id, so that a COMMIT whose
+# answer is lost can be settled. The second allocates seqs, inserts, reads what the caller
+# has not seen yet and commits: the server runs it back to back, so the namespace row stays
+# locked for server time only, never for a client's round trip.
+_BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
+_APPEND = """
+WITH counter AS (
+    INSERT INTO lamar_namespaces AS n (namespace, last_seq) VALUES (%(ns)s, %(n)s)
+    ON CONFLICT (namespace) DO UPDATE SET last_seq = n.last_seq + EXCLUDED.last_seq
+    RETURNING last_seq
+)
+INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
+SELECT %(ns)s, counter.last_seq - %(n)s + batch.ord, batch.kind, batch.key, batch.time, batch.data
+FROM counter, unnest(%(kinds)s::text[], %(keys)s::text[], %(times)s::float8[], %(data)s::text[])
+    WITH ORDINALITY AS batch(kind, key, time, data, ord)
+RETURNING seq;
+SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %(ns)s AND seq > %(since)s
+    AND seq > (SELECT last_seq FROM lamar_namespaces WHERE namespace = %(ns)s) - %(n)s - %(tail)s
+    ORDER BY seq;
+COMMIT"""
+_TAIL = 500  # most events a write reads back besides its own
+_NEVER = 2**62  # a seq no namespace reaches
+_READ = "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s ORDER BY seq"
+
+
+class _NotWritten(Exception):
+    """The connection failed and the write certainly did not commit (safe to retry)."""
+
+
+class PostgresStore:
+    """Events in PostgreSQL, shared by many processes and machines; one namespace each.
+
+    Order: a namespace's writes take turns on its counter row, held only while the server
+    runs one INSERT and its COMMIT, so seq order is commit order (`read(after)` never skips
+    an event that commits later) and no client, slow or killed, holds it across a round trip.
+    Isolation: every statement names the namespace; another namespace's ids are not there.
+    A lost connection: a write that surely did not commit is retried once on a fresh
+    connection; one whose COMMIT went unanswered is settled by asking the server about its
+    transaction (pg_xact_status), never by writing it twice. A read is retried once.
+
+    Args:
+        url: a libpq URL, postgresql://user@host:port/dbname?options. A query parameter
+            `lamar_namespace=name` picks the namespace (so one string locates the store).
+        namespace: the isolated store inside the database (default "default"); letters,
+            digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
+        pool_size: most connections this object opens (threads beyond it wait their turn).
+        timeout: seconds to wait for the server or for a free connection.
+        settle_timeout: seconds to find out whether a write whose COMMIT got no answer
+            committed, before giving up with StoreError.
+
+    Raises:
+        StoreError: a bad namespace, an unreachable server, or a schema newer than this Lamar.
+    """
+
+    def __init__(self, url: str, *, namespace: str | None = None, pool_size: int = 4,
+                 timeout: float = 30.0, settle_timeout: float = 10.0) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise ImportError(f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})") from exc
+        self._pg = psycopg
+        conninfo, self.namespace, self.location = _parse_url(url, namespace)
+        self._settle_timeout = settle_timeout
+        self._closed = False
+        self._close_lock = threading.Lock()
+        self._tail_lock = threading.Lock()
+        self._seen = 0  # the highest seq this object has read or written: all below it committed
+        self._tail: tuple[int, list[Event]] | None = None  # the log (start, end] as of our last write
+        params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
+        try:
+            if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
+                params["connect_timeout"] = max(1, round(timeout))
+            # A direct first connection: its error says what is wrong (no such database...).
+            with psycopg.connect(conninfo, **params) as conn:
+                _migrate(conn, self.location)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the PostgreSQL store {self.location}: {_reason(exc)}") from exc
+        self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
+                                    open=True, name=f"lamar:{self.namespace}")
+
+    # -- the protocol ------------------------------------------------------------------------
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        batch = list(events)
+        if not batch:
+            return []
+        params = {"ns": self.namespace, "n": len(batch), "kinds": [e.kind for e in batch],
+                  "keys": [e.key for e in batch], "times": [float(e.time) for e in batch],
+                  "data": [e.data_json() for e in batch], "tail": _TAIL}
+        for attempt in (1, 2):
+            try:
+                first = self._append_once(params)
+            except _NotWritten as exc:
+                if attempt == 1:
+                    self._replace_dead_connections()
+                    continue
+                raise StoreError(f"could not write {self.location}: {exc} (connection lost, tried twice); "
+                                 "nothing of this write was kept; the next call reconnects") from exc.__cause__
+            return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time)
+                    for i, e in enumerate(batch)]
+        raise AssertionError("unreachable")
+
+    def _append_once(self, params: dict[str, Any]) -> int:
+        """Write one batch; the first seq it got. Raises _NotWritten when safe to retry."""
+        pg = self._pg
+        self._check_open()
+        with self._tail_lock:
+            since = self._seen
+            self._tail = None
+        # A big batch (an import) reads nothing back: its caller has no use for its own events.
+        params["since"] = since if params["n"] <= _TAIL else _NEVER
+        xid, pid, conn = None, 0, None
+        try:
+            with self._pool.connection() as conn:
+                pid = conn.info.backend_pid
+                cur = pg.ClientCursor(conn)  # client-side binding: several statements, one message
+                cur.execute(_BEGIN)
+                cur.nextset()
+                xid = str(cur.fetchone()[0])
+                first = int(min(row[0] for row in cur.execute(_APPEND, params).fetchall()))
+                cur.nextset()
+                tail = cur.fetchall()
+        except pg.errors.UniqueViolation as exc:
+            raise EventConflict(f"an event key is already in {self.location} ({exc.diag.message_detail}); "
+                                "nothing of this write was kept") from exc
+        except pg.OperationalError as exc:
+            if conn is not None and not conn.broken:  # a cancel or timeout: rolled back above
+                raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
+                                 "nothing of this write was kept") from exc
+            if xid is None or not self._settle(xid, pid, exc):  # certainly not committed
+                raise _NotWritten(_reason(exc)) from exc
+            return self._recover_first_seq(xid, since)
+        except pg.Error as exc:
+            raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
+                             "nothing of this write was kept") from exc
+        # Under the namespace lock every smaller seq had committed, so `tail` is exactly the
+        # log from `start` to our last event: the caller's next read is answered from it.
+        last = first + params["n"] - 1
+        if tail and tail[-1][0] == last:
+            start = max(since, last - params["n"] - _TAIL)
+            with self._tail_lock:
+                if last > self._seen:  # else another thread already saw further: keep its tail
+                    self._tail = (start, self._parse(tail))
+                    self._seen = last
+        return first
+
+    def _settle(self, xid: str, pid: int, cause: Exception) -> bool:
+        """Whether transaction `xid`, whose COMMIT went unanswered, committed.
+
+        The backend that ran it may still hold the COMMIT in its input buffer, so an
+        "in progress" answer is waited out; after a second it is terminated (it is running
+        our transaction and nothing else) so that the outcome becomes final.
+        """
+        deadline = time.monotonic() + self._settle_timeout
+        nudged = time.monotonic() + 1.0
+        while True:
+            status: str | None
+            try:
+                status = self._run(lambda conn: conn.execute(
+                    "SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0])  # type: ignore[index]
+                if status == "in progress" and time.monotonic() > nudged:
+                    self._run(lambda conn: conn.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                        "AND backend_xid = (%s::xid8::text::bigint %% 4294967296)::text::xid", (pid, xid)))
+            except StoreError:
+                status = None
+            if status in ("committed", "aborted"):
+                return status == "committed"
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"lost the connection to {self.location} while committing ({_reason(cause)}) and "
+                    f"could not learn within {self._settle_timeout:g} s whether the write was kept "
+                    f"(transaction {xid}); read the store before writing it again") from cause
+            time.sleep(0.05)
+
+    def _recover_first_seq(self, xid: str, before: int) -> int:
+        """The first seq that committed transaction `xid` wrote (its rows carry its xid; they
+        come after `before`, a seq that had committed when the write began)."""
+        row = self._run(lambda conn: conn.execute(
+            "SELECT min(seq) FROM lamar_events WHERE namespace = %s AND seq > %s "
+            "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid",
+            (self.namespace, before, xid)).fetchone())
+        if row is None or row[0] is None:
+            raise StoreError(f"transaction {xid} committed but its events are not in {self.location}")
+        return int(row[0])
+
+    def read(self, after: int = 0) -> list[Event]:
+        self._check_open()
+        after = int(after)
+        with self._tail_lock:
+            tail, self._tail = self._tail, None
+            seen = self._seen
+        if tail is not None and tail[0] <= after <= tail[1][-1].seq == seen:
+            return [e for e in tail[1] if e.seq > after]  # the log as of our last write's commit
+        events = self._parse(self._run(lambda conn: conn.execute(_READ, (self.namespace, after)).fetchall()))
+        if events:
+            with self._tail_lock:
+                self._seen = max(self._seen, events[-1].seq)
+        return events
+
+    def _parse(self, rows: list[tuple[Any, ...]]) -> list[Event]:
+        try:
+            return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
+        except (ValueError, TypeError) as exc:
+            raise CorruptStore(f"{self.location} holds an event that does not parse: {exc}") from exc
+
+    def close(self) -> None:
+        with self._close_lock:
+            if not self._closed:
+                self._closed = True
+                self._pool.close()
+
+    # -- connections -------------------------------------------------------------------------
+
+    def _run(self, query: Callable[[Connection[Any]], _T]) -> _T:
+        """Run a read-only `query`; a dead connection is replaced and the query retried once."""
+        pg = self._pg
+        for attempt in (1, 2):
+            self._check_open()
+            try:
+                with self._pool.connection() as conn:
+                    return query(conn)
+            except pg.OperationalError as exc:
+                if attempt == 1:
+                    self._replace_dead_connections()
+                    continue
+                raise StoreError(f"lost the connection to {self.location}: {_reason(exc)}; "
+                                 "the next call reconnects") from exc
+            except pg.Error as exc:
+                raise StoreError(f"cannot read {self.location}: {_reason(exc)}") from exc
+        raise AssertionError("unreachable")
+
+    def _replace_dead_connections(self) -> None:
+        """Test the idle pooled connections and replace the dead ones, before a retry."""
+        try:
+            self._pool.check()
+        except self._pg.Error:
+            pass  # the retry reports what is wrong
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+
+def _migrate(conn: Connection[Any], location: str) -> None:
+    """Create or upgrade the schema. Idempotent; concurrent migrators take turns on a lock."""
+    if _schema_version(conn) == SCHEMA_VERSION:
+        return  # the common case: no lock, no DDL
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        version = _schema_version(conn)  # again: another process may have migrated meanwhile
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(f"{location} has Lamar schema version {version}; this Lamar knows "
+                             f"{SCHEMA_VERSION}: upgrade lamar")
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute(_CREATE if version is None else _FROM_V0)
+        conn.execute("CREATE TABLE IF NOT EXISTS lamar_migrations (version integer PRIMARY KEY, "
+                     "applied_at timestamptz NOT NULL DEFAULT now())")
+        conn.execute("INSERT INTO lamar_migrations (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+
+def _schema_version(conn: Connection[Any]) -> int | None:
+    """The schema's version: None for an empty database, 0 for the unversioned layout.
+
+    It asks pg_class rather than to_regclass(): within a transaction that began before
+    another migrator committed, to_regclass() can still answer from a stale cache.
+    """
+    tables = {row[0] for row in conn.execute(
+        "SELECT relname FROM pg_catalog.pg_class WHERE relname IN ('lamar_migrations', 'lamar_events') "
+        "AND relnamespace IN (SELECT oid FROM pg_catalog.pg_namespace "
+        "WHERE nspname = ANY (current_schemas(false)))").fetchall()}
+    if "lamar_migrations" in tables:
+        found = conn.execute("SELECT max(version) FROM lamar_migrations").fetchone()
+        return int(found[0]) if found and found[0] is not None else None
+    return 0 if "lamar_events" in tables else None
+
+
+def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str]:
+    """(conninfo for libpq, namespace, location): the location names the namespace and hides
+    any password, so it is safe in messages and reopens the store when the password comes
+    from PGPASSWORD or ~/.pgpass."""
+    parts = urlsplit(url)
+    # Query pieces other than ours pass to libpq untouched (it percent-decodes; "+" is a "+").
+    pieces = [piece for piece in parts.query.split("&") if piece]
+    ours = [piece for piece in pieces if piece.partition("=")[0] == URL_NAMESPACE]
+    rest = [piece for piece in pieces if piece not in ours]
+    shown = [piece for piece in rest if piece.partition("=")[0] != "password"]
+    in_url = unquote(ours[-1].partition("=")[2]) if ours else None
+    if in_url is not None and namespace is not None and in_url != namespace:
+        raise StoreError(f"the URL names namespace {in_url!r} and namespace= says {namespace!r}; pick one")
+    chosen = namespace if namespace is not None else in_url if in_url is not None else DEFAULT_NAMESPACE
+    if not isinstance(chosen, str) or not _NAMESPACE.fullmatch(chosen):
+        raise StoreError(f"invalid namespace {chosen!r}: use 1-63 letters, digits, '_', '.' or '-', "
+                         "starting with a letter or digit")
+    conninfo = urlunsplit(parts._replace(query="&".join(rest)))
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = user.split(":", 1)[0] + "@" + host
+    query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"])  # a valid name needs no quoting
+    return conninfo, chosen, urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+
+
+def _reason(exc: BaseException) -> str:
+    """The server's first message line, without psycopg's class name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+ExperienceStore.register(PostgresStore)
+
+__all__ = ["DEFAULT_NAMESPACE", "SCHEMA_VERSION", "URL_NAMESPACE", "PostgresStore"]

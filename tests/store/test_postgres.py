@@ -1,0 +1,499 @@
+"""PostgresStore against the real server: conformance, namespaces, lost connections, kills.
+
+Helpers here (`namespace_url`, `drop_namespaces`, `DroppingProxy`) are shared by the other
+test_postgres_*.py files.
+"""
+
+from __future__ import annotations
+
+import random
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+import psycopg
+import pytest
+
+from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar.store import Event, ExperienceStore
+from lamar.store.postgres import PostgresStore
+from lamar.store.transfer import transfer
+from tests.conftest import POSTGRES_URL
+from tests.store.conformance import StoreConformance
+
+REPO = Path(__file__).parents[2]
+
+
+def unique_namespace(prefix: str = "t") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def namespace_url(url: str, namespace: str, **params: str) -> str:
+    sep = "&" if "?" in url else "?"
+    return f"{url}{sep}{urlencode({'lamar_namespace': namespace, **params}, quote_via=quote)}"
+
+
+def drop_namespaces(url: str, *namespaces: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM lamar_events WHERE namespace = ANY(%s)", (list(namespaces),))
+        conn.execute("DELETE FROM lamar_namespaces WHERE namespace = ANY(%s)", (list(namespaces),))
+
+
+def backends(url: str, app: str, *, waiting: bool = False) -> list[int]:
+    """Server pids of the connections named `app` (only those waiting on a lock if asked)."""
+    query = "SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+    if waiting:
+        query += " AND wait_event_type = 'Lock'"
+    with psycopg.connect(url, autocommit=True) as conn:
+        return [row[0] for row in conn.execute(query, (app,)).fetchall()]
+
+
+def terminate(url: str, pids: list[int]) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        for pid in pids:
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+
+@pytest.fixture
+def ns_url(postgres_url: str) -> Iterator[str]:
+    """A URL naming a fresh namespace; its rows are deleted afterwards."""
+    namespace = unique_namespace()
+    yield namespace_url(postgres_url, namespace)
+    drop_namespaces(postgres_url, namespace)
+
+
+class TestPostgresStore(StoreConformance):
+    def location(self, tmp_path: Path) -> str:
+        return namespace_url(POSTGRES_URL, unique_namespace("conf"))
+
+    @pytest.fixture
+    def loc(self, postgres_url: str, tmp_path: Path) -> Iterator[str]:
+        location = self.location(tmp_path)
+        yield location
+        drop_namespaces(postgres_url, location.rsplit("=", 1)[1])
+
+    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+        """Start a worker; for the SIGKILL test, return once it is writing, not still importing
+        psycopg (on a loaded machine that takes longer than the suite's 0.4-1 s kill delay)."""
+        size = log.stat().st_size if log.exists() else 0
+        worker = super()._worker(tmp_path, loc, log, seed, episodes)
+        deadline = time.monotonic() + 60
+        while episodes > 10_000 and (log.stat().st_size if log.exists() else 0) == size:
+            assert worker.poll() is None and time.monotonic() < deadline, "the worker never wrote"
+            time.sleep(0.02)
+        return worker
+
+
+# -- opening ---------------------------------------------------------------------------------
+
+
+def test_importing_lamar_does_not_import_psycopg() -> None:
+    code = "import sys, lamar, lamar.store; print(sorted(m for m in sys.modules if 'psycopg' in m))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_namespace_comes_from_the_url_or_the_keyword(postgres_url: str) -> None:
+    namespace = unique_namespace()
+    try:
+        by_url = ExperienceStore(namespace_url(postgres_url, namespace))
+        by_keyword = ExperienceStore(postgres_url, namespace=namespace, pool_size=2)
+        assert isinstance(by_url, PostgresStore) and isinstance(by_url, ExperienceStore)
+        assert by_url.namespace == by_keyword.namespace == namespace
+        by_url.append([Event("status", {"id": "a", "status": "active"})])
+        assert [e.data["id"] for e in by_keyword.read()] == ["a"]
+        assert by_url.location == by_keyword.location
+        reopened = ExperienceStore(by_url.location)  # the location reopens the same store
+        assert [e.data["id"] for e in reopened.read()] == ["a"]
+        for store in (by_url, by_keyword, reopened):
+            store.close()
+        with pytest.raises(StoreError, match="pick one"):
+            ExperienceStore(namespace_url(postgres_url, namespace), namespace="other")
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+@pytest.mark.parametrize("bad", ["", "-x", "a b", "a'; DROP TABLE lamar_events; --", "x" * 64, "é", "a/b"])
+def test_an_invalid_namespace_is_refused(postgres_url: str, bad: str) -> None:
+    with pytest.raises(StoreError, match="invalid namespace"):
+        PostgresStore(postgres_url, namespace=bad)
+
+
+def test_the_location_hides_the_password(postgres_url: str) -> None:
+    secret_url = postgres_url.replace("postgres@", "postgres:s3cret-pw@")  # trust auth ignores it
+    store = PostgresStore(secret_url, namespace="default")
+    assert "s3cret" not in store.location and "s3cret" not in repr(store)
+    assert store.location.endswith("lamar_namespace=default")
+    store.close()
+
+
+def test_an_unreachable_server_or_database_is_a_clear_error(postgres_url: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(StoreError, match="cannot open the PostgreSQL store"):
+        PostgresStore("postgresql://postgres@127.0.0.1:1/test", timeout=2)
+    with pytest.raises(StoreError, match="no_such_db"):
+        PostgresStore(postgres_url.rsplit("/", 1)[0] + "/no_such_db")
+    assert time.monotonic() - started < 10
+
+
+def test_a_closed_store_says_so(ns_url: str) -> None:
+    store = PostgresStore(ns_url)
+    store.close()
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.read()
+
+
+# -- the log ---------------------------------------------------------------------------------
+
+
+def test_namespaces_share_nothing_but_the_tables(postgres_url: str) -> None:
+    a_ns, b_ns = unique_namespace("a"), unique_namespace("b")
+    try:
+        a = PostgresStore(postgres_url, namespace=a_ns)
+        b = PostgresStore(postgres_url, namespace=b_ns)
+        a.append([Event("applied", {"proposal": "p"}, key="k"), Event("applied", {"proposal": "q"})])
+        b.append([Event("applied", {"proposal": "other"}, key="k")])  # the same key, another namespace
+        with pytest.raises(EventConflict):
+            b.append([Event("applied", {"proposal": "again"}, key="k")])
+        assert [(e.seq, e.data["proposal"]) for e in a.read()] == [(1, "p"), (2, "q")]
+        assert [(e.seq, e.data["proposal"]) for e in b.read()] == [(1, "other")]
+        a.close()
+        b.close()
+    finally:
+        drop_namespaces(postgres_url, a_ns, b_ns)
+
+
+def test_readers_never_see_a_gap_while_threads_write(ns_url: str) -> None:
+    """Seq order is commit order: a reader that saw seq n never later finds a seq below n."""
+    store = PostgresStore(ns_url, pool_size=6)
+    stop = threading.Event()
+    gaps: list[tuple[int, int]] = []
+
+    def follow() -> None:
+        last = 0
+        while not stop.is_set():
+            for event in store.read(last):
+                if event.seq != last + 1:
+                    gaps.append((last, event.seq))
+                last = event.seq
+
+    def write(worker: int) -> None:
+        for i in range(40):
+            store.append([Event("applied", {"proposal": f"{worker}-{i}"}, key=f"{worker}-{i}"),
+                          Event("status", {"id": f"{worker}-{i}", "status": "active"})])
+
+    reader = threading.Thread(target=follow)
+    reader.start()
+    writers = [threading.Thread(target=write, args=(w,)) for w in range(5)]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join()
+    stop.set()
+    reader.join()
+    events = store.read()
+    assert gaps == []
+    assert [e.seq for e in events] == list(range(1, 401))
+    assert len({e.key for e in events if e.key}) == 200
+    store.close()
+
+
+@pytest.mark.parametrize("others", [2, 700])  # 700: more than a write reads back with itself
+def test_a_read_after_a_write_includes_what_others_wrote_before_it(ns_url: str, others: int) -> None:
+    mine, theirs = PostgresStore(ns_url), PostgresStore(ns_url)
+    mine.append([Event("status", {"id": "mine-1", "status": "active"})])
+    assert [e.seq for e in mine.read()] == [1]
+    theirs.append([Event("status", {"id": f"theirs-{i}", "status": "active"}) for i in range(others)])
+    last = mine.append([Event("status", {"id": "mine-2", "status": "active"})])[0].seq
+    assert last == others + 2
+    assert [e.seq for e in mine.read(1)] == list(range(2, last + 1))
+    assert [e.seq for e in mine.read(0)] == list(range(1, last + 1))
+    assert mine.read(last) == []
+    mine.close()
+    theirs.close()
+
+
+def test_a_store_moves_from_json_to_postgres_and_on_to_sqlite(tmp_path: Path, ns_url: str) -> None:
+    lam = Lamar(str(tmp_path / "start.json"), k=2, seed=5)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"))) for i in range(3)]
+    rng = random.Random(1)
+    for _ in range(40):
+        lam.report(lam.recall({"task": "t"}).episode_id, rng.choice(list(Signal)))
+    before = {i: lam.evidence(i) for i in ids}, lam.stats()["reports"]
+    pg = PostgresStore(ns_url)
+    assert transfer(lam.store, pg).copied == len(lam.store.read())
+    sqlite = ExperienceStore(str(tmp_path / "end.db"))
+    transfer(pg, sqlite)
+    for store in (pg, sqlite):
+        moved = Lamar(store, k=2, seed=5)
+        assert ({i: moved.evidence(i) for i in ids}, moved.stats()["reports"]) == before
+        moved.close()
+    lam.close()
+
+
+# -- lost connections ------------------------------------------------------------------------
+
+
+def test_killed_idle_connections_are_replaced_by_the_next_call(postgres_url: str) -> None:
+    namespace, app = unique_namespace(), unique_namespace("app")
+    try:
+        store = PostgresStore(namespace_url(postgres_url, namespace, application_name=app), pool_size=3)
+        store.append([Event("status", {"id": "a", "status": "active"})])
+        terminate(postgres_url, backends(postgres_url, app))
+        assert [e.data["id"] for e in store.read()] == ["a"]
+        terminate(postgres_url, backends(postgres_url, app))
+        assert [e.seq for e in store.append([Event("status", {"id": "b", "status": "active"})])] == [2]
+        store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+def _hold_counter_row(url: str, namespace: str) -> psycopg.Connection:
+    """A connection that keeps the namespace's counter row locked: writers queue behind it."""
+    holder = psycopg.connect(url)
+    holder.execute("SELECT * FROM lamar_namespaces WHERE namespace = %s FOR UPDATE", (namespace,))
+    return holder
+
+
+def _kill_waiting_writer(url: str, app: str) -> None:
+    deadline = time.monotonic() + 10
+    while not (pids := backends(url, app, waiting=True)):
+        assert time.monotonic() < deadline, "the write never queued for the lock"
+        time.sleep(0.02)
+    terminate(url, pids)
+
+
+@pytest.mark.parametrize("kills", [1, 2])
+def test_a_write_whose_connection_is_killed_is_retried_once_then_fails_clearly(
+        postgres_url: str, kills: int) -> None:
+    namespace, app = unique_namespace(), unique_namespace("app")
+    url = namespace_url(postgres_url, namespace, application_name=app)
+    try:
+        store = PostgresStore(url)
+        store.append([Event("applied", {"proposal": "first"}, key="first")])
+        holder = _hold_counter_row(postgres_url, namespace)
+        outcome: dict[str, object] = {}
+
+        def write() -> None:
+            try:
+                outcome["stored"] = store.append([Event("applied", {"proposal": "second"}, key="second")])
+            except StoreError as exc:
+                outcome["error"] = exc
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        for _ in range(kills):
+            _kill_waiting_writer(postgres_url, app)
+        holder.rollback()
+        writer.join(timeout=30)
+        keys = [e.key for e in store.read()]
+        if kills == 1:  # the retry on a fresh connection went through, once
+            assert [e.seq for e in outcome["stored"]] == [2] and keys == ["first", "second"]  # type: ignore[attr-defined]
+        else:
+            assert "nothing of this write was kept" in str(outcome["error"])
+            assert keys == ["first"]
+            assert [e.seq for e in store.append([Event("applied", {"proposal": "x"}, key="second")])] == [2]
+        holder.close()
+        store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+class DroppingProxy:
+    """A TCP relay to PostgreSQL that cuts a connection at a write's COMMIT, as a network might.
+
+    `cuts` holds what to do at each next COMMIT: "before" drops it unsent and hangs up both
+    sides; "stall" drops it and hangs up only on the client, so the server keeps waiting in
+    the open transaction (a half-open link); "after" sends it, lets the server commit, and
+    drops the answer.
+    """
+
+    def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5432)) -> None:
+        self.target = target
+        self.cuts: list[str] = []
+        self.commits_sent = 0
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        server = socket.create_connection(self.target)
+        swallow = threading.Event()
+
+        def down() -> None:
+            while data := _recv(server):
+                if swallow.is_set() or not _send(client, data):
+                    break  # swallowed: the server answered the COMMIT, the client never hears it
+            _close(client, server)
+
+        threading.Thread(target=down, daemon=True).start()
+        while data := _recv(client):
+            if b"COMMIT" in data and self.cuts:
+                cut = self.cuts.pop(0)
+                if cut == "stall":
+                    _close(client)
+                    return
+                if cut == "before":
+                    break
+                swallow.set()
+            if b"COMMIT" in data:
+                self.commits_sent += 1
+            if not _send(server, data):
+                break
+        _close(client, server)
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def _recv(sock: socket.socket) -> bytes:
+    try:
+        return sock.recv(65536)
+    except OSError:
+        return b""
+
+
+def _send(sock: socket.socket, data: bytes) -> bool:
+    try:
+        sock.sendall(data)
+        return True
+    except OSError:
+        return False
+
+
+def _close(*socks: socket.socket) -> None:
+    for sock in socks:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        sock.close()
+
+
+def test_a_commit_whose_answer_is_lost_is_found_committed(postgres_url: str) -> None:
+    namespace = unique_namespace()
+    proxy = DroppingProxy()
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    try:
+        store = PostgresStore(url)
+        store.append([Event("applied", {"proposal": "first"}, key="first")])
+        proxy.cuts = ["after"]
+        sent_before = proxy.commits_sent
+        stored = store.append([Event("applied", {"proposal": "second"}, key="second"),
+                               Event("status", {"id": "x", "status": "active"})])
+        assert proxy.commits_sent == sent_before + 1  # not written twice: it was found committed
+        assert [e.seq for e in stored] == [2, 3]
+        assert [(e.seq, e.key) for e in store.read()] == [(1, "first"), (2, "second"), (3, None)]
+        store.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_a_commit_lost_on_the_way_is_retried_once_then_fails_clearly(postgres_url: str) -> None:
+    namespace = unique_namespace()
+    proxy = DroppingProxy()
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    try:
+        store = PostgresStore(url)
+        proxy.cuts = ["before"]
+        assert [e.seq for e in store.append([Event("applied", {"proposal": "a"}, key="a")])] == [1]
+        proxy.cuts = ["before", "before"]
+        with pytest.raises(StoreError, match="nothing of this write was kept"):
+            store.append([Event("applied", {"proposal": "b"}, key="b")])
+        assert [e.key for e in store.read()] == ["a"]
+        assert [e.seq for e in store.append([Event("applied", {"proposal": "b"}, key="b")])] == [2]
+        store.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_a_commit_stuck_on_a_half_open_link_is_settled_by_ending_that_backend(postgres_url: str) -> None:
+    namespace = unique_namespace()
+    proxy = DroppingProxy()
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    try:
+        store = PostgresStore(url)
+        proxy.cuts = ["stall"]
+        started = time.monotonic()
+        assert [e.seq for e in store.append([Event("applied", {"proposal": "a"}, key="a")])] == [1]
+        assert 0.9 < time.monotonic() - started < 8  # waited for a second, then ended the stuck backend
+        assert [e.key for e in store.read()] == ["a"]
+        store.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+BATCH_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    sys.path[:0] = {paths!r}
+    from lamar import StoreError
+    from lamar.store import Event, ExperienceStore
+    store = ExperienceStore({url!r})
+    log = os.open({log!r}, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    for b in range(10**6):
+        name = "{prefix}%d" % b
+        batch = [Event("status", {{"id": name, "status": "active", "j": j}}) for j in range({size})]
+        try:
+            store.append(batch)
+            os.write(log, ("ok %s\\n" % name).encode())
+        except StoreError:
+            os.write(log, ("lost %s\\n" % name).encode())
+    """
+)
+
+
+def test_killed_clients_and_backends_leave_whole_batches_and_no_gaps(tmp_path: Path, postgres_url: str) -> None:
+    namespace, app = unique_namespace(), unique_namespace("app")
+    url = namespace_url(postgres_url, namespace, application_name=app)
+    log = tmp_path / "batches.log"
+    size = 400
+    rng = random.Random(11)
+    try:
+        for round_ in range(2):
+            code = BATCH_WRITER.format(paths=[str(REPO)], url=url, log=str(log), prefix=f"r{round_}-", size=size)
+            child = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.PIPE)
+            deadline = time.monotonic() + 30
+            while not (log.exists() and f"r{round_}-" in log.read_text()):
+                assert child.poll() is None, child.stderr.read().decode()[-2000:]  # type: ignore[union-attr]
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            for _ in range(3):  # cut the child's connection under its feet, mid-batch or not
+                time.sleep(rng.uniform(0.05, 0.25))
+                terminate(postgres_url, backends(postgres_url, app))
+            time.sleep(rng.uniform(0.1, 0.4))
+            child.send_signal(signal.SIGKILL)
+            child.wait(timeout=30)
+        store = PostgresStore(url)
+        events = store.read()
+        sizes = Counter(e.data["id"] for e in events)
+        assert set(sizes.values()) == {size}  # every batch whole or absent
+        assert [e.seq for e in events] == list(range(1, len(events) + 1))  # no gap: rollbacks undo the counter
+        told = [line.split() for line in log.read_text().splitlines()]
+        assert {name for verdict, name in told if verdict == "ok"} <= set(sizes)  # acknowledged: kept
+        assert not {name for verdict, name in told if verdict == "lost"} & set(sizes)  # "nothing kept": true
+        assert store.append([Event("status", {"id": "after", "status": "active"})])[0].seq == len(events) + 1
+        store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)

@@ -1,0 +1,126 @@
+"""PostgresStore's schema: created on first use, migrated from version 0, raced, refused if newer.
+
+Each test gets its own PostgreSQL schema (via search_path in the URL), so "an empty database"
+is really empty and the shared tables of other tests are not touched.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import uuid
+from collections.abc import Iterator
+
+import psycopg
+import pytest
+
+from lamar import Experience, Lamar, Scope, Signal, StoreError
+from lamar.store import Event, MemoryStore
+from lamar.store.postgres import SCHEMA_VERSION, PostgresStore
+
+# The single-namespace layout of early builds, as it was created.
+V0_LAYOUT = """
+CREATE TABLE lamar_events (
+    seq  bigserial PRIMARY KEY,
+    kind text NOT NULL,
+    key  text UNIQUE,
+    time double precision NOT NULL,
+    data text NOT NULL
+)
+"""
+
+
+@pytest.fixture
+def schema_url(postgres_url: str) -> Iterator[str]:
+    """A URL whose connections live in a fresh, empty schema (dropped afterwards)."""
+    schema = f"lamar_mig_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    yield f"{postgres_url}?options=-c%20search_path%3D{schema}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _sql(url: str, query: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+    with psycopg.connect(url, autocommit=True) as conn:
+        cur = conn.execute(query, params)
+        return cur.fetchall() if cur.description else []
+
+
+def _tables(url: str) -> set[str]:
+    rows = _sql(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    return {str(name) for (name,) in rows}
+
+
+def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
+    assert _tables(schema_url) == set()
+    store = PostgresStore(schema_url)
+    assert _tables(schema_url) == {"lamar_events", "lamar_namespaces", "lamar_migrations"}
+    store.append([Event("status", {"id": "a", "status": "active"})])
+    store.close()
+    PostgresStore(schema_url).close()  # opening again changes nothing
+    assert _sql(schema_url, "SELECT version FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    with PostgresStore(schema_url) as again:
+        assert [e.data["id"] for e in again.read()] == ["a"]
+
+
+def test_a_version_0_store_is_migrated_with_its_history_intact(schema_url: str) -> None:
+    # Build a history in memory, then lay it down in the version-0 table as early builds did.
+    memory = Lamar(MemoryStore(), k=2, seed=4)
+    ids = [memory.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"))) for i in range(3)]
+    rng = random.Random(2)
+    for _ in range(30):
+        memory.report(memory.recall({"task": "t"}).episode_id, rng.choice(list(Signal)))
+    _sql(schema_url, V0_LAYOUT)
+    for event in memory.store.read():
+        _sql(schema_url, "INSERT INTO lamar_events (kind, key, time, data) VALUES (%s, %s, %s, %s)",
+             (event.kind, event.key, event.time, event.data_json()))
+
+    migrated = Lamar(PostgresStore(schema_url), k=2, seed=4)
+    assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
+    assert migrated.stats()["reports"] == 30
+    assert [e.seq for e in migrated.store.read()] == [e.seq for e in memory.store.read()]
+    next_seq = migrated.store.read()[-1].seq + 1
+    rec = migrated.recall({"task": "t"})  # the old events sit in namespace "default"; it goes on
+    migrated.report(rec.episode_id, Signal.SHIPPED)
+    assert migrated.store.read(next_seq - 1)[0].seq == next_seq
+    assert _sql(schema_url, "SELECT version FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    migrated.close()
+
+
+@pytest.mark.parametrize("start", ["empty", "version 0"])
+def test_racing_migrators_migrate_once_and_all_open(schema_url: str, start: str) -> None:
+    if start == "version 0":
+        _sql(schema_url, V0_LAYOUT)
+        _sql(schema_url, "INSERT INTO lamar_events (kind, key, time, data) VALUES ('status', 'k', 1.0, '{}')")
+    barrier = threading.Barrier(8)
+    opened: list[PostgresStore] = []
+    errors: list[BaseException] = []
+
+    def open_at_once() -> None:
+        barrier.wait()
+        try:
+            opened.append(PostgresStore(schema_url, pool_size=1))
+        except BaseException as exc:  # noqa: BLE001 - collected and shown by the assert
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_at_once) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(opened) == 8
+    assert _sql(schema_url, "SELECT version FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    written = [s.append([Event("status", {"id": str(i), "status": "active"})])[0].seq for i, s in enumerate(opened)]
+    before = 1 if start == "version 0" else 0
+    assert sorted(written) == list(range(before + 1, before + 9))
+    for store in opened:
+        store.close()
+
+
+def test_a_schema_newer_than_this_lamar_is_refused_untouched(schema_url: str) -> None:
+    PostgresStore(schema_url).close()
+    _sql(schema_url, "INSERT INTO lamar_migrations (version) VALUES (%s)", (SCHEMA_VERSION + 1,))
+    with pytest.raises(StoreError, match="upgrade lamar"):
+        PostgresStore(schema_url)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION + 1,)]
