@@ -61,7 +61,7 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
         raise TypeError(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
     if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 2:
         raise ValueError(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
-    loaded = load_traces(traces) if traces is not None else []
+    loaded = [_with_outcome(lam, trace) for trace in (load_traces(traces) if traces is not None else [])]
     summary: dict[str, Any] = {"traces": len(loaded), "batches": 0, "model_calls": 0, "prompt_tokens": 0,
                                "secrets_scrubbed": 0, "lessons_proposed": 0, "candidates": 0}
     if not loaded:
@@ -200,3 +200,14 @@ def _model_name(model: Any) -> str:
 
 
 __all__ = ["MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
+
+
+def _with_outcome(lam: Lamar, trace: Trace) -> Trace:
+    """A trace written before its outcome was known gets the outcome its episode got since."""
+    if trace.outcome is not None or not trace.episode_id:
+        return trace
+    episode = lam._episodes.get(trace.episode_id)
+    if episode is None or episode.signal is None:
+        return trace
+    return dataclasses.replace(trace, outcome=episode.signal)
+

@@ -246,3 +246,15 @@ def test_a_failing_model_fails_sleep_and_writes_nothing() -> None:
     with pytest.raises(ModelError, match="down"):
         lam.sleep(traces=TRACES, model=ScriptedModel([ModelError("the model is down")]))
     assert lam.stats()["events"] == 0
+
+
+def test_a_trace_written_before_its_outcome_gets_the_reported_outcome() -> None:
+    lam = Lamar(":memory:", seed=1)
+    rec = lam.recall({"project": "p"})
+    lam.report(rec.episode_id, "reverted")
+    traces = [{"id": "t1", "context": {"project": "p"}, "input": "fix the build", "episode_id": rec.episode_id},
+              {"id": "t2", "context": {"project": "p"}, "input": "fix the build again"}]
+    model = ScriptedModel(["[]"])
+    lam.sleep(traces=traces, model=model)
+    (prompt,) = model.prompts
+    assert prompt.count('"outcome": "reverted"') == 1 and prompt.count('"outcome": null') == 1
