@@ -386,17 +386,18 @@ class Lamar:
         n = self._active_count()
         ranked = []
         for state in eligible:
-            verdict = state.judge(policy, n)[0]
-            if verdict is Verdict.HARMS:
+            # Only a negative lift can be proven harm: skip the bound for the rest (hot path).
+            if state.ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
                 continue  # proven harm is not tried again; sleep proposes retiring it
             upper = state.arms.upper(sigma, policy.explore, policy.warmup)
             if upper > 0.0:
-                ranked.append((upper, rng.random(), state, verdict))
+                ranked.append((upper, rng.random(), state))
         ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
         p = {state.experience.id: 0.0 for state in eligible}
         chosen, held = [], []
-        for _, _, state, verdict in ranked[:slots]:
-            q = policy.holdout_proven if verdict is Verdict.HELPS else policy.holdout
+        for _, _, state in ranked[:slots]:
+            proven = state.ledger.mean > 0.0 and state.judge(policy, n)[0] is Verdict.HELPS
+            q = policy.holdout_proven if proven else policy.holdout
             p[state.experience.id] = 1.0 - q
             if rng.random() < q:
                 held.append(state.experience.id)  # its slot stays empty: coins stay independent

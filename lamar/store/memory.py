@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Sequence
 
@@ -31,7 +30,7 @@ class MemoryStore:
             if clash is not None or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {clash!r} is already in the store")
             base = len(self._events)
-            stored = [dataclasses.replace(e, seq=base + i + 1) for i, e in enumerate(events)]
+            stored = [Event(e.kind, e.data, e.key, base + i + 1, e.time) for i, e in enumerate(events)]
             self._events.extend(stored)
             self._keys.update(keys)
             return stored
