@@ -28,9 +28,11 @@ from lamar._errors import (
     DuplicateReport,
     EventConflict,
     InvalidExperience,
+    StoreError,
     UnknownEpisode,
     UnknownExperience,
 )
+from lamar.checkpoint import add_to_audit, new_audit, restore, snapshot_of
 from lamar.experience import Experience, Status, check_context, new_id
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
@@ -47,9 +49,14 @@ _PRIOR_WEIGHT = 10.0
 
 
 class EpisodeRecord:
-    """An episode as folded from its event; `reward` is None until reported."""
+    """An episode as folded from its event; `reward` is None until reported.
 
-    __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports")
+    `outcome_seq` is the event whose outcome counts; `sealed` marks an outcome folded into
+    a checkpoint, which can no longer be replaced (its reward is inside the lessons' sums).
+    """
+
+    __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",
+                 "outcome_seq", "sealed")
 
     def __init__(self, data: Mapping[str, Any], when: float) -> None:
         self.id: str = data["id"]
@@ -62,6 +69,8 @@ class EpisodeRecord:
         self.reward: float | None = None
         self.signal: str | None = None
         self.reports = 0
+        self.outcome_seq = 0
+        self.sealed = False
 
 
 class Lamar:
@@ -114,7 +123,8 @@ class Lamar:
         self._applied: set[str] = set()
         self._n_active = 0
         self._reports = 0
-        self._compacted = {"episodes": 0, "reports": 0}
+        self._compacted: dict[str, Any] = new_audit()
+        self._ignored: set[int] = set()  # seqs of events the fold refused (see _fold_outcome)
         self._reward_n = 0
         self._reward_mean = 0.0
         self._reward_m2 = 0.0
@@ -132,13 +142,18 @@ class Lamar:
         """Forget the cache and fold every stored event again (the state is only a cache)."""
         with self._lock:
             events = self.store.read(0)
+            # The outcome that counts is an episode's last replacement, else its first report;
+            # a later plain report is a duplicate the fold refuses (see _fold_outcome).
             final: dict[str, int] = {}
+            superseded: set[int] = set()
             for e in events:
-                if e.kind == "outcome":
+                if e.kind == "outcome" and (e.data.get("replace") or e.data["episode"] not in final):
+                    if e.data["episode"] in final:
+                        superseded.add(final[e.data["episode"]])
                     final[e.data["episode"]] = e.seq
             self._reset()
             for e in events:
-                if e.kind == "outcome" and final.get(e.data["episode"]) != e.seq:
+                if e.seq in superseded:
                     self._seq = e.seq
                     self._count_replaced(e)
                     continue
@@ -162,12 +177,18 @@ class Lamar:
         self._seq = event.seq
         data = event.data
         kind = event.kind
-        if kind == "episode":
+        if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
+            restore(self, data)
+            self._seq = event.seq
+        elif kind == "episode":
             self._episodes[data["id"]] = EpisodeRecord(data, event.time)
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
             exp = Experience.from_dict(data)
+            if exp.id in self._lessons:  # a key refuses this until a checkpoint drops the key
+                self._ignored.add(event.seq)
+                return
             state = LessonState(exp)
             self._lessons[exp.id] = state
             if exp.status is not Status.RETIRED:
@@ -179,7 +200,7 @@ class Lamar:
             into = self._lessons.get(data["into"])
             for other_id in data["from"]:
                 other = self._lessons.get(other_id)
-                if into is None or other is None or other is into:
+                if into is None or other is None or other is into or _merged(other, into):
                     continue
                 into.absorb(other)
                 other.experience = _replace(other.experience, provenance={
@@ -192,12 +213,8 @@ class Lamar:
         elif kind == "applied":
             self._applied.add(data["proposal"])
         elif kind == "compact":
-            for episode_id in data["episodes"]:
-                record = self._episodes.pop(episode_id, None)
-                if record is not None and record.reward is not None:
-                    self._compacted["reports"] += 1
-                if record is not None:
-                    self._compacted["episodes"] += 1
+            dropped = [self._episodes.pop(e, None) for e in data["episodes"]]
+            add_to_audit(self._compacted, [record for record in dropped if record is not None])
 
     def _set_status(self, exp_id: str, status: Status, reason: str) -> None:
         state = self._lessons.get(exp_id)
@@ -214,12 +231,19 @@ class Lamar:
 
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
         episode = self._episodes.get(data["episode"])
-        if episode is None:
-            return  # its episode was compacted away; the outcome was counted then
+        replace = bool(data.get("replace"))
+        if episode is None or (episode.reports and not replace) or (episode.sealed and replace):
+            # An outcome for a compacted episode, a second plain report, or a replacement of
+            # an outcome sealed in a checkpoint. Unique keys refuse the latter two until a
+            # checkpoint drops the keys of what it folded; from then on the fold refuses them,
+            # the same way in every process, and report() tells its caller.
+            self._ignored.add(self._seq)
+            return
         reward = float(data["reward"])
         episode.reward = reward
         episode.signal = data.get("signal")
         episode.reports += 1
+        episode.outcome_seq = self._seq
         self._reports += 1
         self._observe_reward(reward)
         sigma = self._sigma()
@@ -227,7 +251,8 @@ class Lamar:
         for exp_id in episode.eligible:
             state = self._lessons.get(exp_id)
             if state is not None and state.experience.status is not Status.RETIRED:
-                state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy)
+                state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
+                              self._n_active)
 
     def _observe_reward(self, reward: float) -> None:
         self._reward_n += 1
@@ -251,12 +276,19 @@ class Lamar:
         if not isinstance(experience, Experience):
             raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
         exp = experience.with_identity()
+        taken = InvalidExperience(f"an experience with id {exp.id!r} is already stored")
         with self._lock:
-            try:
-                self.store.append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
-            except EventConflict:
-                raise InvalidExperience(f"an experience with id {exp.id!r} is already stored") from None
             self._sync()
+            if exp.id in self._lessons:
+                raise taken
+            try:
+                (stored,) = self.store.append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
+            except EventConflict:
+                raise taken from None
+            self._ignored.clear()
+            self._sync()
+            if stored.seq in self._ignored:  # another writer added that id just as a checkpoint ran
+                raise taken
         return exp.id
 
     def get(self, exp_id: str) -> Experience:
@@ -427,24 +459,39 @@ class Lamar:
             if episode is None:
                 raise UnknownEpisode(
                     f"no episode {episode_id!r} in store {self.store.location}: report the "
-                    "episode_id that recall() returned, against the same store"
+                    "episode_id that recall() returned, against the same store (a reported episode "
+                    "that sleep compacted is gone too; its outcome stays counted)"
                 )
             if episode.reports and not replace:
                 raise DuplicateReport(
                     f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
                     "pass replace=True to replace that outcome"
                 )
+            if episode.sealed:
+                raise DuplicateReport(
+                    f"episode {episode_id}'s outcome ({episode.signal or episode.reward}) is final: it "
+                    "was folded into a checkpoint when the store was compacted, so it cannot be replaced"
+                )
             key = f"outcome:{episode_id}" + (f":{episode.reports}" if episode.reports else "")
             data = {"episode": episode_id, "reward": reward, "signal": parsed.value if parsed else None,
                     "replace": bool(episode.reports)}
             try:
-                self.store.append([Event("outcome", data, key=key)])
+                (stored,) = self.store.append([Event("outcome", data, key=key)])
             except EventConflict:
                 raise DuplicateReport(
                     f"episode {episode_id} was reported by another writer just now; "
                     "pass replace=True to replace that outcome"
                 ) from None
+            self._ignored.clear()
             self._sync()
+            now = self._episodes.get(episode_id)
+            if stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq):
+                # Another writer reported it and a checkpoint dropped that report's key before
+                # ours was written: the fold refused ours, in every process.
+                raise DuplicateReport(
+                    f"episode {episode_id} was reported by another writer, and compacted, just now; "
+                    "this report was not counted"
+                )
 
     async def areport(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """`report` without blocking the event loop."""
@@ -477,7 +524,39 @@ class Lamar:
             self._sync()
             result = apply_report(self, report, only=only)
             self._sync()
+            kinds = {p.id: p.kind for p in report.proposals}
+            if any(kinds.get(pid) == "compact" for pid in result.applied) and hasattr(self.store, "rewrite"):
+                self.checkpoint()  # the log shrinks too, not only the cache
             return result
+
+    def checkpoint(self) -> bool:
+        """Replace the stored log, up to the last event folded, by one snapshot of this state.
+
+        The snapshot holds every lesson with what was learned about it, the episodes not yet
+        compacted, the applied proposals and the audit counts; later events stay as they
+        are, so writers in other processes go on, and one that was behind re-syncs from the
+        snapshot. Applying a compact proposal calls this. Outcomes folded into a checkpoint
+        are final: `report(..., replace=True)` refuses them.
+
+        Returns:
+            False when another process had already checkpointed this far (nothing changed).
+
+        Raises:
+            StoreError: the store cannot rewrite its log (it has no `rewrite` method).
+        """
+        rewrite = getattr(self.store, "rewrite", None)
+        if rewrite is None:
+            raise StoreError(f"{type(self.store).__name__} at {self.store.location} cannot rewrite its log, "
+                             "so it cannot be checkpointed; compaction still bounds the engine's memory")
+        with self._lock:
+            self._sync()
+            if self._seq == 0:
+                return False
+            done = bool(rewrite(self._seq, Event("snapshot", snapshot_of(self), seq=self._seq)))
+            if done:
+                for record in self._episodes.values():
+                    record.sealed = record.reward is not None
+            return done
 
     # -- summaries ---------------------------------------------------------------------------
 
@@ -506,6 +585,7 @@ class Lamar:
                 "reports": reports,
                 "unreported": episodes - reports,
                 "holdout_rate": held / wanted if wanted else 0.0,
+                "compacted": dict(self._compacted, by_signal=dict(self._compacted["by_signal"])),
                 "events": self._seq,
                 "store": self.store.location,
             }
@@ -525,6 +605,12 @@ class Lamar:
 
 def _replace(exp: Experience, **changes: Any) -> Experience:
     return dataclasses.replace(exp, **changes)
+
+
+def _merged(other: LessonState, into: LessonState) -> bool:
+    """Whether `other` was merged into `into` already: a merge folded twice counts once."""
+    exp = other.experience
+    return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
 def _subsets(items: list[tuple[str, str]]) -> Iterable[tuple[tuple[str, str], ...]]:

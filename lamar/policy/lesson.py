@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
@@ -12,12 +14,15 @@ from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
 
 
+_CHECKPOINT = 8  # randomized episodes between folds of the bound into its running intersection
+
+
 class LessonState:
     """Selection model, evidence ledger and change detector of one experience."""
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "_verdict_cache",
+        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "_best",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -30,8 +35,13 @@ class LessonState:
         self.held_out = 0
         self.restarts = 0
         self._verdict_cache: tuple[int, int, tuple[Verdict, float, float]] | None = None
+        # (lessons, lower, upper): the tightest bounds seen at checkpoints since the last
+        # restart. An anytime-valid sequence holds at every time at once, so intersecting
+        # its past bounds keeps the guarantee and stops a verdict from flickering.
+        self._best: tuple[int, float, float] | None = None
 
-    def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy) -> None:
+    def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
+                n_lessons: int = 1) -> None:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
         self.arms.record(reward, injected, policy.discount)
@@ -49,10 +59,33 @@ class LessonState:
                 return
         self.ledger.record(reward, injected, p)
         self._verdict_cache = None
+        if self.ledger.n >= policy.min_evidence and self.ledger.n % _CHECKPOINT == 0:
+            self._tighten(policy, n_lessons)
+
+    def _tighten(self, policy: Policy, n_lessons: int) -> None:
+        """Fold the current bounds into the running intersection (at checkpoints only, so
+        the state depends on the ledger alone, never on when someone asked)."""
+        lower, upper = self._bounds(policy, n_lessons)
+        best = self._best
+        if best is None or best[0] < n_lessons:  # bounds for fewer lessons are too narrow now
+            self._best = (n_lessons, lower, upper)
+        else:
+            self._best = (best[0], max(best[1], lower), min(best[2], upper))
+
+    def _bounds(self, policy: Policy, n_lessons: int) -> tuple[float, float]:
+        ledger = self.ledger
+        lessons = max(n_lessons, 1)
+        mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
+        # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
+        # alpha on each side, so this is a one-sided bound at alpha per lesson.
+        lower = mean - confidence_radius(spread, 2 * policy.alpha_helps / lessons) / weight
+        upper = mean + confidence_radius(spread, 2 * policy.alpha_harms / lessons) / weight
+        return lower, upper
 
     def _restart(self, weight: int, total: float) -> None:
         """The world changed for this lesson: its old evidence no longer speaks for it."""
         self.ledger = Ledger()
+        self._best = None
         self.detector.reset()
         self.arms.restart_injected(weight, total)
         self.restarts += 1
@@ -67,12 +100,10 @@ class LessonState:
         if ledger.n < 2:
             result = (Verdict.UNKNOWN, -math.inf, math.inf)
         else:
-            lessons = max(n_lessons, 1)
-            mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
-            # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
-            # alpha on each side, so this is a one-sided bound at alpha per lesson.
-            lower = mean - confidence_radius(spread, 2 * policy.alpha_helps / lessons) / weight
-            upper = mean + confidence_radius(spread, 2 * policy.alpha_harms / lessons) / weight
+            lower, upper = self._bounds(policy, n_lessons)
+            best = self._best
+            if best is not None and best[0] >= n_lessons:
+                lower, upper = max(lower, best[1]), min(upper, best[2])
             verdict = Verdict.UNKNOWN
             enough = ledger.n >= policy.min_evidence and min(ledger.n_in, ledger.n_out) >= 5
             if enough and lower > 0.0:
@@ -99,6 +130,29 @@ class LessonState:
             estimate=self.arms.estimate,
         )
 
+    _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The lesson and everything learned about it, as plain JSON-safe values."""
+        return {
+            "experience": self.experience.to_dict(),
+            "arms": self.arms.to_dict(),
+            "ledger": self.ledger.to_dict(),
+            "detector": self.detector.to_dict(),
+            **{name: getattr(self, name) for name in self._COUNTS},
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LessonState:
+        """The inverse of `to_dict`: the same decisions and evidence follow from it."""
+        state = cls(Experience.from_dict(data["experience"]))
+        state.arms = ArmStats.from_dict(data["arms"])
+        state.ledger = Ledger.from_dict(data["ledger"])
+        state.detector = ChangeDetector.from_dict(data["detector"])
+        for name in cls._COUNTS:
+            setattr(state, name, int(data[name]))
+        return state
+
     def absorb(self, other: LessonState) -> None:
         """Take over a duplicate's evidence (a merge)."""
         self.arms.merge(other.arms)
@@ -107,3 +161,4 @@ class LessonState:
         self.injected += other.injected
         self.held_out += other.held_out
         self._verdict_cache = None
+        self._best = None
