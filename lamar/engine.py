@@ -51,12 +51,13 @@ _PRIOR_WEIGHT = 10.0
 class EpisodeRecord:
     """An episode as folded from its event; `reward` is None until reported.
 
-    `outcome_seq` is the event whose outcome counts; `sealed` marks an outcome folded into
-    a checkpoint, which can no longer be replaced (its reward is inside the lessons' sums).
+    `number` counts the episodes before it; `outcome_seq` is the event whose outcome counts;
+    `sealed` marks an outcome folded into a checkpoint, which can no longer be replaced (its
+    reward is inside the lessons' sums).
     """
 
     __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",
-                 "outcome_seq", "sealed")
+                 "number", "outcome_seq", "sealed")
 
     def __init__(self, data: Mapping[str, Any], when: float) -> None:
         self.id: str = data["id"]
@@ -69,6 +70,7 @@ class EpisodeRecord:
         self.reward: float | None = None
         self.signal: str | None = None
         self.reports = 0
+        self.number = 0
         self.outcome_seq = 0
         self.sealed = False
 
@@ -181,7 +183,9 @@ class Lamar:
             restore(self, data)
             self._seq = event.seq
         elif kind == "episode":
-            self._episodes[data["id"]] = EpisodeRecord(data, event.time)
+            record = EpisodeRecord(data, event.time)
+            record.number = len(self._episodes) + self._compacted["episodes"]
+            self._episodes[record.id] = record
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
@@ -459,8 +463,9 @@ class Lamar:
             if episode is None:
                 raise UnknownEpisode(
                     f"no episode {episode_id!r} in store {self.store.location}: report the "
-                    "episode_id that recall() returned, against the same store (a reported episode "
-                    "that sleep compacted is gone too; its outcome stays counted)"
+                    "episode_id that recall() returned, against the same store (an episode that sleep "
+                    "compacted is gone too: an old reported one, whose outcome stays counted, or one "
+                    "left unreported past keep_unreported)"
                 )
             if episode.reports and not replace:
                 raise DuplicateReport(
@@ -553,9 +558,8 @@ class Lamar:
             if self._seq == 0:
                 return False
             done = bool(rewrite(self._seq, Event("snapshot", snapshot_of(self), seq=self._seq)))
-            if done:
-                for record in self._episodes.values():
-                    record.sealed = record.reward is not None
+            for record in self._episodes.values():  # as a process that reads the snapshot sees them
+                record.sealed = record.reward is not None
             return done
 
     # -- summaries ---------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     finally:
         store.close()
     ids = [e.data["id"] for e in events if e.kind == "experience"]
+    ids += [lesson["experience"]["id"] for e in events if e.kind == "snapshot" for lesson in e.data["lessons"]]
     # One fold serves both: the replay ends in the state `Lamar(store)` would fold to.
     exp_id = resolve_id(ids, args.id, store.location)
     lam, trajectory = replay(events, exp_id)

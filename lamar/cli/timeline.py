@@ -61,6 +61,10 @@ def replay(events: Sequence[Event], exp_id: str) -> tuple[Lamar, list[EvidencePo
         moved = False
         if event.kind == "experience" and data.get("id") == exp_id:
             known = True
+        elif event.kind == "snapshot":  # a checkpoint: the lesson and its open episodes as they were
+            known = known or any(lesson["experience"]["id"] == exp_id for lesson in data["lessons"])
+            involved = {row[0] for row in data["episodes"] if exp_id in row[2]}
+            moved = known
         elif event.kind == "episode" and exp_id in data.get("eligible", ()):
             involved.add(data["id"])
         elif event.kind == "outcome":
@@ -113,6 +117,8 @@ def audit_trail(events: Sequence[Event], exp_id: str) -> list[tuple[float, str]]
         data = event.data
         if event.kind == "experience" and data.get("id") == exp_id:
             trail.append((event.time, f"added as {data.get('status', 'active')}"))
+        elif event.kind == "snapshot" and any(lesson["experience"]["id"] == exp_id for lesson in data["lessons"]):
+            trail.append((event.time, "earlier history compacted into a checkpoint"))
         elif event.kind == "status" and data.get("id") == exp_id:
             reason = f": {data['reason']}" if data.get("reason") else ""
             trail.append((event.time, f"set {data['status']}{reason}"))

@@ -85,3 +85,11 @@ class Ledger:
 
     def to_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, float]) -> Ledger:
+        """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
+        state = cls()
+        for name in cls.__slots__:
+            setattr(state, name, data[name])
+        return state

@@ -140,6 +140,7 @@ class LessonState:
             "ledger": self.ledger.to_dict(),
             "detector": self.detector.to_dict(),
             **{name: getattr(self, name) for name in self._COUNTS},
+            "best": None if self._best is None else list(self._best),
         }
 
     @classmethod
@@ -151,6 +152,8 @@ class LessonState:
         state.detector = ChangeDetector.from_dict(data["detector"])
         for name in cls._COUNTS:
             setattr(state, name, int(data[name]))
+        best = data["best"]
+        state._best = None if best is None else (int(best[0]), float(best[1]), float(best[2]))
         return state
 
     def absorb(self, other: LessonState) -> None:

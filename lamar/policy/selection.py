@@ -77,3 +77,11 @@ class ArmStats:
 
     def to_dict(self) -> dict[str, float]:
         return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, float]) -> ArmStats:
+        """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
+        state = cls()
+        for name in cls.__slots__:
+            setattr(state, name, data[name])
+        return state

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import EventConflict, UnknownProposal
 from lamar.experience import Experience, Status
 from lamar.policy.verdicts import Verdict
-from lamar.sleep.compaction import KEEP_LAST, propose_compaction
+from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = None,
               similarity: float = NEAR_DUPLICATE, keep_last: int | None = KEEP_LAST,
-              older_than: float | None = None, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
+              older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
+              max_prompt_tokens: int = MAX_PROMPT_TOKENS,
               max_tokens: int = 2048, min_support: int = 2) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
@@ -33,13 +34,15 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
         similarity: word-overlap threshold for near-duplicates, in (0, 1] (1.0: the same content words only).
         keep_last: compaction never folds the newest this many episodes (None: no count window).
         older_than: compaction never folds episodes younger than this many seconds (None: no age window).
+        keep_unreported: compaction folds an unreported episode once this many newer episodes
+            were recalled (None: never).
         max_prompt_tokens: budget of one mining prompt (estimated as characters / 4).
         max_tokens: the model's output limit per call.
         min_support: distinct traces a mined lesson must cite (>= 2).
     """
     made_at = lam._seq
     proposals = consolidate(lam, similarity=similarity)
-    compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than)
+    compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than, keep_unreported=keep_unreported)
     if compact is not None:
         proposals.append(compact)
     dropped: list[Dropped] = []

@@ -4,8 +4,10 @@ An episode's outcome is already folded into every lesson's evidence when it is r
 an old reported episode is only kept for the audit trail. A compact proposal lists such
 episodes and carries the audit figures they add up to (episodes, reports, outcomes by
 signal, and per lesson how often it was eligible, injected and held out); applying it
-appends one `compact` event, after which the engine's cache drops those episodes.
-Unreported episodes are never folded, so a late report still finds its episode.
+appends one `compact` event, after which the engine's cache drops those episodes (and, on a
+store that can rewrite its log, checkpoints it: see `Lamar.checkpoint`). An unreported
+episode waits for a late report until `keep_unreported` newer episodes were recalled; then
+it is folded as never reported, so episodes nobody reports cannot grow the store forever.
 """
 
 from __future__ import annotations
@@ -21,36 +23,45 @@ if TYPE_CHECKING:
 
 KEEP_LAST = 10_000
 """Default number of newest episodes sleep never folds."""
+KEEP_UNREPORTED = 100_000
+"""Default number of newer episodes an unreported one waits through for its report."""
 
 
 def propose_compaction(lam: Lamar, *, keep_last: int | None = KEEP_LAST, older_than: float | None = None,
-                       now: float | None = None) -> Proposal | None:
+                       keep_unreported: int | None = KEEP_UNREPORTED, now: float | None = None) -> Proposal | None:
     """A compact proposal for the reported episodes outside both windows, or None.
 
     Args:
         lam: the engine (its cache is read, nothing is written).
         keep_last: never fold the newest this many episodes (None: no count window).
         older_than: never fold episodes younger than this many seconds (None: no age window).
+        keep_unreported: fold an unreported episode outside `keep_last` (as never reported)
+            once this many newer episodes were recalled (None: wait for every report forever).
         now: the clock for `older_than` (default: time.time()).
     """
+    for name, value in (("keep_last", keep_last), ("keep_unreported", keep_unreported)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} must be a whole number >= 0 or None; got {value!r}")
     if keep_last is None and older_than is None:
         return None
-    if keep_last is not None and (isinstance(keep_last, bool) or not isinstance(keep_last, int) or keep_last < 0):
-        raise ValueError(f"keep_last must be a whole number >= 0 or None; got {keep_last!r}")
     if older_than is not None and not older_than >= 0:
         raise ValueError(f"older_than must be seconds >= 0 or None; got {older_than!r}")
-    episodes: list[EpisodeRecord] = list(lam._episodes.values())  # in log order
-    if keep_last:
-        episodes = episodes[:-keep_last]
+    held: list[EpisodeRecord] = list(lam._episodes.values())  # in log order
+    episodes = held[:-keep_last] if keep_last else held
     cutoff = None if older_than is None else (time.time() if now is None else now) - older_than
-    folded = [e for e in episodes if e.reward is not None and (cutoff is None or e.time < cutoff)]
+    # episodes numbered below this one have keep_unreported newer ones
+    stale = len(held) + lam._compacted["episodes"] - keep_unreported if keep_unreported is not None else 0
+    folded = [e for e in episodes if (e.reward is not None and (cutoff is None or e.time < cutoff))
+              or (e.reward is None and e.number < stale)]
     if not folded:
         return None
+    counts = _counts(folded)
     payload = {
         "episodes": [e.id for e in folded],
         "keep_last": keep_last,
         "older_than": older_than,
-        "counts": _counts(folded),
+        "keep_unreported": keep_unreported,
+        "counts": counts,
         "lessons": _lesson_counts(folded),
     }
     windows = []
@@ -58,19 +69,21 @@ def propose_compaction(lam: Lamar, *, keep_last: int | None = KEEP_LAST, older_t
         windows.append(f"outside the newest {keep_last}")
     if older_than is not None:
         windows.append(f"older than {older_than:g} s")
+    unreported = counts["episodes"] - counts["reports"]
+    abandoned = (f", and {unreported} never reported (over {keep_unreported} episodes ago)" if unreported else "")
     return Proposal(
         id=Proposal.make_id("compact", [], {"episodes": payload["episodes"]}),
         kind="compact",
         experience_ids=(),
-        reason=(f"fold {len(folded)} reported episodes ({' and '.join(windows)}) into one summary event; "
-                "their outcomes stay in the lessons' evidence and the audit counts stay in the event"),
+        reason=(f"fold {len(folded) - unreported} reported episodes ({' and '.join(windows)}){abandoned} into "
+                "one summary event; their outcomes stay in the lessons' evidence and the audit counts stay"),
         payload=payload,
     )
 
 
 def _counts(folded: list[EpisodeRecord]) -> dict[str, Any]:
     rewards = [e.reward for e in folded if e.reward is not None]
-    signals = Counter(e.signal or "reward" for e in folded)
+    signals = Counter(e.signal or "reward" for e in folded if e.reward is not None)
     return {
         "episodes": len(folded),
         "reports": len(rewards),
@@ -95,4 +108,4 @@ def _lesson_counts(folded: list[EpisodeRecord]) -> dict[str, dict[str, int]]:
     return dict(sorted(lessons.items()))
 
 
-__all__ = ["KEEP_LAST", "propose_compaction"]
+__all__ = ["KEEP_LAST", "KEEP_UNREPORTED", "propose_compaction"]

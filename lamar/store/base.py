@@ -4,7 +4,8 @@ A backend needs three methods. `append` writes a batch atomically (all or nothin
 refuses any event whose unique `key` is already stored; `read` returns committed events
 after a sequence number, in commit order; `close` releases files and connections. The
 engine keeps its bandit state as a cache folded from this log, so a backend never has to
-know what a lesson, an episode or a verdict is.
+know what a lesson, an episode or a verdict is. A backend may also `rewrite` the start of
+its log into one snapshot event (see `RewritableStore`), which keeps it bounded.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 EVENT_KINDS = frozenset(
-    {"experience", "status", "merge", "episode", "outcome", "applied", "compact"}
+    {"experience", "status", "merge", "episode", "outcome", "applied", "compact", "snapshot"}
 )
 
 
@@ -77,3 +78,26 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class RewritableStore(Store, Protocol):
+    """A store whose log can shrink: the engine's `checkpoint` (and compaction) use this."""
+
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        """Atomically replace every event with seq <= `through` by `snapshot`, stored at seq `through`.
+
+        Later events keep their seqs and new ones continue after them. `read(after)` with
+        after < through returns the snapshot first, so a reader that was behind folds it and
+        then the rest. The keys of replaced events are no longer held: the snapshot's folder
+        (the engine) refuses what they refused.
+
+        Returns:
+            False, changing nothing, when the log already starts with a snapshot at or after
+            `through` (another process checkpointed as far); True otherwise.
+
+        Raises:
+            ValueError: `through` is past the last event.
+            StoreError: the write failed (the previous log is intact).
+        """
+        ...

@@ -75,7 +75,8 @@ class JsonStore:
     def read(self, after: int = 0) -> list[Event]:
         with self._thread_lock:
             self._refresh()
-            return self._events[after:]
+            start = self._events[0].seq - 1 if self._events else 0  # > 0 after a rewrite
+            return self._events[max(0, after - start):]
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ class JsonStore:
             clash = next((k for k in keys if k in self._keys), None)
             if clash is not None or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {clash!r} is already in {self.path}")
-            base = len(self._events)
+            base = self._events[-1].seq if self._events else 0
             stored = [dataclasses.replace(e, seq=base + i + 1) for i, e in enumerate(events)]
             lines = self._lines + [_line(e) for e in stored]
             self._write(lines)
@@ -107,6 +108,24 @@ class JsonStore:
             self._lines = lines
             self._keys.update(keys)
             return stored
+
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        with self._exclusive():
+            self._refresh()
+            events = self._events
+            last = events[-1].seq if events else 0
+            if through > last or through < 1:
+                raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
+            if events[0].kind == "snapshot" and events[0].seq >= through:
+                return False
+            cut = through - (events[0].seq - 1)
+            head = dataclasses.replace(snapshot, seq=through, key=None)
+            lines = [_line(head)] + self._lines[cut:]
+            self._write(lines)
+            self._events = [head] + events[cut:]
+            self._lines = lines
+            self._keys = {e.key for e in self._events if e.key is not None}
+            return True
 
     def _write(self, lines: list[str]) -> None:
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
@@ -155,13 +174,15 @@ def _parse(text: str, path: Path) -> list[Event]:
         raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
     if raw.get("version") != VERSION:
         raise CorruptStore(f"{path} has store version {raw.get('version')!r}; this Lamar reads version {VERSION}")
-    events = []
+    events: list[Event] = []
     for i, item in enumerate(raw["events"]):
         try:
             event = Event.from_dict(item)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"{path}: event #{i + 1} is malformed ({exc}); the file was left untouched") from exc
-        if event.seq != i + 1:
+        # seqs count up from 1, or from a snapshot that replaced the events before it
+        first = events[0].seq if events else (event.seq if event.kind == "snapshot" else 1)
+        if event.seq != first + i:
             raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
         events.append(event)
     return events

@@ -29,14 +29,30 @@ class MemoryStore:
             clash = next((k for k in keys if k in self._keys), None)
             if clash is not None or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {clash!r} is already in the store")
-            base = len(self._events)
-            stored = [Event(e.kind, e.data, e.key, base + i + 1, e.time) for i, e in enumerate(events)]
+            last = self._events[-1].seq if self._events else 0
+            stored = [Event(e.kind, e.data, e.key, last + i + 1, e.time) for i, e in enumerate(events)]
             self._events.extend(stored)
             self._keys.update(keys)
             return stored
 
     def read(self, after: int = 0) -> list[Event]:
-        return self._events[after:]
+        events = self._events  # a rewrite swaps in a new list; this one stays whole
+        start = events[0].seq - 1 if events else 0
+        return events[max(0, after - start):]
+
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        with self._lock:
+            events = self._events
+            last = events[-1].seq if events else 0
+            if through > last or through < 1:
+                raise ValueError(f"cannot rewrite through seq {through}: the log holds seqs 1..{last}")
+            if events[0].kind == "snapshot" and events[0].seq >= through:
+                return False
+            start = events[0].seq - 1
+            kept = events[through - start:]
+            self._events = [Event(snapshot.kind, snapshot.data, None, through, snapshot.time), *kept]
+            self._keys = {e.key for e in kept if e.key is not None}
+            return True
 
     def close(self) -> None:
         pass

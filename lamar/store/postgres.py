@@ -26,6 +26,7 @@ DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
+_REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
 _T = TypeVar("_T")
 
 # Appends in a namespace serialize on its row here: the upsert that allocates their
@@ -259,6 +260,35 @@ class PostgresStore:
                 self._seen = max(self._seen, events[-1].seq)
         return events
 
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        """Replace the namespace's events up to `through` by `snapshot`, in one transaction.
+
+        Appends go on meanwhile (their seqs are above `through`); rewrites of one namespace
+        take turns on an advisory lock. A retry after a lost connection is harmless: the
+        second attempt finds the snapshot in place and returns False.
+        """
+        ns, data = self.namespace, snapshot.data_json()
+        with self._tail_lock:
+            self._tail = None  # it may hold events this rewrite replaces
+
+        def run(conn: Connection[Any]) -> bool:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
+                row = conn.execute("SELECT last_seq FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
+                last = int(row[0]) if row else 0
+                if through > last or through < 1:
+                    raise ValueError(f"cannot rewrite {self.location} through seq {through}: it holds seqs 1..{last}")
+                first = conn.execute("SELECT seq, kind FROM lamar_events WHERE namespace = %s ORDER BY seq LIMIT 1",
+                                     (ns,)).fetchone()
+                if first is not None and first[1] == "snapshot" and first[0] >= through:
+                    return False
+                conn.execute("DELETE FROM lamar_events WHERE namespace = %s AND seq <= %s", (ns, through))
+                conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
+                             "VALUES (%s, %s, 'snapshot', NULL, %s, %s)", (ns, through, float(snapshot.time), data))
+            return True
+
+        return self._run(run, "rewrite")
+
     def _parse(self, rows: list[tuple[Any, ...]]) -> list[Event]:
         try:
             return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
@@ -273,8 +303,8 @@ class PostgresStore:
 
     # -- connections -------------------------------------------------------------------------
 
-    def _run(self, query: Callable[[Connection[Any]], _T]) -> _T:
-        """Run a read-only `query`; a dead connection is replaced and the query retried once."""
+    def _run(self, query: Callable[[Connection[Any]], _T], doing: str = "read") -> _T:
+        """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried once."""
         pg = self._pg
         for attempt in (1, 2):
             self._check_open()
@@ -288,7 +318,7 @@ class PostgresStore:
                 raise StoreError(f"lost the connection to {self.location}: {_reason(exc)}; "
                                  "the next call reconnects") from exc
             except pg.Error as exc:
-                raise StoreError(f"cannot read {self.location}: {_reason(exc)}") from exc
+                raise StoreError(f"cannot {doing} {self.location}: {_reason(exc)}") from exc
         raise AssertionError("unreachable")
 
     def _replace_dead_connections(self) -> None:

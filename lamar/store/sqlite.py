@@ -32,6 +32,7 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
+        self._timeout = timeout
         self._lock = threading.Lock()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,6 +96,42 @@ class SqliteStore:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 raise StoreError(f"could not write {self.path}: {exc}; nothing of this write was kept") from exc
+
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        row = ("snapshot", snapshot.time, snapshot.data_json())
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")  # appends wait; readers see the old log until COMMIT
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write {self.path}: {exc}") from exc
+            try:
+                first = self._db.execute("SELECT seq, kind FROM events ORDER BY seq LIMIT 1").fetchone()
+                last = self._db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+                if through > last or through < 1:
+                    raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
+                if first[1] == "snapshot" and first[0] >= through:
+                    self._db.execute("ROLLBACK")
+                    return False
+                self._db.execute("DELETE FROM events WHERE seq <= ?", (through,))
+                self._db.execute("INSERT INTO events (seq, kind, key, time, data) VALUES (?, ?, NULL, ?, ?)",
+                                 (through, *row))
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"could not rewrite {self.path}: {exc}; the log is unchanged") from exc
+                raise
+            # Fold the WAL (now as large as the rewrite) into the file and truncate it. Busy
+            # readers would make that wait, so give up after a moment: it is only disk space.
+            try:
+                self._db.execute("PRAGMA busy_timeout = 200")
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except sqlite3.Error:
+                pass
+            finally:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
+            return True
 
     def read(self, after: int = 0) -> list[Event]:
         with self._lock:

@@ -79,8 +79,13 @@ def test_compaction_folds_old_reported_episodes_and_keeps_the_audit(lam: Lamar, 
     assert reopened.stats()["episodes"] == lam.stats()["episodes"]
     assert reopened.stats()["reports"] == lam.stats()["reports"]
     assert {i: reopened.evidence(i).to_dict() for i in lessons} == {i: lam.evidence(i).to_dict() for i in lessons}
-    compact_events = [e for e in reopened.store.read(0) if e.kind == "compact"]
-    assert len(compact_events) == 1 and compact_events[0].data["counts"] == counts
+    # applying it also checkpointed the store: the log starts with one snapshot holding the audit
+    events = reopened.store.read(0)
+    assert events[0].kind == "snapshot" and not any(e.kind in ("compact", "episode") for e in events[1:])
+    audit = reopened.stats()["compacted"]
+    assert (audit["compactions"], audit["episodes"], audit["reports"], audit["by_signal"]) == (
+        1, counts["episodes"], counts["reports"], counts["by_signal"])
+    assert audit["reward_sum"] == pytest.approx(counts["reward_sum"])
 
 
 def test_compaction_by_age(lam: Lamar) -> None:

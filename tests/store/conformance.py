@@ -2,8 +2,9 @@
 
 A subclass provides `location(tmp_path)` (a string a child process can open too, when
 `processes` is True) and may override `open(location)`. The suite covers round-trips of
-every event kind, atomic batches, unique keys, reopening, concurrent writers in separate
-processes, SIGKILL in the middle of writes, and corrupt files.
+every event kind, atomic batches, unique keys, reopening, rewrites into a snapshot (also while
+other processes write), concurrent writers in separate processes, SIGKILL in the middle of
+writes, and corrupt files.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ class StoreConformance:
             Event("merge", {"into": exp.id, "from": ["exp_x"]}, time=5.0),
             Event("applied", {"proposal": "retire_1", "kind": "retire"}, key="proposal:retire_1", time=6.0),
             Event("compact", {"episodes": ["ep_0"], "figures": {"reports": 1, "mean": 0.1 + 0.2}}, time=7.0),
+            Event("snapshot", {"format": 1, "lessons": [], "rewards": [3, 0.25, 1e-300]}, time=8.0),
         ]
         store.append(written)
         back = store.read()
@@ -129,6 +131,77 @@ class StoreConformance:
         after = ({i: again.evidence(i) for i in ids}, again.stats())
         assert after == before
         again.close()
+
+    # -- rewrite (checkpoints) ---------------------------------------------------------------
+
+    def test_rewrite_replaces_the_start_of_the_log_by_a_snapshot(self, store: Any) -> None:
+        written = store.append([Event("status", {"id": f"s{i}", "status": "active"}, key=f"k{i}")
+                                for i in range(5)])
+        seqs = [e.seq for e in written]
+        snapshot = Event("snapshot", {"format": 1, "figures": [0.1 + 0.2, None]}, time=9.5)
+        assert store.rewrite(seqs[2], snapshot) is True
+        back = store.read()
+        assert [(e.kind, e.seq) for e in back] == [("snapshot", seqs[2]), ("status", seqs[3]), ("status", seqs[4])]
+        assert (back[0].data, back[0].time, back[0].key) == (snapshot.data, 9.5, None)
+        assert [e.seq for e in store.read(seqs[0])] == [e.seq for e in back]  # behind: the snapshot first
+        assert [e.seq for e in store.read(seqs[2])] == seqs[3:]  # past it: the log as it was
+        (more,) = store.append([Event("status", {"id": "s5", "status": "active"}, key="k5")])
+        assert more.seq > seqs[4]
+        with pytest.raises(EventConflict):
+            store.append([Event("status", {"id": "again", "status": "active"}, key="k4")])  # kept: still taken
+        store.append([Event("status", {"id": "s0", "status": "active"}, key="k0")])  # replaced: free again
+        assert store.rewrite(seqs[1], snapshot) is False  # already checkpointed past it
+        assert store.read()[0].seq == seqs[2]
+        with pytest.raises(ValueError):
+            store.rewrite(more.seq + 10, snapshot)
+
+    def test_a_checkpointed_store_reopens_the_same(self, loc: str) -> None:
+        if not self.persistent:
+            pytest.skip("this backend keeps nothing after close")
+        lam = self._seed_lessons(loc)
+        rng = random.Random(1)
+        unreported = []
+        for n in range(90):
+            rec = lam.recall({"task": f"t{n % 2}"})
+            if n % 9:
+                lam.report(rec.episode_id, rng.choice(list(Signal)))
+            else:
+                unreported.append(rec.episode_id)
+            if n in (40, 70):
+                assert lam.checkpoint() is True
+        lam.report(unreported[0], Signal.SHIPPED)  # an episode left open by a checkpoint stays open
+        before = ({e.id: lam.evidence(e.id) for e in lam.experiences()}, lam.stats())
+        lam.close()
+        again = Lamar(self.open(loc), k=2, seed=0)
+        assert ({e.id: again.evidence(e.id) for e in again.experiences()}, again.stats()) == before
+        assert again.store.read()[0].kind == "snapshot"
+        again.close()
+
+    def test_checkpoints_while_other_processes_write_lose_nothing(self, tmp_path: Path, loc: str) -> None:
+        if not self.processes:
+            pytest.skip("this backend lives in one process")
+        lam = self._seed_lessons(loc)
+        logs = [tmp_path / f"c{i}.log" for i in range(2)]
+        workers = [self._worker(tmp_path, loc, log, seed, 120) for seed, log in enumerate(logs)]
+        checkpoints = 0
+        while any(w.poll() is None for w in workers):
+            checkpoints += lam.checkpoint()  # each worker is behind now and then, and re-syncs
+            time.sleep(0.05)
+        for w in workers:
+            _, err = w.communicate(timeout=300)
+            assert w.returncode == 0, err.decode()[-2000:]
+        done = [line for log in logs for line in log.read_text().split()]
+        assert len(done) == 240 and checkpoints > 0
+        stats = lam.stats()
+        assert stats["episodes"] == 240 and stats["reports"] == 240
+        # every report counted exactly once: each episode was eligible for the 2 lessons of its task
+        assert sum(lam.evidence(e.id).eligible for e in lam.experiences()) == 480
+        reopened = Lamar(self.open(loc), k=2, seed=0)
+        assert {e.id: reopened.evidence(e.id) for e in reopened.experiences()} == {
+            e.id: lam.evidence(e.id) for e in lam.experiences()}
+        assert reopened.stats() == lam.stats()
+        reopened.close()
+        lam.close()
 
     # -- processes ---------------------------------------------------------------------------
 
