@@ -29,7 +29,7 @@ class _Rule:
     name: Callable[[re.Match[str]], str] | None = None  # a kind that depends on the match
 
 
-# ---- values that only look like secrets: documented in docs/readme/guarantees.md ----------------
+# ---- values that only look like secrets: documented in README.md, "Guarantees" -----------------
 
 _PLACEHOLDER_WORDS = {
     "", "none", "null", "nil", "true", "false", "undefined", "redacted", "placeholder", "todo",

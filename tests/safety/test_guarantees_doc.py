@@ -11,10 +11,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _section() -> str:
-    draft = ROOT / "docs" / "readme" / "guarantees.md"
-    if draft.exists():
-        return draft.read_text(encoding="utf-8")
-    # Once merged, the section lives in README.md under "## Guarantees".
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     return readme.split("## Guarantees", 1)[1].split("\n## ", 1)[0]
 
