@@ -60,7 +60,7 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
             raise ImportError(
                 f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
             ) from exc
-        return PostgresStore(text, **options)  # type: ignore[no-any-return]
+        return PostgresStore(text, **options)
     path = Path(text).expanduser()
     suffix = path.suffix.lower()
     if suffix == ".json":
