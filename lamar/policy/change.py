@@ -9,8 +9,10 @@ and a lesson that starts to help is found by exploration, not by this detector.
 
 from __future__ import annotations
 
+from lamar.policy.record import SlotRecord
 
-class ChangeDetector:
+
+class ChangeDetector(SlotRecord):
     """Page's CUSUM for a drop in mean, remembering where the excursion began."""
 
     __slots__ = ("score", "segment_n", "segment_sum")
@@ -37,14 +39,3 @@ class ChangeDetector:
         if self.score > threshold:
             return self.segment_n, self.segment_sum
         return None
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, float]) -> ChangeDetector:
-        """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
-        state = cls()
-        for name in cls.__slots__:
-            setattr(state, name, data[name])
-        return state

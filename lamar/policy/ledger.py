@@ -15,8 +15,10 @@ tighten. The ledger is never discounted; a change detector restarts it.
 
 from __future__ import annotations
 
+from lamar.policy.record import SlotRecord
 
-class Ledger:
+
+class Ledger(SlotRecord):
     """Weighted running sums of psi since the last restart."""
 
     __slots__ = ("n", "weight", "total", "w2", "w2_psi", "w2_psi2",
@@ -77,19 +79,3 @@ class Ledger:
         """Sum of w^2 (psi - mean)^2: the empirical variance of the weighted sum."""
         m = self.mean
         return max(self.w2_psi2 - 2.0 * m * self.w2_psi + m * m * self.w2, 1e-12)
-
-    def merge(self, other: Ledger) -> None:
-        """Fold another lesson's ledger into this one (duplicates share one effect)."""
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, float]) -> Ledger:
-        """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
-        state = cls()
-        for name in cls.__slots__:
-            setattr(state, name, data[name])
-        return state

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 
+from lamar.policy.record import SlotRecord
 
-class ArmStats:
+
+class ArmStats(SlotRecord):
     """Discounted weights and reward sums with and without the lesson."""
 
     __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries")
@@ -70,18 +72,3 @@ class ArmStats:
         self.tries = weight
         self.w_in = float(weight)
         self.s_in = total
-
-    def merge(self, other: ArmStats) -> None:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, float]) -> ArmStats:
-        """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
-        state = cls()
-        for name in cls.__slots__:
-            setattr(state, name, data[name])
-        return state
