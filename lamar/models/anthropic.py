@@ -10,6 +10,7 @@ from lamar.models.protocol import (
     connection_failure,
     empty_failure,
     load_sdk,
+    sdk_client,
     status_failure,
     truncated_failure,
 )
@@ -36,15 +37,8 @@ class AnthropicModel:
             raise ValueError(f"model must be an Anthropic model name; got {model!r}")
         self.model = model
         self._sdk = load_sdk("anthropic", "anthropic")
-        if client is not None and client_kwargs:
-            raise TypeError("pass either client= or keyword arguments for a new client, not both")
-        if client is None:
-            try:
-                client = self._sdk.Anthropic(**client_kwargs)
-            except self._sdk.AnthropicError as exc:
-                raise ModelError(f"cannot set up the Anthropic client ({exc}); set ANTHROPIC_API_KEY or pass "
-                                 "api_key=...") from exc
-        self.client = client
+        self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
+                                 "set ANTHROPIC_API_KEY or pass api_key=...")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt` as one user message; return the reply's text.

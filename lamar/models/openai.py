@@ -11,6 +11,7 @@ from lamar.models.protocol import (
     connection_failure,
     empty_failure,
     load_sdk,
+    sdk_client,
     status_failure,
     truncated_failure,
 )
@@ -49,15 +50,8 @@ class OpenAIModel:
         self.api = api
         self.token_limit = token_limit
         self._sdk = load_sdk("openai", "openai")
-        if client is not None and client_kwargs:
-            raise TypeError("pass either client= or keyword arguments for a new client, not both")
-        if client is None:
-            try:
-                client = self._sdk.OpenAI(**client_kwargs)
-            except self._sdk.OpenAIError as exc:
-                raise ModelError(f"cannot set up the OpenAI client: {exc} (set OPENAI_API_KEY or pass api_key=...)"
-                                 ) from exc
-        self.client = client
+        self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
+                                 "set OPENAI_API_KEY or pass api_key=...")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt`; return the answer's text.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from lamar._errors import ModelError
 
@@ -37,6 +37,24 @@ def load_sdk(module: str, extra: str) -> ModuleType:
         raise ImportError(
             f"the {module!r} package is needed for this model adapter: pip install 'lamar[{extra}]'"
         ) from exc
+
+
+def sdk_client(provider: str, factory: Any, error: type[BaseException], client: Any,
+               client_kwargs: dict[str, Any], setup_hint: str) -> Any:
+    """`client` as given, or a new one from `factory(**client_kwargs)`; never both.
+
+    Raises:
+        TypeError: both a client and keyword arguments for a new one were passed.
+        ModelError: the SDK refused to build a client (`setup_hint` says what to set).
+    """
+    if client is not None and client_kwargs:
+        raise TypeError("pass either client= or keyword arguments for a new client, not both")
+    if client is not None:
+        return client
+    try:
+        return factory(**client_kwargs)
+    except error as exc:
+        raise ModelError(f"cannot set up the {provider} client ({exc}); {setup_hint}") from exc
 
 
 def check_max_tokens(max_tokens: int) -> int:
