@@ -36,25 +36,24 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_retire(args: argparse.Namespace) -> int:
-    lam = open_engine(args)
-    try:
-        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
-        lam.retire(exp_id, args.reason)
-    finally:
-        lam.close()
-    print(f"retired {exp_id}: {args.reason}")
+    print(f"retired {_pull(args, 'retire')}: {args.reason}")
     return 0
 
 
 def cmd_revive(args: argparse.Namespace) -> int:
+    print(f"revived {_pull(args, 'revive')} as active: {args.reason}")
+    return 0
+
+
+def _pull(args: argparse.Namespace, lever: str) -> str:
+    """Resolve the (possibly shortened) id and pull `lam.retire` or `lam.revive` on it."""
     lam = open_engine(args)
     try:
         exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
-        lam.revive(exp_id, args.reason)
+        getattr(lam, lever)(exp_id, args.reason)
     finally:
         lam.close()
-    print(f"revived {exp_id} as active: {args.reason}")
-    return 0
+    return exp_id
 
 
 def parse_signal(text: str) -> Signal | float:
