@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lamar._errors import StoreError
-from lamar.store.base import Event, RewritableStore, Store
+from lamar.store.base import Event, KeyedStore, RewritableStore, Store
 from lamar.store.json_file import JsonStore
 from lamar.store.memory import MemoryStore
 from lamar.store.sqlite import SqliteStore
@@ -77,5 +77,5 @@ for _backend in (MemoryStore, JsonStore, SqliteStore):
     ExperienceStore.register(_backend)
 
 __all__ = [
-    "Event", "ExperienceStore", "JsonStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store", "open_store",
+    "Event", "ExperienceStore", "JsonStore", "KeyedStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store", "open_store",
 ]
