@@ -6,6 +6,10 @@
     lam.report(rec.episode_id, Signal.SHIPPED)
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from lamar._errors import (
     CorruptStore,
     DuplicateReport,
@@ -28,8 +32,6 @@ from lamar.policy import Evidence, Policy, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal
 from lamar.store import ExperienceStore
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport

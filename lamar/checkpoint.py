@@ -115,12 +115,14 @@ def read_state(text: str, lam: Lamar) -> dict[str, Any]:
     if not sep or hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest() != digest:
         raise ValueError("the saved state fails its checksum (torn or edited)")
     payload = json.loads(body)
-    if not isinstance(payload, dict) or payload.get("version") != STATE_VERSION:
+    if not isinstance(payload, dict):
+        raise TypeError("the saved state is not an object")
+    if payload.get("version") != STATE_VERSION:
         raise ValueError(f"the saved state has version {payload.get('version')!r}, not {STATE_VERSION}")
     if payload.get("policy") != tuning_of(lam):
         raise ValueError("the saved state was folded under other tuning")
     if not isinstance(payload.get("seq"), int) or not isinstance(payload.get("last"), str):
-        raise ValueError("the saved state has no seq or fingerprint")
+        raise TypeError("the saved state has no seq or fingerprint")
     return payload
 
 
