@@ -12,9 +12,9 @@ process folds only the tail (see `Lamar._resume`).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +80,14 @@ def snapshot_of(lam: Lamar, episodes: Iterable[EpisodeRecord] | None = None) -> 
 def fingerprint(event: Event) -> str:
     """A digest of one stored event: a state saved after it is valid only while it is still there."""
     text = f"{event.seq}|{event.kind}|{event.key}|{event.time!r}|{event.data_json()}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+def _digest(data: bytes) -> str:
+    """CRC-32 and length: enough to notice a torn, edited or different text (not an adversary:
+    whoever can write the store can write its events too), and zlib loads in microseconds
+    where hashlib loads OpenSSL on every cold start."""
+    return f"{zlib.crc32(data):08x}{len(data):x}"
 
 
 def tuning_of(lam: Lamar) -> dict[str, Any]:
@@ -102,7 +109,7 @@ def state_text(lam: Lamar, last: Event) -> str:
     payload = {"version": STATE_VERSION, "seq": last.seq, "last": fingerprint(last),
                "policy": tuning_of(lam), "state": data}
     body = json.dumps(payload, separators=(",", ":"))  # ASCII: any text survives any backend
-    return hashlib.sha256(body.encode("ascii")).hexdigest() + "\n" + body
+    return _digest(body.encode("ascii")) + "\n" + body
 
 
 def read_state(text: str, lam: Lamar) -> dict[str, Any]:
@@ -112,7 +119,7 @@ def read_state(text: str, lam: Lamar) -> dict[str, Any]:
     The caller still checks `seq` and `last` against the log.
     """
     digest, sep, body = text.partition("\n")
-    if not sep or hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest() != digest:
+    if not sep or _digest(body.encode("utf-8", "surrogatepass")) != digest:
         raise ValueError("the saved state fails its checksum (torn or edited)")
     payload = json.loads(body)
     if not isinstance(payload, dict):

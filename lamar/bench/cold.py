@@ -155,10 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         _row('python -c "import lamar"', starts["lamar"], f"{extra:+.1f} ms over json, sqlite3 (p50)")
     with tempfile.TemporaryDirectory() as folder:
         stores = {kind: os.path.join(folder, f"cold.{kind}") for kind in ("db", "json")}
-        ids: list[str] = []
+        ids: dict[str, list[str]] = {}
         if {"open", "hook", "cli"} - skip:
             for kind, location in stores.items():
-                ids = populate(location, args.lessons, args.episodes)
+                ids[kind] = populate(location, args.lessons, args.episodes)
         if "open" not in skip:
             for kind, location in stores.items():
                 name = "SQLite" if kind == "db" else "JSON"
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         if "cli" not in skip:
             for kind, location in stores.items():
                 name = "SQLite" if kind == "db" else "JSON"
-                for command in (["stats"], ["ls"], ["show", ids[0]]):
+                for command in (["stats"], ["ls"], ["show", ids[kind][0]]):
                     argv = [py, "-m", "lamar.cli", "--store", location, *command]
                     _row(f"{name}: lamar {command[0]}", [_wall(argv) for _ in range(max(3, args.runs // 3))],
                          "the whole command, start to exit")

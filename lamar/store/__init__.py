@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import abc
 import os
-from pathlib import Path
 from typing import Any
 
 from lamar._errors import StoreError
@@ -61,8 +60,8 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
                 f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
             ) from exc
         return PostgresStore(text, **options)
-    path = Path(text).expanduser()
-    suffix = path.suffix.lower()
+    path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
+    suffix = os.path.splitext(path)[1].lower()
     if suffix == ".json":
         return JsonStore(path, **options)
     if suffix in _SQLITE_SUFFIXES:

@@ -21,10 +21,13 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FORMAT = "lamar"
 VERSION = 2
@@ -41,6 +44,8 @@ class JsonStore:
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        from pathlib import Path  # on first open, not with `import lamar`
+
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self._lock_path = self.path.with_name(self.path.name + ".lock")

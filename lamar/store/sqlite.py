@@ -11,10 +11,7 @@ import json
 import os
 import sqlite3
 import threading
-import urllib.parse
 from collections.abc import Sequence
-from pathlib import Path
-
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event
 
@@ -39,6 +36,8 @@ class SqliteStore:
     """Events in one SQLite table; many processes may read and write at once."""
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        from pathlib import Path  # on first open, not with `import lamar`
+
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self._timeout = timeout
@@ -89,6 +88,8 @@ class SqliteStore:
 
     def _open_read_only(self, cause: sqlite3.OperationalError) -> None:
         """A file this process cannot write: read it as it is (mode=ro, else immutable: no -shm needed)."""
+        import urllib.parse
+
         quoted = urllib.parse.quote(str(self.path.resolve()))
         last: sqlite3.Error = cause
         for flags in ("mode=ro", "mode=ro&immutable=1"):
