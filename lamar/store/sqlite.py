@@ -12,6 +12,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Sequence
+
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event
 
