@@ -14,11 +14,11 @@ those events, so several processes sharing one store converge on the same state.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import math
 import os
 import random
-import threading
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -118,7 +118,7 @@ class Lamar:
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         self._state_seq = 0  # the seq of the state last saved or loaded (see _resume, _save_state)
         self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
         self._reset()

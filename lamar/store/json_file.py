@@ -14,11 +14,11 @@ fsynced; temp files left by killed writers are removed by the next writer.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import fcntl
 import json
 import os
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -50,7 +50,7 @@ class JsonStore:
         self.location = str(self.path)
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._state_path = self.path.with_name(self.path.name + ".state")
-        self._thread_lock = threading.Lock()
+        self._thread_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         self._events: list[Event] = []
         self._keys: dict[str, Event] = {}
         self._stamp: tuple[int, int, int] | None = None
@@ -380,3 +380,12 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
             raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
         events.append(event)
     return events
+
+
+def _register() -> None:
+    from lamar.store import ExperienceStore
+
+    ExperienceStore.register(JsonStore)
+
+
+_register()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict
@@ -22,7 +22,7 @@ class MemoryStore:
         self._events: list[Event] = []
         self._keys: dict[str, Event] = {}
         self._state: tuple[int, str] | None = None
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 
     def append(self, events: Sequence[Event]) -> list[Event]:
         with self._lock:
@@ -69,3 +69,12 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+
+def _register() -> None:
+    from lamar.store import ExperienceStore
+
+    ExperienceStore.register(MemoryStore)
+
+
+_register()

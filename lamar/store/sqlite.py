@@ -7,10 +7,10 @@ lock; a file that cannot be written (read-only mount or folder) is opened read-o
 
 from __future__ import annotations
 
+import _thread
 import json
 import os
 import sqlite3
-import threading
 from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
@@ -42,7 +42,7 @@ class SqliteStore:
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self._timeout = timeout
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         self.read_only = False
         if not self.path.exists():
             try:
@@ -272,3 +272,12 @@ def _cannot_write(exc: sqlite3.OperationalError) -> bool:
 
 def _with_seq(event: Event, seq: int) -> Event:
     return Event(kind=event.kind, data=event.data, key=event.key, seq=seq, time=event.time)
+
+
+def _register() -> None:
+    from lamar.store import ExperienceStore
+
+    ExperienceStore.register(SqliteStore)
+
+
+_register()
