@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_service
 from tests.docblocks import ROOT, Block, matches, pages, parse, python_blocks, run
 
 BLOCKS = python_blocks()
@@ -20,6 +21,8 @@ OFFLINE = dict(os.environ, HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if not b.skip], ids=lambda b: b.where)
 def test_block_runs_alone_and_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
+    if "postgresql://" in block.code:  # the pages' examples use the local test server
+        require_service("PostgreSQL", "127.0.0.1", 5432)
     done = run(block, tmp_path)
     assert done.returncode == 0, f"{block.where} failed:\n{done.stderr[-3000:]}"
     if block.output is not None:
