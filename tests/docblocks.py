@@ -44,8 +44,8 @@ class Block:
 
 
 def pages() -> list[Path]:
-    """README.md and every Markdown page under docs/."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    """README.md, CONTRIBUTING.md and every Markdown page under docs/."""
+    return [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def parse(path: Path) -> list[Block]:

@@ -4,6 +4,7 @@ the documentation site builds with `mkdocs build --strict`; the README stays a l
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,24 @@ def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
     assert (site / "index.html").exists()
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "def recall" in api or "recall" in api and "episode_id" in api
+
+
+def test_readme_links_point_at_files_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if "://" not in t]
+    assert local and all((ROOT / t).exists() for t in local), [t for t in local if not (ROOT / t).exists()]
+
+
+ID = re.compile(r"\b(?:exp|ep)_[0-9a-f]{4,}")
+
+
+def test_shell_sessions_type_no_literal_ids() -> None:
+    """A reader who types a session gets other random ids, so a command never types one: it takes
+    it from a variable set by an earlier command (`build=$(lamar add -q ...)`) or shows a placeholder."""
+    for path in pages():
+        for block in parse(path):
+            if block.lang in {"console", "bash", "sh", "shell"}:
+                for line in block.code.splitlines():
+                    command = line[2:] if line.startswith("$ ") else line if block.lang != "console" else ""
+                    assert not ID.search(command), f"{block.where}: `{line}` types a literal id"
