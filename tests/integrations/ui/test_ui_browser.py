@@ -227,3 +227,24 @@ def test_requests_without_the_token_are_refused(server: str, store: tuple[Path, 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, *args: object, **kwargs: object) -> None:
         return None
+
+
+def test_adding_a_lesson_asks_once_more_and_then_writes(server: str, browser: webdriver.Chrome,
+                                                        store: tuple[Path, dict[str, str]]) -> None:
+    path, _ = store
+    browser.get(server)
+    browser.get(_base(server) + "/add")
+    for name, value in (("precondition", "the linter fails on CI only"), ("action", "pin the linter's version"),
+                        ("scope", "project=trace language=python")):
+        browser.find_element(By.NAME, name).send_keys(value)
+    browser.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Review')]").click()
+    _wait(browser, "form.confirm")
+    with Lamar(str(path)) as lam:
+        assert not [e for e in lam.experiences() if "linter" in e.precondition]  # nothing written yet
+    browser.find_element(By.XPATH, "//button[normalize-space()='Yes, add it']").click()
+    _wait(browser, "p.lesson-text")
+    with Lamar(str(path)) as lam:
+        (added,) = [e for e in lam.experiences() if "linter" in e.precondition]
+        assert dict(added.scope) == {"project": "trace", "language": "python"}
+        assert added.provenance.get("via") == "lamar ui"
+    assert added.id in browser.current_url
