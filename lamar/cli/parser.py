@@ -7,6 +7,7 @@ from typing import NoReturn
 
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
+from lamar.cli.mcp_server import add_mcp_command
 from lamar.cli.move import cmd_export, cmd_import
 from lamar.cli.observe import cmd_ls, cmd_stats
 from lamar.cli.review import cmd_apply, cmd_review, cmd_sleep
@@ -125,4 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+
+    add_mcp_command(command)
     return parser
