@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
+from collections.abc import Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -41,6 +43,16 @@ IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID})]
 TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT})]
 
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+
+
+def _tool(server: MCPServer[Any], name: str, title: str,
+          annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a tool whose description is its docstring, dedented (the model reads it)."""
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        server.add_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations)
+        return fn
+    return register
 
 
 def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
@@ -62,8 +74,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                                        warn_on_duplicate_tools=False)
 
     if not read_only:
-        @server.tool(title="Recall lessons", annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False,
-                                                                         open_world_hint=False))
+        @_tool(server, "recall", "Recall lessons", _WRITES)
         def recall(context: ContextArg) -> RecallResult:
             """Lessons that past outcomes suggest for this situation, and an episode_id to report.
 
@@ -74,9 +85,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             return tools.recall(context)
 
         if report:
-            @server.tool(name="report", title="Report what the human did",
-                         annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False,
-                                                     open_world_hint=False))
+            @_tool(server, "report", "Report what the human did", _WRITES)
             def report_outcome(episode_id: IdArg, signal: SignalArg) -> ReportResult:
                 """Record what the human did after an episode, once it is known.
 
@@ -88,8 +97,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                 """
                 return tools.report(episode_id, signal)
 
-        @server.tool(title="Propose a lesson", annotations=ToolAnnotations(read_only_hint=False,
-                                                                           open_world_hint=False))
+        @_tool(server, "propose_lesson", "Propose a lesson", _WRITES)
         def propose_lesson(precondition: TextArg, action: TextArg, rationale: TextArg,
                            scope: ScopeArg) -> ProposeResult:
             """Add a lesson as a candidate: when `precondition`, do `action`, because `rationale`.
@@ -100,12 +108,12 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope)
 
-    @server.tool(title="Evidence for a lesson", annotations=_READS)
+    @_tool(server, "evidence", "Evidence for a lesson", _READS)
     def evidence(lesson_id: IdArg) -> Lesson:
         """What Lamar has measured about one lesson: verdict (helps, harms, unknown), lift and its bounds."""
         return tools.evidence(lesson_id)
 
-    @server.tool(title="List lessons", annotations=_READS)
+    @_tool(server, "lessons", "List lessons", _READS)
     def lessons(context: OptionalContextArg = None, status: StatusArg = None) -> LessonList:
         """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context."""
         return tools.lessons(context, status)

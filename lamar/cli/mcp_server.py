@@ -6,7 +6,8 @@ import argparse
 import importlib
 from collections.abc import Callable
 
-from lamar.cli.session import UsageError, open_engine
+from lamar.cli.session import UsageError, open_raw, store_location
+from lamar.engine import Lamar
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -22,7 +23,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
-    lam = open_engine(args, create=not args.read_only)
+    lam = Lamar(open_raw(store_location(args), create=not args.read_only), seed=args.seed)
     try:
         server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report)
         if args.transport == "stdio":
@@ -46,6 +47,8 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
                      help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
     mcp.add_argument("--read-only", action="store_true",
                      help="only the tools that read (evidence, lessons) and the resources; the store is not created")
+    mcp.add_argument("--seed", type=int, default=None,
+                     help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",
                      help="leave out the report tool (the host reports outcomes through its own code)")
 
