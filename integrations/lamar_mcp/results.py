@@ -71,9 +71,10 @@ def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
     return Lesson(
         id=exp.id,
         text=neutralize(exp.render()),
-        precondition=exp.precondition,
-        action=exp.action,
-        rationale=exp.rationale,
+        # What a model reads is neutralized as in recall's prompt: no fence, role marker or template token.
+        precondition=neutralize(exp.precondition),
+        action=neutralize(exp.action),
+        rationale=neutralize(exp.rationale),
         scope=dict(exp.scope),
         status=exp.status.value,
         source=str(exp.provenance.get("source", "manual")),

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
@@ -19,9 +19,14 @@ from lamar_mcp.tools import MAX_ID, MAX_KEY, MAX_KEYS, MAX_TEXT, MAX_VALUE, SIGN
 INSTRUCTIONS = """\
 Lamar holds lessons learned from what humans did after agents acted, and measures whether each \
 lesson helps. At the start of a task call recall(context) with a few short labels (project, \
-language, task, error_class) and keep the returned prompt in mind. When the human's reaction to \
-your work is known (they shipped it, kept it, asked again, corrected it or reverted it), call \
-report(episode_id, signal) once. Never report your own opinion of your work."""
+language, task, error_class) and keep the returned prompt in mind."""
+_REPORT_INSTRUCTIONS = """ When the human's reaction to your work is known (they shipped it, kept \
+it, asked again, corrected it or reverted it), call report(episode_id, signal) once. Never report \
+your own opinion of your work."""
+_READ_ONLY_INSTRUCTIONS = """\
+Lamar holds lessons learned from what humans did after agents acted, and measures whether each \
+lesson helps. This server only reads: lessons() lists them with their verdicts, evidence(lesson_id) \
+shows what was measured about one."""
 
 # The advertised schemas say what a well-behaved client sends; the arguments themselves are
 # checked in LamarTools, so a bad one gets Lamar's message (what to do), not a validator's.
@@ -70,7 +75,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         An `mcp.server.mcpserver.MCPServer`; serve it with `serve_stdio` or `serve_http`.
     """
     tools = LamarTools(lamar)
-    server: MCPServer[Any] = MCPServer(name, instructions=INSTRUCTIONS, log_level="WARNING",
+    instructions = _READ_ONLY_INSTRUCTIONS if read_only else INSTRUCTIONS + (_REPORT_INSTRUCTIONS if report else "")
+    server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING",
                                        warn_on_duplicate_tools=False)
 
     if not read_only:
@@ -98,15 +104,15 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                 return tools.report(episode_id, signal)
 
         @_tool(server, "propose_lesson", "Propose a lesson", _WRITES)
-        def propose_lesson(precondition: TextArg, action: TextArg, rationale: TextArg,
-                           scope: ScopeArg) -> ProposeResult:
+        def propose_lesson(precondition: TextArg, action: TextArg, rationale: TextArg, scope: ScopeArg,
+                           ctx: Context) -> ProposeResult:
             """Add a lesson as a candidate: when `precondition`, do `action`, because `rationale`.
 
             It starts unproven and is tried now and then; only the outcomes humans report
             can make it a belief, and proven harm retires it. It is marked as proposed by
             an agent. Lessons carrying credentials or instructions to the model are refused.
             """
-            return tools.propose_lesson(precondition, action, rationale, scope)
+            return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
     @_tool(server, "evidence", "Evidence for a lesson", _READS)
     def evidence(lesson_id: IdArg) -> Lesson:
@@ -132,6 +138,17 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             raise ResourceNotFoundError(str(exc)) from exc
 
     return server
+
+
+def _client_name(ctx: Context) -> str | None:
+    """The name the client gave in its handshake ("claude-code", "cursor", ...), when it gave one."""
+    try:
+        params = ctx.session.client_params
+    except (AttributeError, LookupError, RuntimeError, ValueError):  # no request in flight: a direct call
+        return None
+    info = getattr(params, "client_info", None)
+    name = getattr(info, "name", None)
+    return name if isinstance(name, str) and name else None
 
 
 async def serve_stdio(server: MCPServer[Any]) -> None:

@@ -16,6 +16,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import DuplicateReport, Experience, Lamar, LamarError, Scope, Signal, Status, UnknownExperience
 from lamar.experience import check_context
+from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult, lesson_of
@@ -61,7 +62,8 @@ class LamarTools:
 
     def evidence(self, lesson_id: Any) -> Lesson:
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
-        return _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
+        found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
+        return found
 
     def lessons(self, context: Any = None, status: Any = None) -> LessonList:
         ctx = None if context is None else _context(context, "context")
@@ -74,7 +76,9 @@ class LamarTools:
         ])
         return LessonList(count=len(found), lessons=found)
 
-    def propose_lesson(self, precondition: Any, action: Any, rationale: Any, scope: Any) -> ProposeResult:
+    def propose_lesson(self, precondition: Any, action: Any, rationale: Any, scope: Any,
+                       client: str | None = None) -> ProposeResult:
+        """Store a candidate lesson; `client` (the MCP client's name, when it gave one) joins its provenance."""
         fields = {name: _text(value, name) for name, value in
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
         where = _context(scope, "scope")
@@ -83,12 +87,13 @@ class LamarTools:
             raise ToolError(f"lesson refused, nothing was stored: it {unsafe}. Lessons are shown to agents as "
                             "notes: state the situation and what to do in plain words, with no credentials "
                             "and no instructions to the model")
-        exp = Experience(**fields, scope=Scope(where), status=Status.CANDIDATE,
+        exp = Experience(fields["precondition"], fields["action"], fields["rationale"], scope=Scope(where),
+                         status=Status.CANDIDATE,
                          id=_lesson_id(fields["precondition"], fields["action"], where),
-                         provenance=dict(AGENT_PROVENANCE))
+                         provenance={**AGENT_PROVENANCE, **({"client": client[:MAX_KEY]} if client else {})})
         self._refuse_duplicate(exp)
         stored = _guard(lambda: self.lamar.add(exp))
-        return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=exp.render())
+        return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
     def _refuse_duplicate(self, exp: Experience) -> None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering."""

@@ -7,6 +7,10 @@ import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pytest
+from mcp.client.session import DEFAULT_CLIENT_INFO
+from mcp.shared.exceptions import MCPError
+
 from lamar import Lamar, Signal
 from lamar.cli import main
 from lamar.recall import render_prompt
@@ -66,6 +70,8 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
         assert every["count"] == 4
         one = json.loads((await session.read_resource(f"lamar://lessons/{new_id}")).contents[0].text)
         assert one["source"] == "agent" and one["status"] == "candidate"
+        with pytest.raises(MCPError, match="call lessons\\(\\) to list the lesson ids"):
+            await session.read_resource("lamar://lessons/exp_missing")
 
     # The store, opened afresh, holds exactly what went through the protocol.
     with Lamar(str(store)) as lam:
@@ -76,7 +82,8 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
         assert result["prompt"] == render_prompt([lam.get(i) for i in result["lesson_ids"]])
         assert set(record.eligible) == {e.id for e in lam.experiences() if e.scope.matches(CONTEXT)} - {new_id}
         agent = lam.get(new_id)
-        assert agent.status.value == "candidate" and agent.provenance == {"source": "agent", "via": "mcp"}
+        assert agent.status.value == "candidate"
+        assert agent.provenance == {"source": "agent", "via": "mcp", "client": DEFAULT_CLIENT_INFO.name}
         assert lam.evidence(new_id).randomized == 0  # a cold arm: no evidence of its own
     shown = io.StringIO()
     with redirect_stdout(shown):
