@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp_types import ToolAnnotations
+from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar
