@@ -7,6 +7,7 @@ from typing import NoReturn
 
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
+from lamar.cli.mcp_server import add_mcp_command
 from lamar.cli.move import cmd_export, cmd_import
 from lamar.cli.observe import cmd_ls, cmd_stats
 from lamar.cli.review import cmd_apply, cmd_review, cmd_sleep
@@ -134,4 +135,6 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
     ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
+
+    add_mcp_command(command)
     return parser

@@ -23,7 +23,8 @@ from lamar.cli.timeline import EvidencePoint, appearances, audit_trail, replay, 
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 
-_SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep"}
+_SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep",
+            "agent": "proposed by an agent"}
 _LABELS = {"traces": "from traces", "trace_ids": "from traces", "merged_from": "merged from",
            "merged_into": "merged into"}
 _CHART_ROWS = 12
