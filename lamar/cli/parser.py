@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Callable
 from typing import NoReturn
 
+from lamar.cli.mcp_server import add_mcp_command
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
 
 
@@ -24,6 +25,7 @@ cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "c
 cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
 cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
 cmd_show = _later("lamar.cli.show", "cmd_show")
+cmd_ui = _later("lamar.cli.ui", "cmd_ui")
 
 _EPILOG = f"""\
 The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
@@ -137,4 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+
+    ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)
+    ui.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    ui.add_argument("--no-browser", action="store_true", help="print the address instead of opening a browser")
+    ui.add_argument("--report", metavar="REPORT.json",
+                    help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
+    ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
+    ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
+
+    add_mcp_command(command)
     return parser
