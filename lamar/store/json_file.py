@@ -283,16 +283,26 @@ class JsonStore:
 
     def save_state(self, seq: int, text: str) -> None:
         tmp = self._state_path.with_name(f".{self.path.name}.state.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="ascii") as fh:
-                fh.write(text)  # not fsynced: a torn state fails its checksum and the log is replayed
-            os.replace(tmp, self._state_path)
-        except (OSError, UnicodeEncodeError) as exc:
+        with self._thread_lock:
             try:
-                tmp.unlink()
-            except OSError:
-                pass
-            raise StoreError(f"could not save the engine's state beside {self.path}: {exc}") from exc
+                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as exc:
+                raise StoreError(f"could not save the engine's state beside {self.path}: {exc}") from exc
+            try:
+                # Under the writers' lock (the next writer removes temp files it does not own),
+                # but never waiting for it: the state is a cache, a later write saves it.
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                with open(tmp, "w", encoding="ascii") as fh:
+                    fh.write(text)  # not fsynced: a torn state fails its checksum and the log is replayed
+                os.replace(tmp, self._state_path)
+            except (OSError, UnicodeEncodeError) as exc:
+                try:
+                    tmp.unlink()
+                except OSError:
+                    pass
+                raise StoreError(f"could not save the engine's state beside {self.path}: {exc}") from exc
+            finally:
+                os.close(fd)
 
     def close(self) -> None:
         pass
