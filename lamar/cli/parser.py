@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
 from lamar.cli.move import cmd_export, cmd_import
@@ -125,4 +126,6 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+
+    add_claude_code(command)
     return parser
