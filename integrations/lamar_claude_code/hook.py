@@ -8,8 +8,9 @@ It never exits 2, which would block the developer's prompt.
 from __future__ import annotations
 
 import json
-import signal
+import os
 import sys
+import threading
 import time
 from typing import Any, BinaryIO, TextIO
 
@@ -17,11 +18,7 @@ from lamar_claude_code.episodes import Budget, Paths, handle_event
 from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
-DEFAULT_BUDGET = 2.0  # seconds; Claude Code's own timeout for the entry is larger
-
-
-class _OutOfTime(BaseException):
-    """Raised by the alarm: a BaseException so that no `except Exception` on the way swallows it."""
+_GRACE = 0.25  # seconds the main thread waits past the budget for the worker to finish honestly
 
 
 def paths_for(store: str) -> Paths:
@@ -29,8 +26,16 @@ def paths_for(store: str) -> Paths:
                  traces=sidecar(store, "traces.jsonl"))
 
 
-def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None) -> int:
-    """Handle one event; always returns 0 (see the module docstring)."""
+def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
+        exit_on_timeout: bool = False) -> int:
+    """Handle one event; always returns 0 (see the module docstring).
+
+    The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
+    interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a
+    short grace for the worker to mark its episode undelivered) nothing is printed, and with
+    `exit_on_timeout` the process ends at once: SQLite and the atomic state file survive a
+    killed writer, and the episode, never delivered, is never reported.
+    """
     start = time.monotonic()
     paths = paths_for(store)
     payload: Any = None
@@ -49,15 +54,30 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
             cwd = payload.get("cwd")
             config = load_config(find_repo(cwd) if isinstance(cwd, str) and cwd else None)
             budget = config.budget_seconds
-        with _alarm(budget):
-            text = handle_event(payload, lambda: _open(store), paths, config=config,
-                                budget=Budget(budget, start))
+        result: dict[str, Any] = {}
+        deadline = Budget(budget, start)
+
+        def work() -> None:
+            try:
+                result["text"] = handle_event(payload, lambda: _open(store), paths, config=config, budget=deadline)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                result["error"] = exc
+
+        worker = threading.Thread(target=work, name="lamar-hook", daemon=True)
+        worker.start()
+        worker.join(max(0.0, budget - (time.monotonic() - start)) + _GRACE)
+        if worker.is_alive():
+            log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
+            if exit_on_timeout:
+                os._exit(0)  # the worker may hold a lock inside C code: do not wait for it
+            return 0
+        if "error" in result:
+            raise result["error"]
+        text = result.get("text", "")
         if text:
             answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
             stdout.write(json.dumps(answer, ensure_ascii=False))
             stdout.flush()
-    except _OutOfTime:
-        log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
             return 0
@@ -81,30 +101,6 @@ def _open(store: str) -> Any:
     return Lamar(store)
 
 
-class _alarm:  # noqa: N801 - used as a context manager
-    """SIGALRM after `seconds` on the main thread (elsewhere only the budget check applies)."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.armed = False
-
-    def __enter__(self) -> None:
-        import threading
-
-        if hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGALRM, self._ring)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds)
-            self.armed = True
-
-    def __exit__(self, *exc: object) -> None:
-        if self.armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-
-    @staticmethod
-    def _ring(signum: int, frame: object) -> None:
-        raise _OutOfTime
-
-
 def main(store: str, budget: float | None = None) -> int:
     """Entry point of `lamar claude-code hook`."""
-    return run(sys.stdin.buffer, sys.stdout, store, budget=budget)
+    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True)
