@@ -14,7 +14,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,7 +41,7 @@ def build_store(path: Path, episodes: int, seed: int = 1) -> None:
 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:

@@ -165,7 +165,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         return
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
-        raise ValueError("the PostToolUse payload has no tool_input object")
+        raise TypeError("the PostToolUse payload has no tool_input object")
     target = tool_input.get("file_path") or tool_input.get("notebook_path")
     current = state["sessions"].get(session, {}).get("episode")
     record = state["episodes"].get(current)

@@ -45,7 +45,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
             raise ValueError(f"the event is over {MAX_PAYLOAD} bytes; skipped")
         payload = json.loads(raw)
         if not isinstance(payload, dict):
-            raise ValueError(f"the event is JSON {type(payload).__name__}, not an object")
+            raise TypeError(f"the event is JSON {type(payload).__name__}, not an object")
         config = None
         if budget is None:
             from lamar_claude_code.config import load_config

@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from claude_agent_sdk import HookContext, HookMatcher
+from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from lamar_claude_code.config import HookConfig
 from lamar_claude_code.episodes import Budget, Paths, handle_event
@@ -40,7 +40,7 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
     paths = _paths(lamar, state_dir)
     seconds = budget if budget is not None else (config.budget_seconds if config else 2.0)
 
-    async def callback(input_data: Any, tool_use_id: str | None, context: HookContext) -> dict[str, Any]:
+    async def callback(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         start = asyncio.get_running_loop().time()
         try:
             text = await asyncio.wait_for(
@@ -52,10 +52,11 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
             waited = asyncio.get_running_loop().time() - start
             log_line(paths.log, f"sdk {input_data.get('hook_event_name', 'event')}: {type(exc).__name__}: {exc} "
                      f"after {waited:.2f}s")
-            return {}
+            return cast(HookJSONOutput, {})
         if not text:
-            return {}
-        return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+            return cast(HookJSONOutput, {})  # no opinion: the prompt or tool call goes on unchanged
+        return cast(HookJSONOutput, {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                                            "additionalContext": text}})
 
     return {
         "UserPromptSubmit": [HookMatcher(hooks=[callback], timeout=seconds + 5)],

@@ -134,7 +134,7 @@ def _seconds(stamp: Any) -> float:
     from datetime import datetime
 
     try:
-        return datetime.fromisoformat(str(stamp).replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(str(stamp)).timestamp()
     except ValueError:
         return 0.0
 

@@ -27,7 +27,7 @@ def store_location(args: argparse.Namespace) -> str:
 
 def _integration() -> Any:
     try:
-        import lamar_claude_code.settings as settings
+        from lamar_claude_code import settings
     except ImportError as exc:
         raise ImportError(f"the Claude Code integration is not installed: pip install 'lamar[claude-code]' ({exc})") \
             from exc
@@ -40,7 +40,7 @@ def add_commands(command: Any) -> None:
     subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
 
     def sub(name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
-        parser = subs.add_parser(name, help=help_text, description=help_text)
+        parser: argparse.ArgumentParser = subs.add_parser(name, help=help_text, description=help_text)
         parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
                             help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
         parser.set_defaults(handler=handler)
@@ -143,11 +143,10 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_settle(args: argparse.Namespace) -> int:
     _integration()
+    from lamar.cli.session import open_raw
     from lamar.engine import Lamar
     from lamar_claude_code.episodes import settle_all
     from lamar_claude_code.hook import paths_for
-
-    from lamar.cli.session import open_raw
 
     location = store_location(args)
     store = open_raw(location, create=False)

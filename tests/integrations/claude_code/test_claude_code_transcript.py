@@ -8,7 +8,6 @@ from pathlib import Path
 from lamar import Lamar
 from lamar.models import ScriptedModel
 from lamar.sleep.traces import load_traces
-
 from lamar_claude_code.transcript import read_turns
 
 from .conftest import Hook, payload
