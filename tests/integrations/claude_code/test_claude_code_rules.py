@@ -99,3 +99,21 @@ def test_settle_for_cron(hook: Hook, repo: Path) -> None:
     assert "shipped (health.py landed in commit" in done.stdout and "settled 1 outcome(s)" in done.stdout
     state = json.loads(hook.state_file.read_text())
     assert [r["signal"] for r in state["episodes"].values()] == ["shipped"]
+
+
+def test_the_hook_path_imports_only_the_standard_library_and_lamar(hook: Hook, repo: Path) -> None:
+    script = (
+        "import io, json, sys\n"
+        "before = set(sys.modules)  # what the interpreter loaded on its own (site, .pth hooks)\n"
+        "from lamar.cli import main\n"
+        f"event = {json.dumps(payload('UserPromptSubmit', 's1', repo, prompt='the tests fail'))!r}\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(event.encode()))\n"
+        f"main(['claude-code', 'hook', '--store', {str(hook.store)!r}])\n"
+        "top = {name.split('.')[0] for name in set(sys.modules) - before}\n"
+        "print()\n"
+        "print(sorted(top - set(sys.stdlib_module_names) - {'lamar', 'lamar_claude_code'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=hook.env, capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert json.loads(hook.state_file.read_text())["sessions"]["s1"]["episode"]
