@@ -113,3 +113,28 @@ def test_never_exit_2_even_when_interrupted(hook: Hook, repo: Path) -> None:
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
     assert (done.returncode, done.stdout) == (0, b"")
     assert "CorruptStore" in hook.log_file.read_text()
+
+
+def test_hooks_running_at_once_lose_no_update(hook: Hook, repo: Path) -> None:
+    """Parallel tool calls fire PostToolUse hooks together: every edited file must be recorded."""
+    import subprocess
+    import sys
+
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules")).returncode == 0
+    names = [f"part{i}.py" for i in range(8)]
+    command = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(hook.store)]
+    running = []
+    for name in names:
+        (repo / name).write_text("X = 1\n")
+        event = payload("PostToolUse", "s1", repo, tool_name="Write", tool_use_id=name,
+                        tool_input={"file_path": str(repo / name), "content": "X = 1\n"},
+                        tool_response={"success": True})
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=hook.env)
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(event).encode())
+        process.stdin.close()
+        running.append(process)
+    assert [p.wait(timeout=60) for p in running] == [0] * len(names)
+    (episode,) = hook.state()["episodes"].values()
+    assert sorted(episode["files"]) == names
+    assert not hook.log_file.exists()
