@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from lamar_claude_code.episodes import Budget, Paths, handle_event
@@ -27,7 +28,7 @@ def paths_for(store: str) -> Paths:
 
 
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
-        exit_on_timeout: bool = False) -> int:
+        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None) -> int:
     """Handle one event; always returns 0 (see the module docstring).
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
@@ -35,6 +36,9 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     short grace for the worker to mark its episode undelivered) nothing is printed, and with
     `exit_on_timeout` the process ends at once: SQLite and the atomic state file survive a
     killed writer, and the episode, never delivered, is never reported.
+
+    `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
+    can hand in one seeded engine for every event.
     """
     start = time.monotonic()
     paths = paths_for(store)
@@ -59,7 +63,8 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
         def work() -> None:
             try:
-                result["text"] = handle_event(payload, lambda: _open(store), paths, config=config, budget=deadline)
+                result["text"] = handle_event(payload, engine or (lambda: _open(store)), paths, config=config,
+                                              budget=deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result["error"] = exc
 
