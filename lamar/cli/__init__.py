@@ -31,7 +31,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         The exit status: 0 ok, 1 usage error, 2 store error.
     """
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list[:2] == ["claude-code", "hook"]:  # runs on every prompt: skip building the whole parser
+    if args_list[:2] == ["claude-code", "hook"] and not {"-h", "--help"} & set(args_list):
+        # runs on every prompt: skip building the whole parser
         from lamar.cli.claude_code import fast_hook
 
         return fast_hook(args_list[2:])
