@@ -69,3 +69,38 @@ def _episodes(tmp_path: Path) -> list[str]:
 
     state = json.loads((tmp_path / "state" / "claude-code.state.json").read_text())
     return list(state["episodes"])
+
+
+async def test_sdk_hooks_run_inside_a_real_agent(repo: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    """`query()` starts the real bundled Claude Code, which calls the callbacks over the SDK's protocol."""
+    from claude_agent_sdk import ResultMessage, query
+
+    from .fake_anthropic import serve
+
+    lam = Lamar(str(tmp_path / "sdk.db"), k=2, seed=5)
+    lam.add(Experience("adding a module", "export its names in __all__", scope=Scope(project="shop")))
+    server, url = serve(str(repo))
+    options = ClaudeAgentOptions(
+        hooks=lamar_claude_code.hooks(lam, state_dir=tmp_path / "state"), cwd=str(repo),
+        permission_mode="acceptEdits",
+        env={"HOME": env["HOME"], "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url,
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    try:
+        results = [m async for m in query(prompt="please create version.py for the release", options=options)
+                   if isinstance(m, ResultMessage)]
+    finally:
+        server.shutdown()
+    assert len(results) == 1 and (repo / "version.py").exists()
+    (episode,) = _episodes(tmp_path)
+    state = (tmp_path / "state" / "claude-code.state.json").read_text()
+    assert '"files":["version.py"]' in state  # the SDK's PostToolUse callback saw Claude's Write
+    assert lam.episode(episode).context == {"project": "shop", "language": "python", "task": "feature"}
+    expected = render_prompt([lam.get(i) for i in lam.episode(episode).injected])
+    transcript = next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{results[0].session_id}.jsonl"))
+    attached = [line for line in transcript.read_text().splitlines() if '"hook_additional_context"' in line]
+    assert len(attached) == (1 if expected else 0)
+    if expected:
+        import json
+
+        assert json.loads(attached[0])["attachment"]["content"] == [expected]
+    lam.close()
