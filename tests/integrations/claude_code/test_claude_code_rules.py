@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lamar.recall import render_prompt
 from lamar_claude_code.config import ConfigError, load_config
 from lamar_claude_code.context import derive_context, error_class, task_class
 from lamar_claude_code.outcomes import read_followup
@@ -117,3 +118,32 @@ def test_the_hook_path_imports_only_the_standard_library_and_lamar(hook: Hook, r
                           timeout=60, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
     assert json.loads(hook.state_file.read_text())["sessions"]["s1"]["episode"]
+
+
+def test_long_lessons_are_all_shown_within_the_size_limit() -> None:
+    from lamar import Experience
+    from lamar.recall import FENCE_CLOSE, FENCE_OPEN
+    from lamar_claude_code.episodes import fit_prompt
+
+    lessons = [Experience(f"situation {i} " + "detail " * 800, f"action {i} " + "step " * 900,
+                          "reason " * 300, id=f"exp_{i}") for i in range(3)]
+    text = fit_prompt(lessons, 10_000)
+    assert len(text) <= 10_000 and text.startswith(FENCE_OPEN) and text.endswith(FENCE_CLOSE)
+    assert all(f"When situation {i} " in text and f"action {i} " in text for i in range(3))
+    short = [Experience("the tests fail", "run them alone", id="exp_s")]
+    assert fit_prompt(short, 10_000) == render_prompt(short)
+
+
+def test_a_json_store_works_the_same(env: dict[str, str], repo: Path, tmp_path: Path) -> None:
+    from lamar import Experience, Lamar, Scope
+
+    store = tmp_path / "experience.json"
+    with Lamar(str(store), seed=1) as lam:
+        lam.add(Experience("the tests fail", "run them alone", scope=Scope(project="shop")))
+    hook = Hook(store, env)
+    first = hook(payload("UserPromptSubmit", "j1", repo, prompt="the tests fail"))
+    second = hook(payload("UserPromptSubmit", "j1", repo, prompt="no, that's wrong"))
+    assert first.returncode == second.returncode == 0
+    with Lamar(str(store)) as lam:
+        episodes = [lam.episode(e) for e in hook.state()["episodes"]]
+        assert [e.signal for e in episodes] == ["corrected", None]
