@@ -204,11 +204,19 @@ def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam
             log_line(paths.log, f"no traces from {transcript}: {type(exc).__name__}: {exc}", now=now)
 
 
-def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
+def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float, *,
+                force: bool = False) -> None:
     watched = [(eid, r) for eid, r in state["episodes"].items()
                if r.get("repo") == repo and r.get("files") and r.get("signal") != "reverted"
                and r.get("delivered", True)]
-    for eid, record in sorted(watched, key=lambda item: -float(item[1].get("time", 0)))[:_SETTLE_AT_ONCE]:
+    if not watched:
+        return
+    watched = sorted(watched, key=lambda item: -float(item[1].get("time", 0)))[:_SETTLE_AT_ONCE]
+    files = sorted({f for _, r in watched for f in r["files"]})
+    key = f"git:{repo}"
+    if not force and state["repos"].get(key) == _fingerprint(repo, files):
+        return  # nothing git or the watched files show has changed since the last look: no git call
+    for eid, record in watched:
         found = read_git(repo, record)
         if found is None:
             continue
@@ -218,6 +226,24 @@ def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], path
         if commit:
             record["commit"] = commit
         _report(state, eid, signal, why, lam, paths, now)
+    state["repos"][key] = _fingerprint(repo, files)  # after git ran: its own index refresh counts
+
+
+def _fingerprint(repo: str, files: list[str]) -> list[Any]:
+    """Sizes and times of what a commit, a revert, a checkout or a discarded edit must touch."""
+    git_dir = os.path.join(repo, ".git")
+    if os.path.isfile(git_dir):  # a worktree: ".git" names the real folder
+        with open(git_dir, encoding="utf-8") as handle:
+            git_dir = os.path.join(repo, handle.read().partition("gitdir:")[2].strip())
+    out: list[Any] = []
+    for path in (os.path.join(git_dir, "index"), os.path.join(git_dir, "logs", "HEAD"),
+                 os.path.join(git_dir, "packed-refs"), *(os.path.join(repo, f) for f in files)):
+        try:
+            info = os.stat(path)
+            out.append([info.st_mtime_ns, info.st_size])
+        except OSError:
+            out.append(None)
+    return out
 
 
 def _report(state: dict[str, Any], episode_id: str, signal: str, why: str, lam: Callable[[], Lamar],
@@ -275,7 +301,7 @@ def settle_all(engine: Callable[[], Lamar], paths: Paths, *, now: float | None =
         before = {eid: len(r.get("audit", [])) for eid, r in state["episodes"].items()}
         for repo in sorted({str(r["repo"]) for r in state["episodes"].values() if r.get("repo")}):
             if os.path.isdir(repo):
-                _settle_git(state, repo, lam, paths, now)
+                _settle_git(state, repo, lam, paths, now, force=True)  # cron looks even if nothing moved
         for eid, record in state["episodes"].items():
             for _, signal, why in record.get("audit", [])[before.get(eid, 0):]:
                 lines.append(f"{eid}: {signal} ({why})")
