@@ -179,10 +179,9 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
     if relative not in record["files"]:
         record["files"].append(relative)
     if "base" not in record:
-        from lamar_claude_code.outcomes import git
+        from lamar_claude_code.outcomes import head_commit
 
-        head = git(repo, "rev-parse", "--verify", "-q", "HEAD")
-        record["base"] = head.strip() if head else None  # None: no commit yet, every commit is later
+        record["base"] = head_commit(repo)  # None: no commit yet, every commit is later
 
 
 def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam: Callable[[], Lamar],

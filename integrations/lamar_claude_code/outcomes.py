@@ -13,6 +13,7 @@ and REVERTED is final.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Sequence
@@ -33,6 +34,7 @@ _STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our", "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then", "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
 )
 _PROMPT_SCAN = 4000
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def read_followup(previous: str, prompt: str, corrected: Sequence[str] = (), overlap: float = 0.6) -> tuple[str, str]:
@@ -72,6 +74,31 @@ def git(repo: str, *args: str, timeout: float = 5.0) -> str | None:
     return done.stdout.decode("utf-8", "replace")
 
 
+def head_commit(repo: str) -> str | None:
+    """The commit HEAD points at, read from the files of `.git` (no process); git itself when in doubt.
+
+    None when the repository has no commit yet.
+    """
+    git_dir = os.path.join(repo, ".git")
+    try:
+        if os.path.isdir(git_dir):
+            with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
+                head = handle.read().strip()
+            if _SHA.fullmatch(head):
+                return head  # detached
+            ref = head.removeprefix("ref: ")
+            loose = os.path.join(git_dir, *ref.split("/"))
+            if os.path.isfile(loose):
+                with open(loose, encoding="utf-8") as handle:
+                    sha = handle.read().strip()
+                if _SHA.fullmatch(sha):
+                    return sha
+    except OSError:
+        pass
+    found = git(repo, "rev-parse", "--verify", "-q", "HEAD")  # packed refs, worktrees, no commit yet
+    return found.strip() if found else None
+
+
 def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] | None:
     """What git says about an episode's edits now: (signal, reason, commit) or None (nothing yet).
 
@@ -106,4 +133,4 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     return None
 
 
-__all__ = ["CORRECTION_RULES", "git", "read_followup", "read_git", "word_overlap"]
+__all__ = ["CORRECTION_RULES", "git", "head_commit", "read_followup", "read_git", "word_overlap"]

@@ -147,3 +147,20 @@ def test_a_json_store_works_the_same(env: dict[str, str], repo: Path, tmp_path: 
     with Lamar(str(store)) as lam:
         episodes = [lam.episode(e) for e in hook.state()["episodes"]]
         assert [e.signal for e in episodes] == ["corrected", None]
+
+
+def test_head_is_read_without_git_and_agrees_with_it(repo: Path, tmp_path: Path) -> None:
+    from lamar_claude_code.outcomes import head_commit
+
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    assert head_commit(str(repo)) == sha
+    git(repo, "pack-refs", "--all")  # the loose ref is gone: git answers
+    assert head_commit(str(repo)) == sha
+    git(repo, "checkout", "-q", "--detach")
+    assert head_commit(str(repo)) == sha
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert head_commit(str(tmp_path / "wt")) == sha
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert head_commit(str(empty)) is None
