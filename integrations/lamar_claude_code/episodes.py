@@ -116,9 +116,14 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     previous = state["sessions"].get(session)
     if previous and previous.get("episode") in state["episodes"]:
         record = state["episodes"][previous["episode"]]
-        if record.get("signal") is None:
+        # A session that ended and is resumed: its next prompt still speaks for the last episode,
+        # whose ACCEPTED came only from the silence at the end.
+        tentative = record.get("signal") == "accepted" and record.get("by_end")
+        if record.get("signal") is None or tentative:
             signal, why = read_followup(previous.get("prompt", ""), prompt, config.corrected, config.reasked_overlap)
-            _report(state, previous["episode"], signal, why, lam, paths, now)
+            if not (tentative and signal == "accepted"):
+                record.pop("by_end", None)
+                _report(state, previous["episode"], signal, why, lam, paths, now)
     context = derive_context(cwd, prompt, config, state["repos"])
     rec = lam().recall(context, k=config.k)
     text = fit_prompt(rec.experiences, config.max_chars)
@@ -192,6 +197,7 @@ def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam
     record = state["episodes"].get(info.get("episode"))
     if record is not None and record.get("signal") is None:
         _report(state, info["episode"], "accepted", "the session ended without a correction", lam, paths, now)
+        record["by_end"] = True
     transcript = payload.get("transcript_path")
     if isinstance(transcript, str) and transcript:
         from lamar_claude_code.transcript import write_session_traces

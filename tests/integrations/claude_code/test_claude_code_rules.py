@@ -164,3 +164,16 @@ def test_head_is_read_without_git_and_agrees_with_it(repo: Path, tmp_path: Path)
     empty.mkdir()
     git(empty, "init", "-q")
     assert head_commit(str(empty)) is None
+
+
+def test_a_resumed_session_can_still_correct_its_last_prompt(hook: Hook, repo: Path) -> None:
+    from lamar import Lamar
+
+    hook(payload("UserPromptSubmit", "r1", repo, prompt="add a health check endpoint"))
+    hook(payload("SessionEnd", "r1", repo, reason="prompt_input_exit"))
+    hook(payload("SessionStart", "r1", repo, source="resume"))
+    hook(payload("UserPromptSubmit", "r1", repo, prompt="no, that's wrong: it must not need a login"))
+    (first, _) = sorted(hook.state()["episodes"].items(), key=lambda item: item[1]["time"])
+    assert [a[1] for a in first[1]["audit"]] == ["accepted", "corrected"]
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(first[0]).signal == "corrected"
