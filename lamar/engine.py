@@ -38,7 +38,7 @@ from lamar.experience import Experience, Status, check_context, new_id
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
-from lamar.pending import PendingEpisode, pending, settle
+from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.store import Event, Store, open_store
@@ -542,6 +542,20 @@ class Lamar:
         with self._lock:
             self._sync()
             return settle(self, now)
+
+    def expire(self, episode_id: str, reason: str = "expired by hand") -> bool:
+        """Record that an episode will get no outcome (its run failed, say): an outcome event
+        with no reward, so it stops being pending and teaches nothing. A late report still
+        replaces it. Returns False when the episode already had an outcome.
+
+        Raises:
+            UnknownEpisode: no recall in this store produced `episode_id`.
+        """
+        with self._lock:
+            self._sync()
+            if episode_id not in self._episodes:
+                raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+            return expire(self, episode_id, reason)
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""

@@ -93,6 +93,23 @@ def settle(lam: Lamar, now: float | None) -> list[str]:
     return done
 
 
+def expire(lam: Lamar, episode_id: str, reason: str) -> bool:
+    """Record that an episode will get no outcome (its run failed, its thread was dropped).
+
+    Returns False when it already has an outcome (nothing is written)."""
+    record = lam._episodes.get(episode_id)
+    if record is None or not is_pending(record):
+        return False
+    data = {"episode": episode_id, "reward": None, "signal": None, "replace": False,
+            "expired": True, "reason": reason}
+    try:
+        lam.store.append([Event("outcome", data, key=f"outcome:{episode_id}")])
+    except EventConflict:
+        return False  # reported by another writer just now
+    lam._sync()
+    return True
+
+
 def _unsettled(lam: Lamar) -> Iterator[EpisodeRecord]:
     """Pending episodes in fold order, via a queue of ids that drops reported ones from its
     front as it goes (settling walks only the old end, not every episode)."""
@@ -110,4 +127,4 @@ def _unsettled(lam: Lamar) -> Iterator[EpisodeRecord]:
             yield record
 
 
-__all__ = ["PendingEpisode", "is_pending", "pending", "settle"]
+__all__ = ["PendingEpisode", "expire", "is_pending", "pending", "settle"]

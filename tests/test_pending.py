@@ -92,3 +92,14 @@ def test_bad_pending_tuning_says_what_it_takes():
         Lamar(":memory:", pending_after=-1)
     with pytest.raises(ValueError, match="reward"):
         Lamar(":memory:", pending_outcome=3.0)
+
+
+def test_expire_one_episode_by_hand(tmp_path):
+    lam = _engine(tmp_path / "s.db")
+    _lesson(lam)
+    rec = lam.recall({"project": "x"})
+    assert lam.expire(rec.episode_id, "the run failed") is True
+    assert lam.expire(rec.episode_id) is False
+    assert lam.pending() == []
+    (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    assert event.data["expired"] is True and event.data["reason"] == "the run failed"
