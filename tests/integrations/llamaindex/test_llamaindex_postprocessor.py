@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from llama_index.core import VectorStoreIndex
 from llama_index.core.instrumentation import get_dispatcher
-from llama_index.core.llms import MockLLM
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
