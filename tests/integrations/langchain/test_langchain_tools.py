@@ -89,3 +89,14 @@ def test_a_run_that_raises_after_a_search_leaves_no_pending_episode(chat_model: 
     with pytest.raises(RuntimeError, match="deploy server is down"):
         agent.invoke({"messages": [{"role": "user", "content": "ship"}]}, config={"callbacks": [handler]})
     assert lam.stats()["episodes"] == 1 and lam.pending() == []
+
+
+def test_module_examples_run() -> None:
+    import doctest
+
+    import lamar_langchain.middleware
+    import lamar_langchain.tools
+
+    for module in (lamar_langchain.tools, lamar_langchain.middleware):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0

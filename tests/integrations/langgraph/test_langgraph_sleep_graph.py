@@ -19,6 +19,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 from pydantic import ValidationError
 
+import lamar_langgraph.review
 import lamar_langgraph.sleep_graph
 from lamar import Experience, InvalidTrace, Lamar, Scope, Status
 from lamar.models.scripted import ScriptedModel
@@ -237,8 +238,9 @@ def test_a_broken_trace_file_fails_before_the_model_is_called(lam: Lamar, tmp_pa
 
 
 def test_the_module_examples_run() -> None:
-    result = doctest.testmod(lamar_langgraph.sleep_graph)
-    assert result.failed == 0 and result.attempted > 0
+    for module in (lamar_langgraph.sleep_graph, lamar_langgraph.review):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0
 
 
 # -- typed review decisions ----------------------------------------------------------------------

@@ -140,3 +140,12 @@ async def test_a_failed_agent_run_leaves_no_pending_episode(where: str) -> None:
     assert lam.pending() == []
     (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
     assert event.data["expired"] is True and "RuntimeError" in event.data["reason"]
+
+
+def test_module_examples_run() -> None:
+    import doctest
+
+    import lamar_llamaindex.tools
+
+    result = doctest.testmod(lamar_llamaindex.tools)
+    assert result.attempted > 0 and result.failed == 0
