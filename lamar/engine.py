@@ -467,6 +467,9 @@ class Lamar:
     def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """Record what happened after an episode: a Signal or a reward in [-1, 1].
 
+        A default outcome or an expiry that the pending policy (or `expire`) recorded only
+        stands in for the report: a late report replaces it without `replace=True`.
+
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
             DuplicateReport: the episode already has an outcome and `replace` is False.
