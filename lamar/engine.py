@@ -556,9 +556,9 @@ class Lamar:
         """
         with self._lock:
             self._sync()
-            if episode_id not in self._episodes:
+            if not isinstance(episode_id, str) or episode_id not in self._episodes:
                 raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
-            return expire(self, episode_id, reason)
+            return expire(self, episode_id, str(reason))
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""

@@ -103,3 +103,12 @@ def test_expire_one_episode_by_hand(tmp_path):
     assert lam.pending() == []
     (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
     assert event.data["expired"] is True and event.data["reason"] == "the run failed"
+
+
+def test_expire_refuses_what_is_not_an_episode_of_this_store():
+    from lamar import UnknownEpisode
+
+    lam = Lamar(":memory:")
+    for bad in ("ep_nope", ["ep"], None):
+        with pytest.raises(UnknownEpisode):
+            lam.expire(bad)
