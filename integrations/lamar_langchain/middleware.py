@@ -28,7 +28,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from lamar import DuplicateReport, LamarError, Recall, Signal
+from lamar import DuplicateReport, LamarError, Recall, Signal, StoreError
 from lamar.experience import check_context
 from lamar.recall import render_prompt
 from lamar_langchain.conventions import (
@@ -75,6 +75,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     previous turn's episode is reported before the new turn recalls. When the next message
     brings no outcome, `silent_outcome` is reported (None leaves the episode pending, listed
     by `lam.pending()` and settled by the engine's `pending_after` policy).
+
+    Lamar fails open here: a store that cannot be read or written (`StoreError`) costs the
+    run its lessons, or the previous turn its report, never the turn itself (a warning is
+    logged). A bad context is the caller's error and raises.
 
     If a model or tool call raises (an interrupt is not an error), the run's episode is
     recorded as expired, or given `failed_outcome`, before the error propagates: a failed
@@ -123,7 +127,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         update = self._report_previous(state, runtime, self.lamar.report)
         ctx = self._context(state, runtime)
         self._warn_if_nothing_can_match(ctx)
-        rec = self.lamar.recall(ctx, k=self.k)
+        try:
+            rec = self.lamar.recall(ctx, k=self.k)
+        except StoreError as exc:
+            return {**update, **_without_lessons(exc)}
         config = _run_config()
         if config is not None:
             dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx), config=config)
@@ -137,7 +144,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             update["lamar_reported"] = previous[0]
         ctx = self._context(state, runtime)
         await asyncio.to_thread(self._warn_if_nothing_can_match, ctx)
-        rec = await self.lamar.arecall(ctx, k=self.k)
+        try:
+            rec = await self.lamar.arecall(ctx, k=self.k)
+        except StoreError as exc:
+            return {**update, **_without_lessons(exc)}
         config = _run_config()
         if config is not None:
             await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
@@ -300,6 +310,14 @@ def _report_quietly(report: Callable[..., None], episode: str, outcome: Outcome)
         report(episode, outcome)
     except DuplicateReport:
         pass  # the app reported it already
+    except StoreError as exc:  # fail open: the turn goes on; the episode stays pending
+        log.warning("Lamar could not report episode %s: %s", episode, exc)
+
+
+def _without_lessons(exc: StoreError) -> dict[str, Any]:
+    """The state of a run whose recall failed: no episode, no lessons, the agent's turn goes on."""
+    log.warning("Lamar could not recall (the run goes on without lessons): %s", exc)
+    return {EPISODE_KEY: None, "lamar_experience_ids": [], "lamar_reported": None}
 
 
 def _run_config() -> RunnableConfig | None:

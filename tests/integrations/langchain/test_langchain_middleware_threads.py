@@ -114,3 +114,27 @@ async def test_a_run_that_raises_leaves_no_pending_episode(chat_model: Any, mode
     assert lam.pending() == []
     (outcome,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
     assert outcome.data["expired"] is True and "RuntimeError" in outcome.data["reason"]
+
+
+def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_model: Any, tmp_path: Any,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the Xcode build fails", "clear DerivedData", scope=Scope(project="trace")))
+    model = chat_model("Answered without lessons.")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert result["messages"][-1].text == "Answered without lessons."
+    assert result["lamar_episode_id"] is None and FENCE_OPEN not in model.received[0][0].text
+    assert "could not recall" in caplog.text
+    assert lam.stats()["episodes"] == 0
