@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -14,13 +15,14 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from lamar import DuplicateReport, Recall, Signal
+from lamar import DuplicateReport, Recall, Signal, StoreError
 from lamar.experience import check_context
 from lamar_llamaindex.outcomes import record_episode
 
 Outcome = Signal | float | str
 ContextSource = Mapping[str, str] | Callable[[list[ChatMessage]], Mapping[str, str]] | None
 _SESSIONS_KEPT = 4096
+log = logging.getLogger(__name__)
 
 
 class _Turn:
@@ -46,7 +48,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     returning a Signal (or None); the previous turn is reported before the new one recalls.
     `silent_outcome` is what the previous turn gets when that function finds nothing (None
     leaves it pending, listed by `lam.pending()`). Wrap a run in
-    ``track_episodes(lamar=lam)`` to have a failed run's episode expired.
+    ``track_episodes(lamar=lam)`` to have a failed run's episode expired. A store that cannot
+    be written costs the turn its lessons, never the turn (a warning is logged).
 
     Args:
         lamar: the `Lamar` engine.
@@ -92,7 +95,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if turn is not None and not turn.reported and users:
             self._settle_previous(turn, users[-1])
         ctx = self._context(messages)
-        rec = self.lamar.recall(ctx, k=self.k)
+        try:
+            rec = self.lamar.recall(ctx, k=self.k)
+        except StoreError as exc:  # fail open: the agent's turn goes on without lessons
+            log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
+            return ""
         record_episode(rec.episode_id, ctx)
         with self._lock:
             self._turns[key] = _Turn(marker, rec)
@@ -111,6 +118,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             self.lamar.report(turn.recall.episode_id, value)
         except DuplicateReport:
             pass  # the app reported it already
+        except StoreError as exc:  # fail open: the episode stays pending
+            log.warning("Lamar could not report episode %s: %s", turn.recall.episode_id, exc)
+            return
         turn.reported = True
 
     def _context(self, messages: list[ChatMessage]) -> dict[str, str]:

@@ -149,3 +149,25 @@ def test_module_examples_run() -> None:
 
     result = doctest.testmod(lamar_llamaindex.tools)
     assert result.attempted > 0 and result.failed == 0
+
+
+async def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    memory = Memory.from_defaults(session_id="s", memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
+    script = Script("Answered without lessons.")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        result = await FunctionAgent(tools=[], llm=script.llm()).run(user_msg="hi", memory=memory)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert str(result.response.content) == "Answered without lessons."
+    assert all(FENCE_OPEN not in str(m.content) for m in script.seen[0])
+    assert lam.stats()["episodes"] == 0
