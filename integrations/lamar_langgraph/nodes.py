@@ -4,6 +4,7 @@ state keys they share (`LamarState`)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -12,7 +13,9 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
-from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal
+from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError
+
+log = logging.getLogger(__name__)
 
 ContextSource = Mapping[str, str] | Callable[[Any], Mapping[str, str]] | None
 TurnMarker = Callable[[Any], str | None]
@@ -106,7 +109,10 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
     clears the outcome key and `lamar_reported`. If the state already holds an episode for
     the same turn (a loop back through this node, a thread run again without a new human
     message), it writes nothing: one turn, one episode. Replaying a checkpoint taken before
-    the recall (time travel) is a new recall. Works under invoke, ainvoke and streaming.
+    the recall (time travel) is a new recall. Works under invoke, ainvoke and streaming. A
+    store that cannot be written (`StoreError`) costs the turn its lessons, not the run: the
+    node logs a warning and writes an empty prompt and no episode (the report node likewise
+    leaves an episode it could not report open).
 
     Args:
         lamar: the engine.
@@ -138,17 +144,28 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
                 "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
                 "lamar_episodes": {rec.episode_id: OPEN}}
 
+    def without_lessons(exc: StoreError, marker: str | None) -> dict[str, Any]:
+        log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
+        return {"lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
+                outcome_key: None, "lamar_reported": None}
+
     def recall_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        return written(lamar.recall(todo[0], k=k), todo[1])
+        try:
+            return written(lamar.recall(todo[0], k=k), todo[1])
+        except StoreError as exc:
+            return without_lessons(exc, todo[1])
 
     async def recall_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        return written(await lamar.arecall(todo[0], k=k), todo[1])
+        try:
+            return written(await lamar.arecall(todo[0], k=k), todo[1])
+        except StoreError as exc:
+            return without_lessons(exc, todo[1])
 
     return RunnableLambda(recall_sync, afunc=recall_async, name=name)
 
@@ -200,23 +217,33 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         todo = plan(state)
         if todo is None:
             return {}
+        done = []
         for episode in todo[0]:
             try:
                 lamar.report(episode, todo[1])
             except DuplicateReport:
                 pass  # reported already: by the app, or by a run whose checkpoint was not saved
-        return written(todo[0])
+            except StoreError as exc:  # fail open: it stays open, for the next report node to try
+                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                continue
+            done.append(episode)
+        return written(done) if done else {}
 
     async def report_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
+        done = []
         for episode in todo[0]:
             try:
                 await lamar.areport(episode, todo[1])
             except DuplicateReport:
                 pass
-        return written(todo[0])
+            except StoreError as exc:
+                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                continue
+            done.append(episode)
+        return written(done) if done else {}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
 

@@ -133,3 +133,69 @@ def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
     app.update_state(config, {"lamar_outcome": "shipped"}, as_node="sub")
     final = app.invoke(None, config)
     assert set(final["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
+
+
+def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_run(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the api build fails", "clear the api cache", scope=Scope(project="api")))
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("answer", lambda state: {"results": [f"prompt={state.get('lamar_prompt')!r}"],
+                                            "lamar_outcome": "shipped"})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "answer")
+    graph.add_edge("answer", "report")
+    graph.add_edge("report", END)
+    app = graph.compile()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        out = app.invoke({"projects": []})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert out["results"] == ["prompt=''"] and out.get("lamar_episode_id") is None
+    assert lam.stats()["episodes"] == 0
+    # once the store is writable, the next run recalls and reports as usual
+    again = app.invoke({"projects": []})
+    assert set(again["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
+
+
+def test_a_report_the_store_refuses_leaves_the_episode_open(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the api build fails", "clear the api cache", scope=Scope(project="api")))
+    locks: list[sqlite3.Connection] = []
+
+    def answer(state: State) -> dict[str, Any]:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")  # the store becomes unwritable between recall and report
+        locks.append(other)
+        return {"lamar_outcome": "shipped"}
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("answer", answer)
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "answer")
+    graph.add_edge("answer", "report")
+    graph.add_edge("report", END)
+    try:
+        out = graph.compile().invoke({"projects": []})
+    finally:
+        for other in locks:
+            other.execute("ROLLBACK")
+            other.close()
+    assert list(out["lamar_episodes"].values()) == ["open"]
+    assert [p.episode_id for p in lam.pending()] == list(out["lamar_episodes"])
