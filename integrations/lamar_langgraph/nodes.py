@@ -66,7 +66,7 @@ class LamarState(TypedDict, total=False):
             by both nodes; merged, never overwritten).
     """
 
-    lamar_context: dict[str, str]
+    lamar_context: dict[str, str]  # no reducer: only you write it, and {} must not hide the runtime context
     lamar_turn: Annotated[str | None, last_value]
     lamar_episode_id: Annotated[str | None, last_value]
     lamar_lessons: Annotated[list[str], last_value]
