@@ -102,9 +102,12 @@ def state_text(lam: Lamar, last: Event) -> str:
     Episodes that the store can look up by key are left out (that is what keeps a reopen
     cheap); the ones it cannot (restored from a checkpoint snapshot) are kept.
     """
-    pinned = [record for record in lam._episodes.values() if record.id in lam._pinned]
-    data = snapshot_of(lam, episodes=pinned)
-    data["sealed"] = [record.id for record in pinned if record.sealed]
+    # Kept: the episodes known only from a checkpoint snapshot (no key to look them up by),
+    # and the pending ones (no outcome yet), which `Lamar.pending` and the settling walk.
+    kept = [record for record in lam._episodes.values() if record.id in lam._pinned or record.reports == 0]
+    data = snapshot_of(lam, episodes=kept)
+    data["pinned"] = [record.id for record in kept if record.id in lam._pinned]
+    data["sealed"] = [record.id for record in kept if record.sealed]
     data["counters"] = [lam._n_episodes, lam._wanted, lam._held]
     payload = {"version": STATE_VERSION, "seq": last.seq, "last": fingerprint(last),
                "policy": tuning_of(lam), "state": data}

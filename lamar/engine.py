@@ -19,6 +19,7 @@ import dataclasses
 import math
 import os
 import random
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +42,7 @@ from lamar.checkpoint import (
     state_text,
 )
 from lamar.experience import Experience, Status, check_context, new_id
+from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
@@ -61,11 +63,12 @@ class EpisodeRecord:
 
     `number` counts the episodes before it; `outcome_seq` is the event whose outcome counts;
     `sealed` marks an outcome folded into a checkpoint, which can no longer be replaced (its
-    reward is inside the lessons' sums).
+    reward is inside the lessons' sums). `settled` is "default" or "expired" when the outcome
+    is the pending policy's (see `lamar.pending`), which a late real report replaces.
     """
 
     __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",
-                 "number", "outcome_seq", "sealed")
+                 "number", "outcome_seq", "sealed", "settled")
 
     def __init__(self, data: Mapping[str, Any], when: float) -> None:
         self.id: str = data["id"]
@@ -81,6 +84,7 @@ class EpisodeRecord:
         self.number = 0
         self.outcome_seq = 0
         self.sealed = False
+        self.settled: str | None = None
 
 
 class Lamar:
@@ -150,6 +154,7 @@ class Lamar:
         self._partial = False
         self._base = 0  # the seq the resumed state was folded to
         self._pinned: set[str] = set()  # episodes known only from a checkpoint snapshot
+        self._unsettled: deque[str] | None = None  # pending episode ids, oldest first (lamar.pending)
 
     def _append(self, events: list[Event]) -> list[Event]:
         self._wrote = True
@@ -198,7 +203,7 @@ class Lamar:
             sealed = set(data.get("sealed", ()))
             for record in self._episodes.values():
                 record.sealed = record.id in sealed
-            self._pinned = set(self._episodes)
+            self._pinned = set(data["pinned"]) & set(self._episodes)
             self._n_episodes, self._wanted, self._held = (int(n) for n in data["counters"])
         except (KeyError, TypeError, ValueError, AttributeError):
             self._reset()
@@ -242,13 +247,17 @@ class Lamar:
         try:
             record = EpisodeRecord(found[0].data, found[0].time)
             record.number = -1  # unknown until the whole log is folded (sleep does that)
-            for outcome in found[1:]:
+            for outcome in found[1:]:  # as _fold_outcome leaves the record, without the lessons
                 if record.reports and not outcome.data.get("replace"):
                     continue  # a second plain report: the fold refused it
-                record.reward = float(outcome.data["reward"])
-                record.signal = outcome.data.get("signal")
                 record.reports += 1
                 record.outcome_seq = outcome.seq
+                if outcome.data.get("expired"):
+                    record.settled = "expired"
+                    continue
+                record.reward = float(outcome.data["reward"])
+                record.signal = outcome.data.get("signal")
+                record.settled = "default" if outcome.data.get("default") else None
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"{self.store.location}: episode {episode_id} is malformed ({exc!r})") from exc
         self._episodes[episode_id] = record
@@ -302,6 +311,7 @@ class Lamar:
         kind = event.kind
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
             restore(self, data)
+            self._unsettled = None
             self._seq = event.seq
             self._last = event
             self._pinned = set(self._episodes)  # their keys are gone with the events they came from
@@ -315,6 +325,8 @@ class Lamar:
             self._n_episodes += 1
             self._held += len(record.held_out)
             self._wanted += len(record.held_out) + len(record.injected)
+            if self._unsettled is not None:
+                self._unsettled.append(record.id)
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
@@ -377,11 +389,17 @@ class Lamar:
             # the same way in every process, and report() tells its caller.
             self._ignored.add(self._seq)
             return
+        if data.get("expired"):  # the pending policy gave up on it: no reward, nothing learned
+            episode.reports += 1
+            episode.outcome_seq = self._seq
+            episode.settled = "expired"
+            return
         reward = float(data["reward"])
         episode.reward = reward
         episode.signal = data.get("signal")
         episode.reports += 1
         episode.outcome_seq = self._seq
+        episode.settled = "default" if data.get("default") else None
         self._reports += 1
         self._observe_reward(reward)
         sigma = self._sigma()
@@ -524,6 +542,8 @@ class Lamar:
             }
             self._append([Event("episode", data, key=f"episode:{episode_id}")])
             self._sync()
+            if self.policy.pending_after is not None:
+                settle(self, None)
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
@@ -587,6 +607,9 @@ class Lamar:
     def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """Record what happened after an episode: a Signal or a reward in [-1, 1].
 
+        A default outcome or an expiry that the pending policy (or `expire`) recorded only
+        stands in for the report: a late report replaces it without `replace=True`.
+
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
             DuplicateReport: the episode already has an outcome and `replace` is False.
@@ -603,6 +626,8 @@ class Lamar:
                     "compacted is gone too: an old reported one, whose outcome stays counted, or one "
                     "left unreported past keep_unreported)"
                 )
+            # A default or an expiry from the pending policy only stood in for this report.
+            replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
             if episode.reports and not replace:
                 raise DuplicateReport(
                     f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
@@ -639,6 +664,43 @@ class Lamar:
         import asyncio
 
         await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
+
+    def pending(self, older_than: float | None = None, *, now: float | None = None) -> list[PendingEpisode]:
+        """Episodes still waiting for their outcome, oldest first, each with its age.
+
+        Args:
+            older_than: keep those at least this many seconds old.
+            now: the clock to measure ages against (default: `time.time()`).
+        """
+        with self._lock:
+            self._sync()
+            return pending(self, older_than, now)
+
+    def settle_pending(self, *, now: float | None = None) -> list[str]:
+        """Apply the `pending_after` policy now (recall also does, on each call).
+
+        Every episode pending for `pending_after` seconds or more gets `pending_outcome` as a
+        default outcome, or, when that is None, is recorded as expired. Both are outcome
+        events in the store (the audit trail shows them, every process folds them alike); a
+        late report still replaces them. Returns the ids settled by this call.
+        """
+        with self._lock:
+            self._sync()
+            return settle(self, now)
+
+    def expire(self, episode_id: str, reason: str = "expired by hand") -> bool:
+        """Record that an episode will get no outcome (its run failed, say): an outcome event
+        with no reward, so it stops being pending and teaches nothing. A late report still
+        replaces it. Returns False when the episode already had an outcome.
+
+        Raises:
+            UnknownEpisode: no recall in this store produced `episode_id`.
+        """
+        with self._lock:
+            self._sync()
+            if self._episode_record(episode_id) is None:
+                raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+            return expire(self, episode_id, str(reason))
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""

@@ -121,3 +121,27 @@ def test_writers_save_the_state_as_they_go_and_readers_never_do(tmp_path: Path, 
     reader.experiences()
     reader.close()
     assert {p: p.read_bytes() for p in files} == files
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_pending_episodes_from_before_the_state_stay_pending_settle_and_expire_alike(
+        tmp_path: Path, suffix: str) -> None:
+    location = str(tmp_path / f"s.{suffix}")
+    lam = Lamar(location, k=2, seed=1)
+    lam.add(Experience("case", "do", scope=Scope(task="t")))
+    waiting = [lam.recall({"task": "t"}).episode_id for _ in range(6)]
+    for _ in range(20):
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    lam.report(waiting[0], Signal.REVERTED)
+    lam.expire(waiting[1])
+    lam.close()
+    resumed, replayed = Lamar(location, k=2, seed=1), _replayed(location)
+    assert resumed._partial
+    now = resumed.pending()[0].time + 10.0
+    assert [p.episode_id for p in resumed.pending(now=now)] == [p.episode_id for p in replayed.pending(now=now)] \
+        == waiting[2:]
+    for engine in (resumed, replayed):
+        assert engine.expire(waiting[2]) is True and engine.expire(waiting[1]) is False
+        engine.report(waiting[1], Signal.SHIPPED)  # a late report replaces an expiry
+        assert engine.episode(waiting[1]).reward == 1.0
+    _same(resumed, replayed)

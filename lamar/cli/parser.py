@@ -7,6 +7,7 @@ import importlib
 from collections.abc import Callable
 from typing import NoReturn
 
+from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.mcp_server import add_mcp_command
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
 
@@ -149,4 +150,5 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
 
     add_mcp_command(command)
+    add_claude_code(command)
     return parser
