@@ -7,7 +7,8 @@ import re
 from collections.abc import Mapping
 
 from lamar.experience import Experience
-from lamar.safety.injection import HOMOGLYPHS, plain_text
+from lamar.safety.confusables import skeleton
+from lamar.safety.injection import plain_text
 
 FENCE_OPEN = "<lamar-lessons>"
 FENCE_CLOSE = "</lamar-lessons>"
@@ -18,7 +19,7 @@ _PREAMBLE = (
 )
 # Anything that could read as markup, a role marker or a fence in the lesson text.
 _ANGLE = str.maketrans({"<": "‹", ">": "›"})
-_ROLE_PREFIX = re.compile(r"(?i)\b(system|user|assistant|human|developer|ai)\s*:")
+_ROLE_PREFIX = re.compile(r"(?i)\b(system|user|assistant|human|developer|ai|tool|model|function)\s*:")
 _TEMPLATE_TOKEN = re.compile(r"\[/?(INST|SYS)\]|<\|[^|]*\|>|`{3,}")
 _FENCE_NAME = re.compile(r"(?i)lamar[-_]lessons")
 
@@ -37,9 +38,9 @@ def neutralize(text: str) -> str:
     text = _TEMPLATE_TOKEN.sub(_defang_token, text)
     text = " ".join(text.split()).translate(_ANGLE)
     text = _FENCE_NAME.sub("lamar lessons", text).replace("![", "! [")
-    # "Ѕystem:" in Cyrillic reads as "System:": match on a look-alike-folded shadow of equal
-    # length, so the positions found there carry over to `text`.
-    shadow = text.translate(HOMOGLYPHS)
+    # "Ѕystem:" in Cyrillic, "ꜱʏꜱᴛᴇᴍ꞉" in small capitals read as "System:": match on a
+    # look-alike-folded shadow of equal length, so the positions found there carry over to `text`.
+    shadow = skeleton(text)
     pieces: list[str] = []
     last = 0
     for match in _ROLE_PREFIX.finditer(shadow):

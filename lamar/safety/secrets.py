@@ -11,6 +11,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lamar.safety.disguised import disguised_spans, redact_spans
+from lamar.safety.injection import plain_text
+from lamar.safety.providers import PROVIDER_TOKENS
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
@@ -190,9 +194,9 @@ _URL_USERINFO = re.compile(
     r"(?P<secret>[^\s/\"'<>]{1,500})@(?=[^\s/?#@\"'<>]+)"
 )
 _URL_QUERY = re.compile(
-    r"(?P<key>[?&;#](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key"
-    r"|client_secret|secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-security-token"
-    r"|x-amz-credential|session_token|private_token|key))=(?P<secret>[^&\s\"'<>]+)",
+    # Any parameter whose name holds password/secret/token (sslpassword, client_secret, ...).
+    r"(?P<key>[?&;#](?:[\w.-]{0,40}(?:password|passwd|secret|token|signature|credential)[\w.-]{0,40}"
+    r"|api_key|apikey|api-key|pwd|sig|key))=(?P<secret>[^&\s\"'<>]+)",
     re.IGNORECASE,
 )
 
@@ -234,6 +238,42 @@ def _token(kind: str, body: str, flags: int = 0) -> _Rule:
     return _Rule(kind, re.compile(_B + f"(?P<secret>{body})" + _E, flags))
 
 
+# ---- secrets said in prose: "the password is hunter2", "use the token abc123" ----------------------
+
+_PROSE = re.compile(
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
+    r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
+    r"(?:\s+[\w.-]{1,30})?)?"
+    r"(?:\s*[:=]|\s+(?:is|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
+    r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+_PROSE_USE = re.compile(
+    r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
+    r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+_WEAK_PASSWORDS = {"password", "changeme", "letmein", "hunter", "admin", "secret", "qwerty", "welcome",
+                   "passw0rd", "root", "toor", "default", "guest", "master", "dragon", "monkey", "trustno"}
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
+
+
+def _prose_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    if value[0] in "\"'`":
+        return is_placeholder(value.strip("\"'`"))
+    bare = value.rstrip(".,;:!?)")
+    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(value) and bare.lower() not in _WEAK_PASSWORDS):
+        return True  # "the password is wrong", "the token was expired"
+    key = match.group("key").lower()
+    return not key.startswith(("pass", "pin")) and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+
+
+def _prose_kind(match: re.Match[str]) -> str:
+    key = match.group("key").lower()
+    return "password" if key.startswith(("pass", "pin", "login")) else "secret"
+
+
 RULES: tuple[_Rule, ...] = (
     # Before the PEM rule, so a service-account file's key is named as such.
     _Rule("gcp-service-account-key", re.compile(
@@ -245,6 +285,7 @@ RULES: tuple[_Rule, ...] = (
         r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
     )),
+    *(_token(kind, body) for kind, body in PROVIDER_TOKENS),
     _token("anthropic-api-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
     _token("openai-api-key",
            r"sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,300}[0-9])(?=[A-Za-z0-9_-]{0,300}[A-Za-z])"
@@ -300,7 +341,11 @@ RULES: tuple[_Rule, ...] = (
     _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _ASSIGNMENT, _assignment_is_harmless, _assignment_kind),
+    _Rule("secret", _PROSE, _prose_is_harmless, _prose_kind),
+    _Rule("secret", _PROSE_USE, _prose_is_harmless, _prose_kind),
 )
+# Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
+_SHAPE_RULES = tuple(rule for rule in RULES if rule.pattern.pattern.startswith(_B))
 
 
 def scrub(text: str) -> tuple[str, list[str]]:
@@ -324,9 +369,41 @@ def scrub(text: str) -> tuple[str, list[str]]:
     if not isinstance(text, str):
         raise TypeError(f"scrub() takes a string; got {type(text).__name__}")
     kinds: list[str] = []
+    text = _scrub_plain(text, kinds)
+    # A zero-width space or full-width letters hide a key from the rules but not from a model:
+    # when the text as a model reads it holds more, that form is what we return.
+    normal = plain_text(text)
+    if normal != text:
+        more: list[str] = []
+        cleaned = _scrub_plain(normal, more)
+        if more:
+            text = cleaned
+            kinds += [k for k in more if k not in kinds]
+    spans = disguised_spans(text, _shape_spans, _scrub_decoded)
+    if spans:
+        kinds += [kind for _, _, kind in spans if kind not in kinds]
+        text = redact_spans(text, spans, PLACEHOLDER)
+    return text, kinds
+
+
+def _scrub_plain(text: str, kinds: list[str]) -> str:
     for rule in RULES:
         text = _apply(rule, text, kinds)
-    return text, kinds
+    return text
+
+
+def _scrub_decoded(text: str) -> tuple[str, list[str]]:
+    kinds: list[str] = []
+    return _scrub_plain(plain_text(text), kinds), kinds
+
+
+def _shape_spans(text: str) -> list[tuple[int, int, str]]:
+    spans = []
+    for rule in _SHAPE_RULES:
+        for match in rule.pattern.finditer(text):
+            if rule.keep is None or not rule.keep(match):
+                spans.append((match.start("secret"), match.end("secret"), rule.name(match) if rule.name else rule.kind))
+    return spans
 
 
 def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
