@@ -57,8 +57,15 @@ def render_prompt(experiences: list[Experience]) -> str:
     """The fenced block for a system prompt; "" when there is nothing to inject."""
     if not experiences:
         return ""
+    from lamar.safety.secrets import scrub
+
+    # Re-checked on the way out: a lesson stored before the gate at add/import (or by hand in
+    # the file) that would render a credential is left out, whatever the store holds.
+    shown = [line for line in (neutralize(e.render()) for e in experiences) if not scrub(line)[1]]
+    if not shown:
+        return ""
     lines = [FENCE_OPEN, _PREAMBLE]
-    lines += [f"{i}. {neutralize(e.render())}" for i, e in enumerate(experiences, 1)]
+    lines += [f"{i}. {line}" for i, line in enumerate(shown, 1)]
     lines.append(FENCE_CLOSE)
     return "\n".join(lines)
 

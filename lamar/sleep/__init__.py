@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, UnknownProposal
 from lamar.experience import Experience, Status
+from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
+from lamar.sleep.options import check_sleep_options
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
@@ -24,7 +26,8 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
               similarity: float = NEAR_DUPLICATE, keep_last: int | None = KEEP_LAST,
               older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
-              max_tokens: int = 2048, min_support: int = 2) -> SleepReport:
+              max_tokens: int = 2048, min_support: int = 2,
+              model_timeout: float | None = DEFAULT_TIMEOUT) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
@@ -39,7 +42,14 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
         max_prompt_tokens: budget of one mining prompt (estimated as characters / 4).
         max_tokens: the model's output limit per call.
         min_support: distinct traces a mined lesson must cite (>= 2).
+        model_timeout: seconds one model call may take before it counts as failed (None: no limit).
+
+    Raises:
+        InvalidArgument: an option of the wrong type or out of range.
     """
+    check_sleep_options(similarity=similarity, keep_last=keep_last, older_than=older_than,
+                        keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
+                        max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout, model=model)
     made_at = lam._seq
     proposals = consolidate(lam, similarity=similarity)
     compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than, keep_unreported=keep_unreported)
@@ -51,7 +61,8 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
         from lamar.sleep.mining import mine
 
         mined, refused, figures = mine(lam, traces=traces, model=model, max_prompt_tokens=max_prompt_tokens,
-                                       max_tokens=max_tokens, min_support=min_support, similarity=similarity)
+                                       max_tokens=max_tokens, min_support=min_support, similarity=similarity,
+                                       model_timeout=model_timeout)
         proposals += mined
         dropped += refused
         summary["mining"] = figures

@@ -136,6 +136,11 @@ def _problem(trace: Trace) -> str:
         return f"'episode_id' must be a string or null; got {trace.episode_id!r}"
     if not isinstance(trace.metadata, Mapping):
         return f"'metadata' must be an object; got {type(trace.metadata).__name__}"
+    from lamar.storable import storable_problem
+
+    problem = storable_problem(trace.metadata)
+    if problem:
+        return f"'metadata' {problem}"
     return ""
 
 
@@ -186,6 +191,8 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) ->
                     parsed = json.loads(record)
                 except json.JSONDecodeError as exc:
                     raise InvalidTrace(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                except RecursionError:
+                    raise InvalidTrace("JSON nested too deep to parse; a trace is a flat record") from None
                 trace = Trace.from_dict(parsed)
             else:
                 trace = Trace.from_dict(record)
