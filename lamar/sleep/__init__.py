@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict, UnknownProposal
-from lamar.experience import Experience, Status
+from lamar._errors import EventConflict, LamarError, UnknownProposal
+from lamar.experience import Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
+from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.options import check_sleep_options
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
@@ -94,11 +95,21 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         if proposal.id in lam._applied:
             skipped.append((proposal.id, "already applied"))
             continue
+        try:
+            kind = kind_of(proposal)
+            kind.check(proposal)  # a candidate is re-screened here, whatever the report says
+            missing = [i for i in kind.touches(proposal) if i not in lam._lessons]
+            events = kind.events(proposal)
+        except LamarError as exc:
+            skipped.append((proposal.id, f"refused: {exc}"))
+            continue
+        if missing:
+            skipped.append((proposal.id, f"refused: lesson {missing[0]} is not in this store"))
+            continue
         stale = _stale(lam, proposal, removed)
         if stale:
             skipped.append((proposal.id, stale))
             continue
-        events = _events_for(proposal)
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
@@ -143,27 +154,10 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
                 return f"lesson {exp_id} is no longer proven to {'harm' if want is Verdict.HARMS else 'help'} " \
                        f"(verdict now {verdict.value})"
     if proposal.kind == "candidate":
-        exp_id = proposal.payload["experience"].get("id")
-        if exp_id and exp_id in lam._lessons:
-            return f"lesson {exp_id} is already in the store"
+        new_id = proposal.experience_ids[0] if proposal.experience_ids else ""
+        if new_id in lam._lessons:
+            return f"lesson {new_id} is already in the store"
     return ""
-
-
-def _events_for(proposal: Proposal) -> list[Event]:
-    kind, ids = proposal.kind, proposal.experience_ids
-    reason = f"sleep {kind}: {proposal.reason}"
-    if kind == "retire":
-        return [Event("status", {"id": i, "status": Status.RETIRED.value, "reason": reason}) for i in ids]
-    if kind == "promote":
-        return [Event("status", {"id": i, "status": Status.ACTIVE.value, "reason": reason}) for i in ids]
-    if kind == "merge":
-        return [Event("merge", {"into": proposal.payload["into"], "from": list(proposal.payload["from"])})]
-    if kind == "candidate":
-        exp = Experience.from_dict(proposal.payload["experience"]).with_identity()
-        return [Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]
-    if kind == "compact":
-        return [Event("compact", dict(proposal.payload))]
-    return []  # a contradiction is acknowledged; the bandit keeps testing both sides
 
 
 __all__ = [

@@ -18,6 +18,7 @@ _CLIP = {"input": 1_500, "output": 1_500, "attempted": 300, "tool_errors": 600}
 _MAX_ITEMS = 40  # attempted actions / tool errors kept per trace (the first ones)
 _KEYS = frozenset({"precondition", "action", "rationale", "scope", "trace_ids"})
 _REQUIRED = frozenset({"precondition", "action", "scope", "trace_ids"})
+_MAX_REPLY_DEPTH = 32  # a lesson list needs 3; the report that keeps a dropped item adds a few more
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 
 INSTRUCTIONS = """\
@@ -144,13 +145,11 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub,
 
 def _depth_problem(data: Any) -> str | None:
     """A reply nested deeper than any lesson needs is refused whole (it could not be stored)."""
-    from lamar.storable import MAX_DEPTH
-
     stack = [(data, 0)]
     while stack:
         value, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return f"is nested more than {MAX_DEPTH} levels deep"
+        if depth > _MAX_REPLY_DEPTH:
+            return f"is nested more than {_MAX_REPLY_DEPTH} levels deep"
         if isinstance(value, dict):
             stack += [(v, depth + 1) for v in value.values()]
         elif isinstance(value, list):
