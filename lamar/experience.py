@@ -58,6 +58,9 @@ class Scope(Mapping[str, str]):
     _items: tuple[tuple[str, str], ...]
 
     def __init__(self, fields: Mapping[str, str] | None = None, /, **kwargs: str) -> None:
+        if fields is not None and not isinstance(fields, Mapping):
+            raise InvalidContext(f"Scope takes a mapping of strings, like Scope(project='trace'); "
+                                 f"got {type(fields).__name__}")
         merged = {**(fields or {}), **kwargs}
         try:
             checked = check_context(merged)
