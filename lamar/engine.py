@@ -58,21 +58,8 @@ class EpisodeRecord:
     reward is inside the lessons' sums).
     """
 
-    __slots__ = (
-        "context",
-        "eligible",
-        "held_out",
-        "id",
-        "injected",
-        "number",
-        "outcome_seq",
-        "p",
-        "reports",
-        "reward",
-        "sealed",
-        "signal",
-        "time",
-    )
+    __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",
+                 "number", "outcome_seq", "sealed")
 
     def __init__(self, data: Mapping[str, Any], when: float) -> None:
         self.id: str = data["id"]

@@ -138,9 +138,11 @@ def _problem(trace: Trace) -> str:
         return f"'metadata' must be an object; got {type(trace.metadata).__name__}"
     from lamar.storable import storable_problem
 
-    problem = storable_problem(trace.metadata)
-    if problem:
-        return f"'metadata' {problem}"
+    # A lone surrogate cannot be written as UTF-8 (a trace file is); a NUL in a log is harmless.
+    for name in ("id", "context", "input", "output", "attempted", "tool_errors", "metadata"):
+        problem = storable_problem(getattr(trace, name))
+        if problem and not problem.startswith("holds a NUL"):
+            return f"{name!r} {problem}"
     return ""
 
 

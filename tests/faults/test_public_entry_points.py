@@ -177,5 +177,5 @@ def test_every_cli_command_ends_in_success_or_one_error_line(command: str, words
         assert "Traceback" not in err and "a bug in Lamar" not in err, err
         assert status in (0, 1, 2), (status, err)
         if status:
-            assert err.startswith("lamar: error: ") or err.startswith("usage:"), err
+            assert err.startswith(("lamar: error: ", "usage:")), err
             assert store.read_bytes() == before
