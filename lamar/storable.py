@@ -19,7 +19,9 @@ def text_problem(text: str) -> str | None:
     """Why a string cannot be stored, or None."""
     if "\x00" in text:
         return "holds a NUL character (PostgreSQL's jsonb cannot store it): remove it"
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
+    try:
+        text.encode("utf-8")  # in C: fast on the hot path (every append is checked)
+    except UnicodeEncodeError:
         return "holds a lone surrogate (not valid Unicode, so not valid UTF-8): decode the text properly"
     return None
 

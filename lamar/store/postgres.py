@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store import ExperienceStore
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -143,6 +143,7 @@ class PostgresStore:
     # -- the protocol ------------------------------------------------------------------------
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         batch = list(events)
         if not batch:
             return []

@@ -303,3 +303,24 @@ def test_an_imported_store_keeps_working_after_a_raw_event_with_a_bad_id(tmp_pat
     assert target.read(0) == []
     source.close()
     target.close()
+
+
+@pytest.mark.parametrize("backend", ["json", "db"])
+def test_a_store_refuses_an_unstorable_event_before_writing_anything(tmp_path: Path, backend: str) -> None:
+    # Item 3 at the store level: a lone surrogate in a key left SQLite's transaction open (every
+    # other writer then timed out) and left a JSON temp file behind with a raw UnicodeEncodeError.
+    from lamar import InvalidEvent
+
+    location = tmp_path / f"store.{backend}"
+    store = open_store(location)
+    for bad in (Event("status", {"id": "a", "status": "retired"}, key="k\ud800"),
+                Event("outcome", {"episode": "e", "reward": math.nan}),
+                Event("status", {"id": "a\x00", "status": "retired"})):
+        with pytest.raises(InvalidEvent, match="nothing was written"):
+            store.append([Event("status", {"id": "ok", "status": "retired"}), bad])
+    other = open_store(location)
+    assert [e.data["id"] for e in other.append([Event("status", {"id": "b", "status": "retired"})])] == ["b"]
+    assert [e.data["id"] for e in store.read(0)] == ["b"]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
+    other.close()
+    store.close()
