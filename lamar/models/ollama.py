@@ -67,7 +67,13 @@ class OllamaModel:
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
         except (ConnectionError, httpx.TransportError) as exc:
             raise connection_failure(_PROVIDER, where, exc) from exc
-        text = result.response or ""
+        except (httpx.HTTPError, self._sdk.RequestError, ValueError, TypeError, KeyError) as exc:
+            # A reply the SDK cannot decode, a request it refuses to build: still the model's failure.
+            raise ModelError(f"Ollama call for model {self.model!r} failed ({type(exc).__name__}: {exc}); "
+                             "check the server and the model, then run sleep again") from exc
+        text = getattr(result, "response", None) or ""
+        if not isinstance(text, str):
+            raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")
         if result.done_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
         if not text.strip():

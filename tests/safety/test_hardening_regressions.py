@@ -324,3 +324,15 @@ def test_a_store_refuses_an_unstorable_event_before_writing_anything(tmp_path: P
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")) == []
     other.close()
     store.close()
+
+
+def test_the_ollama_adapter_turns_any_client_failure_into_a_model_error() -> None:
+    pytest.importorskip("ollama", reason="the ollama extra is not installed")
+    from lamar.models.ollama import OllamaModel
+
+    class Broken:
+        def generate(self, **kwargs: object) -> object:
+            raise ValueError("could not decode the reply")
+
+    with pytest.raises(ModelError, match="could not decode"):
+        OllamaModel("llama3.2:3b", client=Broken()).complete("hi", max_tokens=5)
