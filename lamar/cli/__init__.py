@@ -7,6 +7,7 @@ error (missing, corrupt, unreadable, unwritable), or a model that failed during 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -39,7 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help(sys.stderr)
             raise UsageError("name a command, e.g. `lamar stats` (listed above)")
-        return int(handler(args))
+        status = int(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except _STORE_ERRORS as exc:
@@ -56,6 +61,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("the input is nested too deep to read", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
         return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
+
+
+def _reader_gone() -> int:
+    """The reader of our output went away (`lamar ls | head -1`): stop quietly with status 0,
+    as `cat` and `grep` do. Python would flush stdout again at exit and complain about the
+    same pipe, so stdout is pointed at the null device first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured in a test): nothing to silence
+        pass
+    return EXIT_OK
 
 
 def _fail(message: str, status: int) -> int:
