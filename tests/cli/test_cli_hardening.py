@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import uuid
 from pathlib import Path
 from typing import Any
@@ -75,12 +76,18 @@ BAD_EVENTS = {
 @pytest.mark.parametrize("name", sorted(BAD_EVENTS))
 @pytest.mark.parametrize("append", [False, True])
 def test_import_refuses_a_file_with_one_bad_event(run_cli, json_store, tmp_path, name, append) -> None:
-    source = tmp_path / "incoming.json"
+    source = tmp_path / "incoming.db"
     raw = open_store(source)
     good = Event("experience", {"id": "exp_ok", "precondition": "p", "action": "a", "created_at": 1.0},
                  key="experience:exp_ok")
-    raw.append([good, BAD_EVENTS[name]])
+    bad = BAD_EVENTS[name]
+    raw.append([good, Event("status", {"id": "placeholder", "status": "retired"})])
     raw.close()
+    # Stores refuse to write what no backend can keep (a NUL, a time in 1e20), so the hostile file
+    # is made the way an attacker would: by editing the database under the store.
+    with sqlite3.connect(source) as db:
+        db.execute("UPDATE events SET kind = ?, key = ?, time = ?, data = ? WHERE seq = 2",
+                    (bad.kind, bad.key, bad.time, json.dumps(bad.data)))
     target = json_store if append else tmp_path / "fresh.db"
     before = digest(target) if append else None
     out = run_cli("import", source, "--store", target, *(["--append"] if append else []))
