@@ -50,8 +50,15 @@ def admitted(experience: Experience) -> Experience:
 
     Raises:
         InvalidExperience: the lesson (as the model would read it) holds what looks like a
-            secret; the message names its kind and says how to write the lesson instead.
+            secret (the message names its kind and says how to write the lesson instead), or
+            its text holds a lone surrogate.
     """
+    for name in TEXT_FIELDS:
+        try:
+            getattr(experience, name).encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidExperience(f"Experience.{name} holds a lone surrogate (not valid Unicode): decode the "
+                                    "text properly (e.g. bytes.decode('utf-8', errors='replace'))") from None
     exp = normalized(experience)
     kinds = secret_kinds(exp)
     if kinds:
