@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 
@@ -53,15 +54,26 @@ def _defang_token(match: re.Match[str]) -> str:
     return match.group(0).replace("|", "¦").replace("`", "'").replace("[", "(").replace("]", ")")
 
 
+@functools.lru_cache(maxsize=4096)
+def _fenced_line(rendered: str) -> str | None:
+    """The lesson's line for the prompt, or None when it would show a credential.
+
+    Cached: the same few lessons are rendered turn after turn, and scrubbing costs about half
+    a millisecond a line.
+    """
+    from lamar.safety.secrets import scrub
+
+    line = neutralize(rendered)
+    return None if scrub(line)[1] else line
+
+
 def render_prompt(experiences: list[Experience]) -> str:
     """The fenced block for a system prompt; "" when there is nothing to inject."""
     if not experiences:
         return ""
-    from lamar.safety.secrets import scrub
-
     # Re-checked on the way out: a lesson stored before the gate at add/import (or by hand in
     # the file) that would render a credential is left out, whatever the store holds.
-    shown = [line for line in (neutralize(e.render()) for e in experiences) if not scrub(line)[1]]
+    shown = [line for line in (_fenced_line(e.render()) for e in experiences) if line is not None]
     if not shown:
         return ""
     lines = [FENCE_OPEN, _PREAMBLE]
