@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import re
 from collections.abc import Callable, Sequence
 
 Finder = Callable[[str], "list[tuple[int, int, str]]"]  # spans (start, end, kind) of secrets in a text
 Scrubber = Callable[[str], "tuple[str, list[str]]"]
 
-_GAP = re.compile(r"[ \t]{1,3}|[ \t]*\r?\n[ \t]*")
-_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.~+/=-]")
+_GAP = re.compile(r"[ \t]*\r?\n[ \t]*|[ \t]{1,3}")
 _CHUNK = re.compile(r"[A-Za-z0-9_.~+/=-]+")
-_CHUNK_BEFORE = re.compile(r"[A-Za-z0-9_.~+/=-]+\Z")
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
 _ESCAPED = re.compile(
     r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]{1,5};|[A-Za-z0-9_.-])+"
@@ -28,45 +27,55 @@ _ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})
 _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
 
-def _joined(text: str) -> tuple[str, list[int], set[int]]:
-    """`text` with short gaps between random-looking chunks removed; the map back; where gaps were.
+def _joined(text: str) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """`text` with short gaps between random-looking chunks removed, the segments that map it
+    back (joined offset, original offset), and where in the joined text the gaps were.
 
     A gap is closed only when the chunk after it holds a digit and the chunk before holds one
-    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart.
+    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One pass over the
+    gaps and chunks, so hostile text costs linear time.
     """
-    out: list[str] = []
-    where: list[int] = []
-    gaps: set[int] = set()
-    i = 0
-    while i < len(text):
-        gap = _GAP.match(text, i)
-        if gap and out and _TOKEN_CHAR.match(out[-1]):
-            before = _CHUNK_BEFORE.search(text, 0, i)
-            after = _CHUNK.match(text, gap.end())
-            if before and after and any(c.isdigit() for c in after.group(0)) and (
-                    any(c.isdigit() for c in before.group(0)) or before.group(0)[-1] in "_-."):
-                gaps.add(len(out))
-                i = gap.end()
-                continue
-        out.append(text[i])
-        where.append(i)
-        i += 1
-    return "".join(out), where, gaps
+    ends, starts = {}, {}
+    for chunk in _CHUNK.finditer(text):
+        ends[chunk.end()] = starts[chunk.start()] = chunk.group(0)
+    cuts = []
+    for gap in _GAP.finditer(text):
+        before, after = ends.get(gap.start()), starts.get(gap.end())
+        if before and after and any(c.isdigit() for c in after) and (
+                any(c.isdigit() for c in before) or before[-1] in "_-."):
+            cuts.append((gap.start(), gap.end()))
+    pieces: list[str] = []
+    segments: list[tuple[int, int]] = []
+    last = joined_at = 0
+    for a, b in cuts:
+        pieces.append(text[last:a])
+        segments.append((joined_at, last))
+        joined_at += a - last
+        last = b
+    pieces.append(text[last:])
+    segments.append((joined_at, last))
+    return "".join(pieces), segments, [offset for offset, _ in segments[1:]]
 
 
 def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
-    joined, where, gaps = _joined(text)
+    joined, segments, gaps = _joined(text)
     if not gaps:
         return []
+    marks = [offset for offset, _ in segments]
+
+    def back(x: int) -> int:
+        joined_at, original = segments[bisect.bisect_right(marks, x) - 1]
+        return original + x - joined_at
+
     spans = []
     for start, end, kind in find(joined):
-        cuts = sorted(g for g in gaps if start < g < end)
+        cuts = [g for g in gaps[bisect.bisect_right(gaps, start):] if g < end]
         if not cuts:
             continue  # found without joining: the plain rules saw it already
         pieces = [joined[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
         # A key broken over a line has random pieces; prose broken over a line has words.
         if all(any(c.isdigit() for c in piece) for piece in pieces[1:]):
-            spans.append((where[start], where[end - 1] + 1, kind))
+            spans.append((back(start), back(end - 1) + 1, kind))
     return spans
 
 

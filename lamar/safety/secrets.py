@@ -346,6 +346,22 @@ RULES: tuple[_Rule, ...] = (
 )
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 _SHAPE_RULES = tuple(rule for rule in RULES if rule.pattern.pattern.startswith(_B))
+_SHAPE_SET = frozenset(_SHAPE_RULES)
+# Every such credential is a run of 16+ key characters holding a digit or both cases: text
+# without one (most prose) skips those rules, and so do the joined and reversed shadows.
+_LONG_RUN = re.compile(r"[A-Za-z0-9_.~+/=:-]{16,}")
+_DIGIT, _LOWER, _UPPER = re.compile(r"\d"), re.compile(r"[a-z]"), re.compile(r"[A-Z]")
+
+
+def _may_hold_token(text: str) -> bool:
+    for run in _LONG_RUN.finditer(text):
+        chunk = run.group(0)
+        if _DIGIT.search(chunk) or (_LOWER.search(chunk) and _UPPER.search(chunk)):
+            return True
+    return False
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def scrub(text: str) -> tuple[str, list[str]]:
@@ -372,7 +388,8 @@ def scrub(text: str) -> tuple[str, list[str]]:
     text = _scrub_plain(text, kinds)
     # A zero-width space or full-width letters hide a key from the rules but not from a model:
     # when the text as a model reads it holds more, that form is what we return.
-    normal = plain_text(text)
+    plain = text.isascii() and not _CONTROL.search(text)  # then NFKC and the filter change nothing
+    normal = text if plain else plain_text(text)
     if normal != text:
         more: list[str] = []
         cleaned = _scrub_plain(normal, more)
@@ -387,8 +404,10 @@ def scrub(text: str) -> tuple[str, list[str]]:
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:
+    shapes = _may_hold_token(text)
     for rule in RULES:
-        text = _apply(rule, text, kinds)
+        if shapes or rule not in _SHAPE_SET:
+            text = _apply(rule, text, kinds)
     return text
 
 
@@ -398,6 +417,8 @@ def _scrub_decoded(text: str) -> tuple[str, list[str]]:
 
 
 def _shape_spans(text: str) -> list[tuple[int, int, str]]:
+    if not _may_hold_token(text):
+        return []
     spans = []
     for rule in _SHAPE_RULES:
         for match in rule.pattern.finditer(text):
