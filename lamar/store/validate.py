@@ -59,6 +59,11 @@ def _episode(data: Mapping[str, Any]) -> None:
 
 def _outcome(data: Mapping[str, Any]) -> None:
     _text(data.get("episode"), "episode")
+    for flag in ("expired", "default"):
+        if not isinstance(data.get(flag, False), bool):
+            raise TypeError(f"{flag!r} must be true or false")
+    if data.get("expired") and data.get("reward") is None:
+        return  # the pending policy (lamar.pending) gave up on the episode: no reward, by design
     _number(data.get("reward"), "reward", -1.0, 1.0)
     if data.get("signal") is not None and data.get("signal") not in _SIGNALS:
         raise ValueError(f"'signal' must be one of {sorted(_SIGNALS)} or null; got {data.get('signal')!r}")

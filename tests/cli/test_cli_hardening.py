@@ -6,13 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lamar import Lamar
+from lamar import Experience, Lamar
 from lamar.store import Event, open_store
 
 
@@ -236,3 +237,18 @@ def test_no_url_credential_is_printed_by_stats_export_or_html(run_cli, postgres_
                run_cli("show", "nope", "--store", url)]
     text = "".join(o.stdout + o.stderr for o in outputs) + (tmp_path / "page.html").read_text()
     assert "Hunter22Secret" not in text and namespace in text
+
+
+def test_import_keeps_expired_and_default_outcomes_of_the_pending_policy(run_cli, tmp_path) -> None:
+    # An expired episode's outcome carries no reward by design (lamar.pending): import keeps it.
+    source = tmp_path / "pending.json"
+    lam = Lamar(str(source), seed=1, pending_after=60.0)
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.recall({})
+    assert len(lam.settle_pending(now=time.time() + 3600)) == 1  # expired: no pending_outcome
+    lam.expire(lam.recall({}).episode_id)
+    lam.close()
+    out = run_cli("import", source, "--store", tmp_path / "copy.db")
+    assert out.returncode == 0, out.stderr
+    copy = Lamar(str(tmp_path / "copy.db"))
+    assert copy.stats()["episodes"] == 2 and copy.pending() == []
