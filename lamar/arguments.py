@@ -62,6 +62,15 @@ def policy(tuning: dict[str, Any]) -> Any:
         raise InvalidArgument(f"invalid tuning: {exc}") from None
 
 
+def seconds(value: Any, name: str) -> float | None:
+    """A time or a duration in seconds (None stays None): a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"{name} is a number of seconds (or None); got {value!r}")
+    return float(value)
+
+
 def reason(text: Any) -> str:
     """A reason for the audit trail: a storable string."""
     if not isinstance(text, str) or text_problem(text):
@@ -107,4 +116,4 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "slots"]
+__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots"]

@@ -530,6 +530,8 @@ class Lamar:
             older_than: keep those at least this many seconds old.
             now: the clock to measure ages against (default: `time.time()`).
         """
+        arguments.seconds(older_than, "older_than")
+        arguments.seconds(now, "now")
         with self._lock:
             self._sync()
             return pending(self, older_than, now)
@@ -542,6 +544,7 @@ class Lamar:
         events in the store (the audit trail shows them, every process folds them alike); a
         late report still replaces them. Returns the ids settled by this call.
         """
+        arguments.seconds(now, "now")
         with self._lock:
             self._sync()
             return settle(self, now)
@@ -558,7 +561,7 @@ class Lamar:
             self._sync()
             if not isinstance(episode_id, str) or episode_id not in self._episodes:
                 raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
-            return expire(self, episode_id, str(reason))
+            return expire(self, episode_id, arguments.reason(reason))
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""

@@ -206,6 +206,9 @@ def test_created_at_far_in_the_future_is_refused() -> None:
     lambda: Lamar(":memory:").sleep(similarity=2.0),
     lambda: Lamar(":memory:").sleep(bogus=1),
     lambda: Lamar(":memory:").report("ep", 10**400),
+    lambda: Lamar(":memory:").pending("an hour"),  # type: ignore[arg-type]
+    lambda: Lamar(":memory:").settle_pending(now="now"),  # type: ignore[arg-type]
+    lambda: Lamar(":memory:").settle_pending(now=float("nan")),
 ])
 def test_bad_calls_raise_a_lamar_error(call) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(LamarError):
