@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -181,6 +181,7 @@ class JsonStore:
                     pass
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         with self._exclusive():
             self._refresh()
             keys = [e.key for e in events if e.key is not None]

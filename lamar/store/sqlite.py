@@ -14,7 +14,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 SCHEMA_VERSION = 1
 
@@ -138,6 +138,7 @@ class SqliteStore:
             raise
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         rows = [(e.kind, e.key, e.time, e.data_json()) for e in events]
         self._check_writable()
         with self._lock:
