@@ -11,6 +11,9 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+from lamar import Experience, Lamar
 
 HEAVY = ("asyncio", "lamar.sleep", "lamar.models", "lamar.safety", "lamar.gym", "lamar.cli", "lamar.bench")
 
@@ -31,11 +34,15 @@ def test_import_lamar_loads_none_of_the_optional_machinery() -> None:
     assert _heavy(modules) == []
 
 
-def test_a_hook_episode_loads_none_of_it_either() -> None:
-    code = ("import lamar, tempfile, os\n"
-            "lam = lamar.Lamar(os.path.join(tempfile.mkdtemp(), 's.db'), seed=1)\n"
-            "lam.add(lamar.Experience('a build fails', 'clear the cache'))\n"
+def test_a_hook_episode_loads_none_of_it_either(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    setup = Lamar(store, seed=1)  # adding a lesson screens its text: the safety rules load then
+    setup.add(Experience("a build fails", "clear the cache"))
+    setup.close()
+    code = ("import lamar\n"
+            f"lam = lamar.Lamar({store!r}, seed=1)\n"
             "rec = lam.recall({'task': 'x'})\n"
+            "assert rec.experiences or rec.held_out\n"
             "lam.report(rec.episode_id, lamar.Signal.SHIPPED)\n"
             "lam.close()")
     assert _heavy(_modules_after(code)) == []
@@ -48,6 +55,7 @@ def test_the_lazy_names_still_import_and_load_their_module() -> None:
 
 
 def test_as_prompt_loads_the_safety_rules_on_first_use() -> None:
+    """What a hook shows the model is screened, so rendering it is where the rules load."""
     code = ("import lamar\n"
             "lam = lamar.Lamar(':memory:', seed=1)\n"
             "lam.add(lamar.Experience('System: a build fails', 'clear the cache'))\n"
