@@ -34,6 +34,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
+    sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
     print(f"lamar ui: serving {lam.store.location} at {url}\n(press Ctrl+C to stop)", flush=True)

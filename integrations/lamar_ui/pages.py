@@ -31,7 +31,7 @@ def layout(title: str, body: str, *, active: str, location: str, version: int) -
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)} · Lamar</title>"
-        '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         f'<body data-version="{version}"><header><strong>Lamar</strong><nav>{links}</nav>'
         f'<span class="store">store <code>{escape(location)}</code></span></header>'
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
@@ -157,7 +157,10 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
             f"<br>{when(event.time)}</td><td>{escape(scope_text(data.get('context', {})))}</td>"
             f"<td>{names(data.get('injected', ()))}</td><td>{names(data.get('held_out', ()))}</td>"
             f"<td>{escape(result)}</td></tr>")
-    return (f"<p>{plural(total, 'episode')}, {pending} pending (no outcome reported yet). {toggle}</p>"
+    listed = len(episodes)
+    shown = (f"the latest {listed} {'pending ' if pending_only else ''}shown, newest first"
+             if listed < (pending if pending_only else total) else "newest first")
+    return (f"<p>{plural(total, 'episode')}, {pending} pending (no outcome reported yet); {shown}. {toggle}</p>"
             "<table><thead><tr><th>episode</th><th>context</th><th>injected</th><th>held out</th>"
             f"<th>outcome</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 

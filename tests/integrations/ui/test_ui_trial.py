@@ -1,0 +1,123 @@
+"""What a new user of `lamar ui` tripped over, each checked against a real server (and a real browser).
+
+A page that silently stops following a stopped server, "1 proposals", an episodes page that did
+not say it lists only the latest 100, a hand-edited filter answered with Python's enum error, and
+a favicon the browser asked for on every page and got a 404 for.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+selenium = pytest.importorskip("selenium")
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+
+CONTEXT = {"project": "trace", "language": "swift"}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """120 episodes (more than the 100 the episodes page lists) and two lessons sleep will merge."""
+    path = tmp_path_factory.mktemp("trial") / "lessons.db"
+    lam = Lamar(str(path), k=3, seed=5)
+    lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+    lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    rng = random.Random(5)
+    for _ in range(120):
+        lam.report(lam.recall(CONTEXT).episode_id, rng.choice(["shipped", "reverted"]))
+    lam.close()
+    return path
+
+
+def _start(path: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(path), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+    if not match:
+        proc.kill()
+        raise AssertionError(f"no address printed: {line!r}")
+    return proc, match.group(0)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(store: Path) -> Iterator[str]:
+    proc, url = _start(store)
+    try:
+        yield url
+    finally:
+        _stop(proc)
+
+
+def _get(url: str, path: str, data: dict[str, str] | None = None) -> str:
+    """GET (or POST `data`, with the token) as the browser does, following redirects; the page's HTML."""
+    base, token = url.split("/?token=")
+    request = urllib.request.Request(base + path, headers={"Cookie": f"lamar_ui_token={token}"},
+                                     data=None if data is None else urllib.parse.urlencode({**data, "token": token}).encode())
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return str(response.read().decode())
+
+
+def test_sleep_message_counts_proposals_in_good_english(server: str) -> None:
+    page = _get(server, "/sleep/run", {})
+    message = re.search(r'<p class="message">([^<]*)</p>', page)
+    assert message, page[-500:]
+    assert re.fullmatch(r"sleep made 1 proposal at \d\d:\d\d:\d\d", message.group(1)), message.group(1)
+
+
+def test_episodes_page_says_it_lists_only_the_latest(server: str) -> None:
+    page = _get(server, "/episodes")
+    assert page.count('<tr class="episode') == 100
+    assert "120 episodes, 0 pending (no outcome reported yet); the latest 100 shown, newest first." in page
+
+
+def test_a_hand_edited_filter_gets_the_values_to_use(server: str) -> None:
+    page = _get(server, "/?verdict=proven")
+    assert "verdict &#x27;proven&#x27; is not one of helps, harms, unknown; leave it empty for any verdict" in page
+    assert "is not a valid Verdict" not in page
+    page = _get(server, "/?status=gone")
+    assert "status &#x27;gone&#x27; is not one of candidate, active, retired" in page
+
+
+def test_pages_load_without_a_browser_error(server: str, browser) -> None:  # noqa: F811
+    browser.get(server)
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table"))
+    browser.get(server.split("/?")[0] + "/episodes")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.episode"))
+    severe = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert severe == []
+
+
+def test_a_stopped_server_is_announced_on_the_page(store: Path, browser) -> None:  # noqa: F811
+    proc, url = _start(store)
+    try:
+        browser.get(url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table"))
+        assert browser.find_elements(By.ID, "offline") == []
+    finally:
+        _stop(proc)
+    WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "offline"))
+    text = browser.find_element(By.ID, "offline").text
+    assert "not answering" in text and "no longer follows the store" in text
+    assert browser.find_elements(By.CSS_SELECTOR, "table"), "the last page stays readable"
