@@ -335,7 +335,7 @@ def _forbidden(message: str) -> HTMLResponse:
     return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
 
 
-def _choice(name: str, value: str, kind: type[Status] | type[Verdict]) -> None:
+def _choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
     """A hand-edited ?verdict= or ?status= gets the list of values to use, not Python's enum error."""
     allowed = [member.value for member in kind]
     if value and value not in allowed:
