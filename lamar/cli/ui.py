@@ -8,6 +8,8 @@ from lamar.cli.session import UsageError, open_engine
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be a port number 0-65535 (0 or left out: a free one); got {args.port}")
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
     try:

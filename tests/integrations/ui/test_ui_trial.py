@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import socket
 import subprocess
 import sys
 import urllib.parse
@@ -121,3 +122,22 @@ def test_a_stopped_server_is_announced_on_the_page(store: Path, browser) -> None
     text = browser.find_element(By.ID, "offline").text
     assert "not answering" in text and "no longer follows the store" in text
     assert browser.find_elements(By.CSS_SELECTOR, "table"), "the last page stays readable"
+
+
+def _run_ui(store: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", "ui", "--store", str(store), "--no-browser", *options],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_port_in_use_or_out_of_range_is_one_line_that_says_what_to_do(store: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run_ui(store, "--port", str(port))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (f"lamar: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
+                           "pick another --port, or leave it out for a free one\n")
+    done = _run_ui(store, "--port", "99999")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "--port must be a port number 0-65535" in done.stderr
