@@ -205,6 +205,11 @@ class UI:
             report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
             decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
+            # Applied is a fact of the store, not of the report file: read it from the events
+            # written since the report was made, so an applied proposal is not offered again.
+            ids = {p.id for p in report.proposals}
+            decisions.update({e.data["proposal"]: "applied" for e in self.lam.store.read(report.made_at)
+                              if e.kind == "applied" and e.data.get("proposal") in ids})
             now: dict[str, Evidence | None] = {}
             for p in report.proposals:
                 for i in p.experience_ids:

@@ -202,7 +202,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
             f'<button type="submit" name="decision" value="{d}">{label}</button></form>'
-            for d, label in (("approved", "Approve"), ("rejected", "Reject")))
+            for d, label in (("approved", "Approve"), ("rejected", "Reject"))) if decision != "applied" else \
+            "<p>Applied to the store; run sleep again for new proposals.</p>"
         cards.append(
             f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
             f'<code>{escape(p.id)}</code> <span class="decision">{decision}</span></h2>'
@@ -211,7 +212,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<div class="buttons">{buttons}</div></section>')
     approved = sum(1 for d in decisions.values() if d == "approved")
     apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}'
-             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>')
+             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>'
+             if approved else "<p>Nothing approved is waiting to be applied.</p>")
     return head + "".join(cards) + apply
 
 

@@ -38,6 +38,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
     lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
     lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    lam.add(Experience("a log line is long", "x" * 400, scope=Scope(project="logs")))
     rng = random.Random(5)
     for _ in range(120):
         lam.report(lam.recall(CONTEXT).episode_id, rng.choice(["shipped", "reverted"]))
@@ -85,6 +86,32 @@ def test_sleep_message_counts_proposals_in_good_english(server: str) -> None:
     message = re.search(r'<p class="message">([^<]*)</p>', page)
     assert message, page[-500:]
     assert re.fullmatch(r"sleep made 1 proposal at \d\d:\d\d:\d\d", message.group(1)), message.group(1)
+
+
+def test_an_applied_proposal_is_not_offered_again(server: str, browser) -> None:  # noqa: F811
+    _get(server, "/sleep/run", {})
+    browser.get(server)
+    browser.get(server.split("/?")[0] + "/sleep")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Approve']").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.approved"))
+    browser.find_element(By.XPATH, "//button[normalize-space()='Apply 1 approved proposal']").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.applied"))
+    assert browser.find_element(By.CSS_SELECTOR, ".message").text == "applied 1, skipped 0"
+    card = browser.find_element(By.CSS_SELECTOR, "section.proposal")
+    assert card.find_element(By.CSS_SELECTOR, ".decision").text == "applied"
+    assert card.find_elements(By.TAG_NAME, "button") == []
+    assert not browser.find_elements(By.XPATH, "//button[starts-with(normalize-space(), 'Apply')]")
+    assert "Nothing approved is waiting to be applied." in browser.page_source
+
+
+def test_a_long_word_wraps_instead_of_scrolling_the_page(server: str, browser) -> None:  # noqa: F811
+    browser.get(server)
+    link = next(a for a in browser.find_elements(By.CSS_SELECTOR, "td a") if "a log line is long" in a.text)
+    browser.get(link.get_attribute("href"))
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.TAG_NAME, "h2"))
+    scroll, client = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px of content in {client} px"
 
 
 def test_episodes_page_says_it_lists_only_the_latest(server: str) -> None:
