@@ -6,6 +6,8 @@ import argparse
 
 from lamar.cli.session import UsageError, open_engine
 
+_WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", "h11"}
+
 
 def cmd_ui(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
@@ -15,6 +17,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     try:
         from lamar_ui import serve
     except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in _WEB_STACK:  # a broken install, not a missing extra
+            raise
         raise ImportError(f"lamar ui needs its web stack: pip install 'lamar[ui]' ({exc})") from None
     lam = open_engine(args)
     try:

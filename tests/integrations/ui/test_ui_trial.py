@@ -54,7 +54,7 @@ def _start(path: Path) -> tuple[subprocess.Popen[str], str]:
     match = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
     if not match:
         proc.kill()
-        raise AssertionError(f"no address printed: {line!r}")
+        raise AssertionError(f"no address printed: {line!r} {proc.stderr.read() if proc.stderr else ''}")
     return proc, match.group(0)
 
 
@@ -168,3 +168,18 @@ def test_a_port_in_use_or_out_of_range_is_one_line_that_says_what_to_do(store: P
     done = _run_ui(store, "--port", "99999")
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "--port must be a port number 0-65535" in done.stderr
+
+
+def _ui_without(module: str, store: Path) -> subprocess.CompletedProcess[str]:
+    """`lamar ui` in a real interpreter where importing `module` fails, as on a broken or partial install."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            f"from lamar.cli import main; sys.exit(main(['ui', '--store', {str(store)!r}, '--no-browser']))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_only_a_missing_web_stack_is_blamed_on_the_extra(store: Path) -> None:
+    missing = _ui_without("starlette", store)
+    assert missing.returncode == 2 and "pip install 'lamar[ui]'" in missing.stderr, missing.stderr
+    broken = _ui_without("lamar_ui.pages", store)  # part of the lamar wheel: the extra would not bring it
+    assert broken.returncode == 2 and "lamar_ui.pages" in broken.stderr
+    assert "pip install 'lamar[ui]'" not in broken.stderr, broken.stderr
