@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from lamar.signals import Signal, to_reward
+
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
@@ -21,6 +23,10 @@ class Policy:
         min_evidence: randomized episodes before any verdict.
         change_threshold: CUSUM alarm level, in reward standard deviations.
         change_drift: CUSUM slack per episode, in reward standard deviations.
+        pending_after: seconds an episode may wait for its report before the engine settles
+            it (None: episodes wait forever; `Lamar.pending()` lists them).
+        pending_outcome: what a settled episode gets: a Signal or reward in [-1, 1] recorded
+            as a default outcome, or None to record it as expired (no reward, nothing learned).
     """
 
     explore: float = 0.6
@@ -33,6 +39,8 @@ class Policy:
     min_evidence: int = 20
     change_threshold: float = 10.0
     change_drift: float = 0.5
+    pending_after: float | None = None
+    pending_outcome: Signal | float | str | None = None
 
     def __post_init__(self) -> None:
         for name in ("holdout", "holdout_proven"):
@@ -52,3 +60,8 @@ class Policy:
             raise ValueError("warmup must be at least 1")
         if self.min_evidence < 2:
             raise ValueError("min_evidence must be at least 2")
+        if self.pending_after is not None and not (isinstance(self.pending_after, (int, float))
+                                                   and 0.0 <= self.pending_after < math.inf):
+            raise ValueError(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
+        if self.pending_outcome is not None:
+            to_reward(self.pending_outcome)  # raises InvalidReward, naming what it takes
