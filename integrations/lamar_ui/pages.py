@@ -79,8 +79,8 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
             f'<td class="num">{ev.held_out}</td><td class="num">{ev.restarts}</td></tr>')
     table.append("</tbody></table>")
     return (form + f"<p>{plural(len(rows), 'lesson')}. Dot: lift measured against randomized holdouts; "
-            "line: its anytime-valid interval (dashed where it runs past the axis). Helps when the whole line is right of zero, harms when "
-            f"left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
+            "line: its anytime-valid interval (dashed where it runs past the axis). Helps when the whole "
+            f"line is right of zero, harms when left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
             f"<h2>Lessons</h2>{''.join(table)}")
 
 
