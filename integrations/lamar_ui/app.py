@@ -208,7 +208,8 @@ class UI:
             # Applied is a fact of the store, not of the report file: read it from the events
             # written since the report was made, so an applied proposal is not offered again.
             ids = {p.id for p in report.proposals}
-            decisions.update({e.data["proposal"]: "applied" for e in self.lam.store.read(report.made_at)
+            since = self.lam.store.read(report.made_at) if ids else []  # no report: nothing to read
+            decisions.update({e.data["proposal"]: "applied" for e in since
                               if e.kind == "applied" and e.data.get("proposal") in ids})
             now: dict[str, Evidence | None] = {}
             for p in report.proposals:
