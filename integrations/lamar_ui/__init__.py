@@ -14,6 +14,7 @@ import webbrowser
 from pathlib import Path
 
 from lamar import Lamar
+from lamar.cli.session import UsageError
 from lamar_ui.app import UI, create_app
 
 
@@ -33,7 +34,13 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     ui = UI(lam, report_path=report_path or default_report_path(lam.store.location), model=model, traces=traces)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", port))
+    try:
+        sock.bind(("127.0.0.1", port))
+    except OSError as exc:
+        sock.close()
+        raise UsageError(f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}): pick another --port, "
+                         "or leave it out for a free one") from None
+    sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
     print(f"lamar ui: serving {lam.store.location} at {url}\n(press Ctrl+C to stop)", flush=True)

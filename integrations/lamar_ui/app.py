@@ -29,7 +29,8 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lamar import Experience, Lamar, LamarError, Scope
+from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
+from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
 from lamar.cli.timeline import appearances, audit_trail, replay, thin
 from lamar.policy.verdicts import Evidence
@@ -94,6 +95,8 @@ class UI:
         scope_text = request.query_params.get("scope", "").strip()
 
         def build() -> str:
+            _choice("verdict", verdict, Verdict)
+            _choice("status", status, Status)
             scope = _pairs(scope_text)
             lam = self.lam
             exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
@@ -202,6 +205,12 @@ class UI:
             report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
             decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
+            # Applied is a fact of the store, not of the report file: read it from the events
+            # written since the report was made, so an applied proposal is not offered again.
+            ids = {p.id for p in report.proposals}
+            since = self.lam.store.read(report.made_at) if ids else []  # no report: nothing to read
+            decisions.update({e.data["proposal"]: "applied" for e in since
+                              if e.kind == "applied" and e.data.get("proposal") in ids})
             now: dict[str, Evidence | None] = {}
             for p in report.proposals:
                 for i in p.experience_ids:
@@ -226,7 +235,7 @@ class UI:
                 traces, model = load_traces(self.traces), from_spec(self.model)
             report = self.lam.sleep(traces=traces, model=model)
             save_report(str(self.report_path), report.to_dict())
-            self.message = f"sleep made {len(report.proposals)} proposals at {time.strftime('%H:%M:%S')}"
+            self.message = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
 
         try:
             await run_in_threadpool(run)
@@ -330,6 +339,13 @@ def create_app(ui: UI) -> Starlette:
 
 def _forbidden(message: str) -> HTMLResponse:
     return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
+
+
+def _choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
+    """A hand-edited ?verdict= or ?status= gets the list of values to use, not Python's enum error."""
+    allowed = [member.value for member in kind]
+    if value and value not in allowed:
+        raise ValueError(f"{name} {value!r} is not one of {', '.join(allowed)}; leave it empty for any {name}")
 
 
 def _pairs(text: str) -> dict[str, str]:

@@ -32,7 +32,7 @@ def layout(title: str, body: str, *, active: str, location: str, version: int) -
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)} · Lamar</title>"
-        '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         f'<body data-version="{version}"><header><strong>Lamar</strong><nav>{links}</nav>'
         f'<span class="store">store <code>{escape(location)}</code></span></header>'
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
@@ -79,8 +79,8 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
             f'<td class="num">{ev.held_out}</td><td class="num">{ev.restarts}</td></tr>')
     table.append("</tbody></table>")
     return (form + f"<p>{plural(len(rows), 'lesson')}. Dot: lift measured against randomized holdouts; "
-            "line: its anytime-valid interval. Helps when the whole line is right of zero, harms when "
-            f"left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
+            "line: its anytime-valid interval (dashed where it runs past the axis). Helps when the whole "
+            f"line is right of zero, harms when left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
             f"<h2>Lessons</h2>{''.join(table)}")
 
 
@@ -159,7 +159,10 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
             f"<br>{when(event.time)}</td><td>{escape(scope_text(data.get('context', {})))}</td>"
             f"<td>{names(data.get('injected', ()))}</td><td>{names(data.get('held_out', ()))}</td>"
             f"<td>{escape(result)}</td></tr>")
-    return (f"<p>{plural(total, 'episode')}, {pending} pending (no outcome reported yet). {toggle}</p>"
+    listed = len(episodes)
+    shown = (f"the latest {listed} {'pending ' if pending_only else ''}shown, newest first"
+             if listed < (pending if pending_only else total) else "newest first")
+    return (f"<p>{plural(total, 'episode')}, {pending} pending (no outcome reported yet); {shown}. {toggle}</p>"
             "<table><thead><tr><th>episode</th><th>context</th><th>injected</th><th>held out</th>"
             f"<th>outcome</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
@@ -198,7 +201,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
             f'<button type="submit" name="decision" value="{d}">{label}</button></form>'
-            for d, label in (("approved", "Approve"), ("rejected", "Reject")))
+            for d, label in (("approved", "Approve"), ("rejected", "Reject"))) if decision != "applied" else \
+            "<p>Applied to the store; run sleep again for new proposals.</p>"
         cards.append(
             f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
             f'<code>{escape(p.id)}</code> <span class="decision">{decision}</span></h2>'
@@ -207,7 +211,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<div class="buttons">{buttons}</div></section>')
     approved = sum(1 for d in decisions.values() if d == "approved")
     apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}'
-             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>')
+             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>'
+             if approved else "<p>Nothing approved is waiting to be applied.</p>")
     return head + "".join(cards) + apply
 
 

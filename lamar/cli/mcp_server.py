@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import socket
 from collections.abc import Callable
 
 from lamar.cli.session import UsageError, open_raw, store_location
@@ -30,6 +31,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             anyio.run(lamar_mcp.serve_stdio, server)
         else:
             port = 8765 if args.port is None else args.port
+            _check_free(args.host, port)
             anyio.run(lambda: lamar_mcp.serve_http(server, host=args.host, port=port))
     finally:
         lam.close()
@@ -51,6 +53,20 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
                      help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",
                      help="leave out the report tool (the host reports outcomes through its own code)")
+
+
+def _check_free(host: str, port: int) -> None:
+    """Say which port is taken, in one line, instead of the server's traceback from inside its task group."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does: TIME_WAIT is no conflict
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(f"cannot listen on {host}:{port} ({exc.strerror or exc}): pick another --port, "
+                             "or --port 0 for a free one") from None
 
 
 def _port(text: str) -> int:

@@ -7,6 +7,7 @@ import math
 import sys
 import textwrap
 import time
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -82,9 +83,25 @@ def lift(value: float | None, lower: float | None, upper: float | None, digits: 
     return number(value, digits)
 
 
+def visible(text: str) -> str:
+    """`text` with control and bidi-override characters written as escapes (ESC as \\x1b).
+
+    Scope and context values come from agents and are printed to terminals: an escape sequence
+    in one could clear the screen or recolour what follows, and a bidi override could reverse it.
+    """
+    return "".join(ch.encode("unicode_escape").decode("ascii") if _hidden(ch) else ch for ch in text)
+
+
+def _hidden(ch: str) -> bool:
+    return unicodedata.category(ch) == "Cc" or ch in _BIDI
+
+
+_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
 def scope_text(scope: Mapping[str, str]) -> str:
     """'project=trace language=swift', or '*' for a lesson that applies everywhere."""
-    return " ".join(f"{k}={v}" for k, v in scope.items()) or "*"
+    return " ".join(f"{visible(k)}={visible(v)}" for k, v in scope.items()) or "*"
 
 
 def shorten(text: str, width: int) -> str:

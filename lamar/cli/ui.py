@@ -6,13 +6,19 @@ import argparse
 
 from lamar.cli.session import UsageError, open_engine
 
+_WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", "h11"}
+
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be a port number 0-65535 (0 or left out: a free one); got {args.port}")
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
     try:
         from lamar_ui import serve
     except ImportError as exc:
+        if (exc.name or "").partition(".")[0] not in _WEB_STACK:  # a broken install, not a missing extra
+            raise
         raise ImportError(f"lamar ui needs its web stack: pip install 'lamar[ui]' ({exc})") from None
     lam = open_engine(args)
     try:

@@ -1,17 +1,44 @@
 // Lamar ui: reload the page when another process writes to the store, unless the user is
 // in the middle of filling a form. No data is read here; the server renders every page.
+// When the server stops answering, say so: a page that silently stops following the store
+// would show stale verdicts as if they were current.
 (function () {
   "use strict";
   var shown = document.body.getAttribute("data-version");
   var busy = false;
+  var banner = null;
+  function warn(text) {
+    if (!banner) {
+      banner = document.createElement("p");
+      banner.id = "offline";
+      banner.className = "offline";
+      banner.setAttribute("role", "alert");
+      document.body.insertBefore(banner, document.body.firstChild);
+    }
+    banner.textContent = text;
+  }
+  function clear() {
+    if (banner) { banner.remove(); banner = null; }
+  }
   document.addEventListener("input", function () { busy = true; });
   setInterval(function () {
     if (busy || document.hidden) { return; }
     fetch("/api/version", { credentials: "same-origin", cache: "no-store" })
-      .then(function (r) { return r.ok ? r.json() : null; })
-      .then(function (data) {
-        if (data && String(data.version) !== shown) { window.location.reload(); }
+      .then(function (r) {
+        if (r.status === 403) {
+          warn("This page's token is no longer valid (was lamar ui restarted?): open the address it printed.");
+          return null;
+        }
+        return r.ok ? r.json() : null;
       })
-      .catch(function () { /* the server stopped: keep the page as it is */ });
+      .then(function (data) {
+        if (!data) { return; }
+        clear();
+        if (String(data.version) !== shown) { window.location.reload(); }
+      })
+      .catch(function () {
+        warn("lamar ui is not answering (stopped?): this page no longer follows the store. " +
+             "Start it again and open the address it prints.");
+      });
   }, 2000);
 })();

@@ -1,0 +1,191 @@
+"""What a new user of `lamar ui` tripped over, each checked against a real server (and a real browser).
+
+A page that silently stops following a stopped server, "1 proposals", an episodes page that did
+not say it lists only the latest 100, a hand-edited filter answered with Python's enum error, and
+a favicon the browser asked for on every page and got a 404 for.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+import subprocess
+import sys
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+selenium = pytest.importorskip("selenium")
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+
+CONTEXT = {"project": "trace", "language": "swift"}
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """120 episodes (more than the 100 the episodes page lists) and two lessons sleep will merge."""
+    path = tmp_path_factory.mktemp("trial") / "lessons.db"
+    lam = Lamar(str(path), k=3, seed=5)
+    lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+    lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+    lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(project="trace")))
+    lam.add(Experience("a log line is long", "x" * 400, scope=Scope(project="logs")))
+    rng = random.Random(5)
+    for _ in range(120):
+        lam.report(lam.recall(CONTEXT).episode_id, rng.choice(["shipped", "reverted"]))
+    lam.close()
+    return path
+
+
+def _start(path: Path) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(path), "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    match = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", line)
+    if not match:
+        proc.kill()
+        raise AssertionError(f"no address printed: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+    return proc, match.group(0)
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(store: Path) -> Iterator[str]:
+    proc, url = _start(store)
+    try:
+        yield url
+    finally:
+        _stop(proc)
+
+
+def _get(url: str, path: str, data: dict[str, str] | None = None) -> str:
+    """GET (or POST `data`, with the token) as the browser does, following redirects; the page's HTML."""
+    base, token = url.split("/?token=")
+    request = urllib.request.Request(base + path, headers={"Cookie": f"lamar_ui_token={token}"},
+                                     data=None if data is None else urllib.parse.urlencode({**data, "token": token}).encode())
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return str(response.read().decode())
+
+
+def test_sleep_message_counts_proposals_in_good_english(server: str) -> None:
+    page = _get(server, "/sleep/run", {})
+    message = re.search(r'<p class="message">([^<]*)</p>', page)
+    assert message, page[-500:]
+    assert re.fullmatch(r"sleep made 1 proposal at \d\d:\d\d:\d\d", message.group(1)), message.group(1)
+
+
+def test_an_applied_proposal_is_not_offered_again(server: str, browser) -> None:  # noqa: F811
+    _get(server, "/sleep/run", {})
+    browser.get(server)
+    browser.get(server.split("/?")[0] + "/sleep")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Approve']").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.approved"))
+    browser.find_element(By.XPATH, "//button[normalize-space()='Apply 1 approved proposal']").click()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.applied"))
+    assert browser.find_element(By.CSS_SELECTOR, ".message").text == "applied 1, skipped 0"
+    card = browser.find_element(By.CSS_SELECTOR, "section.proposal")
+    assert card.find_element(By.CSS_SELECTOR, ".decision").text == "applied"
+    assert card.find_elements(By.TAG_NAME, "button") == []
+    assert not browser.find_elements(By.XPATH, "//button[starts-with(normalize-space(), 'Apply')]")
+    assert "Nothing approved is waiting to be applied." in browser.page_source
+
+
+def test_a_long_word_wraps_instead_of_scrolling_the_page(server: str, browser) -> None:  # noqa: F811
+    browser.get(server)
+    link = next(a for a in browser.find_elements(By.CSS_SELECTOR, "td a") if "a log line is long" in a.text)
+    browser.get(link.get_attribute("href"))
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.TAG_NAME, "h2"))
+    scroll, client = browser.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px of content in {client} px"
+
+
+def test_episodes_page_says_it_lists_only_the_latest(server: str) -> None:
+    page = _get(server, "/episodes")
+    assert page.count('<tr class="episode') == 100
+    assert "120 episodes, 0 pending (no outcome reported yet); the latest 100 shown, newest first." in page
+
+
+def test_a_hand_edited_filter_gets_the_values_to_use(server: str) -> None:
+    page = _get(server, "/?verdict=proven")
+    assert "verdict &#x27;proven&#x27; is not one of helps, harms, unknown; leave it empty for any verdict" in page
+    assert "is not a valid Verdict" not in page
+    page = _get(server, "/?status=gone")
+    assert "status &#x27;gone&#x27; is not one of candidate, active, retired" in page
+
+
+def test_pages_load_without_a_browser_error(server: str, browser) -> None:  # noqa: F811
+    browser.get(server)
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table"))
+    browser.get(server.split("/?")[0] + "/episodes")
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.episode"))
+    severe = [entry["message"] for entry in browser.get_log("browser") if entry["level"] == "SEVERE"]
+    assert severe == []
+
+
+def test_a_stopped_server_is_announced_on_the_page(store: Path, browser) -> None:  # noqa: F811
+    proc, url = _start(store)
+    try:
+        browser.get(url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table"))
+        assert browser.find_elements(By.ID, "offline") == []
+    finally:
+        _stop(proc)
+    WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "offline"))
+    text = browser.find_element(By.ID, "offline").text
+    assert "not answering" in text and "no longer follows the store" in text
+    assert browser.find_elements(By.CSS_SELECTOR, "table"), "the last page stays readable"
+
+
+def _run_ui(store: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", "ui", "--store", str(store), "--no-browser", *options],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_port_in_use_or_out_of_range_is_one_line_that_says_what_to_do(store: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = _run_ui(store, "--port", str(port))
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == (f"lamar: error: cannot listen on 127.0.0.1:{port} (Address already in use): "
+                           "pick another --port, or leave it out for a free one\n")
+    done = _run_ui(store, "--port", "99999")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "--port must be a port number 0-65535" in done.stderr
+
+
+def _ui_without(module: str, store: Path) -> subprocess.CompletedProcess[str]:
+    """`lamar ui` in a real interpreter where importing `module` fails, as on a broken or partial install."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            f"from lamar.cli import main; sys.exit(main(['ui', '--store', {str(store)!r}, '--no-browser']))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_only_a_missing_web_stack_is_blamed_on_the_extra(store: Path) -> None:
+    missing = _ui_without("starlette", store)
+    assert missing.returncode == 2 and "pip install 'lamar[ui]'" in missing.stderr, missing.stderr
+    broken = _ui_without("lamar_ui.pages", store)  # part of the lamar wheel: the extra would not bring it
+    assert broken.returncode == 2 and "lamar_ui.pages" in broken.stderr
+    assert "pip install 'lamar[ui]'" not in broken.stderr, broken.stderr
+
+
+def test_the_forest_plot_caption_explains_a_dashed_line(server: str) -> None:
+    page = _get(server, "/")
+    caption = re.search(r"Dot: lift[^<]*", page)
+    assert caption and "line: its anytime-valid interval (dashed where it runs past the axis)" in caption.group(0)

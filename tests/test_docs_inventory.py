@@ -1,0 +1,28 @@
+"""The pages that promise a full list keep it full: every extra in docs/install.md, every package in CONTRIBUTING.md.
+
+README.md says "Every extra is listed in Install"; a newcomer who reads `lamar mcp` there and
+looks for its extra in that table must find it (it was missing when `lamar[mcp]` landed).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_extra_is_in_the_install_table() -> None:
+    extras = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    table = (ROOT / "docs" / "install.md").read_text()
+    listed = set(re.findall(r"^\| `lamar\[([a-z-]+)\]`", table, flags=re.MULTILINE))
+    listed |= set(re.findall(r"`lamar\[([a-z-]+)\]`", table))  # rows naming several, e.g. anthropic/openai/ollama
+    assert extras - listed == set(), "extras missing from docs/install.md's table"
+    assert listed - extras == set(), "docs/install.md names extras pyproject.toml does not have"
+
+
+def test_every_integration_package_is_in_the_contributing_layout() -> None:
+    packages = {p.name for p in (ROOT / "integrations").iterdir() if (p / "__init__.py").exists()}
+    layout = (ROOT / "CONTRIBUTING.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
+    assert {name for name in packages if name not in layout} == set()
