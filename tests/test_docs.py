@@ -76,7 +76,7 @@ def test_the_quickstart_is_the_readme_example_and_runs_twice_alike(tmp_path: Pat
 
 
 def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
                            "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
                           cwd=ROOT, capture_output=True, text=True, timeout=600, env=OFFLINE, check=False)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -68,8 +68,8 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         >>> from lamar import Lamar, Experience
         >>> lam = Lamar(":memory:", seed=1)
         >>> _ = lam.add(Experience("tests are flaky", "rerun them once before debugging"))
-        >>> [t.name for t in create_lamar_tools(lam, report=True)]
-        ['lamar_search_lessons', 'lamar_report_outcome']
+        >>> print(*(t.name for t in create_lamar_tools(lam, report=True)))
+        lamar_search_lessons lamar_report_outcome
     """
     checked = context if context is None or callable(context) else check_context(context)
 

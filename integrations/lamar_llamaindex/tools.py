@@ -58,8 +58,8 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     Example:
         >>> from lamar import Lamar
-        >>> [t.metadata.name for t in create_lamar_tools(Lamar(":memory:"), report=True)]
-        ['lamar_search_lessons', 'lamar_report_outcome']
+        >>> print(*(t.metadata.name for t in create_lamar_tools(Lamar(":memory:"), report=True)))
+        lamar_search_lessons lamar_report_outcome
     """
     checked = context if context is None or callable(context) else check_context(context)
 
