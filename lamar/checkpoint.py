@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from lamar.engine import EpisodeRecord, Lamar
 
 FORMAT = 1
+# Version of a lesson's saved state (LessonState.to_dict). 2 added the context slices
+# (policy/features.py); a version-1 lesson restores with no slices, which then relearn.
+STATE_VERSION = 2
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 
@@ -47,6 +50,7 @@ def snapshot_of(lam: Lamar) -> dict[str, Any]:
     """The engine's cache as plain JSON-safe data, in the order the cache keeps it."""
     return {
         "format": FORMAT,
+        "state_version": STATE_VERSION,
         "lessons": [state.to_dict() for state in lam._lessons.values()],
         # Scope buckets in insertion order, empty ones too: recall walks them in this order,
         # and the walk (hence the coins' order) must not change across a checkpoint.
@@ -66,6 +70,10 @@ def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
 
     if data["format"] != FORMAT:
         raise ValueError(f"snapshot format {data['format']!r}; this Lamar reads format {FORMAT}")
+    version = data.get("state_version", 1)
+    if not 1 <= version <= STATE_VERSION:
+        raise ValueError(f"lesson state version {version!r}; this Lamar reads versions 1 to {STATE_VERSION} "
+                         "(upgrade lamar to read this store)")
     lam._reset()
     for raw in data["lessons"]:
         state = LessonState.from_dict(raw)
@@ -105,4 +113,4 @@ def _check_numbers(state: LessonState) -> None:
         raise ValueError(f"lesson {state.experience.id}: a ledger of {state.ledger.n} episodes has no weight")
 
 
-__all__ = ["FORMAT", "add_to_audit", "new_audit", "restore", "snapshot_of"]
+__all__ = ["FORMAT", "STATE_VERSION", "add_to_audit", "new_audit", "restore", "snapshot_of"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import json
 import multiprocessing
 import os
@@ -15,6 +16,7 @@ from lamar.gym.config import GymConfig
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.recorder import Recorder, VerdictTracker
 from lamar.gym.world import World
+from lamar.signals import Signal
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -28,23 +30,33 @@ Progress = Callable[[int, int], None]
 def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Row]]:
     """Run one policy on one seeded world; returns its run, lesson and series rows."""
     started = time.process_time()
-    world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect)
+    world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect,
+                  lessons=config.lessons, report_rate=config.report_rate, report_delay=config.report_delay,
+                  context=config.context)
     policy = make_policy(policy_name, world, config.k, seed)
     recorder = Recorder(world, config)
     tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
-    tasks = world.tasks
+    tasks, reported, delays = world.tasks, world.reported, world.delays
+    pending: list[tuple[int, int, object, Signal]] = []  # (due, episode, ticket, signal): a heap
     for t in range(world.episodes):
         task = tasks[t]
         injected, held_out = policy.choose(t, task)
         signal = world.outcome(t, injected)
-        policy.learn(signal)
         recorder.record(t, task, injected, held_out, signal)
+        if reported[t]:
+            heapq.heappush(pending, (t + delays[t], t, policy.ticket, signal))
+        while pending and pending[0][0] <= t:  # due now: late ones arrive out of order
+            _, episode, ticket, due_signal = heapq.heappop(pending)
+            policy.learn(due_signal, ticket)
+            if tracker is not None:
+                tracker.monitor(t, tasks[episode])
         if tracker is not None:
             tracker.after(t, task)
     key = {"policy": policy_name, "seed": seed}
     run: Row = {"table": "run", **key, "episodes": config.episodes, "flip": world.flip, "k": config.k,
                 "base": config.base, "help_effect": config.help_effect, "hurt_effect": config.hurt_effect,
-                **recorder.row()}
+                "lessons_per_task": config.lessons, "report_rate": config.report_rate,
+                "report_delay": config.report_delay, "context": config.context, **recorder.row()}
     lessons: list[Row] = []
     series: list[Row] = recorder.series()
     if tracker is not None:

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
+from lamar.policy.features import Slices
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
@@ -22,7 +23,7 @@ class LessonState:
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "_best",
+        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "_best", "slices",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -34,6 +35,7 @@ class LessonState:
         self.injected = 0
         self.held_out = 0
         self.restarts = 0
+        self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
         self._verdict_cache: tuple[int, int, tuple[Verdict, float, float]] | None = None
         # (lessons, lower, upper): the tightest bounds seen at checkpoints since the last
         # restart. An anytime-valid sequence holds at every time at once, so intersecting
@@ -41,10 +43,12 @@ class LessonState:
         self._best: tuple[int, float, float] | None = None
 
     def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
-                n_lessons: int = 1) -> None:
+                n_lessons: int = 1, context: Mapping[str, str] | None = None) -> None:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
         self.arms.record(reward, injected, policy.discount)
+        if context:
+            self.slices.observe(context, self.experience.scope, reward, injected, p, policy.discount)
         if injected:
             self.injected += 1
         elif p > 0.0:
@@ -74,7 +78,7 @@ class LessonState:
 
     def _bounds(self, policy: Policy, n_lessons: int) -> tuple[float, float]:
         ledger = self.ledger
-        lessons = max(n_lessons, 1)
+        lessons = max(n_lessons, 1) * self.slices.inherited
         mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
         # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
         # alpha on each side, so this is a one-sided bound at alpha per lesson.
@@ -88,6 +92,7 @@ class LessonState:
         self._best = None
         self.detector.reset()
         self.arms.restart_injected(weight, total)
+        self.slices.restart()
         self.restarts += 1
         self._verdict_cache = None
 
@@ -128,6 +133,7 @@ class LessonState:
             eligible=self.eligible,
             restarts=self.restarts,
             estimate=self.arms.estimate,
+            slices=self.slices.evidence(policy.alpha_helps, policy.alpha_harms, policy.min_evidence, n_lessons),
         )
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
@@ -141,6 +147,7 @@ class LessonState:
             "detector": self.detector.to_dict(),
             **{name: getattr(self, name) for name in self._COUNTS},
             "best": None if self._best is None else list(self._best),
+            "slices": self.slices.to_dict(),
         }
 
     @classmethod
@@ -154,6 +161,8 @@ class LessonState:
             setattr(state, name, int(data[name]))
         best = data["best"]
         state._best = None if best is None else (int(best[0]), float(best[1]), float(best[2]))
+        if "slices" in data:  # absent from a lesson saved before state version 2
+            state.slices = Slices.from_dict(data["slices"])
         return state
 
     def absorb(self, other: LessonState) -> None:
@@ -163,5 +172,20 @@ class LessonState:
         self.eligible += other.eligible
         self.injected += other.injected
         self.held_out += other.held_out
+        self.slices.merge(other.slices)
         self._verdict_cache = None
         self._best = None
+
+    def narrow(self, key: str, value: str) -> None:
+        """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
+
+        The lesson-wide ledger and arms mixed every value of `key`; the slice's own ledger and
+        arms are exactly the evidence of the narrower lesson (kept at the slice family's
+        alpha divisor, see `Slices`). Without such a slice the lesson starts afresh.
+        """
+        kept = self.slices.narrow(key, value)
+        self.ledger = kept.ledger if kept is not None else Ledger()
+        self.arms = kept.arms if kept is not None else ArmStats()
+        self.detector.reset()
+        self._best = None
+        self._verdict_cache = None
