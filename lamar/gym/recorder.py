@@ -75,9 +75,9 @@ class Recorder:
             window = "2000" if SPLIT_WINDOW[0] <= t < SPLIT_WINDOW[1] else "last" if t >= world.episodes - 2000 \
                 else None
             if window is not None:
-                counts = self.split_counts.setdefault((window, world.languages[t]), [0, 0])
-                counts[0] += 1
-                counts[1] += world.split in injected
+                tally = self.split_counts.setdefault((window, world.languages[t]), [0, 0])
+                tally[0] += 1
+                tally[1] += world.split in injected
 
     @property
     def reward_sd(self) -> float:
@@ -252,7 +252,8 @@ class VerdictTracker:
             out["narrow_split"] = payload is not None and payload.get("value") == LANGUAGES[0]
             out["narrow_wrong"] = len(set(narrow) - {world.split}) + (payload is not None and not out["narrow_split"])
         self.sleeps[label] = out
-, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
+
+    def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
         world = self.world
         truth = world.effect(lesson, t)
         changed = world.lessons[lesson].kind is Kind.FOSSIL and t >= world.flip

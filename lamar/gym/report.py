@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.gym.config import PHASE_TITLES, PHASES
 from lamar.gym.metrics import column, mean_interval, median_range, runs_of
+from lamar.gym.monitor_report import context_table, issue14_targets, monitor_table
 from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
 from lamar.gym.world import reward_gap
 
@@ -41,7 +42,9 @@ def _header(result: GymResult) -> list[str]:
     title = (f"Lamar memory gym: {len(c.policies)} policies x {c.seeds} seeds x {c.episodes} episodes "
              f"(flip after {c.flip}), k={c.k}, base {c.base:.2f}, help +{c.help_effect:.2f}, "
              f"hurt -{c.hurt_effect:.2f}")
-    return [title]
+    world = (f"{c.lessons} lessons per task, {100 * c.report_rate:.0f}% of episodes reported, "
+             f"up to {c.report_delay} episodes late" + (", context variant (language)" if c.context else ""))
+    return [title, world]
 
 
 def _success_table(result: GymResult) -> list[str]:
@@ -224,11 +227,15 @@ def _targets_block(result: GymResult) -> list[str]:
     targets = check_targets(result)
     if not targets:
         return []
+    moving = issue14_targets(result, Target)
     c = result.config
     size = f"this run {c.seeds} x {c.episodes}"
     title = f"Targets for lamar (issue 3; set for 20 seeds x 8000 episodes, {size})"
     lines = ["", title]
     for t in targets:
+        lines.append(f"  {t.status:<5} {t.name:<82} {t.measured}")
+    lines += ["", "Targets for lamar (issue 14: a moving world, monitored after every report)"]
+    for t in moving:
         lines.append(f"  {t.status:<5} {t.name:<82} {t.measured}")
     return lines
 
@@ -236,7 +243,7 @@ def _targets_block(result: GymResult) -> list[str]:
 def render(result: GymResult, *, targets: bool = True) -> str:
     """The whole report as text."""
     lines = _header(result) + _success_table(result) + _slots_table(result)
-    lines += _verdict_table(result) + _fossil_table(result)
+    lines += _verdict_table(result) + _fossil_table(result) + monitor_table(result) + context_table(result)
     if targets:
         lines += _targets_block(result)
     return "\n".join(lines)

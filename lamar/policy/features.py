@@ -113,9 +113,15 @@ class Slices:
                 s.ledger.record(reward, injected, p)
 
     def restart(self) -> None:
-        """The lesson's world changed: its slices forget both arms alike, and their ledgers."""
+        """The lesson's world changed: its slices forget both arms alike, and their ledgers.
+
+        They keep their count of tries: a restart must not make every slice cold again (a
+        fossil would get fresh first looks in every language).
+        """
         for s in self.slices.values():
+            tries = s.arms.tries
             s.arms = ArmStats()
+            s.arms.tries = tries
             s.ledger = Ledger()
 
     # -- selection ---------------------------------------------------------------------------
@@ -130,24 +136,41 @@ class Slices:
         if arms.cold(warmup):
             return math.inf
         spread = 1.0 / arms.w_in + 1.0 / arms.w_out
-        estimate = arms.estimate
         log_t = max(1.0, math.log(arms.w_in + arms.w_out))
         if not self.values:
-            return estimate + explore * sigma * math.sqrt(log_t * spread)
-        variance = sigma * sigma * spread
+            return arms.estimate + explore * sigma * math.sqrt(log_t * spread)
+        estimate, variance = self._posterior(arms, context, sigma, warmup)
+        if math.isinf(variance):
+            return math.inf
+        return estimate + explore * math.sqrt(log_t * (sigma * sigma * spread + variance))
+
+    def estimate(self, arms: ArmStats, context: Mapping[str, str], sigma: float) -> float:
+        """The selection model's point estimate of the lift in `context` (no optimism)."""
+        if arms.w_in <= 0.0 or arms.w_out <= 0.0:
+            return 0.0
+        return self._posterior(arms, context, sigma, 0)[0] if self.values else arms.estimate
+
+    def _posterior(self, arms: ArmStats, context: Mapping[str, str], sigma: float,
+                   warmup: int) -> tuple[float, float]:
+        """(lift in `context`, the variance the slices add); the variance is inf for a cold slice."""
+        estimate = arms.estimate
+        variance = 0.0
         tau2 = SLICE_SPREAD * SLICE_SPREAD
         values = self.values
         for key, value in context.items():
             if values.get(key, 0) < 2:
                 continue  # a key in the scope, or one value only: no deviation to learn
             s = self.slices.get((key, value))
-            if s is None or s.arms.cold(warmup):
-                return math.inf  # every slice gets its first looks, as every lesson does
+            if s is None or s.arms.tries < warmup:
+                return estimate, math.inf  # every slice gets its first looks, as every lesson does
+            if s.arms.w_in <= 0.0 or s.arms.w_out <= 0.0:
+                variance += tau2  # not seen both ways (since a restart): the prior alone
+                continue
             noise = sigma * sigma * (1.0 / s.arms.w_in + 1.0 / s.arms.w_out)
             shrink = tau2 / (tau2 + noise)
             estimate += shrink * (s.arms.estimate - arms.estimate)
             variance += shrink * noise
-        return estimate + explore * math.sqrt(log_t * variance)
+        return estimate, variance
 
     # -- evidence ----------------------------------------------------------------------------
 

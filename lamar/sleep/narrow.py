@@ -38,7 +38,7 @@ def propose_narrowing(lam: Lamar) -> list[Proposal]:
             harms = [(v, s) for v, s in slices if s.verdict is Verdict.HARMS]
             if not helps or not (harms or ev.verdict is Verdict.HARMS):
                 continue
-            value, best = max(helps, key=lambda pair: pair[1].lower)
+            value = max(helps, key=lambda pair: pair[1].lower)[0]
             cited = "; ".join(f"{key}={v}: {s.verdict.value}, lift {s.lift:+.3f} [{s.lower:+.3f}, {s.upper:+.3f}] "
                               f"over {s.randomized} randomized" for v, s in sorted(slices))
             overall = f"lesson-wide {ev.verdict.value}, lift {ev.lift:+.3f} over {ev.randomized} randomized"
