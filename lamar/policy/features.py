@@ -21,6 +21,7 @@ the slices that exist), a family of its own beside the lesson-wide verdicts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -41,6 +42,12 @@ def slice_name(key: str, value: str) -> str:
     'language=swift'
     """
     return f"{key}={value}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _keys(scope: tuple[tuple[str, str], ...]) -> frozenset[str]:
+    """The keys a scope fixes (cached: the fold asks once per eligible lesson per report)."""
+    return frozenset(key for key, _ in scope)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,14 +100,15 @@ class Slices:
 
     # -- the fold ----------------------------------------------------------------------------
 
-    def observe(self, context: Mapping[str, str], scope: Mapping[str, str], reward: float,
+    def observe(self, context: Mapping[str, str], scope: tuple[tuple[str, str], ...], reward: float,
                 injected: bool, p: float, discount: float) -> None:
         """Fold one reported episode into the slices its context falls in (randomized ones
-        into their ledgers too); keys the scope fixes are not features."""
+        into their ledgers too); keys the scope (its `items_key`) fixes are not features."""
         randomized = 0.0 < p < 1.0
         slices = self.slices
+        fixed = _keys(scope)
         for key, value in context.items():
-            if key in scope:
+            if key in fixed:
                 continue
             s = slices.get((key, value))
             if s is None:

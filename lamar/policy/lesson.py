@@ -48,7 +48,7 @@ class LessonState:
         self.eligible += 1
         self.arms.record(reward, injected, policy.discount)
         if context:
-            self.slices.observe(context, self.experience.scope, reward, injected, p, policy.discount)
+            self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
         if injected:
             self.injected += 1
         elif p > 0.0:
