@@ -59,8 +59,8 @@ def variant_row(name: str, result: GymResult) -> dict[str, Any]:
         swift = column(lamar, f"split_rate_{LANGUAGES[0]}_2000")
         python = column(lamar, f"split_rate_{LANGUAGES[1]}_2000")
         narrow = sum(bool(v) for v in column(lamar, "sleep_narrow_split_end"))
-        row["context"] = (f"{100 * sum(swift) / len(swift):.0f}% vs {100 * sum(python) / len(python):.0f}%, "
-                          f"narrowed {narrow}/{len(lamar)}")
+        rates = " vs ".join(f"{100 * sum(v) / len(v):.0f}%" if v else "-" for v in (swift, python))
+        row["context"] = f"{rates}, narrowed {narrow}/{len(lamar)}"
     else:
         row["context"] = ""
     return row
