@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.gym.config import PHASE_TITLES, PHASES
 from lamar.gym.metrics import column, mean_interval, median_range, runs_of
-from lamar.gym.monitor_report import context_table, issue14_targets, monitor_table
+from lamar.gym.monitor_report import context_table, moving_goals_block, monitor_table
 from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
 from lamar.gym.world import reward_gap
 
@@ -71,14 +71,15 @@ def _success_table(result: GymResult) -> list[str]:
 def _slots_table(result: GymResult) -> list[str]:
     c = result.config
     lines = ["", "2. Share of injected slots by what the lesson truly was, % (mean over seeds)"]
-    kinds = "".join(f"{k.value.upper():>7}" for k in KINDS)
+    shown = KINDS if c.context else KINDS[:4]  # SPLIT exists only in the context variant
+    kinds = "".join(f"{k.value.upper():>7}" for k in shown)
     lines.append(f"{'policy':<11}{'slots/ep':>9} | pre-flip{kinds} | post-flip{kinds}")
     for policy in c.policies:
         rows = runs_of(result.runs, policy)
         slots = (_mean(column(rows, "slots_pre")), _mean(column(rows, "slots_post")))
         line = f"{policy:<11}{slots[0]:>4.2f}/{slots[1]:<4.2f} |"
         for phase, pad in (("pre", 8), ("post", 9)):
-            shares = "".join(f"{100 * _mean(column(rows, f'share_{k.value}_{phase}')):>7.1f}" for k in KINDS)
+            shares = "".join(f"{100 * _mean(column(rows, f'share_{k.value}_{phase}')):>7.1f}" for k in shown)
             line += " " * pad + shares + (" |" if phase == "pre" else "")
         lines.append(line)
     lines.append("   TRUE helps now, FALSE hurts from the start, INERT does nothing, FOSSIL helps until the "
@@ -227,15 +228,12 @@ def _targets_block(result: GymResult) -> list[str]:
     targets = check_targets(result)
     if not targets:
         return []
-    moving = issue14_targets(result, Target)
+
     c = result.config
     size = f"this run {c.seeds} x {c.episodes}"
     title = f"Targets for lamar (issue 3; set for 20 seeds x 8000 episodes, {size})"
     lines = ["", title]
     for t in targets:
-        lines.append(f"  {t.status:<5} {t.name:<82} {t.measured}")
-    lines += ["", "Targets for lamar (issue 14: a moving world, monitored after every report)"]
-    for t in moving:
         lines.append(f"  {t.status:<5} {t.name:<82} {t.measured}")
     return lines
 
@@ -245,5 +243,5 @@ def render(result: GymResult, *, targets: bool = True) -> str:
     lines = _header(result) + _success_table(result) + _slots_table(result)
     lines += _verdict_table(result) + _fossil_table(result) + monitor_table(result) + context_table(result)
     if targets:
-        lines += _targets_block(result)
+        lines += _targets_block(result) + moving_goals_block(result, Target)
     return "\n".join(lines)

@@ -78,7 +78,8 @@ def test_the_context_variant_measures_where_the_split_lesson_goes_and_what_sleep
         assert row["sleep_harmful_2000"] == 4 and row["sleep_harmful_end"] == 5  # four FALSE, then the fossil too
     text = result.table()
     assert "6. Context" in text and "5. lamar's verdicts read after every report" in text
-    assert "issue 14" in text
+    moving = text[text.index("Lamar's goals in a moving world"):]
+    assert "issue" not in moving and "context: sleep proposes narrowing" in moving
 
 
 def test_the_variants_table_runs_each_world_and_prints_a_line_for_it() -> None:
