@@ -34,8 +34,10 @@ class ProgressBar:
 
 
 def _policies(text: str) -> tuple[str, ...]:
+    from lamar.gym.peers import peer_class
+
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in POLICIES]
+    unknown = [name for name in names if name not in POLICIES and peer_class(name) is None]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"choose from {', '.join(POLICIES)} (comma-separated); got {text!r}")
     return names
@@ -77,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
                              "context) instead of one world, and print one line per variant")
     parser.add_argument("--policies", type=_policies, default=d.policies,
                         help=f"comma-separated policies to run (default {','.join(POLICIES)})")
+    parser.add_argument("--peers", action="store_true",
+                        help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
+                             "river; needs pip install 'lamar[peers]')")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes running (policy, seed) jobs (default: one per CPU)")
     parser.add_argument("--json", metavar="FILE",
@@ -94,9 +99,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         help_effect = args.help_effect if args.effect is None else args.effect
         hurt_effect = args.hurt_effect if args.effect is None else args.effect
+        policies = args.policies
+        if args.peers:
+            from lamar.gym.peers import PEERS
+
+            policies = tuple(policies) + tuple(p for p in PEERS if p not in policies)
         config = GymConfig(
             episodes=args.episodes, seeds=args.seeds, first_seed=args.first_seed, k=args.k, base=args.base,
-            help_effect=help_effect, hurt_effect=hurt_effect, policies=args.policies,
+            help_effect=help_effect, hurt_effect=hurt_effect, policies=policies,
             workers=args.workers, lessons=args.lessons, report_rate=args.report_rate,
             report_delay=args.report_delay, context=args.context,
         )

@@ -22,7 +22,8 @@ class GymConfig:
         base: success probability with no lesson.
         help_effect: success probability a helpful lesson adds.
         hurt_effect: success probability a harmful lesson takes away.
-        policies: which of none, similarity, qvalue, lamar, oracle to run.
+        policies: which of none, similarity, qvalue, lamar, oracle (and the peers of
+            `lamar.gym.peers`) to run.
         workers: processes running (policy, seed) jobs (None: one per CPU).
         window: episodes per point of the success and fossil-share series.
         checkpoint: episodes between looks at the engine's verdicts.
@@ -74,7 +75,9 @@ class GymConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
-        unknown = [p for p in self.policies if p not in POLICIES]
+        from lamar.gym.peers import peer_class
+
+        unknown = [p for p in self.policies if p not in POLICIES and peer_class(p) is None]
         if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
             choices = ", ".join(POLICIES)
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")
