@@ -57,7 +57,9 @@ class VowpalPolicy(GymPolicy):
         return [lesson for lesson, _, _ in chosen], []
 
     def learn(self, signal: Signal, ticket: object) -> None:
-        lines, chosen = ticket  # type: ignore[misc]
+        assert isinstance(ticket, tuple)
+        lines: list[str] = ticket[0]
+        chosen: list[tuple[int, int, float]] = ticket[1]
         labels = [f"ccb slot {action}:{-signal.reward}:{p} |" for _, action, p in chosen]
         self._vw.learn(lines + labels)
 
@@ -92,7 +94,9 @@ class RiverPolicy(GymPolicy):
         return chosen, []
 
     def learn(self, signal: Signal, ticket: object) -> None:
-        task, chosen = ticket  # type: ignore[misc]
+        assert isinstance(ticket, tuple)
+        task: int = ticket[0]
+        chosen: list[int] = ticket[1]
         for arm in chosen:
             self._bandits[task].update(arm, self.reward(signal))
 
@@ -171,7 +175,7 @@ def tune(seeds: int = 10, first_seed: int = 100, episodes: int = 8000, workers: 
                                policies=("none", "oracle", *names), sleep_at=(), **world))
     lines = [f"peer tuning sweep: seeds {first_seed}-{first_seed + seeds - 1}, {episodes} episodes, {world or 'defaults'}",
              f"{'candidate':<28}{'captured pre':>16}{'captured post':>16}"]
-    for family, members in SWEEP.items():
+    for members in SWEEP.values():
         scored = []
         for name in members:
             rows = runs_of(result.runs, name)

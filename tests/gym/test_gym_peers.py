@@ -27,7 +27,7 @@ def test_every_peer_learns_on_the_gym_world_from_late_reports() -> None:
 def test_the_sweep_starts_each_family_with_the_default_and_peers_come_from_it() -> None:
     names = {name for family in SWEEP.values() for name in family}
     assert set(PEERS) <= names
-    assert list(SWEEP["vw-epsilon"])[0] == "vw-e.05"  # VW's default epsilon
+    assert next(iter(SWEEP["vw-epsilon"])) == "vw-e.05"  # VW's default epsilon
     assert all(peer_class(name) is not None for name in PEERS) and peer_class("lamar") is None
 
 

@@ -134,7 +134,7 @@ def _logged_store(path: Path, seed: int, n: int) -> tuple[str, str]:
 
 def test_sleep_proposes_narrowing_a_split_lesson_and_applying_it_narrows_the_scope(tmp_path: Path) -> None:
     path = tmp_path / "split.db"
-    lesson, other = _logged_store(path, seed=11, n=1600)
+    lesson, _ = _logged_store(path, seed=11, n=1600)
     lam = Lamar(path, k=2, seed=1)
     report = lam.sleep()
     narrow = report.of_kind("narrow")
