@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from lamar.gym.config import GymConfig
+from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES
+from lamar.gym.report import render
 from lamar.gym.runner import run_gym
 
 _DEFAULTS = GymConfig()
@@ -128,12 +130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{sum(r.cpu for r in results.values()):.1f} s CPU ({len(VARIANTS)} variants)")
         return 0
     result = run_gym(config, progress=progress)
-    print(result.table())
+    print(render(result))
     if args.json:
         result.to_json(args.json)
         print(f"\nrows: {len(result.rows)} written to {args.json}")
     if args.plot:
-        result.plot(args.plot)
+        plot_result(result, args.plot)
         print(f"plot: {args.plot}")
     runs = len(config.policies) * config.seeds
     print(f"\nelapsed: {result.elapsed:.1f} s wall clock, {result.cpu:.1f} s CPU ({runs} runs on "

@@ -11,7 +11,7 @@ from lamar.gym.world import LANGUAGES
 
 if TYPE_CHECKING:
     from lamar.gym.report import Target
-    from lamar.gym.runner import GymResult
+    from lamar.gym.result import GymResult
 
 
 def _mean(values: list[float]) -> float:

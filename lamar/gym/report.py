@@ -13,7 +13,7 @@ from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomi
 from lamar.gym.world import reward_gap
 
 if TYPE_CHECKING:
-    from lamar.gym.runner import GymResult
+    from lamar.gym.result import GymResult
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,7 +9,8 @@ from typing import Any
 
 from lamar.gym.config import GymConfig
 from lamar.gym.metrics import column, mean_interval, runs_of
-from lamar.gym.runner import GymResult, Progress, run_gym
+from lamar.gym.result import GymResult
+from lamar.gym.runner import Progress, run_gym
 from lamar.gym.world import LANGUAGES
 
 VARIANTS: dict[str, dict[str, Any]] = {

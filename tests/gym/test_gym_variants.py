@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from lamar.gym import GymConfig, run_gym
+from lamar.gym import GymConfig, render, run_gym
 from lamar.gym.__main__ import main
 from lamar.gym.metrics import column, runs_of
 from lamar.gym.policies import Similarity
@@ -76,7 +76,7 @@ def test_the_context_variant_measures_where_the_split_lesson_goes_and_what_sleep
     for row in lamar:
         assert isinstance(row["sleep_narrow_split_end"], bool) and row["sleep_narrow_wrong_end"] == 0
         assert row["sleep_harmful_2000"] == 4 and row["sleep_harmful_end"] == 5  # four FALSE, then the fossil too
-    text = result.table()
+    text = render(result)
     assert "6. Context" in text and "5. lamar's verdicts read after every report" in text
     moving = text[text.index("Lamar's goals in a moving world"):]
     assert "issue" not in moving and "context: sleep proposes narrowing" in moving
