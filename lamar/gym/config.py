@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from lamar.gym.peers import peer_class
 from lamar.gym.policies import POLICIES
 
 PHASES = ("first500", "pre", "post", "recovered")
@@ -75,8 +76,6 @@ class GymConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
-        from lamar.gym.peers import peer_class
-
         unknown = [p for p in self.policies if p not in POLICIES and peer_class(p) is None]
         if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
             choices = ", ".join(POLICIES)

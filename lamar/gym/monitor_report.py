@@ -6,11 +6,10 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from lamar.gym.metrics import column, mean_interval, runs_of
+from lamar.gym.metrics import Target, column, mean_interval, runs_of
 from lamar.gym.world import LANGUAGES
 
 if TYPE_CHECKING:
-    from lamar.gym.report import Target
     from lamar.gym.result import GymResult
 
 
@@ -94,7 +93,7 @@ def _ratio(rows: list[dict[str, object]]) -> str:
     return "inf" if python == 0.0 else f"{swift / python:.1f}x"
 
 
-def moving_goals(result: GymResult, target: type[Target]) -> list[Target]:
+def moving_goals(result: GymResult) -> list[Target]:
     """The goals for a moving world: each PASS or MISS with its figure (n/a when a policy is missing)."""
     lamar = runs_of(result.runs, "lamar")
     if not lamar:
@@ -102,7 +101,7 @@ def moving_goals(result: GymResult, target: type[Target]) -> list[Target]:
     out = []
 
     def add(name: str, ok: bool | None, measured: str) -> None:
-        out.append(target(name, "n/a" if ok is None else "PASS" if ok else "MISS", measured))
+        out.append(Target(name, "n/a" if ok is None else "PASS" if ok else "MISS", measured))
 
     qvalue = runs_of(result.runs, "qvalue")
     for phase in ("pre", "post"):
@@ -144,9 +143,9 @@ _WHY_MISSED = (
 )
 
 
-def moving_goals_block(result: GymResult, target: type[Target]) -> list[str]:
+def moving_goals_block(result: GymResult) -> list[str]:
     """The goals block for a moving world, each MISS followed by one line saying what it means."""
-    goals = moving_goals(result, target)
+    goals = moving_goals(result)
     if not goals:
         return []
     lines = ["", "Lamar's goals in a moving world (verdicts read after every report; harder worlds: --variants)"]

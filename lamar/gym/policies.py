@@ -183,10 +183,9 @@ _CLASSES: dict[str, type[GymPolicy]] = {
 
 
 def make_policy(name: str, world: World, k: int, seed: int) -> GymPolicy:
-    """The policy called `name` (one of POLICIES, or a peer of `lamar.gym.peers`), ready for `world`."""
-    from lamar.gym.peers import peer_class
-
-    cls = _CLASSES.get(name) or peer_class(name)
-    if cls is None:
-        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}")
+    """The policy called `name` (one of POLICIES), ready for `world`."""
+    try:
+        cls = _CLASSES[name]
+    except KeyError:
+        raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
     return cls(world, k, seed)

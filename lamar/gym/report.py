@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 from lamar.gym.config import PHASE_TITLES, PHASES
-from lamar.gym.metrics import column, mean_interval, median_range, runs_of
-from lamar.gym.monitor_report import context_table, moving_goals_block, monitor_table
+from lamar.gym.metrics import Target, column, mean_interval, median_range, runs_of
+from lamar.gym.monitor_report import context_table, monitor_table, moving_goals_block
 from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
 from lamar.gym.world import reward_gap
 
 if TYPE_CHECKING:
     from lamar.gym.result import GymResult
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    """One target of the issue: `status` is "PASS", "MISS" or "n/a" (a policy it needs did not run)."""
-
-    name: str
-    status: str
-    measured: str
 
 
 def _pct(mean: float, half: float) -> str:
@@ -243,5 +233,5 @@ def render(result: GymResult, *, targets: bool = True) -> str:
     lines = _header(result) + _success_table(result) + _slots_table(result)
     lines += _verdict_table(result) + _fossil_table(result) + monitor_table(result) + context_table(result)
     if targets:
-        lines += _targets_block(result) + moving_goals_block(result, Target)
+        lines += _targets_block(result) + moving_goals_block(result)
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lamar.gym.config import GymConfig
+from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.recorder import Recorder, VerdictTracker
 from lamar.gym.result import GymResult, Row
@@ -28,7 +29,8 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
     world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect,
                   lessons=config.lessons, report_rate=config.report_rate, report_delay=config.report_delay,
                   context=config.context)
-    policy = make_policy(policy_name, world, config.k, seed)
+    peer = peer_class(policy_name)
+    policy = peer(world, config.k, seed) if peer is not None else make_policy(policy_name, world, config.k, seed)
     recorder = Recorder(world, config)
     tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
     tasks, reported, delays = world.tasks, world.reported, world.delays
