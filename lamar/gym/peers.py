@@ -148,7 +148,10 @@ _NAMES = {name: cls for family in SWEEP.values() for name, cls in family.items()
 
 # The peers `--peers` adds: each family's default and its best on the tuning seeds (100-109,
 # `python -m lamar.gym.peer_tuning`), the same name when the default won.
-PEERS: tuple[str, ...] = ("vw-e.05", "vw-sq10", "vw-bag5", "river-ts", "river-e.1")
+# Measured with `python -m lamar.gym.peer_tuning 2` (docs/gym.md has the table): VW's default
+# epsilon 0.05 lost to 0.2; SquareCB's default gamma_scale 10 won; --bag has no default, 5 won;
+# river's epsilon-greedy default (0.1 on a plain mean) lost to 0.1 on a fading mean (0.05).
+PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-bag5", "river-ts", "river-e.1", "river-e.1f")
 
 
 def peer_class(name: str) -> type[GymPolicy] | None:
