@@ -17,6 +17,11 @@ if TYPE_CHECKING:
     from lamar.engine import EpisodeRecord, Lamar
 
 FORMAT = 1
+# What a LessonState holds (its to_dict): bumped whenever that changes, so a persisted copy of
+# the folded state made by an older Lamar is rebuilt from the events instead of trusted.
+# 2: segments spend alpha (no running intersection), reward level in the ledger, two-sided
+# change detector with doubt.
+STATE_VERSION = 2
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 
@@ -105,4 +110,4 @@ def _check_numbers(state: LessonState) -> None:
         raise ValueError(f"lesson {state.experience.id}: a ledger of {state.ledger.n} episodes has no weight")
 
 
-__all__ = ["FORMAT", "add_to_audit", "new_audit", "restore", "snapshot_of"]
+__all__ = ["FORMAT", "STATE_VERSION", "add_to_audit", "new_audit", "restore", "snapshot_of"]
