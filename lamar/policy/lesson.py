@@ -13,7 +13,6 @@ from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
 
-
 _DETECT_AFTER = 2  # min_evidence multiples of randomized episodes in a segment before detection
 
 
