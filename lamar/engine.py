@@ -433,30 +433,81 @@ class Lamar:
 
     def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
                 ) -> tuple[list[LessonState], list[str], dict[str, float]]:
-        """Rank by the optimistic bound in this context, then flip each wanted lesson's holdout coin."""
+        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
+        run an exposure round.
+
+        Every coin's probability is known before it is flipped and logged in `p`, so each
+        lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
+        """
         policy, rng = self.policy, self._rng
         sigma = self._sigma()
         n = self._active_count()
         ranked = []
+        exposable: list[LessonState] = []
+        retest: list[LessonState] = []
         for state in eligible:
-            # Only a negative lift can be proven harm: skip the bound for the rest (hot path).
-            if state.ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
-                continue  # proven harm is not tried again; sleep proposes retiring it
-            upper = state.slices.upper(state.arms, ctx or {}, sigma, policy.explore, policy.warmup)
+            context = ctx or {}
+            upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
+            # Only a negative lift can be proven harm: skip the bound for the rest (hot path);
+            # a lesson the selector no longer wants and that may harm is an exposure candidate,
+            # and so is one it no longer wants in this slice of the context while that slice is
+            # unjudged (docs/context.md).
+            ledger = state.ledger
+            if ledger.mean < 0.0 or ledger.n < policy.min_evidence or (
+                    upper <= 0.0 and state.unjudged_here(context, policy, n)):
+                if ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
+                    retest.append(state)  # harms stays revisable
+                    continue
+                if upper <= 0.0:
+                    exposable.append(state)  # harm must be provable
+                    continue
             if upper > 0.0:
                 ranked.append((upper, rng.random(), state))
         ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        wanted = [state for _, _, state in ranked[:slots]]
         p = {state.experience.id: 0.0 for state in eligible}
+        exposed, vacated = self._exposure_round(exposable, retest, wanted, slots, p)
         chosen, held = [], []
-        for _, _, state in ranked[:slots]:
-            proven = state.ledger.mean > 0.0 and state.judge(policy, n)[0] is Verdict.HELPS
-            q = policy.holdout_proven if proven else policy.holdout
+        for state in wanted:
+            if state is vacated:
+                held.append(state.experience.id)  # out by the round's coin: p stays 0 (no evidence)
+                continue
+            q = policy.holdout
+            if state.ledger.mean > 0.0 and state.judge(policy, n)[1] > 0.0:  # proven, or withdrawn on doubt
+                doubt = state.detector
+                q = policy.holdout_doubt if doubt.doubted or doubt.doubt > policy.doubt_holdout else policy.holdout_proven
             p[state.experience.id] = 1.0 - q
             if rng.random() < q:
                 held.append(state.experience.id)  # its slot stays empty: coins stay independent
             else:
                 chosen.append(state)
+        if exposed is not None:
+            chosen.append(exposed)
         return chosen, held, p
+
+    def _exposure_round(self, exposable: list[LessonState], retest: list[LessonState], wanted: list[LessonState],
+                        slots: int, p: dict[str, float]) -> tuple[LessonState | None, LessonState | None]:
+        """Maybe spend this episode proving (or re-testing) harm: returns (exposed, vacated).
+
+        A round happens with probability `harm_exposure` (or `harm_retest` for lessons judged
+        harms) and tests one candidate picked at random, injected on a fair coin into a free
+        slot or, if none, the slot of the lowest-ranked wanted lesson, vacated whatever the coin
+        says. The candidate's two arms then differ by the candidate alone; the vacated lesson
+        gets p = 0 for the episode (its absence was not its coin), so no lesson's evidence
+        carries another's effect.
+        """
+        policy, rng = self.policy, self._rng
+        if not slots or not (exposable or retest):
+            return None, None
+        pool = exposable if exposable and rng.random() < policy.harm_exposure else None
+        if pool is None and retest and rng.random() < policy.harm_retest:
+            pool = retest
+        if pool is None:
+            return None, None
+        candidate = pool[rng.randrange(len(pool))]
+        vacated = wanted[-1] if len(wanted) == slots else None
+        p[candidate.experience.id] = 0.5
+        return (candidate if rng.random() < 0.5 else None), vacated
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

@@ -63,12 +63,13 @@ class ArmStats(SlotRecord):
         log_t = max(1.0, math.log(self.w_in + self.w_out))
         return self.estimate + explore * sigma * math.sqrt(log_t * spread)
 
-    def restart_injected(self, weight: int, total: float) -> None:
-        """Forget the injected arm's past, keeping only the post-change segment.
+    def restart_both(self, w_in: float, s_in: float, w_out: float, s_out: float) -> None:
+        """Restart both arms from the same post-change stretch of episodes.
 
-        The without-lesson arm measures the world without this lesson, which a change in
-        the lesson's own effect does not touch, so it is kept.
+        Keeping the without-lesson arm's whole history while cutting the injected arm to
+        the post-change stretch compares a recent arm with an old one: after any fall of the
+        base rate every restarted lesson would look harmful.
         """
-        self.tries = weight
-        self.w_in = float(weight)
-        self.s_in = total
+        self.tries = int(w_in)
+        self.w_in, self.s_in = w_in, s_in
+        self.w_out, self.s_out = w_out, s_out

@@ -116,11 +116,13 @@ def test_a_lucky_streak_does_not_lock_in_an_inert_lesson() -> None:
 
 
 def test_a_lesson_that_stops_working_stops_being_injected_and_loses_its_verdict() -> None:
-    lam = Lamar(":memory:", k=2, seed=12)
+    # The selector's own behaviour: exposure (which keeps injecting it at a known, small
+    # rate so that its harm can be proven) is off here and tested on its own below.
+    lam = Lamar(":memory:", k=2, seed=12, harm_exposure=0.0)
     lessons = add_lessons(lam, "t", {"fossil": 0.2, "i1": 0.0, "i2": 0.0, "i3": 0.0})
     fossil = next(iter(lessons))
     play(lam, "t", lessons, 3000, seed=13)
-    assert lam.evidence(fossil).verdict is Verdict.HELPS
+    assert lam.evidence(fossil).lower > 0  # proven (the verdict itself may be withdrawn on doubt)
     flipped = {**lessons, fossil: -0.2}
     injected = play(lam, "t", flipped, 1000, seed=14, start=3000)
     ev = lam.evidence(fossil)
