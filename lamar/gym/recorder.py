@@ -19,6 +19,7 @@ FOSSIL_WINDOW = 100  # fossil-task episodes in the window that decides "no longe
 FOSSIL_GONE = 0.05  # ... when it was injected in fewer than this share of them
 PROVABLE_M = 3.5  # width of an anytime-valid bound at the corrected alpha, in standard errors
 PROVABLE_POWER = 0.84  # z of 80% power
+EXPOSURE_Q = 0.5  # the fair coin of a harm exposure round: what randomizes a lesson that looks harmful
 
 
 def needed_randomized(effect: float, reward_sd: float, holdout: float) -> float:
@@ -279,7 +280,8 @@ class VerdictTracker:
                 "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
             ), 0)
             for row, snap in zip(lessons, self.snapshots[at], strict=True):
-                needed = needed_randomized(snap["truth"], reward_sd, holdout)
+                # Harm is randomized by exposure's fair coin, help by the holdout coin.
+                needed = needed_randomized(snap["truth"], reward_sd, EXPOSURE_Q if snap["truth"] < 0 else holdout)
                 provable = snap["randomized_since_change"] >= needed
                 side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
                 verdict = snap["verdict"]
