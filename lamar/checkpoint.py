@@ -17,11 +17,12 @@ if TYPE_CHECKING:
     from lamar.engine import EpisodeRecord, Lamar
 
 FORMAT = 1
-# What a LessonState holds (its to_dict): bumped whenever that changes, so a persisted copy of
-# the folded state made by an older Lamar is rebuilt from the events instead of trusted.
-# 2: segments spend alpha (no running intersection), reward level in the ledger, two-sided
-# change detector with doubt.
-STATE_VERSION = 2
+# Version of a lesson's saved state (LessonState.to_dict), bumped whenever that changes, so a
+# persisted copy of the folded state made by an older Lamar is rebuilt from the events instead of
+# trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
+# slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
+# the ledger, a two-sided change detector with doubt.
+STATE_VERSION = 3
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 
@@ -52,6 +53,7 @@ def snapshot_of(lam: Lamar) -> dict[str, Any]:
     """The engine's cache as plain JSON-safe data, in the order the cache keeps it."""
     return {
         "format": FORMAT,
+        "state_version": STATE_VERSION,
         "lessons": [state.to_dict() for state in lam._lessons.values()],
         # Scope buckets in insertion order, empty ones too: recall walks them in this order,
         # and the walk (hence the coins' order) must not change across a checkpoint.
@@ -71,6 +73,10 @@ def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
 
     if data["format"] != FORMAT:
         raise ValueError(f"snapshot format {data['format']!r}; this Lamar reads format {FORMAT}")
+    version = data.get("state_version", 1)
+    if not 1 <= version <= STATE_VERSION:
+        raise ValueError(f"lesson state version {version!r}; this Lamar reads versions 1 to {STATE_VERSION} "
+                         "(upgrade lamar to read this store)")
     lam._reset()
     for raw in data["lessons"]:
         state = LessonState.from_dict(raw)

@@ -33,7 +33,7 @@ from lamar._errors import (
     UnknownExperience,
 )
 from lamar.checkpoint import add_to_audit, new_audit, restore, snapshot_of
-from lamar.experience import Experience, Status, check_context, new_id
+from lamar.experience import Experience, Scope, Status, check_context, new_id
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
@@ -200,6 +200,8 @@ class Lamar:
                 self._n_active += 1
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
+        elif kind == "scope":
+            self._narrow(data["id"], data["key"], data["value"])
         elif kind == "merge":
             into = self._lessons.get(data["into"])
             for other_id in data["from"]:
@@ -233,6 +235,20 @@ class Lamar:
             bucket[exp_id] = state
             self._n_active += 1
 
+    def _narrow(self, exp_id: str, key: str, value: str) -> None:
+        """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
+        state = self._lessons.get(exp_id)
+        if state is None or key in state.experience.scope:
+            return  # folded twice, or the scope already fixes that key: nothing to narrow
+        exp = state.experience
+        old = exp.scope
+        state.experience = _replace(exp, scope=Scope({**dict(old), key: value}), provenance={
+            **exp.provenance, "narrowed_from": dict(old)})
+        state.narrow(key, value)
+        bucket = self._index.get(old.items_key, {})
+        if bucket.pop(exp_id, None) is not None:
+            self._index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
+
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
         episode = self._episodes.get(data["episode"])
         replace = bool(data.get("replace"))
@@ -256,7 +272,7 @@ class Lamar:
             state = self._lessons.get(exp_id)
             if state is not None and state.experience.status is not Status.RETIRED:
                 state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
-                              self._n_active)
+                              self._n_active, episode.context)
 
     def _observe_reward(self, reward: float) -> None:
         self._reward_n += 1
@@ -378,7 +394,7 @@ class Lamar:
         with self._lock:
             self._sync()
             eligible = self._eligible(ctx, allowed)
-            chosen, held, p = self._choose(eligible, slots)
+            chosen, held, p = self._choose(eligible, slots, ctx)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -415,8 +431,10 @@ class Lamar:
                 out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
         return out
 
-    def _choose(self, eligible: list[LessonState], slots: int) -> tuple[list[LessonState], list[str], dict[str, float]]:
-        """Rank by the optimistic bound, flip each wanted lesson's holdout coin, maybe run an exposure round.
+    def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
+                ) -> tuple[list[LessonState], list[str], dict[str, float]]:
+        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin,
+        maybe run an exposure round.
 
         Every coin's probability is known before it is flipped and logged in `p`, so each
         lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
@@ -428,7 +446,7 @@ class Lamar:
         exposable: list[LessonState] = []
         retest: list[LessonState] = []
         for state in eligible:
-            upper = state.arms.upper(sigma, policy.explore, policy.warmup)
+            upper = state.slices.upper(state.arms, ctx or {}, sigma, policy.explore, policy.warmup)
             # Only a negative lift can be proven harm: skip the bound for the rest (hot path);
             # a lesson the selector no longer wants and that may harm is an exposure candidate.
             ledger = state.ledger

@@ -109,6 +109,12 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
                          f"interval {interval(ev.get('lower'), ev.get('upper'))}, "
                          f"{ev.get('randomized', 0)} randomized, {ev.get('injected', 0)} injected")
+        for name, s in (ev or {}).get("slices", {}).items():
+            lines.append(f"      where {name}: {s.get('verdict')}, lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
+                         f"interval {interval(s.get('lower'), s.get('upper'))}, {s.get('randomized', 0)} randomized")
+    if proposal.kind == "narrow":
+        scope = ", ".join(f"{k}={v}" for k, v in sorted(proposal.payload.get("scope", {}).items()))
+        lines.append(f"  new scope: {scope}")
     if proposal.kind == "candidate" and "experience" in proposal.payload:
         new = proposal.payload["experience"]
         lines.append(f"  new lesson: when {new.get('precondition')}, {new.get('action')}")

@@ -8,11 +8,13 @@ from typing import Any
 
 from lamar.gym.config import GymConfig
 from lamar.gym.policies import LamarPolicy
-from lamar.gym.world import Kind, World, reward_gap
+from lamar.gym.world import LANGUAGES, Kind, World, reward_gap
 from lamar.policy import Evidence, Verdict
 from lamar.signals import Signal
 
-KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL)
+KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL, Kind.SPLIT)
+GRACE = 300  # randomized episodes after a lesson's change before a verdict it outlived counts as wrong
+SPLIT_WINDOW = (1000, 2000)  # episodes in which the context variant's injection rates are read
 FOSSIL_WINDOW = 100  # fossil-task episodes in the window that decides "no longer injected"
 FOSSIL_GONE = 0.05  # ... when it was injected in fewer than this share of them
 PROVABLE_M = 3.5  # width of an anytime-valid bound at the corrected alpha, in standard errors
@@ -47,6 +49,8 @@ class Recorder:
         self.fossil_after_flip: list[bool] = []  # one per episode of the fossil's task after the flip
         self.reward_sum = 0.0
         self.reward_sq = 0.0
+        # context variant: (episodes, injections) of the split lesson's task, per window and language
+        self.split_counts: dict[tuple[str, str], list[int]] = {}
 
     def record(self, t: int, task: int, injected: list[int], held_out: list[int], signal: Signal) -> None:
         world = self.world
@@ -67,6 +71,13 @@ class Recorder:
             self.fossil_after_flip.append(fossil_in)
         self.reward_sum += signal.reward
         self.reward_sq += signal.reward**2
+        if world.split is not None and world.languages is not None and task == world.lessons[world.split].task:
+            window = "2000" if SPLIT_WINDOW[0] <= t < SPLIT_WINDOW[1] else "last" if t >= world.episodes - 2000 \
+                else None
+            if window is not None:
+                tally = self.split_counts.setdefault((window, world.languages[t]), [0, 0])
+                tally[0] += 1
+                tally[1] += world.split in injected
 
     @property
     def reward_sd(self) -> float:
@@ -105,6 +116,12 @@ class Recorder:
         out["fossil_task"] = world.fossil_task
         out["fossil_off_latency"] = self.fossil_off_latency()
         out["reward_sd"] = self.reward_sd
+        out["reported_share"] = sum(world.reported) / world.episodes
+        if world.split is not None:
+            for window in ("2000", "last"):
+                for language in LANGUAGES:
+                    episodes, injected = self.split_counts.get((window, language), [0, 0])
+                    out[f"split_rate_{language}_{window}"] = injected / episodes if episodes else None
         return out
 
     def series(self) -> list[dict[str, Any]]:
@@ -138,6 +155,49 @@ class VerdictTracker:
         self.fossil_task_episodes = 0
         self.fossil_withdrawn: int | None = None  # fossil-task episodes after the flip
         self.fossil_harms: int | None = None
+        self._by_task: dict[int, list[int]] = {}
+        for lesson in world.lessons:
+            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self.wrong_reads = 0  # (report, lesson) reads whose verdict contradicted the truth then
+        self.wrong_lessons: set[int] = set()
+        self.wrong_kinds: dict[str, int] = {}
+        self.reads = 0
+        self.sleeps: dict[str, dict[str, Any]] = {}
+
+    def monitor(self, t: int, task: int) -> None:
+        """Call after every report (at episode `t`, of an episode of `task`): judge the verdict of
+        every lesson the report touched against the truth at `t`.
+
+        A verdict the truth outgrew (the fossil's helps after the flip) is wrong only once the
+        lesson has had `GRACE` randomized episodes since the change: what no bound can avoid
+        is not counted. A split lesson's lift depends on where it is injected, so it is judged
+        per slice instead: helps in Python or harms in Swift is wrong.
+        """
+        world, policy = self.world, self.policy
+        for lesson in self._by_task[task]:
+            ev = policy.evidence(lesson)
+            self.reads += 1
+            kind = world.lessons[lesson].kind
+            wrong = ""
+            if kind is Kind.SPLIT:
+                swift, python = (ev.slices.get(f"language={name}") for name in LANGUAGES)
+                if swift is not None and swift.verdict is Verdict.HARMS:
+                    wrong = "split_swift_harms"
+                elif python is not None and python.verdict is Verdict.HELPS:
+                    wrong = "split_python_helps"
+            else:
+                truth = world.effect(lesson, t)
+                if ev.verdict is Verdict.HELPS and truth <= 0.0:
+                    since = policy.randomized[lesson] - (self.randomized_at_flip[lesson]
+                                                         if t >= world.flip and kind is Kind.FOSSIL else 0)
+                    if kind is not Kind.FOSSIL or t < world.flip or since >= GRACE:
+                        wrong = f"{kind.value}_helps"
+                elif ev.verdict is Verdict.HARMS and truth >= 0.0:
+                    wrong = f"{kind.value}_harms"
+            if wrong:
+                self.wrong_reads += 1
+                self.wrong_lessons.add(lesson)
+                self.wrong_kinds[wrong] = self.wrong_kinds.get(wrong, 0) + 1
 
     def after(self, t: int, task: int) -> None:
         """Call once episode `t` has been reported."""
@@ -167,8 +227,31 @@ class VerdictTracker:
                                    "upper": _finite(ev.upper), "verdict": ev.verdict.value})
         if at == "flip":
             self.randomized_at_flip = list(self.policy.randomized)
+        if done in config.sleep_at or at == "end":
+            self._sleep("end" if at == "end" else str(done), t)
         if at is not None:
             self.snapshots[at] = [self._snapshot(i, ev, t) for i, ev in enumerate(evidence)]
+
+    def _sleep(self, label: str, t: int) -> None:
+        """Ask sleep for proposals (apply none): which lessons it would retire and narrow."""
+        world = self.world
+        report = self.policy.lam.sleep()
+        index = self.policy.index
+        retire = {index[i] for p in report.of_kind("retire") for i in p.experience_ids}
+        narrow = {index[p.experience_ids[0]]: p.payload for p in report.of_kind("narrow")}
+        harmful = {lesson.index for lesson in world.lessons if world.effect(lesson.index, t) < 0.0
+                   and lesson.kind is not Kind.SPLIT}
+        out: dict[str, Any] = {
+            "retire_harmful": len(retire & harmful), "harmful": len(harmful),
+            "retire_wrong": len(retire - harmful),
+            "retire_false": sum(1 for i in retire if world.lessons[i].kind is Kind.FALSE),
+            "retire_fossil": world.fossil in retire,
+        }
+        if world.split is not None:
+            payload = narrow.get(world.split)
+            out["narrow_split"] = payload is not None and payload.get("value") == LANGUAGES[0]
+            out["narrow_wrong"] = len(set(narrow) - {world.split}) + (payload is not None and not out["narrow_split"])
+        self.sleeps[label] = out
 
     def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
         world = self.world
@@ -200,7 +283,9 @@ class VerdictTracker:
                 provable = snap["randomized_since_change"] >= needed
                 side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
                 verdict = snap["verdict"]
-                if side == "helpful":
+                if row["kind"] == "split":
+                    pass  # its truth depends on the language: judged per slice by `monitor`
+                elif side == "helpful":
                     tally["helpful"] += 1
                     tally["helps"] += verdict == "helps"
                     tally["helpful_provable"] += provable
@@ -229,7 +314,16 @@ class VerdictTracker:
             "fossil_harms_latency": self.fossil_harms,
             "holdout_q": holdout,
             "provable_m": PROVABLE_M,
+            "monitored_reads": self.reads,
+            "monitored_wrong_reads": self.wrong_reads,
+            "monitored_wrong_lessons": len(self.wrong_lessons),
+            "monitored_wrong_kinds": ",".join(f"{k}:{v}" for k, v in sorted(self.wrong_kinds.items())) or None,
+            "harms_false_end": sum(1 for lesson in world.lessons if lesson.kind is Kind.FALSE
+                                   and self.snapshots["end"][lesson.index]["verdict"] == "harms"),
+            "false_lessons": sum(1 for lesson in world.lessons if lesson.kind is Kind.FALSE),
         })
+        for label, figures in self.sleeps.items():
+            cols.update({f"sleep_{key}_{label}": value for key, value in figures.items()})
         return cols, lessons
 
 

@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
+from lamar.policy.features import Slices
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
@@ -33,7 +34,7 @@ class LessonState:
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "_verdict_cache",
+        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "slices",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -45,13 +46,16 @@ class LessonState:
         self.injected = 0
         self.held_out = 0
         self.restarts = 0
+        self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
         self._verdict_cache: tuple[int, int, int, tuple[Verdict, float, float]] | None = None
 
     def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
-                n_lessons: int = 1) -> None:
+                n_lessons: int = 1, context: Mapping[str, str] | None = None) -> None:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
         self.arms.record(reward, injected, policy.discount)
+        if context:
+            self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
         if injected:
             self.injected += 1
         elif p > 0.0:
@@ -75,7 +79,7 @@ class LessonState:
     def _bounds(self, policy: Policy, n_lessons: int) -> tuple[float, float]:
         """(lower at the helps level, upper at the harms level) of this segment's weighted-average lift."""
         ledger = self.ledger
-        lessons = max(n_lessons, 1)
+        lessons = max(n_lessons, 1) * self.slices.inherited
         segment = self.restarts + 1
         mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
         # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
@@ -89,6 +93,7 @@ class LessonState:
         self.ledger = Ledger()
         self.detector.reset()
         self.arms.restart_both(w_in, s_in, w_out, s_out)
+        self.slices.restart()
         self.restarts += 1
         self._verdict_cache = None
 
@@ -135,6 +140,7 @@ class LessonState:
             eligible=self.eligible,
             restarts=self.restarts,
             estimate=self.arms.estimate,
+            slices=self.slices.evidence(policy.alpha_helps, policy.alpha_harms, policy.min_evidence, n_lessons),
         )
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
@@ -147,6 +153,7 @@ class LessonState:
             "ledger": self.ledger.to_dict(),
             "detector": self.detector.to_dict(),
             **{name: getattr(self, name) for name in self._COUNTS},
+            "slices": self.slices.to_dict(),
         }
 
     @classmethod
@@ -154,14 +161,16 @@ class LessonState:
         """The inverse of `to_dict`: the same decisions and evidence follow from it."""
         state = cls(Experience.from_dict(data["experience"]))
         state.arms = ArmStats.from_dict(data["arms"])
-        # A snapshot from before the reward level and the two-sided detector existed: the
-        # level starts afresh and so does the detector (it only speeds up a restart).
-        state.ledger = Ledger.from_dict({"level_w": 0.0, "level_s": 0.0, **data["ledger"]})
+        # A lesson saved before the two-sided detector existed starts its detector afresh
+        # (it only speeds up a restart); its ledger starts a fresh reward level.
+        state.ledger = Ledger.from_dict(data["ledger"])
         detector = data["detector"]
         if set(detector) == set(ChangeDetector.__slots__):
             state.detector = ChangeDetector.from_dict(detector)
         for name in cls._COUNTS:
             setattr(state, name, int(data[name]))
+        if "slices" in data:  # absent from a lesson saved before state version 2
+            state.slices = Slices.from_dict(data["slices"])
         return state
 
     def absorb(self, other: LessonState) -> None:
@@ -171,4 +180,18 @@ class LessonState:
         self.eligible += other.eligible
         self.injected += other.injected
         self.held_out += other.held_out
+        self.slices.merge(other.slices)
+        self._verdict_cache = None
+
+    def narrow(self, key: str, value: str) -> None:
+        """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
+
+        The lesson-wide ledger and arms mixed every value of `key`; the slice's own ledger and
+        arms are exactly the evidence of the narrower lesson (kept at the slice family's
+        alpha divisor, see `Slices`). Without such a slice the lesson starts afresh.
+        """
+        kept = self.slices.narrow(key, value)
+        self.ledger = kept.ledger if kept is not None else Ledger()
+        self.arms = kept.arms if kept is not None else ArmStats()
+        self.detector.reset()
         self._verdict_cache = None

@@ -11,6 +11,7 @@ from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
+from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
@@ -42,6 +43,13 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
     """
     made_at = lam._seq
     proposals = consolidate(lam, similarity=similarity)
+    narrow = propose_narrowing(lam)
+    if narrow:
+        # A lesson harmful overall but helpful in one slice is narrowed, not retired.
+        narrowed = {p.experience_ids[0] for p in narrow}
+        proposals = [p for p in proposals if not (p.kind == "retire" and p.experience_ids[0] in narrowed)]
+        at = sum(1 for p in proposals if p.kind == "retire")
+        proposals[at:at] = narrow
     compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than, keep_unreported=keep_unreported)
     if compact is not None:
         proposals.append(compact)
@@ -131,6 +139,8 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
             if verdict is not want:
                 return f"lesson {exp_id} is no longer proven to {'harm' if want is Verdict.HARMS else 'help'} " \
                        f"(verdict now {verdict.value})"
+    if proposal.kind == "narrow":
+        return still_splits(lam, proposal)
     if proposal.kind == "candidate":
         exp_id = proposal.payload["experience"].get("id")
         if exp_id and exp_id in lam._lessons:
@@ -152,6 +162,9 @@ def _events_for(proposal: Proposal) -> list[Event]:
         return [Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]
     if kind == "compact":
         return [Event("compact", dict(proposal.payload))]
+    if kind == "narrow":
+        return [Event("scope", {"id": ids[0], "key": proposal.payload["key"], "value": proposal.payload["value"],
+                                "reason": reason})]
     return []  # a contradiction is acknowledged; the bandit keeps testing both sides
 
 
