@@ -2,7 +2,7 @@ import random
 
 from lamar import Experience, Lamar, Scope, Signal
 
-lam = Lamar("quickstart.json", k=2, seed=7)          # a human-readable JSON store
+lam = Lamar(":memory:", k=2, seed=7)   # or a file: "lessons.db" (SQLite), "lessons.json"
 for action in ("clear DerivedData before rebuilding", "delete the lockfile", "rebuild twice"):
     lam.add(Experience(precondition="the Xcode build fails after a dependency bump",
                        action=action, rationale="stale module maps survive a clean build",

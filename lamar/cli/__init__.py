@@ -6,6 +6,7 @@ error (missing, corrupt, unreadable, unwritable), or a model that failed during 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
@@ -37,7 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if handler is None:
             parser.print_help(sys.stderr)
             raise UsageError("name a command, e.g. `lamar stats` (listed above)")
-        return int(handler(args))
+        status = int(handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except _STORE_ERRORS as exc:
@@ -50,6 +55,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_STORE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+
+
+def _reader_gone() -> int:
+    """The reader of our output went away (`lamar ls | head -1`): stop quietly with status 0,
+    as `cat` and `grep` do. Python would flush stdout again at exit and complain about the
+    same pipe, so stdout is pointed at the null device first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (captured in a test): nothing to silence
+        pass
+    return EXIT_OK
 
 
 def _fail(message: str, status: int) -> int:

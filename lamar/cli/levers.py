@@ -8,7 +8,7 @@ from lamar._errors import DuplicateReport, InvalidReward
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, scope_text
 from lamar.cli.session import UsageError, open_engine, resolve_id
-from lamar.experience import Experience, Scope
+from lamar.experience import Experience, Scope, Status
 from lamar.signals import Signal
 
 
@@ -36,24 +36,29 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_retire(args: argparse.Namespace) -> int:
-    print(f"retired {_pull(args, 'retire')}: {args.reason}")
+    exp_id, pulled = _pull(args, "retire", Status.RETIRED)
+    print(f"retired {exp_id}: {args.reason}" if pulled else f"{exp_id} is already retired; nothing written")
     return 0
 
 
 def cmd_revive(args: argparse.Namespace) -> int:
-    print(f"revived {_pull(args, 'revive')} as active: {args.reason}")
+    exp_id, pulled = _pull(args, "revive", Status.ACTIVE)
+    print(f"revived {exp_id} as active: {args.reason}" if pulled else f"{exp_id} is already active; nothing written")
     return 0
 
 
-def _pull(args: argparse.Namespace, lever: str) -> str:
-    """Resolve the (possibly shortened) id and pull `lam.retire` or `lam.revive` on it."""
+def _pull(args: argparse.Namespace, lever: str, status: Status) -> tuple[str, bool]:
+    """Resolve the (possibly shortened) id and pull `lam.retire` or `lam.revive` on it, unless the
+    lesson already has that status: a second pull would only add a misleading entry to its audit trail."""
     lam = open_engine(args)
     try:
         exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        if lam.get(exp_id).status is status:
+            return exp_id, False
         getattr(lam, lever)(exp_id, args.reason)
     finally:
         lam.close()
-    return exp_id
+    return exp_id, True
 
 
 def parse_signal(text: str) -> Signal | float:

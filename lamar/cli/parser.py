@@ -7,11 +7,13 @@ from typing import NoReturn
 
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
+from lamar.cli.mcp_server import add_mcp_command
 from lamar.cli.move import cmd_export, cmd_import
 from lamar.cli.observe import cmd_ls, cmd_stats
 from lamar.cli.review import cmd_apply, cmd_review, cmd_sleep
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
 from lamar.cli.show import cmd_show
+from lamar.cli.ui import cmd_ui
 
 _EPILOG = f"""\
 The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
@@ -125,4 +127,14 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+
+    ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)
+    ui.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    ui.add_argument("--no-browser", action="store_true", help="print the address instead of opening a browser")
+    ui.add_argument("--report", metavar="REPORT.json",
+                    help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
+    ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
+    ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
+
+    add_mcp_command(command)
     return parser

@@ -23,7 +23,8 @@ from lamar.cli.timeline import EvidencePoint, appearances, audit_trail, replay, 
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 
-_SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep"}
+_SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep",
+            "agent": "proposed by an agent"}
 _LABELS = {"traces": "from traces", "trace_ids": "from traces", "merged_from": "merged from",
            "merged_into": "merged into"}
 _CHART_ROWS = 12
@@ -110,10 +111,13 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
           f"(reported), {ev.restarts} restarts; selection estimate {number(ev.estimate)}")
 
 
+_LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the interval runs past the axis"
+
+
 def _print_trajectory(points: list[EvidencePoint]) -> None:
     print("\nevidence over time (replayed from the store's events with default tuning: each row is")
     print("what the engine would have said right after that outcome; seen = reported episodes where it was\n"
-          "eligible, rand = those randomized by the holdout coin; '*' lift, '-' interval, '|' zero)")
+          "eligible, rand = those randomized by the holdout coin)")
     if not points:
         print("  no reported episode has had this lesson eligible yet")
         return
@@ -128,6 +132,7 @@ def _print_trajectory(points: list[EvidencePoint]) -> None:
         bar = interval_bar(None if shown == "n/a" else p.lift, p.lower, p.upper, width=_BAR_WIDTH, lo=lo, hi=hi)
         print(f"  {when(p.time):<16}  {p.eligible:>5}  {p.randomized:>5}  {p.verdict:<7}  {shown:>6}  "
               f"{interval(p.lower, p.upper):<16}  {bar}")
+    print(f"  {_LEGEND}")
 
 
 __all__ = ["cmd_show", "provenance_lines"]

@@ -30,6 +30,7 @@ class EvidencePoint:
     upper: float
     randomized: int
     eligible: int
+    restarts: int = 0  # how often the evidence had restarted by then (the world changed)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -75,7 +76,8 @@ def replay(events: Sequence[Event], exp_id: str) -> tuple[Lamar, list[EvidencePo
             ev = engine.evidence(exp_id)
             points.append(EvidencePoint(
                 seq=event.seq, time=event.time, verdict=ev.verdict.value, lift=ev.lift, lower=ev.lower,
-                upper=ev.upper, randomized=ev.randomized, eligible=ev.eligible))
+                upper=ev.upper, randomized=ev.randomized, eligible=ev.eligible,
+                restarts=ev.restarts))
     return engine, points
 
 

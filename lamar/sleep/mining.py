@@ -110,15 +110,11 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
 def _refusal(lam: Lamar, lesson: ParsedLesson, support: Sequence[Trace], accepted: Sequence[Experience],
              min_support: int, similarity: float, scrub: Any) -> str:
     """Why the lesson cannot become a candidate, or "" when it can."""
-    from lamar.safety import injection_reason
+    from lamar.safety.lessons import lesson_refusal
 
-    text = "\n".join([lesson.precondition, lesson.action, lesson.rationale, *lesson.scope.values()])
-    injected = injection_reason(text)
-    if injected:
-        return f"looks like an injection attempt: {injected}"
-    _, secrets = scrub(text)
-    if secrets:
-        return f"contains what looks like a secret ({', '.join(sorted(set(secrets)))})"
+    unsafe = lesson_refusal(lesson.precondition, lesson.action, lesson.rationale, lesson.scope)
+    if unsafe:
+        return unsafe
     if len(support) < min_support:
         return (f"supported by {len(support)} distinct trace(s) ({', '.join(t.id for t in support)}); "
                 f"a lesson needs at least {min_support}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from html.parser import HTMLParser
 
 from lamar import Lamar
@@ -82,3 +83,23 @@ def test_html_escapes_lesson_text(run_cli, tmp_path):
     reader.feed(page)
     assert len(reader.rows) == 1 and reader.circles == []
     assert "No episodes yet." in page
+
+
+def test_html_charts_name_their_colours_and_axes(lamar_cli, store, tmp_path):
+    """Each colour is named by a swatch (a shape, which the page's text style cannot recolour),
+    rows are labelled by lesson text, and the bar chart has a y-axis and distinct x labels."""
+    from lamar.cli.charts import HELD_OUT, INJECTED
+
+    out = lamar_cli("html", "--store", store, "--out", tmp_path / "lamar.html")
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "lamar.html").read_text(encoding="utf-8")
+    swatches = re.findall(r'<rect class="swatch"[^>]*fill="([^"]+)"/><text[^>]*>([^<]+)</text>', page)
+    assert (INJECTED, "injected") in swatches
+    assert (HELD_OUT, "held out (the randomized control)") in swatches
+    assert {(COLOURS[v], v) for v in COLOURS} <= set(swatches)
+    lessons = Lamar(str(store)).experiences()
+    labels = re.findall(r'<g class="lesson"[^>]*><title>[^<]*</title><text[^>]*>([^<]+)</text>', page)
+    assert len(labels) == len(lessons) and all(not label.startswith("exp_") for label in labels)
+    first, last = re.findall(r">episode (\d+)</text>", page)
+    assert first == "1" and int(last) > 1
+    assert re.search(r">lessons per \d+ episodes</text>", page)

@@ -103,7 +103,7 @@ def test_rows_are_flat_json_objects(result: GymResult, tmp_path: Path) -> None:
 def test_the_report_prints_every_table_and_judges_every_target(result: GymResult) -> None:
     text = render(result)
     for heading in ("1. Success rate by phase", "2. Share of injected slots", "3. lamar's verdicts",
-                    "4. The fossil", "Targets for lamar"):
+                    "4. The fossil", "Lamar's goals"):
         assert heading in text
     targets = check_targets(result)
     assert len(targets) == 10

@@ -68,8 +68,10 @@ def test_notebook_runs_top_to_bottom(path: Path, kernel: str, tmp_path: Path) ->
     code = [cell for cell in out.cells if cell.cell_type == "code"]
     assert all(cell.get("execution_count") for cell in code)
     assert elapsed < NOTEBOOK_TIMEOUT
-    # The notebook wrote only into its working directory, never next to itself.
+    # The notebook wrote nothing next to itself, nor in its working directory (only in a temporary
+    # folder of its own), so a second run starts as clean as the first.
     assert not any(p.suffix in {".db", ".jsonl", ".json"} for p in NOTEBOOKS.iterdir())
+    assert [p.name for p in tmp_path.iterdir()] == ["jupyter"]  # the kernel fixture's own folder
 
 
 @pytest.mark.parametrize("path", PATHS, ids=[p.stem for p in PATHS])

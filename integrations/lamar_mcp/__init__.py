@@ -1,0 +1,24 @@
+"""Lamar as an MCP server: recall, report, evidence, lessons and propose_lesson for any MCP client.
+
+    from lamar import Lamar
+    from lamar_mcp import build_server
+
+    server = build_server(Lamar("~/.lamar/experience.db"))
+    server.run()                    # stdio; or `lamar mcp --transport http`
+
+Built on the official `mcp` SDK (`pip install "lamar[mcp]"`).
+"""
+
+from __future__ import annotations
+
+try:
+    import mcp.server.mcpserver  # noqa: F401  (fail here, with the extra to install)
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        'lamar_mcp needs the MCP SDK: pip install "lamar[mcp]"'
+    ) from exc
+
+from lamar_mcp.server import INSTRUCTIONS, build_server, serve_http, serve_stdio
+from lamar_mcp.tools import AGENT_PROVENANCE, LamarTools
+
+__all__ = ["AGENT_PROVENANCE", "INSTRUCTIONS", "LamarTools", "build_server", "serve_http", "serve_stdio"]

@@ -1,0 +1,156 @@
+"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, and concurrent HTTP clients.
+
+    python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
+
+Each figure is printed next to its baselines from the same run: the start next to a bare
+`lamar --help` process and to a process that only imports the SDK (the floor the SDK sets),
+the protocol's latency next to the same engine call in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from lamar import Experience, Lamar, Scope
+from lamar_mcp.launch import child_env, http_server, http_session, lamar_command, stdio_session
+
+CONTEXT = {"project": "p0", "language": "swift", "task": "build_fails"}
+
+
+def make_store(path: Path, lessons: int) -> None:
+    """A SQLite store whose lessons spread over five projects, a fifth of them eligible for CONTEXT."""
+    with Lamar(str(path), seed=0) as lam:
+        for i in range(lessons):
+            lam.add(Experience(f"situation {i} arises", f"do thing {i}", "it worked before",
+                               scope=Scope(project=f"p{i % 5}")))
+
+
+async def time_starts(store: Path, starts: int) -> list[float]:
+    """Seconds from spawning `lamar mcp` to a completed initialize handshake, once per start."""
+    out = []
+    for _ in range(starts):
+        began = time.perf_counter()
+        async with stdio_session(store) as session:
+            out.append(time.perf_counter() - began)
+            await session.list_tools()
+    return out
+
+
+def time_process(argv: Sequence[str], starts: int) -> list[float]:
+    """Seconds a process takes from spawn to exit, once per start."""
+    out = []
+    for _ in range(starts):
+        began = time.perf_counter()
+        subprocess.run(argv, env=child_env(), check=True, capture_output=True)
+        out.append(time.perf_counter() - began)
+    return out
+
+
+async def time_calls(store: Path, calls: int) -> tuple[list[float], list[float]]:
+    """Milliseconds of each recall and each report through one stdio session."""
+    recalls, reports = [], []
+    async with stdio_session(store, "--seed", "0") as session:
+        for i in range(calls):
+            began = time.perf_counter()
+            result = await session.call_tool("recall", {"context": CONTEXT})
+            recalls.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            await session.call_tool("report", {"episode_id": result.structured_content["episode_id"],
+                                               "signal": ("shipped", "corrected")[i % 2]})
+            reports.append((time.perf_counter() - began) * 1000)
+    return recalls, reports
+
+
+async def _http_client(url: str, number: int, episodes: int) -> None:
+    async with http_session(url) as session:
+        for i in range(episodes):
+            result = await session.call_tool("recall", {"context": {**CONTEXT, "client": str(number)}})
+            await session.call_tool("report", {"episode_id": result.structured_content["episode_id"],
+                                               "signal": ("shipped", "corrected")[i % 2]})
+
+
+def time_http(store: Path, clients: int, episodes: int) -> tuple[float, float, float]:
+    """Wall seconds for `clients` concurrent HTTP clients x `episodes` recall+report pairs each,
+    with the CPU seconds the clients (this process) and the server process (its whole life) used."""
+
+    async def run(url: str) -> None:
+        async with anyio.create_task_group() as group:
+            for number in range(clients):
+                group.start_soon(_http_client, url, number, episodes)
+
+    server_before = _children_cpu()
+    with http_server(store, "--seed", "0") as url:
+        began, cpu = time.perf_counter(), time.process_time()
+        anyio.run(run, url)
+        wall, client_cpu = time.perf_counter() - began, time.process_time() - cpu
+    return wall, client_cpu, _children_cpu() - server_before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_in_process(store: Path, calls: int) -> tuple[list[float], list[float]]:
+    """The same recall and report, called on the engine directly (no protocol)."""
+    recalls, reports = [], []
+    with Lamar(str(store), seed=0) as lam:
+        for i in range(calls):
+            began = time.perf_counter()
+            rec = lam.recall(CONTEXT)
+            recalls.append((time.perf_counter() - began) * 1000)
+            began = time.perf_counter()
+            lam.report(rec.episode_id, ("shipped", "corrected")[i % 2])
+            reports.append((time.perf_counter() - began) * 1000)
+    return recalls, reports
+
+
+def _summary(values: Sequence[float], unit: str) -> str:
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return f"median {statistics.median(ordered):7.3f} {unit}   p95 {p95:7.3f} {unit}   (n={len(ordered)})"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m lamar_mcp.bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--lessons", type=int, default=50, help="lessons in the store (50)")
+    parser.add_argument("--calls", type=int, default=200, help="recall + report pairs timed (200)")
+    parser.add_argument("--starts", type=int, default=5, help="server starts timed (5)")
+    parser.add_argument("--http-clients", type=int, default=8, help="concurrent HTTP clients (8)")
+    parser.add_argument("--http-episodes", type=int, default=200, help="episodes per HTTP client (200; 0 skips)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as folder:
+        store = Path(folder) / "bench.db"
+        make_store(store, args.lessons)
+        print(f"store: SQLite, {args.lessons} lessons, {args.lessons // 5} eligible per recall")
+        bare = time_process([*lamar_command(), "--help"], args.starts)
+        sdk = time_process([sys.executable, "-c", "import mcp.server.mcpserver"], args.starts)
+        print(f"start  `lamar --help` process       {_summary(bare, 's')}")
+        print(f"start  python importing the MCP SDK {_summary(sdk, 's')}")
+        print(f"start  `lamar mcp` to initialized   {_summary(anyio.run(time_starts, store, args.starts), 's')}")
+        over_mcp = anyio.run(time_calls, store, args.calls)
+        direct = time_in_process(store, args.calls)
+        print(f"recall over MCP stdio               {_summary(over_mcp[0], 'ms')}")
+        print(f"recall in process                   {_summary(direct[0], 'ms')}")
+        print(f"report over MCP stdio               {_summary(over_mcp[1], 'ms')}")
+        print(f"report in process                   {_summary(direct[1], 'ms')}")
+        if args.http_episodes:
+            n = args.http_clients * args.http_episodes
+            wall, client_cpu, server_cpu = time_http(store, args.http_clients, args.http_episodes)
+            print(f"http   {args.http_clients} clients x {args.http_episodes} episodes at once   {wall:7.2f} s wall "
+                  f"({n / wall:.0f} episodes/s); CPU per episode: clients {client_cpu / n * 1000:.2f} ms, "
+                  f"server {server_cpu / n * 1000:.2f} ms (its start included)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,97 @@
+"""What the tools return: pydantic models, so every result is structured content with an output schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from lamar.experience import Experience
+from lamar.policy.verdicts import Evidence
+from lamar.recall import neutralize
+
+
+class RecallResult(BaseModel):
+    """The lessons chosen for one context, and the episode to report."""
+
+    prompt: str = Field(description="The chosen lessons, fenced, to add to your working context "
+                                    "(exactly what Recall.as_prompt() returns; empty when none apply).")
+    episode_id: str = Field(description="Pass it to report() once you know what the human did.")
+    lesson_ids: list[str] = Field(description="Ids of the lessons in `prompt`, best first.")
+
+
+class ReportResult(BaseModel):
+    """The outcome that was recorded."""
+
+    episode_id: str
+    signal: str = Field(description="shipped, accepted, reasked, corrected or reverted.")
+    reward: float = Field(description="What the signal is worth to the lessons of the episode, in [-1, 1].")
+
+
+class Lesson(BaseModel):
+    """One lesson as Lamar holds it, with what was measured about it."""
+
+    id: str
+    text: str = Field(description="'When X, do Y, because Z.', as recall() would show it.")
+    precondition: str
+    action: str
+    rationale: str
+    scope: dict[str, str] = Field(description="Where it is eligible: every field must equal the context's value.")
+    status: str = Field(description="candidate (not yet proven), active, or retired (never injected).")
+    source: str = Field(description="Who wrote it: manual, mined (by sleep) or agent (propose_lesson).")
+    provenance: dict[str, Any]
+    verdict: str = Field(description="helps, harms or unknown: read from anytime-valid confidence bounds.")
+    lift: float | None = Field(description="Estimated effect on reward of injecting it (null: no evidence yet).")
+    lower: float | None = Field(description="Lower confidence bound of the lift (null: unbounded).")
+    upper: float | None = Field(description="Upper confidence bound of the lift (null: unbounded).")
+    randomized: int = Field(description="Reported episodes whose injection was a logged coin: the evidence.")
+    injected: int
+    held_out: int
+    eligible: int
+
+
+class LessonList(BaseModel):
+    """Lessons in the order they were added."""
+
+    count: int
+    lessons: list[Lesson]
+
+
+class ProposeResult(BaseModel):
+    """A lesson an agent proposed, stored as a candidate."""
+
+    lesson_id: str
+    status: str = Field(description="Always candidate: a cold arm that outcomes must prove.")
+    text: str
+
+
+def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
+    """The tool's view of a stored lesson and its evidence."""
+    data = ev.to_dict()
+    return Lesson(
+        id=exp.id,
+        text=neutralize(exp.render()),
+        # What a model reads is neutralized as in recall's prompt: no fence, role marker or template token.
+        precondition=neutralize(exp.precondition),
+        action=neutralize(exp.action),
+        rationale=neutralize(exp.rationale),
+        scope=dict(exp.scope),
+        status=exp.status.value,
+        source=str(exp.provenance.get("source", "manual")),
+        provenance=dict(exp.provenance),
+        verdict=ev.verdict.value,
+        lift=_number(data["lift"]),
+        lower=_number(data["lower"]),
+        upper=_number(data["upper"]),
+        randomized=ev.randomized,
+        injected=ev.injected,
+        held_out=ev.held_out,
+        eligible=ev.eligible,
+    )
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+__all__ = ["Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "lesson_of"]

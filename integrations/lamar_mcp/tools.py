@@ -1,0 +1,178 @@
+"""The tools' work: check what came over the protocol, call the engine, turn refusals into tool errors.
+
+Every check runs before the engine writes, so a refused call leaves the store as it was. A
+`ToolError` reaches the client as a result with `isError` set and this message, which says
+what to do; anything else is a crash the SDK reports without its text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar import DuplicateReport, Experience, Lamar, LamarError, Scope, Signal, Status, UnknownExperience
+from lamar.experience import check_context
+from lamar.recall import neutralize
+from lamar.safety.lessons import lesson_refusal
+from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
+from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult, lesson_of
+
+MAX_ID = 128
+"""Longest id accepted (episode and lesson ids are about 20 characters)."""
+MAX_TEXT = 2_000
+"""Longest precondition, action or rationale of a proposed lesson."""
+MAX_KEYS = 32
+"""Most fields in a context or scope."""
+MAX_KEY = 64
+"""Longest context or scope key."""
+MAX_VALUE = 500
+"""Longest context or scope value: they are compared as exact strings, never searched."""
+
+SIGNALS = tuple(s.value for s in Signal)
+STATUSES = tuple(s.value for s in Status)
+AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
+
+
+class LamarTools:
+    """The MCP tools over one engine; each method is one tool and raises `ToolError` on bad input.
+
+    Args:
+        lamar: the engine whose store the tools read and write.
+    """
+
+    def __init__(self, lamar: Lamar) -> None:
+        self.lamar = lamar
+
+    def recall(self, context: Any) -> RecallResult:
+        ctx = _context(context, "context")
+        rec = _guard(lambda: self.lamar.recall(ctx))
+        return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids)
+
+    def report(self, episode_id: Any, signal: Any) -> ReportResult:
+        episode = _id(episode_id, "episode_id", "the episode_id that recall() returned")
+        if not isinstance(signal, str) or signal.strip().lower() not in SIGNALS:
+            raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}")
+        parsed = Signal(signal.strip().lower())
+        _guard(lambda: self.lamar.report(episode, parsed))
+        return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
+
+    def evidence(self, lesson_id: Any) -> Lesson:
+        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
+        return found
+
+    def lessons(self, context: Any = None, status: Any = None) -> LessonList:
+        ctx = None if context is None else _context(context, "context")
+        if status is not None and status not in STATUSES:
+            raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {_show(status)}")
+        found = _guard(lambda: [
+            lesson_of(exp, self.lamar.evidence(exp.id))
+            for exp in self.lamar.experiences(status=status)
+            if ctx is None or exp.scope.matches(ctx)
+        ])
+        return LessonList(count=len(found), lessons=found)
+
+    def propose_lesson(self, precondition: Any, action: Any, rationale: Any, scope: Any,
+                       client: str | None = None) -> ProposeResult:
+        """Store a candidate lesson; `client` (the MCP client's name, when it gave one) joins its provenance."""
+        fields = {name: _text(value, name) for name, value in
+                  (("precondition", precondition), ("action", action), ("rationale", rationale))}
+        where = _context(scope, "scope")
+        unsafe = lesson_refusal(fields["precondition"], fields["action"], fields["rationale"], where)
+        if unsafe:
+            raise ToolError(f"lesson refused, nothing was stored: it {unsafe}. Lessons are shown to agents as "
+                            "notes: state the situation and what to do in plain words, with no credentials "
+                            "and no instructions to the model")
+        exp = Experience(fields["precondition"], fields["action"], fields["rationale"], scope=Scope(where),
+                         status=Status.CANDIDATE,
+                         id=_lesson_id(fields["precondition"], fields["action"], where),
+                         provenance={**AGENT_PROVENANCE, **({"client": client[:MAX_KEY]} if client else {})})
+        self._refuse_duplicate(exp)
+        stored = _guard(lambda: self.lamar.add(exp))
+        return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
+
+    def _refuse_duplicate(self, exp: Experience) -> None:
+        """One arm per lesson: a near-copy would split the evidence the first one is gathering."""
+        for other in _guard(self.lamar.experiences):
+            if other.scope.items_key != exp.scope.items_key:
+                continue
+            score = lesson_similarity(other.precondition, other.action, exp.precondition, exp.action)
+            if other.id == exp.id or score >= NEAR_DUPLICATE:
+                raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
+                                f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
+                                "instead of proposing it again")
+
+    def lesson_json(self, lesson_id: str) -> str:
+        """One lesson as JSON (the lamar://lessons/{id} resource)."""
+        return self.evidence(lesson_id).model_dump_json(indent=2)
+
+    def lessons_json(self) -> str:
+        """Every lesson as JSON (the lamar://lessons resource)."""
+        return self.lessons().model_dump_json(indent=2)
+
+
+def _guard(call: Any) -> Any:
+    """Run an engine call; its refusals (unknown episode, duplicate report, ...) become tool errors."""
+    try:
+        return call()
+    except DuplicateReport as exc:
+        # The engine's advice (replace=True) is not offered here: a model would use it to change its mind.
+        raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
+                        "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
+    except UnknownExperience as exc:
+        raise ToolError(f"{exc}; call lessons() to list the lesson ids") from exc
+    except LamarError as exc:
+        raise ToolError(str(exc)) from exc
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _id(value: Any, name: str, hint: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ToolError(f"{name} must be a non-empty string: {hint}; got {_show(value)}")
+    if len(value) > MAX_ID:
+        raise ToolError(f"{name} is {len(value)} characters long; ids are at most {MAX_ID}: pass {hint}")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):
+        raise ToolError(f"{name} must be a string; got {_show(value)}")
+    if len(value) > MAX_TEXT:
+        raise ToolError(f"{name} is {len(value)} characters long; a lesson field is at most {MAX_TEXT}: "
+                        "say it in one or two sentences")
+    if name != "rationale" and not value.strip():
+        raise ToolError(f"{name} is empty: say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
+    return value
+
+
+def _context(value: Any, name: str) -> dict[str, str]:
+    """A context or scope: a mapping of strings, small enough to store with every episode."""
+    if isinstance(value, Mapping) and len(value) > MAX_KEYS:
+        raise ToolError(f"{name} has {len(value)} fields; at most {MAX_KEYS}: keep the few that decide "
+                        "which lessons apply (project, language, task, error_class)")
+    try:
+        ctx = check_context(value)
+    except LamarError as exc:
+        raise ToolError(f"{name}: {exc}") from exc
+    for key, text in ctx.items():
+        if len(key) > MAX_KEY or len(text) > MAX_VALUE:
+            raise ToolError(f"{name} field {_show(key)} is too long (keys at most {MAX_KEY} characters, values "
+                            f"at most {MAX_VALUE}): use short labels such as task='build_fails', not free text")
+    return ctx
+
+
+def _lesson_id(precondition: str, action: str, scope: Mapping[str, str]) -> str:
+    """The id follows from the words, as for mined lessons: the same lesson proposed twice is one arm."""
+    key = json.dumps([normalize(precondition), normalize(action), sorted(scope.items())])
+    return "exp_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+__all__ = ["AGENT_PROVENANCE", "MAX_ID", "MAX_KEY", "MAX_KEYS", "MAX_TEXT", "MAX_VALUE", "LamarTools"]

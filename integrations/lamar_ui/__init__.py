@@ -1,0 +1,49 @@
+"""`lamar ui`: a local web app over a Lamar store: lessons, episodes, sleep review, levers.
+
+    pip install "lamar[ui]"
+    lamar ui --store lessons.db
+
+It binds to 127.0.0.1 only and prints an address carrying a per-launch token.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+import webbrowser
+from pathlib import Path
+
+from lamar import Lamar
+from lamar_ui.app import UI, create_app
+
+
+def default_report_path(location: str) -> Path:
+    """Where sleep reports live: beside a file store, else in ~/.lamar."""
+    if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
+        return Path("~/.lamar/sleep-report.json").expanduser()
+    path = Path(location).expanduser()
+    return path.with_name(path.name + ".sleep-report.json")
+
+
+def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: str | Path | None = None,
+          model: str | None = None, traces: str | None = None) -> None:
+    """Serve the app on 127.0.0.1 until interrupted (port 0: a free port)."""
+    import uvicorn
+
+    ui = UI(lam, report_path=report_path or default_report_path(lam.store.location), model=model, traces=traces)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", port))
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
+    server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
+    print(f"lamar ui: serving {lam.store.location} at {url}\n(press Ctrl+C to stop)", flush=True)
+    if open_browser:
+        webbrowser.open(url)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        print("lamar ui: stopped", file=sys.stderr)
+
+
+__all__ = ["UI", "create_app", "default_report_path", "serve"]

@@ -1,0 +1,346 @@
+"""The `lamar ui` web app: a Starlette application over one Lamar engine.
+
+Safe by default: it answers only to 127.0.0.1/localhost host names (DNS rebinding), every
+request needs the per-launch token (given once in the URL, then kept in a SameSite=Strict
+cookie), every state-changing POST also carries the token in its form and is refused when
+the browser says it came from another site, and the Content-Security-Policy allows no inline
+script and nothing from outside. Lesson text is escaped on every page (see `pages`).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from html import escape
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from lamar import Experience, Lamar, LamarError, Scope
+from lamar.cli.review import REPORT_FORMAT, save_report
+from lamar.cli.timeline import appearances, audit_trail, replay, thin
+from lamar.policy.verdicts import Evidence
+from lamar.sleep.proposals import SleepReport
+from lamar_ui import pages
+
+STATIC = Path(__file__).with_name("static")
+ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+_CHART_POINTS = 150
+
+
+class Forbidden(Exception):
+    """A request without the launch token, or a cross-site write."""
+
+
+class UI:
+    """The app's state: the engine, the launch token, where sleep reports live, the model to mine with."""
+
+    def __init__(self, lam: Lamar, *, token: str | None = None, report_path: str | Path,
+                 model: str | None = None, traces: str | None = None) -> None:
+        self.lam = lam
+        self.token = token or secrets.token_urlsafe(32)
+        self.report_path = Path(report_path)
+        self.model = model
+        self.traces = traces
+        self.message = ""
+
+    @property
+    def cookie(self) -> str:
+        return "lamar_ui_token"
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _page(self, title: str, body: str, active: str) -> HTMLResponse:
+        version = self.lam.stats()["events"]
+        return HTMLResponse(pages.layout(title, body, active=active, location=self.lam.store.location,
+                                         version=version))
+
+    async def _form(self, request: Request) -> FormData:
+        """The POST's form, once its token and origin are checked (the CSRF guard)."""
+        site = request.headers.get("sec-fetch-site")
+        if site is not None and site not in ("same-origin", "none"):
+            raise Forbidden(f"a write from another site ({site}) is refused")
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
+            raise Forbidden(f"a write from {origin} is refused")
+        form = await request.form()
+        if not secrets.compare_digest(str(form.get("token", "")), self.token):
+            raise Forbidden("the form carries no valid token: reload the page and try again")
+        return form
+
+    def _texts(self) -> dict[str, str]:
+        return {e.id: e.render() for e in self.lam.experiences()}
+
+    # -- pages ---------------------------------------------------------------------------------
+
+    async def lessons(self, request: Request) -> Response:
+        verdict = request.query_params.get("verdict", "")
+        status = request.query_params.get("status", "")
+        scope_text = request.query_params.get("scope", "").strip()
+
+        def build() -> str:
+            scope = _pairs(scope_text)
+            lam = self.lam
+            exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
+            rows = [(e, lam.evidence(e.id)) for e in exps]
+            return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text,
+                                      events=lam.store.read(0))
+
+        try:
+            body = await run_in_threadpool(build)
+        except (LamarError, ValueError) as exc:
+            body = f'<p class="error">{escape(str(exc))}</p><p><a href="/">Show every lesson</a></p>'
+        return self._page("What the agent believes", body, "/")
+
+    async def lesson(self, request: Request) -> Response:
+        exp_id = request.path_params["id"]
+
+        def build() -> str:
+            exp = self.lam.get(exp_id)
+            ev = self.lam.evidence(exp_id)
+            events = self.lam.store.read(0)
+            _, points = replay(events, exp_id)
+            shown, held = appearances(events, exp_id)
+            return pages.lesson_page(exp, ev, thin(points, _CHART_POINTS), shown, held,
+                                                   audit_trail(events, exp_id))
+
+        try:
+            body = await run_in_threadpool(build)
+        except LamarError as exc:
+            return self._missing(str(exc))
+        return self._page("Lesson", body, "/")
+
+    async def lever(self, request: Request) -> Response:
+        """GET asks for confirmation; POST (with the token) retires or revives."""
+        exp_id, lever = request.path_params["id"], request.path_params["lever"]
+        if lever not in ("retire", "revive"):
+            return self._missing(f"no lever {lever!r}: retire or revive")
+        back = f"/lessons/{quote(exp_id, safe='')}"
+        try:
+            exp = await run_in_threadpool(self.lam.get, exp_id)
+        except LamarError as exc:
+            return self._missing(str(exc))
+        if request.method == "GET":
+            question = (f"{lever.capitalize()} this lesson? <q>{escape(exp.render())}</q> "
+                        + ("It will no longer be injected; its evidence and audit trail are kept."
+                           if lever == "retire" else "It becomes active and eligible again."))
+            body = pages.confirm_page(f"{back}/{lever}", question, self.token, {"reason": f"{lever}d in lamar ui"},
+                                      button=f"Yes, {lever}", back=back)
+            return self._page(f"{lever.capitalize()} a lesson", body, "/")
+        form = await self._form(request)
+        reason = str(form.get("reason") or f"{lever}d in lamar ui")
+        try:
+            await run_in_threadpool(getattr(self.lam, lever), exp_id, reason)
+        except LamarError as exc:
+            return self._missing(str(exc))
+        return RedirectResponse(back, status_code=303)
+
+    async def add(self, request: Request) -> Response:
+        """GET: the form. POST without confirm: a review of the lesson. POST with confirm: add it."""
+        if request.method == "GET":
+            return self._page("Add a lesson", pages.add_page(self.token, {}), "/add")
+        form = await self._form(request)
+        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope")}
+        try:
+            exp = Experience(precondition=values["precondition"], action=values["action"],
+                             rationale=values["rationale"], scope=Scope(_pairs(values["scope"])),
+                             provenance={"source": "manual", "via": "lamar ui"})
+            if form.get("confirm") != "yes":
+                question = (f"Add this lesson? <q>{escape(exp.render())}</q> scope "
+                            f"<code>{escape(values['scope'] or 'everywhere')}</code>")
+                body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
+                return self._page("Add a lesson", body, "/add")
+            exp_id = await run_in_threadpool(self.lam.add, exp)
+        except (LamarError, ValueError) as exc:
+            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
+        return RedirectResponse(f"/lessons/{quote(exp_id, safe='')}", status_code=303)
+
+    async def episodes(self, request: Request) -> Response:
+        pending_only = request.query_params.get("pending") == "1"
+
+        def build() -> str:
+            events = self.lam.store.read(0)
+            outcomes = {e.data["episode"]: e.data for e in events if e.kind == "outcome"}
+            episodes = [e for e in events if e.kind == "episode"]
+            waiting = [e for e in episodes if e.data["id"] not in outcomes]
+            shown = (waiting if pending_only else episodes)[-100:][::-1]
+            return pages.episodes_page(shown, outcomes, self._texts(), pending_only=pending_only,
+                                       total=len(episodes), pending=len(waiting))
+
+        return self._page("Episodes", await run_in_threadpool(build), "/episodes")
+
+    # -- sleep ---------------------------------------------------------------------------------
+
+    def _report(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.report_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            self.message = f"cannot read the sleep report {self.report_path}: {exc}"
+            return None
+        return data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None
+
+    async def sleep(self, request: Request) -> Response:
+        def build() -> str:
+            data = self._report()
+            report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
+            decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
+            decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
+            now: dict[str, Evidence | None] = {}
+            for p in report.proposals:
+                for i in p.experience_ids:
+                    try:
+                        now[i] = self.lam.evidence(i)
+                    except LamarError:
+                        now[i] = None
+            return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
+                                    has_report=data is not None, model=self.model or "", message=self.message)
+
+        return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
+
+    async def sleep_run(self, request: Request) -> Response:
+        await self._form(request)
+
+        def run() -> None:
+            traces = model = None
+            if self.model and self.traces:
+                from lamar.models import from_spec
+                from lamar.sleep.traces import load_traces
+
+                traces, model = load_traces(self.traces), from_spec(self.model)
+            report = self.lam.sleep(traces=traces, model=model)
+            save_report(str(self.report_path), report.to_dict())
+            self.message = f"sleep made {len(report.proposals)} proposals at {time.strftime('%H:%M:%S')}"
+
+        try:
+            await run_in_threadpool(run)
+        except (LamarError, OSError, ValueError) as exc:
+            self.message = f"sleep failed: {exc}"
+        return RedirectResponse("/sleep", status_code=303)
+
+    async def sleep_decide(self, request: Request) -> Response:
+        form = await self._form(request)
+        pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
+        data = self._report()
+        if data is None or decision not in ("approved", "rejected") or \
+                pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
+            self.message = "that proposal is not in the current report: run sleep again"
+            return RedirectResponse("/sleep", status_code=303)
+        other = "rejected" if decision == "approved" else "approved"
+        order = [p["id"] for p in data["proposals"]]
+        chosen = set(data.get(decision, [])) | {pid}
+        data[decision] = [i for i in order if i in chosen]
+        data[other] = [i for i in data.get(other, []) if i != pid]
+        data["reviewed"] = time.time()
+        save_report(str(self.report_path), data)  # the same record `lamar review` writes
+        self.message = f"{pid} {decision}"
+        return RedirectResponse("/sleep", status_code=303)
+
+    async def sleep_apply(self, request: Request) -> Response:
+        await self._form(request)
+        data = self._report()
+        approved = list((data or {}).get("approved", []))
+        if data is None or not approved:
+            self.message = "nothing approved: approve proposals first"
+            return RedirectResponse("/sleep", status_code=303)
+        try:
+            result = await run_in_threadpool(self.lam.apply, SleepReport.from_dict(data), approved)
+        except LamarError as exc:
+            self.message = f"apply failed: {exc}"
+        else:
+            skipped = "; ".join(f"{pid}: {why}" for pid, why in result.skipped)
+            self.message = f"applied {len(result.applied)}, skipped {len(result.skipped)}" + \
+                (f" ({skipped})" if skipped else "")
+        return RedirectResponse("/sleep", status_code=303)
+
+    async def version(self, request: Request) -> Response:
+        return JSONResponse({"version": await run_in_threadpool(lambda: self.lam.stats()["events"])})
+
+    def _missing(self, message: str) -> HTMLResponse:
+        page = self._page("Not found", f'<p class="error">{escape(message)}</p><p><a href="/">All lessons</a></p>', "/")
+        page.status_code = 404
+        return page
+
+
+class TokenGuard(BaseHTTPMiddleware):
+    """Every request needs the launch token: from `?token=` once (then a cookie), else 403."""
+
+    def __init__(self, app: Any, ui: UI) -> None:
+        super().__init__(app)
+        self.ui = ui
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        ui = self.ui
+        given = request.query_params.get("token")
+        if given is not None and secrets.compare_digest(given, ui.token):
+            response: Response = RedirectResponse(request.url.path, status_code=303)
+            response.set_cookie(ui.cookie, ui.token, httponly=True, samesite="strict", path="/")
+        elif request.url.path.startswith("/static/") or \
+                secrets.compare_digest(request.cookies.get(ui.cookie, ""), ui.token):
+            try:
+                response = await call_next(request)
+            except Forbidden as exc:
+                response = _forbidden(str(exc))
+        else:
+            response = _forbidden("open the address that `lamar ui` printed: it carries this launch's token")
+        response.headers["Content-Security-Policy"] = _CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"  # no-referrer would make forms post Origin: null
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+
+def create_app(ui: UI) -> Starlette:
+    """The ASGI app for `ui` (serve it with uvicorn on 127.0.0.1)."""
+    handler = Callable[[Request], Awaitable[Response]]
+    routes: list[tuple[str, handler, list[str]]] = [
+        ("/", ui.lessons, ["GET"]),
+        ("/lessons/{id}", ui.lesson, ["GET"]),
+        ("/lessons/{id}/{lever}", ui.lever, ["GET", "POST"]),
+        ("/add", ui.add, ["GET", "POST"]),
+        ("/episodes", ui.episodes, ["GET"]),
+        ("/sleep", ui.sleep, ["GET"]),
+        ("/sleep/run", ui.sleep_run, ["POST"]),
+        ("/sleep/decide", ui.sleep_decide, ["POST"]),
+        ("/sleep/apply", ui.sleep_apply, ["POST"]),
+        ("/api/version", ui.version, ["GET"]),
+    ]
+    return Starlette(
+        routes=[Route(path, endpoint, methods=methods) for path, endpoint, methods in routes]
+        + [Mount("/static", app=StaticFiles(directory=STATIC), name="static")],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS), Middleware(TokenGuard, ui=ui)],
+    )
+
+
+def _forbidden(message: str) -> HTMLResponse:
+    return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
+
+
+def _pairs(text: str) -> dict[str, str]:
+    """'k=v k2=v2' -> {'k': 'v', 'k2': 'v2'}; ValueError saying what to write otherwise."""
+    out: dict[str, str] = {}
+    for pair in text.split():
+        key, sep, value = pair.partition("=")
+        if not sep or not key or not value:
+            raise ValueError(f"scope {pair!r} is not KEY=VALUE (e.g. language=swift)")
+        out[key] = value
+    return out
+
+
+__all__ = ["UI", "create_app"]

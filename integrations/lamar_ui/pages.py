@@ -1,0 +1,215 @@
+"""The app's pages as HTML strings: lessons, one lesson, episodes, sleep review, confirmations.
+
+Every value that came from a store (lesson text, scope values, reasons, ids) goes through
+`escape`: lessons are untrusted text. Pages carry no inline script or style, so the
+Content-Security-Policy can forbid both; the only script is the app's own `ui.js`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from html import escape
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from lamar.cli.charts import evidence_chart, forest_plot, injection_chart
+from lamar.cli.render import interval, lift, plural, scope_text, shorten, when
+from lamar.cli.show import provenance_lines
+from lamar.cli.timeline import Appearance, EvidencePoint
+from lamar.experience import Experience
+from lamar.policy.verdicts import Evidence
+from lamar.sleep.proposals import Proposal
+from lamar.store.base import Event
+
+_NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/sleep", "Sleep"), ("/add", "Add a lesson"))
+
+
+def layout(title: str, body: str, *, active: str, location: str, version: int) -> str:
+    """The frame every page shares; `version` lets ui.js notice writes by other processes."""
+    current = ' class="active"'
+    links = "".join(f'<a href="{href}"{current if href == active else ""}>{label}</a>' for href, label in _NAV)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{escape(title)} · Lamar</title>"
+        '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
+        f'<body data-version="{version}"><header><strong>Lamar</strong><nav>{links}</nav>'
+        f'<span class="store">store <code>{escape(location)}</code></span></header>'
+        f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
+    )
+
+
+def hidden_token(token: str) -> str:
+    return f'<input type="hidden" name="token" value="{escape(token)}">'
+
+
+def _verdict(ev: Evidence) -> str:
+    return f'<span class="verdict {ev.verdict.value}">{ev.verdict.value}</span>'
+
+
+def _options(name: str, values: Iterable[str], chosen: str) -> str:
+    opts = [f'<option value=""{" selected" if not chosen else ""}>any {name}</option>']
+    opts += [f'<option value="{v}"{" selected" if v == chosen else ""}>{v}</option>' for v in values]
+    return f'<select name="{name}">{"".join(opts)}</select>'
+
+
+def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, status: str, scope: str,
+                 events: Sequence[Event]) -> str:
+    """The filter form, the forest plot of the lessons shown, injections over time, and the table."""
+    form = (
+        '<form class="filters" method="get" action="/">'
+        f'{_options("verdict", ("helps", "harms", "unknown"), verdict)}'
+        f'{_options("status", ("active", "candidate", "retired"), status)}'
+        f'<input name="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
+        '<button type="submit">Filter</button></form>'
+    )
+    if not rows:
+        return form + "<p>No lesson matches.</p>"
+    table = [('<table class="lessons"><thead><tr><th>lesson</th><th>scope</th><th>status</th><th>verdict</th>'
+              "<th>lift</th><th>interval</th><th>randomized</th><th>injected</th><th>held out</th>"
+              "<th>restarts</th></tr></thead><tbody>")]
+    for exp, ev in rows:
+        table.append(
+            f'<tr class="lesson {exp.status.value}" data-id="{escape(exp.id)}">'
+            f'<td><a href="/lessons/{quote(exp.id, safe="")}">{escape(shorten(exp.render(), 90))}</a>'
+            f"<br><code>{escape(exp.id)}</code></td>"
+            f"<td>{escape(scope_text(exp.scope))}</td><td>{exp.status.value}</td><td>{_verdict(ev)}</td>"
+            f'<td class="num">{lift(ev.lift, ev.lower, ev.upper)}</td><td>{escape(interval(ev.lower, ev.upper))}</td>'
+            f'<td class="num">{ev.randomized}</td><td class="num">{ev.injected}</td>'
+            f'<td class="num">{ev.held_out}</td><td class="num">{ev.restarts}</td></tr>')
+    table.append("</tbody></table>")
+    return (form + f"<p>{plural(len(rows), 'lesson')}. Dot: lift measured against randomized holdouts; "
+            "line: its anytime-valid interval. Helps when the whole line is right of zero, harms when "
+            f"left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
+            f"<h2>Lessons</h2>{''.join(table)}")
+
+
+def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], shown: Sequence[Appearance],
+                held_out: int, trail: Sequence[tuple[float, str]]) -> str:
+    """One lesson in full: text, scope, provenance, evidence then and now, episodes, audit trail, levers."""
+    lever = "revive" if exp.status.value == "retired" else "retire"
+    chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts) for p in points])
+    episodes = "".join(
+        f"<tr><td><code>{escape(a.episode_id)}</code></td><td>{when(a.time)}</td>"
+        f"<td>{escape(a.signal or ('pending' if a.reward is None else f'{a.reward:+.2f}'))}</td></tr>"
+        for a in reversed(shown[-20:]))
+    audit = "".join(f"<li>{when(t)} UTC: {escape(what)}</li>" for t, what in trail)
+    provenance = "".join(f"<li>{escape(line)}</li>" for line in provenance_lines(exp.provenance))
+    return (
+        f'<p class="lesson-text" data-id="{escape(exp.id)}">{escape(exp.render())}</p>'
+        f"<dl><dt>id</dt><dd><code>{escape(exp.id)}</code></dd>"
+        f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{exp.status.value}</dd>"
+        f"<dt>verdict</dt><dd>{_verdict(ev)}: lift {lift(ev.lift, ev.lower, ev.upper)}, interval "
+        f"{escape(interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
+        f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}</dd></dl>"
+        f'<p><a class="button" href="/lessons/{quote(exp.id, safe="")}/{lever}">{lever.capitalize()}…</a></p>'
+        f"<h2>Evidence over time</h2>{chart}"
+        f"<h2>Where it came from</h2><ul>{provenance}</ul>"
+        f"<h2>Audit trail</h2><ul>{audit or '<li>nothing yet</li>'}</ul>"
+        f"<h2>Latest episodes that injected it</h2>"
+        f"<table><thead><tr><th>episode</th><th>when (UTC)</th><th>outcome</th></tr></thead>"
+        f"<tbody>{episodes}</tbody></table>"
+    )
+
+
+def confirm_page(action: str, question: str, token: str, fields: Mapping[str, str], *, button: str,
+                 back: str) -> str:
+    """A form that asks once more before a lever changes the store."""
+    inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
+    return (f'<form class="confirm" method="post" action="{escape(action)}"><p>{question}</p>{hidden_token(token)}'
+            f'{inputs}<button type="submit" name="confirm" value="yes">{escape(button)}</button> '
+            f'<a href="{escape(back)}">Cancel</a></form>')
+
+
+def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
+    def field(name: str, label: str, hint: str) -> str:
+        return (f'<label>{label}<input name="{name}" value="{escape(values.get(name, ""))}" '
+                f'placeholder="{escape(hint)}"></label>')
+
+    return (
+        (f'<p class="error">{escape(error)}</p>' if error else "")
+        + '<form class="add" method="post" action="/add">' + hidden_token(token)
+        + field("precondition", "When", "the Xcode build fails after a dependency bump")
+        + field("action", "do", "clear DerivedData before rebuilding")
+        + field("rationale", "because", "stale module maps survive a clean build")
+        + field("scope", "Scope (key=value, space separated)", "project=trace language=swift")
+        + '<button type="submit" name="confirm" value="">Review…</button></form>'
+        + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
+    )
+
+
+def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str, Any]], texts: Mapping[str, str],
+                  *, pending_only: bool, total: int, pending: int) -> str:
+    """The latest recalls: context, what was injected and held out, the outcome or 'pending'."""
+    toggle = ('<a href="/episodes">show all</a>' if pending_only
+              else f'<a href="/episodes?{urlencode({"pending": "1"})}">show pending only</a>')
+    rows = []
+    for event in episodes:
+        data = event.data
+        outcome = outcomes.get(data["id"])
+        result = "pending" if outcome is None else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}")
+
+        def names(ids: Iterable[str]) -> str:
+            return "<br>".join(f'<a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 60))}</a>'
+                               for i in ids) or "none"
+
+        rows.append(
+            f'<tr class="episode{" pending" if outcome is None else ""}"><td><code>{escape(data["id"])}</code>'
+            f"<br>{when(event.time)}</td><td>{escape(scope_text(data.get('context', {})))}</td>"
+            f"<td>{names(data.get('injected', ()))}</td><td>{names(data.get('held_out', ()))}</td>"
+            f"<td>{escape(result)}</td></tr>")
+    return (f"<p>{plural(total, 'episode')}, {pending} pending (no outcome reported yet). {toggle}</p>"
+            "<table><thead><tr><th>episode</th><th>context</th><th>injected</th><th>held out</th>"
+            f"<th>outcome</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
+    if ev is None:
+        return "n/a"
+    data = ev.to_dict() if isinstance(ev, Evidence) else ev
+    return (f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span> '
+            f"{lift(data.get('lift'), data.get('lower'), data.get('upper'))} "
+            f"{escape(interval(data.get('lower'), data.get('upper')))}, {data.get('randomized', 0)} randomized")
+
+
+def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
+               texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str) -> str:
+    """Run sleep; each proposal with its evidence when proposed and now, side by side; approve,
+    reject, apply. Decisions are written into the same report file `lamar review` writes."""
+    run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
+           f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'
+           "</button></form>")
+    head = (f'<p class="message">{escape(message)}</p>' if message else "") + run
+    if not has_report:
+        return head + "<p>No sleep report yet. Sleep proposes; nothing changes until you approve and apply.</p>"
+    if not proposals:
+        return head + "<p>The last sleep proposed nothing.</p>"
+    cards = []
+    for p in proposals:
+        decision = decisions.get(p.id, "undecided")
+        lessons = "".join(
+            f'<tr><td><a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 70))}</a></td>'
+            f"<td>{_evidence_cell(p.evidence.get(i))}</td><td>{_evidence_cell(now.get(i))}</td></tr>"
+            for i in p.experience_ids)
+        new = ""
+        if p.kind == "candidate" and isinstance(p.payload.get("experience"), Mapping):
+            lesson = p.payload["experience"]
+            new = (f"<p>New lesson: when {escape(str(lesson.get('precondition')))}, "
+                   f"{escape(str(lesson.get('action')))}</p>")
+        buttons = "".join(
+            f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
+            f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
+            f'<button type="submit" name="decision" value="{d}">{label}</button></form>'
+            for d, label in (("approved", "Approve"), ("rejected", "Reject")))
+        cards.append(
+            f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
+            f'<code>{escape(p.id)}</code> <span class="decision">{decision}</span></h2>'
+            f"<p>{escape(p.reason)}</p>{new}<table><thead><tr><th>lesson</th><th>evidence when proposed</th>"
+            f"<th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
+            f'<div class="buttons">{buttons}</div></section>')
+    approved = sum(1 for d in decisions.values() if d == "approved")
+    apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}'
+             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>')
+    return head + "".join(cards) + apply
+
+
+__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "sleep_page"]

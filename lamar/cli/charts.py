@@ -1,0 +1,179 @@
+"""The SVG pictures of what the agent believes, shared by `lamar html` and `lamar ui`.
+
+Every function returns one self-contained `<svg>` string: no script, no outside reference,
+every piece of lesson text escaped. Colours are set as attributes on shapes only; text is
+drawn in the page's text colour and each colour is named by a swatch beside its label, so a
+page's stylesheet cannot hide what a colour means.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+from lamar.cli.render import axis_range, interval, lift, shorten, when
+from lamar.experience import Experience
+from lamar.policy.verdicts import Evidence
+from lamar.store.base import Event
+
+COLOURS = {"helps": "#1a7f37", "harms": "#cf222e", "unknown": "#6e7781"}
+INJECTED = "#0969da"
+HELD_OUT = "#bc4c00"
+_ROW = 22
+_LABEL = 260
+_PLOT = 520
+_BINS = 40
+_LABEL_CHARS = 38
+
+
+def _svg_open(width: float, height: float, label: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+            f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(label)}">')
+
+
+def _legend(x: float, y: float, entries: Sequence[tuple[str, str]]) -> str:
+    """Coloured swatches, each followed by its label, in one row from (x, y)."""
+    parts = []
+    for colour, label in entries:
+        parts.append(f'<rect class="swatch" x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" fill="{colour}"/>'
+                     f'<text x="{x + 14:.1f}" y="{y:.1f}">{escape(label)}</text>')
+        x += 24 + 7 * len(label)
+    return "".join(parts)
+
+
+def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
+    """One row per lesson, labelled by its text: the interval as a line, the lift as a dot,
+    colour = verdict. The lesson's id is on the row (`data-id`) and in its tooltip."""
+    lo, hi = axis_range([v for _, ev in rows if interval(ev.lower, ev.upper) != "n/a"
+                         for v in (ev.lower, ev.upper, ev.lift)])
+    top = 34
+    height = top + _ROW * len(rows) + 36
+
+    def x(value: float) -> float:
+        clipped = min(max(value, lo), hi)
+        return _LABEL + (clipped - lo) / (hi - lo) * _PLOT
+
+    parts = [_svg_open(_LABEL + _PLOT + 20, height, "forest plot of lesson lifts"),
+             _legend(_LABEL, 14, [(COLOURS[v], v) for v in COLOURS])]
+    tick = lo
+    while tick <= hi + 1e-9:
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}" '
+                     f'stroke="{"#57606a" if abs(tick) < 1e-9 else "#eaeef2"}"/>')
+        parts.append(f'<text x="{x(tick):.1f}" y="{height - 16}" text-anchor="middle">{tick:+.1f}</text>')
+        tick += 0.5
+    parts.append(f'<text x="{_LABEL + _PLOT / 2:.1f}" y="{height - 2}" text-anchor="middle">'
+                 "lift on reward (0 = no effect)</text>")
+    for i, (exp, ev) in enumerate(rows):
+        y = top + 6 + i * _ROW
+        colour = COLOURS[ev.verdict.value]
+        opacity = "0.5" if exp.status.value == "retired" else "1"
+        tip = (f"{exp.id} ({exp.status.value}, {ev.verdict.value}): lift "
+               f"{lift(ev.lift, ev.lower, ev.upper)} {interval(ev.lower, ev.upper)}: {exp.render()}")
+        parts.append(f'<g class="lesson" data-id="{escape(exp.id)}" opacity="{opacity}">'
+                     f"<title>{escape(tip)}</title>")
+        parts.append(f'<text x="4" y="{y + 4}">{escape(shorten(exp.render(), _LABEL_CHARS))}</text>')
+        lower, upper = ev.lower, ev.upper
+        if math.isfinite(lower) or math.isfinite(upper):
+            dashed = "" if math.isfinite(lower) and math.isfinite(upper) and lo <= lower and upper <= hi \
+                else ' stroke-dasharray="4 3"'  # runs off the axis: the bound is wider than shown
+            parts.append(f'<line x1="{x(lower):.1f}" y1="{y}" x2="{x(upper):.1f}" y2="{y}" '
+                         f'stroke="{colour}" stroke-width="2"{dashed}/>')
+        else:
+            parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no interval yet</text>')
+        if lift(ev.lift, lower, upper) != "n/a":
+            parts.append(f'<circle cx="{x(ev.lift):.1f}" cy="{y}" r="4" fill="{colour}"/>')
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def injection_chart(events: Sequence[Event]) -> str:
+    """Stacked bars over the episodes, in equal bins: lessons injected and held out per bin,
+    with a y-axis (lessons per bin) and the first and last episode's number and time."""
+    episodes = [e for e in events if e.kind == "episode"]
+    if not episodes:
+        return "<p>No episodes yet.</p>"
+    bins = min(_BINS, len(episodes))
+    injected = [0] * bins
+    held = [0] * bins
+    for i, e in enumerate(episodes):
+        b = i * bins // len(episodes)
+        injected[b] += len(e.data.get("injected", ()))
+        held[b] += len(e.data.get("held_out", ()))
+    peak = max(max(i + h for i, h in zip(injected, held)), 1)
+    width, height, base, tall = _LABEL + _PLOT, 210, 160, 130
+    bar = _PLOT / bins
+    per_bin = math.ceil(len(episodes) / bins)
+    parts = [_svg_open(width + 20, height, "lessons injected and held out over the episodes"),
+             _legend(_LABEL, 14, [(INJECTED, "injected"), (HELD_OUT, "held out (the randomized control)")])]
+    for value in sorted({0, peak // 2, peak}):  # the y-axis
+        y = base - value / peak * tall
+        parts.append(f'<line x1="{_LABEL - 4}" y1="{y:.1f}" x2="{width}" y2="{y:.1f}" stroke="#eaeef2"/>'
+                     f'<text x="{_LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">{value}</text>')
+    parts.append(f'<text x="{_LABEL - 40}" y="{base - tall / 2:.1f}" text-anchor="end">'
+                 f"lessons per {per_bin} episodes</text>")
+    for b in range(bins):
+        x0 = _LABEL + b * bar
+        h_in = injected[b] / peak * tall
+        h_out = held[b] / peak * tall
+        parts.append(f'<rect class="injected" x="{x0:.1f}" y="{base - h_in:.1f}" width="{max(bar - 1, 0.5):.1f}" '
+                     f'height="{h_in:.1f}" fill="{INJECTED}"><title>{injected[b]} injected</title></rect>')
+        parts.append(f'<rect class="held" x="{x0:.1f}" y="{base - h_in - h_out:.1f}" '
+                     f'width="{max(bar - 1, 0.5):.1f}" height="{h_out:.1f}" fill="{HELD_OUT}">'
+                     f"<title>{held[b]} held out</title></rect>")
+    parts.append(f'<text x="{_LABEL}" y="{base + 18}">episode 1</text>'
+                 f'<text x="{_LABEL}" y="{base + 34}">{when(episodes[0].time)} UTC</text>')
+    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">episode {len(episodes)}</text>'
+                 f'<text x="{width}" y="{base + 34}" text-anchor="end">{when(episodes[-1].time)} UTC</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) -> str:
+    """One lesson's evidence as it moved: for each point (randomized episodes, lift, lower,
+    upper, verdict, restarts), the interval as a vertical line coloured by the verdict then,
+    the lift as a dot; a dashed vertical rule where the evidence restarted (the world changed)."""
+    if not points:
+        return "<p>No outcome has moved this lesson's evidence yet.</p>"
+    finite = [v for p in points for v in p[1:4] if math.isfinite(v)]
+    lo, hi = axis_range(finite)
+    width, height, top, base = _LABEL + _PLOT, 240, 30, 200
+    n = len(points)
+
+    def x(i: int) -> float:
+        return _LABEL + (i + 0.5) / n * _PLOT
+
+    def y(value: float) -> float:
+        clipped = min(max(value, lo), hi)
+        return base - (clipped - lo) / (hi - lo) * (base - top)
+
+    parts = [_svg_open(width + 20, height, "the lesson's lift and interval over time"),
+             _legend(_LABEL, 14, [(COLOURS[v], v) for v in COLOURS] + [("#57606a", "restart")])]
+    tick = lo
+    while tick <= hi + 1e-9:
+        parts.append(f'<line x1="{_LABEL - 4}" y1="{y(tick):.1f}" x2="{width}" y2="{y(tick):.1f}" '
+                     f'stroke="{"#57606a" if abs(tick) < 1e-9 else "#eaeef2"}"/>'
+                     f'<text x="{_LABEL - 8}" y="{y(tick) + 4:.1f}" text-anchor="end">{tick:+.1f}</text>')
+        tick += 0.5
+    parts.append(f'<text x="{_LABEL - 40}" y="{(top + base) / 2:.1f}" text-anchor="end">lift</text>')
+    restarts = points[0][5]
+    for i, (_, value, lower, upper, verdict, restarted) in enumerate(points):
+        colour = COLOURS.get(verdict, COLOURS["unknown"])
+        if restarted > restarts:
+            parts.append(f'<line class="restart" x1="{x(i):.1f}" y1="{top}" x2="{x(i):.1f}" y2="{base}" '
+                         'stroke="#57606a" stroke-dasharray="3 3"/>')
+            restarts = restarted
+        if math.isfinite(lower) or math.isfinite(upper):
+            parts.append(f'<line x1="{x(i):.1f}" y1="{y(lower if math.isfinite(lower) else lo):.1f}" '
+                         f'x2="{x(i):.1f}" y2="{y(upper if math.isfinite(upper) else hi):.1f}" '
+                         f'stroke="{colour}" stroke-opacity="0.45" stroke-width="{max(_PLOT / n - 1, 1):.1f}"/>')
+        if math.isfinite(value) and (math.isfinite(lower) or math.isfinite(upper)):
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{colour}"/>')
+    parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
+    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{points[-1][0]} randomized episodes</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+__all__ = ["COLOURS", "HELD_OUT", "INJECTED", "evidence_chart", "forest_plot", "injection_chart"]

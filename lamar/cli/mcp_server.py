@@ -1,0 +1,66 @@
+"""`lamar mcp`: serve the store to MCP clients (Claude Desktop, Claude Code, Cursor, ...)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable
+
+from lamar.cli.session import UsageError, open_raw, store_location
+from lamar.engine import Lamar
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Run the MCP server until the client disconnects (stdio) or the process is stopped (http)."""
+    try:
+        # Imported by name: the integration lives outside the core and needs the `mcp` extra.
+        lamar_mcp = importlib.import_module("lamar_mcp")
+        anyio = importlib.import_module("anyio")
+    except ImportError as exc:
+        if "lamar[mcp]" in str(exc):  # lamar_mcp's own message already names the extra
+            raise
+        raise ImportError(f'lamar mcp needs the MCP SDK and lamar_mcp ({exc}): pip install "lamar[mcp]"') from exc
+    if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
+        raise UsageError("--host and --port apply to --transport http; stdio needs neither")
+    # A read-only server must not create a store by opening it; one that writes may start a new one.
+    lam = Lamar(open_raw(store_location(args), create=not args.read_only), seed=args.seed)
+    try:
+        server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report)
+        if args.transport == "stdio":
+            anyio.run(lamar_mcp.serve_stdio, server)
+        else:
+            port = 8765 if args.port is None else args.port
+            anyio.run(lambda: lamar_mcp.serve_http(server, host=args.host, port=port))
+    finally:
+        lam.close()
+    return 0
+
+
+def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Register `lamar mcp` with the parser's `command(name, help, handler)` factory."""
+    mcp = command("mcp", "serve the store to MCP clients: tools recall, report, evidence, lessons, "
+                  "propose_lesson; resources lamar://lessons (needs lamar[mcp])", cmd_mcp)
+    mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
+                     help="stdio (the client starts `lamar mcp`, default) or streamable HTTP")
+    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --transport http (127.0.0.1)")
+    mcp.add_argument("--port", type=_port, default=None,
+                     help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
+    mcp.add_argument("--read-only", action="store_true",
+                     help="only the tools that read (evidence, lessons) and the resources; the store is not created")
+    mcp.add_argument("--seed", type=int, default=None,
+                     help="seed of the engine's coins, for a reproducible run (default: from the OS)")
+    mcp.add_argument("--no-report", action="store_true",
+                     help="leave out the report tool (the host reports outcomes through its own code)")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+    return value
+
+
+__all__ = ["add_mcp_command", "cmd_mcp"]

@@ -1,0 +1,84 @@
+"""Frictions a new user met: a closed pipe, a lever pulled twice, a chart without a legend."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lamar import Lamar, Status
+from lamar.store import open_store
+
+
+def _status_events(store: Path, exp_id: str) -> list[dict[str, str]]:
+    return [e.data for e in open_store(store).read() if e.kind == "status" and e.data["id"] == exp_id]
+
+
+def test_a_closed_pipe_ends_quietly_with_status_0(sqlite_store: Path, tmp_path: Path) -> None:
+    for command in (["stats"], ["ls"], ["show", "exp_"]):
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first byte, as after `| head -1` has its line
+        try:
+            done = subprocess.run([sys.executable, "-m", "lamar.cli", *command, "--store", str(sqlite_store)],
+                                  stdout=write, stderr=subprocess.PIPE, text=True, cwd=tmp_path, timeout=60,
+                                  check=False)
+        finally:
+            os.close(write)
+        if command[0] == "show":  # an ambiguous prefix is still a usage error, pipe or not
+            assert done.returncode == 1 and "lamar: error:" in done.stderr
+            continue
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+
+
+def test_head_takes_the_first_line_and_lamar_exits_0(sqlite_store: Path, tmp_path: Path) -> None:
+    script = f'set -o pipefail; "{sys.executable}" -m lamar.cli ls --store "{sqlite_store}" | head -1'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["id", "status", "verdict"]
+    assert "Broken pipe" not in done.stderr and done.stderr == ""
+
+
+def test_retire_twice_says_so_and_writes_nothing(lamar_cli, sqlite_store: Path, ids: dict[str, str]) -> None:
+    first = lamar_cli("retire", ids["good"], "--store", sqlite_store, "--reason", "the build system changed")
+    assert first.returncode == 0, first.stderr
+    events = len(open_store(sqlite_store).read())
+    again = lamar_cli("retire", ids["good"], "--store", sqlite_store, "--reason", "again")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == f"{ids['good']} is already retired; nothing written"
+    assert len(open_store(sqlite_store).read()) == events
+    assert _status_events(sqlite_store, ids["good"]) == [
+        {"id": ids["good"], "status": "retired", "reason": "the build system changed"}]
+
+
+def test_revive_an_active_lesson_says_so_and_writes_nothing(run_cli, sqlite_store: Path,
+                                                           ids: dict[str, str]) -> None:
+    events = len(open_store(sqlite_store).read())
+    out = run_cli("revive", ids["good"][:12], "--store", sqlite_store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == f"{ids['good']} is already active; nothing written"
+    assert len(open_store(sqlite_store).read()) == events and _status_events(sqlite_store, ids["good"]) == []
+    # A candidate is not active: reviving it still makes it active, once.
+    revived = run_cli("revive", ids["rival"], "--store", sqlite_store)
+    assert revived.stdout.startswith(f"revived {ids['rival']} as active")
+    assert Lamar(str(sqlite_store)).get(ids["rival"]).status is Status.ACTIVE
+    # And a retired lesson comes back once; the second revive is the no-op.
+    assert run_cli("revive", ids["retired"], "--store", sqlite_store).stdout.startswith("revived")
+    assert "already active" in run_cli("revive", ids["retired"], "--store", sqlite_store).stdout
+    assert [e["status"] for e in _status_events(sqlite_store, ids["retired"])] == ["retired", "active"]
+
+
+def test_the_show_chart_has_a_legend_for_every_glyph(run_cli, sqlite_store: Path, ids: dict[str, str]) -> None:
+    out = run_cli("show", ids["good"], "--store", sqlite_store)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("evidence over time"))
+    end = next(i for i in range(start, len(lines)) if lines[i].strip().startswith("chart:"))
+    legend = lines[end]
+    chart = [line for line in lines[start:end] if line.startswith("  20")]  # rows start with the year
+    glyphs = {ch for row in chart for ch in row.split()[-1]}
+    assert glyphs and glyphs <= {"*", "-", "|", ".", "<", ">"}
+    for glyph in glyphs:
+        assert f" {glyph} " in legend, glyph

@@ -1,0 +1,29 @@
+"""The gym's report speaks to its reader: no internal references, the goals titled as such, and
+every MISS followed by one line that says what it means."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from lamar.gym import GymConfig, run_gym
+
+
+def test_every_miss_explains_itself_in_one_line() -> None:
+    tiny = run_gym(GymConfig(episodes=600, seeds=1, workers=1))
+    slow = dataclasses.replace(tiny, elapsed=600.0)  # a run over a minute misses the speed goal
+    text = slow.table()
+    assert not re.search(r"\bissue\b", text, flags=re.IGNORECASE)
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Lamar's goals"))
+    block = lines[start + 1:]
+    misses = [i for i, line in enumerate(block) if line.lstrip().startswith("MISS")]
+    assert misses, "a 600-episode run on a slow clock misses at least the speed goal"
+    for i in misses:
+        why = block[i + 1].strip()
+        assert why.startswith("why: ") and len(why) > 20
+        assert not block[i + 1].lstrip().startswith(("PASS", "MISS", "n/a"))
+    speed = next(i for i in misses if "finishes in under a minute" in block[i])
+    assert "busy" in block[speed + 1]
+    passes = [i for i, line in enumerate(block) if line.lstrip().startswith("PASS")]
+    assert all(not block[i + 1].strip().startswith("why:") for i in passes if i + 1 < len(block))

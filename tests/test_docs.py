@@ -1,0 +1,107 @@
+"""Every code block of the README and the docs runs alone and prints what the page says it prints;
+the documentation site builds with `mkdocs build --strict`; the README stays a landing page."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import require_service
+from tests.docblocks import ROOT, Block, matches, pages, parse, python_blocks, run
+
+BLOCKS = python_blocks()
+# Any attempt of the docs build to reach the network goes to a closed port and fails.
+OFFLINE = dict(os.environ, HTTP_PROXY="http://127.0.0.1:9", HTTPS_PROXY="http://127.0.0.1:9",
+               http_proxy="http://127.0.0.1:9", https_proxy="http://127.0.0.1:9", NO_PROXY="")
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if not b.skip], ids=lambda b: b.where)
+def test_block_runs_alone_and_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
+    if "postgresql://" in block.code:  # the pages' examples use the local test server
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+    done = run(block, tmp_path)
+    assert done.returncode == 0, f"{block.where} failed:\n{done.stderr[-3000:]}"
+    if block.output is not None:
+        assert matches(block.output.code, done.stdout), (
+            f"{block.where} printed:\n{done.stdout}\nthe page shows:\n{block.output.code}")
+
+
+def test_every_page_parses_and_skips_are_few() -> None:
+    # parse() raises on an unclosed fence or a misplaced marker; a skip needs its reason.
+    blocks = [b for path in pages() for b in parse(path)]
+    python = [b for b in blocks if b.lang in {"python", "py", "python3"}]
+    assert len(python) >= 10
+    assert all(b.skip for b in python if b.skip is not None)
+    assert sum(1 for b in python if b.skip) <= len(python) // 3, "most blocks must run"
+
+
+def test_the_matcher_honours_the_ellipsis() -> None:
+    assert matches("lift +0.82 [+0.48, +1.11]\n", "lift +0.82 [+0.48, +1.11]\n")
+    assert matches("took … s\n", "took 0.31 s\n")
+    assert not matches("took … s\n", "took 0.31 ms\n")
+    assert not matches("a\nb\n", "a\n")
+    assert not matches("helps\n", "harms\n")
+
+
+def test_the_readme_is_a_landing_page_with_the_two_setup_commands() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 200
+    assert "lamar.gym" in readme and "pytest" in readme
+    assert 'python -m pip install -e . && python -m lamar.gym' in readme
+    assert 'python -m pip install -e ".[test]" && python -m pytest' in readme
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert 'pip install --quiet -e ".[test]"' in ci and "python -m pytest -q" in ci
+    # "use it with": Claude Code first.
+    links = [name for name in ("Claude Code", "MCP", "LangChain", "LangGraph", "LlamaIndex")
+             if f"[{name}]" in readme]
+    assert links == ["Claude Code", "MCP", "LangChain", "LangGraph", "LlamaIndex"]
+    assert readme.index("[Claude Code]") < readme.index("[MCP]") < readme.index("[LangChain]")
+
+
+def test_the_quickstart_is_the_readme_example_and_runs_twice_alike(tmp_path: Path) -> None:
+    example = (ROOT / "examples" / "quickstart.py").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert example in readme
+    runs = [subprocess.run([sys.executable, str(ROOT / "examples" / "quickstart.py")], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300, check=False) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    assert runs[0].stdout.split()[0] == "helps"
+    assert list(tmp_path.iterdir()) == []  # it wrote nothing
+
+
+def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
+                           "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=OFFLINE, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    assert (site / "index.html").exists()
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    assert "def recall" in api or "recall" in api and "episode_id" in api
+
+
+def test_readme_links_point_at_files_that_exist() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if "://" not in t]
+    assert local and all((ROOT / t).exists() for t in local), [t for t in local if not (ROOT / t).exists()]
+
+
+ID = re.compile(r"\b(?:exp|ep)_[0-9a-f]{4,}")
+
+
+def test_shell_sessions_type_no_literal_ids() -> None:
+    """A reader who types a session gets other random ids, so a command never types one: it takes
+    it from a variable set by an earlier command (`build=$(lamar add -q ...)`) or shows a placeholder."""
+    for path in pages():
+        for block in parse(path):
+            if block.lang in {"console", "bash", "sh", "shell"}:
+                for line in block.code.splitlines():
+                    command = line[2:] if line.startswith("$ ") else line if block.lang != "console" else ""
+                    assert not ID.search(command), f"{block.where}: `{line}` types a literal id"
