@@ -458,7 +458,7 @@ class Lamar:
                 if ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
                     retest.append(state)  # harms stays revisable
                     continue
-                if upper <= 0.0:
+                if upper <= 0.0 and ledger.n < policy.harm_budget:
                     exposable.append(state)  # harm must be provable
                     continue
             if upper > 0.0:

@@ -12,6 +12,7 @@ import sys
 import time
 from typing import Any
 
+from lamar.audit.physics import render as render_physics
 from lamar.audit.runner import run_one
 from lamar.audit.scenarios import SCENARIOS
 from lamar.audit.summary import summarize, table
@@ -31,7 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--json", dest="json_out", help="also append each run's row to this JSON-lines file")
     parser.add_argument("--quiet", action="store_true", help="print only the table")
+    parser.add_argument("--physics", action="store_true", help="print the physical limits and exit")
+    parser.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
     args = parser.parse_args(argv)
+    if args.physics:
+        print(render_physics())
+        return 0
+    if args.summarize:
+        with open(args.summarize, encoding="utf-8") as rows_file:
+            print(table(summarize(json.loads(line) for line in rows_file if line.strip())))
+        return 0
     names = args.scenario or list(SCENARIOS)
     work = [(name, seed, args.episodes) for name in names for seed in range(args.seed, args.seed + args.runs)]
     started = time.perf_counter()

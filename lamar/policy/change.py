@@ -24,6 +24,8 @@ from __future__ import annotations
 from lamar.policy.record import SlotRecord
 
 _SIDES = ("up", "down", "doubt")
+# Each statistic's excursion: (w_in, s_in, w_out, s_out) slot names.
+_EXCURSION = {side: tuple(side + part for part in ("_w_in", "_s_in", "_w_out", "_s_out")) for side in _SIDES}
 
 
 class ChangeDetector(SlotRecord):
@@ -74,21 +76,22 @@ class ChangeDetector(SlotRecord):
             self.doubted, self.trust = 1, 0.0
 
     def _step(self, side: str, increment: float, reward: float, injected: bool) -> None:
-        value = max(0.0, getattr(self, side) + increment)
-        setattr(self, side, value)
-        arm = "_in" if injected else "_out"
+        slots = _EXCURSION[side]
+        value = getattr(self, side) + increment
         if value > 0.0:
-            setattr(self, f"{side}_w{arm}", getattr(self, f"{side}_w{arm}") + 1.0)
-            setattr(self, f"{side}_s{arm}", getattr(self, f"{side}_s{arm}") + reward)
-        else:
-            for part in ("_w_in", "_s_in", "_w_out", "_s_out"):
-                setattr(self, side + part, 0.0)
+            setattr(self, side, value)
+            w_name, s_name = slots[0:2] if injected else slots[2:4]
+            setattr(self, w_name, getattr(self, w_name) + 1.0)
+            setattr(self, s_name, getattr(self, s_name) + reward)
+        elif getattr(self, side) != 0.0 or getattr(self, slots[0]) or getattr(self, slots[2]):
+            setattr(self, side, 0.0)
+            for name in slots:
+                setattr(self, name, 0.0)
 
     def fired(self, threshold: float) -> tuple[float, float, float, float] | None:
         """(w_in, s_in, w_out, s_out) of the post-change excursion when a change is proven, else None."""
         for side in ("doubt", "down", "up"):
             if getattr(self, side) > threshold:
-                w_in, s_in, w_out, s_out = (float(getattr(self, side + part))
-                                            for part in ("_w_in", "_s_in", "_w_out", "_s_out"))
+                w_in, s_in, w_out, s_out = (float(getattr(self, name)) for name in _EXCURSION[side])
                 return w_in, s_in, w_out, s_out
         return None

@@ -35,6 +35,9 @@ class Policy:
             harmful but is not yet judged: one such lesson is injected on a fair coin so that
             harm can be proven (0 turns exposure off; the injection rate is half this).
         harm_retest: the same for lessons judged harms, so that verdict stays revisable.
+        harm_budget: randomized episodes a lesson's segment may reach by exposure: past it, a
+            lesson that still has no verdict is no longer exposed (its harm, if any, is too
+            small to prove at a price worth paying).
     """
 
     explore: float = 0.6
@@ -53,6 +56,7 @@ class Policy:
     doubt_holdout: float = 0.5
     harm_exposure: float = 0.3
     harm_retest: float = 0.02
+    harm_budget: int = 2000
 
     def __post_init__(self) -> None:
         for name in ("holdout", "holdout_proven", "holdout_doubt"):
@@ -73,6 +77,8 @@ class Policy:
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"{name} must be a finite number >= 0")
+        if self.harm_budget < 0:
+            raise ValueError("harm_budget must be a whole number >= 0")
         if self.warmup < 1:
             raise ValueError("warmup must be at least 1")
         if self.min_evidence < 2:

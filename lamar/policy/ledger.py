@@ -17,6 +17,8 @@ restart starts a new one.
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 from lamar.policy.record import SlotRecord
 
 _LEVEL_DISCOUNT = 0.95  # the reward level's memory, in randomized episodes (about 20)
@@ -41,6 +43,11 @@ class Ledger(SlotRecord):
         self.sum_out = 0.0
         self.level_w = 0.0  # discounted count and reward sum of the randomized episodes
         self.level_s = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """As saved; a ledger saved before the reward level existed starts its level afresh."""
+        return super().from_dict({"level_w": 0.0, "level_s": 0.0, **data})
 
     @property
     def mu_in(self) -> float:

@@ -161,9 +161,9 @@ class LessonState:
         """The inverse of `to_dict`: the same decisions and evidence follow from it."""
         state = cls(Experience.from_dict(data["experience"]))
         state.arms = ArmStats.from_dict(data["arms"])
-        # A snapshot from before the reward level and the two-sided detector existed: the
-        # level starts afresh and so does the detector (it only speeds up a restart).
-        state.ledger = Ledger.from_dict({"level_w": 0.0, "level_s": 0.0, **data["ledger"]})
+        # A lesson saved before the two-sided detector existed starts its detector afresh
+        # (it only speeds up a restart); its ledger starts a fresh reward level.
+        state.ledger = Ledger.from_dict(data["ledger"])
         detector = data["detector"]
         if set(detector) == set(ChangeDetector.__slots__):
             state.detector = ChangeDetector.from_dict(detector)
