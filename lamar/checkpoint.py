@@ -17,18 +17,11 @@ if TYPE_CHECKING:
     from lamar.engine import EpisodeRecord, Lamar
 
 FORMAT = 1
-<<<<<<< HEAD
-# What a LessonState holds (its to_dict): bumped whenever that changes, so a persisted copy of
-# the folded state made by an older Lamar is rebuilt from the events instead of trusted.
-# 2: segments spend alpha (no running intersection), reward level in the ledger, two-sided
-# change detector with doubt. 3: the context slices (policy/features.py).
-=======
 # Version of a lesson's saved state (LessonState.to_dict), bumped whenever that changes, so a
 # persisted copy of the folded state made by an older Lamar is rebuilt from the events instead of
 # trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
 # slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
 # the ledger, a two-sided change detector with doubt.
->>>>>>> core-verdicts
 STATE_VERSION = 3
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")

@@ -169,7 +169,7 @@ class LessonState:
             state.detector = ChangeDetector.from_dict(detector)
         for name in cls._COUNTS:
             setattr(state, name, int(data[name]))
-        if "slices" in data:  # absent from a lesson saved before state version 3
+        if "slices" in data:  # absent from a lesson saved before state version 2
             state.slices = Slices.from_dict(data["slices"])
         return state
 

