@@ -175,3 +175,16 @@ def test_no_narrowing_without_a_proven_split(tmp_path: Path) -> None:
     lam = Lamar(path, k=2, seed=1)
     assert not lam.sleep().of_kind("narrow")
     assert lam.get(lesson).scope == Scope(task="build")
+
+
+def test_the_review_shows_a_narrow_proposal_with_its_slices_and_new_scope(tmp_path: Path) -> None:
+    from lamar.cli.review import _describe
+
+    path = tmp_path / "split.db"
+    lesson, _ = _logged_store(path, seed=11, n=1600)
+    lam = Lamar(path, k=2, seed=1)
+    (proposal,) = lam.sleep().of_kind("narrow")
+    text = "\n".join(_describe(proposal, lam))
+    assert "new scope: language=swift, task=build" in text
+    assert "where language=swift: helps" in text and "where language=python: harms" in text
+    lam.close()
