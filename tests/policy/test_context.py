@@ -181,7 +181,7 @@ def test_the_review_shows_a_narrow_proposal_with_its_slices_and_new_scope(tmp_pa
     from lamar.cli.review import _describe
 
     path = tmp_path / "split.db"
-    lesson, _ = _logged_store(path, seed=11, n=1600)
+    _logged_store(path, seed=11, n=1600)
     lam = Lamar(path, k=2, seed=1)
     (proposal,) = lam.sleep().of_kind("narrow")
     text = "\n".join(_describe(proposal, lam))
