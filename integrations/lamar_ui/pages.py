@@ -146,7 +146,8 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
     for event in episodes:
         data = event.data
         outcome = outcomes.get(data["id"])
-        result = "pending" if outcome is None else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}")
+        result = ("pending" if outcome is None else "expired" if outcome.get("expired")  # no reward to show
+                  else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}"))
 
         def names(ids: Iterable[str]) -> str:
             return "<br>".join(f'<a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 60))}</a>'

@@ -11,7 +11,6 @@ import sys
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict, LamarError, ModelError, StoreError
-from lamar.cli.parser import build_parser
 from lamar.cli.session import UsageError
 
 EXIT_OK = 0
@@ -31,6 +30,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status: 0 ok, 1 usage error, 2 store error.
     """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["claude-code", "hook"] and not {"-h", "--help"} & set(args_list):
+        # runs on every prompt: skip building the whole parser
+        from lamar.cli.claude_code import fast_hook
+
+        return fast_hook(args_list[2:])
+    from lamar.cli.parser import build_parser
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
 from lamar.cli.mcp_server import add_mcp_command
@@ -137,4 +138,5 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
 
     add_mcp_command(command)
+    add_claude_code(command)
     return parser
