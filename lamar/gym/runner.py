@@ -15,8 +15,9 @@ from typing import Any
 from lamar.gym.config import GymConfig
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
-from lamar.gym.recorder import Recorder, VerdictTracker
+from lamar.gym.recorder import Recorder
 from lamar.gym.result import GymResult, Row
+from lamar.gym.tracker import VerdictTracker
 from lamar.gym.world import World
 from lamar.signals import Signal
 
