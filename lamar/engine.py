@@ -24,10 +24,12 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lamar import arguments
 from lamar._errors import (
     CorruptStore,
     DuplicateReport,
     EventConflict,
+    InvalidArgument,
     InvalidExperience,
     StoreError,
     UnknownEpisode,
@@ -41,7 +43,7 @@ from lamar.policy.verdicts import Evidence, Verdict
 from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
-from lamar.store import Event, Store, open_store
+from lamar.store import Event, Store
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
@@ -102,15 +104,12 @@ class Lamar:
 
     def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
                  seed: int | None = None, **tuning: Any) -> None:
-        if isinstance(store, (str, os.PathLike)):
-            store = open_store(store)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k is the number of lesson slots, a whole number >= 0; got {k!r}")
-        try:
-            self.policy = Policy(**tuning)
-        except TypeError as exc:
-            raise TypeError(f"unknown tuning keyword: {exc}; see lamar.policy.Policy") from None
-        self.store: Store = store
+        opened: Store = arguments.engine_store(store)
+        k = arguments.slots(k)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise InvalidArgument(f"seed is a whole number or None; got {seed!r}")
+        self.policy: Policy = arguments.policy(tuning)
+        self.store: Store = opened
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)
@@ -309,7 +308,9 @@ class Lamar:
         """Store a lesson; it is eligible at once (as a cold arm). Returns its id."""
         if not isinstance(experience, Experience):
             raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
-        exp = experience.with_identity()
+        from lamar.safety.boundary import admitted
+
+        exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
         taken = InvalidExperience(f"an experience with id {exp.id!r} is already stored")
         with self._lock:
             self._sync()
@@ -346,8 +347,8 @@ class Lamar:
             verdict: keep one verdict ("helps", "harms", "unknown").
             scope: keep lessons whose scope has all these fields with these values.
         """
-        want_status = Status(status) if status is not None else None
-        want_verdict = Verdict(verdict) if verdict is not None else None
+        want_status = arguments.choice(Status, status, "status")
+        want_verdict = arguments.choice(Verdict, verdict, "verdict")
         want_scope = check_context(scope) if scope is not None else None
         with self._lock:
             self._sync()
@@ -379,6 +380,7 @@ class Lamar:
         self._change_status(exp_id, Status.ACTIVE, reason)
 
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
+        reason = arguments.reason(reason)
         with self._lock:
             self._sync()
             self._state(exp_id)
@@ -401,10 +403,8 @@ class Lamar:
             A `Recall`; report its `episode_id` when the outcome is known.
         """
         ctx = check_context(context)
-        slots = self.k if k is None else k
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
-            raise ValueError(f"k must be a whole number >= 0; got {k!r}")
-        allowed = None if candidates is None else set(candidates)
+        slots = self.k if k is None else arguments.slots(k)
+        allowed = arguments.candidate_ids(candidates)
         with self._lock:
             self._sync()
             eligible = self._eligible(ctx, allowed)
@@ -598,6 +598,8 @@ class Lamar:
             older_than: keep those at least this many seconds old.
             now: the clock to measure ages against (default: `time.time()`).
         """
+        arguments.seconds(older_than, "older_than")
+        arguments.seconds(now, "now")
         with self._lock:
             self._sync()
             return pending(self, older_than, now)
@@ -610,6 +612,7 @@ class Lamar:
         events in the store (the audit trail shows them, every process folds them alike); a
         late report still replaces them. Returns the ids settled by this call.
         """
+        arguments.seconds(now, "now")
         with self._lock:
             self._sync()
             return settle(self, now)
@@ -626,7 +629,7 @@ class Lamar:
             self._sync()
             if not isinstance(episode_id, str) or episode_id not in self._episodes:
                 raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
-            return expire(self, episode_id, str(reason))
+            return expire(self, episode_id, arguments.reason(reason))
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
@@ -642,7 +645,11 @@ class Lamar:
     def sleep(self, traces: Any = None, model: Any = None, **options: Any) -> SleepReport:
         """Propose changes (retire proven harm, merge duplicates, ...); changes nothing."""
         from lamar.sleep import run_sleep
+        from lamar.sleep.options import SLEEP_OPTIONS
 
+        unknown = sorted(set(options) - set(SLEEP_OPTIONS))
+        if unknown:
+            raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
         with self._lock:
             self._sync()
             return run_sleep(self, traces=traces, model=model, **options)
@@ -650,7 +657,12 @@ class Lamar:
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
         from lamar.sleep import apply_report
+        from lamar.sleep.proposals import SleepReport
 
+        if not isinstance(report, SleepReport):
+            raise InvalidArgument(f"apply() takes the SleepReport that sleep() returned (or SleepReport.from_dict "
+                                  f"of a saved one); got {type(report).__name__}")
+        only = arguments.proposal_ids(only)
         with self._lock:
             self._sync()
             result = apply_report(self, report, only=only)

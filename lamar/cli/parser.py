@@ -46,6 +46,11 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
                         help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
 
 
+def _force_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite --out even if it is a store or a file Lamar did not write")
+
+
 def _json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (unknown bounds are null)")
 
@@ -106,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     sleep.add_argument("--model", metavar="PROVIDER:MODEL",
                        help="the model that mines them: anthropic:MODEL, openai:MODEL or ollama:MODEL")
     sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply")
+    _force_option(sleep)
 
     review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
     review.add_argument("report", metavar="REPORT.json")
@@ -120,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                      json=True)
     export.add_argument("--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
     export.add_argument("--append", action="store_true", help="allow a target that already holds events")
+    _force_option(export)
 
     import_ = command("import", "copy every event of another store into this one", cmd_import, json=True)
     import_.add_argument("file", metavar="FILE", help="the store to read: .json, .db or postgresql://")
@@ -128,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+    _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)
     ui.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
