@@ -84,8 +84,8 @@ def _check(proposal: Proposal) -> None:
 
 def _describe(proposal: Proposal) -> list[str]:
     exp_id, key, value = _parts(proposal)
-    return [f"  narrow lesson {exp_id}'s scope: add {key}={value} (it stays eligible only there; its evidence "
-            f"continues that slice's)"]
+    return [(f"  narrow lesson {exp_id}'s scope: add {key}={value} (it stays eligible only there; its evidence "
+             f"continues that slice's)")]
 
 
 def _events(proposal: Proposal) -> list[Event]:

@@ -187,7 +187,7 @@ def test_the_review_shows_a_narrow_proposal_with_its_slices_and_new_scope(tmp_pa
     lam = Lamar(path, k=2, seed=1)
     (proposal,) = lam.sleep().of_kind("narrow")
     text = "\n".join(_describe(proposal, lam))
-    assert "new scope: language=swift, task=build" in text
+    assert "scope: add language=swift (it stays eligible only there" in text
     assert "where language=swift: helps" in text and "where language=python: harms" in text
     lam.close()
 
@@ -202,4 +202,20 @@ def test_a_lesson_harmful_overall_but_helpful_in_one_slice_is_narrowed_not_retir
     report = lam.sleep()
     assert [p.experience_ids for p in report.of_kind("narrow")] == [(lesson,)]
     assert not [p for p in report.of_kind("retire") if lesson in p.experience_ids]
+    lam.close()
+
+
+def test_apply_refuses_a_hand_edited_narrow_proposal(tmp_path: Path) -> None:
+    from lamar.sleep import Proposal, SleepReport
+
+    path = tmp_path / "split.db"
+    lesson, _ = _logged_store(path, seed=11, n=1600)
+    lam = Lamar(path, k=2, seed=1)
+    (proposal,) = lam.sleep().of_kind("narrow")
+    data = proposal.to_dict()
+    data["payload"] = {"key": "language"}  # the value was deleted by hand
+    edited = Proposal.from_dict(data)
+    result = lam.apply(SleepReport([edited], made_at=lam._seq))
+    assert result.applied == [] and "refused" in result.skipped[0][1]
+    assert lam.get(lesson).scope == Scope(task="build")
     lam.close()
