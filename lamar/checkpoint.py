@@ -22,7 +22,7 @@ FORMAT = 1
 # trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
 # slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
 # the ledger, a two-sided change detector with doubt.
-STATE_VERSION = 3
+STATE_VERSION = 4
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 

@@ -461,28 +461,31 @@ class Lamar:
         ranked = []
         exposable: list[LessonState] = []
         retest: list[LessonState] = []
+        contested: list[LessonState] = []
         for state in eligible:
             context = ctx or {}
             upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
-            # Only a negative lift can be proven harm: skip the bound for the rest (hot path);
-            # a lesson the selector no longer wants and that may harm is an exposure candidate,
-            # and so is one it no longer wants in this slice of the context while that slice is
-            # unjudged (docs/context.md).
-            ledger = state.ledger
-            if ledger.mean < 0.0 or ledger.n < policy.min_evidence or (
-                    upper <= 0.0 and state.unjudged_here(context, policy, n)):
-                if ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
-                    retest.append(state)  # harms stays revisable
-                    continue
-                if upper <= 0.0 and ledger.n < policy.harm_budget:
-                    exposable.append(state)  # harm must be provable
-                    continue
+            if upper <= 0.0:
+                # Not wanted here. Its verdict is only as good as its randomized episodes, and the
+                # selector no longer gives it any: a lesson judged harms gets rare re-tests (harms
+                # stays revisable); any other gets exposure rounds, so that a suspected harm can be
+                # proven and a helps verdict the selector now contradicts (a fossil, or a fall of
+                # the base rate) can be re-tested, up to `harm_budget` randomized episodes unless
+                # it still claims helps (docs/decisions.md, "Harm must be provable").
+                verdict = state.judge(policy, n)[0]
+                if verdict is Verdict.HARMS:
+                    retest.append(state)
+                elif verdict is Verdict.HELPS:
+                    contested.append(state)  # a claim in force that nothing tests any more: first
+                elif state.ledger.n < policy.harm_budget:
+                    exposable.append(state)
+                continue
             if upper > 0.0:
                 ranked.append((upper, rng.random(), state))
         ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
         wanted = [state for _, _, state in ranked[:slots]]
         p = {state.experience.id: 0.0 for state in eligible}
-        exposed, vacated = self._exposure_round(exposable, retest, wanted, slots, p)
+        exposed, vacated = self._exposure_round(contested or exposable, retest, wanted, slots, p)
         chosen, held = [], []
         for state in wanted:
             if state is vacated:

@@ -33,6 +33,10 @@ class Policy:
         doubt_release: log-likelihood ratio the other way, accumulated since the withdrawal,
             at which the verdict is given back.
         doubt_holdout: doubt level above which a proven lesson is held out at `holdout_doubt`.
+        drop_threshold: the selection's fall detector (not a verdict): CUSUM level, in reward
+            standard deviations, at which a lesson whose injected reward fell restarts its
+            selection model, so a lesson that stopped working stops being chosen quickly.
+        drop_drift: that detector's slack per episode, in reward standard deviations.
         harm_exposure: chance per episode of an exposure round while some eligible lesson looks
             harmful but is not yet judged: one such lesson is injected on a fair coin so that
             harm can be proven (0 turns exposure off; the injection rate is half this).
@@ -49,8 +53,8 @@ class Policy:
     explore: float = 0.6
     warmup: int = 8
     holdout: float = 0.15
-    holdout_proven: float = 0.1
-    holdout_doubt: float = 0.5
+    holdout_proven: float = 0.05
+    holdout_doubt: float = 0.25
     discount: float = 0.999
     alpha_helps: float = 0.02
     alpha_harms: float = 0.05
@@ -60,7 +64,9 @@ class Policy:
     doubt_threshold: float = 2.0
     doubt_release: float = 4.0
     doubt_holdout: float = 0.5
-    harm_exposure: float = 0.3
+    drop_threshold: float = 10.0
+    drop_drift: float = 0.5
+    harm_exposure: float = 0.05
     harm_retest: float = 0.02
     harm_budget: int = 2000
     pending_after: float | None = None
@@ -80,8 +86,8 @@ class Policy:
                 raise ValueError(f"{name} must be in (0, 1)")
         if not 0.0 < self.discount <= 1.0:
             raise ValueError("discount must be in (0, 1]")
-        for name in ("explore", "change_threshold", "change_shift", "doubt_threshold", "doubt_release",
-                     "doubt_holdout"):
+        for name in ("explore", "drop_threshold", "drop_drift", "change_threshold", "change_shift",
+                     "doubt_threshold", "doubt_release", "doubt_holdout"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"{name} must be a finite number >= 0")

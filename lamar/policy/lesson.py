@@ -53,7 +53,11 @@ class LessonState:
                 n_lessons: int = 1, context: Mapping[str, str] | None = None) -> None:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
-        self.arms.record(reward, injected, policy.discount)
+        # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
+        # It touches no verdict (a fall of the base rate fires it too); a helps verdict that the
+        # selector now contradicts is re-tested by exposure rounds instead (engine._choose).
+        if not self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
+            self.arms.record(reward, injected, policy.discount)
         if context:
             self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
         if injected:
