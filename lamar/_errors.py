@@ -13,6 +13,9 @@
     ├── UnknownProposal(LamarError, KeyError)      apply(only=[...]) naming a proposal the report lacks
     ├── StaleProposal(LamarError, RuntimeError)    a sleep proposal whose lessons changed since the report
     ├── InvalidTrace(LamarError, ValueError)       a sleep trace record that breaks the trace format
+    ├── InvalidArgument(LamarError, ValueError, TypeError)  an option or argument of the wrong type or range
+    ├── InvalidEvent(LamarError, ValueError)       an imported event the API would never have written
+    ├── InvalidReport(LamarError, ValueError)      a sleep report (or one of its proposals) that is malformed
     └── ModelError(LamarError, RuntimeError)       a model call that failed or returned nothing usable
 """
 
@@ -73,6 +76,18 @@ class StaleProposal(LamarError, RuntimeError):
 
 class InvalidTrace(LamarError, ValueError):
     """A trace record is not valid JSON or breaks the trace format; the message names its line."""
+
+
+class InvalidArgument(LamarError, ValueError, TypeError):
+    """An option or argument has the wrong type or is out of range; the message names the valid ones."""
+
+
+class InvalidEvent(LamarError, ValueError):
+    """An event (from a file being imported) that the API would have refused; nothing was written."""
+
+
+class InvalidReport(LamarError, ValueError):
+    """A sleep report, or one of its proposals, is malformed (a hand edit, a truncated file)."""
 
 
 class ModelError(LamarError, RuntimeError):

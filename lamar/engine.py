@@ -20,13 +20,16 @@ import math
 import os
 import random
 import threading
+from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from lamar import arguments
 from lamar._errors import (
     CorruptStore,
     DuplicateReport,
     EventConflict,
+    InvalidArgument,
     InvalidExperience,
     StoreError,
     UnknownEpisode,
@@ -37,9 +40,10 @@ from lamar.experience import Experience, Scope, Status, check_context, new_id
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
+from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
-from lamar.store import Event, Store, open_store
+from lamar.store import Event, Store
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
@@ -53,11 +57,12 @@ class EpisodeRecord:
 
     `number` counts the episodes before it; `outcome_seq` is the event whose outcome counts;
     `sealed` marks an outcome folded into a checkpoint, which can no longer be replaced (its
-    reward is inside the lessons' sums).
+    reward is inside the lessons' sums). `settled` is "default" or "expired" when the outcome
+    is the pending policy's (see `lamar.pending`), which a late real report replaces.
     """
 
     __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",
-                 "number", "outcome_seq", "sealed")
+                 "number", "outcome_seq", "sealed", "settled")
 
     def __init__(self, data: Mapping[str, Any], when: float) -> None:
         self.id: str = data["id"]
@@ -73,6 +78,7 @@ class EpisodeRecord:
         self.number = 0
         self.outcome_seq = 0
         self.sealed = False
+        self.settled: str | None = None
 
 
 class Lamar:
@@ -98,15 +104,12 @@ class Lamar:
 
     def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
                  seed: int | None = None, **tuning: Any) -> None:
-        if isinstance(store, (str, os.PathLike)):
-            store = open_store(store)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise ValueError(f"k is the number of lesson slots, a whole number >= 0; got {k!r}")
-        try:
-            self.policy = Policy(**tuning)
-        except TypeError as exc:
-            raise TypeError(f"unknown tuning keyword: {exc}; see lamar.policy.Policy") from None
-        self.store: Store = store
+        opened: Store = arguments.engine_store(store)
+        k = arguments.slots(k)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise InvalidArgument(f"seed is a whole number or None; got {seed!r}")
+        self.policy: Policy = arguments.policy(tuning)
+        self.store: Store = opened
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)
@@ -130,6 +133,7 @@ class Lamar:
         self._reward_n = 0
         self._reward_mean = 0.0
         self._reward_m2 = 0.0
+        self._unsettled: deque[str] | None = None  # pending episode ids, oldest first (lamar.pending)
 
     def _sync(self) -> None:
         """Fold the events other writers (and we) appended since we last looked."""
@@ -181,11 +185,14 @@ class Lamar:
         kind = event.kind
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
             restore(self, data)
+            self._unsettled = None
             self._seq = event.seq
         elif kind == "episode":
             record = EpisodeRecord(data, event.time)
             record.number = len(self._episodes) + self._compacted["episodes"]
             self._episodes[record.id] = record
+            if self._unsettled is not None:
+                self._unsettled.append(record.id)
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
@@ -259,11 +266,17 @@ class Lamar:
             # the same way in every process, and report() tells its caller.
             self._ignored.add(self._seq)
             return
+        if data.get("expired"):  # the pending policy gave up on it: no reward, nothing learned
+            episode.reports += 1
+            episode.outcome_seq = self._seq
+            episode.settled = "expired"
+            return
         reward = float(data["reward"])
         episode.reward = reward
         episode.signal = data.get("signal")
         episode.reports += 1
         episode.outcome_seq = self._seq
+        episode.settled = "default" if data.get("default") else None
         self._reports += 1
         self._observe_reward(reward)
         sigma = self._sigma()
@@ -295,7 +308,9 @@ class Lamar:
         """Store a lesson; it is eligible at once (as a cold arm). Returns its id."""
         if not isinstance(experience, Experience):
             raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
-        exp = experience.with_identity()
+        from lamar.safety.boundary import admitted
+
+        exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
         taken = InvalidExperience(f"an experience with id {exp.id!r} is already stored")
         with self._lock:
             self._sync()
@@ -332,8 +347,8 @@ class Lamar:
             verdict: keep one verdict ("helps", "harms", "unknown").
             scope: keep lessons whose scope has all these fields with these values.
         """
-        want_status = Status(status) if status is not None else None
-        want_verdict = Verdict(verdict) if verdict is not None else None
+        want_status = arguments.choice(Status, status, "status")
+        want_verdict = arguments.choice(Verdict, verdict, "verdict")
         want_scope = check_context(scope) if scope is not None else None
         with self._lock:
             self._sync()
@@ -365,6 +380,7 @@ class Lamar:
         self._change_status(exp_id, Status.ACTIVE, reason)
 
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
+        reason = arguments.reason(reason)
         with self._lock:
             self._sync()
             self._state(exp_id)
@@ -387,10 +403,8 @@ class Lamar:
             A `Recall`; report its `episode_id` when the outcome is known.
         """
         ctx = check_context(context)
-        slots = self.k if k is None else k
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
-            raise ValueError(f"k must be a whole number >= 0; got {k!r}")
-        allowed = None if candidates is None else set(candidates)
+        slots = self.k if k is None else arguments.slots(k)
+        allowed = arguments.candidate_ids(candidates)
         with self._lock:
             self._sync()
             eligible = self._eligible(ctx, allowed)
@@ -406,6 +420,8 @@ class Lamar:
             }
             self.store.append([Event("episode", data, key=f"episode:{episode_id}")])
             self._sync()
+            if self.policy.pending_after is not None:
+                settle(self, None)
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
@@ -515,6 +531,9 @@ class Lamar:
     def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """Record what happened after an episode: a Signal or a reward in [-1, 1].
 
+        A default outcome or an expiry that the pending policy (or `expire`) recorded only
+        stands in for the report: a late report replaces it without `replace=True`.
+
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
             DuplicateReport: the episode already has an outcome and `replace` is False.
@@ -531,6 +550,8 @@ class Lamar:
                     "compacted is gone too: an old reported one, whose outcome stays counted, or one "
                     "left unreported past keep_unreported)"
                 )
+            # A default or an expiry from the pending policy only stood in for this report.
+            replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
             if episode.reports and not replace:
                 raise DuplicateReport(
                     f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
@@ -566,6 +587,46 @@ class Lamar:
         """`report` without blocking the event loop."""
         await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
 
+    def pending(self, older_than: float | None = None, *, now: float | None = None) -> list[PendingEpisode]:
+        """Episodes still waiting for their outcome, oldest first, each with its age.
+
+        Args:
+            older_than: keep those at least this many seconds old.
+            now: the clock to measure ages against (default: `time.time()`).
+        """
+        arguments.seconds(older_than, "older_than")
+        arguments.seconds(now, "now")
+        with self._lock:
+            self._sync()
+            return pending(self, older_than, now)
+
+    def settle_pending(self, *, now: float | None = None) -> list[str]:
+        """Apply the `pending_after` policy now (recall also does, on each call).
+
+        Every episode pending for `pending_after` seconds or more gets `pending_outcome` as a
+        default outcome, or, when that is None, is recorded as expired. Both are outcome
+        events in the store (the audit trail shows them, every process folds them alike); a
+        late report still replaces them. Returns the ids settled by this call.
+        """
+        arguments.seconds(now, "now")
+        with self._lock:
+            self._sync()
+            return settle(self, now)
+
+    def expire(self, episode_id: str, reason: str = "expired by hand") -> bool:
+        """Record that an episode will get no outcome (its run failed, say): an outcome event
+        with no reward, so it stops being pending and teaches nothing. A late report still
+        replaces it. Returns False when the episode already had an outcome.
+
+        Raises:
+            UnknownEpisode: no recall in this store produced `episode_id`.
+        """
+        with self._lock:
+            self._sync()
+            if not isinstance(episode_id, str) or episode_id not in self._episodes:
+                raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+            return expire(self, episode_id, arguments.reason(reason))
+
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
         with self._lock:
@@ -580,7 +641,11 @@ class Lamar:
     def sleep(self, traces: Any = None, model: Any = None, **options: Any) -> SleepReport:
         """Propose changes (retire proven harm, merge duplicates, ...); changes nothing."""
         from lamar.sleep import run_sleep
+        from lamar.sleep.options import SLEEP_OPTIONS
 
+        unknown = sorted(set(options) - set(SLEEP_OPTIONS))
+        if unknown:
+            raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
         with self._lock:
             self._sync()
             return run_sleep(self, traces=traces, model=model, **options)
@@ -588,7 +653,12 @@ class Lamar:
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
         from lamar.sleep import apply_report
+        from lamar.sleep.proposals import SleepReport
 
+        if not isinstance(report, SleepReport):
+            raise InvalidArgument(f"apply() takes the SleepReport that sleep() returned (or SleepReport.from_dict "
+                                  f"of a saved one); got {type(report).__name__}")
+        only = arguments.proposal_ids(only)
         with self._lock:
             self._sync()
             result = apply_report(self, report, only=only)

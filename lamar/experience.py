@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import math
 import time
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lamar._errors import InvalidContext, InvalidExperience
+from lamar.storable import storable_problem, text_problem, time_problem
 
 Context = Mapping[str, str]
 
@@ -35,6 +35,9 @@ def check_context(context: object) -> dict[str, str]:
                 f"context value for {key!r} must be a string; got {type(value).__name__} "
                 f"{value!r} (convert it with str() first)"
             )
+        problem = text_problem(key) or text_problem(value)
+        if problem:
+            raise InvalidContext(f"context entry {key!r} {problem}")
         out[key] = value
     return out
 
@@ -55,6 +58,9 @@ class Scope(Mapping[str, str]):
     _items: tuple[tuple[str, str], ...]
 
     def __init__(self, fields: Mapping[str, str] | None = None, /, **kwargs: str) -> None:
+        if fields is not None and not isinstance(fields, Mapping):
+            raise InvalidContext(f"Scope takes a mapping of strings, like Scope(project='trace'); "
+                                 f"got {type(fields).__name__}")
         merged = {**(fields or {}), **kwargs}
         try:
             checked = check_context(merged)
@@ -136,6 +142,9 @@ class Experience:
     created_at: float = 0.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or text_problem(self.id) or self.id != self.id.strip():
+            raise InvalidExperience(
+                f"Experience.id must be a string without surrounding spaces (or \"\" for a new id); got {self.id!r}")
         for name in ("precondition", "action", "rationale"):
             value = getattr(self, name)
             if not isinstance(value, str):
@@ -157,8 +166,12 @@ class Experience:
             ) from None
         if not isinstance(self.provenance, Mapping):
             raise InvalidExperience("Experience.provenance must be a mapping")
-        if not isinstance(self.created_at, (int, float)) or not math.isfinite(self.created_at):
-            raise InvalidExperience("Experience.created_at must be a finite number")
+        problem = storable_problem(self.provenance)
+        if problem:
+            raise InvalidExperience(f"Experience.provenance {problem}")
+        problem = time_problem(self.created_at)
+        if problem:
+            raise InvalidExperience(f"Experience.created_at {problem} (0 means: now)")
 
     def with_identity(self) -> Experience:
         """This experience with an id and a creation time, as the store keeps it."""
@@ -189,15 +202,27 @@ class Experience:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Experience:
+        """The experience `to_dict` wrote; InvalidExperience says what is missing or mistyped."""
+        if not isinstance(data, Mapping):
+            raise InvalidExperience(f"an experience is a mapping of its fields; got {type(data).__name__}")
+        for name in ("precondition", "action"):
+            if name not in data:
+                raise InvalidExperience(f"the experience has no {name!r}: say when it applies and what to do")
+        scope = data.get("scope") or {}
+        if not isinstance(scope, Mapping):
+            raise InvalidExperience(f"Experience.scope must be a mapping of strings; got {type(scope).__name__}")
+        provenance = data.get("provenance") or {"source": "manual"}
+        if not isinstance(provenance, Mapping):
+            raise InvalidExperience(f"Experience.provenance must be a mapping; got {type(provenance).__name__}")
         return cls(
             precondition=data["precondition"],
             action=data["action"],
             rationale=data.get("rationale", ""),
-            scope=Scope(data.get("scope") or {}),
-            status=Status(data.get("status", "active")),
+            scope=Scope(scope),
+            status=data.get("status", "active"),
             id=data.get("id", ""),
-            provenance=dict(data.get("provenance") or {"source": "manual"}),
-            created_at=float(data.get("created_at", 0.0)),
+            provenance=dict(provenance),
+            created_at=data.get("created_at", 0.0),
         )
 
 

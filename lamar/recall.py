@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 
 from lamar.experience import Experience
-from lamar.safety.injection import HOMOGLYPHS, plain_text
+from lamar.safety.confusables import skeleton
+from lamar.safety.injection import plain_text
 
 FENCE_OPEN = "<lamar-lessons>"
 FENCE_CLOSE = "</lamar-lessons>"
@@ -18,7 +20,7 @@ _PREAMBLE = (
 )
 # Anything that could read as markup, a role marker or a fence in the lesson text.
 _ANGLE = str.maketrans({"<": "‹", ">": "›"})
-_ROLE_PREFIX = re.compile(r"(?i)\b(system|user|assistant|human|developer|ai)\s*:")
+_ROLE_PREFIX = re.compile(r"(?i)\b(system|user|assistant|human|developer|ai|tool|model|function)\s*:")
 _TEMPLATE_TOKEN = re.compile(r"\[/?(INST|SYS)\]|<\|[^|]*\|>|`{3,}")
 _FENCE_NAME = re.compile(r"(?i)lamar[-_]lessons")
 
@@ -37,9 +39,9 @@ def neutralize(text: str) -> str:
     text = _TEMPLATE_TOKEN.sub(_defang_token, text)
     text = " ".join(text.split()).translate(_ANGLE)
     text = _FENCE_NAME.sub("lamar lessons", text).replace("![", "! [")
-    # "Ѕystem:" in Cyrillic reads as "System:": match on a look-alike-folded shadow of equal
-    # length, so the positions found there carry over to `text`.
-    shadow = text.translate(HOMOGLYPHS)
+    # "Ѕystem:" in Cyrillic, "ꜱʏꜱᴛᴇᴍ꞉" in small capitals read as "System:": match on a
+    # look-alike-folded shadow of equal length, so the positions found there carry over to `text`.
+    shadow = skeleton(text)
     pieces: list[str] = []
     last = 0
     for match in _ROLE_PREFIX.finditer(shadow):
@@ -52,12 +54,30 @@ def _defang_token(match: re.Match[str]) -> str:
     return match.group(0).replace("|", "¦").replace("`", "'").replace("[", "(").replace("]", ")")
 
 
+@functools.lru_cache(maxsize=4096)
+def _fenced_line(rendered: str) -> str | None:
+    """The lesson's line for the prompt, or None when it would show a credential.
+
+    Cached: the same few lessons are rendered turn after turn, and scrubbing costs about half
+    a millisecond a line.
+    """
+    from lamar.safety.secrets import scrub
+
+    line = neutralize(rendered)
+    return None if scrub(line)[1] else line
+
+
 def render_prompt(experiences: list[Experience]) -> str:
     """The fenced block for a system prompt; "" when there is nothing to inject."""
     if not experiences:
         return ""
+    # Re-checked on the way out: a lesson stored before the gate at add/import (or by hand in
+    # the file) that would render a credential is left out, whatever the store holds.
+    shown = [line for line in (_fenced_line(e.render()) for e in experiences) if line is not None]
+    if not shown:
+        return ""
     lines = [FENCE_OPEN, _PREAMBLE]
-    lines += [f"{i}. {neutralize(e.render())}" for i, e in enumerate(experiences, 1)]
+    lines += [f"{i}. {line}" for i, line in enumerate(shown, 1)]
     lines.append(FENCE_CLOSE)
     return "\n".join(lines)
 

@@ -64,7 +64,10 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
         return parsed.reward, parsed
     if isinstance(signal, bool) or not isinstance(signal, (int, float)):
         raise InvalidReward(f"a reward is a Signal or a float in [-1, 1]; got {type(signal).__name__}")
-    reward = float(signal)
+    try:
+        reward = float(signal)
+    except OverflowError:  # an int past float's range, such as 10**400
+        raise InvalidReward(f"reward {str(signal)[:20]}... is outside [-1, 1]; scale it or use a Signal") from None
     if math.isnan(reward) or not -1.0 <= reward <= 1.0:
         raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
     return reward, None

@@ -4,14 +4,18 @@ outcomes by run id or episode id, and counts the implicit signals a run shows.""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import logging
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.errors import GraphBubbleUp
 
 from lamar._errors import InvalidContext, UnknownEpisode
 from lamar.signals import Signal, to_reward
@@ -19,6 +23,8 @@ from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord
 from lamar_langchain.trace_text import clip, episodes_in, output_text
+
+log = logging.getLogger(__name__)
 
 
 class LamarCallbackHandler(BaseCallbackHandler):
@@ -28,7 +34,12 @@ class LamarCallbackHandler(BaseCallbackHandler):
     carrying "lamar_episode_id" (as `LamarMiddleware`'s state does), in run metadata under the
     same key, or bound by hand with `bind`. When a root run ends, its trace (input, tool calls,
     tool errors, final output) is kept in the sleep trace format and, with `trace_path`,
-    appended to that JSON Lines file.
+    appended to that JSON Lines file. When a root run fails, its unreported episodes are
+    recorded as expired (or given `failed_outcome`): a failed run leaves no episode pending.
+
+    In async runs the handler runs on the event loop, so its file and store writes go to
+    one worker thread, in order (`flush` waits for them). A `bind` for a run that never
+    starts is forgotten after `bind_ttl` seconds or once `max_runs` bindings wait.
 
     Args:
         lamar: the `Lamar` engine that the runs recall from.
@@ -42,6 +53,9 @@ class LamarCallbackHandler(BaseCallbackHandler):
         langsmith_client: a `langsmith.Client` to use (default: one created on first use).
         feedback_key: the LangSmith feedback key.
         max_runs: finished runs kept for `report`; the oldest are forgotten first.
+        failed_outcome: what the unreported episodes of a failed root run get (None: expired;
+            a late report still replaces the expiry).
+        bind_ttl: seconds a `bind` waits for its run to start.
 
     Example:
         >>> from lamar import Lamar
@@ -58,7 +72,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def __init__(self, lamar: Any, trace_path: str | os.PathLike[str] | None = None, *,
                  write_on: Literal["end", "report"] = "end", raise_error: bool = False,
                  mirror_to_langsmith: bool = False, langsmith_client: Any = None,
-                 feedback_key: str = "lamar_outcome", max_runs: int = 10_000) -> None:
+                 feedback_key: str = "lamar_outcome", max_runs: int = 10_000,
+                 failed_outcome: Signal | float | str | None = None, bind_ttl: float = 3600.0) -> None:
         if write_on not in ("end", "report"):
             raise ValueError(f"write_on is 'end' or 'report'; got {write_on!r}")
         self.lamar = lamar
@@ -68,13 +83,16 @@ class LamarCallbackHandler(BaseCallbackHandler):
         self.mirror_to_langsmith = mirror_to_langsmith
         self.feedback_key = feedback_key
         self.max_runs = max_runs
+        self.failed_outcome = failed_outcome
+        self.bind_ttl = bind_ttl
+        self._io: concurrent.futures.ThreadPoolExecutor | None = None
         self._client = langsmith_client
         self._writer = TraceWriter(trace_path) if trace_path is not None else None
         self._lock = threading.RLock()
         self._runs: dict[UUID, RunRecord] = {}
         self._root_of: dict[UUID, UUID] = {}
         self._tools: dict[UUID, str] = {}
-        self._pending: dict[UUID, list[str]] = {}
+        self._pending: OrderedDict[UUID, tuple[float, list[str]]] = OrderedDict()
         self._by_episode: dict[str, UUID] = {}
 
     # -- public API --------------------------------------------------------------------------
@@ -90,7 +108,23 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if root in self._runs:
                 self._attach(self._runs[root], episode_id)
             else:
-                self._pending.setdefault(key, []).append(episode_id)
+                self._pending.setdefault(key, (time.monotonic(), []))[1].append(episode_id)
+                self._forget_stale_bindings()
+
+    def unbind(self, run_id: UUID | str) -> list[str]:
+        """Drop the episodes bound to a run that has not started (it never will, say)."""
+        key = _as_uuid(run_id)
+        with self._lock:
+            entry = self._pending.pop(key, None) if key is not None else None
+        return entry[1] if entry is not None else []
+
+    def _forget_stale_bindings(self) -> None:
+        deadline = time.monotonic() - self.bind_ttl
+        while self._pending:
+            oldest, (when, _) = next(iter(self._pending.items()))
+            if when >= deadline and len(self._pending) <= self.max_runs:
+                break
+            del self._pending[oldest]
 
     def episodes(self, run_or_episode: UUID | str) -> list[str]:
         """The episodes of a root run (or of the run that used this episode)."""
@@ -163,12 +197,30 @@ class LamarCallbackHandler(BaseCallbackHandler):
             return [self._trace(run) for run in self._runs.values() if run.done]
 
     def flush(self) -> int:
-        """Write the traces still waiting for a report (outcome null). Returns how many."""
+        """Write the traces still waiting for a report (outcome null), and wait for the writes
+        queued from async runs. Returns how many traces this call wrote."""
+        self._drain()
         with self._lock:
             waiting = [run for run in self._runs.values() if run.done and not run.written]
             for run in waiting:
-                self._write(run)
-            return len(waiting)
+                run.written = True
+        for run in waiting:
+            self._write_now(run)
+        return len(waiting)
+
+    def close(self) -> None:
+        """Finish queued writes and stop the worker thread (the handler can still be used)."""
+        self._drain()
+        with self._lock:
+            io, self._io = self._io, None
+        if io is not None:
+            io.shutdown(wait=True)
+
+    def _drain(self) -> None:
+        with self._lock:
+            io = self._io
+        if io is not None:
+            io.submit(lambda: None).result()  # one worker: done once everything before it is
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -193,7 +245,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if root is None or root not in self._runs:
                 # No parent, or a parent this handler never saw: this run is a root for us.
                 run = self._runs[run_id] = RunRecord(run_id, name, inputs, time.time())
-                for episode_id in self._pending.pop(run_id, []):
+                for episode_id in self._pending.pop(run_id, (0.0, []))[1]:
                     self._attach(run, episode_id)
             else:
                 run = self._runs[root]
@@ -230,7 +282,10 @@ class LamarCallbackHandler(BaseCallbackHandler):
             run.members.clear()
             if self.write_on == "end" or run.reward is not None:  # reported before it ended
                 self._write(run)
+            if error is not None and not isinstance(error, GraphBubbleUp) and run.reward is None:
+                self._offload(self._settle_failed, list(run.episodes), f"{type(error).__name__}")
             self._forget_oldest()
+            self._forget_stale_bindings()
 
     def _forget_oldest(self) -> None:
         if len(self._runs) <= self.max_runs:
@@ -258,9 +313,41 @@ class LamarCallbackHandler(BaseCallbackHandler):
         return run.to_trace(context or {})
 
     def _write(self, run: RunRecord) -> None:
-        if self._writer is not None and not run.written:
-            self._writer.write(self._trace(run))
+        if run.written:
+            return
         run.written = True
+        if self._writer is not None:
+            self._offload(self._write_now, run)
+
+    def _write_now(self, run: RunRecord) -> None:
+        if self._writer is not None:
+            with self._lock:
+                trace = self._trace(run)  # may read the store: off the event loop too
+            self._writer.write(trace)
+
+    def _settle_failed(self, episodes: list[str], error: str) -> None:
+        for episode_id in episodes:
+            try:
+                if self.failed_outcome is None:
+                    self.lamar.expire(episode_id, f"the run failed: {error}")
+                else:
+                    self.lamar.report(episode_id, self.failed_outcome)
+            except Exception:  # fail open: the run's own error is the one that matters
+                log.debug("Lamar could not settle episode %s of a failed run", episode_id, exc_info=True)
+
+    def _offload(self, work: Callable[..., None], *args: Any) -> None:
+        """Run file and store I/O here, or on the worker thread when called on an event loop."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            work(*args)
+            return
+        with self._lock:
+            if self._io is None:
+                self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lamar-callbacks")
+            io = self._io
+        future = io.submit(work, *args)
+        future.add_done_callback(_log_failure)
 
     def _mirror(self, run: RunRecord, reward: float, parsed: Signal | None) -> None:
         if self._client is None:
@@ -364,6 +451,11 @@ class LamarCallbackHandler(BaseCallbackHandler):
             self._attach(run, data.get("episode_id"))
             if run.context is None and isinstance(data.get("context"), Mapping):
                 run.context = dict(data["context"])
+
+
+def _log_failure(future: concurrent.futures.Future[None]) -> None:
+    if future.exception() is not None:
+        log.warning("Lamar's callback handler failed to write", exc_info=future.exception())
 
 
 def _name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,3 +35,20 @@ def context_from_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str] 
     if not metadata or metadata.get(CONTEXT_KEY) is None:
         return None
     return check_context(metadata[CONTEXT_KEY])
+
+
+def context_from_runtime(runtime_context: Any, key: str = CONTEXT_KEY) -> Mapping[str, Any] | None:
+    """A graph's runtime context as a Lamar context: its `key` entry or attribute if it has
+    one, else the whole of it (a mapping, a dataclass or a pydantic model); None when absent."""
+    if runtime_context is None:
+        return None
+    inner = runtime_context.get(key) if isinstance(runtime_context, Mapping) else getattr(runtime_context, key, None)
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
+    if isinstance(runtime_context, Mapping):
+        return runtime_context
+    if dataclasses.is_dataclass(runtime_context) and not isinstance(runtime_context, type):
+        return dataclasses.asdict(runtime_context)
+    if callable(getattr(runtime_context, "model_dump", None)):
+        return runtime_context.model_dump()  # type: ignore[no-any-return]
+    return None

@@ -1,9 +1,14 @@
 """`LamarMiddleware`: one recall per agent run, its lessons appended to the system message of
-every model call, its episode id kept in the agent state for the report."""
+every model call, its episode id kept in the agent state; the previous turn's outcome may come
+with the next message of a checkpointed thread."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
+import warnings
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
@@ -16,25 +21,43 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
 )
 from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
-from langchain_core.messages import SystemMessage
+from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_config
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from lamar import Recall, Signal
+from lamar import DuplicateReport, LamarError, Recall, Signal, StoreError
 from lamar.experience import check_context
-from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata, recall_event_data
+from lamar.recall import render_prompt
+from lamar_langchain.conventions import (
+    EPISODE_KEY,
+    RECALL_EVENT,
+    context_from_metadata,
+    context_from_runtime,
+    recall_event_data,
+)
 
 ContextFunction = Callable[[Mapping[str, Any], Runtime[Any]], Mapping[str, str]]
+Outcome = Signal | float | str
+OutcomeFunction = Callable[[Mapping[str, Any], Runtime[Any]], Outcome | None]
+
+log = logging.getLogger(__name__)
+_PROMPTS_KEPT = 1024
 
 
 class LamarAgentState(AgentState[Any]):
-    """The agent state with the run's Lamar episode; it comes back in the `invoke` result."""
+    """The agent state with the run's Lamar episode; it comes back in the `invoke` result.
+
+    `lamar_outcome` is an input: the outcome of the thread's previous turn, sent with the
+    next message. No lesson text is kept in state, so none shows in streamed updates.
+    """
 
     lamar_episode_id: NotRequired[str | None]
     lamar_experience_ids: NotRequired[list[str]]
-    # The rendered lessons: read on every model call, never shown in the result.
-    lamar_lessons: NotRequired[Annotated[str, PrivateStateAttr]]
+    lamar_outcome: NotRequired[str | float | None]
+    lamar_reported: NotRequired[Annotated[str | None, PrivateStateAttr]]
 
 
 class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
@@ -42,17 +65,39 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     Recalls once per agent run (`invoke` / `ainvoke`), before the first model call. The
     lessons are appended to the system message of every model call of that run and never
-    enter the message history. The episode id is in the result as `"lamar_episode_id"`
-    (and the injected lesson ids as `"lamar_experience_ids"`); report it with
-    `middleware.report(result, Signal.SHIPPED)` or `lam.report(result["lamar_episode_id"], ...)`.
+    enter the message history or the state. The episode id is in the result as
+    `"lamar_episode_id"` (and the injected lesson ids as `"lamar_experience_ids"`); report it
+    with `middleware.report(result, Signal.SHIPPED)` or `lam.report(result["lamar_episode_id"], ...)`.
 
-    The context of a run is `config["metadata"]["lamar_context"]` when the caller gives one,
-    else `context`: a mapping, or a function `(state, runtime) -> mapping`.
+    On a checkpointed thread the outcome of a turn often shows only in the next message
+    ("that broke the build"). Send it with that message, ``agent.invoke({"messages": [...],
+    "lamar_outcome": "corrected"}, config)``, or let `outcome` read it from the state; the
+    previous turn's episode is reported before the new turn recalls. When the next message
+    brings no outcome, `silent_outcome` is reported (None leaves the episode pending, listed
+    by `lam.pending()` and settled by the engine's `pending_after` policy).
+
+    Lamar fails open here: a store that cannot be read or written (`StoreError`) costs the
+    run its lessons, or the previous turn its report, never the turn itself (a warning is
+    logged). A bad context is the caller's error and raises.
+
+    If a model or tool call raises (an interrupt is not an error), the run's episode is
+    recorded as expired, or given `failed_outcome`, before the error propagates: a failed
+    run leaves no episode behind. A late report still replaces the expiry.
+
+    The context of a run is, in order: `config["metadata"]["lamar_context"]`, `context` (a
+    mapping, or a function `(state, runtime) -> mapping`), then the agent's runtime context
+    (its `lamar_context` entry or attribute if it has one, else all of it). With an empty
+    context only unscoped lessons are eligible; the middleware warns once when every lesson
+    is scoped, since then nothing can ever be recalled.
 
     Args:
         lamar: the `Lamar` engine.
         context: a mapping of strings, or a function of the state and runtime returning one.
         k: lesson slots per run (default: the engine's `k`).
+        outcome: a function of the state and runtime returning the previous turn's outcome
+            (read before `state["lamar_outcome"]` is consulted), or None.
+        silent_outcome: what the previous turn gets when the next message brings no outcome.
+        failed_outcome: what a run whose model or tool call raised gets (None: expired).
 
     Example:
         >>> from lamar import Lamar
@@ -63,30 +108,72 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     state_schema = LamarAgentState
 
     def __init__(self, lamar: Any, context: Mapping[str, str] | ContextFunction | None = None, *,
-                 k: int | None = None) -> None:
+                 k: int | None = None, outcome: OutcomeFunction | None = None,
+                 silent_outcome: Outcome | None = None, failed_outcome: Outcome | None = None) -> None:
         super().__init__()
         self.lamar = lamar
         self.context = context if context is None or callable(context) else check_context(context)
         self.k = k
+        self.outcome = outcome
+        self.silent_outcome = silent_outcome
+        self.failed_outcome = failed_outcome
+        self._prompts: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        self._checked_empty = False
 
-    # -- recall once per run -----------------------------------------------------------------
+    # -- recall once per run, after reporting the previous turn -----------------------------
 
     def before_agent(self, state: LamarAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        update = self._report_previous(state, runtime, self.lamar.report)
         ctx = self._context(state, runtime)
-        rec = self.lamar.recall(ctx, k=self.k)
+        self._warn_if_nothing_can_match(ctx)
+        try:
+            rec = self.lamar.recall(ctx, k=self.k)
+        except StoreError as exc:
+            return {**update, **_without_lessons(exc)}
         config = _run_config()
         if config is not None:
             dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx), config=config)
-        return _state_update(rec)
+        return {**update, **self._state_update(rec)}
 
     async def abefore_agent(self, state: LamarAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        previous = self._previous(state, runtime)
+        update: dict[str, Any] = {"lamar_outcome": None}
+        if previous is not None:
+            await asyncio.to_thread(_report_quietly, self.lamar.report, *previous)
+            update["lamar_reported"] = previous[0]
         ctx = self._context(state, runtime)
-        rec = await self.lamar.arecall(ctx, k=self.k)
+        await asyncio.to_thread(self._warn_if_nothing_can_match, ctx)
+        try:
+            rec = await self.lamar.arecall(ctx, k=self.k)
+        except StoreError as exc:
+            return {**update, **_without_lessons(exc)}
         config = _run_config()
         if config is not None:
             await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
                                          config=config)
-        return _state_update(rec)
+        return {**update, **self._state_update(rec)}
+
+    def _previous(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> tuple[str, Outcome] | None:
+        """The thread's previous episode and the outcome the new message brings for it."""
+        episode = state.get(EPISODE_KEY)
+        if not isinstance(episode, str) or not episode or state.get("lamar_reported") == episode:
+            return None
+        value = self.outcome(state, runtime) if self.outcome is not None else None
+        if value is None:
+            value = state.get("lamar_outcome")
+        if value is None:
+            value = self.silent_outcome
+        return None if value is None else (episode, value)
+
+    def _report_previous(self, state: Mapping[str, Any], runtime: Runtime[Any],
+                         report: Callable[..., None]) -> dict[str, Any]:
+        update: dict[str, Any] = {"lamar_outcome": None}  # an outcome counts for one turn only
+        previous = self._previous(state, runtime)
+        if previous is not None:
+            _report_quietly(report, *previous)
+            update["lamar_reported"] = previous[0]
+        return update
 
     def _context(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, str]:
         config = _run_config()
@@ -95,19 +182,104 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             return given
         if callable(self.context):
             return check_context(self.context(state, runtime))
-        return dict(self.context or {})
+        if self.context is not None:
+            return dict(self.context)
+        from_runtime = context_from_runtime(getattr(runtime, "context", None))
+        return check_context(from_runtime) if from_runtime is not None else {}
 
-    # -- inject on every model call ----------------------------------------------------------
+    def _warn_if_nothing_can_match(self, ctx: Mapping[str, str]) -> None:
+        if ctx or self._checked_empty:
+            return
+        self._checked_empty = True
+        lessons = self.lamar.experiences()
+        if lessons and all(len(e.scope) for e in lessons if e.status.value != "retired"):
+            warnings.warn(
+                "LamarMiddleware recalled with an empty context while every lesson is scoped, so no "
+                "lesson can be injected: pass context=..., invoke the agent with context={...} "
+                "(create_agent(..., context_schema=...)), or set config['metadata']['lamar_context']",
+                UserWarning, stacklevel=2)
+
+    def _state_update(self, rec: Recall) -> dict[str, Any]:
+        self._remember(rec.episode_id, rec.as_prompt())
+        return {EPISODE_KEY: rec.episode_id, "lamar_experience_ids": rec.ids, "lamar_reported": None}
+
+    # -- inject on every model call, settle a failed run -------------------------------------
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> ModelCallResult[Any]:
-        return handler(_with_lessons(request))
+        try:
+            return handler(_with_lessons(request, self._prompt(request.state)))
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            self._settle_failed(request.state, exc)
+            raise
 
     async def awrap_model_call(
         self, request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
     ) -> ModelCallResult[Any]:
-        return await handler(_with_lessons(request))
+        prompt = await asyncio.to_thread(self._prompt, request.state)
+        try:
+            return await handler(_with_lessons(request, prompt))
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            await asyncio.to_thread(self._settle_failed, request.state, exc)
+            raise
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], ToolMessage | Command[Any]]) -> Any:
+        try:
+            return handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            self._settle_failed(request.state, exc)
+            raise
+
+    async def awrap_tool_call(self, request: Any,
+                              handler: Callable[[Any], Awaitable[ToolMessage | Command[Any]]]) -> Any:
+        try:
+            return await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            await asyncio.to_thread(self._settle_failed, request.state, exc)
+            raise
+
+    def _prompt(self, state: Mapping[str, Any]) -> str:
+        """This run's lessons block: kept in memory, rebuilt from the store after a restart."""
+        episode = state.get(EPISODE_KEY)
+        if not isinstance(episode, str):
+            return ""
+        with self._lock:
+            if episode in self._prompts:
+                return self._prompts[episode]
+        try:
+            prompt = render_prompt([self.lamar.get(i) for i in state.get("lamar_experience_ids") or []])
+        except LamarError as exc:  # fail open: a lesson gone from the store costs the lessons, not the turn
+            log.warning("Lamar could not rebuild the lessons of episode %s: %s", episode, exc)
+            prompt = ""
+        self._remember(episode, prompt)
+        return prompt
+
+    def _remember(self, episode: str, prompt: str) -> None:
+        with self._lock:
+            self._prompts[episode] = prompt
+            while len(self._prompts) > _PROMPTS_KEPT:
+                self._prompts.popitem(last=False)
+
+    def _settle_failed(self, state: Mapping[str, Any], exc: BaseException) -> None:
+        episode = state.get(EPISODE_KEY)
+        if not isinstance(episode, str) or state.get("lamar_reported") == episode:
+            return
+        try:
+            if self.failed_outcome is None:
+                self.lamar.expire(episode, f"the agent run failed: {type(exc).__name__}")
+            else:
+                _report_quietly(self.lamar.report, episode, self.failed_outcome)
+        except Exception:  # fail open: the agent's own error is the one to surface
+            log.exception("Lamar could not settle episode %s of a failed run", episode)
 
     # -- report ------------------------------------------------------------------------------
 
@@ -133,6 +305,21 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         return await asyncio.to_thread(self.report, result, signal, replace=replace)
 
 
+def _report_quietly(report: Callable[..., None], episode: str, outcome: Outcome) -> None:
+    try:
+        report(episode, outcome)
+    except DuplicateReport:
+        pass  # the app reported it already
+    except StoreError as exc:  # fail open: the turn goes on; the episode stays pending
+        log.warning("Lamar could not report episode %s: %s", episode, exc)
+
+
+def _without_lessons(exc: StoreError) -> dict[str, Any]:
+    """The state of a run whose recall failed: no episode, no lessons, the agent's turn goes on."""
+    log.warning("Lamar could not recall (the run goes on without lessons): %s", exc)
+    return {EPISODE_KEY: None, "lamar_experience_ids": [], "lamar_reported": None}
+
+
 def _run_config() -> RunnableConfig | None:
     try:
         return get_config()
@@ -140,15 +327,9 @@ def _run_config() -> RunnableConfig | None:
         return None  # called outside a graph run (a hook invoked by hand): no config, no events
 
 
-def _state_update(rec: Recall) -> dict[str, Any]:
-    return {"lamar_episode_id": rec.episode_id, "lamar_experience_ids": rec.ids,
-            "lamar_lessons": rec.as_prompt()}
-
-
-def _with_lessons(request: ModelRequest[Any]) -> ModelRequest[Any]:
+def _with_lessons(request: ModelRequest[Any], lessons: str) -> ModelRequest[Any]:
     """The request with this run's lessons appended to its system message (if there are any)."""
-    lessons = request.state.get("lamar_lessons")
-    if not isinstance(lessons, str) or not lessons:
+    if not lessons:
         return request
     current = request.system_message
     if current is None:

@@ -53,8 +53,13 @@ class LamarRetriever(BaseRetriever):
 
     Every returned document carries `experience_id`, `episode_id`, `verdict` and `lesson` in
     its metadata; report the outcome with `lamar.report(doc.metadata["episode_id"], ...)`.
-    The randomized holdout may leave slots empty, so a call can return fewer than `k`
-    documents even when more lessons are eligible: the empty slot is the control group.
+    Wrapping a base retriever, a call returns `k` documents whenever the base found that
+    many it may return: Lamar's lessons first, then the base's other documents (those that
+    are not lessons, with `on_unknown="pass"`) in its order, filling the slots the holdout
+    left empty and any the lessons could not fill. Over the store alone there is nothing
+    that is not a lesson, so a held-out slot stays empty and a call can return fewer than
+    `k` documents: filling it with the next-ranked lesson would make that lesson's
+    inclusion depend on another lesson's coin, and its logged propensity would be wrong.
 
     The context of a call is, in order of precedence: `invoke(query, context={...})`,
     `config["metadata"]["lamar_context"]`, then the `context` field (a mapping, or a function
@@ -66,11 +71,11 @@ class LamarRetriever(BaseRetriever):
         context: a mapping of strings, or a function of the query returning one.
         base_retriever: a retriever whose documents become the candidates.
         on_unknown: what to do with a candidate whose `experience_id` is missing or unknown to
-            the store. "add": store it as a cold lesson (status candidate; precondition from
+            the store. "pass" (the default): a plain document; it fills the slots the lessons
+            leave, in the base's order, after the lessons (a read never writes). "add": store it as a cold lesson (status candidate; precondition from
             metadata "precondition" or the query, action from metadata "action" or the page
             content, rationale from metadata "rationale", scope from metadata "scope" or none)
-            under a stable id, so the next call finds it. "pass": return it after the lessons,
-            untouched and not counted in `k`. "drop": leave it out.
+            under a stable id, so the next call finds it. "drop": leave it out.
 
     Example:
         >>> from lamar import Lamar, Experience
@@ -87,7 +92,7 @@ class LamarRetriever(BaseRetriever):
     k: int = Field(default=4, ge=0)
     context: Any = None
     base_retriever: BaseRetriever | None = None
-    on_unknown: Literal["add", "pass", "drop"] = "add"
+    on_unknown: Literal["pass", "add", "drop"] = "pass"
 
     def __init__(self, lamar: Any = None, /, **data: Any) -> None:
         # The engine may come first, positionally, like every Lamar integration.
@@ -120,10 +125,11 @@ class LamarRetriever(BaseRetriever):
         if self.base_retriever is not None:
             found = self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
             pool = self._pool(found, query)
-        rec = self.lamar.recall(ctx, k=self._slots(k), candidates=None if pool is None else list(pool.by_id))
+        slots = self._slots(k)
+        rec = self.lamar.recall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
         dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
                               config={"callbacks": run_manager.get_child()})
-        return self._documents(rec, pool)
+        return self._documents(rec, pool, slots)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
@@ -134,11 +140,11 @@ class LamarRetriever(BaseRetriever):
         if self.base_retriever is not None:
             found = await self.base_retriever.ainvoke(query, config={"callbacks": run_manager.get_child()})
             pool = await asyncio.to_thread(self._pool, found, query)
-        rec = await self.lamar.arecall(ctx, k=self._slots(k),
-                                       candidates=None if pool is None else list(pool.by_id))
+        slots = self._slots(k)
+        rec = await self.lamar.arecall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
         await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
                                      config={"callbacks": run_manager.get_child()})
-        return await asyncio.to_thread(self._documents, rec, pool)
+        return await asyncio.to_thread(self._documents, rec, pool, slots)
 
     # -- the steps ---------------------------------------------------------------------------
 
@@ -203,7 +209,7 @@ class LamarRetriever(BaseRetriever):
             if not self._known(exp_id):  # not a concurrent add of the same document: a real error
                 raise
 
-    def _documents(self, rec: Recall, pool: _Pool | None) -> list[Document]:
+    def _documents(self, rec: Recall, pool: _Pool | None, slots: int) -> list[Document]:
         docs = []
         for rank, exp in enumerate(rec.experiences):
             lesson = {
@@ -221,8 +227,8 @@ class LamarRetriever(BaseRetriever):
                 base = pool.by_id[exp.id]
                 docs.append(base.model_copy(update={"metadata": {
                     **base.metadata, **lesson, "similarity_rank": pool.rank[exp.id]}}))
-        if pool is not None:
-            docs += pool.passthrough
+        if pool is not None:  # plain documents fill what the lessons left, the holdout's slots included
+            docs += pool.passthrough[:max(0, slots - len(docs))]
         return docs
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, convert_to_messages
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, convert_to_messages
 
 from lamar.recall import Recall
 from lamar_langchain.conventions import EPISODE_ID, EPISODE_KEY, EXPERIENCE_ID
@@ -50,6 +50,8 @@ def episodes_in(value: Any) -> list[str]:
             episode = item.get(EPISODE_KEY)
             if isinstance(episode, str) and episode:
                 found.append(episode)
+        elif isinstance(item, ToolMessage) and item.artifact is not None:  # create_lamar_tools' search
+            found += episodes_in(item.artifact)
     return found
 
 

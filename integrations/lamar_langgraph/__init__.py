@@ -4,6 +4,7 @@ human review step, and `LangGraphStore`, a Lamar store over any LangGraph BaseSt
 from __future__ import annotations
 
 from lamar_langgraph.nodes import LamarState, last_human_turn, recall_node, report_node
+from lamar_langgraph.review import ReviewDecision
 from lamar_langgraph.sleep_graph import REVIEW_KIND, SleepState, approved_ids, build_sleep_graph
 from lamar_langgraph.store import LangGraphStore, sanitize_namespace
 
@@ -11,6 +12,7 @@ __all__ = [
     "REVIEW_KIND",
     "LamarState",
     "LangGraphStore",
+    "ReviewDecision",
     "SleepState",
     "approved_ids",
     "build_sleep_graph",

@@ -4,24 +4,53 @@ state keys they share (`LamarState`)."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from langchain_core.runnables import RunnableLambda
+from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
-from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal
+from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError
+
+log = logging.getLogger(__name__)
 
 ContextSource = Mapping[str, str] | Callable[[Any], Mapping[str, str]] | None
 TurnMarker = Callable[[Any], str | None]
 Outcome = Signal | str | float
 
 
+OPEN = "open"
+REPORTED = "reported"
+
+
+def last_value(left: Any, right: Any) -> Any:
+    """Reducer of the single-valued keys: several branches may write them in one step (a
+    `Send` fan-out, two recall nodes side by side); the last write stands, and every
+    episode stays listed in `lamar_episodes`."""
+    return right
+
+
+def merge_episodes(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+    """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
+    "reported" wins, so parallel branches, subgraphs and a later report all merge."""
+    merged = dict(left or {})
+    for episode, status in (right or {}).items():
+        if merged.get(episode) != REPORTED:
+            merged[episode] = status
+    return merged
+
+
 class LamarState(TypedDict, total=False):
     """The state keys of the Lamar nodes; mix it into your graph's state.
 
     ``class State(MessagesState, LamarState): ...``
+
+    Every key the nodes write has a reducer, so recall nodes may run in parallel branches
+    (`Send` fan-out, map-reduce, subgraphs): each gets its own episode, and all of them are
+    in `lamar_episodes` until a report node reports them.
 
     Attributes:
         lamar_context: the context to recall for, a mapping of strings (read by recall
@@ -33,15 +62,18 @@ class LamarState(TypedDict, total=False):
         lamar_outcome: what happened: a Signal name ("shipped", "reverted", ...) or a reward
             in [-1, 1] (read by report; recall clears it when a new turn starts).
         lamar_reported: the episode the report node has reported (written by report).
+        lamar_episodes: every episode recalled in the thread, "open" until reported (written
+            by both nodes; merged, never overwritten).
     """
 
-    lamar_context: dict[str, str]
-    lamar_turn: str | None
-    lamar_episode_id: str | None
-    lamar_lessons: list[str]
-    lamar_prompt: str
-    lamar_outcome: str | float | None
-    lamar_reported: str | None
+    lamar_context: dict[str, str]  # no reducer: only you write it, and {} must not hide the runtime context
+    lamar_turn: Annotated[str | None, last_value]
+    lamar_episode_id: Annotated[str | None, last_value]
+    lamar_lessons: Annotated[list[str], last_value]
+    lamar_prompt: Annotated[str, last_value]
+    lamar_outcome: Annotated[str | float | None, last_value]
+    lamar_reported: Annotated[str | None, last_value]
+    lamar_episodes: Annotated[dict[str, str], merge_episodes]
 
 
 def last_human_turn(state: Any) -> str | None:
@@ -77,7 +109,10 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
     clears the outcome key and `lamar_reported`. If the state already holds an episode for
     the same turn (a loop back through this node, a thread run again without a new human
     message), it writes nothing: one turn, one episode. Replaying a checkpoint taken before
-    the recall (time travel) is a new recall. Works under invoke, ainvoke and streaming.
+    the recall (time travel) is a new recall. Works under invoke, ainvoke and streaming. A
+    store that cannot be written (`StoreError`) costs the turn its lessons, not the run: the
+    node logs a warning and writes an empty prompt and no episode (the report node likewise
+    leaves an episode it could not report open).
 
     Args:
         lamar: the engine.
@@ -98,25 +133,39 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
 
     def plan(state: Any) -> tuple[Mapping[str, str], str | None] | None:
         marker = turn(state) if turn is not None else None
+        if marker is not None:
+            marker = _in_namespace(marker)  # a subgraph's turn is its own
         if marker is not None and _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"):
             return None  # this turn already has its episode
         return _context(state, context, context_key), marker
 
     def written(rec: Recall, marker: str | None) -> dict[str, Any]:
         return {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
-                "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None}
+                "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
+                "lamar_episodes": {rec.episode_id: OPEN}}
+
+    def without_lessons(exc: StoreError, marker: str | None) -> dict[str, Any]:
+        log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
+        return {"lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
+                outcome_key: None, "lamar_reported": None}
 
     def recall_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        return written(lamar.recall(todo[0], k=k), todo[1])
+        try:
+            return written(lamar.recall(todo[0], k=k), todo[1])
+        except StoreError as exc:
+            return without_lessons(exc, todo[1])
 
     async def recall_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        return written(await lamar.arecall(todo[0], k=k), todo[1])
+        try:
+            return written(await lamar.arecall(todo[0], k=k), todo[1])
+        except StoreError as exc:
+            return without_lessons(exc, todo[1])
 
     return RunnableLambda(recall_sync, afunc=recall_async, name=name)
 
@@ -124,13 +173,15 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
 def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 outcome: Callable[[Any], Outcome | None] | None = None,
                 name: str = "lamar_report") -> RunnableLambda[Any, Any]:
-    """A node that reports the current episode's outcome, once.
+    """A node that reports the outcome of the episodes recalled since the last report, once.
 
     It reads the outcome from ``state[outcome_key]`` (or `outcome(state)`): a `Signal`, a
     Signal name, or a float reward in [-1, 1]. With no episode or no outcome yet it does
-    nothing (an unreported episode is fine). After reporting it writes `lamar_reported`, so
-    passing through again, or resuming the thread, does not report twice; an episode
-    already reported elsewhere is left as it is.
+    nothing (an unreported episode is fine). It reports the current episode and every
+    episode still open in `lamar_episodes` (the branches of a fan-out, a subgraph's, a turn
+    that got no outcome of its own): the outcome is the first news about each of them. After
+    reporting it marks them reported, so passing through again, or resuming the thread, does
+    not report twice; an episode already reported elsewhere is left as it is.
 
     To report a turn whose outcome shows only in the next message ("that broke the build"),
     put a report node before the recall node and send the outcome with the next input.
@@ -149,32 +200,50 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             float in [-1, 1].
     """
 
-    def plan(state: Any) -> tuple[str, Outcome] | None:
-        episode = _field(state, "lamar_episode_id")
+    def plan(state: Any) -> tuple[list[str], Outcome] | None:
         value = outcome(state) if outcome is not None else _field(state, outcome_key)
-        if not episode or value is None or _field(state, "lamar_reported") == episode:
+        if value is None:
             return None
-        return episode, value
+        episodes = [e for e, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
+        current = _field(state, "lamar_episode_id")
+        if current and _field(state, "lamar_reported") != current and current not in episodes:
+            episodes.append(current)  # a state from before lamar_episodes existed
+        return (episodes, value) if episodes else None
+
+    def written(episodes: list[str]) -> dict[str, Any]:
+        return {"lamar_reported": episodes[-1], "lamar_episodes": dict.fromkeys(episodes, REPORTED)}
 
     def report_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        try:
-            lamar.report(*todo)
-        except DuplicateReport:
-            pass  # reported already: by the app, or by a run whose checkpoint was not saved
-        return {"lamar_reported": todo[0]}
+        done = []
+        for episode in todo[0]:
+            try:
+                lamar.report(episode, todo[1])
+            except DuplicateReport:
+                pass  # reported already: by the app, or by a run whose checkpoint was not saved
+            except StoreError as exc:  # fail open: it stays open, for the next report node to try
+                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                continue
+            done.append(episode)
+        return written(done) if done else {}
 
     async def report_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
-        try:
-            await lamar.areport(*todo)
-        except DuplicateReport:
-            pass
-        return {"lamar_reported": todo[0]}
+        done = []
+        for episode in todo[0]:
+            try:
+                await lamar.areport(episode, todo[1])
+            except DuplicateReport:
+                pass
+            except StoreError as exc:
+                log.warning("Lamar could not report episode %s: %s", episode, exc)
+                continue
+            done.append(episode)
+        return written(done) if done else {}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
 
@@ -217,6 +286,17 @@ def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
     raise InvalidContext(
         f"no context for Lamar's recall: put a mapping of strings in state[{key!r}], pass "
         "context=... to recall_node, or invoke the graph with context={...}")
+
+
+def _in_namespace(marker: str) -> str:
+    """The turn marker qualified by the enclosing (sub)graph's checkpoint namespace: a subgraph
+    gets its own episode for a turn its parent already recalled for."""
+    try:
+        namespace = get_config().get("configurable", {}).get("checkpoint_ns", "")
+    except RuntimeError:  # outside a graph run
+        return marker
+    parent, _, _ = str(namespace).rpartition("|")  # drop this node's own task segment
+    return f"{parent}|{marker}" if parent else marker
 
 
 def _runtime_context() -> Any:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.checkpoint.memory import InMemorySaver
@@ -19,10 +19,11 @@ from typing_extensions import TypedDict  # the one LangGraph uses: mixing both k
 
 from lamar import Lamar, SleepReport
 from lamar.sleep.traces import load_traces
+from lamar_langgraph.review import ReviewDecision, read_decision
 
 REVIEW_KIND = "lamar_sleep_review"
-_QUESTION = ("Approve which proposals? Resume with Command(resume=...): 'all' (or True), "
-             "'none' (or False, []), or a list of proposal ids.")
+_QUESTION = ("Approve which proposals? Resume with Command(resume=ReviewDecision(approve=[ids], "
+             "reject={id: why})) or the same fields as JSON (see answer_schema); 'all' and 'none' work too.")
 
 
 class SleepState(TypedDict, total=False):
@@ -33,6 +34,7 @@ class SleepState(TypedDict, total=False):
         trace_count: how many traces were loaded.
         report: the sleep report as a JSON dict (`SleepReport.to_dict()`, non-finite numbers as None).
         approved: the proposal ids the reviewer approved.
+        decision: the reviewer's `ReviewDecision` as JSON (approvals, reasons for rejections, reviewer).
         applied: the proposal ids that were carried out.
         skipped: ``[proposal id, reason]`` pairs apply refused (stale, already applied).
     """
@@ -41,6 +43,7 @@ class SleepState(TypedDict, total=False):
     trace_count: int
     report: dict[str, Any]
     approved: list[str]
+    decision: dict[str, Any]
     applied: list[str]
     skipped: list[list[str]]
 
@@ -51,10 +54,11 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
     ``invoke({"traces": "traces.jsonl"}, config)`` runs sleep and stops at the review
     interrupt, whose value is a JSON dict: ``{"kind": "lamar_sleep_review", "question",
-    "proposals": [...], "summary", "made_at"}``. Resume the same thread with
-    ``Command(resume="all" | "none" | [proposal ids])``; nothing changes without approval. A
-    run with nothing to propose ends without interrupting. An answer that names an unknown
-    proposal is asked again, with the problem in the interrupt's ``"problem"``.
+    "proposals": [...], "summary", "made_at", "answer_schema"}``. Resume the same thread with
+    ``Command(resume=ReviewDecision(approve=[...], reject={...}))`` (or its fields as JSON, or
+    the shorthands "all" / "none" / a list of ids); nothing changes without approval. A run
+    with nothing to propose ends without interrupting. An answer that is not a decision, or
+    names an unknown proposal, is asked again, with the problem in the interrupt's ``"problem"``.
 
     Args:
         lamar: the engine whose store is consolidated.
@@ -86,12 +90,12 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
             return {"approved": []}
         question: dict[str, Any] = {"kind": REVIEW_KIND, "question": _QUESTION,
                                     "proposals": report["proposals"], "summary": report.get("summary", {}),
-                                    "made_at": report.get("made_at", 0)}
+                                    "made_at": report.get("made_at", 0),
+                                    "answer_schema": ReviewDecision.model_json_schema()}
         while True:  # each interrupt() after the first asks again, after a bad answer
-            answer = interrupt(question)
-            approved, problem = approved_ids(answer, ids)
-            if not problem:
-                return {"approved": approved}
+            decision, approved, problem = read_decision(interrupt(question), ids)
+            if decision is not None and not problem:
+                return {"approved": approved, "decision": decision.model_dump(mode="json")}
             question = {**question, "problem": problem}
 
     def apply(state: SleepState) -> dict[str, Any]:
@@ -115,28 +119,16 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
 
 def approved_ids(answer: Any, ids: list[str]) -> tuple[list[str], str]:
-    """The proposal ids a review answer approves, and "" or what is wrong with the answer.
+    """The proposal ids a review answer approves, and "" or what is wrong with the answer
+    (the answer read as a `ReviewDecision`).
 
     >>> approved_ids("all", ["a", "b"]), approved_ids(False, ["a"]), approved_ids(["b"], ["a", "b"])
     ((['a', 'b'], ''), ([], ''), (['b'], ''))
     >>> approved_ids(["c"], ["a", "b"])[1]
     "no proposal 'c' in this report; its ids are ['a', 'b']"
     """
-    if answer is True or (isinstance(answer, str) and answer.strip().lower() == "all"):
-        return list(ids), ""
-    if answer is False or answer is None or (isinstance(answer, str) and answer.strip().lower() == "none"):
-        return [], ""
-    if isinstance(answer, str):
-        answer = [answer]  # one proposal id
-    if isinstance(answer, Mapping) or not isinstance(answer, Iterable):
-        return [], f"the answer must be 'all', 'none' or a list of proposal ids; got {answer!r}"
-    chosen: list[str] = []
-    for pid in answer:
-        if pid not in ids:
-            return [], f"no proposal {pid!r} in this report; its ids are {ids}"
-        if pid not in chosen:
-            chosen.append(pid)
-    return chosen, ""
+    _, approved, problem = read_decision(answer, ids)
+    return approved, problem
 
 
 def plain_json(value: Any) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 
-from lamar import Lamar, Signal
+from lamar import Lamar, LamarError, Signal
 from lamar_llamaindex.nodes import episode_id_of
 
 _OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
@@ -50,12 +50,17 @@ class EpisodeLog:
 
 
 @contextlib.contextmanager
-def track_episodes() -> Iterator[EpisodeLog]:
-    """Collect the episodes Lamar postprocessors log while the block runs.
+def track_episodes(lamar: Lamar | None = None, *,
+                   failed_outcome: Signal | float | str | None = None) -> Iterator[EpisodeLog]:
+    """Collect the episodes Lamar logs (postprocessor, memory block, tools) while the block runs.
 
     Each request gets its own log (a context variable), so concurrent requests in
     threads or asyncio tasks do not see each other's episodes. Blocks nest: an outer
     log also holds the inner block's episodes.
+
+    With `lamar`, a block that raises settles the episodes it logged that have no outcome
+    yet: expired (the default), or given `failed_outcome`; then the error propagates. A
+    failed query or agent run leaves no episode pending (a late report still replaces it).
 
     >>> with track_episodes() as log:
     ...     pass  # response = query_engine.query("...")
@@ -66,8 +71,30 @@ def track_episodes() -> Iterator[EpisodeLog]:
     token = _OPEN_LOGS.set((*_OPEN_LOGS.get(), log))
     try:
         yield log
+    except Exception as exc:
+        if lamar is not None:
+            settle_failed(lamar, log, exc, failed_outcome)
+        raise
     finally:
         _OPEN_LOGS.reset(token)
+
+
+def settle_failed(lamar: Lamar, log: EpisodeLog, error: BaseException,
+                  failed_outcome: Signal | float | str | None = None) -> list[str]:
+    """Expire (or give `failed_outcome` to) the episodes of `log` that have no outcome yet."""
+    settled = []
+    for episode in log:
+        try:
+            if failed_outcome is None:
+                done = lamar.expire(episode, f"the run failed: {type(error).__name__}")
+            else:
+                lamar.report(episode, failed_outcome)
+                done = True
+        except LamarError:
+            done = False  # reported already, or not this store's: leave it as it is
+        if done:
+            settled.append(episode)
+    return settled
 
 
 def open_log(log: EpisodeLog) -> None:
@@ -160,4 +187,4 @@ async def areport_response(lamar: Lamar, response: Any, signal: Signal | float |
 
 
 __all__ = ["EpisodeLog", "areport_response", "close_log", "episode_ids", "open_log", "record_episode",
-           "report_response", "track_episodes"]
+           "report_response", "settle_failed", "track_episodes"]

@@ -18,6 +18,7 @@ from lamar.cli.show import provenance_lines
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
+from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
 
@@ -146,7 +147,8 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
     for event in episodes:
         data = event.data
         outcome = outcomes.get(data["id"])
-        result = "pending" if outcome is None else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}")
+        result = ("pending" if outcome is None else "expired" if outcome.get("expired")  # no reward to show
+                  else (outcome.get("signal") or f"{float(outcome['reward']):+.2f}"))
 
         def names(ids: Iterable[str]) -> str:
             return "<br>".join(f'<a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 60))}</a>'
@@ -190,11 +192,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<tr><td><a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 70))}</a></td>'
             f"<td>{_evidence_cell(p.evidence.get(i))}</td><td>{_evidence_cell(now.get(i))}</td></tr>"
             for i in p.experience_ids)
-        new = ""
-        if p.kind == "candidate" and isinstance(p.payload.get("experience"), Mapping):
-            lesson = p.payload["experience"]
-            new = (f"<p>New lesson: when {escape(str(lesson.get('precondition')))}, "
-                   f"{escape(str(lesson.get('action')))}</p>")
+        # What apply would do, from the fields apply acts on (lamar.sleep.kinds): one source of truth.
+        new = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(p))
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'

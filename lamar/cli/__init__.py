@@ -1,7 +1,8 @@
 """The `lamar` command: watch and steer what the agent believes (`lamar --help`).
 
 Exit status: 0 ok; 1 a usage error, with a message that says what to do; 2 a store
-error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep.
+error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep;
+3 a bug in Lamar (reported in one line, never a traceback).
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ import sys
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict, LamarError, ModelError, StoreError
-from lamar.cli.parser import build_parser
 from lamar.cli.session import UsageError
 
 EXIT_OK = 0
 EXIT_USAGE = 1
 EXIT_STORE = 2
+EXIT_BUG = 3
 
 # Errors about what the store (or a model) did, as opposed to what the user typed.
 _STORE_ERRORS = (StoreError, EventConflict, ModelError)
@@ -31,6 +32,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status: 0 ok, 1 usage error, 2 store error.
     """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:2] == ["claude-code", "hook"] and not {"-h", "--help"} & set(args_list):
+        # runs on every prompt: skip building the whole parser
+        from lamar.cli.claude_code import fast_hook
+
+        return fast_hook(args_list[2:])
+    from lamar.cli.parser import build_parser
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -55,6 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_STORE)
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except RecursionError:
+        return _fail("the input is nested too deep to read", EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
+        return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
 
 
 def _reader_gone() -> int:
@@ -70,8 +83,12 @@ def _reader_gone() -> int:
 
 
 def _fail(message: str, status: int) -> int:
-    print(f"lamar: error: {message}", file=sys.stderr)
+    from lamar.safety import scrub
+
+    # A credential in a location or a file name the user typed is not echoed back.
+    one_line = scrub(message)[0]
+    print(f"lamar: error: {one_line}", file=sys.stderr)
     return status
 
 
-__all__ = ["EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]
+__all__ = ["EXIT_BUG", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "main"]

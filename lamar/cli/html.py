@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 
 from lamar.cli.charts import COLOURS, forest_plot, injection_chart
+from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page
 from lamar.cli.render import interval, lift, scope_text, shorten, when
 from lamar.cli.session import open_engine
 from lamar.experience import Experience
@@ -54,7 +55,7 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Ev
     summary = ", ".join(f'<span class="{v}">{n} {v}</span>' for v, n in counts.items())
     forest = forest_plot(rows) if rows else "<p>No lessons yet.</p>"
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_GENERATOR}"
         f"<title>Lamar: {escape(shorten(location, 60))}</title><style>{_CSS}</style></head><body>"
         f"<h1>What the agent believes</h1><p>Store <code>{escape(location)}</code>, "
         f"{len(rows)} lessons ({summary}), {len(events)} events; generated {when(time.time())} UTC.</p>"
@@ -67,6 +68,7 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Ev
 
 
 def cmd_html(args: argparse.Namespace) -> int:
+    check_output(args.out, ours=is_html_page, what="the HTML page", force=args.force)
     lam = open_engine(args)
     try:
         rows = [(exp, lam.evidence(exp.id)) for exp in lam.experiences()]

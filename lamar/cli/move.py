@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
 from lamar.store import Store
@@ -37,6 +38,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     location = store_location(args)
     if _same(location, args.out):
         raise UsageError(f"--out {args.out} is the store itself: name a different file")
+    if is_file_location(args.out):
+        check_output(args.out, ours=is_store_file, what="the exported store", force=args.force)
     source = open_raw(location, create=False)
     try:
         target = open_raw(args.out, create=True)

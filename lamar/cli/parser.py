@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import NoReturn
 
+from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.html import cmd_html
 from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
 from lamar.cli.mcp_server import add_mcp_command
@@ -43,6 +44,11 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: --store may come before or after the sub-command without one erasing the other.
     parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
                         help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
+
+
+def _force_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite --out even if it is a store or a file Lamar did not write")
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -105,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     sleep.add_argument("--model", metavar="PROVIDER:MODEL",
                        help="the model that mines them: anthropic:MODEL, openai:MODEL or ollama:MODEL")
     sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply")
+    _force_option(sleep)
 
     review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
     review.add_argument("report", metavar="REPORT.json")
@@ -119,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
                      json=True)
     export.add_argument("--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
     export.add_argument("--append", action="store_true", help="allow a target that already holds events")
+    _force_option(export)
 
     import_ = command("import", "copy every event of another store into this one", cmd_import, json=True)
     import_.add_argument("file", metavar="FILE", help="the store to read: .json, .db or postgresql://")
@@ -127,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
     html.add_argument("--out", required=True, metavar="FILE.html")
+    _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)
     ui.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
@@ -137,4 +146,5 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
 
     add_mcp_command(command)
+    add_claude_code(command)
     return parser

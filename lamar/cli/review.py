@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from lamar._errors import LamarError
+from lamar.cli.outputs import check_output, is_sleep_report
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
+from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal, SleepReport
+from lamar.storable import storable_problem
 
 REPORT_FORMAT = "lamar-sleep-report"
 
@@ -33,8 +36,18 @@ def load_report(path: str) -> dict[str, Any]:
         raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read the sleep report {path}: {exc}") from None
+    except RecursionError:
+        raise UsageError(f"cannot read the sleep report {path}: its JSON is nested too deep") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
         raise UsageError(f"{path} is not a sleep report (made by `lamar sleep --out {path}`)")
+    problem = storable_problem(data)
+    if problem:
+        raise UsageError(f"the sleep report {path} {problem}; make a new one with `lamar sleep --out {path}`")
+    for name in ("approved", "rejected"):
+        decided = data.get(name, [])
+        if not isinstance(decided, list) or not all(isinstance(i, str) for i in decided):
+            raise UsageError(f"{path}: {name!r} must be a list of proposal ids; fix it or run "
+                             f"`lamar review {path} --again`")
     return data
 
 
@@ -53,6 +66,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons needs both --traces FILE.jsonl and --model PROVIDER:MODEL "
                          "(without either, sleep only consolidates the store)")
+    if args.out:
+        check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
         if not Path(args.traces).is_file():
@@ -93,18 +108,19 @@ def cmd_sleep(args: argparse.Namespace) -> int:
 
 
 def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
-    lines = [f"  reason: {proposal.reason}"]
+    # What apply would do, from the same fields apply acts on (see lamar.sleep.kinds).
+    lines = [f"  reason: {proposal.reason}", *describe(proposal)]
     for exp_id in proposal.experience_ids:
         text = ""
         if lam is not None:
             try:
                 exp = lam.get(exp_id)
                 text = f" ({exp.status.value}) {shorten(exp.render(), 80)}"
-            except KeyError:
+            except LamarError:
                 text = " (not in this store)"
         lines.append(f"  lesson {exp_id}{text}")
         ev = proposal.evidence.get(exp_id)
-        if ev:
+        if isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
                          f"interval {interval(ev.get('lower'), ev.get('upper'))}, "
@@ -112,12 +128,6 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         for name, s in (ev or {}).get("slices", {}).items():
             lines.append(f"      where {name}: {s.get('verdict')}, lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
                          f"interval {interval(s.get('lower'), s.get('upper'))}, {s.get('randomized', 0)} randomized")
-    if proposal.kind == "narrow":
-        scope = ", ".join(f"{k}={v}" for k, v in sorted(proposal.payload.get("scope", {}).items()))
-        lines.append(f"  new scope: {scope}")
-    if proposal.kind == "candidate" and "experience" in proposal.payload:
-        new = proposal.payload["experience"]
-        lines.append(f"  new lesson: when {new.get('precondition')}, {new.get('action')}")
     return lines
 
 

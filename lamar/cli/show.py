@@ -92,7 +92,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     if len(shown) < len(injected):
         print(f"  (the latest {len(shown)}; --all lists every one)")
     for item in shown:
-        outcome = "not reported" if item.reward is None else f"{item.signal or 'reward'} ({item.reward:+.2f})"
+        outcome = (item.signal or "not reported") if item.reward is None else \
+            f"{item.signal or 'reward'} ({item.reward:+.2f})"
         print(f"  {when(item.time)}  {item.episode_id}  {outcome}")
     return 0
 

@@ -95,10 +95,12 @@ def thin(points: Sequence[T], rows: int) -> list[T]:
 
 def appearances(events: Sequence[Event], exp_id: str) -> tuple[list[Appearance], int]:
     """Episodes that injected the lesson (in order), and how many held it out."""
-    outcomes: dict[str, tuple[str | None, float]] = {}
+    outcomes: dict[str, tuple[str | None, float | None]] = {}
     for event in events:
         if event.kind == "outcome":  # a later (replacing) outcome wins
-            outcomes[event.data["episode"]] = (event.data.get("signal"), float(event.data["reward"]))
+            reward = event.data.get("reward")  # None: the pending policy expired the episode
+            signal = "expired" if event.data.get("expired") else event.data.get("signal")
+            outcomes[event.data["episode"]] = (signal, None if reward is None else float(reward))
     injected: list[Appearance] = []
     held_out = 0
     for event in events:

@@ -6,6 +6,7 @@ from typing import Any
 
 from lamar._errors import ModelError
 from lamar.models.protocol import (
+    DEFAULT_TIMEOUT,
     check_max_tokens,
     connection_failure,
     empty_failure,
@@ -24,7 +25,8 @@ class OllamaModel:
         model: the model name as Ollama knows it, e.g. "llama3.2:3b" (required).
         client: an `ollama.Client` to use (one is built when omitted).
         host: the server address for a new client (default: OLLAMA_HOST or localhost:11434).
-        **client_kwargs: passed to `ollama.Client(...)` (and on to its httpx client: timeout, ...).
+        **client_kwargs: passed to `ollama.Client(...)` (and on to its httpx client); `timeout`
+            defaults to `lamar.models.protocol.DEFAULT_TIMEOUT` seconds (the SDK's own default is none).
 
     Raises:
         ImportError: the ollama package is not installed.
@@ -37,6 +39,9 @@ class OllamaModel:
         self._sdk = load_sdk("ollama", "ollama")
         if client is not None and (client_kwargs or host is not None):
             raise TypeError("pass either client= or host=/keyword arguments for a new client, not both")
+        if client is None:
+            # The SDK waits forever by default; a hung server must not hang sleep.
+            client_kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
         self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
@@ -62,7 +67,13 @@ class OllamaModel:
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
         except (ConnectionError, httpx.TransportError) as exc:
             raise connection_failure(_PROVIDER, where, exc) from exc
-        text = result.response or ""
+        except (httpx.HTTPError, self._sdk.RequestError, ValueError, TypeError, KeyError) as exc:
+            # A reply the SDK cannot decode, a request it refuses to build: still the model's failure.
+            raise ModelError(f"Ollama call for model {self.model!r} failed ({type(exc).__name__}: {exc}); "
+                             "check the server and the model, then run sleep again") from exc
+        text = getattr(result, "response", None) or ""
+        if not isinstance(text, str):
+            raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")
         if result.done_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
         if not text.strip():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import threading
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
@@ -27,6 +28,56 @@ class Model(Protocol):
             ModelError: the call failed, or the answer is empty or cut off.
         """
         ...
+
+
+DEFAULT_TIMEOUT = 300.0
+"""Seconds one model call may take before sleep gives up on it (the `model_timeout` option)."""
+
+
+def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | None = DEFAULT_TIMEOUT) -> str:
+    """`model.complete(prompt, max_tokens=...)`, bounded in time; every failure is a ModelError.
+
+    The call runs in a daemon thread: one that hangs past `timeout` is abandoned (Python cannot
+    kill a thread), and sleep goes on to fail cleanly instead of waiting forever.
+
+    Args:
+        model: anything with `complete(prompt, *, max_tokens) -> str`.
+        prompt: the prompt.
+        max_tokens: the model's output limit.
+        timeout: seconds to wait (None: wait as long as it takes).
+
+    Raises:
+        ModelError: the call raised (whatever it raised), returned something other than text,
+            or took longer than `timeout`.
+    """
+    name = getattr(model, "model", None) or type(model).__name__
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["reply"] = model.complete(prompt, max_tokens=max_tokens)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as a ModelError
+            box["error"] = exc
+
+    worker = threading.Thread(target=run, name="lamar-model-call", daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise ModelError(f"model {name!r} did not answer within {timeout:g} s; nothing was changed: run sleep "
+                         "again, or raise model_timeout if the model is slow but working")
+    error = box.get("error")
+    if isinstance(error, ModelError):
+        raise error
+    if isinstance(error, KeyboardInterrupt):
+        raise error
+    if error is not None:
+        raise ModelError(f"model {name!r} failed ({type(error).__name__}: {error}); nothing was changed: "
+                         "check the model's setup and run sleep again") from error
+    reply = box.get("reply")
+    if not isinstance(reply, str):
+        raise ModelError(f"model {name!r} returned {type(reply).__name__}, not text; its complete() must "
+                         "return a str")
+    return reply
 
 
 def load_sdk(module: str, extra: str) -> ModuleType:
@@ -110,6 +161,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "Model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk", "status_failure",
+    "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk", "status_failure",
     "truncated_failure",
 ]

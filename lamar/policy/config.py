@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from lamar.signals import Signal, to_reward
+
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
@@ -38,6 +40,10 @@ class Policy:
         harm_budget: randomized episodes a lesson's segment may reach by exposure: past it, a
             lesson that still has no verdict is no longer exposed (its harm, if any, is too
             small to prove at a price worth paying).
+        pending_after: seconds an episode may wait for its report before the engine settles
+            it (None: episodes wait forever; `Lamar.pending()` lists them).
+        pending_outcome: what a settled episode gets: a Signal or reward in [-1, 1] recorded
+            as a default outcome, or None to record it as expired (no reward, nothing learned).
     """
 
     explore: float = 0.6
@@ -57,6 +63,8 @@ class Policy:
     harm_exposure: float = 0.3
     harm_retest: float = 0.02
     harm_budget: int = 2000
+    pending_after: float | None = None
+    pending_outcome: Signal | float | str | None = None
 
     def __post_init__(self) -> None:
         for name in ("holdout", "holdout_proven", "holdout_doubt"):
@@ -83,3 +91,8 @@ class Policy:
             raise ValueError("warmup must be at least 1")
         if self.min_evidence < 2:
             raise ValueError("min_evidence must be at least 2")
+        if self.pending_after is not None and not (isinstance(self.pending_after, (int, float))
+                                                   and 0.0 <= self.pending_after < math.inf):
+            raise ValueError(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
+        if self.pending_outcome is not None:
+            to_reward(self.pending_outcome)  # raises InvalidReward, naming what it takes

@@ -1,7 +1,8 @@
 """Prompt-injection screening: `injection_reason` says why a text reads as instructions aimed at the model.
 
 The text is folded first (NFKC, invisible characters removed, common homoglyphs mapped, lower case),
-so casing, full-width letters, zero-width joiners and Cyrillic look-alikes do not hide a phrase.
+so casing, full-width letters, zero-width joiners and look-alikes (Cyrillic, Greek, Cherokee, small
+capitals, accented Latin, ratio and modifier colons) do not hide a phrase.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ def plain_text(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    return " ".join(plain_text(text).translate(HOMOGLYPHS).casefold().translate(HOMOGLYPHS).split())
+    from lamar.safety.confusables import skeleton  # its table is built on first use
+
+    return " ".join(skeleton(skeleton(plain_text(text)).casefold()).lower().split())
 
 
 def _compact(folded: str) -> str:
@@ -86,7 +89,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
     )),
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:system|assistant|user|human|developer|ai|model)\s*:(?!//)"
+        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:system|assistant|user|human|developer|ai|model|tool|function)\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
         r"\b(?:notes?|messages?|attention|instructions?) (?:to|for) (?:the )?"
@@ -110,9 +113,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:previous|prior|above|earlier|your|all|system) "
         r"(?:instructions|rules|guidelines|directives|restrictions)"
         r" (?:no longer apply|(?:are|is) (?:void|cancell?ed|revoked|obsolete|superseded|lifted))"
-        r"|\b(?:ignore[zr]?|oublie[zr]?) (?:toutes )?les instructions (?:précédentes|antérieures)"
+        r"|\b(?:ignore[zr]?|oublie[zr]?) (?:toutes )?les instructions (?:pr[eé]c[eé]dentes|ant[eé]rieures)"
         r"|\bignorier(?:e|en sie)? (?:alle )?(?:vorherigen|bisherigen|obigen) (?:anweisungen|instruktionen)"
-        r"|\bignora(?:r)? (?:todas |tutte )?(?:las|le|as) (?:instrucciones|istruzioni|instruções) "
+        r"|\bignora(?:r)? (?:todas |tutte )?(?:las|le|as) (?:instrucciones|istruzioni|instru[cç][oõ]es) "
         r"(?:anteriores|previas|precedenti)"
     )),
     ("targets the system prompt", re.compile(

@@ -11,11 +11,15 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lamar.safety.disguised import disguised_spans, redact_spans
+from lamar.safety.injection import plain_text
+from lamar.safety.providers import PROVIDER_TOKENS
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
-# A token must not continue a longer word: "task-runner" holds "sk-" but is no key.
-_B = r"(?<![A-Za-z0-9_])"
+# A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
+# checked by `_continues_a_word`, the end by this lookahead).
 _E = r"(?![A-Za-z0-9_])"
 
 
@@ -27,6 +31,10 @@ class _Rule:
     pattern: re.Pattern[str]
     keep: Callable[[re.Match[str]], bool] | None = None  # True: a look-alike, leave it alone
     name: Callable[[re.Match[str]], str] | None = None  # a kind that depends on the match
+    # A credential by its own shape: it must not continue a longer word. Checked in code, not by a
+    # lookbehind, so a pattern that starts with a literal ("ghp_") gets the regex engine's fast
+    # literal scan (about 100 times faster over long text).
+    token: bool = False
 
 
 # ---- values that only look like secrets: documented in README.md, "Guarantees" -----------------
@@ -190,9 +198,9 @@ _URL_USERINFO = re.compile(
     r"(?P<secret>[^\s/\"'<>]{1,500})@(?=[^\s/?#@\"'<>]+)"
 )
 _URL_QUERY = re.compile(
-    r"(?P<key>[?&;#](?:access_token|refresh_token|id_token|auth_token|token|api_key|apikey|api-key"
-    r"|client_secret|secret|password|passwd|pwd|sig|signature|x-amz-signature|x-amz-security-token"
-    r"|x-amz-credential|session_token|private_token|key))=(?P<secret>[^&\s\"'<>]+)",
+    # Any parameter whose name holds password/secret/token (sslpassword, client_secret, ...).
+    r"(?P<key>[?&;#](?:[\w.-]{0,40}(?:password|passwd|secret|token|signature|credential)[\w.-]{0,40}"
+    r"|api_key|apikey|api-key|pwd|sig|key))=(?P<secret>[^&\s\"'<>]+)",
     re.IGNORECASE,
 )
 
@@ -231,7 +239,51 @@ def _auth_is_harmless(match: re.Match[str]) -> bool:
 
 
 def _token(kind: str, body: str, flags: int = 0) -> _Rule:
-    return _Rule(kind, re.compile(_B + f"(?P<secret>{body})" + _E, flags))
+    return _Rule(kind, re.compile(f"(?P<secret>{body})" + _E, flags), token=True)
+
+
+_WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+
+
+def _continues_a_word(match: re.Match[str]) -> bool:
+    start = match.start()
+    return start > 0 and _WORD_CHAR.match(match.string, start - 1) is not None
+
+
+# ---- secrets said in prose: "the password is hunter2", "use the token abc123" ----------------------
+
+_PROSE = re.compile(
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
+    r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
+    r"(?:\s+[\w.-]{1,30})?)?"
+    r"(?:\s*[:=]|\s+(?:is|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
+    r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+_PROSE_USE = re.compile(
+    r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
+    r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+_WEAK_PASSWORDS = {"password", "changeme", "letmein", "hunter", "admin", "secret", "qwerty", "welcome",
+                   "passw0rd", "root", "toor", "default", "guest", "master", "dragon", "monkey", "trustno"}
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
+
+
+def _prose_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    if value[0] in "\"'`":
+        return is_placeholder(value.strip("\"'`"))
+    bare = value.rstrip(".,;:!?)")
+    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(value) and bare.lower() not in _WEAK_PASSWORDS):
+        return True  # "the password is wrong", "the token was expired"
+    key = match.group("key").lower()
+    return not key.startswith(("pass", "pin")) and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+
+
+def _prose_kind(match: re.Match[str]) -> str:
+    key = match.group("key").lower()
+    return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
 RULES: tuple[_Rule, ...] = (
@@ -245,6 +297,7 @@ RULES: tuple[_Rule, ...] = (
         r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
     )),
+    *(_token(kind, body) for kind, body in PROVIDER_TOKENS),
     _token("anthropic-api-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
     _token("openai-api-key",
            r"sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,300}[0-9])(?=[A-Za-z0-9_-]{0,300}[A-Za-z])"
@@ -300,7 +353,27 @@ RULES: tuple[_Rule, ...] = (
     _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _ASSIGNMENT, _assignment_is_harmless, _assignment_kind),
+    _Rule("secret", _PROSE, _prose_is_harmless, _prose_kind),
+    _Rule("secret", _PROSE_USE, _prose_is_harmless, _prose_kind),
 )
+# Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
+_SHAPE_RULES = tuple(rule for rule in RULES if rule.token)
+_SHAPE_SET = frozenset(_SHAPE_RULES)
+# Every such credential is a run of 16+ key characters holding a digit or both cases: text
+# without one (most prose) skips those rules, and so do the joined and reversed shadows.
+_LONG_RUN = re.compile(r"[A-Za-z0-9_.~+/=:-]{16,}")
+_DIGIT, _LOWER, _UPPER = re.compile(r"\d"), re.compile(r"[a-z]"), re.compile(r"[A-Z]")
+
+
+def _may_hold_token(text: str) -> bool:
+    for run in _LONG_RUN.finditer(text):
+        chunk = run.group(0)
+        if _DIGIT.search(chunk) or (_LOWER.search(chunk) and _UPPER.search(chunk)):
+            return True
+    return False
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 def scrub(text: str) -> tuple[str, list[str]]:
@@ -324,15 +397,60 @@ def scrub(text: str) -> tuple[str, list[str]]:
     if not isinstance(text, str):
         raise TypeError(f"scrub() takes a string; got {type(text).__name__}")
     kinds: list[str] = []
-    for rule in RULES:
-        text = _apply(rule, text, kinds)
+    text = _scrub_plain(text, kinds)
+    # A zero-width space or full-width letters hide a key from the rules but not from a model:
+    # when the text as a model reads it holds more, that form is what we return.
+    plain = text.isascii() and not _CONTROL.search(text)  # then NFKC and the filter change nothing
+    normal = text if plain else plain_text(text)
+    if normal != text:
+        more: list[str] = []
+        cleaned = _scrub_plain(normal, more)
+        if more:
+            text = cleaned
+            kinds += [k for k in more if k not in kinds]
+    spans = disguised_spans(text, _shape_spans, _scrub_decoded)
+    if spans:
+        kinds += [kind for _, _, kind in spans if kind not in kinds]
+        text = redact_spans(text, spans, PLACEHOLDER)
     return text, kinds
+
+
+def _scrub_plain(text: str, kinds: list[str]) -> str:
+    shapes = _may_hold_token(text)
+    for rule in RULES:
+        if shapes or rule not in _SHAPE_SET:
+            text = _apply(rule, text, kinds)
+    return text
+
+
+def _scrub_decoded(text: str) -> tuple[str, list[str]]:
+    kinds: list[str] = []
+    return _scrub_plain(plain_text(text), kinds), kinds
+
+
+def _shape_spans(text: str) -> list[tuple[int, int, str]]:
+    if not _may_hold_token(text):
+        return []
+    spans = []
+    for rule in _SHAPE_RULES:
+        pos = 0
+        while (match := rule.pattern.search(text, pos)) is not None:
+            if _continues_a_word(match):
+                pos = match.start() + 1
+                continue
+            if rule.keep is None or not rule.keep(match):
+                spans.append((match.start("secret"), match.end("secret"), rule.name(match) if rule.name else rule.kind))
+            pos = match.end()
+    return spans
 
 
 def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
     pieces: list[str] = []
     done = pos = 0
     while (match := rule.pattern.search(text, pos)) is not None:
+        if rule.token and _continues_a_word(match):
+            pos = match.start() + 1
+            continue
         replacement = _redact(match, rule, kinds)
         if replacement == match.group(0):
             # Not a secret; its value may still start one ("note: PASSWORD=..."), so look again there.

@@ -5,13 +5,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict, UnknownProposal
-from lamar.experience import Experience, Status
+from lamar._errors import EventConflict, LamarError, UnknownProposal
+from lamar.experience import Status
+from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
 from lamar.sleep.consolidate import consolidate, normalize
+from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
+from lamar.sleep.options import check_sleep_options
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
@@ -25,7 +28,8 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
               similarity: float = NEAR_DUPLICATE, keep_last: int | None = KEEP_LAST,
               older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
-              max_tokens: int = 2048, min_support: int = 2) -> SleepReport:
+              max_tokens: int = 2048, min_support: int = 2,
+              model_timeout: float | None = DEFAULT_TIMEOUT) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
@@ -40,7 +44,14 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
         max_prompt_tokens: budget of one mining prompt (estimated as characters / 4).
         max_tokens: the model's output limit per call.
         min_support: distinct traces a mined lesson must cite (>= 2).
+        model_timeout: seconds one model call may take before it counts as failed (None: no limit).
+
+    Raises:
+        InvalidArgument: an option of the wrong type or out of range.
     """
+    check_sleep_options(similarity=similarity, keep_last=keep_last, older_than=older_than,
+                        keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
+                        max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout, model=model)
     made_at = lam._seq
     proposals = consolidate(lam, similarity=similarity)
     narrow = propose_narrowing(lam)
@@ -59,7 +70,8 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
         from lamar.sleep.mining import mine
 
         mined, refused, figures = mine(lam, traces=traces, model=model, max_prompt_tokens=max_prompt_tokens,
-                                       max_tokens=max_tokens, min_support=min_support, similarity=similarity)
+                                       max_tokens=max_tokens, min_support=min_support, similarity=similarity,
+                                       model_timeout=model_timeout)
         proposals += mined
         dropped += refused
         summary["mining"] = figures
@@ -91,11 +103,21 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         if proposal.id in lam._applied:
             skipped.append((proposal.id, "already applied"))
             continue
+        try:
+            kind = kind_of(proposal)
+            kind.check(proposal)  # a candidate is re-screened here, whatever the report says
+            missing = [i for i in kind.touches(proposal) if i not in lam._lessons]
+            events = kind.events(proposal)
+        except LamarError as exc:
+            skipped.append((proposal.id, f"refused: {exc}"))
+            continue
+        if missing:
+            skipped.append((proposal.id, f"refused: lesson {missing[0]} is not in this store"))
+            continue
         stale = _stale(lam, proposal, removed)
         if stale:
             skipped.append((proposal.id, stale))
             continue
-        events = _events_for(proposal)
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
@@ -142,30 +164,10 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
     if proposal.kind == "narrow":
         return still_splits(lam, proposal)
     if proposal.kind == "candidate":
-        exp_id = proposal.payload["experience"].get("id")
-        if exp_id and exp_id in lam._lessons:
-            return f"lesson {exp_id} is already in the store"
+        new_id = proposal.experience_ids[0] if proposal.experience_ids else ""
+        if new_id in lam._lessons:
+            return f"lesson {new_id} is already in the store"
     return ""
-
-
-def _events_for(proposal: Proposal) -> list[Event]:
-    kind, ids = proposal.kind, proposal.experience_ids
-    reason = f"sleep {kind}: {proposal.reason}"
-    if kind == "retire":
-        return [Event("status", {"id": i, "status": Status.RETIRED.value, "reason": reason}) for i in ids]
-    if kind == "promote":
-        return [Event("status", {"id": i, "status": Status.ACTIVE.value, "reason": reason}) for i in ids]
-    if kind == "merge":
-        return [Event("merge", {"into": proposal.payload["into"], "from": list(proposal.payload["from"])})]
-    if kind == "candidate":
-        exp = Experience.from_dict(proposal.payload["experience"]).with_identity()
-        return [Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]
-    if kind == "compact":
-        return [Event("compact", dict(proposal.payload))]
-    if kind == "narrow":
-        return [Event("scope", {"id": ids[0], "key": proposal.payload["key"], "value": proposal.payload["value"],
-                                "reason": reason})]
-    return []  # a contradiction is acknowledged; the bandit keeps testing both sides
 
 
 __all__ = [

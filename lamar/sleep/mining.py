@@ -15,7 +15,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lamar._errors import InvalidArgument
 from lamar.experience import Experience, Scope, Status
+from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
+from lamar.safety.boundary import prompt_form
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.proposals import Dropped, Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
@@ -37,8 +40,8 @@ class _Pooled:
 
 
 def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
-         max_tokens: int = 2048, min_support: int = 2,
-         similarity: float = NEAR_DUPLICATE) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
+         max_tokens: int = 2048, min_support: int = 2, similarity: float = NEAR_DUPLICATE,
+         model_timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
     """Ask `model` for lessons in `traces`; return candidate proposals, what was dropped, and figures.
 
     Args:
@@ -49,6 +52,7 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
         max_tokens: the model's output limit per call.
         min_support: distinct traces a lesson must cite (at least 2).
         similarity: word-overlap threshold above which a lesson duplicates a stored one.
+        model_timeout: seconds one model call may take (None: no limit).
 
     Raises:
         ValueError: traces without a model, or a bad option.
@@ -56,11 +60,11 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
         ModelError: a model call failed (nothing is proposed; run sleep again).
     """
     if traces is not None and model is None:
-        raise ValueError("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
+        raise InvalidArgument("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
     if model is not None and not callable(getattr(model, "complete", None)):
-        raise TypeError(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
+        raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
     if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 2:
-        raise ValueError(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
+        raise InvalidArgument(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
     loaded = [_with_outcome(lam, trace) for trace in (load_traces(traces) if traces is not None else [])]
     summary: dict[str, Any] = {"traces": len(loaded), "batches": 0, "model_calls": 0, "prompt_tokens": 0,
                                "secrets_scrubbed": 0, "lessons_proposed": 0, "candidates": 0}
@@ -79,8 +83,9 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
         summary["batches"] += 1
         summary["model_calls"] += 1
         summary["prompt_tokens"] += batch.tokens
-        reply = model.complete(batch.prompt, max_tokens=max_tokens)
+        reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
         lessons, refused, seen = parse_reply(reply, batch)
+        lessons = [_in_prompt_form(lesson) for lesson in lessons]
         dropped += [_scrubbed_drop(d, scrub) for d in refused]
         summary["lessons_proposed"] += seen
         for lesson in lessons:
@@ -188,6 +193,12 @@ def _scrub_value(value: Any, scrub: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_scrub_value(v, scrub) for v in value]
     return value
+
+
+def _in_prompt_form(lesson: ParsedLesson) -> ParsedLesson:
+    """Screened and stored as the prompt will show it (see lamar.safety.boundary)."""
+    return dataclasses.replace(lesson, precondition=prompt_form(lesson.precondition),
+                               action=prompt_form(lesson.action), rationale=prompt_form(lesson.rationale))
 
 
 def _model_name(model: Any) -> str:

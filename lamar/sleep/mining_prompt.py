@@ -18,6 +18,7 @@ _CLIP = {"input": 1_500, "output": 1_500, "attempted": 300, "tool_errors": 600}
 _MAX_ITEMS = 40  # attempted actions / tool errors kept per trace (the first ones)
 _KEYS = frozenset({"precondition", "action", "rationale", "scope", "trace_ids"})
 _REQUIRED = frozenset({"precondition", "action", "scope", "trace_ids"})
+_MAX_REPLY_DEPTH = 32  # a lesson list needs 3; the report that keeps a dropped item adds a few more
 _FENCE = re.compile(r"\A```(?:json)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 
 INSTRUCTIONS = """\
@@ -142,6 +143,20 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub,
     return batches, oversized, scrubbed
 
 
+def _depth_problem(data: Any) -> str | None:
+    """A reply nested deeper than any lesson needs is refused whole (it could not be stored)."""
+    stack = [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > _MAX_REPLY_DEPTH:
+            return f"is nested more than {_MAX_REPLY_DEPTH} levels deep"
+        if isinstance(value, dict):
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return None
+
+
 def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list[Dropped], int]:
     """Parse a model reply strictly; returns (lessons, dropped items with reasons, items seen).
 
@@ -161,6 +176,14 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
                             f"model output is not valid JSON ({exc.msg} at line {exc.lineno} "
                             f"column {exc.colno}); the whole batch yields nothing")], 0
+    except RecursionError:
+        data = None
+        problem: str | None = "is nested too deep to parse"
+    else:
+        problem = _depth_problem(data)
+    if problem:
+        return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
+                            f"model output {problem}; the whole batch yields nothing")], 0
     if not isinstance(data, list):
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
                             f"model output is a JSON {type(data).__name__}, not a list of lessons")], 0

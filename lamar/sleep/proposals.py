@@ -5,9 +5,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from lamar._errors import InvalidReport
 
 PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
 
@@ -47,15 +50,31 @@ class Proposal:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Proposal:
-        return cls(
-            id=str(data["id"]),
-            kind=str(data["kind"]),
-            experience_ids=tuple(data.get("experience_ids", ())),
-            reason=str(data.get("reason", "")),
-            evidence=dict(data.get("evidence", {})),
-            payload=dict(data.get("payload", {})),
-            expect=dict(data.get("expect", {})),
-        )
+        """The proposal `to_dict` wrote; InvalidReport names the field that is missing or mistyped."""
+        if not isinstance(data, Mapping):
+            raise InvalidReport(f"a proposal is a JSON object; got {type(data).__name__}")
+        pid, kind = data.get("id"), data.get("kind")
+        if not isinstance(pid, str) or not pid:
+            raise InvalidReport(f"a proposal needs an 'id' string; got {pid!r}")
+        if not isinstance(kind, str) or not kind:
+            raise InvalidReport(f"proposal {pid}: 'kind' must be a string; got {kind!r}")
+        ids = data.get("experience_ids", [])
+        if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+            raise InvalidReport(f"proposal {pid}: 'experience_ids' must be a list of lesson ids; got {ids!r}")
+        reason = data.get("reason", "")
+        if not isinstance(reason, str):
+            raise InvalidReport(f"proposal {pid}: 'reason' must be a string")
+        fields = {}
+        for name in ("evidence", "payload", "expect"):
+            value = data.get(name) if data.get(name) is not None else {}
+            if not isinstance(value, Mapping):
+                raise InvalidReport(f"proposal {pid}: {name!r} must be a JSON object; got {type(value).__name__}")
+            fields[name] = dict(value)
+        if not all(isinstance(v, str) for v in fields["expect"].values()):
+            raise InvalidReport(f"proposal {pid}: 'expect' maps lesson ids to statuses (strings)")
+        if not all(isinstance(v, Mapping) for v in fields["evidence"].values()):
+            raise InvalidReport(f"proposal {pid}: 'evidence' maps lesson ids to JSON objects")
+        return cls(id=pid, kind=kind, experience_ids=tuple(ids), reason=reason, **fields)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,12 +124,35 @@ class SleepReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SleepReport:
+        """The report `to_dict` wrote (read back from a file); InvalidReport says what is wrong."""
+        if not isinstance(data, Mapping):
+            raise InvalidReport(f"a sleep report is a JSON object; got {type(data).__name__}")
+        raw = data.get("proposals", [])
+        if not isinstance(raw, list):
+            raise InvalidReport(f"'proposals' must be a list; got {type(raw).__name__}")
+        proposals = [Proposal.from_dict(p) for p in raw]
+        seen: set[str] = set()
+        for p in proposals:
+            if p.id in seen:
+                raise InvalidReport(f"proposal id {p.id} appears twice; each proposal needs its own id")
+            seen.add(p.id)
+        dropped = data.get("dropped", [])
+        if not isinstance(dropped, list) or not all(isinstance(d, Mapping) for d in dropped):
+            raise InvalidReport("'dropped' must be a list of JSON objects")
+        made_at, created = data.get("made_at", 0), data.get("created", 0.0)
+        if isinstance(made_at, bool) or not isinstance(made_at, int) or made_at < 0:
+            raise InvalidReport(f"'made_at' must be a whole number >= 0 (an event number); got {made_at!r}")
+        if isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
+            raise InvalidReport(f"'created' must be a unix time; got {created!r}")
+        summary = data.get("summary") or {}
+        if not isinstance(summary, Mapping):
+            raise InvalidReport("'summary' must be a JSON object")
         return cls(
-            proposals=[Proposal.from_dict(p) for p in data.get("proposals", [])],
-            dropped=[Dropped(d.get("item"), d.get("reason", "")) for d in data.get("dropped", [])],
-            made_at=int(data.get("made_at", 0)),
-            created=float(data.get("created", 0.0)),
-            summary=dict(data.get("summary", {})),
+            proposals=proposals,
+            dropped=[Dropped(d.get("item"), str(d.get("reason", ""))) for d in dropped],
+            made_at=made_at,
+            created=float(created),
+            summary=dict(summary),
         )
 
 

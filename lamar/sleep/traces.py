@@ -136,6 +136,13 @@ def _problem(trace: Trace) -> str:
         return f"'episode_id' must be a string or null; got {trace.episode_id!r}"
     if not isinstance(trace.metadata, Mapping):
         return f"'metadata' must be an object; got {type(trace.metadata).__name__}"
+    from lamar.storable import storable_problem
+
+    # A lone surrogate cannot be written as UTF-8 (a trace file is); a NUL in a log is harmless.
+    for name in ("id", "context", "input", "output", "attempted", "tool_errors", "metadata"):
+        problem = storable_problem(getattr(trace, name))
+        if problem and not problem.startswith("holds a NUL"):
+            return f"{name!r} {problem}"
     return ""
 
 
@@ -186,6 +193,8 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) ->
                     parsed = json.loads(record)
                 except json.JSONDecodeError as exc:
                     raise InvalidTrace(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+                except RecursionError:
+                    raise InvalidTrace("JSON nested too deep to parse; a trace is a flat record") from None
                 trace = Trace.from_dict(parsed)
             else:
                 trace = Trace.from_dict(record)

@@ -58,6 +58,41 @@ class Event:
         return json.dumps(self.data, separators=(",", ":"), sort_keys=True)
 
 
+def check_appendable(events: Sequence[Event]) -> None:
+    """Refuse, before any write begins, an event no backend can store whole.
+
+    A lone surrogate in a key used to fail half-way through a SQLite transaction and leave it
+    open; a NaN or a NUL would be stored by one backend and refused by another. The file and
+    database backends call this first (it costs one extra `json.dumps` per event); the memory
+    store persists nothing, so it skips it to keep the in-process hot path at its target.
+
+    Raises:
+        InvalidEvent: naming the event and what is wrong with it; nothing is written.
+    """
+    from lamar._errors import InvalidEvent
+    from lamar.storable import storable_problem, time_problem
+
+    for number, event in enumerate(events, 1):
+        problem = None
+        if not isinstance(event.kind, str) or not isinstance(event.data, dict) or (
+                event.key is not None and not isinstance(event.key, str)):
+            problem = "kind and key must be strings and data a JSON object"
+        else:
+            try:  # the whole check in C on the hot path; the walk below only names the problem
+                text = json.dumps([event.kind, event.key, event.data], allow_nan=False, ensure_ascii=False)
+                text.encode("utf-8")
+                clean = "\\u0000" not in text
+            except (TypeError, ValueError, RecursionError):
+                clean = False
+            if not clean:
+                problem = storable_problem([event.kind, event.key, event.data]) or "it is not JSON"
+            elif time_problem(event.time):
+                problem = f"its time {time_problem(event.time)}"
+        if problem:
+            raise InvalidEvent(f"event #{number} of this write ({event.kind!r}) cannot be stored: {problem}; "
+                               "nothing was written")
+
+
 @runtime_checkable
 class Store(Protocol):
     """What the engine needs from a backend."""
@@ -68,6 +103,7 @@ class Store(Protocol):
         """Write `events` atomically; return them with their sequence numbers.
 
         Raises:
+            InvalidEvent: an event no backend can store (see `check_appendable`); nothing is written.
             EventConflict: an event's key is already stored (nothing is written).
             StoreError: the write failed (the previous state is intact).
         """

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 FORMAT = "lamar"
 VERSION = 1
@@ -94,6 +94,7 @@ class JsonStore:
                 os.close(fd)  # closing releases the flock
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         with self._exclusive():
             self._refresh()
             keys = [e.key for e in events if e.key is not None]

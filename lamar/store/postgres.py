@@ -16,7 +16,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store import ExperienceStore
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -143,6 +143,7 @@ class PostgresStore:
     # -- the protocol ------------------------------------------------------------------------
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         batch = list(events)
         if not batch:
             return []
@@ -385,7 +386,7 @@ def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str]:
     pieces = [piece for piece in parts.query.split("&") if piece]
     ours = [piece for piece in pieces if piece.partition("=")[0] == URL_NAMESPACE]
     rest = [piece for piece in pieces if piece not in ours]
-    shown = [piece for piece in rest if piece.partition("=")[0] != "password"]
+    shown = [piece for piece in rest if not _is_credential(unquote(piece.partition("=")[0]))]
     in_url = unquote(ours[-1].partition("=")[2]) if ours else None
     if in_url is not None and namespace is not None and in_url != namespace:
         raise StoreError(f"the URL names namespace {in_url!r} and namespace= says {namespace!r}; pick one")
@@ -400,6 +401,13 @@ def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str]:
         netloc = user.split(":", 1)[0] + "@" + host
     query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"])  # a valid name needs no quoting
     return conninfo, chosen, urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+
+
+def _is_credential(name: str) -> bool:
+    """A URL parameter whose value must never be shown: password, sslpassword, any *token/*secret."""
+    from lamar.safety.secrets import secret_key_kind
+
+    return name.lower() in {"password", "sslpassword", "pass"} or secret_key_kind(name) is not None
 
 
 def _reason(exc: BaseException) -> str:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, check_appendable
 
 SCHEMA_VERSION = 1
 
@@ -76,6 +76,7 @@ class SqliteStore:
             raise
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
         rows = [(e.kind, e.key, e.time, e.data_json()) for e in events]
         with self._lock:
             try:

@@ -32,7 +32,7 @@ class TransferResult:
 
 
 def transfer(source: Store, target: Store, *, append: bool = False,
-             batch_size: int | None = None) -> TransferResult:
+             batch_size: int | None = None, validate: bool = True) -> TransferResult:
     """Append every event of `source` to `target`, preserving order, kinds, keys, data and times.
 
     Sequence numbers are assigned by the target; into an empty target they are the
@@ -46,6 +46,9 @@ def transfer(source: Store, target: Store, *, append: bool = False,
         batch_size: events per append. None (the default) writes everything in one
             atomic append, so a failure leaves the target as it was; a number bounds
             memory per write but a failure can leave a prefix copied.
+        validate: hold every event to what the API would write (a lesson's text in prompt
+            form, no secret, rewards in [-1, 1], sane times, ...) and fold the result in memory
+            first; any failure refuses the whole copy before anything is written.
 
     Returns:
         A `TransferResult`.
@@ -54,6 +57,7 @@ def transfer(source: Store, target: Store, *, append: bool = False,
         StoreError: the target is the source, or is not empty and `append` is False,
             or the read-back differs from the source.
         EventConflict: an event key is already in the target (nothing of that batch written).
+        InvalidEvent: an event the API would not have written (nothing written).
 
     >>> from lamar.store.memory import MemoryStore
     >>> a, b = MemoryStore(), MemoryStore()
@@ -72,6 +76,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
             f"{target.location} already holds {len(before)} events; copy into an empty store, "
             "or pass append=True to add these after them"
         )
+    if validate:
+        from lamar.store.validate import checked_events
+
+        events = checked_events(events, source.location, before)
     # Read the target's tail once more after writing, from where it ended before.
     start = before[-1].seq if before else 0
     fresh = [Event(kind=e.kind, data=e.data, key=e.key, time=e.time) for e in events]

@@ -195,3 +195,12 @@ def test_usage_errors_exit_1_and_say_what_to_do(lamar_cli, run_cli, sqlite_store
         assert out.returncode == 1, (args, out.returncode, out.stderr)
         assert message in out.stderr, (args, out.stderr)
         assert "--help" in out.stderr or "lamar stats" in out.stderr or "key=value" in out.stderr
+
+
+def test_show_lists_an_expired_episode_as_expired(run_cli, sqlite_store, ids):
+    lam = Lamar(str(sqlite_store))
+    last = episodes_with(sqlite_store, "injected", ids["good"])[-1]  # never reported
+    assert lam.expire(last, "the run failed") is True
+    out = run_cli("show", ids["good"], "--store", sqlite_store)
+    assert out.returncode == 0, out.stderr
+    assert f"{last}  expired" in out.stdout

@@ -1,26 +1,24 @@
-"""The examples in the Guarantees section run as written and print what the text says they print."""
+"""docs/guarantees.md shows its four examples (tests/test_docs.py runs them) and publishes the
+held-out secret figures that tests/safety/test_heldout_figures.py measures."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.safety import test_heldout_figures as figures
+from tests.safety.heldout_corpus import ORDINARY, SECRETS
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "guarantees.md"
 
 
-def _section() -> str:
-    return (ROOT / "docs" / "guarantees.md").read_text(encoding="utf-8")
+def test_the_page_has_its_three_examples_with_their_output() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    assert len(re.findall(r"```python\n.*?```\s*\n<!-- output -->\n```text\n", text, flags=re.DOTALL)) == 4
 
 
-def test_python_examples_print_what_they_claim() -> None:
-    blocks = re.findall(r"```python\n(.*?)```", _section(), flags=re.DOTALL)
-    assert len(blocks) == 2
-    for block in blocks:
-        expected = [line[3:] for line in block.splitlines() if line.startswith("#> ")]
-        out = io.StringIO()
-        # The documented example is the code under test, so it is run as written.
-        with contextlib.redirect_stdout(out):
-            exec(compile(block, "guarantees.md", "exec"), {})  # noqa: S102
-        assert out.getvalue().splitlines() == expected
+def test_the_published_held_out_figures_are_the_measured_ones() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    assert f"**{figures.FLOOR_CAUGHT} of {len(SECRETS)} (" in text
+    assert f"**{figures.CEILING_FLAGGED} of {len(ORDINARY)} (" in text
+    assert "python -m pytest tests/safety/test_heldout_figures.py -s -p no:cacheprovider" in text

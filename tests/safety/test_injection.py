@@ -247,7 +247,7 @@ def test_never_raises(text: str) -> None:
 # ---- as_prompt: lesson text can neither close the fence nor speak as someone else ------------------
 
 _ROLE_AT_START = re.compile(r"^\W*(?:system|user|assistant|human|developer|ai|model)\s*:")
-_ROLE_ANYWHERE = re.compile(r"\b(?:system|user|assistant|human|developer|ai)\s*:")
+_ROLE_ANYWHERE = re.compile(r"\b(?:system|user|assistant|human|developer|ai|tool|model|function)\s*:")
 _BENIGN = Experience("the build fails after a bump", "clear DerivedData", "stale module maps survive")
 
 

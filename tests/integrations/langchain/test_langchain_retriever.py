@@ -156,7 +156,8 @@ def test_unknown_candidates_become_cold_lessons_once() -> None:
     lam = Lamar(":memory:", seed=2, holdout=1e-9)
     store, _ = lesson_store({"a": ("deploy fails", "raise the timeout"), "b": ("a timeout", "retry with backoff")},
                             None, query)
-    retriever = LamarRetriever(lamar=lam, k=2, base_retriever=store.as_retriever(search_kwargs={"k": 2}))
+    retriever = LamarRetriever(lamar=lam, k=2, base_retriever=store.as_retriever(search_kwargs={"k": 2}),
+                               on_unknown="add")
 
     docs = retriever.invoke(query)
     again = retriever.invoke(query)
@@ -179,7 +180,7 @@ async def test_unknown_candidates_pass_through_or_drop() -> None:
     store.add_documents([Document("Unrelated notes about the cache.", metadata={"source": "wiki"})])
     base = store.as_retriever(search_kwargs={"k": 2})
 
-    passed = await LamarRetriever(lamar=lam, k=1, base_retriever=base, on_unknown="pass",
+    passed = await LamarRetriever(lamar=lam, k=2, base_retriever=base, on_unknown="pass",
                                   context={"project": "trace"}).ainvoke(query)
     assert [d.metadata.get("experience_id") for d in passed] == [ids["known"], None]
     assert passed[1].metadata == {"source": "wiki"}
@@ -188,3 +189,47 @@ async def test_unknown_candidates_pass_through_or_drop() -> None:
                                    context={"project": "trace"}).ainvoke(query)
     assert [d.metadata["experience_id"] for d in dropped] == [ids["known"]]
     assert len(lam.experiences()) == 1
+
+
+def test_reads_never_write_by_default() -> None:
+    """Wrapping a vector store of plain documents adds nothing to the store."""
+    query = "the deploy times out"
+    lam = Lamar(":memory:", seed=5)
+    texts = [f"Runbook page {i}: the deploy times out when step {i} hangs." for i in range(6)]
+    store = InMemoryVectorStore(BagOfWords([*texts, query]))
+    store.add_documents([Document(t, metadata={"page": i}) for i, t in enumerate(texts)])
+    before = lam.stats()["events"]
+    docs = LamarRetriever(lam, k=4, base_retriever=store.as_retriever(search_kwargs={"k": 6})).invoke(query)
+    assert lam.experiences() == []
+    assert len(docs) == 4 and all("experience_id" not in d.metadata for d in docs)
+    assert lam.stats()["events"] == before + 1  # the episode, and nothing else
+
+
+def test_held_out_slot_is_filled_with_the_next_plain_document() -> None:
+    """With plain documents in the pool a call returns k documents; the lessons' coins and
+    propensities are exactly those of a call without the filler."""
+    query = "the build fails"
+    lam = Lamar(":memory:", seed=9)
+    store, ids = lesson_store({f"l{i}": (f"the build fails with E{i}", f"apply fix {i}") for i in range(3)},
+                              lam, query)
+    plain = [Document(f"Build notes {i}: the build fails sometimes.", metadata={"note": i}) for i in range(4)]
+    store.add_documents(plain)
+    base = store.as_retriever(search_kwargs={"k": 7})
+    order = [d.metadata.get("note") for d in base.invoke(query) if "note" in d.metadata]
+    retriever = LamarRetriever(lam, k=3, base_retriever=base, context={"project": "trace"})
+    filled = 0
+    for _ in range(40):
+        docs = retriever.invoke(query)
+        assert len(docs) == 3
+        lessons = [d for d in docs if "experience_id" in d.metadata]
+        episode = lam.episode(lessons[0].metadata["episode_id"]) if lessons else None
+        fill = [d.metadata["note"] for d in docs if "note" in d.metadata]
+        assert fill == order[:len(fill)]  # the base's order
+        if episode is not None:
+            assert [d.metadata["experience_id"] for d in lessons] == episode.injected
+            assert len(fill) == len(episode.held_out)
+            assert all(episode.p[i] > 0 for i in episode.injected + episode.held_out)
+        filled += len(fill)
+        if episode is not None:
+            assert set(episode.eligible) == set(ids.values())
+    assert filled > 0  # the default holdout held some lessons out; the seed makes it exact

@@ -179,7 +179,8 @@ async def test_streaming_shows_what_recall_and_report_wrote(lam: Lamar) -> None:
     updates = [u for u in graph.stream(inputs, thread("stream"), stream_mode="updates")]
     recalled = next(u["recall"] for u in updates if "recall" in u)
     assert recalled["lamar_lessons"] == [lesson_id(lam)] and recalled["lamar_episode_id"]
-    assert next(u["report"] for u in updates if "report" in u) == {"lamar_reported": recalled["lamar_episode_id"]}
+    assert next(u["report"] for u in updates if "report" in u) == {
+        "lamar_reported": recalled["lamar_episode_id"], "lamar_episodes": {recalled["lamar_episode_id"]: "reported"}}
     chunks = [c async for c in graph.astream({**inputs, "messages": [HumanMessage("again")]}, thread("astream"),
                                              stream_mode="updates")]
     assert [next(iter(c)) for c in chunks] == ["recall", "agent", "tools", "agent", "report"]

@@ -17,11 +17,13 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
+from pydantic import ValidationError
 
+import lamar_langgraph.review
 import lamar_langgraph.sleep_graph
 from lamar import Experience, InvalidTrace, Lamar, Scope, Status
 from lamar.models.scripted import ScriptedModel
-from lamar_langgraph import REVIEW_KIND, build_sleep_graph
+from lamar_langgraph import REVIEW_KIND, ReviewDecision, build_sleep_graph
 
 HARMFUL = Experience("the build fails", "delete the repository", scope=Scope(task="build"))
 HELPFUL = Experience("tests are flaky", "rerun them once", scope=Scope(task="build"))
@@ -236,5 +238,48 @@ def test_a_broken_trace_file_fails_before_the_model_is_called(lam: Lamar, tmp_pa
 
 
 def test_the_module_examples_run() -> None:
-    result = doctest.testmod(lamar_langgraph.sleep_graph)
-    assert result.failed == 0 and result.attempted > 0
+    for module in (lamar_langgraph.sleep_graph, lamar_langgraph.review):
+        result = doctest.testmod(module)
+        assert result.failed == 0 and result.attempted > 0
+
+
+# -- typed review decisions ----------------------------------------------------------------------
+
+def kinds(lam: Lamar) -> dict[str, str]:
+    return {p.kind: p.id for p in lam.sleep()}
+
+
+def test_a_decision_object_approves_and_records_why_others_were_rejected(lam: Lamar, tmp_path: Path) -> None:
+    proposals = kinds(lam)
+    saver = SqliteSaver(sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False))
+    graph = build_sleep_graph(lam, checkpointer=saver)
+    paused = graph.invoke({}, thread("typed"))
+    schema = paused["__interrupt__"][0].value["answer_schema"]
+    assert set(schema["properties"]) == {"approve", "approve_all", "reject", "reviewer"}
+    decision = ReviewDecision(approve=[proposals["retire"]], reject={proposals["merge"]: "the twins differ"},
+                              reviewer="ana")
+    done = graph.invoke(Command(resume=decision), thread("typed"))
+    assert done["applied"] == [proposals["retire"]]
+    assert done["decision"] == {"approve": [proposals["retire"]], "approve_all": False,
+                                "reject": {proposals["merge"]: "the twins differ"}, "reviewer": "ana"}
+    assert statuses(lam)[HARMFUL.action] == "retired"
+
+
+def test_a_json_decision_works_and_a_bad_one_is_asked_again(lam: Lamar) -> None:
+    proposals = kinds(lam)
+    graph = build_sleep_graph(lam)
+    graph.invoke({}, thread("json"))
+    again = graph.invoke(Command(resume={"approve": ["p_missing"]}), thread("json"))
+    assert "no proposal 'p_missing'" in again["__interrupt__"][0].value["problem"]
+    again = graph.invoke(Command(resume={"approve_all": True, "approve": [proposals["merge"]]}), thread("json"))
+    assert "approve_all=True" in again["__interrupt__"][0].value["problem"]
+    again = graph.invoke(Command(resume={"aprove": [proposals["merge"]]}), thread("json"))  # a typo
+    assert "aprove" in again["__interrupt__"][0].value["problem"]
+    done = graph.invoke(Command(resume=json.loads(json.dumps({"approve_all": True}))), thread("json"))
+    assert sorted(done["applied"]) == sorted(proposals.values())
+
+
+@pytest.mark.parametrize("answer", [{"approve": ["a"], "reject": {"a": "no"}}, {"approve": "a", "x": 1}])
+def test_inconsistent_decisions_are_refused(answer: Any) -> None:
+    with pytest.raises(ValidationError):
+        ReviewDecision.model_validate(answer)

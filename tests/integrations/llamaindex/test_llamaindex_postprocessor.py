@@ -10,6 +10,7 @@ from llama_index.core.instrumentation import get_dispatcher
 from llama_index.core.instrumentation.event_handlers import BaseEventHandler
 from llama_index.core.instrumentation.events import BaseEvent
 from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRankStartEvent
+from llama_index.core.llms import MockLLM
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
 
@@ -242,3 +243,28 @@ async def test_concurrent_async_queries_keep_their_own_episodes() -> None:
     assert all(len(ids) == 1 for ids, _ in results) and len(set(all_ids)) == 6
     for ids, response in results:
         assert {n.node.metadata[EPISODE_ID] for n in response.source_nodes} == set(ids)  # type: ignore[attr-defined]
+
+
+class DownLLM(MockLLM):
+    """An LLM whose service is down: the query fails after the postprocessor recalled."""
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: object) -> object:
+        raise RuntimeError("the model is down")
+
+
+@pytest.mark.parametrize("failed_outcome", [None, Signal.REASKED])
+def test_a_query_that_fails_after_the_recall_leaves_no_pending_episode(failed_outcome: Signal | None) -> None:
+    lam, _ = engine_with_lessons(3)
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    query_engine = index.as_query_engine(similarity_top_k=3, llm=DownLLM(),
+                                         node_postprocessors=[LamarPostprocessor(lam, top_n=2,
+                                                                                 context={"project": "shop"})])
+    with pytest.raises(RuntimeError, match="model is down"), \
+            track_episodes(lamar=lam, failed_outcome=failed_outcome) as log:
+        query_engine.query(QUERY)
+    assert len(log) == 1 and lam.pending() == []
+    record = lam.episode(log.ids[0])
+    if failed_outcome is None:
+        assert record.settled == "expired" and record.reward is None
+    else:
+        assert record.signal == "reasked"

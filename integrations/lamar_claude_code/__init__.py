@@ -1,0 +1,36 @@
+"""Lamar inside Claude Code: lessons injected on each prompt, outcomes read from the next prompt and git.
+
+    lamar claude-code install      # hooks into .claude/settings.json (see docs/claude-code.md)
+
+For agents built on the Claude Agent SDK, the same behaviour as in-process callbacks:
+
+    options = ClaudeAgentOptions(hooks=lamar_claude_code.hooks(lam))
+
+The hook path imports only the standard library and `lamar`; `hooks` imports the SDK when called.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar_claude_code.config import HookConfig, load_config
+from lamar_claude_code.context import derive_context, error_class, task_class
+from lamar_claude_code.outcomes import read_followup
+
+
+def hooks(lamar: Any, **options: Any) -> Any:
+    """The `hooks=` mapping of `ClaudeAgentOptions` for this engine (see `lamar_claude_code.sdk.hooks`)."""
+    from lamar_claude_code.sdk import hooks as sdk_hooks
+
+    return sdk_hooks(lamar, **options)
+
+
+def session_traces(path: Any, session: str, episodes: Any = None) -> Any:
+    """A transcript's prompts as sleep traces (see `lamar_claude_code.transcript.session_traces`)."""
+    from lamar_claude_code.transcript import session_traces as traces
+
+    return traces(path, session, episodes)
+
+
+__all__ = ["HookConfig", "derive_context", "error_class", "hooks", "load_config", "read_followup",
+           "session_traces", "task_class"]

@@ -1,0 +1,152 @@
+"""The context of a Claude Code prompt: project, language, task class and error class, from plain rules.
+
+Nothing here calls a model. The rules are documented in docs/claude-code.md; a config file
+(see `lamar_claude_code.config`) can pin the project or language, add context keys, and put
+its own task and error rules before the built-in ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Mapping, MutableMapping
+from pathlib import Path
+from typing import Any
+
+# A repository's language is the most frequent of these among its tracked files.
+LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".jsx": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".ts": "typescript", ".tsx": "typescript", ".swift": "swift", ".rs": "rust",
+    ".go": "go", ".java": "java", ".kt": "kotlin", ".kts": "kotlin", ".rb": "ruby", ".c": "c", ".h": "c",
+    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".cs": "csharp", ".php": "php",
+    ".scala": "scala", ".m": "objective-c", ".mm": "objective-c", ".sh": "shell", ".bash": "shell",
+    ".ex": "elixir", ".exs": "elixir", ".erl": "erlang", ".hs": "haskell", ".lua": "lua", ".dart": "dart",
+    ".clj": "clojure", ".ml": "ocaml", ".zig": "zig", ".jl": "julia", ".r": "r", ".vue": "vue",
+    ".svelte": "svelte", ".sql": "sql", ".tf": "terraform",
+}
+LANGUAGE_TTL = 24 * 3600.0  # the language is cached per repository for a day
+_SCAN_LIMIT = 5000  # files looked at in a folder that is not a git repository
+
+_FAILS = r"(?:fail\w*|error\w*|broke\w*|break\w*|crash\w*|red|does\s*n[o']?t\s+(?:work|pass|compile|build)|won'?t)"
+# Checked in order; the first that matches names the task. (name, pattern)
+TASK_RULES: tuple[tuple[str, str], ...] = (
+    ("tests_fail", (rf"(?i)\b(?:tests?|pytest|jest|vitest|rspec|unittest|spec|xctest|test\s+suite)\b.*\b{_FAILS}"
+                   rf"|\b{_FAILS}.*\b(?:tests?|specs?)\b")),
+    ("lint_fails", (rf"(?i)\b(?:lint\w*|ruff|eslint|flake8|pylint|mypy|clippy|tsc|type[- ]?check\w*|prettier"
+                   rf"|black|swiftlint|rubocop)\b.*\b(?:{_FAILS}|warn\w*|complain\w*)")),
+    ("build_fails", (rf"(?i)\b(?:build\w*|compil\w*|link\w*|xcodebuild|cargo|gradle|maven|webpack|vite|make)\b"
+                    rf".*\b{_FAILS}|\b{_FAILS}.*\b(?:to\s+)?(?:build|compile)\b")),
+    ("deploy_fails", (rf"(?i)\b(?:deploy\w*|release|ci|pipeline|github\s+actions|kubernetes|k8s|helm|docker)\b"
+                     rf".*\b{_FAILS}")),
+    ("refactor", (r"(?i)\b(?:refactor\w*|rename|clean\s*up|restructure|extract|simplify|reorgani[sz]e|split|"
+                 r"deduplicate|move)\b")),
+    ("question", (r"(?i)^\s*(?:what|why|how|where|when|which|who|can|could|does|do|is|are|should|explain)\b"
+                 r"|\?\s*$")),
+    ("feature", r"(?i)\b(?:add|implement|create|build|support|write|make|introduce|enable|allow|generate)\b"),
+)
+FALLBACK_TASK = "other"
+
+# Recognisable errors, checked in order; group 1 is the error class.
+ERROR_RULES: tuple[str, ...] = (
+    r"error\[(E\d{4})\]",                                  # rustc
+    r"\b(TS\d{4,5})\b",                                    # TypeScript
+    r"\b(CS\d{4})\b",                                      # C#
+    r"\b(SQLSTATE\[?\w{5}\]?)",                            # SQL
+    r"\b((?:[A-Z][a-z0-9]+)+(?:Error|Exception|Fault))\b",  # Python, Java, JS, Swift, ... exception names
+    r"\b(SIG(?:SEGV|ABRT|BUS|ILL|FPE|KILL))\b",            # signals
+    r"\b(E\d{3,4}|F\d{3}|W\d{3})\b(?=[: ])",               # flake8 / ruff codes before ':' or ' '
+    r"\b(exit (?:code|status) \d+)\b",                     # a failing command
+)
+_PROMPT_SCAN = 20_000  # characters of a prompt the rules look at (a pasted log can be huge)
+
+
+def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
+    """The git top-level above `cwd` (a `.git` folder or file), found without running git."""
+    path = Path(cwd).resolve()
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str:
+    """The git top-level's folder name, else the working folder's."""
+    return (repo or Path(cwd).resolve()).name or "root"
+
+
+def language_of(folder: Path, is_repo: bool, cache: MutableMapping[str, Any], now: float | None = None) -> str:
+    """The dominant language of the folder's files ("" when none is known), cached for a day."""
+    now = time.time() if now is None else now
+    key = str(folder)
+    hit = cache.get(key)
+    if isinstance(hit, Mapping) and now - float(hit.get("time", 0)) < LANGUAGE_TTL:
+        return str(hit.get("language", ""))
+    names = _tracked_files(folder) if is_repo else None
+    if names is None:
+        names = _scan(folder)
+    counts: dict[str, int] = {}
+    for name in names:
+        language = LANGUAGES.get(os.path.splitext(name)[1].lower())
+        if language:
+            counts[language] = counts.get(language, 0) + 1
+    language = max(sorted(counts), key=counts.__getitem__) if counts else ""
+    cache[key] = {"language": language, "time": now}
+    return language
+
+
+def _tracked_files(repo: Path) -> list[str] | None:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, timeout=5,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace").split("\0")
+
+
+def _scan(folder: Path) -> list[str]:
+    out: list[str] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in ("node_modules", "venv", "build", "dist")]
+        out.extend(files)
+        if len(out) >= _SCAN_LIMIT:
+            break
+    return out
+
+
+def task_class(prompt: str, extra_rules: tuple[tuple[str, str], ...] = ()) -> str:
+    """The coarse class of a prompt: the first rule (the config's, then the built-in ones) that matches."""
+    text = prompt[:_PROMPT_SCAN]
+    for name, pattern in (*extra_rules, *TASK_RULES):
+        if re.search(pattern, text):
+            return name
+    return FALLBACK_TASK
+
+
+def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
+    """The first recognisable error in a prompt (a compiler code, an exception name), or None."""
+    text = prompt[:_PROMPT_SCAN]
+    for pattern in (*extra_rules, *ERROR_RULES):
+        match = re.search(pattern, text)
+        if match:
+            return match.group(1) if match.groups() else match.group(0)
+    return None
+
+
+def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any]) -> dict[str, str]:
+    """The recall context of one prompt (see the module docstring); `config` is a `HookConfig`."""
+    repo = find_repo(cwd)
+    folder = repo or Path(cwd).resolve()
+    context = {"project": config.project or project_name(cwd, repo)}
+    language = config.language or language_of(folder, repo is not None, cache)
+    if language:
+        context["language"] = language
+    context["task"] = task_class(prompt, config.task_rules)
+    error = error_class(prompt, config.error_rules)
+    if error:
+        context["error_class"] = error
+    context.update(config.extra)
+    return context

@@ -1,0 +1,313 @@
+"""One hook event applied to the engine and the bookkeeping: recall on a prompt, note edits, settle.
+
+`handle_event` is shared by the `lamar claude-code hook` process and the Agent SDK callbacks;
+it imports only the standard library and `lamar`, and opens the engine only when it needs it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lamar_claude_code.config import HookConfig, load_config
+from lamar_claude_code.context import derive_context, find_repo
+from lamar_claude_code.outcomes import read_followup, read_git
+from lamar_claude_code.state import locked_state, log_line
+
+if TYPE_CHECKING:
+    from lamar import Lamar
+    from lamar.experience import Experience
+
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"})
+GIT_SIGNALS = ("shipped", "reverted")
+_SESSION_TTL = 30 * 86400.0
+_KEEP_PROMPT = 2000  # characters of a prompt kept to compare the next one with
+_PROMPT_HEAD = 200  # characters kept to find the prompt again in the transcript
+_SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
+
+
+@dataclasses.dataclass
+class Paths:
+    """Where the hooks keep their state, log and traces for one store."""
+
+    state: Path
+    log: Path
+    traces: Path
+
+
+class Budget:
+    """A deadline; `expired` says whether the hook may still inject."""
+
+    def __init__(self, seconds: float, start: float | None = None) -> None:
+        self.start = time.monotonic() if start is None else start
+        self.seconds = seconds
+
+    @property
+    def expired(self) -> bool:
+        return time.monotonic() - self.start > self.seconds
+
+
+def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths: Paths, *,
+                 config: HookConfig | None = None, budget: Budget | None = None,
+                 now: float | None = None) -> str:
+    """Apply one hook event; returns the text to inject ("" for none).
+
+    Args:
+        payload: the event as Claude Code documents it (session_id, cwd, hook_event_name, ...).
+        engine: opens (or returns) the engine; called only when the event needs it.
+        paths: the state, log and traces files.
+        config: the hooks' config (default: read from the user's and the project's files).
+        budget: past it nothing is injected (the episode is then never reported).
+        now: the event's time (default: the clock).
+
+    Raises:
+        ValueError: the payload lacks a documented field or has a wrong type (the caller logs it).
+    """
+    event = payload.get("hook_event_name")
+    if event not in EVENTS:
+        return ""
+    session = _text(payload, "session_id")
+    cwd = _text(payload, "cwd")
+    now = time.time() if now is None else now
+    repo_path = find_repo(cwd)
+    config = config or load_config(repo_path)
+    if not config.enabled:
+        return ""
+    repo = str(repo_path) if repo_path else None
+    out = ""
+    with locked_state(paths.state) as state:
+        opened: list[Lamar] = []
+
+        def lam() -> Lamar:
+            if not opened:
+                opened.append(engine())
+            return opened[0]
+
+        if repo:
+            _settle_git(state, repo, lam, paths, now)
+        if event == "UserPromptSubmit":
+            out = _on_prompt(state, payload, session, cwd, repo, config, lam, paths, budget, now)
+        elif event == "PostToolUse":
+            _on_edit(state, payload, session, repo)
+        elif event == "SessionEnd":
+            _on_end(state, payload, session, lam, paths, now)
+        state["last"] = {"time": now, "event": event, "session": session, "cwd": cwd,
+                         "episode": state["sessions"].get(session, {}).get("episode"), "injected": len(out)}
+        _prune(state, now, config)
+    return out
+
+
+def _text(payload: Mapping[str, Any], key: str) -> str:
+    value = payload.get(key)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"the {payload.get('hook_event_name')} payload has no string {key!r}")
+    return value
+
+
+def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, cwd: str, repo: str | None,
+               config: HookConfig, lam: Callable[[], Lamar], paths: Paths, budget: Budget | None,
+               now: float) -> str:
+    prompt = _text(payload, "prompt")
+    previous = state["sessions"].get(session)
+    if previous and previous.get("episode") in state["episodes"]:
+        record = state["episodes"][previous["episode"]]
+        # A session that ended and is resumed: its next prompt still speaks for the last episode,
+        # whose ACCEPTED came only from the silence at the end.
+        tentative = record.get("signal") == "accepted" and record.get("by_end")
+        if record.get("signal") is None or tentative:
+            signal, why = read_followup(previous.get("prompt", ""), prompt, config.corrected, config.reasked_overlap)
+            if not (tentative and signal == "accepted"):
+                record.pop("by_end", None)
+                _report(state, previous["episode"], signal, why, lam, paths, now)
+    context = derive_context(cwd, prompt, config, state["repos"])
+    rec = lam().recall(context, k=config.k)
+    text = fit_prompt(rec.experiences, config.max_chars)
+    delivered = not (budget is not None and budget.expired)
+    state["episodes"][rec.episode_id] = {
+        "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
+        "audit": [], "context": context, "injected": rec.ids, "delivered": delivered,
+        "prompt_head": prompt[:_PROMPT_HEAD],
+    }
+    count = int(previous.get("count", 0)) + 1 if previous else 1
+    state["sessions"][session] = {"episode": rec.episode_id, "prompt": prompt[:_KEEP_PROMPT], "repo": repo,
+                                  "time": now, "count": count,
+                                  "traced": previous.get("traced", 0) if previous else 0}
+    if not delivered:
+        log_line(paths.log, f"budget: {rec.episode_id} took over {budget.seconds if budget else 0}s; "
+                 "nothing injected and the episode will not be reported")
+        return ""
+    return text
+
+
+def fit_prompt(experiences: list[Experience], max_chars: int) -> str:
+    """The fenced lessons, every one of them shown, shortened evenly if the whole exceeds `max_chars`."""
+    from lamar.recall import render_prompt
+
+    text = render_prompt(experiences)
+    share = 1.0
+    while len(text) > max_chars and share > 0.01:
+        share *= 0.8
+        text = render_prompt([_shorten(e, share) for e in experiences])
+    return text if len(text) <= max_chars else ""
+
+
+def _shorten(exp: Experience, share: float) -> Experience:
+    def cut(value: str) -> str:
+        keep = max(8, int(len(value) * share))
+        return value if len(value) <= keep else value[:keep].rstrip() + "…"
+
+    return dataclasses.replace(exp, precondition=cut(exp.precondition), action=cut(exp.action),
+                               rationale=cut(exp.rationale) if exp.rationale else "")
+
+
+def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, repo: str | None) -> None:
+    if payload.get("tool_name") not in EDIT_TOOLS or repo is None:
+        return
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool_input, Mapping):
+        raise TypeError("the PostToolUse payload has no tool_input object")
+    target = tool_input.get("file_path") or tool_input.get("notebook_path")
+    current = state["sessions"].get(session, {}).get("episode")
+    record = state["episodes"].get(current)
+    if not isinstance(target, str) or record is None or record.get("repo") != repo:
+        return
+    path = Path(target if os.path.isabs(target) else os.path.join(str(payload.get("cwd")), target))
+    try:
+        relative = Path(os.path.realpath(path)).relative_to(os.path.realpath(repo)).as_posix()
+    except ValueError:
+        return  # a file outside the repository: git cannot settle it
+    if relative not in record["files"]:
+        record["files"].append(relative)
+    if "base" not in record:
+        from lamar_claude_code.outcomes import head_commit
+
+        record["base"] = head_commit(repo)  # None: no commit yet, every commit is later
+
+
+def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam: Callable[[], Lamar],
+            paths: Paths, now: float) -> None:
+    info = state["sessions"].get(session)
+    if not info:
+        return
+    record = state["episodes"].get(info.get("episode"))
+    if record is not None and record.get("signal") is None:
+        _report(state, info["episode"], "accepted", "the session ended without a correction", lam, paths, now)
+        record["by_end"] = True
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and transcript:
+        from lamar_claude_code.transcript import write_session_traces
+
+        try:
+            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces,
+                                                  skip=int(info.get("traced", 0)))
+        except (OSError, ValueError) as exc:  # a transcript that is gone or unreadable costs only the traces
+            log_line(paths.log, f"no traces from {transcript}: {type(exc).__name__}: {exc}", now=now)
+
+
+def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float, *,
+                force: bool = False) -> None:
+    watched = [(eid, r) for eid, r in state["episodes"].items()
+               if r.get("repo") == repo and r.get("files") and r.get("signal") != "reverted"
+               and r.get("delivered", True)]
+    if not watched:
+        return
+    watched = sorted(watched, key=lambda item: -float(item[1].get("time", 0)))[:_SETTLE_AT_ONCE]
+    files = sorted({f for _, r in watched for f in r["files"]})
+    key = f"git:{repo}"
+    if not force and state["repos"].get(key) == _fingerprint(repo, files):
+        return  # nothing git or the watched files show has changed since the last look: no git call
+    for eid, record in watched:
+        found = read_git(repo, record)
+        if found is None:
+            continue
+        signal, why, commit = found
+        if record.get("signal") == signal:
+            continue
+        if commit:
+            record["commit"] = commit
+        _report(state, eid, signal, why, lam, paths, now)
+    state["repos"][key] = _fingerprint(repo, files)  # after git ran: its own index refresh counts
+
+
+def _fingerprint(repo: str, files: list[str]) -> list[Any]:
+    """Sizes and times of what a commit, a revert, a checkout or a discarded edit must touch."""
+    git_dir = os.path.join(repo, ".git")
+    if os.path.isfile(git_dir):  # a worktree: ".git" names the real folder
+        with open(git_dir, encoding="utf-8") as handle:
+            git_dir = os.path.join(repo, handle.read().partition("gitdir:")[2].strip())
+    out: list[Any] = []
+    for path in (os.path.join(git_dir, "index"), os.path.join(git_dir, "logs", "HEAD"),
+                 os.path.join(git_dir, "packed-refs"), *(os.path.join(repo, f) for f in files)):
+        try:
+            info = os.stat(path)
+            out.append([info.st_mtime_ns, info.st_size])
+        except OSError:
+            out.append(None)
+    return out
+
+
+def _report(state: dict[str, Any], episode_id: str, signal: str, why: str, lam: Callable[[], Lamar],
+            paths: Paths, now: float) -> None:
+    """Report (or upgrade) an episode's outcome and audit why; an episode the store lost is forgotten."""
+    from lamar._errors import DuplicateReport, UnknownEpisode
+
+    record = state["episodes"][episode_id]
+    if not record.get("delivered", True):
+        return
+    previous = record.get("signal")
+    try:
+        lam().report(episode_id, signal, replace=previous is not None)
+    except UnknownEpisode:
+        state["episodes"].pop(episode_id, None)
+        log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
+        return
+    except DuplicateReport as exc:
+        record["signal"] = record.get("signal") or "reported-elsewhere"
+        log_line(paths.log, f"{episode_id}: {exc}", now=now)
+        return
+    record["signal"] = signal
+    record.setdefault("audit", []).append([now, signal, why])
+    change = f"{previous} -> {signal}" if previous else signal
+    log_line(paths.log, f"settled {episode_id}: {change} ({why})", now=now)
+
+
+def _prune(state: dict[str, Any], now: float, config: HookConfig) -> None:
+    """Forget episodes git can no longer settle and sessions long gone: the file stays small."""
+    window = config.git_window_days * 86400.0
+    live = {s.get("episode") for s in state["sessions"].values()}
+    for eid in [e for e, r in state["episodes"].items()
+                if now - float(r.get("time", 0)) > window and e not in live]:
+        del state["episodes"][eid]
+    for sid in [s for s, r in state["sessions"].items() if now - float(r.get("time", 0)) > _SESSION_TTL]:
+        del state["sessions"][sid]
+
+
+def settle_all(engine: Callable[[], Lamar], paths: Paths, *, now: float | None = None) -> list[str]:
+    """Let git settle every watched episode of every repository (`lamar claude-code settle`).
+
+    Returns:
+        One line per outcome reported or upgraded: `episode: signal (why)`.
+    """
+    now = time.time() if now is None else now
+    lines: list[str] = []
+    with locked_state(paths.state) as state:
+        opened: list[Lamar] = []
+
+        def lam() -> Lamar:
+            if not opened:
+                opened.append(engine())
+            return opened[0]
+
+        before = {eid: len(r.get("audit", [])) for eid, r in state["episodes"].items()}
+        for repo in sorted({str(r["repo"]) for r in state["episodes"].values() if r.get("repo")}):
+            if os.path.isdir(repo):
+                _settle_git(state, repo, lam, paths, now, force=True)  # cron looks even if nothing moved
+        for eid, record in state["episodes"].items():
+            for _, signal, why in record.get("audit", [])[before.get(eid, 0):]:
+                lines.append(f"{eid}: {signal} ({why})")
+    return lines

@@ -1,0 +1,111 @@
+"""`lamar claude-code hook`: one Claude Code hook event on stdin, the documented JSON answer on stdout.
+
+Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
+process prints nothing, exits 0 and leaves one line in the log `lamar claude-code status` shows.
+It never exits 2, which would block the developer's prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, BinaryIO, TextIO
+
+from lamar_claude_code.episodes import Budget, Paths, handle_event
+from lamar_claude_code.state import log_line, sidecar
+
+MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
+_GRACE = 0.25  # seconds the main thread waits past the budget for the worker to finish honestly
+
+
+def paths_for(store: str) -> Paths:
+    return Paths(state=sidecar(store, "state.json"), log=sidecar(store, "log"),
+                 traces=sidecar(store, "traces.jsonl"))
+
+
+def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
+        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None) -> int:
+    """Handle one event; always returns 0 (see the module docstring).
+
+    The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
+    interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a
+    short grace for the worker to mark its episode undelivered) nothing is printed, and with
+    `exit_on_timeout` the process ends at once: SQLite and the atomic state file survive a
+    killed writer, and the episode, never delivered, is never reported.
+
+    `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
+    can hand in one seeded engine for every event.
+    """
+    start = time.monotonic()
+    paths = paths_for(store)
+    payload: Any = None
+    try:
+        raw = stdin.read(MAX_PAYLOAD + 1)
+        if len(raw) > MAX_PAYLOAD:
+            raise ValueError(f"the event is over {MAX_PAYLOAD} bytes; skipped")
+        payload = json.loads(raw)
+        if not isinstance(payload, dict):
+            raise TypeError(f"the event is JSON {type(payload).__name__}, not an object")
+        config = None
+        if budget is None:
+            from lamar_claude_code.config import load_config
+            from lamar_claude_code.context import find_repo
+
+            cwd = payload.get("cwd")
+            config = load_config(find_repo(cwd) if isinstance(cwd, str) and cwd else None)
+            budget = config.budget_seconds
+        result: dict[str, Any] = {}
+        deadline = Budget(budget, start)
+
+        def work() -> None:
+            try:
+                result["text"] = handle_event(payload, engine or (lambda: _open(store)), paths, config=config,
+                                              budget=deadline)
+            except BaseException as exc:  # noqa: BLE001 - handed to the main thread
+                result["error"] = exc
+
+        worker = threading.Thread(target=work, name="lamar-hook", daemon=True)
+        worker.start()
+        worker.join(max(0.0, budget - (time.monotonic() - start)) + _GRACE)
+        if worker.is_alive():
+            log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
+            if exit_on_timeout:
+                os._exit(0)  # the worker may hold a lock inside C code: do not wait for it
+            return 0
+        if "error" in result:
+            raise result["error"]
+        text = result.get("text", "")
+        if text:
+            answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+            stdout.write(json.dumps(answer, ensure_ascii=False))
+            stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        log_line(paths.log, f"{_event(payload)}: {type(exc).__name__}: {exc}")
+    return 0
+
+
+def _event(payload: Any) -> str:
+    name = payload.get("hook_event_name") if isinstance(payload, dict) else None
+    return name if isinstance(name, str) else "event"
+
+
+def _open(store: str) -> Any:
+    from pathlib import Path
+
+    from lamar import Lamar
+    from lamar._errors import StoreError
+
+    if store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
+        raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")
+    return Lamar(store)
+
+
+def main(store: str, budget: float | None = None) -> int:
+    """Entry point of `lamar claude-code hook`."""
+    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True)

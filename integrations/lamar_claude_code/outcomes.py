@@ -1,0 +1,136 @@
+"""Outcomes from behaviour: what the next prompt says about the last one, and what git did with the edits.
+
+    next prompt rejects or corrects          CORRECTED
+    next prompt asks the same thing again    REASKED   (word overlap >= reasked_overlap)
+    next prompt moves on                     ACCEPTED
+    an edited file lands in a commit         SHIPPED   (replaces any prompt outcome)
+    that commit is reverted, or the edits
+    are discarded before any commit          REVERTED  (replaces SHIPPED or a prompt outcome)
+
+Git outcomes are stronger than prompt outcomes: a prompt never replaces SHIPPED or REVERTED,
+and REVERTED is final.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Sequence
+from typing import Any
+
+CORRECTION_RULES: tuple[str, ...] = (
+    r"(?i)^\W*(?:no|nope|nah|wrong|incorrect|stop|undo|revert|roll\s*back|don'?t|do\s+not)\b",
+    r"(?i)\b(?:undo|revert|roll\s*back|back\s*out)\s+(?:that|this|it|those|these|the\s+(?:change|edit|last))",
+    r"(?i)\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:wrong|incorrect|not\s+(?:right|what|correct)|broken)",
+    r"(?i)\b(?:that|this|it|you)\s+(?:just\s+)?broke\b",
+    r"(?i)\bnot\s+what\s+I\s+(?:asked|meant|wanted)\b",
+    r"(?i)\b(?:still|now)\s+(?:fails?|failing|broken|crash\w*|errors?)\b",
+    r"(?i)\b(?:does\s*n[o']?t|did\s*n[o']?t|is\s*n[o']?t)\s+work\w*\b",
+    r"(?i)\bwhy\s+did\s+you\b",
+)
+_WORD = re.compile(r"[a-z0-9_]+")
+_STOPWORDS = frozenset(
+    ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our", "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then", "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
+)
+_PROMPT_SCAN = 4000
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def read_followup(previous: str, prompt: str, corrected: Sequence[str] = (), overlap: float = 0.6) -> tuple[str, str]:
+    """The signal the next prompt gives the previous episode, and why.
+
+    Returns:
+        ("corrected" | "reasked" | "accepted", a short reason for the audit).
+    """
+    text = prompt[:_PROMPT_SCAN]
+    for pattern in (*corrected, *CORRECTION_RULES):
+        match = re.search(pattern, text)
+        if match:
+            return "corrected", f"next prompt corrects: {match.group(0).strip()[:60]!r}"
+    score = word_overlap(previous[:_PROMPT_SCAN], text)
+    if score >= overlap:
+        return "reasked", f"next prompt repeats the last ({score:.2f} word overlap)"
+    return "accepted", f"next prompt moves on ({score:.2f} word overlap)"
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the content words of two prompts (0 when either has none)."""
+    wa = {w for w in _WORD.findall(a.lower()) if w not in _STOPWORDS}
+    wb = {w for w in _WORD.findall(b.lower()) if w not in _STOPWORDS}
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def git(repo: str, *args: str, timeout: float = 5.0) -> str | None:
+    """stdout of a git command in `repo`, or None when git fails (no repo, no git, a timeout)."""
+    try:
+        done = subprocess.run(["git", "-C", repo, *args], capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.decode("utf-8", "replace")
+
+
+def head_commit(repo: str) -> str | None:
+    """The commit HEAD points at, read from the files of `.git` (no process); git itself when in doubt.
+
+    None when the repository has no commit yet.
+    """
+    git_dir = os.path.join(repo, ".git")
+    try:
+        if os.path.isdir(git_dir):
+            with open(os.path.join(git_dir, "HEAD"), encoding="utf-8") as handle:
+                head = handle.read().strip()
+            if _SHA.fullmatch(head):
+                return head  # detached
+            ref = head.removeprefix("ref: ")
+            loose = os.path.join(git_dir, *ref.split("/"))
+            if os.path.isfile(loose):
+                with open(loose, encoding="utf-8") as handle:
+                    sha = handle.read().strip()
+                if _SHA.fullmatch(sha):
+                    return sha
+    except OSError:
+        pass
+    found = git(repo, "rev-parse", "--verify", "-q", "HEAD")  # packed refs, worktrees, no commit yet
+    return found.strip() if found else None
+
+
+def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] | None:
+    """What git says about an episode's edits now: (signal, reason, commit) or None (nothing yet).
+
+    Args:
+        repo: the repository's top level.
+        episode: the state record (files relative to `repo`, base commit, signal, commit).
+    """
+    files = [f for f in episode.get("files", []) if isinstance(f, str)]
+    if not files:
+        return None
+    if episode.get("signal") == "shipped" and episode.get("commit"):
+        sha = episode["commit"]
+        found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
+        if found and found.strip():
+            return "reverted", f"commit {sha[:12]} was reverted by {found.strip()[:12]}", sha
+        return None
+    base = episode.get("base")  # HEAD when the episode first edited: later commits are past it
+    log = git(repo, "log", "--all", *([f"^{base}"] if base else []), "--format=%x00%H", "--name-only", "-n", "50",
+              "--", *files)
+    if log is None:
+        return None
+    for block in log.split("\0")[1:]:
+        sha, _, names = block.partition("\n")
+        touched = sorted(set(files) & {n.strip() for n in names.splitlines() if n.strip()})
+        if touched:
+            return "shipped", f"{', '.join(touched[:3])} landed in commit {sha.strip()[:12]}", sha.strip()
+    status = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *files)
+    if status is None:
+        return None
+    if not status.strip():
+        return "reverted", f"edits to {', '.join(files[:3])} were discarded before any commit", None
+    return None
+
+
+__all__ = ["CORRECTION_RULES", "git", "head_commit", "read_followup", "read_git", "word_overlap"]

@@ -1,0 +1,159 @@
+"""Merge Lamar's hook entries into a Claude Code settings file, and take them out again.
+
+Every other key and hook of the file is kept; Lamar's entries are the handlers whose command
+runs `claude-code hook`. Writes are atomic (temporary file, fsync, rename) and a second
+install changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from lamar_claude_code.state import write_atomically
+
+EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
+# event -> (matcher or None, Claude Code's timeout in seconds; the hook's own budget is shorter)
+EVENTS: dict[str, tuple[str | None, int]] = {
+    "SessionStart": (None, 10),
+    "UserPromptSubmit": (None, 10),
+    "PostToolUse": (EDIT_MATCHER, 10),
+    "Stop": (None, 10),
+    "SessionEnd": (None, 10),
+}
+MARK = "claude-code hook"
+
+
+class SettingsError(ValueError):
+    """A settings file that is not a JSON object (it is left untouched)."""
+
+
+def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """`.claude/settings.json` of the project (the git top-level, else the folder) or of the user."""
+    if scope == "user":
+        return Path("~/.claude/settings.json").expanduser()
+    from lamar_claude_code.context import find_repo
+
+    folder = Path(cwd or os.getcwd()).resolve()
+    return (find_repo(folder) or folder) / ".claude" / "settings.json"
+
+
+def hook_command(store: str | None = None) -> str:
+    """The command the entries run: `lamar claude-code hook [--store PATH]`."""
+    exe = "lamar" if shutil.which("lamar") else f"{shlex.quote(sys.executable)} -m lamar.cli"
+    command = f"{exe} claude-code hook"
+    if store:
+        location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
+        command += f" --store {shlex.quote(location)}"
+    return command
+
+
+def plugin_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
+    """The `hooks` mapping for settings files and the plugin's hooks.json."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for event, (matcher, timeout) in EVENTS.items():
+        group: dict[str, Any] = {"matcher": matcher} if matcher else {}
+        group["hooks"] = [{"type": "command", "command": command, "timeout": timeout}]
+        out[event] = [group]
+    return out
+
+
+def is_lamar(handler: Any) -> bool:
+    return isinstance(handler, dict) and MARK in str(handler.get("command", "")) and "lamar" in str(
+        handler.get("command", ""))
+
+
+def read_settings(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError) as exc:
+        raise SettingsError(f"{path} is not valid JSON ({exc}); fix it by hand, it was left untouched") from None
+    if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
+        raise SettingsError(f"{path} is not a settings object with a 'hooks' object; it was left untouched")
+    return data
+
+
+def install(path: Path, command: str) -> list[str]:
+    """Add or update Lamar's entries; returns the changes made ([] when it was installed already)."""
+    data = read_settings(path)
+    hooks = data.setdefault("hooks", {})
+    changes = []
+    for event, groups in plugin_hooks(command).items():
+        current = hooks.get(event, [])
+        if not isinstance(current, list):
+            raise SettingsError(f"{path}: hooks.{event} is not a list; it was left untouched")
+        if groups[0] in current:
+            continue
+        kept, removed = _without_lamar(current)
+        hooks[event] = kept + groups
+        changes.append(f"{'updated' if removed else 'added'} {event} hook: {command}")
+    if changes:
+        _save(path, data)
+    return changes
+
+
+def uninstall(path: Path) -> list[str]:
+    """Remove Lamar's entries only; returns the changes made."""
+    data = read_settings(path)
+    hooks = data.get("hooks", {})
+    changes = []
+    for event in list(hooks):
+        if not isinstance(hooks[event], list):
+            continue
+        kept, removed = _without_lamar(hooks[event])
+        if removed:
+            changes.append(f"removed {event} hook: {removed[0]}")
+            if kept:
+                hooks[event] = kept
+            else:
+                del hooks[event]
+    if changes:
+        if not hooks:
+            data.pop("hooks", None)
+        _save(path, data)
+    return changes
+
+
+def installed(path: Path) -> list[str]:
+    """The commands of Lamar's entries in a settings file, one per event (`event: command`)."""
+    try:
+        hooks = read_settings(path).get("hooks", {})
+    except SettingsError:
+        return []
+    found = []
+    for event, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else ():
+            for handler in group.get("hooks", []) if isinstance(group, dict) else ():
+                if is_lamar(handler):
+                    found.append(f"{event}: {handler['command']}")
+    return found
+
+
+def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
+    kept, removed = [], []
+    for group in groups:
+        handlers = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(handlers, list):
+            kept.append(group)
+            continue
+        mine = [h for h in handlers if is_lamar(h)]
+        if not mine:
+            kept.append(group)
+            continue
+        removed += [str(h.get("command")) for h in mine]
+        others = [h for h in handlers if not is_lamar(h)]
+        if others:
+            kept.append({**group, "hooks": others})
+    return kept, removed
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))

@@ -1,0 +1,112 @@
+"""Bookkeeping between hook processes: one JSON file beside the store, locked and replaced atomically.
+
+Each hook is a fresh process and several run at once (parallel tool calls), so every change is
+read-modify-write under an exclusive lock on a sidecar lock file, written to a temporary file,
+fsynced and renamed over the old one: a reader sees the old state or the new, never half.
+The log beside it holds one line per failure or settlement; `lamar claude-code status` shows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+try:  # POSIX; elsewhere the state is still replaced atomically, only unlocked
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+STATE_VERSION = 1
+_LOG_LIMIT = 512 * 1024  # bytes; the older half is dropped past this
+
+
+def sidecar(store: str, suffix: str) -> Path:
+    """A file beside a file store (`experience.db` -> `experience.db.claude-code.<suffix>`).
+
+    Stores that are not files (PostgreSQL) keep their sidecars in ~/.lamar/.
+    """
+    if store == ":memory:" or store.startswith(("postgresql://", "postgres://")):
+        return Path("~/.lamar").expanduser() / f"claude-code.{suffix}"
+    path = Path(store).expanduser()
+    return path.with_name(f"{path.name}.claude-code.{suffix}")
+
+
+def empty_state() -> dict[str, Any]:
+    return {"version": STATE_VERSION, "sessions": {}, "episodes": {}, "repos": {}, "last": {}}
+
+
+def read_state(path: Path) -> dict[str, Any]:
+    """The state as last written (an empty one when absent or unreadable: it is only a cache of intent)."""
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return empty_state()
+    if not isinstance(data, dict) or data.get("version") != STATE_VERSION:
+        return empty_state()
+    for key, value in empty_state().items():
+        if not isinstance(data.get(key), type(value)):
+            data[key] = value
+    return data
+
+
+@contextlib.contextmanager
+def locked_state(path: Path) -> Iterator[dict[str, Any]]:
+    """Hold the state's lock, yield the state, and write it back, even when the block fails.
+
+    The block may have reported outcomes to the store before it failed; the state must remember
+    them, or the next event would report them again.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+        state = read_state(path)
+        try:
+            yield state
+        finally:
+            write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)  # atomic on POSIX and Windows
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
+def log_line(path: Path, message: str, *, now: float | None = None) -> None:
+    """Append one line to the hook log; never raises (the log is the last resort of a failing hook)."""
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() if now is None else now))
+    line = f"{stamp} {' '.join(message.split())[:500]}\n".encode("utf-8", "replace")
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "ab") as handle:
+            handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
+        if path.stat().st_size > _LOG_LIMIT:
+            _shrink(path)
+
+
+def _shrink(path: Path) -> None:
+    data = path.read_bytes()
+    cut = data.find(b"\n", len(data) // 2)
+    write_atomically(path, data[cut + 1 :])
+
+
+def tail(path: Path, lines: int = 5) -> list[str]:
+    """The last lines of the log ([] when there is none)."""
+    try:
+        data = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return data.splitlines()[-lines:]

@@ -1,0 +1,149 @@
+"""A Claude Code session transcript (JSON Lines at `transcript_path`) as sleep traces, one per prompt.
+
+Each user prompt opens a trace; the assistant's tool calls become `attempted`, failed tool
+results `tool_errors`, its last text `output`. The episode that the hook recalled for the
+prompt gives the context and the outcome. Secrets are scrubbed by `TraceWriter` on the way out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from lamar.sleep.traces import Trace, TraceWriter
+
+_CALL_CHARS = 300  # of a tool call's input kept in `attempted`
+_TEXT_CHARS = 4000  # of a prompt, an error or an answer
+
+
+def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The prompts of a transcript with what followed each: prompt, attempted, tool_errors, output, time.
+
+    Lines that do not parse, meta lines and side chains (subagents) are skipped.
+    """
+    turns: list[dict[str, Any]] = []
+    for entry in _entries(Path(path).expanduser()):
+        if entry.get("isMeta") or entry.get("isSidechain"):
+            continue
+        message = entry.get("message")
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content")
+        kind = entry.get("type")
+        if kind == "user":
+            prompt = _user_text(content)
+            if prompt is not None:
+                turns.append({"prompt": prompt, "attempted": [], "tool_errors": [], "output": "",
+                              "time": entry.get("timestamp")})
+            elif turns:
+                turns[-1]["tool_errors"] += _tool_errors(content)
+        elif kind == "assistant" and turns and isinstance(content, list):
+            for block in content:
+                if not isinstance(block, Mapping):
+                    continue
+                if block.get("type") == "tool_use":
+                    turns[-1]["attempted"].append(_call(block))
+                elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                    turns[-1]["output"] = block["text"][:_TEXT_CHARS]
+    return turns
+
+
+def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
+    with path.open("rb") as handle:
+        for raw in handle:
+            try:
+                entry = json.loads(raw)
+            except ValueError:
+                continue  # a torn last line while Claude Code is still writing
+            if isinstance(entry, Mapping):
+                yield entry
+
+
+def _user_text(content: Any) -> str | None:
+    """The typed prompt of a user entry; None for tool results."""
+    if isinstance(content, str):
+        return content[:_TEXT_CHARS]
+    if not isinstance(content, list):
+        return None
+    if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
+        return None
+    texts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+    return "\n".join(texts)[:_TEXT_CHARS] if texts else None
+
+
+def _tool_errors(content: Any) -> list[str]:
+    out: list[str] = []
+    for block in content if isinstance(content, list) else ():
+        if isinstance(block, Mapping) and block.get("type") == "tool_result" and block.get("is_error"):
+            body = block.get("content")
+            if isinstance(body, list):
+                body = "\n".join(b.get("text", "") for b in body if isinstance(b, Mapping))
+            out.append(str(body or "")[:_TEXT_CHARS])
+    return out
+
+
+def _call(block: Mapping[str, Any]) -> str:
+    name = str(block.get("name", "tool"))
+    args = block.get("input")
+    if isinstance(args, Mapping):
+        main = args.get("command") or args.get("file_path") or args.get("notebook_path") or args.get("pattern")
+        detail = str(main) if main else json.dumps(args, ensure_ascii=False, sort_keys=True)
+    else:
+        detail = ""
+    return f"{name}: {detail}"[:_CALL_CHARS] if detail else name
+
+
+def session_traces(path: str | os.PathLike[str], session: str,
+                   episodes: Mapping[str, Mapping[str, Any]] | None = None) -> list[Trace]:
+    """The transcript's prompts as traces, each tied to the hook's episode for that prompt when known.
+
+    Args:
+        path: the transcript (`transcript_path` of any hook event).
+        session: the session id (trace ids are `cc-<session>-<n>`).
+        episodes: the hook state's episodes, to find each prompt's episode, context and outcome.
+    """
+    mine = sorted(((eid, r) for eid, r in (episodes or {}).items() if r.get("session") == session),
+                  key=lambda item: float(item[1].get("time", 0)))
+    traces = []
+    for number, turn in enumerate(read_turns(path), start=1):
+        match = next(((eid, r) for eid, r in mine if turn["prompt"].startswith(str(r.get("prompt_head", "\0")))),
+                     None)
+        if match is not None:
+            mine.remove(match)
+        record = match[1] if match else {}
+        signal = record.get("signal")
+        traces.append(Trace(
+            id=f"cc-{session}-{number}",
+            context=dict(record.get("context") or {}),
+            time=float(record.get("time") or 0.0) or _seconds(turn.get("time")),
+            input=turn["prompt"],
+            attempted=turn["attempted"],
+            tool_errors=turn["tool_errors"],
+            output=turn["output"],
+            outcome=signal if signal in ("shipped", "accepted", "reasked", "corrected", "reverted") else None,
+            episode_id=match[0] if match else None,
+            metadata={"source": "claude-code", "session": session},
+        ))
+    return traces
+
+
+def _seconds(stamp: Any) -> float:
+    from datetime import datetime
+
+    try:
+        return datetime.fromisoformat(str(stamp)).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def write_session_traces(path: str, session: str, episodes: Mapping[str, Mapping[str, Any]], out: Path,
+                         *, skip: int = 0) -> int:
+    """Append the session's traces past the first `skip` to `out`; returns how many it has written in all."""
+    traces = session_traces(path, session, episodes)
+    writer = TraceWriter(out)
+    for trace in traces[skip:]:
+        writer.write(trace)
+    return max(skip, len(traces))

@@ -1,0 +1,124 @@
+"""`create_lamar_tools`: Lamar as agent tools (search lessons; optionally report what the user
+did), the way LangMem offers memory tools. The episode id travels in the tool's artifact."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
+from langchain_core.tools import BaseTool, StructuredTool
+from langgraph.prebuilt import ToolRuntime
+from pydantic import BaseModel, Field
+
+from lamar import Recall
+from lamar.experience import check_context
+from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
+
+ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+USER_OUTCOMES = ("shipped", "accepted", "reasked", "corrected", "reverted")
+
+
+class SearchLessons(BaseModel):
+    """Arguments of the search tool."""
+
+    query: str = Field(description="The task at hand or the problem you are stuck on, in one sentence.")
+
+
+class ReportOutcome(BaseModel):
+    """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
+
+    episode_id: str = Field(description="The episode id that the lesson search returned (starts with 'ep_').")
+    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(
+        description=(
+            "What the USER did after you acted on the lessons, as they showed it: shipped or accepted "
+            "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
+            "opinion of your work is not an outcome: if the user has not reacted yet, do not report."))
+    evidence: str = Field(description="The user's words or action that show this outcome, quoted briefly.")
+
+
+def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | None = None,
+                       report: bool = False, prefix: str = "lamar") -> list[BaseTool]:
+    """Tools an agent calls itself: a lesson search and, optionally, an outcome report.
+
+    The search tool answers with the lessons block and the episode id in its text (so the
+    model can name it when it reports) and returns ``{"lamar_episode_id", "experience_ids",
+    "context"}`` as the artifact of its `ToolMessage` (``response_format="content_and_artifact"``),
+    so the app and `LamarCallbackHandler` find the episode without parsing text. Each call is
+    one episode.
+
+    The report tool's schema says whose signal counts: the user's reaction (shipped, accepted,
+    re-asked, corrected, reverted), with the evidence quoted, never the model's view of its
+    own work. Leave it out (the default) when the app reports outcomes itself.
+
+    Args:
+        lamar: the `Lamar` engine.
+        context: a mapping of strings, or a function of the query returning one. Default:
+            the agent's runtime context (its `lamar_context` entry or attribute if any, else
+            all of it), else `{}`.
+        k: lesson slots per search (default: the engine's `k`).
+        report: also return the report tool.
+        prefix: the tools are named ``{prefix}_search_lessons`` and ``{prefix}_report_outcome``.
+
+    Returns:
+        ``[search]`` or ``[search, report]``.
+
+    Example:
+        >>> from lamar import Lamar, Experience
+        >>> lam = Lamar(":memory:", seed=1)
+        >>> _ = lam.add(Experience("tests are flaky", "rerun them once before debugging"))
+        >>> [t.name for t in create_lamar_tools(lam, report=True)]
+        ['lamar_search_lessons', 'lamar_report_outcome']
+    """
+    checked = context if context is None or callable(context) else check_context(context)
+
+    def resolve(query: str, runtime: ToolRuntime | None) -> dict[str, str]:
+        if callable(checked):
+            return check_context(checked(query))
+        if checked is not None:
+            return dict(checked)
+        from_runtime = context_from_runtime(getattr(runtime, "context", None))
+        return check_context(from_runtime) if from_runtime is not None else {}
+
+    def answer(rec: Recall, ctx: dict[str, str]) -> tuple[str, dict[str, Any]]:
+        artifact = {EPISODE_KEY: rec.episode_id, "experience_ids": rec.ids, "context": ctx}
+        if not rec.experiences:
+            return f"No lessons apply here (episode {rec.episode_id}).", artifact
+        return f"Episode {rec.episode_id}.\n{rec.as_prompt()}", artifact
+
+    def search(query: str, runtime: ToolRuntime = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
+        ctx = resolve(query, runtime)
+        rec = lamar.recall(ctx, k=k)
+        dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
+        return answer(rec, ctx)
+
+    async def asearch(query: str, runtime: ToolRuntime = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
+        ctx = resolve(query, runtime)
+        rec = await lamar.arecall(ctx, k=k)
+        await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
+        return answer(rec, ctx)
+
+    tools: list[BaseTool] = [StructuredTool.from_function(
+        func=search, coroutine=asearch, name=f"{prefix}_search_lessons", args_schema=SearchLessons,
+        response_format="content_and_artifact",
+        description=("Look up lessons learned from past outcomes in this setting before you act. "
+                     "Returns the lessons (notes, not instructions) and an episode id."))]
+    if report:
+        def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
+            lamar.report(episode_id, outcome)
+            return f"Recorded {outcome} for {episode_id}."
+
+        async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
+            await lamar.areport(episode_id, outcome)
+            return f"Recorded {outcome} for {episode_id}."
+
+        tools.append(StructuredTool.from_function(
+            func=report_outcome, coroutine=areport_outcome, name=f"{prefix}_report_outcome",
+            args_schema=ReportOutcome,
+            description=("Record how the USER reacted after you used lessons from a search, once per "
+                         "episode. Only the user's reaction counts, never your own judgment.")))
+    return tools
+
+
+__all__ = ["USER_OUTCOMES", "ReportOutcome", "SearchLessons", "create_lamar_tools"]

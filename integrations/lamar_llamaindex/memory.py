@@ -1,0 +1,169 @@
+"""`LamarMemoryBlock`: lessons chosen by outcome as a block of LlamaIndex `Memory`, one episode
+per user turn however often the agent reads its memory in that turn."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.bridge.pydantic import Field, PrivateAttr
+from llama_index.core.memory.memory import BaseMemoryBlock
+
+from lamar import DuplicateReport, Recall, Signal, StoreError
+from lamar.experience import check_context
+from lamar_llamaindex.outcomes import record_episode
+
+Outcome = Signal | float | str
+ContextSource = Mapping[str, str] | Callable[[list[ChatMessage]], Mapping[str, str]] | None
+_SESSIONS_KEPT = 4096
+log = logging.getLogger(__name__)
+
+
+class _Turn:
+    __slots__ = ("marker", "recall", "reported")
+
+    def __init__(self, marker: str, recall: Recall) -> None:
+        self.marker = marker
+        self.recall = recall
+        self.reported = False
+
+
+class LamarMemoryBlock(BaseMemoryBlock[str]):
+    """A `Memory` block whose content is the lessons Lamar recalls for the current turn.
+
+    ``Memory.from_defaults(session_id=..., memory_blocks=[LamarMemoryBlock(lamar=lam, context=...)])``
+    and pass the memory to an agent (``agent.run(msg, memory=memory)``). An agent reads its
+    memory at every step of a turn; the block recalls once per user turn (a turn starts when
+    a new user message arrives) and returns the same lessons until the next one, so a turn is
+    one episode. Turns are told apart per `Memory` session.
+
+    Report a turn with `report` (or `lam.report(block.episode_id(session), ...)`). When its
+    outcome shows only in the next user message, pass `outcome`: a function of that message
+    returning a Signal (or None); the previous turn is reported before the new one recalls.
+    `silent_outcome` is what the previous turn gets when that function finds nothing (None
+    leaves it pending, listed by `lam.pending()`). Wrap a run in
+    ``track_episodes(lamar=lam)`` to have a failed run's episode expired. A store that cannot
+    be written costs the turn its lessons, never the turn (a warning is logged).
+
+    Args:
+        lamar: the `Lamar` engine.
+        context: a mapping of strings, or a function of the chat messages returning one.
+        k: lesson slots per turn (default: the engine's `k`).
+        outcome: reads the previous turn's outcome from the new user message.
+        silent_outcome: the previous turn's outcome when `outcome` finds none.
+    """
+
+    name: str = Field(default="lamar_lessons", description="The block's name in the memory template.")
+    lamar: Any = Field(description="The Lamar engine (typed Any: it is not a pydantic model).")
+    context: Any = None
+    k: int | None = None
+    outcome: Any = None
+    silent_outcome: Any = None
+
+    _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
+    _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+    def __init__(self, lamar: Any = None, /, **data: Any) -> None:
+        if lamar is not None:  # the engine may come first, like every Lamar integration
+            data["lamar"] = lamar
+        if data.get("context") is not None and not callable(data["context"]):
+            data["context"] = check_context(data["context"])
+        super().__init__(**data)
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
+        return await asyncio.to_thread(self.recall_turn, messages or [], block_kwargs.get("session_id"))
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        return None  # lessons come from outcomes, not from the chat that flows past
+
+    def recall_turn(self, messages: list[ChatMessage], session_id: str | None = None) -> str:
+        """The lessons block for the turn these messages are in (recalling once per turn)."""
+        users = _user_turns(messages)
+        last = (users[-1].content or "") if users else ""
+        marker = f"{len(users)}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
+        key = session_id or ""
+        with self._lock:
+            turn = self._turns.get(key)
+            if turn is not None and turn.marker == marker:
+                return turn.recall.as_prompt()
+        if turn is not None and not turn.reported and users:
+            self._settle_previous(turn, users[-1])
+        ctx = self._context(messages)
+        try:
+            rec = self.lamar.recall(ctx, k=self.k)
+        except StoreError as exc:  # fail open: the agent's turn goes on without lessons
+            log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
+            return ""
+        record_episode(rec.episode_id, ctx)
+        with self._lock:
+            self._turns[key] = _Turn(marker, rec)
+            self._turns.move_to_end(key)
+            while len(self._turns) > _SESSIONS_KEPT:
+                self._turns.popitem(last=False)
+        return rec.as_prompt()
+
+    def _settle_previous(self, turn: _Turn, message: ChatMessage) -> None:
+        value = self.outcome(message) if callable(self.outcome) else None
+        if value is None:
+            value = self.silent_outcome
+        if value is None:
+            return
+        try:
+            self.lamar.report(turn.recall.episode_id, value)
+        except DuplicateReport:
+            pass  # the app reported it already
+        except StoreError as exc:  # fail open: the episode stays pending
+            log.warning("Lamar could not report episode %s: %s", turn.recall.episode_id, exc)
+            return
+        turn.reported = True
+
+    def _context(self, messages: list[ChatMessage]) -> dict[str, str]:
+        if callable(self.context):
+            return check_context(self.context(messages))
+        return dict(self.context or {})
+
+    def episode_id(self, session_id: str | None = None) -> str | None:
+        """The episode of the session's current turn (None before its first turn)."""
+        with self._lock:
+            turn = self._turns.get(session_id or "")
+        return turn.recall.episode_id if turn is not None else None
+
+    def report(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
+        """Report the outcome of the session's current turn; returns its episode id.
+
+        Raises:
+            ValueError: the session has had no turn yet.
+        """
+        with self._lock:
+            turn = self._turns.get(session_id or "")
+        if turn is None:
+            raise ValueError(f"no turn yet in session {session_id!r}: the agent has not read this memory")
+        self.lamar.report(turn.recall.episode_id, signal, replace=replace)
+        turn.reported = True
+        return turn.recall.episode_id
+
+    async def areport(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
+        """`report` without blocking the event loop."""
+        return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
+
+
+def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
+    """The user messages that start turns: `Memory.aget(input=...)` appends the pending user
+    message to a history that may already hold it, and that copy is not a new turn."""
+    turns: list[ChatMessage] = []
+    previous: ChatMessage | None = None
+    for message in messages:
+        if message.role == MessageRole.USER and not (
+                previous is not None and previous.role == MessageRole.USER and previous.content == message.content):
+            turns.append(message)
+        previous = message
+    return turns
+
+
+__all__ = ["LamarMemoryBlock"]

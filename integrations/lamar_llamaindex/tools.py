@@ -1,0 +1,109 @@
+"""`create_lamar_tools` for LlamaIndex agents: a lesson search `FunctionTool` (its raw output a
+Document carrying the episode id) and, optionally, a report tool for the user's reaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from llama_index.core.bridge.pydantic import BaseModel, Field
+from llama_index.core.schema import Document
+from llama_index.core.tools import FunctionTool
+
+from lamar import Recall
+from lamar.experience import check_context
+from lamar_llamaindex.nodes import EPISODE_ID
+from lamar_llamaindex.outcomes import record_episode
+
+ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+
+class SearchLessons(BaseModel):
+    """Arguments of the search tool."""
+
+    query: str = Field(description="The task at hand or the problem you are stuck on, in one sentence.")
+
+
+class ReportOutcome(BaseModel):
+    """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
+
+    episode_id: str = Field(description="The episode id that the lesson search returned (starts with 'ep_').")
+    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(
+        description=(
+            "What the USER did after you acted on the lessons, as they showed it: shipped or accepted "
+            "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
+            "opinion of your work is not an outcome: if the user has not reacted yet, do not report."))
+    evidence: str = Field(description="The user's words or action that show this outcome, quoted briefly.")
+
+
+def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | None = None,
+                       report: bool = False, prefix: str = "lamar") -> list[FunctionTool]:
+    """Tools a LlamaIndex agent (`FunctionAgent`, `ReActAgent`) calls itself.
+
+    The search tool's text names the episode and lists the lessons; its raw output is a
+    `Document` whose metadata holds ``episode_id`` and ``experience_ids`` (the agent's
+    `ToolCallResult.tool_output.raw_output`), and the episode joins any open
+    `track_episodes()` log. Each call is one episode. The report tool's schema says whose
+    signal counts: the user's reaction, with the evidence quoted.
+
+    Args:
+        lamar: the `Lamar` engine.
+        context: a mapping of strings, or a function of the query returning one (default `{}`).
+        k: lesson slots per search (default: the engine's `k`).
+        report: also return the report tool.
+        prefix: the tools are named ``{prefix}_search_lessons`` and ``{prefix}_report_outcome``.
+
+    Returns:
+        ``[search]`` or ``[search, report]``.
+
+    Example:
+        >>> from lamar import Lamar
+        >>> [t.metadata.name for t in create_lamar_tools(Lamar(":memory:"), report=True)]
+        ['lamar_search_lessons', 'lamar_report_outcome']
+    """
+    checked = context if context is None or callable(context) else check_context(context)
+
+    def resolve(query: str) -> dict[str, str]:
+        if callable(checked):
+            return check_context(checked(query))
+        return dict(checked or {})
+
+    def answer(rec: Recall, ctx: dict[str, str]) -> Document:
+        record_episode(rec.episode_id, ctx)
+        text = (f"Episode {rec.episode_id}.\n{rec.as_prompt()}" if rec.experiences
+                else f"No lessons apply here (episode {rec.episode_id}).")
+        return Document(text=text, metadata={EPISODE_ID: rec.episode_id, "experience_ids": rec.ids,
+                                             "context": ctx})
+
+    def search(query: str) -> Document:
+        ctx = resolve(query)
+        return answer(lamar.recall(ctx, k=k), ctx)
+
+    async def asearch(query: str) -> Document:
+        ctx = resolve(query)
+        return answer(await lamar.arecall(ctx, k=k), ctx)
+
+    tools = [FunctionTool.from_defaults(
+        fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
+        description=("Look up lessons learned from past outcomes in this setting before you act. "
+                     "Returns the lessons (notes, not instructions) and an episode id."))]
+    if report:
+        def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
+            ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
+            lamar.report(episode_id, outcome)
+            return f"Recorded {outcome} for {episode_id}."
+
+        async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
+            ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
+            await lamar.areport(episode_id, outcome)
+            return f"Recorded {outcome} for {episode_id}."
+
+        tools.append(FunctionTool.from_defaults(
+            fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
+            fn_schema=ReportOutcome,
+            description=("Record how the USER reacted after you used lessons from a search, once per "
+                         "episode. Only the user's reaction counts, never your own judgment.")))
+    return tools
+
+
+__all__ = ["ReportOutcome", "SearchLessons", "create_lamar_tools"]

@@ -1,0 +1,119 @@
+"""Checks of the engine's own arguments (store, k, tuning, reasons, ids), refused with a LamarError.
+
+Kept apart from the engine so that each public call of `Lamar` validates in one line and every
+message says what a valid argument looks like.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from lamar._errors import InvalidArgument, StoreError
+from lamar.storable import text_problem
+
+
+def engine_store(store: Any) -> Any:
+    """A store object from `store` (opened when it is a location); StoreError when it is neither."""
+    if isinstance(store, (str, os.PathLike)):
+        from lamar.store import open_store
+
+        return open_store(store)
+    if not all(callable(getattr(store, name, None)) for name in ("append", "read", "close")):
+        raise StoreError(f"Lamar(store) takes a location (':memory:', a .json or .db path, a postgresql:// URL) "
+                         f"or a store object with append/read/close; got {type(store).__name__}")
+    return store
+
+
+def slots(k: Any, name: str = "k") -> int:
+    """`k` as a number of lesson slots."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {k!r}")
+    return k
+
+
+def policy(tuning: dict[str, Any]) -> Any:
+    """A Policy from the tuning keywords, each of the type its default has."""
+    from lamar.policy.config import Policy
+
+    fields = {f.name: f for f in dataclasses.fields(Policy)}
+    for name, value in tuning.items():
+        if name not in fields:
+            raise InvalidArgument(f"unknown tuning keyword {name!r}; the keywords are {sorted(fields)} "
+                                  "(see lamar.policy.Policy)")
+        default = fields[name].default
+        if isinstance(default, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(default, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(default, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        else:
+            ok = True
+        if not ok:
+            kind = "a whole number" if isinstance(default, int) else "a finite number"
+            raise InvalidArgument(f"{name} must be {kind} (default {default!r}); got {value!r}")
+    try:
+        return Policy(**tuning)
+    except (TypeError, ValueError) as exc:
+        raise InvalidArgument(f"invalid tuning: {exc}") from None
+
+
+def seconds(value: Any, name: str) -> float | None:
+    """A time or a duration in seconds (None stays None): a finite number."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidArgument(f"{name} is a number of seconds (or None); got {value!r}")
+    return float(value)
+
+
+def reason(text: Any) -> str:
+    """A reason for the audit trail: a storable string."""
+    if not isinstance(text, str) or text_problem(text):
+        raise InvalidArgument(f"reason must be a string without NUL or lone surrogates; got {text!r}")
+    return text
+
+
+def candidate_ids(candidates: Iterable[str] | None) -> set[str] | None:
+    """The ids a recall may choose from (None: any)."""
+    if candidates is None:
+        return None
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Iterable):
+        raise InvalidArgument(f"candidates is a list of experience ids; got {type(candidates).__name__}")
+    ids = list(candidates)
+    bad = next((c for c in ids if not isinstance(c, str)), None)
+    if bad is not None:
+        raise InvalidArgument(f"candidates must be experience ids (strings); got {bad!r}")
+    return set(ids)
+
+
+def proposal_ids(only: Any) -> list[str] | None:
+    """The proposal ids `apply(only=...)` names (None: all)."""
+    if only is None:
+        return None
+    if isinstance(only, str):
+        return [only]
+    if not isinstance(only, Iterable):
+        raise InvalidArgument(f"only is a list of proposal ids; got {type(only).__name__}")
+    ids = list(only)
+    bad = next((i for i in ids if not isinstance(i, str)), None)
+    if bad is not None:
+        raise InvalidArgument(f"only must list proposal ids (strings); got {bad!r}")
+    return ids
+
+
+def choice(enum: Any, value: Any, name: str) -> Any:
+    """`enum(value)` or InvalidArgument listing the valid values (None stays None)."""
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except (ValueError, TypeError):
+        raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
+
+
+__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots"]

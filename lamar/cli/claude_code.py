@@ -1,0 +1,172 @@
+"""`lamar claude-code install|uninstall|status|hook|settle`: Lamar's hooks in Claude Code.
+
+The work lives in the `lamar_claude_code` integration, imported when a command runs, so the
+rest of the CLI never needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from typing import Any
+
+STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
+DEFAULT_STORE = "~/.lamar/experience.json"
+
+
+def _usage(message: str) -> Exception:
+    from lamar.cli.session import UsageError
+
+    return UsageError(message)
+
+
+def store_location(args: argparse.Namespace) -> str:
+    return getattr(args, "store", None) or os.environ.get(STORE_ENV) or DEFAULT_STORE
+
+
+def _integration() -> Any:
+    try:
+        from lamar_claude_code import settings
+    except ImportError as exc:
+        raise ImportError(f"the Claude Code integration is not installed: pip install 'lamar[claude-code]' ({exc})") \
+            from exc
+    return settings
+
+
+def add_commands(command: Any) -> None:
+    """Register the `claude-code` group through the parser's `command(name, help, handler)` helper."""
+    group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle", _cmd_help)
+    subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
+
+    def sub(name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
+        parser: argparse.ArgumentParser = subs.add_parser(name, help=help_text, description=help_text)
+        parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
+                            help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
+        parser.set_defaults(handler=handler)
+        return parser
+
+    install = sub("install", "merge Lamar's hook entries into Claude Code's settings (prints what changed)",
+                  cmd_install)
+    scope = install.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help=".claude/settings.json of this project (default)")
+    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (every project)")
+    uninstall = sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall)
+    scope = uninstall.add_mutually_exclusive_group()
+    scope.add_argument("--project", action="store_true", help=".claude/settings.json of this project (default)")
+    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+    sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status)
+    sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
+    sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
+
+
+def _cmd_help(args: argparse.Namespace) -> int:
+    raise _usage("name an action: lamar claude-code install|uninstall|status|hook|settle")
+
+
+def _scope(args: argparse.Namespace) -> str:
+    return "user" if getattr(args, "user", False) else "project"
+
+
+def cmd_install(args: argparse.Namespace) -> int:
+    settings = _integration()
+    from lamar.store import open_store
+
+    explicit = getattr(args, "store", None)
+    location = store_location(args)
+    open_store(location).close()  # create it now, so the first hook finds it
+    path = settings.settings_path(_scope(args))
+    try:
+        changes = settings.install(path, settings.hook_command(explicit))
+    except settings.SettingsError as exc:
+        raise _usage(str(exc)) from None
+    for line in changes:
+        print(f"{path}: {line}")
+    if not changes:
+        print(f"{path}: nothing to change, Lamar's hooks are installed")
+    print(f"store: {location}")
+    return 0
+
+
+def cmd_uninstall(args: argparse.Namespace) -> int:
+    settings = _integration()
+    path = settings.settings_path(_scope(args))
+    try:
+        changes = settings.uninstall(path)
+    except settings.SettingsError as exc:
+        raise _usage(str(exc)) from None
+    for line in changes:
+        print(f"{path}: {line}")
+    if not changes:
+        print(f"{path}: no Lamar hooks to remove")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    settings = _integration()
+    from lamar_claude_code.hook import paths_for
+    from lamar_claude_code.state import read_state, tail
+
+    for scope in ("project", "user"):
+        path = settings.settings_path(scope)
+        entries = settings.installed(path)
+        print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
+        for entry in entries:
+            print(f"  {entry}")
+    location = store_location(args)
+    paths = paths_for(location)
+    print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
+                                  else " (missing)"))
+    state = read_state(paths.state)
+    last = state["last"]
+    if last:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(last.get("time", 0))))
+        print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
+              f"(session {last.get('session')}, episode {last.get('episode')}, {last.get('injected', 0)} "
+              "characters injected)")
+    else:
+        print("last event: none seen yet")
+    watched = [r for r in state["episodes"].values() if r.get("files") and r.get("signal") != "reverted"]
+    print(f"episodes tracked: {len(state['episodes'])}, watched by git: {len(watched)}")
+    print(f"traces for sleep: {paths.traces}")
+    print(f"log: {paths.log}")
+    for line in tail(paths.log, 5):
+        print(f"  {line}")
+    return 0
+
+
+def cmd_hook(args: argparse.Namespace) -> int:
+    from lamar_claude_code.hook import main
+
+    return main(store_location(args))
+
+
+def cmd_settle(args: argparse.Namespace) -> int:
+    _integration()
+    from lamar.cli.session import open_raw
+    from lamar.engine import Lamar
+    from lamar_claude_code.episodes import settle_all
+    from lamar_claude_code.hook import paths_for
+
+    location = store_location(args)
+    store = open_raw(location, create=False)
+    lines = settle_all(lambda: Lamar(store), paths_for(location))
+    for line in lines:
+        print(line)
+    print(f"settled {len(lines)} outcome(s)")
+    return 0
+
+
+def fast_hook(argv: list[str]) -> int:
+    """`lamar claude-code hook [--store PATH]` without building the whole parser (it runs per prompt)."""
+    store = None
+    for i, arg in enumerate(argv):
+        if arg == "--store" and i + 1 < len(argv):
+            store = argv[i + 1]
+        elif arg.startswith("--store="):
+            store = arg.split("=", 1)[1]
+    try:
+        from lamar_claude_code.hook import main
+    except ImportError:
+        return 0  # fail open: nothing to inject without the integration
+    return main(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)

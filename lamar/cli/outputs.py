@@ -1,0 +1,65 @@
+"""Where a command may write: never over a store, nor over a file Lamar did not make, unless --force.
+
+`lamar html --out`, `lamar sleep --out` and `lamar export --out` write files; a slip of the
+keyboard (`--out experience.db`) must not replace a store or someone's document with a report.
+A file is recognised as Lamar's own by its content: the HTML page's generator tag, the sleep
+report's format field, a store's header.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from lamar.cli.session import UsageError
+
+HTML_GENERATOR = '<meta name="generator" content="lamar html">'
+_JSON_STORE = re.compile(rb'"format"\s*:\s*"lamar"')
+_REPORT = re.compile(rb'"format"\s*:\s*"lamar-sleep-report"')
+
+
+def _head(path: Path, size: int = 4096) -> bytes:
+    try:
+        with path.open("rb") as fh:
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
+def is_store_file(path: Path) -> bool:
+    """Whether `path` holds a Lamar store (SQLite, or a JSON store) by its first bytes."""
+    head = _head(path)
+    return head.startswith(b"SQLite format 3\x00") or bool(_JSON_STORE.search(head) and not _REPORT.search(head))
+
+
+def is_html_page(path: Path) -> bool:
+    return HTML_GENERATOR.encode() in _head(path, 2048)
+
+
+def is_sleep_report(path: Path) -> bool:
+    return bool(_REPORT.search(_head(path)))
+
+
+def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:
+    """Raise UsageError unless writing `what` to `out` replaces nothing but Lamar's own `what`.
+
+    Args:
+        out: the path the user gave.
+        ours: recognises a file this command wrote before (safe to replace).
+        what: names the output in the message ("the HTML page").
+        force: --force: overwrite whatever is there.
+    """
+    path = Path(out).expanduser()
+    if path.is_dir():
+        raise UsageError(f"--out {out} is a folder: name a file")
+    if force or not path.exists() or ours(path):
+        return
+    if is_store_file(path):
+        raise UsageError(f"--out {out} is a Lamar store; writing {what} there would destroy it: name another "
+                         "file (or pass --force if you really mean to overwrite it)")
+    raise UsageError(f"--out {out} already exists and was not written by Lamar: name a new file for {what}, "
+                     "or pass --force to overwrite it")
+
+
+__all__ = ["HTML_GENERATOR", "check_output", "is_html_page", "is_sleep_report", "is_store_file"]

@@ -1,0 +1,162 @@
+"""Credentials in disguise: split by a space or a line, reversed, base64, hex- or percent-escaped.
+
+Each disguise is undone on a shadow of the text, the provider rules run there, and what they
+find is redacted in the text itself. Only provider formats count for splits and reversals (a
+prefix and a long random body do not arise by accident); decoded blobs get every rule, since
+text someone took the trouble to encode and that decodes to a credential is one.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import bisect
+import re
+from collections.abc import Callable, Sequence
+
+Finder = Callable[[str], "list[tuple[int, int, str]]"]  # spans (start, end, kind) of secrets in a text
+Scrubber = Callable[[str], "tuple[str, list[str]]"]
+
+_GAP = re.compile(r"[ \t]*\r?\n[ \t]*|[ \t]{1,3}")
+_CHUNK = re.compile(r"[A-Za-z0-9_.~+/=-]+")
+_BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+_ESCAPED = re.compile(
+    r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]{1,5};|[A-Za-z0-9_.-])+"
+)
+_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})|&#(x?)([0-9a-fA-F]{1,5});")
+_HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
+
+
+def _joined(text: str) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """`text` with short gaps between random-looking chunks removed, the segments that map it
+    back (joined offset, original offset), and where in the joined text the gaps were.
+
+    A gap is closed only when the chunk after it holds a digit and the chunk before holds one
+    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One pass over the
+    gaps and chunks, so hostile text costs linear time.
+    """
+    ends, starts = {}, {}
+    for chunk in _CHUNK.finditer(text):
+        ends[chunk.end()] = starts[chunk.start()] = chunk.group(0)
+    cuts = []
+    for gap in _GAP.finditer(text):
+        before, after = ends.get(gap.start()), starts.get(gap.end())
+        if before and after and any(c.isdigit() for c in after) and (
+                any(c.isdigit() for c in before) or before[-1] in "_-."):
+            cuts.append((gap.start(), gap.end()))
+    pieces: list[str] = []
+    segments: list[tuple[int, int]] = []
+    last = joined_at = 0
+    for a, b in cuts:
+        pieces.append(text[last:a])
+        segments.append((joined_at, last))
+        joined_at += a - last
+        last = b
+    pieces.append(text[last:])
+    segments.append((joined_at, last))
+    return "".join(pieces), segments, [offset for offset, _ in segments[1:]]
+
+
+def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
+    joined, segments, gaps = _joined(text)
+    if not gaps:
+        return []
+    marks = [offset for offset, _ in segments]
+
+    def back(x: int) -> int:
+        joined_at, original = segments[bisect.bisect_right(marks, x) - 1]
+        return original + x - joined_at
+
+    spans = []
+    for start, end, kind in find(joined):
+        cuts = [g for g in gaps[bisect.bisect_right(gaps, start):] if g < end]
+        if not cuts:
+            continue  # found without joining: the plain rules saw it already
+        pieces = [joined[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
+        # A key broken over a line has random pieces; prose broken over a line has words.
+        if all(any(c.isdigit() for c in piece) for piece in pieces[1:]):
+            spans.append((back(start), back(end - 1) + 1, kind))
+    return spans
+
+
+def _reversed_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
+    n = len(text)
+    return [(n - end, n - start, kind) for start, end, kind in find(text[::-1])]
+
+
+def _decoded(blob: str) -> str | None:
+    """`blob` decoded as base64 (standard or URL-safe) into printable text, or None."""
+    padded = blob + "=" * (-len(blob) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if text.isprintable() or all(c.isprintable() or c in "\n\t\r" for c in text) else None
+
+
+def _unescaped(run: str) -> str | None:
+    if len(_ESCAPE.findall(run)) < 3:
+        return None
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(5) is not None:
+            code = int(m.group(5), 16 if m.group(4) else 10)
+        else:
+            code = int(m.group(1) or m.group(2) or m.group(3), 16)
+        return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else "?"
+
+    return _ESCAPE.sub(one, run)
+
+
+def _hex_decoded(run: str) -> str | None:
+    try:
+        text = bytes.fromhex(run).decode("utf-8")
+    except ValueError:
+        return None
+    return text if text.isprintable() else None
+
+
+def _encoded_spans(text: str, scrub: Scrubber) -> list[tuple[int, int, str]]:
+    spans = []
+    for pattern, decode, label in ((_BASE64, _decoded, "base64"), (_ESCAPED, _unescaped, "escaped"),
+                                   (_HEX, _hex_decoded, "hex")):
+        for match in pattern.finditer(text):
+            decoded = decode(match.group(0))
+            if decoded is None or decoded == match.group(0):
+                continue
+            _, kinds = scrub(decoded)
+            if kinds:
+                spans.append((match.start(), match.end(), f"{label}-{kinds[0]}"))
+    return spans
+
+
+def disguised_spans(text: str, find: Finder, scrub: Scrubber) -> list[tuple[int, int, str]]:
+    """Spans of `text` that hold a credential in disguise, earliest first, not overlapping.
+
+    Args:
+        text: the text, already scrubbed by the plain rules.
+        find: the provider rules: spans of provider credentials in a text.
+        scrub: the whole scrubber, for decoded blobs.
+    """
+    found = _split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub)
+    found.sort()
+    out: list[tuple[int, int, str]] = []
+    for span in found:
+        if not out or span[0] >= out[-1][1]:
+            out.append(span)
+        elif span[1] > out[-1][1]:
+            out[-1] = (out[-1][0], span[1], out[-1][2])
+    return out
+
+
+def redact_spans(text: str, spans: Sequence[tuple[int, int, str]], placeholder: str) -> str:
+    """`text` with each span replaced by `placeholder.format(kind=...)`."""
+    pieces, last = [], 0
+    for start, end, kind in spans:
+        pieces += [text[last:start], placeholder.format(kind=kind)]
+        last = end
+    return "".join(pieces) + text[last:]
+
+
+__all__ = ["disguised_spans", "redact_spans"]

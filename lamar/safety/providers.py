@@ -1,0 +1,61 @@
+"""Provider credential formats with a fixed prefix or shape, as (kind, regex body) pairs.
+
+`secrets.RULES` turns each into a token rule (it must not continue a longer word). These are
+the formats outside the first list: each prefix is one a provider documents for its keys.
+"""
+
+from __future__ import annotations
+
+PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
+    ("google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,40}"),
+    ("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}"),
+    ("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?"),
+    ("mailgun-api-key", r"key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"),
+    ("new-relic-key", r"NR(?:AK|II|AA|SP|RA)-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"),
+    ("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9]{28,}"),
+    ("linear-api-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
+    ("doppler-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}"),
+    ("pulumi-token", r"pul-[a-f0-9]{40}"),
+    ("postman-api-key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60}"),
+    ("grafana-token", r"glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[a-fA-F0-9]{8}"),
+    ("sentry-token", r"sntry[su]_[A-Za-z0-9+/=_-]{40,}"),
+    ("terraform-token", r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}"),
+    ("flyio-token", r"fo1_[A-Za-z0-9_-]{43}|fm[12][ar]?_[A-Za-z0-9+/=_-]{100,}"),
+    ("dropbox-token", r"sl\.[A-Za-z0-9_-]{130,}"),
+    ("airtable-token", r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}"),
+    ("age-secret-key", r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
+    ("azure-ad-client-secret", r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
+    ("telegram-bot-token", r"\d{8,10}:AA[A-Za-z0-9_-]{33}"),
+    ("replicate-token", r"r8_[A-Za-z0-9]{37}"),
+    ("groq-api-key", r"gsk_[A-Za-z0-9]{48,56}"),
+    ("xai-api-key", r"xai-[A-Za-z0-9]{70,90}"),
+    ("perplexity-api-key", r"pplx-[A-Za-z0-9]{40,56}"),
+    ("notion-token", r"(?:secret|ntn)_[A-Za-z0-9]{43,46}"),
+    ("figma-token", r"fig[dou]_[A-Za-z0-9_-]{40,}"),
+    ("planetscale-token", r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,64}"),
+    ("supabase-token", r"sbp_[a-f0-9]{40}"),
+    ("docker-hub-token", r"dckr_pat_[A-Za-z0-9_-]{27}"),
+    ("contentful-token", r"CFPAT-[A-Za-z0-9_-]{43}"),
+    ("adafruit-key", r"aio_[A-Za-z]{4}[A-Za-z0-9]{24}"),
+    ("facebook-token", r"EAA[A-Za-z0-9]{100,}"),
+    ("mailchimp-api-key", r"[0-9a-f]{32}-us\d{1,2}"),
+    ("alibaba-access-key", r"LTAI[A-Za-z0-9]{20}"),
+    ("mapbox-token", r"[sp]k\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}"),
+    ("shippo-token", r"shippo_(?:live|test)_[a-f0-9]{40}"),
+    ("heroku-api-key", r"HRKU-[A-Za-z0-9_-]{60}"),
+    ("openrouter-api-key", r"sk-or-v1-[a-f0-9]{64}"),
+    ("cloudflare-token", r"cf(?:ut|at|k)_[A-Za-z0-9]{40,}"),
+    ("bitbucket-token", r"ATCTT3[A-Za-z0-9_=-]{150,}"),
+    ("yandex-key", r"AQVN[A-Za-z0-9_-]{35,38}|YC[A-Za-z0-9_-]{38}"),
+    ("tailscale-key", r"tskey-(?:api|auth|client|webhook)-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}"),
+    ("prefect-token", r"pnu_[A-Za-z0-9]{36}"),
+    ("readme-api-key", r"rdme_[a-z0-9]{70}"),
+    ("rubygems-token", r"rubygems_[a-f0-9]{48}"),
+    ("clojars-token", r"CLOJARS_[a-z0-9]{60}"),
+    ("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}"),
+)
+
+
+__all__ = ["PROVIDER_TOKENS"]

@@ -1,0 +1,203 @@
+"""The kinds of sleep proposal: for each, what it touches, how it is checked, shown and carried out.
+
+One record per kind is the single source of truth: `lamar review` shows `describe(p)` and
+`apply` writes `events(p)`, and both read the same fields, so a hand-edited report cannot make
+apply do what review did not show. A new kind declares itself with one `register(...)` call;
+apply refuses (skips, with the reason) a kind that is not registered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+
+from lamar._errors import InvalidReport, LamarError
+from lamar.experience import Experience, Status
+from lamar.sleep.proposals import Proposal
+from lamar.store import Event
+
+
+@dataclasses.dataclass(frozen=True)
+class ProposalKind:
+    """How one kind of proposal is checked, shown and applied.
+
+    Attributes:
+        name: the `Proposal.kind` it handles.
+        touches: the stored lessons the proposal changes (apply refuses if one is missing).
+        check: raises InvalidReport (or another LamarError) when the proposal is malformed.
+        describe: the lines review shows, built from the fields `events` uses.
+        events: what apply appends to the store.
+    """
+
+    name: str
+    touches: Callable[[Proposal], Sequence[str]]
+    check: Callable[[Proposal], None]
+    describe: Callable[[Proposal], list[str]]
+    events: Callable[[Proposal], list[Event]]
+
+
+KINDS: dict[str, ProposalKind] = {}
+
+
+def register(kind: ProposalKind) -> ProposalKind:
+    """Make `kind` known to review and apply (a later registration of the same name replaces it)."""
+    KINDS[kind.name] = kind
+    return kind
+
+
+def kind_of(proposal: Proposal) -> ProposalKind:
+    """The registered kind of `proposal`; InvalidReport naming the known kinds otherwise."""
+    found = KINDS.get(proposal.kind)
+    if found is None:
+        raise InvalidReport(f"unknown proposal kind {proposal.kind!r}; this Lamar applies {sorted(KINDS)}")
+    return found
+
+
+def _ids(proposal: Proposal) -> Sequence[str]:
+    return proposal.experience_ids
+
+
+def _need_ids(proposal: Proposal) -> None:
+    if not proposal.experience_ids:
+        raise InvalidReport(f"proposal {proposal.id} ({proposal.kind}) names no lesson")
+
+
+def _status_events(status: Status) -> Callable[[Proposal], list[Event]]:
+    def events(proposal: Proposal) -> list[Event]:
+        reason = f"sleep {proposal.kind}: {proposal.reason}"
+        return [Event("status", {"id": i, "status": status.value, "reason": reason}) for i in proposal.experience_ids]
+    return events
+
+
+def _status_describe(verb: str) -> Callable[[Proposal], list[str]]:
+    return lambda p: [f"  {verb} lesson {i}" for i in p.experience_ids]
+
+
+def _merge_parts(proposal: Proposal) -> tuple[str, list[str]]:
+    into, sources = proposal.payload.get("into"), proposal.payload.get("from")
+    if not isinstance(into, str) or not isinstance(sources, list) or not sources or \
+            not all(isinstance(i, str) for i in sources) or into in sources:
+        raise InvalidReport(f"merge proposal {proposal.id} needs payload into (an id) and from (other ids)")
+    if set(proposal.experience_ids) != {into, *sources}:
+        raise InvalidReport(f"merge proposal {proposal.id}: experience_ids {list(proposal.experience_ids)} are not "
+                            f"the lessons its payload merges ({[into, *sources]}); the report was edited")
+    return into, sources
+
+
+def _merge_touches(proposal: Proposal) -> Sequence[str]:
+    into, sources = _merge_parts(proposal)
+    return [into, *sources]
+
+
+def _merge_check(proposal: Proposal) -> None:
+    _merge_parts(proposal)
+
+
+def _merge_describe(proposal: Proposal) -> list[str]:
+    into, sources = _merge_parts(proposal)
+    return [f"  merge {', '.join(sources)} into {into} (they are retired, their evidence moves to {into})"]
+
+
+def _merge_events(proposal: Proposal) -> list[Event]:
+    into, sources = _merge_parts(proposal)
+    return [Event("merge", {"into": into, "from": sources})]
+
+
+def candidate_lesson(proposal: Proposal) -> Experience:
+    """The lesson a candidate proposal adds, exactly as apply stores it, re-screened.
+
+    Raises:
+        InvalidReport: the payload is not a lesson, is not a candidate, holds a secret or
+            reads as instructions to the model.
+    """
+    from lamar.safety import injection_reason
+    from lamar.safety.boundary import admitted
+
+    raw = proposal.payload.get("experience")
+    if not isinstance(raw, Mapping):
+        raise InvalidReport(f"candidate proposal {proposal.id} has no lesson in payload.experience")
+    try:
+        exp = admitted(Experience.from_dict(raw))
+    except LamarError as exc:
+        raise InvalidReport(f"candidate proposal {proposal.id}: {exc}") from None
+    if exp.status is not Status.CANDIDATE:
+        raise InvalidReport(f"candidate proposal {proposal.id} has status {exp.status.value!r}: a mined lesson enters "
+                            "as a candidate, never as an active belief")
+    if not exp.id or tuple(proposal.experience_ids) != (exp.id,):
+        raise InvalidReport(f"candidate proposal {proposal.id}: experience_ids {list(proposal.experience_ids)} do not "
+                            f"name its lesson ({exp.id!r})")
+    injected = injection_reason("\n".join([exp.precondition, exp.action, exp.rationale, *exp.scope.values()]))
+    if injected:
+        raise InvalidReport(f"candidate proposal {proposal.id} looks like an injection attempt: {injected}")
+    return exp
+
+
+def _candidate_describe(proposal: Proposal) -> list[str]:
+    exp = candidate_lesson(proposal)
+    scope = ", ".join(f"{k}={v}" for k, v in exp.scope.items()) or "everywhere"
+    return [f"  new lesson {exp.id} ({exp.status.value}, scope {scope}): {exp.render()}"]
+
+
+def _candidate_events(proposal: Proposal) -> list[Event]:
+    exp = candidate_lesson(proposal).with_identity()
+    return [Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]
+
+
+def _candidate_check(proposal: Proposal) -> None:
+    candidate_lesson(proposal)
+
+
+def _compact_check(proposal: Proposal) -> None:
+    episodes = proposal.payload.get("episodes")
+    if not isinstance(episodes, list) or not all(isinstance(e, str) for e in episodes):
+        raise InvalidReport(f"compact proposal {proposal.id} needs payload.episodes, a list of episode ids")
+
+
+def _compact_describe(proposal: Proposal) -> list[str]:
+    return [f"  fold {len(proposal.payload.get('episodes') or [])} old episodes into the lessons' counts"]
+
+
+register(ProposalKind("retire", _ids, _need_ids, _status_describe("retire"), _status_events(Status.RETIRED)))
+register(ProposalKind("promote", _ids, _need_ids, _status_describe("promote to active"), _status_events(Status.ACTIVE)))
+register(ProposalKind("merge", _merge_touches, _merge_check, _merge_describe, _merge_events))
+register(ProposalKind("contradiction", _ids, _need_ids,
+                      lambda p: ["  acknowledge: the bandit keeps testing both sides (nothing else changes)"],
+                      lambda p: []))
+register(ProposalKind("candidate", lambda p: [], _candidate_check, _candidate_describe, _candidate_events))
+def _narrow_check(proposal: Proposal) -> None:
+    _need_ids(proposal)
+    key, value = proposal.payload.get("key"), proposal.payload.get("value")
+    if not isinstance(key, str) or not isinstance(value, str) or not key or not value:
+        raise InvalidReport(f"narrow proposal {proposal.id} needs payload key and value (strings)")
+
+
+def _narrow_describe(proposal: Proposal) -> list[str]:
+    _narrow_check(proposal)
+    scope = ", ".join(f"{k}={v}" for k, v in sorted(proposal.payload.get("scope", {}).items()))
+    return [f"  narrow lesson {proposal.experience_ids[0]} to {proposal.payload['key']}={proposal.payload['value']}"
+            f" (new scope: {scope})"]
+
+
+def _narrow_events(proposal: Proposal) -> list[Event]:
+    _narrow_check(proposal)
+    return [Event("scope", {"id": proposal.experience_ids[0], "key": proposal.payload["key"],
+                            "value": proposal.payload["value"], "reason": f"sleep narrow: {proposal.reason}"})]
+
+
+register(ProposalKind("narrow", _ids, _narrow_check, _narrow_describe, _narrow_events))
+register(ProposalKind("compact", lambda p: [], _compact_check, _compact_describe,
+                      lambda p: [Event("compact", dict(p.payload))]))
+
+
+def describe(proposal: Proposal) -> list[str]:
+    """What applying the proposal would do, one line each; a malformed one says why it is refused."""
+    try:
+        kind = kind_of(proposal)
+        kind.check(proposal)
+        return kind.describe(proposal)
+    except LamarError as exc:
+        return [f"  REFUSED by apply: {exc}"]
+
+
+__all__ = ["KINDS", "ProposalKind", "candidate_lesson", "describe", "kind_of", "register"]
+

@@ -1,0 +1,49 @@
+"""`check_sleep_options`: sleep's keyword options, refused with InvalidArgument before any work."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from lamar._errors import InvalidArgument
+
+SLEEP_OPTIONS = ("similarity", "keep_last", "older_than", "keep_unreported", "max_prompt_tokens", "max_tokens",
+                 "min_support", "model_timeout")
+
+
+def _whole(name: str, value: Any, low: int, *, none: bool = False) -> None:
+    if value is None and none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        more = " or None" if none else ""
+        raise InvalidArgument(f"{name} must be a whole number >= {low}{more}; got {value!r}")
+
+
+def _seconds(name: str, value: Any, *, positive: bool) -> None:
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+            value < 0 or (positive and value == 0):
+        raise InvalidArgument(f"{name} must be a number of seconds {'> 0' if positive else '>= 0'} or None; "
+                              f"got {value!r}")
+
+
+def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, keep_unreported: Any,
+                        max_prompt_tokens: Any, max_tokens: Any, min_support: Any, model_timeout: Any,
+                        model: Any) -> None:
+    """Raise InvalidArgument naming the first option that is of the wrong type or out of range."""
+    if isinstance(similarity, bool) or not isinstance(similarity, (int, float)) or \
+            not (math.isfinite(similarity) and 0.0 < similarity <= 1.0):
+        raise InvalidArgument(f"similarity must be a number in (0, 1]; got {similarity!r}")
+    _whole("keep_last", keep_last, 0, none=True)
+    _whole("keep_unreported", keep_unreported, 0, none=True)
+    _seconds("older_than", older_than, positive=False)
+    _whole("max_prompt_tokens", max_prompt_tokens, 1)
+    _whole("max_tokens", max_tokens, 1)
+    _whole("min_support", min_support, 2)
+    _seconds("model_timeout", model_timeout, positive=True)
+    if model is not None and not callable(getattr(model, "complete", None)):
+        raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
+
+
+__all__ = ["SLEEP_OPTIONS", "check_sleep_options"]

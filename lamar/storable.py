@@ -1,0 +1,73 @@
+"""`storable_problem`: why a value cannot be written to every store backend, or None.
+
+Every backend keeps events as JSON (PostgreSQL as `jsonb`, which has no NUL character), so a
+value is storable when it is JSON made of strings without NUL or lone surrogates, finite
+numbers, booleans, None, lists and string-keyed mappings, and not nested absurdly deep.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+MAX_DEPTH = 64
+MAX_TIME = 32_503_680_000.0  # the year 3000: a later "time" is a unit mistake (ms, us, ns)
+
+
+def text_problem(text: str) -> str | None:
+    """Why a string cannot be stored, or None."""
+    if "\x00" in text:
+        return "holds a NUL character (PostgreSQL's jsonb cannot store it): remove it"
+    try:
+        text.encode("utf-8")  # in C: fast on the hot path (every append is checked)
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (not valid Unicode, so not valid UTF-8): decode the text properly"
+    return None
+
+
+def storable_problem(value: Any, depth: int = 0) -> str | None:
+    """Why `value` cannot be stored as JSON by every backend, or None when it can.
+
+    >>> storable_problem({"source": "manual", "traces": ["t1", "t2"]}) is None
+    True
+    >>> storable_problem({"score": float("nan")})
+    'holds a number that is not finite (nan)'
+    """
+    if depth > MAX_DEPTH:
+        return f"is nested more than {MAX_DEPTH} levels deep"
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        return text_problem(value)
+    if isinstance(value, int):
+        return None if abs(value) < 2**63 else f"holds an integer too large to store ({value:.3g})"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"holds a number that is not finite ({value})"
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"has a key that is not a string ({type(key).__name__})"
+            problem = text_problem(key) or storable_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            problem = storable_problem(item, depth + 1)
+            if problem:
+                return problem
+        return None
+    return f"holds a {type(value).__name__}, which is not JSON (use strings, numbers, lists and dicts)"
+
+
+def time_problem(value: Any) -> str | None:
+    """Why `value` is not a usable unix time in seconds, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"is not a number ({type(value).__name__})"
+    if not math.isfinite(value) or not 0.0 <= value <= MAX_TIME:
+        return f"is {value!r}, not a unix time in seconds between 1970 and 3000"
+    return None
+
+
+__all__ = ["MAX_TIME", "storable_problem", "text_problem", "time_problem"]

@@ -1,0 +1,176 @@
+"""`checked_events`: events from another store, held to what the API would have written.
+
+Import (and export) copies events verbatim, so a hand-edited or hostile file could put in a
+store what no API call can: a NaN reward, a propensity of 5, a time in the year 5000, a lesson
+id that is a number, a lone surrogate, a secret in a lesson. Each event is checked here, a
+lesson's text is brought into prompt form as `add` would, and finally the whole log is folded
+by a scratch engine in memory; the first failure refuses the whole file before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lamar._errors import EventConflict, InvalidEvent, LamarError
+from lamar.experience import Experience, check_context
+from lamar.signals import Signal
+from lamar.storable import storable_problem, text_problem, time_problem
+from lamar.store.base import EVENT_KINDS, Event
+
+_SIGNALS = {s.value for s in Signal}
+
+
+def _ids(value: Any, name: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(i, str) and i for i in value):
+        raise ValueError(f"{name!r} must be a list of ids (strings)")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name!r} must be a non-empty string; got {value!r}")
+    return value
+
+
+def _number(value: Any, name: str, low: float, high: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        raise ValueError(f"{name!r} must be a number in [{low:g}, {high:g}]; got {value!r}")
+    return float(value)
+
+
+def _episode(data: Mapping[str, Any]) -> None:
+    _text(data.get("id"), "id")
+    check_context(data.get("context"))
+    eligible = set(_ids(data.get("eligible"), "eligible"))
+    for name in ("injected", "held_out"):
+        if not set(_ids(data.get(name), name)) <= eligible:
+            raise ValueError(f"{name!r} names a lesson that is not in 'eligible'")
+    p = data.get("p")
+    if not isinstance(p, Mapping):
+        raise TypeError("'p' must map lesson ids to probabilities")
+    for exp_id, prob in p.items():
+        _number(prob, f"p[{exp_id}]", 0.0, 1.0)
+
+
+def _outcome(data: Mapping[str, Any]) -> None:
+    _text(data.get("episode"), "episode")
+    for flag in ("expired", "default"):
+        if not isinstance(data.get(flag, False), bool):
+            raise TypeError(f"{flag!r} must be true or false")
+    if data.get("expired") and data.get("reward") is None:
+        return  # the pending policy (lamar.pending) gave up on the episode: no reward, by design
+    _number(data.get("reward"), "reward", -1.0, 1.0)
+    if data.get("signal") is not None and data.get("signal") not in _SIGNALS:
+        raise ValueError(f"'signal' must be one of {sorted(_SIGNALS)} or null; got {data.get('signal')!r}")
+    if not isinstance(data.get("replace", False), bool):
+        raise TypeError("'replace' must be true or false")
+
+
+def _experience(data: Mapping[str, Any]) -> dict[str, Any]:
+    from lamar.safety.boundary import admitted
+
+    exp = admitted(Experience.from_dict(data))
+    _text(exp.id, "id")
+    # Only the text changes, and only where it was not in prompt form: a copy stays a copy.
+    changed = {name: getattr(exp, name) for name in ("precondition", "action", "rationale")
+               if data.get(name, "") != getattr(exp, name)}
+    return {**data, **changed}
+
+
+def _status(data: Mapping[str, Any]) -> None:
+    _text(data.get("id"), "id")
+    if data.get("status") not in ("candidate", "active", "retired"):
+        raise ValueError(f"'status' must be candidate, active or retired; got {data.get('status')!r}")
+    if not isinstance(data.get("reason", ""), str):
+        raise TypeError("'reason' must be a string")
+
+
+def _merge(data: Mapping[str, Any]) -> None:
+    _text(data.get("into"), "into")
+    _ids(data.get("from"), "from")
+
+
+def _applied(data: Mapping[str, Any]) -> None:
+    _text(data.get("proposal"), "proposal")
+
+
+def _compact(data: Mapping[str, Any]) -> None:
+    _ids(data.get("episodes"), "episodes")
+
+
+_CHECKS = {"episode": _episode, "outcome": _outcome, "status": _status, "merge": _merge,
+           "applied": _applied, "compact": _compact}
+
+
+def checked_event(event: Event) -> Event:
+    """`event` as the API would have written it (a lesson's text in prompt form); ValueError otherwise."""
+    if event.kind not in EVENT_KINDS:
+        raise ValueError(f"unknown event kind {event.kind!r}")
+    if event.key is not None and (not isinstance(event.key, str) or text_problem(event.key)):
+        raise ValueError("its key must be a string without NUL or lone surrogates")
+    problem = time_problem(event.time)
+    if problem:
+        raise ValueError(f"its time {problem}")
+    if not isinstance(event.data, Mapping):
+        raise TypeError("its data must be a JSON object")
+    problem = storable_problem(event.data)
+    if problem:
+        raise ValueError(f"its data {problem}")
+    if event.kind == "experience":
+        return dataclasses.replace(event, data=_experience(event.data))
+    check = _CHECKS.get(event.kind)
+    if check is not None:
+        check(event.data)
+    return event
+
+
+def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] = ()) -> list[Event]:
+    """Every event checked (see `checked_event`), then the whole log folded in memory.
+
+    Args:
+        events: the events to copy.
+        where: the source's location, for messages.
+        before: events the target already holds (they are folded first, as after the copy).
+
+    Raises:
+        InvalidEvent: naming the first event that the API would not have written, or the log
+            that does not fold; nothing has been written anywhere.
+    """
+    out = []
+    for number, event in enumerate(events, 1):
+        try:
+            out.append(checked_event(event))
+        except (LamarError, ValueError, TypeError, KeyError) as exc:
+            raise InvalidEvent(f"{where}: event #{number} ({event.kind!r}) is refused: {exc}; nothing was "
+                               "copied: fix or remove that event and try again") from None
+    _dry_run([*before, *out], where)
+    return out
+
+
+def _dry_run(events: Sequence[Event], where: str) -> None:
+    from lamar.engine import Lamar
+    from lamar.store.memory import MemoryStore
+
+    scratch = MemoryStore()
+    try:
+        scratch.append([Event(e.kind, e.data, e.key, 0, e.time) for e in events])
+    except EventConflict as exc:
+        raise EventConflict(f"{exc} (an event of {where} repeats a key already in the target, or in {where}); "
+                            "nothing was copied") from None
+    try:
+        lam = Lamar(scratch, seed=0)
+        for exp in lam.experiences():
+            ev = lam.evidence(exp.id)
+            if any(math.isnan(x) for x in (ev.lift, ev.lower, ev.upper)):
+                raise ValueError(f"lesson {exp.id}'s evidence would be NaN")
+    except (LamarError, ValueError, TypeError, KeyError, OverflowError) as exc:
+        raise InvalidEvent(f"{where}: the events, once copied, would not fold into a usable store ({exc}); "
+                           "nothing was copied") from None
+
+
+__all__ = ["checked_event", "checked_events"]

@@ -1,0 +1,103 @@
+"""Claude Code fixtures: a real git repository in a temp folder, a store with lessons, and a runner
+that feeds one hook event to the real `lamar claude-code hook` process, as Claude Code does."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def git(repo: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A git repository named `shop` with Python files and one commit."""
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "dev@example.com")
+    git(path, "config", "user.name", "Dev")
+    (path / "app.py").write_text("def main():\n    print('shop')\n")
+    (path / "test_app.py").write_text("from app import main\n\ndef test_main():\n    main()\n")
+    (path / "README.md").write_text("# shop\n")
+    git(path, "add", ".")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The hook's environment: our tree on the path, a private HOME (no user config leaks in)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return {
+        **os.environ,
+        "HOME": str(home),
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")]),
+        "LAMAR_STORE": str(tmp_path / "nowhere.db"),  # must be overridden by --store
+    }
+
+
+@dataclasses.dataclass
+class Hook:
+    """Runs `python -m lamar.cli claude-code hook --store STORE` with one event on stdin."""
+
+    store: Path
+    env: dict[str, str]
+
+    def __call__(self, payload: Any, *, raw: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        data = raw if raw is not None else json.dumps(payload).encode()
+        return subprocess.run(
+            [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(self.store)],
+            input=data, capture_output=True, env=self.env, timeout=60, check=False,
+        )
+
+    @property
+    def state_file(self) -> Path:
+        return self.store.with_name(self.store.name + ".claude-code.state.json")
+
+    @property
+    def log_file(self) -> Path:
+        return self.store.with_name(self.store.name + ".claude-code.log")
+
+    def state(self) -> dict[str, Any]:
+        return json.loads(self.state_file.read_text())
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A SQLite store with lessons scoped to the `shop` project (and one to another project)."""
+    path = tmp_path / "experience.db"
+    lam = Lamar(str(path), k=3, seed=3)
+    lam.add(Experience("the tests fail", "run the failing test alone with -x first", "the first failure explains "
+                       "the rest", scope=Scope(project="shop", task="tests_fail")))
+    lam.add(Experience("changing the command line", "keep the old flags working", scope=Scope(project="shop")))
+    lam.add(Experience("a Python change", "run ruff before committing", scope=Scope(language="python")))
+    lam.add(Experience("the iOS build fails", "clear DerivedData", scope=Scope(project="trace")))
+    lam.close()
+    return path
+
+
+@pytest.fixture
+def hook(store: Path, env: dict[str, str]) -> Hook:
+    return Hook(store, env)
+
+
+def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
+    """An event as Claude Code documents it: the common fields plus the event's own."""
+    return {"session_id": session, "transcript_path": str(cwd / ".no-transcript.jsonl"), "cwd": str(cwd),
+            "permission_mode": "default", "hook_event_name": event, **fields}

@@ -1,0 +1,95 @@
+"""A local stand-in for the Anthropic Messages API, so the real Claude Code binary runs offline.
+
+The first turn of a prompt that names a file to create answers with a Write tool call; every
+other request gets a short text. Enough for Claude Code to fire its real hooks with real payloads.
+"""
+
+from __future__ import annotations
+
+import http.server
+import json
+import re
+import threading
+from typing import Any
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
+def _message(blocks: list[dict[str, Any]], stop: str) -> bytes:
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}]
+    for index, block in enumerate(blocks):
+        if block["type"] == "text":
+            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "text_delta", "text": block["text"]}})
+        else:
+            events.append({"type": "content_block_start", "index": index, "content_block": {
+                "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}})
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                   "usage": {"output_tokens": 5}})
+    events.append({"type": "message_stop"})
+    return _sse(events)
+
+
+def _texts(request: dict[str, Any]) -> tuple[str, bool]:
+    """All the conversation's text, and whether a tool result is in it yet."""
+    texts, has_result = [], False
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in [{"type": "text", "text": content}] if isinstance(content, str) else content or []:
+            if isinstance(block, dict):
+                has_result |= block.get("type") == "tool_result"
+                texts.append(str(block.get("text", "")))
+    return " ".join(texts), has_result
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    cwd = "."
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        try:
+            request = json.loads(body or b"{}")
+        except ValueError:
+            request = {}
+        if "count_tokens" in self.path:
+            return self._json({"input_tokens": 10})
+        text, has_result = _texts(request)
+        wanted = re.search(r"create (\w+\.py)", text)
+        if request.get("tools") and wanted and not has_result:
+            path = f"{self.cwd}/{wanted.group(1)}"
+            data = _message([{"type": "tool_use", "id": "toolu_fake1", "name": "Write",
+                              "input": {"file_path": path, "content": "VALUE = 1\n"}}], "tool_use")
+        else:
+            data = _message([{"type": "text", "text": "Done."}], "end_turn")
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _json(self, value: Any) -> None:
+        data = json.dumps(value).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def serve(cwd: str) -> tuple[http.server.ThreadingHTTPServer, str]:
+    """Start the server in a thread; returns it and its base URL."""
+    handler = type("Handler", (_Handler,), {"cwd": cwd})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"

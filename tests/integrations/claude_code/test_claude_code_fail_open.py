@@ -1,0 +1,140 @@
+"""Whatever reaches the hook, it prints nothing it should not, exits 0 and logs what went wrong."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from lamar import Lamar
+
+from .conftest import Hook, payload
+
+BAD = {
+    "binary junk": b"\x00\xff\xfe garbage \x89PNG\r\n",
+    "not an object": b"[1, 2, 3]",
+    "truncated JSON": b'{"session_id": "s", "hook_event_name": "UserPromptSubmit", "prompt": "fix',
+    "empty stdin": b"",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_unreadable_input_is_logged_and_ignored(hook: Hook, name: str) -> None:
+    done = hook(None, raw=BAD[name])
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert len(hook.log_file.read_text().splitlines()) == 1
+
+
+def test_missing_fields_are_logged_and_ignored(hook: Hook, repo: Path) -> None:
+    no_prompt = payload("UserPromptSubmit", "s1", repo)
+    no_session = {k: v for k, v in payload("UserPromptSubmit", "s1", repo, prompt="fix it").items()
+                  if k != "session_id"}
+    wrong_type = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input="app.py")
+    for event in (no_prompt, no_session, wrong_type):
+        done = hook(event)
+        assert (done.returncode, done.stdout) == (0, b"")
+    lines = hook.log_file.read_text().splitlines()
+    assert len(lines) == 3
+    assert "no string 'prompt'" in lines[0] and "no string 'session_id'" in lines[1]
+    assert "no tool_input object" in lines[2]
+    lam = Lamar(str(hook.store))
+    assert lam.stats()["episodes"] == 0  # nothing half-done reached the store
+    lam.close()
+
+
+def test_unknown_events_change_nothing(hook: Hook, repo: Path) -> None:
+    for event in ("Notification", "PreCompact", "SomethingNew", 42):
+        done = hook(payload(event, "s1", repo, message="hi"))  # type: ignore[arg-type]
+        assert (done.returncode, done.stdout) == (0, b"")
+    assert not hook.log_file.exists() and not hook.state_file.exists()
+
+
+def test_a_huge_prompt_is_skipped(hook: Hook, repo: Path) -> None:
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail " * 100_000))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "over 1000000 bytes" in hook.log_file.read_text()
+
+
+def test_a_long_prompt_under_the_limit_is_served(hook: Hook, repo: Path) -> None:
+    prompt = "the tests fail with AssertionError\n" + "log line\n" * 50_000
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt=prompt))
+    assert done.returncode == 0
+    lam = Lamar(str(hook.store))
+    (episode,) = [hook.state()["sessions"]["s1"]["episode"]]
+    assert lam.episode(episode).context["task"] == "tests_fail"
+    if lam.episode(episode).injected:
+        assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].startswith("<lamar-lessons>")
+    lam.close()
+
+
+def test_a_missing_store_is_logged_not_created(hook: Hook, repo: Path) -> None:
+    hook.store.unlink()
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "no store at" in hook.log_file.read_text()
+    assert not hook.store.exists()
+
+
+def test_a_store_of_a_newer_version_is_logged(hook: Hook, repo: Path) -> None:
+    with sqlite3.connect(hook.store) as db:
+        db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "schema version 99" in hook.log_file.read_text()
+
+
+def test_a_locked_store_runs_out_of_budget_and_injects_nothing(hook: Hook, repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "lamar.toml").write_text("[hook]\nbudget_seconds = 0.5\n")
+    blocker = sqlite3.connect(hook.store, isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
+    try:
+        done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "budget" in hook.log_file.read_text()
+
+
+def test_a_broken_config_file_is_logged(hook: Hook, repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "lamar.toml").write_text("[rules]\nerror = ['(unclosed']\n")
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "not a valid regular expression" in hook.log_file.read_text()
+
+
+def test_never_exit_2_even_when_interrupted(hook: Hook, repo: Path) -> None:
+    """Exit 2 would block the prompt; the CLI's usual store-error status must not leak into the hook."""
+    hook.store.write_bytes(b"this is not sqlite at all" * 100)
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert "CorruptStore" in hook.log_file.read_text()
+
+
+def test_hooks_running_at_once_lose_no_update(hook: Hook, repo: Path) -> None:
+    """Parallel tool calls fire PostToolUse hooks together: every edited file must be recorded."""
+    import subprocess
+    import sys
+
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules")).returncode == 0
+    names = [f"part{i}.py" for i in range(8)]
+    command = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(hook.store)]
+    running = []
+    for name in names:
+        (repo / name).write_text("X = 1\n")
+        event = payload("PostToolUse", "s1", repo, tool_name="Write", tool_use_id=name,
+                        tool_input={"file_path": str(repo / name), "content": "X = 1\n"},
+                        tool_response={"success": True})
+        process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=hook.env)
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(event).encode())
+        process.stdin.close()
+        running.append(process)
+    assert [p.wait(timeout=60) for p in running] == [0] * len(names)
+    (episode,) = hook.state()["episodes"].values()
+    assert sorted(episode["files"]) == names
+    assert not hook.log_file.exists()

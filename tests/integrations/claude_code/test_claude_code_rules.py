@@ -1,0 +1,179 @@
+"""The plain rules: task and error classes, follow-up readings, and the config file that extends them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar.recall import render_prompt
+from lamar_claude_code.config import ConfigError, load_config
+from lamar_claude_code.context import derive_context, error_class, task_class
+from lamar_claude_code.outcomes import read_followup
+
+from .conftest import Hook, git, payload
+
+
+@pytest.mark.parametrize(("prompt", "task", "error"), [
+    ("pytest fails with AttributeError: 'NoneType' object has no attribute 'id'", "tests_fail", "AttributeError"),
+    ("the jest suite is red since the upgrade", "tests_fail", None),
+    ("ruff complains about F401 unused import in cart.py", "lint_fails", "F401"),
+    ("tsc errors: TS2345 argument of type string", "lint_fails", "TS2345"),
+    ("cargo build fails with error[E0308]: mismatched types", "build_fails", "E0308"),
+    ("xcodebuild fails: SIGSEGV in the linker", "build_fails", "SIGSEGV"),
+    ("the deploy to staging failed with exit code 137", "deploy_fails", "exit code 137"),
+    ("refactor the cart totals into one function", "refactor", None),
+    ("where is the discount applied?", "question", None),
+    ("add a discount code field to the checkout", "feature", None),
+    ("thanks", "other", None),
+])
+def test_task_and_error_rules(prompt: str, task: str, error: str | None) -> None:
+    assert (task_class(prompt), error_class(prompt)) == (task, error)
+
+
+@pytest.mark.parametrize(("previous", "prompt", "signal"), [
+    ("add a verbose flag", "no, use -v instead", "corrected"),
+    ("add a verbose flag", "undo that change please", "corrected"),
+    ("fix the login test", "that broke the signup page", "corrected"),
+    ("fix the login test", "it still fails with the same error", "corrected"),
+    ("fix the failing login test in auth", "fix the failing login test in auth please", "reasked"),
+    ("fix the failing login test in auth", "now add a logout button", "accepted"),
+])
+def test_followup_rules(previous: str, prompt: str, signal: str) -> None:
+    assert read_followup(previous, prompt)[0] == signal
+
+
+def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> None:
+    user = tmp_path / "user.toml"
+    user.write_text("[context]\nextra = { team = 'payments' }\n[hook]\nk = 5\n")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "lamar.toml").write_text(
+        "[context]\nproject = 'webshop'\n"
+        "[[rules.task]]\nname = 'migration'\npattern = '(?i)\\bmigrat'\n"
+        "[rules]\nerror = ['\\b(ORA-\\d{5})\\b']\n"
+        "[outcome]\ncorrected = ['(?i)^meh\\b']\nreasked_overlap = 0.5\n")
+    config = load_config(repo, user=user)
+    assert (config.project, config.k, dict(config.extra), config.reasked_overlap) == ("webshop", 5,
+                                                                                     {"team": "payments"}, 0.5)
+    context = derive_context(str(repo), "the migration fails with ORA-00942 on deploy", config, {})
+    assert context == {"project": "webshop", "language": "python", "task": "migration",
+                       "error_class": "ORA-00942", "team": "payments"}
+    assert read_followup("a", "meh, try again", config.corrected)[0] == "corrected"
+    (repo / ".claude" / "lamar.toml").write_text("[hook]\nk = -1\n")
+    with pytest.raises(ConfigError, match="hook.k"):
+        load_config(repo, user=user)
+
+
+def test_language_is_cached_per_repository(repo: Path) -> None:
+    cache: dict[str, object] = {}
+    config = load_config(None, user="/nonexistent.toml")
+    assert derive_context(str(repo), "hi", config, cache)["language"] == "python"
+    for name in ("a.rs", "b.rs", "c.rs"):
+        (repo / name).write_text("fn main() {}\n")
+    git(repo, "add", ".")
+    assert derive_context(str(repo), "hi", config, cache)["language"] == "python"  # cached for a day
+    assert derive_context(str(repo), "hi", config, {})["language"] == "rust"
+
+
+def test_disabled_in_a_project_the_hook_does_nothing(hook: Hook, repo: Path) -> None:
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "lamar.toml").write_text("[hook]\nenabled = false\n")
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert not hook.state_file.exists() and not hook.log_file.exists()
+
+
+def test_settle_for_cron(hook: Hook, repo: Path) -> None:
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="add a health check")).returncode == 0
+    (repo / "health.py").write_text("OK = True\n")
+    hook(payload("PostToolUse", "s1", repo, tool_name="Write", tool_use_id="t",
+                 tool_input={"file_path": str(repo / "health.py"), "content": "OK = True\n"},
+                 tool_response={"success": True}))
+    git(repo, "add", "health.py")
+    git(repo, "commit", "-q", "-m", "health")
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "settle", "--store", str(hook.store)],
+                          env=hook.env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "shipped (health.py landed in commit" in done.stdout and "settled 1 outcome(s)" in done.stdout
+    state = json.loads(hook.state_file.read_text())
+    assert [r["signal"] for r in state["episodes"].values()] == ["shipped"]
+
+
+def test_the_hook_path_imports_only_the_standard_library_and_lamar(hook: Hook, repo: Path) -> None:
+    script = (
+        "import io, json, sys\n"
+        "before = set(sys.modules)  # what the interpreter loaded on its own (site, .pth hooks)\n"
+        "from lamar.cli import main\n"
+        f"event = {json.dumps(payload('UserPromptSubmit', 's1', repo, prompt='the tests fail'))!r}\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(event.encode()))\n"
+        f"main(['claude-code', 'hook', '--store', {str(hook.store)!r}])\n"
+        "top = {name.split('.')[0] for name in set(sys.modules) - before}\n"
+        "print()\n"
+        "print(sorted(top - set(sys.stdlib_module_names) - {'lamar', 'lamar_claude_code'}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=hook.env, capture_output=True, text=True,
+                          timeout=60, check=True)
+    assert done.stdout.splitlines()[-1] == "[]"
+    assert json.loads(hook.state_file.read_text())["sessions"]["s1"]["episode"]
+
+
+def test_long_lessons_are_all_shown_within_the_size_limit() -> None:
+    from lamar import Experience
+    from lamar.recall import FENCE_CLOSE, FENCE_OPEN
+    from lamar_claude_code.episodes import fit_prompt
+
+    lessons = [Experience(f"situation {i} " + "detail " * 800, f"action {i} " + "step " * 900,
+                          "reason " * 300, id=f"exp_{i}") for i in range(3)]
+    text = fit_prompt(lessons, 10_000)
+    assert len(text) <= 10_000 and text.startswith(FENCE_OPEN) and text.endswith(FENCE_CLOSE)
+    assert all(f"When situation {i} " in text and f"action {i} " in text for i in range(3))
+    short = [Experience("the tests fail", "run them alone", id="exp_s")]
+    assert fit_prompt(short, 10_000) == render_prompt(short)
+
+
+def test_a_json_store_works_the_same(env: dict[str, str], repo: Path, tmp_path: Path) -> None:
+    from lamar import Experience, Lamar, Scope
+
+    store = tmp_path / "experience.json"
+    with Lamar(str(store), seed=1) as lam:
+        lam.add(Experience("the tests fail", "run them alone", scope=Scope(project="shop")))
+    hook = Hook(store, env)
+    first = hook(payload("UserPromptSubmit", "j1", repo, prompt="the tests fail"))
+    second = hook(payload("UserPromptSubmit", "j1", repo, prompt="no, that's wrong"))
+    assert first.returncode == second.returncode == 0
+    with Lamar(str(store)) as lam:
+        episodes = [lam.episode(e) for e in hook.state()["episodes"]]
+        assert [e.signal for e in episodes] == ["corrected", None]
+
+
+def test_head_is_read_without_git_and_agrees_with_it(repo: Path, tmp_path: Path) -> None:
+    from lamar_claude_code.outcomes import head_commit
+
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    assert head_commit(str(repo)) == sha
+    git(repo, "pack-refs", "--all")  # the loose ref is gone: git answers
+    assert head_commit(str(repo)) == sha
+    git(repo, "checkout", "-q", "--detach")
+    assert head_commit(str(repo)) == sha
+    git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
+    assert head_commit(str(tmp_path / "wt")) == sha
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    git(empty, "init", "-q")
+    assert head_commit(str(empty)) is None
+
+
+def test_a_resumed_session_can_still_correct_its_last_prompt(hook: Hook, repo: Path) -> None:
+    from lamar import Lamar
+
+    hook(payload("UserPromptSubmit", "r1", repo, prompt="add a health check endpoint"))
+    hook(payload("SessionEnd", "r1", repo, reason="prompt_input_exit"))
+    hook(payload("SessionStart", "r1", repo, source="resume"))
+    hook(payload("UserPromptSubmit", "r1", repo, prompt="no, that's wrong: it must not need a login"))
+    (first, _) = sorted(hook.state()["episodes"].items(), key=lambda item: item[1]["time"])
+    assert [a[1] for a in first[1]["audit"]] == ["accepted", "corrected"]
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(first[0]).signal == "corrected"

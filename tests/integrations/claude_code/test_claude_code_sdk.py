@@ -1,0 +1,106 @@
+"""The Agent SDK callbacks, called with the SDK's own types the way its Query dispatches them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
+from claude_agent_sdk.types import PostToolUseHookInput, StopHookInput, UserPromptSubmitHookInput
+
+import lamar_claude_code
+from lamar import Experience, Lamar, Scope
+from lamar.recall import render_prompt
+
+from .conftest import git
+
+
+async def test_sdk_hooks_recall_note_edits_and_settle(repo: Path, tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "sdk.db"), k=2, seed=5)
+    lesson = lam.add(Experience("the tests fail", "run the failing test alone first",
+                                scope=Scope(project="shop", task="tests_fail")))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    options = ClaudeAgentOptions(hooks=hooks, cwd=str(repo))  # the mapping the SDK takes
+    assert set(options.hooks or {}) == {"UserPromptSubmit", "PostToolUse", "Stop"}
+    assert all(isinstance(m, HookMatcher) for ms in hooks.values() for m in ms)
+    context = HookContext(signal=None)
+    base = {"session_id": "sdk-1", "transcript_path": str(tmp_path / "t.jsonl"), "cwd": str(repo)}
+
+    (prompt_matcher,) = hooks["UserPromptSubmit"]
+    first = UserPromptSubmitHookInput(**base, hook_event_name="UserPromptSubmit",
+                                      prompt="the tests fail with KeyError in test_app.py")
+    answer = await prompt_matcher.hooks[0](first, None, context)
+    (episode,) = _episodes(tmp_path)
+    assert lam.episode(episode).eligible == [lesson]
+    injected = [lam.get(i) for i in lam.episode(episode).injected]  # or none: the holdout coin
+    assert answer == ({"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
+                                              "additionalContext": render_prompt(injected)}} if injected else {})
+
+    (edit_matcher,) = hooks["PostToolUse"]
+    assert edit_matcher.matcher == "Edit|Write|MultiEdit|NotebookEdit"
+    (repo / "app.py").write_text("def main():\n    return 1\n")
+    edit = PostToolUseHookInput(**base, hook_event_name="PostToolUse", tool_name="Edit",
+                                tool_input={"file_path": str(repo / "app.py"), "old_string": "x", "new_string": "y"},
+                                tool_response={"success": True}, tool_use_id="toolu_9")
+    assert await edit_matcher.hooks[0](edit, "toolu_9", context) == {}
+    git(repo, "commit", "-q", "-am", "fix")
+    stop = StopHookInput(**base, hook_event_name="Stop", stop_hook_active=False)
+    assert await hooks["Stop"][0].hooks[0](stop, None, context) == {}
+
+    assert lam.episode(episode).signal == "shipped"
+    assert lam.episode(episode).context["error_class"] == "KeyError"
+
+
+async def test_sdk_hooks_fail_open(tmp_path: Path, repo: Path) -> None:
+    lam = Lamar(str(tmp_path / "sdk.db"))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    broken = UserPromptSubmitHookInput(session_id="s", transcript_path="", cwd=str(repo),
+                                       hook_event_name="UserPromptSubmit", prompt=None)  # type: ignore[typeddict-item]
+    assert await hooks["UserPromptSubmit"][0].hooks[0](broken, None, HookContext(signal=None)) == {}
+    lam.close()
+    closed = UserPromptSubmitHookInput(session_id="s", transcript_path="", cwd=str(repo),
+                                       hook_event_name="UserPromptSubmit", prompt="fix the build")
+    assert await hooks["UserPromptSubmit"][0].hooks[0](closed, None, HookContext(signal=None)) == {}
+    log = (tmp_path / "state" / "claude-code.log").read_text().splitlines()
+    assert len(log) == 2 and "no string 'prompt'" in log[0]
+
+
+def _episodes(tmp_path: Path) -> list[str]:
+    import json
+
+    state = json.loads((tmp_path / "state" / "claude-code.state.json").read_text())
+    return list(state["episodes"])
+
+
+async def test_sdk_hooks_run_inside_a_real_agent(repo: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    """`query()` starts the real bundled Claude Code, which calls the callbacks over the SDK's protocol."""
+    from claude_agent_sdk import ResultMessage, query
+
+    from .fake_anthropic import serve
+
+    lam = Lamar(str(tmp_path / "sdk.db"), k=2, seed=5)
+    lam.add(Experience("adding a module", "export its names in __all__", scope=Scope(project="shop")))
+    server, url = serve(str(repo))
+    options = ClaudeAgentOptions(
+        hooks=lamar_claude_code.hooks(lam, state_dir=tmp_path / "state"), cwd=str(repo),
+        permission_mode="acceptEdits",
+        env={"HOME": env["HOME"], "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url,
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    try:
+        results = [m async for m in query(prompt="please create version.py for the release", options=options)
+                   if isinstance(m, ResultMessage)]
+    finally:
+        server.shutdown()
+    assert len(results) == 1 and (repo / "version.py").exists()
+    (episode,) = _episodes(tmp_path)
+    state = (tmp_path / "state" / "claude-code.state.json").read_text()
+    assert '"files":["version.py"]' in state  # the SDK's PostToolUse callback saw Claude's Write
+    assert lam.episode(episode).context == {"project": "shop", "language": "python", "task": "feature"}
+    expected = render_prompt([lam.get(i) for i in lam.episode(episode).injected])
+    transcript = next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{results[0].session_id}.jsonl"))
+    attached = [line for line in transcript.read_text().splitlines() if '"hook_additional_context"' in line]
+    assert len(attached) == (1 if expected else 0)
+    if expected:
+        import json
+
+        assert json.loads(attached[0])["attachment"]["content"] == [expected]
+    lam.close()

@@ -1,0 +1,72 @@
+"""A session transcript becomes sleep traces (scrubbed, tied to the hook's episodes) that sleep mines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lamar import Lamar
+from lamar.models import ScriptedModel
+from lamar.sleep.traces import load_traces
+from lamar_claude_code.transcript import read_turns
+
+from .conftest import Hook, payload
+
+FIXTURE = Path(__file__).parent / "fixtures" / "transcript.jsonl"
+FIRST = "the tests fail with ModuleNotFoundError for shop.pricing"
+SECOND = "no, that's wrong, undo that import"
+
+
+def _transcript(tmp_path: Path, session: str) -> Path:
+    text = FIXTURE.read_text().replace("SESSION", session).replace("PROMPT1", FIRST).replace("PROMPT2", SECOND)
+    path = tmp_path / f"{session}.jsonl"
+    path.write_text(text)
+    return path
+
+
+def test_turns_are_read_from_the_transcript(tmp_path: Path) -> None:
+    turns = read_turns(_transcript(tmp_path, "s1"))
+    assert [t["prompt"] for t in turns] == [FIRST, SECOND]  # the side chain and the torn line are skipped
+    assert turns[0]["attempted"] == ["Bash: pytest -x", "Edit: /home/dev/shop/app.py"]
+    assert turns[0]["tool_errors"][0].startswith("ModuleNotFoundError")
+    assert turns[0]["output"] == "I added the missing package import; the tests pass."
+
+
+def test_sessions_become_traces_that_sleep_mines(hook: Hook, repo: Path, tmp_path: Path) -> None:
+    for session in ("sess-a", "sess-b"):
+        transcript = _transcript(tmp_path, session)
+        for event in (payload("UserPromptSubmit", session, repo, prompt=FIRST),
+                      payload("UserPromptSubmit", session, repo, prompt=SECOND),
+                      payload("SessionEnd", session, repo, reason="other")):
+            event["transcript_path"] = str(transcript)
+            assert hook(event).returncode == 0
+    again = payload("SessionEnd", "sess-a", repo, reason="other")  # a second end writes nothing twice
+    again["transcript_path"] = str(tmp_path / "sess-a.jsonl")
+    hook(again)
+
+    traces_file = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
+    traces = load_traces(traces_file)
+    assert [t.id for t in traces] == ["cc-sess-a-1", "cc-sess-a-2", "cc-sess-b-1", "cc-sess-b-2"]
+    first = traces[0]
+    state = hook.state()
+    assert first.episode_id in state["episodes"]
+    assert first.outcome == "corrected" and traces[1].outcome == "accepted"  # ended without a correction
+    assert first.context == {"project": "shop", "language": "python", "task": "tests_fail",
+                             "error_class": "ModuleNotFoundError"}
+    assert "ghp_" not in traces_file.read_text() and "[REDACTED:github-token]" in first.tool_errors[0]
+    assert first.attempted == ("Bash: pytest -x", "Edit: /home/dev/shop/app.py")
+
+    lesson = {"precondition": "tests fail with ModuleNotFoundError for a package of the project",
+              "action": "check the package's __init__.py exists before adding imports",
+              "rationale": "both sessions added an import the developer undid",
+              "scope": {"project": "shop", "task": "tests_fail"}, "trace_ids": ["cc-sess-a-1", "cc-sess-b-1"]}
+    model = ScriptedModel(lambda prompt: json.dumps([lesson]))
+    lam = Lamar(str(hook.store))
+    report = lam.sleep(traces=traces_file, model=model)
+    (candidate,) = [p for p in report.proposals if p.kind == "candidate"]
+    assert "FIRST" not in model.prompts[0] and FIRST in model.prompts[0]
+    lam.apply(report, only=[candidate.id])
+    mined = [e for e in lam.experiences(status="candidate") if e.provenance.get("source") == "mined"]
+    assert [e.action for e in mined] == [lesson["action"]]
+    assert mined[0].provenance["traces"] == ["cc-sess-a-1", "cc-sess-b-1"]
+    lam.close()

@@ -1,0 +1,118 @@
+"""LamarCallbackHandler in async runs (no file I/O on the loop), with bindings that never start,
+and on runs that fail (no episode left pending)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import END, START, StateGraph
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar.sleep.traces import load_traces
+from lamar_langchain import LamarCallbackHandler, LamarRetriever
+from lamar_langgraph import LamarState, recall_node
+
+
+def engine() -> Lamar:
+    lam = Lamar(":memory:", k=2, seed=9, holdout=1e-9)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    return lam
+
+
+async def test_async_runs_write_traces_off_the_event_loop(tmp_path: Path) -> None:
+    lam = engine()
+    path = tmp_path / "traces.jsonl"
+    handler = LamarCallbackHandler(lam, trace_path=path, raise_error=True)
+    writes: list[int] = []
+    write = handler._writer.write  # type: ignore[union-attr]
+
+    def recording(trace: Any) -> None:
+        writes.append(threading.get_ident())
+        write(trace)
+
+    handler._writer.write = recording  # type: ignore[union-attr, method-assign]
+    chain = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(lambda docs: len(docs))
+    loop_thread = threading.get_ident()
+    results = await asyncio.gather(*(chain.ainvoke(f"q{i}", config={"callbacks": [handler]}) for i in range(3)))
+    assert results == [1, 1, 1]
+    handler.flush()
+    assert len(writes) == 3 and loop_thread not in writes
+    assert len(load_traces(path)) == 3
+    handler.close()
+
+
+def test_bindings_for_runs_that_never_start_are_freed() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, max_runs=2)
+    episodes = [lam.recall({"project": "trace"}).episode_id for _ in range(3)]
+    runs = [uuid.uuid4() for _ in episodes]
+    for run_id, episode_id in zip(runs, episodes):
+        handler.bind(run_id, episode_id)
+    assert list(handler._pending) == runs[1:]  # at most max_runs wait; the oldest went first
+    assert handler.unbind(runs[1]) == [episodes[1]]
+    expiring = LamarCallbackHandler(lam, bind_ttl=0.0)
+    expiring.bind(runs[0], episodes[0])
+    RunnableLambda(lambda x: x).invoke(1, config={"callbacks": [expiring]})  # another run ends
+    assert len(expiring._pending) == 0
+    # the engine still lists the episodes as pending: nothing stored is lost
+    assert {p.episode_id for p in lam.pending()} == set(episodes)
+
+
+class State(LamarState, total=False):
+    question: str
+
+
+def failing_graph(lam: Lamar) -> Any:
+    def work(state: dict[str, Any]) -> dict[str, Any]:
+        raise ValueError("the build server is down")
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context={"project": "trace"}))
+    graph.add_node("work", work)
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "work")
+    graph.add_edge("work", END)
+    return graph.compile()
+
+
+@pytest.mark.parametrize("outcome", [None, Signal.REVERTED])
+def test_a_failed_langgraph_run_leaves_no_pending_episode(outcome: Signal | None) -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, failed_outcome=outcome)
+    with pytest.raises(ValueError, match="build server is down"):
+        failing_graph(lam).invoke({"question": "q"}, config={"callbacks": [handler]})
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []
+    (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    if outcome is None:
+        assert event.data["expired"] is True and "ValueError" in event.data["reason"]
+    else:
+        assert event.data["signal"] == "reverted"
+
+
+async def test_a_failed_async_run_settles_off_the_loop() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    with pytest.raises(ValueError):
+        await failing_graph(lam).ainvoke({"question": "q"}, config={"callbacks": [handler]})
+    handler.flush()
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []
+    handler.close()
+
+
+def test_a_failed_retriever_chain_leaves_no_pending_episode() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+
+    def explode(docs: Any) -> Any:
+        raise RuntimeError("the model is down")
+
+    chain = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(explode)
+    with pytest.raises(RuntimeError):
+        chain.invoke("q", config={"callbacks": [handler]})
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []

@@ -1,0 +1,140 @@
+"""LamarMiddleware on checkpointed threads, with a runtime context, in streams and when a run fails."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from lamar import Experience, Lamar, Scope
+from lamar.recall import FENCE_OPEN
+from lamar_langchain import LamarMiddleware
+
+
+@dataclasses.dataclass
+class Ctx:
+    project: str
+    language: str
+
+
+def engine(seed: int = 4) -> tuple[Lamar, list[str]]:
+    lam = Lamar(":memory:", k=3, seed=seed, holdout=1e-9)
+    ids = [lam.add(Experience("the Xcode build fails", "clear DerivedData", scope=Scope(project="trace"))),
+           lam.add(Experience("a package does not resolve", "reset the caches", scope=Scope(language="swift")))]
+    return lam, ids
+
+
+def test_runtime_context_is_read_like_recall_node(chat_model: Any) -> None:
+    lam, ids = engine()
+    model = chat_model("ok")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam)], context_schema=Ctx)
+    result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]},
+                          context=Ctx(project="trace", language="swift"))
+    episode = lam.episode(result["lamar_episode_id"])
+    assert episode.context == {"project": "trace", "language": "swift"}
+    assert sorted(episode.eligible) == sorted(ids)
+    assert all(lam.get(i).render() in model.received[0][0].text for i in episode.injected)
+
+
+def test_warns_once_when_an_empty_context_can_match_nothing(chat_model: Any) -> None:
+    lam, _ = engine()
+    middleware = LamarMiddleware(lam)
+    agent = create_agent(chat_model("a", "b"), [], middleware=[middleware])
+    with pytest.warns(UserWarning, match="every lesson is scoped"):
+        first = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent.invoke({"messages": [{"role": "user", "content": "again"}]})
+    assert lam.episode(first["lamar_episode_id"]).eligible == []
+
+
+def test_outcome_arrives_with_the_next_message_on_a_checkpointed_thread(chat_model: Any) -> None:
+    """Three turns of one thread: every episode is reported, none is orphaned."""
+    lam, _ = engine()
+    agent = create_agent(chat_model("one", "two", "three"), [], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    config = {"configurable": {"thread_id": "t1"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "fix the build"}]}, config)
+    second = agent.invoke({"messages": [{"role": "user", "content": "that broke it"}],
+                           "lamar_outcome": "corrected"}, config)
+    third = agent.invoke({"messages": [{"role": "user", "content": "thanks, next"}]}, config)
+    episodes = [first["lamar_episode_id"], second["lamar_episode_id"], third["lamar_episode_id"]]
+    assert len(set(episodes)) == 3
+    assert lam.episode(episodes[0]).signal == "corrected"  # sent with the second message
+    assert lam.episode(episodes[1]).signal == "accepted"  # the third message said nothing: silent_outcome
+    assert [p.episode_id for p in lam.pending()] == [episodes[2]]  # only the open turn waits
+    assert third.get("lamar_outcome") is None  # an outcome counts for one turn only
+
+
+def test_without_a_silent_outcome_the_previous_turn_stays_pending(chat_model: Any) -> None:
+    lam, _ = engine()
+    agent = create_agent(chat_model("one", "two"), [], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    config = {"configurable": {"thread_id": "t2"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "a"}]}, config)
+    second = agent.invoke({"messages": [{"role": "user", "content": "b"}]}, config)
+    assert [p.episode_id for p in lam.pending()] == [first["lamar_episode_id"], second["lamar_episode_id"]]
+
+
+def test_lesson_text_stays_out_of_streamed_updates(chat_model: Any) -> None:
+    lam, _ = engine()
+    model = chat_model("ok")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    chunks = list(agent.stream({"messages": [{"role": "user", "content": "hi"}]}, stream_mode="updates"))
+    assert FENCE_OPEN in model.received[0][0].text  # the model saw the lessons
+    assert chunks and all(FENCE_OPEN not in repr(chunk) for chunk in chunks)
+    assert all("lamar_lessons" not in repr(chunk) for chunk in chunks)
+
+
+@tool
+def deploy(target: str) -> str:
+    """Deploy a target."""
+    raise RuntimeError("the deploy server is down")
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_run_that_raises_leaves_no_pending_episode(chat_model: Any, mode: str) -> None:
+    lam, _ = engine()
+    call = AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "done"), [deploy],
+                         middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    agent = agent.with_config({"recursion_limit": 10})
+    with pytest.raises(RuntimeError, match="deploy server is down"):
+        if mode == "sync":
+            agent.invoke({"messages": [{"role": "user", "content": "ship it"}]})
+        else:
+            await agent.ainvoke({"messages": [{"role": "user", "content": "ship it"}]})
+    assert lam.stats()["episodes"] == 1
+    assert lam.pending() == []
+    (outcome,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    assert outcome.data["expired"] is True and "RuntimeError" in outcome.data["reason"]
+
+
+def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_model: Any, tmp_path: Any,
+                                                                        caplog: pytest.LogCaptureFixture) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the Xcode build fails", "clear DerivedData", scope=Scope(project="trace")))
+    model = chat_model("Answered without lessons.")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert result["messages"][-1].text == "Answered without lessons."
+    assert result["lamar_episode_id"] is None and FENCE_OPEN not in model.received[0][0].text
+    assert "could not recall" in caplog.text
+    assert lam.stats()["episodes"] == 0

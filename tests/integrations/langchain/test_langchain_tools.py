@@ -1,0 +1,102 @@
+"""create_lamar_tools in a real create_agent agent (only the chat model is scripted)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+
+from lamar import Experience, Lamar, Scope
+from lamar_langchain import LamarCallbackHandler, ReportOutcome, create_lamar_tools
+
+
+@dataclasses.dataclass
+class Ctx:
+    project: str
+
+
+def engine() -> tuple[Lamar, str]:
+    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9)
+    exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    lam.add(Experience("the web page is blank", "rebuild the bundle", scope=Scope(project="web")))
+    return lam, exp_id
+
+
+def search_call(query: str = "the build fails") -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": "lamar_search_lessons", "args": {"query": query},
+                                              "id": "s1"}])
+
+
+def test_search_tool_keeps_the_episode_in_its_artifact_and_reads_the_runtime_context(chat_model: Any) -> None:
+    lam, exp_id = engine()
+    tools = create_lamar_tools(lam)
+    agent = create_agent(chat_model(search_call(), "Cleared the cache."), tools, context_schema=Ctx)
+    result = agent.invoke({"messages": [{"role": "user", "content": "fix the build"}]}, context=Ctx("trace"))
+    (message,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    episode_id = message.artifact["lamar_episode_id"]
+    episode = lam.episode(episode_id)
+    assert episode.context == {"project": "trace"} and episode.injected == [exp_id]
+    assert message.artifact["experience_ids"] == [exp_id]
+    assert episode_id in message.text and lam.get(exp_id).render() in message.text
+
+
+def test_report_tool_schema_says_only_the_users_reaction_counts(chat_model: Any) -> None:
+    schema = ReportOutcome.model_json_schema()
+    assert set(schema["required"]) == {"episode_id", "outcome", "evidence"}
+    assert "USER" in schema["properties"]["outcome"]["description"]
+    assert "never" in create_lamar_tools(Lamar(":memory:"), report=True)[1].description
+
+
+async def test_the_agent_reports_the_users_reaction_with_the_episode_it_searched(chat_model: Any) -> None:
+    lam, exp_id = engine()
+    first = create_agent(chat_model(search_call(), "Cleared the cache."), create_lamar_tools(lam, report=True),
+                         context_schema=Ctx)
+    result = await first.ainvoke({"messages": [{"role": "user", "content": "fix the build"}]},
+                                 context=Ctx("trace"))
+    episode_id = next(m for m in result["messages"] if isinstance(m, ToolMessage)).artifact["lamar_episode_id"]
+    report = AIMessage(content="", tool_calls=[{"name": "lamar_report_outcome", "id": "r1", "args": {
+        "episode_id": episode_id, "outcome": "corrected", "evidence": "user: no, that broke it"}}])
+    second = create_agent(chat_model(report, "Noted."), create_lamar_tools(lam, report=True), context_schema=Ctx)
+    await second.ainvoke({"messages": [*result["messages"], {"role": "user", "content": "no, that broke it"}]},
+                         context=Ctx("trace"))
+    assert lam.episode(episode_id).signal == "corrected"
+    assert lam.evidence(exp_id).injected == 1
+
+
+def test_a_bad_outcome_is_refused_by_the_schema() -> None:
+    lam, _ = engine()
+    _, report = create_lamar_tools(lam, report=True)
+    with pytest.raises(ValueError):
+        report.invoke({"episode_id": "ep_x", "outcome": "great job", "evidence": "me"})
+
+
+@tool
+def deploy(target: str) -> str:
+    """Deploy a target."""
+    raise RuntimeError("the deploy server is down")
+
+
+def test_a_run_that_raises_after_a_search_leaves_no_pending_episode(chat_model: Any) -> None:
+    lam, _ = engine()
+    handler = LamarCallbackHandler(lam)
+    call = AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"target": "app"}, "id": "d1"}])
+    agent = create_agent(chat_model(search_call(), call, "done"), [*create_lamar_tools(lam, context={"project": "trace"}),
+                                                                   deploy])
+    with pytest.raises(RuntimeError, match="deploy server is down"):
+        agent.invoke({"messages": [{"role": "user", "content": "ship"}]}, config={"callbacks": [handler]})
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []
+
+
+def test_module_examples_run() -> None:
+    import doctest
+
+    import lamar_langchain.middleware
+    import lamar_langchain.tools
+
+    for module in (lamar_langchain.tools, lamar_langchain.middleware):
+        result = doctest.testmod(module)
+        assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,201 @@
+"""recall_node and report_node under LangGraph's parallel patterns: two recalls in one step,
+`Send` fan-out, map-reduce over a worker subgraph, and a subgraph inside a turn."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Send
+
+from lamar import Experience, Lamar, Scope
+from lamar_langgraph import LamarState, recall_node, report_node
+
+
+def engine() -> Lamar:
+    lam = Lamar(":memory:", k=2, seed=5, holdout=1e-9)
+    for project in ("api", "web", "app"):
+        lam.add(Experience(f"the {project} build fails", f"clear the {project} cache", scope=Scope(project=project)))
+    return lam
+
+
+class State(LamarState, total=False):
+    projects: list[str]
+    results: Annotated[list[str], operator.add]
+
+
+def test_two_recall_nodes_in_one_step_each_get_an_episode() -> None:
+    lam = engine()
+    graph = StateGraph(State)
+    graph.add_node("api", recall_node(lam, context={"project": "api"}, name="recall_api"))
+    graph.add_node("web", recall_node(lam, context={"project": "web"}, name="recall_web"))
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "api")
+    graph.add_edge(START, "web")
+    graph.add_edge(["api", "web"], "report")
+    graph.add_edge("report", END)
+    out = graph.compile().invoke({"lamar_outcome": "shipped"})
+    # recall clears the outcome; the report node sees none, so both episodes stay open
+    assert sorted(lam.episode(e).context["project"] for e in out["lamar_episodes"]) == ["api", "web"]
+    assert set(out["lamar_episodes"].values()) == {"open"}
+    assert out["lamar_episode_id"] in out["lamar_episodes"]
+
+
+def fan_out(state: State) -> list[Send]:
+    return [Send("recall", {"lamar_context": {"project": p}}) for p in state["projects"]]
+
+
+def test_send_fan_out_gives_each_branch_its_own_reportable_episode() -> None:
+    lam = engine()
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("decide", lambda state: {"lamar_outcome": "accepted"})
+    graph.add_node("report", report_node(lam))
+    graph.add_conditional_edges(START, fan_out, ["recall"])
+    graph.add_edge("recall", "decide")
+    graph.add_edge("decide", "report")
+    graph.add_edge("report", END)
+    out = graph.compile().invoke({"projects": ["api", "web", "app"]})
+    episodes = list(out["lamar_episodes"])
+    assert len(episodes) == 3
+    assert sorted(lam.episode(e).context["project"] for e in episodes) == ["api", "app", "web"]
+    assert set(out["lamar_episodes"].values()) == {"reported"}
+    assert [lam.episode(e).signal for e in episodes] == ["accepted"] * 3
+    assert lam.pending() == []
+
+
+class WorkerState(LamarState, total=False):
+    project: str
+    results: Annotated[list[str], operator.add]
+
+
+def worker_graph(lam: Lamar) -> Any:
+    """recall -> work -> report, each branch with its own outcome."""
+    def work(state: WorkerState) -> dict[str, Any]:
+        good = state["project"] != "web"
+        return {"results": [f"{state['project']}:{'ok' if good else 'broken'}"],
+                "lamar_outcome": "shipped" if good else "reverted"}
+
+    graph = StateGraph(WorkerState)
+    graph.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
+    graph.add_node("work", work)
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "work")
+    graph.add_edge("work", "report")
+    graph.add_edge("report", END)
+    return graph.compile()
+
+
+def test_map_reduce_over_a_worker_subgraph_reports_each_branch() -> None:
+    lam = engine()
+    graph = StateGraph(State)
+    graph.add_node("worker", worker_graph(lam))
+    graph.add_node("reduce", lambda state: {"results": [f"{len(state['results'])} done"]})
+    graph.add_conditional_edges(START, lambda s: [Send("worker", {"project": p}) for p in s["projects"]],
+                                ["worker"])
+    graph.add_edge("worker", "reduce")
+    graph.add_edge("reduce", END)
+    out = graph.compile().invoke({"projects": ["api", "web", "app"]})
+    assert out["results"][-1] == "3 done"
+    signals = {lam.episode(e).context["project"]: lam.episode(e).signal for e in out["lamar_episodes"]}
+    assert signals == {"api": "shipped", "web": "reverted", "app": "shipped"}
+    assert set(out["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
+
+
+class Chat(MessagesState, LamarState):
+    pass
+
+
+def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
+    lam = engine()
+    sub = StateGraph(Chat)
+    sub.add_node("recall", recall_node(lam, context={"project": "web"}))
+    sub.add_edge(START, "recall")
+    sub.add_edge("recall", END)
+    graph = StateGraph(Chat)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("sub", sub.compile())
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "sub")
+    graph.add_edge("sub", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    out = app.invoke({"messages": [HumanMessage("ship it", id="m1")]}, config)
+    projects = sorted(lam.episode(e).context["project"] for e in out["lamar_episodes"])
+    assert projects == ["api", "web"]
+    # the outcome arrives with the next message: both episodes of the turn are reported
+    app.update_state(config, {"lamar_outcome": "shipped"}, as_node="sub")
+    final = app.invoke(None, config)
+    assert set(final["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
+
+
+def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_run(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the api build fails", "clear the api cache", scope=Scope(project="api")))
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("answer", lambda state: {"results": [f"prompt={state.get('lamar_prompt')!r}"],
+                                            "lamar_outcome": "shipped"})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "answer")
+    graph.add_edge("answer", "report")
+    graph.add_edge("report", END)
+    app = graph.compile()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        out = app.invoke({"projects": []})
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert out["results"] == ["prompt=''"] and out.get("lamar_episode_id") is None
+    assert lam.stats()["episodes"] == 0
+    # once the store is writable, the next run recalls and reports as usual
+    again = app.invoke({"projects": []})
+    assert set(again["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
+
+
+def test_a_report_the_store_refuses_leaves_the_episode_open(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the api build fails", "clear the api cache", scope=Scope(project="api")))
+    locks: list[sqlite3.Connection] = []
+
+    def answer(state: State) -> dict[str, Any]:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN EXCLUSIVE")  # the store becomes unwritable between recall and report
+        locks.append(other)
+        return {"lamar_outcome": "shipped"}
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("answer", answer)
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "answer")
+    graph.add_edge("answer", "report")
+    graph.add_edge("report", END)
+    try:
+        out = graph.compile().invoke({"projects": []})
+    finally:
+        for other in locks:
+            other.execute("ROLLBACK")
+            other.close()
+    assert list(out["lamar_episodes"].values()) == ["open"]
+    assert [p.episode_id for p in lam.pending()] == list(out["lamar_episodes"])

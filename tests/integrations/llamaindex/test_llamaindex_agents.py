@@ -1,0 +1,173 @@
+"""Lamar in LlamaIndex agents: `create_lamar_tools` as FunctionTools, `LamarMemoryBlock` in a
+`Memory`, and a failed run, with a real `FunctionAgent` and a scripted function-calling LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from llama_index.core.agent.workflow import FunctionAgent
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms import MockFunctionCallingLLM
+from llama_index.core.memory import Memory
+from llama_index.core.tools import FunctionTool
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar.recall import FENCE_OPEN
+from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, track_episodes
+
+
+def engine() -> tuple[Lamar, str]:
+    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9)
+    exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    lam.add(Experience("the web page is blank", "rebuild the bundle", scope=Scope(project="web")))
+    return lam, exp_id
+
+
+class Script:
+    """A scripted LLM turn by turn: each call answers with the next message and keeps what it saw."""
+
+    def __init__(self, *replies: ChatMessage | str) -> None:
+        self.replies = [r if isinstance(r, ChatMessage) else ChatMessage(role="assistant", content=r)
+                        for r in replies]
+        self.seen: list[list[ChatMessage]] = []
+
+    def __call__(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        self.seen.append(list(messages))
+        if not self.replies:
+            raise RuntimeError("the model is down")
+        return self.replies.pop(0)
+
+    def llm(self) -> MockFunctionCallingLLM:
+        return MockFunctionCallingLLM(response_generator=self)
+
+
+def call(name: str, **kwargs: Any) -> ChatMessage:
+    return ChatMessage(role=MessageRole.ASSISTANT,
+                       blocks=[ToolCallBlock(tool_call_id=f"call-{name}", tool_name=name, tool_kwargs=kwargs)])
+
+
+async def test_search_tool_output_carries_the_episode() -> None:
+    lam, exp_id = engine()
+    script = Script(call("lamar_search_lessons", query="the build fails"), "Cleared the cache.")
+    agent = FunctionAgent(tools=create_lamar_tools(lam, context={"project": "trace"}), llm=script.llm())
+    with track_episodes() as log:
+        result = await agent.run(user_msg="fix the build")
+    (tool_call,) = result.tool_calls
+    document = tool_call.tool_output.raw_output
+    episode_id = document.metadata["episode_id"]
+    assert lam.episode(episode_id).injected == [exp_id] and document.metadata["experience_ids"] == [exp_id]
+    assert log.ids == [episode_id]
+    assert episode_id in tool_call.tool_output.content and lam.get(exp_id).render() in tool_call.tool_output.content
+
+
+async def test_the_agent_reports_the_users_reaction() -> None:
+    lam, exp_id = engine()
+    tools = create_lamar_tools(lam, context={"project": "trace"}, report=True)
+    assert "USER" in tools[1].metadata.fn_schema.model_json_schema()["properties"]["outcome"]["description"]
+    search = Script(call("lamar_search_lessons", query="build"), "Done.")
+    first = await FunctionAgent(tools=tools, llm=search.llm()).run(user_msg="fix the build")
+    episode_id = first.tool_calls[0].tool_output.raw_output.metadata["episode_id"]
+    report = Script(call("lamar_report_outcome", episode_id=episode_id, outcome="corrected",
+                         evidence="user: that broke it"), "Noted.")
+    await FunctionAgent(tools=tools, llm=report.llm()).run(user_msg="that broke it")
+    assert lam.episode(episode_id).signal == "corrected" and lam.evidence(exp_id).injected == 1
+    with pytest.raises(ValueError):
+        tools[1].call(episode_id=episode_id, outcome="great", evidence="me")
+
+
+def build_tool() -> FunctionTool:
+    def build(target: str) -> str:
+        """Build a target."""
+        return f"built {target}"
+
+    return FunctionTool.from_defaults(fn=build)
+
+
+async def test_memory_block_is_one_episode_per_turn_and_the_next_message_reports_it() -> None:
+    lam, exp_id = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"},
+                             outcome=lambda m: Signal.CORRECTED if "broke" in str(m.content) else None,
+                             silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s1", token_limit=40_000, memory_blocks=[block])
+    script = Script(call("build", target="app"), "Built it.", "Sorry, reverting.", "Glad it works.")
+    agent = FunctionAgent(tools=[build_tool()], llm=script.llm())
+
+    await agent.run(user_msg="build the app", memory=memory)  # two model calls in this turn
+    assert lam.stats()["episodes"] == 1
+    first = block.episode_id("s1")
+    assert len(script.seen) == 2
+    for messages in script.seen:  # the lessons reached the model on both calls
+        assert any(FENCE_OPEN in str(m.content) and lam.get(exp_id).render() in str(m.content) for m in messages)
+
+    await agent.run(user_msg="that broke the build", memory=memory)
+    second = block.episode_id("s1")
+    assert second != first and lam.episode(first).signal == "corrected"
+    await agent.run(user_msg="thanks, all good now", memory=memory)
+    assert lam.episode(second).signal == "accepted"  # the next message said nothing: silent_outcome
+    assert [p.episode_id for p in lam.pending()] == [block.episode_id("s1")]
+    assert block.report(Signal.SHIPPED, "s1") == block.episode_id("s1") and lam.pending() == []
+
+
+async def test_memory_block_reads_many_times_recall_once() -> None:
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"})
+    history = [ChatMessage(role="user", content="fix it")]
+    texts = {await block.aget(history, session_id="a") for _ in range(5)}
+    assert len(texts) == 1 and lam.stats()["episodes"] == 1
+    await block.aget(history, session_id="b")  # another session: its own turn
+    await block.aget([*history, ChatMessage(role="assistant", content="ok"),
+                      ChatMessage(role="user", content="again")], session_id="a")
+    assert lam.stats()["episodes"] == 3
+
+
+@pytest.mark.parametrize("where", ["memory", "tools"])
+async def test_a_failed_agent_run_leaves_no_pending_episode(where: str) -> None:
+    lam, _ = engine()
+    script = Script(call("build", target="app"))  # the second model call raises
+    tools = [build_tool()]
+    memory = None
+    if where == "memory":
+        memory = Memory.from_defaults(session_id="s", memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
+    else:
+        script = Script(call("lamar_search_lessons", query="q"))
+        tools += create_lamar_tools(lam, context={"project": "trace"})
+    agent = FunctionAgent(tools=tools, llm=script.llm())
+    with pytest.raises(RuntimeError, match="model is down"), track_episodes(lamar=lam) as log:
+        await agent.run(user_msg="build the app", memory=memory)
+    assert len(log) == 1 and lam.stats()["episodes"] == 1
+    assert lam.pending() == []
+    (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    assert event.data["expired"] is True and "RuntimeError" in event.data["reason"]
+
+
+def test_module_examples_run() -> None:
+    import doctest
+
+    import lamar_llamaindex.tools
+
+    result = doctest.testmod(lamar_llamaindex.tools)
+    assert result.attempted > 0 and result.failed == 0
+
+
+async def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(tmp_path: Any) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    memory = Memory.from_defaults(session_id="s", memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
+    script = Script("Answered without lessons.")
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+    try:
+        result = await FunctionAgent(tools=[], llm=script.llm()).run(user_msg="hi", memory=memory)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert str(result.response.content) == "Answered without lessons."
+    assert all(FENCE_OPEN not in str(m.content) for m in script.seen[0])
+    assert lam.stats()["episodes"] == 0
