@@ -174,8 +174,8 @@ def _narrow_check(proposal: Proposal) -> None:
 def _narrow_describe(proposal: Proposal) -> list[str]:
     _narrow_check(proposal)
     scope = ", ".join(f"{k}={v}" for k, v in sorted(proposal.payload.get("scope", {}).items()))
-    return [f"  narrow lesson {proposal.experience_ids[0]} to {proposal.payload['key']}={proposal.payload['value']}"
-            f" (new scope: {scope})"]
+    target = f"{proposal.payload['key']}={proposal.payload['value']}"
+    return [f"  narrow lesson {proposal.experience_ids[0]} to {target} (new scope: {scope})"]
 
 
 def _narrow_events(proposal: Proposal) -> list[Event]:
