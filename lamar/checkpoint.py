@@ -53,7 +53,6 @@ def snapshot_of(lam: Lamar) -> dict[str, Any]:
     """The engine's cache as plain JSON-safe data, in the order the cache keeps it."""
     return {
         "format": FORMAT,
-        "state_version": STATE_VERSION,
         "lessons": [state.to_dict() for state in lam._lessons.values()],
         # Scope buckets in insertion order, empty ones too: recall walks them in this order,
         # and the walk (hence the coins' order) must not change across a checkpoint.
@@ -73,10 +72,6 @@ def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
 
     if data["format"] != FORMAT:
         raise ValueError(f"snapshot format {data['format']!r}; this Lamar reads format {FORMAT}")
-    version = data.get("state_version", 1)
-    if not 1 <= version <= STATE_VERSION:
-        raise ValueError(f"lesson state version {version!r}; this Lamar reads versions 1 to {STATE_VERSION} "
-                         "(upgrade lamar to read this store)")
     lam._reset()
     for raw in data["lessons"]:
         state = LessonState.from_dict(raw)

@@ -449,8 +449,8 @@ class Lamar:
 
     def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
                 ) -> tuple[list[LessonState], list[str], dict[str, float]]:
-        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin,
-        maybe run an exposure round.
+        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
+        run an exposure round.
 
         Every coin's probability is known before it is flipped and logged in `p`, so each
         lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
@@ -462,11 +462,15 @@ class Lamar:
         exposable: list[LessonState] = []
         retest: list[LessonState] = []
         for state in eligible:
-            upper = state.slices.upper(state.arms, ctx or {}, sigma, policy.explore, policy.warmup)
+            context = ctx or {}
+            upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
             # Only a negative lift can be proven harm: skip the bound for the rest (hot path);
-            # a lesson the selector no longer wants and that may harm is an exposure candidate.
+            # a lesson the selector no longer wants and that may harm is an exposure candidate,
+            # and so is one it no longer wants in this slice of the context while that slice is
+            # unjudged (docs/context.md).
             ledger = state.ledger
-            if ledger.mean < 0.0 or ledger.n < policy.min_evidence:  # too few: e.g. just restarted
+            if ledger.mean < 0.0 or ledger.n < policy.min_evidence or (
+                    upper <= 0.0 and state.unjudged_here(context, policy, n)):
                 if ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
                     retest.append(state)  # harms stays revisable
                     continue

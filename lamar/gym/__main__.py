@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -45,6 +46,20 @@ def _policies(text: str) -> tuple[str, ...]:
     return names
 
 
+def _tuning(text: str) -> tuple[tuple[str, float], ...]:
+    pairs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or math.isnan(number):
+            raise argparse.ArgumentTypeError(f"expected NAME=NUMBER pairs (e.g. discount=0.995); got {part!r}")
+        pairs.append((name.strip(), int(number) if number.is_integer() and "." not in value else number))
+    return tuple(pairs)
+
+
 def _parser() -> argparse.ArgumentParser:
     d = _DEFAULTS
     parser = argparse.ArgumentParser(
@@ -81,6 +96,9 @@ def _parser() -> argparse.ArgumentParser:
                              "context) instead of one world, and print one line per variant")
     parser.add_argument("--policies", type=_policies, default=d.policies,
                         help=f"comma-separated policies to run (default {','.join(POLICIES)})")
+    parser.add_argument("--lamar", type=_tuning, default=(), metavar="NAME=VALUE,...",
+                        help="tune lamar's engine for this run (fields of lamar.policy.Policy, e.g. "
+                             "discount=0.995); measure on seeds other than the reported ones")
     parser.add_argument("--peers", action="store_true",
                         help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
                              "river; needs pip install 'lamar[peers]')")
@@ -110,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             episodes=args.episodes, seeds=args.seeds, first_seed=args.first_seed, k=args.k, base=args.base,
             help_effect=help_effect, hurt_effect=hurt_effect, policies=policies,
             workers=args.workers, lessons=args.lessons, report_rate=args.report_rate,
-            report_delay=args.report_delay, context=args.context,
+            report_delay=args.report_delay, context=args.context, tuning=args.lamar,
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import POLICIES
@@ -35,6 +36,8 @@ class GymConfig:
         context: the context variant: episodes carry a language, and one task-wide lesson
             helps in Swift and hurts in Python.
         sleep_at: episodes after which lamar's runs ask sleep for proposals (and at the end).
+        tuning: (name, value) pairs of `lamar.policy.Policy` for the lamar policy (default: none,
+            the engine's defaults), to measure a tuning on seeds other than the reported ones.
 
     >>> GymConfig(episodes=2000).flip
     1000
@@ -57,10 +60,17 @@ class GymConfig:
     report_delay: int = 0
     context: bool = False
     sleep_at: tuple[int, ...] = (2000,)
+    tuning: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policies", tuple(self.policies))
         object.__setattr__(self, "sleep_at", tuple(self.sleep_at))
+        object.__setattr__(self, "tuning", tuple((str(k), v) for k, v in self.tuning))
+        if self.tuning:
+            from lamar.policy.config import Policy
+
+            settings: dict[str, Any] = dict(self.tuning)
+            Policy(**settings)  # fails here, with Policy's message, before any run
         for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
                      "report_delay"):
             value = getattr(self, name)

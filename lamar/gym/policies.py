@@ -113,7 +113,7 @@ class QValue(Similarity):
 
 
 class LamarPolicy(GymPolicy):
-    """The engine with its default tuning, through its public API only.
+    """The engine with its default tuning (or `tuning`), through its public API only.
 
     Each lesson is added with scope `Scope(task=...)`; every episode is a `recall` of the
     task's context and a `report` of the world's signal. The engine's seed comes from the
@@ -122,9 +122,9 @@ class LamarPolicy(GymPolicy):
 
     name = "lamar"
 
-    def __init__(self, world: World, k: int, seed: int) -> None:
+    def __init__(self, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> None:
         super().__init__(world, k, seed)
-        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48))
+        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48), **(tuning or {}))
         self._index: dict[str, int] = {}
         for lesson in world.lessons:
             self.lam.add(Experience(
@@ -182,10 +182,12 @@ _CLASSES: dict[str, type[GymPolicy]] = {
 }
 
 
-def make_policy(name: str, world: World, k: int, seed: int) -> GymPolicy:
-    """The policy called `name` (one of POLICIES), ready for `world`."""
+def make_policy(name: str, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> GymPolicy:
+    """The policy called `name` (one of POLICIES), ready for `world` (`tuning` goes to lamar's engine)."""
     try:
         cls = _CLASSES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
+    if cls is LamarPolicy:
+        return LamarPolicy(world, k, seed, tuning)
     return cls(world, k, seed)

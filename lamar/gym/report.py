@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lamar.gym.config import PHASE_TITLES, PHASES
 from lamar.gym.metrics import Target, column, mean_interval, median_range, runs_of
 from lamar.gym.monitor_report import context_table, monitor_table, moving_goals_block
-from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
+from lamar.gym.recorder import EXPOSURE_Q, KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
 from lamar.gym.world import reward_gap
 
 if TYPE_CHECKING:
@@ -33,7 +33,8 @@ def _header(result: GymResult) -> list[str]:
              f"(flip after {c.flip}), k={c.k}, base {c.base:.2f}, help +{c.help_effect:.2f}, "
              f"hurt -{c.hurt_effect:.2f}")
     world = (f"{c.lessons} lessons per task, {100 * c.report_rate:.0f}% of episodes reported, "
-             f"up to {c.report_delay} episodes late" + (", context variant (language)" if c.context else ""))
+             f"up to {c.report_delay} episodes late" + (", context variant (language)" if c.context else "")
+             + (f"; lamar tuned: {', '.join(f'{k}={v}' for k, v in c.tuning)}" if c.tuning else ""))
     return [title, world]
 
 
@@ -108,7 +109,7 @@ def _verdict_table(result: GymResult) -> list[str]:
     s = _mean(column(rows, "reward_sd"))
     q = rows[0]["holdout_q"]
     d = c.help_effect * reward_gap()
-    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, q)
+    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, EXPOSURE_Q)
     lines.append(f"   provable: had at least (m + {PROVABLE_POWER})^2 s^2 / (D^2 q (1-q)) randomized "
                  "episodes since the world last")
     lines.append(f"   changed for it; m = {PROVABLE_M} (anytime-valid bound, corrected), q = {q:.2f} (the "
@@ -116,7 +117,7 @@ def _verdict_table(result: GymResult) -> list[str]:
     lines.append(f"   lessons), s = {s:.2f} (measured sd of reward), D = {d:.2f} on the reward scale (effect "
                  f"{c.help_effect:.2f} x {reward_gap():.2f},")
     lines.append(f"   the mean reward of a success minus a failure): {needed[0]:.0f} episodes "
-                 f"({needed[1]:.0f} for the hurt effect).")
+                 f"({needed[1]:.0f} for the hurt effect, randomized by harm exposure's fair coin, q = {EXPOSURE_Q}).")
     lines.append(f"   Verdicts are read through lam.evidence every {c.checkpoint} episodes.")
     lessons = [row for row in result.lessons if row["policy"] == "lamar"]
     helps = column([r for r in lessons if r["kind"] in ("true", "fossil")], "first_helps")

@@ -15,8 +15,9 @@ from typing import Any
 from lamar.gym.config import GymConfig
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
-from lamar.gym.recorder import Recorder, VerdictTracker
+from lamar.gym.recorder import Recorder
 from lamar.gym.result import GymResult, Row
+from lamar.gym.tracker import VerdictTracker
 from lamar.gym.world import World
 from lamar.signals import Signal
 
@@ -30,7 +31,8 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
                   lessons=config.lessons, report_rate=config.report_rate, report_delay=config.report_delay,
                   context=config.context)
     peer = peer_class(policy_name)
-    policy = peer(world, config.k, seed) if peer is not None else make_policy(policy_name, world, config.k, seed)
+    policy = (peer(world, config.k, seed) if peer is not None
+              else make_policy(policy_name, world, config.k, seed, dict(config.tuning)))
     recorder = Recorder(world, config)
     tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
     tasks, reported, delays = world.tasks, world.reported, world.delays
@@ -53,7 +55,8 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
     run: Row = {"table": "run", **key, "episodes": config.episodes, "flip": world.flip, "k": config.k,
                 "base": config.base, "help_effect": config.help_effect, "hurt_effect": config.hurt_effect,
                 "lessons_per_task": config.lessons, "report_rate": config.report_rate,
-                "report_delay": config.report_delay, "context": config.context, **recorder.row()}
+                "report_delay": config.report_delay, "context": config.context,
+                "lamar_tuning": ",".join(f"{k}={v}" for k, v in config.tuning) or None, **recorder.row()}
     lessons: list[Row] = []
     series: list[Row] = recorder.series()
     if tracker is not None:

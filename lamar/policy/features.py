@@ -15,7 +15,8 @@ information (their slice is the lesson itself) and are skipped.
 
 The evidence side keeps one AIPW ledger per slice, fed by the same randomized coins as the
 lesson-wide ledger, and judges each slice at alpha / (lessons x slices) (Bonferroni over
-the slices that exist), a family of its own beside the lesson-wide verdicts.
+the slices that exist), a family of its own beside the lesson-wide verdicts. Slices restart
+with their lesson, so the caller passes the alpha of the lesson's current segment.
 """
 
 from __future__ import annotations
@@ -203,6 +204,17 @@ class Slices:
             verdict = Verdict.HELPS if lower > 0.0 else Verdict.HARMS if upper < 0.0 else Verdict.UNKNOWN
             out.append(SliceBounds(key, value, verdict, mean, lower, upper, ledger.n))
         return out
+
+    def unjudged(self, context: Mapping[str, str], alpha_helps: float, alpha_harms: float, min_evidence: int,
+                 n_lessons: int) -> bool:
+        """Whether a slice this context falls in (of a key seen with two values or more) has no
+        verdict yet: then harm exposure may still buy one there."""
+        values = self.values
+        if not values:
+            return False
+        judged = {(b.key, b.value): b.verdict for b in self.judge(alpha_helps, alpha_harms, min_evidence, n_lessons)}
+        return any(values.get(key, 0) >= 2 and judged.get((key, value), Verdict.UNKNOWN) is Verdict.UNKNOWN
+                   for key, value in context.items())
 
     def evidence(self, alpha_helps: float, alpha_harms: float, min_evidence: int,
                  n_lessons: int) -> dict[str, SliceEvidence]:

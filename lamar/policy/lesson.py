@@ -140,7 +140,7 @@ class LessonState:
             eligible=self.eligible,
             restarts=self.restarts,
             estimate=self.arms.estimate,
-            slices=self.slices.evidence(policy.alpha_helps, policy.alpha_harms, policy.min_evidence, n_lessons),
+            slices=self.slices.evidence(*self._slice_alphas(policy), policy.min_evidence, n_lessons),
         )
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
@@ -182,6 +182,16 @@ class LessonState:
         self.held_out += other.held_out
         self.slices.merge(other.slices)
         self._verdict_cache = None
+
+    def _slice_alphas(self, policy: Policy) -> tuple[float, float]:
+        """The slice family's (helps, harms) alpha: slices restart with the lesson, so they spend
+        the alpha of its current segment."""
+        segment = self.restarts + 1
+        return segment_alpha(policy.alpha_helps, segment), segment_alpha(policy.alpha_harms, segment)
+
+    def unjudged_here(self, context: Mapping[str, str], policy: Policy, n_lessons: int) -> bool:
+        """Whether a slice of `context` (docs/context.md) still lacks a verdict: exposure may buy one."""
+        return self.slices.unjudged(context, *self._slice_alphas(policy), policy.min_evidence, n_lessons)
 
     def narrow(self, key: str, value: str) -> None:
         """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.

@@ -164,27 +164,6 @@ register(ProposalKind("contradiction", _ids, _need_ids,
                       lambda p: ["  acknowledge: the bandit keeps testing both sides (nothing else changes)"],
                       lambda p: []))
 register(ProposalKind("candidate", lambda p: [], _candidate_check, _candidate_describe, _candidate_events))
-def _narrow_check(proposal: Proposal) -> None:
-    _need_ids(proposal)
-    key, value = proposal.payload.get("key"), proposal.payload.get("value")
-    if not isinstance(key, str) or not isinstance(value, str) or not key or not value:
-        raise InvalidReport(f"narrow proposal {proposal.id} needs payload key and value (strings)")
-
-
-def _narrow_describe(proposal: Proposal) -> list[str]:
-    _narrow_check(proposal)
-    scope = ", ".join(f"{k}={v}" for k, v in sorted(proposal.payload.get("scope", {}).items()))
-    target = f"{proposal.payload['key']}={proposal.payload['value']}"
-    return [f"  narrow lesson {proposal.experience_ids[0]} to {target} (new scope: {scope})"]
-
-
-def _narrow_events(proposal: Proposal) -> list[Event]:
-    _narrow_check(proposal)
-    return [Event("scope", {"id": proposal.experience_ids[0], "key": proposal.payload["key"],
-                            "value": proposal.payload["value"], "reason": f"sleep narrow: {proposal.reason}"})]
-
-
-register(ProposalKind("narrow", _ids, _narrow_check, _narrow_describe, _narrow_events))
 register(ProposalKind("compact", lambda p: [], _compact_check, _compact_describe,
                       lambda p: [Event("compact", dict(p.payload))]))
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from lamar._errors import InvalidReport
 from lamar.experience import Status
 from lamar.policy.verdicts import SliceEvidence, Verdict
+from lamar.sleep.kinds import ProposalKind, register
 from lamar.sleep.proposals import Proposal
+from lamar.store import Event
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -65,6 +68,33 @@ def still_splits(lam: Lamar, proposal: Proposal) -> str:
         now = "no verdict" if slice_ev is None else slice_ev.verdict.value
         return f"lesson {exp_id} is no longer proven to help where {key}={value} ({now})"
     return ""
+
+
+def _parts(proposal: Proposal) -> tuple[str, str, str]:
+    """(lesson, key, value) of a narrow proposal, checked as apply reads them."""
+    key, value = proposal.payload.get("key"), proposal.payload.get("value")
+    if len(proposal.experience_ids) != 1 or not isinstance(key, str) or not isinstance(value, str) or not key:
+        raise InvalidReport(f"narrow proposal {proposal.id} needs one lesson and payload key and value (strings)")
+    return proposal.experience_ids[0], key, value
+
+
+def _check(proposal: Proposal) -> None:
+    _parts(proposal)
+
+
+def _describe(proposal: Proposal) -> list[str]:
+    exp_id, key, value = _parts(proposal)
+    return [(f"  narrow lesson {exp_id}'s scope: add {key}={value} (it stays eligible only there; its evidence "
+             f"continues that slice's)")]
+
+
+def _events(proposal: Proposal) -> list[Event]:
+    exp_id, key, value = _parts(proposal)
+    return [Event("scope", {"id": exp_id, "key": key, "value": value,
+                            "reason": f"sleep narrow: {proposal.reason}"})]
+
+
+register(ProposalKind("narrow", lambda p: [_parts(p)[0]], _check, _describe, _events))
 
 
 __all__ = ["propose_narrowing", "still_splits"]

@@ -72,7 +72,8 @@ def test_verdicts_are_counted_against_the_truth_of_the_moment(result: GymResult)
     assert len(lessons) == 24
     fossil = next(row for row in lessons if row["kind"] == "fossil")
     assert fossil["effect_pre"] > 0 > fossil["effect_post"]
-    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"])
+    # helping is randomized by the holdout coin (q = 0.15), harm by exposure's fair coin (q = 0.5)
+    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"] * 0.15 * 0.85 / 0.25)
     inert = next(row for row in lessons if row["kind"] == "inert")
     assert inert["needed_end"] is None and inert["provable_end"] is False
 

@@ -102,3 +102,15 @@ def test_the_command_takes_the_variant_options(capsys: pytest.CaptureFixture[str
     assert "help +0.10, hurt -0.10" in out and "8 lessons per task, 70% of episodes reported" in out
     with pytest.raises(SystemExit):
         main(["--report-rate", "0", "--quiet"])
+
+
+def test_lamar_can_be_tuned_for_a_run_and_bad_tuning_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    tuned = run_gym(GymConfig(episodes=400, seeds=1, workers=1, policies=("lamar",), sleep_at=(),
+                              tuning=(("holdout", 0.5),)))
+    plain = run_gym(GymConfig(episodes=400, seeds=1, workers=1, policies=("lamar",), sleep_at=()))
+    (a,), (b,) = tuned.runs, plain.runs
+    assert a["lamar_tuning"] == "holdout=0.5" and b["lamar_tuning"] is None
+    assert a["holdout_q"] == 0.5 and b["holdout_q"] == 0.15
+    with pytest.raises(SystemExit):
+        main(["--lamar", "nonsense=1", "--quiet"])
+    assert "nonsense" in capsys.readouterr().err

@@ -108,17 +108,19 @@ def test_a_free_key_with_endless_values_is_capped() -> None:
     assert len(state.slices.slices) == MAX_SLICES
 
 
-def _logged_store(path: Path, seed: int, n: int) -> tuple[str, str]:
+def _logged_store(path: Path, seed: int, n: int, swift: float = 0.5, effects: tuple[float, float] = (0.3, -0.3),
+                  ) -> tuple[str, str]:
     """A store whose episodes randomized one task-wide lesson with p = 0.5 in both languages
-    (as an engine with exposure coins logs them), with the outcomes a split world gives."""
+    (as an engine with exposure coins logs them), with the outcomes a split world gives:
+    `effects` in Swift and in Python, Swift in a share `swift` of episodes."""
     rng = random.Random(seed)
     lesson = Experience("the build fails", "clear the module cache", scope=Scope(task="build")).with_identity()
     other = Experience("the build fails", "read the first error", scope=Scope(task="build")).with_identity()
     events = [Event("experience", e.to_dict(), key=f"experience:{e.id}") for e in (lesson, other)]
     for j in range(n):
-        context = SWIFT if rng.random() < 0.5 else PYTHON
+        context = SWIFT if rng.random() < swift else PYTHON
         injected = rng.random() < 0.5
-        effect = (0.3 if context is SWIFT else -0.3) if injected else 0.0
+        effect = (effects[0] if context is SWIFT else effects[1]) if injected else 0.0
         ep = f"ep{j}"
         events.append(Event("episode", {"id": ep, "context": context, "eligible": [lesson.id, other.id],
                                         "injected": [lesson.id] if injected else [],
@@ -175,3 +177,45 @@ def test_no_narrowing_without_a_proven_split(tmp_path: Path) -> None:
     lam = Lamar(path, k=2, seed=1)
     assert not lam.sleep().of_kind("narrow")
     assert lam.get(lesson).scope == Scope(task="build")
+
+
+def test_the_review_shows_a_narrow_proposal_with_its_slices_and_new_scope(tmp_path: Path) -> None:
+    from lamar.cli.review import _describe
+
+    path = tmp_path / "split.db"
+    _logged_store(path, seed=11, n=1600)
+    lam = Lamar(path, k=2, seed=1)
+    (proposal,) = lam.sleep().of_kind("narrow")
+    text = "\n".join(_describe(proposal, lam))
+    assert "scope: add language=swift (it stays eligible only there" in text
+    assert "where language=swift: helps" in text and "where language=python: harms" in text
+    lam.close()
+
+
+def test_a_lesson_harmful_overall_but_helpful_in_one_slice_is_narrowed_not_retired(tmp_path: Path) -> None:
+    path = tmp_path / "mostly_python.db"
+    lesson, _ = _logged_store(path, seed=13, n=3000, swift=0.3, effects=(0.3, -0.35))
+    lam = Lamar(path, k=2, seed=1)
+    ev = lam.evidence(lesson)
+    assert ev.verdict is Verdict.HARMS  # on the whole it hurts: most episodes are Python
+    assert ev.slices["language=swift"].verdict is Verdict.HELPS
+    report = lam.sleep()
+    assert [p.experience_ids for p in report.of_kind("narrow")] == [(lesson,)]
+    assert not [p for p in report.of_kind("retire") if lesson in p.experience_ids]
+    lam.close()
+
+
+def test_apply_refuses_a_hand_edited_narrow_proposal(tmp_path: Path) -> None:
+    from lamar.sleep import Proposal, SleepReport
+
+    path = tmp_path / "split.db"
+    lesson, _ = _logged_store(path, seed=11, n=1600)
+    lam = Lamar(path, k=2, seed=1)
+    (proposal,) = lam.sleep().of_kind("narrow")
+    data = proposal.to_dict()
+    data["payload"] = {"key": "language"}  # the value was deleted by hand
+    edited = Proposal.from_dict(data)
+    result = lam.apply(SleepReport([edited], made_at=lam._seq))
+    assert result.applied == [] and "refused" in result.skipped[0][1]
+    assert lam.get(lesson).scope == Scope(task="build")
+    lam.close()
