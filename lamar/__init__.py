@@ -6,6 +6,10 @@
     lam.report(rec.episode_id, Signal.SHIPPED)
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from lamar._errors import (
     CorruptStore,
     DuplicateReport,
@@ -30,9 +34,28 @@ from lamar.experience import Experience, Scope, Status
 from lamar.policy import Evidence, Policy, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal
-from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
-from lamar.sleep.traces import Trace
 from lamar.store import ExperienceStore
+
+if TYPE_CHECKING:
+    from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
+    from lamar.sleep.traces import Trace
+
+# Sleep is the offline step: its names load on first use, so `import lamar` in a hook or a CLI
+# does not pay for consolidation, mining and the safety rules (tests/test_import.py holds this).
+_LAZY = {"ApplyResult": "lamar.sleep.proposals", "Proposal": "lamar.sleep.proposals",
+         "SleepReport": "lamar.sleep.proposals", "Trace": "lamar.sleep.traces"}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lamar' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

@@ -3,11 +3,18 @@
 A snapshot restores the state exactly (lessons with their selection model, ledger and
 change detector, episodes, counters, reward spread), so folding a snapshot and the events
 after it gives the same evidence and the same decisions as folding the whole log.
+
+The same data, without the episodes a store can look up by key, is also the engine's
+persisted *state* (`state_text`, `read_state`): saved beside the log, never in it, so a fresh
+process folds only the tail (see `Lamar._resume`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import zlib
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +22,7 @@ from lamar.policy.lesson import LessonState
 
 if TYPE_CHECKING:
     from lamar.engine import EpisodeRecord, Lamar
+    from lamar.store.base import Event
 
 FORMAT = 1
 # Version of a lesson's saved state (LessonState.to_dict), bumped whenever that changes, so a
@@ -22,7 +30,8 @@ FORMAT = 1
 # trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
 # slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
 # the ledger, a two-sided change detector with doubt.
-STATE_VERSION = 4
+STATE_VERSION = 5
+# 4: the selection's fall detector (policy/selection.py). 5: the cold-start persisted state.
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 
@@ -49,21 +58,86 @@ def add_to_audit(audit: dict[str, Any], dropped: Iterable[EpisodeRecord]) -> Non
             by_signal[name] = by_signal.get(name, 0) + 1
 
 
-def snapshot_of(lam: Lamar) -> dict[str, Any]:
-    """The engine's cache as plain JSON-safe data, in the order the cache keeps it."""
+def snapshot_of(lam: Lamar, episodes: Iterable[EpisodeRecord] | None = None) -> dict[str, Any]:
+    """The engine's cache as plain JSON-safe data, in the order the cache keeps it.
+
+    Args:
+        lam: the engine.
+        episodes: the episodes to include (default: every one the engine holds).
+    """
+    held = lam._episodes.values() if episodes is None else episodes
     return {
         "format": FORMAT,
         "lessons": [state.to_dict() for state in lam._lessons.values()],
         # Scope buckets in insertion order, empty ones too: recall walks them in this order,
         # and the walk (hence the coins' order) must not change across a checkpoint.
         "index": [[[list(pair) for pair in key], list(bucket)] for key, bucket in lam._index.items()],
-        "episodes": [[getattr(record, name) for name in _EPISODE_FIELDS] for record in lam._episodes.values()],
+        "episodes": [[getattr(record, name) for name in _EPISODE_FIELDS] for record in held],
         "applied": sorted(lam._applied),
         "active": lam._n_active,
         "reports": lam._reports,
         "compacted": {**lam._compacted, "by_signal": dict(lam._compacted["by_signal"])},
         "rewards": [lam._reward_n, lam._reward_mean, lam._reward_m2],
     }
+
+
+def fingerprint(event: Event) -> str:
+    """A digest of one stored event: a state saved after it is valid only while it is still there."""
+    text = f"{event.seq}|{event.kind}|{event.key}|{event.time!r}|{event.data_json()}"
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+def _digest(data: bytes) -> str:
+    """CRC-32 and length: enough to notice a torn, edited or different text (not an adversary:
+    whoever can write the store can write its events too), and zlib loads in microseconds
+    where hashlib loads OpenSSL on every cold start."""
+    return f"{zlib.crc32(data):08x}{len(data):x}"
+
+
+def tuning_of(lam: Lamar) -> dict[str, Any]:
+    """The policy's tuning as it reads back from JSON (a state folded under other tuning differs)."""
+    loaded: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(lam.policy), default=str))
+    return loaded
+
+
+def state_text(lam: Lamar, last: Event) -> str:
+    """The engine's folded state up to `last` (the last event folded), checksummed.
+
+    Episodes that the store can look up by key are left out (that is what keeps a reopen
+    cheap); the ones it cannot (restored from a checkpoint snapshot) are kept.
+    """
+    # Kept: the episodes known only from a checkpoint snapshot (no key to look them up by),
+    # and the pending ones (no outcome yet), which `Lamar.pending` and the settling walk.
+    kept = [record for record in lam._episodes.values() if record.id in lam._pinned or record.reports == 0]
+    data = snapshot_of(lam, episodes=kept)
+    data["pinned"] = [record.id for record in kept if record.id in lam._pinned]
+    data["sealed"] = [record.id for record in kept if record.sealed]
+    data["counters"] = [lam._n_episodes, lam._wanted, lam._held]
+    payload = {"version": STATE_VERSION, "seq": last.seq, "last": fingerprint(last),
+               "policy": tuning_of(lam), "state": data}
+    body = json.dumps(payload, separators=(",", ":"))  # ASCII: any text survives any backend
+    return _digest(body.encode("ascii")) + "\n" + body
+
+
+def read_state(text: str, lam: Lamar) -> dict[str, Any]:
+    """The payload of a saved state, checked; raises ValueError when it cannot be trusted.
+
+    Refused: a torn or edited text (checksum), another STATE_VERSION, other tuning.
+    The caller still checks `seq` and `last` against the log.
+    """
+    digest, sep, body = text.partition("\n")
+    if not sep or _digest(body.encode("utf-8", "surrogatepass")) != digest:
+        raise ValueError("the saved state fails its checksum (torn or edited)")
+    payload = json.loads(body)
+    if not isinstance(payload, dict):
+        raise TypeError("the saved state is not an object")
+    if payload.get("version") != STATE_VERSION:
+        raise ValueError(f"the saved state has version {payload.get('version')!r}, not {STATE_VERSION}")
+    if payload.get("policy") != tuning_of(lam):
+        raise ValueError("the saved state was folded under other tuning")
+    if not isinstance(payload.get("seq"), int) or not isinstance(payload.get("last"), str):
+        raise TypeError("the saved state has no seq or fingerprint")
+    return payload
 
 
 def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
@@ -111,4 +185,5 @@ def _check_numbers(state: LessonState) -> None:
         raise ValueError(f"lesson {state.experience.id}: a ledger of {state.ledger.n} episodes has no weight")
 
 
-__all__ = ["FORMAT", "STATE_VERSION", "add_to_audit", "new_audit", "restore", "snapshot_of"]
+__all__ = ["FORMAT", "STATE_VERSION", "add_to_audit", "fingerprint", "new_audit", "read_state", "restore",
+           "snapshot_of", "state_text", "tuning_of"]

@@ -14,12 +14,11 @@ those events, so several processes sharing one store converge on the same state.
 
 from __future__ import annotations
 
-import asyncio
+import _thread
 import dataclasses
 import math
 import os
 import random
-import threading
 from collections import deque
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -35,12 +34,20 @@ from lamar._errors import (
     UnknownEpisode,
     UnknownExperience,
 )
-from lamar.checkpoint import add_to_audit, new_audit, restore, snapshot_of
+from lamar.checkpoint import (
+    add_to_audit,
+    fingerprint,
+    new_audit,
+    read_state,
+    restore,
+    snapshot_of,
+    state_text,
+)
 from lamar.experience import Experience, Scope, Status, check_context, new_id
+from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
-from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.store import Event, Store
@@ -50,6 +57,7 @@ if TYPE_CHECKING:
 
 _PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
 _PRIOR_WEIGHT = 10.0
+_STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 
 
 class EpisodeRecord:
@@ -113,10 +121,13 @@ class Lamar:
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)
-        self._lock = threading.RLock()
+        self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
+        self._state_seq = 0  # the seq of the state last saved or loaded (see _resume, _save_state)
+        self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
         self._reset()
         with self._lock:
-            self._sync()
+            if not self._resume():
+                self._sync()
 
     # -- the cache ---------------------------------------------------------------------------
 
@@ -133,16 +144,128 @@ class Lamar:
         self._reward_n = 0
         self._reward_mean = 0.0
         self._reward_m2 = 0.0
+        # Counters over the episodes not compacted, so stats need not hold every episode.
+        self._n_episodes = 0
+        self._wanted = 0
+        self._held = 0
+        self._last: Event | None = None  # the last event folded: a saved state names it
+        # Resumed from a saved state: older episodes stay in the store until one is needed.
+        self._partial = False
+        self._base = 0  # the seq the resumed state was folded to
+        self._pinned: set[str] = set()  # episodes known only from a checkpoint snapshot
         self._unsettled: deque[str] | None = None  # pending episode ids, oldest first (lamar.pending)
+
+    def _append(self, events: list[Event]) -> list[Event]:
+        self._wrote = True
+        return self.store.append(events)
 
     def _sync(self) -> None:
         """Fold the events other writers (and we) appended since we last looked."""
-        events = self.store.read(self._seq)
-        if any(e.kind == "outcome" and e.data.get("replace") for e in events):
+        self._fold_tail(self.store.read(self._seq))
+        if self._wrote and self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
+            self._save_state()  # amortised: one save per many writes, so reopening folds a short tail
+
+    def _fold_tail(self, events: list[Event]) -> None:
+        # A replacement unfolds an outcome, and a compaction of episodes that a resumed engine
+        # never loaded needs them: both fold the whole log again.
+        if any(e.kind == "outcome" and e.data.get("replace") for e in events) or (
+                self._partial and any(e.kind == "compact" for e in events)):
             self.rebuild()
             return
         for event in events:
             self._fold(event)
+
+    def _resume(self) -> bool:
+        """Load the state this store's engines saved, if it still describes the log, and fold the tail.
+
+        Refused (and the log replayed instead): no state, a torn or edited one (checksum),
+        another STATE_VERSION or tuning, or a log whose event at the state's seq is gone or
+        different (rolled back, rewritten, another store's state).
+        """
+        load = getattr(self.store, "load_state", None)
+        if load is None or getattr(self.store, "lookup", None) is None:
+            return False
+        text = load()
+        if text is None:
+            return False
+        try:
+            payload = read_state(text, self)
+        except (ValueError, TypeError, AttributeError):
+            return False
+        seq = payload["seq"]
+        events = self.store.read(seq - 1) if seq > 0 else []
+        if not events or events[0].seq != seq or fingerprint(events[0]) != payload["last"]:
+            return False
+        try:
+            data = payload["state"]
+            restore(self, data)
+            sealed = set(data.get("sealed", ()))
+            for record in self._episodes.values():
+                record.sealed = record.id in sealed
+            self._pinned = set(data["pinned"]) & set(self._episodes)
+            self._n_episodes, self._wanted, self._held = (int(n) for n in data["counters"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            self._reset()
+            return False
+        self._partial = True
+        self._seq = self._base = self._state_seq = seq
+        self._last = events[0]
+        self._fold_tail(events[1:])
+        return True
+
+    def _save_state(self) -> None:
+        """Save the folded state beside the log (a cache: failing to save loses nothing)."""
+        save = getattr(self.store, "save_state", None)
+        last = self._last
+        if save is None or getattr(self.store, "lookup", None) is None or last is None or last.seq != self._seq:
+            return
+        self._state_seq = self._seq  # a store that cannot take it (read-only, busy) is not asked again soon
+        try:
+            save(self._seq, state_text(self, last))
+        except (StoreError, OSError):
+            pass
+
+    def _episode_record(self, episode_id: str) -> EpisodeRecord | None:
+        """The episode, from memory or (resumed from a saved state) looked up in the store by key.
+
+        A looked-up episode is rebuilt as the fold had left it at the saved state: its outcomes
+        up to that seq count, the later ones are folded as the tail is.
+        """
+        record = self._episodes.get(episode_id) if isinstance(episode_id, str) else None
+        if record is not None or not self._partial or not isinstance(episode_id, str):
+            return record
+        found = self.store.lookup([f"episode:{episode_id}", f"outcome:{episode_id}"])  # type: ignore[attr-defined]
+        while found and found[-1].key is not None and found[-1].key.startswith("outcome:"):
+            more = self.store.lookup([f"outcome:{episode_id}:{sum(e.kind == 'outcome' for e in found)}"])  # type: ignore[attr-defined]
+            if not more:
+                break
+            found += more
+        found = sorted((e for e in found if e.seq <= self._base), key=lambda e: e.seq)
+        if not found or found[0].kind != "episode":
+            return None
+        try:
+            record = EpisodeRecord(found[0].data, found[0].time)
+            record.number = -1  # unknown until the whole log is folded (sleep does that)
+            for outcome in found[1:]:  # as _fold_outcome leaves the record, without the lessons
+                if record.reports and not outcome.data.get("replace"):
+                    continue  # a second plain report: the fold refused it
+                record.reports += 1
+                record.outcome_seq = outcome.seq
+                if outcome.data.get("expired"):
+                    record.settled = "expired"
+                    continue
+                record.reward = float(outcome.data["reward"])
+                record.signal = outcome.data.get("signal")
+                record.settled = "default" if outcome.data.get("default") else None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"{self.store.location}: episode {episode_id} is malformed ({exc!r})") from exc
+        self._episodes[episode_id] = record
+        return record
+
+    def _whole(self) -> None:
+        """Fold the whole log when the engine resumed from a saved state (sleep, checkpoint need every episode)."""
+        if self._partial:
+            self.rebuild()
 
     def rebuild(self) -> None:
         """Forget the cache and fold every stored event again (the state is only a cache)."""
@@ -161,6 +284,7 @@ class Lamar:
             for e in events:
                 if e.seq in superseded:
                     self._seq = e.seq
+                    self._last = e
                     self._count_replaced(e)
                     continue
                 self._fold(e)
@@ -181,16 +305,25 @@ class Lamar:
 
     def _fold_event(self, event: Event) -> None:
         self._seq = event.seq
+        self._last = event
         data = event.data
         kind = event.kind
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
             restore(self, data)
             self._unsettled = None
             self._seq = event.seq
+            self._last = event
+            self._pinned = set(self._episodes)  # their keys are gone with the events they came from
+            self._n_episodes = len(self._episodes)
+            self._held = sum(len(r.held_out) for r in self._episodes.values())
+            self._wanted = self._held + sum(len(r.injected) for r in self._episodes.values())
         elif kind == "episode":
             record = EpisodeRecord(data, event.time)
-            record.number = len(self._episodes) + self._compacted["episodes"]
+            record.number = self._n_episodes + self._compacted["episodes"]
             self._episodes[record.id] = record
+            self._n_episodes += 1
+            self._held += len(record.held_out)
+            self._wanted += len(record.held_out) + len(record.injected)
             if self._unsettled is not None:
                 self._unsettled.append(record.id)
         elif kind == "outcome":
@@ -226,8 +359,13 @@ class Lamar:
         elif kind == "applied":
             self._applied.add(data["proposal"])
         elif kind == "compact":
-            dropped = [self._episodes.pop(e, None) for e in data["episodes"]]
-            add_to_audit(self._compacted, [record for record in dropped if record is not None])
+            dropped = [r for r in (self._episodes.pop(e, None) for e in data["episodes"]) if r is not None]
+            add_to_audit(self._compacted, dropped)
+            for record in dropped:
+                self._n_episodes -= 1
+                self._held -= len(record.held_out)
+                self._wanted -= len(record.held_out) + len(record.injected)
+                self._pinned.discard(record.id)
 
     def _set_status(self, exp_id: str, status: Status, reason: str) -> None:
         state = self._lessons.get(exp_id)
@@ -257,7 +395,7 @@ class Lamar:
             self._index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
 
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
-        episode = self._episodes.get(data["episode"])
+        episode = self._episode_record(data["episode"])
         replace = bool(data.get("replace"))
         if episode is None or (episode.reports and not replace) or (episode.sealed and replace):
             # An outcome for a compacted episode, a second plain report, or a replacement of
@@ -317,7 +455,7 @@ class Lamar:
             if exp.id in self._lessons:
                 raise taken
             try:
-                (stored,) = self.store.append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
+                (stored,) = self._append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
             except EventConflict:
                 raise taken from None
             self._ignored.clear()
@@ -384,7 +522,7 @@ class Lamar:
         with self._lock:
             self._sync()
             self._state(exp_id)
-            self.store.append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
+            self._append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
             self._sync()
 
     # -- recall ------------------------------------------------------------------------------
@@ -418,7 +556,7 @@ class Lamar:
                 "held_out": held,
                 "p": p,
             }
-            self.store.append([Event("episode", data, key=f"episode:{episode_id}")])
+            self._append([Event("episode", data, key=f"episode:{episode_id}")])
             self._sync()
             if self.policy.pending_after is not None:
                 settle(self, None)
@@ -531,6 +669,8 @@ class Lamar:
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:
         """`recall` without blocking the event loop (the store may touch disk)."""
+        import asyncio  # here, not at module level: `import lamar` stays cheap for hooks and CLIs
+
         return await asyncio.to_thread(self.recall, context, k=k, candidates=candidates)
 
     # -- report ------------------------------------------------------------------------------
@@ -549,7 +689,7 @@ class Lamar:
         reward, parsed = to_reward(signal)
         with self._lock:
             self._sync()
-            episode = self._episodes.get(episode_id) if isinstance(episode_id, str) else None
+            episode = self._episode_record(episode_id)
             if episode is None:
                 raise UnknownEpisode(
                     f"no episode {episode_id!r} in store {self.store.location}: report the "
@@ -573,7 +713,7 @@ class Lamar:
             data = {"episode": episode_id, "reward": reward, "signal": parsed.value if parsed else None,
                     "replace": bool(episode.reports)}
             try:
-                (stored,) = self.store.append([Event("outcome", data, key=key)])
+                (stored,) = self._append([Event("outcome", data, key=key)])
             except EventConflict:
                 raise DuplicateReport(
                     f"episode {episode_id} was reported by another writer just now; "
@@ -592,6 +732,8 @@ class Lamar:
 
     async def areport(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """`report` without blocking the event loop."""
+        import asyncio
+
         await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
 
     def pending(self, older_than: float | None = None, *, now: float | None = None) -> list[PendingEpisode]:
@@ -630,7 +772,7 @@ class Lamar:
         """
         with self._lock:
             self._sync()
-            if not isinstance(episode_id, str) or episode_id not in self._episodes:
+            if self._episode_record(episode_id) is None:
                 raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
             return expire(self, episode_id, arguments.reason(reason))
 
@@ -638,7 +780,7 @@ class Lamar:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
         with self._lock:
             self._sync()
-            record = self._episodes.get(episode_id)
+            record = self._episode_record(episode_id)
             if record is None:
                 raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
             return record
@@ -655,6 +797,7 @@ class Lamar:
             raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
         with self._lock:
             self._sync()
+            self._whole()
             return run_sleep(self, traces=traces, model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
@@ -668,6 +811,7 @@ class Lamar:
         only = arguments.proposal_ids(only)
         with self._lock:
             self._sync()
+            self._whole()
             result = apply_report(self, report, only=only)
             self._sync()
             kinds = {p.id: p.kind for p in report.proposals}
@@ -696,11 +840,13 @@ class Lamar:
                              "so it cannot be checkpointed; compaction still bounds the engine's memory")
         with self._lock:
             self._sync()
+            self._whole()
             if self._seq == 0:
                 return False
             done = bool(rewrite(self._seq, Event("snapshot", snapshot_of(self), seq=self._seq)))
             for record in self._episodes.values():  # as a process that reads the snapshot sees them
                 record.sealed = record.reward is not None
+            self._pinned = set(self._episodes)  # their keys went with the events the snapshot replaced
             return done
 
     # -- summaries ---------------------------------------------------------------------------
@@ -716,12 +862,9 @@ class Lamar:
                 by_status[state.experience.status.value] += 1
                 if state.experience.status is not Status.RETIRED:
                     by_verdict[state.judge(self.policy, n)[0].value] += 1
-            episodes = len(self._episodes) + self._compacted["episodes"]
+            episodes = self._n_episodes + self._compacted["episodes"]
             reports = self._reports
-            wanted = held = 0
-            for record in self._episodes.values():
-                held += len(record.held_out)
-                wanted += len(record.held_out) + len(record.injected)
+            wanted, held = self._wanted, self._held
             return {
                 "experiences": len(self._lessons),
                 "by_status": by_status,
@@ -736,7 +879,12 @@ class Lamar:
             }
 
     def close(self) -> None:
-        self.store.close()
+        """Save the folded state if it is worth it (so the next process folds a short tail), then close the store."""
+        with self._lock:
+            tail = self._seq - self._state_seq
+            if self._wrote and tail > 0 and tail * 16 >= len(self._lessons):
+                self._save_state()
+            self.store.close()
 
     def __enter__(self) -> Lamar:
         return self

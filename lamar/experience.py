@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import os
 import time
-import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -120,7 +120,9 @@ class Status(str, enum.Enum):
 
 def new_id(prefix: str) -> str:
     """A globally unique id; it comes from os.urandom, so seeded runs never collide across processes."""
-    return f"{prefix}_{uuid.uuid4().hex[:16]}"
+    # os.urandom rather than uuid4: the same 64 random bits, without importing uuid (and
+    # platform) on every cold start of a hook.
+    return f"{prefix}_{os.urandom(8).hex()}"
 
 
 @dataclasses.dataclass(frozen=True)

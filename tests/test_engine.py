@@ -89,7 +89,7 @@ def test_design_example_runs_as_written(tmp_path: Path) -> None:
     assert lam.experiences(status="retired") == []
     stats = lam.stats()
     assert (stats["experiences"], stats["episodes"], stats["reports"]) == (1, 1, 1)
-    assert json.loads(Path(store.location).read_text())["format"] == "lamar"
+    assert json.loads(Path(store.location).read_text().splitlines()[0])["format"] == "lamar"  # a header line, then one event a line
 
 
 @pytest.mark.parametrize("suffix", [".json", ".db", ".sqlite", ".sqlite3"])

@@ -56,6 +56,7 @@ class LangGraphStore:
         (*namespace, "events")   "000000000042" -> {"seq", "kind", "key", "time", "data" (JSON text), "writer"}
         (*namespace, "keys")     <unique event key> -> {"seq"}
         (*namespace, "head")     "head" -> {"seq": the last committed event, "writer", "time"}
+        (*namespace, "state")    "head" -> {"seq", "body"}: the engine's saved state (a cache)
         (*namespace, "writers")  <writer id> -> {"choosing", "ticket", "beat"}   (the write lock)
 
     Every event is its own item and nothing is ever updated in place except the head. A
@@ -103,6 +104,7 @@ class LangGraphStore:
         self._events = (*self.namespace, "events")
         self._keys = (*self.namespace, "keys")
         self._head = (*self.namespace, "head")
+        self._state = (*self.namespace, "state")
         self._writer = uuid.uuid4().hex
         self._lock = BakeryLock(self._run, (*self.namespace, "writers"), self._writer,
                                 lease=self.lease, timeout=self.timeout)
@@ -163,6 +165,31 @@ class LangGraphStore:
                     raise CorruptStore(f"event {seq} is missing from {self.location} (its head is at {head})")
                 out.append(self._decode(item.value, seq))
         return out
+
+    def lookup(self, keys: Sequence[str]) -> list[Event]:
+        """The committed events holding any of these keys, in seq order."""
+        self._check_open()
+        keys = list(keys)
+        if not keys:
+            return []
+        head = self._read_head()
+        claims = self._get([GetOp(self._keys, k, refresh_ttl=False) for k in keys])
+        seqs = [(k, int(c.value["seq"])) for k, c in zip(keys, claims) if c is not None and int(c.value["seq"]) <= head]
+        items = self._get([GetOp(self._events, _seq_key(seq), refresh_ttl=False) for _, seq in seqs])
+        found = [self._decode(item.value, seq) for (key, seq), item in zip(seqs, items)
+                 if item is not None and item.value.get("key") == key]  # not a dead writer's stale claim
+        return sorted(found, key=lambda e: e.seq)
+
+    def load_state(self) -> str | None:
+        """The engine's saved state (a cache beside the log; see `Lamar`)."""
+        self._check_open()
+        item = self._get([GetOp(self._state, _HEAD, refresh_ttl=False)])[0]
+        body = None if item is None else item.value.get("body")
+        return body if isinstance(body, str) else None
+
+    def save_state(self, seq: int, text: str) -> None:
+        self._check_open()
+        self._run([PutOp(self._state, _HEAD, {"seq": seq, "body": text}, index=False, ttl=None)])
 
     def close(self) -> None:
         """Stop using the BaseStore (which stays open: it is the caller's to close)."""

@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 from typing import NoReturn
 
 from lamar.cli.claude_code import add_commands as add_claude_code
-from lamar.cli.html import cmd_html
-from lamar.cli.levers import cmd_add, cmd_report, cmd_retire, cmd_revive
 from lamar.cli.mcp_server import add_mcp_command
-from lamar.cli.move import cmd_export, cmd_import
-from lamar.cli.observe import cmd_ls, cmd_stats
-from lamar.cli.review import cmd_apply, cmd_review, cmd_sleep
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
-from lamar.cli.show import cmd_show
-from lamar.cli.ui import cmd_ui
+
+
+def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A command's handler, imported when that command runs: `lamar stats` never loads sleep or html."""
+    def run(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(module), name)(args))
+    return run
+
+
+cmd_html = _later("lamar.cli.html", "cmd_html")
+cmd_add, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for n in (
+    "cmd_add", "cmd_report", "cmd_retire", "cmd_revive"))
+cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "cmd_import"))
+cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
+cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
+cmd_show = _later("lamar.cli.show", "cmd_show")
+cmd_ui = _later("lamar.cli.ui", "cmd_ui")
 
 _EPILOG = f"""\
 The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.

@@ -121,7 +121,7 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
-            stored = lam.store.append(events)
+            stored = lam._append(events)
         except EventConflict:
             skipped.append((proposal.id, "already applied (by another writer)"))
             continue

@@ -10,14 +10,29 @@ from __future__ import annotations
 
 import abc
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar._errors import StoreError
-from lamar.store.base import Event, RewritableStore, Store
-from lamar.store.json_file import JsonStore
-from lamar.store.memory import MemoryStore
-from lamar.store.sqlite import SqliteStore
+from lamar.store.base import Event, KeyedStore, RewritableStore, Store
+
+if TYPE_CHECKING:
+    from lamar.store.json_file import JsonStore
+    from lamar.store.memory import MemoryStore
+    from lamar.store.sqlite import SqliteStore
+
+# Each backend loads when first opened (or named) and registers itself as an ExperienceStore,
+# so `import lamar` pays for none of them (tests/test_import.py).
+_BACKENDS = {"JsonStore": "lamar.store.json_file", "MemoryStore": "lamar.store.memory",
+             "SqliteStore": "lamar.store.sqlite"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _BACKENDS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lamar.store' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
@@ -52,6 +67,8 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
         raise StoreError(f"a store location is a path or URL string; got {type(location).__name__}")
     text = os.fspath(location)
     if text == ":memory:":
+        from lamar.store.memory import MemoryStore
+
         return MemoryStore()
     if text.startswith(("postgresql://", "postgres://")):
         try:
@@ -61,11 +78,15 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
                 f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
             ) from exc
         return PostgresStore(text, **options)
-    path = Path(text).expanduser()
-    suffix = path.suffix.lower()
+    path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
+    suffix = os.path.splitext(path)[1].lower()
     if suffix == ".json":
+        from lamar.store.json_file import JsonStore
+
         return JsonStore(path, **options)
     if suffix in _SQLITE_SUFFIXES:
+        from lamar.store.sqlite import SqliteStore
+
         return SqliteStore(path, **options)
     raise StoreError(
         f"cannot tell the backend of {text!r}: use ':memory:', a .json file, a .db/.sqlite/.sqlite3 "
@@ -73,9 +94,6 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     )
 
 
-for _backend in (MemoryStore, JsonStore, SqliteStore):
-    ExperienceStore.register(_backend)
-
 __all__ = [
-    "Event", "ExperienceStore", "JsonStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store", "open_store",
+    "Event", "ExperienceStore", "JsonStore", "KeyedStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store", "open_store",
 ]

@@ -117,6 +117,33 @@ class Store(Protocol):
 
 
 @runtime_checkable
+class KeyedStore(Store, Protocol):
+    """A store that finds events by key and keeps the engine's saved state beside the log.
+
+    With both, a fresh engine loads the saved state and folds only the events after it,
+    and looks up an older episode by key when a report needs it (see `Lamar._resume`).
+    """
+
+    def lookup(self, keys: Sequence[str]) -> list[Event]:
+        """The stored events holding any of these keys, in seq order (missing keys are skipped)."""
+        ...
+
+    def load_state(self) -> str | None:
+        """The text last given to `save_state`, or None. Never takes a write lock."""
+        ...
+
+    def save_state(self, seq: int, text: str) -> None:
+        """Keep `text` (the engine's state folded through `seq`) unless a state of a later seq is kept.
+
+        Best effort and quick: it may give up when the store is busy or read-only.
+
+        Raises:
+            StoreError: it could not be saved (nothing else changed).
+        """
+        ...
+
+
+@runtime_checkable
 class RewritableStore(Store, Protocol):
     """A store whose log can shrink: the engine's `checkpoint` (and compaction) use this."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+import _thread
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict
@@ -20,8 +20,9 @@ class MemoryStore:
     def __init__(self) -> None:
         self.location = ":memory:"
         self._events: list[Event] = []
-        self._keys: set[str] = set()
-        self._lock = threading.Lock()
+        self._keys: dict[str, Event] = {}
+        self._state: tuple[int, str] | None = None
+        self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 
     def append(self, events: Sequence[Event]) -> list[Event]:
         with self._lock:
@@ -32,7 +33,7 @@ class MemoryStore:
             last = self._events[-1].seq if self._events else 0
             stored = [Event(e.kind, e.data, e.key, last + i + 1, e.time) for i, e in enumerate(events)]
             self._events.extend(stored)
-            self._keys.update(keys)
+            self._keys.update((e.key, e) for e in stored if e.key is not None)
             return stored
 
     def read(self, after: int = 0) -> list[Event]:
@@ -51,8 +52,29 @@ class MemoryStore:
             start = events[0].seq - 1
             kept = events[through - start:]
             self._events = [Event(snapshot.kind, snapshot.data, None, through, snapshot.time), *kept]
-            self._keys = {e.key for e in kept if e.key is not None}
+            self._keys = {e.key: e for e in kept if e.key is not None}
             return True
+
+    def lookup(self, keys: Sequence[str]) -> list[Event]:
+        found = [self._keys.get(key) for key in keys]
+        return sorted((e for e in found if e is not None), key=lambda e: e.seq)
+
+    def load_state(self) -> str | None:
+        return None if self._state is None else self._state[1]
+
+    def save_state(self, seq: int, text: str) -> None:
+        with self._lock:
+            if self._state is None or self._state[0] <= seq:
+                self._state = (seq, text)
 
     def close(self) -> None:
         pass
+
+
+def _register() -> None:
+    from lamar.store import ExperienceStore
+
+    ExperienceStore.register(MemoryStore)
+
+
+_register()

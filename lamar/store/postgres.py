@@ -79,6 +79,8 @@ SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %(ns)s AND
     AND seq > (SELECT last_seq FROM lamar_namespaces WHERE namespace = %(ns)s) - %(n)s - %(tail)s
     ORDER BY seq;
 COMMIT"""
+# The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
+_STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own
 _NEVER = 2**62  # a seq no namespace reaches
 _READ = "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s ORDER BY seq"
@@ -289,6 +291,41 @@ class PostgresStore:
             return True
 
         return self._run(run, "rewrite")
+
+    def lookup(self, keys: Sequence[str]) -> list[Event]:
+        ns, wanted = self.namespace, list(keys)
+        return self._parse(self._run(lambda conn: conn.execute(
+            "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND key = ANY(%s) ORDER BY seq",
+            (ns, wanted)).fetchall()))
+
+    def load_state(self) -> str | None:
+        ns, pg = self.namespace, self._pg
+
+        def run(conn: Connection[Any]) -> str | None:
+            try:
+                row = conn.execute("SELECT body FROM lamar_state WHERE namespace = %s", (ns,)).fetchone()
+            except pg.errors.UndefinedTable:
+                return None  # no engine saved a state in this database yet
+            return None if row is None else str(row[0])
+
+        return self._run(run)
+
+    def save_state(self, seq: int, text: str) -> None:
+        ns, pg = self.namespace, self._pg
+
+        def run(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                # The table comes with the first save (no schema migration for a cache);
+                # creators take turns on the migration lock.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                conn.execute(_STATE)
+            conn.execute("INSERT INTO lamar_state (namespace, seq, body) VALUES (%s, %s, %s) ON CONFLICT (namespace) "
+                         "DO UPDATE SET seq = EXCLUDED.seq, body = EXCLUDED.body", (ns, seq, text))
+
+        try:
+            self._run(run, "save the engine's state in")
+        except pg.Error as exc:
+            raise StoreError(f"could not save the engine's state in {self.location}: {_reason(exc)}") from exc
 
     def _parse(self, rows: list[tuple[Any, ...]]) -> list[Event]:
         try:

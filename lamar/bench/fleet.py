@@ -1,4 +1,4 @@
-"""Fleet benchmark: `python -m lamar.bench_fleet` prints recall+report throughput and latency
+"""Fleet benchmark: `python -m lamar.bench.fleet` prints recall+report throughput and latency
 with 1, 4 and 16 client processes sharing one store, SQLite beside PostgreSQL.
 
 Each client is its own OS process with its own `Lamar`; all start together and run
@@ -132,7 +132,7 @@ def _machine(url: str, backends: list[str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lamar.bench_fleet", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)), help="client processes, comma separated")
     parser.add_argument("--backends", default=",".join(BACKENDS),
                         help="sqlite, postgres (durable commits), postgres-async (synchronous_commit=off)")

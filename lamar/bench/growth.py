@@ -1,4 +1,4 @@
-"""Growth benchmark: `python -m lamar.bench_growth` drives many episodes through one store and
+"""Growth benchmark: `python -m lamar.bench.growth` drives many episodes through one store and
 prints its size and the recall + report latency as it grows, with compaction and without.
 
 Every episode is a real `recall` (6 eligible lessons of 50, k = 3), and all but 1 in 50 are
@@ -126,7 +126,7 @@ def _table(title: str, rows: Iterator[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lamar.bench_growth", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lamar.bench.growth", description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=1_000_000, help="in-memory run, with compaction")
     parser.add_argument("--sqlite-episodes", type=int, default=200_000, help="SQLite run, with compaction")
     parser.add_argument("--plain-episodes", type=int, default=200_000, help="in-memory run without compaction")

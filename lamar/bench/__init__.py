@@ -1,0 +1,7 @@
+"""Benchmarks: they print figures measured side by side in one run and assert nothing.
+
+    python -m lamar.bench           recall and report latency as the store grows (`speed`)
+    python -m lamar.bench --cold    cold start: import, open, a fresh process per episode (`cold`)
+    python -m lamar.bench.fleet     many client processes on SQLite and PostgreSQL
+    python -m lamar.bench.growth    a million episodes with and without compaction
+"""

@@ -1,0 +1,63 @@
+"""`import lamar` stays cheap: a hook or a CLI starts a fresh interpreter on every call.
+
+A behaviour test, not a timing: a fresh interpreter that imports lamar has not loaded asyncio,
+the sleep machinery, the safety rules, the model adapters or the gym (the cold benchmark,
+`python -m lamar.bench --cold`, prints what that saves).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lamar import Experience, Lamar
+
+HEAVY = ("asyncio", "lamar.sleep", "lamar.models", "lamar.safety", "lamar.gym", "lamar.cli", "lamar.bench")
+
+
+def _modules_after(code: str) -> set[str]:
+    done = subprocess.run([sys.executable, "-c", f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                          capture_output=True, text=True, env={**os.environ}, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_import_lamar_loads_none_of_the_optional_machinery() -> None:
+    modules = _modules_after("import lamar")
+    assert "lamar.engine" in modules and "lamar.store" in modules
+    assert _heavy(modules) == []
+
+
+def test_a_hook_episode_loads_none_of_it_either(tmp_path: Path) -> None:
+    store = str(tmp_path / "s.db")
+    setup = Lamar(store, seed=1)  # adding a lesson screens its text: the safety rules load then
+    setup.add(Experience("a build fails", "clear the cache"))
+    setup.close()
+    code = ("import lamar\n"
+            f"lam = lamar.Lamar({store!r}, seed=1)\n"
+            "rec = lam.recall({'task': 'x'})\n"
+            "assert rec.experiences or rec.held_out\n"
+            "lam.report(rec.episode_id, lamar.Signal.SHIPPED)\n"
+            "lam.close()")
+    assert _heavy(_modules_after(code)) == []
+
+
+def test_the_lazy_names_still_import_and_load_their_module() -> None:
+    modules = _modules_after("from lamar import SleepReport, Trace, Proposal, ApplyResult\n"
+                             "import lamar; assert lamar.SleepReport is SleepReport")
+    assert {"lamar.sleep.proposals", "lamar.sleep.traces"} <= modules
+
+
+def test_as_prompt_loads_the_safety_rules_on_first_use() -> None:
+    """What a hook shows the model is screened, so rendering it is where the rules load."""
+    code = ("import lamar\n"
+            "lam = lamar.Lamar(':memory:', seed=1)\n"
+            "lam.add(lamar.Experience('System: a build fails', 'clear the cache'))\n"
+            "print(lam.recall({}).as_prompt())")
+    assert "lamar.safety.injection" in _modules_after(code)
