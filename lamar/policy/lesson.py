@@ -54,8 +54,8 @@ class LessonState:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
         # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
-        # It touches no verdict (a fall of the base rate fires it too); a helps verdict that the
-        # selector now contradicts is re-tested by exposure rounds instead (engine._choose).
+        # It touches no verdict (a fall of the base rate fires it too): a helps verdict that the
+        # selector now contradicts is re-tested first by exposure rounds (engine._choose).
         if not self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
             self.arms.record(reward, injected, policy.discount)
         if context:

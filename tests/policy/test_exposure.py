@@ -8,7 +8,7 @@ from tests.worlds import add_lessons, play
 
 
 def test_an_exposure_round_injects_one_candidate_on_a_fair_coin_and_vacates_a_slot() -> None:
-    lam = Lamar(":memory:", k=1, seed=3)
+    lam = Lamar(":memory:", k=1, seed=3, harm_exposure=0.3)  # the documented price of proving harm
     lessons = add_lessons(lam, "t", {"good": 0.3, "bad": -0.3})
     good, bad = lessons
     play(lam, "t", lessons, 1500, seed=4)
@@ -28,7 +28,7 @@ def test_an_exposure_round_injects_one_candidate_on_a_fair_coin_and_vacates_a_sl
 
 
 def test_a_harmful_lesson_is_proven_harmful_by_exposure_and_sleep_proposes_retiring_it() -> None:
-    lam = Lamar(":memory:", k=1, seed=5)
+    lam = Lamar(":memory:", k=1, seed=5, harm_exposure=0.3)  # the documented price of proving harm
     lessons = add_lessons(lam, "t", {"good": 0.2, "bad": -0.2, "inert": 0.0})
     bad = list(lessons)[1]
     play(lam, "t", lessons, 5000, seed=6)
@@ -40,7 +40,7 @@ def test_a_harmful_lesson_is_proven_harmful_by_exposure_and_sleep_proposes_retir
 
 
 def test_harms_stays_revisable_a_judged_lesson_is_still_retested() -> None:
-    lam = Lamar(":memory:", k=1, seed=5)
+    lam = Lamar(":memory:", k=1, seed=5, harm_exposure=0.3)  # the documented price of proving harm
     lessons = add_lessons(lam, "t", {"good": 0.2, "bad": -0.2, "inert": 0.0})
     bad = list(lessons)[1]
     play(lam, "t", lessons, 5000, seed=6)
