@@ -25,9 +25,13 @@ if TYPE_CHECKING:
     from lamar.store.base import Event
 
 FORMAT = 1
-STATE_VERSION = 1
-"""Version of the persisted state: bump it whenever what a lesson's state holds (or how the
-fold computes it) changes, so a state saved by another version is replayed, never trusted."""
+# Version of a lesson's saved state (LessonState.to_dict), bumped whenever that changes, so a
+# persisted copy of the folded state made by an older Lamar is rebuilt from the events instead of
+# trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
+# slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
+# the ledger, a two-sided change detector with doubt.
+STATE_VERSION = 5
+# 4: the selection's fall detector (policy/selection.py). 5: the cold-start persisted state.
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 

@@ -43,7 +43,7 @@ from lamar.checkpoint import (
     snapshot_of,
     state_text,
 )
-from lamar.experience import Experience, Status, check_context, new_id
+from lamar.experience import Experience, Scope, Status, check_context, new_id
 from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
@@ -340,6 +340,8 @@ class Lamar:
                 self._n_active += 1
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
+        elif kind == "scope":
+            self._narrow(data["id"], data["key"], data["value"])
         elif kind == "merge":
             into = self._lessons.get(data["into"])
             for other_id in data["from"]:
@@ -378,6 +380,20 @@ class Lamar:
             bucket[exp_id] = state
             self._n_active += 1
 
+    def _narrow(self, exp_id: str, key: str, value: str) -> None:
+        """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
+        state = self._lessons.get(exp_id)
+        if state is None or key in state.experience.scope:
+            return  # folded twice, or the scope already fixes that key: nothing to narrow
+        exp = state.experience
+        old = exp.scope
+        state.experience = _replace(exp, scope=Scope({**dict(old), key: value}), provenance={
+            **exp.provenance, "narrowed_from": dict(old)})
+        state.narrow(key, value)
+        bucket = self._index.get(old.items_key, {})
+        if bucket.pop(exp_id, None) is not None:
+            self._index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
+
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
         episode = self._episode_record(data["episode"])
         replace = bool(data.get("replace"))
@@ -407,7 +423,7 @@ class Lamar:
             state = self._lessons.get(exp_id)
             if state is not None and state.experience.status is not Status.RETIRED:
                 state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
-                              self._n_active)
+                              self._n_active, episode.context)
 
     def _observe_reward(self, reward: float) -> None:
         self._reward_n += 1
@@ -530,7 +546,7 @@ class Lamar:
         with self._lock:
             self._sync()
             eligible = self._eligible(ctx, allowed)
-            chosen, held, p = self._choose(eligible, slots)
+            chosen, held, p = self._choose(eligible, slots, ctx)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -569,31 +585,86 @@ class Lamar:
                 out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
         return out
 
-    def _choose(self, eligible: list[LessonState], slots: int) -> tuple[list[LessonState], list[str], dict[str, float]]:
-        """Rank by the optimistic bound, then flip each wanted lesson's holdout coin."""
+    def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
+                ) -> tuple[list[LessonState], list[str], dict[str, float]]:
+        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
+        run an exposure round.
+
+        Every coin's probability is known before it is flipped and logged in `p`, so each
+        lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
+        """
         policy, rng = self.policy, self._rng
         sigma = self._sigma()
         n = self._active_count()
         ranked = []
+        exposable: list[LessonState] = []
+        retest: list[LessonState] = []
+        contested: list[LessonState] = []
         for state in eligible:
-            # Only a negative lift can be proven harm: skip the bound for the rest (hot path).
-            if state.ledger.mean < 0.0 and state.judge(policy, n)[0] is Verdict.HARMS:
-                continue  # proven harm is not tried again; sleep proposes retiring it
-            upper = state.arms.upper(sigma, policy.explore, policy.warmup)
+            context = ctx or {}
+            upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
+            if upper <= 0.0:
+                # Not wanted here. Its verdict is only as good as its randomized episodes, and the
+                # selector no longer gives it any: a lesson judged harms gets rare re-tests (harms
+                # stays revisable); any other gets exposure rounds, so that a suspected harm can be
+                # proven and a helps verdict the selector now contradicts (a fossil, or a fall of
+                # the base rate) can be re-tested, up to `harm_budget` randomized episodes unless
+                # it still claims helps (docs/decisions.md, "Harm must be provable").
+                verdict = state.judge(policy, n)[0]
+                if verdict is Verdict.HARMS:
+                    retest.append(state)
+                elif verdict is Verdict.HELPS:
+                    contested.append(state)  # a claim in force that nothing tests any more: first
+                elif state.ledger.n < policy.harm_budget:
+                    exposable.append(state)
+                continue
             if upper > 0.0:
                 ranked.append((upper, rng.random(), state))
         ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
+        wanted = [state for _, _, state in ranked[:slots]]
         p = {state.experience.id: 0.0 for state in eligible}
+        exposed, vacated = self._exposure_round(contested or exposable, retest, wanted, slots, p)
         chosen, held = [], []
-        for _, _, state in ranked[:slots]:
-            proven = state.ledger.mean > 0.0 and state.judge(policy, n)[0] is Verdict.HELPS
-            q = policy.holdout_proven if proven else policy.holdout
+        for state in wanted:
+            if state is vacated:
+                held.append(state.experience.id)  # out by the round's coin: p stays 0 (no evidence)
+                continue
+            q = policy.holdout
+            if state.ledger.mean > 0.0 and state.judge(policy, n)[1] > 0.0:  # proven, or withdrawn on doubt
+                doubt = state.detector
+                q = policy.holdout_doubt if doubt.doubted or doubt.doubt > policy.doubt_holdout else policy.holdout_proven
             p[state.experience.id] = 1.0 - q
             if rng.random() < q:
                 held.append(state.experience.id)  # its slot stays empty: coins stay independent
             else:
                 chosen.append(state)
+        if exposed is not None:
+            chosen.append(exposed)
         return chosen, held, p
+
+    def _exposure_round(self, exposable: list[LessonState], retest: list[LessonState], wanted: list[LessonState],
+                        slots: int, p: dict[str, float]) -> tuple[LessonState | None, LessonState | None]:
+        """Maybe spend this episode proving (or re-testing) harm: returns (exposed, vacated).
+
+        A round happens with probability `harm_exposure` (or `harm_retest` for lessons judged
+        harms) and tests one candidate picked at random, injected on a fair coin into a free
+        slot or, if none, the slot of the lowest-ranked wanted lesson, vacated whatever the coin
+        says. The candidate's two arms then differ by the candidate alone; the vacated lesson
+        gets p = 0 for the episode (its absence was not its coin), so no lesson's evidence
+        carries another's effect.
+        """
+        policy, rng = self.policy, self._rng
+        if not slots or not (exposable or retest):
+            return None, None
+        pool = exposable if exposable and rng.random() < policy.harm_exposure else None
+        if pool is None and retest and rng.random() < policy.harm_retest:
+            pool = retest
+        if pool is None:
+            return None, None
+        candidate = pool[rng.randrange(len(pool))]
+        vacated = wanted[-1] if len(wanted) == slots else None
+        p[candidate.experience.id] = 0.5
+        return (candidate if rng.random() < 0.5 else None), vacated
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

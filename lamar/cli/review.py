@@ -125,6 +125,12 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
                          f"interval {interval(ev.get('lower'), ev.get('upper'))}, "
                          f"{ev.get('randomized', 0)} randomized, {ev.get('injected', 0)} injected")
+        slices = ev.get("slices") if isinstance(ev, Mapping) else None
+        for name, s in (slices.items() if isinstance(slices, Mapping) else ()):
+            if isinstance(s, Mapping):  # the evidence of each slice of the context (docs/context.md)
+                lines.append(f"      where {name}: {s.get('verdict')}, "
+                             f"lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
+                             f"interval {interval(s.get('lower'), s.get('upper'))}, {s.get('randomized', 0)} randomized")
     return lines
 
 

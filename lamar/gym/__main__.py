@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
 
 from lamar.gym.config import GymConfig
+from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES
+from lamar.gym.report import render
 from lamar.gym.runner import run_gym
 
 _DEFAULTS = GymConfig()
@@ -34,11 +37,27 @@ class ProgressBar:
 
 
 def _policies(text: str) -> tuple[str, ...]:
+    from lamar.gym.peers import peer_class
+
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in POLICIES]
+    unknown = [name for name in names if name not in POLICIES and peer_class(name) is None]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"choose from {', '.join(POLICIES)} (comma-separated); got {text!r}")
     return names
+
+
+def _tuning(text: str) -> tuple[tuple[str, float], ...]:
+    pairs = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not sep or math.isnan(number):
+            raise argparse.ArgumentTypeError(f"expected NAME=NUMBER pairs (e.g. discount=0.995); got {part!r}")
+        pairs.append((name.strip(), int(number) if number.is_integer() and "." not in value else number))
+    return tuple(pairs)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,8 +80,28 @@ def _parser() -> argparse.ArgumentParser:
                         help="success probability a helpful lesson adds (default %(default).2f)")
     parser.add_argument("--hurt-effect", type=float, default=d.hurt_effect,
                         help="success probability a harmful lesson removes (default %(default).2f)")
+    parser.add_argument("--effect", type=float, default=None,
+                        help="set both --help-effect and --hurt-effect to this size")
+    parser.add_argument("--lessons", type=int, default=d.lessons,
+                        help="lessons per task: one helpful, one harmful, the rest inert (default %(default)s)")
+    parser.add_argument("--report-rate", type=float, default=d.report_rate,
+                        help="chance that an episode is ever reported (default %(default)s)")
+    parser.add_argument("--report-delay", type=int, default=d.report_delay,
+                        help="reports arrive up to N episodes late, out of order (default %(default)s)")
+    parser.add_argument("--context", action="store_true",
+                        help="the context variant: episodes carry a language and one task-wide lesson helps "
+                             "in Swift and hurts in Python")
+    parser.add_argument("--variants", action="store_true",
+                        help="run the table of variants (effects, lessons per task, missing and late reports, "
+                             "context) instead of one world, and print one line per variant")
     parser.add_argument("--policies", type=_policies, default=d.policies,
                         help=f"comma-separated policies to run (default {','.join(POLICIES)})")
+    parser.add_argument("--lamar", type=_tuning, default=(), metavar="NAME=VALUE,...",
+                        help="tune lamar's engine for this run (fields of lamar.policy.Policy, e.g. "
+                             "discount=0.995); measure on seeds other than the reported ones")
+    parser.add_argument("--peers", action="store_true",
+                        help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
+                             "river; needs pip install 'lamar[peers]')")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes running (policy, seed) jobs (default: one per CPU)")
     parser.add_argument("--json", metavar="FILE",
@@ -78,10 +117,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
+        help_effect = args.help_effect if args.effect is None else args.effect
+        hurt_effect = args.hurt_effect if args.effect is None else args.effect
+        policies = args.policies
+        if args.peers:
+            from lamar.gym.peers import PEERS
+
+            policies = tuple(policies) + tuple(p for p in PEERS if p not in policies)
         config = GymConfig(
             episodes=args.episodes, seeds=args.seeds, first_seed=args.first_seed, k=args.k, base=args.base,
-            help_effect=args.help_effect, hurt_effect=args.hurt_effect, policies=args.policies,
-            workers=args.workers,
+            help_effect=help_effect, hurt_effect=hurt_effect, policies=policies,
+            workers=args.workers, lessons=args.lessons, report_rate=args.report_rate,
+            report_delay=args.report_delay, context=args.context, tuning=args.lamar,
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
@@ -91,13 +138,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         require_matplotlib()
     progress = None if args.quiet else ProgressBar(sys.stderr)
+    if args.variants:
+        from lamar.gym.variants import VARIANTS, render_variants, run_variants
+
+        started = time.perf_counter()
+        results = run_variants(config, progress=progress)
+        print(render_variants(results))
+        print(f"\nelapsed: {time.perf_counter() - started:.1f} s wall clock, "
+              f"{sum(r.cpu for r in results.values()):.1f} s CPU ({len(VARIANTS)} variants)")
+        return 0
     result = run_gym(config, progress=progress)
-    print(result.table())
+    print(render(result))
     if args.json:
         result.to_json(args.json)
         print(f"\nrows: {len(result.rows)} written to {args.json}")
     if args.plot:
-        result.plot(args.plot)
+        plot_result(result, args.plot)
         print(f"plot: {args.plot}")
     runs = len(config.policies) * config.seeds
     print(f"\nelapsed: {result.elapsed:.1f} s wall clock, {result.cpu:.1f} s CPU ({runs} runs on "

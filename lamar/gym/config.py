@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
+from lamar.gym.peers import peer_class
 from lamar.gym.policies import POLICIES
 
 PHASES = ("first500", "pre", "post", "recovered")
@@ -22,11 +24,20 @@ class GymConfig:
         base: success probability with no lesson.
         help_effect: success probability a helpful lesson adds.
         hurt_effect: success probability a harmful lesson takes away.
-        policies: which of none, similarity, qvalue, lamar, oracle to run.
+        policies: which of none, similarity, qvalue, lamar, oracle (and the peers of
+            `lamar.gym.peers`) to run.
         workers: processes running (policy, seed) jobs (None: one per CPU).
         window: episodes per point of the success and fossil-share series.
         checkpoint: episodes between looks at the engine's verdicts.
         lift_every: episodes between points of each lesson's lift series.
+        lessons: lessons per task (one helpful, one harmful, the rest inert).
+        report_rate: chance that an episode is ever reported (the rest stay unreported).
+        report_delay: reports arrive up to this many episodes late, uniformly, out of order.
+        context: the context variant: episodes carry a language, and one task-wide lesson
+            helps in Swift and hurts in Python.
+        sleep_at: episodes after which lamar's runs ask sleep for proposals (and at the end).
+        tuning: (name, value) pairs of `lamar.policy.Policy` for the lamar policy (default: none,
+            the engine's defaults), to measure a tuning on seeds other than the reported ones.
 
     >>> GymConfig(episodes=2000).flip
     1000
@@ -44,10 +55,24 @@ class GymConfig:
     window: int = 100
     checkpoint: int = 50
     lift_every: int = 400
+    lessons: int = 6
+    report_rate: float = 1.0
+    report_delay: int = 0
+    context: bool = False
+    sleep_at: tuple[int, ...] = (2000,)
+    tuning: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "policies", tuple(self.policies))
-        for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed"):
+        object.__setattr__(self, "sleep_at", tuple(self.sleep_at))
+        object.__setattr__(self, "tuning", tuple((str(k), v) for k, v in self.tuning))
+        if self.tuning:
+            from lamar.policy.config import Policy
+
+            settings: dict[str, Any] = dict(self.tuning)
+            Policy(**settings)  # fails here, with Policy's message, before any run
+        for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
+                     "report_delay"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be a whole number; got {value!r}")
@@ -61,10 +86,16 @@ class GymConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
-        unknown = [p for p in self.policies if p not in POLICIES]
+        unknown = [p for p in self.policies if p not in POLICIES and peer_class(p) is None]
         if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
             choices = ", ".join(POLICIES)
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")
+        if self.lessons < 3:
+            raise ValueError(f"lessons per task must be at least 3 (a helpful, a harmful, an inert); got {self.lessons}")
+        if not 0.0 < self.report_rate <= 1.0:
+            raise ValueError(f"report_rate is the chance an episode is reported, in (0, 1]; got {self.report_rate!r}")
+        if self.report_delay < 0:
+            raise ValueError(f"report_delay must be >= 0 episodes; got {self.report_delay}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1; got {self.workers}")
 

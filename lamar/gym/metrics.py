@@ -1,11 +1,23 @@
-"""Summaries over seeds: means with Student-t 95% intervals, medians and ranges, picked from flat rows."""
+"""Summaries over seeds (means with Student-t 95% intervals, medians and ranges, picked from flat rows)
+and the `Target` record the report judges them by."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One target of the issue: `status` is "PASS", "MISS" or "n/a" (a policy it needs did not run)."""
+
+    name: str
+    status: str
+    measured: str
+
 
 # Two-sided 95% Student-t quantiles for 1..30 degrees of freedom.
 _T975 = (

@@ -12,7 +12,7 @@ from lamar.gym.world import reward_gap
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from lamar.gym.runner import GymResult
+    from lamar.gym.result import GymResult
 
 _KIND_COLORS = {"true": "tab:green", "false": "tab:red", "inert": "tab:gray", "fossil": "tab:purple"}
 

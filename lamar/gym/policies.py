@@ -33,13 +33,15 @@ class GymPolicy:
         self.k = k
         self.seed = seed
         self._rng = random.Random(f"lamar-gym-{self.name}:{seed}")
+        self.ticket: object = None  # what `learn` needs to credit the episode last chosen
 
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
         """(injected, held out) lesson indices for episode `t` of `task`, best first."""
         raise NotImplementedError
 
-    def learn(self, signal: Signal) -> None:
-        """The outcome of the episode last chosen."""
+    def learn(self, signal: Signal, ticket: object) -> None:
+        """The outcome of an earlier episode, identified by the `ticket` it was chosen with
+        (reports may come late, out of order, or never)."""
 
 
 class NoLessons(GymPolicy):
@@ -101,16 +103,17 @@ class QValue(Similarity):
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
         q, rng = self.q, self._rng
         ranked = sorted(self._pool[task], key=lambda i: (-q[i], rng.random()))
-        self._last = ranked[: self.k]
+        self._last = self.ticket = ranked[: self.k]
         return self._last, []
 
-    def learn(self, signal: Signal) -> None:
-        for i in self._last:
+    def learn(self, signal: Signal, ticket: object) -> None:
+        assert isinstance(ticket, list)
+        for i in ticket:
             self.q[i] += self.rate * (signal.reward - self.q[i])
 
 
 class LamarPolicy(GymPolicy):
-    """The engine with its default tuning, through its public API only.
+    """The engine with its default tuning (or `tuning`), through its public API only.
 
     Each lesson is added with scope `Scope(task=...)`; every episode is a `recall` of the
     task's context and a `report` of the world's signal. The engine's seed comes from the
@@ -119,9 +122,9 @@ class LamarPolicy(GymPolicy):
 
     name = "lamar"
 
-    def __init__(self, world: World, k: int, seed: int) -> None:
+    def __init__(self, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> None:
         super().__init__(world, k, seed)
-        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48))
+        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48), **(tuning or {}))
         self._index: dict[str, int] = {}
         for lesson in world.lessons:
             self.lam.add(Experience(
@@ -134,16 +137,22 @@ class LamarPolicy(GymPolicy):
         self._episode = ""
 
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
-        rec = self.lam.recall(context_of(task))
-        self._episode = rec.episode_id
+        rec = self.lam.recall(self.world.context(t, task))
+        self._episode = self.ticket = rec.episode_id
         index = self._index
         for exp_id, p in rec.propensities.items():
             if 0.0 < p < 1.0:
                 self.randomized[index[exp_id]] += 1
         return [index[e.id] for e in rec.experiences], [index[i] for i in rec.held_out]
 
-    def learn(self, signal: Signal) -> None:
-        self.lam.report(self._episode, signal)
+    def learn(self, signal: Signal, ticket: object) -> None:
+        assert isinstance(ticket, str)
+        self.lam.report(ticket, signal)
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Experience id -> the lesson's index in the world."""
+        return self._index
 
     def evidence(self, lesson: int) -> Evidence:
         """The engine's evidence on a lesson, by its index in the world."""
@@ -173,10 +182,12 @@ _CLASSES: dict[str, type[GymPolicy]] = {
 }
 
 
-def make_policy(name: str, world: World, k: int, seed: int) -> GymPolicy:
-    """The policy called `name` (one of POLICIES), ready for `world`."""
+def make_policy(name: str, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> GymPolicy:
+    """The policy called `name` (one of POLICIES), ready for `world` (`tuning` goes to lamar's engine)."""
     try:
         cls = _CLASSES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
+    if cls is LamarPolicy:
+        return LamarPolicy(world, k, seed, tuning)
     return cls(world, k, seed)

@@ -1,5 +1,6 @@
 """What one (policy, seed) run records as it goes: outcomes and slots per episode, the fossil's
-fate, and, for the engine, its verdicts against the truth at checkpoints."""
+fate, the split lesson's injections by language, and what a lesson needs to be provable (the
+engine's verdicts are judged in `tracker.py`)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,17 @@ import math
 from typing import Any
 
 from lamar.gym.config import GymConfig
-from lamar.gym.policies import LamarPolicy
-from lamar.gym.world import Kind, World, reward_gap
-from lamar.policy import Evidence, Verdict
+from lamar.gym.world import LANGUAGES, Kind, World, reward_gap
 from lamar.signals import Signal
 
-KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL)
+KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL, Kind.SPLIT)
+GRACE = 300  # randomized episodes after a lesson's change before a verdict it outlived counts as wrong
+SPLIT_WINDOW = (1000, 2000)  # episodes in which the context variant's injection rates are read
 FOSSIL_WINDOW = 100  # fossil-task episodes in the window that decides "no longer injected"
 FOSSIL_GONE = 0.05  # ... when it was injected in fewer than this share of them
 PROVABLE_M = 3.5  # width of an anytime-valid bound at the corrected alpha, in standard errors
 PROVABLE_POWER = 0.84  # z of 80% power
+EXPOSURE_Q = 0.5  # the fair coin of a harm exposure round: what randomizes a lesson that looks harmful
 
 
 def needed_randomized(effect: float, reward_sd: float, holdout: float) -> float:
@@ -47,6 +49,8 @@ class Recorder:
         self.fossil_after_flip: list[bool] = []  # one per episode of the fossil's task after the flip
         self.reward_sum = 0.0
         self.reward_sq = 0.0
+        # context variant: (episodes, injections) of the split lesson's task, per window and language
+        self.split_counts: dict[tuple[str, str], list[int]] = {}
 
     def record(self, t: int, task: int, injected: list[int], held_out: list[int], signal: Signal) -> None:
         world = self.world
@@ -67,6 +71,13 @@ class Recorder:
             self.fossil_after_flip.append(fossil_in)
         self.reward_sum += signal.reward
         self.reward_sq += signal.reward**2
+        if world.split is not None and world.languages is not None and task == world.lessons[world.split].task:
+            window = "2000" if SPLIT_WINDOW[0] <= t < SPLIT_WINDOW[1] else "last" if t >= world.episodes - 2000 \
+                else None
+            if window is not None:
+                tally = self.split_counts.setdefault((window, world.languages[t]), [0, 0])
+                tally[0] += 1
+                tally[1] += world.split in injected
 
     @property
     def reward_sd(self) -> float:
@@ -105,6 +116,12 @@ class Recorder:
         out["fossil_task"] = world.fossil_task
         out["fossil_off_latency"] = self.fossil_off_latency()
         out["reward_sd"] = self.reward_sd
+        out["reported_share"] = sum(world.reported) / world.episodes
+        if world.split is not None:
+            for window in ("2000", "last"):
+                for language in LANGUAGES:
+                    episodes, injected = self.split_counts.get((window, language), [0, 0])
+                    out[f"split_rate_{language}_{window}"] = injected / episodes if episodes else None
         return out
 
     def series(self) -> list[dict[str, Any]]:
@@ -119,119 +136,3 @@ class Recorder:
             out.append({"series": "fossil_share", "episode": stop,
                         "value": sum(self.fossil_slots[start:stop]) / slots if slots else None})
         return out
-
-
-class VerdictTracker:
-    """Looks at the engine's evidence every `checkpoint` episodes (and on every episode of the
-    fossil's task after the flip, until it is judged harms), and judges the judge."""
-
-    def __init__(self, policy: LamarPolicy, world: World, config: GymConfig) -> None:
-        self.policy = policy
-        self.world = world
-        self.config = config
-        n = len(world.lessons)
-        self.first_helps: list[int | None] = [None] * n
-        self.first_harms: list[int | None] = [None] * n
-        self.snapshots: dict[str, list[dict[str, Any]]] = {}
-        self.randomized_at_flip = [0] * n
-        self.lifts: list[dict[str, Any]] = []
-        self.fossil_task_episodes = 0
-        self.fossil_withdrawn: int | None = None  # fossil-task episodes after the flip
-        self.fossil_harms: int | None = None
-
-    def after(self, t: int, task: int) -> None:
-        """Call once episode `t` has been reported."""
-        done = t + 1
-        world, config = self.world, self.config
-        if t >= world.flip and task == world.fossil_task:
-            self.fossil_task_episodes += 1
-            if self.fossil_harms is None:
-                verdict = self.policy.evidence(world.fossil).verdict
-                if verdict is not Verdict.HELPS and self.fossil_withdrawn is None:
-                    self.fossil_withdrawn = self.fossil_task_episodes
-                if verdict is Verdict.HARMS:
-                    self.fossil_harms = self.fossil_task_episodes
-        at = "flip" if done == world.flip else "end" if done == world.episodes else None
-        if done % config.checkpoint and done % config.lift_every and at is None:
-            return
-        evidence = [self.policy.evidence(lesson.index) for lesson in world.lessons]
-        for i, ev in enumerate(evidence):
-            if ev.verdict is Verdict.HELPS and self.first_helps[i] is None:
-                self.first_helps[i] = done
-            elif ev.verdict is Verdict.HARMS and self.first_harms[i] is None:
-                self.first_harms[i] = done
-        if done % config.lift_every == 0 or at is not None:
-            for lesson, ev in zip(world.lessons, evidence, strict=True):
-                self.lifts.append({"series": "lift", "episode": done, "lesson": lesson.id,
-                                   "kind": lesson.kind.value, "value": ev.lift, "lower": _finite(ev.lower),
-                                   "upper": _finite(ev.upper), "verdict": ev.verdict.value})
-        if at == "flip":
-            self.randomized_at_flip = list(self.policy.randomized)
-        if at is not None:
-            self.snapshots[at] = [self._snapshot(i, ev, t) for i, ev in enumerate(evidence)]
-
-    def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
-        world = self.world
-        truth = world.effect(lesson, t)
-        changed = world.lessons[lesson].kind is Kind.FOSSIL and t >= world.flip
-        # Randomized episodes since the world last changed for this lesson: what the physics allowed.
-        since = self.policy.randomized[lesson] - (self.randomized_at_flip[lesson] if changed else 0)
-        return {"truth": truth, "verdict": ev.verdict.value, "lift": ev.lift, "lower": _finite(ev.lower),
-                "upper": _finite(ev.upper), "randomized": ev.randomized, "randomized_since_change": since,
-                "restarts": ev.restarts}
-
-    def judge(self, reward_sd: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """(run-row columns, one row per lesson): verdicts against the truth at the flip and the end."""
-        world = self.world
-        holdout = self.policy.lam.policy.holdout
-        cols: dict[str, Any] = {}
-        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value,
-                    "effect_pre": world.effect(lesson.index, 0),
-                    "effect_post": world.effect(lesson.index, world.episodes - 1),
-                    "first_helps": self.first_helps[lesson.index],
-                    "first_harms": self.first_harms[lesson.index]} for lesson in world.lessons]
-        for at in ("flip", "end"):
-            tally = dict.fromkeys((
-                "helpful", "helps", "helpful_provable", "harmful", "harms", "harmful_provable",
-                "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
-            ), 0)
-            for row, snap in zip(lessons, self.snapshots[at], strict=True):
-                needed = needed_randomized(snap["truth"], reward_sd, holdout)
-                provable = snap["randomized_since_change"] >= needed
-                side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
-                verdict = snap["verdict"]
-                if side == "helpful":
-                    tally["helpful"] += 1
-                    tally["helps"] += verdict == "helps"
-                    tally["helpful_provable"] += provable
-                    tally["wrong_helpful_harms"] += verdict == "harms"
-                elif side == "harmful":
-                    tally["harmful"] += 1
-                    tally["harms"] += verdict == "harms"
-                    tally["harmful_provable"] += provable
-                    tally["wrong_harmful_helps"] += verdict == "helps"
-                else:
-                    tally["wrong_inert_helps"] += verdict == "helps"
-                    tally["wrong_inert_harms"] += verdict == "harms"
-                row.update({f"{key}_{at}": value for key, value in snap.items()})
-                row[f"needed_{at}"] = needed if math.isfinite(needed) else None
-                row[f"provable_{at}"] = provable
-            tally["wrong"] = sum(v for key, v in tally.items() if key.startswith("wrong_"))
-            cols.update({f"{key}_{at}": value for key, value in tally.items()})
-        fossil_end = self.snapshots["end"][world.fossil]["verdict"]
-        fossil_helped = self.snapshots["flip"][world.fossil]["verdict"] == "helps"
-        cols.update({
-            "fossil_helps_at_flip": fossil_helped,
-            "fossil_verdict_end": fossil_end,
-            "fossil_withdrawn_end": fossil_end != "helps",
-            # None also when it held no helps verdict at the flip: then there was nothing to withdraw.
-            "fossil_withdraw_latency": self.fossil_withdrawn if fossil_helped else None,
-            "fossil_harms_latency": self.fossil_harms,
-            "holdout_q": holdout,
-            "provable_m": PROVABLE_M,
-        })
-        return cols, lessons
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None

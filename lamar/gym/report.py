@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
 from lamar.gym.config import PHASE_TITLES, PHASES
-from lamar.gym.metrics import column, mean_interval, median_range, runs_of
-from lamar.gym.recorder import KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
+from lamar.gym.metrics import Target, column, mean_interval, median_range, runs_of
+from lamar.gym.monitor_report import context_table, monitor_table, moving_goals_block
+from lamar.gym.recorder import EXPOSURE_Q, KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
 from lamar.gym.world import reward_gap
 
 if TYPE_CHECKING:
-    from lamar.gym.runner import GymResult
-
-
-@dataclasses.dataclass(frozen=True)
-class Target:
-    """One of the project's goals: `status` is "PASS", "MISS" or "n/a" (a policy it needs did not run)."""
-
-    name: str
-    status: str
-    measured: str
+    from lamar.gym.result import GymResult
 
 
 def _pct(mean: float, half: float) -> str:
@@ -41,7 +32,10 @@ def _header(result: GymResult) -> list[str]:
     title = (f"Lamar memory gym: {len(c.policies)} policies x {c.seeds} seeds x {c.episodes} episodes "
              f"(flip after {c.flip}), k={c.k}, base {c.base:.2f}, help +{c.help_effect:.2f}, "
              f"hurt -{c.hurt_effect:.2f}")
-    return [title]
+    world = (f"{c.lessons} lessons per task, {100 * c.report_rate:.0f}% of episodes reported, "
+             f"up to {c.report_delay} episodes late" + (", context variant (language)" if c.context else "")
+             + (f"; lamar tuned: {', '.join(f'{k}={v}' for k, v in c.tuning)}" if c.tuning else ""))
+    return [title, world]
 
 
 def _success_table(result: GymResult) -> list[str]:
@@ -68,14 +62,15 @@ def _success_table(result: GymResult) -> list[str]:
 def _slots_table(result: GymResult) -> list[str]:
     c = result.config
     lines = ["", "2. Share of injected slots by what the lesson truly was, % (mean over seeds)"]
-    kinds = "".join(f"{k.value.upper():>7}" for k in KINDS)
+    shown = KINDS if c.context else KINDS[:4]  # SPLIT exists only in the context variant
+    kinds = "".join(f"{k.value.upper():>7}" for k in shown)
     lines.append(f"{'policy':<11}{'slots/ep':>9} | pre-flip{kinds} | post-flip{kinds}")
     for policy in c.policies:
         rows = runs_of(result.runs, policy)
         slots = (_mean(column(rows, "slots_pre")), _mean(column(rows, "slots_post")))
         line = f"{policy:<11}{slots[0]:>4.2f}/{slots[1]:<4.2f} |"
         for phase, pad in (("pre", 8), ("post", 9)):
-            shares = "".join(f"{100 * _mean(column(rows, f'share_{k.value}_{phase}')):>7.1f}" for k in KINDS)
+            shares = "".join(f"{100 * _mean(column(rows, f'share_{k.value}_{phase}')):>7.1f}" for k in shown)
             line += " " * pad + shares + (" |" if phase == "pre" else "")
         lines.append(line)
     lines.append("   TRUE helps now, FALSE hurts from the start, INERT does nothing, FOSSIL helps until the "
@@ -114,7 +109,7 @@ def _verdict_table(result: GymResult) -> list[str]:
     s = _mean(column(rows, "reward_sd"))
     q = rows[0]["holdout_q"]
     d = c.help_effect * reward_gap()
-    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, q)
+    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, EXPOSURE_Q)
     lines.append(f"   provable: had at least (m + {PROVABLE_POWER})^2 s^2 / (D^2 q (1-q)) randomized "
                  "episodes since the world last")
     lines.append(f"   changed for it; m = {PROVABLE_M} (anytime-valid bound, corrected), q = {q:.2f} (the "
@@ -122,7 +117,7 @@ def _verdict_table(result: GymResult) -> list[str]:
     lines.append(f"   lessons), s = {s:.2f} (measured sd of reward), D = {d:.2f} on the reward scale (effect "
                  f"{c.help_effect:.2f} x {reward_gap():.2f},")
     lines.append(f"   the mean reward of a success minus a failure): {needed[0]:.0f} episodes "
-                 f"({needed[1]:.0f} for the hurt effect).")
+                 f"({needed[1]:.0f} for the hurt effect, randomized by harm exposure's fair coin, q = {EXPOSURE_Q}).")
     lines.append(f"   Verdicts are read through lam.evidence every {c.checkpoint} episodes.")
     lessons = [row for row in result.lessons if row["policy"] == "lamar"]
     helps = column([r for r in lessons if r["kind"] in ("true", "fossil")], "first_helps")
@@ -224,6 +219,7 @@ def _targets_block(result: GymResult) -> list[str]:
     targets = check_targets(result)
     if not targets:
         return []
+
     c = result.config
     size = f"this run {c.seeds} x {c.episodes}"
     title = f"Lamar's goals (set for 20 seeds x 8000 episodes; {size})"
@@ -257,7 +253,7 @@ def _why_missed(name: str) -> str:
 def render(result: GymResult, *, targets: bool = True) -> str:
     """The whole report as text."""
     lines = _header(result) + _success_table(result) + _slots_table(result)
-    lines += _verdict_table(result) + _fossil_table(result)
+    lines += _verdict_table(result) + _fossil_table(result) + monitor_table(result) + context_table(result)
     if targets:
-        lines += _targets_block(result)
+        lines += _targets_block(result) + moving_goals_block(result)
     return "\n".join(lines)

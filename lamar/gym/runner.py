@@ -1,50 +1,62 @@
-"""Running the gym: one (policy, seed) job per process slot, gathered into flat rows (`GymResult`)."""
+"""Running the gym: one (policy, seed) job per process slot, gathered into flat rows (`GymResult`).
+
+The views (`report.render`, `plot.plot_result`) depend on the result; nothing here imports them."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import heapq
 import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lamar.gym.config import GymConfig
+from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
-from lamar.gym.recorder import Recorder, VerdictTracker
+from lamar.gym.recorder import Recorder
+from lamar.gym.result import GymResult, Row
+from lamar.gym.tracker import VerdictTracker
 from lamar.gym.world import World
+from lamar.signals import Signal
 
-if TYPE_CHECKING:
-    from matplotlib.figure import Figure
-
-    from lamar.gym.report import Target
-
-Row = dict[str, Any]
 Progress = Callable[[int, int], None]
 
 
 def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Row]]:
     """Run one policy on one seeded world; returns its run, lesson and series rows."""
     started = time.process_time()
-    world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect)
-    policy = make_policy(policy_name, world, config.k, seed)
+    world = World(seed, config.episodes, config.base, config.help_effect, config.hurt_effect,
+                  lessons=config.lessons, report_rate=config.report_rate, report_delay=config.report_delay,
+                  context=config.context)
+    peer = peer_class(policy_name)
+    policy = (peer(world, config.k, seed) if peer is not None
+              else make_policy(policy_name, world, config.k, seed, dict(config.tuning)))
     recorder = Recorder(world, config)
     tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
-    tasks = world.tasks
+    tasks, reported, delays = world.tasks, world.reported, world.delays
+    pending: list[tuple[int, int, object, Signal]] = []  # (due, episode, ticket, signal): a heap
     for t in range(world.episodes):
         task = tasks[t]
         injected, held_out = policy.choose(t, task)
         signal = world.outcome(t, injected)
-        policy.learn(signal)
         recorder.record(t, task, injected, held_out, signal)
+        if reported[t]:
+            heapq.heappush(pending, (t + delays[t], t, policy.ticket, signal))
+        while pending and pending[0][0] <= t:  # due now: late ones arrive out of order
+            _, episode, ticket, due_signal = heapq.heappop(pending)
+            policy.learn(due_signal, ticket)
+            if tracker is not None:
+                tracker.monitor(t, tasks[episode])
         if tracker is not None:
             tracker.after(t, task)
     key = {"policy": policy_name, "seed": seed}
     run: Row = {"table": "run", **key, "episodes": config.episodes, "flip": world.flip, "k": config.k,
                 "base": config.base, "help_effect": config.help_effect, "hurt_effect": config.hurt_effect,
-                **recorder.row()}
+                "lessons_per_task": config.lessons, "report_rate": config.report_rate,
+                "report_delay": config.report_delay, "context": config.context,
+                "lamar_tuning": ",".join(f"{k}={v}" for k, v in config.tuning) or None, **recorder.row()}
     lessons: list[Row] = []
     series: list[Row] = recorder.series()
     if tracker is not None:
@@ -60,59 +72,6 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
 
 def _job(args: tuple[GymConfig, str, int]) -> dict[str, list[Row]]:
     return run_job(*args)
-
-
-@dataclasses.dataclass
-class GymResult:
-    """The gym's output: flat rows (dicts) that pandas takes as they are; tables and plots are views.
-
-    Attributes:
-        config: what was run.
-        runs: one row per (policy, seed): success by phase, captured share, slot shares,
-            fossil latency and, for lamar, its verdicts against the truth.
-        lessons: one row per (lamar seed, lesson): its truth, verdicts, bounds, provability.
-        series: per (policy, seed), windowed success and fossil slot share; for lamar, each
-            lesson's lift and bounds at checkpoints.
-        elapsed: wall-clock seconds of the run.
-        workers: processes that ran the jobs.
-        cpu: CPU seconds the jobs took, summed over workers (the wall clock also counts
-            whatever else the machine was doing).
-    """
-
-    config: GymConfig
-    runs: list[Row]
-    lessons: list[Row]
-    series: list[Row]
-    elapsed: float = 0.0
-    workers: int = 1
-    cpu: float = 0.0
-
-    @property
-    def rows(self) -> list[Row]:
-        """Every row of every table, each tagged with its `table` ("run", "lesson", "series")."""
-        return self.runs + self.lessons + self.series
-
-    def table(self, *, targets: bool = True) -> str:
-        """The printed report (tables 1 to 4, and the targets block when lamar ran)."""
-        from lamar.gym.report import render
-
-        return render(self, targets=targets)
-
-    def targets(self) -> list[Target]:
-        """The issue's targets for lamar, each PASS or MISS with its measured figure."""
-        from lamar.gym.report import check_targets
-
-        return check_targets(self)
-
-    def plot(self, path: str | os.PathLike[str] | None = None) -> Figure:
-        """Success over time, the fossil's slot share, and lamar's lifts (needs the `plot` extra)."""
-        from lamar.gym.plot import plot_result
-
-        return plot_result(self, path)
-
-    def to_json(self, path: str | os.PathLike[str]) -> None:
-        """Write `rows` as one JSON array of flat objects (`pandas.read_json(path)` reads it)."""
-        Path(path).write_text(json.dumps(self.rows, indent=None, separators=(",", ":")) + "\n")
 
 
 def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None,

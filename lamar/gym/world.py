@@ -1,5 +1,7 @@
-"""The gym's world: four tasks, six equally relevant lessons each, and one helpful lesson
-that silently turns harmful halfway through (the fossil). Every coin is drawn from the seed."""
+"""The gym's world: four tasks, six (or more) equally relevant lessons each, and one helpful
+lesson that silently turns harmful halfway through (the fossil). Variants: missing and late
+reports, and a context variant where each episode has a language and one task-wide lesson
+helps in Swift and hurts in Python. Every coin is drawn from the seed."""
 
 from __future__ import annotations
 
@@ -49,16 +51,19 @@ TASKS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 
 LESSONS_PER_TASK = 6
 PROJECT = "gym"
+LANGUAGES = ("swift", "python")  # the context variant's languages; the split lesson helps in the first
 
 
 class Kind(str, enum.Enum):
     """What a lesson truly is: TRUE helps throughout, FALSE hurts throughout, INERT does
-    nothing, FOSSIL helps until the flip and hurts after it."""
+    nothing, FOSSIL helps until the flip and hurts after it, SPLIT (context variant only)
+    helps in Swift and hurts in Python."""
 
     TRUE = "true"
     FALSE = "false"
     INERT = "inert"
     FOSSIL = "fossil"
+    SPLIT = "split"
 
     def __str__(self) -> str:
         return self.value
@@ -76,9 +81,27 @@ class Lesson:
     kind: Kind
 
 
-def context_of(task: int) -> dict[str, str]:
-    """The context every policy sees for an episode of `task`."""
-    return {"project": PROJECT, "task": TASKS[task][0]}
+def context_of(task: int, language: str | None = None) -> dict[str, str]:
+    """The context every policy sees for an episode of `task` (with its language in the
+    context variant)."""
+    if language is None:
+        return {"project": PROJECT, "task": TASKS[task][0]}
+    return {"project": PROJECT, "task": TASKS[task][0], "language": language}
+
+
+def actions_of(task: int, lessons: int) -> list[str]:
+    """`lessons` distinct actions for `task`, all of the same length in words.
+
+    Six are written out; beyond six, every action gets one numbered word so that none
+    repeats and all keep one length (a text retriever still finds them exactly tied).
+
+    >>> actions_of(0, 7)[6]
+    'rerun it with pinned seeds v1'
+    """
+    base = TASKS[task][2]
+    if lessons <= len(base):
+        return list(base[:lessons])
+    return [f"{base[slot % len(base)]} v{slot // len(base)}" for slot in range(lessons)]
 
 
 class World:
@@ -95,6 +118,12 @@ class World:
         base: success probability with no lesson injected.
         help_effect: what a helpful lesson adds to the success probability.
         hurt_effect: what a harmful lesson takes from it.
+        lessons: lessons per task (one helpful, one harmful, the rest inert).
+        report_rate: chance that an episode is ever reported.
+        report_delay: a reported episode's outcome arrives up to this many episodes late
+            (uniformly), so reports come out of order.
+        context: the context variant: each episode has a language, and one inert lesson of
+            a task other than the fossil's becomes SPLIT.
 
     >>> w = World(seed=3, episodes=10)
     >>> len(w.lessons), w.flip, len(w.tasks)
@@ -104,7 +133,8 @@ class World:
     """
 
     def __init__(self, seed: int, episodes: int, base: float = 0.40,
-                 help_effect: float = 0.20, hurt_effect: float = 0.20) -> None:
+                 help_effect: float = 0.20, hurt_effect: float = 0.20, lessons: int = LESSONS_PER_TASK,
+                 report_rate: float = 1.0, report_delay: int = 0, context: bool = False) -> None:
         self.seed = seed
         self.episodes = episodes
         self.flip = episodes // 2
@@ -114,8 +144,9 @@ class World:
         rng = random.Random(f"lamar-gym-world:{seed}")
         self.fossil_task = rng.randrange(len(TASKS))
         self.lessons: list[Lesson] = []
-        for task, (name, precondition, actions) in enumerate(TASKS):
-            roles = [Kind.TRUE, Kind.FALSE] + [Kind.INERT] * (LESSONS_PER_TASK - 2)
+        for task, (name, precondition, _) in enumerate(TASKS):
+            actions = actions_of(task, lessons)
+            roles = [Kind.TRUE, Kind.FALSE] + [Kind.INERT] * (lessons - 2)
             rng.shuffle(roles)  # which action is which is the world's secret
             for slot, (action, kind) in enumerate(zip(actions, roles, strict=True)):
                 if kind is Kind.TRUE and task == self.fossil_task:
@@ -129,6 +160,23 @@ class World:
         self.tasks = [rng.randrange(n_tasks) for _ in range(episodes)]
         self.coins = [rng.random() for _ in range(episodes)]
         self.signal_coins = [rng.random() for _ in range(episodes)]
+        # The variants draw from streams of their own, so the default world stays as it was.
+        extra = random.Random(f"lamar-gym-variants:{seed}")
+        self.reported = [report_rate >= 1.0 or extra.random() < report_rate for _ in range(episodes)]
+        self.delays = [extra.randint(0, report_delay) if report_delay else 0 for _ in range(episodes)]
+        self.languages: list[str] | None = None
+        self.split: int | None = None
+        if context:
+            self.languages = [LANGUAGES[extra.random() < 0.5] for _ in range(episodes)]
+            inert = [lesson for lesson in self.lessons
+                     if lesson.kind is Kind.INERT and lesson.task != self.fossil_task]
+            chosen = inert[extra.randrange(len(inert))]
+            self.lessons[chosen.index] = dataclasses.replace(chosen, kind=Kind.SPLIT)
+            self.split = chosen.index
+
+    def context(self, t: int, task: int) -> dict[str, str]:
+        """The context of episode `t`."""
+        return context_of(task, None if self.languages is None else self.languages[t])
 
     def effect(self, lesson: int, t: int) -> float:
         """The lesson's true effect on the success probability at episode `t`."""
@@ -137,6 +185,8 @@ class World:
             return self.help_effect
         if kind is Kind.FALSE or kind is Kind.FOSSIL:
             return -self.hurt_effect
+        if kind is Kind.SPLIT and self.languages is not None:
+            return self.help_effect if self.languages[t] == LANGUAGES[0] else -self.hurt_effect
         return 0.0
 
     def success_probability(self, t: int, injected: list[int]) -> float:

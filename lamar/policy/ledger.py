@@ -1,28 +1,34 @@
 """The evidence ledger: randomized, augmented inverse-propensity scores of one lesson's lift.
 
-Only episodes where the lesson was wanted and then kept or held out by a coin of known
-probability p enter the ledger. Each gives
+Only episodes where the lesson was eligible and a coin of known probability p decided
+whether it was injected (a holdout coin, or an exposure coin) enter the ledger. Each gives
 
     psi = (mu1 - mu0) + I * (r - mu1) / p - (1 - I) * (r - mu0) / (1 - p)
 
-with mu1, mu0 the mean rewards with and without the lesson fitted on *earlier* ledger
-episodes only, so psi is an unbiased, predictable-baseline score of the lift whatever the
-other injected lessons did. Scores are averaged with the predictable weight w = p (1 - p),
-the inverse of psi's variance under the coin: an episode held out at q = 0.05 carries a
-psi twenty times its reward, and unweighted it would swamp the bound it is meant to
-tighten. The ledger is never discounted; a change detector restarts it.
+with baselines fitted on *earlier* episodes only, so E[psi | past] is the lesson's lift at
+that time whatever the other lessons did (docs/decisions.md names the target). The
+baselines are a recent reward level (discounted, so a drifting base rate is followed) split
+by the segment's lift estimate: good baselines only lower the variance, any predictable
+ones keep the score unbiased. Scores are averaged with the predictable weight
+w = p (1 - p), the inverse of psi's variance under the coin: unweighted, an episode held
+out at q = 0.05 carries a psi twenty times its reward. The ledger holds one segment: a
+restart starts a new one.
 """
 
 from __future__ import annotations
 
+from typing import Any, Self
+
 from lamar.policy.record import SlotRecord
+
+_LEVEL_DISCOUNT = 0.95  # the reward level's memory, in randomized episodes (about 20)
 
 
 class Ledger(SlotRecord):
     """Weighted running sums of psi since the last restart."""
 
     __slots__ = ("n", "weight", "total", "w2", "w2_psi", "w2_psi2",
-                 "n_in", "n_out", "sum_in", "sum_out")
+                 "n_in", "n_out", "sum_in", "sum_out", "level_w", "level_s")
 
     def __init__(self) -> None:
         self.n = 0  # randomized episodes
@@ -35,6 +41,13 @@ class Ledger(SlotRecord):
         self.n_out = 0
         self.sum_in = 0.0
         self.sum_out = 0.0
+        self.level_w = 0.0  # discounted count and reward sum of the randomized episodes
+        self.level_s = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """As saved; a ledger saved before the reward level existed starts its level afresh."""
+        return super().from_dict({"level_w": 0.0, "level_s": 0.0, **data})
 
     @property
     def mu_in(self) -> float:
@@ -49,17 +62,29 @@ class Ledger(SlotRecord):
             return self.sum_out / self.n_out
         return self.sum_in / self.n_in if self.n_in else 0.0
 
+    def score(self, reward: float, injected: bool, p: float) -> float:
+        """The episode's psi against the baselines of the episodes before it (changes nothing)."""
+        # Clipped to what rewards in [-1, 1] allow: an early, wild estimate must not feed
+        # back into the baselines (any predictable baseline keeps psi unbiased; a sane one
+        # keeps its variance, which the bound estimates, from exploding at small samples).
+        lift = min(1.0, max(-1.0, self.total / self.weight)) if self.weight else 0.0
+        level = self.level_s / self.level_w if self.level_w else 0.0
+        mu0 = level - p * lift
+        if injected:
+            return lift + (reward - mu0 - lift) / p
+        return lift - (reward - mu0) / (1.0 - p)
+
     def record(self, reward: float, injected: bool, p: float) -> float:
         """Add one randomized episode; return its psi."""
-        mu1, mu0 = self.mu_in, self.mu_out
+        psi = self.score(reward, injected, p)
         if injected:
-            psi = (mu1 - mu0) + (reward - mu1) / p
             self.n_in += 1
             self.sum_in += reward
         else:
-            psi = (mu1 - mu0) - (reward - mu0) / (1.0 - p)
             self.n_out += 1
             self.sum_out += reward
+        self.level_w = _LEVEL_DISCOUNT * self.level_w + 1.0
+        self.level_s = _LEVEL_DISCOUNT * self.level_s + reward
         w = p * (1.0 - p)
         self.n += 1
         self.weight += w
@@ -71,7 +96,7 @@ class Ledger(SlotRecord):
 
     @property
     def mean(self) -> float:
-        """The weighted mean of psi: the estimated lift."""
+        """The weighted mean of psi: the estimated (weighted average) lift of the segment."""
         return self.total / self.weight if self.weight else 0.0
 
     @property

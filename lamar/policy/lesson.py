@@ -9,12 +9,24 @@ from typing import Any, ClassVar
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
+from lamar.policy.features import Slices
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
 
+_DETECT_AFTER = 2  # min_evidence multiples of randomized episodes in a segment before detection
 
-_CHECKPOINT = 8  # randomized episodes between folds of the bound into its running intersection
+
+def segment_alpha(alpha: float, segment: int) -> float:
+    """The share of `alpha` the `segment`-th segment (1, 2, ...) of a lesson may spend.
+
+    6 / (pi^2 j^2) sums to 1 over j, so however many restarts happen, and whenever, the
+    chance that any segment's bound ever misses its target stays below alpha (union bound).
+
+    >>> round(segment_alpha(0.02, 1), 5), round(segment_alpha(0.02, 2), 5)
+    (0.01216, 0.00304)
+    """
+    return alpha * 6.0 / (math.pi**2 * segment * segment)
 
 
 class LessonState:
@@ -22,7 +34,7 @@ class LessonState:
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "_best",
+        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "slices",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -34,84 +46,88 @@ class LessonState:
         self.injected = 0
         self.held_out = 0
         self.restarts = 0
-        self._verdict_cache: tuple[int, int, tuple[Verdict, float, float]] | None = None
-        # (lessons, lower, upper): the tightest bounds seen at checkpoints since the last
-        # restart. An anytime-valid sequence holds at every time at once, so intersecting
-        # its past bounds keeps the guarantee and stops a verdict from flickering.
-        self._best: tuple[int, float, float] | None = None
+        self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
+        self._verdict_cache: tuple[int, int, int, tuple[Verdict, float, float]] | None = None
 
     def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
-                n_lessons: int = 1) -> None:
+                n_lessons: int = 1, context: Mapping[str, str] | None = None) -> None:
         """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
         self.eligible += 1
-        self.arms.record(reward, injected, policy.discount)
+        # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
+        # It touches no verdict (a fall of the base rate fires it too): a helps verdict that the
+        # selector now contradicts is re-tested first by exposure rounds (engine._choose).
+        if not self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
+            self.arms.record(reward, injected, policy.discount)
+        if context:
+            self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
         if injected:
             self.injected += 1
         elif p > 0.0:
             self.held_out += 1
         if not 0.0 < p < 1.0:
             return  # not randomized: the selection model learns, the ledger does not
-        if injected and self.ledger.n_in >= policy.min_evidence:
-            self.detector.update(reward, self.ledger.mu_in, sigma, policy.change_drift)
-            segment = self.detector.fired(policy.change_threshold)
-            if segment is not None:
-                self._restart(*segment)
-                return
-        self.ledger.record(reward, injected, p)
+        ledger = self.ledger
+        reference = ledger.mean  # the segment's estimate before this episode: predictable
+        # Change detection starts once the segment's estimate is steady enough to be a reference
+        # (an early, noisy reference would look like a change).
+        enough = ledger.n >= _DETECT_AFTER * policy.min_evidence
+        psi = ledger.record(reward, injected, p)
         self._verdict_cache = None
-        if self.ledger.n >= policy.min_evidence and self.ledger.n % _CHECKPOINT == 0:
-            self._tighten(policy, n_lessons)
-
-    def _tighten(self, policy: Policy, n_lessons: int) -> None:
-        """Fold the current bounds into the running intersection (at checkpoints only, so
-        the state depends on the ledger alone, never on when someone asked)."""
-        lower, upper = self._bounds(policy, n_lessons)
-        best = self._best
-        if best is None or best[0] < n_lessons:  # bounds for fewer lessons are too narrow now
-            self._best = (n_lessons, lower, upper)
-        else:
-            self._best = (best[0], max(best[1], lower), min(best[2], upper))
+        if enough:
+            self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
+                                 policy.doubt_threshold, policy.doubt_release)
+            excursion = self.detector.fired(policy.change_threshold)
+            if excursion is not None:
+                self._restart(*excursion)
 
     def _bounds(self, policy: Policy, n_lessons: int) -> tuple[float, float]:
+        """(lower at the helps level, upper at the harms level) of this segment's weighted-average lift."""
         ledger = self.ledger
-        lessons = max(n_lessons, 1)
+        lessons = max(n_lessons, 1) * self.slices.inherited
+        segment = self.restarts + 1
         mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
         # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
-        # alpha on each side, so this is a one-sided bound at alpha per lesson.
-        lower = mean - confidence_radius(spread, 2 * policy.alpha_helps / lessons) / weight
-        upper = mean + confidence_radius(spread, 2 * policy.alpha_harms / lessons) / weight
+        # alpha on each side, so this is a one-sided bound at alpha per lesson and segment.
+        lower = mean - confidence_radius(spread, 2 * segment_alpha(policy.alpha_helps, segment) / lessons) / weight
+        upper = mean + confidence_radius(spread, 2 * segment_alpha(policy.alpha_harms, segment) / lessons) / weight
         return lower, upper
 
-    def _restart(self, weight: int, total: float) -> None:
-        """The world changed for this lesson: its old evidence no longer speaks for it."""
+    def _restart(self, w_in: float, s_in: float, w_out: float, s_out: float) -> None:
+        """A change of the lift is proven: a new segment, and both arms restart from the change."""
         self.ledger = Ledger()
-        self._best = None
         self.detector.reset()
-        self.arms.restart_injected(weight, total)
+        self.arms.restart_both(w_in, s_in, w_out, s_out)
+        self.slices.restart()
         self.restarts += 1
         self._verdict_cache = None
 
+    def in_doubt(self) -> bool:
+        """Whether recent scores made "the lift is now 0" likely enough to withdraw a helps verdict.
+
+        Harms is not withdrawn on doubt: a lesson judged harms is rarely injected (`harm_retest`),
+        so its doubt would be noise; a change of a harmful lesson is found by the change detector.
+        """
+        return bool(self.detector.doubted)
+
     def judge(self, policy: Policy, n_lessons: int) -> tuple[Verdict, float, float]:
-        """(verdict, lower, upper), Bonferroni-corrected over `n_lessons`."""
+        """(verdict, lower, upper), Bonferroni-corrected over `n_lessons` and spent over segments."""
         cached = self._verdict_cache
-        if cached is not None and cached[0] == self.ledger.n and cached[1] == n_lessons:
-            return cached[2]
+        if cached is not None and cached[0] == self.ledger.n and cached[1] == n_lessons \
+                and cached[2] == self.restarts:
+            return cached[3]
         ledger = self.ledger
         if ledger.n < 2:
             result = (Verdict.UNKNOWN, -math.inf, math.inf)
         else:
             lower, upper = self._bounds(policy, n_lessons)
-            best = self._best
-            if best is not None and best[0] >= n_lessons:
-                lower, upper = max(lower, best[1]), min(upper, best[2])
             verdict = Verdict.UNKNOWN
             enough = ledger.n >= policy.min_evidence and min(ledger.n_in, ledger.n_out) >= 5
-            if enough and lower > 0.0:
+            if enough and lower > 0.0 and not self.in_doubt():
                 verdict = Verdict.HELPS
             elif enough and upper < 0.0:
                 verdict = Verdict.HARMS
             result = (verdict, lower, upper)
-        self._verdict_cache = (ledger.n, n_lessons, result)
+        self._verdict_cache = (ledger.n, n_lessons, self.restarts, result)
         return result
 
     def evidence(self, policy: Policy, n_lessons: int) -> Evidence:
@@ -128,6 +144,7 @@ class LessonState:
             eligible=self.eligible,
             restarts=self.restarts,
             estimate=self.arms.estimate,
+            slices=self.slices.evidence(*self._slice_alphas(policy), policy.min_evidence, n_lessons),
         )
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
@@ -140,7 +157,7 @@ class LessonState:
             "ledger": self.ledger.to_dict(),
             "detector": self.detector.to_dict(),
             **{name: getattr(self, name) for name in self._COUNTS},
-            "best": None if self._best is None else list(self._best),
+            "slices": self.slices.to_dict(),
         }
 
     @classmethod
@@ -148,12 +165,16 @@ class LessonState:
         """The inverse of `to_dict`: the same decisions and evidence follow from it."""
         state = cls(Experience.from_dict(data["experience"]))
         state.arms = ArmStats.from_dict(data["arms"])
+        # A lesson saved before the two-sided detector existed starts its detector afresh
+        # (it only speeds up a restart); its ledger starts a fresh reward level.
         state.ledger = Ledger.from_dict(data["ledger"])
-        state.detector = ChangeDetector.from_dict(data["detector"])
+        detector = data["detector"]
+        if set(detector) == set(ChangeDetector.__slots__):
+            state.detector = ChangeDetector.from_dict(detector)
         for name in cls._COUNTS:
             setattr(state, name, int(data[name]))
-        best = data["best"]
-        state._best = None if best is None else (int(best[0]), float(best[1]), float(best[2]))
+        if "slices" in data:  # absent from a lesson saved before state version 2
+            state.slices = Slices.from_dict(data["slices"])
         return state
 
     def absorb(self, other: LessonState) -> None:
@@ -163,5 +184,28 @@ class LessonState:
         self.eligible += other.eligible
         self.injected += other.injected
         self.held_out += other.held_out
+        self.slices.merge(other.slices)
         self._verdict_cache = None
-        self._best = None
+
+    def _slice_alphas(self, policy: Policy) -> tuple[float, float]:
+        """The slice family's (helps, harms) alpha: slices restart with the lesson, so they spend
+        the alpha of its current segment."""
+        segment = self.restarts + 1
+        return segment_alpha(policy.alpha_helps, segment), segment_alpha(policy.alpha_harms, segment)
+
+    def unjudged_here(self, context: Mapping[str, str], policy: Policy, n_lessons: int) -> bool:
+        """Whether a slice of `context` (docs/context.md) still lacks a verdict: exposure may buy one."""
+        return self.slices.unjudged(context, *self._slice_alphas(policy), policy.min_evidence, n_lessons)
+
+    def narrow(self, key: str, value: str) -> None:
+        """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
+
+        The lesson-wide ledger and arms mixed every value of `key`; the slice's own ledger and
+        arms are exactly the evidence of the narrower lesson (kept at the slice family's
+        alpha divisor, see `Slices`). Without such a slice the lesson starts afresh.
+        """
+        kept = self.slices.narrow(key, value)
+        self.ledger = kept.ledger if kept is not None else Ledger()
+        self.arms = kept.arms if kept is not None else ArmStats()
+        self.detector.reset()
+        self._verdict_cache = None

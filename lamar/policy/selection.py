@@ -11,14 +11,29 @@ lesson gets a fair first look before its bound may rule it out.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from lamar.policy.record import SlotRecord
 
 
-class ArmStats(SlotRecord):
-    """Discounted weights and reward sums with and without the lesson."""
+_PRIOR_OUT = 2.0  # weight of the old without-lesson mean kept when the arms restart on a fall
 
-    __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries")
+
+class ArmStats(SlotRecord):
+    """Discounted weights and reward sums with and without the lesson, and a fall detector.
+
+    The detector is the selection's own, not evidence: a one-sided CUSUM (Page) on the
+    rewards of episodes that injected the lesson, against the arm's own discounted mean.
+    When the injected reward falls and stays down, both arms restart from the excursion (the
+    episodes since the statistic last stood at zero, with and without the lesson), so a
+    lesson that stopped working stops being chosen within a few dozen episodes. The
+    without-lesson arm keeps its old mean at a weight of two episodes, so that a fall of the
+    base rate (which drags both arms down) is corrected by the next few held-out episodes
+    instead of making the lesson look harmful. Verdicts never read this: they rest on the
+    randomized ledger and its own change detector (see `lamar.policy.change`).
+    """
+
+    __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries", "drop", "ex_w_in", "ex_s_in", "ex_w_out", "ex_s_out")
 
     def __init__(self) -> None:
         self.tries = 0  # undiscounted injections since the last restart
@@ -26,6 +41,44 @@ class ArmStats(SlotRecord):
         self.s_in = 0.0
         self.w_out = 0.0
         self.s_out = 0.0
+        self.drop = 0.0  # the fall detector's statistic, in reward standard deviations
+        self.ex_w_in = 0.0  # the current excursion's episodes with and without the lesson
+        self.ex_s_in = 0.0
+        self.ex_w_out = 0.0
+        self.ex_s_out = 0.0
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ArmStats:
+        """As `SlotRecord.from_dict`; a record saved before the fall detector existed starts it at rest."""
+        state = cls()
+        for name in cls.__slots__:
+            setattr(state, name, data[name] if name in data or not name.startswith(("drop", "ex_")) else 0.0)
+        return state
+
+    def watch(self, reward: float, injected: bool, sigma: float, drift: float, threshold: float,
+              warmup: int) -> bool:
+        """Feed one episode to the fall detector before `record`; True when it fired and the
+        arms restarted from the excursion (this episode included: do not `record` it again)."""
+        if injected and self.tries >= 2 * warmup and self.w_in > 0.0:
+            reference = self.s_in / self.w_in  # predictable: this episode is not in it yet
+            self.drop = max(0.0, self.drop + (reference - reward) / sigma - drift)
+            if self.drop == 0.0:
+                self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0
+        if self.drop <= 0.0:
+            return False
+        if injected:
+            self.ex_w_in += 1.0
+            self.ex_s_in += reward
+        else:
+            self.ex_w_out += 1.0
+            self.ex_s_out += reward
+        if self.drop <= threshold:
+            return False
+        prior = min(self.w_out, _PRIOR_OUT)
+        mean_out = self.s_out / self.w_out if self.w_out > 0.0 else 0.0
+        self.restart_both(self.ex_w_in, self.ex_s_in, self.ex_w_out + prior, self.ex_s_out + prior * mean_out)
+        self.tries = max(self.tries, warmup)  # it was tried: a restart must not make it cold again
+        return True
 
     def record(self, reward: float, injected: bool, discount: float) -> None:
         self.w_in *= discount
@@ -63,12 +116,15 @@ class ArmStats(SlotRecord):
         log_t = max(1.0, math.log(self.w_in + self.w_out))
         return self.estimate + explore * sigma * math.sqrt(log_t * spread)
 
-    def restart_injected(self, weight: int, total: float) -> None:
-        """Forget the injected arm's past, keeping only the post-change segment.
+    def restart_both(self, w_in: float, s_in: float, w_out: float, s_out: float) -> None:
+        """Restart both arms from the same post-change stretch of episodes.
 
-        The without-lesson arm measures the world without this lesson, which a change in
-        the lesson's own effect does not touch, so it is kept.
+        Keeping the without-lesson arm's whole history while cutting the injected arm to
+        the post-change stretch compares a recent arm with an old one: after any fall of the
+        base rate every restarted lesson would look harmful.
         """
-        self.tries = weight
-        self.w_in = float(weight)
-        self.s_in = total
+        self.tries = int(w_in)
+        self.w_in, self.s_in = w_in, s_in
+        self.w_out, self.s_out = w_out, s_out
+        self.drop = 0.0
+        self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from collections.abc import Mapping
 
 
 class Verdict(str, enum.Enum):
@@ -16,6 +17,18 @@ class Verdict(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class SliceEvidence:
+    """One slice's measured effect (a value of a context key the lesson's scope leaves free),
+    judged at the slice family's alpha (split over the lesson's slices)."""
+
+    verdict: Verdict
+    lift: float
+    lower: float
+    upper: float
+    randomized: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +52,8 @@ class Evidence:
     eligible: int
     restarts: int
     estimate: float  # the selection model's (discounted, non-randomized) view of the lift
+    # "key=value" -> evidence within that slice of the context, for slices with enough data
+    slices: Mapping[str, SliceEvidence] = dataclasses.field(default_factory=dict)
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None."""
@@ -47,6 +62,8 @@ class Evidence:
         for name in ("lift", "lower", "upper", "estimate"):
             if not math.isfinite(data[name]):
                 data[name] = None
+        data["slices"] = {name: {**dataclasses.asdict(s), "verdict": s.verdict.value}
+                          for name, s in self.slices.items()}
         return data
 
 

@@ -13,6 +13,7 @@ from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compactio
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
+from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.options import check_sleep_options
 from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
 from lamar.sleep.similarity import NEAR_DUPLICATE
@@ -53,6 +54,13 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
                         max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout, model=model)
     made_at = lam._seq
     proposals = consolidate(lam, similarity=similarity)
+    narrow = propose_narrowing(lam)
+    if narrow:
+        # A lesson harmful overall but helpful in one slice is narrowed, not retired.
+        narrowed = {p.experience_ids[0] for p in narrow}
+        proposals = [p for p in proposals if not (p.kind == "retire" and p.experience_ids[0] in narrowed)]
+        at = sum(1 for p in proposals if p.kind == "retire")
+        proposals[at:at] = narrow
     compact = propose_compaction(lam, keep_last=keep_last, older_than=older_than, keep_unreported=keep_unreported)
     if compact is not None:
         proposals.append(compact)
@@ -153,6 +161,8 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
             if verdict is not want:
                 return f"lesson {exp_id} is no longer proven to {'harm' if want is Verdict.HARMS else 'help'} " \
                        f"(verdict now {verdict.value})"
+    if proposal.kind == "narrow":
+        return still_splits(lam, proposal)
     if proposal.kind == "candidate":
         new_id = proposal.experience_ids[0] if proposal.experience_ids else ""
         if new_id in lam._lessons:

@@ -12,7 +12,7 @@ from typing import Any
 
 from lamar._errors import InvalidReport
 
-PROPOSAL_KINDS = ("retire", "merge", "contradiction", "candidate", "promote", "compact")
+PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -21,11 +21,12 @@ class Proposal:
 
     Attributes:
         id: stable id, the same for the same change against the same lessons.
-        kind: retire | merge | contradiction | candidate | promote | compact.
+        kind: retire | narrow | merge | contradiction | candidate | promote | compact.
         experience_ids: the lessons it touches.
         reason: one human-readable sentence.
         evidence: each touched lesson's evidence when the proposal was made.
-        payload: what the change needs (merge: into/from; candidate: the lesson; ...).
+        payload: what the change needs (merge: into/from; candidate: the lesson; narrow: key,
+            value and the new scope; ...).
         expect: each touched lesson's status when proposed; apply refuses if it changed.
     """
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from lamar.gym import GymConfig, run_gym
+from lamar.gym import GymConfig, render, run_gym
 
 
 def test_every_miss_explains_itself_in_one_line() -> None:
     tiny = run_gym(GymConfig(episodes=600, seeds=1, workers=1))
     slow = dataclasses.replace(tiny, elapsed=600.0)  # a run over a minute misses the speed goal
-    text = slow.table()
+    text = render(slow)
     assert not re.search(r"\bissue\b", text, flags=re.IGNORECASE)
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("Lamar's goals"))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar.gym import GymConfig, GymResult, run_gym
+from lamar.gym import GymConfig, GymResult, check_targets, plot_result, render, run_gym
 from lamar.gym.__main__ import main
 from lamar.gym.metrics import column, runs_of
 from lamar.gym.plot import require_matplotlib
@@ -72,7 +72,8 @@ def test_verdicts_are_counted_against_the_truth_of_the_moment(result: GymResult)
     assert len(lessons) == 24
     fossil = next(row for row in lessons if row["kind"] == "fossil")
     assert fossil["effect_pre"] > 0 > fossil["effect_post"]
-    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"])
+    # helping is randomized by the holdout coin (q = 0.15), harm by exposure's fair coin (q = 0.5)
+    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"] * 0.15 * 0.85 / 0.25)
     inert = next(row for row in lessons if row["kind"] == "inert")
     assert inert["needed_end"] is None and inert["provable_end"] is False
 
@@ -101,11 +102,11 @@ def test_rows_are_flat_json_objects(result: GymResult, tmp_path: Path) -> None:
 
 
 def test_the_report_prints_every_table_and_judges_every_target(result: GymResult) -> None:
-    text = result.table()
+    text = render(result)
     for heading in ("1. Success rate by phase", "2. Share of injected slots", "3. lamar's verdicts",
                     "4. The fossil", "Lamar's goals"):
         assert heading in text
-    targets = result.targets()
+    targets = check_targets(result)
     assert len(targets) == 10
     assert {t.status for t in targets} <= {"PASS", "MISS", "n/a"}
     by_name = {t.name: t for t in targets}
@@ -114,7 +115,7 @@ def test_the_report_prints_every_table_and_judges_every_target(result: GymResult
 
 def test_plot_draws_a_png(result: GymResult, tmp_path: Path) -> None:
     path = tmp_path / "gym.png"
-    result.plot(path)
+    plot_result(result, path)
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

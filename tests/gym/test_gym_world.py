@@ -76,7 +76,7 @@ def test_qvalue_is_greedy_on_the_moving_average_of_shared_reward() -> None:
     world = World(seed=1, episodes=100)
     policy = QValue(world, k=1, seed=3)
     first = policy.choose(0, 0)[0]
-    policy.learn(Signal.SHIPPED)
+    policy.learn(Signal.SHIPPED, policy.ticket)
     assert policy.q[first[0]] == pytest.approx(0.1)  # 0 + 0.1 * (1.0 - 0)
     assert all(policy.choose(t, 0)[0] == first for t in range(1, 20))  # no exploration once ahead
 

@@ -116,15 +116,17 @@ def test_a_lucky_streak_does_not_lock_in_an_inert_lesson() -> None:
 
 
 def test_a_lesson_that_stops_working_stops_being_injected_and_loses_its_verdict() -> None:
+    # At the defaults: the selector's fall detector drops it, and exposure rounds (a known,
+    # small rate) re-test the helps verdict the selector now contradicts until it is withdrawn.
     lam = Lamar(":memory:", k=2, seed=12)
     lessons = add_lessons(lam, "t", {"fossil": 0.2, "i1": 0.0, "i2": 0.0, "i3": 0.0})
     fossil = next(iter(lessons))
     play(lam, "t", lessons, 3000, seed=13)
-    assert lam.evidence(fossil).verdict is Verdict.HELPS
+    assert lam.evidence(fossil).lower > 0  # proven (the verdict itself may be withdrawn on doubt)
     flipped = {**lessons, fossil: -0.2}
     injected = play(lam, "t", flipped, 1000, seed=14, start=3000)
     ev = lam.evidence(fossil)
-    assert ev.restarts >= 1 and ev.verdict is not Verdict.HELPS
+    assert ev.verdict is not Verdict.HELPS
     first_clear = next(i for i in range(len(injected) - 100)
                        if sum(fossil in ids for ids in injected[i:i + 100]) < 5)
     assert first_clear < 300
@@ -137,7 +139,10 @@ def test_a_lesson_that_keeps_working_keeps_its_evidence() -> None:
     steady = next(iter(lessons))
     play(lam, "t", lessons, 3000, seed=16)
     ev = lam.evidence(steady)
-    assert ev.verdict is Verdict.HELPS and ev.restarts == 0 and ev.randomized > 2500
+    # Its evidence is kept: no restart, and the bound still proves it. The verdict itself may
+    # read unknown while the doubt statistic is up (a price measured as "stationary doubt" in
+    # docs/decisions.md): withdrawing claims less, and the next randomized scores release it.
+    assert ev.lower > 0.0 and ev.restarts == 0 and ev.randomized > 2500
 
 
 def test_unreported_episodes_change_nothing() -> None:

@@ -140,8 +140,10 @@ def test_wrapped_vector_store_is_reranked_by_outcome() -> None:
         chosen.append(name.get(pick))
 
     late = Counter(chosen[-20:])
-    assert late["harmful"] == 0 and late["neutral"] == 0
-    assert late["helpful"] >= 14  # the rest are held-out episodes (holdout 0.2)
+    # The others appear only in exposure rounds (a logged fair coin while their harm is unproven,
+    # docs/decisions.md): 2 of 20 measured, where it was 0 before harm had to be provable.
+    assert late["harmful"] + late["neutral"] <= 4
+    assert late["helpful"] >= 12  # the rest are held-out or exposure episodes
     assert lam.evidence(ids["helpful"]).estimate > 0.3 > -0.3 > lam.evidence(ids["harmful"]).estimate
     docs = retriever.invoke(query, k=1) or retriever.invoke(query, k=1)
     assert docs[0].metadata["experience_id"] == ids["helpful"]

@@ -60,7 +60,10 @@ def test_helpful_lesson_beats_a_more_similar_harmful_one(bag_of_words: object) -
         picks[next(iter(chosen)) if chosen else None] += 1
         lam.report(post.last_episode_id, outcome(rng, chosen, helpful, harmful))
 
-    assert picks[harmful] <= 1
+    # The harmful lesson still appears in exposure rounds (a logged fair coin in 30% of episodes
+    # while its harm is unproven, docs/decisions.md): 4 of 30 here, where it was 0 or 1 before
+    # harm had to be provable.
+    assert picks[harmful] <= 6
     assert picks[helpful] >= 18  # the rest are holdout coins: the price of measuring it
     assert lam.evidence(helpful).lift > 0
 
@@ -84,5 +87,5 @@ async def test_async_loop_learns_the_same_preference(bag_of_words: object) -> No
             late[lesson] += step >= 30  # type: ignore[index]
         await lam.areport(log.last, outcome(rng, chosen, helpful, harmful))  # type: ignore[arg-type]
 
-    assert late[harmful] <= 1
+    assert late[harmful] <= 6  # exposure rounds while its harm is unproven (5 measured)
     assert late[helpful] >= 18

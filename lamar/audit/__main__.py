@@ -1,0 +1,83 @@
+"""`python -m lamar.audit`: run the verdict audit and print JSON lines and a table.
+
+    python -m lamar.audit --runs 200 --episodes 4000 --jobs 1 --json rows.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import sys
+import time
+from typing import Any
+
+from lamar.audit.physics import render as render_physics
+from lamar.audit.runner import run_one
+from lamar.audit.scenarios import SCENARIOS
+from lamar.audit.summary import summarize, table
+
+
+def _job(args: tuple[str, int, int]) -> dict[str, Any]:
+    return run_one(*args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lamar.audit", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200, help="runs (seeds) per scenario")
+    parser.add_argument("--episodes", type=int, default=4000, help="episodes per run (changes happen at half)")
+    parser.add_argument("--scenario", action="append", choices=sorted(SCENARIOS),
+                        help="run only these scenarios (repeatable); default all")
+    parser.add_argument("--seed", type=int, default=0, help="first seed")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes")
+    parser.add_argument("--json", dest="json_out", help="also append each run's row to this JSON-lines file")
+    parser.add_argument("--quiet", action="store_true", help="print only the table")
+    parser.add_argument("--physics", action="store_true", help="print the physical limits and exit")
+    parser.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
+    args = parser.parse_args(argv)
+    if args.physics:
+        print(render_physics())
+        return 0
+    if args.summarize:
+        with open(args.summarize, encoding="utf-8") as rows_file:
+            print(table(summarize(json.loads(line) for line in rows_file if line.strip())))
+        return 0
+    names = args.scenario or list(SCENARIOS)
+    work = [(name, seed, args.episodes) for name in names for seed in range(args.seed, args.seed + args.runs)]
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    out = open(args.json_out, "a", encoding="utf-8") if args.json_out else None  # noqa: SIM115
+    try:
+        if args.jobs > 1:
+            with multiprocessing.Pool(args.jobs) as pool:
+                results = pool.imap(_job, work, chunksize=1)
+                for row in results:
+                    rows.append(_emit(row, out, args.quiet))
+        else:
+            for item in work:
+                rows.append(_emit(_job(item), out, args.quiet))
+    finally:
+        if out is not None:
+            out.close()
+    summaries = summarize(rows)
+    for s in summaries:
+        if not args.quiet:
+            print(json.dumps({"summary": s}), flush=True)
+    print(f"\n{len(rows)} runs of {args.episodes} episodes, seeds {args.seed}..{args.seed + args.runs - 1}, "
+          f"{time.perf_counter() - started:.0f} s")
+    print(table(summaries))
+    return 0
+
+
+def _emit(row: dict[str, Any], out: Any, quiet: bool) -> dict[str, Any]:
+    line = json.dumps(row)
+    if out is not None:
+        out.write(line + "\n")
+        out.flush()
+    if not quiet:
+        print(line, flush=True)
+    return row
+
+
+if __name__ == "__main__":
+    sys.exit(main())

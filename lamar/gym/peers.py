@@ -1,0 +1,163 @@
+"""Peers: the established bandit libraries as gym policies, on the gym's exact worlds (`--peers`).
+
+Vowpal Wabbit's conditional contextual bandit (`--ccb_explore_adf`: one decision per slot, so
+k = 2 lessons per episode) with its default exploration, SquareCB and bagging; and river's
+bandits (Thompson sampling on a Beta, epsilon-greedy on a fading mean), one bandit per task
+filling k slots with k pulls. Each reads the same context lamar reads (task, and language in
+the context variant) and learns from the same reports (late, out of order, or never).
+
+Tuning is fair by construction: `SWEEP` lists each library's default and a small grid; `python
+-m lamar.gym.peer_tuning` runs the grid on seeds 100-109 (never the reported 0-19) and prints the best
+of each family, which `PEERS` fixes. The libraries are optional: `pip install "lamar[peers]"`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, ClassVar
+
+from lamar.gym.policies import GymPolicy
+from lamar.gym.world import World
+from lamar.signals import Signal
+
+
+def _require(module: str) -> Any:
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        raise ImportError(f"the gym's peer policies need {module}: pip install 'lamar[peers]'") from exc
+
+
+class VowpalPolicy(GymPolicy):
+    """Vowpal Wabbit `--ccb_explore_adf`: shared features task (and language), one action per lesson
+    of the task (its id), interactions between them, cost = -reward."""
+
+    name = "vw"
+    options: ClassVar[str] = ""
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        vw = _require("vowpalwabbit")
+        self._vw = vw.Workspace(f"--ccb_explore_adf --interactions sa --quiet --random_seed {seed} {self.options}")
+        self._by_task: dict[int, list[int]] = {}
+        for lesson in world.lessons:
+            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+
+    def _lines(self, t: int, task: int) -> list[str]:
+        shared = " ".join(f"{key}={value}" for key, value in self.world.context(t, task).items())
+        return [f"ccb shared |s {shared}"] + [f"ccb action |a id{i}" for i in self._by_task[task]]
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        lines = self._lines(t, task)
+        slots = min(self.k, len(self._by_task[task]))
+        decisions = self._vw.predict(lines + ["ccb slot |"] * slots)
+        actions = self._by_task[task]
+        chosen = [(actions[slot[0][0]], slot[0][0], slot[0][1]) for slot in decisions]
+        self.ticket = (lines, chosen)
+        return [lesson for lesson, _, _ in chosen], []
+
+    def learn(self, signal: Signal, ticket: object) -> None:
+        assert isinstance(ticket, tuple)
+        lines: list[str] = ticket[0]
+        chosen: list[tuple[int, int, float]] = ticket[1]
+        labels = [f"ccb slot {action}:{-signal.reward}:{p} |" for _, action, p in chosen]
+        self._vw.learn(lines + labels)
+
+
+class RiverPolicy(GymPolicy):
+    """river bandits, one per task, k pulls per episode over the lessons not yet pulled."""
+
+    name = "river"
+
+    def __init__(self, world: World, k: int, seed: int) -> None:
+        super().__init__(world, k, seed)
+        self._by_task: dict[int, list[int]] = {}
+        for lesson in world.lessons:
+            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self._bandits = {task: self.make(random.Random(f"{seed}:{task}").getrandbits(31))
+                         for task in self._by_task}
+
+    def make(self, seed: int) -> Any:
+        raise NotImplementedError
+
+    def reward(self, signal: Signal) -> Any:
+        return signal.reward
+
+    def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
+        bandit, arms = self._bandits[task], list(self._by_task[task])
+        chosen = []
+        for _ in range(min(self.k, len(arms))):
+            arm = bandit.pull(arms)
+            arms.remove(arm)
+            chosen.append(arm)
+        self.ticket = (task, chosen)
+        return chosen, []
+
+    def learn(self, signal: Signal, ticket: object) -> None:
+        assert isinstance(ticket, tuple)
+        task: int = ticket[0]
+        chosen: list[int] = ticket[1]
+        for arm in chosen:
+            self._bandits[task].update(arm, self.reward(signal))
+
+
+def vw(name: str, options: str) -> type[VowpalPolicy]:
+    """A Vowpal Wabbit policy class with these extra command-line options."""
+    return type(f"VW_{name}", (VowpalPolicy,), {"name": name, "options": options})
+
+
+def river_ts(name: str) -> type[RiverPolicy]:
+    """river's Thompson sampling on a Beta posterior of success."""
+    def make(self: RiverPolicy, seed: int) -> Any:
+        river = _require("river.bandit")
+        from river import bandit, proba
+
+        del river
+        return bandit.ThompsonSampling(reward_obj=proba.Beta(), seed=seed)
+
+    def reward(self: RiverPolicy, signal: Signal) -> Any:
+        return bool(signal.success)
+
+    return type(f"River_{name}", (RiverPolicy,), {"name": name, "make": make, "reward": reward})
+
+
+def river_eps(name: str, epsilon: float, fading: float | None) -> type[RiverPolicy]:
+    """river's epsilon-greedy on a mean (or a fading mean, when `fading` is given) of reward."""
+    def make(self: RiverPolicy, seed: int) -> Any:
+        _require("river.bandit")
+        from river import bandit, stats
+
+        mean = stats.Mean() if fading is None else stats.EWMean(fading_factor=fading)
+        return bandit.EpsilonGreedy(epsilon=epsilon, reward_obj=mean, seed=seed)
+
+    return type(f"River_{name}", (RiverPolicy,), {"name": name, "make": make})
+
+
+# Every candidate of the tuning sweep, by family; the first of each family is the library's default.
+SWEEP: dict[str, dict[str, type[GymPolicy]]] = {
+    "vw-epsilon": {f"vw-e{e}": vw(f"vw-e{e}", f"--epsilon {e}") for e in (".05", ".1", ".2")},
+    "vw-squarecb": {f"vw-sq{g}{'nd' if d else ''}": vw(f"vw-sq{g}{'nd' if d else ''}",
+                                                     f"--squarecb --gamma_scale {g}" + (" --power_t 0" if d else ""))
+                    for g in ("10", "100", "1000") for d in (False, True)},
+    "vw-bag": {f"vw-bag{b}": vw(f"vw-bag{b}", f"--bag {b}") for b in ("5", "3", "10")},
+    "river-ts": {"river-ts": river_ts("river-ts")},
+    "river-eps": {f"river-e{str(e)[1:]}{'f' if f else ''}": river_eps(f"river-e{str(e)[1:]}{'f' if f else ''}", e, f)
+                  for e in (0.1, 0.05, 0.2) for f in (None, 0.05)},
+}
+_NAMES = {name: cls for family in SWEEP.values() for name, cls in family.items()}
+
+# The peers `--peers` adds: each family's default and its best on the tuning seeds (100-109,
+# `python -m lamar.gym.peer_tuning`), the same name when the default won.
+# Measured with `python -m lamar.gym.peer_tuning 2` (docs/gym.md has the table): VW's default
+# epsilon 0.05 lost to 0.2; SquareCB's default gamma_scale 10 won; --bag has no default, 5 won;
+# river's epsilon-greedy default (0.1 on a plain mean) lost to 0.1 on a fading mean (0.05).
+PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-bag5", "river-ts", "river-e.1", "river-e.1f")
+
+
+def peer_class(name: str) -> type[GymPolicy] | None:
+    """The peer policy class called `name`, or None."""
+    return _NAMES.get(name)
+
+
+__all__ = ["PEERS", "SWEEP", "RiverPolicy", "VowpalPolicy", "peer_class"]
+

@@ -1,0 +1,100 @@
+"""Narrowing: when a lesson's evidence splits by context, propose fixing its scope to the slice
+where it helps, citing the evidence of every slice of that key.
+
+A lesson scoped to `task=build` may help in Swift and hurt in Python. The engine's per-slice
+ledgers (policy/features.py) judge each value of each free context key; when one value is
+proven to help and another proven to harm (or the lesson is proven harmful overall but
+helpful in one value), the scope should say so. Applying the proposal appends a `scope`
+event: the lesson keeps its id, history and audit trail, the old scope goes into its
+provenance, and its evidence continues that slice's ledger.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from lamar._errors import InvalidReport
+from lamar.experience import Status
+from lamar.policy.verdicts import SliceEvidence, Verdict
+from lamar.sleep.kinds import ProposalKind, register
+from lamar.sleep.proposals import Proposal
+from lamar.store import Event
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
+
+
+def propose_narrowing(lam: Lamar) -> list[Proposal]:
+    """A `narrow` proposal for each live lesson whose evidence splits by context; writes nothing."""
+    out = []
+    for exp in lam.experiences():
+        if exp.status is Status.RETIRED:
+            continue
+        ev = lam.evidence(exp.id)
+        by_key: dict[str, list[tuple[str, SliceEvidence]]] = defaultdict(list)
+        for name, s in ev.slices.items():
+            key, _, value = name.partition("=")
+            by_key[key].append((value, s))
+        for key, slices in sorted(by_key.items()):
+            helps = [(v, s) for v, s in slices if s.verdict is Verdict.HELPS]
+            harms = [(v, s) for v, s in slices if s.verdict is Verdict.HARMS]
+            if not helps or not (harms or ev.verdict is Verdict.HARMS):
+                continue
+            value = max(helps, key=lambda pair: pair[1].lower)[0]
+            cited = "; ".join(f"{key}={v}: {s.verdict.value}, lift {s.lift:+.3f} [{s.lower:+.3f}, {s.upper:+.3f}] "
+                              f"over {s.randomized} randomized" for v, s in sorted(slices))
+            overall = f"lesson-wide {ev.verdict.value}, lift {ev.lift:+.3f} over {ev.randomized} randomized"
+            others = [v for v, _ in helps if v != value]
+            extra = f"; it also helps where {key} is {', '.join(others)} (add a copy scoped there)" if others else ""
+            payload = {"key": key, "value": value, "scope": {**dict(exp.scope), key: value}}
+            out.append(Proposal(
+                id=Proposal.make_id("narrow", [exp.id], payload), kind="narrow", experience_ids=(exp.id,),
+                reason=(f"its evidence splits by {key}: narrow the scope to {key}={value} ({cited}; {overall})"
+                        f"{extra}"),
+                evidence={exp.id: ev.to_dict()}, payload=payload, expect={exp.id: exp.status.value}))
+            break  # one key at a time: narrowing resets the other keys' slices
+    return out
+
+
+def still_splits(lam: Lamar, proposal: Proposal) -> str:
+    """Why a narrow proposal no longer holds, or "" when the slice is still proven to help."""
+    exp_id = proposal.experience_ids[0]
+    key, value = str(proposal.payload["key"]), str(proposal.payload["value"])
+    if key in lam.get(exp_id).scope:
+        return f"lesson {exp_id}'s scope already fixes {key}"
+    slice_ev = lam.evidence(exp_id).slices.get(f"{key}={value}")
+    if slice_ev is None or slice_ev.verdict is not Verdict.HELPS:
+        now = "no verdict" if slice_ev is None else slice_ev.verdict.value
+        return f"lesson {exp_id} is no longer proven to help where {key}={value} ({now})"
+    return ""
+
+
+def _parts(proposal: Proposal) -> tuple[str, str, str]:
+    """(lesson, key, value) of a narrow proposal, checked as apply reads them."""
+    key, value = proposal.payload.get("key"), proposal.payload.get("value")
+    if len(proposal.experience_ids) != 1 or not isinstance(key, str) or not isinstance(value, str) or not key:
+        raise InvalidReport(f"narrow proposal {proposal.id} needs one lesson and payload key and value (strings)")
+    return proposal.experience_ids[0], key, value
+
+
+def _check(proposal: Proposal) -> None:
+    _parts(proposal)
+
+
+def _describe(proposal: Proposal) -> list[str]:
+    exp_id, key, value = _parts(proposal)
+    return [(f"  narrow lesson {exp_id}'s scope: add {key}={value} (it stays eligible only there; its evidence "
+             f"continues that slice's)")]
+
+
+def _events(proposal: Proposal) -> list[Event]:
+    exp_id, key, value = _parts(proposal)
+    return [Event("scope", {"id": exp_id, "key": key, "value": value,
+                            "reason": f"sleep narrow: {proposal.reason}"})]
+
+
+register(ProposalKind("narrow", lambda p: [_parts(p)[0]], _check, _describe, _events))
+
+
+__all__ = ["propose_narrowing", "still_splits"]
