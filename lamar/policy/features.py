@@ -133,6 +133,14 @@ class Slices:
             s.arms.tries = tries
             s.ledger = Ledger()
 
+    def restart_arms(self) -> None:
+        """The selector saw the lesson's injected reward fall: its slices' selection arms forget
+        alike (their ledgers, which are evidence, stay; so do their tries)."""
+        for s in self.slices.values():
+            tries = s.arms.tries
+            s.arms = ArmStats()
+            s.arms.tries = tries
+
     # -- selection ---------------------------------------------------------------------------
 
     def upper(self, arms: ArmStats, context: Mapping[str, str], sigma: float, explore: float,

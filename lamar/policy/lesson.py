@@ -56,7 +56,9 @@ class LessonState:
         # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
         # It touches no verdict (a fall of the base rate fires it too): a helps verdict that the
         # selector now contradicts is re-tested first by exposure rounds (engine._choose).
-        if not self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
+        if self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
+            self.slices.restart_arms()  # or a slice's old estimate would keep the lesson chosen
+        else:
             self.arms.record(reward, injected, policy.discount)
         if context:
             self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
