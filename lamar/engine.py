@@ -521,7 +521,8 @@ class Lamar:
         reason = arguments.reason(reason)
         with self._lock:
             self._sync()
-            self._state(exp_id)
+            if self._state(exp_id).experience.status is status:
+                return  # already so: a second event would only repeat the audit trail
             self._append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
             self._sync()
 

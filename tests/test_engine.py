@@ -234,3 +234,16 @@ def test_sleep_retires_proven_harm_and_merges_duplicates() -> None:
     again = lam.apply(report)
     assert again.applied == [] and len(again.skipped) == 2
     assert lam.sleep().proposals == []
+
+
+def test_retire_and_revive_in_the_state_asked_write_nothing() -> None:
+    lam = Lamar(":memory:")
+    exp_id = lam.add(Experience("the build fails", "clear the cache"))
+    lam.retire(exp_id, "first")
+    events = len(lam.store.read(0))
+    lam.retire(exp_id, "again")
+    assert len(lam.store.read(0)) == events  # no second audit entry
+    lam.revive(exp_id, "back")
+    lam.revive(exp_id, "back again")
+    assert len(lam.store.read(0)) == events + 1
+    assert lam.get(exp_id).status is Status.ACTIVE
