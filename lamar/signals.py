@@ -71,3 +71,15 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
     if math.isnan(reward) or not -1.0 <= reward <= 1.0:
         raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
     return reward, None
+
+
+# What an agent's own tools say about reporting (LangChain's and LlamaIndex's agent tools build
+# their schemas from these, so the rule reads the same in every framework): only what the person
+# did counts, never the agent's view of its own work.
+TOOL_QUERY = "The task at hand or the problem you are stuck on, in one sentence."
+TOOL_EPISODE = "The episode id that the lesson search returned (starts with 'ep_')."
+TOOL_OUTCOME = (
+    "What the USER did after you acted on the lessons, as they showed it: shipped or accepted "
+    "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
+    "opinion of your work is not an outcome: if the user has not reacted yet, do not report.")
+TOOL_EVIDENCE = "The user's words or action that show this outcome, quoted briefly."

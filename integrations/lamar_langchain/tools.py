@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from lamar import Recall
 from lamar.experience import check_context
+from lamar.signals import TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
@@ -23,19 +24,15 @@ USER_OUTCOMES = ("shipped", "accepted", "reasked", "corrected", "reverted")
 class SearchLessons(BaseModel):
     """Arguments of the search tool."""
 
-    query: str = Field(description="The task at hand or the problem you are stuck on, in one sentence.")
+    query: str = Field(description=TOOL_QUERY)
 
 
 class ReportOutcome(BaseModel):
     """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
 
-    episode_id: str = Field(description="The episode id that the lesson search returned (starts with 'ep_').")
-    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(
-        description=(
-            "What the USER did after you acted on the lessons, as they showed it: shipped or accepted "
-            "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
-            "opinion of your work is not an outcome: if the user has not reacted yet, do not report."))
-    evidence: str = Field(description="The user's words or action that show this outcome, quoted briefly.")
+    episode_id: str = Field(description=TOOL_EPISODE)
+    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(description=TOOL_OUTCOME)
+    evidence: str = Field(description=TOOL_EVIDENCE)
 
 
 def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | None = None,

@@ -12,6 +12,7 @@ from llama_index.core.tools import FunctionTool
 
 from lamar import Recall
 from lamar.experience import check_context
+from lamar.signals import TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY
 from lamar_llamaindex.nodes import EPISODE_ID
 from lamar_llamaindex.outcomes import record_episode
 
@@ -21,19 +22,15 @@ ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
 class SearchLessons(BaseModel):
     """Arguments of the search tool."""
 
-    query: str = Field(description="The task at hand or the problem you are stuck on, in one sentence.")
+    query: str = Field(description=TOOL_QUERY)
 
 
 class ReportOutcome(BaseModel):
     """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
 
-    episode_id: str = Field(description="The episode id that the lesson search returned (starts with 'ep_').")
-    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(
-        description=(
-            "What the USER did after you acted on the lessons, as they showed it: shipped or accepted "
-            "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
-            "opinion of your work is not an outcome: if the user has not reacted yet, do not report."))
-    evidence: str = Field(description="The user's words or action that show this outcome, quoted briefly.")
+    episode_id: str = Field(description=TOOL_EPISODE)
+    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(description=TOOL_OUTCOME)
+    evidence: str = Field(description=TOOL_EVIDENCE)
 
 
 def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | None = None,
