@@ -29,20 +29,23 @@ from lamar._errors import (
     UnknownExperience,
     UnknownProposal,
 )
-from lamar.engine import Lamar
 from lamar.experience import Experience, Scope, Status
-from lamar.policy import Evidence, Policy, Verdict
-from lamar.recall import Recall
 from lamar.signals import Signal
 from lamar.store import ExperienceStore
 
 if TYPE_CHECKING:
+    from lamar.engine import Lamar
+    from lamar.policy import Evidence, Policy, Verdict
+    from lamar.recall import Recall
     from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
     from lamar.sleep.traces import Trace
 
-# Sleep is the offline step: its names load on first use, so `import lamar` in a hook or a CLI
-# does not pay for consolidation, mining and the safety rules (tests/test_import.py holds this).
-_LAZY = {"ApplyResult": "lamar.sleep.proposals", "Proposal": "lamar.sleep.proposals",
+# Names load on first use, so `import lamar` costs little: the engine and its decision core when
+# a program first names `Lamar` (or a verdict), sleep only when a program sleeps, so a hook or a
+# CLI does not pay for consolidation, mining and the safety rules (tests/test_import.py holds this).
+_LAZY = {"Lamar": "lamar.engine", "Evidence": "lamar.policy", "Policy": "lamar.policy",
+         "Verdict": "lamar.policy", "Recall": "lamar.recall",
+         "ApplyResult": "lamar.sleep.proposals", "Proposal": "lamar.sleep.proposals",
          "SleepReport": "lamar.sleep.proposals", "Trace": "lamar.sleep.traces"}
 
 

@@ -30,8 +30,10 @@ def _heavy(modules: set[str]) -> list[str]:
 
 def test_import_lamar_loads_none_of_the_optional_machinery() -> None:
     modules = _modules_after("import lamar")
-    assert "lamar.engine" in modules and "lamar.store" in modules
+    assert "lamar.store" in modules and "lamar.engine" not in modules  # the engine loads when named
     assert _heavy(modules) == []
+    named = _modules_after("from lamar import Lamar")
+    assert "lamar.engine" in named and _heavy(named) == []
 
 
 def test_a_hook_episode_loads_none_of_it_either(tmp_path: Path) -> None:
