@@ -199,24 +199,17 @@ class SqliteStore:
             return True
 
     def read(self, after: int = 0) -> list[Event]:
-        with self._lock:
-            try:
-                rows = self._db.execute(
-                    "SELECT seq, kind, key, time, data FROM events WHERE seq > ? ORDER BY seq", (after,)
-                ).fetchall()
-            except sqlite3.DatabaseError as exc:
-                raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
-        try:
-            return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
-        except (ValueError, TypeError) as exc:
-            raise CorruptStore(f"{self.path} holds an event that does not parse: {exc}") from exc
+        return self._select("seq > ?", (after,))
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
-        marks = ",".join("?" * len(keys))
+        return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))
+
+    def _select(self, where: str, params: tuple[object, ...]) -> list[Event]:
+        """The events matching `where`, in commit order; CorruptStore when they cannot be read."""
         with self._lock:
             try:
                 rows = self._db.execute(
-                    f"SELECT seq, kind, key, time, data FROM events WHERE key IN ({marks}) ORDER BY seq", list(keys)
+                    f"SELECT seq, kind, key, time, data FROM events WHERE {where} ORDER BY seq", params
                 ).fetchall()
             except sqlite3.DatabaseError as exc:
                 raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
