@@ -7,6 +7,7 @@ it imports only the standard library and `lamar`, and opens the engine only when
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -81,12 +82,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     repo = str(repo_path) if repo_path else None
     out = ""
     with locked_state(paths.state) as state:
-        opened: list[Lamar] = []
-
-        def lam() -> Lamar:
-            if not opened:
-                opened.append(engine())
-            return opened[0]
+        lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         if repo:
             _settle_git(state, repo, lam, paths, now)
@@ -296,12 +292,7 @@ def settle_all(engine: Callable[[], Lamar], paths: Paths, *, now: float | None =
     now = time.time() if now is None else now
     lines: list[str] = []
     with locked_state(paths.state) as state:
-        opened: list[Lamar] = []
-
-        def lam() -> Lamar:
-            if not opened:
-                opened.append(engine())
-            return opened[0]
+        lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         before = {eid: len(r.get("audit", [])) for eid, r in state["episodes"].items()}
         for repo in sorted({str(r["repo"]) for r in state["episodes"].values() if r.get("repo")}):
