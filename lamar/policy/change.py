@@ -66,7 +66,8 @@ class ChangeDetector(SlotRecord):
             sigma: the reward standard deviation (psi has variance about sigma^2 / w).
             shift: the shift the up/down statistics look for, in units of sigma.
             reward, injected: the episode, remembered in the excursions.
-            doubt_threshold: the doubt level that withdraws a verdict.
+            doubt_threshold: the doubt level that withdraws a verdict (inf: no verdict to
+                doubt, the doubt statistic stays at 0).
             low, high: the lowest and highest w psi this episode could give (either arm, any
                 reward), known before it: they cap the bets.
             regrant: log(1/alpha) of this withdrawal's test: the log-wealth that gives the
@@ -85,7 +86,9 @@ class ChangeDetector(SlotRecord):
                    reward, injected)
         self._step("down", _log_bet(delta / (2.0 * s2), w * (m - delta / 2.0) - y, w * (m - delta / 2.0) - high),
                    reward, injected)
-        self._step("doubt", _log_bet(max(m, 0.0) / s2, w * m / 2.0 - y, w * m / 2.0 - high), reward, injected)
+        watched = doubt_threshold < math.inf  # no claim to doubt: the statistic waits at 0
+        self._step("doubt", _log_bet(max(m, 0.0) / s2, w * m / 2.0 - y, w * m / 2.0 - high) if watched else -math.inf,
+                   reward, injected)
         if self.doubted:
             self.wealth += _log_bet(self._bet(w, m, s2), y, low)
             self.since_n += 1
