@@ -32,6 +32,7 @@ from lamar.policy.record import SlotRecord
 _SIDES = ("up", "down", "doubt")
 # Each statistic's excursion: (w_in, s_in, w_out, s_out) slot names.
 _EXCURSION = {side: tuple(side + part for part in ("_w_in", "_s_in", "_w_out", "_s_out")) for side in _SIDES}
+_DOUBT_EDGE = 0.75  # doubt's null: the lift is at least this share of the segment's estimate
 _PRIOR = 10.0  # pseudo-episodes of the bet's prior (the segment's estimate) before the scores since doubt
 _BET_CAP = 0.5  # the bet stays below half of what would let the worst outcome wipe the wealth out
 
@@ -39,9 +40,10 @@ _BET_CAP = 0.5  # the bet stays below half of what would let the worst outcome w
 class ChangeDetector(SlotRecord):
     """Two-sided CUSUM for a shift of the lift, one for its fall to zero, and their excursions."""
 
-    __slots__ = ("doubted", "wealth", "since_n", "since_s", "since_s2") + tuple(
+    __slots__ = ("doubted", "claimed", "wealth", "since_n", "since_s", "since_s2") + tuple(
         f"{side}{part}" for side in _SIDES for part in ("", "_w_in", "_s_in", "_w_out", "_s_out"))
     doubted: int
+    claimed: int
     wealth: float
     up: float
     down: float
@@ -52,7 +54,8 @@ class ChangeDetector(SlotRecord):
 
     def reset(self) -> None:
         self.doubted = 0  # 1 from the doubt threshold until the episodes since prove the lift > 0
-        for name in self.__slots__[1:]:
+        self.claimed = 0  # 1 once this segment's lesson was proven to help: doubt watches it from then on
+        for name in self.__slots__[2:]:
             setattr(self, name, 0.0)
 
     def update(self, psi: float, w: float, reference: float, sigma: float, shift: float,
@@ -87,7 +90,8 @@ class ChangeDetector(SlotRecord):
         self._step("down", _log_bet(delta / (2.0 * s2), w * (m - delta / 2.0) - y, w * (m - delta / 2.0) - high),
                    reward, injected)
         watched = doubt_threshold < math.inf  # no claim to doubt: the statistic waits at 0
-        self._step("doubt", _log_bet(max(m, 0.0) / s2, w * m / 2.0 - y, w * m / 2.0 - high) if watched else -math.inf,
+        edge = _DOUBT_EDGE * max(m, 0.0)  # "the lift is still >= edge" is what doubt bets against
+        self._step("doubt", _log_bet(edge / s2, w * edge - y, w * edge - high) if watched else -math.inf,
                    reward, injected)
         if self.doubted:
             self.wealth += _log_bet(self._bet(w, m, s2), y, low)

@@ -59,7 +59,7 @@ class Policy:
     min_evidence: int = 20
     change_threshold: float = 10.0
     change_shift: float = 0.4
-    doubt_threshold: float = 1.5
+    doubt_threshold: float = 2.0
     doubt_holdout: float = 0.1
     drop_threshold: float = 10.0
     drop_drift: float = 0.5

@@ -75,9 +75,11 @@ class LessonState:
         # (an early, noisy reference would look like a change).
         enough = ledger.n >= _DETECT_AFTER * policy.min_evidence
         low, high = ledger.span(p) if enough else (0.0, 0.0)
-        # Doubt watches a claim: a lesson proven to help (or already withdrawn). Before any proof
-        # the segment's estimate is too noisy a reference, and there is nothing to withdraw.
-        claimed = enough and (self.detector.doubted or self.judge(policy, n_lessons)[1] > 0.0)
+        # Doubt watches a claim: from the first proof of help in this segment on (a bound that
+        # hovers at 0 must not reset it). Before any proof the segment's estimate is too noisy a
+        # reference, and there is nothing to withdraw.
+        if enough and not self.detector.claimed and self.judge(policy, n_lessons)[1] > 0.0:
+            self.detector.claimed = 1
         psi = ledger.record(reward, injected, p)
         self._verdict_cache = None
         if enough:
@@ -86,7 +88,8 @@ class LessonState:
             regrant = math.log(max(n_lessons, 1) * self.slices.inherited
                                / segment_alpha(policy.alpha_helps, self.withdrawals + 1))
             if self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
-                                    policy.doubt_threshold if claimed else math.inf, low, high, regrant):
+                                    policy.doubt_threshold if self.detector.claimed else math.inf, low, high,
+                                    regrant):
                 self.withdrawals += 1
             excursion = self.detector.fired(policy.change_threshold)
             if excursion is not None:
