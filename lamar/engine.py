@@ -347,7 +347,8 @@ class Lamar:
                 self._n_active += 1
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
-            self._note(data["id"], event.time, f"set {data['status']}" + (f": {data['reason']}" if data.get("reason") else ""))
+            reason = f": {data['reason']}" if data.get("reason") else ""
+            self._note(data["id"], event.time, f"set {data['status']}{reason}")
         elif kind == "scope":
             self._narrow(data["id"], data["key"], data["value"])
             self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")

@@ -55,10 +55,13 @@ class History:
     `stride` (1, then 2, 4, ... as the points fill up), the first one always kept; plus the
     audit trail and how many episodes injected it or held it out (reported or not)."""
 
-    __slots__ = ("points", "stride", "trail", "trail_dropped", "injected_in", "held_out_in", "last_seq", "last_time")
+    __slots__ = ("points", "stride", "trail", "trail_dropped", "injected_in", "held_out_in", "last_seq",
+                 "last_time")
 
     def __init__(self) -> None:
-        self.points: list[EvidencePoint] = []
+        # Rows as stored (see _row): made EvidencePoints only when viewed, so that opening an
+        # engine (which loads every lesson's history with its state) stays cheap.
+        self.points: list[list[Any]] = []
         self.stride = 1
         self.trail: list[tuple[float, str]] = []
         self.trail_dropped = 0
@@ -73,11 +76,11 @@ class History:
         return eligible == 1 or eligible % self.stride == 0
 
     def add(self, point: EvidencePoint) -> None:
-        self.points.append(point)
+        self.points.append(_point_row(point))
         if len(self.points) > POINTS:
             self.stride *= 2
             first, *rest = self.points
-            self.points = [first, *(p for p in rest if p.eligible % self.stride == 0)]
+            self.points = [first, *(row for row in rest if row[_ELIGIBLE] % self.stride == 0)]
 
     def note(self, time: float, text: str) -> None:
         self.trail.append((time, text))
@@ -87,21 +90,23 @@ class History:
 
     def view(self, now: EvidencePoint) -> LessonHistory:
         """The history, its last point replaced by `now` (the evidence as it reads today)."""
-        points = [p for p in self.points if p.seq != now.seq]
+        points = [p for p in map(_point_of, self.points) if p.seq != now.seq]
         if self.last_seq:
             points.append(now)
         return LessonHistory(tuple(points), tuple(self.trail), self.trail_dropped, self.injected_in,
                              self.held_out_in, self.stride)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"points": [_point_row(p) for p in self.points], "stride": self.stride,
+        return {"points": [list(row) for row in self.points], "stride": self.stride,
                 "trail": [list(entry) for entry in self.trail], "trail_dropped": self.trail_dropped,
                 "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> History:
         history = cls()
-        history.points = [_point_of(row) for row in data["points"]]
+        history.points = [list(row) for row in data["points"]]
+        if any(len(row) != len(_FIELDS) for row in history.points):
+            raise ValueError("a history point is not a row of 9 values")
         history.stride = int(data["stride"])
         if history.stride < 1:
             raise ValueError(f"a history's stride is {history.stride}")
@@ -118,6 +123,10 @@ def point(seq: int, time: float, judged: tuple[Verdict, float, float], lift: flo
     verdict, lower, upper = judged
     return EvidencePoint(seq=seq, time=time, verdict=verdict.value, lift=lift, lower=lower, upper=upper,
                          randomized=randomized, eligible=eligible, restarts=restarts)
+
+
+_FIELDS = ("seq", "time", "verdict", "lift", "lower", "upper", "randomized", "eligible", "restarts")
+_ELIGIBLE = _FIELDS.index("eligible")
 
 
 def _point_row(p: EvidencePoint) -> list[Any]:
