@@ -8,8 +8,8 @@ length (at least what it covers; exactly, with the same modification time, when 
 appended since), and its last covered line, read back from the file (checksum and seq).
 Anything else, or no index at all, and the store parses the whole file as it did before;
 deleting the index loses nothing. Only writers save it, under the writers' lock, so a reader
-needs no write access; an edit inside the covered lines that keeps the file's length and its
-last covered line is not noticed (the engine's saved state checks its own event again).
+needs no write access. Not noticed: an edit inside the covered lines that keeps their total
+length and the last of them, made after lines were appended past the index.
 """
 
 from __future__ import annotations
