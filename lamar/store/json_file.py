@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable
+from lamar.store.json_format import FORMAT, VERSION, encode, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
 from lamar.store.json_index import save as save_index
@@ -34,8 +35,6 @@ from lamar.store.json_index import save as save_index
 if TYPE_CHECKING:
     from pathlib import Path
 
-FORMAT = "lamar"
-VERSION = 2
 _NOTE = 20  # bytes of the lock file that note where a write in progress starts
 _INDEX_EVERY = 1024  # event lines past the index before a writer saves a new one (an open parses them)
 
@@ -80,6 +79,9 @@ class JsonStore:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _clear_tail(self) -> None:
+        self._tail, self._tail_offsets, self._tail_keys = [], [], {}
+
     def _count(self) -> int:
         return self._index.lines + len(self._tail)
 
@@ -111,15 +113,15 @@ class JsonStore:
         except OSError as exc:
             raise CorruptStore(f"cannot read {self.path}: {exc}; the file was left untouched") from exc
         if start == 0:  # no index: the whole file, of either version
-            version, events, offsets, used = _parse(raw, self.path)
+            version, events, offsets, used = parse(raw, self.path)
             self._header = raw[:raw.find(b"\n") + 1] if version == VERSION else b""
             self._version, self._index = version, Index(covered=len(self._header))
             self._first = (events[0].seq if events else 1)
-            self._tail, self._tail_offsets, self._tail_keys = [], [], {}
+            self._clear_tail()
         else:
-            events, offsets, used = _parse_lines(raw, self.path, self._first + self._count(),
+            events, offsets, used = parse_lines(raw, self.path, self._first + self._count(),
                                                  first_line=self._count() + 1, at=start)
-        if used < len(raw) and self._pending() != start + used:
+        if used < len(raw) and self._pending() != start + used and not self._finished(start + used):
             raise CorruptStore(
                 f"{self.path}: its last line is incomplete (the file was cut short: a copy, a power cut); "
                 f"it was left untouched. Restore it from a backup, or delete that line to keep the rest."
@@ -140,9 +142,19 @@ class JsonStore:
             return 0, fh.read()
         self._index, self._first = loaded
         self._header, self._version = header, VERSION
-        self._tail, self._tail_offsets, self._tail_keys = [], [], {}
+        self._clear_tail()
         fh.seek(self._index.covered)
         return self._index.covered, fh.read()
+
+    def _finished(self, at: int) -> bool:
+        """Whether the line at byte `at`, seen without its newline, has one now: a write that ended
+        (and cleared its note) between our read of the file and our read of the note."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(at)
+                return b"\n" in fh.read()
+        except OSError:
+            return False
 
     def _pending(self) -> int | None:
         """Where the lines of a write in progress (or of a killed writer) start, as noted in the lock file."""
@@ -215,7 +227,7 @@ class JsonStore:
                 return self._tail[line - self._index.lines:]
             fh.seek(self._index.marks[line // STEP])
             raw = fh.read(self._index.covered - fh.tell())
-        events, _, _ = _parse_lines(raw, self.path, self._first + line - line % STEP,
+        events, _, _ = parse_lines(raw, self.path, self._first + line - line % STEP,
                                     first_line=line - line % STEP + 1, at=0)
         return events[line % STEP:] + self._tail
 
@@ -279,11 +291,7 @@ class JsonStore:
 
     def _append_lines(self, stored: list[Event]) -> list[int]:
         """Append the events' lines; returns where each starts."""
-        lines = [_encode(_line(e) + "\n", self.path) for e in stored]
-        offsets = [self._offset]
-        for line in lines[:-1]:
-            offsets.append(offsets[-1] + len(line))
-        body = b"".join(lines)
+        body, offsets = lines_of(stored, self._offset, self.path)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
@@ -323,7 +331,7 @@ class JsonStore:
         except OSError:
             return  # a cache: the next writer tries again, and readers parse the tail meanwhile
         self._index = index
-        self._tail, self._tail_offsets, self._tail_keys = [], [], {}
+        self._clear_tail()
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
         with self._exclusive():
@@ -331,7 +339,11 @@ class JsonStore:
             last = self._first + self._count() - 1
             if through > last or through < 1:
                 raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
-            first = self._read(self._first - 1)[:1]
+            first = self._tail[:1]
+            if self._index.lines:  # the first line, read where the index says it is
+                with self._same_file() as fh:
+                    fh.seek(self._index.marks[0])
+                    first = [self._event_at(fh.readline(), self._index.marks[0])]
             if first and first[0].kind == "snapshot" and first[0].seq >= through:
                 return False
             head = dataclasses.replace(snapshot, seq=through, key=None)
@@ -341,13 +353,10 @@ class JsonStore:
     def _write(self, events: list[Event]) -> None:
         """Replace the whole file (atomically) by these events, as lines, and index it."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        header = _encode(json.dumps({"format": FORMAT, "version": VERSION, "generation": os.urandom(6).hex()})
+        header = encode(json.dumps({"format": FORMAT, "version": VERSION, "generation": os.urandom(6).hex()})
                          + "\n", self.path)
-        lines = [_encode(_line(e) + "\n", self.path) for e in events]
-        offsets = [len(header)]
-        for line in lines[:-1]:
-            offsets.append(offsets[-1] + len(line))
-        body = header + b"".join(lines)
+        lines, offsets = lines_of(events, len(header), self.path)
+        body = header + lines
         try:
             with open(tmp, "wb") as fh:
                 fh.write(body)
@@ -370,8 +379,8 @@ class JsonStore:
         self._header = header
         self._index = Index(covered=len(header))
         self._first = events[0].seq if events else 1
-        self._tail, self._tail_offsets, self._tail_keys = [], [], {}
-        self._add(events, offsets if events else [])
+        self._clear_tail()
+        self._add(events, offsets)
         self._save_index()
 
     # -- the engine's saved state (a cache beside the file: see Lamar._resume) ---------------
@@ -409,99 +418,12 @@ class JsonStore:
         pass
 
 
-def _encode(text: str, path: Path) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise StoreError(f"cannot write to {path}: the text holds a character UTF-8 cannot store ({exc.reason}); "
-                         "nothing was written") from exc
-
-
 def _fsync_folder(folder: Path) -> None:
     dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-
-
-def _line(event: Event) -> str:
-    return json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=False)
-
-
-def _parse(raw: bytes, path: Path) -> tuple[int, list[Event], list[int], int]:
-    """(version, events, their offsets, bytes used) of a whole file, of either version."""
-    if not raw.strip():
-        raise CorruptStore(f"{path} is empty, not a Lamar store; it was left untouched (move it away to start afresh)")
-    first, newline, _ = raw.partition(b"\n")
-    try:
-        header = json.loads(first) if newline else None
-    except ValueError:
-        header = None
-    if isinstance(header, dict) and header.get("format") == FORMAT and "events" not in header:
-        if header.get("version") != VERSION:
-            raise CorruptStore(f"{path} has store version {header.get('version')!r}; this Lamar reads "
-                               f"versions 1 and {VERSION}: upgrade lamar")
-        start = len(first) + 1
-        events, offsets, used = _parse_lines(raw[start:], path, None, first_line=1, at=start)
-        return VERSION, events, offsets, start + used
-    events = _parse_v1(raw, path)
-    return 1, events, [0] * len(events), len(raw)
-
-
-def _parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
-                 at: int) -> tuple[list[Event], list[int], int]:
-    """Events of whole lines, their offsets (`raw` starts at byte `at` of the file), bytes used.
-
-    A last line without its newline is a write in progress or torn: left out. `first_line`
-    is how many lines of the file come before `raw` (for messages).
-    """
-    end = raw.rfind(b"\n") + 1
-    events: list[Event] = []
-    offsets: list[int] = []
-    pos = at
-    for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
-        try:
-            event = Event.from_dict(json.loads(line))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
-                               "Fix or delete that line, or restore the file from a backup.") from exc
-        if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
-            expect = event.seq if event.kind == "snapshot" else 1
-        if event.seq != expect:
-            raise CorruptStore(f"{path}: line {number} has seq {event.seq}, expected {expect}; "
-                               "the file was left untouched")
-        expect += 1
-        events.append(event)
-        offsets.append(pos)
-        pos += len(line) + 1
-    return events, offsets, end
-
-
-def _parse_v1(raw: bytes, path: Path) -> list[Event]:
-    try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise CorruptStore(
-            f"{path} is not valid JSON{where}; it was left untouched. "
-            "Restore it from a backup or move it away to start a new store."
-        ) from exc
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("events"), list):
-        raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
-    if doc.get("version") != 1:
-        raise CorruptStore(f"{path} has store version {doc.get('version')!r}; this Lamar reads versions 1 and {VERSION}")
-    events: list[Event] = []
-    for i, item in enumerate(doc["events"]):
-        try:
-            event = Event.from_dict(item)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{path}: event #{i + 1} is malformed ({exc}); the file was left untouched") from exc
-        first = events[0].seq if events else (event.seq if event.kind == "snapshot" else 1)
-        if event.seq != first + i:
-            raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
-        events.append(event)
-    return events
 
 
 def _register() -> None:

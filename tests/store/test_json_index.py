@@ -14,7 +14,8 @@ import pytest
 
 from lamar import EventConflict, Experience, Lamar, Scope, Signal
 from lamar.store import Event, JsonStore
-from lamar.store.json_file import _INDEX_EVERY, _parse
+from lamar.store.json_file import _INDEX_EVERY
+from lamar.store.json_format import parse
 from lamar.store.json_index import STEP, index_path
 
 
@@ -27,7 +28,7 @@ def _fill(path: Path, events: int, start: int = 0) -> None:
 
 def _whole(path: Path) -> list[tuple]:
     """What the file says, parsed whole, as comparable rows."""
-    _, events, _, _ = _parse(path.read_bytes(), path)
+    _, events, _, _ = parse(path.read_bytes(), path)
     return [(e.seq, e.kind, e.key, e.time, e.data) for e in events]
 
 
