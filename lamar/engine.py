@@ -645,8 +645,10 @@ class Lamar:
                 verdict = state.judge(policy, n)[0]
                 if verdict is Verdict.HARMS:
                     retest.append(state)
-                elif verdict is Verdict.HELPS:
-                    contested.append(state)  # a claim in force that nothing tests any more: first
+                elif verdict is Verdict.HELPS or state.in_doubt():
+                    # A claim in force that nothing tests any more, or one withdrawn on doubt that
+                    # only fresh randomized episodes can give back or prove changed: first.
+                    contested.append(state)
                 elif state.ledger.n < policy.harm_budget:
                     exposable.append(state)
                 continue
@@ -664,7 +666,8 @@ class Lamar:
             q = policy.holdout
             if state.ledger.mean > 0.0 and state.judge(policy, n)[1] > 0.0:  # proven, or withdrawn on doubt
                 doubt = state.detector
-                q = policy.holdout_doubt if doubt.doubted or doubt.doubt > policy.doubt_holdout else policy.holdout_proven
+                watch = doubt.doubted or doubt.doubt > policy.doubt_holdout or state.arms.suspected
+                q = policy.holdout_doubt if watch else policy.holdout_proven
             p[state.experience.id] = 1.0 - q
             if rng.random() < q:
                 held.append(state.experience.id)  # its slot stays empty: coins stay independent

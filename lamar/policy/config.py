@@ -30,8 +30,6 @@ class Policy:
         change_shift: the shift of the lift the change CUSUM looks for, in reward standard deviations.
         doubt_threshold: log-likelihood ratio ("the lift is now 0" against "still the estimate")
             above which a helps verdict is withdrawn to unknown.
-        doubt_release: log-likelihood ratio the other way, accumulated since the withdrawal,
-            at which the verdict is given back.
         doubt_holdout: doubt level above which a proven lesson is held out at `holdout_doubt`.
         drop_threshold: the selection's fall detector (not a verdict): CUSUM level, in reward
             standard deviations, at which a lesson whose injected reward fell restarts its
@@ -62,8 +60,7 @@ class Policy:
     change_threshold: float = 10.0
     change_shift: float = 0.4
     doubt_threshold: float = 2.0
-    doubt_release: float = 4.0
-    doubt_holdout: float = 0.5
+    doubt_holdout: float = 0.1
     drop_threshold: float = 10.0
     drop_drift: float = 0.5
     harm_exposure: float = 0.05
@@ -87,7 +84,7 @@ class Policy:
         if not 0.0 < self.discount <= 1.0:
             raise ValueError("discount must be in (0, 1]")
         for name in ("explore", "drop_threshold", "drop_drift", "change_threshold", "change_shift",
-                     "doubt_threshold", "doubt_release", "doubt_holdout"):
+                     "doubt_threshold", "doubt_holdout"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0.0):
                 raise ValueError(f"{name} must be a finite number >= 0")

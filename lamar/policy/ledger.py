@@ -74,6 +74,12 @@ class Ledger(SlotRecord):
             return lift + (reward - mu0 - lift) / p
         return lift - (reward - mu0) / (1.0 - p)
 
+    def span(self, p: float) -> tuple[float, float]:
+        """The lowest and highest weighted score w psi the next episode can give (any arm, any reward)."""
+        w = p * (1.0 - p)
+        scores = [w * self.score(r, arm, p) for r in (-1.0, 1.0) for arm in (True, False)]
+        return min(scores), max(scores)
+
     def record(self, reward: float, injected: bool, p: float) -> float:
         """Add one randomized episode; return its psi."""
         psi = self.score(reward, injected, p)

@@ -35,7 +35,7 @@ class LessonState:
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "_verdict_cache", "slices", "history",
+        "eligible", "injected", "held_out", "restarts", "withdrawals", "_verdict_cache", "slices", "history",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -47,6 +47,7 @@ class LessonState:
         self.injected = 0
         self.held_out = 0
         self.restarts = 0
+        self.withdrawals = 0  # doubt withdrawals of a helps verdict, over the lesson's life
         self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
         self.history = History()  # what `lamar show` draws: noted as the fold goes (policy/history.py)
         self._verdict_cache: tuple[int, int, int, tuple[Verdict, float, float]] | None = None
@@ -75,11 +76,23 @@ class LessonState:
         # Change detection starts once the segment's estimate is steady enough to be a reference
         # (an early, noisy reference would look like a change).
         enough = ledger.n >= _DETECT_AFTER * policy.min_evidence
+        low, high = ledger.span(p) if enough else (0.0, 0.0)
+        # Doubt watches a claim: from the first proof of help in this segment on (a bound that
+        # hovers at 0 must not reset it). Before any proof the segment's estimate is too noisy a
+        # reference, and there is nothing to withdraw.
+        if enough and not self.detector.claimed and self.judge(policy, n_lessons)[1] > 0.0:
+            self.detector.claimed = 1
         psi = ledger.record(reward, injected, p)
         self._verdict_cache = None
         if enough:
-            self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
-                                 policy.doubt_threshold, policy.doubt_release)
+            # A withdrawal's verdict comes back when the episodes since it prove the lift > 0 at
+            # this withdrawal's share of alpha (docs/decisions.md, "Doubt").
+            regrant = math.log(max(n_lessons, 1) * self.slices.inherited
+                               / segment_alpha(policy.alpha_helps, self.withdrawals + 1))
+            if self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
+                                    policy.doubt_threshold if self.detector.claimed else math.inf, low, high,
+                                    regrant):
+                self.withdrawals += 1
             excursion = self.detector.fired(policy.change_threshold)
             if excursion is not None:
                 self._restart(*excursion)
@@ -163,7 +176,7 @@ class LessonState:
         return h.view(point(h.last_seq, h.last_time, self.judge(policy, n_lessons), self.ledger.mean,
                             self.ledger.n, self.eligible, self.restarts))
 
-    _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts")
+    _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "withdrawals")
 
     def to_dict(self) -> dict[str, Any]:
         """The lesson and everything learned about it, as plain JSON-safe values."""
@@ -188,11 +201,11 @@ class LessonState:
         detector = data["detector"]
         if set(detector) == set(ChangeDetector.__slots__):
             state.detector = ChangeDetector.from_dict(detector)
-        for name in cls._COUNTS:
-            setattr(state, name, int(data[name]))
+        for name in cls._COUNTS:  # withdrawals: absent from a lesson saved before state version 6
+            setattr(state, name, int(data.get(name, 0) if name == "withdrawals" else data[name]))
         if "slices" in data:  # absent from a lesson saved before state version 2
             state.slices = Slices.from_dict(data["slices"])
-        if "history" in data:  # absent from a lesson saved before state version 6: its history starts here
+        if "history" in data:  # absent from a lesson saved before state version 7: its history starts here
             state.history = History.from_dict(data["history"])
         return state
 

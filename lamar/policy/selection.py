@@ -17,6 +17,11 @@ from lamar.policy.record import SlotRecord
 
 
 _PRIOR_OUT = 2.0  # weight of the old without-lesson mean kept when the arms restart on a fall
+# Suspicion: the same CUSUM with a slack of half a 0.4-sd fall and a low level. It decides no
+# verdict and restarts nothing; a proven lesson under suspicion is held out at `holdout_doubt`,
+# so that its randomized evidence gets the information a fall needs (docs/decisions.md).
+SUSPECT_DRIFT = 0.2
+SUSPECT_LEVEL = 8.0
 
 
 class ArmStats(SlotRecord):
@@ -33,7 +38,8 @@ class ArmStats(SlotRecord):
     randomized ledger and its own change detector (see `lamar.policy.change`).
     """
 
-    __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries", "drop", "ex_w_in", "ex_s_in", "ex_w_out", "ex_s_out")
+    __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries", "drop", "ex_w_in", "ex_s_in", "ex_w_out", "ex_s_out",
+                 "suspect")
 
     def __init__(self) -> None:
         self.tries = 0  # undiscounted injections since the last restart
@@ -46,13 +52,14 @@ class ArmStats(SlotRecord):
         self.ex_s_in = 0.0
         self.ex_w_out = 0.0
         self.ex_s_out = 0.0
+        self.suspect = 0.0  # the suspicion statistic (see SUSPECT_DRIFT), in reward standard deviations
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArmStats:
         """As `SlotRecord.from_dict`; a record saved before the fall detector existed starts it at rest."""
         state = cls()
         for name in cls.__slots__:
-            setattr(state, name, data[name] if name in data or not name.startswith(("drop", "ex_")) else 0.0)
+            setattr(state, name, data[name] if name in data or not name.startswith(("drop", "ex_", "suspect")) else 0.0)
         return state
 
     def watch(self, reward: float, injected: bool, sigma: float, drift: float, threshold: float,
@@ -62,6 +69,7 @@ class ArmStats(SlotRecord):
         if injected and self.tries >= 2 * warmup and self.w_in > 0.0:
             reference = self.s_in / self.w_in  # predictable: this episode is not in it yet
             self.drop = max(0.0, self.drop + (reference - reward) / sigma - drift)
+            self.suspect = max(0.0, self.suspect + (reference - reward) / sigma - SUSPECT_DRIFT)
             if self.drop == 0.0:
                 self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0
         if self.drop <= 0.0:
@@ -92,6 +100,11 @@ class ArmStats(SlotRecord):
         else:
             self.w_out += 1.0
             self.s_out += reward
+
+    @property
+    def suspected(self) -> bool:
+        """Whether the injected reward fell enough to watch the lesson's verdict more closely."""
+        return self.suspect > SUSPECT_LEVEL
 
     def cold(self, warmup: int) -> bool:
         return self.tries < warmup or self.w_out < 1.0 or self.w_in <= 0.0
@@ -126,5 +139,5 @@ class ArmStats(SlotRecord):
         self.tries = int(w_in)
         self.w_in, self.s_in = w_in, s_in
         self.w_out, self.s_out = w_out, s_out
-        self.drop = 0.0
+        self.drop = self.suspect = 0.0
         self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0

@@ -18,13 +18,14 @@ def _runs(scenario: str, runs: int, episodes: int, **tuning: object) -> list[dic
 
 
 def test_no_verdict_is_wrong_on_inert_lessons_and_drift_restarts_nothing() -> None:
-    rows = _runs("null", 6, 1500) + _runs("square_100", 6, 2000) + _runs("drift_falling", 4, 2000)
+    rows = _runs("null", 6, 1500) + _runs("square_100", 6, 3000) + _runs("drift_falling", 4, 3000)
     assert sum(r["wrong_helps"] + r["wrong_harms"] for r in rows) == 0
     drift = [r for r in rows if r["scenario"] != "null"]
     assert sum(r["false_restart"] for r in drift) == 0
     # the helpful lesson is still found under a base rate swinging 0.8 <-> 0.1: the restart
     # that kept one arm's history made every lesson look harmful after a fall of the base rate
-    assert sum(r["helps_proven"] for r in drift) >= 5  # of 10, at 2 000 episodes (6 measured)
+    # (a doubt withdrawal must be re-proven on fresh evidence, so proof takes longer than it did)
+    assert sum(r["helps_proven"] for r in drift) >= 3  # of 10, at 3 000 episodes (4 measured)
 
 
 def test_a_stale_helps_is_withdrawn() -> None:
