@@ -30,9 +30,10 @@ FORMAT = 1
 # trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
 # slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
 # the ledger, a two-sided change detector with doubt.
-STATE_VERSION = 6
+STATE_VERSION = 7
 # 4: the selection's fall detector (policy/selection.py). 5: the cold-start persisted state.
 # 6: a withdrawal's verdict comes back by a betting test (policy/change.py), counted per lesson.
+# 7: each lesson's history (policy/history.py), which `lamar show` draws instead of a replay.
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 

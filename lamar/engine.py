@@ -53,6 +53,7 @@ from lamar.signals import Signal, to_reward
 from lamar.store import Event, Store
 
 if TYPE_CHECKING:
+    from lamar.policy.history import LessonHistory
     from lamar.sleep.proposals import ApplyResult, SleepReport
 
 _PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
@@ -326,6 +327,11 @@ class Lamar:
             self._wanted += len(record.held_out) + len(record.injected)
             if self._unsettled is not None:
                 self._unsettled.append(record.id)
+            for ids, counted in ((record.injected, "injected_in"), (record.held_out, "held_out_in")):
+                for exp_id in ids:
+                    lesson = self._lessons.get(exp_id)
+                    if lesson is not None:
+                        setattr(lesson.history, counted, getattr(lesson.history, counted) + 1)
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
@@ -334,17 +340,22 @@ class Lamar:
                 self._ignored.add(event.seq)
                 return
             state = LessonState(exp)
+            state.history.note(event.time, f"added as {exp.status.value}")
             self._lessons[exp.id] = state
             if exp.status is not Status.RETIRED:
                 self._index.setdefault(exp.scope.items_key, {})[exp.id] = state
                 self._n_active += 1
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]), data.get("reason", ""))
+            reason = f": {data['reason']}" if data.get("reason") else ""
+            self._note(data["id"], event.time, f"set {data['status']}{reason}")
         elif kind == "scope":
             self._narrow(data["id"], data["key"], data["value"])
+            self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")
         elif kind == "merge":
             into = self._lessons.get(data["into"])
             for other_id in data["from"]:
+                self._note(other_id, event.time, f"merged into {data['into']}")
                 other = self._lessons.get(other_id)
                 if into is None or other is None or other is into or _merged(other, into):
                     continue
@@ -356,6 +367,8 @@ class Lamar:
                 merged = list(into.experience.provenance.get("merged_from", [])) + list(data["from"])
                 into.experience = _replace(into.experience, provenance={
                     **into.experience.provenance, "merged_from": merged})
+                into.history.note(event.time, f"absorbed {', '.join(data['from'])}")
+                into.note_evidence(event.seq, event.time, self.policy, self._n_active, always=True)
         elif kind == "applied":
             self._applied.add(data["proposal"])
         elif kind == "compact":
@@ -366,6 +379,11 @@ class Lamar:
                 self._held -= len(record.held_out)
                 self._wanted -= len(record.held_out) + len(record.injected)
                 self._pinned.discard(record.id)
+
+    def _note(self, exp_id: str, time: float, text: str) -> None:
+        state = self._lessons.get(exp_id)
+        if state is not None:
+            state.history.note(time, text)
 
     def _set_status(self, exp_id: str, status: Status, reason: str) -> None:
         state = self._lessons.get(exp_id)
@@ -419,11 +437,13 @@ class Lamar:
         self._observe_reward(reward)
         sigma = self._sigma()
         injected = set(episode.injected)
+        time = self._last.time if self._last is not None else 0.0
         for exp_id in episode.eligible:
             state = self._lessons.get(exp_id)
             if state is not None and state.experience.status is not Status.RETIRED:
                 state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
                               self._n_active, episode.context)
+                state.note_evidence(self._seq, time, self.policy, self._n_active)
 
     def _observe_reward(self, reward: float) -> None:
         self._reward_n += 1
@@ -508,6 +528,17 @@ class Lamar:
         with self._lock:
             self._sync()
             return self._state(exp_id).evidence(self.policy, self._active_count())
+
+    def history(self, exp_id: str) -> LessonHistory:
+        """The lesson's evidence over time, its audit trail and how many episodes injected it.
+
+        Noted by the fold as outcomes arrived (no replay): a point whenever the lesson's
+        reported eligible episodes reach a multiple of a spacing that doubles as the points
+        fill up (`lamar.policy.history`), the first point kept, the last one its evidence now.
+        """
+        with self._lock:
+            self._sync()
+            return self._state(exp_id).past(self.policy, self._active_count())
 
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
         """Stop injecting a lesson (kept for the audit trail; `revive` undoes it)."""

@@ -32,7 +32,7 @@ from starlette.staticfiles import StaticFiles
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
-from lamar.cli.timeline import appearances, audit_trail, replay, thin
+from lamar.cli.timeline import latest_appearances, thin
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
@@ -116,11 +116,10 @@ class UI:
         def build() -> str:
             exp = self.lam.get(exp_id)
             ev = self.lam.evidence(exp_id)
-            events = self.lam.store.read(0)
-            _, points = replay(events, exp_id)
-            shown, held = appearances(events, exp_id)
-            return pages.lesson_page(exp, ev, thin(points, _CHART_POINTS), shown, held,
-                                                   audit_trail(events, exp_id))
+            past = self.lam.history(exp_id)
+            shown = latest_appearances(self.lam, exp_id, 20)  # the page lists the latest 20
+            return pages.lesson_page(exp, ev, thin(past.points, _CHART_POINTS), shown, past.held_out_in,
+                                     past.trail)
 
         try:
             body = await run_in_threadpool(build)

@@ -18,9 +18,10 @@ from lamar.cli.render import (
     scope_text,
     when,
 )
-from lamar.cli.session import open_raw, resolve_id, store_location
-from lamar.cli.timeline import EvidencePoint, appearances, audit_trail, replay, thin
+from lamar.cli.session import open_engine, resolve_id
+from lamar.cli.timeline import EvidencePoint, latest_appearances, thin
 from lamar.experience import Experience
+from lamar.policy.history import POINTS, LessonHistory
 from lamar.policy.verdicts import Evidence
 
 _SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep",
@@ -54,29 +55,29 @@ def provenance_lines(provenance: Mapping[str, Any]) -> list[str]:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    store = open_raw(store_location(args), create=False)
+    # The engine resumes from its saved state; the lesson's history is part of that state, and
+    # only the episodes listed are read from the log (from its end, or all of it for --all/--json).
+    lam = open_engine(args)
     try:
-        events = store.read(0)
+        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        exp = lam.get(exp_id)
+        ev = lam.evidence(exp.id)
+        past = lam.history(exp.id)
+        injected = latest_appearances(lam, exp.id, None if args.all or args.json else args.episodes)
     finally:
-        store.close()
-    ids = [e.data["id"] for e in events if e.kind == "experience"]
-    ids += [lesson["experience"]["id"] for e in events if e.kind == "snapshot" for lesson in e.data["lessons"]]
-    # One fold serves both: the replay ends in the state `Lamar(store)` would fold to.
-    exp_id = resolve_id(ids, args.id, store.location)
-    lam, trajectory = replay(events, exp_id)
-    exp = lam.get(exp_id)
-    ev = lam.evidence(exp.id)
-    injected, held_out = appearances(events, exp.id)
-    trail = audit_trail(events, exp.id)
+        lam.close()
+    trail = [(t, text) for t, text in past.trail]
+    if past.trail_dropped:
+        trail.insert(1, (trail[1][0], f"({past.trail_dropped} earlier entries not kept)"))
     if args.json:
         dump_json({
             **exp.to_dict(),
             "evidence": ev.to_dict(),
             "provenance_text": provenance_lines(exp.provenance),
             "history": [{"time": t, "event": text} for t, text in trail],
-            "trajectory": [p.to_dict() for p in trajectory],
+            "trajectory": [p.to_dict() for p in past.points],
             "injected_in": [a.to_dict() for a in injected],
-            "held_out_in": held_out,
+            "held_out_in": past.held_out_in,
         })
         return 0
     _print_lesson(exp, ev)
@@ -86,12 +87,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     print("\nhistory (UTC)")
     for stamp, text in trail:
         print(f"  {when(stamp)}  {text}")
-    _print_trajectory(trajectory)
-    print(f"\ninjected in {len(injected)} episodes, held out in {held_out}")
-    shown = injected if args.all else injected[-args.episodes:]
-    if len(shown) < len(injected):
-        print(f"  (the latest {len(shown)}; --all lists every one)")
-    for item in shown:
+    _print_trajectory(past)
+    print(f"\ninjected in {past.injected_in} episodes, held out in {past.held_out_in}")
+    if len(injected) < past.injected_in:
+        print(f"  (the latest {len(injected)}; --all lists every one)")
+    for item in injected:
         outcome = (item.signal or "not reported") if item.reward is None else \
             f"{item.signal or 'reward'} ({item.reward:+.2f})"
         print(f"  {when(item.time)}  {item.episode_id}  {outcome}")
@@ -115,10 +115,13 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
 _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the interval runs past the axis"
 
 
-def _print_trajectory(points: list[EvidencePoint]) -> None:
-    print("\nevidence over time (replayed from the store's events with default tuning: each row is")
-    print("what the engine would have said right after that outcome; seen = reported episodes where it was\n"
-          "eligible, rand = those randomized by the holdout coin)")
+def _print_trajectory(past: LessonHistory) -> None:
+    points: list[EvidencePoint] = list(past.points)
+    print("\nevidence over time (kept by the engine as it folded the outcomes: each row is what it said right")
+    print(f"after that outcome; a point every {past.stride} reported eligible episodes, at most {POINTS} kept, "
+          f"{min(len(points), _CHART_ROWS)} shown,\n"
+          "the last row is now; seen = reported episodes where it was eligible, rand = those randomized by the\n"
+          "holdout coin)")
     if not points:
         print("  no reported episode has had this lesson eligible yet")
         return

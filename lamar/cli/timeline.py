@@ -1,39 +1,24 @@
-"""One lesson's past, read from the store's events: its evidence over time, its episodes, its audit trail.
+"""One lesson's past: its evidence over time and audit trail (kept by the engine), its episodes (read from the log).
 
-The evidence trajectory is a replay: the events are folded, in order, into a fresh engine
-over an in-memory copy, and the lesson's evidence is read after every outcome that could
-move it. Each point is what the engine (default tuning) would have said at that moment.
+The evidence points and the trail come from `Lamar.history`, which the fold keeps as it
+goes; nothing is replayed. The episodes that injected the lesson are read from the end of
+the log backwards, in growing windows, until enough are found (or the whole log for all).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from lamar.engine import Lamar
+from lamar.policy.history import EvidencePoint
 from lamar.store.base import Event
-from lamar.store.memory import MemoryStore
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
 
 T = TypeVar("T")
-
-
-@dataclasses.dataclass(frozen=True)
-class EvidencePoint:
-    """The lesson's evidence right after event `seq`."""
-
-    seq: int
-    time: float
-    verdict: str
-    lift: float
-    lower: float
-    upper: float
-    randomized: int
-    eligible: int
-    restarts: int = 0  # how often the evidence had restarted by then (the world changed)
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+_WINDOW = 1024  # events read first from the end of the log; each further window is 8 times larger
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,38 +32,6 @@ class Appearance:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-def replay(events: Sequence[Event], exp_id: str) -> tuple[Lamar, list[EvidencePoint]]:
-    """Fold `events` into a fresh in-memory engine, recording `exp_id`'s evidence after each
-    outcome or merge that touches it. Returns the engine (now in the store's final state) too."""
-    engine = Lamar(MemoryStore())
-    involved: set[str] = set()  # episodes where the lesson was eligible
-    known = False
-    points: list[EvidencePoint] = []
-    for event in events:
-        engine.store.append([Event(event.kind, event.data, key=event.key, time=event.time)])
-        data = event.data
-        moved = False
-        if event.kind == "experience" and data.get("id") == exp_id:
-            known = True
-        elif event.kind == "snapshot":  # a checkpoint: the lesson and its open episodes as they were
-            known = known or any(lesson["experience"]["id"] == exp_id for lesson in data["lessons"])
-            involved = {row[0] for row in data["episodes"] if exp_id in row[2]}
-            moved = known
-        elif event.kind == "episode" and exp_id in data.get("eligible", ()):
-            involved.add(data["id"])
-        elif event.kind == "outcome":
-            moved = data.get("episode") in involved
-        elif event.kind == "merge" and data.get("into") == exp_id:
-            moved = True  # it absorbs the evidence of its duplicates
-        if known and moved:
-            ev = engine.evidence(exp_id)
-            points.append(EvidencePoint(
-                seq=event.seq, time=event.time, verdict=ev.verdict.value, lift=ev.lift, lower=ev.lower,
-                upper=ev.upper, randomized=ev.randomized, eligible=ev.eligible,
-                restarts=ev.restarts))
-    return engine, points
 
 
 def thin(points: Sequence[T], rows: int) -> list[T]:
@@ -114,20 +67,21 @@ def appearances(events: Sequence[Event], exp_id: str) -> tuple[list[Appearance],
     return injected, held_out
 
 
-def audit_trail(events: Sequence[Event], exp_id: str) -> list[tuple[float, str]]:
-    """(time, what happened) for the lesson: added, status changes with reasons, merges, sleep."""
-    trail: list[tuple[float, str]] = []
-    for event in events:
-        data = event.data
-        if event.kind == "experience" and data.get("id") == exp_id:
-            trail.append((event.time, f"added as {data.get('status', 'active')}"))
-        elif event.kind == "snapshot" and any(lesson["experience"]["id"] == exp_id for lesson in data["lessons"]):
-            trail.append((event.time, "earlier history compacted into a checkpoint"))
-        elif event.kind == "status" and data.get("id") == exp_id:
-            reason = f": {data['reason']}" if data.get("reason") else ""
-            trail.append((event.time, f"set {data['status']}{reason}"))
-        elif event.kind == "merge" and data.get("into") == exp_id:
-            trail.append((event.time, f"absorbed {', '.join(data.get('from', []))}"))
-        elif event.kind == "merge" and exp_id in data.get("from", ()):
-            trail.append((event.time, f"merged into {data.get('into')}"))
-    return trail
+def latest_appearances(lam: Lamar, exp_id: str, count: int | None) -> list[Appearance]:
+    """The latest `count` episodes in the log that injected the lesson (every one when None),
+    oldest first, read from the end of the log.
+
+    An outcome always follows its episode in the log, so a window that holds an episode
+    holds its outcome (if any) too.
+    """
+    last = int(lam.stats()["events"])
+    window = _WINDOW
+    while True:
+        after = 0 if count is None else max(0, last - window)
+        found, _ = appearances(lam.store.read(after), exp_id)
+        if after == 0 or len(found) >= count:  # type: ignore[operator]
+            return found if count is None else found[-count:]
+        window *= 8
+
+
+__all__ = ["Appearance", "EvidencePoint", "appearances", "latest_appearances", "thin"]

@@ -10,6 +10,7 @@ from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
 from lamar.policy.features import Slices
+from lamar.policy.history import History, LessonHistory, point
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
@@ -34,7 +35,7 @@ class LessonState:
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "withdrawals", "_verdict_cache", "slices",
+        "eligible", "injected", "held_out", "restarts", "withdrawals", "_verdict_cache", "slices", "history",
     )
 
     def __init__(self, experience: Experience) -> None:
@@ -48,6 +49,7 @@ class LessonState:
         self.restarts = 0
         self.withdrawals = 0  # doubt withdrawals of a helps verdict, over the lesson's life
         self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
+        self.history = History()  # what `lamar show` draws: noted as the fold goes (policy/history.py)
         self._verdict_cache: tuple[int, int, int, tuple[Verdict, float, float]] | None = None
 
     def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
@@ -162,6 +164,18 @@ class LessonState:
             slices=self.slices.evidence(*self._slice_alphas(policy), policy.min_evidence, n_lessons),
         )
 
+    def note_evidence(self, seq: int, time: float, policy: Policy, n_lessons: int, *, always: bool = False) -> None:
+        """After an outcome (or a merge) that moved the evidence: a history point, when one is due."""
+        if self.history.observed(self.eligible, seq, time) or always:
+            self.history.add(point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n,
+                                   self.eligible, self.restarts))
+
+    def past(self, policy: Policy, n_lessons: int) -> LessonHistory:
+        """The history, ending at the evidence now."""
+        h = self.history
+        return h.view(point(h.last_seq, h.last_time, self.judge(policy, n_lessons), self.ledger.mean,
+                            self.ledger.n, self.eligible, self.restarts))
+
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "withdrawals")
 
     def to_dict(self) -> dict[str, Any]:
@@ -173,6 +187,7 @@ class LessonState:
             "detector": self.detector.to_dict(),
             **{name: getattr(self, name) for name in self._COUNTS},
             "slices": self.slices.to_dict(),
+            "history": self.history.to_dict(),
         }
 
     @classmethod
@@ -190,6 +205,8 @@ class LessonState:
             setattr(state, name, int(data.get(name, 0) if name == "withdrawals" else data[name]))
         if "slices" in data:  # absent from a lesson saved before state version 2
             state.slices = Slices.from_dict(data["slices"])
+        if "history" in data:  # absent from a lesson saved before state version 7: its history starts here
+            state.history = History.from_dict(data["history"])
         return state
 
     def absorb(self, other: LessonState) -> None:

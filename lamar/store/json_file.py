@@ -9,7 +9,9 @@ else it is a torn file (truncated, power cut) and opening it is a `CorruptStore`
 `flock` on a sidecar `.lock` file serializes writers across processes; readers take no
 lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp file in
 the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
-fsynced; temp files left by killed writers are removed by the next writer.
+fsynced; temp files left by killed writers are removed by the next writer. An index beside
+the file (`json_index`: keys and line offsets, a validated cache) lets an open parse only the
+lines it does not cover; writers save it every `_INDEX_EVERY` lines.
 """
 
 from __future__ import annotations
@@ -21,26 +23,30 @@ import json
 import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable
+from lamar.store.json_format import FORMAT, VERSION, encode, lines_of, parse, parse_lines
+from lamar.store.json_index import STEP, Index
+from lamar.store.json_index import load as load_index
+from lamar.store.json_index import save as save_index
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-FORMAT = "lamar"
-VERSION = 2
 _NOTE = 20  # bytes of the lock file that note where a write in progress starts
+_INDEX_EVERY = 1024  # event lines past the index before a writer saves a new one (an open parses them)
 
 
 class JsonStore:
     """Events in a JSON Lines file that a person can read, diff and edit.
 
-    A write appends one line per event (its cost does not grow with the file); opening
-    parses the whole file, so SQLite suits stores of many thousands of episodes better.
-    Version-1 files (one JSON document) are read as they are and rewritten as lines by
-    the first write.
+    A write appends one line per event (its cost does not grow with the file). Opening
+    reads only the lines past what the index beside the file covers (`json_index`), and a
+    lookup by key only the lines it needs; without a valid index the whole file is parsed
+    (the next write saves a new one). Version-1 files (one JSON document) are read as they
+    are and rewritten as lines by the first write.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -51,11 +57,15 @@ class JsonStore:
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._state_path = self.path.with_name(self.path.name + ".state")
         self._thread_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
-        self._events: list[Event] = []
-        self._keys: dict[str, Event] = {}
+        # The lines before self._index.covered are found through the index; the ones after it
+        # (up to self._offset) are held here, parsed.
+        self._index = Index(covered=0)
+        self._first = 1  # seq of the first event line (a snapshot's after a rewrite)
+        self._tail: list[Event] = []
+        self._tail_offsets: list[int] = []
+        self._tail_keys: dict[str, Event] = {}
         self._stamp: tuple[int, int, int] | None = None
-        self._offset = 0  # bytes of whole lines parsed so far
-        self._line_count = 0
+        self._offset = 0  # bytes of whole lines parsed or indexed so far
         self._lock_fd = -1
         self._header = b""
         self._version = VERSION
@@ -69,8 +79,14 @@ class JsonStore:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def _clear_tail(self) -> None:
+        self._tail, self._tail_offsets, self._tail_keys = [], [], {}
+
+    def _count(self) -> int:
+        return self._index.lines + len(self._tail)
+
     def _refresh(self) -> None:
-        """Parse what other writers appended since we last looked (or the whole file if it was replaced)."""
+        """Parse what other writers appended since we last looked (or load the file afresh if it was replaced)."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -90,33 +106,55 @@ class JsonStore:
                 # inode number may be the old one's, reused.
                 if grown and fh.read(len(self._header)) == self._header:
                     fh.seek(self._offset)
+                    start, raw = self._offset, fh.read()
                 else:
-                    grown = False
-                    fh.seek(0)
-                raw = fh.read()
+                    self._stamp = None  # until the file is loaded whole: a failure here leaves nothing half-read
+                    start, raw = self._load(fh, st)
         except OSError as exc:
             raise CorruptStore(f"cannot read {self.path}: {exc}; the file was left untouched") from exc
-        if grown:
-            events, used = _parse_lines(raw, self.path, self._events[-1].seq + 1 if self._events else 1,
-                                        first_line=self._line_count)
-            start = self._offset
-        else:
-            version, events, used = _parse(raw, self.path)
+        if start == 0:  # no index: the whole file, of either version
+            version, events, offsets, used = parse(raw, self.path)
             self._header = raw[:raw.find(b"\n") + 1] if version == VERSION else b""
-            start = 0
-        if used < len(raw) and self._pending() != start + used:
+            self._version, self._index = version, Index(covered=len(self._header))
+            self._first = (events[0].seq if events else 1)
+            self._clear_tail()
+        else:
+            events, offsets, used = parse_lines(raw, self.path, self._first + self._count(),
+                                                 first_line=self._count() + 1, at=start)
+        if used < len(raw) and self._pending() != start + used and not self._finished(start + used):
             raise CorruptStore(
                 f"{self.path}: its last line is incomplete (the file was cut short: a copy, a power cut); "
                 f"it was left untouched. Restore it from a backup, or delete that line to keep the rest."
             )
-        if grown:
-            self._add(events)
-        else:
-            self._events, self._keys, self._version = [], {}, version
-            self._add(events)
+        self._add(events, offsets)
         self._offset = start + used
-        self._line_count = (self._line_count if grown else 0) + raw.count(b"\n", 0, used)
         self._stamp = stamp
+
+    def _load(self, fh: BinaryIO, st: os.stat_result) -> tuple[int, bytes]:
+        """Start afresh on the file open as `fh`: from its index if that is valid, else from byte 0.
+
+        Returns (where the returned bytes start, the bytes to parse).
+        """
+        header = fh.readline()
+        loaded = load_index(self.path, fh, header, st) if header.endswith(b"\n") else None
+        if loaded is None:
+            fh.seek(0)
+            return 0, fh.read()
+        self._index, self._first = loaded
+        self._header, self._version = header, VERSION
+        self._clear_tail()
+        fh.seek(self._index.covered)
+        return self._index.covered, fh.read()
+
+    def _finished(self, at: int) -> bool:
+        """Whether the line at byte `at`, seen without its newline, has one now: a write that ended
+        (and cleared its note) between our read of the file and our read of the note."""
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(at)
+                return b"\n" in fh.read()
+        except OSError:
+            return False
 
     def _pending(self) -> int | None:
         """Where the lines of a write in progress (or of a killed writer) start, as noted in the lock file."""
@@ -127,26 +165,78 @@ class JsonStore:
         except (OSError, ValueError):
             return None
 
-    def _add(self, events: list[Event]) -> None:
+    def _add(self, events: list[Event], offsets: list[int]) -> None:
         for event in events:
             if event.key is not None:
-                if event.key in self._keys:
+                if event.key in self._tail_keys or self._indexed([event.key]):
                     raise CorruptStore(f"{self.path}: event {event.seq} repeats the key {event.key!r}; "
                                        "the file was left untouched (was it edited by hand?)")
-                self._keys[event.key] = event
-        self._events.extend(events)
+                self._tail_keys[event.key] = event
+        self._tail.extend(events)
+        self._tail_offsets.extend(offsets)
+
+    def _indexed(self, keys: Sequence[str]) -> list[Event]:
+        """The events holding these keys among the lines the index covers (read from the file)."""
+        if not any(self._index.candidates(key) for key in keys):
+            return []  # the usual answer for a new key: no line to read
+        found = []
+        with self._same_file() as fh:
+            wanted = {offset: key for key in keys for offset in self._index.candidates(key)}
+            for offset in sorted(wanted):
+                fh.seek(offset)
+                event = self._event_at(fh.readline(), offset)
+                if event.key == wanted[offset]:
+                    found.append(event)
+        return found
+
+    @contextmanager
+    def _same_file(self) -> Iterator[BinaryIO]:
+        """The file, open, of the generation our index and offsets describe (a checkpoint by another
+        process may have swapped in a new one since we looked: then it is loaded first)."""
+        for _ in range(3):
+            try:
+                fh = open(self.path, "rb")  # noqa: SIM115 (closed below, after the checks)
+            except OSError as exc:
+                raise StoreError(f"cannot read {self.path}: {exc}") from exc
+            with fh:
+                if fh.read(len(self._header)) == self._header:
+                    yield fh
+                    return
+            self._refresh()
+        raise StoreError(f"{self.path} keeps being replaced while read; try again")
+
+    def _event_at(self, line: bytes, offset: int) -> Event:
+        try:
+            return Event.from_dict(json.loads(line))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"{self.path}: the line at byte {offset} is not a valid event ({exc}); "
+                               "the file was left untouched (was it edited by hand?)") from exc
 
     def read(self, after: int = 0) -> list[Event]:
         with self._thread_lock:
             self._refresh()
-            start = self._events[0].seq - 1 if self._events else 0  # > 0 after a rewrite
-            return self._events[max(0, after - start):]
+            return self._read(after)
+
+    def _read(self, after: int) -> list[Event]:
+        line = max(0, after + 1 - self._first)  # the first line wanted (seqs are consecutive)
+        if line >= self._index.lines:
+            return self._tail[line - self._index.lines:]
+        with self._same_file() as fh:
+            line = max(0, after + 1 - self._first)  # again: the file may have been loaded afresh
+            if line >= self._index.lines:
+                return self._tail[line - self._index.lines:]
+            fh.seek(self._index.marks[line // STEP])
+            raw = fh.read(self._index.covered - fh.tell())
+        events, _, _ = parse_lines(raw, self.path, self._first + line - line % STEP,
+                                    first_line=line - line % STEP + 1, at=0)
+        return events[line % STEP:] + self._tail
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         with self._thread_lock:
             self._refresh()
-            found = [self._keys.get(key) for key in keys]
-        return sorted((e for e in found if e is not None), key=lambda e: e.seq)
+            found = [e for e in (self._tail_keys.get(key) for key in keys) if e is not None]
+            found += self._indexed([key for key in keys if key not in self._tail_keys])
+        return sorted(found, key=lambda e: e.seq)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -185,21 +275,23 @@ class JsonStore:
         with self._exclusive():
             self._refresh()
             keys = [e.key for e in events if e.key is not None]
-            clash = next((k for k in keys if k in self._keys), None)
-            if clash is not None or len(set(keys)) != len(keys):
-                raise EventConflict(f"event key {clash!r} is already in {self.path}")
-            base = self._events[-1].seq if self._events else 0
+            held = [k for k in keys if k in self._tail_keys] or [e.key for e in self._indexed(keys)]
+            if held or len(set(keys)) != len(keys):
+                raise EventConflict(f"event key {held[0] if held else keys[0]!r} is already in {self.path}")
+            base = self._first + self._count() - 1
             stored = [dataclasses.replace(e, seq=base + i + 1) for i, e in enumerate(events)]
             if self._version != VERSION or self._stamp is None:
                 # A new file, or a version-1 file: write it whole, as lines, once.
-                self._write([*self._events, *stored])
+                self._write([*self._tail, *stored])
             else:
-                self._append_lines(stored)
-            self._add(stored)
+                self._add(stored, self._append_lines(stored))
+            if len(self._tail) >= _INDEX_EVERY:
+                self._save_index()
             return stored
 
-    def _append_lines(self, stored: list[Event]) -> None:
-        body = _encode("".join(_line(e) + "\n" for e in stored), self.path)
+    def _append_lines(self, stored: list[Event]) -> list[int]:
+        """Append the events' lines; returns where each starts."""
+        body, offsets = lines_of(stored, self._offset, self.path)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
@@ -226,32 +318,45 @@ class JsonStore:
         finally:
             os.close(fd)
         self._offset += len(body)
-        self._line_count += len(stored)
         st = os.stat(self.path)
         self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+        return offsets
+
+    def _save_index(self) -> None:
+        """Fold the parsed tail into the index and save it beside the file (holding the writers' lock)."""
+        keyed = [(e.key, o) for e, o in zip(self._tail, self._tail_offsets, strict=True) if e.key is not None]
+        index = self._index.extended(keyed, self._tail_offsets, self._offset)
+        try:
+            save_index(self.path, index, self._header, self._first, os.stat(self.path))
+        except OSError:
+            return  # a cache: the next writer tries again, and readers parse the tail meanwhile
+        self._index = index
+        self._clear_tail()
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
         with self._exclusive():
             self._refresh()
-            events = self._events
-            last = events[-1].seq if events else 0
+            last = self._first + self._count() - 1
             if through > last or through < 1:
                 raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
-            if events[0].kind == "snapshot" and events[0].seq >= through:
+            first = self._tail[:1]
+            if self._index.lines:  # the first line, read where the index says it is
+                with self._same_file() as fh:
+                    fh.seek(self._index.marks[0])
+                    first = [self._event_at(fh.readline(), self._index.marks[0])]
+            if first and first[0].kind == "snapshot" and first[0].seq >= through:
                 return False
-            cut = through - (events[0].seq - 1)
             head = dataclasses.replace(snapshot, seq=through, key=None)
-            kept = [head, *events[cut:]]
-            self._write(kept)
-            self._events, self._keys = [], {}
-            self._add(kept)
+            self._write([head, *self._read(through)])
             return True
 
     def _write(self, events: list[Event]) -> None:
-        """Replace the whole file (atomically) by these events, as lines."""
+        """Replace the whole file (atomically) by these events, as lines, and index it."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        header = json.dumps({"format": FORMAT, "version": VERSION, "generation": os.urandom(6).hex()}) + "\n"
-        body = _encode(header + "".join(_line(e) + "\n" for e in events), self.path)
+        header = encode(json.dumps({"format": FORMAT, "version": VERSION, "generation": os.urandom(6).hex()})
+                         + "\n", self.path)
+        lines, offsets = lines_of(events, len(header), self.path)
+        body = header + lines
         try:
             with open(tmp, "wb") as fh:
                 fh.write(body)
@@ -270,9 +375,13 @@ class JsonStore:
         st = os.stat(self.path)
         self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         self._offset = len(body)
-        self._line_count = len(events) + 1
         self._version = VERSION
-        self._header = body[:body.find(b"\n") + 1]
+        self._header = header
+        self._index = Index(covered=len(header))
+        self._first = events[0].seq if events else 1
+        self._clear_tail()
+        self._add(events, offsets)
+        self._save_index()
 
     # -- the engine's saved state (a cache beside the file: see Lamar._resume) ---------------
 
@@ -309,88 +418,12 @@ class JsonStore:
         pass
 
 
-def _encode(text: str, path: Path) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise StoreError(f"cannot write to {path}: the text holds a character UTF-8 cannot store ({exc.reason}); "
-                         "nothing was written") from exc
-
-
 def _fsync_folder(folder: Path) -> None:
     dir_fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-
-
-def _line(event: Event) -> str:
-    return json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=False)
-
-
-def _parse(raw: bytes, path: Path) -> tuple[int, list[Event], int]:
-    """(version, events, bytes used) of a whole file, of either version."""
-    if not raw.strip():
-        raise CorruptStore(f"{path} is empty, not a Lamar store; it was left untouched (move it away to start afresh)")
-    first, newline, _ = raw.partition(b"\n")
-    try:
-        header = json.loads(first) if newline else None
-    except ValueError:
-        header = None
-    if isinstance(header, dict) and header.get("format") == FORMAT and "events" not in header:
-        if header.get("version") != VERSION:
-            raise CorruptStore(f"{path} has store version {header.get('version')!r}; this Lamar reads "
-                               f"versions 1 and {VERSION}: upgrade lamar")
-        events, used = _parse_lines(raw[len(first) + 1:], path, None, first_line=1)
-        return VERSION, events, len(first) + 1 + used
-    return 1, _parse_v1(raw, path), len(raw)
-
-
-def _parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int) -> tuple[list[Event], int]:
-    """Events of whole lines (a last line without its newline is a write in progress or torn: left out)."""
-    end = raw.rfind(b"\n") + 1
-    events: list[Event] = []
-    for number, line in enumerate(raw[:end].splitlines(), start=first_line + 1):
-        try:
-            event = Event.from_dict(json.loads(line))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
-                               "Fix or delete that line, or restore the file from a backup.") from exc
-        if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
-            expect = event.seq if event.kind == "snapshot" else 1
-        if event.seq != expect:
-            raise CorruptStore(f"{path}: line {number} has seq {event.seq}, expected {expect}; "
-                               "the file was left untouched")
-        expect += 1
-        events.append(event)
-    return events, end
-
-
-def _parse_v1(raw: bytes, path: Path) -> list[Event]:
-    try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-        raise CorruptStore(
-            f"{path} is not valid JSON{where}; it was left untouched. "
-            "Restore it from a backup or move it away to start a new store."
-        ) from exc
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("events"), list):
-        raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
-    if doc.get("version") != 1:
-        raise CorruptStore(f"{path} has store version {doc.get('version')!r}; this Lamar reads versions 1 and {VERSION}")
-    events: list[Event] = []
-    for i, item in enumerate(doc["events"]):
-        try:
-            event = Event.from_dict(item)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{path}: event #{i + 1} is malformed ({exc}); the file was left untouched") from exc
-        first = events[0].seq if events else (event.seq if event.kind == "snapshot" else 1)
-        if event.seq != first + i:
-            raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
-        events.append(event)
-    return events
 
 
 def _register() -> None:

@@ -94,7 +94,7 @@ def test_show_prints_provenance_history_chart_and_episodes(lamar_cli, store, ids
     assert text.startswith(f"{ids['good']}  (active)")
     assert "because stale module maps survive a clean build" in text
     assert "added by hand" in text
-    assert "evidence over time (replayed" in text
+    assert "evidence over time (kept by the engine" in text and "the last row is now" in text
     chart = [line for line in text.splitlines() if line.rstrip().endswith(("-", ".", ">", "<")) and "|" in line]
     assert 2 <= len(chart) <= 12
     assert "helps" in chart[-1] and "*" in chart[-1]

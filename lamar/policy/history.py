@@ -1,0 +1,146 @@
+"""One lesson's past as the fold saw it: evidence points at a bounded resolution, its audit trail, counts.
+
+`lamar show` and `lamar ui` draw a lesson's evidence over time. Replaying the whole log
+for that took seconds at 100 000 episodes; instead the fold notes the evidence as it goes,
+and the notes travel with the lesson's state (persisted state, checkpoint snapshots).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lamar.policy.verdicts import Verdict
+
+POINTS = 48  # evidence points kept per lesson: when full, every other one goes and the spacing doubles
+TRAIL = 40  # audit-trail entries kept per lesson (the first, "added", and the latest)
+
+
+@dataclasses.dataclass(frozen=True)
+class EvidencePoint:
+    """The lesson's evidence right after the outcome (or merge) stored at `seq`."""
+
+    seq: int
+    time: float
+    verdict: str
+    lift: float
+    lower: float
+    upper: float
+    randomized: int
+    eligible: int
+    restarts: int = 0  # how often the evidence had restarted by then (the world changed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclasses.dataclass(frozen=True)
+class LessonHistory:
+    """What `Lamar.history` returns: evidence points ending at the evidence now, the audit trail
+    (oldest first; `trail_dropped` entries after the first were let go), episode counts."""
+
+    points: tuple[EvidencePoint, ...]
+    trail: tuple[tuple[float, str], ...]
+    trail_dropped: int
+    injected_in: int
+    held_out_in: int
+    stride: int  # the points are spaced by this many reported eligible episodes (the first and last apart)
+
+
+class History:
+    """Evidence points taken whenever the lesson's reported eligible episodes reach a multiple of
+    `stride` (1, then 2, 4, ... as the points fill up), the first one always kept; plus the
+    audit trail and how many episodes injected it or held it out (reported or not)."""
+
+    __slots__ = ("points", "stride", "trail", "trail_dropped", "injected_in", "held_out_in", "last_seq",
+                 "last_time")
+
+    def __init__(self) -> None:
+        # Rows as stored (see _row): made EvidencePoints only when viewed, so that opening an
+        # engine (which loads every lesson's history with its state) stays cheap.
+        self.points: list[list[Any]] = []
+        self.stride = 1
+        self.trail: list[tuple[float, str]] = []
+        self.trail_dropped = 0
+        self.injected_in = 0
+        self.held_out_in = 0
+        self.last_seq = 0  # the last outcome that moved the evidence (the "now" point is dated by it)
+        self.last_time = 0.0
+
+    def observed(self, eligible: int, seq: int, time: float) -> bool:
+        """Note an outcome that moved the evidence; True when a point is due (then call `add`)."""
+        self.last_seq, self.last_time = seq, time
+        return eligible == 1 or eligible % self.stride == 0
+
+    def add(self, point: EvidencePoint) -> None:
+        self.points.append(_point_row(point))
+        if len(self.points) > POINTS:
+            self.stride *= 2
+            first, *rest = self.points
+            self.points = [first, *(row for row in rest if row[_ELIGIBLE] % self.stride == 0)]
+
+    def note(self, time: float, text: str) -> None:
+        self.trail.append((time, text))
+        if len(self.trail) > TRAIL:
+            del self.trail[1]
+            self.trail_dropped += 1
+
+    def view(self, now: EvidencePoint) -> LessonHistory:
+        """The history, its last point replaced by `now` (the evidence as it reads today)."""
+        points = [p for p in map(_point_of, self.points) if p.seq != now.seq]
+        if self.last_seq:
+            points.append(now)
+        return LessonHistory(tuple(points), tuple(self.trail), self.trail_dropped, self.injected_in,
+                             self.held_out_in, self.stride)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"points": [list(row) for row in self.points], "stride": self.stride,
+                "trail": [list(entry) for entry in self.trail], "trail_dropped": self.trail_dropped,
+                "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> History:
+        history = cls()
+        history.points = [list(row) for row in data["points"]]
+        if any(len(row) != len(_FIELDS) for row in history.points):
+            raise ValueError("a history point is not a row of 9 values")
+        history.stride = int(data["stride"])
+        if history.stride < 1:
+            raise ValueError(f"a history's stride is {history.stride}")
+        history.trail = [(float(t), str(text)) for t, text in data["trail"]]
+        history.trail_dropped = int(data["trail_dropped"])
+        history.injected_in, history.held_out_in = (int(n) for n in data["counts"])
+        seq, time = data["last"]
+        history.last_seq, history.last_time = int(seq), float(time)
+        return history
+
+
+def point(seq: int, time: float, judged: tuple[Verdict, float, float], lift: float, randomized: int,
+          eligible: int, restarts: int) -> EvidencePoint:
+    verdict, lower, upper = judged
+    return EvidencePoint(seq=seq, time=time, verdict=verdict.value, lift=lift, lower=lower, upper=upper,
+                         randomized=randomized, eligible=eligible, restarts=restarts)
+
+
+_FIELDS = ("seq", "time", "verdict", "lift", "lower", "upper", "randomized", "eligible", "restarts")
+_ELIGIBLE = _FIELDS.index("eligible")
+
+
+def _point_row(p: EvidencePoint) -> list[Any]:
+    # An open bound is stored as null: a checkpoint snapshot is an event, and events hold no Infinity.
+    return [p.seq, p.time, p.verdict, p.lift, *(b if math.isfinite(b) else None for b in (p.lower, p.upper)),
+            p.randomized, p.eligible, p.restarts]
+
+
+def _point_of(row: list[Any]) -> EvidencePoint:
+    seq, time, verdict, lift, lower, upper, randomized, eligible, restarts = row
+    return EvidencePoint(seq=int(seq), time=float(time), verdict=str(verdict), lift=float(lift),
+                         lower=-math.inf if lower is None else float(lower),
+                         upper=math.inf if upper is None else float(upper),
+                         randomized=int(randomized), eligible=int(eligible), restarts=int(restarts))
+
+
+__all__ = ["POINTS", "TRAIL", "EvidencePoint", "History", "LessonHistory", "point"]

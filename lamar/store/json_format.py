@@ -1,0 +1,119 @@
+"""The JSON store's file format: a header line, then one event per line; version-1 files are one document.
+
+Encoding and parsing only; what is durable, locked and indexed is `json_file`'s business.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from lamar._errors import CorruptStore, StoreError
+from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+FORMAT = "lamar"
+VERSION = 2
+
+
+def encode(text: str, path: Path) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise StoreError(f"cannot write to {path}: the text holds a character UTF-8 cannot store ({exc.reason}); "
+                         "nothing was written") from exc
+
+
+def _line(event: Event) -> str:
+    return json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=False)
+
+
+def lines_of(events: Sequence[Event], at: int, path: Path) -> tuple[bytes, list[int]]:
+    """The events as lines, written from byte `at` of the file, and where each line starts."""
+    lines = [encode(_line(e) + "\n", path) for e in events]
+    offsets = []
+    for line in lines:
+        offsets.append(at)
+        at += len(line)
+    return b"".join(lines), offsets
+
+
+def parse(raw: bytes, path: Path) -> tuple[int, list[Event], list[int], int]:
+    """(version, events, their offsets, bytes used) of a whole file, of either version."""
+    if not raw.strip():
+        raise CorruptStore(f"{path} is empty, not a Lamar store; it was left untouched (move it away to start afresh)")
+    first, newline, _ = raw.partition(b"\n")
+    try:
+        header = json.loads(first) if newline else None
+    except ValueError:
+        header = None
+    if isinstance(header, dict) and header.get("format") == FORMAT and "events" not in header:
+        if header.get("version") != VERSION:
+            raise CorruptStore(f"{path} has store version {header.get('version')!r}; this Lamar reads "
+                               f"versions 1 and {VERSION}: upgrade lamar")
+        start = len(first) + 1
+        events, offsets, used = parse_lines(raw[start:], path, None, first_line=1, at=start)
+        return VERSION, events, offsets, start + used
+    events = _parse_v1(raw, path)
+    return 1, events, [0] * len(events), len(raw)
+
+
+def parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
+                 at: int) -> tuple[list[Event], list[int], int]:
+    """Events of whole lines, their offsets (`raw` starts at byte `at` of the file), bytes used.
+
+    A last line without its newline is a write in progress or torn: left out. `first_line`
+    is how many lines of the file come before `raw` (for messages).
+    """
+    end = raw.rfind(b"\n") + 1
+    events: list[Event] = []
+    offsets: list[int] = []
+    pos = at
+    for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
+        try:
+            event = Event.from_dict(json.loads(line))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
+                               "Fix or delete that line, or restore the file from a backup.") from exc
+        if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
+            expect = event.seq if event.kind == "snapshot" else 1
+        if event.seq != expect:
+            raise CorruptStore(f"{path}: line {number} has seq {event.seq}, expected {expect}; "
+                               "the file was left untouched")
+        expect += 1
+        events.append(event)
+        offsets.append(pos)
+        pos += len(line) + 1
+    return events, offsets, end
+
+
+def _parse_v1(raw: bytes, path: Path) -> list[Event]:
+    try:
+        doc = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+        raise CorruptStore(
+            f"{path} is not valid JSON{where}; it was left untouched. "
+            "Restore it from a backup or move it away to start a new store."
+        ) from exc
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("events"), list):
+        raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
+    if doc.get("version") != 1:
+        raise CorruptStore(f"{path} has store version {doc.get('version')!r}; this Lamar reads versions 1 and {VERSION}")
+    events: list[Event] = []
+    for i, item in enumerate(doc["events"]):
+        try:
+            event = Event.from_dict(item)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"{path}: event #{i + 1} is malformed ({exc}); the file was left untouched") from exc
+        first = events[0].seq if events else (event.seq if event.kind == "snapshot" else 1)
+        if event.seq != first + i:
+            raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
+        events.append(event)
+    return events
+
+
+__all__ = ["FORMAT", "VERSION", "encode", "lines_of", "parse", "parse_lines"]
