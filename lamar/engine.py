@@ -15,8 +15,6 @@ those events, so several processes sharing one store converge on the same state.
 from __future__ import annotations
 
 import _thread
-import dataclasses
-import math
 import os
 import random
 from collections import deque
@@ -43,8 +41,9 @@ from lamar.checkpoint import (
     snapshot_of,
     state_text,
 )
-from lamar.experience import Experience, Scope, Status, check_context, new_id
+from lamar.experience import Experience, Status, check_context, new_id
 from lamar.pending import PendingEpisode, expire, pending, settle
+from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
@@ -55,8 +54,6 @@ from lamar.store import Event, Store
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
 
-_PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
-_PRIOR_WEIGHT = 10.0
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 
 
@@ -343,19 +340,9 @@ class Lamar:
         elif kind == "scope":
             self._narrow(data["id"], data["key"], data["value"])
         elif kind == "merge":
-            into = self._lessons.get(data["into"])
-            for other_id in data["from"]:
-                other = self._lessons.get(other_id)
-                if into is None or other is None or other is into or _merged(other, into):
-                    continue
-                into.absorb(other)
-                other.experience = _replace(other.experience, provenance={
-                    **other.experience.provenance, "merged_into": into.experience.id})
-                self._set_status(other_id, Status.RETIRED, f"merged into {into.experience.id}")
-            if into is not None:
-                merged = list(into.experience.provenance.get("merged_from", [])) + list(data["from"])
-                into.experience = _replace(into.experience, provenance={
-                    **into.experience.provenance, "merged_from": merged})
+            get = self._lessons.get
+            for other in fold.merge(get(data["into"]), [get(i) for i in data["from"]], data["from"]):
+                self._set_status(other.experience.id, Status.RETIRED, f"merged into {data['into']}")
         elif kind == "applied":
             self._applied.add(data["proposal"])
         elif kind == "compact":
@@ -372,7 +359,7 @@ class Lamar:
         if state is None:
             return
         exp = state.experience
-        state.experience = _replace(exp, status=status)
+        fold.set_status(state, status)
         bucket = self._index.setdefault(exp.scope.items_key, {})
         if status is Status.RETIRED:
             self._n_active -= bucket.pop(exp_id, None) is not None
@@ -383,13 +370,11 @@ class Lamar:
     def _narrow(self, exp_id: str, key: str, value: str) -> None:
         """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
         state = self._lessons.get(exp_id)
-        if state is None or key in state.experience.scope:
+        if state is None:
+            return
+        old = state.experience.scope
+        if not fold.narrow(state, key, value):
             return  # folded twice, or the scope already fixes that key: nothing to narrow
-        exp = state.experience
-        old = exp.scope
-        state.experience = _replace(exp, scope=Scope({**dict(old), key: value}), provenance={
-            **exp.provenance, "narrowed_from": dict(old)})
-        state.narrow(key, value)
         bucket = self._index.get(old.items_key, {})
         if bucket.pop(exp_id, None) is not None:
             self._index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
@@ -416,25 +401,20 @@ class Lamar:
         episode.outcome_seq = self._seq
         episode.settled = "default" if data.get("default") else None
         self._reports += 1
-        self._observe_reward(reward)
-        sigma = self._sigma()
-        injected = set(episode.injected)
-        for exp_id in episode.eligible:
-            state = self._lessons.get(exp_id)
-            if state is not None and state.experience.status is not Status.RETIRED:
-                state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
-                              self._n_active, episode.context)
-
-    def _observe_reward(self, reward: float) -> None:
-        self._reward_n += 1
-        delta = reward - self._reward_mean
-        self._reward_mean += delta / self._reward_n
-        self._reward_m2 += delta * (reward - self._reward_mean)
+        self._reward_n, self._reward_mean, self._reward_m2 = fold.welford(
+            self._reward_n, self._reward_mean, self._reward_m2, reward)
+        # An outcome the fold mode wrote names the spread and the divisor its fold used (they
+        # came from the whole fleet's rewards at that moment): replaying it uses the same.
+        used = data.get("fold") or {}
+        sigma = float(used["sigma"]) if "sigma" in used else self._sigma()
+        n_active = int(used["active"]) if "active" in used else self._n_active
+        episode_data = {"eligible": episode.eligible, "injected": episode.injected, "p": episode.p,
+                        "context": episode.context}
+        fold.fold_outcome(self._lessons.get, episode_data, reward, sigma, self.policy, n_active)
 
     def _sigma(self) -> float:
         """Spread of rewards, shrunk towards a prior while outcomes are few."""
-        total = self._reward_m2 + _PRIOR_WEIGHT * _PRIOR_SIGMA**2
-        return math.sqrt(total / (self._reward_n + _PRIOR_WEIGHT))
+        return fold.spread(self._reward_n, self._reward_m2)
 
     def _active_count(self) -> int:
         """Non-retired lessons: the Bonferroni divisor of every verdict."""
@@ -895,16 +875,6 @@ class Lamar:
 
     def __repr__(self) -> str:
         return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._lessons)})"
-
-
-def _replace(exp: Experience, **changes: Any) -> Experience:
-    return dataclasses.replace(exp, **changes)
-
-
-def _merged(other: LessonState, into: LessonState) -> bool:
-    """Whether `other` was merged into `into` already: a merge folded twice counts once."""
-    exp = other.experience
-    return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
 def _subsets(items: list[tuple[str, str]]) -> Iterable[tuple[tuple[str, str], ...]]:
