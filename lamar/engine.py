@@ -9,16 +9,20 @@ The data path, end to end:
     sleep() -> proposals (retire, merge, ...) ; apply(report) -> status and merge events
 
 Every write is an event appended to the store; the state here is a cache folded from
-those events, so several processes sharing one store converge on the same state.
+those events, so several processes sharing one store converge on the same state. A store in
+the fold mode (PostgreSQL's default, `store.rows`) holds the folded state itself: the engine
+then reads the rows it needs and writes events that the store folds (lamar/store/postgres_rows.py).
 """
 
 from __future__ import annotations
 
 import _thread
+import contextlib
+import json
 import os
 import random
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar import arguments
@@ -40,6 +44,7 @@ from lamar.checkpoint import (
     restore,
     snapshot_of,
     state_text,
+    tuning_of,
 )
 from lamar.experience import Experience, Status, check_context, new_id
 from lamar.pending import PendingEpisode, expire, pending, settle
@@ -53,6 +58,7 @@ from lamar.store import Event, Store
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
+    from lamar.store.postgres_rows import LessonRows, RowsView
 
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 
@@ -121,9 +127,12 @@ class Lamar:
         self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         self._state_seq = 0  # the seq of the state last saved or loaded (see _resume, _save_state)
         self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
+        # The fold mode: the store holds every lesson's folded state in rows (None: this cache does).
+        self._rows: LessonRows | None = getattr(opened, "rows", None)
+        self._tuning_text: str | None = None
         self._reset()
         with self._lock:
-            if not self._resume():
+            if self._rows is None and not self._resume():
                 self._sync()
 
     # -- the cache ---------------------------------------------------------------------------
@@ -157,7 +166,15 @@ class Lamar:
         return self.store.append(events)
 
     def _sync(self) -> None:
-        """Fold the events other writers (and we) appended since we last looked."""
+        """Fold the events other writers (and we) appended since we last looked.
+
+        In the fold mode, seq order is not commit order (an event may commit after a reader
+        passed its seq), so the paths that need the cache (stats, sleep, pending...) fold the
+        whole log instead; recall, report and evidence never come here.
+        """
+        if self._rows is not None:
+            self._refold()
+            return
         self._fold_tail(self.store.read(self._seq))
         if self._wrote and self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
             self._save_state()  # amortised: one save per many writes, so reopening folds a short tail
@@ -167,7 +184,7 @@ class Lamar:
         # never loaded needs them: both fold the whole log again.
         if any(e.kind == "outcome" and e.data.get("replace") for e in events) or (
                 self._partial and any(e.kind == "compact" for e in events)):
-            self.rebuild()
+            self._refold()
             return
         for event in events:
             self._fold(event)
@@ -212,7 +229,7 @@ class Lamar:
 
     def _save_state(self) -> None:
         """Save the folded state beside the log (a cache: failing to save loses nothing)."""
-        save = getattr(self.store, "save_state", None)
+        save = getattr(self.store, "save_state", None) if self._rows is None else None  # rows hold it
         last = self._last
         if save is None or getattr(self.store, "lookup", None) is None or last is None or last.seq != self._seq:
             return
@@ -262,12 +279,24 @@ class Lamar:
     def _whole(self) -> None:
         """Fold the whole log when the engine resumed from a saved state (sleep, checkpoint need every episode)."""
         if self._partial:
-            self.rebuild()
+            self._refold()
 
     def rebuild(self) -> None:
-        """Forget the cache and fold every stored event again (the state is only a cache)."""
+        """Forget the cache and fold every stored event again (the state is only a cache).
+
+        In the fold mode the store's lesson rows are built again from the log too.
+        """
         with self._lock:
-            events = self.store.read(0)
+            self._refold()
+            if self._rows is not None:
+                self._build_rows()
+
+    def _refold(self) -> None:
+        self._fold_events(self.store.read(0))
+
+    def _fold_events(self, events: list[Event]) -> tuple[list[LessonState], tuple[int, float, float]]:
+        """Reset the cache to the fold of `events` (a whole log); its lessons and reward statistics."""
+        with self._lock:
             # The outcome that counts is an episode's last replacement, else its first report;
             # a later plain report is a duplicate the fold refuses (see _fold_outcome).
             final: dict[str, int] = {}
@@ -285,6 +314,29 @@ class Lamar:
                     self._count_replaced(e)
                     continue
                 self._fold(e)
+            return list(self._lessons.values()), (self._reward_n, self._reward_mean, self._reward_m2)
+
+    # -- the fold mode ------------------------------------------------------------------------
+
+    def _view(self, read: Callable[[LessonRows], RowsView]) -> RowsView:
+        """A read of the store's lesson rows, built first when they are missing, stale or were
+        folded under other tuning (then this engine's tuning is theirs from now on)."""
+        rows = self._rows
+        assert rows is not None
+        if self._tuning_text is None:
+            self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
+        view = read(rows)
+        if view.tuning != self._tuning_text:
+            self._build_rows()
+            view = read(rows)
+        return view
+
+    def _build_rows(self) -> None:
+        """Fold the whole log here and write the result as the store's lesson rows (heavy)."""
+        assert self._rows is not None
+        if self._tuning_text is None:
+            self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
+        self._rows.build(self._tuning_text, self._fold_events)
 
     def _count_replaced(self, event: Event) -> None:
         episode = self._episodes.get(event.data["episode"])
@@ -431,6 +483,12 @@ class Lamar:
         exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
         taken = InvalidExperience(f"an experience with id {exp.id!r} is already stored")
         with self._lock:
+            if self._rows is not None:  # the store refuses an id that has a row or a key
+                try:
+                    self._append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
+                except EventConflict:
+                    raise taken from None
+                return exp.id
             self._sync()
             if exp.id in self._lessons:
                 raise taken
@@ -447,14 +505,31 @@ class Lamar:
     def get(self, exp_id: str) -> Experience:
         """The lesson with that id (retired ones included)."""
         with self._lock:
-            self._sync()
-            return self._state(exp_id).experience
+            return self._lesson(exp_id)[0].experience
 
     def _state(self, exp_id: str) -> LessonState:
         state = self._lessons.get(exp_id) if isinstance(exp_id, str) else None
         if state is None:
             raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
         return state
+
+    def _lesson(self, exp_id: str) -> tuple[LessonState, int]:
+        """The lesson's current state and the Bonferroni divisor, from the cache or the rows."""
+        if self._rows is None:
+            self._sync()
+            return self._state(exp_id), self._active_count()
+        view = self._view(lambda rows: rows.lessons([exp_id] if isinstance(exp_id, str) else []))
+        if not view.states:
+            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+        return view.states[0], view.active
+
+    def _all_lessons(self) -> tuple[Iterable[LessonState], int]:
+        """Every lesson in the order they were added, and the Bonferroni divisor."""
+        if self._rows is None:
+            self._sync()
+            return self._lessons.values(), self._active_count()
+        view = self._view(lambda rows: rows.lessons())
+        return view.states, view.active
 
     def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,
                     scope: Mapping[str, str] | None = None) -> list[Experience]:
@@ -469,10 +544,9 @@ class Lamar:
         want_verdict = arguments.choice(Verdict, verdict, "verdict")
         want_scope = check_context(scope) if scope is not None else None
         with self._lock:
-            self._sync()
-            n = self._active_count()
+            lessons, n = self._all_lessons()
             out = []
-            for state in self._lessons.values():
+            for state in lessons:
                 exp = state.experience
                 if want_status is not None and exp.status is not want_status:
                     continue
@@ -486,8 +560,8 @@ class Lamar:
     def evidence(self, exp_id: str) -> Evidence:
         """The lesson's measured lift, its bounds and its verdict."""
         with self._lock:
-            self._sync()
-            return self._state(exp_id).evidence(self.policy, self._active_count())
+            state, n = self._lesson(exp_id)
+            return state.evidence(self.policy, n)
 
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
         """Stop injecting a lesson (kept for the audit trail; `revive` undoes it)."""
@@ -500,11 +574,11 @@ class Lamar:
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
         reason = arguments.reason(reason)
         with self._lock:
-            self._sync()
-            if self._state(exp_id).experience.status is status:
+            if self._lesson(exp_id)[0].experience.status is status:
                 return  # already so: a second event would only repeat the audit trail
             self._append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
-            self._sync()
+            if self._rows is None:
+                self._sync()
 
     # -- recall ------------------------------------------------------------------------------
 
@@ -525,9 +599,15 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed = arguments.candidate_ids(candidates)
         with self._lock:
-            self._sync()
-            eligible = self._eligible(ctx, allowed)
-            chosen, held, p = self._choose(eligible, slots, ctx)
+            if self._rows is None:
+                self._sync()
+                eligible = self._eligible(ctx, allowed)
+                sigma, n = self._sigma(), self._active_count()
+            else:  # one read of the eligible rows: nobody's events are replayed
+                view = self._view(lambda rows: rows.eligible(ctx))
+                eligible = [s for s in view.states if allowed is None or s.experience.id in allowed]
+                sigma, n = view.sigma, view.active
+            chosen, held, p = self._choose(eligible, slots, ctx, sigma, n)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -538,9 +618,10 @@ class Lamar:
                 "p": p,
             }
             self._append([Event("episode", data, key=f"episode:{episode_id}")])
-            self._sync()
-            if self.policy.pending_after is not None:
-                settle(self, None)
+            if self._rows is None:
+                self._sync()
+                if self.policy.pending_after is not None:  # the fold mode settles in settle_pending()
+                    settle(self, None)
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
@@ -567,6 +648,7 @@ class Lamar:
         return out
 
     def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
+                sigma: float | None = None, n: int | None = None,
                 ) -> tuple[list[LessonState], list[str], dict[str, float]]:
         """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
         run an exposure round.
@@ -575,8 +657,8 @@ class Lamar:
         lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
         """
         policy, rng = self.policy, self._rng
-        sigma = self._sigma()
-        n = self._active_count()
+        sigma = self._sigma() if sigma is None else sigma
+        n = self._active_count() if n is None else n
         ranked = []
         exposable: list[LessonState] = []
         retest: list[LessonState] = []
@@ -669,6 +751,18 @@ class Lamar:
         """
         reward, parsed = to_reward(signal)
         with self._lock:
+            if self._rows is not None and not replace and isinstance(episode_id, str):
+                # One transaction in the store: the episode found by key, its eligible lessons'
+                # rows locked and folded. A first report ends here; anything else (no episode
+                # under that key, an outcome already there) takes the heavy path below.
+                data = {"episode": episode_id, "reward": reward, "signal": parsed.value if parsed else None,
+                        "replace": False}
+                try:
+                    self._wrote = True
+                    self._rows.append([Event("outcome", data, key=f"outcome:{episode_id}")], strict=True)
+                    return
+                except (UnknownEpisode, EventConflict):
+                    pass
             self._sync()
             episode = self._episode_record(episode_id)
             if episode is None:
@@ -702,6 +796,8 @@ class Lamar:
                 ) from None
             self._ignored.clear()
             self._sync()
+            if self._rows is not None and not self._rows.lessons([]).tuning:
+                self._build_rows()  # the outcome could not be folded in the rows (a replacement)
             now = self._episodes.get(episode_id)
             if stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq):
                 # Another writer reported it and a checkpoint dropped that report's key before
@@ -819,7 +915,8 @@ class Lamar:
         if rewrite is None:
             raise StoreError(f"{type(self.store).__name__} at {self.store.location} cannot rewrite its log, "
                              "so it cannot be checkpointed; compaction still bounds the engine's memory")
-        with self._lock:
+        with self._lock, (self._rows.exclusive() if self._rows is not None else contextlib.nullcontext()):
+            # In the fold mode no write may commit below the snapshot's seq once it is folded.
             self._sync()
             self._whole()
             if self._seq == 0:
