@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from lamar._errors import CorruptStore, EventConflict, StoreError
+from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
 
@@ -222,7 +222,11 @@ class PostgresStore:
         try:
             with self._pool.connection() as conn:
                 pid = conn.info.backend_pid
-                return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message
+                try:
+                    return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message
+                except (pg.errors.UniqueViolation, LamarError):  # refused: end the transaction here
+                    conn.execute("ROLLBACK")
+                    raise
         except pg.errors.UniqueViolation as exc:
             raise EventConflict(f"an event key is already in {self.location} ({exc.diag.message_detail}); "
                                 "nothing of this write was kept") from exc

@@ -183,60 +183,22 @@ class LessonRows:
         (folded,) = sets[3][0] if sets[3] else (None,)
         if folded is None:  # stale or never built: the next engine builds the rows from the log
             return events
-        policy = self._policy(folded)
-        episodes = {key: json.loads(data) for key, data in sets[4]}
-        states = {exp_id: _state(raw) for exp_id, raw in sets[5]}
-        n, mean, m2 = merge_shards(sets[6])
-        active = int(sets[7][0][0])
-        touched: dict[str, LessonState] = {}
-        added: dict[str, LessonState] = {}
-        batch = (0, 0.0, 0.0)
+        batch = _Batch(self._policy(folded), sets, strict, self._store.location)
         out = []
         for event in events:
-            data = event.data
-            if event.kind == "experience":
-                exp = Experience.from_dict(data)
-                if exp.id in states:
-                    raise EventConflict(f"experience {exp.id!r} is already in {self._store.location}")
-                states[exp.id] = added[exp.id] = LessonState(exp)
-                active += exp.status is not Status.RETIRED
-            elif event.kind == "status" and data["id"] in states:
-                state = states[data["id"]]
-                was = state.experience.status is not Status.RETIRED
-                fold.set_status(state, Status(data["status"]))
-                active += (state.experience.status is not Status.RETIRED) - was
-                touched[data["id"]] = state
-            elif event.kind == "scope" and data["id"] in states:
-                if fold.narrow(states[data["id"]], data["key"], data["value"]):
-                    touched[data["id"]] = states[data["id"]]
-            elif event.kind == "merge":
-                into = states.get(data["into"])
-                retired = fold.merge(into, [states.get(i) for i in data["from"]], data["from"])
-                active -= len(retired)
-                touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
-            elif event.kind == "outcome" and not data.get("expired"):
-                episode = episodes.get(f"episode:{data['episode']}")
-                if data.get("replace") or episode is None:
-                    if strict and episode is None:
-                        raise UnknownEpisode(f"no episode {data['episode']!r} is found by its key")
-                    write["stale"] = True  # a replacement unfolds an outcome: the rows are built again
-                    out.append(event)
-                    continue
-                reward = float(data["reward"])
-                n, mean, m2 = fold.welford(n, mean, m2, reward)
-                batch = fold.welford(*batch, reward)
-                sigma = fold.spread(n, m2)
-                for state in fold.fold_outcome(states.get, episode, reward, sigma, policy, active):
-                    touched[state.experience.id] = state
-                event = Event(kind="outcome", data={**data, "fold": {"sigma": sigma, "active": active}},
-                              key=event.key, time=event.time)
+            try:
+                event = batch.fold(event)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
             out.append(event)
-        for name, rows in (("u", [s for i, s in touched.items() if i not in added]), ("a", list(added.values()))):
+        touched = [s for i, s in batch.touched.items() if i not in batch.added]
+        for name, rows in (("u", touched), ("a", list(batch.added.values()))):
             write[f"{name}_ids"] = [s.experience.id for s in rows]
             write[f"{name}_status"] = [s.experience.status.value for s in rows]
             write[f"{name}_scope"] = [json.dumps(dict(s.experience.scope)) for s in rows]
             write[f"{name}_state"] = [json.dumps(s.to_dict()) for s in rows]
-        write["r_n"], write["r_mean"], write["r_m2"] = batch
+        write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
+        write["stale"] = batch.stale
         return out
 
     def _policy(self, tuning: str) -> Policy:
@@ -295,6 +257,64 @@ class LessonRows:
         with store._pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, store.namespace))
             yield
+
+
+class _Batch:
+    """The rows one write locked, and the events of the write folded into them in order."""
+
+    def __init__(self, policy: Policy, sets: list[Any], strict: bool, location: str) -> None:
+        self.policy, self.strict, self.location = policy, strict, location
+        self.episodes = {key: json.loads(data) for key, data in sets[4]}
+        self.states = {exp_id: _state(raw) for exp_id, raw in sets[5]}
+        self.n, self.mean, self.m2 = merge_shards(sets[6])
+        self.active = int(sets[7][0][0])
+        self.touched: dict[str, LessonState] = {}
+        self.added: dict[str, LessonState] = {}
+        self.rewards: tuple[int, float, float] = (0, 0.0, 0.0)  # this write's, for its shard
+        self.stale = False
+
+    def fold(self, event: Event) -> Event:
+        data, states = event.data, self.states
+        if event.kind == "experience":
+            exp = Experience.from_dict(data)
+            if exp.id in states:
+                raise EventConflict(f"experience {exp.id!r} is already in {self.location}")
+            states[exp.id] = self.added[exp.id] = LessonState(exp)
+            self.active += exp.status is not Status.RETIRED
+        elif event.kind == "status" and data["id"] in states:
+            state = states[data["id"]]
+            was = state.experience.status is not Status.RETIRED
+            fold.set_status(state, Status(data["status"]))
+            self.active += (state.experience.status is not Status.RETIRED) - was
+            self.touched[data["id"]] = state
+        elif event.kind == "scope" and data["id"] in states:
+            if fold.narrow(states[data["id"]], data["key"], data["value"]):
+                self.touched[data["id"]] = states[data["id"]]
+        elif event.kind == "merge":
+            into = states.get(data["into"])
+            retired = fold.merge(into, [states.get(i) for i in data["from"]], data["from"])
+            self.active -= len(retired)
+            self.touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
+        elif event.kind == "outcome" and not data.get("expired"):
+            return self._outcome(event)
+        return event
+
+    def _outcome(self, event: Event) -> Event:
+        data = event.data
+        episode = self.episodes.get(f"episode:{data['episode']}")
+        if data.get("replace") or episode is None:
+            if self.strict and episode is None:
+                raise UnknownEpisode(f"no episode {data['episode']!r} is found by its key")
+            self.stale = True  # a replacement unfolds an outcome: the rows are built again from the log
+            return event
+        reward = float(data["reward"])
+        self.n, self.mean, self.m2 = fold.welford(self.n, self.mean, self.m2, reward)
+        self.rewards = fold.welford(*self.rewards, reward)
+        sigma = fold.spread(self.n, self.m2)
+        for state in fold.fold_outcome(self.states.get, episode, reward, sigma, self.policy, self.active):
+            self.touched[state.experience.id] = state
+        return Event(kind="outcome", data={**data, "fold": {"sigma": sigma, "active": self.active}},
+                     key=event.key, time=event.time)
 
 
 def merge_shards(shards: Iterable[tuple[Any, Any, Any]]) -> tuple[int, float, float]:
