@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from lamar._errors import EventConflict, UnknownEpisode
+from lamar._errors import EventConflict, LamarError, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
@@ -182,12 +182,18 @@ class LessonRows:
         as they are to be stored (outcomes name the sigma and divisor their fold used)."""
         (folded,) = sets[3][0] if sets[3] else (None,)
         if folded is None:  # stale or never built: the next engine builds the rows from the log
+            found = {key for key, _ in sets[4]}
+            missing = [e for e in events if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in found]
+            if strict and missing:
+                raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
             return events
         batch = _Batch(self._policy(folded), sets, strict, self._store.location)
         out = []
         for event in events:
             try:
                 event = batch.fold(event)
+            except LamarError:  # a refusal (UnknownEpisode is a KeyError too): nothing is written
+                raise
             except (KeyError, TypeError, ValueError, AttributeError):
                 batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
             out.append(event)
