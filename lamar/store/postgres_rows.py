@@ -60,16 +60,16 @@ SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retir
 _BEGIN_PLAIN = """BEGIN;
 SELECT pg_current_xact_id()::text;
 SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s))"""
-# The second message writes the rows, the counters and the events, then commits. The SEQUENCE
-# is read in the events' order (volatile output is computed after ORDER BY).
+# The second message writes the rows, the counters and the events, then commits. Rows and
+# events travel as one JSON text each (quoting one literal is cheap; quoting text[] elements
+# that are JSON is not), and a `json` value's text is kept as sent, so `data` is stored exactly.
+# The SEQUENCE is read in the events' order (volatile output is computed after ORDER BY).
 _WRITE = """
-UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope::jsonb, state = u.state, version = l.version + 1
-FROM unnest(%(u_ids)s::text[], %(u_status)s::text[], %(u_scope)s::text[], %(u_state)s::text[]) AS u(id, status, scope, state)
-WHERE l.namespace = %(ns)s AND l.id = u.id;
+UPDATE lamar_lessons AS l SET status = u->>1, scope = (u->2)::jsonb, state = (u->3)::text, version = l.version + 1
+FROM json_array_elements(%(updated)s::json) AS u WHERE l.namespace = %(ns)s AND l.id = u->>0;
 INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
-SELECT %(ns)s, a.id, nextval('lamar_seq'), a.status, a.scope::jsonb, a.state
-FROM unnest(%(a_ids)s::text[], %(a_status)s::text[], %(a_scope)s::text[], %(a_state)s::text[])
-    WITH ORDINALITY AS a(id, status, scope, state, ord) ORDER BY a.ord;
+SELECT %(ns)s, a.value->>0, nextval('lamar_seq'), a.value->>1, (a.value->2)::jsonb, (a.value->3)::text
+FROM json_array_elements(%(added)s::json) WITH ORDINALITY AS a ORDER BY a.ordinality;
 INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2)
 SELECT %(ns)s, mod(pg_backend_pid(), %(shards)s), %(r_n)s, %(r_mean)s, %(r_m2)s WHERE %(r_n)s > 0
 ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
@@ -77,9 +77,8 @@ ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
     m2 = s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n);
 UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %(ns)s AND %(stale)s;
 INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
-SELECT %(ns)s, nextval('lamar_seq'), b.kind, b.key, b.time, b.data
-FROM unnest(%(kinds)s::text[], %(keys)s::text[], %(times)s::float8[], %(data)s::text[])
-    WITH ORDINALITY AS b(kind, key, time, data, ord) ORDER BY b.ord
+SELECT %(ns)s, nextval('lamar_seq'), b.value->>0, b.value->>1, (b.value->>2)::float8, (b.value->3)::text
+FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS b ORDER BY b.ordinality
 RETURNING seq;
 COMMIT"""
 _VIEW = """SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
@@ -109,6 +108,7 @@ class LessonRows:
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
         self._policies: dict[str, Policy] = {}
+        self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -130,7 +130,7 @@ class LessonRows:
 
         rows, shards, ((active, tuning),) = store._run(run)
         n, _, m2 = merge_shards(shards)
-        return RowsView([_state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
+        return RowsView([self._state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -156,11 +156,12 @@ class LessonRows:
             cur.execute(_BEGIN_PLAIN if plain else _BEGIN, params)
             sets = _result_sets(cur)
             xid.append(str(sets[1][0][0]))
-            write = _empty_write(store.namespace, events)
+            write = _empty_write(store.namespace)
             written = list(events)
             if not plain:
                 written = self._fold(events, sets, write, strict)
-            write["data"] = [e.data_json() for e in written]
+            write["events"] = "[" + ",".join(
+                f"[{json.dumps(e.kind)},{json.dumps(e.key)},{float(e.time)!r},{e.data_json()}]" for e in written) + "]"
             cur.execute(_WRITE, write)
             seqs = sorted(int(row[0]) for row in _result_sets(cur)[-2])  # the events' RETURNING
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
@@ -187,7 +188,8 @@ class LessonRows:
             if strict and missing:
                 raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
             return events
-        batch = _Batch(self._policy(folded), sets, strict, self._store.location)
+        batch = _Batch(self._policy(folded), [self._state(raw) for _, raw in sets[5]], sets, strict,
+                       self._store.location)
         out = []
         for event in events:
             try:
@@ -198,14 +200,21 @@ class LessonRows:
                 batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
             out.append(event)
         touched = [s for i, s in batch.touched.items() if i not in batch.added]
-        for name, rows in (("u", touched), ("a", list(batch.added.values()))):
-            write[f"{name}_ids"] = [s.experience.id for s in rows]
-            write[f"{name}_status"] = [s.experience.status.value for s in rows]
-            write[f"{name}_scope"] = [json.dumps(dict(s.experience.scope)) for s in rows]
-            write[f"{name}_state"] = [json.dumps(s.to_dict()) for s in rows]
+        write["updated"] = json.dumps([_row(s) for s in touched], separators=(",", ":"))
+        write["added"] = json.dumps([_row(s) for s in batch.added.values()], separators=(",", ":"))
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
         write["stale"] = batch.stale
         return out
+
+    def _state(self, raw: str) -> LessonState:
+        """A row's state; the lesson's text is parsed once while it does not change (most of the
+        cost of reading a row is checking an Experience, and rows are read on every call)."""
+        data = json.loads(raw)
+        exp_data = data["experience"]
+        cached = self._experiences.get(exp_data.get("id"))
+        if cached is None or cached[0] != exp_data:
+            cached = self._experiences[exp_data.get("id")] = (exp_data, Experience.from_dict(exp_data))
+        return LessonState.from_dict(data, cached[1])
 
     def _policy(self, tuning: str) -> Policy:
         policy = self._policies.get(tuning)
@@ -268,10 +277,11 @@ class LessonRows:
 class _Batch:
     """The rows one write locked, and the events of the write folded into them in order."""
 
-    def __init__(self, policy: Policy, sets: list[Any], strict: bool, location: str) -> None:
+    def __init__(self, policy: Policy, locked: list[LessonState], sets: list[Any], strict: bool,
+                 location: str) -> None:
         self.policy, self.strict, self.location = policy, strict, location
         self.episodes = {key: json.loads(data) for key, data in sets[4]}
-        self.states = {exp_id: _state(raw) for exp_id, raw in sets[5]}
+        self.states = {state.experience.id: state for state in locked}
         self.n, self.mean, self.m2 = merge_shards(sets[6])
         self.active = int(sets[7][0][0])
         self.touched: dict[str, LessonState] = {}
@@ -350,19 +360,15 @@ def _named(event: Event) -> list[str]:
     return []
 
 
-def _empty_write(namespace: str, events: list[Event]) -> dict[str, Any]:
-    write: dict[str, Any] = {"ns": namespace, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0,
-                             "kinds": [e.kind for e in events], "keys": [e.key for e in events],
-                             "times": [float(e.time) for e in events]}
-    for name in ("u", "a"):
-        for part in ("ids", "status", "scope", "state"):
-            write[f"{name}_{part}"] = []
-    write["shards"] = SHARDS
-    return write
+def _empty_write(namespace: str) -> dict[str, Any]:
+    return {"ns": namespace, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "shards": SHARDS,
+            "updated": "[]", "added": "[]"}
 
 
-def _state(raw: str) -> LessonState:
-    return LessonState.from_dict(json.loads(raw))
+def _row(state: LessonState) -> list[Any]:
+    """A lesson's row as the write sends it: id, status, scope, state (`LessonState.to_dict`)."""
+    exp = state.experience
+    return [exp.id, exp.status.value, dict(exp.scope), state.to_dict()]
 
 
 def _result_sets(cur: Any) -> list[Any]:
