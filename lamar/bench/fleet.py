@@ -241,7 +241,8 @@ def _machine(url: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", default=",".join(map(str, CLIENTS)), help="clients, comma separated")
+    parser.add_argument("--clients", default=",".join(map(str, CLIENTS)),
+                        help="clients, comma separated ('' for none: only --big)")
     parser.add_argument("--modes", default=",".join(MODES), help="log (lamar_fold=off), fold (the default)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="shared (one context, the same 10 lessons for all), spread (16 projects)")
@@ -263,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
         for mode in modes:
-            for clients in map(int, args.clients.split(",")):
+            for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
                 row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres)
                 rows.append(row)
                 print(f"{workload:<9}{mode:<6}{clients:>8}{row['processes']:>8} x {row['threads']:<2}"
