@@ -128,9 +128,13 @@ class _NotWritten(Exception):
 class PostgresStore:
     """Events in PostgreSQL, shared by many processes and machines; one namespace each.
 
-    Order: a namespace's writes take turns on its counter row, held only while the server
-    runs one INSERT and its COMMIT, so seq order is commit order (`read(after)` never skips
-    an event that commits later) and no client, slow or killed, holds it across a round trip.
+    Modes: by default (the fold mode) the store holds every lesson's folded state in rows that
+    each write updates (`rows`, lamar/store/postgres_rows.py); seqs come from a SEQUENCE, so an
+    event may commit after a reader passed its seq. With `lamar_fold=off` in the URL (the log
+    mode) every engine folds the log itself, and a namespace's writes take turns on its counter
+    row, held only while the server runs one INSERT and its COMMIT, so seq order is commit
+    order (`read(after)` never skips an event that commits later) and no client, slow or
+    killed, holds it across a round trip.
     Isolation: every statement names the namespace; another namespace's ids are not there.
     A lost connection: a write that surely did not commit is retried once on a fresh
     connection; one whose COMMIT went unanswered is settled by asking the server about its
@@ -138,7 +142,8 @@ class PostgresStore:
 
     Args:
         url: a libpq URL, postgresql://user@host:port/dbname?options. A query parameter
-            `lamar_namespace=name` picks the namespace (so one string locates the store).
+            `lamar_namespace=name` picks the namespace (so one string locates the store);
+            `lamar_fold=off` picks the log mode.
         namespace: the isolated store inside the database (default "default"); letters,
             digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
         pool_size: most connections this object opens (threads beyond it wait their turn).
