@@ -55,10 +55,11 @@ from lamar.policy.verdicts import Evidence, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.store import Event, Store
+from lamar.store.base import RowsView
 
 if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
-    from lamar.store.postgres_rows import LessonRows, RowsView
+    from lamar.store.postgres_rows import LessonRows
 
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 
@@ -129,6 +130,7 @@ class Lamar:
         self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
         # The fold mode: the store holds every lesson's folded state in rows (None: this cache does).
         self._rows: LessonRows | None = getattr(opened, "rows", None)
+        self._reads: Any = self._rows if self._rows is not None else _CacheReads(self)
         self._tuning_text: str | None = None
         self._reset()
         with self._lock:
@@ -318,17 +320,18 @@ class Lamar:
 
     # -- the fold mode ------------------------------------------------------------------------
 
-    def _view(self, read: Callable[[LessonRows], RowsView]) -> RowsView:
-        """A read of the store's lesson rows, built first when they are missing, stale or were
-        folded under other tuning (then this engine's tuning is theirs from now on)."""
-        rows = self._rows
-        assert rows is not None
+    def _view(self, read: Callable[[Any], RowsView]) -> RowsView:
+        """A read of the folded state: the store's rows in the fold mode (built first when they
+        are missing, stale or were folded under other tuning: this engine's tuning is theirs from
+        then on), else this cache, synced."""
+        view = read(self._reads)
+        if self._rows is None:
+            return view
         if self._tuning_text is None:
             self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
-        view = read(rows)
         if view.tuning != self._tuning_text:
             self._build_rows()
-            view = read(rows)
+            view = read(self._reads)
         return view
 
     def _build_rows(self) -> None:
@@ -460,9 +463,8 @@ class Lamar:
         used = data.get("fold") or {}
         sigma = float(used["sigma"]) if "sigma" in used else self._sigma()
         n_active = int(used["active"]) if "active" in used else self._n_active
-        episode_data = {"eligible": episode.eligible, "injected": episode.injected, "p": episode.p,
-                        "context": episode.context}
-        fold.fold_outcome(self._lessons.get, episode_data, reward, sigma, self.policy, n_active)
+        fold.fold_outcome(self._lessons.get, episode.eligible, episode.injected, episode.p, episode.context,
+                          reward, sigma, self.policy, n_active)
 
     def _sigma(self) -> float:
         """Spread of rewards, shrunk towards a prior while outcomes are few."""
@@ -515,20 +517,14 @@ class Lamar:
 
     def _lesson(self, exp_id: str) -> tuple[LessonState, int]:
         """The lesson's current state and the Bonferroni divisor, from the cache or the rows."""
-        if self._rows is None:
-            self._sync()
-            return self._state(exp_id), self._active_count()
-        view = self._view(lambda rows: rows.lessons([exp_id] if isinstance(exp_id, str) else []))
+        view = self._view(lambda reads: reads.lessons([exp_id] if isinstance(exp_id, str) else []))
         if not view.states:
             raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
         return view.states[0], view.active
 
     def _all_lessons(self) -> tuple[Iterable[LessonState], int]:
         """Every lesson in the order they were added, and the Bonferroni divisor."""
-        if self._rows is None:
-            self._sync()
-            return self._lessons.values(), self._active_count()
-        view = self._view(lambda rows: rows.lessons())
+        view = self._view(lambda reads: reads.lessons())
         return view.states, view.active
 
     def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,
@@ -599,15 +595,9 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed = arguments.candidate_ids(candidates)
         with self._lock:
-            if self._rows is None:
-                self._sync()
-                eligible = self._eligible(ctx, allowed)
-                sigma, n = self._sigma(), self._active_count()
-            else:  # one read of the eligible rows: nobody's events are replayed
-                view = self._view(lambda rows: rows.eligible(ctx))
-                eligible = [s for s in view.states if allowed is None or s.experience.id in allowed]
-                sigma, n = view.sigma, view.active
-            chosen, held, p = self._choose(eligible, slots, ctx, sigma, n)
+            view = self._view(lambda reads: reads.eligible(ctx))  # the fold mode: one read of rows
+            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+            chosen, held, p = self._choose(eligible, slots, ctx, view.sigma, view.active)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -796,7 +786,7 @@ class Lamar:
                 ) from None
             self._ignored.clear()
             self._sync()
-            if self._rows is not None and not self._rows.lessons([]).tuning:
+            if self._rows is not None and self._rows.lessons([]).tuning is None:
                 self._build_rows()  # the outcome could not be folded in the rows (a replacement)
             now = self._episodes.get(episode_id)
             if stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq):
@@ -972,6 +962,28 @@ class Lamar:
 
     def __repr__(self) -> str:
         return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._lessons)})"
+
+
+class _CacheReads:
+    """The folded state's reads (`FoldedRows.eligible`, `lessons`) answered by the engine's own
+    cache, synced with the log first: the in-process side of the seam the fold mode's rows fill."""
+
+    __slots__ = ("_lam",)
+
+    def __init__(self, lam: Lamar) -> None:
+        self._lam = lam
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        lam = self._lam
+        lam._sync()
+        return RowsView(lam._eligible(context, None), lam._sigma(), lam._active_count(), None)
+
+    def lessons(self, ids: Iterable[str] | None = None) -> RowsView:
+        lam = self._lam
+        lam._sync()
+        found = lam._lessons
+        states = list(found.values()) if ids is None else [found[i] for i in ids if i in found]
+        return RowsView(states, lam._sigma(), lam._active_count(), None)
 
 
 def _subsets(items: list[tuple[str, str]]) -> Iterable[tuple[tuple[str, str], ...]]:

@@ -32,21 +32,21 @@ def welford(n: int, mean: float, m2: float, reward: float) -> tuple[int, float, 
     return n, mean, m2 + delta * (reward - mean)
 
 
-def fold_outcome(lesson: Callable[[str], LessonState | None], episode: Mapping[str, Any], reward: float,
-                 sigma: float, policy: Policy, n_active: int) -> list[LessonState]:
+def fold_outcome(lesson: Callable[[str], LessonState | None], eligible: Iterable[str], injected: Iterable[str],
+                 p: Mapping[str, float], context: Mapping[str, str], reward: float, sigma: float, policy: Policy,
+                 n_active: int) -> list[LessonState]:
     """Fold one reward into every non-retired lesson the episode found eligible; returns them.
 
     Args:
         lesson: finds a lesson's state by id (None: unknown, e.g. not yet added here).
-        episode: the episode event's data (eligible, injected, p, context).
+        eligible, injected, p, context: the episode's, as its event logged them.
     """
-    injected = set(episode["injected"])
+    chosen = set(injected)
     touched = []
-    for exp_id in episode["eligible"]:
+    for exp_id in eligible:
         state = lesson(exp_id)
         if state is not None and state.experience.status is not Status.RETIRED:
-            state.observe(reward, exp_id in injected, episode["p"].get(exp_id, 0.0), sigma, policy,
-                          n_active, episode["context"])
+            state.observe(reward, exp_id in chosen, p.get(exp_id, 0.0), sigma, policy, n_active, context)
             touched.append(state)
     return touched
 

@@ -15,7 +15,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 EVENT_KINDS = frozenset(
     {"experience", "status", "merge", "episode", "outcome", "applied", "compact", "snapshot"}
@@ -144,6 +144,19 @@ class KeyedStore(Store, Protocol):
         ...
 
 
+class RowsView(NamedTuple):
+    """Lessons as the folded state holds them, with the namespace-wide inputs of decisions:
+    the reward spread (sigma) and the count of non-retired lessons (the Bonferroni divisor).
+
+    `tuning` is the tuning a store's rows were folded under (None: stale, to be built again).
+    """
+
+    states: list[Any]  # LessonState
+    sigma: float
+    active: int
+    tuning: str | None
+
+
 class FoldedRows(Protocol):
     """The fold mode's seam: a store whose `rows` attribute is one of these holds every lesson's
     folded state itself (lamar/store/postgres_rows.py), and the engine reads and writes through it
@@ -154,11 +167,11 @@ class FoldedRows(Protocol):
     lessons, and the tuning the rows were folded under (None: build them first).
     """
 
-    def eligible(self, context: dict[str, str]) -> Any:
+    def eligible(self, context: dict[str, str]) -> RowsView:
         """The non-retired lessons whose scope the context contains."""
         ...
 
-    def lessons(self, ids: Sequence[str] | None = None) -> Any:
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
         """These lessons (all when None), in the order they were added."""
         ...
 

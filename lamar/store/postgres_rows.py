@@ -24,14 +24,14 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, LamarError, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
-from lamar.store.base import Event
+from lamar.store.base import Event, RowsView
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -91,18 +91,6 @@ FROM lamar_lessons WHERE namespace = %(ns)s"""
 _ELIGIBLE = _VIEW.format(where="status <> 'retired' AND scope <@ %(ctx)s::jsonb")
 _SOME = _VIEW.format(where="id = ANY(%(ids)s::text[])")
 _ALL = _VIEW.format(where="true")
-
-
-class RowsView(NamedTuple):
-    """Lessons as their rows hold them, with the namespace-wide inputs of decisions.
-
-    `tuning` is the tuning the rows were folded under (None: stale, to be built again).
-    """
-
-    states: list[LessonState]
-    sigma: float
-    active: int
-    tuning: str | None
 
 
 class LessonRows:
@@ -330,7 +318,8 @@ class _Batch:
         self.n, self.mean, self.m2 = fold.welford(self.n, self.mean, self.m2, reward)
         self.rewards = fold.welford(*self.rewards, reward)
         sigma = fold.spread(self.n, self.m2)
-        for state in fold.fold_outcome(self.states.get, episode, reward, sigma, self.policy, self.active):
+        for state in fold.fold_outcome(self.states.get, episode["eligible"], episode["injected"], episode["p"],
+                                       episode["context"], reward, sigma, self.policy, self.active):
             self.touched[state.experience.id] = state
         return Event(kind="outcome", data={**data, "fold": {"sigma": sigma, "active": self.active}},
                      key=event.key, time=event.time)
@@ -382,4 +371,4 @@ def _result_sets(cur: Any) -> list[Any]:
     return sets
 
 
-__all__ = ["ROWS_LOCK", "SHARDS", "LessonRows", "RowsView", "merge_shards"]
+__all__ = ["ROWS_LOCK", "SHARDS", "LessonRows", "merge_shards"]
