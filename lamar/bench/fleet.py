@@ -117,8 +117,17 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str) -> dict[str, Any]:
-    """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures."""
+def _spin() -> None:
+    while True:
+        pass
+
+
+def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
+            busy: int = 0) -> dict[str, Any]:
+    """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
+
+    `busy` processes spin beside them (a control: the CPU contention of a fleet without its work).
+    """
     namespace = f"bench-{uuid.uuid4().hex[:12]}"
     location = _url(base, namespace, mode)
     _seed_lessons(location, workload, lessons)
@@ -128,6 +137,9 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
     barrier = ctx.Barrier(processes + 1)
     results = ctx.Queue()
     procs = [ctx.Process(target=_process, args=(location, workload, s, seconds, barrier, results)) for s in seeds]
+    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
+    for spinner in spinners:
+        spinner.start()
     try:
         for p in procs:
             p.start()
@@ -136,11 +148,13 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         for p in procs:
             p.join()
     finally:
+        for spinner in spinners:
+            spinner.terminate()
         _drop_namespace(base, namespace)
     took = [x for t, _, _ in collected for x in t]
     ms = 1000.0
     return {
-        "mode": mode, "workload": workload, "clients": clients, "processes": processes,
+        "mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
         "threads": clients // processes, "seconds": seconds, "episodes": len(took),
         "episodes_per_s": len(took) / seconds,
         "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
@@ -251,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--postgres", default=DEFAULT_URL, help="server URL (default: $LAMAR_POSTGRES or local)")
     parser.add_argument("--big", type=int, default=0, metavar="EPISODES",
                         help="also time opening a namespace of this many episodes and its first recall")
+    parser.add_argument("--control", action="store_true",
+                        help="also run 1 client beside 15 busy-looping processes (contention without work)")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -269,6 +285,16 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(f"{workload:<9}{mode:<6}{clients:>8}{row['processes']:>8} x {row['threads']:<2}"
                       f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
+                      f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
+    if args.control and rows:
+        print(f"control: 1 client with {MAX_PROCESSES - 1} busy-looping processes beside it "
+              "(the CPU contention of 16 clients, without their work)")
+        for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+            for mode in modes:
+                row = measure(mode, workload, 1, args.seconds, args.lessons, args.postgres, busy=MAX_PROCESSES - 1)
+                rows.append(row)
+                print(f"{workload:<9}{mode:<6}{1:>8}{1:>8} x {1:<2}{row['episodes_per_s']:>12.0f}"
+                      f"{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
                       f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
     if args.big:
         big = measure_big(args.postgres, args.big, runs=5)
