@@ -262,3 +262,35 @@ def test_the_location_keeps_the_mode(postgres_url: str) -> None:
     log.close()
     with pytest.raises(Exception, match="lamar_fold is 'on'"):
         PostgresStore(postgres_url + "?lamar_fold=maybe")
+
+
+def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_url: str) -> None:
+    first = Lamar(fold_url, k=2, seed=9)
+    ids = [first.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    for _ in range(30):
+        first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    other = Lamar(fold_url, k=2, seed=9, discount=0.9)  # the selection forgets faster: other rows
+    before = _rows(fold_url)
+    other.evidence(ids[0])  # reads the rows: they were folded under other tuning, so built again
+    after = _rows(fold_url)
+    assert after != before
+    replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, discount=0.9)
+    assert after == {i: replay._state(i).to_dict() for i in ids}
+    other.report(other.recall({"task": "x"}).episode_id, Signal.REVERTED)  # folded under the new tuning
+    assert sum(other.evidence(i).eligible for i in ids) == 62
+    replay.close()
+    other.close()
+    first.close()
+
+
+def test_a_late_report_replaces_a_pending_default_and_the_rows_follow(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=2, seed=10, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    late = lam.recall({"task": "x"})
+    assert lam.settle_pending() == [late.episode_id]  # the default is folded like any outcome
+    lam.report(late.episode_id, Signal.REVERTED)  # replaces it: the rows are built again
+    assert lam.episode(late.episode_id).signal == "reverted"
+    replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
+    assert _rows(fold_url) == {i: replay._state(i).to_dict() for i in ids}
+    replay.close()
+    lam.close()
