@@ -64,7 +64,9 @@ CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT N
 INSERT INTO lamar_namespaces SELECT 'default', max(seq) FROM lamar_events HAVING count(*) > 0
 """
 
-# Version 2, the fold mode: a lesson's row holds `LessonState.to_dict()`; `folded` names the
+# Version 2, the fold mode: a lesson's row holds `LessonState.to_dict()` (rewritten by every
+# report that involves it: half-empty pages let those updates stay on the page, without index
+# entries, and be pruned there); `folded` names the
 # tuning the rows were folded under (NULL: not built, or stale); the reward spread sits in
 # sharded Welford counters. Every namespace's rows are built from its log on first use.
 _FROM_V1 = """
@@ -78,7 +80,7 @@ CREATE TABLE lamar_lessons (
     state     text NOT NULL,
     version   bigint NOT NULL DEFAULT 0,
     PRIMARY KEY (namespace, id)
-);
+) WITH (fillfactor = 50);
 CREATE TABLE lamar_rewards (
     namespace text NOT NULL,
     shard     integer NOT NULL,
