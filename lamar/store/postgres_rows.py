@@ -84,10 +84,15 @@ SELECT %(ns)s, nextval('lamar_seq'), b.value->>0, b.value->>1, (b.value->>2)::fl
 FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS b ORDER BY b.ordinality
 RETURNING seq;
 COMMIT"""
-_VIEW = """SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
+# A read sees one snapshot: rows, counters and `folded` as one build or write left them (read
+# committed would take a snapshot per statement, and a build committing between them made an
+# empty set of rows look built: a recall then found no lesson eligible).
+_VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
 SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
 SELECT count(*) FILTER (WHERE status <> 'retired'), (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s)
-FROM lamar_lessons WHERE namespace = %(ns)s"""
+FROM lamar_lessons WHERE namespace = %(ns)s;
+COMMIT"""
 _ELIGIBLE = _VIEW.format(where="status <> 'retired' AND scope <@ %(ctx)s::jsonb")
 _SOME = _VIEW.format(where="id = ANY(%(ids)s::text[])")
 _ALL = _VIEW.format(where="true")
@@ -119,7 +124,7 @@ class LessonRows:
             cur.execute(query, {"ns": store.namespace, **params})
             return _result_sets(cur)
 
-        rows, shards, ((active, tuning),) = store._run(run)
+        _, rows, shards, ((active, tuning),), _ = store._run(run)
         n, _, m2 = merge_shards(shards)
         return RowsView([self._state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
 
