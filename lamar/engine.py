@@ -291,7 +291,7 @@ class Lamar:
         with self._lock:
             self._refold()
             if self._rows is not None:
-                self._build_rows()
+                self._build_rows(force=True)
 
     def _refold(self) -> None:
         self._fold_events(self.store.read(0))
@@ -334,12 +334,13 @@ class Lamar:
             view = read(self._reads)
         return view
 
-    def _build_rows(self) -> None:
-        """Fold the whole log here and write the result as the store's lesson rows (heavy)."""
+    def _build_rows(self, force: bool = False) -> None:
+        """Fold the whole log here and write the result as the store's lesson rows (heavy), unless
+        (not `force`) another engine has just built them under this tuning."""
         assert self._rows is not None
         if self._tuning_text is None:
             self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
-        self._rows.build(self._tuning_text, self._fold_events)
+        self._rows.build(self._tuning_text, self._fold_events, force=force)
 
     def _count_replaced(self, event: Event) -> None:
         episode = self._episodes.get(event.data["episode"])

@@ -180,8 +180,9 @@ class FoldedRows(Protocol):
         strict: an outcome whose episode is not found raises UnknownEpisode, writing nothing)."""
         ...
 
-    def build(self, tuning: str, folder: Any) -> None:
-        """Replace every row by `folder(events)` of the whole log, under an exclusive lock."""
+    def build(self, tuning: str, folder: Any, *, force: bool = False) -> None:
+        """Replace every row by `folder(events)` of the whole log, under an exclusive lock
+        (unless `force`, not when they are already built under `tuning`)."""
         ...
 
 

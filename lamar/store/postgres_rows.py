@@ -222,12 +222,14 @@ class LessonRows:
     # -- builds ------------------------------------------------------------------------------
 
     def build(self, tuning: str, folder: Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]],
-              ) -> None:
+              *, force: bool = False) -> None:
         """Build the rows again from the whole log, as `folder` folds it in-process.
 
         Heavy (a read and a fold of every event) and exclusive: fold-mode writes of the
         namespace wait. Used once for a namespace written in the log mode (a migration), and
-        after an outcome the rows could not fold (a replacement).
+        after an outcome the rows could not fold (a replacement). Unless `force`, nothing is
+        done when, once the lock is held, the rows turn out built under `tuning` (a fleet that
+        starts at once builds them once, not once per engine).
         """
         store = self._store
         ns = store.namespace
@@ -235,6 +237,9 @@ class LessonRows:
         def run(conn: Connection[Any]) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
+                built = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
+                if not force and built is not None and built[0] == tuning:
+                    return  # another engine built them while this one waited for the lock
                 events = store._parse(conn.execute(
                     "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
                     (ns,)).fetchall())

@@ -329,3 +329,31 @@ def test_engines_opening_unbuilt_rows_at_once_all_see_every_lesson(postgres_url:
             setup.close()
         finally:
             drop_namespaces(postgres_url, namespace)
+
+
+def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
+    setup = Lamar(fold_url, k=2, seed=1)
+    setup.add(Experience("case", "do"))
+    folds: list[int] = []
+    engines = [Lamar(fold_url, k=2, seed=seed) for seed in range(6)]
+    for lam in engines:  # a build folds the log with the engine's _fold_events: count those
+        def counting(events: Any, fold: Any = lam._fold_events) -> Any:
+            folds.append(1)
+            return fold(events)
+
+        lam._fold_events = counting  # type: ignore[method-assign]
+    barrier = threading.Barrier(len(engines))
+
+    def first_read(lam: Lamar) -> None:
+        barrier.wait()
+        assert len(lam.recall({"task": "x"}).eligible) == 1
+
+    threads = [threading.Thread(target=first_read, args=(lam,)) for lam in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(folds) == 1  # six engines found the rows unbuilt; one built them
+    for lam in engines:
+        lam.close()
+    setup.close()
