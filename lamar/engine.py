@@ -9,18 +9,20 @@ The data path, end to end:
     sleep() -> proposals (retire, merge, ...) ; apply(report) -> status and merge events
 
 Every write is an event appended to the store; the state here is a cache folded from
-those events, so several processes sharing one store converge on the same state.
+those events, so several processes sharing one store converge on the same state. A store in
+the fold mode (PostgreSQL's default, `store.rows`) holds the folded state itself: the engine
+then reads the rows it needs and writes events that the store folds (lamar/store/postgres_rows.py).
 """
 
 from __future__ import annotations
 
 import _thread
-import dataclasses
-import math
+import contextlib
+import json
 import os
 import random
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar import arguments
@@ -42,22 +44,24 @@ from lamar.checkpoint import (
     restore,
     snapshot_of,
     state_text,
+    tuning_of,
 )
-from lamar.experience import Experience, Scope, Status, check_context, new_id
+from lamar.experience import Experience, Status, check_context, new_id
 from lamar.pending import PendingEpisode, expire, pending, settle
+from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.store import Event, Store
+from lamar.store.base import RowsView
 
 if TYPE_CHECKING:
     from lamar.policy.history import LessonHistory
     from lamar.sleep.proposals import ApplyResult, SleepReport
+    from lamar.store.postgres_rows import LessonRows
 
-_PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
-_PRIOR_WEIGHT = 10.0
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 
 
@@ -125,9 +129,13 @@ class Lamar:
         self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         self._state_seq = 0  # the seq of the state last saved or loaded (see _resume, _save_state)
         self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
+        # The fold mode: the store holds every lesson's folded state in rows (None: this cache does).
+        self._rows: LessonRows | None = getattr(opened, "rows", None)
+        self._reads: Any = self._rows if self._rows is not None else _CacheReads(self)
+        self._tuning_text: str | None = None
         self._reset()
         with self._lock:
-            if not self._resume():
+            if self._rows is None and not self._resume():
                 self._sync()
 
     # -- the cache ---------------------------------------------------------------------------
@@ -161,7 +169,15 @@ class Lamar:
         return self.store.append(events)
 
     def _sync(self) -> None:
-        """Fold the events other writers (and we) appended since we last looked."""
+        """Fold the events other writers (and we) appended since we last looked.
+
+        In the fold mode, seq order is not commit order (an event may commit after a reader
+        passed its seq), so the paths that need the cache (stats, sleep, pending...) fold the
+        whole log instead; recall, report and evidence never come here.
+        """
+        if self._rows is not None:
+            self._refold()
+            return
         self._fold_tail(self.store.read(self._seq))
         if self._wrote and self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
             self._save_state()  # amortised: one save per many writes, so reopening folds a short tail
@@ -171,7 +187,7 @@ class Lamar:
         # never loaded needs them: both fold the whole log again.
         if any(e.kind == "outcome" and e.data.get("replace") for e in events) or (
                 self._partial and any(e.kind == "compact" for e in events)):
-            self.rebuild()
+            self._refold()
             return
         for event in events:
             self._fold(event)
@@ -216,7 +232,7 @@ class Lamar:
 
     def _save_state(self) -> None:
         """Save the folded state beside the log (a cache: failing to save loses nothing)."""
-        save = getattr(self.store, "save_state", None)
+        save = getattr(self.store, "save_state", None) if self._rows is None else None  # rows hold it
         last = self._last
         if save is None or getattr(self.store, "lookup", None) is None or last is None or last.seq != self._seq:
             return
@@ -266,12 +282,24 @@ class Lamar:
     def _whole(self) -> None:
         """Fold the whole log when the engine resumed from a saved state (sleep, checkpoint need every episode)."""
         if self._partial:
-            self.rebuild()
+            self._refold()
 
     def rebuild(self) -> None:
-        """Forget the cache and fold every stored event again (the state is only a cache)."""
+        """Forget the cache and fold every stored event again (the state is only a cache).
+
+        In the fold mode the store's lesson rows are built again from the log too.
+        """
         with self._lock:
-            events = self.store.read(0)
+            self._refold()
+            if self._rows is not None:
+                self._build_rows(force=True)
+
+    def _refold(self) -> None:
+        self._fold_events(self.store.read(0))
+
+    def _fold_events(self, events: list[Event]) -> tuple[list[LessonState], tuple[int, float, float]]:
+        """Reset the cache to the fold of `events` (a whole log); its lessons and reward statistics."""
+        with self._lock:
             # The outcome that counts is an episode's last replacement, else its first report;
             # a later plain report is a duplicate the fold refuses (see _fold_outcome).
             final: dict[str, int] = {}
@@ -289,6 +317,31 @@ class Lamar:
                     self._count_replaced(e)
                     continue
                 self._fold(e)
+            return list(self._lessons.values()), (self._reward_n, self._reward_mean, self._reward_m2)
+
+    # -- the fold mode ------------------------------------------------------------------------
+
+    def _view(self, read: Callable[[Any], RowsView]) -> RowsView:
+        """A read of the folded state: the store's rows in the fold mode (built first when they
+        are missing, stale or were folded under other tuning: this engine's tuning is theirs from
+        then on), else this cache, synced."""
+        view = read(self._reads)
+        if self._rows is None:
+            return view
+        if self._tuning_text is None:
+            self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
+        if view.tuning != self._tuning_text:
+            self._build_rows()
+            view = read(self._reads)
+        return view
+
+    def _build_rows(self, force: bool = False) -> None:
+        """Fold the whole log here and write the result as the store's lesson rows (heavy), unless
+        (not `force`) another engine has just built them under this tuning."""
+        assert self._rows is not None
+        if self._tuning_text is None:
+            self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
+        self._rows.build(self._tuning_text, self._fold_events, force=force)
 
     def _count_replaced(self, event: Event) -> None:
         episode = self._episodes.get(event.data["episode"])
@@ -353,20 +406,13 @@ class Lamar:
             self._narrow(data["id"], data["key"], data["value"])
             self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")
         elif kind == "merge":
-            into = self._lessons.get(data["into"])
+            get = self._lessons.get
             for other_id in data["from"]:
                 self._note(other_id, event.time, f"merged into {data['into']}")
-                other = self._lessons.get(other_id)
-                if into is None or other is None or other is into or _merged(other, into):
-                    continue
-                into.absorb(other)
-                other.experience = _replace(other.experience, provenance={
-                    **other.experience.provenance, "merged_into": into.experience.id})
-                self._set_status(other_id, Status.RETIRED, f"merged into {into.experience.id}")
+            for other in fold.merge(get(data["into"]), [get(i) for i in data["from"]], data["from"]):
+                self._set_status(other.experience.id, Status.RETIRED, f"merged into {data['into']}")
+            into = get(data["into"])
             if into is not None:
-                merged = list(into.experience.provenance.get("merged_from", [])) + list(data["from"])
-                into.experience = _replace(into.experience, provenance={
-                    **into.experience.provenance, "merged_from": merged})
                 into.history.note(event.time, f"absorbed {', '.join(data['from'])}")
                 into.note_evidence(event.seq, event.time, self.policy, self._n_active, always=True)
         elif kind == "applied":
@@ -390,7 +436,7 @@ class Lamar:
         if state is None:
             return
         exp = state.experience
-        state.experience = _replace(exp, status=status)
+        fold.set_status(state, status)
         bucket = self._index.setdefault(exp.scope.items_key, {})
         if status is Status.RETIRED:
             self._n_active -= bucket.pop(exp_id, None) is not None
@@ -401,13 +447,11 @@ class Lamar:
     def _narrow(self, exp_id: str, key: str, value: str) -> None:
         """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
         state = self._lessons.get(exp_id)
-        if state is None or key in state.experience.scope:
+        if state is None:
+            return
+        old = state.experience.scope
+        if not fold.narrow(state, key, value):
             return  # folded twice, or the scope already fixes that key: nothing to narrow
-        exp = state.experience
-        old = exp.scope
-        state.experience = _replace(exp, scope=Scope({**dict(old), key: value}), provenance={
-            **exp.provenance, "narrowed_from": dict(old)})
-        state.narrow(key, value)
         bucket = self._index.get(old.items_key, {})
         if bucket.pop(exp_id, None) is not None:
             self._index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
@@ -434,27 +478,21 @@ class Lamar:
         episode.outcome_seq = self._seq
         episode.settled = "default" if data.get("default") else None
         self._reports += 1
-        self._observe_reward(reward)
-        sigma = self._sigma()
-        injected = set(episode.injected)
+        self._reward_n, self._reward_mean, self._reward_m2 = fold.welford(
+            self._reward_n, self._reward_mean, self._reward_m2, reward)
+        # An outcome the fold mode wrote names the spread and the divisor its fold used (they
+        # came from the whole fleet's rewards at that moment): replaying it uses the same.
+        used = data.get("fold") or {}
+        sigma = float(used["sigma"]) if "sigma" in used else self._sigma()
+        n_active = int(used["active"]) if "active" in used else self._n_active
         time = self._last.time if self._last is not None else 0.0
-        for exp_id in episode.eligible:
-            state = self._lessons.get(exp_id)
-            if state is not None and state.experience.status is not Status.RETIRED:
-                state.observe(reward, exp_id in injected, episode.p.get(exp_id, 0.0), sigma, self.policy,
-                              self._n_active, episode.context)
-                state.note_evidence(self._seq, time, self.policy, self._n_active)
-
-    def _observe_reward(self, reward: float) -> None:
-        self._reward_n += 1
-        delta = reward - self._reward_mean
-        self._reward_mean += delta / self._reward_n
-        self._reward_m2 += delta * (reward - self._reward_mean)
+        for state in fold.fold_outcome(self._lessons.get, episode.eligible, episode.injected, episode.p,
+                                       episode.context, reward, sigma, self.policy, n_active):
+            state.note_evidence(self._seq, time, self.policy, n_active)
 
     def _sigma(self) -> float:
         """Spread of rewards, shrunk towards a prior while outcomes are few."""
-        total = self._reward_m2 + _PRIOR_WEIGHT * _PRIOR_SIGMA**2
-        return math.sqrt(total / (self._reward_n + _PRIOR_WEIGHT))
+        return fold.spread(self._reward_n, self._reward_m2)
 
     def _active_count(self) -> int:
         """Non-retired lessons: the Bonferroni divisor of every verdict."""
@@ -471,6 +509,12 @@ class Lamar:
         exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
         taken = InvalidExperience(f"an experience with id {exp.id!r} is already stored")
         with self._lock:
+            if self._rows is not None:  # the store refuses an id that has a row or a key
+                try:
+                    self._append([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")])
+                except EventConflict:
+                    raise taken from None
+                return exp.id
             self._sync()
             if exp.id in self._lessons:
                 raise taken
@@ -487,14 +531,25 @@ class Lamar:
     def get(self, exp_id: str) -> Experience:
         """The lesson with that id (retired ones included)."""
         with self._lock:
-            self._sync()
-            return self._state(exp_id).experience
+            return self._lesson(exp_id)[0].experience
 
     def _state(self, exp_id: str) -> LessonState:
         state = self._lessons.get(exp_id) if isinstance(exp_id, str) else None
         if state is None:
             raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
         return state
+
+    def _lesson(self, exp_id: str) -> tuple[LessonState, int]:
+        """The lesson's current state and the Bonferroni divisor, from the cache or the rows."""
+        view = self._view(lambda reads: reads.lessons([exp_id] if isinstance(exp_id, str) else []))
+        if not view.states:
+            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+        return view.states[0], view.active
+
+    def _all_lessons(self) -> tuple[Iterable[LessonState], int]:
+        """Every lesson in the order they were added, and the Bonferroni divisor."""
+        view = self._view(lambda reads: reads.lessons())
+        return view.states, view.active
 
     def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,
                     scope: Mapping[str, str] | None = None) -> list[Experience]:
@@ -509,10 +564,9 @@ class Lamar:
         want_verdict = arguments.choice(Verdict, verdict, "verdict")
         want_scope = check_context(scope) if scope is not None else None
         with self._lock:
-            self._sync()
-            n = self._active_count()
+            lessons, n = self._all_lessons()
             out = []
-            for state in self._lessons.values():
+            for state in lessons:
                 exp = state.experience
                 if want_status is not None and exp.status is not want_status:
                     continue
@@ -526,8 +580,8 @@ class Lamar:
     def evidence(self, exp_id: str) -> Evidence:
         """The lesson's measured lift, its bounds and its verdict."""
         with self._lock:
-            self._sync()
-            return self._state(exp_id).evidence(self.policy, self._active_count())
+            state, n = self._lesson(exp_id)
+            return state.evidence(self.policy, n)
 
     def history(self, exp_id: str) -> LessonHistory:
         """The lesson's evidence over time, its audit trail and how many episodes injected it.
@@ -551,11 +605,11 @@ class Lamar:
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
         reason = arguments.reason(reason)
         with self._lock:
-            self._sync()
-            if self._state(exp_id).experience.status is status:
+            if self._lesson(exp_id)[0].experience.status is status:
                 return  # already so: a second event would only repeat the audit trail
             self._append([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
-            self._sync()
+            if self._rows is None:
+                self._sync()
 
     # -- recall ------------------------------------------------------------------------------
 
@@ -576,9 +630,9 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed = arguments.candidate_ids(candidates)
         with self._lock:
-            self._sync()
-            eligible = self._eligible(ctx, allowed)
-            chosen, held, p = self._choose(eligible, slots, ctx)
+            view = self._view(lambda reads: reads.eligible(ctx))  # the fold mode: one read of rows
+            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+            chosen, held, p = self._choose(eligible, slots, ctx, view.sigma, view.active)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -589,9 +643,10 @@ class Lamar:
                 "p": p,
             }
             self._append([Event("episode", data, key=f"episode:{episode_id}")])
-            self._sync()
-            if self.policy.pending_after is not None:
-                settle(self, None)
+            if self._rows is None:
+                self._sync()
+                if self.policy.pending_after is not None:  # the fold mode settles in settle_pending()
+                    settle(self, None)
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
@@ -618,6 +673,7 @@ class Lamar:
         return out
 
     def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
+                sigma: float | None = None, n: int | None = None,
                 ) -> tuple[list[LessonState], list[str], dict[str, float]]:
         """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
         run an exposure round.
@@ -626,8 +682,8 @@ class Lamar:
         lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
         """
         policy, rng = self.policy, self._rng
-        sigma = self._sigma()
-        n = self._active_count()
+        sigma = self._sigma() if sigma is None else sigma
+        n = self._active_count() if n is None else n
         ranked = []
         exposable: list[LessonState] = []
         retest: list[LessonState] = []
@@ -723,6 +779,18 @@ class Lamar:
         """
         reward, parsed = to_reward(signal)
         with self._lock:
+            if self._rows is not None and not replace and isinstance(episode_id, str):
+                # One transaction in the store: the episode found by key, its eligible lessons'
+                # rows locked and folded. A first report ends here; anything else (no episode
+                # under that key, an outcome already there) takes the heavy path below.
+                data = {"episode": episode_id, "reward": reward, "signal": parsed.value if parsed else None,
+                        "replace": False}
+                try:
+                    self._wrote = True
+                    self._rows.append([Event("outcome", data, key=f"outcome:{episode_id}")], strict=True)
+                    return
+                except (UnknownEpisode, EventConflict):
+                    pass
             self._sync()
             episode = self._episode_record(episode_id)
             if episode is None:
@@ -756,6 +824,8 @@ class Lamar:
                 ) from None
             self._ignored.clear()
             self._sync()
+            if self._rows is not None and self._rows.lessons([]).tuning is None:
+                self._build_rows()  # the outcome could not be folded in the rows (a replacement)
             now = self._episodes.get(episode_id)
             if stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq):
                 # Another writer reported it and a checkpoint dropped that report's key before
@@ -873,7 +943,8 @@ class Lamar:
         if rewrite is None:
             raise StoreError(f"{type(self.store).__name__} at {self.store.location} cannot rewrite its log, "
                              "so it cannot be checkpointed; compaction still bounds the engine's memory")
-        with self._lock:
+        with self._lock, (self._rows.exclusive() if self._rows is not None else contextlib.nullcontext()):
+            # In the fold mode no write may commit below the snapshot's seq once it is folded.
             self._sync()
             self._whole()
             if self._seq == 0:
@@ -931,14 +1002,26 @@ class Lamar:
         return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._lessons)})"
 
 
-def _replace(exp: Experience, **changes: Any) -> Experience:
-    return dataclasses.replace(exp, **changes)
+class _CacheReads:
+    """The folded state's reads (`FoldedRows.eligible`, `lessons`) answered by the engine's own
+    cache, synced with the log first: the in-process side of the seam the fold mode's rows fill."""
 
+    __slots__ = ("_lam",)
 
-def _merged(other: LessonState, into: LessonState) -> bool:
-    """Whether `other` was merged into `into` already: a merge folded twice counts once."""
-    exp = other.experience
-    return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
+    def __init__(self, lam: Lamar) -> None:
+        self._lam = lam
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        lam = self._lam
+        lam._sync()
+        return RowsView(lam._eligible(context, None), lam._sigma(), lam._active_count(), None)
+
+    def lessons(self, ids: Iterable[str] | None = None) -> RowsView:
+        lam = self._lam
+        lam._sync()
+        found = lam._lessons
+        states = list(found.values()) if ids is None else [found[i] for i in ids if i in found]
+        return RowsView(states, lam._sigma(), lam._active_count(), None)
 
 
 def _subsets(items: list[tuple[str, str]]) -> Iterable[tuple[tuple[str, str], ...]]:

@@ -1,8 +1,12 @@
-"""Fleet benchmark: `python -m lamar.bench.fleet` prints recall+report throughput and latency
-with 1, 4 and 16 client processes sharing one store, SQLite beside PostgreSQL.
+"""Fleet benchmark: `python -m lamar.bench.fleet` prints recall+report throughput, latency and CPU
+per episode for 1 to 64 clients sharing one PostgreSQL namespace, the log mode (every client
+folds every event) beside the fold mode (PostgreSQL holds the folded state), in one run.
 
-Each client is its own OS process with its own `Lamar`; all start together and run
-recall + report for a fixed time. A benchmark prints figures; it asserts nothing.
+Clients: up to 16 OS processes; beyond 16 each process runs several client threads (each its
+own `Lamar` and connection), since the machine's CPUs, not the client count, are then the
+limit. All start together and run recall + report for a fixed time. `--big` also builds (once)
+a namespace of 10^6 episodes and times opening it and the first recall in fresh processes.
+A benchmark prints figures; it asserts nothing.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import multiprocessing
 import os
 import random
 import statistics
+import subprocess
 import sys
-import tempfile
+import threading
 import time
 import uuid
 from typing import Any
@@ -23,62 +28,88 @@ from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 
-CLIENTS = (1, 4, 16)
-BACKENDS = ("sqlite", "postgres", "postgres-async")
+CLIENTS = (1, 4, 16, 32, 64)
+MODES = ("log", "fold")  # lamar_fold=off / the default
+# shared: every client recalls in one context, so every report folds into the same 10 lessons
+# (the issue's workload). spread: client i works in project i % 16, with 2 lessons of its own
+# project and none shared, so clients of different projects touch different rows.
+WORKLOADS = ("shared", "spread")
+PROJECTS = 16
+MAX_PROCESSES = 16
 DEFAULT_URL = os.environ.get("LAMAR_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 _CONTEXT = {"task": "bench", "project": "fleet"}
 
 
-def _client(location: str, seed: int, seconds: float, barrier: Any, results: Any) -> None:
-    """One agent: recall, report, repeat until the time is up; sends its latencies back."""
-    lam = Lamar(location, k=3, seed=seed)
+def _url(base: str, namespace: str, mode: str) -> str:
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=off" if mode == "log" else "")
+
+
+def _context(workload: str, seed: int) -> dict[str, str]:
+    return _CONTEXT if workload == "shared" else {"task": "bench", "project": f"p{seed % PROJECTS}"}
+
+
+def _server_cpu(pid: int) -> float:
+    """CPU seconds the PostgreSQL backend `pid` has used (it runs on this machine)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, out: list[Any]) -> None:
+    """One client: recall, report, repeat until `end`; its latencies, its own CPU time and its
+    server backend's (the store has one connection)."""
     rng = random.Random(seed)
     signals = list(Signal)
-    recall_s: list[float] = []
-    report_s: list[float] = []
-    barrier.wait()
-    end = time.perf_counter() + seconds
+    took: list[float] = []
+    backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+    server, cpu = _server_cpu(backend), time.thread_time()
     while time.perf_counter() < end:
         t0 = time.perf_counter()
-        rec = lam.recall(_CONTEXT)
-        t1 = time.perf_counter()
+        rec = lam.recall(context)
         lam.report(rec.episode_id, rng.choice(signals))
-        t2 = time.perf_counter()
-        recall_s.append(t1 - t0)
-        report_s.append(t2 - t1)
-    lam.close()
-    results.put((recall_s, report_s))
+        took.append(time.perf_counter() - t0)
+    out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server))
 
 
-def _location(backend: str, folder: str, url: str) -> str:
-    if backend == "sqlite":
-        return os.path.join(folder, f"fleet-{uuid.uuid4().hex[:8]}.db")
-    sep = "&" if "?" in url else "?"
-    extra = "options=-c%20synchronous_commit%3Doff&" if backend == "postgres-async" else ""
-    return f"{url}{sep}{extra}lamar_namespace=bench-{uuid.uuid4().hex[:12]}"
+def _process(location: str, workload: str, seeds: list[int], seconds: float, barrier: Any, results: Any) -> None:
+    """One OS process running len(seeds) clients (threads beyond the first)."""
+    from lamar.store import ExperienceStore
+
+    engines = [Lamar(ExperienceStore(location, pool_size=1), k=3, seed=seed) for seed in seeds]
+    for lam, seed in zip(engines, seeds, strict=True):
+        lam.recall(_context(workload, seed))  # warm: the first call pays for imports and the rows' check
+    out: list[Any] = []
+    barrier.wait()
+    end = time.perf_counter() + seconds
+    threads = [threading.Thread(target=_agent, args=(lam, _context(workload, seed), seed, end, out))
+               for lam, seed in zip(engines, seeds, strict=True)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for lam in engines:
+        lam.close()
+    results.put(out)
 
 
-def _seed_lessons(location: str, lessons: int) -> None:
+def _seed_lessons(location: str, workload: str, lessons: int) -> None:
     lam = Lamar(location, k=3, seed=0)
-    for i in range(lessons):
-        scope = Scope(task="bench") if i % 2 == 0 else Scope(task=f"other{i}")
+    for i in range(lessons if workload == "shared" else 2 * PROJECTS):
+        if workload == "spread":
+            scope = Scope(project=f"p{i % PROJECTS}")
+        else:
+            scope = Scope(task="bench") if i % 2 == 0 else Scope(task=f"other{i}")
         lam.add(Experience(f"working on case {i}", f"apply fix {i}", scope=scope))
     lam.close()
 
 
-def _drop_namespace(location: str) -> None:
-    """Delete a PostgreSQL benchmark namespace (psycopg is only imported for PostgreSQL)."""
+def _drop_namespace(base: str, namespace: str) -> None:
     import psycopg
 
-    from lamar.store.postgres import PostgresStore
-
-    store = PostgresStore(location)
-    namespace = store.namespace
-    store.close()
-    base = location.split("?", 1)[0]
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute("DELETE FROM lamar_events WHERE namespace = %s", (namespace,))
-        conn.execute("DELETE FROM lamar_namespaces WHERE namespace = %s", (namespace,))
+    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards"):
+            conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
 
 
 def _pct(samples: list[float], q: float) -> float:
@@ -86,78 +117,193 @@ def _pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def measure(backend: str, clients: int, seconds: float, lessons: int, folder: str, url: str) -> dict[str, Any]:
-    """Run `clients` processes against a fresh store for `seconds`; one flat row of figures."""
-    location = _location(backend, folder, url)
-    _seed_lessons(location, lessons)
+def _spin() -> None:
+    while True:
+        pass
+
+
+def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
+            busy: int = 0) -> dict[str, Any]:
+    """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
+
+    `busy` processes spin beside them (a control: the CPU contention of a fleet without its work).
+    """
+    namespace = f"bench-{uuid.uuid4().hex[:12]}"
+    location = _url(base, namespace, mode)
+    _seed_lessons(location, workload, lessons)
+    processes = min(clients, MAX_PROCESSES)
+    seeds = [list(range(p, clients, processes)) for p in range(processes)]
     ctx = multiprocessing.get_context("spawn")
-    barrier = ctx.Barrier(clients)
+    barrier = ctx.Barrier(processes + 1)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(location, seed, seconds, barrier, results))
-             for seed in range(clients)]
+    procs = [ctx.Process(target=_process, args=(location, workload, s, seconds, barrier, results)) for s in seeds]
+    spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
+    for spinner in spinners:
+        spinner.start()
     try:
         for p in procs:
             p.start()
-        collected = [results.get(timeout=seconds + 300) for _ in procs]
+        barrier.wait(timeout=600)
+        collected = [row for _ in procs for row in results.get(timeout=seconds + 600)]
         for p in procs:
             p.join()
     finally:
-        if backend != "sqlite":
-            _drop_namespace(location)
-    recall_s = [x for r, _ in collected for x in r]
-    report_s = [x for _, r in collected for x in r]
-    both = [a + b for r, s in collected for a, b in zip(r, s)]
+        for spinner in spinners:
+            spinner.terminate()
+        _drop_namespace(base, namespace)
+    took = [x for t, _, _ in collected for x in t]
     ms = 1000.0
     return {
-        "backend": backend, "clients": clients, "seconds": seconds, "episodes": len(both),
-        "episodes_per_s": len(both) / seconds,
-        "recall_p50_ms": statistics.median(recall_s) * ms, "recall_p99_ms": _pct(recall_s, 0.99) * ms,
-        "report_p50_ms": statistics.median(report_s) * ms, "report_p99_ms": _pct(report_s, 0.99) * ms,
-        "episode_p50_ms": statistics.median(both) * ms, "episode_p99_ms": _pct(both, 0.99) * ms,
+        "mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
+        "threads": clients // processes, "seconds": seconds, "episodes": len(took),
+        "episodes_per_s": len(took) / seconds,
+        "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
+        "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _ in collected if t) * ms,
+        "server_cpu_ms": sum(server for _, _, server in collected) / max(len(took), 1) * ms,
     }
 
 
-def _machine(url: str, backends: list[str]) -> str:
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    line = f"{os.cpu_count()} CPUs, load average {load:.1f}"
-    if any(b.startswith("postgres") for b in backends):
-        import psycopg
+# -- a namespace of 10^6 episodes -----------------------------------------------------------------
 
-        with psycopg.connect(url) as conn:
-            row = conn.execute("SELECT current_setting('server_version'), current_setting('synchronous_commit')"
-                               ).fetchone()
-        if row:
-            line += f"; PostgreSQL {row[0]} (synchronous_commit={row[1]}) on {url.split('@')[-1]}"
+_BIG_LESSONS = 12  # 3 per task: every episode has 3 eligible lessons
+
+
+def build_big(base: str, namespace: str, episodes: int) -> float:
+    """Lay down `episodes` episodes and their outcomes with one COPY, then let the fold mode build
+    the rows from that log (the engine's own fold, as a migration does). Returns the build's seconds."""
+    import psycopg
+
+    rng = random.Random(0)
+    lessons = [Experience(f"case {i}", f"fix {i}", scope=Scope(task=f"t{i % 4}")).with_identity()
+               for i in range(_BIG_LESSONS)]
+    by_task = {f"t{t}": [e.id for e in lessons if e.scope["task"] == f"t{t}"] for t in range(4)}
+    start = time.time() - episodes
+    from lamar.store.postgres import PostgresStore
+
+    PostgresStore(_url(base, namespace, "fold")).close()  # creates or migrates the schema
+    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+        with conn.cursor() as cur, cur.copy(
+                "COPY lamar_events (namespace, seq, kind, key, time, data) FROM STDIN") as copy:
+            seq = 0
+            for exp in lessons:
+                seq += 1
+                copy.write_row((namespace, seq, "experience", f"experience:{exp.id}", start,
+                                json.dumps(exp.to_dict(), separators=(",", ":"), sort_keys=True)))
+            for n in range(episodes):
+                task = f"t{n % 4}"
+                eligible = by_task[task]
+                held = [i for i in eligible if rng.random() < 0.15]
+                injected = [i for i in eligible if i not in held]
+                episode = {"id": f"ep_{n:08d}", "context": {"task": task}, "eligible": eligible,
+                           "injected": injected, "held_out": held, "p": dict.fromkeys(eligible, 0.85)}
+                outcome = {"episode": episode["id"], "reward": rng.choice((-1.0, -0.5, 0.5, 1.0)),
+                           "signal": None, "replace": False}
+                for kind, key, data in (("episode", f"episode:{episode['id']}", episode),
+                                        ("outcome", f"outcome:{episode['id']}", outcome)):
+                    seq += 1
+                    copy.write_row((namespace, seq, kind, key, start + n,
+                                    json.dumps(data, separators=(",", ":"), sort_keys=True)))
+        conn.execute("INSERT INTO lamar_namespaces (namespace, last_seq) VALUES (%s, %s)", (namespace, seq))
+    t0 = time.perf_counter()
+    lam = Lamar(_url(base, namespace, "fold"), k=3, seed=0)
+    lam.evidence(lessons[0].id)  # the rows are missing: this folds the log once and writes them
+    lam.close()
+    return time.perf_counter() - t0
+
+
+_OPEN = """
+import time, psycopg, psycopg_pool, lamar.engine, lamar.store.postgres, lamar.store.postgres_rows
+t0 = time.perf_counter()
+lam = lamar.engine.Lamar({url!r}, k=3, seed=1)
+rec = lam.recall({{"task": "t1"}})
+t1 = time.perf_counter()
+print(t1 - t0, len(rec.eligible))
+"""
+
+
+def measure_big(base: str, episodes: int, runs: int) -> dict[str, Any]:
+    import psycopg
+
+    namespace = f"bench-big-{episodes}"
+    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+        have = conn.execute("SELECT count(*) FROM lamar_events WHERE namespace = %s AND kind = 'episode'",
+                            (namespace,)).fetchone()
+    build = None
+    if not have or have[0] < episodes:
+        _drop_namespace(base, namespace)
+        build = build_big(base, namespace, episodes)
+    timings = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", _OPEN.format(url=_url(base, namespace, "fold"))],
+                              capture_output=True, text=True, check=True)
+        timings.append(float(done.stdout.split()[0]))
+    return {"episodes": episodes, "build_s": build, "open_recall_ms": [t * 1000 for t in timings]}
+
+
+def _machine(url: str) -> str:
+    import psycopg
+
+    load = os.getloadavg()[0]
+    line = f"{os.cpu_count()} CPUs, load average {load:.1f}"
+    with psycopg.connect(url.split("?", 1)[0]) as conn:
+        row = conn.execute("SELECT current_setting('server_version'), current_setting('synchronous_commit')"
+                           ).fetchone()
+    if row:
+        line += f"; PostgreSQL {row[0]} (synchronous_commit={row[1]}) on {url.split('@')[-1].split('?')[0]}"
     return line
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", default=",".join(map(str, CLIENTS)), help="client processes, comma separated")
-    parser.add_argument("--backends", default=",".join(BACKENDS),
-                        help="sqlite, postgres (durable commits), postgres-async (synchronous_commit=off)")
+    parser.add_argument("--clients", default=",".join(map(str, CLIENTS)),
+                        help="clients, comma separated ('' for none: only --big)")
+    parser.add_argument("--modes", default=",".join(MODES), help="log (lamar_fold=off), fold (the default)")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="shared (one context, the same 10 lessons for all), spread (16 projects)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measured run time per configuration")
     parser.add_argument("--lessons", type=int, default=20, help="lessons in the store, half of them eligible")
     parser.add_argument("--postgres", default=DEFAULT_URL, help="server URL (default: $LAMAR_POSTGRES or local)")
+    parser.add_argument("--big", type=int, default=0, metavar="EPISODES",
+                        help="also time opening a namespace of this many episodes and its first recall")
+    parser.add_argument("--control", action="store_true",
+                        help="also run 1 client beside 15 busy-looping processes (contention without work)")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
-    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
-    unknown = set(backends) - set(BACKENDS)
-    if unknown:
-        parser.error(f"unknown backend(s) {sorted(unknown)}; choose from {', '.join(BACKENDS)}")
-    print(f"recall+report by N client processes for {args.seconds:g} s each; {_machine(args.postgres, backends)}")
-    print(f"{'backend':<16}{'clients':>8}{'episodes/s':>12}{'recall p50':>12}{'p99':>8}"
-          f"{'report p50':>12}{'p99':>8}{'episode p50':>13}{'p99':>8}   (ms)")
-    rows = []
-    with tempfile.TemporaryDirectory() as folder:
-        for backend in backends:
-            for clients in map(int, args.clients.split(",")):
-                row = measure(backend, clients, args.seconds, args.lessons, folder, args.postgres)
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if set(modes) - set(MODES):
+        parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
+    print(f"recall+report for {args.seconds:g} s per row; {_machine(args.postgres)}")
+    print("clients: up to 16 processes, then threads in each (processes x threads); CPU per episode: "
+          "each client's own thread (mean over clients), and its PostgreSQL backend's")
+    print(f"{'workload':<9}{'mode':<6}{'clients':>8}{'procs x thr':>13}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
+          f"{'client CPU ms':>15}{'server CPU ms':>15}")
+    rows: list[dict[str, Any]] = []
+    for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+        for mode in modes:
+            for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
+                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres)
                 rows.append(row)
-                print(f"{backend:<16}{clients:>8}{row['episodes_per_s']:>12.0f}"
-                      f"{row['recall_p50_ms']:>12.1f}{row['recall_p99_ms']:>8.1f}"
-                      f"{row['report_p50_ms']:>12.1f}{row['report_p99_ms']:>8.1f}"
-                      f"{row['episode_p50_ms']:>13.1f}{row['episode_p99_ms']:>8.1f}", flush=True)
+                print(f"{workload:<9}{mode:<6}{clients:>8}{row['processes']:>8} x {row['threads']:<2}"
+                      f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
+                      f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
+    if args.control and rows:
+        print(f"control: 1 client with {MAX_PROCESSES - 1} busy-looping processes beside it "
+              "(the CPU contention of 16 clients, without their work)")
+        for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+            for mode in modes:
+                row = measure(mode, workload, 1, args.seconds, args.lessons, args.postgres, busy=MAX_PROCESSES - 1)
+                rows.append(row)
+                print(f"{workload:<9}{mode:<6}{1:>8}{1:>8} x {1:<2}{row['episodes_per_s']:>12.0f}"
+                      f"{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
+                      f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
+    if args.big:
+        big = measure_big(args.postgres, args.big, runs=5)
+        rows.append(big)
+        built = "" if big["build_s"] is None else f"; built its rows from the log once in {big['build_s']:.0f} s"
+        print(f"namespace of {args.big} episodes (fold mode){built}")
+        print("open + first recall in a fresh process (imports excluded), 5 runs: "
+              + ", ".join(f"{t:.1f}" for t in big["open_recall_ms"]) + " ms; median "
+              + f"{statistics.median(big['open_recall_ms']):.1f} ms")
     if args.json_out:
         with open(args.json_out, "w") as fh:
             json.dump(rows, fh, indent=1)

@@ -191,9 +191,13 @@ class LessonState:
         }
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> LessonState:
-        """The inverse of `to_dict`: the same decisions and evidence follow from it."""
-        state = cls(Experience.from_dict(data["experience"]))
+    def from_dict(cls, data: Mapping[str, Any], experience: Experience | None = None) -> LessonState:
+        """The inverse of `to_dict`: the same decisions and evidence follow from it.
+
+        `experience`, when given, is `Experience.from_dict(data["experience"])` already parsed
+        (a reader of many copies of one lesson parses its text once).
+        """
+        state = cls(experience if experience is not None else Experience.from_dict(data["experience"]))
         state.arms = ArmStats.from_dict(data["arms"])
         # A lesson saved before the two-sided detector existed starts its detector afresh
         # (it only speeds up a restart); its ledger starts a fresh reward level.

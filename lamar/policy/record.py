@@ -16,7 +16,7 @@ class SlotRecord:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """The inverse of `to_dict` (a checkpoint restores the state exactly)."""
-        state = cls()
+        state = cls.__new__(cls)  # every slot is set below: __init__'s defaults would be overwritten
         for name in cls.__slots__:
             setattr(state, name, data[name])
         return state

@@ -57,7 +57,7 @@ class ArmStats(SlotRecord):
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ArmStats:
         """As `SlotRecord.from_dict`; a record saved before the fall detector existed starts it at rest."""
-        state = cls()
+        state = cls.__new__(cls)  # every slot is set below
         for name in cls.__slots__:
             setattr(state, name, data[name] if name in data or not name.startswith(("drop", "ex_", "suspect")) else 0.0)
         return state

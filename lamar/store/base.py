@@ -5,7 +5,8 @@ refuses any event whose unique `key` is already stored; `read` returns committed
 after a sequence number, in commit order; `close` releases files and connections. The
 engine keeps its bandit state as a cache folded from this log, so a backend never has to
 know what a lesson, an episode or a verdict is. A backend may also `rewrite` the start of
-its log into one snapshot event (see `RewritableStore`), which keeps it bounded.
+its log into one snapshot event (see `RewritableStore`), which keeps it bounded, and may hold
+the folded state itself (see `FoldedRows`: PostgreSQL's fold mode).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import dataclasses
 import json
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 EVENT_KINDS = frozenset(
     {"experience", "status", "merge", "episode", "outcome", "applied", "compact", "snapshot"}
@@ -140,6 +141,48 @@ class KeyedStore(Store, Protocol):
         Raises:
             StoreError: it could not be saved (nothing else changed).
         """
+        ...
+
+
+class RowsView(NamedTuple):
+    """Lessons as the folded state holds them, with the namespace-wide inputs of decisions:
+    the reward spread (sigma) and the count of non-retired lessons (the Bonferroni divisor).
+
+    `tuning` is the tuning a store's rows were folded under (None: stale, to be built again).
+    """
+
+    states: list[Any]  # LessonState
+    sigma: float
+    active: int
+    tuning: str | None
+
+
+class FoldedRows(Protocol):
+    """The fold mode's seam: a store whose `rows` attribute is one of these holds every lesson's
+    folded state itself (lamar/store/postgres_rows.py), and the engine reads and writes through it
+    instead of folding the log (see `Lamar._view`). A store without `rows` (or with None) leaves
+    the folding to the engine's cache.
+
+    Reads return a view: the lessons' states, the reward spread, the count of non-retired
+    lessons, and the tuning the rows were folded under (None: build them first).
+    """
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        """The non-retired lessons whose scope the context contains."""
+        ...
+
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
+        """These lessons (all when None), in the order they were added."""
+        ...
+
+    def append(self, events: list[Event], *, strict: bool = False) -> list[Event]:
+        """Append events and fold them into the rows in one transaction (`Store.append`'s contract;
+        strict: an outcome whose episode is not found raises UnknownEpisode, writing nothing)."""
+        ...
+
+    def build(self, tuning: str, folder: Any, *, force: bool = False) -> None:
+        """Replace every row by `folder(events)` of the whole log, under an exclusive lock
+        (unless `force`, not when they are already built under `tuning`)."""
         ...
 
 

@@ -14,23 +14,28 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from lamar._errors import CorruptStore, EventConflict, StoreError
+from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
-SCHEMA_VERSION = 1
+    from lamar.store.postgres_rows import LessonRows
+
+SCHEMA_VERSION = 2
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
+URL_FOLD = "lamar_fold"  # ...&lamar_fold=off: the log mode (every engine folds the log itself)
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
 _REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
 _T = TypeVar("_T")
 
-# Appends in a namespace serialize on its row here: the upsert that allocates their
-# sequence numbers locks it until COMMIT, so a namespace's seq order is its commit order.
+# In the log mode (lamar_fold=off) appends in a namespace serialize on its row here: the upsert
+# that allocates their sequence numbers locks it until COMMIT, so a namespace's seq order is its
+# commit order. The fold mode (the default) takes seqs from lamar_seq and keeps each lesson's
+# folded state in lamar_lessons (lamar/store/postgres_rows.py).
 _CREATE = """
 CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);
 CREATE TABLE lamar_events (
@@ -59,6 +64,37 @@ CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT N
 INSERT INTO lamar_namespaces SELECT 'default', max(seq) FROM lamar_events HAVING count(*) > 0
 """
 
+# Version 2, the fold mode: a lesson's row holds `LessonState.to_dict()` (rewritten by every
+# report that involves it: half-empty pages let those updates stay on the page, without index
+# entries, and be pruned there); `folded` names the
+# tuning the rows were folded under (NULL: not built, or stale); the reward spread sits in
+# sharded Welford counters. Every namespace's rows are built from its log on first use.
+_FROM_V1 = """
+ALTER TABLE lamar_namespaces ADD COLUMN folded text;
+CREATE TABLE lamar_lessons (
+    namespace text NOT NULL,
+    id        text NOT NULL,
+    added     bigint NOT NULL,
+    status    text NOT NULL,
+    scope     jsonb NOT NULL,
+    state     text NOT NULL,
+    version   bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (namespace, id)
+) WITH (fillfactor = 50);
+CREATE TABLE lamar_rewards (
+    namespace text NOT NULL,
+    shard     integer NOT NULL,
+    n         bigint NOT NULL,
+    mean      double precision NOT NULL,
+    m2        double precision NOT NULL,
+    PRIMARY KEY (namespace, shard)
+);
+CREATE SEQUENCE lamar_seq CACHE 1;
+SELECT setval('lamar_seq', greatest(1, coalesce(max(last_seq), 0)), coalesce(max(last_seq), 0) > 0)
+    FROM lamar_namespaces
+"""
+_MIGRATIONS = {None: (_CREATE, _FROM_V1), 0: (_FROM_V0, _FROM_V1), 1: (_FROM_V1,)}
+
 # A write is two messages. The first learns the transaction id, so that a COMMIT whose
 # answer is lost can be settled. The second allocates seqs, inserts, reads what the caller
 # has not seen yet and commits: the server runs it back to back, so the namespace row stays
@@ -66,8 +102,9 @@ INSERT INTO lamar_namespaces SELECT 'default', max(seq) FROM lamar_events HAVING
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
 _APPEND = """
 WITH counter AS (
-    INSERT INTO lamar_namespaces AS n (namespace, last_seq) VALUES (%(ns)s, %(n)s)
-    ON CONFLICT (namespace) DO UPDATE SET last_seq = n.last_seq + EXCLUDED.last_seq
+    INSERT INTO lamar_namespaces AS n (namespace, last_seq)
+    VALUES (%(ns)s, (SELECT coalesce(max(seq), 0) FROM lamar_events WHERE namespace = %(ns)s) + %(n)s)
+    ON CONFLICT (namespace) DO UPDATE SET last_seq = greatest(n.last_seq + %(n)s, EXCLUDED.last_seq), folded = NULL
     RETURNING last_seq
 )
 INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
@@ -93,9 +130,13 @@ class _NotWritten(Exception):
 class PostgresStore:
     """Events in PostgreSQL, shared by many processes and machines; one namespace each.
 
-    Order: a namespace's writes take turns on its counter row, held only while the server
-    runs one INSERT and its COMMIT, so seq order is commit order (`read(after)` never skips
-    an event that commits later) and no client, slow or killed, holds it across a round trip.
+    Modes: by default (the fold mode) the store holds every lesson's folded state in rows that
+    each write updates (`rows`, lamar/store/postgres_rows.py); seqs come from a SEQUENCE, so an
+    event may commit after a reader passed its seq. With `lamar_fold=off` in the URL (the log
+    mode) every engine folds the log itself, and a namespace's writes take turns on its counter
+    row, held only while the server runs one INSERT and its COMMIT, so seq order is commit
+    order (`read(after)` never skips an event that commits later) and no client, slow or
+    killed, holds it across a round trip.
     Isolation: every statement names the namespace; another namespace's ids are not there.
     A lost connection: a write that surely did not commit is retried once on a fresh
     connection; one whose COMMIT went unanswered is settled by asking the server about its
@@ -103,7 +144,8 @@ class PostgresStore:
 
     Args:
         url: a libpq URL, postgresql://user@host:port/dbname?options. A query parameter
-            `lamar_namespace=name` picks the namespace (so one string locates the store).
+            `lamar_namespace=name` picks the namespace (so one string locates the store);
+            `lamar_fold=off` picks the log mode.
         namespace: the isolated store inside the database (default "default"); letters,
             digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
         pool_size: most connections this object opens (threads beyond it wait their turn).
@@ -123,7 +165,7 @@ class PostgresStore:
         except ImportError as exc:
             raise ImportError(f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})") from exc
         self._pg = psycopg
-        conninfo, self.namespace, self.location = _parse_url(url, namespace)
+        conninfo, self.namespace, self.location, fold = _parse_url(url, namespace)
         self._settle_timeout = settle_timeout
         self._closed = False
         self._close_lock = threading.Lock()
@@ -141,6 +183,12 @@ class PostgresStore:
             raise StoreError(f"cannot open the PostgreSQL store {self.location}: {_reason(exc)}") from exc
         self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
                                     open=True, name=f"lamar:{self.namespace}")
+        # The fold mode (the default): the engine reads and writes lesson rows through this.
+        self.rows: LessonRows | None = None
+        if fold:
+            from lamar.store.postgres_rows import LessonRows
+
+            self.rows = LessonRows(self)
 
     # -- the protocol ------------------------------------------------------------------------
 
@@ -149,42 +197,43 @@ class PostgresStore:
         batch = list(events)
         if not batch:
             return []
+        if self.rows is not None:
+            return self._retrying(lambda: self.rows.append(batch))  # type: ignore[union-attr]
         params = {"ns": self.namespace, "n": len(batch), "kinds": [e.kind for e in batch],
                   "keys": [e.key for e in batch], "times": [float(e.time) for e in batch],
                   "data": [e.data_json() for e in batch], "tail": _TAIL}
+        first = self._retrying(lambda: self._append_once(params))
+        return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time) for i, e in enumerate(batch)]
+
+    def _retrying(self, write: Callable[[], _T]) -> _T:
+        """Run `write`; once more on a fresh connection if it surely did not commit."""
         for attempt in (1, 2):
             try:
-                first = self._append_once(params)
+                return write()
             except _NotWritten as exc:
                 if attempt == 1:
                     self._replace_dead_connections()
                     continue
                 raise StoreError(f"could not write {self.location}: {exc} (connection lost, tried twice); "
                                  "nothing of this write was kept; the next call reconnects") from exc.__cause__
-            return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time)
-                    for i, e in enumerate(batch)]
         raise AssertionError("unreachable")
 
-    def _append_once(self, params: dict[str, Any]) -> int:
-        """Write one batch; the first seq it got. Raises _NotWritten when safe to retry."""
+    def _transact(self, body: Callable[[Any, list[str]], _T], committed: Callable[[Connection[Any], str], _T]) -> _T:
+        """Run one write transaction: `body(cursor, xid)` begins it, appends its id to `xid` as
+        soon as it knows it, and commits. A lost connection is settled: `committed(conn, xid)`
+        answers for a COMMIT that went through unanswered; _NotWritten means safe to retry."""
         pg = self._pg
         self._check_open()
-        with self._tail_lock:
-            since = self._seen
-            self._tail = None
-        # A big batch (an import) reads nothing back: its caller has no use for its own events.
-        params["since"] = since if params["n"] <= _TAIL else _NEVER
-        xid, pid, conn = None, 0, None
+        xid: list[str] = []
+        pid, conn = 0, None
         try:
             with self._pool.connection() as conn:
                 pid = conn.info.backend_pid
-                cur = pg.ClientCursor(conn)  # client-side binding: several statements, one message
-                cur.execute(_BEGIN)
-                cur.nextset()
-                xid = str(cur.fetchone()[0])
-                first = int(min(row[0] for row in cur.execute(_APPEND, params).fetchall()))
-                cur.nextset()
-                tail = cur.fetchall()
+                try:
+                    return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message
+                except (pg.errors.UniqueViolation, LamarError):  # refused: end the transaction here
+                    conn.execute("ROLLBACK")
+                    raise
         except pg.errors.UniqueViolation as exc:
             raise EventConflict(f"an event key is already in {self.location} ({exc.diag.message_detail}); "
                                 "nothing of this write was kept") from exc
@@ -192,12 +241,34 @@ class PostgresStore:
             if conn is not None and not conn.broken:  # a cancel or timeout: rolled back above
                 raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                                  "nothing of this write was kept") from exc
-            if xid is None or not self._settle(xid, pid, exc):  # certainly not committed
+            if not xid or not self._settle(xid[0], pid, exc):  # certainly not committed
                 raise _NotWritten(_reason(exc)) from exc
-            return self._recover_first_seq(xid, since)
+            return self._run(lambda conn: committed(conn, xid[0]))
         except pg.Error as exc:
             raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                              "nothing of this write was kept") from exc
+
+    def _append_once(self, params: dict[str, Any]) -> int:
+        """Write one batch in the log mode; the first seq it got. Raises _NotWritten when safe to retry."""
+        with self._tail_lock:
+            since = self._seen
+            self._tail = None
+        # A big batch (an import) reads nothing back: its caller has no use for its own events.
+        params["since"] = since if params["n"] <= _TAIL else _NEVER
+        tail: list[tuple[Any, ...]] = []
+
+        def body(cur: Any, xid: list[str]) -> int:
+            cur.execute(_BEGIN)
+            cur.nextset()
+            xid.append(str(cur.fetchone()[0]))
+            first = int(min(row[0] for row in cur.execute(_APPEND, params).fetchall()))
+            cur.nextset()
+            tail.extend(cur.fetchall())
+            return first
+
+        first = self._transact(body, lambda conn, xid: self._recover_first_seq(conn, xid, since))
+        if not tail:
+            return first  # settled after a lost answer: no tail to keep
         # Under the namespace lock every smaller seq had committed, so `tail` is exactly the
         # log from `start` to our last event: the caller's next read is answered from it.
         last = first + params["n"] - 1
@@ -238,13 +309,13 @@ class PostgresStore:
                     f"(transaction {xid}); read the store before writing it again") from cause
             time.sleep(0.05)
 
-    def _recover_first_seq(self, xid: str, before: int) -> int:
+    def _recover_first_seq(self, conn: Connection[Any], xid: str, before: int) -> int:
         """The first seq that committed transaction `xid` wrote (its rows carry its xid; they
         come after `before`, a seq that had committed when the write began)."""
-        row = self._run(lambda conn: conn.execute(
+        row = conn.execute(
             "SELECT min(seq) FROM lamar_events WHERE namespace = %s AND seq > %s "
             "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid",
-            (self.namespace, before, xid)).fetchone())
+            (self.namespace, before, xid)).fetchone()
         if row is None or row[0] is None:
             raise StoreError(f"transaction {xid} committed but its events are not in {self.location}")
         return int(row[0])
@@ -277,8 +348,9 @@ class PostgresStore:
         def run(conn: Connection[Any]) -> bool:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
-                row = conn.execute("SELECT last_seq FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
-                last = int(row[0]) if row else 0
+                # The log's last seq (the fold mode does not count in lamar_namespaces).
+                row = conn.execute("SELECT max(seq) FROM lamar_events WHERE namespace = %s", (ns,)).fetchone()
+                last = int(row[0]) if row and row[0] is not None else 0
                 if through > last or through < 1:
                     raise ValueError(f"cannot rewrite {self.location} through seq {through}: it holds seqs 1..{last}")
                 first = conn.execute("SELECT seq, kind FROM lamar_events WHERE namespace = %s ORDER BY seq LIMIT 1",
@@ -392,7 +464,8 @@ def _migrate(conn: Connection[Any], location: str) -> None:
                              f"{SCHEMA_VERSION}: upgrade lamar")
         if version == SCHEMA_VERSION:
             return
-        conn.execute(_CREATE if version is None else _FROM_V0)
+        for step in _MIGRATIONS[version]:
+            conn.execute(step)
         conn.execute("CREATE TABLE IF NOT EXISTS lamar_migrations (version integer PRIMARY KEY, "
                      "applied_at timestamptz NOT NULL DEFAULT now())")
         conn.execute("INSERT INTO lamar_migrations (version) VALUES (%s)", (SCHEMA_VERSION,))
@@ -414,13 +487,19 @@ def _schema_version(conn: Connection[Any]) -> int | None:
     return 0 if "lamar_events" in tables else None
 
 
-def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str]:
-    """(conninfo for libpq, namespace, location): the location names the namespace and hides
-    any password, so it is safe in messages and reopens the store when the password comes
-    from PGPASSWORD or ~/.pgpass."""
+def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str, bool]:
+    """(conninfo for libpq, namespace, location, fold mode): the location names the namespace
+    and the mode when it is not the default, and hides any password, so it is safe in messages
+    and reopens the store when the password comes from PGPASSWORD or ~/.pgpass."""
     parts = urlsplit(url)
     # Query pieces other than ours pass to libpq untouched (it percent-decodes; "+" is a "+").
     pieces = [piece for piece in parts.query.split("&") if piece]
+    modes = [unquote(piece.partition("=")[2]).lower() for piece in pieces if piece.partition("=")[0] == URL_FOLD]
+    if any(mode not in ("on", "off") for mode in modes):
+        raise StoreError(f"{URL_FOLD} is 'on' (PostgreSQL holds the folded state, the default) or 'off' "
+                         f"(every engine folds the log itself); got {modes[-1]!r}")
+    fold = not modes or modes[-1] == "on"
+    pieces = [piece for piece in pieces if piece.partition("=")[0] != URL_FOLD]
     ours = [piece for piece in pieces if piece.partition("=")[0] == URL_NAMESPACE]
     rest = [piece for piece in pieces if piece not in ours]
     shown = [piece for piece in rest if not _is_credential(unquote(piece.partition("=")[0]))]
@@ -436,8 +515,8 @@ def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str]:
     if "@" in netloc:
         user, host = netloc.rsplit("@", 1)
         netloc = user.split(":", 1)[0] + "@" + host
-    query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"])  # a valid name needs no quoting
-    return conninfo, chosen, urlunsplit(parts._replace(netloc=netloc, query=query, fragment=""))
+    query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"] + ([] if fold else [f"{URL_FOLD}=off"]))
+    return conninfo, chosen, urlunsplit(parts._replace(netloc=netloc, query=query, fragment="")), fold
 
 
 def _is_credential(name: str) -> bool:
@@ -454,4 +533,4 @@ def _reason(exc: BaseException) -> str:
 
 ExperienceStore.register(PostgresStore)
 
-__all__ = ["DEFAULT_NAMESPACE", "SCHEMA_VERSION", "URL_NAMESPACE", "PostgresStore"]
+__all__ = ["DEFAULT_NAMESPACE", "SCHEMA_VERSION", "URL_FOLD", "URL_NAMESPACE", "PostgresStore"]

@@ -45,7 +45,8 @@ def namespace_url(url: str, namespace: str, **params: str) -> str:
 def drop_namespaces(url: str, *namespaces: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM lamar_events WHERE namespace = ANY(%s)", (list(namespaces),))
-        conn.execute("DELETE FROM lamar_namespaces WHERE namespace = ANY(%s)", (list(namespaces),))
+        for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards"):
+            conn.execute(f"DELETE FROM {table} WHERE namespace = ANY(%s)", (list(namespaces),))
 
 
 def backends(url: str, app: str, *, waiting: bool = False) -> list[int]:
@@ -57,29 +58,44 @@ def backends(url: str, app: str, *, waiting: bool = False) -> list[int]:
         return [row[0] for row in conn.execute(query, (app,)).fetchall()]
 
 
+def _database(url: str) -> str:
+    """The database the tests use (LAMAR_TEST_POSTGRES), reached through a proxy by some tests."""
+    return url.split("?", 1)[0].rsplit("/", 1)[1]
+
+
 def terminate(url: str, pids: list[int]) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         for pid in pids:
             conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
 
 
+# The log mode: the tests of this file pin its mechanics (seq order is commit order, the
+# counter row, dense seqs per namespace); test_postgres_fold.py has the fold mode's.
+LOG = {"lamar_fold": "off"}
+
+
 @pytest.fixture
 def ns_url(postgres_url: str) -> Iterator[str]:
-    """A URL naming a fresh namespace; its rows are deleted afterwards."""
+    """A URL naming a fresh namespace in the log mode; its rows are deleted afterwards."""
     namespace = unique_namespace()
-    yield namespace_url(postgres_url, namespace)
+    yield namespace_url(postgres_url, namespace, **LOG)
     drop_namespaces(postgres_url, namespace)
 
 
 class TestPostgresStore(StoreConformance):
+    """The log mode (lamar_fold=off): every engine folds the log itself; seq order is commit order.
+    The fold mode runs the same suite in test_postgres_fold.py."""
+
+    mode = {"lamar_fold": "off"}
+
     def location(self, tmp_path: Path) -> str:
-        return namespace_url(POSTGRES_URL, unique_namespace("conf"))
+        return namespace_url(POSTGRES_URL, unique_namespace("conf"), **self.mode)
 
     @pytest.fixture
     def loc(self, postgres_url: str, tmp_path: Path) -> Iterator[str]:
         location = self.location(tmp_path)
         yield location
-        drop_namespaces(postgres_url, location.rsplit("=", 1)[1])
+        drop_namespaces(postgres_url, PostgresStore(location).namespace)
 
     def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
         """Start a worker; for the SIGKILL test, return once it is writing, not still importing
@@ -159,8 +175,8 @@ def test_a_closed_store_says_so(ns_url: str) -> None:
 def test_namespaces_share_nothing_but_the_tables(postgres_url: str) -> None:
     a_ns, b_ns = unique_namespace("a"), unique_namespace("b")
     try:
-        a = PostgresStore(postgres_url, namespace=a_ns)
-        b = PostgresStore(postgres_url, namespace=b_ns)
+        a = PostgresStore(postgres_url + "?lamar_fold=off", namespace=a_ns)
+        b = PostgresStore(postgres_url + "?lamar_fold=off", namespace=b_ns)
         a.append([Event("applied", {"proposal": "p"}, key="k"), Event("applied", {"proposal": "q"})])
         b.append([Event("applied", {"proposal": "other"}, key="k")])  # the same key, another namespace
         with pytest.raises(EventConflict):
@@ -247,7 +263,7 @@ def test_a_store_moves_from_json_to_postgres_and_on_to_sqlite(tmp_path: Path, ns
 def test_killed_idle_connections_are_replaced_by_the_next_call(postgres_url: str) -> None:
     namespace, app = unique_namespace(), unique_namespace("app")
     try:
-        store = PostgresStore(namespace_url(postgres_url, namespace, application_name=app), pool_size=3)
+        store = PostgresStore(namespace_url(postgres_url, namespace, application_name=app, **LOG), pool_size=3)
         store.append([Event("status", {"id": "a", "status": "active"})])
         terminate(postgres_url, backends(postgres_url, app))
         assert [e.data["id"] for e in store.read()] == ["a"]
@@ -277,7 +293,7 @@ def _kill_waiting_writer(url: str, app: str) -> None:
 def test_a_write_whose_connection_is_killed_is_retried_once_then_fails_clearly(
         postgres_url: str, kills: int) -> None:
     namespace, app = unique_namespace(), unique_namespace("app")
-    url = namespace_url(postgres_url, namespace, application_name=app)
+    url = namespace_url(postgres_url, namespace, application_name=app, **LOG)
     try:
         store = PostgresStore(url)
         store.append([Event("applied", {"proposal": "first"}, key="first")])
@@ -391,7 +407,8 @@ def _close(*socks: socket.socket) -> None:
 def test_a_commit_whose_answer_is_lost_is_found_committed(postgres_url: str) -> None:
     namespace = unique_namespace()
     proxy = DroppingProxy()
-    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                        sslmode="disable", **LOG)
     try:
         store = PostgresStore(url)
         store.append([Event("applied", {"proposal": "first"}, key="first")])
@@ -411,7 +428,8 @@ def test_a_commit_whose_answer_is_lost_is_found_committed(postgres_url: str) -> 
 def test_a_commit_lost_on_the_way_is_retried_once_then_fails_clearly(postgres_url: str) -> None:
     namespace = unique_namespace()
     proxy = DroppingProxy()
-    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                        sslmode="disable", **LOG)
     try:
         store = PostgresStore(url)
         proxy.cuts = ["before"]
@@ -430,7 +448,8 @@ def test_a_commit_lost_on_the_way_is_retried_once_then_fails_clearly(postgres_ur
 def test_a_commit_stuck_on_a_half_open_link_is_settled_by_ending_that_backend(postgres_url: str) -> None:
     namespace = unique_namespace()
     proxy = DroppingProxy()
-    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/test", namespace, sslmode="disable")
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                        sslmode="disable", **LOG)
     try:
         store = PostgresStore(url)
         proxy.cuts = ["stall"]
@@ -466,7 +485,7 @@ BATCH_WRITER = textwrap.dedent(
 
 def test_killed_clients_and_backends_leave_whole_batches_and_no_gaps(tmp_path: Path, postgres_url: str) -> None:
     namespace, app = unique_namespace(), unique_namespace("app")
-    url = namespace_url(postgres_url, namespace, application_name=app)
+    url = namespace_url(postgres_url, namespace, application_name=app, **LOG)
     log = tmp_path / "batches.log"
     size = 400
     rng = random.Random(11)

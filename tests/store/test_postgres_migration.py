@@ -6,6 +6,7 @@ is really empty and the shared tables of other tests are not touched.
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import uuid
@@ -55,7 +56,8 @@ def _tables(url: str) -> set[str]:
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
     assert _tables(schema_url) == set()
     store = PostgresStore(schema_url)
-    assert _tables(schema_url) == {"lamar_events", "lamar_namespaces", "lamar_migrations"}
+    assert _tables(schema_url) == {"lamar_events", "lamar_namespaces", "lamar_migrations", "lamar_lessons",
+                                   "lamar_rewards"}
     store.append([Event("status", {"id": "a", "status": "active"})])
     store.close()
     PostgresStore(schema_url).close()  # opening again changes nothing
@@ -124,3 +126,49 @@ def test_a_schema_newer_than_this_lamar_is_refused_untouched(schema_url: str) ->
     with pytest.raises(StoreError, match="upgrade lamar"):
         PostgresStore(schema_url)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION + 1,)]
+
+
+# The version-1 layout: namespaces with their counter, no lesson rows.
+V1_LAYOUT = """
+CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);
+CREATE TABLE lamar_events (namespace text NOT NULL, seq bigint NOT NULL, kind text NOT NULL, key text,
+    time double precision NOT NULL, data text NOT NULL, PRIMARY KEY (namespace, seq), UNIQUE (namespace, key));
+CREATE TABLE lamar_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+INSERT INTO lamar_migrations (version) VALUES (1)
+"""
+
+
+def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(schema_url: str) -> None:
+    memory = Lamar(MemoryStore(), k=2, seed=4)
+    ids = [memory.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}"))) for i in range(4)]
+    rng = random.Random(3)
+    for n in range(120):
+        memory.report(memory.recall({"task": f"t{n % 2}"}).episode_id, rng.choice(list(Signal)))
+    memory.retire(ids[3])
+    _sql(schema_url, V1_LAYOUT)
+    events = memory.store.read()
+    for event in events:
+        _sql(schema_url, "INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
+             "VALUES ('team', %s, %s, %s, %s, %s)", (event.seq, event.kind, event.key, event.time, event.data_json()))
+    _sql(schema_url, "INSERT INTO lamar_namespaces VALUES ('team', %s)", (events[-1].seq,))
+    url = f"{schema_url}&lamar_namespace=team"
+
+    migrated = Lamar(url, k=2, seed=4)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
+    rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
+    assert {i: json.loads(rows[i]) for i in ids} == {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}  # rows keep no history
+    built = _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0]
+    assert built is not None
+    rec = migrated.recall({"task": "t0"})  # new seqs follow the old ones
+    migrated.report(rec.episode_id, Signal.SHIPPED)
+    assert min(e.seq for e in migrated.store.read(events[-1].seq)) > events[-1].seq
+    migrated.close()
+
+    versions = _sql(schema_url, "SELECT id, version FROM lamar_lessons WHERE namespace = 'team' ORDER BY id")
+    again = Lamar(url, k=2, seed=4)  # built once: a second engine reads the rows as they are
+    again.evidence(ids[0])
+    again.recall({"task": "t1"})
+    assert _sql(schema_url, "SELECT id, version FROM lamar_lessons WHERE namespace = 'team' ORDER BY id") == versions
+    assert _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0] == built
+    again.close()

@@ -1,0 +1,99 @@
+"""How each event changes the lessons it names, written once for both holders of the folded
+state: the engine's in-process cache (lamar/engine.py) and the lesson rows PostgreSQL keeps in
+the fold mode (lamar/store/postgres_rows.py). The callers keep their own indexes; nothing here
+knows where a lesson is stored."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from lamar.experience import Scope, Status
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+
+PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
+PRIOR_WEIGHT = 10.0
+
+
+def spread(n: int, m2: float) -> float:
+    """Spread of `n` rewards whose squared deviations sum to `m2`, shrunk towards a prior
+    while outcomes are few (the sigma every fold and every optimistic bound uses)."""
+    return math.sqrt((m2 + PRIOR_WEIGHT * PRIOR_SIGMA**2) / (n + PRIOR_WEIGHT))
+
+
+def welford(n: int, mean: float, m2: float, reward: float) -> tuple[int, float, float]:
+    """(n, mean, m2) after one more reward (Welford's update)."""
+    n += 1
+    delta = reward - mean
+    mean += delta / n
+    return n, mean, m2 + delta * (reward - mean)
+
+
+def fold_outcome(lesson: Callable[[str], LessonState | None], eligible: Iterable[str], injected: Iterable[str],
+                 p: Mapping[str, float], context: Mapping[str, str], reward: float, sigma: float, policy: Policy,
+                 n_active: int) -> list[LessonState]:
+    """Fold one reward into every non-retired lesson the episode found eligible; returns them.
+
+    Args:
+        lesson: finds a lesson's state by id (None: unknown, e.g. not yet added here).
+        eligible, injected, p, context: the episode's, as its event logged them.
+    """
+    chosen = set(injected)
+    touched = []
+    for exp_id in eligible:
+        state = lesson(exp_id)
+        if state is not None and state.experience.status is not Status.RETIRED:
+            state.observe(reward, exp_id in chosen, p.get(exp_id, 0.0), sigma, policy, n_active, context)
+            touched.append(state)
+    return touched
+
+
+def set_status(state: LessonState, status: Status) -> None:
+    state.experience = dataclasses.replace(state.experience, status=status)
+
+
+def narrow(state: LessonState, key: str, value: str) -> bool:
+    """A scope event: the lesson now applies only where `key` is `value`. False (nothing
+    changed) when the scope already fixes `key` (the event folded twice)."""
+    exp = state.experience
+    if key in exp.scope:
+        return False
+    old = exp.scope
+    state.experience = dataclasses.replace(exp, scope=Scope({**dict(old), key: value}), provenance={
+        **exp.provenance, "narrowed_from": dict(old)})
+    state.narrow(key, value)
+    return True
+
+
+def merge(into: LessonState | None, others: Iterable[LessonState | None], names: list[str]) -> list[LessonState]:
+    """A merge event: `into` absorbs each other lesson's evidence, and they retire.
+
+    Returns the lessons retired by this call (a merge folded twice absorbs nothing twice).
+    `names` are the ids the event lists, recorded in `into`'s provenance.
+    """
+    retired = []
+    for other in others:
+        if into is None or other is None or other is into or _merged(other, into):
+            continue
+        into.absorb(other)
+        other.experience = dataclasses.replace(other.experience, provenance={
+            **other.experience.provenance, "merged_into": into.experience.id})
+        set_status(other, Status.RETIRED)
+        retired.append(other)
+    if into is not None:
+        merged = list(into.experience.provenance.get("merged_from", [])) + list(names)
+        into.experience = dataclasses.replace(into.experience, provenance={
+            **into.experience.provenance, "merged_from": merged})
+    return retired
+
+
+def _merged(other: LessonState, into: LessonState) -> bool:
+    """Whether `other` was merged into `into` already: a merge folded twice counts once."""
+    exp = other.experience
+    return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
+
+
+__all__ = ["PRIOR_SIGMA", "PRIOR_WEIGHT", "fold_outcome", "merge", "narrow", "set_status", "spread", "welford"]

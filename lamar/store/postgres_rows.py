@@ -1,0 +1,393 @@
+"""The fold mode of `PostgresStore`: PostgreSQL holds each lesson's folded state in a row.
+
+Every write of a lesson event updates the rows it names in the transaction that appends it:
+
+    experience -> a new row          status, scope, merge -> those rows, locked
+    outcome    -> the rows of its episode's eligible lessons, locked in id order, folded with
+                  `LessonState.observe` (lamar/policy/fold.py, the engine's own fold), and the
+                  reward into one of the namespace's sharded spread counters
+
+A recall reads the eligible rows (no lock) and never replays anyone's events, so a fleet's
+work grows with its episodes, not with their square. Seqs come from one SEQUENCE, taken after
+the rows' locks: restricted to one lesson, seq order is the order its folds ran, so folding the
+log in seq order in-process (each outcome names the sigma its fold used) gives the same rows.
+What `read(after)` no longer promises: an event may commit after a reader passed its seq.
+
+Rows are valid for the tuning named in `lamar_namespaces.folded`; NULL means "stale": an
+outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
+mode sets it, and the next engine to read the rows builds them again from the log (`build`),
+under an exclusive advisory lock that every fold-mode write holds shared.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lamar._errors import EventConflict, LamarError, UnknownEpisode
+from lamar.experience import Experience, Status
+from lamar.policy import fold
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+from lamar.store.base import Event, RowsView
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from lamar.store.postgres import PostgresStore
+
+ROWS_LOCK = 0x4C524F57  # b"LROW", with the namespace's hash: writes hold it shared, builds exclusive
+SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to one of them)
+_LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
+_UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
+
+# One message: begin, learn the xid (for a COMMIT whose answer is lost), take the namespace's
+# write lock shared, read the rows' tuning, the episodes of the batch's outcomes, lock the rows
+# the batch touches in id order (so two writes never deadlock), and the spread counters.
+# The ids are an ARRAY(...) computed once, not a join: a row updated while this one waited is
+# re-checked against its WHERE, and a re-check through a semi-join drops the row (it was
+# measured: half the folds of concurrent reports went missing that way).
+_BEGIN = """BEGIN;
+SELECT pg_current_xact_id()::text;
+SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));
+SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
+SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
+SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
+    SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
+    FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
+    ORDER BY id FOR UPDATE;
+SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
+SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
+_BEGIN_PLAIN = """BEGIN;
+SELECT pg_current_xact_id()::text;
+SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s))"""
+# The second message writes the rows, the counters and the events, then commits. Rows and
+# events travel as one JSON text each (quoting one literal is cheap; quoting text[] elements
+# that are JSON is not), and a `json` value's text is kept as sent, so `data` is stored exactly.
+# The SEQUENCE is read in the events' order (volatile output is computed after ORDER BY).
+_WRITE = """
+UPDATE lamar_lessons AS l SET status = u->>1, scope = (u->2)::jsonb, state = (u->3)::text, version = l.version + 1
+FROM json_array_elements(%(updated)s::json) AS u WHERE l.namespace = %(ns)s AND l.id = u->>0;
+INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
+SELECT %(ns)s, a.value->>0, nextval('lamar_seq'), a.value->>1, (a.value->2)::jsonb, (a.value->3)::text
+FROM json_array_elements(%(added)s::json) WITH ORDINALITY AS a ORDER BY a.ordinality;
+INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2)
+SELECT %(ns)s, mod(pg_backend_pid(), %(shards)s), %(r_n)s, %(r_mean)s, %(r_m2)s WHERE %(r_n)s > 0
+ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
+    mean = s.mean + (EXCLUDED.mean - s.mean) * EXCLUDED.n / (s.n + EXCLUDED.n),
+    m2 = s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n);
+UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %(ns)s AND %(stale)s;
+INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
+SELECT %(ns)s, nextval('lamar_seq'), b.value->>0, b.value->>1, (b.value->>2)::float8, (b.value->3)::text
+FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS b ORDER BY b.ordinality
+RETURNING seq;
+COMMIT"""
+# A read sees one snapshot: rows, counters and `folded` as one build or write left them (read
+# committed would take a snapshot per statement, and a build committing between them made an
+# empty set of rows look built: a recall then found no lesson eligible).
+_VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
+SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
+SELECT count(*) FILTER (WHERE status <> 'retired'), (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s)
+FROM lamar_lessons WHERE namespace = %(ns)s;
+COMMIT"""
+_ELIGIBLE = _VIEW.format(where="status <> 'retired' AND scope <@ %(ctx)s::jsonb")
+_SOME = _VIEW.format(where="id = ANY(%(ids)s::text[])")
+_ALL = _VIEW.format(where="true")
+
+
+class LessonRows:
+    """The fold mode's reads and writes for one `PostgresStore` (see the module docstring)."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+        self._policies: dict[str, Policy] = {}
+        self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        """The non-retired lessons whose scope the context contains, in the order they were added."""
+        return self._view(_ELIGIBLE, {"ctx": json.dumps(context)})
+
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
+        """The lessons with these ids (every lesson when None), in the order they were added."""
+        return self._view(_ALL, {}) if ids is None else self._view(_SOME, {"ids": list(ids)})
+
+    def _view(self, query: str, params: dict[str, Any]) -> RowsView:
+        store = self._store
+
+        def run(conn: Connection[Any]) -> list[list[tuple[Any, ...]]]:
+            cur = store._pg.ClientCursor(conn)
+            cur.execute(query, {"ns": store.namespace, **params})
+            return _result_sets(cur)
+
+        _, rows, shards, ((active, tuning),), _ = store._run(run)
+        n, _, m2 = merge_shards(shards)
+        return RowsView([self._state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def append(self, events: list[Event], *, strict: bool = False) -> list[Event]:
+        """Append `events` and fold them into the rows, in one transaction.
+
+        Args:
+            strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
+                written) instead of being stored with the rows marked stale.
+
+        Raises:
+            EventConflict: an event's key is taken, or an experience's id already has a row.
+            UnknownEpisode: (strict) as above.
+        """
+        store = self._store
+        outcomes = [e for e in events if e.kind == "outcome"]
+        plain = not any(e.kind in _LESSON_KINDS for e in events)
+        ids = sorted({i for e in events for i in _named(e)})
+        params: dict[str, Any] = {"ns": store.namespace, "lock": ROWS_LOCK, "ids": ids,
+                                  "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
+
+        def body(cur: Any, xid: list[str]) -> list[Event]:
+            cur.execute(_BEGIN_PLAIN if plain else _BEGIN, params)
+            sets = _result_sets(cur)
+            xid.append(str(sets[1][0][0]))
+            write = _empty_write(store.namespace)
+            written = list(events)
+            if not plain:
+                written = self._fold(events, sets, write, strict)
+            write["events"] = "[" + ",".join(
+                f"[{json.dumps(e.kind)},{json.dumps(e.key)},{float(e.time)!r},{e.data_json()}]" for e in written) + "]"
+            cur.execute(_WRITE, write)
+            seqs = sorted(int(row[0]) for row in _result_sets(cur)[-2])  # the events' RETURNING
+            return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
+                    for e, seq in zip(written, seqs, strict=True)]
+
+        def committed(conn: Connection[Any], xid: str) -> list[Event]:
+            """A COMMIT whose answer was lost went through: the seqs its rows carry (rare: a scan)."""
+            seqs = [int(row[0]) for row in conn.execute(
+                "SELECT seq FROM lamar_events WHERE namespace = %s "
+                "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid ORDER BY seq",
+                (store.namespace, xid)).fetchall()]
+            return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
+                    for e, seq in zip(events, seqs, strict=True)]
+
+        return store._transact(body, committed)
+
+    def _fold(self, events: list[Event], sets: list[Any], write: dict[str, Any], strict: bool) -> list[Event]:
+        """Fold `events` into the locked rows read in `sets`; fills `write`; returns the events
+        as they are to be stored (outcomes name the sigma and divisor their fold used)."""
+        (folded,) = sets[3][0] if sets[3] else (None,)
+        if folded is None:  # stale or never built: the next engine builds the rows from the log
+            found = {key for key, _ in sets[4]}
+            missing = [e for e in events if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in found]
+            if strict and missing:
+                raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
+            return events
+        batch = _Batch(self._policy(folded), [self._state(raw) for _, raw in sets[5]], sets, strict,
+                       self._store.location)
+        out = []
+        for event in events:
+            try:
+                event = batch.fold(event)
+            except LamarError:  # a refusal (UnknownEpisode is a KeyError too): nothing is written
+                raise
+            except (KeyError, TypeError, ValueError, AttributeError):
+                batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
+            out.append(event)
+        touched = [s for i, s in batch.touched.items() if i not in batch.added]
+        write["updated"] = json.dumps([_row(s) for s in touched], separators=(",", ":"))
+        write["added"] = json.dumps([_row(s) for s in batch.added.values()], separators=(",", ":"))
+        write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
+        write["stale"] = batch.stale
+        return out
+
+    def _state(self, raw: str) -> LessonState:
+        """A row's state; the lesson's text is parsed once while it does not change (most of the
+        cost of reading a row is checking an Experience, and rows are read on every call)."""
+        data = json.loads(raw)
+        exp_data = data["experience"]
+        cached = self._experiences.get(exp_data.get("id"))
+        if cached is None or cached[0] != exp_data:
+            cached = self._experiences[exp_data.get("id")] = (exp_data, Experience.from_dict(exp_data))
+        return LessonState.from_dict(data, cached[1])
+
+    def _policy(self, tuning: str) -> Policy:
+        policy = self._policies.get(tuning)
+        if policy is None:
+            fields = {k: v for k, v in json.loads(tuning).items() if k not in _UNFOLDED_POLICY}
+            policy = self._policies[tuning] = Policy(**fields)
+        return policy
+
+    # -- builds ------------------------------------------------------------------------------
+
+    def build(self, tuning: str, folder: Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]],
+              *, force: bool = False) -> None:
+        """Build the rows again from the whole log, as `folder` folds it in-process.
+
+        Heavy (a read and a fold of every event) and exclusive: fold-mode writes of the
+        namespace wait. Used once for a namespace written in the log mode (a migration), and
+        after an outcome the rows could not fold (a replacement). Unless `force`, nothing is
+        done when, once the lock is held, the rows turn out built under `tuning` (a fleet that
+        starts at once builds them once, not once per engine).
+        """
+        store = self._store
+        ns = store.namespace
+
+        def run(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
+                built = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
+                if not force and built is not None and built[0] == tuning:
+                    return  # another engine built them while this one waited for the lock
+                events = store._parse(conn.execute(
+                    "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
+                    (ns,)).fetchall())
+                states, (n, mean, m2) = folder(events)
+                rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
+                         json.dumps(_stored(s))) for s in states]
+                conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
+                conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
+                last = events[-1].seq if events else 0
+                # Seqs to come must follow every seq of the log, whichever mode wrote it.
+                conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
+                             (max(last, 1),))
+                with conn.cursor() as cur:
+                    cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) "
+                                    "VALUES (%s, %s, %s, %s, %s::jsonb, %s)",
+                                    [(ns, i, order, st, sc, body) for order, (i, st, sc, body) in enumerate(rows)])
+                if n:
+                    conn.execute("INSERT INTO lamar_rewards (namespace, shard, n, mean, m2) VALUES (%s, 0, %s, %s, %s)",
+                                 (ns, n, mean, m2))
+                conn.execute("INSERT INTO lamar_namespaces (namespace, last_seq, folded) VALUES (%s, %s, %s) "
+                             "ON CONFLICT (namespace) DO UPDATE SET folded = EXCLUDED.folded, "
+                             "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, tuning))
+
+        store._run(run, "build the lesson rows of")
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a
+        checkpoint folds and rewrites the log under it, so no event commits below its seq."""
+        store = self._store
+        with store._pool.connection() as conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, store.namespace))
+            yield
+
+
+class _Batch:
+    """The rows one write locked, and the events of the write folded into them in order."""
+
+    def __init__(self, policy: Policy, locked: list[LessonState], sets: list[Any], strict: bool,
+                 location: str) -> None:
+        self.policy, self.strict, self.location = policy, strict, location
+        self.episodes = {key: json.loads(data) for key, data in sets[4]}
+        self.states = {state.experience.id: state for state in locked}
+        self.n, self.mean, self.m2 = merge_shards(sets[6])
+        self.active = int(sets[7][0][0])
+        self.touched: dict[str, LessonState] = {}
+        self.added: dict[str, LessonState] = {}
+        self.rewards: tuple[int, float, float] = (0, 0.0, 0.0)  # this write's, for its shard
+        self.stale = False
+
+    def fold(self, event: Event) -> Event:
+        data, states = event.data, self.states
+        if event.kind == "experience":
+            exp = Experience.from_dict(data)
+            if exp.id in states:
+                raise EventConflict(f"experience {exp.id!r} is already in {self.location}")
+            states[exp.id] = self.added[exp.id] = LessonState(exp)
+            self.active += exp.status is not Status.RETIRED
+        elif event.kind == "status" and data["id"] in states:
+            state = states[data["id"]]
+            was = state.experience.status is not Status.RETIRED
+            fold.set_status(state, Status(data["status"]))
+            self.active += (state.experience.status is not Status.RETIRED) - was
+            self.touched[data["id"]] = state
+        elif event.kind == "scope" and data["id"] in states:
+            if fold.narrow(states[data["id"]], data["key"], data["value"]):
+                self.touched[data["id"]] = states[data["id"]]
+        elif event.kind == "merge":
+            into = states.get(data["into"])
+            retired = fold.merge(into, [states.get(i) for i in data["from"]], data["from"])
+            self.active -= len(retired)
+            self.touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
+        elif event.kind == "outcome" and not data.get("expired"):
+            return self._outcome(event)
+        return event
+
+    def _outcome(self, event: Event) -> Event:
+        data = event.data
+        episode = self.episodes.get(f"episode:{data['episode']}")
+        if data.get("replace") or episode is None:
+            if self.strict and episode is None:
+                raise UnknownEpisode(f"no episode {data['episode']!r} is found by its key")
+            self.stale = True  # a replacement unfolds an outcome: the rows are built again from the log
+            return event
+        reward = float(data["reward"])
+        self.n, self.mean, self.m2 = fold.welford(self.n, self.mean, self.m2, reward)
+        self.rewards = fold.welford(*self.rewards, reward)
+        sigma = fold.spread(self.n, self.m2)
+        for state in fold.fold_outcome(self.states.get, episode["eligible"], episode["injected"], episode["p"],
+                                       episode["context"], reward, sigma, self.policy, self.active):
+            self.touched[state.experience.id] = state
+        return Event(kind="outcome", data={**data, "fold": {"sigma": sigma, "active": self.active}},
+                     key=event.key, time=event.time)
+
+
+def merge_shards(shards: Iterable[tuple[Any, Any, Any]]) -> tuple[int, float, float]:
+    """(n, mean, m2) of the union of sharded Welford counters (Chan et al.'s parallel formula)."""
+    n, mean, m2 = 0, 0.0, 0.0
+    for count, shard_mean, shard_m2 in shards:
+        count = int(count)
+        if count <= 0:
+            continue
+        total = n + count
+        delta = float(shard_mean) - mean
+        mean += delta * count / total
+        m2 += float(shard_m2) + delta * delta * n * count / total
+        n = total
+    return n, mean, m2
+
+
+def _named(event: Event) -> list[str]:
+    """The lessons an event names directly (an outcome's come from its episode, in SQL)."""
+    data = event.data
+    if event.kind in ("status", "scope"):
+        return [str(data.get("id"))]
+    if event.kind == "merge":
+        return [str(data.get("into")), *map(str, data.get("from", ()))]
+    if event.kind == "experience":
+        return [str(data.get("id"))]
+    return []
+
+
+def _empty_write(namespace: str) -> dict[str, Any]:
+    return {"ns": namespace, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "shards": SHARDS,
+            "updated": "[]", "added": "[]"}
+
+
+def _row(state: LessonState) -> list[Any]:
+    """A lesson's row as the write sends it: id, status, scope, state (`_stored`)."""
+    exp = state.experience
+    return [exp.id, exp.status.value, dict(exp.scope), _stored(state)]
+
+
+def _stored(state: LessonState) -> dict[str, Any]:
+    """`LessonState.to_dict` without the lesson's history: the rows hold what decides, and the
+    history (what `lamar show` draws) comes from a fold of the log, which alone knows every
+    outcome's seq and every recall's counts (docs/postgres.md)."""
+    data = state.to_dict()
+    del data["history"]
+    return data
+
+
+def _result_sets(cur: Any) -> list[Any]:
+    """Every result set of a multi-statement execute (None for a statement without rows)."""
+    sets = [cur.fetchall() if cur.description else None]
+    while cur.nextset():
+        sets.append(cur.fetchall() if cur.description else None)
+    return sets
+
+
+__all__ = ["ROWS_LOCK", "SHARDS", "LessonRows", "merge_shards"]

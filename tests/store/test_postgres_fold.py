@@ -1,0 +1,364 @@
+"""The fold mode of PostgresStore (the default): PostgreSQL holds every lesson's folded state.
+
+The conformance suite again in this mode, then what the mode promises: the rows equal a replay
+of the log in-process (exactly), writers on different lessons never wait for each other, the
+namespace's counter row is not on the write path, and what the rows cannot fold is rebuilt.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
+from lamar.store import Event
+from lamar.store.postgres import PostgresStore
+from tests.store import test_postgres
+from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+
+class TestPostgresFoldStore(test_postgres.TestPostgresStore):
+    mode: dict[str, str] = {}
+
+    def test_a_resumed_engine_matches_a_replay_and_decides_the_same(self, store: Any, loc: str) -> None:
+        """The fold mode saves no state to resume from: the rows are the state (see below)."""
+
+
+@pytest.fixture
+def fold_url(postgres_url: str) -> Iterator[str]:
+    """A fresh namespace in the fold mode; commits skip the fsync (locks and order are the same)."""
+    namespace = unique_namespace("fold")
+    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off")
+    drop_namespaces(postgres_url, namespace)
+
+
+def _rows(url: str) -> dict[str, dict[str, Any]]:
+    store = PostgresStore(url)
+    assert store.rows is not None
+    view = store.rows.lessons()
+    store.close()
+    return {s.experience.id: _decisive(s) for s in view.states}
+
+
+def _decisive(state):
+    """What the rows hold: the state without its history (drawn from a fold of the log)."""
+    return {k: v for k, v in state.to_dict().items() if k != "history"}
+
+
+def _replayed(url: str) -> Lamar:
+    """The in-process engine folding the same log (the log mode reads; it writes nothing here)."""
+    return Lamar(url + "&lamar_fold=off", k=2, seed=0)
+
+
+# -- the rows are the fold of the log ---------------------------------------------------------
+
+
+def test_the_rows_equal_an_in_process_replay_of_the_log_exactly(fold_url: str) -> None:
+    """3 engines in threads, 3 000 episodes over 6 lessons in 3 scope shapes, with a retire and a
+    revive, a narrowed scope, a merge, a replaced outcome and a refused duplicate: every lesson's
+    row equals the in-process fold of the log in seq order, and so does every verdict and bound."""
+    setup = Lamar(fold_url, k=2, seed=1)
+    scopes = [Scope(), Scope(task="a"), Scope(task="a"), Scope(task="b"), Scope(task="b", lang="py"), Scope(task="a")]
+    effect = [0.0, 0.7, -0.7, 0.4, -0.5, 0.0]
+    ids = [setup.add(Experience(f"case {i}", f"do {i}", scope=s)) for i, s in enumerate(scopes)]
+    gain = dict(zip(ids, effect, strict=True))
+    reported: list[str] = []
+
+    def agent(seed: int, episodes: int) -> None:
+        lam = Lamar(fold_url, k=2, seed=seed)
+        rng = random.Random(seed)
+        for n in range(episodes):
+            ctx = {"task": rng.choice("ab"), "lang": rng.choice(["py", "go"])}
+            rec = lam.recall(ctx)
+            reward = 0.1 + sum(gain[i] for i in rec.ids) + rng.gauss(0.0, 0.3)
+            lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
+            if n % 97 == 0:
+                reported.append(rec.episode_id)
+        lam.close()
+
+    def run(episodes: int) -> None:
+        threads = [threading.Thread(target=agent, args=(seed, episodes)) for seed in (11, 12, 13)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    run(400)
+    setup.retire(ids[3])
+    setup.store.append([Event("scope", {"id": ids[0], "key": "lang", "value": "py"})])
+    run(300)
+    setup.revive(ids[3])
+    setup.store.append([Event("merge", {"into": ids[1], "from": [ids[5]]})])
+    with pytest.raises(DuplicateReport):
+        setup.report(reported[0], Signal.SHIPPED)
+    setup.report(reported[1], -1.0, replace=True)  # the rows cannot unfold it: built again from the log
+    run(300)
+
+    rows = _rows(fold_url)
+    replay = _replayed(fold_url)
+    assert replay.stats()["episodes"] == 3000 and replay.stats()["reports"] == 3000
+    assert rows == {i: _decisive(replay._state(i)) for i in ids}
+    ours = {i: setup.evidence(i) for i in ids}
+    assert ours == {i: replay.evidence(i) for i in ids}
+    verdicts = {e.verdict.value for e in ours.values()}
+    assert verdicts & {"helps", "harms"}, ours  # the comparison covers decided verdicts too
+    assert rows[ids[5]]["experience"]["status"] == "retired" and rows[ids[0]]["experience"]["scope"] == {"lang": "py"}
+    replay.close()
+    setup.close()
+
+
+def test_concurrent_reports_on_the_same_lessons_lose_no_fold(fold_url: str) -> None:
+    """Every report folds into the same 3 rows, so the writers queue on their locks; a row
+    updated while a writer waited is still folded (a semi-join in the locking query once
+    dropped such rows: half the folds went missing)."""
+    setup = Lamar(fold_url, k=2, seed=1)
+    ids = [setup.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
+    errors: list[BaseException] = []
+
+    def agent(seed: int) -> None:
+        try:
+            lam = Lamar(fold_url, k=2, seed=seed)
+            rng = random.Random(seed)
+            for _ in range(100):
+                lam.report(lam.recall({"task": "x"}).episode_id, rng.uniform(-1.0, 1.0))
+            lam.close()
+        except BaseException as exc:  # noqa: BLE001 - shown by the assert
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [setup.evidence(i).eligible for i in ids] == [400, 400, 400]
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    setup.close()
+
+
+def test_each_outcome_names_the_spread_and_divisor_its_fold_used(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=2, seed=2)
+    for i in range(3):
+        lam.add(Experience(f"case {i}", f"do {i}"))
+    for _ in range(5):
+        lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    folds = [e.data["fold"] for e in lam.store.read() if e.kind == "outcome"]
+    assert [f["active"] for f in folds] == [3] * 5
+    assert folds[0]["sigma"] > folds[-1]["sigma"] > 0.0  # equal rewards: the spread shrinks from the prior
+    lam.close()
+
+
+# -- contention stays narrow ------------------------------------------------------------------
+
+
+def _hold(url: str, query: str, params: tuple[Any, ...]) -> psycopg.Connection[Any]:
+    holder = psycopg.connect(url.split("?", 1)[0])
+    holder.execute(query, params)  # a transaction stays open: the lock is held until rollback
+    return holder
+
+
+def _finishes(work: Any, seconds: float) -> tuple[threading.Thread, list[BaseException]]:
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - shown by the caller's assert
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(seconds)
+    return thread, errors
+
+
+def test_writers_on_different_lessons_never_wait_for_each_other(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=1, seed=3)
+    a = lam.add(Experience("case a", "do a", scope=Scope(task="a")))
+    lam.add(Experience("case b", "do b", scope=Scope(task="b")))
+    on_a, on_b = lam.recall({"task": "a"}), lam.recall({"task": "b"})
+    namespace = lam.store.namespace  # type: ignore[attr-defined]
+    holder = _hold(fold_url, "SELECT * FROM lamar_lessons WHERE namespace = %s AND id = %s FOR UPDATE",
+                   (namespace, a))
+    try:
+        other = Lamar(fold_url, k=1, seed=4)
+        thread, errors = _finishes(lambda: other.report(on_b.episode_id, Signal.SHIPPED), 10.0)
+        assert not thread.is_alive() and errors == []  # lesson b's row was free
+        blocked, errors = _finishes(lambda: other.report(on_a.episode_id, Signal.SHIPPED), 1.0)
+        assert blocked.is_alive()  # lesson a's row is held: this one waits for it
+    finally:
+        holder.rollback()
+        holder.close()
+    blocked.join(10.0)
+    assert not blocked.is_alive() and errors == []
+    assert lam.evidence(a).eligible == 1
+    other.close()
+    lam.close()
+
+
+def test_the_namespace_counter_row_is_not_on_the_write_path(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=1, seed=5)
+    lam.add(Experience("case", "do"))
+    lam.recall({"task": "x"})  # builds the (empty) rows: the namespace's row exists now
+    holder = _hold(fold_url, "SELECT * FROM lamar_namespaces WHERE namespace = %s FOR UPDATE",
+                   (lam.store.namespace,))  # type: ignore[attr-defined]
+    try:
+        def episodes() -> None:
+            for _ in range(5):
+                lam.report(lam.recall({"task": "x"}).episode_id, Signal.ACCEPTED)
+
+        thread, errors = _finishes(episodes, 10.0)
+        assert not thread.is_alive() and errors == []
+    finally:
+        holder.rollback()
+        holder.close()
+    assert lam.stats()["reports"] == 5
+    lam.close()
+
+
+# -- what the rows cannot fold ----------------------------------------------------------------
+
+
+def test_a_write_in_the_log_mode_marks_the_rows_stale_and_the_fold_mode_rebuilds_them(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=2, seed=6)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    for _ in range(20):
+        lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    old = Lamar(fold_url + "&lamar_fold=off", k=2, seed=7)  # a rollback to the log mode writes
+    for _ in range(20):
+        old.report(old.recall({"task": "x"}).episode_id, Signal.REVERTED)
+    old.close()
+    assert sum(lam.evidence(i).eligible for i in ids) == 80  # the rows were built again, with all 40
+    for _ in range(5):  # and the fold mode's seqs go on after the log mode's
+        lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    seqs = [e.seq for e in lam.store.read()]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    lam.close()
+
+
+def test_a_report_of_an_unknown_episode_writes_nothing(fold_url: str) -> None:
+    from lamar import UnknownEpisode
+
+    lam = Lamar(fold_url, k=2, seed=8)
+    lam.add(Experience("case", "do"))
+    for _ in ("rows not built yet", "rows built by the recall"):
+        before = len(lam.store.read())
+        with pytest.raises(UnknownEpisode):
+            lam.report("ep_nope", Signal.SHIPPED)
+        assert len(lam.store.read()) == before
+        lam.recall({"task": "x"})
+    assert lam.store.rows.lessons().tuning is not None  # type: ignore[attr-defined]
+    lam.close()
+
+
+def test_the_location_keeps_the_mode(postgres_url: str) -> None:
+    namespace = unique_namespace()
+    fold = PostgresStore(postgres_url, namespace=namespace)
+    log = PostgresStore(postgres_url + "?lamar_fold=off", namespace=namespace)
+    assert fold.rows is not None and log.rows is None
+    assert "lamar_fold" not in fold.location and log.location.endswith("lamar_fold=off")
+    assert PostgresStore(log.location).rows is None
+    fold.close()
+    log.close()
+    with pytest.raises(Exception, match="lamar_fold is 'on'"):
+        PostgresStore(postgres_url + "?lamar_fold=maybe")
+
+
+def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_url: str) -> None:
+    first = Lamar(fold_url, k=2, seed=9)
+    ids = [first.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    for _ in range(30):
+        first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    other = Lamar(fold_url, k=2, seed=9, discount=0.9)  # the selection forgets faster: other rows
+    before = _rows(fold_url)
+    other.evidence(ids[0])  # reads the rows: they were folded under other tuning, so built again
+    after = _rows(fold_url)
+    assert after != before
+    replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, discount=0.9)
+    assert after == {i: _decisive(replay._state(i)) for i in ids}
+    other.report(other.recall({"task": "x"}).episode_id, Signal.REVERTED)  # folded under the new tuning
+    assert sum(other.evidence(i).eligible for i in ids) == 62
+    replay.close()
+    other.close()
+    first.close()
+
+
+def test_a_late_report_replaces_a_pending_default_and_the_rows_follow(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=2, seed=10, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    late = lam.recall({"task": "x"})
+    assert lam.settle_pending() == [late.episode_id]  # the default is folded like any outcome
+    lam.report(late.episode_id, Signal.REVERTED)  # replaces it: the rows are built again
+    assert lam.episode(late.episode_id).signal == "reverted"
+    replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    lam.close()
+
+
+def test_engines_opening_unbuilt_rows_at_once_all_see_every_lesson(postgres_url: str) -> None:
+    """Rows are read in one snapshot: a build committing in the middle of a read once made an
+    empty set of rows look built, and a recall then found no lesson eligible."""
+    for round_ in range(15):
+        namespace = unique_namespace("race")
+        url = namespace_url(postgres_url, namespace, options="-c synchronous_commit=off")
+        try:
+            setup = Lamar(url, k=2, seed=round_)
+            for i in range(3):
+                setup.add(Experience(f"case {i}", f"do {i}"))  # the rows are built by the first read
+            found: list[int] = []
+            barrier = threading.Barrier(8)
+
+            def agent(seed: int) -> None:
+                lam = Lamar(url, k=2, seed=seed)
+                barrier.wait()
+                found.append(len(lam.recall({"task": "x"}).eligible))
+                lam.close()
+
+            threads = [threading.Thread(target=agent, args=(seed,)) for seed in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert found == [3] * 8, (round_, found)
+            setup.close()
+        finally:
+            drop_namespaces(postgres_url, namespace)
+
+
+def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
+    setup = Lamar(fold_url, k=2, seed=1)
+    setup.add(Experience("case", "do"))
+    folds: list[int] = []
+    engines = [Lamar(fold_url, k=2, seed=seed) for seed in range(6)]
+    for lam in engines:  # a build folds the log with the engine's _fold_events: count those
+        def counting(events: Any, fold: Any = lam._fold_events) -> Any:
+            folds.append(1)
+            return fold(events)
+
+        lam._fold_events = counting  # type: ignore[method-assign]
+    barrier = threading.Barrier(len(engines))
+
+    def first_read(lam: Lamar) -> None:
+        barrier.wait()
+        assert len(lam.recall({"task": "x"}).eligible) == 1
+
+    threads = [threading.Thread(target=first_read, args=(lam,)) for lam in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(folds) == 1  # six engines found the rows unbuilt; one built them
+    for lam in engines:
+        lam.close()
+    setup.close()
