@@ -29,7 +29,7 @@ from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 
 CLIENTS = (1, 4, 16, 32, 64)
-MODES = ("log", "fold")  # lamar_fold=off / the default
+MODES = ("log", "fold")  # the default / lamar_fold=on
 # shared: every client recalls in one context, so every report folds into the same 10 lessons
 # (the workload). spread: client i works in project i % 16, with 2 lessons of its own
 # project and none shared, so clients of different projects touch different rows.
@@ -42,7 +42,7 @@ _CONTEXT = {"task": "bench", "project": "fleet"}
 
 def _url(base: str, namespace: str, mode: str) -> str:
     sep = "&" if "?" in base else "?"
-    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=off" if mode == "log" else "")
+    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=on" if mode == "fold" else "")
 
 
 def _context(workload: str, seed: int) -> dict[str, str]:
@@ -257,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)),
                         help="clients, comma separated ('' for none: only --big)")
-    parser.add_argument("--modes", default=",".join(MODES), help="log (lamar_fold=off), fold (the default)")
+    parser.add_argument("--modes", default=",".join(MODES), help="log (the default), fold (lamar_fold=on)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="shared (one context, the same 10 lessons for all), spread (16 projects)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measured run time per configuration")

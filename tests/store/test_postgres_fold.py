@@ -33,7 +33,7 @@ class TestPostgresFoldStore(test_postgres.TestPostgresStore):
 def fold_url(postgres_url: str) -> Iterator[str]:
     """A fresh namespace in the fold mode; commits skip the fsync (locks and order are the same)."""
     namespace = unique_namespace("fold")
-    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off")
+    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
     drop_namespaces(postgres_url, namespace)
 
 
@@ -263,11 +263,12 @@ def test_a_report_of_an_unknown_episode_writes_nothing(fold_url: str) -> None:
 
 def test_the_location_keeps_the_mode(postgres_url: str) -> None:
     namespace = unique_namespace()
-    fold = PostgresStore(postgres_url, namespace=namespace)
-    log = PostgresStore(postgres_url + "?lamar_fold=off", namespace=namespace)
+    fold = PostgresStore(postgres_url + "?lamar_fold=on", namespace=namespace)
+    log = PostgresStore(postgres_url, namespace=namespace)  # the log mode is the default
     assert fold.rows is not None and log.rows is None
-    assert "lamar_fold" not in fold.location and log.location.endswith("lamar_fold=off")
-    assert PostgresStore(log.location).rows is None
+    assert fold.location.endswith("lamar_fold=on") and "lamar_fold" not in log.location
+    assert PostgresStore(fold.location).rows is not None
+    assert PostgresStore(postgres_url + "?lamar_fold=off", namespace=namespace).rows is None
     fold.close()
     log.close()
     with pytest.raises(Exception, match="lamar_fold is 'on'"):

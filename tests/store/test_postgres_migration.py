@@ -151,13 +151,14 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
         _sql(schema_url, "INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
              "VALUES ('team', %s, %s, %s, %s, %s)", (event.seq, event.kind, event.key, event.time, event.data_json()))
     _sql(schema_url, "INSERT INTO lamar_namespaces VALUES ('team', %s)", (events[-1].seq,))
-    url = f"{schema_url}&lamar_namespace=team"
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"  # a store that opts into the fold mode
 
     migrated = Lamar(url, k=2, seed=4)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
     assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
     rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
-    assert {i: json.loads(rows[i]) for i in ids} == {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}  # rows keep no history
+    stored = {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}
+    assert {i: json.loads(rows[i]) for i in ids} == stored  # the rows keep no history
     built = _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0]
     assert built is not None
     rec = migrated.recall({"task": "t0"})  # new seqs follow the old ones
