@@ -213,17 +213,6 @@ class Slices:
             out.append(SliceBounds(key, value, verdict, mean, lower, upper, ledger.n))
         return out
 
-    def unjudged(self, context: Mapping[str, str], alpha_helps: float, alpha_harms: float, min_evidence: int,
-                 n_lessons: int) -> bool:
-        """Whether a slice this context falls in (of a key seen with two values or more) has no
-        verdict yet: then harm exposure may still buy one there."""
-        values = self.values
-        if not values:
-            return False
-        judged = {(b.key, b.value): b.verdict for b in self.judge(alpha_helps, alpha_harms, min_evidence, n_lessons)}
-        return any(values.get(key, 0) >= 2 and judged.get((key, value), Verdict.UNKNOWN) is Verdict.UNKNOWN
-                   for key, value in context.items())
-
     def evidence(self, alpha_helps: float, alpha_harms: float, min_evidence: int,
                  n_lessons: int) -> dict[str, SliceEvidence]:
         """`Evidence.slices`: slice name -> its verdict, lift, bounds and randomized episodes."""

@@ -229,10 +229,6 @@ class LessonState:
         segment = self.restarts + 1
         return segment_alpha(policy.alpha_helps, segment), segment_alpha(policy.alpha_harms, segment)
 
-    def unjudged_here(self, context: Mapping[str, str], policy: Policy, n_lessons: int) -> bool:
-        """Whether a slice of `context` (docs/context.md) still lacks a verdict: exposure may buy one."""
-        return self.slices.unjudged(context, *self._slice_alphas(policy), policy.min_evidence, n_lessons)
-
     def narrow(self, key: str, value: str) -> None:
         """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
 
