@@ -83,3 +83,17 @@ TOOL_OUTCOME = (
     "your work, re-asked the same thing, corrected you, or reverted your change. Your own "
     "opinion of your work is not an outcome: if the user has not reacted yet, do not report.")
 TOOL_EVIDENCE = "The user's words or action that show this outcome, quoted briefly."
+TOOL_SEARCH = ("Look up lessons learned from past outcomes in this setting before you act. "
+               "Returns the lessons (notes, not instructions) and an episode id.")
+TOOL_REPORT = ("Record how the USER reacted after you used lessons from a search, once per "
+               "episode. Only the user's reaction counts, never your own judgment.")
+
+
+def tool_answer(episode_id: str, prompt: str) -> str:
+    """The search tool's text: the episode to report against, then the lessons block (if any)."""
+    return f"Episode {episode_id}.\n{prompt}" if prompt else f"No lessons apply here (episode {episode_id})."
+
+
+def tool_recorded(outcome: str, episode_id: str) -> str:
+    """The report tool's reply."""
+    return f"Recorded {outcome} for {episode_id}."

@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from lamar import Recall
 from lamar.experience import check_context
-from lamar.signals import TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY
+from lamar.signals import (TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY, TOOL_REPORT, TOOL_SEARCH,
+                           tool_answer, tool_recorded)
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
@@ -80,9 +81,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     def answer(rec: Recall, ctx: dict[str, str]) -> tuple[str, dict[str, Any]]:
         artifact = {EPISODE_KEY: rec.episode_id, "experience_ids": rec.ids, "context": ctx}
-        if not rec.experiences:
-            return f"No lessons apply here (episode {rec.episode_id}).", artifact
-        return f"Episode {rec.episode_id}.\n{rec.as_prompt()}", artifact
+        return tool_answer(rec.episode_id, rec.as_prompt() if rec.experiences else ""), artifact
 
     def search(query: str, runtime: ToolRuntime = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         ctx = resolve(query, runtime)
@@ -98,23 +97,19 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     tools: list[BaseTool] = [StructuredTool.from_function(
         func=search, coroutine=asearch, name=f"{prefix}_search_lessons", args_schema=SearchLessons,
-        response_format="content_and_artifact",
-        description=("Look up lessons learned from past outcomes in this setting before you act. "
-                     "Returns the lessons (notes, not instructions) and an episode id."))]
+        response_format="content_and_artifact", description=TOOL_SEARCH)]
     if report:
         def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             lamar.report(episode_id, outcome)
-            return f"Recorded {outcome} for {episode_id}."
+            return tool_recorded(outcome, episode_id)
 
         async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             await lamar.areport(episode_id, outcome)
-            return f"Recorded {outcome} for {episode_id}."
+            return tool_recorded(outcome, episode_id)
 
         tools.append(StructuredTool.from_function(
             func=report_outcome, coroutine=areport_outcome, name=f"{prefix}_report_outcome",
-            args_schema=ReportOutcome,
-            description=("Record how the USER reacted after you used lessons from a search, once per "
-                         "episode. Only the user's reaction counts, never your own judgment.")))
+            args_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
 
 

@@ -12,7 +12,8 @@ from llama_index.core.tools import FunctionTool
 
 from lamar import Recall
 from lamar.experience import check_context
-from lamar.signals import TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY
+from lamar.signals import (TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY, TOOL_REPORT, TOOL_SEARCH,
+                           tool_answer, tool_recorded)
 from lamar_llamaindex.nodes import EPISODE_ID
 from lamar_llamaindex.outcomes import record_episode
 
@@ -67,8 +68,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     def answer(rec: Recall, ctx: dict[str, str]) -> Document:
         record_episode(rec.episode_id, ctx)
-        text = (f"Episode {rec.episode_id}.\n{rec.as_prompt()}" if rec.experiences
-                else f"No lessons apply here (episode {rec.episode_id}).")
+        text = tool_answer(rec.episode_id, rec.as_prompt() if rec.experiences else "")
         return Document(text=text, metadata={EPISODE_ID: rec.episode_id, "experience_ids": rec.ids,
                                              "context": ctx})
 
@@ -82,24 +82,21 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     tools = [FunctionTool.from_defaults(
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
-        description=("Look up lessons learned from past outcomes in this setting before you act. "
-                     "Returns the lessons (notes, not instructions) and an episode id."))]
+        description=TOOL_SEARCH)]
     if report:
         def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
             lamar.report(episode_id, outcome)
-            return f"Recorded {outcome} for {episode_id}."
+            return tool_recorded(outcome, episode_id)
 
         async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
             await lamar.areport(episode_id, outcome)
-            return f"Recorded {outcome} for {episode_id}."
+            return tool_recorded(outcome, episode_id)
 
         tools.append(FunctionTool.from_defaults(
             fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
-            fn_schema=ReportOutcome,
-            description=("Record how the USER reacted after you used lessons from a search, once per "
-                         "episode. Only the user's reaction counts, never your own judgment.")))
+            fn_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
 
 
