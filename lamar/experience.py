@@ -42,6 +42,29 @@ def check_context(context: object) -> dict[str, str]:
     return out
 
 
+def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
+    """The context an application object carries: its `key` entry or attribute if it has one,
+    else the whole of it (a mapping, a dataclass or a pydantic model); None when absent.
+
+    A framework's runtime context (LangChain's, LangGraph's) reaches Lamar through this, unchecked.
+
+    >>> context_within({"lamar_context": {"project": "x"}, "user": "u"}, "lamar_context")
+    {'project': 'x'}
+    """
+    if holder is None:
+        return None
+    inner = holder.get(key) if isinstance(holder, Mapping) else getattr(holder, key, None)
+    if inner is not None:
+        return inner  # type: ignore[no-any-return]
+    if isinstance(holder, Mapping):
+        return holder
+    if dataclasses.is_dataclass(holder) and not isinstance(holder, type):
+        return dataclasses.asdict(holder)
+    if callable(getattr(holder, "model_dump", None)):
+        return holder.model_dump()  # type: ignore[no-any-return]
+    return None
+
+
 class Scope(Mapping[str, str]):
     """Where a lesson applies: every field must equal the context's value; absent fields match anything.
 

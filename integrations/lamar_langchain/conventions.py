@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from lamar.experience import check_context
+from lamar.experience import check_context, context_within
 
 EXPERIENCE_ID = "experience_id"
 """Document metadata key naming the lesson a document stands for."""
@@ -38,17 +37,5 @@ def context_from_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str] 
 
 
 def context_from_runtime(runtime_context: Any, key: str = CONTEXT_KEY) -> Mapping[str, Any] | None:
-    """A graph's runtime context as a Lamar context: its `key` entry or attribute if it has
-    one, else the whole of it (a mapping, a dataclass or a pydantic model); None when absent."""
-    if runtime_context is None:
-        return None
-    inner = runtime_context.get(key) if isinstance(runtime_context, Mapping) else getattr(runtime_context, key, None)
-    if inner is not None:
-        return inner  # type: ignore[no-any-return]
-    if isinstance(runtime_context, Mapping):
-        return runtime_context
-    if dataclasses.is_dataclass(runtime_context) and not isinstance(runtime_context, type):
-        return dataclasses.asdict(runtime_context)
-    if callable(getattr(runtime_context, "model_dump", None)):
-        return runtime_context.model_dump()  # type: ignore[no-any-return]
-    return None
+    """A graph's runtime context as a Lamar context (`lamar.experience.context_within`)."""
+    return context_within(runtime_context, key)

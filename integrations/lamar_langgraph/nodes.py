@@ -3,7 +3,6 @@ state keys they share (`LamarState`)."""
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
@@ -14,6 +13,7 @@ from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
 from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError
+from lamar.experience import context_within
 
 log = logging.getLogger(__name__)
 
@@ -272,17 +272,9 @@ def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
     found = _field(state, key)
     if found is not None:
         return found  # type: ignore[no-any-return]
-    runtime_context = _runtime_context()
-    if runtime_context is not None:
-        inner = _field(runtime_context, key)
-        if inner is not None:
-            return inner  # type: ignore[no-any-return]
-        if isinstance(runtime_context, Mapping):
-            return runtime_context
-        if dataclasses.is_dataclass(runtime_context) and not isinstance(runtime_context, type):
-            return dataclasses.asdict(runtime_context)
-        if callable(getattr(runtime_context, "model_dump", None)):
-            return runtime_context.model_dump()  # type: ignore[no-any-return]
+    found = context_within(_runtime_context(), key)
+    if found is not None:
+        return found
     raise InvalidContext(
         f"no context for Lamar's recall: put a mapping of strings in state[{key!r}], pass "
         "context=... to recall_node, or invoke the graph with context={...}")
