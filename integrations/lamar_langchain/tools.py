@@ -13,8 +13,16 @@ from pydantic import BaseModel, Field
 
 from lamar import Recall
 from lamar.experience import check_context
-from lamar.signals import (TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY, TOOL_REPORT, TOOL_SEARCH,
-                           tool_answer, tool_recorded)
+from lamar.signals import (
+    TOOL_EPISODE,
+    TOOL_EVIDENCE,
+    TOOL_OUTCOME,
+    TOOL_QUERY,
+    TOOL_REPORT,
+    TOOL_SEARCH,
+    tool_answer,
+    tool_recorded,
+)
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None

@@ -12,8 +12,16 @@ from llama_index.core.tools import FunctionTool
 
 from lamar import Recall
 from lamar.experience import check_context
-from lamar.signals import (TOOL_EPISODE, TOOL_EVIDENCE, TOOL_OUTCOME, TOOL_QUERY, TOOL_REPORT, TOOL_SEARCH,
-                           tool_answer, tool_recorded)
+from lamar.signals import (
+    TOOL_EPISODE,
+    TOOL_EVIDENCE,
+    TOOL_OUTCOME,
+    TOOL_QUERY,
+    TOOL_REPORT,
+    TOOL_SEARCH,
+    tool_answer,
+    tool_recorded,
+)
 from lamar_llamaindex.nodes import EPISODE_ID
 from lamar_llamaindex.outcomes import record_episode
 

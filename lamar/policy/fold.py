@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from lamar.experience import Scope, Status
 from lamar.policy.config import Policy

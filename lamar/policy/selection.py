@@ -15,7 +15,6 @@ from typing import Any
 
 from lamar.policy.record import SlotRecord
 
-
 _PRIOR_OUT = 2.0  # weight of the old without-lesson mean kept when the arms restart on a fall
 # Suspicion: the same CUSUM with a slack of half a 0.4-sd fall and a low level. It decides no
 # verdict and restarts nothing; a proven lesson under suspicion is held out at `holdout_doubt`,
