@@ -85,10 +85,10 @@ class LessonState:
         psi = ledger.record(reward, injected, p)
         self._verdict_cache = None
         if enough:
-            # A withdrawal's verdict comes back when the episodes since it prove the lift > 0 at
-            # this withdrawal's share of alpha (docs/decisions.md, "Doubt").
-            regrant = math.log(max(n_lessons, 1) * self.slices.inherited
-                               / segment_alpha(policy.alpha_helps, self.withdrawals + 1))
+            # A withdrawal in force (the k-th) gives its verdict back when the episodes since it
+            # prove the lift > 0 at the share segment_alpha(alpha, k + 1) (docs/decisions.md, "Doubt").
+            regrant = math.log(max(n_lessons, 1) * self.slices.inherited / segment_alpha(
+                policy.alpha_helps, self.withdrawals + 1)) if self.detector.doubted else math.inf
             if self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
                                     policy.doubt_threshold if self.detector.claimed else math.inf, low, high,
                                     regrant):
