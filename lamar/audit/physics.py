@@ -38,6 +38,31 @@ def needed(effect: float, q: float, m: float, s: float) -> float:
     return (m + 0.84) ** 2 * s * s / ((effect * gap()) ** 2 * q * (1 - q))
 
 
+def power(effect: float, randomized: float, q: float, m: float, s: float) -> float:
+    """Chance that `randomized` episodes at coin q prove `effect` at a bound m standard errors
+    wide (the best case: the coin at q from the first episode, the bound read once at the end)."""
+    z = effect * gap() * math.sqrt(randomized * q * (1 - q)) / s
+    return NormalDist().cdf(z - m)
+
+
+def narrowing_limit(at: int, lessons: int, alpha_helps: float, alpha_harms: float) -> tuple[float, float, float]:
+    """The context gym's split lesson by episode `at`: (episodes per slice, the best chance its
+    helpful slice is proven to help, the best chance its harmful slice is proven to harm).
+
+    Narrowing needs both (lamar/sleep/narrow.py), each at the slice family's alpha (divided
+    over lessons x slices). The best a policy can do is a fair coin in every episode of each
+    slice from the first one; any real policy does worse.
+    """
+    from lamar.gym.world import LANGUAGES, TASKS  # the gym's own constants, not copies
+
+    s = reward_sd(0.5)
+    divisor = lessons * len(LANGUAGES)
+    per_slice = at / len(TASKS) / len(LANGUAGES)
+    m_helps = width(2 * segment_alpha(alpha_helps, 1) / divisor, 150.0)
+    m_harms = width(2 * segment_alpha(alpha_harms, 1) / divisor, 150.0)
+    return per_slice, power(0.2, per_slice, 0.5, m_helps, s), power(0.2, per_slice, 0.5, m_harms, s)
+
+
 def render(lessons: int = 6, alpha_helps: float = 0.02, alpha_harms: float = 0.05) -> str:
     """The tables docs/decisions.md quotes, computed from the bound itself."""
     s = reward_sd(0.5)
@@ -47,16 +72,24 @@ def render(lessons: int = 6, alpha_helps: float = 0.02, alpha_harms: float = 0.0
     lines = [(f"reward gap {gap():.3f}, reward sd at 50% success {s:.3f}; bound width m = {m_helps:.2f} (helps), "
               f"{m_harms:.2f} (harms) standard errors at {lessons} lessons, first segment"),
              "randomized episodes to prove an effect (80% power):",
-             "effect  " + "".join(f"   q={q:<5}" for q in qs)]
+             ("effect  " + "".join(f"   q={q:<5}" for q in qs)).rstrip()]
     for verdict, m in (("helps", m_helps), ("harms", m_harms)):
         for effect in (0.2, 0.15, 0.1):
             lines.append(f"{verdict} {effect:<4}" + "".join(f"{needed(effect, q, m, s):>10.0f}" for q in qs))
     lines.append("withdrawal after 300 randomized episodes: separation z, and the share of reads a still-helping "
-                 "lesson is in doubt at 95% power:")
+                 "lesson is in doubt at 95% power (98%, which <= 2% stale helps needs):")
     for effect in (0.2, 0.1):
         cells = []
         for q in qs:
             z = effect * gap() * math.sqrt(300 * q * (1 - q)) / s
-            cells.append(f"z={z:.2f} doubt={NormalDist().cdf(1.645 - z):.2f}")
+            doubt95, doubt98 = (NormalDist().cdf(NormalDist().inv_cdf(p) - z) for p in (0.95, 0.98))
+            cells.append(f"z={z:.2f} doubt={doubt95:.2f} ({doubt98:.2f})")
         lines.append(f"  {effect}: " + "  ".join(cells))
+    lines.append("narrowing the context gym's split lesson (+0.2 in one language, -0.2 in the other), at "
+                 "best (a fair coin in every episode of both slices):")
+    for at in (2000, 8000):
+        per_slice, helps, harms = narrowing_limit(at, 24, alpha_helps, alpha_harms)
+        lines.append(f"  by episode {at}: {per_slice:.0f} episodes per slice; helps proven in one slice with chance "
+                     f"<= {helps:.2f}, harms in the other <= {harms:.2f}; narrowing in all 20 seeds <= "
+                     f"{min(helps, harms) ** 20:.2g}")
     return "\n".join(lines)

@@ -58,3 +58,20 @@ def test_the_command_prints_rows_and_a_table(capsys: pytest.CaptureFixture[str],
     assert "| null | 2 |" in printed and "| stop_010 | 2 |" in printed
     assert len(out.read_text().splitlines()) == 4
     assert [s["runs"] for s in summarize(_runs("null", 2, 300))] == [2]
+
+
+def test_the_physical_limit_is_consistent_and_rules_out_early_narrowing() -> None:
+    from lamar.audit.physics import needed, power, reward_sd
+
+    s = reward_sd(0.5)
+    # `power` and `needed` are the same arithmetic read both ways: at the episodes `needed`
+    # says, the chance of proof is the 80% it was asked for.
+    for effect, q, m in ((0.2, 0.15, 3.83), (0.1, 0.5, 3.57), (0.15, 0.3, 4.2)):
+        assert power(effect, needed(effect, q, m, s), q, m, s) == pytest.approx(0.8, abs=1e-3)
+    # The context gym's split lesson cannot be narrowed by episode 2 000 in every seed, by any
+    # policy; by the end a fair coin everywhere would make it likely per seed.
+    from lamar.audit.physics import narrowing_limit
+
+    early, late = narrowing_limit(2000, 24, 0.02, 0.05), narrowing_limit(8000, 24, 0.02, 0.05)
+    assert (early[0], late[0]) == (250, 1000)  # episodes per slice: 4 tasks, 2 languages
+    assert max(early[1:]) < 0.2 and min(late[1:]) > 0.9
