@@ -129,7 +129,7 @@ COMMIT"""
 # committed would take a snapshot per statement, and a build committing between them made an
 # empty set of rows look built: a recall then found no lesson eligible).
 _VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
+SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
 SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
 SELECT count(*) FILTER (WHERE status <> 'retired'), (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s)
 FROM lamar_lessons WHERE namespace = %(ns)s;
@@ -146,6 +146,10 @@ class LessonRows:
         self._store = store
         self._policies: dict[str, Policy] = {}
         self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
+        # Each row's state as last read or written here, by id, with its version: a read finds
+        # most rows unchanged since (its own writes among them) and parses none of those again.
+        # Only reads get these objects; a fold parses its own copies, so they never change.
+        self._parsed: dict[str, tuple[int, LessonState]] = {}
         self._optimistic = True  # False: every write locks its rows first (the benchmark's "before")
         self._between: Callable[[], None] | None = None  # tests: runs between a write's read and its write
         self._jitter = random.Random()
@@ -172,7 +176,7 @@ class LessonRows:
 
         _, rows, shards, ((active, tuning),), _ = store._run(run)
         n, _, m2 = merge_shards(shards)
-        return RowsView([self._state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
+        return RowsView([self._known(i, raw, int(v)) for i, raw, v in rows], fold.spread(n, m2), int(active), tuning)
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -204,11 +208,13 @@ class LessonRows:
             xid.append(str(sets[1][0][0]))
             write = _empty_write(store.namespace)
             written, message = list(events), _LOCK_SHARED + _WRITE
+            folded: dict[str, LessonState] = {}
+            versions: dict[str, int] = {}
             if how != "plain":
                 read = sets[-5:]  # folded, episodes, rows, spread counters, active count
-                written = self._fold(events, read, write, strict)
-            if how == "optimistic":
                 versions = {row[0]: int(row[2]) for row in read[2]}
+                written = self._fold(events, read, write, strict, folded)
+            if how == "optimistic":
                 eligible = {i for _, data in read[1] for i in json.loads(data).get("eligible", ())}
                 write.update(lock=ROWS_LOCK, n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
                              folded=read[0][0][0] if read[0] else None,
@@ -227,6 +233,8 @@ class LessonRows:
                     raise _RowsMoved(_MOVED) from exc  # rolled back by the store
                 raise
             seqs = sorted(int(row[0]) for row in _result_sets(cur)[-2])  # the events' RETURNING
+            for exp_id, state in folded.items():  # what the rows now hold, under their new versions
+                self._parsed[exp_id] = (versions[exp_id] + 1 if exp_id in versions else 0, state)
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(written, seqs, strict=True)]
 
@@ -250,9 +258,11 @@ class LessonRows:
         self._locked += 1
         return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed)
 
-    def _fold(self, events: list[Event], read: list[Any], write: dict[str, Any], strict: bool) -> list[Event]:
-        """Fold `events` into the rows in `read`; fills `write`; returns the events as they are
-        to be stored (outcomes name the sigma and divisor their fold used)."""
+    def _fold(self, events: list[Event], read: list[Any], write: dict[str, Any], strict: bool,
+              rows: dict[str, LessonState]) -> list[Event]:
+        """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
+        written; returns the events as they are to be stored (outcomes name the sigma and
+        divisor their fold used)."""
         (folded,) = read[0][0] if read[0] else (None,)
         if folded is None:  # stale or never built: the next engine builds the rows from the log
             found = {key for key, _ in read[1]}
@@ -272,6 +282,8 @@ class LessonRows:
                 batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
             out.append(event)
         touched = [s for i, s in batch.touched.items() if i not in batch.added]
+        rows.update(batch.touched)
+        rows.update(batch.added)
         write["updated"] = json.dumps([_row(s) for s in touched], separators=(",", ":"))
         write["added"] = json.dumps([_row(s) for s in batch.added.values()], separators=(",", ":"))
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
@@ -287,6 +299,16 @@ class LessonRows:
         if cached is None or cached[0] != exp_data:
             cached = self._experiences[exp_data.get("id")] = (exp_data, Experience.from_dict(exp_data))
         return LessonState.from_dict(data, cached[1])
+
+    def _known(self, exp_id: str, raw: str, version: int) -> LessonState:
+        """A row's state for a read: the one parsed or written here before, if the row's version
+        has not moved since."""
+        known = self._parsed.get(exp_id)
+        if known is not None and known[0] == version:
+            return known[1]
+        state = self._state(raw)
+        self._parsed[exp_id] = (version, state)
+        return state
 
     def _policy(self, tuning: str) -> Policy:
         policy = self._policies.get(tuning)
