@@ -1,4 +1,4 @@
-"""The fold mode of PostgresStore (the default): PostgreSQL holds every lesson's folded state.
+"""The fold mode of PostgresStore (lamar_fold=on): PostgreSQL holds every lesson's folded state.
 
 The conformance suite again in this mode, then what the mode promises: the rows equal a replay
 of the log in-process (exactly), writers on different lessons never wait for each other, the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 import pytest
@@ -25,7 +25,7 @@ from tests.store.test_postgres import drop_namespaces, namespace_url, unique_nam
 
 
 class TestPostgresFoldStore(test_postgres.TestPostgresStore):
-    mode: dict[str, str] = {}
+    mode: ClassVar[dict[str, str]] = {}
 
     def test_a_resumed_engine_matches_a_replay_and_decides_the_same(self, store: Any, loc: str) -> None:
         """The fold mode saves no state to resume from: the rows are the state (see below)."""
@@ -322,7 +322,8 @@ def test_engines_opening_unbuilt_rows_at_once_all_see_every_lesson(postgres_url:
             found: list[int] = []
             barrier = threading.Barrier(8)
 
-            def agent(seed: int) -> None:
+            def agent(seed: int, url: str = url, barrier: threading.Barrier = barrier,
+                      found: list[int] = found) -> None:
                 lam = Lamar(url, k=2, seed=seed)
                 barrier.wait()
                 found.append(len(lam.recall({"task": "x"}).eligible))
