@@ -29,7 +29,10 @@ from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 
 CLIENTS = (1, 4, 16, 32, 64)
-MODES = ("log", "fold")  # the default / lamar_fold=on
+# log: lamar_fold=off; fold: lamar_fold=on, optimistic writes; fold-lock: lamar_fold=on with every
+# write locking its rows before reading them (the fold mode's write before it was optimistic).
+MODES = ("log", "fold", "fold-lock")
+DEFAULT_MODES = ("log", "fold")
 # shared: every client recalls in one context, so every report folds into the same 10 lessons
 # (the issue's workload). spread: client i works in project i % 16, with 2 lessons of its own
 # project and none shared, so clients of different projects touch different rows.
@@ -42,7 +45,7 @@ _CONTEXT = {"task": "bench", "project": "fleet"}
 
 def _url(base: str, namespace: str, mode: str) -> str:
     sep = "&" if "?" in base else "?"
-    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=on" if mode == "fold" else "")
+    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=on" if mode.startswith("fold") else "")
 
 
 def _context(workload: str, seed: int) -> dict[str, str]:
@@ -69,15 +72,20 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, out: list
         rec = lam.recall(context)
         lam.report(rec.episode_id, rng.choice(signals))
         took.append(time.perf_counter() - t0)
-    out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server))
+    rows = getattr(lam.store, "rows", None)
+    retried = (rows._conflicts, rows._locked) if rows is not None else (0, 0)
+    out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server, retried))
 
 
-def _process(location: str, workload: str, seeds: list[int], seconds: float, barrier: Any, results: Any) -> None:
+def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, barrier: Any,
+             results: Any) -> None:
     """One OS process running len(seeds) clients (threads beyond the first)."""
     from lamar.store import ExperienceStore
 
     engines = [Lamar(ExperienceStore(location, pool_size=1), k=3, seed=seed) for seed in seeds]
     for lam, seed in zip(engines, seeds, strict=True):
+        if mode == "fold-lock":
+            lam.store.rows._optimistic = False  # type: ignore[attr-defined]
         lam.recall(_context(workload, seed))  # warm: the first call pays for imports and the rows' check
     out: list[Any] = []
     barrier.wait()
@@ -136,7 +144,9 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(processes + 1)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_process, args=(location, workload, s, seconds, barrier, results)) for s in seeds]
+    procs = [ctx.Process(target=_process, args=(location, mode, workload, s, seconds, barrier, results))
+             for s in seeds]
+    load = os.getloadavg()[0]
     spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
     for spinner in spinners:
         spinner.start()
@@ -151,15 +161,18 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         for spinner in spinners:
             spinner.terminate()
         _drop_namespace(base, namespace)
-    took = [x for t, _, _ in collected for x in t]
+    took = [x for t, _, _, _ in collected for x in t]
     ms = 1000.0
     return {
         "mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
         "threads": clients // processes, "seconds": seconds, "episodes": len(took),
         "episodes_per_s": len(took) / seconds,
         "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
-        "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _ in collected if t) * ms,
-        "server_cpu_ms": sum(server for _, _, server in collected) / max(len(took), 1) * ms,
+        "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _, _ in collected if t) * ms,
+        "server_cpu_ms": sum(server for _, _, server, _ in collected) / max(len(took), 1) * ms,
+        "conflicts_per_episode": sum(r[0] for _, _, _, r in collected) / max(len(took), 1),
+        "locked_per_episode": sum(r[1] for _, _, _, r in collected) / max(len(took), 1),
+        "load": load,
     }
 
 
@@ -253,11 +266,38 @@ def _machine(url: str) -> str:
     return line
 
 
+_HEADER = (f"{'workload':<9}{'mode':<10}{'clients':>8}{'procs x thr':>13}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
+           f"{'client CPU ms':>15}{'server CPU ms':>15}{'retries':>9}{'load':>6}")
+
+
+def _line(row: dict[str, Any]) -> str:
+    return (f"{row['workload']:<9}{row['mode']:<10}{row['clients']:>8}{row['processes']:>8} x {row['threads']:<2}"
+            f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
+            f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}"
+            f"{row['conflicts_per_episode']:>9.3f}{row['load']:>6.1f}")
+
+
+def _ratios(rows: list[dict[str, Any]], modes: list[str]) -> list[str]:
+    """Each mode's episodes/s and p99 over the log mode's, measured next to each other."""
+    base = {(r["workload"], r["clients"]): r for r in rows if r["mode"] == "log" and not r["busy"]}
+    out = []
+    for mode in [m for m in modes if m != "log"]:
+        for r in rows:
+            other = base.get((r["workload"], r["clients"]))
+            if r["mode"] == mode and not r["busy"] and other is not None and other["episodes_per_s"]:
+                out.append(f"{r['workload']:<9}{mode + '/log':<14}{r['clients']:>8}"
+                           f"{r['episodes_per_s'] / other['episodes_per_s']:>13.2f}"
+                           f"{r['episode_p99_ms'] / max(other['episode_p99_ms'], 1e-9):>13.2f}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)),
                         help="clients, comma separated ('' for none: only --big)")
-    parser.add_argument("--modes", default=",".join(MODES), help="log (the default), fold (lamar_fold=on)")
+    parser.add_argument("--modes", default=",".join(DEFAULT_MODES),
+                        help="log (lamar_fold=off), fold (lamar_fold=on), fold-lock (the fold mode, every "
+                             "write locking its rows first: how it wrote before its writes were optimistic)")
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="shared (one context, the same 10 lessons for all), spread (16 projects)")
     parser.add_argument("--seconds", type=float, default=5.0, help="measured run time per configuration")
@@ -272,30 +312,33 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if set(modes) - set(MODES):
         parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
+    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     print(f"recall+report for {args.seconds:g} s per row; {_machine(args.postgres)}")
-    print("clients: up to 16 processes, then threads in each (processes x threads); CPU per episode: "
-          "each client's own thread (mean over clients), and its PostgreSQL backend's")
-    print(f"{'workload':<9}{'mode':<6}{'clients':>8}{'procs x thr':>13}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
-          f"{'client CPU ms':>15}{'server CPU ms':>15}")
+    print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
+          "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
+          "its PostgreSQL backend's; retries: optimistic writes that found their rows moved, per episode; "
+          "load: the 1-minute load average as the row began")
+    print(_HEADER)
     rows: list[dict[str, Any]] = []
-    for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
-        for mode in modes:
-            for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
+    for workload in workloads:
+        for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
+            for mode in modes:
                 row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres)
                 rows.append(row)
-                print(f"{workload:<9}{mode:<6}{clients:>8}{row['processes']:>8} x {row['threads']:<2}"
-                      f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
-                      f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
+                print(_line(row), flush=True)
     if args.control and rows:
         print(f"control: 1 client with {MAX_PROCESSES - 1} busy-looping processes beside it "
               "(the CPU contention of 16 clients, without their work)")
-        for workload in [w.strip() for w in args.workloads.split(",") if w.strip()]:
+        for workload in workloads:
             for mode in modes:
                 row = measure(mode, workload, 1, args.seconds, args.lessons, args.postgres, busy=MAX_PROCESSES - 1)
                 rows.append(row)
-                print(f"{workload:<9}{mode:<6}{1:>8}{1:>8} x {1:<2}{row['episodes_per_s']:>12.0f}"
-                      f"{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
-                      f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}", flush=True)
+                print(_line(row), flush=True)
+    ratios = _ratios(rows, modes)
+    if ratios:
+        print("side by side (same run): episodes/s and p99 over the log mode's")
+        print(f"{'workload':<9}{'modes':<14}{'clients':>8}{'episodes/s':>13}{'p99':>13}")
+        print("\n".join(ratios))
     if args.big:
         big = measure_big(args.postgres, args.big, runs=5)
         rows.append(big)

@@ -32,9 +32,9 @@ _MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
 _REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
 _T = TypeVar("_T")
 
-# In the log mode (lamar_fold=off) appends in a namespace serialize on its row here: the upsert
+# In the log mode (the default) appends in a namespace serialize on its row here: the upsert
 # that allocates their sequence numbers locks it until COMMIT, so a namespace's seq order is its
-# commit order. The fold mode (the default) takes seqs from lamar_seq and keeps each lesson's
+# commit order. The fold mode (lamar_fold=on) takes seqs from lamar_seq and keeps each lesson's
 # folded state in lamar_lessons (lamar/store/postgres_rows.py).
 _CREATE = """
 CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);

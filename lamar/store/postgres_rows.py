@@ -2,27 +2,35 @@
 
 Every write of a lesson event updates the rows it names in the transaction that appends it:
 
-    experience -> a new row          status, scope, merge -> those rows, locked
-    outcome    -> the rows of its episode's eligible lessons, locked in id order, folded with
-                  `LessonState.observe` (lamar/policy/fold.py, the engine's own fold), and the
-                  reward into one of the namespace's sharded spread counters
+    experience -> a new row          status, scope, merge -> those rows
+    outcome    -> the rows of its episode's eligible lessons, folded with `LessonState.observe`
+                  (lamar/policy/fold.py, the engine's own fold), and the reward into one of the
+                  namespace's sharded spread counters
 
-A recall reads the eligible rows (no lock) and never replays anyone's events, so a fleet's
-work grows with its episodes, not with their square. Seqs come from one SEQUENCE, taken after
-the rows' locks: restricted to one lesson, seq order is the order its folds ran, so folding the
-log in seq order in-process (each outcome names the sigma its fold used) gives the same rows.
-What `read(after)` no longer promises: an event may commit after a reader passed its seq.
+A write is optimistic: its first message reads the rows with their `version` and takes no lock;
+the client folds; its second message locks the rows it read in id order, checks that no version
+moved (else it aborts and the write starts over; after two conflicts it, and the engine's next
+few writes, take the rows' locks before reading them), writes them and commits. No lock is ever held across a client's
+round trip on that path, so a stopped client stalls no one. A recall reads the eligible rows (no
+lock) and never replays anyone's events, so a fleet's work grows with its episodes, not with
+their square. Seqs come from one SEQUENCE, taken after the rows' locks: restricted to one
+lesson, seq order is the order its folds ran, so folding the log in seq order in-process (each
+outcome names the sigma its fold used) gives the same rows. What `read(after)` no longer
+promises: an event may commit after a reader passed its seq.
 
 Rows are valid for the tuning named in `lamar_namespaces.folded`; NULL means "stale": an
 outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
 mode sets it, and the next engine to read the rows builds them again from the log (`build`),
-under an exclusive advisory lock that every fold-mode write holds shared.
+under an exclusive advisory lock that every fold-mode write holds shared. A build gives every
+row a version above any the namespace had, so a write that read the rows before it conflicts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import random
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -43,26 +51,62 @@ SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to on
 _LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
 _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 
-# One message: begin, learn the xid (for a COMMIT whose answer is lost), take the namespace's
-# write lock shared, read the rows' tuning, the episodes of the batch's outcomes, lock the rows
-# the batch touches in id order (so two writes never deadlock), and the spread counters.
-# The ids are an ARRAY(...) computed once, not a join: a row updated while this one waited is
-# re-checked against its WHERE, and a re-check through a semi-join drops the row (it was
-# measured: half the folds of concurrent reports went missing that way).
+# An optimistic write's first message: begin and learn the xid (so that a COMMIT whose answer
+# is lost can be settled), then read, with no lock at all, the rows' tuning, the episodes of the
+# batch's outcomes, the rows the batch touches with their versions, the spread counters and the
+# active count. The transaction stays open until the second message, holding nothing another
+# writer waits for (no row, no advisory lock: the log mode's first message is the same).
+_READ = """BEGIN;
+SELECT pg_current_xact_id()::text;
+SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
+SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
+SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
+    SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
+    FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
+    ORDER BY id;
+SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
+SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
+# Its second message starts here: take the namespace's write lock shared, lock the rows it read
+# in id order (so two writes never deadlock) where their version has not moved, and go on only
+# if every one of them matched, no row appeared under an id it found absent, and the rows'
+# tuning is the one it read; else the cast fails, the rest of the message is skipped and the
+# transaction is rolled back (the write starts over). A row updated while this one waited for
+# its lock is re-checked against the join, so a moved version drops it: a conflict, never a
+# lost fold. The rows' state needs no second look: it is locked and unchanged since the read.
+_MOVED = "lamar: the lesson rows moved since they were read"
+_GUARD = """SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));
+WITH held AS (
+    SELECT l.id FROM lamar_lessons AS l
+    JOIN json_to_recordset(%(expected)s::json) AS x(id text, version bigint) ON l.id = x.id AND l.version = x.version
+    WHERE l.namespace = %(ns)s ORDER BY l.id FOR UPDATE OF l)
+SELECT (CASE WHEN (SELECT count(*) FROM held) = %(n_expected)s
+    AND NOT EXISTS (SELECT FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(%(absent)s::text[]))
+    AND (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s) IS NOT DISTINCT FROM %(folded)s
+    THEN '0' ELSE '""" + _MOVED + """' END)::int;"""
+# The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
+# a writer: its first message locks the rows before reading them (they stay locked across the
+# client's fold, one round trip). The ids are an ARRAY(...) computed once, not a join: a row
+# updated while this one waited is re-checked against its WHERE, and a re-check through a
+# semi-join drops the row (it was measured: half the folds of concurrent reports went missing).
 _BEGIN = """BEGIN;
 SELECT pg_current_xact_id()::text;
 SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));
 SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
 SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
-SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
+SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
     SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
     FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
     ORDER BY id FOR UPDATE;
 SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
 SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
-_BEGIN_PLAIN = """BEGIN;
-SELECT pg_current_xact_id()::text;
-SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s))"""
+# A write that names no lesson (an episode) reads nothing: it learns its xid, then writes.
+_BEGIN_PLAIN = "BEGIN; SELECT pg_current_xact_id()::text"
+_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));"
+OPTIMISTIC_TRIES = 2  # optimistic attempts of one write before it takes the rows' locks
+# Writes that lock their rows first after one that had to: where every write conflicts (lessons
+# that every report shares), optimism only wastes a fold; it is tried again after this streak.
+LOCKING_STREAK = 8
+_BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # The second message writes the rows, the counters and the events, then commits. Rows and
 # events travel as one JSON text each (quoting one literal is cheap; quoting text[] elements
 # that are JSON is not), and a `json` value's text is kept as sent, so `data` is stored exactly.
@@ -88,7 +132,7 @@ COMMIT"""
 # committed would take a snapshot per statement, and a build committing between them made an
 # empty set of rows look built: a recall then found no lesson eligible).
 _VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT id, state FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
+SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
 SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
 SELECT count(*) FILTER (WHERE status <> 'retired'), (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s)
 FROM lamar_lessons WHERE namespace = %(ns)s;
@@ -105,6 +149,16 @@ class LessonRows:
         self._store = store
         self._policies: dict[str, Policy] = {}
         self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
+        # Each row's state as last read or written here, by id, with its version: a read finds
+        # most rows unchanged since (its own writes among them) and parses none of those again.
+        # Only reads get these objects; a fold parses its own copies, so they never change.
+        self._parsed: dict[str, tuple[int, LessonState]] = {}
+        self._optimistic = True  # False: every write locks its rows first (the benchmark's "before")
+        self._between: Callable[[], None] | None = None  # tests: runs between a write's read and its write
+        self._jitter = random.Random()
+        self._conflicts = 0  # optimistic attempts that found their rows moved
+        self._locked = 0  # writes that took the rows' locks after OPTIMISTIC_TRIES conflicts
+        self._streak = 0  # writes still to lock their rows first (LOCKING_STREAK after a locked one)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -126,12 +180,17 @@ class LessonRows:
 
         _, rows, shards, ((active, tuning),), _ = store._run(run)
         n, _, m2 = merge_shards(shards)
-        return RowsView([self._state(raw) for _, raw in rows], fold.spread(n, m2), int(active), tuning)
+        return RowsView([self._known(i, raw, int(v)) for i, raw, v in rows], fold.spread(n, m2), int(active), tuning)
 
     # -- writes ------------------------------------------------------------------------------
 
     def append(self, events: list[Event], *, strict: bool = False) -> list[Event]:
         """Append `events` and fold them into the rows, in one transaction.
+
+        Optimistic: the rows are read unlocked, folded here and written only if none moved
+        meanwhile; a conflict rolls back and starts over after a short random wait, and after
+        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them, as do this
+        engine's next `LOCKING_STREAK` writes (contended rows: optimism would waste their folds).
 
         Args:
             strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
@@ -148,18 +207,39 @@ class LessonRows:
         params: dict[str, Any] = {"ns": store.namespace, "lock": ROWS_LOCK, "ids": ids,
                                   "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
 
-        def body(cur: Any, xid: list[str]) -> list[Event]:
-            cur.execute(_BEGIN_PLAIN if plain else _BEGIN, params)
+        def body(cur: Any, xid: list[str], how: str) -> list[Event]:
+            cur.execute({"plain": _BEGIN_PLAIN, "optimistic": _READ, "locking": _BEGIN}[how], params)
             sets = _result_sets(cur)
             xid.append(str(sets[1][0][0]))
             write = _empty_write(store.namespace)
-            written = list(events)
-            if not plain:
-                written = self._fold(events, sets, write, strict)
+            written, message = list(events), _LOCK_SHARED + _WRITE
+            folded: dict[str, LessonState] = {}
+            versions: dict[str, int] = {}
+            if how != "plain":
+                read = sets[-5:]  # folded, episodes, rows, spread counters, active count
+                versions = {row[0]: int(row[2]) for row in read[2]}
+                written = self._fold(events, read, write, strict, folded)
+            if how == "optimistic":
+                eligible = {i for _, data in read[1] for i in json.loads(data).get("eligible", ())}
+                write.update(lock=ROWS_LOCK, n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
+                             folded=read[0][0][0] if read[0] else None,
+                             expected=json.dumps([{"id": i, "version": v} for i, v in versions.items()]))
+                message = _GUARD + _WRITE
+                if self._between is not None:
+                    self._between()
+            elif how == "locking":
+                message = _WRITE
             write["events"] = "[" + ",".join(
                 f"[{json.dumps(e.kind)},{json.dumps(e.key)},{float(e.time)!r},{e.data_json()}]" for e in written) + "]"
-            cur.execute(_WRITE, write)
+            try:
+                cur.execute(message, {"lock": ROWS_LOCK, **write})
+            except store._pg.errors.InvalidTextRepresentation as exc:
+                if _MOVED in str(exc):
+                    raise _RowsMoved(_MOVED) from exc  # rolled back by the store
+                raise
             seqs = sorted(int(row[0]) for row in _result_sets(cur)[-2])  # the events' RETURNING
+            for exp_id, state in folded.items():  # what the rows now hold, under their new versions
+                self._parsed[exp_id] = (versions[exp_id] + 1 if exp_id in versions else 0, state)
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(written, seqs, strict=True)]
 
@@ -172,19 +252,35 @@ class LessonRows:
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(events, seqs, strict=True)]
 
-        return store._transact(body, committed)
+        if plain:
+            return store._transact(lambda cur, xid: body(cur, xid, "plain"), committed)
+        tries = OPTIMISTIC_TRIES if self._optimistic and not self._streak else 0
+        for attempt in range(tries):
+            try:
+                return store._transact(lambda cur, xid: body(cur, xid, "optimistic"), committed)
+            except _RowsMoved:
+                self._conflicts += 1
+                time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
+        if tries:
+            self._locked += 1
+            self._streak = LOCKING_STREAK
+        else:
+            self._streak = max(self._streak - 1, 0)
+        return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed)
 
-    def _fold(self, events: list[Event], sets: list[Any], write: dict[str, Any], strict: bool) -> list[Event]:
-        """Fold `events` into the locked rows read in `sets`; fills `write`; returns the events
-        as they are to be stored (outcomes name the sigma and divisor their fold used)."""
-        (folded,) = sets[3][0] if sets[3] else (None,)
+    def _fold(self, events: list[Event], read: list[Any], write: dict[str, Any], strict: bool,
+              rows: dict[str, LessonState]) -> list[Event]:
+        """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
+        written; returns the events as they are to be stored (outcomes name the sigma and
+        divisor their fold used)."""
+        (folded,) = read[0][0] if read[0] else (None,)
         if folded is None:  # stale or never built: the next engine builds the rows from the log
-            found = {key for key, _ in sets[4]}
+            found = {key for key, _ in read[1]}
             missing = [e for e in events if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in found]
             if strict and missing:
                 raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
             return events
-        batch = _Batch(self._policy(folded), [self._state(raw) for _, raw in sets[5]], sets, strict,
+        batch = _Batch(self._policy(folded), [self._state(raw) for _, raw, _ in read[2]], read, strict,
                        self._store.location)
         out = []
         for event in events:
@@ -196,6 +292,8 @@ class LessonRows:
                 batch.stale = True  # malformed: stored as is; the engine's fold of the log names it
             out.append(event)
         touched = [s for i, s in batch.touched.items() if i not in batch.added]
+        rows.update(batch.touched)
+        rows.update(batch.added)
         write["updated"] = json.dumps([_row(s) for s in touched], separators=(",", ":"))
         write["added"] = json.dumps([_row(s) for s in batch.added.values()], separators=(",", ":"))
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
@@ -211,6 +309,16 @@ class LessonRows:
         if cached is None or cached[0] != exp_data:
             cached = self._experiences[exp_data.get("id")] = (exp_data, Experience.from_dict(exp_data))
         return LessonState.from_dict(data, cached[1])
+
+    def _known(self, exp_id: str, raw: str, version: int) -> LessonState:
+        """A row's state for a read: the one parsed or written here before, if the row's version
+        has not moved since."""
+        known = self._parsed.get(exp_id)
+        if known is not None and known[0] == version:
+            return known[1]
+        state = self._state(raw)
+        self._parsed[exp_id] = (version, state)
+        return state
 
     def _policy(self, tuning: str) -> Policy:
         policy = self._policies.get(tuning)
@@ -246,6 +354,10 @@ class LessonRows:
                 states, (n, mean, m2) = folder(events)
                 rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                          json.dumps(_stored(s))) for s in states]
+                # Every row gets a version above any the namespace had: a write that read a row
+                # before this build finds it moved, even a row that was rewritten as it was.
+                (version,) = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM lamar_lessons "
+                                          "WHERE namespace = %s", (ns,)).fetchone() or (1,)
                 conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
                 conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
                 last = events[-1].seq if events else 0
@@ -253,9 +365,9 @@ class LessonRows:
                 conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
                              (max(last, 1),))
                 with conn.cursor() as cur:
-                    cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) "
-                                    "VALUES (%s, %s, %s, %s, %s::jsonb, %s)",
-                                    [(ns, i, order, st, sc, body) for order, (i, st, sc, body) in enumerate(rows)])
+                    cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state, version) "
+                                    "VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s)",
+                                    [(ns, i, order, st, sc, body, version) for order, (i, st, sc, body) in enumerate(rows)])
                 if n:
                     conn.execute("INSERT INTO lamar_rewards (namespace, shard, n, mean, m2) VALUES (%s, 0, %s, %s, %s)",
                                  (ns, n, mean, m2))
@@ -275,16 +387,20 @@ class LessonRows:
             yield
 
 
-class _Batch:
-    """The rows one write locked, and the events of the write folded into them in order."""
+class _RowsMoved(LamarError):
+    """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
 
-    def __init__(self, policy: Policy, locked: list[LessonState], sets: list[Any], strict: bool,
+
+class _Batch:
+    """The rows one write read, and the events of the write folded into them in order."""
+
+    def __init__(self, policy: Policy, rows: list[LessonState], read: list[Any], strict: bool,
                  location: str) -> None:
         self.policy, self.strict, self.location = policy, strict, location
-        self.episodes = {key: json.loads(data) for key, data in sets[4]}
-        self.states = {state.experience.id: state for state in locked}
-        self.n, self.mean, self.m2 = merge_shards(sets[6])
-        self.active = int(sets[7][0][0])
+        self.episodes = {key: json.loads(data) for key, data in read[1]}
+        self.states = {state.experience.id: state for state in rows}
+        self.n, self.mean, self.m2 = merge_shards(read[3])
+        self.active = int(read[4][0][0])
         self.touched: dict[str, LessonState] = {}
         self.added: dict[str, LessonState] = {}
         self.rewards: tuple[int, float, float] = (0, 0.0, 0.0)  # this write's, for its shard

@@ -1,4 +1,4 @@
-"""The fold mode of PostgresStore (the default): PostgreSQL holds every lesson's folded state.
+"""The fold mode of PostgresStore (lamar_fold=on): PostgreSQL holds every lesson's folded state.
 
 The conformance suite again in this mode, then what the mode promises: the rows equal a replay
 of the log in-process (exactly), writers on different lessons never wait for each other, the
@@ -10,20 +10,22 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 import pytest
 
 from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
+from lamar.policy import fold
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore
+from lamar.store.postgres_rows import LOCKING_STREAK, OPTIMISTIC_TRIES
 from tests.store import test_postgres
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
 class TestPostgresFoldStore(test_postgres.TestPostgresStore):
-    mode: dict[str, str] = {}
+    mode: ClassVar[dict[str, str]] = {}
 
     def test_a_resumed_engine_matches_a_replay_and_decides_the_same(self, store: Any, loc: str) -> None:
         """The fold mode saves no state to resume from: the rows are the state (see below)."""
@@ -320,7 +322,8 @@ def test_engines_opening_unbuilt_rows_at_once_all_see_every_lesson(postgres_url:
             found: list[int] = []
             barrier = threading.Barrier(8)
 
-            def agent(seed: int) -> None:
+            def agent(seed: int, url: str = url, barrier: threading.Barrier = barrier,
+                      found: list[int] = found) -> None:
                 lam = Lamar(url, k=2, seed=seed)
                 barrier.wait()
                 found.append(len(lam.recall({"task": "x"}).eligible))
@@ -360,6 +363,170 @@ def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
     for t in threads:
         t.join()
     assert len(folds) == 1  # six engines found the rows unbuilt; one built them
+    for lam in engines:
+        lam.close()
+    setup.close()
+
+
+# -- optimistic writes: no lock across a round trip -------------------------------------------
+
+
+def _shared_lessons(url: str, n: int = 3) -> tuple[Lamar, list[str]]:
+    setup = Lamar(url, k=2, seed=1)
+    ids = [setup.add(Experience(f"case {i}", f"do {i}")) for i in range(n)]
+    setup.recall({"task": "x"})  # builds the rows
+    return setup, ids
+
+
+def _rows_of(lam: Lamar) -> Any:
+    rows = lam.store.rows  # type: ignore[attr-defined]
+    assert rows is not None
+    return rows
+
+
+def test_a_client_stopped_between_its_read_and_its_write_stalls_nobody(fold_url: str) -> None:
+    """A report paused after reading its rows (as a SIGSTOP or a GC pause would pause it) holds no
+    lock: reports on the same lessons go through meanwhile, and the paused one, resumed, finds
+    its rows moved, folds again and is counted once."""
+    setup, ids = _shared_lessons(fold_url)
+    stopped, paused, resume = Lamar(fold_url, k=2, seed=2), threading.Event(), threading.Event()
+
+    def pause() -> None:
+        paused.set()
+        assert resume.wait(30.0)
+
+    _rows_of(stopped)._between = pause
+    episode = stopped.recall({"task": "x"}).episode_id
+    waiting, errors = _finishes(lambda: stopped.report(episode, Signal.SHIPPED), 0.0)
+    assert paused.wait(10.0)
+    other = Lamar(fold_url, k=2, seed=3)
+    try:
+        def reports() -> None:
+            for _ in range(5):
+                other.report(other.recall({"task": "x"}).episode_id, Signal.REVERTED)
+
+        thread, other_errors = _finishes(reports, 10.0)
+        assert not thread.is_alive() and other_errors == []  # done while the first one is stopped
+        assert waiting.is_alive()
+    finally:
+        resume.set()
+    waiting.join(10.0)
+    assert not waiting.is_alive() and errors == []
+    assert _rows_of(stopped)._conflicts == 1 and _rows_of(stopped)._locked == 0
+    assert [setup.evidence(i).eligible for i in ids] == [6, 6, 6]
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    for lam in (stopped, other, setup):
+        lam.close()
+
+
+def test_a_conflict_is_retried_and_the_retried_fold_is_the_one_stored(fold_url: str) -> None:
+    setup, ids = _shared_lessons(fold_url)
+    setup.report(setup.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    first, other = Lamar(fold_url, k=2, seed=4), Lamar(fold_url, k=2, seed=5)
+    calls: list[int] = []
+
+    def interleave() -> None:  # another client reports between this one's read and its write, once
+        calls.append(1)
+        if len(calls) == 1:
+            other.report(other.recall({"task": "x"}).episode_id, -1.0)
+
+    _rows_of(first)._between = interleave
+    before = {i: setup.evidence(i).eligible for i in ids}
+    first.report(first.recall({"task": "x"}).episode_id, 1.0)
+    assert len(calls) == 2 and _rows_of(first)._conflicts == 1 and _rows_of(first)._locked == 0
+    assert {i: setup.evidence(i).eligible for i in ids} == {i: n + 2 for i, n in before.items()}
+    outcomes = [e for e in setup.store.read() if e.kind == "outcome"]
+    assert [e.data["reward"] for e in outcomes[-2:]] == [-1.0, 1.0]  # the retry's seq follows the other's
+    # The stored fold is the retry's: it saw the other report's reward in the spread and in the rows.
+    rewards = [e.data["reward"] for e in outcomes]
+    m2 = sum((r - sum(rewards) / len(rewards)) ** 2 for r in rewards)
+    assert outcomes[-1].data["fold"]["sigma"] == pytest.approx(fold.spread(len(rewards), m2))
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    for lam in (first, other, setup):
+        lam.close()
+
+
+def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
+    """A hot lesson cannot starve a writer: after OPTIMISTIC_TRIES conflicts it locks its rows."""
+    setup, ids = _shared_lessons(fold_url)
+    loser, other = Lamar(fold_url, k=2, seed=6), Lamar(fold_url, k=2, seed=7)
+    _rows_of(loser)._between = lambda: other.report(other.recall({"task": "x"}).episode_id, Signal.ACCEPTED)
+    loser.report(loser.recall({"task": "x"}).episode_id, Signal.REVERTED)
+    assert _rows_of(loser)._conflicts == OPTIMISTIC_TRIES and _rows_of(loser)._locked == 1
+    assert [setup.evidence(i).eligible for i in ids] == [1 + OPTIMISTIC_TRIES] * 3
+    # Its next LOCKING_STREAK writes lock first (no optimistic read, so no fold wasted on rows
+    # that every write moves), and then it is optimistic again.
+    for _ in range(LOCKING_STREAK):
+        loser.report(loser.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert _rows_of(loser)._conflicts == OPTIMISTIC_TRIES and _rows_of(loser)._locked == 1
+    loser.report(loser.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert _rows_of(loser)._conflicts == 2 * OPTIMISTIC_TRIES and _rows_of(loser)._locked == 2
+    n = 2 + 2 * OPTIMISTIC_TRIES + LOCKING_STREAK
+    assert [setup.evidence(i).eligible for i in ids] == [n] * 3
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    for lam in (loser, other, setup):
+        lam.close()
+
+
+def test_rows_built_again_between_a_read_and_its_write_are_a_conflict(fold_url: str) -> None:
+    """A log-mode write marks the rows stale and a fold-mode read builds them again, between one
+    report's read and its write: the rebuilt rows carry new versions, so the report folds again."""
+    setup, ids = _shared_lessons(fold_url)
+    first = Lamar(fold_url, k=2, seed=8)
+    calls: list[int] = []
+
+    def rebuild() -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            old = Lamar(fold_url + "&lamar_fold=off", k=2, seed=9)
+            old.report(old.recall({"task": "x"}).episode_id, Signal.REVERTED)
+            old.close()
+            setup.evidence(ids[0])  # finds them stale: builds them from the log
+
+    _rows_of(first)._between = rebuild
+    first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert _rows_of(first)._conflicts == 1
+    assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    first.close()
+    setup.close()
+
+
+def test_many_writers_on_the_same_rows_lose_no_fold(fold_url: str) -> None:
+    """8 engines x 60 reports into the same 3 rows, retrying on conflicts and falling back to
+    locks: every fold is in the rows, and the rows are the log's fold."""
+    setup, ids = _shared_lessons(fold_url)
+    errors: list[BaseException] = []
+    engines = [Lamar(fold_url, k=2, seed=seed) for seed in range(20, 28)]
+    barrier = threading.Barrier(len(engines))
+
+    def agent(lam: Lamar) -> None:
+        try:
+            rng = random.Random(lam.seed)
+            barrier.wait()
+            for _ in range(60):
+                lam.report(lam.recall({"task": "x"}).episode_id, rng.uniform(-1.0, 1.0))
+        except BaseException as exc:  # noqa: BLE001 - shown by the assert
+            errors.append(exc)
+
+    threads = [threading.Thread(target=agent, args=(lam,)) for lam in engines]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert [setup.evidence(i).eligible for i in ids] == [480, 480, 480]
+    replay = _replayed(fold_url)
+    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
     for lam in engines:
         lam.close()
     setup.close()
