@@ -23,7 +23,7 @@ import os
 import random
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from lamar import arguments
 from lamar._errors import (
@@ -992,7 +992,7 @@ class Lamar:
                 self._save_state()
             self.store.close()
 
-    def __enter__(self) -> Lamar:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

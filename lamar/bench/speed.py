@@ -102,7 +102,7 @@ def measure(backend: str, n: int, eligible: int, reps: int, folder: str) -> dict
     for exp in lam.experiences():
         bag = Counter(f"{exp.precondition} {exp.action}".lower().split())
         bags.append((bag, math.sqrt(sum(v * v for v in bag.values()))))
-    query = Counter("working on bench case apply fix".split())
+    query = Counter(["working", "on", "bench", "case", "apply", "fix"])
     sim_us = []
     for _ in range(max(3, min(reps, 20))):
         t0 = time.perf_counter()

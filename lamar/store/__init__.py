@@ -48,7 +48,7 @@ class ExperienceStore(abc.ABC):
 
     location: str
 
-    def __new__(cls, location: str | os.PathLike[str] = ":memory:", **options: Any) -> Any:  # noqa: D102
+    def __new__(cls, location: str | os.PathLike[str] = ":memory:", **options: Any) -> Any:
         return open_store(location, **options)
 
     @abc.abstractmethod

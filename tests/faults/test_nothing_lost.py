@@ -114,7 +114,7 @@ def _tiny_disk(tmp_path: Path, size: str) -> Iterator[Path]:
     mount = tmp_path / "disk"
     mount.mkdir()
     done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     if done.returncode != 0:
         if IN_CI:
             pytest.fail(f"cannot mount a tmpfs to simulate a full disk: {done.stderr}")
@@ -122,7 +122,7 @@ def _tiny_disk(tmp_path: Path, size: str) -> Iterator[Path]:
     try:
         yield mount
     finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mount)], capture_output=True, check=False)
 
 
 @pytest.mark.parametrize("suffix", BACKENDS)
@@ -150,7 +150,7 @@ def test_a_full_disk_is_a_clear_error_and_keeps_the_previous_state(tmp_path: Pat
 
 def _immutable(paths: list[Path], on: bool) -> bool:
     flag = "+i" if on else "-i"
-    return all(subprocess.run(["chattr", flag, str(p)], capture_output=True).returncode == 0
+    return all(subprocess.run(["chattr", flag, str(p)], capture_output=True, check=False).returncode == 0
                for p in paths if p.exists())
 
 

@@ -15,7 +15,7 @@ def test_only_eligible_lessons_at_most_k_never_retired() -> None:
     mine = add_lessons(lam, "build", {"a": 0.0, "b": 0.0, "c": 0.0, "d": 0.0})
     other = lam.add(Experience("deploying", "roll back", scope=Scope(task="deploy")))
     everywhere = lam.add(Experience("anything", "breathe"))
-    retired = list(mine)[0]
+    retired = next(iter(mine))
     lam.retire(retired)
     for _ in range(300):
         rec = lam.recall({"task": "build", "project": "x"})
@@ -203,5 +203,5 @@ def test_false_verdicts_stay_rare_across_many_looks() -> None:
         for _ in range(600):
             rec = lam.recall({"task": "t"})
             lam.report(rec.episode_id, Signal.SHIPPED if rng.random() < 0.5 else Signal.REVERTED)
-            wrong += sum(lam.evidence(i).verdict is not Verdict.UNKNOWN for i in rec.ids)
+            wrong += sum(lam.evidence(i).verdict is not Verdict.UNKNOWN for i in lessons)
     assert wrong == 0

@@ -18,6 +18,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import quote, urlencode
 
 import psycopg
@@ -86,7 +87,7 @@ class TestPostgresStore(StoreConformance):
     """The log mode (lamar_fold=off): every engine folds the log itself; seq order is commit order.
     The fold mode runs the same suite in test_postgres_fold.py."""
 
-    mode = {"lamar_fold": "off"}
+    mode: ClassVar[dict[str, str]] = {"lamar_fold": "off"}
 
     def location(self, tmp_path: Path) -> str:
         return namespace_url(POSTGRES_URL, unique_namespace("conf"), **self.mode)
