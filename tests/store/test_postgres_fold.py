@@ -57,6 +57,15 @@ def _replayed(url: str) -> Lamar:
     return Lamar(url + "&lamar_fold=off", k=2, seed=0)
 
 
+def _assert_rows_are_the_replay(url: str, ids: list[str], *engines: Lamar) -> None:
+    """The rows of `ids` equal the in-process fold of the log; then every engine is closed."""
+    replay = _replayed(url)
+    assert _rows(url) == {i: _decisive(replay._state(i)) for i in ids}
+    replay.close()
+    for lam in engines:
+        lam.close()
+
+
 # -- the rows are the fold of the log ---------------------------------------------------------
 
 
@@ -414,11 +423,7 @@ def test_a_client_stopped_between_its_read_and_its_write_stalls_nobody(fold_url:
     assert not waiting.is_alive() and errors == []
     assert _rows_of(stopped)._conflicts == 1 and _rows_of(stopped)._locked == 0
     assert [setup.evidence(i).eligible for i in ids] == [6, 6, 6]
-    replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
-    replay.close()
-    for lam in (stopped, other, setup):
-        lam.close()
+    _assert_rows_are_the_replay(fold_url, ids, stopped, other, setup)
 
 
 def test_a_conflict_is_retried_and_the_retried_fold_is_the_one_stored(fold_url: str) -> None:
@@ -443,11 +448,7 @@ def test_a_conflict_is_retried_and_the_retried_fold_is_the_one_stored(fold_url: 
     rewards = [e.data["reward"] for e in outcomes]
     m2 = sum((r - sum(rewards) / len(rewards)) ** 2 for r in rewards)
     assert outcomes[-1].data["fold"]["sigma"] == pytest.approx(fold.spread(len(rewards), m2))
-    replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
-    replay.close()
-    for lam in (first, other, setup):
-        lam.close()
+    _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
 
 
 def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
@@ -467,11 +468,7 @@ def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
     assert _rows_of(loser)._conflicts == 2 * OPTIMISTIC_TRIES and _rows_of(loser)._locked == 2
     n = 2 + 2 * OPTIMISTIC_TRIES + LOCKING_STREAK
     assert [setup.evidence(i).eligible for i in ids] == [n] * 3
-    replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
-    replay.close()
-    for lam in (loser, other, setup):
-        lam.close()
+    _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
 
 
 def test_rows_built_again_between_a_read_and_its_write_are_a_conflict(fold_url: str) -> None:
@@ -493,11 +490,7 @@ def test_rows_built_again_between_a_read_and_its_write_are_a_conflict(fold_url: 
     first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     assert _rows_of(first)._conflicts == 1
     assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
-    replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
-    replay.close()
-    first.close()
-    setup.close()
+    _assert_rows_are_the_replay(fold_url, ids, first, setup)
 
 
 def test_many_writers_on_the_same_rows_lose_no_fold(fold_url: str) -> None:
@@ -524,9 +517,4 @@ def test_many_writers_on_the_same_rows_lose_no_fold(fold_url: str) -> None:
         t.join()
     assert errors == []
     assert [setup.evidence(i).eligible for i in ids] == [480, 480, 480]
-    replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
-    replay.close()
-    for lam in engines:
-        lam.close()
-    setup.close()
+    _assert_rows_are_the_replay(fold_url, ids, *engines, setup)
