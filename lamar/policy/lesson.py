@@ -10,7 +10,7 @@ from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
 from lamar.policy.features import Slices
-from lamar.policy.history import History, LessonHistory, point
+from lamar.policy.history import EvidencePoint, History, LessonHistory, point
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
@@ -167,14 +167,16 @@ class LessonState:
     def note_evidence(self, seq: int, time: float, policy: Policy, n_lessons: int, *, always: bool = False) -> None:
         """After an outcome (or a merge) that moved the evidence: a history point, when one is due."""
         if self.history.observed(self.eligible, seq, time) or always:
-            self.history.add(point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n,
-                                   self.eligible, self.restarts))
+            self.history.add(self._point(seq, time, policy, n_lessons))
 
     def past(self, policy: Policy, n_lessons: int) -> LessonHistory:
         """The history, ending at the evidence now."""
         h = self.history
-        return h.view(point(h.last_seq, h.last_time, self.judge(policy, n_lessons), self.ledger.mean,
-                            self.ledger.n, self.eligible, self.restarts))
+        return h.view(self._point(h.last_seq, h.last_time, policy, n_lessons))
+
+    def _point(self, seq: int, time: float, policy: Policy, n_lessons: int) -> EvidencePoint:
+        return point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n, self.eligible,
+                     self.restarts)
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "withdrawals")
 

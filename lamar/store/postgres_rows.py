@@ -51,21 +51,27 @@ SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to on
 _LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
 _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 
-# An optimistic write's first message: begin and learn the xid (so that a COMMIT whose answer
-# is lost can be settled), then read, with no lock at all, the rows' tuning, the episodes of the
-# batch's outcomes, the rows the batch touches with their versions, the spread counters and the
-# active count. The transaction stays open until the second message, holding nothing another
-# writer waits for (no row, no advisory lock: the log mode's first message is the same).
-_READ = """BEGIN;
-SELECT pg_current_xact_id()::text;
+# What a write folds, read in its first message: begin and learn the xid (so that a COMMIT whose
+# answer is lost can be settled), then the rows' tuning, the episodes of the batch's outcomes, the
+# rows the batch touches with their versions, the spread counters and the active count. The ids
+# are an ARRAY(...) computed once, not a join: a row updated while a locking read waited is
+# re-checked against its WHERE, and a re-check through a semi-join drops the row (it was
+# measured: half the folds of concurrent reports went missing).
+_FOLD_INPUTS = """BEGIN;
+SELECT pg_current_xact_id()::text;{lock}
 SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
 SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
 SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
     SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
     FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
-    ORDER BY id;
+    ORDER BY id{for_update};
 SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
 SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
+_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));"
+# The optimistic write reads with no lock at all. The transaction stays open until the second
+# message, holding nothing another writer waits for (no row, no advisory lock: the log mode's
+# first message is the same).
+_READ = _FOLD_INPUTS.format(lock="", for_update="")
 # Its second message starts here: take the namespace's write lock shared, lock the rows it read
 # in id order (so two writes never deadlock) where their version has not moved, and go on only
 # if every one of them matched, no row appeared under an id it found absent, and the rows'
@@ -74,7 +80,7 @@ SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retir
 # its lock is re-checked against the join, so a moved version drops it: a conflict, never a
 # lost fold. The rows' state needs no second look: it is locked and unchanged since the read.
 _MOVED = "lamar: the lesson rows moved since they were read"
-_GUARD = """SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));
+_GUARD = _LOCK_SHARED + """
 WITH held AS (
     SELECT l.id FROM lamar_lessons AS l
     JOIN json_to_recordset(%(expected)s::json) AS x(id text, version bigint) ON l.id = x.id AND l.version = x.version
@@ -84,24 +90,11 @@ SELECT (CASE WHEN (SELECT count(*) FROM held) = %(n_expected)s
     AND (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s) IS NOT DISTINCT FROM %(folded)s
     THEN '0' ELSE '""" + _MOVED + """' END)::int;"""
 # The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
-# a writer: its first message locks the rows before reading them (they stay locked across the
-# client's fold, one round trip). The ids are an ARRAY(...) computed once, not a join: a row
-# updated while this one waited is re-checked against its WHERE, and a re-check through a
-# semi-join drops the row (it was measured: half the folds of concurrent reports went missing).
-_BEGIN = """BEGIN;
-SELECT pg_current_xact_id()::text;
-SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));
-SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
-SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
-SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
-    SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
-    FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
-    ORDER BY id FOR UPDATE;
-SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
-SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
+# a writer: its first message takes the namespace's write lock shared and locks the rows before
+# reading them (they stay locked across the client's fold, one round trip).
+_BEGIN = _FOLD_INPUTS.format(lock="\n" + _LOCK_SHARED, for_update=" FOR UPDATE")
 # A write that names no lesson (an episode) reads nothing: it learns its xid, then writes.
 _BEGIN_PLAIN = "BEGIN; SELECT pg_current_xact_id()::text"
-_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));"
 OPTIMISTIC_TRIES = 2  # optimistic attempts of one write before it takes the rows' locks
 # Writes that lock their rows first after one that had to: where every write conflicts (lessons
 # that every report shares), optimism only wastes a fold; it is tried again after this streak.

@@ -72,6 +72,6 @@ def test_the_physical_limit_is_consistent_and_rules_out_early_narrowing() -> Non
     # policy; by the end a fair coin everywhere would make it likely per seed.
     from lamar.audit.physics import narrowing_limit
 
-    early, late = narrowing_limit(2000, 24, 0.02, 0.05), narrowing_limit(8000, 24, 0.02, 0.05)
+    early, late = narrowing_limit(2000, 0.02, 0.05), narrowing_limit(8000, 0.02, 0.05)
     assert (early[0], late[0]) == (250, 1000)  # episodes per slice: 4 tasks, 2 languages
     assert max(early[1:]) < 0.2 and min(late[1:]) > 0.9
