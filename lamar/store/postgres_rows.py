@@ -9,8 +9,8 @@ Every write of a lesson event updates the rows it names in the transaction that 
 
 A write is optimistic: its first message reads the rows with their `version` and takes no lock;
 the client folds; its second message locks the rows it read in id order, checks that no version
-moved (else it aborts and the write starts over; after two conflicts it, and the engine's next
-few writes, take the rows' locks before reading them), writes them and commits. No lock is ever held across a client's
+moved (else it aborts and the write starts over, and after a few conflicts takes the rows'
+locks before reading them), writes them and commits. No lock is ever held across a client's
 round trip on that path, so a stopped client stalls no one. A recall reads the eligible rows (no
 lock) and never replays anyone's events, so a fleet's work grows with its episodes, not with
 their square. Seqs come from one SEQUENCE, taken after the rows' locks: restricted to one
@@ -95,10 +95,7 @@ SELECT (CASE WHEN (SELECT count(*) FROM held) = %(n_expected)s
 _BEGIN = _FOLD_INPUTS.format(lock="\n" + _LOCK_SHARED, for_update=" FOR UPDATE")
 # A write that names no lesson (an episode) reads nothing: it learns its xid, then writes.
 _BEGIN_PLAIN = "BEGIN; SELECT pg_current_xact_id()::text"
-OPTIMISTIC_TRIES = 2  # optimistic attempts of one write before it takes the rows' locks
-# Writes that lock their rows first after one that had to: where every write conflicts (lessons
-# that every report shares), optimism only wastes a fold; it is tried again after this streak.
-LOCKING_STREAK = 8
+OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the rows' locks
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # The second message writes the rows, the counters and the events, then commits. Rows and
 # events travel as one JSON text each (quoting one literal is cheap; quoting text[] elements
@@ -151,7 +148,6 @@ class LessonRows:
         self._jitter = random.Random()
         self._conflicts = 0  # optimistic attempts that found their rows moved
         self._locked = 0  # writes that took the rows' locks after OPTIMISTIC_TRIES conflicts
-        self._streak = 0  # writes still to lock their rows first (LOCKING_STREAK after a locked one)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -182,8 +178,7 @@ class LessonRows:
 
         Optimistic: the rows are read unlocked, folded here and written only if none moved
         meanwhile; a conflict rolls back and starts over after a short random wait, and after
-        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them, as do this
-        engine's next `LOCKING_STREAK` writes (contended rows: optimism would waste their folds).
+        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them.
 
         Args:
             strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
@@ -247,18 +242,13 @@ class LessonRows:
 
         if plain:
             return store._transact(lambda cur, xid: body(cur, xid, "plain"), committed)
-        tries = OPTIMISTIC_TRIES if self._optimistic and not self._streak else 0
-        for attempt in range(tries):
+        for attempt in range(OPTIMISTIC_TRIES if self._optimistic else 0):
             try:
                 return store._transact(lambda cur, xid: body(cur, xid, "optimistic"), committed)
             except _RowsMoved:
                 self._conflicts += 1
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
-        if tries:
-            self._locked += 1
-            self._streak = LOCKING_STREAK
-        else:
-            self._streak = max(self._streak - 1, 0)
+        self._locked += 1
         return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed)
 
     def _fold(self, events: list[Event], read: list[Any], write: dict[str, Any], strict: bool,

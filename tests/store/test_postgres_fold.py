@@ -19,7 +19,7 @@ from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
 from lamar.policy import fold
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore
-from lamar.store.postgres_rows import LOCKING_STREAK, OPTIMISTIC_TRIES
+from lamar.store.postgres_rows import OPTIMISTIC_TRIES
 from tests.store import test_postgres
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
@@ -459,15 +459,6 @@ def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
     loser.report(loser.recall({"task": "x"}).episode_id, Signal.REVERTED)
     assert _rows_of(loser)._conflicts == OPTIMISTIC_TRIES and _rows_of(loser)._locked == 1
     assert [setup.evidence(i).eligible for i in ids] == [1 + OPTIMISTIC_TRIES] * 3
-    # Its next LOCKING_STREAK writes lock first (no optimistic read, so no fold wasted on rows
-    # that every write moves), and then it is optimistic again.
-    for _ in range(LOCKING_STREAK):
-        loser.report(loser.recall({"task": "x"}).episode_id, Signal.SHIPPED)
-    assert _rows_of(loser)._conflicts == OPTIMISTIC_TRIES and _rows_of(loser)._locked == 1
-    loser.report(loser.recall({"task": "x"}).episode_id, Signal.SHIPPED)
-    assert _rows_of(loser)._conflicts == 2 * OPTIMISTIC_TRIES and _rows_of(loser)._locked == 2
-    n = 2 + 2 * OPTIMISTIC_TRIES + LOCKING_STREAK
-    assert [setup.evidence(i).eligible for i in ids] == [n] * 3
     _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
 
 
