@@ -17,13 +17,14 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
+from lamar.store.postgres_rows import FUNCTIONS
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
     from lamar.store.postgres_rows import LessonRows
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 URL_FOLD = "lamar_fold"  # ...&lamar_fold=on: PostgreSQL holds the folded state (opt-in, docs/postgres.md)
@@ -93,7 +94,11 @@ CREATE SEQUENCE lamar_seq CACHE 1;
 SELECT setval('lamar_seq', greatest(1, coalesce(max(last_seq), 0)), coalesce(max(last_seq), 0) > 0)
     FROM lamar_namespaces
 """
-_MIGRATIONS = {None: (_CREATE, _FROM_V1), 0: (_FROM_V0, _FROM_V1), 1: (_FROM_V1,)}
+# Version 3: the fold mode's write runs as one function call (`FUNCTIONS`, postgres_rows.py), so
+# that the server plans its statements once per connection rather than on every write.
+_FROM_V2 = FUNCTIONS
+_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2), 0: (_FROM_V0, _FROM_V1, _FROM_V2), 1: (_FROM_V1, _FROM_V2),
+               2: (_FROM_V2,)}
 
 # A write is two messages. The first learns the transaction id, so that a COMMIT whose
 # answer is lost can be settled. The second allocates seqs, inserts, reads what the caller

@@ -51,85 +51,164 @@ SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to on
 _LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
 _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 
-# What a write folds, read in its first message: begin and learn the xid (so that a COMMIT whose
-# answer is lost can be settled), then the rows' tuning, the episodes of the batch's outcomes, the
-# rows the batch touches with their versions, the spread counters and the active count. The ids
-# are an ARRAY(...) computed once, not a join: a row updated while a locking read waited is
-# re-checked against its WHERE, and a re-check through a semi-join drops the row (it was
-# measured: half the folds of concurrent reports went missing).
-_FOLD_INPUTS = """BEGIN;
-SELECT pg_current_xact_id()::text;{lock}
-SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s;
-SELECT key, data FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[]);
-SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(ARRAY(
-    SELECT unnest(%(ids)s::text[]) UNION ALL SELECT jsonb_array_elements_text(data::jsonb -> 'eligible')
-    FROM lamar_events WHERE namespace = %(ns)s AND key = ANY(%(episodes)s::text[])))
-    ORDER BY id{for_update};
-SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
-SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s AND status <> 'retired'"""
-_LOCK_SHARED = "SELECT pg_advisory_xact_lock_shared(%(lock)s, hashtext(%(ns)s));"
-# The optimistic write reads with no lock at all. The transaction stays open until the second
-# message, holding nothing another writer waits for (no row, no advisory lock: the log mode's
-# first message is the same).
-_READ = _FOLD_INPUTS.format(lock="", for_update="")
-# Its second message starts here: take the namespace's write lock shared, lock the rows it read
-# in id order (so two writes never deadlock) where their version has not moved, and go on only
-# if every one of them matched, no row appeared under an id it found absent, and the rows'
-# tuning is the one it read; else the cast fails, the rest of the message is skipped and the
-# transaction is rolled back (the write starts over). A row updated while this one waited for
-# its lock is re-checked against the join, so a moved version drops it: a conflict, never a
-# lost fold. The rows' state needs no second look: it is locked and unchanged since the read.
+# What a write folds, read in its first message: begin, then one call of `lamar_fold_inputs`
+# (below), which learns the xid (so that a COMMIT whose answer is lost can be settled) and reads
+# the rows' tuning, the episodes of the batch's outcomes, the rows the batch touches with their
+# versions, the spread counters and the active count, as parts of one result. The optimistic
+# write reads with no lock at all; the transaction stays open until the second message, holding
+# nothing another writer waits for (no row, no advisory lock: the log mode's first message is
+# the same).
+_READ = """BEGIN;
+SELECT part, id, body, version, n, mean, m2 FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
+    %(locking)s, %(lock)s)"""
+# Its second message (`_WRITE`) checks that none of those rows moved before it writes.
 _MOVED = "lamar: the lesson rows moved since they were read"
-_GUARD = _LOCK_SHARED + """
-WITH held AS (
-    SELECT l.id FROM lamar_lessons AS l
-    JOIN json_to_recordset(%(expected)s::json) AS x(id text, version bigint) ON l.id = x.id AND l.version = x.version
-    WHERE l.namespace = %(ns)s ORDER BY l.id FOR UPDATE OF l)
-SELECT (CASE WHEN (SELECT count(*) FROM held) = %(n_expected)s
-    AND NOT EXISTS (SELECT FROM lamar_lessons WHERE namespace = %(ns)s AND id = ANY(%(absent)s::text[]))
-    AND (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s) IS NOT DISTINCT FROM %(folded)s
-    THEN '0' ELSE '""" + _MOVED + """' END)::int;"""
 # The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
-# a writer: its first message takes the namespace's write lock shared and locks the rows before
-# reading them (they stay locked across the client's fold, one round trip).
-_BEGIN = _FOLD_INPUTS.format(lock="\n" + _LOCK_SHARED, for_update=" FOR UPDATE")
+# a writer, reads the same with `locking` true: the namespace's write lock shared and the rows
+# locked before they are read (they stay locked across the client's fold, one round trip).
 # A write that names no lesson (an episode) reads nothing: it learns its xid, then writes.
 _BEGIN_PLAIN = "BEGIN; SELECT pg_current_xact_id()::text"
 OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the rows' locks
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
-# The second message writes the rows, the counters and the events, then commits. Rows and
-# events travel as one JSON text each (quoting one literal is cheap; quoting text[] elements
-# that are JSON is not), and a `json` value's text is kept as sent, so `data` is stored exactly.
-# The SEQUENCE is read in the events' order (volatile output is computed after ORDER BY).
-_WRITE = """
-UPDATE lamar_lessons AS l SET status = u->>1, scope = (u->2)::jsonb, state = (u->3)::text, version = l.version + 1
-FROM json_array_elements(%(updated)s::json) AS u WHERE l.namespace = %(ns)s AND l.id = u->>0;
-INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
-SELECT %(ns)s, a.value->>0, nextval('lamar_seq'), a.value->>1, (a.value->2)::jsonb, (a.value->3)::text
-FROM json_array_elements(%(added)s::json) WITH ORDINALITY AS a ORDER BY a.ordinality;
-INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2)
-SELECT %(ns)s, mod(pg_backend_pid(), %(shards)s), %(r_n)s, %(r_mean)s, %(r_m2)s WHERE %(r_n)s > 0
-ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
-    mean = s.mean + (EXCLUDED.mean - s.mean) * EXCLUDED.n / (s.n + EXCLUDED.n),
-    m2 = s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n);
-UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %(ns)s AND %(stale)s;
-INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
-SELECT %(ns)s, nextval('lamar_seq'), b.value->>0, b.value->>1, (b.value->>2)::float8, (b.value->3)::text
-FROM json_array_elements(%(events)s::json) WITH ORDINALITY AS b ORDER BY b.ordinality
-RETURNING seq;
+# The second message is one call of `lamar_write` (below), then COMMIT. Rows and events travel as
+# one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
+_WRITE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
+    %(absent)s::text[], %(folded)s, %(updated)s::json, %(added)s::json, %(shards)s, %(r_n)s, %(r_mean)s,
+    %(r_m2)s, %(stale)s, %(events)s::json) AS seq;
 COMMIT"""
+# What a write's second message runs, as a function so that the server plans its statements
+# once per connection, not on every call (planning was about half of the server's time for a
+# report, measured with pg_stat_statements); created by the schema's migration to version 3.
+#   1. Take the namespace's write lock shared (unless the first message did).
+#   2. An optimistic write (`p_expected` not NULL) locks the rows it read in id order (so two
+#      writes never deadlock) where their version has not moved, and goes on only if every one
+#      of them matched, no row appeared under an id it found absent, and the rows' tuning is the
+#      one it read; else it raises serialization_failure and the write starts over. A row
+#      updated while this one waited for its lock is re-checked against the join, so a moved
+#      version drops it: a conflict, never a lost fold. The rows' state needs no second look: it
+#      is locked and unchanged since the read.
+#   3. Write the folded rows, the new rows, this connection's shard of the reward spread, the
+#      stale mark and the events. A `json` value's text is kept as sent, so `data` is stored
+#      exactly; the SEQUENCE is read in the events' order (volatile output is computed after
+#      ORDER BY).
+FUNCTIONS = """
+CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
+    p_lock integer)
+    RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
+                   m2 double precision)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+BEGIN
+    RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8;
+    IF p_locking THEN
+        PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
+    END IF;
+    RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8
+        FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
+    RETURN QUERY SELECT 2, e.key, e.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8
+        FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes);
+    -- The ids are an ARRAY(...) computed once, not a join: a row updated while a locking read
+    -- waited is re-checked against its WHERE, and a re-check through a semi-join drops the row
+    -- (it was measured: half the folds of concurrent reports went missing).
+    IF p_locking THEN
+        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(ARRAY(
+                SELECT unnest(p_ids) UNION ALL SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible')
+                FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes)))
+            ORDER BY l.id FOR UPDATE OF l;
+    ELSE
+        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(ARRAY(
+                SELECT unnest(p_ids) UNION ALL SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible')
+                FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes)))
+            ORDER BY l.id;
+    END IF;
+    RETURN QUERY SELECT 4, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2
+        FROM lamar_rewards AS r WHERE r.namespace = p_ns;
+    RETURN QUERY SELECT 5, NULL::text, NULL::text, count(*), NULL::bigint, NULL::float8, NULL::float8
+        FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.status <> 'retired';
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_ids text[])
+    RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
+                   m2 double precision)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+BEGIN
+    IF p_ctx IS NOT NULL THEN
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.status <> 'retired' AND l.scope <@ p_ctx
+            ORDER BY l.added;
+    ELSIF p_ids IS NOT NULL THEN
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(p_ids) ORDER BY l.added;
+    ELSE
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+            FROM lamar_lessons AS l WHERE l.namespace = p_ns ORDER BY l.added;
+    END IF;
+    RETURN QUERY SELECT 1, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2
+        FROM lamar_rewards AS r WHERE r.namespace = p_ns;
+    RETURN QUERY SELECT 2, NULL::text, (SELECT s.folded FROM lamar_namespaces AS s WHERE s.namespace = p_ns),
+        count(*) FILTER (WHERE l.status <> 'retired'), NULL::bigint, NULL::float8, NULL::float8
+        FROM lamar_lessons AS l WHERE l.namespace = p_ns;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION lamar_write(
+    p_ns text, p_lock integer, p_take_lock boolean, p_expected json, p_n_expected integer, p_absent text[],
+    p_folded text, p_updated json, p_added json, p_shards integer, p_r_n bigint, p_r_mean double precision,
+    p_r_m2 double precision, p_stale boolean, p_events json) RETURNS SETOF bigint
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    held integer;
+BEGIN
+    IF p_take_lock THEN
+        PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
+    END IF;
+    IF p_expected IS NOT NULL THEN
+        SELECT count(*) INTO held FROM (
+            SELECT l.id FROM lamar_lessons AS l
+            JOIN json_to_recordset(p_expected) AS x(id text, version bigint) ON l.id = x.id AND l.version = x.version
+            WHERE l.namespace = p_ns ORDER BY l.id FOR UPDATE OF l) AS h;
+        IF held <> p_n_expected
+            OR EXISTS (SELECT FROM lamar_lessons WHERE namespace = p_ns AND id = ANY(p_absent))
+            OR (SELECT n.folded FROM lamar_namespaces AS n WHERE n.namespace = p_ns) IS DISTINCT FROM p_folded THEN
+            RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
+        END IF;
+    END IF;
+    IF json_array_length(p_updated) > 0 THEN
+        UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope, state = u.state::text, version = l.version + 1
+        FROM json_to_recordset(p_updated) AS u(id text, status text, scope jsonb, state json)
+        WHERE l.namespace = p_ns AND l.id = u.id;
+    END IF;
+    IF json_array_length(p_added) > 0 THEN
+        INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
+        SELECT p_ns, a.id, nextval('lamar_seq'), a.status, a.scope, a.state::text
+        FROM ROWS FROM (json_to_recordset(p_added) AS (id text, status text, scope jsonb, state json))
+            WITH ORDINALITY AS a(id, status, scope, state, ord) ORDER BY a.ord;
+    END IF;
+    IF p_r_n > 0 THEN
+        INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2)
+        VALUES (p_ns, mod(pg_backend_pid(), p_shards), p_r_n, p_r_mean, p_r_m2)
+        ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
+            mean = s.mean + (EXCLUDED.mean - s.mean) * EXCLUDED.n / (s.n + EXCLUDED.n),
+            m2 = s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n);
+    END IF;
+    IF p_stale THEN
+        UPDATE lamar_namespaces SET folded = NULL WHERE namespace = p_ns;
+    END IF;
+    RETURN QUERY INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
+        SELECT p_ns, nextval('lamar_seq'), b.kind, b.key, b.time, b.data::text
+        FROM ROWS FROM (json_to_recordset(p_events) AS (kind text, key text, time float8, data json))
+            WITH ORDINALITY AS b(kind, key, time, data, ord) ORDER BY b.ord
+        RETURNING lamar_events.seq;
+END
+$fn$"""
 # A read sees one snapshot: rows, counters and `folded` as one build or write left them (read
 # committed would take a snapshot per statement, and a build committing between them made an
 # empty set of rows look built: a recall then found no lesson eligible).
 _VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT id, state, version FROM lamar_lessons WHERE namespace = %(ns)s AND {where} ORDER BY added;
-SELECT n, mean, m2 FROM lamar_rewards WHERE namespace = %(ns)s;
-SELECT count(*) FILTER (WHERE status <> 'retired'), (SELECT folded FROM lamar_namespaces WHERE namespace = %(ns)s)
-FROM lamar_lessons WHERE namespace = %(ns)s;
+SELECT part, id, body, version, n, mean, m2 FROM lamar_view(%(ns)s, %(ctx)s::jsonb, %(ids)s::text[]);
 COMMIT"""
-_ELIGIBLE = _VIEW.format(where="status <> 'retired' AND scope <@ %(ctx)s::jsonb")
-_SOME = _VIEW.format(where="id = ANY(%(ids)s::text[])")
-_ALL = _VIEW.format(where="true")
 
 
 class LessonRows:
@@ -153,23 +232,25 @@ class LessonRows:
 
     def eligible(self, context: dict[str, str]) -> RowsView:
         """The non-retired lessons whose scope the context contains, in the order they were added."""
-        return self._view(_ELIGIBLE, {"ctx": json.dumps(context)})
+        return self._view({"ctx": json.dumps(context), "ids": None})
 
     def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
         """The lessons with these ids (every lesson when None), in the order they were added."""
-        return self._view(_ALL, {}) if ids is None else self._view(_SOME, {"ids": list(ids)})
+        return self._view({"ctx": None, "ids": None if ids is None else list(ids)})
 
-    def _view(self, query: str, params: dict[str, Any]) -> RowsView:
+    def _view(self, params: dict[str, Any]) -> RowsView:
         store = self._store
 
-        def run(conn: Connection[Any]) -> list[list[tuple[Any, ...]]]:
+        def run(conn: Connection[Any]) -> list[tuple[Any, ...]]:
             cur = store._pg.ClientCursor(conn)
-            cur.execute(query, {"ns": store.namespace, **params})
-            return _result_sets(cur)
+            cur.execute(_VIEW, {"ns": store.namespace, **params})
+            cur.nextset()
+            return cur.fetchall()
 
-        _, rows, shards, ((active, tuning),), _ = store._run(run)
-        n, _, m2 = merge_shards(shards)
-        return RowsView([self._known(i, raw, int(v)) for i, raw, v in rows], fold.spread(n, m2), int(active), tuning)
+        rows, shards, ((_, _, tuning, active, *_),) = _parts(store._run(run), 3)
+        n, _, m2 = merge_shards(row[4:] for row in shards)
+        return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), int(active),
+                        tuning)
 
     # -- writes ------------------------------------------------------------------------------
 
@@ -196,36 +277,43 @@ class LessonRows:
                                   "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
 
         def body(cur: Any, xid: list[str], how: str) -> list[Event]:
-            cur.execute({"plain": _BEGIN_PLAIN, "optimistic": _READ, "locking": _BEGIN}[how], params)
-            sets = _result_sets(cur)
-            xid.append(str(sets[1][0][0]))
+            if how == "plain":
+                cur.execute(_BEGIN_PLAIN)
+                cur.nextset()
+                xid.append(str(cur.fetchone()[0]))
+            else:
+                cur.execute(_READ, {**params, "locking": how == "locking"})
+                cur.nextset()
+                ((_, _, first, *_),), *read = _parts(cur.fetchall(), 6)
+                xid.append(str(first))
+                # folded, episodes, rows, spread counters, active count, as the fold reads them
+                read = [[(r[2],) for r in read[0]], [(r[1], r[2]) for r in read[1]], [r[1:4] for r in read[2]],
+                        [r[4:] for r in read[3]], [(r[3],) for r in read[4]]]
             write = _empty_write(store.namespace)
-            written, message = list(events), _LOCK_SHARED + _WRITE
+            written = list(events)
             folded: dict[str, LessonState] = {}
             versions: dict[str, int] = {}
             if how != "plain":
-                read = sets[-5:]  # folded, episodes, rows, spread counters, active count
                 versions = {row[0]: int(row[2]) for row in read[2]}
                 written = self._fold(events, read, write, strict, folded)
             if how == "optimistic":
                 eligible = {i for _, data in read[1] for i in json.loads(data).get("eligible", ())}
-                write.update(lock=ROWS_LOCK, n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
+                write.update(n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
                              folded=read[0][0][0] if read[0] else None,
                              expected=json.dumps([{"id": i, "version": v} for i, v in versions.items()]))
-                message = _GUARD + _WRITE
                 if self._between is not None:
                     self._between()
-            elif how == "locking":
-                message = _WRITE
+            write["take_lock"] = how != "locking"  # the locking write's first message took it
             write["events"] = "[" + ",".join(
-                f"[{json.dumps(e.kind)},{json.dumps(e.key)},{float(e.time)!r},{e.data_json()}]" for e in written) + "]"
+                f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
+                for e in written) + "]"
             try:
-                cur.execute(message, {"lock": ROWS_LOCK, **write})
-            except store._pg.errors.InvalidTextRepresentation as exc:
+                cur.execute(_WRITE, write)
+            except store._pg.errors.SerializationFailure as exc:
                 if _MOVED in str(exc):
                     raise _RowsMoved(_MOVED) from exc  # rolled back by the store
                 raise
-            seqs = sorted(int(row[0]) for row in _result_sets(cur)[-2])  # the events' RETURNING
+            seqs = sorted(int(row[0]) for row in cur.fetchall())  # the events' seqs (COMMIT follows)
             for exp_id, state in folded.items():  # what the rows now hold, under their new versions
                 self._parsed[exp_id] = (versions[exp_id] + 1 if exp_id in versions else 0, state)
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
@@ -277,8 +365,8 @@ class LessonRows:
         touched = [s for i, s in batch.touched.items() if i not in batch.added]
         rows.update(batch.touched)
         rows.update(batch.added)
-        write["updated"] = json.dumps([_row(s) for s in touched], separators=(",", ":"))
-        write["added"] = json.dumps([_row(s) for s in batch.added.values()], separators=(",", ":"))
+        write["updated"] = _rows_json(touched)
+        write["added"] = _rows_json(batch.added.values())
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
         write["stale"] = batch.stale
         return out
@@ -462,14 +550,16 @@ def _named(event: Event) -> list[str]:
 
 
 def _empty_write(namespace: str) -> dict[str, Any]:
-    return {"ns": namespace, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "shards": SHARDS,
-            "updated": "[]", "added": "[]"}
+    return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0,
+            "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
+            "folded": None}
 
 
-def _row(state: LessonState) -> list[Any]:
-    """A lesson's row as the write sends it: id, status, scope, state (`_stored`)."""
-    exp = state.experience
-    return [exp.id, exp.status.value, dict(exp.scope), _stored(state)]
+def _rows_json(states: Iterable[LessonState]) -> str:
+    """Lesson rows as the write sends them: a JSON array of {id, status, scope, state (`_stored`)},
+    one object per row, which the server reads with one parse (json_to_recordset)."""
+    return json.dumps([{"id": s.experience.id, "status": s.experience.status.value, "scope": dict(s.experience.scope),
+                        "state": _stored(s)} for s in states], separators=(",", ":"))
 
 
 def _stored(state: LessonState) -> dict[str, Any]:
@@ -479,6 +569,14 @@ def _stored(state: LessonState) -> dict[str, Any]:
     data = state.to_dict()
     del data["history"]
     return data
+
+
+def _parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
+    """The rows of a result made of `count` parts (its first column: the part's number), by part."""
+    parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
+    for row in rows:
+        parts[row[0]].append(row)
+    return parts
 
 
 def _result_sets(cur: Any) -> list[Any]:
