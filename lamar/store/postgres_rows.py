@@ -91,6 +91,8 @@ COMMIT"""
 #      stale mark and the events. A `json` value's text is kept as sent, so `data` is stored
 #      exactly; the SEQUENCE is read in the events' order (volatile output is computed after
 #      ORDER BY).
+# A function's body is part of the schema: changing it takes a new schema version whose migration
+# runs CREATE OR REPLACE (a store migrated to this version keeps the body it got).
 FUNCTIONS = """
 CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
     p_lock integer)

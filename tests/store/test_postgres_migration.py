@@ -53,11 +53,20 @@ def _tables(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
+def _functions(url: str) -> set[str]:
+    rows = _sql(url, "SELECT proname FROM pg_proc WHERE pronamespace = current_schema()::regnamespace")
+    return {str(name) for (name,) in rows}
+
+
+FOLD_FUNCTIONS = {"lamar_view", "lamar_fold_inputs", "lamar_write"}
+
+
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
     assert _tables(schema_url) == set()
     store = PostgresStore(schema_url)
     assert _tables(schema_url) == {"lamar_events", "lamar_namespaces", "lamar_migrations", "lamar_lessons",
                                    "lamar_rewards"}
+    assert _functions(schema_url) == FOLD_FUNCTIONS
     store.append([Event("status", {"id": "a", "status": "active"})])
     store.close()
     PostgresStore(schema_url).close()  # opening again changes nothing
@@ -88,6 +97,31 @@ def test_a_version_0_store_is_migrated_with_its_history_intact(schema_url: str) 
     assert migrated.store.read(next_seq - 1)[0].seq == next_seq
     assert _sql(schema_url, "SELECT version FROM lamar_migrations") == [(SCHEMA_VERSION,)]
     migrated.close()
+
+
+def test_a_version_2_store_gains_the_fold_functions_and_works_in_the_fold_mode(schema_url: str) -> None:
+    # Version 2 had every table of version 3 and sent the fold mode's statements as they were.
+    from lamar.store.postgres import _CREATE, _FROM_V1
+
+    _sql(schema_url, _CREATE)
+    _sql(schema_url, _FROM_V1)
+    _sql(schema_url, "CREATE TABLE lamar_migrations (version integer PRIMARY KEY, "
+         "applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO lamar_migrations (version) VALUES (2)")
+    assert _functions(schema_url) == set()
+
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
+    lam = Lamar(url, k=2, seed=1)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert _functions(schema_url) == FOLD_FUNCTIONS
+    memory = Lamar(MemoryStore(), k=2, seed=1)
+    ids = [engine.add(Experience("case", "do", scope=Scope(task="t"), id="lesson-a")) for engine in (lam, memory)]
+    for n in range(12):
+        for engine in (lam, memory):
+            engine.report(engine.recall({"task": "t"}).episode_id, list(Signal)[n % len(Signal)])
+    assert lam.evidence(ids[0]) == memory.evidence(ids[1])
+    # built from the log once (version 1), then one version more per report
+    assert _sql(schema_url, "SELECT version FROM lamar_lessons WHERE id = 'lesson-a'") == [(13,)]
+    lam.close()
 
 
 @pytest.mark.parametrize("start", ["empty", "version 0"])
@@ -155,6 +189,7 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
 
     migrated = Lamar(url, k=2, seed=4)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert _functions(schema_url) == FOLD_FUNCTIONS
     assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
     rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
     stored = {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}
