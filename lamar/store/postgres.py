@@ -94,33 +94,44 @@ CREATE SEQUENCE lamar_seq CACHE 1;
 SELECT setval('lamar_seq', greatest(1, coalesce(max(last_seq), 0)), coalesce(max(last_seq), 0) > 0)
     FROM lamar_namespaces
 """
-# Version 3: the fold mode's write runs as one function call (`FUNCTIONS`, postgres_rows.py), so
-# that the server plans its statements once per connection rather than on every write.
-_FROM_V2 = FUNCTIONS
-_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2), 0: (_FROM_V0, _FROM_V1, _FROM_V2), 1: (_FROM_V1, _FROM_V2),
-               2: (_FROM_V2,)}
 
 # A write is two messages. The first learns the transaction id, so that a COMMIT whose
-# answer is lost can be settled. The second allocates seqs, inserts, reads what the caller
-# has not seen yet and commits: the server runs it back to back, so the namespace row stays
-# locked for server time only, never for a client's round trip.
+# answer is lost can be settled. The second calls `lamar_append` (below), which allocates seqs,
+# inserts and reads what the caller has not seen yet, and commits: the server runs it back to
+# back, so the namespace row stays locked for server time only, never for a client's round trip.
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
-_APPEND = """
-WITH counter AS (
-    INSERT INTO lamar_namespaces AS n (namespace, last_seq)
-    VALUES (%(ns)s, (SELECT coalesce(max(seq), 0) FROM lamar_events WHERE namespace = %(ns)s) + %(n)s)
-    ON CONFLICT (namespace) DO UPDATE SET last_seq = greatest(n.last_seq + %(n)s, EXCLUDED.last_seq), folded = NULL
-    RETURNING last_seq
-)
-INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
-SELECT %(ns)s, counter.last_seq - %(n)s + batch.ord, batch.kind, batch.key, batch.time, batch.data
-FROM counter, unnest(%(kinds)s::text[], %(keys)s::text[], %(times)s::float8[], %(data)s::text[])
-    WITH ORDINALITY AS batch(kind, key, time, data, ord)
-RETURNING seq;
-SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %(ns)s AND seq > %(since)s
-    AND seq > (SELECT last_seq FROM lamar_namespaces WHERE namespace = %(ns)s) - %(n)s - %(tail)s
-    ORDER BY seq;
+_APPEND = """SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s);
 COMMIT"""
+# The log mode's write, a function so that PostgreSQL plans its statements once per connection;
+# the events travel as one JSON text, parsed once (json_to_recordset keeps `data` as sent).
+# Part 0 is the seqs this write got, part 1 the log after `p_since` up to them (at most p_tail
+# events besides its own). Created by the migration to version 3 (a new body takes a new version).
+_APPEND_FUNCTION = """
+CREATE OR REPLACE FUNCTION lamar_append(p_ns text, p_n integer, p_events json, p_since bigint, p_tail integer)
+    RETURNS TABLE (part integer, seq bigint, kind text, key text, at double precision, data text)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    last bigint;
+BEGIN
+    INSERT INTO lamar_namespaces AS n (namespace, last_seq)
+    VALUES (p_ns, (SELECT coalesce(max(e.seq), 0) FROM lamar_events AS e WHERE e.namespace = p_ns) + p_n)
+    ON CONFLICT (namespace) DO UPDATE SET last_seq = greatest(n.last_seq + p_n, EXCLUDED.last_seq), folded = NULL
+    RETURNING n.last_seq INTO last;
+    RETURN QUERY INSERT INTO lamar_events AS e (namespace, seq, kind, key, time, data)
+        SELECT p_ns, last - p_n + b.ord, b.kind, b.key, b.time, b.data::text
+        FROM ROWS FROM (json_to_recordset(p_events) AS (kind text, key text, time float8, data json))
+            WITH ORDINALITY AS b(kind, key, time, data, ord)
+        RETURNING 0, e.seq, NULL::text, NULL::text, NULL::float8, NULL::text;
+    RETURN QUERY SELECT 1, e.seq, e.kind, e.key, e.time, e.data FROM lamar_events AS e
+        WHERE e.namespace = p_ns AND e.seq > p_since AND e.seq > last - p_n - p_tail ORDER BY e.seq;
+END
+$fn$"""
+# Version 3: the writes and the fold mode's reads run as function calls (`lamar_append` above,
+# `FUNCTIONS` in postgres_rows.py), so that the server plans their statements once per
+# connection rather than on every call.
+_FROM_V2 = _APPEND_FUNCTION + ";\n" + FUNCTIONS
+_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2), 0: (_FROM_V0, _FROM_V1, _FROM_V2), 1: (_FROM_V1, _FROM_V2),
+               2: (_FROM_V2,)}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own
@@ -204,9 +215,9 @@ class PostgresStore:
             return []
         if self.rows is not None:
             return self._retrying(lambda: self.rows.append(batch))  # type: ignore[union-attr]
-        params = {"ns": self.namespace, "n": len(batch), "kinds": [e.kind for e in batch],
-                  "keys": [e.key for e in batch], "times": [float(e.time) for e in batch],
-                  "data": [e.data_json() for e in batch], "tail": _TAIL}
+        params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": "[" + ",".join(
+            f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
+            for e in batch) + "]"}
         first = self._retrying(lambda: self._append_once(params))
         return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time) for i, e in enumerate(batch)]
 
@@ -266,10 +277,9 @@ class PostgresStore:
             cur.execute(_BEGIN)
             cur.nextset()
             xid.append(str(cur.fetchone()[0]))
-            first = int(min(row[0] for row in cur.execute(_APPEND, params).fetchall()))
-            cur.nextset()
-            tail.extend(cur.fetchall())
-            return first
+            rows = cur.execute(_APPEND, params).fetchall()
+            tail.extend(row[1:] for row in rows if row[0] == 1)
+            return int(min(row[1] for row in rows if row[0] == 0))
 
         first = self._transact(body, lambda conn, xid: self._recover_first_seq(conn, xid, since))
         if not tail:

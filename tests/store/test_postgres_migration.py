@@ -58,7 +58,7 @@ def _functions(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
-FOLD_FUNCTIONS = {"lamar_view", "lamar_fold_inputs", "lamar_write"}
+FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write"}
 
 
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
@@ -66,7 +66,7 @@ def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None
     store = PostgresStore(schema_url)
     assert _tables(schema_url) == {"lamar_events", "lamar_namespaces", "lamar_migrations", "lamar_lessons",
                                    "lamar_rewards"}
-    assert _functions(schema_url) == FOLD_FUNCTIONS
+    assert _functions(schema_url) == FUNCTIONS
     store.append([Event("status", {"id": "a", "status": "active"})])
     store.close()
     PostgresStore(schema_url).close()  # opening again changes nothing
@@ -99,7 +99,7 @@ def test_a_version_0_store_is_migrated_with_its_history_intact(schema_url: str) 
     migrated.close()
 
 
-def test_a_version_2_store_gains_the_fold_functions_and_works_in_the_fold_mode(schema_url: str) -> None:
+def test_a_version_2_store_gains_the_functions_and_works_in_the_fold_mode(schema_url: str) -> None:
     # Version 2 had every table of version 3 and sent the fold mode's statements as they were.
     from lamar.store.postgres import _CREATE, _FROM_V1
 
@@ -112,7 +112,7 @@ def test_a_version_2_store_gains_the_fold_functions_and_works_in_the_fold_mode(s
     url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
     lam = Lamar(url, k=2, seed=1)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
-    assert _functions(schema_url) == FOLD_FUNCTIONS
+    assert _functions(schema_url) == FUNCTIONS
     memory = Lamar(MemoryStore(), k=2, seed=1)
     ids = [engine.add(Experience("case", "do", scope=Scope(task="t"), id="lesson-a")) for engine in (lam, memory)]
     for n in range(12):
@@ -189,7 +189,7 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
 
     migrated = Lamar(url, k=2, seed=4)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
-    assert _functions(schema_url) == FOLD_FUNCTIONS
+    assert _functions(schema_url) == FUNCTIONS
     assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
     rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
     stored = {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}
