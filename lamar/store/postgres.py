@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
-from lamar.store.postgres_rows import FUNCTIONS
+from lamar.store.postgres_rows import FUNCTIONS, events_json
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -215,9 +215,7 @@ class PostgresStore:
             return []
         if self.rows is not None:
             return self._retrying(lambda: self.rows.append(batch))  # type: ignore[union-attr]
-        params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": "[" + ",".join(
-            f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
-            for e in batch) + "]"}
+        params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
         first = self._retrying(lambda: self._append_once(params))
         return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time) for i, e in enumerate(batch)]
 

@@ -306,9 +306,7 @@ class LessonRows:
                 if self._between is not None:
                     self._between()
             write["take_lock"] = how != "locking"  # the locking write's first message took it
-            write["events"] = "[" + ",".join(
-                f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
-                for e in written) + "]"
+            write["events"] = events_json(written)
             try:
                 cur.execute(_WRITE, write)
             except store._pg.errors.SerializationFailure as exc:
@@ -573,6 +571,14 @@ def _stored(state: LessonState) -> dict[str, Any]:
     return data
 
 
+def events_json(events: Iterable[Event]) -> str:
+    """Events as a write sends them: one JSON array of {kind, key, time, data}, which the server
+    reads with one parse (json_to_recordset), keeping each `data` text exactly as sent."""
+    return "[" + ",".join(
+        f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
+        for e in events) + "]"
+
+
 def _parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
     """The rows of a result made of `count` parts (its first column: the part's number), by part."""
     parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
@@ -581,12 +587,4 @@ def _parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]
     return parts
 
 
-def _result_sets(cur: Any) -> list[Any]:
-    """Every result set of a multi-statement execute (None for a statement without rows)."""
-    sets = [cur.fetchall() if cur.description else None]
-    while cur.nextset():
-        sets.append(cur.fetchall() if cur.description else None)
-    return sets
-
-
-__all__ = ["ROWS_LOCK", "SHARDS", "LessonRows", "merge_shards"]
+__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "merge_shards"]
