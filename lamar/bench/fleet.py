@@ -53,21 +53,34 @@ def _context(workload: str, seed: int) -> dict[str, str]:
 
 
 def _server_cpu(pid: int) -> float:
-    """CPU seconds the PostgreSQL backend `pid` has used (it runs on this machine)."""
+    """CPU seconds the PostgreSQL backend `pid` has used (it runs on this machine): from the
+    scheduler's nanosecond count where the kernel keeps one, else from clock ticks (10 ms)."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as fh:
+            return int(fh.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     with open(f"/proc/{pid}/stat") as fh:
         fields = fh.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, out: list[Any]) -> None:
-    """One client: recall, report, repeat until `end`; its latencies, its own CPU time and its
-    server backend's (the store has one connection)."""
+def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: float, out: list[Any]) -> None:
+    """One client: recall, report, repeat until `end` (as fast as it can, or `rate` episodes per
+    second from a random phase); its latencies, its own CPU time and its server backend's (the
+    store has one connection)."""
     rng = random.Random(seed)
     signals = list(Signal)
     took: list[float] = []
     backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
     server, cpu = _server_cpu(backend), time.thread_time()
+    due = time.perf_counter() + (rng.uniform(0.0, 1.0 / rate) if rate else 0.0)
     while time.perf_counter() < end:
+        if rate:  # paced: the next episode starts on schedule, or at once if this client is behind
+            time.sleep(max(0.0, due - time.perf_counter()))
+            due += 1.0 / rate
+            if time.perf_counter() >= end:
+                break
         t0 = time.perf_counter()
         rec = lam.recall(context)
         lam.report(rec.episode_id, rng.choice(signals))
@@ -77,8 +90,8 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, out: list
     out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server, retried))
 
 
-def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, barrier: Any,
-             results: Any) -> None:
+def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, rate: float,
+             barrier: Any, results: Any) -> None:
     """One OS process running len(seeds) clients (threads beyond the first)."""
     from lamar.store import ExperienceStore
 
@@ -90,7 +103,7 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
     out: list[Any] = []
     barrier.wait()
     end = time.perf_counter() + seconds
-    threads = [threading.Thread(target=_agent, args=(lam, _context(workload, seed), seed, end, out))
+    threads = [threading.Thread(target=_agent, args=(lam, _context(workload, seed), seed, end, rate, out))
                for lam, seed in zip(engines, seeds, strict=True)]
     for t in threads:
         t.start()
@@ -131,10 +144,11 @@ def _spin() -> None:
 
 
 def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
-            busy: int = 0) -> dict[str, Any]:
+            busy: int = 0, rate: float = 0.0) -> dict[str, Any]:
     """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
 
-    `busy` processes spin beside them (a control: the CPU contention of a fleet without its work).
+    `busy` processes spin beside them (a control: the CPU contention of a fleet without its work);
+    `rate` paces each client at that many episodes per second (0: as fast as it can).
     """
     namespace = f"bench-{uuid.uuid4().hex[:12]}"
     location = _url(base, namespace, mode)
@@ -144,7 +158,7 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(processes + 1)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_process, args=(location, mode, workload, s, seconds, barrier, results))
+    procs = [ctx.Process(target=_process, args=(location, mode, workload, s, seconds, rate, barrier, results))
              for s in seeds]
     load = os.getloadavg()[0]
     spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
@@ -278,16 +292,18 @@ def _line(row: dict[str, Any]) -> str:
 
 
 def _ratios(rows: list[dict[str, Any]], modes: list[str]) -> list[str]:
-    """Each mode's episodes/s and p99 over the log mode's, measured next to each other."""
+    """Each mode's episodes/s, p99 and CPU per episode over the log mode's, measured next to each other."""
     base = {(r["workload"], r["clients"]): r for r in rows if r["mode"] == "log" and not r["busy"]}
     out = []
     for mode in [m for m in modes if m != "log"]:
         for r in rows:
             other = base.get((r["workload"], r["clients"]))
             if r["mode"] == mode and not r["busy"] and other is not None and other["episodes_per_s"]:
+                cpu = r["client_cpu_ms"] + r["server_cpu_ms"]
                 out.append(f"{r['workload']:<9}{mode + '/log':<14}{r['clients']:>8}"
                            f"{r['episodes_per_s'] / other['episodes_per_s']:>13.2f}"
-                           f"{r['episode_p99_ms'] / max(other['episode_p99_ms'], 1e-9):>13.2f}")
+                           f"{r['episode_p99_ms'] / max(other['episode_p99_ms'], 1e-9):>13.2f}"
+                           f"{cpu / max(other['client_cpu_ms'] + other['server_cpu_ms'], 1e-9):>13.2f}")
     return out
 
 
@@ -307,13 +323,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="also time opening a namespace of this many episodes and its first recall")
     parser.add_argument("--control", action="store_true",
                         help="also run 1 client beside 15 busy-looping processes (contention without work)")
+    parser.add_argument("--rate", type=float, default=0.0, metavar="EPISODES_PER_S",
+                        help="pace each client at this many episodes per second (default 0: as fast as it "
+                             "can); below the machine's limit, CPU per episode shows the work, not the queue")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if set(modes) - set(MODES):
         parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    print(f"recall+report for {args.seconds:g} s per row; {_machine(args.postgres)}")
+    pace = f"each client paced at {args.rate:g} episodes/s" if args.rate else "each client as fast as it can"
+    print(f"recall+report for {args.seconds:g} s per row, {pace}; {_machine(args.postgres)}")
     print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
           "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
           "its PostgreSQL backend's; retries: optimistic writes that found their rows moved, per episode; "
@@ -323,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     for workload in workloads:
         for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
             for mode in modes:
-                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres)
+                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres, rate=args.rate)
                 rows.append(row)
                 print(_line(row), flush=True)
     if args.control and rows:
@@ -336,8 +356,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(_line(row), flush=True)
     ratios = _ratios(rows, modes)
     if ratios:
-        print("side by side (same run): episodes/s and p99 over the log mode's")
-        print(f"{'workload':<9}{'modes':<14}{'clients':>8}{'episodes/s':>13}{'p99':>13}")
+        print("side by side (same run): episodes/s, p99 and CPU per episode (client + server) over the log mode's")
+        print(f"{'workload':<9}{'modes':<14}{'clients':>8}{'episodes/s':>13}{'p99':>13}{'CPU':>13}")
         print("\n".join(ratios))
     if args.big:
         big = measure_big(args.postgres, args.big, runs=5)
