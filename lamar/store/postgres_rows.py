@@ -110,7 +110,9 @@ BEGIN
         FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes);
     -- The ids are an ARRAY(...) computed once, not a join: a row updated while a locking read
     -- waited is re-checked against its WHERE, and a re-check through a semi-join drops the row
-    -- (it was measured: half the folds of concurrent reports went missing).
+    -- (it was measured: half the folds of concurrent reports went missing). The two branches
+    -- differ only in FOR UPDATE: a lock clause cannot be a parameter, and dynamic SQL would be
+    -- planned on every call.
     IF p_locking THEN
         RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
             FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(ARRAY(
