@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
-from lamar.store.postgres_rows import FUNCTIONS, events_json
+from lamar.store.postgres_rows import FUNCTIONS, events_json, result_parts
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -262,6 +262,13 @@ class PostgresStore:
             raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                              "nothing of this write was kept") from exc
 
+    @staticmethod
+    def _begin(cur: Any, xid: list[str]) -> None:
+        """Begin a write's transaction and put its id in `xid` (see `_transact`)."""
+        cur.execute(_BEGIN)
+        cur.nextset()
+        xid.append(str(cur.fetchone()[0]))
+
     def _append_once(self, params: dict[str, Any]) -> int:
         """Write one batch in the log mode; the first seq it got. Raises _NotWritten when safe to retry."""
         with self._tail_lock:
@@ -272,12 +279,10 @@ class PostgresStore:
         tail: list[tuple[Any, ...]] = []
 
         def body(cur: Any, xid: list[str]) -> int:
-            cur.execute(_BEGIN)
-            cur.nextset()
-            xid.append(str(cur.fetchone()[0]))
-            rows = cur.execute(_APPEND, params).fetchall()
-            tail.extend(row[1:] for row in rows if row[0] == 1)
-            return int(min(row[1] for row in rows if row[0] == 0))
+            self._begin(cur, xid)
+            mine, after = result_parts(cur.execute(_APPEND, params).fetchall(), 2)
+            tail.extend(row[1:] for row in after)
+            return int(min(row[1] for row in mine))
 
         first = self._transact(body, lambda conn, xid: self._recover_first_seq(conn, xid, since))
         if not tail:

@@ -32,7 +32,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lamar._errors import EventConflict, LamarError, UnknownEpisode
 from lamar.experience import Experience, Status
@@ -66,8 +66,8 @@ _MOVED = "lamar: the lesson rows moved since they were read"
 # The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
 # a writer, reads the same with `locking` true: the namespace's write lock shared and the rows
 # locked before they are read (they stay locked across the client's fold, one round trip).
-# A write that names no lesson (an episode) reads nothing: it learns its xid, then writes.
-_BEGIN_PLAIN = "BEGIN; SELECT pg_current_xact_id()::text"
+# A write that names no lesson (an episode) reads nothing: it learns its xid (`store._begin`),
+# then writes.
 OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the rows' locks
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # The second message is one call of `lamar_write` (below), then COMMIT. Rows and events travel as
@@ -249,9 +249,10 @@ class LessonRows:
             cur = store._pg.ClientCursor(conn)
             cur.execute(_VIEW, {"ns": store.namespace, **params})
             cur.nextset()
-            return cur.fetchall()
+            result: list[tuple[Any, ...]] = cur.fetchall()
+            return result
 
-        rows, shards, ((_, _, tuning, active, *_),) = _parts(store._run(run), 3)
+        rows, shards, ((_, _, tuning, active, *_),) = result_parts(store._run(run), 3)
         n, _, m2 = merge_shards(row[4:] for row in shards)
         return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), int(active),
                         tuning)
@@ -281,29 +282,22 @@ class LessonRows:
                                   "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
 
         def body(cur: Any, xid: list[str], how: str) -> list[Event]:
-            if how == "plain":
-                cur.execute(_BEGIN_PLAIN)
-                cur.nextset()
-                xid.append(str(cur.fetchone()[0]))
-            else:
-                cur.execute(_READ, {**params, "locking": how == "locking"})
-                cur.nextset()
-                ((_, _, first, *_),), *read = _parts(cur.fetchall(), 6)
-                xid.append(str(first))
-                # folded, episodes, rows, spread counters, active count, as the fold reads them
-                read = [[(r[2],) for r in read[0]], [(r[1], r[2]) for r in read[1]], [r[1:4] for r in read[2]],
-                        [r[4:] for r in read[3]], [(r[3],) for r in read[4]]]
             write = _empty_write(store.namespace)
             written = list(events)
             folded: dict[str, LessonState] = {}
             versions: dict[str, int] = {}
-            if how != "plain":
-                versions = {row[0]: int(row[2]) for row in read[2]}
+            if how == "plain":
+                store._begin(cur, xid)
+            else:
+                cur.execute(_READ, {**params, "locking": how == "locking"})
+                cur.nextset()
+                read = _FoldInputs.of(cur.fetchall(), xid)
+                versions = {exp_id: version for exp_id, _, version in read.rows}
                 written = self._fold(events, read, write, strict, folded)
             if how == "optimistic":
-                eligible = {i for _, data in read[1] for i in json.loads(data).get("eligible", ())}
+                eligible = {i for data in read.episodes.values() for i in json.loads(data).get("eligible", ())}
                 write.update(n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
-                             folded=read[0][0][0] if read[0] else None,
+                             folded=read.folded,
                              expected=json.dumps([{"id": i, "version": v} for i, v in versions.items()]))
                 if self._between is not None:
                     self._between()
@@ -341,19 +335,18 @@ class LessonRows:
         self._locked += 1
         return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed)
 
-    def _fold(self, events: list[Event], read: list[Any], write: dict[str, Any], strict: bool,
+    def _fold(self, events: list[Event], read: _FoldInputs, write: dict[str, Any], strict: bool,
               rows: dict[str, LessonState]) -> list[Event]:
         """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
         written; returns the events as they are to be stored (outcomes name the sigma and
         divisor their fold used)."""
-        (folded,) = read[0][0] if read[0] else (None,)
-        if folded is None:  # stale or never built: the next engine builds the rows from the log
-            found = {key for key, _ in read[1]}
-            missing = [e for e in events if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in found]
+        if read.folded is None:  # stale or never built: the next engine builds the rows from the log
+            missing = [e for e in events
+                       if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in read.episodes]
             if strict and missing:
                 raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
             return events
-        batch = _Batch(self._policy(folded), [self._state(raw) for _, raw, _ in read[2]], read, strict,
+        batch = _Batch(self._policy(read.folded), [self._state(raw) for _, raw, _ in read.rows], read, strict,
                        self._store.location)
         out = []
         for event in events:
@@ -464,16 +457,34 @@ class _RowsMoved(LamarError):
     """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
 
 
+class _FoldInputs(NamedTuple):
+    """What a write's first message read (`lamar_fold_inputs`), for its fold."""
+
+    folded: str | None  # the tuning the rows were folded under; None: stale or never built
+    episodes: dict[str, str]  # the batch's outcomes' episodes: key -> data
+    rows: list[tuple[str, str, int]]  # the rows the batch touches: id, state, version
+    shards: list[tuple[Any, Any, Any]]  # the reward-spread counters: n, mean, m2
+    active: int  # lessons not retired
+
+    @classmethod
+    def of(cls, result: list[tuple[Any, ...]], xid: list[str]) -> _FoldInputs:
+        """From the function's parts; its first part, the transaction's id, goes to `xid`."""
+        ((_, _, first, *_),), folded, episodes, rows, shards, ((_, _, _, active, *_),) = result_parts(result, 6)
+        xid.append(str(first))
+        return cls(folded[0][2] if folded else None, {r[1]: r[2] for r in episodes},
+                   [(r[1], r[2], int(r[3])) for r in rows], [r[4:] for r in shards], int(active))
+
+
 class _Batch:
     """The rows one write read, and the events of the write folded into them in order."""
 
-    def __init__(self, policy: Policy, rows: list[LessonState], read: list[Any], strict: bool,
+    def __init__(self, policy: Policy, rows: list[LessonState], read: _FoldInputs, strict: bool,
                  location: str) -> None:
         self.policy, self.strict, self.location = policy, strict, location
-        self.episodes = {key: json.loads(data) for key, data in read[1]}
+        self.episodes = {key: json.loads(data) for key, data in read.episodes.items()}
         self.states = {state.experience.id: state for state in rows}
-        self.n, self.mean, self.m2 = merge_shards(read[3])
-        self.active = int(read[4][0][0])
+        self.n, self.mean, self.m2 = merge_shards(read.shards)
+        self.active = read.active
         self.touched: dict[str, LessonState] = {}
         self.added: dict[str, LessonState] = {}
         self.rewards: tuple[int, float, float] = (0, 0.0, 0.0)  # this write's, for its shard
@@ -581,7 +592,7 @@ def events_json(events: Iterable[Event]) -> str:
         for e in events) + "]"
 
 
-def _parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
+def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
     """The rows of a result made of `count` parts (its first column: the part's number), by part."""
     parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
     for row in rows:
@@ -589,4 +600,4 @@ def _parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]
     return parts
 
 
-__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "merge_shards"]
+__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "merge_shards", "result_parts"]
