@@ -10,6 +10,7 @@ import json
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
@@ -17,7 +18,7 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
-from lamar.store.postgres_rows import FUNCTIONS, events_json, result_parts
+from lamar.store.postgres_rows import FUNCTIONS, events_json, keyed, result_parts
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -95,10 +96,13 @@ SELECT setval('lamar_seq', greatest(1, coalesce(max(last_seq), 0)), coalesce(max
     FROM lamar_namespaces
 """
 
-# A write is two messages. The first learns the transaction id, so that a COMMIT whose
-# answer is lost can be settled. The second calls `lamar_append` (below), which allocates seqs,
-# inserts and reads what the caller has not seen yet, and commits: the server runs it back to
-# back, so the namespace row stays locked for server time only, never for a client's round trip.
+# A write whose events all carry keys (an episode, a first report) is one message: BEGIN, the
+# call of `lamar_append` (below), which allocates seqs, inserts and reads what the caller has not
+# seen yet, and COMMIT. A COMMIT whose answer is lost is settled by its keys (`_settle_keys`).
+# Any other write is two: the first learns the transaction id, by which such a COMMIT is settled
+# (`_settle`); the second is the call and COMMIT. Either way the server runs the call and the
+# COMMIT back to back, so the namespace row stays locked for server time only, never for a
+# client's round trip.
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
 _APPEND = """SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s);
 COMMIT"""
@@ -197,8 +201,11 @@ class PostgresStore:
                 _migrate(conn, self.location)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store {self.location}: {_reason(exc)}") from exc
+        # When each pooled connection's backend started: with its pid, it names that backend to
+        # `_settle_keys` (a pid alone may be reused by another connection's backend).
+        self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()
         self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
-                                    open=True, name=f"lamar:{self.namespace}")
+                                    open=True, name=f"lamar:{self.namespace}", configure=self._configure)
         # The fold mode (lamar_fold=on): the engine reads and writes lesson rows through this.
         self.rows: LessonRows | None = None
         if fold:
@@ -216,7 +223,7 @@ class PostgresStore:
         if self.rows is not None:
             return self._retrying(lambda: self.rows.append(batch))  # type: ignore[union-attr]
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
-        first = self._retrying(lambda: self._append_once(params))
+        first = self._retrying(lambda: self._append_once(params, batch))
         return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time) for i, e in enumerate(batch)]
 
     def _retrying(self, write: Callable[[], _T]) -> _T:
@@ -232,17 +239,25 @@ class PostgresStore:
                                  "nothing of this write was kept; the next call reconnects") from exc.__cause__
         raise AssertionError("unreachable")
 
-    def _transact(self, body: Callable[[Any, list[str]], _T], committed: Callable[[Connection[Any], str], _T]) -> _T:
-        """Run one write transaction: `body(cursor, xid)` begins it, appends its id to `xid` as
-        soon as it knows it, and commits. A lost connection is settled: `committed(conn, xid)`
-        answers for a COMMIT that went through unanswered; _NotWritten means safe to retry."""
+    def _configure(self, conn: Connection[Any]) -> None:
+        row = conn.execute("SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()").fetchone()
+        if row is not None and row[0] is not None:
+            self._started[conn] = str(row[0])
+
+    def _transact(self, body: Callable[[Any, list[str]], _T], committed: Callable[[list[int]], _T],
+                  events: Sequence[Event], after: int = 0) -> _T:
+        """Run one write transaction of `events`: `body(cursor, xid)` begins it, appends its id
+        to `xid` as soon as it knows it, and commits. A write that sends its events, every one
+        with a key, in one message never learns its id. A lost connection is settled, by the id or
+        else by the keys: `committed(seqs)` answers for a COMMIT that went through unanswered
+        (`seqs`: the events', all above `after`); _NotWritten means safe to retry."""
         pg = self._pg
         self._check_open()
         xid: list[str] = []
-        pid, conn = 0, None
+        pid, started, conn = 0, None, None
         try:
             with self._pool.connection() as conn:
-                pid = conn.info.backend_pid
+                pid, started = conn.info.backend_pid, self._started.get(conn)
                 try:
                     return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message
                 except (pg.errors.UniqueViolation, LamarError):  # refused: end the transaction here
@@ -255,9 +270,15 @@ class PostgresStore:
             if conn is not None and not conn.broken:  # a cancel or timeout: rolled back above
                 raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                                  "nothing of this write was kept") from exc
-            if not xid or not self._settle(xid[0], pid, exc):  # certainly not committed
+            if xid:
+                seqs = self._seqs_of(xid[0], after) if self._settle(xid[0], pid, exc) else None
+            elif keyed(events):  # a one-message write, or one that lost its connection before it began
+                seqs = self._settle_keys(pid, started, events, exc)
+            else:
+                seqs = None  # lost before it learned its id, so before it wrote anything
+            if seqs is None:
                 raise _NotWritten(_reason(exc)) from exc
-            return self._run(lambda conn: committed(conn, xid[0]))
+            return committed(seqs)
         except pg.Error as exc:
             raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                              "nothing of this write was kept") from exc
@@ -269,7 +290,13 @@ class PostgresStore:
         cur.nextset()
         xid.append(str(cur.fetchone()[0]))
 
-    def _append_once(self, params: dict[str, Any]) -> int:
+    @staticmethod
+    def _alone(cur: Any, query: str, params: dict[str, Any]) -> None:
+        """Send `query` (ending in COMMIT) after a BEGIN, in one message; `cur` is left at its result."""
+        cur.execute("BEGIN;\n" + query, params)
+        cur.nextset()
+
+    def _append_once(self, params: dict[str, Any], events: Sequence[Event]) -> int:
         """Write one batch in the log mode; the first seq it got. Raises _NotWritten when safe to retry."""
         with self._tail_lock:
             since = self._seen
@@ -279,12 +306,16 @@ class PostgresStore:
         tail: list[tuple[Any, ...]] = []
 
         def body(cur: Any, xid: list[str]) -> int:
-            self._begin(cur, xid)
-            mine, after = result_parts(cur.execute(_APPEND, params).fetchall(), 2)
+            if keyed(events):
+                self._alone(cur, _APPEND, params)
+            else:
+                self._begin(cur, xid)
+                cur.execute(_APPEND, params)
+            mine, after = result_parts(cur.fetchall(), 2)
             tail.extend(row[1:] for row in after)
             return int(min(row[1] for row in mine))
 
-        first = self._transact(body, lambda conn, xid: self._recover_first_seq(conn, xid, since))
+        first = self._transact(body, min, events, since)
         if not tail:
             return first  # settled after a lost answer: no tail to keep
         # Under the namespace lock every smaller seq had committed, so `tail` is exactly the
@@ -327,16 +358,54 @@ class PostgresStore:
                     f"(transaction {xid}); read the store before writing it again") from cause
             time.sleep(0.05)
 
-    def _recover_first_seq(self, conn: Connection[Any], xid: str, before: int) -> int:
-        """The first seq that committed transaction `xid` wrote (its rows carry its xid; they
-        come after `before`, a seq that had committed when the write began)."""
-        row = conn.execute(
-            "SELECT min(seq) FROM lamar_events WHERE namespace = %s AND seq > %s "
-            "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid",
-            (self.namespace, before, xid)).fetchone()
-        if row is None or row[0] is None:
+    def _settle_keys(self, pid: int, started: str | None, events: Sequence[Event], cause: Exception) -> list[int] | None:
+        """The seqs of `events` if the write that sent them, whose connection was lost, committed;
+        None if it did not. Every event has a key, unique in the namespace.
+
+        Once the backend that ran it has ended, the write is either committed or rolled back, and
+        a fresh snapshot shows which: its first key is there, with its kind and time, or not (the
+        time, to the microsecond, tells its event from another writer's under the same key). A
+        backend still alive after a second is ended (it ran this write and nothing else); it is
+        named by pid and start time, so a reused pid names no one.
+        """
+        deadline = time.monotonic() + self._settle_timeout
+        nudged = time.monotonic() + 1.0
+        ns, keys = self.namespace, [e.key for e in events]
+        alive = ("SELECT count(*) FROM pg_stat_activity WHERE pid = %(pid)s "
+                 "AND (%(started)s::timestamptz IS NULL OR backend_start = %(started)s::timestamptz)")
+        while True:
+            try:
+                if not self._run(lambda conn: conn.execute(alive, {"pid": pid, "started": started}).fetchone()[0]):  # type: ignore[index]
+                    found = {key: (seq, kind, at) for seq, kind, key, at in self._run(lambda conn: conn.execute(
+                        "SELECT seq, kind, key, time FROM lamar_events WHERE namespace = %s AND key = ANY(%s)",
+                        (ns, keys)).fetchall())}
+                    first = found.get(events[0].key)
+                    if first is None or (first[1], first[2]) != (events[0].kind, float(events[0].time)):
+                        return None
+                    return sorted(found[key][0] for key in keys if key in found)
+                if started is not None and time.monotonic() > nudged:
+                    self._run(lambda conn: conn.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                        "AND backend_start = %s::timestamptz", (pid, started)))
+            except StoreError:
+                pass
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"lost the connection to {self.location} while committing ({_reason(cause)}) and "
+                    f"could not learn within {self._settle_timeout:g} s whether the write was kept "
+                    f"(events {', '.join(map(str, keys[:3]))}); read the store before writing it again") from cause
+            time.sleep(0.05)
+
+    def _seqs_of(self, xid: str, after: int) -> list[int]:
+        """The seqs that committed transaction `xid` wrote, all above `after` (its rows carry
+        its xid; rare, and a scan of the namespace's log above `after`)."""
+        seqs = [int(row[0]) for row in self._run(lambda conn: conn.execute(
+            "SELECT seq FROM lamar_events WHERE namespace = %s AND seq > %s "
+            "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid ORDER BY seq",
+            (self.namespace, after, xid)).fetchall())]
+        if not seqs:
             raise StoreError(f"transaction {xid} committed but its events are not in {self.location}")
-        return int(row[0])
+        return seqs
 
     def read(self, after: int = 0) -> list[Event]:
         self._check_open()

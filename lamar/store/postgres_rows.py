@@ -66,9 +66,17 @@ _MOVED = "lamar: the lesson rows moved since they were read"
 # The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
 # a writer, reads the same with `locking` true: the namespace's write lock shared and the rows
 # locked before they are read (they stay locked across the client's fold, one round trip).
-# A write that names no lesson (an episode) reads nothing: it learns its xid (`store._begin`),
-# then writes.
+# A write that names no lesson (an episode) reads nothing: it is one message when its events all
+# carry keys (settled by them, see `PostgresStore._transact`), else it learns its xid
+# (`store._begin`), then writes.
 OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the rows' locks
+# A first report of an episode this store wrote folds the rows as its recall read them, when that
+# read is at most _FRESH seconds old (`LessonRows._recalled_inputs`); after such a report finds
+# its rows moved, the next _COOL reports read first (where other writers fold into the same
+# lessons, a recall's rows are seldom still current).
+_FRESH = 10.0
+_COOL = 16
+_RECALLED = 256  # episodes a store remembers for their reports
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # The second message is one call of `lamar_write` (below), then COMMIT. Rows and events travel as
 # one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
@@ -226,11 +234,19 @@ class LessonRows:
         # most rows unchanged since (its own writes among them) and parses none of those again.
         # Only reads get these objects; a fold parses its own copies, so they never change.
         self._parsed: dict[str, tuple[int, LessonState]] = {}
+        # What a report can fold without reading first (`_recalled_inputs`): each row's text as
+        # last read, by id, with its version; the namespace-wide inputs of the last read, with when
+        # it was taken; the episodes this store wrote lately, by key.
+        self._texts: dict[str, tuple[int, str]] = {}
+        self._last_read: tuple[str | None, list[tuple[Any, Any, Any]], int, float] | None = None
+        self._recalled: dict[str, str] = {}
+        self._cool = 0  # reports left that read first, after a report folded from the recall conflicted
         self._optimistic = True  # False: every write locks its rows first (the benchmark's "before")
         self._between: Callable[[], None] | None = None  # tests: runs between a write's read and its write
         self._jitter = random.Random()
         self._conflicts = 0  # optimistic attempts that found their rows moved
         self._locked = 0  # writes that took the rows' locks after OPTIMISTIC_TRIES conflicts
+        self._unread = 0  # reports folded from their recall's read, sent with no read of their own
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -253,6 +269,8 @@ class LessonRows:
             return result
 
         rows, shards, ((_, _, tuning, active, *_),) = result_parts(store._run(run), 3)
+        self._last_read = (tuning, [row[4:] for row in shards], int(active), time.monotonic())
+        self._texts.update((i, (int(v), raw)) for _, i, raw, v, *_ in rows)
         n, _, m2 = merge_shards(row[4:] for row in shards)
         return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), int(active),
                         tuning)
@@ -264,7 +282,9 @@ class LessonRows:
 
         Optimistic: the rows are read unlocked, folded here and written only if none moved
         meanwhile; a conflict rolls back and starts over after a short random wait, and after
-        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them.
+        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them. A first report
+        of an episode this store wrote lately folds the rows as the recall read them, and sends
+        its write alone: one message, no read (`_recalled_inputs`); that counts as the first try.
 
         Args:
             strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
@@ -286,15 +306,19 @@ class LessonRows:
             written = list(events)
             folded: dict[str, LessonState] = {}
             versions: dict[str, int] = {}
-            if how == "plain":
+            if how == "plain" and not alone:
                 store._begin(cur, xid)
-            else:
+            elif how == "recalled":
+                read = recalled
+                versions = {exp_id: version for exp_id, _, version in read.rows}
+                written = self._fold(events, read, write, strict, folded)
+            elif how != "plain":
                 cur.execute(_READ, {**params, "locking": how == "locking"})
                 cur.nextset()
                 read = _FoldInputs.of(cur.fetchall(), xid)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
                 written = self._fold(events, read, write, strict, folded)
-            if how == "optimistic":
+            if how in ("optimistic", "recalled"):
                 eligible = {i for data in read.episodes.values() for i in json.loads(data).get("eligible", ())}
                 write.update(n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
                              folded=read.folded,
@@ -304,7 +328,10 @@ class LessonRows:
             write["take_lock"] = how != "locking"  # the locking write's first message took it
             write["events"] = events_json(written)
             try:
-                cur.execute(_WRITE, write)
+                if how == "recalled" or (how == "plain" and alone):
+                    store._alone(cur, _WRITE, write)
+                else:
+                    cur.execute(_WRITE, write)
             except store._pg.errors.SerializationFailure as exc:
                 if _MOVED in str(exc):
                     raise _RowsMoved(_MOVED) from exc  # rolled back by the store
@@ -315,25 +342,35 @@ class LessonRows:
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(written, seqs, strict=True)]
 
-        def committed(conn: Connection[Any], xid: str) -> list[Event]:
-            """A COMMIT whose answer was lost went through: the seqs its rows carry (rare: a scan)."""
-            seqs = [int(row[0]) for row in conn.execute(
-                "SELECT seq FROM lamar_events WHERE namespace = %s "
-                "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid ORDER BY seq",
-                (store.namespace, xid)).fetchall()]
+        def committed(seqs: list[int]) -> list[Event]:
+            """A COMMIT whose answer was lost went through: the events with the seqs it wrote."""
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(events, seqs, strict=True)]
 
         if plain:
-            return store._transact(lambda cur, xid: body(cur, xid, "plain"), committed)
-        for attempt in range(OPTIMISTIC_TRIES if self._optimistic else 0):
+            alone = keyed(events)
+            written = store._transact(lambda cur, xid: body(cur, xid, "plain"), committed, events)
+            self._remember(written)
+            return written
+        tries = range(OPTIMISTIC_TRIES if self._optimistic else 0)
+        recalled = self._recalled_inputs(events) if self._optimistic else None
+        if recalled is not None:
+            tries = tries[1:]
             try:
-                return store._transact(lambda cur, xid: body(cur, xid, "optimistic"), committed)
+                written = store._transact(lambda cur, xid: body(cur, xid, "recalled"), committed, events)
+                self._unread += 1
+                return written
+            except _RowsMoved:
+                self._conflicts += 1
+                self._cool = _COOL
+        for attempt in tries:
+            try:
+                return store._transact(lambda cur, xid: body(cur, xid, "optimistic"), committed, events)
             except _RowsMoved:
                 self._conflicts += 1
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
         self._locked += 1
-        return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed)
+        return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed, events)
 
     def _fold(self, events: list[Event], read: _FoldInputs, write: dict[str, Any], strict: bool,
               rows: dict[str, LessonState]) -> list[Event]:
@@ -365,6 +402,37 @@ class LessonRows:
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
         write["stale"] = batch.stale
         return out
+
+    def _remember(self, written: list[Event]) -> None:
+        """Keep the episodes just written, for their reports (`_recalled_inputs`)."""
+        for event in written:
+            if event.kind == "episode" and event.key is not None:
+                self._recalled[event.key] = event.data_json()
+                while len(self._recalled) > _RECALLED:
+                    del self._recalled[next(iter(self._recalled))]
+
+    def _recalled_inputs(self, events: list[Event]) -> _FoldInputs | None:
+        """What a report's fold needs, as the recall before it read it, without a read: for a first
+        report (one outcome) of an episode this store wrote, when the last read is under `_FRESH`
+        seconds old and holds every row the episode made eligible. The write checks the rows'
+        versions as it does after a read, so a row another writer moved since is a conflict; the
+        spread and the count of active lessons are the last read's (a read's are never locked
+        either: each outcome records the ones its fold used). None: read first."""
+        if len(events) != 1 or events[0].kind != "outcome" or events[0].data.get("replace"):
+            return None
+        key = f"episode:{events[0].data.get('episode')}"
+        episode, last = self._recalled.pop(key, None), self._last_read
+        if self._cool > 0:
+            self._cool -= 1
+            return None
+        if episode is None or last is None or time.monotonic() - last[3] > _FRESH:
+            return None
+        try:
+            eligible = sorted(set(json.loads(episode)["eligible"]))
+            texts = [(i, self._texts[i][1], self._texts[i][0]) for i in eligible]
+        except (KeyError, TypeError, ValueError):
+            return None
+        return _FoldInputs(last[0], {key: episode}, texts, last[1], last[2])
 
     def _state(self, raw: str) -> LessonState:
         """A row's state; the lesson's text is parsed once while it does not change (most of the
@@ -592,6 +660,11 @@ def events_json(events: Iterable[Event]) -> str:
         for e in events) + "]"
 
 
+def keyed(events: Sequence[Event]) -> bool:
+    """Whether every event has a key: a write of them is one message, settled by its keys."""
+    return bool(events) and all(e.key is not None for e in events)
+
+
 def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
     """The rows of a result made of `count` parts (its first column: the part's number), by part."""
     parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
@@ -600,4 +673,4 @@ def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any
     return parts
 
 
-__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "merge_shards", "result_parts"]
+__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "keyed", "merge_shards", "result_parts"]

@@ -166,6 +166,68 @@ def test_each_outcome_names_the_spread_and_divisor_its_fold_used(fold_url: str) 
     lam.close()
 
 
+def test_a_report_after_its_recall_folds_the_rows_the_recall_read(fold_url: str) -> None:
+    """No read of its own: one message. The rows are still the log's fold, and its outcome names
+    the spread of the recall's read with this reward added, and the recall's divisor."""
+    lam = Lamar(fold_url, k=2, seed=2)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
+    rows = lam.store.rows  # type: ignore[attr-defined]
+    for signal in (Signal.SHIPPED, Signal.REVERTED, Signal.ACCEPTED):
+        lam.report(lam.recall({"task": "x"}).episode_id, signal)
+    assert (rows._unread, rows._conflicts) == (3, 0)
+    rewards = [e.data["reward"] for e in lam.store.read() if e.kind == "outcome"]
+    mean = sum(rewards) / 3
+    last = [e for e in lam.store.read() if e.kind == "outcome"][-1].data["fold"]
+    assert last == {"sigma": pytest.approx(fold.spread(3, sum((r - mean) ** 2 for r in rewards))), "active": 3}
+    _assert_rows_are_the_replay(fold_url, ids, lam)
+
+
+def test_a_report_whose_rows_moved_since_its_recall_reads_them_and_folds_again(fold_url: str) -> None:
+    setup, ids = _shared_lessons(fold_url)
+    first, other = Lamar(fold_url, k=2, seed=4), Lamar(fold_url, k=2, seed=5)
+    episode = first.recall({"task": "x"}).episode_id
+    other.report(other.recall({"task": "x"}).episode_id, -1.0)  # folds into the same rows meanwhile
+    first.report(episode, 1.0)
+    rows = _rows_of(first)
+    assert (rows._unread, rows._conflicts, rows._locked) == (0, 1, 0)
+    assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    first.report(first.recall({"task": "x"}).episode_id, 1.0)
+    assert rows._unread == 0  # after a conflict, the next reports read first
+    _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
+
+
+def test_a_report_folded_from_its_recall_whose_answer_is_lost_is_found_by_its_key(postgres_url: str) -> None:
+    namespace = unique_namespace("fold")
+    proxy = test_postgres.DroppingProxy()
+    url = test_postgres._through(proxy, postgres_url, namespace, "on")
+    try:
+        lam = Lamar(url, k=2, seed=2)
+        ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+        episode = lam.recall({"task": "x"}).episode_id
+        proxy.cuts, sent = ["after"], proxy.commits_sent
+        lam.report(episode, Signal.SHIPPED)
+        assert proxy.commits_sent == sent + 1 and _rows_of(lam)._unread == 1
+        assert [lam.evidence(i).eligible for i in ids] == [1, 1]
+        _assert_rows_are_the_replay(namespace_url(postgres_url, namespace) + "&lamar_fold=on", ids, lam)
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_a_recall_read_too_long_ago_is_read_again(fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar.store import postgres_rows
+
+    lam = Lamar(fold_url, k=2, seed=2)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    monkeypatch.setattr(postgres_rows, "_FRESH", 0.0)
+    lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert _rows_of(lam)._unread == 0
+    monkeypatch.setattr(postgres_rows, "_FRESH", 60.0)
+    lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert _rows_of(lam)._unread == 1
+    _assert_rows_are_the_replay(fold_url, ids, lam)
+
+
 # -- contention stays narrow ------------------------------------------------------------------
 
 
