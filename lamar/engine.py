@@ -342,6 +342,8 @@ class Lamar:
         if self._tuning_text is None:
             self._tuning_text = json.dumps(tuning_of(self), sort_keys=True)
         self._rows.build(self._tuning_text, self._fold_events, force=force)
+        with self._lock:
+            self._reset()  # the log's fold went into the rows; kept here it would only weigh on every call
 
     def _count_replaced(self, event: Event) -> None:
         episode = self._episodes.get(event.data["episode"])

@@ -267,6 +267,46 @@ def measure_big(base: str, episodes: int, runs: int) -> dict[str, Any]:
     return {"episodes": episodes, "build_s": build, "open_recall_ms": [t * 1000 for t in timings]}
 
 
+# -- namespaces of many lessons -------------------------------------------------------------------
+
+
+def measure_lessons(base: str, lessons: int, modes: list[str], episodes: int = 500) -> list[dict[str, Any]]:
+    """One client's recall+report in a namespace of `lessons` lessons, 2 per project (a recall
+    has 2 eligible): what a call costs as the namespace grows, in each mode side by side. The
+    lessons are laid down as one batch of events (the fold mode builds its rows from them once,
+    before the timing)."""
+    from lamar.store import Event, ExperienceStore
+
+    rows = []
+    for mode in modes:
+        namespace = f"bench-lessons-{uuid.uuid4().hex[:8]}"
+        url = _url(base, namespace, mode)
+        store = ExperienceStore(_url(base, namespace, "log"))
+        for start in range(0, lessons, 5000):
+            store.append([Event("experience", e.to_dict(), key=f"experience:{e.id}") for e in (
+                Experience(f"working on case {i}", f"apply fix {i}", scope=Scope(project=f"p{i // 2}")).with_identity()
+                for i in range(start, min(lessons, start + 5000)))])
+        store.close()
+        try:
+            lam = Lamar(url, k=3, seed=1)
+            rng, signals, context = random.Random(1), list(Signal), {"task": "bench", "project": "p3"}
+            for _ in range(50):  # warm: the fold mode builds its rows here
+                lam.report(lam.recall(context).episode_id, rng.choice(signals))
+            took = []
+            cpu = time.thread_time()
+            for _ in range(episodes):
+                t0 = time.perf_counter()
+                lam.report(lam.recall(context).episode_id, rng.choice(signals))
+                took.append(time.perf_counter() - t0)
+            cpu = time.thread_time() - cpu
+            lam.close()
+        finally:
+            _drop_namespace(base, namespace)
+        rows.append({"mode": mode, "lessons": lessons, "episode_p50_ms": _pct(took, 0.5) * 1000,
+                     "episode_p99_ms": _pct(took, 0.99) * 1000, "client_cpu_ms": cpu / episodes * 1000})
+    return rows
+
+
 def _machine(url: str) -> str:
     import psycopg
 
@@ -326,6 +366,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.0, metavar="EPISODES_PER_S",
                         help="pace each client at this many episodes per second (default 0: as fast as it "
                              "can); below the machine's limit, CPU per episode shows the work, not the queue")
+    parser.add_argument("--lesson-counts", default="", metavar="N,N,...",
+                        help="also time one client's recall+report in namespaces of these many lessons "
+                             "(2 eligible per recall), in each mode")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -367,6 +410,15 @@ def main(argv: list[str] | None = None) -> int:
         print("open + first recall in a fresh process (imports excluded), 5 runs: "
               + ", ".join(f"{t:.1f}" for t in big["open_recall_ms"]) + " ms; median "
               + f"{statistics.median(big['open_recall_ms']):.1f} ms")
+    counts = [int(n) for n in args.lesson_counts.split(",") if n.strip()]
+    if counts:
+        print("one client, recall+report, in namespaces of many lessons (2 eligible per recall)")
+        print(f"{'lessons':>8}  {'mode':<10}{'p50 ms':>9}{'p99 ms':>9}{'client CPU ms':>15}")
+        for lessons in counts:
+            for row in measure_lessons(args.postgres, lessons, [m for m in modes if m != "fold-lock"]):
+                rows.append(row)
+                print(f"{row['lessons']:>8}  {row['mode']:<10}{row['episode_p50_ms']:>9.2f}{row['episode_p99_ms']:>9.2f}"
+                      f"{row['client_cpu_ms']:>15.2f}", flush=True)
     if args.json_out:
         with open(args.json_out, "w") as fh:
             json.dump(rows, fh, indent=1)

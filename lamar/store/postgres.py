@@ -18,14 +18,14 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
-from lamar.store.postgres_rows import FUNCTIONS, events_json, keyed, result_parts
+from lamar.store.postgres_rows import DROP_V3_FUNCTIONS, FUNCTIONS, events_json, keyed, result_parts
 
 if TYPE_CHECKING:
     from psycopg import Connection
 
     from lamar.store.postgres_rows import LessonRows
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 URL_FOLD = "lamar_fold"  # ...&lamar_fold=on: PostgreSQL holds the folded state (opt-in, docs/postgres.md)
@@ -132,10 +132,21 @@ END
 $fn$"""
 # Version 3: the writes and the fold mode's reads run as function calls (`lamar_append` above,
 # `FUNCTIONS` in postgres_rows.py), so that the server plans their statements once per
-# connection rather than on every call.
-_FROM_V2 = _APPEND_FUNCTION + ";\n" + FUNCTIONS
-_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2), 0: (_FROM_V0, _FROM_V1, _FROM_V2), 1: (_FROM_V1, _FROM_V2),
-               2: (_FROM_V2,)}
+# connection rather than on every call. Version 3's fold-mode functions are gone; its
+# `lamar_append` is the one above.
+_FROM_V2 = _APPEND_FUNCTION
+# Version 4, the fold mode's reads touch only the rows they return: the count of lessons not
+# retired is a column of the counter shards (each write adds its change; a store at version 3
+# gets each namespace's count in shard 0), and an index finds a recall's rows by scope.
+_FROM_V3 = DROP_V3_FUNCTIONS + """;
+ALTER TABLE lamar_rewards ADD COLUMN active bigint NOT NULL DEFAULT 0;
+INSERT INTO lamar_rewards AS r (namespace, shard, n, mean, m2, active)
+    SELECT namespace, 0, 0, 0.0, 0.0, count(*) FILTER (WHERE status <> 'retired') FROM lamar_lessons GROUP BY namespace
+    ON CONFLICT (namespace, shard) DO UPDATE SET active = EXCLUDED.active;
+CREATE INDEX lamar_lessons_scope ON lamar_lessons (namespace, scope) WHERE status <> 'retired';
+""" + FUNCTIONS
+_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3), 0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3),
+               1: (_FROM_V1, _FROM_V2, _FROM_V3), 2: (_FROM_V2, _FROM_V3), 3: (_FROM_V3,)}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own

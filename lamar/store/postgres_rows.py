@@ -28,6 +28,7 @@ row a version above any the namespace had, so a write that read the rows before 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import random
 import time
@@ -54,12 +55,13 @@ _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold 
 # What a write folds, read in its first message: begin, then one call of `lamar_fold_inputs`
 # (below), which learns the xid (so that a COMMIT whose answer is lost can be settled) and reads
 # the rows' tuning, the episodes of the batch's outcomes, the rows the batch touches with their
-# versions, the spread counters and the active count, as parts of one result. The optimistic
+# versions, and the namespace's counters (the spread, the count of lessons not retired), as
+# parts of one result. The optimistic
 # write reads with no lock at all; the transaction stays open until the second message, holding
 # nothing another writer waits for (no row, no advisory lock: the log mode's first message is
 # the same).
 _READ = """BEGIN;
-SELECT part, id, body, version, n, mean, m2 FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
+SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
     %(locking)s, %(lock)s)"""
 # Its second message (`_WRITE`) checks that none of those rows moved before it writes.
 _MOVED = "lamar: the lesson rows moved since they were read"
@@ -82,11 +84,11 @@ _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKO
 # one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
 _WRITE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
     %(absent)s::text[], %(folded)s, %(updated)s::json, %(added)s::json, %(shards)s, %(r_n)s, %(r_mean)s,
-    %(r_m2)s, %(stale)s, %(events)s::json) AS seq;
+    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json) AS seq;
 COMMIT"""
 # What a write's second message runs, as a function so that the server plans its statements
 # once per connection, not on every call (planning was about half of the server's time for a
-# report, measured with pg_stat_statements); created by the schema's migration to version 3.
+# report, measured with pg_stat_statements); created by the schema's migrations to versions 3 and 4.
 #   1. Take the namespace's write lock shared (unless the first message did).
 #   2. An optimistic write (`p_expected` not NULL) locks the rows it read in id order (so two
 #      writes never deadlock) where their version has not moved, and goes on only if every one
@@ -95,80 +97,106 @@ COMMIT"""
 #      updated while this one waited for its lock is re-checked against the join, so a moved
 #      version drops it: a conflict, never a lost fold. The rows' state needs no second look: it
 #      is locked and unchanged since the read.
-#   3. Write the folded rows, the new rows, this connection's shard of the reward spread, the
-#      stale mark and the events. A `json` value's text is kept as sent, so `data` is stored
+#   3. Write the folded rows, the new rows, this connection's shard of the namespace's counters
+#      (its rewards, and the change in the count of lessons not retired), the stale mark and the
+#      events. A `json` value's text is kept as sent, so `data` is stored
 #      exactly; the SEQUENCE is read in the events' order (volatile output is computed after
 #      ORDER BY).
 # A function's body is part of the schema: changing it takes a new schema version whose migration
-# runs CREATE OR REPLACE (a store migrated to this version keeps the body it got).
+# creates it anew (a store migrated to this version keeps the body it got). Version 4 made every
+# call cost the rows it returns, not the namespace's size:
+#   - the count of lessons not retired is summed from the counter shards (it had been counted
+#     row by row on every call);
+#   - a recall finds its rows by scope through an index;
+#   - every lookup by key is one index probe per key: a LATERAL subquery with LIMIT or OFFSET,
+#     which the planner never turns into a join. Planned generically and without statistics (a
+#     table never analyzed), `namespace = $1 AND id = ANY($2)` had been taken for a handful of
+#     rows and run as a filter over every row of the namespace: a report cost 0.8 ms more with
+#     2 000 lessons in it than with 20.
+# Every part of a result has the same columns; a part leaves NULL what it does not use.
 FUNCTIONS = """
 CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
     p_lock integer)
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
-                   m2 double precision)
+                   m2 double precision, active bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    wanted text[];
 BEGIN
-    RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8;
+    RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
+        NULL::float8, NULL::bigint;
     IF p_locking THEN
         PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
     END IF;
-    RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8
+    RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
         FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
-    RETURN QUERY SELECT 2, e.key, e.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8
-        FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes);
-    -- The ids are an ARRAY(...) computed once, not a join: a row updated while a locking read
-    -- waited is re-checked against its WHERE, and a re-check through a semi-join drops the row
-    -- (it was measured: half the folds of concurrent reports went missing). The two branches
-    -- differ only in FOR UPDATE: a lock clause cannot be a parameter, and dynamic SQL would be
-    -- planned on every call.
+    RETURN QUERY SELECT 2, e.key, e.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+        FROM unnest(p_episodes) AS k(key) CROSS JOIN LATERAL (
+            SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e;
+    -- The rows the batch names and its episodes' eligible lessons, in id order: the locking
+    -- read takes their locks in that order (so two writes never deadlock). A row updated while
+    -- the read waited for its lock is read as that update left it.
+    wanted := ARRAY(SELECT DISTINCT w.id FROM unnest(p_ids || ARRAY(
+        SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(p_episodes) AS k(key)
+        CROSS JOIN LATERAL (SELECT e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e
+    )) AS w(id) ORDER BY w.id);
+    -- The two branches differ only in FOR UPDATE: a lock clause cannot be a parameter, and
+    -- dynamic SQL would be planned on every call.
     IF p_locking THEN
-        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
-            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(ARRAY(
-                SELECT unnest(p_ids) UNION ALL SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible')
-                FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes)))
-            ORDER BY l.id FOR UPDATE OF l;
+        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+            FROM unnest(wanted) AS w(id) CROSS JOIN LATERAL (
+                SELECT l.id, l.state, l.version FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = w.id
+                LIMIT 1 FOR UPDATE) AS l;
     ELSE
-        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
-            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(ARRAY(
-                SELECT unnest(p_ids) UNION ALL SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible')
-                FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = ANY(p_episodes)))
-            ORDER BY l.id;
+        RETURN QUERY SELECT 3, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+            FROM unnest(wanted) AS w(id) CROSS JOIN LATERAL (
+                SELECT l.id, l.state, l.version FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = w.id
+                LIMIT 1) AS l;
     END IF;
-    RETURN QUERY SELECT 4, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2
+    RETURN QUERY SELECT 4, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2, r.active
         FROM lamar_rewards AS r WHERE r.namespace = p_ns;
-    RETURN QUERY SELECT 5, NULL::text, NULL::text, count(*), NULL::bigint, NULL::float8, NULL::float8
-        FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.status <> 'retired';
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_ids text[])
+CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_scopes jsonb[], p_ids text[])
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
-                   m2 double precision)
+                   m2 double precision, active bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 BEGIN
-    IF p_ctx IS NOT NULL THEN
-        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+    -- A lesson is eligible where its scope is one of the context's subsets (`p_scopes`): one
+    -- probe of the scope index per subset. A context too large to list its subsets is matched
+    -- row by row (`p_ctx`).
+    IF p_scopes IS NOT NULL THEN
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+            FROM unnest(p_scopes) AS w(scope) CROSS JOIN LATERAL (
+                SELECT l.id, l.state, l.version, l.added FROM lamar_lessons AS l
+                WHERE l.namespace = p_ns AND l.status <> 'retired' AND l.scope = w.scope OFFSET 0) AS l
+            ORDER BY l.added;
+    ELSIF p_ctx IS NOT NULL THEN
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
             FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.status <> 'retired' AND l.scope <@ p_ctx
             ORDER BY l.added;
     ELSIF p_ids IS NOT NULL THEN
-        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
-            FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = ANY(p_ids) ORDER BY l.added;
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+            FROM (SELECT DISTINCT unnest(p_ids)) AS w(id) CROSS JOIN LATERAL (
+                SELECT l.id, l.state, l.version, l.added FROM lamar_lessons AS l
+                WHERE l.namespace = p_ns AND l.id = w.id LIMIT 1) AS l
+            ORDER BY l.added;
     ELSE
-        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8
+        RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
             FROM lamar_lessons AS l WHERE l.namespace = p_ns ORDER BY l.added;
     END IF;
-    RETURN QUERY SELECT 1, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2
+    RETURN QUERY SELECT 1, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2, r.active
         FROM lamar_rewards AS r WHERE r.namespace = p_ns;
-    RETURN QUERY SELECT 2, NULL::text, (SELECT s.folded FROM lamar_namespaces AS s WHERE s.namespace = p_ns),
-        count(*) FILTER (WHERE l.status <> 'retired'), NULL::bigint, NULL::float8, NULL::float8
-        FROM lamar_lessons AS l WHERE l.namespace = p_ns;
+    RETURN QUERY SELECT 2, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+        FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
 END
 $fn$;
 
 CREATE OR REPLACE FUNCTION lamar_write(
     p_ns text, p_lock integer, p_take_lock boolean, p_expected json, p_n_expected integer, p_absent text[],
     p_folded text, p_updated json, p_added json, p_shards integer, p_r_n bigint, p_r_mean double precision,
-    p_r_m2 double precision, p_stale boolean, p_events json) RETURNS SETOF bigint
+    p_r_m2 double precision, p_active bigint, p_stale boolean, p_events json) RETURNS SETOF bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     held integer;
@@ -177,20 +205,26 @@ BEGIN
         PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
     END IF;
     IF p_expected IS NOT NULL THEN
-        SELECT count(*) INTO held FROM (
-            SELECT l.id FROM lamar_lessons AS l
-            JOIN json_to_recordset(p_expected) AS x(id text, version bigint) ON l.id = x.id AND l.version = x.version
-            WHERE l.namespace = p_ns ORDER BY l.id FOR UPDATE OF l) AS h;
+        SELECT count(*) INTO held
+            FROM (SELECT x.id, x.version FROM json_to_recordset(p_expected) AS x(id text, version bigint) ORDER BY x.id) AS x
+            CROSS JOIN LATERAL (SELECT FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = x.id
+                                AND l.version = x.version LIMIT 1 FOR UPDATE) AS h;
         IF held <> p_n_expected
-            OR EXISTS (SELECT FROM lamar_lessons WHERE namespace = p_ns AND id = ANY(p_absent))
+            OR EXISTS (SELECT FROM unnest(p_absent) AS a(id) CROSS JOIN LATERAL (
+                SELECT FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = a.id LIMIT 1) AS x)
             OR (SELECT n.folded FROM lamar_namespaces AS n WHERE n.namespace = p_ns) IS DISTINCT FROM p_folded THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
     END IF;
+    -- Only rows this transaction holds locked are updated (taken above or by the locking read),
+    -- so the tuple each id finds stays where it is until this UPDATE: found by index, written by
+    -- its ctid.
     IF json_array_length(p_updated) > 0 THEN
         UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope, state = u.state::text, version = l.version + 1
-        FROM json_to_recordset(p_updated) AS u(id text, status text, scope jsonb, state json)
-        WHERE l.namespace = p_ns AND l.id = u.id;
+        FROM (SELECT u.status, u.scope, u.state, (SELECT x.ctid FROM lamar_lessons AS x
+                                                  WHERE x.namespace = p_ns AND x.id = u.id) AS tid
+              FROM json_to_recordset(p_updated) AS u(id text, status text, scope jsonb, state json)) AS u
+        WHERE l.ctid = u.tid;
     END IF;
     IF json_array_length(p_added) > 0 THEN
         INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
@@ -198,12 +232,15 @@ BEGIN
         FROM ROWS FROM (json_to_recordset(p_added) AS (id text, status text, scope jsonb, state json))
             WITH ORDINALITY AS a(id, status, scope, state, ord) ORDER BY a.ord;
     END IF;
-    IF p_r_n > 0 THEN
-        INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2)
-        VALUES (p_ns, mod(pg_backend_pid(), p_shards), p_r_n, p_r_mean, p_r_m2)
+    IF p_r_n > 0 OR p_active <> 0 THEN
+        INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2, active)
+        VALUES (p_ns, mod(pg_backend_pid(), p_shards), p_r_n, p_r_mean, p_r_m2, p_active)
         ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n + EXCLUDED.n,
-            mean = s.mean + (EXCLUDED.mean - s.mean) * EXCLUDED.n / (s.n + EXCLUDED.n),
-            m2 = s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n);
+            mean = CASE WHEN EXCLUDED.n = 0 THEN s.mean
+                        ELSE s.mean + (EXCLUDED.mean - s.mean) * EXCLUDED.n / (s.n + EXCLUDED.n) END,
+            m2 = CASE WHEN EXCLUDED.n = 0 THEN s.m2
+                      ELSE s.m2 + EXCLUDED.m2 + (EXCLUDED.mean - s.mean) ^ 2 * s.n * EXCLUDED.n / (s.n + EXCLUDED.n) END,
+            active = s.active + EXCLUDED.active;
     END IF;
     IF p_stale THEN
         UPDATE lamar_namespaces SET folded = NULL WHERE namespace = p_ns;
@@ -219,8 +256,17 @@ $fn$"""
 # committed would take a snapshot per statement, and a build committing between them made an
 # empty set of rows look built: a recall then found no lesson eligible).
 _VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT part, id, body, version, n, mean, m2 FROM lamar_view(%(ns)s, %(ctx)s::jsonb, %(ids)s::text[]);
+SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb, %(scopes)s::jsonb[],
+    %(ids)s::text[]);
 COMMIT"""
+_SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), above it rows are matched one by one
+# Version 3's signatures of these functions, dropped by the migration to version 4 (which creates
+# them anew: CREATE OR REPLACE cannot change what a function returns).
+DROP_V3_FUNCTIONS = """
+DROP FUNCTION IF EXISTS lamar_fold_inputs(text, text[], text[], boolean, integer);
+DROP FUNCTION IF EXISTS lamar_view(text, jsonb, text[]);
+DROP FUNCTION IF EXISTS lamar_write(text, integer, boolean, json, integer, text[], text, json, json, integer, bigint,
+    double precision, double precision, boolean, json)"""
 
 
 class LessonRows:
@@ -252,11 +298,14 @@ class LessonRows:
 
     def eligible(self, context: dict[str, str]) -> RowsView:
         """The non-retired lessons whose scope the context contains, in the order they were added."""
-        return self._view({"ctx": json.dumps(context), "ids": None})
+        items = sorted(context.items())
+        scopes = None if len(items) > _SUBSETS else [
+            json.dumps(dict(subset)) for size in range(len(items) + 1) for subset in itertools.combinations(items, size)]
+        return self._view({"ctx": json.dumps(context), "scopes": scopes, "ids": None})
 
     def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
         """The lessons with these ids (every lesson when None), in the order they were added."""
-        return self._view({"ctx": None, "ids": None if ids is None else list(ids)})
+        return self._view({"ctx": None, "scopes": None, "ids": None if ids is None else list(ids)})
 
     def _view(self, params: dict[str, Any]) -> RowsView:
         store = self._store
@@ -268,11 +317,12 @@ class LessonRows:
             result: list[tuple[Any, ...]] = cur.fetchall()
             return result
 
-        rows, shards, ((_, _, tuning, active, *_),) = result_parts(store._run(run), 3)
-        self._last_read = (tuning, [row[4:] for row in shards], int(active), time.monotonic())
+        rows, shards, built = result_parts(store._run(run), 3)
+        tuning, active = built[0][2] if built else None, sum(int(row[7]) for row in shards)
+        self._last_read = (tuning, [row[4:7] for row in shards], active, time.monotonic())
         self._texts.update((i, (int(v), raw)) for _, i, raw, v, *_ in rows)
-        n, _, m2 = merge_shards(row[4:] for row in shards)
-        return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), int(active),
+        n, _, m2 = merge_shards(row[4:7] for row in shards)
+        return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), active,
                         tuning)
 
     # -- writes ------------------------------------------------------------------------------
@@ -400,6 +450,7 @@ class LessonRows:
         write["updated"] = _rows_json(touched)
         write["added"] = _rows_json(batch.added.values())
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
+        write["active"] = batch.active - read.active
         write["stale"] = batch.stale
         return out
 
@@ -485,7 +536,8 @@ class LessonRows:
                 events = store._parse(conn.execute(
                     "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
                     (ns,)).fetchall())
-                states, (n, mean, m2) = folder(events)
+                folded, (n, mean, m2) = folder(events)
+                states = list(folded)
                 rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                          json.dumps(_stored(s))) for s in states]
                 # Every row gets a version above any the namespace had: a write that read a row
@@ -502,9 +554,9 @@ class LessonRows:
                     cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state, version) "
                                     "VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s)",
                                     [(ns, i, order, st, sc, body, version) for order, (i, st, sc, body) in enumerate(rows)])
-                if n:
-                    conn.execute("INSERT INTO lamar_rewards (namespace, shard, n, mean, m2) VALUES (%s, 0, %s, %s, %s)",
-                                 (ns, n, mean, m2))
+                active = sum(s.experience.status is not Status.RETIRED for s in states)
+                conn.execute("INSERT INTO lamar_rewards (namespace, shard, n, mean, m2, active) "
+                             "VALUES (%s, 0, %s, %s, %s, %s)", (ns, n, mean, m2, active))
                 conn.execute("INSERT INTO lamar_namespaces (namespace, last_seq, folded) VALUES (%s, %s, %s) "
                              "ON CONFLICT (namespace) DO UPDATE SET folded = EXCLUDED.folded, "
                              "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, tuning))
@@ -532,15 +584,15 @@ class _FoldInputs(NamedTuple):
     episodes: dict[str, str]  # the batch's outcomes' episodes: key -> data
     rows: list[tuple[str, str, int]]  # the rows the batch touches: id, state, version
     shards: list[tuple[Any, Any, Any]]  # the reward-spread counters: n, mean, m2
-    active: int  # lessons not retired
+    active: int  # lessons not retired (the sum of the counter shards')
 
     @classmethod
     def of(cls, result: list[tuple[Any, ...]], xid: list[str]) -> _FoldInputs:
         """From the function's parts; its first part, the transaction's id, goes to `xid`."""
-        ((_, _, first, *_),), folded, episodes, rows, shards, ((_, _, _, active, *_),) = result_parts(result, 6)
+        ((_, _, first, *_),), folded, episodes, rows, shards = result_parts(result, 5)
         xid.append(str(first))
         return cls(folded[0][2] if folded else None, {r[1]: r[2] for r in episodes},
-                   [(r[1], r[2], int(r[3])) for r in rows], [r[4:] for r in shards], int(active))
+                   [(r[1], r[2], int(r[3])) for r in rows], [r[4:7] for r in shards], sum(int(r[7]) for r in shards))
 
 
 class _Batch:
@@ -631,7 +683,7 @@ def _named(event: Event) -> list[str]:
 
 
 def _empty_write(namespace: str) -> dict[str, Any]:
-    return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0,
+    return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
             "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
             "folded": None}
 
@@ -673,4 +725,4 @@ def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any
     return parts
 
 
-__all__ = ["FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "keyed", "merge_shards", "result_parts"]
+__all__ = ["DROP_V3_FUNCTIONS", "FUNCTIONS", "ROWS_LOCK", "SHARDS", "LessonRows", "events_json", "keyed", "merge_shards", "result_parts"]

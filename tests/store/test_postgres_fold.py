@@ -154,6 +154,29 @@ def test_concurrent_reports_on_the_same_lessons_lose_no_fold(fold_url: str) -> N
     setup.close()
 
 
+@pytest.mark.parametrize("size", [0, 1, 3, 8, 9, 11], ids=lambda n: f"{n}-items")
+def test_a_recall_finds_the_lessons_whose_scope_its_context_contains(fold_url: str, size: int) -> None:
+    """By the scope index, one probe per subset of the context (up to 8 items: 256 subsets), and
+    row by row above that: either way the lessons the in-process engine finds."""
+    from lamar.store.memory import MemoryStore
+
+    scopes = [{}, {"k0": "a"}, {"k0": "b"}, {"k0": "a", "k1": "a"}, {"k1": "a"}, {"k7": "a", "k8": "a"},
+              {"k2": "a", "k10": "a"}, {"k0": "a", "k3": "a", "k5": "a", "k9": "a"}, {"other": "x"}]
+    engines = [Lamar(fold_url, k=2, seed=1), Lamar(MemoryStore(), k=2, seed=1)]
+    for n, scope in enumerate(scopes):
+        for lam in engines:
+            lam.add(Experience(f"case {n}", f"do {n}", scope=Scope(scope), id=f"lesson-{n}"))
+    for lam in engines:
+        lam.retire("lesson-1")  # a retired lesson is never eligible
+    context = {f"k{i}": "a" for i in range(size)}
+    fold_mode, in_process = (lam.recall(context).eligible for lam in engines)
+    assert sorted(fold_mode) == sorted(in_process) and "lesson-0" in fold_mode and "lesson-1" not in fold_mode
+    assert list(fold_mode) == sorted(fold_mode, key=lambda i: int(i.split("-")[1]))  # in the order they were added
+    assert ("lesson-5" in fold_mode) is (size >= 9)
+    for lam in engines:
+        lam.close()
+
+
 def test_each_outcome_names_the_spread_and_divisor_its_fold_used(fold_url: str) -> None:
     lam = Lamar(fold_url, k=2, seed=2)
     for i in range(3):

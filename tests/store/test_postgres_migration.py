@@ -124,6 +124,40 @@ def test_a_version_2_store_gains_the_functions_and_works_in_the_fold_mode(schema
     lam.close()
 
 
+def test_a_version_3_store_gets_its_lesson_counts_and_the_scope_index(schema_url: str) -> None:
+    """Version 4 counts the lessons not retired in the counter shards: a version-3 store gets each
+    namespace's count there, and the fold mode goes on from its rows as the in-process engine does."""
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
+    lam, memory = Lamar(url, k=2, seed=1), Lamar(MemoryStore(), k=2, seed=1)
+    ids = [f"lesson-{i}" for i in range(4)]
+    for engine in (lam, memory):
+        for i, exp_id in enumerate(ids):
+            engine.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"), id=exp_id))
+    for engine in (lam, memory):
+        engine.retire(ids[3])
+        engine.report(engine.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    lam.close()
+    # Back to version 3's layout: no count column, no scope index, version 3's functions gone.
+    from lamar.store.postgres_rows import DROP_V3_FUNCTIONS
+
+    _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write; DROP INDEX lamar_lessons_scope; "
+         "ALTER TABLE lamar_rewards DROP COLUMN active; UPDATE lamar_migrations SET version = 3")
+    _sql(schema_url, DROP_V3_FUNCTIONS)  # a version-3 store's signatures: dropping none is harmless
+
+    lam, memory = Lamar(url, k=2, seed=1), Lamar(memory.store, k=2, seed=1)  # both reopened: the same draws
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert _functions(schema_url) == FUNCTIONS
+    assert _sql(schema_url, "SELECT sum(active) FROM lamar_rewards WHERE namespace = 'team'") == [(3,)]
+    assert "lamar_lessons_scope" in {str(name) for (name,) in _sql(
+        schema_url, "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()")}
+    for n in range(12):
+        for engine in (lam, memory):
+            engine.report(engine.recall({"task": "t"}).episode_id, list(Signal)[n % len(Signal)])
+    assert [e.data["fold"]["active"] for e in lam.store.read() if e.kind == "outcome"] == [3] * 13
+    assert {i: lam.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
+    lam.close()
+
+
 @pytest.mark.parametrize("start", ["empty", "version 0"])
 def test_racing_migrators_migrate_once_and_all_open(schema_url: str, start: str) -> None:
     if start == "version 0":
