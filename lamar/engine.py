@@ -826,10 +826,11 @@ class Lamar:
                 ) from None
             self._ignored.clear()
             self._sync()
+            now = self._episodes.get(episode_id)
+            refused = stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq)
             if self._rows is not None and self._rows.lessons([]).tuning is None:
                 self._build_rows()  # the outcome could not be folded in the rows (a replacement)
-            now = self._episodes.get(episode_id)
-            if stored.seq in self._ignored or (now is not None and now.outcome_seq < stored.seq):
+            if refused:
                 # Another writer reported it and a checkpoint dropped that report's key before
                 # ours was written: the fold refused ours, in every process.
                 raise DuplicateReport(

@@ -434,6 +434,22 @@ def test_engines_opening_unbuilt_rows_at_once_all_see_every_lesson(postgres_url:
             drop_namespaces(postgres_url, namespace)
 
 
+def test_the_engine_that_builds_the_rows_keeps_no_copy_of_the_fold(fold_url: str) -> None:
+    """A build folds the whole log in the engine that runs it; the rows then hold that fold, and
+    the engine drops its own copy (it would weigh on every later call: the process's garbage
+    collector walks it)."""
+    old = Lamar(fold_url + "&lamar_fold=off", k=2, seed=1)
+    ids = [old.add(Experience(f"case {i}", f"do {i}")) for i in range(30)]
+    for _ in range(20):
+        old.report(old.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    old.close()
+    lam = Lamar(fold_url, k=2, seed=1)
+    assert lam.evidence(ids[0]).eligible == 20  # built the rows from the log
+    assert (lam._lessons, lam._episodes, lam._seq) == ({}, {}, 0)
+    assert lam.stats()["episodes"] == 20  # a call that needs the whole fold folds the log again
+    lam.close()
+
+
 def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
     setup = Lamar(fold_url, k=2, seed=1)
     setup.add(Experience("case", "do"))
