@@ -52,17 +52,21 @@ SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to on
 _LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
 _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 
-# What a write folds, read in its first message: begin, then one call of `lamar_fold_inputs`
-# (below), which learns the xid (so that a COMMIT whose answer is lost can be settled) and reads
-# the rows' tuning, the episodes of the batch's outcomes, the rows the batch touches with their
-# versions, and the namespace's counters (the spread, the count of lessons not retired), as
-# parts of one result. The optimistic
-# write reads with no lock at all; the transaction stays open until the second message, holding
-# nothing another writer waits for (no row, no advisory lock: the log mode's first message is
-# the same).
+# What a write folds, read in its first message: one call of `lamar_fold_inputs` (below), which
+# reads the rows' tuning, the episodes of the batch's outcomes, the rows the batch touches with
+# their versions, and the namespace's counters (the spread, the count of lessons not retired),
+# as parts of one result. The optimistic write reads with no lock at all. When its events all
+# carry keys (a report) the read is a transaction of its own, and the write is one message,
+# settled by its keys: no transaction stays open while the client folds, so none holds back
+# the pruning of the rows' old versions. Otherwise (a status, a scope, a merge) the read begins
+# the write's transaction and learns its xid, by which a COMMIT whose answer is lost is settled.
 _READ = """BEGIN;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
-    %(locking)s, %(lock)s)"""
+    %(locking)s, %(lock)s, true)"""
+_READ_ALONE = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
+SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
+    false, %(lock)s, false);
+COMMIT"""
 # Its second message (`_WRITE`) checks that none of those rows moved before it writes.
 _MOVED = "lamar: the lesson rows moved since they were read"
 # The locking write, taken after `OPTIMISTIC_TRIES` conflicts so that a hot lesson cannot starve
@@ -116,15 +120,17 @@ COMMIT"""
 # Every part of a result has the same columns; a part leaves NULL what it does not use.
 FUNCTIONS = """
 CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
-    p_lock integer)
+    p_lock integer, p_xid boolean)
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
                    m2 double precision, active bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     wanted text[];
 BEGIN
-    RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
-        NULL::float8, NULL::bigint;
+    IF p_xid THEN
+        RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
+            NULL::float8, NULL::bigint;
+    END IF;
     IF p_locking THEN
         PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
     END IF;
@@ -363,7 +369,10 @@ class LessonRows:
                 versions = {exp_id: version for exp_id, _, version in read.rows}
                 written = self._fold(events, read, write, strict, folded)
             elif how != "plain":
-                cur.execute(_READ, {**params, "locking": how == "locking"})
+                if how == "optimistic" and alone:
+                    cur.execute(_READ_ALONE, params)
+                else:
+                    cur.execute(_READ, {**params, "locking": how == "locking"})
                 cur.nextset()
                 read = _FoldInputs.of(cur.fetchall(), xid)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
@@ -378,7 +387,7 @@ class LessonRows:
             write["take_lock"] = how != "locking"  # the locking write's first message took it
             write["events"] = events_json(written)
             try:
-                if how == "recalled" or (how == "plain" and alone):
+                if how == "recalled" or (how != "locking" and alone):
                     store._alone(cur, _WRITE, write)
                 else:
                     cur.execute(_WRITE, write)
@@ -397,8 +406,8 @@ class LessonRows:
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(events, seqs, strict=True)]
 
+        alone = keyed(events)  # one-message writes, settled by their keys
         if plain:
-            alone = keyed(events)
             written = store._transact(lambda cur, xid: body(cur, xid, "plain"), committed, events)
             self._remember(written)
             return written
@@ -588,9 +597,10 @@ class _FoldInputs(NamedTuple):
 
     @classmethod
     def of(cls, result: list[tuple[Any, ...]], xid: list[str]) -> _FoldInputs:
-        """From the function's parts; its first part, the transaction's id, goes to `xid`."""
-        ((_, _, first, *_),), folded, episodes, rows, shards = result_parts(result, 5)
-        xid.append(str(first))
+        """From the function's parts; its first part, the transaction's id if it asked, goes to `xid`."""
+        begun, folded, episodes, rows, shards = result_parts(result, 5)
+        if begun:  # the read began the write's transaction: its id
+            xid.append(str(begun[0][2]))
         return cls(folded[0][2] if folded else None, {r[1]: r[2] for r in episodes},
                    [(r[1], r[2], int(r[3])) for r in rows], [r[4:7] for r in shards], sum(int(r[7]) for r in shards))
 

@@ -527,6 +527,26 @@ def test_a_client_stopped_between_its_read_and_its_write_stalls_nobody(fold_url:
     _assert_rows_are_the_replay(fold_url, ids, stopped, other, setup)
 
 
+def test_a_report_holds_no_transaction_open_while_its_client_folds(fold_url: str, postgres_url: str) -> None:
+    """Its read is a transaction of its own, its write one message: between them its connection
+    is idle, so a client stopped there holds back nothing (not even the pruning of old rows)."""
+    setup, ids = _shared_lessons(fold_url)
+    episode = setup.recall({"task": "x"}).episode_id  # recalled elsewhere: the report reads first
+    lam = Lamar(PostgresStore(fold_url, pool_size=1), k=2, seed=2)
+    backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+    states: list[str] = []
+
+    def look() -> None:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            states.append(conn.execute("SELECT state FROM pg_stat_activity WHERE pid = %s", (backend,)).fetchone()[0])
+
+    _rows_of(lam)._between = look
+    lam.report(episode, Signal.SHIPPED)
+    assert states == ["idle"]
+    assert [setup.evidence(i).eligible for i in ids] == [1, 1, 1]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_a_conflict_is_retried_and_the_retried_fold_is_the_one_stored(fold_url: str) -> None:
     setup, ids = _shared_lessons(fold_url)
     setup.report(setup.recall({"task": "x"}).episode_id, Signal.SHIPPED)
