@@ -60,8 +60,9 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
         return holder
     if dataclasses.is_dataclass(holder) and not isinstance(holder, type):
         return dataclasses.asdict(holder)
-    if callable(getattr(holder, "model_dump", None)):
-        return holder.model_dump()  # type: ignore[no-any-return]
+    dump = getattr(holder, "model_dump", None)  # a pydantic model
+    if callable(dump):
+        return dump()  # type: ignore[no-any-return]
     return None
 
 

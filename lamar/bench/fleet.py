@@ -93,9 +93,9 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
 def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, rate: float,
              barrier: Any, results: Any) -> None:
     """One OS process running len(seeds) clients (threads beyond the first)."""
-    from lamar.store import ExperienceStore
+    from lamar.store import open_store
 
-    engines = [Lamar(ExperienceStore(location, pool_size=1), k=3, seed=seed) for seed in seeds]
+    engines = [Lamar(open_store(location, pool_size=1), k=3, seed=seed) for seed in seeds]
     for lam, seed in zip(engines, seeds, strict=True):
         if mode == "fold-lock":
             lam.store.rows._optimistic = False  # type: ignore[attr-defined]
@@ -275,13 +275,13 @@ def measure_lessons(base: str, lessons: int, modes: list[str], episodes: int = 5
     has 2 eligible): what a call costs as the namespace grows, in each mode side by side. The
     lessons are laid down as one batch of events (the fold mode builds its rows from them once,
     before the timing)."""
-    from lamar.store import Event, ExperienceStore
+    from lamar.store import Event, open_store
 
     rows = []
     for mode in modes:
         namespace = f"bench-lessons-{uuid.uuid4().hex[:8]}"
         url = _url(base, namespace, mode)
-        store = ExperienceStore(_url(base, namespace, "log"))
+        store = open_store(_url(base, namespace, "log"))
         for start in range(0, lessons, 5000):
             store.append([Event("experience", e.to_dict(), key=f"experience:{e.id}") for e in (
                 Experience(f"working on case {i}", f"apply fix {i}", scope=Scope(project=f"p{i // 2}")).with_identity()

@@ -45,6 +45,9 @@ class ChangeDetector(SlotRecord):
     doubted: int
     claimed: int
     wealth: float
+    since_n: float
+    since_s: float
+    since_s2: float
     up: float
     down: float
     doubt: float

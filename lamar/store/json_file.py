@@ -275,7 +275,7 @@ class JsonStore:
         with self._exclusive():
             self._refresh()
             keys = [e.key for e in events if e.key is not None]
-            held = [k for k in keys if k in self._tail_keys] or [e.key for e in self._indexed(keys)]
+            held = [k for k in keys if k in self._tail_keys] or [str(e.key) for e in self._indexed(keys)]
             if held or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {held[0] if held else keys[0]!r} is already in {self.path}")
             base = self._first + self._count() - 1

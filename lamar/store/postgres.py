@@ -326,7 +326,7 @@ class PostgresStore:
             tail.extend(row[1:] for row in after)
             return int(min(row[1] for row in mine))
 
-        first = self._transact(body, min, events, since)
+        first = self._transact(body, lambda seqs: min(seqs), events, since)
         if not tail:
             return first  # settled after a lost answer: no tail to keep
         # Under the namespace lock every smaller seq had committed, so `tail` is exactly the

@@ -365,6 +365,7 @@ class LessonRows:
             if how == "plain" and not alone:
                 store._begin(cur, xid)
             elif how == "recalled":
+                assert recalled is not None
                 read = recalled
                 versions = {exp_id: version for exp_id, _, version in read.rows}
                 written = self._fold(events, read, write, strict, folded)
