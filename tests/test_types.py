@@ -14,6 +14,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_lamar_type_checks_in_strict_mode() -> None:
     done = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=REPO, capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, check=False)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     assert "Success: no issues found" in done.stdout

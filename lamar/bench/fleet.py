@@ -129,7 +129,7 @@ def _drop_namespace(base: str, namespace: str) -> None:
     import psycopg
 
     with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
-        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards"):
+        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
             conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
 
 

@@ -137,13 +137,24 @@ $fn$"""
 _FROM_V2 = _APPEND_FUNCTION
 # Version 4, the fold mode's reads touch only the rows they return: the count of lessons not
 # retired is a column of the counter shards (each write adds its change; a store at version 3
-# gets each namespace's count in shard 0), and an index finds a recall's rows by scope.
+# gets each namespace's count in shard 0), and an index finds a recall's rows by scope. The
+# inbox holds first reports queued where reports contend for the same rows, until a write folds
+# them (lamar/store/postgres_rows.py).
 _FROM_V3 = DROP_V3_FUNCTIONS + """;
 ALTER TABLE lamar_rewards ADD COLUMN active bigint NOT NULL DEFAULT 0;
 INSERT INTO lamar_rewards AS r (namespace, shard, n, mean, m2, active)
     SELECT namespace, 0, 0, 0.0, 0.0, count(*) FILTER (WHERE status <> 'retired') FROM lamar_lessons GROUP BY namespace
     ON CONFLICT (namespace, shard) DO UPDATE SET active = EXCLUDED.active;
 CREATE INDEX lamar_lessons_scope ON lamar_lessons (namespace, scope) WHERE status <> 'retired';
+CREATE TABLE lamar_inbox (
+    namespace text NOT NULL,
+    ticket    bigint NOT NULL,
+    key       text NOT NULL,
+    time      double precision NOT NULL,
+    data      text NOT NULL,
+    PRIMARY KEY (namespace, ticket),
+    UNIQUE (namespace, key)
+);
 """ + FUNCTIONS
 _MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3), 0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3),
                1: (_FROM_V1, _FROM_V2, _FROM_V3), 2: (_FROM_V2, _FROM_V3), 3: (_FROM_V3,)}

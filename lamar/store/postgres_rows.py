@@ -18,6 +18,15 @@ lesson, seq order is the order its folds ran, so folding the log in seq order in
 outcome names the sigma its fold used) gives the same rows. What `read(after)` no longer
 promises: an event may commit after a reader passed its seq.
 
+Where first reports contend for the same rows (a report's write conflicted, or its read found
+reports waiting), a report is queued in `lamar_inbox` instead (a ticket from the SEQUENCE; the
+key stays unique), and its reporter writes as any writer does, folding the inbox's oldest
+outcomes, its own among them, in ticket order. One write then folds many reports, and the
+reporters whose outcomes another write folded learn it by their key and time in the log. The
+outcomes enter the log only when folded, with seqs taken then, so the log's seq order is still
+the order of the folds. A report is written on its own only while no report waits in the inbox
+of its namespace, and a report left queued by a reporter that died is folded by the next report.
+
 Rows are valid for the tuning named in `lamar_namespaces.folded`; NULL means "stale": an
 outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
 mode sets it, and the next engine to read the rows builds them again from the log (`build`),
@@ -62,10 +71,10 @@ _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold 
 # the write's transaction and learns its xid, by which a COMMIT whose answer is lost is settled.
 _READ = """BEGIN;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
-    %(locking)s, %(lock)s, true)"""
+    %(locking)s, %(lock)s, true, %(ticket)s)"""
 _READ_ALONE = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
-    false, %(lock)s, false);
+    false, %(lock)s, false, %(ticket)s);
 COMMIT"""
 # Its second message (`_WRITE`) checks that none of those rows moved before it writes.
 _MOVED = "lamar: the lesson rows moved since they were read"
@@ -88,7 +97,7 @@ _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKO
 # one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
 _WRITE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
     %(absent)s::text[], %(folded)s, %(updated)s::json, %(added)s::json, %(shards)s, %(r_n)s, %(r_mean)s,
-    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json) AS seq;
+    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json, %(done)s::bigint[], %(queue)s) AS seq;
 COMMIT"""
 # What a write's second message runs, as a function so that the server plans its statements
 # once per connection, not on every call (planning was about half of the server's time for a
@@ -120,12 +129,14 @@ COMMIT"""
 # Every part of a result has the same columns; a part leaves NULL what it does not use.
 FUNCTIONS = """
 CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
-    p_lock integer, p_xid boolean)
+    p_lock integer, p_xid boolean, p_ticket bigint)
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
                    m2 double precision, active bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     wanted text[];
+    queued bigint[];
+    episodes text[];
 BEGIN
     IF p_xid THEN
         RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
@@ -136,14 +147,20 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
         FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
+    -- The inbox's oldest outcomes (queued by reports that found their rows contended): a write
+    -- that reads them folds them, so their episodes and rows are read too.
+    queued := ARRAY(SELECT i.ticket FROM lamar_inbox AS i WHERE i.namespace = p_ns ORDER BY i.ticket LIMIT 64);
+    episodes := p_episodes || ARRAY(SELECT 'episode:' || (i.data::jsonb ->> 'episode') FROM unnest(queued) AS q(ticket)
+        CROSS JOIN LATERAL (SELECT i.data FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket
+                            LIMIT 1) AS i);
     RETURN QUERY SELECT 2, e.key, e.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
-        FROM unnest(p_episodes) AS k(key) CROSS JOIN LATERAL (
+        FROM (SELECT DISTINCT unnest(episodes)) AS k(key) CROSS JOIN LATERAL (
             SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e;
     -- The rows the batch names and its episodes' eligible lessons, in id order: the locking
     -- read takes their locks in that order (so two writes never deadlock). A row updated while
     -- the read waited for its lock is read as that update left it.
     wanted := ARRAY(SELECT DISTINCT w.id FROM unnest(p_ids || ARRAY(
-        SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(p_episodes) AS k(key)
+        SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(episodes) AS k(key)
         CROSS JOIN LATERAL (SELECT e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e
     )) AS w(id) ORDER BY w.id);
     -- The two branches differ only in FOR UPDATE: a lock clause cannot be a parameter, and
@@ -161,6 +178,55 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 4, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2, r.active
         FROM lamar_rewards AS r WHERE r.namespace = p_ns;
+    -- The queued outcomes still there (locked, after the rows, by a locking read), in ticket
+    -- order: ticket in `version`, time in `mean`, and in `n` 1 where the key is already in the
+    -- log (another writer reported that episode first: the write drops the entry unfolded).
+    IF p_locking THEN
+        RETURN QUERY SELECT 5, i.key, i.data, i.ticket, i.taken, i.time, NULL::float8, NULL::bigint
+            FROM unnest(queued) AS q(ticket) CROSS JOIN LATERAL (
+                SELECT i.key, i.data, i.ticket, i.time, (EXISTS (SELECT FROM lamar_events AS e
+                    WHERE e.namespace = p_ns AND e.key = i.key))::integer::bigint AS taken
+                FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket LIMIT 1 FOR UPDATE) AS i;
+    ELSE
+        RETURN QUERY SELECT 5, i.key, i.data, i.ticket, i.taken, i.time, NULL::float8, NULL::bigint
+            FROM unnest(queued) AS q(ticket) CROSS JOIN LATERAL (
+                SELECT i.key, i.data, i.ticket, i.time, (EXISTS (SELECT FROM lamar_events AS e
+                    WHERE e.namespace = p_ns AND e.key = i.key))::integer::bigint AS taken
+                FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket LIMIT 1) AS i;
+    END IF;
+    -- Whether the caller's own queued outcome is still waiting (it may lie past the 64 above).
+    RETURN QUERY SELECT 6, NULL::text, NULL::text, i.ticket, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+        FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = p_ticket;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION lamar_enqueue(p_ns text, p_key text, p_time double precision, p_data json)
+    RETURNS TABLE (status text, ticket bigint)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
+DECLARE
+    held double precision;
+    queued bigint;
+BEGIN
+    -- Idempotent: the same outcome (key and time) queued again is found queued, or folded.
+    SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
+    IF FOUND THEN
+        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint;
+        RETURN;
+    END IF;
+    INSERT INTO lamar_inbox AS i (namespace, ticket, key, time, data)
+        VALUES (p_ns, nextval('lamar_seq'), p_key, p_time, p_data::text)
+        ON CONFLICT (namespace, key) DO NOTHING RETURNING i.ticket INTO queued;
+    IF queued IS NOT NULL THEN
+        RETURN QUERY SELECT 'queued', queued;
+        RETURN;
+    END IF;
+    SELECT i.ticket, i.time INTO queued, held FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.key = p_key;
+    IF FOUND THEN
+        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'queued' ELSE 'taken' END, queued;
+        RETURN;
+    END IF;
+    SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
+    RETURN QUERY SELECT CASE WHEN FOUND AND held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint;
 END
 $fn$;
 
@@ -202,7 +268,8 @@ $fn$;
 CREATE OR REPLACE FUNCTION lamar_write(
     p_ns text, p_lock integer, p_take_lock boolean, p_expected json, p_n_expected integer, p_absent text[],
     p_folded text, p_updated json, p_added json, p_shards integer, p_r_n bigint, p_r_mean double precision,
-    p_r_m2 double precision, p_active bigint, p_stale boolean, p_events json) RETURNS SETOF bigint
+    p_r_m2 double precision, p_active bigint, p_stale boolean, p_events json, p_done bigint[], p_queue boolean)
+    RETURNS SETOF bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     held integer;
@@ -218,7 +285,19 @@ BEGIN
         IF held <> p_n_expected
             OR EXISTS (SELECT FROM unnest(p_absent) AS a(id) CROSS JOIN LATERAL (
                 SELECT FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = a.id LIMIT 1) AS x)
-            OR (SELECT n.folded FROM lamar_namespaces AS n WHERE n.namespace = p_ns) IS DISTINCT FROM p_folded THEN
+            OR (SELECT n.folded FROM lamar_namespaces AS n WHERE n.namespace = p_ns) IS DISTINCT FROM p_folded
+            -- a report is written on its own only while no report waits in the inbox: else it
+            -- joins them (and the write that folds them folds it)
+            OR (p_queue AND EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns)) THEN
+            RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
+        END IF;
+    END IF;
+    -- The queued outcomes this write folds (or drops) leave the inbox; one already gone was
+    -- folded by another write: a conflict.
+    IF cardinality(p_done) > 0 THEN
+        DELETE FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(p_done);
+        GET DIAGNOSTICS held = ROW_COUNT;
+        IF held <> cardinality(p_done) THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
     END IF;
@@ -299,6 +378,8 @@ class LessonRows:
         self._conflicts = 0  # optimistic attempts that found their rows moved
         self._locked = 0  # writes that took the rows' locks after OPTIMISTIC_TRIES conflicts
         self._unread = 0  # reports folded from their recall's read, sent with no read of their own
+        self._queued = 0  # reports this store queued in the inbox (their rows were contended)
+        self._combined = 0  # queued outcomes (anyone's) this store's writes folded
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -339,8 +420,7 @@ class LessonRows:
         Optimistic: the rows are read unlocked, folded here and written only if none moved
         meanwhile; a conflict rolls back and starts over after a short random wait, and after
         `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them. A first report
-        of an episode this store wrote lately folds the rows as the recall read them, and sends
-        its write alone: one message, no read (`_recalled_inputs`); that counts as the first try.
+        (one outcome) goes its own way (`_report`).
 
         Args:
             strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
@@ -350,14 +430,91 @@ class LessonRows:
             EventConflict: an event's key is taken, or an experience's id already has a row.
             UnknownEpisode: (strict) as above.
         """
+        if not any(e.kind in _LESSON_KINDS for e in events):
+            written = self._attempt(events, "plain", strict)
+            self._remember(written)
+            return written
+        if self._optimistic and len(events) == 1 and events[0].kind == "outcome" and events[0].key is not None \
+                and not events[0].data.get("replace"):
+            return self._report(events[0], strict)
+        for attempt in range(OPTIMISTIC_TRIES if self._optimistic else 0):
+            try:
+                return self._attempt(events, "optimistic", strict)
+            except _RowsMoved:
+                self._conflicts += 1
+                time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
+        self._locked += 1
+        return self._attempt(events, "locking", strict)
+
+    def _report(self, event: Event, strict: bool) -> list[Event]:
+        """Write a first report: folded from its recall's read when this store recalled it moments
+        ago (one message, `_recalled_inputs`), else from a read of its own.
+
+        Where reports contend for the same rows (that write conflicted, or the read found the
+        inbox holding outcomes), the report is queued in the inbox instead, and this client folds
+        the inbox's oldest outcomes, its own among them, in one write, as any contended reporter
+        does: one write folds many reports, in ticket order, and whichever write folds a report
+        first, its reporter learns it by its key. No lock is held across a round trip unless a
+        reporter conflicted `OPTIMISTIC_TRIES` times: it then locks the rows and the entries
+        before reading them. Returns once the report is in the log and the rows.
+        """
+        recalled = self._recalled_inputs([event])
+        attempt = 0  # optimistic tries so far (the first write's counts)
+        try:
+            if recalled is not None:
+                written = self._attempt([event], "recalled", strict, recalled)
+                self._unread += 1
+                return written
+            return self._attempt([event], "report", strict)
+        except _RowsMoved:
+            self._conflicts += 1
+            self._cool = _COOL
+            attempt = 1
+        except _Contended:
+            pass
+        status, ticket = self._enqueue(event)
+        self._queued += 1
+        while status == "queued":
+            how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
+            try:
+                folded = self._transaction([], how, False, ticket=ticket)
+            except _RowsMoved:
+                self._conflicts += 1
+                time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2 ** min(attempt, OPTIMISTIC_TRIES)))
+                attempt += 1
+                continue
+            if how == "combine-locking":
+                self._locked += 1
+            if folded is None:  # another write folded (or dropped) it
+                break
+            mine = [e for e in folded if e.key == event.key and e.time == event.time]
+            if mine:
+                return mine
+            attempt = 0  # it lay beyond this write's outcomes: fold the next ones
+        return self._folded(event)
+
+    def _attempt(self, events: list[Event], how: str, strict: bool, recalled: _FoldInputs | None = None) -> list[Event]:
+        written = self._transaction(events, how, strict, recalled)
+        assert written is not None  # only a combining write can find nothing to do
+        return written
+
+    def _transaction(self, events: list[Event], how: str, strict: bool, recalled: _FoldInputs | None = None,
+                     ticket: int | None = None) -> list[Event] | None:
+        """One transaction of a write (see the module docstring), `how`: plain (no rows), recalled
+        (folded from `recalled`, one message), optimistic, report (optimistic, raising _Contended
+        if outcomes are queued), locking, or combine / combine-locking (the inbox's oldest
+        outcomes; None once `ticket` has left the inbox)."""
         store = self._store
         outcomes = [e for e in events if e.kind == "outcome"]
-        plain = not any(e.kind in _LESSON_KINDS for e in events)
         ids = sorted({i for e in events for i in _named(e)})
-        params: dict[str, Any] = {"ns": store.namespace, "lock": ROWS_LOCK, "ids": ids,
+        params: dict[str, Any] = {"ns": store.namespace, "lock": ROWS_LOCK, "ids": ids, "ticket": ticket,
                                   "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
+        alone = keyed(events)  # sent as one message, settled by its keys
+        combining = how.startswith("combine")
+        report, how = how in ("report", "recalled"), "optimistic" if how == "report" else how
+        optimistic = how in ("optimistic", "recalled", "combine")
 
-        def body(cur: Any, xid: list[str], how: str) -> list[Event]:
+        def body(cur: Any, xid: list[str]) -> list[Event] | None:
             write = _empty_write(store.namespace)
             written = list(events)
             folded: dict[str, LessonState] = {}
@@ -367,28 +524,37 @@ class LessonRows:
             elif how == "recalled":
                 assert recalled is not None
                 read = recalled
-                versions = {exp_id: version for exp_id, _, version in read.rows}
-                written = self._fold(events, read, write, strict, folded)
             elif how != "plain":
-                if how == "optimistic" and alone:
+                if how in ("optimistic", "combine") and (alone or combining):
                     cur.execute(_READ_ALONE, params)
                 else:
-                    cur.execute(_READ, {**params, "locking": how == "locking"})
+                    cur.execute(_READ, {**params, "locking": how in ("locking", "combine-locking")})
                 cur.nextset()
                 read = _FoldInputs.of(cur.fetchall(), xid)
+                if combining and not read.waiting:
+                    return None
+                if report and read.inbox:
+                    raise _Contended("reports are queued for these rows")
+            if how != "plain":
+                if combining:
+                    written = [Event("outcome", json.loads(data), key=key, time=at)
+                               for _, key, at, data, taken in read.inbox if not taken]
+                    write["done"] = [entry[0] for entry in read.inbox]
+                    self._combined += len(written)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
-                written = self._fold(events, read, write, strict, folded)
-            if how in ("optimistic", "recalled"):
+                written = self._fold(written, read, write, strict, folded)
+            if optimistic:
                 eligible = {i for data in read.episodes.values() for i in json.loads(data).get("eligible", ())}
                 write.update(n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
                              folded=read.folded,
                              expected=json.dumps([{"id": i, "version": v} for i, v in versions.items()]))
                 if self._between is not None:
                     self._between()
-            write["take_lock"] = how != "locking"  # the locking write's first message took it
+            write["take_lock"] = how not in ("locking", "combine-locking")  # a locking read took it
+            write["queue"] = report
             write["events"] = events_json(written)
             try:
-                if how == "recalled" or (how != "locking" and alone):
+                if how == "recalled" or (how in ("plain", "optimistic") and alone) or how == "combine":
                     store._alone(cur, _WRITE, write)
                 else:
                     cur.execute(_WRITE, write)
@@ -396,41 +562,50 @@ class LessonRows:
                 if _MOVED in str(exc):
                     raise _RowsMoved(_MOVED) from exc  # rolled back by the store
                 raise
+            except store._pg.errors.UniqueViolation as exc:
+                if combining:  # a queued outcome's episode was just reported another way
+                    raise _RowsMoved(_MOVED) from exc
+                raise
             seqs = sorted(int(row[0]) for row in cur.fetchall())  # the events' seqs (COMMIT follows)
             for exp_id, state in folded.items():  # what the rows now hold, under their new versions
                 self._parsed[exp_id] = (versions[exp_id] + 1 if exp_id in versions else 0, state)
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(written, seqs, strict=True)]
 
-        def committed(seqs: list[int]) -> list[Event]:
+        def committed(seqs: list[int]) -> list[Event] | None:
             """A COMMIT whose answer was lost went through: the events with the seqs it wrote."""
+            if combining:
+                raise _RowsMoved("settled")  # read again: the reporter's own entry is gone, or not
             return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
                     for e, seq in zip(events, seqs, strict=True)]
 
-        alone = keyed(events)  # one-message writes, settled by their keys
-        if plain:
-            written = store._transact(lambda cur, xid: body(cur, xid, "plain"), committed, events)
-            self._remember(written)
-            return written
-        tries = range(OPTIMISTIC_TRIES if self._optimistic else 0)
-        recalled = self._recalled_inputs(events) if self._optimistic else None
-        if recalled is not None:
-            tries = tries[1:]
-            try:
-                written = store._transact(lambda cur, xid: body(cur, xid, "recalled"), committed, events)
-                self._unread += 1
-                return written
-            except _RowsMoved:
-                self._conflicts += 1
-                self._cool = _COOL
-        for attempt in tries:
-            try:
-                return store._transact(lambda cur, xid: body(cur, xid, "optimistic"), committed, events)
-            except _RowsMoved:
-                self._conflicts += 1
-                time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
-        self._locked += 1
-        return store._transact(lambda cur, xid: body(cur, xid, "locking"), committed, events)
+        return store._transact(body, committed, events)
+
+    def _enqueue(self, event: Event) -> tuple[str, int | None]:
+        """Queue a first report in the inbox: ("queued", its ticket), ("folded", None) if the same
+        outcome (key and time) is already in the log, or ("taken", None): another writer reported
+        that episode. Idempotent, so retried once after a lost connection."""
+        store = self._store
+        row = store._run(lambda conn: conn.execute(
+            "SELECT status, ticket FROM lamar_enqueue(%s, %s, %s, %s::json)",
+            (store.namespace, event.key, float(event.time), event.data_json())).fetchone(), "write")
+        status, ticket = row if row is not None else ("taken", None)
+        if status == "taken":
+            raise EventConflict(f"an event key is already in {store.location} ({event.key}); "
+                                "nothing of this write was kept")
+        return str(status), None if ticket is None else int(ticket)
+
+    def _folded(self, event: Event) -> list[Event]:
+        """A queued report that another write folded (or dropped: its episode was reported first
+        another way, EventConflict): the event as the log holds it."""
+        store = self._store
+        row = store._run(lambda conn: conn.execute(
+            "SELECT seq, time FROM lamar_events WHERE namespace = %s AND key = %s",
+            (store.namespace, event.key)).fetchone())
+        if row is None or float(row[1]) != float(event.time):
+            raise EventConflict(f"an event key is already in {store.location} ({event.key}); "
+                                "nothing of this write was kept")
+        return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(row[0]), time=event.time)]
 
     def _fold(self, events: list[Event], read: _FoldInputs, write: dict[str, Any], strict: bool,
               rows: dict[str, LessonState]) -> list[Event]:
@@ -587,6 +762,10 @@ class _RowsMoved(LamarError):
     """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
 
 
+class _Contended(LamarError):
+    """A report's read found outcomes queued for the rows: the report is queued too (`_report`)."""
+
+
 class _FoldInputs(NamedTuple):
     """What a write's first message read (`lamar_fold_inputs`), for its fold."""
 
@@ -595,15 +774,18 @@ class _FoldInputs(NamedTuple):
     rows: list[tuple[str, str, int]]  # the rows the batch touches: id, state, version
     shards: list[tuple[Any, Any, Any]]  # the reward-spread counters: n, mean, m2
     active: int  # lessons not retired (the sum of the counter shards')
+    inbox: tuple[tuple[int, str, float, str, bool], ...] = ()  # queued outcomes: ticket, key, time, data, key taken
+    waiting: bool = False  # the reader's own queued outcome is still in the inbox
 
     @classmethod
     def of(cls, result: list[tuple[Any, ...]], xid: list[str]) -> _FoldInputs:
         """From the function's parts; its first part, the transaction's id if it asked, goes to `xid`."""
-        begun, folded, episodes, rows, shards = result_parts(result, 5)
+        begun, folded, episodes, rows, shards, inbox, waiting = result_parts(result, 7)
         if begun:  # the read began the write's transaction: its id
             xid.append(str(begun[0][2]))
         return cls(folded[0][2] if folded else None, {r[1]: r[2] for r in episodes},
-                   [(r[1], r[2], int(r[3])) for r in rows], [r[4:7] for r in shards], sum(int(r[7]) for r in shards))
+                   [(r[1], r[2], int(r[3])) for r in rows], [r[4:7] for r in shards], sum(int(r[7]) for r in shards),
+                   tuple((int(r[3]), r[1], float(r[5]), r[2], bool(r[4])) for r in inbox), bool(waiting))
 
 
 class _Batch:
@@ -696,7 +878,7 @@ def _named(event: Event) -> list[str]:
 def _empty_write(namespace: str) -> dict[str, Any]:
     return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
             "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
-            "folded": None}
+            "folded": None, "done": [], "queue": False}
 
 
 def _rows_json(states: Iterable[LessonState]) -> str:

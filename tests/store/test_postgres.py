@@ -46,7 +46,7 @@ def namespace_url(url: str, namespace: str, **params: str) -> str:
 def drop_namespaces(url: str, *namespaces: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("DELETE FROM lamar_events WHERE namespace = ANY(%s)", (list(namespaces),))
-        for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards"):
+        for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
             conn.execute(f"DELETE FROM {table} WHERE namespace = ANY(%s)", (list(namespaces),))
 
 

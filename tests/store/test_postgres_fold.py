@@ -572,14 +572,116 @@ def test_a_conflict_is_retried_and_the_retried_fold_is_the_one_stored(fold_url: 
     _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
 
 
-def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
-    """A hot lesson cannot starve a writer: after OPTIMISTIC_TRIES conflicts it locks its rows."""
+def test_a_report_that_keeps_losing_is_folded_by_the_report_that_beats_it(fold_url: str) -> None:
+    """A hot lesson cannot starve a reporter: once its write conflicts, its outcome waits in the
+    inbox, and a report that finds it there folds it along with its own, in one write."""
     setup, ids = _shared_lessons(fold_url)
     loser, other = Lamar(fold_url, k=2, seed=6), Lamar(fold_url, k=2, seed=7)
     _rows_of(loser)._between = lambda: other.report(other.recall({"task": "x"}).episode_id, Signal.ACCEPTED)
+    episode = loser.recall({"task": "x"}).episode_id
+    loser.report(episode, Signal.REVERTED)
+    assert (_rows_of(loser)._queued, _rows_of(loser)._locked) == (1, 0)
+    assert (_rows_of(other)._queued, _rows_of(other)._combined) == (1, 2)  # its own and the loser's
+    assert [setup.evidence(i).eligible for i in ids] == [3, 3, 3]
+    outcomes = [e for e in setup.store.read() if e.kind == "outcome"]
+    assert [e.data["episode"] for e in outcomes].count(episode) == 1
+    _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
+
+
+def _queue_and_vanish(url: str, reward: float) -> str:
+    """A first report that was queued, its reporter gone before any write folded it (killed): the
+    episode it reports, its outcome waiting in the inbox."""
+    lam = Lamar(url, k=2, seed=11)
+    episode = lam.recall({"task": "x"}).episode_id
+    status, _ = _rows_of(lam)._enqueue(Event("outcome", {"episode": episode, "reward": reward, "signal": None,
+                                                         "replace": False}, key=f"outcome:{episode}"))
+    assert status == "queued"
+    lam.close()
+    return episode
+
+
+def _inbox(url: str) -> list[str]:
+    store = PostgresStore(url)
+    keys = store._run(lambda conn: [row[0] for row in conn.execute(
+        "SELECT key FROM lamar_inbox WHERE namespace = %s ORDER BY ticket", (store.namespace,)).fetchall()])
+    store.close()
+    return keys
+
+
+def test_an_outcome_left_queued_is_folded_by_the_next_report(fold_url: str) -> None:
+    setup, ids = _shared_lessons(fold_url)
+    left = _queue_and_vanish(fold_url, -1.0)
+    assert _inbox(fold_url) == [f"outcome:{left}"] and [setup.evidence(i).eligible for i in ids] == [0, 0, 0]
+    lam = Lamar(fold_url, k=2, seed=12)
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)
+    assert _inbox(fold_url) == [] and (_rows_of(lam)._queued, _rows_of(lam)._combined) == (1, 2)
+    first = next(e.data for e in setup.store.read() if e.kind == "outcome")
+    assert (first["episode"], first["reward"]) == (left, -1.0)  # folded first: queued first
+    assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
+def test_a_queued_report_is_the_first_report_of_its_episode(fold_url: str) -> None:
+    setup, ids = _shared_lessons(fold_url)
+    left = _queue_and_vanish(fold_url, -1.0)
+    with pytest.raises(DuplicateReport):
+        setup.report(left, 1.0)  # reported again while the first report waits in the inbox
+    lam = Lamar(fold_url, k=2, seed=12)
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)  # folds the queued one too
+    assert [(o["episode"], o["reward"]) for o in (e.data for e in setup.store.read() if e.kind == "outcome")
+            if o["episode"] == left] == [(left, -1.0)]
+    with pytest.raises(DuplicateReport):
+        setup.report(left, 1.0)
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
+def test_a_queued_reporter_stopped_mid_write_stalls_nobody(fold_url: str) -> None:
+    """Folding the inbox holds no lock across a round trip: while a queued reporter is stopped
+    between its read and its write, others report on the same rows and fold its outcome; resumed,
+    it finds its outcome folded and returns."""
+    setup, ids = _shared_lessons(fold_url)
+    stopped, other = Lamar(fold_url, k=2, seed=2), Lamar(fold_url, k=2, seed=3)
+    paused, resume = threading.Event(), threading.Event()
+    episode = stopped.recall({"task": "x"}).episode_id
+    other.report(other.recall({"task": "x"}).episode_id, Signal.SHIPPED)  # the stopped one's recall is stale
+
+    def pause() -> None:
+        if _rows_of(stopped)._queued:  # in its write that folds the inbox
+            paused.set()
+            assert resume.wait(30.0)
+
+    _rows_of(stopped)._between = pause
+    waiting, errors = _finishes(lambda: stopped.report(episode, Signal.REVERTED), 0.0)
+    assert paused.wait(10.0)
+    try:
+        thread, other_errors = _finishes(
+            lambda: [other.report(other.recall({"task": "x"}).episode_id, Signal.ACCEPTED) for _ in range(3)], 10.0)
+        assert not thread.is_alive() and other_errors == [] and waiting.is_alive()
+    finally:
+        resume.set()
+    waiting.join(10.0)
+    assert not waiting.is_alive() and errors == []
+    assert _rows_of(other)._combined >= 1 and _inbox(fold_url) == []
+    assert [setup.evidence(i).eligible for i in ids] == [5, 5, 5]
+    _assert_rows_are_the_replay(fold_url, ids, stopped, other, setup)
+
+
+def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
+    """Rows that keep moving under a queued report (here by status writes, which fold no queued
+    outcome) cannot starve it either: after OPTIMISTIC_TRIES conflicts it locks them."""
+    setup, ids = _shared_lessons(fold_url)
+    loser, other = Lamar(fold_url, k=2, seed=6), Lamar(fold_url, k=2, seed=7)
+    moves: list[int] = []
+
+    def move() -> None:
+        moves.append(1)
+        (other.retire if len(moves) % 2 else other.revive)(ids[0])
+
+    _rows_of(loser)._between = move
     loser.report(loser.recall({"task": "x"}).episode_id, Signal.REVERTED)
     assert _rows_of(loser)._conflicts == OPTIMISTIC_TRIES and _rows_of(loser)._locked == 1
-    assert [setup.evidence(i).eligible for i in ids] == [1 + OPTIMISTIC_TRIES] * 3
+    assert len(moves) == OPTIMISTIC_TRIES
+    assert [setup.evidence(i).eligible for i in ids] == [1, 1, 1]
     _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
 
 
@@ -629,4 +731,5 @@ def test_many_writers_on_the_same_rows_lose_no_fold(fold_url: str) -> None:
         t.join()
     assert errors == []
     assert [setup.evidence(i).eligible for i in ids] == [480, 480, 480]
+    assert _inbox(fold_url) == []
     _assert_rows_are_the_replay(fold_url, ids, *engines, setup)
