@@ -86,7 +86,7 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
         lam.report(rec.episode_id, rng.choice(signals))
         took.append(time.perf_counter() - t0)
     rows = getattr(lam.store, "rows", None)
-    retried = (rows._conflicts, rows._locked) if rows is not None else (0, 0)
+    retried = (rows._conflicts, rows._locked, rows._queued) if rows is not None else (0, 0, 0)
     out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server, retried))
 
 
@@ -185,6 +185,7 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _, _ in collected if t) * ms,
         "server_cpu_ms": sum(server for _, _, server, _ in collected) / max(len(took), 1) * ms,
         "conflicts_per_episode": sum(r[0] for _, _, _, r in collected) / max(len(took), 1),
+        "queued_per_episode": sum(r[2] for _, _, _, r in collected) / max(len(took), 1),
         "locked_per_episode": sum(r[1] for _, _, _, r in collected) / max(len(took), 1),
         "load": load,
     }
@@ -321,14 +322,14 @@ def _machine(url: str) -> str:
 
 
 _HEADER = (f"{'workload':<9}{'mode':<10}{'clients':>8}{'procs x thr':>13}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}"
-           f"{'client CPU ms':>15}{'server CPU ms':>15}{'retries':>9}{'load':>6}")
+           f"{'client CPU ms':>15}{'server CPU ms':>15}{'retries':>9}{'queued':>8}{'load':>6}")
 
 
 def _line(row: dict[str, Any]) -> str:
     return (f"{row['workload']:<9}{row['mode']:<10}{row['clients']:>8}{row['processes']:>8} x {row['threads']:<2}"
             f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
             f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}"
-            f"{row['conflicts_per_episode']:>9.3f}{row['load']:>6.1f}")
+            f"{row['conflicts_per_episode']:>9.3f}{row['queued_per_episode']:>8.2f}{row['load']:>6.1f}")
 
 
 def _ratios(rows: list[dict[str, Any]], modes: list[str]) -> list[str]:
@@ -380,6 +381,7 @@ def main(argv: list[str] | None = None) -> int:
     print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
           "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
           "its PostgreSQL backend's; retries: optimistic writes that found their rows moved, per episode; "
+          "queued: the share of reports queued in the inbox (their rows contended) and folded with others; "
           "load: the 1-minute load average as the row began")
     print(_HEADER)
     rows: list[dict[str, Any]] = []
