@@ -152,6 +152,7 @@ CREATE TABLE lamar_inbox (
     key       text NOT NULL,
     time      double precision NOT NULL,
     data      text NOT NULL,
+    lessons   text[] NOT NULL,
     PRIMARY KEY (namespace, ticket),
     UNIQUE (namespace, key)
 );

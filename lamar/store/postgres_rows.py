@@ -24,8 +24,10 @@ key stays unique), and its reporter writes as any writer does, folding the inbox
 outcomes, its own among them, in ticket order. One write then folds many reports, and the
 reporters whose outcomes another write folded learn it by their key and time in the log. The
 outcomes enter the log only when folded, with seqs taken then, so the log's seq order is still
-the order of the folds. A report is written on its own only while no report waits in the inbox
-of its namespace, and a report left queued by a reporter that died is folded by the next report.
+the order of the folds. Only reports that share a lesson wait for each other: a report is
+written on its own only while no report on any of its lessons waits, a write folds only the
+queued reports that share a lesson with its own, and a report left queued by a reporter that
+died is folded by the next report on any of its lessons.
 
 Rows are valid for the tuning named in `lamar_namespaces.folded`; NULL means "stale": an
 outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
@@ -137,6 +139,7 @@ DECLARE
     wanted text[];
     queued bigint[];
     episodes text[];
+    mine text[];
 BEGIN
     IF p_xid THEN
         RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
@@ -147,9 +150,16 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
         FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
-    -- The inbox's oldest outcomes (queued by reports that found their rows contended): a write
-    -- that reads them folds them, so their episodes and rows are read too.
-    queued := ARRAY(SELECT i.ticket FROM lamar_inbox AS i WHERE i.namespace = p_ns ORDER BY i.ticket LIMIT 64);
+    -- The inbox's oldest outcomes (queued by reports that found their rows contended) that share
+    -- a lesson with the caller's (its own queued outcome's, or its episodes'): a write that reads
+    -- them folds them, so their episodes and rows are read too. Reports on other lessons are left
+    -- to their own writers: they contend with nobody here.
+    mine := coalesce((SELECT i.lessons FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = p_ticket),
+        ARRAY(SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(p_episodes) AS k(key)
+              CROSS JOIN LATERAL (SELECT e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key
+                                  LIMIT 1) AS e));
+    queued := ARRAY(SELECT i.ticket FROM lamar_inbox AS i
+                    WHERE i.namespace = p_ns AND (i.lessons && mine OR i.ticket = p_ticket) ORDER BY i.ticket LIMIT 64);
     episodes := p_episodes || ARRAY(SELECT 'episode:' || (i.data::jsonb ->> 'episode') FROM unnest(queued) AS q(ticket)
         CROSS JOIN LATERAL (SELECT i.data FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket
                             LIMIT 1) AS i);
@@ -213,8 +223,11 @@ BEGIN
         RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint;
         RETURN;
     END IF;
-    INSERT INTO lamar_inbox AS i (namespace, ticket, key, time, data)
-        VALUES (p_ns, nextval('lamar_seq'), p_key, p_time, p_data::text)
+    -- with its episode's eligible lessons: the writes that fold any of them fold it
+    INSERT INTO lamar_inbox AS i (namespace, ticket, key, time, data, lessons)
+        VALUES (p_ns, nextval('lamar_seq'), p_key, p_time, p_data::text, ARRAY(
+            SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM lamar_events AS e
+            WHERE e.namespace = p_ns AND e.key = 'episode:' || (p_data ->> 'episode')))
         ON CONFLICT (namespace, key) DO NOTHING RETURNING i.ticket INTO queued;
     IF queued IS NOT NULL THEN
         RETURN QUERY SELECT 'queued', queued;
@@ -286,9 +299,10 @@ BEGIN
             OR EXISTS (SELECT FROM unnest(p_absent) AS a(id) CROSS JOIN LATERAL (
                 SELECT FROM lamar_lessons AS l WHERE l.namespace = p_ns AND l.id = a.id LIMIT 1) AS x)
             OR (SELECT n.folded FROM lamar_namespaces AS n WHERE n.namespace = p_ns) IS DISTINCT FROM p_folded
-            -- a report is written on its own only while no report waits in the inbox: else it
-            -- joins them (and the write that folds them folds it)
-            OR (p_queue AND EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns)) THEN
+            -- a report is written on its own only while no report on any of its lessons waits in
+            -- the inbox: else it joins them (and the write that folds them folds it)
+            OR (p_queue AND EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.lessons && ARRAY(
+                SELECT x.id FROM json_to_recordset(p_expected) AS x(id text, version bigint)))) THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
     END IF;

@@ -621,6 +621,25 @@ def test_an_outcome_left_queued_is_folded_by_the_next_report(fold_url: str) -> N
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+def test_a_queued_report_waits_only_for_reports_on_its_own_lessons(fold_url: str) -> None:
+    """Reports on other lessons neither join the inbox nor fold what waits there: they contend
+    with nobody. The next report on the waiting report's lessons folds it."""
+    setup = Lamar(fold_url, k=2, seed=1)
+    mine = [setup.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="a"))) for i in range(2)]
+    other = [setup.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="b"))) for i in range(2)]
+    lam = Lamar(fold_url, k=2, seed=12)
+    episode = lam.recall({"project": "a"}).episode_id
+    assert _rows_of(lam)._enqueue(Event("outcome", {"episode": episode, "reward": 1.0, "signal": None,
+                                                    "replace": False}, key=f"outcome:{episode}"))[0] == "queued"
+    lam.report(lam.recall({"project": "b"}).episode_id, -1.0)
+    assert (_rows_of(lam)._queued, _inbox(fold_url)) == (0, [f"outcome:{episode}"])
+    assert [setup.evidence(i).eligible for i in mine + other] == [0, 0, 1, 1]
+    lam.report(lam.recall({"project": "a"}).episode_id, -1.0)
+    assert (_rows_of(lam)._queued, _rows_of(lam)._combined, _inbox(fold_url)) == (1, 2, [])
+    assert [setup.evidence(i).eligible for i in mine + other] == [2, 2, 1, 1]
+    _assert_rows_are_the_replay(fold_url, mine + other, lam, setup)
+
+
 def test_a_queued_report_is_the_first_report_of_its_episode(fold_url: str) -> None:
     setup, ids = _shared_lessons(fold_url)
     left = _queue_and_vanish(fold_url, -1.0)
