@@ -359,27 +359,16 @@ class PostgresStore:
         "in progress" answer is waited out; after a second it is terminated (it is running
         our transaction and nothing else) so that the outcome becomes final.
         """
-        deadline = time.monotonic() + self._settle_timeout
-        nudged = time.monotonic() + 1.0
-        while True:
-            status: str | None
-            try:
-                status = self._run(lambda conn: conn.execute(
-                    "SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0])  # type: ignore[index]
-                if status == "in progress" and time.monotonic() > nudged:
-                    self._run(lambda conn: conn.execute(
-                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
-                        "AND backend_xid = (%s::xid8::text::bigint %% 4294967296)::text::xid", (pid, xid)))
-            except StoreError:
-                status = None
-            if status in ("committed", "aborted"):
-                return status == "committed"
-            if time.monotonic() > deadline:
-                raise StoreError(
-                    f"lost the connection to {self.location} while committing ({_reason(cause)}) and "
-                    f"could not learn within {self._settle_timeout:g} s whether the write was kept "
-                    f"(transaction {xid}); read the store before writing it again") from cause
-            time.sleep(0.05)
+        def decide(nudge: bool) -> tuple[bool, bool]:
+            status = self._run(lambda conn: conn.execute(
+                "SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0])  # type: ignore[index]
+            if status == "in progress" and nudge:
+                self._run(lambda conn: conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                    "AND backend_xid = (%s::xid8::text::bigint %% 4294967296)::text::xid", (pid, xid)))
+            return status in ("committed", "aborted"), status == "committed"
+
+        return self._settled(decide, f"transaction {xid}", cause)
 
     def _settle_keys(self, pid: int, started: str | None, events: Sequence[Event], cause: Exception) -> list[int] | None:
         """The seqs of `events` if the write that sent them, whose connection was lost, committed;
@@ -391,32 +380,44 @@ class PostgresStore:
         backend still alive after a second is ended (it ran this write and nothing else); it is
         named by pid and start time, so a reused pid names no one.
         """
-        deadline = time.monotonic() + self._settle_timeout
-        nudged = time.monotonic() + 1.0
         ns, keys = self.namespace, [e.key for e in events]
         alive = ("SELECT count(*) FROM pg_stat_activity WHERE pid = %(pid)s "
                  "AND (%(started)s::timestamptz IS NULL OR backend_start = %(started)s::timestamptz)")
-        while True:
-            try:
-                if not self._run(lambda conn: conn.execute(alive, {"pid": pid, "started": started}).fetchone()[0]):  # type: ignore[index]
-                    found = {key: (seq, kind, at) for seq, kind, key, at in self._run(lambda conn: conn.execute(
-                        "SELECT seq, kind, key, time FROM lamar_events WHERE namespace = %s AND key = ANY(%s)",
-                        (ns, keys)).fetchall())}
-                    first = found.get(events[0].key)
-                    if first is None or (first[1], first[2]) != (events[0].kind, float(events[0].time)):
-                        return None
-                    return sorted(found[key][0] for key in keys if key in found)
-                if started is not None and time.monotonic() > nudged:
+
+        def decide(nudge: bool) -> tuple[bool, list[int] | None]:
+            if self._run(lambda conn: conn.execute(alive, {"pid": pid, "started": started}).fetchone()[0]):  # type: ignore[index]
+                if started is not None and nudge:
                     self._run(lambda conn: conn.execute(
                         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
                         "AND backend_start = %s::timestamptz", (pid, started)))
+                return False, None
+            found = {key: (seq, kind, at) for seq, kind, key, at in self._run(lambda conn: conn.execute(
+                "SELECT seq, kind, key, time FROM lamar_events WHERE namespace = %s AND key = ANY(%s)",
+                (ns, keys)).fetchall())}
+            first = found.get(events[0].key)
+            if first is None or (first[1], first[2]) != (events[0].kind, float(events[0].time)):
+                return True, None
+            return True, sorted(found[key][0] for key in keys if key in found)
+
+        return self._settled(decide, f"events {', '.join(map(str, keys[:3]))}", cause)
+
+    def _settled(self, decide: Callable[[bool], tuple[bool, _T]], what: str, cause: Exception) -> _T:
+        """Ask `decide(nudge)` every 50 ms until it knows (its first item; `nudge`: a second has
+        passed, end the backend if it is stuck), for at most `settle_timeout` seconds."""
+        deadline = time.monotonic() + self._settle_timeout
+        nudged = time.monotonic() + 1.0
+        while True:
+            try:
+                known, answer = decide(time.monotonic() > nudged)
+                if known:
+                    return answer
             except StoreError:
-                pass
+                pass  # the server is not answering yet: ask again
             if time.monotonic() > deadline:
                 raise StoreError(
                     f"lost the connection to {self.location} while committing ({_reason(cause)}) and "
                     f"could not learn within {self._settle_timeout:g} s whether the write was kept "
-                    f"(events {', '.join(map(str, keys[:3]))}); read the store before writing it again") from cause
+                    f"({what}); read the store before writing it again") from cause
             time.sleep(0.05)
 
     def _seqs_of(self, xid: str, after: int) -> list[int]:
