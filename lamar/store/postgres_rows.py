@@ -546,6 +546,8 @@ class LessonRows:
                 cur.nextset()
                 read = _FoldInputs.of(cur.fetchall(), xid)
                 if combining and not read.waiting:
+                    if how == "combine-locking":
+                        cur.execute("ROLLBACK")  # the locking read began a transaction: nothing to write
                     return None
                 if report and read.inbox:
                     raise _Contended("reports are queued for these rows")

@@ -704,6 +704,36 @@ def test_a_writer_that_keeps_losing_takes_the_locks(fold_url: str) -> None:
     _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
 
 
+def test_a_locking_fold_that_finds_its_report_folded_already_returns_it(fold_url: str, postgres_url: str) -> None:
+    """After OPTIMISTIC_TRIES conflicts a reporter locks before reading; if another write has
+    folded its report meanwhile, it ends that transaction, finds its report in the log, and its
+    connection is left idle."""
+    setup, ids = _shared_lessons(fold_url)
+    loser, other = Lamar(PostgresStore(fold_url, pool_size=1), k=2, seed=6), Lamar(fold_url, k=2, seed=7)
+    moves: list[int] = []
+
+    def move() -> None:  # the rows move under each optimistic try; before the last, another report folds it
+        moves.append(1)
+        if len(moves) < OPTIMISTIC_TRIES:
+            other.retire(ids[0])
+            other.revive(ids[0])
+        elif len(moves) == OPTIMISTIC_TRIES:
+            other.report(other.recall({"task": "x"}).episode_id, Signal.ACCEPTED)
+
+    _rows_of(loser)._between = move
+    episode = loser.recall({"task": "x"}).episode_id
+    loser.report(episode, Signal.REVERTED)
+    assert len(moves) == OPTIMISTIC_TRIES and _rows_of(other)._combined == 2
+    backend = loser.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        assert conn.execute("SELECT state FROM pg_stat_activity WHERE pid = %s", (backend,)).fetchone() == ("idle",)
+    assert [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"].count(episode) == 1
+    _rows_of(loser)._between = None
+    loser.report(loser.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert [setup.evidence(i).eligible for i in ids] == [3, 3, 3]
+    _assert_rows_are_the_replay(fold_url, ids, loser, other, setup)
+
+
 def test_rows_built_again_between_a_read_and_its_write_are_a_conflict(fold_url: str) -> None:
     """A log-mode write marks the rows stale and a fold-mode read builds them again, between one
     report's read and its write: the rebuilt rows carry new versions, so the report folds again."""
