@@ -294,11 +294,11 @@ class PostgresStore:
                 raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                                  "nothing of this write was kept") from exc
             if xid:
-                seqs = self._seqs_of(xid[0], after) if self._settle(xid[0], pid, exc) else None
-            elif keyed(events):  # a one-message write, or one that lost its connection before it began
+                seqs = self._settle(xid[0], pid, exc) and self._seqs_of(xid[0], after) or None
+            elif conn is not None and keyed(events):  # sent as one message: it may have committed
                 seqs = self._settle_keys(pid, started, events, exc)
             else:
-                seqs = None  # lost before it learned its id, so before it wrote anything
+                seqs = None  # no connection, or lost before it learned its id: it wrote nothing
             if seqs is None:
                 raise _NotWritten(_reason(exc)) from exc
             return committed(seqs)

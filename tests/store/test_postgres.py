@@ -332,13 +332,15 @@ class DroppingProxy:
     `cuts` holds what to do at each next COMMIT: "before" drops it unsent and hangs up both
     sides; "stall" drops it and hangs up only on the client, so the server keeps waiting in
     the open transaction (a half-open link); "after" sends it, lets the server commit, and
-    drops the answer.
+    drops the answer. While `refusing`, new connections are hung up at once (the server
+    unreachable).
     """
 
     def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5432)) -> None:
         self.target = target
         self.cuts: list[str] = []
         self.commits_sent = 0
+        self.refusing = False
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
         threading.Thread(target=self._accept, daemon=True).start()
@@ -349,6 +351,9 @@ class DroppingProxy:
                 client, _ = self._listener.accept()
             except OSError:
                 return
+            if self.refusing:
+                _close(client)
+                continue
             threading.Thread(target=self._relay, args=(client,), daemon=True).start()
 
     def _relay(self, client: socket.socket) -> None:
@@ -514,6 +519,50 @@ def test_a_commit_stuck_on_a_half_open_link_is_settled_by_ending_that_backend(
         store.close()
     finally:
         proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+@MODES
+@pytest.mark.parametrize("key", ["a", None], ids=["one-message", "two-messages"])
+def test_a_lost_commit_that_cannot_be_settled_says_so_and_loses_nothing(
+        postgres_url: str, mode: str, key: str | None) -> None:
+    """The answer to a COMMIT is lost and the server stays unreachable past `settle_timeout`: the
+    error says the outcome is unknown and to read the store first; the write is not repeated,
+    and once the server is back the store holds it once."""
+    namespace = unique_namespace()
+    proxy = DroppingProxy()
+    try:
+        store = PostgresStore(_through(proxy, postgres_url, namespace, mode), pool_size=1, timeout=1.0,
+                              settle_timeout=1.5)
+        assert store.read() == []  # its one pooled connection is open: the settle needs a new one
+        proxy.cuts, proxy.refusing = ["after"], True
+        with pytest.raises(StoreError, match="could not learn within 1.5 s whether the write was kept.*read the store"):
+            store.append([Event("applied", {"proposal": "a"}, key=key)])
+        proxy.refusing = False
+        assert proxy.commits_sent == 1
+        assert [(e.kind, e.key) for e in store.read()] == [("applied", key)]
+        store.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+@MODES
+def test_a_write_that_gets_no_connection_wrote_nothing_and_says_so(postgres_url: str, mode: str) -> None:
+    """No connection within `timeout` (the pool's only one is busy): nothing was sent, so there
+    is nothing to settle; the error says nothing was kept, and the store holds nothing."""
+    namespace = unique_namespace()
+    try:
+        store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=mode), pool_size=1, timeout=0.5,
+                              settle_timeout=5.0)
+        with store._pool.connection():  # held by another part of the program
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="nothing of this write was kept"):
+                store.append([Event("applied", {"proposal": "a"}, key="a")])
+            assert time.monotonic() - started < 3.0  # two waits for a connection, no settling
+        assert store.read() == []
+        store.close()
+    finally:
         drop_namespaces(postgres_url, namespace)
 
 
