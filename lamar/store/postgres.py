@@ -294,7 +294,7 @@ class PostgresStore:
                 raise StoreError(f"could not write {self.location}: {_reason(exc)}; "
                                  "nothing of this write was kept") from exc
             if xid:
-                seqs = self._settle(xid[0], pid, exc) and self._seqs_of(xid[0], after) or None
+                seqs = self._seqs_of(xid[0], after) if self._settle(xid[0], pid, exc) else None
             elif conn is not None and keyed(events):  # sent as one message: it may have committed
                 seqs = self._settle_keys(pid, started, events, exc)
             else:

@@ -138,7 +138,8 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
     wanted text[];
     queued bigint[];
-    episodes text[];
+    episode_keys text[];
+    episode_data text[];
     mine text[];
 BEGIN
     IF p_xid THEN
@@ -150,28 +151,33 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 1, NULL::text, s.folded, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
         FROM lamar_namespaces AS s WHERE s.namespace = p_ns;
+    -- Each episode is read once, into episode_keys and episode_data: first the caller's.
+    SELECT coalesce(array_agg(e.key), '{}'), coalesce(array_agg(e.data), '{}') INTO episode_keys, episode_data
+        FROM (SELECT DISTINCT unnest(p_episodes)) AS k(key) CROSS JOIN LATERAL (
+            SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e;
     -- The inbox's oldest outcomes (queued by reports that found their rows contended) that share
     -- a lesson with the caller's (its own queued outcome's, or its episodes'): a write that reads
     -- them folds them, so their episodes and rows are read too. Reports on other lessons are left
     -- to their own writers: they contend with nobody here.
     mine := coalesce((SELECT i.lessons FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = p_ticket),
-        ARRAY(SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(p_episodes) AS k(key)
-              CROSS JOIN LATERAL (SELECT e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key
-                                  LIMIT 1) AS e));
+        ARRAY(SELECT jsonb_array_elements_text(x.data::jsonb -> 'eligible') FROM unnest(episode_data) AS x(data)));
     queued := ARRAY(SELECT i.ticket FROM lamar_inbox AS i
                     WHERE i.namespace = p_ns AND (i.lessons && mine OR i.ticket = p_ticket) ORDER BY i.ticket LIMIT 64);
-    episodes := p_episodes || ARRAY(SELECT 'episode:' || (i.data::jsonb ->> 'episode') FROM unnest(queued) AS q(ticket)
-        CROSS JOIN LATERAL (SELECT i.data FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket
-                            LIMIT 1) AS i);
-    RETURN QUERY SELECT 2, e.key, e.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
-        FROM (SELECT DISTINCT unnest(episodes)) AS k(key) CROSS JOIN LATERAL (
-            SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e;
+    SELECT episode_keys || coalesce(array_agg(e.key), '{}'), episode_data || coalesce(array_agg(e.data), '{}')
+        INTO episode_keys, episode_data
+        FROM (SELECT DISTINCT 'episode:' || (i.data::jsonb ->> 'episode') FROM unnest(queued) AS q(ticket)
+              CROSS JOIN LATERAL (SELECT i.data FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket
+                                  LIMIT 1) AS i) AS k(key)
+        CROSS JOIN LATERAL (SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key
+                            LIMIT 1) AS e
+        WHERE k.key <> ALL(episode_keys);
+    RETURN QUERY SELECT 2, x.key, x.data, NULL::bigint, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
+        FROM unnest(episode_keys, episode_data) AS x(key, data);
     -- The rows the batch names and its episodes' eligible lessons, in id order: the locking
     -- read takes their locks in that order (so two writes never deadlock). A row updated while
     -- the read waited for its lock is read as that update left it.
     wanted := ARRAY(SELECT DISTINCT w.id FROM unnest(p_ids || ARRAY(
-        SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM unnest(episodes) AS k(key)
-        CROSS JOIN LATERAL (SELECT e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key LIMIT 1) AS e
+        SELECT jsonb_array_elements_text(x.data::jsonb -> 'eligible') FROM unnest(episode_data) AS x(data)
     )) AS w(id) ORDER BY w.id);
     -- The two branches differ only in FOR UPDATE: a lock clause cannot be a parameter, and
     -- dynamic SQL would be planned on every call.
@@ -607,8 +613,7 @@ class LessonRows:
             (store.namespace, event.key, float(event.time), event.data_json())).fetchone(), "write")
         status, ticket = row if row is not None else ("taken", None)
         if status == "taken":
-            raise EventConflict(f"an event key is already in {store.location} ({event.key}); "
-                                "nothing of this write was kept")
+            raise self._taken(event)
         return str(status), None if ticket is None else int(ticket)
 
     def _folded(self, event: Event) -> list[Event]:
@@ -619,9 +624,13 @@ class LessonRows:
             "SELECT seq, time FROM lamar_events WHERE namespace = %s AND key = %s",
             (store.namespace, event.key)).fetchone())
         if row is None or float(row[1]) != float(event.time):
-            raise EventConflict(f"an event key is already in {store.location} ({event.key}); "
-                                "nothing of this write was kept")
+            raise self._taken(event)
         return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(row[0]), time=event.time)]
+
+    def _taken(self, event: Event) -> EventConflict:
+        """Another writer reported this episode first (its key is in the log or the inbox)."""
+        return EventConflict(f"an event key is already in {self._store.location} ({event.key}); "
+                             "nothing of this write was kept")
 
     def _fold(self, events: list[Event], read: _FoldInputs, write: dict[str, Any], strict: bool,
               rows: dict[str, LessonState]) -> list[Event]:
