@@ -350,6 +350,52 @@ def _ratios(rows: list[dict[str, Any]], modes: list[str]) -> list[str]:
     return out
 
 
+def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -> list[dict[str, Any]]:
+    """One client's recall+report p50 in a schema of its own, whose tables were empty when the
+    client's connection planned its statements, before and after `rows` rows of another
+    namespace are added to the lessons and events tables: whether a plan made on a tiny table
+    keeps scanning it as it grows."""
+    import psycopg
+
+    from lamar.store.postgres import PostgresStore
+
+    out = []
+    for mode in modes:
+        schema = f"bench_grown_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+            conn.execute(f"CREATE SCHEMA {schema}")
+        sep = "&" if "?" in base else "?"
+        url = _url(f"{base}{sep}options=-c%20search_path%3D{schema}", "grown", mode)
+        try:
+            lam = Lamar(PostgresStore(url, pool_size=1), k=3, seed=1)
+            for i in range(3):
+                lam.add(Experience(f"working on case {i}", f"apply fix {i}"))
+            rng = random.Random(1)
+            before = _p50(lam, rng, episodes)
+            with psycopg.connect(base.split("?", 1)[0], autocommit=True, options=f"-c search_path={schema}") as conn:
+                conn.execute("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) SELECT 'other', "
+                             "'exp_' || i, i, 'active', '{}', repeat('x', 1800) FROM generate_series(1, %s) AS i", (rows,))
+                conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) SELECT 'other', i, "
+                             "'episode', 'episode:' || i, 0, repeat('x', 300) FROM generate_series(1, %s) AS i", (rows,))
+            out.append({"mode": mode, "grown_rows": rows, "p50_before_ms": before,
+                        "p50_after_ms": _p50(lam, rng, episodes)})
+            lam.close()
+        finally:
+            with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+                conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    return out
+
+
+def _p50(lam: Lamar, rng: random.Random, episodes: int) -> float:
+    """The median of `episodes` recall+report, in ms."""
+    took = []
+    for _ in range(episodes):
+        t0 = time.perf_counter()
+        lam.report(lam.recall(_CONTEXT).episode_id, rng.choice(list(Signal)))
+        took.append(time.perf_counter() - t0)
+    return statistics.median(took) * 1000.0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.fleet", description=__doc__.splitlines()[0])
     parser.add_argument("--clients", default=",".join(map(str, CLIENTS)),
@@ -372,6 +418,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lesson-counts", default="", metavar="N,N,...",
                         help="also time one client's recall+report in namespaces of these many lessons "
                              "(2 eligible per recall), in each mode")
+    parser.add_argument("--grown", type=int, default=0, metavar="ROWS",
+                        help="also time one client before and after its tables grow by this many rows of "
+                             "another namespace (its statements planned while they were empty)")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -423,6 +472,12 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append(row)
                 print(f"{row['lessons']:>8}  {row['mode']:<10}{row['episode_p50_ms']:>9.2f}{row['episode_p99_ms']:>9.2f}"
                       f"{row['client_cpu_ms']:>15.2f}", flush=True)
+    if args.grown:
+        print(f"one client, recall+report p50 in ms, planned on empty tables, then {args.grown} rows of another "
+              "namespace added to the lessons and events tables")
+        for row in measure_grown(args.postgres, args.grown, [m for m in modes if m != "fold-lock"]):
+            rows.append(row)
+            print(f"  {row['mode']:<6} before {row['p50_before_ms']:.2f}, after {row['p50_after_ms']:.2f}", flush=True)
     if args.json_out:
         with open(args.json_out, "w") as fh:
             json.dump(rows, fh, indent=1)

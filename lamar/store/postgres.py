@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from lamar.store.postgres_rows import LessonRows
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 URL_FOLD = "lamar_fold"  # ...&lamar_fold=on: PostgreSQL holds the folded state (opt-in, docs/postgres.md)
@@ -157,8 +157,13 @@ CREATE TABLE lamar_inbox (
     UNIQUE (namespace, key)
 );
 """ + FUNCTIONS
-_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3), 0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3),
-               1: (_FROM_V1, _FROM_V2, _FROM_V3), 2: (_FROM_V2, _FROM_V3), 3: (_FROM_V3,)}
+# Version 5: no function's plan scans a table, whatever the table held when a connection planned
+# it (postgres_rows.py): the fold mode's functions anew, and the log mode's with the same setting.
+_FROM_V4 = FUNCTIONS + """;
+ALTER FUNCTION lamar_append(text, integer, json, bigint, integer) SET enable_seqscan = off"""
+_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4),
+               0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4), 1: (_FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4),
+               2: (_FROM_V2, _FROM_V3, _FROM_V4), 3: (_FROM_V3, _FROM_V4), 4: (_FROM_V4,)}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 import threading
+import time
+import uuid
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -782,3 +784,70 @@ def test_many_writers_on_the_same_rows_lose_no_fold(fold_url: str) -> None:
     assert [setup.evidence(i).eligible for i in ids] == [480, 480, 480]
     assert _inbox(fold_url) == []
     _assert_rows_are_the_replay(fold_url, ids, *engines, setup)
+
+
+# -- every call probes by key: no plan scans a table ---------------------------------------------
+
+
+@pytest.mark.parametrize("fold_mode", ["on", "off"])
+def test_no_call_scans_a_table_though_its_plans_were_made_while_the_tables_were_tiny(postgres_url: str,
+                                                                                      fold_mode: str) -> None:
+    """The functions are planned once per connection, generically, with whatever the tables held
+    then; a plan made while a table was tiny (a new store) would scan it for ever after, however
+    large it grows. In a schema of their own, two engines start on empty tables, the tables then
+    grow (3 000 rows of another namespace in each), and the engines go on: recalls, reports folded
+    from their recall or read first, a report whose rows moved under it (queued, then folded from
+    the inbox), a retire, a recall too large to list its subsets. After the migration no table
+    is read by a sequential scan, from the first call to the last; nor in the log mode."""
+    schema = f"scan_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    url = namespace_url(postgres_url, "scan", options=f"-c search_path={schema}", lamar_fold=fold_mode)
+    try:
+        migrated = _seq_scans(postgres_url, schema, [PostgresStore(url, pool_size=1)])
+        first, second = (Lamar(PostgresStore(url, pool_size=1), k=2, seed=seed) for seed in (1, 2))
+        ids = [first.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
+        for lam in (first, second, first):
+            lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+        with psycopg.connect(postgres_url, autocommit=True, options=f"-c search_path={schema}") as conn:
+            conn.execute("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) "
+                         "SELECT 'filler', 'exp_' || i, i, 'active', '{}', '{}' FROM generate_series(1, 3000) AS i")
+            conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
+                         "SELECT 'filler', i, 'episode', 'episode:' || i, 0, '{}' FROM generate_series(1, 3000) AS i")
+            conn.execute("INSERT INTO lamar_inbox (namespace, ticket, key, time, data, lessons) "
+                         "SELECT 'filler', i, 'outcome:' || i, 0, '{}', '{exp_1}' FROM generate_series(1, 3000) AS i")
+        for step in range(12):
+            lam = (first, second)[step % 2]
+            lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+        if fold_mode == "on":
+            episode = first.recall({"task": "x"}).episode_id
+            _rows_of(first)._between = lambda: second.report(second.recall({"task": "x"}).episode_id, -1.0)
+            first.report(episode, Signal.ACCEPTED)  # its rows moved: queued, then folded from the inbox
+            _rows_of(first)._between = None
+            assert _rows_of(first)._queued == 1
+        second.report(second.recall({"task": "x"}).episode_id, Signal.REVERTED)  # read first (after a conflict)
+        first.retire(ids[0])
+        assert len(first.recall({f"k{i}": "v" for i in range(10)}).eligible) == 2
+        used = _seq_scans(postgres_url, schema, [first.store, second.store])
+        assert used["lamar_events"][1] > migrated["lamar_events"][1]  # the engines' counts arrived
+        assert {table: seq - migrated[table][0] for table, (seq, _) in used.items()} == dict.fromkeys(used, 0), \
+            (migrated, used)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def _seq_scans(url: str, schema: str, stores: list[Any]) -> dict[str, tuple[int, int]]:
+    """Close `stores`, then each table of `schema`: (sequential scans, index scans) so far. A
+    backend's counts reach the statistics as it exits, so this waits for their backends to end."""
+    pids = [store._run(lambda conn: conn.info.backend_pid) for store in stores]
+    for store in stores:
+        store.close()
+    with psycopg.connect(url, autocommit=True) as conn:
+        for _ in range(200):
+            if not conn.execute("SELECT 1 FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchall():
+                break
+            time.sleep(0.05)
+        conn.execute("SELECT pg_stat_clear_snapshot()")
+        return {table: (int(seq), int(idx or 0)) for table, seq, idx in conn.execute(
+            "SELECT relname, seq_scan, idx_scan FROM pg_stat_user_tables WHERE schemaname = %s", (schema,))}

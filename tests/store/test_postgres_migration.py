@@ -159,6 +159,34 @@ def test_a_version_3_store_gets_its_lesson_counts_and_the_scope_index(schema_url
     lam.close()
 
 
+def test_a_version_4_store_gets_functions_whose_plans_never_scan(schema_url: str) -> None:
+    """Version 5 runs every function with enable_seqscan off (a plan made on a tiny table must not
+    scan it once it has grown; test_postgres_fold.py counts the scans): a version-4 store's
+    functions get the setting, and both modes go on."""
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
+    lam = Lamar(url, k=2, seed=1)
+    exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
+    lam.close()
+    settings = "SELECT proname, proconfig FROM pg_proc WHERE pronamespace = current_schema()::regnamespace"
+    assert all("enable_seqscan=off" in config for _, config in _sql(schema_url, settings))
+    for name in sorted(FUNCTIONS):
+        _sql(schema_url, f"ALTER FUNCTION {name} RESET enable_seqscan")
+    _sql(schema_url, "UPDATE lamar_migrations SET version = 4")
+    assert all("enable_seqscan=off" not in config for _, config in _sql(schema_url, settings))
+
+    lam = Lamar(url, k=2, seed=1)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert sorted(name for name, config in _sql(schema_url, settings) if "enable_seqscan=off" in config) == \
+        sorted(FUNCTIONS)
+    lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    assert lam.evidence(exp_id).eligible == 1
+    lam.close()
+    log = Lamar(url.replace("lamar_fold=on", "lamar_fold=off"), k=2, seed=1)
+    log.report(log.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    assert log.evidence(exp_id).eligible == 2
+    log.close()
+
+
 @pytest.mark.parametrize("start", ["empty", "version 0"])
 def test_racing_migrators_migrate_once_and_all_open(schema_url: str, start: str) -> None:
     if start == "version 0":
