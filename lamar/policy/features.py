@@ -76,6 +76,11 @@ class Slice:
     def to_dict(self) -> dict[str, Any]:
         return {"arms": self.arms.to_dict(), "ledger": self.ledger.to_dict()}
 
+    def copy(self) -> Slice:
+        out = Slice.__new__(Slice)
+        out.arms, out.ledger = self.arms.copy(), self.ledger.copy()
+        return out
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Slice:
         out = cls()
@@ -238,6 +243,13 @@ class Slices:
     def to_dict(self) -> dict[str, Any]:
         return {"slices": [[key, value, s.to_dict()] for (key, value), s in self.slices.items()],
                 "values": dict(self.values), "inherited": self.inherited}
+
+    def copy(self) -> Slices:
+        out = Slices()
+        out.slices = {name: s.copy() for name, s in self.slices.items()}
+        out.values = dict(self.values)
+        out.inherited = self.inherited
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Slices:

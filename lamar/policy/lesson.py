@@ -192,6 +192,17 @@ class LessonState:
             "history": self.history.to_dict(),
         }
 
+    def copy(self) -> LessonState:
+        """An independent copy, equal in `to_dict` (a fold of it leaves this one as it is); the
+        lesson itself is shared: an `Experience` is never changed, only replaced."""
+        state = LessonState(self.experience)
+        state.arms, state.ledger, state.detector = self.arms.copy(), self.ledger.copy(), self.detector.copy()
+        for name in self._COUNTS:
+            setattr(state, name, getattr(self, name))
+        state.slices = self.slices.copy()
+        state.history = History.from_dict(self.history.to_dict())
+        return state
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], experience: Experience | None = None) -> LessonState:
         """The inverse of `to_dict`: the same decisions and evidence follow from it.

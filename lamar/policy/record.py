@@ -21,6 +21,13 @@ class SlotRecord:
             setattr(state, name, data[name])
         return state
 
+    def copy(self) -> Self:
+        """An independent copy: every slot holds a number, so copying the slots copies all."""
+        state = self.__class__.__new__(self.__class__)
+        for name in self.__slots__:
+            setattr(state, name, getattr(self, name))
+        return state
+
     def merge(self, other: Self) -> None:
         """Add another record's counts and sums to this one, field by field."""
         for name in self.__slots__:

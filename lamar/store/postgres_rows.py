@@ -389,7 +389,7 @@ class LessonRows:
         self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
         # Each row's state as last read or written here, by id, with its version: a read finds
         # most rows unchanged since (its own writes among them) and parses none of those again.
-        # Only reads get these objects; a fold parses its own copies, so they never change.
+        # Only reads get these objects; a fold folds copies of them, so they never change.
         self._parsed: dict[str, tuple[int, LessonState]] = {}
         # What a report can fold without reading first (`_recalled_inputs`): each row's text as
         # last read, by id, with its version; the namespace-wide inputs of the last read, with when
@@ -649,8 +649,10 @@ class LessonRows:
             if strict and missing:
                 raise UnknownEpisode(f"no episode {missing[0].data.get('episode')!r} is found by its key")
             return events
-        batch = _Batch(self._policy(read.folded), [self._state(raw) for _, raw, _ in read.rows], read, strict,
-                       self._store.location)
+        # A copy of each row as parsed for a read (or written here) at that version: the fold
+        # changes the copy, and the read's object stays as the row was.
+        batch = _Batch(self._policy(read.folded), [self._known(i, raw, v).copy() for i, raw, v in read.rows], read,
+                       strict, self._store.location)
         out = []
         for event in events:
             try:

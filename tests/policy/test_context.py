@@ -100,6 +100,21 @@ def test_state_with_slices_round_trips_exactly_and_old_state_still_reads() -> No
     assert STATE_VERSION >= 2  # 3 since core-verdicts changed the ledger and detector
 
 
+def test_a_copy_is_equal_and_independent() -> None:
+    """The fold mode folds copies of the rows it parsed for reads: a copy equals its original in
+    everything saved, and folding into it leaves the original exactly as it was."""
+    state, policy = _folded_split_lesson(seed=5, n=300)
+    before = json.dumps(state.to_dict())
+    copy = state.copy()
+    assert copy.to_dict() == state.to_dict()
+    assert copy.evidence(policy, 1) == state.evidence(policy, 1)
+    rng = random.Random(1)
+    for _ in range(50):
+        copy.observe(_reward(rng, 0.5), rng.random() < 0.5, 0.5, 0.8, policy, 1, SWIFT | {"os": "mac"})
+    assert json.dumps(state.to_dict()) == before
+    assert copy.to_dict() != state.to_dict()
+
+
 def test_a_free_key_with_endless_values_is_capped() -> None:
     state = LessonState(Experience("x", "y", scope=Scope(task="build")))
     policy = Policy()
