@@ -151,6 +151,12 @@ BEGIN
         RETURN QUERY SELECT 0, NULL::text, pg_current_xact_id()::text, NULL::bigint, NULL::bigint, NULL::float8,
             NULL::float8, NULL::bigint;
     END IF;
+    -- A combining write whose reporter's queued outcome another write folded meanwhile has
+    -- nothing to do: it reads nothing more (most of the reads after a lost combine end here).
+    IF p_ticket IS NOT NULL AND NOT EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns
+                                            AND i.ticket = p_ticket) THEN
+        RETURN;
+    END IF;
     IF p_locking THEN
         PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
     END IF;
