@@ -95,6 +95,11 @@ _FRESH = 10.0
 _COOL = 16
 _RECALLED = 256  # episodes a store remembers for their reports
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
+# A reporter whose outcome waits in the inbox behind older ones that share a lesson with it
+# waits for the write that folds them (it notifies INBOX_CHANNEL), up to _LEASE seconds without
+# one, then folds them itself: a stopped folder delays the others by at most that.
+INBOX_CHANNEL = "lamar_inbox"
+_LEASE = 0.2
 # The second message is one call of `lamar_write` (below), then COMMIT. Rows and events travel as
 # one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
 _WRITE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
@@ -260,6 +265,29 @@ BEGIN
 END
 $fn$;
 
+-- Whose turn it is to fold the inbox, for a reporter whose outcome waits there: 'gone' (another
+-- write folded it: its seq and time, or none if it was dropped), 'lead' (no older outcome shares
+-- a lesson with it: its reporter folds), else 'wait' (for the write that folds the older ones).
+CREATE OR REPLACE FUNCTION lamar_turn(p_ns text, p_ticket bigint, p_key text)
+    RETURNS TABLE (turn text, seq bigint, at double precision)
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
+DECLARE
+    mine text[];
+BEGIN
+    SELECT i.lessons INTO mine FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = p_ticket;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'gone', e.seq, e.time FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
+        IF NOT FOUND THEN
+            RETURN QUERY SELECT 'gone', NULL::bigint, NULL::float8;
+        END IF;
+    ELSIF EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket < p_ticket AND i.lessons && mine) THEN
+        RETURN QUERY SELECT 'wait', NULL::bigint, NULL::float8;
+    ELSE
+        RETURN QUERY SELECT 'lead', NULL::bigint, NULL::float8;
+    END IF;
+END
+$fn$;
+
 CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_scopes jsonb[], p_ids text[])
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
                    m2 double precision, active bigint)
@@ -331,6 +359,8 @@ BEGIN
         IF held <> cardinality(p_done) THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
+        -- reporters waiting for their turn (lamar_turn) look again once this commits
+        PERFORM pg_notify('""" + INBOX_CHANNEL + """', p_ns);
     END IF;
     -- Only rows this transaction holds locked are updated (taken above or by the locking read),
     -- so the tuple each id finds stays where it is until this UPDATE: found by one index probe
@@ -412,6 +442,7 @@ class LessonRows:
         self._unread = 0  # reports folded from their recall's read, sent with no read of their own
         self._queued = 0  # reports this store queued in the inbox (their rows were contended)
         self._combined = 0  # queued outcomes (anyone's) this store's writes folded
+        self._waited = 0  # waits for a turn to fold the inbox that ran out (_LEASE)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -507,6 +538,10 @@ class LessonRows:
         status, ticket = self._enqueue(event)
         self._queued += 1
         while status == "queued":
+            if attempt < OPTIMISTIC_TRIES:
+                turn = self._turn(event, ticket)
+                if turn is not None:  # another write folded it
+                    return turn
             how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
             try:
                 folded = self._transaction([], how, False, ticket=ticket)
@@ -627,6 +662,41 @@ class LessonRows:
         if status == "taken":
             raise self._taken(event)
         return str(status), None if ticket is None else int(ticket)
+
+    def _turn(self, event: Event, ticket: int | None) -> list[Event] | None:
+        """Wait while older queued outcomes that share a lesson with this one wait too (their
+        reporter folds them, and this one with them), woken by each write that folds some
+        (`lamar_turn`, INBOX_CHANNEL). The event as the log holds it once another write folded
+        it; None when this reporter is to fold: its outcome is the oldest of its lessons, or
+        _LEASE seconds passed with no fold (a folder may be stopped)."""
+        store = self._store
+
+        def run(conn: Connection[Any]) -> tuple[str, Any, Any]:
+            conn.execute(f"LISTEN {INBOX_CHANNEL}")
+            try:
+                for _ in conn.notifies(timeout=0):  # left over from an earlier wait
+                    pass
+                deadline = time.monotonic() + _LEASE
+                while True:
+                    row = conn.execute("SELECT turn, seq, at FROM lamar_turn(%s, %s, %s)",
+                                       (store.namespace, ticket, event.key)).fetchone()
+                    assert row is not None
+                    left = deadline - time.monotonic()
+                    if row[0] != "wait" or left <= 0.0:
+                        return str(row[0]), row[1], row[2]
+                    woken = [n for n in conn.notifies(timeout=left, stop_after=1) if n.payload == store.namespace]
+                    if woken:
+                        deadline = time.monotonic() + _LEASE  # a folder is at work: wait for it again
+            finally:
+                conn.execute(f"UNLISTEN {INBOX_CHANNEL}")
+
+        turn, seq, at = store._run(run)
+        if turn != "gone":
+            self._waited += turn == "wait"  # the lease ran out
+            return None
+        if seq is None or float(at) != float(event.time):
+            raise self._taken(event)
+        return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(seq), time=event.time)]
 
     def _folded(self, event: Event) -> list[Event]:
         """A queued report that another write folded (or dropped: its episode was reported first

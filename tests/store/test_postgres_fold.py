@@ -19,7 +19,7 @@ import pytest
 
 from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
 from lamar.policy import fold
-from lamar.store import Event
+from lamar.store import Event, postgres_rows
 from lamar.store.postgres import PostgresStore
 from lamar.store.postgres_rows import OPTIMISTIC_TRIES
 from tests.store import test_postgres
@@ -620,6 +620,50 @@ def test_an_outcome_left_queued_is_folded_by_the_next_report(fold_url: str) -> N
     first = next(e.data for e in setup.store.read() if e.kind == "outcome")
     assert (first["episode"], first["reward"]) == (left, -1.0)  # folded first: queued first
     assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
+def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
+        fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where outcomes wait in the inbox, the reporter of the oldest one that shares a lesson folds
+    them all; the others wait for its write (it notifies them) instead of each folding the same
+    outcomes and all but one losing. Here the waiting reporter's lease is 10 s: it is woken by
+    the fold, writes nothing of its own, and returns its outcome as the fold stored it."""
+    monkeypatch.setattr(postgres_rows, "_LEASE", 10.0)
+    setup, ids = _shared_lessons(fold_url)
+    leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
+    first = leader.recall({"task": "x"}).episode_id
+    status, ticket = _rows_of(leader)._enqueue(Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
+                                                                 "replace": False}, key=f"outcome:{first}"))
+    assert status == "queued"
+    episode = waiter.recall({"task": "x"}).episode_id
+    began = time.monotonic()
+    waiting, errors = _finishes(lambda: waiter.report(episode, Signal.SHIPPED), 0.0)
+    while len(_inbox(fold_url)) < 2 and time.monotonic() - began < 10.0:
+        time.sleep(0.01)
+    time.sleep(0.2)  # the waiter is now waiting for its turn
+    folded = _rows_of(leader)._transaction([], "combine", False, ticket=ticket)
+    waiting.join(5.0)
+    assert not waiting.is_alive() and errors == [] and time.monotonic() - began < 5.0
+    assert folded is not None and [e.key for e in folded] == [f"outcome:{first}", f"outcome:{episode}"]
+    assert (_rows_of(waiter)._queued, _rows_of(waiter)._waited, _rows_of(waiter)._combined) == (1, 0, 0)
+    assert _inbox(fold_url) == [] and [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    _assert_rows_are_the_replay(fold_url, ids, leader, waiter, setup)
+
+
+def test_a_report_queued_behind_a_stopped_reporter_waits_out_the_lease_then_folds_both(fold_url: str) -> None:
+    """A folder that never comes (its reporter stopped or died after queuing) delays the others
+    by the lease, no more: then the next reporter folds its outcome with its own."""
+    setup, ids = _shared_lessons(fold_url)
+    left = _queue_and_vanish(fold_url, -1.0)
+    lam = Lamar(fold_url, k=2, seed=12)
+    episode = lam.recall({"task": "x"}).episode_id
+    began = time.monotonic()
+    lam.report(episode, 1.0)
+    assert time.monotonic() - began >= postgres_rows._LEASE
+    assert (_rows_of(lam)._queued, _rows_of(lam)._waited, _rows_of(lam)._combined) == (1, 1, 2)
+    assert _inbox(fold_url) == [] and [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    assert [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"] == [left, episode]
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 

@@ -58,7 +58,7 @@ def _functions(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
-FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_enqueue"}
+FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_enqueue", "lamar_turn"}
 
 
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
@@ -140,7 +140,7 @@ def test_a_version_3_store_gets_its_lesson_counts_and_the_scope_index(schema_url
     # Back to version 3's layout: no count column, no scope index, version 3's functions gone.
     from lamar.store.postgres_rows import DROP_V3_FUNCTIONS
 
-    _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write, lamar_enqueue; DROP TABLE lamar_inbox; "
+    _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write, lamar_enqueue, lamar_turn; DROP TABLE lamar_inbox; "
          "DROP INDEX lamar_lessons_scope; ALTER TABLE lamar_rewards DROP COLUMN active; "
          "UPDATE lamar_migrations SET version = 3")
     _sql(schema_url, DROP_V3_FUNCTIONS)  # a version-3 store's signatures: dropping none is harmless
