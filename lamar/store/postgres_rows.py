@@ -267,7 +267,8 @@ $fn$;
 
 -- Whose turn it is to fold the inbox, for a reporter whose outcome waits there: 'gone' (another
 -- write folded it: its seq and time, or none if it was dropped), 'lead' (no older outcome shares
--- a lesson with it: its reporter folds), else 'wait' (for the write that folds the older ones).
+-- a lesson with it: its reporter folds), else 'wait' (for the write that folds the older ones;
+-- the oldest of them, whose reporter folds next, in `seq`).
 CREATE OR REPLACE FUNCTION lamar_turn(p_ns text, p_ticket bigint, p_key text)
     RETURNS TABLE (turn text, seq bigint, at double precision)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
@@ -280,10 +281,10 @@ BEGIN
         IF NOT FOUND THEN
             RETURN QUERY SELECT 'gone', NULL::bigint, NULL::float8;
         END IF;
-    ELSIF EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket < p_ticket AND i.lessons && mine) THEN
-        RETURN QUERY SELECT 'wait', NULL::bigint, NULL::float8;
     ELSE
-        RETURN QUERY SELECT 'lead', NULL::bigint, NULL::float8;
+        RETURN QUERY SELECT CASE WHEN o.ticket IS NULL THEN 'lead' ELSE 'wait' END, o.ticket, NULL::float8
+            FROM (SELECT min(i.ticket) AS ticket FROM lamar_inbox AS i
+                  WHERE i.namespace = p_ns AND i.ticket < p_ticket AND i.lessons && mine) AS o;
     END IF;
 END
 $fn$;
@@ -668,7 +669,8 @@ class LessonRows:
         reporter folds them, and this one with them), woken by each write that folds some
         (`lamar_turn`, INBOX_CHANNEL). The event as the log holds it once another write folded
         it; None when this reporter is to fold: its outcome is the oldest of its lessons, or
-        _LEASE seconds passed with no fold (a folder may be stopped)."""
+        _LEASE seconds passed with no fold of these lessons (their folder may be stopped; folds of
+        other lessons wake it too, but do not extend its wait)."""
         store = self._store
 
         def run(conn: Connection[Any]) -> tuple[str, Any, Any]:
@@ -676,17 +678,18 @@ class LessonRows:
             try:
                 for _ in conn.notifies(timeout=0):  # left over from an earlier wait
                     pass
-                deadline = time.monotonic() + _LEASE
+                deadline, ahead = time.monotonic() + _LEASE, None
                 while True:
                     row = conn.execute("SELECT turn, seq, at FROM lamar_turn(%s, %s, %s)",
                                        (store.namespace, ticket, event.key)).fetchone()
                     assert row is not None
+                    if row[0] == "wait" and row[1] != ahead:  # the outcomes ahead were folded: wait anew
+                        deadline, ahead = time.monotonic() + _LEASE, row[1]
                     left = deadline - time.monotonic()
                     if row[0] != "wait" or left <= 0.0:
                         return str(row[0]), row[1], row[2]
-                    woken = [n for n in conn.notifies(timeout=left, stop_after=1) if n.payload == store.namespace]
-                    if woken:
-                        deadline = time.monotonic() + _LEASE  # a folder is at work: wait for it again
+                    for _ in conn.notifies(timeout=left, stop_after=1):
+                        pass
             finally:
                 conn.execute(f"UNLISTEN {INBOX_CHANNEL}")
 

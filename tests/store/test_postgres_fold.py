@@ -667,6 +667,39 @@ def test_a_report_queued_behind_a_stopped_reporter_waits_out_the_lease_then_fold
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(fold_url: str,
+                                                                               postgres_url: str) -> None:
+    """Every fold in the namespace wakes the waiting reporters, whatever its lessons; only a fold
+    of the outcomes ahead of a reporter's own gives it a new lease. Here the namespace is notified
+    every 20 ms for 3 s while the outcome ahead never moves: the report still folds both after
+    about one lease, not once the notifications stop."""
+    setup, ids = _shared_lessons(fold_url)
+    left = _queue_and_vanish(fold_url, -1.0)
+    namespace = setup.store.namespace  # type: ignore[attr-defined]
+    lam = Lamar(fold_url, k=2, seed=12)
+    episode = lam.recall({"task": "x"}).episode_id
+    stop = threading.Event()
+
+    def notify() -> None:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            while not stop.wait(0.02):
+                conn.execute("SELECT pg_notify(%s, %s)", (postgres_rows.INBOX_CHANNEL, namespace))
+
+    notifier = threading.Thread(target=notify)
+    notifier.start()
+    try:
+        began = time.monotonic()
+        lam.report(episode, 1.0)
+        took = time.monotonic() - began
+    finally:
+        stop.set()
+        notifier.join()
+    assert postgres_rows._LEASE <= took < 2.0, took
+    assert (_rows_of(lam)._waited, _rows_of(lam)._combined) == (1, 2)
+    assert [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"] == [left, episode]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_a_queued_report_waits_only_for_reports_on_its_own_lessons(fold_url: str) -> None:
     """Reports on other lessons neither join the inbox nor fold what waits there: they contend
     with nobody. The next report on the waiting report's lessons folds it."""
