@@ -157,7 +157,7 @@ BEGIN
             NULL::float8, NULL::bigint;
     END IF;
     -- A combining write whose reporter's queued outcome another write folded meanwhile has
-    -- nothing to do: it reads nothing more (most of the reads after a lost combine end here).
+    -- nothing to do: it reads nothing more.
     IF p_ticket IS NOT NULL AND NOT EXISTS (SELECT FROM lamar_inbox AS i WHERE i.namespace = p_ns
                                             AND i.ticket = p_ticket) THEN
         RETURN;
