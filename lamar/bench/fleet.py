@@ -295,12 +295,8 @@ def measure_lessons(base: str, lessons: int, modes: list[str], episodes: int = 5
             rng, signals, context = random.Random(1), list(Signal), {"task": "bench", "project": "p3"}
             for _ in range(50):  # warm: the fold mode builds its rows here
                 lam.report(lam.recall(context).episode_id, rng.choice(signals))
-            took = []
             cpu = time.thread_time()
-            for _ in range(episodes):
-                t0 = time.perf_counter()
-                lam.report(lam.recall(context).episode_id, rng.choice(signals))
-                took.append(time.perf_counter() - t0)
+            took = _timed(lam, context, rng, episodes)
             cpu = time.thread_time() - cpu
             lam.close()
         finally:
@@ -371,14 +367,14 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
             for i in range(3):
                 lam.add(Experience(f"working on case {i}", f"apply fix {i}"))
             rng = random.Random(1)
-            before = _p50(lam, rng, episodes)
+            before = statistics.median(_timed(lam, _CONTEXT, rng, episodes)) * 1000.0
             with psycopg.connect(base.split("?", 1)[0], autocommit=True, options=f"-c search_path={schema}") as conn:
                 conn.execute("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) SELECT 'other', "
                              "'exp_' || i, i, 'active', '{}', repeat('x', 1800) FROM generate_series(1, %s) AS i", (rows,))
                 conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) SELECT 'other', i, "
                              "'episode', 'episode:' || i, 0, repeat('x', 300) FROM generate_series(1, %s) AS i", (rows,))
             out.append({"mode": mode, "grown_rows": rows, "p50_before_ms": before,
-                        "p50_after_ms": _p50(lam, rng, episodes)})
+                        "p50_after_ms": statistics.median(_timed(lam, _CONTEXT, rng, episodes)) * 1000.0})
             lam.close()
         finally:
             with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
@@ -386,14 +382,14 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
     return out
 
 
-def _p50(lam: Lamar, rng: random.Random, episodes: int) -> float:
-    """The median of `episodes` recall+report, in ms."""
-    took = []
+def _timed(lam: Lamar, context: dict[str, str], rng: random.Random, episodes: int) -> list[float]:
+    """Seconds each of `episodes` recall+report took, one after another, with random signals."""
+    signals, took = list(Signal), []
     for _ in range(episodes):
         t0 = time.perf_counter()
-        lam.report(lam.recall(_CONTEXT).episode_id, rng.choice(list(Signal)))
+        lam.report(lam.recall(context).episode_id, rng.choice(signals))
         took.append(time.perf_counter() - t0)
-    return statistics.median(took) * 1000.0
+    return took
 
 
 def main(argv: list[str] | None = None) -> int:

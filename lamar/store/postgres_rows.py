@@ -697,17 +697,19 @@ class LessonRows:
         if turn != "gone":
             self._waited += turn == "wait"  # the lease ran out
             return None
-        if seq is None or float(at) != float(event.time):
-            raise self._taken(event)
-        return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(seq), time=event.time)]
+        return self._logged(event, None if seq is None else (seq, at))
 
     def _folded(self, event: Event) -> list[Event]:
         """A queued report that another write folded (or dropped: its episode was reported first
         another way, EventConflict): the event as the log holds it."""
         store = self._store
-        row = store._run(lambda conn: conn.execute(
+        return self._logged(event, store._run(lambda conn: conn.execute(
             "SELECT seq, time FROM lamar_events WHERE namespace = %s AND key = %s",
-            (store.namespace, event.key)).fetchone())
+            (store.namespace, event.key)).fetchone()))
+
+    def _logged(self, event: Event, row: tuple[Any, Any] | None) -> list[Event]:
+        """`event` with its seq, where the log holds it under its key at its time (`row`: the seq
+        and time found under the key, None if none); else another writer's: EventConflict."""
         if row is None or float(row[1]) != float(event.time):
             raise self._taken(event)
         return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(row[0]), time=event.time)]
