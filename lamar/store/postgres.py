@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from lamar.store.postgres_rows import LessonRows
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 URL_FOLD = "lamar_fold"  # ...&lamar_fold=on: PostgreSQL holds the folded state (opt-in, docs/postgres.md)
@@ -104,8 +104,8 @@ SELECT setval('lamar_seq', greatest(1, coalesce(max(last_seq), 0)), coalesce(max
 # COMMIT back to back, so the namespace row stays locked for server time only, never for a
 # client's round trip.
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
-_APPEND = """SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s);
-COMMIT"""
+_APPEND_ONE = "SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s)"
+_APPEND = _APPEND_ONE + ";\nCOMMIT"
 # The log mode's write, a function so that PostgreSQL plans its statements once per connection;
 # the events travel as one JSON text, parsed once (json_to_recordset keeps `data` as sent).
 # Part 0 is the seqs this write got, part 1 the log after `p_since` up to them (at most p_tail
@@ -161,9 +161,13 @@ CREATE TABLE lamar_inbox (
 # it (postgres_rows.py): the fold mode's functions anew, and the log mode's with the same setting.
 _FROM_V4 = FUNCTIONS + """;
 ALTER FUNCTION lamar_append(text, integer, json, bigint, integer) SET enable_seqscan = off"""
-_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4),
-               0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4), 1: (_FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4),
-               2: (_FROM_V2, _FROM_V3, _FROM_V4), 3: (_FROM_V3, _FROM_V4), 4: (_FROM_V4,)}
+# Version 6: `lamar_view` is STABLE (one snapshot for its statements), so a recall's read is one
+# statement, not a REPEATABLE READ transaction around it.
+_FROM_V5 = "ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE"
+_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
+               0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
+               1: (_FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5), 2: (_FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
+               3: (_FROM_V3, _FROM_V4, _FROM_V5), 4: (_FROM_V4, _FROM_V5), 5: (_FROM_V5,)}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own
@@ -319,10 +323,11 @@ class PostgresStore:
         xid.append(str(cur.fetchone()[0]))
 
     @staticmethod
-    def _alone(cur: Any, query: str, params: dict[str, Any]) -> None:
-        """Send `query` (ending in COMMIT) after a BEGIN, in one message; `cur` is left at its result."""
-        cur.execute("BEGIN;\n" + query, params)
-        cur.nextset()
+    def _alone(cur: Any, statement: str, params: dict[str, Any]) -> Any:
+        """Run one statement as a transaction of its own (the connection is in autocommit): one
+        message, its parameters bound by the server, which psycopg has prepare it once it recurs
+        (the server then neither parses nor plans it again); the cursor at its result."""
+        return cur.connection.execute(statement, params)
 
     def _append_once(self, params: dict[str, Any], events: Sequence[Event]) -> int:
         """Write one batch in the log mode; the first seq it got. Raises _NotWritten when safe to retry."""
@@ -335,7 +340,7 @@ class PostgresStore:
 
         def body(cur: Any, xid: list[str]) -> int:
             if keyed(events):
-                self._alone(cur, _APPEND, params)
+                cur = self._alone(cur, _APPEND_ONE, params)
             else:
                 self._begin(cur, xid)
                 cur.execute(_APPEND, params)

@@ -100,12 +100,13 @@ _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKO
 # one, then folds them itself: a stopped folder delays the others by at most that.
 INBOX_CHANNEL = "lamar_inbox"
 _LEASE = 0.2
-# The second message is one call of `lamar_write` (below), then COMMIT. Rows and events travel as
-# one JSON text each (quoting one literal is cheap; quoting text[] elements that are JSON is not).
-_WRITE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
+# The second message is one call of `lamar_write` (below): a transaction of its own where the
+# write is one message (`PostgresStore._alone`), else followed by COMMIT. Rows and events travel
+# as one JSON text each, which the server parses once.
+_WRITE_ONE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
     %(absent)s::text[], %(folded)s, %(updated)s::json, %(added)s::json, %(shards)s, %(r_n)s, %(r_mean)s,
-    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json, %(done)s::bigint[], %(queue)s) AS seq;
-COMMIT"""
+    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json, %(done)s::bigint[], %(queue)s) AS seq"""
+_WRITE = _WRITE_ONE + ";\nCOMMIT"
 # What a write's second message runs, as a function so that the server plans its statements
 # once per connection, not on every call (planning was about half of the server's time for a
 # report, measured with pg_stat_statements); created by the schema's migrations to versions 3 and 4.
@@ -292,8 +293,11 @@ $fn$;
 CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_scopes jsonb[], p_ids text[])
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
                    m2 double precision, active bigint)
-LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
+LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 BEGIN
+    -- STABLE: its statements all read the snapshot of the query that calls it (a VOLATILE
+    -- function takes one per statement), so its parts agree without a REPEATABLE READ
+    -- transaction around it (version 6).
     -- A lesson is eligible where its scope is one of the context's subsets (`p_scopes`): one
     -- probe of the scope index per subset. A context too large to list its subsets is matched
     -- row by row (`p_ctx`).
@@ -400,13 +404,12 @@ BEGIN
         RETURNING lamar_events.seq;
 END
 $fn$"""
-# A read sees one snapshot: rows, counters and `folded` as one build or write left them (read
-# committed would take a snapshot per statement, and a build committing between them made an
-# empty set of rows look built: a recall then found no lesson eligible).
-_VIEW = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb, %(scopes)s::jsonb[],
-    %(ids)s::text[]);
-COMMIT"""
+# A read sees one snapshot: rows, counters and `folded` as one build or write left them (a
+# snapshot per statement let a build commit between them, and made an empty set of rows look
+# built: a recall then found no lesson eligible). `lamar_view` is STABLE, so one statement is
+# one snapshot: it is sent alone, bound by the server and prepared once it recurs.
+_VIEW = """SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb,
+    %(scopes)s::jsonb[], %(ids)s::text[])"""
 _SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), above it rows are matched one by one
 # Version 3's signatures of these functions, dropped by the migration to version 4 (which creates
 # them anew: CREATE OR REPLACE cannot change what a function returns).
@@ -462,11 +465,7 @@ class LessonRows:
         store = self._store
 
         def run(conn: Connection[Any]) -> list[tuple[Any, ...]]:
-            cur = store._pg.ClientCursor(conn)
-            cur.execute(_VIEW, {"ns": store.namespace, **params})
-            cur.nextset()
-            result: list[tuple[Any, ...]] = cur.fetchall()
-            return result
+            return conn.execute(_VIEW, {"ns": store.namespace, **params}).fetchall()
 
         rows, shards, built = result_parts(store._run(run), 3)
         tuning, active = built[0][2] if built else None, sum(int(row[7]) for row in shards)
@@ -625,7 +624,7 @@ class LessonRows:
             write["events"] = events_json(written)
             try:
                 if how == "recalled" or (how in ("plain", "optimistic") and alone) or how == "combine":
-                    store._alone(cur, _WRITE, write)
+                    cur = store._alone(cur, _WRITE_ONE, write)
                 else:
                     cur.execute(_WRITE, write)
             except store._pg.errors.SerializationFailure as exc:

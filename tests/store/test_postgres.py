@@ -326,14 +326,54 @@ def test_a_write_whose_connection_is_killed_is_retried_once_then_fails_clearly(
         drop_namespaces(postgres_url, namespace)
 
 
-class DroppingProxy:
-    """A TCP relay to PostgreSQL that cuts a connection at a write's COMMIT, as a network might.
+class _Commits:
+    """Reads what a client sends as the protocol's messages, to find where a write commits: a
+    simple query holding COMMIT, or a write sent alone (a call of lamar_write or lamar_append,
+    bound by the server: its transaction commits at the Sync that follows its Bind), whether the
+    statement is parsed in the same message or was prepared before under a name."""
 
-    `cuts` holds what to do at each next COMMIT: "before" drops it unsent and hangs up both
-    sides; "stall" drops it and hangs up only on the client, so the server keeps waiting in
-    the open transaction (a half-open link); "after" sends it, lets the server commit, and
-    drops the answer. While `refusing`, new connections are hung up at once (the server
-    unreachable).
+    _WRITES = (b"lamar_write(", b"lamar_append(")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._started = False  # past the startup message: every message starts with its type
+        self._writes: set[bytes] = set()  # names of the statements parsed from a write's text
+
+    def __call__(self, data: bytes) -> bool:
+        """Whether `data` (what the client sent next) holds a commit."""
+        self._buffer += data
+        found = False
+        while True:
+            typed = int(self._started)
+            if len(self._buffer) < typed + 4:
+                return found
+            size = int.from_bytes(self._buffer[typed:typed + 4], "big")
+            if len(self._buffer) < typed + size:
+                return found
+            kind, body = self._buffer[:typed], self._buffer[typed + 4:typed + size]
+            self._buffer = self._buffer[typed + size:]
+            if not self._started:  # an SSL or GSS request, then the startup message (protocol 3.0)
+                self._started = body[:4] == (3 << 16).to_bytes(4, "big")
+            elif kind == b"Q":
+                found |= b"COMMIT" in body
+            elif kind == b"P":
+                name, text = body.split(b"\0", 1)
+                if any(w in text for w in self._WRITES):
+                    self._writes.add(name)
+                else:
+                    self._writes.discard(name)
+            elif kind == b"B":
+                found |= body.split(b"\0", 2)[1] in self._writes
+
+
+class DroppingProxy:
+    """A TCP relay to PostgreSQL that cuts a connection at a write's commit, as a network might.
+
+    `cuts` holds what to do at each next commit (a COMMIT, or a write sent alone, which commits
+    as it ends: `_Commits`): "before" drops it unsent and hangs up both sides; "stall" drops it
+    and hangs up only on the client, so the server keeps waiting (a half-open link); "after"
+    sends it, lets the server commit, and drops the answer. While `refusing`, new connections
+    are hung up at once (the server unreachable).
     """
 
     def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5432)) -> None:
@@ -367,8 +407,10 @@ class DroppingProxy:
             _close(client, server)
 
         threading.Thread(target=down, daemon=True).start()
+        commits = _Commits()
         while data := _recv(client):
-            if b"COMMIT" in data and self.cuts:
+            commit = commits(data)
+            if commit and self.cuts:
                 cut = self.cuts.pop(0)
                 if cut == "stall":
                     _close(client)
@@ -376,7 +418,7 @@ class DroppingProxy:
                 if cut == "before":
                     break
                 swallow.set()
-            if b"COMMIT" in data:
+            if commit:
                 self.commits_sent += 1
             if not _send(server, data):
                 break

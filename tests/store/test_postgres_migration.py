@@ -187,6 +187,28 @@ def test_a_version_4_store_gets_functions_whose_plans_never_scan(schema_url: str
     log.close()
 
 
+def test_a_version_5_store_gets_a_stable_view_read_in_one_snapshot(schema_url: str) -> None:
+    """Version 6 marks lamar_view STABLE: its statements all read the calling query's snapshot,
+    which lets a recall's read be one statement (no REPEATABLE READ transaction around it)."""
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
+    volatility = "SELECT provolatile FROM pg_proc WHERE proname = 'lamar_view' AND pronamespace = current_schema()::regnamespace"
+    lam = Lamar(url, k=2, seed=1)
+    exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
+    lam.close()
+    assert _sql(schema_url, volatility) == [("s",)]
+    _sql(schema_url, "ALTER FUNCTION lamar_view VOLATILE")
+    _sql(schema_url, "UPDATE lamar_migrations SET version = 5")
+
+    lam = Lamar(url, k=2, seed=1)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert _sql(schema_url, volatility) == [("s",)]
+    rec = lam.recall({"task": "t"})
+    assert rec.eligible == (exp_id,)
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    assert lam.evidence(exp_id).eligible == 1
+    lam.close()
+
+
 @pytest.mark.parametrize("start", ["empty", "version 0"])
 def test_racing_migrators_migrate_once_and_all_open(schema_url: str, start: str) -> None:
     if start == "version 0":
