@@ -128,7 +128,9 @@ class Lamar:
         self._rng = random.Random(seed)
         self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         self._state_seq = 0  # the seq of the state last saved or loaded (see _resume, _save_state)
-        self._wrote = False  # readers (stats, ls, html) never save the state: they leave the store as it was
+        # Readers (stats, ls, html) never save the state: they leave the store as it was. In the
+        # fold mode whoever folds the log saves it (writers read the rows and never fold it).
+        self._wrote = False
         # The fold mode: the store holds every lesson's folded state in rows (None: this cache does).
         self._rows: LessonRows | None = getattr(opened, "rows", None)
         self._reads: Any = self._rows if self._rows is not None else _CacheReads(self)
@@ -163,6 +165,7 @@ class Lamar:
         self._base = 0  # the seq the resumed state was folded to
         self._pinned: set[str] = set()  # episodes known only from a checkpoint snapshot
         self._unsettled: deque[str] | None = None  # pending episode ids, oldest first (lamar.pending)
+        self._settled = False  # the fold mode: this cache holds the log through a settled seq (_fold_settled)
 
     def _append(self, events: list[Event]) -> list[Event]:
         self._wrote = True
@@ -171,16 +174,41 @@ class Lamar:
     def _sync(self) -> None:
         """Fold the events other writers (and we) appended since we last looked.
 
-        In the fold mode, seq order is not commit order (an event may commit after a reader
-        passed its seq), so the paths that need the cache (stats, sleep, pending...) fold the
-        whole log instead; recall, report and evidence never come here.
+        In the fold mode only the paths that need this cache come here (stats, sleep, pending,
+        history...); recall, report and evidence read the store's rows.
         """
         if self._rows is not None:
-            self._refold()
+            self._fold_settled()
             return
         self._fold_tail(self.store.read(self._seq))
         if self._wrote and self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
             self._save_state()  # amortised: one save per many writes, so reopening folds a short tail
+
+    def _fold_settled(self, whole: bool = False) -> None:
+        """The fold mode's `_sync`: fold the log through its settled seq (`LessonRows.settled`).
+
+        Seq order is not commit order there (a write may commit after another that took a later
+        seq), so a read of the tail after the last folded seq could pass over a late event for
+        good. Only the settled part of the log is folded: none of it can still appear. The cache
+        starts from the saved state when there is one, and saves it as a log-mode writer does
+        (no fold-mode writer folds the log). When the writes in flight do not end within a
+        second, the whole log as it now stands is folded, and folded again from the start next
+        time.
+        """
+        assert self._rows is not None
+        through = self._rows.settled()
+        if through is None:
+            self._fold_events(self.store.read(0))
+            self._settled = False
+            return
+        if whole or not self._settled:
+            if whole or not self._resume(through):
+                self._fold_events([e for e in self.store.read(0) if e.seq <= through])
+            self._settled = True
+        else:
+            self._fold_tail([e for e in self.store.read(self._seq) if e.seq <= through])
+        if self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
+            self._save_state()
 
     def _fold_tail(self, events: list[Event]) -> None:
         # A replacement unfolds an outcome, and a compaction of episodes that a resumed engine
@@ -192,8 +220,9 @@ class Lamar:
         for event in events:
             self._fold(event)
 
-    def _resume(self) -> bool:
-        """Load the state this store's engines saved, if it still describes the log, and fold the tail.
+    def _resume(self, through: int | None = None) -> bool:
+        """Load the state this store's engines saved, if it still describes the log, and fold the
+        tail (up to seq `through`, if given: the fold mode's settled seq).
 
         Refused (and the log replayed instead): no state, a torn or edited one (checksum),
         another STATE_VERSION or tuning, or a log whose event at the state's seq is gone or
@@ -227,12 +256,14 @@ class Lamar:
         self._partial = True
         self._seq = self._base = self._state_seq = seq
         self._last = events[0]
-        self._fold_tail(events[1:])
+        self._fold_tail([e for e in events[1:] if through is None or e.seq <= through])
         return True
 
     def _save_state(self) -> None:
         """Save the folded state beside the log (a cache: failing to save loses nothing)."""
-        save = getattr(self.store, "save_state", None) if self._rows is None else None  # rows hold it
+        # In the fold mode, only a cache of the settled log (no event below its seq can still
+        # commit) describes the log through its seq.
+        save = getattr(self.store, "save_state", None) if self._rows is None or self._settled else None
         last = self._last
         if save is None or getattr(self.store, "lookup", None) is None or last is None or last.seq != self._seq:
             return
@@ -295,6 +326,9 @@ class Lamar:
                 self._build_rows(force=True)
 
     def _refold(self) -> None:
+        if self._rows is not None:
+            self._fold_settled(whole=True)
+            return
         self._fold_events(self.store.read(0))
 
     def _fold_events(self, events: list[Event]) -> tuple[list[LessonState], tuple[int, float, float]]:
@@ -961,7 +995,11 @@ class Lamar:
     # -- summaries ---------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
-        """Counts of lessons, episodes and reports, by status and verdict."""
+        """Counts of lessons, episodes and reports, by status and verdict.
+
+        `events` is the seq of the last event folded: the log's length where seqs are dense,
+        but not in PostgreSQL's fold mode, whose seqs come from one SEQUENCE that every
+        namespace of the database shares."""
         with self._lock:
             self._sync()
             n = self._active_count()

@@ -251,6 +251,17 @@ print(t1 - t0, len(rec.eligible))
 """
 
 
+# A call that folds the log (stats) in a new process: the first folds it all and saves the state,
+# the next ones resume from that state and fold the tail.
+_STATS = """
+import time, psycopg, psycopg_pool, lamar.engine, lamar.store.postgres, lamar.store.postgres_rows
+t0 = time.perf_counter()
+lam = lamar.engine.Lamar({url!r}, k=3, seed=1)
+episodes = lam.stats()["episodes"]
+print(time.perf_counter() - t0, episodes, int(lam._partial))
+"""
+
+
 def measure_big(base: str, episodes: int, runs: int) -> dict[str, Any]:
     import psycopg
 
@@ -267,7 +278,17 @@ def measure_big(base: str, episodes: int, runs: int) -> dict[str, Any]:
         done = subprocess.run([sys.executable, "-c", _OPEN.format(url=_url(base, namespace, "fold"))],
                               capture_output=True, text=True, check=True)
         timings.append(float(done.stdout.split()[0]))
-    return {"episodes": episodes, "build_s": build, "open_recall_ms": [t * 1000 for t in timings]}
+    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):  # an earlier run saved one
+            conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))
+    stats = []
+    for _ in range(1 + runs):
+        done = subprocess.run([sys.executable, "-c", _STATS.format(url=_url(base, namespace, "fold"))],
+                              capture_output=True, text=True, check=True)
+        took, counted, resumed = done.stdout.split()
+        assert int(counted) >= episodes  # (and the recalls of the runs above)
+        stats.append((float(took), bool(int(resumed))))
+    return {"episodes": episodes, "build_s": build, "open_recall_ms": [t * 1000 for t in timings], "stats_s": stats}
 
 
 # -- namespaces of many lessons -------------------------------------------------------------------
@@ -459,6 +480,11 @@ def main(argv: list[str] | None = None) -> int:
         print("open + first recall in a fresh process (imports excluded), 5 runs: "
               + ", ".join(f"{t:.1f}" for t in big["open_recall_ms"]) + " ms; median "
               + f"{statistics.median(big['open_recall_ms']):.1f} ms")
+        (first, saved), *later = big["stats_s"]
+        print(f"stats in a fresh process: {first:.2f} s with no saved state (folds the whole log"
+              + (", saves the state" if saved or later and later[0][1] else "") + "), then "
+              + ", ".join(f"{t * 1000:.0f}" for t, _ in later) + " ms"
+              + (" (resumed from it)" if all(resumed for _, resumed in later) else " (NOT resumed)"))
     counts = [int(n) for n in args.lesson_counts.split(",") if n.strip()]
     if counts:
         print("one client, recall+report, in namespaces of many lessons (2 eligible per recall)")

@@ -61,7 +61,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     on_disk = f", {size(data['bytes'])}" if data["bytes"] is not None else ""
     live = sum(verdict.values())
     cost = data["holdout_cost"]
-    print(f"store      {data['store']} ({data['backend']}{on_disk}, {data['events']} events)")
+    # The fold mode's seqs come from one SEQUENCE that every namespace of the database shares:
+    # its last seq is no count of this store's events.
+    events = f"last seq {data['events']}" if getattr(lam.store, "rows", None) is not None else f"{data['events']} events"
+    print(f"store      {data['store']} ({data['backend']}{on_disk}, {events})")
     print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "
           f"(of the {live} not retired)")

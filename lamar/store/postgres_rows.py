@@ -100,6 +100,16 @@ _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKO
 # one, then folds them itself: a stopped folder delays the others by at most that.
 INBOX_CHANNEL = "lamar_inbox"
 _LEASE = 0.2
+# A read of the log that misses no event, however late it commits (`LessonRows.settled`): the
+# last seq the SEQUENCE handed out, then the transactions holding a namespace's write lock
+# shared (as writes do; a build or a checkpoint holds it exclusively and takes no new seq), then,
+# until they have all ended, which of them still hold it. _SETTLE_WAIT: the most it waits.
+_LAST_SEQ = "SELECT last_value, is_called FROM lamar_seq"
+_HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock'
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND classid = %(lock)s::oid AND objid = hashtext(%(ns)s)::oid AND objsubid = 2 AND pid <> pg_backend_pid()
+    AND (%(among)s::text[] IS NULL OR virtualtransaction = ANY(%(among)s::text[]))"""
+_SETTLE_WAIT = 1.0
 # The second message is one call of `lamar_write` (below): a transaction of its own where the
 # write is one message (`PostgresStore._alone`), else followed by COMMIT. Rows and events travel
 # as one JSON text each, which the server parses once.
@@ -474,6 +484,35 @@ class LessonRows:
         n, _, m2 = merge_shards(row[4:7] for row in shards)
         return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), active,
                         tuning)
+
+    def settled(self) -> int | None:
+        """The seq through which the namespace's log is settled: every event with a seq at or
+        below it that will ever commit has committed, so a read from now on sees them all. None
+        when a write in flight did not end within _SETTLE_WAIT seconds (a writer stopped
+        mid-write).
+
+        Seq order is not commit order in this mode: a write may commit after another that took a
+        later seq. But every write takes its seqs from one SEQUENCE while it holds the
+        namespace's write lock (ROWS_LOCK), from before its first seq until it ends. So once the
+        transactions that held the lock just after the SEQUENCE's last value V was read have
+        ended, every event with a seq at or below V has committed or never will: a write that
+        took the lock later takes seqs above V.
+        """
+        store = self._store
+        params: dict[str, Any] = {"lock": ROWS_LOCK, "ns": store.namespace, "among": None}
+
+        def run(conn: Connection[Any]) -> int | None:
+            value, called = conn.execute(_LAST_SEQ).fetchone() or (0, False)
+            deadline, pause = time.monotonic() + _SETTLE_WAIT, 0.001
+            while holders := [row[0] for row in conn.execute(_HOLDERS, params).fetchall()]:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(pause)
+                pause = min(2 * pause, 0.05)
+                params["among"] = holders  # only those: a write that took the lock since takes later seqs
+            return int(value) if called else int(value) - 1
+
+        return store._run(run)
 
     # -- writes ------------------------------------------------------------------------------
 

@@ -171,6 +171,7 @@ class StoreConformance:
                 lam.report(rec.episode_id, rng.choice(list(Signal)))
                 reported.append(rec.episode_id)
         lam.retire(ids[6])
+        lam.stats()  # (a fold-mode engine folds the log only for calls such as this one)
         lam._save_state()
         lam.report(open_eps.pop(), Signal.SHIPPED)  # a tail after the state
         lam.close()
@@ -179,9 +180,11 @@ class StoreConformance:
         replay_store.append([Event(e.kind, e.data, e.key, time=e.time) for e in events])
         resumed = Lamar(store if not self.persistent else self.open(loc), k=2, seed=9)
         replayed = Lamar(replay_store, k=2, seed=9)
+        stats = resumed.stats()  # a fold-mode engine resumes here, at its first call that folds the log
         assert resumed._partial and not replayed._partial
         assert {i: resumed.evidence(i) for i in ids} == {i: replayed.evidence(i) for i in ids}
-        assert resumed.stats() | {"store": None} == replayed.stats() | {"store": None}
+        unlike = {"store": None} | ({"events": None} if getattr(resumed.store, "rows", None) is not None else {})
+        assert stats | unlike == replayed.stats() | unlike  # (the fold mode's seqs are not dense)
         for engine in (resumed, replayed):
             with pytest.raises(DuplicateReport):
                 engine.report(reported[3], Signal.SHIPPED)
