@@ -10,7 +10,7 @@ The data path, end to end:
 
 Every write is an event appended to the store; the state here is a cache folded from
 those events, so several processes sharing one store converge on the same state. A store in
-the fold mode (PostgreSQL with `lamar_fold=on`, `store.rows`) holds the folded state itself: the engine
+the fold mode (PostgreSQL's default, `store.rows`) holds the folded state itself: the engine
 then reads the rows it needs and writes events that the store folds (lamar/store/postgres_rows.py).
 """
 

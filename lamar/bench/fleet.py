@@ -45,7 +45,7 @@ _CONTEXT = {"task": "bench", "project": "fleet"}
 
 def _url(base: str, namespace: str, mode: str) -> str:
     sep = "&" if "?" in base else "?"
-    return f"{base}{sep}lamar_namespace={namespace}" + ("&lamar_fold=on" if mode.startswith("fold") else "")
+    return f"{base}{sep}lamar_namespace={namespace}&lamar_fold=" + ("on" if mode.startswith("fold") else "off")
 
 
 def _context(workload: str, seed: int) -> dict[str, str]:

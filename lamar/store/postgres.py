@@ -28,15 +28,15 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 6
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
-URL_FOLD = "lamar_fold"  # ...&lamar_fold=on: PostgreSQL holds the folded state (opt-in, docs/postgres.md)
+URL_FOLD = "lamar_fold"  # ...&lamar_fold=off: every engine folds the log itself (the fold mode is the default)
 _NAMESPACE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 _MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
 _REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
 _T = TypeVar("_T")
 
-# In the log mode (the default) appends in a namespace serialize on its row here: the upsert
+# In the log mode (lamar_fold=off) appends in a namespace serialize on its row here: the upsert
 # that allocates their sequence numbers locks it until COMMIT, so a namespace's seq order is its
-# commit order. The fold mode (lamar_fold=on) takes seqs from lamar_seq and keeps each lesson's
+# commit order. The fold mode (the default) takes seqs from lamar_seq and keeps each lesson's
 # folded state in lamar_lessons (lamar/store/postgres_rows.py).
 _CREATE = """
 CREATE TABLE lamar_namespaces (namespace text PRIMARY KEY, last_seq bigint NOT NULL);
@@ -182,11 +182,11 @@ class _NotWritten(Exception):
 class PostgresStore:
     """Events in PostgreSQL, shared by many processes and machines; one namespace each.
 
-    Modes: with `lamar_fold=on` in the URL (the fold mode) the store holds every lesson's
-    folded state in rows that each write updates (`rows`, lamar/store/postgres_rows.py); seqs
-    come from a SEQUENCE, so an event may commit after a reader passed its seq. By default (the
-    log mode) every engine folds the log itself, and a namespace's writes take turns on its counter
-    row, held only while the server runs one INSERT and its COMMIT, so seq order is commit
+    Modes: by default (the fold mode) the store holds every lesson's folded state in rows that
+    each write updates (`rows`, lamar/store/postgres_rows.py); seqs come from a SEQUENCE, so an
+    event may commit after a reader passed its seq (an engine folds the log only through its
+    settled seq: `LessonRows.settled`). With `lamar_fold=off` in the URL (the log mode) every
+    engine folds the log itself, and a namespace's writes take turns on its counter row, held only while the server runs one INSERT and its COMMIT, so seq order is commit
     order (`read(after)` never skips an event that commits later) and no client, slow or
     killed, holds it across a round trip.
     Isolation: every statement names the namespace; another namespace's ids are not there.
@@ -197,7 +197,7 @@ class PostgresStore:
     Args:
         url: a libpq URL, postgresql://user@host:port/dbname?options. A query parameter
             `lamar_namespace=name` picks the namespace (so one string locates the store);
-            `lamar_fold=on` picks the fold mode.
+            `lamar_fold=off` picks the log mode (`on`, the default: the fold mode).
         namespace: the isolated store inside the database (default "default"); letters,
             digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
         pool_size: most connections this object opens (threads beyond it wait their turn).
@@ -617,9 +617,9 @@ def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str, bool]:
     pieces = [piece for piece in parts.query.split("&") if piece]
     modes = [unquote(piece.partition("=")[2]).lower() for piece in pieces if piece.partition("=")[0] == URL_FOLD]
     if any(mode not in ("on", "off") for mode in modes):
-        raise StoreError(f"{URL_FOLD} is 'on' (PostgreSQL holds the folded state) or 'off' "
-                         f"(every engine folds the log itself, the default); got {modes[-1]!r}")
-    fold = bool(modes) and modes[-1] == "on"
+        raise StoreError(f"{URL_FOLD} is 'on' (PostgreSQL holds the folded state, the default) or 'off' "
+                         f"(every engine folds the log itself); got {modes[-1]!r}")
+    fold = not modes or modes[-1] == "on"
     pieces = [piece for piece in pieces if piece.partition("=")[0] != URL_FOLD]
     ours = [piece for piece in pieces if piece.partition("=")[0] == URL_NAMESPACE]
     rest = [piece for piece in pieces if piece not in ours]
@@ -636,7 +636,7 @@ def _parse_url(url: str, namespace: str | None) -> tuple[str, str, str, bool]:
     if "@" in netloc:
         user, host = netloc.rsplit("@", 1)
         netloc = user.split(":", 1)[0] + "@" + host
-    query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"] + ([f"{URL_FOLD}=on"] if fold else []))
+    query = "&".join(shown + [f"{URL_NAMESPACE}={chosen}"] + ([] if fold else [f"{URL_FOLD}=off"]))
     return conninfo, chosen, urlunsplit(parts._replace(netloc=netloc, query=query, fragment="")), fold
 
 

@@ -361,12 +361,12 @@ def test_a_report_of_an_unknown_episode_writes_nothing(fold_url: str) -> None:
 
 def test_the_location_keeps_the_mode(postgres_url: str) -> None:
     namespace = unique_namespace()
-    fold = PostgresStore(postgres_url + "?lamar_fold=on", namespace=namespace)
-    log = PostgresStore(postgres_url, namespace=namespace)  # the log mode is the default
+    fold = PostgresStore(postgres_url, namespace=namespace)  # the fold mode is the default
+    log = PostgresStore(postgres_url + "?lamar_fold=off", namespace=namespace)
     assert fold.rows is not None and log.rows is None
-    assert fold.location.endswith("lamar_fold=on") and "lamar_fold" not in log.location
-    assert PostgresStore(fold.location).rows is not None
-    assert PostgresStore(postgres_url + "?lamar_fold=off", namespace=namespace).rows is None
+    assert log.location.endswith("lamar_fold=off") and "lamar_fold" not in fold.location
+    assert PostgresStore(log.location).rows is None
+    assert PostgresStore(postgres_url + "?lamar_fold=on", namespace=namespace).rows is not None
     fold.close()
     log.close()
     with pytest.raises(Exception, match="lamar_fold is 'on'"):
