@@ -21,6 +21,7 @@ import contextlib
 import json
 import os
 import random
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self
@@ -63,6 +64,9 @@ if TYPE_CHECKING:
     from lamar.store.postgres_rows import LessonRows
 
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
+# The fold mode: a recall applies the pending policy (which needs the engine's own fold of the
+# log) at most once in this many seconds, or in a quarter of `pending_after` if that is shorter.
+_SETTLE_EVERY = 60.0
 
 
 class EpisodeRecord:
@@ -135,6 +139,7 @@ class Lamar:
         self._rows: LessonRows | None = getattr(opened, "rows", None)
         self._reads: Any = self._rows if self._rows is not None else _CacheReads(self)
         self._tuning_text: str | None = None
+        self._next_settle = 0.0  # the fold mode: when a recall next applies the pending policy (monotonic)
         self._reset()
         with self._lock:
             if self._rows is None and not self._resume():
@@ -681,8 +686,13 @@ class Lamar:
             self._append([Event("episode", data, key=f"episode:{episode_id}")])
             if self._rows is None:
                 self._sync()
-                if self.policy.pending_after is not None:  # the fold mode settles in settle_pending()
+                if self.policy.pending_after is not None:
                     settle(self, None)
+            elif self.policy.pending_after is not None and time.monotonic() >= self._next_settle:
+                # The fold mode folds the log for it now and then, not on every recall.
+                self._next_settle = time.monotonic() + min(_SETTLE_EVERY, self.policy.pending_after / 4)
+                self._sync()
+                settle(self, None)
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
@@ -892,7 +902,8 @@ class Lamar:
             return pending(self, older_than, now)
 
     def settle_pending(self, *, now: float | None = None) -> list[str]:
-        """Apply the `pending_after` policy now (recall also does, on each call).
+        """Apply the `pending_after` policy now (recall also does: on each call, or at most once a
+        minute in PostgreSQL's fold mode, where it needs a fold of the log's new events).
 
         Every episode pending for `pending_after` seconds or more gets `pending_outcome` as a
         default outcome, or, when that is None, is recorded as expired. Both are outcome

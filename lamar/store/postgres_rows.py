@@ -16,7 +16,8 @@ lock) and never replays anyone's events, so a fleet's work grows with its episod
 their square. Seqs come from one SEQUENCE, taken after the rows' locks: restricted to one
 lesson, seq order is the order its folds ran, so folding the log in seq order in-process (each
 outcome names the sigma its fold used) gives the same rows. What `read(after)` no longer
-promises: an event may commit after a reader passed its seq.
+promises: an event may commit after a reader passed its seq (`settled` says how far the log is
+settled: an engine folds it that far).
 
 Where first reports contend for the same rows (a report's write conflicted, or its read found
 reports waiting), a report is queued in `lamar_inbox` instead (a ticket from the SEQUENCE; the

@@ -395,8 +395,8 @@ def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_ur
 def test_a_late_report_replaces_a_pending_default_and_the_rows_follow(fold_url: str) -> None:
     lam = Lamar(fold_url, k=2, seed=10, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
     ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
-    late = lam.recall({"task": "x"})
-    assert lam.settle_pending() == [late.episode_id]  # the default is folded like any outcome
+    late = lam.recall({"task": "x"})  # the recall applies the policy: its own episode is due at once
+    assert lam.episode(late.episode_id).settled == "default"  # the default is folded like any outcome
     lam.report(late.episode_id, Signal.REVERTED)  # replaces it: the rows are built again
     assert lam.episode(late.episode_id).signal == "reverted"
     replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
@@ -588,6 +588,33 @@ def test_a_checkpoint_does_not_wait_for_its_own_exclusive_lock(fold_url: str) ->
     assert lam.checkpoint() is True
     assert time.monotonic() - started < postgres_rows._SETTLE_WAIT and lam._settled
     assert lam.stats()["episodes"] == 20 and lam.store.read()[0].kind == "snapshot"
+    lam.close()
+
+
+def test_recalls_apply_the_pending_policy_now_and_then(fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pending policy needs the engine's own fold of the log: a fold-mode recall applies it
+    at its first call, then once a minute at most (a quarter of `pending_after` if shorter)."""
+    from lamar import engine
+
+    lam = Lamar(fold_url, k=2, seed=1, pending_after=0.05, pending_outcome=Signal.ACCEPTED)
+    lam.add(Experience("case", "do"))
+    first = lam.recall({"task": "x"}).episode_id
+    time.sleep(0.1)
+    second = lam.recall({"task": "x"}).episode_id  # 0.1 s later (past 0.05 / 4): settles the first
+    assert lam.episode(first).settled == "default" and lam.episode(second).settled is None
+    assert [p.episode_id for p in lam.pending()] == [second] and lam.stats()["reports"] == 1
+    lam.close()
+
+    calls: list[int] = []
+    monkeypatch.setattr(engine, "_SETTLE_EVERY", 0.3)
+    monkeypatch.setattr(engine, "settle", lambda lam, now: calls.append(1) or [])
+    lam = Lamar(fold_url, k=2, seed=1, pending_after=10.0)
+    for _ in range(5):
+        lam.recall({"task": "x"})
+    assert len(calls) == 1  # the first recall; the next 4 came within 0.3 s
+    time.sleep(0.35)
+    lam.recall({"task": "x"})
+    assert len(calls) == 2
     lam.close()
 
 
