@@ -403,6 +403,52 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
     return out
 
 
+def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> list[dict[str, Any]]:
+    """One fold-mode client on 10 shared lessons of a few sentences each (rows about 2 kB), in a
+    schema of its own: its CPU per episode with lesson rows compressed past PostgreSQL's default
+    threshold (toast_tuple_target reset) and stored as they are (8160, schema version 6), in
+    alternating rounds."""
+    import psycopg
+
+    from lamar.store.postgres import PostgresStore
+
+    schema = f"bench_toast_{uuid.uuid4().hex[:8]}"
+    admin = psycopg.connect(base.split("?", 1)[0], autocommit=True)
+    admin.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in base else "?"
+    url = _url(f"{base}{sep}options=-c%20search_path%3D{schema}", "toast", "fold")
+    rng = random.Random(0)
+    words = ["cache", "build", "module", "xcode", "derived", "data", "stale", "clean", "rebuild", "dependency",
+             "bump", "swift", "target", "linker"]
+
+    def text(n: int) -> str:
+        return " ".join(rng.choice(words) for _ in range(n))
+
+    out = []
+    try:
+        lam = Lamar(PostgresStore(url, pool_size=1), k=3, seed=1)
+        for _ in range(10):
+            lam.add(Experience(text(25), text(35), rationale=text(50), scope=Scope(task="bench")))
+        backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+        _timed(lam, _CONTEXT, rng, 200)
+        for _ in range(rounds):
+            for setting in ("RESET (toast_tuple_target)", "SET (toast_tuple_target = 8160)"):
+                admin.execute(f"ALTER TABLE {schema}.lamar_lessons {setting}")
+                _timed(lam, _CONTEXT, rng, 100)  # every row rewritten under the setting
+                stored, size = admin.execute(f"SELECT avg(pg_column_size(state)), avg(octet_length(state)) "
+                                             f"FROM {schema}.lamar_lessons").fetchone() or (0, 0)
+                server, cpu = _server_cpu(backend), time.thread_time()
+                _timed(lam, _CONTEXT, rng, episodes)
+                out.append({"compressed": setting.startswith("RESET"), "stored_bytes": float(stored),
+                            "row_bytes": float(size), "client_cpu_ms": (time.thread_time() - cpu) / episodes * 1e3,
+                            "server_cpu_ms": (_server_cpu(backend) - server) / episodes * 1e3})
+        lam.close()
+    finally:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        admin.close()
+    return out
+
+
 def _timed(lam: Lamar, context: dict[str, str], rng: random.Random, episodes: int) -> list[float]:
     """Seconds each of `episodes` recall+report took, one after another, with random signals."""
     signals, took = list(Signal), []
@@ -438,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grown", type=int, default=0, metavar="ROWS",
                         help="also time one client before and after its tables grow by this many rows of "
                              "another namespace (its statements planned while they were empty)")
+    parser.add_argument("--compression", action="store_true",
+                        help="also compare one client's CPU per episode with lesson rows of about 2 kB "
+                             "compressed (PostgreSQL's default) and stored as they are")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
@@ -500,6 +549,14 @@ def main(argv: list[str] | None = None) -> int:
         for row in measure_grown(args.postgres, args.grown, [m for m in modes if m != "fold-lock"]):
             rows.append(row)
             print(f"  {row['mode']:<6} before {row['p50_before_ms']:.2f}, after {row['p50_after_ms']:.2f}", flush=True)
+    if args.compression:
+        print("one fold-mode client, 10 shared lessons of a few sentences each, CPU per episode with lesson rows "
+              "compressed (PostgreSQL's default) or stored as they are (toast_tuple_target 8160)")
+        for row in measure_compression(args.postgres):
+            rows.append(row)
+            print(f"  {'compressed' if row['compressed'] else 'as they are':<12} rows {row['row_bytes']:.0f} B, "
+                  f"stored {row['stored_bytes']:.0f} B; client {row['client_cpu_ms']:.3f} ms, "
+                  f"server {row['server_cpu_ms']:.3f} ms", flush=True)
     if args.json_out:
         with open(args.json_out, "w") as fh:
             json.dump(rows, fh, indent=1)

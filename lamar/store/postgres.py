@@ -162,8 +162,11 @@ CREATE TABLE lamar_inbox (
 _FROM_V4 = FUNCTIONS + """;
 ALTER FUNCTION lamar_append(text, integer, json, bigint, integer) SET enable_seqscan = off"""
 # Version 6: `lamar_view` is STABLE (one snapshot for its statements), so a recall's read is one
-# statement, not a REPEATABLE READ transaction around it.
-_FROM_V5 = "ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE"
+# statement, not a REPEATABLE READ transaction around it. And a lesson row is stored as it is up
+# to 8160 bytes: rows are about 2 kB, where PostgreSQL's default starts compressing them on every
+# write (docs/postgres.md: server CPU per episode 1.20-1.22 ms compressed, 0.94-0.97 not).
+_FROM_V5 = """ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE;
+ALTER TABLE lamar_lessons SET (toast_tuple_target = 8160)"""
 _MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
                0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
                1: (_FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5), 2: (_FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),

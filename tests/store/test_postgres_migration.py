@@ -189,19 +189,23 @@ def test_a_version_4_store_gets_functions_whose_plans_never_scan(schema_url: str
 
 def test_a_version_5_store_gets_a_stable_view_read_in_one_snapshot(schema_url: str) -> None:
     """Version 6 marks lamar_view STABLE: its statements all read the calling query's snapshot,
-    which lets a recall's read be one statement (no REPEATABLE READ transaction around it)."""
+    which lets a recall's read be one statement (no REPEATABLE READ transaction around it). It
+    also stores lesson rows uncompressed up to 8160 bytes."""
     url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
     volatility = "SELECT provolatile FROM pg_proc WHERE proname = 'lamar_view' AND pronamespace = current_schema()::regnamespace"
     lam = Lamar(url, k=2, seed=1)
     exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
     lam.close()
-    assert _sql(schema_url, volatility) == [("s",)]
+    options = "SELECT reloptions FROM pg_class WHERE oid = 'lamar_lessons'::regclass"
+    assert _sql(schema_url, volatility) == [("s",)] and "toast_tuple_target=8160" in _sql(schema_url, options)[0][0]
     _sql(schema_url, "ALTER FUNCTION lamar_view VOLATILE")
+    _sql(schema_url, "ALTER TABLE lamar_lessons RESET (toast_tuple_target)")
     _sql(schema_url, "UPDATE lamar_migrations SET version = 5")
+    assert "toast_tuple_target=8160" not in _sql(schema_url, options)[0][0]
 
     lam = Lamar(url, k=2, seed=1)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
-    assert _sql(schema_url, volatility) == [("s",)]
+    assert _sql(schema_url, volatility) == [("s",)] and "toast_tuple_target=8160" in _sql(schema_url, options)[0][0]
     rec = lam.recall({"task": "t"})
     assert rec.eligible == (exp_id,)
     lam.report(rec.episode_id, Signal.SHIPPED)
