@@ -105,7 +105,7 @@ _LEASE = 0.2
 # last seq the SEQUENCE handed out, then the transactions holding a namespace's write lock
 # shared (as writes do; a build or a checkpoint holds it exclusively and takes no new seq), then,
 # until they have all ended, which of them still hold it. _SETTLE_WAIT: the most it waits.
-_LAST_SEQ = "SELECT last_value, is_called FROM lamar_seq"
+_LAST_SEQ = "SELECT coalesce(pg_sequence_last_value('lamar_seq'), 0)"  # USAGE suffices, as for nextval
 _HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock'
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
     AND classid = %(lock)s::oid AND objid = hashtext(%(ns)s)::oid AND objsubid = 2 AND pid <> pg_backend_pid()
@@ -503,7 +503,7 @@ class LessonRows:
         params: dict[str, Any] = {"lock": ROWS_LOCK, "ns": store.namespace, "among": None}
 
         def run(conn: Connection[Any]) -> int | None:
-            value, called = conn.execute(_LAST_SEQ).fetchone() or (0, False)
+            (value,) = conn.execute(_LAST_SEQ).fetchone() or (0,)
             deadline, pause = time.monotonic() + _SETTLE_WAIT, 0.001
             while holders := [row[0] for row in conn.execute(_HOLDERS, params).fetchall()]:
                 if time.monotonic() > deadline:
@@ -511,7 +511,7 @@ class LessonRows:
                 time.sleep(pause)
                 pause = min(2 * pause, 0.05)
                 params["among"] = holders  # only those: a write that took the lock since takes later seqs
-            return int(value) if called else int(value) - 1
+            return int(value)
 
         return store._run(run)
 
