@@ -449,6 +449,9 @@ class LessonRows:
         self._last_read: tuple[str | None, list[tuple[Any, Any, Any]], int, float] | None = None
         self._recalled: dict[str, str] = {}
         self._cool = 0  # reports left that read first, after a report folded from the recall conflicted
+        # The last report here was queued behind others' (another write folded it, or its write
+        # folded others' too): the next report of an episode this store wrote is queued at once.
+        self._crowded = False
         self._optimistic = True  # False: every write locks its rows first (the benchmark's "before")
         self._between: Callable[[], None] | None = None  # tests: runs between a write's read and its write
         self._jitter = random.Random()
@@ -560,10 +563,17 @@ class LessonRows:
         first, its reporter learns it by its key. No lock is held across a round trip unless a
         reporter conflicted `OPTIMISTIC_TRIES` times: it then locks the rows and the entries
         before reading them. Returns once the report is in the log and the rows.
+
+        While reports here keep being queued behind others' (`_crowded`), a report of an episode
+        this store wrote (so its episode is known to be there) is queued at once: its own read or
+        write would only find the rows contended again. The first report folded alone ends that.
         """
+        queue_now = self._crowded and f"episode:{event.data.get('episode')}" in self._recalled
         recalled = self._recalled_inputs([event])
         attempt = 0  # optimistic tries so far (the first write's counts)
         try:
+            if queue_now:
+                raise _Contended("the last report here was queued behind others")
             if recalled is not None:
                 written = self._attempt([event], "recalled", strict, recalled)
                 self._unread += 1
@@ -577,6 +587,7 @@ class LessonRows:
             pass
         status, ticket = self._enqueue(event)
         self._queued += 1
+        self._crowded = True  # until a write of this store folds its report alone
         while status == "queued":
             if attempt < OPTIMISTIC_TRIES:
                 turn = self._turn(event, ticket)
@@ -596,6 +607,7 @@ class LessonRows:
                 break
             mine = [e for e in folded if e.key == event.key and e.time == event.time]
             if mine:
+                self._crowded = len(folded) > 1
                 return mine
             attempt = 0  # it lay beyond this write's outcomes: fold the next ones
         return self._folded(event)

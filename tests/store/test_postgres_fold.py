@@ -780,6 +780,35 @@ def test_an_outcome_left_queued_is_folded_by_the_next_report(fold_url: str) -> N
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+def test_a_store_whose_report_was_queued_behind_others_queues_its_next_at_once(fold_url: str) -> None:
+    """After a report queued behind another's, the next report of an episode this store wrote
+    skips its own read or write (it would find the rows contended again) and is queued at once;
+    once it folds alone, the store writes its reports alone again."""
+    setup, ids = _shared_lessons(fold_url)
+    _queue_and_vanish(fold_url, -1.0)
+    lam = Lamar(fold_url, k=2, seed=12)
+    rows = _rows_of(lam)
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)  # found the inbox full: queued, folded both
+    assert (rows._queued, rows._combined, rows._crowded) == (1, 2, True)
+    reads = rows._transaction
+    sent: list[str] = []
+
+    def counting(events: Any, how: str, *args: Any, **kwargs: Any) -> Any:
+        sent.append(how)
+        return reads(events, how, *args, **kwargs)
+
+    rows._transaction = counting  # type: ignore[method-assign]
+    lam.report(lam.recall({"task": "x"}).episode_id, 0.5)
+    assert sent == ["plain", "combine"]  # the episode, then no read or write of its own: queued, folded alone
+    assert (rows._queued, rows._combined, rows._crowded) == (2, 3, False)
+    lam.report(lam.recall({"task": "x"}).episode_id, 0.5)
+    # written alone again (after a read: the first report's write, folded from its recall, had
+    # found the inbox full, so the next reports read first)
+    assert sent[2:] == ["plain", "report"] and rows._queued == 2
+    assert [setup.evidence(i).eligible for i in ids] == [4, 4, 4]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
         fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where outcomes wait in the inbox, the reporter of the oldest one that shares a lesson folds
