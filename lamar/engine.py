@@ -186,8 +186,12 @@ class Lamar:
             self._fold_settled()
             return
         self._fold_tail(self.store.read(self._seq))
-        if self._wrote and self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
+        if self._wrote and self._state_due():
             self._save_state()  # amortised: one save per many writes, so reopening folds a short tail
+
+    def _state_due(self) -> bool:
+        """Whether the cache has folded enough past the saved state to save it again."""
+        return self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons))
 
     def _fold_settled(self, whole: bool = False) -> None:
         """The fold mode's `_sync`: fold the log through its settled seq (`LessonRows.settled`).
@@ -212,7 +216,7 @@ class Lamar:
             self._settled = True
         else:
             self._fold_tail([e for e in self.store.read(self._seq) if e.seq <= through])
-        if self._seq - self._state_seq >= max(_STATE_EVERY, len(self._lessons)):
+        if self._state_due():
             self._save_state()
 
     def _fold_tail(self, events: list[Event]) -> None:

@@ -12,6 +12,7 @@ A benchmark prints figures; it asserts nothing.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -22,6 +23,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 from lamar.engine import Lamar
@@ -367,6 +369,23 @@ def _ratios(rows: list[dict[str, Any]], modes: list[str]) -> list[str]:
     return out
 
 
+@contextlib.contextmanager
+def _own_schema(base: str, prefix: str) -> Iterator[tuple[str, str]]:
+    """A PostgreSQL schema of its own (its name, and `base` with the search path set to it),
+    dropped with everything in it on the way out."""
+    import psycopg
+
+    schema = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in base else "?"
+    try:
+        yield schema, f"{base}{sep}options=-c%20search_path%3D{schema}"
+    finally:
+        with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
 def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -> list[dict[str, Any]]:
     """One client's recall+report p50 in a schema of its own, whose tables were empty when the
     client's connection planned its statements, before and after `rows` rows of another
@@ -378,13 +397,8 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
 
     out = []
     for mode in modes:
-        schema = f"bench_grown_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        sep = "&" if "?" in base else "?"
-        url = _url(f"{base}{sep}options=-c%20search_path%3D{schema}", "grown", mode)
-        try:
-            lam = Lamar(PostgresStore(url, pool_size=1), k=3, seed=1)
+        with _own_schema(base, "bench_grown") as (schema, in_schema):
+            lam = Lamar(PostgresStore(_url(in_schema, "grown", mode), pool_size=1), k=3, seed=1)
             for i in range(3):
                 lam.add(Experience(f"working on case {i}", f"apply fix {i}"))
             rng = random.Random(1)
@@ -397,9 +411,6 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
             out.append({"mode": mode, "grown_rows": rows, "p50_before_ms": before,
                         "p50_after_ms": statistics.median(_timed(lam, _CONTEXT, rng, episodes)) * 1000.0})
             lam.close()
-        finally:
-            with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
-                conn.execute(f"DROP SCHEMA {schema} CASCADE")
     return out
 
 
@@ -412,11 +423,6 @@ def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> lis
 
     from lamar.store.postgres import PostgresStore
 
-    schema = f"bench_toast_{uuid.uuid4().hex[:8]}"
-    admin = psycopg.connect(base.split("?", 1)[0], autocommit=True)
-    admin.execute(f"CREATE SCHEMA {schema}")
-    sep = "&" if "?" in base else "?"
-    url = _url(f"{base}{sep}options=-c%20search_path%3D{schema}", "toast", "fold")
     rng = random.Random(0)
     words = ["cache", "build", "module", "xcode", "derived", "data", "stale", "clean", "rebuild", "dependency",
              "bump", "swift", "target", "linker"]
@@ -425,8 +431,9 @@ def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> lis
         return " ".join(rng.choice(words) for _ in range(n))
 
     out = []
-    try:
-        lam = Lamar(PostgresStore(url, pool_size=1), k=3, seed=1)
+    with _own_schema(base, "bench_toast") as (schema, in_schema), \
+            psycopg.connect(base.split("?", 1)[0], autocommit=True) as admin:
+        lam = Lamar(PostgresStore(_url(in_schema, "toast", "fold"), pool_size=1), k=3, seed=1)
         for _ in range(10):
             lam.add(Experience(text(25), text(35), rationale=text(50), scope=Scope(task="bench")))
         backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
@@ -443,9 +450,6 @@ def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> lis
                             "row_bytes": float(size), "client_cpu_ms": (time.thread_time() - cpu) / episodes * 1e3,
                             "server_cpu_ms": (_server_cpu(backend) - server) / episodes * 1e3})
         lam.close()
-    finally:
-        admin.execute(f"DROP SCHEMA {schema} CASCADE")
-        admin.close()
     return out
 
 

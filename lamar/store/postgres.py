@@ -189,9 +189,10 @@ class PostgresStore:
     each write updates (`rows`, lamar/store/postgres_rows.py); seqs come from a SEQUENCE, so an
     event may commit after a reader passed its seq (an engine folds the log only through its
     settled seq: `LessonRows.settled`). With `lamar_fold=off` in the URL (the log mode) every
-    engine folds the log itself, and a namespace's writes take turns on its counter row, held only while the server runs one INSERT and its COMMIT, so seq order is commit
-    order (`read(after)` never skips an event that commits later) and no client, slow or
-    killed, holds it across a round trip.
+    engine folds the log itself, and a namespace's writes take turns on its counter row, held
+    only while the server runs one INSERT and its COMMIT, so seq order is commit order
+    (`read(after)` never skips an event that commits later) and no client, slow or killed,
+    holds it across a round trip.
     Isolation: every statement names the namespace; another namespace's ids are not there.
     A lost connection: a write that surely did not commit is retried once on a fresh
     connection; one whose COMMIT went unanswered is settled by asking the server about its
@@ -328,8 +329,8 @@ class PostgresStore:
     @staticmethod
     def _alone(cur: Any, statement: str, params: dict[str, Any]) -> Any:
         """Run one statement as a transaction of its own (the connection is in autocommit): one
-        message, its parameters bound by the server, which psycopg has prepare it once it recurs
-        (the server then neither parses nor plans it again); the cursor at its result."""
+        message, its parameters bound by the server; psycopg prepares it once it recurs (the
+        server then neither parses nor plans it again). Returns the cursor at its result."""
         return cur.connection.execute(statement, params)
 
     def _append_once(self, params: dict[str, Any], events: Sequence[Event]) -> int:
