@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from lamar.store.postgres_rows import LessonRows
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 DEFAULT_NAMESPACE = "default"
 URL_NAMESPACE = "lamar_namespace"  # postgresql://...?lamar_namespace=team-a
 URL_FOLD = "lamar_fold"  # ...&lamar_fold=off: every engine folds the log itself (the fold mode is the default)
@@ -167,10 +167,12 @@ ALTER FUNCTION lamar_append(text, integer, json, bigint, integer) SET enable_seq
 # write (docs/postgres.md: server CPU per episode 1.20-1.22 ms compressed, 0.94-0.97 not).
 _FROM_V5 = """ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE;
 ALTER TABLE lamar_lessons SET (toast_tuple_target = 8160)"""
-_MIGRATIONS = {None: (_CREATE, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
-               0: (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
-               1: (_FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5), 2: (_FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5),
-               3: (_FROM_V3, _FROM_V4, _FROM_V5), 4: (_FROM_V4, _FROM_V5), 5: (_FROM_V5,)}
+# Version 7: a queued report's reporter learns its turn as it queues it, and mostly what became
+# of it from the notice of the write that folded it, rather than asking (postgres_rows.py): the
+# fold mode's functions anew (`FUNCTIONS` drops the two whose signatures changed).
+_FROM_V6 = FUNCTIONS
+_STEPS = (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5, _FROM_V6)
+_MIGRATIONS: dict[int | None, tuple[str, ...]] = {None: (_CREATE, *_STEPS[1:]), **{version: _STEPS[version:] for version in range(SCHEMA_VERSION)}}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own

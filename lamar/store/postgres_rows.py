@@ -116,7 +116,7 @@ _SETTLE_WAIT = 1.0
 # as one JSON text each, which the server parses once.
 _WRITE_ONE = """SELECT seq FROM lamar_write(%(ns)s, %(lock)s, %(take_lock)s, %(expected)s::json, %(n_expected)s,
     %(absent)s::text[], %(folded)s, %(updated)s::json, %(added)s::json, %(shards)s, %(r_n)s, %(r_mean)s,
-    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json, %(done)s::bigint[], %(queue)s) AS seq"""
+    %(r_m2)s, %(active)s, %(stale)s, %(events)s::json, %(done)s::bigint[], %(queue)s, %(tickets)s::bigint[]) AS seq"""
 _WRITE = _WRITE_ONE + ";\nCOMMIT"
 # What a write's second message runs, as a function so that the server plans its statements
 # once per connection, not on every call (planning was about half of the server's time for a
@@ -152,6 +152,11 @@ _WRITE = _WRITE_ONE + ";\nCOMMIT"
 # test plans on empty tables, grows them, and counts the scans (none).
 # Every part of a result has the same columns; a part leaves NULL what it does not use.
 FUNCTIONS = """
+-- Signatures an earlier version had: version 7 changed what these take or return.
+DROP FUNCTION IF EXISTS lamar_enqueue(text, text, double precision, json);
+DROP FUNCTION IF EXISTS lamar_write(text, integer, boolean, json, integer, text[], text, json, json, integer, bigint,
+    double precision, double precision, bigint, boolean, json, bigint[], boolean);
+
 CREATE OR REPLACE FUNCTION lamar_fold_inputs(p_ns text, p_ids text[], p_episodes text[], p_locking boolean,
     p_lock integer, p_xid boolean, p_ticket bigint)
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
@@ -244,17 +249,19 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION lamar_enqueue(p_ns text, p_key text, p_time double precision, p_data json)
-    RETURNS TABLE (status text, ticket bigint)
+CREATE FUNCTION lamar_enqueue(p_ns text, p_key text, p_time double precision, p_data json)
+    RETURNS TABLE (status text, ticket bigint, ahead bigint)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 DECLARE
     held double precision;
     queued bigint;
+    mine text[];
+    older bigint;
 BEGIN
     -- Idempotent: the same outcome (key and time) queued again is found queued, or folded.
     SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
     IF FOUND THEN
-        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint;
+        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint, NULL::bigint;
         RETURN;
     END IF;
     -- with its episode's eligible lessons: the writes that fold any of them fold it
@@ -262,30 +269,42 @@ BEGIN
         VALUES (p_ns, nextval('lamar_seq'), p_key, p_time, p_data::text, ARRAY(
             SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM lamar_events AS e
             WHERE e.namespace = p_ns AND e.key = 'episode:' || (p_data ->> 'episode')))
-        ON CONFLICT (namespace, key) DO NOTHING RETURNING i.ticket INTO queued;
-    IF queued IS NOT NULL THEN
-        RETURN QUERY SELECT 'queued', queued;
-        RETURN;
+        ON CONFLICT (namespace, key) DO NOTHING RETURNING i.ticket, i.lessons INTO queued, mine;
+    IF queued IS NULL THEN
+        SELECT i.ticket, i.time, i.lessons INTO queued, held, mine FROM lamar_inbox AS i
+            WHERE i.namespace = p_ns AND i.key = p_key;
+        IF NOT FOUND THEN
+            SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
+            RETURN QUERY SELECT CASE WHEN FOUND AND held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint,
+                NULL::bigint;
+            RETURN;
+        ELSIF held <> p_time THEN
+            RETURN QUERY SELECT 'taken', NULL::bigint, NULL::bigint;
+            RETURN;
+        END IF;
     END IF;
-    SELECT i.ticket, i.time INTO queued, held FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.key = p_key;
-    IF FOUND THEN
-        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'queued' ELSE 'taken' END, queued;
-        RETURN;
+    -- Its turn, as lamar_turn tells it: the oldest outcome ahead that shares a lesson with it. Where
+    -- there is one, this transaction LISTENs: it takes effect as it commits, and every fold that
+    -- commits after this read notifies the reporter (version 7).
+    SELECT min(i.ticket) INTO older FROM lamar_inbox AS i
+        WHERE i.namespace = p_ns AND i.ticket < queued AND i.lessons && mine;
+    IF older IS NOT NULL THEN
+        LISTEN """ + INBOX_CHANNEL + """;
     END IF;
-    SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
-    RETURN QUERY SELECT CASE WHEN FOUND AND held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint;
+    RETURN QUERY SELECT 'queued', queued, older;
 END
 $fn$;
 
 -- Whose turn it is to fold the inbox, for a reporter whose outcome waits there: 'gone' (another
 -- write folded it: its seq and time, or none if it was dropped), 'lead' (no older outcome shares
 -- a lesson with it: its reporter folds), else 'wait' (for the write that folds the older ones;
--- the oldest of them, whose reporter folds next, in `seq`).
+-- the oldest of them, whose reporter folds next, in `seq`), and then LISTEN, as lamar_enqueue.
 CREATE OR REPLACE FUNCTION lamar_turn(p_ns text, p_ticket bigint, p_key text)
     RETURNS TABLE (turn text, seq bigint, at double precision)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 DECLARE
     mine text[];
+    older bigint;
 BEGIN
     SELECT i.lessons INTO mine FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = p_ticket;
     IF NOT FOUND THEN
@@ -293,11 +312,14 @@ BEGIN
         IF NOT FOUND THEN
             RETURN QUERY SELECT 'gone', NULL::bigint, NULL::float8;
         END IF;
-    ELSE
-        RETURN QUERY SELECT CASE WHEN o.ticket IS NULL THEN 'lead' ELSE 'wait' END, o.ticket, NULL::float8
-            FROM (SELECT min(i.ticket) AS ticket FROM lamar_inbox AS i
-                  WHERE i.namespace = p_ns AND i.ticket < p_ticket AND i.lessons && mine) AS o;
+        RETURN;
     END IF;
+    SELECT min(i.ticket) INTO older FROM lamar_inbox AS i
+        WHERE i.namespace = p_ns AND i.ticket < p_ticket AND i.lessons && mine;
+    IF older IS NOT NULL THEN
+        LISTEN """ + INBOX_CHANNEL + """;
+    END IF;
+    RETURN QUERY SELECT CASE WHEN older IS NULL THEN 'lead' ELSE 'wait' END, older, NULL::float8;
 END
 $fn$;
 
@@ -342,11 +364,14 @@ $fn$;
 CREATE OR REPLACE FUNCTION lamar_write(
     p_ns text, p_lock integer, p_take_lock boolean, p_expected json, p_n_expected integer, p_absent text[],
     p_folded text, p_updated json, p_added json, p_shards integer, p_r_n bigint, p_r_mean double precision,
-    p_r_m2 double precision, p_active bigint, p_stale boolean, p_events json, p_done bigint[], p_queue boolean)
+    p_r_m2 double precision, p_active bigint, p_stale boolean, p_events json, p_done bigint[], p_queue boolean,
+    p_tickets bigint[])
     RETURNS SETOF bigint
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 DECLARE
     held integer;
+    batch text[];
+    seqs bigint[];
 BEGIN
     IF p_take_lock THEN
         PERFORM pg_advisory_xact_lock_shared(p_lock, hashtext(p_ns));
@@ -370,13 +395,13 @@ BEGIN
     -- The queued outcomes this write folds (or drops) leave the inbox; one already gone was
     -- folded by another write: a conflict.
     IF cardinality(p_done) > 0 THEN
-        DELETE FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(p_done);
-        GET DIAGNOSTICS held = ROW_COUNT;
+        WITH gone AS (DELETE FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(p_done)
+                      RETURNING i.lessons)
+        SELECT count(*), (SELECT array_agg(DISTINCT l.id) FROM gone AS g, unnest(g.lessons) AS l(id))
+            INTO held, batch FROM gone;
         IF held <> cardinality(p_done) THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
-        -- reporters waiting for their turn (lamar_turn) look again once this commits
-        PERFORM pg_notify('""" + INBOX_CHANNEL + """', p_ns);
     END IF;
     -- Only rows this transaction holds locked are updated (taken above or by the locking read),
     -- so the tuple each id finds stays where it is until this UPDATE: found by one index probe
@@ -408,11 +433,32 @@ BEGIN
     IF p_stale THEN
         UPDATE lamar_namespaces SET folded = NULL WHERE namespace = p_ns;
     END IF;
-    RETURN QUERY INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
+    WITH added AS (
+        INSERT INTO lamar_events (namespace, seq, kind, key, time, data)
         SELECT p_ns, nextval('lamar_seq'), b.kind, b.key, b.time, b.data::text
         FROM ROWS FROM (json_to_recordset(p_events) AS (kind text, key text, time float8, data json))
             WITH ORDINALITY AS b(kind, key, time, data, ord) ORDER BY b.ord
-        RETURNING lamar_events.seq;
+        RETURNING lamar_events.seq)
+    SELECT array_agg(a.seq ORDER BY a.seq) INTO seqs FROM added AS a;
+    -- Reporters waiting for their turn learn from this write's notice, once it commits, what it
+    -- did for them (version 7; a reporter not named in it asks lamar_turn): the tickets it folded
+    -- with their seqs (the k-th event took the k-th seq; null: dropped, its key was taken), the
+    -- tickets still waiting on its lessons, and those among them with none older on theirs,
+    -- whose reporters fold next. At most 64 of each: a notice stays under its 8000 bytes.
+    IF cardinality(p_done) > 0 THEN
+        PERFORM pg_notify('""" + INBOX_CHANNEL + """', json_build_object(
+            'ns', p_ns,
+            'done', p_done,
+            'seqs', ARRAY(SELECT seqs[array_position(p_tickets, d.ticket)]
+                          FROM unnest(p_done) WITH ORDINALITY AS d(ticket, ord) ORDER BY d.ord),
+            'wait', ARRAY(SELECT i.ticket FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.lessons && batch
+                          ORDER BY i.ticket LIMIT 64),
+            'lead', ARRAY(SELECT i.ticket FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.lessons && batch
+                          AND NOT EXISTS (SELECT FROM lamar_inbox AS o WHERE o.namespace = p_ns
+                                          AND o.ticket < i.ticket AND o.lessons && i.lessons)
+                          ORDER BY i.ticket LIMIT 64))::text);
+    END IF;
+    RETURN QUERY SELECT unnest(seqs);
 END
 $fn$"""
 # A read sees one snapshot: rows, counters and `folded` as one build or write left them (a
@@ -585,14 +631,10 @@ class LessonRows:
             attempt = 1
         except _Contended:
             pass
-        status, ticket = self._enqueue(event)
+        ticket, done = self._queue(event, None)  # queued, then its turn waited for
         self._queued += 1
         self._crowded = True  # until a write of this store folds its report alone
-        while status == "queued":
-            if attempt < OPTIMISTIC_TRIES:
-                turn = self._turn(event, ticket)
-                if turn is not None:  # another write folded it
-                    return turn
+        while done is None:
             how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
             try:
                 folded = self._transaction([], how, False, ticket=ticket)
@@ -600,17 +642,19 @@ class LessonRows:
                 self._conflicts += 1
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2 ** min(attempt, OPTIMISTIC_TRIES)))
                 attempt += 1
+                if attempt < OPTIMISTIC_TRIES:  # whose turn is it now?
+                    ticket, done = self._queue(event, ticket)
                 continue
             if how == "combine-locking":
                 self._locked += 1
             if folded is None:  # another write folded (or dropped) it
-                break
+                return self._folded(event)
             mine = [e for e in folded if e.key == event.key and e.time == event.time]
             if mine:
                 self._crowded = len(folded) > 1
                 return mine
             attempt = 0  # it lay beyond this write's outcomes: fold the next ones
-        return self._folded(event)
+        return done
 
     def _attempt(self, events: list[Event], how: str, strict: bool, recalled: _FoldInputs | None = None) -> list[Event]:
         written = self._transaction(events, how, strict, recalled)
@@ -661,6 +705,7 @@ class LessonRows:
                     written = [Event("outcome", json.loads(data), key=key, time=at)
                                for _, key, at, data, taken in read.inbox if not taken]
                     write["done"] = [entry[0] for entry in read.inbox]
+                    write["tickets"] = [entry[0] for entry in read.inbox if not entry[4]]  # the events'
                     self._combined += len(written)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
                 written = self._fold(written, read, write, strict, folded)
@@ -702,53 +747,116 @@ class LessonRows:
 
         return store._transact(body, committed, events)
 
-    def _enqueue(self, event: Event) -> tuple[str, int | None]:
-        """Queue a first report in the inbox: ("queued", its ticket), ("folded", None) if the same
-        outcome (key and time) is already in the log, or ("taken", None): another writer reported
-        that episode. Idempotent, so retried once after a lost connection."""
-        store = self._store
-        row = store._run(lambda conn: conn.execute(
-            "SELECT status, ticket FROM lamar_enqueue(%s, %s, %s, %s::json)",
-            (store.namespace, event.key, float(event.time), event.data_json())).fetchone(), "write")
-        status, ticket = row if row is not None else ("taken", None)
-        if status == "taken":
-            raise self._taken(event)
-        return str(status), None if ticket is None else int(ticket)
+    def _queue(self, event: Event, ticket: int | None) -> tuple[int, list[Event] | None]:
+        """Queue a first report in the inbox (`ticket` None), or after a write of its reporter
+        conflicted ask again whose turn it is (`lamar_turn`), and wait while older queued
+        outcomes that share a lesson with it wait too: their reporter folds them, and this one
+        with them. Returns its ticket and the event as the log holds it once another write
+        folded it, or None when this reporter is to fold: its outcome is the oldest of its
+        lessons, a write named it first among those left (`_wait`), or _LEASE seconds passed
+        with no fold of the outcomes ahead (their folder may be stopped).
 
-    def _turn(self, event: Event, ticket: int | None) -> list[Event] | None:
-        """Wait while older queued outcomes that share a lesson with this one wait too (their
-        reporter folds them, and this one with them), woken by each write that folds some
-        (`lamar_turn`, INBOX_CHANNEL). The event as the log holds it once another write folded
-        it; None when this reporter is to fold: its outcome is the oldest of its lessons, or
-        _LEASE seconds passed with no fold of these lessons (their folder may be stopped; folds of
-        other lessons wake it too, but do not extend its wait)."""
+        One connection throughout: the call that finds outcomes ahead LISTENs in the transaction
+        that read them, so no fold that commits after that read goes unheard; UNLISTEN ends a
+        wait. A reporter that is first at once sends this one message."""
         store = self._store
+        mine: list[int] = [] if ticket is None else [ticket]
 
-        def run(conn: Connection[Any]) -> tuple[str, Any, Any]:
-            conn.execute(f"LISTEN {INBOX_CHANNEL}")
+        def run(conn: Connection[Any]) -> tuple[int, list[Event] | None]:
+            if not mine:  # a lost answer is retried on a new connection: queuing is idempotent
+                status, queued, ahead = self._enqueue(conn, event)
+                if status == "folded":  # this very outcome is in the log already
+                    return -1, self._folded(event)
+                mine.append(queued)
+            else:
+                turn, ahead, at = self._turn(conn, event, mine[0])
+                if turn == "gone":
+                    return mine[0], self._logged(event, None if ahead is None else (ahead, at))
+            if ahead is None:
+                return mine[0], None
             try:
-                for _ in conn.notifies(timeout=0):  # left over from an earlier wait
-                    pass
-                deadline, ahead = time.monotonic() + _LEASE, None
-                while True:
-                    row = conn.execute("SELECT turn, seq, at FROM lamar_turn(%s, %s, %s)",
-                                       (store.namespace, ticket, event.key)).fetchone()
-                    assert row is not None
-                    if row[0] == "wait" and row[1] != ahead:  # the outcomes ahead were folded: wait anew
-                        deadline, ahead = time.monotonic() + _LEASE, row[1]
-                    left = deadline - time.monotonic()
-                    if row[0] != "wait" or left <= 0.0:
-                        return str(row[0]), row[1], row[2]
-                    for _ in conn.notifies(timeout=left, stop_after=1):
-                        pass
+                return mine[0], self._wait(conn, event, mine[0], ahead)
             finally:
                 conn.execute(f"UNLISTEN {INBOX_CHANNEL}")
 
-        turn, seq, at = store._run(run)
-        if turn != "gone":
-            self._waited += turn == "wait"  # the lease ran out
-            return None
-        return self._logged(event, None if seq is None else (seq, at))
+        return store._run(run, "write")
+
+    def _enqueue(self, conn: Connection[Any], event: Event) -> tuple[str, int, int | None]:
+        """Queue a first report in the inbox (`lamar_enqueue`): ("queued", its ticket, the oldest
+        outcome ahead of it that shares a lesson, None if none; then the connection LISTENs), or
+        ("folded", ...) if the same outcome (key and time) is already in the log. Raises
+        EventConflict where another writer reported that episode."""
+        row = conn.execute("SELECT status, ticket, ahead FROM lamar_enqueue(%s, %s, %s, %s::json)",
+                           (self._store.namespace, event.key, float(event.time), event.data_json())).fetchone()
+        status, ticket, ahead = row if row is not None else ("taken", None, None)
+        if status == "taken":
+            raise self._taken(event)
+        return str(status), -1 if ticket is None else int(ticket), None if ahead is None else int(ahead)
+
+    def _wait(self, conn: Connection[Any], event: Event, ticket: int, ahead: int) -> list[Event] | None:
+        """Wait on a LISTENing connection while the outcome `ahead` (the oldest ahead of `ticket`
+        that shares a lesson with it) waits: the event as the log holds it once a write folded
+        it, None when this reporter is to fold.
+
+        Each write that folds queued outcomes notifies what it did (`lamar_write`): a notice that
+        names this ticket among those it folded, or first among those left, settles the wait
+        with no query; one that names it waiting behind others changes nothing; any other
+        notice of this namespace, or the lease running out, is answered by asking `lamar_turn`.
+        Only a fold of the outcomes ahead gives a new lease: folds of other lessons do not
+        extend a wait behind a stopped folder."""
+        deadline = time.monotonic() + _LEASE
+        while True:
+            ask = time.monotonic() >= deadline
+            if not ask:
+                for note in conn.notifies(timeout=deadline - time.monotonic(), stop_after=1):
+                    heard = self._heard(note.payload, ticket)
+                    if heard == "lead":
+                        return None
+                    if isinstance(heard, int):  # folded, with this seq
+                        return self._logged(event, (heard, event.time))
+                    if heard == "dropped":  # its episode was reported another way
+                        return self._folded(event)
+                    ask = ask or heard == "ask"
+                ask = ask or time.monotonic() >= deadline
+            if not ask:
+                continue
+            turn, seq, at = self._turn(conn, event, ticket)
+            if turn == "gone":
+                return self._logged(event, None if seq is None else (seq, at))
+            if turn == "lead" or seq is None:
+                return None
+            if seq != ahead:  # the outcomes ahead were folded: wait anew
+                deadline, ahead = time.monotonic() + _LEASE, seq
+            elif time.monotonic() >= deadline:
+                self._waited += 1  # the lease ran out
+                return None
+
+    def _turn(self, conn: Connection[Any], event: Event, ticket: int) -> tuple[str, int | None, float | None]:
+        """Whose turn it is (`lamar_turn`): ("gone", seq, time) where a write folded the outcome
+        (None, None: dropped), ("lead", None, None), or ("wait", the oldest outcome ahead, None),
+        the connection then LISTENing."""
+        row = conn.execute("SELECT turn, seq, at FROM lamar_turn(%s, %s, %s)",
+                           (self._store.namespace, ticket, event.key)).fetchone()
+        turn, seq, at = row if row is not None else ("gone", None, None)
+        return str(turn), None if seq is None else int(seq), None if at is None else float(at)
+
+    def _heard(self, payload: str, ticket: int) -> int | str:
+        """What a write's notice says of `ticket`: its seq where the write folded it ("dropped"
+        where it dropped it: its key was taken), "lead" where it is first among those left,
+        "wait" where it waits behind another, "ask" where the notice does not name it, "other"
+        for another namespace's."""
+        try:
+            note = json.loads(payload)
+            if note["ns"] != self._store.namespace:
+                return "other"
+            if ticket in note["done"]:
+                seq = note["seqs"][note["done"].index(ticket)]
+                return "dropped" if seq is None else int(seq)
+            if ticket in note["lead"]:
+                return "lead"
+            return "wait" if ticket in note["wait"] else "ask"
+        except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+            return "ask"
 
     def _folded(self, event: Event) -> list[Event]:
         """A queued report that another write folded (or dropped: its episode was reported first
@@ -1043,7 +1151,7 @@ def _named(event: Event) -> list[str]:
 def _empty_write(namespace: str) -> dict[str, Any]:
     return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
             "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
-            "folded": None, "done": [], "queue": False}
+            "folded": None, "done": [], "queue": False, "tickets": []}
 
 
 def _rows_json(states: Iterable[LessonState]) -> str:

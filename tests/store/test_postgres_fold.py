@@ -7,6 +7,7 @@ namespace's counter row is not on the write path, and what the rows cannot fold 
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -752,11 +753,16 @@ def _queue_and_vanish(url: str, reward: float) -> str:
     episode it reports, its outcome waiting in the inbox."""
     lam = Lamar(url, k=2, seed=11)
     episode = lam.recall({"task": "x"}).episode_id
-    status, _ = _rows_of(lam)._enqueue(Event("outcome", {"episode": episode, "reward": reward, "signal": None,
+    status, _, _ = _enqueue(lam, Event("outcome", {"episode": episode, "reward": reward, "signal": None,
                                                          "replace": False}, key=f"outcome:{episode}"))
     assert status == "queued"
     lam.close()
     return episode
+
+
+def _enqueue(lam: Lamar, event: Event) -> tuple[str, int, int | None]:
+    """Queue a first report without waiting for its turn: status, ticket, the outcome ahead."""
+    return lam.store._run(lambda conn: _rows_of(lam)._enqueue(conn, event))  # type: ignore[attr-defined,no-any-return]
 
 
 def _inbox(url: str) -> list[str]:
@@ -819,7 +825,7 @@ def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
     setup, ids = _shared_lessons(fold_url)
     leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
     first = leader.recall({"task": "x"}).episode_id
-    status, ticket = _rows_of(leader)._enqueue(Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
+    status, ticket, _ = _enqueue(leader, Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
                                                                  "replace": False}, key=f"outcome:{first}"))
     assert status == "queued"
     episode = waiter.recall({"task": "x"}).episode_id
@@ -865,11 +871,13 @@ def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(f
     lam = Lamar(fold_url, k=2, seed=12)
     episode = lam.recall({"task": "x"}).episode_id
     stop = threading.Event()
+    # a write's notice as a fold of other lessons sends it: it names none of this report's tickets
+    other = {"ns": namespace, "done": [1], "seqs": [1], "wait": [], "lead": []}
 
     def notify() -> None:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             while not stop.wait(0.02):
-                conn.execute("SELECT pg_notify(%s, %s)", (postgres_rows.INBOX_CHANNEL, namespace))
+                conn.execute("SELECT pg_notify(%s, %s)", (postgres_rows.INBOX_CHANNEL, json.dumps(other)))
 
     notifier = threading.Thread(target=notify)
     notifier.start()
@@ -894,7 +902,7 @@ def test_a_queued_report_waits_only_for_reports_on_its_own_lessons(fold_url: str
     other = [setup.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="b"))) for i in range(2)]
     lam = Lamar(fold_url, k=2, seed=12)
     episode = lam.recall({"project": "a"}).episode_id
-    assert _rows_of(lam)._enqueue(Event("outcome", {"episode": episode, "reward": 1.0, "signal": None,
+    assert _enqueue(lam, Event("outcome", {"episode": episode, "reward": 1.0, "signal": None,
                                                     "replace": False}, key=f"outcome:{episode}"))[0] == "queued"
     lam.report(lam.recall({"project": "b"}).episode_id, -1.0)
     assert (_rows_of(lam)._queued, _inbox(fold_url)) == (0, [f"outcome:{episode}"])
