@@ -213,6 +213,41 @@ def test_a_version_5_store_gets_a_stable_view_read_in_one_snapshot(schema_url: s
     lam.close()
 
 
+def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_turn(schema_url: str) -> None:
+    """Version 7 changed what lamar_enqueue returns and what lamar_write takes: a version-6
+    store's two functions are replaced, not left beside the new ones, and a report queued behind
+    another's is folded with it."""
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
+    signatures = ("SELECT oid::regprocedure::text FROM pg_proc WHERE pronamespace = current_schema()::regnamespace "
+                  "AND proname IN ('lamar_enqueue', 'lamar_write') ORDER BY 1")
+    lam = Lamar(url, k=2, seed=1)
+    exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
+    lam.close()
+    current = _sql(schema_url, signatures)
+    _sql(schema_url, "DROP FUNCTION lamar_enqueue, lamar_write")
+    _sql(schema_url, "CREATE FUNCTION lamar_enqueue(p_ns text, p_key text, p_time double precision, p_data json) "
+                     "RETURNS TABLE (status text, ticket bigint) LANGUAGE sql AS $$ SELECT 'taken', NULL::bigint $$")
+    _sql(schema_url, "CREATE FUNCTION lamar_write(text, integer, boolean, json, integer, text[], text, json, json, "
+                     "integer, bigint, double precision, double precision, bigint, boolean, json, bigint[], boolean) "
+                     "RETURNS SETOF bigint LANGUAGE sql AS $$ SELECT NULL::bigint WHERE false $$")
+    _sql(schema_url, "UPDATE lamar_migrations SET version = 6")
+    assert _sql(schema_url, signatures) != current
+
+    lam, left = Lamar(url, k=2, seed=1), Lamar(url, k=2, seed=2)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    assert _sql(schema_url, signatures) == current
+    episode = left.recall({"task": "t"}).episode_id
+    rows = left.store.rows  # type: ignore[attr-defined]
+    queued = Event("outcome", {"episode": episode, "reward": -1.0, "signal": None, "replace": False},
+                   key=f"outcome:{episode}")
+    assert left.store._run(lambda conn: rows._enqueue(conn, queued))[0] == "queued"  # type: ignore[attr-defined]
+    lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # finds it queued: folds both
+    assert (lam.store.rows._queued, lam.store.rows._combined) == (1, 2)  # type: ignore[attr-defined]
+    assert lam.evidence(exp_id).eligible == 2
+    lam.close()
+    left.close()
+
+
 @pytest.mark.parametrize("start", ["empty", "version 0"])
 def test_racing_migrators_migrate_once_and_all_open(schema_url: str, start: str) -> None:
     if start == "version 0":
