@@ -52,6 +52,7 @@ from lamar.experience import Experience, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
+from lamar.store import row_text
 from lamar.store.base import Event, RowsView
 
 if TYPE_CHECKING:
@@ -408,16 +409,16 @@ BEGIN
     -- per id, written by its ctid (a TID scan per row; version 4 hashed every row of the table
     -- to join them).
     IF json_array_length(p_updated) > 0 THEN
-        UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope, state = u.state::text, version = l.version + 1
-        FROM json_to_recordset(p_updated) AS u(id text, status text, scope jsonb, state json)
+        UPDATE lamar_lessons AS l SET status = u.status, scope = u.scope, state = u.state, version = l.version + 1
+        FROM json_to_recordset(p_updated) AS u(id text, status text, scope jsonb, state text)
         CROSS JOIN LATERAL (SELECT x.ctid AS tid FROM lamar_lessons AS x WHERE x.namespace = p_ns AND x.id = u.id
                             LIMIT 1) AS x
         WHERE l.ctid = x.tid;
     END IF;
     IF json_array_length(p_added) > 0 THEN
         INSERT INTO lamar_lessons (namespace, id, added, status, scope, state)
-        SELECT p_ns, a.id, nextval('lamar_seq'), a.status, a.scope, a.state::text
-        FROM ROWS FROM (json_to_recordset(p_added) AS (id text, status text, scope jsonb, state json))
+        SELECT p_ns, a.id, nextval('lamar_seq'), a.status, a.scope, a.state
+        FROM ROWS FROM (json_to_recordset(p_added) AS (id text, status text, scope jsonb, state text))
             WITH ORDINALITY AS a(id, status, scope, state, ord) ORDER BY a.ord;
     END IF;
     IF p_r_n > 0 OR p_active <> 0 THEN
@@ -483,7 +484,7 @@ class LessonRows:
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
         self._policies: dict[str, Policy] = {}
-        self._experiences: dict[str, tuple[dict[str, Any], Experience]] = {}
+        self._experiences: dict[str, tuple[str, Experience]] = {}  # by id: the lesson's line in a row, parsed
         # Each row's state as last read or written here, by id, with its version: a read finds
         # most rows unchanged since (its own writes among them) and parses none of those again.
         # Only reads get these objects; a fold folds copies of them, so they never change.
@@ -905,8 +906,8 @@ class LessonRows:
         touched = [s for i, s in batch.touched.items() if i not in batch.added]
         rows.update(batch.touched)
         rows.update(batch.added)
-        write["updated"] = _rows_json(touched)
-        write["added"] = _rows_json(batch.added.values())
+        write["updated"] = self._rows_json(touched)
+        write["added"] = self._rows_json(batch.added.values())
         write["r_n"], write["r_mean"], write["r_m2"] = batch.rewards
         write["active"] = batch.active - read.active
         write["stale"] = batch.stale
@@ -943,15 +944,30 @@ class LessonRows:
             return None
         return _FoldInputs(last[0], {key: episode}, texts, last[1], last[2])
 
-    def _state(self, raw: str) -> LessonState:
-        """A row's state; the lesson's text is parsed once while it does not change (most of the
-        cost of reading a row is checking an Experience, and rows are read on every call)."""
-        data = json.loads(raw)
-        exp_data = data["experience"]
-        cached = self._experiences.get(exp_data.get("id"))
-        if cached is None or cached[0] != exp_data:
-            cached = self._experiences[exp_data.get("id")] = (exp_data, Experience.from_dict(exp_data))
-        return LessonState.from_dict(data, cached[1])
+    def _state(self, exp_id: str, raw: str) -> LessonState:
+        """A row's state; the lesson's line is parsed once while it does not change (most of the
+        cost of reading a row had been checking an Experience, and rows are read on every call)."""
+        return row_text.decode(raw, lambda line: self._lesson(exp_id, line))
+
+    def _lesson(self, exp_id: str, line: str) -> Experience:
+        cached = self._experiences.get(exp_id)
+        if cached is None or cached[0] != line:
+            cached = self._experiences[exp_id] = (line, Experience.from_dict(json.loads(line)))
+        return cached[1]
+
+    def _rows_json(self, states: Iterable[LessonState]) -> str:
+        """Lesson rows as the write sends them: a JSON array of {id, status, scope, state (the
+        row's text, `row_text`)}, one object per row, which the server reads with one parse
+        (json_to_recordset). A lesson's line is encoded once while the lesson is the same."""
+        rows = []
+        for s in states:
+            exp = s.experience
+            cached = self._experiences.get(exp.id)
+            if cached is None or cached[1] is not exp:
+                cached = self._experiences[exp.id] = (row_text.lesson_text(exp), exp)
+            rows.append({"id": exp.id, "status": exp.status.value, "scope": dict(exp.scope),
+                         "state": row_text.encode(s, cached[0])})
+        return json.dumps(rows, separators=(",", ":"))
 
     def _known(self, exp_id: str, raw: str, version: int) -> LessonState:
         """A row's state for a read: the one parsed or written here before, if the row's version
@@ -959,7 +975,7 @@ class LessonRows:
         known = self._parsed.get(exp_id)
         if known is not None and known[0] == version:
             return known[1]
-        state = self._state(raw)
+        state = self._state(exp_id, raw)
         self._parsed[exp_id] = (version, state)
         return state
 
@@ -997,7 +1013,7 @@ class LessonRows:
                 folded, (n, mean, m2) = folder(events)
                 states = list(folded)
                 rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
-                         json.dumps(_stored(s))) for s in states]
+                         row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
                 # Every row gets a version above any the namespace had: a write that read a row
                 # before this build finds it moved, even a row that was rewritten as it was.
                 (version,) = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM lamar_lessons "
@@ -1152,22 +1168,6 @@ def _empty_write(namespace: str) -> dict[str, Any]:
     return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
             "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
             "folded": None, "done": [], "queue": False, "tickets": []}
-
-
-def _rows_json(states: Iterable[LessonState]) -> str:
-    """Lesson rows as the write sends them: a JSON array of {id, status, scope, state (`_stored`)},
-    one object per row, which the server reads with one parse (json_to_recordset)."""
-    return json.dumps([{"id": s.experience.id, "status": s.experience.status.value, "scope": dict(s.experience.scope),
-                        "state": _stored(s)} for s in states], separators=(",", ":"))
-
-
-def _stored(state: LessonState) -> dict[str, Any]:
-    """`LessonState.to_dict` without the lesson's history: the rows hold what decides, and the
-    history (what `lamar show` draws) comes from a fold of the log, which alone knows every
-    outcome's seq and every recall's counts (docs/postgres.md)."""
-    data = state.to_dict()
-    del data["history"]
-    return data
 
 
 def events_json(events: Iterable[Event]) -> str:

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, StoreError
-from lamar.store import Event, MemoryStore
+from lamar.store import Event, MemoryStore, row_text
 from lamar.store.postgres import SCHEMA_VERSION, PostgresStore
 
 # The single-namespace layout of early builds, as it was created.
@@ -222,6 +222,7 @@ def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_tu
                   "AND proname IN ('lamar_enqueue', 'lamar_write') ORDER BY 1")
     lam = Lamar(url, k=2, seed=1)
     exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
+    lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # the rows are built
     lam.close()
     current = _sql(schema_url, signatures)
     _sql(schema_url, "DROP FUNCTION lamar_enqueue, lamar_write")
@@ -232,6 +233,10 @@ def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_tu
                      "RETURNS SETOF bigint LANGUAGE sql AS $$ SELECT NULL::bigint WHERE false $$")
     _sql(schema_url, "UPDATE lamar_migrations SET version = 6")
     assert _sql(schema_url, signatures) != current
+    # version 6 wrote each row as one JSON object: still read, and packed by its next fold
+    ((text,),) = _sql(schema_url, "SELECT state FROM lamar_lessons")
+    original = json.dumps(row_text.stored(row_text.decode(text, lambda line: Experience.from_dict(json.loads(line)))))
+    _sql(schema_url, "UPDATE lamar_lessons SET state = %s", (original,))
 
     lam, left = Lamar(url, k=2, seed=1), Lamar(url, k=2, seed=2)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
@@ -243,7 +248,9 @@ def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_tu
     assert left.store._run(lambda conn: rows._enqueue(conn, queued))[0] == "queued"  # type: ignore[attr-defined]
     lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # finds it queued: folds both
     assert (lam.store.rows._queued, lam.store.rows._combined) == (1, 2)  # type: ignore[attr-defined]
-    assert lam.evidence(exp_id).eligible == 2
+    assert lam.evidence(exp_id).eligible == 3
+    ((text,),) = _sql(schema_url, "SELECT state FROM lamar_lessons")
+    assert "\n" in text and "\n" not in original
     lam.close()
     left.close()
 
@@ -317,7 +324,8 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
     assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
     rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
     stored = {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}
-    assert {i: json.loads(rows[i]) for i in ids} == stored  # the rows keep no history
+    decoded = {i: row_text.decode(rows[i], lambda line: Experience.from_dict(json.loads(line))) for i in ids}
+    assert {i: row_text.stored(decoded[i]) for i in ids} == stored  # the rows keep no history
     built = _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0]
     assert built is not None
     rec = migrated.recall({"task": "t0"})  # new seqs follow the old ones
