@@ -169,8 +169,28 @@ _FROM_V5 = """ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE;
 ALTER TABLE lamar_lessons SET (toast_tuple_target = 8160)"""
 # Version 7: a queued report's reporter learns its turn as it queues it, and mostly what became
 # of it from the notice of the write that folded it, rather than asking (postgres_rows.py): the
-# fold mode's functions anew (`FUNCTIONS` drops the two whose signatures changed).
-_FROM_V6 = FUNCTIONS
+# fold mode's functions anew (`FUNCTIONS` drops the two whose signatures changed). And the inbox
+# is a set of slots, each rewritten in place for the next queued report once its outcome is
+# folded: version 4's table took a row per report and deleted it, and until a VACUUM every read
+# of the inbox walked past the index entries of every report folded since (a 20-second run at
+# 16 clients made each queuing cost 0.45 ms of server time against 0.21 ms in a 3-second run).
+# Outcomes queued when the migration runs move to slots of their own.
+_FROM_V6 = """CREATE TABLE lamar_inbox_v7 (
+    namespace text NOT NULL,
+    slot      bigint NOT NULL,
+    ticket    bigint,
+    key       text,
+    time      double precision,
+    data      text,
+    lessons   text[],
+    PRIMARY KEY (namespace, slot)
+) WITH (fillfactor = 50);
+INSERT INTO lamar_inbox_v7 (namespace, slot, ticket, key, time, data, lessons)
+    SELECT namespace, ticket, ticket, key, time, data, lessons FROM lamar_inbox WHERE ticket IS NOT NULL;
+DROP TABLE lamar_inbox;
+ALTER TABLE lamar_inbox_v7 RENAME TO lamar_inbox;
+ALTER INDEX lamar_inbox_v7_pkey RENAME TO lamar_inbox_slots;
+""" + FUNCTIONS
 _STEPS = (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5, _FROM_V6)
 _MIGRATIONS: dict[int | None, tuple[str, ...]] = {None: (_CREATE, *_STEPS[1:]), **{version: _STEPS[version:] for version in range(SCHEMA_VERSION)}}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).

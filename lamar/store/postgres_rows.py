@@ -199,9 +199,8 @@ BEGIN
                     WHERE i.namespace = p_ns AND (i.lessons && mine OR i.ticket = p_ticket) ORDER BY i.ticket LIMIT 64);
     SELECT episode_keys || coalesce(array_agg(e.key), '{}'), episode_data || coalesce(array_agg(e.data), '{}')
         INTO episode_keys, episode_data
-        FROM (SELECT DISTINCT 'episode:' || (i.data::jsonb ->> 'episode') FROM unnest(queued) AS q(ticket)
-              CROSS JOIN LATERAL (SELECT i.data FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket
-                                  LIMIT 1) AS i) AS k(key)
+        FROM (SELECT DISTINCT 'episode:' || (i.data::jsonb ->> 'episode') FROM lamar_inbox AS i
+              WHERE i.namespace = p_ns AND i.ticket = ANY(queued)) AS k(key)
         CROSS JOIN LATERAL (SELECT e.key, e.data FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = k.key
                             LIMIT 1) AS e
         WHERE k.key <> ALL(episode_keys);
@@ -228,21 +227,24 @@ BEGIN
     END IF;
     RETURN QUERY SELECT 4, NULL::text, NULL::text, NULL::bigint, r.n, r.mean, r.m2, r.active
         FROM lamar_rewards AS r WHERE r.namespace = p_ns;
-    -- The queued outcomes still there (locked, after the rows, by a locking read), in ticket
-    -- order: ticket in `version`, time in `mean`, and in `n` 1 where the key is already in the
-    -- log (another writer reported that episode first: the write drops the entry unfolded).
+    -- The queued outcomes still there (locked, after the rows, by a locking read, in slot order as
+    -- a write frees them), in ticket order: ticket in `version`, time in `mean`, and in `n` 1 where
+    -- the key is already in the log, or queued under an older ticket (another writer reported that
+    -- episode first: the write drops the entry unfolded).
     IF p_locking THEN
         RETURN QUERY SELECT 5, i.key, i.data, i.ticket, i.taken, i.time, NULL::float8, NULL::bigint
-            FROM unnest(queued) AS q(ticket) CROSS JOIN LATERAL (
-                SELECT i.key, i.data, i.ticket, i.time, (EXISTS (SELECT FROM lamar_events AS e
-                    WHERE e.namespace = p_ns AND e.key = i.key))::integer::bigint AS taken
-                FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket LIMIT 1 FOR UPDATE) AS i;
+            FROM (SELECT i.key, i.data, i.ticket, i.time, (EXISTS (SELECT FROM lamar_events AS e
+                      WHERE e.namespace = p_ns AND e.key = i.key) OR EXISTS (SELECT FROM lamar_inbox AS o
+                      WHERE o.namespace = p_ns AND o.key = i.key AND o.ticket < i.ticket))::integer::bigint AS taken
+                  FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(queued)
+                  ORDER BY i.slot FOR UPDATE) AS i
+            ORDER BY i.ticket;
     ELSE
-        RETURN QUERY SELECT 5, i.key, i.data, i.ticket, i.taken, i.time, NULL::float8, NULL::bigint
-            FROM unnest(queued) AS q(ticket) CROSS JOIN LATERAL (
-                SELECT i.key, i.data, i.ticket, i.time, (EXISTS (SELECT FROM lamar_events AS e
-                    WHERE e.namespace = p_ns AND e.key = i.key))::integer::bigint AS taken
-                FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = q.ticket LIMIT 1) AS i;
+        RETURN QUERY SELECT 5, i.key, i.data, i.ticket, (EXISTS (SELECT FROM lamar_events AS e
+                WHERE e.namespace = p_ns AND e.key = i.key) OR EXISTS (SELECT FROM lamar_inbox AS o
+                WHERE o.namespace = p_ns AND o.key = i.key AND o.ticket < i.ticket))::integer::bigint, i.time,
+                NULL::float8, NULL::bigint
+            FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(queued) ORDER BY i.ticket;
     END IF;
     -- Whether the caller's own queued outcome is still waiting (it may lie past the 64 above).
     RETURN QUERY SELECT 6, NULL::text, NULL::text, i.ticket, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
@@ -265,23 +267,25 @@ BEGIN
         RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint, NULL::bigint;
         RETURN;
     END IF;
-    -- with its episode's eligible lessons: the writes that fold any of them fold it
-    INSERT INTO lamar_inbox AS i (namespace, ticket, key, time, data, lessons)
-        VALUES (p_ns, nextval('lamar_seq'), p_key, p_time, p_data::text, ARRAY(
-            SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM lamar_events AS e
-            WHERE e.namespace = p_ns AND e.key = 'episode:' || (p_data ->> 'episode')))
-        ON CONFLICT (namespace, key) DO NOTHING RETURNING i.ticket, i.lessons INTO queued, mine;
-    IF queued IS NULL THEN
-        SELECT i.ticket, i.time, i.lessons INTO queued, held, mine FROM lamar_inbox AS i
-            WHERE i.namespace = p_ns AND i.key = p_key;
+    SELECT i.ticket, i.time, i.lessons INTO queued, held, mine FROM lamar_inbox AS i
+        WHERE i.namespace = p_ns AND i.key = p_key ORDER BY i.ticket LIMIT 1;
+    IF FOUND AND held <> p_time THEN
+        RETURN QUERY SELECT 'taken', NULL::bigint, NULL::bigint;
+        RETURN;
+    ELSIF NOT FOUND THEN
+        -- with its episode's eligible lessons: the writes that fold any of them fold it
+        mine := ARRAY(SELECT jsonb_array_elements_text(e.data::jsonb -> 'eligible') FROM lamar_events AS e
+                      WHERE e.namespace = p_ns AND e.key = 'episode:' || (p_data ->> 'episode'));
+        queued := nextval('lamar_seq');
+        -- in a free slot (its last outcome folded), else in a new one (version 7): a slot is
+        -- rewritten in place, so a busy inbox leaves no dead entries for its reads to pass over
+        UPDATE lamar_inbox AS i SET ticket = queued, key = p_key, time = p_time, data = p_data::text, lessons = mine
+            WHERE i.namespace = p_ns AND i.slot = (SELECT f.slot FROM lamar_inbox AS f
+                                                    WHERE f.namespace = p_ns AND f.ticket IS NULL
+                                                    LIMIT 1 FOR UPDATE SKIP LOCKED);
         IF NOT FOUND THEN
-            SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
-            RETURN QUERY SELECT CASE WHEN FOUND AND held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint,
-                NULL::bigint;
-            RETURN;
-        ELSIF held <> p_time THEN
-            RETURN QUERY SELECT 'taken', NULL::bigint, NULL::bigint;
-            RETURN;
+            INSERT INTO lamar_inbox (namespace, slot, ticket, key, time, data, lessons)
+                VALUES (p_ns, queued, queued, p_key, p_time, p_data::text, mine);
         END IF;
     END IF;
     -- Its turn, as lamar_turn tells it: the oldest outcome ahead that shares a lesson with it. Where
@@ -393,13 +397,16 @@ BEGIN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;
     END IF;
-    -- The queued outcomes this write folds (or drops) leave the inbox; one already gone was
-    -- folded by another write: a conflict.
+    -- The queued outcomes this write folds (or drops) leave the inbox, their slots freed (in slot
+    -- order, as a locking read locks them); one already gone was folded by another write: a
+    -- conflict.
     IF cardinality(p_done) > 0 THEN
-        WITH gone AS (DELETE FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.ticket = ANY(p_done)
-                      RETURNING i.lessons)
-        SELECT count(*), (SELECT array_agg(DISTINCT l.id) FROM gone AS g, unnest(g.lessons) AS l(id))
-            INTO held, batch FROM gone;
+        WITH gone AS (SELECT i.slot, i.lessons FROM lamar_inbox AS i WHERE i.namespace = p_ns
+                      AND i.ticket = ANY(p_done) ORDER BY i.slot FOR UPDATE),
+             freed AS (UPDATE lamar_inbox AS i SET ticket = NULL, key = NULL, time = NULL, data = NULL, lessons = NULL
+                       FROM gone WHERE i.namespace = p_ns AND i.slot = gone.slot RETURNING gone.lessons)
+        SELECT count(*), (SELECT array_agg(DISTINCT l.id) FROM freed AS f, unnest(f.lessons) AS l(id))
+            INTO held, batch FROM freed;
         IF held <> cardinality(p_done) THEN
             RAISE EXCEPTION USING ERRCODE = 'serialization_failure', MESSAGE = '""" + _MOVED + """';
         END IF;

@@ -768,7 +768,8 @@ def _enqueue(lam: Lamar, event: Event) -> tuple[str, int, int | None]:
 def _inbox(url: str) -> list[str]:
     store = PostgresStore(url)
     keys = store._run(lambda conn: [row[0] for row in conn.execute(
-        "SELECT key FROM lamar_inbox WHERE namespace = %s ORDER BY ticket", (store.namespace,)).fetchall()])
+        "SELECT key FROM lamar_inbox WHERE namespace = %s AND ticket IS NOT NULL ORDER BY ticket",
+        (store.namespace,)).fetchall()])
     store.close()
     return keys
 
@@ -812,6 +813,29 @@ def test_a_store_whose_report_was_queued_behind_others_queues_its_next_at_once(f
     # found the inbox full, so the next reports read first)
     assert sent[2:] == ["plain", "report"] and rows._queued == 2
     assert [setup.evidence(i).eligible for i in ids] == [4, 4, 4]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
+def test_queued_reports_reuse_the_inbox_slots_their_folds_freed(fold_url: str) -> None:
+    """A slot is rewritten in place for the next queued report once its outcome is folded: 30
+    reports queued one after another take one slot, and 2 at a time take 2. (Version 6 added a row
+    per report and deleted it, and its reads walked past every deleted one until a VACUUM.)"""
+    setup, ids = _shared_lessons(fold_url)
+    lam = Lamar(fold_url, k=2, seed=12)
+    rows = _rows_of(lam)
+    for _ in range(30):
+        rows._crowded = True  # queue it at once, as after a report queued behind others'
+        lam.report(lam.recall({"task": "x"}).episode_id, 0.5)
+    assert (rows._queued, rows._combined) == (30, 30)
+    slots = "SELECT count(*), count(ticket) FROM lamar_inbox WHERE namespace = %s"
+    store = PostgresStore(fold_url)
+    assert store._run(lambda conn: conn.execute(slots, (store.namespace,)).fetchone()) == (1, 0)
+    for _ in range(5):
+        _queue_and_vanish(fold_url, -1.0)
+        lam.report(lam.recall({"task": "x"}).episode_id, 1.0)  # finds it queued: folds both
+    assert store._run(lambda conn: conn.execute(slots, (store.namespace,)).fetchone()) == (2, 0)
+    assert [setup.evidence(i).eligible for i in ids] == [40, 40, 40]
+    store.close()
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
@@ -1085,8 +1109,8 @@ def test_no_call_scans_a_table_though_its_plans_were_made_while_the_tables_were_
                          "SELECT 'filler', 'exp_' || i, i, 'active', '{}', '{}' FROM generate_series(1, 3000) AS i")
             conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
                          "SELECT 'filler', i, 'episode', 'episode:' || i, 0, '{}' FROM generate_series(1, 3000) AS i")
-            conn.execute("INSERT INTO lamar_inbox (namespace, ticket, key, time, data, lessons) "
-                         "SELECT 'filler', i, 'outcome:' || i, 0, '{}', '{exp_1}' FROM generate_series(1, 3000) AS i")
+            conn.execute("INSERT INTO lamar_inbox (namespace, slot, ticket, key, time, data, lessons) "
+                         "SELECT 'filler', i, i, 'outcome:' || i, 0, '{}', '{exp_1}' FROM generate_series(1, 3000) AS i")
         for step in range(12):
             lam = (first, second)[step % 2]
             lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)

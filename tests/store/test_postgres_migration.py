@@ -213,16 +213,19 @@ def test_a_version_5_store_gets_a_stable_view_read_in_one_snapshot(schema_url: s
     lam.close()
 
 
-def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_turn(schema_url: str) -> None:
-    """Version 7 changed what lamar_enqueue returns and what lamar_write takes: a version-6
-    store's two functions are replaced, not left beside the new ones, and a report queued behind
-    another's is folded with it."""
+def test_a_version_6_store_gets_its_inbox_in_slots_and_the_functions_that_tell_a_reporter_its_turn(
+        schema_url: str) -> None:
+    """Version 7 changed what lamar_enqueue returns and what lamar_write takes, and keeps the
+    inbox in slots rewritten in place: a version-6 store's two functions are replaced (not left
+    beside the new ones), an outcome its inbox held moves to a slot and is folded by the next
+    report, and its rows, one JSON object each, are read and packed by their next fold."""
     url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
     signatures = ("SELECT oid::regprocedure::text FROM pg_proc WHERE pronamespace = current_schema()::regnamespace "
                   "AND proname IN ('lamar_enqueue', 'lamar_write') ORDER BY 1")
     lam = Lamar(url, k=2, seed=1)
     exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
     lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # the rows are built
+    left = lam.recall({"task": "t"}).episode_id  # its report was queued, then its reporter died
     lam.close()
     current = _sql(schema_url, signatures)
     _sql(schema_url, "DROP FUNCTION lamar_enqueue, lamar_write")
@@ -231,28 +234,30 @@ def test_a_version_6_store_gets_the_functions_that_tell_a_queued_reporter_its_tu
     _sql(schema_url, "CREATE FUNCTION lamar_write(text, integer, boolean, json, integer, text[], text, json, json, "
                      "integer, bigint, double precision, double precision, bigint, boolean, json, bigint[], boolean) "
                      "RETURNS SETOF bigint LANGUAGE sql AS $$ SELECT NULL::bigint WHERE false $$")
-    _sql(schema_url, "UPDATE lamar_migrations SET version = 6")
-    assert _sql(schema_url, signatures) != current
-    # version 6 wrote each row as one JSON object: still read, and packed by its next fold
+    _sql(schema_url, "DROP TABLE lamar_inbox; CREATE TABLE lamar_inbox (namespace text NOT NULL, "
+                     "ticket bigint NOT NULL, key text NOT NULL, time double precision NOT NULL, data text NOT NULL, "
+                     "lessons text[] NOT NULL, PRIMARY KEY (namespace, ticket), UNIQUE (namespace, key))")
+    outcome = {"episode": left, "reward": -1.0, "signal": None, "replace": False}
+    _sql(schema_url, "INSERT INTO lamar_inbox VALUES ('team', nextval('lamar_seq'), %s, 5.0, %s, %s)",
+         (f"outcome:{left}", json.dumps(outcome), [exp_id]))
     ((text,),) = _sql(schema_url, "SELECT state FROM lamar_lessons")
     original = json.dumps(row_text.stored(row_text.decode(text, lambda line: Experience.from_dict(json.loads(line)))))
     _sql(schema_url, "UPDATE lamar_lessons SET state = %s", (original,))
+    _sql(schema_url, "UPDATE lamar_migrations SET version = 6")
+    assert _sql(schema_url, signatures) != current
 
-    lam, left = Lamar(url, k=2, seed=1), Lamar(url, k=2, seed=2)
+    lam = Lamar(url, k=2, seed=1)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
     assert _sql(schema_url, signatures) == current
-    episode = left.recall({"task": "t"}).episode_id
-    rows = left.store.rows  # type: ignore[attr-defined]
-    queued = Event("outcome", {"episode": episode, "reward": -1.0, "signal": None, "replace": False},
-                   key=f"outcome:{episode}")
-    assert left.store._run(lambda conn: rows._enqueue(conn, queued))[0] == "queued"  # type: ignore[attr-defined]
+    assert _sql(schema_url, "SELECT key, slot = ticket FROM lamar_inbox") == [(f"outcome:{left}", True)]
     lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # finds it queued: folds both
     assert (lam.store.rows._queued, lam.store.rows._combined) == (1, 2)  # type: ignore[attr-defined]
     assert lam.evidence(exp_id).eligible == 3
+    assert _sql(schema_url, "SELECT count(*) FROM lamar_inbox WHERE ticket IS NOT NULL") == [(0,)]
+    assert [e.data["episode"] for e in lam.store.read() if e.kind == "outcome"][1] == left
     ((text,),) = _sql(schema_url, "SELECT state FROM lamar_lessons")
     assert "\n" in text and "\n" not in original
     lam.close()
-    left.close()
 
 
 @pytest.mark.parametrize("start", ["empty", "version 0"])
