@@ -951,6 +951,27 @@ def test_a_queued_report_is_the_first_report_of_its_episode(fold_url: str) -> No
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+def test_an_outcome_queued_twice_at_once_is_folded_once(fold_url: str) -> None:
+    """Two reporters queuing the same episode's outcome at the same moment can both find its key
+    free and take a slot each (the slots' key is not unique): the write that folds them keeps the
+    older and drops the newer, whose reporter then learns that another report came first."""
+    setup, ids = _shared_lessons(fold_url)
+    left = _queue_and_vanish(fold_url, -1.0)
+    store = PostgresStore(fold_url)
+    store._run(lambda conn: conn.execute(
+        "INSERT INTO lamar_inbox (namespace, slot, ticket, key, time, data, lessons) SELECT namespace, "
+        "nextval('lamar_seq'), nextval('lamar_seq'), key, time + 1, replace(data, '-1.0', '1.0'), lessons "
+        "FROM lamar_inbox WHERE namespace = %s AND key = %s", (store.namespace, f"outcome:{left}")))
+    store.close()
+    assert _inbox(fold_url) == [f"outcome:{left}"] * 2
+    lam = Lamar(fold_url, k=2, seed=12)
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)  # folds the older, drops the newer
+    assert _inbox(fold_url) == [] and _rows_of(lam)._combined == 2
+    assert [(o["episode"], o["reward"]) for o in (e.data for e in setup.store.read() if e.kind == "outcome")
+            if o["episode"] == left] == [(left, -1.0)]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_a_queued_reporter_stopped_mid_write_stalls_nobody(fold_url: str) -> None:
     """Folding the inbox holds no lock across a round trip: while a queued reporter is stopped
     between its read and its write, others report on the same rows and fold its outcome; resumed,
