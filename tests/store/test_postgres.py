@@ -328,11 +328,12 @@ def test_a_write_whose_connection_is_killed_is_retried_once_then_fails_clearly(
 
 class _Commits:
     """Reads what a client sends as the protocol's messages, to find where a write commits: a
-    simple query holding COMMIT, or a write sent alone (a call of lamar_write or lamar_append,
-    bound by the server: its transaction commits at the Sync that follows its Bind), whether the
-    statement is parsed in the same message or was prepared before under a name."""
+    simple query holding COMMIT, or a write sent alone (a call of lamar_write, lamar_log or
+    lamar_append, bound by the server: its transaction commits at the Sync that follows its
+    Bind), whether the statement is parsed in the same message or was prepared before under a
+    name."""
 
-    _WRITES = (b"lamar_write(", b"lamar_append(")
+    _WRITES = (b"lamar_write(", b"lamar_log(", b"lamar_append(")
 
     def __init__(self) -> None:
         self._buffer = b""

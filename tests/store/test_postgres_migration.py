@@ -58,7 +58,7 @@ def _functions(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
-FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_enqueue", "lamar_turn"}
+FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_log", "lamar_enqueue", "lamar_turn"}
 
 
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
