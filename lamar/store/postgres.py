@@ -165,7 +165,12 @@ ALTER FUNCTION lamar_append(text, integer, json, bigint, integer) SET enable_seq
 # statement, not a REPEATABLE READ transaction around it. And a lesson row is stored as it is up
 # to 8160 bytes: rows are about 2 kB, where PostgreSQL's default starts compressing them on every
 # write (docs/postgres.md: server CPU per episode 1.20-1.22 ms compressed, 0.94-0.97 not).
-_FROM_V5 = """ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE;
+_FROM_V5 = """DO $$ BEGIN
+    -- (a store migrated from before version 5 got version 7's lamar_view, STABLE already)
+    IF to_regprocedure('lamar_view(text, jsonb, jsonb[], text[])') IS NOT NULL THEN
+        ALTER FUNCTION lamar_view(text, jsonb, jsonb[], text[]) STABLE;
+    END IF;
+END $$;
 ALTER TABLE lamar_lessons SET (toast_tuple_target = 8160)"""
 # Version 7: a queued report's reporter learns its turn as it queues it, and mostly what became
 # of it from the notice of the write that folded it, rather than asking (postgres_rows.py): the

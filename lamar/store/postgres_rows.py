@@ -158,6 +158,7 @@ _LOG_ONE = "SELECT seq FROM lamar_log(%(ns)s, %(lock)s, %(events)s::json) AS seq
 FUNCTIONS = """
 -- Signatures an earlier version had: version 7 changed what these take or return.
 DROP FUNCTION IF EXISTS lamar_enqueue(text, text, double precision, json);
+DROP FUNCTION IF EXISTS lamar_view(text, jsonb, jsonb[], text[]);
 DROP FUNCTION IF EXISTS lamar_write(text, integer, boolean, json, integer, text[], text, json, json, integer, bigint,
     double precision, double precision, bigint, boolean, json, bigint[], boolean);
 
@@ -346,7 +347,7 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_scopes jsonb[], p_ids text[])
+CREATE OR REPLACE FUNCTION lamar_view(p_ns text, p_ctx jsonb, p_scopes jsonb, p_ids text[])
     RETURNS TABLE (part integer, id text, body text, version bigint, n bigint, mean double precision,
                    m2 double precision, active bigint)
 LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
@@ -354,12 +355,12 @@ BEGIN
     -- STABLE: its statements all read the snapshot of the query that calls it (a VOLATILE
     -- function takes one per statement), so its parts agree without a REPEATABLE READ
     -- transaction around it (version 6).
-    -- A lesson is eligible where its scope is one of the context's subsets (`p_scopes`): one
-    -- probe of the scope index per subset. A context too large to list its subsets is matched
+    -- A lesson is eligible where its scope is one of the context's subsets (`p_scopes`, a JSON
+    -- array since version 7): one probe of the scope index per subset. A context too large to list its subsets is matched
     -- row by row (`p_ctx`).
     IF p_scopes IS NOT NULL THEN
         RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
-            FROM unnest(p_scopes) AS w(scope) CROSS JOIN LATERAL (
+            FROM jsonb_array_elements(p_scopes) AS w(scope) CROSS JOIN LATERAL (
                 SELECT l.id, l.state, l.version, l.added FROM lamar_lessons AS l
                 WHERE l.namespace = p_ns AND l.status <> 'retired' AND l.scope = w.scope OFFSET 0) AS l
             ORDER BY l.added;
@@ -492,7 +493,7 @@ $fn$"""
 # built: a recall then found no lesson eligible). `lamar_view` is STABLE, so one statement is
 # one snapshot: it is sent alone, bound by the server and prepared once it recurs.
 _VIEW = """SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb,
-    %(scopes)s::jsonb[], %(ids)s::text[])"""
+    %(scopes)s::jsonb, %(ids)s::text[])"""
 _SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), above it rows are matched one by one
 # Version 3's signatures of these functions, dropped by the migration to version 4 (which creates
 # them anew: CREATE OR REPLACE cannot change what a function returns).
@@ -539,8 +540,10 @@ class LessonRows:
     def eligible(self, context: dict[str, str]) -> RowsView:
         """The non-retired lessons whose scope the context contains, in the order they were added."""
         items = sorted(context.items())
-        scopes = None if len(items) > _SUBSETS else [
-            json.dumps(dict(subset)) for size in range(len(items) + 1) for subset in itertools.combinations(items, size)]
+        # one JSON array, not a jsonb[]: psycopg escapes an array's elements one by one (that had
+        # been most of a client's cost for this call)
+        scopes = None if len(items) > _SUBSETS else json.dumps(
+            [dict(subset) for size in range(len(items) + 1) for subset in itertools.combinations(items, size)])
         return self._view({"ctx": json.dumps(context), "scopes": scopes, "ids": None})
 
     def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
