@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 import struct
 from collections.abc import Callable
 from functools import lru_cache
@@ -36,6 +37,8 @@ from lamar.policy.selection import ArmStats
 
 _ARMS, _LEDGER, _DETECTOR = ArmStats.__slots__, Ledger.__slots__, ChangeDetector.__slots__
 _COUNTS = LessonState._COUNTS
+# each record's numbers in slot order, read in one call
+_arms, _ledger, _detector, _counts = (operator.attrgetter(*slots) for slots in (_ARMS, _LEDGER, _DETECTOR, _COUNTS))
 _CODES = {int: "q", float: "d"}
 _R = TypeVar("_R", bound=SlotRecord)
 
@@ -49,13 +52,9 @@ def encode(state: LessonState, lesson: str) -> str:
     """`state` as a row's text; `lesson` is `lesson_text(state.experience)` (a writer keeps it
     while the lesson does not change)."""
     slices = state.slices
-    numbers: list[Any] = []
-    for record, slots in ((state.arms, _ARMS), (state.ledger, _LEDGER), (state.detector, _DETECTOR)):
-        numbers.extend(getattr(record, name) for name in slots)
-    numbers.extend(getattr(state, name) for name in _COUNTS)
+    numbers = [*_arms(state.arms), *_ledger(state.ledger), *_detector(state.detector), *_counts(state)]
     for part in slices.slices.values():
-        numbers.extend(getattr(part.arms, name) for name in _ARMS)
-        numbers.extend(getattr(part.ledger, name) for name in _LEDGER)
+        numbers += [*_arms(part.arms), *_ledger(part.ledger)]
     try:
         codes = "".join([_CODES[type(n)] for n in numbers])
         packed = _layout(codes).pack(*numbers)
