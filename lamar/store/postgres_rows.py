@@ -257,7 +257,7 @@ END
 $fn$;
 
 CREATE FUNCTION lamar_enqueue(p_ns text, p_key text, p_time double precision, p_data json)
-    RETURNS TABLE (status text, ticket bigint, ahead bigint)
+    RETURNS TABLE (status text, ticket bigint, ahead bigint, lessons text[])
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
 DECLARE
     held double precision;
@@ -268,13 +268,14 @@ BEGIN
     -- Idempotent: the same outcome (key and time) queued again is found queued, or folded.
     SELECT e.time INTO held FROM lamar_events AS e WHERE e.namespace = p_ns AND e.key = p_key;
     IF FOUND THEN
-        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint, NULL::bigint;
+        RETURN QUERY SELECT CASE WHEN held = p_time THEN 'folded' ELSE 'taken' END, NULL::bigint, NULL::bigint,
+            NULL::text[];
         RETURN;
     END IF;
     SELECT i.ticket, i.time, i.lessons INTO queued, held, mine FROM lamar_inbox AS i
         WHERE i.namespace = p_ns AND i.key = p_key ORDER BY i.ticket LIMIT 1;
     IF FOUND AND held <> p_time THEN
-        RETURN QUERY SELECT 'taken', NULL::bigint, NULL::bigint;
+        RETURN QUERY SELECT 'taken', NULL::bigint, NULL::bigint, NULL::text[];
         RETURN;
     ELSIF NOT FOUND THEN
         -- with its episode's eligible lessons: the writes that fold any of them fold it
@@ -300,7 +301,7 @@ BEGIN
     IF older IS NOT NULL THEN
         LISTEN """ + INBOX_CHANNEL + """;
     END IF;
-    RETURN QUERY SELECT 'queued', queued, older;
+    RETURN QUERY SELECT 'queued', queued, older, mine;
 END
 $fn$;
 
@@ -471,7 +472,9 @@ BEGIN
     -- did for them (version 7; a reporter not named in it asks lamar_turn): the tickets it folded
     -- with their seqs (the k-th event took the k-th seq; null: dropped, its key was taken), the
     -- tickets still waiting on its lessons, and those among them with none older on theirs,
-    -- whose reporters fold next. At most 64 of each: a notice stays under its 8000 bytes.
+    -- whose reporters fold next; and its lessons, where they are few and short (a reporter whose
+    -- lessons share none of them knows the notice is not about it). At most 64 of each list: a
+    -- notice stays under its 8000 bytes.
     IF cardinality(p_done) > 0 THEN
         PERFORM pg_notify('""" + INBOX_CHANNEL + """', json_build_object(
             'ns', p_ns,
@@ -483,7 +486,9 @@ BEGIN
             'lead', ARRAY(SELECT i.ticket FROM lamar_inbox AS i WHERE i.namespace = p_ns AND i.lessons && batch
                           AND NOT EXISTS (SELECT FROM lamar_inbox AS o WHERE o.namespace = p_ns
                                           AND o.ticket < i.ticket AND o.lessons && i.lessons)
-                          ORDER BY i.ticket LIMIT 64))::text);
+                          ORDER BY i.ticket LIMIT 64),
+            'lessons', CASE WHEN cardinality(batch) <= 32 AND length(array_to_string(batch, ',')) <= 1500
+                            THEN batch END)::text);
     END IF;
     RETURN QUERY SELECT unnest(seqs);
 END
@@ -534,6 +539,7 @@ class LessonRows:
         self._queued = 0  # reports this store queued in the inbox (their rows were contended)
         self._combined = 0  # queued outcomes (anyone's) this store's writes folded
         self._waited = 0  # waits for a turn to fold the inbox that ran out (_LEASE)
+        self._lessons: frozenset[str] = frozenset()  # the queued report's eligible lessons (`_heard`)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -791,12 +797,11 @@ class LessonRows:
         One connection throughout: the call that finds outcomes ahead LISTENs in the transaction
         that read them, so no fold that commits after that read goes unheard; UNLISTEN ends a
         wait. A reporter that is first at once sends this one message."""
-        store = self._store
         mine: list[int] = [] if ticket is None else [ticket]
 
         def run(conn: Connection[Any]) -> tuple[int, list[Event] | None]:
             if not mine:  # a lost answer is retried on a new connection: queuing is idempotent
-                status, queued, ahead = self._enqueue(conn, event)
+                status, queued, ahead, self._lessons = self._enqueue(conn, event)
                 if status == "folded":  # this very outcome is in the log already
                     return -1, self._folded(event)
                 mine.append(queued)
@@ -811,19 +816,20 @@ class LessonRows:
             finally:
                 conn.execute(f"UNLISTEN {INBOX_CHANNEL}")
 
-        return store._run(run, "write")
+        return self._store._run(run, "write")
 
-    def _enqueue(self, conn: Connection[Any], event: Event) -> tuple[str, int, int | None]:
+    def _enqueue(self, conn: Connection[Any], event: Event) -> tuple[str, int, int | None, frozenset[str]]:
         """Queue a first report in the inbox (`lamar_enqueue`): ("queued", its ticket, the oldest
-        outcome ahead of it that shares a lesson, None if none; then the connection LISTENs), or
-        ("folded", ...) if the same outcome (key and time) is already in the log. Raises
-        EventConflict where another writer reported that episode."""
-        row = conn.execute("SELECT status, ticket, ahead FROM lamar_enqueue(%s, %s, %s, %s::json)",
+        outcome ahead of it that shares a lesson, None if none; then the connection LISTENs, and
+        its lessons), or ("folded", ...) if the same outcome (key and time) is already in the
+        log. Raises EventConflict where another writer reported that episode."""
+        row = conn.execute("SELECT status, ticket, ahead, lessons FROM lamar_enqueue(%s, %s, %s, %s::json)",
                            (self._store.namespace, event.key, float(event.time), event.data_json())).fetchone()
-        status, ticket, ahead = row if row is not None else ("taken", None, None)
+        status, ticket, ahead, lessons = row if row is not None else ("taken", None, None, None)
         if status == "taken":
             raise self._taken(event)
-        return str(status), -1 if ticket is None else int(ticket), None if ahead is None else int(ahead)
+        return (str(status), -1 if ticket is None else int(ticket), None if ahead is None else int(ahead),
+                frozenset(lessons or ()))
 
     def _wait(self, conn: Connection[Any], event: Event, ticket: int, ahead: int) -> list[Event] | None:
         """Wait on a LISTENing connection while the outcome `ahead` (the oldest ahead of `ticket`
@@ -876,11 +882,13 @@ class LessonRows:
         """What a write's notice says of `ticket`: its seq where the write folded it ("dropped"
         where it dropped it: its key was taken), "lead" where it is first among those left,
         "wait" where it waits behind another, "ask" where the notice does not name it, "other"
-        for another namespace's."""
+        for another namespace's, or one that names its lessons and none of this report's (the
+        outcomes ahead of a report share a lesson with it, so their fold names one)."""
         try:
             note = json.loads(payload)
-            if note["ns"] != self._store.namespace:
-                return "other"
+            if note["ns"] != self._store.namespace or (
+                    note.get("lessons") is not None and self._lessons.isdisjoint(note["lessons"])):
+                return "other"  # another namespace's, or a fold of none of this report's lessons
             if ticket in note["done"]:
                 seq = note["seqs"][note["done"].index(ticket)]
                 return "dropped" if seq is None else int(seq)

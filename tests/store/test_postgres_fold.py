@@ -762,7 +762,7 @@ def _queue_and_vanish(url: str, reward: float) -> str:
 
 def _enqueue(lam: Lamar, event: Event) -> tuple[str, int, int | None]:
     """Queue a first report without waiting for its turn: status, ticket, the outcome ahead."""
-    return lam.store._run(lambda conn: _rows_of(lam)._enqueue(conn, event))  # type: ignore[attr-defined,no-any-return]
+    return lam.store._run(lambda conn: _rows_of(lam)._enqueue(conn, event))[:3]  # type: ignore[attr-defined,no-any-return]
 
 
 def _inbox(url: str) -> list[str]:
@@ -883,12 +883,15 @@ def test_a_report_queued_behind_a_stopped_reporter_waits_out_the_lease_then_fold
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
-def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(fold_url: str,
-                                                                               postgres_url: str) -> None:
-    """Every fold in the namespace wakes the waiting reporters, whatever its lessons; only a fold
-    of the outcomes ahead of a reporter's own gives it a new lease. Here the namespace is notified
-    every 20 ms for 3 s while the outcome ahead never moves: the report still folds both after
-    about one lease, not once the notifications stop."""
+@pytest.mark.parametrize("named", [True, False], ids=["lessons named", "lessons not named"])
+def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(fold_url: str, postgres_url: str,
+                                                                               named: bool) -> None:
+    """Every fold in the namespace notifies the waiting reporters, whatever its lessons; only a
+    fold of the outcomes ahead of a reporter's own gives it a new lease. Here the namespace is
+    notified every 20 ms for 3 s while the outcome ahead never moves: the report still folds both
+    after about one lease, not once the notifications stop. A notice that names its lessons, none
+    of them this report's, costs the reporter no query; one that does not is answered by asking
+    whose turn it is."""
     setup, ids = _shared_lessons(fold_url)
     left = _queue_and_vanish(fold_url, -1.0)
     namespace = setup.store.namespace  # type: ignore[attr-defined]
@@ -896,7 +899,16 @@ def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(f
     episode = lam.recall({"task": "x"}).episode_id
     stop = threading.Event()
     # a write's notice as a fold of other lessons sends it: it names none of this report's tickets
-    other = {"ns": namespace, "done": [1], "seqs": [1], "wait": [], "lead": []}
+    other = {"ns": namespace, "done": [1], "seqs": [1], "wait": [], "lead": [],
+             **({"lessons": ["exp_elsewhere"]} if named else {})}
+    rows, asked = _rows_of(lam), []
+    turn = rows._turn
+
+    def counting(*args: Any) -> Any:
+        asked.append(args[-1])
+        return turn(*args)
+
+    rows._turn = counting  # type: ignore[method-assign]
 
     def notify() -> None:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
@@ -913,7 +925,8 @@ def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(f
         stop.set()
         notifier.join()
     assert postgres_rows._LEASE <= took < 2.0, took
-    assert (_rows_of(lam)._waited, _rows_of(lam)._combined) == (1, 2)
+    assert (rows._waited, rows._combined) == (1, 2)
+    assert len(asked) == 1 if named else len(asked) >= 3  # once, as the lease ran out; else at each notice
     assert [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"] == [left, episode]
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
