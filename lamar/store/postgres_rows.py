@@ -90,11 +90,11 @@ _MOVED = "lamar: the lesson rows moved since they were read"
 # (`store._begin`), then writes.
 OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the rows' locks
 # A first report of an episode this store wrote folds the rows as its recall read them, when that
-# read is at most _FRESH seconds old (`LessonRows._recalled_inputs`); after such a report finds
-# its rows moved, the next _COOL reports read first (where other writers fold into the same
-# lessons, a recall's rows are seldom still current).
+# read is at most _FRESH seconds old (`LessonRows._recalled_inputs`). Where other writers fold
+# into the same lessons, the rows have often moved since: the write conflicts and the report
+# reads and folds again, or is queued. (Until version 7 a conflict made the next 16 reports read
+# first; trying the recall's rows every time did as well or better in every alternating run.)
 _FRESH = 10.0
-_COOL = 16
 _RECALLED = 256  # episodes a store remembers for their reports
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # A reporter whose outcome waits in the inbox behind older ones that share a lesson with it
@@ -526,7 +526,6 @@ class LessonRows:
         self._texts: dict[str, tuple[int, str]] = {}
         self._last_read: tuple[str | None, list[tuple[Any, Any, Any]], int, float] | None = None
         self._recalled: dict[str, str] = {}
-        self._cool = 0  # reports left that read first, after a report folded from the recall conflicted
         # The last report here was queued behind others' (another write folded it, or its write
         # folded others' too): the next report of an episode this store wrote is queued at once.
         self._crowded = False
@@ -649,8 +648,10 @@ class LessonRows:
         this store wrote (so its episode is known to be there) is queued at once: its own read or
         write would only find the rows contended again. The first report folded alone ends that.
         """
-        queue_now = self._crowded and f"episode:{event.data.get('episode')}" in self._recalled
-        recalled = self._recalled_inputs([event])
+        if self._crowded and self._recalled.pop(f"episode:{event.data.get('episode')}", None) is not None:
+            queue_now, recalled = True, None
+        else:
+            queue_now, recalled = False, self._recalled_inputs([event])
         attempt = 0  # optimistic tries so far (the first write's counts)
         try:
             if queue_now:
@@ -662,7 +663,6 @@ class LessonRows:
             return self._attempt([event], "report", strict)
         except _RowsMoved:
             self._conflicts += 1
-            self._cool = _COOL
             attempt = 1
         except _Contended:
             pass
@@ -971,9 +971,6 @@ class LessonRows:
             return None
         key = f"episode:{events[0].data.get('episode')}"
         episode, last = self._recalled.pop(key, None), self._last_read
-        if self._cool > 0:
-            self._cool -= 1
-            return None
         if episode is None or last is None or time.monotonic() - last[3] > _FRESH:
             return None
         try:

@@ -218,7 +218,7 @@ def test_a_report_whose_rows_moved_since_its_recall_reads_them_and_folds_again(f
     assert (rows._unread, rows._conflicts, rows._locked) == (0, 1, 0)
     assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
     first.report(first.recall({"task": "x"}).episode_id, 1.0)
-    assert rows._unread == 0  # after a conflict, the next reports read first
+    assert rows._unread == 1  # the next report is folded from its recall again
     _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
 
 
@@ -809,9 +809,8 @@ def test_a_store_whose_report_was_queued_behind_others_queues_its_next_at_once(f
     assert sent == ["plain", "combine"]  # the episode, then no read or write of its own: queued, folded alone
     assert (rows._queued, rows._combined, rows._crowded) == (2, 3, False)
     lam.report(lam.recall({"task": "x"}).episode_id, 0.5)
-    # written alone again (after a read: the first report's write, folded from its recall, had
-    # found the inbox full, so the next reports read first)
-    assert sent[2:] == ["plain", "report"] and rows._queued == 2
+    # written alone again, folded from its recall
+    assert sent[2:] == ["plain", "recalled"] and rows._queued == 2
     assert [setup.evidence(i).eligible for i in ids] == [4, 4, 4]
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
@@ -1154,7 +1153,7 @@ def test_no_call_scans_a_table_though_its_plans_were_made_while_the_tables_were_
             first.report(episode, Signal.ACCEPTED)  # its rows moved: queued, then folded from the inbox
             _rows_of(first)._between = None
             assert _rows_of(first)._queued == 1
-        second.report(second.recall({"task": "x"}).episode_id, Signal.REVERTED)  # read first (after a conflict)
+        second.report(first.recall({"task": "x"}).episode_id, Signal.REVERTED)  # recalled elsewhere: read first
         first.retire(ids[0])
         assert len(first.recall({f"k{i}": "v" for i in range(10)}).eligible) == 2
         used = _seq_scans(postgres_url, schema, [first.store, second.store])
