@@ -866,6 +866,40 @@ def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
     _assert_rows_are_the_replay(fold_url, ids, leader, waiter, setup)
 
 
+def test_a_fold_that_commits_before_the_listen_takes_effect_is_not_waited_for(
+        fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lamar_enqueue LISTENs in the transaction that finds outcomes ahead, and PostgreSQL skips
+    the notices of writes committed before that transaction did. Here the outcome ahead, and
+    this one with it, are folded right after the enqueue and the notice is thrown away, as if
+    the fold had committed in that gap: the reporter asks again once it listens, finds its
+    outcome folded and returns at once, instead of waiting out its lease (10 s here)."""
+    monkeypatch.setattr(postgres_rows, "_LEASE", 10.0)
+    setup, ids = _shared_lessons(fold_url)
+    leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
+    first = leader.recall({"task": "x"}).episode_id
+    status, ticket, _ = _enqueue(leader, Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
+                                                           "replace": False}, key=f"outcome:{first}"))
+    assert status == "queued"
+    rows = _rows_of(waiter)
+    enqueue = rows._enqueue
+
+    def folded_in_the_gap(conn: Any, event: Event) -> Any:
+        queued = enqueue(conn, event)
+        assert queued[2] == ticket  # the outcome ahead
+        assert _rows_of(leader)._transaction([], "combine", False, ticket=ticket) is not None  # folds both
+        for _ in conn.notifies(timeout=0.2):  # its notice, unheard
+            pass
+        return queued
+
+    rows._enqueue = folded_in_the_gap  # type: ignore[method-assign]
+    began = time.monotonic()
+    waiter.report(waiter.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert time.monotonic() - began < 2.0
+    assert (rows._queued, rows._waited, rows._combined) == (1, 0, 0)
+    assert _inbox(fold_url) == [] and [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    _assert_rows_are_the_replay(fold_url, ids, leader, waiter, setup)
+
+
 def test_a_report_queued_behind_a_stopped_reporter_waits_out_the_lease_then_folds_both(fold_url: str) -> None:
     """A folder that never comes (its reporter stopped or died after queuing) delays the others
     by the lease, no more: then the next reporter folds its outcome with its own."""
@@ -925,7 +959,8 @@ def test_folds_of_other_lessons_do_not_extend_a_wait_behind_a_stopped_reporter(f
         notifier.join()
     assert postgres_rows._LEASE <= took < 2.0, took
     assert (rows._waited, rows._combined) == (1, 2)
-    assert len(asked) == 1 if named else len(asked) >= 3  # once, as the lease ran out; else at each notice
+    # once listening, then as the lease ran out; else at each notice too
+    assert len(asked) == 2 if named else len(asked) >= 4
     assert [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"] == [left, episode]
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
