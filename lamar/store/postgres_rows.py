@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from lamar._errors import EventConflict, LamarError, UnknownEpisode
+from lamar._errors import EventConflict, LamarError, StoreError, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
@@ -96,6 +96,7 @@ OPTIMISTIC_TRIES = 4  # optimistic attempts of one write before it takes the row
 # first; trying the recall's rows every time did as well or better in every alternating run.)
 _FRESH = 10.0
 _RECALLED = 256  # episodes a store remembers for their reports
+_REQUEUES = 3  # times a report is queued again after its queued outcome vanished unfolded
 _BACKOFF = 0.002  # seconds: the k-th conflict waits a uniform draw below _BACKOFF * 2**k
 # A reporter whose outcome waits in the inbox behind older ones that share a lesson with it
 # waits for the write that folds them (it notifies INBOX_CHANNEL), up to _LEASE seconds without
@@ -666,9 +667,22 @@ class LessonRows:
             attempt = 1
         except _Contended:
             pass
-        ticket, done = self._queue(event, None)  # queued, then its turn waited for
         self._queued += 1
         self._crowded = True  # until a write of this store folds its report alone
+        for _ in range(_REQUEUES):
+            # A queued outcome that left the inbox unfolded (a server restarted while it waited:
+            # the inbox is UNLOGGED) is queued again.
+            try:
+                return self._fold_queued(event, attempt)
+            except _Vanished:
+                attempt = 0
+        raise StoreError(f"a report queued in {self._store.location} vanished {_REQUEUES} times before it was "
+                         "folded (is the server restarting?); nothing of it was written: report it again")
+
+    def _fold_queued(self, event: Event, attempt: int) -> list[Event]:
+        """Queue a first report, wait for its turn, and fold it (or learn that another write
+        did): `_report`'s contended path. `attempt`: optimistic tries so far."""
+        ticket, done = self._queue(event, None)  # queued, then its turn waited for
         while done is None:
             how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
             try:
@@ -916,8 +930,12 @@ class LessonRows:
 
     def _logged(self, event: Event, row: tuple[Any, Any] | None) -> list[Event]:
         """`event` with its seq, where the log holds it under its key at its time (`row`: the seq
-        and time found under the key, None if none); else another writer's: EventConflict."""
-        if row is None or float(row[1]) != float(event.time):
+        and time found under the key); another writer's under its key: EventConflict; none
+        under its key, and gone from the inbox unfolded (a restarted server empties it):
+        _Vanished."""
+        if row is None:
+            raise _Vanished(f"the queued report {event.key} is neither in the inbox nor in the log")
+        if float(row[1]) != float(event.time):
             raise self._taken(event)
         return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(row[0]), time=event.time)]
 
@@ -1093,6 +1111,10 @@ class LessonRows:
 
 class _RowsMoved(LamarError):
     """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
+
+
+class _Vanished(LamarError):
+    """A queued report left the inbox without being folded (a restarted server empties it)."""
 
 
 class _Contended(LamarError):

@@ -900,6 +900,35 @@ def test_a_fold_that_commits_before_the_listen_takes_effect_is_not_waited_for(
     _assert_rows_are_the_replay(fold_url, ids, leader, waiter, setup)
 
 
+def test_a_queued_report_that_vanishes_unfolded_is_queued_again(fold_url: str) -> None:
+    """The inbox is UNLOGGED: a server that restarts empties it, and a reporter that waited there
+    finds its outcome neither queued nor in the log. It queues it again (here its slot is freed
+    by hand while it waits, and a notice wakes it), and the report is folded once."""
+    setup, ids = _shared_lessons(fold_url)
+    _queue_and_vanish(fold_url, -1.0)  # a report ahead of it, whose reporter never comes
+    lam = Lamar(fold_url, k=2, seed=12)
+    episode = lam.recall({"task": "x"}).episode_id
+    rows = _rows_of(lam)
+    wait = rows._wait
+
+    def emptied(conn: Any, event: Event, ticket: int, ahead: int) -> Any:
+        store = PostgresStore(fold_url)
+        store._run(lambda other: other.execute(
+            "UPDATE lamar_inbox SET ticket = NULL, key = NULL, time = NULL, data = NULL, lessons = NULL "
+            "WHERE namespace = %s AND ticket = %s", (store.namespace, ticket)))
+        store._run(lambda other: other.execute("SELECT pg_notify(%s, '{}')", (postgres_rows.INBOX_CHANNEL,)))
+        store.close()
+        rows._wait = wait  # type: ignore[method-assign]
+        return wait(conn, event, ticket, ahead)
+
+    rows._wait = emptied  # type: ignore[method-assign]
+    lam.report(episode, 1.0)  # asked on the notice: gone, not in the log: queued again, then folded
+    outcomes = [e.data["episode"] for e in setup.store.read() if e.kind == "outcome"]
+    assert outcomes.count(episode) == 1 and len(outcomes) == 2 and _inbox(fold_url) == []
+    assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_a_report_queued_behind_a_stopped_reporter_waits_out_the_lease_then_folds_both(fold_url: str) -> None:
     """A folder that never comes (its reporter stopped or died after queuing) delays the others
     by the lease, no more: then the next reporter folds its outcome with its own."""
