@@ -892,9 +892,10 @@ class LessonRows:
                 return None
 
     def _turn(self, conn: Connection[Any], event: Event, ticket: int) -> tuple[str, int | None, float | None]:
-        """Whose turn it is (`lamar_turn`): ("gone", seq, time) where a write folded the outcome
-        (None, None: dropped), ("lead", None, None), or ("wait", the oldest outcome ahead, None),
-        the connection then LISTENing."""
+        """Whose turn it is (`lamar_turn`): ("gone", seq, time) once the outcome left the inbox,
+        with what the log holds under its key (folded, or another writer's; None, None: nothing,
+        it vanished), ("lead", None, None), or ("wait", the oldest outcome ahead, None), the
+        connection then LISTENing."""
         row = conn.execute("SELECT turn, seq, at FROM lamar_turn(%s, %s, %s)",
                            (self._store.namespace, ticket, event.key)).fetchone()
         turn, seq, at = row if row is not None else ("gone", None, None)

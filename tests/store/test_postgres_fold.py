@@ -838,6 +838,18 @@ def test_queued_reports_reuse_the_inbox_slots_their_folds_freed(fold_url: str) -
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+def _queued_by_a_leader(fold_url: str) -> tuple[Lamar, list[str], Lamar, Lamar, str, int]:
+    """Shared lessons, and a leader whose report is queued (its reporter alive, not folding yet),
+    beside a waiter: setup, ids, leader, waiter, the leader's episode and ticket."""
+    setup, ids = _shared_lessons(fold_url)
+    leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
+    first = leader.recall({"task": "x"}).episode_id
+    status, ticket, _ = _enqueue(leader, Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
+                                                           "replace": False}, key=f"outcome:{first}"))
+    assert status == "queued"
+    return setup, ids, leader, waiter, first, ticket
+
+
 def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
         fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Where outcomes wait in the inbox, the reporter of the oldest one that shares a lesson folds
@@ -845,12 +857,7 @@ def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
     outcomes and all but one losing. Here the waiting reporter's lease is 10 s: it is woken by
     the fold, writes nothing of its own, and returns its outcome as the fold stored it."""
     monkeypatch.setattr(postgres_rows, "_LEASE", 10.0)
-    setup, ids = _shared_lessons(fold_url)
-    leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
-    first = leader.recall({"task": "x"}).episode_id
-    status, ticket, _ = _enqueue(leader, Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
-                                                                 "replace": False}, key=f"outcome:{first}"))
-    assert status == "queued"
+    setup, ids, leader, waiter, first, ticket = _queued_by_a_leader(fold_url)
     episode = waiter.recall({"task": "x"}).episode_id
     began = time.monotonic()
     waiting, errors = _finishes(lambda: waiter.report(episode, Signal.SHIPPED), 0.0)
@@ -874,12 +881,7 @@ def test_a_fold_that_commits_before_the_listen_takes_effect_is_not_waited_for(
     the fold had committed in that gap: the reporter asks again once it listens, finds its
     outcome folded and returns at once, instead of waiting out its lease (10 s here)."""
     monkeypatch.setattr(postgres_rows, "_LEASE", 10.0)
-    setup, ids = _shared_lessons(fold_url)
-    leader, waiter = Lamar(fold_url, k=2, seed=11), Lamar(fold_url, k=2, seed=12)
-    first = leader.recall({"task": "x"}).episode_id
-    status, ticket, _ = _enqueue(leader, Event("outcome", {"episode": first, "reward": -1.0, "signal": None,
-                                                           "replace": False}, key=f"outcome:{first}"))
-    assert status == "queued"
+    setup, ids, leader, waiter, _, ticket = _queued_by_a_leader(fold_url)
     rows = _rows_of(waiter)
     enqueue = rows._enqueue
 
