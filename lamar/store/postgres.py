@@ -174,7 +174,7 @@ END $$;
 ALTER TABLE lamar_lessons SET (toast_tuple_target = 8160)"""
 # Version 7: a queued report's reporter learns its turn as it queues it, and mostly what became
 # of it from the notice of the write that folded it, rather than asking (postgres_rows.py): the
-# fold mode's functions anew (`FUNCTIONS` drops the two whose signatures changed). And the inbox
+# fold mode's functions anew (`FUNCTIONS` drops those whose signatures changed). And the inbox
 # is a set of slots, each rewritten in place for the next queued report once its outcome is
 # folded: version 4's table took a row per report and deleted it, and until a VACUUM every read
 # of the inbox walked past the index entries of every report folded since (a 20-second run at
@@ -200,7 +200,8 @@ ALTER TABLE lamar_inbox_v7 RENAME TO lamar_inbox;
 ALTER INDEX lamar_inbox_v7_pkey RENAME TO lamar_inbox_slots;
 """ + FUNCTIONS
 _STEPS = (_FROM_V0, _FROM_V1, _FROM_V2, _FROM_V3, _FROM_V4, _FROM_V5, _FROM_V6)
-_MIGRATIONS: dict[int | None, tuple[str, ...]] = {None: (_CREATE, *_STEPS[1:]), **{version: _STEPS[version:] for version in range(SCHEMA_VERSION)}}
+_MIGRATIONS: dict[int | None, tuple[str, ...]] = {
+    None: (_CREATE, *_STEPS[1:]), **{version: _STEPS[version:] for version in range(SCHEMA_VERSION)}}
 # The engine's saved state per namespace (a cache beside the log: see Lamar._resume).
 _STATE = "CREATE TABLE IF NOT EXISTS lamar_state (namespace text PRIMARY KEY, seq bigint NOT NULL, body text NOT NULL)"
 _TAIL = 500  # most events a write reads back besides its own

@@ -25,10 +25,11 @@ under a ticket from the SEQUENCE), and the reporter whose outcome is oldest amon
 a lesson writes as any writer does, folding the inbox's oldest outcomes, its own among them,
 in ticket order. One write then folds many reports, and its notice tells the reporters whose
 outcomes it folded their seqs (`_queue`, `_wait`). The outcomes enter the log only when
-folded, with seqs taken then, so the log's seq order is still the order of the folds. Only reports that share a lesson wait for each other: a report is
-written on its own only while no report on any of its lessons waits, a write folds only the
-queued reports that share a lesson with its own, and a report left queued by a reporter that
-died is folded by the next report on any of its lessons.
+folded, with seqs taken then, so the log's seq order is still the order of the folds. Only
+reports that share a lesson wait for each other: a report is written on its own only while no
+report on any of its lessons waits, a write folds only the queued reports that share a lesson
+with its own, and a report left queued by a reporter that died is folded by the next report
+on any of its lessons.
 
 Rows are valid for the tuning named in `lamar_namespaces.folded`; NULL means "stale": an
 outcome the rows cannot fold (a replacement, an episode no key finds) or a write in the log
@@ -295,8 +296,9 @@ BEGIN
         END IF;
     END IF;
     -- Its turn, as lamar_turn tells it: the oldest outcome ahead that shares a lesson with it. Where
-    -- there is one, this transaction LISTENs: it takes effect as it commits, and every fold that
-    -- commits after this read notifies the reporter (version 7).
+    -- there is one, this transaction LISTENs (version 7). That takes effect only as it commits, and
+    -- the notice of a fold committed before then is never sent to it: the reporter asks its turn
+    -- again once listening (LessonRows._queue).
     SELECT min(i.ticket) INTO older FROM lamar_inbox AS i
         WHERE i.namespace = p_ns AND i.ticket < queued AND i.lessons && mine;
     IF older IS NOT NULL THEN
@@ -306,10 +308,11 @@ BEGIN
 END
 $fn$;
 
--- Whose turn it is to fold the inbox, for a reporter whose outcome waits there: 'gone' (another
--- write folded it: its seq and time, or none if it was dropped), 'lead' (no older outcome shares
--- a lesson with it: its reporter folds), else 'wait' (for the write that folds the older ones;
--- the oldest of them, whose reporter folds next, in `seq`), and then LISTEN, as lamar_enqueue.
+-- Whose turn it is to fold the inbox, for a reporter whose outcome waits there: 'gone' (it left
+-- the inbox: the seq and time the log holds under its key, another writer's if it was dropped,
+-- none if it vanished unfolded), 'lead' (no older outcome shares a lesson with it: its reporter
+-- folds), else 'wait' (for the write that folds the older ones; the oldest of them, whose
+-- reporter folds next, in `seq`), and then it LISTENs, as lamar_enqueue does.
 CREATE OR REPLACE FUNCTION lamar_turn(p_ns text, p_ticket bigint, p_key text)
     RETURNS TABLE (turn text, seq bigint, at double precision)
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $fn$
@@ -358,8 +361,8 @@ BEGIN
     -- function takes one per statement), so its parts agree without a REPEATABLE READ
     -- transaction around it (version 6).
     -- A lesson is eligible where its scope is one of the context's subsets (`p_scopes`, a JSON
-    -- array since version 7): one probe of the scope index per subset. A context too large to list its subsets is matched
-    -- row by row (`p_ctx`).
+    -- array since version 7): one probe of the scope index per subset. A context too large to
+    -- list its subsets is matched row by row (`p_ctx`).
     IF p_scopes IS NOT NULL THEN
         RETURN QUERY SELECT 0, l.id, l.state, l.version, NULL::bigint, NULL::float8, NULL::float8, NULL::bigint
             FROM jsonb_array_elements(p_scopes) AS w(scope) CROSS JOIN LATERAL (
@@ -539,7 +542,6 @@ class LessonRows:
         self._queued = 0  # reports this store queued in the inbox (their rows were contended)
         self._combined = 0  # queued outcomes (anyone's) this store's writes folded
         self._waited = 0  # waits for a turn to fold the inbox that ran out (_LEASE)
-        self._lessons: frozenset[str] = frozenset()  # the queued report's eligible lessons (`_heard`)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -682,7 +684,7 @@ class LessonRows:
     def _fold_queued(self, event: Event, attempt: int) -> list[Event]:
         """Queue a first report, wait for its turn, and fold it (or learn that another write
         did): `_report`'s contended path. `attempt`: optimistic tries so far."""
-        ticket, done = self._queue(event, None)  # queued, then its turn waited for
+        ticket, lessons, done = self._queue(event, None, frozenset())  # queued, then its turn waited for
         while done is None:
             how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
             try:
@@ -692,7 +694,7 @@ class LessonRows:
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2 ** min(attempt, OPTIMISTIC_TRIES)))
                 attempt += 1
                 if attempt < OPTIMISTIC_TRIES:  # whose turn is it now?
-                    ticket, done = self._queue(event, ticket)
+                    ticket, lessons, done = self._queue(event, ticket, lessons)
                 continue
             if how == "combine-locking":
                 self._locked += 1
@@ -799,14 +801,16 @@ class LessonRows:
 
         return store._transact(body, committed, events)
 
-    def _queue(self, event: Event, ticket: int | None) -> tuple[int, list[Event] | None]:
+    def _queue(self, event: Event, ticket: int | None,
+               lessons: frozenset[str]) -> tuple[int, frozenset[str], list[Event] | None]:
         """Queue a first report in the inbox (`ticket` None), or after a write of its reporter
         conflicted ask again whose turn it is (`lamar_turn`), and wait while older queued
         outcomes that share a lesson with it wait too: their reporter folds them, and this one
-        with them. Returns its ticket and the event as the log holds it once another write
-        folded it, or None when this reporter is to fold: its outcome is the oldest of its
-        lessons, a write named it first among those left (`_wait`), or _LEASE seconds passed
-        with no fold of the outcomes ahead (their folder may be stopped).
+        with them. Returns its ticket, its lessons (`lamar_enqueue` names them; `lessons` is what
+        an earlier call returned) and the event as the log holds it once another write folded
+        it, or None when this reporter is to fold: its outcome is the oldest of its lessons, a
+        write named it first among those left (`_wait`), or _LEASE seconds passed with no fold
+        of the outcomes ahead (their folder may be stopped).
 
         One connection throughout. The call that finds outcomes ahead LISTENs in the transaction
         that read them, but a LISTEN takes effect as that transaction commits, and PostgreSQL
@@ -817,24 +821,25 @@ class LessonRows:
         a fold is either seen by the question or heard. UNLISTEN ends a wait. A reporter that is
         first at once sends one message."""
         mine: list[int] = [] if ticket is None else [ticket]
+        known = [lessons]
 
-        def run(conn: Connection[Any]) -> tuple[int, list[Event] | None]:
+        def run(conn: Connection[Any]) -> tuple[int, frozenset[str], list[Event] | None]:
             if not mine:  # a lost answer is retried on a new connection: queuing is idempotent
-                status, queued, ahead, self._lessons = self._enqueue(conn, event)
+                status, queued, ahead, known[0] = self._enqueue(conn, event)
                 if status == "folded":  # this very outcome is in the log already
-                    return -1, self._folded(event)
+                    return -1, known[0], self._folded(event)
                 mine.append(queued)
                 if ahead is None:
-                    return queued, None
+                    return queued, known[0], None
             try:
                 turn, ahead, at = self._turn(conn, event, mine[0])  # listening already, or from now on
                 if turn == "wait" and ticket is not None:  # this call began listening: ask once more
                     turn, ahead, at = self._turn(conn, event, mine[0])
                 if turn == "gone":
-                    return mine[0], self._logged(event, None if ahead is None else (ahead, at))
+                    return mine[0], known[0], self._logged(event, None if ahead is None else (ahead, at))
                 if turn == "lead" or ahead is None:
-                    return mine[0], None
-                return mine[0], self._wait(conn, event, mine[0], ahead)
+                    return mine[0], known[0], None
+                return mine[0], known[0], self._wait(conn, event, mine[0], ahead, known[0])
             finally:
                 conn.execute(f"UNLISTEN {INBOX_CHANNEL}")
 
@@ -853,7 +858,8 @@ class LessonRows:
         return (str(status), -1 if ticket is None else int(ticket), None if ahead is None else int(ahead),
                 frozenset(lessons or ()))
 
-    def _wait(self, conn: Connection[Any], event: Event, ticket: int, ahead: int) -> list[Event] | None:
+    def _wait(self, conn: Connection[Any], event: Event, ticket: int, ahead: int,
+              lessons: frozenset[str]) -> list[Event] | None:
         """Wait on a LISTENing connection while the outcome `ahead` (the oldest ahead of `ticket`
         that shares a lesson with it) waits: the event as the log holds it once a write folded
         it, None when this reporter is to fold.
@@ -869,7 +875,7 @@ class LessonRows:
             ask = time.monotonic() >= deadline
             if not ask:
                 for note in conn.notifies(timeout=deadline - time.monotonic(), stop_after=1):
-                    heard = self._heard(note.payload, ticket)
+                    heard = self._heard(note.payload, ticket, lessons)
                     if heard == "lead":
                         return None
                     if isinstance(heard, int):  # folded, with this seq
@@ -901,16 +907,17 @@ class LessonRows:
         turn, seq, at = row if row is not None else ("gone", None, None)
         return str(turn), None if seq is None else int(seq), None if at is None else float(at)
 
-    def _heard(self, payload: str, ticket: int) -> int | str:
+    def _heard(self, payload: str, ticket: int, lessons: frozenset[str]) -> int | str:
         """What a write's notice says of `ticket`: its seq where the write folded it ("dropped"
         where it dropped it: its key was taken), "lead" where it is first among those left,
         "wait" where it waits behind another, "ask" where the notice does not name it, "other"
-        for another namespace's, or one that names its lessons and none of this report's (the
-        outcomes ahead of a report share a lesson with it, so their fold names one)."""
+        for another namespace's, or one that names its lessons and none of this report's,
+        `lessons` (the outcomes ahead of a report share a lesson with it, so their fold names
+        one; empty: not known, no notice is skipped for it)."""
         try:
             note = json.loads(payload)
             if note["ns"] != self._store.namespace or (
-                    note.get("lessons") is not None and self._lessons.isdisjoint(note["lessons"])):
+                    lessons and note.get("lessons") is not None and lessons.isdisjoint(note["lessons"])):
                 return "other"  # another namespace's, or a fold of none of this report's lessons
             if ticket in note["done"]:
                 seq = note["seqs"][note["done"].index(ticket)]

@@ -913,7 +913,7 @@ def test_a_queued_report_that_vanishes_unfolded_is_queued_again(fold_url: str) -
     rows = _rows_of(lam)
     wait = rows._wait
 
-    def emptied(conn: Any, event: Event, ticket: int, ahead: int) -> Any:
+    def emptied(conn: Any, event: Event, ticket: int, *rest: Any) -> Any:
         store = PostgresStore(fold_url)
         store._run(lambda other: other.execute(
             "UPDATE lamar_inbox SET ticket = NULL, key = NULL, time = NULL, data = NULL, lessons = NULL "
@@ -921,7 +921,7 @@ def test_a_queued_report_that_vanishes_unfolded_is_queued_again(fold_url: str) -
         store._run(lambda other: other.execute("SELECT pg_notify(%s, '{}')", (postgres_rows.INBOX_CHANNEL,)))
         store.close()
         rows._wait = wait  # type: ignore[method-assign]
-        return wait(conn, event, ticket, ahead)
+        return wait(conn, event, ticket, *rest)
 
     rows._wait = emptied  # type: ignore[method-assign]
     lam.report(episode, 1.0)  # asked on the notice: gone, not in the log: queued again, then folded
