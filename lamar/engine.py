@@ -695,8 +695,7 @@ class Lamar:
             elif self.policy.pending_after is not None and time.monotonic() >= self._next_settle:
                 # The fold mode folds the log for it now and then, not on every recall.
                 self._next_settle = time.monotonic() + min(_SETTLE_EVERY, self.policy.pending_after / 4)
-                self._sync()
-                settle(self, None)
+                self.settle_pending()
             return Recall(
                 episode_id=episode_id,
                 experiences=[s.experience for s in chosen],
