@@ -12,6 +12,7 @@ the folded state itself (see `FoldedRows`: PostgreSQL's fold mode).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import time
 from collections.abc import Sequence
@@ -56,7 +57,21 @@ class Event:
         return cls(kind=kind, data=data, key=key, seq=int(raw["seq"]), time=float(raw["time"]))
 
     def data_json(self) -> str:
+        """`data` as the stores write it: compact, keys sorted. Computed once per event (a write
+        checks it, sends it and may keep it), so `data` must not change once the event exists,
+        as no code here changes it."""
+        return self._data_text
+
+    @functools.cached_property
+    def _data_text(self) -> str:  # kept in the instance's __dict__: a frozen dataclass allows it
         return json.dumps(self.data, separators=(",", ":"), sort_keys=True)
+
+    def numbered(self, seq: int) -> Event:
+        """This event as stored under `seq`, its data's text kept."""
+        out = Event(kind=self.kind, data=self.data, key=self.key, seq=seq, time=self.time)
+        if "_data_text" in self.__dict__:
+            out.__dict__["_data_text"] = self.__dict__["_data_text"]
+        return out
 
 
 def check_appendable(events: Sequence[Event]) -> None:
@@ -64,8 +79,9 @@ def check_appendable(events: Sequence[Event]) -> None:
 
     A lone surrogate in a key used to fail half-way through a SQLite transaction and leave it
     open; a NaN or a NUL would be stored by one backend and refused by another. The file and
-    database backends call this first (it costs one extra `json.dumps` per event); the memory
-    store persists nothing, so it skips it to keep the in-process hot path at its target.
+    database backends call this first (it computes each event's `data_json`, which their write
+    then sends, and one `json.dumps` of the kind and key); the memory store persists nothing, so
+    it skips it to keep the in-process hot path at its target.
 
     Raises:
         InvalidEvent: naming the event and what is wrong with it; nothing is written.
@@ -79,19 +95,44 @@ def check_appendable(events: Sequence[Event]) -> None:
                 event.key is not None and not isinstance(event.key, str)):
             problem = "kind and key must be strings and data a JSON object"
         else:
-            try:  # the whole check in C on the hot path; the walk below only names the problem
-                text = json.dumps([event.kind, event.key, event.data], allow_nan=False, ensure_ascii=False)
-                text.encode("utf-8")
-                clean = "\\u0000" not in text
+            try:  # the whole check in C on the hot path; the walk below decides the rest
+                # The data's text as it will be sent (computed once): escaped to ASCII, so NUL and
+                # surrogates show as escapes, and a float that is not finite as a bare NaN or
+                # Infinity. Text holding any of those (a string may spell them too) is walked.
+                text = event.data_json()
+                clean = not any(mark in text for mark in _SUSPECT) and _clean(
+                    json.dumps([event.kind, event.key], ensure_ascii=False))
             except (TypeError, ValueError, RecursionError):
                 clean = False
             if not clean:
-                problem = storable_problem([event.kind, event.key, event.data]) or "it is not JSON"
-            elif time_problem(event.time):
+                problem = storable_problem([event.kind, event.key, event.data]) or _not_json(event)
+            if problem is None and time_problem(event.time):
                 problem = f"its time {time_problem(event.time)}"
         if problem:
             raise InvalidEvent(f"event #{number} of this write ({event.kind!r}) cannot be stored: {problem}; "
                                "nothing was written")
+
+
+_SUSPECT = ("\\u0000", "\\ud", "NaN", "Infinity")  # in escaped JSON text: a NUL, a surrogate, a float not finite
+
+
+def _clean(text: str) -> bool:
+    """Whether JSON text written unescaped (ensure_ascii=False) is storable: UTF-8, no NUL."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return "\\u0000" not in text
+
+
+def _not_json(event: Event) -> str | None:
+    """Why an event that `storable_problem` passed still cannot be written as JSON, or None."""
+    try:
+        json.dumps([event.kind, event.key, event.data], allow_nan=False)
+        event.data_json()
+    except (TypeError, ValueError, RecursionError):
+        return "it is not JSON"
+    return None
 
 
 @runtime_checkable

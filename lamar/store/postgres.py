@@ -291,7 +291,7 @@ class PostgresStore:
             return self._retrying(lambda: self.rows.append(batch))  # type: ignore[union-attr]
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
         first = self._retrying(lambda: self._append_once(params, batch))
-        return [Event(kind=e.kind, data=e.data, key=e.key, seq=first + i, time=e.time) for i, e in enumerate(batch)]
+        return [e.numbered(first + i) for i, e in enumerate(batch)]
 
     def _retrying(self, write: Callable[[], _T]) -> _T:
         """Run `write`; once more on a fresh connection if it surely did not commit."""

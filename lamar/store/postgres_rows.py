@@ -789,14 +789,14 @@ class LessonRows:
             seqs = sorted(int(row[0]) for row in cur.fetchall())  # the events' seqs (COMMIT follows)
             for exp_id, state in folded.items():  # what the rows now hold, under their new versions
                 self._parsed[exp_id] = (versions[exp_id] + 1 if exp_id in versions else 0, state)
-            return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
+            return [e.numbered(seq)
                     for e, seq in zip(written, seqs, strict=True)]
 
         def committed(seqs: list[int]) -> list[Event] | None:
             """A COMMIT whose answer was lost went through: the events with the seqs it wrote."""
             if combining:
                 raise _RowsMoved("settled")  # read again: the reporter's own entry is gone, or not
-            return [Event(kind=e.kind, data=e.data, key=e.key, seq=seq, time=e.time)
+            return [e.numbered(seq)
                     for e, seq in zip(events, seqs, strict=True)]
 
         return store._transact(body, committed, events)
@@ -945,7 +945,7 @@ class LessonRows:
             raise _Vanished(f"the queued report {event.key} is neither in the inbox nor in the log")
         if float(row[1]) != float(event.time):
             raise self._taken(event)
-        return [Event(kind=event.kind, data=event.data, key=event.key, seq=int(row[0]), time=event.time)]
+        return [event.numbered(int(row[0]))]
 
     def _taken(self, event: Event) -> EventConflict:
         """Another writer reported this episode first (its key is in the log or the inbox)."""

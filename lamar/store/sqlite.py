@@ -150,7 +150,7 @@ class SqliteStore:
                 stored = []
                 for event, row in zip(events, rows):
                     cur = self._db.execute("INSERT INTO events (kind, key, time, data) VALUES (?, ?, ?, ?)", row)
-                    stored.append(_with_seq(event, int(cur.lastrowid or 0)))
+                    stored.append(event.numbered(int(cur.lastrowid or 0)))
                 self._db.execute("COMMIT")
                 return stored
             except sqlite3.IntegrityError as exc:
@@ -262,10 +262,6 @@ def _cannot_write(exc: sqlite3.OperationalError) -> bool:
     """Whether opening failed because the file, its folder or the mount is read-only."""
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
-
-
-def _with_seq(event: Event, seq: int) -> Event:
-    return Event(kind=event.kind, data=event.data, key=event.key, seq=seq, time=event.time)
 
 
 def _register() -> None:
