@@ -101,6 +101,16 @@ class History:
                 "trail": [list(entry) for entry in self.trail], "trail_dropped": self.trail_dropped,
                 "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
 
+    def copy(self) -> History:
+        """An independent copy, equal in `to_dict` (its rows and entries are copied, their values
+        are numbers and strings)."""
+        out = History.__new__(History)
+        out.points, out.trail = [list(row) for row in self.points], list(self.trail)
+        out.stride, out.trail_dropped = self.stride, self.trail_dropped
+        out.injected_in, out.held_out_in, out.last_seq, out.last_time = (
+            self.injected_in, self.held_out_in, self.last_seq, self.last_time)
+        return out
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> History:
         history = cls()

@@ -195,12 +195,19 @@ class LessonState:
     def copy(self) -> LessonState:
         """An independent copy, equal in `to_dict` (a fold of it leaves this one as it is); the
         lesson itself is shared: an `Experience` is never changed, only replaced."""
-        state = LessonState(self.experience)
+        state = LessonState.bare(self.experience)
         state.arms, state.ledger, state.detector = self.arms.copy(), self.ledger.copy(), self.detector.copy()
         for name in self._COUNTS:
             setattr(state, name, getattr(self, name))
-        state.slices = self.slices.copy()
-        state.history = History.from_dict(self.history.to_dict())
+        state.slices, state.history = self.slices.copy(), self.history.copy()
+        return state
+
+    @classmethod
+    def bare(cls, experience: Experience) -> LessonState:
+        """A state with its lesson and nothing else: for a copy or a decode, which set every
+        other slot (the records `__init__` would build are a fold's hot-path cost)."""
+        state = cls.__new__(cls)
+        state.experience, state._verdict_cache = experience, None
         return state
 
     @classmethod

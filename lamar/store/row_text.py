@@ -25,22 +25,22 @@ import operator
 import struct
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any, TypeVar
+from typing import Any
 
 from lamar.experience import Experience
 from lamar.policy.change import ChangeDetector
 from lamar.policy.features import Slice, Slices
+from lamar.policy.history import History
 from lamar.policy.ledger import Ledger
 from lamar.policy.lesson import LessonState
-from lamar.policy.record import SlotRecord
 from lamar.policy.selection import ArmStats
 
-_ARMS, _LEDGER, _DETECTOR = ArmStats.__slots__, Ledger.__slots__, ChangeDetector.__slots__
+# how many numbers each record packs
+_ARMS, _LEDGER, _DETECTOR = len(ArmStats.__slots__), len(Ledger.__slots__), len(ChangeDetector.__slots__)
+_SLICE = _ARMS + _LEDGER
 _COUNTS = LessonState._COUNTS
-# each record's numbers in slot order, read in one call
-_arms, _ledger, _detector, _counts = (operator.attrgetter(*slots) for slots in (_ARMS, _LEDGER, _DETECTOR, _COUNTS))
+_counts = operator.attrgetter(*_COUNTS)  # the counts in order, read in one call
 _CODES = {int: "q", float: "d"}
-_R = TypeVar("_R", bound=SlotRecord)
 
 
 def lesson_text(experience: Experience) -> str:
@@ -52,9 +52,10 @@ def encode(state: LessonState, lesson: str) -> str:
     """`state` as a row's text; `lesson` is `lesson_text(state.experience)` (a writer keeps it
     while the lesson does not change)."""
     slices = state.slices
-    numbers = [*_arms(state.arms), *_ledger(state.ledger), *_detector(state.detector), *_counts(state)]
+    numbers = [*ArmStats.values(state.arms), *Ledger.values(state.ledger), *ChangeDetector.values(state.detector),
+               *_counts(state)]
     for part in slices.slices.values():
-        numbers += [*_arms(part.arms), *_ledger(part.ledger)]
+        numbers += [*ArmStats.values(part.arms), *Ledger.values(part.ledger)]
     try:
         codes = "".join([_CODES[type(n)] for n in numbers])
         packed = _layout(codes).pack(*numbers)
@@ -73,16 +74,22 @@ def decode(text: str, experience: Callable[[str], Experience]) -> LessonState:
         data = json.loads(text)
         return LessonState.from_dict(data, experience(json.dumps(data["experience"])))
     codes, packed, names, values, inherited = json.loads(tail)
-    numbers = iter(_layout(codes).unpack(base64.b64decode(packed)))
-    state = LessonState(experience(lesson))
-    state.arms, state.ledger = _filled(ArmStats, numbers), _filled(Ledger, numbers)
-    state.detector = _filled(ChangeDetector, numbers)
-    for name in _COUNTS:
-        setattr(state, name, next(numbers))
+    numbers = _layout(codes).unpack(base64.b64decode(packed))
+    state = LessonState.bare(experience(lesson))
+    at = _ARMS + _LEDGER + _DETECTOR
+    state.arms, state.ledger = ArmStats.filled(numbers[:_ARMS]), Ledger.filled(numbers[_ARMS:_ARMS + _LEDGER])
+    state.detector = ChangeDetector.filled(numbers[_ARMS + _LEDGER:at])
+    for name, number in zip(_COUNTS, numbers[at:at + len(_COUNTS)], strict=True):
+        setattr(state, name, number)
+    at += len(_COUNTS)
+    state.history = History()  # a row keeps none (`stored`)
     slices = state.slices = Slices()
     for key, value in names:
         part = slices.slices[(key, value)] = Slice.__new__(Slice)
-        part.arms, part.ledger = _filled(ArmStats, numbers), _filled(Ledger, numbers)
+        part.arms, part.ledger = ArmStats.filled(numbers[at:at + _ARMS]), Ledger.filled(numbers[at + _ARMS:at + _SLICE])
+        at += _SLICE
+    if at != len(numbers):
+        raise ValueError(f"a row packs {len(numbers)} numbers where its slots take {at}")
     slices.values, slices.inherited = values, inherited
     return state
 
@@ -94,13 +101,6 @@ def stored(state: LessonState) -> dict[str, Any]:
     data = state.to_dict()
     del data["history"]
     return data
-
-
-def _filled(cls: type[_R], numbers: Any) -> _R:
-    record = cls.__new__(cls)
-    for name in cls.__slots__:
-        setattr(record, name, next(numbers))
-    return record
 
 
 @lru_cache(maxsize=64)
