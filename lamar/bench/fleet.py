@@ -147,6 +147,18 @@ def _spin() -> None:
         pass
 
 
+def run_together(procs: list[Any], barrier: Any, results: Any, seconds: float) -> list[Any]:
+    """Start `procs`, let them all begin at `barrier` (theirs and this process's), and gather
+    the rows each puts on `results` once its `seconds` are over."""
+    for p in procs:
+        p.start()
+    barrier.wait(timeout=600)
+    collected = [row for _ in procs for row in results.get(timeout=seconds + 600)]
+    for p in procs:
+        p.join()
+    return collected
+
+
 def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
             busy: int = 0, rate: float = 0.0) -> dict[str, Any]:
     """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
@@ -169,12 +181,7 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
     for spinner in spinners:
         spinner.start()
     try:
-        for p in procs:
-            p.start()
-        barrier.wait(timeout=600)
-        collected = [row for _ in procs for row in results.get(timeout=seconds + 600)]
-        for p in procs:
-            p.join()
+        collected = run_together(procs, barrier, results, seconds)
     finally:
         for spinner in spinners:
             spinner.terminate()

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from lamar.bench.fleet import DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu
+from lamar.bench.fleet import DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu, run_together
 
 
 def _client(url: str, table: str, messages: int, end: float, out: list[Any]) -> None:
@@ -70,12 +70,7 @@ def measure_floor(base: str, clients: int, messages: int, seconds: float) -> dic
     try:
         procs = [ctx.Process(target=_process, args=(url, table, messages, len(range(p, clients, processes)),
                                                     seconds, barrier, results)) for p in range(processes)]
-        for p in procs:
-            p.start()
-        barrier.wait(timeout=600)
-        collected = [row for _ in procs for row in results.get(timeout=seconds + 600)]
-        for p in procs:
-            p.join()
+        collected = run_together(procs, barrier, results, seconds)
     finally:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
