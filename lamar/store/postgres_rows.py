@@ -44,11 +44,12 @@ import contextlib
 import itertools
 import json
 import random
+import struct
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from lamar._errors import EventConflict, LamarError, StoreError, UnknownEpisode
+from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
@@ -1016,8 +1017,16 @@ class LessonRows:
 
     def _state(self, exp_id: str, raw: str) -> LessonState:
         """A row's state; the lesson's line is parsed once while it does not change (most of the
-        cost of reading a row had been checking an Experience, and rows are read on every call)."""
-        return row_text.decode(raw, lambda line: self._lesson(exp_id, line))
+        cost of reading a row had been checking an Experience, and rows are read on every call).
+
+        Raises:
+            CorruptStore: the row's text does not parse (written by hand, or damaged).
+        """
+        try:
+            return row_text.decode(raw, lambda line: self._lesson(exp_id, line))
+        except (LamarError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error) as exc:
+            raise CorruptStore(f"the row of lesson {exp_id} in {self._store.location} does not parse ({exc}); "
+                               "the log is intact: build the rows again from it with Lamar(...).rebuild()") from exc
 
     def _lesson(self, exp_id: str, line: str) -> Experience:
         cached = self._experiences.get(exp_id)

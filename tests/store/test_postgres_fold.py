@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import psycopg
 import pytest
 
-from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
+from lamar import CorruptStore, DuplicateReport, Experience, Lamar, Scope, Signal
 from lamar.policy import fold
 from lamar.store import Event, postgres_rows
 from lamar.store.postgres import PostgresStore
@@ -1245,3 +1245,22 @@ def _seq_scans(url: str, schema: str, stores: list[Any]) -> dict[str, tuple[int,
         conn.execute("SELECT pg_stat_clear_snapshot()")
         return {table: (int(seq), int(idx or 0)) for table, seq, idx in conn.execute(
             "SELECT relname, seq_scan, idx_scan FROM pg_stat_user_tables WHERE schemaname = %s", (schema,))}
+
+
+@pytest.mark.parametrize("damage", ["not a row", "{}\n[1, 2]", '{}\n["qq", "AAAA", [], {}, 1]'])
+def test_a_damaged_row_is_a_corrupt_store_error_and_a_rebuild_repairs_it(fold_url: str, damage: str) -> None:
+    setup, ids = _shared_lessons(fold_url)
+    for reward in (1.0, -0.5, 0.5):
+        setup.report(setup.recall({"task": "x"}).episode_id, reward)
+    before = [setup.evidence(i).eligible for i in ids]
+    store = PostgresStore(fold_url)
+    store._run(lambda conn: conn.execute("UPDATE lamar_lessons SET state = %s, version = version + 1 "
+                                         "WHERE namespace = %s AND id = %s", (damage, store.namespace, ids[1])))
+    store.close()
+    fresh = Lamar(fold_url, k=2, seed=3)
+    with pytest.raises(CorruptStore, match=f"row of lesson {ids[1]}.*rebuild"):
+        fresh.recall({"task": "x"})
+    fresh.rebuild()  # from the log, which the damage did not touch
+    assert [fresh.evidence(i).eligible for i in ids] == before
+    fresh.report(fresh.recall({"task": "x"}).episode_id, 1.0)
+    assert [fresh.evidence(i).eligible for i in ids] == [n + 1 for n in before]
