@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pytest
 
 from lamar import InvalidEvent
+from lamar.storable import storable_problem
 from lamar.store.base import Event, check_appendable
 
 
@@ -58,3 +60,49 @@ def test_the_data_text_is_computed_once_and_kept_by_the_numbered_copy() -> None:
     assert (stored.seq, stored.kind, stored.key, stored.time, stored.data) == (7, "status", "k", 12.5, event.data)
     assert stored.data_json() is text
     assert stored == Event("status", {"b": 1, "a": [1.5, "x"]}, key="k", seq=7, time=12.5)  # the cache is no field
+
+
+_PIECES = ["a", "é", "\x00", "\ud800", "\udfff", "\U0001F600", "\\", "u0000", "\\u0000", "NaN", "Infinity",
+           '"', "\n", " "]
+
+
+def _value(rng: random.Random, depth: int = 0) -> object:
+    roll = rng.random()
+    if depth < 3 and roll < 0.25:
+        return {"".join(rng.choices(_PIECES, k=rng.randrange(3))): _value(rng, depth + 1)
+                for _ in range(rng.randrange(3))}
+    if depth < 3 and roll < 0.4:
+        return [_value(rng, depth + 1) for _ in range(rng.randrange(3))]
+    if roll < 0.55:
+        return rng.choice([math.nan, math.inf, -math.inf, 0.5, -1e308, 2**62, 3, True, None])
+    return "".join(rng.choices(_PIECES, k=rng.randrange(5)))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_fast_check_refuses_exactly_what_the_walk_refuses(seed: int) -> None:
+    """The check reads the escaped text and walks the data only where that text looks suspicious:
+    on 400 random events of strings made of NULs, surrogates, backslashes, spelled NaN and the
+    like, it refuses exactly those the walk (`storable_problem`) or strict JSON refuses. (An
+    integer beyond 64 bits, which the walk names, passes the check, as it did before the check
+    read the sent text: no integer here is that large.)"""
+    rng = random.Random(seed)
+    for _ in range(400):
+        data = {"v": _value(rng)}
+        key = rng.choice([None, "k", "k\x00", "k\ud800", "k\\u0000"])
+        event = Event("status", data, key=key)
+        expected = storable_problem(["status", key, data]) is None and _strict_json(event)
+        try:
+            check_appendable([event])
+            refused = False
+        except InvalidEvent:
+            refused = True
+        assert refused is not expected, (key, data)
+
+
+def _strict_json(event: Event) -> bool:
+    try:
+        json.dumps([event.kind, event.key, event.data], allow_nan=False)
+        event.data_json()
+    except (TypeError, ValueError):
+        return False
+    return True
