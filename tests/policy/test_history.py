@@ -62,3 +62,21 @@ def test_history_is_the_same_resumed_from_saved_state_replayed_and_after_a_check
     after = Lamar(location, k=1, seed=5)
     assert after.history(good) == before  # the checkpoint's snapshot carries it
     assert [text for _, text in before.trail] == ["added as active", "set retired: enough"]
+
+
+def test_a_copy_of_a_lesson_copies_its_history_equal_and_independent() -> None:
+    """`LessonState.copy` copies the history field by field (no longer through its dict): equal in
+    everything saved, and what is added to the copy leaves the original as it was."""
+    import json
+
+    lam = Lamar(":memory:", k=1, seed=5, holdout=0.3)
+    good, _ = _run(lam, 120)
+    state = lam._lessons[good]
+    assert state.history.points and state.history.trail
+    before = json.dumps(state.history.to_dict())
+    copy = state.copy()
+    assert copy.history.to_dict() == state.history.to_dict() and copy.history is not state.history
+    copy.history.note(1.0, "only in the copy")
+    copy.history.points[0][0] = -1
+    copy.history.add(copy._point(10**6, 2.0, lam.policy, 1))
+    assert json.dumps(state.history.to_dict()) == before
