@@ -815,6 +815,67 @@ def test_a_store_whose_report_was_queued_behind_others_queues_its_next_at_once(f
     _assert_rows_are_the_replay(fold_url, ids, lam, setup)
 
 
+class _Recording:
+    """A connection that records the first word of each statement sent through it (`lamar_enqueue`,
+    `lamar_turn`, `UNLISTEN`) and, as the queue hands it back, the channels it listens to."""
+
+    def __init__(self, conn: Any, sent: list[str], listening: list[list[str]]) -> None:
+        self._conn, self._sent, self._listening = conn, sent, listening
+
+    def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        text = str(query)
+        self._sent.append("lamar_" + text.split("lamar_", 1)[1].split("(", 1)[0] if "FROM lamar_" in text
+                          else text.split()[0])
+        return self._conn.execute(query, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def _recording_queue(lam: Lamar) -> tuple[list[str], list[list[str]]]:
+    """Record what `lam`'s queue sends (`_Recording`), and what each connection it used listens to
+    once the queue is done with it."""
+    store, sent, listening = lam.store, [], []  # type: ignore[var-annotated]
+    run = store._run  # type: ignore[attr-defined]
+
+    def recorded(query: Any, doing: str = "read") -> Any:
+        if doing != "write":
+            return run(query, doing)
+
+        def through(conn: Any) -> Any:
+            try:
+                return query(_Recording(conn, sent, listening))
+            finally:
+                listening.append([row[0] for row in conn.execute("SELECT pg_listening_channels()").fetchall()])
+
+        return run(through, doing)
+
+    store._run = recorded  # type: ignore[attr-defined]
+    return sent, listening
+
+
+def test_a_report_first_in_the_inbox_is_queued_in_one_message(fold_url: str) -> None:
+    """A queued report with no outcome ahead of it on its lessons is queued by one message: the
+    enqueue did not LISTEN, so there is nothing to UNLISTEN. One queued behind another listens
+    while it waits, and hands its connection back listening to nothing."""
+    setup, ids = _shared_lessons(fold_url)
+    _queue_and_vanish(fold_url, -1.0)
+    lam = Lamar(fold_url, k=2, seed=12)
+    rows = _rows_of(lam)
+    sent, listening = _recording_queue(lam)
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)  # found the inbox full: queued behind it, folded both
+    # behind the stopped reporter's outcome: it listened, asked its turn, waited out the lease
+    assert sent == ["lamar_enqueue", "lamar_turn", "lamar_turn", "UNLISTEN"] and listening == [[]]
+    assert (rows._queued, rows._combined, rows._waited, rows._crowded) == (1, 2, 1, True)
+    sent.clear()
+    listening.clear()
+    lam.report(lam.recall({"task": "x"}).episode_id, 0.5)  # crowded: queued at once, nothing ahead
+    assert sent == ["lamar_enqueue"] and listening == [[]]
+    assert (rows._queued, rows._combined, rows._crowded) == (2, 3, False)
+    assert [setup.evidence(i).eligible for i in ids] == [3, 3, 3]
+    _assert_rows_are_the_replay(fold_url, ids, lam, setup)
+
+
 def test_queued_reports_reuse_the_inbox_slots_their_folds_freed(fold_url: str) -> None:
     """A slot is rewritten in place for the next queued report once its outcome is folded: 30
     reports queued one after another take one slot, and 2 at a time take 2. (Version 6 added a row
