@@ -70,10 +70,12 @@ def _server_cpu(pid: int) -> float:
 def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: float, out: list[Any]) -> None:
     """One client: recall, report, repeat until `end` (as fast as it can, or `rate` episodes per
     second from a random phase); its latencies, its own CPU time and its server backend's (the
-    store has one connection)."""
+    store has one connection), and when paced each episode's CPU, client and server (the reads
+    of the backend's count fall outside the client's window)."""
     rng = random.Random(seed)
     signals = list(Signal)
     took: list[float] = []
+    each: list[tuple[float, float]] = []
     backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
     server, cpu = _server_cpu(backend), time.thread_time()
     due = time.perf_counter() + (rng.uniform(0.0, 1.0 / rate) if rate else 0.0)
@@ -83,14 +85,19 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
             due += 1.0 / rate
             if time.perf_counter() >= end:
                 break
+        if rate:
+            before, own = _server_cpu(backend), time.thread_time()
         t0 = time.perf_counter()
         rec = lam.recall(context)
         lam.report(rec.episode_id, rng.choice(signals))
         took.append(time.perf_counter() - t0)
+        if rate:
+            own = time.thread_time() - own
+            each.append((own, _server_cpu(backend) - before))
     rows = getattr(lam.store, "rows", None)
     # getattr: the same benchmark also measures trees from before the inbox (side by side)
     retried = (rows._conflicts, rows._locked, getattr(rows, "_queued", 0)) if rows is not None else (0, 0, 0)
-    out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server, retried))
+    out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server, retried, each))
 
 
 def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, rate: float,
@@ -160,12 +167,15 @@ def run_together(procs: list[Any], barrier: Any, results: Any, seconds: float) -
 
 
 def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
-            busy: int = 0, rate: float = 0.0) -> dict[str, Any]:
+            busy: int = 0, rate: float = 0.0, min_episodes: int = 0) -> dict[str, Any]:
     """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
 
     `busy` processes spin beside them (a control: the CPU contention of a fleet without its work);
-    `rate` paces each client at that many episodes per second (0: as fast as it can).
+    `rate` paces each client at that many episodes per second (0: as fast as it can), and then the
+    row runs long enough for about `min_episodes` episodes in all.
     """
+    if rate:
+        seconds = max(seconds, min_episodes / (clients * rate))
     namespace = f"bench-{uuid.uuid4().hex[:12]}"
     location = _url(base, namespace, mode)
     _seed_lessons(location, workload, lessons)
@@ -186,20 +196,53 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         for spinner in spinners:
             spinner.terminate()
         _drop_namespace(base, namespace)
-    took = [x for t, _, _, _ in collected for x in t]
+    took = [x for t, *_ in collected for x in t]
+    each = [x for *_, e in collected for x in e]
     ms = 1000.0
-    return {
+    row = {
         "mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
         "threads": clients // processes, "seconds": seconds, "episodes": len(took),
         "episodes_per_s": len(took) / seconds,
         "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
-        "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _, _ in collected if t) * ms,
-        "server_cpu_ms": sum(server for _, _, server, _ in collected) / max(len(took), 1) * ms,
-        "conflicts_per_episode": sum(r[0] for _, _, _, r in collected) / max(len(took), 1),
-        "queued_per_episode": sum(r[2] for _, _, _, r in collected) / max(len(took), 1),
-        "locked_per_episode": sum(r[1] for _, _, _, r in collected) / max(len(took), 1),
+        "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, *_ in collected if t) * ms,
+        "server_cpu_ms": sum(server for _, _, server, *_ in collected) / max(len(took), 1) * ms,
+        "conflicts_per_episode": sum(r[0] for *_, r, _ in collected) / max(len(took), 1),
+        "queued_per_episode": sum(r[2] for *_, r, _ in collected) / max(len(took), 1),
+        "locked_per_episode": sum(r[1] for *_, r, _ in collected) / max(len(took), 1),
         "load": load,
     }
+    if len(each) > 1:  # paced: each episode's CPU, so that a row's mean comes with its 95 % interval
+        for i, side in enumerate(("client", "server")):
+            row[f"{side}_cpu_ms"], row[f"{side}_cpu_ci_ms"] = mean_interval([e[i] * ms for e in each])
+    return row
+
+
+def mean_interval(samples: list[float]) -> tuple[float, float]:
+    """The mean of `samples` and the half-width of its 95 % confidence interval (normal
+    approximation, 1.96 standard errors; episodes taken as independent draws)."""
+    return statistics.mean(samples), 1.96 * statistics.stdev(samples) / len(samples) ** 0.5
+
+
+def flatness(rows: list[dict[str, Any]], side: str = "client") -> list[str]:
+    """For each workload and mode of paced `rows`, how far apart its rows' CPU per episode (`side`)
+    lie: the highest mean over the lowest, with the range that ratio takes between the ends of
+    the two rows' 95 % intervals."""
+    out = []
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if f"{side}_cpu_ci_ms" in r and not r["busy"]:
+            groups.setdefault((r["workload"], r["mode"]), []).append(r)
+    for (workload, mode), group in groups.items():
+        if len(group) < 2:
+            continue
+        key, ci = f"{side}_cpu_ms", f"{side}_cpu_ci_ms"
+        low, high = min(group, key=lambda r: r[key]), max(group, key=lambda r: r[key])
+        floor = low[key] - low[ci]
+        top = "inf" if floor <= 0 else f"{(high[key] + high[ci]) / floor:.2f}"
+        out.append(f"{workload:<9}{mode:<10}{side + ' CPU':<12}{low[key]:>6.2f} ms ({low['clients']:>2} clients) to "
+                   f"{high[key]:>5.2f} ms ({high['clients']:>2}): x{high[key] / low[key]:.2f}, "
+                   f"95 % intervals x{max(high[key] - high[ci], 0.0) / (low[key] + low[ci]):.2f} to x{top}")
+    return out
 
 
 # -- a namespace of 10^6 episodes -----------------------------------------------------------------
@@ -354,9 +397,12 @@ _HEADER = (f"{'workload':<9}{'mode':<10}{'clients':>8}{'procs x thr':>13}{'episo
 
 
 def _line(row: dict[str, Any]) -> str:
+    client, server = (f"{row[f'{side}_cpu_ms']:.2f}" + (f" ±{row[f'{side}_cpu_ci_ms']:.2f}"
+                                                         if f"{side}_cpu_ci_ms" in row else "")
+                      for side in ("client", "server"))
     return (f"{row['workload']:<9}{row['mode']:<10}{row['clients']:>8}{row['processes']:>8} x {row['threads']:<2}"
             f"{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.1f}{row['episode_p99_ms']:>9.1f}"
-            f"{row['client_cpu_ms']:>15.2f}{row['server_cpu_ms']:>15.2f}"
+            f"{client:>15}{server:>15}"
             f"{row['conflicts_per_episode']:>9.3f}{row['queued_per_episode']:>8.2f}{row['load']:>6.1f}")
 
 
@@ -489,6 +535,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.0, metavar="EPISODES_PER_S",
                         help="pace each client at this many episodes per second (default 0: as fast as it "
                              "can); below the machine's limit, CPU per episode shows the work, not the queue")
+    parser.add_argument("--min-episodes", type=int, default=60, metavar="N",
+                        help="paced: run each row long enough for about N episodes in all (default 60), so "
+                             "that even one client's CPU per episode has a usable 95%% interval")
     parser.add_argument("--lesson-counts", default="", metavar="N,N,...",
                         help="also time one client's recall+report in namespaces of these many lessons "
                              "(2 eligible per recall), in each mode")
@@ -504,19 +553,23 @@ def main(argv: list[str] | None = None) -> int:
     if set(modes) - set(MODES):
         parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
-    pace = f"each client paced at {args.rate:g} episodes/s" if args.rate else "each client as fast as it can"
+    pace = (f"each client paced at {args.rate:g} episodes/s (a row runs for {args.min_episodes} episodes if that "
+            "takes longer)") if args.rate else "each client as fast as it can"
     print(f"recall+report for {args.seconds:g} s per row, {pace}; {_machine(args.postgres)}")
     print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
           "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
           "its PostgreSQL backend's; retries: optimistic writes that found their rows moved, per episode; "
           "queued: the share of reports queued in the inbox (their rows contended) and folded with others; "
-          "load: the 1-minute load average as the row began")
+          "load: the 1-minute load average as the row began"
+          + ("; paced, CPU per episode is the mean over every episode, ± the half-width of its 95 % interval"
+             if args.rate else ""))
     print(_HEADER)
     rows: list[dict[str, Any]] = []
     for workload in workloads:
         for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
             for mode in modes:
-                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres, rate=args.rate)
+                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres, rate=args.rate,
+                              min_episodes=args.min_episodes)
                 rows.append(row)
                 print(_line(row), flush=True)
     if args.control and rows:
@@ -527,6 +580,11 @@ def main(argv: list[str] | None = None) -> int:
                 row = measure(mode, workload, 1, args.seconds, args.lessons, args.postgres, busy=MAX_PROCESSES - 1)
                 rows.append(row)
                 print(_line(row), flush=True)
+    flat = flatness(rows) + flatness(rows, "server")
+    if flat:
+        print("paced, CPU per episode across client counts (± above: each row's 95 % interval, episodes taken as "
+              "independent): the highest row's mean over the lowest's")
+        print("\n".join(flat))
     ratios = _ratios(rows, modes)
     if ratios:
         print("side by side (same run): episodes/s, p99 and CPU per episode (client + server) over the log mode's")

@@ -1,0 +1,52 @@
+"""The fleet benchmark's paced rows carry each episode's CPU, and its flatness summary reads them
+right (its figures are printed, never asserted: speed is measured in benchmarks, not tests)."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+import pytest
+
+from lamar.bench.fleet import _line, flatness, mean_interval, measure
+
+
+def test_a_mean_comes_with_the_half_width_of_its_95_percent_interval() -> None:
+    samples = [1.0, 2.0, 3.0, 4.0, 5.0]
+    mean, half = mean_interval(samples)
+    assert mean == 3.0 and half == pytest.approx(1.96 * statistics.stdev(samples) / 5**0.5)
+    assert mean_interval([2.0, 2.0, 2.0]) == (2.0, 0.0)
+
+
+def _row(clients: int, cpu: float, ci: float, workload: str = "shared", busy: int = 0) -> dict[str, Any]:
+    return {"workload": workload, "mode": "fold", "clients": clients, "busy": busy,
+            "client_cpu_ms": cpu, "client_cpu_ci_ms": ci, "server_cpu_ms": cpu / 2, "server_cpu_ci_ms": ci / 2}
+
+
+def test_flatness_compares_the_highest_mean_with_the_lowest_and_their_intervals() -> None:
+    rows = [_row(1, 2.0, 0.2), _row(16, 2.5, 0.1), _row(64, 2.2, 0.05),
+            _row(1, 9.0, 0.1, busy=15),  # a control row: not part of the fleet's curve
+            _row(4, 1.0, 0.1, workload="spread"),  # alone in its workload: nothing to compare
+            # run flat out, so without intervals: left out
+            *({k: v for k, v in _row(n, 0.5, 0.0, workload="spread").items() if not k.endswith("_ci_ms")}
+              for n in (1, 64))]
+    (line,) = flatness(rows)
+    assert line.startswith("shared   fold      client CPU    2.00 ms ( 1 clients) to  2.50 ms (16)")
+    assert "x1.25, 95 % intervals x1.09 to x1.44" in line  # 2.4 / 2.2 and 2.6 / 1.8
+    (server,) = flatness(rows, "server")
+    assert "x1.25" in server and "1.00 ms ( 1 clients)" in server
+
+
+def test_an_interval_reaching_zero_leaves_the_ratio_unbounded() -> None:
+    (line,) = flatness([_row(1, 0.1, 0.2), _row(4, 0.3, 0.1)])
+    assert line.endswith("x0.67 to xinf")
+
+
+def test_a_paced_row_runs_for_its_episodes_and_times_each(postgres_url: str) -> None:
+    row = measure("fold", "spread", 2, 0.2, 4, postgres_url, rate=20.0, min_episodes=16)
+    assert row["seconds"] == pytest.approx(0.4)  # 16 episodes at 2 x 20 a second
+    assert 10 <= row["episodes"] <= 20
+    assert row["client_cpu_ms"] > 0 and row["client_cpu_ci_ms"] >= 0 and row["server_cpu_ci_ms"] >= 0
+    assert " ±" in _line(row)
+    flat_out = measure("fold", "spread", 1, 0.2, 4, postgres_url)
+    assert "client_cpu_ci_ms" not in flat_out and " ±" not in _line(flat_out)
