@@ -174,8 +174,19 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
     `rate` paces each client at that many episodes per second (0: as fast as it can), and then the
     row runs long enough for about `min_episodes` episodes in all.
     """
-    if rate:
-        seconds = max(seconds, min_episodes / (clients * rate))
+    return summarize([run_segment(mode, workload, clients, row_seconds(seconds, clients, rate, min_episodes),
+                                  lessons, base, busy, rate)])
+
+
+def row_seconds(seconds: float, clients: int, rate: float, min_episodes: int) -> float:
+    """How long a row runs: `seconds`, or when paced long enough for `min_episodes` episodes."""
+    return max(seconds, min_episodes / (clients * rate)) if rate else seconds
+
+
+def run_segment(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
+                busy: int = 0, rate: float = 0.0) -> dict[str, Any]:
+    """Run `clients` clients against a fresh namespace for `seconds`: what each client measured
+    (`_agent`), unsummarized, so that segments of one row run at different times can be merged."""
     namespace = f"bench-{uuid.uuid4().hex[:12]}"
     location = _url(base, namespace, mode)
     _seed_lessons(location, workload, lessons)
@@ -196,12 +207,21 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         for spinner in spinners:
             spinner.terminate()
         _drop_namespace(base, namespace)
+    return {"mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
+            "threads": clients // processes, "seconds": seconds, "load": load, "collected": collected}
+
+
+def summarize(segments: list[dict[str, Any]]) -> dict[str, Any]:
+    """One flat row of figures from the segments of one row (its configuration run one or more
+    times): episodes/s over their total time, latency percentiles and CPU over all their episodes."""
+    collected = [c for segment in segments for c in segment["collected"]]
+    seconds = sum(segment["seconds"] for segment in segments)
     took = [x for t, *_ in collected for x in t]
     each = [x for *_, e in collected for x in e]
     ms = 1000.0
     row = {
-        "mode": mode, "workload": workload, "clients": clients, "busy": busy, "processes": processes,
-        "threads": clients // processes, "seconds": seconds, "episodes": len(took),
+        **{key: segments[0][key] for key in ("mode", "workload", "clients", "busy", "processes", "threads")},
+        "segments": len(segments), "seconds": seconds, "episodes": len(took),
         "episodes_per_s": len(took) / seconds,
         "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
         "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, *_ in collected if t) * ms,
@@ -209,7 +229,7 @@ def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int
         "conflicts_per_episode": sum(r[0] for *_, r, _ in collected) / max(len(took), 1),
         "queued_per_episode": sum(r[2] for *_, r, _ in collected) / max(len(took), 1),
         "locked_per_episode": sum(r[1] for *_, r, _ in collected) / max(len(took), 1),
-        "load": load,
+        "load": statistics.mean(segment["load"] for segment in segments),
     }
     if len(each) > 1:  # paced: each episode's CPU, so that a row's mean comes with its 95 % interval
         for i, side in enumerate(("client", "server")):
@@ -535,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.0, metavar="EPISODES_PER_S",
                         help="pace each client at this many episodes per second (default 0: as fast as it "
                              "can); below the machine's limit, CPU per episode shows the work, not the queue")
+    parser.add_argument("--rounds", type=int, default=3, metavar="R",
+                        help="paced: run the rows in R rounds, each row a part of its time in each (default 3), "
+                             "so that a slow spell of the machine falls on every row rather than one")
     parser.add_argument("--min-episodes", type=int, default=60, metavar="N",
                         help="paced: run each row long enough for about N episodes in all (default 60), so "
                              "that even one client's CPU per episode has a usable 95%% interval")
@@ -554,7 +577,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     pace = (f"each client paced at {args.rate:g} episodes/s (a row runs for {args.min_episodes} episodes if that "
-            "takes longer)") if args.rate else "each client as fast as it can"
+            f"takes longer, in {max(1, args.rounds)} rounds over every row)") if args.rate else "each client as fast as it can"
     print(f"recall+report for {args.seconds:g} s per row, {pace}; {_machine(args.postgres)}")
     print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
           "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
@@ -565,13 +588,18 @@ def main(argv: list[str] | None = None) -> int:
              if args.rate else ""))
     print(_HEADER)
     rows: list[dict[str, Any]] = []
-    for workload in workloads:
-        for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
-            for mode in modes:
-                row = measure(mode, workload, clients, args.seconds, args.lessons, args.postgres, rate=args.rate,
-                              min_episodes=args.min_episodes)
-                rows.append(row)
-                print(_line(row), flush=True)
+    configurations = [(workload, clients, mode) for workload in workloads
+                      for clients in [int(c) for c in args.clients.split(",") if c.strip()] for mode in modes]
+    rounds = max(1, args.rounds) if args.rate else 1
+    segments: dict[tuple[str, int, str], list[dict[str, Any]]] = {c: [] for c in configurations}
+    for done in range(rounds):
+        for workload, clients, mode in configurations:
+            seconds = row_seconds(args.seconds, clients, args.rate, args.min_episodes) / rounds
+            segments[workload, clients, mode].append(
+                run_segment(mode, workload, clients, seconds, args.lessons, args.postgres, rate=args.rate))
+            if done == rounds - 1:  # its last segment: the row is complete
+                rows.append(summarize(segments[workload, clients, mode]))
+                print(_line(rows[-1]), flush=True)
     if args.control and rows:
         print(f"control: 1 client with {MAX_PROCESSES - 1} busy-looping processes beside it "
               "(the CPU contention of 16 clients, without their work)")

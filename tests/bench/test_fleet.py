@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lamar.bench.fleet import _line, flatness, mean_interval, measure
+from lamar.bench.fleet import _line, flatness, mean_interval, measure, row_seconds, run_segment, summarize
 
 
 def test_a_mean_comes_with_the_half_width_of_its_95_percent_interval() -> None:
@@ -43,10 +43,25 @@ def test_an_interval_reaching_zero_leaves_the_ratio_unbounded() -> None:
 
 
 def test_a_paced_row_runs_for_its_episodes_and_times_each(postgres_url: str) -> None:
+    assert row_seconds(0.2, 2, 20.0, 16) == pytest.approx(0.4)  # 16 episodes at 2 x 20 a second
+    assert row_seconds(0.2, 2, 0.0, 16) == 0.2  # flat out: the time given
     row = measure("fold", "spread", 2, 0.2, 4, postgres_url, rate=20.0, min_episodes=16)
-    assert row["seconds"] == pytest.approx(0.4)  # 16 episodes at 2 x 20 a second
+    assert row["seconds"] == pytest.approx(0.4) and row["segments"] == 1
     assert 10 <= row["episodes"] <= 20
     assert row["client_cpu_ms"] > 0 and row["client_cpu_ci_ms"] >= 0 and row["server_cpu_ci_ms"] >= 0
     assert " ±" in _line(row)
     flat_out = measure("fold", "spread", 1, 0.2, 4, postgres_url)
     assert "client_cpu_ci_ms" not in flat_out and " ±" not in _line(flat_out)
+
+
+def test_the_segments_of_a_row_run_at_different_times_merge_into_one_row(postgres_url: str) -> None:
+    segments = [run_segment("fold", "shared", 2, 0.3, 4, postgres_url, rate=20.0) for _ in range(2)]
+    parts = [summarize([segment]) for segment in segments]
+    row = summarize(segments)
+    assert row["segments"] == 2 and row["seconds"] == pytest.approx(0.6)
+    assert row["episodes"] == sum(part["episodes"] for part in parts) > 0
+    assert row["episodes_per_s"] == pytest.approx(row["episodes"] / 0.6)
+    # the merged mean weighs each segment by its episodes
+    assert row["client_cpu_ms"] == pytest.approx(
+        sum(p["client_cpu_ms"] * p["episodes"] for p in parts) / row["episodes"])
+    assert (row["workload"], row["clients"], row["processes"]) == ("shared", 2, 2)
