@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
 import time
@@ -135,7 +134,7 @@ class LangGraphStore:
                     self._refuse_stored_keys(keys, head)
                     if not self._lock.fresh():
                         continue  # slow enough to be taken for dead, but nothing written yet: again
-                    stored = [dataclasses.replace(e, seq=head + i) for i, e in enumerate(events, 1)]
+                    stored = [e.numbered(head + i) for i, e in enumerate(events, 1)]
                     ops: list[Op] = [PutOp(self._events, _seq_key(e.seq), self._value(e, text), index=False,
                                            ttl=None) for e, text in zip(stored, texts)]
                     ops += [PutOp(self._keys, e.key, {"seq": e.seq}, index=False, ttl=None)

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Any
 
-from lamar.bench.fleet import DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu, run_together
+from lamar.bench.fleet import _WARM, DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu, run_together
 
 
 def _client(url: str, table: str, messages: int, end: float, out: list[Any]) -> None:
@@ -28,7 +28,7 @@ def _client(url: str, table: str, messages: int, end: float, out: list[Any]) -> 
 
     with psycopg.connect(url, autocommit=True) as conn:
         backend = conn.info.backend_pid
-        for _ in range(6):  # prepared from the fifth on, as a store's statements are
+        for _ in range(_WARM):  # prepared from the fifth run on, as the fleet benchmark's clients warm up
             conn.execute("SELECT %s::int", (0,)).fetchone()
         took: list[float] = []
         server, cpu, n = _server_cpu(backend), time.thread_time(), 0

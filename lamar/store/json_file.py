@@ -279,7 +279,7 @@ class JsonStore:
             if held or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {held[0] if held else keys[0]!r} is already in {self.path}")
             base = self._first + self._count() - 1
-            stored = [dataclasses.replace(e, seq=base + i + 1) for i, e in enumerate(events)]
+            stored = [e.numbered(base + i + 1) for i, e in enumerate(events)]
             if self._version != VERSION or self._stamp is None:
                 # A new file, or a version-1 file: write it whole, as lines, once.
                 self._write([*self._tail, *stored])
