@@ -68,11 +68,13 @@ def _server_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: float, out: list[Any]) -> None:
+def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: float, turn: float,
+           out: list[Any]) -> None:
     """One client: recall, report, repeat until `end` (as fast as it can, or `rate` episodes per
-    second from a random phase); its latencies, its own CPU time and its server backend's (the
-    store has one connection), and when paced each episode's CPU, client and server (the reads
-    of the backend's count fall outside the client's window)."""
+    second from a random phase), each report `turn` seconds after its recall (the agent's turn and
+    the human's answer; not counted in the latency); its latencies, its own CPU time and its
+    server backend's (the store has one connection), and when paced each episode's CPU, client
+    and server (the reads of the backend's count fall outside the client's window)."""
     rng = random.Random(seed)
     signals = list(Signal)
     took: list[float] = []
@@ -91,6 +93,10 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
             before, own = _server_cpu(backend), time.thread_time()
         t0 = time.perf_counter()
         rec = lam.recall(context)
+        if turn:
+            recalled = time.perf_counter() - t0
+            time.sleep(turn)
+            t0 = time.perf_counter() - recalled
         lam.report(rec.episode_id, rng.choice(signals))
         took.append(time.perf_counter() - t0)
         if rate:
@@ -109,20 +115,26 @@ def _counts(lam: Lamar) -> tuple[int, int, int]:
 
 
 def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, rate: float,
-             barrier: Any, results: Any) -> None:
+             turn: float, barrier: Any, results: Any) -> None:
     """One OS process running len(seeds) clients (threads beyond the first)."""
     from lamar.store import open_store
 
     engines = [Lamar(open_store(location, pool_size=1), k=3, seed=seed) for seed in seeds]
-    for lam, seed in zip(engines, seeds, strict=True):
-        if mode == "fold-lock":
+    if mode == "fold-lock":
+        for lam in engines:
             lam.store.rows._optimistic = False  # type: ignore[attr-defined]
-        # Warm, as a long-running agent is: the first call pays for imports and the rows' check, a
-        # connection plans a function's statements on its first call of it, and psycopg prepares a
-        # statement on its 5th run. A paced row of short segments would otherwise time that.
-        warm = random.Random(-1 - seed)
-        for _ in range(_WARM):
-            lam.report(lam.recall(_context(workload, seed)).episode_id, warm.choice(list(Signal)))
+    # Warm, as a long-running agent is: the first call pays for imports and the rows' check, a
+    # connection plans a function's statements on its first call of it, psycopg prepares a
+    # statement on its 5th run, and a store learns whether its rows move during a turn. A paced
+    # row of short segments would otherwise time that. This process's clients take their turns
+    # side by side.
+    warm = random.Random(-1 - seeds[0])
+    for _ in range(_WARM):
+        episodes = [lam.recall(_context(workload, seed)).episode_id for lam, seed in zip(engines, seeds, strict=True)]
+        time.sleep(turn)
+        for lam, episode in zip(engines, episodes, strict=True):
+            lam.report(episode, warm.choice(list(Signal)))
+    for lam in engines:
         if getattr(lam.store, "rows", None) is not None:
             # Every client warms up at once, a burst whose reports queue in the inbox, and a store
             # whose report was queued behind others' queues its next one at once. In a paced row of
@@ -131,7 +143,7 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
     out: list[Any] = []
     barrier.wait()
     end = time.perf_counter() + seconds
-    threads = [threading.Thread(target=_agent, args=(lam, _context(workload, seed), seed, end, rate, out))
+    threads = [threading.Thread(target=_agent, args=(lam, _context(workload, seed), seed, end, rate, turn, out))
                for lam, seed in zip(engines, seeds, strict=True)]
     for t in threads:
         t.start()
@@ -185,15 +197,16 @@ def run_together(procs: list[Any], barrier: Any, results: Any, seconds: float) -
 
 
 def measure(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
-            busy: int = 0, rate: float = 0.0, min_episodes: int = 0) -> dict[str, Any]:
+            busy: int = 0, rate: float = 0.0, min_episodes: int = 0, turn: float = 0.0) -> dict[str, Any]:
     """Run `clients` clients against a fresh namespace for `seconds`; one flat row of figures.
 
     `busy` processes spin beside them (a control: the CPU contention of a fleet without its work);
     `rate` paces each client at that many episodes per second (0: as fast as it can), and then the
-    row runs long enough for about `min_episodes` episodes in all.
+    row runs long enough for about `min_episodes` episodes in all; `turn`: seconds between each
+    episode's recall and its report.
     """
     return summarize([run_segment(mode, workload, clients, row_seconds(seconds, clients, rate, min_episodes),
-                                  lessons, base, busy, rate)])
+                                  lessons, base, busy, rate, turn)])
 
 
 def row_seconds(seconds: float, clients: int, rate: float, min_episodes: int) -> float:
@@ -202,7 +215,7 @@ def row_seconds(seconds: float, clients: int, rate: float, min_episodes: int) ->
 
 
 def run_segment(mode: str, workload: str, clients: int, seconds: float, lessons: int, base: str,
-                busy: int = 0, rate: float = 0.0) -> dict[str, Any]:
+                busy: int = 0, rate: float = 0.0, turn: float = 0.0) -> dict[str, Any]:
     """Run `clients` clients against a fresh namespace for `seconds`: what each client measured
     (`_agent`), unsummarized, so that segments of one row run at different times can be merged."""
     namespace = f"bench-{uuid.uuid4().hex[:12]}"
@@ -213,7 +226,8 @@ def run_segment(mode: str, workload: str, clients: int, seconds: float, lessons:
     ctx = multiprocessing.get_context("spawn")
     barrier = ctx.Barrier(processes + 1)
     results = ctx.Queue()
-    procs = [ctx.Process(target=_process, args=(location, mode, workload, s, seconds, rate, barrier, results))
+    procs = [ctx.Process(target=_process, args=(location, mode, workload, s, seconds, rate, turn, barrier,
+                                                           results))
              for s in seeds]
     load = os.getloadavg()[0]
     spinners = [ctx.Process(target=_spin, daemon=True) for _ in range(busy)]
@@ -573,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=float, default=0.0, metavar="EPISODES_PER_S",
                         help="pace each client at this many episodes per second (default 0: as fast as it "
                              "can); below the machine's limit, CPU per episode shows the work, not the queue")
+    parser.add_argument("--turn", type=float, default=0.0, metavar="SECONDS",
+                        help="each report this long after its recall (default 0: at once), as an agent's turn "
+                             "and its user's answer take; other clients' reports move the rows meanwhile")
     parser.add_argument("--rounds", type=int, default=3, metavar="R",
                         help="paced: run the rows in R rounds, each row a part of its time in each (default 3), "
                              "so that a slow spell of the machine falls on every row rather than one")
@@ -596,6 +613,8 @@ def main(argv: list[str] | None = None) -> int:
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     pace = (f"each client paced at {args.rate:g} episodes/s (a row runs for {args.min_episodes} episodes if that "
             f"takes longer, in {max(1, args.rounds)} rounds over every row)") if args.rate else "each client as fast as it can"
+    if args.turn:
+        pace += f", each report {args.turn:g} s after its recall (latency: the two calls only)"
     print(f"recall+report for {args.seconds:g} s per row, {pace}; {_machine(args.postgres)}")
     print("clients: up to 16 processes, then threads in each (processes x threads); the modes of a row "
           "count run one after another; CPU per episode: each client's own thread (mean over clients), and "
@@ -614,7 +633,8 @@ def main(argv: list[str] | None = None) -> int:
         for workload, clients, mode in configurations:
             seconds = row_seconds(args.seconds, clients, args.rate, args.min_episodes) / rounds
             segments[workload, clients, mode].append(
-                run_segment(mode, workload, clients, seconds, args.lessons, args.postgres, rate=args.rate))
+                run_segment(mode, workload, clients, seconds, args.lessons, args.postgres, rate=args.rate,
+                            turn=args.turn))
             if done == rounds - 1:  # its last segment: the row is complete
                 rows.append(summarize(segments[workload, clients, mode]))
                 print(_line(rows[-1]), flush=True)
