@@ -193,14 +193,16 @@ def test_each_outcome_names_the_spread_and_divisor_its_fold_used(fold_url: str) 
 
 
 def test_a_report_after_its_recall_folds_the_rows_the_recall_read(fold_url: str) -> None:
-    """No read of its own: one message. The rows are still the log's fold, and its outcome names
-    the spread of the recall's read with this reward added, and the recall's divisor."""
+    """No read of its own: one message, once the store has seen that its rows stay as its recalls
+    read them (its first report reads, and finds them unmoved). The rows are still the log's
+    fold, and its outcome names the spread of the recall's read with this reward added, and the
+    recall's divisor."""
     lam = Lamar(fold_url, k=2, seed=2)
     ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
     rows = lam.store.rows  # type: ignore[attr-defined]
     for signal in (Signal.SHIPPED, Signal.REVERTED, Signal.ACCEPTED):
         lam.report(lam.recall({"task": "x"}).episode_id, signal)
-    assert (rows._unread, rows._conflicts) == (3, 0)
+    assert (rows._reread, rows._unread, rows._conflicts) == (1, 2, 0)
     rewards = [e.data["reward"] for e in lam.store.read() if e.kind == "outcome"]
     mean = sum(rewards) / 3
     last = [e for e in lam.store.read() if e.kind == "outcome"][-1].data["fold"]
@@ -211,14 +213,39 @@ def test_a_report_after_its_recall_folds_the_rows_the_recall_read(fold_url: str)
 def test_a_report_whose_rows_moved_since_its_recall_reads_them_and_folds_again(fold_url: str) -> None:
     setup, ids = _shared_lessons(fold_url)
     first, other = Lamar(fold_url, k=2, seed=4), Lamar(fold_url, k=2, seed=5)
+    rows = _rows_of(first)
+    rows._saved = 0.0  # as after reports that a read of their own did not help: the next is folded from its recall
     episode = first.recall({"task": "x"}).episode_id
     other.report(other.recall({"task": "x"}).episode_id, -1.0)  # folds into the same rows meanwhile
     first.report(episode, 1.0)
-    rows = _rows_of(first)
     assert (rows._unread, rows._conflicts, rows._locked) == (0, 1, 0)
     assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
-    first.report(first.recall({"task": "x"}).episode_id, 1.0)
-    assert rows._unread == 1  # the next report is folded from its recall again
+    _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
+
+
+def test_a_store_whose_rows_move_during_its_turns_reads_before_it_reports(fold_url: str) -> None:
+    """Each report learns whether a read of its own saved it a queuing: its rows moved since its
+    recall's read, and no other report waited on them. While that is so, a report reads first
+    (two messages) rather than write from its recall's read, conflict and be queued (four here);
+    once the rows stay still again, reports go back to their recall's read (one message)."""
+    setup, ids = _shared_lessons(fold_url)
+    first, other = Lamar(fold_url, k=2, seed=4), Lamar(fold_url, k=2, seed=5)
+    rows = _rows_of(first)
+
+    def turn(moved: bool) -> tuple[int, int, int, int]:
+        episode = first.recall({"task": "x"}).episode_id
+        if moved:  # another agent reports on the same lessons while this one takes its turn
+            other.report(other.recall({"task": "x"}).episode_id, -1.0)
+        first.report(episode, 1.0)
+        return rows._reread, rows._unread, rows._conflicts, rows._queued
+
+    assert turn(False) == (1, 0, 0, 0)  # a new store reads first, and finds its rows unmoved
+    assert turn(False) == (1, 1, 0, 0)  # so the next report writes from its recall's read
+    assert turn(True) == (1, 1, 1, 1)  # a turn during which they moved: a conflict, queued, folded alone
+    assert [turn(True) for _ in range(3)] == [(2, 1, 1, 1), (3, 1, 1, 1), (4, 1, 1, 1)]  # read first
+    quiet = [turn(False) for _ in range(4)]  # still again: each read finds the rows as recalled
+    assert quiet == [(5, 1, 1, 1), (6, 1, 1, 1), (7, 1, 1, 1), (7, 2, 1, 1)]
+    assert [setup.evidence(i).eligible for i in ids] == [14, 14, 14]
     _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
 
 
@@ -229,6 +256,7 @@ def test_a_report_folded_from_its_recall_whose_answer_is_lost_is_found_by_its_ke
     try:
         lam = Lamar(url, k=2, seed=2)
         ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+        _rows_of(lam)._saved = 0.0  # its rows stay as recalled: a report is folded from its recall's read
         episode = lam.recall({"task": "x"}).episode_id
         proxy.cuts, sent = ["after"], proxy.commits_sent
         lam.report(episode, Signal.SHIPPED)
@@ -245,6 +273,7 @@ def test_a_recall_read_too_long_ago_is_read_again(fold_url: str, monkeypatch: py
 
     lam = Lamar(fold_url, k=2, seed=2)
     ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(2)]
+    _rows_of(lam)._saved = 0.0  # its rows stay as recalled: only the read's age decides
     monkeypatch.setattr(postgres_rows, "_FRESH", 0.0)
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     assert _rows_of(lam)._unread == 0
@@ -1118,6 +1147,7 @@ def test_a_queued_reporter_stopped_mid_write_stalls_nobody(fold_url: str) -> Non
     setup, ids = _shared_lessons(fold_url)
     stopped, other = Lamar(fold_url, k=2, seed=2), Lamar(fold_url, k=2, seed=3)
     paused, resume = threading.Event(), threading.Event()
+    _rows_of(stopped)._saved = 0.0  # it writes from its recall's read (a read first would not conflict)
     episode = stopped.recall({"task": "x"}).episode_id
     other.report(other.recall({"task": "x"}).episode_id, Signal.SHIPPED)  # the stopped one's recall is stale
 
