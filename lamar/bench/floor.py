@@ -22,14 +22,21 @@ from typing import Any
 from lamar.bench.fleet import _WARM, DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu, run_together
 
 
-def _client(url: str, table: str, messages: int, end: float, out: list[Any]) -> None:
-    """One client on its own connection: episodes of `messages` messages until `end`."""
+def _connect(url: str) -> Any:
+    """One client's connection, warmed up: its statement prepared (from the fifth run on), as the
+    fleet benchmark's clients warm up before the measured time."""
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as conn:
+    conn = psycopg.connect(url, autocommit=True)
+    for _ in range(_WARM):
+        conn.execute("SELECT %s::int", (0,)).fetchone()
+    return conn
+
+
+def _client(conn: Any, table: str, messages: int, end: float, out: list[Any]) -> None:
+    """One client on its own connection: episodes of `messages` messages until `end`."""
+    with conn:
         backend = conn.info.backend_pid
-        for _ in range(_WARM):  # prepared from the fifth run on, as the fleet benchmark's clients warm up
-            conn.execute("SELECT %s::int", (0,)).fetchone()
         took: list[float] = []
         server, cpu, n = _server_cpu(backend), time.thread_time(), 0
         while time.perf_counter() < end:
@@ -44,10 +51,12 @@ def _client(url: str, table: str, messages: int, end: float, out: list[Any]) -> 
 
 def _process(url: str, table: str, messages: int, threads: int, seconds: float, barrier: Any,
              results: Any) -> None:
+    """`threads` clients, connected and warmed up before the measured time begins."""
+    connections = [_connect(url) for _ in range(threads)]
     out: list[Any] = []
     barrier.wait()
     end = time.perf_counter() + seconds
-    workers = [threading.Thread(target=_client, args=(url, table, messages, end, out)) for _ in range(threads)]
+    workers = [threading.Thread(target=_client, args=(conn, table, messages, end, out)) for conn in connections]
     for w in workers:
         w.start()
     for w in workers:
