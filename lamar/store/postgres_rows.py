@@ -673,27 +673,23 @@ class LessonRows:
             queue_now, recalled = True, None
         else:
             queue_now, recalled = False, self._recalled_inputs([event])
-        attempt, stale = 0, False  # optimistic tries so far (the first write's counts)
+        # tried: "recall" (written from its recall's read) or "read" (read first, with the recall's
+        # read to compare), for what the report learns (`_learn`); attempt: optimistic tries so far
+        attempt, tried = 0, None
         try:
             if queue_now:
                 raise _Contended("the last report here was queued behind others")
-            if recalled is not None and self._saved < _SAVED_LIMIT:
-                try:
-                    written = self._attempt([event], "recalled", strict, recalled)
-                except _RowsMoved:
-                    stale = True  # did it conflict for want of a read of its own? Learned below
-                    raise
-                self._learn(False)
-                self._unread += 1
-                return written
             if recalled is None:
                 return self._attempt([event], "report", strict)
+            if self._saved < _SAVED_LIMIT:
+                tried = "recall"
+                written = self._attempt([event], "recalled", strict, recalled)
+                self._unread += 1
+                self._learn(False)
+                return written
+            tried = "read"
             self._reread += 1
-            try:
-                written = self._attempt([event], "report", strict, recalled)
-            except (_RowsMoved, _Contended):
-                self._learn(False)  # contended: it is queued all the same
-                raise
+            written = self._attempt([event], "report", strict, recalled)
             self._learn(self._moved)
             return written
         except _RowsMoved:
@@ -701,6 +697,8 @@ class LessonRows:
             attempt = 1
         except _Contended:
             pass
+        if tried == "read":
+            self._learn(False)  # read first, and contended all the same: it is queued
         self._queued += 1
         self._crowded = True  # until a write of this store folds its report alone
         for _ in range(_REQUEUES):
@@ -711,7 +709,7 @@ class LessonRows:
             except _Vanished:
                 attempt = 0
                 continue
-            if stale:  # folded alone, nobody else waiting: a read of its own would have written it
+            if tried == "recall":  # folded alone, nobody else waiting: a read of its own would have written it
                 self._learn(not self._crowded)
             return written
         raise StoreError(f"a report queued in {self._store.location} vanished {_REQUEUES} times before it was "
@@ -786,9 +784,6 @@ class LessonRows:
                     cur.execute(_READ, {**params, "locking": how in ("locking", "combine-locking")})
                 cur.nextset()
                 read = _FoldInputs.of(cur.fetchall(), xid)
-                if report and recalled is not None:
-                    now = {exp_id: version for exp_id, _, version in read.rows}
-                    self._moved = any(now.get(exp_id) != version for exp_id, _, version in recalled.rows)
                 if combining and not read.waiting:
                     if how == "combine-locking":
                         cur.execute("ROLLBACK")  # the locking read began a transaction: nothing to write
@@ -803,6 +798,8 @@ class LessonRows:
                     write["tickets"] = [entry[0] for entry in read.inbox if not entry[4]]  # the events'
                     self._combined += len(written)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
+                if recalled is not None and read is not recalled:  # a read of its own: did the rows move?
+                    self._moved = any(versions.get(exp_id) != version for exp_id, _, version in recalled.rows)
                 written = self._fold(written, read, write, strict, folded)
             if optimistic:
                 eligible = {i for data in read.episodes.values() for i in json.loads(data).get("eligible", ())}

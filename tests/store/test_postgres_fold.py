@@ -220,6 +220,8 @@ def test_a_report_whose_rows_moved_since_its_recall_reads_them_and_folds_again(f
     first.report(episode, 1.0)
     assert (rows._unread, rows._conflicts, rows._locked) == (0, 1, 0)
     assert [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
+    first.report(first.recall({"task": "x"}).episode_id, 1.0)
+    assert rows._unread == 1  # the next report is folded from its recall again
     _assert_rows_are_the_replay(fold_url, ids, first, other, setup)
 
 
