@@ -71,4 +71,6 @@ def test_a_turn_puts_time_between_each_recall_and_its_report_and_the_latency_lea
         postgres_url: str) -> None:
     row = measure("fold", "shared", 1, 0.6, 4, postgres_url, turn=0.25)
     assert 1 <= row["episodes"] <= 3  # flat out, a client with no turn runs dozens in 0.6 s
-    assert row["episode_p99_ms"] < 250.0  # each took less than its turn: the turn is left out
+    # With the turn counted, every episode would take at least 250 ms; left out, they take a few.
+    # The median, not the slowest: one stall of the machine must not fail the check.
+    assert row["episode_p50_ms"] < 250.0
