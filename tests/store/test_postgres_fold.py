@@ -534,7 +534,8 @@ def _late_episode(url: str, lam: Lamar) -> tuple[psycopg.Connection[Any], str]:
     return conn, late
 
 
-def test_a_late_commit_below_the_folded_seq_is_folded_once_it_commits(fold_url: str) -> None:
+def test_a_late_commit_below_the_folded_seq_is_folded_once_it_commits(fold_url: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """Seq order is not commit order in the fold mode: an episode that took its seq first
     commits after episodes with later seqs. A stats call made while it is in flight waits up to a
     second for it; past that it folds what is visible and starts from the start next time. A
@@ -557,6 +558,9 @@ def test_a_late_commit_below_the_folded_seq_is_folded_once_it_commits(fold_url: 
 
     conn, late = _late_episode(fold_url, lam)
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    # A longer wait, so that a stall of a loaded machine cannot pass for waiting it out: the call
+    # returns once the commit lands, 0.3 s in.
+    monkeypatch.setattr(postgres_rows, "_SETTLE_WAIT", 5.0)
     threading.Timer(0.3, conn.commit).start()  # commits while the next call waits for it
     started = time.monotonic()
     assert reader.stats()["episodes"] == 9 and reader._settled
