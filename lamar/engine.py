@@ -470,6 +470,8 @@ class Lamar:
                 self._held -= len(record.held_out)
                 self._wanted -= len(record.held_out) + len(record.injected)
                 self._pinned.discard(record.id)
+        else:  # a reader that lets an unknown kind through must not have it folded as nothing
+            raise ValueError(f"unknown event kind {kind!r}")
 
     def _note(self, exp_id: str, time: float, text: str) -> None:
         state = self._lessons.get(exp_id)

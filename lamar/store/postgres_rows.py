@@ -55,7 +55,7 @@ from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.store import row_text
-from lamar.store.base import Event, RowsView
+from lamar.store.base import LESSON_KINDS, Event, RowsView
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -64,7 +64,6 @@ if TYPE_CHECKING:
 
 ROWS_LOCK = 0x4C524F57  # b"LROW", with the namespace's hash: writes hold it shared, builds exclusive
 SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to one of them)
-_LESSON_KINDS = ("experience", "status", "scope", "merge", "outcome")
 _UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 
 # What a write folds, read in its first message: one call of `lamar_fold_inputs` (below), which
@@ -636,7 +635,7 @@ class LessonRows:
             EventConflict: an event's key is taken, or an experience's id already has a row.
             UnknownEpisode: (strict) as above.
         """
-        if not any(e.kind in _LESSON_KINDS for e in events):
+        if not any(e.kind in LESSON_KINDS for e in events):
             written = self._attempt(events, "plain", strict)
             self._remember(written)
             return written

@@ -90,6 +90,14 @@ def _status(data: Mapping[str, Any]) -> None:
         raise TypeError("'reason' must be a string")
 
 
+def _scope(data: Mapping[str, Any]) -> None:
+    _text(data.get("id"), "id")
+    _text(data.get("key"), "key")
+    _text(data.get("value"), "value")
+    if not isinstance(data.get("reason", ""), str):
+        raise TypeError("'reason' must be a string")
+
+
 def _merge(data: Mapping[str, Any]) -> None:
     _text(data.get("into"), "into")
     _ids(data.get("from"), "from")
@@ -103,7 +111,7 @@ def _compact(data: Mapping[str, Any]) -> None:
     _ids(data.get("episodes"), "episodes")
 
 
-_CHECKS = {"episode": _episode, "outcome": _outcome, "status": _status, "merge": _merge,
+_CHECKS = {"episode": _episode, "outcome": _outcome, "status": _status, "scope": _scope, "merge": _merge,
            "applied": _applied, "compact": _compact}
 
 

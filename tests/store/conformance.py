@@ -24,6 +24,7 @@ import pytest
 
 from lamar import EventConflict, Experience, Lamar, Scope, Signal
 from lamar.store import Event, ExperienceStore
+from lamar.store.base import EVENT_KINDS
 
 # A worker that recalls and reports as fast as it can, logging each completed episode id
 # with os.write on an O_APPEND descriptor: the kernel keeps it even if we are SIGKILLed.
@@ -96,11 +97,13 @@ class StoreConformance:
             Event("outcome", {"episode": "ep_1", "reward": -0.6, "signal": "corrected", "replace": False},
                   key="outcome:ep_1", time=3.0),
             Event("status", {"id": exp.id, "status": "retired", "reason": "r"}, time=4.0),
+            Event("scope", {"id": exp.id, "key": "lang", "value": "swift", "reason": "sleep narrow: r"}, time=4.5),
             Event("merge", {"into": exp.id, "from": ["exp_x"]}, time=5.0),
             Event("applied", {"proposal": "retire_1", "kind": "retire"}, key="proposal:retire_1", time=6.0),
             Event("compact", {"episodes": ["ep_0"], "figures": {"reports": 1, "mean": 0.1 + 0.2}}, time=7.0),
             Event("snapshot", {"format": 1, "lessons": [], "rewards": [3, 0.25, 1e-300]}, time=8.0),
         ]
+        assert {e.kind for e in written} == EVENT_KINDS  # a kind added to the log is tested here too
         store.append(written)
         back = store.read()
         assert [(e.kind, e.key, e.data, e.time) for e in back] == [
