@@ -85,7 +85,7 @@ def settle(lam: Lamar, now: float | None) -> list[str]:
                                    "replace": False, "reason": f"no report within {limit:g}s"}
         data["default" if outcome is not None else "expired"] = True
         try:
-            lam.store.append([Event("outcome", data, key=f"outcome:{record.id}")])
+            lam._append([Event("outcome", data, key=f"outcome:{record.id}")])
         except EventConflict:
             continue  # reported, or settled by another process, just now
         done.append(record.id)
@@ -103,7 +103,7 @@ def expire(lam: Lamar, episode_id: str, reason: str) -> bool:
     data = {"episode": episode_id, "reward": None, "signal": None, "replace": False,
             "expired": True, "reason": reason}
     try:
-        lam.store.append([Event("outcome", data, key=f"outcome:{episode_id}")])
+        lam._append([Event("outcome", data, key=f"outcome:{episode_id}")])
     except EventConflict:
         return False  # reported by another writer just now
     lam._sync()

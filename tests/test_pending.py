@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 
@@ -112,3 +114,22 @@ def test_expire_refuses_what_is_not_an_episode_of_this_store():
     for bad in ("ep_nope", ["ep"], None):
         with pytest.raises(UnknownEpisode):
             lam.expire(bad)
+
+
+def test_a_process_that_only_settles_pending_episodes_saves_the_state_it_folded(tmp_path: Path) -> None:
+    # A cron job that opens a store, settles what waited too long and closes must leave the saved
+    # state at the log's end, as a process that reported would: the next open folds no tail.
+    path = tmp_path / "settled.db"
+    lam = Lamar(str(path), k=2, seed=3)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    waiting = [lam.recall({"task": "build"}).episode_id for _ in range(20)]
+    lam.close()
+    with sqlite3.connect(path) as db:
+        (before,) = db.execute("SELECT seq FROM state").fetchone() or (0,)
+    settler = Lamar(str(path), k=2, seed=3, pending_after=0.0)
+    assert sorted(settler.settle_pending(now=time.time() + 10)) == sorted(waiting)
+    settler.close()
+    with sqlite3.connect(path) as db:
+        (after,) = db.execute("SELECT seq FROM state").fetchone()
+        (last,) = db.execute("SELECT max(seq) FROM events").fetchone()
+    assert after == last > before
