@@ -250,7 +250,7 @@ def _fingerprint(repo: str, files: list[str]) -> list[Any]:
 def _report(state: dict[str, Any], episode_id: str, signal: str, why: str, lam: Callable[[], Lamar],
             paths: Paths, now: float) -> None:
     """Report (or upgrade) an episode's outcome and audit why; an episode the store lost is forgotten."""
-    from lamar._errors import DuplicateReport, UnknownEpisode
+    from lamar import DuplicateReport, UnknownEpisode
 
     record = state["episodes"][episode_id]
     if not record.get("delivered", True):

@@ -98,8 +98,7 @@ def _event(payload: Any) -> str:
 def _open(store: str) -> Any:
     from pathlib import Path
 
-    from lamar import Lamar
-    from lamar._errors import StoreError
+    from lamar import Lamar, StoreError
 
     if store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
         raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")

@@ -17,7 +17,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
-from lamar._errors import InvalidContext, UnknownEpisode
+from lamar import InvalidContext, UnknownEpisode
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata

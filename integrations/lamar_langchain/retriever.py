@@ -18,8 +18,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
-from lamar import Experience, Recall, Scope, Status
-from lamar._errors import InvalidExperience, UnknownExperience
+from lamar import Experience, InvalidExperience, Recall, Scope, Status, UnknownExperience
 from lamar.experience import check_context
 from lamar_langchain.conventions import (
     EPISODE_ID,
