@@ -19,9 +19,10 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar.policy.lesson import LessonState
+from lamar.state.episode import EpisodeRecord
 
 if TYPE_CHECKING:
-    from lamar.engine import EpisodeRecord, Lamar
+    from lamar.engine import Lamar
     from lamar.store.base import Event
 
 FORMAT = 1
@@ -144,7 +145,6 @@ def read_state(text: str, lam: Lamar) -> dict[str, Any]:
 
 def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
     """Reset the engine's cache to a snapshot (raises KeyError/TypeError/ValueError if malformed)."""
-    from lamar.engine import EpisodeRecord
 
     if data["format"] != FORMAT:
         raise ValueError(f"snapshot format {data['format']!r}; this Lamar reads format {FORMAT}")

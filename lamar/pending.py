@@ -14,7 +14,8 @@ from lamar.signals import Signal, to_reward
 from lamar.store import Event
 
 if TYPE_CHECKING:
-    from lamar.engine import EpisodeRecord, Lamar
+    from lamar.engine import Lamar
+    from lamar.state.episode import EpisodeRecord
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from lamar.sleep.proposals import Proposal
 
 if TYPE_CHECKING:
-    from lamar.engine import EpisodeRecord, Lamar
+    from lamar.engine import Lamar
+    from lamar.state.episode import EpisodeRecord
 
 KEEP_LAST = 10_000
 """Default number of newest episodes sleep never folds."""

@@ -1,0 +1,127 @@
+"""Prints the import graph's figures for lamar/ and integrations/: files, the largest modules,
+circles (strongly connected groups of modules), and reads of another object's private state.
+
+    python tools/import_graph.py
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PRIVATE = re.compile(r"lam\._|\._lessons|\._episodes")
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for top in (ROOT / "lamar", *sorted((ROOT / "integrations").glob("lamar_*"))):
+        for path in sorted(top.rglob("*.py")):
+            parts = list(path.relative_to(top.parent).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+def imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The known modules `name` imports anywhere in its body (lazy imports count: they still bind)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = set()
+    tree = ast.parse(path.read_text())
+    typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue  # an annotation's import runs only under a type checker
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                out.add(target)
+    return out
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    sys.setrecursionlimit(10_000)
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def graph() -> dict[str, set[str]]:
+    found = modules()
+    return {name: imports(name, path, set(found)) for name, path in found.items()}
+
+
+def private_reads() -> list[str]:
+    out = []
+    for name, path in modules().items():
+        if name.startswith("lamar.state") or name == "lamar.engine":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if PRIVATE.search(line):
+                out.append(f"{path.relative_to(ROOT)}:{number}")
+    return out
+
+
+def main() -> int:
+    found = modules()
+    edges = graph()
+    sizes = sorted(((len(p.read_text().splitlines()), n) for n, p in found.items()), reverse=True)
+    print(f"modules: {len(found)}, lines: {sum(s for s, _ in sizes)}")
+    print("largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
+    groups = circles(edges)
+    print(f"circles: {len(groups)}")
+    for group in groups:
+        print(f"  {len(group)}: {' '.join(group)}")
+    up = sorted(n for n in edges if n.startswith("lamar.store") and "lamar.engine" in edges[n])
+    print(f"arrows from lamar.store up to lamar.engine: {len(up)} ({' '.join(up)})")
+    sleepers = sorted(n for n in edges if n.startswith("lamar.sleep") and "lamar.engine" in edges[n])
+    print(f"sleep modules importing the engine: {len(sleepers)} ({' '.join(sleepers)})")
+    print(f"private reads outside the engine (lam._, ._lessons, ._episodes): {len(private_reads())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
