@@ -42,7 +42,9 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
             base = node.module or ""
             if node.level:
                 base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
-            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+            # `from pkg import sub` depends on the module sub, not on what pkg's __init__ defines
+            subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known]
+            targets = subs if len(subs) == len(node.names) else [base, *subs]
         else:
             continue
         for target in targets:

@@ -34,6 +34,7 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(module), name)
 
+_BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres"})
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
@@ -47,6 +48,14 @@ class ExperienceStore(abc.ABC):
     """
 
     location: str
+
+    @classmethod
+    def __subclasshook__(cls, other: type) -> Any:
+        # The built-in backends count as ExperienceStores by the module that defines them, so that
+        # none of them has to import this package (and the package loads each only when used).
+        if cls is ExperienceStore and any(k.__module__ in _BUILT_IN for k in other.__mro__):
+            return True
+        return NotImplemented
 
     def __new__(cls, location: str | os.PathLike[str] = ":memory:", **options: Any) -> Any:
         return open_store(location, **options)

@@ -424,12 +424,3 @@ def _fsync_folder(folder: Path) -> None:
         os.fsync(dir_fd)
     finally:
         os.close(dir_fd)
-
-
-def _register() -> None:
-    from lamar.store import ExperienceStore
-
-    ExperienceStore.register(JsonStore)
-
-
-_register()

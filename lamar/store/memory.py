@@ -69,12 +69,3 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
-
-
-def _register() -> None:
-    from lamar.store import ExperienceStore
-
-    ExperienceStore.register(MemoryStore)
-
-
-_register()

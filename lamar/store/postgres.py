@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
-from lamar.store import ExperienceStore
 from lamar.store.base import Event, check_appendable
 from lamar.store.postgres_rows import DROP_V3_FUNCTIONS, FUNCTIONS, events_json, keyed, result_parts
 
@@ -686,7 +685,5 @@ def _reason(exc: BaseException) -> str:
     """The server's first message line, without psycopg's class name."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
-
-ExperienceStore.register(PostgresStore)
 
 __all__ = ["DEFAULT_NAMESPACE", "SCHEMA_VERSION", "URL_FOLD", "URL_NAMESPACE", "PostgresStore"]

@@ -262,12 +262,3 @@ def _cannot_write(exc: sqlite3.OperationalError) -> bool:
     """Whether opening failed because the file, its folder or the mount is read-only."""
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
-
-
-def _register() -> None:
-    from lamar.store import ExperienceStore
-
-    ExperienceStore.register(SqliteStore)
-
-
-_register()
