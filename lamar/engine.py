@@ -56,6 +56,7 @@ from lamar.policy.verdicts import Evidence, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
+from lamar.state.view import EngineView
 from lamar.store import Event, Store
 from lamar.store.base import RowsView
 
@@ -928,7 +929,7 @@ class Lamar:
         with self._lock:
             self._sync()
             self._whole()
-            return run_sleep(self, traces=traces, model=model, **options)
+            return run_sleep(EngineView(self), traces=traces, model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
@@ -942,7 +943,7 @@ class Lamar:
         with self._lock:
             self._sync()
             self._whole()
-            result = apply_report(self, report, only=only)
+            result = apply_report(EngineView(self), report, only=only)
             self._sync()
             kinds = {p.id: p.kind for p in report.proposals}
             if any(kinds.get(pid) == "compact" for pid in result.applied) and hasattr(self.store, "rewrite"):

@@ -21,10 +21,10 @@ from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
+    from lamar.sleep.view import SleepView
 
 
-def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = None,
+def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any = None,
               similarity: float = NEAR_DUPLICATE, keep_last: int | None = KEEP_LAST,
               older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
@@ -33,7 +33,7 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
-        lam: the engine, synced.
+        lam: the folded state, synced.
         traces: sessions to mine (a JSON Lines path or an iterable; needs `model`).
         model: anything with `complete(prompt, *, max_tokens) -> str`.
         similarity: word-overlap threshold for near-duplicates, in (0, 1] (1.0: the same content words only).
@@ -52,7 +52,7 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
     check_sleep_options(similarity=similarity, keep_last=keep_last, older_than=older_than,
                         keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
                         max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout, model=model)
-    made_at = lam._seq
+    made_at = lam.position
     proposals = consolidate(lam, similarity=similarity)
     narrow = propose_narrowing(lam)
     if narrow:
@@ -65,7 +65,7 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
     if compact is not None:
         proposals.append(compact)
     dropped: list[Dropped] = []
-    summary: dict[str, Any] = {"lessons": len(lam._lessons), "episodes": len(lam._episodes)}
+    summary: dict[str, Any] = {"lessons": len(lam.experiences()), "episodes": len(lam.episodes())}
     if traces is not None or model is not None:
         from lamar.sleep.mining import mine
 
@@ -78,7 +78,7 @@ def run_sleep(lam: Lamar, *, traces: TraceSource | None = None, model: Any = Non
     return SleepReport(proposals=proposals, dropped=dropped, made_at=made_at, summary=summary)
 
 
-def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None = None) -> ApplyResult:
+def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | None = None) -> ApplyResult:
     """Apply the chosen proposals, each re-checked against the store as it is now.
 
     A proposal is skipped (with the reason) when it was applied already, when a lesson it
@@ -96,17 +96,17 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         chosen = [by_id[pid] for pid in dict.fromkeys(wanted)]
     applied: list[str] = []
     skipped: list[tuple[str, str]] = []
-    lam._sync()
+    lam.sync()
     removed = _removed_since(lam.store.read(report.made_at))
     for proposal in chosen:
-        lam._sync()
-        if proposal.id in lam._applied:
+        lam.sync()
+        if lam.applied(proposal.id):
             skipped.append((proposal.id, "already applied"))
             continue
         try:
             kind = kind_of(proposal)
             kind.check(proposal)  # a candidate is re-screened here, whatever the report says
-            missing = [i for i in kind.touches(proposal) if i not in lam._lessons]
+            missing = [i for i in kind.touches(proposal) if lam.lesson(i) is None]
             events = kind.events(proposal)
         except LamarError as exc:
             skipped.append((proposal.id, f"refused: {exc}"))
@@ -121,13 +121,13 @@ def apply_report(lam: Lamar, report: SleepReport, *, only: Iterable[str] | None 
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
-            stored = lam._append(events)
+            stored = lam.append(events)
         except EventConflict:
             skipped.append((proposal.id, "already applied (by another writer)"))
             continue
         removed.update(_removed_since(stored))
         applied.append(proposal.id)
-    lam._sync()
+    lam.sync()
     return ApplyResult(applied=applied, skipped=skipped)
 
 
@@ -143,10 +143,10 @@ def _removed_since(events: Iterable[Event]) -> dict[str, str]:
     return out
 
 
-def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
+def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
     """Why the proposal no longer fits the store, or "" when it still does."""
     for exp_id, status in proposal.expect.items():
-        state = lam._lessons.get(exp_id)
+        state = lam.lesson(exp_id)
         if state is None:
             return f"lesson {exp_id} is not in this store"
         if exp_id in removed:
@@ -157,7 +157,9 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
         # Re-check, not refuse: the lesson is unchanged but its evidence may have moved on.
         want = Verdict.HARMS if proposal.kind == "retire" else Verdict.HELPS
         for exp_id in proposal.experience_ids:
-            verdict = lam._lessons[exp_id].judge(lam.policy, lam._active_count())[0]
+            state = lam.lesson(exp_id)
+            assert state is not None  # checked above, under the same lock
+            verdict = state.judge(lam.policy, lam.active_count())[0]
             if verdict is not want:
                 return f"lesson {exp_id} is no longer proven to {'harm' if want is Verdict.HARMS else 'help'} " \
                        f"(verdict now {verdict.value})"
@@ -165,7 +167,7 @@ def _stale(lam: Lamar, proposal: Proposal, removed: dict[str, str]) -> str:
         return still_splits(lam, proposal)
     if proposal.kind == "candidate":
         new_id = proposal.experience_ids[0] if proposal.experience_ids else ""
-        if new_id in lam._lessons:
+        if lam.lesson(new_id) is not None:
             return f"lesson {new_id} is already in the store"
     return ""
 

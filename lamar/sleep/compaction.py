@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from lamar.sleep.proposals import Proposal
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
+    from lamar.sleep.view import SleepView
     from lamar.state.episode import EpisodeRecord
 
 KEEP_LAST = 10_000
@@ -28,7 +28,7 @@ KEEP_UNREPORTED = 100_000
 """Default number of newer episodes an unreported one waits through for its report."""
 
 
-def propose_compaction(lam: Lamar, *, keep_last: int | None = KEEP_LAST, older_than: float | None = None,
+def propose_compaction(lam: SleepView, *, keep_last: int | None = KEEP_LAST, older_than: float | None = None,
                        keep_unreported: int | None = KEEP_UNREPORTED, now: float | None = None) -> Proposal | None:
     """A compact proposal for the reported episodes outside both windows, or None.
 
@@ -47,11 +47,11 @@ def propose_compaction(lam: Lamar, *, keep_last: int | None = KEEP_LAST, older_t
         return None
     if older_than is not None and not older_than >= 0:
         raise ValueError(f"older_than must be seconds >= 0 or None; got {older_than!r}")
-    held: list[EpisodeRecord] = list(lam._episodes.values())  # in log order
+    held: list[EpisodeRecord] = list(lam.episodes().values())  # in log order
     episodes = held[:-keep_last] if keep_last else held
     cutoff = None if older_than is None else (time.time() if now is None else now) - older_than
     # episodes numbered below this one have keep_unreported newer ones
-    stale = len(held) + lam._compacted["episodes"] - keep_unreported if keep_unreported is not None else 0
+    stale = len(held) + lam.compacted_episodes() - keep_unreported if keep_unreported is not None else 0
     folded = [e for e in episodes if (e.reward is not None and (cutoff is None or e.time < cutoff))
               or (e.reward is None and e.number < stale)]
     if not folded:

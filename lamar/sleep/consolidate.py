@@ -18,12 +18,12 @@ from lamar.sleep.proposals import Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize, overlap
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
+    from lamar.sleep.view import SleepView
 
 Snapshot = Callable[[Sequence[str]], tuple[dict[str, dict[str, object]], dict[str, str]]]
 
 
-def consolidate(lam: Lamar, *, similarity: float = NEAR_DUPLICATE) -> list[Proposal]:
+def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[Proposal]:
     """Proposals from the store alone (no model, no traces); nothing is written.
 
     Args:

@@ -25,7 +25,7 @@ from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
+    from lamar.sleep.view import SleepView
 
 MAX_PROMPT_TOKENS = 8_000
 """Default budget of one mining prompt, in estimated tokens (characters / 4)."""
@@ -39,7 +39,7 @@ class _Pooled:
     trace_ids: set[str]
 
 
-def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
+def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
          max_tokens: int = 2048, min_support: int = 2, similarity: float = NEAR_DUPLICATE,
          model_timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
     """Ask `model` for lessons in `traces`; return candidate proposals, what was dropped, and figures.
@@ -112,7 +112,7 @@ def mine(lam: Lamar, *, traces: TraceSource | None, model: Any, max_prompt_token
     return proposals, dropped, summary
 
 
-def _refusal(lam: Lamar, lesson: ParsedLesson, support: Sequence[Trace], accepted: Sequence[Experience],
+def _refusal(lam: SleepView, lesson: ParsedLesson, support: Sequence[Trace], accepted: Sequence[Experience],
              min_support: int, similarity: float, scrub: Any) -> str:
     """Why the lesson cannot become a candidate, or "" when it can."""
     from lamar.safety.lessons import lesson_refusal
@@ -209,11 +209,11 @@ def _model_name(model: Any) -> str:
 __all__ = ["MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
 
 
-def _with_outcome(lam: Lamar, trace: Trace) -> Trace:
+def _with_outcome(lam: SleepView, trace: Trace) -> Trace:
     """A trace written before its outcome was known gets the outcome its episode got since."""
     if trace.outcome is not None or not trace.episode_id:
         return trace
-    episode = lam._episodes.get(trace.episode_id)
+    episode = lam.episodes().get(trace.episode_id)
     if episode is None or episode.signal is None:
         return trace
     return dataclasses.replace(trace, outcome=episode.signal)

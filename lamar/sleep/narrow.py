@@ -22,10 +22,10 @@ from lamar.sleep.proposals import Proposal
 from lamar.store import Event
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
+    from lamar.sleep.view import SleepView
 
 
-def propose_narrowing(lam: Lamar) -> list[Proposal]:
+def propose_narrowing(lam: SleepView) -> list[Proposal]:
     """A `narrow` proposal for each live lesson whose evidence splits by context; writes nothing."""
     out = []
     for exp in lam.experiences():
@@ -57,7 +57,7 @@ def propose_narrowing(lam: Lamar) -> list[Proposal]:
     return out
 
 
-def still_splits(lam: Lamar, proposal: Proposal) -> str:
+def still_splits(lam: SleepView, proposal: Proposal) -> str:
     """Why a narrow proposal no longer holds, or "" when the slice is still proven to help."""
     exp_id = proposal.experience_ids[0]
     key, value = str(proposal.payload["key"]), str(proposal.payload["value"])

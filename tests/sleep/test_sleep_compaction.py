@@ -95,9 +95,11 @@ def test_compaction_by_age(lam: Lamar) -> None:
     assert len(compact.payload["episodes"]) == 21
     assert "older than 0 s" in compact.reason
     from lamar.sleep.compaction import propose_compaction
+    from lamar.state.view import EngineView
 
-    assert propose_compaction(lam, keep_last=None, older_than=60.0, now=now + 30.0) is None
-    assert propose_compaction(lam, keep_last=5, older_than=60.0, now=now + 120.0).payload["counts"]["episodes"] == 16
+    view = EngineView(lam)
+    assert propose_compaction(view, keep_last=None, older_than=60.0, now=now + 30.0) is None
+    assert propose_compaction(view, keep_last=5, older_than=60.0, now=now + 120.0).payload["counts"]["episodes"] == 16
 
 
 def test_bad_windows_are_refused(lam: Lamar) -> None:

@@ -1,0 +1,90 @@
+"""Sleep reads the folded state through `SleepView` only: a small fake of it, with no engine and
+no store behind it, is enough to propose and to apply."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from lamar import Experience, Scope
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+from lamar.policy.verdicts import Evidence
+from lamar.sleep import apply_report, run_sleep
+from lamar.sleep.view import SleepView
+from lamar.state.episode import EpisodeRecord
+from lamar.store import Event, MemoryStore, Store
+
+
+class FakeView:
+    """Lessons held in a dict; writes kept in a list (folded only as far as `applied`)."""
+
+    def __init__(self, lessons: Iterable[Experience]) -> None:
+        self.policy = Policy()
+        self.store: Store = MemoryStore()
+        self.states = {e.id: LessonState(e) for e in lessons}
+        self.written: list[Event] = []
+        self.synced = 0
+
+    @property
+    def position(self) -> int:
+        return len(self.written)
+
+    def sync(self) -> None:
+        self.synced += 1
+
+    def experiences(self) -> list[Experience]:
+        return [s.experience for s in self.states.values()]
+
+    def get(self, exp_id: str) -> Experience:
+        return self.states[exp_id].experience
+
+    def evidence(self, exp_id: str) -> Evidence:
+        return self.states[exp_id].evidence(self.policy, self.active_count())
+
+    def lesson(self, exp_id: str) -> LessonState | None:
+        return self.states.get(exp_id)
+
+    def episodes(self) -> Mapping[str, EpisodeRecord]:
+        return {}
+
+    def compacted_episodes(self) -> int:
+        return 0
+
+    def applied(self, proposal_id: str) -> bool:
+        return any(e.kind == "applied" and e.data["proposal"] == proposal_id for e in self.written)
+
+    def active_count(self) -> int:
+        return len(self.states)
+
+    def append(self, events: Iterable[Event]) -> list[Event]:
+        events = list(events)
+        self.written += events
+        return events
+
+
+def _duplicates() -> FakeView:
+    scope = Scope(project="app")
+    return FakeView([
+        Experience("the xcode build fails", "clear derived data and rebuild", scope=scope).with_identity(),
+        Experience("the xcode build fails", "clear derived data, then rebuild", scope=scope).with_identity(),
+        Experience("the tests are flaky", "rerun the failed test alone", scope=scope).with_identity(),
+    ])
+
+
+def test_a_fake_view_satisfies_the_protocol_sleep_is_typed_against() -> None:
+    view: SleepView = _duplicates()  # pyproject.toml has mypy check this file: the fake must fit
+    assert view.position == 0
+
+
+def test_sleep_proposes_a_merge_from_a_fake_view_and_apply_writes_it_through_the_view() -> None:
+    view = _duplicates()
+    first, second, other = (e.id for e in view.experiences())
+    report = run_sleep(view)
+    (merge,) = report.of_kind("merge")
+    assert set(merge.experience_ids) == {first, second} and other not in merge.experience_ids
+    assert report.summary["lessons"] == 3 and report.made_at == 0
+    result = apply_report(view, report, only=[merge.id])
+    assert result.applied == [merge.id]
+    assert [e.kind for e in view.written] == ["merge", "applied"] and view.synced >= 2
+    again = apply_report(view, report, only=[merge.id])
+    assert again.applied == [] and again.skipped == [(merge.id, "already applied")]
