@@ -106,7 +106,7 @@ def secret_key_kind(key: str) -> str | None:
     # Suffixes catch run-together names (PGPASSWORD, MYTOKEN) but not TOKENIZER or BYPASS.
     if any(w in _PASSWORD_WORDS or w.endswith(_PASSWORD_SUFFIXES) for w in words):
         return "password"
-    if any(w.endswith(_SECRET_SUFFIXES) for w in words):
+    if any(w.endswith(_SECRET_SUFFIXES) or w == "pat" for w in words):  # AZURE_DEVOPS_EXT_PAT
         return "secret"
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
         return "secret"
@@ -200,7 +200,7 @@ _URL_USERINFO = re.compile(
 _URL_QUERY = re.compile(
     # Any parameter whose name holds password/secret/token (sslpassword, client_secret, ...).
     r"(?P<key>[?&;#](?:[\w.-]{0,40}(?:password|passwd|secret|token|signature|credential)[\w.-]{0,40}"
-    r"|api_key|apikey|api-key|pwd|sig|key))=(?P<secret>[^&\s\"'<>]+)",
+    r"|api_key|apikey|api-key|pwd|sig|key|code))=(?P<secret>[^&\s\"'<>]+)",
     re.IGNORECASE,
 )
 
@@ -219,6 +219,8 @@ def _query_is_harmless(match: re.Match[str]) -> bool:
     # A bare "key" parameter is often a sort or cache key; only long random-looking values count.
     if match.group("key")[1:].lower() == "key" and len(value) < 16:
         return True
+    if match.group("key")[1:].lower() == "code" and len(value) < 40:
+        return True  # an OAuth or error code; an Azure Functions key (?code=) is 54+ characters
     return is_placeholder(value)
 
 
@@ -305,7 +307,7 @@ RULES: tuple[_Rule, ...] = (
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
     _token("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
     _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
-    _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}"),
+    _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xox[cd]-[A-Za-z0-9%-]{20,}|xapp-\d-[A-Za-z0-9-]{10,}"),
     _Rule("slack-webhook", re.compile(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{8,})"
     )),
