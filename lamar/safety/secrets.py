@@ -108,6 +108,8 @@ def secret_key_kind(key: str) -> str | None:
         return "password"
     if any(w.endswith(_SECRET_SUFFIXES) or w == "pat" for w in words):  # AZURE_DEVOPS_EXT_PAT
         return "secret"
+    if words == ["auth"]:
+        return "secret"  # .npmrc _auth, Docker config.json "auth": base64 of user:password
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
         return "secret"
     return None
@@ -317,6 +319,8 @@ RULES: tuple[_Rule, ...] = (
     _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
     _token("huggingface-token", r"hf_(?=[A-Za-z0-9]{0,100}[A-Z])(?=[A-Za-z0-9]{0,100}[a-z])[A-Za-z0-9]{30,}"),
     _token("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    # .npmrc scopes its token to a registry: //registry.npmjs.org/:_authToken=<uuid>.
+    _Rule("npm-token", re.compile(r"/:_auth(?:Token)?=(?P<secret>[^\s\"']{8,})")),
     _token("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,}"),
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),

@@ -73,7 +73,7 @@ SAMPLES: list[tuple[str, str, str]] = [
 # The samples scrub() does not catch yet (strict: a sample caught fails until its name leaves here).
 LEAKING = {
     "aws-credentials-csv", "aws-id-split", "bare-aws-secret",
-    "bare-azure-key", "creds-slash", "docker-config", "german", "netrc", "npmrc-auth", "npmrc-authtoken",
+    "bare-azure-key", "creds-slash", "german", "netrc",
     "pem-body-no-header", "prose-pw", "putty-ppk", "requests-auth",
 }
 _CASES = [
