@@ -355,6 +355,13 @@ RULES: tuple[_Rule, ...] = (
         r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
     )),
     _Rule("password", _COMMAND_PASSWORD, _flag_is_harmless),
+    # .netrc: machine <host> login <user> password <secret>, on one line or several.
+    _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
+          _flag_is_harmless),
+    # requests and httpx: auth=("user", "secret").
+    _Rule("password", re.compile(
+        r"""\bauth\s*=\s*\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+    ), _flag_is_harmless),
     _Rule("secret", _CLI_FLAG, _flag_is_harmless, _flag_kind),
     _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
