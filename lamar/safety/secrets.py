@@ -257,11 +257,11 @@ def _continues_a_word(match: re.Match[str]) -> bool:
 # ---- secrets said in prose: "the password is hunter2", "use the token abc123" ----------------------
 
 _PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
     r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
     r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
     r"(?:\s+[\w.-]{1,30})?)?"
-    r"(?:\s*[:=]|\s+(?:is|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
     r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
