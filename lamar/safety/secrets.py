@@ -301,6 +301,11 @@ RULES: tuple[_Rule, ...] = (
         r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
     )),
+    # A PuTTY .ppk key file: the lines after "Private-Lines: N" are the key (lines are newline-
+    # separated, so the repetition cannot split one line two ways and stays linear).
+    _Rule("private-key", re.compile(
+        r"Private-Lines:[ \t]*\d+[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{1,200}(?:\r?\n[A-Za-z0-9+/=]{1,200})*)"
+    )),
     *(_token(kind, body) for kind, body in PROVIDER_TOKENS),
     _token("anthropic-api-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
     _token("openai-api-key",
