@@ -106,8 +106,10 @@ def secret_key_kind(key: str) -> str | None:
     # Suffixes catch run-together names (PGPASSWORD, MYTOKEN) but not TOKENIZER or BYPASS.
     if any(w in _PASSWORD_WORDS or w.endswith(_PASSWORD_SUFFIXES) for w in words):
         return "password"
-    if any(w.endswith(_SECRET_SUFFIXES) for w in words):
+    if any(w.endswith(_SECRET_SUFFIXES) or w == "pat" for w in words):  # AZURE_DEVOPS_EXT_PAT
         return "secret"
+    if words == ["auth"]:
+        return "secret"  # .npmrc _auth, Docker config.json "auth": base64 of user:password
     if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
         return "secret"
     return None
@@ -200,7 +202,7 @@ _URL_USERINFO = re.compile(
 _URL_QUERY = re.compile(
     # Any parameter whose name holds password/secret/token (sslpassword, client_secret, ...).
     r"(?P<key>[?&;#](?:[\w.-]{0,40}(?:password|passwd|secret|token|signature|credential)[\w.-]{0,40}"
-    r"|api_key|apikey|api-key|pwd|sig|key))=(?P<secret>[^&\s\"'<>]+)",
+    r"|api_key|apikey|api-key|pwd|sig|key|code))=(?P<secret>[^&\s\"'<>]+)",
     re.IGNORECASE,
 )
 
@@ -219,6 +221,8 @@ def _query_is_harmless(match: re.Match[str]) -> bool:
     # A bare "key" parameter is often a sort or cache key; only long random-looking values count.
     if match.group("key")[1:].lower() == "key" and len(value) < 16:
         return True
+    if match.group("key")[1:].lower() == "code" and len(value) < 40:
+        return True  # an OAuth or error code; an Azure Functions key (?code=) is 54+ characters
     return is_placeholder(value)
 
 
@@ -253,11 +257,11 @@ def _continues_a_word(match: re.Match[str]) -> bool:
 # ---- secrets said in prose: "the password is hunter2", "use the token abc123" ----------------------
 
 _PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
     r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
     r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
     r"(?:\s+[\w.-]{1,30})?)?"
-    r"(?:\s*[:=]|\s+(?:is|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
     r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
@@ -297,6 +301,11 @@ RULES: tuple[_Rule, ...] = (
         r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
         r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
     )),
+    # A PuTTY .ppk key file: the lines after "Private-Lines: N" are the key (lines are newline-
+    # separated, so the repetition cannot split one line two ways and stays linear).
+    _Rule("private-key", re.compile(
+        r"Private-Lines:[ \t]*\d+[ \t]*\r?\n(?P<secret>[A-Za-z0-9+/=]{1,200}(?:\r?\n[A-Za-z0-9+/=]{1,200})*)"
+    )),
     *(_token(kind, body) for kind, body in PROVIDER_TOKENS),
     _token("anthropic-api-key", r"sk-ant-[A-Za-z0-9_-]{20,}"),
     _token("openai-api-key",
@@ -305,7 +314,7 @@ RULES: tuple[_Rule, ...] = (
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
     _token("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
     _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
-    _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xapp-\d-[A-Za-z0-9-]{10,}"),
+    _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xox[cd]-[A-Za-z0-9%-]{20,}|xapp-\d-[A-Za-z0-9-]{10,}"),
     _Rule("slack-webhook", re.compile(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{8,})"
     )),
@@ -315,6 +324,8 @@ RULES: tuple[_Rule, ...] = (
     _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
     _token("huggingface-token", r"hf_(?=[A-Za-z0-9]{0,100}[A-Z])(?=[A-Za-z0-9]{0,100}[a-z])[A-Za-z0-9]{30,}"),
     _token("npm-token", r"npm_[A-Za-z0-9]{36}"),
+    # .npmrc scopes its token to a registry: //registry.npmjs.org/:_authToken=<uuid>.
+    _Rule("npm-token", re.compile(r"/:_auth(?:Token)?=(?P<secret>[^\s\"']{8,})")),
     _token("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,}"),
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
@@ -323,7 +334,8 @@ RULES: tuple[_Rule, ...] = (
     _token("twilio-account-sid", r"AC[0-9a-f]{32}"),
     _Rule("aws-access-key", re.compile(
         r"(?<![A-Za-z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
-        r"[A-Z0-9]{16})(?![A-Za-z0-9])"
+        # Also broken after its prefix by a wrapped line; the body then must hold a digit, as real ones do.
+        r"(?:[A-Z0-9]{16}|[ \t]*\r?\n[ \t]*(?=[A-Z]{0,15}\d)[A-Z0-9]{16}))(?![A-Za-z0-9])"
     )),
     _Rule("aws-secret-key", re.compile(
         r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?(?:\s*[:=]\s*|[ \t]+)[\"']?"
@@ -349,6 +361,13 @@ RULES: tuple[_Rule, ...] = (
         r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
     )),
     _Rule("password", _COMMAND_PASSWORD, _flag_is_harmless),
+    # .netrc: machine <host> login <user> password <secret>, on one line or several.
+    _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
+          _flag_is_harmless),
+    # requests and httpx: auth=("user", "secret").
+    _Rule("password", re.compile(
+        r"""\bauth\s*=\s*\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+    ), _flag_is_harmless),
     _Rule("secret", _CLI_FLAG, _flag_is_harmless, _flag_kind),
     _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
     _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
