@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from lamar.safety.disguised import disguised_spans, redact_spans
+from lamar.safety.entropy import RUN, looks_random
 from lamar.safety.injection import plain_text
 from lamar.safety.providers import PROVIDER_TOKENS
 
@@ -290,6 +291,15 @@ def _prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
+def _not_random(match: re.Match[str]) -> bool:
+    # A run after "$" is a variable's name; after "h1:" a Go module checksum; after "base64," data
+    # of a data: URL (an image, a font) that a page carries in the open.
+    before = match.string[max(0, match.start() - 7):match.start()]
+    if before.endswith(("$", "h1:", "base64,")):
+        return True
+    return not looks_random(match.group("secret"))
+
+
 RULES: tuple[_Rule, ...] = (
     # Before the PEM rule, so a service-account file's key is named as such.
     _Rule("gcp-service-account-key", re.compile(
@@ -374,7 +384,15 @@ RULES: tuple[_Rule, ...] = (
     _Rule("secret", _ASSIGNMENT, _assignment_is_harmless, _assignment_kind),
     _Rule("secret", _PROSE, _prose_is_harmless, _prose_kind),
     _Rule("secret", _PROSE_USE, _prose_is_harmless, _prose_kind),
+    # "the creds are admin/hunter2": a user and its password joined by a slash.
+    _Rule("password", re.compile(
+        r"(?i)\b(?:creds|credentials|login)\s*(?:[:=]|\s(?:are|is|were|was))\s*[\w.@+-]{1,64}/(?P<secret>[^\s/]{4,200})"
+    ), _flag_is_harmless),
 )
+# Run after every other rule and after the disguise search, so that each of them names its kind
+# first: what is left of a long random run is a credential without a name (a bare AWS secret, an
+# Azure key, a PEM body).
+_RANDOM = _Rule("random-string", RUN, _not_random)
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 _SHAPE_RULES = tuple(rule for rule in RULES if rule.token)
 _SHAPE_SET = frozenset(_SHAPE_RULES)
@@ -431,7 +449,7 @@ def scrub(text: str) -> tuple[str, list[str]]:
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
         text = redact_spans(text, spans, PLACEHOLDER)
-    return text, kinds
+    return _apply(_RANDOM, text, kinds), kinds
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:

@@ -1,0 +1,61 @@
+"""Random-looking strings: a credential that carries no prefix and no name is still a long run of
+characters drawn at random, which words, identifiers and paths are not."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections import Counter
+
+# A bare AWS secret access key is 40 characters, an Azure storage key 88, a PEM body line 64:
+# 40 is the shortest credential of this kind, and long enough that English and code never
+# reach the entropy bar below by chance.
+MIN_LENGTH = 40
+# Bits per character of the run's own letter frequencies. Forty characters drawn uniformly from
+# base64's alphabet hold 4.78 on average and fall below 4.25 about once in ten thousand draws;
+# docs/guarantees.md has what this bar lets through of ordinary text.
+MIN_BITS = 4.25
+# Share of neighbouring characters of different kinds (upper, lower, digit, symbol) a run must
+# reach: about 0.65 in random base64, under 0.3 in identifiers and paths.
+MIN_CHANGES = 0.4
+# Long base64 that is public by design: images (PNG, JPEG, GIF), SSH public keys, subresource
+# integrity digests.
+_PUBLIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "AAAA", "sha256-", "sha384-", "sha512-")
+
+RUN = re.compile(rf"(?<![A-Za-z0-9+/=_.-])(?P<secret>[A-Za-z0-9+/_-]{{{MIN_LENGTH},}}={{0,2}})(?![A-Za-z0-9+/=_.-])")
+
+
+def bits_per_char(text: str) -> float:
+    """Shannon entropy of `text`'s character frequencies (0 for an empty string)."""
+    if not text:
+        return 0.0
+    n = len(text)
+    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
+
+
+def looks_random(run: str) -> bool:
+    """Whether a run of key characters is random enough to be a credential.
+
+    >>> looks_random("wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY")
+    True
+    >>> looks_random("test_a_released_store_moves_to_every_backend_of_them")
+    False
+    """
+    body = run.rstrip("=")
+    if len(body) < MIN_LENGTH - 2 or body.startswith(_PUBLIC):
+        return False
+    # Hex digests (commits, checksums) are not secrets here; a random key mixes both cases and digits.
+    if not (any(c.isupper() for c in body) and any(c.islower() for c in body) and any(c.isdigit() for c in body)):
+        return False
+    # Words run in one case for several letters (HookInstallerForTheProject); random keys change
+    # between upper, lower, digit and symbol at about two of three neighbours.
+    changes = sum(_class(a) != _class(b) for a, b in itertools.pairwise(body))
+    return bits_per_char(body) >= MIN_BITS and changes >= MIN_CHANGES * (len(body) - 1)
+
+
+def _class(char: str) -> int:
+    return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
+
+
+__all__ = ["MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "looks_random"]
