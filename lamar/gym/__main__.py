@@ -12,7 +12,7 @@ from typing import TextIO
 from lamar.gym.config import GymConfig
 from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES
-from lamar.gym.report import render
+from lamar.gym.report import render, what_it_shows
 from lamar.gym.runner import run_gym
 
 _DEFAULTS = GymConfig()
@@ -108,6 +108,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="write every row to FILE: a JSON array of flat objects for pandas.read_json")
     parser.add_argument("--plot", metavar="FILE.png", help="draw success over time, the fossil's slot share "
                         "and lamar's lifts (needs the plot extra: pip install 'lamar[plot]')")
+    parser.add_argument("--goals", action="store_true",
+                        help="also print the project's research goals and whether this run met each one "
+                             "(PASS/MISS; the exit status stays 0: a goal missed is a finding, not a failure)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -148,7 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{sum(r.cpu for r in results.values()):.1f} s CPU ({len(VARIANTS)} variants)")
         return 0
     result = run_gym(config, progress=progress)
-    print(render(result))
+    print(render(result, targets=args.goals))
+    if not args.goals:
+        print(what_it_shows(result))
     if args.json:
         result.to_json(args.json)
         print(f"\nrows: {len(result.rows)} written to {args.json}")

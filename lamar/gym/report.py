@@ -250,6 +250,28 @@ def _why_missed(name: str) -> str:
                 "why: the measured figure is short of the goal (docs/gym.md explains each goal)")
 
 
+def what_it_shows(result: GymResult) -> str:
+    """Three sentences on the tables, for a reader who has not seen the gym before."""
+    c = result.config
+    lines = ["", "What this shows:"]
+    if "lamar" in c.policies:
+        rows = runs_of(result.runs, "lamar")
+        pre, post = (_mean(column(rows, f"captured_{p}")) for p in ("pre", "post"))
+        wrong = sum(column(rows, "wrong_flip")) + sum(column(rows, "wrong_end"))
+        lines += [
+            (f"  Each policy chose lessons for the same {c.seeds} seeded worlds; halfway through, one helpful "
+            "lesson turned harmful (the fossil)."),
+            (f"  lamar captured {pre:.0%} of the oracle's gain before the flip and {post:.0%} after it (table 1), "
+            "learning only from the outcomes it was told."),
+            (f"  Its verdicts were wrong {wrong:g} times at the flip and at the end (table 3); table 4 shows how "
+            "soon each policy stopped injecting the fossil."),
+        ]
+    else:
+        lines.append("  Each policy chose lessons for the same seeded worlds; table 1 compares their success.")
+    lines.append("  The research goals and whether this run met them: python -m lamar.gym --goals")
+    return "\n".join(lines)
+
+
 def render(result: GymResult, *, targets: bool = True) -> str:
     """The whole report as text."""
     lines = _header(result) + _success_table(result) + _slots_table(result)

@@ -135,9 +135,21 @@ def test_the_command_runs_and_writes_rows(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "1. Success rate by phase" in proc.stdout and "elapsed:" in proc.stdout
     assert "8/8 runs" in proc.stderr  # the progress bar
+    # A first run explains itself and does not read as a failed product: the goals need --goals.
+    assert "What this shows:" in proc.stdout and "lamar captured" in proc.stdout
+    assert "MISS" not in proc.stdout and "PASS" not in proc.stdout and "goals (set for" not in proc.stdout
     rows = json.loads(out.read_text())
     policies = {row["policy"] for row in rows if row["table"] == "run"}
     assert policies == {"none", "similarity", "lamar", "oracle"}
+
+
+def test_goals_print_their_pass_and_miss_lines_and_the_run_still_exits_0(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--episodes", "400", "--seeds", "2", "--workers", "1", "--quiet", "--goals"]) == 0
+    out = capsys.readouterr().out
+    assert "Lamar's goals (set for" in out and "Lamar's goals in a moving world" in out
+    assert "MISS" in out or "PASS" in out
+    assert "What this shows:" not in out
 
 
 def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str]) -> None:
