@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from lamar import Lamar
+from lamar import Lamar, __version__
 from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult
 from lamar_mcp.tools import MAX_ID, MAX_KEY, MAX_KEYS, MAX_TEXT, MAX_VALUE, SIGNALS, STATUSES, LamarTools
 
@@ -77,7 +77,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     tools = LamarTools(lamar)
     instructions = _READ_ONLY_INSTRUCTIONS if read_only else INSTRUCTIONS + (_REPORT_INSTRUCTIONS if report else "")
     server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING",
-                                       warn_on_duplicate_tools=False)
+                                       version=__version__, warn_on_duplicate_tools=False)
 
     if not read_only:
         @_tool(server, "recall", "Recall lessons", _WRITES)

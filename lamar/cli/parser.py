@@ -70,6 +70,9 @@ def _json_option(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="lamar", description="Watch and steer what an agent believes: lessons, evidence, "
                     "verdicts.", epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from lamar import __version__
+
+    parser.add_argument("--version", action="version", version=f"lamar {__version__}")
     _store_option(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 

@@ -143,3 +143,11 @@ async def test_read_only_and_no_report_remove_the_tools_they_name(store: Path, t
         refused = await session.call_tool("recall", {"context": CONTEXT})
         assert refused.is_error and "recall" in refused.content[0].text
     assert events(store) == before
+
+
+async def test_the_server_reports_lamars_version_to_the_client(store: Path) -> None:
+    import lamar
+
+    async with stdio_session(store) as session:
+        info = session.server_info
+        assert info is not None and info.name == "lamar" and info.version == lamar.__version__ != ""
