@@ -52,6 +52,9 @@ def number(value: float | None, digits: int = 3) -> str:
     return f"{value:+.{digits}f}"
 
 
+LIFT_LIMIT = 2.0  # the widest a lift can be: rewards lie in [-1, 1] (lamar.signals)
+
+
 def bound(value: float | None, digits: int = 2) -> str:
     if value is None or math.isnan(value):
         return "n/a"
@@ -65,10 +68,18 @@ def interval(lower: float | None, upper: float | None, digits: int = 2) -> str:
 
     >>> interval(-0.1, 0.3), interval(float("-inf"), float("inf")), interval(0.1, float("inf"))
     ('[-0.10, +0.30]', 'n/a', '[+0.10, +inf]')
+    >>> interval(-42.28, 43.24)
+    '[-2.00, +2.00]'
     """
     finite = [v for v in (lower, upper) if v is not None and math.isfinite(v)]
     if not finite:
         return "n/a"
+    # A lift is a difference of two mean rewards in [-1, 1], so it lies in [-2, 2]; a confidence
+    # bound past that says nothing more than the edge does, and printed it reads as a huge effect.
+    if lower is not None and math.isfinite(lower):
+        lower = max(lower, -LIFT_LIMIT)
+    if upper is not None and math.isfinite(upper):
+        upper = min(upper, LIFT_LIMIT)
     return f"[{bound(lower, digits)}, {bound(upper, digits)}]"
 
 
