@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,14 +43,38 @@ def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None) -> Path
     return (find_repo(folder) or folder) / ".claude" / "settings.json"
 
 
+# Claude Code runs hooks with the environment it was started with: launched from a desktop or by a
+# teammate, that PATH holds no virtual environment, and a bare `lamar` is not found (exit 127, no
+# episode stored). The interpreter that installed the hooks is named instead; it finds its own
+# packages whatever PATH is.
+STRIPPED_PATH = "/usr/bin:/bin"
+
+
 def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `lamar claude-code hook [--store PATH]`."""
-    exe = "lamar" if shutil.which("lamar") else f"{shlex.quote(sys.executable)} -m lamar.cli"
-    command = f"{exe} claude-code hook"
+    """The command the entries run: `<this python> -m lamar.cli claude-code hook [--store PATH]`."""
+    command = f"{shlex.quote(sys.executable)} -m lamar.cli claude-code hook"
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
     return command
+
+
+def runs_without_path(command: str, timeout: float = 30.0) -> str:
+    """"" when `command` starts with a minimal environment (HOME and PATH=/usr/bin:/bin only), as
+    Claude Code may start it; otherwise why it does not."""
+    env = {"HOME": os.path.expanduser("~"), "PATH": STRIPPED_PATH}
+    try:
+        done = subprocess.run(["/bin/sh", "-c", f"{command} --help"], env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"it did not start: {exc}"
+    if done.returncode == 0:
+        return ""
+    if done.returncode == 127:
+        return (f"exit 127: its program is not found on PATH={STRIPPED_PATH}, which is what Claude Code has when "
+                "it is not started from your shell")
+    tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    return f"exit {done.returncode}: {tail[0][:200]}"
 
 
 def plugin_hooks(command: str) -> dict[str, list[dict[str, Any]]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from typing import Any
 
@@ -85,6 +86,11 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not changes:
         print(f"{path}: nothing to change, Lamar's hooks are installed")
     print(f"store: {location}")
+    problem = settings.runs_without_path(settings.hook_command(explicit))
+    if problem:
+        print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -111,8 +117,17 @@ def cmd_status(args: argparse.Namespace) -> int:
         path = settings.settings_path(scope)
         entries = settings.installed(path)
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
+        checked: dict[str, str] = {}
         for entry in entries:
+            command = entry.partition(": ")[2]
+            if command not in checked:
+                checked[command] = settings.runs_without_path(command)
+            problem = checked[command]
             print(f"  {entry}")
+            if problem:
+                print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
+            else:
+                print("    runs without your PATH")
     location = store_location(args)
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))

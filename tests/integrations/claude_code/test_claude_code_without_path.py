@@ -1,0 +1,79 @@
+"""Claude Code started outside the user's shell (a desktop launch, a teammate) runs hooks with a
+bare PATH: the installed hooks still run and learn, and `status` says which would not."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from lamar import Experience, Lamar, Scope
+
+from .conftest import payload
+
+BARE = {"PATH": "/usr/bin:/bin"}
+
+
+def _lamar(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def _commands(settings: Path) -> dict[str, str]:
+    hooks = json.loads(settings.read_text())["hooks"]
+    return {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
+
+
+def _run_bare(command: str, event: dict[str, object], home: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(),
+                          env={"HOME": home, **BARE}, capture_output=True, timeout=120, check=False)
+
+
+def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, env: dict[str, str],
+                                                                    tmp_path: Path) -> None:
+    store = tmp_path / "lessons.db"
+    done = _lamar(env, repo, "install", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    commands = _commands(repo / ".claude" / "settings.json")
+    assert set(commands) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
+    assert all(c.split()[0] == sys.executable and " -m lamar.cli claude-code hook " in c for c in commands.values())
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
+
+    home = env["HOME"]
+    steps = [
+        ("SessionStart", payload("SessionStart", "s1", repo, source="startup")),
+        ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="the tests fail in test_app.py")),
+        ("PostToolUse", payload("PostToolUse", "s1", repo, tool_name="Edit",
+                                tool_input={"file_path": str(repo / "app.py")}, tool_response={"success": True})),
+        ("Stop", payload("Stop", "s1", repo, stop_hook_active=False)),
+        ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="no, that's wrong, try again")),
+        ("SessionEnd", payload("SessionEnd", "s1", repo, reason="other")),
+    ]
+    for event, body in steps:
+        ran = _run_bare(commands[event], body, home)
+        assert ran.returncode == 0, (event, ran.stderr.decode()[-2000:])
+    with Lamar(str(store)) as lam:
+        stats = lam.stats()
+    assert stats["episodes"] == 2 and stats["reports"] >= 1  # the correction reported the first prompt's episode
+
+
+def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    store = tmp_path / "lessons.db"
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    settings = repo / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    # As installs of earlier releases wrote it, on a machine where `lamar` was on the shell's PATH only.
+    data["hooks"]["Stop"][-1]["hooks"][0]["command"] = f"lamar claude-code hook --store {store}"
+    settings.write_text(json.dumps(data))
+    status = _lamar(env, repo, "status", "--store", str(store))
+    assert status.returncode == 0, status.stderr
+    lines = status.stdout.splitlines()
+    stop = next(i for i, line in enumerate(lines) if line.strip().startswith("Stop: lamar claude-code hook"))
+    assert "FAILS without your PATH: exit 127" in lines[stop + 1] and "install again" in lines[stop + 1]
+    prompt = next(i for i, line in enumerate(lines) if line.strip().startswith("UserPromptSubmit:"))
+    assert lines[prompt + 1].strip() == "runs without your PATH"
+    # uninstall still finds the old entry, and a new install replaces it with one that runs
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    assert "FAILS" not in _lamar(env, repo, "status", "--store", str(store)).stdout
