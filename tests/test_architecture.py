@@ -3,12 +3,14 @@ downwards."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
 
 
+@functools.cache
 def _tool() -> ModuleType:
     path = Path(__file__).resolve().parent.parent / "tools" / "import_graph.py"
     spec = importlib.util.spec_from_file_location("import_graph", path)
@@ -20,7 +22,8 @@ def _tool() -> ModuleType:
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    assert _tool().circles(_tool().graph()) == []
+    tool = _tool()
+    assert tool.circles(tool.graph()) == []
 
 
 def test_the_engine_and_checkpoint_are_no_longer_a_circle() -> None:

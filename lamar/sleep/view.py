@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 class SleepView(Protocol):
     """The engine's folded state as sleep sees it (`lamar.state.view.EngineView` is the engine's).
 
-    A view answers from one fold: `sync` brings it to the log's end, and `append` writes events
-    and folds them before it returns.
+    A view answers from one fold: `sync` brings it to the log's end; `append` writes events,
+    which the next `sync` folds.
     """
 
     policy: Policy

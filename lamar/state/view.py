@@ -17,9 +17,9 @@ if TYPE_CHECKING:
 class EngineView:
     """One engine's state for one sleep or apply, called under the engine's lock.
 
-    Evidence is computed once per lesson between two changes of the fold: proposing reads each
-    lesson's evidence from several places (duplicates, narrowing), and none of them may see a
-    second fold.
+    The lessons and each lesson's evidence are read once between two changes of the fold:
+    proposing reads them from several places (duplicates, narrowing, every mined lesson), and in
+    the fold mode each read of the engine is a query. `sync` and `append` forget them.
     """
 
     def __init__(self, lam: Lamar) -> None:
@@ -27,7 +27,7 @@ class EngineView:
         self.policy = lam.policy
         self.store = lam.store
         self._evidence: dict[str, Evidence] = {}
-        self._at = -1
+        self._experiences: list[Experience] | None = None
 
     @property
     def position(self) -> int:
@@ -35,20 +35,21 @@ class EngineView:
 
     def sync(self) -> None:
         self._lam._sync()
+        self._forget()
 
-    def _fresh(self) -> None:
-        if self._at != self._lam._seq:
-            self._evidence.clear()
-            self._at = self._lam._seq
+    def _forget(self) -> None:
+        self._evidence.clear()
+        self._experiences = None
 
     def experiences(self) -> list[Experience]:
-        return self._lam.experiences()
+        if self._experiences is None:
+            self._experiences = self._lam.experiences()
+        return list(self._experiences)  # a copy: a caller may change its list, never this one
 
     def get(self, exp_id: str) -> Experience:
         return self._lam.get(exp_id)
 
     def evidence(self, exp_id: str) -> Evidence:
-        self._fresh()
         found = self._evidence.get(exp_id)
         if found is None:
             found = self._evidence[exp_id] = self._lam.evidence(exp_id)
@@ -71,7 +72,7 @@ class EngineView:
 
     def append(self, events: Iterable[Event]) -> list[Event]:
         stored = self._lam._append(list(events))
-        self._lam._sync()
+        self._forget()
         return stored
 
 

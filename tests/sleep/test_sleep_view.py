@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import pytest
+
 from lamar import Experience, Scope
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
@@ -88,3 +90,25 @@ def test_sleep_proposes_a_merge_from_a_fake_view_and_apply_writes_it_through_the
     assert [e.kind for e in view.written] == ["merge", "applied"] and view.synced >= 2
     again = apply_report(view, report, only=[merge.id])
     assert again.applied == [] and again.skipped == [(merge.id, "already applied")]
+
+
+def test_the_engines_view_reads_the_lessons_once_until_the_fold_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar import Lamar
+    from lamar.state.view import EngineView
+
+    lam = Lamar(":memory:", seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="app")))
+    reads: list[int] = []
+    real = lam.experiences
+
+    def counted() -> list[Experience]:
+        reads.append(1)
+        return real()
+
+    monkeypatch.setattr(lam, "experiences", counted)
+    view = EngineView(lam)
+    first = view.experiences()
+    first.clear()  # a caller's list is its own
+    assert len(view.experiences()) == 1 and len(reads) == 1
+    view.sync()
+    assert len(view.experiences()) == 1 and len(reads) == 2

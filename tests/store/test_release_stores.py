@@ -30,13 +30,13 @@ def _copy(name: str, folder: Path, *, sidecars: bool = True) -> Path:
 
 
 def _folded(lam: Lamar) -> dict[str, Any]:
+    lessons = lam.experiences()
+    evidence = {e.id: lam.evidence(e.id) for e in lessons}
     return {
         "events": len(lam.store.read(0)),
-        "lessons": {e.id: {"status": e.status.value, "scope": dict(e.scope), "action": e.action}
-                    for e in lam.experiences()},
-        "evidence": {e.id: {"verdict": lam.evidence(e.id).verdict.value,
-                            "randomized": lam.evidence(e.id).randomized, "lift": lam.evidence(e.id).lift}
-                     for e in lam.experiences()},
+        "lessons": {e.id: {"status": e.status.value, "scope": dict(e.scope), "action": e.action} for e in lessons},
+        "evidence": {i: {"verdict": ev.verdict.value, "randomized": ev.randomized, "lift": ev.lift}
+                     for i, ev in evidence.items()},
     }
 
 
@@ -76,8 +76,9 @@ def test_a_released_store_with_a_narrowed_scope_moves_to_every_embedded_backend(
         store = open_store(target)
         assert transfer(source, store).copied == _expected(name)["events"]
         moved = Lamar(store, k=2, seed=1)
-        assert _folded(moved)["lessons"] == _expected(name)["lessons"], target
-        assert _same_evidence(_folded(moved)["evidence"], _expected(name)["evidence"]), target
+        got = _folded(moved)
+        assert got["lessons"] == _expected(name)["lessons"], target
+        assert _same_evidence(got["evidence"], _expected(name)["evidence"]), target
         moved.close()
     source.close()
 
