@@ -91,14 +91,14 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def graph() -> dict[str, set[str]]:
-    found = modules()
+def graph(found: dict[str, Path] | None = None) -> dict[str, set[str]]:
+    found = modules() if found is None else found
     return {name: imports(name, path, set(found)) for name, path in found.items()}
 
 
-def private_reads() -> list[str]:
+def private_reads(found: dict[str, Path] | None = None) -> list[str]:
     out = []
-    for name, path in modules().items():
+    for name, path in (modules() if found is None else found).items():
         if name.startswith("lamar.state") or name == "lamar.engine":
             continue
         for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -109,7 +109,7 @@ def private_reads() -> list[str]:
 
 def main() -> int:
     found = modules()
-    edges = graph()
+    edges = graph(found)
     sizes = sorted(((len(p.read_text().splitlines()), n) for n, p in found.items()), reverse=True)
     print(f"modules: {len(found)}, lines: {sum(s for s, _ in sizes)}")
     print("largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
@@ -121,7 +121,7 @@ def main() -> int:
     print(f"arrows from lamar.store up to lamar.engine: {len(up)} ({' '.join(up)})")
     sleepers = sorted(n for n in edges if n.startswith("lamar.sleep") and "lamar.engine" in edges[n])
     print(f"sleep modules importing the engine: {len(sleepers)} ({' '.join(sleepers)})")
-    print(f"private reads outside the engine (lam._, ._lessons, ._episodes): {len(private_reads())}")
+    print(f"private reads outside the engine (lam._, ._lessons, ._episodes): {len(private_reads(found))}")
     return 0
 
 
