@@ -61,3 +61,12 @@ def test_built_in_backends_are_experience_stores_without_registering() -> None:
     assert all(issubclass(k, ExperienceStore) for k in (JsonStore, MemoryStore, SqliteStore, Subclassed))
     assert not issubclass(Unrelated, ExperienceStore)
     assert isinstance(ExperienceStore(":memory:"), ExperienceStore)
+
+
+def test_integrations_import_only_lamars_public_names() -> None:
+    # Integrations are thin: what they need of the core comes from its public modules, so a private
+    # module (lamar._errors) can move without breaking a framework adapter.
+    graph = _tool().graph()
+    private = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("lamar_")
+                     for target in targets if any(part.startswith("_") for part in target.split(".")[1:]))
+    assert private == []
