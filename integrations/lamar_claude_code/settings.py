@@ -145,8 +145,8 @@ def uninstall(path: Path) -> list[str]:
     return changes
 
 
-def installed(path: Path) -> list[str]:
-    """The commands of Lamar's entries in a settings file, one per event (`event: command`)."""
+def installed(path: Path) -> list[tuple[str, str]]:
+    """Lamar's entries in a settings file as (event, command), one per event."""
     try:
         hooks = read_settings(path).get("hooks", {})
     except SettingsError:
@@ -156,7 +156,7 @@ def installed(path: Path) -> list[str]:
         for group in groups if isinstance(groups, list) else ():
             for handler in group.get("hooks", []) if isinstance(group, dict) else ():
                 if is_lamar(handler):
-                    found.append(f"{event}: {handler['command']}")
+                    found.append((event, str(handler["command"])))
     return found
 
 

@@ -113,17 +113,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.state import read_state, tail
 
+    checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     for scope in ("project", "user"):
         path = settings.settings_path(scope)
         entries = settings.installed(path)
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
-        checked: dict[str, str] = {}
-        for entry in entries:
-            command = entry.partition(": ")[2]
+        for event, command in entries:
             if command not in checked:
                 checked[command] = settings.runs_without_path(command)
             problem = checked[command]
-            print(f"  {entry}")
+            print(f"  {event}: {command}")
             if problem:
                 print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
             else:
