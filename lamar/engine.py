@@ -50,6 +50,7 @@ from lamar.checkpoint import (
 from lamar.experience import Experience, Status, check_context, new_id
 from lamar.pending import PendingEpisode, expire, pending, settle
 from lamar.policy import fold
+from lamar.policy.choose import choose
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.policy.verdicts import Evidence, Verdict
@@ -652,7 +653,7 @@ class Lamar:
         with self._lock:
             view = self._view(lambda reads: reads.eligible(ctx))  # the fold mode: one read of rows
             eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
-            chosen, held, p = self._choose(eligible, slots, ctx, view.sigma, view.active)
+            chosen, held, p = choose(eligible, slots, ctx, view.sigma, view.active, self.policy, self._rng)
             episode_id = new_id("ep")
             data = {
                 "id": episode_id,
@@ -695,91 +696,6 @@ class Lamar:
             if bucket:
                 out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
         return out
-
-    def _choose(self, eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None = None,
-                sigma: float | None = None, n: int | None = None,
-                ) -> tuple[list[LessonState], list[str], dict[str, float]]:
-        """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
-        run an exposure round.
-
-        Every coin's probability is known before it is flipped and logged in `p`, so each
-        lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
-        """
-        policy, rng = self.policy, self._rng
-        sigma = self._sigma() if sigma is None else sigma
-        n = self._active_count() if n is None else n
-        ranked = []
-        exposable: list[LessonState] = []
-        retest: list[LessonState] = []
-        contested: list[LessonState] = []
-        for state in eligible:
-            context = ctx or {}
-            upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
-            if upper <= 0.0:
-                # Not wanted here. Its verdict is only as good as its randomized episodes, and the
-                # selector no longer gives it any: a lesson judged harms gets rare re-tests (harms
-                # stays revisable); any other gets exposure rounds, so that a suspected harm can be
-                # proven and a helps verdict the selector now contradicts (a fossil, or a fall of
-                # the base rate) can be re-tested, up to `harm_budget` randomized episodes unless
-                # it still claims helps (docs/decisions.md, "Harm must be provable").
-                verdict = state.judge(policy, n)[0]
-                if verdict is Verdict.HARMS:
-                    retest.append(state)
-                elif verdict is Verdict.HELPS or state.in_doubt():
-                    # A claim in force that nothing tests any more, or one withdrawn on doubt that
-                    # only fresh randomized episodes can give back or prove changed: first.
-                    contested.append(state)
-                elif state.ledger.n < policy.harm_budget:
-                    exposable.append(state)
-                continue
-            if upper > 0.0:
-                ranked.append((upper, rng.random(), state))
-        ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
-        wanted = [state for _, _, state in ranked[:slots]]
-        p = {state.experience.id: 0.0 for state in eligible}
-        exposed, vacated = self._exposure_round(contested or exposable, retest, wanted, slots, p)
-        chosen, held = [], []
-        for state in wanted:
-            if state is vacated:
-                held.append(state.experience.id)  # out by the round's coin: p stays 0 (no evidence)
-                continue
-            q = policy.holdout
-            if state.ledger.mean > 0.0 and state.judge(policy, n)[1] > 0.0:  # proven, or withdrawn on doubt
-                doubt = state.detector
-                watch = doubt.doubted or doubt.doubt > policy.doubt_holdout or state.arms.suspected
-                q = policy.holdout_doubt if watch else policy.holdout_proven
-            p[state.experience.id] = 1.0 - q
-            if rng.random() < q:
-                held.append(state.experience.id)  # its slot stays empty: coins stay independent
-            else:
-                chosen.append(state)
-        if exposed is not None:
-            chosen.append(exposed)
-        return chosen, held, p
-
-    def _exposure_round(self, exposable: list[LessonState], retest: list[LessonState], wanted: list[LessonState],
-                        slots: int, p: dict[str, float]) -> tuple[LessonState | None, LessonState | None]:
-        """Maybe spend this episode proving (or re-testing) harm: returns (exposed, vacated).
-
-        A round happens with probability `harm_exposure` (or `harm_retest` for lessons judged
-        harms) and tests one candidate picked at random, injected on a fair coin into a free
-        slot or, if none, the slot of the lowest-ranked wanted lesson, vacated whatever the coin
-        says. The candidate's two arms then differ by the candidate alone; the vacated lesson
-        gets p = 0 for the episode (its absence was not its coin), so no lesson's evidence
-        carries another's effect.
-        """
-        policy, rng = self.policy, self._rng
-        if not slots or not (exposable or retest):
-            return None, None
-        pool = exposable if exposable and rng.random() < policy.harm_exposure else None
-        if pool is None and retest and rng.random() < policy.harm_retest:
-            pool = retest
-        if pool is None:
-            return None, None
-        candidate = pool[rng.randrange(len(pool))]
-        vacated = wanted[-1] if len(wanted) == slots else None
-        p[candidate.experience.id] = 0.5
-        return (candidate if rng.random() < 0.5 else None), vacated
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

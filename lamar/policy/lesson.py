@@ -58,7 +58,7 @@ class LessonState:
         self.eligible += 1
         # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
         # It touches no verdict (a fall of the base rate fires it too): a helps verdict that the
-        # selector now contradicts is re-tested first by exposure rounds (engine._choose).
+        # selector now contradicts is re-tested first by exposure rounds (lamar.policy.choose).
         if self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
             self.slices.restart_arms()  # or a slice's old estimate would keep the lesson chosen
         else:

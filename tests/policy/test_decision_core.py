@@ -7,6 +7,7 @@ import random
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, Verdict
+from lamar.policy.choose import choose
 from tests.worlds import add_lessons, play
 
 
@@ -187,8 +188,8 @@ def test_rebuilding_the_cache_gives_identical_state_and_decisions(tmp_path) -> N
     assert {i: fresh.evidence(i) for i in lessons} == {i: lam.evidence(i) for i in lessons}
     lam._rng.seed(99)
     fresh._rng.seed(99)
-    ours = [lam._choose(lam._eligible({"task": "t"}, None), 2) for _ in range(50)]
-    theirs = [fresh._choose(fresh._eligible({"task": "t"}, None), 2) for _ in range(50)]
+    ours = [choose(lam._eligible({"task": "t"}, None), 2, None, lam._sigma(), lam._active_count(), lam.policy, lam._rng) for _ in range(50)]
+    theirs = [choose(fresh._eligible({"task": "t"}, None), 2, None, fresh._sigma(), fresh._active_count(), fresh.policy, fresh._rng) for _ in range(50)]
     assert [([s.experience.id for s in c], h, p) for c, h, p in ours] == \
            [([s.experience.id for s in c], h, p) for c, h, p in theirs]
 
