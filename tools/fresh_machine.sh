@@ -11,7 +11,8 @@ set -euo pipefail
 
 here="$(cd "$(dirname "$0")/.." && pwd)"
 source_repo="${1:-$here}"
-case "$source_repo" in /*) url="file://$source_repo" ;; *) url="$source_repo" ;; esac  # git+ needs a URL
+# git+ needs a URL; the bundled pip of Python 3.11 (23.2) refuses file:/// but takes file://localhost/
+case "$source_repo" in /*) url="file://localhost$source_repo" ;; *) url="$source_repo" ;; esac
 work="$(mktemp -d "${TMPDIR:-/tmp}/lamar-fresh.XXXXXX")"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
 python3 -c 'import sys; assert sys.version_info >= (3, 11), "Lamar needs Python 3.11 or newer"'
