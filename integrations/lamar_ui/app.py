@@ -32,6 +32,7 @@ from starlette.staticfiles import StaticFiles
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
+from lamar.cli.search import matching
 from lamar.cli.timeline import latest_appearances, thin
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import SleepReport
@@ -93,6 +94,7 @@ class UI:
         verdict = request.query_params.get("verdict", "")
         status = request.query_params.get("status", "")
         scope_text = request.query_params.get("scope", "").strip()
+        text = request.query_params.get("q", "").strip()
 
         def build() -> str:
             _choice("verdict", verdict, Verdict)
@@ -100,9 +102,11 @@ class UI:
             scope = _pairs(scope_text)
             lam = self.lam
             exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
+            if text:
+                exps = matching(exps, text.casefold().split())
             rows = [(e, lam.evidence(e.id)) for e in exps]
             return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text,
-                                      events=lam.store.read(0))
+                                      events=lam.store.read(0), text=text)
 
         try:
             body = await run_in_threadpool(build)
