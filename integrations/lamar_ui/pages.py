@@ -155,7 +155,32 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
         + field("scope", "Scope (key=value, space separated)", "project=trace language=swift")
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
         + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
+        + many_form(token, values)
     )
+
+
+def many_form(token: str, values: Mapping[str, str]) -> str:
+    """Many lessons at once, as `lamar add --from` reads them: Markdown bullets or JSON lines."""
+    return (
+        '<h2>Many lessons at once</h2><form class="many" method="post" action="/add/many">' + hidden_token(token)
+        + '<label>One lesson per line: a Markdown bullet "- When X, do Y, because Z" or a JSON object '
+        '{"precondition": …, "action": …}<textarea name="lessons" rows="8">'
+        + escape(values.get("lessons", "")) + "</textarea></label>"
+        + '<label>Scope for all of them<input name="scope" value="' + escape(values.get("many_scope", ""))
+        + '" placeholder="project=trace"></label>'
+        + '<button type="submit" name="confirm" value="">Review…</button></form>'
+    )
+
+
+def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience]) -> str:
+    """Every lesson the text holds, once more before any is written."""
+    items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code></li>" for e in lessons)
+    return (f'<form class="confirm" method="post" action="/add/many"><p>Add these '
+            f"{plural(len(lessons), 'lesson')}?</p><ol>{items}</ol>{hidden_token(token)}"
+            f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
+            f'<input type="hidden" name="scope" value="{escape(scope)}">'
+            f'<button type="submit" name="confirm" value="yes">Yes, add {plural(len(lessons), "lesson")}</button> '
+            '<a href="/add">Cancel</a></form>')
 
 
 def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str, Any]], texts: Mapping[str, str],
@@ -237,4 +262,4 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     return head + "".join(cards) + apply
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "sleep_page"]
+__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page", "many_form", "sleep_page"]
