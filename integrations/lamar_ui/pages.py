@@ -262,4 +262,5 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     return head + "".join(cards) + apply
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page", "many_form", "sleep_page"]
+__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
+           "many_form", "sleep_page"]
