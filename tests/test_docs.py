@@ -84,6 +84,9 @@ def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
     assert (site / "index.html").exists()
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "def recall" in api or "recall" in api and "episode_id" in api
+    # site_url is set, so the sitemap lists every page (without it, it lists none)
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert sitemap.count("<loc>") >= 20 and "<loc>http://127.0.0.1:8000/install/</loc>" in sitemap
 
 
 def test_readme_links_point_at_files_that_exist() -> None:

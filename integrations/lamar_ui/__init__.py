@@ -1,6 +1,6 @@
 """`lamar ui`: a local web app over a Lamar store: lessons, episodes, sleep review, levers.
 
-    pip install "lamar[ui]"
+    python -m pip install -e ".[ui]"      # in a clone of Lamar
     lamar ui --store lessons.db
 
 It binds to 127.0.0.1 only and prints an address carrying a per-launch token.

@@ -30,8 +30,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
+from lamar.cli.lesson_file import read_lessons
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
+from lamar.cli.search import matching
 from lamar.cli.timeline import latest_appearances, thin
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import SleepReport
@@ -93,6 +95,7 @@ class UI:
         verdict = request.query_params.get("verdict", "")
         status = request.query_params.get("status", "")
         scope_text = request.query_params.get("scope", "").strip()
+        text = request.query_params.get("q", "").strip()
 
         def build() -> str:
             _choice("verdict", verdict, Verdict)
@@ -100,9 +103,11 @@ class UI:
             scope = _pairs(scope_text)
             lam = self.lam
             exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
+            if text:
+                exps = matching(exps, text.casefold().split())
             rows = [(e, lam.evidence(e.id)) for e in exps]
             return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text,
-                                      events=lam.store.read(0))
+                                      events=lam.store.read(0), text=text)
 
         try:
             body = await run_in_threadpool(build)
@@ -171,6 +176,22 @@ class UI:
         except (LamarError, ValueError) as exc:
             return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
         return RedirectResponse(f"/lessons/{quote(exp_id, safe='')}", status_code=303)
+
+    async def add_many(self, request: Request) -> Response:
+        """POST without confirm: the lessons read from the text, for review. With confirm: add them all.
+        The text is read as `lamar add --from` reads a file; one bad line adds nothing."""
+        form = await self._form(request)
+        text, scope = str(form.get("lessons", "")), str(form.get("scope", ""))
+        try:
+            lessons = read_lessons(text, name="the text", scope=_pairs(scope), status="active", via="lamar ui")
+            if form.get("confirm") != "yes":
+                return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons), "/add")
+            for exp in lessons:
+                await run_in_threadpool(self.lam.add, exp)
+        except (LamarError, ValueError) as exc:
+            values = {"lessons": text, "many_scope": scope}
+            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
+        return RedirectResponse("/", status_code=303)
 
     async def episodes(self, request: Request) -> Response:
         pending_only = request.query_params.get("pending") == "1"
@@ -322,6 +343,7 @@ def create_app(ui: UI) -> Starlette:
         ("/lessons/{id}", ui.lesson, ["GET"]),
         ("/lessons/{id}/{lever}", ui.lever, ["GET", "POST"]),
         ("/add", ui.add, ["GET", "POST"]),
+        ("/add/many", ui.add_many, ["POST"]),
         ("/episodes", ui.episodes, ["GET"]),
         ("/sleep", ui.sleep, ["GET"]),
         ("/sleep/run", ui.sleep_run, ["POST"]),

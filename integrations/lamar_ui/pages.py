@@ -13,8 +13,9 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from lamar.cli.charts import evidence_chart, forest_plot, injection_chart
-from lamar.cli.render import interval, lift, plural, scope_text, shorten, when
+from lamar.cli.render import number, plural, scope_text, shorten, when
 from lamar.cli.show import provenance_lines
+from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, verdict_changes
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
@@ -44,7 +45,17 @@ def hidden_token(token: str) -> str:
 
 
 def _verdict(ev: Evidence) -> str:
-    return f'<span class="verdict {ev.verdict.value}">{ev.verdict.value}</span>'
+    """The lesson's standing (helps, harms, dropped, no effect, unproven), its meaning on hover."""
+    name = standing(ev)
+    return (f'<span class="verdict {name.replace(" ", "-")}" title="{escape(STANDINGS[name][1])}">'
+            f"{name}</span>")
+
+
+def legend() -> str:
+    """What each standing means, in words, beside the colours the plot uses."""
+    items = "".join(f'<li><span class="verdict {name.replace(" ", "-")}">{name}</span> {escape(meaning)}</li>'
+                    for name, (_, meaning) in STANDINGS.items())
+    return f'<ul class="legend">{items}</ul>'
 
 
 def _options(name: str, values: Iterable[str], chosen: str) -> str:
@@ -54,10 +65,11 @@ def _options(name: str, values: Iterable[str], chosen: str) -> str:
 
 
 def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, status: str, scope: str,
-                 events: Sequence[Event]) -> str:
+                 events: Sequence[Event], text: str = "") -> str:
     """The filter form, the forest plot of the lessons shown, injections over time, and the table."""
     form = (
         '<form class="filters" method="get" action="/">'
+        f'<input name="q" placeholder="words in the lesson" value="{escape(text)}">'
         f'{_options("verdict", ("helps", "harms", "unknown"), verdict)}'
         f'{_options("status", ("active", "candidate", "retired"), status)}'
         f'<input name="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
@@ -65,28 +77,31 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
     )
     if not rows:
         return form + "<p>No lesson matches.</p>"
-    table = [('<table class="lessons"><thead><tr><th>lesson</th><th>scope</th><th>status</th><th>verdict</th>'
+    table = [('<table class="lessons"><thead><tr><th>lesson</th><th>status</th><th>verdict</th>'
               "<th>lift</th><th>interval</th><th>randomized</th><th>injected</th><th>held out</th>"
               "<th>restarts</th></tr></thead><tbody>")]
     for exp, ev in rows:
         table.append(
             f'<tr class="lesson {exp.status.value}" data-id="{escape(exp.id)}">'
-            f'<td><a href="/lessons/{quote(exp.id, safe="")}">{escape(shorten(exp.render(), 90))}</a>'
-            f"<br><code>{escape(exp.id)}</code></td>"
-            f"<td>{escape(scope_text(exp.scope))}</td><td>{exp.status.value}</td><td>{_verdict(ev)}</td>"
-            f'<td class="num">{lift(ev.lift, ev.lower, ev.upper)}</td><td>{escape(interval(ev.lower, ev.upper))}</td>'
+            f'<td class="text"><a href="/lessons/{quote(exp.id, safe="")}">{escape(shorten(exp.render(), 90))}</a>'
+            f'<br><code>{escape(exp.id)}</code> <span class="scope">{escape(scope_text(exp.scope))}</span></td>'
+            f"<td>{exp.status.value}</td><td>{_verdict(ev)}</td>"
+            f'<td class="num">{shown_lift(ev.lift, ev.lower, ev.upper)}</td>'
+            f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td>"
             f'<td class="num">{ev.randomized}</td><td class="num">{ev.injected}</td>'
             f'<td class="num">{ev.held_out}</td><td class="num">{ev.restarts}</td></tr>')
     table.append("</tbody></table>")
     return (form + f"<p>{plural(len(rows), 'lesson')}. Dot: lift measured against randomized holdouts; "
-            "line: its anytime-valid interval (dashed where it runs past the axis). Helps when the whole "
-            f"line is right of zero, harms when left.</p>{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
+            "line: its anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it "
+            "runs past the axis). Helps when the whole line is right of zero, harms when left.</p>"
+            f"{legend()}{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
             f"<h2>Lessons</h2>{''.join(table)}")
 
 
 def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], shown: Sequence[Appearance],
                 held_out: int, trail: Sequence[tuple[float, str]]) -> str:
-    """One lesson in full: text, scope, provenance, evidence then and now, episodes, audit trail, levers."""
+    """One lesson in full: text, scope, provenance, evidence then and now, how its verdict moved
+    and why, episodes, audit trail, levers."""
     lever = "revive" if exp.status.value == "retired" else "retire"
     chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts) for p in points])
     episodes = "".join(
@@ -95,15 +110,20 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         for a in reversed(shown[-20:]))
     audit = "".join(f"<li>{when(t)} UTC: {escape(what)}</li>" for t, what in trail)
     provenance = "".join(f"<li>{escape(line)}</li>" for line in provenance_lines(exp.provenance))
+    changes = "".join(f"<li>{escape(line)}</li>" for line in verdict_changes(points))
     return (
         f'<p class="lesson-text" data-id="{escape(exp.id)}">{escape(exp.render())}</p>'
         f"<dl><dt>id</dt><dd><code>{escape(exp.id)}</code></dd>"
         f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{exp.status.value}</dd>"
-        f"<dt>verdict</dt><dd>{_verdict(ev)}: lift {lift(ev.lift, ev.lower, ev.upper)}, interval "
-        f"{escape(interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
-        f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}</dd></dl>"
+        f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): lift "
+        f"{shown_lift(ev.lift, ev.lower, ev.upper)}, interval "
+        f"{escape(shown_interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
+        f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}; the selection's "
+        f"own estimate {number(ev.estimate, 2)}</dd></dl>"
         f'<p><a class="button" href="/lessons/{quote(exp.id, safe="")}/{lever}">{lever.capitalize()}…</a></p>'
         f"<h2>Evidence over time</h2>{chart}"
+        f'<h2>How the verdict moved</h2><ul class="changes">'
+        f"{changes or '<li>it has not changed since the lesson was added</li>'}</ul>"
         f"<h2>Where it came from</h2><ul>{provenance}</ul>"
         f"<h2>Audit trail</h2><ul>{audit or '<li>nothing yet</li>'}</ul>"
         f"<h2>Latest episodes that injected it</h2>"
@@ -135,7 +155,32 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
         + field("scope", "Scope (key=value, space separated)", "project=trace language=swift")
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
         + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
+        + many_form(token, values)
     )
+
+
+def many_form(token: str, values: Mapping[str, str]) -> str:
+    """Many lessons at once, as `lamar add --from` reads them: Markdown bullets or JSON lines."""
+    return (
+        '<h2>Many lessons at once</h2><form class="many" method="post" action="/add/many">' + hidden_token(token)
+        + '<label>One lesson per line: a Markdown bullet "- When X, do Y, because Z" or a JSON object '
+        '{"precondition": …, "action": …}<textarea name="lessons" rows="8">'
+        + escape(values.get("lessons", "")) + "</textarea></label>"
+        + '<label>Scope for all of them<input name="scope" value="' + escape(values.get("many_scope", ""))
+        + '" placeholder="project=trace"></label>'
+        + '<button type="submit" name="confirm" value="">Review…</button></form>'
+    )
+
+
+def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience]) -> str:
+    """Every lesson the text holds, once more before any is written."""
+    items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code></li>" for e in lessons)
+    return (f'<form class="confirm" method="post" action="/add/many"><p>Add these '
+            f"{plural(len(lessons), 'lesson')}?</p><ol>{items}</ol>{hidden_token(token)}"
+            f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
+            f'<input type="hidden" name="scope" value="{escape(scope)}">'
+            f'<button type="submit" name="confirm" value="yes">Yes, add {plural(len(lessons), "lesson")}</button> '
+            '<a href="/add">Cancel</a></form>')
 
 
 def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str, Any]], texts: Mapping[str, str],
@@ -156,9 +201,9 @@ def episodes_page(episodes: Sequence[Event], outcomes: Mapping[str, Mapping[str,
 
         rows.append(
             f'<tr class="episode{" pending" if outcome is None else ""}"><td><code>{escape(data["id"])}</code>'
-            f"<br>{when(event.time)}</td><td>{escape(scope_text(data.get('context', {})))}</td>"
-            f"<td>{names(data.get('injected', ()))}</td><td>{names(data.get('held_out', ()))}</td>"
-            f"<td>{escape(result)}</td></tr>")
+            f"<br>{when(event.time)}</td><td class=\"text\">{escape(scope_text(data.get('context', {})))}</td>"
+            f'<td class="text">{names(data.get("injected", ()))}</td>'
+            f'<td class="text">{names(data.get("held_out", ()))}</td><td>{escape(result)}</td></tr>')
     listed = len(episodes)
     shown = (f"the latest {listed} {'pending ' if pending_only else ''}shown, newest first"
              if listed < (pending if pending_only else total) else "newest first")
@@ -171,9 +216,10 @@ def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
     if ev is None:
         return "n/a"
     data = ev.to_dict() if isinstance(ev, Evidence) else ev
+    lower, upper = data.get("lower"), data.get("upper")
     return (f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span> '
-            f"{lift(data.get('lift'), data.get('lower'), data.get('upper'))} "
-            f"{escape(interval(data.get('lower'), data.get('upper')))}, {data.get('randomized', 0)} randomized")
+            f"{shown_lift(data.get('lift'), lower, upper)} "
+            f"{escape(shown_interval(lower, upper))}, {data.get('randomized', 0)} randomized")
 
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
@@ -192,8 +238,8 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     for p in proposals:
         decision = decisions.get(p.id, "undecided")
         lessons = "".join(
-            f'<tr><td><a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 70))}</a></td>'
-            f"<td>{_evidence_cell(p.evidence.get(i))}</td><td>{_evidence_cell(now.get(i))}</td></tr>"
+            f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 70))}</a></td>'
+            f'<td class="text">{_evidence_cell(p.evidence.get(i))}</td><td class="text">{_evidence_cell(now.get(i))}</td></tr>'
             for i in p.experience_ids)
         # What apply would do, from the fields apply acts on (lamar.sleep.kinds): one source of truth.
         new = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(p))
@@ -216,4 +262,5 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     return head + "".join(cards) + apply
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "sleep_page"]
+__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
+           "many_form", "sleep_page"]

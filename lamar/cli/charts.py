@@ -12,14 +12,15 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from lamar.cli.render import axis_range, interval, lift, shorten, when
+from lamar.cli.render import axis_range, shorten, when
+from lamar.cli.standing import STANDINGS, colour, no_evidence, shown_interval, shown_lift, standing
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 from lamar.store.base import Event
 
 COLOURS = {"helps": "#1a7f37", "harms": "#cf222e", "unknown": "#6e7781"}
 INJECTED = "#0969da"
-HELD_OUT = "#bc4c00"
+HELD_OUT = "#8250df"  # not the orange of "dropped": a held-out slot is no judgement
 _ROW = 22
 _LABEL = 260
 _PLOT = 520
@@ -35,17 +36,18 @@ def _svg_open(width: float, height: float, label: str) -> str:
 def _legend(x: float, y: float, entries: Sequence[tuple[str, str]]) -> str:
     """Coloured swatches, each followed by its label, in one row from (x, y)."""
     parts = []
-    for colour, label in entries:
-        parts.append(f'<rect class="swatch" x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" fill="{colour}"/>'
+    for paint, label in entries:
+        parts.append(f'<rect class="swatch" x="{x:.1f}" y="{y - 9:.1f}" width="10" height="10" fill="{paint}"/>'
                      f'<text x="{x + 14:.1f}" y="{y:.1f}">{escape(label)}</text>')
         x += 24 + 7 * len(label)
     return "".join(parts)
 
 
 def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
-    """One row per lesson, labelled by its text: the interval as a line, the lift as a dot,
-    colour = verdict. The lesson's id is on the row (`data-id`) and in its tooltip."""
-    lo, hi = axis_range([v for _, ev in rows if interval(ev.lower, ev.upper) != "n/a"
+    """One row per lesson, labelled by its text: the interval as a line, the lift as a dot, the
+    colour its standing (`lamar.cli.standing`). The lesson's id is on the row (`data-id`) and in
+    its tooltip. No interval is drawn past what a lift can be, and none that spans all of it."""
+    lo, hi = axis_range([v for _, ev in rows if not no_evidence(ev.lower, ev.upper)
                          for v in (ev.lower, ev.upper, ev.lift)])
     top = 34
     height = top + _ROW * len(rows) + 36
@@ -55,7 +57,7 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
         return _LABEL + (clipped - lo) / (hi - lo) * _PLOT
 
     parts = [_svg_open(_LABEL + _PLOT + 20, height, "forest plot of lesson lifts"),
-             _legend(_LABEL, 14, [(COLOURS[v], v) for v in COLOURS])]
+             _legend(_LABEL, 14, [(colour(name), name) for name in STANDINGS])]
     tick = lo
     while tick <= hi + 1e-9:
         parts.append(f'<line x1="{x(tick):.1f}" y1="{top - 10}" x2="{x(tick):.1f}" y2="{height - 30}" '
@@ -66,23 +68,22 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
                  "lift on reward (0 = no effect)</text>")
     for i, (exp, ev) in enumerate(rows):
         y = top + 6 + i * _ROW
-        colour = COLOURS[ev.verdict.value]
+        name = standing(ev)
         opacity = "0.5" if exp.status.value == "retired" else "1"
-        tip = (f"{exp.id} ({exp.status.value}, {ev.verdict.value}): lift "
-               f"{lift(ev.lift, ev.lower, ev.upper)} {interval(ev.lower, ev.upper)}: {exp.render()}")
-        parts.append(f'<g class="lesson" data-id="{escape(exp.id)}" opacity="{opacity}">'
-                     f"<title>{escape(tip)}</title>")
+        tip = (f"{exp.id} ({exp.status.value}, {name}): lift {shown_lift(ev.lift, ev.lower, ev.upper)} "
+               f"{shown_interval(ev.lower, ev.upper)}: {exp.render()}")
+        parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
+                     f'opacity="{opacity}"><title>{escape(tip)}</title>')
         parts.append(f'<text x="4" y="{y + 4}">{escape(shorten(exp.render(), _LABEL_CHARS))}</text>')
         lower, upper = ev.lower, ev.upper
-        if math.isfinite(lower) or math.isfinite(upper):
+        if no_evidence(lower, upper):
+            parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no evidence yet</text>')
+        else:
             dashed = "" if math.isfinite(lower) and math.isfinite(upper) and lo <= lower and upper <= hi \
                 else ' stroke-dasharray="4 3"'  # runs off the axis: the bound is wider than shown
             parts.append(f'<line x1="{x(lower):.1f}" y1="{y}" x2="{x(upper):.1f}" y2="{y}" '
-                         f'stroke="{colour}" stroke-width="2"{dashed}/>')
-        else:
-            parts.append(f'<text x="{x(0.0) + 6:.1f}" y="{y + 4}">no interval yet</text>')
-        if lift(ev.lift, lower, upper) != "n/a":
-            parts.append(f'<circle cx="{x(ev.lift):.1f}" cy="{y}" r="4" fill="{colour}"/>')
+                         f'stroke="{colour(name)}" stroke-width="2"{dashed}/>')
+            parts.append(f'<circle cx="{x(ev.lift):.1f}" cy="{y}" r="4" fill="{colour(name)}"/>')
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -136,7 +137,7 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
     the lift as a dot; a dashed vertical rule where the evidence restarted (the world changed)."""
     if not points:
         return "<p>No outcome has moved this lesson's evidence yet.</p>"
-    finite = [v for p in points for v in p[1:4] if math.isfinite(v)]
+    finite = [v for p in points if not no_evidence(p[2], p[3]) for v in p[1:4] if math.isfinite(v)]
     lo, hi = axis_range(finite)
     width, height, top, base = _LABEL + _PLOT, 240, 30, 200
     n = len(points)
@@ -159,17 +160,18 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
     parts.append(f'<text x="{_LABEL - 40}" y="{(top + base) / 2:.1f}" text-anchor="end">lift</text>')
     restarts = points[0][5]
     for i, (_, value, lower, upper, verdict, restarted) in enumerate(points):
-        colour = COLOURS.get(verdict, COLOURS["unknown"])
+        paint = COLOURS.get(verdict, COLOURS["unknown"])
         if restarted > restarts:
             parts.append(f'<line class="restart" x1="{x(i):.1f}" y1="{top}" x2="{x(i):.1f}" y2="{base}" '
                          'stroke="#57606a" stroke-dasharray="3 3"/>')
             restarts = restarted
-        if math.isfinite(lower) or math.isfinite(upper):
-            parts.append(f'<line x1="{x(i):.1f}" y1="{y(lower if math.isfinite(lower) else lo):.1f}" '
-                         f'x2="{x(i):.1f}" y2="{y(upper if math.isfinite(upper) else hi):.1f}" '
-                         f'stroke="{colour}" stroke-opacity="0.45" stroke-width="{max(_PLOT / n - 1, 1):.1f}"/>')
-        if math.isfinite(value) and (math.isfinite(lower) or math.isfinite(upper)):
-            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{colour}"/>')
+        if no_evidence(lower, upper):  # an interval over every possible lift: nothing to draw
+            continue
+        parts.append(f'<line x1="{x(i):.1f}" y1="{y(lower if math.isfinite(lower) else lo):.1f}" '
+                     f'x2="{x(i):.1f}" y2="{y(upper if math.isfinite(upper) else hi):.1f}" '
+                     f'stroke="{paint}" stroke-opacity="0.45" stroke-width="{max(_PLOT / n - 1, 1):.1f}"/>')
+        if math.isfinite(value):
+            parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{paint}"/>')
     parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
     parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{points[-1][0]} randomized episodes</text>')
     parts.append("</svg>")

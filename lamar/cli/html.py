@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
-from lamar.cli.charts import COLOURS, forest_plot, injection_chart
+from lamar.cli.charts import forest_plot, injection_chart
 from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page
-from lamar.cli.render import interval, lift, scope_text, shorten, when
+from lamar.cli.render import scope_text, shorten, when
 from lamar.cli.session import open_engine
+from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 from lamar.store.base import Event
@@ -26,7 +27,10 @@ h1 { font-size: 1.4em; } h2 { font-size: 1.1em; margin-top: 2em; }
 table { border-collapse: collapse; width: 100%; font-size: 13px; }
 th, td { border-bottom: 1px solid #d0d7de; padding: 4px 6px; text-align: left; vertical-align: top; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.helps { color: #1a7f37; } .harms { color: #cf222e; } .unknown { color: #6e7781; }
+.helps { color: #1a7f37; } .harms { color: #cf222e; } .dropped { color: #bc4c00; }
+.no-effect { color: #57606a; } .unproven { color: #6e7781; font-style: italic; }
+th, td { white-space: nowrap; } td.text { white-space: normal; overflow-wrap: anywhere; min-width: 12em; }
+ul.legend { list-style: none; padding: 0; font-size: 13px; } ul.legend span { font-weight: 600; }
 tr.retired { opacity: 0.55; } code { font-size: 12px; }
 svg text { font: 11px system-ui, sans-serif; fill: #1f2328; }
 """
@@ -37,22 +41,33 @@ def lesson_table(rows: Sequence[tuple[Experience, Evidence]]) -> str:
             "<th>injected</th><th>held out</th><th>scope</th><th>lesson</th></tr>")
     body = []
     for exp, ev in rows:
-        verdict = ev.verdict.value
+        name = standing(ev)
         body.append(
             f'<tr class="lesson {escape(exp.status.value)}" data-id="{escape(exp.id)}">'
             f"<td><code>{escape(exp.id)}</code></td><td>{escape(exp.status.value)}</td>"
-            f'<td class="{verdict}">{verdict}</td>'
-            f'<td class="num">{lift(ev.lift, ev.lower, ev.upper)}</td>'
-            f"<td>{escape(interval(ev.lower, ev.upper))}</td><td class=\"num\">{ev.randomized}</td>"
+            f'<td class="{_css(name)}" title="{escape(STANDINGS[name][1])}">{name}</td>'
+            f'<td class="num">{shown_lift(ev.lift, ev.lower, ev.upper)}</td>'
+            f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td><td class=\"num\">{ev.randomized}</td>"
             f'<td class="num">{ev.injected}</td><td class="num">{ev.held_out}</td>'
-            f"<td>{escape(scope_text(exp.scope))}</td><td>{escape(exp.render())}</td></tr>")
+            f'<td class="text">{escape(scope_text(exp.scope))}</td><td class="text">{escape(exp.render())}</td></tr>')
     return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _css(name: str) -> str:
+    return name.replace(" ", "-")
+
+
+def legend() -> str:
+    """What each standing's colour means, in words."""
+    items = "".join(f'<li><span class="{_css(name)}">{name}</span>: {escape(meaning)}</li>'
+                    for name, (_, meaning) in STANDINGS.items())
+    return f'<ul class="legend">{items}</ul>'
 
 
 def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Event], location: str) -> str:
     """The whole page as one string."""
-    counts = {v: sum(ev.verdict.value == v for _, ev in rows) for v in COLOURS}
-    summary = ", ".join(f'<span class="{v}">{n} {v}</span>' for v, n in counts.items())
+    counts = {name: sum(standing(ev) == name for _, ev in rows) for name in STANDINGS}
+    summary = ", ".join(f'<span class="{_css(name)}">{n} {name}</span>' for name, n in counts.items())
     forest = forest_plot(rows) if rows else "<p>No lessons yet.</p>"
     return (
         f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_GENERATOR}"
@@ -60,9 +75,9 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Ev
         f"<h1>What the agent believes</h1><p>Store <code>{escape(location)}</code>, "
         f"{len(rows)} lessons ({summary}), {len(events)} events; generated {when(time.time())} UTC.</p>"
         "<h2>Lift of each lesson</h2><p>Dot: measured lift on reward from randomized holdouts; line: its "
-        "anytime-valid interval (dashed where it runs past the axis). Helps when the whole line is right "
-        "of zero, harms when left.</p>"
-        f"{forest}<h2>Injections over time</h2>{injection_chart(events)}"
+        "anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it runs past "
+        "the axis). Helps when the whole line is right of zero, harms when left.</p>"
+        f"{legend()}{forest}<h2>Injections over time</h2>{injection_chart(events)}"
         f"<h2>Lessons</h2>{lesson_table(rows)}</body></html>\n"
     )
 

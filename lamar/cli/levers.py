@@ -3,36 +3,67 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from lamar._errors import DuplicateReport, InvalidReward
+from lamar.cli.lesson_file import read_lessons
 from lamar.cli.observe import parse_pairs
-from lamar.cli.render import dump_json, scope_text
-from lamar.cli.session import UsageError, open_engine, resolve_id
+from lamar.cli.render import dump_json, plural, scope_text, shorten
+from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
 from lamar.experience import Experience, Scope, Status
 from lamar.signals import Signal
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    experience = Experience(
-        precondition=args.precondition,
-        action=args.action,
-        rationale=args.rationale,
-        scope=Scope(parse_pairs(args.scope, "--scope")),
-        status=args.status,
-        provenance={"source": "manual", "via": "lamar add"},
-    )
+    lessons = _lessons_to_add(args)  # every lesson checked before the store is even opened
+    if not args.create:
+        require_existing(store_location(args), f"check --store and ${STORE_ENV} for a typo, or pass --create "
+                         "to start a new store there")
     lam = open_engine(args, create=True)
     try:
-        exp_id = lam.add(experience)
+        ids = [lam.add(experience) for experience in lessons]
     finally:
         lam.close()
     if args.json:
-        dump_json({"id": exp_id, "status": experience.status.value, "scope": dict(experience.scope)})
+        added = [{"id": i, "status": e.status.value, "scope": dict(e.scope)} for i, e in zip(ids, lessons)]
+        dump_json(added if args.source else added[0])
     elif args.quiet:
-        print(exp_id)
+        print("\n".join(ids))
+    elif args.source:
+        print(f"added {plural(len(ids), 'lesson')} from {args.source}")
+        for exp_id, exp in zip(ids, lessons):
+            print(f"  {exp_id}  line {exp.provenance['line']}: {shorten(exp.render(), 70)}")
     else:
-        print(f"added {exp_id} ({experience.status.value}, scope {scope_text(experience.scope)})")
+        print(f"added {ids[0]} ({lessons[0].status.value}, scope {scope_text(lessons[0].scope)})")
     return 0
+
+
+def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
+    """The one lesson of --precondition/--action, or every lesson of --from FILE (`-`: stdin)."""
+    scope = parse_pairs(args.scope, "--scope")
+    if args.source is None:
+        if not (args.precondition and args.action):
+            raise UsageError("lamar add needs --precondition and --action, or --from FILE to add many lessons "
+                             "(`lamar add --help` shows both)")
+        return [Experience(precondition=args.precondition, action=args.action, rationale=args.rationale,
+                           scope=Scope(scope), status=args.status,
+                           provenance={"source": "manual", "via": "lamar add"})]
+    if args.precondition or args.action or args.rationale:
+        raise UsageError("--from FILE takes the lessons from the file: leave out --precondition, --action "
+                         "and --rationale (--scope and --status still apply to every lesson)")
+    if args.source == "-":
+        text, name = sys.stdin.read(), "<stdin>"
+    else:
+        path = Path(args.source).expanduser()
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UsageError(f"--from {args.source}: no such file") from None
+        except UnicodeDecodeError:
+            raise UsageError(f"--from {args.source} is not UTF-8 text") from None
+        name = path.name
+    return read_lessons(text, name=name, scope=scope, status=args.status)
 
 
 def cmd_retire(args: argparse.Namespace) -> int:

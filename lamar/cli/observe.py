@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar.cli.render import dump_json, interval, lift, scope_text, shorten, size
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
+from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 
 
@@ -89,12 +90,17 @@ def cmd_ls(args: argparse.Namespace) -> int:
     if not rows:
         print("no lessons match" if (scope or args.status or args.verdict) else "no lessons yet (add one with `lamar add`)")
         return 0
+    print_lessons(rows, args.width)
+    return 0
+
+
+def print_lessons(rows: Sequence[tuple[Experience, Evidence]], width: int) -> None:
+    """The table of `lamar ls` (and `lamar search`): one line per lesson, its text cut to `width`."""
     scopes = [shorten(scope_text(exp.scope), 32) for exp, _ in rows]
-    width = max(5, *map(len, scopes))
+    column = max(5, *map(len, scopes))
     print(f"{'id':<20}  {'status':<9}  {'verdict':<7}  {'lift':>6}  {'interval':<16}  {'inj':>5}  {'held':>5}  "
-          f"{'scope':<{width}}  lesson")
+          f"{'scope':<{column}}  lesson")
     for (exp, ev), scope_shown in zip(rows, scopes):
         print(f"{exp.id:<20}  {exp.status.value:<9}  {ev.verdict.value:<7}  {lift(ev.lift, ev.lower, ev.upper):>6}  "
               f"{interval(ev.lower, ev.upper):<16}  {ev.injected:>5}  {ev.held_out:>5}  "
-              f"{scope_shown:<{width}}  {shorten(exp.render(), args.width)}")
-    return 0
+              f"{scope_shown:<{column}}  {shorten(exp.render(), width)}")

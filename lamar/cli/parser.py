@@ -25,6 +25,7 @@ cmd_add, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for
 cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "cmd_import"))
 cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
 cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
+cmd_search = _later("lamar.cli.search", "cmd_search")
 cmd_show = _later("lamar.cli.show", "cmd_show")
 cmd_ui = _later("lamar.cli.ui", "cmd_ui")
 
@@ -94,19 +95,32 @@ def build_parser() -> argparse.ArgumentParser:
                     help="only lessons whose scope has these fields (e.g. --scope project=trace)")
     ls.add_argument("--width", type=_positive, default=60, help="characters of lesson text to show (default 60)")
 
+    search = command("search", "the lessons whose text, scope or id hold every word of TEXT (any case)",
+                     cmd_search, json=True)
+    search.add_argument("text", nargs="+", metavar="TEXT", help="the words to look for")
+    search.add_argument("--status", choices=["candidate", "active", "retired"], help="only lessons with this status")
+    search.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
+                        help="only lessons whose scope has these fields (e.g. --scope project=trace)")
+    search.add_argument("--width", type=_positive, default=60, help="characters of lesson text to show (default 60)")
+
     show = command("show", "one lesson in full: provenance, evidence over time, episodes", cmd_show, json=True)
     show.add_argument("id", help="the lesson's id (see `lamar ls`)")
     show.add_argument("--episodes", type=_positive, default=10, metavar="N", help="list the latest N episodes (10)")
     show.add_argument("--all", action="store_true", help="list every episode the lesson was injected in")
 
-    add = command("add", "add a lesson by hand (eligible at once, as a cold arm)", cmd_add, json=True)
-    add.add_argument("--precondition", required=True, help="when the lesson applies")
-    add.add_argument("--action", required=True, help="what to do")
+    add = command("add", "add a lesson by hand, or many from a file (eligible at once, as cold arms)", cmd_add,
+                  json=True)
+    add.add_argument("--precondition", help="when the lesson applies")
+    add.add_argument("--action", help="what to do")
     add.add_argument("--rationale", default="", help="why")
     add.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
                      help="where it is eligible (e.g. --scope project=trace language=swift)")
     add.add_argument("--status", choices=["active", "candidate"], default="active", help="(default: active)")
-    add.add_argument("-q", "--quiet", action="store_true", help="print only the new id")
+    add.add_argument("--from", dest="source", metavar="FILE",
+                     help="add every lesson of FILE (- for stdin): JSON Lines, one object a line, or Markdown, "
+                     "one bullet a lesson ('- When X, do Y, because Z'); a bad line adds nothing")
+    add.add_argument("--create", action="store_true", help="create the store if it does not exist yet")
+    add.add_argument("-q", "--quiet", action="store_true", help="print only the new ids")
 
     retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
     retire.add_argument("id")

@@ -28,13 +28,12 @@ def is_file_location(location: str) -> bool:
     return location != ":memory:" and not location.startswith(("postgresql://", "postgres://"))
 
 
-def require_existing(location: str) -> None:
-    """Raise StoreError when a file store is absent, so a read never creates one."""
+def require_existing(location: str, fix: str | None = None) -> None:
+    """Raise StoreError when a file store is absent, so a read never creates one (nor a typo a new store)."""
     if is_file_location(location) and not Path(location).expanduser().exists():
-        raise StoreError(
-            f"no store at {Path(location).expanduser()}: pass --store PATH or set {STORE_ENV} "
-            "(a new store is created by `lamar add` or `lamar import`)"
-        )
+        raise StoreError(f"no store at {Path(location).expanduser()}: " + (fix or (
+            f"pass --store PATH or set {STORE_ENV} (a new store is created by `lamar add --create` or "
+            "`lamar import`)")))
 
 
 def open_raw(location: str, *, create: bool) -> Store:

@@ -19,7 +19,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     except ImportError as exc:
         if (exc.name or "").partition(".")[0] not in _WEB_STACK:  # a broken install, not a missing extra
             raise
-        raise ImportError(f"lamar ui needs its web stack: pip install 'lamar[ui]' ({exc})") from None
+        raise ImportError(f"lamar ui needs its web stack, the ui extra: pip install -e '.[ui]' in Lamar's clone, "
+                          f"or pip install 'lamar[ui] @ git+<repository URL>' ({exc})") from None
     lam = open_engine(args)
     try:
         serve(lam, port=args.port, open_browser=not args.no_browser, report_path=args.report,

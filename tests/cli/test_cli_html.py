@@ -6,7 +6,7 @@ import re
 from html.parser import HTMLParser
 
 from lamar import Lamar
-from lamar.cli.html import COLOURS
+from lamar.cli.standing import STANDINGS, colour
 
 
 class PageReader(HTMLParser):
@@ -66,15 +66,15 @@ def test_html_page_has_one_row_per_lesson_and_no_network(lamar_cli, store, tmp_p
     assert "script" not in reader.tags and reader.outside == []
     assert reader.open == []  # every element closed in order
     # Only lessons with an interval get a dot; colour by verdict (one proven to help).
-    assert [c["fill"] for c in reader.circles].count(COLOURS["helps"]) == 1
+    assert [c["fill"] for c in reader.circles].count(colour("helps")) == 1
     assert len(reader.circles) == 2
-    assert "no interval yet" in page
+    assert "no evidence yet" in page
     assert store.read_bytes() == before
 
 
 def test_html_escapes_lesson_text(run_cli, tmp_path):
     path = tmp_path / "s.json"
-    added = run_cli("add", "--store", path, "--precondition", "<script>alert(1)</script>", "--action", "a & b")
+    added = run_cli("add", "--create", "--store", path, "--precondition", "<script>alert(1)</script>", "--action", "a & b")
     assert added.returncode == 0, added.stderr
     assert run_cli("html", "--store", path, "--out", tmp_path / "p.html").returncode == 0
     page = (tmp_path / "p.html").read_text(encoding="utf-8")
@@ -96,9 +96,9 @@ def test_html_charts_name_their_colours_and_axes(lamar_cli, store, tmp_path):
     swatches = re.findall(r'<rect class="swatch"[^>]*fill="([^"]+)"/><text[^>]*>([^<]+)</text>', page)
     assert (INJECTED, "injected") in swatches
     assert (HELD_OUT, "held out (the randomized control)") in swatches
-    assert {(COLOURS[v], v) for v in COLOURS} <= set(swatches)
+    assert {(colour(name), name) for name in STANDINGS} <= set(swatches)
     lessons = Lamar(str(store)).experiences()
-    labels = re.findall(r'<g class="lesson"[^>]*><title>[^<]*</title><text[^>]*>([^<]+)</text>', page)
+    labels = re.findall(r'<g class="lesson[^"]*"[^>]*><title>[^<]*</title><text[^>]*>([^<]+)</text>', page)
     assert len(labels) == len(lessons) and all(not label.startswith("exp_") for label in labels)
     first, last = re.findall(r">episode (\d+)</text>", page)
     assert first == "1" and int(last) > 1

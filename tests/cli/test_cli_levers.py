@@ -8,7 +8,7 @@ from lamar.store import open_store
 
 def test_add_creates_the_store_and_the_lesson(lamar_cli, run_cli, tmp_path, strict_json):
     path = tmp_path / "new" / "experience.db"
-    out = lamar_cli("add", "--store", path, "--precondition", "the Xcode build fails after a bump",
+    out = lamar_cli("add", "--create", "--store", path, "--precondition", "the Xcode build fails after a bump",
                     "--action", "clear DerivedData", "--rationale", "stale module maps",
                     "--scope", "project=trace", "language=swift", "--json")
     assert out.returncode == 0, out.stderr
@@ -23,9 +23,20 @@ def test_add_creates_the_store_and_the_lesson(lamar_cli, run_cli, tmp_path, stri
 
 
 def test_add_defaults_to_the_home_store(run_cli, tmp_path):
-    out = run_cli("add", "--precondition", "p", "--action", "a")
+    out = run_cli("add", "--create", "--precondition", "p", "--action", "a")
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "home" / ".lamar" / "experience.json").is_file()
+
+
+def test_add_refuses_a_store_that_does_not_exist_without_create(run_cli, tmp_path, sqlite_store):
+    """A mistyped --store used to start a new, empty store silently; the lesson went nowhere useful."""
+    typo = tmp_path / "experiense.db"
+    out = run_cli("add", "--store", typo, "--precondition", "p", "--action", "a")
+    assert out.returncode == 2 and "no store at" in out.stderr and "--create" in out.stderr
+    assert not typo.exists() and not (tmp_path / "home" / ".lamar").exists()
+    before = sqlite_store.read_bytes()
+    assert run_cli("add", "--store", sqlite_store, "--precondition", "p", "--action", "a").returncode == 0
+    assert sqlite_store.read_bytes() != before  # an existing store needs no --create
 
 
 def test_add_refuses_an_empty_action(run_cli, tmp_path):

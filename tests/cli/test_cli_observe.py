@@ -10,7 +10,7 @@ import pytest
 from lamar import Lamar
 from lamar.store import open_store
 
-COMMANDS = ["stats", "ls", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
+COMMANDS = ["stats", "ls", "search", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
             "import", "html"]
 
 

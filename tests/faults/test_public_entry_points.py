@@ -138,12 +138,12 @@ def test_import_of_arbitrary_events_writes_all_or_nothing_and_leaves_a_usable_st
         opened.evidence(exp.id)
 
 
-COMMANDS = ["stats", "ls", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
+COMMANDS = ["stats", "ls", "search", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
             "import", "html"]
 WORDS = st.sampled_from(["--json", "--store", "--out", "--precondition", "--action", "--scope", "--status",
                          "--reason", "--only", "--append", "--force", "--width", "--episodes", "--all", "--again",
                          "project=x", "=", "0", "-1", "nan", "shipped", "exp_", "REPORT", "STORE", "FILE",
-                         "--traces", "--model", "ollama:x", "candidate"]) | st.text(max_size=8)
+                         "--traces", "--model", "ollama:x", "candidate", "--from", "--create"]) | st.text(max_size=8)
 
 
 def _run(argv: list[str], stdin: str = "y\n") -> tuple[int, str]:

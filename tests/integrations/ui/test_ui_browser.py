@@ -1,7 +1,6 @@
 """`lamar ui` in a real browser: headless Chromium driven by Selenium against the real server.
 
-Screenshots of each page go to $LAMAR_UI_SCREENSHOTS when set (the docs' pictures are made
-this way: `LAMAR_UI_SCREENSHOTS=docs/img pytest tests/integrations/ui`), else to a temp folder.
+The docs' screenshots are made by test_ui_looks.py, at 1024 and 1280 px.
 """
 
 from __future__ import annotations
@@ -101,12 +100,6 @@ def browser() -> Iterator[webdriver.Chrome]:
         driver.quit()
 
 
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = Path(os.environ.get("LAMAR_UI_SCREENSHOTS") or tmp_path_factory.mktemp("shots"))
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
 
 def _base(url: str) -> str:
     return url.split("/?", 1)[0]
@@ -117,7 +110,7 @@ def _wait(driver: webdriver.Chrome, css: str, timeout: float = 10.0) -> None:
 
 
 def test_lessons_page_lists_every_lesson_and_hostile_text_stays_text(
-        server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]], shots: Path) -> None:
+        server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]]) -> None:
     path, ids = store
     browser.get(server)  # sets the token cookie and redirects to /
     _wait(browser, "tr.lesson")
@@ -130,15 +123,13 @@ def test_lessons_page_lists_every_lesson_and_hostile_text_stays_text(
     row = browser.find_element(By.CSS_SELECTOR, f'tr.lesson[data-id="{ids["hostile"]}"]')
     assert "<script>" in row.text and "onerror" in row.text  # shown as text, never run
     assert browser.execute_script("return document.querySelectorAll('main script, main img').length") == 0
-    browser.save_screenshot(str(shots / "ui-lessons.png"))
 
     browser.get(_base(server) + "/?verdict=harms")
     _wait(browser, "tr.lesson")
     assert [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "tr.lesson")] == [ids["bad"]]
 
 
-def test_lesson_and_episodes_pages(server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]],
-                                   shots: Path) -> None:
+def test_lesson_and_episodes_pages(server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]]) -> None:
     _, ids = store
     browser.get(server)
     browser.get(f"{_base(server)}/lessons/{ids['bad']}")
@@ -146,17 +137,15 @@ def test_lesson_and_episodes_pages(server: str, browser: webdriver.Chrome, store
     assert "delete the repository" in browser.find_element(By.CSS_SELECTOR, "p.lesson-text").text
     assert "harms" in browser.find_element(By.CSS_SELECTOR, "dl").text
     assert browser.find_elements(By.CSS_SELECTOR, "svg circle"), "the evidence chart has points"
-    browser.save_screenshot(str(shots / "ui-lesson.png"))
     browser.get(f"{_base(server)}/episodes?pending=1")
     _wait(browser, "tr.episode")
     assert len(browser.find_elements(By.CSS_SELECTOR, "tr.episode.pending")) == 3
     browser.get(f"{_base(server)}/episodes")
     _wait(browser, "tr.episode")
-    browser.save_screenshot(str(shots / "ui-episodes.png"))
 
 
 def test_approving_a_retire_proposal_retires_the_lesson(
-        server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]], shots: Path) -> None:
+        server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]]) -> None:
     path, ids = store
     browser.get(server)
     browser.get(_base(server) + "/sleep")
@@ -167,7 +156,6 @@ def test_approving_a_retire_proposal_retires_the_lesson(
     pid = retire.get_attribute("data-id")
     retire.find_element(By.XPATH, ".//button[@value='approved']").click()
     _wait(browser, f'section.proposal.approved[data-id="{pid}"]')
-    browser.save_screenshot(str(shots / "ui-sleep.png"))
     with Lamar(str(path)) as lam:
         assert lam.get(ids["bad"]).status is Status.ACTIVE  # approving changes nothing yet
     browser.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Apply')]").click()

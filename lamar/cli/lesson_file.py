@@ -1,0 +1,114 @@
+"""Lessons read from a file for `lamar add --from`: JSON Lines (one object a line) or Markdown
+(one bullet a lesson, written as `lamar ls` prints it: "When X, do Y, because Z.").
+
+Every line is checked before anything is stored, so a file with one bad line adds nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from lamar._errors import InvalidContext, InvalidExperience
+from lamar.experience import Experience, Scope
+from lamar.safety.boundary import admitted
+
+FIELDS = ("precondition", "action", "rationale", "scope", "status")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?P<text>.*\S)\s*$")
+_WHEN = re.compile(r"^when\s+(?P<rest>.+)$", re.IGNORECASE | re.DOTALL)
+_BECAUSE = re.compile(r",\s+because\s+", re.IGNORECASE)
+_FORM = '"When <precondition>, <action>[, because <rationale>]"'
+
+
+def is_json_lines(name: str, text: str) -> bool:
+    """JSON Lines by the file's suffix (.jsonl, .ndjson, .json), else by its first character."""
+    suffix = name.lower().rsplit(".", 1)[-1] if "." in name else ""
+    if suffix in ("jsonl", "ndjson", "json"):
+        return True
+    if suffix in ("md", "markdown", "txt"):
+        return False
+    return text.lstrip().startswith("{")
+
+
+def read_lessons(text: str, *, name: str, scope: Mapping[str, str], status: str,
+                 via: str = "lamar add --from") -> list[Experience]:
+    """Every lesson in `text`, checked, in file order; nothing is stored here.
+
+    Args:
+        text: the file's content.
+        name: the file's name, for its format and the lessons' provenance.
+        scope: fields every lesson gets (a JSON line's own scope adds to them and wins).
+        status: "active" or "candidate", unless a JSON line says otherwise.
+        via: recorded in each lesson's provenance.
+
+    Raises:
+        InvalidExperience: a line that is not a lesson (the message names the file and the line
+            number), or a file with no lesson at all.
+
+    >>> [e.render() for e in read_lessons("- When a lint error, run the formatter, because it fixes most\\n",
+    ...                                    name="rules.md", scope={}, status="active")]
+    ['When a lint error, run the formatter, because it fixes most.']
+    """
+    parse = _json_line if is_json_lines(name, text) else _markdown_line
+    lessons: list[Experience] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        try:
+            fields = parse(line)
+            if fields is None:
+                continue
+            own_scope = fields.pop("scope", None) or {}
+            provenance = {"source": "manual", "via": via, "file": name, "line": number}
+            exp = Experience.from_dict({"status": status, **fields, "scope": {**scope, **own_scope},
+                                        "provenance": provenance})
+            admitted(exp)  # the same screen add() runs, so a secret on line 40 stops line 1 too
+        except (InvalidExperience, InvalidContext) as exc:
+            raise InvalidExperience(f"{name}, line {number}: {exc}; nothing was added") from None
+        lessons.append(exp)
+    if not lessons:
+        kind = "JSON object" if parse is _json_line else f"Markdown bullet {_FORM}"
+        raise InvalidExperience(f"{name} holds no lesson: write one {kind} per line; nothing was added")
+    return lessons
+
+
+def _json_line(line: str) -> dict[str, Any] | None:
+    if not line.strip():
+        return None
+    try:
+        data = json.loads(line)
+    except ValueError as exc:
+        raise InvalidExperience(f"not JSON ({exc.args[0].split(':')[0]}): write one object per line, like "
+                                '{"precondition": "...", "action": "...", "scope": {"project": "x"}}') from None
+    if not isinstance(data, dict):
+        raise InvalidExperience(f"a lesson is a JSON object; got {type(data).__name__}")
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise InvalidExperience(f"unknown field {', '.join(map(repr, unknown))}: a lesson has {', '.join(FIELDS)}")
+    if data.get("status", "active") not in ("active", "candidate"):
+        raise InvalidExperience(f"status {data['status']!r}: a new lesson is active or candidate")
+    scope = data.get("scope") or {}
+    if not isinstance(scope, Mapping):
+        raise InvalidExperience(f"scope must be an object of strings, like {{\"project\": \"x\"}}; got {scope!r}")
+    Scope(scope)  # an InvalidContext naming the bad field
+    return data
+
+
+def _markdown_line(line: str) -> dict[str, Any] | None:
+    bullet = _BULLET.match(line)
+    if bullet is None:  # headings, prose and blank lines group the bullets; they are not lessons
+        return None
+    text = bullet.group("text").strip()
+    when = _WHEN.match(text)
+    if when is None:
+        raise InvalidExperience(f"a lesson bullet reads {_FORM}; got {text[:60]!r}")
+    rest = when.group("rest").rstrip().rstrip(".")
+    precondition, comma, tail = rest.partition(",")
+    if not comma:
+        raise InvalidExperience(f"no comma after the precondition: write {_FORM}; got {text[:60]!r}")
+    parts = _BECAUSE.split(tail, maxsplit=1)
+    action, rationale = parts[0], (parts[1] if len(parts) > 1 else "")
+    return {"precondition": precondition.strip(), "action": action.strip(), "rationale": rationale.strip()}
+
+
+__all__ = ["FIELDS", "is_json_lines", "read_lessons"]

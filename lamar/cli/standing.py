@@ -1,0 +1,112 @@
+"""How a lesson stands, as the HTML report and `lamar ui` show it: the verdict split for a reader.
+
+"unknown" covers three different lessons: one the selection has stopped injecting because its
+estimate is negative (harm suspected, not proven), one measured well enough to say it does little,
+and one with too little evidence to say anything. Each gets its own name and colour here; the
+verdict itself (helps, harms, unknown) is unchanged.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+
+from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, when
+from lamar.policy.history import EvidencePoint
+from lamar.policy.verdicts import Evidence
+
+SMALL_EFFECT = 0.5  # an unknown lesson whose whole interval lies within +-0.5 is said to do little
+DROP_MARGIN = 0.05  # "dropped" needs an estimate below -0.05: -0.001 is a zero, not a judgement
+
+# name -> (colour, what it means); the order is the legend's
+STANDINGS = {
+    "helps": ("#1a7f37", "proven to help"),
+    "harms": ("#cf222e", "proven to harm"),
+    "dropped": ("#bc4c00", f"unknown, dropped by the selection: its estimate is below -{DROP_MARGIN:g}"),
+    "no effect": ("#6e7781", f"unknown, and any effect is small (the interval lies within ±{SMALL_EFFECT:g})"),
+    "unproven": ("#afb8c1", "unknown: too little evidence yet"),
+}
+
+
+def standing(ev: Evidence) -> str:
+    """One of STANDINGS' names for this evidence."""
+    if ev.verdict.value != "unknown":
+        return ev.verdict.value
+    if math.isfinite(ev.estimate) and ev.estimate < -DROP_MARGIN:
+        return "dropped"
+    if no_evidence(ev.lower, ev.upper):
+        return "unproven"
+    if -SMALL_EFFECT <= ev.lower and ev.upper <= SMALL_EFFECT:
+        return "no effect"
+    return "unproven"
+
+
+def colour(name: str) -> str:
+    return STANDINGS[name][0]
+
+
+def no_evidence(lower: float | None, upper: float | None) -> bool:
+    """True when the interval is unknown or spans every lift there can be ([-2, 2]): it says nothing.
+
+    >>> no_evidence(float("-inf"), float("inf")), no_evidence(-3.1, 2.4), no_evidence(-0.4, 2.5)
+    (True, True, False)
+    """
+    if interval(lower, upper) == "n/a":
+        return True
+    assert lower is not None and upper is not None
+    return lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT
+
+
+def shown_interval(lower: float | None, upper: float | None) -> str:
+    """The interval as a page prints it: clipped to [-2, 2], or "no evidence yet".
+
+    >>> shown_interval(-42.3, 43.2), shown_interval(-0.1, 2.7), shown_interval(0.1, 0.3)
+    ('no evidence yet', '[-0.10, +2.00]', '[+0.10, +0.30]')
+    """
+    return "no evidence yet" if no_evidence(lower, upper) else interval(lower, upper)
+
+
+def shown_lift(value: float | None, lower: float | None, upper: float | None) -> str:
+    """The lift, or "n/a" while the interval says nothing (one score alone is noise, not a lift)."""
+    return "n/a" if no_evidence(lower, upper) else lift(value, lower, upper)
+
+
+def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
+    """Each time the verdict changed between kept points, in a sentence that says why.
+
+    The points are the ones the engine kept (see `lamar.policy.history`): a change is dated by
+    the first kept point that shows it, so a verdict that came and went between two points
+    is not seen.
+    """
+    lines = []
+    held: set[str] = set()
+    restarts = points[0].restarts if points else 0
+    for before, after in itertools.pairwise(points):
+        held.add(before.verdict)
+        if before.verdict == after.verdict:
+            continue
+        at = f"{when(after.time)} UTC, after {after.randomized} randomized episodes"
+        if after.verdict != "unknown":
+            side = "above" if after.verdict == "helps" else "below"
+            since = " (counted since its evidence restarted)" if after.restarts > restarts else ""
+            lines.append(f"{at}: {'back to' if after.verdict in held else 'became'} {after.verdict}: the interval "
+                         f"{interval(after.lower, after.upper)} lies {side} zero{since}")
+            restarts = after.restarts
+        elif after.restarts > before.restarts:
+            lines.append(f"{at}: {before.verdict} withdrawn: a change in the lesson's effect was proven, so "
+                         "its evidence restarted and the verdict must be earned again")
+        elif (after.lower > 0) if before.verdict == "helps" else (after.upper < 0):
+            lines.append(f"{at}: {before.verdict} withdrawn on doubt: the latest outcomes no longer bear the "
+                         f"effect out (the interval over all of them still reads {interval(after.lower, after.upper)}); "
+                         "it comes back once the episodes since prove it on their own")
+        else:
+            side = "lower bound fell to" if before.verdict == "helps" else "upper bound rose to"
+            edge = after.lower if before.verdict == "helps" else after.upper
+            lines.append(f"{at}: {before.verdict} withdrawn: newer outcomes moved the lift to "
+                         f"{after.lift:+.2f} and the {side} {bound(edge)}, so zero is inside the interval again")
+    return lines
+
+
+__all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "no_evidence", "shown_interval", "shown_lift", "standing",
+           "verdict_changes"]
