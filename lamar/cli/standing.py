@@ -16,7 +16,7 @@ from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, when
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
 
-SMALL_EFFECT = 0.5  # an unknown lesson whose whole interval lies within +-0.5 is said to do little
+SMALL_EFFECT = 0.1  # a tenth of a reward point: about five points of success rate when rewards are +-1
 DROP_MARGIN = 0.05  # "dropped" needs an estimate below -0.05: -0.001 is a zero, not a judgement
 
 # name -> (colour, what it means); the order is the legend's
