@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError
@@ -35,7 +35,7 @@ def slots(k: Any, name: str = "k") -> int:
     return k
 
 
-def policy(tuning: dict[str, Any]) -> Any:
+def policy(tuning: Mapping[str, Any]) -> Any:
     """A Policy from the tuning keywords, each of the type its default has."""
     from lamar.policy.config import Policy
 

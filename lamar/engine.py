@@ -10,13 +10,13 @@ import _thread
 import os
 import random
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from lamar import arguments
 from lamar._errors import InvalidArgument, InvalidExperience, StoreError, UnknownEpisode, UnknownExperience
 from lamar.experience import Experience, Status, check_context, new_id
 from lamar.policy.choose import choose
-from lamar.policy.config import Policy
+from lamar.policy.config import Policy, Tuning
 from lamar.policy.verdicts import Evidence, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
@@ -27,9 +27,12 @@ from lamar.state.view import StateView
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
 if TYPE_CHECKING:
+    from lamar.models.protocol import Model
     from lamar.policy.history import LessonHistory
     from lamar.policy.lesson import LessonState
+    from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
+    from lamar.sleep.traces import TraceSource
 
 
 class Lamar:
@@ -40,7 +43,8 @@ class Lamar:
             (":memory:", a .json or .db path, a postgresql:// URL).
         k: most lessons injected per recall.
         seed: seed of the engine's coins and tie-breaks (None: from the OS).
-        **tuning: fields of `lamar.policy.Policy` (explore, holdout, holdout_proven, ...).
+        **tuning: fields of `lamar.policy.Policy` (explore, holdout, holdout_proven, ...), typed
+            by `lamar.policy.config.Tuning`; an unknown one is an InvalidArgument.
 
     >>> from lamar import Lamar, Experience, Scope, Signal
     >>> lam = Lamar(":memory:", k=2, seed=1)
@@ -54,7 +58,7 @@ class Lamar:
     """
 
     def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
-                 seed: int | None = None, **tuning: Any) -> None:
+                 seed: int | None = None, **tuning: Unpack[Tuning]) -> None:
         opened: Store = arguments.engine_store(store)
         k = arguments.slots(k)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
@@ -276,8 +280,18 @@ class Lamar:
 
     # -- sleep -------------------------------------------------------------------------------
 
-    def sleep(self, traces: Any = None, model: Any = None, **options: Any) -> SleepReport:
-        """Propose changes (retire proven harm, merge duplicates, ...); changes nothing."""
+    def sleep(self, traces: TraceSource | None = None, model: Model | None = None,
+              **options: Unpack[SleepOptions]) -> SleepReport:
+        """Propose changes (retire proven harm, merge duplicates, ...); changes nothing.
+
+        Args:
+            traces: sessions to mine for new lessons (needs `model`).
+            model: anything with `complete(prompt, *, max_tokens) -> str`.
+            **options: `lamar.sleep.options.SleepOptions` (similarity, keep_last, ...; see `run_sleep`).
+
+        Raises:
+            InvalidArgument: an unknown option, or one of the wrong type or out of range.
+        """
         from lamar.sleep import run_sleep
         from lamar.sleep.options import SLEEP_OPTIONS
 
