@@ -85,3 +85,11 @@ def test_integrations_import_only_lamars_public_names() -> None:
     private = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("lamar_")
                      for target in targets if any(part.startswith("_") for part in target.split(".")[1:]))
     assert private == []
+
+
+def test_the_places_the_slow_markers_name_exist() -> None:
+    # tests/conftest.py marks the slow parts by place: a moved file would silently lose its marker.
+    from tests.conftest import _PLACES, _TESTS
+
+    assert all((_TESTS / place).exists() for place in _PLACES.values())
+    assert sorted(_PLACES) == ["browser", "notebooks", "typecheck"]  # postgres goes by fixture and file name
