@@ -1,8 +1,5 @@
-"""Checks of the engine's own arguments (store, k, tuning, reasons, ids), refused with a LamarError.
-
-Kept apart from the engine so that each public call of `Lamar` validates in one line and every
-message says what a valid argument looks like.
-"""
+"""Checks of the engine's own arguments (store, k, tuning, reasons, ids), refused with a LamarError
+that says what a valid argument looks like; each public call of `Lamar` validates in one line."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""`Lamar`: add lessons, recall them for a context, report what happened, judge, sleep, apply.
-
-Every write is an event appended to the store; the folded state (lamar/state) is a cache of
-those events, so processes sharing one store converge. The engine is the public face over it.
-"""
+"""`Lamar`: add lessons, recall them, report what happened, judge, sleep, apply. Every write is an
+event appended to the store; the folded state (lamar/state) is a cache of those events, so
+processes sharing a store converge. The engine is the public face over that state."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Snapshots: the fold cache as the data of one `snapshot` event, and back, exactly.
-
-Folding a snapshot and the events after it gives the same evidence and the same decisions as
-folding the whole log; the saved state (`lamar.state.saved`) is the same data without the
-episodes a store can look up by key.
-"""
+"""Snapshots: the fold cache as the data of one `snapshot` event, and back, exactly: folding a
+snapshot and the events after it gives the evidence and decisions that folding the whole log gives."""
 
 from __future__ import annotations
 
