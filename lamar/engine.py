@@ -21,7 +21,6 @@ from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.holder import open_state
 from lamar.state.pending import PendingEpisode, expire, pending, settle
-from lamar.state.view import StateView
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
 if TYPE_CHECKING:
@@ -292,6 +291,7 @@ class Lamar:
         """
         from lamar.sleep import run_sleep
         from lamar.sleep.options import SLEEP_OPTIONS
+        from lamar.state.view import StateView
 
         unknown = sorted(set(options) - set(SLEEP_OPTIONS))
         if unknown:
@@ -305,6 +305,7 @@ class Lamar:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
         from lamar.sleep import apply_report
         from lamar.sleep.proposals import SleepReport
+        from lamar.state.view import StateView
 
         if not isinstance(report, SleepReport):
             raise InvalidArgument(f"apply() takes the SleepReport that sleep() returned (or SleepReport.from_dict "
