@@ -37,7 +37,7 @@ class Holder(Protocol):
         """These lessons (all when None), in the order they were added."""
 
     def add(self, event: Event) -> bool:
-        """Append a lesson's `experience` event; False, writing nothing, when its id is taken."""
+        """Append a lesson's `experience` event; False when its id is taken (the store or the fold refuses it)."""
 
     def write(self, events: list[Event]) -> None:
         """Append events that change lessons (a status), seen by the next read."""
