@@ -1,15 +1,12 @@
-"""Checks of the engine's own arguments (store, k, tuning, reasons, ids), refused with a LamarError.
-
-Kept apart from the engine so that each public call of `Lamar` validates in one line and every
-message says what a valid argument looks like.
-"""
+"""Checks of the engine's own arguments (store, k, tuning, reasons, ids), refused with a LamarError
+that says what a valid argument looks like; each public call of `Lamar` validates in one line."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError
@@ -35,7 +32,7 @@ def slots(k: Any, name: str = "k") -> int:
     return k
 
 
-def policy(tuning: dict[str, Any]) -> Any:
+def policy(tuning: Mapping[str, Any]) -> Any:
     """A Policy from the tuning keywords, each of the type its default has."""
     from lamar.policy.config import Policy
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 
 import pytest
 
@@ -33,3 +34,19 @@ def require_service(name: str, host: str, port: int) -> None:
 def postgres_url() -> str:
     require_service("PostgreSQL", "127.0.0.1", 5432)
     return POSTGRES_URL
+
+
+_TESTS = Path(__file__).resolve().parent
+# The slow parts by where they live (the markers are registered in pyproject.toml). PostgreSQL's
+# tests live in several folders: the test_postgres* files, and any test that uses postgres_url.
+_PLACES = {"browser": "integrations/ui/test_ui_browser.py", "notebooks": "notebooks", "typecheck": "test_types.py"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        path = Path(item.path)
+        if path.name.startswith("test_postgres") or "postgres_url" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.postgres)
+        for marker, place in _PLACES.items():
+            if path.is_relative_to(_TESTS / place):
+                item.add_marker(getattr(pytest.mark, marker))

@@ -26,10 +26,25 @@ def test_no_module_imports_itself_through_others() -> None:
     assert tool.circles(tool.graph()) == []
 
 
-def test_the_engine_and_checkpoint_are_no_longer_a_circle() -> None:
+def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module that the modules of package `start` import, directly or through others."""
+    seen: set[str] = set()
+    stack = [n for n in graph if n == start or n.startswith(start + ".")]
+    while stack:
+        for target in graph[stack.pop()]:
+            if target not in seen:
+                seen.add(target)
+                stack.append(target)
+    return seen
+
+
+def test_the_folded_state_and_sleep_reach_no_engine() -> None:
+    # The engine fronts the state and hands sleep a view of it: neither may need the engine back.
     graph = _tool().graph()
-    assert "lamar.engine" not in graph["lamar.checkpoint"]
+    assert "lamar.engine" not in _reached(graph, "lamar.state")
+    assert "lamar.engine" not in _reached(graph, "lamar.sleep")
     assert graph["lamar.state.episode"] == set()  # the folded episode depends on nothing of lamar
+    assert _reached({"a": {"b"}, "b": {"c"}, "c": set(), "d": {"a"}}, "a") == {"b", "c"}
 
 
 def test_the_tool_finds_a_circle_where_there_is_one() -> None:
@@ -38,11 +53,12 @@ def test_the_tool_finds_a_circle_where_there_is_one() -> None:
     assert tool.circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_store_module_imports_the_engine_but_transfer_validation() -> None:
-    # Checking a copied log folds it with a scratch engine; no backend may reach the engine.
+def test_no_store_module_reaches_the_engine() -> None:
+    # Checking a copied log folds it with the state's fold (lamar.state), not with an engine.
     graph = _tool().graph()
-    up = sorted(n for n in graph if n.startswith("lamar.store") and "lamar.engine" in graph[n])
-    assert up == ["lamar.store.validate"]
+    assert "lamar.engine" not in _reached(graph, "lamar.store")
+    up = sorted(n for n in graph if n.startswith("lamar.store") and any(t.startswith("lamar.state") for t in graph[n]))
+    assert up == ["lamar.store.validate"]  # the one arrow from the store up to the state: transfer's dry run
 
 
 def test_built_in_backends_are_experience_stores_without_registering() -> None:
@@ -70,3 +86,11 @@ def test_integrations_import_only_lamars_public_names() -> None:
     private = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("lamar_")
                      for target in targets if any(part.startswith("_") for part in target.split(".")[1:]))
     assert private == []
+
+
+def test_the_places_the_slow_markers_name_exist() -> None:
+    # tests/conftest.py marks the slow parts by place: a moved file would silently lose its marker.
+    from tests.conftest import _PLACES, _TESTS
+
+    assert all((_TESTS / place).exists() for place in _PLACES.values())
+    assert sorted(_PLACES) == ["browser", "notebooks", "typecheck"]  # postgres goes by fixture and file name

@@ -247,3 +247,39 @@ def test_retire_and_revive_in_the_state_asked_write_nothing() -> None:
     lam.revive(exp_id, "back again")
     assert len(lam.store.read(0)) == events + 1
     assert lam.get(exp_id).status is Status.ACTIVE
+
+
+def test_the_typed_tuning_keywords_are_policys_fields_with_their_types() -> None:
+    # Lamar(**tuning) is typed by Tuning; a knob added to or cut from Policy must change both.
+    import dataclasses
+    import typing
+
+    from lamar.policy.config import Policy, Tuning
+
+    assert list(Tuning.__annotations__) == [f.name for f in dataclasses.fields(Policy)]
+    assert typing.get_type_hints(Tuning) == typing.get_type_hints(Policy)
+    assert Tuning.__total__ is False
+
+
+def test_the_typed_sleep_options_are_run_sleeps_keywords_with_their_types() -> None:
+    import inspect
+
+    from lamar.sleep import run_sleep
+    from lamar.sleep.options import SLEEP_OPTIONS, SleepOptions
+
+    keywords = {p.name: p.annotation for p in inspect.signature(run_sleep).parameters.values()
+                if p.kind is p.KEYWORD_ONLY and p.name not in ("traces", "model")}
+    assert list(SleepOptions.__annotations__) == list(keywords) == list(SLEEP_OPTIONS)
+    # Both modules postpone annotations, so each reads as the text written in its source.
+    assert keywords == {name: ref.__forward_arg__ for name, ref in SleepOptions.__annotations__.items()}
+
+
+def test_unknown_tuning_and_sleep_keywords_are_clear_errors_at_run_time() -> None:
+    from lamar import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match="unknown tuning keyword 'explor'"):
+        Lamar(":memory:", explor=0.5)  # type: ignore[call-arg]
+    with pytest.raises(InvalidArgument, match="explore must be a finite number"):
+        Lamar(":memory:", explore="wide")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="unknown sleep option 'keep'"):
+        Lamar(":memory:").sleep(keep=3)  # type: ignore[call-arg]

@@ -119,9 +119,14 @@ def main() -> int:
         print(f"  {len(group)}: {' '.join(group)}")
     up = sorted(n for n in edges if n.startswith("lamar.store") and "lamar.engine" in edges[n])
     print(f"arrows from lamar.store up to lamar.engine: {len(up)} ({' '.join(up)})")
+    up = sorted(n for n in edges if n.startswith("lamar.store") and any(t.startswith("lamar.state") for t in edges[n]))
+    print(f"arrows from lamar.store up to lamar.state: {len(up)} ({' '.join(up)})")
+    state = sorted(n for n in edges if n.startswith("lamar.state") and "lamar.engine" in edges[n])
+    print(f"state modules importing the engine: {len(state)} ({' '.join(state)})")
     sleepers = sorted(n for n in edges if n.startswith("lamar.sleep") and "lamar.engine" in edges[n])
     print(f"sleep modules importing the engine: {len(sleepers)} ({' '.join(sleepers)})")
-    print(f"private reads outside the engine (lam._, ._lessons, ._episodes): {len(private_reads(found))}")
+    print(f"private reads outside the engine and lamar/state (lam._, ._lessons, ._episodes): "
+          f"{len(private_reads(found))}")
     return 0
 
 

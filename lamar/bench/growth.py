@@ -12,6 +12,7 @@ benchmark prints figures; it asserts nothing.
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import gc
 import os
@@ -26,7 +27,9 @@ from typing import Any
 
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
+from lamar.policy.config import Policy
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED
+from lamar.state.episode import EpisodeRecord
 
 CONTEXT = {"task": "bench", "project": "growth"}
 LIFTS = (0.2, 0.1, 0.0, 0.0, -0.1, -0.2)  # the 6 eligible lessons' true effects on reward
@@ -43,20 +46,23 @@ def _engine(location: str) -> Lamar:
     return lam
 
 
-def _deep_size(root: object, stop: tuple[object, ...]) -> int:
-    """Bytes of the Python objects reachable from `root`, not entering `stop` or shared
+def _deep_size(root: object, stop: tuple[object, ...]) -> tuple[int, int]:
+    """Bytes of the Python objects reachable from `root`, and how many of them are episode
+    records, not entering `stop`, the engine's fixed parts (its tuning, lock and coins) or shared
     machinery (classes, modules, functions)."""
     seen = {id(obj) for obj in stop}
-    shared = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType)
-    total, stack = 0, [root]
+    shared = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+              Policy, _thread.RLock, random.Random)
+    total, episodes, stack = 0, 0, [root]
     while stack:
         obj = stack.pop()
         if id(obj) in seen or isinstance(obj, shared):
             continue
         seen.add(id(obj))
         total += sys.getsizeof(obj)
+        episodes += isinstance(obj, EpisodeRecord)
         stack.extend(gc.get_referents(obj))
-    return total
+    return total, episodes
 
 
 def _disk_bytes(location: str) -> int | None:
@@ -91,11 +97,9 @@ def run(location: str, episodes: int, *, every: int | None, rows: int,
             lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
         window.append(clock() - start)
         if n % step == 0 or n == episodes:  # measured before a compaction due now: the peak
-            stop: tuple[object, ...] = (lam.policy, lam._lock, lam._rng)
-            if location != ":memory:":
-                stop += (lam.store,)
+            heap, cached = _deep_size(lam, (lam.store,) if location != ":memory:" else ())
             row = {"episodes": n, "events": len(lam.store.read(0)), "disk": _disk_bytes(location),
-                   "heap": _deep_size(lam, stop), "cached": len(lam._episodes), "timed": len(window),
+                   "heap": heap, "cached": cached, "timed": len(window),
                    "p50_us": statistics.median(window) * 1e6, "p99_us": _pct(window, 0.99) * 1e6}
         if every and n % every == 0:
             start = clock()

@@ -17,6 +17,7 @@ from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.policy.lesson import LessonState
 from lamar.signals import Signal
+from lamar.state.cache import FoldCache
 from lamar.store import row_text
 
 
@@ -29,7 +30,9 @@ def states(values: int, lessons: int = 5, episodes: int = 300) -> list[LessonSta
     for _ in range(episodes):
         rec = lam.recall({"task": "bench", "lang": f"l{rng.randrange(values)}"})
         lam.report(rec.episode_id, rng.choice(signals))
-    return [s for s in lam._lessons.values() if s.eligible]
+    cache = FoldCache(lam.policy, lam.store.location)  # the engine's fold, redone from its log
+    cache.fold_log(lam.store.read(0))
+    return [s for s in cache.lessons.values() if s.eligible]
 
 
 def measure(values: int, number: int = 2000) -> dict[str, float]:

@@ -4,7 +4,7 @@ lamar (the engine, through its public API) and oracle (the physical limit)."""
 from __future__ import annotations
 
 import random
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, cast
 
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
@@ -12,6 +12,9 @@ from lamar.gym.retrieval import BM25, context_query
 from lamar.gym.world import TASKS, World, context_of
 from lamar.policy import Evidence
 from lamar.signals import Signal
+
+if TYPE_CHECKING:
+    from lamar.policy.config import Tuning
 
 POLICIES = ("none", "similarity", "qvalue", "lamar", "oracle")
 
@@ -124,7 +127,8 @@ class LamarPolicy(GymPolicy):
 
     def __init__(self, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> None:
         super().__init__(world, k, seed)
-        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48), **(tuning or {}))
+        # Names from the command line: the engine refuses an unknown one with InvalidArgument.
+        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48), **cast("Tuning", tuning or {}))
         self._index: dict[str, int] = {}
         for lesson in world.lessons:
             self.lam.add(Experience(

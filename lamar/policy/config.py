@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import TypedDict
 
 from lamar.signals import Signal, to_reward
 
@@ -99,3 +100,29 @@ class Policy:
             raise ValueError(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
         if self.pending_outcome is not None:
             to_reward(self.pending_outcome)  # raises InvalidReward, naming what it takes
+
+
+class Tuning(TypedDict, total=False):
+    """The tuning keywords of `Lamar(store, k, seed, **tuning)`: `Policy`'s fields, each optional
+    (tests/test_engine.py keeps the two in step)."""
+
+    explore: float
+    warmup: int
+    holdout: float
+    holdout_proven: float
+    holdout_doubt: float
+    discount: float
+    alpha_helps: float
+    alpha_harms: float
+    min_evidence: int
+    change_threshold: float
+    change_shift: float
+    doubt_threshold: float
+    doubt_holdout: float
+    drop_threshold: float
+    drop_drift: float
+    harm_exposure: float
+    harm_retest: float
+    harm_budget: int
+    pending_after: float | None
+    pending_outcome: Signal | float | str | None

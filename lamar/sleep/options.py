@@ -1,14 +1,28 @@
-"""`check_sleep_options`: sleep's keyword options, refused with InvalidArgument before any work."""
+"""Sleep's keyword options (`SleepOptions`), refused with InvalidArgument before any work."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 from lamar._errors import InvalidArgument
 
-SLEEP_OPTIONS = ("similarity", "keep_last", "older_than", "keep_unreported", "max_prompt_tokens", "max_tokens",
-                 "min_support", "model_timeout")
+
+class SleepOptions(TypedDict, total=False):
+    """The keywords of `Lamar.sleep(traces, model, **options)`, each optional (`run_sleep` documents
+    them and holds their defaults; tests/test_engine.py keeps the two in step)."""
+
+    similarity: float
+    keep_last: int | None
+    older_than: float | None
+    keep_unreported: int | None
+    max_prompt_tokens: int
+    max_tokens: int
+    min_support: int
+    model_timeout: float | None
+
+
+SLEEP_OPTIONS = tuple(SleepOptions.__annotations__)
 
 
 def _whole(name: str, value: Any, low: int, *, none: bool = False) -> None:
@@ -46,4 +60,4 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
         raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
 
 
-__all__ = ["SLEEP_OPTIONS", "check_sleep_options"]
+__all__ = ["SLEEP_OPTIONS", "SleepOptions", "check_sleep_options"]

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 class SleepView(Protocol):
-    """The engine's folded state as sleep sees it (`lamar.state.view.EngineView` is the engine's).
+    """The engine's folded state as sleep sees it (`lamar.state.view.StateView` is the engine's).
 
     A view answers from one fold: `sync` brings it to the log's end; `append` writes events,
     which the next `sync` folds.

@@ -12,7 +12,7 @@ class EpisodeRecord:
     `number` counts the episodes before it; `outcome_seq` is the event whose outcome counts;
     `sealed` marks an outcome folded into a checkpoint, which can no longer be replaced (its
     reward is inside the lessons' sums). `settled` is "default" or "expired" when the outcome
-    is the pending policy's (see `lamar.pending`), which a late real report replaces.
+    is the pending policy's (see `lamar.state.pending`), which a late real report replaces.
     """
 
     __slots__ = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal", "reports",

@@ -1,4 +1,4 @@
-"""`EngineView`: the engine's folded state behind the narrow `SleepView` that sleep reads."""
+"""`StateView`: the folded state behind the narrow `SleepView` that sleep and apply read."""
 
 from __future__ import annotations
 
@@ -6,35 +6,36 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
     from lamar.experience import Experience
     from lamar.policy.lesson import LessonState
     from lamar.policy.verdicts import Evidence
     from lamar.state.episode import EpisodeRecord
+    from lamar.state.follower import Follower
     from lamar.store.base import Event
 
 
-class EngineView:
-    """One engine's state for one sleep or apply, called under the engine's lock.
+class StateView:
+    """A follower's fold cache for one sleep or apply, called under the engine's lock.
 
-    The lessons and each lesson's evidence are read once between two changes of the fold:
-    proposing reads them from several places (duplicates, narrowing, every mined lesson), and in
-    the fold mode each read of the engine is a query. `sync` and `append` forget them.
+    Every read comes from the one cache, in either mode: the lessons, their statuses and their
+    evidence describe the same point of the log. Each lesson's evidence is worked out once
+    between two changes of the fold (duplicates, narrowing and every mined lesson read it);
+    `sync` and `append` forget what was read.
     """
 
-    def __init__(self, lam: Lamar) -> None:
-        self._lam = lam
-        self.policy = lam.policy
-        self.store = lam.store
+    def __init__(self, log: Follower) -> None:
+        self._log = log
+        self.policy = log.policy
+        self.store = log.store
         self._evidence: dict[str, Evidence] = {}
         self._experiences: list[Experience] | None = None
 
     @property
     def position(self) -> int:
-        return self._lam._seq
+        return self._log.cache.seq
 
     def sync(self) -> None:
-        self._lam._sync()
+        self._log.sync()
         self._forget()
 
     def _forget(self) -> None:
@@ -43,37 +44,38 @@ class EngineView:
 
     def experiences(self) -> list[Experience]:
         if self._experiences is None:
-            self._experiences = self._lam.experiences()
+            self._experiences = [state.experience for state in self._log.cache.lessons.values()]
         return list(self._experiences)  # a copy: a caller may change its list, never this one
 
     def get(self, exp_id: str) -> Experience:
-        return self._lam.get(exp_id)
+        return self._log.lesson(exp_id).experience
 
     def evidence(self, exp_id: str) -> Evidence:
         found = self._evidence.get(exp_id)
         if found is None:
-            found = self._evidence[exp_id] = self._lam.evidence(exp_id)
+            state = self._log.lesson(exp_id)
+            found = self._evidence[exp_id] = state.evidence(self.policy, self._log.cache.n_active)
         return found
 
     def lesson(self, exp_id: str) -> LessonState | None:
-        return self._lam._lessons.get(exp_id)
+        return self._log.cache.lessons.get(exp_id)
 
     def episodes(self) -> Mapping[str, EpisodeRecord]:
-        return self._lam._episodes
+        return self._log.cache.episodes
 
     def compacted_episodes(self) -> int:
-        return int(self._lam._compacted["episodes"])
+        return int(self._log.cache.compacted["episodes"])
 
     def applied(self, proposal_id: str) -> bool:
-        return proposal_id in self._lam._applied
+        return proposal_id in self._log.cache.applied
 
     def active_count(self) -> int:
-        return self._lam._active_count()
+        return self._log.cache.n_active
 
     def append(self, events: Iterable[Event]) -> list[Event]:
-        stored = self._lam._append(list(events))
+        stored = self._log.append(list(events))
         self._forget()
         return stored
 
 
-__all__ = ["EngineView"]
+__all__ = ["StateView"]

@@ -15,7 +15,8 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 # The one list of what the log can hold. Every backend stores exactly these, every reader
@@ -167,7 +168,7 @@ class KeyedStore(Store, Protocol):
     """A store that finds events by key and keeps the engine's saved state beside the log.
 
     With both, a fresh engine loads the saved state and folds only the events after it,
-    and looks up an older episode by key when a report needs it (see `Lamar._resume`).
+    and looks up an older episode by key when a report needs it (see `Follower.resume`).
     """
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
@@ -205,8 +206,8 @@ class RowsView(NamedTuple):
 class FoldedRows(Protocol):
     """The fold mode's seam: a store whose `rows` attribute is one of these holds every lesson's
     folded state itself (lamar/store/postgres_rows.py), and the engine reads and writes through it
-    instead of folding the log (see `Lamar._view`). A store without `rows` (or with None) leaves
-    the folding to the engine's cache.
+    instead of folding the log (lamar/state/holder.py). A store without `rows` (or with None)
+    leaves the folding to the engine's cache.
 
     Reads return a view: the lessons' states, the reward spread, the count of non-retired
     lessons, and the tuning the rows were folded under (None: build them first).
@@ -225,10 +226,27 @@ class FoldedRows(Protocol):
         strict: an outcome whose episode is not found raises UnknownEpisode, writing nothing)."""
         ...
 
-    def build(self, tuning: str, folder: Any, *, force: bool = False) -> None:
+    def build(self, tuning: str, folder: Callable[[list[Event]], tuple[Iterable[Any], tuple[int, float, float]]],
+              *, force: bool = False) -> None:
         """Replace every row by `folder(events)` of the whole log, under an exclusive lock
         (unless `force`, not when they are already built under `tuning`)."""
         ...
+
+    def settled(self) -> int | None:
+        """The seq through which the log is settled (no event at or below it can still commit),
+        or None when a write in flight did not end in time."""
+        ...
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Hold off every fold-mode write while the caller rewrites the log."""
+        ...
+
+
+@runtime_checkable
+class FoldingStore(Store, Protocol):
+    """A store that may hold the folded state itself: `rows` is None when it leaves that to the engine."""
+
+    rows: FoldedRows | None
 
 
 @runtime_checkable

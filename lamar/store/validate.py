@@ -4,7 +4,7 @@ Import (and export) copies events verbatim, so a hand-edited or hostile file cou
 store what no API call can: a NaN reward, a propensity of 5, a time in the year 5000, a lesson
 id that is a number, a lone surrogate, a secret in a lesson. Each event is checked here, a
 lesson's text is brought into prompt form as `add` would, and finally the whole log is folded
-by a scratch engine in memory; the first failure refuses the whole file before anything is
+by the engine's fold in memory; the first failure refuses the whole file before anything is
 written.
 """
 
@@ -161,7 +161,8 @@ def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] 
 
 
 def _dry_run(events: Sequence[Event], where: str) -> None:
-    from lamar.engine import Lamar
+    from lamar.policy.config import Policy
+    from lamar.state.follower import Follower
     from lamar.store.memory import MemoryStore
 
     scratch = MemoryStore()
@@ -171,11 +172,12 @@ def _dry_run(events: Sequence[Event], where: str) -> None:
         raise EventConflict(f"{exc} (an event of {where} repeats a key already in the target, or in {where}); "
                             "nothing was copied") from None
     try:
-        lam = Lamar(scratch, seed=0)
-        for exp in lam.experiences():
-            ev = lam.evidence(exp.id)
+        log = Follower(scratch, Policy())  # the fold an engine opening the copy would do
+        log.sync()
+        for exp_id, state in log.cache.lessons.items():
+            ev = state.evidence(log.policy, log.cache.n_active)
             if any(math.isnan(x) for x in (ev.lift, ev.lower, ev.upper)):
-                raise ValueError(f"lesson {exp.id}'s evidence would be NaN")
+                raise ValueError(f"lesson {exp_id}'s evidence would be NaN")
     except (LamarError, ValueError, TypeError, KeyError, OverflowError) as exc:
         raise InvalidEvent(f"{where}: the events, once copied, would not fold into a usable store ({exc}); "
                            "nothing was copied") from None

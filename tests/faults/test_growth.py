@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from lamar import DuplicateReport, Experience, Lamar, Scope, Signal, StoreError, UnknownEpisode
 from lamar.store import Event, MemoryStore, open_store
+from tests.state.seam import folded
 
 # The first context has enough fields that recall walks the scope index (in its order); the
 # others are looked up by subsets of their fields. A checkpoint must keep both paths the same.
@@ -154,14 +155,14 @@ def test_compaction_keeps_the_log_and_the_engine_bounded() -> None:
     for _ in range(4):  # 20 000 episodes (1 in 10 never reported), compacted every 5 000
         _play(lam, 5_000, random.Random(rng.random()), skip_every=10, contexts=[{"task": "build"}])
         longest = max(longest, len(lam.store.read()))
-        cached = max(cached, len(lam._episodes))
+        cached = max(cached, len(folded(lam).cache.episodes))
         report = lam.sleep(keep_last=1_000, keep_unreported=2_000)
         assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
-        assert len(lam.store.read()) == 1 and len(lam._episodes) <= 1_000 + 100
+        assert len(lam.store.read()) == 1 and len(folded(lam).cache.episodes) <= 1_000 + 100
     assert longest <= 1 + 2 * 5_000 and cached <= 5_000 + 1_100
     stats = lam.stats()
     assert (stats["episodes"], stats["reports"]) == (20_000, 18_000)
-    assert stats["compacted"]["episodes"] == 20_000 - len(lam._episodes) and stats["compacted"]["compactions"] == 4
+    assert stats["compacted"]["episodes"] == 20_000 - len(folded(lam).cache.episodes) and stats["compacted"]["compactions"] == 4
     assert stats["compacted"]["episodes"] - stats["compacted"]["reports"] >= 1_800  # the abandoned ones
     assert sum(lam.evidence(e.id).eligible for e in lam.experiences()) == 6 * 18_000
 
@@ -276,7 +277,7 @@ def test_a_store_without_rewrite_still_compacts_its_cache() -> None:
     _play(lam, 50, random.Random(1))
     report = lam.sleep(keep_last=10)
     assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
-    assert len(lam._episodes) == 10 and any(e.kind == "compact" for e in lam.store.read())
+    assert len(folded(lam).cache.episodes) == 10 and any(e.kind == "compact" for e in lam.store.read())
     with pytest.raises(StoreError, match="cannot rewrite"):
         lam.checkpoint()
 

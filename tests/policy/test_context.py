@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope, Verdict
-from lamar.checkpoint import STATE_VERSION
 from lamar.policy import LessonState, Policy
 from lamar.policy.features import MAX_SLICES
+from lamar.state.saved import STATE_VERSION
 from lamar.store import Event, open_store
 
 SWIFT = {"project": "app", "task": "build", "language": "swift"}
@@ -230,7 +230,7 @@ def test_apply_refuses_a_hand_edited_narrow_proposal(tmp_path: Path) -> None:
     data = proposal.to_dict()
     data["payload"] = {"key": "language"}  # the value was deleted by hand
     edited = Proposal.from_dict(data)
-    result = lam.apply(SleepReport([edited], made_at=lam._seq))
+    result = lam.apply(SleepReport([edited], made_at=lam.stats()["events"]))
     assert result.applied == [] and "refused" in result.skipped[0][1]
     assert lam.get(lesson).scope == Scope(task="build")
     lam.close()

@@ -8,6 +8,8 @@ import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, Verdict
 from lamar.policy.choose import choose
+from lamar.policy.lesson import LessonState
+from tests.state.seam import coins, folded
 from tests.worlds import add_lessons, play
 
 
@@ -186,12 +188,18 @@ def test_rebuilding_the_cache_gives_identical_state_and_decisions(tmp_path) -> N
     assert {i: fresh.evidence(i) for i in lessons} == {i: lam.evidence(i) for i in lessons}
     lam.rebuild()
     assert {i: fresh.evidence(i) for i in lessons} == {i: lam.evidence(i) for i in lessons}
-    lam._rng.seed(99)
-    fresh._rng.seed(99)
-    ours = [choose(lam._eligible({"task": "t"}, None), 2, None, lam._sigma(), lam._active_count(), lam.policy, lam._rng) for _ in range(50)]
-    theirs = [choose(fresh._eligible({"task": "t"}, None), 2, None, fresh._sigma(), fresh._active_count(), fresh.policy, fresh._rng) for _ in range(50)]
+    coins(lam).seed(99)
+    coins(fresh).seed(99)
+    ours = [_decide(lam) for _ in range(50)]
+    theirs = [_decide(fresh) for _ in range(50)]
     assert [([s.experience.id for s in c], h, p) for c, h, p in ours] == \
            [([s.experience.id for s in c], h, p) for c, h, p in theirs]
+
+
+def _decide(lam: Lamar) -> tuple[list[LessonState], list[str], dict[str, float]]:
+    """The engine's next choice for task t, from its cache, without logging an episode."""
+    cache = folded(lam).cache
+    return choose(cache.eligible({"task": "t"}), 2, None, cache.sigma(), cache.n_active, lam.policy, coins(lam))
 
 
 def test_false_verdicts_stay_rare_across_many_looks() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from lamar import Experience, Lamar, Scope
 from lamar.policy.history import POINTS
+from tests.state.seam import folded
 
 
 def _run(lam: Lamar, episodes: int, seed: int = 3) -> tuple[str, dict[int, tuple]]:
@@ -54,7 +55,7 @@ def test_history_is_the_same_resumed_from_saved_state_replayed_and_after_a_check
     before = lam.history(good)
     lam.close()
     resumed = Lamar(location, k=1, seed=5)
-    assert resumed._partial  # from the saved state, not a replay
+    assert folded(resumed).cache.partial  # from the saved state, not a replay
     assert resumed.history(good) == before
     resumed.rebuild()
     assert resumed.history(good) == before
@@ -71,7 +72,7 @@ def test_a_copy_of_a_lesson_copies_its_history_equal_and_independent() -> None:
 
     lam = Lamar(":memory:", k=1, seed=5, holdout=0.3)
     good, _ = _run(lam, 120)
-    state = lam._lessons[good]
+    state = folded(lam).cache.lessons[good]
     assert state.history.points and state.history.trail
     before = json.dumps(state.history.to_dict())
     copy = state.copy()

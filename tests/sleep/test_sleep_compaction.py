@@ -95,9 +95,10 @@ def test_compaction_by_age(lam: Lamar) -> None:
     assert len(compact.payload["episodes"]) == 21
     assert "older than 0 s" in compact.reason
     from lamar.sleep.compaction import propose_compaction
-    from lamar.state.view import EngineView
+    from lamar.state.view import StateView
+    from tests.state.seam import folded
 
-    view = EngineView(lam)
+    view = StateView(folded(lam))
     assert propose_compaction(view, keep_last=None, older_than=60.0, now=now + 30.0) is None
     assert propose_compaction(view, keep_last=5, older_than=60.0, now=now + 120.0).payload["counts"]["episodes"] == 16
 

@@ -4,6 +4,7 @@ no store behind it, is enough to propose and to apply."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pytest
 
@@ -92,23 +93,26 @@ def test_sleep_proposes_a_merge_from_a_fake_view_and_apply_writes_it_through_the
     assert again.applied == [] and again.skipped == [(merge.id, "already applied")]
 
 
-def test_the_engines_view_reads_the_lessons_once_until_the_fold_changes(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_state_view_works_out_each_evidence_once_until_the_fold_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     from lamar import Lamar
-    from lamar.state.view import EngineView
+    from lamar.state.view import StateView
+    from tests.state.seam import folded
 
     lam = Lamar(":memory:", seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="app")))
-    reads: list[int] = []
-    real = lam.experiences
+    exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="app")))
+    computed: list[str] = []
+    real = LessonState.evidence
 
-    def counted() -> list[Experience]:
-        reads.append(1)
-        return real()
+    def counted(self: LessonState, policy: Any, n: int) -> Any:
+        computed.append(self.experience.id)
+        return real(self, policy, n)
 
-    monkeypatch.setattr(lam, "experiences", counted)
-    view = EngineView(lam)
+    monkeypatch.setattr(LessonState, "evidence", counted)
+    view = StateView(folded(lam))
     first = view.experiences()
     first.clear()  # a caller's list is its own
-    assert len(view.experiences()) == 1 and len(reads) == 1
+    assert [e.id for e in view.experiences()] == [exp_id]
+    assert view.evidence(exp_id) == view.evidence(exp_id) and computed == [exp_id]
     view.sync()
-    assert len(view.experiences()) == 1 and len(reads) == 2
+    view.evidence(exp_id)
+    assert computed == [exp_id, exp_id]

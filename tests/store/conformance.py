@@ -25,6 +25,7 @@ import pytest
 from lamar import EventConflict, Experience, Lamar, Scope, Signal
 from lamar.store import Event, ExperienceStore
 from lamar.store.base import EVENT_KINDS
+from tests.state.seam import folded
 
 # A worker that recalls and reports as fast as it can, logging each completed episode id
 # with os.write on an O_APPEND descriptor: the kernel keeps it even if we are SIGKILLed.
@@ -175,7 +176,7 @@ class StoreConformance:
                 reported.append(rec.episode_id)
         lam.retire(ids[6])
         lam.stats()  # (a fold-mode engine folds the log only for calls such as this one)
-        lam._save_state()
+        folded(lam).save()
         lam.report(open_eps.pop(), Signal.SHIPPED)  # a tail after the state
         lam.close()
         events = (store if not self.persistent else self.open(loc)).read()
@@ -184,7 +185,7 @@ class StoreConformance:
         resumed = Lamar(store if not self.persistent else self.open(loc), k=2, seed=9)
         replayed = Lamar(replay_store, k=2, seed=9)
         stats = resumed.stats()  # a fold-mode engine resumes here, at its first call that folds the log
-        assert resumed._partial and not replayed._partial
+        assert folded(resumed).cache.partial and not folded(replayed).cache.partial
         assert {i: resumed.evidence(i) for i in ids} == {i: replayed.evidence(i) for i in ids}
         unlike = {"store": None} | ({"events": None} if getattr(resumed.store, "rows", None) is not None else {})
         assert stats | unlike == replayed.stats() | unlike  # (the fold mode's seqs are not dense)
@@ -206,7 +207,7 @@ class StoreConformance:
         assert {i: resumed.evidence(i) for i in ids} == {i: replayed.evidence(i) for i in ids}
         resumed.report(reported[1], -0.5, replace=True)  # unfolds an outcome: the whole log again
         replayed.report(reported[1], -0.5, replace=True)
-        assert not resumed._partial
+        assert not folded(resumed).cache.partial
         assert {i: resumed.evidence(i) for i in ids} == {i: replayed.evidence(i) for i in ids}
         resumed.close()
 

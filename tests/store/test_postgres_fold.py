@@ -23,6 +23,7 @@ from lamar.policy import fold
 from lamar.store import Event, postgres_rows
 from lamar.store.postgres import PostgresStore
 from lamar.store.postgres_rows import OPTIMISTIC_TRIES
+from tests.state.seam import folded
 from tests.store import test_postgres
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
@@ -63,7 +64,7 @@ def _replayed(url: str) -> Lamar:
 def _assert_rows_are_the_replay(url: str, ids: list[str], *engines: Lamar) -> None:
     """The rows of `ids` equal the in-process fold of the log; then every engine is closed."""
     replay = _replayed(url)
-    assert _rows(url) == {i: _decisive(replay._state(i)) for i in ids}
+    assert _rows(url) == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     replay.close()
     for lam in engines:
         lam.close()
@@ -116,7 +117,7 @@ def test_the_rows_equal_an_in_process_replay_of_the_log_exactly(fold_url: str) -
     rows = _rows(fold_url)
     replay = _replayed(fold_url)
     assert replay.stats()["episodes"] == 3000 and replay.stats()["reports"] == 3000
-    assert rows == {i: _decisive(replay._state(i)) for i in ids}
+    assert rows == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     ours = {i: setup.evidence(i) for i in ids}
     assert ours == {i: replay.evidence(i) for i in ids}
     verdicts = {e.verdict.value for e in ours.values()}
@@ -152,7 +153,7 @@ def test_concurrent_reports_on_the_same_lessons_lose_no_fold(fold_url: str) -> N
     assert errors == []
     assert [setup.evidence(i).eligible for i in ids] == [400, 400, 400]
     replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    assert _rows(fold_url) == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     replay.close()
     setup.close()
 
@@ -371,7 +372,7 @@ def test_a_write_in_the_log_mode_marks_the_rows_stale_and_the_fold_mode_rebuilds
     seqs = [e.seq for e in lam.store.read()]
     assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
     replay = _replayed(fold_url)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    assert _rows(fold_url) == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     replay.close()
     lam.close()
 
@@ -416,7 +417,7 @@ def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_ur
     after = _rows(fold_url)
     assert after != before
     replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, discount=0.9)
-    assert after == {i: _decisive(replay._state(i)) for i in ids}
+    assert after == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     other.report(other.recall({"task": "x"}).episode_id, Signal.REVERTED)  # folded under the new tuning
     assert sum(other.evidence(i).eligible for i in ids) == 62
     replay.close()
@@ -432,7 +433,7 @@ def test_a_late_report_replaces_a_pending_default_and_the_rows_follow(fold_url: 
     lam.report(late.episode_id, Signal.REVERTED)  # replaces it: the rows are built again
     assert lam.episode(late.episode_id).signal == "reverted"
     replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, pending_after=0.0, pending_outcome=Signal.ACCEPTED)
-    assert _rows(fold_url) == {i: _decisive(replay._state(i)) for i in ids}
+    assert _rows(fold_url) == {i: _decisive(folded(replay).lesson(i)) for i in ids}
     replay.close()
     lam.close()
 
@@ -479,7 +480,7 @@ def test_the_engine_that_builds_the_rows_keeps_no_copy_of_the_fold(fold_url: str
     old.close()
     lam = Lamar(fold_url, k=2, seed=1)
     assert lam.evidence(ids[0]).eligible == 20  # built the rows from the log
-    assert (lam._lessons, lam._episodes, lam._seq) == ({}, {}, 0)
+    assert (folded(lam).cache.lessons, folded(lam).cache.episodes, folded(lam).cache.seq) == ({}, {}, 0)
     assert lam.stats()["episodes"] == 20  # a call that needs the whole fold folds the log again
     lam.close()
 
@@ -489,12 +490,14 @@ def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
     setup.add(Experience("case", "do"))
     folds: list[int] = []
     engines = [Lamar(fold_url, k=2, seed=seed) for seed in range(6)]
-    for lam in engines:  # a build folds the log with the engine's _fold_events: count those
-        def counting(events: Any, fold: Any = lam._fold_events) -> Any:
+    for lam in engines:  # a build folds the log with the fold cache's fold_log: count those
+        cache = folded(lam).cache
+
+        def counting(events: Any, fold: Any = cache.fold_log) -> Any:
             folds.append(1)
             return fold(events)
 
-        lam._fold_events = counting  # type: ignore[method-assign]
+        cache.fold_log = counting  # type: ignore[method-assign]
     barrier = threading.Barrier(len(engines))
 
     def first_read(lam: Lamar) -> None:
@@ -545,16 +548,16 @@ def test_a_late_commit_below_the_folded_seq_is_folded_once_it_commits(fold_url: 
     for _ in range(5):
         lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     reader = Lamar(fold_url, k=2, seed=2)
-    assert reader.stats()["episodes"] == 5 and reader._settled
+    assert reader.stats()["episodes"] == 5 and folded(reader).cache.settled
 
     conn, late = _late_episode(fold_url, lam)
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)  # seqs above the late one's, committed
     started = time.monotonic()
     assert reader.stats()["episodes"] == 6  # waited a second, then folded what is visible
-    assert time.monotonic() - started >= postgres_rows._SETTLE_WAIT and not reader._settled
+    assert time.monotonic() - started >= postgres_rows._SETTLE_WAIT and not folded(reader).cache.settled
     conn.commit()
-    assert reader.stats()["episodes"] == 7 and reader._settled  # the late episode is there
-    assert late in reader._episodes
+    assert reader.stats()["episodes"] == 7 and folded(reader).cache.settled  # the late episode is there
+    assert late in folded(reader).cache.episodes
 
     conn, late = _late_episode(fold_url, lam)
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
@@ -563,7 +566,7 @@ def test_a_late_commit_below_the_folded_seq_is_folded_once_it_commits(fold_url: 
     monkeypatch.setattr(postgres_rows, "_SETTLE_WAIT", 5.0)
     threading.Timer(0.3, conn.commit).start()  # commits while the next call waits for it
     started = time.monotonic()
-    assert reader.stats()["episodes"] == 9 and reader._settled
+    assert reader.stats()["episodes"] == 9 and folded(reader).cache.settled
     assert 0.3 <= time.monotonic() - started < postgres_rows._SETTLE_WAIT
     conn.close()
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.ACCEPTED)
@@ -622,7 +625,7 @@ def test_a_checkpoint_does_not_wait_for_its_own_exclusive_lock(fold_url: str) ->
         lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     started = time.monotonic()
     assert lam.checkpoint() is True
-    assert time.monotonic() - started < postgres_rows._SETTLE_WAIT and lam._settled
+    assert time.monotonic() - started < postgres_rows._SETTLE_WAIT and folded(lam).cache.settled
     assert lam.stats()["episodes"] == 20 and lam.store.read()[0].kind == "snapshot"
     lam.close()
 
@@ -630,7 +633,7 @@ def test_a_checkpoint_does_not_wait_for_its_own_exclusive_lock(fold_url: str) ->
 def test_recalls_apply_the_pending_policy_now_and_then(fold_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pending policy needs the engine's own fold of the log: a fold-mode recall applies it
     at its first call, then once a minute at most (a quarter of `pending_after` if shorter)."""
-    from lamar import engine
+    from lamar.state import holder
 
     lam = Lamar(fold_url, k=2, seed=1, pending_after=0.05, pending_outcome=Signal.ACCEPTED)
     lam.add(Experience("case", "do"))
@@ -642,8 +645,8 @@ def test_recalls_apply_the_pending_policy_now_and_then(fold_url: str, monkeypatc
     lam.close()
 
     calls: list[int] = []
-    monkeypatch.setattr(engine, "_SETTLE_EVERY", 0.3)
-    monkeypatch.setattr(engine, "settle", lambda lam, now: calls.append(1) or [])
+    monkeypatch.setattr(holder, "_SETTLE_EVERY", 0.3)
+    monkeypatch.setattr(holder, "settle", lambda log, now: calls.append(1) or [])
     lam = Lamar(fold_url, k=2, seed=1, pending_after=10.0)
     for _ in range(5):
         lam.recall({"task": "x"})
@@ -665,7 +668,7 @@ def test_a_fresh_engine_resumes_from_the_state_a_folding_engine_saved(fold_url: 
     counts = _counts(lam)
     assert lam.store.load_state() is not None  # 600 events folded: saved
     fresh = Lamar(fold_url, k=2, seed=2)
-    assert _counts(fresh) == counts and fresh._partial  # resumed, then folded the (empty) tail
+    assert _counts(fresh) == counts and folded(fresh).cache.partial  # resumed, then folded the (empty) tail
     fresh.report(fresh.recall({"task": "x"}).episode_id, Signal.REVERTED)
     assert fresh.stats()["episodes"] == 301
     assert {i: fresh.evidence(i) for i in ids} == {i: _replayed(fold_url).evidence(i) for i in ids}

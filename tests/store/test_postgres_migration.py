@@ -18,6 +18,7 @@ import pytest
 from lamar import Experience, Lamar, Scope, Signal, StoreError
 from lamar.store import Event, MemoryStore, row_text
 from lamar.store.postgres import SCHEMA_VERSION, PostgresStore
+from tests.state.seam import folded
 
 # The single-namespace layout of early builds, as it was created.
 V0_LAYOUT = """
@@ -328,7 +329,7 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
     assert _functions(schema_url) == FUNCTIONS
     assert {i: migrated.evidence(i) for i in ids} == {i: memory.evidence(i) for i in ids}
     rows = dict(_sql(schema_url, "SELECT id, state FROM lamar_lessons WHERE namespace = 'team'"))
-    stored = {i: {k: v for k, v in memory._state(i).to_dict().items() if k != "history"} for i in ids}
+    stored = {i: {k: v for k, v in folded(memory).lesson(i).to_dict().items() if k != "history"} for i in ids}
     decoded = {i: row_text.decode(rows[i], lambda line: Experience.from_dict(json.loads(line))) for i in ids}
     assert {i: row_text.stored(decoded[i]) for i in ids} == stored  # the rows keep no history
     built = _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0]

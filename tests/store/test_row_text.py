@@ -9,6 +9,7 @@ import random
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.policy.lesson import LessonState
 from lamar.store import Event, MemoryStore, row_text
+from tests.state.seam import folded
 
 
 def _exact(state: LessonState) -> str:
@@ -32,7 +33,7 @@ def _folded_states(seed: int) -> list[LessonState]:
     for _ in range(100):
         ctx = {"task": "a", "lang": "py", "repo": rng.choice(["x", "y"])}
         lam.report(lam.recall(ctx).episode_id, rng.choice(list(Signal)))
-    states = [lam._state(i) for i in ids]
+    states = [folded(lam).lesson(i) for i in ids]
     lam.close()
     return states
 

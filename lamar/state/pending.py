@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import EventConflict
 from lamar.signals import Signal, to_reward
-from lamar.store import Event
+from lamar.store.base import Event
 
 if TYPE_CHECKING:
-    from lamar.engine import Lamar
     from lamar.state.episode import EpisodeRecord
+    from lamar.state.follower import Follower
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,13 +42,13 @@ def is_pending(record: EpisodeRecord) -> bool:
     return record.reports == 0
 
 
-def pending(lam: Lamar, older_than: float | None, now: float | None) -> list[PendingEpisode]:
-    """The engine's pending episodes, oldest first (the caller holds the engine's lock)."""
+def pending(log: Follower, older_than: float | None, now: float | None) -> list[PendingEpisode]:
+    """The pending episodes, oldest first (the caller holds the engine's lock)."""
     if older_than is not None and not older_than >= 0.0:
         raise ValueError(f"older_than is an age in seconds, >= 0; got {older_than!r}")
     clock = time.time() if now is None else now
     out = []
-    for record in _unsettled(lam):
+    for record in _unsettled(log):
         age = clock - record.time
         if older_than is not None and age < older_than:
             continue
@@ -57,7 +57,7 @@ def pending(lam: Lamar, older_than: float | None, now: float | None) -> list[Pen
     return out
 
 
-def settle(lam: Lamar, now: float | None) -> list[str]:
+def settle(log: Follower, now: float | None) -> list[str]:
     """Record the policy's outcome for every episode pending longer than `pending_after`.
 
     With `pending_outcome` set, the episode gets that outcome as an outcome event marked
@@ -66,18 +66,18 @@ def settle(lam: Lamar, now: float | None) -> list[str]:
     two processes settling at once, or a report racing the settlement, write one outcome.
     A late real report replaces either (see `Lamar.report`). Returns the settled episode ids.
     """
-    limit = lam.policy.pending_after
+    limit = log.policy.pending_after
     if limit is None:
         return []
     clock = time.time() if now is None else now
     due = []
-    for record in _unsettled(lam):  # in recall order: stop at the first that may still wait
+    for record in _unsettled(log):  # in recall order: stop at the first that may still wait
         if clock - record.time < limit:
             break
         due.append(record)
     if not due:
         return []
-    outcome = lam.policy.pending_outcome
+    outcome = log.policy.pending_outcome
     reward, signal = (None, None) if outcome is None else to_reward(outcome)
     done = []
     for record in sorted(due, key=lambda r: r.time):
@@ -86,44 +86,45 @@ def settle(lam: Lamar, now: float | None) -> list[str]:
                                    "replace": False, "reason": f"no report within {limit:g}s"}
         data["default" if outcome is not None else "expired"] = True
         try:
-            lam._append([Event("outcome", data, key=f"outcome:{record.id}")])
+            log.append([Event("outcome", data, key=f"outcome:{record.id}")])
         except EventConflict:
             continue  # reported, or settled by another process, just now
         done.append(record.id)
-    lam._sync()
+    log.sync()
     return done
 
 
-def expire(lam: Lamar, episode_id: str, reason: str) -> bool:
+def expire(log: Follower, episode_id: str, reason: str) -> bool:
     """Record that an episode will get no outcome (its run failed, its thread was dropped).
 
     Returns False when it already has an outcome (nothing is written)."""
-    record = lam._episodes.get(episode_id)
+    record = log.cache.episodes.get(episode_id)
     if record is None or not is_pending(record):
         return False
     data = {"episode": episode_id, "reward": None, "signal": None, "replace": False,
             "expired": True, "reason": reason}
     try:
-        lam._append([Event("outcome", data, key=f"outcome:{episode_id}")])
+        log.append([Event("outcome", data, key=f"outcome:{episode_id}")])
     except EventConflict:
         return False  # reported by another writer just now
-    lam._sync()
+    log.sync()
     return True
 
 
-def _unsettled(lam: Lamar) -> Iterator[EpisodeRecord]:
+def _unsettled(log: Follower) -> Iterator[EpisodeRecord]:
     """Pending episodes in fold order, via a queue of ids that drops reported ones from its
     front as it goes (settling walks only the old end, not every episode)."""
-    queue = lam._unsettled
+    cache = log.cache
+    queue = cache.unsettled
     if queue is None:
-        queue = lam._unsettled = deque(r.id for r in lam._episodes.values() if is_pending(r))
+        queue = cache.unsettled = deque(r.id for r in cache.episodes.values() if is_pending(r))
     while queue:
-        head = lam._episodes.get(queue[0])
+        head = cache.episodes.get(queue[0])
         if head is not None and is_pending(head):
             break
         queue.popleft()
     for episode_id in queue:
-        record = lam._episodes.get(episode_id)
+        record = cache.episodes.get(episode_id)
         if record is not None and is_pending(record):
             yield record
 

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import lamar.checkpoint
+import lamar.state.saved
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.store import Event, MemoryStore
+from tests.state.seam import folded
 
 SUFFIXES = ["json", "db"]
 
@@ -53,13 +54,13 @@ def test_a_valid_state_is_resumed_and_only_the_tail_is_folded(tmp_path: Path, su
     location = str(tmp_path / f"s.{suffix}")
     _history(location)
     lam = Lamar(location, k=2, seed=1)
-    assert lam.store.load_state() is not None and lam._partial
-    assert len(lam._episodes) == 0  # no episode record was loaded to open it
+    assert lam.store.load_state() is not None and folded(lam).cache.partial
+    assert len(folded(lam).cache.episodes) == 0  # no episode record was loaded to open it
     writer = Lamar(location, k=2, seed=5)  # another process writes: the state is now behind
     for _ in range(5):
         writer.report(writer.recall({"task": "t0"}).episode_id, Signal.SHIPPED)
     again = Lamar(location, k=2, seed=1)
-    assert again._partial and len(again._episodes) == 5  # the tail's episodes, no more
+    assert folded(again).cache.partial and len(folded(again).cache.episodes) == 5  # the tail's episodes, no more
     _same(again, _replayed(location))
 
 
@@ -82,12 +83,12 @@ def test_a_state_that_cannot_be_trusted_is_replayed(tmp_path: Path, suffix: str,
         assert foreign is not None
         store.save_state(0, foreign)
     elif damage == "version":
-        monkeypatch.setattr(lamar.checkpoint, "STATE_VERSION", lamar.checkpoint.STATE_VERSION + 1)
+        monkeypatch.setattr(lamar.state.saved, "STATE_VERSION", lamar.state.saved.STATE_VERSION + 1)
     else:
         tuning = {"explore": 0.5}
     store.close()
     lam = Lamar(location, k=2, seed=1, **tuning)  # type: ignore[arg-type]
-    assert not lam._partial  # the whole log was folded
+    assert not folded(lam).cache.partial  # the whole log was folded
     _same(lam, _replayed(location, **tuning))
 
 
@@ -102,7 +103,7 @@ def test_a_log_rolled_back_behind_its_state_is_replayed(tmp_path: Path) -> None:
     lam.close()  # the state now describes 60 more events than the backup holds
     shutil.copy(backup, location)  # the log is restored from the backup; its state stays
     restored = Lamar(str(location), k=2, seed=1)
-    assert not restored._partial
+    assert not folded(restored).cache.partial
     _same(restored, _replayed(str(location)))
 
 
@@ -136,7 +137,7 @@ def test_pending_episodes_from_before_the_state_stay_pending_settle_and_expire_a
     lam.expire(waiting[1])
     lam.close()
     resumed, replayed = Lamar(location, k=2, seed=1), _replayed(location)
-    assert resumed._partial
+    assert folded(resumed).cache.partial
     now = resumed.pending()[0].time + 10.0
     assert [p.episode_id for p in resumed.pending(now=now)] == [p.episode_id for p in replayed.pending(now=now)] \
         == waiting[2:]

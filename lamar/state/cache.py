@@ -1,0 +1,309 @@
+"""`FoldCache`: every lesson, episode and count folded from the log, and the fold of each event kind."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from lamar._errors import CorruptStore
+from lamar.experience import Experience, Status
+from lamar.policy import fold
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+from lamar.state.episode import EpisodeRecord
+from lamar.state.snapshot import add_to_audit, new_audit, restore
+from lamar.store.base import Event
+
+ScopeKey = tuple[tuple[str, str], ...]
+
+
+class FoldCache:
+    """The state folded from a log up to `seq`: lessons, their scope index, episodes and counters.
+
+    Args:
+        policy: the tuning every lesson is folded under.
+        location: the store's location, for messages.
+        lookup: the store's `lookup` (None when it has none): a cache resumed from a saved
+            state finds an older episode by key with it.
+    """
+
+    def __init__(self, policy: Policy, location: str,
+                 lookup: Callable[[Sequence[str]], list[Event]] | None = None) -> None:
+        self.policy = policy
+        self.location = location
+        self._lookup = lookup
+        self.reset()
+
+    def reset(self) -> None:
+        self.seq = 0
+        self.lessons: dict[str, LessonState] = {}
+        self.index: dict[ScopeKey, dict[str, LessonState]] = {}
+        self.episodes: dict[str, EpisodeRecord] = {}
+        self.applied: set[str] = set()
+        self.n_active = 0
+        self.reports = 0
+        self.compacted: dict[str, Any] = new_audit()
+        self.ignored: set[int] = set()  # seqs of events the fold refused (see _fold_outcome)
+        self.reward_n = 0
+        self.reward_mean = 0.0
+        self.reward_m2 = 0.0
+        # Counters over the episodes not compacted, so stats need not hold every episode.
+        self.n_episodes = 0
+        self.wanted = 0
+        self.held = 0
+        self.last: Event | None = None  # the last event folded: a saved state names it
+        # Resumed from a saved state: older episodes stay in the store until one is needed.
+        self.partial = False
+        self.base = 0  # the seq the resumed state was folded to
+        self.pinned: set[str] = set()  # episodes known only from a checkpoint snapshot
+        self.unsettled: deque[str] | None = None  # pending episode ids, oldest first (lamar.state.pending)
+        # The fold mode: this cache holds the log through a settled seq (see SettledFollower). A
+        # reset empties the cache, so whatever it held is no longer known to be settled.
+        self.settled = False
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def sigma(self) -> float:
+        """Spread of rewards, shrunk towards a prior while outcomes are few."""
+        return fold.spread(self.reward_n, self.reward_m2)
+
+    def eligible(self, ctx: Mapping[str, str], allowed: set[str] | None = None) -> list[LessonState]:
+        """Non-retired lessons whose scope matches: a lookup per scope shape, not per lesson."""
+        out: list[LessonState] = []
+        index = self.index
+        items = sorted(ctx.items())
+        if len(index) <= (1 << min(len(items), 20)):
+            keys: Iterable[ScopeKey] = (key for key in index if all(ctx.get(f) == v for f, v in key))
+        else:
+            keys = _subsets(items)
+        for key in keys:
+            bucket = index.get(key)
+            if bucket:
+                out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
+        return out
+
+    def episode(self, episode_id: str) -> EpisodeRecord | None:
+        """The episode, held here or (resumed from a saved state) looked up in the store by key.
+
+        A looked-up episode is rebuilt as the fold had left it at the saved state: its outcomes
+        up to that seq count, the later ones are folded as the tail is.
+        """
+        record = self.episodes.get(episode_id) if isinstance(episode_id, str) else None
+        if record is not None or not self.partial or not isinstance(episode_id, str) or self._lookup is None:
+            return record
+        found = self._lookup([f"episode:{episode_id}", f"outcome:{episode_id}"])
+        while found and found[-1].key is not None and found[-1].key.startswith("outcome:"):
+            more = self._lookup([f"outcome:{episode_id}:{sum(e.kind == 'outcome' for e in found)}"])
+            if not more:
+                break
+            found += more
+        found = sorted((e for e in found if e.seq <= self.base), key=lambda e: e.seq)
+        if not found or found[0].kind != "episode":
+            return None
+        try:
+            record = EpisodeRecord(found[0].data, found[0].time)
+            record.number = -1  # unknown until the whole log is folded (sleep does that)
+            for outcome in found[1:]:  # as _fold_outcome leaves the record, without the lessons
+                if record.reports and not outcome.data.get("replace"):
+                    continue  # a second plain report: the fold refused it
+                record.reports += 1
+                record.outcome_seq = outcome.seq
+                if outcome.data.get("expired"):
+                    record.settled = "expired"
+                    continue
+                record.reward = float(outcome.data["reward"])
+                record.signal = outcome.data.get("signal")
+                record.settled = "default" if outcome.data.get("default") else None
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CorruptStore(f"{self.location}: episode {episode_id} is malformed ({exc!r})") from exc
+        self.episodes[episode_id] = record
+        return record
+
+    # -- folding -----------------------------------------------------------------------------
+
+    def fold_log(self, events: list[Event]) -> tuple[list[LessonState], tuple[int, float, float]]:
+        """Reset to the fold of `events` (a whole log); its lessons and reward statistics.
+
+        The outcome that counts is an episode's last replacement, else its first report; a later
+        plain report is a duplicate the fold refuses (see _fold_outcome).
+        """
+        final: dict[str, int] = {}
+        superseded: set[int] = set()
+        for e in events:
+            if e.kind == "outcome" and (e.data.get("replace") or e.data["episode"] not in final):
+                if e.data["episode"] in final:
+                    superseded.add(final[e.data["episode"]])
+                final[e.data["episode"]] = e.seq
+        self.reset()
+        for e in events:
+            if e.seq in superseded:
+                self.seq = e.seq
+                self.last = e
+                episode = self.episodes.get(e.data["episode"])
+                if episode is not None:
+                    episode.reports += 1
+                continue
+            self.fold(e)
+        return list(self.lessons.values()), (self.reward_n, self.reward_mean, self.reward_m2)
+
+    def fold(self, event: Event) -> None:
+        """Fold one event; CorruptStore when it is malformed."""
+        try:
+            self._fold_event(event)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CorruptStore(
+                f"{self.location}: event {event.seq} ({event.kind}) is malformed ({exc!r}); "
+                "the store was left untouched: restore it from a backup or export what reads"
+            ) from exc
+
+    def _fold_event(self, event: Event) -> None:
+        self.seq = event.seq
+        self.last = event
+        data = event.data
+        kind = event.kind
+        if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
+            restore(self, data)
+            self.seq = event.seq
+            self.last = event
+            self.pinned = set(self.episodes)  # their keys are gone with the events they came from
+            self.n_episodes = len(self.episodes)
+            self.held = sum(len(r.held_out) for r in self.episodes.values())
+            self.wanted = self.held + sum(len(r.injected) for r in self.episodes.values())
+        elif kind == "episode":
+            self._fold_episode(EpisodeRecord(data, event.time))
+        elif kind == "outcome":
+            self._fold_outcome(data)
+        elif kind == "experience":
+            self._fold_experience(Experience.from_dict(data), event)
+        elif kind == "status":
+            self._set_status(data["id"], Status(data["status"]))
+            reason = f": {data['reason']}" if data.get("reason") else ""
+            self._note(data["id"], event.time, f"set {data['status']}{reason}")
+        elif kind == "scope":
+            self._narrow(data["id"], data["key"], data["value"])
+            self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")
+        elif kind == "merge":
+            self._merge(data["into"], data["from"], event)
+        elif kind == "applied":
+            self.applied.add(data["proposal"])
+        elif kind == "compact":
+            dropped = [r for r in (self.episodes.pop(e, None) for e in data["episodes"]) if r is not None]
+            add_to_audit(self.compacted, dropped)
+            for record in dropped:
+                self.n_episodes -= 1
+                self.held -= len(record.held_out)
+                self.wanted -= len(record.held_out) + len(record.injected)
+                self.pinned.discard(record.id)
+        else:  # a reader that lets an unknown kind through must not have it folded as nothing
+            raise ValueError(f"unknown event kind {kind!r}")
+
+    def _fold_episode(self, record: EpisodeRecord) -> None:
+        record.number = self.n_episodes + self.compacted["episodes"]
+        self.episodes[record.id] = record
+        self.n_episodes += 1
+        self.held += len(record.held_out)
+        self.wanted += len(record.held_out) + len(record.injected)
+        if self.unsettled is not None:
+            self.unsettled.append(record.id)
+        for ids, counted in ((record.injected, "injected_in"), (record.held_out, "held_out_in")):
+            for exp_id in ids:
+                lesson = self.lessons.get(exp_id)
+                if lesson is not None:
+                    setattr(lesson.history, counted, getattr(lesson.history, counted) + 1)
+
+    def _fold_experience(self, exp: Experience, event: Event) -> None:
+        if exp.id in self.lessons:  # a key refuses this until a checkpoint drops the key
+            self.ignored.add(event.seq)
+            return
+        state = LessonState(exp)
+        state.history.note(event.time, f"added as {exp.status.value}")
+        self.lessons[exp.id] = state
+        if exp.status is not Status.RETIRED:
+            self.index.setdefault(exp.scope.items_key, {})[exp.id] = state
+            self.n_active += 1
+
+    def _merge(self, into_id: str, from_ids: list[str], event: Event) -> None:
+        get = self.lessons.get
+        for other_id in from_ids:
+            self._note(other_id, event.time, f"merged into {into_id}")
+        for other in fold.merge(get(into_id), [get(i) for i in from_ids], from_ids):
+            self._set_status(other.experience.id, Status.RETIRED)
+        into = get(into_id)
+        if into is not None:
+            into.history.note(event.time, f"absorbed {', '.join(from_ids)}")
+            into.note_evidence(event.seq, event.time, self.policy, self.n_active, always=True)
+
+    def _note(self, exp_id: str, time: float, text: str) -> None:
+        state = self.lessons.get(exp_id)
+        if state is not None:
+            state.history.note(time, text)
+
+    def _set_status(self, exp_id: str, status: Status) -> None:
+        state = self.lessons.get(exp_id)
+        if state is None:
+            return
+        exp = state.experience
+        fold.set_status(state, status)
+        bucket = self.index.setdefault(exp.scope.items_key, {})
+        if status is Status.RETIRED:
+            self.n_active -= bucket.pop(exp_id, None) is not None
+        elif exp_id not in bucket:
+            bucket[exp_id] = state
+            self.n_active += 1
+
+    def _narrow(self, exp_id: str, key: str, value: str) -> None:
+        """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
+        state = self.lessons.get(exp_id)
+        if state is None:
+            return
+        old = state.experience.scope
+        if not fold.narrow(state, key, value):
+            return  # folded twice, or the scope already fixes that key: nothing to narrow
+        bucket = self.index.get(old.items_key, {})
+        if bucket.pop(exp_id, None) is not None:
+            self.index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
+
+    def _fold_outcome(self, data: Mapping[str, Any]) -> None:
+        episode = self.episode(data["episode"])
+        replace = bool(data.get("replace"))
+        if episode is None or (episode.reports and not replace) or (episode.sealed and replace):
+            # An outcome for a compacted episode, a second plain report, or a replacement of
+            # an outcome sealed in a checkpoint. Unique keys refuse the latter two until a
+            # checkpoint drops the keys of what it folded; from then on the fold refuses them,
+            # the same way in every process, and report() tells its caller.
+            self.ignored.add(self.seq)
+            return
+        if data.get("expired"):  # the pending policy gave up on it: no reward, nothing learned
+            episode.reports += 1
+            episode.outcome_seq = self.seq
+            episode.settled = "expired"
+            return
+        reward = float(data["reward"])
+        episode.reward = reward
+        episode.signal = data.get("signal")
+        episode.reports += 1
+        episode.outcome_seq = self.seq
+        episode.settled = "default" if data.get("default") else None
+        self.reports += 1
+        self.reward_n, self.reward_mean, self.reward_m2 = fold.welford(
+            self.reward_n, self.reward_mean, self.reward_m2, reward)
+        # An outcome the fold mode wrote names the spread and the divisor its fold used (they
+        # came from the whole fleet's rewards at that moment): replaying it uses the same.
+        used = data.get("fold") or {}
+        sigma = float(used["sigma"]) if "sigma" in used else self.sigma()
+        n_active = int(used["active"]) if "active" in used else self.n_active
+        time = self.last.time if self.last is not None else 0.0
+        for state in fold.fold_outcome(self.lessons.get, episode.eligible, episode.injected, episode.p,
+                                       episode.context, reward, sigma, self.policy, n_active):
+            state.note_evidence(self.seq, time, self.policy, n_active)
+
+
+def _subsets(items: list[tuple[str, str]]) -> Iterable[ScopeKey]:
+    """Every sub-tuple of the sorted context items (used when scopes outnumber them)."""
+    n = len(items)
+    for mask in range(1 << n):
+        yield tuple(items[i] for i in range(n) if mask >> i & 1)
+
+
+__all__ = ["FoldCache"]

@@ -1,0 +1,191 @@
+"""`Follower`: keeps a fold cache in step with a store's log, from a saved state when it can."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from lamar._errors import StoreError, UnknownExperience
+from lamar.policy.config import Policy
+from lamar.policy.lesson import LessonState
+from lamar.state.cache import FoldCache
+from lamar.state.saved import fingerprint, read_state, state_text
+from lamar.state.snapshot import restore, snapshot_of
+from lamar.store.base import Event, KeyedStore, RewritableStore, Store
+
+# Events folded past the saved state before a write saves it again (at least): one save per
+# many writes keeps writes cheap, and reopening then folds a short tail.
+_STATE_EVERY = 512
+
+
+class Follower:
+    """A store's log folded into a `FoldCache`: this process's folded state.
+
+    Called under the engine's lock. Every write goes through `append`, so the follower knows
+    whether this process wrote: readers (stats, ls, html) never save the state and leave the
+    store as it was.
+    """
+
+    def __init__(self, store: Store, policy: Policy) -> None:
+        self.store = store
+        self.policy = policy
+        self._keyed: KeyedStore | None = store if isinstance(store, KeyedStore) else None
+        self.cache = FoldCache(policy, store.location, self._keyed.lookup if self._keyed is not None else None)
+        self.state_seq = 0  # the seq of the state last saved or loaded (see resume, save)
+        self.wrote = False
+
+    def append(self, events: list[Event]) -> list[Event]:
+        self.wrote = True
+        return self.store.append(events)
+
+    def sync(self) -> None:
+        """Fold the events other writers (and we) appended since we last looked."""
+        self.fold_tail(self.store.read(self.cache.seq))
+        if self.wrote and self.state_due():
+            self.save()
+
+    def refold(self) -> None:
+        """Forget the cache and fold the whole log again."""
+        self.cache.fold_log(self.store.read(0))
+
+    def whole(self) -> None:
+        """Fold the whole log when the cache resumed from a saved state (sleep, checkpoint need every episode)."""
+        if self.cache.partial:
+            self.refold()
+
+    def fold_tail(self, events: list[Event]) -> None:
+        # A replacement unfolds an outcome, and a compaction of episodes that a resumed cache
+        # never loaded needs them: both fold the whole log again.
+        if any(e.kind == "outcome" and e.data.get("replace") for e in events) or (
+                self.cache.partial and any(e.kind == "compact" for e in events)):
+            self.refold()
+            return
+        for event in events:
+            self.cache.fold(event)
+
+    def state_due(self) -> bool:
+        """Whether the cache has folded enough past the saved state to save it again."""
+        return self.cache.seq - self.state_seq >= max(_STATE_EVERY, len(self.cache.lessons))
+
+    def resume(self, through: int | None = None) -> bool:
+        """Load the state this store's engines saved, if it still describes the log, and fold the
+        tail (up to seq `through`, if given: the fold mode's settled seq).
+
+        Refused (and the log replayed instead): no state, a torn or edited one (checksum),
+        another STATE_VERSION or tuning, or a log whose event at the state's seq is gone or
+        different (rolled back, rewritten, another store's state).
+        """
+        if self._keyed is None:
+            return False
+        text = self._keyed.load_state()
+        if text is None:
+            return False
+        try:
+            payload = read_state(text, self.policy)
+        except (ValueError, TypeError, AttributeError):
+            return False
+        seq = payload["seq"]
+        events = self.store.read(seq - 1) if seq > 0 else []
+        if not events or events[0].seq != seq or fingerprint(events[0]) != payload["last"]:
+            return False
+        cache = self.cache
+        try:
+            data = payload["state"]
+            restore(cache, data)
+            sealed = set(data.get("sealed", ()))
+            for record in cache.episodes.values():
+                record.sealed = record.id in sealed
+            cache.pinned = set(data["pinned"]) & set(cache.episodes)
+            cache.n_episodes, cache.wanted, cache.held = (int(n) for n in data["counters"])
+        except (KeyError, TypeError, ValueError, AttributeError):
+            cache.reset()
+            return False
+        cache.partial = True
+        cache.seq = cache.base = self.state_seq = seq
+        cache.last = events[0]
+        self.fold_tail([e for e in events[1:] if through is None or e.seq <= through])
+        return True
+
+    def may_save(self) -> bool:
+        """Whether the cache describes the log through its seq (it does, in this mode)."""
+        return True
+
+    def save(self) -> None:
+        """Save the folded state beside the log (a cache: failing to save loses nothing)."""
+        last = self.cache.last
+        if self._keyed is None or not self.may_save() or last is None or last.seq != self.cache.seq:
+            return
+        self.state_seq = self.cache.seq  # a store that cannot take it (read-only, busy) is not asked again soon
+        try:
+            self._keyed.save_state(self.cache.seq, state_text(self.cache, last))
+        except (StoreError, OSError):
+            pass
+
+    def save_if_worth(self) -> None:
+        """Save the state at close when this process wrote and the tail is long enough to matter."""
+        tail = self.cache.seq - self.state_seq
+        if self.wrote and tail > 0 and tail * 16 >= len(self.cache.lessons):
+            self.save()
+
+    def lesson(self, exp_id: str) -> LessonState:
+        """The lesson's folded state; UnknownExperience when the log has none by that id."""
+        state = self.cache.lessons.get(exp_id) if isinstance(exp_id, str) else None
+        if state is None:
+            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+        return state
+
+    def checkpoint(self, store: RewritableStore) -> bool:
+        """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`)."""
+        self.sync()
+        self.whole()
+        cache = self.cache
+        if cache.seq == 0:
+            return False
+        done = bool(store.rewrite(cache.seq, Event("snapshot", snapshot_of(cache), seq=cache.seq)))
+        for record in cache.episodes.values():  # as a process that reads the snapshot sees them
+            record.sealed = record.reward is not None
+        cache.pinned = set(cache.episodes)  # their keys went with the events the snapshot replaced
+        return done
+
+
+class SettledFollower(Follower):
+    """The follower of a store that folds its own rows (PostgreSQL's fold mode).
+
+    Seq order is not commit order there (a write may commit after another that took a later
+    seq), so a read of the tail after the last folded seq could pass over a late event for
+    good. Only the settled part of the log is folded (`settled()`: the seq through which none
+    can still appear). The cache starts from the saved state when there is one and saves it as
+    a log-mode writer does, since no fold-mode writer folds the log. When the writes in flight
+    do not end within a second, the whole log as it now stands is folded, and folded again from
+    the start next time.
+    """
+
+    def __init__(self, store: Store, policy: Policy, settled: Callable[[], int | None]) -> None:
+        super().__init__(store, policy)
+        self._settled = settled
+
+    def sync(self, whole: bool = False) -> None:
+        cache = self.cache
+        through = self._settled()
+        if through is None:
+            cache.fold_log(self.store.read(0))
+            cache.settled = False
+            return
+        if whole or not cache.settled:
+            if whole or not self.resume(through):
+                cache.fold_log([e for e in self.store.read(0) if e.seq <= through])
+            cache.settled = True
+        else:
+            self.fold_tail([e for e in self.store.read(cache.seq) if e.seq <= through])
+        if self.state_due():
+            self.save()
+
+    def refold(self) -> None:
+        self.sync(whole=True)
+
+    def may_save(self) -> bool:
+        # Only a cache of the settled log (no event below its seq can still commit) describes
+        # the log through its seq.
+        return self.cache.settled
+
+
+__all__ = ["Follower", "SettledFollower"]

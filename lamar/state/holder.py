@@ -1,0 +1,208 @@
+"""Where recall, report and evidence find the folded state: this process's fold of the log
+(`LocalFold`), or the rows of a store that folds its own (`StoreRows`, PostgreSQL's fold mode)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from lamar._errors import EventConflict, UnknownEpisode
+from lamar.policy.config import Policy
+from lamar.state.follower import Follower, SettledFollower
+from lamar.state.outcome import refused, write_outcome
+from lamar.state.pending import settle
+from lamar.state.saved import tuning_of
+from lamar.store.base import Event, FoldedRows, FoldingStore, RowsView, Store
+
+# The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
+# once in this many seconds, or in a quarter of `pending_after` if that is shorter.
+_SETTLE_EVERY = 60.0
+
+
+class Holder(Protocol):
+    """What recall, report and evidence read and write of the folded state. Called under the
+    engine's lock; reads return the lessons with the reward spread and the Bonferroni divisor."""
+
+    def open(self) -> None:
+        """Make ready what the first call reads."""
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        """The non-retired lessons whose scope the context contains."""
+
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
+        """These lessons (all when None), in the order they were added."""
+
+    def add(self, event: Event) -> bool:
+        """Append a lesson's `experience` event; False when its id is taken (the store or the fold refuses it)."""
+
+    def write(self, events: list[Event]) -> None:
+        """Append events that change lessons (a status), seen by the next read."""
+
+    def recall(self, event: Event) -> None:
+        """Append a recall's episode event, then settle the pending episodes that are due."""
+
+    def report(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> None:
+        """Append and fold an episode's outcome (see `Lamar.report` for what is refused)."""
+
+    def rebuild(self) -> None:
+        """Fold everything again from the log."""
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """Hold off every other writer's fold while the log is rewritten (a checkpoint)."""
+
+
+def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
+    """The follower of `store`'s log, and the holder recall and report go through."""
+    rows = store.rows if isinstance(store, FoldingStore) else None
+    if rows is None:
+        log = Follower(store, policy)
+        return log, LocalFold(log)
+    settled = SettledFollower(store, policy, rows.settled)
+    return settled, StoreRows(rows, settled)
+
+
+class LocalFold:
+    """The folded state as this process folded it, synced with the log before each read."""
+
+    def __init__(self, log: Follower) -> None:
+        self._log = log
+
+    def open(self) -> None:
+        if not self._log.resume():
+            self._log.sync()
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        self._log.sync()
+        cache = self._log.cache
+        return RowsView(cache.eligible(context), cache.sigma(), cache.n_active, None)
+
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
+        self._log.sync()
+        cache = self._log.cache
+        found = cache.lessons
+        states = list(found.values()) if ids is None else [found[i] for i in ids if i in found]
+        return RowsView(states, cache.sigma(), cache.n_active, None)
+
+    def add(self, event: Event) -> bool:
+        log = self._log
+        log.sync()
+        if event.data["id"] in log.cache.lessons:
+            return False
+        try:
+            (stored,) = log.append([event])
+        except EventConflict:
+            return False
+        log.cache.ignored.clear()
+        log.sync()
+        return stored.seq not in log.cache.ignored  # refused: another writer added it as a checkpoint ran
+
+    def write(self, events: list[Event]) -> None:
+        self._log.append(events)
+        self._log.sync()
+
+    def recall(self, event: Event) -> None:
+        self.write([event])
+        if self._log.policy.pending_after is not None:
+            settle(self._log, None)
+
+    def report(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> None:
+        if write_outcome(self._log, episode_id, reward, signal, replace):
+            raise refused(episode_id)
+
+    def rebuild(self) -> None:
+        self._log.refold()
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()
+
+
+class StoreRows:
+    """The folded state as the store holds it in rows that each write folds (`FoldedRows`).
+
+    The rows are built here first when they are missing, stale or were folded under other
+    tuning: this engine's tuning is theirs from then on. The follower's cache serves only what
+    needs the whole log (stats, sleep, pending, a report the rows cannot fold).
+    """
+
+    def __init__(self, rows: FoldedRows, log: SettledFollower) -> None:
+        self._rows = rows
+        self._log = log
+        self._tuning: str | None = None
+        self._next_settle = 0.0  # when a recall next applies the pending policy (monotonic)
+
+    def open(self) -> None:
+        pass  # the rows are read as they are, and the log is folded only when a call needs it
+
+    def _read(self, read: Callable[[FoldedRows], RowsView]) -> RowsView:
+        view = read(self._rows)
+        if view.tuning != self._tuning_text():
+            self._build()
+            view = read(self._rows)
+        return view
+
+    def eligible(self, context: dict[str, str]) -> RowsView:
+        return self._read(lambda rows: rows.eligible(context))
+
+    def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
+        return self._read(lambda rows: rows.lessons() if ids is None else rows.lessons(ids))
+
+    def add(self, event: Event) -> bool:
+        try:  # the store refuses an id that has a row or a key
+            self._log.append([event])
+        except EventConflict:
+            return False
+        return True
+
+    def write(self, events: list[Event]) -> None:
+        self._log.append(events)
+
+    def recall(self, event: Event) -> None:
+        self._log.append([event])
+        after = self._log.policy.pending_after
+        if after is not None and time.monotonic() >= self._next_settle:
+            self._next_settle = time.monotonic() + min(_SETTLE_EVERY, after / 4)
+            self._log.sync()
+            settle(self._log, None)
+
+    def report(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> None:
+        if not replace and isinstance(episode_id, str):
+            # One transaction in the store: the episode found by key, its eligible lessons'
+            # rows locked and folded. A first report ends here; anything else (no episode
+            # under that key, an outcome already there) takes the path through the log below.
+            data = {"episode": episode_id, "reward": reward, "signal": signal, "replace": False}
+            try:
+                self._log.wrote = True
+                self._rows.append([Event("outcome", data, key=f"outcome:{episode_id}")], strict=True)
+                return
+            except (UnknownEpisode, EventConflict):
+                pass
+        was_refused = write_outcome(self._log, episode_id, reward, signal, replace)
+        if self._rows.lessons([]).tuning is None:
+            self._build()  # the outcome could not be folded in the rows (a replacement)
+        if was_refused:
+            raise refused(episode_id)
+
+    def rebuild(self) -> None:
+        self._log.refold()
+        self._build(force=True)
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        return self._rows.exclusive()
+
+    def _tuning_text(self) -> str:
+        if self._tuning is None:
+            self._tuning = json.dumps(tuning_of(self._log.policy), sort_keys=True)
+        return self._tuning
+
+    def _build(self, force: bool = False) -> None:
+        """Fold the whole log here and write the result as the store's rows (heavy), unless (not
+        `force`) another engine has just built them under this tuning."""
+        self._rows.build(self._tuning_text(), self._log.cache.fold_log, force=force)
+        self._log.cache.reset()  # the log's fold went into the rows; kept here it would only weigh on every call
+
+
+__all__ = ["Holder", "LocalFold", "StoreRows", "open_state"]

@@ -1,0 +1,66 @@
+"""`write_outcome`: a report written as an outcome event, checked against the folded episode first."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lamar._errors import DuplicateReport, EventConflict, UnknownEpisode
+from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from lamar.state.follower import Follower
+
+
+def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | None, replace: bool) -> bool:
+    """Append the outcome of `episode_id` and fold it; True when the fold refused it.
+
+    Raises:
+        UnknownEpisode: the log has no such episode.
+        DuplicateReport: the episode has an outcome and `replace` is False, or it is sealed.
+    """
+    log.sync()
+    episode = log.cache.episode(episode_id)
+    if episode is None:
+        raise UnknownEpisode(
+            f"no episode {episode_id!r} in store {log.store.location}: report the "
+            "episode_id that recall() returned, against the same store (an episode that sleep "
+            "compacted is gone too: an old reported one, whose outcome stays counted, or one "
+            "left unreported past keep_unreported)"
+        )
+    # A default or an expiry from the pending policy only stood in for this report.
+    replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
+    if episode.reports and not replace:
+        raise DuplicateReport(
+            f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
+            "pass replace=True to replace that outcome"
+        )
+    if episode.sealed:
+        raise DuplicateReport(
+            f"episode {episode_id}'s outcome ({episode.signal or episode.reward}) is final: it "
+            "was folded into a checkpoint when the store was compacted, so it cannot be replaced"
+        )
+    key = f"outcome:{episode_id}" + (f":{episode.reports}" if episode.reports else "")
+    data = {"episode": episode_id, "reward": reward, "signal": signal, "replace": bool(episode.reports)}
+    try:
+        (stored,) = log.append([Event("outcome", data, key=key)])
+    except EventConflict:
+        raise DuplicateReport(
+            f"episode {episode_id} was reported by another writer just now; "
+            "pass replace=True to replace that outcome"
+        ) from None
+    log.cache.ignored.clear()
+    log.sync()
+    now = log.cache.episodes.get(episode_id)
+    return stored.seq in log.cache.ignored or (now is not None and now.outcome_seq < stored.seq)
+
+
+def refused(episode_id: str) -> DuplicateReport:
+    """The error for an outcome the fold refused: another writer reported the episode and a
+    checkpoint dropped that report's key before this one was written, so every process refuses it."""
+    return DuplicateReport(
+        f"episode {episode_id} was reported by another writer, and compacted, just now; "
+        "this report was not counted"
+    )
+
+
+__all__ = ["refused", "write_outcome"]

@@ -1,0 +1,81 @@
+"""The saved state: the fold cache as checksummed text kept beside the log, never in it, so
+that a fresh process folds only the tail (see `Follower.resume`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import zlib
+from typing import TYPE_CHECKING, Any
+
+from lamar.state.snapshot import snapshot_of
+
+if TYPE_CHECKING:
+    from lamar.policy.config import Policy
+    from lamar.state.cache import FoldCache
+    from lamar.store.base import Event
+
+# Bumped whenever what a lesson's saved form holds (LessonState.to_dict) changes, so that a
+# state saved by another Lamar is rebuilt from the events instead of trusted.
+STATE_VERSION = 7
+
+
+def fingerprint(event: Event) -> str:
+    """A digest of one stored event: a state saved after it is valid only while it is still there."""
+    text = f"{event.seq}|{event.kind}|{event.key}|{event.time!r}|{event.data_json()}"
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+def _digest(data: bytes) -> str:
+    """CRC-32 and length: enough to notice a torn, edited or different text (not an adversary:
+    whoever can write the store can write its events too), and zlib loads in microseconds
+    where hashlib loads OpenSSL on every cold start."""
+    return f"{zlib.crc32(data):08x}{len(data):x}"
+
+
+def tuning_of(policy: Policy) -> dict[str, Any]:
+    """The policy's tuning as it reads back from JSON (a state folded under other tuning differs)."""
+    loaded: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(policy), default=str))
+    return loaded
+
+
+def state_text(cache: FoldCache, last: Event) -> str:
+    """The cache's folded state up to `last` (the last event folded), checksummed.
+
+    Episodes that the store can look up by key are left out (that is what keeps a reopen
+    cheap). Kept: the ones it cannot (known only from a checkpoint snapshot), and the pending
+    ones (no outcome yet), which `Lamar.pending` and the settling walk.
+    """
+    kept = [record for record in cache.episodes.values() if record.id in cache.pinned or record.reports == 0]
+    data = snapshot_of(cache, episodes=kept)
+    data["pinned"] = [record.id for record in kept if record.id in cache.pinned]
+    data["sealed"] = [record.id for record in kept if record.sealed]
+    data["counters"] = [cache.n_episodes, cache.wanted, cache.held]
+    payload = {"version": STATE_VERSION, "seq": last.seq, "last": fingerprint(last),
+               "policy": tuning_of(cache.policy), "state": data}
+    body = json.dumps(payload, separators=(",", ":"))  # ASCII: any text survives any backend
+    return _digest(body.encode("ascii")) + "\n" + body
+
+
+def read_state(text: str, policy: Policy) -> dict[str, Any]:
+    """The payload of a saved state, checked; raises ValueError when it cannot be trusted.
+
+    Refused: a torn or edited text (checksum), another STATE_VERSION, other tuning.
+    The caller still checks `seq` and `last` against the log.
+    """
+    digest, sep, body = text.partition("\n")
+    if not sep or _digest(body.encode("utf-8", "surrogatepass")) != digest:
+        raise ValueError("the saved state fails its checksum (torn or edited)")
+    payload = json.loads(body)
+    if not isinstance(payload, dict):
+        raise TypeError("the saved state is not an object")
+    if payload.get("version") != STATE_VERSION:
+        raise ValueError(f"the saved state has version {payload.get('version')!r}, not {STATE_VERSION}")
+    if payload.get("policy") != tuning_of(policy):
+        raise ValueError("the saved state was folded under other tuning")
+    if not isinstance(payload.get("seq"), int) or not isinstance(payload.get("last"), str):
+        raise TypeError("the saved state has no seq or fingerprint")
+    return payload
+
+
+__all__ = ["STATE_VERSION", "fingerprint", "read_state", "state_text", "tuning_of"]

@@ -1,0 +1,109 @@
+"""Snapshots: the fold cache as the data of one `snapshot` event, and back, exactly: folding a
+snapshot and the events after it gives the evidence and decisions that folding the whole log gives."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from lamar.policy.lesson import LessonState
+from lamar.state.episode import EpisodeRecord
+
+if TYPE_CHECKING:
+    from lamar.state.cache import FoldCache
+
+FORMAT = 1
+EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
+                  "reports", "number", "outcome_seq")
+
+
+def new_audit() -> dict[str, Any]:
+    """Audit figures of compacted episodes, before any compaction."""
+    return {"compactions": 0, "episodes": 0, "reports": 0, "by_signal": {}, "reward_sum": 0.0,
+            "first_time": None, "last_time": None}
+
+
+def add_to_audit(audit: dict[str, Any], dropped: Iterable[EpisodeRecord]) -> None:
+    """Count one compaction's dropped episodes into `audit` (the figures outlive the episodes)."""
+    audit["compactions"] += 1
+    by_signal = audit["by_signal"]
+    for record in dropped:
+        audit["episodes"] += 1
+        first, last = audit["first_time"], audit["last_time"]
+        audit["first_time"] = record.time if first is None else min(first, record.time)
+        audit["last_time"] = record.time if last is None else max(last, record.time)
+        if record.reward is not None:
+            audit["reports"] += 1
+            audit["reward_sum"] += record.reward
+            name = record.signal or "reward"
+            by_signal[name] = by_signal.get(name, 0) + 1
+
+
+def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = None) -> dict[str, Any]:
+    """The cache as plain JSON-safe data, in the order the cache keeps it.
+
+    Args:
+        cache: the fold cache.
+        episodes: the episodes to include (default: every one the cache holds).
+    """
+    held = cache.episodes.values() if episodes is None else episodes
+    return {
+        "format": FORMAT,
+        "lessons": [state.to_dict() for state in cache.lessons.values()],
+        # Scope buckets in insertion order, empty ones too: recall walks them in this order,
+        # and the walk (hence the coins' order) must not change across a checkpoint.
+        "index": [[[list(pair) for pair in key], list(bucket)] for key, bucket in cache.index.items()],
+        "episodes": [[getattr(record, name) for name in EPISODE_FIELDS] for record in held],
+        "applied": sorted(cache.applied),
+        "active": cache.n_active,
+        "reports": cache.reports,
+        "compacted": {**cache.compacted, "by_signal": dict(cache.compacted["by_signal"])},
+        "rewards": [cache.reward_n, cache.reward_mean, cache.reward_m2],
+    }
+
+
+def restore(cache: FoldCache, data: Mapping[str, Any]) -> None:
+    """Reset the cache to a snapshot (raises KeyError/TypeError/ValueError if malformed)."""
+    if data["format"] != FORMAT:
+        raise ValueError(f"snapshot format {data['format']!r}; this Lamar reads format {FORMAT}")
+    cache.reset()
+    for raw in data["lessons"]:
+        state = LessonState.from_dict(raw)
+        _check_numbers(state)
+        cache.lessons[state.experience.id] = state
+    for key, ids in data["index"]:
+        cache.index[tuple((str(f), str(v)) for f, v in key)] = {i: cache.lessons[i] for i in ids}
+    for row in data["episodes"]:
+        fields = dict(zip(EPISODE_FIELDS, row, strict=True))
+        record = EpisodeRecord(fields, float(fields["time"]))
+        record.reward = None if fields["reward"] is None else float(fields["reward"])
+        record.signal = fields["signal"]
+        record.reports = int(fields["reports"])
+        record.number = int(fields["number"])
+        record.outcome_seq = int(fields["outcome_seq"])
+        record.sealed = record.reward is not None  # its reward is inside the lessons' sums now
+        cache.episodes[record.id] = record
+    cache.applied = set(data["applied"])
+    cache.n_active = int(data["active"])
+    cache.reports = int(data["reports"])
+    cache.compacted = {**new_audit(), **data["compacted"]}
+    cache.compacted["by_signal"] = dict(cache.compacted["by_signal"])  # the event's data stays as stored
+    n, mean, m2 = data["rewards"]
+    cache.reward_n, cache.reward_mean, cache.reward_m2 = int(n), float(mean), float(m2)
+    if cache.reward_n < 0 or not cache.reward_m2 >= 0.0 or not math.isfinite(cache.reward_m2 + cache.reward_mean):
+        raise ValueError("the snapshot's reward statistics are out of range")
+
+
+def _check_numbers(state: LessonState) -> None:
+    """Refuse a lesson whose sums could not come from folding outcomes (a mangled snapshot):
+    later arithmetic on them would fail far from the cause."""
+    for part in (state.arms.to_dict(), state.ledger.to_dict(), state.detector.to_dict()):
+        for name, value in part.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"lesson {state.experience.id}: {name} is {value!r}, not a finite number")
+    if state.ledger.n >= 2 and not state.ledger.weight > 0.0:
+        raise ValueError(f"lesson {state.experience.id}: a ledger of {state.ledger.n} episodes has no weight")
+
+
+__all__ = ["EPISODE_FIELDS", "FORMAT", "add_to_audit", "new_audit", "restore", "snapshot_of"]

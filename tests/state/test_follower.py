@@ -1,0 +1,55 @@
+"""The followers: the log mode's folds the tail; the fold mode's folds only the settled log, and
+folds the whole log (without trusting or saving it) when the settled seq is not known."""
+
+from __future__ import annotations
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar.policy.config import Policy
+from lamar.state.follower import Follower, SettledFollower
+from lamar.store import MemoryStore
+
+
+def _store(episodes: int) -> MemoryStore:
+    lam = Lamar(MemoryStore(), k=1, seed=2)
+    lam.add(Experience("case", "do", scope=Scope(task="t")))
+    for _ in range(episodes):
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    assert isinstance(lam.store, MemoryStore)
+    return lam.store
+
+
+def test_the_fold_mode_follower_folds_only_what_is_settled() -> None:
+    store = _store(10)  # 21 events
+    through: list[int | None] = [11]
+    log = SettledFollower(store, Policy(), lambda: through[0])
+    log.sync()
+    assert (log.cache.seq, log.cache.settled, len(log.cache.episodes)) == (11, True, 5)
+    through[0] = 15
+    log.sync()  # the tail up to the settled seq, not past it
+    assert (log.cache.seq, log.cache.reports) == (15, 7)
+    through[0] = None  # a write in flight did not end: the whole log as it stands, not trusted as settled
+    log.sync()
+    assert (log.cache.seq, log.cache.settled, log.cache.reports) == (21, False, 10)
+    log.save()
+    assert store.load_state() is None  # an unsettled fold is never saved
+    through[0] = 21
+    log.sync()  # folded again from the start, now settled
+    assert (log.cache.seq, log.cache.settled) == (21, True)
+    log.save()
+    assert store.load_state() is not None
+
+
+def test_only_a_writer_saves_the_state_as_it_syncs() -> None:
+    store = _store(300)  # 601 events; the engine that wrote them saved its state at seq 512
+    before = store.load_state()
+    assert before is not None and '"seq":512' in before
+    reader = Follower(store, Policy())
+    reader.sync()
+    assert reader.state_due() and store.load_state() == before  # a reader leaves the store as it was
+    writer = Follower(store, Policy())
+    writer.sync()
+    writer.append([])  # nothing, but through the follower: it is a writer from now on
+    writer.sync()
+    assert '"seq":601' in (store.load_state() or "") and not writer.state_due()
+    resumed = Follower(store, Policy())
+    assert resumed.resume() and resumed.cache.partial and resumed.cache.seq == 601
