@@ -11,7 +11,7 @@ The data path, end to end:
 Every write is an event appended to the store; the state here is a cache folded from
 those events, so several processes sharing one store converge on the same state. A store in
 the fold mode (PostgreSQL's default, `store.rows`) holds the folded state itself: the engine
-then reads the rows it needs and writes events that the store folds (lamar/store/postgres_rows.py).
+then reads the rows it needs and writes events that the store folds (lamar/store/postgres/rows.py).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ from lamar.store.base import RowsView
 if TYPE_CHECKING:
     from lamar.policy.history import LessonHistory
     from lamar.sleep.proposals import ApplyResult, SleepReport
-    from lamar.store.postgres_rows import LessonRows
+    from lamar.store.postgres.rows import LessonRows
 
 _STATE_EVERY = 512  # events folded past the saved state before a write saves it again (at least)
 # The fold mode: a recall applies the pending policy (which needs the engine's own fold of the

@@ -34,7 +34,7 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(module), name)
 
-_BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres"})
+_BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres.store"})
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 

@@ -204,7 +204,7 @@ class RowsView(NamedTuple):
 
 class FoldedRows(Protocol):
     """The fold mode's seam: a store whose `rows` attribute is one of these holds every lesson's
-    folded state itself (lamar/store/postgres_rows.py), and the engine reads and writes through it
+    folded state itself (lamar/store/postgres/rows.py), and the engine reads and writes through it
     instead of folding the log (see `Lamar._view`). A store without `rows` (or with None) leaves
     the folding to the engine's cache.
 

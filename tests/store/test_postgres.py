@@ -598,7 +598,7 @@ def test_a_write_that_gets_no_connection_wrote_nothing_and_says_so(postgres_url:
     try:
         store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=mode), pool_size=1, timeout=0.5,
                               settle_timeout=5.0)
-        with store._pool.connection():  # held by another part of the program
+        with store.connections.connection():  # held by another part of the program
             started = time.monotonic()
             with pytest.raises(StoreError, match="nothing of this write was kept"):
                 store.append([Event("applied", {"proposal": "a"}, key="a")])
