@@ -78,6 +78,22 @@ class Event:
         return out
 
 
+def stored_problem(event: Event) -> str | None:
+    """What no write through the API could have stored in `event`, as read back from a store (a
+    kind no release wrote, an outcome's reward that is not a number in [-1, 1]), or None. Cheap
+    enough for every read of every event: the file backends run it on what they read, so a
+    hand-edited log is refused when it is folded rather than folded into wrong evidence."""
+    if event.kind not in EVENT_KINDS:
+        return f"has the unknown kind {event.kind!r}"
+    if event.kind == "outcome":
+        reward: Any = event.data.get("reward")
+        if reward is None:
+            return None  # none (an expired episode's): the fold decides what an outcome needs
+        if type(reward) not in (int, float) or not -1.0 <= reward <= 1.0:  # NaN fails the comparison
+            return f"holds the reward {reward!r}, not a number in [-1, 1]"
+    return None
+
+
 def check_appendable(events: Sequence[Event]) -> None:
     """Refuse, before any write begins, an event no backend can store whole.
 
