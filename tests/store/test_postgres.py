@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+import unittest
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -25,11 +26,11 @@ import psycopg
 import pytest
 
 from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar.conformance import StoreConformance
 from lamar.store import Event, ExperienceStore
 from lamar.store.postgres import PostgresStore
 from lamar.store.transfer import transfer
-from tests.conftest import POSTGRES_URL
-from tests.store.conformance import StoreConformance
+from tests.conftest import POSTGRES_URL, require_service
 
 REPO = Path(__file__).parents[2]
 
@@ -83,26 +84,23 @@ def ns_url(postgres_url: str) -> Iterator[str]:
     drop_namespaces(postgres_url, namespace)
 
 
-class TestPostgresStore(StoreConformance):
+class TestPostgresStore(StoreConformance, unittest.TestCase):
     """The log mode (lamar_fold=off): every engine folds the log itself; seq order is commit order.
     The fold mode runs the same suite in test_postgres_fold.py."""
 
     mode: ClassVar[dict[str, str]] = {"lamar_fold": "off"}
 
-    def location(self, tmp_path: Path) -> str:
-        return namespace_url(POSTGRES_URL, unique_namespace("conf"), **self.mode)
+    def location(self, folder: Path) -> str:
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+        namespace = unique_namespace("conf")
+        self.addCleanup(drop_namespaces, POSTGRES_URL, namespace)
+        return namespace_url(POSTGRES_URL, namespace, **self.mode)
 
-    @pytest.fixture
-    def loc(self, postgres_url: str, tmp_path: Path) -> Iterator[str]:
-        location = self.location(tmp_path)
-        yield location
-        drop_namespaces(postgres_url, PostgresStore(location).namespace)
-
-    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+    def worker(self, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
         """Start a worker; for the SIGKILL test, return once it is writing, not still importing
         psycopg (on a loaded machine that takes longer than the suite's 0.4-1 s kill delay)."""
         size = log.stat().st_size if log.exists() else 0
-        worker = super()._worker(tmp_path, loc, log, seed, episodes)
+        worker = super().worker(log, seed, episodes)
         deadline = time.monotonic() + 60
         while episodes > 10_000 and (log.stat().st_size if log.exists() else 0) == size:
             assert worker.poll() is None and time.monotonic() < deadline, "the worker never wrote"

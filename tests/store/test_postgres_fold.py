@@ -31,8 +31,8 @@ from tests.store.test_postgres import drop_namespaces, namespace_url, unique_nam
 class TestPostgresFoldStore(test_postgres.TestPostgresStore):
     mode: ClassVar[dict[str, str]] = {"lamar_fold": "on"}
 
-    def test_the_suite_runs_in_the_fold_mode(self, store: Any) -> None:
-        assert store.rows is not None  # (until 2026-12-01 an empty `mode` here ran the log mode again)
+    def test_the_suite_runs_in_the_fold_mode(self) -> None:
+        self.assertIsNotNone(self.opened().rows)  # an empty `mode` here would run the log mode again
 
 
 @pytest.fixture
