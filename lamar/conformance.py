@@ -68,10 +68,12 @@ class StoreConformance(_Case):
 
     Override `open(location)` when `open_store(location)` does not open it, and `opener`
     (code defining `open_store(location)`) for the child processes. A test that a backend's
-    capabilities rule out (`persistent`, `rewritable`, `processes` False) is skipped, saying why.
+    capabilities rule out (`persistent`, `keyed`, `rewritable`, `processes` False) is skipped,
+    saying why.
     """
 
     persistent = True  # survives close and reopen
+    keyed = True  # has lookup(keys), load_state() and save_state(seq, text) (`KeyedStore`)
     rewritable = True  # has rewrite(through, snapshot): compaction shrinks its log
     processes = True  # can be shared by several OS processes
     opener = DEFAULT_OPENER  # code defining open_store(location) inside a worker process
@@ -161,6 +163,7 @@ class StoreConformance(_Case):
     # -- keyed lookup and the engine's saved state -----------------------------------------
 
     def test_lookup_finds_committed_events_by_key(self) -> None:
+        self._require("keyed")
         store = self.opened()
         written = store.append([Event("episode", {"id": "e1"}, key="episode:e1"),
                                 Event("status", {"id": "x", "status": "active"}),
@@ -172,6 +175,7 @@ class StoreConformance(_Case):
         self.assertEqual((store.lookup(["nothing"]), store.lookup([])), ([], []))
 
     def test_a_saved_state_reads_back_and_is_replaced(self) -> None:
+        self._require("keyed")
         store = self.opened()
         self.assertIsNone(store.load_state())
         store.save_state(3, "abc\n{}")
@@ -183,6 +187,7 @@ class StoreConformance(_Case):
         """Evidence, stats and the next decisions (same seed) of an engine that resumed from the
         saved state equal those of one that folded the whole log; reports of episodes from
         before the state (looked up by key) count the same, duplicates are refused the same."""
+        self._require("keyed")
         store = self.open(self.loc)
         lam = Lamar(store, k=2, seed=4)
         ids = [lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 3}"))) for i in range(7)]
