@@ -1360,3 +1360,19 @@ def test_a_damaged_row_is_a_corrupt_store_error_and_a_rebuild_repairs_it(fold_ur
     assert [fresh.evidence(i).eligible for i in ids] == before
     fresh.report(fresh.recall({"task": "x"}).episode_id, 1.0)
     assert [fresh.evidence(i).eligible for i in ids] == [n + 1 for n in before]
+
+
+def test_merging_a_retired_lesson_leaves_the_count_of_active_lessons_as_the_log_folds_it(fold_url: str) -> None:
+    """The count of lessons not retired (every verdict's divisor) drops once per lesson a merge
+    retires: a lesson retired already, or merged already into another, is not counted again."""
+    lam = Lamar(fold_url, k=2, seed=1)
+    a, b, c = (lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="t"))) for i in range(3))
+    lam.retire(b)
+    lam.store.append([Event("merge", {"into": a, "from": [b]})])
+    lam.store.append([Event("merge", {"into": c, "from": [b]})])
+    lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    replay = _replayed(fold_url)
+    assert lam.store.rows.lessons().active == replay.stats()["experiences"] - 1 == 2  # type: ignore[attr-defined]
+    assert lam.evidence(a) == replay.evidence(a) and lam.evidence(c) == replay.evidence(c)
+    replay.close()
+    lam.close()

@@ -72,8 +72,10 @@ class Batch:
                 self.touched[data["id"]] = states[data["id"]]
         elif event.kind == "merge":
             into = states.get(data["into"])
-            retired = fold.merge(into, [states.get(i) for i in data["from"]], data["from"])
-            self.active -= len(retired)
+            others = [states.get(i) for i in data["from"]]
+            was = {id(s) for s in others if s is not None and s.experience.status is not Status.RETIRED}
+            retired = fold.merge(into, others, data["from"])
+            self.active -= sum(id(s) in was for s in retired)  # one retired already is not counted twice
             self.touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
         elif event.kind == "outcome" and not data.get("expired"):
             return self._outcome(event)
