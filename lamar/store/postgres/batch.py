@@ -73,9 +73,9 @@ class Batch:
         elif event.kind == "merge":
             into = states.get(data["into"])
             others = [states.get(i) for i in data["from"]]
-            was = {id(s) for s in others if s is not None and s.experience.status is not Status.RETIRED}
+            active = {id(s) for s in others if s is not None and s.experience.status is not Status.RETIRED}
             retired = fold.merge(into, others, data["from"])
-            self.active -= sum(id(s) in was for s in retired)  # one retired already is not counted twice
+            self.active -= sum(id(s) in active for s in retired)  # one retired already is not counted twice
             self.touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
         elif event.kind == "outcome" and not data.get("expired"):
             return self._outcome(event)
