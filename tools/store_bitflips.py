@@ -1,17 +1,6 @@
-"""Flips one random bit of a JSON or SQLite store's file, many times over, and counts what opening it does.
-
-    python tools/store_bitflips.py [--flips 600] [--seed 1]
-
-Each store holds 3 lessons and 40 reported episodes, closed (a SQLite write-ahead log folded into
-its file), its sidecars kept. Each trial copies it, flips one bit at a uniformly drawn byte of the
-store's file, opens it, reads every event and folds it (as `lamar stats`). A trial ends one of:
-
-    refused   the open, the read or the fold raised a LamarError (CorruptStore naming the file)
-    harmless  it opened and every event read back exactly as written
-    wrong     it opened and read back other events: a silent corruption
-
-Printed per backend with a 95% Wilson interval on each share.
-"""
+"""Flips one random bit of a JSON or SQLite store's file, many times over, and counts whether opening
+it refuses it, reads it back unchanged, or reads back other events silently (docs/guarantees.md).
+Usage: python tools/store_bitflips.py [--flips 600] [--seed 1]"""
 
 from __future__ import annotations
 
@@ -24,6 +13,14 @@ import tempfile
 from pathlib import Path
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal
+
+# Each store holds 3 lessons and 40 reported episodes, closed (a SQLite write-ahead log folded into
+# its file), its sidecars kept. Each trial copies it, flips one bit at a uniformly drawn byte of the
+# store's file, opens it, reads every event and folds it (as `lamar stats`), and ends one of:
+#     refused   the open, the read or the fold raised a LamarError (CorruptStore naming the file)
+#     harmless  it opened and every event read back exactly as written
+#     wrong     it opened and read back other events: a silent corruption
+# Printed per backend with a 95% Wilson interval on each share.
 
 
 def make(path: Path) -> list[tuple[object, ...]]:

@@ -1,13 +1,4 @@
-"""The store protocol: an append-only log of events. Everything else is derived from it.
-
-A backend needs three methods. `append` writes a batch atomically (all or nothing) and
-refuses any event whose unique `key` is already stored; `read` returns committed events
-after a sequence number, in commit order; `close` releases files and connections. The
-engine keeps its bandit state as a cache folded from this log, so a backend never has to
-know what a lesson, an episode or a verdict is. A backend may also `rewrite` the start of
-its log into one snapshot event (see `RewritableStore`), which keeps it bounded, and may hold
-the folded state itself (see `FoldedRows`: PostgreSQL's fold mode).
-"""
+"""The store protocol: an append-only log of events, from which everything else is derived."""
 
 from __future__ import annotations
 
@@ -157,7 +148,16 @@ def _not_json(event: Event) -> str | None:
 
 @runtime_checkable
 class Store(Protocol):
-    """What the engine needs from a backend."""
+    """What the engine needs from a backend.
+
+    Three methods. `append` writes a batch atomically (all or nothing) and refuses any event
+    whose unique `key` is already stored; `read` returns committed events after a sequence
+    number, in commit order; `close` releases files and connections. The engine keeps its
+    bandit state as a cache folded from this log, so a backend never has to know what a
+    lesson, an episode or a verdict is. A backend may also `rewrite` the start of its log into
+    one snapshot event (`RewritableStore`), which keeps it bounded, and may hold the folded
+    state itself (`FoldedRows`: PostgreSQL's fold mode).
+    """
 
     location: str
 

@@ -1,18 +1,5 @@
-"""A human-readable JSON file: a header line, then one event per line, appended.
-
-Durability, step by step: a write appends whole lines with one `write` on a descriptor
-opened for appending and fsyncs it before returning, so an acknowledged event is on disk;
-before it appends, a writer notes in the lock file where its lines start, and clears the
-note once they are on disk: a last line without its newline at that noted place is a write
-in progress or a killed writer's (readers ignore it, the next writer cuts it off); anywhere
-else it is a torn file (truncated, power cut) and opening it is a `CorruptStore` error. An exclusive
-`flock` on a sidecar `.lock` file serializes writers across processes; readers take no
-lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp file in
-the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
-fsynced; temp files left by killed writers are removed by the next writer. An index beside
-the file (`json_index`: keys and line offsets, a validated cache) lets an open parse only the
-lines it does not cover; writers save it every `_INDEX_EVERY` lines.
-"""
+"""The JSON store: a human-readable file of one event per line, appended, locked for writers and
+indexed beside it; every step of a write says what makes it durable."""
 
 from __future__ import annotations
 
@@ -49,6 +36,18 @@ class JsonStore:
     lookup by key only the lines it needs; without a valid index the whole file is parsed
     (the next write saves a new one). Version-1 files (one JSON document) are read as they
     are and rewritten as lines by the first write.
+
+    Durability, step by step: a write appends whole lines with one `write` on a descriptor
+    opened for appending and fsyncs it before returning, so an acknowledged event is on disk;
+    before it appends, a writer notes in the lock file where its lines start, and clears the
+    note once they are on disk: a last line without its newline at that noted place is a write
+    in progress or a killed writer's (readers ignore it, the next writer cuts it off); anywhere
+    else it is a torn file (truncated, power cut) and opening it is a `CorruptStore` error. An
+    exclusive `flock` on a sidecar `.lock` file serializes writers across processes; readers
+    take no lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp
+    file in the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
+    fsynced; temp files left by killed writers are removed by the next writer. Writers save the
+    index every `_INDEX_EVERY` lines.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:

@@ -1,16 +1,4 @@
-"""The JSON store's key and line index: a cache beside the file (`<file>.index`), never the truth.
-
-With it, opening a JSON store reads only the lines past what the index covers, `read(after)`
-seeks to the line it needs, and `lookup(keys)` reads only the lines holding those keys. It is
-trusted only while it provably describes the file: its own checksum (torn or edited), its
-format version, the file's header line (a rewrite swaps in a new generation), the file's
-length (at least what it covers; exactly, with the same modification time, when nothing was
-appended since), and its last covered line, read back from the file (checksum and seq).
-Anything else, or no index at all, and the store parses the whole file as it did before;
-deleting the index loses nothing. Only writers save it, under the writers' lock, so a reader
-needs no write access. Not noticed: an edit inside the covered lines that keeps their total
-length and the last of them, made after lines were appended past the index.
-"""
+"""The JSON store's key and line index: a cache beside the file (`<file>.index`), never the truth."""
 
 from __future__ import annotations
 
@@ -37,6 +25,20 @@ def key_hash(key: str) -> int:
     """24 bits of a key's CRC-32: entries stay one 64-bit integer each; a hash shared by two keys
     costs one extra line read (the key on the line is compared)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0xFFFFFF
+
+
+# With it, opening a JSON store reads only the lines past what the index covers, `read(after)`
+# seeks to the line it needs, and `lookup(keys)` reads only the lines holding those keys. It is
+# trusted only while it provably describes the file: its own checksum (torn or edited), its
+# format version, the file's header line (a rewrite swaps in a new generation), the file's
+# length (at least what it covers; exactly, with the same modification time, when nothing was
+# appended since), and its last covered line, read back from the file (checksum and seq).
+# Anything else, or no index at all, and the store parses the whole file; deleting the index
+# loses nothing. Only writers save it, under the writers' lock, so a reader needs no write
+# access. An index of the file's own generation that indexed more events than the file holds
+# means the file lost events: that is refused (`load`). Not noticed by the index: an edit inside
+# the covered lines that keeps their total length and the last of them, made after lines were
+# appended past the index (each line's own checksum is what catches that).
 
 
 @dataclasses.dataclass
