@@ -288,6 +288,8 @@ class JsonStore:
             stored = [e.numbered(base + i + 1) for i, e in enumerate(events)]
             if self._version != VERSION or self._stamp is None:
                 # A new file, or a version-1 file: write it whole, as lines, once.
+                if self._stamp is None:  # a state left beside a deleted file describes another log
+                    self._state_path.unlink(missing_ok=True)
                 self._write([*self._tail, *stored])
             else:
                 self._add(stored, self._append_lines(stored))

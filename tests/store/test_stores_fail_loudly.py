@@ -210,3 +210,18 @@ def test_the_json_store_reads_the_seq_of_the_state_the_engine_saves(tmp_path: Pa
     found = _STATE_SEQ.search(Path(f"{path}.state").read_text(), 0, 200)
     assert found is not None and int(found.group(1)) == last
     assert json.loads(Path(f"{path}.state").read_text().split("\n", 1)[1])["seq"] == last
+
+
+def test_a_json_store_started_again_beside_an_old_state_opens(tmp_path: Path) -> None:
+    """Deleting the file to start afresh leaves its sidecars: the new file's first write drops the
+    old state, which described another log, so the new store is not taken for a shortened one."""
+    path = tmp_path / "s.json"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, 20)
+    lam.close()
+    path.unlink()
+    fresh = Lamar(str(path), k=1, seed=1)
+    fresh.add(Experience("the tests fail", "read the log", scope=Scope(task="t")))
+    assert not Path(f"{path}.state").exists()
+    assert len(Lamar(str(path)).experiences()) == 1
