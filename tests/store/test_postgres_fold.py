@@ -1376,3 +1376,25 @@ def test_merging_a_retired_lesson_leaves_the_count_of_active_lessons_as_the_log_
     assert lam.evidence(a) == replay.evidence(a) and lam.evidence(c) == replay.evidence(c)
     replay.close()
     lam.close()
+
+
+def test_rows_another_release_folded_under_other_tuning_are_built_again_not_refused(fold_url: str) -> None:
+    """Rows whose text this Lamar cannot decode (a release whose lesson state holds other numbers),
+    folded under tuning other than this engine's, are stale for it: it builds them again from the
+    log, as for any other tuning. (Under its own tuning such a row is refused: the test above.)"""
+    setup, ids = _shared_lessons(fold_url)
+    for reward in (1.0, -0.5, 0.5):
+        setup.report(setup.recall({"task": "x"}).episode_id, reward)
+    before = [setup.evidence(i).eligible for i in ids]
+    store = PostgresStore(fold_url)
+    store.connections.run(lambda conn: conn.execute(
+        "UPDATE lamar_lessons SET state = '{}' || chr(10) || '[\"qq\", \"AAAA\", [], {}, 1]', version = version + 1 "
+        "WHERE namespace = %s", (store.namespace,)))
+    store.connections.run(lambda conn: conn.execute(
+        "UPDATE lamar_namespaces SET folded = '{\"warmup\": 3}' WHERE namespace = %s", (store.namespace,)))
+    store.close()
+    fresh = Lamar(fold_url, k=2, seed=3)
+    fresh.report(fresh.recall({"task": "x"}).episode_id, 1.0)
+    assert [fresh.evidence(i).eligible for i in ids] == [n + 1 for n in before]
+    fresh.close()
+    setup.close()

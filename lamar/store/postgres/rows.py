@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import LamarError, StoreError, UnknownEpisode
+from lamar._errors import CorruptStore, LamarError, StoreError, UnknownEpisode
 from lamar.policy import fold
 from lamar.policy.lesson import LessonState
 from lamar.store.base import LESSON_KINDS, Event, RowsView
@@ -132,6 +132,8 @@ class LessonRows:
         self._jitter = random.Random()
         self._saved = _SAVED_LIMIT  # the recent share of reports that a read of their own saved a queuing
         self._moved = False  # whether the last report that read first found its rows moved since its recall
+        # A read that found a row it cannot decode, and the tuning the rows named (see `_view`).
+        self._undecodable: tuple[CorruptStore, str | None] | None = None
         self._counts = dict.fromkeys(("conflicts", "locked", "unread", "reread", "queued", "combined"), 0)
 
     @property
@@ -169,7 +171,15 @@ class LessonRows:
         found = [(i, raw, int(v)) for _, i, raw, v, *_ in rows]
         self._known.note_read(tuning, [row[4:7] for row in shards], active, found)
         n, _, m2 = merge_shards(row[4:7] for row in shards)
-        return RowsView([self._known.known(i, raw, v) for i, raw, v in found], fold.spread(n, m2), active, tuning)
+        try:
+            states = [self._known.known(i, raw, v) for i, raw, v in found]
+        except CorruptStore as exc:
+            # Rows another Lamar folded under other tuning (a release whose state holds other
+            # numbers) are stale for this engine whatever they hold: reported as not built, the
+            # engine builds them again from the log. Under its own tuning, `build` refuses.
+            self._undecodable = (exc, tuning)
+            return RowsView([], fold.spread(n, m2), active, None)
+        return RowsView(states, fold.spread(n, m2), active, tuning)
 
     def settled(self) -> int | None:
         """The seq through which the namespace's log is settled (`locks.settled`); None when a
@@ -179,7 +189,15 @@ class LessonRows:
     def build(self, tuning: str, folder: locks.Folder, *, force: bool = False) -> None:
         """Build the rows again from the whole log, as `folder` folds it in-process (`locks.build`):
         once for a namespace written in the log mode, and after an outcome the rows could not fold
-        (a replacement)."""
+        (a replacement).
+
+        Raises:
+            CorruptStore: the last read found a row it cannot decode among rows folded under
+                `tuning` itself (damaged, or edited by hand): `force` builds them again.
+        """
+        undecodable, self._undecodable = self._undecodable, None
+        if undecodable is not None and undecodable[1] == tuning and not force:
+            raise undecodable[0]
         locks.build(self._db, tuning, folder, force=force)
 
     def exclusive(self) -> AbstractContextManager[None]:
