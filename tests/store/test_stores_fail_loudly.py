@@ -43,6 +43,14 @@ def _contents(path: Path) -> object:
     return {p.name: p.read_bytes() for p in path.parent.iterdir() if p.is_file() and p.name != f"{path.name}.lock"}
 
 
+def _written(path: Path, episodes: int) -> None:
+    """A store at `path` holding one lesson and `episodes` reported episodes, closed."""
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, episodes)
+    lam.close()
+
+
 def _refused(path: Path, *words: str) -> str:
     """Opening `path` and `lamar stats` on it are both refused, naming the file (and `words`)."""
     before = _contents(path)
@@ -82,10 +90,7 @@ def test_a_sqlite_store_on_a_read_only_mount_is_read_with_the_events_in_its_writ
 
 def test_a_sqlite_store_whose_events_table_is_gone_is_refused_not_made_anew(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    lam = Lamar(str(path), k=1, seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
-    _reported(lam, 5)
-    lam.close()
+    _written(path, 5)
     with sqlite3.connect(path) as db:
         db.execute("DROP TABLE events")
     _refused(path, "events table is gone", "backup")
@@ -117,10 +122,7 @@ def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
 @pytest.mark.parametrize("edit", ["reward 1e300", "reward nan", "a bogus kind", "a gap in seq", "the tail deleted"])
 def test_a_hand_edited_sqlite_row_is_refused_once_the_state_is_gone(tmp_path: Path, edit: str, recompute: bool) -> None:
     path = tmp_path / "s.db"
-    lam = Lamar(str(path), k=1, seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
-    _reported(lam, 12)
-    lam.close()
+    _written(path, 12)
     _edited_sqlite(path, edit, recompute)
     _refused(path, "backup")
 
@@ -175,10 +177,7 @@ def test_a_bit_flipped_in_a_json_or_sqlite_store_is_never_read_silently_wrong(tm
 
 def test_a_json_line_edited_by_hand_is_refused_unless_its_checksum_was_deleted(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
-    lam = Lamar(str(path), k=1, seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
-    _reported(lam, 6)
-    lam.close()
+    _written(path, 6)
     Path(f"{path}.state").unlink()
     Path(f"{path}.index").unlink()
     lines = path.read_text().splitlines(keepends=True)
@@ -216,10 +215,7 @@ def test_a_json_store_started_again_beside_an_old_state_opens(tmp_path: Path) ->
     """Deleting the file to start afresh leaves its sidecars: the new file's first write drops the
     old state, which described another log, so the new store is not taken for a shortened one."""
     path = tmp_path / "s.json"
-    lam = Lamar(str(path), k=1, seed=1)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
-    _reported(lam, 20)
-    lam.close()
+    _written(path, 20)
     path.unlink()
     fresh = Lamar(str(path), k=1, seed=1)
     fresh.add(Experience("the tests fail", "read the log", scope=Scope(task="t")))
