@@ -79,7 +79,7 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
     signals = list(Signal)
     took: list[float] = []
     each: list[tuple[float, float]] = []
-    backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+    backend = lam.store.connections.run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
     counted = _counts(lam)  # since the store opened: its warm-up's are not this run's
     server, cpu = _server_cpu(backend), time.thread_time()
     due = time.perf_counter() + (rng.uniform(0.0, 1.0 / rate) if rate else 0.0)
@@ -109,9 +109,8 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
 def _counts(lam: Lamar) -> tuple[int, int, int]:
     """The fold mode's counts of conflicting writes, writes that took the rows' locks and queued
     reports, so far (zeros in the log mode)."""
-    rows = getattr(lam.store, "rows", None)
-    # getattr: the same benchmark also measures trees from before the inbox (side by side)
-    return (rows._conflicts, rows._locked, getattr(rows, "_queued", 0)) if rows is not None else (0, 0, 0)
+    counters = lam.store.counters  # type: ignore[attr-defined]
+    return counters.conflicts, counters.locked, counters.queued
 
 
 def _process(location: str, mode: str, workload: str, seeds: list[int], seconds: float, rate: float,
@@ -119,10 +118,8 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
     """One OS process running len(seeds) clients (threads beyond the first)."""
     from lamar.store import open_store
 
-    engines = [Lamar(open_store(location, pool_size=1), k=3, seed=seed) for seed in seeds]
-    if mode == "fold-lock":
-        for lam in engines:
-            lam.store.rows._optimistic = False  # type: ignore[attr-defined]
+    writes = "locking" if mode == "fold-lock" else "optimistic"
+    engines = [Lamar(open_store(location, pool_size=1, writes=writes), k=3, seed=seed) for seed in seeds]
     # Warm, as a long-running agent is: the first call pays for imports and the rows' check, a
     # connection plans a function's statements on its first call of it, psycopg prepares a
     # statement on its 5th run, and a store learns whether its rows move during a turn. A paced
@@ -139,7 +136,7 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
             # Every client warms up at once, a burst whose reports queue in the inbox, and a store
             # whose report was queued behind others' queues its next one at once. In a paced row of
             # short segments that one report per client and segment was a third of all reports.
-            lam.store.rows._crowded = False  # type: ignore[attr-defined]
+            lam.store.rows.reset_contention()  # type: ignore[attr-defined]
     out: list[Any] = []
     barrier.wait()
     end = time.perf_counter() + seconds
@@ -346,7 +343,7 @@ def build_big(base: str, namespace: str, episodes: int) -> float:
 
 
 _OPEN = """
-import time, psycopg, psycopg_pool, lamar.engine, lamar.store.postgres, lamar.store.postgres_rows
+import time, psycopg, psycopg_pool, lamar.engine, lamar.store.postgres, lamar.store.postgres.rows
 t0 = time.perf_counter()
 lam = lamar.engine.Lamar({url!r}, k=3, seed=1)
 rec = lam.recall({{"task": "t1"}})
@@ -358,7 +355,7 @@ print(t1 - t0, len(rec.eligible))
 # A call that folds the log (stats) in a new process: the first folds it all and saves the state,
 # the next ones resume from that state and fold the tail (they never read the log from its start).
 _STATS = """
-import time, psycopg, psycopg_pool, lamar.engine, lamar.store, lamar.store.postgres, lamar.store.postgres_rows
+import time, psycopg, psycopg_pool, lamar.engine, lamar.store, lamar.store.postgres, lamar.store.postgres.rows
 t0 = time.perf_counter()
 store = lamar.store.open_store({url!r})
 starts, read = [], store.read
@@ -544,7 +541,7 @@ def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> lis
         lam = Lamar(PostgresStore(_url(in_schema, "toast", "fold"), pool_size=1), k=3, seed=1)
         for _ in range(10):
             lam.add(Experience(text(25), text(35), rationale=text(50), scope=Scope(task="bench")))
-        backend = lam.store._run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+        backend = lam.store.connections.run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
         _timed(lam, _CONTEXT, rng, 200)
         for _ in range(rounds):
             for setting in ("RESET (toast_tuple_target)", "SET (toast_tuple_target = 8160)"):

@@ -18,7 +18,7 @@ from lamar.experience import Experience, Scope
 from lamar.policy.lesson import LessonState
 from lamar.signals import Signal
 from lamar.state.cache import FoldCache
-from lamar.store import row_text
+from lamar.store.postgres import row_text
 
 
 def states(values: int, lessons: int = 5, episodes: int = 300) -> list[LessonState]:

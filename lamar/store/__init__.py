@@ -1,10 +1,5 @@
-"""Stores: the `Store` protocol and `ExperienceStore(location)`, which picks a backend.
-
-    ":memory:"                     MemoryStore   in-process, nothing on disk
-    "*.json"                       JsonStore     human-readable file
-    "*.db", "*.sqlite", "*.sqlite3"  SqliteStore  WAL, many processes
-    "postgresql://..."             PostgresStore (the `postgres` extra)
-"""
+"""Stores: the `Store` protocol, and `ExperienceStore(location)` and `open_store(location)`,
+which pick a backend from the location's form."""
 
 from __future__ import annotations
 
@@ -34,7 +29,7 @@ def __getattr__(name: str) -> Any:
 
     return getattr(importlib.import_module(module), name)
 
-_BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres"})
+_BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres.store"})
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 
 
@@ -71,7 +66,13 @@ class ExperienceStore(abc.ABC):
 
 
 def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
-    """The backend for `location` (see the module docstring)."""
+    """The backend for `location`:
+
+        ":memory:"                       MemoryStore    in-process, nothing on disk
+        "*.json"                         JsonStore      human-readable file
+        "*.db", "*.sqlite", "*.sqlite3"  SqliteStore    WAL, many processes
+        "postgresql://..."               PostgresStore  (the `postgres` extra)
+    """
     if not isinstance(location, (str, os.PathLike)):
         raise StoreError(f"a store location is a path or URL string; got {type(location).__name__}")
     text = os.fspath(location)

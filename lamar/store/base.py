@@ -1,13 +1,4 @@
-"""The store protocol: an append-only log of events. Everything else is derived from it.
-
-A backend needs three methods. `append` writes a batch atomically (all or nothing) and
-refuses any event whose unique `key` is already stored; `read` returns committed events
-after a sequence number, in commit order; `close` releases files and connections. The
-engine keeps its bandit state as a cache folded from this log, so a backend never has to
-know what a lesson, an episode or a verdict is. A backend may also `rewrite` the start of
-its log into one snapshot event (see `RewritableStore`), which keeps it bounded, and may hold
-the folded state itself (see `FoldedRows`: PostgreSQL's fold mode).
-"""
+"""The store protocol: an append-only log of events, from which everything else is derived."""
 
 from __future__ import annotations
 
@@ -79,6 +70,22 @@ class Event:
         return out
 
 
+def stored_problem(event: Event) -> str | None:
+    """What no write through the API could have stored in `event`, as read back from a store (a
+    kind no release wrote, an outcome's reward that is not a number in [-1, 1]), or None. Cheap
+    enough for every read of every event: the file backends run it on what they read, so a
+    hand-edited log is refused when it is folded rather than folded into wrong evidence."""
+    if event.kind not in EVENT_KINDS:
+        return f"has the unknown kind {event.kind!r}"
+    if event.kind == "outcome":
+        reward: Any = event.data.get("reward")
+        if reward is None:
+            return None  # none (an expired episode's): the fold decides what an outcome needs
+        if type(reward) not in (int, float) or not -1.0 <= reward <= 1.0:  # NaN fails the comparison
+            return f"holds the reward {reward!r}, not a number in [-1, 1]"
+    return None
+
+
 def check_appendable(events: Sequence[Event]) -> None:
     """Refuse, before any write begins, an event no backend can store whole.
 
@@ -142,7 +149,16 @@ def _not_json(event: Event) -> str | None:
 
 @runtime_checkable
 class Store(Protocol):
-    """What the engine needs from a backend."""
+    """What the engine needs from a backend.
+
+    Three methods. `append` writes a batch atomically (all or nothing) and refuses any event
+    whose unique `key` is already stored; `read` returns committed events after a sequence
+    number, in commit order; `close` releases files and connections. The engine keeps its
+    bandit state as a cache folded from this log, so a backend never has to know what a
+    lesson, an episode or a verdict is. A backend may also `rewrite` the start of its log into
+    one snapshot event (`RewritableStore`), which keeps it bounded, and may hold the folded
+    state itself (`FoldedRows`: PostgreSQL's fold mode).
+    """
 
     location: str
 
@@ -205,7 +221,7 @@ class RowsView(NamedTuple):
 
 class FoldedRows(Protocol):
     """The fold mode's seam: a store whose `rows` attribute is one of these holds every lesson's
-    folded state itself (lamar/store/postgres_rows.py), and the engine reads and writes through it
+    folded state itself (lamar/store/postgres/rows.py), and the engine reads and writes through it
     instead of folding the log (lamar/state/holder.py). A store without `rows` (or with None)
     leaves the folding to the engine's cache.
 

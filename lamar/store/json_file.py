@@ -1,18 +1,5 @@
-"""A human-readable JSON file: a header line, then one event per line, appended.
-
-Durability, step by step: a write appends whole lines with one `write` on a descriptor
-opened for appending and fsyncs it before returning, so an acknowledged event is on disk;
-before it appends, a writer notes in the lock file where its lines start, and clears the
-note once they are on disk: a last line without its newline at that noted place is a write
-in progress or a killed writer's (readers ignore it, the next writer cuts it off); anywhere
-else it is a torn file (truncated, power cut) and opening it is a `CorruptStore` error. An exclusive
-`flock` on a sidecar `.lock` file serializes writers across processes; readers take no
-lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp file in
-the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
-fsynced; temp files left by killed writers are removed by the next writer. An index beside
-the file (`json_index`: keys and line offsets, a validated cache) lets an open parse only the
-lines it does not cover; writers save it every `_INDEX_EVERY` lines.
-"""
+"""The JSON store: a human-readable file of one event per line, appended, locked for writers and
+indexed beside it; every step of a write says what makes it durable."""
 
 from __future__ import annotations
 
@@ -21,13 +8,14 @@ import dataclasses
 import fcntl
 import json
 import os
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable
-from lamar.store.json_format import FORMAT, VERSION, encode, lines_of, parse, parse_lines
+from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
 from lamar.store.json_index import save as save_index
@@ -36,6 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 _NOTE = 20  # bytes of the lock file that note where a write in progress starts
+_STATE_SEQ = re.compile(r'\n\{"version":\d+,"seq":(\d+),')  # a saved state's seq (lamar/state/saved.py)
 _INDEX_EVERY = 1024  # event lines past the index before a writer saves a new one (an open parses them)
 
 
@@ -47,6 +36,18 @@ class JsonStore:
     lookup by key only the lines it needs; without a valid index the whole file is parsed
     (the next write saves a new one). Version-1 files (one JSON document) are read as they
     are and rewritten as lines by the first write.
+
+    Durability, step by step: a write appends whole lines with one `write` on a descriptor
+    opened for appending and fsyncs it before returning, so an acknowledged event is on disk;
+    before it appends, a writer notes in the lock file where its lines start, and clears the
+    note once they are on disk: a last line without its newline at that noted place is a write
+    in progress or a killed writer's (readers ignore it, the next writer cuts it off); anywhere
+    else it is a torn file (truncated, power cut) and opening it is a `CorruptStore` error. An
+    exclusive `flock` on a sidecar `.lock` file serializes writers across processes; readers
+    take no lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp
+    file in the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
+    fsynced; temp files left by killed writers are removed by the next writer. Writers save the
+    index every `_INDEX_EVERY` lines.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -74,8 +75,11 @@ class JsonStore:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+        # The saved state is read before the file: a state saved since describes lines this read sees.
+        self._state: tuple[tuple[int, int, int], str] | None = self._read_state()
         with self._thread_lock:
             self._refresh()
+        self._check_state()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -110,6 +114,8 @@ class JsonStore:
                 else:
                     self._stamp = None  # until the file is loaded whole: a failure here leaves nothing half-read
                     start, raw = self._load(fh, st)
+        except CorruptStore:
+            raise
         except OSError as exc:
             raise CorruptStore(f"cannot read {self.path}: {exc}; the file was left untouched") from exc
         if start == 0:  # no index: the whole file, of either version
@@ -207,7 +213,7 @@ class JsonStore:
 
     def _event_at(self, line: bytes, offset: int) -> Event:
         try:
-            return Event.from_dict(json.loads(line))
+            return event_of(line.rstrip(b"\n"))
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"{self.path}: the line at byte {offset} is not a valid event ({exc}); "
                                "the file was left untouched (was it edited by hand?)") from exc
@@ -282,6 +288,8 @@ class JsonStore:
             stored = [e.numbered(base + i + 1) for i, e in enumerate(events)]
             if self._version != VERSION or self._stamp is None:
                 # A new file, or a version-1 file: write it whole, as lines, once.
+                if self._stamp is None:  # a state left beside a deleted file describes another log
+                    self._state_path.unlink(missing_ok=True)
                 self._write([*self._tail, *stored])
             else:
                 self._add(stored, self._append_lines(stored))
@@ -386,10 +394,36 @@ class JsonStore:
     # -- the engine's saved state (a cache beside the file: see Lamar._resume) ---------------
 
     def load_state(self) -> str | None:
+        kept, self._state = self._state, None
+        fresh = self._read_state(kept)
+        return None if fresh is None else fresh[1]
+
+    def _read_state(self, kept: tuple[tuple[int, int, int], str] | None = None) -> tuple[tuple[int, int, int], str] | None:
+        """The state file's text with its stamp; `kept` again if the file has not changed since."""
         try:
-            return self._state_path.read_text(encoding="ascii")
+            with open(self._state_path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+                if kept is not None and kept[0] == stamp:
+                    return kept
+                return stamp, fh.read().decode("ascii")
         except (OSError, UnicodeDecodeError):
             return None
+
+    def _check_state(self) -> None:
+        """Refuse a log that ends before the seq its saved state was folded through: the engine
+        saves a state only of events already written, so the log lost events since. (The seq is
+        the first one named on the state's second line: see lamar/state/saved.py `state_text`.)"""
+        if self._state is None or self._stamp is None:
+            return
+        found = _STATE_SEQ.search(self._state[1], 0, 200)
+        last = self._first + self._count() - 1
+        if found is not None and int(found.group(1)) > last:
+            raise CorruptStore(
+                f"{self.path} ends at event {last}, but the state saved beside it ({self._state_path.name}) was "
+                f"folded through event {found.group(1)}: the file lost events since (cut short by a copy, a "
+                "restore, a full disk); it was left untouched. Restore it from a backup; if you restored or "
+                f"shortened it on purpose, delete {self._state_path.name} and {self.path.name}.index beside it")
 
     def save_state(self, seq: int, text: str) -> None:
         tmp = self._state_path.with_name(f".{self.path.name}.state.{os.getpid()}.tmp")

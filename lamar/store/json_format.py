@@ -1,22 +1,26 @@
-"""The JSON store's file format: a header line, then one event per line; version-1 files are one document.
-
-Encoding and parsing only; what is durable, locked and indexed is `json_file`'s business.
-"""
+"""The JSON store's file format: a header line, then one event per line, each ending in its
+checksum; version-1 files are one document. Encoding and parsing only (`json_file` writes)."""
 
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, stored_problem
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 FORMAT = "lamar"
 VERSION = 2
+# A line ends in `, "crc": "<8 hex digits>"}`: the CRC-32 of its bytes before that field. A line
+# without one (written before checksums, or edited by hand, its checksum deleted) is read as it is.
+_CRC_FIELD = b', "crc": "'
+_CRC_TAIL = len(_CRC_FIELD) + 10  # the field, 8 hex digits, '"}'
+_HEX = frozenset(b"0123456789abcdef")
 
 
 def encode(text: str, path: Path) -> bytes:
@@ -27,13 +31,39 @@ def encode(text: str, path: Path) -> bytes:
                          "nothing was written") from exc
 
 
-def _line(event: Event) -> str:
-    return json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=False)
+def _line(event: Event, path: Path) -> bytes:
+    """An event's line, its checksum last, with its newline."""
+    head = encode(json.dumps(event.to_dict(), ensure_ascii=False, sort_keys=False), path)[:-1]
+    return b'%s%s%08x"}\n' % (head, _CRC_FIELD, zlib.crc32(head))
+
+
+def checked(line: bytes) -> bool | None:
+    """Whether a line's checksum matches its bytes; None when it carries none."""
+    if len(line) <= _CRC_TAIL or line[-_CRC_TAIL:-10] != _CRC_FIELD or line[-2:] != b'"}' \
+            or not _HEX.issuperset(line[-10:-2]):
+        return None
+    return zlib.crc32(line[:-_CRC_TAIL]) == int(line[-10:-2], 16)
+
+
+def event_of(line: bytes) -> Event:
+    """The event on a line, checked: its checksum, its form, and what it holds.
+
+    Raises:
+        ValueError, KeyError, TypeError: saying what is wrong.
+    """
+    if checked(line) is False:
+        raise ValueError('it fails its checksum: it was changed since it was written (a damaged file, or edited '
+                         'by hand: after a deliberate edit, delete the line\'s "crc" field)')
+    event = Event.from_dict(json.loads(line))
+    problem = stored_problem(event)
+    if problem is not None:
+        raise ValueError(f"it {problem}")
+    return event
 
 
 def lines_of(events: Sequence[Event], at: int, path: Path) -> tuple[bytes, list[int]]:
     """The events as lines, written from byte `at` of the file, and where each line starts."""
-    lines = [encode(_line(e) + "\n", path) for e in events]
+    lines = [_line(e, path) for e in events]
     offsets = []
     for line in lines:
         offsets.append(at)
@@ -74,10 +104,10 @@ def parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
     pos = at
     for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
         try:
-            event = Event.from_dict(json.loads(line))
+            event = event_of(line)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
-                               "Fix or delete that line, or restore the file from a backup.") from exc
+                               "Fix that line, or restore the file from a backup.") from exc
         if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
             expect = event.seq if event.kind == "snapshot" else 1
         if event.seq != expect:
@@ -116,4 +146,4 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
     return events
 
 
-__all__ = ["FORMAT", "VERSION", "encode", "lines_of", "parse", "parse_lines"]
+__all__ = ["FORMAT", "VERSION", "checked", "encode", "event_of", "lines_of", "parse", "parse_lines"]

@@ -1,16 +1,4 @@
-"""The JSON store's key and line index: a cache beside the file (`<file>.index`), never the truth.
-
-With it, opening a JSON store reads only the lines past what the index covers, `read(after)`
-seeks to the line it needs, and `lookup(keys)` reads only the lines holding those keys. It is
-trusted only while it provably describes the file: its own checksum (torn or edited), its
-format version, the file's header line (a rewrite swaps in a new generation), the file's
-length (at least what it covers; exactly, with the same modification time, when nothing was
-appended since), and its last covered line, read back from the file (checksum and seq).
-Anything else, or no index at all, and the store parses the whole file as it did before;
-deleting the index loses nothing. Only writers save it, under the writers' lock, so a reader
-needs no write access. Not noticed: an edit inside the covered lines that keeps their total
-length and the last of them, made after lines were appended past the index.
-"""
+"""The JSON store's key and line index: a cache beside the file (`<file>.index`), never the truth."""
 
 from __future__ import annotations
 
@@ -19,8 +7,10 @@ import json
 import os
 import zlib
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, BinaryIO
+
+from lamar._errors import CorruptStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,6 +25,20 @@ def key_hash(key: str) -> int:
     """24 bits of a key's CRC-32: entries stay one 64-bit integer each; a hash shared by two keys
     costs one extra line read (the key on the line is compared)."""
     return zlib.crc32(key.encode("utf-8", "surrogatepass")) & 0xFFFFFF
+
+
+# With it, opening a JSON store reads only the lines past what the index covers, `read(after)`
+# seeks to the line it needs, and `lookup(keys)` reads only the lines holding those keys. It is
+# trusted only while it provably describes the file: its own checksum (torn or edited), its
+# format version, the file's header line (a rewrite swaps in a new generation), the file's
+# length (at least what it covers; exactly, with the same modification time, when nothing was
+# appended since), and its last covered line, read back from the file (checksum and seq).
+# Anything else, or no index at all, and the store parses the whole file; deleting the index
+# loses nothing. Only writers save it, under the writers' lock, so a reader needs no write
+# access. An index of the file's own generation that indexed more events than the file holds
+# means the file lost events: that is refused (`load`). Not noticed by the index: an edit inside
+# the covered lines that keeps their total length and the last of them, made after lines were
+# appended past the index (each line's own checksum is what catches that).
 
 
 @dataclasses.dataclass
@@ -115,8 +119,20 @@ def load(path: Path, fh: BinaryIO, header: bytes, st: os.stat_result) -> tuple[I
             return None
         covered, last, lines, first = (int(meta[name]) for name in ("covered", "last", "lines", "first"))
         n_entries, n_marks = int(meta["entries"]), int(meta["marks"])
-        if (len(body) != 8 * (n_entries + n_marks) or meta["body"] != _crc(body) or meta["header"] != _crc(header)
-                or not len(header) <= last < covered <= st.st_size
+        if len(body) != 8 * (n_entries + n_marks) or meta["body"] != _crc(body) or meta["header"] != _crc(header):
+            return None
+        # An index of this very file (its generation, intact) saved when the file was longer. Asked
+        # of the open file, not `st`: a writer may have appended since, and saved this index.
+        size = os.fstat(fh.fileno()).st_size
+        if size < int(meta["size"]):
+            held = _lines_held(fh, body[8 * n_entries:], first, size)
+            if held is not None and held < lines:
+                raise CorruptStore(
+                    f"{path} holds {held} of the {lines} events {index_path(path).name} beside it indexed: it was "
+                    "cut short (a copy, a restore, a full disk) and lost events; it was left untouched. Restore "
+                    f"it from a backup; if you shortened it on purpose, delete {index_path(path).name} and "
+                    f"{path.name}.state beside it")
+        if (not len(header) <= last < covered <= st.st_size
                 or (st.st_size == meta["size"] and st.st_mtime_ns != meta["mtime"]) or st.st_size < meta["size"]):
             return None
         fh.seek(last)
@@ -124,6 +140,8 @@ def load(path: Path, fh: BinaryIO, header: bytes, st: os.stat_result) -> tuple[I
         if _crc(last_line) != meta["last_crc"] or not last_line.endswith(b"\n") \
                 or json.loads(last_line).get("seq") != first + lines - 1:
             return None
+    except CorruptStore:
+        raise
     except (ValueError, TypeError, KeyError, AttributeError, OSError):
         return None
     entries, marks = array("Q"), array("Q")
@@ -132,6 +150,26 @@ def load(path: Path, fh: BinaryIO, header: bytes, st: os.stat_result) -> tuple[I
     if len(marks) != (lines + STEP - 1) // STEP:
         return None
     return Index(covered=covered, lines=lines, entries=entries, marks=marks, last=last), first
+
+
+def _lines_held(fh: BinaryIO, marks_raw: bytes, first: int, size: int) -> int | None:
+    """How many event lines the file still holds, where it is a prefix of what the index describes
+    (the last mark before its end still starts the line the index says); None where it is not
+    (edited by hand inside the indexed lines, which moved them: the index is not used)."""
+    marks = array("Q")
+    marks.frombytes(marks_raw)
+    i = bisect_right(marks, size - 1) - 1
+    if i < 0:
+        return 0
+    fh.seek(marks[i] - 1)
+    tail = fh.read(size - marks[i] + 1)
+    line = tail[1:tail.find(b"\n", 1) + 1]
+    try:
+        if tail[:1] != b"\n" or json.loads(line).get("seq") != first + i * STEP:
+            return None
+    except (ValueError, AttributeError):
+        return None
+    return i * STEP + tail.count(b"\n") - 1
 
 
 def _crc(data: bytes) -> str:

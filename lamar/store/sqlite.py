@@ -1,9 +1,5 @@
-"""SQLite: WAL journal, one transaction per write, a schema version in `meta`.
-
-Opening never takes the write lock unless the file is new or older (then one process
-migrates it), so readers (`lamar stats`, `ls`, `show`, ...) work while a writer holds the
-lock; a file that cannot be written (read-only mount or folder) is opened read-only.
-"""
+"""SQLite: WAL journal, one transaction per write, a schema version in `meta`, a checksum per event.
+Readers never take the write lock unless the file is new or older (then one process migrates it)."""
 
 from __future__ import annotations
 
@@ -11,13 +7,16 @@ import _thread
 import json
 import os
 import sqlite3
+import zlib
 from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event, check_appendable
+from lamar.store.base import Event, check_appendable, stored_problem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
+# Version 2 adds `crc`, every event's checksum (`event_crc`): every write sets it, every read
+# checks it. A version-1 file gets the column, filled, when it is first opened for writing.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
@@ -25,7 +24,8 @@ CREATE TABLE IF NOT EXISTS events (
     kind TEXT NOT NULL,
     key  TEXT UNIQUE,
     time REAL NOT NULL,
-    data TEXT NOT NULL
+    data TEXT NOT NULL,
+    crc  INTEGER
 );
 """
 # The engine's saved state (a cache, see Lamar._resume): created by the first save, so a
@@ -34,7 +34,12 @@ _STATE = "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1
 
 
 class SqliteStore:
-    """Events in one SQLite table; many processes may read and write at once."""
+    """Events in one SQLite table; many processes may read and write at once.
+
+    A file this process cannot write (read-only file, folder or mount) is opened read-only, and
+    never in a way that misses committed events: a write-ahead log that SQLite could not read
+    here (no `-shm` beside it, none can be made) is read from a private copy.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         from pathlib import Path  # on first open, not with `import lamar`
@@ -44,6 +49,8 @@ class SqliteStore:
         self._timeout = timeout
         self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         self.read_only = False
+        self._checksummed = True  # False: a version-1 file read where it cannot be migrated
+        self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
         if not self.path.exists():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -78,36 +85,70 @@ class SqliteStore:
             self._migrate()
 
     def _schema_version(self) -> int | None:
-        try:
+        """The file's schema version; None when it has no Lamar schema yet.
+
+        Raises:
+            CorruptStore: the schema names a version but the events table is gone (dropped by
+                hand, or a damaged file): it is never created again empty.
+        """
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        row = None
+        if "meta" in tables:
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            self._db.execute("SELECT seq FROM events LIMIT 0")
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return None
-            raise
-        return None if row is None else int(row[0])
+        if row is not None and "events" not in tables:
+            raise CorruptStore(f"{self.path} is a Lamar store (schema version {row[0]}) whose events table is gone; "
+                               "it was left untouched: restore it from a backup")
+        return None if row is None or "events" not in tables else int(row[0])
 
     def _open_read_only(self, cause: sqlite3.OperationalError) -> None:
-        """A file this process cannot write: read it as it is (mode=ro, else immutable: no -shm needed)."""
+        """A file this process cannot write: read it as it is (mode=ro; else, with no write-ahead
+        log to miss, immutable, which needs no -shm; else a private copy of the file and its log)."""
         import urllib.parse
 
         quoted = urllib.parse.quote(str(self.path.resolve()))
         last: sqlite3.Error = cause
         for flags in ("mode=ro", "mode=ro&immutable=1"):
+            if "immutable" in flags and _wal_size(self.path) > 0:
+                # immutable=1 reads the main file alone: the committed transactions still in the
+                # write-ahead log would be missing without a word
+                self._open_copy()
+                return
             self._db = self._connect(f"file:{quoted}?{flags}", uri=True)
             try:
-                version = self._schema_version()
+                self._use_read_only(self._schema_version())
+                return
             except sqlite3.DatabaseError as exc:
                 self._db.close()
                 last = exc
-                continue
-            if version is None or version > SCHEMA_VERSION:
-                self._db.close()
-                raise CorruptStore(f"{self.path} cannot be written and is not a Lamar SQLite store this Lamar "
-                                   f"reads (schema version {version}); it was left untouched")
-            self.read_only = True
-            return
         self._fail(last)
+
+    def _use_read_only(self, version: int | None) -> None:
+        if version is None or version > SCHEMA_VERSION:
+            self._db.close()
+            raise CorruptStore(f"{self.path} cannot be written and is not a Lamar SQLite store this Lamar "
+                               f"reads (schema version {version}); it was left untouched")
+        self.read_only = True
+        self._checksummed = version >= 2
+
+    def _open_copy(self) -> None:
+        """Read a copy of the file and its write-ahead log, made in a private temporary folder
+        where SQLite can recover the log: the store as of this open, with every commit."""
+        import shutil
+        import tempfile
+
+        folder = tempfile.mkdtemp(prefix="lamar-ro-")
+        copy = os.path.join(folder, self.path.name)
+        try:
+            shutil.copyfile(self.path, copy)
+            shutil.copyfile(f"{self.path}-wal", f"{copy}-wal")
+            self._db = self._connect(copy)
+            self._copy = folder
+            self._use_read_only(self._schema_version())
+        except (OSError, sqlite3.Error) as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
+                             f"{self.path}-wal holds committed events that a read-only open would miss, and a "
+                             f"private copy of both failed ({exc}); open it once where it can be written") from exc
 
     def _fail(self, exc: sqlite3.Error) -> None:
         try:
@@ -123,23 +164,30 @@ class SqliteStore:
     def _migrate(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # two processes opening a new file at once: one migrates
         try:
+            version = self._schema_version()  # again, under the lock: another process may have migrated
+            if version is not None and version > SCHEMA_VERSION:
+                raise CorruptStore(
+                    f"{self.path} has schema version {version}; this Lamar knows {SCHEMA_VERSION}: upgrade lamar")
+            if version == 1:
+                self._add_checksums()
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise CorruptStore(
-                    f"{self.path} has schema version {row[0]}; this Lamar knows {SCHEMA_VERSION}: upgrade lamar"
-                )
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self._db.execute("COMMIT")
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
 
+    def _add_checksums(self) -> None:
+        """Version 1 to 2: the checksum column, filled for the events already there (as read now)."""
+        self._db.execute("ALTER TABLE events ADD COLUMN crc INTEGER")
+        rows = self._db.execute("SELECT seq, kind, key, time, data FROM events").fetchall()
+        self._db.executemany("UPDATE events SET crc = ? WHERE seq = ?",
+                             [(event_crc(kind, key, at, data), seq) for seq, kind, key, at, data in rows])
+
     def append(self, events: Sequence[Event]) -> list[Event]:
         check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
-        rows = [(e.kind, e.key, e.time, e.data_json()) for e in events]
+        rows = [(e.kind, e.key, e.time, e.data_json(), event_crc(e.kind, e.key, e.time, e.data_json())) for e in events]
         self._check_writable()
         with self._lock:
             try:
@@ -149,7 +197,8 @@ class SqliteStore:
             try:
                 stored = []
                 for event, row in zip(events, rows):
-                    cur = self._db.execute("INSERT INTO events (kind, key, time, data) VALUES (?, ?, ?, ?)", row)
+                    cur = self._db.execute("INSERT INTO events (kind, key, time, data, crc) VALUES (?, ?, ?, ?, ?)",
+                                           row)
                     stored.append(event.numbered(int(cur.lastrowid or 0)))
                 self._db.execute("COMMIT")
                 return stored
@@ -162,7 +211,7 @@ class SqliteStore:
                 raise StoreError(f"could not write {self.path}: {exc}; nothing of this write was kept") from exc
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
-        row = ("snapshot", snapshot.time, snapshot.data_json())
+        row = ("snapshot", None, snapshot.time, snapshot.data_json())
         self._check_writable()
         with self._lock:
             try:
@@ -178,8 +227,8 @@ class SqliteStore:
                     self._db.execute("ROLLBACK")
                     return False
                 self._db.execute("DELETE FROM events WHERE seq <= ?", (through,))
-                self._db.execute("INSERT INTO events (seq, kind, key, time, data) VALUES (?, ?, NULL, ?, ?)",
-                                 (through, *row))
+                self._db.execute("INSERT INTO events (seq, kind, key, time, data, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                                 (through, *row, event_crc(*row)))
                 self._db.execute("COMMIT")
             except BaseException as exc:
                 if self._db.in_transaction:
@@ -199,24 +248,61 @@ class SqliteStore:
             return True
 
     def read(self, after: int = 0) -> list[Event]:
-        return self._select("seq > ?", (after,))
+        """Committed events after seq `after`, every one checked (its checksum and what it holds),
+        and none missing: seqs run on without a gap to the last one ever written.
+
+        Raises:
+            CorruptStore: an event was changed or removed (by hand, or a damaged file).
+        """
+        events, top = self._select("seq > ?", (after,), last=True)
+        expect = after + 1
+        for number, event in enumerate(events):
+            # (a read from before a rewrite starts with the snapshot that replaced the events up to its seq)
+            if event.seq != expect and not (number == 0 and event.kind == "snapshot" and event.seq > after):
+                raise self._corrupt(f"event {event.seq} follows event {expect - 1}: the events between were removed")
+            expect = event.seq + 1
+        if top is not None and top >= expect:
+            raise self._corrupt(f"its events end at seq {expect - 1} but seq {top} was written: events were removed")
+        return events
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
-        return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))
+        return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))[0]
 
-    def _select(self, where: str, params: tuple[object, ...]) -> list[Event]:
-        """The events matching `where`, in commit order; CorruptStore when they cannot be read."""
+    def _select(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[Event], int | None]:
+        """The events matching `where`, in commit order, each checked; with `last`, the highest
+        seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
+        columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
+        top = None
         with self._lock:
             try:
-                rows = self._db.execute(
-                    f"SELECT seq, kind, key, time, data FROM events WHERE {where} ORDER BY seq", params
-                ).fetchall()
+                self._db.execute("BEGIN")
+                try:
+                    rows = self._db.execute(
+                        f"SELECT {columns} FROM events WHERE {where} ORDER BY seq", params).fetchall()
+                    if last:
+                        found = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+                        top = None if found is None else int(found[0])
+                finally:
+                    self._db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
                 raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
-        try:
-            return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
-        except (ValueError, TypeError) as exc:
-            raise CorruptStore(f"{self.path} holds an event that does not parse: {exc}") from exc
+        events = []
+        for seq, kind, key, at, data, crc in rows:
+            if self._checksummed and crc != event_crc(kind, key, at, data):
+                raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
+                                    "written (edited by hand, or a damaged file)")
+            try:
+                event = Event(kind=kind, data=json.loads(data), key=key, seq=seq, time=at)
+            except (ValueError, TypeError) as exc:
+                raise self._corrupt(f"event {seq} does not parse ({exc})") from exc
+            problem = stored_problem(event)
+            if problem is not None:
+                raise self._corrupt(f"event {seq} ({kind!r}) {problem}")
+            events.append(event)
+        return events, top
+
+    def _corrupt(self, what: str) -> CorruptStore:
+        return CorruptStore(f"{self.path}: {what}; it was left untouched. Restore it from a backup")
 
     def load_state(self) -> str | None:
         with self._lock:
@@ -256,6 +342,26 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+            if self._copy is not None:
+                import shutil
+
+                shutil.rmtree(self._copy, ignore_errors=True)
+                self._copy = None
+
+
+def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
+    """An event's checksum: CRC-32 of its kind, key, time and data as stored (the data's text is
+    stored exactly as `Event.data_json` wrote it). Its seq is checked by the seqs around it."""
+    named = "\x00" if key is None else key  # no key can hold a NUL (`check_appendable`)
+    text = f"{kind}\x1f{named}\x1f{float(time)!r}\x1f{data}"
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def _wal_size(path: object) -> int:
+    try:
+        return os.path.getsize(f"{path}-wal")
+    except OSError:
+        return 0
 
 
 def _cannot_write(exc: sqlite3.OperationalError) -> bool:

@@ -1,9 +1,5 @@
-"""Copy every event of one store into another, in order, and check the copy.
-
-This is how a store moves between backends (JSON <-> SQLite <-> PostgreSQL): the
-event log is the whole truth, so copying it moves the lessons, episodes, outcomes and
-the audit trail, and the engine rebuilds its state from it on the other side.
-"""
+"""Copy every event of one store into another, in order, and check the copy: how a store moves
+between backends (the event log is the whole truth; the engine rebuilds its state from it)."""
 
 from __future__ import annotations
 

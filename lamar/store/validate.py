@@ -1,12 +1,4 @@
-"""`checked_events`: events from another store, held to what the API would have written.
-
-Import (and export) copies events verbatim, so a hand-edited or hostile file could put in a
-store what no API call can: a NaN reward, a propensity of 5, a time in the year 5000, a lesson
-id that is a number, a lone surrogate, a secret in a lesson. Each event is checked here, a
-lesson's text is brought into prompt form as `add` would, and finally the whole log is folded
-by the engine's fold in memory; the first failure refuses the whole file before anything is
-written.
-"""
+"""`checked_events`: events from another store, held to what the API would have written."""
 
 from __future__ import annotations
 
@@ -139,6 +131,12 @@ def checked_event(event: Event) -> Event:
 
 def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] = ()) -> list[Event]:
     """Every event checked (see `checked_event`), then the whole log folded in memory.
+
+    Import (and export) copies events verbatim, so a hand-edited or hostile file could put in a
+    store what no API call can: a NaN reward, a propensity of 5, a time in the year 5000, a
+    lesson id that is a number, a lone surrogate, a secret in a lesson. Each event is checked, a
+    lesson's text is brought into prompt form as `add` would, and the whole log is folded by a
+    scratch engine in memory; the first failure refuses the whole file before anything is written.
 
     Args:
         events: the events to copy.

@@ -271,10 +271,10 @@ def test_a_model_reply_nested_100000_deep_is_dropped_with_a_reason() -> None:
 
 def test_no_credential_of_any_url_parameter_is_kept_in_a_postgres_location() -> None:
     pytest.importorskip("psycopg", reason="the postgres extra is not installed")
-    from lamar.store.postgres import _parse_url
+    from lamar.store.postgres.url import parse_url
 
     url = "postgresql://app:pw1@db:5432/x?sslpassword=hunter22&sslmode=require&api_token=abc123&password=pw2"
-    location = _parse_url(url, None)[2]
+    location = parse_url(url, None)[2]
     assert all(secret not in location for secret in ("pw1", "hunter22", "abc123", "pw2"))
     assert "sslmode=require" in location
 

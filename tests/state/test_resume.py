@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import lamar.state.saved
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import CorruptStore, Experience, Lamar, Scope, Signal
 from lamar.store import Event, MemoryStore
 from tests.state.seam import folded
 
@@ -102,6 +102,12 @@ def test_a_log_rolled_back_behind_its_state_is_replayed(tmp_path: Path) -> None:
         lam.report(lam.recall({"task": "t1"}).episode_id, Signal.REVERTED)
     lam.close()  # the state now describes 60 more events than the backup holds
     shutil.copy(backup, location)  # the log is restored from the backup; its state stays
+    # A file shorter than its state was cut short, or restored on purpose: the store cannot tell,
+    # so it refuses, naming the sidecars to delete (issue 38); with them gone, the log is replayed.
+    with pytest.raises(CorruptStore, match="delete s.json.state"):
+        Lamar(str(location), k=2, seed=1)
+    for sidecar in ("s.json.state", "s.json.index"):
+        (tmp_path / sidecar).unlink(missing_ok=True)
     restored = Lamar(str(location), k=2, seed=1)
     assert not folded(restored).cache.partial
     _same(restored, _replayed(str(location)))

@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
+import unittest
 from pathlib import Path
 
-from tests.store.conformance import FileStoreConformance, StoreConformance
+from lamar.conformance import FileStoreConformance, StoreConformance
 
 
-class TestMemoryStore(StoreConformance):
+class TestMemoryStore(StoreConformance, unittest.TestCase):
     persistent = False
     processes = False
 
-    def location(self, tmp_path: Path) -> str:
+    def location(self, folder: Path) -> str:
         return ":memory:"
 
 
-class TestJsonStore(FileStoreConformance):
-    def location(self, tmp_path: Path) -> str:
-        return str(tmp_path / "nested" / "store.json")
+class TestJsonStore(FileStoreConformance, unittest.TestCase):
+    def location(self, folder: Path) -> str:
+        return str(folder / "nested" / "store.json")
 
 
-class TestSqliteStore(FileStoreConformance):
-    def location(self, tmp_path: Path) -> str:
-        return str(tmp_path / "nested" / "store.db")
+class TestSqliteStore(FileStoreConformance, unittest.TestCase):
+    def location(self, folder: Path) -> str:
+        return str(folder / "nested" / "store.db")

@@ -14,6 +14,7 @@ import sys
 import textwrap
 import threading
 import time
+import unittest
 import uuid
 from collections import Counter
 from collections.abc import Iterator
@@ -25,11 +26,11 @@ import psycopg
 import pytest
 
 from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar.conformance import StoreConformance
 from lamar.store import Event, ExperienceStore
 from lamar.store.postgres import PostgresStore
 from lamar.store.transfer import transfer
-from tests.conftest import POSTGRES_URL
-from tests.store.conformance import StoreConformance
+from tests.conftest import POSTGRES_URL, require_service
 
 REPO = Path(__file__).parents[2]
 
@@ -83,26 +84,23 @@ def ns_url(postgres_url: str) -> Iterator[str]:
     drop_namespaces(postgres_url, namespace)
 
 
-class TestPostgresStore(StoreConformance):
+class TestPostgresStore(StoreConformance, unittest.TestCase):
     """The log mode (lamar_fold=off): every engine folds the log itself; seq order is commit order.
     The fold mode runs the same suite in test_postgres_fold.py."""
 
     mode: ClassVar[dict[str, str]] = {"lamar_fold": "off"}
 
-    def location(self, tmp_path: Path) -> str:
-        return namespace_url(POSTGRES_URL, unique_namespace("conf"), **self.mode)
+    def location(self, folder: Path) -> str:
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+        namespace = unique_namespace("conf")
+        self.addCleanup(drop_namespaces, POSTGRES_URL, namespace)
+        return namespace_url(POSTGRES_URL, namespace, **self.mode)
 
-    @pytest.fixture
-    def loc(self, postgres_url: str, tmp_path: Path) -> Iterator[str]:
-        location = self.location(tmp_path)
-        yield location
-        drop_namespaces(postgres_url, PostgresStore(location).namespace)
-
-    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+    def worker(self, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
         """Start a worker; for the SIGKILL test, return once it is writing, not still importing
         psycopg (on a loaded machine that takes longer than the suite's 0.4-1 s kill delay)."""
         size = log.stat().st_size if log.exists() else 0
-        worker = super()._worker(tmp_path, loc, log, seed, episodes)
+        worker = super().worker(log, seed, episodes)
         deadline = time.monotonic() + 60
         while episodes > 10_000 and (log.stat().st_size if log.exists() else 0) == size:
             assert worker.poll() is None and time.monotonic() < deadline, "the worker never wrote"
@@ -282,12 +280,16 @@ def _hold_counter_row(url: str, namespace: str) -> psycopg.Connection:
     return holder
 
 
-def _kill_waiting_writer(url: str, app: str) -> None:
+def _kill_waiting_writer(url: str, app: str, killed: set[int] | None = None) -> None:
+    """End the backend of a write queued for the lock; not one in `killed` (a terminated backend
+    stays listed, still waiting, for a moment after it was told to end), which it extends."""
+    killed = set() if killed is None else killed
     deadline = time.monotonic() + 10
-    while not (pids := backends(url, app, waiting=True)):
+    while not (pids := [pid for pid in backends(url, app, waiting=True) if pid not in killed]):
         assert time.monotonic() < deadline, "the write never queued for the lock"
         time.sleep(0.02)
     terminate(url, pids)
+    killed.update(pids)
 
 
 @pytest.mark.parametrize("kills", [1, 2])
@@ -309,8 +311,9 @@ def test_a_write_whose_connection_is_killed_is_retried_once_then_fails_clearly(
 
         writer = threading.Thread(target=write)
         writer.start()
+        killed: set[int] = set()
         for _ in range(kills):
-            _kill_waiting_writer(postgres_url, app)
+            _kill_waiting_writer(postgres_url, app, killed)
         holder.rollback()
         writer.join(timeout=30)
         keys = [e.key for e in store.read()]
@@ -598,7 +601,7 @@ def test_a_write_that_gets_no_connection_wrote_nothing_and_says_so(postgres_url:
     try:
         store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=mode), pool_size=1, timeout=0.5,
                               settle_timeout=5.0)
-        with store._pool.connection():  # held by another part of the program
+        with store.connections.connection():  # held by another part of the program
             started = time.monotonic()
             with pytest.raises(StoreError, match="nothing of this write was kept"):
                 store.append([Event("applied", {"proposal": "a"}, key="a")])

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal, StoreError
+from lamar.conformance import DEFAULT_OPENER, WORKER
 from lamar.store.postgres import PostgresStore
 from tests.conftest import POSTGRES_URL, require_service
-from tests.store.conformance import DEFAULT_OPENER, WORKER
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 REPO = Path(__file__).parents[2]

@@ -16,8 +16,8 @@ import psycopg
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, StoreError
-from lamar.store import Event, MemoryStore, row_text
-from lamar.store.postgres import SCHEMA_VERSION, PostgresStore
+from lamar.store import Event, MemoryStore
+from lamar.store.postgres import SCHEMA_VERSION, PostgresStore, row_text, schema
 from tests.state.seam import folded
 
 # The single-namespace layout of early builds, as it was created.
@@ -102,10 +102,8 @@ def test_a_version_0_store_is_migrated_with_its_history_intact(schema_url: str) 
 
 def test_a_version_2_store_gains_the_functions_and_works_in_the_fold_mode(schema_url: str) -> None:
     # Version 2 had every table of version 3 and sent the fold mode's statements as they were.
-    from lamar.store.postgres import _CREATE, _FROM_V1
-
-    _sql(schema_url, _CREATE)
-    _sql(schema_url, _FROM_V1)
+    _sql(schema_url, schema.script("create.sql"))
+    _sql(schema_url, schema.script("to_v2.sql"))
     _sql(schema_url, "CREATE TABLE lamar_migrations (version integer PRIMARY KEY, "
          "applied_at timestamptz NOT NULL DEFAULT now()); INSERT INTO lamar_migrations (version) VALUES (2)")
     assert _functions(schema_url) == set()
@@ -139,12 +137,11 @@ def test_a_version_3_store_gets_its_lesson_counts_and_the_scope_index(schema_url
         engine.report(engine.recall({"task": "t"}).episode_id, Signal.SHIPPED)
     lam.close()
     # Back to version 3's layout: no count column, no scope index, version 3's functions gone.
-    from lamar.store.postgres_rows import DROP_V3_FUNCTIONS
-
     _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write, lamar_enqueue, lamar_turn; DROP TABLE lamar_inbox; "
          "DROP INDEX lamar_lessons_scope; ALTER TABLE lamar_rewards DROP COLUMN active; "
          "UPDATE lamar_migrations SET version = 3")
-    _sql(schema_url, DROP_V3_FUNCTIONS)  # a version-3 store's signatures: dropping none is harmless
+    _sql(schema_url, "DROP FUNCTION IF EXISTS lamar_fold_inputs(text, text[], text[], boolean, integer); "
+         "DROP FUNCTION IF EXISTS lamar_view(text, jsonb, text[])")  # version 3's signatures: none is left
 
     lam, memory = Lamar(url, k=2, seed=1), Lamar(memory.store, k=2, seed=1)  # both reopened: the same draws
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
@@ -252,7 +249,7 @@ def test_a_version_6_store_gets_its_inbox_in_slots_and_the_functions_that_tell_a
     assert _sql(schema_url, signatures) == current
     assert _sql(schema_url, "SELECT key, slot = ticket FROM lamar_inbox") == [(f"outcome:{left}", True)]
     lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)  # finds it queued: folds both
-    assert (lam.store.rows._queued, lam.store.rows._combined) == (1, 2)  # type: ignore[attr-defined]
+    assert (lam.store.counters.queued, lam.store.counters.combined) == (1, 2)  # type: ignore[attr-defined]
     assert lam.evidence(exp_id).eligible == 3
     assert _sql(schema_url, "SELECT count(*) FROM lamar_inbox WHERE ticket IS NOT NULL") == [(0,)]
     assert [e.data["episode"] for e in lam.store.read() if e.kind == "outcome"][1] == left

@@ -29,7 +29,7 @@ def _copy(name: str, folder: Path, *, sidecars: bool = True) -> Path:
     return folder / name
 
 
-def _folded(lam: Lamar) -> dict[str, Any]:
+def folded(lam: Lamar) -> dict[str, Any]:
     lessons = lam.experiences()
     evidence = {e.id: lam.evidence(e.id) for e in lessons}
     return {
@@ -40,14 +40,14 @@ def _folded(lam: Lamar) -> dict[str, Any]:
     }
 
 
-def _same_evidence(got: dict[str, Any], expected: dict[str, Any]) -> bool:
+def same_evidence(got: dict[str, Any], expected: dict[str, Any]) -> bool:
     """Verdicts and counts equal, lifts equal to the last few bits (a fold may add in another order)."""
     return got.keys() == expected.keys() and all(
         got[i]["verdict"] == expected[i]["verdict"] and got[i]["randomized"] == expected[i]["randomized"]
         and got[i]["lift"] == pytest.approx(expected[i]["lift"], rel=1e-9, abs=1e-12) for i in expected)
 
 
-def _expected(name: str) -> dict[str, Any]:
+def expected_of(name: str) -> dict[str, Any]:
     return json.loads((FIXTURES / (name + ".expected")).read_text())  # type: ignore[no-any-return]
 
 
@@ -57,12 +57,12 @@ def test_a_released_store_opens_and_folds_as_its_release_folded_it(tmp_path: Pat
                                                                    sidecars: bool) -> None:
     path = _copy(name, tmp_path, sidecars=sidecars)
     lam = Lamar(str(path), k=2, seed=1)
-    got = _folded(lam)
+    got = folded(lam)
     kinds = {e.kind for e in lam.store.read(0)}
     lam.close()
-    expected = _expected(name)
+    expected = expected_of(name)
     assert got["lessons"] == expected["lessons"] and got["events"] == expected["events"]
-    assert _same_evidence(got["evidence"], expected["evidence"])
+    assert same_evidence(got["evidence"], expected["evidence"])
     assert "scope" in kinds and kinds <= EVENT_KINDS
     narrowed = [i for i, lesson in got["lessons"].items() if lesson["scope"].get("language") == "swift"]
     assert len(narrowed) == 1  # the narrow proposal the release applied is still in force
@@ -74,11 +74,11 @@ def test_a_released_store_with_a_narrowed_scope_moves_to_every_embedded_backend(
     source = open_store(str(_copy(name, tmp_path)))
     for target in (":memory:", str(tmp_path / "moved.json"), str(tmp_path / "moved.db")):
         store = open_store(target)
-        assert transfer(source, store).copied == _expected(name)["events"]
+        assert transfer(source, store).copied == expected_of(name)["events"]
         moved = Lamar(store, k=2, seed=1)
-        got = _folded(moved)
-        assert got["lessons"] == _expected(name)["lessons"], target
-        assert _same_evidence(got["evidence"], _expected(name)["evidence"]), target
+        got = folded(moved)
+        assert got["lessons"] == expected_of(name)["lessons"], target
+        assert same_evidence(got["evidence"], expected_of(name)["evidence"]), target
         moved.close()
     source.close()
 
@@ -94,19 +94,19 @@ def test_a_released_json_store_moves_to_postgres_and_folds_the_same_there(tmp_pa
     name = RELEASED[0]
     source = open_store(str(_copy(name, tmp_path)))
     target = open_store(pg_url)
-    assert transfer(source, target).copied == _expected(name)["events"]
+    assert transfer(source, target).copied == expected_of(name)["events"]
     source.close()
     moved = Lamar(target, k=2, seed=1)
-    got = _folded(moved)
+    got = folded(moved)
     moved.close()
-    assert got["lessons"] == _expected(name)["lessons"]
-    assert _same_evidence(got["evidence"], _expected(name)["evidence"])
+    assert got["lessons"] == expected_of(name)["lessons"]
+    assert same_evidence(got["evidence"], expected_of(name)["evidence"])
 
 
 def test_an_event_of_a_kind_no_release_wrote_is_refused_by_every_embedded_reader(tmp_path: Path) -> None:
     json_path = _copy(RELEASED[0], tmp_path, sidecars=False)
     with json_path.open("a") as out:
-        out.write(json.dumps({"seq": _expected(RELEASED[0])["events"] + 1, "kind": "bogus", "time": 1.0,
+        out.write(json.dumps({"seq": expected_of(RELEASED[0])["events"] + 1, "kind": "bogus", "time": 1.0,
                               "data": {}}) + "\n")
     with pytest.raises(CorruptStore, match="bogus"):
         Lamar(str(json_path))

@@ -8,7 +8,8 @@ import random
 
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.policy.lesson import LessonState
-from lamar.store import Event, MemoryStore, row_text
+from lamar.store import Event, MemoryStore
+from lamar.store.postgres import row_text
 from tests.state.seam import folded
 
 

@@ -7,8 +7,8 @@ import sqlite3
 import subprocess
 import threading
 import time
+import unittest
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +18,10 @@ from langgraph.store.sqlite import SqliteStore
 
 import lamar_langgraph.store
 from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar.conformance import StoreConformance
 from lamar.store import Event
 from lamar_langgraph import LangGraphStore, sanitize_namespace
-from tests.store.conformance import StoreConformance
+from tests.conftest import POSTGRES_URL, require_service
 
 # What every worker process does once its store is open: say so (READY), then wait for the
 # start signal (GO), so that the test controls when writing begins. Importing langgraph takes
@@ -84,14 +85,14 @@ class ProcessesFromTheStartLine(StoreConformance):
 
     together = False
 
-    def _worker(self, tmp_path: Path, loc: str, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
-        ready = tmp_path / f"ready-{uuid.uuid4().hex}"
-        go = tmp_path / "go"
+    def worker(self, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
+        ready = self.folder / f"ready-{uuid.uuid4().hex}"
+        go = self.folder / "go"
         line = f"\nREADY = {str(ready)!r}\nGO = {str(go) if self.together else None!r}\n"
         base = self.opener
         self.opener = base + line
         try:
-            worker = super()._worker(tmp_path, loc, log, seed, episodes)
+            worker = super().worker(log, seed, episodes)
         finally:
             self.opener = base
         deadline = time.monotonic() + 60
@@ -100,15 +101,15 @@ class ProcessesFromTheStartLine(StoreConformance):
         return worker
 
 
-class TestLangGraphStoreOverInMemoryStore(StoreConformance):
+class TestLangGraphStoreOverInMemoryStore(StoreConformance, unittest.TestCase):
     """An InMemoryStore lives in one process; reopening wraps the same object again."""
 
     rewritable = False  # LangGraphStore has no rewrite(): its log keeps growing (documented)
 
     processes = False
 
-    def location(self, tmp_path: Path) -> str:
-        return f"memory:{tmp_path}"
+    def location(self, folder: Path) -> str:
+        return f"memory:{folder}"
 
     def open(self, location: str) -> LangGraphStore:
         shared = _IN_MEMORY.setdefault(location, InMemoryStore())
@@ -118,19 +119,19 @@ class TestLangGraphStoreOverInMemoryStore(StoreConformance):
 _IN_MEMORY: dict[str, InMemoryStore] = {}
 
 
-class TestLangGraphStoreOverSqliteStore(ProcessesFromTheStartLine):
+class TestLangGraphStoreOverSqliteStore(ProcessesFromTheStartLine, unittest.TestCase):
     """A SqliteStore file shared by several processes, each with its own connection."""
 
     opener = SQLITE_OPENER
 
-    def location(self, tmp_path: Path) -> str:
-        return str(tmp_path / "langgraph-store.db")
+    def location(self, folder: Path) -> str:
+        return str(folder / "langgraph-store.db")
 
     def open(self, location: str) -> LangGraphStore:
         return run_opener(SQLITE_OPENER, location)
 
 
-class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine):
+class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine, unittest.TestCase):
     """A PostgresStore; each test gets its own namespace. The suite's process tests (300
     episodes, three SIGKILL rounds) take 30-50 s over PostgreSQL on this machine, so a shorter
     run of two processes replaces them; SIGKILL safety is the same code as over SQLite."""
@@ -139,29 +140,20 @@ class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine):
     processes = False
     together = True
 
-    @pytest.fixture(autouse=True)
-    def _url(self, postgres_url: str) -> Iterator[None]:
-        self.url = postgres_url
-        self.labels: list[str] = []
-        yield
-        import psycopg
-
-        with psycopg.connect(postgres_url, autocommit=True) as conn:  # leave the shared database clean
-            for label in self.labels:
-                conn.execute("DELETE FROM store WHERE prefix LIKE %s", (f"lamar.{label}.%",))
-
-    def location(self, tmp_path: Path) -> str:
-        self.labels.append(f"t{uuid.uuid4().hex}")
-        return f"{self.url}#{self.labels[-1]}"
+    def location(self, folder: Path) -> str:
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+        label = f"t{uuid.uuid4().hex}"
+        self.addCleanup(_drop_label, label)  # leave the shared database clean
+        return f"{POSTGRES_URL}#{label}"
 
     def open(self, location: str) -> LangGraphStore:
         return run_opener(POSTGRES_OPENER, location)
 
-    def test_two_processes_writing_at_once_over_postgres_lose_nothing(self, tmp_path: Path, loc: str) -> None:
-        lam = self._seed_lessons(loc)
-        logs = [tmp_path / f"w{i}.log" for i in range(2)]
-        workers = [self._worker(tmp_path, loc, log, seed, 15) for seed, log in enumerate(logs)]
-        (tmp_path / "go").touch()  # both are at the start line: off they go
+    def test_two_processes_writing_at_once_over_postgres_lose_nothing(self) -> None:
+        lam = self.seeded()
+        logs = [self.folder / f"w{i}.log" for i in range(2)]
+        workers = [self.worker(log, seed, 15) for seed, log in enumerate(logs)]
+        (self.folder / "go").touch()  # both are at the start line: off they go
         for worker in workers:
             _, err = worker.communicate(timeout=300)
             assert worker.returncode == 0, err.decode()[-2000:]
@@ -170,6 +162,13 @@ class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine):
         assert lam.stats()["episodes"] == 30 and lam.stats()["reports"] == 30
         seqs = [e.seq for e in lam.store.read()]
         assert seqs == list(range(1, len(seqs) + 1))
+
+
+def _drop_label(label: str) -> None:
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute("DELETE FROM store WHERE prefix LIKE %s", (f"lamar.{label}.%",))
 
 
 def _episodes(lam: Lamar, count: int, seed: int) -> list[str]:

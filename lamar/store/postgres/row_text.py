@@ -1,21 +1,5 @@
 """A fold-mode lesson row's text: read on every recall and written on every fold, so a fleet pays
-for its codec on each episode (docs/postgres.md, "The rows' text").
-
-A row is two lines:
-
-    {"id": ..., "precondition": ...}            the lesson: `Experience.to_dict` as JSON
-    ["qdd...", "<base64>", [[key, value], ...], {key: count}, inherited]
-
-The first line changes only with the lesson, so a reader that has parsed it once compares text.
-The second holds every number of the state packed, each as its slot holds it (`q`: a 64-bit
-int, `d`: a double, bit for bit, so a row decodes to the state that was encoded, types and all),
-then the slices' names, the distinct values seen per free key, and the inherited alpha divisor.
-In slot order: the arms, the ledger, the detector, the counts, then each slice's arms and ledger.
-
-A state holding anything else where a number belongs (none does today) is written as the
-original form, which is still read: one JSON object, `LessonState.to_dict` without the history,
-as schema versions up to 6 wrote every row.
-"""
+for its codec on each episode (docs/postgres.md, "The rows' text")."""
 
 from __future__ import annotations
 
@@ -34,6 +18,19 @@ from lamar.policy.history import History
 from lamar.policy.ledger import Ledger
 from lamar.policy.lesson import LessonState
 from lamar.policy.selection import ArmStats
+
+# A row is two lines:
+#
+#     {"id": ..., "precondition": ...}            the lesson: `Experience.to_dict` as JSON
+#     ["qdd...", "<base64>", [[key, value], ...], {key: count}, inherited]
+#
+# The first line changes only with the lesson, so a reader that has parsed it once compares text.
+# The second holds every number of the state packed, each as its slot holds it (`q`: a 64-bit
+# int, `d`: a double, bit for bit, so a row decodes to the state that was encoded, types and all),
+# then the slices' names, the distinct values seen per free key, and the inherited alpha divisor.
+# In slot order: the arms, the ledger, the detector, the counts, then each slice's arms and ledger.
+# A state holding anything else where a number belongs (none does) is written in the JSON form,
+# which is always read: one object, `LessonState.to_dict` without the history.
 
 # how many numbers each record packs
 _ARMS, _LEDGER, _DETECTOR = len(ArmStats.__slots__), len(Ledger.__slots__), len(ChangeDetector.__slots__)

@@ -1,0 +1,306 @@
+"""The PostgreSQL store's one connection layer: a pool, reads retried once, write transactions
+whose lost COMMIT is settled by asking the server, and the events' wire format."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
+from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+_T = TypeVar("_T")
+_BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
+
+
+class NotWritten(Exception):
+    """The connection failed and the write certainly did not commit (safe to retry)."""
+
+
+class Connections:
+    """The connections of one store object to its database, for one namespace.
+
+    A lost connection: a read is retried once on a fresh connection; a write that surely did not
+    commit is retried once (`retrying`); one whose COMMIT went unanswered is settled by asking the
+    server about its transaction (pg_xact_status) or its keys, never by writing it twice.
+
+    Args:
+        conninfo: what libpq connects with.
+        namespace, location: the store's (every message names `location`, never a password).
+        pool_size: most connections open at once (threads beyond it wait their turn).
+        timeout: seconds to wait for the server or for a free connection.
+        settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed.
+        opened: runs on the first, direct connection (its errors say what is wrong: no such
+            database...), before the pool opens: the schema's migration.
+
+    Raises:
+        StoreError: the server cannot be reached, or `opened` failed on it.
+    """
+
+    def __init__(self, conninfo: str, *, namespace: str, location: str, pool_size: int, timeout: float,
+                 settle_timeout: float, opened: Callable[[Connection[Any]], None]) -> None:
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise ImportError(f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})") from exc
+        self.pg = psycopg
+        self.namespace, self.location = namespace, location
+        self._settle_timeout = settle_timeout
+        self._closed = False
+        self._close_lock = threading.Lock()
+        params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
+        try:
+            if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
+                params["connect_timeout"] = max(1, round(timeout))
+            with psycopg.connect(conninfo, **params) as conn:
+                opened(conn)
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}") from exc
+        # When each pooled connection's backend started: with its pid, it names that backend to
+        # `_settle_keys` (a pid alone may be reused by another connection's backend).
+        self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()
+        self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
+                                    open=True, name=f"lamar:{namespace}", configure=self._configure)
+
+    def _configure(self, conn: Connection[Any]) -> None:
+        row = conn.execute("SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()").fetchone()
+        if row is not None and row[0] is not None:
+            self._started[conn] = str(row[0])
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def run(self, query: Callable[[Connection[Any]], _T], doing: str = "read") -> _T:
+        """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried once."""
+        pg = self.pg
+        for attempt in (1, 2):
+            self.check_open()
+            try:
+                with self._pool.connection() as conn:
+                    return query(conn)
+            except pg.OperationalError as exc:
+                if attempt == 1:
+                    self.replace_dead()
+                    continue
+                raise StoreError(f"lost the connection to {self.location}: {reason(exc)}; "
+                                 "the next call reconnects") from exc
+            except pg.Error as exc:
+                raise StoreError(f"cannot {doing} {self.location}: {reason(exc)}") from exc
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def connection(self) -> Iterator[Connection[Any]]:
+        """A pooled connection held for a block (a transaction that must stay on one)."""
+        self.check_open()
+        with self._pool.connection() as conn:
+            yield conn
+
+    def parse(self, rows: Iterable[tuple[Any, ...]]) -> list[Event]:
+        """Events from rows of (seq, kind, key, time, data)."""
+        try:
+            return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
+        except (ValueError, TypeError) as exc:
+            raise CorruptStore(f"{self.location} holds an event that does not parse: {exc}") from exc
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def retrying(self, write: Callable[[], _T]) -> _T:
+        """Run `write`; once more on a fresh connection if it surely did not commit."""
+        for attempt in (1, 2):
+            try:
+                return write()
+            except NotWritten as exc:
+                if attempt == 1:
+                    self.replace_dead()
+                    continue
+                raise StoreError(f"could not write {self.location}: {exc} (connection lost, tried twice); "
+                                 "nothing of this write was kept; the next call reconnects") from exc.__cause__
+        raise AssertionError("unreachable")
+
+    def transact(self, body: Callable[[Any, list[str]], _T], committed: Callable[[list[int]], _T],
+                 events: Sequence[Event], after: int = 0) -> _T:
+        """Run one write transaction of `events`: `body(cursor, xid)` begins it, appends its id
+        to `xid` as soon as it knows it, and commits. A write that sends its events, every one
+        with a key, in one message never learns its id. A lost connection is settled, by the id or
+        else by the keys: `committed(seqs)` answers for a COMMIT that went through unanswered
+        (`seqs`: the events', all above `after`); NotWritten means safe to retry."""
+        pg = self.pg
+        self.check_open()
+        xid: list[str] = []
+        pid, started, conn = 0, None, None
+        try:
+            with self._pool.connection() as conn:
+                pid, started = conn.info.backend_pid, self._started.get(conn)
+                try:
+                    return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message
+                except (pg.errors.UniqueViolation, LamarError):  # refused: end the transaction here
+                    conn.execute("ROLLBACK")
+                    raise
+        except pg.errors.UniqueViolation as exc:
+            raise EventConflict(f"an event key is already in {self.location} ({exc.diag.message_detail}); "
+                                "nothing of this write was kept") from exc
+        except pg.OperationalError as exc:
+            if conn is not None and not conn.broken:  # a cancel or timeout: rolled back above
+                raise StoreError(f"could not write {self.location}: {reason(exc)}; "
+                                 "nothing of this write was kept") from exc
+            if xid:
+                seqs = self._seqs_of(xid[0], after) if self._settle(xid[0], pid, exc) else None
+            elif conn is not None and keyed(events):  # sent as one message: it may have committed
+                seqs = self._settle_keys(pid, started, events, exc)
+            else:
+                seqs = None  # no connection, or lost before it learned its id: it wrote nothing
+            if seqs is None:
+                raise NotWritten(reason(exc)) from exc
+            return committed(seqs)
+        except pg.Error as exc:
+            raise StoreError(f"could not write {self.location}: {reason(exc)}; "
+                             "nothing of this write was kept") from exc
+
+    @staticmethod
+    def begin(cur: Any, xid: list[str]) -> None:
+        """Begin a write's transaction and put its id in `xid` (see `transact`)."""
+        cur.execute(_BEGIN)
+        cur.nextset()
+        xid.append(str(cur.fetchone()[0]))
+
+    @staticmethod
+    def alone(cur: Any, statement: str, params: dict[str, Any]) -> Any:
+        """Run one statement as a transaction of its own (the connection is in autocommit): one
+        message, its parameters bound by the server; psycopg prepares it once it recurs (the
+        server then neither parses nor plans it again). Returns the cursor at its result."""
+        return cur.connection.execute(statement, params)
+
+    def _settle(self, xid: str, pid: int, cause: Exception) -> bool:
+        """Whether transaction `xid`, whose COMMIT went unanswered, committed.
+
+        The backend that ran it may still hold the COMMIT in its input buffer, so an
+        "in progress" answer is waited out; after a second it is terminated (it is running
+        our transaction and nothing else) so that the outcome becomes final.
+        """
+        def decide(nudge: bool) -> tuple[bool, bool]:
+            status = self.run(lambda conn: conn.execute(
+                "SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0])  # type: ignore[index]
+            if status == "in progress" and nudge:
+                self.run(lambda conn: conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                    "AND backend_xid = (%s::xid8::text::bigint %% 4294967296)::text::xid", (pid, xid)))
+            return status in ("committed", "aborted"), status == "committed"
+
+        return self._settled(decide, f"transaction {xid}", cause)
+
+    def _settle_keys(self, pid: int, started: str | None, events: Sequence[Event], cause: Exception) -> list[int] | None:
+        """The seqs of `events` if the write that sent them, whose connection was lost, committed;
+        None if it did not. Every event has a key, unique in the namespace.
+
+        Once the backend that ran it has ended, the write is either committed or rolled back, and
+        a fresh snapshot shows which: its first key is there, with its kind and time, or not (the
+        time, to the microsecond, tells its event from another writer's under the same key). A
+        backend still alive after a second is ended (it ran this write and nothing else); it is
+        named by pid and start time, so a reused pid names no one.
+        """
+        ns, keys = self.namespace, [e.key for e in events]
+        alive = ("SELECT count(*) FROM pg_stat_activity WHERE pid = %(pid)s "
+                 "AND (%(started)s::timestamptz IS NULL OR backend_start = %(started)s::timestamptz)")
+
+        def decide(nudge: bool) -> tuple[bool, list[int] | None]:
+            if self.run(lambda conn: conn.execute(alive, {"pid": pid, "started": started}).fetchone()[0]):  # type: ignore[index]
+                if started is not None and nudge:
+                    self.run(lambda conn: conn.execute(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid = %s "
+                        "AND backend_start = %s::timestamptz", (pid, started)))
+                return False, None
+            found = {key: (seq, kind, at) for seq, kind, key, at in self.run(lambda conn: conn.execute(
+                "SELECT seq, kind, key, time FROM lamar_events WHERE namespace = %s AND key = ANY(%s)",
+                (ns, keys)).fetchall())}
+            first = found.get(events[0].key)
+            if first is None or (first[1], first[2]) != (events[0].kind, float(events[0].time)):
+                return True, None
+            return True, sorted(found[key][0] for key in keys if key in found)
+
+        return self._settled(decide, f"events {', '.join(map(str, keys[:3]))}", cause)
+
+    def _settled(self, decide: Callable[[bool], tuple[bool, _T]], what: str, cause: Exception) -> _T:
+        """Ask `decide(nudge)` every 50 ms until it knows (its first item; `nudge`: a second has
+        passed, end the backend if it is stuck), for at most `settle_timeout` seconds."""
+        deadline = time.monotonic() + self._settle_timeout
+        nudged = time.monotonic() + 1.0
+        while True:
+            try:
+                known, answer = decide(time.monotonic() > nudged)
+                if known:
+                    return answer
+            except StoreError:
+                pass  # the server is not answering yet: ask again
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    f"lost the connection to {self.location} while committing ({reason(cause)}) and "
+                    f"could not learn within {self._settle_timeout:g} s whether the write was kept "
+                    f"({what}); read the store before writing it again") from cause
+            time.sleep(0.05)
+
+    def _seqs_of(self, xid: str, after: int) -> list[int]:
+        """The seqs that committed transaction `xid` wrote, all above `after` (its rows carry
+        its xid; rare, and a scan of the namespace's log above `after`)."""
+        seqs = [int(row[0]) for row in self.run(lambda conn: conn.execute(
+            "SELECT seq FROM lamar_events WHERE namespace = %s AND seq > %s "
+            "AND xmin = (%s::xid8::text::bigint %% 4294967296)::text::xid ORDER BY seq",
+            (self.namespace, after, xid)).fetchall())]
+        if not seqs:
+            raise StoreError(f"transaction {xid} committed but its events are not in {self.location}")
+        return seqs
+
+    # -- the pool ----------------------------------------------------------------------------
+
+    def replace_dead(self) -> None:
+        """Test the idle pooled connections and replace the dead ones, before a retry."""
+        try:
+            self._pool.check()
+        except self.pg.Error:
+            pass  # the retry reports what is wrong
+
+    def check_open(self) -> None:
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+
+    def close(self) -> None:
+        with self._close_lock:
+            if not self._closed:
+                self._closed = True
+                self._pool.close()
+
+
+def events_json(events: Iterable[Event]) -> str:
+    """Events as a write sends them: one JSON array of {kind, key, time, data}, which the server
+    reads with one parse (json_to_recordset), keeping each `data` text exactly as sent."""
+    return "[" + ",".join(
+        f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
+        for e in events) + "]"
+
+
+def keyed(events: Sequence[Event]) -> bool:
+    """Whether every event has a key: a write of them is one message, settled by its keys."""
+    return bool(events) and all(e.key is not None for e in events)
+
+
+def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
+    """The rows of a result made of `count` parts (its first column: the part's number), by part."""
+    parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
+    for row in rows:
+        parts[row[0]].append(row)
+    return parts
+
+
+def reason(exc: BaseException) -> str:
+    """The server's first message line, without psycopg's class name."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+__all__ = ["Connections", "NotWritten", "events_json", "keyed", "reason", "result_parts"]

@@ -1,0 +1,121 @@
+"""A namespace's write lock in the fold mode, and what it guards: the seq through which the log is
+settled, the exclusive hold of a checkpoint, and the build of the lesson rows from the log."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from lamar.experience import Status
+from lamar.policy.lesson import LessonState
+from lamar.store.base import Event
+from lamar.store.postgres import row_text
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from lamar.store.postgres.connection import Connections
+
+ROWS_LOCK = 0x4C524F57  # b"LROW", with the namespace's hash: writes hold it shared, builds exclusive
+# A read of the log that misses no event, however late it commits (`settled`): the last seq the
+# SEQUENCE handed out, then the transactions holding a namespace's write lock shared (as writes
+# do; a build or a checkpoint holds it exclusively and takes no new seq), then, until they have
+# all ended, which of them still hold it. _SETTLE_WAIT: the most it waits.
+_LAST_SEQ = "SELECT coalesce(pg_sequence_last_value('lamar_seq'), 0)"  # USAGE suffices, as for nextval
+_HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock'
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND classid = %(lock)s::oid AND objid = hashtext(%(ns)s)::oid AND objsubid = 2 AND pid <> pg_backend_pid()
+    AND (%(among)s::text[] IS NULL OR virtualtransaction = ANY(%(among)s::text[]))"""
+_SETTLE_WAIT = 1.0
+
+Folder = Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]]
+
+
+def settled(db: Connections) -> int | None:
+    """The seq through which the namespace's log is settled: every event with a seq at or
+    below it that will ever commit has committed, so a read from now on sees them all. None
+    when a write in flight did not end within _SETTLE_WAIT seconds (a writer stopped
+    mid-write).
+
+    Seq order is not commit order in the fold mode: a write may commit after another that took a
+    later seq. But every write takes its seqs from one SEQUENCE while it holds the namespace's
+    write lock (ROWS_LOCK), from before its first seq until it ends. So once the transactions
+    that held the lock just after the SEQUENCE's last value V was read have ended, every event
+    with a seq at or below V has committed or never will: a write that took the lock later takes
+    seqs above V.
+    """
+    params: dict[str, Any] = {"lock": ROWS_LOCK, "ns": db.namespace, "among": None}
+
+    def run(conn: Connection[Any]) -> int | None:
+        (value,) = conn.execute(_LAST_SEQ).fetchone() or (0,)
+        deadline, pause = time.monotonic() + _SETTLE_WAIT, 0.001
+        while holders := [row[0] for row in conn.execute(_HOLDERS, params).fetchall()]:
+            if time.monotonic() > deadline:
+                return None
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+            params["among"] = holders  # only those: a write that took the lock since takes later seqs
+        return int(value)
+
+    return db.run(run)
+
+
+@contextlib.contextmanager
+def exclusive(db: Connections) -> Iterator[None]:
+    """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a
+    checkpoint folds and rewrites the log under it, so no event commits below its seq."""
+    with db.connection() as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
+        yield
+
+
+def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) -> None:
+    """Build the namespace's rows again from the whole log, as `folder` folds it in-process.
+
+    Heavy (a read and a fold of every event) and exclusive: fold-mode writes of the namespace
+    wait. Unless `force`, nothing is done when, once the lock is held, the rows turn out built
+    under `tuning` (a fleet that starts at once builds them once, not once per engine).
+    """
+    ns = db.namespace
+
+    def run(conn: Connection[Any]) -> None:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
+            built = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
+            if not force and built is not None and built[0] == tuning:
+                return  # another engine built them while this one waited for the lock
+            events = db.parse(conn.execute(
+                "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
+                (ns,)).fetchall())
+            folded, (n, mean, m2) = folder(events)
+            states = list(folded)
+            rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
+                     row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
+            # Every row gets a version above any the namespace had: a write that read a row
+            # before this build finds it moved, even a row that was rewritten as it was.
+            (version,) = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM lamar_lessons "
+                                      "WHERE namespace = %s", (ns,)).fetchone() or (1,)
+            conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
+            conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
+            last = events[-1].seq if events else 0
+            # Seqs to come must follow every seq of the log, whichever mode wrote it.
+            conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
+                         (max(last, 1),))
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state, version) "
+                                "VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s)",
+                                [(ns, i, order, st, sc, body, version) for order, (i, st, sc, body) in enumerate(rows)])
+            active = sum(s.experience.status is not Status.RETIRED for s in states)
+            conn.execute("INSERT INTO lamar_rewards (namespace, shard, n, mean, m2, active) "
+                         "VALUES (%s, 0, %s, %s, %s, %s)", (ns, n, mean, m2, active))
+            conn.execute("INSERT INTO lamar_namespaces (namespace, last_seq, folded) VALUES (%s, %s, %s) "
+                         "ON CONFLICT (namespace) DO UPDATE SET folded = EXCLUDED.folded, "
+                         "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, tuning))
+
+    db.run(run, "build the lesson rows of")
+
+
+__all__ = ["ROWS_LOCK", "Folder", "build", "exclusive", "settled"]

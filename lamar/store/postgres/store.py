@@ -1,0 +1,239 @@
+"""`PostgresStore`: one event log shared by a fleet of agents, with isolated namespaces per database."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self
+
+from lamar._errors import StoreError
+from lamar.store.base import Event, check_appendable
+from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
+from lamar.store.postgres.counters import WriteCounters
+from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, script
+from lamar.store.postgres.url import parse_url
+
+if TYPE_CHECKING:
+    from psycopg import Connection
+
+    from lamar.store.postgres.rows import LessonRows
+
+_REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
+# A write in the log mode whose events all carry keys (an episode, a first report) is one message:
+# the call of `lamar_append` (append.sql), which allocates seqs, inserts and reads what the caller
+# has not seen yet, run as a transaction of its own; a COMMIT whose answer is lost is settled by its
+# keys. Any other write is two: the first learns the transaction id, by which such a COMMIT is
+# settled; the second is the call and COMMIT. Either way the server runs the call and the COMMIT
+# back to back, so the namespace row stays locked for server time only, never for a client's
+# round trip.
+_APPEND_ONE = "SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s)"
+_APPEND = _APPEND_ONE + ";\nCOMMIT"
+_TAIL = 500  # most events a write reads back besides its own
+_NEVER = 2**62  # a seq no namespace reaches
+_READ = "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s ORDER BY seq"
+
+
+class PostgresStore:
+    """Events in PostgreSQL, shared by many processes and machines; one namespace each.
+
+    Modes: by default (the fold mode) the store holds every lesson's folded state in rows that
+    each write updates (`rows`, lamar/store/postgres/rows.py); seqs come from a SEQUENCE, so an
+    event may commit after a reader passed its seq (an engine folds the log only through its
+    settled seq: `LessonRows.settled`). With `lamar_fold=off` in the URL (the log mode) every
+    engine folds the log itself, and a namespace's writes take turns on its counter row, held
+    only while the server runs one INSERT and its COMMIT, so seq order is commit order
+    (`read(after)` never skips an event that commits later) and no client, slow or killed,
+    holds it across a round trip.
+    Isolation: every statement names the namespace; another namespace's ids are not there.
+    A lost connection: a write that surely did not commit is retried once on a fresh
+    connection; one whose COMMIT went unanswered is settled by asking the server about its
+    transaction (pg_xact_status), never by writing it twice. A read is retried once.
+
+    Args:
+        url: a libpq URL, postgresql://user@host:port/dbname?options. A query parameter
+            `lamar_namespace=name` picks the namespace (so one string locates the store);
+            `lamar_fold=off` picks the log mode (`on`, the default: the fold mode).
+        namespace: the isolated store inside the database (default "default"); letters,
+            digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
+        pool_size: most connections this object opens (threads beyond it wait their turn).
+        timeout: seconds to wait for the server or for a free connection.
+        settle_timeout: seconds to find out whether a write whose COMMIT got no answer
+            committed, before giving up with StoreError.
+        writes: how the fold mode writes: "optimistic" (the default: rows read unlocked, a
+            conflict starts over) or "locking" (every write locks its rows before reading them:
+            no conflicts, and a lock held across a round trip).
+
+    Raises:
+        StoreError: a bad namespace, an unreachable server, or a schema newer than this Lamar.
+    """
+
+    def __init__(self, url: str, *, namespace: str | None = None, pool_size: int = 4,
+                 timeout: float = 30.0, settle_timeout: float = 10.0,
+                 writes: Literal["optimistic", "locking"] = "optimistic") -> None:
+        if writes not in ("optimistic", "locking"):
+            raise StoreError(f"writes is 'optimistic' or 'locking'; got {writes!r}")
+        conninfo, self.namespace, self.location, fold = parse_url(url, namespace)
+        self._tail_lock = threading.Lock()
+        self._seen = 0  # the highest seq this object has read or written: all below it committed
+        self._tail: tuple[int, list[Event]] | None = None  # the log (start, end] as of our last write
+        location = self.location
+        self._db = Connections(conninfo, namespace=self.namespace, location=location, pool_size=pool_size,
+                               timeout=timeout, settle_timeout=settle_timeout,
+                               opened=lambda conn: migrate(conn, location))
+        # The fold mode (lamar_fold=on): the engine reads and writes lesson rows through this.
+        self.rows: LessonRows | None = None
+        if fold:
+            from lamar.store.postgres.rows import LessonRows
+
+            self.rows = LessonRows(self._db, optimistic=writes == "optimistic")
+
+    @property
+    def connections(self) -> Connections:
+        """The store's connection layer (a benchmark asks it which server backend it uses)."""
+        return self._db
+
+    @property
+    def counters(self) -> WriteCounters:
+        """What this object's fold-mode writes did since it opened (zeros in the log mode)."""
+        return WriteCounters() if self.rows is None else self.rows.counters
+
+    # -- the protocol ------------------------------------------------------------------------
+
+    def append(self, events: Sequence[Event]) -> list[Event]:
+        check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
+        batch = list(events)
+        if not batch:
+            return []
+        rows = self.rows
+        if rows is not None:
+            return self._db.retrying(lambda: rows.append(batch))
+        params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
+        first = self._db.retrying(lambda: self._append_once(params, batch))
+        return [e.numbered(first + i) for i, e in enumerate(batch)]
+
+    def _append_once(self, params: dict[str, Any], events: Sequence[Event]) -> int:
+        """Write one batch in the log mode; the first seq it got. Raises NotWritten when safe to retry."""
+        with self._tail_lock:
+            since = self._seen
+            self._tail = None
+        # A big batch (an import) reads nothing back: its caller has no use for its own events.
+        params["since"] = since if params["n"] <= _TAIL else _NEVER
+        tail: list[tuple[Any, ...]] = []
+
+        def body(cur: Any, xid: list[str]) -> int:
+            if keyed(events):
+                cur = self._db.alone(cur, _APPEND_ONE, params)
+            else:
+                self._db.begin(cur, xid)
+                cur.execute(_APPEND, params)
+            mine, after = result_parts(cur.fetchall(), 2)
+            tail.extend(row[1:] for row in after)
+            return int(min(row[1] for row in mine))
+
+        first = self._db.transact(body, lambda seqs: min(seqs), events, since)
+        if not tail:
+            return first  # settled after a lost answer: no tail to keep
+        # Under the namespace lock every smaller seq had committed, so `tail` is exactly the
+        # log from `start` to our last event: the caller's next read is answered from it.
+        last = first + params["n"] - 1
+        if tail and tail[-1][0] == last:
+            start = max(since, last - params["n"] - _TAIL)
+            with self._tail_lock:
+                if last > self._seen:  # else another thread already saw further: keep its tail
+                    self._tail = (start, self._db.parse(tail))
+                    self._seen = last
+        return first
+
+    def read(self, after: int = 0) -> list[Event]:
+        self._db.check_open()
+        after = int(after)
+        with self._tail_lock:
+            tail, self._tail = self._tail, None
+            seen = self._seen
+        if tail is not None and tail[0] <= after <= tail[1][-1].seq == seen:
+            return [e for e in tail[1] if e.seq > after]  # the log as of our last write's commit
+        events = self._db.parse(self._db.run(lambda conn: conn.execute(_READ, (self.namespace, after)).fetchall()))
+        if events:
+            with self._tail_lock:
+                self._seen = max(self._seen, events[-1].seq)
+        return events
+
+    def rewrite(self, through: int, snapshot: Event) -> bool:
+        """Replace the namespace's events up to `through` by `snapshot`, in one transaction.
+
+        Appends go on meanwhile (their seqs are above `through`); rewrites of one namespace
+        take turns on an advisory lock. A retry after a lost connection is harmless: the
+        second attempt finds the snapshot in place and returns False.
+        """
+        ns, data = self.namespace, snapshot.data_json()
+        with self._tail_lock:
+            self._tail = None  # it may hold events this rewrite replaces
+
+        def run(conn: Connection[Any]) -> bool:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
+                # The log's last seq (the fold mode does not count in lamar_namespaces).
+                row = conn.execute("SELECT max(seq) FROM lamar_events WHERE namespace = %s", (ns,)).fetchone()
+                last = int(row[0]) if row and row[0] is not None else 0
+                if through > last or through < 1:
+                    raise ValueError(f"cannot rewrite {self.location} through seq {through}: it holds seqs 1..{last}")
+                first = conn.execute("SELECT seq, kind FROM lamar_events WHERE namespace = %s ORDER BY seq LIMIT 1",
+                                     (ns,)).fetchone()
+                if first is not None and first[1] == "snapshot" and first[0] >= through:
+                    return False
+                conn.execute("DELETE FROM lamar_events WHERE namespace = %s AND seq <= %s", (ns, through))
+                conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
+                             "VALUES (%s, %s, 'snapshot', NULL, %s, %s)", (ns, through, float(snapshot.time), data))
+            return True
+
+        return self._db.run(run, "rewrite")
+
+    def lookup(self, keys: Sequence[str]) -> list[Event]:
+        ns, wanted = self.namespace, list(keys)
+        return self._db.parse(self._db.run(lambda conn: conn.execute(
+            "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND key = ANY(%s) ORDER BY seq",
+            (ns, wanted)).fetchall()))
+
+    def load_state(self) -> str | None:
+        ns, pg = self.namespace, self._db.pg
+
+        def run(conn: Connection[Any]) -> str | None:
+            try:
+                row = conn.execute("SELECT body FROM lamar_state WHERE namespace = %s", (ns,)).fetchone()
+            except pg.errors.UndefinedTable:
+                return None  # no engine saved a state in this database yet
+            return None if row is None else str(row[0])
+
+        return self._db.run(run)
+
+    def save_state(self, seq: int, text: str) -> None:
+        ns, pg = self.namespace, self._db.pg
+
+        def run(conn: Connection[Any]) -> None:
+            with conn.transaction():
+                # The table comes with the first save (no schema migration for a cache);
+                # creators take turns on the migration lock.
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                conn.execute(script("state.sql").encode("utf-8"))
+            conn.execute("INSERT INTO lamar_state (namespace, seq, body) VALUES (%s, %s, %s) ON CONFLICT (namespace) "
+                         "DO UPDATE SET seq = EXCLUDED.seq, body = EXCLUDED.body", (ns, seq, text))
+
+        try:
+            self._db.run(run, "save the engine's state in")
+        except pg.Error as exc:
+            raise StoreError(f"could not save the engine's state in {self.location}: {reason(exc)}") from exc
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+
+__all__ = ["PostgresStore"]

@@ -1,0 +1,223 @@
+"""A store changed behind Lamar's back (read on a read-only mount with its write-ahead log, cut
+short, a bit flipped, a table dropped, a row edited by hand) is read whole or refused with a
+CorruptStore that names the file and the repair: never opened silently wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import CorruptStore, Experience, Lamar, Scope, Signal
+from lamar.store.sqlite import event_crc
+from tests.store.test_sqlite_readers import _read_only_mount
+from tools.store_bitflips import make, trial
+
+
+def _cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-m", "lamar.cli", "--store", str(store), *args],
+                          capture_output=True, text=True, timeout=120, env=env, check=False)
+
+
+def _reported(lam: Lamar, n: int) -> None:
+    rng = random.Random(n)
+    for _ in range(n):
+        lam.report(lam.recall({"task": "t"}).episode_id, rng.choice(list(Signal)))
+
+
+def _contents(path: Path) -> object:
+    """What a store holds: a SQLite file's rows (its pages move when a connection closes), else
+    the bytes of the file and its sidecars."""
+    if path.suffix == ".db":
+        with sqlite3.connect(path) as db:
+            return list(db.iterdump())
+    return {p.name: p.read_bytes() for p in path.parent.iterdir() if p.is_file() and p.name != f"{path.name}.lock"}
+
+
+def _written(path: Path, episodes: int) -> None:
+    """A store at `path` holding one lesson and `episodes` reported episodes, closed."""
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, episodes)
+    lam.close()
+
+
+def _refused(path: Path, *words: str) -> str:
+    """Opening `path` and `lamar stats` on it are both refused, naming the file (and `words`)."""
+    before = _contents(path)
+    with pytest.raises(CorruptStore) as info:
+        Lamar(str(path)).stats()
+    message = str(info.value)
+    assert str(path) in message and all(word in message for word in words), message
+    done = _cli(path, "stats")
+    assert done.returncode == 2 and str(path) in done.stderr, done.stderr
+    assert _contents(path) == before  # left untouched
+    return message
+
+
+# -- SQLite --------------------------------------------------------------------------------------
+
+def test_a_sqlite_store_on_a_read_only_mount_is_read_with_the_events_in_its_write_ahead_log(tmp_path: Path) -> None:
+    source, copy = tmp_path / "src", tmp_path / "copy"
+    source.mkdir()
+    copy.mkdir()
+    lam = Lamar(str(source / "s.db"), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    with sqlite3.connect(source / "s.db") as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the lesson in the file, the episodes to come in the log
+    _reported(lam, 25)
+    for name in ("s.db", "s.db-wal"):  # as a copy or a snapshot of a live store holds it: no -shm
+        shutil.copy(source / name, copy / name)
+    lam.close()
+    assert (copy / "s.db-wal").stat().st_size > 0 and not (copy / "s.db-shm").exists()
+    with _read_only_mount(tmp_path, copy) as mount:
+        done = _cli(mount / "s.db", "stats")
+        assert done.returncode == 0 and re.search(r"episodes\s+25: 25 reported", done.stdout), done.stdout
+        reader = Lamar(str(mount / "s.db"))
+        assert reader.stats()["episodes"] == 25 and reader.store.read_only  # type: ignore[attr-defined]
+        reader.close()
+        assert sorted(p.name for p in mount.iterdir()) == ["s.db", "s.db-wal"]
+
+
+def test_a_sqlite_store_whose_events_table_is_gone_is_refused_not_made_anew(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    _written(path, 5)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE events")
+    _refused(path, "events table is gone", "backup")
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events'").fetchone() == (0,)
+
+
+def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
+    with sqlite3.connect(path) as db:
+        seq = db.execute("SELECT min(seq) FROM events WHERE kind = 'outcome'").fetchone()[0]
+        if edit == "reward 1e300":
+            db.execute("UPDATE events SET data = json_set(data, '$.reward', 1e300) WHERE seq = ?", (seq,))
+        elif edit == "reward nan":
+            db.execute("UPDATE events SET data = json_set(data, '$.reward', 'nan') WHERE seq = ?", (seq,))
+        elif edit == "a bogus kind":
+            db.execute("UPDATE events SET kind = 'bogus' WHERE seq = ?", (seq,))
+        elif edit == "a gap in seq":
+            db.execute("DELETE FROM events WHERE seq = ?", (seq,))
+        else:  # the last events deleted
+            db.execute("DELETE FROM events WHERE seq > (SELECT max(seq) - 3 FROM events)")
+        if recompute:  # as an editor who knows the checksum would
+            rows = db.execute("SELECT seq, kind, key, time, data FROM events").fetchall()
+            db.executemany("UPDATE events SET crc = ? WHERE seq = ?",
+                           [(event_crc(kind, key, at, data), s) for s, kind, key, at, data in rows])
+        db.execute("DELETE FROM state")  # the saved state gone: the whole log is folded
+
+
+@pytest.mark.parametrize("recompute", [False, True], ids=["checksum-kept", "checksum-recomputed"])
+@pytest.mark.parametrize("edit", ["reward 1e300", "reward nan", "a bogus kind", "a gap in seq", "the tail deleted"])
+def test_a_hand_edited_sqlite_row_is_refused_once_the_state_is_gone(tmp_path: Path, edit: str, recompute: bool) -> None:
+    path = tmp_path / "s.db"
+    _written(path, 12)
+    _edited_sqlite(path, edit, recompute)
+    _refused(path, "backup")
+
+
+def test_a_version_1_sqlite_store_gets_checksums_for_the_events_it_holds(tmp_path: Path) -> None:
+    path = tmp_path / "release.db"
+    shutil.copy(Path(__file__).parent / "fixtures" / "release-0.1.0.db", path)
+    lam = Lamar(str(path))
+    events = lam.store.read(0)
+    lam.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        rows = db.execute("SELECT kind, key, time, data, crc FROM events ORDER BY seq").fetchall()
+    assert len(rows) == len(events) and all(crc == event_crc(*row) for *row, crc in rows)
+
+
+# -- JSON ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sidecar", ["state", "index"])
+def test_a_json_store_cut_at_a_line_boundary_is_refused_when_its_sidecars_knew_it_longer(
+        tmp_path: Path, sidecar: str) -> None:
+    path = tmp_path / "s.json"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, 35 if sidecar == "state" else 530)  # 2 lines each: 1 060 lines pass the index's step
+    lam.close()
+    keep = "index" if sidecar == "index" else "state"
+    for other in ("index", "state"):
+        if other != keep:
+            Path(f"{path}.{other}").unlink(missing_ok=True)
+    assert Path(f"{path}.{keep}").exists()
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:23]))  # header and 22 events: whole lines, nothing torn
+    _refused(path, f"{path.name}.{keep}", "backup", "delete")
+
+
+def test_a_bit_flipped_in_a_json_or_sqlite_store_is_never_read_silently_wrong(tmp_path: Path) -> None:
+    rng = random.Random(38)
+    for suffix in (".json", ".db"):
+        source, work = tmp_path / f"source{suffix}", tmp_path / f"work{suffix}"
+        source.mkdir()
+        work.mkdir()
+        expected = make(source / f"store{suffix}")
+        for extra in source.iterdir():
+            if extra.name.endswith(("-wal", "-shm", ".lock")):
+                extra.unlink()
+        outcomes = [trial(source / f"store{suffix}", expected, rng, work) for _ in range(60)]
+        print(suffix, {o: outcomes.count(o) for o in ("refused", "harmless", "wrong")})
+        # most of a JSON file is event text; most of a SQLite file is page structure and free space
+        assert outcomes.count("wrong") == 0 and outcomes.count("refused") >= {".json": 50, ".db": 10}[suffix], outcomes
+
+
+def test_a_json_line_edited_by_hand_is_refused_unless_its_checksum_was_deleted(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    _written(path, 6)
+    Path(f"{path}.state").unlink()
+    Path(f"{path}.index").unlink()
+    lines = path.read_text().splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if '"kind": "outcome"' in line)
+    edited = lines[number].replace('"reward": ', '"reward": 0.5, "was": ')
+    path.write_text("".join([*lines[:number], edited, *lines[number + 1:]]))
+    _refused(path, f"line {number + 1}", "checksum", '"crc"')
+    unchecked = re.sub(r', "crc": "[0-9a-f]{8}"\}$', "}", edited.rstrip("\n")) + "\n"
+    path.write_text("".join([*lines[:number], unchecked, *lines[number + 1:]]))
+    lam = Lamar(str(path), k=1, seed=1)  # a deliberate edit: read as written
+    assert next(e.data["reward"] for e in lam.store.read(0) if e.kind == "outcome") == 0.5
+    lam.close()
+    bad = unchecked.replace('"reward": 0.5', '"reward": 1e300')
+    path.write_text("".join([*lines[:number], bad, *lines[number + 1:]]))
+    _refused(path, f"line {number + 1}", "1e+300")
+
+
+def test_the_json_store_reads_the_seq_of_the_state_the_engine_saves(tmp_path: Path) -> None:
+    """The check of a JSON store against its state names the state's seq as the engine writes it:
+    a change of that text that the store no longer understands fails here, not silently."""
+    from lamar.store.json_file import _STATE_SEQ
+
+    path = tmp_path / "s.json"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, 3)
+    last = lam.store.read(0)[-1].seq
+    lam.close()
+    found = _STATE_SEQ.search(Path(f"{path}.state").read_text(), 0, 200)
+    assert found is not None and int(found.group(1)) == last
+    assert json.loads(Path(f"{path}.state").read_text().split("\n", 1)[1])["seq"] == last
+
+
+def test_a_json_store_started_again_beside_an_old_state_opens(tmp_path: Path) -> None:
+    """Deleting the file to start afresh leaves its sidecars: the new file's first write drops the
+    old state, which described another log, so the new store is not taken for a shortened one."""
+    path = tmp_path / "s.json"
+    _written(path, 20)
+    path.unlink()
+    fresh = Lamar(str(path), k=1, seed=1)
+    fresh.add(Experience("the tests fail", "read the log", scope=Scope(task="t")))
+    assert not Path(f"{path}.state").exists()
+    assert len(Lamar(str(path)).experiences()) == 1

@@ -1,0 +1,107 @@
+"""Flips one random bit of a JSON or SQLite store's file, many times over, and counts whether opening
+it refuses it, reads it back unchanged, or reads back other events silently (docs/guarantees.md).
+Usage: python tools/store_bitflips.py [--flips 600] [--seed 1]"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from lamar import Experience, Lamar, LamarError, Scope, Signal
+
+# Each store holds 3 lessons and 40 reported episodes, closed (a SQLite write-ahead log folded into
+# its file), its sidecars kept. Each trial copies it, flips one bit at a uniformly drawn byte of the
+# store's file, opens it, reads every event and folds it (as `lamar stats`), and ends one of:
+#     refused   the open, the read or the fold raised a LamarError (CorruptStore naming the file)
+#     harmless  it opened and every event read back exactly as written
+#     wrong     it opened and read back other events: a silent corruption
+# Printed per backend with a 95% Wilson interval on each share.
+
+
+def make(path: Path) -> list[tuple[object, ...]]:
+    """A store at `path`; its events as (seq, kind, key, time, data)."""
+    lam = Lamar(str(path), k=2, seed=1)
+    for i in range(3):
+        lam.add(Experience(f"case {i} fails", f"do fix {i}", scope=Scope(task="t")))
+    rng = random.Random(2)
+    for _ in range(40):
+        lam.report(lam.recall({"task": "t"}).episode_id, rng.choice(list(Signal)))
+    lam.close()
+    return events_of(path)
+
+
+def events_of(path: Path) -> list[tuple[object, ...]]:
+    lam = Lamar(str(path), k=2, seed=1)
+    try:
+        lam.stats()  # the fold, as `lamar stats` does
+        return [(e.seq, e.kind, e.key, e.time, e.data) for e in lam.store.read(0)]
+    finally:
+        lam.close()
+
+
+def trial(original: Path, expected: list[tuple[object, ...]], rng: random.Random, folder: Path) -> str:
+    for old in folder.iterdir():
+        old.unlink()
+    for part in original.parent.iterdir():
+        shutil.copy(part, folder / part.name)
+    target = folder / original.name
+    data = bytearray(target.read_bytes())
+    at = rng.randrange(len(data))
+    data[at] ^= 1 << rng.randrange(8)
+    target.write_bytes(bytes(data))
+    try:
+        got = events_of(target)
+    except LamarError:
+        return "refused"
+    return "harmless" if got == expected else "wrong"
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def measure(suffix: str, flips: int, seed: int) -> dict[str, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        source, work = Path(tmp) / "source", Path(tmp) / "work"
+        source.mkdir()
+        work.mkdir()
+        original = source / f"store{suffix}"
+        expected = make(original)
+        for extra in source.iterdir():
+            if extra.name.endswith(("-wal", "-shm", ".lock")):
+                extra.unlink()
+        rng = random.Random(seed)
+        counts = {"refused": 0, "harmless": 0, "wrong": 0}
+        for _ in range(flips):
+            counts[trial(original, expected, rng, work)] += 1
+        return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--flips", type=int, default=600)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args(argv)
+    print(f"{'backend':8} {'flips':>6} {'refused':>16} {'harmless':>16} {'wrong (silent)':>22}")
+    for name, suffix in (("json", ".json"), ("sqlite", ".db")):
+        counts = measure(suffix, args.flips, args.seed)
+        cells = []
+        for outcome in ("refused", "harmless", "wrong"):
+            low, high = wilson(counts[outcome], args.flips)
+            cells.append(f"{counts[outcome]:>5} [{low:5.1%},{high:5.1%}]")
+        print(f"{name:8} {args.flips:>6} {cells[0]:>16} {cells[1]:>16} {cells[2]:>22}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
