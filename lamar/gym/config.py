@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from lamar.gym.peers import peer_class
-from lamar.gym.policies import POLICIES
+from lamar.gym.policies import POLICIES, VARIANT_POLICIES
 
 PHASES = ("first500", "pre", "post", "recovered")
 PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
@@ -86,7 +86,7 @@ class GymConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
-        unknown = [p for p in self.policies if p not in POLICIES and peer_class(p) is None]
+        unknown = [p for p in self.policies if p not in POLICIES + VARIANT_POLICIES and peer_class(p) is None]
         if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
             choices = ", ".join(POLICIES)
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")

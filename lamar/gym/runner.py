@@ -34,7 +34,7 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
     policy = (peer(world, config.k, seed) if peer is not None
               else make_policy(policy_name, world, config.k, seed, dict(config.tuning)))
     recorder = Recorder(world, config)
-    tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
+    tracker = VerdictTracker(policy, world, config) if type(policy) is LamarPolicy else None  # the v2 has no sleep
     tasks, reported, delays = world.tasks, world.reported, world.delays
     pending: list[tuple[int, int, object, Signal]] = []  # (due, episode, ticket, signal): a heap
     for t in range(world.episodes):
@@ -59,6 +59,8 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
                 "lamar_tuning": ",".join(f"{k}={v}" for k, v in config.tuning) or None, **recorder.row()}
     lessons: list[Row] = []
     series: list[Row] = recorder.series()
+    if tracker is None and isinstance(policy, LamarPolicy):
+        run.update(end_verdicts(policy, world))
     if tracker is not None:
         cols, lesson_rows = tracker.judge(recorder.reward_sd)
         run.update(cols)
@@ -68,6 +70,21 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
     # CPU seconds travel beside the rows, never in them: rows must be identical run after run.
     return {"runs": [run], "lessons": lessons, "series": series,
             "cpu": [{"seconds": time.process_time() - started}]}
+
+
+def end_verdicts(policy: LamarPolicy, world: World) -> Row:
+    """The verdicts at the end against the truth then, for an engine the tracker does not follow
+    (the frozen second design): the columns of the frontier."""
+    end = world.episodes - 1
+    out = dict.fromkeys(("helpful_end", "helps_end", "harmful_end", "harms_end", "wrong_end"), 0)
+    for lesson in world.lessons:
+        verdict, truth = policy.evidence(lesson.index).verdict.value, world.effect(lesson.index, end)
+        side = "helpful" if truth > 0.0 else "harmful" if truth < 0.0 else None
+        if side is not None:
+            out[f"{side}_end"] += 1
+            out["helps_end" if side == "helpful" else "harms_end"] += verdict == ("helps" if side == "helpful" else "harms")
+        out["wrong_end"] += (verdict == "helps" and truth <= 0.0) or (verdict == "harms" and truth >= 0.0)
+    return out
 
 
 def _job(args: tuple[GymConfig, str, int]) -> dict[str, list[Row]]:

@@ -174,6 +174,10 @@ class World:
             self.lessons[chosen.index] = dataclasses.replace(chosen, kind=Kind.SPLIT)
             self.split = chosen.index
 
+    def task_name(self, task: int) -> str:
+        """The context value (and scope) of `task`."""
+        return TASKS[task][0]
+
     def context(self, t: int, task: int) -> dict[str, str]:
         """The context of episode `t`."""
         return context_of(task, None if self.languages is None else self.languages[t])
