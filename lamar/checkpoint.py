@@ -31,10 +31,11 @@ FORMAT = 1
 # trusted. 2 added the context slices (policy/features.py); a version-1 lesson restores with no
 # slices, which then relearn. 3: segments spend alpha (no running intersection), a reward level in
 # the ledger, a two-sided change detector with doubt.
-STATE_VERSION = 7
+STATE_VERSION = 8
 # 4: the selection's fall detector (policy/selection.py). 5: the cold-start persisted state.
 # 6: a withdrawal's verdict comes back by a betting test (policy/change.py), counted per lesson.
 # 7: each lesson's history (policy/history.py), which `lamar show` draws instead of a replay.
+# 8: the third decision core (docs/decisions.md): new ledger sums, fall detector, creation rank.
 _EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
                    "reports", "number", "outcome_seq")
 
@@ -152,6 +153,7 @@ def restore(lam: Lamar, data: Mapping[str, Any]) -> None:
     for raw in data["lessons"]:
         state = LessonState.from_dict(raw)
         _check_numbers(state)
+        state.rank = state.rank or len(lam._lessons) + 1  # a snapshot of state version < 8: in the order kept
         lam._lessons[state.experience.id] = state
     for key, ids in data["index"]:
         lam._index[tuple((str(f), str(v)) for f, v in key)] = {i: lam._lessons[i] for i in ids}

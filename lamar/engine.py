@@ -411,7 +411,7 @@ class Lamar:
             if exp.id in self._lessons:  # a key refuses this until a checkpoint drops the key
                 self._ignored.add(event.seq)
                 return
-            state = LessonState(exp)
+            state = LessonState(exp, rank=len(self._lessons) + 1)  # its share of alpha, fixed now
             state.history.note(event.time, f"added as {exp.status.value}")
             self._lessons[exp.id] = state
             if exp.status is not Status.RETIRED:

@@ -34,9 +34,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="print only the table")
     parser.add_argument("--physics", action="store_true", help="print the physical limits and exit")
     parser.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
+    parser.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
+                        "lesson at the engine's per-lesson level (and at 0.05), then exit")
     args = parser.parse_args(argv)
     if args.physics:
         print(render_physics())
+        return 0
+    if args.null:
+        from lamar.audit.null import calibrate
+
+        started = time.perf_counter()
+        print(calibrate(args.null, args.jobs))
+        print(f"\n{time.perf_counter() - started:.0f} s")
         return 0
     if args.summarize:
         with open(args.summarize, encoding="utf-8") as rows_file:

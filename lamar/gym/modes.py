@@ -21,7 +21,8 @@ Progress = Callable[[int, int], None]
 
 # Each peer family's default and its best on the family's tuning worlds
 # (`python -m lamar.gym.peer_tuning --family 16`; docs/gym.md has the sweep).
-FAMILY_PEERS: tuple[str, ...] = ("vw-sq10", "vw-sq10nd", "vw-bag5", "vw-bag5nd", "river-ts", "river-e.1", "river-e.1f")
+FAMILY_PEERS: tuple[str, ...] = ("vw-e.05", "vw-sq10", "vw-sq10nd", "vw-bag5", "vw-bag3", "vw-bag5nd", "river-ts", "river-e.1",
+                                 "river-e.1f")
 
 # The evidence budgets of the frontier: today's coin q (`holdout`) and the second design's holdout of
 # unproven lessons (its proven and doubted lessons' holdouts capped by it).
