@@ -142,17 +142,22 @@ def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None
 
 
 def _add_captured(runs: list[Row]) -> None:
-    """Each run's share of the oracle's gain over `none` on the same seed, before and after the flip."""
+    """Each run's share of the oracle's gain over `none` on the same seed, before and after the flip,
+    and the share its evidence coin gave up (its direct price of proof)."""
     by_key = {(row["policy"], row["seed"]): row for row in runs}
     for row in runs:
         none, oracle = by_key.get(("none", row["seed"])), by_key.get(("oracle", row["seed"]))
         for phase in ("pre", "post"):
-            value = None
+            value = price = None
             if none is not None and oracle is not None:
                 gain = oracle[f"success_{phase}"] - none[f"success_{phase}"]
                 if gain > 0.0:
                     value = (row[f"success_{phase}"] - none[f"success_{phase}"]) / gain
+                    # the evidence coin's direct price in the same units: each held-out slot stays
+                    # empty, so it gives up exactly the held-out lesson's effect
+                    price = row["holdout_cost_" + phase] / gain
             row[f"captured_{phase}"] = value
+            row[f"price_{phase}"] = price
 
 
 def _uniform(rows: list[Row]) -> list[Row]:

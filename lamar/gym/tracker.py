@@ -8,9 +8,10 @@ from typing import Any
 
 from lamar.gym.config import GymConfig
 from lamar.gym.policies import LamarPolicy
-from lamar.gym.recorder import EXPOSURE_Q, GRACE, PROVABLE_M, needed_randomized
+from lamar.gym.recorder import GRACE, needed_randomized
 from lamar.gym.world import LANGUAGES, Kind, World
 from lamar.policy import Evidence, Verdict
+from lamar.policy.alpha import lesson_alpha
 
 
 class VerdictTracker:
@@ -143,7 +144,7 @@ class VerdictTracker:
         world = self.world
         holdout = self.policy.lam.policy.holdout
         cols: dict[str, Any] = {}
-        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value,
+        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value, "rank": lesson.index + 1,
                     "effect_pre": world.effect(lesson.index, 0),
                     "effect_post": world.effect(lesson.index, world.episodes - 1),
                     "first_helps": self.first_helps[lesson.index],
@@ -154,8 +155,11 @@ class VerdictTracker:
                 "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
             ), 0)
             for row, snap in zip(lessons, self.snapshots[at], strict=True):
-                # Harm is randomized by exposure's fair coin, help by the holdout coin.
-                needed = needed_randomized(snap["truth"], reward_sd, EXPOSURE_Q if snap["truth"] < 0 else holdout)
+                # Both sides are randomized by the evidence coin; each lesson's level is its own.
+                tuned = self.policy.lam.policy
+                alpha = tuned.alpha_helps if snap["truth"] > 0 else tuned.alpha_harms
+                needed = needed_randomized(snap["truth"], holdout,
+                                           lesson_alpha(alpha, int(row["rank"]), int(snap["restarts"]) + 1))
                 provable = snap["randomized_since_change"] >= needed
                 side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
                 verdict = snap["verdict"]
@@ -189,7 +193,6 @@ class VerdictTracker:
             "fossil_withdraw_latency": self.fossil_withdrawn if fossil_helped else None,
             "fossil_harms_latency": self.fossil_harms,
             "holdout_q": holdout,
-            "provable_m": PROVABLE_M,
             "monitored_reads": self.reads,
             "monitored_wrong_reads": self.wrong_reads,
             "monitored_wrong_lessons": len(self.wrong_lessons),
