@@ -154,12 +154,12 @@ class VerdictTracker:
                 "helpful", "helps", "helpful_provable", "harmful", "harms", "harmful_provable",
                 "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
             ), 0)
-            for row, snap in zip(lessons, self.snapshots[at], strict=True):
+            for lesson, row, snap in zip(world.lessons, lessons, self.snapshots[at], strict=True):
                 # Both sides are randomized by the evidence coin; each lesson's level is its own.
                 tuned = self.policy.lam.policy
                 alpha = tuned.alpha_helps if snap["truth"] > 0 else tuned.alpha_harms
                 needed = needed_randomized(snap["truth"], holdout,
-                                           lesson_alpha(alpha, int(row["rank"]), int(snap["restarts"]) + 1))
+                                           lesson_alpha(alpha, lesson.index + 1, int(snap["restarts"]) + 1))
                 provable = snap["randomized_since_change"] >= needed
                 side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
                 verdict = snap["verdict"]
