@@ -531,7 +531,7 @@ class LessonRows:
 
     def __init__(self, store: PostgresStore) -> None:
         self._store = store
-        self._policies: dict[str, Policy] = {}
+        self._policies: dict[str, Policy | None] = {}
         self._experiences: dict[str, tuple[str, Experience]] = {}  # by id: the lesson's line in a row, parsed
         # Each row's state as last read or written here, by id, with its version: a read finds
         # most rows unchanged since (its own writes among them) and parses none of those again.
@@ -585,6 +585,8 @@ class LessonRows:
         self._last_read = (tuning, [row[4:7] for row in shards], active, time.monotonic())
         self._texts.update((i, (int(v), raw)) for _, i, raw, v, *_ in rows)
         n, _, m2 = merge_shards(row[4:7] for row in shards)
+        if tuning is not None and self._policy(tuning) is None:
+            rows = []  # another design's states: not read (the engine sees other tuning and rebuilds)
         return RowsView([self._known(i, raw, int(v)) for _, i, raw, v, *_ in rows], fold.spread(n, m2), active,
                         tuning)
 
@@ -997,7 +999,8 @@ class LessonRows:
         """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
         written; returns the events as they are to be stored (outcomes name the sigma and
         divisor their fold used)."""
-        if read.folded is None:  # stale or never built: the next engine builds the rows from the log
+        policy = None if read.folded is None else self._policy(read.folded)
+        if policy is None:  # stale, never built, or another design's: the next engine builds them from the log
             missing = [e for e in events
                        if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in read.episodes]
             if strict and missing:
@@ -1005,7 +1008,7 @@ class LessonRows:
             return events
         # A copy of each row as parsed for a read (or written here) at that version: the fold
         # changes the copy, and the read's object stays as the row was.
-        batch = _Batch(self._policy(read.folded), [self._known(i, raw, v).copy() for i, raw, v in read.rows], read,
+        batch = _Batch(policy, [self._known(i, raw, v).copy() for i, raw, v in read.rows], read,
                        strict, self._store.location)
         out = []
         for event in events:
@@ -1097,12 +1100,17 @@ class LessonRows:
         self._parsed[exp_id] = (version, state)
         return state
 
-    def _policy(self, tuning: str) -> Policy:
-        policy = self._policies.get(tuning)
-        if policy is None:
+    def _policy(self, tuning: str) -> Policy | None:
+        """The Policy the rows were folded under; None when they were folded by another design of
+        the decision core (knobs this Policy does not have): their states are not read, and the
+        next engine that reads them builds them again from the log."""
+        if tuning not in self._policies:
             fields = {k: v for k, v in json.loads(tuning).items() if k not in _UNFOLDED_POLICY}
-            policy = self._policies[tuning] = Policy(**fields)
-        return policy
+            try:
+                self._policies[tuning] = Policy(**fields)
+            except TypeError:
+                self._policies[tuning] = None
+        return self._policies[tuning]
 
     # -- builds ------------------------------------------------------------------------------
 
