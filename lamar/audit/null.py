@@ -51,7 +51,7 @@ def _job(args: tuple[int, float, tuple[float, ...]]) -> tuple[bool, ...]:
 
 
 def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
-    """The calibration table: replicates split over q = 0.06 and 0.15."""
+    """The calibration table: replicates split over q = 0.04 (the default coin) and 0.15."""
     import multiprocessing
 
     level = lesson_alpha(alpha_helps, RANK, 1)
@@ -59,7 +59,7 @@ def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
     lines = [(f"null calibration: one inert lesson, its lower bound read after each of 1000 randomized episodes; "
              f"levels {level:.2e} (the {RANK}th lesson's first segment at alpha_helps {alpha_helps}) and {COARSE}"),
              "| q | replicates | level | false helps | rate [95% CI] | allowed |", "|---|---|---|---|---|---|"]
-    for q in (0.06, 0.15):
+    for q in (0.04, 0.15):
         work = [(seed, q, alphas) for seed in range(replicates // 2)]
         if jobs > 1:
             with multiprocessing.Pool(jobs) as pool:

@@ -26,7 +26,7 @@ FAMILY_PEERS: tuple[str, ...] = ("vw-e.05", "vw-sq10", "vw-sq10nd", "vw-bag5", "
 
 # The evidence budgets of the frontier: today's coin q (`holdout`) and the second design's holdout of
 # unproven lessons (its proven and doubted lessons' holdouts capped by it).
-BUDGETS: tuple[float, ...] = (0.02, 0.04, 0.06, 0.10, 0.15)
+BUDGETS: tuple[float, ...] = (0.02, 0.04, 0.10, 0.15, 0.25)
 V2_BUDGETS: tuple[float, ...] = (0.03, 0.06, 0.10, 0.15, 0.25)
 EVIDENCE_OFF: dict[str, dict[str, float]] = {
     "lamar": {"holdout": 0.0},

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
+from lamar.policy.verdicts import LAMBDAS, Verdict
+
+# Where randomization is spent (docs/decisions.md, "Value of information"): a verdict is worth
+# buying when the bound is expected to reach it within REACH times the lesson's eligible episodes
+# so far (a store's future, forecast by its past); a verdict already decided keeps a coin of
+# DECIDED times `holdout`. NEEDED is the bound's own arithmetic, fitted to `lamar.audit.physics`:
+# about NEEDED log(6 / alpha) sigma^2 / (lift^2 q (1 - q)) randomized episodes for 80% power.
+REACH = 4.0
+DECIDED = 0.25
+NEEDED = 3.0
 
 
 def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None, sigma: float, n: int,
@@ -15,9 +26,9 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
     (injected, held-out ids, each eligible lesson's inclusion probability).
 
     The wanted lessons are the (at most `slots`) highest positive draws; cold lessons draw +inf
-    and come first, in random order. Each wanted lesson is held out with probability
-    `policy.holdout`, whatever its verdict, and its slot stays empty, so the coins are
-    independent and each lesson's two arms differ by that lesson alone. Every probability is
+    and come first, in random order. Each wanted lesson is held out with its own probability
+    (`coin`), and its slot stays empty, so the coins are independent and each lesson's two arms
+    differ by that lesson alone. Every probability is
     known before its coin is flipped and logged in `p` (docs/decisions.md, "The evidence coin").
     `sigma` is the reward spread; `n` is not read (alpha is each lesson's own).
     """
@@ -29,9 +40,9 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
             ranked.append((draw, rng.random(), state))
     ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
     p = {state.experience.id: 0.0 for state in eligible}
-    q = policy.holdout
     chosen, held = [], []
     for _, _, state in ranked[:slots]:
+        q = coin(state, sigma, policy)
         p[state.experience.id] = 1.0 - q
         if q > 0.0 and rng.random() < q:
             held.append(state.experience.id)
@@ -40,4 +51,26 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
     return chosen, held, p
 
 
-__all__ = ["choose"]
+def coin(state: LessonState, sigma: float, policy: Policy) -> float:
+    """The chance that this wanted lesson is held out: `holdout` while its verdict is undecided and
+    within reach, a quarter of it once decided, none when out of reach (predictable: it reads only
+    what was folded before this recall)."""
+    q = policy.holdout
+    if q <= 0.0:
+        return 0.0
+    verdict, _, _ = state.judge(policy)
+    if verdict is not Verdict.UNKNOWN:
+        return q * DECIDED
+    arms = state.arms
+    if arms.cold(policy.warmup):
+        return q
+    lift = arms.estimate
+    if lift == 0.0:
+        return 0.0
+    helps, harms = state.alphas(policy)
+    level = math.log(len(LAMBDAS) / (helps if lift > 0.0 else harms))
+    needed = NEEDED * level * sigma * sigma / (lift * lift * q * (1.0 - q))
+    return q if needed <= state.ledger.n + REACH * state.eligible else 0.0
+
+
+__all__ = ["choose", "coin"]

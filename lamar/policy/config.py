@@ -53,7 +53,7 @@ class Policy:
 
     explore: float = 0.8
     warmup: int = 3
-    holdout: float = 0.06
+    holdout: float = 0.04
     discount: float = 1.0
     alpha_helps: float = 0.02
     alpha_harms: float = 0.05

@@ -34,7 +34,7 @@ from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import SliceEvidence, Verdict, betting_bounds
 
 MAX_SLICES = 32  # per lesson: a free key with many values (a session id) must not grow state forever
-SLICE_SPREAD = 0.5  # tau: prior spread of a slice's deviation from the lesson-wide lift, in reward units
+SLICE_SPREAD = 0.25  # tau: prior spread of a slice's deviation from the lesson-wide lift, in reward units
 
 
 def slice_name(key: str, value: str) -> str:
@@ -153,26 +153,25 @@ class Slices:
                rng: random.Random) -> float:
         """Thompson's draw of the lesson's lift in `context` (see the module docstring): the
         lesson-wide estimate moved by each slice's shrunk deviation, its noise the lesson-wide
-        variance plus each slice's; a slice not yet tried `warmup` times (a new language) is cold,
-        like a new lesson, and gets its first looks (+inf)."""
+        variance plus each slice's. A slice seen little (a new language) is drawn around the
+        lesson-wide estimate with the prior's spread tau: explored as much as little is known of
+        it, not forced (a forced first look in every value of every key cost the most where
+        episodes per lesson are few)."""
         if arms.cold(warmup):
             return math.inf
         if not self.values:
             return arms.estimate + explore * sigma * math.sqrt(arms.spread) * rng.gauss(0.0, 1.0)
-        estimate, variance = self._posterior(arms, context, sigma, warmup)
-        if math.isinf(variance):
-            return math.inf
+        estimate, variance = self._posterior(arms, context, sigma)
         return estimate + explore * math.sqrt(sigma * sigma * arms.spread + variance) * rng.gauss(0.0, 1.0)
 
     def estimate(self, arms: ArmStats, context: Mapping[str, str], sigma: float) -> float:
         """The selection model's point estimate of the lift in `context` (no optimism)."""
         if arms.w_in <= 0.0 or arms.w_out <= 0.0:
             return 0.0
-        return self._posterior(arms, context, sigma, 0)[0] if self.values else arms.estimate
+        return self._posterior(arms, context, sigma)[0] if self.values else arms.estimate
 
-    def _posterior(self, arms: ArmStats, context: Mapping[str, str], sigma: float,
-                   warmup: int) -> tuple[float, float]:
-        """(lift in `context`, the variance the slices add); the variance is inf for a cold slice."""
+    def _posterior(self, arms: ArmStats, context: Mapping[str, str], sigma: float) -> tuple[float, float]:
+        """(lift in `context`, the variance the slices add: the prior tau^2 for a slice not yet seen both ways)."""
         estimate = arms.estimate
         variance = 0.0
         tau2 = SLICE_SPREAD * SLICE_SPREAD
@@ -181,9 +180,7 @@ class Slices:
             if values.get(key, 0) < 2:
                 continue  # a key in the scope, or one value only: no deviation to learn
             s = self.slices.get((key, value))
-            if s is None or s.arms.tries < warmup:
-                return estimate, math.inf  # every slice gets its first looks, as every lesson does
-            if s.arms.w_in <= 0.0 or s.arms.w_out <= 0.0:
+            if s is None or s.arms.w_in <= 0.0 or s.arms.w_out <= 0.0:
                 variance += tau2  # not seen both ways (since a restart): the prior alone
                 continue
             noise = sigma * sigma * (1.0 / s.arms.w_in + 1.0 / s.arms.w_out)
