@@ -42,7 +42,7 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
     p = {state.experience.id: 0.0 for state in eligible}
     chosen, held = [], []
     for _, _, state in ranked[:slots]:
-        q = coin(state, sigma, policy)
+        q = coin(state, sigma, policy, context)
         p[state.experience.id] = 1.0 - q
         if q > 0.0 and rng.random() < q:
             held.append(state.experience.id)
@@ -51,10 +51,12 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
     return chosen, held, p
 
 
-def coin(state: LessonState, sigma: float, policy: Policy) -> float:
+def coin(state: LessonState, sigma: float, policy: Policy, context: Mapping[str, str] | None = None) -> float:
     """The chance that this wanted lesson is held out: `holdout` while its verdict is undecided and
     within reach, a quarter of it once decided, none when out of reach (predictable: it reads only
-    what was folded before this recall)."""
+    what was folded before this recall). Reach is judged at the lift estimated in this context, so
+    a lesson that helps in one language and hurts in another is randomized where its slices can
+    be told apart."""
     q = policy.holdout
     if q <= 0.0:
         return 0.0
@@ -64,7 +66,7 @@ def coin(state: LessonState, sigma: float, policy: Policy) -> float:
     arms = state.arms
     if arms.cold(policy.warmup):
         return q
-    lift = arms.estimate
+    lift = state.slices.estimate(arms, context or {}, sigma)
     if lift == 0.0:
         return 0.0
     helps, harms = state.alphas(policy)

@@ -100,12 +100,17 @@ class LessonState:
         self._verdict_cache = (ledger.n, self.restarts, result)
         return result
 
+    def judged_lift(self, policy: Policy) -> float:
+        """The segment's lift estimate, within its bounds (which lie within [-2, 2])."""
+        _, lower, upper = self.judge(policy)
+        return min(max(self.ledger.mean, lower), upper)
+
     def evidence(self, policy: Policy, n_lessons: int) -> Evidence:
         verdict, lower, upper = self.judge(policy, n_lessons)
         return Evidence(
             experience_id=self.experience.id,
             verdict=verdict,
-            lift=self.ledger.mean,
+            lift=self.judged_lift(policy),
             lower=lower,
             upper=upper,
             randomized=self.ledger.n,
@@ -128,8 +133,8 @@ class LessonState:
         return h.view(self._point(h.last_seq, h.last_time, policy, n_lessons))
 
     def _point(self, seq: int, time: float, policy: Policy, n_lessons: int) -> EvidencePoint:
-        return point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n, self.eligible,
-                     self.restarts)
+        return point(seq, time, self.judge(policy, n_lessons), self.judged_lift(policy), self.ledger.n,
+                     self.eligible, self.restarts)
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "rank")
 
