@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -93,6 +94,8 @@ class LessonState:
         ledger = self.ledger
         if cached is not None and cached[0] == ledger.n and cached[1] == self.restarts:
             return cached[2]
+        if ledger.n < 2:  # one episode is no interval (a valid one would span every lift anyway)
+            return Verdict.UNKNOWN, -math.inf, math.inf
         helps, harms = self.alphas(policy)
         _, lower, upper = betting_bounds(ledger.a, ledger.b, *ledger.penalties, helps, harms)
         verdict = Verdict.HELPS if lower > 0.0 else Verdict.HARMS if upper < 0.0 else Verdict.UNKNOWN
@@ -100,17 +103,12 @@ class LessonState:
         self._verdict_cache = (ledger.n, self.restarts, result)
         return result
 
-    def judged_lift(self, policy: Policy) -> float:
-        """The segment's lift estimate, within its bounds (which lie within [-2, 2])."""
-        _, lower, upper = self.judge(policy)
-        return min(max(self.ledger.mean, lower), upper)
-
     def evidence(self, policy: Policy, n_lessons: int) -> Evidence:
         verdict, lower, upper = self.judge(policy, n_lessons)
         return Evidence(
             experience_id=self.experience.id,
             verdict=verdict,
-            lift=self.judged_lift(policy),
+            lift=self.ledger.mean,
             lower=lower,
             upper=upper,
             randomized=self.ledger.n,
@@ -133,8 +131,8 @@ class LessonState:
         return h.view(self._point(h.last_seq, h.last_time, policy, n_lessons))
 
     def _point(self, seq: int, time: float, policy: Policy, n_lessons: int) -> EvidencePoint:
-        return point(seq, time, self.judge(policy, n_lessons), self.judged_lift(policy), self.ledger.n,
-                     self.eligible, self.restarts)
+        return point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n, self.eligible,
+                     self.restarts)
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "rank")
 

@@ -70,7 +70,6 @@ class Evidence:
 
 # The bets of the confidence sequence: a fixed geometric grid, each side at alpha / len(LAMBDAS).
 LAMBDAS: tuple[float, ...] = (0.9, 0.6, 0.4, 0.25, 0.15, 0.08)
-LIFT_RANGE = 2.0  # rewards lie in [-1, 1], so a lift in [-2, 2]
 
 
 def betting_bounds(a: float, b: float, low: Sequence[float], high: Sequence[float], alpha_lower: float,
@@ -100,7 +99,4 @@ def betting_bounds(a: float, b: float, low: Sequence[float], high: Sequence[floa
     log_low, log_high = math.log(grid / alpha_lower), math.log(grid / alpha_upper)
     below = min((log_low - pen) / lam for lam, pen in zip(LAMBDAS, low, strict=True))
     above = min((log_high - pen) / lam for lam, pen in zip(LAMBDAS, high, strict=True))
-    # A lift lies in [-2, 2] (rewards lie in [-1, 1]): cutting the sequence there keeps it valid,
-    # and a few wild early scores no longer read as a lift of +7.
-    lower, upper = max(estimate - below / b, -LIFT_RANGE), min(estimate + above / b, LIFT_RANGE)
-    return min(max(estimate, lower), upper), lower, upper
+    return estimate, estimate - below / b, estimate + above / b
