@@ -15,6 +15,7 @@ import dataclasses
 import math
 import random
 
+from lamar.gym.world import signal_of
 from lamar.signals import Signal
 
 TUNING_SEEDS = 100_000  # first tuning seed; reported families use seeds below it
@@ -130,12 +131,7 @@ class DrawnWorld:
 
     def outcome(self, t: int, injected: list[int]) -> Signal:
         """The human's response, from the episode's own coins (as the gym's world)."""
-        v = self.signal_coins[t]
-        if self.coins[t] < self.success_probability(t, injected):
-            return Signal.SHIPPED if v < 0.5 else Signal.ACCEPTED
-        if v < 1.0 / 3.0:
-            return Signal.REVERTED
-        return Signal.CORRECTED if v < 2.0 / 3.0 else Signal.REASKED
+        return signal_of(self.coins[t] < self.success_probability(t, injected), self.signal_coins[t])
 
     def summary(self) -> dict[str, object]:
         """The world's features, one flat row (the family table's columns)."""

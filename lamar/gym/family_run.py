@@ -4,7 +4,6 @@ flat row per job, captured share paired by world (docs/gym.md, "The family")."""
 from __future__ import annotations
 
 import heapq
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -13,6 +12,7 @@ from typing import Any
 from lamar.gym.family import DrawnWorld
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
+from lamar.gym.runner import run_jobs
 from lamar.policy.verdicts import Verdict
 
 Row = dict[str, Any]
@@ -119,21 +119,7 @@ def run_family(seeds: Sequence[int], policies: Sequence[Spec], *, workers: int |
     # The long jobs first (lamar's engines on the largest worlds), so the last ones are short.
     size = {seed: DrawnWorld(seed).episodes for seed in seeds}
     jobs.sort(key=lambda job: -size[job[0]] * (4 if job[1][1].startswith("lamar") else 1))
-    count = min(workers or os.cpu_count() or 1, len(jobs))
-    rows: list[Row] = []
-    if progress is not None:
-        progress(0, len(jobs))
-    if count == 1:
-        for job in jobs:
-            rows.append(_job(job))
-            if progress is not None:
-                progress(len(rows), len(jobs))
-    else:
-        with multiprocessing.get_context().Pool(count) as pool:
-            for row in pool.imap_unordered(_job, jobs, chunksize=1):
-                rows.append(row)
-                if progress is not None:
-                    progress(len(rows), len(jobs))
+    rows = run_jobs(_job, jobs, min(workers or os.cpu_count() or 1, len(jobs)), progress)
     order = {policy[0]: i for i, policy in enumerate(policies)}
     rows.sort(key=lambda row: (order[row["policy"]], row["world"]))
     by = {(row["policy"], row["world"]): row for row in rows}

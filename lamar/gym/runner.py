@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from lamar.gym.config import GymConfig
 from lamar.gym.peers import peer_class
@@ -91,6 +91,29 @@ def _job(args: tuple[GymConfig, str, int]) -> dict[str, list[Row]]:
     return run_job(*args)
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def run_jobs(job: Callable[[T], R], jobs: list[T], workers: int, progress: Progress | None) -> list[R]:
+    """Every job's result, in the order they finish, on `workers` processes (1: in this one)."""
+    results: list[R] = []
+    if progress is not None:
+        progress(0, len(jobs))
+    if workers <= 1:
+        for args in jobs:
+            results.append(job(args))
+            if progress is not None:
+                progress(len(results), len(jobs))
+        return results
+    with multiprocessing.get_context().Pool(workers) as pool:
+        for result in pool.imap_unordered(job, jobs, chunksize=1):
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(jobs))
+    return results
+
+
 def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None,
             **overrides: Any) -> GymResult:
     """Run every (policy, seed) job of the gym, in parallel, and gather the rows.
@@ -112,20 +135,7 @@ def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None
     order = sorted(config.policies, key=lambda name: name != "lamar")
     jobs = [(config, name, seed) for name in order for seed in config.seed_list]
     workers = min(config.workers or os.cpu_count() or 1, len(jobs))
-    results: list[dict[str, list[Row]]] = []
-    if progress is not None:
-        progress(0, len(jobs))
-    if workers == 1:
-        for job in jobs:
-            results.append(_job(job))
-            if progress is not None:
-                progress(len(results), len(jobs))
-    else:
-        with multiprocessing.get_context().Pool(workers) as pool:
-            for result in pool.imap_unordered(_job, jobs, chunksize=1):
-                results.append(result)
-                if progress is not None:
-                    progress(len(results), len(jobs))
+    results = run_jobs(_job, jobs, workers, progress)
     rank = {name: i for i, name in enumerate(config.policies)}
     results.sort(key=lambda r: (rank[r["runs"][0]["policy"]], r["runs"][0]["seed"]))
     runs = _uniform([row for r in results for row in r["runs"]])

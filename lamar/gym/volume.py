@@ -13,6 +13,7 @@ from typing import Any
 
 from lamar.gym.family import DrawnLesson
 from lamar.gym.policies import LamarPolicy
+from lamar.gym.world import signal_of
 from lamar.signals import Signal
 
 TASKS, PER_TASK, SOLO, TEAM, LOOK = 6, 5, 300, 3000, 50
@@ -46,11 +47,8 @@ class VolumeWorld:
         return self.lessons[lesson].effect
 
     def outcome(self, t: int, injected: list[int]) -> Signal:
-        p = min(1.0, max(0.0, 0.4 + sum(self.lessons[i].effect for i in injected)))
-        v = self.signal_coins[t]
-        if self.coins[t] < p:
-            return Signal.SHIPPED if v < 0.5 else Signal.ACCEPTED
-        return Signal.REVERTED if v < 1 / 3 else Signal.CORRECTED if v < 2 / 3 else Signal.REASKED
+        p = 0.4 + sum(self.lessons[i].effect for i in injected)
+        return signal_of(self.coins[t] < p, self.signal_coins[t])
 
 
 def proven_at(seed: int, episodes: int, tuning: dict[str, float] | None = None) -> list[int | None]:
