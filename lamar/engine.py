@@ -80,7 +80,7 @@ class Lamar:
             (":memory:", a .json or .db path, a postgresql:// URL).
         k: most lessons injected per recall.
         seed: seed of the engine's coins and tie-breaks (None: from the OS).
-        **tuning: fields of `lamar.policy.Policy` (explore, holdout, holdout_proven, ...).
+        **tuning: fields of `lamar.policy.Policy` (explore, warmup, holdout, discount, ...).
 
     >>> from lamar import Lamar, Experience, Scope, Signal
     >>> lam = Lamar(":memory:", k=2, seed=1)
