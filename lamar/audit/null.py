@@ -39,6 +39,8 @@ def replicate(seed: int, q: float, alphas: tuple[float, ...], episodes: int = 10
         else:
             reward = _FAILURE[min(2, int(3 * rng.random()))]
         ledger.record(reward, injected, p)
+        if ledger.a <= 0.0 or all(crossed):
+            continue  # the lower bound lies below the estimate, which is <= 0 here
         low, high = ledger.penalties
         for i, alpha in enumerate(alphas):
             if not crossed[i] and betting_bounds(ledger.a, ledger.b, low, high, alpha, alpha)[1] > 0.0:
