@@ -67,10 +67,15 @@ class GymConfig:
         object.__setattr__(self, "sleep_at", tuple(self.sleep_at))
         object.__setattr__(self, "tuning", tuple((str(k), v) for k, v in self.tuning))
         if self.tuning:
-            from lamar.policy.config import Policy
+            from lamar.gym.v2.config import Policy as V2Policy
+            from lamar.policy.config import Policy, without_retired
 
+            # fails here, with the engine's own message, before any run; each engine reads its own knobs
             settings: dict[str, Any] = dict(self.tuning)
-            Policy(**settings)  # fails here, with Policy's message, before any run
+            if "lamar-v2" in self.policies:
+                V2Policy(**settings)
+            if "lamar-v2" not in self.policies or "lamar" in self.policies:
+                Policy(**without_retired(settings, warn=False))
         for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
                      "report_delay"):
             value = getattr(self, name)

@@ -90,8 +90,8 @@ def family_frontier(worlds: int, *, tuning: bool, workers: int | None, progress:
         lines.append(f"{engine:<10}{'off' if budget is None else budget:>8}"
                      f"{_interval(list(captured_by_world(rows, label).values())):>16}{price:>18}"
                      f"{f'{helps}/{helpful}':>16}{f'{harms}/{harmful}':>16}{sum(r['wrong'] for r in mine):>7}")
-    lines.append("   budget: the evidence coin q (lamar: every wanted lesson; lamar-v2: its unproven lessons); price:")
-    lines.append("   the same engine with its randomized evidence off minus this point, paired by world.")
+    lines.append("   budget: the evidence coin q (lamar: where a verdict is within reach; lamar-v2: its unproven lessons);")
+    lines.append("   price: the same engine with its randomized evidence off minus this point, paired by world.")
     _write(json_path, rows)
     return "\n".join(lines)
 
