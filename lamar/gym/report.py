@@ -43,14 +43,14 @@ def _success_table(result: GymResult) -> list[str]:
     c = result.config
     lines = ["", f"1. Success rate by phase, % (mean over {c.seeds} seeds ± 95% interval)"]
     heads = [PHASE_TITLES[p] for p in PHASES] + ["captured pre", "captured post", "price of proof"]
-    lines.append(f"{'policy':<11}" + "".join(f"{h:>14}" for h in heads))
+    lines.append(f"{'policy':<11}" + "".join(f"{h:>14}" for h in heads[:-1]) + f"{heads[-1]:>16}")
     for policy in c.policies:
         rows = runs_of(result.runs, policy)
         cells = [_pct(*mean_interval(column(rows, f"success_{p}"))) for p in PHASES]
         cells += [_pct(*mean_interval(column(rows, f"captured_{p}"))) for p in ("pre", "post")]
         cost = [100 * _mean(column(rows, f"price_{p}")) for p in ("pre", "post")]
         cells.append(f"{cost[0]:.1f} / {cost[1]:.1f}" if any(c > 0 for c in cost) else "-")
-        lines.append(f"{policy:<11}" + "".join(f"{cell:>14}" for cell in cells))
+        lines.append(f"{policy:<11}" + "".join(f"{cell:>14}" for cell in cells[:-1]) + f"{cells[-1]:>16}")
     lines += [
         "   captured: (policy - none) / (oracle - none), same seed and phase.",
         "   price of proof: captured points given up to the evidence coin, pre / post: the effect of every",
