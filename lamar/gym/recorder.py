@@ -24,7 +24,7 @@ def needed_randomized(effect: float, holdout: float, alpha: float) -> float:
     `holdout` (inf: no effect, or no coin): the bound's own arithmetic (`lamar.audit.physics`).
 
     >>> round(needed_randomized(0.2, 0.15, 2.5e-4))
-    1656
+    1658
     """
     from lamar.audit.physics import needed
 
