@@ -1,5 +1,5 @@
 """Verdicts (helps / harms / unknown), the evidence behind them, and the nonasymptotic anytime-valid
-bound they rest on (an empirical-Bernstein confidence sequence)."""
+bound they rest on (a betting confidence sequence on bounded scores)."""
 
 from __future__ import annotations
 
