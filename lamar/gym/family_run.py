@@ -13,6 +13,7 @@ from lamar.gym.family import DrawnWorld
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.runner import run_jobs
+from lamar.policy.ebh import verdicts_of_record
 from lamar.policy.verdicts import Verdict
 
 Row = dict[str, Any]
@@ -88,6 +89,11 @@ def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:
     truth depends on the context)."""
     end = world.episodes - 1
     out = dict.fromkeys(("helpful", "helps", "harmful", "harms", "wrong", "wrong_stale", "helps_lower_unknown"), 0)
+    state = getattr(chooser.lam, "_state", None)  # today's engine: its ledgers give verdicts of record
+    record = verdicts_of_record([(lesson.id, state(lesson.id).ledger) for lesson in world.lessons],
+                                chooser.lam.policy) if state is not None else None
+    if record is not None:
+        out["ebh_helps"] = out["ebh_wrong"] = 0
     for lesson in world.lessons:
         if lesson.kind == "split":
             continue
@@ -95,6 +101,10 @@ def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:
         truth = world.effect(lesson.index, end)
         helps, harms = ev.verdict is Verdict.HELPS, ev.verdict is Verdict.HARMS
         out["helps_lower_unknown"] += ev.lower > 0.0 and not helps
+        if record is not None:
+            kept = record[lesson.id]
+            out["ebh_helps"] += truth > 0.0 and kept is Verdict.HELPS
+            out["ebh_wrong"] += (kept is Verdict.HELPS and truth <= 0.0) or (kept is Verdict.HARMS and truth >= 0.0)
         if truth > 0.0:
             out["helpful"] += 1
             out["helps"] += helps

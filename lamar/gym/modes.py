@@ -81,17 +81,21 @@ def family_frontier(worlds: int, *, tuning: bool, workers: int | None, progress:
     lines = [(f"The frontier on the family: {worlds} worlds ({'tuning' if tuning else 'reporting'} seeds "
              f"{seeds.start}-{seeds.stop - 1})"),
              (f"{'engine':<10}{'budget':>8}{'captured':>16}{'price (paired)':>18}{'helps proven':>16}"
-             f"{'harms proven':>16}{'wrong':>7}")]
+             f"{'e-BH helps':>16}{'harms proven':>16}{'wrong':>7}")]
     for engine, label, budget, _ in points:
         mine = [r for r in rows if r["policy"] == label]
         helpful, harmful = (sum(r[k] for r in mine) for k in ("helpful", "harmful"))
         helps, harms = (sum(r[k] for r in mine) for k in ("helps", "harms"))
         price = "" if budget is None else _interval(paired(rows, f"{engine} off", label))
+        ebh = (f"{sum(r['ebh_helps'] for r in mine)} ({sum(r['ebh_wrong'] for r in mine)} wrong)"
+               if all("ebh_helps" in r for r in mine) else None)
         lines.append(f"{engine:<10}{'off' if budget is None else budget:>8}"
                      f"{_interval(list(captured_by_world(rows, label).values())):>16}{price:>18}"
-                     f"{f'{helps}/{helpful}':>16}{f'{harms}/{harmful}':>16}{sum(r['wrong'] for r in mine):>7}")
+                     f"{f'{helps}/{helpful}':>16}{'-' if ebh is None else ebh:>16}{f'{harms}/{harmful}':>16}"
+                     f"{sum(r['wrong'] for r in mine):>7}")
     lines.append("   budget: the evidence coin q (lamar: where a verdict is within reach; lamar-v2: its unproven lessons);")
-    lines.append("   price: the same engine with its randomized evidence off minus this point, paired by world.")
+    lines.append("   price: the same engine with its randomized evidence off minus this point, paired by world; e-BH helps:")
+    lines.append("   helpful lessons among the verdicts of record by e-BH at the end (false-discovery rate <= alpha_helps).")
     _write(json_path, rows)
     return "\n".join(lines)
 
@@ -106,7 +110,7 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
     lines = [(f"The frontier on the gym: {config.seeds} seeds x {config.episodes} episodes (seeds "
              f"{config.first_seed}-{config.first_seed + config.seeds - 1})"),
              (f"{'engine':<10}{'budget':>8}{'captured pre':>16}{'captured post':>16}{'price pre/post':>18}"
-             f"{'helps of 3':>12}{'harms of 5':>12}{'wrong':>7}")]
+             f"{'helps of 3':>12}{'e-BH (wrong)':>14}{'harms of 5':>12}{'wrong':>7}")]
     for engine, label, budget, _ in frontier_specs():
         rows = results[label]
         off = results[f"{engine} off"]
@@ -115,11 +119,15 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
             f"{100 * (statistics.fmean(column(off, f'captured_{p}')) - statistics.fmean(column(rows, f'captured_{p}'))):.1f}"
             for p in ("pre", "post"))
         helps = statistics.fmean(column(rows, "helps_end"))
+        ebh = column(rows, "ebh_helps_end")
+        ebh_cell = (f"{statistics.fmean(ebh):.2f} ({sum(column(rows, 'ebh_wrong_end'))})" if len(ebh) == len(rows)
+                    else "-")
         harms = statistics.fmean(column(rows, "harms_end"))
         wrong = sum(column(rows, "wrong_end"))
         lines.append(f"{engine:<10}{'off' if budget is None else budget:>8}{cells[0]:>16}{cells[1]:>16}{price:>18}"
-                     f"{helps:>12.2f}{harms:>12.2f}{wrong:>7}")
-    lines.append("   captured in % of the oracle's gain; price: evidence off minus this point, captured points.")
+                     f"{helps:>12.2f}{ebh_cell:>14}{harms:>12.2f}{wrong:>7}")
+    lines.append("   captured in % of the oracle's gain; price: evidence off minus this point, captured points; e-BH:")
+    lines.append("   helpful lessons among the verdicts of record by e-BH at the end (false-discovery rate <= alpha_helps).")
     _write(json_path, [row for rows in results.values() for row in rows])
     return "\n".join(lines)
 

@@ -100,6 +100,7 @@ def _verdict_table(result: GymResult) -> list[str]:
         lines.append(f"{label:<36}" + "".join(f"{cell:>24}" for cell in cells))
 
     count("helpful proven helps", "helps", "helpful")
+    count("  of record by e-BH (a look)", "ebh_helps", "helpful")
     count("  helpful that were provable", "helpful_provable", "helpful")
     count("harmful proven harms", "harms", "harmful")
     count("  harmful that were provable", "harmful_provable", "harmful")
@@ -107,6 +108,7 @@ def _verdict_table(result: GymResult) -> list[str]:
     count("wrong: harmful judged helps", "wrong_harmful_helps")
     count("wrong: inert judged helps", "wrong_inert_helps")
     count("wrong: inert judged harms", "wrong_inert_harms")
+    count("wrong of record by e-BH", "ebh_wrong")
     q = rows[0]["holdout_q"]
     level = lesson_alpha(0.02, 12, 1)
     needed = needed_randomized(c.help_effect, q, level), needed_randomized(-c.hurt_effect, q, level)

@@ -12,6 +12,7 @@ from lamar.gym.recorder import GRACE, needed_randomized
 from lamar.gym.world import LANGUAGES, Kind, World
 from lamar.policy import Evidence, Verdict
 from lamar.policy.alpha import lesson_alpha
+from lamar.policy.ebh import verdicts_of_record
 
 
 class VerdictTracker:
@@ -106,7 +107,8 @@ class VerdictTracker:
         if done in config.sleep_at or at == "end":
             self._sleep("end" if at == "end" else str(done), t)
         if at is not None:
-            self.snapshots[at] = [self._snapshot(i, ev, t) for i, ev in enumerate(evidence)]
+            record = self._of_record()
+            self.snapshots[at] = [{**self._snapshot(i, ev, t), "of_record": record[i]} for i, ev in enumerate(evidence)]
 
     def _sleep(self, label: str, t: int) -> None:
         """Ask sleep for proposals (apply none): which lessons it would retire and narrow."""
@@ -128,6 +130,13 @@ class VerdictTracker:
             out["narrow_split"] = payload is not None and payload.get("value") == LANGUAGES[0]
             out["narrow_wrong"] = len(set(narrow) - {world.split}) + (payload is not None and not out["narrow_split"])
         self.sleeps[label] = out
+
+    def _of_record(self) -> list[str]:
+        """Each lesson's verdict of record by e-BH over the whole world's lessons (a look)."""
+        lam = self.policy.lam
+        ids = [lesson.id for lesson in self.world.lessons]
+        record = verdicts_of_record([(i, lam._state(i).ledger) for i in ids], lam.policy)
+        return [record[i].value for i in ids]
 
     def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
         world = self.world
@@ -151,7 +160,7 @@ class VerdictTracker:
                     "first_harms": self.first_harms[lesson.index]} for lesson in world.lessons]
         for at in ("flip", "end"):
             tally = dict.fromkeys((
-                "helpful", "helps", "helpful_provable", "harmful", "harms", "harmful_provable",
+                "helpful", "helps", "ebh_helps", "ebh_wrong", "helpful_provable", "harmful", "harms", "harmful_provable",
                 "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
             ), 0)
             for lesson, row, snap in zip(world.lessons, lessons, self.snapshots[at], strict=True):
@@ -168,6 +177,7 @@ class VerdictTracker:
                 elif side == "helpful":
                     tally["helpful"] += 1
                     tally["helps"] += verdict == "helps"
+                    tally["ebh_helps"] += snap["of_record"] == "helps"
                     tally["helpful_provable"] += provable
                     tally["wrong_helpful_harms"] += verdict == "harms"
                 elif side == "harmful":
@@ -181,6 +191,9 @@ class VerdictTracker:
                 row.update({f"{key}_{at}": value for key, value in snap.items()})
                 row[f"needed_{at}"] = needed if math.isfinite(needed) else None
                 row[f"provable_{at}"] = provable
+            tally["ebh_wrong"] = sum(1 for row, snap in zip(lessons, self.snapshots[at], strict=True)
+                                     if row["kind"] != "split" and ((snap["of_record"] == "helps" and snap["truth"] <= 0)
+                                                                    or (snap["of_record"] == "harms" and snap["truth"] >= 0)))
             tally["wrong"] = sum(v for key, v in tally.items() if key.startswith("wrong_"))
             cols.update({f"{key}_{at}": value for key, value in tally.items()})
         fossil_end = self.snapshots["end"][world.fossil]["verdict"]
