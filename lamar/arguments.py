@@ -34,8 +34,9 @@ def slots(k: Any, name: str = "k") -> int:
 
 def policy(tuning: Mapping[str, Any]) -> Any:
     """A Policy from the tuning keywords, each of the type its default has."""
-    from lamar.policy.config import Policy
+    from lamar.policy.config import Policy, without_retired
 
+    tuning = without_retired(tuning)
     fields = {f.name: f for f in dataclasses.fields(Policy)}
     for name, value in tuning.items():
         if name not in fields:

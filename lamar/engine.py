@@ -40,7 +40,7 @@ class Lamar:
             (":memory:", a .json or .db path, a postgresql:// URL).
         k: most lessons injected per recall.
         seed: seed of the engine's coins and tie-breaks (None: from the OS).
-        **tuning: fields of `lamar.policy.Policy` (explore, holdout, holdout_proven, ...), typed
+        **tuning: fields of `lamar.policy.Policy` (explore, warmup, holdout, discount, ...), typed
             by `lamar.policy.config.Tuning`; an unknown one is an InvalidArgument.
 
     >>> from lamar import Lamar, Experience, Scope, Signal

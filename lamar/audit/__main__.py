@@ -16,10 +16,12 @@ from lamar.audit.physics import render as render_physics
 from lamar.audit.runner import run_one
 from lamar.audit.scenarios import SCENARIOS
 from lamar.audit.summary import summarize, table
+from lamar.gym.__main__ import _tuning
 
 
-def _job(args: tuple[str, int, int]) -> dict[str, Any]:
-    return run_one(*args)
+def _job(args: tuple[str, int, int, dict[str, Any]]) -> dict[str, Any]:
+    scenario, seed, episodes, tuning = args
+    return run_one(scenario, seed, episodes, **tuning)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,19 +33,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="first seed")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes")
     parser.add_argument("--json", dest="json_out", help="also append each run's row to this JSON-lines file")
+    parser.add_argument("--lamar", type=_tuning, default=(), metavar="NAME=VALUE,...",
+                        help="the engine's tuning for every run (fields of lamar.policy.Policy, e.g. holdout=0.3)")
     parser.add_argument("--quiet", action="store_true", help="print only the table")
     parser.add_argument("--physics", action="store_true", help="print the physical limits and exit")
     parser.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
+    parser.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
+                        "lesson at the engine's per-lesson level (and at 0.05), then exit")
     args = parser.parse_args(argv)
     if args.physics:
         print(render_physics())
+        return 0
+    if args.null:
+        from lamar.audit.null import calibrate
+
+        started = time.perf_counter()
+        print(calibrate(args.null, args.jobs))
+        print(f"\n{time.perf_counter() - started:.0f} s")
         return 0
     if args.summarize:
         with open(args.summarize, encoding="utf-8") as rows_file:
             print(table(summarize(json.loads(line) for line in rows_file if line.strip())))
         return 0
     names = args.scenario or list(SCENARIOS)
-    work = [(name, seed, args.episodes) for name in names for seed in range(args.seed, args.seed + args.runs)]
+    work = [(name, seed, args.episodes, dict(args.lamar)) for name in names
+            for seed in range(args.seed, args.seed + args.runs)]
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     out = open(args.json_out, "a", encoding="utf-8") if args.json_out else None  # noqa: SIM115

@@ -1,25 +1,29 @@
-"""The physical limit, computed: randomized episodes needed to prove an effect, and the
-separation a withdrawal test can have after 300 randomized episodes (docs/decisions.md)."""
+"""The physical limits, computed from the bound and the detector themselves: randomized episodes
+needed to prove an effect, and the fall detector's delay by fall size (docs/decisions.md)."""
 
 from __future__ import annotations
 
 import math
-from statistics import NormalDist
+import random
 
-from lamar.policy.lesson import segment_alpha
-from lamar.policy.verdicts import confidence_radius
+from lamar.policy.alpha import lesson_alpha
+from lamar.policy.change import ChangeDetector
+from lamar.policy.verdicts import LAMBDAS
 from lamar.signals import Signal
 
 _SUCCESS = (Signal.SHIPPED.reward, Signal.ACCEPTED.reward)  # the gym's and the audit's outcomes
 _FAILURE = (Signal.REVERTED.reward, Signal.CORRECTED.reward, Signal.REASKED.reward)
 
 
+def outcomes(success: float) -> list[tuple[float, float]]:
+    """(reward, probability) of one episode at this success probability (the gym's signals)."""
+    return [(r, success / 2) for r in _SUCCESS] + [(r, (1 - success) / 3) for r in _FAILURE]
+
+
 def reward_sd(success: float) -> float:
-    """Standard deviation of the reward at this success probability (mixture of the signals)."""
-    ms, mf = sum(_SUCCESS) / 2, sum(_FAILURE) / 3
-    vs = sum((r - ms) ** 2 for r in _SUCCESS) / 2
-    vf = sum((r - mf) ** 2 for r in _FAILURE) / 3
-    return math.sqrt(success * (1 - success) * (ms - mf) ** 2 + success * vs + (1 - success) * vf)
+    """Standard deviation of the reward at this success probability."""
+    mean = sum(r * w for r, w in outcomes(success))
+    return math.sqrt(sum(w * (r - mean) ** 2 for r, w in outcomes(success)))
 
 
 def gap() -> float:
@@ -28,76 +32,100 @@ def gap() -> float:
     return sum(_SUCCESS) / 2 - sum(_FAILURE) / 3
 
 
-def width(alpha: float, information: float) -> float:
-    """The bound's radius in standard errors (m) at a variance process of `information`."""
-    return confidence_radius(information, alpha) / math.sqrt(information)
+def bound(effect: float, q: float, n: int, alpha: float, base: float = 0.4) -> tuple[float, float]:
+    """(the bound's expected end nearer zero after `n` randomized episodes, its estimate's standard
+    error), for a lesson adding `effect` to a `base` success rate (the lower end for a positive
+    effect, the upper for a negative one), held out at coin q, at level `alpha`, its baselines at
+    their true values: the ledger's arithmetic in expectation."""
+    p = 1.0 - q
+    w = p * (1.0 - p)
+    mu0 = sum(r * x for r, x in outcomes(base))
+    mu1 = sum(r * x for r, x in outcomes(base + effect))
+    lift = mu1 - mu0
+    c = max((1 - p) * (1 + mu1), (1 - p) * (1 - mu1), p * (1 - mu0), p * (1 + mu0))
+    residuals = [((1 - p) * (r - mu1) / c, p * x) for r, x in outcomes(base + effect)]
+    residuals += [(-p * (r - mu0) / c, (1 - p) * x) for r, x in outcomes(base)]
+    b = n * w / c
+    log_alpha = math.log(len(LAMBDAS) / alpha)
+    side = 1.0 if effect >= 0.0 else -1.0  # the upper side bets on -xi
+    width = min((log_alpha - n * sum(x * (math.log1p(side * lam * xi) - side * lam * xi) for xi, x in residuals))
+                / lam for lam in LAMBDAS) / b
+    se = math.sqrt(n * sum(x * xi * xi for xi, x in residuals)) / b
+    return lift - side * width, se
 
 
-def bound_width(alpha: float, divisor: int) -> float:
-    """m: the first segment's one-sided bound at `alpha` split over `divisor` (lessons, or lessons
-    x slices), in standard errors, as the engine computes it."""
-    return width(2 * segment_alpha(alpha, 1) / divisor, 150.0)
+def needed(effect: float, q: float, alpha: float, power_z: float = 0.84) -> int | None:
+    """Randomized episodes until the expected lower bound clears 0 by `power_z` standard errors
+    (about 80% power); None beyond a million, or for no effect."""
+    if effect == 0.0:
+        return None
+    def ok(n: int) -> bool:
+        end, se = bound(effect, q, n, alpha)
+        return (end - power_z * se > 0.0) if effect > 0.0 else (end + power_z * se < 0.0)
+
+    hi = 16
+    while not ok(hi):
+        hi *= 2
+        if hi > 1 << 20:
+            return None
+    lo = hi // 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
-def separation(effect: float, randomized: float, q: float, s: float) -> float:
-    """z: `effect` (success probability) in standard errors of `randomized` episodes at coin q."""
-    return effect * gap() * math.sqrt(randomized * q * (1 - q)) / s
+def fall_delay(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000) -> tuple[float, float]:
+    """(median, 90th percentile) of the injected episodes the fall detector takes to fire after the
+    success rate of a lesson's injected episodes falls by `drop` (the gym's signals; 500 episodes
+    before the fall form its reference; `cap` when it never fires)."""
+    rng = random.Random(f"lamar-physics:{drop}")
+    sd = reward_sd(base)
+    delays = []
+    for _ in range(runs):
+        detector = ChangeDetector()
+        for _ in range(500):
+            detector.update(_draw(rng, base), True, sd)
+        delays.append(next((t for t in range(cap) if detector.update(_draw(rng, base - drop), True, sd)), cap))
+    delays.sort()
+    return float(delays[runs // 2]), float(delays[9 * runs // 10])
 
 
-def needed(effect: float, q: float, m: float, s: float) -> float:
-    """Randomized episodes to prove `effect` (success probability) at coin q with 80% power."""
-    return (m + 0.84) ** 2 * s * s / ((effect * gap()) ** 2 * q * (1 - q))
+def false_alarm_interval(base: float = 0.6, episodes: int = 200_000) -> float:
+    """Injected episodes per false alarm of the fall detector on a lesson whose effect never moves."""
+    rng = random.Random("lamar-physics:stationary")
+    sd = reward_sd(base)
+    detector, alarms = ChangeDetector(), 0
+    for _ in range(episodes):
+        alarms += detector.update(_draw(rng, base), True, sd) is not None
+    return episodes / max(alarms, 1)
 
 
-def power(effect: float, randomized: float, q: float, m: float, s: float) -> float:
-    """Chance that `randomized` episodes at coin q prove `effect` at a bound m standard errors
-    wide (the best case: the coin at q from the first episode, the bound read once at the end)."""
-    return NormalDist().cdf(separation(effect, randomized, q, s) - m)
+def _draw(rng: random.Random, success: float) -> float:
+    if rng.random() < success:
+        return _SUCCESS[rng.random() < 0.5]
+    return _FAILURE[min(2, int(3 * rng.random()))]
 
 
-def narrowing_limit(at: int, alpha_helps: float, alpha_harms: float) -> tuple[float, float, float]:
-    """The context gym's split lesson by episode `at`: (episodes per slice, the best chance its
-    helpful slice is proven to help, the best chance its harmful slice is proven to harm).
-
-    Narrowing needs both (lamar/sleep/narrow.py), each at the slice family's alpha (divided
-    over the gym's lessons x slices). The best a policy can do is a fair coin in every episode of each
-    slice from the first one; any real policy does worse.
-    """
-    from lamar.gym.world import LANGUAGES, LESSONS_PER_TASK, TASKS  # the gym's own constants, not copies
-
-    s = reward_sd(0.5)
-    divisor = len(TASKS) * LESSONS_PER_TASK * len(LANGUAGES)
-    per_slice = at / len(TASKS) / len(LANGUAGES)
-    m_helps, m_harms = bound_width(alpha_helps, divisor), bound_width(alpha_harms, divisor)
-    return per_slice, power(0.2, per_slice, 0.5, m_helps, s), power(0.2, per_slice, 0.5, m_harms, s)
-
-
-def render(lessons: int = 6, alpha_helps: float = 0.02, alpha_harms: float = 0.05) -> str:
-    """The tables docs/decisions.md quotes, computed from the bound itself."""
-    s = reward_sd(0.5)
-    m_helps, m_harms = bound_width(alpha_helps, lessons), bound_width(alpha_harms, lessons)
-    qs = (0.05, 0.15, 0.3, 0.5)
-    lines = [(f"reward gap {gap():.3f}, reward sd at 50% success {s:.3f}; bound width m = {m_helps:.2f} (helps), "
-              f"{m_harms:.2f} (harms) standard errors at {lessons} lessons, first segment"),
-             "randomized episodes to prove an effect (80% power):",
-             ("effect  " + "".join(f"   q={q:<5}" for q in qs)).rstrip()]
-    for verdict, m in (("helps", m_helps), ("harms", m_harms)):
-        for effect in (0.2, 0.15, 0.1):
-            lines.append(f"{verdict} {effect:<4}" + "".join(f"{needed(effect, q, m, s):>10.0f}" for q in qs))
-    lines.append("withdrawal after 300 randomized episodes: separation z, and the share of reads a still-helping "
-                 "lesson is in doubt at 95% power (98%, which <= 2% stale helps needs):")
-    for effect in (0.2, 0.1):
-        cells = []
-        for q in qs:
-            z = separation(effect, 300, q, s)
-            doubt95, doubt98 = (NormalDist().cdf(NormalDist().inv_cdf(p) - z) for p in (0.95, 0.98))
-            cells.append(f"z={z:.2f} doubt={doubt95:.2f} ({doubt98:.2f})")
-        lines.append(f"  {effect}: " + "  ".join(cells))
-    lines.append("narrowing the context gym's split lesson (+0.2 in one language, -0.2 in the other), at "
-                 "best (a fair coin in every episode of both slices):")
-    for at in (2000, 8000):
-        per_slice, helps, harms = narrowing_limit(at, alpha_helps, alpha_harms)
-        lines.append(f"  by episode {at}: {per_slice:.0f} episodes per slice; helps proven in one slice with chance "
-                     f"<= {helps:.2f}, harms in the other <= {harms:.2f}; narrowing in all 20 seeds <= "
-                     f"{min(helps, harms) ** 20:.2g}")
+def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05) -> str:
+    """The tables docs/decisions.md quotes, computed from the bound and the detector themselves."""
+    helps, harms = lesson_alpha(alpha_helps, rank, 1), lesson_alpha(alpha_harms, rank, 1)
+    qs = (0.04, 0.06, 0.10, 0.15, 0.30)
+    lines = [(f"reward gap {gap():.3f}, reward sd at 50% success {reward_sd(0.5):.3f}; the lesson created "
+             f"{rank}th, first segment: helps at {helps:.2e}, harms at {harms:.2e}"),
+             "randomized episodes to prove an effect (about 80% power; base rate 0.4):",
+             "effect   " + "".join(f"{f'q={q}':>10}" for q in qs)]
+    for verdict, alpha, sign in (("helps", helps, 1), ("harms", harms, -1)):
+        for effect in (0.3, 0.2, 0.15, 0.1):
+            cells = [needed(sign * effect, q, alpha) for q in qs]
+            lines.append(f"{verdict} {effect:<4}" + "".join(f"{'-' if n is None else n:>10}" for n in cells))
+    lines.append("the fall detector (kappa 0.25, h 16) on injected rewards, at a 60% success rate: injected "
+                 "episodes until it fires, median [90th percentile]")
+    lines.append("  " + "   ".join(f"fall {d}: {m:.0f} [{p:.0f}]" for d, (m, p) in
+                                    ((d, fall_delay(d)) for d in (0.4, 0.3, 0.2, 0.15, 0.1))))
+    lines.append(f"  a lesson whose effect never moves: one false alarm per {false_alarm_interval():.0f} injected "
+                 "episodes")
     return "\n".join(lines)
+
+
+__all__ = ["bound", "fall_delay", "false_alarm_interval", "gap", "needed", "render", "reward_sd"]

@@ -18,7 +18,6 @@ from lamar.policy.verdicts import Verdict
 from lamar.signals import Signal
 
 GRACE = 300  # randomized episodes of a lesson after a change of its truth before its verdict counts
-_EXPOSED = 0.6  # an inclusion probability below this is an exposure coin (0.5); holdout keeps p >= 0.7
 _TRAIL = 300  # eligible episodes over which an interaction's moving truth is averaged
 
 
@@ -38,8 +37,6 @@ class _Watch:
         self.trail: deque[float] = deque(maxlen=_TRAIL)
         self.helps_at_change: bool | None = None
         self.withdrawn_at: int | None = None  # randomized episodes after the change when helps went
-        self.reads_confident = 0  # reads with lower > 0 while the truth is stationary and positive
-        self.reads_doubted = 0  # ... of which the verdict was withdrawn (doubt)
         self.wrong_helps = 0
         self.wrong_harms = 0
 
@@ -67,8 +64,7 @@ def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> di
     tasks = sorted({lesson.task for lesson in lessons})
     rng = random.Random(f"lamar-audit:{scenario}:{seed}")
     pending: list[tuple[int, int, str, Signal, dict[str, float], int]] = []
-    exposures = harmful_exposures = 0
-    exposure_cost = holdout_cost = success = 0.0
+    holdout_cost = success = 0.0
     wrong_helps_at: int | None = None
     wrong_harms_at: int | None = None
 
@@ -94,9 +90,6 @@ def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> di
             elif ev.verdict is Verdict.HARMS and truth >= 0.0:
                 w.wrong_harms += 1
                 wrong_harms_at = now if wrong_harms_at is None else wrong_harms_at
-            if change is None and w.lesson.effect is None and truth > 0.0 and ev.lower > 0.0:
-                w.reads_confident += 1
-                w.reads_doubted += ev.verdict is not Verdict.HELPS
 
     for t in range(episodes):
         for w in watch.values():
@@ -113,13 +106,6 @@ def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> di
         p_success = clamp(sc.base(t, episodes) + sum(watch[i].lesson.added(t, injected) for i in rec.ids))
         ok = rng.random() < p_success
         success += ok
-        for exp_id in rec.ids:
-            if rec.propensities[exp_id] < _EXPOSED:
-                exposures += 1
-                truth = watch[exp_id].truth(t)
-                if truth < 0.0:
-                    harmful_exposures += 1
-                    exposure_cost -= truth
         for exp_id in rec.held_out:
             holdout_cost += max(watch[exp_id].truth(t), 0.0)
         entry = (t, t, rec.episode_id, _signal(ok, rng.random()), dict(rec.propensities), t)
@@ -140,19 +126,21 @@ def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> di
         "wrong_helps": int(wrong_helps_at is not None), "wrong_harms": int(wrong_harms_at is not None),
         "wrong_helps_at": wrong_helps_at, "wrong_harms_at": wrong_harms_at,
         "success": success / episodes,
-        "exposures": exposures, "harmful_exposures": harmful_exposures,
-        "exposure_cost": exposure_cost / episodes, "holdout_cost": holdout_cost / episodes,
+        "holdout_cost": holdout_cost / episodes,
     }
     restarts = {w.lesson.name: lam.evidence(exp_id).restarts for exp_id, w in watch.items()}
     row["restarts"] = sum(restarts.values())
-    row["false_restart"] = int(sc.drift_only and row["restarts"] > 0)
+    # The price of fast withdrawal: segments of lessons whose positive effect never moved, closed
+    # by the fall detector (each such close takes a helps verdict away until it is earned again).
+    steady = [w.lesson.name for w in watch.values()
+              if w.lesson.change is None and w.lesson.effect is None and w.lesson.truth(0, {}) > 0.0]
+    row["steady_helpful"] = len(steady)
+    row["steady_restarts"] = sum(restarts[name] for name in steady)
     final = {w.lesson.name: (w.verdict, w.lesson.truth(episodes - 1, {})) for w in watch.values()}
     harmful = [name for name, (_, truth) in final.items() if truth < 0.0 and watch_effectless(watch, name)]
     helpful = [name for name, (_, truth) in final.items() if truth > 0.0 and watch_effectless(watch, name)]
     row["harmful"], row["harms_proven"] = len(harmful), sum(final[n][0] is Verdict.HARMS for n in harmful)
     row["helpful"], row["helps_proven"] = len(helpful), sum(final[n][0] is Verdict.HELPS for n in helpful)
-    row["reads_confident"] = sum(w.reads_confident for w in watch.values())
-    row["reads_doubted"] = sum(w.reads_doubted for w in watch.values())
     moving = [w for w in watch.values() if w.lesson.change is not None]
     if moving:
         w = moving[0]

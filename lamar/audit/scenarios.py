@@ -101,6 +101,7 @@ SCENARIOS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("fall_020_m005", _moving(0.2, -0.05)),
     Scenario("stop_020", _moving(0.2, 0.0)),
     Scenario("stop_010", _moving(0.1, 0.0)),
+    Scenario("stop_020_drift", _moving(0.2, 0.0), base=lambda t, n: 0.6 - 0.4 * t / n),
     Scenario("missing_late", _moving(0.2, -0.2), missing=0.3, max_delay=40),
     Scenario("many_scopes", _many, k=2),
 )}

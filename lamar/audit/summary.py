@@ -63,7 +63,7 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for name, group in by.items():
         n = len(group)
         summary: dict[str, Any] = {"scenario": name, "runs": n}
-        for key in ("wrong_helps", "wrong_harms", "false_restart"):
+        for key in ("wrong_helps", "wrong_harms"):
             k = sum(r[key] for r in group)
             summary[key] = k
             summary[key + "_ci"] = [round(100 * x, 2) for x in clopper_pearson(k, n)]
@@ -72,10 +72,13 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         summary["withdrawn_300"] = sum(judged)
         summary["withdrawn_300_of"] = len(judged)
         summary["withdrawn_300_ci"] = [round(100 * x, 2) for x in clopper_pearson(sum(judged), len(judged))]
-        for key in ("harmful", "harms_proven", "helpful", "helps_proven", "restarts", "reads_confident",
-                    "reads_doubted", "exposures", "harmful_exposures"):
-            summary[key] = sum(r[key] for r in group)
-        for key in ("success", "exposure_cost", "holdout_cost"):
+        for key in ("harmful", "harms_proven", "helpful", "helps_proven", "restarts", "steady_helpful",
+                    "steady_restarts"):
+            summary[key] = sum(r.get(key, 0) for r in group)
+        # still-helping lessons withdrawn (segment closed) per lesson and 2 000 episodes
+        exposure = summary["steady_helpful"] * sum(r["episodes"] for r in group) / 2000 / n
+        summary["steady_withdrawn"] = round(summary["steady_restarts"] / exposure, 4) if exposure else None
+        for key in ("success", "holdout_cost"):
             summary[key] = round(sum(r[key] for r in group) / n, 4)
         out.append(summary)
     return out
@@ -83,16 +86,15 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def table(summaries: Iterable[Mapping[str, Any]]) -> str:
     """The summaries as a Markdown table (percent with 95% Clopper-Pearson intervals)."""
-    head = ("| scenario | runs | wrong helps | wrong harms | helps withdrawn <= 300 | restart under drift "
-            "| harms proven | helps proven | stationary doubt | holdout cost | exposure cost |")
-    lines = [head, "|" + "---|" * 11]
+    head = ("| scenario | runs | wrong helps | wrong harms | helps withdrawn <= 300 | still-helping withdrawn "
+            "| harms proven | helps proven | holdout cost |")
+    lines = [head, "|" + "---|" * 9]
     for s in summaries:
         n = s["runs"]
-        doubt = f"{100 * s['reads_doubted'] / s['reads_confident']:.1f}%" if s["reads_confident"] else "-"
-        drift = _rate(s["false_restart"], n) if s["scenario"].startswith(("drift", "square")) else "-"
+        steady = "-" if s.get("steady_withdrawn") is None else f"{100 * s['steady_withdrawn']:.1f}%"
         lines.append(
             f"| {s['scenario']} | {n} | {_rate(s['wrong_helps'], n)} | {_rate(s['wrong_harms'], n)} "
-            f"| {_rate(s['withdrawn_300'], s['withdrawn_300_of'])} | {drift} "
-            f"| {s['harms_proven']}/{s['harmful']} | {s['helps_proven']}/{s['helpful']} | {doubt} "
-            f"| {s['holdout_cost']:.4f} | {s['exposure_cost']:.4f} |")
+            f"| {_rate(s['withdrawn_300'], s['withdrawn_300_of'])} | {steady} "
+            f"| {s['harms_proven']}/{s['harmful']} | {s['helps_proven']}/{s['helpful']} "
+            f"| {s['holdout_cost']:.4f} |")
     return "\n".join(lines)

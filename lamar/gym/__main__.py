@@ -11,7 +11,7 @@ from typing import TextIO
 
 from lamar.gym.config import GymConfig
 from lamar.gym.plot import plot_result
-from lamar.gym.policies import POLICIES
+from lamar.gym.policies import POLICIES, VARIANT_POLICIES
 from lamar.gym.report import render, what_it_shows
 from lamar.gym.runner import run_gym
 
@@ -40,7 +40,7 @@ def _policies(text: str) -> tuple[str, ...]:
     from lamar.gym.peers import peer_class
 
     names = tuple(name.strip() for name in text.split(",") if name.strip())
-    unknown = [name for name in names if name not in POLICIES and peer_class(name) is None]
+    unknown = [name for name in names if name not in POLICIES + VARIANT_POLICIES and peer_class(name) is None]
     if unknown or not names:
         raise argparse.ArgumentTypeError(f"choose from {', '.join(POLICIES)} (comma-separated); got {text!r}")
     return names
@@ -102,6 +102,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--peers", action="store_true",
                         help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
                              "river; needs pip install 'lamar[peers]')")
+    parser.add_argument("--family", type=int, metavar="N", default=None,
+                        help="run N drawn worlds of the family instead (docs/gym.md, 'The family'): lamar, lamar with "
+                             "its randomized evidence off, the second design, and with --peers the libraries")
+    parser.add_argument("--tuning-seeds", action="store_true",
+                        help="with --family: draw the worlds from the tuning seeds (never reported)")
+    parser.add_argument("--frontier", action="store_true",
+                        help="captured against helps and harms proven at 5 evidence budgets, today's design beside "
+                             "the second one (on the gym's world, or on the family with --family)")
+    parser.add_argument("--volume", action="store_true",
+                        help="weeks until a +0.2 lesson is proven at 300 episodes a week (and a team's 3 000)")
     parser.add_argument("--workers", type=int, default=None,
                         help="processes running (policy, seed) jobs (default: one per CPU)")
     parser.add_argument("--json", metavar="FILE",
@@ -141,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         require_matplotlib()
     progress = None if args.quiet else ProgressBar(sys.stderr)
+    started = time.perf_counter()
+    if args.volume or args.family is not None or args.frontier:
+        print(_measure(args, config, progress))
+        print(f"\nelapsed: {time.perf_counter() - started:.1f} s wall clock")
+        return 0
     if args.variants:
         from lamar.gym.variants import VARIANTS, render_variants, run_variants
 
@@ -164,6 +179,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nelapsed: {result.elapsed:.1f} s wall clock, {result.cpu:.1f} s CPU ({runs} runs on "
           f"{result.workers} worker{'s' if result.workers != 1 else ''})")
     return 0
+
+
+def _measure(args: argparse.Namespace, config: GymConfig, progress: ProgressBar | None) -> str:
+    """The measuring modes: --volume, --family, --frontier."""
+    from lamar.gym import modes
+
+    if args.volume:
+        from lamar.gym.volume import volume
+
+        return volume(workers=args.workers)
+    if args.family is not None:
+        run = modes.family_frontier if args.frontier else modes.family_mode
+        kwargs = {} if args.frontier else {"peers": args.peers}
+        return run(args.family, tuning=args.tuning_seeds, workers=args.workers, progress=progress,
+                   json_path=args.json, **kwargs)
+    return modes.gym_frontier(config, progress=progress, json_path=args.json)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from lamar.gym.peers import peer_class
-from lamar.gym.policies import POLICIES
+from lamar.gym.policies import POLICIES, VARIANT_POLICIES
 
 PHASES = ("first500", "pre", "post", "recovered")
 PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
@@ -67,10 +67,15 @@ class GymConfig:
         object.__setattr__(self, "sleep_at", tuple(self.sleep_at))
         object.__setattr__(self, "tuning", tuple((str(k), v) for k, v in self.tuning))
         if self.tuning:
-            from lamar.policy.config import Policy
+            from lamar.gym.v2.config import Policy as V2Policy
+            from lamar.policy.config import Policy, without_retired
 
+            # fails here, with the engine's own message, before any run; each engine reads its own knobs
             settings: dict[str, Any] = dict(self.tuning)
-            Policy(**settings)  # fails here, with Policy's message, before any run
+            if "lamar-v2" in self.policies:
+                V2Policy(**settings)
+            if "lamar-v2" not in self.policies or "lamar" in self.policies:
+                Policy(**without_retired(settings, warn=False))
         for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
                      "report_delay"):
             value = getattr(self, name)
@@ -86,7 +91,7 @@ class GymConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} is a probability, in [0, 1]; got {value!r}")
-        unknown = [p for p in self.policies if p not in POLICIES and peer_class(p) is None]
+        unknown = [p for p in self.policies if p not in POLICIES + VARIANT_POLICIES and peer_class(p) is None]
         if unknown or not self.policies or len(set(self.policies)) != len(self.policies):
             choices = ", ".join(POLICIES)
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")

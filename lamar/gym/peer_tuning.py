@@ -36,7 +36,29 @@ def tune(seeds: int = 10, first_seed: int = 100, episodes: int = 8000, workers: 
     return "\n".join(lines)
 
 
+def tune_family(worlds: int = 16, workers: int | None = None) -> str:
+    """The same sweep on the family's tuning worlds (seeds from `TUNING_SEEDS`, never reported)."""
+    from lamar.gym.family import TUNING_SEEDS
+    from lamar.gym.family_run import run_family, spec
+
+    seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds)
+    rows = run_family(seeds, [spec("none"), spec("oracle")] + [spec(n) for f in SWEEP.values() for n in f],
+                      workers=workers)
+    lines = [f"peer tuning sweep on the family: tuning worlds {seeds.start}-{seeds.stop - 1}",
+             f"{'candidate':<28}{'captured':>18}"]
+    for members in SWEEP.values():
+        scored = [(mean_interval([r["captured"] for r in rows if r["policy"] == name and r["captured"] is not None]),
+                   name) for name in members]
+        best = max(scored)[1]
+        for (mean, half), name in scored:
+            lines.append(f"{name:<28}{mean:>10.3f} ±{half:.3f}" + (" <- best" if name == best else ""))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
     import sys
 
-    print(tune(workers=int(sys.argv[1]) if len(sys.argv) > 1 else None))
+    if len(sys.argv) > 1 and sys.argv[1] == "--family":
+        print(tune_family(int(sys.argv[2]) if len(sys.argv) > 2 else 16))
+    else:
+        print(tune(workers=int(sys.argv[1]) if len(sys.argv) > 1 else None))

@@ -139,7 +139,8 @@ SWEEP: dict[str, dict[str, type[GymPolicy]]] = {
     "vw-squarecb": {f"vw-sq{g}{'nd' if d else ''}": vw(f"vw-sq{g}{'nd' if d else ''}",
                                                      f"--squarecb --gamma_scale {g}" + (" --power_t 0" if d else ""))
                     for g in ("10", "100", "1000") for d in (False, True)},
-    "vw-bag": {f"vw-bag{b}": vw(f"vw-bag{b}", f"--bag {b}") for b in ("5", "3", "10")},
+    "vw-bag": {f"vw-bag{b}{'nd' if d else ''}": vw(f"vw-bag{b}{'nd' if d else ''}", f"--bag {b}" + (" --power_t 0" if d else ""))
+               for b in ("5", "3", "10") for d in (False, True)},
     "river-ts": {"river-ts": river_ts("river-ts")},
     "river-eps": {f"river-e{str(e)[1:]}{'f' if f else ''}": river_eps(f"river-e{str(e)[1:]}{'f' if f else ''}", e, f)
                   for e in (0.1, 0.05, 0.2) for f in (None, 0.05)},
@@ -147,11 +148,12 @@ SWEEP: dict[str, dict[str, type[GymPolicy]]] = {
 _NAMES = {name: cls for family in SWEEP.values() for name, cls in family.items()}
 
 # The peers `--peers` adds: each family's default and its best on the tuning seeds (100-109,
-# `python -m lamar.gym.peer_tuning`), the same name when the default won.
-# Measured with `python -m lamar.gym.peer_tuning 2` (docs/gym.md has the table): VW's default
-# epsilon 0.05 lost to 0.2; SquareCB's default gamma_scale 10 won; --bag has no default, 5 won;
-# river's epsilon-greedy default (0.1 on a plain mean) lost to 0.1 on a fading mean (0.05).
-PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-bag5", "river-ts", "river-e.1", "river-e.1f")
+# `python -m lamar.gym.peer_tuning`), SquareCB and bagging also with --power_t 0. docs/gym.md has
+# the sweep: VW's default epsilon 0.05 lost to 0.2; SquareCB's default gamma_scale 10 won (with
+# --power_t 0 beside it); --bag has no default, 5 with --power_t 0 won; river's epsilon-greedy
+# default (0.1 on a plain mean) lost to 0.1 on a fading mean (0.05).
+PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-sq10nd", "vw-bag5", "vw-bag5nd", "river-ts", "river-e.1",
+                          "river-e.1f")
 
 
 def peer_class(name: str) -> type[GymPolicy] | None:

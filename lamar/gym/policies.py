@@ -4,7 +4,7 @@ lamar (the engine, through its public API) and oracle (the physical limit)."""
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from lamar.policy.config import Tuning
 
 POLICIES = ("none", "similarity", "qvalue", "lamar", "oracle")
+VARIANT_POLICIES = ("lamar-v2",)  # runnable by name, not in the default run
 
 
 class GymPolicy:
@@ -127,18 +128,22 @@ class LamarPolicy(GymPolicy):
 
     def __init__(self, world: World, k: int, seed: int, tuning: dict[str, float] | None = None) -> None:
         super().__init__(world, k, seed)
-        # Names from the command line: the engine refuses an unknown one with InvalidArgument.
-        self.lam = Lamar(":memory:", k=k, seed=self._rng.getrandbits(48), **cast("Tuning", tuning or {}))
+        self.lam = self.engine(k, self._rng.getrandbits(48), tuning or {})
         self._index: dict[str, int] = {}
         for lesson in world.lessons:
             self.lam.add(Experience(
                 precondition=lesson.precondition, action=lesson.action,
-                scope=Scope(task=TASKS[lesson.task][0]), id=lesson.id,
+                scope=Scope(task=world.task_name(lesson.task)), id=lesson.id,
                 provenance={"source": "gym"},
             ))
             self._index[lesson.id] = lesson.index
         self.randomized = [0] * len(world.lessons)  # episodes with a logged coin, 0 < p < 1
         self._episode = ""
+
+    def engine(self, k: int, seed: int, tuning: dict[str, float]) -> Any:
+        """The engine this policy drives: `Lamar` in memory."""
+        # Names from the command line: the engine refuses an unknown one with InvalidArgument.
+        return Lamar(":memory:", k=k, seed=seed, **cast("Tuning", tuning))
 
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
         rec = self.lam.recall(self.world.context(t, task))
@@ -160,7 +165,20 @@ class LamarPolicy(GymPolicy):
 
     def evidence(self, lesson: int) -> Evidence:
         """The engine's evidence on a lesson, by its index in the world."""
-        return self.lam.evidence(self.world.lessons[lesson].id)
+        evidence: Evidence = self.lam.evidence(self.world.lessons[lesson].id)
+        return evidence
+
+
+class LamarV2Policy(LamarPolicy):
+    """The second design of the decision core (`lamar.gym.v2`, frozen), driven like `lamar`, so that
+    a run compares today's engine with it (`--frontier`). It has no store and no sleep."""
+
+    name = "lamar-v2"
+
+    def engine(self, k: int, seed: int, tuning: dict[str, float]) -> Any:
+        from lamar.gym.v2.engine import FrozenEngine
+
+        return FrozenEngine(k, seed, **tuning)
 
 
 class Oracle(GymPolicy):
@@ -170,9 +188,9 @@ class Oracle(GymPolicy):
 
     def __init__(self, world: World, k: int, seed: int) -> None:
         super().__init__(world, k, seed)
-        self._by_task: list[list[int]] = [[] for _ in TASKS]
+        self._by_task: dict[int, list[int]] = {}
         for lesson in world.lessons:
-            self._by_task[lesson.task].append(lesson.index)
+            self._by_task.setdefault(lesson.task, []).append(lesson.index)
 
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
         world, rng = self.world, self._rng
@@ -182,7 +200,7 @@ class Oracle(GymPolicy):
 
 
 _CLASSES: dict[str, type[GymPolicy]] = {
-    cls.name: cls for cls in (NoLessons, Similarity, QValue, LamarPolicy, Oracle)
+    cls.name: cls for cls in (NoLessons, Similarity, QValue, LamarPolicy, LamarV2Policy, Oracle)
 }
 
 
@@ -192,6 +210,6 @@ def make_policy(name: str, world: World, k: int, seed: int, tuning: dict[str, fl
         cls = _CLASSES[name]
     except KeyError:
         raise ValueError(f"unknown policy {name!r}; choose from {', '.join(POLICIES)}") from None
-    if cls is LamarPolicy:
-        return LamarPolicy(world, k, seed, tuning)
+    if issubclass(cls, LamarPolicy):
+        return cls(world, k, seed, tuning)
     return cls(world, k, seed)

@@ -8,7 +8,7 @@ import math
 from typing import Any
 
 from lamar.gym.config import GymConfig
-from lamar.gym.world import LANGUAGES, Kind, World, reward_gap
+from lamar.gym.world import LANGUAGES, Kind, World
 from lamar.signals import Signal
 
 KINDS = (Kind.TRUE, Kind.FALSE, Kind.INERT, Kind.FOSSIL, Kind.SPLIT)
@@ -16,22 +16,20 @@ GRACE = 300  # randomized episodes after a lesson's change before a verdict it o
 SPLIT_WINDOW = (1000, 2000)  # episodes in which the context variant's injection rates are read
 FOSSIL_WINDOW = 100  # fossil-task episodes in the window that decides "no longer injected"
 FOSSIL_GONE = 0.05  # ... when it was injected in fewer than this share of them
-PROVABLE_M = 3.5  # width of an anytime-valid bound at the corrected alpha, in standard errors
-PROVABLE_POWER = 0.84  # z of 80% power
-EXPOSURE_Q = 0.5  # the fair coin of a harm exposure round: what randomizes a lesson that looks harmful
 
 
-def needed_randomized(effect: float, reward_sd: float, holdout: float) -> float:
-    """Randomized eligible episodes a lesson of this effect needs before it can be proven:
-    (m + 0.84)^2 s^2 / (D^2 q (1 - q)), with D the effect on the reward scale.
+def needed_randomized(effect: float, holdout: float, alpha: float) -> float:
+    """Randomized eligible episodes a lesson of this effect (success probability) needs before
+    its bound at `alpha` is expected to prove it with about 80% power, at the evidence coin
+    `holdout` (inf: no effect, or no coin): the bound's own arithmetic (`lamar.audit.physics`).
 
-    >>> round(needed_randomized(0.2, 0.76, 0.2))
-    827
+    >>> round(needed_randomized(0.2, 0.15, 2.5e-4))
+    1658
     """
-    d = abs(effect) * reward_gap()
-    if d == 0.0:
-        return math.inf
-    return (PROVABLE_M + PROVABLE_POWER) ** 2 * reward_sd**2 / (d * d * holdout * (1.0 - holdout))
+    from lamar.audit.physics import needed
+
+    n = needed(effect, holdout, alpha) if holdout > 0.0 else None
+    return math.inf if n is None else float(n)
 
 
 class Recorder:

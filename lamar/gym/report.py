@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
+import statistics
 from typing import TYPE_CHECKING, Any
 
 from lamar.gym.config import PHASE_TITLES, PHASES
 from lamar.gym.metrics import Target, column, mean_interval, median_range, runs_of
 from lamar.gym.monitor_report import context_table, monitor_table, moving_goals_block
-from lamar.gym.recorder import EXPOSURE_Q, KINDS, PROVABLE_M, PROVABLE_POWER, needed_randomized
-from lamar.gym.world import reward_gap
+from lamar.gym.recorder import KINDS, needed_randomized
+from lamar.policy.alpha import lesson_alpha
 
 if TYPE_CHECKING:
     from lamar.gym.result import GymResult
@@ -41,20 +42,20 @@ def _header(result: GymResult) -> list[str]:
 def _success_table(result: GymResult) -> list[str]:
     c = result.config
     lines = ["", f"1. Success rate by phase, % (mean over {c.seeds} seeds ± 95% interval)"]
-    heads = [PHASE_TITLES[p] for p in PHASES] + ["captured pre", "captured post", "holdout cost"]
-    lines.append(f"{'policy':<11}" + "".join(f"{h:>14}" for h in heads))
+    heads = [PHASE_TITLES[p] for p in PHASES] + ["captured pre", "captured post", "price of proof"]
+    lines.append(f"{'policy':<11}" + "".join(f"{h:>14}" for h in heads[:-1]) + f"{heads[-1]:>16}")
     for policy in c.policies:
         rows = runs_of(result.runs, policy)
         cells = [_pct(*mean_interval(column(rows, f"success_{p}"))) for p in PHASES]
         cells += [_pct(*mean_interval(column(rows, f"captured_{p}"))) for p in ("pre", "post")]
-        cost = [100 * _mean(column(rows, f"holdout_cost_{p}")) for p in ("pre", "post")]
-        cells.append(f"{cost[0]:.1f} / {cost[1]:.1f}" if any(cost) else "-")
-        lines.append(f"{policy:<11}" + "".join(f"{cell:>14}" for cell in cells))
+        cost = [100 * _mean(column(rows, f"price_{p}")) for p in ("pre", "post")]
+        cells.append(f"{cost[0]:.1f} / {cost[1]:.1f}" if any(c > 0 for c in cost) else "-")
+        lines.append(f"{policy:<11}" + "".join(f"{cell:>14}" for cell in cells[:-1]) + f"{cells[-1]:>16}")
     lines += [
         "   captured: (policy - none) / (oracle - none), same seed and phase.",
-        "   holdout cost: success points per episode given up to the randomized holdout, pre / post: the",
-        "   number of holdouts of lessons that helped at the time x their effect, per episode (a held-out",
-        "   slot stays empty, so each one costs exactly that lesson's effect in success probability).",
+        "   price of proof: captured points given up to the evidence coin, pre / post: the effect of every",
+        "   held-out lesson that helped at the time (a held-out slot stays empty, so each one costs exactly",
+        "   that effect), over the oracle's gain; --frontier measures it against the engine with its coin off.",
     ]
     return lines
 
@@ -99,6 +100,7 @@ def _verdict_table(result: GymResult) -> list[str]:
         lines.append(f"{label:<36}" + "".join(f"{cell:>24}" for cell in cells))
 
     count("helpful proven helps", "helps", "helpful")
+    count("  of record by e-BH (a look)", "ebh_helps", "helpful")
     count("  helpful that were provable", "helpful_provable", "helpful")
     count("harmful proven harms", "harms", "harmful")
     count("  harmful that were provable", "harmful_provable", "harmful")
@@ -106,18 +108,14 @@ def _verdict_table(result: GymResult) -> list[str]:
     count("wrong: harmful judged helps", "wrong_harmful_helps")
     count("wrong: inert judged helps", "wrong_inert_helps")
     count("wrong: inert judged harms", "wrong_inert_harms")
-    s = _mean(column(rows, "reward_sd"))
+    count("wrong of record by e-BH", "ebh_wrong")
     q = rows[0]["holdout_q"]
-    d = c.help_effect * reward_gap()
-    needed = needed_randomized(c.help_effect, s, q), needed_randomized(c.hurt_effect, s, EXPOSURE_Q)
-    lines.append(f"   provable: had at least (m + {PROVABLE_POWER})^2 s^2 / (D^2 q (1-q)) randomized "
-                 "episodes since the world last")
-    lines.append(f"   changed for it; m = {PROVABLE_M} (anytime-valid bound, corrected), q = {q:.2f} (the "
-                 "engine's holdout of unproven")
-    lines.append(f"   lessons), s = {s:.2f} (measured sd of reward), D = {d:.2f} on the reward scale (effect "
-                 f"{c.help_effect:.2f} x {reward_gap():.2f},")
-    lines.append(f"   the mean reward of a success minus a failure): {needed[0]:.0f} episodes "
-                 f"({needed[1]:.0f} for the hurt effect, randomized by harm exposure's fair coin, q = {EXPOSURE_Q}).")
+    level = lesson_alpha(0.02, 12, 1)
+    needed = needed_randomized(c.help_effect, q, level), needed_randomized(-c.hurt_effect, q, level)
+    lines.append("   provable: had at least the randomized episodes since the world last changed for it that its own")
+    lines.append("   bound needs to prove its effect with about 80% power (lamar.audit.physics), at the evidence coin")
+    lines.append(f"   q = {q:.2f}: for the 12th lesson created, {needed[0]:.0f} episodes for +{c.help_effect:.2f} and "
+                 f"{needed[1]:.0f} for -{c.hurt_effect:.2f}.")
     lines.append(f"   Verdicts are read through lam.evidence every {c.checkpoint} episodes.")
     lessons = [row for row in result.lessons if row["policy"] == "lamar"]
     helps = column([r for r in lessons if r["kind"] in ("true", "fossil")], "first_helps")
@@ -165,21 +163,24 @@ def check_targets(result: GymResult) -> list[Target]:
     def target(name: str, ok: bool | None, measured: str) -> None:
         out.append(Target(name, "n/a" if ok is None else "PASS" if ok else "MISS", measured))
 
-    for phase in ("pre", "post"):
+    for phase, goal in (("pre", 0.88), ("post", 0.92)):
         captured = column(lamar, f"captured_{phase}")
         value = _mean(captured)
-        target(f"captured share of the oracle's gain {PHASE_TITLES[phase]} >= 85%",
-               None if not captured else value >= 0.85, f"{100 * value:.1f}%")
+        target(f"captured share of the oracle's gain {PHASE_TITLES[phase]} >= {100 * goal:.0f}%",
+               None if not captured else value >= goal, f"{100 * value:.1f}%")
+    price = [_mean(column(lamar, f"price_{p}")) for p in ("pre", "post")]
+    target("price of proof (held-out lessons' lift) <= 3 captured points, pre and post", max(price) <= 0.03,
+           f"{100 * price[0]:.1f} / {100 * price[1]:.1f}")
     fossil_share = _mean(column(lamar, "share_fossil_post"))
-    target("fossil slot share post-flip <= 0.5%", fossil_share <= 0.005, f"{100 * fossil_share:.3f}%")
+    target("fossil slot share post-flip <= 0.7%", fossil_share <= 0.007, f"{100 * fossil_share:.3f}%")
     off = column(lamar, "fossil_off_latency")
-    late = sum(1 for v in off if v > 300) + n - len(off)
-    target("fossil no longer injected within 300 task episodes after the flip (all seeds)", late == 0,
-           f"max {max(off) if off else '-'}; over 300 or never in {late}/{n}")
+    median = statistics.median(off) if off else math.inf
+    target("fossil no longer injected within a median 35 task episodes after the flip", median <= 35,
+           f"median {median:.0f}, max {max(off) if off else '-'}; never in {n - len(off)}/{n}")
     helps = _mean(column(lamar, "helps_end"))
     helpful = _mean(column(lamar, "helpful_end"))
-    target(f"helps proven for >= 2.5 of the {helpful:.0f} still-helpful lessons at the end (mean)",
-           helps >= 2.5, f"{helps:.2f}")
+    target(f"helps proven for >= 2.25 of the {helpful:.0f} still-helpful lessons at the end (mean)",
+           helps >= 2.25, f"{helps:.2f}")
     withdrawn = sum(column(lamar, "fossil_withdrawn_end"))
     judged = sum(1 for v in column(lamar, "fossil_verdict_end") if v == "harms")
     harmful_proven = sum(column(lamar, "harms_end")) - judged
@@ -234,8 +235,9 @@ def _targets_block(result: GymResult) -> list[str]:
 # What a MISS means, in one line for the reader of the report (first matching start of a name).
 _WHY_MISSED = (
     ("captured share", "why: proving costs reward: holdouts and tries of useless lessons give up gain"),
+    ("price of proof", "why: the evidence coin held out lessons that helped: its q sets this price"),
     ("fossil slot share", "why: the lesson that turned harmful kept being injected after the flip"),
-    ("fossil no longer injected", "why: in some seeds the lesson that turned harmful was still injected"),
+    ("fossil no longer injected", "why: the fall detector needs injected episodes to see the fall"),
     ("helps proven", "why: too few randomized episodes to prove the helpful lessons (see 'provable' in 3.)"),
     ("fossil's helps withdrawn", "why: the lesson that turned harmful kept its helps verdict in some seed"),
     ("wrong verdicts", "why: a verdict contradicted the truth, which the bounds should prevent: a bug"),

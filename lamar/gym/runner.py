@@ -10,7 +10,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from lamar.gym.config import GymConfig
 from lamar.gym.peers import peer_class
@@ -34,7 +34,7 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
     policy = (peer(world, config.k, seed) if peer is not None
               else make_policy(policy_name, world, config.k, seed, dict(config.tuning)))
     recorder = Recorder(world, config)
-    tracker = VerdictTracker(policy, world, config) if isinstance(policy, LamarPolicy) else None
+    tracker = VerdictTracker(policy, world, config) if type(policy) is LamarPolicy else None  # the v2 has no sleep
     tasks, reported, delays = world.tasks, world.reported, world.delays
     pending: list[tuple[int, int, object, Signal]] = []  # (due, episode, ticket, signal): a heap
     for t in range(world.episodes):
@@ -59,6 +59,8 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
                 "lamar_tuning": ",".join(f"{k}={v}" for k, v in config.tuning) or None, **recorder.row()}
     lessons: list[Row] = []
     series: list[Row] = recorder.series()
+    if tracker is None and isinstance(policy, LamarPolicy):
+        run.update(end_verdicts(policy, world))
     if tracker is not None:
         cols, lesson_rows = tracker.judge(recorder.reward_sd)
         run.update(cols)
@@ -70,8 +72,46 @@ def run_job(config: GymConfig, policy_name: str, seed: int) -> dict[str, list[Ro
             "cpu": [{"seconds": time.process_time() - started}]}
 
 
+def end_verdicts(policy: LamarPolicy, world: World) -> Row:
+    """The verdicts at the end against the truth then, for an engine the tracker does not follow
+    (the frozen second design): the columns of the frontier."""
+    end = world.episodes - 1
+    out = dict.fromkeys(("helpful_end", "helps_end", "harmful_end", "harms_end", "wrong_end"), 0)
+    for lesson in world.lessons:
+        verdict, truth = policy.evidence(lesson.index).verdict.value, world.effect(lesson.index, end)
+        side = "helpful" if truth > 0.0 else "harmful" if truth < 0.0 else None
+        if side is not None:
+            out[f"{side}_end"] += 1
+            out["helps_end" if side == "helpful" else "harms_end"] += verdict == ("helps" if side == "helpful" else "harms")
+        out["wrong_end"] += (verdict == "helps" and truth <= 0.0) or (verdict == "harms" and truth >= 0.0)
+    return out
+
+
 def _job(args: tuple[GymConfig, str, int]) -> dict[str, list[Row]]:
     return run_job(*args)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def run_jobs(job: Callable[[T], R], jobs: list[T], workers: int, progress: Progress | None) -> list[R]:
+    """Every job's result, in the order they finish, on `workers` processes (1: in this one)."""
+    results: list[R] = []
+    if progress is not None:
+        progress(0, len(jobs))
+    if workers <= 1:
+        for args in jobs:
+            results.append(job(args))
+            if progress is not None:
+                progress(len(results), len(jobs))
+        return results
+    with multiprocessing.get_context().Pool(workers) as pool:
+        for result in pool.imap_unordered(job, jobs, chunksize=1):
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(jobs))
+    return results
 
 
 def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None,
@@ -95,20 +135,7 @@ def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None
     order = sorted(config.policies, key=lambda name: name != "lamar")
     jobs = [(config, name, seed) for name in order for seed in config.seed_list]
     workers = min(config.workers or os.cpu_count() or 1, len(jobs))
-    results: list[dict[str, list[Row]]] = []
-    if progress is not None:
-        progress(0, len(jobs))
-    if workers == 1:
-        for job in jobs:
-            results.append(_job(job))
-            if progress is not None:
-                progress(len(results), len(jobs))
-    else:
-        with multiprocessing.get_context().Pool(workers) as pool:
-            for result in pool.imap_unordered(_job, jobs, chunksize=1):
-                results.append(result)
-                if progress is not None:
-                    progress(len(results), len(jobs))
+    results = run_jobs(_job, jobs, workers, progress)
     rank = {name: i for i, name in enumerate(config.policies)}
     results.sort(key=lambda r: (rank[r["runs"][0]["policy"]], r["runs"][0]["seed"]))
     runs = _uniform([row for r in results for row in r["runs"]])
@@ -125,17 +152,22 @@ def run_gym(config: GymConfig | None = None, *, progress: Progress | None = None
 
 
 def _add_captured(runs: list[Row]) -> None:
-    """Each run's share of the oracle's gain over `none` on the same seed, before and after the flip."""
+    """Each run's share of the oracle's gain over `none` on the same seed, before and after the flip,
+    and the share its evidence coin gave up (its direct price of proof)."""
     by_key = {(row["policy"], row["seed"]): row for row in runs}
     for row in runs:
         none, oracle = by_key.get(("none", row["seed"])), by_key.get(("oracle", row["seed"]))
         for phase in ("pre", "post"):
-            value = None
+            value = price = None
             if none is not None and oracle is not None:
                 gain = oracle[f"success_{phase}"] - none[f"success_{phase}"]
                 if gain > 0.0:
                     value = (row[f"success_{phase}"] - none[f"success_{phase}"]) / gain
+                    # the evidence coin's direct price in the same units: each held-out slot stays
+                    # empty, so it gives up exactly the held-out lesson's effect
+                    price = row["holdout_cost_" + phase] / gain
             row[f"captured_{phase}"] = value
+            row[f"price_{phase}"] = price
 
 
 def _uniform(rows: list[Row]) -> list[Row]:

@@ -8,9 +8,11 @@ from typing import Any
 
 from lamar.gym.config import GymConfig
 from lamar.gym.policies import LamarPolicy
-from lamar.gym.recorder import EXPOSURE_Q, GRACE, PROVABLE_M, needed_randomized
+from lamar.gym.recorder import GRACE, needed_randomized
 from lamar.gym.world import LANGUAGES, Kind, World
 from lamar.policy import Evidence, Verdict
+from lamar.policy.alpha import lesson_alpha
+from lamar.policy.ebh import verdicts_of_record
 
 
 class VerdictTracker:
@@ -105,7 +107,8 @@ class VerdictTracker:
         if done in config.sleep_at or at == "end":
             self._sleep("end" if at == "end" else str(done), t)
         if at is not None:
-            self.snapshots[at] = [self._snapshot(i, ev, t) for i, ev in enumerate(evidence)]
+            record = self._of_record()
+            self.snapshots[at] = [{**self._snapshot(i, ev, t), "of_record": record[i]} for i, ev in enumerate(evidence)]
 
     def _sleep(self, label: str, t: int) -> None:
         """Ask sleep for proposals (apply none): which lessons it would retire and narrow."""
@@ -128,6 +131,13 @@ class VerdictTracker:
             out["narrow_wrong"] = len(set(narrow) - {world.split}) + (payload is not None and not out["narrow_split"])
         self.sleeps[label] = out
 
+    def _of_record(self) -> list[str]:
+        """Each lesson's verdict of record by e-BH over the whole world's lessons (a look)."""
+        lam = self.policy.lam
+        ids = [lesson.id for lesson in self.world.lessons]
+        record = verdicts_of_record([(i, lam._state(i).ledger) for i in ids], lam.policy)
+        return [record[i].value for i in ids]
+
     def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
         world = self.world
         truth = world.effect(lesson, t)
@@ -143,19 +153,22 @@ class VerdictTracker:
         world = self.world
         holdout = self.policy.lam.policy.holdout
         cols: dict[str, Any] = {}
-        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value,
+        lessons = [{"lesson": lesson.id, "task": lesson.task, "kind": lesson.kind.value, "rank": lesson.index + 1,
                     "effect_pre": world.effect(lesson.index, 0),
                     "effect_post": world.effect(lesson.index, world.episodes - 1),
                     "first_helps": self.first_helps[lesson.index],
                     "first_harms": self.first_harms[lesson.index]} for lesson in world.lessons]
         for at in ("flip", "end"):
             tally = dict.fromkeys((
-                "helpful", "helps", "helpful_provable", "harmful", "harms", "harmful_provable",
+                "helpful", "helps", "ebh_helps", "ebh_wrong", "helpful_provable", "harmful", "harms", "harmful_provable",
                 "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
             ), 0)
-            for row, snap in zip(lessons, self.snapshots[at], strict=True):
-                # Harm is randomized by exposure's fair coin, help by the holdout coin.
-                needed = needed_randomized(snap["truth"], reward_sd, EXPOSURE_Q if snap["truth"] < 0 else holdout)
+            for lesson, row, snap in zip(world.lessons, lessons, self.snapshots[at], strict=True):
+                # Both sides are randomized by the evidence coin; each lesson's level is its own.
+                tuned = self.policy.lam.policy
+                alpha = tuned.alpha_helps if snap["truth"] > 0 else tuned.alpha_harms
+                needed = needed_randomized(snap["truth"], holdout,
+                                           lesson_alpha(alpha, lesson.index + 1, int(snap["restarts"]) + 1))
                 provable = snap["randomized_since_change"] >= needed
                 side = "helpful" if snap["truth"] > 0 else "harmful" if snap["truth"] < 0 else "inert"
                 verdict = snap["verdict"]
@@ -164,6 +177,7 @@ class VerdictTracker:
                 elif side == "helpful":
                     tally["helpful"] += 1
                     tally["helps"] += verdict == "helps"
+                    tally["ebh_helps"] += snap["of_record"] == "helps"
                     tally["helpful_provable"] += provable
                     tally["wrong_helpful_harms"] += verdict == "harms"
                 elif side == "harmful":
@@ -177,6 +191,9 @@ class VerdictTracker:
                 row.update({f"{key}_{at}": value for key, value in snap.items()})
                 row[f"needed_{at}"] = needed if math.isfinite(needed) else None
                 row[f"provable_{at}"] = provable
+            tally["ebh_wrong"] = sum(1 for row, snap in zip(lessons, self.snapshots[at], strict=True)
+                                     if row["kind"] != "split" and ((snap["of_record"] == "helps" and snap["truth"] <= 0)
+                                                                    or (snap["of_record"] == "harms" and snap["truth"] >= 0)))
             tally["wrong"] = sum(v for key, v in tally.items() if key.startswith("wrong_"))
             cols.update({f"{key}_{at}": value for key, value in tally.items()})
         fossil_end = self.snapshots["end"][world.fossil]["verdict"]
@@ -189,7 +206,6 @@ class VerdictTracker:
             "fossil_withdraw_latency": self.fossil_withdrawn if fossil_helped else None,
             "fossil_harms_latency": self.fossil_harms,
             "holdout_q": holdout,
-            "provable_m": PROVABLE_M,
             "monitored_reads": self.reads,
             "monitored_wrong_reads": self.wrong_reads,
             "monitored_wrong_lessons": len(self.wrong_lessons),

@@ -174,6 +174,10 @@ class World:
             self.lessons[chosen.index] = dataclasses.replace(chosen, kind=Kind.SPLIT)
             self.split = chosen.index
 
+    def task_name(self, task: int) -> str:
+        """The context value (and scope) of `task`."""
+        return TASKS[task][0]
+
     def context(self, t: int, task: int) -> dict[str, str]:
         """The context of episode `t`."""
         return context_of(task, None if self.languages is None else self.languages[t])
@@ -199,12 +203,21 @@ class World:
         Success is SHIPPED or ACCEPTED (half each); failure is REVERTED, CORRECTED or
         REASKED (a third each); the kind is the world's coin, not the policy's.
         """
-        v = self.signal_coins[t]
-        if self.coins[t] < self.success_probability(t, injected):
-            return Signal.SHIPPED if v < 0.5 else Signal.ACCEPTED
-        if v < 1.0 / 3.0:
-            return Signal.REVERTED
-        return Signal.CORRECTED if v < 2.0 / 3.0 else Signal.REASKED
+        return signal_of(self.coins[t] < self.success_probability(t, injected), self.signal_coins[t])
+
+
+def signal_of(success: bool, v: float) -> Signal:
+    """The signal of an episode that succeeded (or not), `v` a uniform coin: SHIPPED or ACCEPTED
+    half each, REVERTED, CORRECTED or REASKED a third each (every gym world's mapping).
+
+    >>> signal_of(True, 0.7).value, signal_of(False, 0.1).value
+    ('accepted', 'reverted')
+    """
+    if success:
+        return Signal.SHIPPED if v < 0.5 else Signal.ACCEPTED
+    if v < 1.0 / 3.0:
+        return Signal.REVERTED
+    return Signal.CORRECTED if v < 2.0 / 3.0 else Signal.REASKED
 
 
 def reward_gap() -> float:

@@ -1,155 +1,79 @@
-"""Change detection and doubt on a lesson's randomized scores psi (both arms at once).
+"""The fall detector: a CUSUM on the rewards of the episodes that injected a lesson, which
+restarts the lesson's selection model and closes its evidence segment when they fall
+(docs/decisions.md, "A moving world").
 
-Three CUSUMs of Gaussian log-likelihood ratios on the weighted scores w * psi (bounded, so
-no single held-out episode can move them far), against the segment's running estimate m
-of the lift (predictable: fitted before the episode):
-
-- `up` / `down` test "the lift is still m" against a shift of +-delta;
-- `doubt` tests "the lift is still m" against "the lift is 0".
-
-Crossing the change threshold with any of them is a proven change: the lesson's evidence
-restarts, and its selection model restarts from that statistic's excursion (the episodes
-since it last stood at zero, with and without the lesson alike). Crossing the lower doubt
-threshold only withdraws a verdict, which claims less and spends no alpha.
-
-A withdrawal holds until the episodes since it prove, on their own, that the lift is above
-zero: a betting martingale on the bounded weighted scores y = w psi (Waudby-Smith and Ramdas'
-capital process), log-wealth sum log(1 + lambda y) with a predictable bet lambda >= 0 small
-enough that no outcome the episode could have makes 1 + lambda y <= 0. While the lift is <= 0
-each factor has mean <= 1, so the wealth is a nonnegative supermartingale and, by Ville's
-inequality, ever reaches 1/alpha with probability <= alpha: a stale verdict comes back with
-that probability however long one watches (the Gaussian reverse CUSUM it replaces came back
-far more often on the skewed scores). psi's conditional mean is the lift whatever the base
-rate does, so a drifting base rate moves none of these statistics (docs/decisions.md).
+It is a Page CUSUM on non-randomized rewards, not an e-detector: its false-alarm rate is
+measured by the audit, and a false alarm only ever makes claims weaker (a closed segment
+claims nothing), so no verdict's validity rests on it.
 """
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
 from lamar.policy.record import SlotRecord
 
-_SIDES = ("up", "down", "doubt")
-# Each statistic's excursion: (w_in, s_in, w_out, s_out) slot names.
-_EXCURSION = {side: tuple(side + part for part in ("_w_in", "_s_in", "_w_out", "_s_out")) for side in _SIDES}
-_DOUBT_EDGE = 0.75  # doubt's null: the lift is at least this share of the segment's estimate
-_PRIOR = 10.0  # pseudo-episodes of the bet's prior (the segment's estimate) before the scores since doubt
-_BET_CAP = 0.5  # the bet stays below half of what would let the worst outcome wipe the wealth out
+SLACK = 0.25  # kappa: the fall per injected episode, in reward standard deviations, the CUSUM ignores
+LEVEL = 16.0  # h: the statistic's level that closes the segment
+WATCH_AFTER = 50  # injected episodes that form the reference before the statistic moves
+REFERENCE_DISCOUNT = 0.998  # the reference's memory: about 500 injected episodes
 
 
 class ChangeDetector(SlotRecord):
-    """Two-sided CUSUM for a shift of the lift, one for its fall to zero, and their excursions."""
+    """The CUSUM statistic, its reference (frozen during an excursion), and the excursion itself."""
 
-    __slots__ = ("doubted", "claimed", "wealth", "since_n", "since_s", "since_s2") + tuple(
-        f"{side}{part}" for side in _SIDES for part in ("", "_w_in", "_s_in", "_w_out", "_s_out"))
-    doubted: int
-    claimed: int
-    wealth: float
-    since_n: float
-    since_s: float
-    since_s2: float
-    up: float
-    down: float
-    doubt: float
+    __slots__ = ("stat", "watched", "ref_w", "ref_s", "ex_w_in", "ex_s_in", "ex_w_out", "ex_s_out")
 
     def __init__(self) -> None:
-        self.reset()
+        self.stat = 0.0
+        self.watched = 0
+        self.ref_w = 0.0
+        self.ref_s = 0.0
+        self.ex_w_in = 0.0  # the episodes since the statistic last stood at 0, with and without the lesson
+        self.ex_s_in = 0.0
+        self.ex_w_out = 0.0
+        self.ex_s_out = 0.0
 
-    def reset(self) -> None:
-        self.doubted = 0  # 1 from the doubt threshold until the episodes since prove the lift > 0
-        self.claimed = 0  # 1 once this segment's lesson was proven to help: doubt watches it from then on
-        for name in self.__slots__[2:]:
-            setattr(self, name, 0.0)
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ChangeDetector:
+        """As saved; the second design's detector (other statistics) starts afresh."""
+        return super().from_dict(data) if "stat" in data else cls()
 
-    def update(self, psi: float, w: float, reference: float, sigma: float, shift: float,
-               reward: float, injected: bool, doubt_threshold: float, low: float, high: float,
-               regrant: float) -> bool:
-        """Feed one randomized episode's score; ask `fired` afterwards.
-
-        Args:
-            psi: the episode's score, w its weight p (1 - p).
-            reference: the segment's estimate before this episode.
-            sigma: the reward standard deviation (psi has variance about sigma^2 / w).
-            shift: the shift the up/down statistics look for, in units of sigma.
-            reward, injected: the episode, remembered in the excursions.
-            doubt_threshold: the doubt level that withdraws a verdict (inf: no verdict to
-                doubt, the doubt statistic stays at 0).
-            low, high: the lowest and highest w psi this episode could give (either arm, any
-                reward), known before it: they cap the bets.
-            regrant: log(1/alpha) of this withdrawal's test: the log-wealth that gives the
-                verdict back.
-
-        Returns:
-            True when this episode withdrew the verdict (a new withdrawal began).
-        """
-        s2 = sigma * sigma
-        delta = shift * sigma
-        m = reference
-        y = w * psi
-        # Each statistic bets on its alternative with the Gaussian likelihood ratio's slope,
-        # capped by the episode's range (docs/decisions.md, "calibrated on bounded scores").
-        self._step("up", _log_bet(delta / (2.0 * s2), y - w * (m + delta / 2.0), low - w * (m + delta / 2.0)),
-                   reward, injected)
-        self._step("down", _log_bet(delta / (2.0 * s2), w * (m - delta / 2.0) - y, w * (m - delta / 2.0) - high),
-                   reward, injected)
-        watched = doubt_threshold < math.inf  # no claim to doubt: the statistic waits at 0
-        edge = _DOUBT_EDGE * max(m, 0.0)  # "the lift is still >= edge" is what doubt bets against
-        self._step("doubt", _log_bet(edge / s2, w * edge - y, w * edge - high) if watched else -math.inf,
-                   reward, injected)
-        if self.doubted:
-            self.wealth += _log_bet(self._bet(w, m, s2), y, low)
-            self.since_n += 1
-            self.since_s += y
-            self.since_s2 += y * y
-            if self.wealth >= regrant:  # proven again on its own evidence: doubt starts from nothing
-                self.doubted = 0
-                self._step("doubt", -math.inf, reward, injected)
-            return False
-        if self.doubt > doubt_threshold:
-            self.doubted, self.wealth, self.since_n, self.since_s, self.since_s2 = 1, 0.0, 0, 0.0, 0.0
-            return True
-        return False
-
-    def _bet(self, w: float, reference: float, s2: float) -> float:
-        """The share of wealth bet on "the lift is above 0" this episode: predictable, >= 0.
-
-        A plug-in of the growth-optimal bet, mean / second moment of the scores since the
-        withdrawal, shrunk towards the segment's estimate (`_log_bet` caps it).
-        """
-        n = self.since_n + _PRIOR
-        mean = (self.since_s + _PRIOR * w * max(reference, 0.0)) / n
-        second = (self.since_s2 + _PRIOR * (w * s2 + (w * reference) ** 2)) / n
-        return mean / second if mean > 0.0 and second > 0.0 else 0.0
-
-    def _step(self, side: str, increment: float, reward: float, injected: bool) -> None:
-        slots = _EXCURSION[side]
-        value = getattr(self, side) + increment
-        if value > 0.0:
-            setattr(self, side, value)
-            w_name, s_name = slots[0:2] if injected else slots[2:4]
-            setattr(self, w_name, getattr(self, w_name) + 1.0)
-            setattr(self, s_name, getattr(self, s_name) + reward)
-        elif getattr(self, side) != 0.0 or getattr(self, slots[0]) or getattr(self, slots[2]):
-            setattr(self, side, 0.0)
-            for name in slots:
-                setattr(self, name, 0.0)
-
-    def fired(self, threshold: float) -> tuple[float, float, float, float] | None:
-        """(w_in, s_in, w_out, s_out) of the post-change excursion when a change is proven, else None."""
-        for side in ("doubt", "down", "up"):
-            if getattr(self, side) > threshold:
-                w_in, s_in, w_out, s_out = (float(getattr(self, name)) for name in _EXCURSION[side])
-                return w_in, s_in, w_out, s_out
-        return None
-
-
-def _log_bet(bet: float, x: float, x_min: float) -> float:
-    """log(1 + bet x): one factor of a betting martingale on x, whose least value is `x_min`.
-
-    The bet is cut to half of what the worst value could take, so the wealth never reaches 0;
-    when x has conditional mean <= 0, any such predictable bet >= 0 keeps the product a
-    nonnegative supermartingale (the property every threshold here relies on).
-    """
-    if x_min < 0.0:
-        bet = min(bet, _BET_CAP / -x_min)
-    return math.log1p(bet * x)
+    def update(self, reward: float, injected: bool, sigma: float) -> tuple[float, float, float, float] | None:
+        """Feed one reported episode in which the lesson was eligible. Returns the excursion
+        (w_in, s_in, w_out, s_out) when the statistic crossed `LEVEL` with it (the detector then
+        starts again, its reference the excursion's injected mean), else None."""
+        if injected:
+            self.watched += 1
+            if self.watched > WATCH_AFTER:
+                reference = self.ref_s / self.ref_w  # predictable: this episode is not in it yet
+                self.stat = max(0.0, self.stat + (reference - reward) / sigma - SLACK)
+            if self.stat == 0.0:
+                # At rest the reference follows the injected rewards (a slow drift of the base rate);
+                # during an excursion it holds the level before it, so a stop is seen against that.
+                # An excursion that ended at 0 was noise: its rewards join the reference too (left
+                # out, the reference would keep only the good episodes and drift up).
+                if self.ex_w_in:
+                    keep = REFERENCE_DISCOUNT ** self.ex_w_in
+                    self.ref_w = keep * self.ref_w + self.ex_w_in
+                    self.ref_s = keep * self.ref_s + self.ex_s_in
+                self.ref_w = REFERENCE_DISCOUNT * self.ref_w + 1.0
+                self.ref_s = REFERENCE_DISCOUNT * self.ref_s + reward
+                if self.ex_w_in or self.ex_w_out:
+                    self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0
+                return None
+        if self.stat == 0.0:
+            return None
+        if injected:
+            self.ex_w_in += 1.0
+            self.ex_s_in += reward
+        else:
+            self.ex_w_out += 1.0
+            self.ex_s_out += reward
+        if self.stat <= LEVEL:
+            return None
+        excursion = (self.ex_w_in, self.ex_s_in, self.ex_w_out, self.ex_s_out)
+        self.stat = 0.0
+        self.ref_w, self.ref_s = excursion[0], excursion[1]
+        self.ex_w_in = self.ex_s_in = self.ex_w_out = self.ex_s_out = 0.0
+        return excursion

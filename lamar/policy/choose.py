@@ -2,96 +2,77 @@
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
-from lamar.policy.verdicts import Verdict
+from lamar.policy.verdicts import LAMBDAS, Verdict
+
+# Where randomization is spent (docs/decisions.md, "Value of information"): a verdict is worth
+# buying when the bound is expected to reach it within REACH times the lesson's eligible episodes
+# so far (a store's future, forecast by its past); a verdict already decided keeps a coin of
+# DECIDED times `holdout`. NEEDED is the bound's own arithmetic, fitted to `lamar.audit.physics`:
+# about NEEDED log(6 / alpha) sigma^2 / (lift^2 q (1 - q)) randomized episodes for 80% power.
+REACH = 4.0
+DECIDED = 0.25
+NEEDED = 3.0
 
 
 def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | None, sigma: float, n: int,
            policy: Policy, rng: random.Random) -> tuple[list[LessonState], list[str], dict[str, float]]:
-    """Rank by the optimistic bound in this context, flip each wanted lesson's holdout coin, maybe
-    run an exposure round. Returns (injected, held-out ids, each eligible lesson's inclusion probability).
+    """Thompson sampling in this context, then one evidence coin per wanted lesson. Returns
+    (injected, held-out ids, each eligible lesson's inclusion probability).
 
-    Every coin's probability is known before it is flipped and logged in `p`, so each
-    lesson's evidence stays unbiased (docs/decisions.md, "Harm must be provable").
-    `sigma` is the reward spread and `n` the verdicts' lesson divisor.
+    The wanted lessons are the (at most `slots`) highest positive draws; cold lessons draw +inf
+    and come first, in random order. Each wanted lesson is held out with its own probability
+    (`coin`), and its slot stays empty, so the coins are independent and each lesson's two arms
+    differ by that lesson alone. Every probability is
+    known before its coin is flipped and logged in `p` (docs/decisions.md, "The evidence coin").
+    `sigma` is the reward spread; `n` is not read (alpha is each lesson's own).
     """
+    context = ctx or {}
     ranked = []
-    exposable: list[LessonState] = []
-    retest: list[LessonState] = []
-    contested: list[LessonState] = []
     for state in eligible:
-        context = ctx or {}
-        upper = state.slices.upper(state.arms, context, sigma, policy.explore, policy.warmup)
-        if upper <= 0.0:
-            # Not wanted here. Its verdict is only as good as its randomized episodes, and the
-            # selector no longer gives it any: a lesson judged harms gets rare re-tests (harms
-            # stays revisable); any other gets exposure rounds, so that a suspected harm can be
-            # proven and a helps verdict the selector now contradicts (a fossil, or a fall of
-            # the base rate) can be re-tested, up to `harm_budget` randomized episodes unless
-            # it still claims helps (docs/decisions.md, "Harm must be provable").
-            verdict = state.judge(policy, n)[0]
-            if verdict is Verdict.HARMS:
-                retest.append(state)
-            elif verdict is Verdict.HELPS or state.in_doubt():
-                # A claim in force that nothing tests any more, or one withdrawn on doubt that
-                # only fresh randomized episodes can give back or prove changed: first.
-                contested.append(state)
-            elif state.ledger.n < policy.harm_budget:
-                exposable.append(state)
-            continue
-        if upper > 0.0:  # a NaN bound is neither wanted nor exposed
-            ranked.append((upper, rng.random(), state))
+        draw = state.slices.sample(state.arms, context, sigma, policy.explore, policy.warmup, rng)
+        if draw > 0.0:  # a NaN draw is not wanted either
+            ranked.append((draw, rng.random(), state))
     ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
-    wanted = [state for _, _, state in ranked[:slots]]
     p = {state.experience.id: 0.0 for state in eligible}
-    exposed, vacated = _exposure_round(contested or exposable, retest, wanted, slots, p, policy, rng)
     chosen, held = [], []
-    for state in wanted:
-        if state is vacated:
-            held.append(state.experience.id)  # out by the round's coin: p stays 0 (no evidence)
-            continue
-        q = policy.holdout
-        if state.ledger.mean > 0.0 and state.judge(policy, n)[1] > 0.0:  # proven, or withdrawn on doubt
-            doubt = state.detector
-            watch = doubt.doubted or doubt.doubt > policy.doubt_holdout or state.arms.suspected
-            q = policy.holdout_doubt if watch else policy.holdout_proven
+    for _, _, state in ranked[:slots]:
+        q = coin(state, sigma, policy, context)
         p[state.experience.id] = 1.0 - q
-        if rng.random() < q:
-            held.append(state.experience.id)  # its slot stays empty: coins stay independent
+        if q > 0.0 and rng.random() < q:
+            held.append(state.experience.id)
         else:
             chosen.append(state)
-    if exposed is not None:
-        chosen.append(exposed)
     return chosen, held, p
 
 
-def _exposure_round(exposable: list[LessonState], retest: list[LessonState], wanted: list[LessonState],
-                    slots: int, p: dict[str, float], policy: Policy,
-                    rng: random.Random) -> tuple[LessonState | None, LessonState | None]:
-    """Maybe spend this episode proving (or re-testing) harm: returns (exposed, vacated).
+def coin(state: LessonState, sigma: float, policy: Policy, context: Mapping[str, str] | None = None) -> float:
+    """The chance that this wanted lesson is held out: `holdout` while its verdict is undecided and
+    within reach, a quarter of it once decided, none when out of reach (predictable: it reads only
+    what was folded before this recall). Reach is judged at the lift estimated in this context, so
+    a lesson that helps in one language and hurts in another is randomized where its slices can
+    be told apart."""
+    q = policy.holdout
+    if q <= 0.0:
+        return 0.0
+    verdict, _, _ = state.judge(policy)
+    if verdict is not Verdict.UNKNOWN:
+        return q * DECIDED
+    arms = state.arms
+    if arms.cold(policy.warmup):
+        return q
+    lift = state.slices.estimate(arms, context or {}, sigma)
+    if lift == 0.0:
+        return 0.0
+    helps, harms = state.alphas(policy)
+    level = math.log(len(LAMBDAS) / (helps if lift > 0.0 else harms))
+    needed = NEEDED * level * sigma * sigma / (lift * lift * q * (1.0 - q))
+    return q if needed <= state.ledger.n + REACH * state.eligible else 0.0
 
-    A round happens with probability `harm_exposure` (or `harm_retest` for lessons judged
-    harms) and tests one candidate picked at random, injected on a fair coin into a free
-    slot or, if none, the slot of the lowest-ranked wanted lesson, vacated whatever the coin
-    says. The candidate's two arms then differ by the candidate alone; the vacated lesson
-    gets p = 0 for the episode (its absence was not its coin), so no lesson's evidence
-    carries another's effect.
-    """
-    if not slots or not (exposable or retest):
-        return None, None
-    pool = exposable if exposable and rng.random() < policy.harm_exposure else None
-    if pool is None and retest and rng.random() < policy.harm_retest:
-        pool = retest
-    if pool is None:
-        return None, None
-    candidate = pool[rng.randrange(len(pool))]
-    vacated = wanted[-1] if len(wanted) == slots else None
-    p[candidate.experience.id] = 0.5
-    return (candidate if rng.random() < 0.5 else None), vacated
 
-
-__all__ = ["choose"]
+__all__ = ["choose", "coin"]

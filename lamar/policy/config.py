@@ -4,97 +4,74 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TypedDict
+import warnings
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from lamar.signals import Signal, to_reward
+
+# The second design's knobs, accepted and ignored (with a DeprecationWarning) so that code and
+# stores written for it keep running; docs/decisions.md says what replaced each one.
+RETIRED = frozenset({
+    "holdout_proven", "holdout_doubt", "min_evidence", "change_threshold", "change_shift", "doubt_threshold",
+    "doubt_holdout", "drop_threshold", "drop_drift", "harm_exposure", "harm_retest", "harm_budget",
+})
+
+
+def without_retired(tuning: Mapping[str, Any], *, warn: bool = True) -> dict[str, Any]:
+    """`tuning` without the retired knobs, each named in a DeprecationWarning (when `warn`)."""
+    retired = sorted(set(tuning) & RETIRED)
+    if retired and warn:
+        warnings.warn(f"{', '.join(retired)}: retired with the second decision core and ignored; the "
+                      "engine's knobs are explore, warmup, holdout, discount, alpha_helps, alpha_harms, "
+                      "pending_after, pending_outcome (docs/decisions.md, 'The knobs')",
+                      DeprecationWarning, stacklevel=3)
+    return {name: value for name, value in tuning.items() if name not in RETIRED}
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    """How the engine explores, holds out, exposes, judges and forgets.
+    """How the engine explores, randomizes, judges and settles (docs/decisions.md, "The knobs").
 
     Attributes:
-        explore: width of the optimistic bound in reward standard deviations.
-        warmup: injections a lesson gets before its bound may rule it out.
-        holdout: chance that a wanted lesson without a helps verdict is withheld.
-        holdout_proven: the same for a lesson proven to help and not in doubt (the running
-            cost of watching it).
-        holdout_doubt: the same for a lesson proven to help while its doubt statistic is above
-            `doubt_holdout` or its verdict is withdrawn: the moment the verdict needs information.
-        discount: per-eligible-episode forgetting of the selection model (not of the ledger).
-        alpha_helps: error of helps verdicts, split over the lessons (Bonferroni) and over each
-            lesson's segments (alpha_j = alpha 6 / (pi^2 j^2) for its j-th segment).
+        explore: Thompson sampling's noise, in standard errors of each lesson's lift estimate:
+            more tries of uncertain lessons against slots spent on useless ones.
+        warmup: injections a lesson (or a slice of it) gets before its estimate decides.
+        holdout: the evidence coin: the chance that a wanted lesson is withheld, whatever its
+            verdict; proof against reward. 0 turns randomized evidence off (every verdict stays
+            unknown).
+        discount: per-eligible-episode forgetting of the selection model (1: none; the fall
+            detector restarts it when the lesson's injected reward falls).
+        alpha_helps: the chance that any helps verdict in the store is ever wrong, shared once per
+            lesson by its creation rank and over its segments.
         alpha_harms: the same for harms verdicts; looser, since harm is only ever proposed for review.
-        min_evidence: randomized episodes before any verdict.
-        change_threshold: log-likelihood ratio at which the change CUSUM proves a change
-            of the lift and restarts the lesson's evidence.
-        change_shift: the shift of the lift the change CUSUM looks for, in reward standard deviations.
-        doubt_threshold: log-likelihood ratio ("the lift is now 0" against "still the estimate")
-            above which a helps verdict is withdrawn to unknown.
-        doubt_holdout: doubt level above which a proven lesson is held out at `holdout_doubt`.
-        drop_threshold: the selection's fall detector (not a verdict): CUSUM level, in reward
-            standard deviations, at which a lesson whose injected reward fell restarts its
-            selection model, so a lesson that stopped working stops being chosen quickly.
-        drop_drift: that detector's slack per episode, in reward standard deviations.
-        harm_exposure: chance per episode of an exposure round while some eligible lesson looks
-            harmful but is not yet judged: one such lesson is injected on a fair coin so that
-            harm can be proven (0 turns exposure off; the injection rate is half this).
-        harm_retest: the same for lessons judged harms, so that verdict stays revisable.
-        harm_budget: randomized episodes a lesson's segment may reach by exposure: past it, a
-            lesson that still has no verdict is no longer exposed (its harm, if any, is too
-            small to prove at a price worth paying).
         pending_after: seconds an episode may wait for its report before the engine settles
             it (None: episodes wait forever; `Lamar.pending()` lists them).
         pending_outcome: what a settled episode gets: a Signal or reward in [-1, 1] recorded
             as a default outcome, or None to record it as expired (no reward, nothing learned).
     """
 
-    explore: float = 0.6
-    warmup: int = 8
-    holdout: float = 0.15
-    holdout_proven: float = 0.05
-    holdout_doubt: float = 0.25
-    discount: float = 0.999
+    explore: float = 0.8
+    warmup: int = 3
+    holdout: float = 0.04
+    discount: float = 1.0
     alpha_helps: float = 0.02
     alpha_harms: float = 0.05
-    min_evidence: int = 20
-    change_threshold: float = 10.0
-    change_shift: float = 0.4
-    doubt_threshold: float = 2.0
-    doubt_holdout: float = 0.1
-    drop_threshold: float = 10.0
-    drop_drift: float = 0.5
-    harm_exposure: float = 0.05
-    harm_retest: float = 0.02
-    harm_budget: int = 2000
     pending_after: float | None = None
     pending_outcome: Signal | float | str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("holdout", "holdout_proven", "holdout_doubt"):
-            value = getattr(self, name)
-            if not 0.0 < value < 1.0:
-                raise ValueError(f"{name} must be strictly between 0 and 1 (the coin must be random); got {value}")
-        for name in ("harm_exposure", "harm_retest"):
-            value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise ValueError(f"{name} must be in [0, 1) (0 turns it off); got {value}")
+        if not 0.0 <= self.holdout < 1.0:
+            raise ValueError(f"holdout must be in [0, 1) (0 turns randomized evidence off); got {self.holdout}")
         for name in ("alpha_helps", "alpha_harms"):
             if not 0.0 < getattr(self, name) < 1.0:
                 raise ValueError(f"{name} must be in (0, 1)")
         if not 0.0 < self.discount <= 1.0:
             raise ValueError("discount must be in (0, 1]")
-        for name in ("explore", "drop_threshold", "drop_drift", "change_threshold", "change_shift",
-                     "doubt_threshold", "doubt_holdout"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise ValueError(f"{name} must be a finite number >= 0")
-        if self.harm_budget < 0:
-            raise ValueError("harm_budget must be a whole number >= 0")
+        if not (math.isfinite(self.explore) and self.explore >= 0.0):
+            raise ValueError("explore must be a finite number >= 0")
         if self.warmup < 1:
             raise ValueError("warmup must be at least 1")
-        if self.min_evidence < 2:
-            raise ValueError("min_evidence must be at least 2")
         if self.pending_after is not None and not (isinstance(self.pending_after, (int, float))
                                                    and 0.0 <= self.pending_after < math.inf):
             raise ValueError(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
@@ -104,25 +81,14 @@ class Policy:
 
 class Tuning(TypedDict, total=False):
     """The tuning keywords of `Lamar(store, k, seed, **tuning)`: `Policy`'s fields, each optional
-    (tests/test_engine.py keeps the two in step)."""
+    (tests/test_engine.py keeps the two in step). The retired knobs (`RETIRED`) are still accepted
+    at run time, with a DeprecationWarning, but are not typed."""
 
     explore: float
     warmup: int
     holdout: float
-    holdout_proven: float
-    holdout_doubt: float
     discount: float
     alpha_helps: float
     alpha_harms: float
-    min_evidence: int
-    change_threshold: float
-    change_shift: float
-    doubt_threshold: float
-    doubt_holdout: float
-    drop_threshold: float
-    drop_drift: float
-    harm_exposure: float
-    harm_retest: float
-    harm_budget: int
     pending_after: float | None
     pending_outcome: Signal | float | str | None

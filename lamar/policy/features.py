@@ -14,9 +14,9 @@ Python is ranked by where it is. Keys the lesson has seen with a single value ca
 information (their slice is the lesson itself) and are skipped.
 
 The evidence side keeps one AIPW ledger per slice, fed by the same randomized coins as the
-lesson-wide ledger, and judges each slice at alpha / (lessons x slices) (Bonferroni over
-the slices that exist), a family of its own beside the lesson-wide verdicts. Slices restart
-with their lesson, so the caller passes the alpha of the lesson's current segment.
+lesson-wide ledger, and judges each slice at its share of the lesson's alpha, fixed by the order
+the slice was first seen (`lamar.policy.alpha.slice_alpha`), a family of its own beside the
+lesson-wide verdicts. Slices restart with their lesson's segment.
 """
 
 from __future__ import annotations
@@ -24,16 +24,17 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import random
 from collections.abc import Mapping
 from typing import Any
 
+from lamar.policy.alpha import SLICE_SERIES, series
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
-from lamar.policy.verdicts import SliceEvidence, Verdict, confidence_radius
+from lamar.policy.verdicts import SliceEvidence, Verdict, betting_bounds
 
 MAX_SLICES = 32  # per lesson: a free key with many values (a session id) must not grow state forever
-SLICE_SPREAD = 0.5  # tau: prior spread of a slice's deviation from the lesson-wide lift, in reward units
-MIN_SIDE = 5  # randomized episodes each way before a slice may be judged (as the lesson-wide verdict)
+SLICE_SPREAD = 0.25  # tau: prior spread of a slice's deviation from the lesson-wide lift, in reward units
 
 
 def slice_name(key: str, value: str) -> str:
@@ -93,8 +94,8 @@ class Slices:
     """Every slice of one lesson, and the alpha divisor its lesson-wide ledger inherited.
 
     `inherited` is 1 unless the lesson's scope was narrowed to one of its slices: the
-    lesson-wide ledger then continues that slice's ledger, which was picked among
-    `inherited` slices, so its bound keeps the slice family's Bonferroni divisor.
+    lesson-wide ledger then continues that slice's ledger, so its bound keeps that slice's
+    level, the lesson's alpha divided by `inherited` (a float; older states hold whole numbers).
     """
 
     __slots__ = ("inherited", "slices", "values")
@@ -102,7 +103,7 @@ class Slices:
     def __init__(self) -> None:
         self.slices: dict[tuple[str, str], Slice] = {}
         self.values: dict[str, int] = {}  # free key -> distinct values seen (capped with the slices)
-        self.inherited = 1
+        self.inherited: float = 1
 
     # -- the fold ----------------------------------------------------------------------------
 
@@ -148,33 +149,29 @@ class Slices:
 
     # -- selection ---------------------------------------------------------------------------
 
-    def upper(self, arms: ArmStats, context: Mapping[str, str], sigma: float, explore: float,
-              warmup: int) -> float:
-        """The optimistic bound of the lesson's lift in `context` (see the module docstring).
-
-        The width adds each slice's posterior variance to the lesson-wide one; a slice not yet
-        tried `warmup` times (a new language) is cold, like a new lesson, and gets its first looks.
-        """
+    def sample(self, arms: ArmStats, context: Mapping[str, str], sigma: float, explore: float, warmup: int,
+               rng: random.Random) -> float:
+        """Thompson's draw of the lesson's lift in `context` (see the module docstring): the
+        lesson-wide estimate moved by each slice's shrunk deviation, its noise the lesson-wide
+        variance plus each slice's. A slice seen little (a new language) is drawn around the
+        lesson-wide estimate with the prior's spread tau: explored as much as little is known of
+        it, not forced (a forced first look in every value of every key cost the most where
+        episodes per lesson are few)."""
         if arms.cold(warmup):
             return math.inf
-        spread = 1.0 / arms.w_in + 1.0 / arms.w_out
-        log_t = max(1.0, math.log(arms.w_in + arms.w_out))
         if not self.values:
-            return arms.estimate + explore * sigma * math.sqrt(log_t * spread)
-        estimate, variance = self._posterior(arms, context, sigma, warmup)
-        if math.isinf(variance):
-            return math.inf
-        return estimate + explore * math.sqrt(log_t * (sigma * sigma * spread + variance))
+            return arms.estimate + explore * sigma * math.sqrt(arms.spread) * rng.gauss(0.0, 1.0)
+        estimate, variance = self._posterior(arms, context, sigma)
+        return estimate + explore * math.sqrt(sigma * sigma * arms.spread + variance) * rng.gauss(0.0, 1.0)
 
     def estimate(self, arms: ArmStats, context: Mapping[str, str], sigma: float) -> float:
         """The selection model's point estimate of the lift in `context` (no optimism)."""
         if arms.w_in <= 0.0 or arms.w_out <= 0.0:
             return 0.0
-        return self._posterior(arms, context, sigma, 0)[0] if self.values else arms.estimate
+        return self._posterior(arms, context, sigma)[0] if self.values else arms.estimate
 
-    def _posterior(self, arms: ArmStats, context: Mapping[str, str], sigma: float,
-                   warmup: int) -> tuple[float, float]:
-        """(lift in `context`, the variance the slices add); the variance is inf for a cold slice."""
+    def _posterior(self, arms: ArmStats, context: Mapping[str, str], sigma: float) -> tuple[float, float]:
+        """(lift in `context`, the variance the slices add: the prior tau^2 for a slice not yet seen both ways)."""
         estimate = arms.estimate
         variance = 0.0
         tau2 = SLICE_SPREAD * SLICE_SPREAD
@@ -183,9 +180,7 @@ class Slices:
             if values.get(key, 0) < 2:
                 continue  # a key in the scope, or one value only: no deviation to learn
             s = self.slices.get((key, value))
-            if s is None or s.arms.tries < warmup:
-                return estimate, math.inf  # every slice gets its first looks, as every lesson does
-            if s.arms.w_in <= 0.0 or s.arms.w_out <= 0.0:
+            if s is None or s.arms.w_in <= 0.0 or s.arms.w_out <= 0.0:
                 variance += tau2  # not seen both ways (since a restart): the prior alone
                 continue
             noise = sigma * sigma * (1.0 / s.arms.w_in + 1.0 / s.arms.w_out)
@@ -196,33 +191,26 @@ class Slices:
 
     # -- evidence ----------------------------------------------------------------------------
 
-    @property
-    def tested(self) -> int:
-        """Slices in the family (of keys seen with two values or more): the Bonferroni divisor."""
+    def judge(self, alpha_helps: float, alpha_harms: float) -> list[SliceBounds]:
+        """Each slice of a key seen with two values or more, judged at its share of the lesson's
+        (segment's) alpha: the s-th slice seen gets `series(s, SLICE_SERIES)` of it."""
         values = self.values
-        return sum(1 for key, _ in self.slices if values.get(key, 0) >= 2)
-
-    def judge(self, alpha_helps: float, alpha_harms: float, min_evidence: int,
-              n_lessons: int) -> list[SliceBounds]:
-        """Each slice with enough randomized episodes, judged at alpha / (lessons x slices)."""
-        divisor = max(n_lessons, 1) * max(self.tested, 1)
         out = []
-        for (key, value), s in self.slices.items():
+        for rank, ((key, value), s) in enumerate(self.slices.items(), start=1):
             ledger = s.ledger
-            if self.values.get(key, 0) < 2 or ledger.n < min_evidence or min(ledger.n_in, ledger.n_out) < MIN_SIDE:
+            if values.get(key, 0) < 2 or not ledger.n:
                 continue
-            spread, weight, mean = ledger.variance_sum, ledger.weight, ledger.mean
-            lower = mean - confidence_radius(spread, 2 * alpha_helps / divisor) / weight
-            upper = mean + confidence_radius(spread, 2 * alpha_harms / divisor) / weight
+            share = series(rank, SLICE_SERIES)
+            lift, lower, upper = betting_bounds(ledger.a, ledger.b, *ledger.penalties, alpha_helps * share,
+                                                alpha_harms * share)
             verdict = Verdict.HELPS if lower > 0.0 else Verdict.HARMS if upper < 0.0 else Verdict.UNKNOWN
-            out.append(SliceBounds(key, value, verdict, mean, lower, upper, ledger.n))
+            out.append(SliceBounds(key, value, verdict, lift, lower, upper, ledger.n))
         return out
 
-    def evidence(self, alpha_helps: float, alpha_harms: float, min_evidence: int,
-                 n_lessons: int) -> dict[str, SliceEvidence]:
+    def evidence(self, alpha_helps: float, alpha_harms: float) -> dict[str, SliceEvidence]:
         """`Evidence.slices`: slice name -> its verdict, lift, bounds and randomized episodes."""
         return {slice_name(b.key, b.value): SliceEvidence(b.verdict, b.lift, b.lower, b.upper, b.randomized)
-                for b in self.judge(alpha_helps, alpha_harms, min_evidence, n_lessons)}
+                for b in self.judge(alpha_helps, alpha_harms)}
 
     # -- narrowing, persistence, merges ------------------------------------------------------
 
@@ -233,11 +221,11 @@ class Slices:
         for the narrower lesson; they start again.
         """
         kept = self.slices.get((key, value))
-        tested = self.tested
+        if kept is not None:
+            rank = list(self.slices).index((key, value)) + 1
+            self.inherited = self.inherited / series(rank, SLICE_SERIES)
         self.slices = {}
         self.values = {}
-        if kept is not None:
-            self.inherited = max(self.inherited, tested)
         return kept
 
     def to_dict(self) -> dict[str, Any]:
@@ -257,7 +245,7 @@ class Slices:
         for key, value, raw in data["slices"]:
             out.slices[(str(key), str(value))] = Slice.from_dict(raw)
         out.values = {str(k): int(v) for k, v in data["values"].items()}
-        out.inherited = int(data["inherited"])
+        out.inherited = data["inherited"] if isinstance(data["inherited"], (int, float)) else float(data["inherited"])
         return out
 
     def merge(self, other: Slices) -> None:
@@ -271,7 +259,7 @@ class Slices:
                 self.values[name[0]] = self.values.get(name[0], 0) + 1
             mine.arms.merge(s.arms)
             mine.ledger.merge(s.ledger)
-        self.inherited = max(self.inherited, other.inherited)
+        self.inherited = max(self.inherited, other.inherited)  # the stricter level of the two
 
 
 __all__ = ["MAX_SLICES", "SLICE_SPREAD", "Slice", "SliceBounds", "Slices", "slice_name"]

@@ -7,38 +7,28 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from lamar.experience import Experience
+from lamar.policy.alpha import lesson_alpha
 from lamar.policy.change import ChangeDetector
 from lamar.policy.config import Policy
 from lamar.policy.features import Slices
 from lamar.policy.history import EvidencePoint, History, LessonHistory, point
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
-from lamar.policy.verdicts import Evidence, Verdict, confidence_radius
+from lamar.policy.verdicts import Evidence, Verdict, betting_bounds
 
-_DETECT_AFTER = 2  # min_evidence multiples of randomized episodes in a segment before detection
-
-
-def segment_alpha(alpha: float, segment: int) -> float:
-    """The share of `alpha` the `segment`-th segment (1, 2, ...) of a lesson may spend.
-
-    6 / (pi^2 j^2) sums to 1 over j, so however many restarts happen, and whenever, the
-    chance that any segment's bound ever misses its target stays below alpha (union bound).
-
-    >>> round(segment_alpha(0.02, 1), 5), round(segment_alpha(0.02, 2), 5)
-    (0.01216, 0.00304)
-    """
-    return alpha * 6.0 / (math.pi**2 * segment * segment)
+_PRIOR_OUT = 10.0  # weight of the old without-lesson mean kept when the arms restart on a fall
+UNKNOWN_RANK = 1000  # the level of a lesson whose creation rank was never folded (none today)
 
 
 class LessonState:
-    """Selection model, evidence ledger and change detector of one experience."""
+    """Selection model, fall detector and evidence ledger of one experience, and its creation rank."""
 
     __slots__ = (
         "experience", "arms", "ledger", "detector",
-        "eligible", "injected", "held_out", "restarts", "withdrawals", "_verdict_cache", "slices", "history",
+        "eligible", "injected", "held_out", "restarts", "rank", "_verdict_cache", "slices", "history",
     )
 
-    def __init__(self, experience: Experience) -> None:
+    def __init__(self, experience: Experience, rank: int = 0) -> None:
         self.experience = experience
         self.arms = ArmStats()
         self.ledger = Ledger()
@@ -46,105 +36,71 @@ class LessonState:
         self.eligible = 0
         self.injected = 0
         self.held_out = 0
-        self.restarts = 0
-        self.withdrawals = 0  # doubt withdrawals of a helps verdict, over the lesson's life
+        self.restarts = 0  # segments closed by the fall detector
+        self.rank = rank  # the lesson was the rank-th created in its store: fixes its share of alpha
         self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
         self.history = History()  # what `lamar show` draws: noted as the fold goes (policy/history.py)
-        self._verdict_cache: tuple[int, int, int, tuple[Verdict, float, float]] | None = None
+        self._verdict_cache: tuple[int, int, tuple[Verdict, float, float]] | None = None
 
     def observe(self, reward: float, injected: bool, p: float, sigma: float, policy: Policy,
                 n_lessons: int = 1, context: Mapping[str, str] | None = None) -> None:
-        """Fold one reported episode in which this lesson was eligible (p = inclusion probability)."""
+        """Fold one reported episode in which this lesson was eligible (p = inclusion probability).
+
+        `n_lessons` is no longer read (alpha is the lesson's own, by creation rank); it stays so
+        that the fold's callers need not change.
+        """
         self.eligible += 1
-        # The selection's fall detector: a lesson whose injected reward fell is dropped at once.
-        # It touches no verdict (a fall of the base rate fires it too): a helps verdict that the
-        # selector now contradicts is re-tested first by exposure rounds (lamar.policy.choose).
-        if self.arms.watch(reward, injected, sigma, policy.drop_drift, policy.drop_threshold, policy.warmup):
-            self.slices.restart_arms()  # or a slice's old estimate would keep the lesson chosen
-        else:
-            self.arms.record(reward, injected, policy.discount)
-        if context:
-            self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
         if injected:
             self.injected += 1
         elif p > 0.0:
             self.held_out += 1
-        if not 0.0 < p < 1.0:
-            return  # not randomized: the selection model learns, the ledger does not
-        ledger = self.ledger
-        reference = ledger.mean  # the segment's estimate before this episode: predictable
-        # Change detection starts once the segment's estimate is steady enough to be a reference
-        # (an early, noisy reference would look like a change).
-        enough = ledger.n >= _DETECT_AFTER * policy.min_evidence
-        low, high = ledger.span(p) if enough else (0.0, 0.0)
-        # Doubt watches a claim: from the first proof of help in this segment on (a bound that
-        # hovers at 0 must not reset it). Before any proof the segment's estimate is too noisy a
-        # reference, and there is nothing to withdraw.
-        if enough and not self.detector.claimed and self.judge(policy, n_lessons)[1] > 0.0:
-            self.detector.claimed = 1
-        psi = ledger.record(reward, injected, p)
-        self._verdict_cache = None
-        if enough:
-            # A withdrawal in force (the k-th) gives its verdict back when the episodes since it
-            # prove the lift > 0 at the share segment_alpha(alpha, k + 1) (docs/decisions.md, "Doubt").
-            regrant = math.log(max(n_lessons, 1) * self.slices.inherited / segment_alpha(
-                policy.alpha_helps, self.withdrawals + 1)) if self.detector.doubted else math.inf
-            if self.detector.update(psi, p * (1.0 - p), reference, sigma, policy.change_shift, reward, injected,
-                                    policy.doubt_threshold if self.detector.claimed else math.inf, low, high,
-                                    regrant):
-                self.withdrawals += 1
-            excursion = self.detector.fired(policy.change_threshold)
-            if excursion is not None:
-                self._restart(*excursion)
-
-    def _bounds(self, policy: Policy, n_lessons: int) -> tuple[float, float]:
-        """(lower at the helps level, upper at the harms level) of this segment's weighted-average lift."""
-        ledger = self.ledger
-        lessons = max(n_lessons, 1) * self.slices.inherited
-        segment = self.restarts + 1
-        mean, spread, weight = ledger.mean, ledger.variance_sum, ledger.weight
-        # Each verdict reads one side of the bound; a two-sided sequence at 2 alpha puts
-        # alpha on each side, so this is a one-sided bound at alpha per lesson and segment.
-        lower = mean - confidence_radius(spread, 2 * segment_alpha(policy.alpha_helps, segment) / lessons) / weight
-        upper = mean + confidence_radius(spread, 2 * segment_alpha(policy.alpha_harms, segment) / lessons) / weight
-        return lower, upper
+        excursion = self.detector.update(reward, injected, sigma)
+        if excursion is not None:
+            self._restart(*excursion)
+            return  # the episode that proved the fall is in the excursion, and after it the new segment starts
+        self.arms.record(reward, injected, policy.discount)
+        randomized = 0.0 < p < 1.0
+        if context:
+            self.slices.observe(context, self.experience.scope.items_key, reward, injected, p, policy.discount)
+        if randomized:
+            self.ledger.record(reward, injected, p)
+            self._verdict_cache = None
 
     def _restart(self, w_in: float, s_in: float, w_out: float, s_out: float) -> None:
-        """A change of the lift is proven: a new segment, and both arms restart from the change."""
+        """The injected reward fell: both arms restart from the excursion, and the evidence segment
+        closes (the next one spends the next share of the lesson's alpha)."""
+        arms = self.arms
+        prior = min(arms.w_out, _PRIOR_OUT)
+        mean_out = arms.s_out / arms.w_out if arms.w_out > 0.0 else 0.0
+        arms.restart_both(w_in, s_in, w_out + prior, s_out + prior * mean_out)
+        level_w, level_s = self.ledger.level_w, self.ledger.level_s
         self.ledger = Ledger()
-        self.detector.reset()
-        self.arms.restart_both(w_in, s_in, w_out, s_out)
+        self.ledger.level_w, self.ledger.level_s = level_w, level_s  # the base rate did not restart
         self.slices.restart()
         self.restarts += 1
         self._verdict_cache = None
 
-    def in_doubt(self) -> bool:
-        """Whether recent scores made "the lift is now 0" likely enough to withdraw a helps verdict.
+    def alphas(self, policy: Policy) -> tuple[float, float]:
+        """(helps, harms) level of the current segment: the lesson's share by creation rank, the
+        segment's share of it, and a narrowed lesson's inherited divisor."""
+        rank, segment, divisor = self.rank or UNKNOWN_RANK, self.restarts + 1, self.slices.inherited
+        return (lesson_alpha(policy.alpha_helps, rank, segment) / divisor,
+                lesson_alpha(policy.alpha_harms, rank, segment) / divisor)
 
-        Harms is not withdrawn on doubt: a lesson judged harms is rarely injected (`harm_retest`),
-        so its doubt would be noise; a change of a harmful lesson is found by the change detector.
-        """
-        return bool(self.detector.doubted)
-
-    def judge(self, policy: Policy, n_lessons: int) -> tuple[Verdict, float, float]:
-        """(verdict, lower, upper), Bonferroni-corrected over `n_lessons` and spent over segments."""
+    def judge(self, policy: Policy, n_lessons: int = 0) -> tuple[Verdict, float, float]:
+        """(verdict, lower, upper): helps exactly when lower > 0, harms exactly when upper < 0
+        (`n_lessons` is not read: see `observe`)."""
         cached = self._verdict_cache
-        if cached is not None and cached[0] == self.ledger.n and cached[1] == n_lessons \
-                and cached[2] == self.restarts:
-            return cached[3]
         ledger = self.ledger
-        if ledger.n < 2:
-            result = (Verdict.UNKNOWN, -math.inf, math.inf)
-        else:
-            lower, upper = self._bounds(policy, n_lessons)
-            verdict = Verdict.UNKNOWN
-            enough = ledger.n >= policy.min_evidence and min(ledger.n_in, ledger.n_out) >= 5
-            if enough and lower > 0.0 and not self.in_doubt():
-                verdict = Verdict.HELPS
-            elif enough and upper < 0.0:
-                verdict = Verdict.HARMS
-            result = (verdict, lower, upper)
-        self._verdict_cache = (ledger.n, n_lessons, self.restarts, result)
+        if cached is not None and cached[0] == ledger.n and cached[1] == self.restarts:
+            return cached[2]
+        if ledger.n < 2:  # one episode is no interval (a valid one would span every lift anyway)
+            return Verdict.UNKNOWN, -math.inf, math.inf
+        helps, harms = self.alphas(policy)
+        _, lower, upper = betting_bounds(ledger.a, ledger.b, *ledger.penalties, helps, harms)
+        verdict = Verdict.HELPS if lower > 0.0 else Verdict.HARMS if upper < 0.0 else Verdict.UNKNOWN
+        result = (verdict, lower, upper)
+        self._verdict_cache = (ledger.n, self.restarts, result)
         return result
 
     def evidence(self, policy: Policy, n_lessons: int) -> Evidence:
@@ -161,7 +117,7 @@ class LessonState:
             eligible=self.eligible,
             restarts=self.restarts,
             estimate=self.arms.estimate,
-            slices=self.slices.evidence(*self._slice_alphas(policy), policy.min_evidence, n_lessons),
+            slices=self.slices.evidence(*self.alphas(policy)),
         )
 
     def note_evidence(self, seq: int, time: float, policy: Policy, n_lessons: int, *, always: bool = False) -> None:
@@ -178,7 +134,7 @@ class LessonState:
         return point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n, self.eligible,
                      self.restarts)
 
-    _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "withdrawals")
+    _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "rank")
 
     def to_dict(self) -> dict[str, Any]:
         """The lesson and everything learned about it, as plain JSON-safe values."""
@@ -219,14 +175,12 @@ class LessonState:
         """
         state = cls(experience if experience is not None else Experience.from_dict(data["experience"]))
         state.arms = ArmStats.from_dict(data["arms"])
-        # A lesson saved before the two-sided detector existed starts its detector afresh
-        # (it only speeds up a restart); its ledger starts a fresh reward level.
+        # A lesson saved by the second design keeps its arms and counts; its ledger and detector
+        # start afresh (their sums belong to a bound and statistics this design does not have).
         state.ledger = Ledger.from_dict(data["ledger"])
-        detector = data["detector"]
-        if set(detector) == set(ChangeDetector.__slots__):
-            state.detector = ChangeDetector.from_dict(detector)
-        for name in cls._COUNTS:  # withdrawals: absent from a lesson saved before state version 6
-            setattr(state, name, int(data.get(name, 0) if name == "withdrawals" else data[name]))
+        state.detector = ChangeDetector.from_dict(data["detector"])
+        for name in cls._COUNTS:  # rank: absent before state version 8 (the engine then numbers them)
+            setattr(state, name, int(data.get(name, 0)))
         if "slices" in data:  # absent from a lesson saved before state version 2
             state.slices = Slices.from_dict(data["slices"])
         if "history" in data:  # absent from a lesson saved before state version 7: its history starts here
@@ -243,12 +197,6 @@ class LessonState:
         self.slices.merge(other.slices)
         self._verdict_cache = None
 
-    def _slice_alphas(self, policy: Policy) -> tuple[float, float]:
-        """The slice family's (helps, harms) alpha: slices restart with the lesson, so they spend
-        the alpha of its current segment."""
-        segment = self.restarts + 1
-        return segment_alpha(policy.alpha_helps, segment), segment_alpha(policy.alpha_harms, segment)
-
     def narrow(self, key: str, value: str) -> None:
         """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
 
@@ -259,5 +207,5 @@ class LessonState:
         kept = self.slices.narrow(key, value)
         self.ledger = kept.ledger if kept is not None else Ledger()
         self.arms = kept.arms if kept is not None else ArmStats()
-        self.detector.reset()
+        self.detector = ChangeDetector()
         self._verdict_cache = None

@@ -1,11 +1,12 @@
-"""Verdicts (helps / harms / unknown), the evidence behind them, and the anytime-valid bound they rest on."""
+"""Verdicts (helps / harms / unknown), the evidence behind them, and the nonasymptotic anytime-valid
+bound they rest on (a betting confidence sequence on bounded scores)."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 
 class Verdict(str, enum.Enum):
@@ -35,10 +36,10 @@ class SliceEvidence:
 class Evidence:
     """A lesson's measured effect: `lift` on reward with anytime-valid bounds `[lower, upper]`.
 
-    `lower` is the bound at the (stricter) helps level and `upper` at the harms level, so
-    `verdict` is HELPS exactly when lower > 0 and HARMS exactly when upper < 0.
-    `randomized` counts the episodes where the lesson was wanted and its inclusion was a
-    coin of known probability; only those enter `lift`.
+    `lower` is the bound at the (stricter) helps level and `upper` at the harms level, both valid
+    at every read of the lesson's current segment, so `verdict` is HELPS exactly when lower > 0
+    and HARMS exactly when upper < 0. `randomized` counts the episodes where the lesson was wanted
+    and its inclusion was a coin of known probability; only those enter `lift`.
     """
 
     experience_id: str
@@ -67,22 +68,35 @@ class Evidence:
         return data
 
 
-def confidence_radius(variance_sum: float, alpha: float, information: float = 150.0) -> float:
-    """Radius of a two-sided asymptotic confidence sequence for a weighted running sum.
+# The bets of the confidence sequence: a fixed geometric grid, each side at alpha / len(LAMBDAS).
+LAMBDAS: tuple[float, ...] = (0.9, 0.6, 0.4, 0.25, 0.15, 0.08)
 
-    Time-uniform CLT bound (Waudby-Smith, Arnold, Wu, Ramdas and Howard, 2021, Thm 2.2),
-    stated for the martingale S = sum w (psi - lift) with variance process `variance_sum`:
-    with probability >= 1 - alpha, |S| stays within the radius at *every* episode, so
-    looking after each one does not inflate false verdicts. Divide by the sum of weights
-    for a bound on the lift. `rho` is fixed in advance; the bound is tightest when the
-    variance process is near `information`.
 
-    >>> round(confidence_radius(100.0, 0.05), 2)
-    30.51
-    >>> confidence_radius(0.0, 0.05) > 0
-    True
+def betting_bounds(a: float, b: float, low: Sequence[float], high: Sequence[float], alpha_lower: float,
+                   alpha_upper: float) -> tuple[float, float, float]:
+    """(estimate, lower, upper) of a weighted average lift from a segment's sums
+    (docs/decisions.md, "The bound").
+
+    Each randomized episode gives a normalized residual xi in [-1, 1] (its weighted score minus
+    its prediction, over a predictable half-range c); `a` sums y / c, `b` the weights w / c, and
+    for each bet lam of `LAMBDAS`, `low` sums log(1 + lam xi) - lam xi and `high` sums
+    log(1 - lam xi) + lam xi. For a fixed lam in [0, 1), (1 + lam xi) exp(-lam m) with m the
+    residual's conditional mean has expectation (1 + lam m) exp(-lam m) <= 1, so
+    exp(lam (sum xi - sum m) + low) is a nonnegative supermartingale over the segment and, by
+    Ville's inequality, stays below 1 / alpha at every episode with probability 1 - alpha (the
+    same with -xi for the upper side). The grid costs log(len(LAMBDAS)) on each side.
+
+    >>> est, lo, hi = betting_bounds(30.0, 100.0, [-1.0] * 6, [-1.0] * 6, 0.01, 0.01)
+    >>> round(est, 2), round(lo, 3), round(hi, 3)
+    (0.3, 0.218, 0.382)
+    >>> betting_bounds(0.0, 0.0, [0.0] * 6, [0.0] * 6, 0.01, 0.01)[1:]
+    (-inf, inf)
     """
-    log_term = -2.0 * math.log(alpha)
-    rho2 = (log_term + math.log(log_term + 1.0)) / information
-    v = variance_sum * rho2
-    return math.sqrt(2.0 * (v + 1.0) / rho2 * math.log(math.sqrt(v + 1.0) / alpha))
+    if b <= 0.0:
+        return 0.0, -math.inf, math.inf
+    estimate = a / b
+    grid = len(LAMBDAS)
+    log_low, log_high = math.log(grid / alpha_lower), math.log(grid / alpha_upper)
+    below = min((log_low - pen) / lam for lam, pen in zip(LAMBDAS, low, strict=True))
+    above = min((log_high - pen) / lam for lam, pen in zip(LAMBDAS, high, strict=True))
+    return estimate, estimate - below / b, estimate + above / b

@@ -216,7 +216,7 @@ class FoldCache:
         if exp.id in self.lessons:  # a key refuses this until a checkpoint drops the key
             self.ignored.add(event.seq)
             return
-        state = LessonState(exp)
+        state = LessonState(exp, rank=len(self.lessons) + 1)  # its share of alpha, fixed now
         state.history.note(event.time, f"added as {exp.status.value}")
         self.lessons[exp.id] = state
         if exp.status is not Status.RETIRED:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # Bumped whenever what a lesson's saved form holds (LessonState.to_dict) changes, so that a
 # state saved by another Lamar is rebuilt from the events instead of trusted.
-STATE_VERSION = 7
+STATE_VERSION = 8
 
 
 def fingerprint(event: Event) -> str:

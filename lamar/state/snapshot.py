@@ -71,6 +71,7 @@ def restore(cache: FoldCache, data: Mapping[str, Any]) -> None:
     for raw in data["lessons"]:
         state = LessonState.from_dict(raw)
         _check_numbers(state)
+        state.rank = state.rank or len(cache.lessons) + 1  # a snapshot from before ranks: in the order kept
         cache.lessons[state.experience.id] = state
     for key, ids in data["index"]:
         cache.index[tuple((str(f), str(v)) for f, v in key)] = {i: cache.lessons[i] for i in ids}

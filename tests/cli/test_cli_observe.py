@@ -52,7 +52,7 @@ def test_stats_counts_lessons_episodes_and_reports(lamar_cli, run_cli, store, st
     assert stats["by_verdict"]["helps"] == 1
     assert stats["episodes"] == 242 and stats["reports"] == 241 and stats["unreported"] == 1
     assert stats["unreported_share"] == pytest.approx(1 / 242)
-    assert 0.2 < stats["holdout_rate"] < 0.5  # the builder held out with q = 0.4
+    assert 0.05 < stats["holdout_rate"] < 0.4  # the builder's coin, q = 0.4, where a verdict was within reach
     assert stats["holdout_cost"]["per_report"] > 0  # the proven lesson was withheld sometimes
     assert stats["bytes"] > 0 and stats["events"] == truth["events"]
     assert "242: 241 reported, 1 never reported (0.4%)" in text.stdout

@@ -14,6 +14,8 @@ from lamar.gym import GymConfig, GymResult, check_targets, plot_result, render, 
 from lamar.gym.__main__ import main
 from lamar.gym.metrics import column, runs_of
 from lamar.gym.plot import require_matplotlib
+from lamar.gym.recorder import needed_randomized
+from lamar.policy.alpha import lesson_alpha
 
 SHORT = GymConfig(episodes=3000, seeds=3, workers=1)
 
@@ -67,13 +69,15 @@ def test_verdicts_are_counted_against_the_truth_of_the_moment(result: GymResult)
         assert (row["helpful_end"], row["harmful_end"]) == (3, 5)  # the fossil changed sides
         assert row["wrong_flip"] == sum(row[k] for k in row if k.startswith("wrong_") and k.endswith("_flip")
                                         and k != "wrong_flip")
-        assert row["holdout_q"] > 0.0 and row["provable_m"] == 3.5
+        assert row["holdout_q"] > 0.0
     lessons = [row for row in result.lessons if row["seed"] == 0]
     assert len(lessons) == 24
     fossil = next(row for row in lessons if row["kind"] == "fossil")
     assert fossil["effect_pre"] > 0 > fossil["effect_post"]
-    # helping is randomized by the holdout coin (q = 0.15), harm by exposure's fair coin (q = 0.5)
-    assert fossil["needed_end"] == pytest.approx(fossil["needed_flip"] * 0.15 * 0.85 / 0.25)
+    # both sides are randomized by the evidence coin; each lesson's bound is at its own level
+    assert fossil["needed_flip"] == needed_randomized(0.2, 0.04, lesson_alpha(0.02, fossil["rank"], 1))
+    assert fossil["needed_end"] == needed_randomized(
+        -0.2, 0.04, lesson_alpha(0.05, fossil["rank"], fossil["restarts_end"] + 1))
     inert = next(row for row in lessons if row["kind"] == "inert")
     assert inert["needed_end"] is None and inert["provable_end"] is False
 
@@ -107,7 +111,7 @@ def test_the_report_prints_every_table_and_judges_every_target(result: GymResult
                     "4. The fossil", "Lamar's goals"):
         assert heading in text
     targets = check_targets(result)
-    assert len(targets) == 10
+    assert len(targets) == 11
     assert {t.status for t in targets} <= {"PASS", "MISS", "n/a"}
     by_name = {t.name: t for t in targets}
     assert by_name["similarity post-flip worse than none"].status == "PASS"

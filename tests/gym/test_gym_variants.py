@@ -110,7 +110,7 @@ def test_lamar_can_be_tuned_for_a_run_and_bad_tuning_is_refused(capsys: pytest.C
     plain = run_gym(GymConfig(episodes=400, seeds=1, workers=1, policies=("lamar",), sleep_at=()))
     (a,), (b,) = tuned.runs, plain.runs
     assert a["lamar_tuning"] == "holdout=0.5" and b["lamar_tuning"] is None
-    assert a["holdout_q"] == 0.5 and b["holdout_q"] == 0.15
+    assert a["holdout_q"] == 0.5 and b["holdout_q"] == 0.04
     with pytest.raises(SystemExit):
         main(["--lamar", "nonsense=1", "--quiet"])
     assert "nonsense" in capsys.readouterr().err

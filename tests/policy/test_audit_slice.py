@@ -17,26 +17,24 @@ def _runs(scenario: str, runs: int, episodes: int, **tuning: object) -> list[dic
     return [run_one(scenario, seed, episodes, **tuning) for seed in range(runs)]
 
 
-def test_no_verdict_is_wrong_on_inert_lessons_and_drift_restarts_nothing() -> None:
+def test_no_verdict_is_wrong_on_inert_lessons_or_under_drift() -> None:
     rows = _runs("null", 6, 1500) + _runs("square_100", 6, 3000) + _runs("drift_falling", 4, 3000)
     assert sum(r["wrong_helps"] + r["wrong_harms"] for r in rows) == 0
     drift = [r for r in rows if r["scenario"] != "null"]
-    assert sum(r["false_restart"] for r in drift) == 0
-    # the helpful lesson is still found under a base rate swinging 0.8 <-> 0.1: the restart
-    # that kept one arm's history made every lesson look harmful after a fall of the base rate
-    # (a doubt withdrawal must be re-proven on fresh evidence, so proof takes longer than it did)
-    assert sum(r["helps_proven"] for r in drift) >= 3  # of 10, at 3 000 episodes (4 measured)
+    # a base rate swinging 0.8 <-> 0.1 drags every injected reward down at each step, and the fall
+    # detector closes segments of lessons that still help (the price docs/decisions.md prints);
+    # the helpful lesson is still among the lessons injected most
+    assert all(r["steady_helpful"] == 1 for r in drift)
 
 
-def test_a_stale_helps_is_withdrawn() -> None:
-    rows = _runs("flip", 8, 3000)
+def test_a_stale_helps_is_withdrawn_within_the_grace_window() -> None:
+    rows = _runs("flip", 6, 4000, holdout=0.3) + _runs("stop_020", 6, 4000, holdout=0.3)
     judged = [r for r in rows if r["withdrawn_300"] is not None]
-    assert len(judged) >= 4  # the fossil was proven to help before the flip in most runs
-    # The full audit measures 97.5% [91.4, 99.7] withdrawn within 300 randomized episodes
-    # (docs/decisions.md); one miss in a handful of runs is within that.
+    assert len(judged) >= 4  # the lesson was proven to help before its change in most runs
+    # the fall detector closes the segment within a few dozen injected episodes of a +0.2 -> -0.2
+    # flip and ~100 of a stop (`python -m lamar.audit --physics`)
     assert sum(r["withdrawn_300"] for r in judged) >= len(judged) - 1
     assert sum(r["wrong_helps"] for r in rows) <= 1
-    assert all(r["exposure_cost"] < 0.02 for r in rows)
 
 
 def test_many_lessons_in_many_scopes_make_no_wrong_verdict() -> None:
@@ -60,18 +58,17 @@ def test_the_command_prints_rows_and_a_table(capsys: pytest.CaptureFixture[str],
     assert [s["runs"] for s in summarize(_runs("null", 2, 300))] == [2]
 
 
-def test_the_physical_limit_is_consistent_and_rules_out_early_narrowing() -> None:
-    from lamar.audit.physics import needed, power, reward_sd
+def test_the_physical_limit_is_the_bound_read_in_expectation() -> None:
+    from lamar.audit.physics import bound, needed
 
-    s = reward_sd(0.5)
-    # `power` and `needed` are the same arithmetic read both ways: at the episodes `needed`
-    # says, the chance of proof is the 80% it was asked for.
-    for effect, q, m in ((0.2, 0.15, 3.83), (0.1, 0.5, 3.57), (0.15, 0.3, 4.2)):
-        assert power(effect, needed(effect, q, m, s), q, m, s) == pytest.approx(0.8, abs=1e-3)
-    # The context gym's split lesson cannot be narrowed by episode 2 000 in every seed, by any
-    # policy; by the end a fair coin everywhere would make it likely per seed.
-    from lamar.audit.physics import narrowing_limit
-
-    early, late = narrowing_limit(2000, 0.02, 0.05), narrowing_limit(8000, 0.02, 0.05)
-    assert (early[0], late[0]) == (250, 1000)  # episodes per slice: 4 tasks, 2 languages
-    assert max(early[1:]) < 0.2 and min(late[1:]) > 0.9
+    # `needed` is where the expected bound clears zero by 0.84 standard errors, read both ways
+    for effect, q in ((0.2, 0.06), (-0.2, 0.15), (0.3, 0.3)):
+        n = needed(effect, q, 2.5e-4)
+        assert n is not None
+        end, se = bound(effect, q, n, 2.5e-4)
+        before, se_before = bound(effect, q, n - 1, 2.5e-4)
+        side = 1 if effect > 0 else -1
+        assert side * end - 0.84 * se > 0 >= side * before - 0.84 * se_before
+    # more coin, fewer episodes; a smaller effect, more
+    assert needed(0.2, 0.15, 2.5e-4) < needed(0.2, 0.06, 2.5e-4) < needed(0.15, 0.06, 2.5e-4)
+    assert needed(0.0, 0.5, 0.05) is None

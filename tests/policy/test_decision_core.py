@@ -7,7 +7,7 @@ import random
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, Verdict
-from lamar.policy.choose import choose
+from lamar.policy.choose import choose, coin
 from lamar.policy.lesson import LessonState
 from tests.state.seam import coins, folded
 from tests.worlds import add_lessons, play
@@ -52,35 +52,43 @@ def test_credit_goes_to_the_lesson_that_helped_not_to_its_companion() -> None:
     helper, companion = lessons
     play(lam, "t", lessons, 3000, seed=5)
     helped, inert = lam.evidence(helper), lam.evidence(companion)
-    # Both were injected together most of the time, yet only one gets the lift.
-    assert helped.injected > 2000 and inert.injected > 2000
-    # The bound credits the helper (its verdict may be withdrawn on doubt at a given read; the
-    # audit measures how often: docs/decisions.md, "stationary doubt").
-    assert helped.lower > 0 and helped.verdict is not Verdict.HARMS
+    # Both were injected together in most episodes, yet only one gets the lift.
+    assert helped.injected > 2000 and inert.injected > 1000
+    assert helped.lower > 0 and helped.verdict is Verdict.HELPS
     assert inert.lower < 0 < inert.upper and inert.verdict is Verdict.UNKNOWN
     assert abs(inert.lift) < helped.lift / 2
 
 
 def test_every_episode_logs_the_inclusion_probability_of_every_eligible_lesson() -> None:
     lam = Lamar(":memory:", k=2, seed=6, holdout=0.3)
-    add_lessons(lam, "t", {f"l{i}": 0.0 for i in range(5)})
-    wanted = held = 0
+    effects = add_lessons(lam, "t", {"helps": 0.3, **{f"l{i}": 0.0 for i in range(4)}})
+    rng = random.Random(7)
+    tallies: dict[float, list[int]] = {}  # q -> [wanted, held out]
     for _ in range(2000):
+        # every coin's probability is known before the recall flips it
+        cache = folded(lam).cache
+        expected = {s.experience.id: coin(s, cache.sigma(), lam.policy) for s in cache.eligible({"task": "t"}, None)}
         rec = lam.recall({"task": "t"})
-        assert set(rec.propensities) == set(rec.eligible)
+        assert set(rec.propensities) == set(rec.eligible) == set(expected)
         for exp_id, p in rec.propensities.items():
             if exp_id in rec.ids or exp_id in rec.held_out:
-                assert p == pytest.approx(0.7)
+                assert p == pytest.approx(1.0 - expected[exp_id])
+                tally = tallies.setdefault(round(expected[exp_id], 6), [0, 0])
+                tally[0] += 1
+                tally[1] += exp_id in rec.held_out
             else:
                 assert p == 0.0
         episode = lam.episode(rec.episode_id)
         assert episode.p == rec.propensities and episode.held_out == list(rec.held_out)
-        wanted += len(rec.ids) + len(rec.held_out)
-        held += len(rec.held_out)
-        lam.report(rec.episode_id, Signal.ACCEPTED)
-    # 4000 independent coins at q = 0.3: the observed rate is within 4 standard errors.
-    rate, se = held / wanted, (0.3 * 0.7 / wanted) ** 0.5
-    assert abs(rate - 0.3) < 4 * se
+        success = rng.random() < 0.4 + sum(effects[i] for i in rec.ids)
+        lam.report(rec.episode_id, Signal.SHIPPED if success else Signal.REVERTED)
+    # the coin is spent where a verdict is within reach (0.3), a quarter of it once decided, and
+    # not at all where out of reach (docs/decisions.md, "The evidence coin, and where it is spent")
+    assert {0.3, 0.075, 0.0} <= set(coins)
+    assert coins[0.0][1] == 0
+    for q in (0.3, 0.075):
+        wanted, held = coins[q]
+        assert abs(held / wanted - q) < 4 * (q * (1 - q) / wanted) ** 0.5
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -95,19 +103,21 @@ def test_proven_harm_is_judged_harms_when_it_keeps_being_tried() -> None:
     # explore high enough that the policy keeps testing the harmful lesson
     lam = Lamar(":memory:", k=1, seed=7, explore=6.0, holdout=0.5)
     lessons = add_lessons(lam, "t", {"hurts": -0.3})
-    play(lam, "t", lessons, 1500, seed=8)
+    play(lam, "t", lessons, 4000, seed=8)
     ev = lam.evidence(next(iter(lessons)))
     assert ev.verdict is Verdict.HARMS and ev.upper < 0
 
 
 def test_no_single_episode_mints_a_belief() -> None:
+    # The most one-sided start there is (a success each time it is in, a failure each time it is
+    # out, at a fair coin): the bound alone, with no minimum count, keeps it unknown for a while.
     lam = Lamar(":memory:", k=1, seed=9, holdout=0.5)
     exp_id = add_lessons(lam, "t", {"x": 0.0}).popitem()[0]
-    for _ in range(lam.policy.min_evidence - 1):
+    for _ in range(12):
         rec = lam.recall({"task": "t"})
         lam.report(rec.episode_id, Signal.SHIPPED if exp_id in rec.ids else Signal.REVERTED)
-    ev = lam.evidence(exp_id)
-    assert ev.randomized < lam.policy.min_evidence and ev.verdict is Verdict.UNKNOWN
+        ev = lam.evidence(exp_id)
+        assert ev.verdict is Verdict.UNKNOWN and ev.lower < 0.0
 
 
 def test_a_lucky_streak_does_not_lock_in_an_inert_lesson() -> None:
@@ -120,22 +130,25 @@ def test_a_lucky_streak_does_not_lock_in_an_inert_lesson() -> None:
         lam.report(rec.episode_id, Signal.SHIPPED if lucky in rec.ids else Signal.REVERTED)
     play(lam, "t", lessons, 2500, seed=11)
     assert lam.evidence(lucky).verdict is not Verdict.HELPS
-    # the holdout kept testing it: randomized evidence kept arriving
-    assert lam.evidence(lucky).held_out > 50
+    # its streak ended: its injected reward fell and the fall detector restarted it; its verdict
+    # never claims anything. (Its selection can stay with it: the other lesson's first tries were
+    # the streak's failures, and with `discount` 1 nothing fades them; docs/limitations.md.)
+    ev = lam.evidence(lucky)
+    assert ev.restarts >= 1 and ev.lower < 0.0
 
 
 def test_a_lesson_that_stops_working_stops_being_injected_and_loses_its_verdict() -> None:
-    # At the defaults: the selector's fall detector drops it, and exposure rounds (a known,
-    # small rate) re-test the helps verdict the selector now contradicts until it is withdrawn.
-    lam = Lamar(":memory:", k=2, seed=12)
+    # The fall detector on its injected rewards restarts its arms (it stops being chosen) and
+    # closes its evidence segment (its helps verdict goes at once). A coin of 0.2 proves it first.
+    lam = Lamar(":memory:", k=2, seed=12, holdout=0.2)
     lessons = add_lessons(lam, "t", {"fossil": 0.2, "i1": 0.0, "i2": 0.0, "i3": 0.0})
     fossil = next(iter(lessons))
     play(lam, "t", lessons, 3000, seed=13)
-    assert lam.evidence(fossil).lower > 0  # proven (the verdict itself may be withdrawn on doubt)
+    assert lam.evidence(fossil).verdict is Verdict.HELPS
     flipped = {**lessons, fossil: -0.2}
     injected = play(lam, "t", flipped, 1000, seed=14, start=3000)
     ev = lam.evidence(fossil)
-    assert ev.verdict is not Verdict.HELPS
+    assert ev.verdict is not Verdict.HELPS and ev.restarts >= 1
     first_clear = next(i for i in range(len(injected) - 100)
                        if sum(fossil in ids for ids in injected[i:i + 100]) < 5)
     assert first_clear < 300
@@ -143,15 +156,13 @@ def test_a_lesson_that_stops_working_stops_being_injected_and_loses_its_verdict(
 
 
 def test_a_lesson_that_keeps_working_keeps_its_evidence() -> None:
-    lam = Lamar(":memory:", k=2, seed=15)
+    lam = Lamar(":memory:", k=2, seed=15, holdout=0.2)
     lessons = add_lessons(lam, "t", {"steady": 0.2, "i1": 0.0, "i2": 0.0})
     steady = next(iter(lessons))
     play(lam, "t", lessons, 3000, seed=16)
     ev = lam.evidence(steady)
-    # Its evidence is kept: no restart, and the bound still proves it. The verdict itself may
-    # read unknown while the doubt statistic is up (a price measured as "stationary doubt" in
-    # docs/decisions.md): withdrawing claims less, and the next randomized scores release it.
-    assert ev.lower > 0.0 and ev.restarts == 0 and ev.randomized > 2500
+    # Its evidence is kept: no restart, and the bound proves it.
+    assert ev.verdict is Verdict.HELPS and ev.restarts == 0 and ev.randomized > 1500
 
 
 def test_unreported_episodes_change_nothing() -> None:

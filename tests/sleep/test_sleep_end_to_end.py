@@ -96,8 +96,8 @@ def test_a_mined_lesson_that_helps_is_proven_and_kept(tmp_path: Path, seed: int)
     assert promote.experience_ids == (lesson,)
     lam.apply(lam.sleep(), only=[promote.id])
     assert lam.get(lesson).status is Status.ACTIVE
-    # injected nearly always: held out at holdout_proven (0.10), or 0.5 while in doubt (79 measured)
-    assert sum(play(lam, lesson, +0.4, 100, rng)) >= 75
+    # wanted every time: injected unless this engine's evidence coin (holdout=0.5) holds it out
+    assert sum(play(lam, lesson, +0.4, 100, rng)) >= 35
 
 
 @pytest.mark.parametrize("seed", [1, 2])

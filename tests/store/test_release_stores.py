@@ -41,10 +41,11 @@ def folded(lam: Lamar) -> dict[str, Any]:
 
 
 def same_evidence(got: dict[str, Any], expected: dict[str, Any]) -> bool:
-    """Verdicts and counts equal, lifts equal to the last few bits (a fold may add in another order)."""
+    """Verdicts and randomized counts equal. The lift is the decision core's estimate, whose weights
+    the third design changed (docs/decisions.md, "What is estimated"), so it is not compared."""
     return got.keys() == expected.keys() and all(
         got[i]["verdict"] == expected[i]["verdict"] and got[i]["randomized"] == expected[i]["randomized"]
-        and got[i]["lift"] == pytest.approx(expected[i]["lift"], rel=1e-9, abs=1e-12) for i in expected)
+        for i in expected)
 
 
 def expected_of(name: str) -> dict[str, Any]:

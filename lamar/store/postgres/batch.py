@@ -59,7 +59,9 @@ class Batch:
             exp = Experience.from_dict(data)
             if exp.id in states:
                 raise EventConflict(f"experience {exp.id!r} is already in {self.location}")
-            states[exp.id] = self.added[exp.id] = LessonState(exp)
+            # Its creation rank as the log's fold gives it while no lesson was retired (the rows do
+            # not count retired lessons; docs/limitations.md): a rebuild from the log renumbers.
+            states[exp.id] = self.added[exp.id] = LessonState(exp, rank=self.active + 1)
             self.active += exp.status is not Status.RETIRED
         elif event.kind == "status" and data["id"] in states:
             state = states[data["id"]]

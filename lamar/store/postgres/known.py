@@ -29,7 +29,7 @@ class KnownRows:
 
     def __init__(self, location: str) -> None:
         self._location = location
-        self._policies: dict[str, Policy] = {}
+        self._policies: dict[str, Policy | None] = {}
         self._experiences: dict[str, tuple[str, Experience]] = {}  # by id: the lesson's line in a row, parsed
         # Each row's state as last read or written here, by id, with its version: a read finds
         # most rows unchanged since (its own writes among them) and parses none of those again.
@@ -128,12 +128,17 @@ class KnownRows:
         self._parsed[exp_id] = (version, state)
         return state
 
-    def policy(self, tuning: str) -> Policy:
-        policy = self._policies.get(tuning)
-        if policy is None:
+    def policy(self, tuning: str) -> Policy | None:
+        """The Policy the rows were folded under; None when another design of the decision core
+        folded them (knobs this Policy does not have): their states are not read, and the next
+        engine that reads them builds them again from the log."""
+        if tuning not in self._policies:
             fields = {k: v for k, v in json.loads(tuning).items() if k not in _UNFOLDED_POLICY}
-            policy = self._policies[tuning] = Policy(**fields)
-        return policy
+            try:
+                self._policies[tuning] = Policy(**fields)
+            except TypeError:
+                self._policies[tuning] = None
+        return self._policies[tuning]
 
 
 __all__ = ["KnownRows"]

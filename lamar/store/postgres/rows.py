@@ -171,6 +171,8 @@ class LessonRows:
         found = [(i, raw, int(v)) for _, i, raw, v, *_ in rows]
         self._known.note_read(tuning, [row[4:7] for row in shards], active, found)
         n, _, m2 = merge_shards(row[4:7] for row in shards)
+        if tuning is not None and self._known.policy(tuning) is None:
+            return RowsView([], fold.spread(n, m2), active, None)  # another design's states: built again
         try:
             states = [self._known.known(i, raw, v) for i, raw, v in found]
         except CorruptStore as exc:
@@ -429,7 +431,9 @@ class LessonRows:
         """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
         written; returns the events as they are to be stored (outcomes name the sigma and
         divisor their fold used)."""
-        if read.folded is None:  # stale or never built: the next engine builds the rows from the log
+        known = self._known
+        policy = None if read.folded is None else known.policy(read.folded)
+        if policy is None:  # stale, never built, or another design's: the next engine builds them from the log
             missing = [e for e in events
                        if e.kind == "outcome" and f"episode:{e.data.get('episode')}" not in read.episodes]
             if strict and missing:
@@ -437,8 +441,7 @@ class LessonRows:
             return events
         # A copy of each row as parsed for a read (or written here) at that version: the fold
         # changes the copy, and the read's object stays as the row was.
-        known = self._known
-        batch = Batch(known.policy(read.folded), [known.known(i, raw, v).copy() for i, raw, v in read.rows], read,
+        batch = Batch(policy, [known.known(i, raw, v).copy() for i, raw, v in read.rows], read,
                       strict, self._db.location)
         out = []
         for event in events:

@@ -38,7 +38,8 @@ def _sessions(repo: Path, lam: Lamar, action: str, correct_when_shown: bool, n: 
 
 def test_a_lesson_the_developer_needs_is_proven_helpful(repo: Path, tmp_path: Path) -> None:
     store = tmp_path / "learn.db"
-    with Lamar(str(store), seed=11) as lam:
+    # a coin of 0.3 proves it within these 200 sessions (the default, 0.04, needs thousands)
+    with Lamar(str(store), seed=11, holdout=0.3) as lam:
         good = lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
         shown = _sessions(repo, lam, "run the failing test alone first", correct_when_shown=False, n=200)
     with Lamar(str(store)) as lam:  # a fresh process's view of the same store

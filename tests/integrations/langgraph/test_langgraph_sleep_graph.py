@@ -36,7 +36,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store where one lesson is proven harmful (retire) and two say the same (merge)."""
     path = tmp_path_factory.mktemp("template") / "store.db"
     # A seeded loop through the public API; holdout 0.5 and wide exploration prove harm fast.
-    lam = Lamar(str(path), k=3, seed=0, holdout=0.5, explore=4.0)
+    lam = Lamar(str(path), k=3, seed=0, holdout=0.5, explore=8.0)
     harmful = lam.add(HARMFUL)
     for exp in (HELPFUL, TWIN_A, TWIN_B):
         lam.add(exp)

@@ -1,0 +1,77 @@
+"""The family of drawn worlds, the frozen second design, the frontier and the volume table."""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar.gym.__main__ import main
+from lamar.gym.family import TUNING_SEEDS, DrawnWorld
+from lamar.gym.family_report import paired
+from lamar.gym.family_run import run_family, spec
+from lamar.gym.modes import EVIDENCE_OFF, frontier_specs
+from lamar.gym.runner import run_gym
+from lamar.gym.volume import proven_at
+
+SMALL = (32, 50)  # two of the family's smallest worlds (about 1 200 episodes each)
+
+
+def test_worlds_are_drawn_within_the_documented_ranges_and_the_same_from_the_same_seed() -> None:
+    worlds = [DrawnWorld(seed) for seed in range(60)]
+    for w in worlds:
+        assert 2 <= w.n_tasks <= 12 and 1 <= w.k <= 4 and 1000 <= w.episodes <= 10000
+        per_task = [sum(lesson.task == t for lesson in w.lessons) for t in range(w.n_tasks)]
+        assert min(per_task) >= 4 and max(per_task) <= 30
+        assert 0.2 <= w.missing <= 0.5 and 0 <= w.max_delay <= 50
+        for lesson in w.lessons:
+            assert lesson.kind == "split" or lesson.effect == 0.0 or 0.05 <= abs(lesson.effect) <= 0.3
+            if lesson.flip_at is not None:
+                assert lesson.effect > 0.0 >= lesson.after and w.episodes // 5 <= lesson.flip_at <= 4 * w.episodes // 5
+    # every feature the summary cuts by occurs
+    assert {w.k for w in worlds} == {1, 2, 3, 4} and {w.drift for w in worlds} == {"none", "linear", "step"}
+    assert any(w.languages for w in worlds) and any(not w.languages for w in worlds)
+    again = DrawnWorld(7)
+    assert (again.tasks, again.coins, again.reported) == (worlds[7].tasks, worlds[7].coins, worlds[7].reported)
+    assert DrawnWorld(TUNING_SEEDS).tasks != worlds[0].tasks
+
+
+def test_the_family_captures_paired_by_world_and_the_same_rows_come_back() -> None:
+    policies = [spec("none"), spec("oracle"), spec("lamar"), spec("lamar off", "lamar", **EVIDENCE_OFF["lamar"]),
+                spec("lamar-v2")]
+    rows = run_family(SMALL, policies, workers=1)
+    by = {(r["policy"], r["world"]): r for r in rows}
+    for world in SMALL:
+        assert by[("none", world)]["captured"] == 0.0 and by[("oracle", world)]["captured"] == 1.0
+        assert -1.0 < by[("lamar", world)]["captured"] < 1.0
+        assert by[("lamar", world)]["helpful"] > 0 and by[("lamar", world)]["wrong"] == 0
+        # with its coin off nothing is randomized, so nothing is proven
+        assert by[("lamar off", world)]["helps"] == by[("lamar off", world)]["harms"] == 0
+    assert len(paired(rows, "lamar", "lamar-v2")) == 2
+    again = run_family(SMALL, policies, workers=2)
+    assert [{k: v for k, v in r.items() if k != "cpu"} for r in again] == \
+           [{k: v for k, v in r.items() if k != "cpu"} for r in rows]
+
+
+def test_the_frozen_second_design_still_learns_on_the_gym() -> None:
+    result = run_gym(episodes=2000, seeds=1, policies=("none", "oracle", "lamar-v2"), workers=1, sleep_at=())
+    (row,) = [r for r in result.runs if r["policy"] == "lamar-v2"]
+    assert row["captured_pre"] > 0.3 and row["helpful_end"] == 3
+    assert row["holdout_cost_pre"] > 0.0  # its own holdouts: 0.15 unproven, 0.05 proven
+
+
+def test_the_frontier_runs_both_designs_at_five_budgets_and_with_evidence_off() -> None:
+    points = frontier_specs()
+    assert [p[0] for p in points].count("lamar") == 6 and [p[0] for p in points].count("lamar-v2") == 6
+    assert sum(p[2] is None for p in points) == 2
+
+
+def test_the_volume_table_finds_when_each_helpful_lesson_is_proven() -> None:
+    firsts = proven_at(0, 600, {"holdout": 0.5})
+    assert len(firsts) == 6
+    assert all(f is None or (0 < f <= 600 and f % 50 == 0) for f in firsts)
+
+
+def test_the_family_command_prints_its_tables(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--family", "1", "--tuning-seeds", "--quiet", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "Captured share of the oracle's gain over none, paired by world" in out
+    assert "price of proof" in out and "Captured share by world feature" in out and "Per world" in out
