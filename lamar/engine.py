@@ -130,6 +130,18 @@ class Lamar:
             state, n = self._lesson(exp_id)
             return state.evidence(self.policy, n)
 
+    def verdicts_of_record(self) -> dict[str, Verdict]:
+        """Every active lesson's verdict at this look, by false-discovery control across lessons
+        (e-BH at `alpha_helps` and `alpha_harms`): among the lessons called helpful now, the
+        expected share of wrong ones is at most alpha. More proof per episode than `evidence()`,
+        whose helps is never wrong however often it is read (docs/decisions.md)."""
+        from lamar.policy.ebh import verdicts_of_record
+
+        with self._lock:
+            states = self._holder.lessons().states
+            return verdicts_of_record([(s.experience.id, s.ledger) for s in states
+                                       if s.experience.status is not Status.RETIRED], self.policy)
+
     def history(self, exp_id: str) -> LessonHistory:
         """The lesson's evidence over time, its audit trail and how many episodes injected it.
 

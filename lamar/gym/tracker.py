@@ -12,7 +12,6 @@ from lamar.gym.recorder import GRACE, needed_randomized
 from lamar.gym.world import LANGUAGES, Kind, World
 from lamar.policy import Evidence, Verdict
 from lamar.policy.alpha import lesson_alpha
-from lamar.policy.ebh import verdicts_of_record
 
 
 class VerdictTracker:
@@ -135,8 +134,8 @@ class VerdictTracker:
         """Each lesson's verdict of record by e-BH over the whole world's lessons (a look)."""
         lam = self.policy.lam
         ids = [lesson.id for lesson in self.world.lessons]
-        record = verdicts_of_record([(i, lam._state(i).ledger) for i in ids], lam.policy)
-        return [record[i].value for i in ids]
+        record = lam.verdicts_of_record()
+        return [record.get(i, Verdict.UNKNOWN).value for i in ids]
 
     def _snapshot(self, lesson: int, ev: Evidence, t: int) -> dict[str, Any]:
         world = self.world

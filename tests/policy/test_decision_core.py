@@ -84,10 +84,10 @@ def test_every_episode_logs_the_inclusion_probability_of_every_eligible_lesson()
         lam.report(rec.episode_id, Signal.SHIPPED if success else Signal.REVERTED)
     # the coin is spent where a verdict is within reach (0.3), a quarter of it once decided, and
     # not at all where out of reach (docs/decisions.md, "The evidence coin, and where it is spent")
-    assert {0.3, 0.075, 0.0} <= set(coins)
-    assert coins[0.0][1] == 0
+    assert {0.3, 0.075, 0.0} <= set(tallies)
+    assert tallies[0.0][1] == 0
     for q in (0.3, 0.075):
-        wanted, held = coins[q]
+        wanted, held = tallies[q]
         assert abs(held / wanted - q) < 4 * (q * (1 - q) / wanted) ** 0.5
 
 

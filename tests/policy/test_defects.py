@@ -16,6 +16,7 @@ from lamar.audit.physics import fall_delay, false_alarm_interval
 from lamar.policy.alpha import LESSON_SERIES, lesson_alpha, segment_share, series, slice_alpha
 from lamar.policy.config import RETIRED, Policy
 from lamar.policy.lesson import LessonState
+from tests.state.seam import folded
 from tests.worlds import add_lessons, play
 
 
@@ -45,7 +46,7 @@ def test_defect_1_retiring_or_adding_lessons_never_moves_another_lessons_bound()
 def test_defect_1_each_lesson_keeps_the_share_its_creation_rank_gave_it() -> None:
     lam = Lamar(":memory:", k=2, seed=1)
     ids = [lam.add(Experience("working on t", f"apply {i}", scope=Scope(task="t"))) for i in range(5)]
-    assert [lam._state(i).rank for i in ids] == [1, 2, 3, 4, 5]
+    assert [folded(lam).lesson(i).rank for i in ids] == [1, 2, 3, 4, 5]
     # every share ever handed out, over lessons, segments and slices, sums to at most alpha
     total = sum(lesson_alpha(0.02, rank, segment) for rank in range(1, 3000) for segment in range(1, 60))
     assert total <= 0.02

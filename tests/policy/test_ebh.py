@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from lamar import Lamar, Verdict
-from lamar.policy.ebh import e_values, ebh, verdicts_of_record
+from lamar.policy.ebh import e_values, ebh
 from lamar.policy.ledger import Ledger
 from tests.worlds import add_lessons, play
 
@@ -36,7 +36,7 @@ def test_the_verdicts_of_record_find_the_helpful_lesson_and_not_the_inert_ones()
     lam = Lamar(":memory:", k=2, seed=3, holdout=0.3)
     effects = add_lessons(lam, "t", {"helps": 0.3, "i1": 0.0, "i2": 0.0, "i3": 0.0})
     play(lam, "t", effects, 3000, seed=4)
-    record = verdicts_of_record([(i, lam._state(i).ledger) for i in effects], lam.policy)
+    record = lam.verdicts_of_record()
     helper = next(iter(effects))
     assert record[helper] is Verdict.HELPS
     assert all(record[i] is Verdict.UNKNOWN for i in effects if i != helper)
