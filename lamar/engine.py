@@ -845,7 +845,7 @@ class Lamar:
         with self._lock:
             self._sync()
             self._whole()
-            return run_sleep(EngineView(self), traces=traces, model=model, **options)
+            return run_sleep(EngineView(self), traces=arguments.traces(traces), model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
