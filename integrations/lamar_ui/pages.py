@@ -171,9 +171,15 @@ def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
     if ev is None:
         return "n/a"
     data = ev.to_dict() if isinstance(ev, Evidence) else ev
+    # A report file can be edited by hand: every field is shown as a number or escaped text.
+    low, high, mid = (_number(data.get(name)) for name in ("lower", "upper", "lift"))
     return (f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span> '
-            f"{lift(data.get('lift'), data.get('lower'), data.get('upper'))} "
-            f"{escape(interval(data.get('lower'), data.get('upper')))}, {data.get('randomized', 0)} randomized")
+            f"{escape(lift(mid, low, high))} {escape(interval(low, high))}, "
+            f"{escape(str(data.get('randomized', 0)))} randomized")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
