@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every line any command prints passes one neutraliser: stored text (scopes, provenance,
     # reasons, proposal ids) must not reach the terminal as control sequences.
     saved = sys.stdout, sys.stderr
-    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)  # type: ignore[assignment]
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
     try:
         return _run(args_list)
     finally:
