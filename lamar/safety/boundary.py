@@ -13,7 +13,7 @@ import dataclasses
 
 from lamar._errors import InvalidExperience
 from lamar.experience import Experience
-from lamar.safety.injection import plain_text
+from lamar.safety.plain import plain_text
 from lamar.safety.secrets import scrub
 
 TEXT_FIELDS = ("precondition", "action", "rationale")

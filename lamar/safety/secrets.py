@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import RUN, looks_random
-from lamar.safety.injection import plain_text
+from lamar.safety.plain import plain_text
 from lamar.safety.providers import PROVIDER_TOKENS
 
 PLACEHOLDER = "[REDACTED:{kind}]"
