@@ -35,13 +35,16 @@ def neutralize(text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _fenced_line(rendered: str) -> str | None:
-    """The lesson's line for the prompt, or None when it would show a credential.
+    """The lesson's line for the prompt, or None when it would show a credential or is too long.
 
     Cached: the same few lessons are rendered turn after turn, and scrubbing costs about half
     a millisecond a line.
     """
+    from lamar.safety.boundary import MAX_LESSON_CHARS
     from lamar.safety.secrets import scrub
 
+    if len(rendered) > MAX_LESSON_CHARS + 64:  # stored before the cap: too long for any prompt
+        return None
     line = neutralize(rendered)
     return None if scrub(line)[1] else line
 

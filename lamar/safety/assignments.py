@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -26,6 +27,7 @@ _METADATA_WORDS = {
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
+@functools.lru_cache(maxsize=4096)
 def secret_key_kind(key: str) -> str | None:
     """'password' or 'secret' when an assignment's key names a credential, else None.
 

@@ -52,6 +52,17 @@ class _Rule:
     # lookbehind, so a pattern that starts with a literal ("ghp_") gets the regex engine's fast
     # literal scan (about 100 times faster over long text).
     token: bool = False
+    # For rules whose key decides (PASSWORD=...): the pattern up to its secret, searched first, and
+    # the whole pattern tried only where the key names a credential. Searching the whole pattern
+    # read every value, and again from its start when it was harmless: "a=a=a=..." cost 500
+    # characters of matching per character of text.
+    head: re.Pattern[str] | None = None
+
+
+def _keyed(kind: str, pattern: re.Pattern[str], keep: Callable[[re.Match[str]], bool],
+           name: Callable[[re.Match[str]], str]) -> _Rule:
+    head = re.compile(pattern.pattern[:pattern.pattern.index("(?P<secret>")], pattern.flags)
+    return _Rule(kind, pattern, keep, name, head=head)
 
 
 # ---- credentials in URLs ---------------------------------------------------------------------------
@@ -207,9 +218,9 @@ RULES: tuple[_Rule, ...] = (
         r"""\bauth\s*=\s*\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
     ), flag_is_harmless),
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
-    _Rule("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
-    _Rule("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
-    _Rule("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
+    _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
+    _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
+    _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
     _Rule("secret", PROSE, prose_is_harmless, prose_kind),
     _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),
     # "the creds are admin/hunter2": a user and its password joined by a slash.
@@ -309,10 +320,27 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def _next(rule: _Rule, text: str, pos: int) -> re.Match[str] | None:
+    """The rule's next match from `pos`, as `rule.pattern.search` would find it."""
+    if rule.head is None:
+        return rule.pattern.search(text, pos)
+    while pos <= len(text):
+        for head in rule.head.finditer(text, pos):  # in C from one key to the next
+            if secret_key_kind(head.group("key")) is not None:
+                match = rule.pattern.match(text, head.start())
+                if match is not None:
+                    return match
+                pos = head.start() + 1
+                break
+        else:
+            return None
+    return None
+
+
 def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
     pieces: list[str] = []
     done = pos = 0
-    while (match := rule.pattern.search(text, pos)) is not None:
+    while (match := _next(rule, text, pos)) is not None:
         if rule.token and _continues_a_word(match):
             pos = match.start() + 1
             continue
