@@ -67,4 +67,18 @@ def plain_text(text: str) -> str:
     return _NON_ASCII.sub(_marks_on_ascii, text)
 
 
-__all__ = ["plain_text"]
+def unaccented(text: str) -> str:
+    """`text` with every mark on an ASCII letter taken off, composed accents too ("Á" is "A").
+
+    Not a form anything is stored in: secret scrubbing also reads this, because a key whose last
+    letter carries an accent ("…Mk5Á") reads as the key to a model.
+
+    >>> unaccented("café Ṕ\u0301 й")
+    'cafe P й'
+    """
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", _NON_ASCII.sub(_marks_on_ascii, unicodedata.normalize("NFD", text)))
+
+
+__all__ = ["plain_text", "unaccented"]

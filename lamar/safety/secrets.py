@@ -32,7 +32,7 @@ from lamar.safety.assignments import (
 from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import RUN, looks_random
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
-from lamar.safety.plain import plain_text
+from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import PROVIDER_TOKENS
 
 # A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
@@ -275,20 +275,28 @@ def scrub(text: str) -> tuple[str, list[str]]:
     kinds: list[str] = []
     text = _scrub_plain(text, kinds)
     # A zero-width space or full-width letters hide a key from the rules but not from a model:
-    # when the text as a model reads it holds more, that form is what we return.
-    plain = text.isascii() and not _CONTROL.search(text)  # then NFKC and the filter change nothing
-    normal = text if plain else plain_text(text)
-    if normal != text:
-        more: list[str] = []
-        cleaned = _scrub_plain(normal, more)
-        if more:
-            text = cleaned
-            kinds += [k for k in more if k not in kinds]
+    # when the text as a model reads it holds more, that form is what we return. Then the same
+    # without accents: "…Mk5A" and a combining acute compose into "Á", which ends a key early.
+    if not (text.isascii() and not _CONTROL.search(text)):  # else NFKC and the filter change nothing
+        text = _reread(text, plain_text(text), kinds)
+        text = _reread(text, unaccented(plain_text(text)), kinds)
     spans = disguised_spans(text, _shape_spans, _scrub_decoded)
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
         text = redact_spans(text, spans, PLACEHOLDER)
     return _apply(_RANDOM, text, kinds), kinds
+
+
+def _reread(text: str, shadow: str, kinds: list[str]) -> str:
+    """`shadow` scrubbed when it shows credentials that `text` hid from the rules, else `text`."""
+    if shadow == text:
+        return text
+    more: list[str] = []
+    cleaned = _scrub_plain(shadow, more)
+    if not more:
+        return text
+    kinds += [k for k in more if k not in kinds]
+    return cleaned
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:
