@@ -6,8 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -15,6 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from lamar import Experience, Lamar
+from tests.integrations.ui.test_ui_trial import _start, _stop
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -40,17 +39,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     report = {"format": "lamar-sleep-report", "made_at": 0, "proposals": [proposal], "dropped": [],
               "events_seen": 0, "summary": {}}
     (folder / "lessons.db.sleep-report.json").write_text(json.dumps(report))
-    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(store), "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, url = _start(store)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        match = re.search(r"http://(127\.0\.0\.1:\d+)/\?token=(\S+)", line)
-        assert match, f"no address printed: {line!r}"
-        yield match.group(1), match.group(2), {"victim": victim, "decoy": decoy}
+        where, token = re.fullmatch(r"http://(127\.0\.0\.1:\d+)/\?token=(\S+)", url).groups()  # type: ignore[union-attr]
+        yield where, token, {"victim": victim, "decoy": decoy}
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        _stop(proc)
 
 
 def _request(where: str, method: str, path: str, headers: dict[str, bytes | str],
