@@ -34,6 +34,10 @@ def _random(alphabet: str, seed: int) -> str:
     return "".join(rng.choice(alphabet) for _ in range(SIZE))
 
 
+def _words(text: str, length: int) -> str:
+    return " ".join(text[i:i + length] for i in range(0, len(text), length + 1))[:SIZE]
+
+
 def _files(pattern: str) -> str:
     text = "\n".join(p.read_text(encoding="utf-8") for p in sorted(ROOT.glob(pattern)))
     return text[:SIZE]
@@ -47,7 +51,7 @@ CASES: dict[str, tuple[str, Callable[[], str]]] = {
         "2026-11-30T17:00:01Z INFO GET /api/v1/items?page=2 200 12ms /usr/lib/python3.11/x.py\n")),
     "prose in Russian": ("ordinary", lambda: _repeat("Сборка падает после обновления: очистите кэш. ")),
     "one base64 run": ("crafted", lambda: _random(B64, 1)),
-    "base64 words": ("crafted", lambda: " ".join(_random(B64, 2)[i:i + 30] for i in range(0, SIZE, 31))[:SIZE]),
+    "base64 words": ("crafted", lambda: _words(_random(B64, 2), 30)),
     "credential words": ("crafted", lambda: _repeat("password token secret api_key credentials login ")),
     "a=a=a=...": ("crafted", lambda: _repeat("a=")),
     "password=x chains": ("crafted", lambda: _repeat("PASSWORD=TOKEN=")),
