@@ -6,6 +6,7 @@ and injection screens read it: what is checked is what the model will be shown.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -20,16 +21,21 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 _IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
               (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
 _UNSEEN = frozenset({"Cc", "Cf", "Cn", "Co", "Cs"})
+# Latin letters that carry an accent, and combining marks: what `unaccented` can change.
+_ACCENTED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _MARKS = frozenset({"Mn", "Me", "Mc"})
 
 
-def _ignorable(code: int) -> bool:
-    return any(low <= code <= high for low, high in _IGNORABLE)
+@functools.cache
+def _unseen(ch: str) -> bool:
+    """Whether `ch` is shown as nothing; asked once per distinct character."""
+    code = ord(ch)
+    return unicodedata.category(ch) in _UNSEEN or any(low <= code <= high for low, high in _IGNORABLE)
 
 
-def _visible(run: re.Match[str]) -> str:
-    return "".join(ch for ch in run.group(0)
-                   if unicodedata.category(ch) not in _UNSEEN and not _ignorable(ord(ch)))
+@functools.cache
+def _mark(ch: str) -> bool:
+    return unicodedata.category(ch) in _MARKS
 
 
 def _marks_on_ascii(run: re.Match[str]) -> str:
@@ -42,7 +48,7 @@ def _marks_on_ascii(run: re.Match[str]) -> str:
     if run.start() and not run.string[run.start() - 1].isascii():
         return text
     keep = 0
-    while keep < len(text) and unicodedata.category(text[keep]) in _MARKS:
+    while keep < len(text) and _mark(text[keep]):
         keep += 1
     return text[keep:]
 
@@ -60,11 +66,15 @@ def plain_text(text: str) -> str:
     """
     if text.isascii():  # most text: no normalisation to do, only controls to drop
         return _ASCII_CONTROLS.sub("", text.translate(_BREAKS))
-    text = unicodedata.normalize("NFKC", text).translate(_BREAKS)
-    text = _ASCII_CONTROLS.sub("", _NON_ASCII.sub(_visible, text))
-    # Again: a dropped joiner may have kept an accent from composing with its letter.
-    text = unicodedata.normalize("NFKC", text)
-    return _NON_ASCII.sub(_marks_on_ascii, text)
+    text = _ASCII_CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_BREAKS))
+    # Each distinct character is judged once, and the text is rewritten in C.
+    hidden = {ord(c): None for c in set(text) if not c.isascii() and _unseen(c)}
+    if hidden:
+        # NFKC again: a dropped joiner may have kept an accent from composing with its letter.
+        text = unicodedata.normalize("NFKC", text.translate(hidden))
+    if any(_mark(c) for c in set(text) if not c.isascii()):
+        text = _NON_ASCII.sub(_marks_on_ascii, text)
+    return text
 
 
 def unaccented(text: str) -> str:
@@ -76,7 +86,7 @@ def unaccented(text: str) -> str:
     >>> unaccented("café Ṕ\u0301 й")
     'cafe P й'
     """
-    if text.isascii():
+    if text.isascii() or not _ACCENTED.search(text):
         return text
     return unicodedata.normalize("NFC", _NON_ASCII.sub(_marks_on_ascii, unicodedata.normalize("NFD", text)))
 

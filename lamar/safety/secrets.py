@@ -278,8 +278,11 @@ def scrub(text: str) -> tuple[str, list[str]]:
     # when the text as a model reads it holds more, that form is what we return. Then the same
     # without accents: "…Mk5A" and a combining acute compose into "Á", which ends a key early.
     if not (text.isascii() and not _CONTROL.search(text)):  # else NFKC and the filter change nothing
-        text = _reread(text, plain_text(text), kinds)
-        text = _reread(text, unaccented(plain_text(text)), kinds)
+        normal = plain_text(text)
+        cleaned = _reread(text, normal, kinds)
+        read = normal if cleaned is text else cleaned
+        bare = unaccented(read)
+        text = cleaned if bare == read else _reread(cleaned, bare, kinds)
     spans = disguised_spans(text, _shape_spans, _scrub_decoded)
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
