@@ -282,7 +282,9 @@ def scrub(text: str) -> tuple[str, list[str]]:
         cleaned = _reread(text, normal, kinds)
         read = normal if cleaned is text else cleaned
         bare = unaccented(read)
-        text = cleaned if bare == read else _reread(cleaned, bare, kinds)
+        # Worth a pass only where taking accents off joins a longer run of key characters.
+        longer = bare != read and _LONG_RUN.findall(bare) != _LONG_RUN.findall(read)
+        text = _reread(cleaned, bare, kinds) if longer else cleaned
     spans = disguised_spans(text, _shape_spans, _scrub_decoded)
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
