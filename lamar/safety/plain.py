@@ -26,14 +26,14 @@ _ACCENTED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f\u1ab0-\u1aff\u1
 _MARKS = frozenset({"Mn", "Me", "Mc"})
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)  # bounded: a hostile text may hold every code point
 def _unseen(ch: str) -> bool:
     """Whether `ch` is shown as nothing; asked once per distinct character."""
     code = ord(ch)
     return unicodedata.category(ch) in _UNSEEN or any(low <= code <= high for low, high in _IGNORABLE)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=65536)
 def _mark(ch: str) -> bool:
     return unicodedata.category(ch) in _MARKS
 
