@@ -85,11 +85,11 @@ def child() -> None:
     print(json.dumps(out))
 
 
-def run(tree: Path) -> dict[str, list[float]]:
+def run(tree: Path) -> dict[str, tuple[int, float, float]]:
     env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'integrations'}"}
     done = subprocess.run([sys.executable, __file__, "--child"], env=env, capture_output=True, text=True,
                           check=True, cwd=tree)
-    return json.loads(done.stdout)
+    return {name: (int(size), seconds, quarter) for name, (size, seconds, quarter) in json.loads(done.stdout).items()}
 
 
 def main(argv: list[str] | None = None) -> int:
