@@ -35,7 +35,7 @@ def neutralize(text: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _fenced_line(rendered: str) -> str | None:
-    """The lesson's line for the prompt, or None when it would show a credential or is too long.
+    """The lesson's line for the prompt (cut to MAX_LESSON_CHARS), or None when it would show a credential.
 
     Cached: the same few lessons are rendered turn after turn, and scrubbing costs about half
     a millisecond a line.
@@ -43,8 +43,8 @@ def _fenced_line(rendered: str) -> str | None:
     from lamar.safety.boundary import MAX_LESSON_CHARS
     from lamar.safety.secrets import scrub
 
-    if len(rendered) > MAX_LESSON_CHARS + 64:  # stored before the cap: too long for any prompt
-        return None
+    if len(rendered) > MAX_LESSON_CHARS:  # stored before the cap: shown cut, so checking it stays quick
+        rendered = rendered[:MAX_LESSON_CHARS].rstrip() + " ..."
     line = neutralize(rendered)
     return None if scrub(line)[1] else line
 

@@ -1,6 +1,6 @@
 """Issue 38 item 8: one 480 KB lesson switched the Claude Code hook off for its scope (scrubbing it took
 longer than the hook's budget on every prompt). A lesson's size is capped where it comes in, with a
-`LamarError` that says what to do, and the prompt leaves out one stored before the cap."""
+`LamarError` that says what to do, and the prompt shows one stored before the cap cut to it."""
 
 from __future__ import annotations
 
@@ -46,11 +46,13 @@ def test_a_mined_lesson_over_the_cap_is_dropped_with_its_reason() -> None:
     assert report.of_kind("candidate") == [] and "characters" in report.dropped[0].reason
 
 
-def test_a_huge_lesson_stored_before_the_cap_is_left_out_of_the_prompt() -> None:
+def test_a_huge_lesson_stored_before_the_cap_is_cut_to_it_in_the_prompt() -> None:
     huge = Experience("the build fails", HUGE, id="exp_huge")
     plain = Experience("the tests fail", "run them alone", id="exp_plain")
     prompt = Recall("ep", [huge, plain], {}).as_prompt()
-    assert "run them alone" in prompt and "clear the cache" not in prompt
+    first, second = prompt.split("\n")[2:4]
+    assert first.startswith("1. > When the build fails, clear the cache") and first.endswith(" ...")
+    assert len(first) <= 6_000 + 10 and second == "2. > When the tests fail, run them alone."
 
 
 def test_import_refuses_a_file_holding_a_huge_lesson(tmp_path) -> None:  # type: ignore[no-untyped-def]
