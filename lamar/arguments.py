@@ -83,10 +83,25 @@ def candidate_ids(candidates: Iterable[str] | None) -> set[str] | None:
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Iterable):
         raise InvalidArgument(f"candidates is a list of experience ids; got {type(candidates).__name__}")
     ids = list(candidates)
-    bad = next((c for c in ids if not isinstance(c, str)), None)
-    if bad is not None:
-        raise InvalidArgument(f"candidates must be experience ids (strings); got {bad!r}")
+    # Searched by position, not by value: None itself is one of the things to refuse.
+    bad = [c for c in ids if not isinstance(c, str)]
+    if bad:
+        raise InvalidArgument(f"candidates must be experience ids (strings); got {bad[0]!r}")
     return set(ids)
+
+
+def traces(source: Any) -> Any:
+    """`source` when sleep can read traces from it: None, a path, or an iterable of records.
+
+    >>> traces(None), traces("traces.jsonl")
+    (None, 'traces.jsonl')
+    """
+    if source is None or isinstance(source, (str, os.PathLike)):
+        return source
+    if isinstance(source, (bytes, bytearray)) or not isinstance(source, Iterable):
+        raise InvalidArgument(f"traces is a JSON Lines path or an iterable of traces (dicts, Trace objects or "
+                              f"JSON lines); got {type(source).__name__}")
+    return source
 
 
 def proposal_ids(only: Any) -> list[str] | None:
@@ -114,4 +129,4 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots"]
+__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots", "traces"]

@@ -311,7 +311,7 @@ class Lamar:
         with self._lock:
             self._log.sync()
             self._log.whole()
-            return run_sleep(StateView(self._log), traces=traces, model=model, **options)
+            return run_sleep(StateView(self._log), traces=arguments.traces(traces), model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""

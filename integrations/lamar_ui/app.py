@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -82,7 +82,7 @@ class UI:
         if origin is not None and origin != f"{request.url.scheme}://{request.headers.get('host', '')}":
             raise Forbidden(f"a write from {origin} is refused")
         form = await request.form()
-        if not secrets.compare_digest(str(form.get("token", "")), self.token):
+        if not same_token(str(form.get("token", "")), self.token):
             raise Forbidden("the form carries no valid token: reload the page and try again")
         return form
 
@@ -115,8 +115,20 @@ class UI:
             body = f'<p class="error">{escape(str(exc))}</p><p><a href="/">Show every lesson</a></p>'
         return self._page("What the agent believes", body, "/")
 
-    async def lesson(self, request: Request) -> Response:
-        exp_id = request.path_params["id"]
+    async def lessons_path(self, request: Request) -> Response:
+        """/lessons/ID (a lesson) and /lessons/ID/LEVER, split on the path as it was sent.
+
+        An id may hold a '/' (its links write it %2F); split after decoding, the id
+        `X/retire` would open lesson X's retire page.
+        """
+        parts = _segments(request)[2:]
+        if len(parts) == 1 and request.method == "GET":
+            return await self.lesson(parts[0])
+        if len(parts) == 2:
+            return await self.lever(request, parts[0], parts[1])
+        return self._missing("no such page: /lessons/ID or /lessons/ID/retire")
+
+    async def lesson(self, exp_id: str) -> Response:
 
         def build() -> str:
             exp = self.lam.get(exp_id)
@@ -132,9 +144,8 @@ class UI:
             return self._missing(str(exc))
         return self._page("Lesson", body, "/")
 
-    async def lever(self, request: Request) -> Response:
+    async def lever(self, request: Request, exp_id: str, lever: str) -> Response:
         """GET asks for confirmation; POST (with the token) retires or revives."""
-        exp_id, lever = request.path_params["id"], request.path_params["lever"]
         if lever not in ("retire", "revive"):
             return self._missing(f"no lever {lever!r}: retire or revive")
         back = f"/lessons/{quote(exp_id, safe='')}"
@@ -222,7 +233,11 @@ class UI:
     async def sleep(self, request: Request) -> Response:
         def build() -> str:
             data = self._report()
-            report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
+            try:
+                report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
+            except LamarError as exc:  # a report edited by hand: say so, as `lamar review` does
+                self.message = f"cannot read the sleep report {self.report_path}: {exc}"
+                data, report = None, SleepReport([], [], 0, 0.0, {})
             decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
             # Applied is a fact of the store, not of the report file: read it from the events
@@ -317,15 +332,18 @@ class TokenGuard(BaseHTTPMiddleware):
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         ui = self.ui
         given = request.query_params.get("token")
-        if given is not None and secrets.compare_digest(given, ui.token):
+        if given is not None and same_token(given, ui.token):
             response: Response = RedirectResponse(request.url.path, status_code=303)
             response.set_cookie(ui.cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
-                secrets.compare_digest(request.cookies.get(ui.cookie, ""), ui.token):
+                same_token(request.cookies.get(ui.cookie, ""), ui.token):
             try:
                 response = await call_next(request)
             except Forbidden as exc:
                 response = _forbidden(str(exc))
+            except Exception:  # noqa: BLE001 - a bug still answers with the headers below, not a bare 500
+                response = HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
+                                        "the store is unchanged</p>", status_code=500)
         else:
             response = _forbidden("open the address that `lamar ui` printed: it carries this launch's token")
         response.headers["Content-Security-Policy"] = _CSP
@@ -340,8 +358,7 @@ def create_app(ui: UI) -> Starlette:
     handler = Callable[[Request], Awaitable[Response]]
     routes: list[tuple[str, handler, list[str]]] = [
         ("/", ui.lessons, ["GET"]),
-        ("/lessons/{id}", ui.lesson, ["GET"]),
-        ("/lessons/{id}/{lever}", ui.lever, ["GET", "POST"]),
+        ("/lessons/{rest:path}", ui.lessons_path, ["GET", "POST"]),
         ("/add", ui.add, ["GET", "POST"]),
         ("/add/many", ui.add_many, ["POST"]),
         ("/episodes", ui.episodes, ["GET"]),
@@ -358,8 +375,24 @@ def create_app(ui: UI) -> Starlette:
     )
 
 
+def same_token(given: str, token: str) -> bool:
+    """Whether `given` is the launch token, in constant time; any text at all may be given.
+
+    `secrets.compare_digest` raises TypeError on a str that is not ASCII, which answered a
+    hand-made token with a 500 that carried none of the security headers.
+    """
+    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8"))
+
+
 def _forbidden(message: str) -> HTMLResponse:
     return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
+
+
+def _segments(request: Request) -> list[str]:
+    """The path's segments, each decoded alone ('%2F' stays inside its segment)."""
+    raw = request.scope.get("raw_path")
+    path = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+    return [unquote(part) for part in path.split("?", 1)[0].split("/")]
 
 
 def _choice(name: str, value: str, kind: type[Status | Verdict]) -> None:

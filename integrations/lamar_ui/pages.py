@@ -216,10 +216,15 @@ def _evidence_cell(ev: Mapping[str, Any] | Evidence | None) -> str:
     if ev is None:
         return "n/a"
     data = ev.to_dict() if isinstance(ev, Evidence) else ev
-    lower, upper = data.get("lower"), data.get("upper")
+    # A report file can be edited by hand: every field is shown as a number or escaped text.
+    low, high, mid = (_number(data.get(name)) for name in ("lower", "upper", "lift"))
     return (f'<span class="verdict {escape(str(data.get("verdict")))}">{escape(str(data.get("verdict")))}</span> '
-            f"{shown_lift(data.get('lift'), lower, upper)} "
-            f"{escape(shown_interval(lower, upper))}, {data.get('randomized', 0)} randomized")
+            f"{escape(shown_lift(mid, low, high))} {escape(shown_interval(low, high))}, "
+            f"{escape(str(data.get('randomized', 0)))} randomized")
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],

@@ -38,6 +38,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lamar.cli.claude_code import fast_hook
 
         return fast_hook(args_list[2:])
+    from lamar.safety.terminal import TerminalStream
+
+    # Every line any command prints passes one neutraliser: stored text (scopes, provenance,
+    # reasons, proposal ids) must not reach the terminal as control sequences.
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalStream(sys.stdout), TerminalStream(sys.stderr)
+    try:
+        return _run(args_list)
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def _run(argv: list[str]) -> int:
     from lamar.cli.parser import build_parser
 
     parser = build_parser()

@@ -7,7 +7,6 @@ import math
 import sys
 import textwrap
 import time
-import unicodedata
 from collections.abc import Mapping
 from typing import Any, TextIO
 
@@ -95,19 +94,14 @@ def lift(value: float | None, lower: float | None, upper: float | None, digits: 
 
 
 def visible(text: str) -> str:
-    """`text` with control and bidi-override characters written as escapes (ESC as \\x1b).
+    """`text` on one line, with control and bidi characters written as escapes (ESC as \\x1b).
 
-    Scope and context values come from agents and are printed to terminals: an escape sequence
-    in one could clear the screen or recolour what follows, and a bidi override could reverse it.
+    Scope and context values come from agents and are printed in columns: a newline would
+    break the row, and the rest is what `terminal_safe` shows visibly anyway.
     """
-    return "".join(ch.encode("unicode_escape").decode("ascii") if _hidden(ch) else ch for ch in text)
+    from lamar.safety.terminal import terminal_safe
 
-
-def _hidden(ch: str) -> bool:
-    return unicodedata.category(ch) == "Cc" or ch in _BIDI
-
-
-_BIDI = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+    return terminal_safe(text).replace("\n", "\\n").replace("\t", "\\t")
 
 
 def scope_text(scope: Mapping[str, str]) -> str:

@@ -202,10 +202,16 @@ def cmd_apply(args: argparse.Namespace) -> int:
         lam.close()
     if args.json:
         dump_json({"applied": result.applied, "skipped": [{"id": i, "reason": r} for i, r in result.skipped]})
-        return 0
-    print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
-    for pid in result.applied:
-        print(f"  applied  {pid}")
-    for pid, reason in result.skipped:
-        print(f"  skipped  {pid}: {reason}")
+    else:
+        print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
+        for pid in result.applied:
+            print(f"  applied  {pid}")
+        for pid, reason in result.skipped:
+            print(f"  skipped  {pid}: {reason}")
+    # A script must see that nothing went in; a second run over applied proposals is not a failure.
+    refused = [pid for pid, reason in result.skipped if not reason.startswith("already applied")]
+    if refused and not result.applied:
+        sys.stdout.flush()
+        raise UsageError(f"none of the {plural(len(refused), 'proposal')} in {args.report} was applied: "
+                         "each was refused (the reasons are listed above)")
     return 0

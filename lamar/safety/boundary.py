@@ -10,13 +10,37 @@ candidate, `apply` of a candidate.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 
 from lamar._errors import InvalidExperience
 from lamar.experience import Experience
-from lamar.safety.injection import plain_text
+from lamar.safety.plain import plain_text
 from lamar.safety.secrets import scrub
 
 TEXT_FIELDS = ("precondition", "action", "rationale")
+MAX_LESSON_CHARS = 6_000
+"""Most characters a lesson's precondition, action and rationale may hold together: it is injected
+into every prompt of its scope, and screened wherever it comes in."""
+MAX_SCOPE_CHARS = 4_000
+"""Most characters a lesson's scope keys and values may hold together."""
+
+
+def size_problem(precondition: str, action: str, rationale: str, scope: Mapping[str, str]) -> str:
+    """Why the lesson is too long to store, or "" when it is not.
+
+    >>> size_problem("the build fails", "x" * 7_000, "", {}).startswith("the lesson is 7,015 characters")
+    True
+    """
+    size = len(precondition) + len(action) + len(rationale)
+    if size > MAX_LESSON_CHARS:
+        return (f"the lesson is {size:,} characters long; a lesson is injected into every prompt of its scope, "
+                f"so it may hold at most {MAX_LESSON_CHARS:,} (a few sentences): put long material in a file and "
+                "let the lesson say where it is")
+    size = sum(len(k) + len(v) for k, v in scope.items())
+    if size > MAX_SCOPE_CHARS:
+        return (f"the lesson's scope is {size:,} characters long, at most {MAX_SCOPE_CHARS:,}: a scope names "
+                "a project, a language, a task")
+    return ""
 
 
 def prompt_form(text: str) -> str:
@@ -50,9 +74,13 @@ def admitted(experience: Experience) -> Experience:
 
     Raises:
         InvalidExperience: the lesson (as the model would read it) holds what looks like a
-            secret (the message names its kind and says how to write the lesson instead), or
-            its text holds a lone surrogate.
+            secret (the message names its kind and says how to write the lesson instead), its
+            text holds a lone surrogate, or it is longer than MAX_LESSON_CHARS (its scope than
+            MAX_SCOPE_CHARS).
     """
+    too_long = size_problem(experience.precondition, experience.action, experience.rationale, experience.scope)
+    if too_long:  # checked first: screening a 480 KB lesson alone takes seconds
+        raise InvalidExperience(too_long)
     for name in TEXT_FIELDS:
         try:
             getattr(experience, name).encode("utf-8")
@@ -70,4 +98,5 @@ def admitted(experience: Experience) -> Experience:
     return exp
 
 
-__all__ = ["TEXT_FIELDS", "admitted", "normalized", "prompt_form", "secret_kinds"]
+__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "normalized", "prompt_form",
+           "secret_kinds", "size_problem"]

@@ -1,62 +1,81 @@
-"""`skeleton`: fold look-alike letters and colons to ASCII, one character for one character.
+"""`reading`: text as a model reads it, folded to lower-case ASCII with the Unicode confusables data (UTS #39).
 
-A model reads "ꜱʏꜱᴛᴇᴍ꞉" (small capitals and a modifier colon), "ᏚᎩᏚᎢᎬᎷ:" (Cherokee) or
-"Śystem∶" (an accented letter, a ratio sign) as "System:". Screening and fencing match on the
-skeleton; because it keeps every position, what is found there can be quoted in the original.
+"ꜱʏꜱᴛᴇᴍ꞉" (small capitals, a modifier colon), "ꓢꓬꓢꓔꓰꓟ:" (Lisu) and "Ⲋⲩⲋⲧⲉⲙ∶" (Coptic, a ratio
+sign) all read as "system:". The fence and the screen look for role words in the reading;
+`reading_map` also says which character of the text each folded character came from.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import unicodedata
 
-# Cyrillic and Greek look-alikes (the same table the injection screen has always used).
-_CYRILLIC_GREEK = dict(zip(
-    "аеорсхуіјѕԁһԛԝӏɡոսαειορτυνκѵɩıȷ" "АВЕКМНОРСТХЅІЈΑΒΕΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcxyijsdhqwlgnuaeioptuvkviij" "ABEKMHOPCTXSIJABEHIKMNOPTYX", strict=True,
-))
-# Cherokee capitals that read as Latin letters (after casefold, Cherokee small letters become these).
-_CHEROKEE = dict(zip(
-    "ᎠᎡᎢᎥᎩᎪᎫᎬᎳᎷᎻᏀᏂᏃᏏᏒᏔᏕᏚᏞᏟᏢᏦᏧᏴᏙᎤ",
-    "DRTiYAJEWMHGhZbRWSSLCPKdBVU", strict=True,
-))
-# Every sign that reads as a colon.
-_COLONS = "∶꞉ː˸׃։᛬⁚⦂︰﹕：܃܄፡჻꛴"
-_LATIN_NAME = re.compile(r"^LATIN (?:CAPITAL |SMALL )?LETTER (?:SMALL CAPITAL |SMALL )?([A-Z])(?: WITH .*)?$")
-_RANGES = ((0x00C0, 0x0530), (0x1D00, 0x1E00), (0x1E00, 0x1F00), (0x2C60, 0x2C80), (0xA720, 0xA800),
-           (0xAB30, 0xAB70))
+_MARKS = frozenset({"Mn", "Me", "Mc"})
+_UNSEEN = frozenset({"Cc", "Cf", "Cn", "Co", "Cs"})
 
 
 @functools.cache
-def _table() -> dict[int, str]:
-    """Built on first use (a few thousand name lookups), so importing lamar stays cheap."""
-    table: dict[int, str] = {}
-    for low, high in _RANGES:
-        for code in range(low, high):
-            found = _LATIN_NAME.match(unicodedata.name(chr(code), ""))
-            if found:
-                letter = found.group(1)
-                small = "SMALL LETTER" in unicodedata.name(chr(code)) and "SMALL CAPITAL" not in \
-                    unicodedata.name(chr(code))
-                table[code] = letter.lower() if small else letter
-    for code in range(0xAB70, 0xABC0):  # Cherokee small letters: their capital's look-alike
-        upper = chr(code).upper()
-        if len(upper) == 1 and upper in _CHEROKEE:
-            table[code] = _CHEROKEE[upper].lower()
-    table.update({ord(k): v for k, v in _CHEROKEE.items()})
-    table.update({ord(k): v for k, v in _CYRILLIC_GREEK.items()})
-    table.update({ord(c): ":" for c in _COLONS})
-    return table
+def _table() -> dict[str, str]:
+    """Loaded on first use, so importing lamar stays cheap."""
+    from lamar.safety.confusable_table import READS_AS
+
+    return {char: ascii_ for ascii_, chars in READS_AS.items() for char in chars}
 
 
-def skeleton(text: str) -> str:
-    """`text` with look-alike letters and colons folded to ASCII; the same length as `text`.
+@functools.lru_cache(maxsize=65536)
+def _fold(ch: str) -> str:
+    """What `ch` reads as: its look-alike ASCII, else its lower case; "" for a mark or an unseen character."""
+    table = _table()
+    if ch in table:
+        return table[ch]
+    out = []
+    # Decomposed, "Ś" is "S" + an acute accent and "İ" casefolds to "i" + a dot: marks are read through.
+    for c in unicodedata.normalize("NFD", ch.casefold()):
+        if c in table:
+            out.append(table[c])
+        elif unicodedata.category(c) not in _MARKS and unicodedata.category(c) not in _UNSEEN:
+            out.append(c)
+    return "".join(out)
 
-    >>> skeleton("ꜱʏꜱᴛᴇᴍ꞉ ᏚᎩᏚᎢᎬᎷ∶ Ѕуstem")
-    'SYSTEM: SYSTEM: System'
+
+def reading(text: str) -> str:
+    """`text` as it reads: look-alikes folded to ASCII, lower case, combining marks read through.
+
+    >>> reading("ꜱʏꜱᴛᴇᴍ꞉ ꓢꓬꓢꓔꓰꓟ: S\\u0335ys\\u034ftem\\u1804")
+    'system: system: system:'
     """
-    return text.translate(_table())
+    return "".join(_fold(ch) if not ch.isascii() else ch.lower() for ch in text)
 
 
-__all__ = ["skeleton"]
+def reading_map(text: str) -> tuple[str, list[int]]:
+    """`reading(text)`, and for each of its characters the index in `text` it came from."""
+    folded: list[str] = []
+    origin: list[int] = []
+    for i, ch in enumerate(text):
+        part = ch.lower() if ch.isascii() else _fold(ch)
+        folded.append(part)
+        origin += [i] * len(part)
+    return "".join(folded), origin
+
+
+def reads_as(target: str) -> str:
+    """Every character that reads as `target` (one ASCII character), `target` included.
+
+    >>> "\\u2039" in reads_as("<") and "\\ua4fd" in reads_as(":")
+    True
+    """
+    from lamar.safety.confusable_table import READS_AS
+
+    return target + READS_AS.get(target, "") + READS_AS.get(target.lower(), "")
+
+
+def spelt_loosely(word: str) -> str:
+    """A regex for `word` in a reading where ASCII look-alikes of each other stand in: I l 1 |, o 0.
+
+    >>> spelt_loosely("tool")
+    't[o0][o0][il1|]'
+    """
+    return "".join("[il1|]" if c in "il" else "[o0]" if c == "o" else c for c in word)
+
+
+__all__ = ["reading", "reading_map", "reads_as", "spelt_loosely"]

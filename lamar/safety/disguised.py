@@ -17,11 +17,18 @@ from collections.abc import Callable, Sequence
 Finder = Callable[[str], "list[tuple[int, int, str]]"]  # spans (start, end, kind) of secrets in a text
 Scrubber = Callable[[str], "tuple[str, list[str]]"]
 
-_GAP = re.compile(r"[ \t]*\r?\n[ \t]*|[ \t]{1,3}")
-_CHUNK = re.compile(r"[A-Za-z0-9_.~+/=-]+")
+_K, _N = "[A-Za-z0-9_.~+/=-]", "[A-Za-z_.~+/=-]"  # a character of a chunk; one that is no digit
+# A chunk that holds a digit or ends like a key prefix, a short gap, a chunk that holds a digit.
+# Chunks start only where a chunk starts and are read possessively: no position is tried twice.
+_CUT = re.compile(
+    rf"(?<!{_K})(?={_N}*+\d|{_K}*+(?<=[_.-])){_K}++(?P<gap>[ \t]*+\r?\n[ \t]*+|[ \t]{{1,3}})(?={_N}*+\d)"
+)
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
+# A run holding three escapes or more. It starts only where a run starts and its word characters
+# are taken possessively, so a long run without escapes is read once, not once per position.
 _ESCAPED = re.compile(
-    r"(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}|&#x?[0-9a-fA-F]{1,5};|[A-Za-z0-9_.-])+"
+    r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9_.-]*+(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}"
+    r"|&#x?[0-9a-fA-F]{1,5};)){3,}[A-Za-z0-9_.-]*+"
 )
 _ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})|&#(x?)([0-9a-fA-F]{1,5});")
 _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
@@ -32,18 +39,10 @@ def _joined(text: str) -> tuple[str, list[tuple[int, int]], list[int]]:
     back (joined offset, original offset), and where in the joined text the gaps were.
 
     A gap is closed only when the chunk after it holds a digit and the chunk before holds one
-    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One pass over the
-    gaps and chunks, so hostile text costs linear time.
+    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One regex finds
+    those gaps, reading each chunk at most twice, so hostile text costs linear time.
     """
-    ends, starts = {}, {}
-    for chunk in _CHUNK.finditer(text):
-        ends[chunk.end()] = starts[chunk.start()] = chunk.group(0)
-    cuts = []
-    for gap in _GAP.finditer(text):
-        before, after = ends.get(gap.start()), starts.get(gap.end())
-        if before and after and any(c.isdigit() for c in after) and (
-                any(c.isdigit() for c in before) or before[-1] in "_-."):
-            cuts.append((gap.start(), gap.end()))
+    cuts = [(m.start("gap"), m.end("gap")) for m in _CUT.finditer(text)]
     pieces: list[str] = []
     segments: list[tuple[int, int]] = []
     last = joined_at = 0
@@ -69,7 +68,7 @@ def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
 
     spans = []
     for start, end, kind in find(joined):
-        cuts = [g for g in gaps[bisect.bisect_right(gaps, start):] if g < end]
+        cuts = gaps[bisect.bisect_right(gaps, start):bisect.bisect_left(gaps, end)]
         if not cuts:
             continue  # found without joining: the plain rules saw it already
         pieces = [joined[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]

@@ -1,14 +1,16 @@
 """Prompt-injection screening: `injection_reason` says why a text reads as instructions aimed at the model.
 
-The text is folded first (NFKC, invisible characters removed, common homoglyphs mapped, lower case),
-so casing, full-width letters, zero-width joiners and look-alikes (Cyrillic, Greek, Cherokee, small
-capitals, accented Latin, ratio and modifier colons) do not hide a phrase.
+The text is folded first (`plain_text`, then `reading`: look-alikes of the Unicode confusables data
+to ASCII, lower case, combining marks read through), so casing, full-width letters, joiners,
+variation selectors, combining marks and look-alikes from any script do not hide a phrase.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from lamar.safety.confusables import spelt_loosely
+from lamar.safety.plain import plain_text
 
 # Characters a model reads as Latin letters although they are not (Cyrillic and Greek look-alikes).
 # One character to one character, so a folded copy keeps the positions of the original.
@@ -16,30 +18,14 @@ HOMOGLYPHS = str.maketrans(
     "аеорсхуіјѕԁһԛԝӏɡոսαειορτυνκѵɩıȷ" "АВЕКМНОРСТХЅІЈΑΒΕΗΙΚΜΝΟΡΤΥΧ",
     "aeopcxyijsdhqwlgnuaeioptuvkviij" "ABEKMHOPCTXSIJABEHIKMNOPTYX",
 )
+_ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "tool", "function")
 _LEET = str.maketrans("013457@$!", "oieastasi")
-_KEEP_CONTROL = {"\n", "\t", "\r"}
-
-
-def plain_text(text: str) -> str:
-    """`text` in NFKC form without invisible characters (zero-width, bidi overrides, controls).
-
-    What a reader sees and what a model reads then agree: "ＳＹＳＴＥＭ" becomes "SYSTEM",
-    "sys\\u200btem" becomes "system".
-
-    >>> plain_text("ＳＹＳ\\u200bTEM\\u202e:")
-    'SYSTEM:'
-    """
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(
-        ch for ch in text
-        if ch in _KEEP_CONTROL or unicodedata.category(ch) not in {"Cf", "Cc", "Co", "Cs"}
-    )
 
 
 def _fold(text: str) -> str:
-    from lamar.safety.confusables import skeleton  # its table is built on first use
+    from lamar.safety.confusables import reading  # its table loads on first use
 
-    return " ".join(skeleton(skeleton(plain_text(text)).casefold()).lower().split())
+    return " ".join(reading(plain_text(text)).split())
 
 
 def _compact(folded: str) -> str:
@@ -88,8 +74,9 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"#{2,6}\s*(?:system|instructions?|assistant|user|human|developer|response)\b"
         r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
     )),
+    # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either.
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:system|assistant|user|human|developer|ai|model|tool|function)\s*:(?!//)"
+        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + r")\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
         r"\b(?:notes?|messages?|attention|instructions?) (?:to|for) (?:the )?"

@@ -6,18 +6,34 @@ its provider and the generic rules skip values that are already placeholders.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lamar.safety.assignments import (
+    ASSIGNMENT,
+    CLI_FLAG,
+    COMMAND_PASSWORD,
+    COOKIE,
+    KEY_ARGUMENT,
+    NAME_VALUE,
+    PROSE,
+    PROSE_USE,
+    assignment_is_harmless,
+    assignment_kind,
+    flag_is_harmless,
+    flag_kind,
+    name_value_is_harmless,
+    name_value_kind,
+    prose_is_harmless,
+    prose_kind,
+    secret_key_kind,
+)
 from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import RUN, looks_random
-from lamar.safety.injection import plain_text
+from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
+from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import PROVIDER_TOKENS
-
-PLACEHOLDER = "[REDACTED:{kind}]"
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 # A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
 # checked by `_continues_a_word`, the end by this lookahead).
@@ -36,158 +52,17 @@ class _Rule:
     # lookbehind, so a pattern that starts with a literal ("ghp_") gets the regex engine's fast
     # literal scan (about 100 times faster over long text).
     token: bool = False
+    # For rules whose key decides (PASSWORD=...): the pattern up to its secret, searched first, and
+    # the whole pattern tried only where the key names a credential. Searching the whole pattern
+    # read every value, and again from its start when it was harmless: "a=a=a=..." cost 500
+    # characters of matching per character of text.
+    head: re.Pattern[str] | None = None
 
 
-# ---- values that only look like secrets: documented in README.md, "Guarantees" -----------------
-
-_PLACEHOLDER_WORDS = {
-    "", "none", "null", "nil", "true", "false", "undefined", "redacted", "placeholder", "todo",
-    "tbd", "replaceme", "replace_me", "replace-me", "example", "str", "string", "bytes", "int",
-    "bool", "any", "secretstr", "optional[str]", "str|none", "required", "optional", "empty",
-}
-_TEMPLATE = re.compile(
-    r"""^(?:\$\{?[A-Za-z_{(]|\{\{|\{%|<[^<>]*(?:>|$)|%[A-Za-z_]+%$|\#\{"""
-    r"""|[A-Za-z_][\w.]*[(\[]|process\.env\b)"""
-)
-_FILLER = re.compile(r"^([x*.•_-])\1*$", re.IGNORECASE)
-_DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
-
-
-def is_placeholder(value: str) -> bool:
-    """True for values that stand for a secret without being one.
-
-    Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
-    fillers (`xxxx`, `****`, `...`), words such as `none`/`example`/`placeholder`, type names
-    (`str`), values starting with "your" (`your-api-key-here`), dotted names (`settings.TOKEN`),
-    paths and URLs (a URL's own credentials are caught by the URL rules). Weak real passwords
-    such as `changeme` or `password` are NOT placeholders: they are redacted.
-
-    >>> is_placeholder("<your key>"), is_placeholder("${API_KEY}"), is_placeholder("changeme")
-    (True, True, False)
-    """
-    v = value.strip().strip("\"'").strip()
-    low = v.lower().replace(" ", "")
-    if low in _PLACEHOLDER_WORDS or _PLACEHOLDER.fullmatch(v) or _FILLER.match(v):
-        return True
-    if low.startswith("your") or _TEMPLATE.match(v) or _DOTTED_NAME.match(v):
-        return True
-    return v.startswith(("/", "./", "../", "~/")) or "://" in v
-
-
-# ---- assignments whose key names a secret: PASSWORD=..., "apiKey": "...", --token ... -------------
-
-_PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
-_PASSWORD_SUFFIXES = ("password", "passwd", "passphrase")
-_SECRET_SUFFIXES = ("secret", "token", "apikey", "credential", "credentials", "privatekey", "secretkey",
-                    "accesskey", "authkey")
-_SECRET_PAIRS = {
-    ("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"), ("auth", "token"),
-    ("signing", "key"), ("encryption", "key"), ("master", "key"), ("client", "secret"),
-    ("session", "key"), ("secret", "key"), ("account", "key"), ("basic", "auth"), ("app", "key"),
-    ("subscription", "key"), ("shared", "key"), ("license", "key"), ("webhook", "secret"),
-}
-_METADATA_WORDS = {
-    "type", "ttl", "expiry", "expires", "expiration", "url", "uri", "endpoint", "path", "file", "name",
-    "id", "length", "count", "limit", "size", "header", "env", "var", "field", "kind", "format", "mode",
-    "dir", "location", "prefix", "len", "lifetime", "timeout", "duration", "age", "hint", "version",
-    "enabled", "required", "provider", "method", "scheme", "algorithm", "alg", "rotation", "policy",
-}
-_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-
-
-def secret_key_kind(key: str) -> str | None:
-    """'password' or 'secret' when an assignment's key names a credential, else None.
-
-    >>> secret_key_kind("DB_PASSWORD"), secret_key_kind("githubToken"), secret_key_kind("max_tokens")
-    ('password', 'secret', None)
-    """
-    words = [w.lower() for w in _WORD.findall(key)]
-    if len(words) > 1 and words[-1] in _METADATA_WORDS:
-        return None  # TOKEN_TYPE=bearer, PASSWORD_MIN_LENGTH=8: facts about a secret, not the secret
-    # Suffixes catch run-together names (PGPASSWORD, MYTOKEN) but not TOKENIZER or BYPASS.
-    if any(w in _PASSWORD_WORDS or w.endswith(_PASSWORD_SUFFIXES) for w in words):
-        return "password"
-    if any(w.endswith(_SECRET_SUFFIXES) or w == "pat" for w in words):  # AZURE_DEVOPS_EXT_PAT
-        return "secret"
-    if words == ["auth"]:
-        return "secret"  # .npmrc _auth, Docker config.json "auth": base64 of user:password
-    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
-        return "secret"
-    return None
-
-
-_ASSIGNMENT = re.compile(
-    r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
-    r"""[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"""
-    r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"'`]{1,500})""",
-    re.MULTILINE,
-)
-_CLI_FLAG = re.compile(
-    r"""(?<!\S)--(?P<key>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"""
-    r"""|auth-token|private-key)(?:=|[ \t]+)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
-    re.IGNORECASE,
-)
-
-
-def _assignment_is_harmless(match: re.Match[str]) -> bool:
-    kind = secret_key_kind(match.group("key"))
-    if kind is None:
-        return True
-    if match.group("sep") == ":" and not (match.group("q") or _line_start(match) or _is_compound(match)):
-        return True  # "the password: it expired" is prose, "password: hunter2" on its own line is YAML
-    value = match.group("secret").strip("\"'")
-    if is_placeholder(value) or value.lower() == match.group("key").lower():
-        return True
-    return kind != "password" and value.isdigit() and len(value) <= 10  # TOKEN_TTL=3600
-
-
-def _line_start(match: re.Match[str]) -> bool:
-    start = match.start("key") - len(match.group("q"))
-    return match.string[match.string.rfind("\n", 0, start) + 1 : start].strip() in {"", "-"}
-
-
-def _is_compound(match: re.Match[str]) -> bool:
-    return len(_WORD.findall(match.group("key"))) > 1
-
-
-def _assignment_kind(match: re.Match[str]) -> str:
-    return secret_key_kind(match.group("key")) or "secret"
-
-
-def _flag_kind(match: re.Match[str]) -> str:
-    return "password" if match.group("key").lower().startswith("pass") else "secret"
-
-
-def _flag_is_harmless(match: re.Match[str]) -> bool:
-    return is_placeholder(match.group("secret"))
-
-
-# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X, ...
-_COMMAND_PASSWORD = re.compile(
-    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
-    r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
-    r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
-    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
-    r"""(?P<secret>[^\s"']{1,200})"""
-)
-# Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
-_NAME_VALUE = re.compile(
-    r"""["']?\b(?:name|key)["']?\s*[:=]\s*["']?(?P<key>[A-Za-z_][\w.-]{0,80})["']?[\s,]{1,20}"""
-    r"""(?:-\s*)?["']?value["']?\s*[:=]\s*(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"',}/>]{1,500})"""
-)
-# Call arguments: config.set("smtp_password", "..."), headers.set("X-Api-Key", "...").
-_KEY_ARGUMENT = re.compile(
-    r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]{0,80})(?P=q)\s*,\s*(?P<secret>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
-)
-_COOKIE = re.compile(r"(?im)\b(?:set-)?cookie\s*:\s*(?P<secret>[^\s;=]{1,100}=[^\n]{1,4000})")
-
-
-def _name_value_is_harmless(match: re.Match[str]) -> bool:
-    return secret_key_kind(match.group("key")) is None or is_placeholder(match.group("secret").strip("\"'"))
-
-
-def _name_value_kind(match: re.Match[str]) -> str:
-    return secret_key_kind(match.group("key")) or "secret"
+def _keyed(kind: str, pattern: re.Pattern[str], keep: Callable[[re.Match[str]], bool],
+           name: Callable[[re.Match[str]], str]) -> _Rule:
+    head = re.compile(pattern.pattern[:pattern.pattern.index("(?P<secret>")], pattern.flags)
+    return _Rule(kind, pattern, keep, name, head=head)
 
 
 # ---- credentials in URLs ---------------------------------------------------------------------------
@@ -253,42 +128,6 @@ _WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
 def _continues_a_word(match: re.Match[str]) -> bool:
     start = match.start()
     return start > 0 and _WORD_CHAR.match(match.string, start - 1) is not None
-
-
-# ---- secrets said in prose: "the password is hunter2", "use the token abc123" ----------------------
-
-_PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
-    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
-    r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
-    r"(?:\s+[\w.-]{1,30})?)?"
-    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
-    r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
-    r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
-)
-_PROSE_USE = re.compile(
-    r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
-    r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
-)
-_WEAK_PASSWORDS = {"password", "changeme", "letmein", "hunter", "admin", "secret", "qwerty", "welcome",
-                   "passw0rd", "root", "toor", "default", "guest", "master", "dragon", "monkey", "trustno"}
-_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
-
-
-def _prose_is_harmless(match: re.Match[str]) -> bool:
-    value = match.group("secret")
-    if value[0] in "\"'`":
-        return is_placeholder(value.strip("\"'`"))
-    bare = value.rstrip(".,;:!?)")
-    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(value) and bare.lower() not in _WEAK_PASSWORDS):
-        return True  # "the password is wrong", "the token was expired"
-    key = match.group("key").lower()
-    return not key.startswith(("pass", "pin")) and bare.isdigit() and len(bare) <= 6  # token is 3600 s
-
-
-def _prose_kind(match: re.Match[str]) -> str:
-    key = match.group("key").lower()
-    return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
 def _not_random(match: re.Match[str]) -> bool:
@@ -363,31 +202,31 @@ RULES: tuple[_Rule, ...] = (
         r"(?i)(?<![/\w-])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key"
         r"|x-functions-key|ocp-apim-subscription-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
     ), _auth_is_harmless),
-    _Rule("cookie", _COOKIE),
+    _Rule("cookie", COOKIE),
     _Rule("url-password", _URL_USERINFO, _url_password_is_harmless, _url_kind),
     _Rule("url-token", _URL_QUERY, _query_is_harmless),
     # A token standing alone as the user name: https://<token>@host (Sentry DSNs, git remotes).
     _Rule("url-token", re.compile(
         r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
     )),
-    _Rule("password", _COMMAND_PASSWORD, _flag_is_harmless),
+    _Rule("password", COMMAND_PASSWORD, flag_is_harmless),
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
-          _flag_is_harmless),
+          flag_is_harmless),
     # requests and httpx: auth=("user", "secret").
     _Rule("password", re.compile(
         r"""\bauth\s*=\s*\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
-    ), _flag_is_harmless),
-    _Rule("secret", _CLI_FLAG, _flag_is_harmless, _flag_kind),
-    _Rule("secret", _NAME_VALUE, _name_value_is_harmless, _name_value_kind),
-    _Rule("secret", _KEY_ARGUMENT, _name_value_is_harmless, _name_value_kind),
-    _Rule("secret", _ASSIGNMENT, _assignment_is_harmless, _assignment_kind),
-    _Rule("secret", _PROSE, _prose_is_harmless, _prose_kind),
-    _Rule("secret", _PROSE_USE, _prose_is_harmless, _prose_kind),
+    ), flag_is_harmless),
+    _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
+    _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
+    _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
+    _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
+    _Rule("secret", PROSE, prose_is_harmless, prose_kind),
+    _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),
     # "the creds are admin/hunter2": a user and its password joined by a slash.
     _Rule("password", re.compile(
         r"(?i)\b(?:creds|credentials|login)\s*(?:[:=]|\s(?:are|is|were|was))\s*[\w.@+-]{1,64}/(?P<secret>[^\s/]{4,200})"
-    ), _flag_is_harmless),
+    ), flag_is_harmless),
 )
 # Run after every other rule and after the disguise search, so that each of them names its kind
 # first: what is left of a long random run is a credential without a name (a bare AWS secret, an
@@ -436,20 +275,33 @@ def scrub(text: str) -> tuple[str, list[str]]:
     kinds: list[str] = []
     text = _scrub_plain(text, kinds)
     # A zero-width space or full-width letters hide a key from the rules but not from a model:
-    # when the text as a model reads it holds more, that form is what we return.
-    plain = text.isascii() and not _CONTROL.search(text)  # then NFKC and the filter change nothing
-    normal = text if plain else plain_text(text)
-    if normal != text:
-        more: list[str] = []
-        cleaned = _scrub_plain(normal, more)
-        if more:
-            text = cleaned
-            kinds += [k for k in more if k not in kinds]
+    # when the text as a model reads it holds more, that form is what we return. Then the same
+    # without accents: "…Mk5A" and a combining acute compose into "Á", which ends a key early.
+    if not (text.isascii() and not _CONTROL.search(text)):  # else NFKC and the filter change nothing
+        normal = plain_text(text)
+        cleaned = _reread(text, normal, kinds)
+        read = normal if cleaned is text else cleaned
+        bare = unaccented(read)
+        # Worth a pass only where taking accents off joins a longer run of key characters.
+        longer = bare != read and _LONG_RUN.findall(bare) != _LONG_RUN.findall(read)
+        text = _reread(cleaned, bare, kinds) if longer else cleaned
     spans = disguised_spans(text, _shape_spans, _scrub_decoded)
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
         text = redact_spans(text, spans, PLACEHOLDER)
     return _apply(_RANDOM, text, kinds), kinds
+
+
+def _reread(text: str, shadow: str, kinds: list[str]) -> str:
+    """`shadow` scrubbed when it shows credentials that `text` hid from the rules, else `text`."""
+    if shadow == text:
+        return text
+    more: list[str] = []
+    cleaned = _scrub_plain(shadow, more)
+    if not more:
+        return text
+    kinds += [k for k in more if k not in kinds]
+    return cleaned
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:
@@ -481,10 +333,27 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def _next(rule: _Rule, text: str, pos: int) -> re.Match[str] | None:
+    """The rule's next match from `pos`, as `rule.pattern.search` would find it."""
+    if rule.head is None:
+        return rule.pattern.search(text, pos)
+    while pos <= len(text):
+        for head in rule.head.finditer(text, pos):  # in C from one key to the next
+            if secret_key_kind(head.group("key")) is not None:
+                match = rule.pattern.match(text, head.start())
+                if match is not None:
+                    return match
+                pos = head.start() + 1
+                break
+        else:
+            return None
+    return None
+
+
 def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
     pieces: list[str] = []
     done = pos = 0
-    while (match := rule.pattern.search(text, pos)) is not None:
+    while (match := _next(rule, text, pos)) is not None:
         if rule.token and _continues_a_word(match):
             pos = match.start() + 1
             continue
@@ -501,7 +370,7 @@ def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
 def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
     """The match with its secret replaced by a placeholder, or unchanged when it is no secret."""
     secret = match.group("secret")
-    if _PLACEHOLDER.match(secret.lstrip("\"'")) or (rule.keep is not None and rule.keep(match)):
+    if REDACTED.match(secret.lstrip("\"'")) or (rule.keep is not None and rule.keep(match)):
         return match.group(0)
     start, end = match.start("secret") - match.start(0), match.end("secret") - match.start(0)
     quoted = len(secret) > 1 and secret[0] in "\"'" and secret[-1] == secret[0]
@@ -518,3 +387,6 @@ def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
     whole = match.group(0)
     return whole[:start] + PLACEHOLDER.format(kind=kind) + whole[end:]
 
+
+
+__all__ = ["PLACEHOLDER", "RULES", "is_placeholder", "scrub", "secret_key_kind"]

@@ -171,8 +171,9 @@ def _apply_edited(run_cli, store, tmp_path, data) -> Any:
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(data))
     out = run_cli("apply", path, "--store", store, "--json")
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    result = json.loads(out.stdout)
+    assert out.returncode == (0 if result["applied"] else 1), out.stderr  # 1: every proposal refused
+    return result
 
 
 def test_apply_refuses_unknown_kinds_and_merges_into_missing_lessons(run_cli, store, report_of, tmp_path) -> None:

@@ -116,7 +116,7 @@ def test_as_prompt_never_emits_a_lesson_that_renders_a_secret() -> None:
     leaky = Experience("the push is refused", f"use {DISGUISED['zero-width']}", id="exp_leaky")
     plain = Experience("the build fails", "clear DerivedData", id="exp_plain")
     prompt = Recall("ep", [leaky, plain], {}).as_prompt()
-    assert TOKEN not in prompt and "exp" not in prompt and "1. When the build fails, clear DerivedData." in prompt
+    assert TOKEN not in prompt and "exp" not in prompt and "1. > When the build fails, clear DerivedData." in prompt
     assert Recall("ep", [leaky], {}).as_prompt() == ""
 
 

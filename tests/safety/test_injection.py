@@ -260,11 +260,12 @@ def _assert_fenced(prompt: str, n_lessons: int) -> None:
     assert prompt.count(FENCE_OPEN) == 1 and prompt.count(FENCE_CLOSE) == 1
     assert lines[0] == FENCE_OPEN and lines[-1] == FENCE_CLOSE
     assert len(lines) == n_lessons + 3 and len(prompt.splitlines()) == len(lines)
-    assert prompt.count("<") == 2 and prompt.count(">") == 2  # the fences' own, nothing from lessons
+    # The fences' own and each lesson's quote marker, nothing from lessons.
+    assert prompt.count("<") == 2 and prompt.count(">") == 2 + n_lessons
     assert _fold(prompt).count("lamar-lessons") == 2
     for i, line in enumerate(lines[2:-1], 1):
-        assert line.startswith(f"{i}. When ")
-        body = _fold(line[len(f"{i}. "):])
+        assert line.startswith(f"{i}. > When ")
+        body = _fold(line[len(f"{i}. > "):])
         assert not _ROLE_AT_START.match(body)
         assert not _ROLE_ANYWHERE.search(body)  # every role marker reads "System (quoted):"
         assert "<|" not in body and "[inst]" not in body and "```" not in body and "![" not in body

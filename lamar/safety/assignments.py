@@ -1,0 +1,161 @@
+"""Credentials named by their key or said in words: `PASSWORD=...`, `--token ...`, name/value pairs, "the password is X"."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+
+from lamar.safety.placeholders import is_placeholder
+
+_PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
+_PASSWORD_SUFFIXES = ("password", "passwd", "passphrase")
+_SECRET_SUFFIXES = ("secret", "token", "apikey", "credential", "credentials", "privatekey", "secretkey",
+                    "accesskey", "authkey")
+_SECRET_PAIRS = {
+    ("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"), ("auth", "token"),
+    ("signing", "key"), ("encryption", "key"), ("master", "key"), ("client", "secret"),
+    ("session", "key"), ("secret", "key"), ("account", "key"), ("basic", "auth"), ("app", "key"),
+    ("subscription", "key"), ("shared", "key"), ("license", "key"), ("webhook", "secret"),
+}
+_METADATA_WORDS = {
+    "type", "ttl", "expiry", "expires", "expiration", "url", "uri", "endpoint", "path", "file", "name",
+    "id", "length", "count", "limit", "size", "header", "env", "var", "field", "kind", "format", "mode",
+    "dir", "location", "prefix", "len", "lifetime", "timeout", "duration", "age", "hint", "version",
+    "enabled", "required", "provider", "method", "scheme", "algorithm", "alg", "rotation", "policy",
+}
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def secret_key_kind(key: str) -> str | None:
+    """'password' or 'secret' when an assignment's key names a credential, else None.
+
+    >>> secret_key_kind("DB_PASSWORD"), secret_key_kind("githubToken"), secret_key_kind("max_tokens")
+    ('password', 'secret', None)
+    """
+    words = [w.lower() for w in _WORD.findall(key)]
+    if len(words) > 1 and words[-1] in _METADATA_WORDS:
+        return None  # TOKEN_TYPE=bearer, PASSWORD_MIN_LENGTH=8: facts about a secret, not the secret
+    # Suffixes catch run-together names (PGPASSWORD, MYTOKEN) but not TOKENIZER or BYPASS.
+    if any(w in _PASSWORD_WORDS or w.endswith(_PASSWORD_SUFFIXES) for w in words):
+        return "password"
+    if any(w.endswith(_SECRET_SUFFIXES) or w == "pat" for w in words):  # AZURE_DEVOPS_EXT_PAT
+        return "secret"
+    if words == ["auth"]:
+        return "secret"  # .npmrc _auth, Docker config.json "auth": base64 of user:password
+    if any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words)):
+        return "secret"
+    return None
+
+
+ASSIGNMENT = re.compile(
+    r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
+    r"""[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"""
+    r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"'`]{1,500})""",
+    re.MULTILINE,
+)
+CLI_FLAG = re.compile(
+    r"""(?<!\S)--(?P<key>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"""
+    r"""|auth-token|private-key)(?:=|[ \t]+)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
+    re.IGNORECASE,
+)
+
+
+def assignment_is_harmless(match: re.Match[str]) -> bool:
+    kind = secret_key_kind(match.group("key"))
+    if kind is None:
+        return True
+    if match.group("sep") == ":" and not (match.group("q") or _line_start(match) or _is_compound(match)):
+        return True  # "the password: it expired" is prose, "password: hunter2" on its own line is YAML
+    value = match.group("secret").strip("\"'")
+    if is_placeholder(value) or value.lower() == match.group("key").lower():
+        return True
+    return kind != "password" and value.isdigit() and len(value) <= 10  # TOKEN_TTL=3600
+
+
+def _line_start(match: re.Match[str]) -> bool:
+    start = match.start("key") - len(match.group("q"))
+    return match.string[match.string.rfind("\n", 0, start) + 1 : start].strip() in {"", "-"}
+
+
+def _is_compound(match: re.Match[str]) -> bool:
+    return len(_WORD.findall(match.group("key"))) > 1
+
+
+def assignment_kind(match: re.Match[str]) -> str:
+    return secret_key_kind(match.group("key")) or "secret"
+
+
+def flag_kind(match: re.Match[str]) -> str:
+    return "password" if match.group("key").lower().startswith("pass") else "secret"
+
+
+def flag_is_harmless(match: re.Match[str]) -> bool:
+    return is_placeholder(match.group("secret"))
+
+
+# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X, ...
+COMMAND_PASSWORD = re.compile(
+    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
+    r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
+    r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
+    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
+    r"""(?P<secret>[^\s"']{1,200})"""
+)
+# Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
+NAME_VALUE = re.compile(
+    r"""["']?\b(?:name|key)["']?\s*[:=]\s*["']?(?P<key>[A-Za-z_][\w.-]{0,80})["']?[\s,]{1,20}"""
+    r"""(?:-\s*)?["']?value["']?\s*[:=]\s*(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"',}/>]{1,500})"""
+)
+# Call arguments: config.set("smtp_password", "..."), headers.set("X-Api-Key", "...").
+KEY_ARGUMENT = re.compile(
+    r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]{0,80})(?P=q)\s*,\s*(?P<secret>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
+)
+COOKIE = re.compile(r"(?im)\b(?:set-)?cookie\s*:\s*(?P<secret>[^\s;=]{1,100}=[^\n]{1,4000})")
+
+
+def name_value_is_harmless(match: re.Match[str]) -> bool:
+    return secret_key_kind(match.group("key")) is None or is_placeholder(match.group("secret").strip("\"'"))
+
+
+def name_value_kind(match: re.Match[str]) -> str:
+    return secret_key_kind(match.group("key")) or "secret"
+
+
+# Secrets said in prose: "the password is hunter2", "use the token abc123".
+PROSE = re.compile(
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
+    r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
+    r"(?:\s+[\w.-]{1,30})?)?"
+    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
+    r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+PROSE_USE = re.compile(
+    r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
+    r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
+)
+_WEAK_PASSWORDS = {"password", "changeme", "letmein", "hunter", "admin", "secret", "qwerty", "welcome",
+                   "passw0rd", "root", "toor", "default", "guest", "master", "dragon", "monkey", "trustno"}
+_PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
+
+
+def prose_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret")
+    if value[0] in "\"'`":
+        return is_placeholder(value.strip("\"'`"))
+    bare = value.rstrip(".,;:!?)")
+    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(value) and bare.lower() not in _WEAK_PASSWORDS):
+        return True  # "the password is wrong", "the token was expired"
+    key = match.group("key").lower()
+    return not key.startswith(("pass", "pin")) and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+
+
+def prose_kind(match: re.Match[str]) -> str:
+    key = match.group("key").lower()
+    return "password" if key.startswith(("pass", "pin", "login")) else "secret"
+
+
+__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "NAME_VALUE", "PROSE", "PROSE_USE", "assignment_is_harmless", "assignment_kind", "flag_is_harmless", "flag_kind", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

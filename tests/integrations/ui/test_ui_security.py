@@ -1,0 +1,130 @@
+"""Issue 38 item 8 against a real `lamar ui` server: a crafted sleep report, a token that is not
+ASCII, and a lesson id holding a slash. Each request is sent as raw HTTP, as an attacker would."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from lamar import Experience, Lamar
+from tests.integrations.ui.test_ui_trial import _start, _stop
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+SECURITY_HEADERS = ("content-security-policy", "x-content-type-options", "cache-control")
+REFRESH = "<meta http-equiv=\"refresh\" content=\"0;url=https://evil.example/\">"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, dict[str, str]]]:
+    """(host:port, token, ids) of `lamar ui` over a store with a victim lesson, a lesson whose id
+    is the victim's id + '/retire', and a crafted sleep report beside it."""
+    folder = tmp_path_factory.mktemp("ui-security")
+    store = folder / "lessons.db"
+    lam = Lamar(str(store), seed=1)
+    victim = lam.add(Experience("the build fails", "clear DerivedData"))
+    decoy = lam.add(Experience("the linter complains", "run the formatter", id=f"{victim}/retire"))
+    lam.close()
+    proposal = {"id": "retire_x", "kind": "retire", "experience_ids": [victim], "reason": "crafted",
+                "evidence": {victim: {"verdict": "harms", "lift": -0.2, "lower": -0.4, "upper": -0.1,
+                                      "randomized": REFRESH}},
+                "payload": {}, "expect": {}}
+    report = {"format": "lamar-sleep-report", "made_at": 0, "proposals": [proposal], "dropped": [],
+              "events_seen": 0, "summary": {}}
+    (folder / "lessons.db.sleep-report.json").write_text(json.dumps(report))
+    proc, url = _start(store)
+    try:
+        where, token = re.fullmatch(r"http://(127\.0\.0\.1:\d+)/\?token=(\S+)", url).groups()  # type: ignore[union-attr]
+        yield where, token, {"victim": victim, "decoy": decoy}
+    finally:
+        _stop(proc)
+
+
+def _request(where: str, method: str, path: str, headers: dict[str, bytes | str],
+             body: bytes | None = None) -> tuple[int, dict[str, str], str]:
+    host, port = where.split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for name, value in {"Host": where, **headers}.items():
+            conn.putheader(name, value)
+        if body is not None:
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read().decode()
+    finally:
+        conn.close()
+
+
+def _cookie(token: str) -> dict[str, bytes | str]:
+    return {"Cookie": f"lamar_ui_token={token}"}
+
+
+def test_a_crafted_report_is_escaped_on_the_sleep_page(served: tuple[str, str, dict[str, str]]) -> None:
+    where, token, _ = served
+    status, _, page = _request(where, "GET", "/sleep", _cookie(token))
+    assert status == 200
+    assert "<meta http-equiv" not in page and "&lt;meta http-equiv" in page
+
+
+@pytest.mark.parametrize("how", ["query", "cookie", "form"])
+def test_a_token_that_is_not_ascii_is_refused_with_the_security_headers(
+        served: tuple[str, str, dict[str, str]], how: str) -> None:
+    where, token, _ = served
+    if how == "query":
+        status, headers, _ = _request(where, "GET", "/?token=" + quote("tökén"), {})
+    elif how == "cookie":
+        status, headers, _ = _request(where, "GET", "/", {"Cookie": "lamar_ui_token=t\xf6k\xe9n".encode("latin-1")})
+    else:
+        body = ("token=" + quote("tökén") + "&precondition=a&action=b").encode()
+        status, headers, _ = _request(where, "POST", "/add", {**_cookie(token), "Origin": f"http://{where}",
+                                      "Content-Type": "application/x-www-form-urlencoded"}, body)
+    assert status == 403
+    assert all(name in headers for name in SECURITY_HEADERS)
+
+
+def test_a_lesson_id_with_a_slash_opens_that_lesson_not_another_ones_lever(
+        served: tuple[str, str, dict[str, str]]) -> None:
+    where, token, ids = served
+    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["decoy"], safe=""), _cookie(token))
+    assert status == 200
+    assert "the linter complains" in page and "Retire this lesson?" not in page
+    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["victim"], safe="") + "/retire", _cookie(token))
+    assert status == 200 and "Retire this lesson?" in page and "the build fails" in page
+
+
+def test_odd_paths_answer_with_the_security_headers(served: tuple[str, str, dict[str, str]]) -> None:
+    where, token, _ = served
+    for path in ("/lessons/%ff%fe", "/?verdict=%00", "/lessons/x/%2e%2e", "/lessons/a/b/c"):
+        status, headers, _ = _request(where, "GET", path, _cookie(token))
+        assert status in (200, 404) and all(name in headers for name in SECURITY_HEADERS), (path, status)
+
+
+def test_a_malformed_report_is_a_message_on_the_sleep_page_not_a_500(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from lamar_ui.app import UI, create_app
+
+    report = tmp_path / "report.json"
+    lam = Lamar(":memory:")
+    exp_id = lam.add(Experience("the build fails", "clear DerivedData"))
+    ui = UI(lam, token="t0k", report_path=report)
+    words = {"verdict": "<i>x</i>", "lift": "<i>x</i>", "lower": [], "upper": {}, "randomized": "<i>x</i>"}
+    retire = {"id": "retire_x", "kind": "retire", "experience_ids": [exp_id], "reason": "", "evidence": {exp_id: words},
+              "payload": {}, "expect": {}}
+    with TestClient(create_app(ui), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
+        client.cookies.set("lamar_ui_token", "t0k")
+        for made_at, proposals, shown in (("<b>soon</b>", [], "cannot read the sleep report"), (0, [retire], "retire_x")):
+            report.write_text(json.dumps({"format": "lamar-sleep-report", "made_at": made_at, "proposals": proposals,
+                                          "dropped": [], "events_seen": 0, "summary": {}}))
+            page = client.get("/sleep")
+            assert page.status_code == 200 and all(name in page.headers for name in SECURITY_HEADERS)
+            assert "<b>" not in page.text and "<i>" not in page.text and shown in page.text
