@@ -9,6 +9,23 @@ import math
 from collections.abc import Mapping, Sequence
 
 
+# The widest a lift can be: rewards lie in [-1, 1] (lamar.signals). Intersecting a confidence set
+# with the values the parameter can take keeps its coverage, so bounds and estimates are kept inside.
+LIFT_LIMIT = 2.0
+
+
+def _within(value: float) -> float:
+    """`value` brought into [-LIFT_LIMIT, LIFT_LIMIT]; an infinite bound (no interval yet) and NaN stay."""
+    if math.isinf(value) or math.isnan(value):
+        return value
+    return min(LIFT_LIMIT, max(-LIFT_LIMIT, value))
+
+
+def _clip_lift(record: SliceEvidence | Evidence) -> None:
+    for name in ("lift", "lower", "upper"):
+        object.__setattr__(record, name, _within(getattr(record, name)))
+
+
 class Verdict(str, enum.Enum):
     """What the randomized evidence says about a lesson's effect on reward."""
 
@@ -31,6 +48,9 @@ class SliceEvidence:
     upper: float
     randomized: int
 
+    def __post_init__(self) -> None:
+        _clip_lift(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class Evidence:
@@ -40,6 +60,10 @@ class Evidence:
     at every read of the lesson's current segment, so `verdict` is HELPS exactly when lower > 0
     and HARMS exactly when upper < 0. `randomized` counts the episodes where the lesson was wanted
     and its inclusion was a coin of known probability; only those enter `lift`.
+
+    A lift lies in [-2, 2] (rewards lie in [-1, 1]): `lift`, `lower` and `upper` are kept inside
+    that range, which loses no coverage. Before the lesson has two randomized episodes its bounds
+    are infinite ("no evidence yet"; None in `to_dict`).
     """
 
     experience_id: str
@@ -55,6 +79,9 @@ class Evidence:
     estimate: float  # the selection model's (discounted, non-randomized) view of the lift
     # "key=value" -> evidence within that slice of the context, for slices with enough data
     slices: Mapping[str, SliceEvidence] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _clip_lift(self)
 
     def to_dict(self) -> dict[str, object]:
         """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None."""
