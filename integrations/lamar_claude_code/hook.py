@@ -28,7 +28,7 @@ def paths_for(store: str) -> Paths:
 
 
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
-        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None) -> int:
+        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False) -> int:
     """Handle one event; always returns 0 (see the module docstring).
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
@@ -38,7 +38,8 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     killed writer, and the episode, never delivered, is never reported.
 
     `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
-    can hand in one seeded engine for every event.
+    can hand in one seeded engine for every event. With `create` (the plugin) a missing file
+    store is created, readable by its owner only; otherwise it is a logged failure.
     """
     start = time.monotonic()
     paths = paths_for(store)
@@ -63,7 +64,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
         def work() -> None:
             try:
-                result["text"] = handle_event(payload, engine or (lambda: _open(store)), paths, config=config,
+                result["text"] = handle_event(payload, engine or (lambda: _open(store, create)), paths, config=config,
                                               budget=deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result["error"] = exc
@@ -95,16 +96,20 @@ def _event(payload: Any) -> str:
     return name if isinstance(name, str) else "event"
 
 
-def _open(store: str) -> Any:
+def _open(store: str, create: bool = False) -> Any:
     from pathlib import Path
 
     from lamar import Lamar, StoreError
 
-    if store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
+    if create:
+        from lamar_claude_code.state import create_private
+
+        create_private(store)
+    elif store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
         raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")
     return Lamar(store)
 
 
-def main(store: str, budget: float | None = None) -> int:
-    """Entry point of `lamar claude-code hook`."""
-    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True)
+def main(store: str, budget: float | None = None, *, create: bool = False) -> int:
+    """Entry point of `lamar claude-code hook` (and of the plugin's hook, which creates its store)."""
+    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True, create=create)

@@ -143,6 +143,8 @@ def write_session_traces(path: str, session: str, episodes: Mapping[str, Mapping
                          *, skip: int = 0) -> int:
     """Append the session's traces past the first `skip` to `out`; returns how many it has written in all."""
     traces = session_traces(path, session, episodes)
+    if traces[skip:]:
+        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
     writer = TraceWriter(out)
     for trace in traces[skip:]:
         writer.write(trace)

@@ -35,7 +35,7 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
     store = tmp_path / "lessons.db"
     done = _lamar(env, repo, "install", "--store", str(store))
     assert done.returncode == 0, done.stderr
-    commands = _commands(repo / ".claude" / "settings.json")
+    commands = _commands(repo / ".claude" / "settings.local.json")
     assert set(commands) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
     assert all(c.split()[0] == sys.executable and " -m lamar.cli claude-code hook " in c for c in commands.values())
     with Lamar(str(store)) as lam:
@@ -62,7 +62,7 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
 def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     store = tmp_path / "lessons.db"
     assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / ".claude" / "settings.local.json"
     data = json.loads(settings.read_text())
     # As installs of earlier releases wrote it, on a machine where `lamar` was on the shell's PATH only.
     data["hooks"]["Stop"][-1]["hooks"][0]["command"] = f"lamar claude-code hook --store {store}"
