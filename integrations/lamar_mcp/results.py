@@ -69,6 +69,34 @@ class ProposeResult(BaseModel):
     text: str
 
 
+class ImportedRule(BaseModel):
+    """One rule of the project's files and the lesson it becomes."""
+
+    lesson_id: str
+    text: str = Field(description="The lesson as recall would show it.")
+    file: str
+    line: int
+
+
+class SkippedBlock(BaseModel):
+    """A block of the project's files that did not become a lesson, and why."""
+
+    file: str
+    line: int
+    text: str
+    why: str
+
+
+class ImportResult(BaseModel):
+    """What import_rules found in the project's CLAUDE.md, AGENTS.md, Cursor and Copilot rules."""
+
+    project: str = Field(description="The project the lessons are scoped to.")
+    files: list[str]
+    applied: bool = Field(description="Whether the lessons were stored (false: only shown).")
+    lessons: list[ImportedRule]
+    skipped: list[SkippedBlock]
+
+
 def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
     """The tool's view of a stored lesson and its evidence."""
     data = ev.to_dict()
@@ -110,4 +138,4 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "lesson_of"]
+__all__ = ["ImportResult", "ImportedRule", "Lesson", "LessonList", "SkippedBlock", "ProposeResult", "RecallResult", "ReportResult", "lesson_of"]

@@ -12,7 +12,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, __version__
-from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult
+from lamar_mcp.results import ImportResult, Lesson, LessonList, ProposeResult, RecallResult, ReportResult
 from lamar_mcp.tools import (
     MAX_FREE_TEXT,
     MAX_ID,
@@ -62,6 +62,10 @@ StatusArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(STATUS
     description="Only lessons with this status; leave out for all.")]
 IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(description="Required.")]
 TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
+FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
+    description="A folder inside this project (default: the project's top folder).")]
+ApplyArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
+    description="Store the lessons (default false: only show them).")]
 RationaleArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": ""}), Field(
     description="Why it works (optional).")]
 
@@ -135,6 +139,16 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             an agent. Lessons carrying credentials or instructions to the model are refused.
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
+
+        @_tool(server, "import_rules", "Import the project's rules", _WRITES)
+        def import_rules(folder: FolderArg = None, apply: ApplyArg = False) -> ImportResult:
+            """The rules of this project's CLAUDE.md, AGENTS.md, .cursor/rules and Copilot instructions,
+            one candidate lesson each, with file and line.
+
+            Shows what it would add; call again with apply=true only when the user asks to add them.
+            From then on each rule is tried and measured like any lesson.
+            """
+            return tools.import_rules(folder, apply)
 
     @_tool(server, "evidence", "Evidence for a lesson", _READS)
     def evidence(lesson_id: IdArg = None) -> Lesson:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -20,7 +21,8 @@ from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
-from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult, lesson_of
+from lamar_mcp.results import (ImportedRule, ImportResult, Lesson, LessonList, ProposeResult, RecallResult,
+                               ReportResult, SkippedBlock, lesson_of)
 
 MAX_ID = 128
 """Longest id accepted (episode and lesson ids are about 20 characters)."""
@@ -135,6 +137,31 @@ class LamarTools:
                 raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                                 f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
                                 "instead of proposing it again")
+
+    def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
+        """The project's rules files as candidate lessons; stored only with `apply`.
+
+        Only the server's own folder and the folders below it are read: a client cannot make the
+        server read files elsewhere on its machine.
+        """
+        from lamar.rules import import_rules
+
+        if not isinstance(apply, bool):
+            raise ToolError(f"apply must be true or false; got {_show(apply)}")
+        root = Path(self.reader.cwd).resolve()
+        if folder is not None and not isinstance(folder, str):
+            raise ToolError(f"folder must be a path in this project; got {_show(folder)}")
+        where = (root / folder).resolve() if folder else root
+        if not where.is_relative_to(root) or not where.is_dir():
+            raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
+                            f"got {_show(folder)}")
+        plan = _guard(lambda: import_rules(self.lamar, where, apply=apply))
+        return ImportResult(
+            project=neutralize(plan.project), files=[neutralize(f) for f in plan.files], applied=plan.applied,
+            lessons=[ImportedRule(lesson_id=e.id, text=neutralize(e.render()), file=neutralize(e.provenance["file"]),
+                                  line=e.provenance["line"]) for e in plan.lessons],
+            skipped=[SkippedBlock(file=neutralize(r.file), line=r.line, text=neutralize(r.text[:300]),
+                                  why=neutralize(why)) for r, why in plan.skipped])
 
     def lesson_json(self, lesson_id: str) -> str:
         """One lesson as JSON (the lamar://lessons/{id} resource)."""

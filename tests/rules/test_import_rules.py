@@ -142,3 +142,22 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     assert listed.stdout.count("candidate") >= EXPECTED["uv"] or "release profile" in listed.stdout
     missing = _lamar(tmp_path, "import-rules", "--store", str(store))
     assert missing.returncode == 1 and "no rules file" in missing.stderr
+
+
+async def test_the_mcp_tool_shows_then_adds_and_reads_only_inside_its_project(tmp_path: Path) -> None:
+    from lamar_mcp.launch import stdio_session
+
+    project = project_copy(tmp_path, "uv")
+    store = tmp_path / "store.db"
+    Lamar(str(store)).close()
+    async with stdio_session(store, cwd=project) as session:
+        shown = await session.call_tool("import_rules", {})
+        assert not shown.is_error, shown.content
+        plan = shown.structured_content
+        assert plan["project"] == "uv" and not plan["applied"] and len(plan["lessons"]) == EXPECTED["uv"]
+        assert {"file": "AGENTS.md", "line": 8} == {k: plan["lessons"][7][k] for k in ("file", "line")}
+        assert (await session.call_tool("lessons", {})).structured_content["count"] == 0
+        added = (await session.call_tool("import_rules", {"apply": True})).structured_content
+        assert added["applied"] and (await session.call_tool("lessons", {})).structured_content["count"] == 20
+        outside = await session.call_tool("import_rules", {"folder": "../.."})
+        assert outside.is_error and "inside" in outside.content[0].text
