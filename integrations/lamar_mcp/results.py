@@ -138,4 +138,4 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["ImportResult", "ImportedRule", "Lesson", "LessonList", "SkippedBlock", "ProposeResult", "RecallResult", "ReportResult", "lesson_of"]
+__all__ = ["ImportResult", "ImportedRule", "Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of"]

@@ -21,8 +21,17 @@ from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
-from lamar_mcp.results import (ImportedRule, ImportResult, Lesson, LessonList, ProposeResult, RecallResult,
-                               ReportResult, SkippedBlock, lesson_of)
+from lamar_mcp.results import (
+    ImportedRule,
+    ImportResult,
+    Lesson,
+    LessonList,
+    ProposeResult,
+    RecallResult,
+    ReportResult,
+    SkippedBlock,
+    lesson_of,
+)
 
 MAX_ID = 128
 """Longest id accepted (episode and lesson ids are about 20 characters)."""
