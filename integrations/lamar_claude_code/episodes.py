@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo
-from lamar_claude_code.outcomes import read_followup, read_git
+from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
 from lamar_claude_code.state import locked_state, log_line
 
 if TYPE_CHECKING:
@@ -27,8 +27,6 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"})
 GIT_SIGNALS = ("shipped", "reverted")
 _SESSION_TTL = 30 * 86400.0
-_KEEP_PROMPT = 2000  # characters of a prompt kept to compare the next one with
-_PROMPT_HEAD = 200  # characters kept to find the prompt again in the transcript
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
 
 
@@ -116,7 +114,7 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # whose ACCEPTED came only from the silence at the end.
         tentative = record.get("signal") == "accepted" and record.get("by_end")
         if record.get("signal") is None or tentative:
-            signal, why = read_followup(previous.get("prompt", ""), prompt, config.corrected, config.reasked_overlap)
+            signal, why = read_followup(previous.get("words", []), prompt, config.corrected, config.reasked_overlap)
             if not (tentative and signal == "accepted"):
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
@@ -127,10 +125,12 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
         "audit": [], "context": context, "injected": rec.ids, "delivered": delivered,
-        "prompt_head": prompt[:_PROMPT_HEAD],
+        "prompt_key": prompt_key(prompt),
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
-    state["sessions"][session] = {"episode": rec.episode_id, "prompt": prompt[:_KEEP_PROMPT], "repo": repo,
+    # No prompt text is kept (a prompt may hold a pasted secret): hashed words tell a re-ask,
+    # a hash of the prompt's start finds it again in the transcript.
+    state["sessions"][session] = {"episode": rec.episode_id, "words": prompt_words(prompt), "repo": repo,
                                   "time": now, "count": count,
                                   "traced": previous.get("traced", 0) if previous else 0}
     if not delivered:
@@ -199,9 +199,8 @@ def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam
         from lamar_claude_code.transcript import write_session_traces
 
         try:
-            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces,
-                                                  skip=int(info.get("traced", 0)))
-        except (OSError, ValueError) as exc:  # a transcript that is gone or unreadable costs only the traces
+            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces)
+        except (OSError, ValueError, RecursionError) as exc:  # a transcript that is gone or unreadable costs only the traces
             log_line(paths.log, f"no traces from {transcript}: {type(exc).__name__}: {exc}", now=now)
 
 

@@ -87,7 +87,9 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
             return 0
-        log_line(paths.log, f"{_event(payload)}: {type(exc).__name__}: {exc}")
+        from lamar.safety import scrub  # a failure's message may quote the event: no secret reaches the log
+
+        log_line(paths.log, scrub(f"{_event(payload)}: {type(exc).__name__}: {exc}")[0])
     return 0
 
 

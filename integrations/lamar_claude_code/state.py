@@ -51,6 +51,10 @@ def read_state(path: Path) -> dict[str, Any]:
     for key, value in empty_state().items():
         if not isinstance(data.get(key), type(value)):
             data[key] = value
+    for record in (*data["sessions"].values(), *data["episodes"].values()):
+        if isinstance(record, dict):  # prompt text an earlier release kept: dropped at the next write
+            record.pop("prompt", None)
+            record.pop("prompt_head", None)
     return data
 
 
