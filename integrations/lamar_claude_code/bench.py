@@ -73,8 +73,11 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "-C", str(repo), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "i"],
                        check=True)
         if args.budget is not None:
+            from lamar_claude_code.trust import trust
+
             (repo / ".claude").mkdir()
             (repo / ".claude" / "lamar.toml").write_text(f"[hook]\nbudget_seconds = {args.budget}\n")
+            trust(repo / ".claude" / "lamar.toml", folder / ".lamar" / "claude-code-trusted.json")
         store = folder / f"experience.{args.backend}"
         started = time.perf_counter()
         build_store(store, args.episodes)

@@ -51,13 +51,8 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise TypeError(f"the event is JSON {type(payload).__name__}, not an object")
-        config = None
+        config = _config(payload, paths)
         if budget is None:
-            from lamar_claude_code.config import load_config
-            from lamar_claude_code.context import find_repo
-
-            cwd = payload.get("cwd")
-            config = load_config(find_repo(cwd) if isinstance(cwd, str) and cwd else None)
             budget = config.budget_seconds
         result: dict[str, Any] = {}
         deadline = Budget(budget, start)
@@ -91,6 +86,29 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
         log_line(paths.log, scrub(f"{_event(payload)}: {type(exc).__name__}: {exc}")[0])
     return 0
+
+
+def _config(payload: dict[str, Any], paths: Paths) -> Any:
+    """The event's config, read and with its own rules resolved here, in the main thread, under a time limit."""
+    import dataclasses
+
+    from lamar_claude_code.config import RuleTimeout, load_config, resolve_rules
+    from lamar_claude_code.context import find_repo
+
+    cwd = payload.get("cwd")
+    repo = find_repo(cwd) if isinstance(cwd, str) and cwd else None
+    config = load_config(repo)
+    if config.untrusted and payload.get("hook_event_name") == "SessionStart":
+        log_line(paths.log, f"ignored {config.untrusted}: not trusted yet; read it, then run "
+                 f"`lamar claude-code trust` in {repo}")
+    prompt = payload.get("prompt")
+    if payload.get("hook_event_name") == "UserPromptSubmit" and isinstance(prompt, str):
+        try:
+            config = resolve_rules(config, prompt)
+        except RuleTimeout as exc:
+            log_line(paths.log, f"{exc}; the built-in rules alone were used: simplify the config's patterns")
+            config = dataclasses.replace(config, task_rules=(), error_rules=(), corrected=())
+    return config
 
 
 def _event(payload: Any) -> str:

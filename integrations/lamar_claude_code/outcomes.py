@@ -34,7 +34,7 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our", "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then", "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
 )
-_PROMPT_SCAN = 4000
+FOLLOWUP_SCAN = 4000  # characters of a prompt the correction rules look at
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -51,7 +51,7 @@ def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequenc
     Returns:
         ("corrected" | "reasked" | "accepted", a short reason for the audit).
     """
-    text = prompt[:_PROMPT_SCAN]
+    text = prompt[:FOLLOWUP_SCAN]
     for pattern in (*corrected, *CORRECTION_RULES):
         match = re.search(pattern, text)
         if match:
@@ -68,7 +68,7 @@ def prompt_words(prompt: str) -> list[str]:
 
     The hooks keep these between prompts instead of the prompt, which may hold a pasted secret.
     """
-    words = {w for w in _WORD.findall(prompt[:_PROMPT_SCAN].lower()) if w not in _STOPWORDS}
+    words = {w for w in _WORD.findall(prompt[:FOLLOWUP_SCAN].lower()) if w not in _STOPWORDS}
     return sorted(hashlib.sha256(w.encode()).hexdigest()[:12] for w in words)
 
 

@@ -32,13 +32,13 @@ class ContextReader:
 
     def from_text(self, text: str) -> dict[str, str]:
         """project, language, task and error_class, derived as the Claude Code hooks derive them."""
-        from lamar_claude_code.config import ConfigError, HookConfig, load_config
+        from lamar_claude_code.config import ConfigError, HookConfig, RuleTimeout, load_config, resolve_rules
         from lamar_claude_code.context import derive_context, find_repo
 
         try:
-            config = load_config(find_repo(self.cwd))
-        except ConfigError:
-            config = HookConfig()  # a broken config file must not cost the model its lessons
+            config = resolve_rules(load_config(find_repo(self.cwd)), text)
+        except (ConfigError, RuleTimeout):
+            config = HookConfig()  # a broken or slow config must not cost the model its lessons
         return derive_context(self.cwd, text, config, self._languages)
 
 

@@ -37,7 +37,7 @@ def _integration() -> Any:
 
 def add_commands(command: Any) -> None:
     """Register the `claude-code` group through the parser's `command(name, help, handler)` helper."""
-    group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle", _cmd_help)
+    group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle, trust", _cmd_help)
     subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
 
     def sub(name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
@@ -54,10 +54,14 @@ def add_commands(command: Any) -> None:
     sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status)
     sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
     sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
+    trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",
+                   cmd_trust)
+    trusting.add_argument("--dir", metavar="FOLDER", default=None, help="the repository (default: the one you are in)")
+    trusting.add_argument("--revoke", action="store_true", help="stop trusting it")
 
 
 def _cmd_help(args: argparse.Namespace) -> int:
-    raise _usage("name an action: lamar claude-code install|uninstall|status|hook|settle")
+    raise _usage("name an action: lamar claude-code install|uninstall|status|hook|settle|trust")
 
 
 def _scope_options(parser: argparse.ArgumentParser) -> None:
@@ -159,6 +163,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             else:
                 print("    runs without your PATH")
     _plugin_status(repo)
+    _config_status(repo)
     location = store_location(args)
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
@@ -181,6 +186,18 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _config_status(repo: Any) -> None:
+    if repo is None:
+        return
+    from lamar_claude_code.config import PROJECT_CONFIG
+    from lamar_claude_code.trust import is_trusted
+
+    path = repo / PROJECT_CONFIG
+    if path.is_file():
+        state = "trusted" if is_trusted(path) else "NOT trusted, so ignored: read it, then lamar claude-code trust"
+        print(f"project config {path}: {state}")
+
+
 def _plugin_status(repo: Any) -> None:
     from lamar_claude_code.installed_plugin import check, installed_plugins
 
@@ -195,6 +212,30 @@ def _plugin_status(repo: Any) -> None:
             print(f"    FAILS without your PATH: {problem}")
         else:
             print(f"    runs without your PATH ({runs})")
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    _integration()
+    from pathlib import Path
+
+    from lamar_claude_code.config import PROJECT_CONFIG, ConfigError, load_config
+    from lamar_claude_code.context import find_repo
+    from lamar_claude_code.trust import trust
+
+    repo = find_repo(args.dir or os.getcwd())
+    if repo is None:
+        raise _usage(f"{args.dir or os.getcwd()} is not inside a git repository; pass --dir REPOSITORY")
+    path = Path(repo) / PROJECT_CONFIG
+    if not path.is_file():
+        raise _usage(f"{path} does not exist: there is nothing to trust")
+    print(trust(path, revoke=args.revoke))
+    if not args.revoke:
+        try:
+            load_config(repo)
+        except ConfigError as exc:
+            print(f"warning: {exc}", file=sys.stderr)
+            return 1
+    return 0
 
 
 def cmd_hook(args: argparse.Namespace) -> int:

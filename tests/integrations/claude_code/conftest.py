@@ -97,6 +97,17 @@ def hook(store: Path, env: dict[str, str]) -> Hook:
     return Hook(store, env)
 
 
+def project_config(repo: Path, text: str, home: str | Path) -> Path:
+    """Write the repository's .claude/lamar.toml and trust it as `lamar claude-code trust` would for `home`."""
+    from lamar_claude_code.trust import trust
+
+    path = repo / ".claude" / "lamar.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    trust(path, Path(home) / ".lamar" / "claude-code-trusted.json")
+    return path
+
+
 def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:
     """An event as Claude Code documents it: the common fields plus the event's own."""
     return {"session_id": session, "transcript_path": str(cwd / ".no-transcript.jsonl"), "cwd": str(cwd),
