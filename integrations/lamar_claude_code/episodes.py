@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,11 +41,13 @@ class Paths:
 
 
 class Budget:
-    """A deadline; `expired` says whether the hook may still inject."""
+    """A deadline; `expired` says whether the hook may still recall. `committed` is set once the
+    prompt's episode is stored: from then on it is recorded and delivered, whatever the clock says."""
 
     def __init__(self, seconds: float, start: float | None = None) -> None:
         self.start = time.monotonic() if start is None else start
         self.seconds = seconds
+        self.committed = threading.Event()
 
     @property
     def expired(self) -> bool:
@@ -119,12 +122,17 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     context = derive_context(cwd, prompt, config, state["repos"])
+    if budget is not None and budget.expired:
+        # Too late to deliver: store no episode at all rather than one nobody will report.
+        log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
+        return ""
     rec = lam().recall(context, k=config.k)
+    if budget is not None:
+        budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
-    delivered = not (budget is not None and budget.expired)
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
-        "audit": [], "context": context, "injected": rec.ids, "delivered": delivered,
+        "audit": [], "context": context, "injected": rec.ids, "delivered": True,
         "prompt_key": prompt_key(prompt),
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
@@ -133,10 +141,6 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     state["sessions"][session] = {"episode": rec.episode_id, "words": prompt_words(prompt), "repo": repo,
                                   "time": now, "count": count,
                                   "traced": previous.get("traced", 0) if previous else 0}
-    if not delivered:
-        log_line(paths.log, f"budget: {rec.episode_id} took over {budget.seconds if budget else 0}s; "
-                 "nothing injected and the episode will not be reported")
-        return ""
     return text
 
 

@@ -20,6 +20,7 @@ from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
 _GRACE = 0.25  # seconds the main thread waits past the budget for the worker to finish honestly
+COMMITTED_WAIT = 3.0  # seconds more once the episode is stored (Claude Code allows the hook 10 in all)
 
 
 def paths_for(store: str) -> Paths:
@@ -28,20 +29,26 @@ def paths_for(store: str) -> Paths:
 
 
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
-        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False) -> int:
+        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False,
+        start: float | None = None, overran: Callable[[], None] | None = None) -> int:
     """Handle one event; always returns 0 (see the module docstring).
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
     interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a
-    short grace for the worker to mark its episode undelivered) nothing is printed, and with
-    `exit_on_timeout` the process ends at once: SQLite and the atomic state file survive a
-    killed writer, and the episode, never delivered, is never reported.
+    short grace) nothing is printed, and with `exit_on_timeout` the process ends at once:
+    SQLite and the atomic state file survive a killed writer. A recall not yet begun is not
+    begun (no episode is stored).
 
     `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
     can hand in one seeded engine for every event. With `create` (the plugin) a missing file
-    store is created, readable by its owner only; otherwise it is a logged failure.
+    store is created, readable by its owner only; otherwise it is a logged failure. `start`
+    (a `time.monotonic()` reading) is when the event arrived, when it waited elsewhere first;
+    `overran` is called, instead of ending the process, when the budget ran out.
+
+    Once the episode is stored (the recall returned), the worker is given up to COMMITTED_WAIT
+    more to record and deliver it: a prompt's episode is stored and tracked, or not stored.
     """
-    start = time.monotonic()
+    start = time.monotonic() if start is None else start
     paths = paths_for(store)
     payload: Any = None
     try:
@@ -67,9 +74,13 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         worker = threading.Thread(target=work, name="lamar-hook", daemon=True)
         worker.start()
         worker.join(max(0.0, budget - (time.monotonic() - start)) + _GRACE)
+        if worker.is_alive() and deadline.committed.is_set():
+            worker.join(COMMITTED_WAIT)  # stored: let it be recorded and delivered rather than lost
         if worker.is_alive():
             log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
-            if exit_on_timeout:
+            if overran is not None:
+                overran()
+            elif exit_on_timeout:
                 os._exit(0)  # the worker may hold a lock inside C code: do not wait for it
             return 0
         if "error" in result:

@@ -136,26 +136,34 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
         return None
     if episode.get("signal") == "shipped" and episode.get("commit"):
         sha = episode["commit"]
-        found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
-        if found and found.strip():
-            return "reverted", f"commit {sha[:12]} was reverted by {found.strip()[:12]}", sha
-        return None
+        reverted = _reverted(repo, sha)
+        return ("reverted", f"commit {sha[:12]} was reverted by {reverted[:12]}", sha) if reverted else None
     base = episode.get("base")  # HEAD when the episode first edited: later commits are past it
     log = git(repo, "log", "--all", *([f"^{base}"] if base else []), "--format=%x00%H", "--name-only", "-n", "50",
               "--", *files)
     if log is None:
         return None
-    for block in log.split("\0")[1:]:
+    for block in reversed(log.split("\0")[1:]):  # the oldest commit past the edit is the one that shipped it
         sha, _, names = block.partition("\n")
         touched = sorted(set(files) & {n.strip() for n in names.splitlines() if n.strip()})
         if touched:
-            return "shipped", f"{', '.join(touched[:3])} landed in commit {sha.strip()[:12]}", sha.strip()
+            sha = sha.strip()
+            reverted = _reverted(repo, sha)  # a commit reverted before any hook looked never counts as shipped
+            if reverted:
+                return "reverted", f"commit {sha[:12]} was reverted by {reverted[:12]}", sha
+            return "shipped", f"{', '.join(touched[:3])} landed in commit {sha[:12]}", sha
     status = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *files)
     if status is None:
         return None
     if not status.strip():
         return "reverted", f"edits to {', '.join(files[:3])} were discarded before any commit", None
     return None
+
+
+def _reverted(repo: str, sha: str) -> str:
+    """The commit that reverts `sha` ("" when none does)."""
+    found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
+    return found.strip() if found else ""
 
 
 __all__ = ["CORRECTION_RULES", "git", "head_commit", "prompt_key", "prompt_words", "read_followup", "read_git", "word_overlap"]

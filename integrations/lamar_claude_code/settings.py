@@ -1,7 +1,7 @@
 """Merge Lamar's hook entries into a Claude Code settings file, and take them out again.
 
 Every other key and hook of the file is kept; Lamar's entries are the handlers whose command
-runs `claude-code hook`. Writes are atomic (temporary file, fsync, rename) and a second
+runs Lamar's hook (`quick.py`, or `lamar claude-code hook` as earlier releases installed it). Writes are atomic (temporary file, fsync, rename) and a second
 install changes nothing.
 """
 
@@ -26,7 +26,7 @@ EVENTS: dict[str, tuple[str | None, int]] = {
     "Stop": (None, 10),
     "SessionEnd": (None, 10),
 }
-MARK = "claude-code hook"
+MARKS = ("claude-code hook", "lamar_claude_code/quick.py", "lamar-plugin")  # commands that are Lamar's
 
 
 class SettingsError(ValueError):
@@ -101,8 +101,14 @@ STRIPPED_PATH = "/usr/bin:/bin"
 
 
 def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `<this python> -m lamar.cli claude-code hook [--store PATH]`."""
-    command = f"{shlex.quote(sys.executable)} -m lamar.cli claude-code hook"
+    """The command the entries run: `<this python> -S <lamar_claude_code/quick.py> [--store PATH]`.
+
+    quick.py hands the event to a warm daemon (see `lamar_claude_code.daemon`); -S keeps the
+    interpreter's start below a bare `python -c pass` until the packages are needed.
+    """
+    from lamar_claude_code import quick
+
+    command = f"{shlex.quote(sys.executable)} -S {shlex.quote(os.path.abspath(quick.__file__))}"
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
@@ -138,8 +144,8 @@ def plugin_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def is_lamar(handler: Any) -> bool:
-    return isinstance(handler, dict) and MARK in str(handler.get("command", "")) and "lamar" in str(
-        handler.get("command", ""))
+    command = str(handler.get("command", "")) if isinstance(handler, dict) else ""
+    return "lamar" in command and any(mark in command for mark in MARKS)
 
 
 def read_settings(path: Path) -> dict[str, Any]:

@@ -44,11 +44,15 @@ def env(tmp_path: Path) -> dict[str, str]:
     """The hook's environment: our tree on the path, a private HOME (no user config leaks in)."""
     home = tmp_path / "home"
     home.mkdir()
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
     return {
         **os.environ,
         "HOME": str(home),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")]),
         "LAMAR_STORE": str(tmp_path / "nowhere.db"),  # must be overridden by --store
+        "XDG_RUNTIME_DIR": str(runtime),  # the hook daemons' sockets, apart from the machine's
+        "LAMAR_HOOK_IDLE": "20",  # a daemon a test started stops soon after it
     }
 
 

@@ -43,7 +43,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path, env: di
     merged = json.loads(settings.read_text())
     assert {k: v for k, v in merged.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     command = merged["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
-    assert command.endswith(f"claude-code hook --store {store}")
+    assert command.endswith(f"lamar_claude_code/quick.py --store {store}")
     for event, groups in THEIRS["hooks"].items():
         assert merged["hooks"][event][: len(groups)] == groups  # theirs first, untouched
     assert merged["hooks"]["PostToolUse"][-1]["matcher"] == EDIT_MATCHER
@@ -57,7 +57,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path, env: di
     moved = lamar(env, repo, "install", "--project", "--store", str(tmp_path / "other.db"))
     assert moved.stdout.count("updated") == 5
     after = json.loads(settings.read_text())
-    assert sum("claude-code hook" in h["command"] for g in after["hooks"]["UserPromptSubmit"]
+    assert sum("quick.py" in h["command"] for g in after["hooks"]["UserPromptSubmit"]
                for h in g["hooks"]) == 1  # replaced, not duplicated
 
     status = lamar(env, repo, "status", "--store", str(tmp_path / "other.db"))

@@ -25,9 +25,10 @@ def _commands(settings: Path) -> dict[str, str]:
     return {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
 
 
-def _run_bare(command: str, event: dict[str, object], home: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(),
-                          env={"HOME": home, **BARE}, capture_output=True, timeout=120, check=False)
+def _run_bare(command: str, event: dict[str, object], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    bare = {"HOME": env["HOME"], "XDG_RUNTIME_DIR": env["XDG_RUNTIME_DIR"], "LAMAR_HOOK_IDLE": "20", **BARE}
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(), env=bare,
+                          capture_output=True, timeout=120, check=False)
 
 
 def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, env: dict[str, str],
@@ -37,11 +38,11 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
     assert done.returncode == 0, done.stderr
     commands = _commands(repo / ".claude" / "settings.local.json")
     assert set(commands) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
-    assert all(c.split()[0] == sys.executable and " -m lamar.cli claude-code hook " in c for c in commands.values())
+    assert all(c.split()[:2] == [sys.executable, "-S"] and "lamar_claude_code/quick.py --store" in c
+               for c in commands.values())
     with Lamar(str(store)) as lam:
         lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
 
-    home = env["HOME"]
     steps = [
         ("SessionStart", payload("SessionStart", "s1", repo, source="startup")),
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="the tests fail in test_app.py")),
@@ -52,7 +53,7 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
         ("SessionEnd", payload("SessionEnd", "s1", repo, reason="other")),
     ]
     for event, body in steps:
-        ran = _run_bare(commands[event], body, home)
+        ran = _run_bare(commands[event], body, env)
         assert ran.returncode == 0, (event, ran.stderr.decode()[-2000:])
     with Lamar(str(store)) as lam:
         stats = lam.stats()

@@ -1,0 +1,123 @@
+"""The warm hook process (`python -m lamar_claude_code.daemon --store PATH`): one engine, events over a socket.
+
+`quick.py` starts it on first use and hands it each event; it answers exactly as the hook
+process would (same code, same state file and lock), one event at a time in its main thread,
+and stops after IDLE seconds without events, or when an event overran its budget (a worker
+may hang in the store's C code: the next event starts a fresh daemon).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import io
+import os
+import socket
+import sys
+import time
+from typing import Any
+
+from lamar_claude_code.quick import MAX_PAYLOAD, VERSION, identity, socket_path, store_of
+
+IDLE = 600.0  # seconds without an event before the daemon stops (a new version starts with the next one)
+
+
+def serve(store: str, *, idle: float = IDLE) -> int:
+    """Answer events for `store` until idle; returns 0 (also when another daemon already serves it)."""
+    from lamar_claude_code.hook import _open, run
+
+    path = socket_path(store)
+    if path is None:
+        return 0
+    listener = _bind(path)
+    if listener is None:
+        return 0  # another daemon holds the socket
+    engine = functools.cache(lambda: _open(store, True))
+    own = identity()
+    overran: list[bool] = []
+    try:
+        listener.settimeout(idle)
+        while not overran:
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                return 0
+            with conn:
+                _answer(conn, own, lambda raw, start: _handle(run, raw, store, engine, start, overran))
+        return 0
+    finally:
+        listener.close()
+        with contextlib.suppress(OSError):
+            if os.stat(path).st_ino == _bound_inode.get(path):
+                os.unlink(path)
+
+
+_bound_inode: dict[str, int] = {}
+
+
+def _bind(path: str) -> socket.socket | None:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.settimeout(0.5)
+        try:
+            probe.connect(path)
+            return None  # alive: someone else serves this store
+        except OSError:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # a dead daemon's socket
+        finally:
+            probe.close()
+        old = os.umask(0o077)
+        try:
+            listener.bind(path)
+        finally:
+            os.umask(old)
+        listener.listen(16)
+        _bound_inode[path] = os.stat(path).st_ino
+        return listener
+    except OSError:
+        listener.close()
+        return None
+
+
+def _answer(conn: socket.socket, own: bytes, handle: Any) -> None:
+    conn.settimeout(5.0)
+    data = bytearray()
+    try:
+        while len(data) <= MAX_PAYLOAD + 200:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        header, _, raw = bytes(data).partition(b"\n")
+        version, code, arrived = header.split(b" ", 2)
+        if version != VERSION or code != own:
+            conn.sendall(b"stale\n")  # the client handles it and starts a daemon of its own code
+            raise SystemExit(0)
+        start = time.monotonic() - max(0.0, time.time() - float(arrived))
+        conn.sendall(b"ok\n" + handle(raw, start))
+    except (OSError, ValueError):
+        return
+
+
+def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, overran: list[bool]) -> bytes:
+    out = io.StringIO()
+    # An event over its budget ends this daemon once answered: its worker may hold the engine's
+    # lock inside the store's C code, and a fresh daemon is cheaper than waiting for it.
+    run(io.BytesIO(raw), out, store, engine=engine, start=start, overran=lambda: overran.append(True))
+    return out.getvalue().encode("utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    idle = float(os.environ.get("LAMAR_HOOK_IDLE") or IDLE)  # tests stop theirs sooner
+    status = serve(store_of(args, os.environ), idle=idle)
+    os._exit(status)  # a worker still inside the store's C code must not keep the process alive
+
+
+__all__ = ["IDLE", "main", "serve"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

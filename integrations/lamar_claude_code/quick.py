@@ -1,0 +1,128 @@
+"""The hook command: hands the event to a warm `lamar_claude_code.daemon` over a socket, else handles it here.
+
+    <python> -S .../lamar_claude_code/quick.py [--store PATH]
+
+Run with -S and only C modules imported, it starts faster than a bare `python -c pass`; the
+daemon holds the engine open, so a prompt costs a socket round trip. Without a daemon (the first
+event, or after one stopped) it starts one, detached, and handles this event itself: nothing is
+lost, only slower. Fails open as `lamar_claude_code.hook` does: exit 0, never 2.
+"""
+
+import os
+import sys
+import time
+
+VERSION = b"LAMAR-HOOK-1"
+DEFAULT_STORE = "~/.lamar/experience.json"  # as lamar.cli.claude_code has it
+MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
+_CONNECT = 0.5  # seconds to reach the daemon before handling the event here
+_ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
+
+
+def store_of(argv, environ):
+    """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
+    store = None
+    for i, arg in enumerate(argv):
+        if arg == "--store" and i + 1 < len(argv):
+            store = argv[i + 1]
+        elif arg.startswith("--store="):
+            store = arg.split("=", 1)[1]
+    store = store or environ.get("LAMAR_STORE") or DEFAULT_STORE
+    if "://" in store or store == ":memory:":
+        return store
+    return os.path.abspath(os.path.expanduser(store))
+
+
+def socket_path(store, environ=None):
+    """The daemon's socket for one store: in a folder only this user can enter (None: no such folder)."""
+    environ = os.environ if environ is None else environ
+    base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    folder = os.path.join(base, f"lamar-{os.getuid()}")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o777 != 0o700 or not os.path.isdir(folder):
+        return None  # someone else's folder: never talk to a socket they could have placed
+    digest = 0xCBF29CE484222325  # FNV-1a: hashlib costs an import here, and this only names a file
+    for byte in store.encode("utf-8", "surrogateescape"):
+        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(folder, f"cc-{digest:016x}.sock")
+
+
+def identity():
+    """This file's size and time: a daemon started from other code refuses the event."""
+    info = os.stat(__file__)
+    return f"{info.st_size}-{info.st_mtime_ns}".encode()
+
+
+def ask(path, raw, arrived):
+    """The daemon's answer to one event, or None when there is no daemon to answer."""
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(_CONNECT)
+        sock.connect(path)
+        sock.settimeout(_ANSWER)
+        sock.sendall(b"%s %s %r\n" % (VERSION, identity(), arrived) + raw)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    answer = b"".join(chunks)
+    if not answer.startswith(b"ok\n"):
+        return None  # a stale daemon, or one that stopped before answering
+    return answer[3:]
+
+
+def start_daemon(store):
+    """Start the daemon for `store`, detached: it outlives this process and stops when idle."""
+    import subprocess
+
+    with open(os.devnull, "r+b") as null:
+        subprocess.Popen([sys.executable, "-m", "lamar_claude_code.daemon", "--store", store], stdin=null,
+                         stdout=null, stderr=null, start_new_session=True, close_fds=True)
+
+
+def main(argv=None):
+    if sys.path and os.path.dirname(os.path.abspath(__file__)) == os.path.abspath(sys.path[0] or "."):
+        del sys.path[0]  # run as a script: this package's modules must not be importable by bare name
+    argv = sys.argv[1:] if argv is None else argv
+    if "-h" in argv or "--help" in argv:
+        sys.stdout.write("usage: quick.py [--store PATH]: one Claude Code hook event on stdin (Lamar)\n")
+        return 0
+    arrived = time.time()
+    store = store_of(argv, os.environ)
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+    path = socket_path(store)
+    answer = ask(path, raw, arrived) if path and store != ":memory:" else None
+    if answer is not None:
+        sys.stdout.buffer.write(answer)
+        sys.stdout.flush()
+        return 0
+    import io
+    import site
+
+    site.main()  # run with -S: the packages are needed only now
+    try:
+        if path and store != ":memory:":
+            start_daemon(store)
+        from lamar_claude_code.hook import run
+    except Exception:  # noqa: BLE001 - a hook never fails the prompt
+        return 0
+    return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, start=time.monotonic() - (time.time() - arrived))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
