@@ -32,7 +32,7 @@ def serve(store: str, *, idle: float = IDLE) -> int:
     listener = _bind(path)
     if listener is None:
         return 0  # another daemon holds the socket
-    engine = functools.cache(lambda: _open(store, True))
+    engines = {create: functools.cache(functools.partial(_open, store, create)) for create in (False, True)}
     own = identity()
     overran: list[bool] = []
     try:
@@ -43,7 +43,8 @@ def serve(store: str, *, idle: float = IDLE) -> int:
             except TimeoutError:
                 return 0
             with conn:
-                _answer(conn, own, lambda raw, start: _handle(run, raw, store, engine, start, overran))
+                _answer(conn, own, lambda raw, start, create: _handle(run, raw, store, engines[create], start, create,
+                                                                      overran))
         return 0
     finally:
         listener.close()
@@ -91,21 +92,23 @@ def _answer(conn: socket.socket, own: bytes, handle: Any) -> None:
                 break
             data += chunk
         header, _, raw = bytes(data).partition(b"\n")
-        version, code, arrived = header.split(b" ", 2)
+        version, code, arrived, create = header.split(b" ", 3)
         if version != VERSION or code != own:
             conn.sendall(b"stale\n")  # the client handles it and starts a daemon of its own code
             raise SystemExit(0)
         start = time.monotonic() - max(0.0, time.time() - float(arrived))
-        conn.sendall(b"ok\n" + handle(raw, start))
+        conn.sendall(b"ok\n" + handle(raw, start, create == b"1"))
     except (OSError, ValueError):
         return
 
 
-def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, overran: list[bool]) -> bytes:
+def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, create: bool,
+            overran: list[bool]) -> bytes:
     out = io.StringIO()
     # An event over its budget ends this daemon once answered: its worker may hold the engine's
     # lock inside the store's C code, and a fresh daemon is cheaper than waiting for it.
-    run(io.BytesIO(raw), out, store, engine=engine, start=start, overran=lambda: overran.append(True))
+    run(io.BytesIO(raw), out, store, engine=engine, start=start, create=create,
+        overran=lambda: overran.append(True))
     return out.getvalue().encode("utf-8")
 
 

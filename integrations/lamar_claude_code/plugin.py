@@ -11,28 +11,20 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-STORE_OPTION = "CLAUDE_PLUGIN_OPTION_STORE"
 _ACTIONS = ("hook", "mcp", "status", "check")
 
 
 def data_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The user's data folder: $XDG_DATA_HOME, else ~/Library/Application Support on macOS, else ~/.local/share."""
-    environ = os.environ if environ is None else environ
-    if environ.get("XDG_DATA_HOME"):
-        return Path(environ["XDG_DATA_HOME"]).expanduser()
-    if sys.platform == "darwin":
-        return Path("~/Library/Application Support").expanduser()
-    return Path("~/.local/share").expanduser()
+    """The folder the plugin's default store lives in (see `plugin_store`)."""
+    return Path(plugin_store(environ)).parent.parent
 
 
 def plugin_store(environ: Mapping[str, str] | None = None) -> str:
-    """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder."""
-    environ = os.environ if environ is None else environ
-    configured = environ.get(STORE_OPTION, "").strip()
-    # An option left unset can reach a server's env as the literal reference: treat it as unset.
-    if configured and not configured.startswith("${"):
-        return configured if "://" in configured or configured == ":memory:" else str(Path(configured).expanduser())
-    return str(data_home(environ) / "lamar" / "experience.db")
+    """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder
+    ($XDG_DATA_HOME, else ~/Library/Application Support on macOS, else ~/.local/share)."""
+    from lamar_claude_code.quick import plugin_store as store
+
+    return str(store(os.environ if environ is None else environ))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """The hook command: hands the event to a warm `lamar_claude_code.daemon` over a socket, else handles it here.
 
-    <python> -S .../lamar_claude_code/quick.py [--store PATH]
+    <python> -S .../lamar_claude_code/quick.py [--store PATH]     (lamar claude-code install)
+    <python> -S .../lamar_claude_code/quick.py --plugin           (the plugin: its options name the store)
 
 Run with -S and only C modules imported, it starts faster than a bare `python -c pass`; the
 daemon holds the engine open, so a prompt costs a socket round trip. Without a daemon (the first
@@ -33,6 +34,23 @@ def store_of(argv, environ):
     return os.path.abspath(os.path.expanduser(store))
 
 
+def plugin_store(environ):
+    """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder."""
+    configured = environ.get("CLAUDE_PLUGIN_OPTION_STORE", "").strip()
+    # An option left unset can reach a server's env as the literal reference: treat it as unset.
+    if configured and not configured.startswith("${"):
+        if "://" in configured or configured == ":memory:":
+            return configured
+        return os.path.abspath(os.path.expanduser(configured))
+    if environ.get("XDG_DATA_HOME"):
+        data = os.path.expanduser(environ["XDG_DATA_HOME"])
+    elif sys.platform == "darwin":
+        data = os.path.expanduser("~/Library/Application Support")
+    else:
+        data = os.path.expanduser("~/.local/share")
+    return os.path.join(data, "lamar", "experience.db")
+
+
 def socket_path(store, environ=None):
     """The daemon's socket for one store: in a folder only this user can enter (None: no such folder)."""
     environ = os.environ if environ is None else environ
@@ -59,8 +77,11 @@ def identity():
     return f"{info.st_size}-{info.st_mtime_ns}".encode()
 
 
-def ask(path, raw, arrived):
-    """The daemon's answer to one event, or None when there is no daemon to answer."""
+def ask(path, raw, arrived, create=False):
+    """The daemon's answer to one event, or None when there is no daemon to answer.
+
+    With `create` (the plugin) a missing store is created; otherwise it is a logged failure.
+    """
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -68,7 +89,7 @@ def ask(path, raw, arrived):
         sock.settimeout(_CONNECT)
         sock.connect(path)
         sock.settimeout(_ANSWER)
-        sock.sendall(b"%s %s %r\n" % (VERSION, identity(), arrived) + raw)
+        sock.sendall(b"%s %s %r %d\n" % (VERSION, identity(), arrived, create) + raw)
         sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
@@ -100,13 +121,14 @@ def main(argv=None):
         del sys.path[0]  # run as a script: this package's modules must not be importable by bare name
     argv = sys.argv[1:] if argv is None else argv
     if "-h" in argv or "--help" in argv:
-        sys.stdout.write("usage: quick.py [--store PATH]: one Claude Code hook event on stdin (Lamar)\n")
+        sys.stdout.write("usage: quick.py [--store PATH | --plugin]: one Claude Code hook event on stdin (Lamar)\n")
         return 0
     arrived = time.time()
-    store = store_of(argv, os.environ)
+    create = "--plugin" in argv
+    store = plugin_store(os.environ) if create else store_of(argv, os.environ)
     raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
     path = socket_path(store)
-    answer = ask(path, raw, arrived) if path and store != ":memory:" else None
+    answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
     if answer is not None:
         sys.stdout.buffer.write(answer)
         sys.stdout.flush()
@@ -121,7 +143,8 @@ def main(argv=None):
         from lamar_claude_code.hook import run
     except Exception:  # noqa: BLE001 - a hook never fails the prompt
         return 0
-    return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, start=time.monotonic() - (time.time() - arrived))
+    return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, create=create,
+               start=time.monotonic() - (time.time() - arrived))
 
 
 if __name__ == "__main__":

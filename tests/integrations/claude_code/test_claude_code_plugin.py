@@ -38,7 +38,9 @@ def claude_env(tmp_path: Path) -> dict[str, str]:
     """Claude Code as a desktop launch starts it: a fresh HOME, no virtual environment on PATH."""
     home = tmp_path / "home"
     home.mkdir()
+    (tmp_path / "run").mkdir(mode=0o700)
     return {"HOME": str(home), "PATH": BARE_PATH, "DISABLE_AUTOUPDATER": "1",
+            "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             # this source tree, for the interpreter the plugin is configured with (an editable install does the same)
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
@@ -85,8 +87,10 @@ def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, 
 
 def test_the_hook_creates_its_store_on_first_use_readable_by_its_owner_only(tmp_path: Path, repo: Path) -> None:
     home = tmp_path / "home"
+    (tmp_path / "run").mkdir(mode=0o700)
     env = {"HOME": str(home), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
            "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"), "CLAUDE_PLUGIN_OPTION_PYTHON": sys.executable,
+           "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
     for event in (payload("SessionStart", "s1", repo, source="startup"),
                   payload("UserPromptSubmit", "s1", repo, prompt="add a version file"),
