@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from lamar import Experience, Lamar, Scope
+from lamar.sleep.traces import load_traces
 
 from .conftest import payload
 
@@ -43,6 +44,11 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
     with Lamar(str(store)) as lam:
         lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
 
+    # A recorded transcript of the session, as Claude Code writes it (see test_claude_code_transcript.py).
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text((Path(__file__).parent / "fixtures" / "transcript.jsonl").read_text().replace(
+        "SESSION", "s1").replace("PROMPT1", "the tests fail in test_app.py").replace(
+        "PROMPT2", "no, that's wrong, try again"))
     steps = [
         ("SessionStart", payload("SessionStart", "s1", repo, source="startup")),
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="the tests fail in test_app.py")),
@@ -52,12 +58,17 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="no, that's wrong, try again")),
         ("SessionEnd", payload("SessionEnd", "s1", repo, reason="other")),
     ]
+    (repo / "app.py").write_text("def main():\n    print('shop!')\n")  # the Edit the PostToolUse reports
     for event, body in steps:
+        body["transcript_path"] = str(transcript)
         ran = _run_bare(commands[event], body, env)
         assert ran.returncode == 0, (event, ran.stderr.decode()[-2000:])
     with Lamar(str(store)) as lam:
         stats = lam.stats()
     assert stats["episodes"] == 2 and stats["reports"] >= 1  # the correction reported the first prompt's episode
+    traces = load_traces(store.with_name(store.name + ".claude-code.traces.jsonl"))
+    assert [t.id for t in traces] == ["cc-s1-1", "cc-s1-2"] and traces[0].outcome == "corrected"
+    assert traces[0].attempted == ("Bash: pytest -x", "Edit: /home/dev/shop/app.py")  # read from the transcript
 
 
 def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
