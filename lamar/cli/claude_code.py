@@ -262,14 +262,9 @@ def cmd_settle(args: argparse.Namespace) -> int:
 
 def fast_hook(argv: list[str]) -> int:
     """`lamar claude-code hook [--store PATH]` without building the whole parser (it runs per prompt)."""
-    store = None
-    for i, arg in enumerate(argv):
-        if arg == "--store" and i + 1 < len(argv):
-            store = argv[i + 1]
-        elif arg.startswith("--store="):
-            store = arg.split("=", 1)[1]
     try:
         from lamar_claude_code.hook import main
+        from lamar_claude_code.quick import store_of
     except ImportError:
         return 0  # fail open: nothing to inject without the integration
-    return main(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)
+    return main(store_of(argv, os.environ))
