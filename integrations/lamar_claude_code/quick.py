@@ -9,6 +9,8 @@ event, or after one stopped) it starts one, detached, and handles this event its
 lost, only slower. Fails open as `lamar_claude_code.hook` does: exit 0, never 2.
 """
 
+from __future__ import annotations
+
 import os
 import sys
 import time
@@ -20,7 +22,7 @@ _CONNECT = 0.5  # seconds to reach the daemon before handling the event here
 _ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
 
 
-def store_of(argv, environ):
+def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str:
     """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
     store = None
     for i, arg in enumerate(argv):
@@ -34,7 +36,7 @@ def store_of(argv, environ):
     return os.path.abspath(os.path.expanduser(store))
 
 
-def plugin_store(environ):
+def plugin_store(environ: os._Environ[str] | dict[str, str]) -> str:
     """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder."""
     configured = environ.get("CLAUDE_PLUGIN_OPTION_STORE", "").strip()
     # An option left unset can reach a server's env as the literal reference: treat it as unset.
@@ -51,7 +53,7 @@ def plugin_store(environ):
     return os.path.join(data, "lamar", "experience.db")
 
 
-def socket_path(store, environ=None):
+def socket_path(store: str, environ: os._Environ[str] | dict[str, str] | None = None) -> str | None:
     """The daemon's socket for one store: in a folder only this user can enter (None: no such folder)."""
     environ = os.environ if environ is None else environ
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
@@ -71,13 +73,13 @@ def socket_path(store, environ=None):
     return os.path.join(folder, f"cc-{digest:016x}.sock")
 
 
-def identity():
+def identity() -> bytes:
     """This file's size and time: a daemon started from other code refuses the event."""
     info = os.stat(__file__)
     return f"{info.st_size}-{info.st_mtime_ns}".encode()
 
 
-def ask(path, raw, arrived, create=False):
+def ask(path: str, raw: bytes, arrived: float, create: bool = False) -> bytes | None:
     """The daemon's answer to one event, or None when there is no daemon to answer.
 
     With `create` (the plugin) a missing store is created; otherwise it is a logged failure.
@@ -107,7 +109,7 @@ def ask(path, raw, arrived, create=False):
     return answer[3:]
 
 
-def start_daemon(store):
+def start_daemon(store: str) -> None:
     """Start the daemon for `store`, detached: it outlives this process and stops when idle."""
     import subprocess
 
@@ -116,7 +118,7 @@ def start_daemon(store):
                          stdout=null, stderr=null, start_new_session=True, close_fds=True)
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     if sys.path and os.path.dirname(os.path.abspath(__file__)) == os.path.abspath(sys.path[0] or "."):
         del sys.path[0]  # run as a script: this package's modules must not be importable by bare name
     argv = sys.argv[1:] if argv is None else argv
