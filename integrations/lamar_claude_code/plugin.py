@@ -24,7 +24,7 @@ def plugin_store(environ: Mapping[str, str] | None = None) -> str:
     ($XDG_DATA_HOME, else ~/Library/Application Support on macOS, else ~/.local/share)."""
     from lamar_claude_code.quick import plugin_store as store
 
-    return str(store(os.environ if environ is None else environ))
+    return store(dict(os.environ if environ is None else environ))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

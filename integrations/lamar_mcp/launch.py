@@ -43,7 +43,7 @@ async def stdio_session(store: str | os.PathLike[str], *options: str,
     """Spawn `lamar mcp --store STORE [options]` over stdio (in `cwd`); yield an initialized `ClientSession`."""
     command = lamar_command()
     params = StdioServerParameters(command=command[0], args=[*command[1:], "mcp", "--store", str(store), *options],
-                                   env=child_env(), cwd=cwd)
+                                   env=child_env(), cwd=None if cwd is None else str(cwd))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session

@@ -11,6 +11,7 @@ from typing import Any
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"
 
@@ -32,7 +33,7 @@ def bearer_auth(token: str) -> dict[str, Any]:
     # Lamar issues no OAuth tokens: the issuer is a placeholder the SDK needs, and no metadata
     # routes are published (resource_server_url is None).
     return {"token_verifier": BearerToken(token),
-            "auth": AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None)}
+            "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None)}
 
 
 def is_loopback(host: str) -> bool:
