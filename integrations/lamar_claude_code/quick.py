@@ -118,11 +118,34 @@ def start_daemon(store: str) -> None:
                          stdout=null, stderr=null, start_new_session=True, close_fds=True)
 
 
+def _note(store: str, message: str) -> None:
+    """One line in the hook log beside a file store, where `lamar claude-code status` shows it."""
+    if "://" in store or store == ":memory:":
+        return
+    line = time.strftime("%Y-%m-%dT%H:%M:%S ") + " ".join(message.split())[:500] + "\n"
+    try:
+        handle = os.open(store + ".claude-code.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(handle, line.encode("utf-8", "replace"))
+        finally:
+            os.close(handle)
+    except OSError:
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     if sys.path and os.path.dirname(os.path.abspath(__file__)) == os.path.abspath(sys.path[0] or "."):
         del sys.path[0]  # run as a script: this package's modules must not be importable by bare name
     argv = sys.argv[1:] if argv is None else argv
-    if "-h" in argv or "--help" in argv:
+    if "-h" in argv or "--help" in argv:  # `install` and `status` run this to see that the hook can start
+        import site
+
+        site.main()
+        try:
+            import lamar_claude_code.hook  # noqa: F401 - what an event without a daemon needs
+        except Exception as exc:  # noqa: BLE001 - reported, as the check's answer
+            sys.stderr.write(f"this Python cannot import Lamar's hook: {type(exc).__name__}: {exc}\n")
+            return 1
         sys.stdout.write("usage: quick.py [--store PATH | --plugin]: one Claude Code hook event on stdin (Lamar)\n")
         return 0
     arrived = time.time()
@@ -143,7 +166,8 @@ def main(argv: list[str] | None = None) -> int:
         if path and store != ":memory:":
             start_daemon(store)
         from lamar_claude_code.hook import run
-    except Exception:  # noqa: BLE001 - a hook never fails the prompt
+    except Exception as exc:  # noqa: BLE001 - a hook never fails the prompt
+        _note(store, f"the hook could not start: {type(exc).__name__}: {exc}; run lamar claude-code install again")
         return 0
     return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, create=create,
                start=time.monotonic() - (time.time() - arrived))

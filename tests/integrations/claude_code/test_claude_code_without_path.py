@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope
 from lamar.sleep.traces import load_traces
 
@@ -89,3 +91,22 @@ def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[st
     # uninstall still finds the old entry, and a new install replaces it with one that runs
     assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
     assert "FAILS" not in _lamar(env, repo, "status", "--store", str(store)).stdout
+
+
+def test_status_names_a_hook_whose_python_lacks_lamar(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    store = tmp_path / "lessons.db"
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    other = "/usr/bin/python3"
+    if subprocess.run([other, "-c", "import lamar_claude_code"], capture_output=True, check=False).returncode == 0:
+        pytest.skip("this machine's /usr/bin/python3 has Lamar installed")
+    settings = repo / ".claude" / "settings.local.json"
+    data = json.loads(settings.read_text())
+    entry = data["hooks"]["Stop"][-1]["hooks"][0]
+    entry["command"] = entry["command"].replace(sys.executable, other)  # a virtual environment since deleted
+    settings.write_text(json.dumps(data))
+    lines = _lamar(env, repo, "status", "--store", str(store)).stdout.splitlines()
+    stop = next(i for i, line in enumerate(lines) if line.strip().startswith(f"Stop: {other}"))
+    assert "FAILS without your PATH: exit 1: this Python cannot import Lamar's hook" in lines[stop + 1]
+    ran = _run_bare(entry["command"], payload("Stop", "s1", repo, stop_hook_active=False), env)
+    assert ran.returncode == 0  # the hook itself still fails open, and says why in the log
+    assert "the hook could not start: ModuleNotFoundError" in store.with_name(store.name + ".claude-code.log").read_text()
