@@ -118,7 +118,11 @@ def create_private(location: str) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     previous = os.umask(0o077)  # the store (and SQLite's -wal and -shm, which copy its mode) get 0600
     try:
-        open_store(str(path)).close()
+        store = open_store(str(path))
+        try:
+            store.append([])  # a JSON store writes its file on the first append: an empty one makes it exist
+        finally:
+            store.close()
     finally:
         os.umask(previous)
 

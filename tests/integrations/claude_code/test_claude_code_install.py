@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lamar import Lamar
 from lamar_claude_code.settings import EDIT_MATCHER, installed
 
 from .conftest import git, payload
@@ -141,3 +142,16 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     status = lamar(env, repo, "status", "--store", str(store))
     assert "last event: UserPromptSubmit" in status.stdout and "session s9" in status.stdout
     assert "event: JSONDecodeError" in status.stdout
+
+
+def test_install_creates_a_json_store_too_so_the_first_prompt_finds_it(repo: Path, env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    store = tmp_path / "lessons.json"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    assert store.exists() and oct(store.stat().st_mode & 0o777) == oct(0o600)
+    hook = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
+    subprocess.run(hook, input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="add a flag")), text=True,
+                   env=env, check=True, timeout=60)
+    assert not store.with_name(store.name + ".claude-code.log").exists()  # no "no store" failure logged
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1
