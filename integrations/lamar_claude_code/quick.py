@@ -56,6 +56,8 @@ def plugin_store(environ: os._Environ[str] | dict[str, str]) -> str:
 def socket_path(store: str, environ: os._Environ[str] | dict[str, str] | None = None) -> str | None:
     """The daemon's socket for one store: in a folder only this user can enter (None: no such folder)."""
     environ = os.environ if environ is None else environ
+    if not hasattr(os, "getuid"):
+        return None  # not POSIX: every event is handled in its own process
     base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
     folder = os.path.join(base, f"lamar-{os.getuid()}")
     try:
