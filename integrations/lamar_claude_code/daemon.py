@@ -2,8 +2,9 @@
 
 `quick.py` starts it on first use and hands it each event; it answers exactly as the hook
 process would (same code, same state file and lock), one event at a time in its main thread,
-and stops after IDLE seconds without events, or when an event overran its budget (a worker
-may hang in the store's C code: the next event starts a fresh daemon).
+and stops after IDLE seconds without events, when an event overran its budget (a worker may
+hang in the store's C code), or when a module of Lamar it runs changed on disk: the next event
+then starts a fresh daemon.
 """
 
 from __future__ import annotations
@@ -93,13 +94,32 @@ def _answer(conn: socket.socket, own: bytes, handle: Any) -> None:
             data += chunk
         header, _, raw = bytes(data).partition(b"\n")
         version, code, arrived, create = header.split(b" ", 3)
-        if version != VERSION or code != own:
+        if version != VERSION or code != own or _code_changed():
             conn.sendall(b"stale\n")  # the client handles it and starts a daemon of its own code
             raise SystemExit(0)
         start = time.monotonic() - max(0.0, time.time() - float(arrived))
         conn.sendall(b"ok\n" + handle(raw, start, create == b"1"))
     except (OSError, ValueError):
         return
+
+
+_loaded: dict[str, int] = {}
+
+
+def _code_changed() -> bool:
+    """Whether a module of Lamar this daemon runs was changed on disk (an upgrade, an edit)."""
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and name.split(".")[0] in ("lamar", "lamar_claude_code") and path not in _loaded:
+            with contextlib.suppress(OSError):
+                _loaded[path] = os.stat(path).st_mtime_ns
+    for path, mtime in _loaded.items():
+        try:
+            if os.stat(path).st_mtime_ns != mtime:
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, create: bool,
