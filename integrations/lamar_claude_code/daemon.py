@@ -2,9 +2,9 @@
 
 `quick.py` starts it on first use and hands it each event; it answers exactly as the hook
 process would (same code, same state file and lock), one event at a time in its main thread,
-and stops after IDLE seconds without events, when an event overran its budget (a worker may
-hang in the store's C code), or when a module of Lamar it runs changed on disk: the next event
-then starts a fresh daemon.
+and stops after IDLE seconds without events, after STUCK seconds in which every event overran
+its budget (a worker stuck in the store's C code), or when a module of Lamar it runs changed on
+disk: the next event then starts a fresh daemon.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from lamar_claude_code.quick import MAX_PAYLOAD, VERSION, identity, socket_path, store_of
 
 IDLE = 600.0  # seconds without an event before the daemon stops (a new version starts with the next one)
+STUCK = 120.0  # seconds of events that all overran their budget before the daemon gives up and stops
 
 
 def serve(store: str, *, idle: float = IDLE) -> int:
@@ -35,13 +36,14 @@ def serve(store: str, *, idle: float = IDLE) -> int:
         return 0  # another daemon holds the socket
     engines = {create: functools.cache(functools.partial(_open, store, create)) for create in (False, True)}
     own = identity()
-    overran: list[bool] = []
+    overran: list[float] = []  # when each event of the current streak of overruns arrived
     try:
         listener.settimeout(idle)
-        while not overran:
+        while not overran or time.monotonic() - overran[0] < STUCK:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                _close(engines)
                 return 0
             with conn:
                 _answer(conn, own, lambda raw, start, create: _handle(run, raw, store, engines[create], start, create,
@@ -123,13 +125,26 @@ def _code_changed() -> bool:
 
 
 def _handle(run: Any, raw: bytes, store: str, engine: Any, start: float, create: bool,
-            overran: list[bool]) -> bytes:
+            overran: list[float]) -> bytes:
     out = io.StringIO()
-    # An event over its budget ends this daemon once answered: its worker may hold the engine's
-    # lock inside the store's C code, and a fresh daemon is cheaper than waiting for it.
-    run(io.BytesIO(raw), out, store, engine=engine, start=start, create=create,
-        overran=lambda: overran.append(True))
+    # An event over its budget leaves its worker running: a cold open (a long fold) then finishes
+    # here, in the background, and the daemon is warm for the next events. Only a streak of
+    # overruns longer than STUCK (a worker stuck in the store's C code) ends the daemon.
+    late: list[bool] = []
+    run(io.BytesIO(raw), out, store, engine=engine, start=start, create=create, overran=lambda: late.append(True))
+    if late:
+        overran.append(start)
+    else:
+        overran.clear()
     return out.getvalue().encode("utf-8")
+
+
+def _close(engines: dict[bool, Any]) -> None:
+    """Close the engines that were opened, so their folded state is saved for the next process."""
+    for opener in engines.values():
+        if opener.cache_info().currsize:
+            with contextlib.suppress(Exception):
+                opener().close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -139,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     os._exit(status)  # a worker still inside the store's C code must not keep the process alive
 
 
-__all__ = ["IDLE", "main", "serve"]
+__all__ = ["IDLE", "STUCK", "main", "serve"]
 
 
 if __name__ == "__main__":

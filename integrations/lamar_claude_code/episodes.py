@@ -124,11 +124,12 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     context = derive_context(cwd, prompt, config, state["repos"])
+    engine = lam()  # opened first: a cold open (a long fold) must not end in an episode nobody sees
     if budget is not None and budget.expired:
         # Too late to deliver: store no episode at all rather than one nobody will report.
         log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
         return ""
-    rec = lam().recall(context, k=config.k)
+    rec = engine.recall(context, k=config.k)
     if budget is not None:
         budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
