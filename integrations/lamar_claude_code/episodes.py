@@ -85,9 +85,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     with locked_state(paths.state) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
-        if repo and event != "UserPromptSubmit":
-            # Git can wait: a prompt settles only what the prompt itself says, and the turn's
-            # Stop (or the next edit, the session's end, `settle`) reads commits and reverts.
+        if repo:
             _settle_git(state, repo, lam, paths, now)
         if event == "UserPromptSubmit":
             out = _on_prompt(state, payload, session, cwd, repo, config, lam, paths, budget, now)
