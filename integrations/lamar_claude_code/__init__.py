@@ -1,6 +1,6 @@
 """Lamar inside Claude Code: lessons injected on each prompt, outcomes read from the next prompt and git.
 
-    lamar claude-code install      # hooks into .claude/settings.json (see docs/claude-code.md)
+    lamar claude-code install      # hooks into .claude/settings.local.json (see docs/claude-code.md)
 
 For agents built on the Claude Agent SDK, the same behaviour as in-process callbacks:
 

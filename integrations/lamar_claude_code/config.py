@@ -1,18 +1,22 @@
 """`HookConfig`: what a user can override or extend, read from TOML files (project over user).
 
     ~/.lamar/claude-code.toml          every project of this user
-    <repository>/.claude/lamar.toml    one project (committed or not, as the team likes)
+    <repository>/.claude/lamar.toml    one project, read once trusted (`lamar claude-code trust`)
 
 Both are optional; keys of the project file replace the user file's, rule lists are joined
-(project rules first). The keys are documented in docs/claude-code.md.
+(project rules first). The keys are documented in docs/claude-code.md. The rules' regular
+expressions run under a time limit (`resolve_rules`), so none can hold a prompt back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+import signal
+import threading
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,7 @@ class HookConfig:
         k: most lessons per prompt [3].
         max_chars: most characters injected [10000].
         enabled: False turns the hooks off for this project without uninstalling [True].
+        untrusted: the project file that was left out because it is not trusted [""].
     """
 
     project: str = ""
@@ -56,22 +61,86 @@ class HookConfig:
     k: int = 3
     max_chars: int = MAX_CONTEXT_CHARS
     enabled: bool = True
+    untrusted: str = ""
 
 
-def load_config(repo: str | os.PathLike[str] | None, *, user: str | os.PathLike[str] | None = None) -> HookConfig:
-    """The config for a project folder: the user file, then the project file over it.
+def load_config(repo: str | os.PathLike[str] | None, *, user: str | os.PathLike[str] | None = None,
+                trust_file: str | os.PathLike[str] | None = None) -> HookConfig:
+    """The config for a project folder: the user file, then the project file over it once trusted.
 
     Raises:
         ConfigError: a file exists but does not parse or holds a bad value.
     """
+    from lamar_claude_code.trust import TRUST_FILE, is_trusted
+
     merged: dict[str, Any] = {}
     files = [Path(user if user is not None else USER_CONFIG).expanduser()]
-    if repo is not None:
-        files.append(Path(repo) / PROJECT_CONFIG)
+    project = Path(repo) / PROJECT_CONFIG if repo is not None else None
+    if project is not None and project.is_file():
+        if is_trusted(project, trust_file or TRUST_FILE):
+            files.append(project)
+        else:
+            merged["untrusted"] = str(project)
     for path in files:
         if path.is_file():
             _merge(merged, _read(path), path)
     return _build(merged)
+
+
+RULE_SECONDS = 0.25  # all of a config's own rules together, per prompt
+
+
+class RuleTimeout(RuntimeError):
+    """A config's regular expressions took longer than RULE_SECONDS on one prompt."""
+
+
+def resolve_rules(config: HookConfig, prompt: str, seconds: float = RULE_SECONDS) -> HookConfig:
+    """`config` with its own rules replaced by literal patterns that give the same answers on `prompt`.
+
+    A backtracking pattern can run for hours on a crafted prompt, and in a worker thread it holds
+    the GIL, so no budget can stop it. Run here, in the main thread, a timer signal interrupts
+    the matching (Python's regex engine checks for signals); the hook then works with the
+    resolved literals only. Off the main thread (an in-process SDK hook) there is no timer.
+
+    Raises:
+        RuleTimeout: the rules took longer than `seconds`.
+    """
+    if not (config.task_rules or config.error_rules or config.corrected):
+        return config
+    from lamar_claude_code.context import PROMPT_SCAN
+    from lamar_claude_code.outcomes import FOLLOWUP_SCAN
+
+    task = error = fix = None
+    with _deadline(seconds):
+        scan = prompt[:PROMPT_SCAN]
+        task = next((name for name, pattern in config.task_rules if re.search(pattern, scan)), None)
+        for pattern in config.error_rules:
+            found = re.search(pattern, scan)
+            if found:
+                error = found.group(1) if found.groups() else found.group(0)
+                break
+        fix = next((m.group(0) for m in (re.search(p, prompt[:FOLLOWUP_SCAN]) for p in config.corrected) if m), None)
+    return dataclasses.replace(config, task_rules=((task, r"(?s)\A"),) if task else (),
+                               error_rules=(f"({re.escape(error)})",) if error else (),
+                               corrected=(re.escape(fix),) if fix is not None else ())
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        raise RuleTimeout(f"the config's rules took over {seconds}s on this prompt")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _read(path: Path) -> dict[str, Any]:

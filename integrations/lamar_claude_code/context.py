@@ -59,7 +59,7 @@ ERROR_RULES: tuple[str, ...] = (
     r"\b(E\d{3,4}|F\d{3}|W\d{3})\b(?=[: ])",               # flake8 / ruff codes before ':' or ' '
     r"\b(exit (?:code|status) \d+)\b",                     # a failing command
 )
-_PROMPT_SCAN = 20_000  # characters of a prompt the rules look at (a pasted log can be huge)
+PROMPT_SCAN = 20_000  # characters of a prompt the rules look at (a pasted log can be huge)
 
 
 def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
@@ -119,7 +119,7 @@ def _scan(folder: Path) -> list[str]:
 
 def task_class(prompt: str, extra_rules: tuple[tuple[str, str], ...] = ()) -> str:
     """The coarse class of a prompt: the first rule (the config's, then the built-in ones) that matches."""
-    text = prompt[:_PROMPT_SCAN]
+    text = prompt[:PROMPT_SCAN]
     for name, pattern in (*extra_rules, *TASK_RULES):
         if re.search(pattern, text):
             return name
@@ -128,7 +128,7 @@ def task_class(prompt: str, extra_rules: tuple[tuple[str, str], ...] = ()) -> st
 
 def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
     """The first recognisable error in a prompt (a compiler code, an exception name), or None."""
-    text = prompt[:_PROMPT_SCAN]
+    text = prompt[:PROMPT_SCAN]
     for pattern in (*extra_rules, *ERROR_RULES):
         match = re.search(pattern, text)
         if match:

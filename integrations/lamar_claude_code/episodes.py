@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo
-from lamar_claude_code.outcomes import read_followup, read_git
+from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
 from lamar_claude_code.state import locked_state, log_line
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"})
 GIT_SIGNALS = ("shipped", "reverted")
 _SESSION_TTL = 30 * 86400.0
-_KEEP_PROMPT = 2000  # characters of a prompt kept to compare the next one with
-_PROMPT_HEAD = 200  # characters kept to find the prompt again in the transcript
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
 
 
@@ -42,11 +41,13 @@ class Paths:
 
 
 class Budget:
-    """A deadline; `expired` says whether the hook may still inject."""
+    """A deadline; `expired` says whether the hook may still recall. `committed` is set once the
+    prompt's episode is stored: from then on it is recorded and delivered, whatever the clock says."""
 
     def __init__(self, seconds: float, start: float | None = None) -> None:
         self.start = time.monotonic() if start is None else start
         self.seconds = seconds
+        self.committed = threading.Event()
 
     @property
     def expired(self) -> bool:
@@ -116,27 +117,31 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # whose ACCEPTED came only from the silence at the end.
         tentative = record.get("signal") == "accepted" and record.get("by_end")
         if record.get("signal") is None or tentative:
-            signal, why = read_followup(previous.get("prompt", ""), prompt, config.corrected, config.reasked_overlap)
+            signal, why = read_followup(previous.get("words", []), prompt, config.corrected, config.reasked_overlap)
             if not (tentative and signal == "accepted"):
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     context = derive_context(cwd, prompt, config, state["repos"])
-    rec = lam().recall(context, k=config.k)
+    engine = lam()  # opened first: a cold open (a long fold) must not end in an episode nobody sees
+    if budget is not None and budget.expired:
+        # Too late to deliver: store no episode at all rather than one nobody will report.
+        log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
+        return ""
+    rec = engine.recall(context, k=config.k)
+    if budget is not None:
+        budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
-    delivered = not (budget is not None and budget.expired)
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
-        "audit": [], "context": context, "injected": rec.ids, "delivered": delivered,
-        "prompt_head": prompt[:_PROMPT_HEAD],
+        "audit": [], "context": context, "injected": rec.ids, "delivered": True,
+        "prompt_key": prompt_key(prompt),
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
-    state["sessions"][session] = {"episode": rec.episode_id, "prompt": prompt[:_KEEP_PROMPT], "repo": repo,
+    # No prompt text is kept (a prompt may hold a pasted secret): hashed words tell a re-ask,
+    # a hash of the prompt's start finds it again in the transcript.
+    state["sessions"][session] = {"episode": rec.episode_id, "words": prompt_words(prompt), "repo": repo,
                                   "time": now, "count": count,
                                   "traced": previous.get("traced", 0) if previous else 0}
-    if not delivered:
-        log_line(paths.log, f"budget: {rec.episode_id} took over {budget.seconds if budget else 0}s; "
-                 "nothing injected and the episode will not be reported")
-        return ""
     return text
 
 
@@ -199,9 +204,8 @@ def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam
         from lamar_claude_code.transcript import write_session_traces
 
         try:
-            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces,
-                                                  skip=int(info.get("traced", 0)))
-        except (OSError, ValueError) as exc:  # a transcript that is gone or unreadable costs only the traces
+            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces)
+        except (OSError, ValueError, RecursionError) as exc:  # a transcript that is gone or unreadable costs only the traces
             log_line(paths.log, f"no traces from {transcript}: {type(exc).__name__}: {exc}", now=now)
 
 

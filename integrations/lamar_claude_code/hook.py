@@ -20,6 +20,7 @@ from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
 _GRACE = 0.25  # seconds the main thread waits past the budget for the worker to finish honestly
+COMMITTED_WAIT = 3.0  # seconds more once the episode is stored (Claude Code allows the hook 10 in all)
 
 
 def paths_for(store: str) -> Paths:
@@ -28,19 +29,26 @@ def paths_for(store: str) -> Paths:
 
 
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
-        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None) -> int:
+        exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False,
+        start: float | None = None, overran: Callable[[], None] | None = None) -> int:
     """Handle one event; always returns 0 (see the module docstring).
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
     interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a
-    short grace for the worker to mark its episode undelivered) nothing is printed, and with
-    `exit_on_timeout` the process ends at once: SQLite and the atomic state file survive a
-    killed writer, and the episode, never delivered, is never reported.
+    short grace) nothing is printed, and with `exit_on_timeout` the process ends at once:
+    SQLite and the atomic state file survive a killed writer. A recall not yet begun is not
+    begun (no episode is stored).
 
     `engine` opens the engine (default: `Lamar(store)`, once per process); an in-process caller
-    can hand in one seeded engine for every event.
+    can hand in one seeded engine for every event. With `create` (the plugin) a missing file
+    store is created, readable by its owner only; otherwise it is a logged failure. `start`
+    (a `time.monotonic()` reading) is when the event arrived, when it waited elsewhere first;
+    `overran` is called, instead of ending the process, when the budget ran out.
+
+    Once the episode is stored (the recall returned), the worker is given up to COMMITTED_WAIT
+    more to record and deliver it: a prompt's episode is stored and tracked, or not stored.
     """
-    start = time.monotonic()
+    start = time.monotonic() if start is None else start
     paths = paths_for(store)
     payload: Any = None
     try:
@@ -50,20 +58,15 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise TypeError(f"the event is JSON {type(payload).__name__}, not an object")
-        config = None
+        config = _config(payload, paths)
         if budget is None:
-            from lamar_claude_code.config import load_config
-            from lamar_claude_code.context import find_repo
-
-            cwd = payload.get("cwd")
-            config = load_config(find_repo(cwd) if isinstance(cwd, str) and cwd else None)
             budget = config.budget_seconds
         result: dict[str, Any] = {}
         deadline = Budget(budget, start)
 
         def work() -> None:
             try:
-                result["text"] = handle_event(payload, engine or (lambda: _open(store)), paths, config=config,
+                result["text"] = handle_event(payload, engine or (lambda: _open(store, create)), paths, config=config,
                                               budget=deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result["error"] = exc
@@ -71,9 +74,13 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         worker = threading.Thread(target=work, name="lamar-hook", daemon=True)
         worker.start()
         worker.join(max(0.0, budget - (time.monotonic() - start)) + _GRACE)
+        if worker.is_alive() and deadline.committed.is_set():
+            worker.join(COMMITTED_WAIT)  # stored: let it be recorded and delivered rather than lost
         if worker.is_alive():
             log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
-            if exit_on_timeout:
+            if overran is not None:
+                overran()
+            elif exit_on_timeout:
                 os._exit(0)  # the worker may hold a lock inside C code: do not wait for it
             return 0
         if "error" in result:
@@ -86,8 +93,33 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
             return 0
-        log_line(paths.log, f"{_event(payload)}: {type(exc).__name__}: {exc}")
+        from lamar.safety import scrub  # a failure's message may quote the event: no secret reaches the log
+
+        log_line(paths.log, scrub(f"{_event(payload)}: {type(exc).__name__}: {exc}")[0])
     return 0
+
+
+def _config(payload: dict[str, Any], paths: Paths) -> Any:
+    """The event's config, read and with its own rules resolved here, in the main thread, under a time limit."""
+    import dataclasses
+
+    from lamar_claude_code.config import RuleTimeout, load_config, resolve_rules
+    from lamar_claude_code.context import find_repo
+
+    cwd = payload.get("cwd")
+    repo = find_repo(cwd) if isinstance(cwd, str) and cwd else None
+    config = load_config(repo)
+    if config.untrusted and payload.get("hook_event_name") == "SessionStart":
+        log_line(paths.log, f"ignored {config.untrusted}: not trusted yet; read it, then run "
+                 f"`lamar claude-code trust` in {repo}")
+    prompt = payload.get("prompt")
+    if payload.get("hook_event_name") == "UserPromptSubmit" and isinstance(prompt, str):
+        try:
+            config = resolve_rules(config, prompt)
+        except RuleTimeout as exc:
+            log_line(paths.log, f"{exc}; the built-in rules alone were used: simplify the config's patterns")
+            config = dataclasses.replace(config, task_rules=(), error_rules=(), corrected=())
+    return config
 
 
 def _event(payload: Any) -> str:
@@ -95,16 +127,20 @@ def _event(payload: Any) -> str:
     return name if isinstance(name, str) else "event"
 
 
-def _open(store: str) -> Any:
+def _open(store: str, create: bool = False) -> Any:
     from pathlib import Path
 
     from lamar import Lamar, StoreError
 
-    if store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
+    if create:
+        from lamar_claude_code.state import create_private
+
+        create_private(store)
+    elif store != ":memory:" and "://" not in store and not Path(store).expanduser().exists():
         raise StoreError(f"no store at {store}: run `lamar claude-code install` or pass --store")
     return Lamar(store)
 
 
-def main(store: str, budget: float | None = None) -> int:
-    """Entry point of `lamar claude-code hook`."""
-    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True)
+def main(store: str, budget: float | None = None, *, create: bool = False) -> int:
+    """Entry point of `lamar claude-code hook` (and of the plugin's hook, which creates its store)."""
+    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True, create=create)

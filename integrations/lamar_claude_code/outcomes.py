@@ -13,6 +13,7 @@ and REVERTED is final.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import subprocess
@@ -33,34 +34,58 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _STOPWORDS = frozenset(
     ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our", "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then", "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
 )
-_PROMPT_SCAN = 4000
+FOLLOWUP_SCAN = 4000  # characters of a prompt the correction rules look at
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
-def read_followup(previous: str, prompt: str, corrected: Sequence[str] = (), overlap: float = 0.6) -> tuple[str, str]:
+def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequence[str] = (),
+                  overlap: float = 0.6) -> tuple[str, str]:
     """The signal the next prompt gives the previous episode, and why.
+
+    Args:
+        previous: the previous prompt, or its `prompt_words` (what the hooks keep: no prompt text).
+        prompt: the next prompt.
+        corrected: more patterns that mark a correction, checked before the built-in ones.
+        overlap: the word overlap that makes a re-ask.
 
     Returns:
         ("corrected" | "reasked" | "accepted", a short reason for the audit).
     """
-    text = prompt[:_PROMPT_SCAN]
+    text = prompt[:FOLLOWUP_SCAN]
     for pattern in (*corrected, *CORRECTION_RULES):
         match = re.search(pattern, text)
         if match:
             return "corrected", f"next prompt corrects: {match.group(0).strip()[:60]!r}"
-    score = word_overlap(previous[:_PROMPT_SCAN], text)
+    before = set(prompt_words(previous) if isinstance(previous, str) else previous)
+    score = _jaccard(before, set(prompt_words(text)))
     if score >= overlap:
         return "reasked", f"next prompt repeats the last ({score:.2f} word overlap)"
     return "accepted", f"next prompt moves on ({score:.2f} word overlap)"
 
 
+def prompt_words(prompt: str) -> list[str]:
+    """A prompt's content words, each as a short hash: enough to tell a re-ask, with no text to leak.
+
+    The hooks keep these between prompts instead of the prompt, which may hold a pasted secret.
+    """
+    words = {w for w in _WORD.findall(prompt[:FOLLOWUP_SCAN].lower()) if w not in _STOPWORDS}
+    return sorted(hashlib.sha256(w.encode()).hexdigest()[:12] for w in words)
+
+
+def prompt_key(prompt: str) -> str:
+    """A hash of a prompt's first 200 characters: how a transcript's prompt is matched to its episode."""
+    return hashlib.sha256(prompt[:200].encode("utf-8", "replace")).hexdigest()[:16]
+
+
 def word_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the content words of two prompts (0 when either has none)."""
-    wa = {w for w in _WORD.findall(a.lower()) if w not in _STOPWORDS}
-    wb = {w for w in _WORD.findall(b.lower()) if w not in _STOPWORDS}
-    if not wa or not wb:
+    return _jaccard(set(prompt_words(a)), set(prompt_words(b)))
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
         return 0.0
-    return len(wa & wb) / len(wa | wb)
+    return len(a & b) / len(a | b)
 
 
 def git(repo: str, *args: str, timeout: float = 5.0) -> str | None:
@@ -111,20 +136,22 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
         return None
     if episode.get("signal") == "shipped" and episode.get("commit"):
         sha = episode["commit"]
-        found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
-        if found and found.strip():
-            return "reverted", f"commit {sha[:12]} was reverted by {found.strip()[:12]}", sha
-        return None
+        reverted = _reverted(repo, sha)
+        return ("reverted", f"commit {sha[:12]} was reverted by {reverted[:12]}", sha) if reverted else None
     base = episode.get("base")  # HEAD when the episode first edited: later commits are past it
     log = git(repo, "log", "--all", *([f"^{base}"] if base else []), "--format=%x00%H", "--name-only", "-n", "50",
               "--", *files)
     if log is None:
         return None
-    for block in log.split("\0")[1:]:
+    for block in reversed(log.split("\0")[1:]):  # the oldest commit past the edit is the one that shipped it
         sha, _, names = block.partition("\n")
         touched = sorted(set(files) & {n.strip() for n in names.splitlines() if n.strip()})
         if touched:
-            return "shipped", f"{', '.join(touched[:3])} landed in commit {sha.strip()[:12]}", sha.strip()
+            sha = sha.strip()
+            reverted = _reverted(repo, sha)  # a commit reverted before any hook looked never counts as shipped
+            if reverted:
+                return "reverted", f"commit {sha[:12]} was reverted by {reverted[:12]}", sha
+            return "shipped", f"{', '.join(touched[:3])} landed in commit {sha[:12]}", sha
     status = git(repo, "status", "--porcelain", "--ignored", "--untracked-files=all", "--", *files)
     if status is None:
         return None
@@ -133,4 +160,10 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     return None
 
 
-__all__ = ["CORRECTION_RULES", "git", "head_commit", "read_followup", "read_git", "word_overlap"]
+def _reverted(repo: str, sha: str) -> str:
+    """The commit that reverts `sha` ("" when none does)."""
+    found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
+    return found.strip() if found else ""
+
+
+__all__ = ["CORRECTION_RULES", "git", "head_commit", "prompt_key", "prompt_words", "read_followup", "read_git", "word_overlap"]

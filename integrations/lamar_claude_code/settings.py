@@ -1,7 +1,7 @@
 """Merge Lamar's hook entries into a Claude Code settings file, and take them out again.
 
 Every other key and hook of the file is kept; Lamar's entries are the handlers whose command
-runs `claude-code hook`. Writes are atomic (temporary file, fsync, rename) and a second
+runs Lamar's hook (`quick.py`, or `lamar claude-code hook` as earlier releases installed it). Writes are atomic (temporary file, fsync, rename) and a second
 install changes nothing.
 """
 
@@ -26,21 +26,71 @@ EVENTS: dict[str, tuple[str | None, int]] = {
     "Stop": (None, 10),
     "SessionEnd": (None, 10),
 }
-MARK = "claude-code hook"
+MARKS = ("claude-code hook", "lamar_claude_code/quick.py", "lamar-plugin")  # commands that are Lamar's
 
 
 class SettingsError(ValueError):
-    """A settings file that is not a JSON object (it is left untouched)."""
+    """A settings file that cannot be used (not a JSON object, or no project to put it in); nothing is changed."""
 
 
-def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None) -> Path:
-    """`.claude/settings.json` of the project (the git top-level, else the folder) or of the user."""
+SCOPES = ("local", "project", "user")
+FILES = {"local": "settings.local.json", "project": "settings.json"}
+
+
+def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None, *, folder: str | os.PathLike[str] | None = None
+                  ) -> Path:
+    """The settings file of a scope: `local` is `.claude/settings.local.json` (personal), `project`
+    `.claude/settings.json` (shared with the team), both of the git top-level above `cwd` or of
+    `folder`; `user` is `~/.claude/settings.json`.
+
+    Raises:
+        SettingsError: `local` or `project` outside a git repository and without `folder`.
+    """
     if scope == "user":
         return Path("~/.claude/settings.json").expanduser()
+    if scope not in FILES:
+        raise SettingsError(f"unknown settings scope {scope!r}; use one of {', '.join(SCOPES)}")
+    if folder is not None:
+        return Path(folder).expanduser().resolve() / ".claude" / FILES[scope]
     from lamar_claude_code.context import find_repo
 
-    folder = Path(cwd or os.getcwd()).resolve()
-    return (find_repo(folder) or folder) / ".claude" / "settings.json"
+    here = Path(cwd or os.getcwd()).resolve()
+    repo = find_repo(here)
+    if repo is None:
+        raise SettingsError(f"{here} is not inside a git repository, so there is no project to install into: "
+                            "pass --user (every project) or --dir FOLDER (that folder's .claude/)")
+    return repo / ".claude" / FILES[scope]
+
+
+def keep_out_of_git(path: Path) -> str:
+    """Make git ignore a personal settings file through the repository's own `.git/info/exclude`
+    (never the team's .gitignore); returns what was done ("" when git ignores it already)."""
+    folder = str(path.parent.parent)
+    relative = f"{path.parent.name}/{path.name}"
+    try:
+        ignored = subprocess.run(["git", "-C", folder, "check-ignore", "-q", "--no-index", relative],
+                                 capture_output=True, timeout=10, check=False)
+        if ignored.returncode != 1:  # 0: ignored already; 128: not a repository (--dir outside git)
+            return ""
+        found = subprocess.run(["git", "-C", folder, "rev-parse", "--git-path", "info/exclude"],
+                               capture_output=True, text=True, timeout=10, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    exclude = Path(folder) / found.stdout.strip()
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    with exclude.open("a", encoding="utf-8") as handle:
+        handle.write(f"/{relative}\n")
+    return f"{exclude}: lists /{relative}, so git never commits it"
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks `path` (a team file: personal paths must not go into it)."""
+    try:
+        done = subprocess.run(["git", "-C", str(path.parent), "ls-files", "--error-unmatch", path.name],
+                              capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
 
 
 # Claude Code runs hooks with the environment it was started with: launched from a desktop or by a
@@ -51,8 +101,14 @@ STRIPPED_PATH = "/usr/bin:/bin"
 
 
 def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `<this python> -m lamar.cli claude-code hook [--store PATH]`."""
-    command = f"{shlex.quote(sys.executable)} -m lamar.cli claude-code hook"
+    """The command the entries run: `<this python> -S <lamar_claude_code/quick.py> [--store PATH]`.
+
+    quick.py hands the event to a warm daemon (see `lamar_claude_code.daemon`); -S keeps the
+    interpreter's start below a bare `python -c pass` until the packages are needed.
+    """
+    from lamar_claude_code import quick
+
+    command = f"{shlex.quote(sys.executable)} -S {shlex.quote(os.path.abspath(quick.__file__))}"
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
@@ -88,8 +144,8 @@ def plugin_hooks(command: str) -> dict[str, list[dict[str, Any]]]:
 
 
 def is_lamar(handler: Any) -> bool:
-    return isinstance(handler, dict) and MARK in str(handler.get("command", "")) and "lamar" in str(
-        handler.get("command", ""))
+    command = str(handler.get("command", "")) if isinstance(handler, dict) else ""
+    return "lamar" in command and any(mark in command for mark in MARKS)
 
 
 def read_settings(path: Path) -> dict[str, Any]:

@@ -51,6 +51,10 @@ def read_state(path: Path) -> dict[str, Any]:
     for key, value in empty_state().items():
         if not isinstance(data.get(key), type(value)):
             data[key] = value
+    for record in (*data["sessions"].values(), *data["episodes"].values()):
+        if isinstance(record, dict):  # prompt text an earlier release kept: dropped at the next write
+            record.pop("prompt", None)
+            record.pop("prompt_head", None)
     return data
 
 
@@ -61,8 +65,8 @@ def locked_state(path: Path) -> Iterator[dict[str, Any]]:
     The block may have reported outcomes to the store before it failed; the state must remember
     them, or the next event would report them again.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
         if fcntl is not None:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
         state = read_state(path)
@@ -75,7 +79,7 @@ def locked_state(path: Path) -> Iterator[dict[str, Any]]:
 def write_atomically(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "wb") as handle:
+        with os.fdopen(_open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
@@ -90,11 +94,37 @@ def log_line(path: Path, message: str, *, now: float | None = None) -> None:
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() if now is None else now))
     line = f"{stamp} {' '.join(message.split())[:500]}\n".encode("utf-8", "replace")
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as handle:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
             handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
         if path.stat().st_size > _LOG_LIMIT:
             _shrink(path)
+
+
+def _open_private(path: Path, flags: int) -> int:
+    """A descriptor on `path`, created readable by its owner only: the files hold prompts' context."""
+    return os.open(path, flags | os.O_CREAT, 0o600)
+
+
+def create_private(location: str) -> None:
+    """Create a missing file store readable by its owner only (its folder too); other stores are left alone."""
+    if location == ":memory:" or "://" in location:
+        return
+    path = Path(location).expanduser()
+    if path.exists():
+        return
+    from lamar.store import open_store
+
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    previous = os.umask(0o077)  # the store (and SQLite's -wal and -shm, which copy its mode) get 0600
+    try:
+        store = open_store(str(path))
+        try:
+            store.append([])  # a JSON store writes its file on the first append: an empty one makes it exist
+        finally:
+            store.close()
+    finally:
+        os.umask(previous)
 
 
 def _shrink(path: Path) -> None:

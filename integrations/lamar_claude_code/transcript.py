@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from lamar.sleep.traces import Trace, TraceWriter
+from lamar_claude_code.outcomes import prompt_key
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
 _TEXT_CHARS = 4000  # of a prompt, an error or an answer
@@ -56,8 +57,8 @@ def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
         for raw in handle:
             try:
                 entry = json.loads(raw)
-            except ValueError:
-                continue  # a torn last line while Claude Code is still writing
+            except (ValueError, RecursionError):
+                continue  # a torn last line while Claude Code is still writing, or one nested past reason
             if isinstance(entry, Mapping):
                 yield entry
 
@@ -109,8 +110,8 @@ def session_traces(path: str | os.PathLike[str], session: str,
                   key=lambda item: float(item[1].get("time", 0)))
     traces = []
     for number, turn in enumerate(read_turns(path), start=1):
-        match = next(((eid, r) for eid, r in mine if turn["prompt"].startswith(str(r.get("prompt_head", "\0")))),
-                     None)
+        key = prompt_key(turn["prompt"])
+        match = next(((eid, r) for eid, r in mine if r.get("prompt_key") == key), None)
         if match is not None:
             mine.remove(match)
         record = match[1] if match else {}
@@ -139,11 +140,38 @@ def _seconds(stamp: Any) -> float:
         return 0.0
 
 
-def write_session_traces(path: str, session: str, episodes: Mapping[str, Mapping[str, Any]], out: Path,
-                         *, skip: int = 0) -> int:
-    """Append the session's traces past the first `skip` to `out`; returns how many it has written in all."""
+def write_session_traces(path: str, session: str, episodes: Mapping[str, Mapping[str, Any]], out: Path) -> int:
+    """Append the session's traces that `out` does not hold yet; returns how many it holds in all.
+
+    Keyed by trace id, read back from `out` itself: a SessionEnd stopped after appending and
+    before its bookkeeping was saved writes nothing twice when the session ends again.
+    """
     traces = session_traces(path, session, episodes)
-    writer = TraceWriter(out)
-    for trace in traces[skip:]:
-        writer.write(trace)
-    return max(skip, len(traces))
+    held = _written_ids(out, f"cc-{session}-")
+    fresh = [t for t in traces if t.id not in held]
+    if fresh:
+        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
+        writer = TraceWriter(out)
+        for trace in fresh:
+            writer.write(trace)
+    return len(held) + len(fresh)
+
+
+def _written_ids(out: Path, prefix: str) -> set[str]:
+    """Ids starting with `prefix` among the traces in `out` (a line that does not parse is skipped)."""
+    found: set[str] = set()
+    marker = f'"{prefix}'.encode()
+    try:
+        with out.open("rb") as handle:
+            for line in handle:
+                if marker not in line:
+                    continue  # another session's trace: not parsed
+                try:
+                    record = json.loads(line)
+                except (ValueError, RecursionError):
+                    continue
+                if isinstance(record, dict) and str(record.get("id", "")).startswith(prefix):
+                    found.add(str(record["id"]))
+    except FileNotFoundError:
+        pass
+    return found

@@ -18,7 +18,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         'lamar_mcp needs the MCP SDK: pip install "lamar[mcp]"'
     ) from exc
 
-from lamar_mcp.server import INSTRUCTIONS, build_server, serve_http, serve_stdio
+from lamar_mcp.server import INSTRUCTIONS, build_server, serve_stdio
 from lamar_mcp.tools import AGENT_PROVENANCE, LamarTools
+from lamar_mcp.web import serve_http
 
 __all__ = ["AGENT_PROVENANCE", "INSTRUCTIONS", "LamarTools", "build_server", "serve_http", "serve_stdio"]

@@ -15,6 +15,7 @@ import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 
+import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -37,23 +38,25 @@ def child_env() -> dict[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(store: str | os.PathLike[str], *options: str) -> AsyncIterator[ClientSession]:
-    """Spawn `lamar mcp --store STORE [options]` over stdio; yield an initialized `ClientSession`."""
+async def stdio_session(store: str | os.PathLike[str], *options: str,
+                        cwd: str | os.PathLike[str] | None = None) -> AsyncIterator[ClientSession]:
+    """Spawn `lamar mcp --store STORE [options]` over stdio (in `cwd`); yield an initialized `ClientSession`."""
     command = lamar_command()
     params = StdioServerParameters(command=command[0], args=[*command[1:], "mcp", "--store", str(store), *options],
-                                   env=child_env())
+                                   env=child_env(), cwd=None if cwd is None else str(cwd))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 
 
 @contextlib.contextmanager
-def http_server(store: str | os.PathLike[str], *options: str, timeout: float = 60.0) -> Iterator[str]:
-    """Run `lamar mcp --transport http --port 0` until the block ends; yield its URL."""
+def http_server(store: str | os.PathLike[str], *options: str, timeout: float = 60.0,
+                env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run `lamar mcp --transport http --port 0` until the block ends; yield its URL (`env`: more variables)."""
     argv: Sequence[str] = [*lamar_command(), "mcp", "--transport", "http", "--port", "0", "--store", str(store),
                            *options]
-    process = subprocess.Popen(argv, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(argv, env={**child_env(), **(env or {})}, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     found = threading.Event()
     lines: list[str] = []
     url: list[str] = []
@@ -84,9 +87,11 @@ def http_server(store: str | os.PathLike[str], *options: str, timeout: float = 6
 
 
 @contextlib.asynccontextmanager
-async def http_session(url: str) -> AsyncIterator[ClientSession]:
-    """An initialized `ClientSession` over streamable HTTP."""
-    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
+async def http_session(url: str, token: str | None = None) -> AsyncIterator[ClientSession]:
+    """An initialized `ClientSession` over streamable HTTP (sending `token` as a bearer token)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0)) as client, \
+            streamable_http_client(url, http_client=client) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
 

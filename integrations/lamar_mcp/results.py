@@ -18,6 +18,10 @@ class RecallResult(BaseModel):
                                     "(exactly what Recall.as_prompt() returns; empty when none apply).")
     episode_id: str = Field(description="Pass it to report() once you know what the human did.")
     lesson_ids: list[str] = Field(description="Ids of the lessons in `prompt`, best first.")
+    context: dict[str, str] = Field(description="The context recalled for: the labels given, and those derived "
+                                                "from `text`, spelled as the lessons' scopes spell them.")
+    hint: str = Field(description="When no lesson's scope matches the context: the scope labels the lessons use. "
+                                  "Empty otherwise.")
 
 
 class ReportResult(BaseModel):
@@ -65,20 +69,49 @@ class ProposeResult(BaseModel):
     text: str
 
 
+class ImportedRule(BaseModel):
+    """One rule of the project's files and the lesson it becomes."""
+
+    lesson_id: str
+    text: str = Field(description="The lesson as recall would show it.")
+    file: str
+    line: int
+
+
+class SkippedBlock(BaseModel):
+    """A block of the project's files that did not become a lesson, and why."""
+
+    file: str
+    line: int
+    text: str
+    why: str
+
+
+class ImportResult(BaseModel):
+    """What import_rules found in the project's CLAUDE.md, AGENTS.md, Cursor and Copilot rules."""
+
+    project: str = Field(description="The project the lessons are scoped to.")
+    files: list[str]
+    applied: bool = Field(description="Whether the lessons were stored (false: only shown).")
+    lessons: list[ImportedRule]
+    skipped: list[SkippedBlock]
+
+
 def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
     """The tool's view of a stored lesson and its evidence."""
     data = ev.to_dict()
     return Lesson(
-        id=exp.id,
+        id=neutralize(exp.id),
         text=neutralize(exp.render()),
         # What a model reads is neutralized as in recall's prompt: no fence, role marker or template token.
         precondition=neutralize(exp.precondition),
         action=neutralize(exp.action),
         rationale=neutralize(exp.rationale),
-        scope=dict(exp.scope),
+        # Scope, provenance and ids come from agents and files too: a model reads them as it reads the text.
+        scope={neutralize(k): neutralize(v) for k, v in exp.scope.items()},
         status=exp.status.value,
-        source=str(exp.provenance.get("source", "manual")),
-        provenance=dict(exp.provenance),
+        source=neutralize(str(exp.provenance.get("source", "manual"))),
+        provenance=_neutral(dict(exp.provenance)),
         verdict=ev.verdict.value,
         lift=_number(data["lift"]),
         lower=_number(data["lower"]),
@@ -90,8 +123,19 @@ def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
     )
 
 
+def _neutral(value: Any) -> Any:
+    """Every string inside a JSON value neutralized, keys included; numbers and booleans as they are."""
+    if isinstance(value, str):
+        return neutralize(value)
+    if isinstance(value, dict):
+        return {neutralize(str(k)): _neutral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_neutral(v) for v in value]
+    return value
+
+
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "lesson_of"]
+__all__ = ["ImportResult", "ImportedRule", "Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of"]

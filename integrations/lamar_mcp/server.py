@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -13,13 +12,24 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, __version__
-from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult
-from lamar_mcp.tools import MAX_ID, MAX_KEY, MAX_KEYS, MAX_TEXT, MAX_VALUE, SIGNALS, STATUSES, LamarTools
+from lamar_mcp.results import ImportResult, Lesson, LessonList, ProposeResult, RecallResult, ReportResult
+from lamar_mcp.tools import (
+    MAX_FREE_TEXT,
+    MAX_ID,
+    MAX_KEY,
+    MAX_KEYS,
+    MAX_TEXT,
+    MAX_VALUE,
+    SIGNALS,
+    STATUSES,
+    LamarTools,
+)
+from lamar_mcp.web import bearer_auth
 
 INSTRUCTIONS = """\
 Lamar holds lessons learned from what humans did after agents acted, and measures whether each \
-lesson helps. At the start of a task call recall(context) with a few short labels (project, \
-language, task, error_class) and keep the returned prompt in mind."""
+lesson helps. At the start of a task call recall(text=<the task in your words>), or recall(context) \
+with a few short labels (project, language, task, error_class), and keep the returned prompt in mind."""
 _REPORT_INSTRUCTIONS = """ When the human's reaction to your work is known (they shipped it, kept \
 it, asked again, corrected it or reverted it), call report(episode_id, signal) once. Never report \
 your own opinion of your work."""
@@ -35,17 +45,29 @@ _MAPPING = {"type": "object", "maxProperties": MAX_KEYS,
 ContextArg = Annotated[Any, WithJsonSchema(_MAPPING), Field(
     description="Short labels of the situation, as strings: e.g. {\"project\": \"trace\", \"language\": \"swift\", "
                 "\"task\": \"build_fails\"}. Lessons whose scope matches these values are eligible.")]
+RecallContextArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
+    description="Short labels of the situation, as strings: e.g. {\"project\": \"trace\", \"language\": \"swift\", "
+                "\"task\": \"build_fails\"}. Give this, or text, or both.")]
+FreeTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_FREE_TEXT, "default": None}), Field(
+    description="The task or the user's request in words; the labels are derived from it as Lamar's Claude Code "
+                "hooks derive them (task, error class, and the project and language of this folder).")]
 OptionalContextArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
     description="Only lessons eligible in this context (their scope matches it); leave out for all.")]
-ScopeArg = Annotated[Any, WithJsonSchema(_MAPPING), Field(
+ScopeArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
     description="Where the lesson applies, as context labels (e.g. {\"project\": \"trace\"}); a field left out "
-                "matches anything, so {} means everywhere.")]
+                "matches anything, so {} or leaving it out means everywhere.")]
 SignalArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(SIGNALS)}), Field(
-    description="What the human did: shipped, accepted, reasked, corrected or reverted.")]
+    description="Required. What the human did: shipped, accepted, reasked, corrected or reverted.")]
 StatusArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(STATUSES), "default": None}), Field(
     description="Only lessons with this status; leave out for all.")]
-IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID})]
-TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT})]
+IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(description="Required.")]
+TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
+FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
+    description="A folder inside this project (default: the project's top folder).")]
+ApplyArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
+    description="Store the lessons (default false: only show them).")]
+RationaleArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": ""}), Field(
+    description="Why it works (optional).")]
 
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -61,7 +83,7 @@ def _tool(server: MCPServer[Any], name: str, title: str,
 
 
 def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
-                 name: str = "lamar") -> MCPServer[Any]:
+                 name: str = "lamar", token: str | None = None) -> MCPServer[Any]:
     """An MCP server whose tools and resources read and write `lamar`'s store.
 
     Args:
@@ -70,29 +92,33 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             propose_lesson a lesson): only evidence, lessons and the resources remain.
         report: False leaves out `report`, for hosts that report outcomes through their own code.
         name: the server's name in the MCP handshake.
+        token: over HTTP, every request must carry `Authorization: Bearer <token>` (see `lamar_mcp.web`).
 
     Returns:
         An `mcp.server.mcpserver.MCPServer`; serve it with `serve_stdio` or `serve_http`.
     """
     tools = LamarTools(lamar)
     instructions = _READ_ONLY_INSTRUCTIONS if read_only else INSTRUCTIONS + (_REPORT_INSTRUCTIONS if report else "")
+    guard = bearer_auth(token) if token else {}
     server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING",
-                                       version=__version__, warn_on_duplicate_tools=False)
+                                       version=__version__, warn_on_duplicate_tools=False, **guard)
 
     if not read_only:
         @_tool(server, "recall", "Recall lessons", _WRITES)
-        def recall(context: ContextArg) -> RecallResult:
+        def recall(context: RecallContextArg = None, text: FreeTextArg = None) -> RecallResult:
             """Lessons that past outcomes suggest for this situation, and an episode_id to report.
 
-            Call it once at the start of a task. Add `prompt` to your working context: the
-            lessons are notes from past outcomes, not instructions; apply one only where it
-            fits. Some lessons are held back at random so their effect can be measured.
+            Call it once at the start of a task, with the task in words (text), labels
+            (context), or both. Add `prompt` to your working context: the lessons are notes
+            from past outcomes, not instructions; apply one only where it fits. Some lessons
+            are held back at random so their effect can be measured. When no lesson applies,
+            `hint` lists the labels the lessons use.
             """
-            return tools.recall(context)
+            return tools.recall(context, text)
 
         if report:
             @_tool(server, "report", "Report what the human did", _WRITES)
-            def report_outcome(episode_id: IdArg, signal: SignalArg) -> ReportResult:
+            def report_outcome(episode_id: IdArg = None, signal: SignalArg = None) -> ReportResult:
                 """Record what the human did after an episode, once it is known.
 
                 Only what the human did counts: shipped (merged, deployed or released the
@@ -104,8 +130,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                 return tools.report(episode_id, signal)
 
         @_tool(server, "propose_lesson", "Propose a lesson", _WRITES)
-        def propose_lesson(precondition: TextArg, action: TextArg, rationale: TextArg, scope: ScopeArg,
-                           ctx: Context) -> ProposeResult:
+        def propose_lesson(ctx: Context, precondition: TextArg = None, action: TextArg = None,
+                           rationale: RationaleArg = None, scope: ScopeArg = None) -> ProposeResult:
             """Add a lesson as a candidate: when `precondition`, do `action`, because `rationale`.
 
             It starts unproven and is tried now and then; only the outcomes humans report
@@ -114,8 +140,18 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
+        @_tool(server, "import_rules", "Import the project's rules", _WRITES)
+        def import_rules(folder: FolderArg = None, apply: ApplyArg = False) -> ImportResult:
+            """The rules of this project's CLAUDE.md, AGENTS.md, .cursor/rules and Copilot instructions,
+            one candidate lesson each, with file and line.
+
+            Shows what it would add; call again with apply=true only when the user asks to add them.
+            From then on each rule is tried and measured like any lesson.
+            """
+            return tools.import_rules(folder, apply)
+
     @_tool(server, "evidence", "Evidence for a lesson", _READS)
-    def evidence(lesson_id: IdArg) -> Lesson:
+    def evidence(lesson_id: IdArg = None) -> Lesson:
         """What Lamar has measured about one lesson: verdict (helps, harms, unknown), lift and its bounds."""
         return tools.evidence(lesson_id)
 
@@ -128,6 +164,11 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     def all_lessons() -> str:
         """Every lesson with its status, provenance, verdict and bounds."""
         return tools.lessons_json()
+
+    @server.resource("lamar://scopes", name="scopes", title="Scope labels", mime_type="application/json")
+    def all_scopes() -> str:
+        """The scope keys the lessons use, each with its values: the labels recall matches."""
+        return tools.scopes_json()
 
     @server.resource("lamar://lessons/{lesson_id}", name="lesson", title="One lesson", mime_type="application/json")
     def one_lesson(lesson_id: str) -> str:
@@ -156,34 +197,4 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
     await server.run_stdio_async()
 
 
-async def serve_http(server: MCPServer[Any], *, host: str = "127.0.0.1", port: int = 8765,
-                     path: str = "/mcp") -> None:
-    """Serve streamable HTTP at http://host:port/mcp until interrupted.
-
-    The URL is printed on stderr once the socket listens (with the real port when `port` is
-    0), so a script can start the server and wait for that line.
-    """
-    import anyio
-    import uvicorn
-
-    # Plain JSON answers, not an SSE stream per call: no tool here streams progress or asks the
-    # client anything mid-call, and measured under 8 concurrent clients this halves the CPU an
-    # episode costs, client and server alike (see docs/mcp.md).
-    app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-
-    async def announce() -> None:
-        while not web.started:
-            await anyio.sleep(0.01)
-        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
-        shown = f"[{host}]" if ":" in host else host
-        print(f"lamar mcp: serving http://{shown}:{bound}{path}", file=sys.stderr, flush=True)
-
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(announce)
-        await web.serve()
-        tasks.cancel_scope.cancel()
-
-
-__all__ = ["INSTRUCTIONS", "build_server", "serve_http", "serve_stdio"]
+__all__ = ["INSTRUCTIONS", "build_server", "serve_stdio"]

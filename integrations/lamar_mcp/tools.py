@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -19,7 +20,18 @@ from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
-from lamar_mcp.results import Lesson, LessonList, ProposeResult, RecallResult, ReportResult, lesson_of
+from lamar_mcp.context import ContextReader, hint, normalise, scopes
+from lamar_mcp.results import (
+    ImportedRule,
+    ImportResult,
+    Lesson,
+    LessonList,
+    ProposeResult,
+    RecallResult,
+    ReportResult,
+    SkippedBlock,
+    lesson_of,
+)
 
 MAX_ID = 128
 """Longest id accepted (episode and lesson ids are about 20 characters)."""
@@ -31,6 +43,8 @@ MAX_KEY = 64
 """Longest context or scope key."""
 MAX_VALUE = 500
 """Longest context or scope value: they are compared as exact strings, never searched."""
+MAX_FREE_TEXT = 20_000
+"""Characters of recall's free text that are read (the hooks read as much of a prompt)."""
 
 SIGNALS = tuple(s.value for s in Signal)
 STATUSES = tuple(s.value for s in Status)
@@ -42,25 +56,49 @@ class LamarTools:
 
     Args:
         lamar: the engine whose store the tools read and write.
+        cwd: the folder free text is read in (its git top-level names the project; default: here).
     """
 
-    def __init__(self, lamar: Lamar) -> None:
+    def __init__(self, lamar: Lamar, cwd: str | None = None) -> None:
         self.lamar = lamar
+        self.reader = ContextReader(cwd)
 
-    def recall(self, context: Any) -> RecallResult:
-        ctx = _context(context, "context")
+    def recall(self, context: Any = None, text: Any = None) -> RecallResult:
+        """Recall for labels, for the task in words, or both (labels win over what the words suggest)."""
+        if context is None and text is None:
+            raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
+                            "in your own words); neither was given")
+        ctx = {} if context is None else _context(context, "context")
+        if text is not None:
+            if not isinstance(text, str) or not text.strip():
+                raise ToolError(f"text must be the task in words, a non-empty string; got {_show(text)}")
+            ctx = {**self.reader.from_text(text[:MAX_FREE_TEXT]), **ctx}
+        lessons = _guard(self.lamar.experiences)
+        known = scopes(lessons)
+        ctx = normalise(ctx, known)
         rec = _guard(lambda: self.lamar.recall(ctx))
-        return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids)
+        eligible = any(e.scope.matches(ctx) for e in lessons if e.status is not Status.RETIRED)
+        return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
+                            context={neutralize(k): neutralize(v) for k, v in ctx.items()},
+                            hint="" if eligible else hint(ctx, known))
 
-    def report(self, episode_id: Any, signal: Any) -> ReportResult:
+    def scopes_json(self) -> str:
+        """The scope keys and values the lessons use (the lamar://scopes resource)."""
+        known = scopes(_guard(self.lamar.experiences))
+        return json.dumps({neutralize(k): [neutralize(v) for v in values] for k, values in known.items()}, indent=2,
+                          ensure_ascii=False)
+
+    def report(self, episode_id: Any = None, signal: Any = None) -> ReportResult:
         episode = _id(episode_id, "episode_id", "the episode_id that recall() returned")
+        if signal is None:
+            raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")
         if not isinstance(signal, str) or signal.strip().lower() not in SIGNALS:
             raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}")
         parsed = Signal(signal.strip().lower())
         _guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 
-    def evidence(self, lesson_id: Any) -> Lesson:
+    def evidence(self, lesson_id: Any = None) -> Lesson:
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
         found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
@@ -76,12 +114,15 @@ class LamarTools:
         ])
         return LessonList(count=len(found), lessons=found)
 
-    def propose_lesson(self, precondition: Any, action: Any, rationale: Any, scope: Any,
+    def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
                        client: str | None = None) -> ProposeResult:
-        """Store a candidate lesson; `client` (the MCP client's name, when it gave one) joins its provenance."""
-        fields = {name: _text(value, name) for name, value in
+        """Store a candidate lesson; as `lamar add`, only the precondition and the action are needed.
+
+        `client` (the MCP client's name, when it gave one) joins its provenance.
+        """
+        fields = {name: _text("" if value is None and name == "rationale" else value, name) for name, value in
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
-        where = _context(scope, "scope")
+        where = {} if scope is None else _context(scope, "scope")
         unsafe = lesson_refusal(fields["precondition"], fields["action"], fields["rationale"], where)
         if unsafe:
             raise ToolError(f"lesson refused, nothing was stored: it {unsafe}. Lessons are shown to agents as "
@@ -105,6 +146,31 @@ class LamarTools:
                 raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                                 f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
                                 "instead of proposing it again")
+
+    def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
+        """The project's rules files as candidate lessons; stored only with `apply`.
+
+        Only the server's own folder and the folders below it are read: a client cannot make the
+        server read files elsewhere on its machine.
+        """
+        from lamar.rules import import_rules
+
+        if not isinstance(apply, bool):
+            raise ToolError(f"apply must be true or false; got {_show(apply)}")
+        root = Path(self.reader.cwd).resolve()
+        if folder is not None and not isinstance(folder, str):
+            raise ToolError(f"folder must be a path in this project; got {_show(folder)}")
+        where = (root / folder).resolve() if folder else root
+        if not where.is_relative_to(root) or not where.is_dir():
+            raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
+                            f"got {_show(folder)}")
+        plan = _guard(lambda: import_rules(self.lamar, where, apply=apply))
+        return ImportResult(
+            project=neutralize(plan.project), files=[neutralize(f) for f in plan.files], applied=plan.applied,
+            lessons=[ImportedRule(lesson_id=e.id, text=neutralize(e.render()), file=neutralize(e.provenance["file"]),
+                                  line=e.provenance["line"]) for e in plan.lessons],
+            skipped=[SkippedBlock(file=neutralize(r.file), line=r.line, text=neutralize(r.text[:300]),
+                                  why=neutralize(why)) for r, why in plan.skipped])
 
     def lesson_json(self, lesson_id: str) -> str:
         """One lesson as JSON (the lamar://lessons/{id} resource)."""
@@ -135,6 +201,8 @@ def _show(value: Any) -> str:
 
 
 def _id(value: Any, name: str, hint: str) -> str:
+    if value is None:
+        raise ToolError(f"{name} is missing: pass {hint}")
     if not isinstance(value, str) or not value.strip():
         raise ToolError(f"{name} must be a non-empty string: {hint}; got {_show(value)}")
     if len(value) > MAX_ID:
@@ -143,6 +211,8 @@ def _id(value: Any, name: str, hint: str) -> str:
 
 
 def _text(value: Any, name: str) -> str:
+    if value is None:
+        raise ToolError(f"{name} is missing: say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
     if not isinstance(value, str):
         raise ToolError(f"{name} must be a string; got {_show(value)}")
     if len(value) > MAX_TEXT:
@@ -175,4 +245,4 @@ def _lesson_id(precondition: str, action: str, scope: Mapping[str, str]) -> str:
     return "exp_" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-__all__ = ["AGENT_PROVENANCE", "MAX_ID", "MAX_KEY", "MAX_KEYS", "MAX_TEXT", "MAX_VALUE", "LamarTools"]
+__all__ = ["AGENT_PROVENANCE", "MAX_FREE_TEXT", "MAX_ID", "MAX_KEY", "MAX_KEYS", "MAX_TEXT", "MAX_VALUE", "LamarTools"]

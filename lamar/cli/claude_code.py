@@ -37,7 +37,7 @@ def _integration() -> Any:
 
 def add_commands(command: Any) -> None:
     """Register the `claude-code` group through the parser's `command(name, help, handler)` helper."""
-    group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle", _cmd_help)
+    group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle, trust", _cmd_help)
     subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
 
     def sub(name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
@@ -49,34 +49,53 @@ def add_commands(command: Any) -> None:
 
     install = sub("install", "merge Lamar's hook entries into Claude Code's settings (prints what changed)",
                   cmd_install)
-    scope = install.add_mutually_exclusive_group()
-    scope.add_argument("--project", action="store_true", help=".claude/settings.json of this project (default)")
-    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (every project)")
-    uninstall = sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall)
-    scope = uninstall.add_mutually_exclusive_group()
-    scope.add_argument("--project", action="store_true", help=".claude/settings.json of this project (default)")
-    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json")
+    _scope_options(install)
+    _scope_options(sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall))
     sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status)
     sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
     sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
+    trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",
+                   cmd_trust)
+    trusting.add_argument("--dir", metavar="FOLDER", default=None, help="the repository (default: the one you are in)")
+    trusting.add_argument("--revoke", action="store_true", help="stop trusting it")
 
 
 def _cmd_help(args: argparse.Namespace) -> int:
-    raise _usage("name an action: lamar claude-code install|uninstall|status|hook|settle")
+    raise _usage("name an action: lamar claude-code install|uninstall|status|hook|settle|trust")
 
 
-def _scope(args: argparse.Namespace) -> str:
-    return "user" if getattr(args, "user", False) else "project"
+def _scope_options(parser: argparse.ArgumentParser) -> None:
+    scope = parser.add_mutually_exclusive_group()
+    scope.add_argument("--local", action="store_true",
+                       help=".claude/settings.local.json of this repository, yours only (default)")
+    scope.add_argument("--project", action="store_true",
+                       help=".claude/settings.json of this repository, shared with whoever commits it")
+    scope.add_argument("--user", action="store_true", help="~/.claude/settings.json (every project)")
+    parser.add_argument("--dir", metavar="FOLDER", default=None,
+                        help="the project folder (default: the git repository you are in; needed outside git)")
+
+
+def _settings_file(args: argparse.Namespace) -> Any:
+    settings = _integration()
+    if getattr(args, "user", False):
+        if args.dir:
+            raise _usage("--dir names a project folder; --user is ~/.claude/settings.json: pass one of them")
+        return settings.settings_path("user")
+    scope = "project" if getattr(args, "project", False) else "local"
+    try:
+        return settings.settings_path(scope, folder=args.dir)
+    except settings.SettingsError as exc:
+        raise _usage(str(exc)) from None
 
 
 def cmd_install(args: argparse.Namespace) -> int:
     settings = _integration()
-    from lamar.store import open_store
+    from lamar_claude_code.state import create_private
 
     explicit = getattr(args, "store", None)
     location = store_location(args)
-    open_store(location).close()  # create it now, so the first hook finds it
-    path = settings.settings_path(_scope(args))
+    path = _settings_file(args)
+    create_private(location)  # now, so the first hook finds it; readable by its owner only
     try:
         changes = settings.install(path, settings.hook_command(explicit))
     except settings.SettingsError as exc:
@@ -85,6 +104,18 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"{path}: {line}")
     if not changes:
         print(f"{path}: nothing to change, Lamar's hooks are installed")
+    if path.name == settings.FILES["local"]:
+        done = settings.keep_out_of_git(path)
+        if done:
+            print(done)
+        team = path.with_name(settings.FILES["project"])
+        if settings.installed(team):
+            print(f"note: {team} also runs Lamar's hooks (an earlier install); each event would run twice: "
+                  f"lamar claude-code uninstall --project{' --dir ' + str(args.dir) if args.dir else ''}",
+                  file=sys.stderr)
+    elif path.name == settings.FILES["project"] and explicit and settings.tracked(path):
+        print(f"note: {path} is tracked by git and now names a store on this machine ({location}); "
+              "teammates get the same path: --local keeps it yours", file=sys.stderr)
     print(f"store: {location}")
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
@@ -96,7 +127,7 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_uninstall(args: argparse.Namespace) -> int:
     settings = _integration()
-    path = settings.settings_path(_scope(args))
+    path = _settings_file(args)
     try:
         changes = settings.uninstall(path)
     except settings.SettingsError as exc:
@@ -110,12 +141,16 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
+    from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.state import read_state, tail
 
+    repo = find_repo(os.getcwd())
+    files = [("user", settings.settings_path("user"))]
+    if repo is not None:
+        files = [(scope, settings.settings_path(scope)) for scope in ("local", "project")] + files
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
-    for scope in ("project", "user"):
-        path = settings.settings_path(scope)
+    for scope, path in files:
         entries = settings.installed(path)
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
         for event, command in entries:
@@ -127,6 +162,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
             else:
                 print("    runs without your PATH")
+    _plugin_status(repo)
+    _config_status(repo)
     location = store_location(args)
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
@@ -146,6 +183,58 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"log: {paths.log}")
     for line in tail(paths.log, 5):
         print(f"  {line}")
+    return 0
+
+
+def _config_status(repo: Any) -> None:
+    if repo is None:
+        return
+    from lamar_claude_code.config import PROJECT_CONFIG
+    from lamar_claude_code.trust import is_trusted
+
+    path = repo / PROJECT_CONFIG
+    if path.is_file():
+        state = "trusted" if is_trusted(path) else "NOT trusted, so ignored: read it, then lamar claude-code trust"
+        print(f"project config {path}: {state}")
+
+
+def _plugin_status(repo: Any) -> None:
+    from lamar_claude_code.installed_plugin import check, installed_plugins
+
+    plugins = installed_plugins(project=repo)
+    if not plugins:
+        print("plugin: not installed")
+    for plugin in plugins:
+        print(f"plugin {plugin.id} ({'enabled' if plugin.enabled else 'disabled'}) at {plugin.path}: "
+              f"hooks {', '.join(plugin.events) or 'none'}")
+        problem, runs = check(plugin)
+        if problem:
+            print(f"    FAILS without your PATH: {problem}")
+        else:
+            print(f"    runs without your PATH ({runs})")
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    _integration()
+    from pathlib import Path
+
+    from lamar_claude_code.config import PROJECT_CONFIG, ConfigError, load_config
+    from lamar_claude_code.context import find_repo
+    from lamar_claude_code.trust import trust
+
+    repo = find_repo(args.dir or os.getcwd())
+    if repo is None:
+        raise _usage(f"{args.dir or os.getcwd()} is not inside a git repository; pass --dir REPOSITORY")
+    path = Path(repo) / PROJECT_CONFIG
+    if not path.is_file():
+        raise _usage(f"{path} does not exist: there is nothing to trust")
+    print(trust(path, revoke=args.revoke))
+    if not args.revoke:
+        try:
+            load_config(repo)
+        except ConfigError as exc:
+            print(f"warning: {exc}", file=sys.stderr)
+            return 1
     return 0
 
 
@@ -173,14 +262,9 @@ def cmd_settle(args: argparse.Namespace) -> int:
 
 def fast_hook(argv: list[str]) -> int:
     """`lamar claude-code hook [--store PATH]` without building the whole parser (it runs per prompt)."""
-    store = None
-    for i, arg in enumerate(argv):
-        if arg == "--store" and i + 1 < len(argv):
-            store = argv[i + 1]
-        elif arg.startswith("--store="):
-            store = arg.split("=", 1)[1]
     try:
         from lamar_claude_code.hook import main
+        from lamar_claude_code.quick import store_of
     except ImportError:
         return 0  # fail open: nothing to inject without the integration
-    return main(store or os.environ.get(STORE_ENV) or DEFAULT_STORE)
+    return main(store_of(argv, os.environ))

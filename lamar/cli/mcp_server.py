@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import socket
 from collections.abc import Callable
 
 from lamar.cli.session import UsageError, open_raw, store_location
 from lamar.engine import Lamar
+
+TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -23,10 +26,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise ImportError(f'lamar mcp needs the MCP SDK and lamar_mcp ({exc}): pip install "lamar[mcp]"') from exc
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
+    token = (os.environ.get(TOKEN_ENV) or None) if args.transport == "http" else None
+    if args.transport == "http" and not token and not lamar_mcp.web.is_loopback(args.host):
+        raise UsageError(f"--host {args.host} can be reached from other machines, and the store would answer anyone: "
+                         f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
+                         "or serve on 127.0.0.1")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
     lam = Lamar(open_raw(store_location(args), create=not args.read_only), seed=args.seed)
     try:
-        server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report)
+        server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report, token=token)
         if args.transport == "stdio":
             anyio.run(lamar_mcp.serve_stdio, server)
         else:
@@ -44,7 +52,9 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
                   "propose_lesson; resources lamar://lessons (needs lamar[mcp])", cmd_mcp)
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                      help="stdio (the client starts `lamar mcp`, default) or streamable HTTP")
-    mcp.add_argument("--host", default="127.0.0.1", help="address to listen on with --transport http (127.0.0.1)")
+    mcp.add_argument("--host", default="127.0.0.1",
+                     help=f"address to listen on with --transport http (127.0.0.1); any other than a loopback "
+                          f"address needs ${TOKEN_ENV}, the bearer token every request must carry")
     mcp.add_argument("--port", type=_port, default=None,
                      help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
     mcp.add_argument("--read-only", action="store_true",

@@ -9,6 +9,7 @@ from typing import NoReturn
 
 from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.mcp_server import add_mcp_command
+from lamar.cli.rules import add_rules_commands
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
 
 
@@ -176,4 +177,5 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mcp_command(command)
     add_claude_code(command)
+    add_rules_commands(command)
     return parser

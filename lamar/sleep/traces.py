@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import os
 import time
@@ -160,8 +161,8 @@ def load_traces(source: TraceSource) -> list[Trace]:
         The traces in order.
 
     Raises:
-        InvalidTrace: a record does not parse or breaks the format, or an id repeats;
-            the message names the file and line (or the item number).
+        InvalidTrace: a record does not parse or breaks the format; the message names the file
+            and line (or the item number). A repeated id is skipped with a logged warning.
         StoreError: the file cannot be read.
 
     >>> [t.id for t in load_traces([{"id": "a", "context": {}}, '{"id": "b", "context": {}}'])]
@@ -202,7 +203,11 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) ->
             message = str(exc).removeprefix("invalid trace: ")
             raise InvalidTrace(f"{where} {number}: {message}") from None
         if trace.id in first_seen:
-            raise InvalidTrace(f"{where} {number}: trace id {trace.id!r} repeats {where} {first_seen[trace.id]}")
+            # A writer that was stopped after appending and before it recorded so appends the same
+            # traces again: the first copy stands, and one bad append must not cost the whole file.
+            logging.getLogger(__name__).warning("%s %d: trace id %r repeats %s %d; skipped", where, number, trace.id,
+                                                where, first_seen[trace.id])
+            continue
         first_seen[trace.id] = number
         traces.append(trace)
     return traces

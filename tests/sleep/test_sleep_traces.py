@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import re
 from pathlib import Path
 
 import pytest
@@ -77,11 +78,12 @@ def test_load_names_file_and_line_of_the_first_bad_record(tmp_path: Path) -> Non
     assert f"{path}, line 4: not valid JSON" in str(caught.value)
 
 
-def test_load_reports_the_line_of_a_repeated_id(tmp_path: Path) -> None:
+def test_load_skips_a_repeated_id_with_a_log_line_naming_both_lines(tmp_path: Path,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "traces.jsonl"
     path.write_text("\n".join(json.dumps(good(id=i)) for i in ["a", "b", "a"]) + "\n")
-    with pytest.raises(InvalidTrace, match=r"line 3: trace id 'a' repeats .*line 1"):
-        load_traces(str(path))
+    assert [t.id for t in load_traces(str(path))] == ["a", "b"]  # the first copy stands, the file still loads
+    assert re.search(r"line 3: trace id 'a' repeats .*line 1; skipped", caplog.text)
 
 
 def test_load_accepts_dicts_traces_and_json_lines() -> None:

@@ -44,11 +44,15 @@ def env(tmp_path: Path) -> dict[str, str]:
     """The hook's environment: our tree on the path, a private HOME (no user config leaks in)."""
     home = tmp_path / "home"
     home.mkdir()
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
     return {
         **os.environ,
         "HOME": str(home),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")]),
         "LAMAR_STORE": str(tmp_path / "nowhere.db"),  # must be overridden by --store
+        "XDG_RUNTIME_DIR": str(runtime),  # the hook daemons' sockets, apart from the machine's
+        "LAMAR_HOOK_IDLE": "20",  # a daemon a test started stops soon after it
     }
 
 
@@ -95,6 +99,17 @@ def store(tmp_path: Path) -> Path:
 @pytest.fixture
 def hook(store: Path, env: dict[str, str]) -> Hook:
     return Hook(store, env)
+
+
+def project_config(repo: Path, text: str, home: str | Path) -> Path:
+    """Write the repository's .claude/lamar.toml and trust it as `lamar claude-code trust` would for `home`."""
+    from lamar_claude_code.trust import trust
+
+    path = repo / ".claude" / "lamar.toml"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    trust(path, Path(home) / ".lamar" / "claude-code-trusted.json")
+    return path
 
 
 def payload(event: str, session: str, cwd: Path, **fields: Any) -> dict[str, Any]:

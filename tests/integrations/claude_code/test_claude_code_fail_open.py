@@ -10,7 +10,7 @@ import pytest
 
 from lamar import Lamar
 
-from .conftest import Hook, payload
+from .conftest import Hook, payload, project_config
 
 BAD = {
     "binary junk": b"\x00\xff\xfe garbage \x89PNG\r\n",
@@ -86,8 +86,7 @@ def test_a_store_of_a_newer_version_is_logged(hook: Hook, repo: Path) -> None:
 
 
 def test_a_locked_store_runs_out_of_budget_and_injects_nothing(hook: Hook, repo: Path) -> None:
-    (repo / ".claude").mkdir()
-    (repo / ".claude" / "lamar.toml").write_text("[hook]\nbudget_seconds = 0.5\n")
+    project_config(repo, "[hook]\nbudget_seconds = 0.5\n", hook.env["HOME"])
     blocker = sqlite3.connect(hook.store, isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")  # another writer holds the database
     try:
@@ -100,8 +99,7 @@ def test_a_locked_store_runs_out_of_budget_and_injects_nothing(hook: Hook, repo:
 
 
 def test_a_broken_config_file_is_logged(hook: Hook, repo: Path) -> None:
-    (repo / ".claude").mkdir()
-    (repo / ".claude" / "lamar.toml").write_text("[rules]\nerror = ['(unclosed']\n")
+    project_config(repo, "[rules]\nerror = ['(unclosed']\n", hook.env["HOME"])
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
     assert (done.returncode, done.stdout) == (0, b"")
     assert "not a valid regular expression" in hook.log_file.read_text()

@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lamar_claude_code.settings import EDIT_MATCHER, plugin_hooks
+from lamar import Lamar
+from lamar_claude_code.settings import EDIT_MATCHER, installed
 
-from .conftest import ROOT, payload
+from .conftest import git, payload
 
 THEIRS = {
     "model": "claude-sonnet-5",
@@ -36,38 +37,38 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path, env: di
     sub = repo / "src"
     sub.mkdir()
 
-    first = lamar(env, sub, "install", "--store", str(store))  # from a sub-folder: the repository's settings
+    first = lamar(env, sub, "install", "--project", "--store", str(store))  # from a sub-folder: the repository's
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("added") == 5 and f"store: {store}" in first.stdout
     assert store.exists()  # created, so the first hook finds it
     merged = json.loads(settings.read_text())
     assert {k: v for k, v in merged.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     command = merged["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
-    assert command.endswith(f"claude-code hook --store {store}")
+    assert command.endswith(f"lamar_claude_code/quick.py --store {store}")
     for event, groups in THEIRS["hooks"].items():
         assert merged["hooks"][event][: len(groups)] == groups  # theirs first, untouched
     assert merged["hooks"]["PostToolUse"][-1]["matcher"] == EDIT_MATCHER
     assert set(merged["hooks"]) == set(THEIRS["hooks"]) | {"SessionStart", "Stop", "SessionEnd"}
 
     before = settings.read_bytes()
-    second = lamar(env, repo, "install", "--store", str(store))
+    second = lamar(env, repo, "install", "--project", "--store", str(store))
     assert second.returncode == 0 and "nothing to change" in second.stdout
     assert settings.read_bytes() == before  # not even rewritten
 
-    moved = lamar(env, repo, "install", "--store", str(tmp_path / "other.db"))
+    moved = lamar(env, repo, "install", "--project", "--store", str(tmp_path / "other.db"))
     assert moved.stdout.count("updated") == 5
     after = json.loads(settings.read_text())
-    assert sum("claude-code hook" in h["command"] for g in after["hooks"]["UserPromptSubmit"]
+    assert sum("quick.py" in h["command"] for g in after["hooks"]["UserPromptSubmit"]
                for h in g["hooks"]) == 1  # replaced, not duplicated
 
     status = lamar(env, repo, "status", "--store", str(tmp_path / "other.db"))
     assert "project settings" in status.stdout and ": installed" in status.stdout
     assert "user settings" in status.stdout and "not installed" in status.stdout
 
-    gone = lamar(env, repo, "uninstall")
+    gone = lamar(env, repo, "uninstall", "--project")
     assert gone.returncode == 0 and gone.stdout.count("removed") == 5
     assert json.loads(settings.read_text()) == THEIRS
-    again = lamar(env, repo, "uninstall")
+    again = lamar(env, repo, "uninstall", "--project")
     assert "no Lamar hooks to remove" in again.stdout
 
 
@@ -89,22 +90,51 @@ def test_a_broken_settings_file_is_left_untouched(repo: Path, env: dict[str, str
     settings = repo / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('{"hooks": ')
-    done = lamar(env, repo, "install")
+    done = lamar(env, repo, "install", "--project")
     assert done.returncode == 1 and "not valid JSON" in done.stderr
     assert settings.read_text() == '{"hooks": '
 
 
-def test_the_plugin_runs_the_same_hooks() -> None:
-    plugin = json.loads((ROOT / "plugins" / "lamar" / "hooks" / "hooks.json").read_text())
-    assert plugin["hooks"] == plugin_hooks("lamar claude-code hook")
-    manifest = json.loads((ROOT / "plugins" / "lamar" / ".claude-plugin" / "plugin.json").read_text())
-    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
-    assert manifest["name"] == "lamar" and market["plugins"][0]["source"] == "./plugins/lamar"
+def test_install_defaults_to_the_personal_file_and_leaves_the_team_file_alone(repo: Path, env: dict[str, str],
+                                                                              tmp_path: Path) -> None:
+    team = repo / ".claude" / "settings.json"
+    team.parent.mkdir()
+    team.write_text(json.dumps(THEIRS, indent=2))
+    git(repo, "add", ".claude/settings.json")
+    git(repo, "commit", "-q", "-m", "team settings")
+    before = team.read_bytes()
+
+    done = lamar(env, repo, "install", "--store", str(tmp_path / "mine.db"))
+    assert done.returncode == 0, done.stderr
+    personal = repo / ".claude" / "settings.local.json"
+    assert done.stdout.count(f"{personal}: added") == 5
+    assert team.read_bytes() == before  # not a byte of the team's file changed
+    assert str(tmp_path / "mine.db") in personal.read_text()
+    assert git(repo, "status", "--porcelain") == ""  # the personal file is kept out of commits
+    assert "/.claude/settings.local.json" in (repo / ".git" / "info" / "exclude").read_text()
+    status = lamar(env, repo, "status", "--store", str(tmp_path / "mine.db"))
+    assert f"local settings {personal}: installed" in status.stdout
+    assert f"project settings {team}: not installed" in status.stdout
+    assert lamar(env, repo, "uninstall").stdout.count("removed") == 5
+    assert team.read_bytes() == before
+
+
+def test_install_outside_git_refuses_unless_told_where(tmp_path: Path, env: dict[str, str]) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    store = tmp_path / "mine.db"
+    refused = lamar(env, folder, "install", "--store", str(store))
+    assert refused.returncode == 1 and "not inside a git repository" in refused.stderr
+    assert "--user" in refused.stderr and "--dir" in refused.stderr
+    assert not (folder / ".claude").exists() and not store.exists()  # nothing written, not even the store
+    there = lamar(env, folder, "install", "--dir", str(folder), "--store", str(store))
+    assert there.returncode == 0, there.stderr
+    assert len(installed(folder / ".claude" / "settings.local.json")) == 5
 
 
 def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     store = tmp_path / "lessons.db"
-    lamar(env, repo, "install", "--store", str(store))
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
     hook = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
     subprocess.run(hook, input=json.dumps(payload("UserPromptSubmit", "s9", repo, prompt="why?")), text=True,
                    env=env, check=True, timeout=60)
@@ -112,3 +142,16 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     status = lamar(env, repo, "status", "--store", str(store))
     assert "last event: UserPromptSubmit" in status.stdout and "session s9" in status.stdout
     assert "event: JSONDecodeError" in status.stdout
+
+
+def test_install_creates_a_json_store_too_so_the_first_prompt_finds_it(repo: Path, env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    store = tmp_path / "lessons.json"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    assert store.exists() and oct(store.stat().st_mode & 0o777) == oct(0o600)
+    hook = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
+    subprocess.run(hook, input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="add a flag")), text=True,
+                   env=env, check=True, timeout=60)
+    assert not store.with_name(store.name + ".claude-code.log").exists()  # no "no store" failure logged
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1

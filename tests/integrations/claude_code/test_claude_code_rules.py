@@ -14,7 +14,7 @@ from lamar_claude_code.config import ConfigError, load_config
 from lamar_claude_code.context import derive_context, error_class, task_class
 from lamar_claude_code.outcomes import read_followup
 
-from .conftest import Hook, git, payload
+from .conftest import Hook, git, payload, project_config
 
 
 @pytest.mark.parametrize(("prompt", "task", "error"), [
@@ -49,22 +49,23 @@ def test_followup_rules(previous: str, prompt: str, signal: str) -> None:
 def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> None:
     user = tmp_path / "user.toml"
     user.write_text("[context]\nextra = { team = 'payments' }\n[hook]\nk = 5\n")
-    (repo / ".claude").mkdir()
-    (repo / ".claude" / "lamar.toml").write_text(
-        "[context]\nproject = 'webshop'\n"
-        "[[rules.task]]\nname = 'migration'\npattern = '(?i)\\bmigrat'\n"
-        "[rules]\nerror = ['\\b(ORA-\\d{5})\\b']\n"
-        "[outcome]\ncorrected = ['(?i)^meh\\b']\nreasked_overlap = 0.5\n")
-    config = load_config(repo, user=user)
+    trusted = tmp_path / ".lamar" / "claude-code-trusted.json"
+    config_file = project_config(repo, "[context]\nproject = 'webshop'\n"
+                                 "[[rules.task]]\nname = 'migration'\npattern = '(?i)\\bmigrat'\n"
+                                 "[rules]\nerror = ['\\b(ORA-\\d{5})\\b']\n"
+                                 "[outcome]\ncorrected = ['(?i)^meh\\b']\nreasked_overlap = 0.5\n", tmp_path)
+    config = load_config(repo, user=user, trust_file=trusted)
     assert (config.project, config.k, dict(config.extra), config.reasked_overlap) == ("webshop", 5,
                                                                                      {"team": "payments"}, 0.5)
     context = derive_context(str(repo), "the migration fails with ORA-00942 on deploy", config, {})
     assert context == {"project": "webshop", "language": "python", "task": "migration",
                        "error_class": "ORA-00942", "team": "payments"}
     assert read_followup("a", "meh, try again", config.corrected)[0] == "corrected"
-    (repo / ".claude" / "lamar.toml").write_text("[hook]\nk = -1\n")
+    config_file.write_text("[hook]\nk = -1\n")
+    assert load_config(repo, user=user, trust_file=trusted).untrusted == str(config_file)  # changed: not trusted
+    project_config(repo, "[hook]\nk = -1\n", tmp_path)
     with pytest.raises(ConfigError, match="hook.k"):
-        load_config(repo, user=user)
+        load_config(repo, user=user, trust_file=trusted)
 
 
 def test_language_is_cached_per_repository(repo: Path) -> None:
@@ -79,8 +80,7 @@ def test_language_is_cached_per_repository(repo: Path) -> None:
 
 
 def test_disabled_in_a_project_the_hook_does_nothing(hook: Hook, repo: Path) -> None:
-    (repo / ".claude").mkdir()
-    (repo / ".claude" / "lamar.toml").write_text("[hook]\nenabled = false\n")
+    project_config(repo, "[hook]\nenabled = false\n", hook.env["HOME"])
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
     assert (done.returncode, done.stdout) == (0, b"")
     assert not hook.state_file.exists() and not hook.log_file.exists()

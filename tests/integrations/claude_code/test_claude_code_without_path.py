@@ -8,7 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope
+from lamar.sleep.traces import load_traces
 
 from .conftest import payload
 
@@ -25,9 +28,10 @@ def _commands(settings: Path) -> dict[str, str]:
     return {event: groups[-1]["hooks"][0]["command"] for event, groups in hooks.items()}
 
 
-def _run_bare(command: str, event: dict[str, object], home: str) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(),
-                          env={"HOME": home, **BARE}, capture_output=True, timeout=120, check=False)
+def _run_bare(command: str, event: dict[str, object], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    bare = {"HOME": env["HOME"], "XDG_RUNTIME_DIR": env["XDG_RUNTIME_DIR"], "LAMAR_HOOK_IDLE": "20", **BARE}
+    return subprocess.run(["/bin/sh", "-c", command], input=json.dumps(event).encode(), env=bare,
+                          capture_output=True, timeout=120, check=False)
 
 
 def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, env: dict[str, str],
@@ -35,13 +39,18 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
     store = tmp_path / "lessons.db"
     done = _lamar(env, repo, "install", "--store", str(store))
     assert done.returncode == 0, done.stderr
-    commands = _commands(repo / ".claude" / "settings.json")
+    commands = _commands(repo / ".claude" / "settings.local.json")
     assert set(commands) == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"}
-    assert all(c.split()[0] == sys.executable and " -m lamar.cli claude-code hook " in c for c in commands.values())
+    assert all(c.split()[:2] == [sys.executable, "-S"] and "lamar_claude_code/quick.py --store" in c
+               for c in commands.values())
     with Lamar(str(store)) as lam:
         lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
 
-    home = env["HOME"]
+    # A recorded transcript of the session, as Claude Code writes it (see test_claude_code_transcript.py).
+    transcript = tmp_path / "s1.jsonl"
+    transcript.write_text((Path(__file__).parent / "fixtures" / "transcript.jsonl").read_text().replace(
+        "SESSION", "s1").replace("PROMPT1", "the tests fail in test_app.py").replace(
+        "PROMPT2", "no, that's wrong, try again"))
     steps = [
         ("SessionStart", payload("SessionStart", "s1", repo, source="startup")),
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="the tests fail in test_app.py")),
@@ -51,18 +60,23 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="no, that's wrong, try again")),
         ("SessionEnd", payload("SessionEnd", "s1", repo, reason="other")),
     ]
+    (repo / "app.py").write_text("def main():\n    print('shop!')\n")  # the Edit the PostToolUse reports
     for event, body in steps:
-        ran = _run_bare(commands[event], body, home)
+        body["transcript_path"] = str(transcript)
+        ran = _run_bare(commands[event], body, env)
         assert ran.returncode == 0, (event, ran.stderr.decode()[-2000:])
     with Lamar(str(store)) as lam:
         stats = lam.stats()
     assert stats["episodes"] == 2 and stats["reports"] >= 1  # the correction reported the first prompt's episode
+    traces = load_traces(store.with_name(store.name + ".claude-code.traces.jsonl"))
+    assert [t.id for t in traces] == ["cc-s1-1", "cc-s1-2"] and traces[0].outcome == "corrected"
+    assert traces[0].attempted == ("Bash: pytest -x", "Edit: /home/dev/shop/app.py")  # read from the transcript
 
 
 def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     store = tmp_path / "lessons.db"
     assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
-    settings = repo / ".claude" / "settings.json"
+    settings = repo / ".claude" / "settings.local.json"
     data = json.loads(settings.read_text())
     # As installs of earlier releases wrote it, on a machine where `lamar` was on the shell's PATH only.
     data["hooks"]["Stop"][-1]["hooks"][0]["command"] = f"lamar claude-code hook --store {store}"
@@ -77,3 +91,22 @@ def test_status_names_a_hook_that_needs_the_shells_path(repo: Path, env: dict[st
     # uninstall still finds the old entry, and a new install replaces it with one that runs
     assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
     assert "FAILS" not in _lamar(env, repo, "status", "--store", str(store)).stdout
+
+
+def test_status_names_a_hook_whose_python_lacks_lamar(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    store = tmp_path / "lessons.db"
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    other = "/usr/bin/python3"
+    if subprocess.run([other, "-c", "import lamar_claude_code"], capture_output=True, check=False).returncode == 0:
+        pytest.skip("this machine's /usr/bin/python3 has Lamar installed")
+    settings = repo / ".claude" / "settings.local.json"
+    data = json.loads(settings.read_text())
+    entry = data["hooks"]["Stop"][-1]["hooks"][0]
+    entry["command"] = entry["command"].replace(sys.executable, other)  # a virtual environment since deleted
+    settings.write_text(json.dumps(data))
+    lines = _lamar(env, repo, "status", "--store", str(store)).stdout.splitlines()
+    stop = next(i for i, line in enumerate(lines) if line.strip().startswith(f"Stop: {other}"))
+    assert "FAILS without your PATH: exit 1: this Python cannot import Lamar's hook" in lines[stop + 1]
+    ran = _run_bare(entry["command"], payload("Stop", "s1", repo, stop_hook_active=False), env)
+    assert ran.returncode == 0  # the hook itself still fails open, and says why in the log
+    assert "the hook could not start: ModuleNotFoundError" in store.with_name(store.name + ".claude-code.log").read_text()

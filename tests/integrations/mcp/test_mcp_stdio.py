@@ -17,7 +17,7 @@ from lamar.recall import render_prompt
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
-ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson"}
+ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules"}
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
 
 
@@ -28,7 +28,7 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
         for tool in listed.values():
             assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
             assert tool.description
-        assert set(listed["recall"].output_schema["required"]) == {"prompt", "episode_id", "lesson_ids"}
+        assert set(listed["recall"].output_schema["required"]) == {"prompt", "episode_id", "lesson_ids", "context", "hint"}
         assert listed["recall"].input_schema["properties"]["context"]["additionalProperties"]["type"] == "string"
         assert listed["report"].input_schema["properties"]["signal"]["enum"] == [s.value for s in Signal]
         report_text = " ".join(listed["report"].description.lower().split())
@@ -65,7 +65,7 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
 
         resources = {str(r.uri) for r in (await session.list_resources()).resources}
         templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
-        assert resources == {"lamar://lessons"} and templates == {"lamar://lessons/{lesson_id}"}
+        assert resources == {"lamar://lessons", "lamar://scopes"} and templates == {"lamar://lessons/{lesson_id}"}
         every = json.loads((await session.read_resource("lamar://lessons")).contents[0].text)
         assert every["count"] == 4
         one = json.loads((await session.read_resource(f"lamar://lessons/{new_id}")).contents[0].text)

@@ -1,0 +1,179 @@
+"""The hook command: hands the event to a warm `lamar_claude_code.daemon` over a socket, else handles it here.
+
+    <python> -S .../lamar_claude_code/quick.py [--store PATH]     (lamar claude-code install)
+    <python> -S .../lamar_claude_code/quick.py --plugin           (the plugin: its options name the store)
+
+Run with -S and only C modules imported, it starts faster than a bare `python -c pass`; the
+daemon holds the engine open, so a prompt costs a socket round trip. Without a daemon (the first
+event, or after one stopped) it starts one, detached, and handles this event itself: nothing is
+lost, only slower. Fails open as `lamar_claude_code.hook` does: exit 0, never 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+VERSION = b"LAMAR-HOOK-1"
+DEFAULT_STORE = "~/.lamar/experience.json"  # as lamar.cli.claude_code has it
+MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
+_CONNECT = 0.5  # seconds to reach the daemon before handling the event here
+_ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
+
+
+def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str:
+    """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
+    store = None
+    for i, arg in enumerate(argv):
+        if arg == "--store" and i + 1 < len(argv):
+            store = argv[i + 1]
+        elif arg.startswith("--store="):
+            store = arg.split("=", 1)[1]
+    store = store or environ.get("LAMAR_STORE") or DEFAULT_STORE
+    if "://" in store or store == ":memory:":
+        return store
+    return os.path.abspath(os.path.expanduser(store))
+
+
+def plugin_store(environ: os._Environ[str] | dict[str, str]) -> str:
+    """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder."""
+    configured = environ.get("CLAUDE_PLUGIN_OPTION_STORE", "").strip()
+    # An option left unset can reach a server's env as the literal reference: treat it as unset.
+    if configured and not configured.startswith("${"):
+        if "://" in configured or configured == ":memory:":
+            return configured
+        return os.path.abspath(os.path.expanduser(configured))
+    if environ.get("XDG_DATA_HOME"):
+        data = os.path.expanduser(environ["XDG_DATA_HOME"])
+    elif sys.platform == "darwin":
+        data = os.path.expanduser("~/Library/Application Support")
+    else:
+        data = os.path.expanduser("~/.local/share")
+    return os.path.join(data, "lamar", "experience.db")
+
+
+def socket_path(store: str, environ: os._Environ[str] | dict[str, str] | None = None) -> str | None:
+    """The daemon's socket for one store: in a folder only this user can enter (None: no such folder)."""
+    environ = os.environ if environ is None else environ
+    if not hasattr(os, "getuid"):
+        return None  # not POSIX: every event is handled in its own process
+    base = environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    folder = os.path.join(base, f"lamar-{os.getuid()}")
+    try:
+        os.mkdir(folder, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    info = os.lstat(folder)
+    if info.st_uid != os.getuid() or info.st_mode & 0o777 != 0o700 or not os.path.isdir(folder):
+        return None  # someone else's folder: never talk to a socket they could have placed
+    digest = 0xCBF29CE484222325  # FNV-1a: hashlib costs an import here, and this only names a file
+    for byte in store.encode("utf-8", "surrogateescape"):
+        digest = ((digest ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(folder, f"cc-{digest:016x}.sock")
+
+
+def identity() -> bytes:
+    """This file's size and time: a daemon started from other code refuses the event."""
+    info = os.stat(__file__)
+    return f"{info.st_size}-{info.st_mtime_ns}".encode()
+
+
+def ask(path: str, raw: bytes, arrived: float, create: bool = False) -> bytes | None:
+    """The daemon's answer to one event, or None when there is no daemon to answer.
+
+    With `create` (the plugin) a missing store is created; otherwise it is a logged failure.
+    """
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(_CONNECT)
+        sock.connect(path)
+        sock.settimeout(_ANSWER)
+        sock.sendall(b"%s %s %r %d\n" % (VERSION, identity(), arrived, create) + raw)
+        sock.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        sock.close()
+    answer = b"".join(chunks)
+    if not answer.startswith(b"ok\n"):
+        return None  # a stale daemon, or one that stopped before answering
+    return answer[3:]
+
+
+def start_daemon(store: str) -> None:
+    """Start the daemon for `store`, detached: it outlives this process and stops when idle."""
+    import subprocess
+
+    with open(os.devnull, "r+b") as null:
+        subprocess.Popen([sys.executable, "-m", "lamar_claude_code.daemon", "--store", store], stdin=null,
+                         stdout=null, stderr=null, start_new_session=True, close_fds=True)
+
+
+def _note(store: str, message: str) -> None:
+    """One line in the hook log beside a file store, where `lamar claude-code status` shows it."""
+    if "://" in store or store == ":memory:":
+        return
+    line = time.strftime("%Y-%m-%dT%H:%M:%S ") + " ".join(message.split())[:500] + "\n"
+    try:
+        handle = os.open(store + ".claude-code.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(handle, line.encode("utf-8", "replace"))
+        finally:
+            os.close(handle)
+    except OSError:
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    if sys.path and os.path.dirname(os.path.abspath(__file__)) == os.path.abspath(sys.path[0] or "."):
+        del sys.path[0]  # run as a script: this package's modules must not be importable by bare name
+    argv = sys.argv[1:] if argv is None else argv
+    if "-h" in argv or "--help" in argv:  # `install` and `status` run this to see that the hook can start
+        import site
+
+        site.main()
+        try:
+            import lamar_claude_code.hook  # noqa: F401 - what an event without a daemon needs
+        except Exception as exc:  # noqa: BLE001 - reported, as the check's answer
+            sys.stderr.write(f"this Python cannot import Lamar's hook: {type(exc).__name__}: {exc}\n")
+            return 1
+        sys.stdout.write("usage: quick.py [--store PATH | --plugin]: one Claude Code hook event on stdin (Lamar)\n")
+        return 0
+    arrived = time.time()
+    create = "--plugin" in argv
+    store = plugin_store(os.environ) if create else store_of(argv, os.environ)
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+    path = socket_path(store)
+    answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
+    if answer is not None:
+        sys.stdout.buffer.write(answer)
+        sys.stdout.flush()
+        return 0
+    import io
+    import site
+
+    site.main()  # run with -S: the packages are needed only now
+    try:
+        if path and store != ":memory:":
+            start_daemon(store)
+        from lamar_claude_code.hook import run
+    except Exception as exc:  # noqa: BLE001 - a hook never fails the prompt
+        _note(store, f"the hook could not start: {type(exc).__name__}: {exc}; run lamar claude-code install again")
+        return 0
+    return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, create=create,
+               start=time.monotonic() - (time.time() - arrived))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

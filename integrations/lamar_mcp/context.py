@@ -1,0 +1,80 @@
+"""A recall context from what a model knows: its words, and labels spelled the way the store spells them.
+
+Free text goes through the same rules as the Claude Code hooks (task class, error class, and the
+project and language of the folder the server runs in). Labels are matched to the scope keys
+and values the lessons use, ignoring case, with a few common key synonyms.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lamar.experience import Experience
+
+# Keys a model often uses for a scope key; applied only when the store uses the target key.
+ALIASES = {"repo": "project", "repository": "project", "project_name": "project", "lang": "language",
+           "programming_language": "language", "task_class": "task", "task_type": "task", "error": "error_class",
+           "error_type": "error_class", "exception": "error_class"}
+
+
+class ContextReader:
+    """Derives contexts for one server, in one working folder (the project the client started it in).
+
+    Args:
+        cwd: the folder whose git top-level names the project (default: the process's).
+    """
+
+    def __init__(self, cwd: str | None = None) -> None:
+        self.cwd = cwd or os.getcwd()
+        self._languages: dict[str, Any] = {}  # per folder, as the hooks cache it
+
+    def from_text(self, text: str) -> dict[str, str]:
+        """project, language, task and error_class, derived as the Claude Code hooks derive them."""
+        from lamar_claude_code.config import ConfigError, HookConfig, RuleTimeout, load_config, resolve_rules
+        from lamar_claude_code.context import derive_context, find_repo
+
+        try:
+            config = resolve_rules(load_config(find_repo(self.cwd)), text)
+        except (ConfigError, RuleTimeout):
+            config = HookConfig()  # a broken or slow config must not cost the model its lessons
+        return derive_context(self.cwd, text, config, self._languages)
+
+
+def scopes(lessons: Iterable[Experience]) -> dict[str, list[str]]:
+    """The scope keys the live lessons use, each with its values (sorted)."""
+    found: dict[str, set[str]] = {}
+    for exp in lessons:
+        if exp.status.value == "retired":
+            continue
+        for key, value in exp.scope.items():
+            found.setdefault(key, set()).add(value)
+    return {key: sorted(values) for key, values in sorted(found.items())}
+
+
+def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dict[str, str]:
+    """`context` with keys and values respelled as the store has them (case ignored, synonyms for keys)."""
+    keys = {k.lower(): k for k in known}
+    out: dict[str, str] = {}
+    for key, value in context.items():
+        lowered = key.lower()
+        target = keys.get(lowered) or keys.get(ALIASES.get(lowered, ""), key)
+        if target in out and target != key:
+            target = key  # the model gave the real key too: keep both as given
+        values = {v.lower(): v for v in known.get(target, [])}
+        out[target] = values.get(value.lower(), value)
+    return out
+
+
+def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:
+    """Why no lesson is eligible, and which labels the lessons use (one sentence each)."""
+    if not known:
+        return "The store holds no lessons yet: propose_lesson adds one."
+    listing = "; ".join(f"{key} = {', '.join(values[:20])}" + (" ..." if len(values) > 20 else "")
+                        for key, values in known.items())
+    return (f"No lesson's scope matches {dict(context)}. The lessons are scoped by {listing} (the resource "
+            "lamar://scopes lists them): recall with those labels, or with text that describes the task.")
+
+
+__all__ = ["ALIASES", "ContextReader", "hint", "normalise", "scopes"]

@@ -1,0 +1,88 @@
+"""`serve_http`: the server over streamable HTTP, with the SDK's DNS-rebinding protection on any loopback
+address and the SDK's bearer-token check when a token is set (required off loopback, see `lamar mcp`)."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import sys
+from typing import Any
+
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
+
+TOKEN_ENV = "LAMAR_MCP_TOKEN"
+
+
+class BearerToken:
+    """The SDK's `TokenVerifier` for one shared secret: a request carrying it is let in, any other is refused."""
+
+    def __init__(self, token: str) -> None:
+        self._token = token.encode()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if hmac.compare_digest(token.encode(), self._token):  # constant time: no guessing by timing
+            return AccessToken(token="", client_id="lamar-token", scopes=[])
+        return None
+
+
+def bearer_auth(token: str) -> dict[str, Any]:
+    """MCPServer keyword arguments that make every HTTP request show `Authorization: Bearer <token>`."""
+    # Lamar issues no OAuth tokens: the issuer is a placeholder the SDK needs, and no metadata
+    # routes are published (resource_server_url is None).
+    return {"token_verifier": BearerToken(token),
+            "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None)}
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def rebinding_guard(host: str) -> TransportSecuritySettings | None:
+    """Host and Origin checks for a loopback bind (any 127.x address, not only the SDK's three names)."""
+    if not is_loopback(host):
+        return None  # reachable by name from elsewhere: the bearer token is the guard there
+    shown = f"[{host.strip('[]')}]" if ":" in host else host
+    hosts = sorted({f"{shown}:*", "127.0.0.1:*", "localhost:*", "[::1]:*"})
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=[f"http://{h}" for h in hosts])
+
+
+async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, path: str = "/mcp") -> None:
+    """Serve streamable HTTP at http://host:port/mcp until interrupted.
+
+    The URL is printed on stderr once the socket listens (with the real port when `port` is
+    0), so a script can start the server and wait for that line.
+    """
+    import anyio
+    import uvicorn
+
+    # Plain JSON answers, not an SSE stream per call: no tool here streams progress or asks the
+    # client anything mid-call, and under concurrent clients this halves the CPU an episode costs.
+    app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True,
+                                     transport_security=rebinding_guard(host))
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    web = uvicorn.Server(config)
+
+    async def announce() -> None:
+        while not web.started:
+            await anyio.sleep(0.01)
+        bound = web.servers[0].sockets[0].getsockname()[1] if web.servers else port
+        shown = f"[{host}]" if ":" in host else host
+        print(f"lamar mcp: serving http://{shown}:{bound}{path}", file=sys.stderr, flush=True)
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(announce)
+        await web.serve()
+        tasks.cancel_scope.cancel()
+
+
+__all__ = ["TOKEN_ENV", "BearerToken", "bearer_auth", "is_loopback", "rebinding_guard", "serve_http"]

@@ -1,0 +1,93 @@
+"""`lamar import-rules` and `lamar export-rules`: a project's CLAUDE.md / AGENTS.md rules as lessons, and back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lamar.cli.session import open_engine
+
+
+def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
+    """Register both commands with the parser's `command(name, help, handler)` factory."""
+    found = command("import-rules", "one candidate lesson per rule of CLAUDE.md, AGENTS.md, .cursor/rules, "
+                    "Copilot instructions; shows what it would add unless --apply", cmd_import_rules, json=True)
+    found.add_argument("folder", nargs="?", default=".", help="the project folder (default: here)")
+    found.add_argument("--file", nargs="+", metavar="FILE", action="extend", default=[],
+                       help="read these files instead of the usual ones")
+    found.add_argument("--project", help="the lessons' scope project (default: the git top-level folder's name)")
+    found.add_argument("--model", metavar="PROVIDER:MODEL",
+                       help="also restate rules written as prose (anthropic:MODEL, openai:MODEL or ollama:MODEL)")
+    mode = found.add_mutually_exclusive_group()
+    mode.add_argument("--dry-run", action="store_true", help="show what would be added (the default)")
+    mode.add_argument("--apply", action="store_true", help="add the lessons")
+
+    out = command("export-rules", "write the lessons proven to help into a marked section of CLAUDE.md, "
+                  "AGENTS.md or a .cursor/rules file; the rest of the file is left as it is", cmd_export_rules,
+                  json=True)
+    out.add_argument("--to", default="CLAUDE.md", metavar="FILE",
+                     help="the file (default: CLAUDE.md; created when missing)")
+    out.add_argument("--project", help="whose lessons (default: the git top-level folder's name of the file)")
+    out.add_argument("--unproven", action="store_true", help="also list lessons with no verdict yet, apart")
+
+
+def cmd_import_rules(args: argparse.Namespace) -> int:
+    from lamar.cli.session import is_file_location, store_location
+    from lamar.engine import Lamar
+    from lamar.rules import import_rules
+
+    model = _model(args.model) if args.model else None
+    location = store_location(args)
+    fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
+    # A dry run creates nothing: without a store there is nothing to dedupe against.
+    with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
+        plan = import_rules(lam, args.folder, files=args.file, project=args.project, model=model, apply=args.apply)
+    if args.json:
+        print(json.dumps({"project": plan.project, "files": plan.files, "applied": plan.applied,
+                          "lessons": [e.to_dict() for e in plan.lessons],
+                          "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
+                                      for r, why in plan.skipped]}, indent=2, ensure_ascii=False))
+        return 0
+    from lamar.cli.render import visible
+
+    verb = "added" if plan.applied else "would add"
+    print(f"project {plan.project}: read {', '.join(plan.files)}")
+    for exp in plan.lessons:
+        print(f"  {verb} {exp.id}  {exp.provenance['file']}:{exp.provenance['line']}  {visible(exp.render())}")
+    for rule, why in plan.skipped:
+        print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
+    print(f"{len(plan.lessons)} lesson(s) {'added' if plan.applied else 'to add'} as candidates, "
+          f"{len(plan.skipped)} block(s) skipped"
+          + ("" if plan.applied else "; run again with --apply to add them"))
+    return 0
+
+
+def cmd_export_rules(args: argparse.Namespace) -> int:
+    from lamar.rules import export_rules
+
+    with open_engine(args) as lam:
+        result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)
+    if args.json:
+        print(json.dumps({"path": str(result.path), "helps": result.helps, "harms": result.harms,
+                          "unknown": result.unknown, "changed": result.changed}, indent=2))
+        return 0
+    state = "updated" if result.changed else "unchanged"
+    print(f"{result.path}: {state}; {len(result.helps)} rule(s) proven to help, "
+          f"{len(result.harms)} proposed removal(s)" + (f", {len(result.unknown)} unproven" if args.unproven else ""))
+    return 0
+
+
+def _model(spec: str) -> Any:
+    from lamar.cli.session import UsageError
+    from lamar.models import from_spec
+
+    try:
+        return from_spec(spec)
+    except ValueError as exc:
+        raise UsageError(f"--model: {exc}") from None
+
+
+__all__ = ["add_rules_commands", "cmd_export_rules", "cmd_import_rules"]

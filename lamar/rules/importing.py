@@ -1,0 +1,185 @@
+"""`import_rules`: a project's rules files as candidate lessons, one per rule, each an arm with its own control group.
+
+Nothing is stored unless asked (`apply=True`): the plan says what would be added and what was
+left out, with why. A model, when given, only restates prose blocks the parser left out; what
+it returns is checked against the block's own words and dropped with a reason when it strays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lamar.experience import Experience, Scope, Status
+from lamar.rules.parse import MAX_RULE, Rule, clean, parse_rules
+from lamar.rules.sources import find_rule_files, read_sources
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
+
+PROVENANCE_SOURCE = "rules"
+_MODEL_TOKENS = 4096
+
+
+@dataclasses.dataclass
+class ImportPlan:
+    """What `import_rules` found: the lessons it adds (or would add) and the blocks it left out.
+
+    Attributes:
+        project: the project the lessons are scoped to.
+        files: the files read, relative to the project folder.
+        lessons: one candidate lesson per rule, in file order.
+        skipped: (rule or block, why it was not added).
+        applied: whether the lessons were stored.
+    """
+
+    project: str
+    files: list[str]
+    lessons: list[Experience]
+    skipped: list[tuple[Rule, str]]
+    applied: bool = False
+
+
+def project_name(folder: str | os.PathLike[str]) -> str:
+    """The project's name as the Claude Code hooks derive it: the git top-level folder's name, else the folder's."""
+    path = Path(folder).resolve()
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate.name or "root"
+    return path.name or "root"
+
+
+def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: Sequence[str | os.PathLike[str]] = (),
+                 project: str | None = None, model: Any = None, apply: bool = False) -> ImportPlan:
+    """Read a project's rules files and turn each rule into a candidate lesson scoped to the project.
+
+    Args:
+        lamar: the engine whose lessons the rules are checked against (and added to with `apply`).
+        folder: the project folder (its CLAUDE.md, AGENTS.md, .cursor/rules, Copilot instructions).
+        files: read these files instead of looking for the usual ones.
+        project: the scope's project (default: the git top-level folder's name, as the hooks use).
+        model: anything with `complete(prompt, *, max_tokens)`; restates prose the parser left out.
+        apply: store the lessons (default: only plan).
+
+    Returns:
+        The plan; `lessons` were stored when `applied`.
+
+    Raises:
+        InvalidArgument: no rules file in the folder, or a named file is missing or unreadable.
+        ModelError: the model call failed.
+    """
+    from lamar._errors import InvalidArgument
+
+    root = Path(folder).expanduser()
+    paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
+    if not paths:
+        raise InvalidArgument(f"no rules file in {root.resolve()}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
+                              "and .github/copilot-instructions.md; name one with --file")
+    try:
+        sources = read_sources(paths, root)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument(f"cannot read the rules: {exc}") from exc
+    name = project or project_name(root)
+    rules: list[Rule] = []
+    skipped: list[tuple[Rule, str]] = []
+    for source in sources:
+        found, left = parse_rules(source.text, source.name)
+        rules += found
+        skipped += left
+    if model is not None and skipped:
+        restated, skipped = _restate(model, skipped)
+        rules += restated
+    lessons, refused = _lessons(lamar, rules, name)
+    plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + refused)
+    if apply:
+        for exp in lessons:
+            lamar.add(exp)
+        plan.applied = True
+    return plan
+
+
+def lesson_of(rule: Rule, project: str) -> Experience:
+    """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>."."""
+    where = f"working on {project}" + (f" ({' › '.join(rule.context)})" if rule.context else "")
+    scope = {"project": project}
+    key = json.dumps([" ".join(rule.text.lower().split()), sorted(scope.items())])
+    provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
+    return Experience(where, rule.text.rstrip("."), "", scope=Scope(scope), status=Status.CANDIDATE,
+                      id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
+
+
+def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experience], list[tuple[Rule, str]]]:
+    """One lesson per rule, minus repeats within the import, lessons already held, and refused text."""
+    from lamar.safety.lessons import lesson_refusal
+    from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity
+
+    held = [e for e in lamar.experiences() if dict(e.scope) == {"project": project}]
+    out: list[Experience] = []
+    skipped: list[tuple[Rule, str]] = []
+    first: dict[str, Rule] = {}
+    for rule in rules:
+        exp = lesson_of(rule, project)
+        if exp.id in first:
+            other = first[exp.id]
+            skipped.append((rule, f"the same rule as {other.file}:{other.line}"))
+            continue
+        unsafe = lesson_refusal(exp.precondition, exp.action, exp.rationale, dict(exp.scope))
+        if unsafe:
+            skipped.append((rule, f"refused: it {unsafe}"))
+            continue
+        match = next((e for e in held if e.id == exp.id or lesson_similarity(
+            e.precondition, e.action, exp.precondition, exp.action) >= NEAR_DUPLICATE), None)
+        if match is not None:
+            skipped.append((rule, f"already held as {match.id} ({match.status.value})"))
+            continue
+        first[exp.id] = rule
+        out.append(exp)
+    return out, skipped
+
+
+def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list[tuple[Rule, str]]]:
+    """Ask the model for the rules inside the blocks the parser left out; keep only what their words support."""
+    from lamar.models.protocol import call_model
+    from lamar.sleep.similarity import content_words
+
+    blocks = {i: rule for i, (rule, _) in enumerate(left, start=1)}
+    listing = "\n".join(f"[{i}] {rule.text}" for i, rule in blocks.items())
+    prompt = ("Below are numbered blocks from a project's instructions for coding agents. For each block that "
+              "asks the agent to do or avoid something, write that instruction as one short imperative sentence "
+              "in the block's own words. Answer with JSON only: a list of objects {\"block\": <number>, "
+              "\"rule\": <sentence>}; leave out blocks that only describe.\n\n" + listing)
+    answer = call_model(model, prompt, max_tokens=_MODEL_TOKENS)
+    rules: list[Rule] = []
+    taken: set[int] = set()
+    dropped: list[tuple[Rule, str]] = []
+    try:
+        items = json.loads(answer.strip().removeprefix("```json").removesuffix("```"))
+    except ValueError:
+        items = None
+    if not isinstance(items, list):
+        return [], [*left, *((Rule(answer[:200], "model", 0), "the model's answer is not a JSON list"),)]
+    for item in items:
+        number = item.get("block") if isinstance(item, dict) else None
+        text = clean(str(item.get("rule", ""))) if isinstance(item, dict) else ""
+        source = blocks.get(number) if isinstance(number, int) and not isinstance(number, bool) else None
+        if source is None or not isinstance(number, int) or not text or len(text) > MAX_RULE:
+            dropped.append((Rule(text[:200] or json.dumps(item)[:200], "model", 0),
+                            ("the model named no block it was given, or no rule of at most "
+                            f"{MAX_RULE} characters")))
+            continue
+        words = content_words(text)
+        if not words or len(words & content_words(source.text)) < 0.6 * len(words):
+            dropped.append((Rule(text, source.file, source.line), "the model's rule uses words the block does not"))
+            continue
+        rules.append(dataclasses.replace(source, text=text, by=str(getattr(model, "model", "") or "model")))
+        taken.add(number)
+    still = [(rule, why) for i, (rule, why) in enumerate(left, start=1) if i not in taken]
+    return rules, still + dropped
+
+
+__all__ = ["PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name"]

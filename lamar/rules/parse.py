@@ -1,0 +1,181 @@
+"""A rules file (CLAUDE.md, AGENTS.md, a Cursor rule) split into rules, one per directive bullet or paragraph.
+
+Deterministic: Markdown structure and a few word lists decide, never a model. Headings and
+parent bullets become the rule's context; code blocks, tables, front matter and Lamar's own
+exported section are skipped; a bullet or paragraph that describes rather than directs is left out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+EXPORT_BEGIN = "<!-- lamar:begin"
+EXPORT_END = "<!-- lamar:end -->"
+MAX_RULE = 600  # characters; a longer block is a section of prose, not one rule
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
+_DIRECTIVE = re.compile(
+    r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|"
+    r"forbidden|important|only|instead\s+of|rather\s+than|at\s+most|at\s+least|maximum|minimum|no\s+more\s+than)\b")
+_IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
+    "use", "run", "add", "keep", "write", "read", "check", "follow", "put", "call", "create", "update", "wrap",
+    "break", "catch", "document", "test", "include", "pass", "import", "name", "mark", "install", "format",
+    "lint", "remember", "start", "stop", "let", "leave", "mention", "raise", "return", "set", "prefer",
+    "avoid", "ensure", "verify", "commit", "push", "open", "search", "ask", "reference", "extend", "fix",
+    "handle", "limit", "log", "consider", "apply", "be", "try", "give", "place", "store", "treat", "make",
+    "do", "don't", "never", "always", "only", "regenerate", "review", "group", "split", "move", "rename",
+    "delete", "remove", "prefix", "quote", "pin", "lock", "upgrade", "annotate"
+])
+_CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
+_EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One rule as written: its text, where it is, the headings and parent items above it, and
+    who split it out ("parser", or the model's name when a model restated a block of prose)."""
+
+    text: str
+    file: str
+    line: int
+    context: tuple[str, ...] = ()
+    by: str = "parser"
+
+
+@dataclasses.dataclass
+class _Block:
+    text: list[str]
+    line: int
+    indent: int
+    parents: tuple[str, ...]
+    headings: tuple[str, ...]
+    item: bool
+    has_children: bool = False
+
+
+def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]]]:
+    """The rules of one file, and what was left out with why.
+
+    Args:
+        text: the file's text.
+        file: its name as the provenance should show it (e.g. "CLAUDE.md").
+
+    Returns:
+        (rules in file order, [(block, reason)] for blocks that were not taken as rules).
+    """
+    blocks = _blocks(text.splitlines())
+    rules: list[Rule] = []
+    left: list[tuple[Rule, str]] = []
+    for block in blocks:
+        body = clean(" ".join(block.text))
+        rule = Rule(body, file, block.line, (*block.headings, *block.parents))
+        if not body:
+            continue
+        if block.has_children and (body.endswith(":") or not _directs(body)):
+            continue  # a label over its sub-items: their context, not a rule
+        if len(body) > MAX_RULE:
+            left.append((rule, f"{len(body)} characters: too long for one rule; split it into bullets"))
+        elif not _directs(body):
+            left.append((rule, "describes rather than directs"))
+        else:
+            rules.append(rule)
+    return rules, left
+
+
+def clean(text: str) -> str:
+    """Markdown emphasis and link targets dropped, white space folded; inline code kept as written."""
+    text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
+    return " ".join(text.split()).strip()
+
+
+def _directs(text: str) -> bool:
+    if _DIRECTIVE.search(text):
+        return True
+    label = _LABEL.match(text)
+    if label and label.group(2).startswith("`"):
+        return True  # "Run tests: `make test`": how to do a thing
+    for part in (text, label.group(2) if label else "", *_CLAUSE.findall(text)):
+        words = part.lstrip("`*_ ").split(maxsplit=1)
+        if words and words[0].lower().strip(",.;") in _IMPERATIVE:
+            return True
+    return False
+
+
+def _blocks(lines: list[str]) -> list[_Block]:
+    blocks: list[_Block] = []
+    headings: list[tuple[int, str]] = []
+    parents: list[tuple[int, _Block]] = []
+    current: _Block | None = None
+    fence = ""
+    skipping = False
+    first = next((i for i, line in enumerate(lines) if line.strip()), -1)
+    start = _front_matter_end(lines)
+    for number, line in enumerate(lines, start=1):
+        if number <= start:
+            continue
+        stripped = line.strip()
+        if skipping or stripped.startswith(EXPORT_BEGIN):
+            skipping = not stripped.startswith(EXPORT_END)
+            current = None
+            continue
+        match = _FENCE.match(line)
+        if fence or match:
+            if match and (not fence or match.group(1) == fence):
+                fence = "" if fence else match.group(1)
+            current = None
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            level = len(heading.group(1))
+            if number - 1 != first or level > 1:  # a document's opening title is not a section
+                headings = [h for h in headings if h[0] < level] + [(level, clean(heading.group(2)))]
+            parents, current = [], None
+            continue
+        if not stripped or stripped.startswith(("|", "<!--", "@")):
+            current = None  # a blank line, a table, a comment or an import ends the block
+            continue
+        item = _ITEM.match(line)
+        if item:
+            indent = len(item.group(1).expandtabs(4))
+            parents = [p for p in parents if p[0] < indent]
+            if parents:
+                parents[-1][1].has_children = True
+            current = _Block([item.group(2)], number, indent,
+                             tuple(_label(p[1]) for p in parents),
+                             tuple(h[1] for h in headings), True)
+            parents.append((indent, current))
+            blocks.append(current)
+        elif current is not None:
+            current.text.append(stripped)
+        else:
+            if not line[:1].isspace():
+                parents = []  # prose at the margin: the list above is over
+            current = _Block([stripped], number, 0, (), tuple(h[1] for h in headings), False)
+            blocks.append(current)
+    return blocks
+
+
+def _label(block: _Block) -> str:
+    """A parent item as context: its label when it has one ("Coverage: CI requires ..." -> "Coverage")."""
+    text = clean(" ".join(block.text))
+    found = _LABEL.match(text)
+    text = found.group(1) if found else text.rstrip(":")
+    return text if len(text) <= 80 else text[:77].rstrip() + "..."
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """The line number that closes a leading `---` block (a Cursor rule's metadata), else 0."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for number, line in enumerate(lines[1:], start=2):
+        if line.strip() == "---":
+            return number
+    return 0
+
+
+__all__ = ["EXPORT_BEGIN", "EXPORT_END", "MAX_RULE", "Rule", "clean", "parse_rules"]

@@ -1,0 +1,93 @@
+"""Where a project keeps its rules for agents, and the text of each file with Claude Code's `@path` imports.
+
+    CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md      Claude Code
+    AGENTS.md                                          Codex, Jules, and others
+    .cursor/rules/*.mdc, .cursorrules                  Cursor
+    .github/copilot-instructions.md                    GitHub Copilot
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
+              ".cursorrules")
+CURSOR_RULES = ".cursor/rules"
+MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
+MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
+_IMPORT = re.compile(r"^\s*@(\S+)\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class RuleSource:
+    """One file to read: its name relative to the project folder, and its text."""
+
+    name: str
+    text: str
+
+
+def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The rules files that exist in a project folder, in the order above (each real file once)."""
+    root = Path(folder)
+    found = [root / name for name in RULE_FILES if (root / name).is_file()]
+    cursor = root / CURSOR_RULES
+    if cursor.is_dir():
+        found += sorted(p for p in cursor.rglob("*.mdc") if p.is_file())
+    seen: set[str] = set()
+    unique = []
+    for path in found:
+        real = os.path.realpath(path)
+        if real not in seen:  # CLAUDE.md is often a symlink to AGENTS.md
+            seen.add(real)
+            unique.append(path)
+    return unique
+
+
+def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[RuleSource]:
+    """Each file's text, then the files its `@path` lines import (relative to the importing file),
+    each real file read once, so a CLAUDE.md that only says `@AGENTS.md` yields AGENTS.md's rules once.
+
+    Raises:
+        OSError: a named file cannot be read.
+        ValueError: a file is over MAX_FILE bytes or not UTF-8 text.
+    """
+    root = Path(folder).resolve()
+    seen: set[str] = set()
+    out: list[RuleSource] = []
+
+    def visit(path: Path, depth: int) -> None:
+        real = os.path.realpath(path)
+        if real in seen or depth > MAX_IMPORT_DEPTH:
+            return
+        seen.add(real)
+        data = path.read_bytes()
+        if len(data) > MAX_FILE:
+            raise ValueError(f"{path} is {len(data)} bytes; a rules file is at most {MAX_FILE}")
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        out.append(RuleSource(_name(path, root), text))
+        for line in text.splitlines():
+            found = _IMPORT.match(line)
+            if found:
+                target = (path.parent / os.path.expanduser(found.group(1))).resolve()
+                if target.is_file() and target.is_relative_to(root):  # never read outside the project
+                    visit(target, depth + 1)
+
+    for path in paths:
+        visit(Path(path), 0)
+    return out
+
+
+def _name(path: Path, root: Path) -> str:
+    try:
+        return Path(os.path.abspath(path)).relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
+__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "RuleSource", "find_rule_files", "read_sources"]

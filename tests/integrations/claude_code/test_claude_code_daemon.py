@@ -1,0 +1,85 @@
+"""The warm daemon behind the installed hook command: later events go to it, it sees other writers,
+and it steps aside for changed code or a dead predecessor's socket."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import socket
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+from lamar import Experience, Lamar, Scope
+from lamar_claude_code import daemon
+from lamar_claude_code.quick import socket_path
+from lamar_claude_code.settings import hook_command
+
+from .conftest import Hook, payload
+
+
+def _prompt(hook: Hook, repo: Path, text: str) -> subprocess.CompletedProcess[bytes]:
+    event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt=text)).encode()
+    return subprocess.run(shlex.split(hook_command(str(hook.store))), input=event, env=hook.env,
+                          capture_output=True, timeout=60, check=False)
+
+
+def _served(path: str, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(path)
+            return True
+        except OSError:
+            time.sleep(0.05)
+        finally:
+            probe.close()
+    return False
+
+
+def test_later_events_go_to_the_daemon_which_sees_other_writers(hook: Hook, repo: Path) -> None:
+    path = socket_path(str(hook.store), hook.env)
+    assert path is not None and path.startswith(hook.env["XDG_RUNTIME_DIR"])
+    first = _prompt(hook, repo, "add a flag")  # no daemon yet: handled in its own process, which starts one
+    assert first.returncode == 0
+    assert _served(path)
+    with Lamar(str(hook.store)) as lam:  # another process writes while the daemon holds the store open
+        added = lam.add(Experience("adding a flag", "document it in --help", scope=Scope(project="shop",
+                                                                                           task="feature")))
+    assert _prompt(hook, repo, "add another flag").returncode == 0
+    latest = max(hook.state()["episodes"].items(), key=lambda item: item[1]["time"])[0]
+    with Lamar(str(hook.store)) as lam:
+        assert lam.stats()["episodes"] == 2
+        assert added in lam.episode(latest).eligible  # the daemon's recall saw the lesson added meanwhile
+    assert Path(path).stat().st_mode & 0o077 == 0  # no one else may connect
+
+
+def test_a_dead_daemons_socket_is_replaced(hook: Hook, repo: Path) -> None:
+    path = socket_path(str(hook.store), hook.env)
+    assert path is not None
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    dead.bind(path)  # bound, never listening: what a killed daemon leaves
+    dead.close()
+    assert _prompt(hook, repo, "add a flag").returncode == 0
+    assert _served(path)
+    assert _prompt(hook, repo, "add one more flag").returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert lam.stats()["episodes"] == 2
+
+
+def test_a_changed_module_retires_the_daemon(tmp_path: Path) -> None:
+    source = tmp_path / "extra.py"
+    source.write_text("X = 1\n")
+    module = types.ModuleType("lamar_claude_code._test_extra")
+    module.__file__ = str(source)
+    sys.modules[module.__name__] = module
+    try:
+        assert not daemon._code_changed()
+        source.write_text("X = 2\n")  # an upgrade or an edit of code the daemon runs
+        assert daemon._code_changed()
+    finally:
+        del sys.modules[module.__name__]
+        daemon._loaded.pop(str(source), None)

@@ -1,0 +1,78 @@
+"""Hardening of the hook's own files (issue 38): traces written once, no prompt text kept, 0600 files,
+and a transcript line nested past Python's recursion limit costing nothing but itself."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from lamar.sleep.traces import load_traces
+
+from .conftest import Hook, payload
+from .test_claude_code_transcript import FIRST, SECOND, _transcript
+
+SECRET = "AKIAIOSFODNN7EXAMPLE"
+
+
+def _session(hook: Hook, repo: Path, transcript: Path, session: str, prompts: list[str]) -> None:
+    for prompt in prompts:
+        event = payload("UserPromptSubmit", session, repo, prompt=prompt)
+        event["transcript_path"] = str(transcript)
+        assert hook(event).returncode == 0
+    end = payload("SessionEnd", session, repo, reason="other")
+    end["transcript_path"] = str(transcript)
+    assert hook(end).returncode == 0
+
+
+def test_a_session_end_whose_bookkeeping_was_lost_writes_no_trace_twice(hook: Hook, repo: Path,
+                                                                         tmp_path: Path) -> None:
+    transcript = _transcript(tmp_path, "sess-a")
+    _session(hook, repo, transcript, "sess-a", [FIRST, SECOND])
+    traces = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
+    first = traces.read_bytes()
+    # As a SessionEnd killed over its budget leaves it: the traces appended, the state not saved.
+    state = hook.state()
+    state["sessions"]["sess-a"]["traced"] = 0
+    hook.state_file.write_text(json.dumps(state))
+    end = payload("SessionEnd", "sess-a", repo, reason="other")
+    end["transcript_path"] = str(transcript)
+    assert hook(end).returncode == 0
+    assert traces.read_bytes() == first  # nothing appended again
+    ids = [json.loads(line)["id"] for line in first.splitlines()]
+    assert ids == ["cc-sess-a-1", "cc-sess-a-2"] and [t.id for t in load_traces(traces)] == ids
+
+
+def test_the_state_keeps_no_prompt_text_and_every_file_is_the_users_only(hook: Hook, repo: Path,
+                                                                         tmp_path: Path) -> None:
+    asked = f"the tests fail, my key is {SECRET} and the password is hunter2-correct-horse"
+    transcript = tmp_path / "none.jsonl"
+    _session(hook, repo, transcript, "s1", [asked, asked])  # the same prompt twice: a re-ask
+    state = hook.state_file.read_text()
+    assert SECRET not in state and "hunter2" not in state and "the tests fail" not in state
+    record = next(r for r in hook.state()["episodes"].values() if r["signal"] == "reasked")
+    assert record["context"]["task"] == "tests_fail"  # the re-ask was still told from the hashed words
+    written = [p for p in hook.store.parent.iterdir() if p.name.startswith(hook.store.name + ".claude-code")]
+    assert {p.name.rsplit(".", 1)[-1] for p in written} >= {"json", "lock", "log"}
+    assert all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in written), {p.name: oct(p.stat().st_mode)
+                                                                          for p in written}
+
+
+def test_an_earlier_releases_state_loses_its_prompt_text_at_the_next_event(hook: Hook, repo: Path) -> None:
+    old = {"version": 1, "sessions": {"s0": {"episode": "ep_x", "prompt": f"deploy with {SECRET}", "time": 1e12}},
+           "episodes": {"ep_x": {"session": "s0", "prompt_head": f"deploy with {SECRET}", "time": 1e12}},
+           "repos": {}, "last": {}}
+    hook.state_file.write_text(json.dumps(old))
+    assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
+    assert SECRET not in hook.state_file.read_text()
+
+
+def test_a_transcript_line_nested_1000_deep_costs_only_that_line(hook: Hook, repo: Path, tmp_path: Path) -> None:
+    transcript = _transcript(tmp_path, "deep")
+    lines = transcript.read_text().splitlines()
+    nested = '{"type": "user", "message": {"content": ' + "[" * 1000 + "]" * 1000 + "}}"
+    transcript.write_text("\n".join([lines[0], nested, *lines[1:]]) + "\n")
+    _session(hook, repo, transcript, "deep", [FIRST, SECOND])
+    traces = load_traces(hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl"))
+    assert [t.id for t in traces] == ["cc-deep-1", "cc-deep-2"]
+    assert "RecursionError" not in hook.log_file.read_text()

@@ -1,0 +1,144 @@
+"""The plugin as Claude Code installs it: validated, installed and run by the real `claude` binary, no model needed.
+
+The binary comes with claude-agent-sdk; a local stand-in for the Messages API lets `claude -p`
+fire the plugin's real hooks, so the store is created by the plugin itself on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import Lamar
+from lamar_claude_code.settings import plugin_hooks
+
+from .conftest import ROOT, payload
+from .fake_anthropic import serve
+from .test_claude_code_real_cli import CLAUDE
+
+PLUGIN = ROOT / "plugins" / "lamar"
+LAUNCHER = '"${CLAUDE_PLUGIN_ROOT}/scripts/lamar-plugin" hook'
+BARE_PATH = "/usr/bin:/bin"
+
+
+def _claude(env: dict[str, str], *args: str, cwd: Path | None = None, stdin: str | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(CLAUDE), *args], env=env, cwd=cwd, input=stdin, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+@pytest.fixture
+def claude_env(tmp_path: Path) -> dict[str, str]:
+    """Claude Code as a desktop launch starts it: a fresh HOME, no virtual environment on PATH."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "run").mkdir(mode=0o700)
+    return {"HOME": str(home), "PATH": BARE_PATH, "DISABLE_AUTOUPDATER": "1",
+            "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # this source tree, for the interpreter the plugin is configured with (an editable install does the same)
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+
+
+def test_the_manifests_pass_claude_plugin_validate_strict(claude_env: dict[str, str]) -> None:
+    for target in (PLUGIN, ROOT):
+        done = _claude(claude_env, "plugin", "validate", "--strict", "--json", str(target))
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = json.loads(done.stdout)
+        assert report["success"] and not report["manifest"]["errors"] and not report["manifest"]["warnings"]
+    provides = json.loads(_claude(claude_env, "plugin", "validate", "--json", str(PLUGIN)).stdout)["provides"]
+    assert {h["event"] for h in provides["hooks"]} == {"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop",
+                                                        "SessionEnd"}
+    assert [s["name"] for s in provides["mcpServers"]] == ["lamar"]
+    assert provides["commands"]
+
+
+def test_the_plugin_runs_the_installed_hooks_through_its_launcher() -> None:
+    plugin = json.loads((PLUGIN / "hooks" / "hooks.json").read_text())
+    assert plugin["hooks"] == plugin_hooks(LAUNCHER)
+    manifest = json.loads((PLUGIN / ".claude-plugin" / "plugin.json").read_text())
+    market = json.loads((ROOT / ".claude-plugin" / "marketplace.json").read_text())
+    assert manifest["name"] == "lamar" and market["plugins"][0]["source"] == "./plugins/lamar"
+    assert set(manifest["userConfig"]) == {"python", "store"}
+
+
+def _launch(event: dict[str, object], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["/bin/sh", "-c", LAUNCHER], input=json.dumps(event).encode(), env=env,
+                          capture_output=True, timeout=120, check=False)
+
+
+def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, repo: Path) -> None:
+    env = {"HOME": str(tmp_path / "home"), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data")}
+    if subprocess.run(["/bin/sh", "-c", "python3 -c 'import lamar_claude_code'"], env=env,
+                      capture_output=True, check=False).returncode == 0:
+        pytest.skip("this machine's /usr/bin/python3 has Lamar installed: the fallback finds it")
+    done = _launch(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"), env)
+    assert done.returncode == 0 and done.stdout == b""
+    log = (tmp_path / "data" / "lamar-plugin.log").read_text()
+    assert "no Python with Lamar installed" in log and "python option" in log
+
+
+def test_the_hook_creates_its_store_on_first_use_readable_by_its_owner_only(tmp_path: Path, repo: Path) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "run").mkdir(mode=0o700)
+    env = {"HOME": str(home), "PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+           "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"), "CLAUDE_PLUGIN_OPTION_PYTHON": sys.executable,
+           "XDG_RUNTIME_DIR": str(tmp_path / "run"), "LAMAR_HOOK_IDLE": "20",
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+    for event in (payload("SessionStart", "s1", repo, source="startup"),
+                  payload("UserPromptSubmit", "s1", repo, prompt="add a version file"),
+                  payload("SessionEnd", "s1", repo, reason="other")):
+        done = _launch(event, env)
+        assert done.returncode == 0, done.stderr
+    store = home / ".local" / "share" / "lamar" / "experience.db"
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 1
+    written = [p for p in store.parent.iterdir() if p.is_file()]
+    assert store in written and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in written), \
+        {p.name: oct(p.stat().st_mode) for p in written}
+    assert stat.S_IMODE(store.parent.stat().st_mode) == 0o700
+
+    chosen = tmp_path / "chosen.db"
+    done = _launch(payload("UserPromptSubmit", "s2", repo, prompt="why?"),
+                   {**env, "CLAUDE_PLUGIN_OPTION_STORE": str(chosen)})
+    assert done.returncode == 0 and chosen.exists()  # the store option wins over the data folder
+
+
+def test_claude_installs_the_plugin_and_its_hooks_learn_with_no_store_beforehand(
+        claude_env: dict[str, str], repo: Path) -> None:
+    assert _claude(claude_env, "plugin", "marketplace", "add", str(ROOT)).returncode == 0
+    installed = _claude(claude_env, "plugin", "install", "lamar@lamar", "--config", f"python={sys.executable}")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    servers = _claude(claude_env, "mcp", "list", cwd=repo)  # starts each server for a health check
+    assert "plugin:lamar:lamar" in servers.stdout and "Connected" in servers.stdout, servers.stdout + servers.stderr
+
+    store = Path(claude_env["HOME"]) / ".local" / "share" / "lamar" / "experience.db"
+    server, url = serve(str(repo))
+    try:
+        done = _claude({**claude_env, "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url},
+                       "-p", "please create version.py with the version number", "--permission-mode", "acceptEdits",
+                       "--output-format", "json", cwd=repo)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr
+    assert (repo / "version.py").exists()
+    session = json.loads(done.stdout)["session_id"]
+    state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
+    (record,) = [r for r in state["episodes"].values() if r["session"] == session]
+    assert record["files"] == ["version.py"] and record["signal"] == "accepted"
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 1
+
+    status = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "status"], cwd=repo,
+                            env={**os.environ, **claude_env, "PATH": os.environ["PATH"]}, capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert "plugin lamar@lamar (enabled)" in status.stdout, status.stdout + status.stderr
+    assert f"runs without your PATH (python {sys.executable}, store {store})" in status.stdout

@@ -1,0 +1,54 @@
+"""`lamar mcp --transport http` off loopback: refused without a token, the SDK's bearer check with one;
+DNS-rebinding protection on every loopback address, 127.0.0.2 included."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from lamar_mcp.launch import child_env, http_server, http_session, lamar_command
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "probe", "version": "0"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+SECRET = "s3cret-token-for-this-test-only-0123456789"
+
+
+def test_a_non_loopback_bind_refuses_without_a_token(store: Path) -> None:
+    env = {k: v for k, v in child_env().items() if k != "LAMAR_MCP_TOKEN"}
+    done = subprocess.run([*lamar_command(), "mcp", "--transport", "http", "--host", "0.0.0.0", "--port", "0",
+                           "--store", str(store)], env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1
+    assert "LAMAR_MCP_TOKEN" in done.stderr and "--host 0.0.0.0" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_with_a_token_every_request_must_carry_it(store: Path) -> None:
+    with http_server(store, "--host", "0.0.0.0", env={"LAMAR_MCP_TOKEN": SECRET}) as url:
+        local = url.replace("0.0.0.0", "127.0.0.1")
+        async with http_session(local, token=SECRET) as session:
+            listed = await session.call_tool("lessons", {})
+            assert listed.structured_content["count"] == 3
+        async with httpx2.AsyncClient() as client:
+            bare = await client.post(local, json=INITIALIZE, headers=ACCEPT)
+            wrong = await client.post(local, json=INITIALIZE, headers={**ACCEPT, "Authorization": "Bearer guess"})
+        assert bare.status_code == 401 and wrong.status_code == 401
+        with pytest.raises((MCPError, httpx2.HTTPError, ExceptionGroup)):
+            async with http_session(local, token="guess") as session:
+                await session.list_tools()
+
+
+@pytest.mark.skipif(sys.platform == "darwin", reason="macOS routes only 127.0.0.1 without an alias")
+async def test_any_loopback_address_keeps_dns_rebinding_protection(store: Path) -> None:
+    with http_server(store, "--host", "127.0.0.2") as url:
+        assert url.startswith("http://127.0.0.2:")
+        async with httpx2.AsyncClient() as client:
+            rebound = await client.post(url, json=INITIALIZE, headers={**ACCEPT, "Host": "attacker.example"})
+            ours = await client.post(url, json=INITIALIZE, headers=ACCEPT)
+        assert rebound.status_code in (403, 421), rebound.status_code  # the SDK refuses a foreign Host
+        assert ours.status_code == 200, ours.text

@@ -1,0 +1,117 @@
+"""`export_rules`: the proven lessons in a regenerated section; every byte outside it stays the user's."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import InvalidArgument, Lamar
+from lamar.rules import export_rules, import_rules
+from lamar.rules.exporting import BEGIN
+from lamar.rules.parse import EXPORT_END
+
+from .conftest import project_copy
+
+
+def _prove(lam: Lamar, good: str, bad: str, episodes: int = 2500, seed: int = 2) -> None:
+    """Outcomes in which `good` raises the reward by 0.5 and `bad` lowers it by 0.5 (fixed seed)."""
+    rng = random.Random(seed)
+    for _ in range(episodes):
+        rec = lam.recall({"project": "uv"})
+        reward = (0.5 if good in rec.ids else 0.0) - (0.5 if bad in rec.ids else 0.0) + rng.uniform(-0.3, 0.3)
+        lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
+
+
+def _by_line(lam: Lamar, line: int) -> str:
+    return next(e.id for e in lam.experiences() if e.provenance.get("line") == line)
+
+
+def test_round_trip_leaves_the_users_text_byte_for_byte(tmp_path: Path) -> None:
+    project = project_copy(tmp_path, "uv")
+    agents = project / "AGENTS.md"
+    original = agents.read_bytes()
+    lam = Lamar(":memory:", seed=1, k=2)
+    import_rules(lam, project, apply=True)
+    for exp in lam.experiences():  # keep three arms in play, so the run stays short
+        if exp.provenance["line"] not in (8, 11, 22):
+            lam.retire(exp.id)
+    good, bad = _by_line(lam, 8), _by_line(lam, 22)
+    _prove(lam, good, bad)
+    assert lam.evidence(good).verdict.value == "helps" and lam.evidence(bad).verdict.value == "harms"
+
+    first = export_rules(lam, agents)
+    assert first.changed and first.helps == [good] and first.harms == [bad]
+    written = agents.read_bytes()
+    assert written.startswith(original)  # the user's text, untouched, then the section
+    section = written[len(original):].decode()
+    assert section.startswith("\n" + BEGIN + "\n") and section.endswith(EXPORT_END + "\n")
+    ev = lam.evidence(good)
+    assert (f"- When working on uv, NEVER perform builds with the release profile, unless asked or reproducing "
+            f"performance issues. <!-- {good}: lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}], "
+            f"{ev.randomized} randomized episodes, helps -->") in section
+    assert "### Proposed removals" in section and "- AGENTS.md:22: When working on uv, PREFER top-level" in section
+    assert b"PREFER top-level imports over local imports" in written[: len(original)]  # proposed, never deleted
+
+    assert not export_rules(lam, agents).changed and agents.read_bytes() == written  # regenerated the same
+    mine = written + b"\n- Run `cargo dev generate-all` after a settings change\n"
+    agents.write_bytes(mine)  # the user writes below the section
+    _prove(lam, good, bad, episodes=200, seed=3)
+    again = export_rules(lam, agents)
+    after = agents.read_bytes()
+    begin, end = after.index(b"<!-- lamar:begin"), after.index(EXPORT_END.encode()) + len(EXPORT_END) + 1
+    assert after[:begin] == mine[: mine.index(b"<!-- lamar:begin")]  # everything before the section
+    assert after[end:] == b"\n- Run `cargo dev generate-all` after a settings change\n"  # and after it
+    assert again.helps == [good]
+
+    reimported = import_rules(lam, project)  # the section's lines are Lamar's own: never imported as rules
+    lines = after.decode().splitlines()
+    assert [e.provenance["line"] for e in reimported.lessons] == [lines.index(
+        "- Run `cargo dev generate-all` after a settings change") + 1]  # only the user's new rule
+
+
+def test_crlf_files_and_files_without_a_final_newline(tmp_path: Path) -> None:
+    lam = Lamar(":memory:")
+    crlf = tmp_path / "CLAUDE.md"
+    crlf.write_bytes(b"# Rules\r\n\r\n- Run the tests first\r\n")
+    export_rules(lam, crlf, project="shop")
+    data = crlf.read_bytes()
+    assert data.startswith(b"# Rules\r\n\r\n- Run the tests first\r\n\r\n<!-- lamar:begin")
+    assert b"\n" not in data.replace(b"\r\n", b"")  # one line ending throughout
+    bare = tmp_path / "AGENTS.md"
+    bare.write_bytes(b"- Use tabs")
+    export_rules(lam, bare, project="shop")
+    assert bare.read_bytes().startswith(b"- Use tabs\n\n<!-- lamar:begin")
+
+
+def test_a_new_cursor_rule_gets_its_front_matter(tmp_path: Path) -> None:
+    target = tmp_path / ".cursor" / "rules" / "lamar.mdc"
+    result = export_rules(Lamar(":memory:"), target, project="shop")
+    text = target.read_text()
+    assert result.changed and text.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in text
+    assert "- None yet: no lesson of this project has a lower bound above zero." in text
+
+
+def test_a_half_marked_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "CLAUDE.md"
+    target.write_text(f"# Rules\n{BEGIN}\n- mine\n")
+    before = target.read_bytes()
+    with pytest.raises(InvalidArgument, match="without the other"):
+        export_rules(Lamar(":memory:"), target, project="shop")
+    assert target.read_bytes() == before
+
+
+def test_the_cli_exports(tmp_path: Path) -> None:
+    project = project_copy(tmp_path, "uv")
+    store = tmp_path / "store.db"
+    run = [sys.executable, "-m", "lamar.cli"]
+    subprocess.run([*run, "import-rules", "--apply", "--store", str(store)], cwd=project, check=True,
+                   capture_output=True, timeout=60)
+    done = subprocess.run([*run, "export-rules", "--store", str(store), "--to", "AGENTS.md", "--unproven"],
+                          cwd=project, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "AGENTS.md: updated; 0 rule(s) proven to help, 0 proposed removal(s), 20 unproven" in done.stdout
+    assert "### Not yet proven" in (project / "AGENTS.md").read_text()
