@@ -14,7 +14,7 @@ from lamar.policy.features import Slices
 from lamar.policy.history import EvidencePoint, History, LessonHistory, point
 from lamar.policy.ledger import Ledger
 from lamar.policy.selection import ArmStats
-from lamar.policy.verdicts import Evidence, Verdict, betting_bounds
+from lamar.policy.verdicts import Evidence, Verdict, betting_bounds, within_lift_range
 
 _PRIOR_OUT = 10.0  # weight of the old without-lesson mean kept when the arms restart on a fall
 UNKNOWN_RANK = 1000  # the level of a lesson whose creation rank was never folded (none today)
@@ -98,6 +98,7 @@ class LessonState:
             return Verdict.UNKNOWN, -math.inf, math.inf
         helps, harms = self.alphas(policy)
         _, lower, upper = betting_bounds(ledger.a, ledger.b, *ledger.penalties, helps, harms)
+        lower, upper = within_lift_range(lower), within_lift_range(upper)  # a lift lies in [-2, 2]
         verdict = Verdict.HELPS if lower > 0.0 else Verdict.HARMS if upper < 0.0 else Verdict.UNKNOWN
         result = (verdict, lower, upper)
         self._verdict_cache = (ledger.n, self.restarts, result)
@@ -131,8 +132,8 @@ class LessonState:
         return h.view(self._point(h.last_seq, h.last_time, policy, n_lessons))
 
     def _point(self, seq: int, time: float, policy: Policy, n_lessons: int) -> EvidencePoint:
-        return point(seq, time, self.judge(policy, n_lessons), self.ledger.mean, self.ledger.n, self.eligible,
-                     self.restarts)
+        return point(seq, time, self.judge(policy, n_lessons), within_lift_range(self.ledger.mean), self.ledger.n,
+                     self.eligible, self.restarts)
 
     _COUNTS: ClassVar[tuple[str, ...]] = ("eligible", "injected", "held_out", "restarts", "rank")
 

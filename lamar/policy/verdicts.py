@@ -8,13 +8,12 @@ import enum
 import math
 from collections.abc import Mapping, Sequence
 
-
 # The widest a lift can be: rewards lie in [-1, 1] (lamar.signals). Intersecting a confidence set
 # with the values the parameter can take keeps its coverage, so bounds and estimates are kept inside.
 LIFT_LIMIT = 2.0
 
 
-def _within(value: float) -> float:
+def within_lift_range(value: float) -> float:
     """`value` brought into [-LIFT_LIMIT, LIFT_LIMIT]; an infinite bound (no interval yet) and NaN stay."""
     if math.isinf(value) or math.isnan(value):
         return value
@@ -23,7 +22,7 @@ def _within(value: float) -> float:
 
 def _clip_lift(record: SliceEvidence | Evidence) -> None:
     for name in ("lift", "lower", "upper"):
-        object.__setattr__(record, name, _within(getattr(record, name)))
+        object.__setattr__(record, name, within_lift_range(getattr(record, name)))
 
 
 class Verdict(str, enum.Enum):
