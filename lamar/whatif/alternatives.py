@@ -164,7 +164,7 @@ def _replace(episode: LoggedEpisode, chosen: dict[str, float]) -> dict[str, floa
     return out
 
 
-STANDARD = ("none", "proven", "today", "holdout:0", "k:1")
+STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
 
 
 def parse(spec: str, beliefs: Beliefs, lessons: set[str]) -> Alternative:

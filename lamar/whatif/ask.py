@@ -43,7 +43,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         lam: the engine whose store holds the log (and whose beliefs `proven`, `today` and
             `k:K` use).
         policy: one alternative or several: a name (logged, none, proven, today, without:ID,
-            holdout:Q, k:K) or an `Alternative`. Default: none, proven, today, holdout:0, k:1.
+            holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
         since: only episodes logged at or after this time (seconds since the epoch).
         scope: only episodes whose context has these key=value pairs.
         minimum: refuse a selection with fewer reported episodes than this.

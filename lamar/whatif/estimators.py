@@ -29,6 +29,11 @@ class Estimate:
     def covers(self, truth: float) -> bool:
         return self.lower <= truth <= self.upper
 
+    def within(self, low: float, high: float) -> Estimate:
+        """The interval cut to [low, high], the range the outcome can take (so its mean can too);
+        the value is left as estimated, even outside (an IPS estimate can be)."""
+        return Estimate(self.value, min(max(self.lower, low), high), max(min(self.upper, high), low), self.n)
+
     def to_dict(self) -> dict[str, float | int]:
         return dataclasses.asdict(self)
 
@@ -145,6 +150,16 @@ class Accumulator:
         self.pi.add(n, y, yy, 0.0, g)
         self.pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
 
-    def estimates(self) -> dict[str, Estimate]:
-        return {"ips": self.ips.estimate(), "snips": self.snips.estimate(), "dr": self.dr.estimate(),
-                "pi": self.pi.estimate(), "pi-dr": self.pi_dr.estimate()}
+    def estimates(self, low: float, high: float) -> dict[str, Estimate]:
+        """Each estimator's estimate, intervals cut to the outcome's range [low, high]."""
+        found = {"logged": self.logged.estimate(), "ips": self.ips.estimate(), "snips": self.snips.estimate(),
+                 "dr": self.dr.estimate(), "pi": self.pi.estimate(), "pi-dr": self.pi_dr.estimate()}
+        return {name: estimate.within(low, high) for name, estimate in found.items()}
+
+    @property
+    def effective(self) -> float:
+        """Kish's effective sample size of the slate weights, (sum w)^2 / sum w^2: how many
+        episodes the exact estimators really rest on (few when the alternative needs coins
+        that rarely fell its way)."""
+        sums = self.snips
+        return sums.w * sums.w / sums.ww if sums.ww > 0.0 else 0.0

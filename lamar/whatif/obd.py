@@ -48,7 +48,7 @@ def off_policy(random_log: Sequence[Round], dist: list[list[float]]) -> dict[str
         expected = sum(dist[item][row.position] * model[item][row.position] for item in range(len(dist)))
         y = float(row.click)
         sums.add(1, y, y * y, weight, weight, expected, model[row.item][row.position])
-    found = sums.estimates()
+    found = sums.estimates(0.0, 1.0)
     return {name: found[name] for name in ESTIMATORS}
 
 

@@ -12,6 +12,8 @@ from lamar.whatif.log import LoggedEpisode
 from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit
 
 OUTCOMES = ("reward", "success")
+RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}
+THIN = 30.0  # effective episodes below which an exact estimate's normal interval is not to be trusted
 HEADLINE = "dr"  # the estimator a one-line answer quotes
 
 
@@ -30,6 +32,7 @@ class AlternativeReport:
     supported: int
     reward: Mapping[str, Estimate]
     success: Mapping[str, Estimate]
+    effective: float = 0.0  # Kish's effective number of episodes under the exact slate weights
 
     @property
     def outside(self) -> float:
@@ -40,9 +43,16 @@ class AlternativeReport:
     def evaluable(self) -> bool:
         return self.supported > 1
 
+    @property
+    def thin(self) -> bool:
+        """Too few effective episodes for the exact estimators' (IPS, SNIPS, DR) normal intervals:
+        the log rarely flipped the coins this policy changes the way it would have."""
+        return self.effective < THIN
+
     def to_dict(self) -> dict[str, object]:
         return {"policy": self.policy, "description": self.description, "episodes": self.episodes,
                 "supported": self.supported, "outside": self.outside,
+                "effective": self.effective, "thin": self.thin,
                 "reward": {name: _finite(e) for name, e in self.reward.items()},
                 "success": {name: _finite(e) for name, e in self.success.items()}}
 
@@ -123,8 +133,6 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[LoggedEpisode, Patte
                 y, yy = pattern.sums(fold, outcome)
                 accumulator.add(n, y, yy, weight, g, model.predict(pattern.group, inclusion),
                                 model.predict(pattern.group, injected))
-    estimates = {}
-    for outcome, accumulator in sums.items():
-        estimates[outcome] = {"logged": accumulator.logged.estimate(), **accumulator.estimates()}
+    estimates = {outcome: accumulator.estimates(*RANGES[outcome]) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
-                             estimates["reward"], estimates["success"])
+                             estimates["reward"], estimates["success"], sums["reward"].effective)
