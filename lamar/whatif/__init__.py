@@ -6,8 +6,8 @@ from __future__ import annotations
 from lamar.whatif.alternatives import Alternative, Beliefs
 from lamar.whatif.ask import whatif
 from lamar.whatif.estimators import ESTIMATORS, Estimate
-from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.log import LoggedEpisode, Slate
 from lamar.whatif.report import AlternativeReport, WhatIfReport
 
-__all__ = ["ESTIMATORS", "Alternative", "AlternativeReport", "Beliefs", "Estimate", "LoggedEpisode",
+__all__ = ["ESTIMATORS", "Alternative", "AlternativeReport", "Beliefs", "Estimate", "LoggedEpisode", "Slate",
            "WhatIfReport", "whatif"]

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from lamar._errors import InvalidArgument
-from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.log import Slate
 
 WANTED_ABOVE = 0.5  # a holdout coin has p = 1 - q > 0.5; an exposure round's coin has p = 0.5
 
@@ -25,8 +25,8 @@ class Alternative(Protocol):
     @property
     def description(self) -> str: ...
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
-        """Inclusion probabilities that differ from the logged ones; every other lesson keeps its p."""
+    def changes(self, episode: Slate) -> Mapping[str, float]:
+        """Inclusion probabilities that differ from the slate's logged ones; every other lesson keeps its p."""
         ...
 
 
@@ -52,7 +52,7 @@ class Logged:
     name: str = "logged"
     description: str = "what the logged policy did"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         return {}
 
 
@@ -61,7 +61,7 @@ class NoMemory:
     name: str = "none"
     description: str = "no memory: inject nothing"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         return {i: 0.0 for i, p in episode.p.items() if p > 0.0}
 
 
@@ -77,7 +77,7 @@ class Without:
     def description(self) -> str:
         return f"the logged policy, lesson {self.lesson} never injected (its slot left empty)"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         return {self.lesson: 0.0} if episode.p.get(self.lesson, 0.0) > 0.0 else {}
 
 
@@ -93,7 +93,7 @@ class Holdout:
     def description(self) -> str:
         return f"the logged policy, every wanted lesson held out at {self.rate:.0%}"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         keep = 1.0 - self.rate
         return {i: keep for i, p in episode.p.items() if p > WANTED_ABOVE and p != keep}
 
@@ -115,7 +115,7 @@ class Slots:
     def description(self) -> str:
         return f"{self.k} slot(s) per recall instead of {self.beliefs.k}"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         p = episode.p
         if self.k >= self.beliefs.k:
             if self.k == self.beliefs.k or episode.slots_used < self.beliefs.k:
@@ -137,7 +137,7 @@ class Proven:
     name: str = "proven"
     description: str = "only lessons proven to help today, at the proven holdout"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         beliefs = self.beliefs
         chosen = beliefs.ranked([i for i in episode.p if i in beliefs.proven])[: beliefs.k]
         return _replace(episode, {i: 1.0 - beliefs.holdout_proven for i in chosen})
@@ -149,7 +149,7 @@ class Today:
     name: str = "today"
     description: str = "today's beliefs from the start: lessons with a positive lift, at today's holdout"
 
-    def changes(self, episode: LoggedEpisode) -> Mapping[str, float]:
+    def changes(self, episode: Slate) -> Mapping[str, float]:
         beliefs = self.beliefs
         positive = [i for i in episode.p if beliefs.lift.get(i, 0.0) > 0.0]
         chosen = beliefs.ranked(positive)[: beliefs.k]
@@ -157,7 +157,7 @@ class Today:
                                   for i in chosen})
 
 
-def _replace(episode: LoggedEpisode, chosen: dict[str, float]) -> dict[str, float]:
+def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
     """The changes that make an episode inject `chosen` (at those probabilities) and nothing else."""
     out = {i: 0.0 for i, p in episode.p.items() if p > 0.0 and i not in chosen}
     out.update({i: q for i, q in chosen.items() if episode.p[i] != q})

@@ -66,9 +66,9 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     else:
         specs = list(policy)
     alternatives: list[Alternative] = [
-        spec if not isinstance(spec, str) else parse(spec, beliefs_of(lam), lessons_in(log.episodes))
+        spec if not isinstance(spec, str) else parse(spec, beliefs_of(lam), lessons_in(log.slates))
         for spec in specs]
     if policy is None and lam.k <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]
-    rows = evaluate(log.episodes, alternatives)
-    return WhatIfReport(lam.store.location, log.logged, len(log.episodes), log.randomized, tuple(rows))
+    rows = evaluate(log, alternatives)
+    return WhatIfReport(lam.store.location, log.logged, len(log.slate), log.randomized, tuple(rows))

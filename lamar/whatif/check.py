@@ -42,7 +42,7 @@ def run_world(seed: int, episodes: int, k: int) -> Run:
         injected, _ = policy.choose(t, world.tasks[t])
         times[str(policy.ticket)] = t
         policy.learn(world.outcome(t, injected), policy.ticket)
-    return Run(world, policy, read_log(policy.lam.store).episodes, times)
+    return Run(world, policy, read_log(policy.lam.store, cache=False).episodes, times)
 
 
 def alternatives_for(run: Run) -> list[Alternative]:
@@ -65,11 +65,12 @@ def truth(run: Run, alternative: Alternative) -> dict[str, float] | None:
     total = 0.0
     n = 0
     for episode in run.episodes:
-        changes = alternative.changes(episode)
-        if slate_weight(episode.p, episode.injected, changes) is None:
+        slate = episode.slate
+        changes = alternative.changes(slate)
+        if slate_weight(slate.p, slate.injected, changes) is None:
             continue
         t = run.times[episode.id]
-        inclusion = {i: changes.get(i, p) for i, p in episode.p.items()}
+        inclusion = {i: changes.get(i, p) for i, p in slate.p.items()}
         total += _expected_success(world, t, {index[i]: q for i, q in inclusion.items()})
         n += 1
     if not n:

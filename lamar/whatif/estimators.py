@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: two-sided 95% intervals
 ESTIMATORS = ("ips", "snips", "dr", "pi", "pi-dr")
@@ -134,21 +134,22 @@ class Accumulator:
         self.ips, self.snips, self.dr = Sums(), RatioSums(), Sums()
         self.pi, self.pi_dr = Sums(), Sums()
 
-    def add(self, n: int, y: float, yy: float, w: float, g: float, model_pi: float, model_logged: float) -> None:
-        """Add a group of `n` supported episodes sharing their weights and model predictions.
-
-        Args:
-            y, yy: the sum of their outcomes and of the outcomes' squares.
-            w: the exact slate weight; g: the pseudo-inverse weight.
-            model_pi: the outcome model's expectation under the alternative; model_logged: its
-                prediction for the injected set.
-        """
+    def add(self, n: int, y: float, yy: float, w: float, g: float) -> None:
+        """Add `n` supported episodes that share their slate weight `w` and pseudo-inverse weight
+        `g`, whose outcomes sum to `y` (their squares to `yy`): the estimators without a model."""
         self.logged.add(n, y, yy, 0.0, 1.0)
         self.ips.add(n, y, yy, 0.0, w)
         self.snips.add(n, y, yy, w)
-        self.dr.add(n, y, yy, model_pi - w * model_logged, w)
         self.pi.add(n, y, yy, 0.0, g)
-        self.pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
+
+    def add_model(self, w: float, g: float, cells: Iterable[tuple[int, float, float, float, float]]) -> None:
+        """The same episodes for the doubly robust estimators, a fold at a time: each cell is
+        (n, y, yy, model_pi, model_logged), model_pi being the fold's outcome model's expectation
+        under the alternative and model_logged its prediction for the injected set."""
+        dr, pi_dr = self.dr, self.pi_dr
+        for n, y, yy, model_pi, model_logged in cells:
+            dr.add(n, y, yy, model_pi - w * model_logged, w)
+            pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
 
     def estimates(self, low: float, high: float) -> dict[str, Estimate]:
         """Each estimator's estimate, intervals cut to the outcome's range [low, high]."""

@@ -1,33 +1,24 @@
 """The logged episodes as off-policy evaluation reads them: each eligible lesson's inclusion
-probability, what was injected, and the outcome, read from any store's public `read`."""
+probability, what was injected, and the outcome, read through any store's public `read`."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
 
 from lamar._errors import LamarError
-from lamar.checkpoint import _EPISODE_FIELDS  # the order of a snapshot's episode rows
-from lamar.store.base import Event, Store
-
-SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
+from lamar.store.base import Store
 
 
 @dataclasses.dataclass(frozen=True)
-class LoggedEpisode:
-    """One reported episode. `p` holds every eligible lesson's inclusion probability (a lesson
-    not in `p` was not eligible); `held_out` the lessons wanted and left out (by their coin, or
-    vacated by an exposure round, then with p = 0)."""
+class Slate:
+    """What one episode logged about its lessons: `p` holds every eligible lesson's inclusion
+    probability (a lesson not in `p` was not eligible), `held_out` the lessons wanted and left
+    out (by their coin, or vacated by an exposure round, then with p = 0)."""
 
-    id: str
-    time: float
-    context: Mapping[str, str]
     p: Mapping[str, float]
     injected: frozenset[str]
-    held_out: frozenset[str]
-    reward: float
-    success: bool
+    held_out: frozenset[str] = frozenset()
 
     @property
     def slots_used(self) -> int:
@@ -35,74 +26,91 @@ class LoggedEpisode:
         round's candidate, at p = 0.5, takes a free slot or a vacated one, never one of its own)."""
         return len(self.held_out) + sum(1 for i in self.injected if self.p.get(i, 0.0) != 0.5)
 
+    @property
+    def key(self) -> tuple[object, ...]:
+        return tuple(sorted(self.p.items())), self.injected, self.held_out
+
+
+@dataclasses.dataclass(frozen=True)
+class LoggedEpisode:
+    """One reported episode: its slate and its outcome."""
+
+    id: str
+    time: float
+    slate: Slate
+    reward: float
+    success: bool
+
 
 @dataclasses.dataclass(frozen=True)
 class Log:
-    """What `read_log` found: the reported episodes kept, and how many episodes it read."""
+    """The reported episodes of a selection, oldest first, by columns: episode j logged the
+    slate `slates[slate[j]]` (episodes that logged the same slate share one), and got
+    `reward[j]`, `success[j]`."""
 
-    episodes: list[LoggedEpisode]
-    logged: int  # episodes in the store (after `since` and `scope`), reported or not
+    slates: list[Slate]
+    slate: list[int]
+    reward: list[float]
+    success: list[bool]
+    ids: list[str]
+    times: list[float]
+    logged: int  # episodes in the selection, reported or not
     randomized: int  # reported episodes with at least one coin (0 < p < 1)
 
+    @property
+    def episodes(self) -> list[LoggedEpisode]:
+        return [LoggedEpisode(self.ids[j], self.times[j], self.slates[self.slate[j]], self.reward[j],
+                              self.success[j]) for j in range(len(self.slate))]
 
-def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] | None = None) -> Log:
-    """Fold the store's episode and outcome events into the reported episodes, oldest first.
+    @classmethod
+    def of(cls, episodes: Sequence[LoggedEpisode]) -> Log:
+        """The columns of `episodes` (all reported, oldest first)."""
+        index: dict[tuple[object, ...], int] = {}
+        slates: list[Slate] = []
+        slate = []
+        for episode in episodes:
+            key = episode.slate.key
+            if key not in index:
+                index[key] = len(slates)
+                slates.append(episode.slate)
+            slate.append(index[key])
+        randomized = sum(1 for e in episodes if any(0.0 < v < 1.0 for v in e.slate.p.values()))
+        return cls(slates, slate, [e.reward for e in episodes], [e.success for e in episodes],
+                   [e.id for e in episodes], [e.time for e in episodes], len(episodes), randomized)
 
-    Follows the engine's rules for outcomes: a second report counts only as a replacement, an
-    expired episode has no reward, a compacted episode is gone, a checkpoint's snapshot carries
-    the episodes it kept. Default outcomes of the pending policy count, as they do for the engine.
+
+def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] | None = None, *,
+             cache: bool = True) -> Log:
+    """The store's reported episodes (oldest first), folded by the engine's rules for outcomes.
+
+    A second report counts only as a replacement, an expired episode has no reward, a compacted
+    one is gone, a checkpoint's snapshot carries the episodes it kept; the pending policy's
+    default outcomes count, as they do for the engine. A file store's fold is kept in a cache
+    (see `lamar.whatif.cache`), so a later read folds only the events logged since.
 
     Args:
         store: any backend.
         since: keep episodes logged at or after this time (seconds since the epoch).
         scope: keep episodes whose context has every one of these key=value pairs.
+        cache: use and refresh the cache of a file store.
     """
-    raw: dict[str, list[Any]] = {}  # id -> [data, time, reward, signal, sealed]
-    for event in store.read(0):
-        _fold(raw, event)
-    wanted = dict(scope or {})
-    episodes: list[LoggedEpisode] = []
-    logged = randomized = 0
-    for data, when, reward, signal, _ in raw.values():
-        context = data["context"]
-        if since is not None and when < since:
-            continue
-        if wanted and any(context.get(key) != value for key, value in wanted.items()):
-            continue
-        logged += 1
-        if reward is None:
-            continue
-        p = {str(i): float(v) for i, v in data["p"].items()}
-        if any(0.0 < v < 1.0 for v in p.values()):
-            randomized += 1
-        success = signal in SUCCESS_SIGNALS if signal is not None else reward > 0.0
-        episodes.append(LoggedEpisode(data["id"], when, context, p, frozenset(data["injected"]),
-                                      frozenset(data["held_out"]), float(reward), success))
-    return Log(episodes, logged, randomized)
+    from lamar.whatif.cache import fold_store
 
-
-def _fold(raw: dict[str, list[Any]], event: Event) -> None:
-    kind, data = event.kind, event.data
-    if kind == "episode":
-        raw[data["id"]] = [data, event.time, None, None, False]
-    elif kind == "outcome":
-        row = raw.get(data["episode"])
-        if row is None:
-            return  # an outcome of a compacted episode
-        if row[4] and data.get("replace"):
-            return  # a checkpoint sealed this outcome: the engine refuses its replacement too
-        if data.get("expired"):
-            row[2] = row[3] = None
-        else:
-            row[2], row[3] = float(data["reward"]), data.get("signal")
-    elif kind == "compact":
-        for episode_id in data["episodes"]:
-            raw.pop(episode_id, None)
-    elif kind == "snapshot":
-        raw.clear()
-        for values in data["episodes"]:
-            fields = dict(zip(_EPISODE_FIELDS, values, strict=True))
-            raw[fields["id"]] = [fields, fields["time"], fields["reward"], fields["signal"], True]
+    folded = fold_store(store, cache=cache)
+    alive, times, rewards = folded.alive, folded.times, folded.reward
+    fits = folded.context_ok(dict(scope)) if scope else None
+    selected = [j for j, live in enumerate(alive) if live and (since is None or times[j] >= since)
+                and (fits is None or fits[j])]
+    keep = [j for j in selected if rewards[j] is not None]
+    used = sorted({folded.slate[j] for j in keep})
+    renumber = {old: new for new, old in enumerate(used)}
+    slate = [renumber[folded.slate[j]] for j in keep]
+    randomized = sum(1 for j in keep if folded.randomized[folded.slate[j]])
+    successes = folded.successes()
+    reward = [value for value in (rewards[j] for j in keep) if value is not None]  # every one: keep has no None
+    return Log([folded.slates[old] for old in used], slate, reward,
+               [successes[j] for j in keep], [folded.ids[j] for j in keep], [times[j] for j in keep],
+               len(selected), randomized)
 
 
 def check_log(log: Log, minimum: int, location: str) -> None:
@@ -111,7 +119,7 @@ def check_log(log: Log, minimum: int, location: str) -> None:
     Raises:
         LamarError: too few reported episodes, or no episode with a coin (0 < p < 1).
     """
-    reported = len(log.episodes)
+    reported = len(log.slate)
     if reported < minimum:
         raise LamarError(
             f"store {location} has {reported} reported episode(s) in this selection "
@@ -125,9 +133,9 @@ def check_log(log: Log, minimum: int, location: str) -> None:
             "(the default holdout=0.15) and ask again once episodes are logged")
 
 
-def lessons_in(episodes: Iterable[LoggedEpisode]) -> set[str]:
-    """Every lesson eligible in at least one of these episodes."""
+def lessons_in(slates: Iterable[Slate]) -> set[str]:
+    """Every lesson eligible in at least one of these slates."""
     out: set[str] = set()
-    for episode in episodes:
-        out.update(episode.p)
+    for slate in slates:
+        out.update(slate.p)
     return out

@@ -87,6 +87,5 @@ def fit(patterns: Iterable[Pattern], fold: int, outcome: str) -> AdditiveModel:
 
 def _training(pattern: Pattern, fold: int, outcome: str) -> tuple[int, float]:
     """Episodes of `pattern` outside `fold`, and the sum of their outcomes."""
-    n = sum(pattern.n) - pattern.n[fold]
     values = pattern.reward if outcome == "reward" else pattern.success
-    return n, sum(values) - values[fold]
+    return sum(pattern.n) - pattern.n[fold], sum(values) - values[fold]

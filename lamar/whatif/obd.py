@@ -47,7 +47,8 @@ def off_policy(random_log: Sequence[Round], dist: list[list[float]]) -> dict[str
         weight = dist[row.item][row.position] / row.propensity
         expected = sum(dist[item][row.position] * model[item][row.position] for item in range(len(dist)))
         y = float(row.click)
-        sums.add(1, y, y * y, weight, weight, expected, model[row.item][row.position])
+        sums.add(1, y, y * y, weight, weight)
+        sums.add_model(weight, weight, [(1, y, y * y, expected, model[row.item][row.position])])
     found = sums.estimates(0.0, 1.0)
     return {name: found[name] for name in ESTIMATORS}
 

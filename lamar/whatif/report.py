@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lamar.whatif.alternatives import Alternative
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, slate_weight
-from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.log import Log, LoggedEpisode, Slate
 from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit
 
 OUTCOMES = ("reward", "success")
@@ -84,55 +84,76 @@ def _finite(estimate: Estimate) -> dict[str, float | int | None]:
             for key, value in estimate.to_dict().items()}
 
 
-def patterns_of(episodes: Sequence[LoggedEpisode]) -> list[tuple[LoggedEpisode, Pattern]]:
-    """Group the episodes by what they logged, each with one episode that stands for its group.
-    Episode j falls in fold j mod FOLDS, so every fold spans the whole period."""
-    groups: dict[tuple[object, ...], tuple[LoggedEpisode, Pattern]] = {}
-    for j, episode in enumerate(episodes):
-        key = (tuple(sorted(episode.p.items())), episode.injected, episode.held_out)
-        found = groups.get(key)
-        if found is None:
-            found = groups[key] = (episode, Pattern(dict(episode.p), episode.injected, episode.held_out,
-                                                    tuple(sorted(episode.p))))
-        pattern, fold = found[1], j % FOLDS
+def patterns_of(log: Log) -> list[Pattern]:
+    """Sum the outcomes of the episodes that logged each slate, per fold. Episode j falls in fold
+    j mod FOLDS, so every fold spans the whole period."""
+    patterns = [Pattern(dict(slate.p), slate.injected, slate.held_out, tuple(sorted(slate.p)))
+                for slate in log.slates]
+    for j, (index, reward, success) in enumerate(zip(log.slate, log.reward, log.success, strict=True)):
+        pattern, fold = patterns[index], j % FOLDS
         pattern.n[fold] += 1
-        pattern.reward[fold] += episode.reward
-        pattern.reward2[fold] += episode.reward * episode.reward
-        pattern.success[fold] += 1.0 if episode.success else 0.0
-    return list(groups.values())
+        pattern.reward[fold] += reward
+        pattern.reward2[fold] += reward * reward
+        if success:
+            pattern.success[fold] += 1.0
+    return patterns
 
 
-def evaluate(episodes: Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
-    """Every alternative's estimates over `episodes` (reported, oldest first)."""
-    grouped = patterns_of(episodes)
-    patterns = [pattern for _, pattern in grouped]
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """One slate's episodes in one fold, for one outcome: their count and sums, and the fold's
+    model: its expectation under the logged coins and its prediction for the injected set (both
+    the same for every alternative, so computed once)."""
+
+    n: int
+    y: float
+    yy: float
+    model: AdditiveModel
+    under_logged: float
+    for_injected: float
+
+
+def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
+    """Every alternative's estimates over the log's reported episodes."""
+    if not isinstance(log, Log):
+        log = Log.of(log)
+    patterns = patterns_of(log)
     models = {outcome: [fit(patterns, fold, outcome) for fold in range(FOLDS)] for outcome in OUTCOMES}
-    return [_evaluate(alternative, grouped, models, len(episodes)) for alternative in alternatives]
+    grouped = []
+    for slate, pattern in zip(log.slates, patterns, strict=True):
+        if not sum(pattern.n):
+            continue
+        injected = dict.fromkeys(pattern.injected, 1.0)
+        cells = {outcome: [_Cell(pattern.n[fold], *pattern.sums(fold, outcome), model,
+                                 model.predict(pattern.group, pattern.p), model.predict(pattern.group, injected))
+                           for fold, model in enumerate(models[outcome]) if pattern.n[fold]]
+                 for outcome in OUTCOMES}
+        grouped.append((slate, pattern, cells))
+    return [_evaluate(alternative, grouped, len(log.slate)) for alternative in alternatives]
 
 
-def _evaluate(alternative: Alternative, grouped: list[tuple[LoggedEpisode, Pattern]],
-              models: Mapping[str, list[AdditiveModel]], total: int) -> AlternativeReport:
+def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, Pattern, dict[str, list[_Cell]]]],
+              total: int) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
-    for episode, pattern in grouped:
-        changes = alternative.changes(episode)
-        weight = slate_weight(pattern.p, pattern.injected, changes)
+    for slate, pattern, cells in grouped:
+        changes = alternative.changes(slate)
+        weight = slate_weight(slate.p, slate.injected, changes)
         if weight is None:
             continue
-        supported += sum(pattern.n)
-        g = pseudo_inverse(pattern.p, pattern.injected, changes)
-        inclusion = {i: changes.get(i, p) for i, p in pattern.p.items()}
-        injected = {i: 1.0 for i in pattern.injected}
+        n = sum(pattern.n)
+        supported += n
+        g = pseudo_inverse(slate.p, slate.injected, changes)
+        moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
         for outcome in OUTCOMES:
             accumulator = sums[outcome]
-            for fold in range(FOLDS):
-                n = pattern.n[fold]
-                if not n:
-                    continue
-                model = models[outcome][fold]
-                y, yy = pattern.sums(fold, outcome)
-                accumulator.add(n, y, yy, weight, g, model.predict(pattern.group, inclusion),
-                                model.predict(pattern.group, injected))
+            y = sum(cell.y for cell in cells[outcome])
+            yy = sum(cell.yy for cell in cells[outcome])
+            accumulator.add(n, y, yy, weight, g)
+            accumulator.add_model(weight, g, [
+                (cell.n, cell.y, cell.yy, cell.under_logged + sum(shift * cell.model.effect.get(i, 0.0)
+                                                                  for i, shift in moved), cell.for_injected)
+                for cell in cells[outcome]])
     estimates = {outcome: accumulator.estimates(*RANGES[outcome]) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)

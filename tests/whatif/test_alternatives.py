@@ -6,14 +6,14 @@ import pytest
 
 from lamar import InvalidArgument
 from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, parse
-from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.log import Slate
 
 BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozenset({"a"}), k=2,
                   holdout=0.15, holdout_proven=0.05)
 
 
-def episode(p: dict[str, float], injected: set[str], held_out: set[str] = frozenset()) -> LoggedEpisode:  # type: ignore[assignment]
-    return LoggedEpisode("ep", 0.0, {}, p, frozenset(injected), frozenset(held_out), 1.0, True)
+def episode(p: dict[str, float], injected: set[str], held_out: frozenset[str] = frozenset()) -> Slate:
+    return Slate(p, frozenset(injected), frozenset(held_out))
 
 
 def test_no_memory_and_without_drop_what_the_log_could_inject() -> None:

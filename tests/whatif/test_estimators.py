@@ -12,7 +12,7 @@ import pytest
 
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
 from lamar.whatif.estimators import Estimate, Sums, pseudo_inverse, slate_weight
-from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.log import LoggedEpisode, Slate
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
 
@@ -47,8 +47,7 @@ def exact_log(reward: Callable[[frozenset[str]], float]) -> list[LoggedEpisode]:
     for slate, chance in slates():
         for copy in range(round(32 * chance) * FOLDS):
             r = reward(slate)
-            episodes.append(LoggedEpisode(f"ep{len(episodes)}", float(copy), {"task": "t"}, dict(P), slate,
-                                          frozenset(), r, r > 0.0))
+            episodes.append(LoggedEpisode(f"ep{len(episodes)}", float(copy), Slate(dict(P), slate), r, r > 0.0))
     return episodes
 
 
@@ -121,10 +120,9 @@ def test_an_unchanged_certain_inclusion_stays_inside() -> None:
 
 
 def test_episodes_outside_the_support_are_left_out_and_counted() -> None:
-    inside = [LoggedEpisode(f"in{j}", 0.0, {}, {"a": 0.5}, frozenset({"a"} if j % 2 else ()), frozenset(),
+    inside = [LoggedEpisode(f"in{j}", 0.0, Slate({"a": 0.5}, frozenset({"a"} if j % 2 else ())),
                             1.0 if j % 2 else 0.0, bool(j % 2)) for j in range(40)]
-    outside = [LoggedEpisode(f"out{j}", 0.0, {}, {"a": 1.0}, frozenset({"a"}), frozenset(), 1.0, True)
-               for j in range(10)]
+    outside = [LoggedEpisode(f"out{j}", 0.0, Slate({"a": 1.0}, frozenset({"a"})), 1.0, True) for j in range(10)]
     (report,) = evaluate(inside + outside, [NoMemory()])
     assert (report.episodes, report.supported) == (50, 40)
     assert report.outside == pytest.approx(0.2)

@@ -38,8 +38,8 @@ def test_replaced_expired_and_unreported_episodes_are_read_as_the_engine_reads_t
     assert by_id[recs[4].episode_id].success is True
     for rec in recs[:3]:
         episode = by_id[rec.episode_id]
-        assert dict(episode.p) == rec.propensities
-        assert episode.injected == frozenset(rec.ids) and episode.held_out == frozenset(rec.held_out)
+        assert dict(episode.slate.p) == rec.propensities
+        assert episode.slate.injected == frozenset(rec.ids) and episode.slate.held_out == frozenset(rec.held_out)
         assert episode.reward == lam.episode(rec.episode_id).reward
     lam.close()
 
@@ -51,13 +51,13 @@ def test_a_checkpoint_keeps_the_episodes_its_snapshot_holds(tmp_path: Path) -> N
         rec = lam.recall({"task": "flaky"})
         lam.report(rec.episode_id, Signal.SHIPPED if i % 2 else Signal.CORRECTED)
         before.append(rec.episode_id)
-    expected = {e.id: (e.reward, e.p) for e in read_log(lam.store).episodes}
+    expected = {e.id: (e.reward, e.slate) for e in read_log(lam.store).episodes}
     assert lam.checkpoint()
     assert lam.store.read(0)[0].kind == "snapshot"
     rec = lam.recall({"task": "flaky"})
     lam.report(rec.episode_id, Signal.ACCEPTED)
     after = read_log(lam.store)
-    assert {e.id: (e.reward, e.p) for e in after.episodes if e.id in expected} == expected
+    assert {e.id: (e.reward, e.slate) for e in after.episodes if e.id in expected} == expected
     assert [e.id for e in after.episodes] == [*before, rec.episode_id]
     lam.close()
 
@@ -89,7 +89,7 @@ def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
     lam = _engine(tmp_path / "s.db")
     for _ in range(40):
         lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
-    assert all(not e.p for e in read_log(lam.store).episodes)
+    assert all(not e.slate.p for e in read_log(lam.store).episodes)
     with pytest.raises(LamarError, match="none with a logged coin.*holdout"):
         whatif(lam)
     lam.close()
