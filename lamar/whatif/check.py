@@ -18,7 +18,7 @@ from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Sl
 from lamar.whatif.ask import beliefs_of
 from lamar.whatif.estimators import ESTIMATORS, slate_weight
 from lamar.whatif.log import LoggedEpisode, read_log
-from lamar.whatif.report import OUTCOMES, evaluate
+from lamar.whatif.report import OUTCOMES, THIN, evaluate
 
 _FAIL_REWARD = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
 
@@ -110,7 +110,7 @@ def coverage_rows(seeds: Iterable[int], episodes: int, k: int) -> list[dict[str,
                     e = estimates[name]
                     rows.append({"seed": seed, "policy": _label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
                         "upper": e.upper, "truth": true[outcome], "covered": e.covers(true[outcome]),
-                        "outside": report.outside})
+                        "outside": report.outside, "thin": "thin" if report.thin else "not thin"})
     return rows
 
 
@@ -180,6 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% intervals; "
           "coverage = share of intervals that hold the world's true value\n")
     print(table(summarize(rows, ("estimator", "outcome")), ("estimator", "outcome")))
+    print()
+    print(table(summarize(rows, ("estimator",)), ("estimator",)))
+    print()
+    print(f"thin: under {THIN:.0f} effective episodes under the exact slate weights (the report flags them)\n")
+    print(table(summarize(rows, ("estimator", "thin")), ("estimator", "thin")))
     print()
     print(table(summarize(rows, ("policy", "estimator")), ("policy", "estimator")))
     return 0
