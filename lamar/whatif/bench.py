@@ -1,8 +1,6 @@
-"""Speed of `lamar whatif`: `python -m lamar.whatif.bench` builds a SQLite store of the engine's own
-episodes (the gym's world, every episode reported) and times the command as a user runs it, in a
-fresh process each time: without the cache, with it, and after new episodes were logged, beside
-`lamar stats` on the same store (the cost of starting Python and opening the engine). A benchmark
-prints figures; it asserts nothing."""
+"""Speed of `lamar whatif`: `python -m lamar.whatif.bench` times it in fresh processes on a SQLite
+store of the engine's own episodes, without the cache, with it and after new episodes, beside
+`lamar stats` (starting Python and opening the engine). It prints figures; it asserts nothing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The episodes folded from a store's log, by columns, and their cache: a file store's fold is kept
-under the user's cache folder, so that `lamar whatif` reads only the events logged since (the
-way the engine resumes from its saved state). The cache is never the truth: when the event it
-ends at is gone or different, the whole log is folded again."""
+"""The episodes folded from a store's log, by columns, and their cache under the user's cache
+folder, so that `lamar whatif` reads only the events logged since; when the event the cache ends
+at is gone or different, the whole log is folded again."""
 
 from __future__ import annotations
 

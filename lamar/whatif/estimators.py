@@ -1,11 +1,5 @@
 """The estimators and their intervals: exact slate IPS, self-normalised IPS, doubly robust, the
-pseudo-inverse (additive) estimator and its doubly robust form (docs/whatif.md).
-
-Every estimate is a mean of per-episode terms, and each term is affine in the episode's outcome
-y given what the episode logged: a + b y. Episodes that share a log pattern and a fold share a
-and b, so the sums below take whole groups at once (a store of 100 000 episodes has a few
-hundred patterns), which keeps `lamar whatif` fast.
-"""
+pseudo-inverse (additive) estimator and its doubly robust form (docs/whatif.md)."""
 
 from __future__ import annotations
 
@@ -39,7 +33,12 @@ class Estimate:
 
 
 class Sums:
-    """Running sums of one estimator's terms a + b y over groups of episodes."""
+    """Running sums of one estimator's terms a + b y over groups of episodes.
+
+    Each term is affine in the episode's outcome y given what the episode logged, and episodes
+    that logged the same slate in the same fold share a and b, so a whole group is added at once:
+    a log has far fewer slates than episodes, which keeps `lamar whatif` fast.
+    """
 
     __slots__ = ("n", "total", "squares")
 

@@ -1,8 +1,6 @@
-"""The real-data check, on the Open Bandit Dataset sample (Saito, Aihara, Matsutani and Narita 2021;
-ZOZOTOWN; CC BY 4.0): `python -m lamar.whatif.obd` estimates the Thompson sampling policy's click
-rate from the uniform-random policy's log and compares it with the rate that policy got in its
-own log, the dataset paper's protocol; then it runs Lamar's per-lesson evidence over the random
-log, one lesson per item, and checks its verdicts against the other log."""
+"""The real-data check on the Open Bandit Dataset sample (Saito et al. 2021; ZOZOTOWN; CC BY 4.0):
+`python -m lamar.whatif.obd` estimates Thompson sampling's click rate from the random policy's log
+against its own log's (the dataset paper's protocol), and runs Lamar's per-item evidence."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""The action distribution of a Bernoulli Thompson sampling ranker before any update: each item
-draws a score from its Beta(alpha, beta) prior, the items are sorted by score, and the first
-`positions` are shown. obp's `BernoulliTS.compute_batch_action_dist` estimates the probability of
-each item at each position by Monte Carlo (100 000 draws by default); this computes the same
-probabilities by numerical integration, which the standard library does in seconds.
-
-P(item i at position c + 1) = integral of f_i(x) P(exactly c of the other items score above x) dx
-"""
+"""The action distribution of a Bernoulli Thompson sampling ranker before any update (each item
+draws a score from its Beta prior, the top scores are shown), the quantity obp's
+`BernoulliTS.compute_batch_action_dist` estimates by Monte Carlo, computed by integration."""
 
 from __future__ import annotations
 
@@ -18,7 +13,8 @@ SPREAD = 14.0  # the grid covers every prior's mean plus or minus this many stan
 
 def action_distribution(alpha: Sequence[float], beta: Sequence[float], positions: int = 3,
                         grid: int = 4000) -> list[list[float]]:
-    """dist[i][c]: the probability that item i is shown at position c (0 = first).
+    """dist[i][c]: the probability that item i is shown at position c (0 = first), that is the
+    integral of f_i(x) P(exactly c of the other items score above x) dx.
 
     The x axis is cut into `grid` equal cells over the priors' bulk; each item's mass in a cell is
     its density at the midpoint times the width, renormalised to sum to 1, and the count of other
