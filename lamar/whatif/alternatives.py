@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from lamar._errors import InvalidArgument
-from lamar.whatif.log import Slate
+from lamar.whatif.slate import Slate
 
 WANTED_ABOVE = 0.5  # a holdout coin has p = 1 - q > 0.5; an exposure round's coin has p = 0.5
 

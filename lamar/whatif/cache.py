@@ -15,7 +15,7 @@ from typing import Any
 
 from lamar.checkpoint import _EPISODE_FIELDS, fingerprint  # the order of a snapshot's episode rows
 from lamar.store.base import Event, Store
-from lamar.whatif.log import Slate
+from lamar.whatif.slate import Slate
 
 FORMAT = 1
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again

@@ -8,27 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lamar._errors import LamarError
 from lamar.store.base import Store
-
-
-@dataclasses.dataclass(frozen=True)
-class Slate:
-    """What one episode logged about its lessons: `p` holds every eligible lesson's inclusion
-    probability (a lesson not in `p` was not eligible), `held_out` the lessons wanted and left
-    out (by their coin, or vacated by an exposure round, then with p = 0)."""
-
-    p: Mapping[str, float]
-    injected: frozenset[str]
-    held_out: frozenset[str] = frozenset()
-
-    @property
-    def slots_used(self) -> int:
-        """Slots the logged policy filled or left empty on purpose: its wanted lessons (an exposure
-        round's candidate, at p = 0.5, takes a free slot or a vacated one, never one of its own)."""
-        return len(self.held_out) + sum(1 for i in self.injected if self.p.get(i, 0.0) != 0.5)
-
-    @property
-    def key(self) -> tuple[object, ...]:
-        return tuple(sorted(self.p.items())), self.injected, self.held_out
+from lamar.whatif.cache import fold_store
+from lamar.whatif.slate import Slate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,8 +75,6 @@ def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] 
         scope: keep episodes whose context has every one of these key=value pairs.
         cache: use and refresh the cache of a file store.
     """
-    from lamar.whatif.cache import fold_store
-
     folded = fold_store(store, cache=cache)
     alive, times, rewards = folded.alive, folded.times, folded.reward
     fits = folded.context_ok(dict(scope)) if scope else None

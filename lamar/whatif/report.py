@@ -8,8 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lamar.whatif.alternatives import Alternative
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, slate_weight
-from lamar.whatif.log import Log, LoggedEpisode, Slate
+from lamar.whatif.log import Log, LoggedEpisode
 from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit
+from lamar.whatif.slate import Slate
 
 OUTCOMES = ("reward", "success")
 RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}

@@ -6,7 +6,7 @@ import pytest
 
 from lamar import InvalidArgument
 from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, parse
-from lamar.whatif.log import Slate
+from lamar.whatif.slate import Slate
 
 BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozenset({"a"}), k=2,
                   holdout=0.15, holdout_proven=0.05)

@@ -12,9 +12,10 @@ import pytest
 
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
 from lamar.whatif.estimators import Estimate, Sums, pseudo_inverse, slate_weight
-from lamar.whatif.log import LoggedEpisode, Slate
+from lamar.whatif.log import LoggedEpisode
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
+from lamar.whatif.slate import Slate
 
 # Coins whose slate probabilities are multiples of 1/32, so an exact log has whole episodes.
 P = {"a": 0.75, "b": 0.5, "c": 0.75, "d": 0.0}
