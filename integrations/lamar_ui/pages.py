@@ -22,6 +22,7 @@ from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
 from lamar.whatif import Estimate, WhatIfReport
+from lamar.whatif.report import HEADLINE
 
 _NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/whatif", "What if?"), ("/sleep", "Sleep"),
         ("/add", "Add a lesson"))
@@ -247,7 +248,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
                         f"<td>{escape(alt.description)}</td><td>{alt.outside:.0%}</td>"
                         '<td colspan="4">not evaluable: it needs lessons the log never randomized</td></tr>')
             continue
-        name = "logged" if alt.policy == "logged" else "dr"
+        name = "logged" if alt.policy == "logged" else HEADLINE
         thin = " (thin)" if alt.thin and name != "logged" else ""
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
                     f"<td>{escape(alt.description)}</td><td class=\"num\">{alt.outside:.0%}</td>"

@@ -8,10 +8,10 @@ import math
 import time
 
 from lamar.cli.observe import parse_pairs
-from lamar.cli.render import dump_json
+from lamar.cli.render import dump_json, visible
 from lamar.cli.session import UsageError, open_engine
 from lamar.whatif import Estimate, WhatIfReport, whatif
-from lamar.whatif.report import THIN
+from lamar.whatif.report import EXACT, HEADLINE, THIN
 
 
 def parse_since(text: str | None, now: float | None = None) -> float | None:
@@ -57,23 +57,23 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
     intervals, beside what the logged policy got on the same (supported) episodes."""
     counts = (f"episodes  {report.logged} logged, {report.reported} reported, {report.randomized} of them "
               "with a coin (0 < p < 1)")
-    lines = [f"store     {report.store}", counts, ""]
+    lines = [f"store     {visible(report.store)}", counts, ""]
     rows = [("policy", "estimator", "outside", "effective", "success [95%]", "reward [95%]",
              "logged policy, same episodes")]
     notes = []
     thin = False
     for alt in report.alternatives:
         if not alt.evaluable:
-            rows.append((alt.policy, "-", f"{alt.outside:.0%}", "0", "not evaluable", "", ""))
-            notes.append(f"{alt.policy}: every episode is outside the support (it needs lessons the log "
+            rows.append((visible(alt.policy), "-", f"{alt.outside:.0%}", "0", "not evaluable", "", ""))
+            notes.append(f"{visible(alt.policy)}: every episode is outside the support (it needs lessons the log "
                          "never randomized there)")
             continue
         logged = f"{100 * alt.success['logged'].value:.1f}% / {alt.reward['logged'].value:+.3f}"
         effective = f"{alt.effective:.0f}" + (" thin" if alt.thin else "")
-        if alt.thin and any(name in ("ips", "snips", "dr") for name in estimators):
+        if alt.thin and any(name in EXACT for name in estimators):
             thin = True
         for name in (["logged"] if alt.policy == "logged" else estimators):
-            rows.append((alt.policy, name, f"{alt.outside:.0%}", effective, _cell(alt.success[name], True),
+            rows.append((visible(alt.policy), name, f"{alt.outside:.0%}", effective, _cell(alt.success[name], True),
                          _cell(alt.reward[name], False), logged))
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
     for row in rows:
@@ -91,7 +91,7 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
 def cmd_whatif(args: argparse.Namespace) -> int:
     scope = parse_pairs(args.scope, "--scope")
     since = parse_since(args.since)
-    estimators = args.estimator or ["dr"]
+    estimators = args.estimator or [HEADLINE]
     lam = open_engine(args)
     try:
         report = whatif(lam, args.policy or None, since=since, scope=scope or None)

@@ -15,7 +15,8 @@ from lamar.whatif.slate import Slate
 OUTCOMES = ("reward", "success")
 RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}
 THIN = 30.0  # effective episodes below which an exact estimate's normal interval is not to be trusted
-HEADLINE = "dr"  # the estimator a one-line answer quotes
+HEADLINE = "dr"  # the estimator a one-line answer quotes (the CLI by default, the UI)
+EXACT = ("ips", "snips", "dr")  # the estimators on the exact slate weights, which `thin` is about
 
 
 @dataclasses.dataclass(frozen=True)
