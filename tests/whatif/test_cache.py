@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.store import open_store
 from lamar.whatif import cache
@@ -28,10 +30,11 @@ def _play(lam: Lamar, n: int, task: str = "flaky") -> list[str]:
     return ids
 
 
-def test_the_cache_follows_every_kind_of_write(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_the_cache_follows_every_kind_of_write(tmp_path: Path, name: str) -> None:
     cache.SAVE_AFTER = 1  # save after every read, so each step below starts from the cache
     try:
-        lam = Lamar(str(tmp_path / "s.db"), k=2, seed=3)
+        lam = Lamar(str(tmp_path / name), k=2, seed=3)
         for action in ("pin the seeds", "mock the clock", "retry the network"):
             lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
         ids = _play(lam, 20)
