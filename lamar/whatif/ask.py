@@ -9,6 +9,7 @@ from lamar._errors import InvalidArgument
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, parse
 from lamar.whatif.log import check_log, lessons_in, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
+from lamar.whatif.slate import Slate
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -16,8 +17,9 @@ if TYPE_CHECKING:
 MIN_EPISODES = 30  # fewer reported episodes than this give intervals no one should read
 
 
-def beliefs_of(lam: Lamar) -> Beliefs:
-    """Today's lift and verdict of every lesson that is not retired, through the public API."""
+def beliefs_of(lam: Lamar, k: int | None = None) -> Beliefs:
+    """Today's lift and verdict of every lesson that is not retired, through the public API, with
+    `k` slots (default: the engine's)."""
     from lamar.experience import Status
     from lamar.policy import Verdict
 
@@ -31,7 +33,13 @@ def beliefs_of(lam: Lamar) -> Beliefs:
         if evidence.verdict is Verdict.HELPS:
             proven.add(experience.id)
     policy = lam.policy
-    return Beliefs(lift, frozenset(proven), lam.k, policy.holdout, policy.holdout_proven)
+    return Beliefs(lift, frozenset(proven), lam.k if k is None else k, policy.holdout, policy.holdout_proven)
+
+
+def logged_k(slates: Iterable[Slate], default: int) -> int:
+    """The slots the logged recalls had, as the log shows them: the most lessons any episode
+    wanted (a recall's k is not logged, and may differ from the engine's default)."""
+    return max((slate.slots_used for slate in slates), default=0) or default
 
 
 def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] | None = None,
@@ -41,7 +49,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
 
     Args:
         lam: the engine whose store holds the log (and whose beliefs `proven`, `today` and
-            `k:K` use).
+            `k:K` use). The logged k is read from the log: the most lessons an episode wanted.
         policy: one alternative or several: a name (logged, none, proven, today, without:ID,
             holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
         since: only episodes logged at or after this time (seconds since the epoch).
@@ -65,10 +73,16 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         specs = [policy]
     else:
         specs = list(policy)
-    alternatives: list[Alternative] = [
-        spec if not isinstance(spec, str) else parse(spec, beliefs_of(lam), lessons_in(log.slates))
-        for spec in specs]
-    if policy is None and lam.k <= 1:
+    slots = logged_k(log.slates, lam.k)
+    beliefs: Beliefs | None = None  # read from the engine once, if a name needs it
+    lessons = lessons_in(log.slates)
+    alternatives: list[Alternative] = []
+    for spec in specs:
+        if isinstance(spec, str):
+            beliefs = beliefs or beliefs_of(lam, slots)
+            spec = parse(spec, beliefs, lessons)
+        alternatives.append(spec)
+    if policy is None and slots <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]
     rows = evaluate(log, alternatives)
     return WhatIfReport(lam.store.location, log.logged, len(log.slate), log.randomized, tuple(rows))

@@ -71,3 +71,21 @@ def test_refusals_name_what_is_missing(tmp_path: Path, logged: Path) -> None:
     assert status == 1 and "unknown policy 'sometimes'" in err
     status, _, err = run("whatif", "--store", str(logged), "--since", "last tuesday")
     assert status == 1 and "--since takes" in err
+
+
+def test_a_policy_the_log_cannot_support_is_said_so_and_gives_no_number(tmp_path: Path) -> None:
+    # k = 1 everywhere: every episode's one slot was taken while other lessons sat at p = 0, so
+    # three slots would need lessons the log never tried there.
+    path = tmp_path / "one.db"
+    with Lamar(str(path), k=1, seed=2) as lam:
+        for action in ("pin the seeds", "mock the clock", "retry the network"):
+            lam.add(Experience("a test is flaky", action))
+        for i in range(60):
+            lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 2 else Signal.REASKED)
+    status, out, _ = run("whatif", "--store", str(path), "--json", "--policy", "k:3")
+    assert status == 0
+    (row,) = json.loads(out)["alternatives"]
+    assert row["outside"] == 1.0 and row["supported"] == 0
+    assert all(value is None for value in row["success"]["dr"].values() if value != 0)
+    status, out, _ = run("whatif", "--store", str(path), "--policy", "k:3")
+    assert "not evaluable" in out and "every episode is outside the support" in out
