@@ -219,8 +219,6 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     return head + "".join(cards) + apply
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "sleep_page"]
-
 
 def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> str:
     """Each alternative policy's doubly robust estimate beside what the logged policy got on the
@@ -260,3 +258,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
             "the share of episodes where a policy would inject a lesson the log never randomized, left out rather "
             "than extrapolated. Under 30 effective episodes an interval is <em>thin</em>: not to be trusted.</p>")
     return form + note + "".join(rows)
+
+
+__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "sleep_page",
+           "whatif_page"]
