@@ -81,6 +81,9 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         if isinstance(spec, str):
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, lessons)
+        elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
+            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
+                                  f"and changes(slate); got {type(spec).__name__}")
         alternatives.append(spec)
     if policy is None and slots <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]

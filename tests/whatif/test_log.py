@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, LamarError, Scope, Signal
+from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
 from lamar.whatif import whatif
 from lamar.whatif.log import read_log
 
@@ -98,3 +98,15 @@ def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
 def test_an_empty_store_is_refused(tmp_path: Path) -> None:
     with Lamar(str(tmp_path / "empty.db")) as lam, pytest.raises(LamarError, match="0 reported episode"):
         lam.whatif("none")
+
+
+def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(InvalidArgument, match="a policy is a name"):
+        lam.whatif([3])
+    with pytest.raises(InvalidArgument, match="since is a time"):
+        lam.whatif("none", since="yesterday")  # type: ignore[arg-type]
+    lam.close()
+
