@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,9 +18,11 @@ from tests.integrations.ui.test_ui_browser import browser  # noqa: F401 - the sh
 
 
 @pytest.fixture(scope="module")
-def address(logged: Path) -> Iterator[str]:
+def address(logged: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    # Started before the per-test cache folder is set: the server gets a cache folder of its own.
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path_factory.mktemp("ui-cache"))}
     proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(logged), "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
         match = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=\S+", proc.stdout.readline())
