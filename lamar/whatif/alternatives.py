@@ -1,5 +1,5 @@
 """The alternative policies a log can be asked about, each a product over an episode's eligible
-lessons: `changes(episode)` gives the inclusion probability of every lesson it treats
+lessons: `changes(slate, fold)` gives the inclusion probability of every lesson it treats
 differently from the log (docs/whatif.md, A5)."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from lamar._errors import InvalidArgument
+from lamar.whatif.log import Log, lessons_in
+from lamar.whatif.model import fold_lifts
 from lamar.whatif.slate import Slate
 
 WANTED_ABOVE = 0.5  # a holdout coin has p = 1 - q > 0.5; an exposure round's coin has p = 0.5
@@ -25,8 +27,9 @@ class Alternative(Protocol):
     @property
     def description(self) -> str: ...
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
-        """Inclusion probabilities that differ from the slate's logged ones; every other lesson keeps its p."""
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        """Inclusion probabilities that differ from the slate's logged ones; every other lesson keeps
+        its p. `fold` is the episode's fold (an alternative ranked on the other folds uses it)."""
         ...
 
 
@@ -43,8 +46,12 @@ class Beliefs:
 
     def ranked(self, ids: list[str]) -> list[str]:
         """`ids` highest lift first (unknown lessons last), ties by id so the order is fixed."""
-        lift = self.lift
-        return sorted(ids, key=lambda i: (-lift.get(i, float("-inf")), i))
+        return ranked(ids, self.lift)
+
+
+def ranked(ids: list[str], lift: Mapping[str, float]) -> list[str]:
+    """`ids` highest `lift` first (lessons without one last), ties by id so the order is fixed."""
+    return sorted(ids, key=lambda i: (-lift.get(i, float("-inf")), i))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +59,7 @@ class Logged:
     name: str = "logged"
     description: str = "what the logged policy did"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         return {}
 
 
@@ -61,7 +68,7 @@ class NoMemory:
     name: str = "none"
     description: str = "no memory: inject nothing"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         return {i: 0.0 for i, p in episode.p.items() if p > 0.0}
 
 
@@ -77,7 +84,7 @@ class Without:
     def description(self) -> str:
         return f"the logged policy, lesson {self.lesson} never injected (its slot left empty)"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         return {self.lesson: 0.0} if episode.p.get(self.lesson, 0.0) > 0.0 else {}
 
 
@@ -93,19 +100,22 @@ class Holdout:
     def description(self) -> str:
         return f"the logged policy, every wanted lesson held out at {self.rate:.0%}"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         keep = 1.0 - self.rate
         return {i: keep for i, p in episode.p.items() if p > WANTED_ABOVE and p != keep}
 
 
 @dataclasses.dataclass(frozen=True)
 class Slots:
-    """k slots. Below the logged k, the wanted lessons ranked first by today's lift keep their
-    coins (the log does not record the logged ranking); above it, an episode whose slots were
-    all taken while a lesson sat at p = 0 would have injected a lesson the log never tried."""
+    """k slots. Below the logged k, the wanted lessons ranked first keep their coins (the log does
+    not record the logged ranking): by `lifts[fold]`, each lesson's lift measured on the other
+    folds, when given (so no episode's own outcome picks what the alternative drops there), else
+    by today's lift. Above the logged k, an episode whose slots were all taken while a lesson
+    sat at p = 0 would have injected a lesson the log never tried."""
 
     k: int
     beliefs: Beliefs
+    lifts: tuple[Mapping[str, float], ...] = ()
 
     @property
     def name(self) -> str:
@@ -115,7 +125,7 @@ class Slots:
     def description(self) -> str:
         return f"{self.k} slot(s) per recall instead of {self.beliefs.k}"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         p = episode.p
         if self.k >= self.beliefs.k:
             if self.k == self.beliefs.k or episode.slots_used < self.beliefs.k:
@@ -124,7 +134,8 @@ class Slots:
             extra = self.beliefs.ranked(spare)[: self.k - self.beliefs.k]
             return {i: 1.0 - self.beliefs.holdout for i in extra}
         certain = [i for i, v in p.items() if v == 1.0]
-        coins = self.beliefs.ranked([i for i, v in p.items() if WANTED_ABOVE < v < 1.0])
+        lift = self.lifts[fold] if self.lifts else self.beliefs.lift
+        coins = ranked([i for i, v in p.items() if WANTED_ABOVE < v < 1.0], lift)
         room = max(0, self.k - len(certain))
         dropped = {i: 0.0 for i in coins[room:]}
         dropped.update({i: 0.0 for i in certain[self.k:]})  # a certain lesson beyond k: outside
@@ -137,7 +148,7 @@ class Proven:
     name: str = "proven"
     description: str = "only lessons proven to help today, at the proven holdout"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         beliefs = self.beliefs
         chosen = beliefs.ranked([i for i in episode.p if i in beliefs.proven])[: beliefs.k]
         return _replace(episode, {i: 1.0 - beliefs.holdout_proven for i in chosen})
@@ -149,7 +160,7 @@ class Today:
     name: str = "today"
     description: str = "today's beliefs from the start: lessons with a positive lift, at today's holdout"
 
-    def changes(self, episode: Slate) -> Mapping[str, float]:
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         beliefs = self.beliefs
         positive = [i for i in episode.p if beliefs.lift.get(i, 0.0) > 0.0]
         chosen = beliefs.ranked(positive)[: beliefs.k]
@@ -167,8 +178,9 @@ def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
 STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
 
 
-def parse(spec: str, beliefs: Beliefs, lessons: set[str]) -> Alternative:
-    """The alternative a spec names: logged, none, proven, today, without:ID, holdout:Q, k:K.
+def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
+    """The alternative a spec names: logged, none, proven, today, without:ID, holdout:Q, k:K
+    (fewer slots rank the wanted lessons on the log's other folds: `fold_lifts`).
 
     Raises:
         InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1, an unknown lesson.
@@ -181,7 +193,7 @@ def parse(spec: str, beliefs: Beliefs, lessons: set[str]) -> Alternative:
     if head in simple and not arg:
         return simple[head]
     if head == "without" and arg:
-        if arg not in lessons:
+        if arg not in lessons_in(log.slates):
             raise InvalidArgument(f"policy {spec!r}: no lesson {arg!r} was eligible in these episodes "
                                   "(see `lamar ls` for ids)")
         return Without(arg)
@@ -194,7 +206,7 @@ def parse(spec: str, beliefs: Beliefs, lessons: set[str]) -> Alternative:
         slots = _number(spec, arg)
         if slots != int(slots) or slots < 1:
             raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
-        return Slots(int(slots), beliefs)
+        return Slots(int(slots), beliefs, fold_lifts(log) if slots < beliefs.k else ())
     raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
                           "holdout:Q (0 <= Q < 1) or k:K")
 

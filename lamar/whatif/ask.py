@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidArgument
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, parse
-from lamar.whatif.log import check_log, lessons_in, read_log
+from lamar.whatif.log import check_log, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
 
@@ -75,12 +75,11 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         specs = list(policy)
     slots = logged_k(log.slates, lam.k)
     beliefs: Beliefs | None = None  # read from the engine once, if a name needs it
-    lessons = lessons_in(log.slates)
     alternatives: list[Alternative] = []
     for spec in specs:
         if isinstance(spec, str):
             beliefs = beliefs or beliefs_of(lam, slots)
-            spec = parse(spec, beliefs, lessons)
+            spec = parse(spec, beliefs, log)
         elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
             raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
                                   f"and changes(slate); got {type(spec).__name__}")

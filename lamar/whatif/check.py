@@ -17,7 +17,8 @@ from lamar.signals import Signal
 from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Slots, Today, Without
 from lamar.whatif.ask import beliefs_of
 from lamar.whatif.estimators import ESTIMATORS, slate_weight
-from lamar.whatif.log import LoggedEpisode, read_log
+from lamar.whatif.log import Log, LoggedEpisode, read_log
+from lamar.whatif.model import FOLDS, fold_lifts
 from lamar.whatif.report import OUTCOMES, THIN, evaluate
 
 _FAIL_REWARD = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
@@ -53,7 +54,8 @@ def alternatives_for(run: Run) -> list[Alternative]:
     helpful = next(lesson.id for lesson in world.lessons if lesson.kind is Kind.TRUE)
     alternatives: list[Alternative] = [NoMemory(), Proven(beliefs), Today(beliefs), Holdout(0.0),
                                        Holdout(0.3), Without(world.lessons[world.fossil].id), Without(helpful)]
-    alternatives += [Slots(k, beliefs) for k in range(1, beliefs.k)]
+    lifts = fold_lifts(Log.of(run.episodes))
+    alternatives += [Slots(k, beliefs, lifts) for k in range(1, beliefs.k)]
     return alternatives
 
 
@@ -64,9 +66,9 @@ def truth(run: Run, alternative: Alternative) -> dict[str, float] | None:
     gap = reward_gap()
     total = 0.0
     n = 0
-    for episode in run.episodes:
+    for j, episode in enumerate(run.episodes):
         slate = episode.slate
-        changes = alternative.changes(slate)
+        changes = alternative.changes(slate, j % FOLDS)
         if slate_weight(slate.p, slate.injected, changes) is None:
             continue
         t = run.times[episode.id]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 
+from lamar.whatif.log import Log
+
 FOLDS = 5
 # Shrinkage, in episodes: an effect measured on few randomized episodes is pulled towards 0, a
 # group's baseline seen in few episodes towards the log's mean. The model only lowers variance
@@ -89,3 +91,26 @@ def _training(pattern: Pattern, fold: int, outcome: str) -> tuple[int, float]:
     """Episodes of `pattern` outside `fold`, and the sum of their outcomes."""
     values = pattern.reward if outcome == "reward" else pattern.success
     return sum(pattern.n) - pattern.n[fold], sum(values) - values[fold]
+
+
+def patterns_of(log: Log) -> list[Pattern]:
+    """Sum the outcomes of the episodes that logged each slate, per fold. Episode j falls in fold
+    j mod FOLDS, so every fold spans the whole period."""
+    patterns = [Pattern(dict(slate.p), slate.injected, slate.held_out, tuple(sorted(slate.p)))
+                for slate in log.slates]
+    for j, (index, reward, success) in enumerate(zip(log.slate, log.reward, log.success, strict=True)):
+        pattern, fold = patterns[index], j % FOLDS
+        pattern.n[fold] += 1
+        pattern.reward[fold] += reward
+        pattern.reward2[fold] += reward * reward
+        if success:
+            pattern.success[fold] += 1.0
+    return patterns
+
+
+def fold_lifts(log: Log) -> tuple[Mapping[str, float], ...]:
+    """Per fold, each lesson's lift on reward measured on the other folds (the model's effects):
+    a ranking that no episode's own outcome helped to make."""
+    patterns = patterns_of(log)
+    return tuple(fit(patterns, fold, "reward").effect for fold in range(FOLDS))
+

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from lamar.whatif.alternatives import Alternative
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode
-from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit
+from lamar.whatif.model import FOLDS, AdditiveModel, fit, patterns_of
 from lamar.whatif.slate import Slate
 
 OUTCOMES = ("reward", "success")
@@ -86,33 +86,16 @@ def _finite(estimate: Estimate) -> dict[str, float | int | None]:
             for key, value in estimate.to_dict().items()}
 
 
-def patterns_of(log: Log) -> list[Pattern]:
-    """Sum the outcomes of the episodes that logged each slate, per fold. Episode j falls in fold
-    j mod FOLDS, so every fold spans the whole period."""
-    patterns = [Pattern(dict(slate.p), slate.injected, slate.held_out, tuple(sorted(slate.p)))
-                for slate in log.slates]
-    for j, (index, reward, success) in enumerate(zip(log.slate, log.reward, log.success, strict=True)):
-        pattern, fold = patterns[index], j % FOLDS
-        pattern.n[fold] += 1
-        pattern.reward[fold] += reward
-        pattern.reward2[fold] += reward * reward
-        if success:
-            pattern.success[fold] += 1.0
-    return patterns
-
-
 @dataclasses.dataclass(frozen=True)
 class _Cell:
-    """One slate's episodes in one fold, for one outcome: their count and sums, and the fold's
-    model: its expectation under the logged coins and its prediction for the injected set (both
-    the same for every alternative, so computed once)."""
+    """One slate's episodes in one fold: their count and sums for each outcome, and per outcome
+    the fold's model, its expectation under the logged coins and its prediction for the injected
+    set (the same for every alternative, so computed once)."""
 
+    fold: int
     n: int
-    y: float
-    yy: float
-    model: AdditiveModel
-    under_logged: float
-    for_injected: float
+    sums: Mapping[str, tuple[float, float]]
+    models: Mapping[str, tuple[AdditiveModel, float, float]]
 
 
 def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
@@ -121,41 +104,44 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
         log = Log.of(log)
     patterns = patterns_of(log)
     models = {outcome: [fit(patterns, fold, outcome) for fold in range(FOLDS)] for outcome in OUTCOMES}
-    grouped = []
+    grouped: list[tuple[Slate, list[_Cell]]] = []
     for slate, pattern in zip(log.slates, patterns, strict=True):
-        if not sum(pattern.n):
-            continue
         injected = dict.fromkeys(pattern.injected, 1.0)
-        cells = {outcome: [_Cell(pattern.n[fold], *pattern.sums(fold, outcome), model,
-                                 model.predict(pattern.group, pattern.p), model.predict(pattern.group, injected))
-                           for fold, model in enumerate(models[outcome]) if pattern.n[fold]]
-                 for outcome in OUTCOMES}
-        grouped.append((slate, pattern, cells))
+        cells = []
+        for fold in range(FOLDS):
+            if not pattern.n[fold]:
+                continue
+            fitted = {}
+            for outcome in OUTCOMES:
+                model = models[outcome][fold]
+                fitted[outcome] = (model, model.predict(pattern.group, pattern.p),
+                                   model.predict(pattern.group, injected))
+            cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, fitted))
+        if cells:
+            grouped.append((slate, cells))
     return [_evaluate(alternative, grouped, len(log.slate)) for alternative in alternatives]
 
 
-def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, Pattern, dict[str, list[_Cell]]]],
-              total: int) -> AlternativeReport:
+def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
-    for slate, pattern, cells in grouped:
-        changes = alternative.changes(slate)
-        weight = slate_weight(slate.p, slate.injected, changes)
-        if weight is None:
-            continue
-        n = sum(pattern.n)
-        supported += n
-        g = pseudo_inverse(slate.p, slate.injected, changes)
-        moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
-        for outcome in OUTCOMES:
-            accumulator = sums[outcome]
-            y = sum(cell.y for cell in cells[outcome])
-            yy = sum(cell.yy for cell in cells[outcome])
-            accumulator.add(n, y, yy, weight, g)
-            accumulator.add_model(weight, g, [
-                (cell.n, cell.y, cell.yy, cell.under_logged + sum(shift * cell.model.effect.get(i, 0.0)
-                                                                  for i, shift in moved), cell.for_injected)
-                for cell in cells[outcome]])
+    for slate, cells in grouped:
+        for cell in cells:
+            changes = alternative.changes(slate, cell.fold)
+            weight = slate_weight(slate.p, slate.injected, changes)
+            if weight is None:
+                continue
+            supported += cell.n
+            g = pseudo_inverse(slate.p, slate.injected, changes)
+            moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
+            for outcome in OUTCOMES:
+                accumulator = sums[outcome]
+                y, yy = cell.sums[outcome]
+                model, under_logged, for_injected = cell.models[outcome]
+                effect = model.effect
+                under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
+                accumulator.add(cell.n, y, yy, weight, g)
+                accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),))
     estimates = {outcome: accumulator.estimates(*RANGES[outcome]) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)

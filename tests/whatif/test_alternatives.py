@@ -6,6 +6,7 @@ import pytest
 
 from lamar import InvalidArgument
 from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, parse
+from lamar.whatif.log import Log, LoggedEpisode
 from lamar.whatif.slate import Slate
 
 BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozenset({"a"}), k=2,
@@ -14,6 +15,9 @@ BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozen
 
 def episode(p: dict[str, float], injected: set[str], held_out: frozenset[str] = frozenset()) -> Slate:
     return Slate(p, frozenset(injected), frozenset(held_out))
+
+
+LOG = Log.of([LoggedEpisode("ep", 0.0, Slate({"a": 0.85, "b": 0.0}, frozenset({"a"})), 1.0, True)])
 
 
 def test_no_memory_and_without_drop_what_the_log_could_inject() -> None:
@@ -35,6 +39,14 @@ def test_fewer_slots_keep_the_wanted_lessons_that_rank_first_today() -> None:
     assert Slots(2, BELIEFS).changes(ep) == {}
 
 
+def test_fewer_slots_rank_on_the_other_folds_when_given_their_lifts() -> None:
+    ep = episode({"a": 0.85, "b": 0.85}, {"a", "b"})
+    lifts = ({"a": 0.1, "b": 0.3}, {"a": 0.3, "b": 0.1})  # fold 0 measured b higher, fold 1 a
+    assert Slots(1, BELIEFS, lifts).changes(ep, 0) == {"a": 0.0}
+    assert Slots(1, BELIEFS, lifts).changes(ep, 1) == {"b": 0.0}
+    assert Slots(1, BELIEFS).changes(ep, 1) == {"b": 0.0}  # without them: today's lift (a: 0.3)
+
+
 def test_more_slots_need_a_lesson_the_log_never_tried_when_its_slots_were_full() -> None:
     full = episode({"a": 0.85, "b": 0.85, "d": 0.0}, {"a", "b"})
     assert Slots(3, BELIEFS).changes(full) == {"d": 0.85}  # p = 0 there: outside the support
@@ -53,7 +65,7 @@ def test_proven_and_today_inject_what_is_believed_now() -> None:
                                             ("k:1", "k:1"), ("without:a", "without:a"), ("today", "today"),
                                             ("logged", "logged")])
 def test_names_parse(spec: str, name: str) -> None:
-    assert parse(spec, BELIEFS, {"a", "b"}).name == name
+    assert parse(spec, BELIEFS, LOG).name == name
 
 
 @pytest.mark.parametrize(("spec", "message"), [
@@ -63,4 +75,4 @@ def test_names_parse(spec: str, name: str) -> None:
 ])
 def test_bad_names_are_refused_saying_what_is_allowed(spec: str, message: str) -> None:
     with pytest.raises(InvalidArgument, match=message):
-        parse(spec, BELIEFS, {"a", "b"})
+        parse(spec, BELIEFS, LOG)
