@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
     from lamar.sleep.traces import TraceSource
+    from lamar.whatif.report import WhatIfReport
 
 
 class Lamar:
@@ -332,6 +333,15 @@ class Lamar:
             if any(kinds.get(pid) == "compact" for pid in result.applied) and isinstance(self.store, RewritableStore):
                 self.checkpoint()  # the log shrinks too, not only the cache
             return result
+
+    def whatif(self, policy: Any = None, since: float | None = None,
+               scope: Mapping[str, str] | None = None) -> WhatIfReport:
+        """Estimate what other policies (no memory, without a lesson, proven lessons only, another
+        holdout or k) would have got over the logged episodes, from their logged propensities.
+        See `lamar.whatif.whatif` for the arguments and docs/whatif.md for the assumptions."""
+        from lamar.whatif import whatif
+
+        return whatif(self, policy, since=since, scope=scope)
 
     def checkpoint(self) -> bool:
         """Replace the stored log, up to the last event folded, by one snapshot of this state.

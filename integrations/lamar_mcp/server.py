@@ -68,6 +68,10 @@ ApplyArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}),
     description="Store the lessons (default false: only show them).")]
 RationaleArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": ""}), Field(
     description="Why it works (optional).")]
+PoliciesArg = Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": MAX_ID},
+                                             "maxItems": MAX_KEYS, "default": None}), Field(
+    description="Policies to evaluate: none, proven, today, without:LESSON_ID, holdout:Q, k:K (leave out for "
+                "logged, none, proven, today, holdout:0, k:1).")]
 
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
@@ -159,6 +163,14 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     def lessons(context: OptionalContextArg = None, status: StatusArg = None) -> LessonList:
         """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context."""
         return tools.lessons(context, status)
+
+    @_tool(server, "whatif", "What if another policy had chosen", _READS)
+    def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:
+        """What the success rate and mean reward would have been over the logged episodes under another
+        policy (no memory, without one lesson, proven lessons only, another holdout or k), estimated from
+        the logged propensities, each with a 95% interval, beside what the logged policy got. `outside` is
+        the share of episodes the log cannot speak for (left out, never extrapolated)."""
+        return tools.whatif(policies, scope)
 
     @server.resource("lamar://lessons", name="lessons", title="All lessons", mime_type="application/json")
     def all_lessons() -> str:

@@ -136,6 +136,16 @@ class LamarTools:
         stored = _guard(lambda: self.lamar.add(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
+    def whatif(self, policies: Any = None, scope: Any = None) -> dict[str, Any]:
+        """What other policies would have got over the logged episodes (`Lamar.whatif`), as JSON data."""
+        if policies is not None and (not isinstance(policies, list) or len(policies) > MAX_KEYS or not all(
+                isinstance(p, str) and 0 < len(p) <= MAX_ID for p in policies)):
+            raise ToolError("policies must be a list of policy names such as [\"none\", \"proven\", \"k:1\", "
+                            f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {_show(policies)}")
+        where = None if scope is None else _context(scope, "scope")
+        found: dict[str, Any] = _guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
+        return found
+
     def _refuse_duplicate(self, exp: Experience) -> None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering."""
         for other in _guard(self.lamar.experiences):

@@ -218,6 +218,18 @@ class UI:
 
         return self._page("Episodes", await run_in_threadpool(build), "/episodes")
 
+    async def whatif(self, request: Request) -> Response:
+        """What other policies would have got over the logged episodes (`Lamar.whatif`)."""
+        policies = request.query_params.get("policies", "").split()
+
+        def build() -> str:
+            try:
+                return pages.whatif_page(self.lam.whatif(policies or None), " ".join(policies))
+            except LamarError as exc:
+                return pages.whatif_page(None, " ".join(policies), str(exc))
+
+        return self._page("What if?", await run_in_threadpool(build), "/whatif")
+
     # -- sleep ---------------------------------------------------------------------------------
 
     def _report(self) -> dict[str, Any] | None:
@@ -362,6 +374,7 @@ def create_app(ui: UI) -> Starlette:
         ("/add", ui.add, ["GET", "POST"]),
         ("/add/many", ui.add_many, ["POST"]),
         ("/episodes", ui.episodes, ["GET"]),
+        ("/whatif", ui.whatif, ["GET"]),
         ("/sleep", ui.sleep, ["GET"]),
         ("/sleep/run", ui.sleep_run, ["POST"]),
         ("/sleep/decide", ui.sleep_decide, ["POST"]),

@@ -22,8 +22,11 @@ from lamar.policy.verdicts import Evidence
 from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
+from lamar.whatif import Estimate, WhatIfReport
+from lamar.whatif.report import HEADLINE
 
-_NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/sleep", "Sleep"), ("/add", "Add a lesson"))
+_NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/whatif", "What if?"), ("/sleep", "Sleep"),
+        ("/add", "Add a lesson"))
 
 
 def layout(title: str, body: str, *, active: str, location: str, version: int) -> str:
@@ -267,5 +270,46 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     return head + "".join(cards) + apply
 
 
+
+def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> str:
+    """Each alternative policy's doubly robust estimate beside what the logged policy got on the
+    same episodes, with the share of episodes the log cannot speak for (docs/whatif.md)."""
+    form = ('<form class="filters" method="get" action="/whatif">'
+            f'<input name="policies" size="60" value="{escape(policies)}" '
+            'placeholder="policies, e.g. none proven k:1 holdout:0.05 without:LESSON_ID">'
+            '<button type="submit">Estimate</button></form>')
+    if report is None:
+        return form + f'<p class="error">{escape(error)}</p>'
+
+    def cell(estimate: Estimate, percent: bool) -> str:
+        scale, digits = (100.0, 1) if percent else (1.0, 3)
+        unit = "%" if percent else ""
+        return escape(f"{scale * estimate.value:.{digits}f}{unit} [{scale * estimate.lower:.{digits}f}, "
+                      f"{scale * estimate.upper:.{digits}f}]")
+
+    head = ('<table class="whatif"><thead><tr><th>policy</th><th>what it does</th><th>outside the log</th>'
+            "<th>effective episodes</th><th>success [95%]</th><th>reward [95%]</th>"
+            "<th>logged policy, same episodes</th></tr></thead><tbody>")
+    rows = [head]
+    for alt in report.alternatives:
+        if not alt.evaluable:
+            rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
+                        f"<td>{escape(alt.description)}</td><td>{alt.outside:.0%}</td>"
+                        '<td colspan="4">not evaluable: it needs lessons the log never randomized</td></tr>')
+            continue
+        name = "logged" if alt.policy == "logged" else HEADLINE
+        thin = " (thin)" if alt.thin and name != "logged" else ""
+        rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
+                    f"<td>{escape(alt.description)}</td><td class=\"num\">{alt.outside:.0%}</td>"
+                    f'<td class="num">{alt.effective:.0f}{thin}</td><td>{cell(alt.success[name], True)}</td>'
+                    f"<td>{cell(alt.reward[name], False)}</td><td>{cell(alt.success['logged'], True)}</td></tr>")
+    rows.append("</tbody></table>")
+    note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "
+            "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
+            "the share of episodes where a policy would inject a lesson the log never randomized, left out rather "
+            "than extrapolated. Under 30 effective episodes an interval is <em>thin</em>: not to be trusted.</p>")
+    return form + note + "".join(rows)
+
+
 __all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
-           "many_form", "sleep_page"]
+           "many_form", "sleep_page", "whatif_page"]

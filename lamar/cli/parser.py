@@ -29,6 +29,7 @@ cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd
 cmd_search = _later("lamar.cli.search", "cmd_search")
 cmd_show = _later("lamar.cli.show", "cmd_show")
 cmd_ui = _later("lamar.cli.ui", "cmd_ui")
+cmd_whatif = _later("lamar.cli.whatif", "cmd_whatif")
 
 _EPILOG = f"""\
 The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
@@ -174,6 +175,19 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
     ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
+
+    whatif = command("whatif", "what another policy would have got over the logged episodes (no memory, without "
+                     "a lesson, proven lessons only, another holdout or k), from the logged propensities",
+                     cmd_whatif, json=True)
+    whatif.add_argument("--policy", action="append", metavar="NAME",
+                        help="logged, none, proven, today, without:ID, holdout:Q or k:K; repeat for several "
+                             "(default: logged, none, proven, today, holdout:0, k:1)")
+    whatif.add_argument("--estimator", action="append", choices=["ips", "snips", "dr", "pi", "pi-dr"],
+                        help="the estimators to show; repeat for several (default: dr)")
+    whatif.add_argument("--since", metavar="WHEN", help="only episodes since WHEN: an ISO date, seconds since "
+                        "the epoch, or an age such as 7d")
+    whatif.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
+                        help="only episodes whose context has these fields (e.g. --scope project=trace)")
 
     add_mcp_command(command)
     add_claude_code(command)

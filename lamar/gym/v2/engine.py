@@ -44,9 +44,9 @@ class FrozenEngine:
         self.k = k
         self.policy = Policy(**tuning)
         self._rng = random.Random(seed)
-        self._lessons: dict[str, LessonState] = {}
+        self._states: dict[str, LessonState] = {}
         self._by_scope: dict[tuple[tuple[str, str], ...], list[LessonState]] = {}
-        self._episodes: dict[str, tuple[list[str], list[str], dict[str, float], dict[str, str]]] = {}
+        self._open: dict[str, tuple[list[str], list[str], dict[str, float], dict[str, str]]] = {}
         self._n = 0
         self._mean = 0.0
         self._m2 = 0.0
@@ -54,7 +54,7 @@ class FrozenEngine:
 
     def add(self, experience: Experience) -> str:
         state = LessonState(experience)
-        self._lessons[experience.id] = state
+        self._states[experience.id] = state
         self._by_scope.setdefault(experience.scope.items_key, []).append(state)
         return experience.id
 
@@ -64,26 +64,26 @@ class FrozenEngine:
     def recall(self, context: Mapping[str, str]) -> FrozenRecall:
         eligible = [s for key, states in self._by_scope.items() if all(context.get(f) == v for f, v in key)
                     for s in states]
-        chosen, held, p = choose(eligible, self.k, context, self._sigma(), len(self._lessons), self.policy,
+        chosen, held, p = choose(eligible, self.k, context, self._sigma(), len(self._states), self.policy,
                                  self._rng)
         self._next += 1
         episode_id = f"v2-{self._next}"
-        self._episodes[episode_id] = ([s.experience.id for s in eligible], [s.experience.id for s in chosen], p,
+        self._open[episode_id] = ([s.experience.id for s in eligible], [s.experience.id for s in chosen], p,
                                       dict(context))
         return FrozenRecall(episode_id, [s.experience for s in chosen], tuple(held), p)
 
     def report(self, episode_id: str, signal: Signal) -> None:
-        eligible, injected, p, context = self._episodes.pop(episode_id)
+        eligible, injected, p, context = self._open.pop(episode_id)
         reward = signal.reward
         self._n += 1
         delta = reward - self._mean
         self._mean += delta / self._n
         self._m2 += delta * (reward - self._mean)
-        sigma, n = self._sigma(), len(self._lessons)
+        sigma, n = self._sigma(), len(self._states)
         chosen = set(injected)
         for exp_id in eligible:
-            self._lessons[exp_id].observe(reward, exp_id in chosen, p.get(exp_id, 0.0), sigma, self.policy, n,
+            self._states[exp_id].observe(reward, exp_id in chosen, p.get(exp_id, 0.0), sigma, self.policy, n,
                                           context)
 
     def evidence(self, exp_id: str) -> Evidence:
-        return self._lessons[exp_id].evidence(self.policy, len(self._lessons))
+        return self._states[exp_id].evidence(self.policy, len(self._states))

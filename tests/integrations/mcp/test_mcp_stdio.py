@@ -17,7 +17,7 @@ from lamar.recall import render_prompt
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
-ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules"}
+ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules", "whatif"}
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
 
 
@@ -138,7 +138,7 @@ async def test_read_only_and_no_report_remove_the_tools_they_name(store: Path, t
     before = events(store)
     async with stdio_session(store, "--read-only") as session:
         names = {tool.name for tool in (await session.list_tools()).tools}
-        assert names == {"evidence", "lessons"}
+        assert names == {"evidence", "lessons", "whatif"}
         assert (await session.call_tool("lessons", {})).structured_content["count"] == 3
         refused = await session.call_tool("recall", {"context": CONTEXT})
         assert refused.is_error and "recall" in refused.content[0].text

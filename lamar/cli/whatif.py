@@ -1,0 +1,105 @@
+"""`lamar whatif`: what other policies would have got over the logged episodes (docs/whatif.md)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import time
+
+from lamar.cli.observe import parse_pairs
+from lamar.cli.render import dump_json, visible
+from lamar.cli.session import UsageError, open_engine
+from lamar.whatif import Estimate, WhatIfReport, whatif
+from lamar.whatif.report import EXACT, HEADLINE, THIN
+
+
+def parse_since(text: str | None, now: float | None = None) -> float | None:
+    """--since: seconds since the epoch, an ISO date or time, or an age such as 7d, 12h, 30m.
+
+    >>> parse_since("7d", now=1_000_000.0)
+    395200.0
+    >>> parse_since("1970-01-02T00:00:00+00:00")
+    86400.0
+    """
+    if text is None:
+        return None
+    value = text.strip()
+    units = {"d": 86400.0, "h": 3600.0, "m": 60.0}
+    if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
+        return (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"--since takes seconds since the epoch, an ISO date (2026-11-30) or an age "
+                         f"(7d, 12h, 30m); got {text!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # a date without a zone is the local one
+    return moment.timestamp()
+
+
+def _cell(estimate: Estimate, percent: bool) -> str:
+    if not math.isfinite(estimate.value):
+        return "n/a"
+    scale, unit, digits = (100.0, "%", 1) if percent else (1.0, "", 3)
+    sign = "" if percent else "+"
+    lo = f"{scale * estimate.lower:{sign}.{digits}f}" if math.isfinite(estimate.lower) else "-inf"
+    hi = f"{scale * estimate.upper:{sign}.{digits}f}" if math.isfinite(estimate.upper) else "inf"
+    return f"{scale * estimate.value:{sign}.{digits}f}{unit} [{lo}, {hi}]"
+
+
+def render(report: WhatIfReport, estimators: list[str]) -> str:
+    """The report as a table: per alternative and estimator, success and reward with their
+    intervals, beside what the logged policy got on the same (supported) episodes."""
+    counts = (f"episodes  {report.logged} logged, {report.reported} reported, {report.randomized} of them "
+              "with a coin (0 < p < 1)")
+    lines = [f"store     {visible(report.store)}", counts, ""]
+    rows = [("policy", "estimator", "outside", "effective", "success [95%]", "reward [95%]",
+             "logged policy, same episodes")]
+    notes = []
+    thin = False
+    for alt in report.alternatives:
+        if not alt.evaluable:
+            rows.append((visible(alt.policy), "-", f"{alt.outside:.0%}", "0", "not evaluable", "", ""))
+            notes.append(f"{visible(alt.policy)}: every episode is outside the support (it needs lessons the log "
+                         "never randomized there)")
+            continue
+        logged = f"{100 * alt.success['logged'].value:.1f}% / {alt.reward['logged'].value:+.3f}"
+        effective = f"{alt.effective:.0f}" + (" thin" if alt.thin else "")
+        if alt.thin and any(name in EXACT for name in estimators):
+            thin = True
+        for name in (["logged"] if alt.policy == "logged" else estimators):
+            rows.append((visible(alt.policy), name, f"{alt.outside:.0%}", effective, _cell(alt.success[name], True),
+                         _cell(alt.reward[name], False), logged))
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    lines += ["", "outside: share of episodes where the policy would inject a lesson the log never randomized",
+              "(left out, never extrapolated). effective: episodes the exact estimators (ips, snips, dr) rest on.",
+              "Estimators and their assumptions: docs/whatif.md."]
+    if thin:
+        lines.append(f"thin: under {THIN:.0f} effective episodes, the exact estimators' intervals are not to be "
+                     "trusted; pi and pi-dr need far fewer but assume the lessons' effects add up.")
+    lines += notes
+    return "\n".join(lines)
+
+
+def cmd_whatif(args: argparse.Namespace) -> int:
+    scope = parse_pairs(args.scope, "--scope")
+    since = parse_since(args.since)
+    estimators = args.estimator or [HEADLINE]
+    lam = open_engine(args)
+    try:
+        report = whatif(lam, args.policy or None, since=since, scope=scope or None)
+    finally:
+        lam.close()
+    if args.json:
+        dump_json(report.to_dict())
+    else:
+        print(render(report, estimators))
+    return 0
+

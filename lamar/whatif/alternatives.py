@@ -1,0 +1,221 @@
+"""The alternative policies a log can be asked about, each a product over an episode's eligible
+lessons: `changes(slate, fold)` gives the inclusion probability of every lesson it treats
+differently from the log (docs/whatif.md, A5)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Protocol
+
+from lamar._errors import InvalidArgument
+from lamar.whatif.log import Log, lessons_in
+from lamar.whatif.model import fold_lifts
+from lamar.whatif.slate import Slate
+
+WANTED_ABOVE = 0.5  # a holdout coin has p = 1 - q > 0.5; an exposure round's coin has p = 0.5
+
+
+class Alternative(Protocol):
+    """A policy to evaluate. `changes` must depend only on what was known before the episode's
+    outcome (its logged probabilities, and beliefs fixed before the evaluation)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        """Inclusion probabilities that differ from the slate's logged ones; every other lesson keeps
+        its p. `fold` is the episode's fold (an alternative ranked on the other folds uses it)."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Beliefs:
+    """What Lamar believes today, fixed before the evaluation: each active lesson's lift and
+    whether it is proven to help, the holdout rates and the slots per recall."""
+
+    lift: Mapping[str, float]
+    proven: frozenset[str]
+    k: int
+    holdout: float
+    holdout_proven: float
+
+    def ranked(self, ids: list[str]) -> list[str]:
+        """`ids` highest lift first (unknown lessons last), ties by id so the order is fixed."""
+        return ranked(ids, self.lift)
+
+
+def ranked(ids: list[str], lift: Mapping[str, float]) -> list[str]:
+    """`ids` highest `lift` first (lessons without one last), ties by id so the order is fixed."""
+    return sorted(ids, key=lambda i: (-lift.get(i, float("-inf")), i))
+
+
+@dataclasses.dataclass(frozen=True)
+class Logged:
+    name: str = "logged"
+    description: str = "what the logged policy did"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        return {}
+
+
+@dataclasses.dataclass(frozen=True)
+class NoMemory:
+    name: str = "none"
+    description: str = "no memory: inject nothing"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        return {i: 0.0 for i, p in episode.p.items() if p > 0.0}
+
+
+@dataclasses.dataclass(frozen=True)
+class Without:
+    lesson: str
+
+    @property
+    def name(self) -> str:
+        return f"without:{self.lesson}"
+
+    @property
+    def description(self) -> str:
+        return f"the logged policy, lesson {self.lesson} never injected (its slot left empty)"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        return {self.lesson: 0.0} if episode.p.get(self.lesson, 0.0) > 0.0 else {}
+
+
+@dataclasses.dataclass(frozen=True)
+class Holdout:
+    rate: float
+
+    @property
+    def name(self) -> str:
+        return f"holdout:{self.rate:g}"
+
+    @property
+    def description(self) -> str:
+        return f"the logged policy, every wanted lesson held out at {self.rate:.0%}"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        keep = 1.0 - self.rate
+        return {i: keep for i, p in episode.p.items() if p > WANTED_ABOVE and p != keep}
+
+
+@dataclasses.dataclass(frozen=True)
+class Slots:
+    """k slots. Below the logged k, the wanted lessons ranked first keep their coins (the log does
+    not record the logged ranking): by `lifts[fold]`, each lesson's lift measured on the other
+    folds, when given (so no episode's own outcome picks what the alternative drops there), else
+    by today's lift. Above the logged k, an episode whose slots were all taken while a lesson
+    sat at p = 0 would have injected a lesson the log never tried."""
+
+    k: int
+    beliefs: Beliefs
+    lifts: tuple[Mapping[str, float], ...] = ()
+
+    @property
+    def name(self) -> str:
+        return f"k:{self.k}"
+
+    @property
+    def description(self) -> str:
+        return f"{self.k} slot(s) per recall instead of {self.beliefs.k}"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        p = episode.p
+        if self.k >= self.beliefs.k:
+            if self.k == self.beliefs.k or episode.slots_used < self.beliefs.k:
+                return {}  # the selector wanted fewer than k: more slots change nothing
+            spare = [i for i, v in p.items() if v == 0.0 and i not in episode.held_out]
+            extra = self.beliefs.ranked(spare)[: self.k - self.beliefs.k]
+            return {i: 1.0 - self.beliefs.holdout for i in extra}
+        certain = [i for i, v in p.items() if v == 1.0]
+        lift = self.lifts[fold] if self.lifts else self.beliefs.lift
+        coins = ranked([i for i, v in p.items() if WANTED_ABOVE < v < 1.0], lift)
+        room = max(0, self.k - len(certain))
+        dropped = {i: 0.0 for i in coins[room:]}
+        dropped.update({i: 0.0 for i in certain[self.k:]})  # a certain lesson beyond k: outside
+        return dropped
+
+
+@dataclasses.dataclass(frozen=True)
+class Proven:
+    beliefs: Beliefs
+    name: str = "proven"
+    description: str = "only lessons proven to help today, at the proven holdout"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        beliefs = self.beliefs
+        chosen = beliefs.ranked([i for i in episode.p if i in beliefs.proven])[: beliefs.k]
+        return _replace(episode, {i: 1.0 - beliefs.holdout_proven for i in chosen})
+
+
+@dataclasses.dataclass(frozen=True)
+class Today:
+    beliefs: Beliefs
+    name: str = "today"
+    description: str = "today's beliefs from the start: lessons with a positive lift, at today's holdout"
+
+    def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
+        beliefs = self.beliefs
+        positive = [i for i in episode.p if beliefs.lift.get(i, 0.0) > 0.0]
+        chosen = beliefs.ranked(positive)[: beliefs.k]
+        return _replace(episode, {i: 1.0 - (beliefs.holdout_proven if i in beliefs.proven else beliefs.holdout)
+                                  for i in chosen})
+
+
+def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
+    """The changes that make an episode inject `chosen` (at those probabilities) and nothing else."""
+    out = {i: 0.0 for i, p in episode.p.items() if p > 0.0 and i not in chosen}
+    out.update({i: q for i, q in chosen.items() if episode.p[i] != q})
+    return out
+
+
+STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
+
+
+def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
+    """The alternative a spec names: logged, none, proven, today, without:ID, holdout:Q, k:K
+    (fewer slots rank the wanted lessons on the log's other folds: `fold_lifts`).
+
+    Raises:
+        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1, an unknown lesson.
+    """
+    text = spec.strip()
+    head, _, arg = text.partition(":")
+    head = head.lower()
+    simple: dict[str, Alternative] = {"logged": Logged(), "none": NoMemory(), "proven": Proven(beliefs),
+                                      "today": Today(beliefs)}
+    if head in simple and not arg:
+        return simple[head]
+    if head == "without" and arg:
+        if arg not in lessons_in(log.slates):
+            raise InvalidArgument(f"policy {spec!r}: no lesson {arg!r} was eligible in these episodes "
+                                  "(see `lamar ls` for ids)")
+        return Without(arg)
+    if head == "holdout" and arg:
+        rate = _number(spec, arg)
+        if not 0.0 <= rate < 1.0:
+            raise InvalidArgument(f"policy {spec!r}: a holdout rate is in [0, 1)")
+        return Holdout(rate)
+    if head == "k" and arg:
+        slots = _number(spec, arg)
+        if slots != int(slots) or slots < 1:
+            raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
+        return Slots(int(slots), beliefs, fold_lifts(log) if slots < beliefs.k else ())
+    raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
+                          "holdout:Q (0 <= Q < 1) or k:K")
+
+
+def _number(spec: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a finite number")
+    return value

@@ -1,0 +1,92 @@
+"""`whatif(lam, ...)`: the entry point behind `Lamar.whatif`, the CLI, the MCP tool and the UI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from lamar._errors import InvalidArgument
+from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, parse
+from lamar.whatif.log import check_log, read_log
+from lamar.whatif.report import WhatIfReport, evaluate
+from lamar.whatif.slate import Slate
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
+
+MIN_EPISODES = 30  # fewer reported episodes than this give intervals no one should read
+
+
+def beliefs_of(lam: Lamar, k: int | None = None) -> Beliefs:
+    """Today's lift and verdict of every lesson that is not retired, through the public API, with
+    `k` slots (default: the engine's)."""
+    from lamar.experience import Status
+    from lamar.policy import Verdict
+
+    lift: dict[str, float] = {}
+    proven: set[str] = set()
+    for experience in lam.experiences():
+        if experience.status is Status.RETIRED:
+            continue
+        evidence = lam.evidence(experience.id)
+        lift[experience.id] = evidence.lift
+        if evidence.verdict is Verdict.HELPS:
+            proven.add(experience.id)
+    from lamar.policy.choose import DECIDED
+
+    policy = lam.policy  # a decided lesson's coin is a fraction of the holdout (lamar.policy.choose.coin)
+    return Beliefs(lift, frozenset(proven), lam.k if k is None else k, policy.holdout, policy.holdout * DECIDED)
+
+
+def logged_k(slates: Iterable[Slate], default: int) -> int:
+    """The slots the logged recalls had, as the log shows them: the most lessons any episode
+    wanted (a recall's k is not logged, and may differ from the engine's default)."""
+    return max((slate.slots_used for slate in slates), default=0) or default
+
+
+def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] | None = None,
+           since: float | None = None, scope: Mapping[str, str] | None = None, *,
+           minimum: int = MIN_EPISODES) -> WhatIfReport:
+    """Estimate what alternative policies would have got over the logged episodes.
+
+    Args:
+        lam: the engine whose store holds the log (and whose beliefs `proven`, `today` and
+            `k:K` use). The logged k is read from the log: the most lessons an episode wanted.
+        policy: one alternative or several: a name (logged, none, proven, today, without:ID,
+            holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
+        since: only episodes logged at or after this time (seconds since the epoch).
+        scope: only episodes whose context has these key=value pairs.
+        minimum: refuse a selection with fewer reported episodes than this.
+
+    Raises:
+        LamarError: too few reported episodes, or none with a logged coin.
+        InvalidArgument: an unknown policy name or a malformed one.
+    """
+    if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
+        raise InvalidArgument(f"since is a time in seconds since the epoch, got {type(since).__name__}")
+    if scope is not None and not isinstance(scope, Mapping):
+        raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")
+    log = read_log(lam.store, since, dict(scope) if scope is not None else None)
+    check_log(log, minimum, lam.store.location)
+    specs: list[str | Alternative]
+    if policy is None:
+        specs = list(STANDARD)
+    elif isinstance(policy, str) or not isinstance(policy, Iterable):
+        specs = [policy]
+    else:
+        specs = list(policy)
+    slots = logged_k(log.slates, lam.k)
+    beliefs: Beliefs | None = None  # read from the engine once, if a name needs it
+    alternatives: list[Alternative] = []
+    for spec in specs:
+        if isinstance(spec, str):
+            beliefs = beliefs or beliefs_of(lam, slots)
+            spec = parse(spec, beliefs, log)
+        elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
+            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
+                                  f"and changes(slate); got {type(spec).__name__}")
+        alternatives.append(spec)
+    if policy is None and slots <= 1:
+        alternatives = [a for a in alternatives if a.name != "k:1"]
+    rows = evaluate(log, alternatives)
+    return WhatIfReport(lam.store.location, log.logged, len(log.slate), log.randomized, tuple(rows))

@@ -1,0 +1,207 @@
+"""The episodes folded from a store's log, by columns, and their cache under the user's cache
+folder, so that `lamar whatif` reads only the events logged since; when the event the cache ends
+at is gone or different, the whole log is folded again."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from lamar.state.saved import fingerprint
+from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
+from lamar.store.base import Event, Store
+from lamar.whatif.slate import Slate
+
+FORMAT = 1
+SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
+SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
+
+
+class Folded:
+    """Every logged episode, reported or not, by columns; slates and contexts stored once each."""
+
+    def __init__(self) -> None:
+        self.seq = 0
+        self.last = ""  # fingerprint of the event at `seq`
+        self.ids: list[str] = []
+        self.times: list[float] = []
+        self.context: list[int] = []
+        self.slate: list[int] = []
+        self.reward: list[float | None] = []
+        self.signal: list[str | None] = []
+        self.sealed: list[bool] = []  # folded into a checkpoint: its outcome cannot be replaced
+        self.alive: list[bool] = []  # False once compacted
+        self.contexts: list[dict[str, str]] = []
+        self.slates: list[Slate] = []
+        self.randomized: list[bool] = []  # per slate: at least one coin
+        self._position: dict[str, int] | None = {}  # id -> column; None until an outcome needs it
+        self._context_index: dict[tuple[tuple[str, str], ...], int] = {}
+        self._slate_index: dict[tuple[object, ...], int] = {}
+
+    def successes(self) -> list[bool]:
+        """Per episode: a shipped or accepted signal, or a reported number above 0."""
+        return [signal in SUCCESS_SIGNALS if signal is not None else reward is not None and reward > 0.0
+                for signal, reward in zip(self.signal, self.reward, strict=True)]
+
+    def context_ok(self, wanted: Mapping[str, str]) -> list[bool]:
+        """Per episode: whether its context has every key=value of `wanted`."""
+        fits = [all(ctx.get(k) == v for k, v in wanted.items()) for ctx in self.contexts]
+        return [fits[c] for c in self.context]
+
+    # -- folding ---------------------------------------------------------------------------------
+
+    def fold(self, event: Event) -> None:
+        kind, data = event.kind, event.data
+        if kind == "episode":
+            self._add(data["id"], event.time, data["context"], data["p"], data["injected"], data["held_out"],
+                      None, None, False)
+        elif kind == "outcome":
+            j = self.positions().get(data["episode"])
+            if j is None or not self.alive[j] or (self.sealed[j] and data.get("replace")):
+                return  # a compacted episode, or a replacement of an outcome a checkpoint sealed
+            if data.get("expired"):
+                self.reward[j] = self.signal[j] = None
+            else:
+                self.reward[j], self.signal[j] = float(data["reward"]), data.get("signal")
+        elif kind == "compact":
+            positions = self.positions()
+            for episode_id in data["episodes"]:
+                j = positions.pop(episode_id, None)
+                if j is not None:
+                    self.alive[j] = False
+        elif kind == "snapshot":
+            for j in range(len(self.alive)):
+                self.alive[j] = False
+            self._position = {}
+            for values in data["episodes"]:
+                row = dict(zip(EPISODE_FIELDS, values, strict=True))
+                self._add(row["id"], row["time"], row["context"], row["p"], row["injected"], row["held_out"],
+                          row["reward"], row["signal"], True)
+        self.seq = event.seq
+
+    def _add(self, episode_id: str, when: float, context: Mapping[str, str], p: Mapping[str, float],
+             injected: list[str], held_out: list[str], reward: float | None, signal: str | None,
+             sealed: bool) -> None:
+        context_key = tuple(sorted(context.items()))
+        c = self._context_index.get(context_key)
+        if c is None:
+            c = self._context_index[context_key] = len(self.contexts)
+            self.contexts.append(dict(context))
+        slate = Slate({str(i): float(v) for i, v in p.items()}, frozenset(injected), frozenset(held_out))
+        s = self._slate_index.get(slate.key)
+        if s is None:
+            s = self._slate_index[slate.key] = len(self.slates)
+            self.slates.append(slate)
+            self.randomized.append(any(0.0 < v < 1.0 for v in slate.p.values()))
+        self.positions()[episode_id] = len(self.ids)
+        self.ids.append(episode_id)
+        self.times.append(float(when))
+        self.context.append(c)
+        self.slate.append(s)
+        self.reward.append(None if reward is None else float(reward))
+        self.signal.append(signal)
+        self.sealed.append(sealed)
+        self.alive.append(True)
+
+    def positions(self) -> dict[str, int]:
+        """Each live episode's column, by id (built on first use: a cached fold whose tail holds
+        no outcome never needs it)."""
+        if self._position is None:
+            self._position = {episode_id: j for j, episode_id in enumerate(self.ids) if self.alive[j]}
+        return self._position
+
+    # -- the cache file ----------------------------------------------------------------------------
+
+    def to_json(self, location: str) -> str:
+        return json.dumps({
+            "format": FORMAT, "store": location, "seq": self.seq, "last": self.last, "ids": self.ids,
+            "times": self.times, "context": self.context, "slate": self.slate, "reward": self.reward,
+            "signal": self.signal, "sealed": self.sealed, "alive": self.alive, "contexts": self.contexts,
+            "slates": [[s.p, sorted(s.injected), sorted(s.held_out)] for s in self.slates],
+        }, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str, location: str) -> Folded | None:
+        """The fold a cache file holds, or None when it is another format or another store's."""
+        data: dict[str, Any] = json.loads(text)
+        if data.get("format") != FORMAT or data.get("store") != location:
+            return None
+        out = cls()
+        out.seq, out.last = int(data["seq"]), str(data["last"])
+        out.ids, out.times, out.context, out.slate = data["ids"], data["times"], data["context"], data["slate"]
+        out.reward, out.signal, out.sealed, out.alive = data["reward"], data["signal"], data["sealed"], data["alive"]
+        out.contexts = data["contexts"]
+        for p, injected, held_out in data["slates"]:
+            slate = Slate(p, frozenset(injected), frozenset(held_out))
+            out._slate_index[slate.key] = len(out.slates)
+            out.slates.append(slate)
+            out.randomized.append(any(0.0 < v < 1.0 for v in p.values()))
+        out._context_index = {tuple(sorted(ctx.items())): c for c, ctx in enumerate(out.contexts)}
+        out._position = None
+        columns = (out.times, out.context, out.slate, out.reward, out.signal, out.sealed, out.alive)
+        if any(len(column) != len(out.ids) for column in columns):
+            return None
+        return out
+
+
+def cache_path(location: str) -> Path | None:
+    """Where a file store's fold is cached; None for the memory and PostgreSQL stores (the first
+    holds its events parsed already; the second's seq order is not commit order)."""
+    if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
+        return None
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    digest = hashlib.sha256(os.path.abspath(location).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return root / "lamar" / "whatif" / f"{digest}.json"
+
+
+def fold_store(store: Store, *, cache: bool = True) -> Folded:
+    """The store's episodes folded through its last event: from the cache plus the events since,
+    or from the whole log when there is no cache or it no longer describes the log."""
+    location = os.path.abspath(store.location) if store.location != ":memory:" else store.location
+    path = cache_path(store.location) if cache else None
+    folded = _load(path, location) if path is not None else None
+    events: list[Event] = []
+    if folded is not None and not folded.seq:
+        folded = None
+    if folded is not None:
+        events = store.read(folded.seq - 1)
+        if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
+            folded = None  # rewritten, rolled back, or another log at this path
+        else:
+            events = events[1:]
+    if folded is None:
+        folded = Folded()
+        events = store.read(0)
+    for event in events:
+        folded.fold(event)
+    if events:
+        folded.last = fingerprint(events[-1])
+    if path is not None and (len(events) >= SAVE_AFTER or (events and not path.exists())):
+        _save(path, folded.to_json(location))
+    return folded
+
+
+def _load(path: Path, location: str) -> Folded | None:
+    try:
+        return Folded.from_json(path.read_text(encoding="utf-8"), location)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # no cache, or a torn or foreign one: fold the log
+
+
+def _save(path: Path, text: str) -> None:
+    """Write the cache whole or not at all (a temporary file, then a rename); failing loses nothing."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".whatif-", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError, UnboundLocalError):
+            os.unlink(temporary)

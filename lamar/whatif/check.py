@@ -1,0 +1,196 @@
+"""The coverage check on the gym: `python -m lamar.whatif.check` runs the engine on seeded worlds,
+evaluates each alternative from the log, and counts how often each 95% interval covers the
+value the world's truth gives that alternative over the same episodes."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+
+from lamar.audit.summary import clopper_pearson
+from lamar.gym.config import GymConfig
+from lamar.gym.policies import LamarPolicy
+from lamar.gym.world import Kind, World, reward_gap
+from lamar.signals import Signal
+from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Slots, Today, Without
+from lamar.whatif.ask import beliefs_of
+from lamar.whatif.estimators import ESTIMATORS, slate_weight
+from lamar.whatif.log import Log, LoggedEpisode, read_log
+from lamar.whatif.model import FOLDS, fold_lifts
+from lamar.whatif.report import OUTCOMES, THIN, evaluate
+
+_FAIL_REWARD = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    """One seeded world with the engine run through it, and what its log contains."""
+
+    world: World
+    policy: LamarPolicy
+    episodes: list[LoggedEpisode]
+    times: dict[str, int]  # episode id -> the world's episode number
+
+
+def run_world(seed: int, episodes: int, k: int) -> Run:
+    """Drive the engine through `episodes` of the gym's default world (every episode reported at once)."""
+    world = World(seed, episodes)
+    policy = LamarPolicy(world, k, seed)
+    times: dict[str, int] = {}
+    for t in range(episodes):
+        injected, _ = policy.choose(t, world.tasks[t])
+        times[str(policy.ticket)] = t
+        policy.learn(world.outcome(t, injected), policy.ticket)
+    return Run(world, policy, read_log(policy.lam.store, cache=False).episodes, times)
+
+
+def alternatives_for(run: Run) -> list[Alternative]:
+    """The alternatives the check evaluates on one run: each kind the engine names, `without:`
+    for the fossil and for a lesson that helps throughout."""
+    beliefs = beliefs_of(run.policy.lam)
+    world = run.world
+    helpful = next(lesson.id for lesson in world.lessons if lesson.kind is Kind.TRUE)
+    alternatives: list[Alternative] = [NoMemory(), Proven(beliefs), Today(beliefs), Holdout(0.0),
+                                       Holdout(0.3), Without(world.lessons[world.fossil].id), Without(helpful)]
+    lifts = fold_lifts(Log.of(run.episodes))
+    alternatives += [Slots(k, beliefs, lifts) for k in range(1, beliefs.k)]
+    return alternatives
+
+
+def truth(run: Run, alternative: Alternative) -> dict[str, float] | None:
+    """The alternative's true mean reward and success over the run's supported episodes, from the
+    world's success probabilities (every slate the alternative could inject, weighed exactly)."""
+    world, index = run.world, run.policy.index
+    gap = reward_gap()
+    total = 0.0
+    n = 0
+    for j, episode in enumerate(run.episodes):
+        slate = episode.slate
+        changes = alternative.changes(slate, j % FOLDS)
+        if slate_weight(slate.p, slate.injected, changes) is None:
+            continue
+        t = run.times[episode.id]
+        inclusion = {i: changes.get(i, p) for i, p in slate.p.items()}
+        total += _expected_success(world, t, {index[i]: q for i, q in inclusion.items()})
+        n += 1
+    if not n:
+        return None
+    success = total / n
+    return {"reward": _FAIL_REWARD + gap * success, "success": success}
+
+
+def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> float:
+    certain = [i for i, q in inclusion.items() if q >= 1.0]
+    coins = [(i, q) for i, q in inclusion.items() if 0.0 < q < 1.0]
+    expected = 0.0
+    for draws in itertools.product((False, True), repeat=len(coins)):
+        chance = 1.0
+        injected = list(certain)
+        for (lesson, q), drawn in zip(coins, draws, strict=True):
+            chance *= q if drawn else 1.0 - q
+            if drawn:
+                injected.append(lesson)
+        expected += chance * world.success_probability(t, injected)
+    return expected
+
+
+def coverage_rows(seeds: Iterable[int], episodes: int, k: int) -> list[dict[str, object]]:
+    """One flat row per (seed, alternative, outcome, estimator): the estimate, its interval, the truth."""
+    rows: list[dict[str, object]] = []
+    for seed in seeds:
+        run = run_world(seed, episodes, k)
+        alternatives = alternatives_for(run)
+        for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives), strict=True):
+            true = truth(run, alternative)
+            if true is None or not report.evaluable:
+                continue
+            for outcome in OUTCOMES:
+                estimates = report.reward if outcome == "reward" else report.success
+                for name in ESTIMATORS:
+                    e = estimates[name]
+                    rows.append({"seed": seed, "policy": _label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
+                        "upper": e.upper, "truth": true[outcome], "covered": e.covers(true[outcome]),
+                        "outside": report.outside, "thin": "thin" if report.thin else "not thin"})
+    return rows
+
+
+def _label(alternative: Alternative, run: Run) -> str:
+    """The alternative's name, a lesson named by its role rather than its id (ids vary by seed)."""
+    if isinstance(alternative, Without):
+        kind = next(lesson.kind for lesson in run.world.lessons if lesson.id == alternative.lesson)
+        return f"without:{kind}"
+    return alternative.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Coverage:
+    """How often one group's intervals held the truth, with the Clopper-Pearson 95% interval of
+    that rate, the mean error of the estimates and the mean width of the intervals."""
+
+    key: tuple[str, ...]
+    covered: int
+    n: int
+    bias: float
+    width: float
+
+    @property
+    def rate(self) -> float:
+        return self.covered / self.n
+
+    def line(self) -> str:
+        lo, hi = clopper_pearson(self.covered, self.n)
+        return (" | ".join(self.key) + f" | {self.covered}/{self.n} | {100 * self.rate:.1f}% "
+                f"[{100 * lo:.1f}, {100 * hi:.1f}] | {self.bias:+.4f} | {self.width:.4f}")
+
+
+def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[Coverage]:
+    """Coverage per group of rows (grouped by the columns `by`), in first-seen order."""
+    groups: dict[tuple[str, ...], list[Mapping[str, object]]] = {}
+    for row in rows:
+        groups.setdefault(tuple(str(row[key]) for key in by), []).append(row)
+    out = []
+    for key, members in groups.items():
+        errors = [_number(row, "estimate") - _number(row, "truth") for row in members]
+        widths = [_number(row, "upper") - _number(row, "lower") for row in members]
+        out.append(Coverage(key, sum(1 for row in members if row["covered"]), len(members),
+                            sum(errors) / len(errors), sum(widths) / len(widths)))
+    return out
+
+
+def _number(row: Mapping[str, object], key: str) -> float:
+    value = row[key]
+    assert isinstance(value, (int, float))
+    return float(value)
+
+
+def table(summary: Sequence[Coverage], by: Sequence[str]) -> str:
+    """A markdown table of `summarize`'s rows."""
+    head = " | ".join(by) + " | covered | coverage [95% CP] | mean error | mean width"
+    return "\n".join([head, "|".join("---" for _ in range(len(by) + 4)), *(row.line() for row in summary)])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m lamar.whatif.check", description=__doc__)
+    parser.add_argument("--seeds", type=int, default=20, help="worlds to run (default 20)")
+    parser.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
+    parser.add_argument("--episodes", type=int, default=GymConfig().episodes, help="episodes per world")
+    parser.add_argument("--k", type=int, default=GymConfig().k, help="slots per recall (the gym's default)")
+    args = parser.parse_args(argv)
+    rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k)
+    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% intervals; "
+          "coverage = share of intervals that hold the world's true value\n")
+    print(table(summarize(rows, ("estimator", "outcome")), ("estimator", "outcome")))
+    print()
+    print(table(summarize(rows, ("estimator",)), ("estimator",)))
+    print()
+    print(f"thin: under {THIN:.0f} effective episodes under the exact slate weights (the report flags them)\n")
+    print(table(summarize(rows, ("estimator", "thin")), ("estimator", "thin")))
+    print()
+    print(table(summarize(rows, ("policy", "estimator")), ("policy", "estimator")))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

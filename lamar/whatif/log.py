@@ -1,0 +1,120 @@
+"""The logged episodes as off-policy evaluation reads them: each eligible lesson's inclusion
+probability, what was injected, and the outcome, read through any store's public `read`."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+
+from lamar._errors import LamarError
+from lamar.store.base import Store
+from lamar.whatif.cache import fold_store
+from lamar.whatif.slate import Slate
+
+
+@dataclasses.dataclass(frozen=True)
+class LoggedEpisode:
+    """One reported episode: its slate and its outcome."""
+
+    id: str
+    time: float
+    slate: Slate
+    reward: float
+    success: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Log:
+    """The reported episodes of a selection, oldest first, by columns: episode j logged the
+    slate `slates[slate[j]]` (episodes that logged the same slate share one), and got
+    `reward[j]`, `success[j]`."""
+
+    slates: list[Slate]
+    slate: list[int]
+    reward: list[float]
+    success: list[bool]
+    ids: list[str]
+    times: list[float]
+    logged: int  # episodes in the selection, reported or not
+    randomized: int  # reported episodes with at least one coin (0 < p < 1)
+
+    @property
+    def episodes(self) -> list[LoggedEpisode]:
+        return [LoggedEpisode(self.ids[j], self.times[j], self.slates[self.slate[j]], self.reward[j],
+                              self.success[j]) for j in range(len(self.slate))]
+
+    @classmethod
+    def of(cls, episodes: Sequence[LoggedEpisode]) -> Log:
+        """The columns of `episodes` (all reported, oldest first)."""
+        index: dict[tuple[object, ...], int] = {}
+        slates: list[Slate] = []
+        slate = []
+        for episode in episodes:
+            key = episode.slate.key
+            if key not in index:
+                index[key] = len(slates)
+                slates.append(episode.slate)
+            slate.append(index[key])
+        randomized = sum(1 for e in episodes if any(0.0 < v < 1.0 for v in e.slate.p.values()))
+        return cls(slates, slate, [e.reward for e in episodes], [e.success for e in episodes],
+                   [e.id for e in episodes], [e.time for e in episodes], len(episodes), randomized)
+
+
+def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] | None = None, *,
+             cache: bool = True) -> Log:
+    """The store's reported episodes (oldest first), folded by the engine's rules for outcomes.
+
+    A second report counts only as a replacement, an expired episode has no reward, a compacted
+    one is gone, a checkpoint's snapshot carries the episodes it kept; the pending policy's
+    default outcomes count, as they do for the engine. A file store's fold is kept in a cache
+    (see `lamar.whatif.cache`), so a later read folds only the events logged since.
+
+    Args:
+        store: any backend.
+        since: keep episodes logged at or after this time (seconds since the epoch).
+        scope: keep episodes whose context has every one of these key=value pairs.
+        cache: use and refresh the cache of a file store.
+    """
+    folded = fold_store(store, cache=cache)
+    alive, times, rewards = folded.alive, folded.times, folded.reward
+    fits = folded.context_ok(dict(scope)) if scope else None
+    selected = [j for j, live in enumerate(alive) if live and (since is None or times[j] >= since)
+                and (fits is None or fits[j])]
+    keep = [j for j in selected if rewards[j] is not None]
+    used = sorted({folded.slate[j] for j in keep})
+    renumber = {old: new for new, old in enumerate(used)}
+    slate = [renumber[folded.slate[j]] for j in keep]
+    randomized = sum(1 for j in keep if folded.randomized[folded.slate[j]])
+    successes = folded.successes()
+    reward = [value for value in (rewards[j] for j in keep) if value is not None]  # every one: keep has no None
+    return Log([folded.slates[old] for old in used], slate, reward,
+               [successes[j] for j in keep], [folded.ids[j] for j in keep], [times[j] for j in keep],
+               len(selected), randomized)
+
+
+def check_log(log: Log, minimum: int, location: str) -> None:
+    """Refuse a log that cannot support any counterfactual, naming what is missing.
+
+    Raises:
+        LamarError: too few reported episodes, or no episode with a coin (0 < p < 1).
+    """
+    reported = len(log.slate)
+    if reported < minimum:
+        raise LamarError(
+            f"store {location} has {reported} reported episode(s) in this selection "
+            f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes "
+            "(lamar report EPISODE SIGNAL) or widen since/scope")
+    if log.randomized == 0:
+        raise LamarError(
+            f"store {location} has {reported} reported episodes but none with a logged coin "
+            "(an inclusion probability strictly between 0 and 1): the log never randomized, so it "
+            "cannot say what another policy would have done. Keep a holdout above zero "
+            "(the default holdout=0.15) and ask again once episodes are logged")
+
+
+def lessons_in(slates: Iterable[Slate]) -> set[str]:
+    """Every lesson eligible in at least one of these slates."""
+    out: set[str] = set()
+    for slate in slates:
+        out.update(slate.p)
+    return out

@@ -1,0 +1,147 @@
+"""Evaluating alternatives over a log: the support check, every estimator, and the report rows."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+from lamar.whatif.alternatives import Alternative
+from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, slate_weight
+from lamar.whatif.log import Log, LoggedEpisode
+from lamar.whatif.model import FOLDS, AdditiveModel, fit, patterns_of
+from lamar.whatif.slate import Slate
+
+OUTCOMES = ("reward", "success")
+RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}
+THIN = 30.0  # effective episodes below which an exact estimate's normal interval is not to be trusted
+HEADLINE = "dr"  # the estimator a one-line answer quotes (the CLI by default, the UI)
+EXACT = ("ips", "snips", "dr")  # the estimators on the exact slate weights, which `thin` is about
+
+
+@dataclasses.dataclass(frozen=True)
+class AlternativeReport:
+    """One alternative over the logged episodes.
+
+    `episodes` reported episodes were considered, `supported` of them are inside the support
+    (the rest would need a lesson the log never randomized there). `reward` and `success` map
+    "logged" (the logged policy on the supported episodes) and each estimator to its estimate.
+    """
+
+    policy: str
+    description: str
+    episodes: int
+    supported: int
+    reward: Mapping[str, Estimate]
+    success: Mapping[str, Estimate]
+    effective: float = 0.0  # Kish's effective number of episodes under the exact slate weights
+
+    @property
+    def outside(self) -> float:
+        """The share of episodes outside the support."""
+        return 1.0 - self.supported / self.episodes if self.episodes else 1.0
+
+    @property
+    def evaluable(self) -> bool:
+        return self.supported > 1
+
+    @property
+    def thin(self) -> bool:
+        """Too few effective episodes for the exact estimators' (IPS, SNIPS, DR) normal intervals:
+        the log rarely flipped the coins this policy changes the way it would have."""
+        return self.effective < THIN
+
+    def to_dict(self) -> dict[str, object]:
+        return {"policy": self.policy, "description": self.description, "episodes": self.episodes,
+                "supported": self.supported, "outside": self.outside,
+                "effective": self.effective, "thin": self.thin,
+                "reward": {name: _finite(e) for name, e in self.reward.items()},
+                "success": {name: _finite(e) for name, e in self.success.items()}}
+
+
+@dataclasses.dataclass(frozen=True)
+class WhatIfReport:
+    """What `Lamar.whatif` returns: the log it read and one row per alternative."""
+
+    store: str
+    logged: int  # episodes in the selection, reported or not
+    reported: int
+    randomized: int  # reported episodes with at least one coin
+    alternatives: tuple[AlternativeReport, ...]
+
+    def __getitem__(self, policy: str) -> AlternativeReport:
+        for row in self.alternatives:
+            if row.policy == policy:
+                return row
+        raise KeyError(policy)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"store": self.store, "logged": self.logged, "reported": self.reported,
+                "randomized": self.randomized, "alternatives": [row.to_dict() for row in self.alternatives]}
+
+
+def _finite(estimate: Estimate) -> dict[str, float | int | None]:
+    """JSON-safe: an undefined value or an unbounded interval becomes None."""
+    return {key: (None if isinstance(value, float) and not math.isfinite(value) else value)
+            for key, value in estimate.to_dict().items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class _Cell:
+    """One slate's episodes in one fold: their count and sums for each outcome, and per outcome
+    the fold's model, its expectation under the logged coins and its prediction for the injected
+    set (the same for every alternative, so computed once)."""
+
+    fold: int
+    n: int
+    sums: Mapping[str, tuple[float, float]]
+    models: Mapping[str, tuple[AdditiveModel, float, float]]
+
+
+def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
+    """Every alternative's estimates over the log's reported episodes."""
+    if not isinstance(log, Log):
+        log = Log.of(log)
+    patterns = patterns_of(log)
+    models = {outcome: [fit(patterns, fold, outcome) for fold in range(FOLDS)] for outcome in OUTCOMES}
+    grouped: list[tuple[Slate, list[_Cell]]] = []
+    for slate, pattern in zip(log.slates, patterns, strict=True):
+        injected = dict.fromkeys(pattern.injected, 1.0)
+        cells = []
+        for fold in range(FOLDS):
+            if not pattern.n[fold]:
+                continue
+            fitted = {}
+            for outcome in OUTCOMES:
+                model = models[outcome][fold]
+                fitted[outcome] = (model, model.predict(pattern.group, pattern.p),
+                                   model.predict(pattern.group, injected))
+            cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, fitted))
+        if cells:
+            grouped.append((slate, cells))
+    return [_evaluate(alternative, grouped, len(log.slate)) for alternative in alternatives]
+
+
+def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int) -> AlternativeReport:
+    sums = {outcome: Accumulator() for outcome in OUTCOMES}
+    supported = 0
+    for slate, cells in grouped:
+        for cell in cells:
+            changes = alternative.changes(slate, cell.fold)
+            weight = slate_weight(slate.p, slate.injected, changes)
+            if weight is None:
+                continue
+            supported += cell.n
+            g = pseudo_inverse(slate.p, slate.injected, changes)
+            moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
+            for outcome in OUTCOMES:
+                accumulator = sums[outcome]
+                y, yy = cell.sums[outcome]
+                model, under_logged, for_injected = cell.models[outcome]
+                effect = model.effect
+                under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
+                accumulator.add(cell.n, y, yy, weight, g)
+                accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),))
+    estimates = {outcome: accumulator.estimates(*RANGES[outcome]) for outcome, accumulator in sums.items()}
+    return AlternativeReport(alternative.name, alternative.description, total, supported,
+                             estimates["reward"], estimates["success"], sums["reward"].effective)

@@ -1,0 +1,78 @@
+"""The alternatives: what each one changes in an episode, and the names that parse."""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar import InvalidArgument
+from lamar.whatif.alternatives import Beliefs, Holdout, NoMemory, Proven, Slots, Today, Without, parse
+from lamar.whatif.log import Log, LoggedEpisode
+from lamar.whatif.slate import Slate
+
+BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozenset({"a"}), k=2,
+                  holdout=0.15, holdout_proven=0.05)
+
+
+def episode(p: dict[str, float], injected: set[str], held_out: frozenset[str] = frozenset()) -> Slate:
+    return Slate(p, frozenset(injected), frozenset(held_out))
+
+
+LOG = Log.of([LoggedEpisode("ep", 0.0, Slate({"a": 0.85, "b": 0.0}, frozenset({"a"})), 1.0, True)])
+
+
+def test_no_memory_and_without_drop_what_the_log_could_inject() -> None:
+    ep = episode({"a": 0.85, "b": 0.5, "c": 0.0}, {"a"})
+    assert NoMemory().changes(ep) == {"a": 0.0, "b": 0.0}
+    assert Without("b").changes(ep) == {"b": 0.0}
+    assert Without("c").changes(ep) == {}  # never injected there: nothing to change
+
+
+def test_holdout_moves_only_the_wanted_lessons_coins() -> None:
+    ep = episode({"a": 0.85, "b": 0.5, "c": 0.95, "d": 0.0}, {"a", "c"})
+    assert Holdout(0.0).changes(ep) == {"a": 1.0, "c": 1.0}  # b's fair coin is an exposure round's
+    assert Holdout(0.05).changes(ep) == {"a": 0.95}
+
+
+def test_fewer_slots_keep_the_wanted_lessons_that_rank_first_today() -> None:
+    ep = episode({"a": 0.85, "b": 0.85, "c": 0.0}, {"a"}, {"b"})
+    assert Slots(1, BELIEFS).changes(ep) == {"b": 0.0}
+    assert Slots(2, BELIEFS).changes(ep) == {}
+
+
+def test_fewer_slots_rank_on_the_other_folds_when_given_their_lifts() -> None:
+    ep = episode({"a": 0.85, "b": 0.85}, {"a", "b"})
+    lifts = ({"a": 0.1, "b": 0.3}, {"a": 0.3, "b": 0.1})  # fold 0 measured b higher, fold 1 a
+    assert Slots(1, BELIEFS, lifts).changes(ep, 0) == {"a": 0.0}
+    assert Slots(1, BELIEFS, lifts).changes(ep, 1) == {"b": 0.0}
+    assert Slots(1, BELIEFS).changes(ep, 1) == {"b": 0.0}  # without them: today's lift (a: 0.3)
+
+
+def test_more_slots_need_a_lesson_the_log_never_tried_when_its_slots_were_full() -> None:
+    full = episode({"a": 0.85, "b": 0.85, "d": 0.0}, {"a", "b"})
+    assert Slots(3, BELIEFS).changes(full) == {"d": 0.85}  # p = 0 there: outside the support
+    spare = episode({"a": 0.85, "d": 0.0}, {"a"})  # the selector wanted one lesson of two slots
+    assert Slots(3, BELIEFS).changes(spare) == {}
+
+
+def test_proven_and_today_inject_what_is_believed_now() -> None:
+    ep = episode({"a": 0.85, "b": 0.85, "c": 0.5, "d": 0.0}, {"a", "b", "c"})
+    assert Proven(BELIEFS).changes(ep) == {"a": 0.95, "b": 0.0, "c": 0.0}
+    # today: positive lift, at most k = 2, highest first: a (proven, 0.95) and b (0.85); d is third.
+    assert Today(BELIEFS).changes(ep) == {"a": 0.95, "c": 0.0}
+
+
+@pytest.mark.parametrize(("spec", "name"), [("none", "none"), (" Proven ", "proven"), ("holdout:0.05", "holdout:0.05"),
+                                            ("k:1", "k:1"), ("without:a", "without:a"), ("today", "today"),
+                                            ("logged", "logged")])
+def test_names_parse(spec: str, name: str) -> None:
+    assert parse(spec, BELIEFS, LOG).name == name
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("nothing", "unknown policy"), ("holdout:1", r"in \[0, 1\)"), ("holdout:x", "not a number"),
+    ("holdout:nan", "not a finite number"), ("k:0", "whole number"), ("k:1.5", "whole number"),
+    ("without:zzz", "no lesson 'zzz' was eligible"), ("none:1", "unknown policy"),
+])
+def test_bad_names_are_refused_saying_what_is_allowed(spec: str, message: str) -> None:
+    with pytest.raises(InvalidArgument, match=message):
+        parse(spec, BELIEFS, LOG)

@@ -1,0 +1,95 @@
+"""The cached fold of a file store: the same episodes as a fold of the whole log, after every kind of
+write, and never trusted once it no longer describes the log."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar.store import open_store
+from lamar.whatif import cache
+from lamar.whatif.log import read_log
+
+
+def _same(lam: Lamar) -> None:
+    fresh = read_log(lam.store, cache=False)
+    cached = read_log(lam.store)
+    assert cached == fresh
+    assert read_log(lam.store, scope={"task": "flaky"}) == read_log(lam.store, scope={"task": "flaky"}, cache=False)
+
+
+def _play(lam: Lamar, n: int, task: str = "flaky") -> list[str]:
+    ids = []
+    for i in range(n):
+        rec = lam.recall({"task": task})
+        lam.report(rec.episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+        ids.append(rec.episode_id)
+    return ids
+
+
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_the_cache_follows_every_kind_of_write(tmp_path: Path, name: str) -> None:
+    cache.SAVE_AFTER = 1  # save after every read, so each step below starts from the cache
+    try:
+        lam = Lamar(str(tmp_path / name), k=2, seed=3)
+        for action in ("pin the seeds", "mock the clock", "retry the network"):
+            lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+        ids = _play(lam, 20)
+        _same(lam)
+        path = cache.cache_path(lam.store.location)
+        assert path is not None and path.exists()
+        ids += _play(lam, 5, "deploy")
+        _same(lam)
+        lam.report(ids[0], Signal.REVERTED, replace=True)
+        lam.expire(lam.recall({"task": "flaky"}).episode_id)
+        pending = lam.recall({"task": "flaky"}).episode_id
+        _same(lam)
+        lam.report(pending, 0.4)
+        _same(lam)
+        assert lam.checkpoint()  # the log is rewritten: the cache's last event is gone
+        _same(lam)
+        _play(lam, 3)
+        _same(lam)
+        assert len(read_log(lam.store).ids) == 29  # 20 + 5 + the late report + 3; the expired one has no reward
+        lam.close()
+    finally:
+        cache.SAVE_AFTER = 1000
+
+
+def test_a_cache_of_another_log_at_the_same_path_is_not_trusted(tmp_path: Path) -> None:
+    cache.SAVE_AFTER = 1
+    try:
+        first, second = tmp_path / "a.db", tmp_path / "b.db"
+        for path, seed in ((first, 1), (second, 2)):
+            with Lamar(str(path), k=2, seed=seed) as lam:
+                lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+                _play(lam, 12 if seed == 1 else 15)
+        store = open_store(str(first))
+        assert len(read_log(store).ids) == 12  # cached
+        store.close()
+        shutil.copy(second, first)  # another log under the same name, as long or longer
+        store = open_store(str(first))
+        assert read_log(store) == read_log(store, cache=False)
+        assert len(read_log(store).ids) == 15
+        store.close()
+    finally:
+        cache.SAVE_AFTER = 1000
+
+
+def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
+    with Lamar(str(tmp_path / "s.db"), k=2, seed=1) as lam:
+        lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+        _play(lam, 6)
+        read_log(lam.store)
+        path = cache.cache_path(lam.store.location)
+        assert path is not None
+        path.write_text(path.read_text()[:50])
+        assert read_log(lam.store) == read_log(lam.store, cache=False)
+
+
+def test_memory_and_postgres_stores_are_never_cached() -> None:
+    assert cache.cache_path(":memory:") is None
+    assert cache.cache_path("postgresql://postgres@127.0.0.1/test") is None

@@ -1,0 +1,143 @@
+"""The estimators against exact expectations: a log in which every slate appears exactly as often
+as the logging coins make it likely is the estimator's expectation, so an unbiased estimator must
+return the alternative's true value on it, to rounding."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+
+import pytest
+
+from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
+from lamar.whatif.estimators import Estimate, Sums, pseudo_inverse, slate_weight
+from lamar.whatif.log import LoggedEpisode
+from lamar.whatif.model import FOLDS
+from lamar.whatif.report import evaluate
+from lamar.whatif.slate import Slate
+
+# Coins whose slate probabilities are multiples of 1/32, so an exact log has whole episodes.
+P = {"a": 0.75, "b": 0.5, "c": 0.75, "d": 0.0}
+COINS = ("a", "b", "c")
+
+
+def additive(slate: frozenset[str]) -> float:
+    return 0.1 + 0.3 * ("a" in slate) - 0.2 * ("b" in slate) + 0.15 * ("c" in slate)
+
+
+def interacting(slate: frozenset[str]) -> float:
+    # a and c together undo each other: not a sum of per-lesson effects.
+    return additive(slate) - 0.4 * ("a" in slate and "c" in slate)
+
+
+def slates() -> list[tuple[frozenset[str], float]]:
+    out = []
+    for draws in itertools.product((False, True), repeat=len(COINS)):
+        chance = 1.0
+        for lesson, drawn in zip(COINS, draws, strict=True):
+            chance *= P[lesson] if drawn else 1.0 - P[lesson]
+        out.append((frozenset(i for i, d in zip(COINS, draws, strict=True) if d), chance))
+    return out
+
+
+def exact_log(reward: Callable[[frozenset[str]], float]) -> list[LoggedEpisode]:
+    """Each slate 32 * P(slate) times, each copy FOLDS times in a row: every fold holds the
+    exact distribution, so even the cross-fitted estimators see their expectation."""
+    episodes = []
+    for slate, chance in slates():
+        for copy in range(round(32 * chance) * FOLDS):
+            r = reward(slate)
+            episodes.append(LoggedEpisode(f"ep{len(episodes)}", float(copy), Slate(dict(P), slate), r, r > 0.0))
+    return episodes
+
+
+def true_value(reward: Callable[[frozenset[str]], float], inclusion: dict[str, float]) -> float:
+    total = 0.0
+    for draws in itertools.product((False, True), repeat=len(COINS)):
+        chance = 1.0
+        for lesson, drawn in zip(COINS, draws, strict=True):
+            q = inclusion[lesson]
+            chance *= q if drawn else 1.0 - q
+        total += chance * reward(frozenset(i for i, d in zip(COINS, draws, strict=True) if d))
+    return total
+
+
+ALTERNATIVES = [
+    (NoMemory(), {"a": 0.0, "b": 0.0, "c": 0.0}),
+    (Holdout(0.3), {"a": 0.7, "b": 0.5, "c": 0.7}),  # b's p = 0.5 is an exposure coin: kept
+    (Without("a"), {"a": 0.0, "b": 0.5, "c": 0.75}),
+    (Logged(), {"a": 0.75, "b": 0.5, "c": 0.75}),
+]
+
+
+@pytest.mark.parametrize(("alternative", "inclusion"), ALTERNATIVES, ids=lambda x: getattr(x, "name", ""))
+def test_slate_estimators_are_unbiased_whatever_the_reward(alternative: object, inclusion: dict[str, float]) -> None:
+    episodes = exact_log(interacting)
+    (report,) = evaluate(episodes, [alternative])  # type: ignore[list-item]
+    truth = true_value(interacting, inclusion)
+    for name in ("ips", "snips", "dr"):
+        assert report.reward[name].value == pytest.approx(truth, abs=1e-12), name
+    assert report.supported == len(episodes)
+
+
+@pytest.mark.parametrize(("alternative", "inclusion"), ALTERNATIVES, ids=lambda x: getattr(x, "name", ""))
+def test_pseudo_inverse_is_unbiased_when_lessons_add_up(alternative: object, inclusion: dict[str, float]) -> None:
+    (report,) = evaluate(exact_log(additive), [alternative])  # type: ignore[list-item]
+    truth = true_value(additive, inclusion)
+    assert report.reward["pi"].value == pytest.approx(truth, abs=1e-12)
+    assert report.reward["pi-dr"].value == pytest.approx(truth, abs=1e-12)
+
+
+def test_pseudo_inverse_is_biased_when_lessons_interact() -> None:
+    # The assumption it adds is real: no memory, with a and c undoing each other, is misjudged.
+    (report,) = evaluate(exact_log(interacting), [NoMemory()])
+    truth = true_value(interacting, {"a": 0.0, "b": 0.0, "c": 0.0})
+    assert abs(report.reward["pi"].value - truth) > 0.1
+    assert report.reward["ips"].value == pytest.approx(truth, abs=1e-12)
+
+
+def test_the_weight_is_the_ratio_of_the_two_policies_slate_probabilities() -> None:
+    p = {"a": 0.75, "b": 0.5, "c": 0.25}
+    changes = {"a": 0.2, "c": 0.9}
+    # injected {a, b}: a's ratio 0.2/0.75, b unchanged, c left out: (1 - 0.9)/(1 - 0.25).
+    assert slate_weight(p, frozenset({"a", "b"}), changes) == pytest.approx((0.2 / 0.75) * (0.1 / 0.75))
+    assert pseudo_inverse(p, frozenset({"a", "b"}), changes) == pytest.approx(
+        1 + (0.2 - 0.75) * (1 - 0.75) / (0.75 * 0.25) + (0.9 - 0.25) * (0 - 0.25) / (0.25 * 0.75))
+
+
+@pytest.mark.parametrize(("p", "injected", "changes"), [
+    ({"a": 0.0}, frozenset(), {"a": 0.5}),       # would inject what the log never tried
+    ({"a": 1.0}, frozenset({"a"}), {"a": 0.0}),  # would drop what the log always injected
+    ({"a": 1.0}, frozenset({"a"}), {"a": 0.9}),
+])
+def test_changing_a_certain_inclusion_is_outside_the_support(p: dict[str, float], injected: frozenset[str],
+                                                            changes: dict[str, float]) -> None:
+    assert slate_weight(p, injected, changes) is None
+
+
+def test_an_unchanged_certain_inclusion_stays_inside() -> None:
+    assert slate_weight({"a": 1.0, "b": 0.0, "c": 0.8}, frozenset({"a", "c"}), {"a": 1.0, "b": 0.0}) == 1.0
+
+
+def test_episodes_outside_the_support_are_left_out_and_counted() -> None:
+    inside = [LoggedEpisode(f"in{j}", 0.0, Slate({"a": 0.5}, frozenset({"a"} if j % 2 else ())),
+                            1.0 if j % 2 else 0.0, bool(j % 2)) for j in range(40)]
+    outside = [LoggedEpisode(f"out{j}", 0.0, Slate({"a": 1.0}, frozenset({"a"})), 1.0, True) for j in range(10)]
+    (report,) = evaluate(inside + outside, [NoMemory()])
+    assert (report.episodes, report.supported) == (50, 40)
+    assert report.outside == pytest.approx(0.2)
+    # The 40 supported: no memory gives 0 (a held out gave 0), and the logged value is theirs only.
+    assert report.reward["ips"].value == pytest.approx(0.0)
+    assert report.reward["logged"].value == pytest.approx(0.5)
+
+
+def test_the_interval_is_the_mean_plus_or_minus_196_standard_errors() -> None:
+    sums = Sums()
+    values = [0.0, 1.0, 1.0, 0.0, 1.0]
+    for y in values:
+        sums.add(1, y, y * y, 0.0, 1.0)
+    mean = sum(values) / 5
+    sd = math.sqrt(sum((y - mean) ** 2 for y in values) / 4)
+    assert sums.estimate() == Estimate(mean, mean - 1.959963984540054 * sd / math.sqrt(5),
+                                       mean + 1.959963984540054 * sd / math.sqrt(5), 5)

@@ -1,0 +1,112 @@
+"""Reading the log: the engine's rules for outcomes, on a real SQLite store, and the refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
+from lamar.whatif import whatif
+from lamar.whatif.log import read_log
+
+
+def _engine(path: Path) -> Lamar:
+    lam = Lamar(str(path), k=2, seed=11)
+    for action in ("pin the seeds", "mock the clock", "retry the network"):
+        lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+    lam.add(Experience("a deploy fails", "drain the pods", scope=Scope(task="deploy")))
+    return lam
+
+
+def test_replaced_expired_and_unreported_episodes_are_read_as_the_engine_reads_them(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    recs = [lam.recall({"task": "flaky"}) for _ in range(6)]
+    lam.report(recs[0].episode_id, Signal.SHIPPED)
+    lam.report(recs[1].episode_id, Signal.REVERTED)
+    lam.report(recs[1].episode_id, Signal.ACCEPTED, replace=True)  # the replacement counts
+    lam.report(recs[2].episode_id, -0.25)  # a number with no signal: success is reward > 0
+    lam.expire(recs[3].episode_id)  # no reward
+    lam.report(recs[4].episode_id, 0.5)
+    # recs[5] is never reported
+    log = read_log(lam.store)
+    assert log.logged == 6
+    by_id = {e.id: e for e in log.episodes}
+    assert set(by_id) == {r.episode_id for r in recs[:3]} | {recs[4].episode_id}
+    assert (by_id[recs[1].episode_id].reward, by_id[recs[1].episode_id].success) == (0.6, True)
+    assert (by_id[recs[2].episode_id].reward, by_id[recs[2].episode_id].success) == (-0.25, False)
+    assert by_id[recs[4].episode_id].success is True
+    for rec in recs[:3]:
+        episode = by_id[rec.episode_id]
+        assert dict(episode.slate.p) == rec.propensities
+        assert episode.slate.injected == frozenset(rec.ids) and episode.slate.held_out == frozenset(rec.held_out)
+        assert episode.reward == lam.episode(rec.episode_id).reward
+    lam.close()
+
+
+def test_a_checkpoint_keeps_the_episodes_its_snapshot_holds(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    before = []
+    for i in range(8):
+        rec = lam.recall({"task": "flaky"})
+        lam.report(rec.episode_id, Signal.SHIPPED if i % 2 else Signal.CORRECTED)
+        before.append(rec.episode_id)
+    expected = {e.id: (e.reward, e.slate) for e in read_log(lam.store).episodes}
+    assert lam.checkpoint()
+    assert lam.store.read(0)[0].kind == "snapshot"
+    rec = lam.recall({"task": "flaky"})
+    lam.report(rec.episode_id, Signal.ACCEPTED)
+    after = read_log(lam.store)
+    assert {e.id: (e.reward, e.slate) for e in after.episodes if e.id in expected} == expected
+    assert [e.id for e in after.episodes] == [*before, rec.episode_id]
+    lam.close()
+
+
+def test_since_and_scope_select_episodes(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for task in ("flaky", "deploy", "flaky"):
+        rec = lam.recall({"task": task, "project": "x"})
+        lam.report(rec.episode_id, Signal.SHIPPED)
+    assert len(read_log(lam.store, scope={"task": "flaky"}).episodes) == 2
+    assert len(read_log(lam.store, scope={"task": "flaky", "project": "y"}).episodes) == 0
+    times = [e.time for e in read_log(lam.store).episodes]
+    assert len(read_log(lam.store, since=times[1]).episodes) == 2
+    assert len(read_log(lam.store, since=times[-1] + 1.0).episodes) == 0
+    lam.close()
+
+
+def test_too_few_episodes_are_refused_naming_what_is_missing(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(5):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(LamarError, match=r"has 5 reported episode\(s\).*at least 30"):
+        lam.whatif()
+    lam.close()
+
+
+def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
+    # Every recall came from a context where no lesson was eligible: no propensity was ever logged.
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(40):
+        lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    assert all(not e.slate.p for e in read_log(lam.store).episodes)
+    with pytest.raises(LamarError, match="none with a logged coin.*holdout"):
+        whatif(lam)
+    lam.close()
+
+
+def test_an_empty_store_is_refused(tmp_path: Path) -> None:
+    with Lamar(str(tmp_path / "empty.db")) as lam, pytest.raises(LamarError, match="0 reported episode"):
+        lam.whatif("none")
+
+
+def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(InvalidArgument, match="a policy is a name"):
+        lam.whatif([3])
+    with pytest.raises(InvalidArgument, match="since is a time"):
+        lam.whatif("none", since="yesterday")  # type: ignore[arg-type]
+    lam.close()
+

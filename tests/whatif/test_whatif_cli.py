@@ -1,0 +1,91 @@
+"""`lamar whatif` on a real SQLite store: the table, --json, the options, the refusals and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+from lamar import Experience, Lamar, Signal
+from lamar.cli import main
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(argv))
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_the_table_shows_each_policy_beside_the_logged_one(logged: Path) -> None:
+    status, out, err = run("whatif", "--store", str(logged))
+    assert status == 0, err
+    assert "800 logged, 800 reported, 800 of them with a coin" in out
+    lines = out.splitlines()
+    for policy in ("logged", "none", "proven", "today", "holdout:0", "k:1"):
+        assert any(line.startswith(policy + " ") for line in lines), policy
+    assert "outside: share of episodes" in out
+
+
+def test_json_carries_every_estimator_with_its_interval(logged: Path) -> None:
+    status, out, _ = run("whatif", "--store", str(logged), "--json", "--policy", "none", "--policy", "holdout:0.3")
+    assert status == 0
+    data = json.loads(out)
+    assert [row["policy"] for row in data["alternatives"]] == ["none", "holdout:0.3"]
+    row = data["alternatives"][1]
+    assert set(row["success"]) == {"logged", "ips", "snips", "dr", "pi", "pi-dr"}
+    dr = row["success"]["dr"]
+    assert dr["lower"] <= dr["value"] <= dr["upper"] and dr["n"] == row["supported"] == 800
+    with Lamar(str(logged)) as lam:
+        direct = lam.whatif(["none", "holdout:0.3"]).to_dict()
+    assert data == json.loads(json.dumps(direct))
+
+
+def test_scope_since_and_estimators(logged: Path) -> None:
+    status, out, _ = run("whatif", "--store", str(logged), "--json", "--scope", "task=deploy_service",
+                         "--since", "0", "--policy", "none")
+    assert status == 0
+    data = json.loads(out)
+    assert 100 < data["reported"] < 300  # one task of four
+    status, out, _ = run("whatif", "--store", str(logged), "--policy", "none", "--estimator", "ips",
+                         "--estimator", "pi")
+    assert status == 0
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("none ")] == ["ips", "pi"]
+    status, out, _ = run("whatif", "--store", str(logged), "--since", "1d", "--json")
+    assert status == 0 and json.loads(out)["reported"] == 800  # the fixture logged them minutes ago
+    status, _, err = run("whatif", "--store", str(logged), "--since", "2999-01-01")
+    assert status == 1 and "0 reported episode(s) in this selection" in err
+
+
+def test_refusals_name_what_is_missing(tmp_path: Path, logged: Path) -> None:
+    path = tmp_path / "few.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a deploy fails", "drain the pods"))
+        lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
+    status, _, err = run("whatif", "--store", str(path))
+    assert status == 1 and "1 reported episode(s)" in err and "at least 30" in err
+    status, _, err = run("whatif", "--store", str(tmp_path / "absent.db"))
+    assert status == 2 and "no store at" in err
+    status, _, err = run("whatif", "--store", str(logged), "--policy", "sometimes")
+    assert status == 1 and "unknown policy 'sometimes'" in err
+    status, _, err = run("whatif", "--store", str(logged), "--since", "last tuesday")
+    assert status == 1 and "--since takes" in err
+
+
+def test_a_policy_the_log_cannot_support_is_said_so_and_gives_no_number(tmp_path: Path) -> None:
+    # k = 1 everywhere: every episode's one slot was taken while other lessons sat at p = 0, so
+    # three slots would need lessons the log never tried there.
+    path = tmp_path / "one.db"
+    with Lamar(str(path), k=1, seed=2) as lam:
+        for action in ("pin the seeds", "mock the clock", "retry the network"):
+            lam.add(Experience("a test is flaky", action))
+        for i in range(60):
+            lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 2 else Signal.REASKED)
+    status, out, _ = run("whatif", "--store", str(path), "--json", "--policy", "k:3")
+    assert status == 0
+    (row,) = json.loads(out)["alternatives"]
+    assert row["outside"] == 1.0 and row["supported"] == 0
+    assert all(value is None for value in row["success"]["dr"].values() if value != 0)
+    status, out, _ = run("whatif", "--store", str(path), "--policy", "k:3")
+    assert "not evaluable" in out and "every episode is outside the support" in out

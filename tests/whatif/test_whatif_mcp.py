@@ -1,0 +1,37 @@
+"""The `whatif` MCP tool, through the SDK's own client over stdio."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lamar import Experience, Lamar
+from lamar_mcp.launch import stdio_session
+
+
+async def test_the_tool_answers_with_structured_estimates(logged: Path) -> None:
+    async with stdio_session(logged, "--read-only") as session:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert tools["whatif"].annotations.read_only_hint is True
+        assert tools["whatif"].output_schema["type"] == "object"
+        result = await session.call_tool("whatif", {"policies": ["none", "k:1"], "scope": {"task": "fix_flaky_test"}})
+        assert not result.is_error, result.content
+        data = result.structured_content
+        assert [row["policy"] for row in data["alternatives"]] == ["none", "k:1"]
+        assert 100 < data["reported"] < 300
+        with Lamar(str(logged)) as lam:
+            expected = lam.whatif(["none", "k:1"], scope={"task": "fix_flaky_test"})
+        assert data["alternatives"][0]["success"]["dr"]["value"] == expected["none"].success["dr"].value
+
+
+async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) -> None:
+    async with stdio_session(logged) as session:
+        bad = await session.call_tool("whatif", {"policies": "none"})
+        assert bad.is_error and "list of policy names" in bad.content[0].text
+        unknown = await session.call_tool("whatif", {"policies": ["sometimes"]})
+        assert unknown.is_error and "unknown policy" in unknown.content[0].text
+    empty = tmp_path / "empty.db"
+    with Lamar(str(empty)) as lam:
+        lam.add(Experience("a deploy fails", "drain the pods"))
+    async with stdio_session(empty) as session:
+        few = await session.call_tool("whatif", {})
+        assert few.is_error and "at least 30" in few.content[0].text
