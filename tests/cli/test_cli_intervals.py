@@ -16,9 +16,11 @@ def test_a_lesson_with_two_reports_shows_bounds_no_wider_than_a_lift(tmp_path: P
     ids = [lam.add(Experience("the build fails", f"remedy {i}", scope=Scope(task="b"))) for i in range(2)]
     for signal in (Signal.SHIPPED, Signal.REVERTED, Signal.SHIPPED):
         lam.report(lam.recall({"task": "b"}).episode_id, signal)
-    raw = [lam.evidence(i) for i in ids]
+    evidence = [lam.evidence(i) for i in ids]
     lam.close()
-    assert any(abs(b) > 2 for ev in raw for b in (ev.lower, ev.upper) if abs(b) != float("inf"))  # the case
+    finite = [x for ev in evidence for x in (ev.lift, ev.lower, ev.upper) if abs(x) != float("inf")]
+    assert all(-2.0 <= x <= 2.0 for x in finite)  # Evidence itself keeps inside what a lift can be
+    assert any(abs(x) == 2.0 for x in finite)  # the case: a bound that three reports leave at the edge
     printed = ""
     for command in (["ls"], ["show", ids[0]], ["show", ids[1]]):
         done = subprocess.run([sys.executable, "-m", "lamar.cli", *command, "--store", str(store)],
