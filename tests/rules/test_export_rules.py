@@ -17,7 +17,7 @@ from lamar.rules.parse import EXPORT_END
 from .conftest import project_copy
 
 
-def _prove(lam: Lamar, good: str, bad: str, episodes: int = 2500, seed: int = 2) -> None:
+def _prove(lam: Lamar, good: str, bad: str, episodes: int = 600, seed: int = 2) -> None:
     """Outcomes in which `good` raises the reward by 0.5 and `bad` lowers it by 0.5 (fixed seed)."""
     rng = random.Random(seed)
     for _ in range(episodes):
@@ -34,7 +34,9 @@ def test_round_trip_leaves_the_users_text_byte_for_byte(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     agents = project / "AGENTS.md"
     original = agents.read_bytes()
-    lam = Lamar(":memory:", seed=1, k=2)
+    # The defaults stop injecting a harmful lesson long before its harm is proven (docs/limitations.md);
+    # a store that tries every lesson 150 times, with a third held out, proves both verdicts.
+    lam = Lamar(":memory:", seed=1, k=2, warmup=150, holdout=0.3)
     import_rules(lam, project, apply=True)
     for exp in lam.experiences():  # keep three arms in play, so the run stays short
         if exp.provenance["line"] not in (8, 11, 22):

@@ -53,15 +53,18 @@ def lessons(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
     """A store with one lesson in each standing, and one whose helps verdict went and came back.
 
     Seeded: the fossil helps, does nothing for the middle 30% of the episodes, then helps again.
+    The defaults stop injecting a harmful lesson long before its harm is proven, so this store
+    tries every lesson 600 times with half of the wanted ones held out; the neutral lesson gets
+    a context of its own, where 1 500 episodes narrow its interval to "no effect".
     """
     path = tmp_path_factory.mktemp("looks") / "lessons.db"
-    lam = Lamar(str(path), k=3, seed=7, holdout=0.5, explore=4.0)
+    lam = Lamar(str(path), k=3, seed=7, holdout=0.5, explore=4.0, warmup=600)
     trace = Scope(project="trace")
     ids = {
         "good": lam.add(Experience("the build fails after a bump", "clear DerivedData", scope=trace)),
         "fossil": lam.add(Experience("the build fails", "pin the compiler version",
                                      rationale="the old toolchain was stable", scope=trace)),
-        "neutral": lam.add(Experience("the build is slow", "close other applications", scope=trace)),
+        "neutral": lam.add(Experience("the build is slow", "close other applications", scope=Scope(project="perf"))),
         "dropped": lam.add(Experience("the build fails", "delete the repository and clone it again", scope=trace)),
         "bad": lam.add(Experience("the build fails", "force-push over the main branch", scope=trace)),
         "unproven": lam.add(Experience("a page renders blank", "check the template's escaping",
@@ -73,8 +76,11 @@ def lessons(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         rec = lam.recall(BUILD)
         fossil = 0.0 if 0.4 * episodes <= n < 0.7 * episodes else 0.35
         reward = (rng.gauss(0.0, 0.3) + 0.3 * (ids["good"] in rec.ids) + fossil * (ids["fossil"] in rec.ids)
-                  - 0.05 * (ids["dropped"] in rec.ids) - 0.5 * (ids["bad"] in rec.ids))
+                  - 0.1 * (ids["dropped"] in rec.ids) - 0.5 * (ids["bad"] in rec.ids))
         lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
+    for _ in range(1500):
+        rec = lam.recall({"project": "perf", "task": "build"})
+        lam.report(rec.episode_id, max(-1.0, min(1.0, rng.gauss(0.0, 0.3))))
     for _ in range(3):  # pending episodes for the episodes page
         lam.recall(BUILD)
     shown = {role: standing(lam.evidence(i)) for role, i in ids.items()}
