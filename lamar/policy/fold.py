@@ -19,7 +19,7 @@ PRIOR_WEIGHT = 10.0
 
 def spread(n: int, m2: float) -> float:
     """Spread of `n` rewards whose squared deviations sum to `m2`, shrunk towards a prior
-    while outcomes are few (the sigma every fold and every optimistic bound uses)."""
+    while outcomes are few (the sigma every fold, every draw and every coin uses)."""
     return math.sqrt((m2 + PRIOR_WEIGHT * PRIOR_SIGMA**2) / (n + PRIOR_WEIGHT))
 
 

@@ -14,7 +14,7 @@ from lamar.whatif.log import Log, lessons_in
 from lamar.whatif.model import fold_lifts
 from lamar.whatif.slate import Slate
 
-WANTED_ABOVE = 0.5  # a holdout coin has p = 1 - q > 0.5; an exposure round's coin has p = 0.5
+WANTED_ABOVE = 0.0  # every p > 0 is a wanted lesson's (1 - its coin); a lesson not wanted logs 0
 
 
 class Alternative(Protocol):
@@ -36,13 +36,13 @@ class Alternative(Protocol):
 @dataclasses.dataclass(frozen=True)
 class Beliefs:
     """What Lamar believes today, fixed before the evaluation: each active lesson's lift and
-    whether it is proven to help, the holdout rates and the slots per recall."""
+    whether it is proven to help, the coins (undecided and decided) and the slots per recall."""
 
     lift: Mapping[str, float]
     proven: frozenset[str]
     k: int
     holdout: float
-    holdout_proven: float
+    holdout_decided: float
 
     def ranked(self, ids: list[str]) -> list[str]:
         """`ids` highest lift first (unknown lessons last), ties by id so the order is fixed."""
@@ -146,25 +146,25 @@ class Slots:
 class Proven:
     beliefs: Beliefs
     name: str = "proven"
-    description: str = "only lessons proven to help today, at the proven holdout"
+    description: str = "only lessons proven to help today, at a decided lesson's coin"
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         beliefs = self.beliefs
         chosen = beliefs.ranked([i for i in episode.p if i in beliefs.proven])[: beliefs.k]
-        return _replace(episode, {i: 1.0 - beliefs.holdout_proven for i in chosen})
+        return _replace(episode, {i: 1.0 - beliefs.holdout_decided for i in chosen})
 
 
 @dataclasses.dataclass(frozen=True)
 class Today:
     beliefs: Beliefs
     name: str = "today"
-    description: str = "today's beliefs from the start: lessons with a positive lift, at today's holdout"
+    description: str = "today's beliefs from the start: lessons with a positive lift, each at its coin today"
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         beliefs = self.beliefs
         positive = [i for i in episode.p if beliefs.lift.get(i, 0.0) > 0.0]
         chosen = beliefs.ranked(positive)[: beliefs.k]
-        return _replace(episode, {i: 1.0 - (beliefs.holdout_proven if i in beliefs.proven else beliefs.holdout)
+        return _replace(episode, {i: 1.0 - (beliefs.holdout_decided if i in beliefs.proven else beliefs.holdout)
                                   for i in chosen})
 
 

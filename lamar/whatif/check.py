@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from lamar.audit.summary import clopper_pearson
@@ -152,10 +153,14 @@ def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[C
         groups.setdefault(tuple(str(row[key]) for key in by), []).append(row)
     out = []
     for key, members in groups.items():
-        errors = [_number(row, "estimate") - _number(row, "truth") for row in members]
-        widths = [_number(row, "upper") - _number(row, "lower") for row in members]
+        # An estimate with no weight at all (SNIPS where the alternative's slate never happened)
+        # is NaN: it counts as a miss, and stays out of the mean error and width.
+        given = [row for row in members if math.isfinite(_number(row, "estimate"))]
+        errors = [_number(row, "estimate") - _number(row, "truth") for row in given]
+        widths = [_number(row, "upper") - _number(row, "lower") for row in given]
         out.append(Coverage(key, sum(1 for row in members if row["covered"]), len(members),
-                            sum(errors) / len(errors), sum(widths) / len(widths)))
+                            sum(errors) / len(errors) if errors else math.nan,
+                            sum(widths) / len(widths) if widths else math.nan))
     return out
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 class Slate:
     """What one episode logged about its lessons: `p` holds every eligible lesson's inclusion
     probability (a lesson not in `p` was not eligible), `held_out` the lessons wanted and left
-    out (by their coin, or vacated by an exposure round, then with p = 0)."""
+    out by their coin."""
 
     p: Mapping[str, float]
     injected: frozenset[str]

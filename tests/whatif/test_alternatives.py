@@ -10,7 +10,7 @@ from lamar.whatif.log import Log, LoggedEpisode
 from lamar.whatif.slate import Slate
 
 BELIEFS = Beliefs(lift={"a": 0.3, "b": 0.1, "c": -0.2, "d": 0.05}, proven=frozenset({"a"}), k=2,
-                  holdout=0.15, holdout_proven=0.05)
+                  holdout=0.15, holdout_decided=0.05)
 
 
 def episode(p: dict[str, float], injected: set[str], held_out: frozenset[str] = frozenset()) -> Slate:
@@ -29,8 +29,8 @@ def test_no_memory_and_without_drop_what_the_log_could_inject() -> None:
 
 def test_holdout_moves_only_the_wanted_lessons_coins() -> None:
     ep = episode({"a": 0.85, "b": 0.5, "c": 0.95, "d": 0.0}, {"a", "c"})
-    assert Holdout(0.0).changes(ep) == {"a": 1.0, "c": 1.0}  # b's fair coin is an exposure round's
-    assert Holdout(0.05).changes(ep) == {"a": 0.95}
+    assert Holdout(0.0).changes(ep) == {"a": 1.0, "b": 1.0, "c": 1.0}  # d was not wanted: it stays out
+    assert Holdout(0.05).changes(ep) == {"a": 0.95, "b": 0.95}  # c already has 0.95
 
 
 def test_fewer_slots_keep_the_wanted_lessons_that_rank_first_today() -> None:

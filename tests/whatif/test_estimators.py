@@ -65,7 +65,7 @@ def true_value(reward: Callable[[frozenset[str]], float], inclusion: dict[str, f
 
 ALTERNATIVES = [
     (NoMemory(), {"a": 0.0, "b": 0.0, "c": 0.0}),
-    (Holdout(0.3), {"a": 0.7, "b": 0.5, "c": 0.7}),  # b's p = 0.5 is an exposure coin: kept
+    (Holdout(0.3), {"a": 0.7, "b": 0.7, "c": 0.7}),  # every wanted lesson's coin, b's 0.5 too
     (Without("a"), {"a": 0.0, "b": 0.5, "c": 0.75}),
     (Logged(), {"a": 0.75, "b": 0.5, "c": 0.75}),
 ]
