@@ -12,7 +12,15 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, __version__
-from lamar_mcp.results import EraseResult, ImportResult, Lesson, LessonList, ProposeResult, RecallResult, ReportResult
+from lamar_mcp.results import (
+    EraseResult,
+    ImportResult,
+    Lesson,
+    LessonList,
+    ProposeResult,
+    RecallResult,
+    ReportResult,
+)
 from lamar_mcp.tools import (
     MAX_FREE_TEXT,
     MAX_ID,
