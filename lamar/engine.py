@@ -216,6 +216,9 @@ class Lamar:
                 store.scrub(changed)
             except ValueError as exc:  # a checkpoint by another process replaced events meanwhile
                 raise StoreError(f"{exc}: the log changed while it was read; erase again") from exc
+            except StoreError:
+                self._holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
+                raise
             self._holder.write([event])
             self._holder.rebuild()  # nothing this process folded from the old text stays in memory
             _forget_whatif(store.location)

@@ -284,6 +284,7 @@ class SqliteStore:
                     raise StoreError(f"could not scrub {self.path}: {exc}; the log is unchanged") from exc
                 raise
             try:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")  # readers get this long
                 self._db.execute("VACUUM")  # a fresh file: free pages that held the data are gone
                 busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error as exc:

@@ -137,3 +137,25 @@ def test_without_contexts_even_the_slices_stay() -> None:
     assert {e.id: lam.evidence(e.id) for e in lam.experiences()} == before
     assert all(lam.episode(e.data["id"]).context for e in lam.store.read() if e.kind == "episode")
 
+
+
+def test_a_reader_holding_the_journal_fails_the_erasure_which_runs_again_once_it_is_gone(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), seed=1, k=1)
+    secret = lam.add(Experience(f"{NAME} asks", "answer"))
+    for _ in range(5):
+        lam.report(lam.recall({}).episode_id, Signal.SHIPPED)
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM events").fetchone()  # a read transaction pins the write-ahead log
+    lam.store._timeout = 0.2  # type: ignore[attr-defined]  # not 30 s of waiting in a test
+    with pytest.raises(StoreError, match="when no one reads it"):
+        lam.erase(secret)
+    assert lam.get(secret).action == "[erased]"  # the log was scrubbed: the engine folds what is stored
+    reader.execute("COMMIT")
+    reader.close()
+    assert lam.erase(secret).events == 1  # the audit event now, and the journal emptied
+    lam.close()
+    assert NAME.encode() not in _files(tmp_path)
