@@ -76,6 +76,21 @@ def reason(text: Any) -> str:
     return text
 
 
+def who(name: Any) -> str:
+    """Who does something, for the audit trail: a non-empty string, or None for the OS user."""
+    if name is None:
+        import getpass
+
+        try:
+            return getpass.getuser()
+        except (KeyError, OSError):  # no user name in the environment or the password database
+            return "unknown"
+    if not isinstance(name, str) or not name.strip() or text_problem(name):
+        raise InvalidArgument(f"by names who does it: a non-empty string without NUL (or None: the OS user); "
+                              f"got {name!r}")
+    return name.strip()
+
+
 def candidate_ids(candidates: Iterable[str] | None) -> set[str] | None:
     """The ids a recall may choose from (None: any)."""
     if candidates is None:
@@ -129,4 +144,5 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots", "traces"]
+__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots", "traces",
+           "who"]

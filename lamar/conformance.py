@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from unittest import TestCase
 
-from lamar._errors import CorruptStore, DuplicateReport, EventConflict
+from lamar._errors import CorruptStore, DuplicateReport, EventConflict, InvalidArgument
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
@@ -57,7 +57,8 @@ else:  # at run time a plain class: neither unittest nor pytest collects the sui
 class StoreConformance(_Case):
     """Behaviour every store backend must show: round trips of every event kind, atomic batches,
     unique keys, reopening, keyed lookup and the saved state, rewrites into a snapshot (also while
-    other processes write), writers in separate processes, and SIGKILL in the middle of writes.
+    other processes write), scrubs that leave no copy of what they replaced (`stored_bytes`),
+    writers in separate processes, and SIGKILL in the middle of writes.
 
     A backend's test is a subclass with `unittest.TestCase` that says where a store lives, in a
     form a child process can open too (when `processes` is True):
@@ -75,6 +76,7 @@ class StoreConformance(_Case):
     persistent = True  # survives close and reopen
     keyed = True  # has lookup(keys), load_state() and save_state(seq, text) (`KeyedStore`)
     rewritable = True  # has rewrite(through, snapshot): compaction shrinks its log
+    erasable = True  # has scrub(events): Lamar.erase takes a lesson's text out of it (`ErasableStore`)
     processes = True  # can be shared by several OS processes
     opener = DEFAULT_OPENER  # code defining open_store(location) inside a worker process
 
@@ -90,6 +92,16 @@ class StoreConformance(_Case):
         self.folder = Path(tempfile.mkdtemp(prefix="lamar-conformance-"))
         self.addCleanup(shutil.rmtree, self.folder, True)
         self.loc = self.location(self.folder)
+
+    def stored_bytes(self, store: Any) -> bytes:
+        """Every byte the store keeps: by default every file under this test's folder (a file
+        backend's file, journal, index and saved state), or, when it keeps none, its events and
+        saved state as read. A server backend overrides this with what its tables hold."""
+        files = sorted(p for p in self.folder.rglob("*") if p.is_file() and not p.name.endswith(".log"))
+        if files:
+            return b"".join(p.read_bytes() for p in files)
+        saved = store.load_state() if self.keyed else None
+        return "".join([*(e.data_json() for e in store.read()), saved or ""]).encode("utf-8")
 
     def opened(self) -> Any:
         """The store at `loc`, closed when the test ends."""
@@ -127,6 +139,8 @@ class StoreConformance(_Case):
             Event("applied", {"proposal": "retire_1", "kind": "retire"}, key="proposal:retire_1", time=6.0),
             Event("compact", {"episodes": ["ep_0"], "figures": {"reports": 1, "mean": 0.1 + 0.2}}, time=7.0),
             Event("snapshot", {"format": 1, "lessons": [], "rewards": [3, 0.25, 1e-300]}, time=8.0),
+            Event("erase", {"id": exp.id, "by": "ops", "reason": "r", "contexts": True, "episodes": ["ep_1"],
+                            "events": 2}, time=9.0),
         ]
         self.assertEqual({e.kind for e in written}, EVENT_KINDS)  # a kind added to the log is tested here too
         store.append(written)
@@ -324,6 +338,80 @@ class StoreConformance(_Case):
         for i in range(4):
             lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
         return lam
+
+    # -- scrub (erasure) -------------------------------------------------------------------
+
+    def test_scrub_replaces_data_in_place_all_or_nothing(self) -> None:
+        self._require("erasable")
+        store = self.opened()
+        written = store.append([Event("status", {"id": f"s{i}", "status": "active", "reason": f"Zyxwert {i}"},
+                                      key=f"k{i}", time=float(i + 1)) for i in range(4)])
+        if self.keyed:
+            store.save_state(written[-1].seq, "a state that quotes Zyxwert 1")
+        wrong = Event("status", {"id": "s3", "status": "active"}, key="other", seq=written[3].seq, time=4.0)
+        with self.assertRaises(ValueError):  # named as it is not stored: nothing changes, not even the first
+            store.scrub([Event("status", {"id": "s0"}, key="k0", seq=written[0].seq, time=1.0), wrong])
+        self.assertEqual([e.data for e in store.read()], [e.data for e in written])
+        new = [Event(e.kind, {**e.data, "reason": "[erased]"}, e.key, e.seq, e.time) for e in written[1:3]]
+        self.assertEqual(store.scrub(new), 2)
+        back = store.read()
+        self.assertEqual([(e.seq, e.key, e.time) for e in back], [(e.seq, e.key, e.time) for e in written])
+        self.assertEqual([e.data["reason"] for e in back], ["Zyxwert 0", "[erased]", "[erased]", "Zyxwert 3"])
+        if self.keyed:
+            self.assertEqual(store.lookup(["k1"])[0].data["reason"], "[erased]")
+            self.assertIsNone(store.load_state())  # the saved state may hold what was scrubbed
+        self.assertFalse(b"Zyxwert 1" in self.stored_bytes(store), "the scrubbed data is still stored")
+        self.assertIn(b"Zyxwert 3", self.stored_bytes(store))
+        with self.assertRaises(EventConflict):
+            store.append([Event("status", {"id": "again", "status": "active"}, key="k1")])  # keys stay taken
+        if self.persistent:
+            store.close()
+            again = self.opened()
+            self.assertEqual([e.data for e in again.read()], [e.data for e in back])
+
+    def test_erase_leaves_no_text_and_every_verdict_as_it_was(self) -> None:
+        self._require("erasable")
+        lam = Lamar(self.open(self.loc), k=2, seed=0)
+        self.addCleanup(lam.close)
+        secret = lam.add(Experience("Quorvath Ellingsby's build fails", "page Quorvath Ellingsby",
+                                    rationale="Quorvath asked", scope=Scope(task="t0")))
+        for i in range(3):
+            lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+        rng = random.Random(2)
+        for n in range(160):
+            # Vexmoor only where the lesson is eligible: its contexts are blanked, the others kept
+            rec = lam.recall({"task": f"t{n % 2}", "user": "Vexmoor" if n % 2 == 0 and n % 3 else "plain"})
+            lam.report(rec.episode_id, rng.choice(list(Signal)))
+            if n == 80 and self.rewritable:
+                self.assertIs(lam.checkpoint(), True)  # a snapshot holds the text too
+        if self.persistent:
+            lam.close()  # saves the state beside the log: one more copy
+            lam = Lamar(self.open(self.loc), k=2, seed=0)
+            self.addCleanup(lam.close)
+        before = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+        erased = lam.erase(secret, contexts=True, by="ops")
+        self.assertEqual((erased.id, erased.by), (secret, "ops"))
+        self.assertGreater(len(erased.episodes), 0)
+        after = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+        for exp_id, ev in before.items():
+            self.assertEqual((after[exp_id].verdict, after[exp_id].lift, after[exp_id].lower, after[exp_id].upper,
+                              after[exp_id].randomized, after[exp_id].injected, after[exp_id].eligible),
+                             (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected, ev.eligible), exp_id)
+        self.assertEqual(lam.get(secret).action, "[erased]")
+        self.assertEqual(lam.get(secret).status.value, "retired")
+        stored = self.stored_bytes(lam.store)
+        for word in (b"Quorvath", b"Ellingsby", b"Vexmoor"):
+            self.assertFalse(word in stored, f"{word!r} is still stored")
+        self.assertIn(b"plain", stored)  # the contexts of episodes it was not eligible in stay
+        self.assertEqual(lam.episode(erased.episodes[0]).context, {})
+        with self.assertRaises(InvalidArgument):
+            lam.erase(secret)
+        if self.persistent:
+            lam.close()
+            again = Lamar(self.open(self.loc), k=2, seed=0)
+            self.addCleanup(again.close)
+            self.assertEqual({e.id: again.evidence(e.id) for e in again.experiences()}, after)
+            self.assertEqual([e.kind for e in again.store.read()][-1], "erase")
 
     def test_two_processes_writing_at_once_lose_nothing(self) -> None:
         self._require("processes")

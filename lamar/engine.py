@@ -7,6 +7,7 @@ from __future__ import annotations
 import _thread
 import os
 import random
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
@@ -19,9 +20,10 @@ from lamar.policy.verdicts import Evidence, Verdict
 from lamar.recall import Recall
 from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
+from lamar.state.erasure import Erasure
 from lamar.state.holder import open_state
 from lamar.state.pending import PendingEpisode, expire, pending, settle
-from lamar.store.base import Event, RewritableStore, RowsView, Store
+from lamar.store.base import ErasableStore, Event, RewritableStore, RowsView, Store, check_appendable
 
 if TYPE_CHECKING:
     from lamar.models.protocol import Model
@@ -162,11 +164,74 @@ class Lamar:
         """Make a retired lesson eligible again, as an active lesson."""
         self._change_status(exp_id, Status.ACTIVE, reason)
 
+    def erase(self, exp_id: str, *, contexts: bool = False, by: str | None = None,
+              reason: str = "erased by hand") -> Erasure:
+        """Remove a lesson's text from the store, keeping what its evidence and every verdict rest on.
+
+        The lesson's precondition, action and rationale become "[erased]" and its provenance
+        keeps only the ids the folds wrote, in every event and checkpoint that held them, and
+        the lesson retires. With `contexts`, the contexts of the episodes it was eligible in
+        become {} too. Ids, eligible and injected lessons, coins, propensities and rewards stay,
+        so every lesson's evidence (lift, bounds, verdict) is what it was; with `contexts` the
+        per-slice evidence those contexts fed goes with them. The store's saved state is
+        dropped and the file compacted (`ErasableStore.scrub`), this store's what-if cache is
+        removed, and one `erase` event records who erased which lesson, when and why (never
+        the text). Other engines open on the store fold the scrubbed log again when they next
+        read the event. An erased lesson cannot be revived.
+
+        Args:
+            exp_id: the lesson to erase.
+            contexts: also blank the contexts of the episodes it was eligible in.
+            by: who erases it, for the audit (default: the OS user).
+            reason: why, for the audit (keep the erased text out of it).
+
+        Returns:
+            The `Erasure` the audit event records.
+
+        Raises:
+            UnknownExperience: no lesson has that id.
+            InvalidArgument: the lesson is already erased, or an argument is of the wrong type.
+            StoreError: the store cannot rewrite its events (nothing changed), or the rewrite failed.
+        """
+        from lamar.state.erasure import scrubbed
+
+        if not isinstance(contexts, bool):
+            raise InvalidArgument(f"contexts is True or False; got {contexts!r}")
+        who, why = arguments.who(by), arguments.reason(reason)
+        store = self.store
+        with self._lock:
+            exp = self._lesson(exp_id)[0].experience
+            erased = exp.provenance.get("erased")
+            if erased and exp.status is Status.RETIRED:
+                raise InvalidArgument(f"lesson {exp_id} was already erased (by {erased.get('by')}); nothing changed")
+            if not isinstance(store, ErasableStore):
+                raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
+                                 "nothing can be erased from it; nothing changed")
+            at = time.time()
+            changed, episodes = scrubbed(store.read(0), exp_id, contexts, who, at)
+            event = Event("erase", {"id": exp_id, "by": who, "reason": why, "contexts": contexts,
+                                    "episodes": episodes, "events": len(changed)}, key=None, time=at)
+            check_appendable([event])  # before the log is touched
+            try:
+                store.scrub(changed)
+            except ValueError as exc:  # a checkpoint by another process replaced events meanwhile
+                raise StoreError(f"{exc}: the log changed while it was read; erase again") from exc
+            except StoreError:
+                self._holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
+                raise
+            self._holder.write([event])
+            self._holder.rebuild()  # nothing this process folded from the old text stays in memory
+            _forget_whatif(store.location)
+            return Erasure(exp_id, who, at, why, tuple(episodes), len(changed))
+
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
         reason = arguments.reason(reason)
         with self._lock:
-            if self._lesson(exp_id)[0].experience.status is status:
+            exp = self._lesson(exp_id)[0].experience
+            if exp.status is status:
                 return  # already so: a second event would only repeat the audit trail
+            if status is not Status.RETIRED and exp.provenance.get("erased"):
+                raise InvalidArgument(f"lesson {exp_id} was erased: its text is gone, so it cannot be injected again")
             self._holder.write([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
 
     # -- recall and report -------------------------------------------------------------------
@@ -421,4 +486,16 @@ class Lamar:
         return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._log.cache.lessons)})"
 
 
-__all__ = ["EpisodeRecord", "Lamar"]
+def _forget_whatif(location: str) -> None:
+    """Remove the what-if fold cached for this store (it may hold the blanked contexts)."""
+    from lamar.whatif.cache import cache_path
+
+    path = cache_path(location)
+    if path is not None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass  # its fingerprint no longer matches a scrubbed log's next event: it is folded anew
+
+
+__all__ = ["EpisodeRecord", "Erasure", "Lamar"]

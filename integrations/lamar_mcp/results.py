@@ -69,6 +69,16 @@ class ProposeResult(BaseModel):
     text: str
 
 
+class EraseResult(BaseModel):
+    """What an erasure did; the erased text is nowhere in it."""
+
+    lesson_id: str
+    by: str = Field(description="Who the audit says erased it.")
+    reason: str
+    episodes: int = Field(description="Episodes whose contexts were blanked (0 unless contexts was true).")
+    events: int = Field(description="Stored events rewritten.")
+
+
 class ImportedRule(BaseModel):
     """One rule of the project's files and the lesson it becomes."""
 
@@ -138,4 +148,4 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["ImportResult", "ImportedRule", "Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of"]
+__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of"]

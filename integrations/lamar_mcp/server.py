@@ -12,7 +12,15 @@ from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, __version__
-from lamar_mcp.results import ImportResult, Lesson, LessonList, ProposeResult, RecallResult, ReportResult
+from lamar_mcp.results import (
+    EraseResult,
+    ImportResult,
+    Lesson,
+    LessonList,
+    ProposeResult,
+    RecallResult,
+    ReportResult,
+)
 from lamar_mcp.tools import (
     MAX_FREE_TEXT,
     MAX_ID,
@@ -64,6 +72,10 @@ IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), 
 TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
 FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
     description="A folder inside this project (default: the project's top folder).")]
+ContextsArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
+    description="Also blank the contexts of the episodes the lesson was eligible in (default false).")]
+ReasonArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
+    description="Why, for the audit trail (never the erased text itself).")]
 ApplyArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
     description="Store the lessons (default false: only show them).")]
 RationaleArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": ""}), Field(
@@ -75,6 +87,7 @@ PoliciesArg = Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": 
 
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+_DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
 def _tool(server: MCPServer[Any], name: str, title: str,
@@ -93,7 +106,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     Args:
         lamar: the engine (its store is shared with every other process that opens it).
         read_only: leave out the tools that write (recall logs an episode, report an outcome,
-            propose_lesson a lesson): only evidence, lessons and the resources remain.
+            propose_lesson a lesson, erase rewrites the store): only evidence, lessons, whatif and
+            the resources remain.
         report: False leaves out `report`, for hosts that report outcomes through their own code.
         name: the server's name in the MCP handshake.
         token: over HTTP, every request must carry `Authorization: Bearer <token>` (see `lamar_mcp.web`).
@@ -153,6 +167,18 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             From then on each rule is tried and measured like any lesson.
             """
             return tools.import_rules(folder, apply)
+
+        @_tool(server, "erase", "Erase a lesson's text", _DESTROYS)
+        def erase(ctx: Context, lesson_id: IdArg = None, contexts: ContextsArg = False,
+                  reason: ReasonArg = None) -> EraseResult:
+            """Remove a lesson's text (a secret, a person's name) from the store for good; call it only
+            when the user asks for it.
+
+            The lesson's situation, action and rationale are replaced by "[erased]" in every stored
+            copy and the lesson retires; its evidence and every verdict stay. The audit records
+            that an agent erased it, when and why. It cannot be undone.
+            """
+            return tools.erase(lesson_id, contexts, reason, client=_client_name(ctx))
 
     @_tool(server, "evidence", "Evidence for a lesson", _READS)
     def evidence(lesson_id: IdArg = None) -> Lesson:

@@ -22,6 +22,7 @@ from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
 from lamar_mcp.results import (
+    EraseResult,
     ImportedRule,
     ImportResult,
     Lesson,
@@ -135,6 +136,19 @@ class LamarTools:
         self._refuse_duplicate(exp)
         stored = _guard(lambda: self.lamar.add(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
+
+    def erase(self, lesson_id: Any = None, contexts: Any = False, reason: Any = None,
+              client: str | None = None) -> EraseResult:
+        """Erase a lesson's text from the store (`Lamar.erase`); the audit names the MCP client."""
+        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        if not isinstance(contexts, bool):
+            raise ToolError(f"contexts must be true or false; got {_show(contexts)}")
+        if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
+            raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {_show(reason)}")
+        by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
+        done = _guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
+        return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
+                           episodes=len(done.episodes), events=done.events)
 
     def whatif(self, policies: Any = None, scope: Any = None) -> dict[str, Any]:
         """What other policies would have got over the logged episodes (`Lamar.whatif`), as JSON data."""

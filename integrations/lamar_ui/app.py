@@ -50,6 +50,16 @@ class Forbidden(Exception):
     """A request without the launch token, or a cross-site write."""
 
 
+_LEVERS = {
+    "retire": "It will no longer be injected; its evidence and audit trail are kept.",
+    "revive": "It becomes active and eligible again.",
+    "erase": ("Its situation, action and rationale become [erased] in every copy the store keeps, and it "
+              "retires; its evidence and every verdict stay, and the audit trail records who erased it. This "
+              "cannot be undone."),
+}
+_CONTEXTS_BOX = ('<label><input type="checkbox" name="contexts" value="yes"> also blank the contexts of the '
+                 "episodes it was eligible in</label>")
+
 class UI:
     """The app's state: the engine, the launch token, where sleep reports live, the model to mine with."""
 
@@ -145,25 +155,28 @@ class UI:
         return self._page("Lesson", body, "/")
 
     async def lever(self, request: Request, exp_id: str, lever: str) -> Response:
-        """GET asks for confirmation; POST (with the token) retires or revives."""
-        if lever not in ("retire", "revive"):
-            return self._missing(f"no lever {lever!r}: retire or revive")
+        """GET asks for confirmation; POST (with the token) retires, revives or erases."""
+        if lever not in ("retire", "revive", "erase"):
+            return self._missing(f"no lever {lever!r}: retire, revive or erase")
         back = f"/lessons/{quote(exp_id, safe='')}"
         try:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
             return self._missing(str(exc))
         if request.method == "GET":
-            question = (f"{lever.capitalize()} this lesson? <q>{escape(exp.render())}</q> "
-                        + ("It will no longer be injected; its evidence and audit trail are kept."
-                           if lever == "retire" else "It becomes active and eligible again."))
+            question = (f"{lever.capitalize()} this lesson? <q>{escape(exp.render())}</q> " + _LEVERS[lever])
+            extra = _CONTEXTS_BOX if lever == "erase" else ""
             body = pages.confirm_page(f"{back}/{lever}", question, self.token, {"reason": f"{lever}d in lamar ui"},
-                                      button=f"Yes, {lever}", back=back)
+                                      button=f"Yes, {lever}", back=back, extra=extra)
             return self._page(f"{lever.capitalize()} a lesson", body, "/")
         form = await self._form(request)
         reason = str(form.get("reason") or f"{lever}d in lamar ui")
+        contexts = form.get("contexts") == "yes"
         try:
-            await run_in_threadpool(getattr(self.lam, lever), exp_id, reason)
+            if lever == "erase":  # who: the OS user running the UI, as for `lamar erase`
+                await run_in_threadpool(lambda: self.lam.erase(exp_id, contexts=contexts, reason=reason))
+            else:
+                await run_in_threadpool(getattr(self.lam, lever), exp_id, reason)
         except LamarError as exc:
             return self._missing(str(exc))
         return RedirectResponse(back, status_code=303)

@@ -105,7 +105,10 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
                 held_out: int, trail: Sequence[tuple[float, str]]) -> str:
     """One lesson in full: text, scope, provenance, evidence then and now, how its verdict moved
     and why, episodes, audit trail, levers."""
-    lever = "revive" if exp.status.value == "retired" else "retire"
+    erased = bool(exp.provenance.get("erased"))
+    levers = ["erase"] if exp.status.value != "retired" or not erased else []
+    if not erased:
+        levers.insert(0, "revive" if exp.status.value == "retired" else "retire")
     chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts) for p in points])
     episodes = "".join(
         f"<tr><td><code>{escape(a.episode_id)}</code></td><td>{when(a.time)}</td>"
@@ -123,7 +126,7 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         f"{escape(shown_interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
         f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}; the selection's "
         f"own estimate {number(ev.estimate, 2)}</dd></dl>"
-        f'<p><a class="button" href="/lessons/{quote(exp.id, safe="")}/{lever}">{lever.capitalize()}…</a></p>'
+        f"<p>{' '.join(_lever_link(exp.id, lever) for lever in levers) or 'erased: its text is gone'}</p>"
         f"<h2>Evidence over time</h2>{chart}"
         f'<h2>How the verdict moved</h2><ul class="changes">'
         f"{changes or '<li>it has not changed since the lesson was added</li>'}</ul>"
@@ -135,12 +138,16 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
     )
 
 
+def _lever_link(exp_id: str, lever: str) -> str:
+    return f'<a class="button" href="/lessons/{quote(exp_id, safe="")}/{lever}">{lever.capitalize()}…</a>'
+
+
 def confirm_page(action: str, question: str, token: str, fields: Mapping[str, str], *, button: str,
-                 back: str) -> str:
-    """A form that asks once more before a lever changes the store."""
+                 back: str, extra: str = "") -> str:
+    """A form that asks once more before a lever changes the store (`extra`: more inputs, as HTML)."""
     inputs = "".join(f'<input type="hidden" name="{escape(k)}" value="{escape(v)}">' for k, v in fields.items())
     return (f'<form class="confirm" method="post" action="{escape(action)}"><p>{question}</p>{hidden_token(token)}'
-            f'{inputs}<button type="submit" name="confirm" value="yes">{escape(button)}</button> '
+            f'{inputs}{extra}<button type="submit" name="confirm" value="yes">{escape(button)}</button> '
             f'<a href="{escape(back)}">Cancel</a></form>')
 
 

@@ -1,4 +1,4 @@
-"""The manual levers: `lamar add`, `retire`, `revive` and `report`. Each is an event in the audit trail."""
+"""The manual levers: `lamar add`, `retire`, `revive`, `erase` and `report`. Each is an event in the audit trail."""
 
 from __future__ import annotations
 
@@ -75,6 +75,23 @@ def cmd_retire(args: argparse.Namespace) -> int:
 def cmd_revive(args: argparse.Namespace) -> int:
     exp_id, pulled = _pull(args, "revive", Status.ACTIVE)
     print(f"revived {exp_id} as active: {args.reason}" if pulled else f"{exp_id} is already active; nothing written")
+    return 0
+
+
+def cmd_erase(args: argparse.Namespace) -> int:
+    lam = open_engine(args)
+    try:
+        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        erased = lam.erase(exp_id, contexts=args.contexts, by=args.by, reason=args.reason)
+    finally:
+        lam.close()
+    if args.json:
+        dump_json({"id": erased.id, "by": erased.by, "time": erased.time, "reason": erased.reason,
+                   "episodes": list(erased.episodes), "events": erased.events})
+        return 0
+    what = "its text" + (f" and the contexts of {plural(len(erased.episodes), 'episode')}" if args.contexts else "")
+    print(f"erased {exp_id}: {what} replaced in {plural(erased.events, 'stored event')}; "
+          f"the lesson is retired, its evidence kept; recorded as erased by {erased.by}: {erased.reason}")
     return 0
 
 

@@ -21,8 +21,8 @@ def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 cmd_html = _later("lamar.cli.html", "cmd_html")
-cmd_add, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for n in (
-    "cmd_add", "cmd_report", "cmd_retire", "cmd_revive"))
+cmd_add, cmd_erase, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for n in (
+    "cmd_add", "cmd_erase", "cmd_report", "cmd_retire", "cmd_revive"))
 cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "cmd_import"))
 cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
 cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
@@ -130,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
     revive = command("revive", "make a retired lesson active again", cmd_revive)
     revive.add_argument("id")
     revive.add_argument("--reason", default="revived by hand", help="recorded in the audit trail")
+    erase = command("erase", "remove a lesson's text from every event and copy of the store, keeping its "
+                    "evidence (it retires; the audit records who erased it and when)", cmd_erase, json=True)
+    erase.add_argument("id")
+    erase.add_argument("--contexts", action="store_true",
+                       help="also blank the contexts of the episodes the lesson was eligible in")
+    erase.add_argument("--by", metavar="NAME", help="who erases it, for the audit (default: the OS user)")
+    erase.add_argument("--reason", default="erased by hand",
+                       help="recorded in the audit trail (keep the erased text out of it)")
 
     report = command("report", "report an episode's outcome (from a script or a git hook)", cmd_report)
     report.add_argument("episode", help="the episode id that recall returned")

@@ -8,10 +8,17 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
-from lamar.experience import Scope, Status
+from lamar.experience import Experience, Scope, Status
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
+
+# What an erased lesson's text reads in every event and copy that held it (`Lamar.erase`).
+ERASED = "[erased]"
+# The provenance the folds themselves write (ids and scopes): kept by an erasure, which drops the
+# rest (the source a person or a trace gave, which may quote the text).
+_FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from")
 
 PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
 PRIOR_WEIGHT = 10.0
@@ -89,10 +96,32 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
     return retired
 
 
+def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]:
+    """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
+    a non-empty rationale read ERASED, the provenance keeps only what the folds wrote plus who
+    erased it and when. Id, scope, status and creation time stay. The same for the log's events
+    and for a folded lesson, so that folding the scrubbed log gives the lesson the fold of the
+    erase event gives it."""
+    provenance = data.get("provenance") or {}
+    out = dict(data)
+    out.update(precondition=ERASED, action=ERASED, rationale=ERASED if data.get("rationale") else "")
+    out["provenance"] = {**{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
+                         "erased": {"by": by, "time": at}}
+    return out
+
+
+def erase(state: LessonState, by: str, at: float) -> None:
+    """An erase event: the lesson's text is erased (`erased_lesson`) and it retires. Its evidence
+    stays as it is: no count, coin or reward it was folded from changes."""
+    state.experience = Experience.from_dict(erased_lesson(state.experience.to_dict(), by, at))
+    set_status(state, Status.RETIRED)
+
+
 def _merged(other: LessonState, into: LessonState) -> bool:
     """Whether `other` was merged into `into` already: a merge folded twice counts once."""
     exp = other.experience
     return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
-__all__ = ["PRIOR_SIGMA", "PRIOR_WEIGHT", "fold_outcome", "merge", "narrow", "set_status", "spread", "welford"]
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "erase", "erased_lesson", "fold_outcome", "merge", "narrow",
+           "set_status", "spread", "welford"]

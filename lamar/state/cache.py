@@ -185,6 +185,8 @@ class FoldCache:
             self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")
         elif kind == "merge":
             self._merge(data["into"], data["from"], event)
+        elif kind == "erase":
+            self._erase(data, event)
         elif kind == "applied":
             self.applied.add(data["proposal"])
         elif kind == "compact":
@@ -233,6 +235,20 @@ class FoldCache:
         if into is not None:
             into.history.note(event.time, f"absorbed {', '.join(from_ids)}")
             into.note_evidence(event.seq, event.time, self.policy, self.n_active, always=True)
+
+    def _erase(self, data: Mapping[str, Any], event: Event) -> None:
+        """An erase event: the lesson's text erased and the lesson retired (its evidence kept), and
+        the contexts of the episodes it names blanked (the scrubbed log holds them blank)."""
+        by, reason = str(data["by"]), str(data.get("reason", ""))
+        state = self.lessons.get(data["id"])
+        if state is not None:
+            fold.erase(state, by, event.time)
+            self._set_status(state.experience.id, Status.RETIRED)
+            self._note(state.experience.id, event.time, f"erased by {by}" + (f": {reason}" if reason else ""))
+        for episode_id in data.get("episodes", ()):
+            record = self.episodes.get(episode_id)
+            if record is not None:
+                record.context = {}
 
     def _note(self, exp_id: str, time: float, text: str) -> None:
         state = self.lessons.get(exp_id)

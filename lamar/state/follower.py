@@ -54,8 +54,10 @@ class Follower:
 
     def fold_tail(self, events: list[Event]) -> None:
         # A replacement unfolds an outcome, and a compaction of episodes that a resumed cache
-        # never loaded needs them: both fold the whole log again.
-        if any(e.kind == "outcome" and e.data.get("replace") for e in events) or (
+        # never loaded needs them: both fold the whole log again. So does an erasure: the log
+        # before it was scrubbed, and what this cache folded from the old text (the slices of
+        # blanked contexts) must go with it.
+        if any(e.kind == "outcome" and e.data.get("replace") or e.kind == "erase" for e in events) or (
                 self.cache.partial and any(e.kind == "compact" for e in events)):
             self.refold()
             return

@@ -13,10 +13,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
 EVENT_KINDS = frozenset(
-    {"experience", "status", "scope", "merge", "episode", "outcome", "applied", "compact", "snapshot"}
+    {"experience", "status", "scope", "merge", "episode", "outcome", "applied", "compact", "snapshot", "erase"}
 )
 # The kinds whose fold changes a lesson's row; the others touch episodes or the audit only.
-LESSON_KINDS = frozenset({"experience", "status", "scope", "merge", "outcome"})
+LESSON_KINDS = frozenset({"experience", "status", "scope", "merge", "outcome", "erase"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -156,8 +156,9 @@ class Store(Protocol):
     number, in commit order; `close` releases files and connections. The engine keeps its
     bandit state as a cache folded from this log, so a backend never has to know what a
     lesson, an episode or a verdict is. A backend may also `rewrite` the start of its log into
-    one snapshot event (`RewritableStore`), which keeps it bounded, and may hold the folded
-    state itself (`FoldedRows`: PostgreSQL's fold mode).
+    one snapshot event (`RewritableStore`), which keeps it bounded, `scrub` stored events in
+    place (`ErasableStore`: `Lamar.erase`), and may hold the folded state itself (`FoldedRows`:
+    PostgreSQL's fold mode).
     """
 
     location: str
@@ -283,6 +284,31 @@ class RewritableStore(Store, Protocol):
 
         Raises:
             ValueError: `through` is past the last event.
+            StoreError: the write failed (the previous log is intact).
+        """
+        ...
+
+
+@runtime_checkable
+class ErasableStore(Store, Protocol):
+    """A store whose events' data can be replaced in place: `Lamar.erase` uses this to take a
+    lesson's text (and its episodes' contexts) out of every copy of the log the store keeps."""
+
+    def scrub(self, events: Sequence[Event]) -> int:
+        """Replace the data of stored events, all or none, and drop the saved state.
+
+        Each of `events` names a stored event by its seq (its kind, key and time as stored) and
+        carries the data to store in its place; seqs, keys and the order of the log stay. Once it
+        returns, no copy the store keeps holds the old data: not the file, its free pages or its
+        journal, not the engine's saved state (dropped: the next engine folds the log again), not
+        folded rows (dropped too, where the store keeps them: they are built again from the log).
+
+        Returns:
+            How many events were replaced.
+
+        Raises:
+            ValueError: an event's seq is not stored, or the stored event has another kind, key
+                or time (a checkpoint replaced it meanwhile); nothing is changed.
             StoreError: the write failed (the previous log is intact).
         """
         ...

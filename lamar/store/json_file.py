@@ -358,6 +358,31 @@ class JsonStore:
             self._write([head, *self._read(through)])
             return True
 
+    def scrub(self, events: Sequence[Event]) -> int:
+        """Replace events' data (`ErasableStore.scrub`): the whole file is written anew (through a
+        temp file, fsynced, swapped in: the same steps as a rewrite), every line with its checksum,
+        and the saved state beside it is removed. The old file is unlinked, not overwritten: the
+        file system may keep its blocks until it reuses them."""
+        with self._exclusive():
+            self._refresh()
+            log = self._read(0)
+            at = {e.seq: i for i, e in enumerate(log)}
+            for event in events:
+                i = at.get(event.seq)
+                old = log[i] if i is not None else None
+                if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
+                    raise ValueError(f"event {event.seq} ({event.kind}) is not stored in {self.path} as named; "
+                                     "nothing was changed")
+            for event in events:
+                log[at[event.seq]] = dataclasses.replace(event)
+            self._state = None
+            try:
+                self._state_path.unlink(missing_ok=True)  # first: a state that outlived the scrub would hold the old text
+            except OSError as exc:
+                raise StoreError(f"could not remove {self._state_path}: {exc}; the log is unchanged") from exc
+            self._write(log)
+            return len(events)
+
     def _write(self, events: list[Event]) -> None:
         """Replace the whole file (atomically) by these events, as lines, and index it."""
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")

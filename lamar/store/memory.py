@@ -55,6 +55,22 @@ class MemoryStore:
             self._keys = {e.key: e for e in kept if e.key is not None}
             return True
 
+    def scrub(self, events: Sequence[Event]) -> int:
+        with self._lock:
+            stored = {e.seq: i for i, e in enumerate(self._events)}
+            for event in events:
+                i = stored.get(event.seq)
+                old = self._events[i] if i is not None else None
+                if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
+                    raise ValueError(f"event {event.seq} ({event.kind}) is not stored as named; nothing was changed")
+            replaced = list(self._events)  # a new list: a read in progress keeps the one it took
+            for event in events:
+                replaced[stored[event.seq]] = Event(event.kind, event.data, event.key, event.seq, event.time)
+            self._events = replaced
+            self._keys = {e.key: e for e in replaced if e.key is not None}
+            self._state = None
+            return len(events)
+
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         found = [self._keys.get(key) for key in keys]
         return sorted((e for e in found if e is not None), key=lambda e: e.seq)

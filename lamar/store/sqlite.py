@@ -247,6 +247,56 @@ class SqliteStore:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
             return True
 
+    def scrub(self, events: Sequence[Event]) -> int:
+        """Replace events' data (`ErasableStore.scrub`) in one transaction, with `secure_delete` on
+        so that SQLite zeroes what it frees; the saved state goes in the same transaction. Then the
+        write-ahead log is folded into the file and truncated, and VACUUM rebuilds the file, so that
+        no page, free or in the log, still holds the old data.
+
+        Raises:
+            StoreError: also when readers kept the write-ahead log busy past the timeout: the log
+                is scrubbed, but the file or its -wal may still hold old pages (scrub again).
+        """
+        rows = [(e.data_json(), event_crc(e.kind, e.key, e.time, e.data_json()), e.seq, e.kind, e.key, e.time)
+                for e in events]
+        self._check_writable()
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA secure_delete = ON")
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot write {self.path}: {exc}") from exc
+            try:
+                for row in rows:
+                    cur = self._db.execute("UPDATE events SET data = ?, crc = ? WHERE seq = ? AND kind = ? "
+                                           "AND key IS ? AND time = ?", row)
+                    if cur.rowcount != 1:
+                        raise ValueError(f"event {row[2]} ({row[3]}) is not stored in {self.path} as named; "
+                                         "nothing was changed")
+                if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
+                    self._db.execute("DELETE FROM state")
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                self._db.execute("PRAGMA secure_delete = OFF")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"could not scrub {self.path}: {exc}; the log is unchanged") from exc
+                raise
+            try:
+                self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")  # readers get this long
+                self._db.execute("VACUUM")  # a fresh file: free pages that held the data are gone
+                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            except sqlite3.Error as exc:
+                raise StoreError(f"{self.path}: the events were scrubbed, but the file could not be compacted "
+                                 f"({exc}); old pages may remain until it is: scrub again when no one reads it") from exc
+            finally:
+                self._db.execute("PRAGMA secure_delete = OFF")
+            if busy:
+                raise StoreError(f"{self.path}: the events were scrubbed, but readers kept its write-ahead log "
+                                 f"({self.path}-wal) from being emptied; scrub again when no one reads it")
+            return len(rows)
+
     def read(self, after: int = 0) -> list[Event]:
         """Committed events after seq `after`, every one checked (its checksum and what it holds),
         and none missing: seqs run on without a gap to the last one ever written.

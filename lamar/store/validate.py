@@ -103,8 +103,19 @@ def _compact(data: Mapping[str, Any]) -> None:
     _ids(data.get("episodes"), "episodes")
 
 
+def _erase(data: Mapping[str, Any]) -> None:
+    _text(data.get("id"), "id")
+    _text(data.get("by"), "by")
+    if not isinstance(data.get("reason", ""), str):
+        raise TypeError("'reason' must be a string")
+    if not isinstance(data.get("contexts", False), bool):
+        raise TypeError("'contexts' must be true or false")
+    if "episodes" in data:
+        _ids(data["episodes"], "episodes")
+
+
 _CHECKS = {"episode": _episode, "outcome": _outcome, "status": _status, "scope": _scope, "merge": _merge,
-           "applied": _applied, "compact": _compact}
+           "applied": _applied, "compact": _compact, "erase": _erase}
 
 
 def checked_event(event: Event) -> Event:

@@ -175,6 +175,8 @@ def fold_store(store: Store, *, cache: bool = True) -> Folded:
             folded = None  # rewritten, rolled back, or another log at this path
         else:
             events = events[1:]
+    if folded is not None and any(e.kind == "erase" for e in events):
+        folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
     if folded is None:
         folded = Folded()
         events = store.read(0)

@@ -46,7 +46,8 @@ def test_every_event_kind_is_folded_into_the_cache() -> None:
         Event("applied", {"proposal": "pr1", "kind": "merge"}),
         Event("compact", {"episodes": ["ep0"]}),
     ])
-    assert {e.kind for e in log} == EVENT_KINDS  # a kind added later must be added here too
+    erase = Event("erase", {"id": ids[2], "by": "ops", "reason": "a name", "contexts": True, "episodes": ["ep1"]})
+    assert {e.kind for e in [*log, erase]} == EVENT_KINDS  # a kind added later must be added here too
     cache = FoldCache(Policy(), "test")
     cache.fold_log(log)
     status = {i: s.experience.status for i, s in cache.lessons.items()}
@@ -55,8 +56,17 @@ def test_every_event_kind_is_folded_into_the_cache() -> None:
     assert [s.experience.id for s in cache.eligible({"task": "t", "lang": "py"})] == [ids[0], ids[2]]
     assert [s.experience.id for s in cache.eligible({"task": "t", "lang": "go"})] == [ids[0]]
     assert (cache.n_active, cache.reports, cache.applied, list(cache.episodes)) == (2, 2, {"pr1"}, ["ep1"])
+    evidence = cache.lessons[ids[2]].evidence(Policy(), 2)
+    cache.fold(erase.numbered(len(log) + 1))  # the text goes, the lesson retires, its evidence stays
+    erased = cache.lessons[ids[2]].experience
+    assert (erased.precondition, erased.action, erased.status, erased.provenance["erased"]["by"]) == (
+        "[erased]", "[erased]", Status.RETIRED, "ops")
+    assert cache.lessons[ids[2]].evidence(Policy(), 2) == evidence
+    assert [s.experience.id for s in cache.eligible({"task": "t", "lang": "py"})] == [ids[0]]
+    assert (cache.n_active, cache.episodes["ep1"].context) == (1, {})
+    assert cache.lessons[ids[2]].history.to_dict()["trail"][-1][1] == "erased by ops: a name"
     assert cache.compacted["episodes"] == 1 and cache.compacted["reports"] == 1
-    assert cache.seq == len(log) and cache.last == log[-1]
+    assert cache.seq == len(log) + 1 and cache.last.kind == "erase"
 
 
 def test_an_unknown_or_malformed_event_is_a_corrupt_store_naming_it() -> None:

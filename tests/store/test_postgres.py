@@ -19,7 +19,7 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 from urllib.parse import quote, urlencode
 
 import psycopg
@@ -95,6 +95,17 @@ class TestPostgresStore(StoreConformance, unittest.TestCase):
         namespace = unique_namespace("conf")
         self.addCleanup(drop_namespaces, POSTGRES_URL, namespace)
         return namespace_url(POSTGRES_URL, namespace, **self.mode)
+
+    def stored_bytes(self, store: Any) -> bytes:
+        """What the server's tables hold for this namespace: its events, lesson rows and saved state."""
+        parts = []
+        with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+            for table, column in (("lamar_events", "data"), ("lamar_lessons", "state"), ("lamar_state", "body")):
+                if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() == (None,):
+                    continue
+                parts += [row[0] for row in conn.execute(
+                    f"SELECT {column} FROM {table} WHERE namespace = %s", (store.namespace,)).fetchall()]
+        return "".join(parts).encode("utf-8")
 
     def worker(self, log: Path, seed: int, episodes: int) -> subprocess.Popen[bytes]:
         """Start a worker; for the SIGKILL test, return once it is writing, not still importing

@@ -79,6 +79,12 @@ class Batch:
             retired = fold.merge(into, others, data["from"])
             self.active -= sum(id(s) in active for s in retired)  # one retired already is not counted twice
             self.touched.update((s.experience.id, s) for s in [*retired, *([into] if into else [])])
+        elif event.kind == "erase" and data["id"] in states:
+            state = states[data["id"]]
+            was = state.experience.status is not Status.RETIRED
+            fold.erase(state, str(data["by"]), event.time)
+            self.active -= was
+            self.touched[data["id"]] = state
         elif event.kind == "outcome" and not data.get("expired"):
             return self._outcome(event)
         return event
@@ -120,7 +126,7 @@ def merge_shards(shards: Iterable[tuple[Any, Any, Any]]) -> tuple[int, float, fl
 def named(event: Event) -> list[str]:
     """The lessons an event names directly (an outcome's come from its episode, in SQL)."""
     data = event.data
-    if event.kind in ("status", "scope"):
+    if event.kind in ("status", "scope", "erase"):
         return [str(data.get("id"))]
     if event.kind == "merge":
         return [str(data.get("into")), *map(str, data.get("from", ()))]

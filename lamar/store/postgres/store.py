@@ -188,6 +188,40 @@ class PostgresStore:
 
         return self._db.run(run, "rewrite")
 
+    def scrub(self, events: Sequence[Event]) -> int:
+        """Replace events' data (`ErasableStore.scrub`) in one transaction that also deletes the
+        namespace's saved state and its lesson rows (marked stale: the next engine builds them from
+        the scrubbed log), holding off every rewrite and fold-mode write meanwhile. Then VACUUM
+        removes the old row versions from the tables' pages. The server's write-ahead log, its
+        replicas and its backups keep them until they are recycled (docs/cli.md, "Erasing")."""
+        ns = self.namespace
+        rows = [(e.data_json(), ns, e.seq, e.kind, e.key, float(e.time)) for e in events]
+        with self._tail_lock:
+            self._tail = None  # it may hold events this scrub replaces
+
+        def run(conn: Connection[Any]) -> int:
+            from lamar.store.postgres.locks import ROWS_LOCK
+
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
+                for row in rows:
+                    cur = conn.execute("UPDATE lamar_events SET data = %s WHERE namespace = %s AND seq = %s "
+                                       "AND kind = %s AND key IS NOT DISTINCT FROM %s AND time = %s", row)
+                    if cur.rowcount != 1:
+                        raise ValueError(f"event {row[2]} ({row[3]}) is not stored in {self.location} as named; "
+                                         "nothing was changed")
+                if conn.execute("SELECT to_regclass('lamar_state')").fetchone() not in (None, (None,)):
+                    conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (ns,))
+                conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
+                conn.execute("UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %s", (ns,))
+            for table in ("lamar_events", "lamar_lessons", "lamar_state"):
+                if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() not in (None, (None,)):
+                    conn.execute(f"VACUUM {table}")  # autocommit: VACUUM runs outside a transaction
+            return len(rows)
+
+        return self._db.run(run, "scrub")
+
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         ns, wanted = self.namespace, list(keys)
         return self._db.parse(self._db.run(lambda conn: conn.execute(

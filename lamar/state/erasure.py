@@ -1,0 +1,96 @@
+"""Erasure: the events of a log that hold a lesson's text (and, on request, the contexts of the
+episodes it was eligible in), with that text replaced; ids, coins and rewards stay as they were."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from lamar.policy.fold import erased_lesson
+from lamar.state.snapshot import EPISODE_FIELDS
+from lamar.store.base import Event
+
+_CONTEXT = EPISODE_FIELDS.index("context")
+_ELIGIBLE = EPISODE_FIELDS.index("eligible")
+_ID = EPISODE_FIELDS.index("id")
+
+
+@dataclasses.dataclass(frozen=True)
+class Erasure:
+    """What `Lamar.erase` did, as its audit event records it (never the erased text).
+
+    Attributes:
+        id: the lesson erased.
+        by: who erased it.
+        time: when (seconds since the epoch).
+        reason: the reason given.
+        episodes: the episodes whose contexts were blanked (empty unless `contexts=True`).
+        events: how many stored events were rewritten.
+    """
+
+    id: str
+    by: str
+    time: float
+    reason: str
+    episodes: tuple[str, ...]
+    events: int
+
+
+def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float) -> tuple[list[Event], list[str]]:
+    """The events of a log that change when `exp_id` is erased, as they are to be stored (same
+    seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
+
+    Changed: the lesson's `experience` event and its entry in every checkpoint snapshot (text
+    erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
+    logged or kept by a snapshot, gets the context {} (no key, no value), and a snapshot's lessons
+    lose the slices named by a key=value of those contexts (a slice's name is context text). The
+    lesson-wide evidence reads no context, so it stays as it was.
+    """
+    log = list(events)
+    blanked: list[str] = []
+    pairs: set[tuple[str, str]] = set()  # key=value of the blanked contexts
+    if contexts:
+        for event in log:
+            if event.kind == "episode" and exp_id in event.data.get("eligible", ()):
+                blanked.append(event.data["id"])
+                pairs.update(event.data.get("context", {}).items())
+            elif event.kind == "snapshot":
+                for row in event.data.get("episodes", ()):
+                    if exp_id in row[_ELIGIBLE]:
+                        blanked.append(row[_ID])
+                        pairs.update(row[_CONTEXT].items())
+    changed: list[Event] = []
+    for event in log:
+        data: dict[str, Any] | None = None
+        if event.kind == "experience" and event.data.get("id") == exp_id:
+            data = erased_lesson(event.data, by, at)
+        elif event.kind == "episode" and contexts and exp_id in event.data.get("eligible", ()):
+            data = {**event.data, "context": {}}
+        elif event.kind == "snapshot":
+            data = _scrubbed_snapshot(event.data, exp_id, contexts, by, at, pairs)
+        if data is not None and data != event.data:
+            changed.append(Event(event.kind, data, event.key, event.seq, event.time))
+    return changed, blanked
+
+
+def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: str, at: float,
+                       pairs: set[tuple[str, str]]) -> dict[str, Any]:
+    lessons = []
+    for raw in data.get("lessons", ()):
+        if isinstance(raw, dict) and isinstance(raw.get("experience"), dict):
+            if raw["experience"].get("id") == exp_id:
+                raw = {**raw, "experience": erased_lesson(raw["experience"], by, at)}
+            slices = raw.get("slices")
+            if pairs and isinstance(slices, dict) and "slices" in slices:
+                kept = [s for s in slices["slices"] if (s[0], s[1]) not in pairs]
+                raw = {**raw, "slices": {**slices, "slices": kept}}
+        lessons.append(raw)
+    out = {**data, "lessons": lessons}
+    if contexts and "episodes" in data:
+        out["episodes"] = [[*row[:_CONTEXT], {}, *row[_CONTEXT + 1:]] if exp_id in row[_ELIGIBLE] else row
+                           for row in data["episodes"]]
+    return out
+
+
+__all__ = ["Erasure", "scrubbed"]

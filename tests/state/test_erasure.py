@@ -1,0 +1,161 @@
+"""`Lamar.erase` through the Python API: bad input changes nothing, an engine opened before the
+erasure drops the text when it next reads the log (and saves no copy of it), the what-if cache
+and a checkpoint taken later hold none of it, and erasing without contexts leaves even the
+per-slice evidence as it was."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from lamar import InvalidArgument, Lamar, Signal, StoreError, UnknownExperience
+from lamar.experience import Experience, Scope
+from lamar.store.memory import MemoryStore
+from lamar.whatif.cache import cache_path
+from tests.state.seam import folded
+
+NAME = "Ottoline Brandquist"
+
+
+def _filled(location: str, episodes: int = 120) -> tuple[Lamar, str]:
+    lam = Lamar(location, k=2, seed=4)
+    secret = lam.add(Experience(f"{NAME} reports a crash", f"ask {NAME} for the log", scope=Scope(task="t")))
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    rng = random.Random(4)
+    for n in range(episodes):
+        rec = lam.recall({"task": "t", "lang": "py" if n % 2 else "go"})
+        lam.report(rec.episode_id, rng.choice(list(Signal)))
+    return lam, secret
+
+
+def _files(folder: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
+
+
+@pytest.mark.parametrize("args", [
+    {"contexts": "yes"}, {"contexts": 1}, {"by": ""}, {"by": 5}, {"by": "a\x00b"}, {"reason": None},
+    {"reason": "a\ud800"},
+])
+def test_bad_arguments_are_refused_and_change_nothing(tmp_path: Path, args: dict[str, object]) -> None:
+    lam, secret = _filled(str(tmp_path / "s.db"), episodes=10)
+    before = [e.to_dict() for e in lam.store.read()]
+    with pytest.raises(InvalidArgument):
+        lam.erase(secret, **args)  # type: ignore[arg-type]
+    assert [e.to_dict() for e in lam.store.read()] == before
+    lam.close()
+
+
+def test_an_unknown_id_a_second_erasure_and_a_revival_are_refused() -> None:
+    lam, secret = _filled(":memory:", episodes=10)
+    before = [e.to_dict() for e in lam.store.read()]
+    for bad in ("exp_missing", 7, None):
+        with pytest.raises(UnknownExperience):
+            lam.erase(bad)  # type: ignore[arg-type]
+    assert [e.to_dict() for e in lam.store.read()] == before
+    erased = lam.erase(secret, by="ops")
+    after = [e.to_dict() for e in lam.store.read()]
+    assert after[-1]["kind"] == "erase" and after[-1]["data"]["by"] == "ops" and NAME not in str(after)
+    with pytest.raises(InvalidArgument, match="already erased"):
+        lam.erase(secret)
+    with pytest.raises(InvalidArgument, match="was erased"):
+        lam.revive(secret)
+    assert [e.to_dict() for e in lam.store.read()] == after
+    assert erased.episodes == () and erased.events == 1
+
+
+def test_a_store_that_cannot_scrub_is_refused_before_anything_changes() -> None:
+    class AppendOnly:
+        def __init__(self) -> None:
+            self._inner = MemoryStore()
+            self.location = "append-only"
+
+        def append(self, events):  # type: ignore[no-untyped-def]
+            return self._inner.append(events)
+
+        def read(self, after: int = 0):  # type: ignore[no-untyped-def]
+            return self._inner.read(after)
+
+        def close(self) -> None:
+            pass
+
+    lam = Lamar(AppendOnly(), seed=1)
+    exp_id = lam.add(Experience(f"{NAME} asks", "answer"))
+    with pytest.raises(StoreError, match="cannot rewrite its events"):
+        lam.erase(exp_id)
+    assert lam.get(exp_id).precondition == f"{NAME} asks" and len(lam.store.read()) == 1
+
+
+def test_an_engine_opened_before_drops_the_text_and_saves_no_copy(tmp_path: Path) -> None:
+    path = str(tmp_path / "s.json")
+    lam, secret = _filled(path)
+    other = Lamar(path, k=2, seed=5)
+    assert other.get(secret).action == f"ask {NAME} for the log"
+    before = {e.id: other.evidence(e.id) for e in other.experiences()}
+    lam.erase(secret, contexts=True)
+    assert other.get(secret).action == "[erased]"  # its next read folds the erase event: the log anew
+    rec = other.recall({"task": "t", "lang": "py"})
+    assert secret not in rec.eligible
+    other.report(rec.episode_id, Signal.SHIPPED)
+    folded(other).save()  # what a long-running writer does every so often
+    other.close()
+    lam.close()
+    assert NAME.encode() not in _files(tmp_path)
+    again = Lamar(path, k=2, seed=5)
+    assert {e.id: again.evidence(e.id).verdict for e in again.experiences()} == {
+        i: ev.verdict for i, ev in before.items()}
+    again.close()
+
+
+def test_the_whatif_cache_and_a_later_checkpoint_hold_no_context(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = str(tmp_path / "store" / "s.db")
+    lam = Lamar(path, k=2, seed=4)
+    secret = lam.add(Experience("a crash", "ask for the log", scope=Scope(task="t")))
+    rng = random.Random(4)
+    for n in range(60):
+        rec = lam.recall({"task": "t", "user": NAME if n % 2 else "plain"})
+        lam.report(rec.episode_id, rng.choice(list(Signal)))
+    lam.whatif()
+    cached = cache_path(path)
+    assert cached is not None and NAME in cached.read_text()
+    erased = lam.erase(secret, contexts=True, by="ops")
+    assert len(erased.episodes) == 60 and not cached.exists()
+    lam.whatif()  # folded anew from the scrubbed log
+    assert not cached.exists() or NAME not in cached.read_text()
+    assert lam.checkpoint() is True
+    lam.close()
+    assert NAME.encode() not in _files(tmp_path)
+
+
+def test_without_contexts_even_the_slices_stay() -> None:
+    lam, secret = _filled(":memory:")
+    before = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+    assert any(ev.slices for ev in before.values())
+    lam.erase(secret)
+    assert {e.id: lam.evidence(e.id) for e in lam.experiences()} == before
+    assert all(lam.episode(e.data["id"]).context for e in lam.store.read() if e.kind == "episode")
+
+
+
+def test_a_reader_holding_the_journal_fails_the_erasure_which_runs_again_once_it_is_gone(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), seed=1, k=1)
+    secret = lam.add(Experience(f"{NAME} asks", "answer"))
+    for _ in range(5):
+        lam.report(lam.recall({}).episode_id, Signal.SHIPPED)
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM events").fetchone()  # a read transaction pins the write-ahead log
+    lam.store._timeout = 0.2  # type: ignore[attr-defined]  # not 30 s of waiting in a test
+    with pytest.raises(StoreError, match="when no one reads it"):
+        lam.erase(secret)
+    assert lam.get(secret).action == "[erased]"  # the log was scrubbed: the engine folds what is stored
+    reader.execute("COMMIT")
+    reader.close()
+    assert lam.erase(secret).events == 1  # the audit event now, and the journal emptied
+    lam.close()
+    assert NAME.encode() not in _files(tmp_path)
