@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 from lamar.experience import Scope, Status
 from lamar.policy.config import Policy
@@ -67,6 +68,26 @@ def narrow(state: LessonState, key: str, value: str) -> bool:
     return True
 
 
+def edit(state: LessonState, data: Mapping[str, Any]) -> Scope | None:
+    """An edit event: the lesson's text and scope become the event's, as its next version.
+
+    Its evidence restarts (`LessonState.renew`) unless the event says "keep" (a wording fix the
+    engine allowed: the action and the scope unchanged). Returns the scope before, or None
+    (nothing changed) when the event is not the lesson's next version (the event folded twice).
+    """
+    exp = state.experience
+    version = int(data["version"])
+    if version != int(exp.provenance.get("version", 1)) + 1:
+        return None
+    state.experience = dataclasses.replace(
+        exp, precondition=str(data["precondition"]), action=str(data["action"]),
+        rationale=str(data["rationale"]), scope=Scope(data["scope"]),
+        provenance={**exp.provenance, "version": version})
+    if data.get("evidence", "restart") != "keep":
+        state.renew()
+    return exp.scope
+
+
 def merge(into: LessonState | None, others: Iterable[LessonState | None], names: list[str]) -> list[LessonState]:
     """A merge event: `into` absorbs each other lesson's evidence, and they retire.
 
@@ -95,4 +116,4 @@ def _merged(other: LessonState, into: LessonState) -> bool:
     return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
-__all__ = ["PRIOR_SIGMA", "PRIOR_WEIGHT", "fold_outcome", "merge", "narrow", "set_status", "spread", "welford"]
+__all__ = ["PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "fold_outcome", "merge", "narrow", "set_status", "spread", "welford"]
