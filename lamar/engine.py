@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from lamar.models.protocol import Model
     from lamar.policy.history import LessonHistory
     from lamar.policy.lesson import LessonState
+    from lamar.preview import Preview
     from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
     from lamar.sleep.traces import TraceSource
@@ -301,6 +302,36 @@ class Lamar:
                 held_out=tuple(held),
                 propensities=p,
             )
+
+    def preview(self, context: Mapping[str, str], *, k: int | None = None,
+                candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
+        """What `recall(context)` would choose now, and why, without logging an episode.
+
+        Every eligible lesson with whether the selection wants it (one draw, as a recall's), the
+        share of `draws` draws that want it, its estimate in this context, its evidence coin and
+        its verdict with its bounds. The draws use a random source of their own (seeded with the
+        engine's `seed`), so a preview writes nothing and never changes what the next recall does.
+
+        Args:
+            context, k, candidates: as for `recall`.
+            draws: how many Thompson draws estimate each lesson's chance of being wanted.
+
+        Raises:
+            InvalidContext: the context is not a mapping of strings.
+            InvalidArgument: a bad `k`, `candidates` or `draws`.
+        """
+        from lamar.preview import Preview, preview
+
+        ctx = check_context(context)
+        slots = self.k if k is None else arguments.slots(k)
+        allowed = arguments.candidate_ids(candidates)
+        if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= 100_000:
+            raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {draws!r}")
+        with self._lock:
+            view: RowsView = self._holder.eligible(ctx)
+            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+            lessons = preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
+        return Preview(context=ctx, k=slots, lessons=lessons, draws=draws)
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:
