@@ -234,7 +234,7 @@ class Lamar:
             if not changed:
                 raise InvalidArgument(f"lesson {exp_id} already reads so (in prompt form): nothing to edit")
             if rule == "keep" and {"action", "scope"} & set(changed):
-                raise InvalidArgument(f"evidence='keep' is for a wording fix; this edit changes the "
+                raise InvalidArgument(f"evidence='keep' (--keep-evidence) is for a wording fix; this edit changes the "
                                       f"{' and the '.join(n for n in ('action', 'scope') if n in changed)}, so it is "
                                       "a different treatment and its evidence restarts: leave evidence out")
             version = int(exp.provenance.get("version", 1)) + 1
