@@ -209,6 +209,8 @@ class Lamar:
         from lamar.experience import Scope
         from lamar.safety.boundary import TEXT_FIELDS, admitted
 
+        if evidence is None:
+            raise InvalidArgument("evidence must be one of ['restart', 'keep']; got None")
         rule = arguments.choice(_EvidenceRule, evidence, "evidence").value
         reason = arguments.reason(reason)
         fields: dict[str, Any] = {name: value for name, value in

@@ -63,7 +63,7 @@ def test_a_preview_shows_each_eligible_lesson_and_why(tmp_path: Path) -> None:
 
 
 def test_a_new_lesson_is_previewed_as_cold_and_wanted_first(tmp_path: Path) -> None:
-    lam, good, _, _ = _trained(tmp_path / "s.db")
+    lam, _, _, _ = _trained(tmp_path / "s.db")
     new = lam.add(Experience("the build fails", "read the log", scope=Scope(project="x")))
     row = lam.preview({"project": "x"}).lessons[0]
     assert (row.id, row.cold, row.wanted, row.chance, row.randomized) == (new, True, True, 1.0, 0)

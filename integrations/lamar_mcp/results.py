@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -124,7 +125,7 @@ def preview_row(row: Any) -> PreviewRow:
 
 
 def _bound(value: float) -> float | None:
-    return value if value == value and abs(value) != float("inf") else None
+    return value if math.isfinite(value) else None
 
 
 def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
