@@ -123,7 +123,9 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         f"{escape(shown_interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
         f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}; the selection's "
         f"own estimate {number(ev.estimate, 2)}</dd></dl>"
-        f'<p><a class="button" href="/lessons/{quote(exp.id, safe="")}/{lever}">{lever.capitalize()}…</a></p>'
+        f'<p><a class="button" href="/lessons/{quote(exp.id, safe="")}/{lever}">{lever.capitalize()}…</a>'
+        + ("" if lever == "revive" else f' <a class="button" href="/lessons/{quote(exp.id, safe="")}/edit">Edit…</a>')
+        + "</p>"
         f"<h2>Evidence over time</h2>{chart}"
         f'<h2>How the verdict moved</h2><ul class="changes">'
         f"{changes or '<li>it has not changed since the lesson was added</li>'}</ul>"
@@ -159,6 +161,26 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
         + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
         + many_form(token, values)
+    )
+
+
+def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str = "") -> str:
+    """The form for a lesson's next version, filled with `values` (the lesson's own at first)."""
+    def field(name: str, label: str) -> str:
+        return f'<label>{label}<input name="{name}" value="{escape(values.get(name, ""))}"></label>'
+
+    checked = " checked" if values.get("keep") == "yes" else ""
+    return (
+        (f'<p class="error">{escape(error)}</p>' if error else "")
+        + f'<p class="lesson-text">{escape(exp.render())}</p>'
+        + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
+        + field("precondition", "When") + field("action", "do") + field("rationale", "because")
+        + field("scope", "Scope (key=value, space separated)")
+        + f'<label><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a wording fix '
+        "that changes neither the action nor the scope</label>"
+        + '<button type="submit" name="confirm" value="">Review…</button></form>'
+        + "<p>The lesson keeps its id and its history. Its evidence restarts unless kept: a new text is a new "
+        "treatment, which must earn its own verdict.</p>"
     )
 
 
@@ -311,5 +333,5 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     return form + note + "".join(rows)
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
+__all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
            "many_form", "sleep_page", "whatif_page"]
