@@ -5,7 +5,6 @@ processes sharing a store converge. The engine is the public face over that stat
 from __future__ import annotations
 
 import _thread
-import enum
 import os
 import random
 from collections.abc import Iterable, Mapping
@@ -40,13 +39,6 @@ if TYPE_CHECKING:
     from lamar.sleep.proposals import ApplyResult, SleepReport
     from lamar.sleep.traces import TraceSource
     from lamar.whatif.report import WhatIfReport
-
-
-class _EvidenceRule(str, enum.Enum):
-    """What an edit does to a lesson's evidence (`Lamar.edit`)."""
-
-    RESTART = "restart"
-    KEEP = "keep"
 
 
 class Lamar:
@@ -175,24 +167,16 @@ class Lamar:
              evidence: str = "restart", reason: str = "edited by hand") -> Experience:
         """Store a new version of a lesson under the same id; returns it.
 
-        The id keeps its audit trail, its counts and its past evidence segments (`history`); the
-        lesson's `provenance["version"]` counts its versions (1 before any edit). The texts pass
-        the gate `add` applies (prompt form, no credentials). The rule for the evidence:
-
-        - `evidence="restart"` (the default): the new version is a new treatment. Its evidence
-          opens a new segment, as when the fall detector restarts it (at the next share of the
-          lesson's alpha), and the selection tries it afresh (warm-up tries); the verdict is
-          unknown until the new text earns one.
-        - `evidence="keep"`: a wording fix that you assert changes nothing the model would do
-          differently (a typo, a clearer precondition or rationale); the evidence and verdict
-          carry over. Refused when the action or the scope changes: a new action is a different
-          treatment, and a new scope means other contexts than the ones the evidence measured.
+        The id keeps its audit trail, counts and past evidence; `provenance["version"]` counts the
+        versions. The texts pass `add`'s gate. The evidence restarts (a new text is a new
+        treatment: a new segment, at the next share of alpha), unless `evidence="keep"`, for a
+        wording fix, refused when the action or the scope changes (`lamar.edit`).
 
         Args:
             exp_id: the lesson to edit (not retired: `revive` it first).
             precondition, action, rationale: the new texts; None keeps the current one.
             scope: the new scope, whole (a mapping of strings); None keeps the current one.
-            evidence: "restart" or "keep" (see above).
+            evidence: "restart" or "keep".
             reason: recorded in the audit trail.
 
         Raises:
@@ -204,49 +188,16 @@ class Lamar:
                 action or scope, or a bad reason.
             EventConflict: another writer edited the lesson first (read it again and retry).
         """
-        import dataclasses
+        from lamar.edit import edit_event
 
-        from lamar.experience import Scope
-        from lamar.safety.boundary import TEXT_FIELDS, admitted
-
-        if evidence is None:
-            raise InvalidArgument("evidence must be one of ['restart', 'keep']; got None")
-        rule = arguments.choice(_EvidenceRule, evidence, "evidence").value
-        reason = arguments.reason(reason)
-        fields: dict[str, Any] = {name: value for name, value in
-                                  (("precondition", precondition), ("action", action), ("rationale", rationale))
-                                  if value is not None}
-        if scope is not None:
-            if isinstance(scope, Scope):
-                fields["scope"] = scope
-            elif isinstance(scope, Mapping):
-                fields["scope"] = Scope(scope)
-            else:
-                raise InvalidArgument(f"scope is a mapping of strings, like {{'project': 'trace'}}; "
-                                      f"got {type(scope).__name__}")
-        if not fields:
-            raise InvalidArgument("edit() needs at least one of precondition, action, rationale or scope")
         with self._lock:
-            exp = self._lesson(exp_id)[0].experience
-            if exp.status is Status.RETIRED:
-                raise InvalidExperience(f"lesson {exp_id} is retired: revive it first (revive) to edit it, "
-                                        "or add a new lesson")
-            new = admitted(dataclasses.replace(exp, **fields))
-            changed = [name for name in (*TEXT_FIELDS, "scope") if getattr(new, name) != getattr(exp, name)]
-            if not changed:
-                raise InvalidArgument(f"lesson {exp_id} already reads so (in prompt form): nothing to edit")
-            if rule == "keep" and {"action", "scope"} & set(changed):
-                raise InvalidArgument(f"evidence='keep' (--keep-evidence) is for a wording fix; this edit changes the "
-                                      f"{' and the '.join(n for n in ('action', 'scope') if n in changed)}, so it is "
-                                      "a different treatment and its evidence restarts: leave evidence out")
-            version = int(exp.provenance.get("version", 1)) + 1
-            data = {"id": exp.id, "version": version, **{name: getattr(new, name) for name in TEXT_FIELDS},
-                    "scope": dict(new.scope), "changed": changed, "evidence": rule, "reason": reason}
+            event = edit_event(self._lesson(exp_id)[0].experience, precondition=precondition, action=action,
+                               rationale=rationale, scope=scope, evidence=evidence, reason=reason)
             try:
-                self._holder.write([Event("edit", data, key=f"edit:{exp.id}:{version}")])
+                self._holder.write([event])
             except EventConflict:
-                raise EventConflict(f"another writer stored version {version} of lesson {exp_id} first: "
-                                    "read it again (get) and edit that version") from None
+                raise EventConflict(f"another writer stored version {event.data['version']} of lesson {exp_id} "
+                                    "first: read it again (get) and edit that version") from None
             return self._lesson(exp_id)[0].experience
 
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
@@ -322,18 +273,15 @@ class Lamar:
             InvalidContext: the context is not a mapping of strings.
             InvalidArgument: a bad `k`, `candidates` or `draws`.
         """
-        from lamar.preview import Preview, preview
+        from lamar.preview import preview
 
         ctx = check_context(context)
         slots = self.k if k is None else arguments.slots(k)
-        allowed = arguments.candidate_ids(candidates)
-        if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= 100_000:
-            raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {draws!r}")
+        allowed, draws = arguments.candidate_ids(candidates), arguments.draws(draws)
         with self._lock:
             view: RowsView = self._holder.eligible(ctx)
             eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
-            lessons = preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
-        return Preview(context=ctx, k=slots, lessons=lessons, draws=draws)
+            return preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

@@ -84,7 +84,7 @@ class Preview:
 
 
 def preview(eligible: list[LessonState], slots: int, context: Mapping[str, str], sigma: float, policy: Policy,
-            rng: random.Random, draws: int) -> tuple[PreviewLesson, ...]:
+            rng: random.Random, draws: int) -> Preview:
     """Each eligible lesson's standing in `context`: the selection's draws repeated `draws` times
     with `rng` (never the engine's own source, so the next recall is unchanged), its coin and
     its evidence. Reads the states only."""
@@ -114,7 +114,7 @@ def preview(eligible: list[LessonState], slots: int, context: Mapping[str, str],
             upper=upper,
             randomized=state.ledger.n,
         ))
-    return tuple(rows)
+    return Preview(context=dict(context), k=slots, lessons=tuple(rows), draws=draws)
 
 
 __all__ = ["Preview", "PreviewLesson", "preview"]
