@@ -68,7 +68,7 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
         raise InvalidArgument(f"evidence='keep' (--keep-evidence) is for a wording fix; this edit changes the "
                               f"{' and the '.join(n for n in ('action', 'scope') if n in changed)}, so it is "
                               "a different treatment and its evidence restarts: leave evidence out")
-    version = int(exp.provenance.get("version", 1)) + 1
+    version = exp.version + 1
     data = {"id": exp.id, "version": version, **{name: getattr(new, name) for name in TEXT_FIELDS},
             "scope": dict(new.scope), "changed": changed, "evidence": rule.value, "reason": reason}
     return Event("edit", data, key=f"edit:{exp.id}:{version}")

@@ -196,3 +196,17 @@ def test_an_imported_edit_is_held_to_what_edit_writes() -> None:
                        for e in source.store.read(0)])
         with pytest.raises(InvalidEvent, match="'edit'"):
             transfer(forged, MemoryStore())
+
+
+def test_a_sleep_proposal_about_a_text_edited_since_is_not_applied(tmp_path: Path) -> None:
+    lam = Lamar(tmp_path / "s.db", k=1, seed=1)
+    kept = lam.add(Experience("a lint error", "run the formatter first"))
+    twin = lam.add(Experience("A lint error.", "Run the formatter first."))
+    report = lam.sleep()
+    (merge,) = report.of_kind("merge")
+    lam.edit(twin, action="run the linter first")
+    result = lam.apply(report)
+    assert result.applied == [] and result.skipped == [
+        (merge.id, f"lesson {twin} was edited after the report was made (version 2 now)")]
+    assert lam.get(kept).status.value == lam.get(twin).status.value == "active"
+    lam.close()

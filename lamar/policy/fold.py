@@ -77,7 +77,7 @@ def edit(state: LessonState, data: Mapping[str, Any]) -> Scope | None:
     """
     exp = state.experience
     version = int(data["version"])
-    if version != int(exp.provenance.get("version", 1)) + 1:
+    if version != exp.version + 1:
         return None
     state.experience = dataclasses.replace(
         exp, precondition=str(data["precondition"]), action=str(data["action"]),
