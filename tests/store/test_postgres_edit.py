@@ -71,3 +71,16 @@ def test_a_refused_edit_writes_nothing_in_the_fold_mode(fold_url: str) -> None:
         lam.edit(a, action="rerun it", evidence="keep")
     assert _rows(fold_url) == rows and [e.seq for e in lam.store.read()] == log
     lam.close()
+
+
+def test_a_preview_reads_the_rows_and_writes_nothing(fold_url: str) -> None:
+    lam = Lamar(fold_url, k=1, seed=3, holdout=0.5)
+    a = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x")))
+    _run(lam, {a: 0.5}, 60, seed=4)
+    rows, log = _rows(fold_url), [e.seq for e in lam.store.read()]
+    (row,) = lam.preview({"project": "x"}).lessons
+    ev = lam.evidence(a)
+    assert (row.id, row.verdict, row.lower, row.upper, row.randomized) == (a, ev.verdict, ev.lower, ev.upper,
+                                                                          ev.randomized)
+    assert _rows(fold_url) == rows and [e.seq for e in lam.store.read()] == log
+    lam.close()
