@@ -36,6 +36,7 @@ from lamar.store import ExperienceStore
 if TYPE_CHECKING:
     from lamar.engine import Lamar
     from lamar.policy import Evidence, Policy, Verdict
+    from lamar.preview import Preview
     from lamar.recall import Recall
     from lamar.sleep.proposals import ApplyResult, Proposal, SleepReport
     from lamar.sleep.traces import Trace
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 # a program first names `Lamar` (or a verdict), sleep only when a program sleeps, so a hook or a
 # CLI does not pay for consolidation, mining and the safety rules (tests/test_import.py holds this).
 _LAZY = {"Lamar": "lamar.engine", "Evidence": "lamar.policy", "Policy": "lamar.policy",
-         "Verdict": "lamar.policy", "Recall": "lamar.recall",
+         "Verdict": "lamar.policy", "Recall": "lamar.recall", "Preview": "lamar.preview",
          "ApplyResult": "lamar.sleep.proposals", "Proposal": "lamar.sleep.proposals",
          "SleepReport": "lamar.sleep.proposals", "Trace": "lamar.sleep.traces"}
 
@@ -81,6 +82,7 @@ __all__ = [
     "LamarError",
     "ModelError",
     "Policy",
+    "Preview",
     "Proposal",
     "Recall",
     "Scope",

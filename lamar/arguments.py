@@ -32,6 +32,13 @@ def slots(k: Any, name: str = "k") -> int:
     return k
 
 
+def draws(value: Any) -> int:
+    """How many Thompson draws a preview makes: a whole number from 1 to 100 000."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+        raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {value!r}")
+    return value
+
+
 def policy(tuning: Mapping[str, Any]) -> Any:
     """A Policy from the tuning keywords, each of the type its default has."""
     from lamar.policy.config import Policy, without_retired
@@ -144,5 +151,5 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots", "traces",
-           "who"]
+__all__ = ["candidate_ids", "choice", "draws", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots",
+           "traces", "who"]

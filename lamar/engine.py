@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from lamar import arguments
-from lamar._errors import InvalidArgument, InvalidExperience, StoreError, UnknownEpisode, UnknownExperience
+from lamar._errors import (
+    EventConflict,
+    InvalidArgument,
+    InvalidExperience,
+    StoreError,
+    UnknownEpisode,
+    UnknownExperience,
+)
 from lamar.experience import Experience, Status, check_context, new_id
 from lamar.policy.choose import choose
 from lamar.policy.config import Policy, Tuning
@@ -29,6 +36,7 @@ if TYPE_CHECKING:
     from lamar.models.protocol import Model
     from lamar.policy.history import LessonHistory
     from lamar.policy.lesson import LessonState
+    from lamar.preview import Preview
     from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
     from lamar.sleep.traces import TraceSource
@@ -156,6 +164,44 @@ class Lamar:
             self._log.sync()
             return self._log.lesson(exp_id).past(self.policy, self._log.cache.n_active)
 
+    def edit(self, exp_id: str, *, precondition: str | None = None, action: str | None = None,
+             rationale: str | None = None, scope: Mapping[str, str] | None = None,
+             evidence: str = "restart", reason: str = "edited by hand") -> Experience:
+        """Store a new version of a lesson under the same id; returns it.
+
+        The id keeps its audit trail, counts and past evidence; `provenance["version"]` counts the
+        versions. The texts pass `add`'s gate. The evidence restarts (a new text is a new
+        treatment: a new segment, at the next share of alpha), unless `evidence="keep"`, for a
+        wording fix, refused when the action or the scope changes (`lamar.edit`).
+
+        Args:
+            exp_id: the lesson to edit (not retired: `revive` it first).
+            precondition, action, rationale: the new texts; None keeps the current one.
+            scope: the new scope, whole (a mapping of strings); None keeps the current one.
+            evidence: "restart" or "keep".
+            reason: recorded in the audit trail.
+
+        Raises:
+            UnknownExperience: no lesson has that id.
+            InvalidExperience: the lesson is retired, or a new text is empty, too long or holds
+                a credential.
+            InvalidContext: the scope is not a mapping of strings.
+            InvalidArgument: nothing would change, `evidence` is neither rule, "keep" with a new
+                action or scope, or a bad reason.
+            EventConflict: another writer edited the lesson first (read it again and retry).
+        """
+        from lamar.edit import edit_event
+
+        with self._lock:
+            event = edit_event(self._lesson(exp_id)[0].experience, precondition=precondition, action=action,
+                               rationale=rationale, scope=scope, evidence=evidence, reason=reason)
+            try:
+                self._holder.write([event])
+            except EventConflict:
+                raise EventConflict(f"another writer stored version {event.data['version']} of lesson {exp_id} "
+                                    "first: read it again (get) and edit that version") from None
+            return self._lesson(exp_id)[0].experience
+
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
         """Stop injecting a lesson (kept for the audit trail; `revive` undoes it)."""
         self._change_status(exp_id, Status.RETIRED, reason)
@@ -274,6 +320,33 @@ class Lamar:
                 held_out=tuple(held),
                 propensities=p,
             )
+
+    def preview(self, context: Mapping[str, str], *, k: int | None = None,
+                candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
+        """What `recall(context)` would choose now, and why, without logging an episode.
+
+        Every eligible lesson with whether the selection wants it (one draw, as a recall's), the
+        share of `draws` draws that want it, its estimate in this context, its evidence coin and
+        its verdict with its bounds. The draws use a random source of their own (seeded with the
+        engine's `seed`), so a preview writes nothing and never changes what the next recall does.
+
+        Args:
+            context, k, candidates: as for `recall`.
+            draws: how many Thompson draws estimate each lesson's chance of being wanted.
+
+        Raises:
+            InvalidContext: the context is not a mapping of strings.
+            InvalidArgument: a bad `k`, `candidates` or `draws`.
+        """
+        from lamar.preview import preview
+
+        ctx = check_context(context)
+        slots = self.k if k is None else arguments.slots(k)
+        allowed, draws = arguments.candidate_ids(candidates), arguments.draws(draws)
+        with self._lock:
+            view: RowsView = self._holder.eligible(ctx)
+            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+            return preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
                       candidates: Iterable[str] | None = None) -> Recall:

@@ -207,6 +207,11 @@ class Experience:
             created_at=self.created_at or time.time(),
         )
 
+    @property
+    def version(self) -> int:
+        """1 for a lesson as added, then one more per edit (`Lamar.edit`), kept in its provenance."""
+        return int(self.provenance.get("version", 1))
+
     def render(self) -> str:
         """'When X, do Y, because Z.' in one line."""
         text = f"When {_strip(self.precondition)}, {_strip(self.action)}"

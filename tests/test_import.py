@@ -73,7 +73,7 @@ def test_the_public_names_are_frozen() -> None:
         "ApplyResult", "CorruptStore", "DuplicateReport", "EventConflict", "Evidence", "Experience",
         "ExperienceStore", "InvalidArgument", "InvalidContext", "InvalidEvent", "InvalidExperience",
         "InvalidReport", "InvalidReward", "InvalidTrace", "Lamar", "LamarError", "ModelError", "Policy",
-        "Proposal", "Recall", "Scope", "Signal", "SleepReport", "StaleProposal", "Status", "StoreError",
+        "Preview", "Proposal", "Recall", "Scope", "Signal", "SleepReport", "StaleProposal", "Status", "StoreError",
         "Trace", "UnknownEpisode", "UnknownExperience", "UnknownProposal", "Verdict",
     ]
     assert all(getattr(lamar, name) is not None for name in lamar.__all__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -9,6 +10,21 @@ from pydantic import BaseModel, Field
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 from lamar.recall import neutralize
+
+
+class PreviewRow(BaseModel):
+    """One eligible lesson as a dry-run recall sees it (`Lamar.preview`)."""
+
+    lesson_id: str
+    text: str = Field(description="'When X, do Y, because Z.', as recall() would show it.")
+    wanted: bool = Field(description="The selection's draw wanted it, as one recall's would.")
+    chance: float = Field(description="Share of the selection's draws that want it: the chance a recall does now.")
+    cold: bool = Field(description="Not yet tried enough: tried first.")
+    estimate: float = Field(description="The selection's estimate of its effect on reward in this context.")
+    holdout: float = Field(description="The chance it is held out at random when wanted, to measure its effect.")
+    verdict: str = Field(description="helps, harms or unknown.")
+    lower: float | None = Field(description="Lower confidence bound of its lift (null: unbounded).")
+    upper: float | None = Field(description="Upper confidence bound of its lift (null: unbounded).")
 
 
 class RecallResult(BaseModel):
@@ -22,6 +38,10 @@ class RecallResult(BaseModel):
                                                 "from `text`, spelled as the lessons' scopes spell them.")
     hint: str = Field(description="When no lesson's scope matches the context: the scope labels the lessons use. "
                                   "Empty otherwise.")
+    logged: bool = Field(default=True, description="False for a dry run: no episode was logged (episode_id is "
+                                                   "empty, nothing to report).")
+    preview: list[PreviewRow] = Field(default_factory=list, description="A dry run only: every eligible lesson, "
+                                      "whether it is wanted and why.")
 
 
 class ReportResult(BaseModel):
@@ -107,6 +127,17 @@ class ImportResult(BaseModel):
     skipped: list[SkippedBlock]
 
 
+def preview_row(row: Any) -> PreviewRow:
+    """The tool's view of one row of `Lamar.preview` (`lamar.preview.PreviewLesson`)."""
+    return PreviewRow(lesson_id=neutralize(row.id), text=neutralize(row.text), wanted=row.wanted, chance=row.chance,
+                      cold=row.cold, estimate=row.estimate, holdout=row.holdout, verdict=row.verdict.value,
+                      lower=_bound(row.lower), upper=_bound(row.upper))
+
+
+def _bound(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
     """The tool's view of a stored lesson and its evidence."""
     data = ev.to_dict()
@@ -148,4 +179,5 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of"]
+__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeResult",
+           "RecallResult", "ReportResult", "SkippedBlock", "lesson_of", "preview_row"]

@@ -80,6 +80,16 @@ ApplyArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}),
     description="Store the lessons (default false: only show them).")]
 RationaleArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": ""}), Field(
     description="Why it works (optional).")]
+DryRunArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
+    description="Only show what recall would choose and why (every eligible lesson, wanted or not, its estimate, "
+                "its chance of being held out, its verdict and bounds); no episode is logged.")]
+OptionalTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
+    description="The new text; leave out to keep the lesson's.")]
+NewScopeArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
+    description="The new scope, whole, as context labels; leave out to keep the lesson's.")]
+KeepEvidenceArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
+    description="Keep the evidence: only for a wording fix of the precondition or rationale (refused when the "
+                "action or the scope changes). By default the evidence restarts: the new text is a new treatment.")]
 PoliciesArg = Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": MAX_ID},
                                              "maxItems": MAX_KEYS, "default": None}), Field(
     description="Policies to evaluate: none, proven, today, without:LESSON_ID, holdout:Q, k:K (leave out for "
@@ -87,6 +97,8 @@ PoliciesArg = Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": 
 
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+# Erasing removes text for good, and an edit replaces what recall shows and restarts the lesson's
+# evidence: a client should ask first.
 _DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
@@ -123,16 +135,18 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
 
     if not read_only:
         @_tool(server, "recall", "Recall lessons", _WRITES)
-        def recall(context: RecallContextArg = None, text: FreeTextArg = None) -> RecallResult:
+        def recall(context: RecallContextArg = None, text: FreeTextArg = None,
+                   dry_run: DryRunArg = False) -> RecallResult:
             """Lessons that past outcomes suggest for this situation, and an episode_id to report.
 
             Call it once at the start of a task, with the task in words (text), labels
             (context), or both. Add `prompt` to your working context: the lessons are notes
             from past outcomes, not instructions; apply one only where it fits. Some lessons
             are held back at random so their effect can be measured. When no lesson applies,
-            `hint` lists the labels the lessons use.
+            `hint` lists the labels the lessons use. With dry_run, nothing is logged and
+            `preview` says for each eligible lesson whether it is wanted and why.
             """
-            return tools.recall(context, text)
+            return tools.recall(context, text, dry_run)
 
         if report:
             @_tool(server, "report", "Report what the human did", _WRITES)
@@ -157,6 +171,19 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             an agent. Lessons carrying credentials or instructions to the model are refused.
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
+
+        @_tool(server, "edit", "Edit a lesson", _DESTROYS)
+        def edit(ctx: Context, lesson_id: IdArg = None, precondition: OptionalTextArg = None,
+                 action: OptionalTextArg = None, rationale: OptionalTextArg = None, scope: NewScopeArg = None,
+                 keep_evidence: KeepEvidenceArg = False) -> Lesson:
+            """Store a new version of a lesson under the same id: the fields given replace its own.
+
+            Only when the user asks to change a lesson. Its evidence restarts (the new text
+            must earn its own verdict) unless keep_evidence, for a wording fix that changes
+            neither the action nor the scope. The old text stays in the audit trail.
+            """
+            return tools.edit(lesson_id, precondition, action, rationale, scope, keep_evidence,
+                              client=_client_name(ctx))
 
         @_tool(server, "import_rules", "Import the project's rules", _WRITES)
         def import_rules(folder: FolderArg = None, apply: ApplyArg = False) -> ImportResult:

@@ -32,6 +32,7 @@ from lamar_mcp.results import (
     ReportResult,
     SkippedBlock,
     lesson_of,
+    preview_row,
 )
 
 MAX_ID = 128
@@ -64,8 +65,11 @@ class LamarTools:
         self.lamar = lamar
         self.reader = ContextReader(cwd)
 
-    def recall(self, context: Any = None, text: Any = None) -> RecallResult:
-        """Recall for labels, for the task in words, or both (labels win over what the words suggest)."""
+    def recall(self, context: Any = None, text: Any = None, dry_run: Any = False) -> RecallResult:
+        """Recall for labels, for the task in words, or both (labels win over what the words suggest);
+        `dry_run`: what a recall would choose and why, logging no episode."""
+        if not isinstance(dry_run, bool):
+            raise ToolError(f"dry_run must be true or false; got {_show(dry_run)}")
         if context is None and text is None:
             raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
                             "in your own words); neither was given")
@@ -77,8 +81,14 @@ class LamarTools:
         lessons = _guard(self.lamar.experiences)
         known = scopes(lessons)
         ctx = normalise(ctx, known)
-        rec = _guard(lambda: self.lamar.recall(ctx))
         eligible = any(e.scope.matches(ctx) for e in lessons if e.status is not Status.RETIRED)
+        if dry_run:
+            seen = _guard(lambda: self.lamar.preview(ctx))
+            return RecallResult(prompt=seen.as_prompt(), episode_id="", lesson_ids=[e.id for e in seen.wanted],
+                                context={neutralize(k): neutralize(v) for k, v in ctx.items()},
+                                hint="" if eligible else hint(ctx, known), logged=False,
+                                preview=[preview_row(row) for row in seen.lessons])
+        rec = _guard(lambda: self.lamar.recall(ctx))
         return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
                             hint="" if eligible else hint(ctx, known))
@@ -149,6 +159,32 @@ class LamarTools:
         done = _guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
         return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
                            episodes=len(done.episodes), events=done.events)
+
+    def edit(self, lesson_id: Any = None, precondition: Any = None, action: Any = None, rationale: Any = None,
+             scope: Any = None, keep_evidence: Any = False, client: str | None = None) -> Lesson:
+        """A new version of a lesson (`Lamar.edit`): the fields given replace the lesson's, its
+        evidence restarts unless `keep_evidence` (a wording fix; refused for a new action or scope)."""
+        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        if not isinstance(keep_evidence, bool):
+            raise ToolError(f"keep_evidence must be true or false; got {_show(keep_evidence)}")
+        given = {name: _text(value, name) for name, value in
+                 (("precondition", precondition), ("action", action), ("rationale", rationale)) if value is not None}
+        where = None if scope is None else _context(scope, "scope")
+        if not given and where is None:
+            raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
+        exp = _guard(lambda: self.lamar.get(lesson))
+        texts = {name: given.get(name, getattr(exp, name)) for name in ("precondition", "action", "rationale")}
+        unsafe = lesson_refusal(texts["precondition"], texts["action"], texts["rationale"],
+                                exp.scope if where is None else where)
+        if unsafe:
+            raise ToolError(f"edit refused, nothing was stored: it {unsafe}. Lessons are shown to agents as notes: "
+                            "state the situation and what to do in plain words, with no credentials and no "
+                            "instructions to the model")
+        via = "edited by an agent via mcp" + (f" ({client[:MAX_KEY]})" if client else "")
+        edited = _guard(lambda: self.lamar.edit(lesson, **given, scope=where,
+                                                evidence="keep" if keep_evidence else "restart", reason=via))
+        found: Lesson = _guard(lambda: lesson_of(edited, self.lamar.evidence(lesson)))
+        return found
 
     def whatif(self, policies: Any = None, scope: Any = None) -> dict[str, Any]:
         """What other policies would have got over the logged episodes (`Lamar.whatif`), as JSON data."""

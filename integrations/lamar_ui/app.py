@@ -134,6 +134,8 @@ class UI:
         parts = _segments(request)[2:]
         if len(parts) == 1 and request.method == "GET":
             return await self.lesson(parts[0])
+        if len(parts) == 2 and parts[1] == "edit":
+            return await self.edit(request, parts[0])
         if len(parts) == 2:
             return await self.lever(request, parts[0], parts[1])
         return self._missing("no such page: /lessons/ID or /lessons/ID/retire")
@@ -179,6 +181,43 @@ class UI:
                 await run_in_threadpool(getattr(self.lam, lever), exp_id, reason)
         except LamarError as exc:
             return self._missing(str(exc))
+        return RedirectResponse(back, status_code=303)
+
+    async def edit(self, request: Request, exp_id: str) -> Response:
+        """GET: the form, filled with the lesson. POST without confirm: a review of the new version.
+        POST with confirm: store it (`Lamar.edit`); a refusal shows the form again with its reason."""
+        back = f"/lessons/{quote(exp_id, safe='')}"
+        try:
+            exp = await run_in_threadpool(self.lam.get, exp_id)
+        except LamarError as exc:
+            return self._missing(str(exc))
+        if request.method == "GET":
+            values = {"precondition": exp.precondition, "action": exp.action, "rationale": exp.rationale,
+                      "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}
+            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values), "/")
+        form = await self._form(request)
+        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "keep")}
+        keep = values["keep"] == "yes"
+        try:
+            scope = _pairs(values["scope"])
+            if form.get("confirm") != "yes":
+                if keep and (values["action"] != exp.action or scope != dict(exp.scope)):
+                    raise ValueError("keeping the evidence is for a wording fix of the precondition or the "
+                                     "rationale: a new action or scope restarts it")
+                new = Experience(values["precondition"], values["action"], values["rationale"], scope=Scope(scope))
+                question = (f"Store this as the lesson's next version? <q>{escape(new.render())}</q> scope "
+                            f"<code>{escape(values['scope'] or 'everywhere')}</code>. "
+                            + ("Its evidence is kept (a wording fix)." if keep else
+                               "Its evidence restarts: the new text must earn its own verdict."))
+                body = pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
+                                          back=back)
+                return self._page("Edit a lesson", body, "/")
+            await run_in_threadpool(lambda: self.lam.edit(
+                exp_id, precondition=values["precondition"], action=values["action"],
+                rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
+                reason="edited in lamar ui"))
+        except (LamarError, ValueError) as exc:
+            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values, str(exc)), "/")
         return RedirectResponse(back, status_code=303)
 
     async def add(self, request: Request) -> Response:

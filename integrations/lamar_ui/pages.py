@@ -109,6 +109,8 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
     levers = ["erase"] if exp.status.value != "retired" or not erased else []
     if not erased:
         levers.insert(0, "revive" if exp.status.value == "retired" else "retire")
+    if not erased and exp.status.value != "retired":  # a retired lesson is revived before it is edited
+        levers.insert(1, "edit")
     chart = evidence_chart([(p.randomized, p.lift, p.lower, p.upper, p.verdict, p.restarts) for p in points])
     episodes = "".join(
         f"<tr><td><code>{escape(a.episode_id)}</code></td><td>{when(a.time)}</td>"
@@ -166,6 +168,26 @@ def add_page(token: str, values: Mapping[str, str], error: str = "") -> str:
         + '<button type="submit" name="confirm" value="">Review…</button></form>'
         + "<p>A new lesson starts as a cold arm: it is tried, held out at random, and earns its verdict.</p>"
         + many_form(token, values)
+    )
+
+
+def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str = "") -> str:
+    """The form for a lesson's next version, filled with `values` (the lesson's own at first)."""
+    def field(name: str, label: str) -> str:
+        return f'<label>{label}<input name="{name}" value="{escape(values.get(name, ""))}"></label>'
+
+    checked = " checked" if values.get("keep") == "yes" else ""
+    return (
+        (f'<p class="error">{escape(error)}</p>' if error else "")
+        + f'<p class="lesson-text">{escape(exp.render())}</p>'
+        + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
+        + field("precondition", "When") + field("action", "do") + field("rationale", "because")
+        + field("scope", "Scope (key=value, space separated)")
+        + f'<label><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a wording fix '
+        "that changes neither the action nor the scope</label>"
+        + '<button type="submit" name="confirm" value="">Review…</button></form>'
+        + "<p>The lesson keeps its id and its history. Its evidence restarts unless kept: a new text is a new "
+        "treatment, which must earn its own verdict.</p>"
     )
 
 
@@ -318,5 +340,5 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     return form + note + "".join(rows)
 
 
-__all__ = ["add_page", "confirm_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
+__all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
            "many_form", "sleep_page", "whatif_page"]

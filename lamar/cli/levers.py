@@ -1,4 +1,4 @@
-"""The manual levers: `lamar add`, `retire`, `revive`, `erase` and `report`. Each is an event in the audit trail."""
+"""The manual levers: `lamar add`, `edit`, `retire`, `revive`, `erase` and `report`. Each is an event in the audit trail."""
 
 from __future__ import annotations
 
@@ -64,6 +64,28 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
             raise UsageError(f"--from {args.source} is not UTF-8 text") from None
         name = path.name
     return read_lessons(text, name=name, scope=scope, status=args.status)
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    """A new version of a lesson under the same id (`Lamar.edit`: its evidence restarts unless
+    --keep-evidence, which only a wording fix of the precondition or the rationale may ask)."""
+    scope = parse_pairs(args.scope, "--scope") if args.scope else None
+    if args.precondition is None and args.action is None and args.rationale is None and scope is None:
+        raise UsageError("lamar edit needs at least one of --precondition, --action, --rationale or --scope")
+    lam = open_engine(args)
+    try:
+        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        edited = lam.edit(exp_id, precondition=args.precondition, action=args.action, rationale=args.rationale,
+                          scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
+    finally:
+        lam.close()
+    version = edited.provenance["version"]
+    kept = "kept" if args.keep_evidence else "restarted"
+    if args.json:
+        dump_json({**edited.to_dict(), "version": version, "evidence": kept})
+    else:
+        print(f"edited {exp_id} (version {version}, evidence {kept}): {shorten(edited.render(), 70)}")
+    return 0
 
 
 def cmd_retire(args: argparse.Namespace) -> int:

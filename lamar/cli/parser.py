@@ -21,8 +21,9 @@ def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
 
 
 cmd_html = _later("lamar.cli.html", "cmd_html")
-cmd_add, cmd_erase, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for n in (
-    "cmd_add", "cmd_erase", "cmd_report", "cmd_retire", "cmd_revive"))
+cmd_add, cmd_edit, cmd_erase, cmd_report, cmd_retire, cmd_revive = (_later("lamar.cli.levers", n) for n in (
+    "cmd_add", "cmd_edit", "cmd_erase", "cmd_report", "cmd_retire", "cmd_revive"))
+cmd_recall = _later("lamar.cli.recall", "cmd_recall")
 cmd_export, cmd_import = (_later("lamar.cli.move", n) for n in ("cmd_export", "cmd_import"))
 cmd_ls, cmd_stats = (_later("lamar.cli.observe", n) for n in ("cmd_ls", "cmd_stats"))
 cmd_apply, cmd_review, cmd_sleep = (_later("lamar.cli.review", n) for n in ("cmd_apply", "cmd_review", "cmd_sleep"))
@@ -123,6 +124,25 @@ def build_parser() -> argparse.ArgumentParser:
                      "one bullet a lesson ('- When X, do Y, because Z'); a bad line adds nothing")
     add.add_argument("--create", action="store_true", help="create the store if it does not exist yet")
     add.add_argument("-q", "--quiet", action="store_true", help="print only the new ids")
+
+    edit = command("edit", "a new version of a lesson under the same id; its evidence restarts (a new treatment)",
+                   cmd_edit, json=True)
+    edit.add_argument("id", help="the lesson's id (or the start of it)")
+    edit.add_argument("--precondition", help="the new precondition (when it applies)")
+    edit.add_argument("--action", help="the new action (what to do)")
+    edit.add_argument("--rationale", help="the new rationale (why)")
+    edit.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
+                      help="the new scope, whole (e.g. --scope project=trace language=swift)")
+    edit.add_argument("--keep-evidence", action="store_true",
+                      help="a wording fix: keep the evidence (refused when the action or the scope changes)")
+    edit.add_argument("--reason", default="edited by hand", help="recorded in the audit trail")
+
+    recall = command("recall", "choose the lessons for a context and log the episode (--dry-run: show what it "
+                     "would choose and why, writing nothing)", cmd_recall, json=True)
+    recall.add_argument("context", nargs="*", metavar="KEY=VALUE", help="the context (e.g. project=trace task=build)")
+    recall.add_argument("--k", type=int, metavar="K", help="slots for this recall (default: the engine's, 3)")
+    recall.add_argument("--dry-run", action="store_true",
+                        help="show every eligible lesson, whether it is wanted, its estimate, coin and bounds")
 
     retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
     retire.add_argument("id")

@@ -94,8 +94,9 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
                          f"{interval(after.lower, after.upper)} lies {side} zero{since}")
             restarts = after.restarts
         elif after.restarts > before.restarts:
-            lines.append(f"{at}: {before.verdict} withdrawn: a change in the lesson's effect was proven, so "
-                         "its evidence restarted and the verdict must be earned again")
+            lines.append(f"{at}: {before.verdict} withdrawn: its evidence restarted (a change in the lesson's "
+                         "effect was proven, or its text was edited: the audit trail says which), so the verdict "
+                         "must be earned again")
         elif (after.lower > 0) if before.verdict == "helps" else (after.upper < 0):
             lines.append(f"{at}: {before.verdict} withdrawn on doubt: the latest outcomes no longer bear the "
                          f"effect out (the interval over all of them still reads {interval(after.lower, after.upper)}); "

@@ -33,15 +33,9 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
     `sigma` is the reward spread; `n` is not read (alpha is each lesson's own).
     """
     context = ctx or {}
-    ranked = []
-    for state in eligible:
-        draw = state.slices.sample(state.arms, context, sigma, policy.explore, policy.warmup, rng)
-        if draw > 0.0:  # a NaN draw is not wanted either
-            ranked.append((draw, rng.random(), state))
-    ranked.sort(key=lambda row: (row[0], row[1]), reverse=True)
     p = {state.experience.id: 0.0 for state in eligible}
     chosen, held = [], []
-    for _, _, state in ranked[:slots]:
+    for _, state in ranked(eligible, context, sigma, policy, rng)[:slots]:
         q = coin(state, sigma, policy, context)
         p[state.experience.id] = 1.0 - q
         if q > 0.0 and rng.random() < q:
@@ -49,6 +43,19 @@ def choose(eligible: list[LessonState], slots: int, ctx: Mapping[str, str] | Non
         else:
             chosen.append(state)
     return chosen, held, p
+
+
+def ranked(eligible: list[LessonState], context: Mapping[str, str], sigma: float, policy: Policy,
+           rng: random.Random) -> list[tuple[float, LessonState]]:
+    """The lessons whose Thompson draw in `context` is positive, with their draws, best first
+    (cold lessons draw +inf; ties in random order): a recall wants the first `slots` of them."""
+    rows = []
+    for state in eligible:
+        draw = state.slices.sample(state.arms, context, sigma, policy.explore, policy.warmup, rng)
+        if draw > 0.0:  # a NaN draw is not wanted either
+            rows.append((draw, rng.random(), state))
+    rows.sort(key=lambda row: (row[0], row[1]), reverse=True)
+    return [(draw, state) for draw, _, state in rows]
 
 
 def coin(state: LessonState, sigma: float, policy: Policy, context: Mapping[str, str] | None = None) -> float:
@@ -75,4 +82,4 @@ def coin(state: LessonState, sigma: float, policy: Policy, context: Mapping[str,
     return q if needed <= state.ledger.n + REACH * state.eligible else 0.0
 
 
-__all__ = ["choose", "coin"]
+__all__ = ["choose", "coin", "ranked"]

@@ -18,7 +18,7 @@ from lamar.policy.lesson import LessonState
 ERASED = "[erased]"
 # The provenance the folds themselves write (ids and scopes): kept by an erasure, which drops the
 # rest (the source a person or a trace gave, which may quote the text).
-_FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from")
+_FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from", "version")
 
 PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
 PRIOR_WEIGHT = 10.0
@@ -74,6 +74,26 @@ def narrow(state: LessonState, key: str, value: str) -> bool:
     return True
 
 
+def edit(state: LessonState, data: Mapping[str, Any]) -> Scope | None:
+    """An edit event: the lesson's text and scope become the event's, as its next version.
+
+    Its evidence restarts (`LessonState.renew`) unless the event says "keep" (a wording fix the
+    engine allowed: the action and the scope unchanged). Returns the scope before, or None
+    (nothing changed) when the event is not the lesson's next version (the event folded twice).
+    """
+    exp = state.experience
+    version = int(data["version"])
+    if version != exp.version + 1:
+        return None
+    state.experience = dataclasses.replace(
+        exp, precondition=str(data["precondition"]), action=str(data["action"]),
+        rationale=str(data["rationale"]), scope=Scope(data["scope"]),
+        provenance={**exp.provenance, "version": version})
+    if data.get("evidence", "restart") != "keep":
+        state.renew()
+    return exp.scope
+
+
 def merge(into: LessonState | None, others: Iterable[LessonState | None], names: list[str]) -> list[LessonState]:
     """A merge event: `into` absorbs each other lesson's evidence, and they retire.
 
@@ -123,5 +143,5 @@ def _merged(other: LessonState, into: LessonState) -> bool:
     return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "erase", "erased_lesson", "fold_outcome", "merge", "narrow",
-           "set_status", "spread", "welford"]
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "fold_outcome", "merge",
+           "narrow", "set_status", "spread", "welford"]

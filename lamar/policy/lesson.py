@@ -36,7 +36,7 @@ class LessonState:
         self.eligible = 0
         self.injected = 0
         self.held_out = 0
-        self.restarts = 0  # segments closed by the fall detector
+        self.restarts = 0  # segments closed by the fall detector or by an edit (`renew`)
         self.rank = rank  # the lesson was the rank-th created in its store: fixes its share of alpha
         self.slices = Slices()  # the context keys the scope leaves free (policy/features.py)
         self.history = History()  # what `lamar show` draws: noted as the fold goes (policy/history.py)
@@ -77,6 +77,27 @@ class LessonState:
         self.ledger = Ledger()
         self.ledger.level_w, self.ledger.level_s = level_w, level_s  # the base rate did not restart
         self.slices.restart()
+        self.restarts += 1
+        self._verdict_cache = None
+
+    def renew(self) -> None:
+        """An edit made the lesson a new treatment: a new evidence segment, as a fall's restart
+        opens one (it spends the next share of the lesson's alpha), and a selection model that
+        tries the new text afresh (cold again: warm-up tries) against the without-lesson arm it
+        had, capped as a restart caps it. The reward level, the slices' alpha divisor and the
+        id's counts stay: the base rate and the lesson's history did not change."""
+        arms = self.arms
+        prior = min(arms.w_out, _PRIOR_OUT)
+        self.arms = ArmStats()
+        if prior > 0.0:
+            self.arms.w_out, self.arms.s_out = prior, prior * arms.s_out / arms.w_out
+        level_w, level_s = self.ledger.level_w, self.ledger.level_s
+        self.ledger = Ledger()
+        self.ledger.level_w, self.ledger.level_s = level_w, level_s
+        inherited = self.slices.inherited
+        self.slices = Slices()
+        self.slices.inherited = inherited
+        self.detector = ChangeDetector()
         self.restarts += 1
         self._verdict_cache = None
 

@@ -153,6 +153,9 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
             return f"lesson {exp_id} was {removed[exp_id]} after the report was made"
         if state.experience.status.value != status:
             return f"lesson {exp_id} is {state.experience.status.value} now (was {status} when proposed)"
+        seen = proposal.evidence.get(exp_id, {}).get("version")
+        if isinstance(seen, int) and state.experience.version != seen:
+            return f"lesson {exp_id} was edited after the report was made (version {state.experience.version} now)"
     if proposal.kind in ("retire", "promote"):
         # Re-check, not refuse: the lesson is unchanged but its evidence may have moved on.
         want = Verdict.HARMS if proposal.kind == "retire" else Verdict.HELPS

@@ -37,7 +37,9 @@ def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[P
     evidence = {e.id: lam.evidence(e.id) for e in live}
 
     def snapshot(ids: Sequence[str]) -> tuple[dict[str, dict[str, object]], dict[str, str]]:
-        return ({i: evidence[i].to_dict() for i in ids}, {i: lam.get(i).status.value for i in ids})
+        # The version too: apply refuses a proposal about a text that was edited since.
+        return ({i: {**evidence[i].to_dict(), "version": lam.get(i).version} for i in ids},
+                {i: lam.get(i).status.value for i in ids})
 
     retire, promote = [], []
     for exp in live:

@@ -52,7 +52,8 @@ def propose_narrowing(lam: SleepView) -> list[Proposal]:
                 id=Proposal.make_id("narrow", [exp.id], payload), kind="narrow", experience_ids=(exp.id,),
                 reason=(f"its evidence splits by {key}: narrow the scope to {key}={value} ({cited}; {overall})"
                         f"{extra}"),
-                evidence={exp.id: ev.to_dict()}, payload=payload, expect={exp.id: exp.status.value}))
+                evidence={exp.id: {**ev.to_dict(), "version": exp.version}}, payload=payload,
+                expect={exp.id: exp.status.value}))
             break  # one key at a time: narrowing resets the other keys' slices
     return out
 

@@ -187,6 +187,8 @@ class FoldCache:
             self._merge(data["into"], data["from"], event)
         elif kind == "erase":
             self._erase(data, event)
+        elif kind == "edit":
+            self._edit(data, event)
         elif kind == "applied":
             self.applied.add(data["proposal"])
         elif kind == "compact":
@@ -279,6 +281,24 @@ class FoldCache:
         bucket = self.index.get(old.items_key, {})
         if bucket.pop(exp_id, None) is not None:
             self.index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
+
+    def _edit(self, data: Mapping[str, Any], event: Event) -> None:
+        """An edit event: the lesson's next version (its scope may move it in the index)."""
+        state = self.lessons.get(data["id"])
+        if state is None:
+            return
+        old = fold.edit(state, data)
+        if old is None:
+            return  # folded twice, or not the next version
+        new = state.experience.scope
+        if new != old and self.index.get(old.items_key, {}).pop(state.experience.id, None) is not None:
+            self.index.setdefault(new.items_key, {})[state.experience.id] = state
+        kept = data.get("evidence") == "keep"
+        reason = f": {data['reason']}" if data.get("reason") else ""
+        state.history.note(event.time, f"edited to version {data['version']} ({', '.join(data.get('changed', []))}); "
+                                       f"evidence {'kept' if kept else 'restarted'}{reason}")
+        if not kept:  # a point where the new segment starts, as a merge marks its own
+            state.note_evidence(event.seq, event.time, self.policy, self.n_active, always=True)
 
     def _fold_outcome(self, data: Mapping[str, Any]) -> None:
         episode = self.episode(data["episode"])

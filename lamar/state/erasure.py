@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from lamar.policy.fold import erased_lesson
+from lamar.policy.fold import ERASED, erased_lesson
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store.base import Event
 
@@ -41,8 +41,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     """The events of a log that change when `exp_id` is erased, as they are to be stored (same
     seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
 
-    Changed: the lesson's `experience` event and its entry in every checkpoint snapshot (text
-    erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
+    Changed: the lesson's `experience` event, each `edit` event of it, and its entry in every
+    checkpoint snapshot (text erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
     logged or kept by a snapshot, gets the context {} (no key, no value), and a snapshot's lessons
     lose the slices named by a key=value of those contexts (a slice's name is context text). The
     lesson-wide evidence reads no context, so it stays as it was.
@@ -65,6 +65,9 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
         data: dict[str, Any] | None = None
         if event.kind == "experience" and event.data.get("id") == exp_id:
             data = erased_lesson(event.data, by, at)
+        elif event.kind == "edit" and event.data.get("id") == exp_id:  # every later version's text too
+            data = {**event.data, "precondition": ERASED, "action": ERASED,
+                    "rationale": ERASED if event.data.get("rationale") else ""}
         elif event.kind == "episode" and contexts and exp_id in event.data.get("eligible", ()):
             data = {**event.data, "context": {}}
         elif event.kind == "snapshot":

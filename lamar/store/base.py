@@ -13,10 +13,10 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
 EVENT_KINDS = frozenset(
-    {"experience", "status", "scope", "merge", "episode", "outcome", "applied", "compact", "snapshot", "erase"}
+    {"experience", "status", "scope", "merge", "episode", "outcome", "applied", "compact", "snapshot", "erase", "edit"}
 )
 # The kinds whose fold changes a lesson's row; the others touch episodes or the audit only.
-LESSON_KINDS = frozenset({"experience", "status", "scope", "merge", "outcome", "erase"})
+LESSON_KINDS = frozenset({"experience", "status", "scope", "merge", "outcome", "erase", "edit"})
 
 
 @dataclasses.dataclass(frozen=True)

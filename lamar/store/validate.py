@@ -74,6 +74,28 @@ def _experience(data: Mapping[str, Any]) -> dict[str, Any]:
     return {**data, **changed}
 
 
+def _edit(data: Mapping[str, Any]) -> dict[str, Any]:
+    from lamar.safety.boundary import TEXT_FIELDS, admitted
+
+    _text(data.get("id"), "id")
+    version = data.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 2:
+        raise ValueError(f"'version' must be a whole number >= 2 (the lesson's next version); got {version!r}")
+    if data.get("evidence", "restart") not in ("restart", "keep"):
+        raise ValueError(f"'evidence' must be restart or keep; got {data.get('evidence')!r}")
+    changed = data.get("changed", [])
+    if not isinstance(changed, list) or not set(changed) <= {*TEXT_FIELDS, "scope"}:
+        raise ValueError(f"'changed' must list some of {[*TEXT_FIELDS, 'scope']}; got {changed!r}")
+    if data.get("evidence") == "keep" and {"action", "scope"} & set(changed):
+        raise ValueError("an edit of the action or the scope cannot keep the evidence")
+    if not isinstance(data.get("reason", ""), str):
+        raise TypeError("'reason' must be a string")
+    if not isinstance(data.get("scope"), Mapping) or not isinstance(data.get("rationale"), str):
+        raise TypeError("an edit holds the whole next version: 'scope' a mapping and 'rationale' a string")
+    exp = admitted(Experience.from_dict(data))  # the texts as `edit` would store them
+    return {**data, **{name: getattr(exp, name) for name in TEXT_FIELDS if data.get(name, "") != getattr(exp, name)}}
+
+
 def _status(data: Mapping[str, Any]) -> None:
     _text(data.get("id"), "id")
     if data.get("status") not in ("candidate", "active", "retired"):
@@ -134,6 +156,8 @@ def checked_event(event: Event) -> Event:
         raise ValueError(f"its data {problem}")
     if event.kind == "experience":
         return dataclasses.replace(event, data=_experience(event.data))
+    if event.kind == "edit":
+        return dataclasses.replace(event, data=_edit(event.data))
     check = _CHECKS.get(event.kind)
     if check is not None:
         check(event.data)

@@ -1,8 +1,8 @@
 """Every public entry point, driven with arbitrary input: it succeeds or raises a LamarError,
 and a call that fails changes nothing in the store (its events are identical before and after).
 
-Covers the Python API (Lamar(...), add, recall, report, evidence, get, experiences, retire,
-revive, sleep, apply, stats, pending, settle_pending, expire, Experience, Scope), import of arbitrary events, sleep reports read
+Covers the Python API (Lamar(...), add, recall, preview, report, evidence, get, experiences, edit,
+retire, revive, sleep, apply, stats, pending, settle_pending, expire, Experience, Scope), import of arbitrary events, sleep reports read
 back from files, model replies, and the CLI's sub-commands (issue 18, items 6 and 7)."""
 
 from __future__ import annotations
@@ -67,6 +67,11 @@ def _call(lam: Lamar, known: dict[str, str], name: str, a: Any, b: Any, c: Any) 
         "experiences": lambda: lam.experiences(a, verdict=b, scope=c),
         "retire": lambda: lam.retire(pick(a), reason=b),
         "revive": lambda: lam.revive(pick(a), reason=b),
+        "edit": lambda: lam.edit(pick(a), action=b, rationale=c),
+        "edit_text": lambda: lam.edit(known["exp"], precondition=a, evidence=b, reason=c),
+        "edit_scope": lambda: lam.edit(known["exp"], scope=a, evidence=b, action=c),
+        "preview": lambda: lam.preview(a, k=b, candidates=c),
+        "preview_draws": lambda: lam.preview({"project": "x"}, draws=a),
         "sleep_options": lambda: lam.sleep(**({str(a): b} if isinstance(a, str) else {"similarity": b})),
         "sleep_traces": lambda: lam.sleep(traces=a if isinstance(a, list) else [a], model=ScriptedModel(["[]"])),
         "model_reply": lambda: lam.sleep(traces=TRACES, model=ScriptedModel([json.dumps(a) if c else str(a)])),
@@ -84,7 +89,7 @@ def _call(lam: Lamar, known: dict[str, str], name: str, a: Any, b: Any, c: Any) 
 
 ENTRY_POINTS = ["init", "tuning", "add", "experience", "experience_fields", "provenance", "scope", "recall",
                 "recall_context", "report", "report_value", "evidence", "get", "experiences", "retire", "revive",
-                "sleep_options", "sleep_traces", "model_reply", "apply", "apply_report", "apply_proposal", "stats",
+                "edit", "edit_text", "edit_scope", "preview", "preview_draws", "sleep_options", "sleep_traces", "model_reply", "apply", "apply_report", "apply_proposal", "stats",
                 "pending", "settle_pending", "expire"]
 
 
@@ -138,12 +143,13 @@ def test_import_of_arbitrary_events_writes_all_or_nothing_and_leaves_a_usable_st
         opened.evidence(exp.id)
 
 
-COMMANDS = ["stats", "ls", "search", "show", "add", "retire", "revive", "report", "sleep", "review", "apply", "export",
-            "import", "html"]
+COMMANDS = ["stats", "ls", "search", "show", "add", "edit", "recall", "retire", "revive", "report", "sleep", "review",
+            "apply", "export", "import", "html"]
 WORDS = st.sampled_from(["--json", "--store", "--out", "--precondition", "--action", "--scope", "--status",
                          "--reason", "--only", "--append", "--force", "--width", "--episodes", "--all", "--again",
                          "project=x", "=", "0", "-1", "nan", "shipped", "exp_", "REPORT", "STORE", "FILE",
-                         "--traces", "--model", "ollama:x", "candidate", "--from", "--create"]) | st.text(max_size=8)
+                         "--traces", "--model", "ollama:x", "candidate", "--from", "--create", "--dry-run",
+                         "--keep-evidence", "--k", "--rationale"]) | st.text(max_size=8)
 
 
 def _run(argv: list[str], stdin: str = "y\n") -> tuple[int, str]:

@@ -42,6 +42,8 @@ def test_every_event_kind_is_folded_into_the_cache() -> None:
         Event("status", {"id": ids[1], "status": "retired", "reason": "by hand"}),
         Event("scope", {"id": ids[2], "key": "lang", "value": "py"}),
         Event("merge", {"into": ids[0], "from": [ids[3]]}),
+        Event("edit", {"id": ids[2], "version": 2, "precondition": "case 2", "action": "do 2 again", "rationale": "",
+                       "scope": {"lang": "py"}, "changed": ["action", "scope"], "evidence": "restart"}),
         _episode("ep1", [ids[0], ids[2]], [ids[2]]), _outcome("ep1", -1.0),
         Event("applied", {"proposal": "pr1", "kind": "merge"}),
         Event("compact", {"episodes": ["ep0"]}),
@@ -52,7 +54,9 @@ def test_every_event_kind_is_folded_into_the_cache() -> None:
     cache.fold_log(log)
     status = {i: s.experience.status for i, s in cache.lessons.items()}
     assert status == {ids[0]: Status.ACTIVE, ids[1]: Status.RETIRED, ids[2]: Status.ACTIVE, ids[3]: Status.RETIRED}
-    assert cache.lessons[ids[2]].experience.scope == Scope(task="t", lang="py")
+    edited = cache.lessons[ids[2]]
+    assert (edited.experience.scope, edited.experience.action, edited.restarts) == (Scope(lang="py"), "do 2 again", 1)
+    assert [s.experience.id for s in cache.eligible({"lang": "py"})] == [ids[2]]
     assert [s.experience.id for s in cache.eligible({"task": "t", "lang": "py"})] == [ids[0], ids[2]]
     assert [s.experience.id for s in cache.eligible({"task": "t", "lang": "go"})] == [ids[0]]
     assert (cache.n_active, cache.reports, cache.applied, list(cache.episodes)) == (2, 2, {"pr1"}, ["ep1"])

@@ -159,3 +159,25 @@ def test_a_reader_holding_the_journal_fails_the_erasure_which_runs_again_once_it
     assert lam.erase(secret).events == 1  # the audit event now, and the journal emptied
     lam.close()
     assert NAME.encode() not in _files(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["s.json", "s.db"])
+def test_every_version_of_an_edited_lesson_loses_its_text(tmp_path: Path, name: str) -> None:
+    path = str(tmp_path / name)
+    lam, secret = _filled(path, episodes=40)
+    lam.edit(secret, action=f"phone {NAME} about the log")  # a second version, its own event
+    lam.edit(secret, rationale=f"{NAME} keeps the logs", evidence="keep")
+    for _ in range(10):
+        rec = lam.recall({"task": "t", "lang": "py"})
+        lam.report(rec.episode_id, Signal.SHIPPED)
+    before = {e.id: lam.evidence(e.id) for e in lam.experiences()}
+    lam.erase(secret)
+    erased = lam.get(secret)
+    assert (erased.action, erased.rationale, erased.version) == ("[erased]", "[erased]", 3)
+    assert {e.id: lam.evidence(e.id) for e in lam.experiences()} == before
+    lam.close()
+    assert NAME.encode() not in _files(tmp_path)
+    again = Lamar(path, k=2, seed=4)  # the scrubbed log folds to the same lesson, version and evidence
+    assert again.get(secret) == erased
+    assert {e.id: again.evidence(e.id) for e in again.experiences()} == before
+    again.close()

@@ -72,6 +72,9 @@ class Batch:
         elif event.kind == "scope" and data["id"] in states:
             if fold.narrow(states[data["id"]], data["key"], data["value"]):
                 self.touched[data["id"]] = states[data["id"]]
+        elif event.kind == "edit" and data["id"] in states:
+            if fold.edit(states[data["id"]], data) is not None:
+                self.touched[data["id"]] = states[data["id"]]
         elif event.kind == "merge":
             into = states.get(data["into"])
             others = [states.get(i) for i in data["from"]]
@@ -126,7 +129,7 @@ def merge_shards(shards: Iterable[tuple[Any, Any, Any]]) -> tuple[int, float, fl
 def named(event: Event) -> list[str]:
     """The lessons an event names directly (an outcome's come from its episode, in SQL)."""
     data = event.data
-    if event.kind in ("status", "scope", "erase"):
+    if event.kind in ("status", "scope", "erase", "edit"):
         return [str(data.get("id"))]
     if event.kind == "merge":
         return [str(data.get("into")), *map(str, data.get("from", ()))]

@@ -23,7 +23,7 @@ async def test_http_round_trip_and_resources(store: Path) -> None:
         async with http_session(url) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             assert set(tools) == {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules", "whatif",
-                                  "erase"}
+                                  "erase", "edit"}
             assert all(tool.output_schema for tool in tools.values())
             recalled = (await session.call_tool("recall", {"context": CONTEXT})).structured_content
             assert recalled["lesson_ids"]

@@ -1,0 +1,77 @@
+"""A lesson's next version (`Lamar.edit`): the rule for its evidence, and the event that records it.
+
+The lesson the model reads is the treatment, so a new text is a new treatment: by default its
+evidence restarts as a new segment (`LessonState.renew`: the next share of the lesson's alpha,
+warm-up tries for the new text), as it does when the fall detector sees the world change.
+`evidence="keep"` carries the evidence over for a wording fix that the editor asserts changes
+nothing the model would do differently; it is refused when the action or the scope changes (a
+different treatment, or other contexts than the evidence was measured in).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Mapping
+from typing import Any
+
+from lamar import arguments
+from lamar._errors import InvalidArgument, InvalidExperience
+from lamar.experience import Experience, Scope, Status
+from lamar.store.base import Event
+
+
+class EvidenceRule(str, enum.Enum):
+    """What an edit does to the lesson's evidence."""
+
+    RESTART = "restart"
+    KEEP = "keep"
+
+
+def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None, rationale: Any = None,
+               scope: Any = None, evidence: Any = "restart", reason: Any = "edited by hand") -> Event:
+    """The `edit` event that makes `exp`'s next version (None keeps a field), every argument checked.
+
+    The event holds the whole next version, so a fold needs nothing else, and its key names the
+    version, so two writers editing the same version cannot both store theirs.
+
+    Raises:
+        InvalidExperience: `exp` is retired, or a new text is empty, too long or holds a credential.
+        InvalidContext: the scope is not a mapping of strings.
+        InvalidArgument: nothing would change, a bad `evidence` or `reason`, or "keep" with a new
+            action or scope.
+    """
+    from lamar.safety.boundary import TEXT_FIELDS, admitted
+
+    if evidence is None:
+        raise InvalidArgument("evidence must be one of ['restart', 'keep']; got None")
+    rule = arguments.choice(EvidenceRule, evidence, "evidence")
+    reason = arguments.reason(reason)
+    fields: dict[str, Any] = {name: value for name, value in
+                              (("precondition", precondition), ("action", action), ("rationale", rationale))
+                              if value is not None}
+    if scope is not None:
+        if not isinstance(scope, Mapping):
+            raise InvalidArgument(f"scope is a mapping of strings, like {{'project': 'trace'}}; "
+                                  f"got {type(scope).__name__}")
+        fields["scope"] = scope if isinstance(scope, Scope) else Scope(scope)
+    if not fields:
+        raise InvalidArgument("edit() needs at least one of precondition, action, rationale or scope")
+    if exp.status is Status.RETIRED:
+        raise InvalidExperience(f"lesson {exp.id} is retired: revive it first (revive) to edit it, "
+                                "or add a new lesson")
+    new = admitted(dataclasses.replace(exp, **fields))  # stored as the prompt will show it, screened
+    changed = [name for name in (*TEXT_FIELDS, "scope") if getattr(new, name) != getattr(exp, name)]
+    if not changed:
+        raise InvalidArgument(f"lesson {exp.id} already reads so (in prompt form): nothing to edit")
+    if rule is EvidenceRule.KEEP and {"action", "scope"} & set(changed):
+        raise InvalidArgument(f"evidence='keep' (--keep-evidence) is for a wording fix; this edit changes the "
+                              f"{' and the '.join(n for n in ('action', 'scope') if n in changed)}, so it is "
+                              "a different treatment and its evidence restarts: leave evidence out")
+    version = exp.version + 1
+    data = {"id": exp.id, "version": version, **{name: getattr(new, name) for name in TEXT_FIELDS},
+            "scope": dict(new.scope), "changed": changed, "evidence": rule.value, "reason": reason}
+    return Event("edit", data, key=f"edit:{exp.id}:{version}")
+
+
+__all__ = ["EvidenceRule", "edit_event"]

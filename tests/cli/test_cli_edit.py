@@ -1,0 +1,84 @@
+"""`lamar edit` and `lamar recall [--dry-run]`: a real subprocess for the main path, the in-process
+runner for bad input (each refused with exit 1 and nothing written)."""
+
+from __future__ import annotations
+
+from lamar import Lamar, Scope
+from lamar.store import open_store
+
+
+def _log(path) -> list[tuple[int, str, str]]:
+    store = open_store(path)
+    try:
+        return [(e.seq, e.kind, e.data_json()) for e in store.read()]
+    finally:
+        store.close()
+
+
+def test_edit_stores_a_new_version_and_restarts_its_evidence(lamar_cli, store, ids, strict_json):
+    before = Lamar(str(store)).evidence(ids["good"])
+    out = lamar_cli("edit", ids["good"][:12], "--store", store, "--action", "clear the module cache",
+                    "--scope", "project=trace", "language=swift", "--reason", "narrower", "--json")
+    assert out.returncode == 0, out.stderr
+    shown = strict_json(out.stdout)
+    assert (shown["id"], shown["version"], shown["evidence"]) == (ids["good"], 2, "restarted")
+    lam = Lamar(str(store))
+    lesson, after = lam.get(ids["good"]), lam.evidence(ids["good"])
+    assert (lesson.action, lesson.scope) == ("clear the module cache", Scope(project="trace", language="swift"))
+    assert (after.restarts, after.randomized, after.eligible) == (before.restarts + 1, 0, before.eligible)
+    (edit,) = [e.data for e in open_store(store).read() if e.kind == "edit"]
+    assert (edit["changed"], edit["evidence"], edit["reason"]) == (["action", "scope"], "restart", "narrower")
+
+
+def test_edit_keeps_the_evidence_of_a_wording_fix(run_cli, sqlite_store, ids):
+    before = Lamar(str(sqlite_store)).evidence(ids["good"])
+    out = run_cli("edit", ids["good"], "--store", sqlite_store, "--rationale", "stale module maps survive",
+                  "--keep-evidence")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"edited {ids['good']} (version 2, evidence kept): When the build fails")
+    assert Lamar(str(sqlite_store)).evidence(ids["good"]) == before
+
+
+def test_bad_edits_exit_1_with_nothing_written(run_cli, sqlite_store, ids):
+    log = _log(sqlite_store)
+    cases = [
+        (["edit", ids["good"]], "needs at least one of"),
+        (["edit", "exp_nope", "--action", "x"], "no lesson 'exp_nope'"),
+        (["edit", ids["good"], "--action", "  "], "action is empty"),
+        (["edit", ids["good"], "--action", "rerun it", "--keep-evidence"], "--keep-evidence"),
+        (["edit", ids["good"], "--action", "clear DerivedData before rebuilding"], "nothing to edit"),
+        (["edit", ids["good"], "--scope", "project"], "key=value"),
+        (["edit", ids["retired"], "--action", "x"], "is retired: revive it first"),
+    ]
+    for argv, says in cases:
+        out = run_cli(*argv, "--store", sqlite_store)
+        assert out.returncode == 1 and says in out.stderr, (argv, out.stderr)
+    assert _log(sqlite_store) == log
+
+
+def test_recall_dry_run_shows_why_and_writes_nothing(lamar_cli, store, ids, strict_json):
+    log = _log(store)
+    out = lamar_cli("recall", "--store", store, "project=trace", "language=swift", "--dry-run", "--json")
+    assert out.returncode == 0, out.stderr
+    seen = strict_json(out.stdout)
+    rows = {row["id"]: row for row in seen["lessons"]}
+    assert seen["logged"] is False and ids["good"] in rows and ids["retired"] not in rows
+    good = rows[ids["good"]]
+    assert good["verdict"] == "helps" and good["lower"] > 0 and not good["cold"] and good["estimate"] > 0
+    cold = [row["id"] for row in seen["lessons"] if row["cold"]]
+    assert cold and all(rows[i]["wanted"] and rows[i]["chance"] == 1.0 for i in cold)  # tried first, at +inf
+    assert seen["lessons"][:len(cold)] == [rows[i] for i in cold]
+    text = lamar_cli("recall", "--store", store, "project=trace", "language=swift", "--dry-run", "--k", "6")
+    assert text.returncode == 0 and text.stdout.startswith("dry run for project=trace language=swift (k=6): nothing logged")
+    assert f"{ids['good']}  yes" in text.stdout
+    assert _log(store) == log
+
+
+def test_recall_logs_an_episode_to_report(run_cli, sqlite_store, strict_json):
+    out = run_cli("recall", "--store", sqlite_store, "project=trace", "--json")
+    assert out.returncode == 0, out.stderr
+    rec = strict_json(out.stdout)
+    assert run_cli("report", rec["episode_id"], "shipped", "--store", sqlite_store).returncode == 0
+    assert Lamar(str(sqlite_store)).episode(rec["episode_id"]).signal == "shipped"
+    bad = run_cli("recall", "--store", sqlite_store, "project", "--dry-run")
+    assert bad.returncode == 1 and "key=value" in bad.stderr
