@@ -7,7 +7,6 @@ from __future__ import annotations
 import _thread
 import os
 import random
-import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
@@ -30,7 +29,7 @@ from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure
 from lamar.state.holder import open_state
 from lamar.state.pending import PendingEpisode, expire, pending, settle
-from lamar.store.base import ErasableStore, Event, RewritableStore, RowsView, Store, check_appendable
+from lamar.store.base import Event, RewritableStore, RowsView, Store
 
 if TYPE_CHECKING:
     from lamar.models.protocol import Model
@@ -239,36 +238,13 @@ class Lamar:
             InvalidArgument: the lesson is already erased, or an argument is of the wrong type.
             StoreError: the store cannot rewrite its events (nothing changed), or the rewrite failed.
         """
-        from lamar.state.erasure import scrubbed
+        from lamar.state.erasure import erase
 
         if not isinstance(contexts, bool):
             raise InvalidArgument(f"contexts is True or False; got {contexts!r}")
         who, why = arguments.who(by), arguments.reason(reason)
-        store = self.store
         with self._lock:
-            exp = self._lesson(exp_id)[0].experience
-            erased = exp.provenance.get("erased")
-            if erased and exp.status is Status.RETIRED:
-                raise InvalidArgument(f"lesson {exp_id} was already erased (by {erased.get('by')}); nothing changed")
-            if not isinstance(store, ErasableStore):
-                raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
-                                 "nothing can be erased from it; nothing changed")
-            at = time.time()
-            changed, episodes = scrubbed(store.read(0), exp_id, contexts, who, at)
-            event = Event("erase", {"id": exp_id, "by": who, "reason": why, "contexts": contexts,
-                                    "episodes": episodes, "events": len(changed)}, key=None, time=at)
-            check_appendable([event])  # before the log is touched
-            try:
-                store.scrub(changed)
-            except ValueError as exc:  # a checkpoint by another process replaced events meanwhile
-                raise StoreError(f"{exc}: the log changed while it was read; erase again") from exc
-            except StoreError:
-                self._holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
-                raise
-            self._holder.write([event])
-            self._holder.rebuild()  # nothing this process folded from the old text stays in memory
-            _forget_whatif(store.location)
-            return Erasure(exp_id, who, at, why, tuple(episodes), len(changed))
+            return erase(self._holder, self.store, self._lesson(exp_id)[0].experience, contexts, who, why)
 
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
         reason = arguments.reason(reason)
@@ -557,18 +533,6 @@ class Lamar:
 
     def __repr__(self) -> str:
         return f"Lamar(store={self.store.location!r}, k={self.k}, lessons={len(self._log.cache.lessons)})"
-
-
-def _forget_whatif(location: str) -> None:
-    """Remove the what-if fold cached for this store (it may hold the blanked contexts)."""
-    from lamar.whatif.cache import cache_path
-
-    path = cache_path(location)
-    if path is not None:
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:
-            pass  # its fingerprint no longer matches a scrubbed log's next event: it is folded anew
 
 
 __all__ = ["EpisodeRecord", "Erasure", "Lamar"]

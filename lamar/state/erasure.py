@@ -4,12 +4,18 @@ episodes it was eligible in), with that text replaced; ids, coins and rewards st
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from lamar._errors import InvalidArgument, StoreError
+from lamar.experience import Experience, Status
 from lamar.policy.fold import ERASED, erased_lesson
 from lamar.state.snapshot import EPISODE_FIELDS
-from lamar.store.base import Event
+from lamar.store.base import ErasableStore, Event, Store, check_appendable
+
+if TYPE_CHECKING:
+    from lamar.state.holder import Holder
 
 _CONTEXT = EPISODE_FIELDS.index("context")
 _ELIGIBLE = EPISODE_FIELDS.index("eligible")
@@ -35,6 +41,45 @@ class Erasure:
     reason: str
     episodes: tuple[str, ...]
     events: int
+
+
+def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: str, why: str) -> Erasure:
+    """`Lamar.erase` once its arguments are checked, under the engine's lock: scrub the stored
+    events, record the erase event, fold the scrubbed log anew and drop the what-if cache."""
+    erased = exp.provenance.get("erased")
+    if erased and exp.status is Status.RETIRED:
+        raise InvalidArgument(f"lesson {exp.id} was already erased (by {erased.get('by')}); nothing changed")
+    if not isinstance(store, ErasableStore):
+        raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
+                         "nothing can be erased from it; nothing changed")
+    at = time.time()
+    changed, episodes = scrubbed(store.read(0), exp.id, contexts, who, at)
+    event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
+                            "episodes": episodes, "events": len(changed)}, key=None, time=at)
+    check_appendable([event])  # before the log is touched
+    try:
+        store.scrub(changed)
+    except ValueError as exc:  # a checkpoint by another process replaced events meanwhile
+        raise StoreError(f"{exc}: the log changed while it was read; erase again") from exc
+    except StoreError:
+        holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
+        raise
+    holder.write([event])
+    holder.rebuild()  # nothing this process folded from the old text stays in memory
+    _forget_whatif(store.location)
+    return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
+
+
+def _forget_whatif(location: str) -> None:
+    """Remove the what-if fold cached for this store (it may hold the blanked contexts)."""
+    from lamar.whatif.cache import cache_path
+
+    path = cache_path(location)
+    if path is not None:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass  # its fingerprint no longer matches a scrubbed log's next event: it is folded anew
 
 
 def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float) -> tuple[list[Event], list[str]]:
@@ -96,4 +141,4 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
     return out
 
 
-__all__ = ["Erasure", "scrubbed"]
+__all__ = ["Erasure", "erase", "scrubbed"]
