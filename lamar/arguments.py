@@ -11,6 +11,7 @@ from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import text_problem
+from lamar.store.base import Store
 
 
 def engine_store(store: Any) -> Any:
@@ -19,9 +20,10 @@ def engine_store(store: Any) -> Any:
         from lamar.store import open_store
 
         return open_store(store)
-    if not all(callable(getattr(store, name, None)) for name in ("append", "read", "close")):
+    if not isinstance(store, Store):
         raise StoreError(f"Lamar(store) takes a location (':memory:', a .json or .db path, a postgresql:// URL) "
-                         f"or a store object with append/read/close; got {type(store).__name__}")
+                         f"or a store object with location, append, read and close (lamar.store.Store); "
+                         f"got {type(store).__name__}")
     return store
 
 

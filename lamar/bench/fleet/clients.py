@@ -9,12 +9,15 @@ import random
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar.bench.fleet.figures import summarize
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
+
+if TYPE_CHECKING:
+    from lamar.store.postgres import PostgresStore
 
 CLIENTS = (1, 4, 16, 32, 64)
 # log: lamar_fold=off; fold: lamar_fold=on, optimistic writes; fold-lock: lamar_fold=on with every
@@ -65,7 +68,7 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
     signals = list(Signal)
     took: list[float] = []
     each: list[tuple[float, float]] = []
-    backend = lam.store.connections.run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+    backend = postgres_store(lam).connections.run(lambda conn: conn.info.backend_pid)
     counted = _counts(lam)  # since the store opened: its warm-up's are not this run's
     server, cpu = server_cpu(backend), time.thread_time()
     due = time.perf_counter() + (rng.uniform(0.0, 1.0 / rate) if rate else 0.0)
@@ -92,10 +95,19 @@ def _agent(lam: Lamar, context: dict[str, str], seed: int, end: float, rate: flo
     out.append((took, time.thread_time() - cpu, server_cpu(backend) - server, retried, each))
 
 
+def postgres_store(lam: Lamar) -> PostgresStore:
+    """`lam`'s store, which in a fleet is PostgreSQL's (its connections and counters are its own)."""
+    from lamar.store.postgres import PostgresStore
+
+    if not isinstance(lam.store, PostgresStore):
+        raise TypeError(f"the fleet benchmark runs on PostgreSQL; got {type(lam.store).__name__}")
+    return lam.store
+
+
 def _counts(lam: Lamar) -> tuple[int, int, int]:
     """The fold mode's counts of conflicting writes, writes that took the rows' locks and queued
     reports, so far (zeros in the log mode)."""
-    counters = lam.store.counters  # type: ignore[attr-defined]
+    counters = postgres_store(lam).counters
     return counters.conflicts, counters.locked, counters.queued
 
 
@@ -118,11 +130,12 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
         for lam, episode in zip(engines, episodes, strict=True):
             lam.report(episode, warm.choice(list(Signal)))
     for lam in engines:
-        if getattr(lam.store, "rows", None) is not None:
+        rows = postgres_store(lam).rows
+        if rows is not None:
             # Every client warms up at once, a burst whose reports queue in the inbox, and a store
             # whose report was queued behind others' queues its next one at once. In a paced row of
             # short segments that one report per client and segment was a third of all reports.
-            lam.store.rows.reset_contention()  # type: ignore[attr-defined]
+            rows.reset_contention()
     out: list[Any] = []
     barrier.wait()
     end = time.perf_counter() + seconds

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from lamar.bench.fleet.clients import CONTEXT, drop_namespace, namespace_url, server_cpu
+from lamar.bench.fleet.clients import CONTEXT, drop_namespace, namespace_url, postgres_store, server_cpu
 from lamar.bench.fleet.figures import pct
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
@@ -118,7 +118,7 @@ def measure_compression(base: str, rounds: int = 3, episodes: int = 1500) -> lis
         lam = Lamar(PostgresStore(namespace_url(in_schema, "toast", "fold"), pool_size=1), k=3, seed=1)
         for _ in range(10):
             lam.add(Experience(text(25), text(35), rationale=text(50), scope=Scope(task="bench")))
-        backend = lam.store.connections.run(lambda conn: conn.info.backend_pid)  # type: ignore[attr-defined]
+        backend = postgres_store(lam).connections.run(lambda conn: conn.info.backend_pid)
         _timed(lam, CONTEXT, rng, 200)
         for _ in range(rounds):
             for setting in ("RESET (toast_tuple_target)", "SET (toast_tuple_target = 8160)"):
