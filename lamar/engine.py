@@ -247,7 +247,7 @@ class Lamar:
             older_than: keep those at least this many seconds old.
             now: the clock to measure ages against (default: `time.time()`).
         """
-        arguments.seconds(older_than, "older_than")
+        arguments.duration(older_than, "older_than")
         arguments.seconds(now, "now")
         with self._lock:
             self._log.sync()

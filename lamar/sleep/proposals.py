@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar._errors import InvalidReport
+from lamar.storable import finite_number
 
 PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
 
@@ -142,7 +142,7 @@ class SleepReport:
         made_at, created = data.get("made_at", 0), data.get("created", 0.0)
         if isinstance(made_at, bool) or not isinstance(made_at, int) or made_at < 0:
             raise InvalidReport(f"'made_at' must be a whole number >= 0 (an event number); got {made_at!r}")
-        if isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
+        if not finite_number(created):
             raise InvalidReport(f"'created' must be a unix time; got {created!r}")
         summary = data.get("summary") or {}
         if not isinstance(summary, Mapping):
