@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal, StoreError
+from lamar import Experience, InvalidArgument, Lamar, LamarError, Policy, Scope, Signal, StoreError
 from lamar.recall import Recall
 from lamar.store import MemoryStore
 
@@ -116,3 +116,12 @@ def test_a_store_object_is_whatever_satisfies_the_store_protocol() -> None:
     located = NoLocation()
     located.location = "in-a-list"  # type: ignore[attr-defined]
     assert Lamar(located).stats()["store"] == "in-a-list"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value", [("holdout", 1.0), ("holdout", "0.1"), ("alpha_helps", 0.0),
+                                          ("discount", 10**400), ("explore", math.nan), ("warmup", 0),
+                                          ("pending_after", -1.0)])
+def test_a_policy_built_by_hand_refuses_a_bad_knob_with_a_lamar_error(field: str, value: Any) -> None:
+    # InvalidArgument is also a ValueError and a TypeError, so code that caught those still does.
+    with pytest.raises(InvalidArgument, match=field):
+        Policy(**{field: value})
