@@ -50,6 +50,13 @@ class Policy:
             it (None: episodes wait forever; `Lamar.pending()` lists them).
         pending_outcome: what a settled episode gets: a Signal or reward in [-1, 1] recorded
             as a default outcome, or None to record it as expired (no reward, nothing learned).
+
+    >>> from lamar import Lamar, Policy
+    >>> Policy().holdout, Lamar(holdout=0.1).policy.holdout  # Lamar's keywords are these fields
+    (0.04, 0.1)
+    >>> Policy(holdout=1.0)
+    Traceback (most recent call last):
+    lamar._errors.InvalidArgument: holdout must be in [0, 1) (0 turns randomized evidence off); got 1.0
     """
 
     explore: float = 0.8
