@@ -4,12 +4,24 @@ before anything is stored; no builtin ValueError, TypeError or OverflowError esc
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from lamar import Experience, InvalidArgument, Lamar, LamarError, Policy, Scope, Signal, StoreError
+from lamar import (
+    Experience,
+    ExperienceStore,
+    InvalidArgument,
+    Lamar,
+    LamarError,
+    Policy,
+    Scope,
+    Signal,
+    StoreError,
+)
 from lamar.recall import Recall
 from lamar.store import MemoryStore
 
@@ -125,3 +137,22 @@ def test_a_policy_built_by_hand_refuses_a_bad_knob_with_a_lamar_error(field: str
     # InvalidArgument is also a ValueError and a TypeError, so code that caught those still does.
     with pytest.raises(InvalidArgument, match=field):
         Policy(**{field: value})
+
+
+@pytest.mark.parametrize("location, option, taken", [
+    (":memory:", "bogus", "it takes none"),  # a memory store ignored any keyword
+    ("lessons.json", "durable", "it takes none"),  # a bare TypeError
+    ("lessons.db", "timeut", "its options are ['timeout']"),
+])
+def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
+        tmp_path: Path, location: str, option: str, taken: str) -> None:
+    with pytest.raises(InvalidArgument, match=re.escape(f"has no option {option!r}; {taken}")):
+        ExperienceStore(str(tmp_path / location) if location != ":memory:" else location, **{option: 1})
+    assert not any(tmp_path.iterdir())  # refused before a file was made
+
+
+@pytest.mark.parametrize("timeout", [None, -1.0, math.inf, 10**400, "30"])
+def test_a_sqlite_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout: Any) -> None:
+    with pytest.raises(InvalidArgument, match="timeout is the seconds to wait"):
+        ExperienceStore(str(tmp_path / "lessons.db"), timeout=timeout)
+    assert ExperienceStore(str(tmp_path / "lessons.db"), timeout=0).location.endswith("lessons.db")
