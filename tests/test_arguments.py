@@ -156,3 +156,12 @@ def test_a_sqlite_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout:
     with pytest.raises(InvalidArgument, match="timeout is the seconds to wait"):
         ExperienceStore(str(tmp_path / "lessons.db"), timeout=timeout)
     assert ExperienceStore(str(tmp_path / "lessons.db"), timeout=0).location.endswith("lessons.db")
+
+
+@pytest.mark.parametrize("option, value", [("pool_size", 0), ("pool_size", "4"), ("timeout", None),
+                                           ("timeout", math.inf), ("settle_timeout", -1.0)])
+def test_a_postgres_option_out_of_range_is_refused_before_connecting(postgres_url: str, option: str,
+                                                                     value: Any) -> None:
+    # (a bare TypeError, ValueError or OverflowError from psycopg's pool, or accepted and failing later)
+    with pytest.raises(InvalidArgument, match=option):
+        ExperienceStore(postgres_url, **{option: value})
