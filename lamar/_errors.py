@@ -23,7 +23,13 @@ from __future__ import annotations
 
 
 class LamarError(Exception):
-    """Root of every error Lamar raises on purpose."""
+    """Root of every error Lamar raises on purpose.
+
+    >>> from lamar import Lamar, LamarError, Signal
+    >>> try: Lamar().report("ep_unknown", Signal.SHIPPED)
+    ... except LamarError as exc: print(type(exc).__name__)
+    UnknownEpisode
+    """
 
     def __str__(self) -> str:
         # KeyError quotes its message; the subclasses below want plain sentences.
@@ -31,64 +37,191 @@ class LamarError(Exception):
 
 
 class InvalidContext(LamarError, TypeError):
-    """A context must be a mapping of non-empty string keys to string values."""
+    """A context must be a mapping of non-empty string keys to string values.
+
+    >>> from lamar import InvalidContext, Lamar
+    >>> try: Lamar().recall({"task": 3})
+    ... except InvalidContext as exc: print(exc)
+    context value for 'task' must be a string; got int 3 (convert it with str() first)
+    """
 
 
 class InvalidExperience(LamarError, ValueError):
-    """An experience needs a non-empty precondition and action."""
+    """An experience needs a non-empty precondition and action.
+
+    >>> from lamar import Experience, InvalidExperience
+    >>> try: Experience("", "clear the cache")
+    ... except InvalidExperience as exc: print(exc)
+    Experience.precondition is empty: say when the lesson applies
+    """
 
 
 class InvalidReward(LamarError, ValueError):
-    """A reward is a Signal or a finite float in [-1, 1]."""
+    """A reward is a Signal or a finite float in [-1, 1].
+
+    >>> from lamar import InvalidReward, Lamar
+    >>> lam = Lamar()
+    >>> try: lam.report(lam.recall({}).episode_id, 2.0)
+    ... except InvalidReward as exc: print(exc)
+    reward 2.0 is outside [-1, 1]; scale it or use a Signal
+    """
 
 
 class UnknownEpisode(LamarError, KeyError):
-    """No recall in this store produced that episode id."""
+    """No recall in this store produced that episode id.
+
+    >>> from lamar import Lamar, Signal, UnknownEpisode
+    >>> try: Lamar().report("ep_unknown", Signal.SHIPPED)
+    ... except UnknownEpisode as exc: print(exc)  # doctest: +ELLIPSIS
+    no episode 'ep_unknown' in store :memory:: report the episode_id that recall() returned, ...
+    """
 
 
 class DuplicateReport(LamarError, ValueError):
-    """The episode already has an outcome; pass replace=True to replace it."""
+    """The episode already has an outcome; pass replace=True to replace it.
+
+    >>> from lamar import DuplicateReport, Lamar, Signal
+    >>> lam = Lamar()
+    >>> episode = lam.recall({}).episode_id
+    >>> lam.report(episode, Signal.SHIPPED)
+    >>> try: lam.report(episode, Signal.REVERTED)
+    ... except DuplicateReport as exc: print(exc)  # doctest: +ELLIPSIS
+    episode ep_... was already reported (shipped); pass replace=True to replace that outcome
+    >>> lam.report(episode, Signal.REVERTED, replace=True)
+    """
 
 
 class UnknownExperience(LamarError, KeyError):
-    """No experience in this store has that id."""
+    """No experience in this store has that id.
+
+    >>> from lamar import Lamar, UnknownExperience
+    >>> try: Lamar().get("exp_unknown")
+    ... except UnknownExperience as exc: print(exc)
+    no experience 'exp_unknown' in store :memory:
+    """
 
 
 class StoreError(LamarError, OSError):
-    """The store could not be opened, read or written."""
+    """The store could not be opened, read or written.
+
+    >>> from lamar import Lamar, StoreError
+    >>> try: Lamar(42)
+    ... except StoreError as exc: print(exc)  # doctest: +ELLIPSIS
+    Lamar(store) takes a location (':memory:', a .json or .db path, a postgresql:// URL) or a store object ...
+    """
 
 
 class CorruptStore(StoreError):
-    """The store's file does not parse; it was left untouched."""
+    """The store's file does not parse; it was left untouched.
+
+    >>> import pathlib, tempfile
+    >>> from lamar import CorruptStore, Lamar
+    >>> path = pathlib.Path(tempfile.mkdtemp(), "experience.json")
+    >>> _ = path.write_text("{not json")
+    >>> try: Lamar(path)
+    ... except CorruptStore as exc: print(exc)  # doctest: +ELLIPSIS
+    /.../experience.json is not valid JSON (...); it was left untouched. Restore it from a backup ...
+    >>> path.read_text()
+    '{not json'
+    """
 
 
 class EventConflict(LamarError, ValueError):
-    """An appended event's unique key is already in the store; nothing was written."""
+    """An appended event's unique key is already in the store; nothing was written.
+
+    >>> from lamar import EventConflict
+    >>> from lamar.store import Event, MemoryStore
+    >>> store = MemoryStore()
+    >>> _ = store.append([Event("status", {"id": "exp_1", "status": "retired", "reason": "r"}, key="k")])
+    >>> try: store.append([Event("status", {"id": "exp_1", "status": "active", "reason": "r"}, key="k")])
+    ... except EventConflict as exc: print(exc)
+    event key 'k' is already in the store
+    """
 
 
 class UnknownProposal(LamarError, KeyError):
-    """A proposal id that the sleep report does not contain."""
+    """A proposal id that the sleep report does not contain.
+
+    >>> from lamar import Lamar, UnknownProposal
+    >>> lam = Lamar()
+    >>> try: lam.apply(lam.sleep(), only=["merge_unknown"])
+    ... except UnknownProposal as exc: print(exc)
+    the report has no proposal 'merge_unknown'; its ids are []
+    """
 
 
 class StaleProposal(LamarError, RuntimeError):
-    """The lessons a proposal touches changed after the report was made."""
+    """The lessons a proposal touches changed after the report was made.
+
+    `Lamar.apply` does not raise it: it skips a stale proposal and gives the reason in
+    `ApplyResult.skipped`, so that the rest of a report still applies. It stays in the tree so
+    that code which catches it keeps running.
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(seed=0)
+    >>> kept = lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+    >>> twin = lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+    >>> report = lam.sleep()  # proposes to merge the two
+    >>> lam.retire(twin)
+    >>> [why for _, why in lam.apply(report).skipped] == [f"lesson {twin} was retired after the report was made"]
+    True
+    """
 
 
 class InvalidTrace(LamarError, ValueError):
-    """A trace record is not valid JSON or breaks the trace format; the message names its line."""
+    """A trace record is not valid JSON or breaks the trace format; the message names its line.
+
+    >>> from lamar import InvalidTrace, Lamar
+    >>> from lamar.models import ScriptedModel
+    >>> try: Lamar().sleep(traces=[{"id": "t1"}], model=ScriptedModel([]))
+    ... except InvalidTrace as exc: print(exc)
+    item 1: missing required keys ['context']
+    """
 
 
 class InvalidArgument(LamarError, ValueError, TypeError):
-    """An option or argument has the wrong type or is out of range; the message names the valid ones."""
+    """An option or argument has the wrong type or is out of range; the message names the valid ones.
+
+    >>> from lamar import InvalidArgument, Lamar
+    >>> try: Lamar().pending(older_than=-1)
+    ... except InvalidArgument as exc: print(exc)
+    older_than is an age in seconds, a finite number >= 0 (or None); got -1
+    """
 
 
 class InvalidEvent(LamarError, ValueError):
-    """An event (from a file being imported) that the API would have refused; nothing was written."""
+    """An event (from a file being imported) that the API would have refused; nothing was written.
+
+    >>> from lamar import InvalidEvent
+    >>> from lamar.store import Event, MemoryStore
+    >>> from lamar.store.transfer import transfer
+    >>> source, target = MemoryStore(), MemoryStore()
+    >>> _ = source.append([Event("outcome", {"episode": "ep_1", "reward": 5.0}, key="outcome:ep_1")])
+    >>> try: transfer(source, target)
+    ... except InvalidEvent as exc: print(exc)  # doctest: +ELLIPSIS
+    :memory:: event #1 ('outcome') is refused: 'reward' must be a number in [-1, 1]; got 5.0; nothing was copied...
+    >>> target.read()
+    []
+    """
 
 
 class InvalidReport(LamarError, ValueError):
-    """A sleep report, or one of its proposals, is malformed (a hand edit, a truncated file)."""
+    """A sleep report, or one of its proposals, is malformed (a hand edit, a truncated file).
+
+    >>> from lamar import InvalidReport, SleepReport
+    >>> try: SleepReport.from_dict({"format": "lamar-sleep-report", "proposals": [{"id": "merge_1"}]})
+    ... except InvalidReport as exc: print(exc)
+    proposal merge_1: 'kind' must be a string; got None
+    """
 
 
 class ModelError(LamarError, RuntimeError):
-    """A model call failed or returned nothing usable."""
+    """A model call failed or returned nothing usable.
+
+    >>> from lamar import Lamar, ModelError
+    >>> from lamar.models import ScriptedModel
+    >>> trace = {"id": "t1", "context": {}, "input": "fix the build", "output": "cleared the cache"}
+    >>> try: Lamar().sleep(traces=[trace], model=ScriptedModel([RuntimeError("offline")]))
+    ... except ModelError as exc: print(exc)
+    model 'scripted' failed (RuntimeError: offline); nothing was changed: check the model's setup and run sleep again
+    """

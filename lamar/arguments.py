@@ -4,13 +4,13 @@ that says what a valid argument looks like; each public call of `Lamar` validate
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError
-from lamar.storable import text_problem
+from lamar.storable import finite_number, text_problem
+from lamar.store.base import Store
 
 
 def engine_store(store: Any) -> Any:
@@ -19,9 +19,10 @@ def engine_store(store: Any) -> Any:
         from lamar.store import open_store
 
         return open_store(store)
-    if not all(callable(getattr(store, name, None)) for name in ("append", "read", "close")):
+    if not isinstance(store, Store):
         raise StoreError(f"Lamar(store) takes a location (':memory:', a .json or .db path, a postgresql:// URL) "
-                         f"or a store object with append/read/close; got {type(store).__name__}")
+                         f"or a store object with location, append, read and close (lamar.store.Store); "
+                         f"got {type(store).__name__}")
     return store
 
 
@@ -55,7 +56,7 @@ def policy(tuning: Mapping[str, Any]) -> Any:
         elif isinstance(default, int):
             ok = isinstance(value, int) and not isinstance(value, bool)
         elif isinstance(default, float):
-            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            ok = finite_number(value)
         else:
             ok = True
         if not ok:
@@ -71,9 +72,16 @@ def seconds(value: Any, name: str) -> float | None:
     """A time or a duration in seconds (None stays None): a finite number."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not finite_number(value):
         raise InvalidArgument(f"{name} is a number of seconds (or None); got {value!r}")
     return float(value)
+
+
+def duration(value: Any, name: str) -> float | None:
+    """An age or a duration in seconds (None stays None): a finite number >= 0."""
+    if value is not None and not (finite_number(value) and value >= 0):
+        raise InvalidArgument(f"{name} is an age in seconds, a finite number >= 0 (or None); got {value!r}")
+    return None if value is None else float(value)
 
 
 def reason(text: Any) -> str:
@@ -151,5 +159,5 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "draws", "engine_store", "policy", "proposal_ids", "reason", "seconds", "slots",
-           "traces", "who"]
+__all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "policy", "proposal_ids", "reason",
+           "seconds", "slots", "traces", "who"]

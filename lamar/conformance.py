@@ -25,7 +25,7 @@ from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 from lamar.store import open_store
-from lamar.store.base import EVENT_KINDS, Event
+from lamar.store.base import EVENT_KINDS, Event, folded_rows
 from lamar.store.memory import MemoryStore
 
 # A worker that recalls and reports as fast as it can, logging each completed episode id
@@ -226,14 +226,15 @@ class StoreConformance(_Case):
                            key=f"outcome:{episode}")])
         replay_store = MemoryStore()
         replay_store.append([Event(e.kind, e.data, e.key, time=e.time) for e in tail.read()])
-        noted = _NotedReads(tail if not self.persistent else self.open(self.loc))
+        noted = tail if not self.persistent else self.open(self.loc)
+        afters = _note_reads(noted)
         resumed = Lamar(noted, k=2, seed=9)
         self.addCleanup(resumed.close)
         replayed = Lamar(replay_store, k=2, seed=9)
         stats = resumed.stats()  # a fold-mode engine resumes here, at its first call that folds the log
-        self.assertTrue(noted.afters and noted.afters[0] > 0, noted.afters)  # from the state, not seq 0
+        self.assertTrue(afters and afters[0] > 0, afters)  # from the state, not seq 0
         self.assertEqual({i: resumed.evidence(i) for i in ids}, {i: replayed.evidence(i) for i in ids})
-        unlike = {"store": None} | ({"events": None} if getattr(noted, "rows", None) is not None else {})
+        unlike = {"store": None} | ({"events": None} if folded_rows(noted) is not None else {})
         self.assertEqual(stats | unlike, replayed.stats() | unlike)  # (the fold mode's seqs are not dense)
         for engine in (resumed, replayed):
             with self.assertRaises(DuplicateReport):
@@ -497,19 +498,19 @@ class FileStoreConformance(StoreConformance):
         self.assertEqual(path.read_bytes(), before)
 
 
-class _NotedReads:
-    """A store whose reads note the seq each asked after (everything else is the store's)."""
+def _note_reads(store: Any) -> list[int]:
+    """The seq each later `store.read` asks after, noted as it is asked. The store object itself is
+    patched rather than wrapped: a wrapper would hide the capabilities the engine finds by
+    isinstance against the store Protocols (which Python 3.12 checks without `__getattr__`)."""
+    afters: list[int] = []
+    read = store.read
 
-    def __init__(self, store: Any) -> None:
-        self._store = store
-        self.afters: list[int] = []
+    def noted(after: int = 0) -> list[Event]:
+        afters.append(after)
+        return read(after)  # type: ignore[no-any-return]
 
-    def read(self, after: int = 0) -> list[Event]:
-        self.afters.append(after)
-        return self._store.read(after)  # type: ignore[no-any-return]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._store, name)
+    store.read = noted
+    return afters
 
 
 def _lines(path: Path) -> int:

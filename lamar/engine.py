@@ -155,9 +155,8 @@ class Lamar:
     def history(self, exp_id: str) -> LessonHistory:
         """The lesson's evidence over time, its audit trail and how many episodes injected it.
 
-        Noted by the fold as outcomes arrived (no replay): a point whenever the lesson's
-        reported eligible episodes reach a multiple of a spacing that doubles as the points
-        fill up (`lamar.policy.history`), the first point kept, the last one its evidence now.
+        Noted by the fold as outcomes arrived, at a spacing that doubles as the points fill up
+        (`lamar.policy.history`); the last point is its evidence now.
         """
         with self._lock:
             self._log.sync()
@@ -181,13 +180,9 @@ class Lamar:
             reason: recorded in the audit trail.
 
         Raises:
-            UnknownExperience: no lesson has that id.
-            InvalidExperience: the lesson is retired, or a new text is empty, too long or holds
-                a credential.
-            InvalidContext: the scope is not a mapping of strings.
-            InvalidArgument: nothing would change, `evidence` is neither rule, "keep" with a new
-                action or scope, or a bad reason.
-            EventConflict: another writer edited the lesson first (read it again and retry).
+            UnknownExperience, InvalidExperience (retired, or a text `add` would refuse),
+            InvalidContext (scope), InvalidArgument (nothing changes, a bad `evidence` or reason,
+            "keep" with a new action or scope), EventConflict (another writer edited it first).
         """
         from lamar.edit import edit_event
 
@@ -213,16 +208,10 @@ class Lamar:
               reason: str = "erased by hand") -> Erasure:
         """Remove a lesson's text from the store, keeping what its evidence and every verdict rest on.
 
-        The lesson's precondition, action and rationale become "[erased]" and its provenance
-        keeps only the ids the folds wrote, in every event and checkpoint that held them, and
-        the lesson retires. With `contexts`, the contexts of the episodes it was eligible in
-        become {} too. Ids, eligible and injected lessons, coins, propensities and rewards stay,
-        so every lesson's evidence (lift, bounds, verdict) is what it was; with `contexts` the
-        per-slice evidence those contexts fed goes with them. The store's saved state is
-        dropped and the file compacted (`ErasableStore.scrub`), this store's what-if cache is
-        removed, and one `erase` event records who erased which lesson, when and why (never
-        the text). Other engines open on the store fold the scrubbed log again when they next
-        read the event. An erased lesson cannot be revived.
+        Its texts become "[erased]" in every stored event and checkpoint (with `contexts`, the
+        contexts of the episodes it was eligible in become {}), and it retires for good. Ids,
+        coins and rewards stay, so every verdict is what it was. One `erase` event records who,
+        when and why, never the text. What each backend does: docs/cli.md, "Erasing a lesson".
 
         Args:
             exp_id: the lesson to erase.
@@ -301,18 +290,11 @@ class Lamar:
                 candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
         """What `recall(context)` would choose now, and why, without logging an episode.
 
-        Every eligible lesson with whether the selection wants it (one draw, as a recall's), the
-        share of `draws` draws that want it, its estimate in this context, its evidence coin and
-        its verdict with its bounds. The draws use a random source of their own (seeded with the
-        engine's `seed`), so a preview writes nothing and never changes what the next recall does.
-
-        Args:
-            context, k, candidates: as for `recall`.
-            draws: how many Thompson draws estimate each lesson's chance of being wanted.
-
-        Raises:
-            InvalidContext: the context is not a mapping of strings.
-            InvalidArgument: a bad `k`, `candidates` or `draws`.
+        Every eligible lesson: whether one draw wants it (as a recall's), the share of `draws`
+        draws that do, its estimate here, its evidence coin, its verdict and bounds. The draws
+        use a random source of their own (seeded with `seed`), so a preview writes nothing and
+        never changes what the next recall does. `context`, `k` and `candidates` are as for
+        `recall` and refused as there; a bad `draws` is an InvalidArgument.
         """
         from lamar.preview import preview
 
@@ -361,7 +343,7 @@ class Lamar:
             older_than: keep those at least this many seconds old.
             now: the clock to measure ages against (default: `time.time()`).
         """
-        arguments.seconds(older_than, "older_than")
+        arguments.duration(older_than, "older_than")
         arguments.seconds(now, "now")
         with self._lock:
             self._log.sync()
@@ -417,12 +399,10 @@ class Lamar:
             InvalidArgument: an unknown option, or one of the wrong type or out of range.
         """
         from lamar.sleep import run_sleep
-        from lamar.sleep.options import SLEEP_OPTIONS
+        from lamar.sleep.options import known
         from lamar.state.view import StateView
 
-        unknown = sorted(set(options) - set(SLEEP_OPTIONS))
-        if unknown:
-            raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
+        known(options)
         with self._lock:
             self._log.sync()
             self._log.whole()
@@ -460,11 +440,10 @@ class Lamar:
     def checkpoint(self) -> bool:
         """Replace the stored log, up to the last event folded, by one snapshot of this state.
 
-        The snapshot holds every lesson with what was learned about it, the episodes not yet
-        compacted, the applied proposals and the audit counts; later events stay as they
-        are, so writers in other processes go on, and one that was behind re-syncs from the
-        snapshot. Applying a compact proposal calls this. Outcomes folded into a checkpoint
-        are final: `report(..., replace=True)` refuses them.
+        The snapshot holds every lesson, the episodes not yet compacted, the applied proposals
+        and the audit counts; writers in other processes go on (one behind re-syncs from the
+        snapshot). Applying a compact proposal calls this. Outcomes folded into a checkpoint are
+        final: `report(..., replace=True)` refuses them.
 
         Returns:
             False when another process had already checkpointed this far (nothing changed).
@@ -496,28 +475,11 @@ class Lamar:
         `events` is the seq of the last event folded: the log's length where seqs are dense,
         but not in PostgreSQL's fold mode, whose seqs come from one SEQUENCE that every
         namespace of the database shares."""
+        from lamar.state.summary import summary
+
         with self._lock:
             self._log.sync()
-            cache = self._log.cache
-            by_status = {s.value: 0 for s in Status}
-            by_verdict = {v.value: 0 for v in Verdict}
-            for state in cache.lessons.values():
-                by_status[state.experience.status.value] += 1
-                if state.experience.status is not Status.RETIRED:
-                    by_verdict[state.judge(self.policy, cache.n_active)[0].value] += 1
-            episodes = cache.n_episodes + cache.compacted["episodes"]
-            return {
-                "experiences": len(cache.lessons),
-                "by_status": by_status,
-                "by_verdict": by_verdict,
-                "episodes": episodes,
-                "reports": cache.reports,
-                "unreported": episodes - cache.reports,
-                "holdout_rate": cache.held / cache.wanted if cache.wanted else 0.0,
-                "compacted": dict(cache.compacted, by_signal=dict(cache.compacted["by_signal"])),
-                "events": cache.seq,
-                "store": self.store.location,
-            }
+            return summary(self._log.cache, self.policy, self.store.location)
 
     def close(self) -> None:
         """Save the folded state if it is worth it (so the next process folds a short tail), then close the store."""

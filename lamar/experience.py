@@ -132,7 +132,17 @@ class Scope(Mapping[str, str]):
 
 
 class Status(str, enum.Enum):
-    """Life of a lesson: mined candidates and hand-added lessons are both tried; retired ones never."""
+    """Life of a lesson: mined candidates and hand-added lessons are both tried; retired ones never.
+
+    >>> from lamar import Experience, Lamar, Status
+    >>> lam = Lamar()
+    >>> eid = lam.add(Experience("the build fails", "clear the cache"))
+    >>> lam.retire(eid, "the cache is gone")
+    >>> lam.get(eid).status is Status.RETIRED, [e.id for e in lam.experiences(status="retired")] == [eid]
+    (True, True)
+    >>> str(Status.ACTIVE), Status("candidate")
+    ('active', <Status.CANDIDATE: 'candidate'>)
+    """
 
     CANDIDATE = "candidate"
     ACTIVE = "active"

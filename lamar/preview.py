@@ -61,6 +61,13 @@ class Preview:
         lessons: every eligible lesson, the wanted ones first (in the order the draw ranked
             them), then by their chance of being wanted.
         draws: how many Thompson draws `chance` counts.
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(":memory:", k=1, seed=1)
+    >>> eid = lam.add(Experience("the build fails", "clear the cache"))
+    >>> seen = lam.preview({"task": "build"})
+    >>> seen.eligible == (eid,), seen.lessons[0].cold, lam.stats()["episodes"]
+    (True, True, 0)
     """
 
     context: Mapping[str, str]

@@ -77,6 +77,16 @@ class Recall:
         eligible: ids of every lesson whose scope matched.
         held_out: ids the policy wanted but withheld by coin (for the control group).
         propensities: each eligible lesson's probability of having been injected.
+
+    >>> from lamar import Experience, Lamar, Signal
+    >>> lam = Lamar(k=1, seed=0, holdout=0.0)  # no evidence coin: the wanted lesson is injected
+    >>> eid = lam.add(Experience("the build fails", "clear the cache", rationale="stale modules survive"))
+    >>> rec = lam.recall({"task": "build"})
+    >>> rec.ids == [eid], rec.eligible == (eid,), rec.held_out, rec.propensities[eid]
+    (True, True, (), 1.0)
+    >>> print(rec.as_prompt().splitlines()[-2])
+    1. > When the build fails, clear the cache, because stale modules survive.
+    >>> lam.report(rec.episode_id, Signal.SHIPPED)
     """
 
     episode_id: str

@@ -61,13 +61,28 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
     return f"holds a {type(value).__name__}, which is not JSON (use strings, numbers, lists and dicts)"
 
 
+def finite_number(value: Any) -> bool:
+    """Whether `value` is a real number a float holds finitely (not a bool, NaN, an infinity, or an
+    int too large for a float, on which `math.isfinite` itself raises OverflowError).
+
+    >>> [finite_number(v) for v in (3, 0.5, True, float("nan"), 10**400, "1")]
+    [True, True, False, False, False, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def time_problem(value: Any) -> str | None:
     """Why `value` is not a usable unix time in seconds, or None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return f"is not a number ({type(value).__name__})"
-    if not math.isfinite(value) or not 0.0 <= value <= MAX_TIME:
+    if not finite_number(value) or not 0.0 <= value <= MAX_TIME:
         return f"is {value!r}, not a unix time in seconds between 1970 and 3000"
     return None
 
 
-__all__ = ["MAX_TIME", "storable_problem", "text_problem", "time_problem"]
+__all__ = ["MAX_TIME", "finite_number", "storable_problem", "text_problem", "time_problem"]

@@ -107,12 +107,56 @@ def private_reads(found: dict[str, Path] | None = None) -> list[str]:
     return out
 
 
+LONG = 500  # lines: a module past this holds more than one concept (STYLE.md: split before 500)
+
+
+def sizes(found: dict[str, Path] | None = None) -> dict[str, int]:
+    """Each module's lines."""
+    return {name: len(path.read_text().splitlines()) for name, path in (modules() if found is None else found).items()}
+
+
+def capabilities() -> set[str]:
+    """The members of the store Protocols in lamar/store/base.py: what a store may or may not have."""
+    tree = ast.parse((ROOT / "lamar" / "store" / "base.py").read_text())
+    out = set()
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and any(ast.unparse(b) == "Protocol" for b in cls.bases):
+            for node in cls.body:
+                if isinstance(node, ast.FunctionDef):
+                    out.add(node.name)
+                elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                    out.add(node.target.id)
+    return out
+
+
+def sniffs(source: str, members: set[str]) -> list[int]:
+    """Lines of `source` where getattr or hasattr asks an object for a store capability (a member
+    of the store Protocols by name), or asks anything of an object named like a store: the
+    Protocols answer that with isinstance."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in {"getattr", "hasattr"} \
+                and len(node.args) >= 2:
+            target, name = node.args[0], node.args[1]
+            asked = name.value if isinstance(name, ast.Constant) else None
+            if asked in members or "store" in ast.unparse(target).lower():
+                out.append(node.lineno)
+    return sorted(out)
+
+
+def capability_sniffs(found: dict[str, Path] | None = None) -> list[str]:
+    members = capabilities()
+    return [f"{path.relative_to(ROOT)}:{line}" for path in (modules() if found is None else found).values()
+            for line in sniffs(path.read_text(), members)]
+
+
 def main() -> int:
     found = modules()
     edges = graph(found)
-    sizes = sorted(((len(p.read_text().splitlines()), n) for n, p in found.items()), reverse=True)
-    print(f"modules: {len(found)}, lines: {sum(s for s, _ in sizes)}")
-    print("largest: " + ", ".join(f"{n} {s}" for s, n in sizes[:5]))
+    ranked = sorted(((lines, n) for n, lines in sizes(found).items()), reverse=True)
+    print(f"modules: {len(found)}, lines: {sum(s for s, _ in ranked)}")
+    print("largest: " + ", ".join(f"{n} {s}" for s, n in ranked[:5]))
+    print(f"modules over {LONG} lines: {sum(s > LONG for s, _ in ranked)}")
     groups = circles(edges)
     print(f"circles: {len(groups)}")
     for group in groups:
@@ -127,6 +171,7 @@ def main() -> int:
     print(f"sleep modules importing the engine: {len(sleepers)} ({' '.join(sleepers)})")
     print(f"private reads outside the engine and lamar/state (lam._, ._lessons, ._episodes): "
           f"{len(private_reads(found))}")
+    print(f"store capabilities asked by getattr/hasattr: {len(capability_sniffs(found))}")
     return 0
 
 

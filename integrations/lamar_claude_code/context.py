@@ -118,7 +118,11 @@ def _scan(folder: Path) -> list[str]:
 
 
 def task_class(prompt: str, extra_rules: tuple[tuple[str, str], ...] = ()) -> str:
-    """The coarse class of a prompt: the first rule (the config's, then the built-in ones) that matches."""
+    """The coarse class of a prompt: the first rule (the config's, then the built-in ones) that matches.
+
+    >>> task_class("the tests fail after the upgrade"), task_class("the tests are red", (("red", r"\\bred\\b"),))
+    ('tests_fail', 'red')
+    """
     text = prompt[:PROMPT_SCAN]
     for name, pattern in (*extra_rules, *TASK_RULES):
         if re.search(pattern, text):
@@ -127,7 +131,11 @@ def task_class(prompt: str, extra_rules: tuple[tuple[str, str], ...] = ()) -> st
 
 
 def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
-    """The first recognisable error in a prompt (a compiler code, an exception name), or None."""
+    """The first recognisable error in a prompt (a compiler code, an exception name), or None.
+
+    >>> error_class("tsc stops with error TS2345 in app.ts"), error_class("KeyError: 'user'"), error_class("hello")
+    ('TS2345', 'KeyError', None)
+    """
     text = prompt[:PROMPT_SCAN]
     for pattern in (*extra_rules, *ERROR_RULES):
         match = re.search(pattern, text)

@@ -50,6 +50,11 @@ def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequenc
 
     Returns:
         ("corrected" | "reasked" | "accepted", a short reason for the audit).
+
+    >>> read_followup("make the button blue", "no, that's wrong")
+    ('corrected', "next prompt corrects: 'no'")
+    >>> read_followup("make the button blue", "thanks, now add a footer")[0]
+    'accepted'
     """
     text = prompt[:FOLLOWUP_SCAN]
     for pattern in (*corrected, *CORRECTION_RULES):

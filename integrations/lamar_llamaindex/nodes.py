@@ -37,6 +37,13 @@ def lessons_to_nodes(lamar: Lamar, status: Status | str | Iterable[Status | str]
 
     Returns:
         One node per lesson, in the order the lessons were added.
+
+    >>> from lamar import Experience, Lamar, Scope
+    >>> lam = Lamar()
+    >>> eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="shop")))
+    >>> (node,) = lessons_to_nodes(lam)
+    >>> node.text, experience_id_of(node) == eid, node.metadata["scope_project"]
+    ('When the build fails, clear the cache.', True, 'shop')
     """
     return [TextNode(**_node_fields(exp)) for exp in _select(lamar, status, scope)]
 

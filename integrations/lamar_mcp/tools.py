@@ -59,6 +59,19 @@ class LamarTools:
     Args:
         lamar: the engine whose store the tools read and write.
         cwd: the folder free text is read in (its git top-level names the project; default: here).
+
+    >>> from lamar import Experience, Lamar, Scope
+    >>> lam = Lamar(k=1, seed=0, holdout=0.0)
+    >>> eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="shop")))
+    >>> tools = LamarTools(lam)
+    >>> found = tools.recall({"project": "shop"})
+    >>> found.lesson_ids == [eid], found.prompt.splitlines()[-2]
+    (True, '1. > When the build fails, clear the cache.')
+    >>> tools.report(found.episode_id, "shipped").reward
+    1.0
+    >>> try: tools.report(found.episode_id, "great")
+    ... except ToolError as exc: print(exc)
+    signal must be one of shipped, accepted, reasked, corrected, reverted (what the human did); got 'great'
     """
 
     def __init__(self, lamar: Lamar, cwd: str | None = None) -> None:

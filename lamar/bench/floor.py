@@ -19,7 +19,8 @@ import time
 import uuid
 from typing import Any
 
-from lamar.bench.fleet import _WARM, DEFAULT_URL, MAX_PROCESSES, _machine, _pct, _server_cpu, run_together
+from lamar.bench.fleet.clients import DEFAULT_URL, MAX_PROCESSES, WARM, run_together, server_cpu
+from lamar.bench.fleet.figures import describe_machine, pct
 
 
 def _connect(url: str) -> Any:
@@ -28,7 +29,7 @@ def _connect(url: str) -> Any:
     import psycopg
 
     conn = psycopg.connect(url, autocommit=True)
-    for _ in range(_WARM):
+    for _ in range(WARM):
         conn.execute("SELECT %s::int", (0,)).fetchone()
     return conn
 
@@ -38,7 +39,7 @@ def _client(conn: Any, table: str, messages: int, end: float, out: list[Any]) ->
     with conn:
         backend = conn.info.backend_pid
         took: list[float] = []
-        server, cpu, n = _server_cpu(backend), time.thread_time(), 0
+        server, cpu, n = server_cpu(backend), time.thread_time(), 0
         while time.perf_counter() < end:
             t0 = time.perf_counter()
             for _ in range(messages - 1):
@@ -46,7 +47,7 @@ def _client(conn: Any, table: str, messages: int, end: float, out: list[Any]) ->
             conn.execute(f"INSERT INTO {table} (n) VALUES (%s)", (n,))  # commits: a WAL flush
             took.append(time.perf_counter() - t0)
             n += 1
-        out.append((took, time.thread_time() - cpu, _server_cpu(backend) - server))
+        out.append((took, time.thread_time() - cpu, server_cpu(backend) - server))
 
 
 def _process(url: str, table: str, messages: int, threads: int, seconds: float, barrier: Any,
@@ -88,7 +89,7 @@ def measure_floor(base: str, clients: int, messages: int, seconds: float) -> dic
     return {
         "clients": clients, "messages": messages, "processes": processes, "seconds": seconds,
         "episodes_per_s": len(took) / seconds,
-        "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": _pct(took, 0.99) * ms,
+        "episode_p50_ms": statistics.median(took) * ms, "episode_p99_ms": pct(took, 0.99) * ms,
         "client_cpu_ms": statistics.mean(cpu / len(t) for t, cpu, _ in collected if t) * ms,
         "server_cpu_ms": sum(server for _, _, server in collected) / max(len(took), 1) * ms,
     }
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     counts = [int(m) for m in args.messages.split(",") if m.strip()]
     if any(m < 2 for m in counts):
         parser.error("an episode here is 2 messages or more: one committed write and a read at least")
-    print(f"episodes with no work, {args.seconds:g} s per row; {_machine(args.postgres)}")
+    print(f"episodes with no work, {args.seconds:g} s per row; {describe_machine(args.postgres)}")
     print("each episode: M messages on the client's own connection, M - 1 of them SELECT $1 and one a "
           "committed one-row INSERT; CPU per episode: each client's thread (mean), and its backend's")
     print(f"{'clients':>8}{'messages':>10}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'client CPU ms':>15}"

@@ -11,6 +11,7 @@ from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
+from lamar.store.base import folded_rows
 
 
 def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
@@ -64,7 +65,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     cost = data["holdout_cost"]
     # The fold mode's seqs come from one SEQUENCE that every namespace of the database shares:
     # its last seq is no count of this store's events.
-    events = f"last seq {data['events']}" if getattr(lam.store, "rows", None) is not None else f"{data['events']} events"
+    events = f"last seq {data['events']}" if folded_rows(lam.store) is not None else f"{data['events']} events"
     print(f"store      {data['store']} ({data['backend']}{on_disk}, {events})")
     print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "

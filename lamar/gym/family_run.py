@@ -9,11 +9,11 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from lamar.engine import Lamar
 from lamar.gym.family import DrawnWorld
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.runner import run_jobs
-from lamar.policy.ebh import verdicts_of_record
 from lamar.policy.verdicts import Verdict
 
 Row = dict[str, Any]
@@ -89,9 +89,10 @@ def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:
     truth depends on the context)."""
     end = world.episodes - 1
     out = dict.fromkeys(("helpful", "helps", "harmful", "harms", "wrong", "wrong_stale", "helps_lower_unknown"), 0)
-    state = getattr(chooser.lam, "_state", None)  # today's engine: its ledgers give verdicts of record
-    record = verdicts_of_record([(lesson.id, state(lesson.id).ledger) for lesson in world.lessons],
-                                chooser.lam.policy) if state is not None else None
+    # Today's engine has verdicts of record (e-BH across its lessons, all active here: the gym never
+    # retires one); the v2 engine has none. Asked by type, not by a private attribute's presence,
+    # which went missing unnoticed when the engine's state moved to lamar/state.
+    record = chooser.lam.verdicts_of_record() if isinstance(chooser.lam, Lamar) else None
     if record is not None:
         out["ebh_helps"] = out["ebh_wrong"] = 0
     for lesson in world.lessons:

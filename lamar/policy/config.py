@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 import warnings
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
+from lamar._errors import InvalidArgument
 from lamar.signals import Signal, to_reward
+from lamar.storable import finite_number
 
 # The second design's knobs, accepted and ignored (with a DeprecationWarning) so that code and
 # stores written for it keep running; docs/decisions.md says what replaced each one.
@@ -49,6 +50,13 @@ class Policy:
             it (None: episodes wait forever; `Lamar.pending()` lists them).
         pending_outcome: what a settled episode gets: a Signal or reward in [-1, 1] recorded
             as a default outcome, or None to record it as expired (no reward, nothing learned).
+
+    >>> from lamar import Lamar, Policy
+    >>> Policy().holdout, Lamar(holdout=0.1).policy.holdout  # Lamar's keywords are these fields
+    (0.04, 0.1)
+    >>> Policy(holdout=1.0)
+    Traceback (most recent call last):
+    lamar._errors.InvalidArgument: holdout must be in [0, 1) (0 turns randomized evidence off); got 1.0
     """
 
     explore: float = 0.8
@@ -61,20 +69,20 @@ class Policy:
     pending_outcome: Signal | float | str | None = None
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.holdout < 1.0:
-            raise ValueError(f"holdout must be in [0, 1) (0 turns randomized evidence off); got {self.holdout}")
+        # InvalidArgument is a ValueError and a TypeError: code that caught either still does.
+        if not (finite_number(self.holdout) and 0.0 <= self.holdout < 1.0):
+            raise InvalidArgument(f"holdout must be in [0, 1) (0 turns randomized evidence off); got {self.holdout!r}")
         for name in ("alpha_helps", "alpha_harms"):
-            if not 0.0 < getattr(self, name) < 1.0:
-                raise ValueError(f"{name} must be in (0, 1)")
-        if not 0.0 < self.discount <= 1.0:
-            raise ValueError("discount must be in (0, 1]")
-        if not (math.isfinite(self.explore) and self.explore >= 0.0):
-            raise ValueError("explore must be a finite number >= 0")
-        if self.warmup < 1:
-            raise ValueError("warmup must be at least 1")
-        if self.pending_after is not None and not (isinstance(self.pending_after, (int, float))
-                                                   and 0.0 <= self.pending_after < math.inf):
-            raise ValueError(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
+            if not (finite_number(getattr(self, name)) and 0.0 < getattr(self, name) < 1.0):
+                raise InvalidArgument(f"{name} must be in (0, 1); got {getattr(self, name)!r}")
+        if not (finite_number(self.discount) and 0.0 < self.discount <= 1.0):
+            raise InvalidArgument(f"discount must be in (0, 1]; got {self.discount!r}")
+        if not (finite_number(self.explore) and self.explore >= 0.0):
+            raise InvalidArgument(f"explore must be a finite number >= 0; got {self.explore!r}")
+        if not (finite_number(self.warmup) and self.warmup >= 1):
+            raise InvalidArgument(f"warmup must be at least 1; got {self.warmup!r}")
+        if self.pending_after is not None and not (finite_number(self.pending_after) and self.pending_after >= 0.0):
+            raise InvalidArgument(f"pending_after is a number of seconds >= 0, or None; got {self.pending_after!r}")
         if self.pending_outcome is not None:
             to_reward(self.pending_outcome)  # raises InvalidReward, naming what it takes
 

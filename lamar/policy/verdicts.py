@@ -26,7 +26,16 @@ def _clip_lift(record: SliceEvidence | Evidence) -> None:
 
 
 class Verdict(str, enum.Enum):
-    """What the randomized evidence says about a lesson's effect on reward."""
+    """What the randomized evidence says about a lesson's effect on reward.
+
+    >>> from lamar import Experience, Lamar, Verdict
+    >>> lam = Lamar()
+    >>> eid = lam.add(Experience("the build fails", "clear the cache"))
+    >>> lam.evidence(eid).verdict  # no randomized episode yet
+    <Verdict.UNKNOWN: 'unknown'>
+    >>> Verdict("helps") is Verdict.HELPS, str(Verdict.HARMS), lam.experiences(verdict="helps")
+    (True, 'harms', [])
+    """
 
     HELPS = "helps"
     HARMS = "harms"
@@ -63,6 +72,14 @@ class Evidence:
     A lift lies in [-2, 2] (rewards lie in [-1, 1]): `lift`, `lower` and `upper` are kept inside
     that range, which loses no coverage. Before the lesson has two randomized episodes its bounds
     are infinite ("no evidence yet"; None in `to_dict`).
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar()
+    >>> ev = lam.evidence(lam.add(Experience("the build fails", "clear the cache")))
+    >>> ev.verdict.value, ev.lift, ev.lower, ev.upper, ev.randomized
+    ('unknown', 0.0, -inf, inf, 0)
+    >>> ev.to_dict()["lower"] is None  # JSON has no infinity
+    True
     """
 
     experience_id: str

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import math
+from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from lamar._errors import InvalidArgument
+from lamar.storable import finite_number
 
 
 class SleepOptions(TypedDict, total=False):
@@ -36,7 +37,7 @@ def _whole(name: str, value: Any, low: int, *, none: bool = False) -> None:
 def _seconds(name: str, value: Any, *, positive: bool) -> None:
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or \
+    if not finite_number(value) or \
             value < 0 or (positive and value == 0):
         raise InvalidArgument(f"{name} must be a number of seconds {'> 0' if positive else '>= 0'} or None; "
                               f"got {value!r}")
@@ -46,8 +47,7 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
                         max_prompt_tokens: Any, max_tokens: Any, min_support: Any, model_timeout: Any,
                         model: Any) -> None:
     """Raise InvalidArgument naming the first option that is of the wrong type or out of range."""
-    if isinstance(similarity, bool) or not isinstance(similarity, (int, float)) or \
-            not (math.isfinite(similarity) and 0.0 < similarity <= 1.0):
+    if not (finite_number(similarity) and 0.0 < similarity <= 1.0):
         raise InvalidArgument(f"similarity must be a number in (0, 1]; got {similarity!r}")
     _whole("keep_last", keep_last, 0, none=True)
     _whole("keep_unreported", keep_unreported, 0, none=True)
@@ -60,4 +60,11 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
         raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
 
 
-__all__ = ["SLEEP_OPTIONS", "SleepOptions", "check_sleep_options"]
+def known(options: Mapping[str, object]) -> None:
+    """Refuse a keyword `Lamar.sleep` does not take, naming the ones it does."""
+    unknown = sorted(set(options) - set(SLEEP_OPTIONS))
+    if unknown:
+        raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
+
+
+__all__ = ["SLEEP_OPTIONS", "SleepOptions", "check_sleep_options", "known"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar._errors import InvalidReport
+from lamar.storable import finite_number
 
 PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
 
@@ -28,6 +28,16 @@ class Proposal:
         payload: what the change needs (merge: into/from; candidate: the lesson; narrow: key,
             value and the new scope; ...).
         expect: each touched lesson's status when proposed; apply refuses if it changed.
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(seed=0)
+    >>> kept = lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+    >>> twin = lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+    >>> (proposal,) = lam.sleep().proposals
+    >>> proposal.kind, sorted(proposal.experience_ids) == sorted([kept, twin])
+    ('merge', True)
+    >>> proposal.id.startswith("merge_"), Proposal.from_dict(proposal.to_dict()) == proposal
+    (True, True)
     """
 
     id: str
@@ -95,6 +105,18 @@ class SleepReport:
         made_at: the store's last event when the report was made; apply re-checks what changed since.
         created: unix time of the report.
         summary: figures of the run (lessons looked at; traces, batches, model calls, ...).
+
+    >>> import json
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(seed=0)
+    >>> kept = lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+    >>> twin = lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+    >>> report = lam.sleep()  # proposes; nothing changes until it is applied
+    >>> len(report), [p.kind for p in report], report.made_at
+    (1, ['merge'], 2)
+    >>> saved = json.dumps(report.to_dict())  # to review, and apply later
+    >>> lam.apply(SleepReport.from_dict(json.loads(saved))).applied == [report.proposals[0].id]
+    True
     """
 
     proposals: list[Proposal]
@@ -142,7 +164,7 @@ class SleepReport:
         made_at, created = data.get("made_at", 0), data.get("created", 0.0)
         if isinstance(made_at, bool) or not isinstance(made_at, int) or made_at < 0:
             raise InvalidReport(f"'made_at' must be a whole number >= 0 (an event number); got {made_at!r}")
-        if isinstance(created, bool) or not isinstance(created, (int, float)) or not math.isfinite(created):
+        if not finite_number(created):
             raise InvalidReport(f"'created' must be a unix time; got {created!r}")
         summary = data.get("summary") or {}
         if not isinstance(summary, Mapping):
@@ -158,7 +180,19 @@ class SleepReport:
 
 @dataclasses.dataclass(frozen=True)
 class ApplyResult:
-    """Which proposals were carried out, and which were skipped with the reason."""
+    """Which proposals were carried out, and which were skipped with the reason.
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(seed=0)
+    >>> kept = lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+    >>> twin = lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+    >>> report = lam.sleep()
+    >>> result = lam.apply(report)
+    >>> result.applied == [report.proposals[0].id], result.skipped
+    (True, [])
+    >>> lam.apply(report).skipped == [(report.proposals[0].id, "already applied")]
+    True
+    """
 
     applied: list[str]
     skipped: list[tuple[str, str]]

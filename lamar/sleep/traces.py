@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import math
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,6 +17,7 @@ from typing import Any
 
 from lamar._errors import InvalidTrace, StoreError
 from lamar.signals import Signal
+from lamar.storable import finite_number, storable_problem
 
 try:  # POSIX; elsewhere appends rely on O_APPEND alone
     import fcntl
@@ -119,7 +119,7 @@ def _problem(trace: Trace) -> str:
     for key, value in trace.context.items():
         if not isinstance(key, str) or not key or not isinstance(value, str):
             return f"'context' must map non-empty strings to strings; got {key!r}: {value!r}"
-    if isinstance(trace.time, bool) or not isinstance(trace.time, (int, float)) or not math.isfinite(trace.time):
+    if not finite_number(trace.time):
         return f"'time' must be unix seconds (a finite number); got {trace.time!r}"
     for name in ("input", "output"):
         if not isinstance(getattr(trace, name), str):
@@ -137,8 +137,6 @@ def _problem(trace: Trace) -> str:
         return f"'episode_id' must be a string or null; got {trace.episode_id!r}"
     if not isinstance(trace.metadata, Mapping):
         return f"'metadata' must be an object; got {type(trace.metadata).__name__}"
-    from lamar.storable import storable_problem
-
     # A lone surrogate cannot be written as UTF-8 (a trace file is); a NUL in a log is harmless.
     for name in ("id", "context", "input", "output", "attempted", "tool_errors", "metadata"):
         problem = storable_problem(getattr(trace, name))

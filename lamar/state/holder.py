@@ -16,7 +16,7 @@ from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
-from lamar.store.base import Event, FoldedRows, FoldingStore, RowsView, Store
+from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows
 
 # The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.
@@ -57,7 +57,7 @@ class Holder(Protocol):
 
 def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
     """The follower of `store`'s log, and the holder recall and report go through."""
-    rows = store.rows if isinstance(store, FoldingStore) else None
+    rows = folded_rows(store)
     if rows is None:
         log = Follower(store, policy)
         return log, LocalFold(log)

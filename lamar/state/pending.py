@@ -9,7 +9,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
-from lamar._errors import EventConflict
+from lamar._errors import EventConflict, InvalidArgument
 from lamar.signals import Signal, to_reward
 from lamar.store.base import Event
 
@@ -45,7 +45,7 @@ def is_pending(record: EpisodeRecord) -> bool:
 def pending(log: Follower, older_than: float | None, now: float | None) -> list[PendingEpisode]:
     """The pending episodes, oldest first (the caller holds the engine's lock)."""
     if older_than is not None and not older_than >= 0.0:
-        raise ValueError(f"older_than is an age in seconds, >= 0; got {older_than!r}")
+        raise InvalidArgument(f"older_than is an age in seconds, >= 0; got {older_than!r}")
     clock = time.time() if now is None else now
     out = []
     for record in _unsettled(log):

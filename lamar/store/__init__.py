@@ -7,7 +7,7 @@ import abc
 import os
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import StoreError
+from lamar._errors import InvalidArgument, StoreError
 from lamar.store.base import Event, KeyedStore, RewritableStore, Store
 
 if TYPE_CHECKING:
@@ -79,6 +79,7 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
     if text == ":memory:":
         from lamar.store.memory import MemoryStore
 
+        _check_options(MemoryStore, options)
         return MemoryStore()
     if text.startswith(("postgresql://", "postgres://")):
         try:
@@ -87,21 +88,40 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
             raise ImportError(
                 f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
             ) from exc
+        _check_options(PostgresStore, options)
         return PostgresStore(text, **options)
     path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
     suffix = os.path.splitext(path)[1].lower()
     if suffix == ".json":
         from lamar.store.json_file import JsonStore
 
+        _check_options(JsonStore, options)
         return JsonStore(path, **options)
     if suffix in _SQLITE_SUFFIXES:
         from lamar.store.sqlite import SqliteStore
 
+        _check_options(SqliteStore, options)
         return SqliteStore(path, **options)
     raise StoreError(
         f"cannot tell the backend of {text!r}: use ':memory:', a .json file, a .db/.sqlite/.sqlite3 "
         "file, or a postgresql:// URL"
     )
+
+
+
+def _check_options(backend: type, options: dict[str, Any]) -> None:
+    """Refuse a keyword the backend does not take, naming those it does (a memory store would
+    otherwise ignore it, and another backend raise a bare TypeError)."""
+    if not options:
+        return
+    import inspect  # only when options are given: opening a store by location alone stays cheap
+
+    taken = [name for name, p in inspect.signature(backend).parameters.items()
+             if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(options) - set(taken))
+    if unknown:
+        what = f"its options are {taken}" if taken else "it takes none"
+        raise InvalidArgument(f"{backend.__name__} has no option {unknown[0]!r}; {what}")
 
 
 __all__ = [

@@ -266,6 +266,17 @@ class FoldingStore(Store, Protocol):
     rows: FoldedRows | None
 
 
+def folded_rows(store: object) -> FoldedRows | None:
+    """The folded state `store` holds itself (`FoldingStore.rows`), or None when the engine folds the
+    log. Every caller asks here, so the engine's mode and what a caller assumes of it never differ.
+
+    >>> from lamar.store.memory import MemoryStore
+    >>> folded_rows(MemoryStore()) is None
+    True
+    """
+    return store.rows if isinstance(store, FoldingStore) else None
+
+
 @runtime_checkable
 class RewritableStore(Store, Protocol):
     """A store whose log can shrink: the engine's `checkpoint` (and compaction) use this."""

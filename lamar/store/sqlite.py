@@ -10,7 +10,8 @@ import sqlite3
 import zlib
 from collections.abc import Sequence
 
-from lamar._errors import CorruptStore, EventConflict, StoreError
+from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
+from lamar.storable import finite_number
 from lamar.store.base import Event, check_appendable, stored_problem
 
 SCHEMA_VERSION = 2
@@ -44,6 +45,9 @@ class SqliteStore:
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         from pathlib import Path  # on first open, not with `import lamar`
 
+        if not (finite_number(timeout) and timeout >= 0):
+            raise InvalidArgument(f"timeout is the seconds to wait for another writer's lock, a finite number "
+                                  f">= 0; got {timeout!r}")
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self._timeout = timeout

@@ -10,7 +10,7 @@ from typing import Any
 from lamar._errors import EventConflict, InvalidEvent, LamarError
 from lamar.experience import Experience, check_context
 from lamar.signals import Signal
-from lamar.storable import storable_problem, text_problem, time_problem
+from lamar.storable import finite_number, storable_problem, text_problem, time_problem
 from lamar.store.base import EVENT_KINDS, Event
 
 _SIGNALS = {s.value for s in Signal}
@@ -29,7 +29,7 @@ def _text(value: Any, name: str) -> str:
 
 
 def _number(value: Any, name: str, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+    if not finite_number(value) \
             or not low <= value <= high:
         raise ValueError(f"{name!r} must be a number in [{low:g}, {high:g}]; got {value!r}")
     return float(value)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from lamar.bench.fleet import _line, flatness, mean_interval, measure, row_seconds, run_segment, summarize
+from lamar.bench.fleet import flatness, mean_interval, measure, row_line, row_seconds, run_segment, summarize
 
 
 def test_a_mean_comes_with_the_half_width_of_its_95_percent_interval() -> None:
@@ -49,9 +49,9 @@ def test_a_paced_row_runs_for_its_episodes_and_times_each(postgres_url: str) -> 
     assert row["seconds"] == pytest.approx(0.4) and row["segments"] == 1
     assert 10 <= row["episodes"] <= 20
     assert row["client_cpu_ms"] > 0 and row["client_cpu_ci_ms"] >= 0 and row["server_cpu_ci_ms"] >= 0
-    assert " ±" in _line(row)
+    assert " ±" in row_line(row)
     flat_out = measure("fold", "spread", 1, 0.2, 4, postgres_url)
-    assert "client_cpu_ci_ms" not in flat_out and " ±" not in _line(flat_out)
+    assert "client_cpu_ci_ms" not in flat_out and " ±" not in row_line(flat_out)
 
 
 def test_the_segments_of_a_row_run_at_different_times_merge_into_one_row(postgres_url: str) -> None:

@@ -43,6 +43,8 @@ def test_the_family_captures_paired_by_world_and_the_same_rows_come_back() -> No
         assert by[("none", world)]["captured"] == 0.0 and by[("oracle", world)]["captured"] == 1.0
         assert -1.0 < by[("lamar", world)]["captured"] < 1.0
         assert by[("lamar", world)]["helpful"] > 0 and by[("lamar", world)]["wrong"] == 0
+        # today's engine counts its verdicts of record (e-BH) too; the frozen second design has none
+        assert by[("lamar", world)]["ebh_wrong"] == 0 and "ebh_helps" not in by[("lamar-v2", world)]
         # with its coin off nothing is randomized, so nothing is proven
         assert by[("lamar off", world)]["helps"] == by[("lamar off", world)]["harms"] == 0
     assert len(paired(rows, "lamar", "lamar-v2")) == 2

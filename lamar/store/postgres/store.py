@@ -6,7 +6,8 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self
 
-from lamar._errors import StoreError
+from lamar._errors import InvalidArgument, StoreError
+from lamar.storable import finite_number
 from lamar.store.base import Event, check_appendable
 from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
 from lamar.store.postgres.counters import WriteCounters
@@ -65,6 +66,7 @@ class PostgresStore:
 
     Raises:
         StoreError: a bad namespace, an unreachable server, or a schema newer than this Lamar.
+        InvalidArgument: a pool_size, timeout or settle_timeout out of range.
     """
 
     def __init__(self, url: str, *, namespace: str | None = None, pool_size: int = 4,
@@ -72,6 +74,11 @@ class PostgresStore:
                  writes: Literal["optimistic", "locking"] = "optimistic") -> None:
         if writes not in ("optimistic", "locking"):
             raise StoreError(f"writes is 'optimistic' or 'locking'; got {writes!r}")
+        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+            raise InvalidArgument(f"pool_size is the most connections to open, a whole number >= 1; got {pool_size!r}")
+        for name, seconds in (("timeout", timeout), ("settle_timeout", settle_timeout)):
+            if not (finite_number(seconds) and seconds > 0):
+                raise InvalidArgument(f"{name} is a number of seconds > 0; got {seconds!r}")
         conninfo, self.namespace, self.location, fold = parse_url(url, namespace)
         self._tail_lock = threading.Lock()
         self._seen = 0  # the highest seq this object has read or written: all below it committed

@@ -1,0 +1,167 @@
+"""Every bad argument of `Lamar`'s public methods is a LamarError that says what to pass, raised
+before anything is stored; no builtin ValueError, TypeError or OverflowError escapes."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lamar import (
+    Experience,
+    ExperienceStore,
+    InvalidArgument,
+    Lamar,
+    LamarError,
+    Policy,
+    Scope,
+    Signal,
+    StoreError,
+)
+from lamar.recall import Recall
+from lamar.store import MemoryStore
+
+# A float cannot hold 10**400: math.isfinite raises OverflowError on it rather than answer.
+BAD: list[Any] = [-1, -0.5, None, "x", "", math.nan, math.inf, -math.inf, [], [1], object(), True, {}, b"x", 10**400]
+
+
+def _engine() -> tuple[Lamar, str, Recall]:
+    lam = Lamar(":memory:", k=2, seed=1)
+    exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x")))
+    return lam, exp_id, lam.recall({"project": "x"})
+
+
+CALLS: dict[str, Callable[[Lamar, str, Recall, Any], object]] = {
+    "Lamar(store)": lambda lam, e, r, v: Lamar(v),
+    "Lamar(k)": lambda lam, e, r, v: Lamar(":memory:", k=v),
+    "Lamar(seed)": lambda lam, e, r, v: Lamar(":memory:", seed=v),
+    "Lamar(explore)": lambda lam, e, r, v: Lamar(":memory:", explore=v),
+    "Lamar(holdout)": lambda lam, e, r, v: Lamar(":memory:", holdout=v),
+    "Lamar(warmup)": lambda lam, e, r, v: Lamar(":memory:", warmup=v),
+    "Lamar(pending_after)": lambda lam, e, r, v: Lamar(":memory:", pending_after=v),
+    "add": lambda lam, e, r, v: lam.add(v),
+    "get": lambda lam, e, r, v: lam.get(v),
+    "experiences(status)": lambda lam, e, r, v: lam.experiences(v),
+    "experiences(verdict)": lambda lam, e, r, v: lam.experiences(verdict=v),
+    "experiences(scope)": lambda lam, e, r, v: lam.experiences(scope=v),
+    "evidence": lambda lam, e, r, v: lam.evidence(v),
+    "history": lambda lam, e, r, v: lam.history(v),
+    "retire(reason)": lambda lam, e, r, v: lam.retire(e, v),
+    "recall(context)": lambda lam, e, r, v: lam.recall(v),
+    "recall(k)": lambda lam, e, r, v: lam.recall({"project": "x"}, k=v),
+    "recall(candidates)": lambda lam, e, r, v: lam.recall({"project": "x"}, candidates=v),
+    "report(episode)": lambda lam, e, r, v: lam.report(v, Signal.SHIPPED),
+    "report(signal)": lambda lam, e, r, v: lam.report(r.episode_id, v),
+    "pending(older_than)": lambda lam, e, r, v: lam.pending(v),
+    "pending(now)": lambda lam, e, r, v: lam.pending(now=v),
+    "settle_pending(now)": lambda lam, e, r, v: lam.settle_pending(now=v),
+    "expire(reason)": lambda lam, e, r, v: lam.expire(r.episode_id, v),
+    "episode": lambda lam, e, r, v: lam.episode(v),
+    "sleep(traces)": lambda lam, e, r, v: lam.sleep(traces=v),
+    "sleep(trace time)": lambda lam, e, r, v: lam.sleep(
+        traces=[{"id": "t", "context": {}, "time": v, "input": "a", "output": "b"}]),
+    "sleep(model)": lambda lam, e, r, v: lam.sleep(model=v),
+    "sleep(similarity)": lambda lam, e, r, v: lam.sleep(similarity=v),
+    "sleep(older_than)": lambda lam, e, r, v: lam.sleep(older_than=v),
+    "sleep(model_timeout)": lambda lam, e, r, v: lam.sleep(model_timeout=v),
+    "apply(report)": lambda lam, e, r, v: lam.apply(v),
+    "apply(only)": lambda lam, e, r, v: lam.apply(lam.sleep(), only=v),
+    "whatif(since)": lambda lam, e, r, v: lam.whatif(since=v),
+    "whatif(scope)": lambda lam, e, r, v: lam.whatif(scope=v),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_a_bad_argument_is_a_lamar_error_and_stores_nothing(call: str) -> None:
+    refused = 0
+    for value in BAD:
+        lam, exp_id, rec = _engine()
+        before = lam.store.read()
+        try:
+            CALLS[call](lam, exp_id, rec, value)
+        except LamarError as exc:
+            assert str(exc), f"{call} with {value!r}: an error with no message"
+            assert lam.store.read() == before, f"{call} with {value!r} stored something before refusing"
+            refused += 1
+        # Anything else (ValueError, TypeError, OverflowError) propagates and fails the test.
+    assert refused  # each call has bad values; a sweep that refused none would test nothing
+
+
+def test_a_negative_age_names_the_argument_and_what_it_takes() -> None:
+    lam, _, _ = _engine()
+    for value in (-1, -0.5, 10**400):
+        with pytest.raises(InvalidArgument, match=r"older_than is an age in seconds, a finite number >= 0"):
+            lam.pending(older_than=value)
+    assert [p.episode_id for p in lam.pending(older_than=0)] == [p.episode_id for p in lam.pending()]
+
+
+def test_a_number_too_large_for_a_float_is_refused_like_an_infinity() -> None:
+    with pytest.raises(InvalidArgument, match="explore must be a finite number"):
+        Lamar(":memory:", explore=10**400)
+    lam, _, _ = _engine()
+    with pytest.raises(InvalidArgument, match="now is a number of seconds"):
+        lam.settle_pending(now=10**400)
+    with pytest.raises(InvalidArgument, match=r"similarity must be a number in \(0, 1\]"):
+        lam.sleep(similarity=10**400)
+
+
+def test_a_store_object_is_whatever_satisfies_the_store_protocol() -> None:
+    class NoLocation:  # append, read and close, but nowhere to name in errors and stats
+        def __init__(self) -> None:
+            self._inner = MemoryStore()
+
+        def append(self, events: Any) -> Any:
+            return self._inner.append(events)
+
+        def read(self, after: int = 0) -> Any:
+            return self._inner.read(after)
+
+        def close(self) -> None:
+            pass
+
+    with pytest.raises(StoreError, match=r"a store object with location, append, read and close \(lamar.store.Store\)"):
+        Lamar(NoLocation())  # type: ignore[arg-type]
+    located = NoLocation()
+    located.location = "in-a-list"  # type: ignore[attr-defined]
+    assert Lamar(located).stats()["store"] == "in-a-list"  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("field, value", [("holdout", 1.0), ("holdout", "0.1"), ("alpha_helps", 0.0),
+                                          ("discount", 10**400), ("explore", math.nan), ("warmup", 0),
+                                          ("pending_after", -1.0)])
+def test_a_policy_built_by_hand_refuses_a_bad_knob_with_a_lamar_error(field: str, value: Any) -> None:
+    # InvalidArgument is also a ValueError and a TypeError, so code that caught those still does.
+    with pytest.raises(InvalidArgument, match=field):
+        Policy(**{field: value})
+
+
+@pytest.mark.parametrize("location, option, taken", [
+    (":memory:", "bogus", "it takes none"),  # a memory store ignored any keyword
+    ("lessons.json", "durable", "it takes none"),  # a bare TypeError
+    ("lessons.db", "timeut", "its options are ['timeout']"),
+])
+def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
+        tmp_path: Path, location: str, option: str, taken: str) -> None:
+    with pytest.raises(InvalidArgument, match=re.escape(f"has no option {option!r}; {taken}")):
+        ExperienceStore(str(tmp_path / location) if location != ":memory:" else location, **{option: 1})
+    assert not any(tmp_path.iterdir())  # refused before a file was made
+
+
+@pytest.mark.parametrize("timeout", [None, -1.0, math.inf, 10**400, "30"])
+def test_a_sqlite_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout: Any) -> None:
+    with pytest.raises(InvalidArgument, match="timeout is the seconds to wait"):
+        ExperienceStore(str(tmp_path / "lessons.db"), timeout=timeout)
+    assert ExperienceStore(str(tmp_path / "lessons.db"), timeout=0).location.endswith("lessons.db")
+
+
+@pytest.mark.parametrize("option, value", [("pool_size", 0), ("pool_size", "4"), ("timeout", None),
+                                           ("timeout", math.inf), ("settle_timeout", -1.0)])
+def test_a_postgres_option_out_of_range_is_refused_before_connecting(postgres_url: str, option: str,
+                                                                     value: Any) -> None:
+    # (a bare TypeError, ValueError or OverflowError from psycopg's pool, or accepted and failing later)
+    with pytest.raises(InvalidArgument, match=option):
+        ExperienceStore(postgres_url, **{option: value})
