@@ -4,7 +4,6 @@ fold does (the text, the scope index, the restarted evidence), and the log mode 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,14 +11,6 @@ import pytest
 from lamar import Experience, InvalidArgument, Lamar, Scope
 from lamar.store.postgres import PostgresStore
 from tests.state.seam import folded
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
-
-
-@pytest.fixture
-def fold_url(postgres_url: str) -> Iterator[str]:
-    namespace = unique_namespace("edit")
-    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
-    drop_namespaces(postgres_url, namespace)
 
 
 def _rows(url: str) -> dict[str, dict[str, Any]]:

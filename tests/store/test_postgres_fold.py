@@ -12,7 +12,6 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import psycopg
@@ -34,14 +33,6 @@ class TestPostgresFoldStore(test_postgres.TestPostgresStore):
 
     def test_the_suite_runs_in_the_fold_mode(self) -> None:
         self.assertIsNotNone(self.opened().rows)  # an empty `mode` here would run the log mode again
-
-
-@pytest.fixture
-def fold_url(postgres_url: str) -> Iterator[str]:
-    """A fresh namespace in the fold mode; commits skip the fsync (locks and order are the same)."""
-    namespace = unique_namespace("fold")
-    yield namespace_url(postgres_url, namespace, options="-c synchronous_commit=off") + "&lamar_fold=on"
-    drop_namespaces(postgres_url, namespace)
 
 
 def _rows(url: str) -> dict[str, dict[str, Any]]:
