@@ -23,7 +23,10 @@ MIN_CHANGES = 0.4
 # integrity digests.
 _PUBLIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "AAAA", "sha256-", "sha384-", "sha512-")
 
-RUN = re.compile(rf"(?<![A-Za-z0-9+/=_.-])(?P<secret>[A-Za-z0-9+/_-]{{{MIN_LENGTH},}}={{0,2}})(?![A-Za-z0-9+/=_.-])")
+# A run is whole: not a piece of a dotted name (a JWT's segment, a file name), but a full stop
+# that ends a sentence may follow it, as one does wherever a lesson ends ("... the key is <run>.").
+RUN = re.compile(rf"(?<![A-Za-z0-9+/=_.-])(?P<secret>[A-Za-z0-9+/_-]{{{MIN_LENGTH},}}={{0,2}})"
+                 r"(?![A-Za-z0-9+/=_-]|\.[A-Za-z0-9+/=_-])")
 
 
 def bits_per_char(text: str) -> float:

@@ -183,8 +183,9 @@ RULES: tuple[_Rule, ...] = (
     _token("twilio-account-sid", r"AC[0-9a-f]{32}"),
     _Rule("aws-access-key", re.compile(
         r"(?<![A-Za-z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
-        # Also broken after its prefix by a wrapped line; the body then must hold a digit, as real ones do.
-        r"(?:[A-Z0-9]{16}|[ \t]*\r?\n[ \t]*(?=[A-Z]{0,15}\d)[A-Z0-9]{16}))(?![A-Za-z0-9])"
+        # Also broken after its prefix by a wrapped line, or by the space a lesson's prompt form makes
+        # of that line break; the body then must hold a digit, as real ones do.
+        r"(?:[A-Z0-9]{16}|(?:[ \t]*\r?\n[ \t]*|[ \t]{1,3})(?=[A-Z]{0,15}\d)[A-Z0-9]{16}))(?![A-Za-z0-9])"
     )),
     _Rule("aws-secret-key", re.compile(
         r"(?i)(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)[\"']?(?:\s*[:=]\s*|[ \t]+)[\"']?"

@@ -196,3 +196,24 @@ def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path
     out = run_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
                   extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert out.returncode == 2 and "lamar: error:" in out.stderr
+
+
+def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lamar_cli, json_store, tmp_path,
+                                                                          ollama_host):
+    # Issue 38: a Claude Code traces file written twice by an earlier release repeats every id of a
+    # session; `lamar sleep --traces` refused the whole file for every session in it.
+    store = json_store
+    traces = tmp_path / "traces.jsonl"
+    rows = [{"id": f"cc-s{i % 2}-1", "time": 1_700_000_000.0 + i, "context": {"project": "trace"},
+             "input": "bump swift-nio and rebuild", "attempted": ["xcodebuild"],
+             "tool_errors": ["error: module map not found"], "output": "", "outcome": "reverted",
+             "metadata": {"source": "claude-code"}} for i in range(4)]
+    traces.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    FakeOllama.reply = "[]"
+    FakeOllama.prompts = []
+    out = lamar_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
+                    "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 0, out.stderr
+    assert "mined 2 traces" in out.stdout
+    assert "line 3: trace id 'cc-s0-1' repeats" in out.stderr and "line 4: trace id 'cc-s1-1' repeats" in out.stderr
+    assert '"id": "cc-s1-1"' in FakeOllama.prompts[0]

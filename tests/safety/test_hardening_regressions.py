@@ -104,6 +104,17 @@ def test_a_hand_added_lesson_is_screened_in_prompt_form(name: str) -> None:
     assert lam.store.read(0) == []
 
 
+def test_an_aws_key_id_broken_after_its_prefix_is_refused_in_prompt_form() -> None:
+    # Issue 38: the prompt form makes the line break a space, which the rule for a wrapped id missed.
+    key_id = "AKIA" + "Q7ZD3K5WVN2XR4TB"
+    lam = Lamar(":memory:", seed=1)
+    for text in (f"key id AKIA\n{key_id[4:]}", f"key id AKIA {key_id[4:]}", f"key id AKIA\t {key_id[4:]}"):
+        with pytest.raises(InvalidExperience, match="aws-access-key"):
+            lam.add(Experience("the upload is refused", text))
+    assert lam.store.read(0) == []
+    assert scrub("the AKIA prefix marks a long-term key") == ("the AKIA prefix marks a long-term key", [])
+
+
 def test_text_is_stored_in_the_form_the_prompt_shows() -> None:
     lam = Lamar(":memory:", seed=1)
     eid = lam.add(Experience("the  Ｂuild\u200b fails\n after a bump", "clear\tDerived\u200dData"))

@@ -347,7 +347,7 @@ _texty = st.lists(
 ).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.one_of(st.text(max_size=300), _texty))
 def test_scrub_never_raises_and_is_idempotent(text: str) -> None:
     cleaned, kinds = scrub(text)

@@ -1,16 +1,21 @@
 """A credential with no name and no prefix (a bare AWS secret, an Azure key, a PEM body) is caught
-by its randomness; words, identifiers, paths and public base64 are not."""
+by its randomness; words, identifiers, paths and public base64 are not. The count of generated
+cases is printed (`-s`)."""
 
 from __future__ import annotations
 
 import random
 import string
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lamar import Experience, InvalidExperience, Lamar
 from lamar.safety import scrub
 from lamar.safety.entropy import MIN_LENGTH, looks_random
+
+CASES = {"random keys in prose": 0, "drawn keys too regular to count": 0}
 
 B64 = string.ascii_letters + string.digits + "+/"
 WORDS = ("the", "deploy", "key", "I", "copied", "from", "portal", "is", "below", "use", "it", "once", "then",
@@ -25,16 +30,28 @@ def _key(seed: int, length: int) -> str:
 @settings(max_examples=400, derandomize=True, deadline=None)
 @given(seed=st.integers(0, 2**32), length=st.integers(MIN_LENGTH, 128),
        before=st.lists(st.sampled_from(WORDS), max_size=8), after=st.lists(st.sampled_from(WORDS), max_size=8),
-       glue=st.sampled_from([" ", "\n", ": ", " = ", "\t"]))
+       glue=st.sampled_from([" ", "\n", ": ", " = ", "\t"]), end=st.sampled_from(["", ".", ",", "...", ")"]))
 def test_a_random_key_in_prose_never_survives_and_scrub_stays_idempotent(
-        seed: int, length: int, before: list[str], after: list[str], glue: str) -> None:
+        seed: int, length: int, before: list[str], after: list[str], glue: str, end: str) -> None:
     key = _key(seed, length)
     if not looks_random(key):
-        return  # the rare draw without both cases and a digit, counted by the rate test below
-    text = " ".join(before) + glue + key + glue + " ".join(after)
+        CASES["drawn keys too regular to count"] += 1  # without both cases and a digit: the rate test below
+        return
+    text = " ".join(before) + glue + key + end + glue + " ".join(after)
     cleaned, kinds = scrub(text)
     assert key not in cleaned and kinds
     assert scrub(cleaned) == (cleaned, [])
+    CASES["random keys in prose"] += 1
+
+
+def test_a_bare_key_that_ends_a_lesson_never_reaches_the_prompt() -> None:
+    # The prompt closes every lesson with a full stop, so a key at the end of its action is read
+    # followed by one: a key before a full stop is whole, a key before ".pem" is part of a name.
+    key = _key(38, 88) + "=="
+    with pytest.raises(InvalidExperience, match="random-string"):
+        Lamar(":memory:").add(Experience("the deploy needs the storage key", "use the key from the portal " + key))
+    assert key not in scrub(f"the key is {key}. Rotate it monthly.")[0]
+    assert scrub(f"see {key[:60]}.pem for it") == (f"see {key[:60]}.pem for it", [])
 
 
 def test_how_many_random_keys_of_the_shortest_length_are_missed() -> None:
@@ -58,3 +75,10 @@ def test_ordinary_long_runs_are_left_alone() -> None:
     ]
     for text in kept:
         assert scrub(text) == (text, []), text
+
+
+def test_print_the_count_of_cases() -> None:
+    """Runs last in this module: the count the issue asks to see."""
+    print(f"\ngenerated random-key cases run: {sum(CASES.values())}")
+    for name, count in CASES.items():
+        print(f"  {name}: {count}")

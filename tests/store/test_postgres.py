@@ -199,6 +199,26 @@ def test_namespaces_share_nothing_but_the_tables(postgres_url: str) -> None:
         drop_namespaces(postgres_url, a_ns, b_ns)
 
 
+@pytest.mark.parametrize("value", ['"nan"', "2", "1e300"])
+def test_a_reward_edited_by_hand_is_refused_not_folded(ns_url: str, value: str) -> None:
+    # Issue 38: what no API call stores is refused by every backend's fold, as SQLite's and JSON's are.
+    from lamar import CorruptStore
+
+    lam = Lamar(ns_url, k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    for _ in range(4):
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.ACCEPTED)
+    lam.close()
+    namespace = PostgresStore(ns_url).namespace
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute("UPDATE lamar_events SET data = jsonb_set(data::jsonb, '{reward}', %s::jsonb)::text "
+                     "WHERE namespace = %s AND seq = (SELECT min(seq) FROM lamar_events "
+                     "WHERE namespace = %s AND kind = 'outcome')", (value, namespace, namespace))
+        conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))  # the whole log is folded
+    with pytest.raises(CorruptStore, match=r"holds the reward .*not a number in \[-1, 1\].*backup"):
+        Lamar(ns_url).stats()
+
+
 def test_readers_never_see_a_gap_while_threads_write(ns_url: str) -> None:
     """Seq order is commit order: a reader that saw seq n never later finds a seq below n."""
     store = PostgresStore(ns_url, pool_size=6)

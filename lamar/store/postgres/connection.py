@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
-from lamar.store.base import Event
+from lamar.store.base import Event, stored_problem
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -104,11 +104,18 @@ class Connections:
             yield conn
 
     def parse(self, rows: Iterable[tuple[Any, ...]]) -> list[Event]:
-        """Events from rows of (seq, kind, key, time, data)."""
+        """Events from rows of (seq, kind, key, time, data), each holding what the API could have
+        written: a row edited by hand (a reward of "nan" or 2) is refused, not folded into evidence."""
         try:
-            return [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
+            events = [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
         except (ValueError, TypeError) as exc:
             raise CorruptStore(f"{self.location} holds an event that does not parse: {exc}") from exc
+        for event in events:
+            problem = stored_problem(event)
+            if problem is not None:
+                raise CorruptStore(f"{self.location}: event {event.seq} ({event.kind!r}) {problem}; it was left "
+                                   "untouched. Restore it from a backup, or delete or fix that row")
+        return events
 
     # -- writes ------------------------------------------------------------------------------
 

@@ -76,3 +76,28 @@ def test_a_transcript_line_nested_1000_deep_costs_only_that_line(hook: Hook, rep
     traces = load_traces(hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl"))
     assert [t.id for t in traces] == ["cc-deep-1", "cc-deep-2"]
     assert "RecursionError" not in hook.log_file.read_text()
+
+
+def test_no_secret_format_of_issue_38_reaches_the_trace_file(hook: Hook, repo: Path, tmp_path: Path) -> None:
+    # The attack's surface: what a session's tools printed and the agent said, written by SessionEnd.
+    from tests.safety.test_secrets_missed import SAMPLES
+
+    leaked = "\n".join(text for _, _, text in SAMPLES)
+    lines = []
+    for line in _transcript(tmp_path, "leaky").read_text().splitlines():
+        row = json.loads(line) if line.startswith("{") and line.endswith("}") else None
+        for part in (row or {}).get("message", {}).get("content", []) if row else []:
+            if isinstance(part, dict) and part.get("type") == "tool_result":
+                part["content"] = f"{part['content']}\n{leaked}"
+            elif isinstance(part, dict) and part.get("type") == "text":
+                part["text"] = f"{part['text']} {leaked}"
+        lines.append(json.dumps(row) if row else line)
+    transcript = tmp_path / "leaky.jsonl"
+    transcript.write_text("\n".join(lines) + "\n")
+    _session(hook, repo, transcript, "leaky", [FIRST, SECOND])
+    written = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
+    traces = load_traces(written)
+    assert len(traces) == 2 and any("[REDACTED:" in e for e in traces[0].tool_errors)
+    text = written.read_text()
+    assert "Private-Lines" in text and "registry.npmjs.org" in text  # the samples' text was traced
+    assert [name for name, secret, _ in SAMPLES if secret in text] == []
