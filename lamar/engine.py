@@ -180,9 +180,11 @@ class Lamar:
             reason: recorded in the audit trail.
 
         Raises:
-            UnknownExperience, InvalidExperience (retired, or a text `add` would refuse),
-            InvalidContext (scope), InvalidArgument (nothing changes, a bad `evidence` or reason,
-            "keep" with a new action or scope), EventConflict (another writer edited it first).
+            UnknownExperience: no such lesson.
+            InvalidExperience: it is retired, or a new text is one `add` would refuse.
+            InvalidArgument: nothing changes, a bad `evidence`, scope or reason, or "keep" with a
+                new action or scope.
+            EventConflict: another writer edited it first (read it again and retry).
         """
         from lamar.edit import edit_event
 
@@ -460,10 +462,7 @@ class Lamar:
             return self._log.checkpoint(store)
 
     def rebuild(self) -> None:
-        """Forget the cache and fold every stored event again (the state is only a cache).
-
-        In the fold mode the store's lesson rows are built again from the log too.
-        """
+        """Forget the cache and fold every stored event again (in the fold mode, the lesson rows too)."""
         with self._lock:
             self._holder.rebuild()
 
