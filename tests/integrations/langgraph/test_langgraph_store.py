@@ -82,6 +82,7 @@ class ProcessesFromTheStartLine(StoreConformance):
     line until all are ready, so that their writes overlap."""
 
     rewritable = False  # LangGraphStore has no rewrite(): its log keeps growing (documented)
+    erasable = False  # nor scrub(): Lamar.erase refuses it (documented in docs/langgraph.md)
 
     together = False
 
@@ -105,6 +106,7 @@ class TestLangGraphStoreOverInMemoryStore(StoreConformance, unittest.TestCase):
     """An InMemoryStore lives in one process; reopening wraps the same object again."""
 
     rewritable = False  # LangGraphStore has no rewrite(): its log keeps growing (documented)
+    erasable = False  # nor scrub(): Lamar.erase refuses it (documented in docs/langgraph.md)
 
     processes = False
 
@@ -330,3 +332,17 @@ def test_the_module_examples_run() -> None:
     for module in (lamar_langgraph.store,):
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
+
+
+def test_erase_is_refused_and_changes_nothing() -> None:
+    # A BaseStore can replace a value but cannot promise the database under it drops the old bytes.
+    base = InMemoryStore()
+    lam = Lamar(LangGraphStore(base), k=1, seed=1)
+    exp_id = lam.add(Experience("Dana's deploy fails", "page Dana", scope=Scope(task="deploy")))
+    lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
+    events = [(e.kind, e.data) for e in lam.store.read()]
+    with pytest.raises(StoreError, match="cannot rewrite its events"):
+        lam.erase(exp_id)
+    assert [(e.kind, e.data) for e in lam.store.read()] == events
+    assert lam.get(exp_id).action == "page Dana" and lam.get(exp_id).status.value == "active"
+    lam.close()
