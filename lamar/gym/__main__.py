@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"comma-separated policies to run (default {','.join(POLICIES)})")
     parser.add_argument("--lamar", type=_tuning, default=(), metavar="NAME=VALUE,...",
                         help="tune lamar's engine for this run (fields of lamar.policy.Policy, e.g. "
-                             "discount=0.995); measure on seeds other than the reported ones")
+                             "discount=0.995; with --family, a tuned lamar runs beside the defaults); "
+                             "measure on seeds other than the reported ones")
     parser.add_argument("--peers", action="store_true",
                         help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
                              "river; needs pip install 'lamar[peers]')")
@@ -145,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
+    if args.lamar and (args.volume or args.frontier):
+        parser.error("--lamar tunes the gym's run and --family's; --frontier and --volume set the engine themselves")
     if args.plot:
         # Fail before the run, not after it, when the optional plotting package is missing.
         from lamar.gym.plot import require_matplotlib
@@ -191,7 +194,7 @@ def _measure(args: argparse.Namespace, config: GymConfig, progress: ProgressBar 
         return volume(workers=args.workers)
     if args.family is not None:
         run = modes.family_frontier if args.frontier else modes.family_mode
-        kwargs = {} if args.frontier else {"peers": args.peers}
+        kwargs = {} if args.frontier else {"peers": args.peers, "lamar": args.lamar}
         return run(args.family, tuning=args.tuning_seeds, workers=args.workers, progress=progress,
                    json_path=args.json, **kwargs)
     return modes.gym_frontier(config, progress=progress, json_path=args.json)

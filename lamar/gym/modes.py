@@ -50,12 +50,15 @@ def frontier_specs() -> list[tuple[str, str, float | None, Spec]]:
 
 
 def family_mode(worlds: int, *, tuning: bool, peers: bool, workers: int | None, progress: Progress | None,
-                json_path: str | None) -> str:
+                json_path: str | None, lamar: tuple[tuple[str, float], ...] = ()) -> str:
     """`--family N`: lamar (its defaults, and with its randomized evidence off), the second design,
-    and with `peers` the bandit libraries, on N drawn worlds."""
+    and with `peers` the bandit libraries, on N drawn worlds; with `lamar` (`--lamar`), lamar so tuned
+    beside its defaults, paired on the same worlds."""
     seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
     policies = [spec("none"), spec("oracle"), spec("lamar"), spec("lamar off", "lamar", **EVIDENCE_OFF["lamar"]),
                 spec("lamar-v2")]
+    if lamar:
+        policies.insert(3, spec("lamar tuned", "lamar", **dict(lamar)))
     if peers:
         policies += [spec(name) for name in FAMILY_PEERS]
     rows = run_family(seeds, policies, workers=workers, progress=progress)
@@ -63,6 +66,8 @@ def family_mode(worlds: int, *, tuning: bool, peers: bool, workers: int | None, 
     lines = [(f"Lamar gym, the family: {worlds} drawn worlds ({'tuning' if tuning else 'reporting'} seeds "
              f"{seeds.start}-{seeds.stop - 1}; python -m lamar.gym --family {worlds})"), ""]
     lines += summary_table(rows, names, "lamar", FAMILY_PEERS if peers else ())
+    if lamar:
+        lines.append(f"   lamar tuned: {', '.join(f'{k}={v:g}' for k, v in lamar)}")
     price = paired(rows, "lamar off", "lamar")
     lines.append(f"   price of proof: lamar with its randomized evidence off minus lamar, paired: "
                  f"{_interval(price)} of the oracle's gain")
