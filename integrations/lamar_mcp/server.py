@@ -68,6 +68,8 @@ SignalArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(SIGNAL
     description="Required. What the human did: shipped, accepted, reasked, corrected or reverted.")]
 StatusArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(STATUSES), "default": None}), Field(
     description="Only lessons with this status; leave out for all.")]
+SearchTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
+    description="Only lessons whose text, scope or id hold every one of these words (any case); leave out for all.")]
 IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(description="Required.")]
 TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
 FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
@@ -213,9 +215,11 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         return tools.evidence(lesson_id)
 
     @_tool(server, "lessons", "List lessons", _READS)
-    def lessons(context: OptionalContextArg = None, status: StatusArg = None) -> LessonList:
-        """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context."""
-        return tools.lessons(context, status)
+    def lessons(context: OptionalContextArg = None, status: StatusArg = None,
+                text: SearchTextArg = None) -> LessonList:
+        """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context,
+        of one status, or holding every word of `text`."""
+        return tools.lessons(context, status, text)
 
     @_tool(server, "whatif", "What if another policy had chosen", _READS)
     def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:

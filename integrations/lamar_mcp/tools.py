@@ -127,15 +127,25 @@ class LamarTools:
         found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
 
-    def lessons(self, context: Any = None, status: Any = None) -> LessonList:
+    def lessons(self, context: Any = None, status: Any = None, text: Any = None) -> LessonList:
+        """The lessons, optionally only those eligible in `context`, of one `status`, or holding every
+        word of `text` in their text, scope or id (any case), as `lamar search` finds them."""
+        from lamar.cli.search import matching
+
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {_show(status)}")
-        found = _guard(lambda: [
-            lesson_of(exp, self.lamar.evidence(exp.id))
-            for exp in self.lamar.experiences(status=status)
-            if ctx is None or exp.scope.matches(ctx)
-        ])
+        if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
+            raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
+                            f"or left out for all; got {_show(text)}")
+        words = None if text is None else text.casefold().split()
+
+        def found_lessons() -> list[Lesson]:
+            exps = [exp for exp in self.lamar.experiences(status=status) if ctx is None or exp.scope.matches(ctx)]
+            return [lesson_of(exp, self.lamar.evidence(exp.id))
+                    for exp in (exps if words is None else matching(exps, words))]
+
+        found: list[Lesson] = _guard(found_lessons)
         return LessonList(count=len(found), lessons=found)
 
     def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
