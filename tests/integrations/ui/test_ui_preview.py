@@ -1,6 +1,7 @@
-"""`lamar ui`'s dry run (Try a context): each eligible lesson with whether the selection wants it
-and why, and the prompt a recall would add, as `lamar recall --dry-run` shows them; no episode is
-logged, and a context that is not KEY=VALUE is a message on the page."""
+"""`lamar ui` finds and tries lessons: the lessons page's words filter (every word, any case, in the
+text, scope or id, as `lamar search`), and the dry run (Try a context): each eligible lesson with
+whether the selection wants it and why, and the prompt a recall would add, as `lamar recall
+--dry-run` shows them; no episode is logged, and a context that is not KEY=VALUE is a message."""
 
 from __future__ import annotations
 
@@ -71,3 +72,18 @@ def test_a_bad_context_is_a_message_and_changes_nothing(server: tuple[str, Path,
     nothing = html.unescape(_get(url, "/recall?context=project%3Dnowhere"))
     assert "Nothing was logged. 0 eligible lessons" in nothing and "<table" not in nothing
     assert _events(path) == before
+
+
+def test_the_lessons_page_finds_every_word_of_q_in_any_case_within_the_scope(
+        server: tuple[str, Path, dict[str, str]]) -> None:
+    url, _, ids = server
+
+    def listed(query: str) -> list[str]:
+        return re.findall(r'<tr class="lesson \w+" data-id="([^"]+)">', _get(url, f"/?{query}"))
+
+    assert listed("q=FAILS") == [ids["swift"], ids["trace"]]
+    assert listed("q=fails+xcode") == [ids["swift"]]  # every word must appear
+    assert listed("q=language%3Dswift") == [ids["swift"]]  # the scope is searched too
+    assert listed("q=fails&scope=language%3Dswift") == [ids["swift"]]
+    assert listed("q=batches&scope=project%3Dtrace") == []
+    assert "No lesson matches." in _get(url, "/?q=kubernetes")
