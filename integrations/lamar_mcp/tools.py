@@ -130,7 +130,7 @@ class LamarTools:
     def lessons(self, context: Any = None, status: Any = None, text: Any = None) -> LessonList:
         """The lessons, optionally only those eligible in `context`, of one `status`, or holding every
         word of `text` in their text, scope or id (any case), as `lamar search` finds them."""
-        from lamar.cli.search import matching
+        from lamar.search import matching
 
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:

@@ -30,12 +30,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
-from lamar.cli.lesson_file import read_lessons
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
-from lamar.cli.search import matching
 from lamar.cli.timeline import latest_appearances, thin
+from lamar.lesson_file import read_lessons
 from lamar.policy.verdicts import Evidence
+from lamar.search import matching
 from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
 
