@@ -167,10 +167,8 @@ class Lamar:
              evidence: str = "restart", reason: str = "edited by hand") -> Experience:
         """Store a new version of a lesson under the same id; returns it.
 
-        The id keeps its audit trail, counts and past evidence; `provenance["version"]` counts the
-        versions. The texts pass `add`'s gate. The evidence restarts (a new text is a new
-        treatment: a new segment, at the next share of alpha), unless `evidence="keep"`, for a
-        wording fix, refused when the action or the scope changes (`lamar.edit`).
+        The id keeps its audit trail, counts and past evidence; `provenance["version"]` counts the versions.
+        The texts pass `add`'s gate. The evidence restarts (a new treatment) unless `evidence="keep"` (`lamar.edit`).
 
         Args:
             exp_id: the lesson to edit (not retired: `revive` it first).
@@ -180,11 +178,11 @@ class Lamar:
             reason: recorded in the audit trail.
 
         Raises:
-            UnknownExperience: no such lesson.
-            InvalidExperience: it is retired, or a new text is one `add` would refuse.
-            InvalidArgument: nothing changes, a bad `evidence`, scope or reason, or "keep" with a
-                new action or scope.
-            EventConflict: another writer edited it first (read it again and retry).
+            UnknownExperience: no lesson has that id.
+            InvalidExperience: the lesson is retired, or a new text is one `add` would refuse.
+            InvalidArgument: nothing changes; a bad evidence or reason; "keep" with a new action or scope.
+            InvalidContext: the scope is not a mapping of strings.
+            EventConflict: another writer stored this version first (read it again and retry).
         """
         from lamar.edit import edit_event
 

@@ -89,6 +89,13 @@ class ProposeResult(BaseModel):
     text: str
 
 
+class ProposeMany(BaseModel):
+    """Lessons an agent proposed at once, all stored as candidates."""
+
+    count: int
+    lessons: list[ProposeResult]
+
+
 class EraseResult(BaseModel):
     """What an erasure did; the erased text is nowhere in it."""
 
@@ -179,5 +186,5 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeResult",
+__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeMany", "ProposeResult",
            "RecallResult", "ReportResult", "SkippedBlock", "lesson_of", "preview_row"]

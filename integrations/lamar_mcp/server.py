@@ -17,6 +17,7 @@ from lamar_mcp.results import (
     ImportResult,
     Lesson,
     LessonList,
+    ProposeMany,
     ProposeResult,
     RecallResult,
     ReportResult,
@@ -68,6 +69,11 @@ SignalArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(SIGNAL
     description="Required. What the human did: shipped, accepted, reasked, corrected or reverted.")]
 StatusArg = Annotated[Any, WithJsonSchema({"type": "string", "enum": list(STATUSES), "default": None}), Field(
     description="Only lessons with this status; leave out for all.")]
+LessonsTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_FREE_TEXT}), Field(
+    description="Required. One lesson a line: Markdown bullets \"- When X, do Y, because Z.\" (other lines are "
+                "left alone) or JSON Lines with precondition, action and optionally rationale and scope.")]
+SearchTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
+    description="Only lessons whose text, scope or id hold every one of these words (any case); leave out for all.")]
 IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(description="Required.")]
 TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
 FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
@@ -172,6 +178,16 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
+        @_tool(server, "propose_lessons", "Propose many lessons", _WRITES)
+        def propose_lessons(ctx: Context, lessons: LessonsTextArg = None, scope: ScopeArg = None) -> ProposeMany:
+            """Add many lessons as candidates at once, when the user gives a list of them: Markdown
+            bullets ("- When X, do Y, because Z.") or JSON Lines ({"precondition": ..., "action": ...}).
+
+            Every line is checked first: one refused (not a lesson, a credential, instructions
+            to the model, a lesson already held) stores none, and the error names its line.
+            """
+            return tools.propose_lessons(lessons, scope, client=_client_name(ctx))
+
         @_tool(server, "edit", "Edit a lesson", _DESTROYS)
         def edit(ctx: Context, lesson_id: IdArg = None, precondition: OptionalTextArg = None,
                  action: OptionalTextArg = None, rationale: OptionalTextArg = None, scope: NewScopeArg = None,
@@ -213,9 +229,11 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         return tools.evidence(lesson_id)
 
     @_tool(server, "lessons", "List lessons", _READS)
-    def lessons(context: OptionalContextArg = None, status: StatusArg = None) -> LessonList:
-        """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context."""
-        return tools.lessons(context, status)
+    def lessons(context: OptionalContextArg = None, status: StatusArg = None,
+                text: SearchTextArg = None) -> LessonList:
+        """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context,
+        of one status, or holding every word of `text`."""
+        return tools.lessons(context, status, text)
 
     @_tool(server, "whatif", "What if another policy had chosen", _READS)
     def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:

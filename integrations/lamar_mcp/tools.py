@@ -27,6 +27,7 @@ from lamar_mcp.results import (
     ImportResult,
     Lesson,
     LessonList,
+    ProposeMany,
     ProposeResult,
     RecallResult,
     ReportResult,
@@ -127,15 +128,25 @@ class LamarTools:
         found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
 
-    def lessons(self, context: Any = None, status: Any = None) -> LessonList:
+    def lessons(self, context: Any = None, status: Any = None, text: Any = None) -> LessonList:
+        """The lessons, optionally only those eligible in `context`, of one `status`, or holding every
+        word of `text` in their text, scope or id (any case), as `lamar search` finds them."""
+        from lamar.search import matching
+
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {_show(status)}")
-        found = _guard(lambda: [
-            lesson_of(exp, self.lamar.evidence(exp.id))
-            for exp in self.lamar.experiences(status=status)
-            if ctx is None or exp.scope.matches(ctx)
-        ])
+        if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
+            raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
+                            f"or left out for all; got {_show(text)}")
+        words = None if text is None else text.casefold().split()
+
+        def found_lessons() -> list[Lesson]:
+            exps = [exp for exp in self.lamar.experiences(status=status) if ctx is None or exp.scope.matches(ctx)]
+            return [lesson_of(exp, self.lamar.evidence(exp.id))
+                    for exp in (exps if words is None else matching(exps, words))]
+
+        found: list[Lesson] = _guard(found_lessons)
         return LessonList(count=len(found), lessons=found)
 
     def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
@@ -147,18 +158,41 @@ class LamarTools:
         fields = {name: _text("" if value is None and name == "rationale" else value, name) for name, value in
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
         where = {} if scope is None else _context(scope, "scope")
-        unsafe = lesson_refusal(fields["precondition"], fields["action"], fields["rationale"], where)
-        if unsafe:
-            raise ToolError(f"lesson refused, nothing was stored: it {unsafe}. Lessons are shown to agents as "
-                            "notes: state the situation and what to do in plain words, with no credentials "
-                            "and no instructions to the model")
-        exp = Experience(fields["precondition"], fields["action"], fields["rationale"], scope=Scope(where),
-                         status=Status.CANDIDATE,
-                         id=_lesson_id(fields["precondition"], fields["action"], where),
-                         provenance={**AGENT_PROVENANCE, **({"client": client[:MAX_KEY]} if client else {})})
+        exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         self._refuse_duplicate(exp)
         stored = _guard(lambda: self.lamar.add(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
+
+    def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
+        """Many candidate lessons from Markdown bullets or JSON Lines, read as `lamar add --from` reads a
+        file; every one is checked (and screened, and compared with the lessons held) before any is
+        stored, so one refused line stores none."""
+        from lamar.lesson_file import read_lessons
+
+        if isinstance(lessons, dict) or (isinstance(lessons, list) and lessons and all(
+                isinstance(item, dict) for item in lessons)):
+            # The SDK parses an argument that is one JSON value; JSON Lines is one object a line again.
+            lessons = "\n".join(json.dumps(item, ensure_ascii=False) for item in
+                                 (lessons if isinstance(lessons, list) else [lessons]))
+        if not isinstance(lessons, str) or not lessons.strip() or len(lessons) > MAX_FREE_TEXT:
+            raise ToolError("lessons must be Markdown bullets (\"- When X, do Y, because Z.\") or JSON Lines "
+                            "({\"precondition\": ..., \"action\": ...} a line), a non-empty string of at most "
+                            f"{MAX_FREE_TEXT} characters; got {_show(lessons)}")
+        where = {} if scope is None else _context(scope, "scope")
+        read = _guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
+        found: list[Experience] = []
+        for exp in read:
+            line = exp.provenance["line"]
+            try:
+                new = _candidate(exp.precondition, exp.action, exp.rationale, dict(exp.scope), client, line)
+                self._refuse_duplicate(new, found)
+            except ToolError as exc:
+                raise ToolError(f"line {line}: {exc}; none of the lessons was stored") from None
+            found.append(new)
+        ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in found]
+        return ProposeMany(count=len(ids), lessons=[
+            ProposeResult(lesson_id=i, status=Status.CANDIDATE.value, text=neutralize(e.render()))
+            for i, e in zip(ids, found)])
 
     def erase(self, lesson_id: Any = None, contexts: Any = False, reason: Any = None,
               client: str | None = None) -> EraseResult:
@@ -209,9 +243,10 @@ class LamarTools:
         found: dict[str, Any] = _guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
         return found
 
-    def _refuse_duplicate(self, exp: Experience) -> None:
-        """One arm per lesson: a near-copy would split the evidence the first one is gathering."""
-        for other in _guard(self.lamar.experiences):
+    def _refuse_duplicate(self, exp: Experience, also: list[Experience] | None = None) -> None:
+        """One arm per lesson: a near-copy would split the evidence the first one is gathering.
+        `also`: lessons about to be stored with it."""
+        for other in [*_guard(self.lamar.experiences), *(also or [])]:
             if other.scope.items_key != exp.scope.items_key:
                 continue
             score = lesson_similarity(other.precondition, other.action, exp.precondition, exp.action)
@@ -252,6 +287,20 @@ class LamarTools:
     def lessons_json(self) -> str:
         """Every lesson as JSON (the lamar://lessons resource)."""
         return self.lessons().model_dump_json(indent=2)
+
+
+def _candidate(precondition: str, action: str, rationale: str, where: dict[str, str], client: str | None,
+               line: int | None = None) -> Experience:
+    """A lesson an agent proposed, as a candidate with the agent's provenance, after the safety screen."""
+    unsafe = lesson_refusal(precondition, action, rationale, where)
+    if unsafe:
+        raise ToolError(f"lesson refused, nothing was stored: it {unsafe}. Lessons are shown to agents as "
+                        "notes: state the situation and what to do in plain words, with no credentials "
+                        "and no instructions to the model")
+    return Experience(precondition, action, rationale, scope=Scope(where), status=Status.CANDIDATE,
+                      id=_lesson_id(precondition, action, where),
+                      provenance={**AGENT_PROVENANCE, **({"client": client[:MAX_KEY]} if client else {}),
+                                  **({"line": line} if line is not None else {})})
 
 
 def _guard(call: Any) -> Any:

@@ -30,12 +30,12 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
-from lamar.cli.lesson_file import read_lessons
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
-from lamar.cli.search import matching
 from lamar.cli.timeline import latest_appearances, thin
+from lamar.lesson_file import read_lessons
 from lamar.policy.verdicts import Evidence
+from lamar.search import matching
 from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
 
@@ -270,6 +270,21 @@ class UI:
 
         return self._page("Episodes", await run_in_threadpool(build), "/episodes")
 
+    async def recall(self, request: Request) -> Response:
+        """What a recall would choose for a context and why (`Lamar.preview`): a GET that logs no
+        episode, so trying contexts leaves the evidence as it was."""
+        given = request.query_params.get("context")
+
+        def build() -> str:
+            if given is None:
+                return pages.preview_page(None, "")
+            try:
+                return pages.preview_page(self.lam.preview(_pairs(given, "context")), given)
+            except (LamarError, ValueError) as exc:
+                return pages.preview_page(None, given, str(exc))
+
+        return self._page("Try a context", await run_in_threadpool(build), "/recall")
+
     async def whatif(self, request: Request) -> Response:
         """What other policies would have got over the logged episodes (`Lamar.whatif`)."""
         policies = request.query_params.get("policies", "").split()
@@ -426,6 +441,7 @@ def create_app(ui: UI) -> Starlette:
         ("/add", ui.add, ["GET", "POST"]),
         ("/add/many", ui.add_many, ["POST"]),
         ("/episodes", ui.episodes, ["GET"]),
+        ("/recall", ui.recall, ["GET"]),
         ("/whatif", ui.whatif, ["GET"]),
         ("/sleep", ui.sleep, ["GET"]),
         ("/sleep/run", ui.sleep_run, ["POST"]),
@@ -467,13 +483,13 @@ def _choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
         raise ValueError(f"{name} {value!r} is not one of {', '.join(allowed)}; leave it empty for any {name}")
 
 
-def _pairs(text: str) -> dict[str, str]:
+def _pairs(text: str, what: str = "scope") -> dict[str, str]:
     """'k=v k2=v2' -> {'k': 'v', 'k2': 'v2'}; ValueError saying what to write otherwise."""
     out: dict[str, str] = {}
     for pair in text.split():
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
-            raise ValueError(f"scope {pair!r} is not KEY=VALUE (e.g. language=swift)")
+            raise ValueError(f"{what} {pair!r} is not KEY=VALUE (e.g. language=swift)")
         out[key] = value
     return out
 

@@ -19,14 +19,15 @@ from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, 
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
+from lamar.preview import Preview
 from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
 from lamar.whatif import Estimate, WhatIfReport
 from lamar.whatif.report import HEADLINE
 
-_NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/whatif", "What if?"), ("/sleep", "Sleep"),
-        ("/add", "Add a lesson"))
+_NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/recall", "Try a context"), ("/whatif", "What if?"),
+        ("/sleep", "Sleep"), ("/add", "Add a lesson"))
 
 
 def layout(title: str, body: str, *, active: str, location: str, version: int) -> str:
@@ -300,6 +301,44 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
 
 
 
+def preview_page(seen: Preview | None, context: str, error: str = "") -> str:
+    """What a recall would choose for a context and why, as `lamar recall --dry-run` prints it:
+    each eligible lesson, wanted or not, its chance over the draws, the selection's estimate, its
+    coin, its verdict and interval, then the prompt a recall would add. Nothing is logged."""
+    form = ('<form class="filters" method="get" action="/recall">'
+            f'<input name="context" size="60" value="{escape(context)}" '
+            'placeholder="context, e.g. project=trace language=swift task=build_fails">'
+            '<button type="submit">Preview</button></form>')
+    if seen is None:
+        if error:
+            return form + f'<p class="error">{escape(error)}</p>'
+        return form + ("<p>Type a context as an agent would recall it: see which lessons are eligible, which the "
+                       "selection wants and why, and the prompt a recall would add. Nothing is logged: no "
+                       "episode, no evidence.</p>")
+    wanted = sum(row.wanted for row in seen.lessons)
+    note = (f'<p class="message">Nothing was logged. {plural(len(seen.lessons), "eligible lesson")} for '
+            f"<code>{escape(scope_text(seen.context))}</code> (k={seen.k}); a recall would inject "
+            f"{plural(wanted, 'lesson')} unless a coin holds one out. Chance: the share of {seen.draws} draws "
+            "that wanted the lesson; coin: the chance a wanted lesson is held out for the evidence.</p>")
+    if not seen.lessons:
+        return form + note
+    rows = [('<table class="preview"><thead><tr><th>lesson</th><th>wanted</th><th>chance</th><th>estimate</th>'
+             "<th>coin</th><th>verdict</th><th>interval</th></tr></thead><tbody>")]
+    for row in seen.lessons:
+        rows.append(
+            f'<tr class="{"wanted" if row.wanted else "not-wanted"}" data-id="{escape(row.id)}">'
+            f'<td class="text"><a href="/lessons/{quote(row.id, safe="")}">{escape(shorten(row.text, 90))}</a>'
+            f'<br><code>{escape(row.id)}</code> <span class="scope">{escape(scope_text(row.experience.scope))}'
+            f'</span></td><td>{"yes" if row.wanted else "no"}</td><td class="num">{row.chance:.0%}</td>'
+            f'<td class="num">{"cold" if row.cold else escape(number(row.estimate, 2))}</td>'
+            f'<td class="num">{row.holdout:.0%}</td><td>{escape(row.verdict.value)}</td>'
+            f"<td>{escape(shown_interval(row.lower, row.upper))}</td></tr>")
+    rows.append("</tbody></table>")
+    prompt = seen.as_prompt()
+    shown = f'<h2>The prompt a recall would add</h2><pre class="prompt">{escape(prompt)}</pre>' if prompt else ""
+    return form + note + "".join(rows) + shown
+
+
 def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> str:
     """Each alternative policy's doubly robust estimate beside what the logged policy got on the
     same episodes, with the share of episodes the log cannot speak for (docs/whatif.md)."""
@@ -341,4 +380,4 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
 
 
 __all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
-           "many_form", "sleep_page", "whatif_page"]
+           "many_form", "preview_page", "sleep_page", "whatif_page"]

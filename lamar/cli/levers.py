@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from lamar._errors import DuplicateReport, InvalidReward
-from lamar.cli.lesson_file import read_lessons
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
 from lamar.experience import Experience, Scope, Status
+from lamar.lesson_file import read_lessons
 from lamar.signals import Signal
 
 
@@ -63,7 +63,7 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
         except UnicodeDecodeError:
             raise UsageError(f"--from {args.source} is not UTF-8 text") from None
         name = path.name
-    return read_lessons(text, name=name, scope=scope, status=args.status)
+    return read_lessons(text, name=name, scope=scope, status=args.status, via="lamar add --from")
 
 
 def cmd_edit(args: argparse.Namespace) -> int:

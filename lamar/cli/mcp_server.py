@@ -48,8 +48,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     """Register `lamar mcp` with the parser's `command(name, help, handler)` factory."""
-    mcp = command("mcp", "serve the store to MCP clients: tools recall, report, evidence, lessons, "
-                  "propose_lesson; resources lamar://lessons (needs lamar[mcp])", cmd_mcp)
+    mcp = command("mcp", "serve the store to MCP clients: tools to recall, report, list, search, propose, edit "
+                  "and erase lessons, import rules and ask what if; resources lamar://lessons and lamar://scopes "
+                  "(needs lamar[mcp])", cmd_mcp)
     mcp.add_argument("--transport", choices=["stdio", "http"], default="stdio",
                      help="stdio (the client starts `lamar mcp`, default) or streamable HTTP")
     mcp.add_argument("--host", default="127.0.0.1",

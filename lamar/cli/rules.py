@@ -24,6 +24,7 @@ def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
     mode = found.add_mutually_exclusive_group()
     mode.add_argument("--dry-run", action="store_true", help="show what would be added (the default)")
     mode.add_argument("--apply", action="store_true", help="add the lessons")
+    found.add_argument("--create", action="store_true", help="with --apply, create the store if it does not exist yet")
 
     out = command("export-rules", "write the lessons proven to help into a marked section of CLAUDE.md, "
                   "AGENTS.md or a .cursor/rules file; the rest of the file is left as it is", cmd_export_rules,
@@ -35,12 +36,17 @@ def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
 
 
 def cmd_import_rules(args: argparse.Namespace) -> int:
-    from lamar.cli.session import is_file_location, store_location
+    from lamar.cli.session import STORE_ENV, UsageError, is_file_location, require_existing, store_location
     from lamar.engine import Lamar
     from lamar.rules import import_rules
 
+    if args.create and not args.apply:
+        raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
     location = store_location(args)
+    if args.apply and not args.create:  # as `lamar add`: a mistyped --store must not start a new store
+        require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create to start a "
+                         "new store there")
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
     # A dry run creates nothing: without a store there is nothing to dedupe against.
     with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
@@ -61,7 +67,8 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
     print(f"{len(plan.lessons)} lesson(s) {'added' if plan.applied else 'to add'} as candidates, "
           f"{len(plan.skipped)} block(s) skipped"
-          + ("" if plan.applied else "; run again with --apply to add them"))
+          + ("" if plan.applied else f"; run again with --apply{' --create' if fresh else ''} to add them"
+             + (" (the store does not exist yet)" if fresh else "")))
     return 0
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
 
 from lamar.cli.observe import parse_pairs, print_lessons
-from lamar.cli.render import dump_json, scope_text
+from lamar.cli.render import dump_json
 from lamar.cli.session import UsageError, open_engine
-from lamar.experience import Experience
+from lamar.search import matching
 
 
 def words_of(text: str) -> list[str]:
@@ -21,22 +20,6 @@ def words_of(text: str) -> list[str]:
     if not words:
         raise UsageError("search for some text, e.g. lamar search DerivedData (every word must appear)")
     return words
-
-
-def matching(lessons: Iterable[Experience], words: list[str]) -> list[Experience]:
-    """The lessons holding every word (a substring, any case) in their text, scope or id, in order.
-
-    >>> from lamar.experience import Scope
-    >>> lesson = Experience("the build fails", "clear DerivedData", scope=Scope(language="swift"))
-    >>> [len(matching([lesson], w)) for w in (["deriveddata"], ["swift", "build"], ["python"])]
-    [1, 1, 0]
-    """
-    found = []
-    for exp in lessons:
-        haystack = f"{exp.id} {exp.render()} {scope_text(exp.scope)}".casefold()
-        if all(word in haystack for word in words):
-            found.append(exp)
-    return found
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -57,4 +40,4 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cmd_search", "matching", "words_of"]
+__all__ = ["cmd_search", "words_of"]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from lamar import InvalidExperience, Lamar, Status
-from lamar.cli.lesson_file import read_lessons
+from lamar.lesson_file import read_lessons
 
 RULES_MD = """# Build lessons
 

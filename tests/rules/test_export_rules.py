@@ -110,7 +110,7 @@ def test_the_cli_exports(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     store = tmp_path / "store.db"
     run = [sys.executable, "-m", "lamar.cli"]
-    subprocess.run([*run, "import-rules", "--apply", "--store", str(store)], cwd=project, check=True,
+    subprocess.run([*run, "import-rules", "--apply", "--create", "--store", str(store)], cwd=project, check=True,
                    capture_output=True, timeout=60)
     done = subprocess.run([*run, "export-rules", "--store", str(store), "--to", "AGENTS.md", "--unproven"],
                           cwd=project, capture_output=True, text=True, timeout=60, check=False)

@@ -134,7 +134,12 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     assert "would add exp_" in shown.stdout and "AGENTS.md:8" in shown.stdout
     assert f"{EXPECTED['uv']} lesson(s) to add" in shown.stdout and "--apply" in shown.stdout
     assert not store.exists()  # the dry run, the default, creates nothing
-    added = _lamar(project, "import-rules", "--apply", "--json", "--store", str(store))
+    assert "run again with --apply --create to add them (the store does not exist yet)" in shown.stdout
+    typo = _lamar(project, "import-rules", "--apply", "--store", str(store))  # as `lamar add`: no new store
+    assert typo.returncode == 2 and "or pass --create" in typo.stderr and not store.exists()
+    lone = _lamar(project, "import-rules", "--create", "--store", str(store))
+    assert lone.returncode == 1 and "--create goes with --apply" in lone.stderr and not store.exists()
+    added = _lamar(project, "import-rules", "--apply", "--create", "--json", "--store", str(store))
     assert added.returncode == 0, added.stderr
     data = json.loads(added.stdout)
     assert data["applied"] and len(data["lessons"]) == EXPECTED["uv"] and data["project"] == "uv"

@@ -22,8 +22,8 @@ async def test_http_round_trip_and_resources(store: Path) -> None:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
         async with http_session(url) as session:
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert set(tools) == {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules", "whatif",
-                                  "erase", "edit"}
+            assert set(tools) == {"recall", "report", "evidence", "lessons", "propose_lesson", "propose_lessons",
+                                  "import_rules", "whatif", "erase", "edit"}
             assert all(tool.output_schema for tool in tools.values())
             recalled = (await session.call_tool("recall", {"context": CONTEXT})).structured_content
             assert recalled["lesson_ids"]

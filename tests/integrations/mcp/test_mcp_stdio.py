@@ -17,7 +17,7 @@ from lamar.recall import render_prompt
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
-ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "import_rules", "whatif", "erase", "edit"}
+ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "propose_lessons", "import_rules", "whatif", "erase", "edit"}
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
 
 

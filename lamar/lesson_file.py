@@ -1,5 +1,6 @@
-"""Lessons read from a file for `lamar add --from`: JSON Lines (one object a line) or Markdown
-(one bullet a lesson, written as `lamar ls` prints it: "When X, do Y, because Z.").
+"""Many lessons read from text, for `lamar add --from`, `lamar ui` and programs: JSON Lines (one
+object a line) or Markdown (one bullet a lesson, written as `lamar ls` prints it: "When X, do Y,
+because Z.").
 
 Every line is checked before anything is stored, so a file with one bad line adds nothing.
 """
@@ -11,8 +12,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from lamar._errors import InvalidContext, InvalidExperience
-from lamar.experience import Experience, Scope
+from lamar._errors import InvalidArgument, InvalidContext, InvalidExperience
+from lamar.experience import Experience, Scope, check_context
 from lamar.safety.boundary import admitted
 
 FIELDS = ("precondition", "action", "rationale", "scope", "status")
@@ -32,13 +33,14 @@ def is_json_lines(name: str, text: str) -> bool:
     return text.lstrip().startswith("{")
 
 
-def read_lessons(text: str, *, name: str, scope: Mapping[str, str], status: str,
-                 via: str = "lamar add --from") -> list[Experience]:
-    """Every lesson in `text`, checked, in file order; nothing is stored here.
+def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] | None = None,
+                 status: str = "active", via: str = "read_lessons") -> list[Experience]:
+    """Every lesson in `text`, checked, in file order; nothing is stored here (`Lamar.add` each).
 
     Args:
         text: the file's content.
-        name: the file's name, for its format and the lessons' provenance.
+        name: the file's name, for its format (JSON Lines by a .jsonl, .ndjson or .json suffix or
+            a first "{", else Markdown) and the lessons' provenance.
         scope: fields every lesson gets (a JSON line's own scope adds to them and wins).
         status: "active" or "candidate", unless a JSON line says otherwise.
         via: recorded in each lesson's provenance.
@@ -46,11 +48,17 @@ def read_lessons(text: str, *, name: str, scope: Mapping[str, str], status: str,
     Raises:
         InvalidExperience: a line that is not a lesson (the message names the file and the line
             number), or a file with no lesson at all.
+        InvalidArgument: `text`, `name` or `via` is not a string.
+        InvalidContext: `scope` is not a mapping of strings.
 
     >>> [e.render() for e in read_lessons("- When a lint error, run the formatter, because it fixes most\\n",
-    ...                                    name="rules.md", scope={}, status="active")]
+    ...                                    name="rules.md")]
     ['When a lint error, run the formatter, because it fixes most.']
     """
+    for arg, value in (("text", text), ("name", name), ("via", via)):
+        if not isinstance(value, str):
+            raise InvalidArgument(f"{arg} must be a string; got {type(value).__name__}")
+    scope = {} if scope is None else check_context(scope)
     parse = _json_line if is_json_lines(name, text) else _markdown_line
     lessons: list[Experience] = []
     for number, line in enumerate(text.splitlines(), start=1):

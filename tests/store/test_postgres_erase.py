@@ -1,0 +1,80 @@
+"""`Lamar.erase` on PostgreSQL, in the log mode and the fold mode: the lesson's text and the
+contexts of its episodes leave every row of the namespace (the log, the lesson rows, the saved
+state, the inbox) and a later `lamar export`, while every lesson's verdict, lift and bounds, read
+by a new engine, stay as they were."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from lamar import Experience, Lamar, Scope, Status
+from lamar.store import open_store
+from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+NAME = "Ottoline Brandquist"
+TABLES = ("lamar_events", "lamar_lessons", "lamar_state", "lamar_inbox", "lamar_rewards")
+
+
+@pytest.fixture(params=["off", "on"], ids=["log", "fold"])
+def url(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
+    namespace = unique_namespace("erase")
+    yield namespace_url(postgres_url, namespace, lamar_fold=request.param)
+    drop_namespaces(postgres_url, namespace)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):
+            conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))
+
+
+def _rows(url: str) -> str:
+    """Every row the namespace holds in any of Lamar's tables, as PostgreSQL prints it."""
+    store = open_store(url)
+    namespace = store.namespace  # type: ignore[attr-defined]
+    store.close()
+    with psycopg.connect(url.split("?", 1)[0], autocommit=True) as conn:
+        return "\n".join(row[0] for table in TABLES
+                         if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() != (None,)
+                         for row in conn.execute(f"SELECT t::text FROM {table} t WHERE namespace = %s",
+                                                 (namespace,)).fetchall())
+
+
+def _evidence(location: str) -> dict[str, tuple[object, ...]]:
+    with Lamar(location) as lam:
+        return {e.id: (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected)
+                for e in lam.experiences() for ev in [lam.evidence(e.id)]}
+
+
+def test_erase_leaves_no_text_in_any_row_or_an_export_and_keeps_every_verdict(url: str, tmp_path: Path) -> None:
+    lam = Lamar(url, k=2, seed=4, holdout=0.5)
+    secret = lam.add(Experience(f"{NAME} reports a crash", f"ask {NAME} for the log", scope=Scope(task="t")))
+    other = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    rng = random.Random(4)
+    for n in range(300):
+        rec = lam.recall({"task": "t", "asked_by": NAME if n % 2 else "ops"})
+        reward = 0.1 + 0.6 * (secret in rec.ids) - 0.2 * (other in rec.ids) + rng.gauss(0.0, 0.3)
+        lam.report(rec.episode_id, max(-1.0, min(1.0, reward)))
+    lam.checkpoint()  # a saved state holding the text too
+    before = _evidence(url)
+    assert before[secret][0] == "helps" and NAME in _rows(url)  # the checks below can fail
+
+    erased = lam.erase(secret, contexts=True, by="the DPO", reason="a request")
+    lam.close()
+
+    assert erased.episodes and NAME not in _rows(url)
+    assert _evidence(url) == before
+    with Lamar(url) as again:
+        lesson = again.get(secret)
+        assert (lesson.precondition, lesson.action, lesson.status) == ("[erased]", "[erased]", Status.RETIRED)
+        assert again.history(secret).trail[-1][1] == "erased by the DPO: a request"
+    copy = tmp_path / "copy.db"
+    out = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", url, "--out", str(copy)],
+                         capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    assert not [p for p in tmp_path.iterdir() if NAME.encode() in p.read_bytes()]
+    assert _evidence(str(copy)) == before
