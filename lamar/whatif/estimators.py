@@ -121,7 +121,7 @@ def narrowest(episodes: float, span: float) -> float:
     """
     if episodes <= 0.0:
         return span
-    return span * (1.0 - TAIL ** (1.0 / episodes))
+    return -span * math.expm1(math.log(TAIL) / episodes)  # span (1 - TAIL^(1/n))
 
 
 def kish(total: float, squares: float) -> float:
