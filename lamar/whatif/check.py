@@ -17,7 +17,7 @@ from lamar.gym.world import Kind, World, reward_gap
 from lamar.signals import Signal
 from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Slots, Today, Without
 from lamar.whatif.ask import beliefs_of
-from lamar.whatif.estimators import ESTIMATORS, slate_weight
+from lamar.whatif.estimators import ESTIMATORS, Z95, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode, read_log
 from lamar.whatif.model import FOLDS, fold_lifts
 from lamar.whatif.report import OUTCOMES, THIN, evaluate
@@ -128,13 +128,17 @@ def _label(alternative: Alternative, run: Run) -> str:
 @dataclasses.dataclass(frozen=True)
 class Coverage:
     """How often one group's intervals held the truth, with the Clopper-Pearson 95% interval of
-    that rate, the mean error of the estimates and the mean width of the intervals."""
+    that rate, the mean error of the estimates, the mean width of the intervals and the spread of
+    the errors in standard errors (the root mean square of (estimate - truth) / (half-width /
+    1.96): about 1 when an interval's width is right, above 1 when the errors are wider than
+    the intervals say)."""
 
     key: tuple[str, ...]
     covered: int
     n: int
     bias: float
     width: float
+    spread: float = math.nan
 
     @property
     def rate(self) -> float:
@@ -143,7 +147,7 @@ class Coverage:
     def line(self) -> str:
         lo, hi = clopper_pearson(self.covered, self.n)
         return (" | ".join(self.key) + f" | {self.covered}/{self.n} | {100 * self.rate:.1f}% "
-                f"[{100 * lo:.1f}, {100 * hi:.1f}] | {self.bias:+.4f} | {self.width:.4f}")
+                f"[{100 * lo:.1f}, {100 * hi:.1f}] | {self.bias:+.4f} | {self.width:.4f} | {self.spread:.2f}")
 
 
 def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[Coverage]:
@@ -158,9 +162,11 @@ def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[C
         given = [row for row in members if math.isfinite(_number(row, "estimate"))]
         errors = [_number(row, "estimate") - _number(row, "truth") for row in given]
         widths = [_number(row, "upper") - _number(row, "lower") for row in given]
+        scaled = [(2.0 * Z95 * error / width) ** 2 for error, width in zip(errors, widths, strict=True) if width > 0.0]
         out.append(Coverage(key, sum(1 for row in members if row["covered"]), len(members),
                             sum(errors) / len(errors) if errors else math.nan,
-                            sum(widths) / len(widths) if widths else math.nan))
+                            sum(widths) / len(widths) if widths else math.nan,
+                            math.sqrt(sum(scaled) / len(scaled)) if scaled else math.nan))
     return out
 
 
@@ -172,8 +178,8 @@ def _number(row: Mapping[str, object], key: str) -> float:
 
 def table(summary: Sequence[Coverage], by: Sequence[str]) -> str:
     """A markdown table of `summarize`'s rows."""
-    head = " | ".join(by) + " | covered | coverage [95% CP] | mean error | mean width"
-    return "\n".join([head, "|".join("---" for _ in range(len(by) + 4)), *(row.line() for row in summary)])
+    head = " | ".join(by) + " | covered | coverage [95% CP] | mean error | mean width | error in SEs (rms)"
+    return "\n".join([head, "|".join("---" for _ in range(len(by) + 5)), *(row.line() for row in summary)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

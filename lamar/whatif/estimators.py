@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 
 Z95 = 1.959963984540054  # the standard normal's 97.5% quantile: two-sided 95% intervals
+TAIL = 0.025  # each side's share of a two-sided 95% interval
 ESTIMATORS = ("ips", "snips", "dr", "pi", "pi-dr")
 
 
@@ -27,6 +28,18 @@ class Estimate:
         """The interval cut to [low, high], the range the outcome can take (so its mean can too);
         the value is left as estimated, even outside (an IPS estimate can be)."""
         return Estimate(self.value, min(max(self.lower, low), high), max(min(self.upper, high), low), self.n)
+
+    def honest(self, low: float, high: float, episodes: float) -> Estimate:
+        """The interval cut to [low, high] and never narrower than `narrowest(episodes, high - low)`:
+        a sample spread measured on a handful of episodes (zero when their outcomes were all
+        equal) says little about the spread itself. A widened interval is centred on the value
+        and moved inside the range when it would cross an end."""
+        cut = self.within(low, high)
+        width = narrowest(episodes, high - low)
+        if not math.isfinite(self.value) or cut.upper - cut.lower >= width:
+            return cut
+        lower = min(max(min(max(self.value, low), high) - width / 2.0, low), high - width)
+        return Estimate(self.value, lower, lower + width, self.n)
 
     def to_dict(self) -> dict[str, float | int]:
         return dataclasses.asdict(self)
@@ -94,6 +107,29 @@ def _interval(n: int, total: float, squares: float) -> Estimate:
     return Estimate(mean, mean - half, mean + half, n)
 
 
+def narrowest(episodes: float, span: float) -> float:
+    """The narrowest honest 95% interval for a mean of `episodes` outcomes in a range `span` wide.
+
+    If the mean lies a share u of the range above its low end, an outcome sits at that end with
+    probability at most 1 - u, whatever its distribution, so n outcomes all at that end have
+    probability at most (1 - u)^n: seeing that rules out only u above 1 - 0.025^(1/n) (the
+    Clopper-Pearson bound for n equal outcomes, about 3.7/n). No interval on n episodes can
+    honestly be narrower. Weighted estimators pass their effective number of episodes.
+
+    >>> round(narrowest(3, 1.0), 3), round(narrowest(100, 2.0), 3), narrowest(0, 2.0)
+    (0.708, 0.072, 2.0)
+    """
+    if episodes <= 0.0:
+        return span
+    return -span * math.expm1(math.log(TAIL) / episodes)  # span (1 - TAIL^(1/n))
+
+
+def kish(total: float, squares: float) -> float:
+    """Kish's effective number of episodes, (sum w)^2 / sum w^2, of weights that sum to `total`
+    with squares summing to `squares` (0 when no weight is positive overall)."""
+    return total * total / squares if squares > 0.0 and total > 0.0 else 0.0
+
+
 def slate_weight(p: Mapping[str, float], injected: frozenset[str], changes: Mapping[str, float]) -> float | None:
     """The exact slate weight: the alternative's probability of the injected set over the log's.
 
@@ -126,12 +162,13 @@ def pseudo_inverse(p: Mapping[str, float], injected: frozenset[str], changes: Ma
 class Accumulator:
     """Every estimator's sums for one alternative and one outcome (reward or success)."""
 
-    __slots__ = ("logged", "ips", "snips", "dr", "pi", "pi_dr")
+    __slots__ = ("logged", "ips", "snips", "dr", "pi", "pi_dr", "g", "gg")
 
     def __init__(self) -> None:
         self.logged = Sums()
         self.ips, self.snips, self.dr = Sums(), RatioSums(), Sums()
         self.pi, self.pi_dr = Sums(), Sums()
+        self.g = self.gg = 0.0  # the pseudo-inverse weights' sum and sum of squares
 
     def add(self, n: int, y: float, yy: float, w: float, g: float) -> None:
         """Add `n` supported episodes that share their slate weight `w` and pseudo-inverse weight
@@ -140,6 +177,8 @@ class Accumulator:
         self.ips.add(n, y, yy, 0.0, w)
         self.snips.add(n, y, yy, w)
         self.pi.add(n, y, yy, 0.0, g)
+        self.g += g * n
+        self.gg += g * g * n
 
     def add_model(self, w: float, g: float, cells: Iterable[tuple[int, float, float, float, float]]) -> None:
         """The same episodes for the doubly robust estimators, a fold at a time: each cell is
@@ -151,15 +190,19 @@ class Accumulator:
             pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
 
     def estimates(self, low: float, high: float) -> dict[str, Estimate]:
-        """Each estimator's estimate, intervals cut to the outcome's range [low, high]."""
-        found = {"logged": self.logged.estimate(), "ips": self.ips.estimate(), "snips": self.snips.estimate(),
-                 "dr": self.dr.estimate(), "pi": self.pi.estimate(), "pi-dr": self.pi_dr.estimate()}
-        return {name: estimate.within(low, high) for name, estimate in found.items()}
+        """Each estimator's estimate, its interval cut to the outcome's range [low, high] and no
+        narrower than the episodes it rests on allow (`narrowest`): the logged policy's on its
+        episodes, the exact estimators' on their slate weights' effective number, the
+        pseudo-inverse ones' on theirs."""
+        exact, additive = self.effective, kish(self.g, self.gg)
+        found = {"logged": (self.logged.estimate(), float(self.logged.n)), "ips": (self.ips.estimate(), exact),
+                 "snips": (self.snips.estimate(), exact), "dr": (self.dr.estimate(), exact),
+                 "pi": (self.pi.estimate(), additive), "pi-dr": (self.pi_dr.estimate(), additive)}
+        return {name: estimate.honest(low, high, episodes) for name, (estimate, episodes) in found.items()}
 
     @property
     def effective(self) -> float:
         """Kish's effective sample size of the slate weights, (sum w)^2 / sum w^2: how many
         episodes the exact estimators really rest on (few when the alternative needs coins
         that rarely fell its way)."""
-        sums = self.snips
-        return sums.w * sums.w / sums.ww if sums.ww > 0.0 else 0.0
+        return kish(self.snips.w, self.snips.ww)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
-from lamar.whatif.estimators import Estimate, Sums, pseudo_inverse, slate_weight
+from lamar.whatif.estimators import Estimate, Sums, narrowest, pseudo_inverse, slate_weight
 from lamar.whatif.log import LoggedEpisode
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
@@ -141,3 +141,50 @@ def test_the_interval_is_the_mean_plus_or_minus_196_standard_errors() -> None:
     sd = math.sqrt(sum((y - mean) ** 2 for y in values) / 4)
     assert sums.estimate() == Estimate(mean, mean - 1.959963984540054 * sd / math.sqrt(5),
                                        mean + 1.959963984540054 * sd / math.sqrt(5), 5)
+
+
+def test_n_equal_outcomes_give_the_clopper_pearson_interval_not_a_point() -> None:
+    # Three episodes that all failed: the sample spread is 0, but a success rate up to
+    # 1 - 0.025^(1/3) = 0.708 gives three failures in a row more than 2.5% of the time.
+    sums = Sums()
+    sums.add(3, 0.0, 0.0, 0.0, 1.0)
+    assert sums.estimate() == Estimate(0.0, 0.0, 0.0, 3)
+    honest = sums.estimate().honest(0.0, 1.0, 3)
+    assert (honest.value, honest.lower) == (0.0, 0.0)
+    assert honest.upper == pytest.approx(1.0 - 0.025 ** (1 / 3))
+    assert (1.0 - honest.upper) ** 3 == pytest.approx(0.025)
+    # Rewards in [-1, 1] have twice the span; all at the top end, the interval hangs below it.
+    top = Estimate(1.0, 1.0, 1.0, 3).honest(-1.0, 1.0, 3)
+    assert (top.lower, top.upper) == (pytest.approx(1.0 - 2 * narrowest(3, 1.0)), 1.0)
+
+
+def test_a_wide_enough_interval_is_only_cut_to_the_range() -> None:
+    wide = Estimate(0.5, 0.2, 0.8, 400)
+    assert wide.honest(0.0, 1.0, 400) == wide
+    assert Estimate(0.9, 0.7, 1.1, 400).honest(0.0, 1.0, 400) == Estimate(0.9, 0.7, 1.0, 400)
+    # Narrower than the floor: widened about the value, and it still holds the old interval.
+    narrow = Estimate(0.5, 0.49, 0.51, 10).honest(0.0, 1.0, 10)
+    assert narrow.upper - narrow.lower == pytest.approx(narrowest(10, 1.0))
+    assert narrow.lower < 0.49 and narrow.upper > 0.51
+    assert narrow.upper - 0.5 == pytest.approx(0.5 - narrow.lower)
+
+
+def test_no_effective_episode_gives_the_whole_range() -> None:
+    assert Estimate(0.3, 0.3, 0.3, 50).honest(-1.0, 1.0, 0.0) == Estimate(0.3, -1.0, 1.0, 50)
+    assert math.isnan(Estimate(math.nan, math.nan, math.nan, 0).honest(0.0, 1.0, 0.0).value)
+
+
+def test_estimates_on_a_few_episodes_with_equal_outcomes_have_honest_intervals() -> None:
+    # A coin on "a" at 0.5 in 40 episodes, every outcome the same: no memory rests on the
+    # episodes where a was held out, each at weight 2.
+    episodes = [LoggedEpisode(f"ep{j}", float(j), Slate({"a": 0.5}, frozenset({"a"} if j % 8 else ())), 1.0, True)
+                for j in range(40)]
+    (report,) = evaluate(episodes, [NoMemory()])
+    held_out = sum(1 for j in range(40) if j % 8 == 0)
+    assert report.effective == pytest.approx(held_out)
+    for name, estimate in report.success.items():
+        floor = narrowest(40 if name == "logged" else held_out, 1.0)
+        assert estimate.upper - estimate.lower >= floor - 1e-12, name
+    logged, snips = report.success["logged"], report.success["snips"]
+    assert (logged.lower, logged.upper) == (pytest.approx(1.0 - narrowest(40, 1.0)), 1.0)
+    assert (snips.value, snips.upper) == (1.0, 1.0) and snips.lower == pytest.approx(1.0 - narrowest(5, 1.0))

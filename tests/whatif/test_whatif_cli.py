@@ -7,9 +7,12 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from lamar import Experience, Lamar, Signal
+import pytest
+
+from lamar import Experience, Lamar, Scope, Signal
 from lamar.cli import main
 from lamar.store import open_store
+from lamar.whatif.estimators import narrowest
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -110,3 +113,25 @@ def test_a_policy_the_log_cannot_support_is_said_so_and_gives_no_number(tmp_path
     assert all(value is None for value in row["success"]["dr"].values() if value != 0)
     status, out, _ = run("whatif", "--store", str(path), "--policy", "k:3")
     assert "not evaluable" in out and "every episode is outside the support" in out
+
+
+def test_equal_outcomes_on_few_episodes_print_an_interval_not_a_point(tmp_path: Path) -> None:
+    # Every episode shipped: the sample spread is 0 everywhere, and no memory rests on the few
+    # episodes with a lesson held out. An interval of zero width would claim certainty.
+    path = tmp_path / "same.db"
+    with Lamar(str(path), k=2, seed=1) as lam:
+        for action in ("pin the seeds", "mock the clock", "retry the network"):
+            lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+        for _ in range(40):
+            lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    status, out, err = run("whatif", "--store", str(path), "--policy", "none", "--estimator", "dr")
+    assert status == 0, err
+    assert "100.0% [100.0, 100.0]" not in out and "[+1.000, +1.000]" not in out
+    status, out, _ = run("whatif", "--store", str(path), "--json", "--policy", "none")
+    (row,) = json.loads(out)["alternatives"]
+    assert 0 < row["effective"] < 30
+    for name, estimate in row["success"].items():  # the logged policy's rests on every supported episode
+        episodes = row["supported"] if name == "logged" else row["effective"]
+        assert estimate["upper"] - estimate["lower"] >= narrowest(episodes, 1.0) - 1e-9, name
+    logged = row["success"]["logged"]
+    assert logged["lower"] == pytest.approx(1.0 - narrowest(row["supported"], 1.0)) and logged["upper"] == 1.0
