@@ -59,7 +59,7 @@ class Policy:
     lamar._errors.InvalidArgument: holdout must be in [0, 1) (0 turns randomized evidence off); got 1.0
     """
 
-    explore: float = 0.8
+    explore: float = 0.65
     warmup: int = 3
     holdout: float = 0.04
     discount: float = 1.0
