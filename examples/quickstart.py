@@ -2,7 +2,8 @@ import random
 
 from lamar import Experience, Lamar, Scope, Signal
 
-lam = Lamar(":memory:", k=2, seed=7)   # or a file: "lessons.db" (SQLite), "lessons.json"
+lam = Lamar(":memory:", k=2, seed=7, holdout=0.2)  # or a file: "lessons.db", "lessons.json"
+# holdout, the evidence coin: 0.04 by default (priced for months of use), 0.2 for a short demo
 for action in ("clear DerivedData before rebuilding", "delete the lockfile", "rebuild twice"):
     lam.add(Experience(precondition="the Xcode build fails after a dependency bump",
                        action=action, rationale="stale module maps survive a clean build",

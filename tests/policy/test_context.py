@@ -44,7 +44,10 @@ def test_a_lesson_that_helps_in_swift_and_hurts_in_python_is_injected_where_it_h
     assert swift > 0.6
     assert swift >= 3 * python + 0.05
     slices = lam.evidence(split).slices
-    assert slices["language=swift"].lift > 0.0  # the selection's slice is visible in the evidence too
+    # The selection's slice is in the evidence too. Its coins are few (a verdict at this size is out
+    # of reach), so its lift is noise; what must hold is that it is never judged to harm there.
+    swift_slice = slices["language=swift"]
+    assert swift_slice.randomized > 0 and swift_slice.upper > 0.0
     assert "project=app" not in slices  # one value only: that slice is the lesson itself
 
 

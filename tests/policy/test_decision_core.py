@@ -29,7 +29,7 @@ def test_only_eligible_lessons_at_most_k_never_retired() -> None:
 
 
 def test_a_cold_lesson_is_tried_next_to_a_proven_one() -> None:
-    lam = Lamar(":memory:", k=1, seed=2)
+    lam = Lamar(":memory:", k=1, seed=2, holdout=0.2)  # a coin that proves it within the test's episodes
     good = add_lessons(lam, "t", {"good": 0.3})
     good_id = next(iter(good))
     for chunk in range(30):  # until it is proven (a read may find the verdict withdrawn on doubt)
@@ -47,13 +47,14 @@ def test_a_cold_lesson_is_tried_next_to_a_proven_one() -> None:
 
 
 def test_credit_goes_to_the_lesson_that_helped_not_to_its_companion() -> None:
-    lam = Lamar(":memory:", k=2, seed=4)
+    lam = Lamar(":memory:", k=2, seed=4, holdout=0.2)  # a coin that proves it within the test's episodes
     lessons = add_lessons(lam, "t", {"helps": 0.25, "inert": 0.0})
     helper, companion = lessons
     play(lam, "t", lessons, 3000, seed=5)
     helped, inert = lam.evidence(helper), lam.evidence(companion)
-    # Both were injected together in most episodes, yet only one gets the lift.
-    assert helped.injected > 2000 and inert.injected > 1000
+    # The companion rode along in hundreds of episodes before the selection dropped it, yet only
+    # the helper gets the lift.
+    assert helped.injected > 2000 and inert.injected > 200
     assert helped.lower > 0 and helped.verdict is Verdict.HELPS
     assert inert.lower < 0 < inert.upper and inert.verdict is Verdict.UNKNOWN
     assert abs(inert.lift) < helped.lift / 2
