@@ -159,8 +159,11 @@ def test_approving_a_retire_proposal_retires_the_lesson(
     with Lamar(str(path)) as lam:
         assert lam.get(ids["bad"]).status is Status.ACTIVE  # approving changes nothing yet
     browser.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Apply')]").click()
-    _wait(browser, "p.message")
-    assert "applied 1" in browser.find_element(By.CSS_SELECTOR, "p.message").text
+    # The approval's page may still show its own message while the next page loads: wait for
+    # Apply's, reading the text by script so that a page replaced meanwhile is read again.
+    WebDriverWait(browser, 10).until(lambda d: "applied" in d.execute_script(
+        "const m = document.querySelector('p.message'); return m ? m.textContent : '';"))
+    assert "applied 1" in browser.execute_script("return document.querySelector('p.message').textContent;")
     with Lamar(str(path)) as lam:
         assert lam.get(ids["bad"]).status is Status.RETIRED
     report = path.with_name(path.name + ".sleep-report.json")
