@@ -13,6 +13,7 @@ import pytest
 
 selenium = pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.integrations.ui.test_ui_browser import browser  # noqa: F401 - the shared headless Chromium
 
@@ -44,11 +45,14 @@ def test_the_page_lists_each_policy_and_takes_others(browser, address: str) -> N
     field.clear()
     field.send_keys("holdout:0.3 <b>k:9")
     field.submit()
+    # Each submit loads a new page: wait for it rather than read the one still shown.
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.error"))
     error = browser.find_element(By.CSS_SELECTOR, "p.error").text
     assert "unknown policy '<b>k:9'" in error  # shown as text, not markup
     field = browser.find_element(By.NAME, "policies")
     field.clear()
     field.send_keys("holdout:0.3 k:1")
     field.submit()
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr[data-policy]"))
     shown = [row.get_attribute("data-policy") for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-policy]")]
     assert shown == ["holdout:0.3", "k:1"]
