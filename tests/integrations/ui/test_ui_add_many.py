@@ -12,7 +12,7 @@ from lamar import Experience, Lamar, Scope
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, _start
+from tests.integrations.ui.test_ui_trial import _get, serving
 
 LESSONS = """## Build
 - When the Xcode build fails after a bump, clear DerivedData, because stale module maps survive
@@ -25,12 +25,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:
         lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    proc, url = _start(path)
-    try:
+    with serving(path) as url:
         yield url, path
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def _texts(path: Path) -> list[str]:

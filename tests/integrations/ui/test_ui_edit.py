@@ -13,7 +13,7 @@ from lamar import Experience, Lamar, Scope
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, _start
+from tests.integrations.ui.test_ui_trial import _get, serving
 
 
 @pytest.fixture
@@ -21,12 +21,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:
         exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    proc, url = _start(path)
-    try:
+    with serving(path) as url:
         yield url, path, exp_id
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def _lesson(path: Path, exp_id: str) -> tuple[Experience, int]:

@@ -17,7 +17,7 @@ from lamar import Experience, Lamar, Scope, Signal
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, _start, _stop
+from tests.integrations.ui.test_ui_trial import _get, serving
 
 NAME = "Philippa Marchbanks"
 
@@ -31,11 +31,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
         for _ in range(30):
             rec = lam.recall({"project": "trace", "user": "pmarchbanks"})
             lam.report(rec.episode_id, rng.choice(list(Signal)))
-    proc, url = _start(path)
-    try:
+    with serving(path) as url:
         yield url, path, exp_id
-    finally:
-        _stop(proc)
 
 
 def _stored(path: Path) -> bytes:

@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
-from tests.integrations.ui.test_ui_trial import _start
+from tests.integrations.ui.test_ui_trial import serving
 
 WIDTHS = (1024, 1280)
 BUILD = {"project": "trace", "task": "build"}
@@ -91,12 +91,8 @@ def lessons(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 @pytest.fixture(scope="module")
 def looks_server(lessons: tuple[Path, dict[str, str]]) -> Iterator[str]:
-    proc, url = _start(lessons[0])
-    try:
+    with serving(lessons[0]) as url:
         yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from lamar.store import open_store
 
 pytest.importorskip("starlette")
 
-from tests.integrations.ui.test_ui_trial import _get, _start
+from tests.integrations.ui.test_ui_trial import _get, serving
 
 
 @pytest.fixture
@@ -32,12 +32,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
         for _ in range(30):
             rec = lam.recall({"project": "trace", "language": "swift"})
             lam.report(rec.episode_id, 1.0 if ids["swift"] in rec.ids else -0.5)
-    proc, url = _start(path)
-    try:
+    with serving(path) as url:
         yield url, path, ids
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def _events(path: Path) -> list[tuple[int, str]]:

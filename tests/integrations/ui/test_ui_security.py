@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from lamar import Experience, Lamar
-from tests.integrations.ui.test_ui_trial import _start, _stop
+from tests.integrations.ui.test_ui_trial import serving
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
@@ -39,12 +39,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str,
     report = {"format": "lamar-sleep-report", "made_at": 0, "proposals": [proposal], "dropped": [],
               "events_seen": 0, "summary": {}}
     (folder / "lessons.db.sleep-report.json").write_text(json.dumps(report))
-    proc, url = _start(store)
-    try:
+    with serving(store) as url:
         where, token = re.fullmatch(r"http://(127\.0\.0\.1:\d+)/\?token=(\S+)", url).groups()  # type: ignore[union-attr]
         yield where, token, {"victim": victim, "decoy": decoy}
-    finally:
-        _stop(proc)
 
 
 def _request(where: str, method: str, path: str, headers: dict[str, bytes | str],

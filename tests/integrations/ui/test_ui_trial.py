@@ -7,6 +7,7 @@ a favicon the browser asked for on every page and got a 404 for.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import re
 import socket
@@ -63,13 +64,20 @@ def _stop(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def server(store: Path) -> Iterator[str]:
-    proc, url = _start(store)
+@contextlib.contextmanager
+def serving(path: Path) -> Iterator[str]:
+    """`lamar ui` on the store at `path` for the length of the block; yields its address with the token."""
+    proc, url = _start(path)
     try:
         yield url
     finally:
         _stop(proc)
+
+
+@pytest.fixture(scope="module")
+def server(store: Path) -> Iterator[str]:
+    with serving(store) as url:
+        yield url
 
 
 def _get(url: str, path: str, data: dict[str, str] | None = None) -> str:
