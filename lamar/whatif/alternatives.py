@@ -1,6 +1,7 @@
 """The alternative policies a log can be asked about, each a product over an episode's eligible
 lessons: `changes(slate, fold)` gives the inclusion probability of every lesson it treats
-differently from the log (docs/whatif.md, A5)."""
+differently from the log (docs/whatif.md, A5). A lesson the logged policy wanted has p > 0 (1 - its
+coin); one it did not want has p = 0."""
 
 from __future__ import annotations
 
@@ -13,8 +14,6 @@ from lamar._errors import InvalidArgument
 from lamar.whatif.log import Log, lessons_in
 from lamar.whatif.model import fold_lifts
 from lamar.whatif.slate import Slate
-
-WANTED_ABOVE = 0.0  # every p > 0 is a wanted lesson's (1 - its coin); a lesson not wanted logs 0
 
 
 class Alternative(Protocol):
@@ -102,7 +101,7 @@ class Holdout:
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         keep = 1.0 - self.rate
-        return {i: keep for i, p in episode.p.items() if p > WANTED_ABOVE and p != keep}
+        return {i: keep for i, p in episode.p.items() if p > 0.0 and p != keep}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,7 +134,7 @@ class Slots:
             return {i: 1.0 - self.beliefs.holdout for i in extra}
         certain = [i for i, v in p.items() if v == 1.0]
         lift = self.lifts[fold] if self.lifts else self.beliefs.lift
-        coins = ranked([i for i, v in p.items() if WANTED_ABOVE < v < 1.0], lift)
+        coins = ranked([i for i, v in p.items() if 0.0 < v < 1.0], lift)
         room = max(0, self.k - len(certain))
         dropped = {i: 0.0 for i in coins[room:]}
         dropped.update({i: 0.0 for i in certain[self.k:]})  # a certain lesson beyond k: outside
