@@ -323,3 +323,22 @@ class ErasableStore(Store, Protocol):
             StoreError: the write failed (the previous log is intact).
         """
         ...
+
+
+def scrubbed_log(log: Sequence[Event], events: Sequence[Event], where: str) -> list[Event]:
+    """A new list: `log` with each of `events` in place of the stored event it names (same seq,
+    kind, key and time), for a backend that scrubs a log it holds whole (`ErasableStore.scrub`).
+
+    Raises:
+        ValueError: an event is not stored as named (`where` says in which store); nothing changed.
+    """
+    at = {e.seq: i for i, e in enumerate(log)}
+    for event in events:
+        i = at.get(event.seq)
+        old = log[i] if i is not None else None
+        if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
+            raise ValueError(f"event {event.seq} ({event.kind}) is not stored in {where} as named; nothing was changed")
+    replaced = list(log)
+    for event in events:
+        replaced[at[event.seq]] = Event(event.kind, event.data, event.key, event.seq, event.time)
+    return replaced

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event, check_appendable
+from lamar.store.base import Event, check_appendable, scrubbed_log
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
@@ -365,16 +365,7 @@ class JsonStore:
         file system may keep its blocks until it reuses them."""
         with self._exclusive():
             self._refresh()
-            log = self._read(0)
-            at = {e.seq: i for i, e in enumerate(log)}
-            for event in events:
-                i = at.get(event.seq)
-                old = log[i] if i is not None else None
-                if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
-                    raise ValueError(f"event {event.seq} ({event.kind}) is not stored in {self.path} as named; "
-                                     "nothing was changed")
-            for event in events:
-                log[at[event.seq]] = dataclasses.replace(event)
+            log = scrubbed_log(self._read(0), events, str(self.path))
             self._state = None
             try:
                 self._state_path.unlink(missing_ok=True)  # first: a state that outlived the scrub would hold the old text

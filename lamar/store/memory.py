@@ -6,7 +6,7 @@ import _thread
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict
-from lamar.store.base import Event
+from lamar.store.base import Event, scrubbed_log
 
 
 class MemoryStore:
@@ -57,15 +57,7 @@ class MemoryStore:
 
     def scrub(self, events: Sequence[Event]) -> int:
         with self._lock:
-            stored = {e.seq: i for i, e in enumerate(self._events)}
-            for event in events:
-                i = stored.get(event.seq)
-                old = self._events[i] if i is not None else None
-                if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
-                    raise ValueError(f"event {event.seq} ({event.kind}) is not stored as named; nothing was changed")
-            replaced = list(self._events)  # a new list: a read in progress keeps the one it took
-            for event in events:
-                replaced[stored[event.seq]] = Event(event.kind, event.data, event.key, event.seq, event.time)
+            replaced = scrubbed_log(self._events, events, self.location)  # a read in progress keeps its list
             self._events = replaced
             self._keys = {e.key: e for e in replaced if e.key is not None}
             self._state = None
