@@ -116,6 +116,13 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
     return retired
 
 
+def erased_text(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A lesson's texts in `data` (an experience's or an edit event's) read ERASED; an empty
+    rationale stays empty, so that what was never written is not claimed erased."""
+    rationale = ERASED if data.get("rationale") else ""
+    return {**data, "precondition": ERASED, "action": ERASED, "rationale": rationale}
+
+
 def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]:
     """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
     a non-empty rationale read ERASED, the provenance keeps only what the folds wrote plus who
@@ -123,8 +130,7 @@ def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]
     and for a folded lesson, so that folding the scrubbed log gives the lesson the fold of the
     erase event gives it."""
     provenance = data.get("provenance") or {}
-    out = dict(data)
-    out.update(precondition=ERASED, action=ERASED, rationale=ERASED if data.get("rationale") else "")
+    out = erased_text(data)
     out["provenance"] = {**{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
                          "erased": {"by": by, "time": at}}
     return out
@@ -143,5 +149,5 @@ def _merged(other: LessonState, into: LessonState) -> bool:
     return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "fold_outcome", "merge",
-           "narrow", "set_status", "spread", "welford"]
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_text", "fold_outcome",
+           "merge", "narrow", "set_status", "spread", "welford"]

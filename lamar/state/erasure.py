@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar._errors import InvalidArgument, StoreError
 from lamar.experience import Experience, Status
-from lamar.policy.fold import ERASED, erased_lesson
+from lamar.policy.fold import erased_lesson, erased_text
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store.base import ErasableStore, Event, Store, check_appendable
 
@@ -111,8 +111,7 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
         if event.kind == "experience" and event.data.get("id") == exp_id:
             data = erased_lesson(event.data, by, at)
         elif event.kind == "edit" and event.data.get("id") == exp_id:  # every later version's text too
-            data = {**event.data, "precondition": ERASED, "action": ERASED,
-                    "rationale": ERASED if event.data.get("rationale") else ""}
+            data = erased_text(event.data)
         elif event.kind == "episode" and contexts and exp_id in event.data.get("eligible", ()):
             data = {**event.data, "context": {}}
         elif event.kind == "snapshot":
