@@ -62,8 +62,7 @@ def world_row(seed: int, policy: str, episodes: int, k: int) -> dict[str, float]
            "outcomes": outcomes / math.sqrt(outcomes_var) if outcomes_var else math.nan}
     for name in ("ips", "dr"):
         e = report.success[name]
-        half = (e.upper - e.lower) / 2.0
-        row[name] = (e.value - true["success"]) * Z95 / half if true and half > 0.0 else math.nan
+        row[name] = (e.value - true["success"]) / e.se if true and 0.0 < e.se < math.inf else math.nan
     return row
 
 

@@ -17,7 +17,7 @@ from lamar.gym.world import Kind, World, reward_gap
 from lamar.signals import Signal
 from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Slots, Today, Without
 from lamar.whatif.ask import beliefs_of
-from lamar.whatif.estimators import ESTIMATORS, Z95, slate_weight
+from lamar.whatif.estimators import ESTIMATORS, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode, read_log
 from lamar.whatif.model import FOLDS, fold_lifts
 from lamar.whatif.report import OUTCOMES, THIN, evaluate
@@ -112,7 +112,7 @@ def coverage_rows(seeds: Iterable[int], episodes: int, k: int) -> list[dict[str,
                 for name in ESTIMATORS:
                     e = estimates[name]
                     rows.append({"seed": seed, "policy": _label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
-                        "upper": e.upper, "truth": true[outcome], "covered": e.covers(true[outcome]),
+                        "upper": e.upper, "se": e.se, "truth": true[outcome], "covered": e.covers(true[outcome]),
                         "outside": report.outside, "thin": "thin" if report.thin else "not thin"})
     return rows
 
@@ -129,9 +129,8 @@ def _label(alternative: Alternative, run: Run) -> str:
 class Coverage:
     """How often one group's intervals held the truth, with the Clopper-Pearson 95% interval of
     that rate, the mean error of the estimates, the mean width of the intervals and the spread of
-    the errors in standard errors (the root mean square of (estimate - truth) / (half-width /
-    1.96): about 1 when an interval's width is right, above 1 when the errors are wider than
-    the intervals say)."""
+    the errors in standard errors (the root mean square of (estimate - truth) / its standard
+    error: about 1 when the standard errors are right, above 1 when the errors spread wider)."""
 
     key: tuple[str, ...]
     covered: int
@@ -162,7 +161,8 @@ def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[C
         given = [row for row in members if math.isfinite(_number(row, "estimate"))]
         errors = [_number(row, "estimate") - _number(row, "truth") for row in given]
         widths = [_number(row, "upper") - _number(row, "lower") for row in given]
-        scaled = [(2.0 * Z95 * error / width) ** 2 for error, width in zip(errors, widths, strict=True) if width > 0.0]
+        scaled = [(error / _number(row, "se")) ** 2 for row, error in zip(given, errors, strict=True)
+                  if 0.0 < _number(row, "se") < math.inf]
         out.append(Coverage(key, sum(1 for row in members if row["covered"]), len(members),
                             sum(errors) / len(errors) if errors else math.nan,
                             sum(widths) / len(widths) if widths else math.nan,

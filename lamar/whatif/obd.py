@@ -47,7 +47,7 @@ def off_policy(random_log: Sequence[Round], dist: list[list[float]]) -> dict[str
         y = float(row.click)
         sums.add(1, y, y * y, weight, weight)
         sums.add_model(weight, weight, [(1, y, y * y, expected, model[row.item][row.position])])
-    found = sums.estimates(0.0, 1.0)
+    found = sums.estimates(0.0, 1.0, len(random_log))
     return {name: found[name] for name in ESTIMATORS}
 
 

@@ -142,6 +142,6 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
                 accumulator.add(cell.n, y, yy, weight, g)
                 accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),))
-    estimates = {outcome: accumulator.estimates(*RANGES[outcome]) for outcome, accumulator in sums.items()}
+    estimates = {outcome: accumulator.estimates(*RANGES[outcome], total) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)

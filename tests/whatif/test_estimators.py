@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from collections.abc import Callable
 
 import pytest
 
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
-from lamar.whatif.estimators import Estimate, Sums, narrowest, pseudo_inverse, slate_weight
+from lamar.whatif.estimators import Z95, Estimate, Sums, narrowest, pseudo_inverse, sequence_z, slate_weight
 from lamar.whatif.log import LoggedEpisode
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
@@ -132,15 +133,62 @@ def test_episodes_outside_the_support_are_left_out_and_counted() -> None:
     assert report.reward["logged"].value == pytest.approx(0.5)
 
 
-def test_the_interval_is_the_mean_plus_or_minus_196_standard_errors() -> None:
+def test_the_interval_is_the_mean_plus_or_minus_the_sequences_standard_errors() -> None:
     sums = Sums()
     values = [0.0, 1.0, 1.0, 0.0, 1.0]
     for y in values:
         sums.add(1, y, y * y, 0.0, 1.0)
     mean = sum(values) / 5
-    sd = math.sqrt(sum((y - mean) ** 2 for y in values) / 4)
-    assert sums.estimate() == Estimate(mean, mean - 1.959963984540054 * sd / math.sqrt(5),
-                                       mean + 1.959963984540054 * sd / math.sqrt(5), 5)
+    se = math.sqrt(sum((y - mean) ** 2 for y in values) / 4) / math.sqrt(5)
+    z = sequence_z(5, 20)
+    assert sums.estimate(20) == Estimate(mean, mean - z * se, mean + z * se, 5, se)
+
+
+def test_the_sequence_is_the_normal_mixture_boundary_and_tightest_where_planned() -> None:
+    # Waudby-Smith et al. (2024): sqrt(2 (t rho^2 + 1) / (t^2 rho^2) log(sqrt(t rho^2 + 1) / alpha))
+    # for unit spread, with rho^2 = (-2 log alpha + log(1 - 2 log alpha)) / planned.
+    rho2 = (-2 * math.log(0.05) + math.log(1 - 2 * math.log(0.05))) / 400
+    margin = math.sqrt(2 * (100 * rho2 + 1) / (100 ** 2 * rho2) * math.log(math.sqrt(100 * rho2 + 1) / 0.05))
+    assert sequence_z(100, 400) == pytest.approx(margin * math.sqrt(100))
+    widths = {n: sequence_z(n, 400) for n in (50, 100, 200, 400, 800, 1600, 3200)}
+    assert min(widths, key=widths.__getitem__) == 400
+    assert all(Z95 < w < 3.7 for w in widths.values())  # wider than one n's interval, not much
+
+
+def _running_means(rng: random.Random, stop: Callable[[int, float, float], bool], most: int) -> list[tuple[int, float, float]]:
+    """(n, mean, standard error) of fair coin flips (mean 0.5), after every flip until `stop`."""
+    total = squares = 0.0
+    out = []
+    for n in range(1, most + 1):
+        y = float(rng.random() < 0.5)
+        total, squares = total + y, squares + y
+        mean = total / n
+        se = math.sqrt(max(squares - n * mean * mean, 0.0) / max(n - 1, 1) / n)
+        out.append((n, mean, se))
+        if n >= 10 and stop(n, mean, se):
+            break
+    return out
+
+
+def test_the_sequence_holds_where_sampling_stops_on_its_own_outcomes_and_one_n_interval_does_not() -> None:
+    # A log that stops flipping a coin once its mean looks high (as a coin kept only while a
+    # verdict seems within reach can): the interval for one n under-covers at the stop, the
+    # sequence holds there, and holds at every n of an unstopped run 95% of the time.
+    rng = random.Random(7)
+    runs, fixed, sequence, everywhere = 2000, 0, 0, 0
+    for _ in range(runs):
+        path = _running_means(rng, lambda n, mean, se: mean - 0.5 > se, 400)
+        n, mean, se = path[-1]
+        fixed += abs(mean - 0.5) <= Z95 * se
+        sequence += abs(mean - 0.5) <= sequence_z(n, 100) * se
+    for _ in range(400):
+        path = _running_means(rng, lambda n, mean, se: False, 400)
+        everywhere += all(abs(mean - 0.5) <= sequence_z(n, 100) * se for n, mean, se in path[9:] if se > 0.0)
+    print(f"at the stop: one n's interval covers {fixed}/{runs}, the sequence {sequence}/{runs}; "
+          f"the sequence at every n of 400 unstopped runs: {everywhere}/400")
+    assert fixed / runs < 0.93
+    assert sequence / runs >= 0.95
+    assert everywhere / 400 >= 0.93
 
 
 def test_n_equal_outcomes_give_the_clopper_pearson_interval_not_a_point() -> None:
@@ -148,8 +196,8 @@ def test_n_equal_outcomes_give_the_clopper_pearson_interval_not_a_point() -> Non
     # 1 - 0.025^(1/3) = 0.708 gives three failures in a row more than 2.5% of the time.
     sums = Sums()
     sums.add(3, 0.0, 0.0, 0.0, 1.0)
-    assert sums.estimate() == Estimate(0.0, 0.0, 0.0, 3)
-    honest = sums.estimate().honest(0.0, 1.0, 3)
+    assert sums.estimate(3) == Estimate(0.0, 0.0, 0.0, 3, 0.0)
+    honest = sums.estimate(3).honest(0.0, 1.0, 3)
     assert (honest.value, honest.lower) == (0.0, 0.0)
     assert honest.upper == pytest.approx(1.0 - 0.025 ** (1 / 3))
     assert (1.0 - honest.upper) ** 3 == pytest.approx(0.025)
