@@ -26,6 +26,20 @@ def engine_store(store: Any) -> Any:
     return store
 
 
+def seed(value: Any) -> int | None:
+    """The seed of an engine's coins and tie-breaks: a whole number, or None (from the OS)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise InvalidArgument(f"seed is a whole number or None; got {value!r}")
+    return value
+
+
+def flag(value: Any, name: str) -> bool:
+    """A switch: True or False, nothing that merely reads as one."""
+    if not isinstance(value, bool):
+        raise InvalidArgument(f"{name} is True or False; got {value!r}")
+    return value
+
+
 def slots(k: Any, name: str = "k") -> int:
     """`k` as a number of lesson slots."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 0:
@@ -149,6 +163,16 @@ def proposal_ids(only: Any) -> list[str] | None:
     return ids
 
 
+def sleep_report(report: Any) -> Any:
+    """`report` when `apply` can carry it out: the SleepReport that sleep returned."""
+    from lamar.sleep.proposals import SleepReport
+
+    if not isinstance(report, SleepReport):
+        raise InvalidArgument(f"apply() takes the SleepReport that sleep() returned (or SleepReport.from_dict "
+                              f"of a saved one); got {type(report).__name__}")
+    return report
+
+
 def choice(enum: Any, value: Any, name: str) -> Any:
     """`enum(value)` or InvalidArgument listing the valid values (None stays None)."""
     if value is None:
@@ -159,5 +183,5 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-__all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "policy", "proposal_ids", "reason",
-           "seconds", "slots", "traces", "who"]
+__all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",
+           "reason", "seconds", "seed", "sleep_report", "slots", "traces", "who"]

@@ -1,4 +1,5 @@
-"""A lesson's next version (`Lamar.edit`): the rule for its evidence, and the event that records it.
+"""A lesson's next version (`Lamar.edit`): the rule for its evidence, and the event that records it;
+and the event that retires or revives a lesson (`Lamar.retire`, `Lamar.revive`).
 
 The lesson the model reads is the treatment, so a new text is a new treatment: by default its
 evidence restarts as a new segment (`LessonState.renew`: the next share of the lesson's alpha,
@@ -13,12 +14,15 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar import arguments
-from lamar._errors import InvalidArgument, InvalidExperience
+from lamar._errors import EventConflict, InvalidArgument, InvalidExperience
 from lamar.experience import Experience, Scope, Status
 from lamar.store.base import Event
+
+if TYPE_CHECKING:
+    from lamar.state.holder import Holder
 
 
 class EvidenceRule(str, enum.Enum):
@@ -74,4 +78,32 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
     return Event("edit", data, key=f"edit:{exp.id}:{version}")
 
 
-__all__ = ["EvidenceRule", "edit_event"]
+def write_edit(holder: Holder, exp: Experience, **changes: Any) -> None:
+    """Store `exp`'s next version (`edit_event` checks `changes`) through the engine's holder.
+
+    Raises:
+        EventConflict: another writer stored this version first.
+    """
+    event = edit_event(exp, **changes)
+    try:
+        holder.write([event])
+    except EventConflict:
+        raise EventConflict(f"another writer stored version {event.data['version']} of lesson {exp.id} "
+                            "first: read it again (get) and edit that version") from None
+
+
+def status_event(exp: Experience, status: Status, reason: Any) -> Event | None:
+    """The `status` event that gives `exp` that status; None when it has it already.
+
+    Raises:
+        InvalidArgument: a bad reason, or reviving a lesson whose text was erased.
+    """
+    reason = arguments.reason(reason)
+    if exp.status is status:
+        return None  # already so: a second event would only repeat the audit trail
+    if status is not Status.RETIRED and exp.provenance.get("erased"):
+        raise InvalidArgument(f"lesson {exp.id} was erased: its text is gone, so it cannot be injected again")
+    return Event("status", {"id": exp.id, "status": status.value, "reason": reason})
+
+
+__all__ = ["EvidenceRule", "edit_event", "status_event", "write_edit"]

@@ -11,22 +11,16 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from lamar import arguments
-from lamar._errors import (
-    EventConflict,
-    InvalidArgument,
-    InvalidExperience,
-    StoreError,
-    UnknownEpisode,
-    UnknownExperience,
-)
-from lamar.experience import Experience, Status, check_context, new_id
+from lamar._errors import InvalidExperience, UnknownExperience
+from lamar.experience import Experience, Status, check_context
 from lamar.policy.choose import choose
 from lamar.policy.config import Policy, Tuning
 from lamar.policy.verdicts import Evidence, Verdict
-from lamar.recall import Recall
+from lamar.recall import Recall, chosen
 from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
-from lamar.state.erasure import Erasure
+from lamar.state.erasure import Erasure, erase
+from lamar.state.follower import rewritable
 from lamar.state.holder import open_state
 from lamar.state.pending import PendingEpisode, expire, pending, settle
 from lamar.store.base import Event, RewritableStore, RowsView, Store
@@ -39,6 +33,7 @@ if TYPE_CHECKING:
     from lamar.sleep.options import SleepOptions
     from lamar.sleep.proposals import ApplyResult, SleepReport
     from lamar.sleep.traces import TraceSource
+    from lamar.state.view import StateView
     from lamar.whatif.report import WhatIfReport
 
 
@@ -66,19 +61,16 @@ class Lamar:
 
     def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
                  seed: int | None = None, **tuning: Unpack[Tuning]) -> None:
-        opened: Store = arguments.engine_store(store)
-        k = arguments.slots(k)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-            raise InvalidArgument(f"seed is a whole number or None; got {seed!r}")
+        self.store: Store = arguments.engine_store(store)
+        k, seed = arguments.slots(k), arguments.seed(seed)
         self.policy: Policy = arguments.policy(tuning)
-        self.store: Store = opened
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)
         self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         # The log folded in this process (stats, sleep, pending), and where recall, report and
         # evidence read the lessons: that fold, or the rows of a store that folds its own.
-        self._log, self._holder = open_state(opened, self.policy)
+        self._log, self._holder = open_state(self.store, self.policy)
         with self._lock:
             self._holder.open()
 
@@ -117,22 +109,13 @@ class Lamar:
             verdict: keep one verdict ("helps", "harms", "unknown").
             scope: keep lessons whose scope has all these fields with these values.
         """
+        from lamar.state.summary import listed
+
         want_status = arguments.choice(Status, status, "status")
         want_verdict = arguments.choice(Verdict, verdict, "verdict")
         want_scope = check_context(scope) if scope is not None else None
         with self._lock:
-            view = self._holder.lessons()
-            out = []
-            for state in view.states:
-                exp = state.experience
-                if want_status is not None and exp.status is not want_status:
-                    continue
-                if want_verdict is not None and state.judge(self.policy, view.active)[0] is not want_verdict:
-                    continue
-                if want_scope is not None and any(exp.scope.get(k) != v for k, v in want_scope.items()):
-                    continue
-                out.append(exp)
-            return out
+            return listed(self._holder.lessons(), self.policy, want_status, want_verdict, want_scope)
 
     def evidence(self, exp_id: str) -> Evidence:
         """The lesson's measured lift, its bounds and its verdict."""
@@ -184,16 +167,11 @@ class Lamar:
             InvalidContext: the scope is not a mapping of strings.
             EventConflict: another writer stored this version first (read it again and retry).
         """
-        from lamar.edit import edit_event
+        from lamar.edit import write_edit
 
         with self._lock:
-            event = edit_event(self._lesson(exp_id)[0].experience, precondition=precondition, action=action,
-                               rationale=rationale, scope=scope, evidence=evidence, reason=reason)
-            try:
-                self._holder.write([event])
-            except EventConflict:
-                raise EventConflict(f"another writer stored version {event.data['version']} of lesson {exp_id} "
-                                    "first: read it again (get) and edit that version") from None
+            write_edit(self._holder, self._lesson(exp_id)[0].experience, precondition=precondition, action=action,
+                       rationale=rationale, scope=scope, evidence=evidence, reason=reason)
             return self._lesson(exp_id)[0].experience
 
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
@@ -208,10 +186,10 @@ class Lamar:
               reason: str = "erased by hand") -> Erasure:
         """Remove a lesson's text from the store, keeping what its evidence and every verdict rest on.
 
-        Its texts become "[erased]" in every stored event and checkpoint (with `contexts`, the
-        contexts of the episodes it was eligible in become {}), and it retires for good. Ids,
-        coins and rewards stay, so every verdict is what it was. One `erase` event records who,
-        when and why, never the text. What each backend does: docs/cli.md, "Erasing a lesson".
+        Its texts become "[erased]" in every stored event and checkpoint, and it retires for good
+        (with `contexts`, the contexts of the episodes it was eligible in become {} too). Ids, coins
+        and rewards stay, so every verdict is what it was; the `erase` event records who, when and
+        why, never the text (docs/cli.md, "Erasing a lesson").
 
         Args:
             exp_id: the lesson to erase.
@@ -227,23 +205,18 @@ class Lamar:
             InvalidArgument: the lesson is already erased, or an argument is of the wrong type.
             StoreError: the store cannot rewrite its events (nothing changed), or the rewrite failed.
         """
-        from lamar.state.erasure import erase
-
-        if not isinstance(contexts, bool):
-            raise InvalidArgument(f"contexts is True or False; got {contexts!r}")
-        who, why = arguments.who(by), arguments.reason(reason)
+        contexts, who, why = arguments.flag(contexts, "contexts"), arguments.who(by), arguments.reason(reason)
         with self._lock:
             return erase(self._holder, self.store, self._lesson(exp_id)[0].experience, contexts, who, why)
 
     def _change_status(self, exp_id: str, status: Status, reason: str) -> None:
+        from lamar.edit import status_event
+
         reason = arguments.reason(reason)
         with self._lock:
-            exp = self._lesson(exp_id)[0].experience
-            if exp.status is status:
-                return  # already so: a second event would only repeat the audit trail
-            if status is not Status.RETIRED and exp.provenance.get("erased"):
-                raise InvalidArgument(f"lesson {exp_id} was erased: its text is gone, so it cannot be injected again")
-            self._holder.write([Event("status", {"id": exp_id, "status": status.value, "reason": reason})])
+            event = status_event(self._lesson(exp_id)[0].experience, status, reason)
+            if event is not None:
+                self._holder.write([event])
 
     # -- recall and report -------------------------------------------------------------------
 
@@ -264,27 +237,16 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed = arguments.candidate_ids(candidates)
         with self._lock:
-            view: RowsView = self._holder.eligible(ctx)
-            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
-            chosen, held, p = choose(eligible, slots, ctx, view.sigma, view.active, self.policy, self._rng)
-            episode_id = new_id("ep")
-            data = {
-                "id": episode_id,
-                "context": ctx,
-                "eligible": [s.experience.id for s in eligible],
-                "injected": [s.experience.id for s in chosen],
-                "held_out": held,
-                "p": p,
-            }
-            self._holder.recall(Event("episode", data, key=f"episode:{episode_id}"))
-            return Recall(
-                episode_id=episode_id,
-                experiences=[s.experience for s in chosen],
-                context=ctx,
-                eligible=tuple(data["eligible"]),
-                held_out=tuple(held),
-                propensities=p,
-            )
+            view, eligible = self._eligible(ctx, allowed)
+            injected, held, p = choose(eligible, slots, ctx, view.sigma, view.active, self.policy, self._rng)
+            data, recalled = chosen(ctx, eligible, injected, held, p)
+            self._holder.recall(Event("episode", data, key=f"episode:{recalled.episode_id}"))
+            return recalled
+
+    def _eligible(self, ctx: dict[str, str], allowed: set[str] | None) -> tuple[RowsView, list[LessonState]]:
+        """What recall and preview choose from: the lessons eligible in `ctx`, kept to `allowed` (None: all)."""
+        view: RowsView = self._holder.eligible(ctx)
+        return view, view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
 
     def preview(self, context: Mapping[str, str], *, k: int | None = None,
                 candidates: Iterable[str] | None = None, draws: int = 200) -> Preview:
@@ -302,8 +264,7 @@ class Lamar:
         slots = self.k if k is None else arguments.slots(k)
         allowed, draws = arguments.candidate_ids(candidates), arguments.draws(draws)
         with self._lock:
-            view: RowsView = self._holder.eligible(ctx)
-            eligible = view.states if allowed is None else [s for s in view.states if s.experience.id in allowed]
+            view, eligible = self._eligible(ctx, allowed)
             return preview(eligible, slots, ctx, view.sigma, self.policy, random.Random(self.seed), draws)
 
     async def arecall(self, context: Mapping[str, str], *, k: int | None = None,
@@ -350,13 +311,13 @@ class Lamar:
             return pending(self._log, older_than, now)
 
     def settle_pending(self, *, now: float | None = None) -> list[str]:
-        """Apply the `pending_after` policy now (recall also does: on each call, or at most once a
-        minute in PostgreSQL's fold mode, where it needs a fold of the log's new events).
+        """Apply the `pending_after` policy now, as recall does (docs/langgraph.md, "Pending episodes").
 
-        Every episode pending for `pending_after` seconds or more gets `pending_outcome` as a
-        default outcome, or, when that is None, is recorded as expired. Both are outcome
-        events in the store (the audit trail shows them, every process folds them alike); a
-        late report still replaces them. Returns the ids settled by this call.
+        Every episode pending `pending_after` seconds or more gets `pending_outcome` as a default
+        outcome (None: expired), an outcome event that a late report still replaces.
+
+        Returns:
+            The ids of the episodes this call settled.
         """
         arguments.seconds(now, "now")
         with self._lock:
@@ -379,10 +340,7 @@ class Lamar:
         """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
         with self._lock:
             self._log.sync()
-            record = self._log.cache.episode(episode_id)
-            if record is None:
-                raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
-            return record
+            return self._log.episode(episode_id)
 
     # -- sleep -------------------------------------------------------------------------------
 
@@ -400,33 +358,31 @@ class Lamar:
         """
         from lamar.sleep import run_sleep
         from lamar.sleep.options import known
-        from lamar.state.view import StateView
 
         known(options)
         with self._lock:
-            self._log.sync()
-            self._log.whole()
-            return run_sleep(StateView(self._log), traces=arguments.traces(traces), model=model, **options)
+            return run_sleep(self._whole(), traces=arguments.traces(traces), model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
         from lamar.sleep import apply_report
-        from lamar.sleep.proposals import SleepReport
-        from lamar.state.view import StateView
 
-        if not isinstance(report, SleepReport):
-            raise InvalidArgument(f"apply() takes the SleepReport that sleep() returned (or SleepReport.from_dict "
-                                  f"of a saved one); got {type(report).__name__}")
-        only = arguments.proposal_ids(only)
+        report, only = arguments.sleep_report(report), arguments.proposal_ids(only)
         with self._lock:
-            self._log.sync()
-            self._log.whole()
-            result = apply_report(StateView(self._log), report, only=only)
+            result = apply_report(self._whole(), report, only=only)
             self._log.sync()
             kinds = {p.id: p.kind for p in report.proposals}
             if any(kinds.get(pid) == "compact" for pid in result.applied) and isinstance(self.store, RewritableStore):
                 self.checkpoint()  # the log shrinks too, not only the cache
             return result
+
+    def _whole(self) -> StateView:
+        """The whole log folded, as the view sleep and apply read."""
+        from lamar.state.view import StateView
+
+        self._log.sync()
+        self._log.whole()
+        return StateView(self._log)
 
     def whatif(self, policy: Any = None, since: float | None = None,
                scope: Mapping[str, str] | None = None) -> WhatIfReport:
@@ -440,10 +396,8 @@ class Lamar:
     def checkpoint(self) -> bool:
         """Replace the stored log, up to the last event folded, by one snapshot of this state.
 
-        The snapshot holds every lesson, the episodes not yet compacted, the applied proposals
-        and the audit counts; writers in other processes go on (one behind re-syncs from the
-        snapshot). Applying a compact proposal calls this. Outcomes folded into a checkpoint are
-        final: `report(..., replace=True)` refuses them.
+        Applying a compact proposal calls this; other writers go on. Outcomes folded into a
+        checkpoint are final: `report(..., replace=True)` refuses them (docs/sleep.md).
 
         Returns:
             False when another process had already checkpointed this far (nothing changed).
@@ -451,10 +405,7 @@ class Lamar:
         Raises:
             StoreError: the store cannot rewrite its log (it has no `rewrite` method).
         """
-        store = self.store
-        if not isinstance(store, RewritableStore):
-            raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its log, "
-                             "so it cannot be checkpointed; compaction still bounds the engine's memory")
+        store = rewritable(self.store)
         # In the fold mode no write may commit below the snapshot's seq once it is folded.
         with self._lock, self._holder.exclusive():
             return self._log.checkpoint(store)
@@ -469,9 +420,8 @@ class Lamar:
     def stats(self) -> dict[str, Any]:
         """Counts of lessons, episodes and reports, by status and verdict.
 
-        `events` is the seq of the last event folded: the log's length where seqs are dense,
-        but not in PostgreSQL's fold mode, whose seqs come from one SEQUENCE that every
-        namespace of the database shares."""
+        `events` is the seq of the last event folded: the log's length, except in PostgreSQL's
+        fold mode (docs/postgres.md)."""
         from lamar.state.summary import summary
 
         with self._lock:

@@ -1,12 +1,17 @@
-"""What one recall chose (`Recall`), and how lessons are fenced into a prompt."""
+"""What one recall chose (`Recall`, and the episode event that logs it), and how lessons are
+fenced into a prompt."""
 
 from __future__ import annotations
 
 import dataclasses
 import functools
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from lamar.experience import Experience
+from lamar.experience import Experience, new_id
+
+if TYPE_CHECKING:
+    from lamar.policy.lesson import LessonState
 
 FENCE_OPEN = "<lamar-lessons>"
 FENCE_CLOSE = "</lamar-lessons>"
@@ -103,3 +108,13 @@ class Recall:
     @property
     def ids(self) -> list[str]:
         return [e.id for e in self.experiences]
+
+
+def chosen(context: dict[str, str], eligible: list[LessonState], injected: list[LessonState], held: list[str],
+           p: dict[str, float]) -> tuple[dict[str, Any], Recall]:
+    """One recall's choice under a new episode id: the data of the `episode` event that logs it,
+    and the `Recall` returned to the caller."""
+    data: dict[str, Any] = {"id": new_id("ep"), "context": context, "eligible": [s.experience.id for s in eligible],
+            "injected": [s.experience.id for s in injected], "held_out": held, "p": p}
+    return data, Recall(episode_id=data["id"], experiences=[s.experience for s in injected], context=context,
+                        eligible=tuple(data["eligible"]), held_out=tuple(held), propensities=p)

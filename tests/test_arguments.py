@@ -51,6 +51,8 @@ CALLS: dict[str, Callable[[Lamar, str, Recall, Any], object]] = {
     "evidence": lambda lam, e, r, v: lam.evidence(v),
     "history": lambda lam, e, r, v: lam.history(v),
     "retire(reason)": lambda lam, e, r, v: lam.retire(e, v),
+    "revive(reason)": lambda lam, e, r, v: lam.revive(e, v),
+    "erase(contexts)": lambda lam, e, r, v: lam.erase(e, contexts=v),
     "recall(context)": lambda lam, e, r, v: lam.recall(v),
     "recall(k)": lambda lam, e, r, v: lam.recall({"project": "x"}, k=v),
     "recall(candidates)": lambda lam, e, r, v: lam.recall({"project": "x"}, candidates=v),

@@ -178,7 +178,7 @@ class UI:
             if lever == "erase":  # who: the OS user running the UI, as for `lamar erase`
                 await run_in_threadpool(lambda: self.lam.erase(exp_id, contexts=contexts, reason=reason))
             else:
-                await run_in_threadpool(getattr(self.lam, lever), exp_id, reason)
+                await run_in_threadpool(self.lam.retire if lever == "retire" else self.lam.revive, exp_id, reason)
         except LamarError as exc:
             return self._missing(str(exc))
         return RedirectResponse(back, status_code=303)

@@ -89,13 +89,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_retire(args: argparse.Namespace) -> int:
-    exp_id, pulled = _pull(args, "retire", Status.RETIRED)
+    exp_id, pulled = _pull(args, Status.RETIRED)
     print(f"retired {exp_id}: {args.reason}" if pulled else f"{exp_id} is already retired; nothing written")
     return 0
 
 
 def cmd_revive(args: argparse.Namespace) -> int:
-    exp_id, pulled = _pull(args, "revive", Status.ACTIVE)
+    exp_id, pulled = _pull(args, Status.ACTIVE)
     print(f"revived {exp_id} as active: {args.reason}" if pulled else f"{exp_id} is already active; nothing written")
     return 0
 
@@ -117,7 +117,7 @@ def cmd_erase(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pull(args: argparse.Namespace, lever: str, status: Status) -> tuple[str, bool]:
+def _pull(args: argparse.Namespace, status: Status) -> tuple[str, bool]:
     """Resolve the (possibly shortened) id and pull `lam.retire` or `lam.revive` on it, unless the
     lesson already has that status: a second pull would only add a misleading entry to its audit trail."""
     lam = open_engine(args)
@@ -125,7 +125,7 @@ def _pull(args: argparse.Namespace, lever: str, status: Status) -> tuple[str, bo
         exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
         if lam.get(exp_id).status is status:
             return exp_id, False
-        getattr(lam, lever)(exp_id, args.reason)
+        (lam.retire if status is Status.RETIRED else lam.revive)(exp_id, args.reason)
     finally:
         lam.close()
     return exp_id, True

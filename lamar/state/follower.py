@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lamar._errors import StoreError, UnknownExperience
+from lamar._errors import StoreError, UnknownEpisode, UnknownExperience
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.cache import FoldCache
+from lamar.state.episode import EpisodeRecord
 from lamar.state.saved import fingerprint, read_state, state_text
 from lamar.state.snapshot import restore, snapshot_of
 from lamar.store.base import Event, KeyedStore, RewritableStore, Store
@@ -135,6 +136,13 @@ class Follower:
             raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
         return state
 
+    def episode(self, episode_id: str) -> EpisodeRecord:
+        """The logged episode; UnknownEpisode when the log has none by that id."""
+        record = self.cache.episode(episode_id)
+        if record is None:
+            raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+        return record
+
     def checkpoint(self, store: RewritableStore) -> bool:
         """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`)."""
         self.sync()
@@ -147,6 +155,14 @@ class Follower:
             record.sealed = record.reward is not None
         cache.pinned = set(cache.episodes)  # their keys went with the events the snapshot replaced
         return done
+
+
+def rewritable(store: Store) -> RewritableStore:
+    """`store`, when a checkpoint can rewrite its log; StoreError (nothing changed) when not."""
+    if not isinstance(store, RewritableStore):
+        raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its log, "
+                         "so it cannot be checkpointed; compaction still bounds the engine's memory")
+    return store
 
 
 class SettledFollower(Follower):
@@ -190,4 +206,4 @@ class SettledFollower(Follower):
         return self.cache.settled
 
 
-__all__ = ["Follower", "SettledFollower"]
+__all__ = ["Follower", "SettledFollower", "rewritable"]
