@@ -130,7 +130,8 @@ class Coverage:
     """How often one group's intervals held the truth, with the Clopper-Pearson 95% interval of
     that rate, the mean error of the estimates, the mean width of the intervals and the spread of
     the errors in standard errors (the root mean square of (estimate - truth) / its standard
-    error: about 1 when the standard errors are right, above 1 when the errors spread wider)."""
+    error over the estimates that are not thin: about 1 when the standard errors are right, above
+    1 when the errors spread wider)."""
 
     key: tuple[str, ...]
     covered: int
@@ -146,7 +147,8 @@ class Coverage:
     def line(self) -> str:
         lo, hi = clopper_pearson(self.covered, self.n)
         return (" | ".join(self.key) + f" | {self.covered}/{self.n} | {100 * self.rate:.1f}% "
-                f"[{100 * lo:.1f}, {100 * hi:.1f}] | {self.bias:+.4f} | {self.width:.4f} | {self.spread:.2f}")
+                f"[{100 * lo:.1f}, {100 * hi:.1f}] | {self.bias:+.4f} | {self.width:.4f} | "
+                + (f"{self.spread:.2f}" if math.isfinite(self.spread) else "-"))
 
 
 def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[Coverage]:
@@ -161,8 +163,10 @@ def summarize(rows: Sequence[Mapping[str, object]], by: Sequence[str]) -> list[C
         given = [row for row in members if math.isfinite(_number(row, "estimate"))]
         errors = [_number(row, "estimate") - _number(row, "truth") for row in given]
         widths = [_number(row, "upper") - _number(row, "lower") for row in given]
+        # A thin estimate's sample spread can be near zero (few, equal outcomes), which says nothing
+        # about the spread: its interval rests on `narrowest`, and it is left out of this column.
         scaled = [(error / _number(row, "se")) ** 2 for row, error in zip(given, errors, strict=True)
-                  if 0.0 < _number(row, "se") < math.inf]
+                  if row["thin"] == "not thin" and 0.0 < _number(row, "se") < math.inf]
         out.append(Coverage(key, sum(1 for row in members if row["covered"]), len(members),
                             sum(errors) / len(errors) if errors else math.nan,
                             sum(widths) / len(widths) if widths else math.nan,
