@@ -107,9 +107,11 @@ class _Sqlite(Compaction):
 
 class _Postgres(Compaction):
     """langgraph's `PostgresStore`: VACUUM of its `store` table (and so of the table's TOAST data)
-    on the store's own connection, or one from its pool, outside any transaction. It removes the
-    old row versions from the table's pages; the server's write-ahead log, replicas and backups
-    keep them until they are recycled, as for Lamar's own PostgreSQL backend."""
+    on the store's own connection, or one from its pool, outside any transaction: what Lamar's own
+    PostgreSQL backend does. It removes the old row versions from the table; their bytes can stay
+    in the pages' free space until it is reused, and in the server's write-ahead log, replicas and
+    backups until they are recycled (`VACUUM FULL` rewrites the table's files: the caller's
+    `compact` can run it)."""
 
     def check(self) -> None:
         import psycopg

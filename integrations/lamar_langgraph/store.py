@@ -19,6 +19,9 @@ _HEAD = "head"
 _CHUNK = 500  # gets per batch when reading many events
 _RETRIES = 50
 _TRIES = 3  # whole attempts at a write when the store is too slow to keep the lock
+# Events a scrub replaces per batch: one SQL statement on SqliteStore (5 bound values an item,
+# within SQLite's 32766) and PostgresStore (4, within PostgreSQL's 65535), so one transaction.
+_SCRUB_BATCH = 5000
 # Where the fold reads that a lesson is erased: a scrub writes these last (see `scrub`).
 _MARKS = ("experience", "snapshot")
 
@@ -165,9 +168,9 @@ class LangGraphStore:
 
         Under the write lock every named event is checked first (stored at its seq, up to the
         head, with the same kind, key and time); then each event's item gets a new value with the
-        same seq, kind, key, time and writer and the new data, in one `batch` per 500 events that
+        same seq, kind, key, time and writer and the new data, in one `batch` per 5000 events that
         also deletes the saved state. Over `SqliteStore` and `PostgresStore` one batch is one
-        transaction: a scrub of up to 500 events is all or nothing. A larger one, or one over
+        transaction: a scrub of up to 5000 events is all or nothing. A larger one, or one over
         another BaseStore, can be cut short between puts; every put is a whole event, an
         `experience` or `snapshot` event (where the fold reads that a lesson is erased) goes last,
         and every batch deletes the saved state before its puts, so a scrub cut short leaves a log
@@ -177,9 +180,10 @@ class LangGraphStore:
         Then the database under the BaseStore drops the old values: nothing to do for an
         `InMemoryStore` (nothing on disk); a `SqliteStore` scrubs with `secure_delete` on, then
         VACUUMs its file and empties its write-ahead log (TRUNCATE checkpoint); a `PostgresStore`
-        VACUUMs its `store` table, which removes the old row versions from its pages (the server's
-        write-ahead log, replicas and backups keep them until they are recycled). Then `compact`,
-        when given. `scrub([])` does only this step.
+        VACUUMs its `store` table, which removes the old row versions from it (their bytes can stay
+        in the pages' free space until it is reused, and in the server's write-ahead log, replicas
+        and backups until they are recycled; a `compact` that runs `VACUUM FULL store` rewrites the
+        table's files). Then `compact`, when given. `scrub([])` does only this step.
 
         Raises:
             ValueError: an event is not stored as named; nothing changed.
@@ -206,15 +210,18 @@ class LangGraphStore:
                             continue  # nothing written yet: again
                         # Replacing is safe even past the lease: a writer that took us for dead
                         # appends after the head, and every event replaced here is at or below it.
+                        # SqliteStore commits in a `finally` even when a statement fails; its
+                        # deletes run before the one INSERT of the values, so what can commit
+                        # alone is the saved state's delete, which only costs a fold.
                         drop = PutOp(self._state, _HEAD, None)
                         if not events:
                             self._run([drop])
-                        for start in range(0, len(events), _CHUNK):
+                        for start in range(0, len(events), _SCRUB_BATCH):
+                            end = start + _SCRUB_BATCH
                             self._run([drop, *(PutOp(self._events, _seq_key(e.seq), {**old, "data": text},
                                                      index=False, ttl=None)
-                                               for e, old, text in zip(events[start:start + _CHUNK],
-                                                                       stored[start:start + _CHUNK],
-                                                                       texts[start:start + _CHUNK]))])
+                                               for e, old, text in zip(events[start:end], stored[start:end],
+                                                                       texts[start:end]))])
                         break
                 else:
                     raise StoreError(f"{self.location} answered too slowly to keep the write lock "

@@ -15,6 +15,7 @@ import pytest
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
+import lamar_langgraph.store
 from lamar import Experience, InvalidArgument, Lamar, Scope, Signal, StoreError
 from lamar.store import Event
 from lamar_langgraph import LangGraphStore
@@ -189,9 +190,10 @@ def test_an_unknown_base_store_without_compact_refuses_to_erase_and_changes_noth
         LangGraphStore(base, compact="VACUUM")  # type: ignore[arg-type]
 
 
-def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it() -> None:
-    # Over 500 changed events a scrub takes several batches; over an unknown BaseStore even one
-    # batch need not be atomic. The second batch fails here: half the contexts are blanked.
+def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A scrub of many events takes several batches (500 here instead of 5000, for speed); over an
+    # unknown BaseStore even one batch need not be atomic. The second batch fails: 120 are left.
+    monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 500)
     base = OtherStore()
     lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
     secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
@@ -211,3 +213,14 @@ def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it() -> 
     assert CONTEXT.encode() not in stored and SECRET.encode() not in stored
     assert _evidence(lam) == before
     assert _evidence(Lamar(LangGraphStore(base), k=1, seed=2)) == before
+
+
+def test_a_scrub_of_more_events_than_one_batch_holds(backend: Backend) -> None:
+    # 6000 events: two batches, each one SQL statement within SQLite's and PostgreSQL's bounds
+    store = backend.open()
+    written = [e for start in range(0, 6000, 2000)
+               for e in store.append([Event("status", {"id": f"s{i}", "reason": f"{SECRET} {i}"}, time=1.0)
+                                      for i in range(start, start + 2000)])]
+    assert store.scrub([Event(e.kind, {"id": e.data["id"]}, e.key, e.seq, e.time) for e in written]) == 6000
+    assert [e.data for e in store.read()] == [{"id": f"s{i}"} for i in range(6000)]
+    assert SECRET.encode() not in backend.stored()
