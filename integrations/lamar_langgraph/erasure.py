@@ -116,7 +116,8 @@ class _Postgres(Compaction):
     def check(self) -> None:
         import psycopg
 
-        conn = getattr(self.store, "conn", None)
+        store: Any = self.store
+        conn = store.conn
         if isinstance(conn, psycopg.Connection) and not conn.autocommit:
             raise StoreError(f"{self.where}: the PostgresStore's connection is not in autocommit mode, so "
                              "VACUUM cannot run after a scrub; open it with autocommit=True, as "

@@ -63,11 +63,11 @@ class LangGraphStore:
         (*namespace, "state")    "head" -> {"seq", "body"}: the engine's saved state (a cache)
         (*namespace, "writers")  <writer id> -> {"choosing", "ticket", "beat"}   (the write lock)
 
-    Every event is its own item and nothing is ever updated in place except the head. A
-    writer takes the bakery lock (`BakeryLock`), writes its events at the next sequence
-    numbers, then moves the head: that single put is the commit, so a batch is all or
-    nothing and a writer killed half-way leaves only items past the head, which the next
-    writer overwrites. Readers read the head, then exactly the events up to it: sequence
+    Every event is its own item and nothing is ever updated in place except the head (and an
+    event's data, by `scrub`, which `Lamar.erase` uses). A writer takes the bakery lock
+    (`BakeryLock`), writes its events at the next sequence numbers, then moves the head: that
+    single put is the commit, so a batch is all or nothing and a writer killed half-way leaves
+    only items past the head, which the next writer overwrites. Readers read the head, then exactly the events up to it: sequence
     numbers are dense and never reused, so `read(after)` cannot skip an event.
 
     The guarantee rests on one timing assumption, since `BaseStore` has no compare-and-set:
