@@ -67,8 +67,10 @@ class _Sqlite(Compaction):
         store: Any = self.store
         with store.lock:
             mode = str(store.conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode == "persist":  # the -journal file keeps the pages of the last transaction
-            raise StoreError(f"{self.where}: journal_mode=PERSIST keeps old pages in the -journal file, so "
+        # PERSIST leaves the -journal file in place, overwritten only as far as the next
+        # transaction's journal reaches: a longer one from before can keep old pages past that.
+        if mode == "persist":
+            raise StoreError(f"{self.where}: journal_mode=PERSIST can keep old pages in the -journal file, so "
                              "nothing can be erased; use WAL, DELETE or TRUNCATE (nothing changed)")
 
     @contextlib.contextmanager

@@ -224,3 +224,21 @@ def test_a_scrub_of_more_events_than_one_batch_holds(backend: Backend) -> None:
     assert store.scrub([Event(e.kind, {"id": e.data["id"]}, e.key, e.seq, e.time) for e in written]) == 6000
     assert [e.data for e in store.read()] == [{"id": f"s{i}"} for i in range(6000)]
     assert SECRET.encode() not in backend.stored()
+
+
+def test_a_sqlite_store_whose_journal_can_keep_old_pages_refuses_to_erase(tmp_path: Path) -> None:
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(tmp_path / "persist.db", check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=PERSIST")
+    base = SqliteStore(conn)
+    base.setup()
+    lam = Lamar(LangGraphStore(base), k=1, seed=1)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="deploy")))
+    events = [e.data for e in lam.store.read()]
+    with pytest.raises(StoreError, match="PERSIST"):
+        lam.erase(secret)
+    assert [e.data for e in lam.store.read()] == events and lam.get(secret).action == "page them"
+    conn.close()
