@@ -6,7 +6,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
@@ -19,6 +19,11 @@ _HEAD = "head"
 _CHUNK = 500  # gets per batch when reading many events
 _RETRIES = 50
 _TRIES = 3  # whole attempts at a write when the store is too slow to keep the lock
+# Events a scrub replaces per batch: one SQL statement on SqliteStore (5 bound values an item,
+# within SQLite's 32766) and PostgresStore (4, within PostgreSQL's 65535), so one transaction.
+_SCRUB_BATCH = 5000
+# Where the fold reads that a lesson is erased: a scrub writes these last (see `scrub`).
+_MARKS = ("experience", "snapshot")
 
 
 def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
@@ -58,11 +63,11 @@ class LangGraphStore:
         (*namespace, "state")    "head" -> {"seq", "body"}: the engine's saved state (a cache)
         (*namespace, "writers")  <writer id> -> {"choosing", "ticket", "beat"}   (the write lock)
 
-    Every event is its own item and nothing is ever updated in place except the head. A
-    writer takes the bakery lock (`BakeryLock`), writes its events at the next sequence
-    numbers, then moves the head: that single put is the commit, so a batch is all or
-    nothing and a writer killed half-way leaves only items past the head, which the next
-    writer overwrites. Readers read the head, then exactly the events up to it: sequence
+    Every event is its own item and nothing is ever updated in place except the head (and an
+    event's data, by `scrub`, which `Lamar.erase` uses). A writer takes the bakery lock
+    (`BakeryLock`), writes its events at the next sequence numbers, then moves the head: that
+    single put is the commit, so a batch is all or nothing and a writer killed half-way leaves
+    only items past the head, which the next writer overwrites. Readers read the head, then exactly the events up to it: sequence
     numbers are dense and never reused, so `read(after)` cannot skip an event.
 
     The guarantee rests on one timing assumption, since `BaseStore` has no compare-and-set:
@@ -81,6 +86,9 @@ class LangGraphStore:
         lease: seconds after which a silent writer is taken for dead (its lock released).
         timeout: seconds a write waits for the lock before raising `StoreError`.
         location: how the store names itself in messages (default: the store type and namespace).
+        compact: called after a scrub (`Lamar.erase`) to make the database under the BaseStore
+            drop replaced values. Required to erase from a BaseStore other than `InMemoryStore`,
+            `SqliteStore` and `PostgresStore`; for those it runs after Lamar's own step (see `scrub`).
 
     >>> from langgraph.store.memory import InMemoryStore
     >>> from lamar import Lamar, Experience
@@ -90,11 +98,15 @@ class LangGraphStore:
     """
 
     def __init__(self, store: BaseStore, namespace: str | Sequence[str] = ("lamar",), *,
-                 lease: float = 30.0, timeout: float = 120.0, location: str | None = None) -> None:
+                 lease: float = 30.0, timeout: float = 120.0, location: str | None = None,
+                 compact: Callable[[], None] | None = None) -> None:
         if not isinstance(store, BaseStore):
             raise TypeError(f"LangGraphStore wraps a langgraph BaseStore; got {type(store).__name__}")
         if not lease > 0 or not timeout > 0:
             raise ValueError("lease and timeout are positive numbers of seconds")
+        if compact is not None and not callable(compact):
+            raise TypeError(f"compact is a function of no arguments; got {type(compact).__name__}")
+        self.compact = compact
         self.store = store
         self.namespace = sanitize_namespace(namespace)
         self.lease = float(lease)
@@ -149,6 +161,73 @@ class LangGraphStore:
                     return stored
             raise StoreError(f"{self.location} answered too slowly to keep the write lock ({_TRIES} tries); "
                              "raise `lease`")
+
+    def scrub(self, events: Sequence[Event]) -> int:
+        """Replace the data of stored events and drop the saved state (`ErasableStore.scrub`):
+        what `Lamar.erase` uses.
+
+        Under the write lock every named event is checked first (stored at its seq, up to the
+        head, with the same kind, key and time); then each event's item gets a new value with the
+        same seq, kind, key, time and writer and the new data, in one `batch` per 5000 events that
+        also deletes the saved state. Over `SqliteStore` and `PostgresStore` one batch is one
+        transaction: a scrub of up to 5000 events is all or nothing. A larger one, or one over
+        another BaseStore, can be cut short between puts; every put is a whole event, an
+        `experience` or `snapshot` event (where the fold reads that a lesson is erased) goes last,
+        and every batch deletes the saved state before its puts, so a scrub cut short leaves a log
+        that folds to the same verdicts, without the lesson marked erased yet: running
+        `Lamar.erase` again finishes it (an event already replaced is replaced again, unchanged).
+
+        Then the database under the BaseStore drops the old values: nothing to do for an
+        `InMemoryStore` (nothing on disk); a `SqliteStore` scrubs with `secure_delete` on, then
+        VACUUMs its file and empties its write-ahead log (TRUNCATE checkpoint); a `PostgresStore`
+        VACUUMs its `store` table, which removes the old row versions from it (their bytes can stay
+        in the pages' free space until it is reused, and in the server's write-ahead log, replicas
+        and backups until they are recycled; a `compact` that runs `VACUUM FULL store` rewrites the
+        table's files). Then `compact`, when given. `scrub([])` does only this step.
+
+        Raises:
+            ValueError: an event is not stored as named; nothing changed.
+            StoreError: the BaseStore is of another type and no `compact` was given, or its SQLite
+                journal mode is PERSIST, or its PostgreSQL connection is not in autocommit mode
+                (nothing changed); the BaseStore failed; or the values were replaced but the
+                database could not drop the old ones (a reader kept SQLite's write-ahead log busy,
+                VACUUM or `compact` failed): scrub again.
+        """
+        from lamar_langgraph.erasure import compaction
+
+        events = sorted(events, key=lambda e: e.kind in _MARKS)  # stable: log order otherwise
+        texts = [e.data_json() for e in events]  # a TypeError for bad data, before any lock
+        step = compaction(self.store, self.compact, self.location)
+        with self._local:
+            self._check_open()
+            step.check()
+            with step.replacing():
+                for _ in range(_TRIES):
+                    with self._lock:
+                        head = self._read_head()
+                        stored = self._named(events, head)
+                        if not self._lock.fresh():
+                            continue  # nothing written yet: again
+                        # Replacing is safe even past the lease: a writer that took us for dead
+                        # appends after the head, and every event replaced here is at or below it.
+                        # SqliteStore commits in a `finally` even when a statement fails; its
+                        # deletes run before the one INSERT of the values, so what can commit
+                        # alone is the saved state's delete, which only costs a fold.
+                        drop = PutOp(self._state, _HEAD, None)
+                        if not events:
+                            self._run([drop])
+                        for start in range(0, len(events), _SCRUB_BATCH):
+                            end = start + _SCRUB_BATCH
+                            self._run([drop, *(PutOp(self._events, _seq_key(e.seq), {**old, "data": text},
+                                                     index=False, ttl=None)
+                                               for e, old, text in zip(events[start:end], stored[start:end],
+                                                                       texts[start:end]))])
+                        break
+                else:
+                    raise StoreError(f"{self.location} answered too slowly to keep the write lock "
+                                     f"({_TRIES} tries); raise `lease`")
+                step.compact()
+        return len(events)
 
     def read(self, after: int = 0) -> list[Event]:
         """Committed events with seq > after, in commit order."""
@@ -214,6 +293,20 @@ class LangGraphStore:
             return Event.from_dict(raw)
         except (KeyError, TypeError, ValueError) as exc:
             raise CorruptStore(f"event {seq} in {self.location} does not parse: {exc}") from exc
+
+    def _named(self, events: list[Event], head: int) -> list[dict[str, Any]]:
+        """The stored values of `events`, each checked to be the event it names (ValueError if not)."""
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(events), _CHUNK):
+            chunk = events[start:start + _CHUNK]
+            items = self._get([GetOp(self._events, _seq_key(e.seq), refresh_ttl=False) for e in chunk])
+            for event, item in zip(chunk, items):
+                old = None if item is None or not 0 < event.seq <= head else self._decode(item.value, event.seq)
+                if old is None or (old.kind, old.key, old.time) != (event.kind, event.key, event.time):
+                    raise ValueError(f"event {event.seq} ({event.kind}) is not stored in {self.location} as "
+                                     "named; nothing was changed")
+                found.append(dict(cast("Item", item).value))
+        return found
 
     def _read_head(self) -> int:
         item = self._get([GetOp(self._head, _HEAD, refresh_ttl=False)])[0]

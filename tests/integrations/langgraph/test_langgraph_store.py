@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import json
 import sqlite3
 import subprocess
 import threading
@@ -82,7 +83,6 @@ class ProcessesFromTheStartLine(StoreConformance):
     line until all are ready, so that their writes overlap."""
 
     rewritable = False  # LangGraphStore has no rewrite(): its log keeps growing (documented)
-    erasable = False  # nor scrub(): Lamar.erase refuses it (documented in docs/langgraph.md)
 
     together = False
 
@@ -106,7 +106,6 @@ class TestLangGraphStoreOverInMemoryStore(StoreConformance, unittest.TestCase):
     """An InMemoryStore lives in one process; reopening wraps the same object again."""
 
     rewritable = False  # LangGraphStore has no rewrite(): its log keeps growing (documented)
-    erasable = False  # nor scrub(): Lamar.erase refuses it (documented in docs/langgraph.md)
 
     processes = False
 
@@ -117,8 +116,26 @@ class TestLangGraphStoreOverInMemoryStore(StoreConformance, unittest.TestCase):
         shared = _IN_MEMORY.setdefault(location, InMemoryStore())
         return LangGraphStore(shared, location=location)
 
+    def stored_bytes(self, store: Any) -> bytes:
+        return memory_items(_IN_MEMORY[self.loc], ("lamar",))
+
 
 _IN_MEMORY: dict[str, InMemoryStore] = {}
+
+
+def memory_items(base: InMemoryStore, prefix: tuple[str, ...]) -> bytes:
+    """Every item an InMemoryStore holds under `prefix`, its values as JSON."""
+    items = base.search(prefix, limit=1_000_000)
+    return "\n".join(json.dumps([item.namespace, item.key, item.value]) for item in items).encode("utf-8")
+
+
+def postgres_rows(prefix: str) -> bytes:
+    """Every row of LangGraph's `store` table whose prefix is LIKE `prefix`, as PostgreSQL prints it."""
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        rows = conn.execute("SELECT s::text FROM store s WHERE prefix LIKE %s", (prefix,)).fetchall()
+    return "\n".join(row[0] for row in rows).encode("utf-8")
 
 
 class TestLangGraphStoreOverSqliteStore(ProcessesFromTheStartLine, unittest.TestCase):
@@ -150,6 +167,9 @@ class TestLangGraphStoreOverPostgresStore(ProcessesFromTheStartLine, unittest.Te
 
     def open(self, location: str) -> LangGraphStore:
         return run_opener(POSTGRES_OPENER, location)
+
+    def stored_bytes(self, store: Any) -> bytes:
+        return postgres_rows(f"lamar.{self.loc.split('#')[1]}.%")
 
     def test_two_processes_writing_at_once_over_postgres_lose_nothing(self) -> None:
         lam = self.seeded()
@@ -333,16 +353,3 @@ def test_the_module_examples_run() -> None:
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
 
-
-def test_erase_is_refused_and_changes_nothing() -> None:
-    # A BaseStore can replace a value but cannot promise the database under it drops the old bytes.
-    base = InMemoryStore()
-    lam = Lamar(LangGraphStore(base), k=1, seed=1)
-    exp_id = lam.add(Experience("Dana's deploy fails", "page Dana", scope=Scope(task="deploy")))
-    lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
-    events = [(e.kind, e.data) for e in lam.store.read()]
-    with pytest.raises(StoreError, match="cannot rewrite its events"):
-        lam.erase(exp_id)
-    assert [(e.kind, e.data) for e in lam.store.read()] == events
-    assert lam.get(exp_id).action == "page Dana" and lam.get(exp_id).status.value == "active"
-    lam.close()

@@ -1,0 +1,244 @@
+"""`Lamar.erase` over `LangGraphStore` on real LangGraph stores: the lesson's text and its
+episodes' contexts leave every item and every byte the database keeps (an InMemoryStore's items,
+a SqliteStore's file and write-ahead log, the rows of a PostgresStore's table), every verdict stays,
+and a new engine on the same BaseStore folds the same; what cannot be erased is refused unchanged."""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.store.base import BaseStore, Op, PutOp, Result
+from langgraph.store.memory import InMemoryStore
+
+import lamar_langgraph.store
+from lamar import Experience, InvalidArgument, Lamar, Scope, Signal, StoreError
+from lamar.store import Event
+from lamar_langgraph import LangGraphStore
+from tests.conftest import POSTGRES_URL, require_service
+from tests.integrations.langgraph.test_langgraph_store import (
+    POSTGRES_OPENER,
+    SQLITE_OPENER,
+    _drop_label,
+    memory_items,
+    postgres_rows,
+    run_opener,
+)
+
+SECRET = "Quillon Marrowdale"  # in the lesson's text
+CONTEXT = "Vespertine"  # in the contexts of the episodes it was eligible in
+
+
+class Backend:
+    """A real BaseStore, a way to open a LangGraphStore over it again, and every byte it keeps."""
+
+    def __init__(self, open_store: Callable[..., LangGraphStore], stored: Callable[[], bytes],
+                 vacuums: Callable[[], int] | None = None) -> None:
+        self.open = open_store
+        self.stored = stored
+        self.vacuums = vacuums  # how many times PostgreSQL has vacuumed LangGraph's table
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    if request.param == "memory":
+        base = InMemoryStore()
+        yield Backend(lambda **kw: LangGraphStore(base, **kw), lambda: memory_items(base, ("lamar",)))
+    elif request.param == "sqlite":
+        path = tmp_path / "lg.db"  # opened in WAL mode, as the conformance suite does
+        yield Backend(lambda **kw: _reopen(run_opener(SQLITE_OPENER, str(path)), kw),
+                      lambda: b"".join(p.read_bytes() for p in sorted(tmp_path.glob("lg.db*"))))
+    else:
+        require_service("PostgreSQL", "127.0.0.1", 5432)
+        label = f"t{uuid.uuid4().hex}"
+        yield Backend(lambda **kw: _reopen(run_opener(POSTGRES_OPENER, f"{POSTGRES_URL}#{label}"), kw),
+                      lambda: postgres_rows(f"lamar.{label}.%"), _vacuums)
+        _drop_label(label)
+
+
+def _vacuums() -> int:
+    import psycopg
+
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        row = conn.execute("SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'store'").fetchone()
+    assert row is not None, "LangGraph's store table is missing"
+    return int(row[0])
+
+
+def _reopen(store: LangGraphStore, options: dict[str, Any]) -> LangGraphStore:
+    return LangGraphStore(store.store, store.namespace, location=store.location, **options) if options else store
+
+
+def _evidence(lam: Lamar) -> dict[str, tuple[Any, ...]]:
+    return {e.id: (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected, ev.eligible)
+            for e in lam.experiences() for ev in [lam.evidence(e.id)]}
+
+
+def _lessons_and_episodes(lam: Lamar, episodes: int = 120) -> str:
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", f"page {SECRET}", rationale=f"{SECRET} asked",
+                                scope=Scope(task="t0")))
+    for i in range(3):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+    lam.edit(secret, rationale=f"{SECRET} asked twice", evidence="keep")  # an edit event holds the text too
+    rng = random.Random(7)
+    for n in range(episodes):
+        rec = lam.recall({"task": f"t{n % 2}", "user": CONTEXT if n % 2 == 0 else "plain"})
+        lam.report(rec.episode_id, rng.choice(list(Signal)))
+    return secret
+
+
+def test_erase_leaves_no_text_in_the_database_and_every_verdict_as_it_was(backend: Backend) -> None:
+    lam = Lamar(backend.open(), k=2, seed=3)
+    secret = _lessons_and_episodes(lam)
+    lam.close()  # saves the engine's state beside the log: one more copy of the text
+    lam = Lamar(backend.open(), k=2, seed=3)
+    assert SECRET.encode() in backend.stored() and CONTEXT.encode() in backend.stored()
+    before, vacuums = _evidence(lam), backend.vacuums() if backend.vacuums else 0
+    erased = lam.erase(secret, contexts=True, by="ops", reason="a request")
+    if backend.vacuums:  # the old row versions are gone from the table's pages too, not only its rows
+        assert backend.vacuums() > vacuums
+    assert len(erased.episodes) == 60 and erased.events == 62  # 60 episodes, the lesson, its edit
+    stored = backend.stored()
+    for word in (SECRET, "Quillon", "Marrowdale", CONTEXT):
+        assert word.encode() not in stored, f"{word} is still stored"
+    assert b"plain" in stored and b"case 1" in stored  # what was not erased stays
+    assert _evidence(lam) == before
+    assert (lam.get(secret).action, lam.get(secret).status.value) == ("[erased]", "retired")
+    with pytest.raises(InvalidArgument):
+        lam.erase(secret)
+    lam.close()
+    again = Lamar(backend.open(), k=2, seed=3)  # a new engine on the same BaseStore folds the log anew
+    assert _evidence(again) == before
+    assert again.get(secret).action == "[erased]" and again.episode(erased.episodes[0]).context == {}
+    assert [e.kind for e in again.store.read()][-1] == "erase"
+    again.close()
+
+
+def test_a_scrub_naming_an_event_wrongly_changes_nothing(backend: Backend) -> None:
+    store = backend.open()
+    written = store.append([Event("status", {"id": f"s{i}", "status": "active", "reason": f"{SECRET} {i}"},
+                                  key=f"k{i}", time=float(i + 1)) for i in range(3)])
+    store.save_state(written[-1].seq, f"a state quoting {SECRET}")
+    first = Event("status", {"id": "s0", "status": "active"}, "k0", written[0].seq, 1.0)
+    for wrong in (Event("outcome", {"id": "s2"}, "k2", written[2].seq, 3.0),  # another kind
+                  Event("status", {"id": "s2"}, "k2", written[1].seq, 3.0),  # another seq
+                  Event("status", {"id": "s2"}, "k2", written[2].seq, 9.0),  # another time
+                  Event("status", {"id": "s2"}, "k9", written[2].seq, 3.0),  # another key
+                  Event("status", {"id": "s2"}, "k2", written[2].seq + 1, 3.0)):  # past the head
+        with pytest.raises(ValueError, match="nothing was changed"):
+            store.scrub([first, wrong])  # the first is named rightly: it is not replaced either
+        assert [e.data for e in store.read()] == [e.data for e in written]
+        assert store.load_state() == f"a state quoting {SECRET}"
+    assert store.scrub([Event(e.kind, {"id": e.data["id"]}, e.key, e.seq, e.time) for e in written]) == 3
+    assert [e.data for e in store.read()] == [{"id": "s0"}, {"id": "s1"}, {"id": "s2"}]
+    assert store.load_state() is None and SECRET.encode() not in backend.stored()
+
+
+def test_compact_runs_after_the_backends_own_step(backend: Backend) -> None:
+    calls: list[str] = []
+    lam = Lamar(backend.open(compact=lambda: calls.append("compact")), k=1, seed=1)
+    secret = lam.add(Experience(f"{SECRET}'s build fails", "read the log", scope=Scope(task="t")))
+    lam.erase(secret)
+    assert calls == ["compact"] and SECRET.encode() not in backend.stored()
+    lam.close()
+
+
+class OtherStore(BaseStore):
+    """A BaseStore Lamar knows nothing of (here it keeps its items in an InMemoryStore)."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        self.inner = InMemoryStore()
+        self.fail_at = fail_at  # the how-many-th batch that puts events fails, once
+        self.event_puts = 0
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        ops = list(ops)
+        if any(isinstance(op, PutOp) and op.namespace[-1] == "events" for op in ops):
+            self.event_puts += 1
+            if self.event_puts == self.fail_at:
+                self.fail_at = None
+                raise ConnectionError("the database went away")
+        return self.inner.batch(ops)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return self.batch(ops)
+
+
+def test_an_unknown_base_store_without_compact_refuses_to_erase_and_changes_nothing() -> None:
+    base = OtherStore()
+    lam = Lamar(LangGraphStore(base), k=1, seed=1)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="deploy")))
+    lam.report(lam.recall({"task": "deploy"}).episode_id, Signal.SHIPPED)
+    lam.close()
+    lam = Lamar(LangGraphStore(base), k=1, seed=1)
+    items = memory_items(base.inner, ("lamar",))
+    with pytest.raises(StoreError, match="compact="):
+        lam.erase(secret)
+    assert memory_items(base.inner, ("lamar",)) == items  # not a value, not the saved state
+    assert lam.get(secret).action == "page them" and lam.get(secret).status.value == "active"
+    with pytest.raises(StoreError, match="compact="):
+        lam.store.scrub([])  # type: ignore[attr-defined]
+    calls: list[int] = []
+    erasing = Lamar(LangGraphStore(base, compact=lambda: calls.append(1)), k=1, seed=1)
+    erasing.erase(secret)
+    assert calls == [1] and SECRET.encode() not in memory_items(base.inner, ("lamar",))
+    with pytest.raises(TypeError, match="compact"):
+        LangGraphStore(base, compact="VACUUM")  # type: ignore[arg-type]
+
+
+def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A scrub of many events takes several batches (500 here instead of 5000, for speed); over an
+    # unknown BaseStore even one batch need not be atomic. The second batch fails: 120 are left.
+    monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 500)
+    base = OtherStore()
+    lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
+    for n in range(620):
+        lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    before = _evidence(lam)
+    base.event_puts, base.fail_at = 0, 2
+    with pytest.raises(StoreError, match="went away"):
+        lam.erase(secret, contexts=True)
+    stored = memory_items(base.inner, ("lamar",))
+    assert CONTEXT.encode() in stored and SECRET.encode() in stored  # the lesson's event goes last
+    assert _evidence(lam) == before and lam.get(secret).action == "page them"
+    assert Lamar(LangGraphStore(base), k=1, seed=2).get(secret).action == "page them"
+    erased = lam.erase(secret, contexts=True)  # again: what is left is scrubbed
+    assert erased.events == 121  # the 120 episodes of the failed batch and the lesson's event
+    stored = memory_items(base.inner, ("lamar",))
+    assert CONTEXT.encode() not in stored and SECRET.encode() not in stored
+    assert _evidence(lam) == before
+    assert _evidence(Lamar(LangGraphStore(base), k=1, seed=2)) == before
+
+
+def test_a_scrub_of_more_events_than_one_batch_holds(backend: Backend) -> None:
+    # 6000 events: two batches, each one SQL statement within SQLite's and PostgreSQL's bounds
+    store = backend.open()
+    written = [e for start in range(0, 6000, 2000)
+               for e in store.append([Event("status", {"id": f"s{i}", "reason": f"{SECRET} {i}"}, time=1.0)
+                                      for i in range(start, start + 2000)])]
+    assert store.scrub([Event(e.kind, {"id": e.data["id"]}, e.key, e.seq, e.time) for e in written]) == 6000
+    assert [e.data for e in store.read()] == [{"id": f"s{i}"} for i in range(6000)]
+    assert SECRET.encode() not in backend.stored()
+
+
+def test_a_sqlite_store_whose_journal_can_keep_old_pages_refuses_to_erase(tmp_path: Path) -> None:
+    import sqlite3
+
+    from langgraph.store.sqlite import SqliteStore
+
+    conn = sqlite3.connect(tmp_path / "persist.db", check_same_thread=False, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=PERSIST")
+    base = SqliteStore(conn)
+    base.setup()
+    lam = Lamar(LangGraphStore(base), k=1, seed=1)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="deploy")))
+    events = [e.data for e in lam.store.read()]
+    with pytest.raises(StoreError, match="PERSIST"):
+        lam.erase(secret)
+    assert [e.data for e in lam.store.read()] == events and lam.get(secret).action == "page them"
+    conn.close()
