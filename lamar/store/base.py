@@ -310,9 +310,11 @@ class ErasableStore(Store, Protocol):
 
         Each of `events` names a stored event by its seq (its kind, key and time as stored) and
         carries the data to store in its place; seqs, keys and the order of the log stay. Once it
-        returns, no copy the store keeps holds the old data: not the file, its free pages or its
-        journal, not the engine's saved state (dropped: the next engine folds the log again), not
-        folded rows (dropped too, where the store keeps them: they are built again from the log).
+        returns, no stored event holds the old data, nor the engine's saved state (dropped: the
+        next engine folds the log again), nor folded rows (dropped too, where the store keeps them:
+        they are built again from the log); and the backend has done what it can to make its files
+        drop the old bytes, saying in its own `scrub` what it cannot (a server's free space and
+        write-ahead log, a file system's freed blocks).
 
         Returns:
             How many events were replaced.

@@ -199,8 +199,9 @@ class PostgresStore:
         """Replace events' data (`ErasableStore.scrub`) in one transaction that also deletes the
         namespace's saved state and its lesson rows (marked stale: the next engine builds them from
         the scrubbed log), holding off every rewrite and fold-mode write meanwhile. Then VACUUM
-        removes the old row versions from the tables' pages. The server's write-ahead log, its
-        replicas and its backups keep them until they are recycled (docs/cli.md, "Erasing")."""
+        removes the old row versions; their bytes can stay in the pages' free space until it is
+        reused (`VACUUM FULL` rewrites the files), and in the server's write-ahead log, replicas
+        and backups until they are recycled (docs/cli.md, "Erasing")."""
         ns = self.namespace
         rows = [(e.data_json(), ns, e.seq, e.kind, e.key, float(e.time)) for e in events]
         with self._tail_lock:
