@@ -213,6 +213,11 @@ def test_requests_without_the_token_are_refused(server: str, store: tuple[Path, 
                   headers=same) == 303
     with Lamar(str(path)) as lam:
         assert lam.get(ids["good"]).status is Status.RETIRED
+    assert status(f"{base}/lessons/{ids['good']}/revive", data=b"reason=back&confirm=yes&token=" + token.encode(),
+                  headers=same) == 303
+    with Lamar(str(path)) as lam:
+        assert lam.get(ids["good"]).status is Status.ACTIVE
+        assert lam.store.read(0)[-1].data == {"id": ids["good"], "status": "active", "reason": "back"}
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
