@@ -128,7 +128,7 @@ def sequence_z(n: float, planned: float) -> float:
     of the episodes asked about); the width changes little away from it.
 
     >>> round(sequence_z(1000, 1000), 2), round(sequence_z(250, 1000), 2), round(sequence_z(4000, 1000), 2)
-    (3.04, 3.14, 3.12)
+    (3.04, 3.26, 3.13)
     """
     if n <= 0.0:
         return math.inf
