@@ -1,8 +1,4 @@
-"""Credential scrubbing: `scrub` replaces every credential in a text with `[REDACTED:<kind>]`.
-
-The rules run in order, most specific first, so a provider key inside an `.env` line is named by
-its provider and the generic rules skip values that are already placeholders.
-"""
+"""Credential scrubbing: `scrub` replaces every credential in a text with `[REDACTED:<kind>]`."""
 
 from __future__ import annotations
 
@@ -255,6 +251,9 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 def scrub(text: str) -> tuple[str, list[str]]:
     """Replace every credential in `text` with `[REDACTED:<kind>]`.
+
+    The rules run in order, most specific first, so a provider key inside an `.env` line is named by
+    its provider and the generic rules skip values that are already placeholders.
 
     Args:
         text: any text: a trace, a log, a lesson.
