@@ -1,7 +1,5 @@
 """The gym's world: four tasks, six (or more) equally relevant lessons each, and one helpful
-lesson that silently turns harmful halfway through (the fossil). Variants: missing and late
-reports, and a context variant where each episode has a language and one task-wide lesson
-helps in Swift and hurts in Python. Every coin is drawn from the seed."""
+lesson that silently turns harmful halfway through (the fossil). Every coin is drawn from the seed."""
 
 from __future__ import annotations
 
@@ -106,6 +104,9 @@ def actions_of(task: int, lessons: int) -> list[str]:
 
 class World:
     """One seeded world: its lessons' roles, the fossil's task, and every episode's coins.
+
+    Variants: missing and late reports, and a context variant where each episode has a language
+    and one task-wide lesson helps in Swift and hurts in Python.
 
     The coins are drawn once, up front, from the world's own stream, so every policy run on
     the same seed meets the same tasks in the same order and the same coin per episode:
