@@ -47,7 +47,7 @@ def read_state(path: Path) -> dict[str, Any]:
         if not isinstance(data.get(key), type(value)):
             data[key] = value
     for record in (*data["sessions"].values(), *data["episodes"].values()):
-        if isinstance(record, dict):  # prompt text an earlier release kept: dropped at the next write
+        if isinstance(record, dict):  # the state keeps no prompt text: any found is dropped at the next write
             record.pop("prompt", None)
             record.pop("prompt_head", None)
     return data

@@ -161,7 +161,7 @@ class World:
         self.tasks = [rng.randrange(n_tasks) for _ in range(episodes)]
         self.coins = [rng.random() for _ in range(episodes)]
         self.signal_coins = [rng.random() for _ in range(episodes)]
-        # The variants draw from streams of their own, so the default world stays as it was.
+        # The variants draw from streams of their own, so a variant never changes the default world's draws.
         extra = random.Random(f"lamar-gym-variants:{seed}")
         self.reported = [report_rate >= 1.0 or extra.random() < report_rate for _ in range(episodes)]
         self.delays = [extra.randint(0, report_delay) if report_delay else 0 for _ in range(episodes)]

@@ -78,7 +78,7 @@ def admitted(experience: Experience) -> Experience:
             MAX_SCOPE_CHARS).
     """
     too_long = size_problem(experience.precondition, experience.action, experience.rationale, experience.scope)
-    if too_long:  # checked first: screening a 480 KB lesson alone takes seconds
+    if too_long:  # checked first: the screens' cost grows with the text, so refuse a huge one before them
         raise InvalidExperience(too_long)
     for name in TEXT_FIELDS:
         try:

@@ -15,7 +15,7 @@ from lamar.gym.v2.lesson import LessonState
 from lamar.policy.verdicts import Evidence
 from lamar.signals import Signal
 
-_PRIOR_SIGMA, _PRIOR_WEIGHT = 0.75, 10.0  # the fold's prior on the reward spread, as it was
+_PRIOR_SIGMA, _PRIOR_WEIGHT = 0.75, 10.0  # the fold's prior on the reward spread, frozen with this design
 
 
 @dataclasses.dataclass(frozen=True)
