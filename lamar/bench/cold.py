@@ -148,7 +148,9 @@ def warm_episode_ms(location: str, reps: int) -> list[Sample]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Hooks and CLIs start a new interpreter per call, so what counts is the interpreter's start,
+    """Print what a fresh process pays, side by side in one run.
+
+    Hooks and CLIs start a new interpreter per call, so what counts is the interpreter's start,
     `import lamar`, opening a store that already holds many episodes, and one recall + report.
     Side by side in one run: `python -c pass`, `import json, sqlite3`, `import lamar`; opening a
     store of N reported episodes over 50 lessons and answering the first recall (SQLite and JSON,

@@ -123,7 +123,9 @@ def _fill_memory(store: Any, n: int, eligible: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """For each backend (memory, JSON, SQLite) and store size N (experiences, and as many
+    """Print recall and report latency as the store grows.
+
+    For each backend (memory, JSON, SQLite) and store size N (experiences, and as many
     reported episodes), it times `recall` and `report` for a context with 6 or 50 eligible
     lessons, and times a plain similarity top-k over all N lessons beside it. Figures are
     medians and 99th percentiles in microseconds; memory is the Python heap after loading.
