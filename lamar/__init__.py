@@ -1,10 +1,4 @@
-"""Lamar: agents that learn from what happened after they acted.
-
-    lam = Lamar(ExperienceStore("~/.lamar/experience.json"), k=3)
-    rec = lam.recall({"project": "trace", "task": "build_fails"})
-    ...  # put rec.as_prompt() in the system prompt, act
-    lam.report(rec.episode_id, Signal.SHIPPED)
-"""
+"""Lamar: agents that learn from what happened after they acted."""
 
 from __future__ import annotations
 

@@ -1,23 +1,5 @@
-"""The one exception tree of Lamar.
-
-    LamarError
-    ├── InvalidContext(LamarError, TypeError)      a context that is not a mapping of strings
-    ├── InvalidExperience(LamarError, ValueError)  an experience missing its precondition or action
-    ├── InvalidReward(LamarError, ValueError)      a reward outside [-1, 1], NaN, or not a Signal
-    ├── UnknownEpisode(LamarError, KeyError)       report() on an episode this store never saw
-    ├── DuplicateReport(LamarError, ValueError)    a second report of one episode without replace=True
-    ├── UnknownExperience(LamarError, KeyError)    an experience id this store does not hold
-    ├── StoreError(LamarError, OSError)            a store that cannot be opened, read or written
-    │   └── CorruptStore(StoreError)               a store file that does not parse; never overwritten
-    ├── EventConflict(LamarError, ValueError)      an event whose unique key the store already holds
-    ├── UnknownProposal(LamarError, KeyError)      apply(only=[...]) naming a proposal the report lacks
-    ├── StaleProposal(LamarError, RuntimeError)    a sleep proposal whose lessons changed since the report
-    ├── InvalidTrace(LamarError, ValueError)       a sleep trace record that breaks the trace format
-    ├── InvalidArgument(LamarError, ValueError, TypeError)  an option or argument of the wrong type or range
-    ├── InvalidEvent(LamarError, ValueError)       an imported event the API would never have written
-    ├── InvalidReport(LamarError, ValueError)      a sleep report (or one of its proposals) that is malformed
-    └── ModelError(LamarError, RuntimeError)       a model call that failed or returned nothing usable
-"""
+"""The one exception tree of Lamar: `LamarError`, and below it one class per kind of failure that also
+subclasses the builtin it refines (docs/api.md, "Errors", draws the tree)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
 """A lesson's next version (`Lamar.edit`): the rule for its evidence, and the event that records it;
-and the event that retires or revives a lesson (`Lamar.retire`, `Lamar.revive`).
-
-The lesson the model reads is the treatment, so a new text is a new treatment: by default its
-evidence restarts as a new segment (`LessonState.renew`: the next share of the lesson's alpha,
-warm-up tries for the new text), as it does when the fall detector sees the world change.
-`evidence="keep"` carries the evidence over for a wording fix that the editor asserts changes
-nothing the model would do differently; it is refused when the action or the scope changes (a
-different treatment, or other contexts than the evidence was measured in).
-"""
+and the event that retires or revives a lesson (`Lamar.retire`, `Lamar.revive`)."""
 
 from __future__ import annotations
 
@@ -26,7 +18,15 @@ if TYPE_CHECKING:
 
 
 class EvidenceRule(str, enum.Enum):
-    """What an edit does to the lesson's evidence."""
+    """What an edit does to the lesson's evidence.
+
+    The lesson the model reads is the treatment, so a new text is a new treatment: by default its
+    evidence restarts as a new segment (`LessonState.renew`: the next share of the lesson's alpha,
+    warm-up tries for the new text), as it does when the fall detector sees the world change.
+    `evidence="keep"` carries the evidence over for a wording fix that the editor asserts changes
+    nothing the model would do differently; it is refused when the action or the scope changes (a
+    different treatment, or other contexts than the evidence was measured in).
+    """
 
     RESTART = "restart"
     KEEP = "keep"

@@ -1,9 +1,5 @@
-"""Many lessons read from text, for `lamar add --from`, `lamar ui` and programs: JSON Lines (one
-object a line) or Markdown (one bullet a lesson, written as `lamar ls` prints it: "When X, do Y,
-because Z.").
-
-Every line is checked before anything is stored, so a file with one bad line adds nothing.
-"""
+"""Many lessons read from text, for `lamar add --from`, `lamar ui` and programs: JSON Lines (one object
+a line) or Markdown (one bullet a lesson, as `lamar ls` prints it: "When X, do Y, because Z.")."""
 
 from __future__ import annotations
 
@@ -36,6 +32,8 @@ def is_json_lines(name: str, text: str) -> bool:
 def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] | None = None,
                  status: str = "active", via: str = "read_lessons") -> list[Experience]:
     """Every lesson in `text`, checked, in file order; nothing is stored here (`Lamar.add` each).
+
+    Every line is checked before anything is stored, so a file with one bad line adds nothing.
 
     Args:
         text: the file's content.

@@ -1,9 +1,4 @@
-"""`storable_problem`: why a value cannot be written to every store backend, or None.
-
-Every backend keeps events as JSON (PostgreSQL as `jsonb`, which has no NUL character), so a
-value is storable when it is JSON made of strings without NUL or lone surrogates, finite
-numbers, booleans, None, lists and string-keyed mappings, and not nested absurdly deep.
-"""
+"""`storable_problem`: why a value cannot be written to every store backend, or None."""
 
 from __future__ import annotations
 
@@ -28,6 +23,10 @@ def text_problem(text: str) -> str | None:
 
 def storable_problem(value: Any, depth: int = 0) -> str | None:
     """Why `value` cannot be stored as JSON by every backend, or None when it can.
+
+    Every backend keeps events as JSON (PostgreSQL as `jsonb`, which has no NUL character), so a
+    value is storable when it is JSON made of strings without NUL or lone surrogates, finite
+    numbers, booleans, None, lists and string-keyed mappings, and not nested absurdly deep.
 
     >>> storable_problem({"source": "manual", "traces": ["t1", "t2"]}) is None
     True

@@ -1,13 +1,6 @@
 """Lamar inside Claude Code: lessons injected on each prompt, outcomes read from the next prompt and git.
-
-    lamar claude-code install      # hooks into .claude/settings.local.json (see docs/claude-code.md)
-
-For agents built on the Claude Agent SDK, the same behaviour as in-process callbacks:
-
-    options = ClaudeAgentOptions(hooks=lamar_claude_code.hooks(lam))
-
-The hook path imports only the standard library and `lamar`; `hooks` imports the SDK when called.
-"""
+The hook path imports only the standard library and `lamar`; `hooks` (for the Claude Agent SDK)
+imports the SDK when called. Setup: docs/claude-code.md."""
 
 from __future__ import annotations
 

@@ -1,13 +1,4 @@
-"""Benchmark: the hook as Claude Code runs it (a fresh process, the event on stdin, the answer on stdout).
-
-    python -m lamar_claude_code.bench [--episodes 100000] [--runs 200] [--backend db|json]
-
-Prints p50/p99 wall time, and the p50 as a multiple of `python -c pass`, of the installed hook
-command (quick.py handing the event to the warm daemon) on a UserPromptSubmit (recall, the
-previous prompt settled, the answer written) and on a PostToolUse edit, and of the whole work
-in one process (`python -m lamar.cli claude-code hook`), all interleaved in one run on a store
-with `--episodes` reported episodes. Figures, not a test.
-"""
+"""Benchmark: the hook as Claude Code runs it (a fresh process, the event on stdin, the answer on stdout)."""
 
 from __future__ import annotations
 
@@ -56,8 +47,20 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float,
     return elapsed, done.stdout
 
 
+_DESCRIPTION = """Benchmark: the hook as Claude Code runs it (a fresh process, the event on stdin, the answer on stdout).
+
+    python -m lamar_claude_code.bench [--episodes 100000] [--runs 200] [--backend db|json]
+
+Prints p50/p99 wall time, and the p50 as a multiple of `python -c pass`, of the installed hook
+command (quick.py handing the event to the warm daemon) on a UserPromptSubmit (recall, the
+previous prompt settled, the answer written) and on a PostToolUse edit, and of the whole work
+in one process (`python -m lamar.cli claude-code hook`), all interleaved in one run on a store
+with `--episodes` reported episodes. Figures, not a test.
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=_DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--episodes", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--every", type=int, default=5, help="time the in-process hook every Nth run (5)")

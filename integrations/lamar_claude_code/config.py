@@ -1,12 +1,4 @@
-"""`HookConfig`: what a user can override or extend, read from TOML files (project over user).
-
-    ~/.lamar/claude-code.toml          every project of this user
-    <repository>/.claude/lamar.toml    one project, read once trusted (`lamar claude-code trust`)
-
-Both are optional; keys of the project file replace the user file's, rule lists are joined
-(project rules first). The keys are documented in docs/claude-code.md. The rules' regular
-expressions run under a time limit (`resolve_rules`), so none can hold a prompt back.
-"""
+"""`HookConfig`: what a user can override or extend, read from TOML files (project over user)."""
 
 from __future__ import annotations
 
@@ -67,6 +59,15 @@ class HookConfig:
 def load_config(repo: str | os.PathLike[str] | None, *, user: str | os.PathLike[str] | None = None,
                 trust_file: str | os.PathLike[str] | None = None) -> HookConfig:
     """The config for a project folder: the user file, then the project file over it once trusted.
+
+    The files, both optional:
+
+        ~/.lamar/claude-code.toml          every project of this user
+        <repository>/.claude/lamar.toml    one project, read once trusted (`lamar claude-code trust`)
+
+    Keys of the project file replace the user file's, rule lists are joined (project rules first).
+    The keys are documented in docs/claude-code.md. The rules' regular expressions run under a
+    time limit (`resolve_rules`), so none can hold a prompt back.
 
     Raises:
         ConfigError: a file exists but does not parse or holds a bad value.

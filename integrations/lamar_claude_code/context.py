@@ -1,9 +1,4 @@
-"""The context of a Claude Code prompt: project, language, task class and error class, from plain rules.
-
-Nothing here calls a model. The rules are documented in docs/claude-code.md; a config file
-(see `lamar_claude_code.config`) can pin the project or language, add context keys, and put
-its own task and error rules before the built-in ones.
-"""
+"""The context of a Claude Code prompt: project, language, task class and error class, from plain rules."""
 
 from __future__ import annotations
 
@@ -145,7 +140,12 @@ def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
 
 
 def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any]) -> dict[str, str]:
-    """The recall context of one prompt (see the module docstring); `config` is a `HookConfig`."""
+    """The recall context of one prompt (see the module docstring); `config` is a `HookConfig`.
+
+    Nothing here calls a model. The rules are documented in docs/claude-code.md; a config file
+    (see `lamar_claude_code.config`) can pin the project or language, add context keys, and put
+    its own task and error rules before the built-in ones.
+    """
     repo = find_repo(cwd)
     folder = repo or Path(cwd).resolve()
     context = {"project": config.project or project_name(cwd, repo)}

@@ -1,8 +1,4 @@
-"""One hook event applied to the engine and the bookkeeping: recall on a prompt, note edits, settle.
-
-`handle_event` is shared by the `lamar claude-code hook` process and the Agent SDK callbacks;
-it imports only the standard library and `lamar`, and opens the engine only when it needs it.
-"""
+"""One hook event applied to the engine and the bookkeeping: recall on a prompt, note edits, settle."""
 
 from __future__ import annotations
 
@@ -58,6 +54,9 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
                  config: HookConfig | None = None, budget: Budget | None = None,
                  now: float | None = None) -> str:
     """Apply one hook event; returns the text to inject ("" for none).
+
+    Shared by the `lamar claude-code hook` process and the Agent SDK callbacks; its module imports
+    only the standard library and `lamar`, and it opens the engine only when it needs it.
 
     Args:
         payload: the event as Claude Code documents it (session_id, cwd, hook_event_name, ...).

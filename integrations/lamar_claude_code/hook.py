@@ -1,9 +1,4 @@
-"""`lamar claude-code hook`: one Claude Code hook event on stdin, the documented JSON answer on stdout.
-
-Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
-process prints nothing, exits 0 and leaves one line in the log `lamar claude-code status` shows.
-It never exits 2, which would block the developer's prompt.
-"""
+"""`lamar claude-code hook`: one Claude Code hook event on stdin, the documented JSON answer on stdout."""
 
 from __future__ import annotations
 
@@ -32,6 +27,10 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False,
         start: float | None = None, overran: Callable[[], None] | None = None) -> int:
     """Handle one event; always returns 0 (see the module docstring).
+
+    Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
+    process prints nothing, exits 0 and leaves one line in the log `lamar claude-code status` shows.
+    It never exits 2, which would block the developer's prompt.
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
     interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a

@@ -1,8 +1,4 @@
-"""Lamar's plugin as Claude Code installed it: where, whether enabled, its options, and whether its hooks start.
-
-Read from Claude Code's own files: `~/.claude/plugins/installed_plugins.json` (where each plugin
-was copied) and the `enabledPlugins` and `pluginConfigs` keys of its settings files.
-"""
+"""Lamar's plugin as Claude Code installed it: where, whether enabled, its options, and whether its hooks start."""
 
 from __future__ import annotations
 
@@ -46,7 +42,11 @@ class InstalledPlugin:
 
 def installed_plugins(claude_dir: str | os.PathLike[str] = "~/.claude",
                       project: str | os.PathLike[str] | None = None) -> list[InstalledPlugin]:
-    """Every installed copy of Lamar's plugin ([] when Claude Code has none or its files are unreadable)."""
+    """Every installed copy of Lamar's plugin ([] when Claude Code has none or its files are unreadable).
+
+    Read from Claude Code's own files: `~/.claude/plugins/installed_plugins.json` (where each plugin
+    was copied) and the `enabledPlugins` and `pluginConfigs` keys of its settings files.
+    """
     root = Path(claude_dir).expanduser()
     listing = _json(root / "plugins" / "installed_plugins.json").get("plugins", {})
     settings = [_json(root / "settings.json")]

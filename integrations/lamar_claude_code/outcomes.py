@@ -1,15 +1,5 @@
-"""Outcomes from behaviour: what the next prompt says about the last one, and what git did with the edits.
-
-    next prompt rejects or corrects          CORRECTED
-    next prompt asks the same thing again    REASKED   (word overlap >= reasked_overlap)
-    next prompt moves on                     ACCEPTED
-    an edited file lands in a commit         SHIPPED   (replaces any prompt outcome)
-    that commit is reverted, or the edits
-    are discarded before any commit          REVERTED  (replaces SHIPPED or a prompt outcome)
-
-Git outcomes are stronger than prompt outcomes: a prompt never replaces SHIPPED or REVERTED,
-and REVERTED is final.
-"""
+"""Outcomes from behaviour: what the next prompt says about the last one, and what git did with the edits
+(the table of outcomes is in docs/claude-code.md)."""
 
 from __future__ import annotations
 
@@ -41,6 +31,9 @@ _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequence[str] = (),
                   overlap: float = 0.6) -> tuple[str, str]:
     """The signal the next prompt gives the previous episode, and why.
+
+    The next prompt rejects or corrects: CORRECTED; asks the same thing again (word overlap >=
+    `reasked_overlap`): REASKED; moves on: ACCEPTED.
 
     Args:
         previous: the previous prompt, or its `prompt_words` (what the hooks keep: no prompt text).
@@ -131,6 +124,11 @@ def head_commit(repo: str) -> str | None:
 
 def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] | None:
     """What git says about an episode's edits now: (signal, reason, commit) or None (nothing yet).
+
+    An edited file that lands in a commit is SHIPPED (replacing any prompt outcome); that commit
+    reverted, or the edits discarded before any commit, is REVERTED (replacing SHIPPED or a prompt
+    outcome). Git outcomes are stronger than prompt outcomes: a prompt never replaces SHIPPED or
+    REVERTED, and REVERTED is final.
 
     Args:
         repo: the repository's top level.

@@ -1,8 +1,4 @@
-"""The plugin's entry point (`python -m lamar_claude_code.plugin hook|mcp|status`): the store from its options.
-
-Claude Code hands a plugin's options to hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`; the plugin's MCP
-server gets the same names through its `env` (see plugins/lamar/.mcp.json).
-"""
+"""The plugin's entry point (`python -m lamar_claude_code.plugin hook|mcp|status`): the store from its options."""
 
 from __future__ import annotations
 
@@ -21,7 +17,11 @@ def data_home(environ: Mapping[str, str] | None = None) -> Path:
 
 def plugin_store(environ: Mapping[str, str] | None = None) -> str:
     """The plugin's store: its `store` option when set, else a SQLite store in the user's data folder
-    ($XDG_DATA_HOME, else ~/Library/Application Support on macOS, else ~/.local/share)."""
+    ($XDG_DATA_HOME, else ~/Library/Application Support on macOS, else ~/.local/share).
+
+    Claude Code hands a plugin's options to hooks as `CLAUDE_PLUGIN_OPTION_<KEY>`; the plugin's MCP
+    server gets the same names through its `env` (see plugins/lamar/.mcp.json).
+    """
     from lamar_claude_code.quick import plugin_store as store
 
     return store(dict(os.environ if environ is None else environ))

@@ -1,11 +1,4 @@
-"""In-process hooks for agents built on the Claude Agent SDK: the same episodes as the command hooks.
-
-    from claude_agent_sdk import ClaudeAgentOptions
-    options = ClaudeAgentOptions(hooks=lamar_claude_code.hooks(lam))
-
-Each callback runs the shared `handle_event` in a worker thread under a deadline, and answers
-`{}` (no opinion) on any error or timeout: an SDK hook that fails must not block the agent.
-"""
+"""In-process hooks for agents built on the Claude Agent SDK: the same episodes as the command hooks."""
 
 from __future__ import annotations
 
@@ -26,6 +19,9 @@ from lamar_claude_code.state import log_line
 def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config: HookConfig | None = None,
           budget: float | None = None) -> dict[str, list[HookMatcher]]:
     """The `hooks=` mapping of `ClaudeAgentOptions`: recall on UserPromptSubmit, edits on PostToolUse.
+
+    Each callback runs the shared `handle_event` in a worker thread under a deadline, and answers
+    `{}` (no opinion) on any error or timeout: an SDK hook that fails must not block the agent.
 
     Args:
         lamar: the engine (`Lamar`) the agent learns into.

@@ -1,9 +1,4 @@
-"""Merge Lamar's hook entries into a Claude Code settings file, and take them out again.
-
-Every other key and hook of the file is kept; Lamar's entries are the handlers whose command
-runs Lamar's hook (`quick.py`, or `lamar claude-code hook` as earlier releases installed it). Writes are atomic (temporary file, fsync, rename) and a second
-install changes nothing.
-"""
+"""Merge Lamar's hook entries into a Claude Code settings file, and take them out again."""
 
 from __future__ import annotations
 
@@ -161,7 +156,13 @@ def read_settings(path: Path) -> dict[str, Any]:
 
 
 def install(path: Path, command: str) -> list[str]:
-    """Add or update Lamar's entries; returns the changes made ([] when it was installed already)."""
+    """Add or update Lamar's entries; returns the changes made ([] when it was installed already).
+
+    Every other key and hook of the file is kept; Lamar's entries are the handlers whose command
+    runs Lamar's hook (`quick.py`, or `lamar claude-code hook`, which a settings file written by an
+    older install may still name). Writes are atomic (temporary file, fsync, rename) and a second
+    install changes nothing.
+    """
     data = read_settings(path)
     hooks = data.setdefault("hooks", {})
     changes = []

@@ -1,10 +1,5 @@
 """Bookkeeping between hook processes: one JSON file beside the store, locked and replaced atomically.
-
-Each hook is a fresh process and several run at once (parallel tool calls), so every change is
-read-modify-write under an exclusive lock on a sidecar lock file, written to a temporary file,
-fsynced and renamed over the old one: a reader sees the old state or the new, never half.
-The log beside it holds one line per failure or settlement; `lamar claude-code status` shows it.
-"""
+The log beside it holds one line per failure or settlement; `lamar claude-code status` shows it."""
 
 from __future__ import annotations
 
@@ -52,7 +47,7 @@ def read_state(path: Path) -> dict[str, Any]:
         if not isinstance(data.get(key), type(value)):
             data[key] = value
     for record in (*data["sessions"].values(), *data["episodes"].values()):
-        if isinstance(record, dict):  # prompt text an earlier release kept: dropped at the next write
+        if isinstance(record, dict):  # the state keeps no prompt text: any found is dropped at the next write
             record.pop("prompt", None)
             record.pop("prompt_head", None)
     return data
@@ -61,6 +56,10 @@ def read_state(path: Path) -> dict[str, Any]:
 @contextlib.contextmanager
 def locked_state(path: Path) -> Iterator[dict[str, Any]]:
     """Hold the state's lock, yield the state, and write it back, even when the block fails.
+
+    Each hook is a fresh process and several run at once (parallel tool calls), so every change is
+    read-modify-write under an exclusive lock on a sidecar lock file, written to a temporary file,
+    fsynced and renamed over the old one: a reader sees the old state or the new, never half.
 
     The block may have reported outcomes to the store before it failed; the state must remember
     them, or the next event would report them again.

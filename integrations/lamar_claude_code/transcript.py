@@ -1,9 +1,4 @@
-"""A Claude Code session transcript (JSON Lines at `transcript_path`) as sleep traces, one per prompt.
-
-Each user prompt opens a trace; the assistant's tool calls become `attempted`, failed tool
-results `tool_errors`, its last text `output`. The episode that the hook recalled for the
-prompt gives the context and the outcome. Secrets are scrubbed by `TraceWriter` on the way out.
-"""
+"""A Claude Code session transcript (JSON Lines at `transcript_path`) as sleep traces, one per prompt."""
 
 from __future__ import annotations
 
@@ -100,6 +95,10 @@ def _call(block: Mapping[str, Any]) -> str:
 def session_traces(path: str | os.PathLike[str], session: str,
                    episodes: Mapping[str, Mapping[str, Any]] | None = None) -> list[Trace]:
     """The transcript's prompts as traces, each tied to the hook's episode for that prompt when known.
+
+    Each user prompt opens a trace; the assistant's tool calls become `attempted`, failed tool
+    results `tool_errors`, its last text `output`. The episode that the hook recalled for the
+    prompt gives the context and the outcome. Secrets are scrubbed by `TraceWriter` on the way out.
 
     Args:
         path: the transcript (`transcript_path` of any hook event).

@@ -1,9 +1,4 @@
-"""The trust step for a repository's `.claude/lamar.toml`, as direnv has for `.envrc`.
-
-A cloned repository's config runs its regular expressions on every prompt, so it is read only
-once its owner ran `lamar claude-code trust` on that exact content; any change to the file
-needs trusting again. The list is `~/.lamar/claude-code-trusted.json` (path -> SHA-256).
-"""
+"""The trust step for a repository's `.claude/lamar.toml`, as direnv has for `.envrc` (docs/claude-code.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +23,12 @@ def _listing(trust_file: Path) -> dict[str, str]:
 
 
 def is_trusted(path: Path, trust_file: str | os.PathLike[str] = TRUST_FILE) -> bool:
-    """Whether this exact content of `path` was trusted."""
+    """Whether this exact content of `path` was trusted.
+
+    A cloned repository's config runs its regular expressions on every prompt, so it is read only
+    once its owner ran `lamar claude-code trust` on that exact content; any change to the file
+    needs trusting again. The list is `~/.lamar/claude-code-trusted.json` (path -> SHA-256).
+    """
     known = _listing(Path(trust_file).expanduser()).get(os.path.realpath(path))
     try:
         return known is not None and known == fingerprint(path)

@@ -1,10 +1,4 @@
-"""Lamar for LangChain: a retriever, a callback handler and agent middleware.
-
-    retriever = LamarRetriever(lamar=lam, k=4, context={"project": "trace"})
-    agent = create_agent(model, tools, middleware=[LamarMiddleware(lam, {"project": "trace"})])
-    handler = LamarCallbackHandler(lam, trace_path="traces.jsonl")
-    tools = create_lamar_tools(lam, report=True)  # for agents that look lessons up themselves
-"""
+"""Lamar for LangChain: a retriever, a callback handler, agent middleware and agent tools (docs/langchain.md)."""
 
 from lamar_langchain.callbacks import ImplicitSignals, LamarCallbackHandler
 from lamar_langchain.middleware import LamarAgentState, LamarMiddleware

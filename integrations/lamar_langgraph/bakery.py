@@ -1,9 +1,4 @@
-"""A write lock made only of puts and reads on a LangGraph `BaseStore` (Lamport's bakery).
-
-`BaseStore` has no transactions and no compare-and-set, so writers take a ticket the way
-customers do in a bakery: announce that you are choosing, take one more than the largest
-ticket you see, then wait until nobody is choosing and nobody holds a smaller ticket.
-"""
+"""A write lock made only of puts and reads on a LangGraph `BaseStore` (Lamport's bakery)."""
 
 from __future__ import annotations
 
@@ -24,6 +19,10 @@ Run = Callable[[Sequence[Op]], list[Result]]
 
 class BakeryLock:
     """Mutual exclusion among writers that share one `BaseStore` namespace.
+
+    `BaseStore` has no transactions and no compare-and-set, so writers take a ticket the way
+    customers do in a bakery: announce that you are choosing, take one more than the largest
+    ticket you see, then wait until nobody is choosing and nobody holds a smaller ticket.
 
     Correct for any store whose single puts and reads are atomic and ordered (SQLite,
     PostgreSQL, an `InMemoryStore` under the GIL), with one timing assumption: a writer

@@ -1,8 +1,4 @@
-"""Sleep as its own LangGraph graph: load traces -> sleep -> review (a human interrupt) -> apply.
-
-The report travels in graph state as plain JSON, so with a persistent checkpointer the
-review can come hours later, from another process; apply re-checks the store as it is then.
-"""
+"""Sleep as its own LangGraph graph: load traces -> sleep -> review (a human interrupt) -> apply."""
 
 from __future__ import annotations
 
@@ -51,6 +47,9 @@ class SleepState(TypedDict, total=False):
 def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpointer = None,
                       name: str = "lamar_sleep", **sleep_options: Any) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Sleep with a human review step, as a compiled graph.
+
+    The report travels in graph state as plain JSON, so with a persistent checkpointer the
+    review can come hours later, from another process; apply re-checks the store as it is then.
 
     ``invoke({"traces": "traces.jsonl"}, config)`` runs sleep and stops at the review
     interrupt, whose value is a JSON dict: ``{"kind": "lamar_sleep_review", "question",

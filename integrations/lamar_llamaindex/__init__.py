@@ -1,12 +1,5 @@
 """Lamar for LlamaIndex: a node postprocessor that re-selects retrieved lessons by outcome, a
-memory block for agents, and agent tools.
-
-    index = VectorStoreIndex(lessons_to_nodes(lam))
-    engine = index.as_query_engine(similarity_top_k=20,
-                                   node_postprocessors=[LamarPostprocessor(lam, top_n=3, context=ctx)])
-    response = engine.query("...")
-    report_response(lam, response, Signal.SHIPPED)
-"""
+memory block for agents, and agent tools (docs/llamaindex.md)."""
 
 from lamar_llamaindex.instrumentation import LamarTraceHandler
 from lamar_llamaindex.memory import LamarMemoryBlock

@@ -1,10 +1,4 @@
-"""Reporting what happened after a query: find its episodes, report each once.
-
-An episode's id travels in the metadata of the lesson nodes Lamar chose. When Lamar
-chose none (every wanted lesson was held out for the control group) the response has
-no such node, yet the episode still needs its outcome: `track_episodes` catches every
-episode logged inside a block, whatever the response carries.
-"""
+"""Reporting what happened after a query: find its episodes, report each once."""
 
 from __future__ import annotations
 
@@ -53,6 +47,11 @@ class EpisodeLog:
 def track_episodes(lamar: Lamar | None = None, *,
                    failed_outcome: Signal | float | str | None = None) -> Iterator[EpisodeLog]:
     """Collect the episodes Lamar logs (postprocessor, memory block, tools) while the block runs.
+
+    An episode's id travels in the metadata of the lesson nodes Lamar chose. When Lamar
+    chose none (every wanted lesson was held out for the control group) the response has
+    no such node, yet the episode still needs its outcome: this catches every
+    episode logged inside a block, whatever the response carries.
 
     Each request gets its own log (a context variable), so concurrent requests in
     threads or asyncio tasks do not see each other's episodes. Blocks nest: an outer

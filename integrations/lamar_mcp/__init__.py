@@ -1,13 +1,6 @@
 """Lamar as an MCP server: recall, report, evidence, lessons and propose_lesson for any MCP client.
-
-    from lamar import Lamar
-    from lamar_mcp import build_server
-
-    server = build_server(Lamar("~/.lamar/experience.db"))
-    server.run()                    # stdio; or `lamar mcp --transport http`
-
-Built on the official `mcp` SDK (`pip install "lamar[mcp]"`).
-"""
+`build_server(Lamar(...)).run()` serves stdio (or `lamar mcp --transport http`); built on the
+official `mcp` SDK (`pip install "lamar[mcp]"`)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, and concurrent HTTP clients.
-
-    python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
-
-Each figure is printed next to its baselines from the same run: the start next to a bare
-`lamar --help` process and to a process that only imports the SDK (the floor the SDK sets),
-the protocol's latency next to the same engine call in process.
-"""
+"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, and concurrent HTTP clients."""
 
 from __future__ import annotations
 
@@ -122,6 +115,13 @@ def _summary(values: Sequence[float], unit: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    """Print every figure next to its baselines from the same run.
+
+        python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
+
+    The start is printed next to a bare `lamar --help` process and to a process that only imports
+    the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process.
+    """
     parser = argparse.ArgumentParser(prog="python -m lamar_mcp.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=50, help="lessons in the store (50)")
     parser.add_argument("--calls", type=int, default=200, help="recall + report pairs timed (200)")

@@ -1,9 +1,4 @@
-"""A recall context from what a model knows: its words, and labels spelled the way the store spells them.
-
-Free text goes through the same rules as the Claude Code hooks (task class, error class, and the
-project and language of the folder the server runs in). Labels are matched to the scope keys
-and values the lessons use, ignoring case, with a few common key synonyms.
-"""
+"""A recall context from what a model knows: its words, and labels spelled the way the store spells them."""
 
 from __future__ import annotations
 
@@ -21,6 +16,10 @@ ALIASES = {"repo": "project", "repository": "project", "project_name": "project"
 
 class ContextReader:
     """Derives contexts for one server, in one working folder (the project the client started it in).
+
+    Free text goes through the same rules as the Claude Code hooks (task class, error class, and the
+    project and language of the folder the server runs in). Labels are matched to the scope keys
+    and values the lessons use, ignoring case, with a few common key synonyms.
 
     Args:
         cwd: the folder whose git top-level names the project (default: the process's).

@@ -1,9 +1,6 @@
 """Start `lamar mcp` as a real subprocess and connect the SDK's client to it (used by the benchmark and tests).
 
-    async with stdio_session(store) as session: ...          # the client spawns the server
-    with http_server(store) as url:                         # the server listens on a free port
-        async with http_session(url) as session: ...
-"""
+`stdio_session(store)` spawns the server; `http_server(store)` listens on a free port for `http_session(url)`."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""The tools' work: check what came over the protocol, call the engine, turn refusals into tool errors.
-
-Every check runs before the engine writes, so a refused call leaves the store as it was. A
-`ToolError` reaches the client as a result with `isError` set and this message, which says
-what to do; anything else is a crash the SDK reports without its text.
-"""
+"""The tools' work: check what came over the protocol, call the engine, turn refusals into tool errors."""
 
 from __future__ import annotations
 
@@ -56,6 +51,10 @@ AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
 class LamarTools:
     """The MCP tools over one engine; each method is one tool and raises `ToolError` on bad input.
+
+    Every check runs before the engine writes, so a refused call leaves the store as it was. A
+    `ToolError` reaches the client as a result with `isError` set and this message, which says
+    what to do; anything else is a crash the SDK reports without its text.
 
     Args:
         lamar: the engine whose store the tools read and write.

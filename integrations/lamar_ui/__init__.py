@@ -1,10 +1,5 @@
 """`lamar ui`: a local web app over a Lamar store: lessons, episodes, sleep review, levers.
-
-    python -m pip install -e ".[ui]"      # in a clone of Lamar
-    lamar ui --store lessons.db
-
-It binds to 127.0.0.1 only and prints an address carrying a per-launch token.
-"""
+It binds to 127.0.0.1 only and prints an address carrying a per-launch token (docs/ui.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The `lamar ui` web app: a Starlette application over one Lamar engine.
-
-Safe by default: it answers only to 127.0.0.1/localhost host names (DNS rebinding), every
-request needs the per-launch token (given once in the URL, then kept in a SameSite=Strict
-cookie), every state-changing POST also carries the token in its form and is refused when
-the browser says it came from another site, and the Content-Security-Policy allows no inline
-script and nothing from outside. Lesson text is escaped on every page (see `pages`).
-"""
+"""The `lamar ui` web app: a Starlette application over one Lamar engine, safe by default (`create_app`)."""
 
 from __future__ import annotations
 
@@ -433,7 +426,14 @@ class TokenGuard(BaseHTTPMiddleware):
 
 
 def create_app(ui: UI) -> Starlette:
-    """The ASGI app for `ui` (serve it with uvicorn on 127.0.0.1)."""
+    """The ASGI app for `ui` (serve it with uvicorn on 127.0.0.1).
+
+    Safe by default: it answers only to 127.0.0.1/localhost host names (DNS rebinding), every
+    request needs the per-launch token (given once in the URL, then kept in a SameSite=Strict
+    cookie), every state-changing POST also carries the token in its form and is refused when
+    the browser says it came from another site, and the Content-Security-Policy allows no inline
+    script and nothing from outside. Lesson text is escaped on every page (see `pages`).
+    """
     handler = Callable[[Request], Awaitable[Response]]
     routes: list[tuple[str, handler, list[str]]] = [
         ("/", ui.lessons, ["GET"]),

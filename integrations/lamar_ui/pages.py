@@ -1,9 +1,4 @@
-"""The app's pages as HTML strings: lessons, one lesson, episodes, sleep review, confirmations.
-
-Every value that came from a store (lesson text, scope values, reasons, ids) goes through
-`escape`: lessons are untrusted text. Pages carry no inline script or style, so the
-Content-Security-Policy can forbid both; the only script is the app's own `ui.js`.
-"""
+"""The app's pages as HTML strings: lessons, one lesson, episodes, sleep review, confirmations."""
 
 from __future__ import annotations
 
@@ -31,7 +26,12 @@ _NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/recall", "Try a context"
 
 
 def layout(title: str, body: str, *, active: str, location: str, version: int) -> str:
-    """The frame every page shares; `version` lets ui.js notice writes by other processes."""
+    """The frame every page shares; `version` lets ui.js notice writes by other processes.
+
+    Every value that came from a store (lesson text, scope values, reasons, ids) goes through
+    `escape`: lessons are untrusted text. Pages carry no inline script or style, so the
+    Content-Security-Policy can forbid both; the only script is the app's own `ui.js`.
+    """
     current = ' class="active"'
     links = "".join(f'<a href="{href}"{current if href == active else ""}>{label}</a>' for href, label in _NAV)
     return (

@@ -1,14 +1,5 @@
 """The bound's own calibration (`python -m lamar.audit --null N`): replicates of one inert lesson at
-the engine's per-lesson level, every bound read after every randomized episode.
-
-A replicate feeds the ledger the gym's rewards at a 40% success rate whatever the coin says
-(the lesson does nothing), holds it out at q, and reads the lower bound after each of up to
-1 000 randomized episodes; it is a false helps if the bound ever crosses 0. The bound allows at
-most its level per replicate; the count and its Clopper-Pearson interval say how much of that
-allowance the skewed, heavy-tailed scores of held-out episodes actually use. A coarser level
-(0.05, where a miscalibration would show within a few thousand replicates) is read on the
-same replicates.
-"""
+the engine's per-lesson level, every bound read after every randomized episode."""
 
 from __future__ import annotations
 
@@ -53,7 +44,16 @@ def _job(args: tuple[int, float, tuple[float, ...]]) -> tuple[bool, ...]:
 
 
 def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
-    """The calibration table: replicates split over q = 0.04 (the default coin) and 0.15."""
+    """The calibration table: replicates split over q = 0.04 (the default coin) and 0.15.
+
+    A replicate feeds the ledger the gym's rewards at a 40% success rate whatever the coin says
+    (the lesson does nothing), holds it out at q, and reads the lower bound after each of up to
+    1 000 randomized episodes; it is a false helps if the bound ever crosses 0. The bound allows at
+    most its level per replicate; the count and its Clopper-Pearson interval say how much of that
+    allowance the skewed, heavy-tailed scores of held-out episodes actually use. A coarser level
+    (0.05, where a miscalibration would show within a few thousand replicates) is read on the
+    same replicates.
+    """
     import multiprocessing
 
     level = lesson_alpha(alpha_helps, RANK, 1)

@@ -1,8 +1,4 @@
-"""One audit run: a seeded world played through the public API, every verdict read after every report.
-
-The row it returns counts what went wrong (a verdict against the truth at that moment, outside
-the grace window after a change), how fast a stale helps was withdrawn, and what proving cost.
-"""
+"""One audit run: a seeded world played through the public API, every verdict read after every report."""
 
 from __future__ import annotations
 
@@ -51,7 +47,11 @@ class _Watch:
 
 
 def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> dict[str, Any]:
-    """Play one seeded run of `scenario` and return its flat row of counts."""
+    """Play one seeded run of `scenario` and return its flat row of counts.
+
+    The row it returns counts what went wrong (a verdict against the truth at that moment, outside
+    the grace window after a change), how fast a stale helps was withdrawn, and what proving cost.
+    """
     sc = SCENARIOS[scenario]
     lessons = sc.lessons(episodes)
     lam = Lamar(":memory:", k=sc.k, seed=seed, **tuning)

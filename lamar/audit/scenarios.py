@@ -1,10 +1,4 @@
-"""The audit's worlds: lessons with known effects that may move, on a base rate that may drift.
-
-A lesson's `effect(t, injected)` is what it adds to the success probability in episode t
-given the names of the lessons injected with it; its `truth(t, p)` is its lift at that time,
-the expected effect of injecting it against not, `p` being the inclusion probabilities the
-engine logged for that episode (only the interactions need them).
-"""
+"""The audit's worlds: lessons with known effects that may move, on a base rate that may drift."""
 
 from __future__ import annotations
 
@@ -18,7 +12,13 @@ Effect = Callable[[int, frozenset[str]], float]
 
 @dataclasses.dataclass(frozen=True)
 class Lesson:
-    """One audited lesson: its name, its scope's task, its true effect, and when that changes."""
+    """One audited lesson: its name, its scope's task, its true effect, and when that changes.
+
+    A lesson's `effect(t, injected)` is what it adds to the success probability in episode t
+    given the names of the lessons injected with it; its `truth(t, p)` is its lift at that time,
+    the expected effect of injecting it against not, `p` being the inclusion probabilities the
+    engine logged for that episode (only the interactions need them).
+    """
 
     name: str
     task: str

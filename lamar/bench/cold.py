@@ -1,14 +1,4 @@
-"""Cold-start benchmark: `python -m lamar.bench --cold` prints what a fresh process pays.
-
-Hooks and CLIs start a new interpreter per call, so what counts is the interpreter's start,
-`import lamar`, opening a store that already holds many episodes, and one recall + report.
-Side by side in one run: `python -c pass`, `import json, sqlite3`, `import lamar`; opening a
-store of N reported episodes over 50 lessons and answering the first recall (SQLite and JSON,
-with and without the engine's saved state); a fresh process per episode on SQLite (start,
-import, open, recall, report, exit); recall + report on a warm JSON and SQLite store as it
-grows; `lamar stats`, `ls`, `show`; and the quickstart. Milliseconds of wall-clock time and,
-beside them, of CPU time (user + system), which a busy machine inflates less. It asserts nothing.
-"""
+"""Cold-start benchmark: `python -m lamar.bench --cold` prints what a fresh process pays."""
 
 from __future__ import annotations
 
@@ -158,6 +148,17 @@ def warm_episode_ms(location: str, reps: int) -> list[Sample]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print what a fresh process pays, side by side in one run.
+
+    Hooks and CLIs start a new interpreter per call, so what counts is the interpreter's start,
+    `import lamar`, opening a store that already holds many episodes, and one recall + report.
+    Side by side in one run: `python -c pass`, `import json, sqlite3`, `import lamar`; opening a
+    store of N reported episodes over 50 lessons and answering the first recall (SQLite and JSON,
+    with and without the engine's saved state); a fresh process per episode on SQLite (start,
+    import, open, recall, report, exit); recall + report on a warm JSON and SQLite store as it
+    grows; `lamar stats`, `ls`, `show`; and the quickstart. Milliseconds of wall-clock time and,
+    beside them, of CPU time (user + system), which a busy machine inflates less. It asserts nothing.
+    """
     parser = argparse.ArgumentParser(prog="python -m lamar.bench --cold", description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=100_000, help="reported episodes in the opened stores")
     parser.add_argument("--lessons", type=int, default=50)

@@ -1,12 +1,6 @@
 """The machine's floor for a fleet: `python -m lamar.bench.floor` runs the fleet benchmark's
 clients with episodes that carry no work, each M messages of which one is a committed one-row
-write (`SELECT $1` otherwise), and prints episodes per second and CPU per episode.
-
-An episode of the fold mode sends 3 messages (recall's read, its episode, the report's write)
-where its rows are its own, about 5 where reports share rows (docs/postgres.md, "The floor").
-What the fleet benchmark measures above this floor is Lamar's work: its Python and its SQL.
-A benchmark prints figures; it asserts nothing.
-"""
+write (`SELECT $1` otherwise), and prints episodes per second and CPU per episode."""
 
 from __future__ import annotations
 
@@ -67,7 +61,12 @@ def _process(url: str, table: str, messages: int, threads: int, seconds: float, 
 
 def measure_floor(base: str, clients: int, messages: int, seconds: float) -> dict[str, Any]:
     """`clients` clients (processes up to 16, then threads in each, as the fleet benchmark runs
-    them) sending empty episodes of `messages` messages for `seconds`: one flat row."""
+    them) sending empty episodes of `messages` messages for `seconds`: one flat row.
+
+    An episode of the fold mode sends 3 messages (recall's read, its episode, the report's write)
+    where its rows are its own, about 5 where reports share rows (docs/postgres.md, "The floor").
+    What the fleet benchmark measures above this floor is Lamar's work: its Python and its SQL.
+    """
     import psycopg
 
     url = base.split("?", 1)[0]

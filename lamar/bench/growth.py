@@ -1,14 +1,5 @@
 """Growth benchmark: `python -m lamar.bench.growth` drives many episodes through one store and
-prints its size and the recall + report latency as it grows, with compaction and without.
-
-Every episode is a real `recall` (6 eligible lessons of 50, k = 3), and all but 1 in 50 are
-reported. With compaction, `sleep` runs every `--every` episodes and only its compact proposal
-is applied (with sleep's defaults: the newest 10 000 episodes kept, an unreported one folded
-once 100 000 newer were recalled), which checkpoints the store. Latency
-figures are the median and 99th percentile of the episodes since the previous row;
-"heap" is the engine's Python objects (plus the log, for the in-memory store). A
-benchmark prints figures; it asserts nothing.
-"""
+prints its size and the recall + report latency as it grows, with compaction and without."""
 
 from __future__ import annotations
 
@@ -80,7 +71,15 @@ def _pct(samples: list[float], q: float) -> float:
 def run(location: str, episodes: int, *, every: int | None, rows: int,
         keep_last: int = KEEP_LAST) -> Iterator[dict[str, Any]]:
     """Drive `episodes` recall + report pairs, compacting every `every` (None: never); yield
-    a row of figures `rows` times along the way."""
+    a row of figures `rows` times along the way.
+
+    Every episode is a real `recall` (6 eligible lessons of 50, k = 3), and all but 1 in 50 are
+    reported. With compaction, `sleep` runs every `--every` episodes and only its compact proposal
+    is applied (with sleep's defaults: the newest 10 000 episodes kept, an unreported one folded
+    once 100 000 newer were recalled), which checkpoints the store. Latency
+    figures are the median and 99th percentile of the episodes since the previous row;
+    "heap" is the engine's Python objects (plus the log, for the in-memory store).
+    """
     lam = _engine(location)
     rng = random.Random(11)
     ids = [e.id for e in lam.experiences()][: len(LIFTS)]

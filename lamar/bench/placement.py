@@ -1,12 +1,6 @@
 """Placement simulation: `python -m lamar.bench.placement` prints the per-node load of 10 000 agents
 over 100 namespaces on N database nodes, namespaces placed by hash (as Citus places a distribution
-column) beside a greedy placement (largest namespace first, onto the least-loaded node).
-
-A namespace is the unit of placement: its events, lesson rows and spread counters live on one
-node, so everything within a namespace stays one transaction on one server. Team sizes follow a
-Zipf law (a few large teams, many small ones); an agent's load is its episodes per second.
-A benchmark prints figures; it asserts nothing.
-"""
+column) beside a greedy placement (largest namespace first, onto the least-loaded node)."""
 
 from __future__ import annotations
 
@@ -19,7 +13,12 @@ NODES = (2, 4, 8, 16)
 
 
 def team_sizes(agents: int, namespaces: int, skew: float, seed: int) -> list[int]:
-    """Agents per namespace: Zipf(skew) shares of `agents`, every namespace at least one agent."""
+    """Agents per namespace: Zipf(skew) shares of `agents`, every namespace at least one agent.
+
+    A namespace is the unit of placement: its events, lesson rows and spread counters live on one
+    node, so everything within a namespace stays one transaction on one server. Team sizes follow a
+    Zipf law (a few large teams, many small ones); an agent's load is its episodes per second.
+    """
     weights = [1.0 / (rank ** skew) for rank in range(1, namespaces + 1)]
     total = sum(weights)
     sizes = [max(1, int(agents * w / total)) for w in weights]

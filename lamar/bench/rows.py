@@ -1,9 +1,5 @@
 """Lesson-row benchmark: `python -m lamar.bench.rows` times what a fold-mode client does to one
-lesson's state on every recall and fold: decode its row's text, copy it (a fold changes a
-copy), encode it. States come from an in-memory engine after 300 reports in contexts with one
-free key of 1 or 4 values (a slice each); no server is needed. Figures are the best of 5
-rounds, in microseconds per lesson. A benchmark prints figures; it asserts nothing.
-"""
+lesson's state on every recall and fold: decode its row's text, copy it (a fold changes a copy), encode it."""
 
 from __future__ import annotations
 
@@ -36,7 +32,12 @@ def states(values: int, lessons: int = 5, episodes: int = 300) -> list[LessonSta
 
 
 def measure(values: int, number: int = 2000) -> dict[str, float]:
-    """Microseconds per lesson to decode, copy and encode, best of 5 rounds of `number`."""
+    """Microseconds per lesson to decode, copy and encode, best of 5 rounds of `number`.
+
+    States come from an in-memory engine after 300 reports in contexts with one free key of 1 or
+    4 values (a slice each); no server is needed. Figures are the best of 5 rounds, in
+    microseconds per lesson.
+    """
     found = states(values)
     texts = [row_text.encode(s, row_text.lesson_text(s.experience)) for s in found]
     lessons = {text.partition("\n")[0]: s.experience for text, s in zip(texts, found, strict=True)}

@@ -1,11 +1,4 @@
-"""Speed benchmark: `python -m lamar.bench` prints recall and report latency as the store grows.
-
-For each backend (memory, JSON, SQLite) and store size N (experiences, and as many
-reported episodes), it times `recall` and `report` for a context with 6 or 50 eligible
-lessons, and times a plain similarity top-k over all N lessons beside it. Figures are
-medians and 99th percentiles in microseconds; memory is the Python heap after loading.
-A benchmark prints figures; it asserts nothing.
-"""
+"""Speed benchmark: `python -m lamar.bench` prints recall and report latency as the store grows."""
 
 from __future__ import annotations
 
@@ -130,6 +123,13 @@ def _fill_memory(store: Any, n: int, eligible: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Print recall and report latency as the store grows.
+
+    For each backend (memory, JSON, SQLite) and store size N (experiences, and as many
+    reported episodes), it times `recall` and `report` for a context with 6 or 50 eligible
+    lessons, and times a plain similarity top-k over all N lessons beside it. Figures are
+    medians and 99th percentiles in microseconds; memory is the Python heap after loading.
+    """
     parser = argparse.ArgumentParser(prog="python -m lamar.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="store sizes, comma separated")
     parser.add_argument("--eligible", default=",".join(map(str, ELIGIBLE)))

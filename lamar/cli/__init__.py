@@ -1,9 +1,4 @@
-"""The `lamar` command: watch and steer what the agent believes (`lamar --help`).
-
-Exit status: 0 ok; 1 a usage error, with a message that says what to do; 2 a store
-error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep;
-3 a bug in Lamar (reported in one line, never a traceback).
-"""
+"""The `lamar` command: watch and steer what the agent believes (`lamar --help`)."""
 
 from __future__ import annotations
 
@@ -25,6 +20,10 @@ _STORE_ERRORS = (StoreError, EventConflict, ModelError)
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one `lamar` command.
+
+    Exit status: 0 ok; 1 a usage error, with a message that says what to do; 2 a store
+    error (missing, corrupt, unreadable, unwritable), or a model that failed during sleep;
+    3 a bug in Lamar (reported in one line, never a traceback).
 
     Args:
         argv: the arguments after the program name (default: sys.argv[1:]).

@@ -1,10 +1,5 @@
-"""The SVG pictures of what the agent believes, shared by `lamar html` and `lamar ui`.
-
-Every function returns one self-contained `<svg>` string: no script, no outside reference,
-every piece of lesson text escaped. Colours are set as attributes on shapes only; text is
-drawn in the page's text colour and each colour is named by a swatch beside its label, so a
-page's stylesheet cannot hide what a colour means.
-"""
+"""The SVG pictures of what the agent believes, shared by `lamar html` and `lamar ui`: each one
+self-contained `<svg>` string, with no script, no outside reference, and every piece of lesson text escaped."""
 
 from __future__ import annotations
 
@@ -46,7 +41,12 @@ def _legend(x: float, y: float, entries: Sequence[tuple[str, str]]) -> str:
 def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
     """One row per lesson, labelled by its text: the interval as a line, the lift as a dot, the
     colour its standing (`lamar.cli.standing`). The lesson's id is on the row (`data-id`) and in
-    its tooltip. No interval is drawn past what a lift can be, and none that spans all of it."""
+    its tooltip. No interval is drawn past what a lift can be, and none that spans all of it.
+
+    Colours (here and in every chart of this module) are set as attributes on shapes only; text is
+    drawn in the page's text colour and each colour is named by a swatch beside its label, so a
+    page's stylesheet cannot hide what a colour means.
+    """
     lo, hi = axis_range([v for _, ev in rows if not no_evidence(ev.lower, ev.upper)
                          for v in (ev.lower, ev.upper, ev.lift)])
     top = 34

@@ -1,8 +1,4 @@
-"""`lamar claude-code install|uninstall|status|hook|settle`: Lamar's hooks in Claude Code.
-
-The work lives in the `lamar_claude_code` integration, imported when a command runs, so the
-rest of the CLI never needs it.
-"""
+"""`lamar claude-code install|uninstall|status|hook|settle`: Lamar's hooks in Claude Code."""
 
 from __future__ import annotations
 
@@ -36,7 +32,11 @@ def _integration() -> Any:
 
 
 def add_commands(command: Any) -> None:
-    """Register the `claude-code` group through the parser's `command(name, help, handler)` helper."""
+    """Register the `claude-code` group through the parser's `command(name, help, handler)` helper.
+
+    The work lives in the `lamar_claude_code` integration, imported when a command runs, so the
+    rest of the CLI never needs it.
+    """
     group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle, trust", _cmd_help)
     subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
 

@@ -1,8 +1,4 @@
-"""`lamar html`: one self-contained page (inline SVG and CSS, no scripts, no network).
-
-A forest plot of every lesson's lift and interval coloured by verdict, injections and
-holdouts over time, and a table with one row per lesson.
-"""
+"""`lamar html`: one self-contained page (inline SVG and CSS, no scripts, no network)."""
 
 from __future__ import annotations
 
@@ -65,7 +61,11 @@ def legend() -> str:
 
 
 def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Event], location: str) -> str:
-    """The whole page as one string."""
+    """The whole page as one string.
+
+    A forest plot of every lesson's lift and interval coloured by verdict, injections and
+    holdouts over time, and a table with one row per lesson.
+    """
     counts = {name: sum(standing(ev) == name for _, ev in rows) for name in STANDINGS}
     summary = ", ".join(f'<span class="{_css(name)}">{n} {name}</span>' for name, n in counts.items())
     forest = forest_plot(rows) if rows else "<p>No lessons yet.</p>"

@@ -1,10 +1,4 @@
-"""Where a command may write: never over a store, nor over a file Lamar did not make, unless --force.
-
-`lamar html --out`, `lamar sleep --out` and `lamar export --out` write files; a slip of the
-keyboard (`--out experience.db`) must not replace a store or someone's document with a report.
-A file is recognised as Lamar's own by its content: the HTML page's generator tag, the sleep
-report's format field, a store's header.
-"""
+"""Where a command may write: never over a store, nor over a file Lamar did not make, unless --force."""
 
 from __future__ import annotations
 
@@ -43,6 +37,11 @@ def is_sleep_report(path: Path) -> bool:
 
 def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:
     """Raise UsageError unless writing `what` to `out` replaces nothing but Lamar's own `what`.
+
+    `lamar html --out`, `lamar sleep --out` and `lamar export --out` write files; a slip of the
+    keyboard (`--out experience.db`) must not replace a store or someone's document with a report.
+    A file is recognised as Lamar's own by its content: the HTML page's generator tag, the sleep
+    report's format field, a store's header.
 
     Args:
         out: the path the user gave.

@@ -1,9 +1,4 @@
-"""`lamar sleep`, `lamar review` and `lamar apply`: propose, let a person decide, carry out.
-
-A review writes its decisions into the report file itself, as two lists of proposal ids
-next to the proposals: "approved" and "rejected". `apply` then carries out the approved
-ones only; a report that was never reviewed (no "approved" list) is applied in full.
-"""
+"""`lamar sleep`, `lamar review` and `lamar apply`: propose, let a person decide, carry out."""
 
 from __future__ import annotations
 
@@ -150,6 +145,12 @@ def _ask(prompt: str) -> str:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
+    """Write the person's decisions into the report file itself.
+
+    The decisions are two lists of proposal ids next to the proposals, "approved" and "rejected";
+    `apply` then carries out the approved ones only; a report that was never reviewed (no
+    "approved" list) is applied in full.
+    """
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
     approved = [] if args.again else list(data.get("approved", []))

@@ -1,10 +1,4 @@
-"""How a lesson stands, as the HTML report and `lamar ui` show it: the verdict split for a reader.
-
-"unknown" covers three different lessons: one the selection has stopped injecting because its
-estimate is negative (harm suspected, not proven), one measured well enough to say it does little,
-and one with too little evidence to say anything. Each gets its own name and colour here; the
-verdict itself (helps, harms, unknown) is unchanged.
-"""
+"""How a lesson stands, as the HTML report and `lamar ui` show it: the verdict split for a reader."""
 
 from __future__ import annotations
 
@@ -30,7 +24,13 @@ STANDINGS = {
 
 
 def standing(ev: Evidence) -> str:
-    """One of STANDINGS' names for this evidence."""
+    """One of STANDINGS' names for this evidence.
+
+    "unknown" covers three different lessons: one the selection has stopped injecting because its
+    estimate is negative (harm suspected, not proven), one measured well enough to say it does little,
+    and one with too little evidence to say anything. Each gets its own name and colour here; the
+    verdict itself (helps, harms, unknown) is unchanged.
+    """
     if ev.verdict.value != "unknown":
         return ev.verdict.value
     if math.isfinite(ev.estimate) and ev.estimate < -DROP_MARGIN:

@@ -1,10 +1,6 @@
 """The memory gym: a falsifiable benchmark of lesson selection (`python -m lamar.gym`).
 
-    from lamar.gym import GymConfig, render, run_gym
-    result = run_gym(GymConfig(seeds=5))
-    print(render(result))           # the printed report, a view over the rows
-    rows = result.rows              # flat dicts, for pandas.DataFrame(rows)
-"""
+`run_gym(GymConfig(...))` returns flat rows (for pandas); `render(result)` prints the report over them."""
 
 from lamar.gym.config import GymConfig
 from lamar.gym.plot import plot_result

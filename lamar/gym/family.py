@@ -1,13 +1,5 @@
 """A family of drawn worlds (`python -m lamar.gym --family N`): the gym's world is one point; these
-vary everything a user's store can vary, each drawn from its seed (docs/gym.md, "The family").
-
-Per world: 2-12 tasks with skewed traffic, 4-30 lessons a task, k 1-4, 1 000-10 000 episodes
-(log-uniform), a base rate per task that stays, drifts or steps, lessons that help or hurt by
-0.05-0.30 (or do nothing), helpful ones that flip to harmful or inert, lessons whose effect
-depends on a context key the scope leaves free, 20-50% of reports missing and the rest up to
-0-50 episodes late. Reporting seeds are 0, 1, ...; tuning seeds start at `TUNING_SEEDS`, so a
-choice tuned on one never sees the other.
-"""
+vary everything a user's store can vary, each drawn from its seed (docs/gym.md, "The family")."""
 
 from __future__ import annotations
 
@@ -42,6 +34,13 @@ class DrawnLesson:
 class DrawnWorld:
     """One world of the family, every coin drawn up front from its seed (so every policy on the
     same seed meets the same episodes and the same success coins).
+
+    Per world: 2-12 tasks with skewed traffic, 4-30 lessons a task, k 1-4, 1 000-10 000 episodes
+    (log-uniform), a base rate per task that stays, drifts or steps, lessons that help or hurt by
+    0.05-0.30 (or do nothing), helpful ones that flip to harmful or inert, lessons whose effect
+    depends on a context key the scope leaves free, 20-50% of reports missing and the rest up to
+    0-50 episodes late. Reporting seeds are 0, 1, ...; tuning seeds start at `TUNING_SEEDS`, so a
+    choice tuned on one never sees the other.
 
     >>> w = DrawnWorld(7)
     >>> 2 <= w.n_tasks <= 12 and 1 <= w.k <= 4 and 1000 <= w.episodes <= 10000

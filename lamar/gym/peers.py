@@ -1,15 +1,6 @@
 """Peers: the established bandit libraries as gym policies, on the gym's exact worlds (`--peers`).
-
-Vowpal Wabbit's conditional contextual bandit (`--ccb_explore_adf`: one decision per slot, so
-k = 2 lessons per episode) with its default exploration, SquareCB and bagging; and river's
-bandits (Thompson sampling on a Beta, epsilon-greedy on a fading mean), one bandit per task
-filling k slots with k pulls. Each reads the same context lamar reads (task, and language in
-the context variant) and learns from the same reports (late, out of order, or never).
-
-Tuning is fair by construction: `SWEEP` lists each library's default and a small grid; `python
--m lamar.gym.peer_tuning` runs the grid on seeds 100-109 (never the reported 0-19) and prints the best
-of each family, which `PEERS` fixes. The libraries are optional: `pip install "lamar[peers]"`.
-"""
+They read the context lamar reads and learn from the same reports (late, out of order, or never).
+The libraries are optional: `pip install "lamar[peers]"`."""
 
 from __future__ import annotations
 
@@ -30,7 +21,11 @@ def _require(module: str) -> Any:
 
 class VowpalPolicy(GymPolicy):
     """Vowpal Wabbit `--ccb_explore_adf`: shared features task (and language), one action per lesson
-    of the task (its id), interactions between them, cost = -reward."""
+    of the task (its id), interactions between them, cost = -reward.
+
+    Vowpal Wabbit's conditional contextual bandit (`--ccb_explore_adf`: one decision per slot, so
+    k = 2 lessons per episode) with its default exploration, SquareCB and bagging.
+    """
 
     name = "vw"
     options: ClassVar[str] = ""
@@ -65,7 +60,11 @@ class VowpalPolicy(GymPolicy):
 
 
 class RiverPolicy(GymPolicy):
-    """river bandits, one per task, k pulls per episode over the lessons not yet pulled."""
+    """river bandits, one per task, k pulls per episode over the lessons not yet pulled.
+
+    Thompson sampling on a Beta, or epsilon-greedy on a fading mean; one bandit per task fills k
+    slots with k pulls. It reads the context lamar reads (task, and language in the context variant).
+    """
 
     name = "river"
 
@@ -157,7 +156,12 @@ PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-sq10nd", "vw-bag5"
 
 
 def peer_class(name: str) -> type[GymPolicy] | None:
-    """The peer policy class called `name`, or None."""
+    """The peer policy class called `name`, or None.
+
+    Tuning is fair by construction: `SWEEP` lists each library's default and a small grid; `python
+    -m lamar.gym.peer_tuning` runs the grid on seeds 100-109 (never the reported 0-19) and prints the
+    best of each family, which `PEERS` fixes.
+    """
     return _NAMES.get(name)
 
 

@@ -1,10 +1,4 @@
-"""`python -m lamar.gym --volume`: how long a +0.2 lesson takes to be proven at a project's volume.
-
-A project with 30 lessons over 6 tasks (per task: one +0.2, one -0.2, three inert; base 0.4,
-k = 2, every episode reported) runs at the defaults; the episode at which each +0.2 lesson is
-first read "helps" (read every 50 episodes) becomes weeks at a solo user's 300 episodes a week
-and at a team's 3 000 (a shared store: the same lessons, ten times the episodes).
-"""
+"""`python -m lamar.gym --volume`: how long a +0.2 lesson takes to be proven at a project's volume."""
 
 from __future__ import annotations
 
@@ -75,7 +69,13 @@ def _job(args: tuple[int, int, tuple[tuple[str, float], ...]]) -> list[int | Non
 def volume(seeds: int = 10, episodes: int = 60_000, workers: int | None = None,
            settings: tuple[tuple[tuple[str, float], ...], ...] = ((), (("holdout", 0.15),))) -> str:
     """The table: weeks until a +0.2 lesson is proven, solo and in a team, over seeds, at the
-    defaults and at each other setting of `settings`."""
+    defaults and at each other setting of `settings`.
+
+    A project with 30 lessons over 6 tasks (per task: one +0.2, one -0.2, three inert; base 0.4,
+    k = 2, every episode reported) runs at the defaults; the episode at which each +0.2 lesson is
+    first read "helps" (read every 50 episodes) becomes weeks at a solo user's 300 episodes a week
+    and at a team's 3 000 (a shared store: the same lessons, ten times the episodes).
+    """
     from lamar.gym.runner import run_jobs
 
     lines = [(f"Weeks until a +0.2 lesson is proven (30 lessons over 6 tasks, k = 2, every episode reported; "

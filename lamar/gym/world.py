@@ -1,7 +1,5 @@
 """The gym's world: four tasks, six (or more) equally relevant lessons each, and one helpful
-lesson that silently turns harmful halfway through (the fossil). Variants: missing and late
-reports, and a context variant where each episode has a language and one task-wide lesson
-helps in Swift and hurts in Python. Every coin is drawn from the seed."""
+lesson that silently turns harmful halfway through (the fossil). Every coin is drawn from the seed."""
 
 from __future__ import annotations
 
@@ -107,6 +105,9 @@ def actions_of(task: int, lessons: int) -> list[str]:
 class World:
     """One seeded world: its lessons' roles, the fossil's task, and every episode's coins.
 
+    Variants: missing and late reports, and a context variant where each episode has a language
+    and one task-wide lesson helps in Swift and hurts in Python.
+
     The coins are drawn once, up front, from the world's own stream, so every policy run on
     the same seed meets the same tasks in the same order and the same coin per episode:
     episode t succeeds when `coin[t] < p`, p being the success probability that the
@@ -160,7 +161,7 @@ class World:
         self.tasks = [rng.randrange(n_tasks) for _ in range(episodes)]
         self.coins = [rng.random() for _ in range(episodes)]
         self.signal_coins = [rng.random() for _ in range(episodes)]
-        # The variants draw from streams of their own, so the default world stays as it was.
+        # The variants draw from streams of their own, so a variant never changes the default world's draws.
         extra = random.Random(f"lamar-gym-variants:{seed}")
         self.reported = [report_rate >= 1.0 or extra.random() < report_rate for _ in range(episodes)]
         self.delays = [extra.randint(0, report_delay) if report_delay else 0 for _ in range(episodes)]

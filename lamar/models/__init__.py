@@ -1,8 +1,5 @@
-"""Models for sleep: the one-method `Model` protocol, a scripted fake, and adapters.
-
-The adapters (`lamar.models.anthropic`, `lamar.models.openai`, `lamar.models.ollama`)
-import their SDK only when built, so the core keeps zero dependencies.
-"""
+"""Models for sleep: the one-method `Model` protocol, a scripted fake, and adapters (`anthropic`,
+`openai`, `ollama`) that import their SDK only when built, so the core keeps zero dependencies."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
 """Verdicts of record by false-discovery control (e-BH) across lessons, beside the family-wise
-anytime bound `evidence()` keeps (docs/decisions.md, "Verdicts of record by e-BH").
-
-Each lesson's betting capital at "the lift is at most 0" (its own, averaged over the bets of
-`LAMBDAS`) is an e-value, valid whenever it is read; e-BH (Wang and Ramdas 2022) turns the
-e-values of m lessons into a set of helps (or harms) with a false-discovery rate at most alpha,
-whatever their dependence.
-"""
+anytime bound `evidence()` keeps (docs/decisions.md, "Verdicts of record by e-BH")."""
 
 from __future__ import annotations
 
@@ -22,6 +16,9 @@ _CAP = 700.0  # log-capital beyond which exp overflows: such an e-value is decid
 def e_values(ledger: Ledger) -> tuple[float, float]:
     """(helps, harms): the segment's capital against "the lift is <= 0" and against ">= 0".
 
+    Each lesson's betting capital at "the lift is at most 0" (its own, averaged over the bets of
+    `LAMBDAS`) is an e-value, valid whenever it is read.
+
     With A the sum of y / c and L the bet's log-penalty sum, exp(lam (A - sum g theta) + L) is a
     nonnegative supermartingale for each bet (`betting_bounds`); when the weighted lift is <= 0,
     exp(lam A + L) is at most it, so its mean over the bets has expectation <= 1 at any stopping time.
@@ -37,6 +34,9 @@ def e_values(ledger: Ledger) -> tuple[float, float]:
 
 def ebh(evalues: Mapping[str, float], alpha: float) -> set[str]:
     """The e-BH discoveries: the R largest e-values, R the largest r with the r-th largest >= m / (alpha r).
+
+    e-BH (Wang and Ramdas 2022) turns the e-values of m lessons into a set of helps (or harms) with
+    a false-discovery rate at most alpha, whatever their dependence.
 
     >>> sorted(ebh({"a": 90.0, "b": 45.0, "c": 2.0, "d": 0.5}, 0.1))
     ['a', 'b']

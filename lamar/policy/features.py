@@ -1,23 +1,4 @@
-"""Context beyond the scope: per-slice selection statistics and evidence of one lesson.
-
-A slice is one value of one context key that the lesson's scope leaves free (the lesson
-is scoped to `task=build`; `language=swift` is a slice of it). The features are the ones
-requirement 8 asks for, hand-built and small: a bias (the lesson-wide two-arm model) and
-one indicator per (free key, value). Selection uses them as a shrinkage model: each
-slice's deviation from the lesson-wide lift is shrunk towards zero by its own precision,
-
-    lift(context) = lift_L + sum over free keys of  d_s * tau^2 / (tau^2 + sigma^2 / n_s)
-
-(n_s the slice's effective two-arm sample size, tau the prior spread of a slice deviation),
-so a slice with little data says little and a lesson that helps in Swift and hurts in
-Python is ranked by where it is. Keys the lesson has seen with a single value carry no
-information (their slice is the lesson itself) and are skipped.
-
-The evidence side keeps one AIPW ledger per slice, fed by the same randomized coins as the
-lesson-wide ledger, and judges each slice at its share of the lesson's alpha, fixed by the order
-the slice was first seen (`lamar.policy.alpha.slice_alpha`), a family of its own beside the
-lesson-wide verdicts. Slices restart with their lesson's segment.
-"""
+"""Context beyond the scope: per-slice selection statistics and evidence of one lesson."""
 
 from __future__ import annotations
 
@@ -92,6 +73,24 @@ class Slice:
 
 class Slices:
     """Every slice of one lesson, and the alpha divisor its lesson-wide ledger inherited.
+
+    A slice is one value of one context key that the lesson's scope leaves free (the lesson
+    is scoped to `task=build`; `language=swift` is a slice of it). The features are the ones
+    requirement 8 asks for, hand-built and small: a bias (the lesson-wide two-arm model) and
+    one indicator per (free key, value). Selection uses them as a shrinkage model: each
+    slice's deviation from the lesson-wide lift is shrunk towards zero by its own precision,
+
+        lift(context) = lift_L + sum over free keys of  d_s * tau^2 / (tau^2 + sigma^2 / n_s)
+
+    (n_s the slice's effective two-arm sample size, tau the prior spread of a slice deviation),
+    so a slice with little data says little and a lesson that helps in Swift and hurts in
+    Python is ranked by where it is. Keys the lesson has seen with a single value carry no
+    information (their slice is the lesson itself) and are skipped.
+
+    The evidence side keeps one AIPW ledger per slice, fed by the same randomized coins as the
+    lesson-wide ledger, and judges each slice at its share of the lesson's alpha, fixed by the order
+    the slice was first seen (`lamar.policy.alpha.slice_alpha`), a family of its own beside the
+    lesson-wide verdicts. Slices restart with their lesson's segment.
 
     `inherited` is 1 unless the lesson's scope was narrowed to one of its slices: the
     lesson-wide ledger then continues that slice's ledger, so its bound keeps that slice's

@@ -1,7 +1,6 @@
-"""How each event changes the lessons it names, written once for both holders of the folded
-state: the engine's in-process cache (lamar/engine.py) and the lesson rows PostgreSQL keeps in
-the fold mode (lamar/store/postgres/rows.py). The callers keep their own indexes; nothing here
-knows where a lesson is stored."""
+"""How each event changes the lessons it names, written once for both holders of the folded state
+(the engine's in-process cache and PostgreSQL's lesson rows in the fold mode). The callers keep
+their own indexes; nothing here knows where a lesson is stored."""
 
 from __future__ import annotations
 

@@ -1,9 +1,4 @@
-"""One lesson's past as the fold saw it: evidence points at a bounded resolution, its audit trail, counts.
-
-`lamar show` and `lamar ui` draw a lesson's evidence over time. Replaying the whole log
-for that took seconds at 100 000 episodes; instead the fold notes the evidence as it goes,
-and the notes travel with the lesson's state (persisted state, checkpoint snapshots).
-"""
+"""One lesson's past as the fold saw it: evidence points at a bounded resolution, its audit trail, counts."""
 
 from __future__ import annotations
 
@@ -53,7 +48,12 @@ class LessonHistory:
 class History:
     """Evidence points taken whenever the lesson's reported eligible episodes reach a multiple of
     `stride` (1, then 2, 4, ... as the points fill up), the first one always kept; plus the
-    audit trail and how many episodes injected it or held it out (reported or not)."""
+    audit trail and how many episodes injected it or held it out (reported or not).
+
+    `lamar show` and `lamar ui` draw a lesson's evidence over time. Rather than replay the whole
+    log for that (a cost that grows with every episode), the fold notes the evidence as it goes,
+    and the notes travel with the lesson's state (persisted state, checkpoint snapshots).
+    """
 
     __slots__ = ("points", "stride", "trail", "trail_dropped", "injected_in", "held_out_in", "last_seq",
                  "last_time")

@@ -1,17 +1,5 @@
 """The evidence ledger: randomized, augmented inverse-propensity scores of one lesson's lift, and
-the sums its confidence sequence reads (docs/decisions.md, "What is estimated").
-
-Only episodes where the lesson was wanted and a coin of known probability p decided whether
-it was injected enter the ledger. Each gives
-
-    psi = (mu1 - mu0) + I * (r - mu1) / p - (1 - I) * (r - mu0) / (1 - p)
-
-with baselines fitted on *earlier* episodes only (a recent reward level split by the segment's
-lift estimate), so E[psi | past] is the lesson's lift then, whatever the other lessons or the
-base rate did. The weighted score y = p (1 - p) psi is linear in a reward in [-1, 1], so its
-range around its prediction is known before the episode: the bound's sums normalize by it. The
-ledger holds one segment: a restart starts a new one.
-"""
+the sums its confidence sequence reads (docs/decisions.md, "What is estimated")."""
 
 from __future__ import annotations
 
@@ -27,7 +15,19 @@ _HIGH = tuple(f"high{k}" for k in range(len(LAMBDAS)))
 
 
 class Ledger(SlotRecord):
-    """Counts, baselines and the confidence sequence's sums since the last restart."""
+    """Counts, baselines and the confidence sequence's sums since the last restart.
+
+    Only episodes where the lesson was wanted and a coin of known probability p decided whether
+    it was injected enter the ledger. Each gives
+
+        psi = (mu1 - mu0) + I * (r - mu1) / p - (1 - I) * (r - mu0) / (1 - p)
+
+    with baselines fitted on *earlier* episodes only (a recent reward level split by the segment's
+    lift estimate), so E[psi | past] is the lesson's lift then, whatever the other lessons or the
+    base rate did. The weighted score y = p (1 - p) psi is linear in a reward in [-1, 1], so its
+    range around its prediction is known before the episode: the bound's sums normalize by it. The
+    ledger holds one segment: a restart starts a new one.
+    """
 
     __slots__ = ("n", "n_in", "n_out", "sum_in", "sum_out", "level_w", "level_s", "weight", "total", "a", "b",
                  *(f"low{k}" for k in range(len(LAMBDAS))), *(f"high{k}" for k in range(len(LAMBDAS))))

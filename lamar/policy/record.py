@@ -24,7 +24,7 @@ class SlotRecord:
         cls.values = operator.attrgetter(*slots)
         # One statement that unpacks a tuple into every slot, generated from the slot names as
         # dataclasses generates __init__: a fold copies, and a row's decode fills, about a dozen
-        # records per lesson, and this runs about 4 times faster than a setattr per slot. The
+        # records per lesson, and one unpacking statement costs far less than a setattr per slot. The
         # text compiled holds nothing but the class's own slot names, checked as identifiers.
         if not all(name.isidentifier() for name in slots):
             raise TypeError(f"{cls.__name__}: a slot name is not an identifier")

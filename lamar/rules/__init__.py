@@ -1,8 +1,5 @@
-"""The rules a project already gives its agents (CLAUDE.md, AGENTS.md, Cursor and Copilot rules), as lessons and back.
-
-    plan = import_rules(lam, ".", apply=True)     # one candidate lesson per rule, scoped to the project
-    export_rules(lam, "CLAUDE.md")                # the proven ones, in a marked section of the file
-"""
+"""The rules a project already gives its agents (CLAUDE.md, AGENTS.md, Cursor and Copilot rules), as lessons and back:
+`import_rules` and `export_rules`."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""`export_rules`: the lessons proven to help, written into a marked section of CLAUDE.md, AGENTS.md or a Cursor rule.
-
-The section is regenerated whole on every export; every byte outside it stays as the user left
-it. A rule proven to hurt is listed as a proposed removal, never deleted from the user's text.
-"""
+"""`export_rules`: the lessons proven to help, written into a marked section of CLAUDE.md, AGENTS.md or a Cursor rule."""
 
 from __future__ import annotations
 
@@ -39,6 +35,9 @@ class ExportResult:
 def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str | None = None,
                  unproven: bool = False) -> ExportResult:
     """Regenerate Lamar's section of a rules file from the lessons' verdicts.
+
+    The section is regenerated whole on every export; every byte outside it stays as the user left
+    it. A rule proven to hurt is listed as a proposed removal, never deleted from the user's text.
 
     Args:
         lamar: the engine whose lessons and evidence are read.

@@ -1,9 +1,4 @@
-"""`import_rules`: a project's rules files as candidate lessons, one per rule, each an arm with its own control group.
-
-Nothing is stored unless asked (`apply=True`): the plan says what would be added and what was
-left out, with why. A model, when given, only restates prose blocks the parser left out; what
-it returns is checked against the block's own words and dropped with a reason when it strays.
-"""
+"""`import_rules`: a project's rules files as candidate lessons, one per rule, each an arm with its own control group."""
 
 from __future__ import annotations
 
@@ -57,6 +52,10 @@ def project_name(folder: str | os.PathLike[str]) -> str:
 def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: Sequence[str | os.PathLike[str]] = (),
                  project: str | None = None, model: Any = None, apply: bool = False) -> ImportPlan:
     """Read a project's rules files and turn each rule into a candidate lesson scoped to the project.
+
+    Nothing is stored unless asked (`apply=True`): the plan says what would be added and what was
+    left out, with why. A model, when given, only restates prose blocks the parser left out; what
+    it returns is checked against the block's own words and dropped with a reason when it strays.
 
     Args:
         lamar: the engine whose lessons the rules are checked against (and added to with `apply`).

@@ -1,9 +1,4 @@
-"""A rules file (CLAUDE.md, AGENTS.md, a Cursor rule) split into rules, one per directive bullet or paragraph.
-
-Deterministic: Markdown structure and a few word lists decide, never a model. Headings and
-parent bullets become the rule's context; code blocks, tables, front matter and Lamar's own
-exported section are skipped; a bullet or paragraph that describes rather than directs is left out.
-"""
+"""A rules file (CLAUDE.md, AGENTS.md, a Cursor rule) split into rules, one per directive bullet or paragraph."""
 
 from __future__ import annotations
 
@@ -60,6 +55,10 @@ class _Block:
 
 def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]]]:
     """The rules of one file, and what was left out with why.
+
+    Deterministic: Markdown structure and a few word lists decide, never a model. Headings and
+    parent bullets become the rule's context; code blocks, tables, front matter and Lamar's own
+    exported section are skipped; a bullet or paragraph that describes rather than directs is left out.
 
     Args:
         text: the file's text.

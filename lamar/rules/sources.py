@@ -1,10 +1,4 @@
-"""Where a project keeps its rules for agents, and the text of each file with Claude Code's `@path` imports.
-
-    CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md      Claude Code
-    AGENTS.md                                          Codex, Jules, and others
-    .cursor/rules/*.mdc, .cursorrules                  Cursor
-    .github/copilot-instructions.md                    GitHub Copilot
-"""
+"""Where a project keeps its rules for agents, and the text of each file with Claude Code's `@path` imports."""
 
 from __future__ import annotations
 
@@ -30,7 +24,15 @@ class RuleSource:
 
 
 def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
-    """The rules files that exist in a project folder, in the order above (each real file once)."""
+    """The rules files that exist in a project folder, in the order above (each real file once).
+
+    The files looked for:
+
+        CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md      Claude Code
+        AGENTS.md                                          Codex, Jules, and others
+        .cursor/rules/*.mdc, .cursorrules                  Cursor
+        .github/copilot-instructions.md                    GitHub Copilot
+    """
     root = Path(folder)
     found = [root / name for name in RULE_FILES if (root / name).is_file()]
     cursor = root / CURSOR_RULES

@@ -1,11 +1,6 @@
 """Safety: scrub credentials out of traces and lessons, and spot text that tries to instruct the model.
 
-    clean, kinds = scrub("export GITHUB_TOKEN=ghp_...")      # kinds like ["github-token"]
-    trace, kinds = scrub_trace(trace)                        # every string field of a sleep trace
-    injection_reason("Ignore all previous instructions")     # a reason, or None for a plain lesson
-    prompt_safe(text)                                        # one line a model reads as quoted text
-    terminal_safe(provenance_text)                           # control and bidi characters as escapes
-"""
+`scrub`, `scrub_trace`, `injection_reason`, `prompt_safe` and `terminal_safe` are its public names."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""The one gate lesson text passes on its way in: normalised to what the prompt shows, then screened.
-
-A lesson's words are stored in the form `as_prompt()` will show them (NFKC, invisible and
-control characters removed, whitespace collapsed), so what is scrubbed and screened is what
-the model will read: a key hidden by a zero-width space or full-width letters cannot pass the
-check and reappear in the prompt. Every way in calls this: `Lamar.add`, import, a mined
-candidate, `apply` of a candidate.
-"""
+"""The one gate lesson text passes on its way in: normalised to what the prompt shows, then screened."""
 
 from __future__ import annotations
 
@@ -72,6 +65,12 @@ def secret_kinds(experience: Experience) -> list[str]:
 def admitted(experience: Experience) -> Experience:
     """The lesson in prompt form, or InvalidExperience when that form holds a credential.
 
+    A lesson's words are stored in the form `as_prompt()` will show them (NFKC, invisible and
+    control characters removed, whitespace collapsed), so what is scrubbed and screened is what
+    the model will read: a key hidden by a zero-width space or full-width letters cannot pass the
+    check and reappear in the prompt. Every way in calls this: `Lamar.add`, import, a mined
+    candidate, `apply` of a candidate.
+
     Raises:
         InvalidExperience: the lesson (as the model would read it) holds what looks like a
             secret (the message names its kind and says how to write the lesson instead), its
@@ -79,7 +78,7 @@ def admitted(experience: Experience) -> Experience:
             MAX_SCOPE_CHARS).
     """
     too_long = size_problem(experience.precondition, experience.action, experience.rationale, experience.scope)
-    if too_long:  # checked first: screening a 480 KB lesson alone takes seconds
+    if too_long:  # checked first: the screens' cost grows with the text, so refuse a huge one before them
         raise InvalidExperience(too_long)
     for name in TEXT_FIELDS:
         try:

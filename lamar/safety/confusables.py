@@ -1,9 +1,4 @@
-"""`reading`: text as a model reads it, folded to lower-case ASCII with the Unicode confusables data (UTS #39).
-
-"ꜱʏꜱᴛᴇᴍ꞉" (small capitals, a modifier colon), "ꓢꓬꓢꓔꓰꓟ:" (Lisu) and "Ⲋⲩⲋⲧⲉⲙ∶" (Coptic, a ratio
-sign) all read as "system:". The fence and the screen look for role words in the reading;
-`reading_map` also says which character of the text each folded character came from.
-"""
+"""`reading`: text as a model reads it, folded to lower-case ASCII with the Unicode confusables data (UTS #39)."""
 
 from __future__ import annotations
 
@@ -40,6 +35,10 @@ def _fold(ch: str) -> str:
 
 def reading(text: str) -> str:
     """`text` as it reads: look-alikes folded to ASCII, lower case, combining marks read through.
+
+    "ꜱʏꜱᴛᴇᴍ꞉" (small capitals, a modifier colon), "ꓢꓬꓢꓔꓰꓟ:" (Lisu) and "Ⲋⲩⲋⲧⲉⲙ∶" (Coptic, a ratio
+    sign) all read as "system:". The fence and the screen look for role words in the reading;
+    `reading_map` also says which character of the text each folded character came from.
 
     >>> reading("ꜱʏꜱᴛᴇᴍ꞉ ꓢꓬꓢꓔꓰꓟ: S\\u0335ys\\u034ftem\\u1804")
     'system: system: system:'

@@ -1,10 +1,4 @@
-"""Credentials in disguise: split by a space or a line, reversed, base64, hex- or percent-escaped.
-
-Each disguise is undone on a shadow of the text, the provider rules run there, and what they
-find is redacted in the text itself. Only provider formats count for splits and reversals (a
-prefix and a long random body do not arise by accident); decoded blobs get every rule, since
-text someone took the trouble to encode and that decodes to a credential is one.
-"""
+"""Credentials in disguise: split by a space or a line, reversed, base64, hex- or percent-escaped."""
 
 from __future__ import annotations
 
@@ -132,6 +126,11 @@ def _encoded_spans(text: str, scrub: Scrubber) -> list[tuple[int, int, str]]:
 
 def disguised_spans(text: str, find: Finder, scrub: Scrubber) -> list[tuple[int, int, str]]:
     """Spans of `text` that hold a credential in disguise, earliest first, not overlapping.
+
+    Each disguise is undone on a shadow of the text, the provider rules run there, and what they
+    find is redacted in the text itself. Only provider formats count for splits and reversals (a
+    prefix and a long random body do not arise by accident); decoded blobs get every rule, since
+    text someone took the trouble to encode and that decodes to a credential is one.
 
     Args:
         text: the text, already scrubbed by the plain rules.

@@ -1,8 +1,4 @@
-"""`prompt_safe`: one line of stored text that a model reads as quoted material, never as a speaker or a tag.
-
-The renderer (`lamar.recall.render_prompt`) gives each lesson its own numbered, quoted line, so
-lesson text never begins a line; this makes the text itself harmless inside that line.
-"""
+"""`prompt_safe`: one line of stored text that a model reads as quoted material, never as a speaker or a tag."""
 
 from __future__ import annotations
 
@@ -34,6 +30,9 @@ def _angles() -> dict[int, str]:
 
 def prompt_safe(text: str) -> str:
     """`text` as one line that cannot close the lessons fence, pose as a speaker or carry a template token.
+
+    The renderer (`lamar.recall.render_prompt`) gives each lesson its own numbered, quoted line, so
+    lesson text never begins a line; this makes the text itself harmless inside that line.
 
     The text is first put in prompt form (`lamar.safety.boundary.prompt_form`: NFKC, nothing
     invisible, no combining mark on an ASCII letter, every kind of line break a space). Then

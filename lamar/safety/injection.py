@@ -1,9 +1,4 @@
-"""Prompt-injection screening: `injection_reason` says why a text reads as instructions aimed at the model.
-
-The text is folded first (`plain_text`, then `reading`: look-alikes of the Unicode confusables data
-to ASCII, lower case, combining marks read through), so casing, full-width letters, joiners,
-variation selectors, combining marks and look-alikes from any script do not hide a phrase.
-"""
+"""Prompt-injection screening: `injection_reason` says why a text reads as instructions aimed at the model."""
 
 from __future__ import annotations
 
@@ -165,6 +160,10 @@ _COMPACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def injection_reason(text: str) -> str | None:
     """Why `text` reads as instructions aimed at the model, or None when it reads as an ordinary lesson.
+
+    The text is folded first (`plain_text`, then `reading`: look-alikes of the Unicode confusables data
+    to ASCII, lower case, combining marks read through), so casing, full-width letters, joiners,
+    variation selectors, combining marks and look-alikes from any script do not hide a phrase.
 
     Args:
         text: a mined lesson, a trace field, any text about to enter a prompt.

@@ -1,8 +1,4 @@
-"""`plain_text`: text as a person sees it and a model reads it, with nothing invisible left in it.
-
-Every lesson is stored in this form (via `lamar.safety.boundary.prompt_form`), and the secret
-and injection screens read it: what is checked is what the model will be shown.
-"""
+"""`plain_text`: text as a person sees it and a model reads it, with nothing invisible left in it."""
 
 from __future__ import annotations
 
@@ -55,6 +51,9 @@ def _marks_on_ascii(run: re.Match[str]) -> str:
 
 def plain_text(text: str) -> str:
     """`text` in NFKC form without invisible characters, and with every line break a newline.
+
+    Every lesson is stored in this form (via `lamar.safety.boundary.prompt_form`), and the secret
+    and injection screens read it: what is checked is what the model will be shown.
 
     Removed: controls (but tab and newline), format characters (zero-width, bidi overrides),
     variation selectors and other default-ignorable characters, unassigned code points, and

@@ -1,8 +1,6 @@
-"""Provider credential formats with a fixed prefix or shape, as (kind, regex body) pairs.
-
-`secrets.RULES` turns each into a token rule (it must not continue a longer word). These are
-the formats outside the first list: each prefix is one a provider documents for its keys.
-"""
+"""Provider credential formats with a fixed prefix or shape, as (kind, regex body) pairs, beyond
+the first list of `secrets`: each prefix is one a provider documents for its keys. `secrets.RULES`
+turns each into a token rule (it must not continue a longer word)."""
 
 from __future__ import annotations
 

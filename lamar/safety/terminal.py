@@ -1,9 +1,4 @@
-"""`terminal_safe`: stored text as a terminal may print it, with every control and bidi character shown as an escape.
-
-Scope values, provenance (an MCP client's name), audit reasons and proposal ids keep what was
-sent; printed raw, ESC/CSI/OSC sequences could clear the screen or set the clipboard, and a
-bidi override could reverse what follows. The `lamar` command passes all its output through this.
-"""
+"""`terminal_safe`: stored text as a terminal may print it, with every control and bidi character shown as an escape."""
 
 from __future__ import annotations
 
@@ -21,6 +16,10 @@ _TABLE.update({ord(c): f"\\u{ord(c):04x}" for c in
 
 def terminal_safe(text: str) -> str:
     """`text` with control characters (C0 but newline and tab, DEL, C1) and bidi controls written as escapes.
+
+    Scope values, provenance (an MCP client's name), audit reasons and proposal ids keep what was
+    sent; printed raw, ESC/CSI/OSC sequences could clear the screen or set the clipboard, and a
+    bidi override could reverse what follows. The `lamar` command passes all its output through this.
 
     >>> terminal_safe("ok\\x1b]52;c;aGk=\\x07 \\x1b[2J \\u202eabc\\nnext")
     'ok\\\\x1b]52;c;aGk=\\\\x07 \\\\x1b[2J \\\\u202eabc\\nnext'

@@ -1,14 +1,4 @@
-"""Compaction: fold old, reported episodes into one summary event so the state stays bounded.
-
-An episode's outcome is already folded into every lesson's evidence when it is reported, so
-an old reported episode is only kept for the audit trail. A compact proposal lists such
-episodes and carries the audit figures they add up to (episodes, reports, outcomes by
-signal, and per lesson how often it was eligible, injected and held out); applying it
-appends one `compact` event, after which the engine's cache drops those episodes (and, on a
-store that can rewrite its log, checkpoints it: see `Lamar.checkpoint`). An unreported
-episode waits for a late report until `keep_unreported` newer episodes were recalled; then
-it is folded as never reported, so episodes nobody reports cannot grow the store forever.
-"""
+"""Compaction: fold old, reported episodes into one summary event so the state stays bounded."""
 
 from __future__ import annotations
 
@@ -31,6 +21,15 @@ KEEP_UNREPORTED = 100_000
 def propose_compaction(lam: SleepView, *, keep_last: int | None = KEEP_LAST, older_than: float | None = None,
                        keep_unreported: int | None = KEEP_UNREPORTED, now: float | None = None) -> Proposal | None:
     """A compact proposal for the reported episodes outside both windows, or None.
+
+    An episode's outcome is already folded into every lesson's evidence when it is reported, so
+    an old reported episode is only kept for the audit trail. A compact proposal lists such
+    episodes and carries the audit figures they add up to (episodes, reports, outcomes by
+    signal, and per lesson how often it was eligible, injected and held out); applying it
+    appends one `compact` event, after which the engine's cache drops those episodes (and, on a
+    store that can rewrite its log, checkpoints it: see `Lamar.checkpoint`). An unreported
+    episode waits for a late report until `keep_unreported` newer episodes were recalled; then
+    it is folded as never reported, so episodes nobody reports cannot grow the store forever.
 
     Args:
         lam: the engine (its cache is read, nothing is written).

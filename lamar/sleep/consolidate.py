@@ -1,10 +1,5 @@
 """Model-free consolidation: retire proven harm, merge duplicates and near-duplicates,
-flag contradictions, promote proven candidates.
-
-Proposals come out in the order apply should take them: retirements, merges,
-contradictions, promotions. A proven-harmful lesson is only ever proposed for retirement,
-so no other proposal of the same report touches it and a report applies cleanly whole.
-"""
+flag contradictions, promote proven candidates."""
 
 from __future__ import annotations
 
@@ -25,6 +20,10 @@ Snapshot = Callable[[Sequence[str]], tuple[dict[str, dict[str, object]], dict[st
 
 def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[Proposal]:
     """Proposals from the store alone (no model, no traces); nothing is written.
+
+    Proposals come out in the order apply should take them: retirements, merges,
+    contradictions, promotions. A proven-harmful lesson is only ever proposed for retirement,
+    so no other proposal of the same report touches it and a report applies cleanly whole.
 
     Args:
         lam: the engine, already synced.

@@ -1,10 +1,4 @@
-"""The kinds of sleep proposal: for each, what it touches, how it is checked, shown and carried out.
-
-One record per kind is the single source of truth: `lamar review` shows `describe(p)` and
-`apply` writes `events(p)`, and both read the same fields, so a hand-edited report cannot make
-apply do what review did not show. A new kind declares itself with one `register(...)` call;
-apply refuses (skips, with the reason) a kind that is not registered.
-"""
+"""The kinds of sleep proposal: for each, what it touches, how it is checked, shown and carried out."""
 
 from __future__ import annotations
 
@@ -20,6 +14,11 @@ from lamar.store import Event
 @dataclasses.dataclass(frozen=True)
 class ProposalKind:
     """How one kind of proposal is checked, shown and applied.
+
+    One record per kind is the single source of truth: `lamar review` shows `describe(p)` and
+    `apply` writes `events(p)`, and both read the same fields, so a hand-edited report cannot make
+    apply do what review did not show. A new kind declares itself with one `register(...)` call;
+    apply refuses (skips, with the reason) a kind that is not registered.
 
     Attributes:
         name: the `Proposal.kind` it handles.

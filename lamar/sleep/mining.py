@@ -1,10 +1,4 @@
-"""Mining: a model reads batches of scrubbed traces and proposes lessons; Lamar checks each one.
-
-A mined lesson is only a candidate (a cold arm the bandit tries), never a belief, and it
-must survive strict checks first: well-formed output, trace ids the model was shown, at
-least two distinct supporting traces, a scope that fits those traces, no secrets, no
-injected instructions, and no duplicate of a lesson already stored.
-"""
+"""Mining: a model reads batches of scrubbed traces and proposes lessons; Lamar checks each one."""
 
 from __future__ import annotations
 
@@ -43,6 +37,11 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
          max_tokens: int = 2048, min_support: int = 2, similarity: float = NEAR_DUPLICATE,
          model_timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
     """Ask `model` for lessons in `traces`; return candidate proposals, what was dropped, and figures.
+
+    A mined lesson is only a candidate (a cold arm the bandit tries), never a belief, and it
+    must survive strict checks first: well-formed output, trace ids the model was shown, at
+    least two distinct supporting traces, a scope that fits those traces, no secrets, no
+    injected instructions, and no duplicate of a lesson already stored.
 
     Args:
         lam: the engine (read only, to skip lessons it already holds).

@@ -1,13 +1,5 @@
 """Narrowing: when a lesson's evidence splits by context, propose fixing its scope to the slice
-where it helps, citing the evidence of every slice of that key.
-
-A lesson scoped to `task=build` may help in Swift and hurt in Python. The engine's per-slice
-ledgers (policy/features.py) judge each value of each free context key; when one value is
-proven to help and another proven to harm (or the lesson is proven harmful overall but
-helpful in one value), the scope should say so. Applying the proposal appends a `scope`
-event: the lesson keeps its id, history and audit trail, the old scope goes into its
-provenance, and its evidence continues that slice's ledger.
-"""
+where it helps, citing the evidence of every slice of that key."""
 
 from __future__ import annotations
 
@@ -26,7 +18,15 @@ if TYPE_CHECKING:
 
 
 def propose_narrowing(lam: SleepView) -> list[Proposal]:
-    """A `narrow` proposal for each live lesson whose evidence splits by context; writes nothing."""
+    """A `narrow` proposal for each live lesson whose evidence splits by context; writes nothing.
+
+    A lesson scoped to `task=build` may help in Swift and hurt in Python. The engine's per-slice
+    ledgers (policy/features.py) judge each value of each free context key; when one value is
+    proven to help and another proven to harm (or the lesson is proven harmful overall but
+    helpful in one value), the scope should say so. Applying the proposal appends a `scope`
+    event: the lesson keeps its id, history and audit trail, the old scope goes into its
+    provenance, and its evidence continues that slice's ledger.
+    """
     out = []
     for exp in lam.experiences():
         if exp.status is Status.RETIRED:

@@ -1,10 +1,4 @@
-"""When two lessons say the same thing: token overlap of their words, blind to negation flips.
-
-No model and no embedding: two lessons are near-duplicates when both their preconditions
-and their actions share most of their content words (Jaccard overlap at or above
-`NEAR_DUPLICATE`), and neither part differs by a negation ("run the tests" is never a
-near-duplicate of "do not run the tests").
-"""
+"""When two lessons say the same thing: token overlap of their words, blind to negation flips."""
 
 from __future__ import annotations
 
@@ -84,6 +78,11 @@ def overlap(a: str, b: str) -> float:
 
 def lesson_similarity(precondition_a: str, action_a: str, precondition_b: str, action_b: str) -> float:
     """How alike two lessons are: the smaller of their precondition and action overlaps.
+
+    No model and no embedding: two lessons are near-duplicates when both their preconditions
+    and their actions share most of their content words (Jaccard overlap at or above
+    `NEAR_DUPLICATE`), and neither part differs by a negation ("run the tests" is never a
+    near-duplicate of "do not run the tests").
 
     >>> lesson_similarity("the Xcode build fails after a dependency bump", "clear the DerivedData folder",
     ...                   "Xcode build failing after bumping a dependency", "clear DerivedData folder")

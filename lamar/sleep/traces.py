@@ -1,8 +1,4 @@
-"""The trace format sleep reads: one JSON object per agent session, one session per line.
-
-Integrations write traces with `TraceWriter`; `load_traces` validates them strictly and
-names the line of the first bad record, so a broken writer is caught at the next sleep.
-"""
+"""The trace format sleep reads: one JSON object per agent session, one session per line."""
 
 from __future__ import annotations
 
@@ -150,6 +146,9 @@ TraceSource = str | os.PathLike[str] | Iterable[Trace | Mapping[str, Any] | str]
 
 def load_traces(source: TraceSource) -> list[Trace]:
     """Read and validate traces.
+
+    Integrations write traces with `TraceWriter`; this validates them strictly and names the line
+    of the first bad record, so a broken writer is caught at the next sleep.
 
     Args:
         source: a JSON Lines file path, or an iterable of `Trace`s, dicts, or JSON lines

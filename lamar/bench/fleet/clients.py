@@ -21,11 +21,11 @@ if TYPE_CHECKING:
 
 CLIENTS = (1, 4, 16, 32, 64)
 # log: lamar_fold=off; fold: lamar_fold=on, optimistic writes; fold-lock: lamar_fold=on with every
-# write locking its rows before reading them (the fold mode's write before it was optimistic).
+# write locking its rows before reading them (the pessimistic write, the yardstick for the optimistic one).
 MODES = ("log", "fold", "fold-lock")
 DEFAULT_MODES = ("log", "fold")
 # shared: every client recalls in one context, so every report folds into the same 10 lessons
-# (the issue's workload). spread: client i works in project i % 16, with 2 lessons of its own
+# (the contended case). spread: client i works in project i % 16, with 2 lessons of its own
 # project and none shared, so clients of different projects touch different rows.
 WORKLOADS = ("shared", "spread")
 PROJECTS = 16
@@ -133,8 +133,8 @@ def _process(location: str, mode: str, workload: str, seeds: list[int], seconds:
         rows = postgres_store(lam).rows
         if rows is not None:
             # Every client warms up at once, a burst whose reports queue in the inbox, and a store
-            # whose report was queued behind others' queues its next one at once. In a paced row of
-            # short segments that one report per client and segment was a third of all reports.
+            # whose report was queued behind others' queues its next one at once. A paced row of short
+            # segments has few reports per client, so counting that burst would swamp the row's own.
             rows.reset_contention()
     out: list[Any] = []
     barrier.wait()

@@ -1,10 +1,5 @@
 """The second design's decision core behind a small in-memory engine: the gym runs it beside
-today's engine (`lamar-v2`) so that one run compares both (`--frontier`).
-
-It folds outcomes as `lamar.engine.Lamar` did when this design was current: the reward spread
-from every outcome so far, the Bonferroni divisor from the active lessons, each eligible
-lesson's state through `LessonState.observe`. No store, no sleep, no persistence.
-"""
+today's engine (`lamar-v2`) so that one run compares both (`--frontier`)."""
 
 from __future__ import annotations
 
@@ -20,7 +15,7 @@ from lamar.gym.v2.lesson import LessonState
 from lamar.policy.verdicts import Evidence
 from lamar.signals import Signal
 
-_PRIOR_SIGMA, _PRIOR_WEIGHT = 0.75, 10.0  # the fold's prior on the reward spread, as it was
+_PRIOR_SIGMA, _PRIOR_WEIGHT = 0.75, 10.0  # the fold's prior on the reward spread, frozen with this design
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,7 +33,12 @@ class FrozenRecall:
 
 
 class FrozenEngine:
-    """add / recall / report / evidence of the second design, in memory."""
+    """add / recall / report / evidence of the second design, in memory.
+
+    It folds outcomes as that design did: the reward spread from every outcome so far, the
+    Bonferroni divisor from the active lessons, each eligible lesson's state through
+    `LessonState.observe`. No store, no sleep, no persistence.
+    """
 
     def __init__(self, k: int, seed: int, **tuning: Any) -> None:
         self.k = k
