@@ -1,7 +1,5 @@
 """How a `LangGraphStore` scrub makes the database under a LangGraph `BaseStore` drop the values it
-replaced: `InMemoryStore` keeps none on disk; `SqliteStore` zeroes what it frees, rebuilds its file
-and empties its write-ahead log; `PostgresStore` vacuums its table; any other store needs the
-caller's `compact`, since Lamar cannot know where its database keeps old bytes."""
+replaced (`compaction`)."""
 
 from __future__ import annotations
 
@@ -159,7 +157,9 @@ def _connection(conn: Any) -> Iterator[Any]:
 
 def compaction(store: BaseStore, extra: Callable[[], None] | None, where: str) -> Compaction:
     """The erasure step for `store`'s type (a subclass counts as its base), with the caller's
-    `compact` after it."""
+    `compact` after it: `InMemoryStore` keeps nothing on disk; `SqliteStore` zeroes what it frees,
+    rebuilds its file and empties its write-ahead log; `PostgresStore` vacuums its table; any other
+    store needs the caller's `compact`, since Lamar cannot know where its database keeps old bytes."""
     if isinstance(store, InMemoryStore):
         return Compaction(store, extra, where)
     try:

@@ -1,7 +1,4 @@
-"""The alternative policies a log can be asked about, each a product over an episode's eligible
-lessons: `changes(slate, fold)` gives the inclusion probability of every lesson it treats
-differently from the log (docs/whatif.md, A5). A lesson the logged policy wanted has p > 0 (1 - its
-coin); one it did not want has p = 0."""
+"""The alternative policies a log can be asked about (docs/whatif.md, A5)."""
 
 from __future__ import annotations
 
@@ -17,8 +14,11 @@ from lamar.whatif.slate import Slate
 
 
 class Alternative(Protocol):
-    """A policy to evaluate. `changes` must depend only on what was known before the episode's
-    outcome (its logged probabilities, and beliefs fixed before the evaluation)."""
+    """A policy to evaluate, a product over an episode's eligible lessons: `changes(slate, fold)`
+    gives the inclusion probability of every lesson it treats differently from the log. A lesson
+    the logged policy wanted has p > 0 (1 - its coin); one it did not want has p = 0. `changes`
+    must depend only on what was known before the episode's outcome (its logged probabilities,
+    and beliefs fixed before the evaluation)."""
 
     @property
     def name(self) -> str: ...
