@@ -37,6 +37,15 @@ def best_peer(rows: Sequence[Row], peers: Sequence[str]) -> str | None:
     return max(scored)[1] if scored else None
 
 
+def forgetting(mine: Sequence[Row]) -> tuple[str, str]:
+    """One policy's rows: its fossil kept share (pooled over the worlds' used fossils) and the
+    median of the worlds' task episodes until dropped, as printed."""
+    kept_n = sum(row["fossil_kept_n"] for row in mine)
+    kept = f"{100 * sum(row['fossil_kept_sum'] for row in mine) / kept_n:.1f}%" if kept_n else "-"
+    drops = [row["fossil_drop"] for row in mine if row["fossil_drop"] is not None]
+    return kept, f"{statistics.median(drops):.0f}" if drops else "-"
+
+
 def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, peers: Sequence[str]) -> list[str]:
     """One line per policy: captured, its paired difference with `reference`, forgetting, verdicts."""
     worlds = len({row["world"] for row in rows})
@@ -47,10 +56,7 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
         mine = [row for row in rows if row["policy"] == name]
         if not mine or name in ("none", "oracle"):
             continue
-        kept_n = sum(row["fossil_kept_n"] for row in mine)
-        kept = f"{100 * sum(row['fossil_kept_sum'] for row in mine) / kept_n:.1f}%" if kept_n else "-"
-        drops = [row["fossil_drop"] for row in mine if row["fossil_drop"] is not None]
-        drop = f"{statistics.median(drops):.0f}" if drops else "-"
+        kept, drop = forgetting(mine)
         verdicts = ["-", "-", "-"]
         if mine[0].get("helpful") is not None:
             helpful, harmful = (sum(row[key] for row in mine) for key in ("helpful", "harmful"))
@@ -125,4 +131,4 @@ def world_table(rows: Sequence[Row], policies: Sequence[str]) -> list[str]:
     return lines
 
 
-__all__ = ["FEATURES", "best_peer", "captured_by_world", "feature_table", "paired", "summary_table", "world_table"]
+__all__ = ["FEATURES", "best_peer", "captured_by_world", "feature_table", "forgetting", "paired", "summary_table", "world_table"]

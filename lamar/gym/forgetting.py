@@ -1,0 +1,65 @@
+"""`python -m lamar.gym.forgetting`: the forgetting frontier on the family: lamar at several values of
+`discount` (its selection model's forgetting), beside river's Thompson sampling (the best peer by
+reward) and its epsilon-greedy on a fading mean (the fastest to forget); docs/gym.md, "The family".
+
+Needs river (pip install "lamar[peers]"). Tune on `--tuning-seeds`; the reporting worlds are read once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Sequence
+
+from lamar.gym.family import TUNING_SEEDS
+from lamar.gym.family_report import _cell, captured_by_world, forgetting, paired
+from lamar.gym.family_run import run_family, spec
+from lamar.gym.metrics import mean_interval
+
+DISCOUNTS: tuple[float, ...] = (1.0, 0.999, 0.998, 0.995)
+PEERS: tuple[str, ...] = ("river-ts", "river-e.1f")
+
+
+def label(discount: float) -> str:
+    return "lamar" if discount == 1.0 else f"lamar discount={discount:g}"
+
+
+def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNTS, workers: int | None = None) -> str:
+    """Captured share against fossil kept and episodes until dropped, one line per setting and peer;
+    each lamar setting paired by world against lamar's default and against river-ts."""
+    started = time.time()
+    seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
+    lamars = [spec(label(d), "lamar", **({} if d == 1.0 else {"discount": d})) for d in discounts]
+    rows = run_family(seeds, [spec("none"), spec("oracle"), *lamars, *(spec(p) for p in PEERS)], workers=workers)
+    lines = [(f"The forgetting frontier on the family: {worlds} worlds ({'tuning' if tuning else 'reporting'} seeds "
+              f"{seeds.start}-{seeds.stop - 1})"),
+             (f"{'policy':<26}{'captured':>15}{'minus lamar':>16}{'minus river-ts':>17}{'lower end':>11}"
+              f"{'fossil kept':>13}{'dropped after':>15}")]
+    for name in [s[0] for s in lamars] + list(PEERS):
+        mine = [row for row in rows if row["policy"] == name]
+        kept, drop = forgetting(mine)
+        own = _cell(list(captured_by_world(rows, name).values()))
+        minus = "" if name == "lamar" or "lamar" not in [s[0] for s in lamars] else _cell(paired(rows, name, "lamar"))
+        versus = paired(rows, name, "river-ts") if name != "river-ts" else []
+        mean, half = mean_interval(versus) if versus else (0.0, 0.0)
+        lines.append(f"{name:<26}{own:>15}{minus:>16}{_cell(versus) if versus else '':>17}"
+                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}")
+    lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
+              "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers).",
+              f"   elapsed: {time.time() - started:.0f} s wall clock"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m lamar.gym.forgetting", description=__doc__.split("\n\n")[0])
+    parser.add_argument("worlds", type=int, nargs="?", default=40, help="drawn worlds (default 40)")
+    parser.add_argument("--tuning-seeds", action="store_true", help="draw the worlds from the tuning seeds")
+    parser.add_argument("--discounts", type=lambda text: tuple(float(x) for x in text.split(",")), default=DISCOUNTS,
+                        help=f"comma-separated values of discount (default {','.join(f'{d:g}' for d in DISCOUNTS)})")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
+    args = parser.parse_args(argv)
+    print(frontier(args.worlds, tuning=args.tuning_seeds, discounts=args.discounts, workers=args.workers))
+
+
+if __name__ == "__main__":
+    main()
