@@ -160,13 +160,6 @@ def test_every_public_class_has_a_runnable_example() -> None:
     assert bare == []
 
 
-# Modules another change is rewriting as this test lands; each leaves the list once its docstring is short.
-_LONG_DOCSTRING_ALLOWED: dict[str, str] = {
-    "lamar/policy/change.py": "being edited by the decision-core change; its detail belongs on ChangeDetector",
-    "lamar/policy/selection.py": "being edited by the decision-core change; its detail belongs on ArmStats",
-}
-
-
 def _docstring_lines(source: str) -> int:
     """Lines of a module's docstring as a reader sees them: its text, blank ends stripped."""
     import ast
@@ -189,10 +182,7 @@ def _long_module_docstrings() -> dict[str, int]:
 def test_module_docstrings_say_what_the_module_holds_in_three_lines() -> None:
     # STYLE.md, 9: a module docstring says what the module holds; why a function works as it does
     # belongs on that function, and figures and history in docs/ and the commit log.
-    long = _long_module_docstrings()
-    assert {path: lines for path, lines in long.items() if path not in _LONG_DOCSTRING_ALLOWED} == {}
-    # an entry whose module has been brought to 3 lines is taken off, so the list stays true
-    assert sorted(path for path in _LONG_DOCSTRING_ALLOWED if path not in long) == []
+    assert _long_module_docstrings() == {}
 
 
 def test_the_docstring_check_counts_the_lines_of_the_text() -> None:

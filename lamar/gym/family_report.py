@@ -3,22 +3,14 @@ paired differences by world, forgetting, verdicts, and captured share by world f
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from lamar.gym.family import DrawnWorld
-from lamar.gym.metrics import mean_interval
+from lamar.gym.metrics import interval_text
 
 Row = dict[str, Any]
-
-
-def _cell(values: Sequence[float], scale: float = 1.0, digits: int = 3) -> str:
-    mean, half = mean_interval(list(values))
-    if math.isnan(mean):
-        return "-"
-    return f"{scale * mean:.{digits}f}" + ("" if math.isnan(half) else f" ±{scale * half:.{digits}f}")
 
 
 def captured_by_world(rows: Sequence[Row], policy: str) -> dict[int, float]:
@@ -62,12 +54,12 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
             helpful, harmful = (sum(row[key] for row in mine) for key in ("helpful", "harmful"))
             verdicts = [f"{sum(row['helps'] for row in mine)}/{helpful}", f"{sum(row['harms'] for row in mine)}/{harmful}",
                         str(sum(row["wrong"] for row in mine))]
-        diff = "" if name == reference else _cell(paired(rows, name, reference))
-        lines.append(f"{name:<22}{_cell([r['captured'] for r in mine if r['captured'] is not None]):>16}{diff:>18}"
+        diff = "" if name == reference else interval_text(paired(rows, name, reference))
+        lines.append(f"{name:<22}{interval_text([r['captured'] for r in mine if r['captured'] is not None]):>16}{diff:>18}"
                      f"{kept:>13}{drop:>15}{verdicts[0]:>15}{verdicts[1]:>15}{verdicts[2]:>7}")
     best = best_peer(rows, peers)
     if best is not None:
-        lines.append(f"   best peer here: {best}; {reference} minus {best}, paired: {_cell(paired(rows, reference, best))}")
+        lines.append(f"   best peer here: {best}; {reference} minus {best}, paired: {interval_text(paired(rows, reference, best))}")
     lines += ["   fossil kept: among lessons a policy used (>= 25% of their task's episodes just before) when they turned",
               "   harmful, the share of their task's episodes 200-700 later still injecting them; dropped after: median",
               "   task episodes until 50 in a row inject it in under 5%. helps / harms proven: lessons helpful /",

@@ -1,9 +1,5 @@
 """`python -m lamar.gym.forgetting`: the forgetting frontier on the family: lamar at several values of
-`discount` (its selection model's forgetting), beside river's Thompson sampling (the best peer by
-reward) and its epsilon-greedy on a fading mean (the fastest to forget); docs/gym.md, "The family".
-
-Needs river (pip install "lamar[peers]"). Tune on `--tuning-seeds`; the reporting worlds are read once.
-"""
+`discount` beside river's Thompson sampling and its epsilon-greedy on a fading mean (docs/gym.md)."""
 
 from __future__ import annotations
 
@@ -12,12 +8,17 @@ import time
 from collections.abc import Sequence
 
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import _cell, captured_by_world, forgetting, paired
+from lamar.gym.family_report import captured_by_world, forgetting, paired
 from lamar.gym.family_run import run_family, spec
-from lamar.gym.metrics import mean_interval
+from lamar.gym.metrics import interval_text, mean_interval
 
 DISCOUNTS: tuple[float, ...] = (1.0, 0.999, 0.998, 0.995)
 PEERS: tuple[str, ...] = ("river-ts", "river-e.1f")
+
+_ABOUT = """lamar at several values of `discount` (its selection model's forgetting), beside river's
+Thompson sampling (the best peer by reward) and its epsilon-greedy on a fading mean (the fastest
+to forget); docs/gym.md, "The forgetting frontier". Needs river (pip install "lamar[peers]").
+Tune on --tuning-seeds; the reporting worlds are read once."""
 
 
 def label(discount: float) -> str:
@@ -38,11 +39,11 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
     for name in [s[0] for s in lamars] + list(PEERS):
         mine = [row for row in rows if row["policy"] == name]
         kept, drop = forgetting(mine)
-        own = _cell(list(captured_by_world(rows, name).values()))
-        minus = "" if name == "lamar" or "lamar" not in [s[0] for s in lamars] else _cell(paired(rows, name, "lamar"))
+        own = interval_text(list(captured_by_world(rows, name).values()))
+        minus = "" if name == "lamar" or "lamar" not in [s[0] for s in lamars] else interval_text(paired(rows, name, "lamar"))
         versus = paired(rows, name, "river-ts") if name != "river-ts" else []
         mean, half = mean_interval(versus) if versus else (0.0, 0.0)
-        lines.append(f"{name:<26}{own:>15}{minus:>16}{_cell(versus) if versus else '':>17}"
+        lines.append(f"{name:<26}{own:>15}{minus:>16}{interval_text(versus) if versus else '':>17}"
                      f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}")
     lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
               "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers).",
@@ -51,7 +52,7 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m lamar.gym.forgetting", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lamar.gym.forgetting", description=_ABOUT)
     parser.add_argument("worlds", type=int, nargs="?", default=40, help="drawn worlds (default 40)")
     parser.add_argument("--tuning-seeds", action="store_true", help="draw the worlds from the tuning seeds")
     parser.add_argument("--discounts", type=lambda text: tuple(float(x) for x in text.split(",")), default=DISCOUNTS,

@@ -57,6 +57,18 @@ def mean_interval(values: Sequence[float]) -> tuple[float, float]:
     return mean, t975(n - 1) * statistics.stdev(values) / math.sqrt(n)
 
 
+def interval_text(values: Sequence[float], scale: float = 1.0, digits: int = 3) -> str:
+    """`mean_interval` as table text, "mean ±half" (scaled), "mean" for one value, "-" for none.
+
+    >>> interval_text([0.5, 0.6, 0.7]), interval_text([0.5]), interval_text([])
+    ('0.600 ±0.248', '0.500', '-')
+    """
+    mean, half = mean_interval(list(values))
+    if math.isnan(mean):
+        return "-"
+    return f"{scale * mean:.{digits}f}" + ("" if math.isnan(half) else f" ±{scale * half:.{digits}f}")
+
+
 def runs_of(runs: Iterable[dict[str, Any]], policy: str) -> list[dict[str, Any]]:
     """The run rows of one policy, in seed order."""
     return [row for row in runs if row["policy"] == policy]

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from lamar.gym.config import GymConfig
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, feature_table, paired, summary_table, world_table
 from lamar.gym.family_run import Spec, run_family, spec
-from lamar.gym.metrics import column, mean_interval, runs_of
+from lamar.gym.metrics import column, interval_text, runs_of
 from lamar.gym.runner import run_gym
 
 Progress = Callable[[int, int], None]
@@ -70,7 +69,7 @@ def family_mode(worlds: int, *, tuning: bool, peers: bool, workers: int | None, 
         lines.append(f"   lamar tuned: {', '.join(f'{k}={v:g}' for k, v in lamar)}")
     price = paired(rows, "lamar off", "lamar")
     lines.append(f"   price of proof: lamar with its randomized evidence off minus lamar, paired: "
-                 f"{_interval(price)} of the oracle's gain")
+                 f"{interval_text(price)} of the oracle's gain")
     lines += feature_table(rows, names) + world_table(rows, names)
     _write(json_path, rows)
     return "\n".join(lines)
@@ -91,11 +90,11 @@ def family_frontier(worlds: int, *, tuning: bool, workers: int | None, progress:
         mine = [r for r in rows if r["policy"] == label]
         helpful, harmful = (sum(r[k] for r in mine) for k in ("helpful", "harmful"))
         helps, harms = (sum(r[k] for r in mine) for k in ("helps", "harms"))
-        price = "" if budget is None else _interval(paired(rows, f"{engine} off", label))
+        price = "" if budget is None else interval_text(paired(rows, f"{engine} off", label))
         ebh = (f"{sum(r['ebh_helps'] for r in mine)} ({sum(r['ebh_wrong'] for r in mine)} wrong)"
                if all("ebh_helps" in r for r in mine) else None)
         lines.append(f"{engine:<10}{'off' if budget is None else budget:>8}"
-                     f"{_interval(list(captured_by_world(rows, label).values())):>16}{price:>18}"
+                     f"{interval_text(list(captured_by_world(rows, label).values())):>16}{price:>18}"
                      f"{f'{helps}/{helpful}':>16}{'-' if ebh is None else ebh:>16}{f'{harms}/{harmful}':>16}"
                      f"{sum(r['wrong'] for r in mine):>7}")
     lines.append("   budget: the evidence coin q (lamar: where a verdict is within reach; lamar-v2: its unproven lessons);")
@@ -119,7 +118,7 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
     for engine, label, budget, _ in frontier_specs():
         rows = results[label]
         off = results[f"{engine} off"]
-        cells = [_interval(column(rows, f"captured_{p}"), 100, 1) for p in ("pre", "post")]
+        cells = [interval_text(column(rows, f"captured_{p}"), 100, 1) for p in ("pre", "post")]
         price = "" if budget is None else " / ".join(
             f"{100 * (statistics.fmean(column(off, f'captured_{p}')) - statistics.fmean(column(rows, f'captured_{p}'))):.1f}"
             for p in ("pre", "post"))
@@ -135,13 +134,6 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
     lines.append("   helpful lessons among the verdicts of record by e-BH at the end (false-discovery rate <= alpha_helps).")
     _write(json_path, [row for rows in results.values() for row in rows])
     return "\n".join(lines)
-
-
-def _interval(values: Sequence[float], scale: float = 1.0, digits: int = 3) -> str:
-    mean, half = mean_interval(list(values))
-    if math.isnan(mean):
-        return "-"
-    return f"{scale * mean:.{digits}f} ±{scale * half:.{digits}f}" if not math.isnan(half) else f"{scale * mean:.{digits}f}"
 
 
 def _write(path: str | None, rows: list[dict[str, Any]]) -> None:

@@ -1,11 +1,5 @@
-"""The fall detector: a CUSUM on the rewards of the episodes that injected a lesson, which
-restarts the lesson's selection model and closes its evidence segment when they fall
-(docs/decisions.md, "A moving world").
-
-It is a Page CUSUM on non-randomized rewards, not an e-detector: its false-alarm rate is
-measured by the audit, and a false alarm only ever makes claims weaker (a closed segment
-claims nothing), so no verdict's validity rests on it.
-"""
+"""The fall detector: a CUSUM on the rewards of the episodes that injected a lesson
+(docs/decisions.md, "A moving world")."""
 
 from __future__ import annotations
 
@@ -20,7 +14,12 @@ REFERENCE_DISCOUNT = 0.998  # the reference's memory: about 500 injected episode
 
 
 class ChangeDetector(SlotRecord):
-    """The CUSUM statistic, its reference (frozen during an excursion), and the excursion itself."""
+    """The CUSUM statistic, its reference (frozen during an excursion), and the excursion itself.
+
+    When the injected rewards fall, it restarts the lesson's selection model and closes its
+    evidence segment. It is a Page CUSUM on non-randomized rewards, not an e-detector: its
+    false-alarm rate is measured by the audit, and a false alarm only ever makes claims weaker (a
+    closed segment claims nothing), so no verdict's validity rests on it."""
 
     __slots__ = ("stat", "watched", "ref_w", "ref_s", "ex_w_in", "ex_s_in", "ex_w_out", "ex_s_out")
 

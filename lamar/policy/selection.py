@@ -1,11 +1,4 @@
-"""Selection: Thompson sampling on each lesson's two-arm estimate of its lift.
-
-Per lesson, a (discounted) two-arm model of reward within its scope: the mean reward when
-injected minus the mean when eligible but absent. The discount is applied once per episode
-the lesson was eligible in, so a lesson forgets only while it is in play. A lesson not yet
-tried `warmup` times (or never seen absent) is cold and sampled at +inf, so every new lesson
-gets its first looks. Verdicts never read this model: they rest on the randomized ledger.
-"""
+"""Selection: Thompson sampling on each lesson's two-arm estimate of its lift."""
 
 from __future__ import annotations
 
@@ -16,7 +9,13 @@ from lamar.policy.record import SlotRecord
 
 
 class ArmStats(SlotRecord):
-    """Discounted weights and reward sums with and without the lesson, and its tries."""
+    """Discounted weights and reward sums with and without the lesson, and its tries.
+
+    A two-arm model of reward within the lesson's scope: the mean reward when injected minus the
+    mean when eligible but absent. The discount is applied once per episode the lesson was
+    eligible in, so a lesson forgets only while it is in play. A lesson not yet tried `warmup`
+    times (or never seen absent) is cold and sampled at +inf, so every new lesson gets its first
+    looks. Verdicts never read this model: they rest on the randomized ledger."""
 
     __slots__ = ("w_in", "s_in", "w_out", "s_out", "tries")
 
