@@ -91,7 +91,7 @@ class TestLamarRetrieverOverStore(RetrieversIntegrationTests):
 
     @property
     def retriever_constructor_params(self) -> dict[str, Any]:
-        return {"lamar": engine(holdout=1e-9, holdout_proven=1e-9), "k": 4, "context": CONTEXT}
+        return {"lamar": engine(holdout=1e-9), "k": 4, "context": CONTEXT}
 
     @property
     def retriever_query_example(self) -> str:

@@ -23,7 +23,7 @@ from lamar_llamaindex import (
 
 @pytest.fixture
 def lam() -> Lamar:
-    engine = Lamar(":memory:", k=2, seed=1, holdout=1e-9, holdout_proven=1e-9)
+    engine = Lamar(":memory:", k=2, seed=1, holdout=1e-9)
     engine.add(Experience("the Xcode build fails after a bump", "clear DerivedData",
                           "stale module maps survive a clean build",
                           scope=Scope(project="trace", language="swift")))

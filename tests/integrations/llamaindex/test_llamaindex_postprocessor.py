@@ -30,7 +30,7 @@ QUERY = "the build fails after a dependency bump"
 
 def engine_with_lessons(n: int = 4, **tuning: object) -> tuple[Lamar, list[str]]:
     """Lamar with n lessons scoped to project "shop"; holdout all but off unless tuned."""
-    options = {"holdout": 1e-9, "holdout_proven": 1e-9, **tuning}
+    options = {"holdout": 1e-9, **tuning}
     lam = Lamar(":memory:", k=3, seed=5, **options)
     ids = [lam.add(Experience(f"the build fails with error E{i}", f"apply fix number {i}",
                               scope=Scope(project="shop"))) for i in range(n)]
@@ -149,7 +149,7 @@ def test_out_of_scope_lessons_are_dropped_and_duplicates_count_once() -> None:
 
 
 def test_context_static_callable_and_merged() -> None:
-    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9, holdout_proven=1e-9)
+    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9)
     swift = lam.add(Experience("the build fails", "clear DerivedData", scope=Scope(language="swift")))
     gradle = lam.add(Experience("the build fails", "stop the Gradle daemon", scope=Scope(language="kotlin")))
     nodes = as_retrieved(lessons_to_nodes(lam))

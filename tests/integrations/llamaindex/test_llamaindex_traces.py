@@ -31,7 +31,7 @@ def handler(traces_path: Path) -> Iterator[LamarTraceHandler]:
 
 
 def build(holdout: float = 1e-9) -> tuple[Lamar, LamarPostprocessor, object]:
-    lam = Lamar(":memory:", k=2, seed=2, holdout=holdout, holdout_proven=holdout)
+    lam = Lamar(":memory:", k=2, seed=2, holdout=holdout)
     for i in range(2):
         lam.add(Experience(f"the Gradle build fails with E{i}", f"apply fix {i}",
                            scope=Scope(project="shop")))
