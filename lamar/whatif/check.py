@@ -97,13 +97,13 @@ def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> f
     return expected
 
 
-def coverage_rows(seeds: Iterable[int], episodes: int, k: int) -> list[dict[str, object]]:
+def coverage_rows(seeds: Iterable[int], episodes: int, k: int, one_n: bool = False) -> list[dict[str, object]]:
     """One flat row per (seed, alternative, outcome, estimator): the estimate, its interval, the truth."""
     rows: list[dict[str, object]] = []
     for seed in seeds:
         run = run_world(seed, episodes, k)
         alternatives = alternatives_for(run)
-        for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives), strict=True):
+        for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives, one_n), strict=True):
             true = truth(run, alternative)
             if true is None or not report.evaluable:
                 continue
@@ -192,10 +192,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
     parser.add_argument("--episodes", type=int, default=GymConfig().episodes, help="episodes per world")
     parser.add_argument("--k", type=int, default=GymConfig().k, help="slots per recall (the gym's default)")
+    parser.add_argument("--one-n", action="store_true",
+                        help="normal intervals for one fixed n instead of the report's confidence sequences")
+    parser.add_argument("--reach-off", action="store_true",
+                        help="an experiment: the engine flips a coin whenever a verdict is undecided (its reach "
+                             "rule off), so which episodes carry a coin no longer depends on their outcomes")
     args = parser.parse_args(argv)
-    rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k)
-    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% intervals; "
-          "coverage = share of intervals that hold the world's true value\n")
+    if args.reach_off:
+        from lamar.policy import choose
+
+        choose.REACH = 1e12  # every undecided verdict counts as within reach
+    rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k, args.one_n)
+    kind = "normal intervals for one n" if args.one_n else "confidence sequences"
+    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% {kind}"
+          + (", reach rule off" if args.reach_off else "")
+          + "; coverage = share of intervals that hold the world's true value\n")
     print(table(summarize(rows, ("estimator", "outcome")), ("estimator", "outcome")))
     print()
     print(table(summarize(rows, ("estimator",)), ("estimator",)))

@@ -70,7 +70,9 @@ class Sums:
         self.total += a * n + b * y
         self.squares += a * a * n + 2.0 * a * b * y + b * b * yy
 
-    def estimate(self, planned: float) -> Estimate:
+    def estimate(self, planned: float | None) -> Estimate:
+        """The mean with its confidence sequence planned for `planned` terms (None: the normal
+        interval for this one n)."""
         return _interval(self.n, self.total, self.squares, planned)
 
 
@@ -91,17 +93,17 @@ class RatioSums:
         self.wwy += w * w * y
         self.wwyy += w * w * yy
 
-    def estimate(self, planned: float) -> Estimate:
+    def estimate(self, planned: float | None) -> Estimate:
         if self.n == 0 or self.w <= 0.0:
             return Estimate(math.nan, math.nan, math.nan, self.n)
         value = self.wy / self.w
         spread = max(0.0, self.wwyy - 2.0 * value * self.wwy + value * value * self.ww)
         se = math.sqrt(spread) / self.w
-        half = sequence_z(self.n, planned) * se
+        half = _z(self.n, planned) * se
         return Estimate(value, value - half, value + half, self.n, se)
 
 
-def _interval(n: int, total: float, squares: float, planned: float) -> Estimate:
+def _interval(n: int, total: float, squares: float, planned: float | None) -> Estimate:
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     mean = total / n
@@ -109,8 +111,12 @@ def _interval(n: int, total: float, squares: float, planned: float) -> Estimate:
         return Estimate(mean, -math.inf, math.inf, 1)
     variance = max(0.0, (squares - n * mean * mean) / (n - 1))
     se = math.sqrt(variance / n)
-    half = sequence_z(n, planned) * se
+    half = _z(n, planned) * se
     return Estimate(mean, mean - half, mean + half, n, se)
+
+
+def _z(n: float, planned: float | None) -> float:
+    return Z95 if planned is None else sequence_z(n, planned)
 
 
 def sequence_z(n: float, planned: float) -> float:
@@ -219,13 +225,14 @@ class Accumulator:
             dr.add(n, y, yy, model_pi - w * model_logged, w)
             pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
 
-    def estimates(self, low: float, high: float, asked: int) -> dict[str, Estimate]:
+    def estimates(self, low: float, high: float, asked: int, one_n: bool = False) -> dict[str, Estimate]:
         """Each estimator's estimate, its confidence sequence (`sequence_z`, planned for a share of
         the `asked` episodes) cut to the outcome's range [low, high] and no narrower than the
         episodes it rests on allow (`narrowest`): the logged policy's on its episodes, the exact
-        estimators' on their slate weights' effective number, the pseudo-inverse ones' on theirs."""
+        estimators' on their slate weights' effective number, the pseudo-inverse ones' on theirs.
+        `one_n` gives the normal interval for one fixed n instead (the coverage check compares them)."""
         exact, additive = self.effective, kish(self.g, self.gg)
-        planned = PLAN_SHARE * asked
+        planned = None if one_n else PLAN_SHARE * asked
         found = {"logged": (self.logged.estimate(planned), float(self.logged.n)),
                  "ips": (self.ips.estimate(planned), exact), "snips": (self.snips.estimate(planned), exact),
                  "dr": (self.dr.estimate(planned), exact), "pi": (self.pi.estimate(planned), additive),

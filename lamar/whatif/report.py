@@ -98,8 +98,10 @@ class _Cell:
     models: Mapping[str, tuple[AdditiveModel, float, float]]
 
 
-def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
-    """Every alternative's estimates over the log's reported episodes."""
+def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative],
+             one_n: bool = False) -> list[AlternativeReport]:
+    """Every alternative's estimates over the log's reported episodes (with `one_n`, normal
+    intervals for one fixed n in place of confidence sequences: see `Accumulator.estimates`)."""
     if not isinstance(log, Log):
         log = Log.of(log)
     patterns = patterns_of(log)
@@ -119,10 +121,11 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
             cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, fitted))
         if cells:
             grouped.append((slate, cells))
-    return [_evaluate(alternative, grouped, len(log.slate)) for alternative in alternatives]
+    return [_evaluate(alternative, grouped, len(log.slate), one_n) for alternative in alternatives]
 
 
-def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int) -> AlternativeReport:
+def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
+              one_n: bool) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
     for slate, cells in grouped:
@@ -142,6 +145,6 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
                 accumulator.add(cell.n, y, yy, weight, g)
                 accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),))
-    estimates = {outcome: accumulator.estimates(*RANGES[outcome], total) for outcome, accumulator in sums.items()}
+    estimates = {outcome: accumulator.estimates(*RANGES[outcome], total, one_n) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)
