@@ -226,7 +226,7 @@ class LamarTools:
             raise ToolError(f"edit refused, nothing was stored: it {unsafe}. Lessons are shown to agents as notes: "
                             "state the situation and what to do in plain words, with no credentials and no "
                             "instructions to the model")
-        via = "edited by an agent via mcp" + (f" ({client[:MAX_KEY]})" if client else "")
+        via = "edited by an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
         edited = _guard(lambda: self.lamar.edit(lesson, **given, scope=where,
                                                 evidence="keep" if keep_evidence else "restart", reason=via))
         found: Lesson = _guard(lambda: lesson_of(edited, self.lamar.evidence(lesson)))

@@ -35,7 +35,7 @@ async def test_edit_stores_a_new_version_and_says_its_evidence_restarted(store: 
         lesson = lam.get(first)
         assert (lesson.scope, lesson.rationale) == (Scope(project="trace"), "stale module maps")
         assert lam.evidence(first).restarts == 1  # the wording fix kept the evidence
-        assert lam.history(first).trail[1][1].endswith("evidence restarted: edited by an agent via mcp (mcp)")
+        assert lam.history(first).trail[1][1].endswith("evidence restarted: edited by an agent via MCP (mcp)")
 
 
 async def test_a_dry_run_recall_shows_why_and_logs_nothing(store: Path) -> None:
