@@ -33,7 +33,7 @@ def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] 
                  status: str = "active", via: str = "read_lessons") -> list[Experience]:
     """Every lesson in `text`, checked, in file order; nothing is stored here (`Lamar.add` each).
 
-    Every line is checked before anything is stored, so a file with one bad line adds nothing.
+    One bad line raises before a caller adds any lesson, so a file with a bad line adds nothing.
 
     Args:
         text: the file's content.

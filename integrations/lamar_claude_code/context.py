@@ -140,9 +140,10 @@ def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
 
 
 def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any]) -> dict[str, str]:
-    """The recall context of one prompt (see the module docstring); `config` is a `HookConfig`.
+    """The recall context of one prompt: project, language, task class, error class and the config's
+    own keys; `config` is a `HookConfig`.
 
-    Nothing here calls a model. The rules are documented in docs/claude-code.md; a config file
+    Plain rules decide, never a model; they are documented in docs/claude-code.md. A config file
     (see `lamar_claude_code.config`) can pin the project or language, add context keys, and put
     its own task and error rules before the built-in ones.
     """

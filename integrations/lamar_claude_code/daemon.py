@@ -20,9 +20,9 @@ STUCK = 120.0  # seconds of events that all overran their budget before the daem
 def serve(store: str, *, idle: float = IDLE) -> int:
     """Answer events for `store` until idle; returns 0 (also when another daemon already serves it).
 
-    `quick.py` starts it on first use and hands it each event; it answers exactly as the hook
-    process would (same code, same state file and lock), one event at a time in its main thread,
-    and stops after IDLE seconds without events, after STUCK seconds in which every event overran
+    `quick.py` starts the daemon on first use and hands it each event; the daemon answers exactly as
+    the hook process would (same code, same state file and lock), one event at a time in its main
+    thread, and stops after `idle` seconds without events, after STUCK seconds in which every event overran
     its budget (a worker stuck in the store's C code), or when a module of Lamar it runs changed on
     disk: the next event then starts a fresh daemon.
     """

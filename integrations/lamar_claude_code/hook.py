@@ -26,7 +26,7 @@ def paths_for(store: str) -> Paths:
 def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = None,
         exit_on_timeout: bool = False, engine: Callable[[], Any] | None = None, create: bool = False,
         start: float | None = None, overran: Callable[[], None] | None = None) -> int:
-    """Handle one event; always returns 0 (see the module docstring).
+    """Handle one event; always returns 0.
 
     Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
     process prints nothing, exits 0 and leaves one line in the log `lamar claude-code status` shows.

@@ -33,7 +33,7 @@ def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequenc
     """The signal the next prompt gives the previous episode, and why.
 
     The next prompt rejects or corrects: CORRECTED; asks the same thing again (word overlap >=
-    `reasked_overlap`): REASKED; moves on: ACCEPTED.
+    `overlap`, the config's `reasked_overlap`): REASKED; moves on: ACCEPTED.
 
     Args:
         previous: the previous prompt, or its `prompt_words` (what the hooks keep: no prompt text).

@@ -127,15 +127,15 @@ def _note(store: str, message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the hook command as `lamar claude-code install` or the plugin writes it.
+    """Handle one hook event: the command `lamar claude-code install` or the plugin puts in the settings.
 
         <python> -S .../lamar_claude_code/quick.py [--store PATH]     (lamar claude-code install)
         <python> -S .../lamar_claude_code/quick.py --plugin           (the plugin: its options name the store)
 
-    Run with -S and only C modules imported, it starts faster than a bare `python -c pass`; the
-    daemon holds the engine open, so a prompt costs a socket round trip. Without a daemon (the first
-    event, or after one stopped) it starts one, detached, and handles this event itself: nothing is
-    lost, only slower. Fails open as `lamar_claude_code.hook` does: exit 0, never 2.
+    Run with -S and only C modules imported, the command starts faster than a bare `python -c pass`;
+    the daemon holds the engine open, so a prompt costs a socket round trip. Without a daemon (the
+    first event, or after one stopped) it starts one, detached, and handles this event itself:
+    nothing is lost, only slower. Fails open as `lamar_claude_code.hook.run` does: exit 0, never 2.
     """
     if sys.path and os.path.dirname(os.path.abspath(__file__)) == os.path.abspath(sys.path[0] or "."):
         del sys.path[0]  # run as a script: this package's modules must not be importable by bare name

@@ -50,8 +50,8 @@ def track_episodes(lamar: Lamar | None = None, *,
 
     An episode's id travels in the metadata of the lesson nodes Lamar chose. When Lamar
     chose none (every wanted lesson was held out for the control group) the response has
-    no such node, yet the episode still needs its outcome: this catches every
-    episode logged inside a block, whatever the response carries.
+    no such node, yet the episode still needs its outcome: the log holds it whatever the
+    response carries.
 
     Each request gets its own log (a context variable), so concurrent requests in
     threads or asyncio tasks do not see each other's episodes. Blocks nest: an outer

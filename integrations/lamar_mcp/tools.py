@@ -53,7 +53,7 @@ class LamarTools:
     """The MCP tools over one engine; each method is one tool and raises `ToolError` on bad input.
 
     Every check runs before the engine writes, so a refused call leaves the store as it was. A
-    `ToolError` reaches the client as a result with `isError` set and this message, which says
+    `ToolError` reaches the client as a result with `isError` set and its message, which says
     what to do; anything else is a crash the SDK reports without its text.
 
     Args:

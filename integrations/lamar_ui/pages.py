@@ -1,4 +1,5 @@
-"""The app's pages as HTML strings: lessons, one lesson, episodes, sleep review, confirmations."""
+"""The app's pages as HTML strings: lessons, one lesson, episodes, sleep review, confirmations; every
+stored value escaped, no inline script or style (see `layout`)."""
 
 from __future__ import annotations
 

@@ -47,10 +47,9 @@ class _Watch:
 
 
 def run_one(scenario: str, seed: int, episodes: int = 4000, **tuning: Any) -> dict[str, Any]:
-    """Play one seeded run of `scenario` and return its flat row of counts.
-
-    The row it returns counts what went wrong (a verdict against the truth at that moment, outside
-    the grace window after a change), how fast a stale helps was withdrawn, and what proving cost.
+    """Play one seeded run of `scenario` and return its flat row of counts: what went wrong (a
+    verdict against the truth at that moment, outside the grace window after a change), how fast
+    a stale helps was withdrawn, and what proving cost.
     """
     sc = SCENARIOS[scenario]
     lessons = sc.lessons(episodes)

@@ -148,7 +148,7 @@ def warm_episode_ms(location: str, reps: int) -> list[Sample]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print what a fresh process pays, side by side in one run.
+    """Print what a fresh process pays.
 
     Hooks and CLIs start a new interpreter per call, so what counts is the interpreter's start,
     `import lamar`, opening a store that already holds many episodes, and one recall + report.

@@ -74,11 +74,11 @@ def run(location: str, episodes: int, *, every: int | None, rows: int,
     a row of figures `rows` times along the way.
 
     Every episode is a real `recall` (6 eligible lessons of 50, k = 3), and all but 1 in 50 are
-    reported. With compaction, `sleep` runs every `--every` episodes and only its compact proposal
-    is applied (with sleep's defaults: the newest 10 000 episodes kept, an unreported one folded
-    once 100 000 newer were recalled), which checkpoints the store. Latency
-    figures are the median and 99th percentile of the episodes since the previous row;
-    "heap" is the engine's Python objects (plus the log, for the in-memory store).
+    reported. At each compaction `sleep` runs and only its compact proposal is applied (the newest
+    `keep_last` episodes kept, sleep's 10 000 by default; an unreported one folded once 100 000
+    newer were recalled), which checkpoints the store. Latency figures are the median and 99th
+    percentile of the episodes since the previous row; "heap" is the engine's Python objects (plus
+    the log, for the in-memory store).
     """
     lam = _engine(location)
     rng = random.Random(11)

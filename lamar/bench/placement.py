@@ -13,12 +13,8 @@ NODES = (2, 4, 8, 16)
 
 
 def team_sizes(agents: int, namespaces: int, skew: float, seed: int) -> list[int]:
-    """Agents per namespace: Zipf(skew) shares of `agents`, every namespace at least one agent.
-
-    A namespace is the unit of placement: its events, lesson rows and spread counters live on one
-    node, so everything within a namespace stays one transaction on one server. Team sizes follow a
-    Zipf law (a few large teams, many small ones); an agent's load is its episodes per second.
-    """
+    """Agents per namespace: Zipf(skew) shares of `agents` (a few large teams, many small ones),
+    every namespace at least one agent."""
     weights = [1.0 / (rank ** skew) for rank in range(1, namespaces + 1)]
     total = sum(weights)
     sizes = [max(1, int(agents * w / total)) for w in weights]
@@ -33,7 +29,7 @@ def team_sizes(agents: int, namespaces: int, skew: float, seed: int) -> list[int
 
 
 def episode_rates(sizes: list[int], seed: int) -> list[float]:
-    """Episodes per second per namespace: each agent runs 0.2-2 episodes a minute."""
+    """Episodes per second per namespace, its load: each agent runs 0.2-2 episodes a minute."""
     rng = random.Random(seed + 1)
     return [sum(rng.uniform(0.2, 2.0) / 60.0 for _ in range(n)) for n in sizes]
 
@@ -55,6 +51,11 @@ def greedy_placement(loads: list[float], nodes: int) -> list[int]:
 
 
 def per_node(loads: list[float], placement: list[int], nodes: int) -> list[float]:
+    """The load of each node: the sum of the loads of the namespaces placed on it.
+
+    A namespace is the unit of placement: its events, lesson rows and spread counters live on one
+    node, so everything within a namespace stays one transaction on one server.
+    """
     out = [0.0] * nodes
     for load, node in zip(loads, placement, strict=True):
         out[node] += load

@@ -18,7 +18,11 @@ from lamar.store.postgres import row_text
 
 
 def states(values: int, lessons: int = 5, episodes: int = 300) -> list[LessonState]:
-    """Lessons scoped to one task, recalled in contexts whose free key `lang` takes `values` values."""
+    """Lessons scoped to one task, recalled in contexts whose free key `lang` takes `values` values.
+
+    The states are an in-memory engine's after `episodes` reports (a slice per value of `lang`),
+    folded again from its log as a fold-mode client holds them; no server is needed.
+    """
     lam = Lamar(":memory:", k=3, seed=7)
     for i in range(lessons):
         lam.add(Experience(f"working on case {i}", f"apply fix {i}", scope=Scope(task="bench")))
@@ -32,12 +36,8 @@ def states(values: int, lessons: int = 5, episodes: int = 300) -> list[LessonSta
 
 
 def measure(values: int, number: int = 2000) -> dict[str, float]:
-    """Microseconds per lesson to decode, copy and encode, best of 5 rounds of `number`.
-
-    States come from an in-memory engine after 300 reports in contexts with one free key of 1 or
-    4 values (a slice each); no server is needed. Figures are the best of 5 rounds, in
-    microseconds per lesson.
-    """
+    """Microseconds per lesson to decode, copy and encode the `states(values)`, best of 5 rounds
+    of `number` (`main` measures 1 and 4 values of the free key)."""
     found = states(values)
     texts = [row_text.encode(s, row_text.lesson_text(s.experience)) for s in found]
     lessons = {text.partition("\n")[0]: s.experience for text, s in zip(texts, found, strict=True)}

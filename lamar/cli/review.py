@@ -145,12 +145,8 @@ def _ask(prompt: str) -> str:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    """Write the person's decisions into the report file itself.
-
-    The decisions are two lists of proposal ids next to the proposals, "approved" and "rejected";
-    `apply` then carries out the approved ones only; a report that was never reviewed (no
-    "approved" list) is applied in full.
-    """
+    """Ask a person about each undecided proposal and write the decisions into the report file
+    itself, as two lists of proposal ids next to the proposals: "approved" and "rejected"."""
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
     approved = [] if args.again else list(data.get("approved", []))
@@ -188,6 +184,8 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_apply(args: argparse.Namespace) -> int:
+    """Carry out the report's approved proposals only (those `--only` names, when given); a report
+    that was never reviewed (no "approved" list) is applied in full."""
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
     only: list[str] | None = args.only or None

@@ -1,4 +1,5 @@
-"""One lesson's past: its evidence over time and audit trail (kept by the engine), its episodes (read from the log)."""
+"""One lesson's past: its evidence over time and audit trail (`Lamar.history`, which the fold keeps as it
+goes, so nothing is replayed), and its episodes, read from the log."""
 
 from __future__ import annotations
 
@@ -64,14 +65,11 @@ def appearances(events: Sequence[Event], exp_id: str) -> tuple[list[Appearance],
 
 def latest_appearances(lam: Lamar, exp_id: str, count: int | None) -> list[Appearance]:
     """The latest `count` episodes in the log that injected the lesson (every one when None),
-    oldest first, read from the end of the log.
+    oldest first.
 
-    The evidence points and the trail come from `Lamar.history`, which the fold keeps as it
-    goes; nothing is replayed. The episodes that injected the lesson are read from the end of
-    the log backwards, in growing windows, until enough are found (or the whole log for all).
-
-    An outcome always follows its episode in the log, so a window that holds an episode
-    holds its outcome (if any) too.
+    The log is read from its end backwards, in growing windows, until enough are found (the whole
+    log when `count` is None). An outcome always follows its episode in the log, so a window that
+    holds an episode holds its outcome (if any) too.
     """
     last = int(lam.stats()["events"])
     window = _WINDOW

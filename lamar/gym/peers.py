@@ -1,6 +1,6 @@
-"""Peers: the established bandit libraries as gym policies, on the gym's exact worlds (`--peers`).
-They read the context lamar reads and learn from the same reports (late, out of order, or never).
-The libraries are optional: `pip install "lamar[peers]"`."""
+"""Peers: the established bandit libraries (Vowpal Wabbit, river) as gym policies, on the gym's exact worlds
+(`--peers`), learning from the same reports as lamar (late, out of order, or never), and their tuning
+sweep. The libraries are optional: `pip install "lamar[peers]"`."""
 
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ class VowpalPolicy(GymPolicy):
     """Vowpal Wabbit `--ccb_explore_adf`: shared features task (and language), one action per lesson
     of the task (its id), interactions between them, cost = -reward.
 
-    Vowpal Wabbit's conditional contextual bandit (`--ccb_explore_adf`: one decision per slot, so
-    k = 2 lessons per episode) with its default exploration, SquareCB and bagging.
+    The conditional contextual bandit makes one decision per slot, so k slots give the episode's k
+    lessons. `options` picks the exploration: VW's default (epsilon-greedy), SquareCB or bagging
+    (see `SWEEP`).
     """
 
     name = "vw"
@@ -62,8 +63,9 @@ class VowpalPolicy(GymPolicy):
 class RiverPolicy(GymPolicy):
     """river bandits, one per task, k pulls per episode over the lessons not yet pulled.
 
-    Thompson sampling on a Beta, or epsilon-greedy on a fading mean; one bandit per task fills k
-    slots with k pulls. It reads the context lamar reads (task, and language in the context variant).
+    The bandit is Thompson sampling on a Beta (`river_ts`) or epsilon-greedy on a mean or a fading
+    mean (`river_eps`). Of the context it reads the task alone: it has no features, so the context
+    variant's language does not reach it.
     """
 
     name = "river"
@@ -133,6 +135,8 @@ def river_eps(name: str, epsilon: float, fading: float | None) -> type[RiverPoli
 
 
 # Every candidate of the tuning sweep, by family; the first of each family is the library's default.
+# Tuning is fair by construction: `python -m lamar.gym.peer_tuning` runs this grid on the tuning
+# seeds, never on the reported ones, and prints the best of each family, which `PEERS` fixes.
 SWEEP: dict[str, dict[str, type[GymPolicy]]] = {
     "vw-epsilon": {f"vw-e{e}": vw(f"vw-e{e}", f"--epsilon {e}") for e in (".05", ".1", ".2")},
     "vw-squarecb": {f"vw-sq{g}{'nd' if d else ''}": vw(f"vw-sq{g}{'nd' if d else ''}",
@@ -156,12 +160,7 @@ PEERS: tuple[str, ...] = ("vw-e.05", "vw-e.2", "vw-sq10", "vw-sq10nd", "vw-bag5"
 
 
 def peer_class(name: str) -> type[GymPolicy] | None:
-    """The peer policy class called `name`, or None.
-
-    Tuning is fair by construction: `SWEEP` lists each library's default and a small grid; `python
-    -m lamar.gym.peer_tuning` runs the grid on seeds 100-109 (never the reported 0-19) and prints the
-    best of each family, which `PEERS` fixes.
-    """
+    """The peer policy class called `name` (any candidate of `SWEEP`), or None."""
     return _NAMES.get(name)
 
 

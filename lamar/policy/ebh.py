@@ -16,8 +16,8 @@ _CAP = 700.0  # log-capital beyond which exp overflows: such an e-value is decid
 def e_values(ledger: Ledger) -> tuple[float, float]:
     """(helps, harms): the segment's capital against "the lift is <= 0" and against ">= 0".
 
-    Each lesson's betting capital at "the lift is at most 0" (its own, averaged over the bets of
-    `LAMBDAS`) is an e-value, valid whenever it is read.
+    Each capital (the lesson's own, averaged over the bets of `LAMBDAS`) is an e-value, valid
+    whenever it is read.
 
     With A the sum of y / c and L the bet's log-penalty sum, exp(lam (A - sum g theta) + L) is a
     nonnegative supermartingale for each bet (`betting_bounds`); when the weighted lift is <= 0,

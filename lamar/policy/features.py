@@ -150,7 +150,7 @@ class Slices:
 
     def sample(self, arms: ArmStats, context: Mapping[str, str], sigma: float, explore: float, warmup: int,
                rng: random.Random) -> float:
-        """Thompson's draw of the lesson's lift in `context` (see the module docstring): the
+        """Thompson's draw of the lesson's lift in `context` (the shrinkage model of `Slices`): the
         lesson-wide estimate moved by each slice's shrunk deviation, its noise the lesson-wide
         variance plus each slice's. A slice seen little (a new language) is drawn around the
         lesson-wide estimate with the prior's spread tau: explored as much as little is known of

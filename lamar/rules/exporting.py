@@ -36,8 +36,8 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
                  unproven: bool = False) -> ExportResult:
     """Regenerate Lamar's section of a rules file from the lessons' verdicts.
 
-    The section is regenerated whole on every export; every byte outside it stays as the user left
-    it. A rule proven to hurt is listed as a proposed removal, never deleted from the user's text.
+    The section is rewritten whole; every byte outside it stays as the user left it. A rule proven
+    to hurt is listed as a proposed removal, never deleted from the user's text.
 
     Args:
         lamar: the engine whose lessons and evidence are read.

@@ -24,9 +24,10 @@ class RuleSource:
 
 
 def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
-    """The rules files that exist in a project folder, in the order above (each real file once).
+    """The rules files that exist in a project folder: those of `RULE_FILES` in its order, then the
+    `.cursor/rules/*.mdc` files (each real file once).
 
-    The files looked for:
+    The files looked for, by the tool that reads them:
 
         CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md      Claude Code
         AGENTS.md                                          Codex, Jules, and others

@@ -116,7 +116,8 @@ class Slices:
 
     def upper(self, arms: ArmStats, context: Mapping[str, str], sigma: float, explore: float,
               warmup: int) -> float:
-        """The optimistic bound of the lesson's lift in `context` (see the module docstring).
+        """The optimistic bound of the lesson's lift in `context` (the shrinkage model that
+        `lamar.policy.features.Slices` describes).
 
         The width adds each slice's posterior variance to the lesson-wide one; a slice not yet
         tried `warmup` times (a new language) is cold, like a new lesson, and gets its first looks.
