@@ -45,15 +45,24 @@ class Erasure:
 
 def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: str, why: str) -> Erasure:
     """`Lamar.erase` once its arguments are checked, under the engine's lock: scrub the stored
-    events, record the erase event, fold the scrubbed log anew and drop the what-if cache."""
+    events, record the erase event, fold the scrubbed log anew and drop the what-if cache.
+
+    A lesson is erased once its erase event is stored. A scrub that replaced the text but failed
+    to compact the store leaves the text erased and no event, so running `erase` again finishes it
+    (the lesson may be retired meanwhile, by hand or before). A checkpoint folds the event into
+    its snapshot; erasing such a lesson again only scrubs and compacts again, and records a second
+    event."""
     erased = exp.provenance.get("erased")
-    if erased and exp.status is Status.RETIRED:
+    if erased and exp.status is Status.RETIRED and not isinstance(store, ErasableStore):
         raise InvalidArgument(f"lesson {exp.id} was already erased (by {erased.get('by')}); nothing changed")
     if not isinstance(store, ErasableStore):
         raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
                          "nothing can be erased from it; nothing changed")
+    log = store.read(0)
+    if erased and any(e.kind == "erase" and e.data.get("id") == exp.id for e in log):
+        raise InvalidArgument(f"lesson {exp.id} was already erased (by {erased.get('by')}); nothing changed")
     at = time.time()
-    changed, episodes = scrubbed(store.read(0), exp.id, contexts, who, at)
+    changed, episodes = scrubbed(log, exp.id, contexts, who, at)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
                             "episodes": episodes, "events": len(changed)}, key=None, time=at)
     check_appendable([event])  # before the log is touched
