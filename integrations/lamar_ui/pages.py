@@ -376,7 +376,9 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "
             "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
             "the share of episodes where a policy would inject a lesson the log never randomized, left out rather "
-            "than extrapolated. Under 30 effective episodes an interval is <em>thin</em>: not to be trusted.</p>")
+            "than extrapolated. Each [95%] is a confidence sequence: it holds however many episodes carried a "
+            "coin, so it covers at least 95% of the time. Under 30 effective episodes an interval is "
+            "<em>thin</em>: not to be trusted.</p>")
     return form + note + "".join(rows)
 
 

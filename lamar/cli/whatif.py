@@ -80,6 +80,7 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     lines += ["", "outside: share of episodes where the policy would inject a lesson the log never randomized",
               "(left out, never extrapolated). effective: episodes the exact estimators (ips, snips, dr) rest on.",
+              "[95%]: a confidence sequence, valid however many episodes carry a coin (at least 95%).",
               "Estimators and their assumptions: docs/whatif.md."]
     if thin:
         lines.append(f"thin: under {THIN:.0f} effective episodes, the exact estimators' intervals are not to be "
