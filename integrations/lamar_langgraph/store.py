@@ -159,8 +159,7 @@ class LangGraphStore:
                     head_value = {"seq": stored[-1].seq, "writer": self._writer, "time": time.time()}
                     self._run([PutOp(self._head, _HEAD, head_value, index=False, ttl=None)])  # the commit
                     return stored
-            raise StoreError(f"{self.location} answered too slowly to keep the write lock ({_TRIES} tries); "
-                             "raise `lease`")
+            raise self._too_slow()
 
     def scrub(self, events: Sequence[Event]) -> int:
         """Replace the data of stored events and drop the saved state (`ErasableStore.scrub`):
@@ -224,8 +223,7 @@ class LangGraphStore:
                                                                        texts[start:end]))])
                         break
                 else:
-                    raise StoreError(f"{self.location} answered too slowly to keep the write lock "
-                                     f"({_TRIES} tries); raise `lease`")
+                    raise self._too_slow()
                 step.compact()
         return len(events)
 
@@ -355,6 +353,12 @@ class LangGraphStore:
     def _check_open(self) -> None:
         if self._closed:
             raise StoreError(f"{self.location} is closed; open a new LangGraphStore")
+
+    def _too_slow(self) -> StoreError:
+        """Every attempt of a write found the lock stale before it could write: the store's
+        answers take longer than half the lease."""
+        return StoreError(f"{self.location} answered too slowly to keep the write lock ({_TRIES} tries); "
+                          "raise `lease`")
 
 
 def _seq_key(seq: int) -> str:

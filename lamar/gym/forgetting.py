@@ -36,11 +36,12 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
               f"{seeds.start}-{seeds.stop - 1})"),
              (f"{'policy':<26}{'captured':>15}{'minus lamar':>16}{'minus river-ts':>17}{'lower end':>11}"
               f"{'fossil kept':>13}{'dropped after':>15}")]
-    for name in [s[0] for s in lamars] + list(PEERS):
+    names = [s[0] for s in lamars]
+    for name in names + list(PEERS):
         mine = [row for row in rows if row["policy"] == name]
         kept, drop = forgetting(mine)
         own = interval_text(list(captured_by_world(rows, name).values()))
-        minus = "" if name == "lamar" or "lamar" not in [s[0] for s in lamars] else interval_text(paired(rows, name, "lamar"))
+        minus = "" if name == "lamar" or "lamar" not in names else interval_text(paired(rows, name, "lamar"))
         versus = paired(rows, name, "river-ts") if name != "river-ts" else []
         mean, half = mean_interval(versus) if versus else (0.0, 0.0)
         lines.append(f"{name:<26}{own:>15}{minus:>16}{interval_text(versus) if versus else '':>17}"

@@ -53,14 +53,14 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
     its snapshot; erasing such a lesson again only scrubs and compacts again, and records a second
     event."""
     erased = exp.provenance.get("erased")
-    if erased and exp.status is Status.RETIRED and not isinstance(store, ErasableStore):
-        raise InvalidArgument(f"lesson {exp.id} was already erased (by {erased.get('by')}); nothing changed")
     if not isinstance(store, ErasableStore):
+        if erased and exp.status is Status.RETIRED:  # a copy of a lesson erased elsewhere
+            raise _already_erased(exp.id, erased)
         raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
                          "nothing can be erased from it; nothing changed")
     log = store.read(0)
     if erased and any(e.kind == "erase" and e.data.get("id") == exp.id for e in log):
-        raise InvalidArgument(f"lesson {exp.id} was already erased (by {erased.get('by')}); nothing changed")
+        raise _already_erased(exp.id, erased)
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
@@ -77,6 +77,10 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
     holder.rebuild()  # nothing this process folded from the old text stays in memory
     _forget_whatif(store.location)
     return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
+
+
+def _already_erased(exp_id: str, erased: dict[str, Any]) -> InvalidArgument:
+    return InvalidArgument(f"lesson {exp_id} was already erased (by {erased.get('by')}); nothing changed")
 
 
 def _forget_whatif(location: str) -> None:
