@@ -57,23 +57,26 @@ class Sums:
     a log has far fewer slates than episodes, which keeps `lamar whatif` fast.
     """
 
-    __slots__ = ("n", "total", "squares")
+    __slots__ = ("n", "total", "squares", "predicted")
 
     def __init__(self) -> None:
         self.n = 0
         self.total = 0.0
         self.squares = 0.0
+        self.predicted = 0.0
 
-    def add(self, n: int, y: float, yy: float, a: float, b: float) -> None:
-        """Add `n` episodes whose outcomes sum to `y` (squares to `yy`), each term a + b y_j."""
+    def add(self, n: int, y: float, yy: float, a: float, b: float, variance: float = 0.0) -> None:
+        """Add `n` episodes whose outcomes sum to `y` (squares to `yy`), each term a + b y_j, and
+        each term's variance as the logged coins predict it (0: not predicted)."""
         self.n += n
         self.total += a * n + b * y
         self.squares += a * a * n + 2.0 * a * b * y + b * b * yy
+        self.predicted += n * variance
 
     def estimate(self, planned: float | None) -> Estimate:
         """The mean with its confidence sequence planned for `planned` terms (None: the normal
         interval for this one n)."""
-        return _interval(self.n, self.total, self.squares, planned)
+        return _interval(self.n, self.total, self.squares, planned, self.predicted)
 
 
 class RatioSums:
@@ -103,13 +106,16 @@ class RatioSums:
         return Estimate(value, value - half, value + half, self.n, se)
 
 
-def _interval(n: int, total: float, squares: float, planned: float | None) -> Estimate:
+def _interval(n: int, total: float, squares: float, planned: float | None, predicted: float = 0.0) -> Estimate:
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     mean = total / n
     if n == 1:
         return Estimate(mean, -math.inf, math.inf, 1)
-    variance = max(0.0, (squares - n * mean * mean) / (n - 1))
+    # The sample spread, but never less than the coins predict: a term that weighs a rare slate
+    # heavily adds to the spread only when that slate happened, and a log in which it seldom did
+    # would otherwise look precise exactly where it knows least.
+    variance = max(0.0, (squares - n * mean * mean) / (n - 1), predicted / n)
     se = math.sqrt(variance / n)
     half = _z(n, planned) * se
     return Estimate(mean, mean - half, mean + half, n, se)
@@ -195,6 +201,28 @@ def pseudo_inverse(p: Mapping[str, float], injected: frozenset[str], changes: Ma
     return weight
 
 
+def second_moments(p: Mapping[str, float], changes: Mapping[str, float]) -> tuple[float, float]:
+    """E[w^2] and E[g^2] over the logging coins, for the exact slate weight w and the
+    pseudo-inverse weight g of a supported episode (independent coins).
+
+    A doubly robust term is mu(pi) + w (y - mu(S)); its variance over the coins and the outcome is
+    about E[w^2] times the outcome's noise when the model is right, however the coins happened to
+    fall. The product over changed lessons of pi^2 / p + (1 - pi)^2 / (1 - p) is E[w^2]; the
+    centred indicators being uncorrelated, E[g^2] = 1 + sum (pi - p)^2 / (p (1 - p)).
+
+    >>> w2, g2 = second_moments({"a": 0.96, "b": 0.96}, {"a": 0.0, "b": 0.0})  # both held out: 1 / 0.04^2
+    >>> round(w2, 6), round(g2, 6)
+    (625.0, 49.0)
+    """
+    w2 = g2 = 1.0
+    for lesson, new in changes.items():
+        old = p[lesson]
+        if new != old:
+            w2 *= new * new / old + (1.0 - new) ** 2 / (1.0 - old)
+            g2 += (new - old) ** 2 / (old * (1.0 - old))
+    return w2, g2
+
+
 class Accumulator:
     """Every estimator's sums for one alternative and one outcome (reward or success)."""
 
@@ -216,14 +244,18 @@ class Accumulator:
         self.g += g * n
         self.gg += g * g * n
 
-    def add_model(self, w: float, g: float, cells: Iterable[tuple[int, float, float, float, float]]) -> None:
+    def add_model(self, w: float, g: float, cells: Iterable[tuple[int, float, float, float, float]],
+                  w2: float = 0.0, g2: float = 0.0, noise: float = 0.0) -> None:
         """The same episodes for the doubly robust estimators, a fold at a time: each cell is
         (n, y, yy, model_pi, model_logged), model_pi being the fold's outcome model's expectation
-        under the alternative and model_logged its prediction for the injected set."""
+        under the alternative and model_logged its prediction for the injected set. `w2` and `g2`
+        are the weights' second moments over the logging coins (`second_moments`) and `noise` the
+        outcome's variance given the slate: their products are the terms' predicted variances,
+        below which an interval's spread is not taken (0: the sample spread alone)."""
         dr, pi_dr = self.dr, self.pi_dr
         for n, y, yy, model_pi, model_logged in cells:
-            dr.add(n, y, yy, model_pi - w * model_logged, w)
-            pi_dr.add(n, y, yy, model_pi - g * model_logged, g)
+            dr.add(n, y, yy, model_pi - w * model_logged, w, w2 * noise)
+            pi_dr.add(n, y, yy, model_pi - g * model_logged, g, g2 * noise)
 
     def estimates(self, low: float, high: float, asked: int, one_n: bool = False) -> dict[str, Estimate]:
         """Each estimator's estimate, its confidence sequence (`sequence_z`, planned for a share of

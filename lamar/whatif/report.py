@@ -7,9 +7,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from lamar.whatif.alternatives import Alternative
-from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, slate_weight
+from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, second_moments, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode
-from lamar.whatif.model import FOLDS, AdditiveModel, fit, patterns_of
+from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit, patterns_of
 from lamar.whatif.slate import Slate
 
 OUTCOMES = ("reward", "success")
@@ -121,11 +121,26 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
             cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, fitted))
         if cells:
             grouped.append((slate, cells))
-    return [_evaluate(alternative, grouped, len(log.slate), one_n) for alternative in alternatives]
+    noise = {outcome: _noise(patterns, outcome) for outcome in OUTCOMES}
+    return [_evaluate(alternative, grouped, len(log.slate), one_n, noise) for alternative in alternatives]
+
+
+def _noise(patterns: Sequence[Pattern], outcome: str) -> float:
+    """The outcome's variance among episodes that logged the same slate, pooled over the log's
+    slates and folds: what the doubly robust terms' predicted variance multiplies."""
+    within = dof = 0.0
+    for pattern in patterns:
+        for fold in range(FOLDS):
+            n = pattern.n[fold]
+            if n > 1:
+                y, yy = pattern.sums(fold, outcome)
+                within += yy - y * y / n
+                dof += n - 1
+    return within / dof if dof else 0.0
 
 
 def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
-              one_n: bool) -> AlternativeReport:
+              one_n: bool, noise: Mapping[str, float]) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
     for slate, cells in grouped:
@@ -137,6 +152,7 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
             supported += cell.n
             g = pseudo_inverse(slate.p, slate.injected, changes)
             moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
+            w2, g2 = second_moments(slate.p, changes)
             for outcome in OUTCOMES:
                 accumulator = sums[outcome]
                 y, yy = cell.sums[outcome]
@@ -144,7 +160,8 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 effect = model.effect
                 under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
                 accumulator.add(cell.n, y, yy, weight, g)
-                accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),))
+                accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),), w2, g2,
+                                      noise[outcome])
     estimates = {outcome: accumulator.estimates(*RANGES[outcome], total, one_n) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)

@@ -236,3 +236,38 @@ def test_estimates_on_a_few_episodes_with_equal_outcomes_have_honest_intervals()
     logged, snips = report.success["logged"], report.success["snips"]
     assert (logged.lower, logged.upper) == (pytest.approx(1.0 - narrowest(40, 1.0)), 1.0)
     assert (snips.value, snips.upper) == (1.0, 1.0) and snips.lower == pytest.approx(1.0 - narrowest(5, 1.0))
+
+
+def _rarely_held_out_log(rng: random.Random, n: int = 2000, p: float = 0.95) -> list[LoggedEpisode]:
+    """Half the episodes want nothing; the other half want a and b, each kept with probability p,
+    so both are held out together in about n (1 - p)^2 / 2 = 2.5 of them. The two lessons
+    interact (together they add 0.3, not 0.5), which the additive model cannot see."""
+    episodes = []
+    for j in range(n):
+        inclusion = 0.0 if j % 2 == 0 else p
+        slate = frozenset(i for i in "ab" if rng.random() < inclusion)
+        rate = 0.3 + 0.25 * len(slate) - (0.2 if len(slate) == 2 else 0.0)
+        success = rng.random() < rate
+        episodes.append(LoggedEpisode(f"ep{j}", float(j), Slate({"a": inclusion, "b": inclusion}, slate),
+                                      1.0 if success else -1.0, success))
+    return episodes
+
+
+def test_a_slate_the_log_rarely_saw_is_not_estimated_as_if_it_were_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    # No memory (true success 0.3) rests on the few episodes where both coins fell out; where
+    # they seldom did, the doubly robust estimate is the model's extrapolation and its sample
+    # spread is small. The spread the coins predict (E[w^2] times the outcome's noise) is not.
+    def coverage() -> int:
+        rng = random.Random(11)
+        hits = 0
+        for _ in range(200):
+            (report,) = evaluate(_rarely_held_out_log(rng), [NoMemory()])
+            hits += report.success["dr"].covers(0.3)
+        return hits
+
+    predicted = coverage()
+    monkeypatch.setattr("lamar.whatif.report._noise", lambda patterns, outcome: 0.0)  # the sample spread alone
+    sampled = coverage()
+    print(f"no memory, 95% sequence: covers {predicted}/200 with the predicted spread, {sampled}/200 with the sample's")
+    assert predicted >= 190
+    assert sampled < 190
