@@ -1,0 +1,87 @@
+"""The fall detector's level and arming, swept on the family and the gym (docs/gym.md, "The forgetting frontier").
+
+Neither is a knob of `Policy`: this research script sets the detector's module constants before
+the worker processes fork, one setting at a time, and reads each against the defaults, paired by world.
+
+    python tools/detector_sweep.py --tuning-seeds 40 --gym-first-seed 100
+    python tools/detector_sweep.py 60 --gym-first-seed 0 --settings 16/50,8/50,12/50,16/15
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+
+from lamar.gym import run_gym
+from lamar.gym.family import TUNING_SEEDS
+from lamar.gym.family_report import forgetting
+from lamar.gym.family_run import run_family, spec
+from lamar.gym.metrics import interval_text
+from lamar.policy import change
+
+DEFAULT = (change.LEVEL, change.WATCH_AFTER)
+
+
+def setting(text: str) -> tuple[float, int]:
+    """'LEVEL/WATCH_AFTER', e.g. '16/50'."""
+    level, watch = text.split("/")
+    return float(level), int(watch)
+
+
+def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[tuple[float, int]],
+          workers: int, gym_seeds: int = 20) -> list[str]:
+    """The default setting's line, then one per other setting, each paired by world against it."""
+    seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
+    base = run_family(seeds, [spec("none"), spec("oracle")], workers=workers)
+    gain = {}
+    by = {(row["policy"], row["world"]): row for row in base}
+    for seed in seeds:
+        gain[seed] = by[("oracle", seed)]["success"] - by[("none", seed)]["success"]
+    lines = [(f"The fall detector on the family ({worlds} {'tuning' if tuning else 'reporting'} worlds, seeds "
+              f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
+             (f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{'fossil kept':>13}{'dropped after':>15}"
+              f"{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
+    reference: dict[int, float] | None = None
+    for level, watch in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
+        change.LEVEL, change.WATCH_AFTER = level, watch
+        try:
+            rows = run_family(seeds, [spec("lamar")], workers=workers)
+            gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
+        finally:
+            change.LEVEL, change.WATCH_AFTER = DEFAULT
+        captured = {row["world"]: (row["success"] - by[("none", row["world"])]["success"]) / gain[row["world"]]
+                    for row in rows if gain[row["world"]] > 0.01}
+        if reference is None:
+            reference = captured
+        minus = "" if captured is reference else interval_text([captured[w] - reference[w] for w in captured])
+        kept, drop = forgetting(rows)
+        lamar = [row for row in gym.runs if row["policy"] == "lamar"]
+        pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in lamar) for phase in ("pre", "post"))
+        share = 100 * statistics.mean(row["share_fossil_post"] for row in lamar)
+        off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
+        latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
+        lines.append(f"{f'{level:g}/{watch}':<14}{interval_text(list(captured.values())):>15}{minus:>16}{kept:>13}"
+                     f"{drop:>15}{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
+    lines += ["   level: the CUSUM's level h; arming: injected episodes forming the reference before it moves.",
+              "   family columns as in python -m lamar.gym.forgetting; gym: captured pre / post flip, the fossil's",
+              "   slot share after the flip and task episodes until it is no longer injected (median)."]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python tools/detector_sweep.py", description=__doc__.splitlines()[0])
+    parser.add_argument("worlds", type=int, nargs="?", default=40)
+    parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
+    parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed (20 seeds)")
+    parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
+                        default=[(8.0, 50), (12.0, 50), (24.0, 50), (16.0, 15), (12.0, 15)],
+                        help="comma-separated LEVEL/ARMING pairs, beside the default")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
+                          settings=args.settings, workers=args.workers)))
+
+
+if __name__ == "__main__":
+    main()
