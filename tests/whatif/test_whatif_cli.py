@@ -135,3 +135,16 @@ def test_equal_outcomes_on_few_episodes_print_an_interval_not_a_point(tmp_path: 
         assert estimate["upper"] - estimate["lower"] >= narrowest(episodes, 1.0) - 1e-9, name
     logged = row["success"]["logged"]
     assert logged["lower"] == pytest.approx(1.0 - narrowest(row["supported"], 1.0)) and logged["upper"] == 1.0
+
+
+def test_an_interval_over_the_whole_range_says_why_and_what_to_read(logged: Path) -> None:
+    # In 800 episodes the log never held out both wanted lessons at once often enough for `none`:
+    # its doubly robust interval is the whole range, which the table says, pointing at PI-DR.
+    status, out, _ = run("whatif", "--store", str(logged), "--json", "--policy", "none", "--policy", "holdout:0")
+    assert status == 0
+    none, holdout = json.loads(out)["alternatives"]
+    assert (none["success"]["dr"]["lower"], none["success"]["dr"]["upper"]) == (0.0, 1.0) and not none["thin"]
+    assert holdout["success"]["dr"]["upper"] - holdout["success"]["dr"]["lower"] < 0.2
+    status, out, _ = run("whatif", "--store", str(logged), "--policy", "none", "--policy", "holdout:0")
+    notes = [line for line in out.splitlines() if "spans the whole range" in line]
+    assert len(notes) == 1 and notes[0].startswith("none: dr spans the whole range") and "pi-dr" in notes[0]
