@@ -368,9 +368,14 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
             continue
         name = "logged" if alt.policy == "logged" else HEADLINE
         thin = " (thin)" if alt.thin and name != "logged" else ""
+        success = cell(alt.success[name], True)
+        if name != "logged" and not alt.thin and alt.success[name].spans(0.0, 1.0):
+            # the log seldom or never saw every coin this policy changes fall its way at once
+            success += (f'<br><span class="hint">whole range: the log rarely drew this slate; pi-dr, if the '
+                        f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
                     f"<td>{escape(alt.description)}</td><td class=\"num\">{alt.outside:.0%}</td>"
-                    f'<td class="num">{alt.effective:.0f}{thin}</td><td>{cell(alt.success[name], True)}</td>'
+                    f'<td class="num">{alt.effective:.0f}{thin}</td><td>{success}</td>'
                     f"<td>{cell(alt.reward[name], False)}</td><td>{cell(alt.success['logged'], True)}</td></tr>")
     rows.append("</tbody></table>")
     note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "

@@ -52,11 +52,6 @@ def _cell(estimate: Estimate, percent: bool) -> str:
     return f"{scale * estimate.value:{sign}.{digits}f}{unit} [{lo}, {hi}]"
 
 
-def _whole_range(estimate: Estimate) -> bool:
-    """A success interval from 0% to 100%: the estimate says nothing."""
-    return estimate.lower <= 0.0 and estimate.upper >= 1.0
-
-
 def render(report: WhatIfReport, estimators: list[str]) -> str:
     """The report as a table: per alternative and estimator, success and reward with their
     intervals, beside what the logged policy got on the same (supported) episodes."""
@@ -80,7 +75,7 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
         for name in (["logged"] if alt.policy == "logged" else estimators):
             rows.append((visible(alt.policy), name, f"{alt.outside:.0%}", effective, _cell(alt.success[name], True),
                          _cell(alt.reward[name], False), logged))
-        blind = [name for name in estimators if name in EXACT and _whole_range(alt.success[name])]
+        blind = [name for name in estimators if name in EXACT and alt.success[name].spans(0.0, 1.0)]
         if blind and alt.policy != "logged" and not alt.thin:
             notes.append(f"{visible(alt.policy)}: {', '.join(blind)} spans the whole range (the log seldom or never saw "
                          "every coin this policy changes fall its way at once); pi-dr reads each lesson's coin alone, "

@@ -28,6 +28,10 @@ class Estimate:
     def covers(self, truth: float) -> bool:
         return self.lower <= truth <= self.upper
 
+    def spans(self, low: float, high: float) -> bool:
+        """The interval reaches both ends of the outcome's range [low, high]: it says nothing."""
+        return self.lower <= low and self.upper >= high
+
     def within(self, low: float, high: float) -> Estimate:
         """The interval cut to [low, high], the range the outcome can take (so its mean can too);
         the value is left as estimated, even outside (an IPS estimate can be)."""

@@ -41,6 +41,10 @@ def test_the_page_lists_each_policy_and_takes_others(browser, address: str) -> N
     rows = {row.get_attribute("data-policy"): row.text for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-policy]")}
     assert set(rows) == {"logged", "none", "proven", "today", "holdout:0", "k:1"}
     assert "%" in rows["none"] and "no memory" in rows["none"]
+    # This log never held out both wanted lessons at once often enough: the page says so under the
+    # whole-range interval and gives PI-DR's reading; a narrow interval gets no such line.
+    assert "whole range: the log rarely drew this slate; pi-dr, if the lessons add up:" in rows["none"]
+    assert "whole range" not in rows["holdout:0"]
     field = browser.find_element(By.NAME, "policies")
     field.clear()
     field.send_keys("holdout:0.3 <b>k:9")
