@@ -79,6 +79,12 @@ def fall_delay(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000)
     """(median, 90th percentile) of the injected episodes the fall detector takes to fire after the
     success rate of a lesson's injected episodes falls by `drop` (the gym's signals; 500 episodes
     before the fall form its reference; `cap` when it never fires)."""
+    delays = fall_delays(drop, base, runs, cap)
+    return float(delays[runs // 2]), float(delays[9 * runs // 10])
+
+
+def fall_delays(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000) -> list[int]:
+    """Each run's delay, as `fall_delay` counts it, sorted."""
     rng = random.Random(f"lamar-physics:{drop}")
     sd = reward_sd(base)
     delays = []
@@ -87,8 +93,7 @@ def fall_delay(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000)
         for _ in range(500):
             detector.update(_draw(rng, base), True, sd)
         delays.append(next((t for t in range(cap) if detector.update(_draw(rng, base - drop), True, sd)), cap))
-    delays.sort()
-    return float(delays[runs // 2]), float(delays[9 * runs // 10])
+    return sorted(delays)
 
 
 def false_alarm_interval(base: float = 0.6, episodes: int = 200_000) -> float:
@@ -99,6 +104,22 @@ def false_alarm_interval(base: float = 0.6, episodes: int = 200_000) -> float:
     for _ in range(episodes):
         alarms += detector.update(_draw(rng, base), True, sd) is not None
     return episodes / max(alarms, 1)
+
+
+def least_delay(drop: float, interval: float, base: float = 0.6) -> float:
+    """The fewest injected episodes any detector can take on average to see a fall of `drop` in the
+    success rate, if its false alarms come no more often than once per `interval` episodes:
+    log(interval) over the information one episode carries about the fall (Lorden 1971,
+    "Procedures for reacting to a change in distribution", asymptotically in the interval). A
+    success or a failure is what moves; which signal it was does not, so the information is the
+    Kullback-Leibler divergence of the new success rate's Bernoulli from the old one's.
+
+    >>> round(least_delay(0.3, 40_000), 1)
+    57.7
+    """
+    after = base - drop
+    divergence = after * math.log(after / base) + (1.0 - after) * math.log((1.0 - after) / (1.0 - base))
+    return math.log(interval) / divergence
 
 
 def _draw(rng: random.Random, success: float) -> float:
@@ -119,13 +140,18 @@ def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05)
         for effect in (0.3, 0.2, 0.15, 0.1):
             cells = [needed(sign * effect, q, alpha) for q in qs]
             lines.append(f"{verdict} {effect:<4}" + "".join(f"{'-' if n is None else n:>10}" for n in cells))
+    falls = (0.4, 0.3, 0.2, 0.15, 0.1)
+    interval = false_alarm_interval()
+    delays = {d: fall_delays(d) for d in falls}
     lines.append("the fall detector (kappa 0.25, h 16) on injected rewards, at a 60% success rate: injected "
                  "episodes until it fires, median [90th percentile]")
-    lines.append("  " + "   ".join(f"fall {d}: {m:.0f} [{p:.0f}]" for d, (m, p) in
-                                    ((d, fall_delay(d)) for d in (0.4, 0.3, 0.2, 0.15, 0.1))))
-    lines.append(f"  a lesson whose effect never moves: one false alarm per {false_alarm_interval():.0f} injected "
-                 "episodes")
+    lines.append("  " + "   ".join(f"fall {d}: {v[len(v) // 2]} [{v[9 * len(v) // 10]}]" for d, v in delays.items()))
+    lines.append(f"  a lesson whose effect never moves: one false alarm per {interval:.0f} injected episodes")
+    lines.append("  mean delay (3000 when it never fires) against log(interval) / KL, the mean delay Lorden's bound "
+                 "allows any detector with that false-alarm rate as the interval grows")
+    lines.append("  " + "   ".join(f"fall {d}: {sum(v) / len(v):.0f} / {least_delay(d, interval):.0f}"
+                                    for d, v in delays.items()))
     return "\n".join(lines)
 
 
-__all__ = ["bound", "fall_delay", "false_alarm_interval", "gap", "needed", "render", "reward_sd"]
+__all__ = ["bound", "fall_delay", "fall_delays", "false_alarm_interval", "gap", "least_delay", "needed", "render", "reward_sd"]
