@@ -77,7 +77,7 @@ def test_defect_3_segments_spend_the_lessons_share_and_nothing_else() -> None:
 
 
 def test_defect_4_the_fall_detector_is_a_page_cusum_with_the_run_lengths_it_documents() -> None:
-    # docs/decisions.md: about 40 000 injected episodes between false alarms at a steady reward,
+    # docs/decisions.md: tens of thousands of injected episodes between false alarms at a steady reward,
     # a few dozen to see a +0.2 -> -0.2 flip, about a hundred for a stop of +0.2
     assert false_alarm_interval(episodes=100_000) >= 10_000
     median, p90 = fall_delay(0.4, runs=60)
