@@ -15,8 +15,8 @@ from collections.abc import Sequence
 
 from lamar.gym import run_gym
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import forgetting
-from lamar.gym.family_run import run_family, spec
+from lamar.gym.family_report import captured_by_world, forgetting, paired
+from lamar.gym.family_run import add_captured, run_family, spec
 from lamar.gym.metrics import interval_text
 from lamar.policy import change
 
@@ -33,35 +33,30 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
     seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
-    base = run_family(seeds, [spec("none"), spec("oracle")], workers=workers)
-    gain = {}
-    by = {(row["policy"], row["world"]): row for row in base}
-    for seed in seeds:
-        gain[seed] = by[("oracle", seed)]["success"] - by[("none", seed)]["success"]
+    rows = run_family(seeds, [spec("none"), spec("oracle")], workers=workers)  # the detector does not touch them
     lines = [(f"The fall detector on the family ({worlds} {'tuning' if tuning else 'reporting'} worlds, seeds "
               f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
              (f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{'fossil kept':>13}{'dropped after':>15}"
               f"{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
-    reference: dict[int, float] | None = None
+    default = f"{DEFAULT[0]:g}/{DEFAULT[1]}"
     for level, watch in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
+        name = f"{level:g}/{watch}"
         change.LEVEL, change.WATCH_AFTER = level, watch
         try:
-            rows = run_family(seeds, [spec("lamar")], workers=workers)
+            mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
             gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
         finally:
             change.LEVEL, change.WATCH_AFTER = DEFAULT
-        captured = {row["world"]: (row["success"] - by[("none", row["world"])]["success"]) / gain[row["world"]]
-                    for row in rows if gain[row["world"]] > 0.01}
-        if reference is None:
-            reference = captured
-        minus = "" if captured is reference else interval_text([captured[w] - reference[w] for w in captured])
-        kept, drop = forgetting(rows)
+        rows += mine
+        add_captured(rows)
+        minus = "" if name == default else interval_text(paired(rows, name, default))
+        kept, drop = forgetting(mine)
         lamar = [row for row in gym.runs if row["policy"] == "lamar"]
         pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in lamar) for phase in ("pre", "post"))
         share = 100 * statistics.mean(row["share_fossil_post"] for row in lamar)
         off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
         latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
-        lines.append(f"{f'{level:g}/{watch}':<14}{interval_text(list(captured.values())):>15}{minus:>16}{kept:>13}"
+        lines.append(f"{name:<14}{interval_text(list(captured_by_world(rows, name).values())):>15}{minus:>16}{kept:>13}"
                      f"{drop:>15}{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
     lines += ["   level: the CUSUM's level h; arming: injected episodes forming the reference before it moves.",
               "   family columns as in python -m lamar.gym.forgetting; gym: captured pre / post flip, the fossil's",

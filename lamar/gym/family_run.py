@@ -133,12 +133,19 @@ def run_family(seeds: Sequence[int], policies: Sequence[Spec], *, workers: int |
     rows = run_jobs(_job, jobs, min(workers or os.cpu_count() or 1, len(jobs)), progress)
     order = {policy[0]: i for i, policy in enumerate(policies)}
     rows.sort(key=lambda row: (order[row["policy"]], row["world"]))
+    add_captured(rows)
+    return rows
+
+
+def add_captured(rows: Sequence[Row]) -> None:
+    """Give each row its captured share of the oracle's gain over `none` on the same world (None
+    without both among `rows`, or where the gain is too small to divide by). Rows of several
+    `run_family` calls can be joined first: `none` and `oracle` need running once."""
     by = {(row["policy"], row["world"]): row for row in rows}
     for row in rows:
         none, oracle = by.get(("none", row["world"])), by.get(("oracle", row["world"]))
         gain = oracle["success"] - none["success"] if none is not None and oracle is not None else 0.0
         row["captured"] = (row["success"] - none["success"]) / gain if none is not None and gain > 0.01 else None
-    return rows
 
 
-__all__ = ["run_family", "run_world", "spec"]
+__all__ = ["add_captured", "run_family", "run_world", "spec"]
