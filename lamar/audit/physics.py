@@ -79,8 +79,12 @@ def fall_delay(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000)
     """(median, 90th percentile) of the injected episodes the fall detector takes to fire after the
     success rate of a lesson's injected episodes falls by `drop` (the gym's signals; 500 episodes
     before the fall form its reference; `cap` when it never fires)."""
-    delays = fall_delays(drop, base, runs, cap)
-    return float(delays[runs // 2]), float(delays[9 * runs // 10])
+    return _median_p90(fall_delays(drop, base, runs, cap))
+
+
+def _median_p90(delays: list[int]) -> tuple[float, float]:
+    """The median and the 90th percentile of sorted delays."""
+    return float(delays[len(delays) // 2]), float(delays[9 * len(delays) // 10])
 
 
 def fall_delays(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000) -> list[int]:
@@ -98,7 +102,7 @@ def fall_delays(drop: float, base: float = 0.6, runs: int = 200, cap: int = 3000
 
 def false_alarm_interval(base: float = 0.6, episodes: int = 2_000_000) -> float:
     """Injected episodes per false alarm of the fall detector on a lesson whose effect never moves
-    (two million episodes hold about seventy alarms: enough to read the interval to about 12%)."""
+    (over enough episodes to count dozens of alarms: Lorden's benchmark rests on its logarithm)."""
     rng = random.Random("lamar-physics:stationary")
     sd = reward_sd(base)
     detector, alarms = ChangeDetector(), 0
@@ -146,7 +150,8 @@ def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05)
     delays = {d: fall_delays(d) for d in falls}
     lines.append("the fall detector (kappa 0.25, h 16) on injected rewards, at a 60% success rate: injected "
                  "episodes until it fires, median [90th percentile]")
-    lines.append("  " + "   ".join(f"fall {d}: {v[len(v) // 2]} [{v[9 * len(v) // 10]}]" for d, v in delays.items()))
+    lines.append("  " + "   ".join(f"fall {d}: {m:.0f} [{p:.0f}]" for d, (m, p) in
+                                    ((d, _median_p90(v)) for d, v in delays.items())))
     lines.append(f"  a lesson whose effect never moves: one false alarm per {interval:.0f} injected episodes")
     lines.append("  mean delay (3000 when it never fires) against log(interval) / KL, the mean delay Lorden's bound "
                  "allows any detector with that false-alarm rate as the interval grows")
