@@ -4,11 +4,10 @@ per task, missing and late reports, and the context variant, one summary line ea
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 from lamar.gym.config import GymConfig
-from lamar.gym.metrics import column, mean_interval, runs_of
+from lamar.gym.metrics import column, interval_text, runs_of
 from lamar.gym.result import GymResult
 from lamar.gym.runner import Progress, run_gym
 from lamar.gym.world import LANGUAGES
@@ -35,20 +34,13 @@ def run_variants(base: GymConfig, *, progress: Progress | None = None,
     return out
 
 
-def _cell(values: list[float]) -> str:
-    mean, half = mean_interval(values)
-    if math.isnan(mean):
-        return "-"
-    return f"{100 * mean:.1f}" + ("" if math.isnan(half) else f" ±{100 * half:.1f}")
-
-
 def variant_row(name: str, result: GymResult) -> dict[str, Any]:
     """One flat row of a variant's headline figures (the line `render_variants` prints)."""
     lamar, qvalue = runs_of(result.runs, "lamar"), runs_of(result.runs, "qvalue")
     row: dict[str, Any] = {"variant": name}
     for phase in ("pre", "post"):
-        row[f"captured_{phase}"] = _cell(column(lamar, f"captured_{phase}"))
-        row[f"qvalue_{phase}"] = _cell(column(qvalue, f"captured_{phase}"))
+        row[f"captured_{phase}"] = interval_text(column(lamar, f"captured_{phase}"), 100, 1)
+        row[f"qvalue_{phase}"] = interval_text(column(qvalue, f"captured_{phase}"), 100, 1)
     share = column(lamar, "share_fossil_post")
     row["fossil_share"] = f"{100 * sum(share) / len(share):.2f}" if share else "-"
     helps = column(lamar, "helps_end")
