@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError
-from lamar.storable import finite_number, text_problem
+from lamar.storable import finite_number, text_problem, whole_number
 from lamar.store.base import Store
 
 
@@ -28,7 +28,7 @@ def engine_store(store: Any) -> Any:
 
 def seed(value: Any) -> int | None:
     """The seed of an engine's coins and tie-breaks: a whole number, or None (from the OS)."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+    if value is not None and not whole_number(value):
         raise InvalidArgument(f"seed is a whole number or None; got {value!r}")
     return value
 
@@ -42,14 +42,14 @@ def flag(value: Any, name: str) -> bool:
 
 def slots(k: Any, name: str = "k") -> int:
     """`k` as a number of lesson slots."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+    if not whole_number(k, low=0):
         raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {k!r}")
     return k
 
 
 def draws(value: Any) -> int:
     """How many Thompson draws a preview makes: a whole number from 1 to 100 000."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 100_000:
+    if not whole_number(value, low=1, high=100_000):
         raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {value!r}")
     return value
 
@@ -68,7 +68,7 @@ def policy(tuning: Mapping[str, Any]) -> Any:
         if isinstance(default, bool):
             ok = isinstance(value, bool)
         elif isinstance(default, int):
-            ok = isinstance(value, int) and not isinstance(value, bool)
+            ok = whole_number(value)
         elif isinstance(default, float):
             ok = finite_number(value)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 MAX_DEPTH = 64
 MAX_TIME = 32_503_680_000.0  # the year 3000: a later "time" is a unit mistake (ms, us, ns)
@@ -75,6 +75,20 @@ def finite_number(value: Any) -> bool:
         return False
 
 
+def whole_number(value: Any, *, low: int | None = None, high: int | None = None) -> TypeGuard[int]:
+    """Whether `value` is an int from `low` to `high` (inclusive, each optional): not a bool, which
+    Python counts as an int, and not a float such as 3.0.
+
+    >>> [whole_number(v) for v in (3, -2, True, 3.0, "3", None)]
+    [True, True, False, False, False, False]
+    >>> [whole_number(v, low=1, high=3) for v in (0, 1, 3, 4)]
+    [False, True, True, False]
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
 def time_problem(value: Any) -> str | None:
     """Why `value` is not a usable unix time in seconds, or None."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -84,4 +98,4 @@ def time_problem(value: Any) -> str | None:
     return None
 
 
-__all__ = ["MAX_TIME", "finite_number", "storable_problem", "text_problem", "time_problem"]
+__all__ = ["MAX_TIME", "finite_number", "storable_problem", "text_problem", "time_problem", "whole_number"]

@@ -20,6 +20,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from lamar import Experience, InvalidExperience, Recall, Scope, Status, UnknownExperience
 from lamar.experience import check_context
+from lamar.storable import whole_number
 from lamar_langchain.conventions import (
     EPISODE_ID,
     EXPERIENCE_ID,
@@ -149,7 +150,7 @@ class LamarRetriever(BaseRetriever):
 
     def _slots(self, k: int | None) -> int:
         slots = self.k if k is None else k
-        if isinstance(slots, bool) or not isinstance(slots, int) or slots < 0:
+        if not whole_number(slots, low=0):
             raise ValueError(f"k must be a whole number >= 0; got {k!r}")
         return slots
 

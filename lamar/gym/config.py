@@ -7,6 +7,7 @@ from typing import Any
 
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import POLICIES, VARIANT_POLICIES
+from lamar.storable import whole_number
 
 PHASES = ("first500", "pre", "post", "recovered")
 PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
@@ -79,7 +80,7 @@ class GymConfig:
         for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
                      "report_delay"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int):
+            if not whole_number(value):
                 raise TypeError(f"{name} must be a whole number; got {value!r}")
         if self.episodes < 100:
             raise ValueError(f"episodes must be at least 100 (the flip is at half); got {self.episodes}")

@@ -8,6 +8,7 @@ from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from lamar._errors import ModelError
+from lamar.storable import whole_number
 
 
 @runtime_checkable
@@ -109,7 +110,7 @@ def sdk_client(provider: str, factory: Any, error: type[BaseException], client: 
 
 
 def check_max_tokens(max_tokens: int) -> int:
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+    if not whole_number(max_tokens, low=1):
         raise ValueError(f"max_tokens must be a whole number >= 1; got {max_tokens!r}")
     return max_tokens
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lamar.experience import Experience, Scope, Status
 from lamar.rules.parse import MAX_RULE, Rule, clean, parse_rules
 from lamar.rules.sources import find_rule_files, read_sources
+from lamar.storable import whole_number
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -165,7 +166,7 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     for item in items:
         number = item.get("block") if isinstance(item, dict) else None
         text = clean(str(item.get("rule", ""))) if isinstance(item, dict) else ""
-        source = blocks.get(number) if isinstance(number, int) and not isinstance(number, bool) else None
+        source = blocks.get(number) if whole_number(number) else None
         if source is None or not isinstance(number, int) or not text or len(text) > MAX_RULE:
             dropped.append((Rule(text[:200] or json.dumps(item)[:200], "model", 0),
                             ("the model named no block it was given, or no rule of at most "

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from lamar.sleep.proposals import Proposal
+from lamar.storable import whole_number
 
 if TYPE_CHECKING:
     from lamar.sleep.view import SleepView
@@ -40,7 +41,7 @@ def propose_compaction(lam: SleepView, *, keep_last: int | None = KEEP_LAST, old
         now: the clock for `older_than` (default: time.time()).
     """
     for name, value in (("keep_last", keep_last), ("keep_unreported", keep_unreported)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        if value is not None and not whole_number(value, low=0):
             raise ValueError(f"{name} must be a whole number >= 0 or None; got {value!r}")
     if keep_last is None and older_than is None:
         return None

@@ -17,6 +17,7 @@ from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, pa
 from lamar.sleep.proposals import Dropped, Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
+from lamar.storable import whole_number
 
 if TYPE_CHECKING:
     from lamar.sleep.view import SleepView
@@ -62,7 +63,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         raise InvalidArgument("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
     if model is not None and not callable(getattr(model, "complete", None)):
         raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
-    if isinstance(min_support, bool) or not isinstance(min_support, int) or min_support < 2:
+    if not whole_number(min_support, low=2):
         raise InvalidArgument(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
     loaded = [_with_outcome(lam, trace) for trace in (load_traces(traces) if traces is not None else [])]
     summary: dict[str, Any] = {"traces": len(loaded), "batches": 0, "model_calls": 0, "prompt_tokens": 0,

@@ -10,6 +10,7 @@ from typing import Any
 
 from lamar.sleep.proposals import Dropped
 from lamar.sleep.traces import Trace
+from lamar.storable import whole_number
 
 Scrub = Callable[[str], "tuple[str, list[str]]"]
 
@@ -105,7 +106,7 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub,
     Traces of the same context are kept next to each other (then by time), so that a
     failure recurring in one project tends to land in one batch.
     """
-    if isinstance(max_prompt_tokens, bool) or not isinstance(max_prompt_tokens, int):
+    if not whole_number(max_prompt_tokens):
         raise TypeError(f"max_prompt_tokens must be a whole number; got {max_prompt_tokens!r}")
     overhead = estimate_tokens(build_prompt([]))
     if max_prompt_tokens <= overhead:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from lamar._errors import InvalidArgument
-from lamar.storable import finite_number
+from lamar.storable import finite_number, whole_number
 
 
 class SleepOptions(TypedDict, total=False):
@@ -29,7 +29,7 @@ SLEEP_OPTIONS = tuple(SleepOptions.__annotations__)
 def _whole(name: str, value: Any, low: int, *, none: bool = False) -> None:
     if value is None and none:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+    if not whole_number(value, low=low):
         more = " or None" if none else ""
         raise InvalidArgument(f"{name} must be a whole number >= {low}{more}; got {value!r}")
 

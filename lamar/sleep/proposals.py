@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar._errors import InvalidReport
-from lamar.storable import finite_number
+from lamar.storable import finite_number, whole_number
 
 PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
 
@@ -162,7 +162,7 @@ class SleepReport:
         if not isinstance(dropped, list) or not all(isinstance(d, Mapping) for d in dropped):
             raise InvalidReport("'dropped' must be a list of JSON objects")
         made_at, created = data.get("made_at", 0), data.get("created", 0.0)
-        if isinstance(made_at, bool) or not isinstance(made_at, int) or made_at < 0:
+        if not whole_number(made_at, low=0):
             raise InvalidReport(f"'made_at' must be a whole number >= 0 (an event number); got {made_at!r}")
         if not finite_number(created):
             raise InvalidReport(f"'created' must be a unix time; got {created!r}")

@@ -10,7 +10,7 @@ from typing import Any
 from lamar._errors import EventConflict, InvalidEvent, LamarError
 from lamar.experience import Experience, check_context
 from lamar.signals import Signal
-from lamar.storable import finite_number, storable_problem, text_problem, time_problem
+from lamar.storable import finite_number, storable_problem, text_problem, time_problem, whole_number
 from lamar.store.base import EVENT_KINDS, Event
 
 _SIGNALS = {s.value for s in Signal}
@@ -79,7 +79,7 @@ def _edit(data: Mapping[str, Any]) -> dict[str, Any]:
 
     _text(data.get("id"), "id")
     version = data.get("version")
-    if isinstance(version, bool) or not isinstance(version, int) or version < 2:
+    if not whole_number(version, low=2):
         raise ValueError(f"'version' must be a whole number >= 2 (the lesson's next version); got {version!r}")
     if data.get("evidence", "restart") not in ("restart", "keep"):
         raise ValueError(f"'evidence' must be restart or keep; got {data.get('evidence')!r}")

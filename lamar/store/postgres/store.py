@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal, Self
 
 from lamar._errors import InvalidArgument, StoreError
-from lamar.storable import finite_number
+from lamar.storable import finite_number, whole_number
 from lamar.store.base import Event, check_appendable
 from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
 from lamar.store.postgres.counters import WriteCounters
@@ -74,7 +74,7 @@ class PostgresStore:
                  writes: Literal["optimistic", "locking"] = "optimistic") -> None:
         if writes not in ("optimistic", "locking"):
             raise StoreError(f"writes is 'optimistic' or 'locking'; got {writes!r}")
-        if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
+        if not whole_number(pool_size, low=1):
             raise InvalidArgument(f"pool_size is the most connections to open, a whole number >= 1; got {pool_size!r}")
         for name, seconds in (("timeout", timeout), ("settle_timeout", settle_timeout)):
             if not (finite_number(seconds) and seconds > 0):
