@@ -26,7 +26,7 @@ import sys
 from collections.abc import Sequence
 
 from lamar.policy import choose
-from lamar.whatif.check import alternatives_for, run_world, truth
+from lamar.whatif.check import alternatives_for, label, run_world, truth
 from lamar.whatif.estimators import Z95, slate_weight
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
@@ -36,7 +36,7 @@ def world_row(seed: int, policy: str, episodes: int, k: int) -> dict[str, float]
     """One world's coin and outcome sums in standard errors, and the IPS and DR errors of the
     success estimate in their own standard errors."""
     run = run_world(seed, episodes, k)
-    alternative = next(a for a in alternatives_for(run) if a.name == policy)
+    alternative = next(a for a in alternatives_for(run) if label(a, run) == policy)
     world, index = run.world, run.policy.index
     coins = coins_var = outcomes = outcomes_var = 0.0
     for j, episode in enumerate(run.episodes):
@@ -70,7 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--policy", default="k:1", help="an alternative the check evaluates (default k:1)")
+    parser.add_argument("--policy", default="k:1", help="an alternative as the check labels it, e.g. none, k:1, without:true (default k:1)")
     parser.add_argument("--episodes", type=int, default=8000)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--reach-off", action="store_true", help="flip a coin whenever a verdict is undecided")

@@ -111,13 +111,13 @@ def coverage_rows(seeds: Iterable[int], episodes: int, k: int, one_n: bool = Fal
                 estimates = report.reward if outcome == "reward" else report.success
                 for name in ESTIMATORS:
                     e = estimates[name]
-                    rows.append({"seed": seed, "policy": _label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
+                    rows.append({"seed": seed, "policy": label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
                         "upper": e.upper, "se": e.se, "truth": true[outcome], "covered": e.covers(true[outcome]),
                         "outside": report.outside, "thin": "thin" if report.thin else "not thin"})
     return rows
 
 
-def _label(alternative: Alternative, run: Run) -> str:
+def label(alternative: Alternative, run: Run) -> str:
     """The alternative's name, a lesson named by its role rather than its id (ids vary by seed)."""
     if isinstance(alternative, Without):
         kind = next(lesson.kind for lesson in run.world.lessons if lesson.id == alternative.lesson)
