@@ -66,6 +66,16 @@ def _job(args: tuple[int, int, tuple[tuple[str, float], ...]]) -> list[int | Non
     return proven_at(seed, episodes, dict(tuning))
 
 
+def proven_episodes(seeds: int = 10, episodes: int = 60_000, workers: int | None = None,
+                    tuning: tuple[tuple[str, float], ...] = ()) -> list[int | None]:
+    """`proven_at` over projects 0 to `seeds` - 1, one row per +0.2 lesson, in parallel."""
+    from lamar.gym.runner import run_jobs
+
+    jobs = [(seed, episodes, tuning) for seed in range(seeds)]
+    found: list[Any] = [e for r in run_jobs(_job, jobs, workers or 2, None) for e in r]
+    return found
+
+
 def volume(seeds: int = 10, episodes: int = 60_000, workers: int | None = None,
            settings: tuple[tuple[tuple[str, float], ...], ...] = ((), (("holdout", 0.15),))) -> str:
     """The table: weeks until a +0.2 lesson is proven, solo and in a team, over seeds, at the
@@ -76,14 +86,11 @@ def volume(seeds: int = 10, episodes: int = 60_000, workers: int | None = None,
     first read "helps" (read every 50 episodes) becomes weeks at a solo user's 300 episodes a week
     and at a team's 3 000 (a shared store: the same lessons, ten times the episodes).
     """
-    from lamar.gym.runner import run_jobs
-
     lines = [(f"Weeks until a +0.2 lesson is proven (30 lessons over 6 tasks, k = 2, every episode reported; "
               f"{seeds} projects x 6 lessons, read every {LOOK} episodes, up to {episodes} episodes)"),
              f"{'':<40}{'solo, 300/week':>16}{'team, 3000/week':>17}"]
     for tuning in settings:
-        jobs = [(seed, episodes, tuning) for seed in range(seeds)]
-        found: list[Any] = [e for r in run_jobs(_job, jobs, workers or 2, None) for e in r]
+        found = proven_episodes(seeds, episodes, workers, tuning)
         done = sorted(e for e in found if e is not None)
         label = ", ".join(f"{k}={v}" for k, v in tuning) or "the defaults"
         for name, q in (("first quarter proven by", 0.25), ("half (median)", 0.5), ("three quarters", 0.75)):
@@ -96,4 +103,4 @@ def volume(seeds: int = 10, episodes: int = 60_000, workers: int | None = None,
     return "\n".join(lines)
 
 
-__all__ = ["VolumeWorld", "proven_at", "volume"]
+__all__ = ["VolumeWorld", "proven_at", "proven_episodes", "volume"]

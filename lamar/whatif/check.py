@@ -35,10 +35,11 @@ class Run:
     times: dict[str, int]  # episode id -> the world's episode number
 
 
-def run_world(seed: int, episodes: int, k: int) -> Run:
-    """Drive the engine through `episodes` of the gym's default world (every episode reported at once)."""
+def run_world(seed: int, episodes: int, k: int, tuning: Mapping[str, float] | None = None) -> Run:
+    """Drive the engine (tuned by `tuning`, fields of `Policy`) through `episodes` of the gym's
+    default world (every episode reported at once)."""
     world = World(seed, episodes)
-    policy = LamarPolicy(world, k, seed)
+    policy = LamarPolicy(world, k, seed, dict(tuning or {}))
     times: dict[str, int] = {}
     for t in range(episodes):
         injected, _ = policy.choose(t, world.tasks[t])
@@ -97,11 +98,12 @@ def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> f
     return expected
 
 
-def coverage_rows(seeds: Iterable[int], episodes: int, k: int, one_n: bool = False) -> list[dict[str, object]]:
+def coverage_rows(seeds: Iterable[int], episodes: int, k: int, one_n: bool = False,
+                  tuning: Mapping[str, float] | None = None) -> list[dict[str, object]]:
     """One flat row per (seed, alternative, outcome, estimator): the estimate, its interval, the truth."""
     rows: list[dict[str, object]] = []
     for seed in seeds:
-        run = run_world(seed, episodes, k)
+        run = run_world(seed, episodes, k, tuning)
         alternatives = alternatives_for(run)
         for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives, one_n), strict=True):
             true = truth(run, alternative)
