@@ -3,26 +3,13 @@ downwards."""
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 
-
-@functools.cache
-def _tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "import_graph.py"
-    spec = importlib.util.spec_from_file_location("import_graph", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["import_graph"] = module
-    spec.loader.exec_module(module)
-    return module
+from tests.tools import load_tool
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    tool = _tool()
+    tool = load_tool("import_graph")
     assert tool.circles(tool.graph()) == []
 
 
@@ -40,7 +27,7 @@ def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
 
 def test_the_folded_state_and_sleep_reach_no_engine() -> None:
     # The engine fronts the state and hands sleep a view of it: neither may need the engine back.
-    graph = _tool().graph()
+    graph = load_tool("import_graph").graph()
     assert "lamar.engine" not in _reached(graph, "lamar.state")
     assert "lamar.engine" not in _reached(graph, "lamar.sleep")
     assert graph["lamar.state.episode"] == set()  # the folded episode depends on nothing of lamar
@@ -48,14 +35,14 @@ def test_the_folded_state_and_sleep_reach_no_engine() -> None:
 
 
 def test_the_tool_finds_a_circle_where_there_is_one() -> None:
-    tool = _tool()
+    tool = load_tool("import_graph")
     assert tool.circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert tool.circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_store_module_reaches_the_engine() -> None:
     # Checking a copied log folds it with the state's fold (lamar.state), not with an engine.
-    graph = _tool().graph()
+    graph = load_tool("import_graph").graph()
     assert "lamar.engine" not in _reached(graph, "lamar.store")
     up = sorted(n for n in graph if n.startswith("lamar.store") and any(t.startswith("lamar.state") for t in graph[n]))
     assert up == ["lamar.store.validate"]  # the one arrow from the store up to the state: transfer's dry run
@@ -82,7 +69,7 @@ def test_built_in_backends_are_experience_stores_without_registering() -> None:
 def test_integrations_import_only_lamars_public_names() -> None:
     # Integrations are thin: what they need of the core comes from its public modules, so a private
     # module (lamar._errors) can move without breaking a framework adapter.
-    graph = _tool().graph()
+    graph = load_tool("import_graph").graph()
     private = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("lamar_")
                      for target in targets if any(part.startswith("_") for part in target.split(".")[1:]))
     assert private == []
@@ -105,7 +92,7 @@ _LONG_ALLOWED: dict[str, str] = {
 def test_no_module_is_over_the_size_limit_unless_listed() -> None:
     # Past 500 lines a module has held more than one concept every time (STYLE.md, "split before
     # 500"): split it by concept, or list it above with the reason it is one.
-    tool = _tool()
+    tool = load_tool("import_graph")
     sizes = tool.sizes()
     assert sorted(n for n, lines in sizes.items() if lines > tool.LONG and n not in _LONG_ALLOWED) == []
     # an entry that no longer needs its exception is taken off, so the list stays true
@@ -115,20 +102,20 @@ def test_no_module_is_over_the_size_limit_unless_listed() -> None:
 def test_the_engine_stays_the_public_face() -> None:
     # One short method per verb over lamar/state, lamar/edit.py and lamar/arguments.py: a body
     # that grows the engine past this belongs in one of those homes.
-    assert _tool().sizes()["lamar.engine"] <= 450
+    assert load_tool("import_graph").sizes()["lamar.engine"] <= 450
 
 
 def test_store_capabilities_are_asked_with_the_protocols_not_getattr() -> None:
     # A store's capabilities are the runtime-checkable Protocols of lamar/store/base.py; isinstance
     # against them (or lamar.store.base.folded_rows) is the one way to ask, so that every caller
     # sees the engine's mode as the engine does.
-    tool = _tool()
+    tool = load_tool("import_graph")
     assert {"append", "read", "close", "location", "lookup", "save_state", "rows", "rewrite"} <= tool.capabilities()
     assert tool.capability_sniffs() == []
 
 
 def test_the_sniff_check_finds_a_capability_asked_by_name() -> None:
-    tool = _tool()
+    tool = load_tool("import_graph")
     members = tool.capabilities()
     source = (
         'a = getattr(lam.store, "rows", None)\n'  # 1: a capability, of a store

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import zipfile
 from pathlib import Path
 
+from tests.tools import load_tool
+
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("wheel_contents", ROOT / "tools" / "wheel_contents.py")
-assert _spec and _spec.loader
-wheel_contents = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(wheel_contents)
+wheel_contents = load_tool("wheel_contents")
 
 
 def _wheel(path: Path, names: set[str]) -> Path:

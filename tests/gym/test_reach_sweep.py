@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-from pathlib import Path
 
 import pytest
 
 from lamar.policy import choose
-
-
-def _tool():  # type: ignore[no-untyped-def]
-    path = Path(__file__).resolve().parents[2] / "tools" / "reach_sweep.py"
-    spec = importlib.util.spec_from_file_location("reach_sweep", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.tools import load_tool
 
 
 def test_each_setting_gets_its_line_and_the_reach_rule_comes_back() -> None:
-    tool = _tool()
+    tool = load_tool("reach_sweep")
     lines = tool.sweep([(True, 0.04), (False, 0.3)], worlds=2, tuning=True, gym_first_seed=100, workers=1,
                        gym_seeds=1, whatif_seeds=1, volume_seeds=1, episodes=1200, volume_episodes=2000)
     rows = {line.split()[0]: line.split() for line in lines[2:4]}
@@ -37,7 +27,7 @@ def test_each_setting_gets_its_line_and_the_reach_rule_comes_back() -> None:
 
 
 def test_a_setting_names_the_rule_and_the_coin() -> None:
-    tool = _tool()
+    tool = load_tool("reach_sweep")
     assert tool.setting("off/0.02") == (False, 0.02)
     assert tool.name((True, 0.04)) == "on/0.04"
     with pytest.raises(argparse.ArgumentTypeError, match="on/Q or off/Q"):
