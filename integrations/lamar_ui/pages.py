@@ -369,8 +369,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
         name = "logged" if alt.policy == "logged" else HEADLINE
         thin = " (thin)" if alt.thin and name != "logged" else ""
         success = cell(alt.success[name], True)
-        if name != "logged" and not alt.thin and alt.success[name].spans(0.0, 1.0):
-            # the log seldom or never saw every coin this policy changes fall its way at once
+        if alt.says_nothing(name):
             success += (f'<br><span class="hint">whole range: the log rarely drew this slate; pi-dr, if the '
                         f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'

@@ -75,8 +75,8 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
         for name in (["logged"] if alt.policy == "logged" else estimators):
             rows.append((visible(alt.policy), name, f"{alt.outside:.0%}", effective, _cell(alt.success[name], True),
                          _cell(alt.reward[name], False), logged))
-        blind = [name for name in estimators if name in EXACT and alt.success[name].spans(0.0, 1.0)]
-        if blind and alt.policy != "logged" and not alt.thin:
+        blind = [name for name in estimators if alt.says_nothing(name)]
+        if blind:
             notes.append(f"{visible(alt.policy)}: {', '.join(blind)} spans the whole range (the log seldom or never saw "
                          "every coin this policy changes fall its way at once); pi-dr reads each lesson's coin alone, "
                          "assuming the effects add up")

@@ -51,6 +51,13 @@ class AlternativeReport:
         the log rarely flipped the coins this policy changes the way it would have."""
         return self.effective < THIN
 
+    def says_nothing(self, estimator: str) -> bool:
+        """An exact estimator's success interval spans the whole range although the alternative is
+        not thin: the log seldom or never saw every coin this policy changes fall its way at once
+        (the pseudo-inverse estimators, which read each coin alone, still say something)."""
+        return (self.policy != "logged" and estimator in EXACT and not self.thin
+                and self.success[estimator].spans(0.0, 1.0))
+
     def to_dict(self) -> dict[str, object]:
         return {"policy": self.policy, "description": self.description, "episodes": self.episodes,
                 "supported": self.supported, "outside": self.outside,
