@@ -4,9 +4,9 @@ side by side (docs/whatif.md, "Coverage on the gym").
 The reach rule (`lamar.policy.choose.coin`) flips a wanted lesson's coin only while its verdict is
 within reach, judged on the lesson's estimated lift. That concentrates the coin on lessons a proof
 can reach, and it makes the log adaptive: how many episodes carry a coin depends on their own
-outcomes. This research script switches the rule off (a coin whenever a verdict is undecided) by
-setting the module's `REACH` before the worker processes fork, and reads each setting on the
-same worlds:
+outcomes. This research script switches the rule off (a coin whenever a verdict is undecided)
+with `lamar.whatif.check.reach_rule` before the worker processes fork, and reads each setting on
+the same worlds:
 
 - the gym: captured pre / post flip, the coin's direct price (held-out lessons' effects), helpful
   lessons of record by e-BH at the end;
@@ -32,8 +32,7 @@ from lamar.gym.family_report import captured_by_world, paired
 from lamar.gym.family_run import add_captured, run_family, spec
 from lamar.gym.metrics import interval_text
 from lamar.gym.volume import SOLO, TEAM, proven_episodes
-from lamar.policy import choose
-from lamar.whatif.check import coverage_rows, summarize
+from lamar.whatif.check import coverage_rows, reach_rule, summarize
 
 Setting = tuple[bool, float]  # (reach rule on, holdout)
 
@@ -62,20 +61,16 @@ def sweep(settings: Sequence[Setting], *, worlds: int, tuning: bool, gym_first_s
              (f"{'rule/coin':<11}{'gym pre / post':>16}{'price':>12}{'e-BH':>6}{'family':>15}{'minus first':>15}"
               f"{'weeks solo / team':>19}{'what-if covered':>23}{'least covered':>26}")]
     first = name(settings[0])
-    default_reach = choose.REACH
     for value in settings:
         label = name(value)
         on, q = value
-        choose.REACH = default_reach if on else 1e12  # every undecided verdict counts as within reach
-        try:
+        with reach_rule(on):
             mine = run_family(seeds, [spec(label, "lamar", holdout=q)], workers=workers)
             gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, episodes=episodes, policies=("none", "lamar", "oracle"),
                           tuning=(("holdout", q),), workers=workers)
             proven = proven_episodes(volume_seeds, volume_episodes, workers, (("holdout", q),))
             covered = [row for row in coverage_rows(range(gym_first_seed, gym_first_seed + whatif_seeds), episodes, 2,
                                                     one_n=True, tuning={"holdout": q}) if row["estimator"] == "dr"]
-        finally:
-            choose.REACH = default_reach
         rows += mine
         add_captured(rows)
         lamar = [row for row in gym.runs if row["policy"] == "lamar"]

@@ -25,8 +25,7 @@ import math
 import sys
 from collections.abc import Sequence
 
-from lamar.policy import choose
-from lamar.whatif.check import alternatives_for, label, run_world, truth
+from lamar.whatif.check import alternatives_for, label, reach_rule, run_world, truth
 from lamar.whatif.estimators import Z95, slate_weight
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
@@ -75,10 +74,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--reach-off", action="store_true", help="flip a coin whenever a verdict is undecided")
     args = parser.parse_args(argv)
-    if args.reach_off:
-        choose.REACH = 1e12  # every undecided verdict counts as within reach
-    rows = [world_row(seed, args.policy, args.episodes, args.k)
-            for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    with reach_rule(not args.reach_off):
+        rows = [world_row(seed, args.policy, args.episodes, args.k)
+                for seed in range(args.first_seed, args.first_seed + args.seeds)]
     print(f"{args.policy}, {args.seeds} worlds from seed {args.first_seed}"
           + (", reach rule off" if args.reach_off else "") + "; success, in standard errors\n")
     print("sum | mean | rms | beyond 1.96")

@@ -5,10 +5,11 @@ value the world's truth gives that alternative over the same episodes."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from lamar.audit.summary import clopper_pearson
 from lamar.gym.config import GymConfig
@@ -33,6 +34,21 @@ class Run:
     policy: LamarPolicy
     episodes: list[LoggedEpisode]
     times: dict[str, int]  # episode id -> the world's episode number
+
+
+@contextlib.contextmanager
+def reach_rule(on: bool) -> Iterator[None]:
+    """The engine's reach rule as asked, for what runs inside (off: a coin whenever a verdict is
+    undecided, so which episodes carry a coin no longer depends on their outcomes). An experiment,
+    not a knob: it sets the module constant, so worker processes forked inside see it too."""
+    from lamar.policy import choose
+
+    default = choose.REACH
+    choose.REACH = default if on else 1e12  # off: every undecided verdict counts as within reach
+    try:
+        yield
+    finally:
+        choose.REACH = default
 
 
 def run_world(seed: int, episodes: int, k: int, tuning: Mapping[str, float] | None = None) -> Run:
@@ -200,11 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="an experiment: the engine flips a coin whenever a verdict is undecided (its reach "
                              "rule off), so which episodes carry a coin no longer depends on their outcomes")
     args = parser.parse_args(argv)
-    if args.reach_off:
-        from lamar.policy import choose
-
-        choose.REACH = 1e12  # every undecided verdict counts as within reach
-    rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k, args.one_n)
+    with reach_rule(not args.reach_off):
+        rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k, args.one_n)
     kind = "normal intervals for one n" if args.one_n else "confidence sequences"
     print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% {kind}"
           + (", reach rule off" if args.reach_off else "")
