@@ -166,8 +166,7 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     for item in items:
         number = item.get("block") if isinstance(item, dict) else None
         text = clean(str(item.get("rule", ""))) if isinstance(item, dict) else ""
-        source = blocks.get(number) if whole_number(number) else None
-        if source is None or not isinstance(number, int) or not text or len(text) > MAX_RULE:
+        if not whole_number(number) or (source := blocks.get(number)) is None or not text or len(text) > MAX_RULE:
             dropped.append((Rule(text[:200] or json.dumps(item)[:200], "model", 0),
                             ("the model named no block it was given, or no rule of at most "
                             f"{MAX_RULE} characters")))
