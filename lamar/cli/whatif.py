@@ -26,20 +26,24 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
         return None
     value = text.strip()
     units = {"d": 86400.0, "h": 3600.0, "m": 60.0}
+    refused = UsageError(f"--since takes seconds since the epoch, an ISO date (2026-11-30) or an age "
+                         f"(7d, 12h, 30m); got {text!r}")
     if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
-        return (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.datetime.fromisoformat(value)
-    except ValueError:
-        raise UsageError(f"--since takes seconds since the epoch, an ISO date (2026-11-30) or an age "
-                         f"(7d, 12h, 30m); got {text!r}") from None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # a date without a zone is the local one
-    return moment.timestamp()
+        moment = (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
+    else:
+        try:
+            moment = float(value)
+        except ValueError:
+            try:
+                stamp = datetime.datetime.fromisoformat(value)
+            except ValueError:
+                raise refused from None
+            if stamp.tzinfo is None:
+                stamp = stamp.astimezone()  # a date without a zone is the local one
+            moment = stamp.timestamp()
+    if not math.isfinite(moment):  # nan, inf or an age past float's range would match no episode
+        raise refused
+    return moment
 
 
 def _cell(estimate: Estimate, percent: bool) -> str:

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidArgument
+from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, parse
 from lamar.whatif.log import check_log, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
@@ -62,8 +63,9 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         LamarError: too few reported episodes, or none with a logged coin.
         InvalidArgument: an unknown policy name or a malformed one.
     """
-    if since is not None and (isinstance(since, bool) or not isinstance(since, (int, float))):
-        raise InvalidArgument(f"since is a time in seconds since the epoch, got {type(since).__name__}")
+    if since is not None and not finite_number(since):
+        # NaN or an infinity would filter out every episode and be reported as "too few episodes"
+        raise InvalidArgument(f"since is a time in seconds since the epoch, got {since!r:.40}")
     if scope is not None and not isinstance(scope, Mapping):
         raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")
     log = read_log(lam.store, since, dict(scope) if scope is not None else None)

@@ -108,5 +108,8 @@ def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path:
         lam.whatif([3])
     with pytest.raises(InvalidArgument, match="since is a time"):
         lam.whatif("none", since="yesterday")  # type: ignore[arg-type]
+    for since in (float("nan"), float("inf"), 10**400):
+        with pytest.raises(InvalidArgument, match="since is a time"):
+            lam.whatif("none", since=since)
     lam.close()
 
