@@ -31,6 +31,12 @@ def _stored(store: Path) -> set[str]:
         raw.close()
 
 
+def _tracked(hook: Hook) -> dict[str, dict[str, object]]:
+    """The hook's tracked episodes; none when no hook got far enough to write its state file (all
+    eight may give up on a loaded machine, which is the "not at all" half of the promise)."""
+    return hook.state()["episodes"] if hook.state_file.exists() else {}
+
+
 @pytest.mark.parametrize("command", ["installed", "in-process"])
 def test_eight_hooks_over_budget_store_each_episode_tracked_or_not_at_all(hook: Hook, repo: Path,
                                                                           command: str) -> None:
@@ -55,10 +61,10 @@ def test_eight_hooks_over_budget_store_each_episode_tracked_or_not_at_all(hook: 
     for thread in threads:
         thread.join()
     first = _stored(hook.store)
-    state = hook.state()
+    tracked = _tracked(hook)
     assert codes == [0] * HOOKS
-    assert first <= set(state["episodes"])  # every stored episode is tracked
-    assert all(state["episodes"][e]["delivered"] for e in first)
+    assert first <= set(tracked)  # every stored episode is tracked
+    assert all(tracked[e]["delivered"] for e in first)
 
     codes = []
     follow = [threading.Thread(target=run, args=(f"s{i}", "now write the docs for it", codes)) for i in range(HOOKS)]
@@ -67,7 +73,7 @@ def test_eight_hooks_over_budget_store_each_episode_tracked_or_not_at_all(hook: 
     for thread in follow:
         thread.join()
     assert codes == [0] * HOOKS
-    assert first <= set(hook.state()["episodes"])  # still tracked, reported or waiting for its report
+    assert first <= set(_tracked(hook))  # still tracked, reported or waiting for its report
     # A follow-up over its budget may stop before it reports; the session's next event does it.
     for i in range(HOOKS):
         run(f"s{i}", "thanks, that is all", codes)
