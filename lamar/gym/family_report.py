@@ -38,6 +38,46 @@ def forgetting(mine: Sequence[Row]) -> tuple[str, str]:
     return kept, f"{statistics.median(drops):.0f}" if drops else "-"
 
 
+def forgetting_paired(rows: Sequence[Row], policy: str, other: str) -> tuple[list[float], list[float]]:
+    """`policy` minus `other`, world by world, in fossil kept share and in task episodes until
+    dropped, over the worlds where both used a fossil that turned harmful. The pooled columns of
+    `forgetting` compare different sets of fossils (each policy's own used ones) and vary a lot
+    from world to world: this is the comparison that can say whether one forgets slower."""
+    by = {(row["policy"], row["world"]): row for row in rows if row["policy"] in (policy, other)}
+    worlds = sorted({world for name, world in by if name == policy})
+    kept, drop = [], []
+    for world in worlds:
+        mine, theirs = by[(policy, world)], by.get((other, world))
+        if theirs is None:
+            continue
+        if mine["fossil_kept"] is not None and theirs["fossil_kept"] is not None:
+            kept.append(mine["fossil_kept"] - theirs["fossil_kept"])
+        if mine["fossil_drop"] is not None and theirs["fossil_drop"] is not None:
+            drop.append(float(mine["fossil_drop"] - theirs["fossil_drop"]))
+    return kept, drop
+
+
+def fastest_forgetter(rows: Sequence[Row], peers: Sequence[str]) -> str | None:
+    """The peer that kept the least of its used fossils, pooled over the worlds."""
+    scored = []
+    for name in peers:
+        mine = [row for row in rows if row["policy"] == name]
+        if (total := sum(row["fossil_kept_n"] for row in mine)):
+            scored.append((sum(row["fossil_kept_sum"] for row in mine) / total, name))
+    return min(scored)[1] if scored else None
+
+
+def forgetting_line(rows: Sequence[Row], policy: str, peers: Sequence[str]) -> list[str]:
+    """The paired forgetting comparison of `policy` with the fastest peer to forget, as a table note."""
+    fastest = fastest_forgetter(rows, peers)
+    if fastest is None:
+        return []
+    kept, drop = forgetting_paired(rows, policy, fastest)
+    return [(f"   fastest peer to forget here: {fastest}; {policy} minus {fastest}, paired over the worlds where "
+             f"both used a fossil: kept {interval_text(kept, 100, 1)} points ({len(kept)} worlds), dropped after "
+             f"{interval_text(drop, digits=0)} task episodes ({len(drop)} worlds)")]
+
+
 def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, peers: Sequence[str]) -> list[str]:
     """One line per policy: captured, its paired difference with `reference`, forgetting, verdicts."""
     worlds = len({row["world"] for row in rows})
@@ -60,6 +100,7 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
     best = best_peer(rows, peers)
     if best is not None:
         lines.append(f"   best peer here: {best}; {reference} minus {best}, paired: {interval_text(paired(rows, reference, best))}")
+    lines += forgetting_line(rows, reference, peers)
     lines += ["   fossil kept: among lessons a policy used (>= 25% of their task's episodes just before) when they turned",
               "   harmful, the share of their task's episodes 200-700 later still injecting them; dropped after: median",
               "   task episodes until 50 in a row inject it in under 5%. helps / harms proven: lessons helpful /",
@@ -123,4 +164,5 @@ def world_table(rows: Sequence[Row], policies: Sequence[str]) -> list[str]:
     return lines
 
 
-__all__ = ["FEATURES", "best_peer", "captured_by_world", "feature_table", "forgetting", "paired", "summary_table", "world_table"]
+__all__ = ["FEATURES", "best_peer", "captured_by_world", "fastest_forgetter", "feature_table", "forgetting",
+           "forgetting_line", "forgetting_paired", "paired", "summary_table", "world_table"]

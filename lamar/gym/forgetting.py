@@ -8,12 +8,13 @@ import time
 from collections.abc import Sequence
 
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, paired
+from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired
 from lamar.gym.family_run import run_family, spec
 from lamar.gym.metrics import interval_text, mean_interval
 
 DISCOUNTS: tuple[float, ...] = (1.0, 0.999, 0.998, 0.995)
 PEERS: tuple[str, ...] = ("river-ts", "river-e.1f")
+FASTEST = "river-e.1f"  # the fading mean: the peer that forgets fastest
 
 _ABOUT = """lamar at several values of `discount` (its selection model's forgetting), beside river's
 Thompson sampling (the best peer by reward) and its epsilon-greedy on a fading mean (the fastest
@@ -35,7 +36,7 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
     lines = [(f"The forgetting frontier on the family: {worlds} worlds ({'tuning' if tuning else 'reporting'} seeds "
               f"{seeds.start}-{seeds.stop - 1})"),
              (f"{'policy':<26}{'captured':>15}{'minus lamar':>16}{'minus river-ts':>17}{'lower end':>11}"
-              f"{'fossil kept':>13}{'dropped after':>15}")]
+              f"{'fossil kept':>13}{'dropped after':>15}{f'kept minus {FASTEST}':>24}{f'dropped minus {FASTEST}':>25}")]
     names = [s[0] for s in lamars]
     for name in names + list(PEERS):
         mine = [row for row in rows if row["policy"] == name]
@@ -44,10 +45,14 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
         minus = "" if name == "lamar" or "lamar" not in names else interval_text(paired(rows, name, "lamar"))
         versus = paired(rows, name, "river-ts") if name != "river-ts" else []
         mean, half = mean_interval(versus) if versus else (0.0, 0.0)
+        kept_minus, drop_minus = forgetting_paired(rows, name, FASTEST) if name != FASTEST else ([], [])
         lines.append(f"{name:<26}{own:>15}{minus:>16}{interval_text(versus) if versus else '':>17}"
-                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}")
+                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}"
+                     f"{interval_text(kept_minus, 100, 1) if name != FASTEST else '':>24}"
+                     f"{interval_text(drop_minus, digits=0) if name != FASTEST else '':>25}")
     lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
-              "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers).",
+              "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers);",
+              f"   minus {FASTEST}: paired by world, over the worlds where both used a fossil (kept in points).",
               f"   elapsed: {time.time() - started:.0f} s wall clock"]
     return "\n".join(lines)
 

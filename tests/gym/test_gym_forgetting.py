@@ -6,9 +6,37 @@ from __future__ import annotations
 import pytest
 
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import forgetting, summary_table
+from lamar.gym.family_report import (
+    fastest_forgetter,
+    forgetting,
+    forgetting_line,
+    forgetting_paired,
+    summary_table,
+)
 from lamar.gym.family_run import run_family, spec
-from lamar.gym.forgetting import PEERS, frontier, main
+from lamar.gym.forgetting import FASTEST, PEERS, frontier, main
+
+
+def _row(policy: str, world: int, kept: list[float], drops: list[int]) -> dict[str, object]:
+    """A family row's forgetting columns as `family_run` computes them from its fossils."""
+    return {"policy": policy, "world": world, "fossil_kept": sum(kept) / len(kept) if kept else None,
+            "fossil_kept_sum": sum(kept), "fossil_kept_n": len(kept),
+            "fossil_drop": sorted(drops)[len(drops) // 2] if drops else None}
+
+
+def test_forgetting_is_paired_only_over_worlds_where_both_used_a_fossil() -> None:
+    rows = [_row("lamar", 1, [0.2, 0.1], [80, 120, 100]), _row("fade", 1, [0.05], [40]),
+            _row("lamar", 2, [0.0], [30]), _row("fade", 2, [], []),  # fade used no fossil in world 2
+            _row("lamar", 3, [0.1], [60]), _row("fade", 3, [0.3], [90]),
+            _row("fade", 4, [0.0], [10])]  # lamar never ran world 4
+    kept, drop = forgetting_paired(rows, "lamar", "fade")
+    assert [round(x, 6) for x in kept] == [0.1, -0.2] and drop == [60.0, -30.0]
+    # the fastest to forget is the one that kept the least, pooled: fade 0.35 / 3 against lamar 0.4 / 4
+    assert fastest_forgetter(rows, ["lamar", "fade"]) == "lamar"
+    assert fastest_forgetter(rows, ["fade"]) == "fade" and fastest_forgetter(rows, ["absent"]) is None
+    (line,) = forgetting_line(rows, "lamar", ["fade"])
+    assert "lamar minus fade" in line and "kept -5.0 ±" in line and "(2 worlds)" in line and "dropped after 15 ±" in line
+
 
 pytest.importorskip("river")
 
@@ -23,12 +51,13 @@ def test_the_frontier_prints_each_discount_and_both_peers_with_the_family_tables
                       [spec("none"), spec("oracle"), spec("lamar discount=0.99", "lamar", discount=0.99)], workers=1)
     mine = [row for row in rows if row["policy"] == "lamar discount=0.99"]
     kept, drop = forgetting(mine)
-    assert lines["lamar discount=0.99"].split()[-2:] == [kept, drop]
+    assert f"{kept:>13}{drop:>15}" in lines["lamar discount=0.99"]
     (table_line,) = [line for line in summary_table(rows, ["lamar discount=0.99"], "lamar discount=0.99", ())
                      if line.startswith("lamar discount=0.99")]
     assert f"{kept:>13}{drop:>15}" in table_line
     # paired against lamar's default and against river-ts, with the latter's lower end
     assert len(lines["lamar discount=0.99"].split("±")) == 4 and lines["river-ts"].count("±") == 2
+    assert lines[FASTEST][-49:].strip() == "" and lines["river-ts"][-49:].strip()  # the fastest is not paired with itself
 
 
 def test_the_command_refuses_a_discount_that_is_not_a_number(capsys: pytest.CaptureFixture[str]) -> None:
