@@ -73,8 +73,8 @@ def forgetting_line(rows: Sequence[Row], policy: str, peers: Sequence[str]) -> l
     if fastest is None:
         return []
     kept, drop = forgetting_paired(rows, policy, fastest)
-    return [(f"   fastest peer to forget here: {fastest}; {policy} minus {fastest}, paired over the worlds where "
-             f"both used a fossil: kept {interval_text(kept, 100, 1)} points ({len(kept)} worlds), dropped after "
+    return [f"   fastest peer to forget here: {fastest}; {policy} minus {fastest}, paired over the worlds where both used a fossil:",
+            (f"   fossil kept {interval_text(kept, 100, 1)} points ({len(kept)} worlds), dropped after "
              f"{interval_text(drop, digits=0)} task episodes ({len(drop)} worlds)")]
 
 

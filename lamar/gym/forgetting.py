@@ -54,7 +54,7 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
               "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers);",
               f"   minus {FASTEST}: paired by world, over the worlds where both used a fossil (kept in points).",
               f"   elapsed: {time.time() - started:.0f} s wall clock"]
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -34,8 +34,9 @@ def test_forgetting_is_paired_only_over_worlds_where_both_used_a_fossil() -> Non
     # the fastest to forget is the one that kept the least, pooled: fade 0.35 / 3 against lamar 0.4 / 4
     assert fastest_forgetter(rows, ["lamar", "fade"]) == "lamar"
     assert fastest_forgetter(rows, ["fade"]) == "fade" and fastest_forgetter(rows, ["absent"]) is None
-    (line,) = forgetting_line(rows, "lamar", ["fade"])
-    assert "lamar minus fade" in line and "kept -5.0 ±" in line and "(2 worlds)" in line and "dropped after 15 ±" in line
+    first, second = forgetting_line(rows, "lamar", ["fade"])
+    assert "lamar minus fade" in first
+    assert "kept -5.0 ±" in second and "(2 worlds)" in second and "dropped after 15 ±" in second
 
 
 pytest.importorskip("river")
@@ -57,7 +58,7 @@ def test_the_frontier_prints_each_discount_and_both_peers_with_the_family_tables
     assert f"{kept:>13}{drop:>15}" in table_line
     # paired against lamar's default and against river-ts, with the latter's lower end
     assert len(lines["lamar discount=0.99"].split("±")) == 4 and lines["river-ts"].count("±") == 2
-    assert lines[FASTEST][-49:].strip() == "" and lines["river-ts"][-49:].strip()  # the fastest is not paired with itself
+    assert len(lines[FASTEST]) < len(lines["river-ts"])  # the fastest is not paired with itself
 
 
 def test_the_command_refuses_a_discount_that_is_not_a_number(capsys: pytest.CaptureFixture[str]) -> None:
