@@ -13,14 +13,15 @@ from lamar.gym.metrics import interval_text
 Row = dict[str, Any]
 
 
-def captured_by_world(rows: Sequence[Row], policy: str) -> dict[int, float]:
-    return {row["world"]: row["captured"] for row in rows if row["policy"] == policy and row["captured"] is not None}
+def captured_by_world(rows: Sequence[Row], policy: str, column: str = "captured") -> dict[int, float]:
+    """`policy`'s value of `column` in each world that has one."""
+    return {row["world"]: row[column] for row in rows if row["policy"] == policy and row[column] is not None}
 
 
-def paired(rows: Sequence[Row], policy: str, other: str) -> list[float]:
-    """`policy` minus `other`, world by world (worlds where both have a captured share)."""
-    mine, theirs = captured_by_world(rows, policy), captured_by_world(rows, other)
-    return [mine[w] - theirs[w] for w in sorted(mine) if w in theirs]
+def paired(rows: Sequence[Row], policy: str, other: str, column: str = "captured") -> list[float]:
+    """`policy` minus `other` in `column`, world by world (worlds where both have a value)."""
+    mine, theirs = captured_by_world(rows, policy, column), captured_by_world(rows, other, column)
+    return [float(mine[w] - theirs[w]) for w in sorted(mine) if w in theirs]
 
 
 def best_peer(rows: Sequence[Row], peers: Sequence[str]) -> str | None:
@@ -29,11 +30,17 @@ def best_peer(rows: Sequence[Row], peers: Sequence[str]) -> str | None:
     return max(scored)[1] if scored else None
 
 
+def kept_share(mine: Sequence[Row]) -> float | None:
+    """One policy's rows: its fossil kept share, pooled over the worlds' used fossils (None if it used none)."""
+    kept_n = sum(row["fossil_kept_n"] for row in mine)
+    return sum(row["fossil_kept_sum"] for row in mine) / kept_n if kept_n else None
+
+
 def forgetting(mine: Sequence[Row]) -> tuple[str, str]:
     """One policy's rows: its fossil kept share (pooled over the worlds' used fossils) and the
     median of the worlds' task episodes until dropped, as printed."""
-    kept_n = sum(row["fossil_kept_n"] for row in mine)
-    kept = f"{100 * sum(row['fossil_kept_sum'] for row in mine) / kept_n:.1f}%" if kept_n else "-"
+    share = kept_share(mine)
+    kept = f"{100 * share:.1f}%" if share is not None else "-"
     drops = [row["fossil_drop"] for row in mine if row["fossil_drop"] is not None]
     return kept, f"{statistics.median(drops):.0f}" if drops else "-"
 
@@ -43,27 +50,13 @@ def forgetting_paired(rows: Sequence[Row], policy: str, other: str) -> tuple[lis
     dropped, over the worlds where both used a fossil that turned harmful. The pooled columns of
     `forgetting` compare different sets of fossils (each policy's own used ones) and vary a lot
     from world to world: this is the comparison that can say whether one forgets slower."""
-    by = {(row["policy"], row["world"]): row for row in rows if row["policy"] in (policy, other)}
-    worlds = sorted({world for name, world in by if name == policy})
-    kept, drop = [], []
-    for world in worlds:
-        mine, theirs = by[(policy, world)], by.get((other, world))
-        if theirs is None:
-            continue
-        if mine["fossil_kept"] is not None and theirs["fossil_kept"] is not None:
-            kept.append(mine["fossil_kept"] - theirs["fossil_kept"])
-        if mine["fossil_drop"] is not None and theirs["fossil_drop"] is not None:
-            drop.append(float(mine["fossil_drop"] - theirs["fossil_drop"]))
-    return kept, drop
+    return paired(rows, policy, other, "fossil_kept"), paired(rows, policy, other, "fossil_drop")
 
 
 def fastest_forgetter(rows: Sequence[Row], peers: Sequence[str]) -> str | None:
     """The peer that kept the least of its used fossils, pooled over the worlds."""
-    scored = []
-    for name in peers:
-        mine = [row for row in rows if row["policy"] == name]
-        if (total := sum(row["fossil_kept_n"] for row in mine)):
-            scored.append((sum(row["fossil_kept_sum"] for row in mine) / total, name))
+    shares = [(kept_share([row for row in rows if row["policy"] == name]), name) for name in peers]
+    scored = [(share, name) for share, name in shares if share is not None]
     return min(scored)[1] if scored else None
 
 
@@ -165,4 +158,4 @@ def world_table(rows: Sequence[Row], policies: Sequence[str]) -> list[str]:
 
 
 __all__ = ["FEATURES", "best_peer", "captured_by_world", "fastest_forgetter", "feature_table", "forgetting",
-           "forgetting_line", "forgetting_paired", "paired", "summary_table", "world_table"]
+           "forgetting_line", "forgetting_paired", "kept_share", "paired", "summary_table", "world_table"]
