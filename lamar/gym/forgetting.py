@@ -45,11 +45,12 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
         minus = "" if name == "lamar" or "lamar" not in names else interval_text(paired(rows, name, "lamar"))
         versus = paired(rows, name, "river-ts") if name != "river-ts" else []
         mean, half = mean_interval(versus) if versus else (0.0, 0.0)
-        kept_minus, drop_minus = forgetting_paired(rows, name, FASTEST) if name != FASTEST else ([], [])
+        kept_minus, drop_minus = "", ""  # the fastest is not paired with itself
+        if name != FASTEST:
+            kept_diff, drop_diff = forgetting_paired(rows, name, FASTEST)
+            kept_minus, drop_minus = interval_text(kept_diff, 100, 1), interval_text(drop_diff, digits=0)
         lines.append(f"{name:<26}{own:>15}{minus:>16}{interval_text(versus) if versus else '':>17}"
-                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}"
-                     f"{interval_text(kept_minus, 100, 1) if name != FASTEST else '':>24}"
-                     f"{interval_text(drop_minus, digits=0) if name != FASTEST else '':>25}")
+                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}{kept_minus:>24}{drop_minus:>25}")
     lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
               "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers);",
               f"   minus {FASTEST}: paired by world, over the worlds where both used a fossil (kept in points).",
