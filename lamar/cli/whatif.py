@@ -24,26 +24,29 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
     """
     if text is None:
         return None
-    value = text.strip()
-    units = {"d": 86400.0, "h": 3600.0, "m": 60.0}
-    refused = UsageError(f"--since takes seconds since the epoch, an ISO date (2026-11-30) or an age "
+    moment = _moment(text.strip(), now)
+    if moment is None or not math.isfinite(moment):  # nan, inf or an age past float's range match no episode
+        raise UsageError(f"--since takes seconds since the epoch, an ISO date (2026-11-30) or an age "
                          f"(7d, 12h, 30m); got {text!r}")
-    if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
-        moment = (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
-    else:
-        try:
-            moment = float(value)
-        except ValueError:
-            try:
-                stamp = datetime.datetime.fromisoformat(value)
-            except ValueError:
-                raise refused from None
-            if stamp.tzinfo is None:
-                stamp = stamp.astimezone()  # a date without a zone is the local one
-            moment = stamp.timestamp()
-    if not math.isfinite(moment):  # nan, inf or an age past float's range would match no episode
-        raise refused
     return moment
+
+
+def _moment(value: str, now: float | None) -> float | None:
+    """The time `value` names, or None when it is none of the forms --since takes."""
+    units = {"d": 86400.0, "h": 3600.0, "m": 60.0}
+    if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
+        return (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        stamp = datetime.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if stamp.tzinfo is None:
+        stamp = stamp.astimezone()  # a date without a zone is the local one
+    return stamp.timestamp()
 
 
 def _cell(estimate: Estimate, percent: bool) -> str:
