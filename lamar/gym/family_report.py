@@ -36,6 +36,13 @@ def kept_share(mine: Sequence[Row]) -> float | None:
     return sum(row["fossil_kept_sum"] for row in mine) / kept_n if kept_n else None
 
 
+def wrong_drops(mine: Sequence[Row]) -> str:
+    """One policy's rows: lessons it dropped while the oracle would still inject them, per 1 000
+    task episodes in which such a lesson was in use and among the oracle's k best, as printed."""
+    exposure = sum(row["in_best"] for row in mine)
+    return f"{1000 * sum(row['wrong_drops'] for row in mine) / exposure:.2f}" if exposure else "-"
+
+
 def forgetting(mine: Sequence[Row]) -> tuple[str, str]:
     """One policy's rows: its fossil kept share (pooled over the worlds' used fossils) and the
     median of the worlds' task episodes until dropped, as printed."""
@@ -76,7 +83,7 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
     worlds = len({row["world"] for row in rows})
     lines = [f"Captured share of the oracle's gain over none, paired by world ({worlds} worlds; mean ± 95% interval)",
              (f"{'policy':<22}{'captured':>16}{f'minus {reference}':>18}{'fossil kept':>13}{'dropped after':>15}"
-             f"{'helps proven':>15}{'harms proven':>15}{'wrong':>7}")]
+             f"{'wrong drops':>13}{'helps proven':>15}{'harms proven':>15}{'wrong':>7}")]
     for name in policies:
         mine = [row for row in rows if row["policy"] == name]
         if not mine or name in ("none", "oracle"):
@@ -89,15 +96,17 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
                         str(sum(row["wrong"] for row in mine))]
         diff = "" if name == reference else interval_text(paired(rows, name, reference))
         lines.append(f"{name:<22}{interval_text([r['captured'] for r in mine if r['captured'] is not None]):>16}{diff:>18}"
-                     f"{kept:>13}{drop:>15}{verdicts[0]:>15}{verdicts[1]:>15}{verdicts[2]:>7}")
+                     f"{kept:>13}{drop:>15}{wrong_drops(mine):>13}{verdicts[0]:>15}{verdicts[1]:>15}{verdicts[2]:>7}")
     best = best_peer(rows, peers)
     if best is not None:
         lines.append(f"   best peer here: {best}; {reference} minus {best}, paired: {interval_text(paired(rows, reference, best))}")
     lines += forgetting_line(rows, reference, peers)
     lines += ["   fossil kept: among lessons a policy used (>= 25% of their task's episodes just before) when they turned",
               "   harmful, the share of their task's episodes 200-700 later still injecting them; dropped after: median",
-              "   task episodes until 50 in a row inject it in under 5%. helps / harms proven: lessons helpful /",
-              "   harmful at the end judged so at the end; wrong: judged helps with a truth <= 0 or harms with >= 0."]
+              "   task episodes until 50 in a row inject it in under 5%. wrong drops: the same drop of a lesson in use",
+              "   while all 50 episodes would still have it among the oracle's k best, per 1 000 episodes of such use.",
+              "   helps / harms proven: lessons helpful / harmful at the end judged so at the end; wrong: judged",
+              "   helps with a truth <= 0 or harms with >= 0."]
     return lines
 
 
@@ -158,4 +167,4 @@ def world_table(rows: Sequence[Row], policies: Sequence[str]) -> list[str]:
 
 
 __all__ = ["FEATURES", "best_peer", "captured_by_world", "fastest_forgetter", "feature_table", "forgetting",
-           "forgetting_line", "forgetting_paired", "kept_share", "paired", "summary_table", "world_table"]
+           "forgetting_line", "forgetting_paired", "kept_share", "paired", "summary_table", "world_table", "wrong_drops"]

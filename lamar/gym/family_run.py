@@ -39,6 +39,7 @@ def run_world(seed: int, policy: Spec) -> Row:
         name, world, world.k, seed, dict(tuning))  # type: ignore[arg-type]
     fossils = [lesson for lesson in world.lessons if lesson.flip_at is not None and lesson.after < 0.0]
     marks: dict[int, list[tuple[int, bool]]] = {lesson.index: [] for lesson in fossils}
+    slate = Slate(world)
     expected = 0.0
     slots = 0
     pending: list[tuple[int, int, object, Any]] = []
@@ -47,6 +48,7 @@ def run_world(seed: int, policy: Spec) -> Row:
         injected, _ = chooser.choose(t, task)
         expected += world.success_probability(t, injected)
         slots += len(injected)
+        slate.note(t, task, injected)
         for lesson in fossils:
             if lesson.task == task:
                 marks[lesson.index].append((t, lesson.index in injected))
@@ -56,7 +58,7 @@ def run_world(seed: int, policy: Spec) -> Row:
             _, _, ticket, signal = heapq.heappop(pending)
             chooser.learn(signal, ticket)
     row: Row = {"table": "family", "world": seed, "policy": label, "success": expected / world.episodes,
-                "slots": slots / world.episodes, **_fossil_columns(world, fossils, marks)}
+                "slots": slots / world.episodes, **_fossil_columns(world, fossils, marks), **slate.columns()}
     if isinstance(chooser, LamarPolicy):
         row.update(_verdicts(world, chooser))
     row["cpu"] = time.process_time() - started
@@ -82,6 +84,57 @@ def _fossil_columns(world: DrawnWorld, fossils: list[Any], marks: dict[int, list
     return {"fossils_used": len(drops), "fossil_kept": sum(kept) / len(kept) if kept else None,
             "fossil_drop": sorted(drops)[len(drops) // 2] if drops else None,
             "fossil_kept_sum": sum(kept), "fossil_kept_n": len(kept)}
+
+
+class Slate:
+    """The other side of forgetting: how often a policy drops a lesson that the oracle would still
+    inject. Each task episode notes, per lesson (split lessons apart: their truth depends on the
+    context), whether the policy injected it and whether it is among the k best that help now."""
+
+    def __init__(self, world: DrawnWorld) -> None:
+        self.world = world
+        self.by_task: dict[int, list[int]] = {}
+        for lesson in world.lessons:
+            if lesson.kind != "split":
+                self.by_task.setdefault(lesson.task, []).append(lesson.index)
+        self.hits: dict[int, list[bool]] = {i: [] for ids in self.by_task.values() for i in ids}
+        self.best: dict[int, list[bool]] = {i: [] for i in self.hits}
+
+    def note(self, t: int, task: int, injected: Sequence[int]) -> None:
+        ids = self.by_task.get(task, ())
+        effects = sorted(((self.world.effect(i, t), i) for i in ids), reverse=True)
+        best = {i for effect, i in effects[:self.world.k] if effect > 0.0}
+        for i in ids:
+            self.hits[i].append(i in injected)
+            self.best[i].append(i in best)
+
+    def columns(self) -> Row:
+        """Wrong drops: times a lesson in use (injected in >= 25% of its task's last 100 episodes)
+        and among the oracle's k best was then injected in under 5% of the next 50 task episodes,
+        all 50 of which the oracle would still have injected it in; in_best: the task episodes
+        such a lesson was in use and among the best, the drops' exposure."""
+        drops = exposure = 0
+        for i, hits in self.hits.items():
+            best = self.best[i]
+            used, kept_best = _prefix(hits), _prefix(best)
+            j = 100
+            while j <= len(hits) - DROP_WINDOW:
+                if used[j] - used[j - 100] >= USED * 100 and best[j]:
+                    exposure += 1
+                    if (kept_best[j + DROP_WINDOW] - kept_best[j] == DROP_WINDOW
+                            and used[j + DROP_WINDOW] - used[j] < DROP_UNDER * DROP_WINDOW):
+                        drops += 1
+                        j += 100  # one drop counts once: its lesson must be in use again, after it
+                        continue
+                j += 1
+        return {"wrong_drops": drops, "in_best": exposure}
+
+
+def _prefix(marks: Sequence[bool]) -> list[int]:
+    out = [0]
+    for mark in marks:
+        out.append(out[-1] + mark)
+    return out
 
 
 def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:

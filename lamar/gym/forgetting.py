@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired
+from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
 from lamar.gym.family_run import run_family, spec
 from lamar.gym.metrics import interval_text, mean_interval
 
@@ -36,7 +36,8 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
     lines = [(f"The forgetting frontier on the family: {worlds} worlds ({'tuning' if tuning else 'reporting'} seeds "
               f"{seeds.start}-{seeds.stop - 1})"),
              (f"{'policy':<26}{'captured':>15}{'minus lamar':>16}{'minus river-ts':>17}{'lower end':>11}"
-              f"{'fossil kept':>13}{'dropped after':>15}{f'kept minus {FASTEST}':>24}{f'dropped minus {FASTEST}':>25}")]
+              f"{'fossil kept':>13}{'dropped after':>15}{'wrong drops':>13}{f'kept minus {FASTEST}':>24}"
+              f"{f'dropped minus {FASTEST}':>25}")]
     names = [s[0] for s in lamars]
     for name in names + list(PEERS):
         mine = [row for row in rows if row["policy"] == name]
@@ -50,9 +51,10 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
             kept_diff, drop_diff = forgetting_paired(rows, name, FASTEST)
             kept_minus, drop_minus = interval_text(kept_diff, 100, 1), interval_text(drop_diff, digits=0)
         lines.append(f"{name:<26}{own:>15}{minus:>16}{interval_text(versus) if versus else '':>17}"
-                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}{kept_minus:>24}{drop_minus:>25}")
+                     f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}{wrong_drops(mine):>13}"
+                     f"{kept_minus:>24}{drop_minus:>25}")
     lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
-              "   fossil kept and dropped after as in the family's table (python -m lamar.gym --family N --peers);",
+              "   fossil kept, dropped after and wrong drops as in the family's table (python -m lamar.gym --family N --peers);",
               f"   minus {FASTEST}: paired by world, over the worlds where both used a fossil (kept in points).",
               f"   elapsed: {time.time() - started:.0f} s wall clock"]
     return "\n".join(line.rstrip() for line in lines)

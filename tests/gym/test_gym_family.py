@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import types
+
 import pytest
 
 from lamar.gym.__main__ import main
 from lamar.gym.family import TUNING_SEEDS, DrawnWorld
-from lamar.gym.family_report import paired
-from lamar.gym.family_run import run_family, spec
+from lamar.gym.family_report import paired, wrong_drops
+from lamar.gym.family_run import Slate, run_family, spec
 from lamar.gym.modes import EVIDENCE_OFF, frontier_specs
 from lamar.gym.runner import run_gym
 from lamar.gym.volume import proven_at
@@ -51,6 +53,42 @@ def test_the_family_captures_paired_by_world_and_the_same_rows_come_back() -> No
     again = run_family(SMALL, policies, workers=2)
     assert [{k: v for k, v in r.items() if k != "cpu"} for r in again] == \
            [{k: v for k, v in r.items() if k != "cpu"} for r in rows]
+
+
+def _slate(effects: dict[int, list[float]], injected: list[set[int]], k: int = 1) -> dict[str, int]:
+    """Slate's columns for one task whose lessons have these effects over time and a policy that
+    injected these sets, episode by episode."""
+    lessons = [types.SimpleNamespace(index=i, task=0, kind="helpful") for i in effects]
+    world = types.SimpleNamespace(lessons=lessons, k=k, effect=lambda i, t: effects[i][t])
+    slate = Slate(world)  # type: ignore[arg-type]
+    for t, chosen in enumerate(injected):
+        slate.note(t, 0, list(chosen))
+    columns: dict[str, int] = slate.columns()
+    return columns
+
+
+def test_a_wrong_drop_is_a_lesson_in_use_dropped_while_the_oracle_would_still_inject_it() -> None:
+    steady = {0: [0.2] * 400, 1: [0.1] * 400}
+    # Lesson 0 is the best throughout; the policy uses it for 200 episodes, then never again: one
+    # wrong drop, counted once however long the drop lasts.
+    out = _slate(steady, [{0}] * 200 + [{1}] * 200)
+    assert out["wrong_drops"] == 1
+    # Its exposure: the episodes in use from the 100th (the first with a full look back) until the
+    # drop, at 198, the first whose next 50 inject it fewer than 2.5 times.
+    assert out["in_best"] == 99
+    # The same drop when lesson 0 stops helping (its truth flips at 200) is right, not wrong.
+    flipping = {0: [0.2] * 200 + [-0.2] * 200, 1: [0.1] * 400}
+    assert _slate(flipping, [{0}] * 200 + [{1}] * 200)["wrong_drops"] == 0
+    # Dropped, taken back for 150 episodes, dropped again: two.
+    twice = [{0}] * 150 + [{1}] * 60 + [{0}] * 130 + [{1}] * 60
+    assert _slate(steady, twice)["wrong_drops"] == 2
+    # A lesson the oracle would not inject (1, the second best with one slot) is never wrongly dropped.
+    assert _slate(steady, [{1}] * 200 + [{0}] * 200)["wrong_drops"] == 0
+    # Injected in 1 of 10 episodes is not "in use": no exposure, nothing to drop.
+    assert _slate(steady, [{0} if t % 10 == 0 else set() for t in range(400)]) == {"wrong_drops": 0, "in_best": 0}
+    # The printed rate pools the worlds' drops over their exposure, per 1 000 episodes.
+    rows = [{"wrong_drops": 1, "in_best": 500}, {"wrong_drops": 2, "in_best": 1500}]
+    assert wrong_drops(rows) == "1.50" and wrong_drops([{"wrong_drops": 0, "in_best": 0}]) == "-"
 
 
 def test_the_frozen_second_design_still_learns_on_the_gym() -> None:
