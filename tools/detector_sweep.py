@@ -15,8 +15,9 @@ from collections.abc import Sequence
 
 from lamar.gym import run_gym
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, paired
+from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
 from lamar.gym.family_run import add_captured, run_family, spec
+from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text
 from lamar.policy import change
 
@@ -33,11 +34,12 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
     seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
-    rows = run_family(seeds, [spec("none"), spec("oracle")], workers=workers)  # the detector does not touch them
+    # The detector does not touch these; the fading mean is the peer each setting's drop is paired with.
+    rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST)], workers=workers)
     lines = [(f"The fall detector on the family ({worlds} {'tuning' if tuning else 'reporting'} worlds, seeds "
               f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
              (f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{'fossil kept':>13}{'dropped after':>15}"
-              f"{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
+              f"{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
     default = f"{DEFAULT[0]:g}/{DEFAULT[1]}"
     for level, watch in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
         name = f"{level:g}/{watch}"
@@ -57,9 +59,15 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
         off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
         latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
         lines.append(f"{name:<14}{interval_text(list(captured_by_world(rows, name).values())):>15}{minus:>16}{kept:>13}"
-                     f"{drop:>15}{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
+                     f"{drop:>15}{wrong_drops(mine):>13}{interval_text(forgetting_paired(rows, name, FASTEST)[1], digits=0):>26}"
+                     f"{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
+    fastest = [row for row in rows if row["policy"] == FASTEST]
+    kept, drop = forgetting(fastest)
+    lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}{kept:>13}"
+                 f"{drop:>15}{wrong_drops(fastest):>13}")
     lines += ["   level: the CUSUM's level h; arming: injected episodes forming the reference before it moves.",
-              "   family columns as in python -m lamar.gym.forgetting; gym: captured pre / post flip, the fossil's",
+              f"   family columns as in python -m lamar.gym.forgetting (the last, paired by world with {FASTEST},",
+              "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
               "   slot share after the flip and task episodes until it is no longer injected (median)."]
     return lines
 

@@ -16,4 +16,6 @@ def test_each_setting_gets_its_line_and_the_defaults_come_back() -> None:
     # fossil is dropped at once.
     assert float(hair_trigger[-5]) < float(default[-5]) - 30
     assert int(hair_trigger[-1]) < int(default[-1])
+    # Each setting's drop is paired with the fading mean's, which gets its own line below them.
+    assert "dropped minus river-e.1f" in lines[1] and lines[4].startswith("river-e.1f")
     assert (change.LEVEL, change.WATCH_AFTER) == (16.0, 50)
