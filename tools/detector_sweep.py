@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from lamar.gym import run_gym
 from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
+from lamar.gym.family_report import captured_by_world, forgetting, paired, wrong_drops
 from lamar.gym.family_run import add_captured, run_family, spec
 from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text
@@ -59,7 +59,7 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
         off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
         latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
         lines.append(f"{name:<14}{interval_text(list(captured_by_world(rows, name).values())):>15}{minus:>16}{kept:>13}"
-                     f"{drop:>15}{wrong_drops(mine):>13}{interval_text(forgetting_paired(rows, name, FASTEST)[1], digits=0):>26}"
+                     f"{drop:>15}{wrong_drops(mine):>13}{interval_text(paired(rows, name, FASTEST, 'fossil_drop'), digits=0):>26}"
                      f"{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
     fastest = [row for row in rows if row["policy"] == FASTEST]
     kept, drop = forgetting(fastest)

@@ -4,6 +4,7 @@ flat row per job, captured share paired by world (docs/gym.md, "The family")."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -37,8 +38,6 @@ def run_world(seed: int, policy: Spec) -> Row:
     peer = peer_class(name)
     chooser = peer(world, world.k, seed) if peer is not None else make_policy(  # type: ignore[arg-type]
         name, world, world.k, seed, dict(tuning))  # type: ignore[arg-type]
-    fossils = [lesson for lesson in world.lessons if lesson.flip_at is not None and lesson.after < 0.0]
-    marks: dict[int, list[tuple[int, bool]]] = {lesson.index: [] for lesson in fossils}
     slate = Slate(world)
     expected = 0.0
     slots = 0
@@ -49,31 +48,30 @@ def run_world(seed: int, policy: Spec) -> Row:
         expected += world.success_probability(t, injected)
         slots += len(injected)
         slate.note(t, task, injected)
-        for lesson in fossils:
-            if lesson.task == task:
-                marks[lesson.index].append((t, lesson.index in injected))
         if world.reported[t]:
             heapq.heappush(pending, (t + world.delays[t], t, chooser.ticket, world.outcome(t, injected)))
         while pending and pending[0][0] <= t:
             _, _, ticket, signal = heapq.heappop(pending)
             chooser.learn(signal, ticket)
     row: Row = {"table": "family", "world": seed, "policy": label, "success": expected / world.episodes,
-                "slots": slots / world.episodes, **_fossil_columns(world, fossils, marks), **slate.columns()}
+                "slots": slots / world.episodes, **_fossil_columns(world, slate), **slate.columns()}
     if isinstance(chooser, LamarPolicy):
         row.update(_verdicts(world, chooser))
     row["cpu"] = time.process_time() - started
     return row
 
 
-def _fossil_columns(world: DrawnWorld, fossils: list[Any], marks: dict[int, list[tuple[int, bool]]]) -> Row:
+def _fossil_columns(world: DrawnWorld, slate: Slate) -> Row:
     """Among lessons the policy used when they turned harmful: the share of their task's
-    episodes that still injected them 200-700 task episodes later, and task episodes until dropped."""
+    episodes that still injected them 200-700 task episodes later, and task episodes until dropped
+    (their series are the slate's: a fossil flips, so it is never a split lesson)."""
+    fossils = [(lesson, lesson.flip_at) for lesson in world.lessons if lesson.flip_at is not None and lesson.after < 0.0]
     kept: list[float] = []
     drops: list[int] = []
-    for lesson in fossils:
-        series = marks[lesson.index]
-        before = [hit for t, hit in series if t < lesson.flip_at][-100:]
-        after = [hit for t, hit in series if t >= lesson.flip_at]
+    for lesson, flip in fossils:
+        series = list(zip(slate.times[lesson.task], slate.hits[lesson.index], strict=True))
+        before = [hit for t, hit in series if t < flip][-100:]
+        after = [hit for t, hit in series if t >= flip]
         if not before or sum(before) < USED * len(before) or len(after) < DROP_WINDOW:
             continue
         window = after[KEPT_WINDOW[0]:KEPT_WINDOW[1]]
@@ -97,11 +95,14 @@ class Slate:
         for lesson in world.lessons:
             if lesson.kind != "split":
                 self.by_task.setdefault(lesson.task, []).append(lesson.index)
+        self.times: dict[int, list[int]] = {task: [] for task in self.by_task}  # each task's episodes
         self.hits: dict[int, list[bool]] = {i: [] for ids in self.by_task.values() for i in ids}
         self.best: dict[int, list[bool]] = {i: [] for i in self.hits}
 
     def note(self, t: int, task: int, injected: Sequence[int]) -> None:
         ids = self.by_task.get(task, ())
+        if ids:
+            self.times[task].append(t)
         effects = sorted(((self.world.effect(i, t), i) for i in ids), reverse=True)
         best = {i for effect, i in effects[:self.world.k] if effect > 0.0}
         for i in ids:
@@ -116,7 +117,7 @@ class Slate:
         drops = exposure = 0
         for i, hits in self.hits.items():
             best = self.best[i]
-            used, kept_best = _prefix(hits), _prefix(best)
+            used, kept_best = list(itertools.accumulate(hits, initial=0)), list(itertools.accumulate(best, initial=0))
             j = 100
             while j <= len(hits) - DROP_WINDOW:
                 if used[j] - used[j - 100] >= USED * 100 and best[j]:
@@ -128,13 +129,6 @@ class Slate:
                         continue
                 j += 1
         return {"wrong_drops": drops, "in_best": exposure}
-
-
-def _prefix(marks: Sequence[bool]) -> list[int]:
-    out = [0]
-    for mark in marks:
-        out.append(out[-1] + mark)
-    return out
 
 
 def _verdicts(world: DrawnWorld, chooser: LamarPolicy) -> Row:
