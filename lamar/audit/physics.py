@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 
+from lamar.policy import change
 from lamar.policy.alpha import lesson_alpha
 from lamar.policy.change import ChangeDetector
 from lamar.policy.verdicts import LAMBDAS
@@ -148,8 +149,9 @@ def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05)
     falls = (0.4, 0.3, 0.2, 0.15, 0.1)
     interval = false_alarm_interval()
     delays = {d: fall_delays(d) for d in falls}
-    lines.append("the fall detector (kappa 0.25, h 16) on injected rewards, at a 60% success rate: injected "
-                 "episodes until it fires, median [90th percentile]")
+    lines.append(f"the fall detector (slack {change.SLACK:g} sd at level {change.LEVEL:g}, or {change.SLOW_SLACK:g} sd at "
+                 f"{change.SLOW_LEVEL:g}) on injected rewards, at a 60% success rate: injected episodes until it fires, "
+                 "median [90th percentile]")
     lines.append("  " + "   ".join(f"fall {d}: {m:.0f} [{p:.0f}]" for d, (m, p) in
                                     ((d, _median_p90(v)) for d, v in delays.items())))
     lines.append(f"  a lesson whose effect never moves: one false alarm per {interval:.0f} injected episodes")

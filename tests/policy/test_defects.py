@@ -85,6 +85,14 @@ def test_defect_4_the_fall_detector_is_a_page_cusum_with_the_run_lengths_it_docu
     assert fall_delay(0.2, runs=60)[0] <= 150
 
 
+def test_the_fall_detector_sees_falls_too_small_for_its_first_statistic() -> None:
+    # The first statistic's slack ignores a fall of 0.1 in success; the second, with a small
+    # slack and a high level, sees it within hundreds of injected episodes, and sees most falls of
+    # 0.15 within a thousand (a cap of 3 000 counts a fall never seen).
+    assert fall_delay(0.1, runs=60)[0] <= 1000
+    assert fall_delay(0.15, runs=60)[1] <= 1000
+
+
 def test_defect_5_a_stale_helps_goes_within_the_grace_window_under_drift_too() -> None:
     from lamar.audit import run_one
 

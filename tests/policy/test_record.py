@@ -37,3 +37,12 @@ def test_assign_refuses_a_wrong_count_and_changes_nothing() -> None:
 def test_a_record_class_needs_two_slots_or_more() -> None:
     with pytest.raises(TypeError, match="two slots or more"):
         type("One", (SlotRecord,), {"__slots__": ("n",)})
+
+
+def test_a_detector_saved_before_its_second_statistic_loads_with_that_statistic_at_rest() -> None:
+    record = ChangeDetector.filled([float(i) + 0.5 for i in range(len(ChangeDetector.__slots__))])
+    saved = {name: value for name, value in record.to_dict().items() if not name.startswith("slow")}
+    back = ChangeDetector.from_dict(saved)
+    assert {name: getattr(back, name) for name in saved} == saved
+    assert [getattr(back, name) for name in ChangeDetector.__slots__ if name.startswith("slow")] == [0.0] * 5
+    assert ChangeDetector.from_dict({"other": 1.0}).to_dict() == ChangeDetector().to_dict()

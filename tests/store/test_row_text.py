@@ -71,3 +71,25 @@ def test_a_state_holding_something_else_than_a_number_is_written_in_the_original
     state.arms.tries = 2**70  # beyond 64 bits
     text = row_text.encode(state, row_text.lesson_text(state.experience))
     assert "\n" not in text and _exact(_decoded(text)) == _exact(state)
+
+
+
+def test_a_row_packed_before_the_detectors_second_statistic_decodes_with_it_at_rest(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from lamar.policy.change import ChangeDetector
+
+    before = row_text._DETECTOR_BEFORE
+    slow = ChangeDetector.__slots__[before:]
+    assert slow == ("slow", "slow_w_in", "slow_s_in", "slow_w_out", "slow_s_out")
+    states = _folded_states(4)
+    assert any(state.detector.slow for state in states)  # the second statistic had moved
+    for state in states:
+        with monkeypatch.context() as patch:  # the row as the earlier detector's slots packed it
+            patch.setattr(row_text, "ChangeDetector",
+                          SimpleNamespace(values=lambda detector: ChangeDetector.values(detector)[:before]))
+            text = row_text.encode(state, row_text.lesson_text(state.experience))
+        back = _decoded(text)
+        for name in slow:
+            setattr(state.detector, name, 0.0)
+        assert _exact(back) == _exact(state)

@@ -34,6 +34,7 @@ from lamar.policy.selection import ArmStats
 
 # how many numbers each record packs
 _ARMS, _LEDGER, _DETECTOR = len(ArmStats.__slots__), len(Ledger.__slots__), len(ChangeDetector.__slots__)
+_DETECTOR_BEFORE = 8  # a row written before the detector's second statistic: it starts at rest
 _SLICE = _ARMS + _LEDGER
 _COUNTS = LessonState._COUNTS
 _counts = operator.attrgetter(*_COUNTS)  # the counts in order, read in one call
@@ -73,9 +74,12 @@ def decode(text: str, experience: Callable[[str], Experience]) -> LessonState:
     codes, packed, names, values, inherited = json.loads(tail)
     numbers = _layout(codes).unpack(base64.b64decode(packed))
     state = LessonState.bare(experience(lesson))
-    at = _ARMS + _LEDGER + _DETECTOR
+    detector = _DETECTOR
+    if len(numbers) == _ARMS + _LEDGER + _DETECTOR_BEFORE + len(_COUNTS) + _SLICE * len(names):
+        detector = _DETECTOR_BEFORE
+    at = _ARMS + _LEDGER + detector
     state.arms, state.ledger = ArmStats.filled(numbers[:_ARMS]), Ledger.filled(numbers[_ARMS:_ARMS + _LEDGER])
-    state.detector = ChangeDetector.filled(numbers[_ARMS + _LEDGER:at])
+    state.detector = ChangeDetector.filled([*numbers[_ARMS + _LEDGER:at], *[0.0] * (_DETECTOR - detector)])
     for name, number in zip(_COUNTS, numbers[at:at + len(_COUNTS)], strict=True):
         setattr(state, name, number)
     at += len(_COUNTS)
