@@ -65,7 +65,7 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
     kept, drop = forgetting(fastest)
     lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}{kept:>13}"
                  f"{drop:>15}{wrong_drops(fastest):>13}")
-    lines += ["   level: the CUSUM's level h; arming: injected episodes forming the reference before it moves.",
+    lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves.",
               f"   family columns as in python -m lamar.gym.forgetting (the last, paired by world with {FASTEST},",
               "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
               "   slot share after the flip and task episodes until it is no longer injected (median)."]
