@@ -5,12 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.tools import load_tool
 
 
-def test_no_module_imports_itself_through_others() -> None:
-    tool = load_tool("import_graph")
-    assert tool.circles(tool.graph()) == []
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    """The import graph, parsed from every module once for the tests that only read it."""
+    return load_tool("import_graph").graph()
+
+
+def test_no_module_imports_itself_through_others(graph: dict[str, set[str]]) -> None:
+    assert load_tool("import_graph").circles(graph) == []
 
 
 def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
@@ -25,9 +32,8 @@ def _reached(graph: dict[str, set[str]], start: str) -> set[str]:
     return seen
 
 
-def test_the_folded_state_and_sleep_reach_no_engine() -> None:
+def test_the_folded_state_and_sleep_reach_no_engine(graph: dict[str, set[str]]) -> None:
     # The engine fronts the state and hands sleep a view of it: neither may need the engine back.
-    graph = load_tool("import_graph").graph()
     assert "lamar.engine" not in _reached(graph, "lamar.state")
     assert "lamar.engine" not in _reached(graph, "lamar.sleep")
     assert graph["lamar.state.episode"] == set()  # the folded episode depends on nothing of lamar
@@ -40,9 +46,8 @@ def test_the_tool_finds_a_circle_where_there_is_one() -> None:
     assert tool.circles({"a": {"b"}, "b": set()}) == []
 
 
-def test_no_store_module_reaches_the_engine() -> None:
+def test_no_store_module_reaches_the_engine(graph: dict[str, set[str]]) -> None:
     # Checking a copied log folds it with the state's fold (lamar.state), not with an engine.
-    graph = load_tool("import_graph").graph()
     assert "lamar.engine" not in _reached(graph, "lamar.store")
     up = sorted(n for n in graph if n.startswith("lamar.store") and any(t.startswith("lamar.state") for t in graph[n]))
     assert up == ["lamar.store.validate"]  # the one arrow from the store up to the state: transfer's dry run
@@ -66,10 +71,9 @@ def test_built_in_backends_are_experience_stores_without_registering() -> None:
     assert isinstance(ExperienceStore(":memory:"), ExperienceStore)
 
 
-def test_integrations_import_only_lamars_public_names() -> None:
+def test_integrations_import_only_lamars_public_names(graph: dict[str, set[str]]) -> None:
     # Integrations are thin: what they need of the core comes from its public modules, so a private
     # module (lamar._errors) can move without breaking a framework adapter.
-    graph = load_tool("import_graph").graph()
     private = sorted(f"{name} -> {target}" for name, targets in graph.items() if name.startswith("lamar_")
                      for target in targets if any(part.startswith("_") for part in target.split(".")[1:]))
     assert private == []
