@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import background
+
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 POSTGRES_URL = os.environ.get("LAMAR_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -50,3 +52,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for marker, place in _PLACES.items():
             if path.is_relative_to(_TESTS / place):
                 item.add_marker(getattr(pytest.mark, marker))
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    background.start_selected(session.items)
+
+
+def pytest_sessionfinish() -> None:
+    background.stop_all()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.background import Background, starts
 from tests.conftest import require_service
 from tests.docblocks import ROOT, Block, matches, pages, parse, python_blocks, run
 
@@ -75,12 +76,16 @@ def test_the_quickstart_is_the_readme_example_and_runs_twice_alike(tmp_path: Pat
     assert list(tmp_path.iterdir()) == []  # it wrote nothing
 
 
-def test_the_site_builds_strictly_without_network(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict",
-                           "-f", str(ROOT / "mkdocs.yml"), "-d", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600, env=OFFLINE, check=False)
+SITE = Background([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(ROOT / "mkdocs.yml"),
+                   "-d", "{folder}/site"], cwd=ROOT, env=OFFLINE)
+
+
+@starts(SITE)
+def test_the_site_builds_strictly_without_network() -> None:
+    done = SITE.result(timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    site = tmp_path / "site"
+    assert SITE.folder is not None
+    site = SITE.folder / "site"
     assert (site / "index.html").exists()
     api = (site / "api" / "index.html").read_text(encoding="utf-8")
     assert "def recall" in api or "recall" in api and "episode_id" in api
