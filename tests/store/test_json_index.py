@@ -106,7 +106,7 @@ def test_a_second_writer_appends_while_our_index_is_behind(tmp_path: Path) -> No
     child = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         import sys
         sys.path[:0] = {sys.path!r}
-        from lamar.store import Event, JsonStore, MemoryStore
+        from lamar.store import Event, JsonStore
         store = JsonStore({str(path)!r})
         for start in range(0, 3 * {_INDEX_EVERY}, 500):  # saves the index again as it goes
             store.append([Event("status", {{"id": "b", "status": "active"}}, key=f"b:{{i}}")

@@ -73,7 +73,6 @@ def test_a_state_holding_something_else_than_a_number_is_written_in_the_original
     assert "\n" not in text and _exact(_decoded(text)) == _exact(state)
 
 
-
 def test_a_row_packed_before_the_detectors_second_statistic_decodes_with_it_at_rest(monkeypatch) -> None:
     from types import SimpleNamespace
 
