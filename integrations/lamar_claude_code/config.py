@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lamar.storable import finite_number, whole_number
+
 USER_CONFIG = "~/.lamar/claude-code.toml"
 PROJECT_CONFIG = ".claude/lamar.toml"
 MAX_CONTEXT_CHARS = 10_000  # Claude Code passes hook context this long whole; longer becomes a preview
@@ -185,17 +187,17 @@ def _merge(into: dict[str, Any], data: Mapping[str, Any], path: Path) -> None:
 
 def _build(values: dict[str, Any]) -> HookConfig:
     config = HookConfig(**values)
-    if not 0.0 < config.reasked_overlap <= 1.0:
-        raise ConfigError(f"outcome.reasked_overlap must be in (0, 1]; got {config.reasked_overlap!r}")
-    if isinstance(config.k, bool) or not isinstance(config.k, int) or config.k < 0:
+    if not (finite_number(config.reasked_overlap) and 0.0 < config.reasked_overlap <= 1.0):
+        raise ConfigError(f"outcome.reasked_overlap must be a number in (0, 1]; got {config.reasked_overlap!r}")
+    if not whole_number(config.k, low=0):
         raise ConfigError(f"hook.k must be a whole number >= 0; got {config.k!r}")
-    if not isinstance(config.max_chars, int) or config.max_chars < 200:
+    if not whole_number(config.max_chars, low=200):
         raise ConfigError(f"hook.max_chars must be a whole number >= 200; got {config.max_chars!r}")
     if not isinstance(config.enabled, bool):
         raise ConfigError(f"hook.enabled must be true or false; got {config.enabled!r}")
     for key in ("budget_seconds", "git_window_days"):
         value = getattr(config, key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        if not (finite_number(value) and value > 0):  # TOML spells nan and inf too
             raise ConfigError(f"{key} must be a number > 0; got {value!r}")
     return config
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,27 @@ def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> No
     project_config(repo, "[hook]\nk = -1\n", tmp_path)
     with pytest.raises(ConfigError, match="hook.k"):
         load_config(repo, user=user, trust_file=trusted)
+
+
+@pytest.mark.parametrize(("section", "line", "named"), [
+    ("hook", "k = 2.0", "hook.k"),
+    ("hook", "k = true", "hook.k"),
+    ("hook", "max_chars = true", "hook.max_chars"),
+    ("hook", "max_chars = 500.5", "hook.max_chars"),
+    ("hook", "budget_seconds = nan", "budget_seconds"),
+    ("hook", "budget_seconds = inf", "budget_seconds"),
+    ("hook", "budget_seconds = true", "budget_seconds"),
+    ("outcome", "git_window_days = nan", "git_window_days"),
+    ("outcome", "reasked_overlap = nan", "outcome.reasked_overlap"),
+    ("outcome", "reasked_overlap = '0.5'", "outcome.reasked_overlap"),
+])
+def test_a_value_toml_can_spell_but_the_hook_cannot_use_is_named(section: str, line: str, named: str,
+                                                                  repo: Path, tmp_path: Path) -> None:
+    # TOML has nan, inf, booleans and floats; each would otherwise reach the hook as a budget it
+    # never meets, a slot count of True or a comparison that is always False.
+    project_config(repo, f"[{section}]\n{line}\n", tmp_path)
+    with pytest.raises(ConfigError, match=re.escape(named)):
+        load_config(repo, user=tmp_path / "none.toml", trust_file=tmp_path / ".lamar" / "claude-code-trusted.json")
 
 
 def test_language_is_cached_per_repository(repo: Path) -> None:
