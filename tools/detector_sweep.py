@@ -2,16 +2,19 @@
 
 Neither is a knob of `Policy`: this research script sets the detector's module constants before
 the worker processes fork, one setting at a time, and reads each against the defaults, paired by world.
+A third number caps the episodes per arm that a restart takes from the excursion (its means kept),
+so that a lesson restarted on a bad streak is tried again sooner; the engine has no such cap.
 
     python tools/detector_sweep.py --tuning-seeds 40 --gym-first-seed 100
     python tools/detector_sweep.py 60 --gym-first-seed 0 --settings 16/50,8/50,12/50,16/15
+    python tools/detector_sweep.py 40 --tuning-seeds --settings 16.5/50/10,8/50/5
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from lamar.gym import run_gym
 from lamar.gym.family import TUNING_SEEDS
@@ -21,16 +24,34 @@ from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text
 from lamar.policy import change
 
-DEFAULT = (change.LEVEL, change.WATCH_AFTER)
+Setting = tuple[float, int, float | None]  # level, arming, restart cap (None: none)
+DEFAULT: Setting = (change.LEVEL, change.WATCH_AFTER, None)
 
 
-def setting(text: str) -> tuple[float, int]:
-    """'LEVEL/WATCH_AFTER', e.g. '16/50'."""
-    level, watch = text.split("/")
-    return float(level), int(watch)
+def setting(text: str) -> Setting:
+    """'LEVEL/WATCH_AFTER[/CAP]', e.g. '16/50' or '8/50/5'."""
+    level, watch, *cap = text.split("/")
+    return float(level), int(watch), float(cap[0]) if cap else None
 
 
-def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[tuple[float, int]],
+def name_of(level: float, watch: int, cap: float | None) -> str:
+    return f"{level:g}/{watch}" + ("" if cap is None else f"/{cap:g}")
+
+
+def capped_fire(cap: float) -> Callable[[change.ChangeDetector], tuple[float, float, float, float]]:
+    """`ChangeDetector._fire`, handing the restart at most `cap` episodes of each arm of the
+    excursion at the excursion's means; the detector's own reference is left as it was."""
+    fire = change.ChangeDetector._fire
+
+    def _fire(self: change.ChangeDetector) -> tuple[float, float, float, float]:
+        w_in, s_in, w_out, s_out = fire(self)
+        keep_in, keep_out = min(1.0, cap / w_in) if w_in else 1.0, min(1.0, cap / w_out) if w_out else 1.0
+        return w_in * keep_in, s_in * keep_in, w_out * keep_out, s_out * keep_out
+
+    return _fire
+
+
+def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
     seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
@@ -40,15 +61,19 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
               f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
              (f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{'fossil kept':>13}{'dropped after':>15}"
               f"{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
-    default = f"{DEFAULT[0]:g}/{DEFAULT[1]}"
-    for level, watch in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
-        name = f"{level:g}/{watch}"
+    default = name_of(*DEFAULT)
+    fire = change.ChangeDetector._fire
+    for level, watch, cap in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
+        name = name_of(level, watch, cap)
         change.LEVEL, change.WATCH_AFTER = level, watch
+        if cap is not None:
+            change.ChangeDetector._fire = capped_fire(cap)  # type: ignore[method-assign]
         try:
             mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
             gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
         finally:
-            change.LEVEL, change.WATCH_AFTER = DEFAULT
+            change.LEVEL, change.WATCH_AFTER = DEFAULT[:2]
+            change.ChangeDetector._fire = fire  # type: ignore[method-assign]
         rows += mine
         add_captured(rows)
         minus = "" if name == default else interval_text(paired(rows, name, default))
@@ -65,7 +90,8 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
     kept, drop = forgetting(fastest)
     lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}{kept:>13}"
                  f"{drop:>15}{wrong_drops(fastest):>13}")
-    lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves.",
+    lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves;",
+              "   a third number caps the episodes per arm a restart takes from the excursion.",
               f"   family columns as in python -m lamar.gym.forgetting (the last, paired by world with {FASTEST},",
               "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
               "   slot share after the flip and task episodes until it is no longer injected (median)."]
@@ -78,8 +104,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
     parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed (20 seeds)")
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
-                        default=[(8.0, 50), (12.0, 50), (24.0, 50), (16.0, 15), (12.0, 15)],
-                        help="comma-separated LEVEL/ARMING pairs, beside the default")
+                        default=[(8.0, 50, None), (12.0, 50, None), (24.0, 50, None), (16.0, 15, None), (12.0, 15, None)],
+                        help="comma-separated LEVEL/ARMING[/CAP], beside the default")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
