@@ -32,6 +32,8 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
     True
     >>> storable_problem({"score": float("nan")})
     'holds a number that is not finite (nan)'
+    >>> storable_problem(10**400)
+    'holds an integer too large to store (1329 bits)'
     """
     if depth > MAX_DEPTH:
         return f"is nested more than {MAX_DEPTH} levels deep"
@@ -40,7 +42,11 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, str):
         return text_problem(value)
     if isinstance(value, int):
-        return None if abs(value) < 2**63 else f"holds an integer too large to store ({value:.3g})"
+        if abs(value) < 2**63:
+            return None
+        # Past a float's range `:g` itself overflows, and past 4 300 digits so does `str`.
+        size = f"{value:.3g}" if value.bit_length() <= 1023 else f"{value.bit_length()} bits"
+        return f"holds an integer too large to store ({size})"
     if isinstance(value, float):
         return None if math.isfinite(value) else f"holds a number that is not finite ({value})"
     if isinstance(value, Mapping):

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar._errors import InvalidReport
+from lamar.policy.verdicts import Verdict
 from lamar.storable import finite_number, whole_number
 
 PROPOSAL_KINDS = ("retire", "narrow", "merge", "contradiction", "candidate", "promote", "compact")
@@ -84,7 +86,47 @@ class Proposal:
             raise InvalidReport(f"proposal {pid}: 'expect' maps lesson ids to statuses (strings)")
         if not all(isinstance(v, Mapping) for v in fields["evidence"].values()):
             raise InvalidReport(f"proposal {pid}: 'evidence' maps lesson ids to JSON objects")
+        for lesson, ev in fields["evidence"].items():
+            problem = evidence_problem(ev)
+            if problem:
+                raise InvalidReport(f"proposal {pid}: the evidence of {lesson!r}: {problem}")
         return cls(id=pid, kind=kind, experience_ids=tuple(ids), reason=reason, **fields)
+
+
+_VERDICTS = frozenset(v.value for v in Verdict)
+_BOUNDS = ("lift", "lower", "upper", "estimate")  # infinite (no evidence yet) in memory, None in a file
+_COUNTS = ("randomized", "injected", "held_out", "eligible", "restarts")
+
+
+def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | None:
+    """Why a report's evidence (`Evidence.to_dict`, or a slice of it) cannot be shown as it is, or
+    None. Review and the UI print these fields: a hand-edited one must not reach them as text, a
+    bool or an int past a float's range."""
+    verdict = ev.get("verdict")
+    if verdict is not None and not (isinstance(verdict, str) and verdict in _VERDICTS):
+        return f"'verdict' must be one of {', '.join(sorted(_VERDICTS))}; got {_short(verdict)}"
+    for name in _BOUNDS:
+        value = ev.get(name)
+        if value is not None and not (finite_number(value) or (isinstance(value, float) and math.isinf(value))):
+            return f"{name!r} must be a number or null; got {_short(value)}"
+    for name in _COUNTS:
+        value = ev.get(name)
+        if value is not None and not whole_number(value, low=0):
+            return f"{name!r} must be a whole number >= 0; got {_short(value)}"
+    parts = ev.get("slices")
+    if parts is not None:
+        if not slices or not isinstance(parts, Mapping) or not all(isinstance(v, Mapping) for v in parts.values()):
+            return "'slices' maps slice names to JSON objects"
+        for name, part in parts.items():
+            problem = evidence_problem(part, slices=False)
+            if problem:
+                return f"slice {name!r}: {problem}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if not isinstance(value, int) or abs(value) < 2**63 else f"an integer of {value.bit_length()} bits"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 @dataclasses.dataclass(frozen=True)

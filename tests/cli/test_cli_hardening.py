@@ -138,11 +138,25 @@ def _edited(data: dict[str, Any], edit: str) -> Any:
         p.append(None)
     elif edit == "duplicate ids":
         p.append(dict(p[0]))
+    elif edit == "evidence: a slice's bound is text":
+        next(iter(merge["evidence"].values()))["slices"] = {"language=swift": {"verdict": "unknown", "lower": "low"}}
+    elif edit.startswith("evidence: "):
+        # What review prints of each lesson's evidence: never text, a bool or a number past a float.
+        name, value = {"evidence: a bound is text": ("lower", "abc"), "evidence: a bound is a bool": ("upper", True),
+                       "evidence: a bound is past a float": ("lift", 10**400),
+                       "evidence: a count is text": ("randomized", "12"),
+                       "evidence: the verdict is not one": ("verdict", "\x1b[2Jhelps"),
+                       "evidence: the verdict is a list": ("verdict", ["helps"])}[edit]
+        first = next(iter(merge["evidence"].values()))
+        first[name] = value
     return data
 
 
 EDITS = ["missing id", "kind is a number", "ids are a string", "payload is a list", "proposals is an object",
-         "made_at is text", "approved is a number", "evidence is a list", "a proposal is null", "duplicate ids"]
+         "made_at is text", "approved is a number", "evidence is a list", "a proposal is null", "duplicate ids",
+         "evidence: a bound is text", "evidence: a bound is a bool", "evidence: a bound is past a float",
+         "evidence: a count is text", "evidence: the verdict is not one", "evidence: the verdict is a list",
+         "evidence: a slice's bound is text"]
 
 
 @pytest.mark.parametrize("edit", EDITS)

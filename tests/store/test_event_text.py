@@ -27,6 +27,13 @@ def test_data_no_backend_can_store_is_refused(data: dict) -> None:
         check_appendable([Event("status", data)])
 
 
+@pytest.mark.parametrize(("value", "size"), [(2**63, "9.22e+18"), (10**400, "1329 bits"), (-(10**5000), "16610 bits")],
+                         ids=["2**63", "10**400", "-10**5000"])
+def test_an_integer_too_large_is_named_without_overflowing(value: int, size: str) -> None:
+    # Formatting it with :g overflows past a float's range, and str() past 4 300 digits.
+    assert storable_problem({"count": [value]}) == f"holds an integer too large to store ({size})"
+
+
 @pytest.mark.parametrize("key", ["k\ud800", "k\x00"])
 def test_a_key_no_backend_can_store_is_refused(key: str) -> None:
     with pytest.raises(InvalidEvent, match="nothing was written"):
