@@ -267,8 +267,12 @@ class LamarTools:
         root = Path(self.reader.cwd).resolve()
         if folder is not None and not isinstance(folder, str):
             raise ToolError(f"folder must be a path in this project; got {_show(folder)}")
-        where = (root / folder).resolve() if folder else root
-        if not where.is_relative_to(root) or not where.is_dir():
+        try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
+            where = (root / folder).resolve() if folder else root
+            usable = where.is_relative_to(root) and where.is_dir()
+        except (OSError, ValueError):
+            usable = False
+        if not usable:
             raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
                             f"got {_show(folder)}")
         plan = _guard(lambda: import_rules(self.lamar, where, apply=apply))

@@ -166,3 +166,6 @@ async def test_the_mcp_tool_shows_then_adds_and_reads_only_inside_its_project(tm
         assert added["applied"] and (await session.call_tool("lessons", {})).structured_content["count"] == 20
         outside = await session.call_tool("import_rules", {"folder": "../.."})
         assert outside.is_error and "inside" in outside.content[0].text
+        for unusable in ("a\x00b", "x" * 5000):  # resolving them raises ValueError and OSError
+            refused = await session.call_tool("import_rules", {"folder": unusable})
+            assert refused.is_error and "must be a folder inside" in refused.content[0].text
