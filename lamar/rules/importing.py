@@ -76,9 +76,13 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     from lamar._errors import InvalidArgument
 
     root = Path(folder).expanduser()
-    paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
+    try:  # a NUL in the folder's name raises ValueError, a name too long for the file system OSError
+        where = root.resolve()
+        paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
+    except (OSError, ValueError) as exc:
+        raise InvalidArgument(f"cannot look for rules files in that folder: {exc}; name a folder that exists") from exc
     if not paths:
-        raise InvalidArgument(f"no rules file in {root.resolve()}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
+        raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
                               "and .github/copilot-instructions.md; name one with --file")
     try:
         sources = read_sources(paths, root)

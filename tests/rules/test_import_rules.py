@@ -121,6 +121,12 @@ def test_no_rules_file_says_where_it_looked(tmp_path: Path) -> None:
         import_rules(Lamar(":memory:"), tmp_path)
 
 
+@pytest.mark.parametrize("folder", ["a\x00b", "x" * 5000], ids=["a NUL", "too long"])
+def test_a_folder_the_file_system_cannot_look_in_is_an_invalid_argument(folder: str) -> None:
+    with pytest.raises(InvalidArgument, match="cannot look for rules files in that folder"):
+        import_rules(Lamar(":memory:"), folder)
+
+
 def _lamar(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lamar.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=60, check=False)
