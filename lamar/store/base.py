@@ -62,6 +62,15 @@ class Event:
     def _data_text(self) -> str:  # kept in the instance's __dict__: a frozen dataclass allows it
         return json.dumps(self.data, separators=(",", ":"), sort_keys=True)
 
+    @classmethod
+    def stored(cls, seq: int, kind: str, key: str | None, when: float, data: dict[str, Any]) -> Event:
+        """An event as a store reads it back: the same as `Event(kind, data, key, seq, when)`,
+        without the frozen constructor's checks per field, which a read of a whole log pays
+        once per event."""
+        event = object.__new__(cls)
+        event.__dict__.update(kind=kind, data=data, key=key, seq=seq, time=when)
+        return event
+
     def numbered(self, seq: int) -> Event:
         """This event as stored under `seq`, its data's text kept."""
         out = Event(kind=self.kind, data=self.data, key=self.key, seq=seq, time=self.time)

@@ -4,7 +4,6 @@ Readers never take the write lock unless the file is new or older (then one proc
 from __future__ import annotations
 
 import _thread
-import json
 import os
 import sqlite3
 import zlib
@@ -13,6 +12,7 @@ from collections.abc import Sequence
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
 from lamar.store.base import Event, check_appendable, stored_problem
+from lamar.store.decode import EventDecoder, no_cycle_collection
 
 SCHEMA_VERSION = 2
 
@@ -325,34 +325,36 @@ class SqliteStore:
     def _select(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[Event], int | None]:
         """The events matching `where`, in commit order, each checked; with `last`, the highest
         seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
-        columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
-        top = None
-        with self._lock:
-            try:
-                self._db.execute("BEGIN")
+        with no_cycle_collection():
+            columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
+            top = None
+            with self._lock:
                 try:
-                    rows = self._db.execute(
-                        f"SELECT {columns} FROM events WHERE {where} ORDER BY seq", params).fetchall()
-                    if last:
-                        found = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
-                        top = None if found is None else int(found[0])
-                finally:
-                    self._db.execute("COMMIT")
-            except sqlite3.DatabaseError as exc:
-                raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
-        events = []
-        for seq, kind, key, at, data, crc in rows:
-            if self._checksummed and crc != event_crc(kind, key, at, data):
-                raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
-                                    "written (edited by hand, or a damaged file)")
-            try:
-                event = Event(kind=kind, data=json.loads(data), key=key, seq=seq, time=at)
-            except (ValueError, TypeError) as exc:
-                raise self._corrupt(f"event {seq} does not parse ({exc})") from exc
-            problem = stored_problem(event)
-            if problem is not None:
-                raise self._corrupt(f"event {seq} ({kind!r}) {problem}")
-            events.append(event)
+                    self._db.execute("BEGIN")
+                    try:
+                        rows = self._db.execute(
+                            f"SELECT {columns} FROM events WHERE {where} ORDER BY seq", params).fetchall()
+                        if last:
+                            found = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'events'").fetchone()
+                            top = None if found is None else int(found[0])
+                    finally:
+                        self._db.execute("COMMIT")
+                except sqlite3.DatabaseError as exc:
+                    raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
+            events = []
+            decode = EventDecoder()
+            for seq, kind, key, at, data, crc in rows:
+                if self._checksummed and crc != event_crc(kind, key, at, data):
+                    raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
+                                        "written (edited by hand, or a damaged file)")
+                try:
+                    event = Event.stored(seq, kind, key, at, decode(kind, data))
+                except (ValueError, TypeError) as exc:
+                    raise self._corrupt(f"event {seq} does not parse ({exc})") from exc
+                problem = stored_problem(event)
+                if problem is not None:
+                    raise self._corrupt(f"event {seq} ({kind!r}) {problem}")
+                events.append(event)
         return events, top
 
     def _corrupt(self, what: str) -> CorruptStore:

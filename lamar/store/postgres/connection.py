@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store.base import Event, stored_problem
+from lamar.store.decode import EventDecoder, no_cycle_collection
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -106,8 +107,10 @@ class Connections:
     def parse(self, rows: Iterable[tuple[Any, ...]]) -> list[Event]:
         """Events from rows of (seq, kind, key, time, data), each holding what the API could have
         written: a row edited by hand (a reward of "nan" or 2) is refused, not folded into evidence."""
+        decode = EventDecoder()
         try:
-            events = [Event(kind=k, data=json.loads(d), key=key, seq=s, time=t) for s, k, key, t, d in rows]
+            with no_cycle_collection():
+                events = [Event.stored(s, k, key, t, decode(k, d)) for s, k, key, t, d in rows]
         except (ValueError, TypeError) as exc:
             raise CorruptStore(f"{self.location} holds an event that does not parse: {exc}") from exc
         for event in events:

@@ -1,0 +1,105 @@
+"""Decoding a log's event texts: the episodes of one selection differ in their id alone, so the
+rest of each text is decoded once per distinct text and copied for every event that shares it."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import json
+from collections.abc import Iterator
+from typing import Any
+
+# The one member (a string) that differs between otherwise equal events of a kind, and how
+# its value opens in the text.
+_VARYING = {kind: (name, f'"{name}":"') for kind, name in (("episode", "id"), ("outcome", "episode"))}
+_SCALARS = (str, int, float, bool, type(None))
+MEMO_LIMIT = 4096  # distinct rests kept; past it, texts are decoded whole (a log whose contexts never repeat)
+
+
+class EventDecoder:
+    """`json.loads` of event data texts, for one read of a log.
+
+    An episode's text is its slate and context plus its id. The decoder takes the id's value out
+    of the text (an empty string in its place), decodes the rest once, and gives each event a
+    copy of it with the id put back, so that no two events share a list or a dict. It decodes the
+    whole text instead unless the rest is in the form the stores write (compact, keys sorted,
+    ASCII), names the id exactly once, at the top, and nests no deeper than one level of lists and
+    objects of plain values; either way the result equals `json.loads(text)`.
+    """
+
+    def __init__(self) -> None:
+        # A rest's decoded form and the keys that hold a list or an object (copied per event);
+        # None for a rest that fails those checks.
+        self._rests: dict[str, tuple[dict[str, Any], tuple[str, ...]] | None] = {}
+
+    def __call__(self, kind: str, text: str) -> Any:
+        varying = _VARYING.get(kind)
+        if varying is None:
+            return json.loads(text)
+        name, opening = varying
+        # A raw quote is never inside a string, so `"id":"` in valid JSON is a member named id
+        # with a string value. The value holds no quote, backslash or control character, so
+        # emptying it changes one string's content only: the rest is valid exactly when the text is.
+        begin = text.find(opening) + len(opening)
+        end = text.find('"', begin)
+        value = text[begin:end]
+        if begin < len(opening) or end < 0 or "\\" in value or not value.isprintable():
+            return json.loads(text)
+        rest = text[:begin] + text[end:]
+        if rest in self._rests:
+            known = self._rests[rest]
+        else:
+            known = _shape(rest, name)
+            if len(self._rests) < MEMO_LIMIT:
+                self._rests[rest] = known
+        if known is None:
+            return json.loads(text)
+        shape, containers = known
+        data = shape.copy()
+        for key in containers:
+            data[key] = data[key].copy()
+        data[name] = value
+        return data
+
+
+def _shape(rest: str, name: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+    """The decoded rest and its keys that hold a container, if the checks in `EventDecoder` hold
+    for it; None otherwise."""
+    try:
+        shape = json.loads(rest)
+    except ValueError:
+        return None  # so is the text: decoding it whole raises the error
+    # Written compactly with sorted ASCII keys, the rest spells every key as `"key":`, so counting
+    # that spelling counts the members named `name` at any depth.
+    if not (isinstance(shape, dict) and shape.get(name) == "" and rest.count(f'"{name}":') == 1
+            and _flat(shape) and json.dumps(shape, separators=(",", ":"), sort_keys=True) == rest):
+        return None
+    return shape, tuple(key for key, item in shape.items() if isinstance(item, (dict, list)))
+
+
+def _flat(shape: dict[str, Any]) -> bool:
+    """Whether every list or object in `shape` holds scalars only (so a one-level copy is whole)."""
+    for item in shape.values():
+        if isinstance(item, dict):
+            if not all(isinstance(inner, _SCALARS) for inner in item.values()):
+                return False
+        elif isinstance(item, list):
+            if not all(isinstance(inner, _SCALARS) for inner in item):
+                return False
+        elif not isinstance(item, _SCALARS):
+            return False
+    return True
+
+
+@contextlib.contextmanager
+def no_cycle_collection() -> Iterator[None]:
+    """Pause the cycle collector while a whole log is decoded or folded: that builds hundreds of
+    thousands of objects that hold no cycle, and each full collection on the way would walk
+    every one of them again."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
