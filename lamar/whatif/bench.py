@@ -1,12 +1,15 @@
 """Speed of `lamar whatif`: `python -m lamar.whatif.bench` times it in fresh processes on a SQLite
-store of the engine's own episodes, without the cache, with it and after new episodes, beside
-`lamar stats` (starting Python and opening the engine). It prints figures; it asserts nothing."""
+store of the engine's own episodes (without the cache, with it, after new episodes, beside
+`lamar stats`), then each step of its first read. It prints figures; it asserts nothing."""
 
 from __future__ import annotations
 
 import argparse
+import gc
+import json
 import os
 import resource
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -19,7 +22,10 @@ from lamar.engine import Lamar
 from lamar.gym.policies import LamarPolicy
 from lamar.gym.world import World
 from lamar.store import open_store
-from lamar.store.base import Event
+from lamar.store.base import Event, stored_problem
+from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.sqlite import event_crc
+from lamar.whatif.cache import Folded
 
 
 def build_store(path: Path, episodes: int, seed: int = 1, k: int = 3) -> None:
@@ -60,6 +66,43 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def read_steps(path: Path, runs: int) -> tuple[float, list[tuple[str, float]]]:
+    """(MB of event text, [(step, median seconds)]) of a first read, step by step, in this process."""
+    steps: dict[str, list[float]] = {}
+    megabytes = 0.0
+    for _ in range(runs):
+        with no_cycle_collection():
+            db = sqlite3.connect(path)
+            started = time.perf_counter()
+            rows = db.execute("SELECT seq, kind, key, time, data, crc FROM events ORDER BY seq").fetchall()
+            marks = [("SQLite hands over the rows", time.perf_counter())]
+            for _seq, kind, key, at, data, _crc in rows:
+                event_crc(kind, key, at, data)
+            marks.append(("every event's checksum", time.perf_counter()))
+            decode = EventDecoder()
+            decoded = [decode(row[1], row[4]) for row in rows]
+            marks.append(("decoding the JSON", time.perf_counter()))
+            events = [Event.stored(row[0], row[1], row[2], row[3], data) for row, data in zip(rows, decoded)]
+            for event in events:
+                stored_problem(event)
+            marks.append(("building and checking the events", time.perf_counter()))
+            folded = Folded()
+            for event in events:
+                folded.fold(event)
+            marks.append(("folding them into the what-if columns", time.perf_counter()))
+            for row in rows:
+                json.loads(row[4])
+            marks.append(("for comparison, not a step: decoding each text whole (json.loads)", time.perf_counter()))
+            megabytes = sum(len(row[4]) for row in rows) / 1e6
+            db.close()
+        for name, at in marks:
+            steps.setdefault(name, []).append(at - started)
+            started = at
+        del rows, decoded, events, folded
+        gc.collect()
+    return megabytes, [(name, statistics.median(times)) for name, times in steps.items()]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.whatif.bench", description=__doc__)
     parser.add_argument("--episodes", type=int, default=100_000, help="episodes in the store (default 100 000)")
@@ -95,6 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name, runs in rows:
         print(f"{name} | {len(runs)} | {statistics.median(w for w, _ in runs):.2f} | "
               f"{statistics.median(c for _, c in runs):.2f}")
+    megabytes, steps = read_steps(path, 3)
+    print(f"\nthe first read's steps, in one process ({megabytes:.1f} MB of event text; median of 3)\n")
+    print("step | s\n---|---")
+    for name, seconds in steps:
+        print(f"{name} | {seconds:.2f}")
     scratch.cleanup()
     return 0
 

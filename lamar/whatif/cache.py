@@ -16,10 +16,12 @@ from typing import Any
 from lamar.state.saved import fingerprint
 from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
 from lamar.store.base import Event, Store
+from lamar.store.decode import no_cycle_collection
 from lamar.whatif.slate import Slate
 
 FORMAT = 1
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
+SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
 
 
@@ -43,6 +45,7 @@ class Folded:
         self._position: dict[str, int] | None = {}  # id -> column; None until an outcome needs it
         self._context_index: dict[tuple[tuple[str, str], ...], int] = {}
         self._slate_index: dict[tuple[object, ...], int] = {}
+        self._seen: dict[tuple[tuple[Any, ...], ...], tuple[int, int]] = {}  # as read -> (context, slate)
 
     def successes(self) -> list[bool]:
         """Per episode: a shipped or accepted signal, or a reported number above 0."""
@@ -88,6 +91,28 @@ class Folded:
     def _add(self, episode_id: str, when: float, context: Mapping[str, str], p: Mapping[str, float],
              injected: list[str], held_out: list[str], reward: float | None, signal: str | None,
              sealed: bool) -> None:
+        # Episodes logged alike read back alike, in the same order: the key as read finds their
+        # columns without sorting anything; a new one is filed under its sorted key.
+        seen = (tuple(context.items()), tuple(p.items()), tuple(injected), tuple(held_out))
+        known = self._seen.get(seen)
+        if known is None:
+            known = self._file(context, p, injected, held_out)
+            if len(self._seen) < SEEN_LIMIT:
+                self._seen[seen] = known
+        c, s = known
+        self.positions()[episode_id] = len(self.ids)
+        self.ids.append(episode_id)
+        self.times.append(float(when))
+        self.context.append(c)
+        self.slate.append(s)
+        self.reward.append(None if reward is None else float(reward))
+        self.signal.append(signal)
+        self.sealed.append(sealed)
+        self.alive.append(True)
+
+    def _file(self, context: Mapping[str, str], p: Mapping[str, float], injected: list[str],
+              held_out: list[str]) -> tuple[int, int]:
+        """The columns of a context and a slate: (context, slate)."""
         context_key = tuple(sorted(context.items()))
         c = self._context_index.get(context_key)
         if c is None:
@@ -99,15 +124,7 @@ class Folded:
             s = self._slate_index[slate.key] = len(self.slates)
             self.slates.append(slate)
             self.randomized.append(any(0.0 < v < 1.0 for v in slate.p.values()))
-        self.positions()[episode_id] = len(self.ids)
-        self.ids.append(episode_id)
-        self.times.append(float(when))
-        self.context.append(c)
-        self.slate.append(s)
-        self.reward.append(None if reward is None else float(reward))
-        self.signal.append(signal)
-        self.sealed.append(sealed)
-        self.alive.append(True)
+        return c, s
 
     def positions(self) -> dict[str, int]:
         """Each live episode's column, by id (built on first use: a cached fold whose tail holds
@@ -163,29 +180,30 @@ def cache_path(location: str) -> Path | None:
 def fold_store(store: Store, *, cache: bool = True) -> Folded:
     """The store's episodes folded through its last event: from the cache plus the events since,
     or from the whole log when there is no cache or it no longer describes the log."""
-    location = os.path.abspath(store.location) if store.location != ":memory:" else store.location
-    path = cache_path(store.location) if cache else None
-    folded = _load(path, location) if path is not None else None
-    events: list[Event] = []
-    if folded is not None and not folded.seq:
-        folded = None
-    if folded is not None:
-        events = store.read(folded.seq - 1)
-        if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
-            folded = None  # rewritten, rolled back, or another log at this path
-        else:
-            events = events[1:]
-    if folded is not None and any(e.kind == "erase" for e in events):
-        folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
-    if folded is None:
-        folded = Folded()
-        events = store.read(0)
-    for event in events:
-        folded.fold(event)
-    if events:
-        folded.last = fingerprint(events[-1])
-    if path is not None and (len(events) >= SAVE_AFTER or (events and not path.exists())):
-        _save(path, folded.to_json(location))
+    with no_cycle_collection():
+        location = os.path.abspath(store.location) if store.location != ":memory:" else store.location
+        path = cache_path(store.location) if cache else None
+        folded = _load(path, location) if path is not None else None
+        events: list[Event] = []
+        if folded is not None and not folded.seq:
+            folded = None
+        if folded is not None:
+            events = store.read(folded.seq - 1)
+            if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
+                folded = None  # rewritten, rolled back, or another log at this path
+            else:
+                events = events[1:]
+        if folded is not None and any(e.kind == "erase" for e in events):
+            folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
+        if folded is None:
+            folded = Folded()
+            events = store.read(0)
+        for event in events:
+            folded.fold(event)
+        if events:
+            folded.last = fingerprint(events[-1])
+        if path is not None and (len(events) >= SAVE_AFTER or (events and not path.exists())):
+            _save(path, folded.to_json(location))
     return folded
 
 

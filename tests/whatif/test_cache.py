@@ -93,3 +93,18 @@ def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
 def test_memory_and_postgres_stores_are_never_cached() -> None:
     assert cache.cache_path(":memory:") is None
     assert cache.cache_path("postgresql://postgres@127.0.0.1/test") is None
+
+
+def test_a_fold_past_its_memory_of_slates_files_them_as_before(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=5)
+    for task in ("flaky", "deploy"):
+        for action in ("pin the seeds", "mock the clock", "retry the network"):
+            lam.add(Experience(f"a {task} task", action, scope=Scope(task=task)))
+    for task in ("flaky", "deploy", "flaky", "deploy"):
+        _play(lam, 15, task)
+    remembered = read_log(lam.store, cache=False)
+    monkeypatch.setattr(cache, "SEEN_LIMIT", 1)
+    assert read_log(lam.store, cache=False) == remembered
+    assert len(remembered.slates) > 2  # more slates than the fold could remember
+    lam.close()
