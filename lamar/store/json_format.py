@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, StoreError
 from lamar.store.base import Event, stored_problem
+from lamar.store.decode import no_cycle_collection
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -102,21 +103,22 @@ def parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
     events: list[Event] = []
     offsets: list[int] = []
     pos = at
-    for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
-        try:
-            event = event_of(line)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
-                               "Fix that line, or restore the file from a backup.") from exc
-        if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
-            expect = event.seq if event.kind == "snapshot" else 1
-        if event.seq != expect:
-            raise CorruptStore(f"{path}: line {number} has seq {event.seq}, expected {expect}; "
-                               "the file was left untouched")
-        expect += 1
-        events.append(event)
-        offsets.append(pos)
-        pos += len(line) + 1
+    with no_cycle_collection():
+        for number, line in enumerate(raw[:end].split(b"\n")[:-1], start=first_line + 1):
+            try:
+                event = event_of(line)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
+                                   "Fix that line, or restore the file from a backup.") from exc
+            if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
+                expect = event.seq if event.kind == "snapshot" else 1
+            if event.seq != expect:
+                raise CorruptStore(f"{path}: line {number} has seq {event.seq}, expected {expect}; "
+                                   "the file was left untouched")
+            expect += 1
+            events.append(event)
+            offsets.append(pos)
+            pos += len(line) + 1
     return events, offsets, end
 
 
