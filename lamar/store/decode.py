@@ -96,10 +96,10 @@ def no_cycle_collection() -> Iterator[None]:
     """Pause the cycle collector while a whole log is decoded or folded: that builds hundreds of
     thousands of objects that hold no cycle, and each full collection on the way would walk
     every one of them again."""
-    paused = gc.isenabled()
+    enabled = gc.isenabled()  # left off if someone else had turned it off
     gc.disable()
     try:
         yield
     finally:
-        if paused:
+        if enabled:
             gc.enable()
