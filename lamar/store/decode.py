@@ -13,7 +13,7 @@ from typing import Any
 # its value opens in the text.
 _VARYING = {kind: (name, f'"{name}":"') for kind, name in (("episode", "id"), ("outcome", "episode"))}
 _SCALARS = (str, int, float, bool, type(None))
-MEMO_LIMIT = 4096  # distinct rests kept; past it, texts are decoded whole (a log whose contexts never repeat)
+MEMO_LIMIT = 4096  # distinct rests kept; past it, a text whose rest is not among them is decoded whole
 
 
 class EventDecoder:
@@ -24,17 +24,20 @@ class EventDecoder:
     copy of it with the id put back, so that no two events share a list or a dict. It decodes the
     whole text instead unless the rest is in the form the stores write (compact, keys sorted,
     ASCII), names the id exactly once, at the top, and nests no deeper than one level of lists and
-    objects of plain values; either way the result equals `json.loads(text)`.
+    objects of plain values; either way the result equals `json.loads(text)`. A read whose
+    contexts never repeat fills its memory of rests early, and then stops looking for them.
     """
 
     def __init__(self) -> None:
         # A rest's decoded form and the keys that hold a list or an object (copied per event);
         # None for a rest that fails those checks.
         self._rests: dict[str, tuple[dict[str, Any], tuple[str, ...]] | None] = {}
+        self._tried = 0  # texts that looked for their rest
+        self._shortcut = True  # False once rests turned out to repeat too rarely to pay
 
     def __call__(self, kind: str, text: str) -> Any:
         varying = _VARYING.get(kind)
-        if varying is None:
+        if varying is None or not self._shortcut:
             return json.loads(text)
         name, opening = varying
         # A raw quote is never inside a string, so `"id":"` in valid JSON is a member named id
@@ -46,12 +49,16 @@ class EventDecoder:
         if begin < len(opening) or end < 0 or "\\" in value or not value.isprintable():
             return json.loads(text)
         rest = text[:begin] + text[end:]
+        self._tried += 1
         if rest in self._rests:
             known = self._rests[rest]
+        elif len(self._rests) < MEMO_LIMIT:
+            known = self._rests[rest] = _shape(rest, name)
         else:
-            known = _shape(rest, name)
-            if len(self._rests) < MEMO_LIMIT:
-                self._rests[rest] = known
+            # Full, and most texts so far brought a new rest (contexts that never repeat): looking
+            # costs more than it saves, so the rest of this read decodes every text whole.
+            self._shortcut = self._tried > 2 * MEMO_LIMIT
+            return json.loads(text)
         if known is None:
             return json.loads(text)
         shape, containers = known

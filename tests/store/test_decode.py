@@ -102,12 +102,24 @@ def test_episodes_alike_decode_their_rest_once_and_share_no_container(monkeypatc
     assert deeper[1]["context"]["deep"] == {"a": "b"}
 
 
-def test_past_its_memory_the_decoder_decodes_whole_texts_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+def _sessions(first: int, count: int) -> list[str]:
+    return [_canonical({"context": {"session": str(n)}, "id": f"ep_{n}", "p": {}}) for n in range(first, first + count)]
+
+
+def test_contexts_that_never_repeat_turn_the_shortcut_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(decode_module, "MEMO_LIMIT", 3)
     decoder = EventDecoder()
-    texts = [_canonical({"context": {"session": str(n)}, "id": f"ep_{n}", "p": {}}) for n in range(10)]
+    texts = _sessions(0, 10)
     assert [decoder("episode", t) for t in texts] == [json.loads(t) for t in texts]
-    assert len(decoder._rests) == 3
+    assert len(decoder._rests) == 3 and not decoder._shortcut
+
+
+def test_a_memory_filled_slowly_keeps_the_shortcut(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(decode_module, "MEMO_LIMIT", 3)
+    decoder = EventDecoder()
+    texts = _sessions(0, 1) * 10 + _sessions(1, 1) * 10 + _sessions(2, 5)
+    assert [decoder("episode", t) for t in texts] == [json.loads(t) for t in texts]
+    assert len(decoder._rests) == 3 and decoder._shortcut
 
 
 def test_a_sqlite_read_gives_back_what_was_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
