@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -15,7 +16,7 @@ from typing import Any
 
 from lamar.state.saved import fingerprint
 from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
-from lamar.store.base import Event, Store
+from lamar.store.base import Event, FoldingStore, Store
 from lamar.store.decode import no_cycle_collection
 from lamar.whatif.slate import Slate
 
@@ -168,21 +169,43 @@ class Folded:
 
 
 def cache_path(location: str) -> Path | None:
-    """Where a file store's fold is cached; None for the memory and PostgreSQL stores (the first
-    holds its events parsed already; the second's seq order is not commit order)."""
-    if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
+    """Where a store's fold is cached; None for the memory store, which holds its events parsed
+    already."""
+    if location == ":memory:":
         return None
     root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    digest = hashlib.sha256(os.path.abspath(location).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    digest = hashlib.sha256(_named(location).encode("utf-8", "surrogatepass")).hexdigest()[:24]
     return root / "lamar" / "whatif" / f"{digest}.json"
+
+
+def _named(location: str) -> str:
+    """A store's location as its cache names it: a file by its absolute path, a database by its
+    URL (which never holds a password)."""
+    if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
+        return location
+    return os.path.abspath(location)
+
+
+def _settled(store: Store) -> float:
+    """The seq through which no event can still commit, asked before the log is read: a fold
+    through it can be cached. Seq order is commit order in the file stores and in PostgreSQL's
+    log mode (everything read is settled); in its fold mode a write may commit after one that
+    took a later seq, and -1 (cache nothing) when a write in flight did not end in time."""
+    rows = store.rows if isinstance(store, FoldingStore) else None
+    if rows is None:
+        return math.inf
+    through = rows.settled()
+    return -1 if through is None else through
 
 
 def fold_store(store: Store, *, cache: bool = True) -> Folded:
     """The store's episodes folded through its last event: from the cache plus the events since,
-    or from the whole log when there is no cache or it no longer describes the log."""
+    or from the whole log when there is no cache or it no longer describes the log. The cache
+    keeps the fold through the settled part of the log only."""
     with no_cycle_collection():
-        location = os.path.abspath(store.location) if store.location != ":memory:" else store.location
+        location = _named(store.location)
         path = cache_path(store.location) if cache else None
+        settled = _settled(store) if path is not None else -1
         folded = _load(path, location) if path is not None else None
         events: list[Event] = []
         if folded is not None and not folded.seq:
@@ -190,7 +213,7 @@ def fold_store(store: Store, *, cache: bool = True) -> Folded:
         if folded is not None:
             events = store.read(folded.seq - 1)
             if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
-                folded = None  # rewritten, rolled back, or another log at this path
+                folded = None  # rewritten, rolled back, or another log at this place
             else:
                 events = events[1:]
         if folded is not None and any(e.kind == "erase" for e in events):
@@ -198,12 +221,15 @@ def fold_store(store: Store, *, cache: bool = True) -> Folded:
         if folded is None:
             folded = Folded()
             events = store.read(0)
-        for event in events:
+        cut = next((n for n, event in enumerate(events) if event.seq > settled), len(events))
+        for event in events[:cut]:
             folded.fold(event)
-        if events:
-            folded.last = fingerprint(events[-1])
-        if path is not None and (len(events) >= SAVE_AFTER or (events and not path.exists())):
+        if cut:
+            folded.last = fingerprint(events[cut - 1])
+        if path is not None and (cut >= SAVE_AFTER or (cut and not path.exists())):
             _save(path, folded.to_json(location))
+        for event in events[cut:]:
+            folded.fold(event)  # after the settled part: folded for this answer, never cached
     return folded
 
 

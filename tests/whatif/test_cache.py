@@ -90,9 +90,11 @@ def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
         assert read_log(lam.store) == read_log(lam.store, cache=False)
 
 
-def test_memory_and_postgres_stores_are_never_cached() -> None:
+def test_a_store_is_cached_by_its_path_or_its_url_and_memory_never() -> None:
     assert cache.cache_path(":memory:") is None
-    assert cache.cache_path("postgresql://postgres@127.0.0.1/test") is None
+    one, other = (cache.cache_path(f"postgresql://postgres@127.0.0.1/test?lamar_namespace={n}") for n in "ab")
+    assert one is not None and other is not None and one != other
+    assert cache.cache_path("s.db") == cache.cache_path(str(Path("s.db").absolute()))
 
 
 def test_a_fold_past_its_memory_of_slates_files_them_as_before(tmp_path: Path,
