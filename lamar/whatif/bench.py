@@ -1,6 +1,6 @@
 """Speed of `lamar whatif`: `python -m lamar.whatif.bench` times it in fresh processes on a SQLite
-store of the engine's own episodes (without the cache, with it, after new episodes, beside
-`lamar stats`), then each step of its first read. It prints figures; it asserts nothing."""
+store of the engine's own episodes (and, with --postgres, a namespace holding the same events),
+then each step of its first read. It prints figures; it asserts nothing."""
 
 from __future__ import annotations
 
@@ -56,6 +56,27 @@ def log_more(path: Path, episodes: int, seed: int) -> None:
             lam.report(rec.episode_id, "shipped" if world.coins[t] < 0.5 else "corrected")
 
 
+def copy_to_postgres(path: Path, base: str) -> str:
+    """The URL of a namespace of the PostgreSQL server at `base` holding the events of the SQLite
+    store at `path`: copied on the first run, kept for later ones."""
+    source = open_store(str(path))
+    events = source.read(0)
+    source.close()
+    url = f"{base}{'&' if '?' in base else '?'}lamar_namespace=whatif-bench-{len(events)}"
+    target = open_store(url)
+    try:
+        held = len(target.read(0))
+        if held == 0:
+            for start in range(0, len(events), 5000):
+                target.append([Event(e.kind, e.data, e.key, time=e.time) for e in events[start:start + 5000]])
+        elif held != len(events):
+            raise SystemExit(f"namespace whatif-bench-{len(events)} holds {held} events, not this store's "
+                             f"{len(events)}: delete its rows (DELETE FROM lamar_events WHERE namespace = ...) and run again")
+    finally:
+        target.close()
+    return url
+
+
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds) of one run of `argv` in a fresh process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -108,6 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=100_000, help="episodes in the store (default 100 000)")
     parser.add_argument("--store", type=Path, help="reuse (or build once into) this SQLite file")
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (median shown)")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="also time it on a namespace of this PostgreSQL server holding the same events")
     args = parser.parse_args(argv)
     scratch = tempfile.TemporaryDirectory()
     path = args.store or Path(scratch.name) / "whatif.db"
@@ -125,6 +148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         cold.append(timed(whatif, env))
     rows.append(("lamar whatif, no cache (the first run)", cold))
     rows.append(("lamar whatif, cached", [timed(whatif, env) for _ in range(args.runs)]))
+    if args.postgres:
+        url = copy_to_postgres(path, args.postgres)
+        pg_whatif = [*lamar, "whatif", "--store", url]
+        timed([*lamar, "stats", "--store", url], env)  # the fold mode builds its rows once, first
+        pg_cold = []
+        for _ in range(min(args.runs, 2)):
+            subprocess.run(["rm", "-rf", env["XDG_CACHE_HOME"]], check=True)
+            pg_cold.append(timed(pg_whatif, env))
+        rows.append(("PostgreSQL, lamar whatif, no cache (the first run)", pg_cold))
+        rows.append(("PostgreSQL, lamar whatif, cached", [timed(pg_whatif, env) for _ in range(args.runs)]))
     tail: list[tuple[float, float]] = []
     for _ in range(min(args.runs, 3)):
         log_more(path, 200, seed=len(tail))

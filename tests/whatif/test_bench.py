@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from lamar.store import open_store
-from lamar.whatif.bench import build_store, read_steps
+from lamar.store.base import Event
+from lamar.whatif.bench import build_store, copy_to_postgres, read_steps
 from lamar.whatif.cache import fold_store
+from tests.store.test_postgres import drop_namespaces
 
 
 def test_the_first_read_is_timed_step_by_step(tmp_path: Path) -> None:
@@ -27,3 +29,23 @@ def test_the_first_read_is_timed_step_by_step(tmp_path: Path) -> None:
         assert len(fold_store(store, cache=False).ids) == 201  # the built episodes and the one logged after
     finally:
         store.close()
+
+
+def test_the_postgres_namespace_is_copied_once_and_checked(tmp_path: Path, postgres_url: str) -> None:
+    path = tmp_path / "whatif.db"
+    build_store(path, 50)
+    url = copy_to_postgres(path, postgres_url)
+    namespace = url.rsplit("lamar_namespace=", 1)[1]
+    try:
+        assert copy_to_postgres(path, postgres_url) == url  # the second run finds it whole
+        source, target = open_store(str(path)), open_store(url)
+        try:
+            assert [(e.kind, e.data) for e in target.read(0)] == [(e.kind, e.data) for e in source.read(0)]
+            target.append([Event("status", {"id": "x", "status": "retired"})])  # another log under that name
+        finally:
+            source.close()
+            target.close()
+        with pytest.raises(SystemExit, match="holds"):
+            copy_to_postgres(path, postgres_url)
+    finally:
+        drop_namespaces(postgres_url, namespace)
