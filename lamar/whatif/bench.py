@@ -87,6 +87,15 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def uncached(argv: list[str], env: dict[str, str], runs: int) -> list[tuple[float, float]]:
+    """`timed` runs of `argv`, each after the what-if cache folder of `env` is removed."""
+    out = []
+    for _ in range(runs):
+        subprocess.run(["rm", "-rf", env["XDG_CACHE_HOME"]], check=True)
+        out.append(timed(argv, env))
+    return out
+
+
 def read_steps(path: Path, runs: int) -> tuple[float, list[tuple[str, float]]]:
     """(MB of event text, [(step, median seconds)]) of a first read, step by step, in this process."""
     steps: dict[str, list[float]] = {}
@@ -142,21 +151,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     lamar = [sys.executable, "-m", "lamar.cli"]
     whatif, stats = [*lamar, "whatif", "--store", str(path)], [*lamar, "stats", "--store", str(path)]
     rows: list[tuple[str, list[tuple[float, float]]]] = []
-    cold: list[tuple[float, float]] = []
-    for _ in range(min(args.runs, 2)):
-        subprocess.run(["rm", "-rf", env["XDG_CACHE_HOME"]], check=True)
-        cold.append(timed(whatif, env))
-    rows.append(("lamar whatif, no cache (the first run)", cold))
+    rows.append(("lamar whatif, no cache (the first run)", uncached(whatif, env, min(args.runs, 2))))
     rows.append(("lamar whatif, cached", [timed(whatif, env) for _ in range(args.runs)]))
     if args.postgres:
         url = copy_to_postgres(path, args.postgres)
         pg_whatif = [*lamar, "whatif", "--store", url]
         timed([*lamar, "stats", "--store", url], env)  # the fold mode builds its rows once, first
-        pg_cold = []
-        for _ in range(min(args.runs, 2)):
-            subprocess.run(["rm", "-rf", env["XDG_CACHE_HOME"]], check=True)
-            pg_cold.append(timed(pg_whatif, env))
-        rows.append(("PostgreSQL, lamar whatif, no cache (the first run)", pg_cold))
+        rows.append(("PostgreSQL, lamar whatif, no cache (the first run)", uncached(pg_whatif, env, min(args.runs, 2))))
         rows.append(("PostgreSQL, lamar whatif, cached", [timed(pg_whatif, env) for _ in range(args.runs)]))
     tail: list[tuple[float, float]] = []
     for _ in range(min(args.runs, 3)):
