@@ -355,6 +355,7 @@ class SqliteStore:
                 if problem is not None:
                     raise self._corrupt(f"event {seq} ({kind!r}) {problem}")
                 events.append(event)
+            del rows  # before the collector resumes, which would walk every row once more
         return events, top
 
     def _corrupt(self, what: str) -> CorruptStore:

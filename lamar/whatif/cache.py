@@ -203,33 +203,39 @@ def fold_store(store: Store, *, cache: bool = True) -> Folded:
     or from the whole log when there is no cache or it no longer describes the log. The cache
     keeps the fold through the settled part of the log only."""
     with no_cycle_collection():
-        location = _named(store.location)
-        path = cache_path(store.location) if cache else None
-        settled = _settled(store) if path is not None else -1
-        folded = _load(path, location) if path is not None else None
-        events: list[Event] = []
-        if folded is not None and not folded.seq:
-            folded = None
-        if folded is not None:
-            events = store.read(folded.seq - 1)
-            if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
-                folded = None  # rewritten, rolled back, or another log at this place
-            else:
-                events = events[1:]
-        if folded is not None and any(e.kind == "erase" for e in events):
-            folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
-        if folded is None:
-            folded = Folded()
-            events = store.read(0)
-        cut = next((n for n, event in enumerate(events) if event.seq > settled), len(events))
-        for event in events[:cut]:
-            folded.fold(event)
-        if cut:
-            folded.last = fingerprint(events[cut - 1])
-        if path is not None and (cut >= SAVE_AFTER or (cut and not path.exists())):
-            _save(path, folded.to_json(location))
-        for event in events[cut:]:
-            folded.fold(event)  # after the settled part: folded for this answer, never cached
+        # The log's events die with `_fold_store`'s frame, before the collector resumes: it
+        # would walk each of them once more.
+        return _fold_store(store, cache)
+
+
+def _fold_store(store: Store, cache: bool) -> Folded:
+    location = _named(store.location)
+    path = cache_path(store.location) if cache else None
+    settled = _settled(store) if path is not None else -1
+    folded = _load(path, location) if path is not None else None
+    events: list[Event] = []
+    if folded is not None and not folded.seq:
+        folded = None
+    if folded is not None:
+        events = store.read(folded.seq - 1)
+        if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
+            folded = None  # rewritten, rolled back, or another log at this place
+        else:
+            events = events[1:]
+    if folded is not None and any(e.kind == "erase" for e in events):
+        folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
+    if folded is None:
+        folded = Folded()
+        events = store.read(0)
+    cut = next((n for n, event in enumerate(events) if event.seq > settled), len(events))
+    for event in events[:cut]:
+        folded.fold(event)
+    if cut:
+        folded.last = fingerprint(events[cut - 1])
+    if path is not None and (cut >= SAVE_AFTER or (cut and not path.exists())):
+        _save(path, folded.to_json(location))
+    for event in events[cut:]:
+        folded.fold(event)  # after the settled part: folded for this answer, never cached
     return folded
 
 
