@@ -9,8 +9,12 @@ from pathlib import Path
 from lamar.cli.session import UsageError
 
 HTML_GENERATOR = '<meta name="generator" content="lamar html">'
-_JSON_STORE = re.compile(rb'"format"\s*:\s*"lamar"')
-_REPORT = re.compile(rb'"format"\s*:\s*"lamar-sleep-report"')
+# Each kind of file is recognised by how it opens, never by text found further in: a store's
+# lessons and contexts are free text, and may quote any of these markers.
+_JSON_STORE = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar"\s*,')  # both versions open with it
+_REPORT = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar-sleep-report"\s*,')
+_HTML = re.compile(rb'\A<!DOCTYPE html>\s*<html[^>]*>\s*<head>\s*<meta charset="utf-8">\s*'
+                   + re.escape(HTML_GENERATOR.encode()))
 
 
 def _head(path: Path, size: int = 4096) -> bytes:
@@ -24,15 +28,15 @@ def _head(path: Path, size: int = 4096) -> bytes:
 def is_store_file(path: Path) -> bool:
     """Whether `path` holds a Lamar store (SQLite, or a JSON store) by its first bytes."""
     head = _head(path)
-    return head.startswith(b"SQLite format 3\x00") or bool(_JSON_STORE.search(head) and not _REPORT.search(head))
+    return head.startswith(b"SQLite format 3\x00") or bool(_JSON_STORE.match(head))
 
 
 def is_html_page(path: Path) -> bool:
-    return HTML_GENERATOR.encode() in _head(path, 2048)
+    return bool(_HTML.match(_head(path, 2048)))
 
 
 def is_sleep_report(path: Path) -> bool:
-    return bool(_REPORT.search(_head(path)))
+    return bool(_REPORT.match(_head(path)))
 
 
 def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:

@@ -41,6 +41,20 @@ def test_an_output_that_is_a_store_is_refused(run_cli, store, command) -> None:
     assert run_cli("stats", "--store", store).returncode == 0
 
 
+@pytest.mark.parametrize("command", [("html", "--out"), ("sleep", "--out")])
+def test_a_store_quoting_an_outputs_marker_is_still_a_store(run_cli, tmp_path, command) -> None:
+    # A lesson's scope and a recall's context are free text: they may hold the very marker by
+    # which Lamar knows its own report or page, and must not make the store look like one.
+    store = tmp_path / "st.json"
+    marker = '<meta name="generator" content="lamar html">'
+    assert run_cli("add", "--store", store, "--create", "-q", "--precondition", marker, "--action", "clear it",
+                   "--scope", "format=lamar-sleep-report").returncode == 0
+    before = digest(store)
+    out = run_cli(command[0], "--store", store, command[1], store)
+    one_line_error(out)
+    assert "is a Lamar store" in out.stderr and digest(store) == before
+
+
 def test_an_output_lamar_did_not_write_needs_force(run_cli, json_store, tmp_path) -> None:
     foreign = tmp_path / "notes.html"
     foreign.write_text("my notes")
