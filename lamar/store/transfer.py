@@ -50,8 +50,9 @@ def transfer(source: Store, target: Store, *, append: bool = False,
         A `TransferResult`.
 
     Raises:
-        StoreError: the target is the source, or is not empty and `append` is False,
-            or the read-back differs from the source.
+        StoreError: the target is the source, or is not empty and `append` is False (or
+            the source was compacted: its snapshot would hide what the target holds), or the
+            read-back differs from the source.
         EventConflict: an event key is already in the target (nothing of that batch written).
         InvalidEvent: an event the API would not have written (nothing written).
 
@@ -71,6 +72,14 @@ def transfer(source: Store, target: Store, *, append: bool = False,
         raise StoreError(
             f"{target.location} already holds {len(before)} events; copy into an empty store, "
             "or pass append=True to add these after them"
+        )
+    if before and any(e.kind == "snapshot" for e in events):
+        # A snapshot stands for the whole log before it: after the target's events it would
+        # replace their state (their lessons and episodes would no longer be found).
+        raise StoreError(
+            f"{source.location} was compacted (a checkpoint's snapshot stands for its older events), "
+            f"so it cannot follow the {len(before)} events {target.location} holds: copy it into an "
+            "empty store, or append the other store to it instead"
         )
     if validate:
         from lamar.store.validate import checked_events

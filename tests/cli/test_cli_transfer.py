@@ -54,6 +54,32 @@ def test_export_refuses_a_non_empty_target_unless_appending(run_cli, sqlite_stor
     assert [r[1:] for r in copied[1:]] == [r[1:] for r in records(sqlite_store)]  # after the old event, in order
 
 
+def test_a_compacted_store_is_never_appended_after_other_events(run_cli, tmp_path):
+    # Its snapshot stands for the log before it: after another store's events it would replace
+    # their state, and the lessons and episodes already there would no longer be found.
+    compacted = tmp_path / "compacted.json"
+    lam = Lamar(str(compacted), k=2, seed=3)
+    lam.add(Experience("the build fails", "clear the cache"))
+    for _ in range(60):
+        lam.report(lam.recall({"project": "demo"}).episode_id, 1.0)
+    report = lam.sleep(keep_last=10)
+    lam.apply(report, only=[p.id for p in report.of_kind("compact")])
+    lam.close()
+    assert records(compacted)[0][1] == "snapshot"
+    target = tmp_path / "target.db"
+    with Lamar(str(target)) as lam:
+        lam.add(Experience("tests flake", "rerun them alone"))
+    before = records(target)
+    out = run_cli("import", compacted, "--store", target, "--append")
+    assert out.returncode in (1, 2) and "was compacted" in out.stderr and "empty store" in out.stderr
+    assert records(target) == before
+    # Into an empty store it copies whole, and the other way round it appends.
+    assert run_cli("import", compacted, "--store", tmp_path / "empty.db").returncode == 0
+    assert run_cli("import", target, "--store", compacted, "--append").returncode == 0
+    with Lamar(str(compacted)) as lam:
+        assert {e.precondition for e in lam.experiences()} == {"the build fails", "tests flake"}
+
+
 def test_import_into_a_store_that_shares_keys_writes_nothing(run_cli, store):
     twin = store.with_name("twin" + store.suffix)
     twin.write_bytes(store.read_bytes())
