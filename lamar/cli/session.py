@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lamar._errors import StoreError, UnknownExperience
 from lamar.engine import Lamar
-from lamar.store import Store, open_store
+from lamar.store import _SQLITE_SUFFIXES, Store, open_store
 
 DEFAULT_STORE = "~/.lamar/experience.json"
 STORE_ENV = "LAMAR_STORE"
@@ -30,10 +30,31 @@ def is_file_location(location: str) -> bool:
 
 def require_existing(location: str, fix: str | None = None) -> None:
     """Raise StoreError when a file store is absent, so a read never creates one (nor a typo a new store)."""
-    if is_file_location(location) and not Path(location).expanduser().exists():
+    path = Path(location).expanduser()
+    if is_file_location(location) and path.suffix.lower() in _SQLITE_SUFFIXES and _empty(path):
+        # SQLite takes an empty file for an empty database: a read would make it a store.
+        raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
+            "`lamar add --create` or `lamar import` makes it one")))
+    if is_file_location(location) and not path.exists():
         raise StoreError(f"no store at {Path(location).expanduser()}: " + (fix or (
             f"pass --store PATH or set {STORE_ENV} (a new store is created by `lamar add --create` or "
             "`lamar import`)")))
+    if location.startswith(("postgresql://", "postgres://")):
+        from lamar.store.postgres.store import namespace_exists
+        from lamar.store.postgres.url import parse_url
+
+        if not namespace_exists(location):
+            _, namespace, shown, _ = parse_url(location, None)
+            raise StoreError(f"no store at {shown}: namespace {namespace!r} holds no events there; " + (fix or (
+                "check lamar_namespace for a typo (a new store is created by `lamar add --create` or "
+                "`lamar import`)")))
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False
 
 
 def open_raw(location: str, *, create: bool) -> Store:

@@ -70,6 +70,9 @@ class SqliteStore:
             self._open_read_only(exc)
         except sqlite3.DatabaseError as exc:
             self._fail(exc)
+        except CorruptStore:
+            self._db.close()
+            raise
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
@@ -79,7 +82,16 @@ class SqliteStore:
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
 
     def _prepare(self) -> None:
-        """WAL and the schema; a store already in that shape is only read (no write lock taken)."""
+        """WAL and the schema; a store already in that shape is only read (no write lock taken).
+
+        Raises:
+            CorruptStore: the file is another program's SQLite database (tables, none of them
+                Lamar's schema): it is left as it was, not given Lamar's tables.
+        """
+        tables = self._tables()
+        if tables and self._schema_version() is None:
+            raise CorruptStore(f"{self.path} is an SQLite database but not a Lamar store (its tables: "
+                               f"{', '.join(sorted(tables)[:5])}); it was left untouched: name another file")
         if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a killed process loses nothing committed; only a power cut
@@ -95,7 +107,7 @@ class SqliteStore:
             CorruptStore: the schema names a version but the events table is gone (dropped by
                 hand, or a damaged file): it is never created again empty.
         """
-        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = self._tables()
         row = None
         if "meta" in tables:
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -103,6 +115,9 @@ class SqliteStore:
             raise CorruptStore(f"{self.path} is a Lamar store (schema version {row[0]}) whose events table is gone; "
                                "it was left untouched: restore it from a backup")
         return None if row is None or "events" not in tables else int(row[0])
+
+    def _tables(self) -> set[str]:
+        return {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
     def _open_read_only(self, cause: sqlite3.OperationalError) -> None:
         """A file this process cannot write: read it as it is (mode=ro; else, with no write-ahead

@@ -271,6 +271,32 @@ def test_no_url_credential_is_printed_by_stats_export_or_html(run_cli, postgres_
     assert "Hunter22Secret" not in text and namespace in text
 
 
+def test_a_mistyped_postgres_namespace_is_no_store_and_gets_no_row(run_cli, postgres_url, json_store) -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    import psycopg
+
+    sep = "&" if "?" in postgres_url else "?"
+    namespace = f"typo_{uuid.uuid4().hex[:12]}"
+    url = f"{postgres_url}{sep}lamar_namespace={namespace}"
+
+    def rows() -> int:
+        with psycopg.connect(postgres_url) as conn:
+            found = conn.execute("SELECT count(*) FROM lamar_namespaces WHERE namespace = %s", (namespace,)).fetchone()
+        return int(found[0]) if found else 0
+
+    assert run_cli("import", json_store, "--store", f"{postgres_url}{sep}lamar_namespace=other_{namespace}"
+                   ).returncode == 0  # Lamar's tables exist: the check is about the namespace
+    for command in (("stats",), ("ls",), ("html", "--out", str(json_store.with_suffix(".html"))),
+                    ("add", "--precondition", "the build fails", "--action", "retry")):
+        out = run_cli(*command, "--store", url)
+        one_line_error(out)
+        assert out.returncode == 2 and "no store at" in out.stderr and namespace in out.stderr, out.stderr
+    assert rows() == 0
+    assert run_cli("add", "--create", "-q", "--precondition", "the build fails", "--action", "retry",
+                   "--store", url).returncode == 0
+    assert run_cli("stats", "--store", url).returncode == 0 and rows() == 1
+
+
 def test_import_keeps_expired_and_default_outcomes_of_the_pending_policy(run_cli, tmp_path) -> None:
     # An expired episode's outcome carries no reward by design (lamar.pending): import keeps it.
     source = tmp_path / "pending.json"

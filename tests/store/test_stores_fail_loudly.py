@@ -98,6 +98,36 @@ def test_a_sqlite_store_whose_events_table_is_gone_is_refused_not_made_anew(tmp_
         assert db.execute("SELECT count(*) FROM sqlite_master WHERE name = 'events'").fetchone() == (0,)
 
 
+@pytest.mark.parametrize("tables", ["users (id INTEGER, name TEXT)", "events (id INTEGER, title TEXT)"])
+def test_another_programs_sqlite_database_is_refused_not_given_lamars_tables(tmp_path: Path, tables: str) -> None:
+    # Neither a read nor a write may turn it into a store: no journal mode switched, no table added.
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as db:
+        db.execute(f"CREATE TABLE {tables}")
+    db.close()
+    _refused(path, "not a Lamar store", tables.split()[0])
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] != "wal"
+        assert [name for (name,) in db.execute("SELECT name FROM sqlite_master")] == [tables.split()[0]]
+    db.close()
+
+
+def test_an_empty_sqlite_file_is_a_store_to_the_api_and_none_yet_to_a_read_command(tmp_path: Path) -> None:
+    path = tmp_path / "empty.db"
+    path.touch()
+    done = _cli(path, "ls")
+    assert done.returncode == 2 and "empty file, not a store yet" in done.stderr and "--create" in done.stderr
+    assert path.stat().st_size == 0
+    assert _cli(path, "add", "--create", "-q", "--precondition", "the build fails", "--action", "retry").returncode == 0
+    assert _cli(path, "ls").returncode == 0
+    other = tmp_path / "api.db"
+    other.touch()  # as tempfile.NamedTemporaryFile(suffix=".db") leaves it
+    with Lamar(str(other)) as lam:
+        lam.add(Experience("the build fails", "retry"))
+    with Lamar(str(other)) as lam:
+        assert len(lam.experiences()) == 1
+
+
 def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
     with sqlite3.connect(path) as db:
         seq = db.execute("SELECT min(seq) FROM events WHERE kind = 'outcome'").fetchone()[0]

@@ -11,7 +11,7 @@ from lamar.storable import finite_number, whole_number
 from lamar.store.base import Event, check_appendable
 from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
 from lamar.store.postgres.counters import WriteCounters
-from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, script
+from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
 from lamar.store.postgres.url import parse_url
 
 if TYPE_CHECKING:
@@ -278,4 +278,32 @@ class PostgresStore:
         return f"PostgresStore({self.location!r})"
 
 
-__all__ = ["PostgresStore"]
+def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
+    """Whether the namespace `url` names holds a store (any event), asked on one connection that
+    writes nothing: a database without Lamar's tables is left without them, and a namespace
+    nobody wrote gets no row (opening a store would give it both).
+
+    Raises:
+        StoreError: the server cannot be reached or refuses the query.
+    """
+    conninfo, namespace, location, _ = parse_url(url, None)
+    import psycopg
+
+    params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
+    if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
+        params["connect_timeout"] = max(1, round(timeout))
+    try:
+        with psycopg.connect(conninfo, **params) as conn:
+            version = schema_version(conn)
+            if version is None:
+                return False
+            if version == 0:
+                return True  # the layout before namespaces: its one log is the default namespace's
+            row = conn.execute("SELECT EXISTS (SELECT 1 FROM lamar_events WHERE namespace = %s)",
+                               (namespace,)).fetchone()
+            return bool(row and row[0])
+    except psycopg.Error as exc:
+        raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}") from exc
+
+
+__all__ = ["PostgresStore", "namespace_exists"]
