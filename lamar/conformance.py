@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from unittest import TestCase
 
-from lamar._errors import CorruptStore, DuplicateReport, EventConflict, InvalidArgument
+from lamar._errors import (
+    CorruptStore,
+    DuplicateReport,
+    EventConflict,
+    InvalidArgument,
+    UnknownEpisode,
+    UnknownExperience,
+)
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
@@ -190,6 +197,28 @@ class StoreConformance(_Case):
             (written[0].seq, "episode", "episode:e1", {"id": "e1"}),
             (written[2].seq, "outcome", "outcome:e1", {"episode": "e1", "reward": 1.0})])
         self.assertEqual((store.lookup(["nothing"]), store.lookup([])), ([], []))
+
+    def test_an_id_no_store_can_hold_is_simply_not_found(self) -> None:
+        # No write stores a key with a lone surrogate or a NUL, so asking for one is asking for
+        # an id that is not there: the caller gets UnknownEpisode or UnknownExperience.
+        store = self.opened()
+        lam = Lamar(store, seed=1)
+        lam.add(Experience("the build fails", "clear the cache"))
+        lam.report(lam.recall({}).episode_id, Signal.SHIPPED)
+        if self.keyed:
+            self.assertEqual(store.lookup(["episode:e\ud800", "outcome:e\x00"]), [])
+        lam.close()
+        again = Lamar(self.open(self.loc) if self.persistent else store, seed=1)  # ids looked up in the store
+        self.addCleanup(again.close)
+        for bad in ("ep_\udcff", "ep_\x00"):
+            with self.assertRaises(UnknownEpisode):
+                again.report(bad, Signal.SHIPPED)
+            with self.assertRaises(UnknownEpisode):
+                again.episode(bad)
+        for bad in ("exp_\udcff", "exp_\x00"):
+            for call in (again.get, again.evidence, again.retire):
+                with self.assertRaises(UnknownExperience):
+                    call(bad)
 
     def test_a_saved_state_reads_back_and_is_replaced(self) -> None:
         self._require("keyed")

@@ -16,7 +16,7 @@ from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
-from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows
+from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows, storable_key
 
 # The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.
@@ -169,7 +169,7 @@ class StoreRows:
             settle(self._log, None)
 
     def report(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> None:
-        if not replace and isinstance(episode_id, str):
+        if not replace and storable_key(episode_id):
             # One transaction in the store: the episode found by key, its eligible lessons'
             # rows locked and folded. A first report ends here; anything else (no episode
             # under that key, an outcome already there) takes the path through the log below.

@@ -134,6 +134,12 @@ def check_appendable(events: Sequence[Event]) -> None:
                                "nothing was written")
 
 
+def storable_key(key: object) -> bool:
+    """Whether `key` is text a file or database store can hold (UTF-8, no NUL). No write stores
+    any other, so a lookup drops it unasked: the id is simply not there."""
+    return isinstance(key, str) and _clean(key) and "\x00" not in key
+
+
 _SUSPECT = ("\\u0000", "\\ud", "NaN", "Infinity")  # in escaped JSON text: a NUL, a surrogate, a float not finite
 
 

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store.base import Event, check_appendable, stored_problem
+from lamar.store.base import Event, check_appendable, storable_key, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 
 SCHEMA_VERSION = 2
@@ -335,6 +335,7 @@ class SqliteStore:
         return events
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
+        keys = [key for key in keys if storable_key(key)]
         return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))[0]
 
     def _select(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[Event], int | None]:

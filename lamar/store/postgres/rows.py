@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import CorruptStore, LamarError, StoreError, UnknownEpisode
 from lamar.policy import fold
 from lamar.policy.lesson import LessonState
-from lamar.store.base import LESSON_KINDS, Event, RowsView
+from lamar.store.base import LESSON_KINDS, Event, RowsView, storable_key
 from lamar.store.postgres import locks
 from lamar.store.postgres.batch import Batch, FoldInputs, merge_shards, named
 from lamar.store.postgres.connection import events_json, keyed, result_parts
@@ -158,7 +158,8 @@ class LessonRows:
 
     def lessons(self, ids: Sequence[str] | None = None) -> RowsView:
         """The lessons with these ids (every lesson when None), in the order they were added."""
-        return self._view({"ctx": None, "scopes": None, "ids": None if ids is None else list(ids)})
+        wanted = None if ids is None else [i for i in ids if storable_key(i)]
+        return self._view({"ctx": None, "scopes": None, "ids": wanted})
 
     def _view(self, params: dict[str, Any]) -> RowsView:
         ns = self._db.namespace

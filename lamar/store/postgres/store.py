@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import finite_number, whole_number
-from lamar.store.base import Event, check_appendable
+from lamar.store.base import Event, check_appendable, storable_key
 from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
@@ -231,7 +231,7 @@ class PostgresStore:
         return self._db.run(run, "scrub")
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
-        ns, wanted = self.namespace, list(keys)
+        ns, wanted = self.namespace, [key for key in keys if storable_key(key)]
         return self._db.parse(self._db.run(lambda conn: conn.execute(
             "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND key = ANY(%s) ORDER BY seq",
             (ns, wanted)).fetchall()))
