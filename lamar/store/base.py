@@ -81,7 +81,8 @@ class Event:
 
 def stored_problem(event: Event) -> str | None:
     """What no write through the API could have stored in `event`, as read back from a store (a
-    kind no release wrote, an outcome's reward that is not a number in [-1, 1]), or None. Cheap
+    kind no release wrote, an outcome's reward that is not a number in [-1, 1], an episode's
+    context, propensities or lesson lists of another type), or None. Cheap
     enough for every read of every event: the file backends run it on what they read, so a
     hand-edited log is refused when it is folded rather than folded into wrong evidence."""
     if event.kind not in EVENT_KINDS:
@@ -92,7 +93,24 @@ def stored_problem(event: Event) -> str | None:
             return None  # none (an expired episode's): the fold decides what an outcome needs
         if type(reward) not in (int, float) or not -1.0 <= reward <= 1.0:  # NaN fails the comparison
             return f"holds the reward {reward!r}, not a number in [-1, 1]"
+    elif event.kind == "episode":
+        data = event.data
+        for name, shape in _EPISODE_SHAPES:
+            if name in data and not isinstance(data[name], shape):
+                return f"holds a {name} that is {_json_type(data[name])}, not {_json_type(shape())}"
     return None
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    return {dict: "an object", list: "a list", str: "a string", bool: "true or false"}.get(type(value), "a number")
+
+
+# What a recall writes into an episode, by type: a context and propensities are objects, the
+# lesson ids lists.
+_EPISODE_SHAPES: tuple[tuple[str, type], ...] = (
+    ("context", dict), ("p", dict), ("eligible", list), ("injected", list), ("held_out", list))
 
 
 def check_appendable(events: Sequence[Event]) -> None:

@@ -137,6 +137,10 @@ def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
             db.execute("UPDATE events SET data = json_set(data, '$.reward', 'nan') WHERE seq = ?", (seq,))
         elif edit == "a bogus kind":
             db.execute("UPDATE events SET kind = 'bogus' WHERE seq = ?", (seq,))
+        elif edit in ("a context of null", "propensities of a list"):
+            first = db.execute("SELECT min(seq) FROM events WHERE kind = 'episode'").fetchone()[0]
+            field, value = ("context", "null") if edit == "a context of null" else ("p", "[]")
+            db.execute(f"UPDATE events SET data = json_set(data, '$.{field}', json('{value}')) WHERE seq = ?", (first,))
         elif edit == "a gap in seq":
             db.execute("DELETE FROM events WHERE seq = ?", (seq,))
         else:  # the last events deleted
@@ -149,7 +153,8 @@ def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
 
 
 @pytest.mark.parametrize("recompute", [False, True], ids=["checksum-kept", "checksum-recomputed"])
-@pytest.mark.parametrize("edit", ["reward 1e300", "reward nan", "a bogus kind", "a gap in seq", "the tail deleted"])
+@pytest.mark.parametrize("edit", ["reward 1e300", "reward nan", "a context of null", "propensities of a list",
+                                  "a bogus kind", "a gap in seq", "the tail deleted"])
 def test_a_hand_edited_sqlite_row_is_refused_once_the_state_is_gone(tmp_path: Path, edit: str, recompute: bool) -> None:
     path = tmp_path / "s.db"
     _written(path, 12)
