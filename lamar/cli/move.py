@@ -18,6 +18,13 @@ def _same(a: str, b: str) -> bool:
     return a == b
 
 
+def _not_empty(source: Store) -> None:
+    """Refuse an empty source before the target is opened (which would create it): a copy of
+    nothing would report success and leave no store, or an empty one, behind."""
+    if not source.read(0):
+        raise UsageError(f"{source.location} holds no events: there is nothing to copy")
+
+
 def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
     existing = len(target.read(0))
     if existing and not append:
@@ -42,6 +49,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         check_output(args.out, ours=is_store_file, what="the exported store", force=args.force)
     source = open_raw(location, create=False)
     try:
+        _not_empty(source)
         target = open_raw(args.out, create=True)
         try:
             return _copy(source, target, append=args.append, json_out=args.json)
@@ -59,6 +67,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise UsageError(f"nothing to import at {args.file}: name an existing .json or .db store")
     source = open_raw(args.file, create=False)
     try:
+        _not_empty(source)
         target = open_raw(location, create=True)
         try:
             return _copy(source, target, append=args.append, json_out=args.json)

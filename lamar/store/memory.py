@@ -28,8 +28,10 @@ class MemoryStore:
         with self._lock:
             keys = [e.key for e in events if e.key is not None]
             clash = next((k for k in keys if k in self._keys), None)
-            if clash is not None or len(set(keys)) != len(keys):
+            if clash is not None:
                 raise EventConflict(f"event key {clash!r} is already in the store")
+            if len(set(keys)) != len(keys):
+                raise EventConflict(f"event key {_repeated(keys)!r} is in this write twice")
             last = self._events[-1].seq if self._events else 0
             stored = [Event(e.kind, e.data, e.key, last + i + 1, e.time) for i, e in enumerate(events)]
             self._events.extend(stored)
@@ -77,3 +79,13 @@ class MemoryStore:
 
     def close(self) -> None:
         pass
+
+
+def _repeated(keys: Sequence[str]) -> str | None:
+    """The first key of `keys` that appeared before it."""
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    return None

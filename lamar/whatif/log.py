@@ -7,6 +7,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 
 from lamar._errors import LamarError
+from lamar.policy.config import Policy
 from lamar.store.base import Store
 from lamar.whatif.cache import fold_store
 from lamar.whatif.slate import Slate
@@ -109,7 +110,7 @@ def check_log(log: Log, minimum: int, location: str) -> None:
             f"store {location} has {reported} reported episodes but none with a logged coin "
             "(an inclusion probability strictly between 0 and 1): the log never randomized, so it "
             "cannot say what another policy would have done. Keep a holdout above zero "
-            "(the default holdout=0.15) and ask again once episodes are logged")
+            f"(the default holdout={Policy().holdout:g}) and ask again once episodes are logged")
 
 
 def lessons_in(slates: Iterable[Slate]) -> set[str]:

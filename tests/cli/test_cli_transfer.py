@@ -89,6 +89,23 @@ def test_import_into_a_store_that_shares_keys_writes_nothing(run_cli, store):
     assert records(store) == before
 
 
+def test_a_copy_of_an_empty_store_is_refused_and_creates_nothing(run_cli, tmp_path):
+    empty = tmp_path / "empty.db"
+    open_store(empty).close()
+    for command in (("import", empty, "--store", tmp_path / "new.json"),
+                    ("export", "--store", empty, "--out", tmp_path / "out.db")):
+        out = run_cli(*command)
+        assert out.returncode == 1 and "holds no events" in out.stderr, out.stderr
+    assert not (tmp_path / "new.json").exists() and not (tmp_path / "out.db").exists()
+
+
+def test_a_key_repeated_within_an_import_is_named(run_cli, json_store, tmp_path):
+    twin = tmp_path / "twin.json"
+    twin.write_bytes(json_store.read_bytes())
+    out = run_cli("import", json_store, "--store", twin, "--append")
+    assert out.returncode == 2 and "None" not in out.stderr and "'experience:exp_" in out.stderr, out.stderr
+
+
 def test_import_usage_errors(run_cli, json_store, tmp_path):
     missing = run_cli("import", tmp_path / "absent.json", "--store", json_store)
     assert missing.returncode == 1 and "nothing to import" in missing.stderr

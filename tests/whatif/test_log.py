@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
+from lamar.policy.config import Policy
 from lamar.whatif import whatif
 from lamar.whatif.log import read_log
 
@@ -90,8 +91,9 @@ def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
     for _ in range(40):
         lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
     assert all(not e.slate.p for e in read_log(lam.store).episodes)
-    with pytest.raises(LamarError, match="none with a logged coin.*holdout"):
+    with pytest.raises(LamarError, match="none with a logged coin.*holdout") as refused:
         whatif(lam)
+    assert f"the default holdout={Policy().holdout:g})" in str(refused.value)
     lam.close()
 
 
