@@ -83,7 +83,8 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         raise InvalidArgument(f"cannot look for rules files in that folder: {exc}; name a folder that exists") from exc
     if not paths:
         raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
-                              "and .github/copilot-instructions.md; name one with --file")
+                              "and .github/copilot-instructions.md (a link that leads out of the folder is not "
+                              "followed); name one with --file")
     try:
         sources = read_sources(paths, root)
     except (OSError, ValueError) as exc:

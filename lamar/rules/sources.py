@@ -25,7 +25,8 @@ class RuleSource:
 
 def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
     """The rules files that exist in a project folder: those of `RULE_FILES` in its order, then the
-    `.cursor/rules/*.mdc` files (each real file once).
+    `.cursor/rules/*.mdc` files (each real file once, and only files inside the folder: a link
+    that leads out of it is passed over).
 
     The files looked for, by the tool that reads them:
 
@@ -35,6 +36,7 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
         .github/copilot-instructions.md                    GitHub Copilot
     """
     root = Path(folder)
+    inside = Path(os.path.realpath(root))
     found = [root / name for name in RULE_FILES if (root / name).is_file()]
     cursor = root / CURSOR_RULES
     if cursor.is_dir():
@@ -43,7 +45,9 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
     unique = []
     for path in found:
         real = os.path.realpath(path)
-        if real not in seen:  # CLAUDE.md is often a symlink to AGENTS.md
+        # A link that leads out of the folder is not the project's: a cloned repository could
+        # point CLAUDE.md at any file of the machine. Named with --file, it is read.
+        if real not in seen and Path(real).is_relative_to(inside):  # CLAUDE.md is often a link to AGENTS.md
             seen.add(real)
             unique.append(path)
     return unique

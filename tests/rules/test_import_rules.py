@@ -155,6 +155,34 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no rules file" in missing.stderr
 
 
+async def test_a_rules_file_that_links_out_of_the_project_is_not_read(tmp_path: Path) -> None:
+    # A cloned repository could point CLAUDE.md, AGENTS.md or a .mdc rule at any file of the machine.
+    from lamar_mcp.launch import stdio_session
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("- Never deploy on Fridays.\n")
+    (outside / "ssh_config").write_text("Host prod\n  HostName 10.1.2.3\n")
+    project = tmp_path / "proj"
+    (project / "sub" / ".cursor" / "rules").mkdir(parents=True)
+    (project / "CLAUDE.md").symlink_to(outside / "notes.md")
+    (project / "sub" / "AGENTS.md").symlink_to(outside / "ssh_config")
+    (project / "sub" / ".cursor" / "rules" / "x.mdc").symlink_to(outside / "notes.md")
+    (project / "AGENTS.md").write_text("- Always run the tests before a commit.\n")
+    assert find_rule_files(project) == [project / "AGENTS.md"]
+    assert find_rule_files(project / "sub") == []
+    store = tmp_path / "store.db"
+    Lamar(str(store)).close()
+    async with stdio_session(store, cwd=project) as session:
+        plan = (await session.call_tool("import_rules", {})).structured_content
+        assert plan["files"] == ["AGENTS.md"] and "Fridays" not in json.dumps(plan)
+        refused = await session.call_tool("import_rules", {"folder": "sub"})
+        assert refused.is_error and "10.1.2.3" not in refused.content[0].text
+    # Named by the user, a linked file is read: the user chose it.
+    named = import_rules(Lamar(":memory:"), project, files=[str(project / "CLAUDE.md")])
+    assert [e.action for e in named.lessons] == ["Never deploy on Fridays"]
+
+
 async def test_the_mcp_tool_shows_then_adds_and_reads_only_inside_its_project(tmp_path: Path) -> None:
     from lamar_mcp.launch import stdio_session
 
