@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from lamar.experience import Experience
+from lamar.recall import neutralize
 
 # Keys a model often uses for a scope key; applied only when the store uses the target key.
 ALIASES = {"repo": "project", "repository": "project", "project_name": "project", "lang": "language",
@@ -70,9 +71,11 @@ def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:
     """Why no lesson is eligible, and which labels the lessons use (one sentence each)."""
     if not known:
         return "The store holds no lessons yet: propose_lesson adds one."
-    listing = "; ".join(f"{key} = {', '.join(values[:20])}" + (" ..." if len(values) > 20 else "")
-                        for key, values in known.items())
-    return (f"No lesson's scope matches {dict(context)}. The lessons are scoped by {listing} (the resource "
+    # Scope values are lesson text a model reads: neutralised here as in every other place.
+    listing = "; ".join(f"{neutralize(key)} = {', '.join(neutralize(v) for v in values[:20])}"
+                        + (" ..." if len(values) > 20 else "") for key, values in known.items())
+    asked = {neutralize(k): neutralize(v) for k, v in context.items()}
+    return (f"No lesson's scope matches {asked}. The lessons are scoped by {listing} (the resource "
             "lamar://scopes lists them): recall with those labels, or with text that describes the task.")
 
 
