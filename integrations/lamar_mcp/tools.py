@@ -182,8 +182,9 @@ class LamarTools:
         found: list[Experience] = []
         for exp in read:
             line = exp.provenance["line"]
-            try:
-                new = _candidate(exp.precondition, exp.action, exp.rationale, dict(exp.scope), client, line)
+            try:  # the limits of propose_lesson, line by line
+                new = _candidate(_text(exp.precondition, "precondition"), _text(exp.action, "action"),
+                                 _text(exp.rationale, "rationale"), _context(dict(exp.scope), "scope"), client, line)
                 self._refuse_duplicate(new, found)
             except ToolError as exc:
                 raise ToolError(f"line {line}: {exc}; none of the lessons was stored") from None

@@ -5,6 +5,7 @@ Markdown or JSON Lines, all or none; bad input is a tool error that changes noth
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lamar_mcp.launch import stdio_session
@@ -48,6 +49,13 @@ async def test_propose_lessons_stores_every_line_as_a_candidate_or_none(store: P
             ("- When the Xcode build fails after a dependency bump, clear DerivedData before rebuilding.\n", swift,
              "line 1: lamar already holds this lesson"),  # a copy of a lesson in the store, in its scope
             ("   ", go, "lessons must be Markdown bullets"),
+            # propose_lesson's limits hold line by line: a field's length, a scope's size and its values
+            (notes + "- When the nightly build fails on " + " ".join(["module"] * 400) + ", retry it.\n", go,
+             "line 4: precondition is"),
+            (json.dumps({"precondition": "the db is slow", "action": "add an index",
+                         "scope": {f"k{i}": "v" for i in range(36)}}), go, "line 1: scope has"),
+            (json.dumps({"precondition": "the cache is cold", "action": "warm it", "scope": {"project": "p" * 1500}}),
+             go, "line 1: scope field 'project' is too long"),
         ]:
             refused = await session.call_tool("propose_lessons", {"lessons": bad, "scope": scope})
             assert refused.is_error and words in refused.content[0].text, (words, refused.content[0].text)
