@@ -28,7 +28,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from lamar import DuplicateReport, LamarError, Recall, Signal, StoreError
+from lamar import DuplicateReport, LamarError, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
 from lamar.recall import render_prompt
 from lamar_langchain.conventions import (
@@ -190,8 +190,11 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     def _warn_if_nothing_can_match(self, ctx: Mapping[str, str]) -> None:
         if ctx or self._checked_empty:
             return
+        try:
+            lessons = self.lamar.experiences()
+        except StoreError:
+            return  # the recall that follows meets the same error, and goes on without lessons
         self._checked_empty = True
-        lessons = self.lamar.experiences()
         if lessons and all(len(e.scope) for e in lessons if e.status.value != "retired"):
             warnings.warn(
                 "LamarMiddleware recalled with an empty context while every lesson is scoped, so no "
@@ -310,6 +313,8 @@ def _report_quietly(report: Callable[..., None], episode: str, outcome: Outcome)
         report(episode, outcome)
     except DuplicateReport:
         pass  # the app reported it already
+    except UnknownEpisode:
+        log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
     except StoreError as exc:  # fail open: the turn goes on; the episode stays pending
         log.warning("Lamar could not report episode %s: %s", episode, exc)
 

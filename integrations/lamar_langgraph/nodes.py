@@ -12,7 +12,7 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
-from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError
+from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import context_within
 
 log = logging.getLogger(__name__)
@@ -223,6 +223,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 lamar.report(episode, todo[1])
             except DuplicateReport:
                 pass  # reported already: by the app, or by a run whose checkpoint was not saved
+            except UnknownEpisode:  # gone: sleep compacted it; nothing is left to report
+                log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:  # fail open: it stays open, for the next report node to try
                 log.warning("Lamar could not report episode %s: %s", episode, exc)
                 continue
@@ -239,6 +241,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 await lamar.areport(episode, todo[1])
             except DuplicateReport:
                 pass
+            except UnknownEpisode:
+                log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:
                 log.warning("Lamar could not report episode %s: %s", episode, exc)
                 continue

@@ -15,7 +15,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from lamar import DuplicateReport, Recall, Signal, StoreError
+from lamar import DuplicateReport, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
 from lamar_llamaindex.outcomes import record_episode
 
@@ -118,6 +118,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             self.lamar.report(turn.recall.episode_id, value)
         except DuplicateReport:
             pass  # the app reported it already
+        except UnknownEpisode:
+            log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", turn.recall.episode_id)
         except StoreError as exc:  # fail open: the episode stays pending
             log.warning("Lamar could not report episode %s: %s", turn.recall.episode_id, exc)
             return

@@ -138,3 +138,34 @@ def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_mode
     assert result["lamar_episode_id"] is None and FENCE_OPEN not in model.received[0][0].text
     assert "could not recall" in caplog.text
     assert lam.stats()["episodes"] == 0
+
+
+def test_a_previous_episode_that_sleep_compacted_costs_nothing(chat_model: Any, caplog: pytest.LogCaptureFixture) -> None:
+    # The app reported turn 1 itself, then a nightly sleep compacted it: turn 2's report of it
+    # finds no episode, which is the same as "reported already".
+    lam, _ = engine()
+    agent = create_agent(chat_model("one", "two"), [], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    config = {"configurable": {"thread_id": "t1"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "fix the build"}]}, config)
+    lam.report(first["lamar_episode_id"], "shipped")
+    report = lam.sleep(keep_last=0)
+    assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
+    caplog.set_level("INFO", logger="lamar_langchain")
+    second = agent.invoke({"messages": [{"role": "user", "content": "thanks"}]}, config)
+    assert second["messages"][-1].text == "two" and second["lamar_episode_id"] != first["lamar_episode_id"]
+    assert "is gone" in caplog.text
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_broken_store_costs_the_lessons_not_the_turn_with_no_context(chat_model: Any, tmp_path: Any,
+                                                                            mode: str) -> None:
+    path = tmp_path / "lessons.json"
+    lam = Lamar(str(path))
+    lam.add(Experience("a deploy times out", "raise the grace period", scope=Scope(project="shop")))
+    with path.open("a") as out:
+        out.write("{garbage\n")  # the store goes bad under the running app
+    agent = create_agent(chat_model("ok"), [], middleware=[LamarMiddleware(lam)])
+    message = {"messages": [{"role": "user", "content": "hi"}]}
+    result = agent.invoke(message) if mode == "invoke" else await agent.ainvoke(message)
+    assert result["messages"][-1].text == "ok" and result["lamar_episode_id"] is None

@@ -272,6 +272,31 @@ def test_an_outcome_sent_with_the_next_message_reports_the_previous_turn(lam: La
     assert second["lamar_outcome"] is None and lam.episode(second["lamar_episode_id"]).reward is None
 
 
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_previous_turn_that_sleep_compacted_is_left_as_reported(lam: Lamar, mode: str) -> None:
+    # The app reported turn 1 elsewhere, then sleep compacted it: the report node finds no
+    # episode, which is "reported already", and the turn goes on.
+    graph = StateGraph(State)
+    graph.add_node("report", report_node(lam))
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", agent_node(FakeMessagesListChatModel(responses=[AIMessage("a"), AIMessage("b")])))
+    graph.add_edge(START, "report")
+    graph.add_edge("report", "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    run = app.invoke if mode == "invoke" else None
+    first_input = {"messages": [HumanMessage("the build fails")], "lamar_context": CONTEXT}
+    first = run(first_input, thread("c")) if run else await app.ainvoke(first_input, thread("c"))
+    lam.report(first["lamar_episode_id"], "shipped")
+    report = lam.sleep(keep_last=0)
+    assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
+    second_input = {"messages": [HumanMessage("works now")], "lamar_outcome": "accepted"}
+    second = run(second_input, thread("c")) if run else await app.ainvoke(second_input, thread("c"))
+    assert second["messages"][-1].content == "b"
+    assert second["lamar_episodes"][first["lamar_episode_id"]] == "reported"
+
+
 @dataclasses.dataclass
 class AppContext:
     user: str

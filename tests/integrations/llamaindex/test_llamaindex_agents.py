@@ -171,3 +171,18 @@ async def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(tmp
     assert str(result.response.content) == "Answered without lessons."
     assert all(FENCE_OPEN not in str(m.content) for m in script.seen[0])
     assert lam.stats()["episodes"] == 0
+
+
+async def test_a_previous_turn_that_sleep_compacted_costs_nothing() -> None:
+    # The app reported turn 1 itself, then sleep compacted it: settling it finds no episode.
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s1", token_limit=40_000, memory_blocks=[block])
+    agent = FunctionAgent(tools=[], llm=Script("Cleared it.", "You're welcome.").llm())
+    await agent.run(user_msg="the build fails", memory=memory)
+    first = block.episode_id("s1")
+    lam.report(first, Signal.SHIPPED)
+    report = lam.sleep(keep_last=0)
+    assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
+    answer = await agent.run(user_msg="thanks", memory=memory)
+    assert "welcome" in str(answer) and block.episode_id("s1") != first
