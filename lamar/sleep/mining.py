@@ -17,7 +17,7 @@ from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, pa
 from lamar.sleep.proposals import Dropped, Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
-from lamar.storable import whole_number
+from lamar.storable import storable_problem, whole_number
 
 if TYPE_CHECKING:
     from lamar.sleep.view import SleepView
@@ -85,7 +85,11 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         summary["prompt_tokens"] += batch.tokens
         reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
         lessons, refused, seen = parse_reply(reply, batch)
-        lessons = [_in_prompt_form(lesson) for lesson in lessons]
+        # Text `add` would refuse is refused here too, before the prompt form could mend it.
+        unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,
+                                                 dict(lesson.scope)])) for lesson in lessons]
+        refused += [Dropped(lesson.as_dict(), f"its text {problem}") for lesson, problem in unstorable if problem]
+        lessons = [_in_prompt_form(lesson) for lesson, problem in unstorable if not problem]
         dropped += [_scrubbed_drop(d, scrub) for d in refused]
         summary["lessons_proposed"] += seen
         for lesson in lessons:
@@ -117,6 +121,8 @@ def _refusal(lam: SleepView, lesson: ParsedLesson, support: Sequence[Trace], acc
     """Why the lesson cannot become a candidate, or "" when it can."""
     from lamar.safety.lessons import lesson_refusal
 
+    if not lesson.precondition.strip() or not lesson.action.strip():
+        return "its precondition or its action is empty once the characters a prompt never shows are taken out"
     unsafe = lesson_refusal(lesson.precondition, lesson.action, lesson.rationale, lesson.scope)
     if unsafe:
         return unsafe
