@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -18,8 +19,18 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
-from lamar import Experience, InvalidExperience, Recall, Scope, Status, UnknownExperience
+from lamar import (
+    Experience,
+    InvalidExperience,
+    LamarError,
+    Recall,
+    Scope,
+    Status,
+    StoreError,
+    UnknownExperience,
+)
 from lamar.experience import check_context
+from lamar.safety.lessons import lesson_refusal
 from lamar.storable import whole_number
 from lamar_langchain.conventions import (
     EPISODE_ID,
@@ -30,6 +41,8 @@ from lamar_langchain.conventions import (
 )
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+log = logging.getLogger(__name__)
 
 
 class _Pool:
@@ -177,7 +190,9 @@ class LamarRetriever(BaseRetriever):
                     continue
                 if self.on_unknown == "drop":
                     continue
-                self._add_cold(exp_id, doc, query)
+                if not self._add_cold(exp_id, doc, query):
+                    pool.passthrough.append(doc)  # not a lesson Lamar can hold: a plain document
+                    continue
             if exp_id not in pool.by_id:  # the first (most similar) copy stands for the lesson
                 pool.by_id[exp_id] = doc
                 pool.rank[exp_id] = rank
@@ -190,24 +205,37 @@ class LamarRetriever(BaseRetriever):
             return False
         return True
 
-    def _add_cold(self, exp_id: str, doc: Document, query: str) -> None:
+    def _add_cold(self, exp_id: str, doc: Document, query: str) -> bool:
+        """Store the document as a cold lesson; False (and a warning) when it cannot be one.
+
+        The query and the document are whatever users and the corpus hold, not lessons anyone
+        wrote: they pass the screen that mined and agent-proposed lessons pass, and one that
+        fails it (an instruction to the model, a secret, a page too long to inject) stays a
+        plain document instead of failing the retrieval.
+        """
         meta = doc.metadata
         scope = meta.get("scope")
-        exp = Experience(
-            precondition=_text(meta.get("precondition")) or query,
-            action=_text(meta.get("action")) or doc.page_content,
-            rationale=_text(meta.get("rationale")),
-            scope=Scope(scope) if isinstance(scope, Mapping) else Scope(),
-            status=Status.CANDIDATE,
-            id=exp_id,
-            provenance={"source": "langchain-retriever", "document_id": doc.id,
-                        "retriever": self.base_retriever.get_name() if self.base_retriever else None},
-        )
+        precondition = _text(meta.get("precondition")) or query
+        action = _text(meta.get("action")) or doc.page_content
+        rationale = _text(meta.get("rationale"))
         try:
+            where = Scope(scope) if isinstance(scope, Mapping) else Scope()
+            unsafe = lesson_refusal(precondition, action, rationale, dict(where))
+            if unsafe:
+                raise InvalidExperience(f"the text {unsafe}")
+            exp = Experience(precondition=precondition, action=action, rationale=rationale, scope=where,
+                             status=Status.CANDIDATE, id=exp_id,
+                             provenance={"source": "langchain-retriever", "document_id": doc.id,
+                                         "retriever": self.base_retriever.get_name() if self.base_retriever else None})
             self.lamar.add(exp)
-        except InvalidExperience:
-            if not self._known(exp_id):  # not a concurrent add of the same document: a real error
-                raise
+        except StoreError:
+            raise
+        except LamarError as exc:  # the lesson itself: its text, its scope
+            if self._known(exp_id):  # a concurrent add of the same document
+                return True
+            log.warning("Lamar kept document %s as a plain document, not a lesson: %s", doc.id or exp_id, exc)
+            return False
+        return True
 
     def _documents(self, rec: Recall, pool: _Pool | None, slots: int) -> list[Document]:
         docs = []
