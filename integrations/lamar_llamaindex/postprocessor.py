@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -12,11 +13,12 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from lamar import Lamar, Recall, Status, UnknownExperience
+from lamar import Lamar, Recall, Status, StoreError, UnknownExperience
 from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, experience_id_of
 from lamar_llamaindex.outcomes import record_episode
 
 dispatcher = get_dispatcher(__name__)
+log = logging.getLogger(__name__)
 
 ContextFn = Callable[[QueryBundle], Mapping[str, str]]
 
@@ -118,21 +120,27 @@ class LamarPostprocessor(BaseNodePostprocessor):
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         self._announce(nodes, query_bundle)
-        lessons, others = self._split(nodes)
-        recall = None
-        if lessons:
-            recall = self.lamar.recall(self.context_for(query_bundle), k=self.top_n, candidates=list(lessons))
+        try:
+            lessons, others = self._split(nodes)
+            recall = None
+            if lessons:
+                recall = self.lamar.recall(self.context_for(query_bundle), k=self.top_n, candidates=list(lessons))
+        except StoreError as exc:
+            return self._unranked(nodes, exc)
         return self._finish(lessons, others, recall)
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
         self._announce(nodes, query_bundle)
-        # Looking lessons up may touch the store (a file, a database): off the event loop.
-        lessons, others = await asyncio.to_thread(self._split, nodes)
-        recall = None
-        if lessons:
-            recall = await self.lamar.arecall(self.context_for(query_bundle), k=self.top_n,
-                                              candidates=list(lessons))
+        try:
+            # Looking lessons up may touch the store (a file, a database): off the event loop.
+            lessons, others = await asyncio.to_thread(self._split, nodes)
+            recall = None
+            if lessons:
+                recall = await self.lamar.arecall(self.context_for(query_bundle), k=self.top_n,
+                                                  candidates=list(lessons))
+        except StoreError as exc:
+            return self._unranked(nodes, exc)
         return self._finish(lessons, others, recall)
 
     # -- the steps -------------------------------------------------------------------------
@@ -156,6 +164,14 @@ class LamarPostprocessor(BaseNodePostprocessor):
             if status is not Status.RETIRED:
                 lessons[exp_id] = item
         return lessons, others
+
+    def _unranked(self, nodes: list[NodeWithScore], exc: StoreError) -> list[NodeWithScore]:
+        """Fail open: a store that cannot be read or written costs the query its re-ranking,
+        never the query. The nodes go on as the retriever ranked them."""
+        log.warning("Lamar could not re-rank (the query goes on with the retriever's order): %s", exc)
+        self._last_episode_id = None
+        dispatcher.event(ReRankEndEvent(nodes=nodes))
+        return nodes
 
     def _finish(self, lessons: dict[str, NodeWithScore], others: list[NodeWithScore],
                 recall: Recall | None) -> list[NodeWithScore]:

@@ -268,3 +268,19 @@ def test_a_query_that_fails_after_the_recall_leaves_no_pending_episode(failed_ou
         assert record.settled == "expired" and record.reward is None
     else:
         assert record.signal == "reasked"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_broken_store_costs_the_reranking_not_the_query(tmp_path, mode: str, caplog) -> None:
+    path = tmp_path / "lessons.json"
+    lam = Lamar(str(path), seed=5)
+    lam.add(Experience("the build fails with error E1", "apply fix number 1", scope=Scope(project="shop")))
+    retrieved = as_retrieved([*lessons_to_nodes(lam), TextNode(text="Shop guide")])
+    with path.open("a") as out:
+        out.write("{garbage\n")  # the store goes bad under the running app
+    post = LamarPostprocessor(lam, top_n=1, context={"project": "shop"})
+    bundle = QueryBundle(query_str=QUERY)
+    kept = (post.postprocess_nodes(retrieved, bundle) if mode == "sync"
+            else asyncio.run(post.apostprocess_nodes(retrieved, bundle)))
+    assert kept == retrieved and post.last_episode_id is None
+    assert "could not re-rank" in caplog.text
