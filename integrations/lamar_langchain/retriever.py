@@ -134,30 +134,36 @@ class LamarRetriever(BaseRetriever):
         k: int | None = None, context: Mapping[str, str] | None = None,
     ) -> list[Document]:
         ctx = self._resolve_context(query, context, run_manager.metadata)
-        pool = None
+        slots = self._slots(k)
+        found = None
         if self.base_retriever is not None:
             found = self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
-            pool = self._pool(found, query)
-        slots = self._slots(k)
-        rec = self.lamar.recall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
-        dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
-                              config={"callbacks": run_manager.get_child()})
-        return self._documents(rec, pool, slots)
+        try:
+            pool = None if found is None else self._pool(found, query)
+            rec = self.lamar.recall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
+            dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
+                                  config={"callbacks": run_manager.get_child()})
+            return self._documents(rec, pool, slots)
+        except StoreError as exc:
+            return _without_lamar(found, slots, exc)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
         k: int | None = None, context: Mapping[str, str] | None = None,
     ) -> list[Document]:
         ctx = self._resolve_context(query, context, run_manager.metadata)
-        pool = None
+        slots = self._slots(k)
+        found = None
         if self.base_retriever is not None:
             found = await self.base_retriever.ainvoke(query, config={"callbacks": run_manager.get_child()})
-            pool = await asyncio.to_thread(self._pool, found, query)
-        slots = self._slots(k)
-        rec = await self.lamar.arecall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
-        await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
-                                     config={"callbacks": run_manager.get_child()})
-        return await asyncio.to_thread(self._documents, rec, pool, slots)
+        try:
+            pool = None if found is None else await asyncio.to_thread(self._pool, found, query)
+            rec = await self.lamar.arecall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
+            await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx),
+                                         config={"callbacks": run_manager.get_child()})
+            return await asyncio.to_thread(self._documents, rec, pool, slots)
+        except StoreError as exc:
+            return _without_lamar(found, slots, exc)
 
     # -- the steps ---------------------------------------------------------------------------
 
@@ -263,6 +269,13 @@ class LamarRetriever(BaseRetriever):
 def _stable_id(text: str) -> str:
     """The id a document without an `experience_id` gets: the same text, the same lesson."""
     return "exp_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _without_lamar(found: list[Document] | None, slots: int, exc: StoreError) -> list[Document]:
+    """Fail open: a store that cannot be read or written costs the call its choice by outcome,
+    not its documents. The base retriever's go on in its own order; without one, none."""
+    log.warning("Lamar could not choose lessons (the retrieval goes on without it): %s", exc)
+    return list(found or [])[:slots]
 
 
 def _text(value: Any) -> str:

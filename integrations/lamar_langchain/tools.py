@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, Field
 
-from lamar import Recall
+from lamar import DuplicateReport, Recall, StoreError, UnknownEpisode
 from lamar.experience import check_context
 from lamar.signals import (
     TOOL_EPISODE,
@@ -91,34 +91,51 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         artifact = {EPISODE_KEY: rec.episode_id, "experience_ids": rec.ids, "context": ctx}
         return tool_answer(rec.episode_id, rec.as_prompt() if rec.experiences else ""), artifact
 
+    # Fail open: what goes wrong in Lamar becomes the tool's answer (a ToolException, which
+    # `handle_tool_error` hands to the model), never an error that ends the agent's run.
     def search(query: str, runtime: ToolRuntime = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         ctx = resolve(query, runtime)
-        rec = lamar.recall(ctx, k=k)
+        try:
+            rec = lamar.recall(ctx, k=k)
+        except StoreError as exc:
+            raise ToolException(f"{NO_LESSONS}: {exc}") from exc
         dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
         return answer(rec, ctx)
 
     async def asearch(query: str, runtime: ToolRuntime = None) -> tuple[str, dict[str, Any]]:  # type: ignore[assignment]
         ctx = resolve(query, runtime)
-        rec = await lamar.arecall(ctx, k=k)
+        try:
+            rec = await lamar.arecall(ctx, k=k)
+        except StoreError as exc:
+            raise ToolException(f"{NO_LESSONS}: {exc}") from exc
         await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
         return answer(rec, ctx)
 
     tools: list[BaseTool] = [StructuredTool.from_function(
         func=search, coroutine=asearch, name=f"{prefix}_search_lessons", args_schema=SearchLessons,
-        response_format="content_and_artifact", description=TOOL_SEARCH)]
+        response_format="content_and_artifact", description=TOOL_SEARCH, handle_tool_error=True)]
     if report:
         def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
-            lamar.report(episode_id, outcome)
+            try:
+                lamar.report(episode_id, outcome)
+            except (DuplicateReport, UnknownEpisode, StoreError) as exc:
+                raise ToolException(f"the outcome was not recorded: {exc}") from exc
             return tool_recorded(outcome, episode_id)
 
         async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
-            await lamar.areport(episode_id, outcome)
+            try:
+                await lamar.areport(episode_id, outcome)
+            except (DuplicateReport, UnknownEpisode, StoreError) as exc:
+                raise ToolException(f"the outcome was not recorded: {exc}") from exc
             return tool_recorded(outcome, episode_id)
 
         tools.append(StructuredTool.from_function(
             func=report_outcome, coroutine=areport_outcome, name=f"{prefix}_report_outcome",
-            args_schema=ReportOutcome, description=TOOL_REPORT))
+            args_schema=ReportOutcome, description=TOOL_REPORT, handle_tool_error=True))
     return tools
+
+
+NO_LESSONS = "no lessons this time (go on without them): Lamar could not read its store"
 
 
 __all__ = ["USER_OUTCOMES", "ReportOutcome", "SearchLessons", "create_lamar_tools"]

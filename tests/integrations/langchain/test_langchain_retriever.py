@@ -253,3 +253,19 @@ def test_held_out_slot_is_filled_with_the_next_plain_document() -> None:
         if episode is not None:
             assert set(episode.eligible) == set(ids.values())
     assert filled > 0  # the default holdout held some lessons out; the seed makes it exact
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_broken_store_costs_the_choice_not_the_documents(tmp_path, mode: str, caplog) -> None:
+    path = tmp_path / "lessons.json"
+    lam = Lamar(str(path), seed=2)
+    query = "the cache is stale"
+    store, _ = lesson_store({"known": ("the cache is stale", "purge it")}, lam, query)
+    store.add_documents([Document("Unrelated notes about the cache.", metadata={"source": "wiki"})])
+    with path.open("a") as out:
+        out.write("{garbage\n")  # the store goes bad under the running chain
+    for base, expected in ((store.as_retriever(search_kwargs={"k": 2}), 2), (None, 0)):
+        retriever = LamarRetriever(lamar=lam, k=2, base_retriever=base, context={"project": "trace"})
+        docs = retriever.invoke(query) if mode == "invoke" else await retriever.ainvoke(query)
+        assert len(docs) == expected and all("episode_id" not in d.metadata for d in docs)
+    assert "could not choose lessons" in caplog.text

@@ -100,3 +100,23 @@ def test_module_examples_run() -> None:
     for module in (lamar_langchain.tools, lamar_langchain.middleware):
         result = doctest.testmod(module)
         assert result.attempted > 0 and result.failed == 0
+
+
+def test_lamars_failures_are_the_tools_answer_not_the_runs_end(chat_model: Any, tmp_path: Any) -> None:
+    # A store gone bad, an unknown episode, a second report: the model reads what went wrong.
+    path = tmp_path / "lessons.json"
+    lam = Lamar(str(path), seed=1)
+    lam.add(Experience("a deploy times out", "raise the grace period"))
+    search, report = create_lamar_tools(lam, report=True)
+    episode = search.invoke({"query": "deploy"}) and lam.pending()[0].episode_id
+    assert "the outcome was not recorded" in report.invoke({"episode_id": "ep_nope", "outcome": "accepted",
+                                                             "evidence": "user: thanks"})
+    assert "Recorded" in report.invoke({"episode_id": episode, "outcome": "accepted", "evidence": "user: thanks"})
+    again = report.invoke({"episode_id": episode, "outcome": "accepted", "evidence": "user: thanks"})
+    assert "the outcome was not recorded" in again and "already" in again
+    with path.open("a") as out:
+        out.write("{garbage\n")  # the store goes bad under the running agent
+    agent = create_agent(chat_model(search_call(), "Went on without lessons."), [search])
+    result = agent.invoke({"messages": [{"role": "user", "content": "the deploy timed out"}]})
+    answer = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert "could not read its store" in answer.content and result["messages"][-1].text == "Went on without lessons."
