@@ -81,6 +81,8 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         return ""
     repo = str(repo_path) if repo_path else None
     out = ""
+    # Read before the lock: however long a transcript takes, no other session's event waits for it.
+    turns = _read_transcript(payload) if event == "SessionEnd" else None
     with locked_state(paths.state) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
@@ -91,7 +93,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         elif event == "PostToolUse":
             _on_edit(state, payload, session, repo)
         elif event == "SessionEnd":
-            _on_end(state, payload, session, lam, paths, now)
+            _on_end(state, session, turns, lam, paths, now)
         state["last"] = {"time": now, "event": event, "session": session, "cwd": cwd,
                          "episode": state["sessions"].get(session, {}).get("episode"), "injected": len(out)}
         _prune(state, now, config)
@@ -189,8 +191,21 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         record["base"] = head_commit(repo)  # None: no commit yet, every commit is later
 
 
-def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam: Callable[[], Lamar],
-            paths: Paths, now: float) -> None:
+def _read_transcript(payload: Mapping[str, Any]) -> list[dict[str, Any]] | str | None:
+    """The turns of the event's transcript, why it cannot be read, or None when the event names none."""
+    transcript = payload.get("transcript_path")
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    from lamar_claude_code.transcript import read_turns
+
+    try:
+        return read_turns(transcript)
+    except (OSError, ValueError, RecursionError) as exc:  # a transcript that is gone or unreadable costs only the traces
+        return f"no traces from {transcript}: {type(exc).__name__}: {exc}"
+
+
+def _on_end(state: dict[str, Any], session: str, turns: list[dict[str, Any]] | str | None,
+            lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
     info = state["sessions"].get(session)
     if not info:
         return
@@ -198,14 +213,15 @@ def _on_end(state: dict[str, Any], payload: Mapping[str, Any], session: str, lam
     if record is not None and record.get("signal") is None:
         _report(state, info["episode"], "accepted", "the session ended without a correction", lam, paths, now)
         record["by_end"] = True
-    transcript = payload.get("transcript_path")
-    if isinstance(transcript, str) and transcript:
+    if isinstance(turns, str):
+        log_line(paths.log, turns, now=now)
+    elif turns is not None:
         from lamar_claude_code.transcript import write_session_traces
 
         try:
-            info["traced"] = write_session_traces(transcript, session, state["episodes"], paths.traces)
-        except (OSError, ValueError, RecursionError) as exc:  # a transcript that is gone or unreadable costs only the traces
-            log_line(paths.log, f"no traces from {transcript}: {type(exc).__name__}: {exc}", now=now)
+            info["traced"] = write_session_traces(turns, session, state["episodes"], paths.traces)
+        except (OSError, ValueError) as exc:  # a trace file that cannot be written costs only the traces
+            log_line(paths.log, f"no traces for session {session}: {type(exc).__name__}: {exc}", now=now)
 
 
 def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float, *,

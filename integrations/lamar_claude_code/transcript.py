@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,12 +14,21 @@ from lamar_claude_code.outcomes import prompt_key
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
 _TEXT_CHARS = 4000  # of a prompt, an error or an answer
+# A long session's transcript holds tens of megabytes; past these caps the read stops (the whole
+# file) or skips (one line), so a runaway file costs bounded time and memory, never a stalled hook.
+MAX_TRANSCRIPT = 256 * 1024 * 1024  # bytes read from one transcript; later turns are not traced
+MAX_LINE = 16 * 1024 * 1024  # bytes of one entry; a longer one is skipped like a torn line
 
 
 def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The prompts of a transcript with what followed each: prompt, attempted, tool_errors, output, time.
 
-    Lines that do not parse, meta lines and side chains (subagents) are skipped.
+    Lines that do not parse or are longer than MAX_LINE, meta lines and side chains (subagents) are
+    skipped; only the first MAX_TRANSCRIPT bytes are read.
+
+    Raises:
+        OSError: the file cannot be opened.
+        ValueError: the path is not a regular file (a FIFO, a device, a folder).
     """
     turns: list[dict[str, Any]] = []
     for entry in _entries(Path(path).expanduser()):
@@ -48,14 +58,40 @@ def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
-    with path.open("rb") as handle:
-        for raw in handle:
+    # Opened without blocking, then checked: a FIFO with no writer would wait forever, and a
+    # device such as /dev/zero never ends; only a regular file is a transcript.
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise ValueError(f"{path} is not a regular file")
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with handle:
+        for raw in _lines(handle):
             try:
                 entry = json.loads(raw)
             except (ValueError, RecursionError):
                 continue  # a torn last line while Claude Code is still writing, or one nested past reason
             if isinstance(entry, Mapping):
                 yield entry
+
+
+def _lines(handle: Any) -> Iterator[bytes]:
+    """The lines of the first MAX_TRANSCRIPT bytes, each at most MAX_LINE (a longer one is skipped)."""
+    left = MAX_TRANSCRIPT
+    while left > 0:
+        raw = handle.readline(min(left, MAX_LINE + 1))
+        if not raw:
+            return
+        left -= len(raw)
+        if len(raw) > MAX_LINE:
+            while left > 0 and raw and not raw.endswith(b"\n"):  # the rest of the long line, dropped
+                raw = handle.readline(min(left, MAX_LINE))
+                left -= len(raw)
+            continue
+        yield raw
 
 
 def _user_text(content: Any) -> str | None:
@@ -105,10 +141,16 @@ def session_traces(path: str | os.PathLike[str], session: str,
         session: the session id (trace ids are `cc-<session>-<n>`).
         episodes: the hook state's episodes, to find each prompt's episode, context and outcome.
     """
+    return traces_of(read_turns(path), session, episodes)
+
+
+def traces_of(turns: list[dict[str, Any]], session: str,
+              episodes: Mapping[str, Mapping[str, Any]] | None = None) -> list[Trace]:
+    """`session_traces` of turns already read (`read_turns`)."""
     mine = sorted(((eid, r) for eid, r in (episodes or {}).items() if r.get("session") == session),
                   key=lambda item: float(item[1].get("time", 0)))
     traces = []
-    for number, turn in enumerate(read_turns(path), start=1):
+    for number, turn in enumerate(turns, start=1):
         key = prompt_key(turn["prompt"])
         match = next(((eid, r) for eid, r in mine if r.get("prompt_key") == key), None)
         if match is not None:
@@ -139,13 +181,15 @@ def _seconds(stamp: Any) -> float:
         return 0.0
 
 
-def write_session_traces(path: str, session: str, episodes: Mapping[str, Mapping[str, Any]], out: Path) -> int:
-    """Append the session's traces that `out` does not hold yet; returns how many it holds in all.
+def write_session_traces(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, Mapping[str, Any]],
+                         out: Path) -> int:
+    """Append the session's traces (of its turns, from `read_turns`) that `out` does not hold yet;
+    returns how many it holds in all.
 
     Keyed by trace id, read back from `out` itself: a SessionEnd stopped after appending and
     before its bookkeeping was saved writes nothing twice when the session ends again.
     """
-    traces = session_traces(path, session, episodes)
+    traces = traces_of(turns, session, episodes)
     held = _written_ids(out, f"cc-{session}-")
     fresh = [t for t in traces if t.id not in held]
     if fresh:

@@ -4,6 +4,7 @@ and it steps aside for changed code or a dead predecessor's socket."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import socket
 import subprocess
@@ -83,3 +84,27 @@ def test_a_changed_module_retires_the_daemon(tmp_path: Path) -> None:
     finally:
         del sys.modules[module.__name__]
         daemon._loaded.pop(str(source), None)
+
+
+def test_a_transcript_that_never_ends_costs_the_daemon_nothing(hook: Hook, repo: Path, tmp_path: Path) -> None:
+    # A FIFO nobody writes would block the read forever, /dev/zero never ends: either, read inside
+    # the state lock, held every later event of every session past its budget.
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    path = socket_path(str(hook.store), hook.env)
+    assert path is not None
+    assert _prompt(hook, repo, "the tests fail").returncode == 0
+    assert _served(path)
+    for transcript in (str(fifo), "/dev/zero"):
+        end = payload("SessionEnd", "s1", repo, reason="exit")
+        end["transcript_path"] = transcript
+        done = subprocess.run(shlex.split(hook_command(str(hook.store))), input=json.dumps(end).encode(),
+                              env=hook.env, capture_output=True, timeout=60, check=False)
+        assert (done.returncode, done.stdout) == (0, b"")
+    later = json.dumps(payload("UserPromptSubmit", "s2", repo, prompt="the tests fail again")).encode()
+    done = subprocess.run(shlex.split(hook_command(str(hook.store))), input=later, env=hook.env,
+                          capture_output=True, timeout=60, check=False)
+    assert json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"].startswith("<lamar-lessons>")
+    log = hook.log_file.read_text()
+    assert "budget" not in log
+    assert f"{fifo} is not a regular file" in log and "/dev/zero is not a regular file" in log

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from lamar import Lamar
 from lamar.models import ScriptedModel
 from lamar.sleep.traces import load_traces
+from lamar_claude_code import transcript as transcript_module
 from lamar_claude_code.transcript import read_turns
 
 from .conftest import Hook, payload
@@ -70,3 +74,21 @@ def test_sessions_become_traces_that_sleep_mines(hook: Hook, repo: Path, tmp_pat
     assert [e.action for e in mined] == [lesson["action"]]
     assert mined[0].provenance["traces"] == ["cc-sess-a-1", "cc-sess-b-1"]
     lam.close()
+
+
+def test_only_a_regular_file_is_read_and_only_so_much_of_it(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # no writer: opening it to read would block
+    for path in (fifo, Path("/dev/zero"), tmp_path):
+        with pytest.raises(ValueError, match="not a regular file"):
+            read_turns(path)
+    transcript = _transcript(tmp_path, "s1")
+    lines = transcript.read_bytes().splitlines(keepends=True)
+    monkeypatch.setattr(transcript_module, "MAX_LINE", max(len(line) for line in lines) + 10)
+    long = b'{"type": "user", "message": {"content": "' + b"x" * transcript_module.MAX_LINE + b'"}}\n'
+    transcript.write_bytes(lines[0] + long + b"".join(lines[1:]))
+    assert [t["prompt"] for t in read_turns(transcript)] == [FIRST, SECOND]  # the long line alone is skipped
+    second = next(i for i, line in enumerate(lines) if b'"type": "user"' in line and SECOND.encode() in line)
+    monkeypatch.setattr(transcript_module, "MAX_TRANSCRIPT", len(long) + sum(len(line) for line in lines[:second]))
+    assert [t["prompt"] for t in read_turns(transcript)] == [FIRST]  # the turns past the cap are not read
