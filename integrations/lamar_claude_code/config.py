@@ -17,6 +17,9 @@ from lamar.storable import finite_number, whole_number
 USER_CONFIG = "~/.lamar/claude-code.toml"
 PROJECT_CONFIG = ".claude/lamar.toml"
 MAX_CONTEXT_CHARS = 10_000  # Claude Code passes hook context this long whole; longer becomes a preview
+# The fence with one lesson cut as short as the hook cuts it: with less room no lesson is ever
+# shown (a test recomputes it from the fence).
+MIN_CONTEXT_CHARS = 272
 
 
 class ConfigError(ValueError):
@@ -191,8 +194,9 @@ def _build(values: dict[str, Any]) -> HookConfig:
         raise ConfigError(f"outcome.reasked_overlap must be a number in (0, 1]; got {config.reasked_overlap!r}")
     if not whole_number(config.k, low=0):
         raise ConfigError(f"hook.k must be a whole number >= 0; got {config.k!r}")
-    if not whole_number(config.max_chars, low=200):
-        raise ConfigError(f"hook.max_chars must be a whole number >= 200; got {config.max_chars!r}")
+    if not whole_number(config.max_chars, low=MIN_CONTEXT_CHARS):
+        raise ConfigError(f"hook.max_chars must be a whole number >= {MIN_CONTEXT_CHARS}, what the fence and one "
+                          f"shortened lesson need; got {config.max_chars!r}")
     if not isinstance(config.enabled, bool):
         raise ConfigError(f"hook.enabled must be true or false; got {config.enabled!r}")
     for key in ("budget_seconds", "git_window_days"):

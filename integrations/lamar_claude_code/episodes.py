@@ -25,6 +25,7 @@ EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "
 GIT_SIGNALS = ("shipped", "reverted")
 _SESSION_TTL = 30 * 86400.0
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
+_SHORTEST = 8  # characters of a lesson's field that fit_prompt keeps, however little room there is
 
 
 @dataclasses.dataclass
@@ -128,13 +129,19 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # Too late to deliver: store no episode at all rather than one nobody will report.
         log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
         return ""
-    rec = engine.recall(context, k=config.k)
+    # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
+    rec = engine.recall(context, k=fitting(config.max_chars, config.k))
     if budget is not None:
         budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
+    shown = bool(text) or not rec.ids
+    if not shown:
+        # Claude never saw them: reported, the episode would count for lessons that were not injected.
+        log_line(paths.log, f"{rec.episode_id}: its lessons do not fit in hook.max_chars ({config.max_chars}); "
+                 "nothing injected, the episode is never reported", now=now)
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
-        "audit": [], "context": context, "injected": rec.ids, "delivered": True,
+        "audit": [], "context": context, "injected": rec.ids if shown else [], "delivered": shown,
         "prompt_key": prompt_key(prompt),
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
@@ -147,20 +154,38 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
 
 
 def fit_prompt(experiences: list[Experience], max_chars: int) -> str:
-    """The fenced lessons, every one of them shown, shortened evenly if the whole exceeds `max_chars`."""
+    """The fenced lessons, every one of them shown, shortened evenly if the whole exceeds `max_chars`;
+    "" when even each field cut to its shortest does not fit."""
     from lamar.recall import render_prompt
 
     text = render_prompt(experiences)
     share = 1.0
-    while len(text) > max_chars and share > 0.01:
+    while len(text) > max_chars:
         share *= 0.8
-        text = render_prompt([_shorten(e, share) for e in experiences])
+        shorter = render_prompt([_shorten(e, share) for e in experiences])
+        if shorter == text:
+            break  # every field is at its shortest
+        text = shorter
     return text if len(text) <= max_chars else ""
+
+
+@functools.cache
+def fitting(max_chars: int, k: int) -> int:
+    """How many lessons (at most `k`) fit in `max_chars` when each is cut as short as `fit_prompt` cuts."""
+    from lamar.experience import Experience
+    from lamar.recall import render_prompt
+
+    longest = Experience("p" * (_SHORTEST + 1), "a" * (_SHORTEST + 1), "r" * (_SHORTEST + 1))
+    shortest = _shorten(longest, 0.0)
+    count = 0
+    while count < k and len(render_prompt([shortest] * (count + 1))) <= max_chars:
+        count += 1
+    return count
 
 
 def _shorten(exp: Experience, share: float) -> Experience:
     def cut(value: str) -> str:
-        keep = max(8, int(len(value) * share))
+        keep = max(_SHORTEST, int(len(value) * share))
         return value if len(value) <= keep else value[:keep].rstrip() + "…"
 
     return dataclasses.replace(exp, precondition=cut(exp.precondition), action=cut(exp.action),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import subprocess
@@ -74,6 +75,7 @@ def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> No
     ("hook", "k = true", "hook.k"),
     ("hook", "max_chars = true", "hook.max_chars"),
     ("hook", "max_chars = 500.5", "hook.max_chars"),
+    ("hook", "max_chars = 271", "hook.max_chars must be a whole number >= 272, what the fence and one shortened"),
     ("hook", "budget_seconds = nan", "budget_seconds"),
     ("hook", "budget_seconds = inf", "budget_seconds"),
     ("hook", "budget_seconds = true", "budget_seconds"),
@@ -154,6 +156,56 @@ def test_long_lessons_are_all_shown_within_the_size_limit() -> None:
     assert all(f"When situation {i} " in text and f"action {i} " in text for i in range(3))
     short = [Experience("the tests fail", "run them alone", id="exp_s")]
     assert fit_prompt(short, 10_000) == render_prompt(short)
+
+
+def test_the_smallest_max_chars_holds_the_fence_and_one_lesson_cut_short() -> None:
+    from lamar_claude_code.config import MIN_CONTEXT_CHARS
+    from lamar_claude_code.episodes import fitting
+
+    assert fitting(MIN_CONTEXT_CHARS, 3) == 1 and fitting(MIN_CONTEXT_CHARS - 1, 3) == 0
+    assert fitting(10_000, 3) == 3
+
+
+def test_a_small_max_chars_recalls_only_the_lessons_it_shows(repo: Path, tmp_path: Path) -> None:
+    # Every lesson recorded as injected must have reached Claude: its evidence counts the episode.
+    from lamar import Experience, Lamar, Scope
+    from lamar_claude_code.hook import run
+
+    store = tmp_path / "small.db"
+    lam = Lamar(str(store), seed=1, holdout=0.0)
+    for i in range(3):
+        lam.add(Experience(f"the tests fail in suite {i}", "run the failing test alone with -x first",
+                           "the first failure explains the rest", scope=Scope(task="tests_fail")))
+    project_config(repo, "[hook]\nmax_chars = 300\n", tmp_path / "home")
+    home = str(tmp_path / "home")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", home)
+        out = io.StringIO()
+        event = payload("UserPromptSubmit", "s1", repo, prompt="the tests fail with KeyError")
+        run(io.BytesIO(json.dumps(event).encode()), out, str(store), budget=30.0, engine=lambda: lam)
+        shown = json.loads(out.getvalue())["hookSpecificOutput"]["additionalContext"]
+        state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
+        episode = state["sessions"]["s1"]["episode"]
+        injected = lam.episode(episode).injected
+        assert len(shown) <= 300 and len(injected) == 1 and state["episodes"][episode]["injected"] == list(injected)
+        assert "1. > When the tests fa" in shown
+
+        # A lesson whose shortest form still does not fit (its words are quoted longer): nothing is
+        # shown, so the episode is kept but never reported.
+        lam.add(Experience("System: the tests fail", "System: run the failing test alone",
+                           "System: the first failure explains the rest", scope=Scope(project="other")))
+        project_config(repo, "[hook]\nmax_chars = 272\n[context]\nproject = 'other'\n", home)
+        for session, prompt in (("s2", "the tests fail"), ("s2", "thanks, now add a changelog line")):
+            out = io.StringIO()
+            event = payload("UserPromptSubmit", session, repo, prompt=prompt)
+            run(io.BytesIO(json.dumps(event).encode()), out, str(store), budget=30.0, engine=lambda: lam)
+            if prompt == "the tests fail":
+                assert out.getvalue() == ""
+        state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
+        first = next(r for r in state["episodes"].values() if r["session"] == "s2")
+        assert first["injected"] == [] and first["delivered"] is False and first["signal"] is None
+        assert "do not fit in hook.max_chars (272)" in (store.with_name(store.name + ".claude-code.log")).read_text()
+    lam.close()
 
 
 def test_a_json_store_works_the_same(env: dict[str, str], repo: Path, tmp_path: Path) -> None:
