@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
-from lamar_claude_code.state import locked_state, log_line
+from lamar_claude_code.state import locked_state, log_line, writable
 
 if TYPE_CHECKING:
     from lamar import Lamar
@@ -73,6 +73,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     event = payload.get("hook_event_name")
     if event not in EVENTS:
         return ""
+    payload = writable(payload)  # before anything is stored: the store and the state both hold it, or neither
     session = _text(payload, "session_id")
     cwd = _text(payload, "cwd")
     now = time.time() if now is None else now

@@ -136,3 +136,22 @@ def test_hooks_running_at_once_lose_no_update(hook: Hook, repo: Path) -> None:
     (episode,) = hook.state()["episodes"].values()
     assert sorted(episode["files"]) == names
     assert not hook.log_file.exists()
+
+
+def test_a_lone_surrogate_in_an_event_is_stored_and_tracked_as_u_fffd(hook: Hook, repo: Path) -> None:
+    # Valid JSON that UTF-8 cannot hold: the store kept the episode, then the state's write failed.
+    prompt = json.dumps(payload("UserPromptSubmit", "SID", repo, prompt="the tests fail")).replace("SID", "s\\udc00")
+    done = hook(None, raw=prompt.encode())
+    assert (done.returncode, done.stderr) == (0, b"")
+    (repo / "caf.py").write_text("X = 1\n")
+    edit = json.dumps(payload("PostToolUse", "SID", repo, tool_name="Write",
+                              tool_input={"file_path": str(repo / "caf\\udce9.py"), "content": "X = 1\n"},
+                              tool_response={"success": True})).replace("SID", "s\\udc00")
+    assert hook(None, raw=edit.encode().replace(b"\\\\udce9", b"\\udce9")).returncode == 0
+    state = hook.state()
+    (episode,) = state["episodes"]
+    assert state["sessions"]["s\ufffd"]["episode"] == episode
+    assert state["episodes"][episode]["files"] == ["caf\ufffd.py"]
+    with Lamar(str(hook.store)) as lam:
+        assert lam.stats()["episodes"] == 1
+    assert not hook.log_file.exists()
