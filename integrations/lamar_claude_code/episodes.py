@@ -245,9 +245,12 @@ def _on_end(state: dict[str, Any], session: str, turns: list[dict[str, Any]] | s
         from lamar_claude_code.transcript import write_session_traces
 
         try:
-            info["traced"] = write_session_traces(turns, session, state["episodes"], paths.traces)
-        except (OSError, ValueError) as exc:  # a trace file that cannot be written costs only the traces
+            info["traced"], refused = write_session_traces(turns, session, state["episodes"], paths.traces)
+        except OSError as exc:  # a trace file that cannot be written costs only the traces
             log_line(paths.log, f"no traces for session {session}: {type(exc).__name__}: {exc}", now=now)
+            return
+        for why in refused:
+            log_line(paths.log, f"trace skipped: {why}", now=now)
 
 
 def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float, *,

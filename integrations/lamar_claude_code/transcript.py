@@ -9,8 +9,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lamar import InvalidTrace
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_claude_code.outcomes import prompt_key
+from lamar_claude_code.state import writable
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
 _TEXT_CHARS = 4000  # of a prompt, an error or an answer
@@ -75,7 +77,8 @@ def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
             except (ValueError, RecursionError):
                 continue  # a torn last line while Claude Code is still writing, or one nested past reason
             if isinstance(entry, Mapping):
-                yield entry
+                # Text cut between the halves of an emoji is a lone surrogate, which no trace file holds.
+                yield writable(entry)
 
 
 def _lines(handle: Any) -> Iterator[bytes]:
@@ -144,9 +147,13 @@ def session_traces(path: str | os.PathLike[str], session: str,
     return traces_of(read_turns(path), session, episodes)
 
 
-def traces_of(turns: list[dict[str, Any]], session: str,
-              episodes: Mapping[str, Mapping[str, Any]] | None = None) -> list[Trace]:
-    """`session_traces` of turns already read (`read_turns`)."""
+def traces_of(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, Mapping[str, Any]] | None = None,
+              refused: list[str] | None = None) -> list[Trace]:
+    """`session_traces` of turns already read (`read_turns`).
+
+    With `refused`, a turn whose trace the format refuses is left out and why is appended there
+    (one bad turn costs its own trace only); without it, InvalidTrace is raised.
+    """
     mine = sorted(((eid, r) for eid, r in (episodes or {}).items() if r.get("session") == session),
                   key=lambda item: float(item[1].get("time", 0)))
     traces = []
@@ -156,20 +163,32 @@ def traces_of(turns: list[dict[str, Any]], session: str,
         if match is not None:
             mine.remove(match)
         record = match[1] if match else {}
-        signal = record.get("signal")
-        traces.append(Trace(
-            id=f"cc-{session}-{number}",
-            context=dict(record.get("context") or {}),
-            time=float(record.get("time") or 0.0) or _seconds(turn.get("time")),
-            input=turn["prompt"],
-            attempted=turn["attempted"],
-            tool_errors=turn["tool_errors"],
-            output=turn["output"],
-            outcome=signal if signal in ("shipped", "accepted", "reasked", "corrected", "reverted") else None,
-            episode_id=match[0] if match else None,
-            metadata={"source": "claude-code", "session": session},
-        ))
+        try:
+            trace = _trace(f"cc-{session}-{number}", turn, record, match[0] if match else None, session)
+        except InvalidTrace as exc:
+            if refused is None:
+                raise
+            refused.append(f"cc-{session}-{number}: {exc}")
+            continue
+        traces.append(trace)
     return traces
+
+
+def _trace(trace_id: str, turn: Mapping[str, Any], record: Mapping[str, Any], episode: str | None,
+           session: str) -> Trace:
+    signal = record.get("signal")
+    return Trace(
+        id=trace_id,
+        context=dict(record.get("context") or {}),
+        time=float(record.get("time") or 0.0) or _seconds(turn.get("time")),
+        input=turn["prompt"],
+        attempted=turn["attempted"],
+        tool_errors=turn["tool_errors"],
+        output=turn["output"],
+        outcome=signal if signal in ("shipped", "accepted", "reasked", "corrected", "reverted") else None,
+        episode_id=episode,
+        metadata={"source": "claude-code", "session": session},
+    )
 
 
 def _seconds(stamp: Any) -> float:
@@ -182,22 +201,35 @@ def _seconds(stamp: Any) -> float:
 
 
 def write_session_traces(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, Mapping[str, Any]],
-                         out: Path) -> int:
-    """Append the session's traces (of its turns, from `read_turns`) that `out` does not hold yet;
-    returns how many it holds in all.
+                         out: Path) -> tuple[int, list[str]]:
+    """Append the session's traces (of its turns, from `read_turns`) that `out` does not hold yet.
 
     Keyed by trace id, read back from `out` itself: a SessionEnd stopped after appending and
-    before its bookkeeping was saved writes nothing twice when the session ends again.
+    before its bookkeeping was saved writes nothing twice when the session ends again. A trace
+    the format refuses is skipped: one bad turn costs its own trace, not the session's.
+
+    Returns:
+        How many of the session's traces `out` holds in all, and why each skipped one was refused.
+
+    Raises:
+        StoreError: `out` cannot be written.
     """
-    traces = traces_of(turns, session, episodes)
+    refused: list[str] = []
+    traces = traces_of(turns, session, episodes, refused)
     held = _written_ids(out, f"cc-{session}-")
     fresh = [t for t in traces if t.id not in held]
+    written = 0
     if fresh:
         os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
         writer = TraceWriter(out)
         for trace in fresh:
-            writer.write(trace)
-    return len(held) + len(fresh)
+            try:
+                writer.write(trace)
+            except InvalidTrace as exc:
+                refused.append(f"{trace.id}: {exc}")
+                continue
+            written += 1
+    return len(held) + written, refused
 
 
 def _written_ids(out: Path, prefix: str) -> set[str]:

@@ -92,3 +92,32 @@ def test_only_a_regular_file_is_read_and_only_so_much_of_it(tmp_path: Path,
     second = next(i for i, line in enumerate(lines) if b'"type": "user"' in line and SECOND.encode() in line)
     monkeypatch.setattr(transcript_module, "MAX_TRANSCRIPT", len(long) + sum(len(line) for line in lines[:second]))
     assert [t["prompt"] for t in read_turns(transcript)] == [FIRST]  # the turns past the cap are not read
+
+
+def test_text_cut_inside_an_emoji_costs_no_trace(hook: Hook, repo: Path, tmp_path: Path) -> None:
+    # JSON.stringify writes a lone surrogate for text cut between an emoji's halves.
+    transcript = _transcript(tmp_path, "cut")
+    text = transcript.read_text().replace("the tests pass.", "the tests pass \\ud83d")
+    assert "\\ud83d" in text
+    transcript.write_text(text)
+    for event in (payload("UserPromptSubmit", "cut", repo, prompt=FIRST),
+                  payload("UserPromptSubmit", "cut", repo, prompt=SECOND),
+                  payload("SessionEnd", "cut", repo, reason="other")):
+        event["transcript_path"] = str(transcript)
+        assert hook(event).returncode == 0
+    traces = load_traces(hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl"))
+    assert [t.id for t in traces] == ["cc-cut-1", "cc-cut-2"]
+    assert traces[0].output.endswith("the tests pass \ufffd")
+
+
+def test_a_trace_the_format_refuses_costs_only_itself(tmp_path: Path) -> None:
+    from lamar_claude_code.outcomes import prompt_key
+    from lamar_claude_code.transcript import write_session_traces
+
+    turns = read_turns(_transcript(tmp_path, "s1"))
+    episodes = {"ep_1": {"session": "s1", "time": 1.0, "prompt_key": prompt_key(FIRST), "context": {"task": 5}},
+                "ep_2": {"session": "s1", "time": 2.0, "prompt_key": prompt_key(SECOND), "context": {"task": "x"}}}
+    out = tmp_path / "traces.jsonl"
+    held, refused = write_session_traces(turns, "s1", episodes, out)
+    assert held == 1 and [t.id for t in load_traces(out)] == ["cc-s1-2"]
+    assert len(refused) == 1 and refused[0].startswith("cc-s1-1: ") and "'context'" in refused[0]
