@@ -85,7 +85,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     out = ""
     # Read before the lock: however long a transcript takes, no other session's event waits for it.
     turns = _read_transcript(payload) if event == "SessionEnd" else None
-    with locked_state(paths.state) as state:
+    with locked_state(paths.state, paths.log) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         if repo:
@@ -339,7 +339,7 @@ def settle_all(engine: Callable[[], Lamar], paths: Paths, *, now: float | None =
     """
     now = time.time() if now is None else now
     lines: list[str] = []
-    with locked_state(paths.state) as state:
+    with locked_state(paths.state, paths.log) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         before = {eid: len(r.get("audit", [])) for eid, r in state["episodes"].items()}

@@ -54,8 +54,25 @@ def writable(value: Any) -> Any:
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def read_state(path: Path) -> dict[str, Any]:
-    """The state as last written (an empty one when absent or unreadable: it is only a cache of intent)."""
+_NUMBER = (int, float)
+_TEXT_OR_NONE = (str, type(None))
+# The fields the hooks compute with and the types they need there; a field that is absent is fine.
+_EPISODE_FIELDS: dict[str, Any] = {
+    "session": str, "repo": _TEXT_OR_NONE, "time": _NUMBER, "files": list, "signal": _TEXT_OR_NONE,
+    "commit": _TEXT_OR_NONE, "base": _TEXT_OR_NONE, "audit": list, "context": dict, "injected": list,
+    "delivered": bool, "by_end": bool, "prompt_key": str,
+}
+_SESSION_FIELDS: dict[str, Any] = {
+    "episode": str, "words": list, "repo": _TEXT_OR_NONE, "time": _NUMBER, "count": int, "traced": int,
+}
+
+
+def read_state(path: Path, log: Path | None = None) -> dict[str, Any]:
+    """The state as last written (an empty one when absent or unreadable: it is only a cache of intent).
+
+    A record of the wrong shape (a hand edit, a bad merge, another version's format) is dropped,
+    with a line in `log`: kept, it would fail every event and be written back by each.
+    """
     try:
         data = json.loads(path.read_bytes())
     except (OSError, ValueError):
@@ -65,15 +82,49 @@ def read_state(path: Path) -> dict[str, Any]:
     for key, value in empty_state().items():
         if not isinstance(data.get(key), type(value)):
             data[key] = value
+    dropped = []
+    for section, kind in (("episodes", "episode"), ("sessions", "session"), ("repos", "repository entry")):
+        records = data[section]
+        for name in list(records):
+            if not _well_formed(section, name, records[name]):
+                del records[name]
+                dropped.append(f"{kind} {name!r}")
+    if not _is_number(data["last"].get("time", 0)):
+        data["last"] = {}
+        dropped.append("the last event")
+    if dropped and log is not None:
+        log_line(log, f"state: dropped {', '.join(dropped)}: not of the shape the hooks write")
     for record in (*data["sessions"].values(), *data["episodes"].values()):
-        if isinstance(record, dict):  # the state keeps no prompt text: any found is dropped at the next write
-            record.pop("prompt", None)
-            record.pop("prompt_head", None)
+        # the state keeps no prompt text: any found is dropped at the next write
+        record.pop("prompt", None)
+        record.pop("prompt_head", None)
     return data
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
+
+
+def _well_formed(section: str, name: str, record: Any) -> bool:
+    if section == "repos":  # git's fingerprint of a repository, or a folder's language
+        return isinstance(record, list) if name.startswith("git:") else (
+            isinstance(record, dict) and _is_number(record.get("time", 0)))
+    if not isinstance(record, dict):
+        return False
+    fields = _EPISODE_FIELDS if section == "episodes" else _SESSION_FIELDS
+    for field, kind in fields.items():
+        if field not in record:
+            continue
+        value = record[field]
+        if not isinstance(value, kind) or (kind in (int, _NUMBER) and isinstance(value, bool)):
+            return False
+    strings = [*record.get("files", []), *record.get("words", []), *record.get("injected", [])]
+    audit_ok = all(isinstance(entry, list) and len(entry) == 3 for entry in record.get("audit", []))
+    return audit_ok and all(isinstance(item, str) for item in strings)
+
+
 @contextlib.contextmanager
-def locked_state(path: Path) -> Iterator[dict[str, Any]]:
+def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]]:
     """Hold the state's lock, yield the state, and write it back, even when the block fails.
 
     Each hook is a fresh process and several run at once (parallel tool calls), so every change is
@@ -81,13 +132,14 @@ def locked_state(path: Path) -> Iterator[dict[str, Any]]:
     fsynced and renamed over the old one: a reader sees the old state or the new, never half.
 
     The block may have reported outcomes to the store before it failed; the state must remember
-    them, or the next event would report them again.
+    them, or the next event would report them again. Records of the wrong shape are dropped and
+    logged in `log` (`read_state`).
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
         if fcntl is not None:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
-        state = read_state(path)
+        state = read_state(path, log)
         try:
             yield state
         finally:

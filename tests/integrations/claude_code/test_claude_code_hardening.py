@@ -101,3 +101,20 @@ def test_no_secret_format_of_issue_38_reaches_the_trace_file(hook: Hook, repo: P
     text = written.read_text()
     assert "Private-Lines" in text and "registry.npmjs.org" in text  # the samples' text was traced
     assert [name for name, secret, _ in SAMPLES if secret in text] == []
+
+
+def test_a_state_record_of_the_wrong_shape_is_dropped_and_the_state_heals(hook: Hook, repo: Path) -> None:
+    # A hand edit or a bad merge: kept, each record failed every event and was written back by it.
+    bad = {"version": 1, "sessions": {"s0": {"episode": 7}, "s9": {"time": 1e12, "count": 1}},
+           "episodes": {"ep_old": 5, "ep_files": {"session": "s0", "time": 1e12, "files": "app.py"}},
+           "repos": {"/somewhere": {"language": "python", "time": "yesterday"}}, "last": {"time": "noon"}}
+    hook.state_file.write_text(json.dumps(bad))
+    for i in range(2):
+        done = hook(payload("UserPromptSubmit", f"s{i + 1}", repo, prompt=f"refactor module {i}"))
+        assert (done.returncode, done.stderr) == (0, b"")
+    state = hook.state()
+    assert set(state["sessions"]) == {"s1", "s2", "s9"} and "/somewhere" not in state["repos"]
+    assert sorted(state["episodes"]) == sorted(s["episode"] for s in (state["sessions"]["s1"], state["sessions"]["s2"]))
+    (line,) = hook.log_file.read_text().splitlines()  # once: the healed state is written back
+    assert ("dropped episode 'ep_old', episode 'ep_files', session 's0', repository entry '/somewhere', "
+            "the last event") in line
