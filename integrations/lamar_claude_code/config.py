@@ -20,6 +20,9 @@ MAX_CONTEXT_CHARS = 10_000  # Claude Code passes hook context this long whole; l
 # The fence with one lesson cut as short as the hook cuts it: with less room no lesson is ever
 # shown (a test recomputes it from the fence).
 MIN_CONTEXT_CHARS = 272
+# A prompt waits for its hook: past a minute it no longer waits for lessons but for a hook that
+# hangs (the entries `install` writes stop it at 10 s). Larger values also overflow the waits.
+MAX_BUDGET_SECONDS = 60.0
 
 
 class ConfigError(ValueError):
@@ -39,7 +42,7 @@ class HookConfig:
         corrected: regexes that mark a follow-up prompt as a correction, added to the built-in ones.
         reasked_overlap: word overlap with the previous prompt that makes a re-ask [0.6].
         git_window_days: how long git may still settle an episode [7].
-        budget_seconds: past this the hook injects nothing [2.0].
+        budget_seconds: past this the hook injects nothing, at most MAX_BUDGET_SECONDS [2.0].
         k: most lessons per prompt [3].
         max_chars: most characters injected [10000].
         enabled: False turns the hooks off for this project without uninstalling [True].
@@ -203,6 +206,9 @@ def _build(values: dict[str, Any]) -> HookConfig:
         value = getattr(config, key)
         if not (finite_number(value) and value > 0):  # TOML spells nan and inf too
             raise ConfigError(f"{key} must be a number > 0; got {value!r}")
+    if config.budget_seconds > MAX_BUDGET_SECONDS:
+        raise ConfigError(f"hook.budget_seconds must be at most {MAX_BUDGET_SECONDS:g}: a prompt waits for the hook, and "
+                          f"Claude Code stops the installed one at 10; got {config.budget_seconds!r}")
     return config
 
 

@@ -79,6 +79,8 @@ def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> No
     ("hook", "budget_seconds = nan", "budget_seconds"),
     ("hook", "budget_seconds = inf", "budget_seconds"),
     ("hook", "budget_seconds = true", "budget_seconds"),
+    ("hook", "budget_seconds = 1e300", "hook.budget_seconds must be at most 60"),
+    ("hook", "budget_seconds = 60.5", "hook.budget_seconds must be at most 60"),
     ("outcome", "git_window_days = nan", "git_window_days"),
     ("outcome", "reasked_overlap = nan", "outcome.reasked_overlap"),
     ("outcome", "reasked_overlap = '0.5'", "outcome.reasked_overlap"),
