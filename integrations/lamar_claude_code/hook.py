@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sys
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from lamar_claude_code.episodes import Budget, Paths, handle_event
+from lamar_claude_code.quick import reply
 from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
@@ -87,8 +89,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         text = result.get("text", "")
         if text:
             answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
-            stdout.write(json.dumps(answer, ensure_ascii=False))
-            stdout.flush()
+            reply(stdout, json.dumps(answer, ensure_ascii=False))
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
             return 0
@@ -142,4 +143,6 @@ def _open(store: str, create: bool = False) -> Any:
 
 def main(store: str, budget: float | None = None, *, create: bool = False) -> int:
     """Entry point of `lamar claude-code hook` (and of the plugin's hook, which creates its store)."""
-    return run(sys.stdin.buffer, sys.stdout, store, budget=budget, exit_on_timeout=True, create=create)
+    # Started with stdin or stdout closed, Python has None for them: an empty event, an answer nobody reads.
+    stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
+    return run(stdin, sys.stdout or io.StringIO(), store, budget=budget, exit_on_timeout=True, create=create)

@@ -6,6 +6,10 @@ import os
 import sys
 import time
 
+TYPE_CHECKING = False  # `typing` is not imported at run time: this command loads only C modules
+if TYPE_CHECKING:
+    from typing import Any
+
 VERSION = b"LAMAR-HOOK-1"
 DEFAULT_STORE = "~/.lamar/experience.json"  # as lamar.cli.claude_code has it
 MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
@@ -126,6 +130,28 @@ def _note(store: str, message: str) -> None:
         pass
 
 
+def reply(stdout: Any, answer: bytes | str) -> None:
+    """Write the answer; a reader that is gone (stdout closed early) gets nothing, and no traceback."""
+    if stdout is None:
+        return  # started with no stdout at all
+    try:
+        if isinstance(answer, bytes):
+            stdout.buffer.write(answer)
+        else:
+            stdout.write(answer)
+        stdout.flush()
+    except (OSError, ValueError):
+        # Python flushes stdout once more at exit: pointed at the null device, that flush cannot fail.
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, stdout.fileno())
+            finally:
+                os.close(null)
+        except (OSError, ValueError, AttributeError):  # a stream with no descriptor: nothing is flushed at exit
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Handle one hook event: the command `lamar claude-code install` or the plugin puts in the settings.
 
@@ -154,12 +180,11 @@ def main(argv: list[str] | None = None) -> int:
     arrived = time.time()
     create = "--plugin" in argv
     store = plugin_store(os.environ) if create else store_of(argv, os.environ)
-    raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1)
+    raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1) if sys.stdin is not None else b""  # None: started without stdin
     path = socket_path(store)
     answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
     if answer is not None:
-        sys.stdout.buffer.write(answer)
-        sys.stdout.flush()
+        reply(sys.stdout, answer)
         return 0
     import io
     import site
@@ -172,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a hook never fails the prompt
         _note(store, f"the hook could not start: {type(exc).__name__}: {exc}; run lamar claude-code install again")
         return 0
-    return run(io.BytesIO(raw), sys.stdout, store, exit_on_timeout=True, create=create,
+    return run(io.BytesIO(raw), sys.stdout or io.StringIO(), store, exit_on_timeout=True, create=create,
                start=time.monotonic() - (time.time() - arrived))
 
 

@@ -108,3 +108,24 @@ def test_a_transcript_that_never_ends_costs_the_daemon_nothing(hook: Hook, repo:
     log = hook.log_file.read_text()
     assert "budget" not in log
     assert f"{fifo} is not a regular file" in log and "/dev/zero is not a regular file" in log
+
+
+def test_a_closed_stdin_or_stdout_ends_the_hook_quietly(hook: Hook, repo: Path) -> None:
+    # Claude Code may stop reading (its own timeout, a cancelled turn): no traceback, exit 0.
+    path = socket_path(str(hook.store), hook.env)
+    assert path is not None
+    assert _prompt(hook, repo, "the tests fail").returncode == 0
+    assert _served(path)  # the answer now comes from the daemon, written by quick.py itself
+    event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail again")).encode()
+    cli = shlex.join([sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(hook.store)])
+    for command in (hook_command(str(hook.store)), cli):
+        read, write = os.pipe()
+        process = subprocess.Popen(shlex.split(command), stdin=subprocess.PIPE, stdout=write, stderr=subprocess.PIPE,
+                                   env=hook.env)
+        os.close(write)
+        os.close(read)  # the reader is gone before the hook answers
+        _, err = process.communicate(event, timeout=60)
+        assert (process.returncode, err) == (0, b""), command
+        closed = subprocess.run(["sh", "-c", f"{command} <&- >&-"], env=hook.env, capture_output=True, timeout=60,
+                                check=False)
+        assert (closed.returncode, closed.stderr) == (0, b""), command
