@@ -237,4 +237,10 @@ def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
 
 def _save(path: Path, data: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    try:
+        body = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # The file held an escaped lone surrogate ("\ud800"), which UTF-8 cannot hold: every
+        # character written as an escape keeps it, and everything else, exactly as it was.
+        body = (json.dumps(data, indent=2) + "\n").encode("ascii")
+    write_atomically(path, body)

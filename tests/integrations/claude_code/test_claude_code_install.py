@@ -95,6 +95,17 @@ def test_a_broken_settings_file_is_left_untouched(repo: Path, env: dict[str, str
     assert settings.read_text() == '{"hooks": '
 
 
+def test_a_settings_file_holding_an_escaped_lone_surrogate_keeps_it(repo: Path, env: dict[str, str]) -> None:
+    # Valid JSON that UTF-8 cannot hold once unescaped: written back escaped, nothing else changed.
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"env": {"NOTE": "half an emoji \\ud83d", "CITY": "Z\u00fcrich"}}')
+    done = lamar(env, repo, "install", "--project")
+    assert done.returncode == 0, done.stderr
+    written = json.loads(settings.read_text(encoding="utf-8"))
+    assert written["env"] == {"NOTE": "half an emoji \ud83d", "CITY": "Z\u00fcrich"} and installed(settings)
+
+
 def test_install_defaults_to_the_personal_file_and_leaves_the_team_file_alone(repo: Path, env: dict[str, str],
                                                                               tmp_path: Path) -> None:
     team = repo / ".claude" / "settings.json"
