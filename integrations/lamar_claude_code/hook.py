@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from lamar_claude_code.episodes import Budget, Paths, handle_event
-from lamar_claude_code.quick import reply
 from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
@@ -97,6 +96,25 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
         log_line(paths.log, scrub(f"{_event(payload)}: {type(exc).__name__}: {exc}")[0])
     return 0
+
+
+def reply(stdout: TextIO | None, answer: str) -> None:
+    """Write the answer; a reader that is gone (stdout closed early) gets nothing, and no traceback."""
+    if stdout is None:
+        return  # started with no stdout at all
+    try:
+        stdout.write(answer)
+        stdout.flush()
+    except (OSError, ValueError):
+        # Python flushes stdout once more at exit: pointed at the null device, that flush cannot fail.
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, stdout.fileno())
+            finally:
+                os.close(null)
+        except (OSError, ValueError, AttributeError):  # a stream with no descriptor: nothing is flushed at exit
+            pass
 
 
 def _config(payload: dict[str, Any], paths: Paths) -> Any:

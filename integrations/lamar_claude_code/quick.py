@@ -6,10 +6,6 @@ import os
 import sys
 import time
 
-TYPE_CHECKING = False  # `typing` is not imported at run time: this command loads only C modules
-if TYPE_CHECKING:
-    from typing import Any
-
 VERSION = b"LAMAR-HOOK-1"
 DEFAULT_STORE = "~/.lamar/experience.json"  # as lamar.cli.claude_code has it
 MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
@@ -130,26 +126,15 @@ def _note(store: str, message: str) -> None:
         pass
 
 
-def reply(stdout: Any, answer: bytes | str) -> None:
-    """Write the answer; a reader that is gone (stdout closed early) gets nothing, and no traceback."""
-    if stdout is None:
-        return  # started with no stdout at all
+def write_out(answer: bytes) -> None:
+    """The daemon's answer, straight to descriptor 1: no buffer is left to flush at exit, and a
+    reader that is gone (or a process started without stdout) gets nothing and no traceback."""
+    view = memoryview(answer)
     try:
-        if isinstance(answer, bytes):
-            stdout.buffer.write(answer)
-        else:
-            stdout.write(answer)
-        stdout.flush()
-    except (OSError, ValueError):
-        # Python flushes stdout once more at exit: pointed at the null device, that flush cannot fail.
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(null, stdout.fileno())
-            finally:
-                os.close(null)
-        except (OSError, ValueError, AttributeError):  # a stream with no descriptor: nothing is flushed at exit
-            pass
+        while view:
+            view = view[os.write(1, view):]
+    except OSError:
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -184,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     path = socket_path(store)
     answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None
     if answer is not None:
-        reply(sys.stdout, answer)
+        write_out(answer)
         return 0
     import io
     import site
