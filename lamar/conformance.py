@@ -25,6 +25,7 @@ from lamar._errors import (
     DuplicateReport,
     EventConflict,
     InvalidArgument,
+    InvalidEvent,
     UnknownEpisode,
     UnknownExperience,
 )
@@ -167,6 +168,20 @@ class StoreConformance(_Case):
                           Event("outcome", {"episode": "e"}, key="outcome:e")])
         with self.assertRaises(EventConflict):
             store.append([Event("outcome", {"episode": "f"}, key="k"), Event("outcome", {"episode": "g"}, key="k")])
+        self.assertEqual([e.key for e in store.read()], ["outcome:e"])
+
+    def test_an_event_no_reader_could_parse_writes_nothing_of_the_batch(self) -> None:
+        # Stored, such an event would make the whole log unreadable: refused before any write.
+        store = self.opened()
+        with self.assertRaises(InvalidEvent):
+            store.append([Event("outcome", {"episode": "e"}, key="outcome:e"), Event("note", {"text": "hi"})])
+        if self.persistent:  # a key no file or database can hold (the memory store keeps any text)
+            for key in ("outcome:\x00", "outcome:\ud800"):
+                with self.assertRaises(InvalidEvent):
+                    store.append([Event("outcome", {"episode": "e"}, key="outcome:e"),
+                                  Event("outcome", {"episode": "f"}, key=key)])
+        self.assertEqual(store.read(), [])
+        store.append([Event("outcome", {"episode": "e"}, key="outcome:e")])  # and the store takes the next write
         self.assertEqual([e.key for e in store.read()], ["outcome:e"])
 
     def test_engine_state_survives_reopen(self) -> None:

@@ -13,6 +13,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
 from lamar import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.store import Event
+from lamar.store.base import check_appendable, storable_key
 from lamar_langgraph.bakery import BakeryLock
 
 _HEAD = "head"
@@ -135,7 +136,8 @@ class LangGraphStore:
         keys = [e.key for e in events if e.key is not None]
         if len(set(keys)) != len(keys):
             raise EventConflict(f"a batch repeats an event key ({sorted(keys)}); nothing was written")
-        texts = [e.data_json() for e in events]  # a TypeError for bad data, before any lock
+        check_appendable(events)  # an event the backend or a later read would refuse: nothing is written
+        texts = [e.data_json() for e in events]
         if not events:
             return []
         with self._local:
@@ -195,7 +197,8 @@ class LangGraphStore:
         from lamar_langgraph.erasure import compaction
 
         events = sorted(events, key=lambda e: e.kind in _MARKS)  # stable: log order otherwise
-        texts = [e.data_json() for e in events]  # a TypeError for bad data, before any lock
+        check_appendable(events)  # an event the backend or a later read would refuse: nothing is written
+        texts = [e.data_json() for e in events]
         step = compaction(self.store, self.compact, self.location)
         with self._local:
             self._check_open()
@@ -245,7 +248,7 @@ class LangGraphStore:
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         """The committed events holding any of these keys, in seq order."""
         self._check_open()
-        keys = list(keys)
+        keys = [key for key in keys if storable_key(key)]  # no write stores any other: it is simply not there
         if not keys:
             return []
         head = self._read_head()

@@ -133,6 +133,8 @@ def check_appendable(events: Sequence[Event]) -> None:
         if not isinstance(event.kind, str) or not isinstance(event.data, dict) or (
                 event.key is not None and not isinstance(event.key, str)):
             problem = "kind and key must be strings and data a JSON object"
+        elif event.kind not in EVENT_KINDS:  # stored, it would make the whole log unreadable
+            problem = f"its kind is not one of {', '.join(sorted(EVENT_KINDS))}"
         else:
             try:  # the whole check in C on the hot path; the walk below decides the rest
                 # The data's text as it will be sent (computed once): escaped to ASCII, so NUL and

@@ -5,8 +5,8 @@ from __future__ import annotations
 import _thread
 from collections.abc import Sequence
 
-from lamar._errors import EventConflict
-from lamar.store.base import Event, scrubbed_log
+from lamar._errors import EventConflict, InvalidEvent
+from lamar.store.base import EVENT_KINDS, Event, scrubbed_log
 
 
 class MemoryStore:
@@ -25,6 +25,10 @@ class MemoryStore:
         self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        unknown = next((e.kind for e in events if e.kind not in EVENT_KINDS), None)
+        if unknown is not None:  # the engine could not fold the log back: refused like the other stores do
+            raise InvalidEvent(f"an event of this write has the kind {unknown!r}, which is not one of "
+                               f"{', '.join(sorted(EVENT_KINDS))}; nothing was written")
         with self._lock:
             keys = [e.key for e in events if e.key is not None]
             clash = next((k for k in keys if k in self._keys), None)
