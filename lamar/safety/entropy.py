@@ -28,6 +28,11 @@ _PUBLIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "AAAA", "sha256-", "sha384-", "sha51
 RUN = re.compile(rf"(?<![A-Za-z0-9+/=_.-])(?P<secret>[A-Za-z0-9+/_-]{{{MIN_LENGTH},}}={{0,2}})"
                  r"(?![A-Za-z0-9+/=_-]|\.[A-Za-z0-9+/=_-])")
 
+# A key body as PEM writes it, headers cut off: two or more full lines of 64 base64 characters
+# and a shorter last line. One line of such a block can be plain by chance; the block is not.
+BODY = re.compile(r"(?m)^(?P<secret>[A-Za-z0-9+/]{64}(?:\r?\n[A-Za-z0-9+/]{64})+(?:\r?\n[A-Za-z0-9+/]{1,63}={0,2})?)"
+                  r"(?![A-Za-z0-9+/=])")
+
 
 def bits_per_char(text: str) -> float:
     """Shannon entropy of `text`'s character frequencies (0 for an empty string)."""
@@ -61,4 +66,4 @@ def _class(char: str) -> int:
     return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
 
 
-__all__ = ["MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "looks_random"]
+__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "looks_random"]

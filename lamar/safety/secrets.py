@@ -26,7 +26,7 @@ from lamar.safety.assignments import (
     secret_key_kind,
 )
 from lamar.safety.disguised import disguised_spans, redact_spans
-from lamar.safety.entropy import RUN, looks_random
+from lamar.safety.entropy import BODY, RUN, looks_random
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import PROVIDER_TOKENS
@@ -135,6 +135,9 @@ def _not_random(match: re.Match[str]) -> bool:
     return not looks_random(match.group("secret"))
 
 
+# The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
+_AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
+
 RULES: tuple[_Rule, ...] = (
     # Before the PEM rule, so a service-account file's key is named as such.
     _Rule("gcp-service-account-key", re.compile(
@@ -177,8 +180,15 @@ RULES: tuple[_Rule, ...] = (
     _token("sendgrid-api-key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     _token("twilio-api-key", r"SK[0-9a-fA-F]{32}"),
     _token("twilio-account-sid", r"AC[0-9a-f]{32}"),
+    # A secret access key has no prefix and, about one time in a thousand, not a digit, which
+    # the rule for random runs needs; written right after its key id (a CSV row, the next line,
+    # `id:secret`) it is a secret by where it stands.
+    _Rule("aws-secret-key", re.compile(
+        rf"(?<![A-Za-z0-9]){_AWS_ID}[A-Z0-9]{{16}}[\"']?(?:[ \t]*[,;:|=][ \t]*|[ \t]*\r?\n[ \t]*|[ \t]+)[\"']?"
+        r"(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+    )),
     _Rule("aws-access-key", re.compile(
-        r"(?<![A-Za-z0-9])(?P<secret>(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
+        rf"(?<![A-Za-z0-9])(?P<secret>{_AWS_ID}"
         # Also broken after its prefix by a wrapped line, or by the space a lesson's prompt form makes
         # of that line break; the body then must hold a digit, as real ones do.
         r"(?:[A-Z0-9]{16}|(?:[ \t]*\r?\n[ \t]*|[ \t]{1,3})(?=[A-Z]{0,15}\d)[A-Z0-9]{16}))(?![A-Za-z0-9])"
@@ -229,6 +239,8 @@ RULES: tuple[_Rule, ...] = (
 # first: what is left of a long random run is a credential without a name (a bare AWS secret, an
 # Azure key, a PEM body).
 _RANDOM = _Rule("random-string", RUN, _not_random)
+# Before it, a block of key lines, judged whole: one line of it may look plain by chance.
+_BODY = _Rule("random-string", BODY, lambda match: not looks_random("".join(match.group("secret").split())))
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 _SHAPE_RULES = tuple(rule for rule in RULES if rule.token)
 _SHAPE_SET = frozenset(_SHAPE_RULES)
@@ -289,7 +301,7 @@ def scrub(text: str) -> tuple[str, list[str]]:
     if spans:
         kinds += [kind for _, _, kind in spans if kind not in kinds]
         text = redact_spans(text, spans, PLACEHOLDER)
-    return _apply(_RANDOM, text, kinds), kinds
+    return _apply(_RANDOM, _apply(_BODY, text, kinds), kinds), kinds
 
 
 def _reread(text: str, shadow: str, kinds: list[str]) -> str:

@@ -118,6 +118,15 @@ def test_generated_samples_of_every_format_are_scrubbed_and_never_prompted(seed:
         CASES[_never_prompted(secret, text)] += 1
 
 
+def test_a_thousand_fixed_seeds_of_every_format_are_scrubbed() -> None:
+    # The seeds hypothesis draws change with its version; these are the same on every run. They
+    # hold an AWS secret with no digit beside its key id, and a PEM line that alone looks plain.
+    texts = [(seed, name, secret, text) for seed in range(1000) for name, secret, text in samples(random.Random(seed))]
+    missed = [(seed, name) for seed, name, secret, text in texts if secret in scrub(text)[0]]
+    print(f"\nfixed-seed secret samples: {len(texts)}, missed: {len(missed)}")
+    assert missed == []
+
+
 def test_print_the_count_of_cases() -> None:
     """Runs last in this module: the count the issue asks to see."""
     print(f"\ngenerated secret-format cases run: {sum(CASES.values())}")
