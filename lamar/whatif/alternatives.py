@@ -177,37 +177,56 @@ def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
 STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
 
 
+def form(spec: str) -> tuple[str, str]:
+    """A spec's name and argument, checked for form alone: a typo is named before the log is read.
+
+    Raises:
+        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1.
+    """
+    head, _, arg = spec.strip().partition(":")
+    head = head.lower()
+    if head in ("logged", "none", "proven", "today") and not arg:
+        return head, ""
+    if head == "without" and arg:
+        return head, arg
+    if head == "holdout" and arg:
+        if not 0.0 <= _number(spec, arg) < 1.0:
+            raise InvalidArgument(f"policy {spec!r}: a holdout rate is in [0, 1)")
+        return head, arg
+    if head == "k" and arg:
+        slots = _number(spec, arg)
+        if slots != int(slots) or slots < 1:
+            raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
+        return head, arg
+    raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
+                          "holdout:Q (0 <= Q < 1) or k:K")
+
+
 def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
     """The alternative a spec names: logged, none, proven, today, without:ID, holdout:Q, k:K
     (fewer slots rank the wanted lessons on the log's other folds: `fold_lifts`).
 
     Raises:
-        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1, an unknown lesson.
+        InvalidArgument: as `form`, and a lesson no episode of the log had eligible.
     """
-    text = spec.strip()
-    head, _, arg = text.partition(":")
-    head = head.lower()
-    simple: dict[str, Alternative] = {"logged": Logged(), "none": NoMemory(), "proven": Proven(beliefs),
-                                      "today": Today(beliefs)}
-    if head in simple and not arg:
-        return simple[head]
-    if head == "without" and arg:
+    head, arg = form(spec)
+    if head == "logged":
+        return Logged()
+    if head == "none":
+        return NoMemory()
+    if head == "proven":
+        return Proven(beliefs)
+    if head == "today":
+        return Today(beliefs)
+    if head == "without":
         if arg not in lessons_in(log.slates):
             raise InvalidArgument(f"policy {spec!r}: no lesson {arg!r} was eligible in these episodes "
                                   "(see `lamar ls` for ids)")
         return Without(arg)
-    if head == "holdout" and arg:
-        rate = _number(spec, arg)
-        if not 0.0 <= rate < 1.0:
-            raise InvalidArgument(f"policy {spec!r}: a holdout rate is in [0, 1)")
-        return Holdout(rate)
-    if head == "k" and arg:
-        slots = _number(spec, arg)
-        if slots != int(slots) or slots < 1:
-            raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
-        return Slots(int(slots), beliefs, fold_lifts(log) if slots < beliefs.k else ())
-    raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
-                          "holdout:Q (0 <= Q < 1) or k:K")
+    if head == "holdout":
+        return Holdout(float(arg))
+    slots = int(float(arg))
+    return Slots(slots, beliefs, fold_lifts(log) if slots < beliefs.k else ())
 
 
 def _number(spec: str, text: str) -> float:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidArgument
 from lamar.storable import finite_number
-from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, parse
+from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, form, parse
 from lamar.whatif.log import check_log, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
@@ -68,8 +68,6 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         raise InvalidArgument(f"since is a time in seconds since the epoch, got {since!r:.40}")
     if scope is not None and not isinstance(scope, Mapping):
         raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")
-    log = read_log(lam.store, since, dict(scope) if scope is not None else None)
-    check_log(log, minimum, lam.store.location)
     specs: list[str | Alternative]
     if policy is None:
         specs = list(STANDARD)
@@ -77,6 +75,14 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         specs = [policy]
     else:
         specs = list(policy)
+    for spec in specs:  # a misspelt name is the first thing to hear about, whatever the log holds
+        if isinstance(spec, str):
+            form(spec)
+        elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
+            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
+                                  f"and changes(slate); got {type(spec).__name__}")
+    log = read_log(lam.store, since, dict(scope) if scope is not None else None)
+    check_log(log, minimum, lam.store.location)
     slots = logged_k(log.slates, lam.k)
     beliefs: Beliefs | None = None  # read from the engine once, if a name needs it
     alternatives: list[Alternative] = []
@@ -84,9 +90,6 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         if isinstance(spec, str):
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, log)
-        elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
-            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
-                                  f"and changes(slate); got {type(spec).__name__}")
         alternatives.append(spec)
     if policy is None and slots <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]

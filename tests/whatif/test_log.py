@@ -82,6 +82,11 @@ def test_too_few_episodes_are_refused_naming_what_is_missing(tmp_path: Path) -> 
         lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
     with pytest.raises(LamarError, match=r"has 5 reported episode\(s\).*at least 30"):
         lam.whatif()
+    # A misspelt policy is named first: more episodes would not make it right.
+    with pytest.raises(InvalidArgument, match="unknown policy 'no-memory'"):
+        lam.whatif("no-memory")
+    with pytest.raises(InvalidArgument, match="holdout rate"):
+        lam.whatif(["none", "holdout:2"])
     lam.close()
 
 
