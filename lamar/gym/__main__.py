@@ -146,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
+    if args.family is not None and args.family < 1:
+        parser.error(f"--family is the number of worlds to draw, at least 1; got {args.family}")
     if args.lamar and (args.volume or args.frontier):
         parser.error("--lamar tunes the gym's run and --family's; --frontier and --volume set the engine themselves")
     if args.plot:

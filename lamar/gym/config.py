@@ -73,10 +73,15 @@ class GymConfig:
 
             # fails here, with the engine's own message, before any run; each engine reads its own knobs
             settings: dict[str, Any] = dict(self.tuning)
-            if "lamar-v2" in self.policies:
-                V2Policy(**settings)
-            if "lamar-v2" not in self.policies or "lamar" in self.policies:
-                Policy(**without_retired(settings, warn=False))
+            engines = ([V2Policy] if "lamar-v2" in self.policies else []) + (
+                [Policy] if "lamar-v2" not in self.policies or "lamar" in self.policies else [])
+            for engine in engines:
+                knobs = {field.name for field in dataclasses.fields(engine)}
+                unknown = sorted(set(without_retired(settings, warn=False)) - knobs)
+                if unknown:
+                    raise ValueError(f"--lamar: no knob {unknown[0]!r}; the knobs are {', '.join(sorted(knobs))} "
+                                     "(docs/decisions.md, 'The knobs')")
+                engine(**(settings if engine is V2Policy else without_retired(settings, warn=False)))
         for name in ("episodes", "seeds", "k", "window", "checkpoint", "lift_every", "first_seed", "lessons",
                      "report_delay"):
             value = getattr(self, name)

@@ -161,3 +161,17 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
         main(["--policies", "none,bandit"])
     assert exit_info.value.code == 2
     assert "choose from none, similarity, qvalue, lamar, oracle" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--family", "0"], "--family is the number of worlds to draw, at least 1; got 0"),
+    (["--family", "-3", "--peers"], "at least 1; got -3"),
+    (["--lamar", "holdot=0.1"], "no knob 'holdot'; the knobs are alpha_harms, alpha_helps, discount"),
+])
+def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # An empty family printed empty tables and exit 0; a misspelt knob a Python TypeError.
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
