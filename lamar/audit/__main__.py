@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any
 
+from lamar import LamarError
+from lamar.arguments import policy
 from lamar.audit.physics import render as render_physics
 from lamar.audit.runner import run_one
 from lamar.audit.scenarios import SCENARIOS
@@ -41,10 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
                         "lesson at the engine's per-lesson level (and at 0.05), then exit")
     args = parser.parse_args(argv)
+    if min(args.runs, args.jobs) < 1 or args.episodes < 100 or args.seed < 0 or (args.null is not None and args.null < 1):
+        parser.error("--runs, --jobs and --null are at least 1, --episodes at least 100 (the change is at half) "
+                     "and --seed at least 0")
+    try:
+        policy(dict(args.lamar))  # a misspelt knob is named now, not as a traceback from the first run
+    except LamarError as exc:
+        parser.error(str(exc))
     if args.physics:
         print(render_physics())
         return 0
-    if args.null:
+    if args.null is not None:
         from lamar.audit.null import calibrate
 
         started = time.perf_counter()

@@ -72,3 +72,17 @@ def test_the_physical_limit_is_the_bound_read_in_expectation() -> None:
     # more coin, fewer episodes; a smaller effect, more
     assert needed(0.2, 0.15, 2.5e-4) < needed(0.2, 0.06, 2.5e-4) < needed(0.15, 0.06, 2.5e-4)
     assert needed(0.0, 0.5, 0.05) is None
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--null", "-1"], "--null are at least 1"),
+    (["--runs", "0"], "--runs, --jobs and --null are at least 1"),
+    (["--episodes", "10"], "--episodes at least 100"),
+    (["--lamar", "holdot=0.3"], "unknown tuning keyword 'holdot'"),
+])
+def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # These printed an empty table, divided by zero, or ended in a traceback from the first run.
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
