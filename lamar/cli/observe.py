@@ -20,7 +20,8 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"{option} takes key=value pairs, like {option} project=trace; got {pair!r}")
+            example = "lamar recall" if option == "the context" else option
+            raise UsageError(f"{option} takes key=value pairs, like {example} project=trace; got {pair!r}")
         out[key.strip()] = value
     return out
 

@@ -82,3 +82,10 @@ def test_the_show_chart_has_a_legend_for_every_glyph(run_cli, sqlite_store: Path
     assert glyphs and glyphs <= {"*", "-", "|", ".", "<", ">"}
     for glyph in glyphs:
         assert f" {glyph} " in legend, glyph
+
+
+def test_a_context_without_a_value_shows_a_command_to_copy(run_cli, sqlite_store: Path) -> None:
+    # The example was "like the context project=trace", which no shell runs.
+    done = run_cli("recall", "task", "--store", sqlite_store)
+    assert done.returncode == 1  # a usage error the command found, as the CLI's others
+    assert "the context takes key=value pairs, like lamar recall project=trace; got 'task'" in done.stderr
