@@ -254,3 +254,38 @@ def test_one_side_proven_to_help_settles_a_contradiction(world: tuple[Lamar, dic
     assert lam.evidence(ids["rival"]).verdict is Verdict.UNKNOWN
     assert [p for p in lam.sleep().of_kind("contradiction") if ids["rival"] in p.experience_ids] == []
 
+
+
+def test_a_store_failing_part_way_through_apply_keeps_each_proposal_whole(tmp_path) -> None:
+    # Each proposal is one batch with its "applied" record: one that failed is not half there,
+    # and applying the same report again carries out the rest.
+    from lamar import StoreError
+    from lamar.store import SqliteStore
+
+    class FailsOnce(SqliteStore):
+        appends = 0
+
+        def append(self, events):
+            if any(e.kind == "applied" for e in events):
+                self.appends += 1
+                if self.appends == 2:
+                    raise StoreError(f"{self.location}: disk I/O error")
+            return super().append(events)
+
+    store = FailsOnce(tmp_path / "s.db")
+    lam = Lamar(store, seed=1)
+    lam.add(Experience("tests are flaky", "rerun the failing test once"))
+    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
+    lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
+    lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
+    report = lam.sleep()
+    first, second = [p.id for p in report.proposals if p.kind == "merge"]
+    with pytest.raises(StoreError, match="disk I/O error"):
+        lam.apply(report)
+    assert lam.stats()["by_status"]["retired"] == 1  # the first merge, whole; nothing of the second
+    again = lam.apply(report)
+    assert again.applied == [second] and again.skipped == [(first, "already applied")]
+    lam.close()
+    reopened = Lamar(str(tmp_path / "s.db"))
+    assert reopened.stats()["by_status"] == {"candidate": 0, "active": 2, "retired": 2}
+    reopened.close()
