@@ -33,7 +33,7 @@ from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 from lamar.store import open_store
-from lamar.store.base import EVENT_KINDS, Event, folded_rows
+from lamar.store.base import EVENT_KINDS, Event, TextStore, folded_rows
 from lamar.store.memory import MemoryStore
 
 # A worker that recalls and reports as fast as it can, logging each completed episode id
@@ -159,6 +159,26 @@ class StoreConformance(_Case):
         self.assertEqual([(e.kind, e.key, e.data, e.time) for e in back],
                          [(e.kind, e.key, e.data, e.time) for e in written])
         self.assertEqual(Experience.from_dict(back[0].data), exp)
+
+    def test_a_store_that_hands_over_texts_hands_over_what_read_returns(self) -> None:
+        store = self.opened()
+        if not isinstance(store, TextStore):
+            self.skipTest("the store hands over decoded events only (it is no `TextStore`)")
+        episodes = [Event("episode", {"id": f"ep_{n}", "context": {"project": "p", "who": "ü"}, "p": {"exp_a": 0.9},
+                                      "injected": ["exp_a"] if n % 2 else [], "held_out": [] if n % 2 else ["exp_a"]},
+                          key=f"episode:ep_{n}", time=float(n)) for n in range(4)]
+        outcomes = [Event("outcome", {"episode": f"ep_{n}", "reward": 1.0, "signal": "shipped", "replace": False},
+                          key=f"outcome:ep_{n}", time=10.0 + n) for n in range(4)]
+        written = store.append([*episodes, Event("status", {"id": "exp_a", "status": "active"}), *outcomes])
+        for after in (0, written[4].seq):
+            rows, events = store.read_texts(after), store.read(after)
+            self.assertEqual([row.data for row in rows], [event.data_json() for event in events])
+            self.assertEqual([(e.seq, e.kind, e.key, e.time, e.data) for e in map(store.decoded, rows)],
+                             [(e.seq, e.kind, e.key, e.time, e.data) for e in events])
+        first = rows[0]
+        for data in ("{", '{"episode":"ep_0","reward":2}'):
+            with self.assertRaises(CorruptStore, msg=data):
+                store.decoded(first._replace(kind="outcome", data=data))
 
     def test_a_duplicate_key_writes_nothing_of_the_batch(self) -> None:
         store = self.opened()

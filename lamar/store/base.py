@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from lamar._errors import CorruptStore
+
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
 EVENT_KINDS = frozenset(
@@ -240,6 +242,50 @@ class KeyedStore(Store, Protocol):
             StoreError: it could not be saved (nothing else changed).
         """
         ...
+
+
+class StoredText(NamedTuple):
+    """One stored event before its data is decoded: the data's text exactly as it was written."""
+
+    seq: int
+    kind: str
+    key: str | None
+    time: float
+    data: str
+
+
+@runtime_checkable
+class TextStore(Store, Protocol):
+    """A store that hands over its log undecoded, for a reader that decodes only what it needs
+    (the what-if fold meets the same few texts again and again, an id apart)."""
+
+    def read_texts(self, after: int = 0) -> list[StoredText]:
+        """What `read(after)` returns, checked the same way up to decoding (a checksum, a gap)."""
+        ...
+
+    def decoded(self, row: StoredText) -> Event:
+        """The event `row` holds, checked as `read` checks it.
+
+        Raises:
+            CorruptStore: its data does not parse, or holds what no write could have stored.
+        """
+        ...
+
+
+def event_of(row: StoredText, decode: Callable[[str, str], Any] = lambda _kind, text: json.loads(text)) -> Event:
+    """The event a stored text holds, checked as every read checks it (`stored_problem`).
+
+    Raises:
+        CorruptStore: what is wrong with it, for the store to name itself in.
+    """
+    try:
+        event = Event.stored(row.seq, row.kind, row.key, row.time, decode(row.kind, row.data))
+    except (ValueError, TypeError) as exc:
+        raise CorruptStore(f"event {row.seq} does not parse ({exc})") from exc
+    problem = stored_problem(event)
+    if problem is not None:
+        raise CorruptStore(f"event {row.seq} ({row.kind!r}) {problem}")
+    return event
 
 
 class RowsView(NamedTuple):

@@ -36,24 +36,15 @@ class EventDecoder:
         self._shortcut = True  # False once rests turned out to repeat too rarely to pay
 
     def __call__(self, kind: str, text: str) -> Any:
-        varying = _VARYING.get(kind)
-        if varying is None or not self._shortcut:
+        split = split_varying(kind, text) if self._shortcut else None
+        if split is None:
             return json.loads(text)
-        name, opening = varying
-        # A raw quote is never inside a string, so `"id":"` in valid JSON is a member named id
-        # with a string value. The value holds no quote, backslash or control character, so
-        # emptying it changes one string's content only: the rest is valid exactly when the text is.
-        begin = text.find(opening) + len(opening)
-        end = text.find('"', begin)
-        value = text[begin:end]
-        if begin < len(opening) or end < 0 or "\\" in value or not value.isprintable():
-            return json.loads(text)
-        rest = text[:begin] + text[end:]
+        name, value, rest = split
         self._tried += 1
         if rest in self._rests:
             known = self._rests[rest]
         elif len(self._rests) < MEMO_LIMIT:
-            known = self._rests[rest] = _shape(rest, name)
+            known = self._rests[rest] = shape_of(rest, name)
         else:
             # Full, and most texts so far brought a new rest (contexts that never repeat): looking
             # costs more than it saves, so the rest of this read decodes every text whole.
@@ -69,9 +60,28 @@ class EventDecoder:
         return data
 
 
-def _shape(rest: str, name: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+def split_varying(kind: str, text: str) -> tuple[str, str, str] | None:
+    """(the varying member's name, its value, the text with that value emptied) for an episode or
+    an outcome whose value is a plain string; None for any other text. The rest is a key to the
+    text's other members only where `shape_of` accepts it."""
+    varying = _VARYING.get(kind)
+    if varying is None:
+        return None
+    name, opening = varying
+    # A raw quote is never inside a string, so `"id":"` in valid JSON is a member named id
+    # with a string value. The value holds no quote, backslash or control character, so
+    # emptying it changes one string's content only: the rest is valid exactly when the text is.
+    begin = text.find(opening) + len(opening)
+    end = text.find('"', begin)
+    value = text[begin:end]
+    if begin < len(opening) or end < 0 or "\\" in value or not value.isprintable():
+        return None
+    return name, value, text[:begin] + text[end:]
+
+
+def shape_of(rest: str, name: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The decoded rest and its keys that hold a container, if the checks in `EventDecoder` hold
-    for it; None otherwise."""
+    for it (then every text with this rest decodes to it, its member `name` set); None otherwise."""
     try:
         shape = json.loads(rest)
     except ValueError:

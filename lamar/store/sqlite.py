@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store.base import Event, check_appendable, storable_key, stored_problem
+from lamar.store.base import Event, StoredText, check_appendable, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 
 SCHEMA_VERSION = 2
@@ -323,24 +323,49 @@ class SqliteStore:
         Raises:
             CorruptStore: an event was changed or removed (by hand, or a damaged file).
         """
-        events, top = self._select("seq > ?", (after,), last=True)
+        with no_cycle_collection():
+            decode = EventDecoder()
+            events = [self.decoded(row, decode) for row in self.read_texts(after)]
+        return events
+
+    def read_texts(self, after: int = 0) -> list[StoredText]:
+        """`read(after)` before decoding (`TextStore`): every event's checksum and seq checked,
+        none missing; its data as stored, for the caller to decode (`decoded`)."""
+        rows, top = self._rows("seq > ?", (after,), last=True)
         expect = after + 1
-        for number, event in enumerate(events):
+        for number, row in enumerate(rows):
             # (a read from before a rewrite starts with the snapshot that replaced the events up to its seq)
-            if event.seq != expect and not (number == 0 and event.kind == "snapshot" and event.seq > after):
-                raise self._corrupt(f"event {event.seq} follows event {expect - 1}: the events between were removed")
-            expect = event.seq + 1
+            if row.seq != expect and not (number == 0 and row.kind == "snapshot" and row.seq > after):
+                raise self._corrupt(f"event {row.seq} follows event {expect - 1}: the events between were removed")
+            expect = row.seq + 1
         if top is not None and top >= expect:
             raise self._corrupt(f"its events end at seq {expect - 1} but seq {top} was written: events were removed")
-        return events
+        return rows
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         keys = [key for key in keys if storable_key(key)]
-        return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))[0]
+        return self._select(f"key IN ({','.join('?' * len(keys))})", tuple(keys))
 
-    def _select(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[Event], int | None]:
-        """The events matching `where`, in commit order, each checked; with `last`, the highest
-        seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
+    def _select(self, where: str, params: tuple[object, ...]) -> list[Event]:
+        with no_cycle_collection():
+            decode = EventDecoder()
+            events = [self.decoded(row, decode) for row in self._rows(where, params)[0]]
+        return events
+
+    def decoded(self, row: StoredText, decode: EventDecoder | None = None) -> Event:
+        """The event `row` holds, checked as `read` checks it (`TextStore`).
+
+        Raises:
+            CorruptStore: its data does not parse, or holds what no write could have stored.
+        """
+        try:
+            return event_of(row) if decode is None else event_of(row, decode)
+        except CorruptStore as exc:
+            raise self._corrupt(str(exc)) from exc.__cause__
+
+    def _rows(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[StoredText], int | None]:
+        """The events matching `where`, in commit order, each checksum checked; with `last`, the
+        highest seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
         with no_cycle_collection():
             columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
             top = None
@@ -357,22 +382,14 @@ class SqliteStore:
                         self._db.execute("COMMIT")
                 except sqlite3.DatabaseError as exc:
                     raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
-            events = []
-            decode = EventDecoder()
+            texts = []
             for seq, kind, key, at, data, crc in rows:
                 if self._checksummed and crc != event_crc(kind, key, at, data):
                     raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
                                         "written (edited by hand, or a damaged file)")
-                try:
-                    event = Event.stored(seq, kind, key, at, decode(kind, data))
-                except (ValueError, TypeError) as exc:
-                    raise self._corrupt(f"event {seq} does not parse ({exc})") from exc
-                problem = stored_problem(event)
-                if problem is not None:
-                    raise self._corrupt(f"event {seq} ({kind!r}) {problem}")
-                events.append(event)
+                texts.append(StoredText(seq, kind, key, at, data))
             del rows  # before the collector resumes, which would walk every row once more
-        return events, top
+        return texts, top
 
     def _corrupt(self, what: str) -> CorruptStore:
         return CorruptStore(f"{self.path}: {what}; it was left untouched. Restore it from a backup")

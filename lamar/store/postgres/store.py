@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import finite_number, whole_number
-from lamar.store.base import Event, check_appendable, storable_key
+from lamar.store.base import Event, StoredText, check_appendable, storable_key
 from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
@@ -164,6 +164,20 @@ class PostgresStore:
             with self._tail_lock:
                 self._seen = max(self._seen, events[-1].seq)
         return events
+
+    def read_texts(self, after: int = 0) -> list[StoredText]:
+        """`read(after)` before decoding (`TextStore`), for the caller to decode (`decoded`)."""
+        self._db.check_open()
+        rows = self._db.run(lambda conn: conn.execute(_READ, (self.namespace, int(after))).fetchall())
+        return [StoredText(*row) for row in rows]
+
+    def decoded(self, row: StoredText) -> Event:
+        """The event `row` holds, checked as `read` checks it (`TextStore`).
+
+        Raises:
+            CorruptStore: its data does not parse, or holds what no write could have stored.
+        """
+        return self._db.parse([row])[0]
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
         """Replace the namespace's events up to `through` by `snapshot`, in one transaction.
