@@ -10,20 +10,21 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lamar.state.saved import fingerprint
 from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
-from lamar.store.base import Event, FoldingStore, Store
-from lamar.store.decode import no_cycle_collection
+from lamar.store.base import Event, FoldingStore, Store, StoredText, TextStore
+from lamar.store.decode import MEMO_LIMIT, no_cycle_collection, shape_of, split_varying
 from lamar.whatif.slate import Slate
 
 FORMAT = 1
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
 SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
+_UNSEEN = ()  # a text not met before (a memo entry is never empty)
 
 
 class Folded:
@@ -66,13 +67,7 @@ class Folded:
             self._add(data["id"], event.time, data["context"], data["p"], data["injected"], data["held_out"],
                       None, None, False)
         elif kind == "outcome":
-            j = self.positions().get(data["episode"])
-            if j is None or not self.alive[j] or (self.sealed[j] and data.get("replace")):
-                return  # a compacted episode, or a replacement of an outcome a checkpoint sealed
-            if data.get("expired"):
-                self.reward[j] = self.signal[j] = None
-            else:
-                self.reward[j], self.signal[j] = float(data["reward"]), data.get("signal")
+            self._outcome(data["episode"], _outcome_of(data))
         elif kind == "compact":
             positions = self.positions()
             for episode_id in data["episodes"]:
@@ -89,6 +84,52 @@ class Folded:
                           row["reward"], row["signal"], True)
         self.seq = event.seq
 
+    def fold_texts(self, store: TextStore, rows: Sequence[StoredText]) -> None:
+        """Fold stored texts as `fold` folds their events. An episode or an outcome whose text,
+        its id aside, was met before is filed as that one was, without being decoded; the first
+        of each is decoded and checked as every read checks it."""
+        memos: dict[str, dict[str, tuple[Any, ...] | None]] = {"episode": {}, "outcome": {}}
+        misses = dict.fromkeys(memos, 0)
+        for row in rows:
+            memo = memos.get(row.kind)
+            split = split_varying(row.kind, row.data) if memo is not None else None
+            if split is not None:
+                name, value, rest = split
+                known = memo.get(rest, _UNSEEN) if memo is not None else _UNSEEN
+                if known is not None and known is not _UNSEEN:
+                    if row.kind == "episode":
+                        self._append(value, row.time, known[0], known[1], None, None, False)
+                    else:
+                        self._outcome(value, known)
+                    self.seq = row.seq
+                    continue
+            event = store.decoded(row)
+            self.fold(event)
+            if split is None or memo is None or known is not _UNSEEN:
+                continue
+            if len(memo) < MEMO_LIMIT:
+                memo[rest] = self._memo(event) if shape_of(rest, name) is not None else None
+            else:
+                misses[row.kind] += 1
+                if misses[row.kind] > MEMO_LIMIT:
+                    del memos[row.kind]  # texts that never repeat: looking costs more than it saves
+
+    def _memo(self, event: Event) -> tuple[Any, ...]:
+        """What filing `event` again takes, its id aside: an episode's columns, an outcome's values."""
+        if event.kind == "episode":
+            return self.context[-1], self.slate[-1]
+        return _outcome_of(event.data)
+
+    def _outcome(self, episode_id: str, values: tuple[Any, ...]) -> None:
+        replace, expired, reward, signal = values
+        j = self.positions().get(episode_id)
+        if j is None or not self.alive[j] or (self.sealed[j] and replace):
+            return  # a compacted episode, or a replacement of an outcome a checkpoint sealed
+        if expired:
+            self.reward[j] = self.signal[j] = None
+        else:
+            self.reward[j], self.signal[j] = float(reward), signal
+
     def _add(self, episode_id: str, when: float, context: Mapping[str, str], p: Mapping[str, float],
              injected: list[str], held_out: list[str], reward: float | None, signal: str | None,
              sealed: bool) -> None:
@@ -100,7 +141,10 @@ class Folded:
             known = self._file(context, p, injected, held_out)
             if len(self._seen) < SEEN_LIMIT:
                 self._seen[seen] = known
-        c, s = known
+        self._append(episode_id, when, known[0], known[1], reward, signal, sealed)
+
+    def _append(self, episode_id: str, when: float, c: int, s: int, reward: float | None, signal: str | None,
+                sealed: bool) -> None:
         self.positions()[episode_id] = len(self.ids)
         self.ids.append(episode_id)
         self.times.append(float(when))
@@ -168,6 +212,12 @@ class Folded:
         return out
 
 
+def _outcome_of(data: Mapping[str, Any]) -> tuple[Any, ...]:
+    """An outcome's values as the fold files them: (replace, expired, reward, signal)."""
+    expired = bool(data.get("expired"))
+    return bool(data.get("replace")), expired, None if expired else data["reward"], data.get("signal")
+
+
 def cache_path(location: str) -> Path | None:
     """Where a store's fold is cached; None for the memory store, which holds its events parsed
     already."""
@@ -213,30 +263,54 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     path = cache_path(store.location) if cache else None
     settled = _settled(store) if path is not None else -1
     folded = _load(path, location) if path is not None else None
-    events: list[Event] = []
+    log = _Log(store)
+    rows: Sequence[StoredText | Event] = []
     if folded is not None and not folded.seq:
         folded = None
     if folded is not None:
-        events = store.read(folded.seq - 1)
-        if not events or events[0].seq != folded.seq or fingerprint(events[0]) != folded.last:
+        rows = log.read(folded.seq - 1)
+        if not rows or rows[0].seq != folded.seq or fingerprint(log.event(rows[0])) != folded.last:
             folded = None  # rewritten, rolled back, or another log at this place
         else:
-            events = events[1:]
-    if folded is not None and any(e.kind == "erase" for e in events):
+            rows = rows[1:]
+    if folded is not None and any(row.kind == "erase" for row in rows):
         folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
     if folded is None:
         folded = Folded()
-        events = store.read(0)
-    cut = next((n for n, event in enumerate(events) if event.seq > settled), len(events))
-    for event in events[:cut]:
-        folded.fold(event)
+        rows = log.read(0)
+    cut = next((n for n, row in enumerate(rows) if row.seq > settled), len(rows))
+    log.fold(folded, rows[:cut])
     if cut:
-        folded.last = fingerprint(events[cut - 1])
+        folded.last = fingerprint(log.event(rows[cut - 1]))
     if path is not None and (cut >= SAVE_AFTER or (cut and not path.exists())):
         _save(path, folded.to_json(location))
-    for event in events[cut:]:
-        folded.fold(event)  # after the settled part: folded for this answer, never cached
+    log.fold(folded, rows[cut:])  # after the settled part: folded for this answer, never cached
     return folded
+
+
+class _Log:
+    """A store's log as the fold reads it: its texts undecoded where the store hands them over so."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.texts = store if isinstance(store, TextStore) else None
+
+    def read(self, after: int) -> Sequence[StoredText | Event]:
+        return self.store.read(after) if self.texts is None else self.texts.read_texts(after)
+
+    def event(self, row: StoredText | Event) -> Event:
+        return row if isinstance(row, Event) else self._texts().decoded(row)
+
+    def fold(self, folded: Folded, rows: Sequence[StoredText | Event]) -> None:
+        if self.texts is None:
+            for row in rows:
+                folded.fold(self.event(row))
+        else:
+            folded.fold_texts(self.texts, [row for row in rows if isinstance(row, StoredText)])
+
+    def _texts(self) -> TextStore:
+        assert self.texts is not None, "only a TextStore hands over texts"
+        return self.texts
 
 
 def _load(path: Path, location: str) -> Folded | None:

@@ -10,6 +10,7 @@ import pytest
 
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.store import open_store
+from lamar.store.base import TextStore
 from lamar.whatif import cache
 from lamar.whatif.log import read_log
 
@@ -110,3 +111,71 @@ def test_a_fold_past_its_memory_of_slates_files_them_as_before(tmp_path: Path,
     assert read_log(lam.store, cache=False) == remembered
     assert len(remembered.slates) > 2  # more slates than the fold could remember
     lam.close()
+
+
+def _columns(folded: cache.Folded) -> tuple[object, ...]:
+    return (folded.seq, folded.ids, folded.times, folded.context, folded.slate, folded.reward, folded.signal,
+            folded.sealed, folded.alive, folded.contexts, [s.key for s in folded.slates], folded.randomized)
+
+
+def _by_events(store: object) -> cache.Folded:
+    """The fold of the log's decoded events, one by one: what the text fold must equal."""
+    folded = cache.Folded()
+    for event in store.read(0):  # type: ignore[attr-defined]
+        folded.fold(event)
+    return folded
+
+
+@pytest.mark.parametrize("limit", [4096, 2, 0])
+def test_a_fold_of_the_stored_texts_equals_the_fold_of_the_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   limit: int) -> None:
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=4)
+    for action in ("pin the seeds", "mock the clock", "retry the network"):
+        lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+    ids = _play(lam, 30)
+    for n in range(5):  # contexts that never repeat: a session id in each
+        lam.report(lam.recall({"task": "flaky", "session": f"s{n}"}).episode_id, 0.25 * n - 0.5)
+    lam.report(ids[0], Signal.REVERTED, replace=True)
+    lam.expire(lam.recall({"task": "flaky"}).episode_id)
+    lam.recall({"task": "flaky"})  # pending
+    assert lam.checkpoint()  # a snapshot event first, then the log since
+    later = _play(lam, 10)
+    lam.report(later[0], Signal.ACCEPTED, replace=True)
+    monkeypatch.setattr(cache, "MEMO_LIMIT", limit)
+    store = lam.store
+    assert isinstance(store, TextStore)
+    decoded: list[int] = []
+    real = store.decoded
+    monkeypatch.setattr(store, "decoded", lambda row, *rest: decoded.append(row.seq) or real(row, *rest))
+    texts = cache.fold_store(store, cache=False)
+    read_whole = len(decoded)
+    assert _columns(texts) == _columns(_by_events(store))
+    assert (len(texts.ids), texts.reward.count(None), len(texts.contexts)) == (47, 2, 6)
+    rows = len(store.read_texts(0))
+    # Remembered texts are filed without decoding: with no memory, every one is decoded.
+    assert read_whole == rows if limit == 0 else read_whole < rows / 2, (read_whole, rows)
+    lam.close()
+
+
+def test_the_first_read_refuses_a_hand_edit_that_kept_its_checksum(tmp_path: Path) -> None:
+    import sqlite3
+
+    from lamar import CorruptStore
+    from lamar.store.sqlite import event_crc
+
+    location = tmp_path / "s.db"
+    with Lamar(str(location), k=2, seed=1) as lam:
+        lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+        _play(lam, 6)
+    db = sqlite3.connect(location)
+    seq, kind, key, at, data = db.execute(
+        "SELECT seq, kind, key, time, data FROM events WHERE kind = 'outcome' ORDER BY seq DESC LIMIT 1").fetchone()
+    forged = data.replace('"reward":1.0', '"reward":2.0').replace('"reward":-1.0', '"reward":2.0')
+    assert forged != data
+    db.execute("UPDATE events SET data = ?, crc = ? WHERE seq = ?", (forged, event_crc(kind, key, at, forged), seq))
+    db.commit()
+    db.close()
+    store = open_store(str(location))
+    with pytest.raises(CorruptStore, match=f"event {seq} .*not a number in"):
+        cache.fold_store(store, cache=False)
+    store.close()
