@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 
@@ -49,12 +51,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout, sys.stderr = saved
 
 
+def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:
+    """argparse's message for words no option took; for `lamar add "when X" "do Y"`, the command
+    that says it with options."""
+    message = f"unrecognized arguments: {' '.join(extras)}"
+    words = [word for word in extras if not word.startswith("-")]
+    if getattr(args, "command", None) == "add" and len(words) in (2, 3) and len(words) == len(extras) \
+            and not (args.precondition or args.action or args.source):
+        named = zip(("--precondition", "--action", "--rationale"), words)
+        command = " ".join(f"{option} {shlex.quote(word)}" for option, word in named)
+        message += f"\nlamar add takes the lesson as options: lamar add {command}"
+    return message
+
+
 def _run(argv: list[str]) -> int:
     from lamar.cli.parser import build_parser
 
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:
+            parser.error(_unrecognized(args, extras))
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(sys.stderr)

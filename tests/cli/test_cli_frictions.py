@@ -89,3 +89,14 @@ def test_a_context_without_a_value_shows_a_command_to_copy(run_cli, sqlite_store
     done = run_cli("recall", "task", "--store", sqlite_store)
     assert done.returncode == 1  # a usage error the command found, as the CLI's others
     assert "the context takes key=value pairs, like lamar recall project=trace; got 'task'" in done.stderr
+
+
+def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
+    done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
+    assert done.returncode == 1
+    assert ("lamar add takes the lesson as options: lamar add --precondition 'when a test is flaky' "
+            "--action 'pin the seed'\"'\"'s value'") in done.stderr
+    assert run_cli("ls", "--store", sqlite_store).stdout.count("pin the seed") == 0  # nothing was added
+    stray = run_cli("stats", "extra", "--store", sqlite_store)
+    assert stray.returncode == 1 and "unrecognized arguments: extra" in stray.stderr
+    assert "lamar add takes" not in stray.stderr
