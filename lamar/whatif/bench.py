@@ -1,10 +1,11 @@
-"""Speed of `lamar whatif`: `python -m lamar.whatif.bench` times it in fresh processes on a SQLite
-store of the engine's own episodes (and, with --postgres, a namespace holding the same events),
-then each step of its first read. It prints figures; it asserts nothing."""
+"""Speed of `lamar whatif`: `python -m lamar.whatif.bench` times it in fresh processes on a copy of a
+SQLite store of the engine's own episodes (and, with --postgres, a namespace holding the same
+events), then each step of its first read. It prints figures; it asserts nothing."""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -25,6 +26,7 @@ from lamar.store import open_store
 from lamar.store.base import Event, StoredText, TextStore, event_of
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.sqlite import event_crc
+from lamar.whatif.ask import MIN_EPISODES
 from lamar.whatif.cache import Folded
 
 
@@ -77,11 +79,34 @@ def copy_to_postgres(path: Path, base: str) -> str:
     return url
 
 
+def scratch_copy(source: Path, target: Path) -> None:
+    """A consistent copy of the SQLite file at `source`, opened read-only: the runs timed (and the
+    episodes the bench logs) go to the copy, so a user's store is never written.
+
+    Raises:
+        SystemExit: `source` is not a SQLite file.
+    """
+    try:
+        with contextlib.closing(sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)) as db, \
+                contextlib.closing(sqlite3.connect(target)) as copy:
+            db.execute("SELECT seq FROM events LIMIT 1")
+            db.backup(copy)
+    except sqlite3.Error as exc:
+        raise SystemExit(f"--store {source}: not a Lamar SQLite store ({exc}); name a .db file that "
+                         "`lamar stats --store` opens, or a new path to build one into") from None
+
+
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of one run of `argv` in a fresh process."""
+    """(wall seconds, CPU seconds) of one run of `argv` in a fresh process.
+
+    Raises:
+        SystemExit: the command failed (its error is passed on, not timed).
+    """
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(argv, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv[2:])} failed, nothing to time:\n{done.stderr.strip()}")
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -138,17 +163,24 @@ def read_steps(path: Path, runs: int) -> tuple[float, list[tuple[str, float]]]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.whatif.bench", description=__doc__)
     parser.add_argument("--episodes", type=int, default=100_000, help="episodes in the store (default 100 000)")
-    parser.add_argument("--store", type=Path, help="reuse (or build once into) this SQLite file")
+    parser.add_argument("--store", type=Path, help="reuse (or build once into) this SQLite file; only read: "
+                        "the runs are timed on a copy")
     parser.add_argument("--runs", type=int, default=5, help="runs of each command (median shown)")
     parser.add_argument("--postgres", metavar="URL",
                         help="also time it on a namespace of this PostgreSQL server holding the same events")
     args = parser.parse_args(argv)
+    if args.runs < 1 or args.episodes < MIN_EPISODES:
+        parser.error(f"--runs is at least 1 and --episodes at least {MIN_EPISODES} (what `lamar whatif` reads)")
+    if args.store and args.store.suffix.lower() not in (".db", ".sqlite", ".sqlite3"):
+        parser.error(f"--store is a SQLite file (.db, .sqlite or .sqlite3); got {str(args.store)!r}")
     scratch = tempfile.TemporaryDirectory()
-    path = args.store or Path(scratch.name) / "whatif.db"
-    if not path.exists():
+    source = args.store or Path(scratch.name) / "built.db"
+    if not source.exists():
         started = time.perf_counter()
-        build_store(path, args.episodes)
-        print(f"built {path}: {args.episodes} episodes in {time.perf_counter() - started:.0f} s")
+        build_store(source, args.episodes)
+        print(f"built {source}: {args.episodes} episodes in {time.perf_counter() - started:.0f} s")
+    path = Path(scratch.name) / "whatif.db"
+    scratch_copy(source, path)
     env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch.name) / "cache")}
     lamar = [sys.executable, "-m", "lamar.cli"]
     whatif, stats = [*lamar, "whatif", "--store", str(path)], [*lamar, "stats", "--store", str(path)]
@@ -167,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tail.append(timed(whatif, env))
     rows.append(("lamar whatif, cached, 200 episodes logged since", tail))
     rows.append(("lamar stats (start and open the engine only)", [timed(stats, env) for _ in range(args.runs)]))
-    print(f"\n{path.name}: {path.stat().st_size / 1e6:.1f} MB; median of the runs (each a fresh process); "
+    print(f"\n{source.name} (a copy): {path.stat().st_size / 1e6:.1f} MB; median of the runs (each a fresh process); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs\n")
     print("command | runs | wall s | CPU s")
     print("---|---|---|---")

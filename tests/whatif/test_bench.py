@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
 
 from lamar.store import open_store
 from lamar.store.base import Event
-from lamar.whatif.bench import build_store, copy_to_postgres, read_steps
+from lamar.whatif.bench import build_store, copy_to_postgres, main, read_steps
 from lamar.whatif.cache import fold_store
 from tests.store.test_postgres import drop_namespaces
 
@@ -50,3 +51,32 @@ def test_the_postgres_namespace_is_copied_once_and_checked(tmp_path: Path, postg
             copy_to_postgres(path, postgres_url)
     finally:
         drop_namespaces(postgres_url, namespace)
+
+
+def test_a_users_store_is_only_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "mine.db"
+    build_store(path, 40)
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert main(["--store", str(path), "--runs", "1"]) == 0
+    assert "lamar whatif, cached, 200 episodes logged since | 1" in capsys.readouterr().out
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before  # the 200 episodes went to a copy
+    store = open_store(str(path))
+    try:
+        assert len(fold_store(store, cache=False).ids) == 41
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("argv", [["--runs", "0"], ["--runs", "-1"], ["--episodes", "0"], ["--store", "log.json"]])
+def test_arguments_that_time_nothing_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and "--" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_a_store_is_refused_unwritten(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("not a database")
+    with pytest.raises(SystemExit, match="not a Lamar SQLite store"):
+        main(["--store", str(path), "--runs", "1"])
+    assert path.read_text() == "not a database"
