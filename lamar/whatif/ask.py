@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidArgument
+from lamar._errors import InvalidArgument, InvalidContext
+from lamar.experience import check_context
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, form, parse
 from lamar.whatif.log import check_log, read_log
@@ -56,18 +57,24 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         policy: one alternative or several: a name (logged, none, proven, today, without:ID,
             holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
         since: only episodes logged at or after this time (seconds since the epoch).
-        scope: only episodes whose context has these key=value pairs.
+        scope: only episodes whose context has these key=value pairs (strings).
         minimum: refuse a selection with fewer reported episodes than this.
 
     Raises:
         LamarError: too few reported episodes, or none with a logged coin.
-        InvalidArgument: an unknown policy name or a malformed one.
+        InvalidArgument: an unknown policy name or a malformed one, a scope key or value that is
+            not a string.
     """
     if since is not None and not finite_number(since):
         # NaN or an infinity would filter out every episode and be reported as "too few episodes"
         raise InvalidArgument(f"since is a time in seconds since the epoch, got {since!r:.40}")
-    if scope is not None and not isinstance(scope, Mapping):
-        raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")
+    if scope is not None:
+        if not isinstance(scope, Mapping):
+            raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")
+        try:
+            scope = check_context(scope)  # a value no logged context can hold would select nothing
+        except InvalidContext as exc:
+            raise InvalidArgument(f"scope selects episodes by their context, and {exc}") from None
     specs: list[str | Alternative]
     if policy is None:
         specs = list(STANDARD)
@@ -81,7 +88,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
         elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
             raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
                                   f"and changes(slate); got {type(spec).__name__}")
-    log = read_log(lam.store, since, dict(scope) if scope is not None else None)
+    log = read_log(lam.store, since, scope)
     check_log(log, minimum, lam.store.location)
     slots = logged_k(log.slates, lam.k)
     beliefs: Beliefs | None = None  # read from the engine once, if a name needs it

@@ -120,3 +120,16 @@ def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path:
             lam.whatif("none", since=since)
     lam.close()
 
+
+
+def test_a_scope_value_that_is_not_a_string_is_named(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    for scope, named in (({"task": 1}, "'task' must be a string; got int"), ({1: "flaky"}, "keys must be"),
+                         ({"task": None}, "got NoneType")):
+        with pytest.raises(InvalidArgument, match=f"scope selects episodes by their context, and .*{named}"):
+            lam.whatif("none", scope=scope)  # type: ignore[dict-item]
+    assert lam.whatif("none", scope={"task": "flaky"}).reported == 40
+    lam.close()
+
