@@ -104,7 +104,7 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
 def cmd_whatif(args: argparse.Namespace) -> int:
     scope = parse_pairs(args.scope, "--scope")
     since = parse_since(args.since)
-    estimators = args.estimator or [HEADLINE]
+    estimators = list(dict.fromkeys(args.estimator or [HEADLINE]))  # an estimator asked twice is one row
     lam = open_engine(args)
     try:
         report = whatif(lam, args.policy or None, since=since, scope=scope or None)

@@ -93,7 +93,8 @@ class Holdout:
 
     @property
     def name(self) -> str:
-        return f"holdout:{self.rate:g}"
+        short = f"{self.rate:g}"  # the rate as asked, unless six digits would round it (to 1, say)
+        return f"holdout:{short if float(short) == self.rate else repr(self.rate)}"
 
     @property
     def description(self) -> str:
@@ -200,6 +201,20 @@ def form(spec: str) -> tuple[str, str]:
         return head, arg
     raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
                           "holdout:Q (0 <= Q < 1) or k:K")
+
+
+def name_of(spec: str) -> str:
+    """The name of the row a spec gives: the spec as it can be asked for again (`K:1.0` is `k:1`).
+
+    Raises:
+        InvalidArgument: as `form`.
+    """
+    head, arg = form(spec)
+    if head == "holdout":
+        return Holdout(float(arg)).name
+    if head == "k":
+        return f"k:{int(float(arg))}"
+    return f"{head}:{arg}" if arg else head
 
 
 def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lamar._errors import InvalidArgument, InvalidContext
 from lamar.experience import check_context
 from lamar.storable import finite_number
-from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, form, parse
+from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, name_of, parse
 from lamar.whatif.log import check_log, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
@@ -40,6 +40,33 @@ def beliefs_of(lam: Lamar, k: int | None = None) -> Beliefs:
     return Beliefs(lift, frozenset(proven), lam.k if k is None else k, policy.holdout, policy.holdout * DECIDED)
 
 
+def _distinct(specs: list[str | Alternative]) -> list[str | Alternative]:
+    """The policies asked for, each checked for form (a misspelt name is the first thing to hear
+    about, whatever the log holds) and each named once: a repeat of a name is dropped.
+
+    Raises:
+        InvalidArgument: no policy, a malformed one, or two different alternatives under one name.
+    """
+    if not specs:
+        raise InvalidArgument("policy is an empty list: name at least one (such as 'none' or 'k:1'), "
+                              "or leave it out for the usual set")
+    named: dict[str, str | Alternative] = {}
+    for spec in specs:
+        if isinstance(spec, str):
+            name = name_of(spec)
+        elif callable(getattr(spec, "changes", None)) and isinstance(getattr(spec, "name", None), str):
+            name = spec.name
+        else:
+            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
+                                  f"and changes(slate); got {type(spec).__name__}")
+        first = named.setdefault(name, spec)
+        if first is not spec and (isinstance(first, str) != isinstance(spec, str)
+                                  or (not isinstance(spec, str) and first != spec)):
+            raise InvalidArgument(f"two different policies are named {name!r}: give each Alternative a name "
+                                  "of its own, the report has one row per name")
+    return list(named.values())
+
+
 def logged_k(slates: Iterable[Slate], default: int) -> int:
     """The slots the logged recalls had, as the log shows them: the most lessons any episode
     wanted (a recall's k is not logged, and may differ from the engine's default)."""
@@ -56,14 +83,15 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             `k:K` use). The logged k is read from the log: the most lessons an episode wanted.
         policy: one alternative or several: a name (logged, none, proven, today, without:ID,
             holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
+            Each is one row, named as it can be asked for again (`K:1.0` is the row `k:1`).
         since: only episodes logged at or after this time (seconds since the epoch).
         scope: only episodes whose context has these key=value pairs (strings).
         minimum: refuse a selection with fewer reported episodes than this.
 
     Raises:
         LamarError: too few reported episodes, or none with a logged coin.
-        InvalidArgument: an unknown policy name or a malformed one, a scope key or value that is
-            not a string.
+        InvalidArgument: no policy, an unknown policy name or a malformed one, two different
+            alternatives under one name, a scope key or value that is not a string.
     """
     if since is not None and not finite_number(since):
         # NaN or an infinity would filter out every episode and be reported as "too few episodes"
@@ -75,19 +103,8 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             scope = check_context(scope)  # a value no logged context can hold would select nothing
         except InvalidContext as exc:
             raise InvalidArgument(f"scope selects episodes by their context, and {exc}") from None
-    specs: list[str | Alternative]
-    if policy is None:
-        specs = list(STANDARD)
-    elif isinstance(policy, str) or not isinstance(policy, Iterable):
-        specs = [policy]
-    else:
-        specs = list(policy)
-    for spec in specs:  # a misspelt name is the first thing to hear about, whatever the log holds
-        if isinstance(spec, str):
-            form(spec)
-        elif not callable(getattr(spec, "changes", None)) or not isinstance(getattr(spec, "name", None), str):
-            raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
-                                  f"and changes(slate); got {type(spec).__name__}")
+    specs = _distinct(list(STANDARD) if policy is None else
+                      [policy] if isinstance(policy, str) or not isinstance(policy, Iterable) else list(policy))
     log = read_log(lam.store, since, scope)
     check_log(log, minimum, lam.store.location)
     slots = logged_k(log.slates, lam.k)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from lamar.whatif.alternatives import Alternative
+from lamar._errors import InvalidArgument
+from lamar.whatif.alternatives import Alternative, name_of
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, second_moments, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode
 from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit, patterns_of
@@ -77,9 +79,14 @@ class WhatIfReport:
     alternatives: tuple[AlternativeReport, ...]
 
     def __getitem__(self, policy: str) -> AlternativeReport:
-        for row in self.alternatives:
-            if row.policy == policy:
-                return row
+        """The row of `policy`, by its name or any spelling of it that `whatif` takes (`K:1.0`)."""
+        names = [policy]
+        with contextlib.suppress(InvalidArgument, AttributeError):
+            names.append(name_of(policy))
+        for name in names:
+            for row in self.alternatives:
+                if row.policy == name:
+                    return row
         raise KeyError(policy)
 
     def to_dict(self) -> dict[str, object]:

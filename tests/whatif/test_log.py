@@ -9,6 +9,7 @@ import pytest
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
 from lamar.policy.config import Policy
 from lamar.whatif import whatif
+from lamar.whatif.alternatives import Holdout
 from lamar.whatif.log import read_log
 
 
@@ -133,3 +134,25 @@ def test_a_scope_value_that_is_not_a_string_is_named(tmp_path: Path) -> None:
     assert lam.whatif("none", scope={"task": "flaky"}).reported == 40
     lam.close()
 
+
+def test_an_empty_list_of_policies_is_refused(tmp_path: Path) -> None:
+    with Lamar(str(tmp_path / "empty.db")) as lam:
+        for nothing in ([], ()):
+            with pytest.raises(InvalidArgument, match="policy is an empty list"):
+                lam.whatif(nothing)
+
+
+def test_each_policy_is_one_row_named_as_it_can_be_asked_again(tmp_path: Path) -> None:
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    report = lam.whatif(["holdout:0.999999999", "K:1", "k:1", "holdout:0.30", "holdout:.3", "none", " NONE"])
+    assert [row.policy for row in report.alternatives] == ["holdout:0.999999999", "k:1", "holdout:0.3", "none"]
+    again = lam.whatif([row.policy for row in report.alternatives])
+    assert [row.to_dict() for row in again.alternatives] == [row.to_dict() for row in report.alternatives]
+    assert report["K:1.0"] is report["k:1"] and report["holdout:.30"] is report["holdout:0.3"]
+    one = Holdout(0.5)
+    assert [row.policy for row in lam.whatif([one, one]).alternatives] == ["holdout:0.5"]
+    with pytest.raises(InvalidArgument, match="two different policies are named 'holdout:0.5'"):
+        lam.whatif([one, "holdout:0.5"])
+    lam.close()

@@ -69,6 +69,10 @@ def test_scope_since_and_estimators(logged: Path) -> None:
                          "--estimator", "pi")
     assert status == 0
     assert [line.split()[1] for line in out.splitlines() if line.startswith("none ")] == ["ips", "pi"]
+    status, out, _ = run("whatif", "--store", str(logged), "--policy", "none", "--policy", "NONE", "--estimator",
+                         "pi", "--estimator", "ips", "--estimator", "pi")
+    assert status == 0  # each policy and each estimator asked twice is one row
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("none ")] == ["pi", "ips"]
     status, out, _ = run("whatif", "--store", str(logged), "--since", "1d", "--json")
     assert status == 0 and json.loads(out)["reported"] == 800  # the fixture logged them minutes ago
     status, _, err = run("whatif", "--store", str(logged), "--since", "2999-01-01")
