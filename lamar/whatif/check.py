@@ -216,6 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="an experiment: the engine flips a coin whenever a verdict is undecided (its reach "
                              "rule off), so which episodes carry a coin no longer depends on their outcomes")
     args = parser.parse_args(argv)
+    if args.seeds < 1 or args.first_seed < 0 or args.k < 1 or args.episodes < 100:
+        parser.error("--seeds is at least 1, --first-seed at least 0, --k at least 1 (an engine with no slot logs "
+                     "no coin) and --episodes at least 100, as the gym's (the world changes at half)")
     with reach_rule(not args.reach_off):
         rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k, args.one_n)
     kind = "normal intervals for one n" if args.one_n else "confidence sequences"

@@ -8,7 +8,7 @@ import pytest
 from lamar.gym.world import reward_gap
 from lamar.signals import Signal
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory
-from lamar.whatif.check import coverage_rows, run_world, summarize, truth
+from lamar.whatif.check import coverage_rows, main, run_world, summarize, truth
 
 FAIL = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
 
@@ -67,3 +67,11 @@ def test_intervals_cover_the_truth_on_a_small_fixed_seed_run() -> None:
         assert abs(row.bias) < 0.05, row
     thin = summarize([row for row in rows if row["thin"] == "thin"], ("estimator",))
     assert all(row.width > 0.5 for row in thin), thin  # what is flagged is also visibly uncertain
+
+
+@pytest.mark.parametrize("argv", [["--seeds", "0"], ["--seeds", "-1"], ["--episodes", "0"], ["--k", "0"],
+                                  ["--first-seed", "-3"]])
+def test_arguments_that_check_nothing_are_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2 and "--seeds is at least 1" in capsys.readouterr().err
