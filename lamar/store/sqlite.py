@@ -324,9 +324,7 @@ class SqliteStore:
             CorruptStore: an event was changed or removed (by hand, or a damaged file).
         """
         with no_cycle_collection():
-            decode = EventDecoder()
-            events = [self.decoded(row, decode) for row in self.read_texts(after)]
-        return events
+            return self._events(self.read_texts(after))
 
     def read_texts(self, after: int = 0) -> list[StoredText]:
         """`read(after)` before decoding (`TextStore`): every event's checksum and seq checked,
@@ -348,9 +346,14 @@ class SqliteStore:
 
     def _select(self, where: str, params: tuple[object, ...]) -> list[Event]:
         with no_cycle_collection():
-            decode = EventDecoder()
-            events = [self.decoded(row, decode) for row in self._rows(where, params)[0]]
-        return events
+            return self._events(self._rows(where, params)[0])
+
+    def _events(self, rows: list[StoredText]) -> list[Event]:
+        decode = EventDecoder()
+        try:
+            return [event_of(row, decode) for row in rows]
+        except CorruptStore as exc:
+            raise self._corrupt(str(exc)) from exc.__cause__
 
     def decoded(self, row: StoredText, decode: EventDecoder | None = None) -> Event:
         """The event `row` holds, checked as `read` checks it (`TextStore`).
@@ -383,11 +386,12 @@ class SqliteStore:
                 except sqlite3.DatabaseError as exc:
                     raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
             texts = []
+            new = tuple.__new__  # StoredText's own constructor is a Python call per row
             for seq, kind, key, at, data, crc in rows:
                 if self._checksummed and crc != event_crc(kind, key, at, data):
                     raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
                                         "written (edited by hand, or a damaged file)")
-                texts.append(StoredText(seq, kind, key, at, data))
+                texts.append(new(StoredText, (seq, kind, key, at, data)))
             del rows  # before the collector resumes, which would walk every row once more
         return texts, top
 
