@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -150,6 +151,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--family is the number of worlds to draw, at least 1; got {args.family}")
     if args.lamar and (args.volume or args.frontier):
         parser.error("--lamar tunes the gym's run and --family's; --frontier and --volume set the engine themselves")
+    unused = _unused(args)
+    if unused:
+        parser.error(unused)
+    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
+        parser.error(f"--json {args.json}: name a file in a folder that exists (it is written after the run)")
     if args.plot:
         # Fail before the run, not after it, when the optional plotting package is missing.
         from lamar.gym.plot import require_matplotlib
@@ -184,6 +190,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\nelapsed: {result.elapsed:.1f} s wall clock, {result.cpu:.1f} s CPU ({runs} runs on "
           f"{result.workers} worker{'s' if result.workers != 1 else ''})")
     return 0
+
+
+def _unused(args: argparse.Namespace) -> str | None:
+    """What to say of a flag the chosen mode would ignore (its file never written), or None."""
+    mode = ("--volume" if args.volume else "--family" if args.family is not None else
+            "--frontier" if args.frontier else "--variants" if args.variants else None)
+    ignored = [("--json", bool(args.json) and mode in ("--volume", "--variants")),
+               ("--plot", bool(args.plot) and mode is not None), ("--goals", args.goals and mode is not None),
+               ("--variants", args.variants and mode != "--variants"),
+               ("--tuning-seeds", args.tuning_seeds and args.family is None)]
+    flags = [flag for flag, on in ignored if on]
+    if not flags:
+        return None
+    if flags[0] == "--tuning-seeds":
+        return "--tuning-seeds draws the worlds of --family N; give --family too"
+    return f"{flags[0]} is not used by {mode} (docs/gym.md names what each mode prints and writes); leave it out"
 
 
 def _measure(args: argparse.Namespace, config: GymConfig, progress: ProgressBar | None) -> str:

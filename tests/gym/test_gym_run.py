@@ -175,3 +175,29 @@ def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message
         main(argv)
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--variants", "--json", "rows.json"], "--json is not used by --variants"),
+    (["--volume", "--json", "rows.json"], "--json is not used by --volume"),
+    (["--variants", "--plot", "gym.png"], "--plot is not used by --variants"),
+    (["--family", "2", "--goals"], "--goals is not used by --family"),
+    (["--frontier", "--variants"], "--variants is not used by --frontier"),
+    (["--tuning-seeds"], "--tuning-seeds draws the worlds of --family N"),
+])
+def test_a_flag_the_mode_would_ignore_is_refused(argv: list[str], message: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # --variants --json rows.json ran, printed its table and wrote no file, with exit 0.
+    with pytest.raises(SystemExit) as exit_info:
+        main([arg if not arg.endswith((".json", ".png")) else str(tmp_path / arg) for arg in argv])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_json_path_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # The run used to finish, then end in IsADirectoryError or FileNotFoundError.
+    for where in (tmp_path, tmp_path / "absent" / "rows.json"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--episodes", "100", "--seeds", "1", "--workers", "1", "--quiet", "--json", str(where)])
+        assert exit_info.value.code == 2 and "name a file in a folder that exists" in capsys.readouterr().err
