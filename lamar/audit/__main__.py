@@ -61,15 +61,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{time.perf_counter() - started:.0f} s")
         return 0
     if args.summarize:
-        with open(args.summarize, encoding="utf-8") as rows_file:
-            print(table(summarize(json.loads(line) for line in rows_file if line.strip())))
+        try:
+            print(table(summarize(_rows(args.summarize))))
+        except LamarError as exc:
+            parser.error(str(exc))
         return 0
     names = args.scenario or list(SCENARIOS)
     work = [(name, seed, args.episodes, dict(args.lamar)) for name in names
             for seed in range(args.seed, args.seed + args.runs)]
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
-    out = open(args.json_out, "a", encoding="utf-8") if args.json_out else None  # noqa: SIM115
+    try:
+        out = open(args.json_out, "a", encoding="utf-8") if args.json_out else None  # noqa: SIM115
+    except OSError as exc:
+        parser.error(f"--json {args.json_out}: cannot append to it ({exc.strerror}); name a file in a folder that exists")
     try:
         if args.jobs > 1:
             with multiprocessing.Pool(args.jobs) as pool:
@@ -90,6 +95,37 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - started:.0f} s")
     print(table(summaries))
     return 0
+
+
+_ROW_KEYS = ("scenario", "episodes", "wrong_helps", "wrong_harms", "success", "holdout_cost")
+
+
+def _rows(path: str) -> list[dict[str, Any]]:
+    """The rows of a JSON-lines file that --json wrote.
+
+    Raises:
+        LamarError: the file cannot be read, or a line is not a run's row, or it holds none.
+    """
+    try:
+        with open(path, encoding="utf-8") as rows_file:
+            lines = rows_file.readlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LamarError(f"--summarize {path}: cannot read it ({exc}); name the file that --json wrote") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            row = None
+        if not isinstance(row, dict) or any(key not in row for key in _ROW_KEYS):
+            raise LamarError(f"--summarize {path}: line {number} is not a run's row (one JSON object with "
+                             f"{', '.join(_ROW_KEYS)}); name the file that --json wrote")
+        rows.append(row)
+    if not rows:
+        raise LamarError(f"--summarize {path}: it holds no row; name the file that --json wrote")
+    return rows
 
 
 def _emit(row: dict[str, Any], out: Any, quiet: bool) -> dict[str, Any]:

@@ -86,3 +86,23 @@ def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_the_audits_rows_is_refused(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
+    # --summarize ended in FileNotFoundError, JSONDecodeError or KeyError, and an empty file printed
+    # an empty table; --json naming a folder in IsADirectoryError.
+    (tmp_path / "bad.jsonl").write_text("not json\n")
+    (tmp_path / "other.jsonl").write_text('{"a": 1}\n')
+    (tmp_path / "empty.jsonl").write_text("\n")
+    for name, message in (("absent.jsonl", "cannot read it"), ("bad.jsonl", "line 1 is not a run's row"),
+                          ("other.jsonl", "line 1 is not a run's row"), ("empty.jsonl", "it holds no row")):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["--summarize", str(tmp_path / name)])
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--runs", "1", "--scenario", "null", "--json", str(tmp_path)])
+    assert exit_info.value.code == 2 and "cannot append to it" in capsys.readouterr().err
+    rows = tmp_path / "rows.jsonl"
+    assert main(["--runs", "1", "--episodes", "200", "--scenario", "null", "--quiet", "--json", str(rows)]) == 0
+    capsys.readouterr()
+    assert main(["--summarize", str(rows)]) == 0 and "| null | 1 |" in capsys.readouterr().out
