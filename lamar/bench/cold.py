@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from lamar.bench.speed import counts
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -147,6 +148,9 @@ def warm_episode_ms(location: str, reps: int) -> list[Sample]:
     return samples
 
 
+SECTIONS = ("start", "open", "hook", "warm", "cli", "quickstart")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print what a fresh process pays.
 
@@ -166,10 +170,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hook-runs", type=int, default=60, help="fresh processes per episode, on SQLite")
     parser.add_argument("--sizes", default="1000,10000,100000", help="store sizes for warm recall + report")
     parser.add_argument("--reps", type=int, default=200, help="warm recall + report pairs timed per size")
-    parser.add_argument("--skip", default="", help="comma-separated sections to leave out: "
-                        "start,open,hook,warm,cli,quickstart")
+    parser.add_argument("--skip", default="", help=f"comma-separated sections to leave out: {','.join(SECTIONS)}")
     args = parser.parse_args(argv)
-    skip = set(filter(None, args.skip.split(",")))
+    sizes = counts(parser, "--sizes", args.sizes)
+    skip = {name.strip() for name in args.skip.split(",") if name.strip()}
+    if skip - set(SECTIONS):
+        parser.error(f"--skip takes sections from {','.join(SECTIONS)}; got {args.skip!r}")
+    if min(args.episodes, args.lessons, args.runs, args.hook_runs, args.reps) < 1:
+        parser.error("--episodes, --lessons, --runs, --hook-runs and --reps are at least 1")
     py = sys.executable
     print(f"milliseconds; p50 = median; {args.lessons} lessons, {args.episodes} reported episodes unless said")
     print(f"{'what':<56}{'wall p50':>9}{'p99':>9}{'CPU p50':>9}{'runs':>6}")
@@ -211,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     if "warm" not in skip:
         with tempfile.TemporaryDirectory() as folder:
             _row("fsync of one appended line: this disk's floor per write", _fsync_floor(folder, args.reps))
-        for size in map(int, args.sizes.split(",")):
+        for size in sizes:
             for kind in ("json", "db"):
                 with tempfile.TemporaryDirectory() as folder:
                     location = os.path.join(folder, f"warm.{kind}")

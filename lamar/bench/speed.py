@@ -122,6 +122,23 @@ def _fill_memory(store: Any, n: int, eligible: int) -> None:
         source.close()
 
 
+def counts(parser: argparse.ArgumentParser, flag: str, text: str) -> list[int]:
+    """The comma-separated whole numbers of `flag`, each at least 1, or an argument error."""
+    try:
+        numbers = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        numbers = []
+    if not numbers or min(numbers) < 1:
+        parser.error(f"{flag} takes whole numbers of at least 1, comma separated; got {text!r}")
+    return numbers
+
+
+def writable(parser: argparse.ArgumentParser, flag: str, path: str | None) -> None:
+    """An argument error now, not after the run, when the file `flag` names cannot be written."""
+    if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
+        parser.error(f"{flag} {path}: name a file in a folder that exists (it is written after the run)")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print recall and report latency as the store grows.
 
@@ -138,15 +155,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-reps", type=int, default=20, help="episodes timed on JSON stores above 1 000")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
+    sizes = counts(parser, "--sizes", args.sizes)
+    eligible_counts = counts(parser, "--eligible", args.eligible)
+    backends = [name.strip() for name in args.backends.split(",") if name.strip()]
+    if not backends or set(backends) - set(BACKENDS):
+        parser.error(f"--backends takes names from {','.join(BACKENDS)}, comma separated; got {args.backends!r}")
+    if min(eligible_counts) > max(sizes):
+        parser.error("every --eligible count is above every --sizes: a store cannot hold more eligible lessons "
+                     "than lessons, so nothing would be timed")
+    if min(args.reps, args.json_reps) < 1:
+        parser.error("--reps and --json-reps are at least 1 (a median needs an episode)")
+    writable(parser, "--json", args.json_out)
     rows = []
     header = (f"{'backend':<8}{'lessons':>9}{'elig':>6}{'recall p50':>12}{'p99':>9}{'report p50':>12}"
               f"{'p99':>9}{'episode':>10}{'similarity':>12}{'heap MiB':>10}")
     print("microseconds per call (median = p50); similarity = bag-of-words top-3 over all lessons, unindexed")
     print(header)
     with tempfile.TemporaryDirectory() as folder:
-        for backend in args.backends.split(","):
-            for n in map(int, args.sizes.split(",")):
-                for eligible in map(int, args.eligible.split(",")):
+        for backend in backends:
+            for n in sizes:
+                for eligible in eligible_counts:
                     if eligible > n:
                         continue
                     reps = args.json_reps if backend == "json" and n > 1000 else args.reps

@@ -1,0 +1,35 @@
+"""`python -m lamar.bench`: arguments that would time nothing, or fail after the run, are refused first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lamar.bench.__main__ import main
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--reps", "0"], "--reps and --json-reps are at least 1"),
+    (["--json-reps", "-1"], "--reps and --json-reps are at least 1"),
+    (["--backends", "mem"], "--backends takes names from memory,json,sqlite"),
+    (["--sizes", "ten"], "--sizes takes whole numbers of at least 1"),
+    (["--sizes", "0"], "--sizes takes whole numbers of at least 1"),
+    (["--eligible", "6,-1"], "--eligible takes whole numbers of at least 1"),
+    (["--sizes", "10", "--eligible", "50"], "every --eligible count is above every --sizes"),
+    (["--json", "{folder}"], "name a file in a folder that exists"),
+    (["--json", "{folder}/absent/rows.json"], "name a file in a folder that exists"),
+])
+def test_arguments_that_time_nothing_are_refused(argv: list[str], message: str, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # --reps 0 ended in a StatisticsError, a misspelt backend in a KeyError, --json naming a folder
+    # in IsADirectoryError after the whole run.
+    with pytest.raises(SystemExit) as exit_info:
+        main([arg.format(folder=tmp_path) for arg in argv])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_small_run_writes_its_rows(tmp_path: Path) -> None:
+    rows = tmp_path / "rows.json"
+    assert main(["--sizes", "10", "--eligible", "6", "--backends", "memory", "--reps", "3", "--json", str(rows)]) == 0
+    assert '"backend": "memory"' in rows.read_text()
