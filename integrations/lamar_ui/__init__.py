@@ -9,6 +9,7 @@ import webbrowser
 from pathlib import Path
 
 from lamar import Lamar
+from lamar.cli.outputs import report_refusal
 from lamar.cli.session import UsageError
 from lamar_ui.app import UI, create_app
 
@@ -27,6 +28,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     import uvicorn
 
     ui = UI(lam, report_path=report_path or default_report_path(lam.store.location), model=model, traces=traces)
+    if refusal := report_refusal(ui.report_path):  # said now, not when Run sleep is pressed
+        raise UsageError(f"--report {refusal}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

@@ -23,6 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
+from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
 from lamar.cli.timeline import latest_appearances, thin
@@ -340,6 +341,8 @@ class UI:
                 from lamar.sleep.traces import load_traces
 
                 traces, model = load_traces(self.traces), from_spec(self.model)
+            if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
+                raise ValueError(refusal)
             report = self.lam.sleep(traces=traces, model=model)
             save_report(str(self.report_path), report.to_dict())
             self.message = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"

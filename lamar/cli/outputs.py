@@ -39,6 +39,18 @@ def is_sleep_report(path: Path) -> bool:
     return bool(_REPORT.match(_head(path)))
 
 
+def report_refusal(path: Path) -> str | None:
+    """Why a sleep report must not be written to `path` (a folder, a store, a file Lamar did not
+    make), else None: `lamar ui`'s Run sleep replaces the file whole, with no --force to ask for."""
+    if path.is_dir():
+        return f"{path} is a folder: name a file for the sleep report"
+    if not path.exists() or is_sleep_report(path):
+        return None
+    if is_store_file(path):
+        return f"{path} is a Lamar store; a sleep report written there would destroy it: name another file"
+    return f"{path} already exists and is not a sleep report; Run sleep would replace it: name another file"
+
+
 def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:
     """Raise UsageError unless writing `what` to `out` replaces nothing but Lamar's own `what`.
 
@@ -65,4 +77,4 @@ def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bo
                      "or pass --force to overwrite it")
 
 
-__all__ = ["HTML_GENERATOR", "check_output", "is_html_page", "is_sleep_report", "is_store_file"]
+__all__ = ["HTML_GENERATOR", "check_output", "is_html_page", "is_sleep_report", "is_store_file", "report_refusal"]

@@ -47,8 +47,8 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _start(path: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(path), "--no-browser"],
+def _start(path: Path, *options: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(path), "--no-browser", *options],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -65,9 +65,9 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 
 
 @contextlib.contextmanager
-def serving(path: Path) -> Iterator[str]:
+def serving(path: Path, *options: str) -> Iterator[str]:
     """`lamar ui` on the store at `path` for the length of the block; yields its address with the token."""
-    proc, url = _start(path)
+    proc, url = _start(path, *options)
     try:
         yield url
     finally:

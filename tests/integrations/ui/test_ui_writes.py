@@ -1,0 +1,53 @@
+"""What `lamar ui` writes, checked against a real server over HTTP: a sleep report never replaces a
+file Lamar did not make, and a confirmation sent twice writes once."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+pytest.importorskip("starlette")
+
+from tests.integrations.ui.test_ui_trial import _get, _run_ui, serving
+
+NOTES = '{"name": "my notes, not a sleep report"}\n'
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    return path
+
+
+@pytest.mark.parametrize("target, words", [
+    ("notes", "already exists and is not a sleep report; Run sleep would replace it: name another file"),
+    ("store", "is a Lamar store; a sleep report written there would destroy it: name another file"),
+    ("folder", "is a folder: name a file for the sleep report"),
+])
+def test_a_report_path_that_is_not_a_report_is_refused_at_launch(store: Path, target: str, words: str) -> None:
+    notes = store.with_name("notes.json")
+    notes.write_text(NOTES)
+    report = {"notes": notes, "store": store, "folder": store.parent}[target]
+    before = store.read_bytes()
+    done = _run_ui(store, "--report", str(report))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr == f"lamar: error: --report {report} {words}\n"
+    assert notes.read_text() == NOTES and store.read_bytes() == before
+
+
+def test_run_sleep_does_not_replace_a_file_that_appeared_after_launch(store: Path) -> None:
+    report = store.with_name("report.json")
+    with serving(store, "--report", str(report)) as url:
+        report.write_text(NOTES)
+        page = html.unescape(_get(url, "/sleep/run", {}))
+        assert f"sleep failed: {report} already exists and is not a sleep report" in page
+        assert report.read_text() == NOTES
+        report.unlink()
+        page = html.unescape(_get(url, "/sleep/run", {}))
+        assert "sleep made" in page and report.read_text().lstrip().startswith('{\n  "format": "lamar-sleep-report"')
