@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -32,6 +32,7 @@ from lamar.policy.verdicts import Evidence
 from lamar.search import matching
 from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
+from lamar_ui.forms import choice, pairs, same_token, segments
 
 STATIC = Path(__file__).with_name("static")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
@@ -102,9 +103,9 @@ class UI:
         text = request.query_params.get("q", "").strip()
 
         def build() -> str:
-            _choice("verdict", verdict, Verdict)
-            _choice("status", status, Status)
-            scope = _pairs(scope_text)
+            choice("verdict", verdict, Verdict)
+            choice("status", status, Status)
+            scope = pairs(scope_text)
             lam = self.lam
             exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
             if text:
@@ -125,7 +126,7 @@ class UI:
         An id may hold a '/' (its links write it %2F); split after decoding, the id
         `X/retire` would open lesson X's retire page.
         """
-        parts = _segments(request)[2:]
+        parts = segments(request)[2:]
         if len(parts) == 1 and request.method == "GET":
             return await self.lesson(parts[0])
         if len(parts) == 2 and parts[1] == "edit":
@@ -193,7 +194,7 @@ class UI:
         values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "keep")}
         keep = values["keep"] == "yes"
         try:
-            scope = _pairs(values["scope"])
+            scope = pairs(values["scope"])
             if form.get("confirm") != "yes":
                 if keep and (values["action"] != exp.action or scope != dict(exp.scope)):
                     raise ValueError("keeping the evidence is for a wording fix of the precondition or the "
@@ -222,7 +223,7 @@ class UI:
         values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope")}
         try:
             exp = Experience(precondition=values["precondition"], action=values["action"],
-                             rationale=values["rationale"], scope=Scope(_pairs(values["scope"])),
+                             rationale=values["rationale"], scope=Scope(pairs(values["scope"])),
                              provenance={"source": "manual", "via": "lamar ui"})
             if form.get("confirm") != "yes":
                 question = (f"Add this lesson? <q>{escape(exp.render())}</q> scope "
@@ -240,7 +241,7 @@ class UI:
         form = await self._form(request)
         text, scope = str(form.get("lessons", "")), str(form.get("scope", ""))
         try:
-            lessons = read_lessons(text, name="the text", scope=_pairs(scope), status="active", via="lamar ui")
+            lessons = read_lessons(text, name="the text", scope=pairs(scope), status="active", via="lamar ui")
             if form.get("confirm") != "yes":
                 return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons), "/add")
             for exp in lessons:
@@ -273,7 +274,7 @@ class UI:
             if given is None:
                 return pages.preview_page(None, "")
             try:
-                return pages.preview_page(self.lam.preview(_pairs(given, "context")), given)
+                return pages.preview_page(self.lam.preview(pairs(given, "context")), given)
             except (LamarError, ValueError) as exc:
                 return pages.preview_page(None, given, str(exc))
 
@@ -459,42 +460,8 @@ def create_app(ui: UI) -> Starlette:
     )
 
 
-def same_token(given: str, token: str) -> bool:
-    """Whether `given` is the launch token, in constant time; any text at all may be given.
-
-    `secrets.compare_digest` raises TypeError on a str that is not ASCII, which answered a
-    hand-made token with a 500 that carried none of the security headers.
-    """
-    return secrets.compare_digest(given.encode("utf-8", "surrogatepass"), token.encode("utf-8"))
-
-
 def _forbidden(message: str) -> HTMLResponse:
     return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
-
-
-def _segments(request: Request) -> list[str]:
-    """The path's segments, each decoded alone ('%2F' stays inside its segment)."""
-    raw = request.scope.get("raw_path")
-    path = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
-    return [unquote(part) for part in path.split("?", 1)[0].split("/")]
-
-
-def _choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
-    """A hand-edited ?verdict= or ?status= gets the list of values to use, not Python's enum error."""
-    allowed = [member.value for member in kind]
-    if value and value not in allowed:
-        raise ValueError(f"{name} {value!r} is not one of {', '.join(allowed)}; leave it empty for any {name}")
-
-
-def _pairs(text: str, what: str = "scope") -> dict[str, str]:
-    """'k=v k2=v2' -> {'k': 'v', 'k2': 'v2'}; ValueError saying what to write otherwise."""
-    out: dict[str, str] = {}
-    for pair in text.split():
-        key, sep, value = pair.partition("=")
-        if not sep or not key or not value:
-            raise ValueError(f"{what} {pair!r} is not KEY=VALUE (e.g. language=swift)")
-        out[key] = value
-    return out
 
 
 __all__ = ["UI", "create_app"]
