@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import secrets
+import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from html import escape
@@ -22,11 +24,12 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lamar import Experience, Lamar, LamarError, Scope, Status, Verdict
+from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, save_report
 from lamar.cli.timeline import latest_appearances, thin
+from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.policy.verdicts import Evidence
 from lamar.search import matching
@@ -66,6 +69,7 @@ class UI:
         self.model = model
         self.traces = traces
         self.message = ""
+        self._adding = threading.Lock()
 
     @property
     def cookie(self) -> str:
@@ -220,17 +224,18 @@ class UI:
         if request.method == "GET":
             return self._page("Add a lesson", pages.add_page(self.token, {}), "/add")
         form = await self._form(request)
-        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope")}
+        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "id")}
         try:
             exp = Experience(precondition=values["precondition"], action=values["action"],
                              rationale=values["rationale"], scope=Scope(pairs(values["scope"])),
-                             provenance={"source": "manual", "via": "lamar ui"})
+                             provenance={"source": "manual", "via": "lamar ui"}, id=values["id"])
             if form.get("confirm") != "yes":
+                values["id"] = new_id("exp")  # the confirmation adds under this id, once
                 question = (f"Add this lesson? <q>{escape(exp.render())}</q> scope "
                             f"<code>{escape(values['scope'] or 'everywhere')}</code>")
                 body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
                 return self._page("Add a lesson", body, "/add")
-            exp_id = await run_in_threadpool(self.lam.add, exp)
+            exp_id = await run_in_threadpool(self._add_once, exp)
         except (LamarError, ValueError) as exc:
             return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
         return RedirectResponse(f"/lessons/{quote(exp_id, safe='')}", status_code=303)
@@ -243,13 +248,27 @@ class UI:
         try:
             lessons = read_lessons(text, name="the text", scope=pairs(scope), status="active", via="lamar ui")
             if form.get("confirm") != "yes":
-                return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons), "/add")
-            for exp in lessons:
-                await run_in_threadpool(self.lam.add, exp)
+                ids = [new_id("exp") for _ in lessons]  # the confirmation adds under these ids, once
+                return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons, ids),
+                                  "/add")
+            ids = str(form.get("ids", "")).split() or [""] * len(lessons)
+            if len(ids) != len(lessons):
+                raise ValueError("the text no longer holds the lessons reviewed: review them again")
+            for exp, exp_id in zip(lessons, ids):
+                await run_in_threadpool(self._add_once, dataclasses.replace(exp, id=exp_id))
         except (LamarError, ValueError) as exc:
             values = {"lessons": text, "many_scope": scope}
             return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
         return RedirectResponse("/", status_code=303)
+
+    def _add_once(self, exp: Experience) -> str:
+        """Add `exp`, unless a confirmation sent before stored it under the id its review gave it:
+        a double click or the browser's resend of the form adds nothing twice."""
+        with self._adding:  # a double click sends both at once: the second must see the first
+            try:
+                return self.lam.get(exp.id).id if exp.id else self.lam.add(exp)
+            except UnknownExperience:
+                return self.lam.add(exp)
 
     async def episodes(self, request: Request) -> Response:
         pending_only = request.query_params.get("pending") == "1"

@@ -206,13 +206,14 @@ def many_form(token: str, values: Mapping[str, str]) -> str:
     )
 
 
-def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience]) -> str:
-    """Every lesson the text holds, once more before any is written."""
+def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience], ids: Sequence[str]) -> str:
+    """Every lesson the text holds, once more before any is written (`ids`: the ids they will take)."""
     items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code></li>" for e in lessons)
     return (f'<form class="confirm" method="post" action="/add/many"><p>Add these '
             f"{plural(len(lessons), 'lesson')}?</p><ol>{items}</ol>{hidden_token(token)}"
             f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
             f'<input type="hidden" name="scope" value="{escape(scope)}">'
+            f'<input type="hidden" name="ids" value="{escape(" ".join(ids))}">'
             f'<button type="submit" name="confirm" value="yes">Yes, add {plural(len(lessons), "lesson")}</button> '
             '<a href="/add">Cancel</a></form>')
 

@@ -4,6 +4,7 @@ file Lamar did not make, and a confirmation sent twice writes once."""
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 
 import pytest
@@ -51,3 +52,38 @@ def test_run_sleep_does_not_replace_a_file_that_appeared_after_launch(store: Pat
         report.unlink()
         page = html.unescape(_get(url, "/sleep/run", {}))
         assert "sleep made" in page and report.read_text().lstrip().startswith('{\n  "format": "lamar-sleep-report"')
+
+
+def _hidden(page: str) -> dict[str, str]:
+    """The confirmation form's fields, as the browser would send them back."""
+    fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', page))
+    text = re.search(r'<textarea name="lessons" hidden>(.*?)</textarea>', page, re.DOTALL)
+    if text:
+        fields["lessons"] = text.group(1)
+    return {k: html.unescape(v) for k, v in fields.items() if k != "token"} | {"confirm": "yes"}
+
+
+def _texts(path: Path) -> list[str]:
+    with Lamar(str(path)) as lam:
+        return [e.render() for e in lam.experiences()]
+
+
+def test_a_confirmation_sent_twice_adds_the_lesson_once(store: Path) -> None:
+    with serving(store) as url:
+        review = _get(url, "/add", {"precondition": "a test flakes", "action": "rerun it once", "rationale": "",
+                                    "scope": "project=trace"})
+        confirm = _hidden(review)
+        first = _get(url, "/add", confirm)
+        second = _get(url, "/add", confirm)  # a double click, or the browser's "resend the form"
+    assert _texts(store).count("When a test flakes, rerun it once.") == 1
+    assert 'class="lesson-text"' in first and 'class="lesson-text"' in second  # both land on the lesson
+
+
+def test_many_lessons_confirmed_twice_are_added_once(store: Path) -> None:
+    lessons = "- When a test flakes, rerun it once\n- When the linter fails, run the formatter\n"
+    with serving(store) as url:
+        confirm = _hidden(_get(url, "/add/many", {"lessons": lessons, "scope": ""}))
+        _get(url, "/add/many", confirm)
+        _get(url, "/add/many", confirm)
+    assert _texts(store) == ["When the build fails, clear the cache.", "When a test flakes, rerun it once.",
+                             "When the linter fails, run the formatter."]
