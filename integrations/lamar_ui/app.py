@@ -313,23 +313,24 @@ class UI:
 
     # -- sleep ---------------------------------------------------------------------------------
 
-    def _report(self) -> dict[str, Any] | None:
+    def _report(self) -> tuple[dict[str, Any] | None, str]:
+        """The sleep report, and why it cannot be read: said on each page, not kept, so it goes
+        once the file is mended."""
         try:
             data = json.loads(self.report_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return None
+            return None, ""
         except (OSError, ValueError) as exc:
-            self.message = f"cannot read the sleep report {self.report_path}: {exc}"
-            return None
-        return data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None
+            return None, f"cannot read the sleep report {self.report_path}: {exc}"
+        return (data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None), ""
 
     async def sleep(self, request: Request) -> Response:
         def build() -> str:
-            data = self._report()
+            data, problem = self._report()
             try:
                 report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
             except LamarError as exc:  # a report edited by hand: say so, as `lamar review` does
-                self.message = f"cannot read the sleep report {self.report_path}: {exc}"
+                problem = f"cannot read the sleep report {self.report_path}: {exc}"
                 data, report = None, SleepReport([], [], 0, 0.0, {})
             decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
@@ -346,8 +347,9 @@ class UI:
                         now[i] = self.lam.evidence(i)
                     except LamarError:
                         now[i] = None
+            message = "; ".join(text for text in (self.message, problem) if text)
             return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
-                                    has_report=data is not None, model=self.model or "", message=self.message)
+                                    has_report=data is not None, model=self.model or "", message=message)
 
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 
@@ -376,7 +378,7 @@ class UI:
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
         pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
-        data = self._report()
+        data, _ = self._report()
         if data is None or decision not in ("approved", "rejected") or \
                 pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
             self.message = "that proposal is not in the current report: run sleep again"
@@ -393,7 +395,7 @@ class UI:
 
     async def sleep_apply(self, request: Request) -> Response:
         await self._form(request)
-        data = self._report()
+        data, _ = self._report()
         approved = list((data or {}).get("approved", []))
         if data is None or not approved:
             self.message = "nothing approved: approve proposals first"

@@ -87,3 +87,15 @@ def test_many_lessons_confirmed_twice_are_added_once(store: Path) -> None:
         _get(url, "/add/many", confirm)
     assert _texts(store) == ["When the build fails, clear the cache.", "When a test flakes, rerun it once.",
                              "When the linter fails, run the formatter."]
+
+
+def test_a_mended_report_is_no_longer_said_to_be_unreadable(store: Path) -> None:
+    report = store.with_name("lessons.db.sleep-report.json")
+    with serving(store) as url:
+        _get(url, "/sleep/run", {})
+        good = report.read_text()
+        report.write_text("{broken")
+        assert "cannot read the sleep report" in _get(url, "/sleep")
+        report.write_text(good)
+        page = _get(url, "/sleep")
+    assert "cannot read the sleep report" not in page
