@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -243,4 +244,15 @@ def _save(path: Path, data: dict[str, Any]) -> None:
         # The file held an escaped lone surrogate ("\ud800"), which UTF-8 cannot hold: every
         # character written as an escape keeps it, and everything else, exactly as it was.
         body = (json.dumps(data, indent=2) + "\n").encode("ascii")
-    write_atomically(path, body)
+    write_atomically(path, body, mode=_mode_of(path))
+
+
+def _mode_of(path: Path) -> int:
+    """The permissions the file keeps: its own, or for a new file what the umask gives any new file
+    (a settings file holds no secret, and a team's settings.json must stay readable to the team)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -146,13 +146,16 @@ def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]
             write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Replace `path` by `data`; the file is its owner's only unless `mode` says otherwise."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with os.fdopen(_open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
+        if mode is not None:
+            os.chmod(tmp, mode)  # before the rename: no moment where the file has the wrong mode
         os.replace(tmp, path)  # atomic on POSIX and Windows
     finally:
         with contextlib.suppress(FileNotFoundError):

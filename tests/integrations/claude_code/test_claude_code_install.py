@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -93,6 +94,22 @@ def test_a_broken_settings_file_is_left_untouched(repo: Path, env: dict[str, str
     done = lamar(env, repo, "install", "--project")
     assert done.returncode == 1 and "not valid JSON" in done.stderr
     assert settings.read_text() == '{"hooks": '
+
+
+def test_install_and_uninstall_keep_the_settings_files_permissions(repo: Path, env: dict[str, str]) -> None:
+    team = repo / ".claude" / "settings.json"
+    team.parent.mkdir()
+    team.write_text(json.dumps(THEIRS))
+    team.chmod(0o664)  # a team's file, group-writable on purpose
+    for action in ("install", "uninstall"):
+        done = lamar(env, repo, action, "--project")
+        assert done.returncode == 0, done.stderr
+        assert oct(stat.S_IMODE(team.stat().st_mode)) == oct(0o664), action
+    personal = repo / ".claude" / "settings.local.json"  # a new file: what the umask gives any new file
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "install"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=60, check=False, umask=0o022)
+    assert done.returncode == 0, done.stderr
+    assert oct(stat.S_IMODE(personal.stat().st_mode)) == oct(0o644)
 
 
 def test_a_settings_file_holding_an_escaped_lone_surrogate_keeps_it(repo: Path, env: dict[str, str]) -> None:
