@@ -77,10 +77,11 @@ class UI:
 
     # -- plumbing ------------------------------------------------------------------------------
 
-    def _page(self, title: str, body: str, active: str) -> HTMLResponse:
+    def _page(self, title: str, body: str, active: str, *, answer: bool = False) -> HTMLResponse:
+        """A page in the app's frame; `answer`: it answers a POST, which a reload would send again."""
         version = self.lam.stats()["events"]
         return HTMLResponse(pages.layout(title, body, active=active, location=self.lam.store.location,
-                                         version=version))
+                                         version=version, follow=not answer))
 
     async def _form(self, request: Request) -> FormData:
         """The POST's form, once its token and origin are checked (the CSRF guard)."""
@@ -163,7 +164,7 @@ class UI:
         try:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
-            return self._missing(str(exc))
+            return self._missing(str(exc), answer=request.method == "POST")
         if request.method == "GET":
             question = (f"{lever.capitalize()} this lesson? <q>{escape(exp.render())}</q> " + _LEVERS[lever])
             extra = _CONTEXTS_BOX if lever == "erase" else ""
@@ -179,7 +180,7 @@ class UI:
             else:
                 await run_in_threadpool(self.lam.retire if lever == "retire" else self.lam.revive, exp_id, reason)
         except LamarError as exc:
-            return self._missing(str(exc))
+            return self._missing(str(exc), answer=True)
         return RedirectResponse(back, status_code=303)
 
     async def edit(self, request: Request, exp_id: str) -> Response:
@@ -189,7 +190,7 @@ class UI:
         try:
             exp = await run_in_threadpool(self.lam.get, exp_id)
         except LamarError as exc:
-            return self._missing(str(exc))
+            return self._missing(str(exc), answer=request.method == "POST")
         if request.method == "GET":
             values = {"precondition": exp.precondition, "action": exp.action, "rationale": exp.rationale,
                       "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}
@@ -210,13 +211,13 @@ class UI:
                                "Its evidence restarts: the new text must earn its own verdict."))
                 body = pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
                                           back=back)
-                return self._page("Edit a lesson", body, "/")
+                return self._page("Edit a lesson", body, "/", answer=True)
             await run_in_threadpool(lambda: self.lam.edit(
                 exp_id, precondition=values["precondition"], action=values["action"],
                 rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
                 reason="edited in lamar ui"))
         except (LamarError, ValueError) as exc:
-            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values, str(exc)), "/")
+            return self._page("Edit a lesson", pages.edit_page(exp, self.token, values, str(exc)), "/", answer=True)
         return RedirectResponse(back, status_code=303)
 
     async def add(self, request: Request) -> Response:
@@ -234,10 +235,10 @@ class UI:
                 question = (f"Add this lesson? <q>{escape(exp.render())}</q> scope "
                             f"<code>{escape(values['scope'] or 'everywhere')}</code>")
                 body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
-                return self._page("Add a lesson", body, "/add")
+                return self._page("Add a lesson", body, "/add", answer=True)
             exp_id = await run_in_threadpool(self._add_once, exp)
         except (LamarError, ValueError) as exc:
-            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
+            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add", answer=True)
         return RedirectResponse(f"/lessons/{quote(exp_id, safe='')}", status_code=303)
 
     async def add_many(self, request: Request) -> Response:
@@ -250,7 +251,7 @@ class UI:
             if form.get("confirm") != "yes":
                 ids = [new_id("exp") for _ in lessons]  # the confirmation adds under these ids, once
                 return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons, ids),
-                                  "/add")
+                                  "/add", answer=True)
             ids = str(form.get("ids", "")).split() or [""] * len(lessons)
             if len(ids) != len(lessons):
                 raise ValueError("the text no longer holds the lessons reviewed: review them again")
@@ -258,7 +259,7 @@ class UI:
                 await run_in_threadpool(self._add_once, dataclasses.replace(exp, id=exp_id))
         except (LamarError, ValueError) as exc:
             values = {"lessons": text, "many_scope": scope}
-            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add")
+            return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add", answer=True)
         return RedirectResponse("/", status_code=303)
 
     def _add_once(self, exp: Experience) -> str:
@@ -413,8 +414,9 @@ class UI:
     async def version(self, request: Request) -> Response:
         return JSONResponse({"version": await run_in_threadpool(lambda: self.lam.stats()["events"])})
 
-    def _missing(self, message: str) -> HTMLResponse:
-        page = self._page("Not found", f'<p class="error">{escape(message)}</p><p><a href="/">All lessons</a></p>', "/")
+    def _missing(self, message: str, *, answer: bool = False) -> HTMLResponse:
+        page = self._page("Not found", f'<p class="error">{escape(message)}</p><p><a href="/">All lessons</a></p>', "/",
+                          answer=answer)
         page.status_code = 404
         return page
 

@@ -26,8 +26,12 @@ _NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/recall", "Try a context"
         ("/sleep", "Sleep"), ("/add", "Add a lesson"))
 
 
-def layout(title: str, body: str, *, active: str, location: str, version: int) -> str:
-    """The frame every page shares; `version` lets ui.js notice writes by other processes.
+_NO_FOLLOW = ' data-follow="no"'
+
+
+def layout(title: str, body: str, *, active: str, location: str, version: int, follow: bool = True) -> str:
+    """The frame every page shares; `version` lets ui.js notice writes by other processes and reload
+    the page, unless `follow` is False (a page that answers a form: a reload would send it again).
 
     Every value that came from a store (lesson text, scope values, reasons, ids) goes through
     `escape`: lessons are untrusted text. Pages carry no inline script or style, so the
@@ -39,7 +43,7 @@ def layout(title: str, body: str, *, active: str, location: str, version: int) -
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)} · Lamar</title>"
         '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
-        f'<body data-version="{version}"><header><strong>Lamar</strong><nav>{links}</nav>'
+        f'<body data-version="{version}"{"" if follow else _NO_FOLLOW}><header><strong>Lamar</strong><nav>{links}</nav>'
         f'<span class="store">store <code>{escape(location)}</code></span></header>'
         f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
     )

@@ -5,7 +5,9 @@
 (function () {
   "use strict";
   var shown = document.body.getAttribute("data-version");
-  var busy = false;
+  // A page that answers a form (a review, an error to mend) is not reloaded: that would send the
+  // form again, behind the browser's "resubmit?" dialog.
+  var busy = document.body.getAttribute("data-follow") === "no";
   var banner = null;
   function warn(text) {
     if (!banner) {

@@ -1,0 +1,47 @@
+"""A page that answers a form is not reloaded when another process writes to the store: the
+reload would send the form again (with the browser's "resubmit?" dialog), in a real browser."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+selenium = pytest.importorskip("selenium")
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_trial import serving
+
+
+def _review_id(page: str) -> str:
+    found = re.search(r'<input type="hidden" name="id" value="([^"]+)">', page)
+    assert found, page[-800:]
+    return found.group(1)
+
+
+def test_a_review_stays_put_while_an_agent_writes(tmp_path: Path, browser) -> None:  # noqa: F811
+    store = tmp_path / "lessons.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(store) as url:
+        browser.get(url)
+        browser.get(url.split("/?")[0] + "/add")
+        browser.find_element(By.NAME, "precondition").send_keys("a test flakes")
+        browser.find_element(By.NAME, "action").send_keys("rerun it once")
+        browser.find_element(By.XPATH, "//form[@class='add']//button").click()
+        WebDriverWait(browser, 10).until(lambda d: "Add this lesson?" in d.page_source)
+        shown = _review_id(browser.page_source)
+        with Lamar(str(store)) as lam:  # an agent at work while the user reads the review
+            lam.recall({"project": "trace"})
+        time.sleep(5)  # two and a half polls of ui.js
+        assert _review_id(browser.page_source) == shown, "the review was sent again"
+        browser.find_element(By.XPATH, "//button[normalize-space()='Yes, add it']").click()
+        WebDriverWait(browser, 10).until(lambda d: "/lessons/" in d.current_url)
+    with Lamar(str(store)) as lam:
+        assert [e.id for e in lam.experiences()][-1] == shown
