@@ -196,10 +196,13 @@ class UI:
                       "scope": " ".join(f"{k}={v}" for k, v in exp.scope.items())}
             return self._page("Edit a lesson", pages.edit_page(exp, self.token, values), "/")
         form = await self._form(request)
-        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "keep")}
+        values = {k: str(form.get(k, "")) for k in ("precondition", "action", "rationale", "scope", "keep", "version")}
         keep = values["keep"] == "yes"
         try:
             scope = pairs(values["scope"])
+            if values["version"] not in ("", str(exp.version)):  # another tab or process edited it meanwhile
+                raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown above "
+                                 f"(version {exp.version}); check your text against it, then review again")
             if form.get("confirm") != "yes":
                 if keep and (values["action"] != exp.action or scope != dict(exp.scope)):
                     raise ValueError("keeping the evidence is for a wording fix of the precondition or the "

@@ -187,6 +187,7 @@ def edit_page(exp: Experience, token: str, values: Mapping[str, str], error: str
         (f'<p class="error">{escape(error)}</p>' if error else "")
         + f'<p class="lesson-text">{escape(exp.render())}</p>'
         + f'<form class="add" method="post" action="/lessons/{quote(exp.id, safe="")}/edit">' + hidden_token(token)
+        + f'<input type="hidden" name="version" value="{exp.version}">'  # the version this text replaces
         + field("precondition", "When") + field("action", "do") + field("rationale", "because")
         + field("scope", "Scope (key=value, space separated)")
         + f'<label><input type="checkbox" name="keep" value="yes"{checked}> Keep the evidence: a wording fix '

@@ -99,3 +99,24 @@ def test_a_mended_report_is_no_longer_said_to_be_unreadable(store: Path) -> None
         report.write_text(good)
         page = _get(url, "/sleep")
     assert "cannot read the sleep report" not in page
+
+
+def test_an_edit_from_a_form_opened_before_another_edit_is_refused(store: Path) -> None:
+    with Lamar(str(store)) as lam:
+        exp_id = lam.experiences()[0].id
+    with serving(store) as url:
+        form = _get(url, f"/lessons/{exp_id}/edit")
+        version = re.search(r'name="version" value="(\d+)"', form)
+        assert version and version.group(1) == "1"
+        with Lamar(str(store)) as lam:  # `lamar edit` in a terminal, or another tab, meanwhile
+            lam.edit(exp_id, action="clear DerivedData", reason="edited in a terminal")
+        mine = {"precondition": "the build fails", "action": "delete the build folder", "rationale": "",
+                "scope": "project=trace", "version": "1"}
+        review = html.unescape(_get(url, f"/lessons/{exp_id}/edit", mine))
+        confirmed = html.unescape(_get(url, f"/lessons/{exp_id}/edit", {**mine, "confirm": "yes"}))
+    for page in (review, confirmed):
+        assert "the lesson was edited since this form was opened: it now reads as shown above (version 2)" in page
+        assert 'value="delete the build folder"' in page  # the user's text is kept, to be checked and sent again
+        assert 'name="version" value="2"' in page
+    with Lamar(str(store)) as lam:
+        assert lam.get(exp_id).action == "clear DerivedData" and lam.get(exp_id).version == 2
