@@ -10,6 +10,8 @@ EXPORT_END = "<!-- lamar:end -->"
 MAX_RULE = 600  # characters; a longer block is a section of prose, not one rule
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)\s*$")  # under a paragraph: its text is a heading (setext)
+_BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # `---`, `* * *`: a thematic break
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
@@ -133,6 +135,17 @@ def _blocks(lines: list[str]) -> list[_Block]:
             level = len(heading.group(1))
             if number - 1 != first or level > 1:  # a document's opening title is not a section
                 headings = [h for h in headings if h[0] < level] + [(level, clean(heading.group(2)))]
+            parents, current = [], None
+            continue
+        underline = _UNDERLINE.match(line)
+        if underline and current is not None and not current.item:
+            level = 1 if underline.group(1)[0] == "=" else 2
+            blocks.remove(current)
+            if current.line - 1 != first or level > 1:
+                headings = [h for h in headings if h[0] < level] + [(level, clean(" ".join(current.text)))]
+            parents, current = [], None
+            continue
+        if _BREAK.match(line):
             parents, current = [], None
             continue
         if not stripped or stripped.startswith(("|", "<!--", "@")):

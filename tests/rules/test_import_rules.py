@@ -12,7 +12,7 @@ import pytest
 from lamar import InvalidArgument, Lamar, Status
 from lamar.models import ScriptedModel
 from lamar.rules import import_rules, parse_rules, read_sources
-from lamar.rules.parse import clean
+from lamar.rules.parse import Rule, clean
 from lamar.rules.sources import find_rule_files
 
 from .conftest import project_copy
@@ -58,6 +58,20 @@ def test_what_the_rules_of_real_projects_become(tmp_path: Path) -> None:
     left = {r.line: why for r, why in pydantic.skipped}
     assert left[100] == "describes rather than directs"  # "`clai` in `clai/`: a CLI ..."
     assert left[63].endswith("too long for one rule; split it into bullets")
+
+
+def test_setext_headings_are_headings_as_atx_ones_are(tmp_path: Path) -> None:
+    atx = "# Shop\n\n## Testing\n\n- Run `make test` first\n\n---\n\n- Never push to main\n"
+    setext = "Shop\n====\n\nTesting\n-------\n\n- Run `make test` first\n\n---\n\n- Never push to main\n"
+    assert parse_rules(setext, "CLAUDE.md") == (
+        [Rule("Run `make test` first", "CLAUDE.md", 7, ("Testing",)),
+         Rule("Never push to main", "CLAUDE.md", 11, ("Testing",))], [])  # `---` after a blank line: a break
+    assert [(r.text, r.context) for r in parse_rules(setext, "CLAUDE.md")[0]] == \
+        [(r.text, r.context) for r in parse_rules(atx, "CLAUDE.md")[0]]
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text(setext)
+    (first, _) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
+    assert first.render() == "When working on shop (Testing), Run `make test` first."
 
 
 def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) -> None:
