@@ -43,11 +43,13 @@ class ImportPlan:
 
 def project_name(folder: str | os.PathLike[str]) -> str:
     """The project's name as the Claude Code hooks derive it: the git top-level folder's name, else the folder's."""
+    return project_root(folder).name or "root"
+
+
+def project_root(folder: str | os.PathLike[str]) -> Path:
+    """The git top-level folder above `folder` (the folder itself outside git): rules files are named from it."""
     path = Path(folder).resolve()
-    for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate.name or "root"
-    return path.name or "root"
+    return next((candidate for candidate in (path, *path.parents) if (candidate / ".git").exists()), path)
 
 
 def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: Sequence[str | os.PathLike[str]] = (),
@@ -86,7 +88,7 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
                               "and .github/copilot-instructions.md (a link that leads out of the folder is not "
                               "followed); name one with --file")
     try:
-        sources = read_sources(paths, root)
+        sources = read_sources(paths, project_root(root))
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot read the rules: {exc}") from exc
     name = project or project_name(root)
@@ -94,6 +96,9 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     skipped: list[tuple[Rule, str]] = []
     for source in sources:
         found, left = parse_rules(source.text, source.name)
+        if source.folder:
+            found = [dataclasses.replace(r, folder=source.folder) for r in found]
+            left = [(dataclasses.replace(r, folder=source.folder), why) for r, why in left]
         rules += found
         skipped += left
     if model is not None and skipped:
@@ -110,9 +115,11 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
 
 def lesson_of(rule: Rule, project: str) -> Experience:
     """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>."."""
-    where = f"working on {project}" + (f" ({' › '.join(rule.context)})" if rule.context else "")
+    context = (rule.folder, *rule.context) if rule.folder else rule.context
+    where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
-    key = json.dumps([" ".join(rule.text.lower().split()), sorted(scope.items())])
+    # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
+    key = json.dumps([" ".join(rule.text.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
     return Experience(where, rule.text.rstrip("."), "", scope=Scope(scope), status=Status.CANDIDATE,
                       id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
@@ -186,4 +193,4 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     return rules, still + dropped
 
 
-__all__ = ["PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name"]
+__all__ = ["PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name", "project_root"]

@@ -34,14 +34,16 @@ _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
 @dataclasses.dataclass(frozen=True)
 class Rule:
-    """One rule as written: its text, where it is, the headings and parent items above it, and
-    who split it out ("parser", or the model's name when a model restated a block of prose)."""
+    """One rule as written: its text, where it is, the headings and parent items above it, who
+    split it out ("parser", or the model's name when a model restated a block of prose), and the
+    sub-folder it speaks for ("frontend/" for a rule of frontend/CLAUDE.md)."""
 
     text: str
     file: str
     line: int
     context: tuple[str, ...] = ()
     by: str = "parser"
+    folder: str = ""
 
 
 @dataclasses.dataclass

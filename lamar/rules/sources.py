@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
               ".cursorrules")
 CURSOR_RULES = ".cursor/rules"
+FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")  # in a sub-folder, they speak for that folder
 MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
 _IMPORT = re.compile(r"^\s*@(\S+)\s*$")
@@ -17,10 +18,12 @@ _IMPORT = re.compile(r"^\s*@(\S+)\s*$")
 
 @dataclasses.dataclass(frozen=True)
 class RuleSource:
-    """One file to read: its name relative to the project folder, and its text."""
+    """One file to read: its name relative to the project folder, its text, and the sub-folder it
+    speaks for ("frontend/" for frontend/CLAUDE.md and the files it imports; "" for the whole project)."""
 
     name: str
     text: str
+    folder: str = ""
 
 
 def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
@@ -65,7 +68,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[Rule
     seen: set[str] = set()
     out: list[RuleSource] = []
 
-    def visit(path: Path, depth: int) -> None:
+    def visit(path: Path, depth: int, folder: str | None) -> None:
         real = os.path.realpath(path)
         if real in seen or depth > MAX_IMPORT_DEPTH:
             return
@@ -77,17 +80,27 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[Rule
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        out.append(RuleSource(_name(path, root), text))
+        name = _name(path, root)
+        here = _folder(name) if folder is None else folder  # an imported file speaks where its importer does
+        out.append(RuleSource(name, text, here))
         for line in text.splitlines():
             found = _IMPORT.match(line)
             if found:
                 target = (path.parent / os.path.expanduser(found.group(1))).resolve()
                 if target.is_file() and target.is_relative_to(root):  # never read outside the project
-                    visit(target, depth + 1)
+                    visit(target, depth + 1, here)
 
     for path in paths:
-        visit(Path(path), 0)
+        visit(Path(path), 0, None)
     return out
+
+
+def _folder(name: str) -> str:
+    path = PurePosixPath(name)
+    if path.name not in FOLDER_RULES:
+        return ""
+    parent = path.parent.parent if path.parent.name == ".claude" else path.parent
+    return "" if parent == PurePosixPath(".") else f"{parent}/"
 
 
 def _name(path: Path, root: Path) -> str:

@@ -74,6 +74,29 @@ def test_setext_headings_are_headings_as_atx_ones_are(tmp_path: Path) -> None:
     assert first.render() == "When working on shop (Testing), Run `make test` first."
 
 
+def test_a_claude_md_in_a_sub_folder_is_named_from_the_project_and_speaks_for_its_folder(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    (shop / "frontend").mkdir(parents=True)
+    (shop / "backend" / ".claude").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "CLAUDE.md").write_text("- Run `make test` first\n")
+    (shop / "frontend" / "CLAUDE.md").write_text("## Testing\n\n- Run `npm test` first\n\n@style.md\n")
+    (shop / "frontend" / "style.md").write_text("- Never use inline styles\n")
+    (shop / "backend" / ".claude" / "CLAUDE.md").write_text("- Run `make test` first\n")
+    lam = Lamar(":memory:")
+
+    front = import_rules(lam, shop / "frontend")  # from the project's top, as the scope's project is
+    assert front.project == "shop" and front.files == ["frontend/CLAUDE.md", "frontend/style.md"]
+    assert [(e.provenance["file"], e.provenance["line"], e.render()) for e in front.lessons] == [
+        ("frontend/CLAUDE.md", 3, "When working on shop (frontend/ › Testing), Run `npm test` first."),
+        ("frontend/style.md", 1, "When working on shop (frontend/), Never use inline styles.")]
+
+    both = import_rules(lam, shop, files=[shop / "CLAUDE.md", shop / "backend" / ".claude" / "CLAUDE.md"], apply=True)
+    assert [e.render() for e in both.lessons] == ["When working on shop, Run `make test` first.",
+                                                  "When working on shop (backend/), Run `make test` first."]
+    assert len({e.id for e in both.lessons}) == 2 and both.skipped == []  # the same words, two folders: two lessons
+
+
 def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "python-sdk")
     assert (project / "CLAUDE.md").read_text().strip() == "@AGENTS.md"
