@@ -116,6 +116,18 @@ def test_apply_stores_them_once_and_a_second_import_adds_nothing(tmp_path: Path)
     assert len(lam.experiences()) == EXPECTED["uv"]
 
 
+def test_a_rule_reworded_or_deleted_in_the_file_leaves_its_lesson_as_it_was(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    rules = tmp_path / "CLAUDE.md"
+    rules.write_text("- Run `make test` before every commit\n- Use black for formatting\n")
+    lam = Lamar(str(tmp_path / "store.db"))
+    first = import_rules(lam, tmp_path, project="shop", apply=True).lessons
+    rules.write_text("- Run `make test` before each commit\n")  # reworded a little; black deleted
+    again = import_rules(lam, tmp_path, project="shop", apply=True)
+    assert again.lessons == [] and [why for _, why in again.skipped] == [f"already held as {first[0].id} (candidate)"]
+    assert [(e.id, e.action, e.status) for e in lam.experiences()] == [(e.id, e.action, e.status) for e in first]
+
+
 def test_cursor_and_copilot_rules_and_what_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     rules = tmp_path / ".cursor" / "rules"
