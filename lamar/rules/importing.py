@@ -119,9 +119,11 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
     # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
-    key = json.dumps([" ".join(rule.text.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
+    action = rule.text.rstrip(".")
+    # The id is of the words the lesson keeps: "Never push." and "Never push" are one lesson.
+    key = json.dumps([" ".join(action.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
-    return Experience(where, rule.text.rstrip("."), "", scope=Scope(scope), status=Status.CANDIDATE,
+    return Experience(where, action, "", scope=Scope(scope), status=Status.CANDIDATE,
                       id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
 
 

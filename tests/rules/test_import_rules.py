@@ -128,6 +128,15 @@ def test_a_rule_reworded_or_deleted_in_the_file_leaves_its_lesson_as_it_was(tmp_
     assert [(e.id, e.action, e.status) for e in lam.experiences()] == [(e.id, e.action, e.status) for e in first]
 
 
+def test_a_rule_repeated_with_a_final_full_stop_is_one_lesson(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- Never push to main\n- never push to  main\n- Never push to main.\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert [e.render() for e in plan.lessons] == ["When working on shop, Never push to main."]
+    assert [(r.line, why) for r, why in plan.skipped] == [(2, "the same rule as CLAUDE.md:1"),
+                                                         (3, "the same rule as CLAUDE.md:1")]
+
+
 def test_cursor_and_copilot_rules_and_what_is_refused(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     rules = tmp_path / ".cursor" / "rules"
