@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lamar.bench.speed import counts
+from lamar.bench.arguments import counts, names, positive
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -173,11 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip", default="", help=f"comma-separated sections to leave out: {','.join(SECTIONS)}")
     args = parser.parse_args(argv)
     sizes = counts(parser, "--sizes", args.sizes)
-    skip = {name.strip() for name in args.skip.split(",") if name.strip()}
-    if skip - set(SECTIONS):
-        parser.error(f"--skip takes sections from {','.join(SECTIONS)}; got {args.skip!r}")
-    if min(args.episodes, args.lessons, args.runs, args.hook_runs, args.reps) < 1:
-        parser.error("--episodes, --lessons, --runs, --hook-runs and --reps are at least 1")
+    skip = set(names(parser, "--skip", args.skip, SECTIONS)) if args.skip.strip() else set()
+    positive(parser, episodes=args.episodes, lessons=args.lessons, runs=args.runs, hook_runs=args.hook_runs,
+             reps=args.reps)
     py = sys.executable
     print(f"milliseconds; p50 = median; {args.lessons} lessons, {args.episodes} reported episodes unless said")
     print(f"{'what':<56}{'wall p50':>9}{'p99':>9}{'CPU p50':>9}{'runs':>6}")

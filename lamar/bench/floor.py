@@ -13,6 +13,8 @@ import time
 import uuid
 from typing import Any
 
+from lamar.bench.arguments import counts as whole_numbers
+from lamar.bench.arguments import positive
 from lamar.bench.fleet.clients import DEFAULT_URL, MAX_PROCESSES, WARM, run_together, server_cpu
 from lamar.bench.fleet.figures import describe_machine, pct
 
@@ -101,15 +103,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=5.0, help="measured run time per row")
     parser.add_argument("--postgres", default=DEFAULT_URL, help="server URL (default: $LAMAR_POSTGRES or local)")
     args = parser.parse_args(argv)
-    counts = [int(m) for m in args.messages.split(",") if m.strip()]
+    counts = whole_numbers(parser, "--messages", args.messages)
     if any(m < 2 for m in counts):
         parser.error("an episode here is 2 messages or more: one committed write and a read at least")
+    clients_counts = whole_numbers(parser, "--clients", args.clients)
+    positive(parser, seconds=args.seconds)
     print(f"episodes with no work, {args.seconds:g} s per row; {describe_machine(args.postgres)}")
     print("each episode: M messages on the client's own connection, M - 1 of them SELECT $1 and one a "
           "committed one-row INSERT; CPU per episode: each client's thread (mean), and its backend's")
     print(f"{'clients':>8}{'messages':>10}{'episodes/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'client CPU ms':>15}"
           f"{'server CPU ms':>15}")
-    for clients in [int(c) for c in args.clients.split(",") if c.strip()]:
+    for clients in clients_counts:
         for messages in counts:
             row = measure_floor(args.postgres, clients, messages, args.seconds)
             print(f"{clients:>8}{messages:>10}{row['episodes_per_s']:>12.0f}{row['episode_p50_ms']:>9.2f}"

@@ -16,6 +16,7 @@ import types
 from collections.abc import Iterator
 from typing import Any
 
+from lamar.bench.arguments import positive
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.policy.config import Policy
@@ -138,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-last", type=int, default=KEEP_LAST, help="newest episodes a compaction keeps")
     parser.add_argument("--rows", type=int, default=10, help="rows per table")
     args = parser.parse_args(argv)
+    sizes = (args.episodes, args.sqlite_episodes, args.plain_episodes, args.plain_sqlite_episodes)
+    if min(sizes) < 0 or max(sizes) < 1 or args.keep_last < 0:
+        parser.error("--episodes, --sqlite-episodes, --plain-episodes and --plain-sqlite-episodes are at least 0 "
+                     "(0 leaves that run out), one of them at least 1, and --keep-last at least 0")
+    positive(parser, every=args.every, rows=args.rows)
     every, keep = args.every, args.keep_last
     print(f"recall + report, 6 eligible lessons of {len(LIFTS) + OTHER_LESSONS}, k=3, 1 in {UNREPORTED_EVERY} "
           f"episodes never reported; compaction every {every} episodes keeps the newest {keep}.")

@@ -5,9 +5,12 @@ column) beside a greedy placement (largest namespace first, onto the least-loade
 from __future__ import annotations
 
 import argparse
+import math
 import random
 import sys
 import zlib
+
+from lamar.bench.arguments import positive
 
 NODES = (2, 4, 8, 16)
 
@@ -69,6 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skew", type=float, default=1.0, help="Zipf exponent of team sizes")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    positive(parser, namespaces=args.namespaces)
+    if args.agents < args.namespaces or not math.isfinite(args.skew) or args.seed < 0:
+        parser.error(f"--agents is at least --namespaces ({args.namespaces}): every namespace has one agent or more; "
+                     "--skew is a finite number and --seed at least 0")
     sizes = team_sizes(args.agents, args.namespaces, args.skew, args.seed)
     rates = episode_rates(sizes, args.seed)
     names = [f"team-{i:03d}" for i in range(args.namespaces)]

@@ -9,6 +9,7 @@ import sys
 import timeit
 from collections.abc import Callable
 
+from lamar.bench.arguments import positive
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.policy.lesson import LessonState
@@ -59,6 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.bench.rows", description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=2000, help="calls per round")
     args = parser.parse_args(argv)
+    positive(parser, number=args.number)
     print("one lesson's state after 300 reports, microseconds per lesson (best of 5 rounds)")
     print(f"{'slices':>7}{'row bytes':>11}{'decode':>9}{'copy':>9}{'encode':>9}")
     for values in (1, 4):

@@ -16,6 +16,7 @@ import tracemalloc
 from collections import Counter
 from typing import Any
 
+from lamar.bench.arguments import counts, names, positive, writable
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -122,23 +123,6 @@ def _fill_memory(store: Any, n: int, eligible: int) -> None:
         source.close()
 
 
-def counts(parser: argparse.ArgumentParser, flag: str, text: str) -> list[int]:
-    """The comma-separated whole numbers of `flag`, each at least 1, or an argument error."""
-    try:
-        numbers = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        numbers = []
-    if not numbers or min(numbers) < 1:
-        parser.error(f"{flag} takes whole numbers of at least 1, comma separated; got {text!r}")
-    return numbers
-
-
-def writable(parser: argparse.ArgumentParser, flag: str, path: str | None) -> None:
-    """An argument error now, not after the run, when the file `flag` names cannot be written."""
-    if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
-        parser.error(f"{flag} {path}: name a file in a folder that exists (it is written after the run)")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Print recall and report latency as the store grows.
 
@@ -157,14 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     sizes = counts(parser, "--sizes", args.sizes)
     eligible_counts = counts(parser, "--eligible", args.eligible)
-    backends = [name.strip() for name in args.backends.split(",") if name.strip()]
-    if not backends or set(backends) - set(BACKENDS):
-        parser.error(f"--backends takes names from {','.join(BACKENDS)}, comma separated; got {args.backends!r}")
+    backends = names(parser, "--backends", args.backends, BACKENDS)
     if min(eligible_counts) > max(sizes):
         parser.error("every --eligible count is above every --sizes: a store cannot hold more eligible lessons "
                      "than lessons, so nothing would be timed")
-    if min(args.reps, args.json_reps) < 1:
-        parser.error("--reps and --json-reps are at least 1 (a median needs an episode)")
+    positive(parser, reps=args.reps, json_reps=args.json_reps)
     writable(parser, "--json", args.json_out)
     rows = []
     header = (f"{'backend':<8}{'lessons':>9}{'elig':>6}{'recall p50':>12}{'p99':>9}{'report p50':>12}"

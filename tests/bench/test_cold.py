@@ -8,9 +8,9 @@ from lamar.bench.__main__ import main
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--runs", "0"], "are at least 1"), (["--hook-runs", "0"], "are at least 1"), (["--reps", "0"], "are at least 1"),
-    (["--lessons", "0"], "are at least 1"), (["--episodes", "-5"], "are at least 1"),
-    (["--skip", "stat"], "--skip takes sections from start,open,hook,warm,cli,quickstart"),
+    (["--runs", "0"], "is a finite number above 0"), (["--hook-runs", "0"], "is a finite number above 0"), (["--reps", "0"], "is a finite number above 0"),
+    (["--lessons", "0"], "is a finite number above 0"), (["--episodes", "-5"], "is a finite number above 0"),
+    (["--skip", "stat"], "--skip takes names from start,open,hook,warm,cli,quickstart"),
     (["--sizes", "1000,x"], "--sizes takes whole numbers of at least 1"),
 ])
 def test_arguments_that_time_nothing_are_refused(argv: list[str], message: str,

@@ -10,8 +10,8 @@ from lamar.bench.__main__ import main
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--reps", "0"], "--reps and --json-reps are at least 1"),
-    (["--json-reps", "-1"], "--reps and --json-reps are at least 1"),
+    (["--reps", "0"], "is a finite number above 0"),
+    (["--json-reps", "-1"], "is a finite number above 0"),
     (["--backends", "mem"], "--backends takes names from memory,json,sqlite"),
     (["--sizes", "ten"], "--sizes takes whole numbers of at least 1"),
     (["--sizes", "0"], "--sizes takes whole numbers of at least 1"),

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 from typing import Any
 
+from lamar.bench.arguments import counts, names, positive, writable
 from lamar.bench.fleet.big import measure_big
 from lamar.bench.fleet.clients import (
     CLIENTS,
@@ -66,7 +68,15 @@ def main(argv: list[str] | None = None) -> int:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if set(modes) - set(MODES):
         parser.error(f"unknown mode(s) {sorted(set(modes) - set(MODES))}; choose from {', '.join(MODES)}")
-    workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
+    workloads = names(parser, "--workloads", args.workloads, WORKLOADS)
+    client_counts = counts(parser, "--clients", args.clients, empty=True)
+    lesson_counts = counts(parser, "--lesson-counts", args.lesson_counts, empty=True)
+    positive(parser, seconds=args.seconds, rounds=args.rounds, min_episodes=args.min_episodes)
+    if args.lessons < 2 or min(args.big, args.grown) < 0 or not 0.0 <= args.rate < math.inf \
+            or not 0.0 <= args.turn < math.inf:
+        parser.error("--lessons is at least 2 (half of them eligible), --big and --grown at least 0, --rate and "
+                     "--turn finite and at least 0")
+    writable(parser, "--json", args.json_out)
     pace = (f"each client paced at {args.rate:g} episodes/s (a row runs for {args.min_episodes} episodes if that "
             f"takes longer, in {max(1, args.rounds)} rounds over every row)") if args.rate else "each client as fast as it can"
     if args.turn:
@@ -82,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     print(HEADER)
     rows: list[dict[str, Any]] = []
     configurations = [(workload, clients, mode) for workload in workloads
-                      for clients in [int(c) for c in args.clients.split(",") if c.strip()] for mode in modes]
+                      for clients in client_counts for mode in modes]
     rounds = max(1, args.rounds) if args.rate else 1
     segments: dict[tuple[str, int, str], list[dict[str, Any]]] = {c: [] for c in configurations}
     for done in range(rounds):
@@ -125,11 +135,10 @@ def main(argv: list[str] | None = None) -> int:
               + (", saves the state" if saved or later and later[0][1] else "") + "), then "
               + ", ".join(f"{t * 1000:.0f}" for t, _ in later) + " ms"
               + (" (resumed from it)" if all(resumed for _, resumed in later) else " (NOT resumed)"))
-    counts = [int(n) for n in args.lesson_counts.split(",") if n.strip()]
-    if counts:
+    if lesson_counts:
         print("one client, recall+report, in namespaces of many lessons (2 eligible per recall)")
         print(f"{'lessons':>8}  {'mode':<10}{'p50 ms':>9}{'p99 ms':>9}{'client CPU ms':>15}")
-        for lessons in counts:
+        for lessons in lesson_counts:
             for row in measure_lessons(args.postgres, lessons, [m for m in modes if m != "fold-lock"]):
                 rows.append(row)
                 print(f"{row['lessons']:>8}  {row['mode']:<10}{row['episode_p50_ms']:>9.2f}{row['episode_p99_ms']:>9.2f}"
