@@ -7,6 +7,8 @@ import argparse
 import time
 from collections.abc import Sequence
 
+from lamar._errors import LamarError
+from lamar.arguments import policy
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
 from lamar.gym.family_run import run_family, spec
@@ -68,6 +70,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help=f"comma-separated values of discount (default {','.join(f'{d:g}' for d in DISCOUNTS)})")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
     args = parser.parse_args(argv)
+    if args.worlds < 1 or (args.workers is not None and args.workers < 1):
+        parser.error(f"worlds and --workers are at least 1; got {args.worlds} and {args.workers}")
+    if not args.discounts or len(set(args.discounts)) != len(args.discounts):
+        parser.error(f"--discounts takes distinct values, comma separated; got {args.discounts}")
+    for discount in args.discounts:
+        try:
+            policy({"discount": discount})  # refused now, not by the first run's worker
+        except LamarError as exc:
+            parser.error(f"--discounts: {exc}")
     print(frontier(args.worlds, tuning=args.tuning_seeds, discounts=args.discounts, workers=args.workers))
 
 

@@ -65,3 +65,17 @@ def test_the_command_refuses_a_discount_that_is_not_a_number(capsys: pytest.Capt
     with pytest.raises(SystemExit):
         main(["2", "--discounts", "0.99,often"])
     assert "--discounts" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["0"], "worlds and --workers are at least 1"), (["-1"], "worlds and --workers are at least 1"),
+    (["2", "--workers", "0"], "worlds and --workers are at least 1"),
+    (["2", "--discounts", "2"], "discount must be in (0, 1]"),
+    (["2", "--discounts", "0.99,0.99"], "--discounts takes distinct values"),
+])
+def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # 0 worlds printed an empty table; --discounts 2 raised InvalidArgument from inside the run.
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
