@@ -71,9 +71,10 @@ class UI:
         self.message = ""
         self._adding = threading.Lock()
 
-    @property
-    def cookie(self) -> str:
-        return "lamar_ui_token"
+    def cookie(self, port: int) -> str:
+        """The token cookie's name, one per port: a browser keeps one set of cookies per host whatever
+        the port, so two launches at once would each replace the other's cookie."""
+        return f"lamar_ui_token_{port}"
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -433,12 +434,13 @@ class TokenGuard(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         ui = self.ui
+        cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
         given = request.query_params.get("token")
         if given is not None and same_token(given, ui.token):
             response: Response = RedirectResponse(request.url.path, status_code=303)
-            response.set_cookie(ui.cookie, ui.token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
-                same_token(request.cookies.get(ui.cookie, ""), ui.token):
+                same_token(request.cookies.get(cookie, ""), ui.token):
             try:
                 response = await call_next(request)
             except Forbidden as exc:

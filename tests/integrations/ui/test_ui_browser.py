@@ -194,7 +194,7 @@ def test_requests_without_the_token_are_refused(server: str, store: tuple[Path, 
         except urllib.error.HTTPError as exc:
             return exc.code
 
-    cookie = {"Cookie": f"lamar_ui_token={token}"}
+    cookie = {"Cookie": f"lamar_ui_token_{base.rsplit(':', 1)[1]}={token}"}
     with Lamar(str(path)) as lam:
         before = len(lam.store.read(0))
     assert status(base + "/") == 403

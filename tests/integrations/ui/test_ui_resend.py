@@ -45,3 +45,19 @@ def test_a_review_stays_put_while_an_agent_writes(tmp_path: Path, browser) -> No
         WebDriverWait(browser, 10).until(lambda d: "/lessons/" in d.current_url)
     with Lamar(str(store)) as lam:
         assert [e.id for e in lam.experiences()][-1] == shown
+
+
+def test_two_launches_at_once_do_not_log_each_other_out(tmp_path: Path, browser) -> None:  # noqa: F811
+    stores = []
+    for name in ("a", "b"):
+        stores.append(tmp_path / f"{name}.db")
+        with Lamar(str(stores[-1])) as lam:
+            lam.add(Experience(f"project {name} builds", "run make", scope=Scope(project=name)))
+    with serving(stores[0]) as first, serving(stores[1]) as second:
+        browser.get(first)
+        browser.get(second)  # a browser keeps one set of cookies per host, whatever the port
+        for url, name in ((first, "a"), (second, "b")):
+            browser.get(url.split("/?")[0] + "/")
+            WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.lesson, title"))
+            assert browser.title == "What the agent believes · Lamar", browser.page_source[-300:]
+            assert f"project {name} builds" in browser.find_element(By.CSS_SELECTOR, "table.lessons").text

@@ -61,13 +61,13 @@ def _request(where: str, method: str, path: str, headers: dict[str, bytes | str]
         conn.close()
 
 
-def _cookie(token: str) -> dict[str, bytes | str]:
-    return {"Cookie": f"lamar_ui_token={token}"}
+def _cookie(where: str, token: str) -> dict[str, bytes | str]:
+    return {"Cookie": f"lamar_ui_token_{where.split(':')[1]}={token}"}
 
 
 def test_a_crafted_report_is_escaped_on_the_sleep_page(served: tuple[str, str, dict[str, str]]) -> None:
     where, token, _ = served
-    status, _, page = _request(where, "GET", "/sleep", _cookie(token))
+    status, _, page = _request(where, "GET", "/sleep", _cookie(where, token))
     assert status == 200
     assert "<meta http-equiv" not in page and "&lt;meta http-equiv" in page
 
@@ -79,10 +79,10 @@ def test_a_token_that_is_not_ascii_is_refused_with_the_security_headers(
     if how == "query":
         status, headers, _ = _request(where, "GET", "/?token=" + quote("tökén"), {})
     elif how == "cookie":
-        status, headers, _ = _request(where, "GET", "/", {"Cookie": "lamar_ui_token=t\xf6k\xe9n".encode("latin-1")})
+        status, headers, _ = _request(where, "GET", "/", {"Cookie": f"lamar_ui_token_{where.split(':')[1]}=t\xf6k\xe9n".encode("latin-1")})
     else:
         body = ("token=" + quote("tökén") + "&precondition=a&action=b").encode()
-        status, headers, _ = _request(where, "POST", "/add", {**_cookie(token), "Origin": f"http://{where}",
+        status, headers, _ = _request(where, "POST", "/add", {**_cookie(where, token), "Origin": f"http://{where}",
                                       "Content-Type": "application/x-www-form-urlencoded"}, body)
     assert status == 403
     assert all(name in headers for name in SECURITY_HEADERS)
@@ -91,17 +91,17 @@ def test_a_token_that_is_not_ascii_is_refused_with_the_security_headers(
 def test_a_lesson_id_with_a_slash_opens_that_lesson_not_another_ones_lever(
         served: tuple[str, str, dict[str, str]]) -> None:
     where, token, ids = served
-    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["decoy"], safe=""), _cookie(token))
+    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["decoy"], safe=""), _cookie(where, token))
     assert status == 200
     assert "the linter complains" in page and "Retire this lesson?" not in page
-    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["victim"], safe="") + "/retire", _cookie(token))
+    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["victim"], safe="") + "/retire", _cookie(where, token))
     assert status == 200 and "Retire this lesson?" in page and "the build fails" in page
 
 
 def test_odd_paths_answer_with_the_security_headers(served: tuple[str, str, dict[str, str]]) -> None:
     where, token, _ = served
     for path in ("/lessons/%ff%fe", "/?verdict=%00", "/lessons/x/%2e%2e", "/lessons/a/b/c"):
-        status, headers, _ = _request(where, "GET", path, _cookie(token))
+        status, headers, _ = _request(where, "GET", path, _cookie(where, token))
         assert status in (200, 404) and all(name in headers for name in SECURITY_HEADERS), (path, status)
 
 
@@ -118,7 +118,7 @@ def test_a_malformed_report_is_a_message_on_the_sleep_page_not_a_500(tmp_path: P
     retire = {"id": "retire_x", "kind": "retire", "experience_ids": [exp_id], "reason": "", "evidence": {exp_id: words},
               "payload": {}, "expect": {}}
     with TestClient(create_app(ui), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
-        client.cookies.set("lamar_ui_token", "t0k")
+        client.cookies.set("lamar_ui_token_80", "t0k")
         for made_at, proposals, shown in (("<b>soon</b>", [], "cannot read the sleep report"), (0, [retire], "retire_x")):
             report.write_text(json.dumps({"format": "lamar-sleep-report", "made_at": made_at, "proposals": proposals,
                                           "dropped": [], "events_seen": 0, "summary": {}}))

@@ -83,7 +83,8 @@ def server(store: Path) -> Iterator[str]:
 def _get(url: str, path: str, data: dict[str, str] | None = None) -> str:
     """GET (or POST `data`, with the token) as the browser does, following redirects; the page's HTML."""
     base, token = url.split("/?token=")
-    request = urllib.request.Request(base + path, headers={"Cookie": f"lamar_ui_token={token}"},
+    cookie = f"lamar_ui_token_{urllib.parse.urlsplit(base).port}={token}"
+    request = urllib.request.Request(base + path, headers={"Cookie": cookie},
                                      data=None if data is None else urllib.parse.urlencode({**data, "token": token}).encode())
     with urllib.request.urlopen(request, timeout=30) as response:
         return str(response.read().decode())
