@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import json
 import os
@@ -49,7 +50,8 @@ def load_report(path: str) -> dict[str, Any]:
 def save_report(path: str, data: Mapping[str, Any]) -> None:
     """Write the report atomically (temp file, fsync, rename): a crash leaves the old one whole."""
     target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    # One temporary file per thread: `lamar ui` may save from two requests at once.
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
         fh.write(json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
         fh.flush()

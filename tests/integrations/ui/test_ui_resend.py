@@ -1,5 +1,6 @@
-"""A page that answers a form is not reloaded when another process writes to the store: the
-reload would send the form again (with the browser's "resubmit?" dialog), in a real browser."""
+"""`lamar ui` in a real browser while other things go on: a page that answers a form is not
+reloaded when another process writes (the reload would send the form again), and two launches at
+once keep their own token cookies."""
 
 from __future__ import annotations
 

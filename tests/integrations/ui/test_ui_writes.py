@@ -4,7 +4,9 @@ file Lamar did not make, and a confirmation sent twice writes once."""
 from __future__ import annotations
 
 import html
+import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,13 @@ def test_an_edit_from_a_form_opened_before_another_edit_is_refused(store: Path) 
         assert 'name="version" value="2"' in page
     with Lamar(str(store)) as lam:
         assert lam.get(exp_id).action == "clear DerivedData" and lam.get(exp_id).version == 2
+
+
+def test_run_sleep_clicked_twice_at_once_writes_one_whole_report(store: Path) -> None:
+    report = store.with_name("lessons.db.sleep-report.json")
+    with serving(store) as url, ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: _get(url, "/sleep/run", {}), range(4)))
+        page = html.unescape(_get(url, "/sleep"))
+    assert "sleep failed" not in page and "sleep made 0 proposals" in page
+    assert json.loads(report.read_text())["format"] == "lamar-sleep-report"
+    assert [p.name for p in store.parent.iterdir() if p.name.endswith(".tmp")] == []
