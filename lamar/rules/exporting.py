@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lamar.rules.importing import PROVENANCE_SOURCE, project_name
+from lamar.rules.importing import PROVENANCE_SOURCE, project_name, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
 
 if TYPE_CHECKING:
@@ -63,7 +63,8 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
             continue
         ev = lamar.evidence(exp.id)
         listed[ev.verdict.value].append((exp, ev))
-    original = path.read_bytes() if path.exists() else b""
+    real = _through_link(path)
+    original = real.read_bytes() if real.exists() else b""
     text = original.decode("utf-8")
     newline = "\r\n" if "\r\n" in text else "\n"
     section = newline.join(_section(name, listed, unproven)) + newline
@@ -80,9 +81,23 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         updated = text + joint + section
     data = updated.encode("utf-8")
     if data != original:
-        _write(path, data)
+        _write(real, data)
     ids = {kind: [e.id for e, _ in found] for kind, found in listed.items()}
     return ExportResult(path, ids["helps"], ids["harms"], ids["unknown"], changed=data != original)
+
+
+def _through_link(path: Path) -> Path:
+    """The file a link names, so CLAUDE.md -> AGENTS.md stays a link; a link out of the project is refused."""
+    from lamar._errors import InvalidArgument
+
+    if not path.is_symlink():
+        return path
+    real = Path(os.path.realpath(path))
+    top = project_root(path.parent)
+    if not real.is_relative_to(top):
+        raise InvalidArgument(f"{path} is a link to {real}, outside the project {top}: pass --to {real} if you mean "
+                              "to write there; nothing was written")
+    return real
 
 
 def _find(text: str) -> tuple[int, int]:

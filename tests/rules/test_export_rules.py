@@ -106,6 +106,23 @@ def test_a_half_marked_file_is_refused_and_left_alone(tmp_path: Path) -> None:
     assert target.read_bytes() == before
 
 
+def test_a_claude_md_linked_to_agents_md_stays_a_link(tmp_path: Path) -> None:
+    project = project_copy(tmp_path, "pydantic-ai")  # its CLAUDE.md is a link to AGENTS.md
+    agents, claude = project / "AGENTS.md", project / "CLAUDE.md"
+    before = agents.read_bytes()
+    result = export_rules(Lamar(":memory:"), claude)
+    assert result.changed and claude.is_symlink() and claude.read_bytes() == agents.read_bytes()
+    assert agents.read_bytes().startswith(before) and BEGIN.encode() in agents.read_bytes()
+
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("- mine\n")
+    (project / "AGENTS.md").unlink()
+    (project / "AGENTS.md").symlink_to(outside)
+    with pytest.raises(InvalidArgument, match=f"is a link to {outside}, outside the project"):
+        export_rules(Lamar(":memory:"), project / "AGENTS.md")
+    assert outside.read_text() == "- mine\n"
+
+
 def test_the_cli_exports(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     store = tmp_path / "store.db"
