@@ -237,6 +237,7 @@ def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
 
 
 def _save(path: Path, data: dict[str, Any]) -> None:
+    path = Path(os.path.realpath(path))  # a link (~/.claude/settings.json into a dotfiles folder) stays a link
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         body = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

@@ -112,6 +112,19 @@ def test_install_and_uninstall_keep_the_settings_files_permissions(repo: Path, e
     assert oct(stat.S_IMODE(personal.stat().st_mode)) == oct(0o644)
 
 
+def test_a_settings_file_that_is_a_link_stays_a_link(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps(THEIRS))
+    user = Path(env["HOME"]) / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.symlink_to(dotfiles)
+    assert lamar(env, repo, "install", "--user").returncode == 0
+    assert user.is_symlink() and len(installed(dotfiles)) == 5
+    assert lamar(env, repo, "uninstall", "--user").stdout.count("removed") == 5
+    assert user.is_symlink() and json.loads(dotfiles.read_text()) == THEIRS
+
+
 def test_a_settings_file_holding_an_escaped_lone_surrogate_keeps_it(repo: Path, env: dict[str, str]) -> None:
     # Valid JSON that UTF-8 cannot hold once unescaped: written back escaped, nothing else changed.
     settings = repo / ".claude" / "settings.json"
