@@ -51,7 +51,8 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         What was listed, and whether the file changed.
 
     Raises:
-        InvalidArgument: the file has a begin marker without an end marker (nothing is written).
+        InvalidArgument: the file has a begin marker without an end marker, is not UTF-8 text, or is a
+            link out of the project (nothing is written).
     """
     from lamar._errors import InvalidArgument
 
@@ -65,7 +66,11 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         listed[ev.verdict.value].append((exp, ev))
     real = _through_link(path)
     original = real.read_bytes() if real.exists() else b""
-    text = original.decode("utf-8")
+    try:
+        text = original.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidArgument(f"{real} is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8 "
+                              "and export again; the file was left untouched") from None
     newline = "\r\n" if "\r\n" in text else "\n"
     section = newline.join(_section(name, listed, unproven)) + newline
     start, end = _find(text)

@@ -123,6 +123,18 @@ def test_a_claude_md_linked_to_agents_md_stays_a_link(tmp_path: Path) -> None:
     assert outside.read_text() == "- mine\n"
 
 
+def test_a_file_that_is_not_utf8_is_refused_and_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "CLAUDE.md"
+    target.write_bytes(b"- Never name a file caf\xe9.py\n")  # Latin-1
+    with Lamar(str(tmp_path / "store.db")):
+        pass
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "export-rules", "--to", str(target), "--store",
+                           str(tmp_path / "store.db")], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and "is not UTF-8 text" in done.stderr and "save it as UTF-8" in done.stderr
+    assert "a bug in Lamar" not in done.stderr
+    assert target.read_bytes() == b"- Never name a file caf\xe9.py\n"
+
+
 def test_the_cli_exports(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     store = tmp_path / "store.db"
