@@ -94,6 +94,9 @@ def test_a_broken_settings_file_is_left_untouched(repo: Path, env: dict[str, str
     done = lamar(env, repo, "install", "--project")
     assert done.returncode == 1 and "not valid JSON" in done.stderr
     assert settings.read_text() == '{"hooks": '
+    status = lamar(env, repo, "status")
+    assert f"project settings {settings}: cannot be read: {settings} is not valid JSON" in status.stdout
+    assert settings.read_text() == '{"hooks": '
 
 
 def test_install_and_uninstall_keep_the_settings_files_permissions(repo: Path, env: dict[str, str]) -> None:
