@@ -11,6 +11,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from lamar._errors import LamarError
 from lamar.whatif.estimators import Z95, Accumulator, Estimate
 from lamar.whatif.model import FOLDS
 from lamar.whatif.obd_data import CAMPAIGNS, POSITIONS, Round, data_dir, load_prior, load_rounds
@@ -91,12 +92,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--no-evidence", action="store_true", help="skip Lamar's per-item evidence")
     args = parser.parse_args(argv)
     directory = data_dir(args.data)
+    campaigns = {}
+    try:  # a missing or malformed fixture is named before any table is printed
+        for campaign in args.campaigns:
+            campaigns[campaign] = check_campaign(directory, campaign)
+    except LamarError as exc:
+        parser.error(str(exc))
     print("Open Bandit Dataset sample (Saito et al. 2021, ZOZOTOWN, CC BY 4.0), 10 000 rounds per log.")
     print("Thompson sampling's click rate: estimated from the uniform-random log, against its own log.\n")
     print("campaign | on-policy click rate [95%] | estimator | estimate [95%] | relative error [95%] | covers")
     print("---|---|---|---|---|---")
-    for campaign in args.campaigns:
-        found = check_campaign(directory, campaign)
+    for campaign, found in campaigns.items():
         truth = found.on_policy
         for name in ESTIMATORS:
             e = found.estimates[name]

@@ -11,6 +11,7 @@ import pytest
 
 from lamar import LamarError
 from lamar.whatif.obd import check_campaign, off_policy
+from lamar.whatif.obd import main as obd_main
 from lamar.whatif.obd_data import Round, data_dir, load_prior, load_rounds
 from lamar.whatif.obd_evidence import fold_evidence
 from lamar.whatif.thompson import action_distribution, sampled_distribution
@@ -109,3 +110,13 @@ def test_on_the_real_sample_dr_covers_thompson_samplings_own_click_rate(campaign
     found = check_campaign(_real_data(), campaign, grid=2000)
     assert found.on_policy.n == 10_000
     assert found.estimates["dr"].covers(found.on_policy.value), found
+
+
+def test_a_missing_fixture_is_an_argument_error_before_any_table(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    # It ended in a LamarError traceback after the table's header was printed.
+    with pytest.raises(SystemExit) as exit_info:
+        obd_main(["--data", str(tmp_path), "--no-evidence"])
+    printed = capsys.readouterr()
+    assert exit_info.value.code == 2 and "prior_bts.yaml is missing: run `python tools/obd_fixture.py`" in printed.err
+    assert printed.out == ""
