@@ -44,6 +44,8 @@ def report_refusal(path: Path) -> str | None:
     make), else None: `lamar ui`'s Run sleep replaces the file whole, with no --force to ask for."""
     if path.is_dir():
         return f"{path} is a folder: name a file for the sleep report"
+    if not path.parent.is_dir():
+        return f"{path} is in a folder that does not exist ({path.parent}): name a file in an existing folder"
     if not path.exists() or is_sleep_report(path):
         return None
     if is_store_file(path):

@@ -32,15 +32,17 @@ def store(tmp_path: Path) -> Path:
     ("notes", "already exists and is not a sleep report; Run sleep would replace it: name another file"),
     ("store", "is a Lamar store; a sleep report written there would destroy it: name another file"),
     ("folder", "is a folder: name a file for the sleep report"),
+    ("nowhere", "is in a folder that does not exist ({folder}): name a file in an existing folder"),
 ])
 def test_a_report_path_that_is_not_a_report_is_refused_at_launch(store: Path, target: str, words: str) -> None:
     notes = store.with_name("notes.json")
     notes.write_text(NOTES)
-    report = {"notes": notes, "store": store, "folder": store.parent}[target]
+    report = {"notes": notes, "store": store, "folder": store.parent,
+              "nowhere": store.parent / "reports" / "report.json"}[target]
     before = store.read_bytes()
     done = _run_ui(store, "--report", str(report))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
-    assert done.stderr == f"lamar: error: --report {report} {words}\n"
+    assert done.stderr == f"lamar: error: --report {report} {words.format(folder=report.parent)}\n"
     assert notes.read_text() == NOTES and store.read_bytes() == before
 
 
