@@ -180,8 +180,11 @@ class UI:
                 await run_in_threadpool(lambda: self.lam.erase(exp_id, contexts=contexts, reason=reason))
             else:
                 await run_in_threadpool(self.lam.retire if lever == "retire" else self.lam.revive, exp_id, reason)
-        except LamarError as exc:
-            return self._missing(str(exc), answer=True)
+        except LamarError as exc:  # refused (erased already, say): the lesson is there, so not a 404
+            body = f'<p class="error">{escape(str(exc))}</p><p><a href="{back}">Back to the lesson</a></p>'
+            page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)
+            page.status_code = 409
+            return page
         return RedirectResponse(back, status_code=303)
 
     async def edit(self, request: Request, exp_id: str) -> Response:

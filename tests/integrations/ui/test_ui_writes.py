@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -134,3 +135,15 @@ def test_run_sleep_clicked_twice_at_once_writes_one_whole_report(store: Path) ->
     assert "sleep failed" not in page and "sleep made 0 proposals" in page
     assert json.loads(report.read_text())["format"] == "lamar-sleep-report"
     assert [p.name for p in store.parent.iterdir() if p.name.endswith(".tmp")] == []
+
+
+def test_erase_confirmed_twice_says_it_was_erased_not_that_the_lesson_is_missing(store: Path) -> None:
+    with Lamar(str(store)) as lam:
+        exp_id = lam.experiences()[0].id
+    with serving(store) as url:
+        _get(url, f"/lessons/{exp_id}/erase", {"reason": "a secret slipped in", "confirm": "yes"})
+        with pytest.raises(urllib.error.HTTPError) as again:  # a double click, or the browser's resend
+            _get(url, f"/lessons/{exp_id}/erase", {"reason": "a secret slipped in", "confirm": "yes"})
+    page = html.unescape(again.value.read().decode())
+    assert again.value.code == 409 and "<title>Erase a lesson" in page and "Not found" not in page
+    assert f"lesson {exp_id} was already erased" in page and f'href="/lessons/{exp_id}"' in page
