@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from lamar.cli.session import UsageError, open_engine
 
@@ -14,6 +15,15 @@ def cmd_ui(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be a port number 0-65535 (0 or left out: a free one); got {args.port}")
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
+    if args.traces and not Path(args.traces).is_file():  # said now, as `lamar sleep` does, not at Run sleep
+        raise UsageError(f"no trace file {args.traces}: pass a JSON Lines file of traces")
+    if args.model:
+        from lamar.models import from_spec
+
+        try:
+            from_spec(args.model)
+        except ValueError as exc:
+            raise UsageError(f"--model: {exc}") from None
     try:
         from lamar_ui import serve
     except ImportError as exc:

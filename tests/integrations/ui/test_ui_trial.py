@@ -199,3 +199,14 @@ def test_the_forest_plot_caption_explains_a_dashed_line(server: str) -> None:
     caption = re.search(r"Dot: lift[^<]*", page)
     assert caption and "line: its anytime-valid interval" in caption.group(0)
     assert "(dashed where it runs past the axis)" in caption.group(0)
+
+
+def test_traces_or_a_model_that_cannot_be_used_are_refused_at_launch(store: Path, tmp_path: Path) -> None:
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("")
+    done = _run_ui(store, "--traces", str(tmp_path / "missing.jsonl"), "--model", "anthropic:claude-sonnet-4-5")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr == f"lamar: error: no trace file {tmp_path / 'missing.jsonl'}: pass a JSON Lines file of traces\n"
+    done = _run_ui(store, "--traces", str(traces), "--model", "mystery:model")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.startswith("lamar: error: --model: unknown model provider 'mystery'"), done.stderr
