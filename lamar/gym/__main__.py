@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--family is the number of worlds to draw, at least 1; got {args.family}")
     if args.lamar and (args.volume or args.frontier):
         parser.error("--lamar tunes the gym's run and --family's; --frontier and --volume set the engine themselves")
-    unused = _unused(args)
+    unused = _unused(args, vars(parser.parse_args([])))
     if unused:
         parser.error(unused)
     if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
@@ -192,10 +192,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _unused(args: argparse.Namespace) -> str | None:
+# The flags that describe the gym's own run: --volume runs a project of its own and reads none.
+_WORLD_FLAGS = ("episodes", "seeds", "first_seed", "k", "base", "help_effect", "hurt_effect", "effect", "lessons",
+                "report_rate", "report_delay", "context", "policies", "peers")
+
+
+def _unused(args: argparse.Namespace, defaults: dict[str, object]) -> str | None:
     """What to say of a flag the chosen mode would ignore (its file never written), or None."""
     mode = ("--volume" if args.volume else "--family" if args.family is not None else
             "--frontier" if args.frontier else "--variants" if args.variants else None)
+    if mode == "--volume":
+        changed = [name for name in _WORLD_FLAGS if getattr(args, name) != defaults[name]]
+        if changed:
+            flag = "--" + changed[0].replace("_", "-")
+            return (f"{flag} is not used by --volume, which runs its own project of 30 lessons over 6 tasks "
+                    "(docs/gym.md, \"What a project can expect: volume\"); leave it out")
     ignored = [("--json", bool(args.json) and mode in ("--volume", "--variants")),
                ("--plot", bool(args.plot) and mode is not None), ("--goals", args.goals and mode is not None),
                ("--variants", args.variants and mode != "--variants"),

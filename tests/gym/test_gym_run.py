@@ -184,6 +184,9 @@ def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message
     (["--family", "2", "--goals"], "--goals is not used by --family"),
     (["--frontier", "--variants"], "--variants is not used by --frontier"),
     (["--tuning-seeds"], "--tuning-seeds draws the worlds of --family N"),
+    (["--volume", "--episodes", "100"], "--episodes is not used by --volume, which runs its own project"),
+    (["--volume", "--policies", "lamar"], "--policies is not used by --volume"),
+    (["--volume", "--context"], "--context is not used by --volume"),
 ])
 def test_a_flag_the_mode_would_ignore_is_refused(argv: list[str], message: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
