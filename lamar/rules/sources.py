@@ -14,6 +14,7 @@ FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")  # in a sub-folder,
 MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
 _IMPORT = re.compile(r"^\s*@(\S+)\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # CommonMark: an info string may follow; a closing fence has none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +84,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[Rule
         name = _name(path, root)
         here = _folder(name) if folder is None else folder  # an imported file speaks where its importer does
         out.append(RuleSource(name, text, here))
-        for line in text.splitlines():
+        for line in _outside_fences(text):
             found = _IMPORT.match(line)
             if found:
                 target = (path.parent / os.path.expanduser(found.group(1))).resolve()
@@ -93,6 +94,23 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[Rule
     for path in paths:
         visit(Path(path), 0, None)
     return out
+
+
+def _outside_fences(text: str) -> list[str]:
+    """The lines of `text` outside fenced code blocks: Claude Code does not follow an `@path` shown
+    as code, such as an example of the import syntax."""
+    lines: list[str] = []
+    fence = ""  # the opening fence's run of backticks or tildes while inside a block
+    for line in text.splitlines():
+        found = _FENCE.match(line)
+        if fence:
+            if found and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence) and not found.group(2).strip():
+                fence = ""
+        elif found and not (found.group(1)[0] == "`" and "`" in found.group(2)):
+            fence = found.group(1)
+        else:
+            lines.append(line)
+    return lines
 
 
 def _folder(name: str) -> str:

@@ -106,6 +106,17 @@ def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) 
     assert len({e.id for e in plan.lessons}) == len(plan.lessons)
 
 
+def test_an_import_shown_in_a_code_block_is_not_followed(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "NOTES.md").write_text("- Keep notes short.\n")
+    (tmp_path / "STYLE.md").write_text("- Use tabs.\n")
+    (tmp_path / "CLAUDE.md").write_text("# Rules\n\nTo share a file, write:\n\n````markdown\n@NOTES.md\n```\n"
+                                         "@NOTES.md\n````\n\n@STYLE.md\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path)
+    assert plan.files == ["CLAUDE.md", "STYLE.md"]
+    assert {e.provenance["file"] for e in plan.lessons} == {"STYLE.md"}
+
+
 def test_apply_stores_them_once_and_a_second_import_adds_nothing(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     lam = Lamar(str(tmp_path / "store.db"))
