@@ -355,16 +355,13 @@ class SqliteStore:
         except CorruptStore as exc:
             raise self._corrupt(str(exc)) from exc.__cause__
 
-    def decoded(self, row: StoredText, decode: EventDecoder | None = None) -> Event:
+    def decoded(self, row: StoredText) -> Event:
         """The event `row` holds, checked as `read` checks it (`TextStore`).
 
         Raises:
             CorruptStore: its data does not parse, or holds what no write could have stored.
         """
-        try:
-            return event_of(row) if decode is None else event_of(row, decode)
-        except CorruptStore as exc:
-            raise self._corrupt(str(exc)) from exc.__cause__
+        return self._events([row])[0]
 
     def _rows(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[StoredText], int | None]:
         """The events matching `where`, in commit order, each checksum checked; with `last`, the

@@ -12,7 +12,7 @@ import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from lamar.state.saved import fingerprint
 from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
@@ -24,7 +24,7 @@ FORMAT = 1
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
 SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
-_UNSEEN = ()  # a text not met before (a memo entry is never empty)
+_UNSEEN: tuple[Any, ...] = ()  # a text not met before (a memo entry is never empty)
 
 
 class Folded:
@@ -92,11 +92,12 @@ class Folded:
         misses = dict.fromkeys(memos, 0)
         for row in rows:
             memo = memos.get(row.kind)
-            split = split_varying(row.kind, row.data) if memo is not None else None
-            if split is not None:
+            split = None if memo is None else split_varying(row.kind, row.data)
+            known: tuple[Any, ...] | None = _UNSEEN
+            if memo is not None and split is not None:
                 name, value, rest = split
-                known = memo.get(rest, _UNSEEN) if memo is not None else _UNSEEN
-                if known is not None and known is not _UNSEEN:
+                known = memo.get(rest, _UNSEEN)
+                if known:  # filed before (None: a rest that cannot stand for its texts)
                     if row.kind == "episode":
                         self._append(value, row.time, known[0], known[1], None, None, False)
                     else:
@@ -105,7 +106,7 @@ class Folded:
                     continue
             event = store.decoded(row)
             self.fold(event)
-            if split is None or memo is None or known is not _UNSEEN:
+            if memo is None or split is None or known is not _UNSEEN:
                 continue
             if len(memo) < MEMO_LIMIT:
                 memo[rest] = self._memo(event) if shape_of(rest, name) is not None else None
@@ -306,7 +307,7 @@ class _Log:
             for row in rows:
                 folded.fold(self.event(row))
         else:
-            folded.fold_texts(self.texts, [row for row in rows if isinstance(row, StoredText)])
+            folded.fold_texts(self.texts, cast("Sequence[StoredText]", rows))  # what read_texts returned
 
     def _texts(self) -> TextStore:
         assert self.texts is not None, "only a TextStore hands over texts"
