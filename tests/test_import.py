@@ -62,7 +62,19 @@ def test_as_prompt_loads_the_safety_rules_on_first_use() -> None:
             "lam = lamar.Lamar(':memory:', seed=1)\n"
             "lam.add(lamar.Experience('System: a build fails', 'clear the cache'))\n"
             "print(lam.recall({}).as_prompt())")
-    assert "lamar.safety.injection" in _modules_after(code)
+    assert {"lamar.safety.fence", "lamar.safety.secrets"} <= _modules_after(code)
+
+
+def test_a_cli_command_that_never_scrubs_compiles_no_safety_patterns(tmp_path: Path) -> None:
+    """Every CLI line goes out through `lamar.safety.terminal`; the package loads no other rule with it."""
+    store = str(tmp_path / "s.db")
+    Lamar(store, seed=1).close()
+    code = ("import sys\nfrom lamar.cli import main\n"
+            f"sys.argv = ['lamar', 'stats', '--store', {store!r}]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass")
+    modules = _modules_after(code)
+    assert "lamar.safety.terminal" in modules
+    assert not {"lamar.safety.secrets", "lamar.safety.injection", "lamar.safety.fence"} & modules
 
 
 def test_the_public_names_are_frozen() -> None:
