@@ -276,14 +276,15 @@ def _fold_store(store: Store, cache: bool) -> Folded:
             rows = rows[1:]
     if folded is not None and any(row.kind == "erase" for row in rows):
         folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
-    if folded is None:
+    whole = folded is None  # no cache, or one that does not describe the log: replaced when saved
+    if whole:
         folded = Folded()
         rows = log.read(0)
     cut = next((n for n, row in enumerate(rows) if row.seq > settled), len(rows))
     log.fold(folded, rows[:cut])
     if cut:
         folded.last = fingerprint(log.event(rows[cut - 1]))
-    if path is not None and (cut >= SAVE_AFTER or (cut and not path.exists())):
+    if path is not None and (cut >= SAVE_AFTER or (cut and whole)):
         _save(path, folded.to_json(location))
     log.fold(folded, rows[cut:])  # after the settled part: folded for this answer, never cached
     return folded

@@ -89,6 +89,7 @@ def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
         assert path is not None
         path.write_text(path.read_text()[:50])
         assert read_log(lam.store) == read_log(lam.store, cache=False)
+        assert cache.Folded.from_json(path.read_text(), str(tmp_path / "s.db")) is not None  # replaced
 
 
 def test_a_store_is_cached_by_its_path_or_its_url_and_memory_never() -> None:
