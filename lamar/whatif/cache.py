@@ -4,11 +4,14 @@ at is gone or different, the whole log is folded again."""
 
 from __future__ import annotations
 
+import array
+import base64
 import contextlib
 import hashlib
 import json
 import math
 import os
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,7 +23,7 @@ from lamar.store.base import Event, FoldingStore, Store, StoredText, TextStore
 from lamar.store.decode import MEMO_LIMIT, no_cycle_collection, shape_of, split_varying
 from lamar.whatif.slate import Slate
 
-FORMAT = 1
+FORMAT = 2
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
 SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
@@ -184,7 +187,7 @@ class Folded:
     def to_json(self, location: str) -> str:
         return json.dumps({
             "format": FORMAT, "store": location, "seq": self.seq, "last": self.last, "ids": self.ids,
-            "times": self.times, "context": self.context, "slate": self.slate, "reward": self.reward,
+            "times": _packed(self.times), "context": self.context, "slate": self.slate, "reward": self.reward,
             "signal": self.signal, "sealed": self.sealed, "alive": self.alive, "contexts": self.contexts,
             "slates": [[s.p, sorted(s.injected), sorted(s.held_out)] for s in self.slates],
         }, separators=(",", ":"))
@@ -197,7 +200,7 @@ class Folded:
             return None
         out = cls()
         out.seq, out.last = int(data["seq"]), str(data["last"])
-        out.ids, out.times, out.context, out.slate = data["ids"], data["times"], data["context"], data["slate"]
+        out.ids, out.times, out.context, out.slate = data["ids"], _unpacked(data["times"]), data["context"], data["slate"]
         out.reward, out.signal, out.sealed, out.alive = data["reward"], data["signal"], data["sealed"], data["alive"]
         out.contexts = data["contexts"]
         for p, injected, held_out in data["slates"]:
@@ -211,6 +214,23 @@ class Folded:
         if any(len(column) != len(out.ids) for column in columns):
             return None
         return out
+
+
+def _packed(times: list[float]) -> str:
+    """Times as the base64 of their little-endian doubles: exact, and no shortest-decimal
+    formatting of each one (most of the cost of writing the cache as JSON numbers)."""
+    doubles = array.array("d", times)
+    if sys.byteorder == "big":
+        doubles.byteswap()
+    return base64.b64encode(doubles.tobytes()).decode("ascii")
+
+
+def _unpacked(text: str) -> list[float]:
+    doubles = array.array("d")
+    doubles.frombytes(base64.b64decode(text, validate=True))  # a torn cache raises ValueError: refolded
+    if sys.byteorder == "big":
+        doubles.byteswap()
+    return doubles.tolist()
 
 
 def _outcome_of(data: Mapping[str, Any]) -> tuple[Any, ...]:

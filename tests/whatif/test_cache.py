@@ -3,6 +3,7 @@ write, and never trusted once it no longer describes the log."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -90,6 +91,22 @@ def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
         path.write_text(path.read_text()[:50])
         assert read_log(lam.store) == read_log(lam.store, cache=False)
         assert cache.Folded.from_json(path.read_text(), str(tmp_path / "s.db")) is not None  # replaced
+
+
+@pytest.mark.parametrize("times", ["not base64!", "AAAA", 7])
+def test_a_cache_whose_times_do_not_unpack_is_ignored_and_replaced(tmp_path: Path, times: object) -> None:
+    with Lamar(str(tmp_path / "s.db"), k=2, seed=1) as lam:
+        lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+        _play(lam, 6)
+        fresh = read_log(lam.store, cache=False)
+        assert read_log(lam.store) == fresh  # written, and read back whole: every time exact
+        path = cache.cache_path(lam.store.location)
+        assert path is not None
+        data = json.loads(path.read_text())
+        data["times"] = times  # not base64, not a whole number of doubles, not a string
+        path.write_text(json.dumps(data))
+        assert read_log(lam.store) == fresh
+        assert cache.Folded.from_json(path.read_text(), data["store"]) is not None  # folded again and saved
 
 
 def test_a_store_is_cached_by_its_path_or_its_url_and_memory_never() -> None:
