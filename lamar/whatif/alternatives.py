@@ -119,7 +119,12 @@ class Slots:
 
     @property
     def name(self) -> str:
-        return f"k:{self.k}"
+        return self.named(self.k)
+
+    @staticmethod
+    def named(k: int) -> str:
+        """The name of the alternative with `k` slots, known before any beliefs are read."""
+        return f"k:{k}"
 
     @property
     def description(self) -> str:
@@ -176,6 +181,7 @@ def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
 
 
 STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
+_PLAIN = frozenset(kind.name for kind in (Logged, NoMemory, Proven, Today))  # their dataclass defaults
 
 
 def form(spec: str) -> tuple[str, str]:
@@ -213,8 +219,10 @@ def name_of(spec: str) -> str:
     if head == "holdout":
         return Holdout(float(arg)).name
     if head == "k":
-        return f"k:{int(float(arg))}"
-    return f"{head}:{arg}" if arg else head
+        return Slots.named(int(float(arg)))
+    if head == "without":
+        return Without(arg).name
+    return head  # a policy without an argument is named by its class's default name
 
 
 def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
