@@ -42,7 +42,8 @@ def beliefs_of(lam: Lamar, k: int | None = None) -> Beliefs:
 
 def _distinct(specs: list[str | Alternative]) -> list[str | Alternative]:
     """The policies asked for, each checked for form (a misspelt name is the first thing to hear
-    about, whatever the log holds) and each named once: a repeat of a name is dropped.
+    about, whatever the log holds) and each named once: a repeat of a name is dropped. A name and
+    an Alternative under one name both stay until the name is parsed (`_one_row_each`).
 
     Raises:
         InvalidArgument: no policy, a malformed one, or two different alternatives under one name.
@@ -51,6 +52,7 @@ def _distinct(specs: list[str | Alternative]) -> list[str | Alternative]:
         raise InvalidArgument("policy is an empty list: name at least one (such as 'none' or 'k:1'), "
                               "or leave it out for the usual set")
     named: dict[str, str | Alternative] = {}
+    mixed: list[str | Alternative] = []
     for spec in specs:
         if isinstance(spec, str):
             name = name_of(spec)
@@ -60,11 +62,32 @@ def _distinct(specs: list[str | Alternative]) -> list[str | Alternative]:
             raise InvalidArgument(f"a policy is a name (such as 'none' or 'k:1') or an Alternative with a name "
                                   f"and changes(slate); got {type(spec).__name__}")
         first = named.setdefault(name, spec)
-        if first is not spec and (isinstance(first, str) != isinstance(spec, str)
-                                  or (not isinstance(spec, str) and first != spec)):
-            raise InvalidArgument(f"two different policies are named {name!r}: give each Alternative a name "
-                                  "of its own, the report has one row per name")
+        if first is spec or isinstance(first, str) and isinstance(spec, str):
+            continue
+        if isinstance(first, str) or isinstance(spec, str):
+            mixed.append(spec)  # `proven`, `today` and `k:K` need the log's beliefs to be compared
+        elif first != spec:
+            raise _two_named(name)
+    return [*named.values(), *mixed]
+
+
+def _one_row_each(alternatives: list[Alternative]) -> list[Alternative]:
+    """One alternative per name: an equal repeat (`Holdout(0.3)` and "holdout:0.3") is dropped.
+
+    Raises:
+        InvalidArgument: two different alternatives under one name.
+    """
+    named: dict[str, Alternative] = {}
+    for alternative in alternatives:
+        first = named.setdefault(alternative.name, alternative)
+        if first is not alternative and first != alternative:
+            raise _two_named(alternative.name)
     return list(named.values())
+
+
+def _two_named(name: str) -> InvalidArgument:
+    return InvalidArgument(f"two different policies are named {name!r}: give each Alternative a name "
+                           "of its own, the report has one row per name")
 
 
 def logged_k(slates: Iterable[Slate], default: int) -> int:
@@ -115,6 +138,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, log)
         alternatives.append(spec)
+    alternatives = _one_row_each(alternatives)
     if policy is None and slots <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]
     rows = evaluate(log, alternatives)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -153,6 +154,21 @@ def test_each_policy_is_one_row_named_as_it_can_be_asked_again(tmp_path: Path) -
     assert report["K:1.0"] is report["k:1"] and report["holdout:.30"] is report["holdout:0.3"]
     one = Holdout(0.5)
     assert [row.policy for row in lam.whatif([one, one]).alternatives] == ["holdout:0.5"]
+    for spelt in ([one, "holdout:0.5"], ["holdout:.50", one, Holdout(0.5)]):  # one policy, two spellings
+        assert [row.policy for row in lam.whatif(spelt).alternatives] == ["holdout:0.5"]
     with pytest.raises(InvalidArgument, match="two different policies are named 'holdout:0.5'"):
-        lam.whatif([one, "holdout:0.5"])
+        lam.whatif([one, "holdout:0.5", _Named("holdout:0.5")])
+    with pytest.raises(InvalidArgument, match="two different policies are named 'k:1'"):
+        lam.whatif(["k:1", _Named("k:1")])  # compared once the log gives k:1 its beliefs
     lam.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Named:
+    """An Alternative that takes another policy's name and changes nothing."""
+
+    name: str
+    description: str = "a policy under a name already taken"
+
+    def changes(self, episode: object, fold: int = 0) -> dict[str, float]:
+        return {}
