@@ -84,8 +84,8 @@ def check(plugin: InstalledPlugin, timeout: float = 30.0) -> tuple[str, str]:
 
 
 def _json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:  # utf-8-sig: Claude Code reads a settings file that starts with a byte-order mark
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

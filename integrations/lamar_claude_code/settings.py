@@ -144,16 +144,30 @@ def is_lamar(handler: Any) -> bool:
     return "lamar" in command and any(mark in command for mark in MARKS)
 
 
+BOM = b"\xef\xbb\xbf"
+
+
 def read_settings(path: Path) -> dict[str, Any]:
+    return _read(path)[0]
+
+
+def _read(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The settings, and the byte-order mark the file starts with (b"" for none), to write it back.
+
+    Claude Code's CLI skips a UTF-8 byte-order mark (an editor on Windows may save one), so the
+    file is read as Claude Code reads it.
+    """
     if not path.exists():
-        return {}
+        return {}, b""
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        raw = path.read_bytes()
+        mark = BOM if raw.startswith(BOM) else b""
+        data = json.loads(raw[len(mark):].decode("utf-8") or "{}")
     except (OSError, ValueError) as exc:
         raise SettingsError(f"{path} is not valid JSON ({exc}); fix it by hand, it was left untouched") from None
     if not isinstance(data, dict) or not isinstance(data.get("hooks", {}), dict):
         raise SettingsError(f"{path} is not a settings object with a 'hooks' object; it was left untouched")
-    return data
+    return data, mark
 
 
 def install(path: Path, command: str) -> list[str]:
@@ -164,7 +178,7 @@ def install(path: Path, command: str) -> list[str]:
     older install may still name). Writes are atomic (temporary file, fsync, rename) and a second
     install changes nothing.
     """
-    data = read_settings(path)
+    data, mark = _read(path)
     hooks = data.setdefault("hooks", {})
     changes = []
     for event, groups in plugin_hooks(command).items():
@@ -177,13 +191,13 @@ def install(path: Path, command: str) -> list[str]:
         hooks[event] = kept + groups
         changes.append(f"{'updated' if removed else 'added'} {event} hook: {command}")
     if changes:
-        _save(path, data)
+        _save(path, data, mark)
     return changes
 
 
 def uninstall(path: Path) -> list[str]:
     """Remove Lamar's entries only; returns the changes made."""
-    data = read_settings(path)
+    data, mark = _read(path)
     hooks = data.get("hooks", {})
     changes = []
     for event in list(hooks):
@@ -199,7 +213,7 @@ def uninstall(path: Path) -> list[str]:
     if changes:
         if not hooks:
             data.pop("hooks", None)
-        _save(path, data)
+        _save(path, data, mark)
     return changes
 
 
@@ -236,7 +250,8 @@ def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
     return kept, removed
 
 
-def _save(path: Path, data: dict[str, Any]) -> None:
+def _save(path: Path, data: dict[str, Any], mark: bytes) -> None:
+    """Write `data` atomically, starting with the byte-order mark the file had (`mark`, or b"")."""
     path = Path(os.path.realpath(path))  # a link (~/.claude/settings.json into a dotfiles folder) stays a link
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
@@ -245,7 +260,7 @@ def _save(path: Path, data: dict[str, Any]) -> None:
         # The file held an escaped lone surrogate ("\ud800"), which UTF-8 cannot hold: every
         # character written as an escape keeps it, and everything else, exactly as it was.
         body = (json.dumps(data, indent=2) + "\n").encode("ascii")
-    write_atomically(path, body, mode=_mode_of(path))
+    write_atomically(path, mark + body, mode=_mode_of(path))
 
 
 def _mode_of(path: Path) -> int:

@@ -9,9 +9,12 @@ import sys
 from pathlib import Path
 
 from lamar import Lamar
+from lamar_claude_code.installed_plugin import installed_plugins
 from lamar_claude_code.settings import EDIT_MATCHER, installed
 
 from .conftest import git, payload
+
+BOM = b"\xef\xbb\xbf"  # UTF-8's byte-order mark
 
 THEIRS = {
     "model": "claude-sonnet-5",
@@ -97,6 +100,32 @@ def test_a_broken_settings_file_is_left_untouched(repo: Path, env: dict[str, str
     status = lamar(env, repo, "status")
     assert f"project settings {settings}: cannot be read: {settings} is not valid JSON" in status.stdout
     assert settings.read_text() == '{"hooks": '
+
+
+def test_a_settings_file_with_a_byte_order_mark_is_read_and_keeps_it(repo: Path, env: dict[str, str],
+                                                                     tmp_path: Path) -> None:
+    # Claude Code's CLI skips a UTF-8 BOM (PowerShell 5.1 and some editors write one), so Lamar does too.
+    settings = repo / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(BOM + json.dumps(THEIRS, indent=2).encode())
+    done = lamar(env, repo, "install", "--project")
+    assert done.returncode == 0, done.stderr
+    assert settings.read_bytes().startswith(BOM) and len(installed(settings)) == 5
+    assert json.loads(settings.read_bytes()[len(BOM):])["model"] == THEIRS["model"]
+    status = lamar(env, repo, "status")
+    assert f"project settings {settings}: installed" in status.stdout
+    assert lamar(env, repo, "uninstall", "--project").stdout.count("removed") == 5
+    after = settings.read_bytes()
+    assert after.startswith(BOM) and not after[len(BOM):].startswith(BOM) and json.loads(after[len(BOM):]) == THEIRS
+
+    claude = tmp_path / "claude"  # the plugin's status reads the same files
+    copy = tmp_path / "plugin-copy"
+    copy.mkdir()
+    (claude / "plugins").mkdir(parents=True)
+    (claude / "plugins" / "installed_plugins.json").write_text(
+        json.dumps({"plugins": {"lamar@lamar": [{"installPath": str(copy)}]}}))
+    (claude / "settings.json").write_bytes(BOM + b'{"enabledPlugins": {"lamar@lamar": true}}')
+    assert [plugin.enabled for plugin in installed_plugins(claude)] == [True]
 
 
 def test_install_and_uninstall_keep_the_settings_files_permissions(repo: Path, env: dict[str, str]) -> None:
