@@ -252,7 +252,12 @@ def _without_lamar(groups: list[Any]) -> tuple[list[Any], list[str]]:
 
 def _save(path: Path, data: dict[str, Any], mark: bytes) -> None:
     """Write `data` atomically, starting with the byte-order mark the file had (`mark`, or b"")."""
+    from lamar.read_only import marked_read_only
+
     path = Path(os.path.realpath(path))  # a link (~/.claude/settings.json into a dotfiles folder) stays a link
+    if marked_read_only(path):
+        raise SettingsError(f"{path} is read-only (mode {_mode_of(path):04o}): make it writable (chmod u+w {path}) "
+                            "to let Lamar change its hooks, or add them by hand; it was left untouched")
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         body = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")

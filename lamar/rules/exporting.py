@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,10 +52,11 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         What was listed, and whether the file changed.
 
     Raises:
-        InvalidArgument: the file has a begin marker without an end marker, is not UTF-8 text, or is a
-            link out of the project (nothing is written).
+        InvalidArgument: the file has a begin marker without an end marker, is not UTF-8 text, is
+            marked read-only by its mode, or is a link out of the project (nothing is written).
     """
     from lamar._errors import InvalidArgument
+    from lamar.read_only import marked_read_only
 
     path = Path(target).expanduser()
     name = project or project_name(path.parent if path.parent.exists() else Path.cwd())
@@ -86,6 +88,10 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         updated = text + joint + section
     data = updated.encode("utf-8")
     if data != original:
+        if marked_read_only(real):
+            raise InvalidArgument(f"{real} is read-only (mode {stat.S_IMODE(real.stat().st_mode):04o}): make it "
+                                  f"writable (chmod u+w {real}) to let Lamar write its section, or pass --to another "
+                                  "file; the file was left untouched")
         _write(real, data)
     ids = {kind: [e.id for e, _ in found] for kind, found in listed.items()}
     return ExportResult(path, ids["helps"], ids["harms"], ids["unknown"], changed=data != original)

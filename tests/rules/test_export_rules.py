@@ -135,6 +135,23 @@ def test_a_file_that_is_not_utf8_is_refused_and_left_alone(tmp_path: Path) -> No
     assert target.read_bytes() == b"- Never name a file caf\xe9.py\n"
 
 
+def test_a_file_marked_read_only_is_refused_and_left_alone(tmp_path: Path) -> None:
+    # Run as root, the rename would replace it and os.access says yes: the mode says no.
+    target = tmp_path / "CLAUDE.md"
+    target.write_text("# Rules\n- Never push to main.\n")
+    target.chmod(0o444)
+    before = target.read_bytes()
+    with Lamar(str(tmp_path / "store.db")):
+        pass
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "export-rules", "--to", str(target), "--store",
+                           str(tmp_path / "store.db")], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1 and f"{target} is read-only (mode 0444)" in done.stderr, done.stderr
+    assert f"chmod u+w {target}" in done.stderr
+    assert target.read_bytes() == before and oct(target.stat().st_mode & 0o777) == oct(0o444)
+    target.chmod(0o644)
+    assert export_rules(Lamar(":memory:"), target, project="shop").changed
+
+
 def test_the_cli_exports(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     store = tmp_path / "store.db"

@@ -144,6 +144,24 @@ def test_install_and_uninstall_keep_the_settings_files_permissions(repo: Path, e
     assert oct(stat.S_IMODE(personal.stat().st_mode)) == oct(0o644)
 
 
+def test_a_settings_file_marked_read_only_is_refused_and_left_alone(repo: Path, env: dict[str, str]) -> None:
+    team = repo / ".claude" / "settings.json"
+    team.parent.mkdir()
+    team.write_text(json.dumps(THEIRS))
+    team.chmod(0o444)  # marked read-only on purpose; root could still replace it
+    before = team.read_bytes()
+    done = lamar(env, repo, "install", "--project")
+    assert done.returncode == 1 and f"{team} is read-only (mode 0444)" in done.stderr, done.stderr
+    assert f"chmod u+w {team}" in done.stderr
+    assert team.read_bytes() == before and oct(stat.S_IMODE(team.stat().st_mode)) == oct(0o444)
+    team.chmod(0o644)
+    assert lamar(env, repo, "install", "--project").returncode == 0 and len(installed(team)) == 5
+    team.chmod(0o444)
+    installed_bytes = team.read_bytes()
+    gone = lamar(env, repo, "uninstall", "--project")
+    assert gone.returncode == 1 and "is read-only" in gone.stderr and team.read_bytes() == installed_bytes
+
+
 def test_a_settings_file_that_is_a_link_stays_a_link(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
     dotfiles.parent.mkdir()
