@@ -64,7 +64,10 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     for exp in plan.lessons:
         print(f"  {verb} {exp.id}  {exp.provenance['file']}:{exp.provenance['line']}  {visible(exp.render())}")
     for rule, why in plan.skipped:
-        print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
+        if rule.line == 0:  # a whole file
+            print(f"  skipped {rule.file}  ({why})")
+        else:
+            print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
     print(f"{len(plan.lessons)} lesson(s) {'added' if plan.applied else 'to add'} as candidates, "
           f"{len(plan.skipped)} block(s) skipped"
           + ("" if plan.applied else f"; run again with --apply{' --create' if fresh else ''} to add them"

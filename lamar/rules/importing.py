@@ -30,7 +30,8 @@ class ImportPlan:
         project: the project the lessons are scoped to.
         files: the files read, relative to the project folder.
         lessons: one candidate lesson per rule, in file order.
-        skipped: (rule or block, why it was not added).
+        skipped: (rule or block, why it was not added); a file that is not UTF-8 text is one entry
+            with line 0 and empty text, and the other files' rules are still added.
         applied: whether the lessons were stored.
     """
 
@@ -72,7 +73,8 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         The plan; `lessons` were stored when `applied`.
 
     Raises:
-        InvalidArgument: no rules file in the folder, or a named file is missing or unreadable.
+        InvalidArgument: no rules file in the folder, a named file is missing or unreadable, or no
+            file is UTF-8 text.
         ModelError: the model call failed.
     """
     from lamar._errors import InvalidArgument
@@ -87,13 +89,17 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
                               "and .github/copilot-instructions.md (a link that leads out of the folder is not "
                               "followed); name one with --file")
+    unread: list[tuple[str, str]] = []
     try:
-        sources = read_sources(paths, project_root(root))
+        sources = read_sources(paths, project_root(root), unread=unread)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot read the rules: {exc}") from exc
+    if not sources and unread:
+        raise InvalidArgument("cannot read the rules: " + "; ".join(f"{file} is {why}" for file, why in unread))
     name = project or project_name(root)
     rules: list[Rule] = []
-    skipped: list[tuple[Rule, str]] = []
+    # A file that cannot be read is reported as a whole (line 0); the other files' rules still count.
+    skipped: list[tuple[Rule, str]] = [(Rule("", file, 0), why) for file, why in unread]
     for source in sources:
         found, left = parse_rules(source.text, source.name)
         if source.folder:

@@ -57,13 +57,20 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
     return unique
 
 
-def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[RuleSource]:
+def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
+                 unread: list[tuple[str, str]] | None = None) -> list[RuleSource]:
     """Each file's text, then the files its `@path` lines import (relative to the importing file),
     each real file read once, so a CLAUDE.md that only says `@AGENTS.md` yields AGENTS.md's rules once.
 
+    Args:
+        paths: the rules files to read.
+        folder: the project folder: files are named from it, and no import leads out of it.
+        unread: when given, a file that is not UTF-8 text is passed over and listed here as
+            (name, why and what to do), so the other files are still read.
+
     Raises:
         OSError: a named file cannot be read.
-        ValueError: a file is over MAX_FILE bytes or not UTF-8 text.
+        ValueError: a file is over MAX_FILE bytes, or not UTF-8 text and `unread` is None.
     """
     root = Path(folder).resolve()
     seen: set[str] = set()
@@ -77,11 +84,15 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str]) -> list[Rule
         data = path.read_bytes()
         if len(data) > MAX_FILE:
             raise ValueError(f"{path} is {len(data)} bytes; a rules file is at most {MAX_FILE}")
+        name = _name(path, root)
         try:
             text = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        name = _name(path, root)
+            why = f"not UTF-8 text ({exc.reason} at byte {exc.start}): re-save it as UTF-8 and import again"
+            if unread is None:
+                raise ValueError(f"{path} is {why}") from None
+            unread.append((name, why))
+            return
         here = _folder(name) if folder is None else folder  # an imported file speaks where its importer does
         out.append(RuleSource(name, text, here))
         for line in _outside_fences(text):

@@ -185,6 +185,28 @@ def test_a_model_restates_prose_only_in_the_blocks_own_words(tmp_path: Path) -> 
     assert "[1] The release script is slow" in model.prompts[0]
 
 
+def test_a_file_that_is_not_utf8_is_named_and_the_other_files_are_imported(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    (shop / "docs").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "CLAUDE.md").write_text("- Run `make test` first\n\n@docs/legacy.md\n")
+    (shop / "docs" / "legacy.md").write_bytes(b"- Never name a file caf\xe9.py\n")  # Latin-1
+    (shop / "AGENTS.md").write_text("- Never push to main\n")
+    store = tmp_path / "store.db"
+    done = _lamar(shop, "import-rules", "--apply", "--create", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    assert ("skipped docs/legacy.md  (not UTF-8 text (invalid continuation byte at byte 23): re-save it as UTF-8 "
+            "and import again)") in done.stdout
+    assert "read CLAUDE.md, AGENTS.md" in done.stdout
+    with Lamar(str(store)) as lam:
+        assert sorted(e.action for e in lam.experiences()) == ["Never push to main", "Run `make test` first"]
+    (shop / "CLAUDE.md").write_bytes(b"- Never name a file caf\xe9.py\n")
+    (shop / "AGENTS.md").unlink()
+    alone = _lamar(shop, "import-rules", "--store", str(store))
+    assert alone.returncode == 1 and "CLAUDE.md is not UTF-8 text" in alone.stderr
+    assert "re-save it as UTF-8" in alone.stderr
+
+
 def test_no_rules_file_says_where_it_looked(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="no rules file in .*CLAUDE.md, AGENTS.md"):
         import_rules(Lamar(":memory:"), tmp_path)
