@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import subprocess
 from pathlib import Path, PurePosixPath
 
 RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
@@ -38,6 +39,8 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
         AGENTS.md                                          Codex, Jules, and others
         .cursor/rules/*.mdc, .cursorrules                  Cursor
         .github/copilot-instructions.md                    GitHub Copilot
+
+    and the `FOLDER_RULES` files of its sub-folders (`sub_folder_files`).
     """
     root = Path(folder)
     inside = Path(os.path.realpath(root))
@@ -45,6 +48,7 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
     cursor = root / CURSOR_RULES
     if cursor.is_dir():
         found += sorted(p for p in cursor.rglob("*.mdc") if p.is_file())
+    found += sub_folder_files(root)
     seen: set[str] = set()
     unique = []
     for path in found:
@@ -55,6 +59,53 @@ def find_rule_files(folder: str | os.PathLike[str]) -> list[Path]:
             seen.add(real)
             unique.append(path)
     return unique
+
+
+def sub_folder_files(folder: str | os.PathLike[str]) -> list[Path]:
+    """The `FOLDER_RULES` files below `folder` (`src/api/CLAUDE.md`, `web/.claude/CLAUDE.md`), which
+    Claude Code reads when it works in their folder, in path order. Hidden folders, node_modules,
+    virtual environments and nested git repositories are passed over, and in a git repository
+    whatever git ignores.
+    """
+    root = Path(folder)
+    listed = _git_files(root)
+    if listed is None:
+        listed = []
+        for here, folders, files in os.walk(root):
+            # Pruned in place so the walk never enters them: a dependency's or a tool's own CLAUDE.md
+            # is not the project's.
+            folders[:] = sorted(f for f in folders if f == ".claude" or _searched(f, Path(here) / f))
+            relative = Path(here).relative_to(root).as_posix()
+            listed += [f"{relative}/{name}" for name in files if name in FOLDER_RULES]
+    found = []
+    for name in listed:
+        path = PurePosixPath(name)
+        if path.name not in FOLDER_RULES or not _folder(path.as_posix()):
+            continue  # the project folder's own files are RULE_FILES
+        parents = path.parent.parts
+        chain = parents[:-1] if parents[-1] == ".claude" else parents
+        if all(_searched(part, root.joinpath(*parents[: i + 1])) for i, part in enumerate(chain)):
+            found.append(root / name)
+    return sorted((p for p in found if p.is_file()), key=lambda p: p.relative_to(root).parts)
+
+
+def _searched(name: str, path: Path) -> bool:
+    """Whether a sub-folder's rules are the project's: not a hidden folder, node_modules, a virtual
+    environment, or another git repository (its CLAUDE.md is that project's)."""
+    return (not name.startswith(".") and name != "node_modules" and not (path / "pyvenv.cfg").exists()
+            and not (path / ".git").exists())
+
+
+def _git_files(root: Path) -> list[str] | None:
+    """The files git tracks or would track below `root` (relative to it), or None outside git."""
+    try:
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                              capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None  # git is not installed, or hangs: the folder is walked
+    if done.returncode != 0:
+        return None  # not a git work tree
+    return [name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
 def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
@@ -139,4 +190,5 @@ def _name(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "RuleSource", "find_rule_files", "read_sources"]
+__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "RuleSource", "find_rule_files", "read_sources",
+           "sub_folder_files"]

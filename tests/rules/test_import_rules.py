@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,6 +96,45 @@ def test_a_claude_md_in_a_sub_folder_is_named_from_the_project_and_speaks_for_it
     assert [e.render() for e in both.lessons] == ["When working on shop, Run `make test` first.",
                                                   "When working on shop (backend/), Run `make test` first."]
     assert len({e.id for e in both.lessons}) == 2 and both.skipped == []  # the same words, two folders: two lessons
+
+
+def test_sub_folder_rules_are_found_from_the_top_but_not_in_what_is_not_the_projects(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    rules = {
+        "CLAUDE.md": "- Run `make test` first\n",
+        "src/api/CLAUDE.md": "- Never return a bare list from an endpoint\n",
+        "web/.claude/CLAUDE.md": "- Use the design tokens\n",  # untracked, not ignored: read
+        "build/CLAUDE.md": "- Never edit generated files\n",  # ignored by .gitignore
+        "docs/CLAUDE.local.md": "- Prefer short pages\n",  # ignored by name
+        "node_modules/left-pad/CLAUDE.md": "- Always pad left\n",
+        ".cache/CLAUDE.md": "- Never clear the cache\n",
+        "env/lib/pkg/AGENTS.md": "- Never import this\n",  # a virtual environment
+        "vendor/lib/CLAUDE.md": "- Always vendor\n",  # another git repository
+    }
+    for name, text in rules.items():
+        (shop / name).parent.mkdir(parents=True, exist_ok=True)
+        (shop / name).write_text(text)
+    (shop / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (shop / ".gitignore").write_text("build/\nCLAUDE.local.md\n")
+    subprocess.run(["git", "init", "-q", str(shop / "vendor" / "lib")], check=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    subprocess.run(["git", "-C", str(shop), "add", "CLAUDE.md", "src", ".gitignore"], check=True)
+
+    done = _lamar(shop, "import-rules", "--json", "--store", str(tmp_path / "store.db"))
+    assert done.returncode == 0, done.stderr
+    plan = json.loads(done.stdout)
+    assert plan["files"] == ["CLAUDE.md", "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
+    assert [(e["provenance"]["file"], e["precondition"]) for e in plan["lessons"]] == [
+        ("CLAUDE.md", "working on shop"), ("src/api/CLAUDE.md", "working on shop (src/api/)"),
+        ("web/.claude/CLAUDE.md", "working on shop (web/)")]
+    # The lesson of a sub-folder found here is the one naming the file gives.
+    named = import_rules(Lamar(":memory:"), shop, files=[shop / "src" / "api" / "CLAUDE.md"])
+    assert named.lessons[0].id == plan["lessons"][1]["id"]
+
+    shutil.rmtree(shop / ".git")  # outside git, nothing is ignored but what is not the project's
+    walked = import_rules(Lamar(":memory:"), shop)
+    assert walked.files == ["CLAUDE.md", "build/CLAUDE.md", "docs/CLAUDE.local.md", "src/api/CLAUDE.md",
+                            "web/.claude/CLAUDE.md"]
 
 
 def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) -> None:
