@@ -297,7 +297,7 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     if folded is not None and any(row.kind == "erase" for row in rows):
         folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
     whole = folded is None  # no cache, or one that does not describe the log: replaced when saved
-    if whole:
+    if folded is None:
         folded = Folded()
         rows = log.read(0)
     cut = next((n for n, row in enumerate(rows) if row.seq > settled), len(rows))
