@@ -4,16 +4,36 @@ rest of each text is decoded once per distinct text and copied for every event t
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import json
 from collections.abc import Iterator
 from typing import Any
 
-# The one member (a string) that differs between otherwise equal events of a kind, and how
-# its value opens in the text.
-_VARYING = {kind: (name, f'"{name}":"') for kind, name in (("episode", "id"), ("outcome", "episode"))}
+# The one member (a string) that differs between otherwise equal events of a kind.
+_VARYING = {"episode": "id", "outcome": "episode"}
 _SCALARS = (str, int, float, bool, type(None))
 MEMO_LIMIT = 4096  # distinct rests kept; past it, a text whose rest is not among them is decoded whole
+
+
+@dataclasses.dataclass(frozen=True)
+class Spelling:
+    """How a store writes an event's data: the `json.dumps` options it uses."""
+
+    separators: tuple[str, str]
+    sort_keys: bool
+    ensure_ascii: bool
+
+    def dumps(self, value: Any) -> str:
+        return json.dumps(value, separators=self.separators, sort_keys=self.sort_keys, ensure_ascii=self.ensure_ascii)
+
+    def member(self, name: str) -> str:
+        """How a member named `name` opens."""
+        return f'"{name}"{self.separators[1]}'
+
+
+COMPACT = Spelling((",", ":"), True, True)  # `Event.data_json`: SQLite and PostgreSQL store this
+SPACED = Spelling((", ", ": "), False, False)  # a JSON store's line, data in the order it was built
 
 
 class EventDecoder:
@@ -22,13 +42,13 @@ class EventDecoder:
     An episode's text is its slate and context plus its id. The decoder takes the id's value out
     of the text (an empty string in its place), decodes the rest once, and gives each event a
     copy of it with the id put back, so that no two events share a list or a dict. It decodes the
-    whole text instead unless the rest is in the form the stores write (compact, keys sorted,
-    ASCII), names the id exactly once, at the top, and nests no deeper than one level of lists and
+    whole text instead unless the rest is spelt as the store writes it (`spelling`), names the id exactly once, at the top, and nests no deeper than one level of lists and
     objects of plain values; either way the result equals `json.loads(text)`. A read whose
     contexts never repeat fills its memory of rests early, and then stops looking for them.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, spelling: Spelling = COMPACT) -> None:
+        self._spelling = spelling
         # A rest's decoded form and the keys that hold a list or an object (copied per event);
         # None for a rest that fails those checks.
         self._rests: dict[str, tuple[dict[str, Any], tuple[str, ...]] | None] = {}
@@ -36,7 +56,7 @@ class EventDecoder:
         self._shortcut = True  # False once rests turned out to repeat too rarely to pay
 
     def __call__(self, kind: str, text: str) -> Any:
-        split = split_varying(kind, text) if self._shortcut else None
+        split = split_varying(kind, text, self._spelling) if self._shortcut else None
         if split is None:
             return json.loads(text)
         name, value, rest = split
@@ -44,7 +64,7 @@ class EventDecoder:
         if rest in self._rests:
             known = self._rests[rest]
         elif len(self._rests) < MEMO_LIMIT:
-            known = self._rests[rest] = shape_of(rest, name)
+            known = self._rests[rest] = shape_of(rest, name, self._spelling)
         else:
             # Full, and most texts so far brought a new rest (contexts that never repeat): looking
             # costs more than it saves, so the rest of this read decodes every text whole.
@@ -60,14 +80,14 @@ class EventDecoder:
         return data
 
 
-def split_varying(kind: str, text: str) -> tuple[str, str, str] | None:
+def split_varying(kind: str, text: str, spelling: Spelling = COMPACT) -> tuple[str, str, str] | None:
     """(the varying member's name, its value, the text with that value emptied) for an episode or
     an outcome whose value is a plain string; None for any other text. The rest is a key to the
     text's other members only where `shape_of` accepts it."""
-    varying = _VARYING.get(kind)
-    if varying is None:
+    name = _VARYING.get(kind)
+    if name is None:
         return None
-    name, opening = varying
+    opening = spelling.member(name) + '"'
     # A raw quote is never inside a string, so `"id":"` in valid JSON is a member named id
     # with a string value. The value holds no quote, backslash or control character, so
     # emptying it changes one string's content only: the rest is valid exactly when the text is.
@@ -79,17 +99,17 @@ def split_varying(kind: str, text: str) -> tuple[str, str, str] | None:
     return name, value, text[:begin] + text[end:]
 
 
-def shape_of(rest: str, name: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
+def shape_of(rest: str, name: str, spelling: Spelling = COMPACT) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     """The decoded rest and its keys that hold a container, if the checks in `EventDecoder` hold
     for it (then every text with this rest decodes to it, its member `name` set); None otherwise."""
     try:
         shape = json.loads(rest)
     except ValueError:
         return None  # so is the text: decoding it whole raises the error
-    # Written compactly with sorted ASCII keys, the rest spells every key as `"key":`, so counting
-    # that spelling counts the members named `name` at any depth.
-    if not (isinstance(shape, dict) and shape.get(name) == "" and rest.count(f'"{name}":') == 1
-            and _flat(shape) and json.dumps(shape, separators=(",", ":"), sort_keys=True) == rest):
+    # Spelt as the store spells it, the rest writes every key as `"key":`, so counting that
+    # spelling counts the members named `name` at any depth.
+    if not (isinstance(shape, dict) and shape.get(name) == "" and rest.count(spelling.member(name)) == 1
+            and _flat(shape) and spelling.dumps(shape) == rest):
         return None
     return shape, tuple(key for key, item in shape.items() if isinstance(item, (dict, list)))
 

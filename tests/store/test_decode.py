@@ -5,13 +5,14 @@ from __future__ import annotations
 import gc
 import json
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lamar.store import decode as decode_module
-from lamar.store import open_store
-from lamar.store.base import Event
+from lamar.store import json_format, open_store
+from lamar.store.base import Event, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 
 
@@ -155,3 +156,84 @@ def test_the_cycle_collector_is_restored_as_it_was() -> None:
 def test_a_stored_event_equals_one_built_by_its_constructor() -> None:
     built = Event("outcome", {"episode": "ep_1", "reward": 0.5}, key="k", seq=4, time=12.5)
     assert Event.stored(4, "outcome", "k", 12.5, {"episode": "ep_1", "reward": 0.5}) == built
+
+
+def _event_or_error(decode: Any, line: bytes) -> object:
+    try:
+        event = decode(line)
+    except (KeyError, TypeError, ValueError):
+        return "refused"  # each is a CorruptStore naming the line, whichever it is
+    return (event.kind, event.key, event.seq, event.time, event.data)
+
+
+def _whole(line: bytes) -> Event:
+    """A line decoded whole, as the JSON store read every line before it shared work."""
+    if json_format.checked(line) is False:
+        raise ValueError("fails its checksum")
+    event = Event.from_dict(json.loads(line))
+    if stored_problem(event) is not None:
+        raise ValueError("holds what no write could have stored")
+    return event
+
+
+def _lines() -> list[bytes]:
+    lines = []
+    for n, (kind, text) in enumerate(_texts()):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        event = Event(kind, data, key=None if n % 3 == 0 else f"{kind}:{n}", seq=n + 1, time=1796394714.6431396 + n)
+        line = json_format.lines_of([event], 0, Path("s.json"))[0]
+        lines.append(line.rstrip(b"\n"))
+        lines.append(line.rstrip(b"\n")[:-json_format._CRC_TAIL] + b"}")  # its checksum deleted by hand
+    good = lines[2]
+    head, _, rest = good.partition(b', "data": ')
+    lines += [
+        good.replace(b'"time": ', b'"time": 1', 1),  # an edit the checksum catches
+        head + b', "data": ' + rest[:-json_format._CRC_TAIL] + b', "data": {"id": "x"}}',  # data twice
+        head + b', "data": ' + rest[:-json_format._CRC_TAIL] + b', "crc": "zz"}',  # a checksum not in hex
+        head + b', "data": []}',
+        head + b', "data": {"id": "x", "injected": "a"}}',  # a list of another type
+        b'{"seq": 5, "kind": "episode", "time": NaN, "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 01, "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1e3, "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1, "key": "a\\"b", "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1, "data": {"id": "x", "p": {}}]',  # not closed
+        b'{"seq": 5, "kind": "episode", "time": 1, "data": {"id": "x", "p": {}} }',
+        b'{"seq": 5, "kind": "riddle", "time": 1, "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1, "data": {"id": "x", "p": {}}, "seq": 6}',
+        b'{"seq": 5, "kind": "outcome", "time": 1, "data": {"episode": "x", "reward": 2}}',
+        b'{"kind": "episode", "seq": 5, "time": 1, "data": {"id": "x", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1, "data": {"id": "\xc3\xa9", "p": {}}}',
+        b'{"seq": 5, "kind": "episode", "time": 1, "data": {"id": "\xff", "p": {}}}',  # not UTF-8
+    ]
+    return lines
+
+
+def test_every_json_store_line_decodes_as_decoding_it_whole_does() -> None:
+    decoder = json_format.LineDecoder()  # one for all, as one read uses one
+    for line in _lines() * 2:
+        assert _event_or_error(decoder, line) == _event_or_error(_whole, line), line
+    assert decoder._data._rests  # some of them were decoded by their rest
+
+
+def test_a_json_store_read_gives_back_what_was_written(tmp_path: Path) -> None:
+    rng = random.Random(11)
+    written = [Event("episode", _episode(rng, episode_id, context), key=f"k{n}")
+               for n, (episode_id, context) in enumerate((i, c) for i in _AWKWARD_IDS for c in _AWKWARD_CONTEXTS)]
+    written += [Event("outcome", {"episode": f"ep_{n}", "replace": False, "reward": -0.3, "signal": "reasked"})
+                for n in range(20)]
+    store = open_store(str(tmp_path / "log.json"))
+    try:
+        store.append(written)
+    finally:
+        store.close()
+    store = open_store(str(tmp_path / "log.json"))  # a new process reads the file
+    try:
+        read = store.read(0)
+    finally:
+        store.close()
+    assert [(e.kind, e.key, e.data) for e in read] == [(e.kind, e.key, e.data) for e in written]
