@@ -413,9 +413,7 @@ class UI:
         except LamarError as exc:
             self.message = f"apply failed: {exc}"
         else:
-            skipped = "; ".join(f"{pid}: {why}" for pid, why in result.skipped)
-            self.message = f"applied {len(result.applied)}, skipped {len(result.skipped)}" + \
-                (f" ({skipped})" if skipped else "")
+            self.message = _applied_message(result.applied, result.skipped)
         return RedirectResponse("/sleep", status_code=303)
 
     async def version(self, request: Request) -> Response:
@@ -489,6 +487,18 @@ def create_app(ui: UI) -> Starlette:
         + [Mount("/static", app=StaticFiles(directory=STATIC), name="static")],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS), Middleware(TokenGuard, ui=ui)],
     )
+
+
+def _applied_message(applied: list[str], skipped: list[tuple[str, str]]) -> str:
+    """What Apply did. A proposal applied before (a second Apply, the browser's resend, `lamar
+    apply`) is said to be so, not counted as skipped: nothing about it was refused."""
+    done = [pid for pid, why in skipped if why.startswith("already applied")]
+    refused = [(pid, why) for pid, why in skipped if pid not in done]
+    if done and not applied and not refused:
+        return f"already applied, nothing changed: {', '.join(done)}"
+    reasons = "; ".join(f"{pid}: {why}" for pid, why in refused)
+    return (f"applied {len(applied)}, skipped {len(refused)}" + (f" ({reasons})" if reasons else "")
+            + (f"; already applied, nothing changed: {', '.join(done)}" if done else ""))
 
 
 def _forbidden(message: str) -> HTMLResponse:

@@ -1,0 +1,48 @@
+"""`lamar ui`'s *Apply* sent a second time (the browser's resend, a second tab) changes nothing and
+says the proposals were already applied, rather than "applied 0"."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+from lamar.store import open_store
+
+pytest.importorskip("starlette")
+
+from tests.integrations.ui.test_ui_trial import _get, serving
+
+
+def _message(page: str) -> str:
+    found = re.search(r'<p class="message">([^<]*)</p>', page)
+    assert found, page[-600:]
+    return html.unescape(found.group(1))
+
+
+def _events(path: Path) -> int:
+    store = open_store(str(path))
+    try:
+        return len(store.read(0))
+    finally:
+        store.close()
+
+
+def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:  # two wordings of one lesson: sleep proposes to merge them
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+    with serving(path) as url:
+        assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 1 proposal")
+        pid = re.findall(r'name="proposal" value="([^"]+)"', _get(url, "/sleep"))[0]
+        _get(url, "/sleep/decide", {"proposal": pid, "decision": "approved"})
+        assert _message(_get(url, "/sleep/apply", {})) == "applied 1, skipped 0"
+        written = _events(path)
+        assert _message(_get(url, "/sleep/apply", {})) == f"already applied, nothing changed: {pid}"
+        assert _events(path) == written
+    with Lamar(str(path)) as lam:
+        assert len(lam.experiences(status="active")) == 1
