@@ -42,6 +42,7 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _CHART_POINTS = 150
+_NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
 
 
 class Forbidden(Exception):
@@ -68,7 +69,7 @@ class UI:
         self.report_path = Path(report_path)
         self.model = model
         self.traces = traces
-        self.message = ""
+        self._notes: dict[str, str] = {}  # what a sleep button did, by the note id its redirect carries
         self._adding = threading.Lock()
 
     def cookie(self, port: int) -> str:
@@ -332,7 +333,18 @@ class UI:
             return None, f"cannot read the sleep report {self.report_path}: {exc}"
         return (data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None), ""
 
+    def _told(self, message: str) -> RedirectResponse:
+        """Back to the sleep page, carrying `message` to the tab that clicked and to no other: it
+        travels as a one-time id in the address, since every tab and browser shares this app."""
+        note = secrets.token_urlsafe(12)
+        self._notes[note] = message
+        while len(self._notes) > _NOTES_KEPT:  # dicts keep insertion order: drop the oldest
+            del self._notes[next(iter(self._notes))]
+        return RedirectResponse(f"/sleep?note={note}", status_code=303)
+
     async def sleep(self, request: Request) -> Response:
+        told = self._notes.get(request.query_params.get("note", ""), "")
+
         def build() -> str:
             data, problem = self._report()
             try:
@@ -355,7 +367,7 @@ class UI:
                         now[i] = self.lam.evidence(i)
                     except LamarError:
                         now[i] = None
-            message = "; ".join(text for text in (self.message, problem) if text)
+            message = "; ".join(text for text in (told, problem) if text)
             return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
                                     has_report=data is not None, model=self.model or "", message=message)
 
@@ -364,7 +376,7 @@ class UI:
     async def sleep_run(self, request: Request) -> Response:
         await self._form(request)
 
-        def run() -> None:
+        def run() -> str:
             traces = model = None
             if self.model and self.traces:
                 from lamar.models import from_spec
@@ -375,13 +387,13 @@ class UI:
                 raise ValueError(refusal)
             report = self.lam.sleep(traces=traces, model=model)
             save_report(str(self.report_path), report.to_dict())
-            self.message = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
+            return f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
 
         try:
-            await run_in_threadpool(run)
+            message = await run_in_threadpool(run)
         except (LamarError, OSError, ValueError) as exc:
-            self.message = f"sleep failed: {exc}"
-        return RedirectResponse("/sleep", status_code=303)
+            message = f"sleep failed: {exc}"
+        return self._told(message)
 
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
@@ -389,8 +401,7 @@ class UI:
         data, _ = self._report()
         if data is None or decision not in ("approved", "rejected") or \
                 pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
-            self.message = "that proposal is not in the current report: run sleep again"
-            return RedirectResponse("/sleep", status_code=303)
+            return self._told("that proposal is not in the current report: run sleep again")
         other = "rejected" if decision == "approved" else "approved"
         order = [p["id"] for p in data["proposals"]]
         chosen = set(data.get(decision, [])) | {pid}
@@ -398,23 +409,19 @@ class UI:
         data[other] = [i for i in data.get(other, []) if i != pid]
         data["reviewed"] = time.time()
         save_report(str(self.report_path), data)  # the same record `lamar review` writes
-        self.message = f"{pid} {decision}"
-        return RedirectResponse("/sleep", status_code=303)
+        return self._told(f"{pid} {decision}")
 
     async def sleep_apply(self, request: Request) -> Response:
         await self._form(request)
         data, _ = self._report()
         approved = list((data or {}).get("approved", []))
         if data is None or not approved:
-            self.message = "nothing approved: approve proposals first"
-            return RedirectResponse("/sleep", status_code=303)
+            return self._told("nothing approved: approve proposals first")
         try:
             result = await run_in_threadpool(self.lam.apply, SleepReport.from_dict(data), approved)
         except LamarError as exc:
-            self.message = f"apply failed: {exc}"
-        else:
-            self.message = _applied_message(result.applied, result.skipped)
-        return RedirectResponse("/sleep", status_code=303)
+            return self._told(f"apply failed: {exc}")
+        return self._told(_applied_message(result.applied, result.skipped))
 
     async def version(self, request: Request) -> Response:
         return JSONResponse({"version": await run_in_threadpool(lambda: self.lam.stats()["events"])})
