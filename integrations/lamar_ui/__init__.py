@@ -41,7 +41,11 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
-    print(f"lamar ui: serving {lam.store.location} at {url}\n(press Ctrl+C to stop)", flush=True)
+    print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
+    if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
+        print("lamar ui: the store is :memory:, a throwaway: nothing added or changed is kept when lamar ui "
+              "stops (use --store FILE to keep it)", flush=True)
+    print("(press Ctrl+C to stop)", flush=True)
     if open_browser:
         webbrowser.open(url)
     try:

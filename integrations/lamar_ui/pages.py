@@ -29,6 +29,12 @@ _NAV = (("/", "Lessons"), ("/episodes", "Episodes"), ("/recall", "Try a context"
 _NO_FOLLOW = ' data-follow="no"'
 
 
+# A store in memory looks like any other on the page; what is added to it goes when the server stops.
+_THROWAWAY = ('<p class="throwaway" role="note">This store is <code>:memory:</code>, a throwaway: nothing '
+              "added or changed here is kept when <code>lamar ui</code> stops. Start it with "
+              "<code>--store FILE</code> to keep what you do.</p>")
+
+
 def layout(title: str, body: str, *, active: str, location: str, version: int, follow: bool = True) -> str:
     """The frame every page shares; `version` lets ui.js notice writes by other processes and reload
     the page, unless `follow` is False (a page that answers a form: a reload would send it again).
@@ -45,7 +51,8 @@ def layout(title: str, body: str, *, active: str, location: str, version: int, f
         '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         f'<body data-version="{version}"{"" if follow else _NO_FOLLOW}><header><strong>Lamar</strong><nav>{links}</nav>'
         f'<span class="store">store <code>{escape(location)}</code></span></header>'
-        f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
+        + (_THROWAWAY if location == ":memory:" else "")
+        + f"<main><h1>{escape(title)}</h1>{body}</main></body></html>\n"
     )
 
 
