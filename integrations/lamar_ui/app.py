@@ -251,7 +251,9 @@ class UI:
 
     async def add_many(self, request: Request) -> Response:
         """POST without confirm: the lessons read from the text, for review. With confirm: add them all.
-        The text is read as `lamar add --from` reads a file; one bad line adds nothing."""
+        The text is read as `lamar add --from` reads a file, and every lesson is checked before any
+        is added: one bad line adds nothing. A store that fails part-way gets the review back, saying
+        which were added; sent again, it adds only the others (each keeps the id its review gave it)."""
         form = await self._form(request)
         text, scope = str(form.get("lessons", "")), str(form.get("scope", ""))
         try:
@@ -260,15 +262,32 @@ class UI:
                 ids = [new_id("exp") for _ in lessons]  # the confirmation adds under these ids, once
                 return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons, ids),
                                   "/add", answer=True)
-            ids = str(form.get("ids", "")).split() or [""] * len(lessons)
-            if len(ids) != len(lessons):
+            ids = str(form.get("ids", "")).split() or [new_id("exp") for _ in lessons]
+            if len(ids) != len(lessons) or len(set(ids)) != len(ids):
                 raise ValueError("the text no longer holds the lessons reviewed: review them again")
-            for exp, exp_id in zip(lessons, ids):
-                await run_in_threadpool(self._add_once, dataclasses.replace(exp, id=exp_id))
+            lessons = [dataclasses.replace(exp, id=exp_id) for exp, exp_id in zip(lessons, ids)]
         except (LamarError, ValueError) as exc:
             values = {"lessons": text, "many_scope": scope}
             return self._page("Add a lesson", pages.add_page(self.token, values, str(exc)), "/add", answer=True)
-        return RedirectResponse("/", status_code=303)
+        added, failure = await run_in_threadpool(self._add_all, lessons)
+        if not failure:
+            return RedirectResponse("/", status_code=303)
+        body = pages.many_confirm_page(self.token, text, scope, lessons, ids, added=added, error=failure)
+        return self._page("Add lessons", body, "/add", answer=True)
+
+    def _add_all(self, lessons: list[Experience]) -> tuple[list[str], str]:
+        """Add each lesson once, in order, until the store fails: the ids stored (here or by an
+        earlier confirmation of the same review), and what stopped the rest ("" when none did)."""
+        added: list[str] = []
+        for n, exp in enumerate(lessons, 1):
+            try:
+                added.append(self._add_once(exp))
+            except Exception as exc:  # noqa: BLE001 - any store's failure: the page must say what went in
+                return added, (f"the store refused lesson {n} of {len(lessons)}, so {len(added)} "
+                               f"{'was' if len(added) == 1 else 'were'} added and {len(lessons) - len(added)} "
+                               f"not ({exc}); once the store takes writes again, add the rest with the button "
+                               "below: those added are not added twice")
+        return added, ""
 
     def _add_once(self, exp: Experience) -> str:
         """Add `exp`, unless a confirmation sent before stored it under the id its review gave it:

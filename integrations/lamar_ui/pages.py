@@ -3,7 +3,7 @@ stored value escaped, no inline script or style (see `layout`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -218,15 +218,28 @@ def many_form(token: str, values: Mapping[str, str]) -> str:
     )
 
 
-def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience], ids: Sequence[str]) -> str:
-    """Every lesson the text holds, once more before any is written (`ids`: the ids they will take)."""
-    items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code></li>" for e in lessons)
-    return (f'<form class="confirm" method="post" action="/add/many"><p>Add these '
-            f"{plural(len(lessons), 'lesson')}?</p><ol>{items}</ol>{hidden_token(token)}"
+def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Experience], ids: Sequence[str],
+                      *, added: Collection[str] = (), error: str = "") -> str:
+    """Every lesson the text holds, once more before any is written (`ids`: the ids they will take).
+    After a store failed part-way (`error`), each lesson says whether it was added (`added`: ids)."""
+    def mark(exp_id: str) -> str:
+        if not error:
+            return ""
+        return (f' <strong class="added">added</strong> <code>{escape(exp_id)}</code>' if exp_id in added
+                else ' <strong class="error">not added</strong>')
+
+    items = "".join(f"<li>{escape(e.render())} <code>{escape(scope_text(e.scope))}</code>{mark(i)}</li>"
+                    for e, i in zip(lessons, ids))
+    rest = len([i for i in ids if i not in added])
+    question = (f"Add the {plural(rest, 'lesson')} not added?" if error
+                else f"Add these {plural(len(lessons), 'lesson')}?")
+    return ((f'<p class="error">{escape(error)}</p>' if error else "")
+            + f'<form class="confirm" method="post" action="/add/many"><p>{question}</p>'
+            f"<ol>{items}</ol>{hidden_token(token)}"
             f'<textarea name="lessons" hidden>{escape(text)}</textarea>'
             f'<input type="hidden" name="scope" value="{escape(scope)}">'
             f'<input type="hidden" name="ids" value="{escape(" ".join(ids))}">'
-            f'<button type="submit" name="confirm" value="yes">Yes, add {plural(len(lessons), "lesson")}</button> '
+            f'<button type="submit" name="confirm" value="yes">Yes, add {plural(rest, "lesson")}</button> '
             '<a href="/add">Cancel</a></form>')
 
 
