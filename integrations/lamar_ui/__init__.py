@@ -27,7 +27,14 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     """Serve the app on 127.0.0.1 until interrupted (port 0: a free port)."""
     import uvicorn
 
-    ui = UI(lam, report_path=report_path or default_report_path(lam.store.location), model=model, traces=traces)
+    if report_path is None:
+        report_path = default_report_path(lam.store.location)
+        try:  # the default's folder (~/.lamar, beside the default store) is Lamar's own: made, not refused
+            report_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "
+                             "pass --report FILE in a folder you can write") from None
+    ui = UI(lam, report_path=report_path, model=model, traces=traces)
     if refusal := report_refusal(ui.report_path):  # said now, not when Run sleep is pressed
         raise UsageError(f"--report {refusal}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -4,6 +4,9 @@ it stops; a store on disk says nothing of the kind."""
 from __future__ import annotations
 
 import html
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +38,20 @@ def test_a_store_on_disk_is_not_said_to_be_thrown_away(tmp_path: Path) -> None:
         lam.add(Experience("the build fails", "clear the cache"))
     with serving(path) as url:
         assert 'class="throwaway"' not in _get(url, "/")
+
+
+def test_a_store_in_memory_starts_on_a_machine_without_a_lamar_folder(tmp_path: Path) -> None:
+    """Its sleep report goes to ~/.lamar by default: a missing folder is made, not blamed on a
+    --report the user never gave."""
+    home = tmp_path / "home"
+    home.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", ":memory:", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HOME": str(home)})
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("lamar ui: serving :memory: at http://127.0.0.1:"), (
+            line, proc.stderr.read() if proc.stderr and proc.poll() is not None else "")
+        assert (home / ".lamar").is_dir()
+    finally:
+        _stop(proc)
