@@ -57,6 +57,8 @@ def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] 
         if not isinstance(value, str):
             raise InvalidArgument(f"{arg} must be a string; got {type(value).__name__}")
     scope = {} if scope is None else check_context(scope)
+    # Editors on Windows start UTF-8 files with a byte order mark; it would hide the first lesson.
+    text = text.removeprefix("\ufeff")
     parse = _json_line if is_json_lines(name, text) else _markdown_line
     lessons: list[Experience] = []
     for number, line in enumerate(text.splitlines(), start=1):

@@ -140,3 +140,20 @@ def test_search_refuses_empty_text_a_bad_scope_and_a_missing_store(run_cli, tmp_
     missing = run_cli("search", "--store", tmp_path / "nope.db", "lint")
     assert missing.returncode == 2 and not (tmp_path / "nope.db").exists()
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("name, body", [
+    ("notes.md", "- When the file starts with a byte order mark, keep its first lesson\n- When two, do three\n"),
+    ("lessons.jsonl", ('{"precondition": "the file starts with a byte order mark", "action": "keep its first lesson"}\n'
+                       '{"precondition": "two", "action": "do three"}\n')),
+])
+def test_add_from_a_file_with_a_byte_order_mark_keeps_its_first_lesson(run_cli, tmp_path, store, name, body):
+    source = tmp_path / name
+    source.write_text(body, encoding="utf-8-sig")  # as Notepad saves UTF-8
+    out = run_cli("add", "--store", store, "--from", source, "--json")
+    assert out.returncode == 0, out.stderr
+    added = json.loads(out.stdout)
+    with Lamar(str(store)) as lam:
+        first, second = (lam.get(a["id"]) for a in added)
+    assert first.precondition == "the file starts with a byte order mark" and first.action == "keep its first lesson"
+    assert first.provenance["line"] == 1 and second.action == "do three"
