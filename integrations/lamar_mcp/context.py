@@ -54,17 +54,24 @@ def scopes(lessons: Iterable[Experience]) -> dict[str, list[str]]:
 
 
 def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dict[str, str]:
-    """`context` with keys and values respelled as the store has them (case ignored, synonyms for keys)."""
-    keys = {k.lower(): k for k in known}
+    """`context` with keys and values respelled as the store has them (case and surrounding spaces
+    ignored, synonyms for keys)."""
+    keys = {_folded(k): k for k in known}
     out: dict[str, str] = {}
     for key, value in context.items():
-        lowered = key.lower()
+        lowered = _folded(key)
         target = keys.get(lowered) or keys.get(ALIASES.get(lowered, ""), key)
         if target in out and target != key:
             target = key  # the model gave the real key too: keep both as given
-        values = {v.lower(): v for v in known.get(target, [])}
-        out[target] = values.get(value.lower(), value)
+        values = {_folded(v): v for v in known.get(target, [])}
+        out[target] = values.get(_folded(value), value)
     return out
+
+
+def _folded(label: str) -> str:
+    # A model pads labels with spaces as readily as it capitalises them; the result shows them
+    # neutralised, which trims them, so an unmatched " shop " would read as "shop".
+    return label.strip().lower()
 
 
 def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:

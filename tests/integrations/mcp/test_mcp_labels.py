@@ -43,6 +43,16 @@ async def test_labels_in_any_case_and_common_key_names_match(store: Path) -> Non
         assert aliased["context"] == {"project": "shop"} and aliased["hint"] == ""
 
 
+async def test_labels_with_surrounding_spaces_match(store: Path) -> None:
+    async with stdio_session(store, "--seed", "3") as session:
+        padded = (await session.call_tool("recall", {"context": {" project ": " trace ", "language": "swift\n"}}))
+        found = padded.structured_content
+        assert found["context"] == {"project": "trace", "language": "swift"} and found["hint"] == ""
+        assert found["lesson_ids"]
+    with Lamar(str(store)) as lam:
+        assert lam.episode(found["episode_id"]).context == {"project": "trace", "language": "swift"}
+
+
 async def test_nothing_eligible_says_which_labels_exist(store: Path) -> None:
     async with stdio_session(store, "--seed", "3") as session:
         lost = (await session.call_tool("recall", {"context": {"project": "payments"}})).structured_content
