@@ -53,7 +53,8 @@ def report_refusal(path: Path) -> str | None:
     return f"{path} already exists and is not a sleep report; Run sleep would replace it: name another file"
 
 
-def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:
+def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool,
+                 makes_folder: bool = False) -> None:
     """Raise UsageError unless writing `what` to `out` replaces nothing but Lamar's own `what`.
 
     `lamar html --out`, `lamar sleep --out` and `lamar export --out` write files; a slip of the
@@ -66,10 +67,15 @@ def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bo
         ours: recognises a file this command wrote before (safe to replace).
         what: names the output in the message ("the HTML page").
         force: --force: overwrite whatever is there.
+        makes_folder: the command creates a missing folder itself (a store does); else a missing
+            folder is refused here, before the work (and the model calls) the output would hold.
     """
     path = Path(out).expanduser()
     if path.is_dir():
         raise UsageError(f"--out {out} is a folder: name a file")
+    if not makes_folder and not path.parent.is_dir():
+        raise UsageError(f"--out {out} is in a folder that does not exist ({path.parent}): create it, or name a "
+                         "file in an existing folder")
     if force or not path.exists() or ours(path):
         return
     if is_store_file(path):

@@ -217,3 +217,19 @@ def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lama
     assert "mined 2 traces" in out.stdout
     assert "line 3: trace id 'cc-s0-1' repeats" in out.stderr and "line 4: trace id 'cc-s1-1' repeats" in out.stderr
     assert '"id": "cc-s1-1"' in FakeOllama.prompts[0]
+
+
+def test_sleep_out_in_a_missing_folder_is_refused_before_any_model_call(run_cli, json_store, tmp_path,
+                                                                        ollama_host):
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"id": "t0", "context": {"project": "trace"}, "input": "x"}) + "\n")
+    FakeOllama.reply = "[]"
+    FakeOllama.prompts = []
+    missing = tmp_path / "reports" / "r.json"
+    out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                  "--out", missing, extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 1, out.stderr
+    assert f"is in a folder that does not exist ({missing.parent})" in out.stderr and ".tmp" not in out.stderr
+    assert FakeOllama.prompts == [] and not missing.parent.exists()
+    page = run_cli("html", "--store", json_store, "--out", tmp_path / "pages" / "lamar.html")
+    assert page.returncode == 1 and "folder that does not exist" in page.stderr
