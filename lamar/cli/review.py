@@ -151,9 +151,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     itself, as two lists of proposal ids next to the proposals: "approved" and "rejected"."""
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
-    approved = [] if args.again else list(data.get("approved", []))
-    rejected = [] if args.again else list(data.get("rejected", []))
-    pending = [p for p in report.proposals if p.id not in approved and p.id not in rejected]
+    approved, rejected = list(data.get("approved", [])), list(data.get("rejected", []))
+    # With --again every proposal is asked; each keeps its earlier decision until it is answered
+    # anew, so quitting part-way loses nothing.
+    pending = [p for p in report.proposals if args.again or (p.id not in approved and p.id not in rejected)]
     if not pending:
         print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
               "--again reviews every proposal afresh)")
@@ -170,6 +171,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             answer = _ask("approve? [y]es / [n]o / [q]uit: ")
             if answer == "q":
                 break
+            approved, rejected = ([i for i in decided if i != proposal.id] for decided in (approved, rejected))
             (approved if answer == "y" else rejected).append(proposal.id)
     finally:
         if lam is not None:

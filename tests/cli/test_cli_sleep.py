@@ -98,6 +98,19 @@ def test_review_quit_and_end_of_input_save_what_was_decided(run_cli, json_store,
     assert "0 approved, 2 rejected" in fresh.stdout
 
 
+def test_review_again_quit_part_way_keeps_the_earlier_decisions(run_cli, json_store, make_report):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    first = run_cli("review", report, "--store", json_store, stdin="y\ny\n")
+    assert "2 approved, 0 rejected" in first.stdout
+    again = run_cli("review", report, "--store", json_store, "--again", stdin="n\n")  # ends after the first
+    assert again.stdout.count("approve?") == 2 and "1 approved, 1 rejected, 0 undecided" in again.stdout
+    saved = json.loads(report.read_text())
+    order = [p["id"] for p in saved["proposals"]]
+    assert saved["rejected"] == order[:1] and saved["approved"] == order[1:]
+    assert sorted(order) == sorted(chosen.values())
+
+
 def test_apply_unreviewed_report_applies_all_or_only(run_cli, sqlite_store, ids, make_report):
     store = sqlite_store
     report = make_report(store)
