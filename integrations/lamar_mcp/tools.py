@@ -141,7 +141,11 @@ class LamarTools:
         words = None if text is None else text.casefold().split()
 
         def found_lessons() -> list[Lesson]:
-            exps = [exp for exp in self.lamar.experiences(status=status) if ctx is None or exp.scope.matches(ctx)]
+            every = self.lamar.experiences()
+            # Spelled as recall spells it: labels that recall matches must list the same lessons here.
+            where = None if ctx is None else normalise(ctx, scopes(every))
+            exps = [exp for exp in every if (status is None or exp.status.value == status)
+                    and (where is None or exp.scope.matches(where))]
             return [lesson_of(exp, self.lamar.evidence(exp.id))
                     for exp in (exps if words is None else matching(exps, words))]
 

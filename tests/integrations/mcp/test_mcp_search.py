@@ -27,6 +27,9 @@ async def test_lessons_finds_every_word_in_text_or_scope_and_refuses_bad_text(st
         assert await actions({"text": "fails", "context": {"project": "trace", "language": "kotlin"}}) == [
             "compare the CI locale with yours"]
         assert await actions({"text": "batches", "status": "retired"}) == []
+        # the context is spelled as recall spells it: any case, spaces around, common key names
+        assert await actions({"text": "fails", "context": {"Repo": " TRACE", "LANGUAGE": "Kotlin"}}) == [
+            "compare the CI locale with yours"]
         assert await actions({"text": "kubernetes"}) == []
         for bad in ("  ", 7, ["fails"]):
             refused = await session.call_tool("lessons", {"text": bad})
