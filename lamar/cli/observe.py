@@ -22,7 +22,11 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
         if not sep or not key.strip():
             example = "lamar recall" if option == "the context" else option
             raise UsageError(f"{option} takes key=value pairs, like {example} project=trace; got {pair!r}")
-        out[key.strip()] = value
+        key = key.strip()
+        if key in out and out[key] != value:
+            # A scope or context holds one value a key: the later one would replace the earlier unseen.
+            raise UsageError(f"{option} gives {key!r} twice ({out[key]!r} and {value!r}): give each key once")
+        out[key] = value
     return out
 
 

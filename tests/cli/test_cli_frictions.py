@@ -91,6 +91,21 @@ def test_a_context_without_a_value_shows_a_command_to_copy(run_cli, sqlite_store
     assert "the context takes key=value pairs, like lamar recall project=trace; got 'task'" in done.stderr
 
 
+def test_a_key_given_twice_with_two_values_is_refused_and_nothing_is_written(run_cli, sqlite_store: Path) -> None:
+    # The later value used to replace the earlier one unseen: a lesson scoped, or an episode logged, for
+    # a project the person did not mean.
+    before = [(e.seq, e.kind) for e in open_store(sqlite_store).read()]
+    for command in (["recall", "project=trace", "project=shop"],
+                    ["add", "--precondition", "p", "--action", "a", "--scope", "project=trace", "project=shop"],
+                    ["ls", "--scope", "project=trace", "--scope", "project=shop"]):
+        done = run_cli(*command, "--store", sqlite_store)
+        assert done.returncode == 1, command
+        assert "gives 'project' twice ('trace' and 'shop'): give each key once" in done.stderr
+    assert [(e.seq, e.kind) for e in open_store(sqlite_store).read()] == before
+    same = run_cli("recall", "project=trace", "project=trace", "--store", sqlite_store, "--dry-run")
+    assert same.returncode == 0, same.stderr  # the same value twice says one thing
+
+
 def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
     done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
     assert done.returncode == 1
