@@ -62,6 +62,8 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
             raise UsageError(f"--from {args.source}: no such file") from None
         except UnicodeDecodeError:
             raise UsageError(f"--from {args.source} is not UTF-8 text") from None
+        except OSError as exc:  # a folder, a file it may not read: what was typed, not the store
+            raise UsageError(f"--from {args.source}: {exc.strerror or exc}; name a lesson file") from None
         name = path.name
     return read_lessons(text, name=name, scope=scope, status=args.status, via="lamar add --from")
 

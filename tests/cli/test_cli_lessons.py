@@ -157,3 +157,9 @@ def test_add_from_a_file_with_a_byte_order_mark_keeps_its_first_lesson(run_cli, 
         first, second = (lam.get(a["id"]) for a in added)
     assert first.precondition == "the file starts with a byte order mark" and first.action == "keep its first lesson"
     assert first.provenance["line"] == 1 and second.action == "do three"
+
+
+def test_add_from_a_folder_is_a_usage_error(run_cli, tmp_path, store):
+    out = run_cli("add", "--store", store, "--from", tmp_path)
+    assert out.returncode == 1  # what was typed is wrong; the store is fine
+    assert f"--from {tmp_path}: Is a directory; name a lesson file" in out.stderr
