@@ -168,13 +168,25 @@ def load_traces(source: TraceSource) -> list[Trace]:
     if isinstance(source, (str, os.PathLike)):
         path = Path(source).expanduser()
         try:
-            with path.open(encoding="utf-8") as handle:
-                return _parse(handle, where=f"{path}, line")
+            with path.open("rb") as handle:
+                return _parse(_text_lines(handle, path), where=f"{path}, line")
         except OSError as exc:
             raise StoreError(f"cannot read traces from {path}: {exc.strerror or exc}") from exc
     if isinstance(source, (Mapping, Trace)):
         raise InvalidTrace("load_traces takes a path or an iterable of traces; wrap one trace in a list")
     return _parse(source, where="item")
+
+
+def _text_lines(handle: Iterable[bytes], path: Path) -> Iterable[str]:
+    """The file's lines as text; a line that is not UTF-8 is an InvalidTrace naming it, and a byte
+    order mark (Windows editors write one) is not part of the first record."""
+    for number, raw in enumerate(handle, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidTrace(f"{path}, line {number}: not UTF-8 text (byte {exc.start + 1} of the line); "
+                               "write traces as UTF-8") from None
+        yield line.removeprefix("\ufeff") if number == 1 else line
 
 
 def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) -> list[Trace]:

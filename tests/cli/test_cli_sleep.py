@@ -202,6 +202,14 @@ def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, 
     assert "mined by sleep" in shown and "from traces: t0, t2" in shown
 
 
+def test_sleep_with_traces_that_are_not_utf8_is_a_usage_error(run_cli, json_store, tmp_path):
+    traces = tmp_path / "traces.jsonl"
+    traces.write_bytes(b'{"id": "t0", "context": {"project": "caf\xe9"}}\n')  # Latin-1, not UTF-8
+    out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                  extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert out.returncode == 1 and "line 1: not UTF-8 text" in out.stderr and "a bug in Lamar" not in out.stderr
+
+
 def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path):
     store = json_store
     traces = tmp_path / "traces.jsonl"

@@ -78,6 +78,16 @@ def test_load_names_file_and_line_of_the_first_bad_record(tmp_path: Path) -> Non
     assert f"{path}, line 4: not valid JSON" in str(caught.value)
 
 
+def test_load_reads_past_a_byte_order_mark_and_names_a_line_that_is_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "traces.jsonl"
+    path.write_text(json.dumps(good(id="a")) + "\r\n" + json.dumps(good(id="b")) + "\n", encoding="utf-8-sig")
+    assert [t.id for t in load_traces(path)] == ["a", "b"]
+    path.write_bytes(json.dumps(good(id="a")).encode() + b"\n" + b'{"id": "b", "context": {"project": "\xff"}}\n')
+    with pytest.raises(InvalidTrace) as caught:  # a LamarError, never a UnicodeDecodeError
+        load_traces(path)
+    assert f"{path}, line 2: not UTF-8 text (byte 37 of the line)" in str(caught.value)
+
+
 def test_load_skips_a_repeated_id_with_a_log_line_naming_both_lines(tmp_path: Path,
                                                                      caplog: pytest.LogCaptureFixture) -> None:
     path = tmp_path / "traces.jsonl"
