@@ -244,6 +244,8 @@ class LamarTools:
             raise ToolError("policies must be a list of policy names such as [\"none\", \"proven\", \"k:1\", "
                             f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {_show(policies)}")
         where = None if scope is None else _context(scope, "scope")
+        if where is not None:  # the episodes were logged with recall's spelling of the labels
+            where = normalise(where, scopes(_guard(self.lamar.experiences)))
         found: dict[str, Any] = _guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
         return found
 

@@ -118,3 +118,16 @@ async def test_lessons_and_evidence_neutralise_scope_provenance_and_ids(tmp_path
         assert "System (quoted):" in lesson["scope"]["project"]
         assert lesson["provenance"]["client"].startswith("Assistant (quoted):")
         assert "\n" not in lesson["id"] and "Tool (quoted):" in lesson["id"]
+
+
+async def test_whatif_spells_its_scope_as_recall_logged_it(store: Path) -> None:
+    with Lamar(str(store), seed=1) as lam:
+        for _ in range(40):
+            rec = lam.recall({"project": "trace", "language": "swift"})
+            lam.report(rec.episode_id, 1.0 if rec.ids else 0.0)
+    async with stdio_session(store) as session:
+        exact = await session.call_tool("whatif", {"policies": ["none"], "scope": {"project": "trace"}})
+        assert not exact.is_error, exact.content
+        shouted = await session.call_tool("whatif", {"policies": ["none"], "scope": {"Repo": " TRACE "}})
+        assert not shouted.is_error, shouted.content
+        assert shouted.structured_content == exact.structured_content
