@@ -53,7 +53,13 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
         raise UsageError("--from FILE takes the lessons from the file: leave out --precondition, --action "
                          "and --rationale (--scope and --status still apply to every lesson)")
     if args.source == "-":
-        text, name = sys.stdin.read(), "<stdin>"
+        # Bytes, decoded here as a file is: stdin's own decoding would turn a stray byte into a
+        # surrogate that the lesson check then explains in terms of Python.
+        raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+        try:
+            text, name = raw.decode("utf-8"), "<stdin>"
+        except UnicodeDecodeError:
+            raise UsageError("--from - : stdin is not UTF-8 text") from None
     else:
         path = Path(args.source).expanduser()
         try:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -163,3 +166,14 @@ def test_add_from_a_folder_is_a_usage_error(run_cli, tmp_path, store):
     out = run_cli("add", "--store", store, "--from", tmp_path)
     assert out.returncode == 1  # what was typed is wrong; the store is fine
     assert f"--from {tmp_path}: Is a directory; name a lesson file" in out.stderr
+
+
+def test_add_from_stdin_that_is_not_utf8_says_so(tmp_path, store):
+    # Bytes through a real pipe: the interpreter's own stdin decoding is what is under test.
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "add", "--store", str(store), "--from", "-"],
+                          input=b"- When caf\xe9 is Latin-1, read it as such\n", capture_output=True, check=False,
+                          env={**os.environ, "LC_ALL": "C.UTF-8"}, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.decode().strip() == "lamar: error: --from - : stdin is not UTF-8 text"
+    with Lamar(str(store)) as lam:
+        assert not [e for e in lam.experiences() if "Latin-1" in e.precondition]
