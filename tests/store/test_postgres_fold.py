@@ -1392,3 +1392,25 @@ def test_rows_another_release_folded_under_other_tuning_are_built_again_not_refu
     assert [fresh.evidence(i).eligible for i in ids] == [n + 1 for n in before]
     fresh.close()
     setup.close()
+
+
+def test_a_report_that_gets_no_connection_fails_with_a_store_error(postgres_url: str) -> None:
+    """The engine's first report writes through the rows directly; a server it cannot reach gives
+    the StoreError that integrations fail open on (the write certainly did not happen), and the
+    report succeeds once a connection is free."""
+    from lamar import StoreError
+
+    namespace = unique_namespace()
+    try:
+        store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="on"), pool_size=1, timeout=0.5)
+        lam = Lamar(store, k=2, seed=0)
+        lam.add(Experience("case", "do"))
+        episode = lam.recall({}).episode_id
+        # The pool's one connection is held by another part of the program.
+        with store.connections.connection(), pytest.raises(StoreError, match="nothing of this write was kept"):
+            lam.report(episode, Signal.SHIPPED)
+        lam.report(episode, Signal.SHIPPED)
+        assert lam.stats()["reports"] == 1
+        lam.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)

@@ -224,7 +224,13 @@ class LessonRows:
         Raises:
             EventConflict: an event's key is taken, or an experience's id already has a row.
             UnknownEpisode: (strict) as above.
+            StoreError: the server could not be reached (a write that surely did not commit is
+                tried once more on a fresh connection first).
         """
+        # Retried here, not by the store's `append`: the engine reports through this method too.
+        return self._db.retrying(lambda: self._append_once(events, strict))
+
+    def _append_once(self, events: list[Event], strict: bool) -> list[Event]:
         if not any(e.kind in LESSON_KINDS for e in events):
             written = self._attempt(events, "plain", strict)
             self._known.remember(written)

@@ -113,7 +113,7 @@ class PostgresStore:
             return []
         rows = self.rows
         if rows is not None:
-            return self._db.retrying(lambda: rows.append(batch))
+            return rows.append(batch)  # it retries a write that surely did not commit
         params = {"ns": self.namespace, "n": len(batch), "tail": _TAIL, "events": events_json(batch)}
         first = self._db.retrying(lambda: self._append_once(params, batch))
         return [e.numbered(first + i) for i, e in enumerate(batch)]
