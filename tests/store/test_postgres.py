@@ -171,6 +171,20 @@ def test_an_unreachable_server_or_database_is_a_clear_error(postgres_url: str) -
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.parametrize("tail", ["/test?no_such_parameter=1", "/test?connect_timeout=soon", "[::1/test"],
+                         ids=["unknown-parameter", "bad-value", "broken-host"])
+def test_a_malformed_url_is_a_store_error_at_the_api_and_the_cli(postgres_url: str, tail: str) -> None:
+    """libpq or the URL parser refusing the URL is a StoreError naming the URL, from `Lamar(url)`
+    and from the command line (which checks the namespace on a connection of its own first)."""
+    url = "postgresql://postgres@" + ("" if tail.startswith("[") else "127.0.0.1:5432") + tail
+    with pytest.raises(StoreError, match="PostgreSQL"):
+        Lamar(url)
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "--store", url, "stats"], capture_output=True,
+                          text=True, check=False, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "PostgreSQL" in done.stderr and "bug in Lamar" not in done.stderr
+
+
 def test_a_closed_store_says_so(ns_url: str) -> None:
     store = PostgresStore(ns_url)
     store.close()

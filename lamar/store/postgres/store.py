@@ -304,9 +304,10 @@ def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
     import psycopg
 
     params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
-    if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
-        params["connect_timeout"] = max(1, round(timeout))
     try:
+        # Inside the try: libpq refuses a URL with a parameter it does not know here.
+        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
+            params["connect_timeout"] = max(1, round(timeout))
         with psycopg.connect(conninfo, **params) as conn:
             version = schema_version(conn)
             if version is None:

@@ -18,7 +18,12 @@ def parse_url(url: str, namespace: str | None) -> tuple[str, str, str, bool]:
     """(conninfo for libpq, namespace, location, fold mode): the location names the namespace
     and the mode when it is not the default, and hides any password, so it is safe in messages
     and reopens the store when the password comes from PGPASSWORD or ~/.pgpass."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # a bracketed host left open: "postgresql://user@[::1/db"
+        # Not echoed: the URL may hold a password.
+        raise StoreError(f"the PostgreSQL URL does not parse ({exc}): use "
+                         "postgresql://user@host:port/database?lamar_namespace=name") from exc
     # Query pieces other than ours pass to libpq untouched (it percent-decodes; "+" is a "+").
     pieces = [piece for piece in parts.query.split("&") if piece]
     modes = [unquote(piece.partition("=")[2]).lower() for piece in pieces if piece.partition("=")[0] == URL_FOLD]
