@@ -90,6 +90,9 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
             ) from exc
         _check_options(PostgresStore, options)
         return PostgresStore(text, **options)
+    refusal = _not_a_path(text)
+    if refusal is not None:
+        raise StoreError(refusal)
     path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
     suffix = os.path.splitext(path)[1].lower()
     if suffix == ".json":
@@ -107,6 +110,27 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
         "file, or a postgresql:// URL"
     )
 
+
+
+def _not_a_path(text: str) -> str | None:
+    """Why a URL other than PostgreSQL's is refused (None for a path): taken as a path,
+    "sqlite:///x.db" would be a store in a folder named "sqlite:", apart from the file meant."""
+    scheme, colon, rest = text.partition(":")
+    kind = scheme.lower()
+    if colon and kind in ("sqlite", "file"):
+        if kind == "sqlite":  # SQLAlchemy's form: three slashes, then the path (a fourth: absolute)
+            path = rest[3:] if rest.startswith("///") else rest.removeprefix("//")
+        else:
+            from urllib.parse import unquote, urlsplit
+
+            path = unquote(urlsplit(text).path)
+        path = path.split("?", 1)[0]
+        return (f"{text!r} is a {kind}: URL, and a store location is a file path: pass the path itself: "
+                f"{path!r}")
+    if colon and len(scheme) > 1 and rest.startswith("//"):  # one letter: a Windows drive
+        return (f"cannot tell the backend of a {scheme}:// URL: a URL locates only a PostgreSQL store "
+                "(postgresql://...); otherwise use ':memory:', a .json file or a .db/.sqlite/.sqlite3 file")
+    return None
 
 
 def _check_options(backend: type, options: dict[str, Any]) -> None:

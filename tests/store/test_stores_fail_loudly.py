@@ -256,3 +256,26 @@ def test_a_json_store_started_again_beside_an_old_state_opens(tmp_path: Path) ->
     fresh.add(Experience("the tests fail", "read the log", scope=Scope(task="t")))
     assert not Path(f"{path}.state").exists()
     assert len(Lamar(str(path)).experiences()) == 1
+
+
+@pytest.mark.parametrize(("url", "path"), [
+    ("sqlite:///{dir}/lessons.db", "{dir}/lessons.db"),  # SQLAlchemy's form, as LangChain users write it
+    ("file://{dir}/lessons.db", "{dir}/lessons.db"),
+    ("file:lessons.json", "lessons.json"),
+    ("redis://127.0.0.1:6379/lessons.json", None),
+])
+def test_a_url_that_is_not_postgresql_is_refused_not_taken_for_a_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, url: str, path: str | None) -> None:
+    """A sqlite:// or file: URL would be a relative path ("sqlite:" a folder in the working
+    directory), the store apart from the file meant: refused, naming the path to pass instead."""
+    from lamar import StoreError
+
+    monkeypatch.chdir(tmp_path)
+    location = url.format(dir=tmp_path)
+    with pytest.raises(StoreError) as refused:
+        Lamar(location)
+    if path is not None:
+        assert f"pass the path itself: {path.format(dir=tmp_path)!r}" in str(refused.value)
+    else:
+        assert "cannot tell the backend" in str(refused.value)
+    assert list(tmp_path.iterdir()) == []  # no folder, no file written
