@@ -166,6 +166,11 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
     try:
         doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if _json_lines(raw):  # another JSON Lines file (sleep traces, a log): nothing to restore
+            raise CorruptStore(
+                f"{path} holds JSON lines but is not a Lamar store: its first line is not the header "
+                f"{{\"format\": \"lamar\", \"version\": {VERSION}}}; it was left untouched. Is it a trace "
+                "file? Give the store another path.") from exc
         where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise CorruptStore(
             f"{path} is not valid JSON{where}; it was left untouched. "
@@ -186,6 +191,15 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
             raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
         events.append(event)
     return events
+
+
+def _json_lines(raw: bytes) -> bool:
+    """Whether the file's first two lines are each a JSON object (a JSON Lines file)."""
+    lines = raw.split(b"\n", 2)[:2]
+    try:
+        return len(lines) == 2 and all(isinstance(json.loads(line), dict) for line in lines)
+    except ValueError:  # UnicodeDecodeError included
+        return False
 
 
 __all__ = ["FORMAT", "VERSION", "LineDecoder", "checked", "encode", "event_of", "lines_of", "parse", "parse_lines"]

@@ -279,3 +279,19 @@ def test_a_url_that_is_not_postgresql_is_refused_not_taken_for_a_folder(
     else:
         assert "cannot tell the backend" in str(refused.value)
     assert list(tmp_path.iterdir()) == []  # no folder, no file written
+
+
+def test_a_trace_file_named_like_a_json_store_is_refused_as_not_a_store(tmp_path: Path) -> None:
+    """A JSON Lines file that is not a store (sleep traces) is not called damaged: the message says
+    what it is not, and sends nobody to restore a backup of a file that is fine."""
+    from lamar.sleep.traces import Trace, TraceWriter
+
+    path = tmp_path / "traces.json"
+    writer = TraceWriter(path)
+    for n in range(2):
+        writer.write(Trace(id=f"t{n}", context={}, input="fix the build", output="cleared the cache"))
+    before = path.read_bytes()
+    with pytest.raises(CorruptStore, match="holds JSON lines but is not a Lamar store") as refused:
+        Lamar(path)
+    assert "backup" not in str(refused.value)
+    assert path.read_bytes() == before
