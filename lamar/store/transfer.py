@@ -4,6 +4,7 @@ between backends (the event log is the whole truth; the engine rebuilds its stat
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Sequence
 
 from lamar._errors import StoreError
@@ -62,7 +63,7 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     >>> transfer(a, b).copied, [e.key for e in b.read()]
     (1, ['k1'])
     """
-    if source is target or (source.location == target.location and source.location != ":memory:"):
+    if _same_store(source, target):
         raise StoreError(f"cannot copy {source.location} into itself; name a different target")
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1 (or None for one atomic write); got {batch_size}")
@@ -109,6 +110,19 @@ def _verify(expected: Sequence[Event], copied: Sequence[Event], where: str) -> N
                 f"{where}: copied event #{i} ({got.kind}, key {got.key!r}) differs from the source's "
                 f"({want.kind}, key {want.key!r}); check the target before use"
             )
+
+
+def _same_store(source: Store, target: Store) -> bool:
+    """Whether both name one store: the same object, location, or file by another path (a link)."""
+    if source is target or (source.location == target.location and source.location != ":memory:"):
+        return True
+    paths = [getattr(store, "path", None) for store in (source, target)]
+    if not all(isinstance(path, os.PathLike) for path in paths):
+        return False
+    try:
+        return os.path.samefile(paths[0], paths[1])  # type: ignore[arg-type]
+    except OSError:  # a file not there yet is no other store's
+        return False
 
 
 __all__ = ["TransferResult", "transfer"]
