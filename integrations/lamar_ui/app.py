@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import secrets
 import threading
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -25,24 +23,19 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
-from lamar.cli.outputs import report_refusal
-from lamar.cli.render import plural
-from lamar.cli.review import REPORT_FORMAT, save_report
 from lamar.cli.timeline import latest_appearances, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
-from lamar.policy.verdicts import Evidence
 from lamar.search import matching
-from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
 from lamar_ui.forms import choice, pairs, same_token, segments
+from lamar_ui.sleep_review import SleepReview
 
 STATIC = Path(__file__).with_name("static")
 ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _CHART_POINTS = 150
-_NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
 
 
 class Forbidden(Exception):
@@ -69,8 +62,9 @@ class UI:
         self.report_path = Path(report_path)
         self.model = model
         self.traces = traces
-        self._notes: dict[str, str] = {}  # what a sleep button did, by the note id its redirect carries
         self._adding = threading.Lock()
+        self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
+                                  page=self._page, form=self._form, texts=self._texts)
 
     def cookie(self, port: int) -> str:
         """The token cookie's name, one per port: a browser keeps one set of cookies per host whatever
@@ -339,109 +333,6 @@ class UI:
 
         return self._page("What if?", await run_in_threadpool(build), "/whatif")
 
-    # -- sleep ---------------------------------------------------------------------------------
-
-    def _report(self) -> tuple[dict[str, Any] | None, str]:
-        """The sleep report, and why it cannot be read: said on each page, not kept, so it goes
-        once the file is mended."""
-        try:
-            data = json.loads(self.report_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None, ""
-        except (OSError, ValueError) as exc:
-            return None, f"cannot read the sleep report {self.report_path}: {exc}"
-        return (data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None), ""
-
-    def _told(self, message: str) -> RedirectResponse:
-        """Back to the sleep page, carrying `message` to the tab that clicked and to no other: it
-        travels as a one-time id in the address, since every tab and browser shares this app."""
-        note = secrets.token_urlsafe(12)
-        self._notes[note] = message
-        while len(self._notes) > _NOTES_KEPT:  # dicts keep insertion order: drop the oldest
-            del self._notes[next(iter(self._notes))]
-        return RedirectResponse(f"/sleep?note={note}", status_code=303)
-
-    async def sleep(self, request: Request) -> Response:
-        told = self._notes.get(request.query_params.get("note", ""), "")
-
-        def build() -> str:
-            data, problem = self._report()
-            try:
-                report = SleepReport.from_dict(data) if data else SleepReport([], [], 0, 0.0, {})
-            except LamarError as exc:  # a report edited by hand: say so, as `lamar review` does
-                problem = f"cannot read the sleep report {self.report_path}: {exc}"
-                data, report = None, SleepReport([], [], 0, 0.0, {})
-            decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
-            decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
-            # Applied is a fact of the store, not of the report file: read it from the events
-            # written since the report was made, so an applied proposal is not offered again.
-            ids = {p.id for p in report.proposals}
-            since = self.lam.store.read(report.made_at) if ids else []  # no report: nothing to read
-            decisions.update({e.data["proposal"]: "applied" for e in since
-                              if e.kind == "applied" and e.data.get("proposal") in ids})
-            now: dict[str, Evidence | None] = {}
-            for p in report.proposals:
-                for i in p.experience_ids:
-                    try:
-                        now[i] = self.lam.evidence(i)
-                    except LamarError:
-                        now[i] = None
-            message = "; ".join(text for text in (told, problem) if text)
-            return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
-                                    has_report=data is not None, model=self.model or "", message=message)
-
-        return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
-
-    async def sleep_run(self, request: Request) -> Response:
-        await self._form(request)
-
-        def run() -> str:
-            traces = model = None
-            if self.model and self.traces:
-                from lamar.models import from_spec
-                from lamar.sleep.traces import load_traces
-
-                traces, model = load_traces(self.traces), from_spec(self.model)
-            if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
-                raise ValueError(refusal)
-            report = self.lam.sleep(traces=traces, model=model)
-            save_report(str(self.report_path), report.to_dict())
-            return f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
-
-        try:
-            message = await run_in_threadpool(run)
-        except (LamarError, OSError, ValueError) as exc:
-            message = f"sleep failed: {exc}"
-        return self._told(message)
-
-    async def sleep_decide(self, request: Request) -> Response:
-        form = await self._form(request)
-        pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
-        data, _ = self._report()
-        if data is None or decision not in ("approved", "rejected") or \
-                pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
-            return self._told("that proposal is not in the current report: run sleep again")
-        other = "rejected" if decision == "approved" else "approved"
-        order = [p["id"] for p in data["proposals"]]
-        chosen = set(data.get(decision, [])) | {pid}
-        data[decision] = [i for i in order if i in chosen]
-        data[other] = [i for i in data.get(other, []) if i != pid]
-        data["reviewed"] = time.time()
-        save_report(str(self.report_path), data)  # the same record `lamar review` writes
-        return self._told(f"{pid} {decision}")
-
-    async def sleep_apply(self, request: Request) -> Response:
-        await self._form(request)
-        data, _ = self._report()
-        approved = list((data or {}).get("approved", []))
-        if data is None or not approved:
-            return self._told("nothing approved: approve proposals first")
-        try:
-            result = await run_in_threadpool(self.lam.apply, SleepReport.from_dict(data), approved)
-        except LamarError as exc:
-            return self._told(f"apply failed: {exc}")
-        return self._told(_applied_message(result.applied, result.skipped))
-
     async def version(self, request: Request) -> Response:
         return JSONResponse({"version": await run_in_threadpool(lambda: self.lam.stats()["events"])})
 
@@ -502,10 +393,10 @@ def create_app(ui: UI) -> Starlette:
         ("/episodes", ui.episodes, ["GET"]),
         ("/recall", ui.recall, ["GET"]),
         ("/whatif", ui.whatif, ["GET"]),
-        ("/sleep", ui.sleep, ["GET"]),
-        ("/sleep/run", ui.sleep_run, ["POST"]),
-        ("/sleep/decide", ui.sleep_decide, ["POST"]),
-        ("/sleep/apply", ui.sleep_apply, ["POST"]),
+        ("/sleep", ui.review.sleep, ["GET"]),
+        ("/sleep/run", ui.review.sleep_run, ["POST"]),
+        ("/sleep/decide", ui.review.sleep_decide, ["POST"]),
+        ("/sleep/apply", ui.review.sleep_apply, ["POST"]),
         ("/api/version", ui.version, ["GET"]),
     ]
     return Starlette(
@@ -513,18 +404,6 @@ def create_app(ui: UI) -> Starlette:
         + [Mount("/static", app=StaticFiles(directory=STATIC), name="static")],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS), Middleware(TokenGuard, ui=ui)],
     )
-
-
-def _applied_message(applied: list[str], skipped: list[tuple[str, str]]) -> str:
-    """What Apply did. A proposal applied before (a second Apply, the browser's resend, `lamar
-    apply`) is said to be so, not counted as skipped: nothing about it was refused."""
-    done = [pid for pid, why in skipped if why.startswith("already applied")]
-    refused = [(pid, why) for pid, why in skipped if pid not in done]
-    if done and not applied and not refused:
-        return f"already applied, nothing changed: {', '.join(done)}"
-    reasons = "; ".join(f"{pid}: {why}" for pid, why in refused)
-    return (f"applied {len(applied)}, skipped {len(refused)}" + (f" ({reasons})" if reasons else "")
-            + (f"; already applied, nothing changed: {', '.join(done)}" if done else ""))
 
 
 def _forbidden(message: str) -> HTMLResponse:
