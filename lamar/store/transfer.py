@@ -116,12 +116,11 @@ def _same_store(source: Store, target: Store) -> bool:
     """Whether both name one store: the same object, location, or file by another path (a link)."""
     if source is target or (source.location == target.location and source.location != ":memory:"):
         return True
-    paths = [getattr(store, "path", None) for store in (source, target)]
-    if not all(isinstance(path, os.PathLike) for path in paths):
+    if ":memory:" in (source.location, target.location):
         return False
-    try:
-        return os.path.samefile(paths[0], paths[1])  # type: ignore[arg-type]
-    except OSError:  # a file not there yet is no other store's
+    try:  # a file store's location is its path; a URL names no file, and raises here
+        return os.path.samefile(source.location, target.location)
+    except (OSError, ValueError):
         return False
 
 
