@@ -17,7 +17,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
-from lamar import InvalidContext, UnknownEpisode
+from lamar import InvalidContext, StoreError, UnknownEpisode
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
@@ -309,6 +309,9 @@ class LamarCallbackHandler(BaseCallbackHandler):
             try:
                 context = dict(self.lamar.episode(run.episodes[0]).context)
             except UnknownEpisode:
+                context = None
+            except StoreError as exc:  # fail open: the trace names its episode, sleep can join it
+                log.warning("Lamar could not read the context of episode %s for its trace: %s", run.episodes[0], exc)
                 context = None
         return run.to_trace(context or {})
 

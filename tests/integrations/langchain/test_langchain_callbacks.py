@@ -279,3 +279,49 @@ def test_episode_written_to_graph_state_by_lamar_langgraph_recall_node() -> None
                                     config={"callbacks": [handler], "run_id": run_id})
     assert handler.episodes(run_id) == [result["lamar_episode_id"]]
     assert handler.trace(run_id).context == {"project": "web"}
+
+
+def test_a_store_down_when_the_run_ends_costs_the_trace_its_context_not_the_trace(
+        tmp_path: Path, postgres_url: str) -> None:
+    """The run's context is read from the store when no recall event carried it (recall_node).
+    With the server unreachable by then, the trace is still written, naming its episode and the
+    run's error, and the handler's own records stay readable: it fails open."""
+    import contextlib
+
+    from lamar.store.postgres import PostgresStore
+    from lamar_langgraph import recall_node
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    class State(TypedDict, total=False):
+        lamar_episode_id: str
+
+    namespace = unique_namespace()
+    store = PostgresStore(namespace_url(postgres_url, namespace), pool_size=1, timeout=0.5)
+    held = contextlib.ExitStack()
+
+    def fails_as_the_server_goes(state: State) -> State:
+        held.enter_context(store.connections.connection())  # the pool's one connection: none left
+        raise RuntimeError("the agent failed")
+
+    try:
+        lam = Lamar(store, k=2, seed=9)
+        lam.add(Experience("the build fails", "clear the cache"))
+        handler = LamarCallbackHandler(lam, trace_path=tmp_path / "traces.jsonl")
+        graph = StateGraph(State)
+        graph.add_node("recall", recall_node(lam, context={"project": "web"}, turn=None))
+        graph.add_node("work", fails_as_the_server_goes)
+        graph.add_edge(START, "recall")
+        graph.add_edge("recall", "work")
+        graph.add_edge("work", END)
+        run_id = uuid.uuid4()
+        with pytest.raises(RuntimeError, match="the agent failed"):
+            graph.compile().invoke({}, config={"callbacks": [handler], "run_id": run_id})
+        (episode,) = handler.episodes(run_id)
+        [trace] = load_traces(tmp_path / "traces.jsonl")
+        assert (trace.episode_id, trace.metadata["error"]) == (episode, "RuntimeError: the agent failed")
+        assert [t.id for t in handler.traces()] == [str(run_id)]
+        held.close()
+        lam.close()
+    finally:
+        held.close()
+        drop_namespaces(postgres_url, namespace)
