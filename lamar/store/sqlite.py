@@ -174,7 +174,12 @@ class SqliteStore:
             self._db.close()
         except (AttributeError, sqlite3.Error):
             pass
-        if isinstance(exc, sqlite3.OperationalError) and "locked" not in str(exc):
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            raise StoreError(
+                f"cannot open {self.path}: another connection holds its lock ({exc}) past the {self._timeout:g} s "
+                "wait; the file was left untouched: try again once that writer is done, or pass a longer timeout="
+            ) from exc
+        if isinstance(exc, sqlite3.OperationalError):
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
         raise CorruptStore(
             f"{self.path} is not a readable Lamar SQLite store ({exc}); it was left untouched"

@@ -295,3 +295,27 @@ def test_a_trace_file_named_like_a_json_store_is_refused_as_not_a_store(tmp_path
         Lamar(path)
     assert "backup" not in str(refused.value)
     assert path.read_bytes() == before
+
+
+def test_a_sqlite_store_locked_by_another_process_past_the_timeout_is_busy_not_corrupt(tmp_path: Path) -> None:
+    """A file another connection holds exclusively (a rollback-journal file mid-transaction) is a
+    StoreError that says it is busy, not a CorruptStore that would send the user to a backup;
+    once the lock is gone the same store opens."""
+    from lamar import StoreError
+    from lamar.store import SqliteStore
+
+    path = tmp_path / "lessons.db"
+    lam = Lamar(path)
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.execute("BEGIN EXCLUSIVE")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="another connection holds its lock") as refused:
+        SqliteStore(path, timeout=0.2)
+    assert not isinstance(refused.value, CorruptStore)
+    assert path.read_bytes() == before
+    other.execute("COMMIT")
+    other.close()
+    assert len(Lamar(path).experiences()) == 1
