@@ -181,8 +181,12 @@ class SqliteStore:
             ) from exc
         if isinstance(exc, sqlite3.OperationalError):
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        if _is_json_store(self.path):
+            raise CorruptStore(f"{self.path} is a Lamar JSON store, not SQLite; it was left untouched: open it by a "
+                               ".json path (rename it), or copy it into SQLite with `lamar export`") from exc
         raise CorruptStore(
-            f"{self.path} is not a readable Lamar SQLite store ({exc}); it was left untouched"
+            f"{self.path} is not a readable Lamar SQLite store ({exc}); it was left untouched: name another file, "
+            "or restore it from a backup"
         ) from exc
 
     def _migrate(self) -> None:
@@ -458,6 +462,15 @@ def _wal_size(path: object) -> int:
         return os.path.getsize(f"{path}-wal")
     except OSError:
         return 0
+
+
+def _is_json_store(path: os.PathLike[str]) -> bool:
+    """Whether the file starts like a JSON store (a store renamed, or copied under a .db name)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(64).replace(b" ", b"").startswith(b'{"format":"lamar"')
+    except OSError:
+        return False
 
 
 def _cannot_write(exc: sqlite3.OperationalError) -> bool:

@@ -319,3 +319,17 @@ def test_a_sqlite_store_locked_by_another_process_past_the_timeout_is_busy_not_c
     other.execute("COMMIT")
     other.close()
     assert len(Lamar(path).experiences()) == 1
+
+
+def test_a_json_store_under_a_sqlite_name_is_refused_as_what_it_is(tmp_path: Path) -> None:
+    """A JSON store copied or renamed to .db: the refusal says it is a JSON store and how to open
+    it, and the file is left as it was."""
+    source = tmp_path / "lessons.json"
+    lam = Lamar(source)
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.close()
+    path = tmp_path / "lessons.db"
+    shutil.copyfile(source, path)
+    with pytest.raises(CorruptStore, match="is a Lamar JSON store, not SQLite.*open it by a .json path"):
+        Lamar(path)
+    assert path.read_bytes() == source.read_bytes()
