@@ -166,6 +166,10 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
     try:
         doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        if raw.startswith(b"SQLite format 3\x00"):  # a .db store copied or renamed to .json
+            raise CorruptStore(
+                f"{path} is an SQLite database, not JSON; it was left untouched: if it is a Lamar store, open it "
+                "by a .db path (rename it), or copy it into JSON with `lamar export`") from exc
         if _json_lines(raw):  # another JSON Lines file (sleep traces, a log): nothing to restore
             raise CorruptStore(
                 f"{path} holds JSON lines but is not a Lamar store: its first line is not the header "

@@ -333,3 +333,16 @@ def test_a_json_store_under_a_sqlite_name_is_refused_as_what_it_is(tmp_path: Pat
     with pytest.raises(CorruptStore, match="is a Lamar JSON store, not SQLite.*open it by a .json path"):
         Lamar(path)
     assert path.read_bytes() == source.read_bytes()
+
+
+def test_a_sqlite_store_under_a_json_name_is_refused_as_what_it_is(tmp_path: Path) -> None:
+    source = tmp_path / "lessons.db"
+    lam = Lamar(source)
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.close()
+    path = tmp_path / "lessons.json"
+    shutil.copyfile(source, path)
+    with pytest.raises(CorruptStore, match="is an SQLite database, not JSON.*open it by a .db path") as refused:
+        Lamar(path)
+    assert "backup" not in str(refused.value)
+    assert path.read_bytes() == source.read_bytes()
