@@ -20,9 +20,13 @@ def engine_store(store: Any) -> Any:
 
         return open_store(store)
     if not isinstance(store, Store):
+        # By module name: the core never imports LangGraph to recognise its stores.
+        langgraph = any(k.__module__.startswith("langgraph.store") for k in type(store).__mro__)
+        hint = ("; a LangGraph store holds Lamar's log through lamar_langgraph.LangGraphStore: "
+                "Lamar(LangGraphStore(store))" if langgraph else "")
         raise StoreError(f"Lamar(store) takes a location (':memory:', a .json or .db path, a postgresql:// URL) "
                          f"or a store object with location, append, read and close (lamar.store.Store); "
-                         f"got {type(store).__name__}")
+                         f"got {type(store).__name__}{hint}")
     return store
 
 

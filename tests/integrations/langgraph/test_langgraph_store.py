@@ -348,6 +348,23 @@ def test_backend_errors_become_store_errors(tmp_path: Path) -> None:
     assert isinstance(info.value, OSError)
 
 
+def test_a_langgraph_store_given_to_lamar_as_it_is_is_refused_with_the_wrapper_to_use(tmp_path: Path) -> None:
+    """Lamar(InMemoryStore()) is the first thing a LangGraph user tries: the refusal names
+    LangGraphStore, and the wrapped store works."""
+    conn = sqlite3.connect(tmp_path / "graph.db", check_same_thread=False, isolation_level=None)
+    for base in (InMemoryStore(), SqliteStore(conn)):
+        with pytest.raises(StoreError, match=r"Lamar\(LangGraphStore\(store\)\)"):
+            Lamar(base)
+    with pytest.raises(StoreError) as other:
+        Lamar(object())
+    assert "LangGraphStore" not in str(other.value)
+    base = SqliteStore(conn)
+    base.setup()
+    lam = Lamar(LangGraphStore(base))
+    assert lam.get(lam.add(Experience("the build fails", "read the log"))).action == "read the log"
+    conn.close()
+
+
 def test_the_module_examples_run() -> None:
     for module in (lamar_langgraph.store,):
         result = doctest.testmod(module)
