@@ -17,7 +17,7 @@ from uuid import UUID
 from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
-from lamar import InvalidContext, StoreError, UnknownEpisode
+from lamar import InvalidArgument, InvalidContext, StoreError, UnknownEpisode
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
@@ -75,7 +75,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
                  feedback_key: str = "lamar_outcome", max_runs: int = 10_000,
                  failed_outcome: Signal | float | str | None = None, bind_ttl: float = 3600.0) -> None:
         if write_on not in ("end", "report"):
-            raise ValueError(f"write_on is 'end' or 'report'; got {write_on!r}")
+            raise InvalidArgument(f"write_on is 'end' or 'report'; got {write_on!r}")
         self.lamar = lamar
         self.trace_path = trace_path
         self.write_on = write_on
@@ -102,7 +102,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
         `config={"run_id": ...}`); before or during the run, so that its trace names it."""
         key = _as_uuid(run_id)
         if key is None:
-            raise ValueError(f"run_id must be a UUID; got {run_id!r}")
+            raise InvalidArgument(f"run_id must be a UUID (or its string); got {run_id!r}")
         with self._lock:
             root = self._root_of.get(key, key)
             if root in self._runs:

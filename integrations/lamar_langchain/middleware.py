@@ -28,7 +28,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from lamar import DuplicateReport, LamarError, Recall, Signal, StoreError, UnknownEpisode
+from lamar import DuplicateReport, InvalidArgument, LamarError, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
 from lamar.recall import render_prompt
 from lamar_langchain.conventions import (
@@ -352,7 +352,7 @@ def _episode_of(result: Mapping[str, Any] | str) -> str:
         return result
     episode_id = result.get(EPISODE_KEY) if isinstance(result, Mapping) else None
     if not isinstance(episode_id, str) or not episode_id:
-        raise ValueError("no 'lamar_episode_id' in this result: was LamarMiddleware in the agent's "
+        raise InvalidArgument("no 'lamar_episode_id' in this result: was LamarMiddleware in the agent's "
                          "middleware list, and is this the result of invoke()/ainvoke()?")
     return episode_id
 

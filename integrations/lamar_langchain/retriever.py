@@ -21,6 +21,7 @@ from pydantic import ConfigDict, Field, field_validator
 
 from lamar import (
     Experience,
+    InvalidArgument,
     InvalidExperience,
     LamarError,
     Recall,
@@ -170,7 +171,7 @@ class LamarRetriever(BaseRetriever):
     def _slots(self, k: int | None) -> int:
         slots = self.k if k is None else k
         if not whole_number(slots, low=0):
-            raise ValueError(f"k must be a whole number >= 0; got {k!r}")
+            raise InvalidArgument(f"k must be a whole number >= 0; got {k!r}")
         return slots
 
     def _resolve_context(self, query: str, given: Mapping[str, str] | None,

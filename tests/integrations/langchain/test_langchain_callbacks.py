@@ -325,3 +325,21 @@ def test_a_store_down_when_the_run_ends_costs_the_trace_its_context_not_the_trac
     finally:
         held.close()
         drop_namespaces(postgres_url, namespace)
+
+
+def test_bad_arguments_to_the_langchain_pieces_are_lamar_errors(chat_model: Any) -> None:
+    """A caller catching LamarError catches every argument the LangChain pieces refuse, and each
+    message says what a valid one looks like."""
+    from lamar import InvalidArgument
+
+    lam = engine()
+    with pytest.raises(InvalidArgument, match="'end' or 'report'"):
+        LamarCallbackHandler(lam, write_on="later")  # type: ignore[arg-type]
+    handler = LamarCallbackHandler(lam)
+    with pytest.raises(InvalidArgument, match="must be a UUID"):
+        handler.bind("run-7", "ep_1")
+    with pytest.raises(InvalidArgument, match="a whole number >= 0"):
+        LamarRetriever(lamar=lam, k=2).invoke("why did CI fail?", k=-1)
+    with pytest.raises(InvalidArgument, match="no 'lamar_episode_id' in this result"):
+        LamarMiddleware(lam).report({"messages": []}, Signal.SHIPPED)
+    assert lam.stats()["episodes"] == 0
