@@ -15,7 +15,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from lamar import DuplicateReport, Recall, Signal, StoreError, UnknownEpisode
+from lamar import DuplicateReport, InvalidArgument, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
 from lamar_llamaindex.outcomes import record_episode
 
@@ -140,12 +140,12 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         """Report the outcome of the session's current turn; returns its episode id.
 
         Raises:
-            ValueError: the session has had no turn yet.
+            InvalidArgument: (a ValueError) the session has had no turn yet.
         """
         with self._lock:
             turn = self._turns.get(session_id or "")
         if turn is None:
-            raise ValueError(f"no turn yet in session {session_id!r}: the agent has not read this memory")
+            raise InvalidArgument(f"no turn yet in session {session_id!r}: the agent has not read this memory")
         self.lamar.report(turn.recall.episode_id, signal, replace=replace)
         turn.reported = True
         return turn.recall.episode_id

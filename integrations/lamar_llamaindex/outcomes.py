@@ -9,7 +9,7 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 
-from lamar import Lamar, LamarError, Signal
+from lamar import InvalidArgument, Lamar, LamarError, Signal
 from lamar_llamaindex.nodes import episode_id_of
 
 _OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
@@ -140,10 +140,10 @@ def _flatten(source: Any) -> Iterator[str | BaseNode | NodeWithScore]:
     elif isinstance(source, Iterable):
         for item in source:
             if not isinstance(item, (str, BaseNode, NodeWithScore)):
-                raise TypeError(f"expected episode ids or nodes; got {type(item).__name__}")
+                raise InvalidArgument(f"expected episode ids or nodes; got {type(item).__name__}")
             yield item
     else:
-        raise TypeError(
+        raise InvalidArgument(
             f"cannot find Lamar episodes in {type(source).__name__}: pass a response, nodes, "
             "an EpisodeLog or an episode id"
         )

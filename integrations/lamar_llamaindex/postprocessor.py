@@ -13,7 +13,7 @@ from llama_index.core.instrumentation.events.rerank import ReRankEndEvent, ReRan
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from lamar import Lamar, Recall, Status, StoreError, UnknownExperience
+from lamar import InvalidArgument, InvalidContext, Lamar, Recall, Status, StoreError, UnknownExperience
 from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, experience_id_of
 from lamar_llamaindex.outcomes import record_episode
 
@@ -84,12 +84,12 @@ class LamarPostprocessor(BaseNodePostprocessor):
     def __init__(self, lamar: Lamar, top_n: int = 3, context: Mapping[str, str] | ContextFn | None = None,
                  *, context_fn: ContextFn | None = None, passthrough: bool = True, **kwargs: Any) -> None:
         if not isinstance(lamar, Lamar):
-            raise TypeError(f"LamarPostprocessor takes a Lamar engine first; got {type(lamar).__name__}")
+            raise InvalidArgument(f"LamarPostprocessor takes a Lamar engine first; got {type(lamar).__name__}")
         if context is not None and not isinstance(context, Mapping) and not callable(context):
-            raise TypeError(
+            raise InvalidArgument(
                 f"context must be a mapping of strings or a callable; got {type(context).__name__}")
         if context_fn is not None and not callable(context_fn):
-            raise TypeError(f"context_fn must be callable; got {type(context_fn).__name__}")
+            raise InvalidArgument(f"context_fn must be callable; got {type(context_fn).__name__}")
         super().__init__(lamar=lamar, top_n=top_n, context=context, context_fn=context_fn,
                          passthrough=passthrough, **kwargs)
 
@@ -111,7 +111,7 @@ class LamarPostprocessor(BaseNodePostprocessor):
                 continue
             fields = part(bundle) if callable(part) else part
             if not isinstance(fields, Mapping):
-                raise TypeError(f"the context callable must return a mapping; got {type(fields).__name__}")
+                raise InvalidContext(f"the context callable must return a mapping; got {type(fields).__name__}")
             merged.update(fields)
         return merged
 

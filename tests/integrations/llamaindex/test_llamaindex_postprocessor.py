@@ -284,3 +284,24 @@ def test_a_broken_store_costs_the_reranking_not_the_query(tmp_path, mode: str, c
             else asyncio.run(post.apostprocess_nodes(retrieved, bundle)))
     assert kept == retrieved and post.last_episode_id is None
     assert "could not re-rank" in caplog.text
+
+
+def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
+    """A caller catching LamarError catches every argument the LlamaIndex pieces refuse (each is
+    still the TypeError or ValueError it was)."""
+    from lamar import LamarError
+    from lamar_llamaindex import LamarMemoryBlock, report_response
+
+    lam, _ = engine_with_lessons(1)
+    refused = [
+        lambda: LamarPostprocessor(lam.store),  # type: ignore[arg-type]
+        lambda: LamarPostprocessor(lam, context=["project", "shop"]),  # type: ignore[arg-type]
+        lambda: LamarPostprocessor(lam, context_fn="shop"),  # type: ignore[arg-type]
+        lambda: LamarPostprocessor(lam, context=lambda q: ["shop"]).context_for(QueryBundle("q")),
+        lambda: LamarMemoryBlock(lam).report(Signal.SHIPPED, "no-such-session"),
+        lambda: report_response(lam, 42, Signal.SHIPPED),
+    ]
+    for call in refused:
+        with pytest.raises(LamarError):
+            call()
+    assert lam.stats()["episodes"] == 0
