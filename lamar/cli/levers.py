@@ -22,21 +22,51 @@ def cmd_add(args: argparse.Namespace) -> int:
                          "to start a new store there")
     lam = open_engine(args, create=True)
     try:
+        lessons, held = _new_lessons(lam.experiences(), lessons) if args.source else (lessons, [])
         ids = [lam.add(experience) for experience in lessons]
     finally:
         lam.close()
+    for line, why in held:  # on stderr: stdout stays the new ids, for scripts
+        print(f"{args.source}, line {line}: {why}; not added again", file=sys.stderr)
     if args.json:
         added = [{"id": i, "status": e.status.value, "scope": dict(e.scope)} for i, e in zip(ids, lessons)]
         dump_json(added if args.source else added[0])
     elif args.quiet:
-        print("\n".join(ids))
+        if ids:
+            print("\n".join(ids))
     elif args.source:
-        print(f"added {plural(len(ids), 'lesson')} from {args.source}")
+        print(f"added {plural(len(ids), 'lesson')} from {args.source}"
+              + (f" ({plural(len(held), 'lesson')} already held, listed above)" if held else ""))
         for exp_id, exp in zip(ids, lessons):
             print(f"  {exp_id}  line {exp.provenance['line']}: {shorten(exp.render(), 70)}")
     else:
         print(f"added {ids[0]} ({lessons[0].status.value}, scope {scope_text(lessons[0].scope)})")
     return 0
+
+
+def _new_lessons(stored: list[Experience], lessons: list[Experience]) -> tuple[list[Experience],
+                                                                             list[tuple[int, str]]]:
+    """The lessons of a file that neither the store nor the lines before them hold, and (line, why)
+    for each other one: the same words (any case or punctuation) in the same scope. Run again after
+    a line was added to the file, `lamar add --from` would otherwise copy every other line, each
+    copy a second arm splitting the evidence of the first."""
+    from lamar.sleep.similarity import normalize
+
+    def key(exp: Experience) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        return normalize(exp.precondition), normalize(exp.action), exp.scope.items_key
+
+    known = {key(exp): f"lamar already holds this lesson as {exp.id} ({exp.status.value}; `lamar "
+                       f"{'revive' if exp.status.value == 'retired' else 'show'} {exp.id}`)" for exp in stored}
+    new: list[Experience] = []
+    held: list[tuple[int, str]] = []
+    for exp in lessons:
+        line = exp.provenance.get("line", 1)
+        why = known.setdefault(key(exp), f"the same lesson as line {line}")
+        if why != f"the same lesson as line {line}":
+            held.append((line, why))
+        else:
+            new.append(exp)
+    return new, held
 
 
 def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:

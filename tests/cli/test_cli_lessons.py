@@ -18,7 +18,7 @@ Headings and prose group the bullets; only bullets are lessons.
 
 - When the Xcode build fails after a dependency bump, clear DerivedData before rebuilding, because stale module maps survive a clean build.
 * When a lint error shows, run the formatter first
-1. when a UI test times out on CI, run the failing test alone first, because the suite shares one simulator
+1. when a UI test times out on CI, run the failing test by itself first, because the suite shares one simulator
 """
 
 
@@ -177,3 +177,24 @@ def test_add_from_stdin_that_is_not_utf8_says_so(tmp_path, store):
     assert done.stderr.decode().strip() == "lamar: error: --from - : stdin is not UTF-8 text"
     with Lamar(str(store)) as lam:
         assert not [e for e in lam.experiences() if "Latin-1" in e.precondition]
+
+
+def test_add_from_the_same_file_again_adds_only_its_new_lines(run_cli, tmp_path, store):
+    # Run again after a line was added to the file, it used to copy every other line as a second arm.
+    notes = tmp_path / "notes.md"
+    notes.write_text("- When the build fails, clear the cache\n- When the BUILD fails, clear the cache.\n",
+                     encoding="utf-8")
+    first = run_cli("add", "--store", store, "--from", notes, "-q")
+    assert first.returncode == 0, first.stderr
+    (kept,) = first.stdout.split()
+    assert f"{notes}, line 2: the same lesson as line 1; not added again" in first.stderr
+    notes.write_text(notes.read_text(encoding="utf-8") + "- When a test is flaky, run it alone\n", encoding="utf-8")
+    again = run_cli("add", "--store", store, "--from", notes)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.startswith(f"added 1 lesson from {notes} (2 lessons already held, listed above)\n")
+    assert f"{notes}, line 1: lamar already holds this lesson as {kept} (active; `lamar show {kept}`)" in again.stderr
+    third = run_cli("add", "--store", store, "--from", notes, "--scope", "project=trace", "-q")
+    assert len(third.stdout.split()) == 2  # another scope is another lesson
+    with Lamar(str(store)) as lam:
+        texts = [e.render() for e in lam.experiences() if e.provenance.get("file") == "notes.md"]
+    assert sorted(texts) == sorted(["When the build fails, clear the cache.", "When a test is flaky, run it alone."] * 2)
