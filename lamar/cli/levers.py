@@ -107,7 +107,8 @@ def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
 def cmd_edit(args: argparse.Namespace) -> int:
     """A new version of a lesson under the same id (`Lamar.edit`: its evidence restarts unless
     --keep-evidence, which only a wording fix of the precondition or the rationale may ask)."""
-    scope = parse_pairs(args.scope, "--scope") if args.scope else None
+    # `*` is how `lamar ls` prints a scope with no field: the way to make a lesson eligible everywhere.
+    scope = ({} if args.scope == ["*"] else parse_pairs(args.scope, "--scope")) if args.scope else None
     if args.precondition is None and args.action is None and args.rationale is None and scope is None:
         raise UsageError("lamar edit needs at least one of --precondition, --action, --rationale or --scope")
     lam = open_engine(args)

@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     edit.add_argument("--action", help="the new action (what to do)")
     edit.add_argument("--rationale", help="the new rationale (why)")
     edit.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
-                      help="the new scope, whole (e.g. --scope project=trace language=swift)")
+                      help="the new scope, whole (e.g. --scope project=trace language=swift; '*': everywhere)")
     edit.add_argument("--keep-evidence", action="store_true",
                       help="a wording fix: keep the evidence (refused when the action or the scope changes)")
     edit.add_argument("--reason", default="edited by hand", help="recorded in the audit trail")

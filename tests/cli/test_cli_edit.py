@@ -39,6 +39,16 @@ def test_edit_keeps_the_evidence_of_a_wording_fix(run_cli, sqlite_store, ids):
     assert Lamar(str(sqlite_store)).evidence(ids["good"]) == before
 
 
+def test_edit_scope_star_makes_the_lesson_eligible_everywhere(run_cli, sqlite_store, ids):
+    out = run_cli("edit", ids["good"], "--store", sqlite_store, "--scope", "*")
+    assert out.returncode == 0, out.stderr
+    with Lamar(str(sqlite_store)) as lam:
+        assert lam.get(ids["good"]).scope == Scope()
+        assert ids["good"] in [row.experience.id for row in lam.preview({"project": "shop"}).lessons]
+    listed = run_cli("ls", "--store", sqlite_store).stdout
+    assert any(line.startswith(ids["good"]) and "  *  " in line for line in listed.splitlines())
+
+
 def test_bad_edits_exit_1_with_nothing_written(run_cli, sqlite_store, ids):
     log = _log(sqlite_store)
     cases = [
