@@ -61,6 +61,9 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
         fields["scope"] = scope if isinstance(scope, Scope) else Scope(scope)
     if not fields:
         raise InvalidArgument("edit() needs at least one of precondition, action, rationale or scope")
+    if exp.status is Status.RETIRED and exp.provenance.get("erased"):  # revive refuses it: say so here
+        raise InvalidExperience(f"lesson {exp.id} was erased: its text is gone and it cannot be revived or "
+                                "edited; add a new lesson")
     if exp.status is Status.RETIRED:
         raise InvalidExperience(f"lesson {exp.id} is retired: revive it first (revive) to edit it, "
                                 "or add a new lesson")

@@ -169,6 +169,19 @@ def test_an_unknown_or_retired_lesson_is_refused_with_nothing_written(tmp_path: 
     lam.close()
 
 
+def test_an_erased_lesson_is_refused_without_pointing_at_revive(tmp_path: Path) -> None:
+    # revive refuses an erased lesson, so "revive it first" sent the person in a circle.
+    lam = Lamar(tmp_path / "s.db", k=1, seed=1)
+    exp = lam.add(Experience("the build fails", "clear the cache"))
+    lam.erase(exp)
+    log = _log(lam)
+    with pytest.raises(InvalidExperience) as caught:
+        lam.edit(exp, action="rerun it")
+    assert "was erased: its text is gone and it cannot be revived or edited; add a new lesson" in str(caught.value)
+    assert "revive it first" not in str(caught.value) and _log(lam) == log
+    lam.close()
+
+
 def test_a_concurrent_edit_of_the_same_version_is_refused(tmp_path: Path) -> None:
     lam = Lamar(tmp_path / "s.db", k=1, seed=1)
     exp = lam.add(Experience("the build fails", "clear the cache"))
