@@ -60,11 +60,14 @@ def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dic
     out: dict[str, str] = {}
     for key, value in context.items():
         lowered = _folded(key)
-        target = keys.get(lowered) or keys.get(ALIASES.get(lowered, ""), key)
+        # A label the store spells exactly so is kept: folding is for labels that match no lesson,
+        # and two scopes may differ only in case ("Shop" and "shop" are two labels).
+        target = key if key in known else keys.get(lowered) or keys.get(ALIASES.get(lowered, ""), key)
         if target in out and target != key:
             target = key  # the model gave the real key too: keep both as given
-        values = {_folded(v): v for v in known.get(target, [])}
-        out[target] = values.get(_folded(value), value)
+        spelled = known.get(target, [])
+        values = {_folded(v): v for v in spelled}
+        out[target] = value if value in spelled else values.get(_folded(value), value)
     return out
 
 

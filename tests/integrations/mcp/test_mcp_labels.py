@@ -131,3 +131,17 @@ async def test_whatif_spells_its_scope_as_recall_logged_it(store: Path) -> None:
         shouted = await session.call_tool("whatif", {"policies": ["none"], "scope": {"Repo": " TRACE "}})
         assert not shouted.is_error, shouted.content
         assert shouted.structured_content == exact.structured_content
+
+
+async def test_a_label_spelled_exactly_as_a_scope_keeps_its_spelling(tmp_path: Path) -> None:
+    # Two scopes that differ only in case are two labels: folding must not move an exact one to the other.
+    store = tmp_path / "s.db"
+    with Lamar(str(store)) as lam:
+        upper = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="Shop")))
+        lower = lam.add(Experience("a test flakes", "run it alone", scope=Scope(project="shop")))
+    async with stdio_session(store, "--seed", "3") as session:
+        for label, lesson in (("Shop", upper), ("shop", lower)):
+            found = (await session.call_tool("recall", {"context": {"project": label}})).structured_content
+            assert found["context"] == {"project": label} and found["hint"] == ""
+            listed = (await session.call_tool("lessons", {"context": {"project": label}})).structured_content
+            assert [row["id"] for row in listed["lessons"]] == [lesson]
