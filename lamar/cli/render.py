@@ -110,6 +110,13 @@ def scope_text(scope: Mapping[str, str]) -> str:
 
 
 def shorten(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` characters with "..." where words were left out.
+
+    >>> shorten("When the build fails, clear the cache.", 20), shorten("When the build fails", 3)
+    ('When the build...', 'Whe')
+    """
+    if width <= len("..."):  # no room for the placeholder (`lamar ls --width 1`): cut the text itself
+        return " ".join(text.split())[:width]
     return textwrap.shorten(text, width=width, placeholder="...")
 
 

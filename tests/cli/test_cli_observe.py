@@ -79,6 +79,15 @@ def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, id
     assert none.returncode == 0 and none.stdout.strip() == "no lessons match"
 
 
+def test_ls_and_search_take_any_width_of_one_or_more(run_cli, store):
+    for command in (["ls"], ["search", "lint"]):
+        for width in ("1", "3", "4"):
+            out = run_cli(*command, "--store", store, "--width", width)
+            assert out.returncode == 0, (command, width, out.stderr)
+            rows = [line for line in out.stdout.splitlines()[1:] if line.startswith("exp_")]
+            assert rows and all(len(row.rsplit("  ", 1)[-1]) <= int(width) for row in rows)
+
+
 def test_ls_json_has_null_for_unknown_bounds(run_cli, json_store, ids, strict_json):
     rows = {row["id"]: row for row in strict_json(run_cli("ls", "--store", json_store, "--json").stdout)}
     retired = rows[ids["retired"]]["evidence"]
