@@ -43,7 +43,23 @@ class Parser(argparse.ArgumentParser):
     """argparse with exit status 1 for usage errors (argparse's own default is 2, our store error)."""
 
     def error(self, message: str) -> NoReturn:
+        if message.startswith("argument COMMAND: invalid choice: "):
+            word = message.split("'")[1] if message.count("'") >= 2 else ""
+            if word in _INSTEAD:
+                message += f"\n`lamar {word}` is not a command: {_INSTEAD[word]}"
         raise UsageError(f"{message}\n{self.format_usage().strip()}\n(run `{self.prog} --help` for details)")
+
+
+# The Python calls and neighbouring tools a reader of the docs tries as commands, and where they live.
+_INSTEAD = {
+    "evidence": "a lesson's evidence is in `lamar show ID`, and every lesson's verdict and interval in `lamar ls`",
+    "experiences": "`lamar ls` lists the lessons",
+    "list": "`lamar ls` lists the lessons",
+    "status": "`lamar stats` sums up the store; `lamar claude-code status` checks the Claude Code hooks",
+    "install": "`lamar claude-code install` puts the hooks into Claude Code",
+    "preview": "`lamar recall k=v ... --dry-run` shows what a recall would choose, logging nothing",
+    "gym": "the memory gym is `python -m lamar.gym`",
+}
 
 
 def _positive(text: str) -> int:

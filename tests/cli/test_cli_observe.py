@@ -213,3 +213,12 @@ def test_show_lists_an_expired_episode_as_expired(run_cli, sqlite_store, ids):
     out = run_cli("show", ids["good"], "--store", sqlite_store)
     assert out.returncode == 0, out.stderr
     assert f"{last}  expired" in out.stdout
+
+
+def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it(run_cli):
+    """The docs teach recall, report, evidence and sleep; `lamar evidence` only listed the 23 commands."""
+    out = run_cli("evidence", "exp_1234")
+    assert out.returncode == 1
+    assert "`lamar evidence` is not a command: a lesson's evidence is in `lamar show ID`" in out.stderr
+    assert "`lamar claude-code status`" in run_cli("status").stderr
+    assert "is not a command" not in run_cli("frobnicate").stderr
