@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from typing import Any
@@ -117,12 +118,33 @@ def cmd_install(args: argparse.Namespace) -> int:
         print(f"note: {path} is tracked by git and now names a store on this machine ({location}); "
               "teammates get the same path: --local keeps it yours", file=sys.stderr)
     print(f"store: {location}")
+    if not _holds_lessons(location):
+        # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
+        where = f" --store {shlex.quote(explicit)}" if explicit else ""
+        print(f"next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules{where}` shows "
+              f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
+              f"`lamar add{where} --precondition .. --action ..` writes one by hand")
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
               file=sys.stderr)
         return 1
     return 0
+
+
+def _holds_lessons(location: str) -> bool:
+    """Whether the store holds a lesson that is not retired; True when it cannot be read (no advice then)."""
+    from lamar import Lamar
+    from lamar._errors import LamarError
+
+    try:
+        lam = Lamar(location)
+        try:
+            return any(exp.status.value != "retired" for exp in lam.experiences())
+        finally:
+            lam.close()
+    except (LamarError, OSError):  # the hint is advice: install's outcome never depends on reading the store
+        return True
 
 
 def cmd_uninstall(args: argparse.Namespace) -> int:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lamar import Lamar
+from lamar import Experience, Lamar
 from lamar_claude_code.installed_plugin import installed_plugins
 from lamar_claude_code.settings import EDIT_MATCHER, installed
 
@@ -246,3 +246,19 @@ def test_install_creates_a_json_store_too_so_the_first_prompt_finds_it(repo: Pat
     assert not store.with_name(store.name + ".claude-code.log").exists()  # no "no store" failure logged
     with Lamar(str(store)) as lam:
         assert lam.stats()["episodes"] == 1
+
+
+def test_install_over_an_empty_store_says_how_to_give_it_lessons(repo: Path, env: dict[str, str],
+                                                                 tmp_path: Path) -> None:
+    """Hooks over a store with no lessons inject nothing, and install used to end without a word about it."""
+    store = tmp_path / "lessons.db"
+    first = lamar(env, repo, "install", "--store", str(store))
+    assert first.returncode == 0, first.stderr
+    hint = [line for line in first.stdout.splitlines() if line.startswith("next: ")]
+    assert hint == [(f"next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules --store {store}` "
+                     "shows the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep "
+                     f"them); `lamar add --store {store} --precondition .. --action ..` writes one by hand")]
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    again = lamar(env, repo, "install", "--store", str(store))
+    assert again.returncode == 0 and "next: " not in again.stdout
