@@ -156,11 +156,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(unused)
     if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
         parser.error(f"--json {args.json}: name a file in a folder that exists (it is written after the run)")
-    if args.plot:
-        # Fail before the run, not after it, when the optional plotting package is missing.
-        from lamar.gym.plot import require_matplotlib
+    # Fail before the run, not after it or inside its workers, when an optional package is missing,
+    # with the extra to install rather than a traceback.
+    try:
+        if args.plot:
+            from lamar.gym.plot import require_matplotlib
 
-        require_matplotlib()
+            require_matplotlib()
+        if args.peers:
+            from lamar.gym.peers import require_peers
+
+            require_peers()
+    except ImportError as exc:
+        parser.error(str(exc))
     progress = None if args.quiet else ProgressBar(sys.stderr)
     started = time.perf_counter()
     if args.volume or args.family is not None or args.frontier:

@@ -19,6 +19,12 @@ def _require(module: str) -> Any:
         raise ImportError(f"the gym's peer policies need {module}: pip install 'lamar[peers]'") from exc
 
 
+def require_peers() -> None:
+    """Raise the ImportError naming the extra when a peer library is missing: before a run, not in its workers."""
+    for module in ("vowpalwabbit", "river"):
+        _require(module)
+
+
 class VowpalPolicy(GymPolicy):
     """Vowpal Wabbit `--ccb_explore_adf`: shared features task (and language), one action per lesson
     of the task (its id), interactions between them, cost = -reward.
@@ -162,5 +168,5 @@ def peer_class(name: str) -> type[GymPolicy] | None:
     return _NAMES.get(name)
 
 
-__all__ = ["PEERS", "SWEEP", "RiverPolicy", "VowpalPolicy", "peer_class"]
+__all__ = ["PEERS", "SWEEP", "RiverPolicy", "VowpalPolicy", "peer_class", "require_peers"]
 

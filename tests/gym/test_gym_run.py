@@ -204,3 +204,20 @@ def test_a_json_path_that_cannot_be_written_is_refused_before_the_run(tmp_path: 
         with pytest.raises(SystemExit) as exit_info:
             main(["--episodes", "100", "--seeds", "1", "--workers", "1", "--quiet", "--json", str(where)])
         assert exit_info.value.code == 2 and "name a file in a folder that exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "missing", "extra"), [
+    (["--plot", "gym.png"], "matplotlib", "lamar[plot]"),
+    (["--peers"], "vowpalwabbit", "lamar[peers]"),
+])
+def test_a_missing_optional_package_is_a_usage_error_before_the_run(option, missing, extra, monkeypatch, capsys,
+                                                                    tmp_path):
+    """Without matplotlib or Vowpal Wabbit the gym ended in a traceback (--peers: from inside a worker)."""
+    monkeypatch.setitem(sys.modules, missing, None)  # None in sys.modules: not installed
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stopped:
+        main([*option, "--episodes", "200", "--seeds", "1"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: the gym's peer policies need {missing}" in err or f"needs {missing}" in err
+    assert f"pip install '{extra}'" in err and "Traceback" not in err and "runs" not in err
