@@ -36,9 +36,11 @@ def require_existing(location: str, fix: str | None = None) -> None:
         raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
             "`lamar add --create` or `lamar import` makes it one")))
     if is_file_location(location) and not path.exists():
+        beside = _store_beside(path)
         raise StoreError(f"no store at {Path(location).expanduser()}: " + (fix or (
             f"pass --store PATH or set {STORE_ENV} (a new store is created by `lamar add --create` or "
-            "`lamar import`)")))
+            "`lamar import`)")) + (f"; there is one at {beside}: pass --store {beside}, or export "
+                                   f"{STORE_ENV}={beside} for every command" if beside else ""))
     if location.startswith(("postgresql://", "postgres://")):
         from lamar.store.postgres.store import namespace_exists
         from lamar.store.postgres.url import parse_url
@@ -48,6 +50,16 @@ def require_existing(location: str, fix: str | None = None) -> None:
             raise StoreError(f"no store at {shown}: namespace {namespace!r} holds no events there; " + (fix or (
                 "check lamar_namespace for a typo (a new store is created by `lamar add --create` or "
                 "`lamar import`)")))
+
+
+def _store_beside(path: Path) -> Path | None:
+    """The same name with another store's suffix, when one exists: the docs' `--store ~/.lamar/experience.db`
+    beside the default `~/.lamar/experience.json`, given once to `install` and then left out."""
+    for suffix in (".db", ".sqlite", ".sqlite3", ".json"):
+        other = path.with_suffix(suffix)
+        if other != path and other.is_file() and not _empty(other):
+            return other
+    return None
 
 
 def _empty(path: Path) -> bool:

@@ -94,3 +94,14 @@ def test_report_on_a_missing_store_is_a_store_error(run_cli, tmp_path):
     out = run_cli("report", "ep_x", "shipped", "--store", tmp_path / "none.json")
     assert out.returncode == 2 and "no store at" in out.stderr
     assert not (tmp_path / "none.json").exists()
+
+
+def test_a_missing_store_names_the_store_beside_it(run_cli, tmp_path):
+    """`lamar claude-code install --store ~/.lamar/experience.db`, then `lamar ls`: the default .json is missing."""
+    home_store = tmp_path / "home" / ".lamar" / "experience.db"
+    assert run_cli("add", "--create", "--store", home_store, "--precondition", "p", "--action", "a").returncode == 0
+    out = run_cli("ls")
+    assert out.returncode == 2
+    assert out.stderr.strip().endswith(f"; there is one at {home_store}: pass --store {home_store}, or export "
+                                       f"LAMAR_STORE={home_store} for every command")
+    assert "there is one at" not in run_cli("--store", tmp_path / "other.json", "ls").stderr
