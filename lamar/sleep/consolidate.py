@@ -112,15 +112,26 @@ def _merge(cluster: list[Experience], threshold: float, snapshot: Snapshot) -> P
 
 def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], threshold: float,
                     snapshot: Snapshot) -> list[Proposal]:
-    """Lessons for the same situation (preconditions alike) that prescribe different actions."""
+    """Lessons for the same situation (preconditions alike) that prescribe different actions.
+
+    A lesson imported from a rules file has the project (and the rule's heading) as its precondition:
+    where the rule was written, not a situation. The rules of one file are not alternatives to each
+    other, so such a lesson joins a situation another lesson names and never starts one.
+    """
+    from lamar.rules.importing import PROVENANCE_SOURCE
+
+    def from_rules(exp: Experience) -> bool:
+        return exp.provenance.get("source") == PROVENANCE_SOURCE
+
     situations: list[list[Experience]] = []
-    for exp in keepers:
+    for exp in sorted(keepers, key=from_rules):  # stable: the others first, in their order
         for situation in situations:
             if overlap(situation[0].precondition, exp.precondition) >= threshold:
                 situation.append(exp)
                 break
         else:
-            situations.append([exp])
+            if not from_rules(exp):
+                situations.append([exp])
     out = []
     for exps in situations:
         if len(exps) < 2:
