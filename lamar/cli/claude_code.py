@@ -192,9 +192,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     _plugin_status(repo)
     _config_status(repo)
     location = store_location(args)
+    named = _hooks_store(checked) if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)) else None
+    location = named or location
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
-                                  else " (missing)"))
+                                  else " (missing)") + (" (named by the installed hooks)" if named else ""))
     state = read_state(paths.state)
     last = state["last"]
     if last:
@@ -211,6 +213,23 @@ def cmd_status(args: argparse.Namespace) -> int:
     for line in tail(paths.log, 5):
         print(f"  {line}")
     return 0
+
+
+def _hooks_store(commands: dict[str, str]) -> str | None:
+    """The one store the installed hook commands name with --store, if they agree on one.
+
+    `install --store X` writes X into the commands; a later `status` without --store would
+    otherwise show the default store, where these hooks never write, as if no event had come.
+    """
+    stores = set()
+    for command in commands:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
+        given = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--store"]
+        stores.add(given[-1] if given else None)
+    return stores.pop() if len(stores) == 1 else None
 
 
 def _config_status(repo: Any) -> None:

@@ -262,3 +262,17 @@ def test_install_over_an_empty_store_says_how_to_give_it_lessons(repo: Path, env
         lam.add(Experience("the tests fail", "run the failing test alone first"))
     again = lamar(env, repo, "install", "--store", str(store))
     assert again.returncode == 0 and "next: " not in again.stdout
+
+
+def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Path, env: dict[str, str],
+                                                                       tmp_path: Path) -> None:
+    """`install --store X` then a bare `status` showed the default store, "missing", "none seen yet"."""
+    store = tmp_path / "lessons.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    bare = {k: v for k, v in env.items() if k != "LAMAR_STORE"}
+    status = lamar(bare, repo, "status")
+    assert status.returncode == 0, status.stderr
+    assert f"store: {store} (named by the installed hooks)" in status.stdout.splitlines()
+    assert f"log: {store}.claude-code.log" in status.stdout
+    other = tmp_path / "other.db"
+    assert f"store: {other} (missing)" in lamar(bare, repo, "status", "--store", str(other)).stdout.splitlines()
