@@ -20,6 +20,12 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
+# A healthy pool hands out a connection, or opens a new one, well within this; a longer wait
+# asks the server directly whether it is there before waiting out the rest of `timeout`.
+_FIRST_WAIT = 1.0
+# How long a server found down is not waited for: calls meanwhile skip the pool's wait, so a
+# caller that fails open (a hook, a callback) does not wait again on every call.
+_DOWN_FOR = 5.0
 
 
 class NotWritten(Exception):
@@ -37,7 +43,11 @@ class Connections:
         conninfo: what libpq connects with.
         namespace, location: the store's (every message names `location`, never a password).
         pool_size: most connections open at once (threads beyond it wait their turn).
-        timeout: seconds to wait for the server or for a free connection.
+        timeout: seconds to wait for the server or for a free connection. A wait past a second
+            first connects to the server directly: if nothing answers there (refused, no route,
+            no answer within 2 s), the call fails at once; for the next 5 s calls skip the wait
+            (asking again directly if it refused at once); a server that answers (busy, or out of
+            connection slots) is waited for.
         settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed.
         opened: runs on the first, direct connection (its errors say what is wrong: no such
             database...), before the pool opens: the schema's migration.
@@ -56,6 +66,10 @@ class Connections:
         self.pg = psycopg
         self.namespace, self.location = namespace, location
         self._settle_timeout = settle_timeout
+        self._conninfo, self._timeout = conninfo, timeout
+        self._probe_lock = threading.Lock()
+        # The server found down: until when, why, and whether it refused at once.
+        self._down: tuple[float, str, bool] | None = None
         self._closed = False
         self._close_lock = threading.Lock()
         params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
@@ -83,9 +97,8 @@ class Connections:
         """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried once."""
         pg = self.pg
         for attempt in (1, 2):
-            self.check_open()
             try:
-                with self._pool.connection() as conn:
+                with self._leased() as conn:
                     return query(conn)
             except pg.OperationalError as exc:
                 if attempt == 1:
@@ -100,9 +113,65 @@ class Connections:
     @contextmanager
     def connection(self) -> Iterator[Connection[Any]]:
         """A pooled connection held for a block (a transaction that must stay on one)."""
-        self.check_open()
-        with self._pool.connection() as conn:
+        with self._leased() as conn:
             yield conn
+
+    @contextmanager
+    def _leased(self) -> Iterator[Connection[Any]]:
+        """A pooled connection (what `ConnectionPool.connection` does), given up early when the
+        server is down.
+
+        Raises:
+            StoreError: the store is closed, or its server does not answer.
+        """
+        self.check_open()
+        started = time.monotonic()
+        down = self._down
+        if down is not None and started < down[0] and not self._answers():
+            raise self._unreachable()
+        try:
+            conn = self._pool.getconn(timeout=min(self._timeout, _FIRST_WAIT))
+        except self.pg.OperationalError:
+            if not self._answers():
+                raise self._unreachable() from None
+            conn = self._pool.getconn(timeout=max(0.0, self._timeout - (time.monotonic() - started)))
+        try:
+            with conn:
+                yield conn
+        finally:
+            self._pool.putconn(conn)
+
+    def _answers(self) -> bool:
+        """Whether the server answers a connection of its own (one asker at a time: threads
+        waiting on a busy pool do not all open one). An answer that refuses it (too many clients,
+        authentication) still means the server is there; only no answer marks it down. A server
+        that refused at once is cheap to ask again; one that let the connect time out is not
+        asked again for `_DOWN_FOR` seconds."""
+        with self._probe_lock:
+            down = self._down
+            if down is not None and time.monotonic() < down[0] and not down[2]:
+                return False
+            params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
+            asked = time.monotonic()
+            try:
+                # libpq's smallest connect_timeout is 2 s; one the URL sets is kept.
+                if "connect_timeout" not in self.pg.conninfo.conninfo_to_dict(self._conninfo):
+                    params["connect_timeout"] = 2
+                self.pg.connect(self._conninfo, **params).close()
+            except self.pg.OperationalError as exc:
+                if exc.sqlstate is None:
+                    now = time.monotonic()
+                    self._down = (now + _DOWN_FOR, reason(exc), now - asked < 0.5)
+                    return False
+            except self.pg.Error:
+                pass
+            self._down = None
+            return True
+
+    def _unreachable(self) -> StoreError:
+        why = self._down[1] if self._down is not None else "no answer"
+        return StoreError(f"cannot reach {self.location} ({why}); nothing was sent, and the next call "
+                          "tries again")
 
     def parse(self, rows: Iterable[tuple[Any, ...]]) -> list[Event]:
         """Events from rows of (seq, kind, key, time, data), each holding what the API could have
@@ -143,11 +212,10 @@ class Connections:
         else by the keys: `committed(seqs)` answers for a COMMIT that went through unanswered
         (`seqs`: the events', all above `after`); NotWritten means safe to retry."""
         pg = self.pg
-        self.check_open()
         xid: list[str] = []
         pid, started, conn = 0, None, None
         try:
-            with self._pool.connection() as conn:
+            with self._leased() as conn:
                 pid, started = conn.info.backend_pid, self._started.get(conn)
                 try:
                     return body(pg.ClientCursor(conn), xid)  # client-side binding: several statements, one message

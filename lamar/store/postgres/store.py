@@ -57,7 +57,8 @@ class PostgresStore:
         namespace: the isolated store inside the database (default "default"); letters,
             digits, "_", "." and "-", at most 63 characters, starting with a letter or digit.
         pool_size: most connections this object opens (threads beyond it wait their turn).
-        timeout: seconds to wait for the server or for a free connection.
+        timeout: seconds to wait for a free connection; a server that does not answer at all
+            fails calls after a second, and at once for the next 5 s.
         settle_timeout: seconds to find out whether a write whose COMMIT got no answer
             committed, before giving up with StoreError.
         writes: how the fold mode writes: "optimistic" (the default: rows read unlocked, a

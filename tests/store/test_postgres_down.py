@@ -1,0 +1,91 @@
+"""A PostgreSQL server that goes away under an open store: calls give up within seconds (callers
+that fail open go on), while a busy server that answers is still waited for."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import psycopg
+import pytest
+
+from lamar import Experience, Lamar, Scope, StoreError
+from tests.store.test_postgres import (
+    DroppingProxy,
+    _database,
+    backends,
+    drop_namespaces,
+    namespace_url,
+    terminate,
+    unique_namespace,
+)
+
+
+def _down(proxy: DroppingProxy, postgres_url: str, app: str) -> None:
+    """Nothing listens on the proxy's port any more, and the store's open connections are cut."""
+    proxy.refusing = True
+    proxy._listener.shutdown(socket.SHUT_RDWR)  # wakes its accept(), which then lets the port go
+    proxy.close()
+    time.sleep(0.2)
+    terminate(postgres_url, backends(postgres_url, app))
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", proxy.port), timeout=1).close()
+
+
+@pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
+def test_a_server_gone_away_fails_calls_within_seconds_not_the_pool_timeout(postgres_url: str, fold: str) -> None:
+    namespace, app = unique_namespace("down"), unique_namespace("app")
+    proxy = DroppingProxy()
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                        sslmode="disable", application_name=app, lamar_fold=fold)
+    try:
+        lam = Lamar(url, k=3)  # the default timeout: 30 s
+        lam.add(Experience(precondition="p", action="a", rationale="r", scope=Scope(project="x")))
+        rec = lam.recall({"project": "x"})
+        _down(proxy, postgres_url, app)
+        waits = []
+        for call in (lambda: lam.recall({"project": "x"}), lambda: lam.report(rec.episode_id, 1.0),
+                     lambda: lam.recall({"project": "x"})):
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="cannot reach.*the next call tries again"):
+                call()
+            waits.append(time.monotonic() - started)
+        assert waits[0] < 5, waits  # a short wait for the pool, then a refused connection
+        assert max(waits[1:]) < 0.5, waits  # the server is remembered as down: no wait at all
+        lam.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_a_busy_server_is_still_waited_for_past_the_first_second(postgres_url: str) -> None:
+    """One pooled connection, held for 2.5 s by one thread: another thread's read waits for it
+    (the server answers a connection of its own) and succeeds."""
+    namespace = unique_namespace("busy")
+    url = namespace_url(postgres_url, namespace, lamar_fold="off")
+    try:
+        lam = Lamar(url, k=3)
+        lam.add(Experience(precondition="p", action="a", rationale="r", scope=Scope(project="x")))
+        lam.close()
+        from lamar.store.postgres import PostgresStore
+
+        store = PostgresStore(url, pool_size=1)
+        held = threading.Event()
+
+        def hold() -> None:
+            def slow(conn: psycopg.Connection) -> None:
+                held.set()
+                conn.execute("SELECT pg_sleep(2.5)")
+            store.connections.run(slow)
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        held.wait(5)
+        started = time.monotonic()
+        assert len(store.read()) == 1
+        assert 1.5 < time.monotonic() - started < 10
+        holder.join()
+        store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
