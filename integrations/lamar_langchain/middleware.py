@@ -82,7 +82,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     If a model or tool call raises (an interrupt is not an error), the run's episode is
     recorded as expired, or given `failed_outcome`, before the error propagates: a failed
-    run leaves no episode behind. A late report still replaces the expiry.
+    run leaves no episode behind. A late report still replaces the expiry. List it before
+    retry and fallback middleware, so that it sees only the failures they let through.
 
     The context of a run is, in order: `config["metadata"]["lamar_context"]`, `context` (a
     mapping, or a function `(state, runtime) -> mapping`), then the agent's runtime context

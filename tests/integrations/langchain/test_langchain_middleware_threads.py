@@ -169,3 +169,41 @@ async def test_a_broken_store_costs_the_lessons_not_the_turn_with_no_context(cha
     message = {"messages": [{"role": "user", "content": "hi"}]}
     result = agent.invoke(message) if mode == "invoke" else await agent.ainvoke(message)
     assert result["messages"][-1].text == "ok" and result["lamar_episode_id"] is None
+
+
+@pytest.mark.parametrize("lamar_first", [True, False], ids=["lamar-first", "lamar-after-retry"])
+def test_a_tool_call_retried_to_success_leaves_the_run_open_when_lamar_is_listed_first(
+        chat_model: Any, lamar_first: bool) -> None:
+    """Listed before ToolRetryMiddleware, LamarMiddleware sees only what the retry lets through:
+    a call that failed once and succeeded on its retry leaves the episode for the app to report.
+    Listed after it, Lamar sees the first failure and settles the run as failed (the documented
+    limitation: no hook runs when an agent run ends by raising, so Lamar cannot wait for the retry)."""
+    from langchain.agents.middleware import ToolRetryMiddleware
+
+    attempts: list[str] = []
+
+    @tool
+    def flaky_deploy(target: str) -> str:
+        """Deploy a target; the first attempt fails."""
+        attempts.append(target)
+        if len(attempts) == 1:
+            raise ConnectionError("deploy server hiccup")
+        return f"deployed {target}"
+
+    lam, _ = engine()
+    lamar = LamarMiddleware(lam, {"project": "trace"}, failed_outcome=-1.0)
+    retry = ToolRetryMiddleware(max_retries=1, initial_delay=0.0, jitter=False)
+    call = AIMessage(content="", tool_calls=[{"name": "flaky_deploy", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "done"), [flaky_deploy],
+                         middleware=[lamar, retry] if lamar_first else [retry, lamar])
+    result = agent.invoke({"messages": [{"role": "user", "content": "ship it"}]})
+    assert attempts == ["app", "app"] and result["messages"][-1].content == "done"
+    episode = result["lamar_episode_id"]
+    if lamar_first:
+        assert [p.episode_id for p in lam.pending()] == [episode]
+        lamar.report(result, "shipped")
+        assert lam.pending() == []
+    else:
+        assert lam.pending() == []
+        (outcome,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+        assert outcome.data["reward"] == -1.0
