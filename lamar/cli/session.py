@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lamar._errors import StoreError, UnknownExperience
 from lamar.engine import Lamar
-from lamar.store import _SQLITE_SUFFIXES, Store, open_store
+from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
 DEFAULT_STORE = "~/.lamar/experience.json"
 STORE_ENV = "LAMAR_STORE"
@@ -30,6 +30,9 @@ def is_file_location(location: str) -> bool:
 
 def require_existing(location: str, fix: str | None = None) -> None:
     """Raise StoreError when a file store is absent, so a read never creates one (nor a typo a new store)."""
+    refusal = location_refusal(location)  # a location no backend takes: say so, not "no store at" it
+    if refusal is not None:
+        raise StoreError(refusal)
     path = Path(location).expanduser()
     if is_file_location(location) and path.suffix.lower() in _SQLITE_SUFFIXES and _empty(path):
         # SQLite takes an empty file for an empty database: a read would make it a store.

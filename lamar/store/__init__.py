@@ -31,6 +31,8 @@ def __getattr__(name: str) -> Any:
 
 _BUILT_IN = frozenset({*_BACKENDS.values(), "lamar.store.postgres.store"})
 _SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_UNKNOWN_BACKEND = ("cannot tell the backend of {text!r}: use ':memory:', a .json file, a .db/.sqlite/.sqlite3 "
+                    "file, or a postgresql:// URL")
 
 
 class ExperienceStore(abc.ABC):
@@ -105,11 +107,22 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
 
         _check_options(SqliteStore, options)
         return SqliteStore(path, **options)
-    raise StoreError(
-        f"cannot tell the backend of {text!r}: use ':memory:', a .json file, a .db/.sqlite/.sqlite3 "
-        "file, or a postgresql:// URL"
-    )
+    raise StoreError(_UNKNOWN_BACKEND.format(text=text))
 
+
+
+
+def location_refusal(text: str) -> str | None:
+    """Why `open_store` refuses `text` by its form alone (None when it would open it): a URL
+    other than PostgreSQL's, or a file that is none of the backends'. Nothing is opened."""
+    if text == ":memory:" or text.startswith(("postgresql://", "postgres://")):
+        return None
+    refusal = _not_a_path(text)
+    if refusal is not None:
+        return refusal
+    if os.path.splitext(os.path.expanduser(text))[1].lower() in (".json", *_SQLITE_SUFFIXES):
+        return None
+    return _UNKNOWN_BACKEND.format(text=text)
 
 
 def _not_a_path(text: str) -> str | None:

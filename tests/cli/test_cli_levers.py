@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from lamar import Lamar, Status
 from lamar.store import open_store
 
@@ -105,3 +107,15 @@ def test_a_missing_store_names_the_store_beside_it(run_cli, tmp_path):
     assert out.stderr.strip().endswith(f"; there is one at {home_store}: pass --store {home_store}, or export "
                                        f"LAMAR_STORE={home_store} for every command")
     assert "there is one at" not in run_cli("--store", tmp_path / "other.json", "ls").stderr
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("redis://127.0.0.1:6379/0", "cannot tell the backend of a redis:// URL"),
+    ("sqlite:///x.db", "is a sqlite: URL, and a store location is a file path: pass the path itself: 'x.db'"),
+    ("notes.txt", "cannot tell the backend of 'notes.txt'"),
+])
+@pytest.mark.parametrize("command", [["ls"], ["stats"], ["search", "build"]], ids=["ls", "stats", "search"])
+def test_a_read_command_given_a_location_no_backend_takes_says_why_not_no_store(lamar_cli, url, said, command):
+    """The store's own refusal speaks, not "no store at redis:/..." with the slashes collapsed."""
+    out = lamar_cli("--store", url, *command)
+    assert out.returncode == 2 and said in out.stderr and "no store at" not in out.stderr, out.stderr
