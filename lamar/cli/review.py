@@ -212,9 +212,16 @@ def cmd_apply(args: argparse.Namespace) -> int:
         for pid, reason in result.skipped:
             print(f"  skipped  {pid}: {reason}")
     # A script must see that nothing went in; a second run over applied proposals is not a failure.
-    refused = [pid for pid, reason in result.skipped if not reason.startswith("already applied")]
-    if refused and not result.applied:
+    # Refused: the proposal itself is wrong. Stale: a lesson it touches changed since the report.
+    refused = [pid for pid, reason in result.skipped if reason.startswith("refused")]
+    stale = [pid for pid, reason in result.skipped
+             if not reason.startswith(("refused", "already applied"))]
+    if (refused or stale) and not result.applied:
         sys.stdout.flush()
-        raise UsageError(f"none of the {plural(len(refused), 'proposal')} in {args.report} was applied: "
-                         "each was refused (the reasons are listed above)")
+        why = [f"{len(refused)} refused"] if refused else []
+        if stale:
+            why.append(f"{len(stale)} stale (a lesson it touches changed since the report was made: run "
+                       f"`lamar sleep --out {args.report}` again for a report of the store as it is now)")
+        raise UsageError(f"none of the {plural(len(refused) + len(stale), 'proposal')} in {args.report} "
+                         f"was applied: {', '.join(why)}; the reasons are listed above")
     return 0

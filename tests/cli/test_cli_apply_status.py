@@ -47,3 +47,16 @@ def test_apply_exits_0_when_something_was_applied_and_when_run_again(lamar_cli, 
     assert first.returncode == 0 and "applied 1" in first.stdout, first.stderr
     again = lamar_cli("apply", path, "--store", store)  # everything already applied: nothing refused
     assert again.returncode == 0 and "already applied" in again.stdout, again.stderr
+
+
+def test_apply_of_a_report_gone_stale_says_so_and_to_sleep_again(lamar_cli, tmp_path: Path) -> None:
+    """Every proposal skipped because its lessons changed since the report: the same exit as
+    refusals, but the message says they are stale and what to run, not that each was refused."""
+    store = tmp_path / "lessons.db"
+    data = _report(lamar_cli, store, tmp_path)
+    (merge,) = data["proposals"]
+    assert lamar_cli("retire", merge["experience_ids"][0], "--store", store).returncode == 0
+    done = lamar_cli("apply", tmp_path / "report.json", "--store", store)
+    assert done.returncode == EXIT_USAGE, (done.stdout, done.stderr)
+    assert "none of the 1 proposal" in done.stderr and "1 stale" in done.stderr, done.stderr
+    assert "refused" not in done.stderr and "lamar sleep --out" in done.stderr, done.stderr
