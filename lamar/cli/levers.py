@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from lamar._errors import DuplicateReport, InvalidReward
+from lamar._errors import DuplicateReport, EventConflict, InvalidReward
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
@@ -114,8 +114,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
-        edited = lam.edit(exp_id, precondition=args.precondition, action=args.action, rationale=args.rationale,
-                          scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
+        try:
+            edited = lam.edit(exp_id, precondition=args.precondition, action=args.action, rationale=args.rationale,
+                              scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
+        except EventConflict:  # the engine's advice names its Python calls; here, the commands
+            raise EventConflict(f"another writer edited lesson {exp_id} while this edit ran, so nothing of this "
+                                f"edit was stored: see its text now with `lamar show {exp_id}`, then run the "
+                                "`lamar edit` again") from None
     finally:
         lam.close()
     version = edited.provenance["version"]

@@ -92,3 +92,28 @@ def test_recall_logs_an_episode_to_report(run_cli, sqlite_store, strict_json):
     assert Lamar(str(sqlite_store)).episode(rec["episode_id"]).signal == "shipped"
     bad = run_cli("recall", "--store", sqlite_store, "project", "--dry-run")
     assert bad.returncode == 1 and "key=value" in bad.stderr
+
+
+def test_an_edit_that_loses_the_race_to_another_writer_names_the_commands(run_cli, sqlite_store, ids, monkeypatch):
+    """Another process edits the lesson between this edit's read and its write (the same SQLite
+    file, a second engine): the edit is refused with commands to run, not the Python advice."""
+    import lamar.edit
+
+    original = lamar.edit.write_edit
+
+    def racing(holder, exp, **changes):  # type: ignore[no-untyped-def]
+        monkeypatch.setattr(lamar.edit, "write_edit", original)  # the other writer's edit goes straight in
+        other = Lamar(str(sqlite_store))
+        other.edit(exp.id, rationale="edited by the other writer", evidence="keep")
+        other.close()
+        return original(holder, exp, **changes)
+
+    monkeypatch.setattr(lamar.edit, "write_edit", racing)
+    before = _log(sqlite_store)
+    out = run_cli("edit", ids["good"], "--store", sqlite_store, "--action", "clear the module cache")
+    assert out.returncode == 2, out.stderr
+    assert f"`lamar show {ids['good']}`" in out.stderr and "`lamar edit`" in out.stderr, out.stderr
+    assert "(get)" not in out.stderr, out.stderr
+    after = _log(sqlite_store)
+    assert after[:len(before)] == before and [kind for _, kind, _ in after[len(before):]] == ["edit"]
+    assert Lamar(str(sqlite_store)).get(ids["good"]).rationale == "edited by the other writer"
