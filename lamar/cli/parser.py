@@ -62,6 +62,20 @@ _INSTEAD = {
 }
 
 
+def _reason(text: str) -> str:
+    """A --reason for the audit trail: said in words, and no longer than a lesson may be (a
+    reason is printed back and kept in every copy of the log)."""
+    from lamar.safety.boundary import MAX_LESSON_CHARS
+
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the reason is empty: say in a few words why (it is kept in the audit "
+                                         "trail), or leave --reason out for the default")
+    if len(text) > MAX_LESSON_CHARS:
+        raise argparse.ArgumentTypeError(f"the reason is {len(text):,} characters long, at most "
+                                         f"{MAX_LESSON_CHARS:,}: say why in a few sentences")
+    return text
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -151,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the new scope, whole (e.g. --scope project=trace language=swift; '*': everywhere)")
     edit.add_argument("--keep-evidence", action="store_true",
                       help="a wording fix: keep the evidence (refused when the action or the scope changes)")
-    edit.add_argument("--reason", default="edited by hand", help="recorded in the audit trail")
+    edit.add_argument("--reason", type=_reason, default="edited by hand", help="recorded in the audit trail")
 
     recall = command("recall", "choose the lessons for a context and log the episode (--dry-run: show what it "
                      "would choose and why, writing nothing)", cmd_recall, json=True)
@@ -162,17 +176,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
     retire.add_argument("id")
-    retire.add_argument("--reason", default="retired by hand", help="recorded in the audit trail")
+    retire.add_argument("--reason", type=_reason, default="retired by hand", help="recorded in the audit trail")
     revive = command("revive", "make a retired lesson active again", cmd_revive)
     revive.add_argument("id")
-    revive.add_argument("--reason", default="revived by hand", help="recorded in the audit trail")
+    revive.add_argument("--reason", type=_reason, default="revived by hand", help="recorded in the audit trail")
     erase = command("erase", "remove a lesson's text from every event and copy of the store, keeping its "
                     "evidence (it retires; the audit records who erased it and when)", cmd_erase, json=True)
     erase.add_argument("id")
     erase.add_argument("--contexts", action="store_true",
                        help="also blank the contexts of the episodes the lesson was eligible in")
     erase.add_argument("--by", metavar="NAME", help="who erases it, for the audit (default: the OS user)")
-    erase.add_argument("--reason", default="erased by hand",
+    erase.add_argument("--reason", type=_reason, default="erased by hand",
                        help="recorded in the audit trail (keep the erased text out of it)")
 
     report = command("report", "report an episode's outcome (from a script or a git hook)", cmd_report)

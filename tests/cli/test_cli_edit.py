@@ -117,3 +117,22 @@ def test_an_edit_that_loses_the_race_to_another_writer_names_the_commands(run_cl
     after = _log(sqlite_store)
     assert after[:len(before)] == before and [kind for _, kind, _ in after[len(before):]] == ["edit"]
     assert Lamar(str(sqlite_store)).get(ids["good"]).rationale == "edited by the other writer"
+
+
+def test_an_empty_or_overlong_reason_is_refused_with_nothing_written(run_cli, sqlite_store, ids):
+    """`--reason ""` used to store an empty reason, and a 100 000-character one was stored and
+    printed back; both are refused (the cap is a lesson's, MAX_LESSON_CHARS) for every lever."""
+    from lamar.safety.boundary import MAX_LESSON_CHARS
+
+    log = _log(sqlite_store)
+    levers = [["edit", ids["good"], "--action", "rerun it"], ["retire", ids["good"]], ["revive", ids["retired"]],
+              ["erase", ids["neutral"]]]
+    for argv in levers:
+        for reason, says in (("", "the reason is empty"), ("  ", "the reason is empty"),
+                             ("x" * 100_000, f"100,000 characters long, at most {MAX_LESSON_CHARS:,}")):
+            out = run_cli(*argv, "--reason", reason, "--store", sqlite_store)
+            assert out.returncode == 1 and says in out.stderr, (argv, out.stderr[:300])
+            assert "x" * 100 not in out.stderr + out.stdout
+    assert _log(sqlite_store) == log
+    out = run_cli("retire", ids["good"], "--reason", "y" * MAX_LESSON_CHARS, "--store", sqlite_store)
+    assert out.returncode == 0, out.stderr
