@@ -116,12 +116,12 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
     Args:
         paths: the rules files to read.
         folder: the project folder: files are named from it, and no import leads out of it.
-        unread: when given, a file that is not UTF-8 text is passed over and listed here as
-            (name, why and what to do), so the other files are still read.
+        unread: when given, a file that is not UTF-8 text or is over MAX_FILE bytes is passed
+            over and listed here as (name, why and what to do), so the other files are still read.
 
     Raises:
         OSError: a named file cannot be read.
-        ValueError: a file is over MAX_FILE bytes, or not UTF-8 text and `unread` is None.
+        ValueError: a file is over MAX_FILE bytes or not UTF-8 text, and `unread` is None.
     """
     root = Path(folder).resolve()
     seen: set[str] = set()
@@ -133,13 +133,15 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
             return
         seen.add(real)
         data = path.read_bytes()
-        if len(data) > MAX_FILE:
-            raise ValueError(f"{path} is {len(data)} bytes; a rules file is at most {MAX_FILE}")
         name = _name(path, root)
         try:
+            if len(data) > MAX_FILE:
+                raise ValueError(f"{len(data):,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is "
+                                 "not rules for the agent out of it, or split it, and import again")
             text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            why = f"not UTF-8 text ({exc.reason} at byte {exc.start}): re-save it as UTF-8 and import again"
+        except (UnicodeDecodeError, ValueError) as exc:
+            why = (f"not UTF-8 text ({exc.reason} at byte {exc.start}): re-save it as UTF-8 and import again"
+                   if isinstance(exc, UnicodeDecodeError) else str(exc))
             if unread is None:
                 raise ValueError(f"{path} is {why}") from None
             unread.append((name, why))

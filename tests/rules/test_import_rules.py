@@ -247,6 +247,30 @@ def test_a_file_that_is_not_utf8_is_named_and_the_other_files_are_imported(tmp_p
     assert "re-save it as UTF-8" in alone.stderr
 
 
+def test_a_file_over_the_size_limit_is_named_and_the_other_files_are_imported(tmp_path: Path) -> None:
+    """Treated as a file that is not UTF-8: skipped and reported, not the end of the whole import."""
+    from lamar.rules.sources import MAX_FILE
+
+    shop = tmp_path / "shop"
+    (shop / "docs").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "CLAUDE.md").write_text("- Run `make test` first\n\n@docs/dump.md\n")
+    (shop / "docs" / "dump.md").write_text("- Never push on Friday\n" + "x" * MAX_FILE)
+    (shop / "AGENTS.md").write_text("- Never push to main\n")
+    store = tmp_path / "store.db"
+    done = _lamar(shop, "import-rules", "--apply", "--create", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    size = len((shop / "docs" / "dump.md").read_bytes())
+    assert f"skipped docs/dump.md  ({size:,} bytes, over the {MAX_FILE:,} a rules file may hold" in done.stdout
+    assert "read CLAUDE.md, AGENTS.md" in done.stdout
+    with Lamar(str(store)) as lam:
+        assert sorted(e.action for e in lam.experiences()) == ["Never push to main", "Run `make test` first"]
+    (shop / "AGENTS.md").unlink()
+    (shop / "CLAUDE.md").write_bytes((shop / "docs" / "dump.md").read_bytes())
+    alone = _lamar(shop, "import-rules", "--store", str(store))
+    assert alone.returncode == 1 and f"CLAUDE.md is {size:,} bytes" in alone.stderr, alone.stderr
+
+
 def test_no_rules_file_says_where_it_looked(tmp_path: Path) -> None:
     with pytest.raises(InvalidArgument, match="no rules file in .*CLAUDE.md, AGENTS.md"):
         import_rules(Lamar(":memory:"), tmp_path)
