@@ -114,6 +114,6 @@ def resolve_id(ids: Sequence[str], text: str, location: str) -> str:
     if len(matches) == 1:
         return matches[0]
     if matches:
-        raise UsageError(f"{text!r} is the start of {len(matches)} lesson ids ({', '.join(matches[:3])}, ...): "
-                         "give more of the id")
+        shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
+        raise UsageError(f"{text!r} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
     raise UnknownExperience(f"no lesson {text!r} in store {location}; `lamar ls` lists the ids")

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lamar import Lamar, Status
+from lamar import Experience, Lamar, Status
 from lamar.store import open_store
 
 
@@ -115,3 +115,20 @@ def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sql
     stray = run_cli("stats", "extra", "--store", sqlite_store)
     assert stray.returncode == 1 and "unrecognized arguments: extra" in stray.stderr
     assert "lamar add takes" not in stray.stderr
+
+
+
+def test_an_ambiguous_prefix_lists_its_matches_and_marks_only_what_it_leaves_out(run_cli, tmp_path: Path) -> None:
+    def store_of(name: str, count: int) -> Path:
+        path = tmp_path / f"{name}.db"
+        with Lamar(str(path)) as lam:
+            for n in range(count):
+                lam.add(Experience(f"situation {n}", "do it", id=f"exp_{name}{n}"))
+        return path
+
+    five = run_cli("show", "exp_ab", "--store", store_of("ab", 5))
+    assert five.returncode == 1
+    assert "is the start of 5 lesson ids (exp_ab0, exp_ab1, exp_ab2, ...): give more of the id" in five.stderr
+    two = run_cli("show", "exp_cd", "--store", store_of("cd", 2))
+    assert two.returncode == 1
+    assert "is the start of 2 lesson ids (exp_cd0, exp_cd1): give more of the id" in two.stderr
