@@ -3,8 +3,12 @@ It binds to 127.0.0.1 only and prints an address carrying a per-launch token (do
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
 import socket
 import sys
+import tempfile
 import webbrowser
 from pathlib import Path
 
@@ -15,9 +19,14 @@ from lamar_ui.app import UI, create_app
 
 
 def default_report_path(location: str) -> Path:
-    """Where sleep reports live: beside a file store, else in ~/.lamar."""
-    if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
-        return Path("~/.lamar/sleep-report.json").expanduser()
+    """Where sleep reports live: beside a file store; in ~/.lamar for a database, named after its
+    URL, so one database's report is never offered for another; for the memory store, in the
+    temporary folder under this process's id, removed when the server stops (the store dies with it)."""
+    if location == ":memory:":
+        return Path(tempfile.gettempdir()) / f"lamar-ui-sleep-report-{os.getpid()}.json"
+    if location.startswith(("postgresql://", "postgres://")):
+        digest = hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        return Path(f"~/.lamar/sleep-report-{digest}.json").expanduser()
     path = Path(location).expanduser()
     return path.with_name(path.name + ".sleep-report.json")
 
@@ -29,7 +38,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
 
     if report_path is None:
         report_path = default_report_path(lam.store.location)
-        try:  # the default's folder (~/.lamar, beside the default store) is Lamar's own: made, not refused
+        try:  # the default's folder (~/.lamar, beside the default store, a temporary one) is Lamar's own: made, not refused
             report_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "
@@ -59,6 +68,9 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         server.run(sockets=[sock])
     finally:
         sock.close()
+        if report_path == default_report_path(":memory:") and lam.store.location == ":memory:":
+            with contextlib.suppress(OSError):  # the report of a store that is gone
+                Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import html
 import os
+import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,18 +42,35 @@ def test_a_store_on_disk_is_not_said_to_be_thrown_away(tmp_path: Path) -> None:
         assert 'class="throwaway"' not in _get(url, "/")
 
 
-def test_a_store_in_memory_starts_on_a_machine_without_a_lamar_folder(tmp_path: Path) -> None:
-    """Its sleep report goes to ~/.lamar by default: a missing folder is made, not blamed on a
-    --report the user never gave."""
-    home = tmp_path / "home"
+def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: Path) -> None:
+    """Its default sleep report is a temporary file of the server's own, made on a machine with no
+    ~/.lamar folder, and removed when the server is stopped (Ctrl+C): it named lessons that are gone."""
+    home, temporary = tmp_path / "home", tmp_path / "tmp"
     home.mkdir()
+    temporary.mkdir()
     proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", ":memory:", "--no-browser"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "HOME": str(home)})
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "HOME": str(home), "TMPDIR": str(temporary)})
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith("lamar ui: serving :memory: at http://127.0.0.1:"), (
             line, proc.stderr.read() if proc.stderr and proc.poll() is not None else "")
-        assert (home / ".lamar").is_dir()
+        report = temporary / f"lamar-ui-sleep-report-{proc.pid}.json"
+        report.write_text("{}")  # as Run sleep writes it
     finally:
-        _stop(proc)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=10)
+    assert proc.returncode == 0
+    assert not report.exists()
+    assert not (home / ".lamar").exists()
+
+
+def test_each_database_and_each_memory_store_has_a_default_report_of_its_own(tmp_path: Path) -> None:
+    from lamar_ui import default_report_path
+
+    one, other = (default_report_path(f"postgresql://postgres@127.0.0.1:5432/test?lamar_namespace={n}") for n in "ab")
+    memory = default_report_path(":memory:")
+    assert one != other and one.parent == other.parent == Path("~/.lamar").expanduser()
+    assert memory.parent == Path(tempfile.gettempdir()) and str(os.getpid()) in memory.name
+    assert default_report_path(str(tmp_path / "s.db")) == tmp_path / "s.db.sleep-report.json"
