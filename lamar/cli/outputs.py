@@ -11,7 +11,6 @@ from lamar.cli.session import UsageError
 HTML_GENERATOR = '<meta name="generator" content="lamar html">'
 # Each kind of file is recognised by how it opens, never by text found further in: a store's
 # lessons and contexts are free text, and may quote any of these markers.
-_JSON_STORE = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar"\s*,')  # both versions open with it
 _REPORT = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar-sleep-report"\s*,')
 _HTML = re.compile(rb'\A<!DOCTYPE html>\s*<html[^>]*>\s*<head>\s*<meta charset="utf-8">\s*'
                    + re.escape(HTML_GENERATOR.encode()))
@@ -27,8 +26,9 @@ def _head(path: Path, size: int = 4096) -> bytes:
 
 def is_store_file(path: Path) -> bool:
     """Whether `path` holds a Lamar store (SQLite, or a JSON store) by its first bytes."""
-    head = _head(path)
-    return head.startswith(b"SQLite format 3\x00") or bool(_JSON_STORE.match(head))
+    from lamar.store.files import file_kind
+
+    return file_kind(path) is not None
 
 
 def is_html_page(path: Path) -> bool:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from lamar._errors import CorruptStore, StoreError
 from lamar.store.base import EVENT_KINDS, Event, stored_problem
 from lamar.store.decode import SPACED, EventDecoder, no_cycle_collection
+from lamar.store.files import head_kind
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -166,7 +167,7 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
     try:
         doc = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        if raw.startswith(b"SQLite format 3\x00"):  # a .db store copied or renamed to .json
+        if head_kind(raw) == "sqlite":  # a .db store copied or renamed to .json
             raise CorruptStore(
                 f"{path} is an SQLite database, not JSON; it was left untouched: if it is a Lamar store, open it "
                 "by a .db path (rename it), or copy it into JSON with `lamar export`") from exc

@@ -13,6 +13,7 @@ from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreErr
 from lamar.storable import finite_number
 from lamar.store.base import Event, StoredText, check_appendable, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.files import file_kind
 
 SCHEMA_VERSION = 2
 
@@ -181,7 +182,7 @@ class SqliteStore:
             ) from exc
         if isinstance(exc, sqlite3.OperationalError):
             raise StoreError(f"cannot open {self.path}: {exc}") from exc
-        if _is_json_store(self.path):
+        if file_kind(self.path) == "json":
             raise CorruptStore(f"{self.path} is a Lamar JSON store, not SQLite; it was left untouched: open it by a "
                                ".json path (rename it), or copy it into SQLite with `lamar export`") from exc
         raise CorruptStore(
@@ -462,15 +463,6 @@ def _wal_size(path: object) -> int:
         return os.path.getsize(f"{path}-wal")
     except OSError:
         return 0
-
-
-def _is_json_store(path: os.PathLike[str]) -> bool:
-    """Whether the file starts like a JSON store (a store renamed, or copied under a .db name)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(64).replace(b" ", b"").startswith(b'{"format":"lamar"')
-    except OSError:
-        return False
 
 
 def _cannot_write(exc: sqlite3.OperationalError) -> bool:
