@@ -58,7 +58,7 @@ def require_existing(location: str, fix: str | None = None) -> None:
 def _store_beside(path: Path) -> Path | None:
     """The same name with another store's suffix, when one exists: the docs' `--store ~/.lamar/experience.db`
     beside the default `~/.lamar/experience.json`, given once to `install` and then left out."""
-    for suffix in (".db", ".sqlite", ".sqlite3", ".json"):
+    for suffix in (*_SQLITE_SUFFIXES, ".json"):
         other = path.with_suffix(suffix)
         if other != path and other.is_file() and not _empty(other):
             return other

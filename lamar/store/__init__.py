@@ -92,24 +92,19 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
             ) from exc
         _check_options(PostgresStore, options)
         return PostgresStore(text, **options)
-    refusal = _not_a_path(text)
+    refusal = location_refusal(text)
     if refusal is not None:
         raise StoreError(refusal)
     path = os.path.expanduser(text)  # os.path, not pathlib: `import lamar` stays cheap (tests/test_import.py)
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix == ".json":
+    if os.path.splitext(path)[1].lower() == ".json":
         from lamar.store.json_file import JsonStore
 
         _check_options(JsonStore, options)
         return JsonStore(path, **options)
-    if suffix in _SQLITE_SUFFIXES:
-        from lamar.store.sqlite import SqliteStore
+    from lamar.store.sqlite import SqliteStore  # the one other suffix `location_refusal` lets through
 
-        _check_options(SqliteStore, options)
-        return SqliteStore(path, **options)
-    raise StoreError(_UNKNOWN_BACKEND.format(text=text))
-
-
+    _check_options(SqliteStore, options)
+    return SqliteStore(path, **options)
 
 
 def location_refusal(text: str) -> str | None:

@@ -42,8 +42,9 @@ class EventDecoder:
     An episode's text is its slate and context plus its id. The decoder takes the id's value out
     of the text (an empty string in its place), decodes the rest once, and gives each event a
     copy of it with the id put back, so that no two events share a list or a dict. It decodes the
-    whole text instead unless the rest is spelt as the store writes it (`spelling`), names the id exactly once, at the top, and nests no deeper than one level of lists and
-    objects of plain values; either way the result equals `json.loads(text)`. A read whose
+    whole text instead unless the rest is spelt as the store writes it (`spelling`), names the id
+    exactly once, at the top, and nests no deeper than one level of lists and objects of plain
+    values; either way the result equals `json.loads(text)`. A read whose
     contexts never repeat fills its memory of rests early, and then stops looking for them.
     """
 
