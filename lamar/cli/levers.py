@@ -61,11 +61,12 @@ def _new_lessons(stored: list[Experience], lessons: list[Experience]) -> tuple[l
     held: list[tuple[int, str]] = []
     for exp in lessons:
         line = exp.provenance.get("line", 1)
-        why = known.setdefault(key(exp), f"the same lesson as line {line}")
-        if why != f"the same lesson as line {line}":
-            held.append((line, why))
-        else:
+        why = known.get(key(exp))
+        if why is None:
+            known[key(exp)] = f"the same lesson as line {line}"
             new.append(exp)
+        else:
+            held.append((line, why))
     return new, held
 
 
