@@ -13,15 +13,20 @@ _CONNECT = 0.5  # seconds to reach the daemon before handling the event here
 _ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
 
 
-def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str:
-    """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
+def named_store(argv: list[str]) -> str | None:
+    """The store the hook command names (--store PATH or --store=PATH, the last one given), or None."""
     store = None
     for i, arg in enumerate(argv):
         if arg == "--store" and i + 1 < len(argv):
             store = argv[i + 1]
         elif arg.startswith("--store="):
             store = arg.split("=", 1)[1]
-    store = store or environ.get("LAMAR_STORE") or DEFAULT_STORE
+    return store
+
+
+def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str:
+    """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
+    store = named_store(argv) or environ.get("LAMAR_STORE") or DEFAULT_STORE
     if "://" in store or store == ":memory:":
         return store
     return os.path.abspath(os.path.expanduser(store))

@@ -221,14 +221,14 @@ def _hooks_store(commands: dict[str, str]) -> str | None:
     `install --store X` writes X into the commands; a later `status` without --store would
     otherwise show the default store, where these hooks never write, as if no event had come.
     """
+    from lamar_claude_code.quick import named_store  # how the hook itself reads its command line
+
     stores = set()
     for command in commands:
         try:
-            words = shlex.split(command)
+            stores.add(named_store(shlex.split(command)))
         except ValueError:
             return None
-        given = [words[i + 1] for i, word in enumerate(words[:-1]) if word == "--store"]
-        stores.add(given[-1] if given else None)
     return stores.pop() if len(stores) == 1 else None
 
 
