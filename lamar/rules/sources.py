@@ -134,16 +134,18 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         seen.add(real)
         data = path.read_bytes()
         name = _name(path, root)
-        try:
-            if len(data) > MAX_FILE:
-                raise ValueError(f"{len(data):,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is "
-                                 "not rules for the agent out of it, or split it, and import again")
-            text = data.decode("utf-8-sig")
-        except (UnicodeDecodeError, ValueError) as exc:
-            why = (f"not UTF-8 text ({exc.reason} at byte {exc.start}): re-save it as UTF-8 and import again"
-                   if isinstance(exc, UnicodeDecodeError) else str(exc))
+        why = ""
+        if len(data) > MAX_FILE:
+            why = (f"{len(data):,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is not rules "
+                   "for the agent out of it, or split it, and import again")
+        else:
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError as exc:
+                why = f"not UTF-8 text ({exc.reason} at byte {exc.start}): re-save it as UTF-8 and import again"
+        if why:
             if unread is None:
-                raise ValueError(f"{path} is {why}") from None
+                raise ValueError(f"{path} is {why}")
             unread.append((name, why))
             return
         here = _folder(name) if folder is None else folder  # an imported file speaks where its importer does
