@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from lamar.bench.arguments import writable
 from lamar.gym.config import GymConfig
 from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES, VARIANT_POLICIES
@@ -154,8 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unused = _unused(args, vars(parser.parse_args([])))
     if unused:
         parser.error(unused)
-    if args.json and (os.path.isdir(args.json) or not os.path.isdir(os.path.dirname(os.path.abspath(args.json)))):
-        parser.error(f"--json {args.json}: name a file in a folder that exists (it is written after the run)")
+    writable(parser, "--json", args.json)
     # Fail before the run, not after it or inside its workers, when an optional package is missing,
     # with the extra to install rather than a traceback.
     try:
