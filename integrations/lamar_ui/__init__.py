@@ -36,6 +36,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     """Serve the app on 127.0.0.1 until interrupted (port 0: a free port)."""
     import uvicorn
 
+    throwaway = report_path is None and lam.store.location == ":memory:"  # its report goes with the store
     if report_path is None:
         report_path = default_report_path(lam.store.location)
         try:  # the default's folder (~/.lamar, beside the default store, a temporary one) is Lamar's own: made, not refused
@@ -68,7 +69,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         server.run(sockets=[sock])
     finally:
         sock.close()
-        if report_path == default_report_path(":memory:") and lam.store.location == ":memory:":
+        if throwaway:
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
