@@ -1,11 +1,8 @@
 """Lamar for LangChain: a retriever, a callback handler, agent middleware and agent tools (docs/langchain.md)."""
 
-try:  # fail here, naming the extra, rather than deep inside a module with a bare ModuleNotFoundError
-    import langchain.agents  # noqa: F401
-    import langchain_core  # noqa: F401
-except ModuleNotFoundError as exc:
-    raise ModuleNotFoundError(f'lamar_langchain needs LangChain ({exc}), the langchain extra: pip install "lamar[langchain]" '
-                              f'(in a clone of Lamar: pip install -e ".[langchain]")', name=exc.name) from exc
+from lamar.extras import require_extra
+
+require_extra("lamar_langchain", "LangChain", "langchain", "langchain.agents", "langchain_core")
 
 from lamar_langchain.callbacks import ImplicitSignals, LamarCallbackHandler
 from lamar_langchain.middleware import LamarAgentState, LamarMiddleware

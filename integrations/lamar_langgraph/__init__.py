@@ -3,12 +3,9 @@ human review step, and `LangGraphStore`, a Lamar store over any LangGraph BaseSt
 
 from __future__ import annotations
 
-try:  # fail here, naming the extra, rather than deep inside a module with a bare ModuleNotFoundError
-    import langchain_core  # noqa: F401
-    import langgraph.graph  # noqa: F401
-except ModuleNotFoundError as exc:
-    raise ModuleNotFoundError(f'lamar_langgraph needs LangGraph ({exc}), the langgraph extra: pip install "lamar[langgraph]" '
-                              f'(in a clone of Lamar: pip install -e ".[langgraph]")', name=exc.name) from exc
+from lamar.extras import require_extra
+
+require_extra("lamar_langgraph", "LangGraph", "langgraph", "langchain_core", "langgraph.graph")
 
 from lamar_langgraph.nodes import LamarState, last_human_turn, recall_node, report_node
 from lamar_langgraph.review import ReviewDecision

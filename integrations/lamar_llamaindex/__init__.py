@@ -1,11 +1,9 @@
 """Lamar for LlamaIndex: a node postprocessor that re-selects retrieved lessons by outcome, a
 memory block for agents, and agent tools (docs/llamaindex.md)."""
 
-try:  # fail here, naming the extra, rather than deep inside a module with a bare ModuleNotFoundError
-    import llama_index.core  # noqa: F401
-except ModuleNotFoundError as exc:
-    raise ModuleNotFoundError(f'lamar_llamaindex needs LlamaIndex ({exc}), the llamaindex extra: pip install "lamar[llamaindex]" '
-                              f'(in a clone of Lamar: pip install -e ".[llamaindex]")', name=exc.name) from exc
+from lamar.extras import require_extra
+
+require_extra("lamar_llamaindex", "LlamaIndex", "llamaindex", "llama_index.core")
 
 from lamar_llamaindex.instrumentation import LamarTraceHandler
 from lamar_llamaindex.memory import LamarMemoryBlock
