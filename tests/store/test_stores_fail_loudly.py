@@ -321,28 +321,21 @@ def test_a_sqlite_store_locked_by_another_process_past_the_timeout_is_busy_not_c
     assert len(Lamar(path).experiences()) == 1
 
 
-def test_a_json_store_under_a_sqlite_name_is_refused_as_what_it_is(tmp_path: Path) -> None:
-    """A JSON store copied or renamed to .db: the refusal says it is a JSON store and how to open
-    it, and the file is left as it was."""
-    source = tmp_path / "lessons.json"
+@pytest.mark.parametrize(("made", "named", "said"), [
+    ("lessons.json", "lessons.db", "is a Lamar JSON store, not SQLite.*open it by a .json path"),
+    ("lessons.db", "lessons.json", "is an SQLite database, not JSON.*open it by a .db path"),
+])
+def test_a_store_under_the_other_backends_name_is_refused_as_what_it_is(tmp_path: Path, made: str, named: str,
+                                                                        said: str) -> None:
+    """A store copied or renamed to the other backend's suffix: the refusal says what it is and how
+    to open it (not to restore a backup), and the file is left as it was."""
+    source = tmp_path / made
     lam = Lamar(source)
     lam.add(Experience("the build fails", "clear the cache"))
     lam.close()
-    path = tmp_path / "lessons.db"
+    path = tmp_path / named
     shutil.copyfile(source, path)
-    with pytest.raises(CorruptStore, match="is a Lamar JSON store, not SQLite.*open it by a .json path"):
-        Lamar(path)
-    assert path.read_bytes() == source.read_bytes()
-
-
-def test_a_sqlite_store_under_a_json_name_is_refused_as_what_it_is(tmp_path: Path) -> None:
-    source = tmp_path / "lessons.db"
-    lam = Lamar(source)
-    lam.add(Experience("the build fails", "clear the cache"))
-    lam.close()
-    path = tmp_path / "lessons.json"
-    shutil.copyfile(source, path)
-    with pytest.raises(CorruptStore, match="is an SQLite database, not JSON.*open it by a .db path") as refused:
+    with pytest.raises(CorruptStore, match=said) as refused:
         Lamar(path)
     assert "backup" not in str(refused.value)
     assert path.read_bytes() == source.read_bytes()
