@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lamar import LamarError
 from lamar_claude_code.state import write_atomically
 
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
@@ -25,8 +26,9 @@ EVENTS: dict[str, tuple[str | None, int]] = {
 MARKS = ("claude-code hook", "lamar_claude_code/quick.py", "lamar-plugin")  # commands that are Lamar's
 
 
-class SettingsError(ValueError):
-    """A settings file that cannot be used (not a JSON object, or no project to put it in); nothing is changed."""
+class SettingsError(LamarError, ValueError):
+    """A settings file that cannot be used (not a JSON object, or no project to put it in); nothing is
+    changed. A `LamarError`, so a caller that catches Lamar's errors catches it too."""
 
 
 SCOPES = ("local", "project", "user")

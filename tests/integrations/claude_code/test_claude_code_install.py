@@ -8,7 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lamar import Experience, Lamar
+import pytest
+
+from lamar import Experience, Lamar, LamarError
 from lamar_claude_code.installed_plugin import installed_plugins
 from lamar_claude_code.settings import EDIT_MATCHER, installed
 
@@ -276,3 +278,18 @@ def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Pat
     assert f"log: {store}.claude-code.log" in status.stdout
     other = tmp_path / "other.db"
     assert f"store: {other} (missing)" in lamar(bare, repo, "status", "--store", str(other)).stdout.splitlines()
+
+
+def test_a_settings_error_is_a_lamar_error_that_says_what_to_do(repo: Path, tmp_path: Path) -> None:
+    from lamar_claude_code.settings import install, settings_path
+
+    broken = repo / ".claude" / "settings.json"
+    broken.parent.mkdir()
+    broken.write_text('{"hooks": ')
+    with pytest.raises(LamarError, match="not valid JSON .*fix it by hand") as caught:
+        install(broken, "lamar claude-code hook")
+    assert isinstance(caught.value, ValueError) and broken.read_text() == '{"hooks": '
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with pytest.raises(LamarError, match="pass --user .* or --dir FOLDER"):
+        settings_path("local", outside)
