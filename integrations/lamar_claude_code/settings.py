@@ -220,13 +220,17 @@ def uninstall(path: Path) -> list[str]:
 
 
 def installed(path: Path) -> list[tuple[str, str]]:
-    """Lamar's entries in a settings file as (event, command), one per event."""
+    """Lamar's entries in a settings file as (event, command), one per event ([] when it cannot be read)."""
     try:
-        hooks = read_settings(path).get("hooks", {})
+        return entries(read_settings(path))
     except SettingsError:
         return []
+
+
+def entries(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Lamar's entries in settings already read (`read_settings`) as (event, command), one per event."""
     found = []
-    for event, groups in hooks.items():
+    for event, groups in data.get("hooks", {}).items():
         for group in groups if isinstance(groups, list) else ():
             for handler in group.get("hooks", []) if isinstance(group, dict) else ():
                 if is_lamar(handler):

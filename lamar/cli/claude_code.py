@@ -174,11 +174,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     for scope, path in files:
         try:
-            settings.read_settings(path)
+            entries = settings.entries(settings.read_settings(path))
         except settings.SettingsError as exc:  # Claude Code cannot read it either: say so, not "not installed"
             print(f"{scope} settings {path}: cannot be read: {exc}")
             continue
-        entries = settings.installed(path)
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
         for event, command in entries:
             if command not in checked:

@@ -293,3 +293,33 @@ def test_a_settings_error_is_a_lamar_error_that_says_what_to_do(repo: Path, tmp_
     outside.mkdir()
     with pytest.raises(LamarError, match="pass --user .* or --dir FOLDER"):
         settings_path("local", outside)
+
+
+def test_status_reads_each_settings_file_once(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from lamar.cli import main
+    from lamar_claude_code.settings import install
+
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(repo)
+    local, team, user = (repo / ".claude" / "settings.local.json", repo / ".claude" / "settings.json",
+                         home / ".claude" / "settings.json")
+    install(local, "lamar claude-code hook")
+    team.write_text(json.dumps(THEIRS))
+    user.write_text('{"hooks": ')
+    reads: list[str] = []
+    read_bytes = Path.read_bytes
+
+    def counted(self: Path) -> bytes:
+        if self.name.startswith("settings"):
+            reads.append(str(self))
+        return read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    assert main(["claude-code", "status", "--store", str(tmp_path / "lessons.db")]) == 0
+    out = capsys.readouterr().out
+    assert f"local settings {local}: installed" in out and f"project settings {team}: not installed" in out
+    assert f"user settings {user}: cannot be read" in out
+    assert sorted(reads) == sorted([str(local), str(team), str(user)])
