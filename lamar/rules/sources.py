@@ -65,7 +65,7 @@ def sub_folder_files(folder: str | os.PathLike[str]) -> list[Path]:
     """The `FOLDER_RULES` files below `folder` (`src/api/CLAUDE.md`, `web/.claude/CLAUDE.md`), which
     Claude Code reads when it works in their folder, in path order. Hidden folders, node_modules,
     virtual environments and nested git repositories are passed over, and in a git repository
-    whatever git ignores.
+    the folders git ignores; a file git ignores by name (CLAUDE.local.md, as it should be) is read.
     """
     root = Path(folder)
     listed = _git_files(root)
@@ -97,9 +97,21 @@ def _searched(name: str, path: Path) -> bool:
 
 
 def _git_files(root: Path) -> list[str] | None:
-    """The files git tracks or would track below `root` (relative to it), or None outside git."""
+    """The files git tracks or would track below `root` (relative to it), and the `FOLDER_RULES`
+    files it ignores one by one, or None outside git."""
+    listed = _ls_files(root, "--cached", "--others", "--exclude-standard")
+    if listed is None:
+        return None
+    # CLAUDE.local.md is personal, so it is git-ignored, and Claude Code reads it all the same.
+    # --directory names an ignored folder (node_modules/, .venv/) without entering it.
+    ignored = _ls_files(root, "--others", "--ignored", "--exclude-standard", "--directory", "--",
+                        *(f":(glob)**/{name}" for name in FOLDER_RULES))
+    return listed + (ignored or [])
+
+
+def _ls_files(root: Path, *options: str) -> list[str] | None:
     try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *options],
                               capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None  # git is not installed, or hangs: the folder is walked

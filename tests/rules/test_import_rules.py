@@ -105,7 +105,8 @@ def test_sub_folder_rules_are_found_from_the_top_but_not_in_what_is_not_the_proj
         "src/api/CLAUDE.md": "- Never return a bare list from an endpoint\n",
         "web/.claude/CLAUDE.md": "- Use the design tokens\n",  # untracked, not ignored: read
         "build/CLAUDE.md": "- Never edit generated files\n",  # ignored by .gitignore
-        "docs/CLAUDE.local.md": "- Prefer short pages\n",  # ignored by name
+        "build/CLAUDE.local.md": "- Never edit generated files by hand\n",  # in an ignored folder
+        "docs/CLAUDE.local.md": "- Prefer short pages\n",  # ignored by name, as it should be: read
         "node_modules/left-pad/CLAUDE.md": "- Always pad left\n",
         ".cache/CLAUDE.md": "- Never clear the cache\n",
         "env/lib/pkg/AGENTS.md": "- Never import this\n",  # a virtual environment
@@ -123,18 +124,18 @@ def test_sub_folder_rules_are_found_from_the_top_but_not_in_what_is_not_the_proj
     done = _lamar(shop, "import-rules", "--json", "--store", str(tmp_path / "store.db"))
     assert done.returncode == 0, done.stderr
     plan = json.loads(done.stdout)
-    assert plan["files"] == ["CLAUDE.md", "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
+    assert plan["files"] == ["CLAUDE.md", "docs/CLAUDE.local.md", "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
     assert [(e["provenance"]["file"], e["precondition"]) for e in plan["lessons"]] == [
-        ("CLAUDE.md", "working on shop"), ("src/api/CLAUDE.md", "working on shop (src/api/)"),
-        ("web/.claude/CLAUDE.md", "working on shop (web/)")]
+        ("CLAUDE.md", "working on shop"), ("docs/CLAUDE.local.md", "working on shop (docs/)"),
+        ("src/api/CLAUDE.md", "working on shop (src/api/)"), ("web/.claude/CLAUDE.md", "working on shop (web/)")]
     # The lesson of a sub-folder found here is the one naming the file gives.
     named = import_rules(Lamar(":memory:"), shop, files=[shop / "src" / "api" / "CLAUDE.md"])
-    assert named.lessons[0].id == plan["lessons"][1]["id"]
+    assert named.lessons[0].id == plan["lessons"][2]["id"]
 
     shutil.rmtree(shop / ".git")  # outside git, nothing is ignored but what is not the project's
     walked = import_rules(Lamar(":memory:"), shop)
-    assert walked.files == ["CLAUDE.md", "build/CLAUDE.md", "docs/CLAUDE.local.md", "src/api/CLAUDE.md",
-                            "web/.claude/CLAUDE.md"]
+    assert walked.files == ["CLAUDE.md", "build/CLAUDE.local.md", "build/CLAUDE.md", "docs/CLAUDE.local.md",
+                            "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
 
 
 def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) -> None:
