@@ -295,8 +295,6 @@ class Lamar:
 
         await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
 
-    # -- episodes ----------------------------------------------------------------------------
-
     def pending(self, older_than: float | None = None, *, now: float | None = None) -> list[PendingEpisode]:
         """Episodes still waiting for their outcome, oldest first, each with its age.
 
@@ -376,6 +374,13 @@ class Lamar:
                 self.checkpoint()  # the log shrinks too, not only the cache
             return result
 
+    def would_skip(self, report: SleepReport) -> dict[str, str]:
+        """What `apply` would skip now, and why (applied already, stale, refused), by id; writes nothing."""
+        from lamar.sleep import would_skip
+
+        with self._lock:
+            return would_skip(self._whole(), arguments.sleep_report(report))
+
     def _whole(self) -> StateView:
         """The whole log folded, as the view sleep and apply read."""
         from lamar.state.view import StateView
@@ -414,8 +419,6 @@ class Lamar:
         """Forget the cache and fold every stored event again (in the fold mode, the lesson rows too)."""
         with self._lock:
             self._holder.rebuild()
-
-    # -- summaries ---------------------------------------------------------------------------
 
     def stats(self) -> dict[str, Any]:
         """Counts of lessons, episodes and reports, by status and verdict.

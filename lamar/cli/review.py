@@ -155,19 +155,30 @@ def cmd_review(args: argparse.Namespace) -> int:
     # With --again every proposal is asked; each keeps its earlier decision until it is answered
     # anew, so quitting part-way loses nothing.
     pending = [p for p in report.proposals if args.again or (p.id not in approved and p.id not in rejected)]
-    if not pending:
-        print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
-              "--again reviews every proposal afresh)")
-        return 0
     lam: Lamar | None = None
+    skips: dict[str, str] = {}  # what apply would skip now, and why: apply's own check
+    if pending:
+        try:
+            lam = open_engine(args)
+            skips = lam.would_skip(report)
+        except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
+            print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
+    # Applied is a fact of the store, whoever applied it: nothing is left to decide about it.
+    done = [p.id for p in report.proposals if skips.get(p.id, "").startswith("already applied")]
+    pending = [p for p in pending if p.id not in done]
     try:
-        lam = open_engine(args)
-    except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
-        print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
-    try:
+        if done:
+            print(f"already applied, not asked: {', '.join(done)}")
+        if not pending:
+            print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
+                  "--again reviews every proposal afresh)")
+            return 0
         for i, proposal in enumerate(pending, 1):
             print(f"\n[{i}/{len(pending)}] {proposal.kind} {proposal.id}")
             print("\n".join(_describe(proposal, lam)))
+            why = skips.get(proposal.id, "")
+            if why and not why.startswith("refused"):  # describe marks the refused ones itself
+                print(f"  STALE: apply would skip it ({why}); `lamar sleep --out {args.report}` makes a fresh report")
             answer = _ask("approve? [y]es / [n]o / [q]uit: ")
             if answer == "q":
                 break

@@ -100,23 +100,9 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
     removed = _removed_since(lam.store.read(report.made_at))
     for proposal in chosen:
         lam.sync()
-        if lam.applied(proposal.id):
-            skipped.append((proposal.id, "already applied"))
-            continue
-        try:
-            kind = kind_of(proposal)
-            kind.check(proposal)  # a candidate is re-screened here, whatever the report says
-            missing = [i for i in kind.touches(proposal) if lam.lesson(i) is None]
-            events = kind.events(proposal)
-        except LamarError as exc:
-            skipped.append((proposal.id, f"refused: {exc}"))
-            continue
-        if missing:
-            skipped.append((proposal.id, f"refused: lesson {missing[0]} is not in this store"))
-            continue
-        stale = _stale(lam, proposal, removed)
-        if stale:
-            skipped.append((proposal.id, stale))
+        why, events = _checked(lam, proposal, removed)
+        if why:
+            skipped.append((proposal.id, why))
             continue
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
@@ -129,6 +115,33 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
         applied.append(proposal.id)
     lam.sync()
     return ApplyResult(applied=applied, skipped=skipped)
+
+
+def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:
+    """Why `apply_report` would skip each proposal it would skip now, by id; writes nothing.
+
+    Each proposal is checked alone against the store as it is, as apply checks it.
+    """
+    lam.sync()
+    removed = _removed_since(lam.store.read(report.made_at))
+    return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[0])}
+
+
+def _checked(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> tuple[str, list[Event]]:
+    """Why apply skips the proposal now (applied already, refused, stale), or "" and the events
+    that carry it out."""
+    if lam.applied(proposal.id):
+        return "already applied", []
+    try:
+        kind = kind_of(proposal)
+        kind.check(proposal)  # a candidate is re-screened here, whatever the report says
+        missing = [i for i in kind.touches(proposal) if lam.lesson(i) is None]
+        events = kind.events(proposal)
+    except LamarError as exc:
+        return f"refused: {exc}", []
+    if missing:
+        return f"refused: lesson {missing[0]} is not in this store", []
+    return _stale(lam, proposal, removed), events
 
 
 def _removed_since(events: Iterable[Event]) -> dict[str, str]:
@@ -177,5 +190,5 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
 
 __all__ = [
     "ApplyResult", "Dropped", "Proposal", "SleepReport", "Trace", "TraceWriter", "apply_report", "load_traces",
-    "normalize", "run_sleep",
+    "normalize", "run_sleep", "would_skip",
 ]

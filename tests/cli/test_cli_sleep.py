@@ -254,3 +254,22 @@ def test_sleep_out_in_a_missing_folder_is_refused_before_any_model_call(run_cli,
     assert FakeOllama.prompts == [] and not missing.parent.exists()
     page = run_cli("html", "--store", json_store, "--out", tmp_path / "pages" / "lamar.html")
     assert page.returncode == 1 and "folder that does not exist" in page.stderr
+
+
+def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale(run_cli, json_store, ids,
+                                                                                 make_report):
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    # Applied outside review (apply --only here; the UI or Python alike): not asked again, even with --again.
+    assert run_cli("apply", report, "--store", json_store, "--only", chosen["contradiction"]).returncode == 0
+    Lamar(str(json_store)).retire(ids["twin"], "by hand, after the report")  # the merge is stale now
+    out = run_cli("review", report, "--store", json_store, "--again", stdin="n\n")
+    assert out.returncode == 0, out.stderr
+    assert f"already applied, not asked: {chosen['contradiction']}" in out.stdout
+    assert out.stdout.count("approve?") == 1 and f"[1/1] merge {chosen['merge']}" in out.stdout
+    assert f"STALE: apply would skip it (lesson {ids['twin']} was retired after the report was made)" in out.stdout
+    assert json.loads(report.read_text())["rejected"] == [chosen["merge"]]
+    applied_all = run_cli("apply", report, "--store", json_store, "--only", chosen["merge"])
+    assert applied_all.returncode == 1  # stale, as review said
+    nothing = run_cli("review", report, "--store", json_store)
+    assert "nothing to review" in nothing.stdout and "approve?" not in nothing.stdout

@@ -143,8 +143,12 @@ def test_apply_a_chosen_subset(world: tuple[Lamar, dict[str, str]]) -> None:
     assert lam.get(ids["dup_exact"]).status is Status.ACTIVE  # the merge was not chosen
     assert lam.get(ids["good"]).status is Status.CANDIDATE
 
+    events = len(lam.store.read(0))
+    assert lam.would_skip(report) == {retire.id: "already applied"}  # what apply says next, writing nothing
+    assert len(lam.store.read(0)) == events
     rest = lam.apply(report)
     assert rest.skipped == [(retire.id, "already applied")]
+    assert lam.would_skip(report) == {p.id: "already applied" for p in report}
     assert len(rest.applied) == len(report) - 1
     with pytest.raises(UnknownProposal, match="no proposal 'retire_nope'"):
         lam.apply(report, only=["retire_nope"])
