@@ -18,6 +18,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from langgraph.errors import GraphBubbleUp
 
 from lamar import InvalidArgument, InvalidContext, StoreError, UnknownEpisode
+from lamar.extras import needs_extra
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
@@ -357,8 +358,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
             try:
                 from langsmith import Client
             except ImportError as exc:  # pragma: no cover - langsmith ships with langchain-core
-                raise ImportError("mirroring outcomes to LangSmith needs the langsmith package: "
-                                  'pip install "lamar[langchain]"') from exc
+                raise ImportError(needs_extra("mirroring outcomes to LangSmith needs the langsmith package",
+                                              "langchain", exc)) from exc
             self._client = Client()
         self._client.create_feedback(
             run.run_id, key=self.feedback_key, score=reward, trace_id=run.run_id,

@@ -27,8 +27,9 @@ def _integration() -> Any:
     try:
         from lamar_claude_code import settings
     except ImportError as exc:
-        raise ImportError(f"the Claude Code integration is not installed: pip install 'lamar[claude-code]' ({exc})") \
-            from exc
+        from lamar.extras import needs_extra
+
+        raise ImportError(needs_extra("the Claude Code integration is not installed", "claude-code", exc)) from exc
     return settings
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from lamar.cli.session import UsageError, open_raw, store_location
 from lamar.engine import Lamar
+from lamar.extras import needs_extra
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
 
@@ -21,9 +22,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         lamar_mcp = importlib.import_module("lamar_mcp")
         anyio = importlib.import_module("anyio")
     except ImportError as exc:
-        if "lamar[mcp]" in str(exc):  # lamar_mcp's own message already names the extra
+        if "the mcp extra" in str(exc):  # lamar_mcp's own message already names the extra
             raise
-        raise ImportError(f'lamar mcp needs the MCP SDK and lamar_mcp ({exc}): pip install "lamar[mcp]"') from exc
+        raise ImportError(needs_extra("lamar mcp needs the MCP SDK and lamar_mcp", "mcp", exc)) from exc
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
     token = (os.environ.get(TOKEN_ENV) or None) if args.transport == "http" else None

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from lamar.cli.session import UsageError, open_engine
+from lamar.extras import needs_extra
 
 _WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", "h11"}
 
@@ -29,8 +30,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     except ImportError as exc:
         if (exc.name or "").partition(".")[0] not in _WEB_STACK:  # a broken install, not a missing extra
             raise
-        raise ImportError(f"lamar ui needs its web stack, the ui extra: pip install -e '.[ui]' in Lamar's clone, "
-                          f"or pip install 'lamar[ui] @ git+<repository URL>' ({exc})") from None
+        raise ImportError(needs_extra("lamar ui needs its web stack", "ui", exc)) from None
     lam = open_engine(args)
     try:
         serve(lam, port=args.port, open_browser=not args.no_browser, report_path=args.report,

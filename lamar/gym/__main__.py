@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
                              "measure on seeds other than the reported ones")
     parser.add_argument("--peers", action="store_true",
                         help="also run the bandit libraries' policies, tuned on other seeds (Vowpal Wabbit, "
-                             "river; needs pip install 'lamar[peers]')")
+                             "river; needs the peers extra)")
     parser.add_argument("--family", type=int, metavar="N", default=None,
                         help="run N drawn worlds of the family instead (docs/gym.md, 'The family'): lamar, lamar with "
                              "its randomized evidence off, the second design, and with --peers the libraries")
@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", metavar="FILE",
                         help="write every row to FILE: a JSON array of flat objects for pandas.read_json")
     parser.add_argument("--plot", metavar="FILE.png", help="draw success over time, the fossil's slot share "
-                        "and lamar's lifts (needs the plot extra: pip install 'lamar[plot]')")
+                        "and lamar's lifts (needs the plot extra)")
     parser.add_argument("--goals", action="store_true",
                         help="also print the project's research goals and whether this run met each one "
                              "(PASS/MISS; the exit status stays 0: a goal missed is a finding, not a failure)")

@@ -20,7 +20,7 @@ FASTEST = "river-e.1f"  # the fading mean: the peer that forgets fastest
 
 _ABOUT = """lamar at several values of `discount` (its selection model's forgetting), beside river's
 Thompson sampling (the best peer by reward) and its epsilon-greedy on a fading mean (the fastest
-to forget); docs/gym.md, "The forgetting frontier". Needs river (pip install "lamar[peers]").
+to forget); docs/gym.md, "The forgetting frontier". Needs river (the peers extra).
 Tune on --tuning-seeds; the reporting worlds are read once."""
 
 

@@ -1,6 +1,6 @@
 """Peers: the established bandit libraries (Vowpal Wabbit, river) as gym policies, on the gym's exact worlds
 (`--peers`), learning from the same reports as lamar (late, out of order, or never), and their tuning
-sweep. The libraries are optional: `pip install "lamar[peers]"`."""
+sweep. The libraries are optional: the `peers` extra."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ def _require(module: str) -> Any:
     try:
         return __import__(module)
     except ImportError as exc:
-        raise ImportError(f"the gym's peer policies need {module}: pip install 'lamar[peers]'") from exc
+        from lamar.extras import needs_extra
+
+        raise ImportError(needs_extra(f"the gym's peer policies need {module}", "peers", exc)) from exc
 
 
 def require_peers() -> None:

@@ -22,7 +22,9 @@ def require_matplotlib() -> None:
     try:
         import matplotlib  # noqa: F401
     except ImportError as exc:
-        raise ImportError("plotting the gym needs matplotlib: pip install 'lamar[plot]'") from exc
+        from lamar.extras import needs_extra
+
+        raise ImportError(needs_extra("plotting the gym needs matplotlib", "plot", exc)) from exc
 
 
 def mean_series(series: list[dict[str, Any]], name: str, policy: str,

@@ -1,4 +1,4 @@
-"""`AnthropicModel`: the Model protocol over Anthropic's Messages API (`pip install 'lamar[anthropic]'`)."""
+"""`AnthropicModel`: the Model protocol over Anthropic's Messages API (the `anthropic` extra)."""
 
 from __future__ import annotations
 

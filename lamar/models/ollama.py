@@ -1,4 +1,4 @@
-"""`OllamaModel`: the Model protocol over a local Ollama server (`pip install 'lamar[ollama]'`)."""
+"""`OllamaModel`: the Model protocol over a local Ollama server (the `ollama` extra)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`OpenAIModel`: the Model protocol over OpenAI's Responses API, or chat completions for
-compatible servers (`pip install 'lamar[openai]'`)."""
+compatible servers (the `openai` extra)."""
 
 from __future__ import annotations
 

@@ -86,9 +86,9 @@ def load_sdk(module: str, extra: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise ImportError(
-            f"the {module!r} package is needed for this model adapter: pip install 'lamar[{extra}]'"
-        ) from exc
+        from lamar.extras import needs_extra
+
+        raise ImportError(needs_extra(f"this model adapter needs the {module!r} package", extra)) from exc
 
 
 def sdk_client(provider: str, factory: Any, error: type[BaseException], client: Any,

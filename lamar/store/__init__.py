@@ -87,9 +87,9 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
         try:
             from lamar.store.postgres import PostgresStore
         except ImportError as exc:
-            raise ImportError(
-                f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})"
-            ) from exc
+            from lamar.extras import needs_extra
+
+            raise ImportError(needs_extra("a PostgreSQL store needs psycopg 3", "postgres", exc)) from exc
         _check_options(PostgresStore, options)
         return PostgresStore(text, **options)
     refusal = location_refusal(text)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from lamar.extras import install_command
 from lamar.gym import GymConfig, GymResult, check_targets, plot_result, render, run_gym
 from lamar.gym.__main__ import main
 from lamar.gym.metrics import column, runs_of
@@ -125,7 +127,7 @@ def test_plot_draws_a_png(result: GymResult, tmp_path: Path) -> None:
 
 def test_plotting_without_matplotlib_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    with pytest.raises(ImportError, match=r"lamar\[plot\]"):
+    with pytest.raises(ImportError, match=re.escape(f"the plot extra: {install_command('plot')}")):
         require_matplotlib()
 
 
@@ -207,8 +209,8 @@ def test_a_json_path_that_cannot_be_written_is_refused_before_the_run(tmp_path: 
 
 
 @pytest.mark.parametrize(("option", "missing", "extra"), [
-    (["--plot", "gym.png"], "matplotlib", "lamar[plot]"),
-    (["--peers"], "vowpalwabbit", "lamar[peers]"),
+    (["--plot", "gym.png"], "matplotlib", "plot"),
+    (["--peers"], "vowpalwabbit", "peers"),
 ])
 def test_a_missing_optional_package_is_a_usage_error_before_the_run(option, missing, extra, monkeypatch, capsys,
                                                                     tmp_path):
@@ -220,4 +222,4 @@ def test_a_missing_optional_package_is_a_usage_error_before_the_run(option, miss
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"error: the gym's peer policies need {missing}" in err or f"needs {missing}" in err
-    assert f"pip install '{extra}'" in err and "Traceback" not in err and "runs" not in err
+    assert f"the {extra} extra: {install_command(extra)}" in err and "Traceback" not in err and "runs" not in err

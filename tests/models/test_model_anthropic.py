@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ import httpx2
 import pytest
 
 from lamar import ModelError
+from lamar.extras import install_command
 from lamar.models import Model
 from lamar.models.anthropic import AnthropicModel
 
@@ -122,5 +124,5 @@ def test_an_injected_client_is_used() -> None:
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
-    with pytest.raises(ImportError, match=r"pip install 'lamar\[anthropic\]'"):
+    with pytest.raises(ImportError, match=re.escape(f"the anthropic extra: {install_command('anthropic')}")):
         AnthropicModel("claude-test")

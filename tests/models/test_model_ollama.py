@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ import ollama
 import pytest
 
 from lamar import ModelError
+from lamar.extras import install_command
 from lamar.models.ollama import OllamaModel
 
 HOST = "http://ollama.test:11434"
@@ -102,5 +104,5 @@ def test_client_and_host_together_are_refused() -> None:
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ollama", None)
-    with pytest.raises(ImportError, match=r"pip install 'lamar\[ollama\]'"):
+    with pytest.raises(ImportError, match=re.escape(f"the ollama extra: {install_command('ollama')}")):
         OllamaModel("llama-test")

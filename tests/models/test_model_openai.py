@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,7 @@ import httpx2
 import pytest
 
 from lamar import ModelError
+from lamar.extras import install_command
 from lamar.models.openai import OpenAIModel
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
@@ -131,5 +133,5 @@ def test_missing_key_is_a_model_error(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
-    with pytest.raises(ImportError, match=r"pip install 'lamar\[openai\]'"):
+    with pytest.raises(ImportError, match=re.escape(f"the openai extra: {install_command('openai')}")):
         OpenAIModel("gpt-test")

@@ -1,5 +1,5 @@
 """PostgreSQL: one event log shared by a fleet of agents, with isolated namespaces per database.
-Needs psycopg 3 and psycopg_pool (`pip install "lamar[postgres]"`) and PostgreSQL 13 or later."""
+Needs psycopg 3 and psycopg_pool (the `postgres` extra) and PostgreSQL 13 or later."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
+from lamar.extras import needs_extra
 from lamar.store.base import Event, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 
@@ -62,7 +63,7 @@ class Connections:
             import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
-            raise ImportError(f"a PostgreSQL store needs psycopg 3: pip install 'lamar[postgres]' ({exc})") from exc
+            raise ImportError(needs_extra("a PostgreSQL store needs psycopg 3", "postgres", exc)) from exc
         self.pg = psycopg
         self.namespace, self.location = namespace, location
         self._settle_timeout = settle_timeout

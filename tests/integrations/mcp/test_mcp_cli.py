@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from lamar.cli import main
+from lamar.extras import install_command
 
 
 def test_host_and_port_belong_to_http(store: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -30,4 +31,4 @@ def test_without_the_sdk_the_error_names_the_extra(store: Path, monkeypatch: pyt
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setitem(sys.modules, "mcp", None)  # what `import mcp` meets when the SDK is absent
     assert main(["mcp", "--store", str(store)]) == 2
-    assert 'pip install "lamar[mcp]"' in capsys.readouterr().err
+    assert f"the mcp extra: {install_command('mcp')}" in capsys.readouterr().err

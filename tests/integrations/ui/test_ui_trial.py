@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
+from lamar.extras import install_command
 
 selenium = pytest.importorskip("selenium")
 from selenium.webdriver.common.by import By
@@ -188,7 +189,7 @@ def _ui_without(module: str, store: Path) -> subprocess.CompletedProcess[str]:
 
 def test_only_a_missing_web_stack_is_blamed_on_the_extra(store: Path) -> None:
     missing = _ui_without("starlette", store)
-    assert missing.returncode == 2 and "pip install -e '.[ui]'" in missing.stderr, missing.stderr
+    assert missing.returncode == 2 and f"the ui extra: {install_command('ui')}" in missing.stderr, missing.stderr
     broken = _ui_without("lamar_ui.pages", store)  # part of the lamar wheel: the extra would not bring it
     assert broken.returncode == 2 and "lamar_ui.pages" in broken.stderr
     assert "the ui extra" not in broken.stderr, broken.stderr
