@@ -252,14 +252,20 @@ class LamarTools:
     def _refuse_duplicate(self, exp: Experience, also: list[Experience] | None = None) -> None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering.
         `also`: lessons about to be stored with it."""
-        for other in [*_guard(self.lamar.experiences), *(also or [])]:
+        held = _guard(self.lamar.experiences)
+        for other in [*held, *(also or [])]:
             if other.scope.items_key != exp.scope.items_key:
                 continue
             score = lesson_similarity(other.precondition, other.action, exp.precondition, exp.action)
-            if other.id == exp.id or score >= NEAR_DUPLICATE:
+            if other.id != exp.id and score < NEAR_DUPLICATE:
+                continue
+            if any(other is stored for stored in held):
                 raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                                 f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
                                 "instead of proposing it again")
+            # not stored (nothing is until every line passes): evidence() would not know its id
+            raise ToolError(f"it repeats line {other.provenance.get('line')} of the text "
+                            f"({other.render()!r}): propose each lesson once")
 
     def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
         """The project's rules files as candidate lessons; stored only with `apply`.
