@@ -10,6 +10,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, NodeWithScore
 
 from lamar import InvalidArgument, Lamar, LamarError, Signal
+from lamar.signals import to_reward
 from lamar_llamaindex.nodes import episode_id_of
 
 _OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
@@ -60,12 +61,16 @@ def track_episodes(lamar: Lamar | None = None, *,
     With `lamar`, a block that raises settles the episodes it logged that have no outcome
     yet: expired (the default), or given `failed_outcome`; then the error propagates. A
     failed query or agent run leaves no episode pending (a late report still replaces it).
+    A `failed_outcome` that is not a Signal, its name or a float in [-1, 1] is refused when
+    the block starts (`InvalidReward`), not found out when a run fails.
 
     >>> with track_episodes() as log:
     ...     pass  # response = query_engine.query("...")
     >>> log.ids, log.last
     ([], None)
     """
+    if failed_outcome is not None:
+        to_reward(failed_outcome)  # refused now: at failure time a bad one would leave the episodes pending unsaid
     log = EpisodeLog()
     token = _OPEN_LOGS.set((*_OPEN_LOGS.get(), log))
     try:

@@ -270,6 +270,20 @@ def test_a_query_that_fails_after_the_recall_leaves_no_pending_episode(failed_ou
         assert record.signal == "reasked"
 
 
+@pytest.mark.parametrize("failed_outcome", ["great", 3.0, True])
+def test_a_bad_failed_outcome_is_refused_when_the_block_starts_not_lost_when_a_run_fails(failed_outcome) -> None:
+    from lamar import InvalidReward
+
+    lam, _ = engine_with_lessons(3)
+    index = VectorStoreIndex(lessons_to_nodes(lam))
+    query_engine = index.as_query_engine(similarity_top_k=3, llm=DownLLM(),
+                                         node_postprocessors=[LamarPostprocessor(lam, top_n=2,
+                                                                                 context={"project": "shop"})])
+    with pytest.raises(InvalidReward), track_episodes(lamar=lam, failed_outcome=failed_outcome):
+        query_engine.query(QUERY)  # not reached: the block refuses before it runs
+    assert lam.stats()["episodes"] == 0 and lam.pending() == []
+
+
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_a_broken_store_costs_the_reranking_not_the_query(tmp_path, mode: str, caplog) -> None:
     path = tmp_path / "lessons.json"
