@@ -4,13 +4,13 @@ Document carrying the episode id) and, optionally, a report tool for the user's 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from llama_index.core.bridge.pydantic import BaseModel, Field
 from llama_index.core.schema import Document
 from llama_index.core.tools import FunctionTool
 
-from lamar import Recall
+from lamar import InvalidArgument, Recall
 from lamar.experience import check_context
 from lamar.signals import (
     TOOL_EPISODE,
@@ -34,11 +34,15 @@ class SearchLessons(BaseModel):
     query: str = Field(description=TOOL_QUERY)
 
 
+Outcome = Literal["shipped", "accepted", "reasked", "corrected", "reverted"]
+OUTCOMES: tuple[str, ...] = get_args(Outcome)
+
+
 class ReportOutcome(BaseModel):
     """Arguments of the report tool: only the person's reaction counts, never the agent's view."""
 
     episode_id: str = Field(description=TOOL_EPISODE)
-    outcome: Literal["shipped", "accepted", "reasked", "corrected", "reverted"] = Field(description=TOOL_OUTCOME)
+    outcome: Outcome = Field(description=TOOL_OUTCOME)
     evidence: str = Field(description=TOOL_EVIDENCE)
 
 
@@ -92,20 +96,32 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
         description=TOOL_SEARCH)]
     if report:
-        def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
-            ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
-            lamar.report(episode_id, outcome)
-            return tool_recorded(outcome, episode_id)
+        def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
+            checked = _report_arguments(episode_id, outcome, evidence)
+            lamar.report(checked.episode_id, checked.outcome)
+            return tool_recorded(checked.outcome, checked.episode_id)
 
-        async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
-            ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)  # type: ignore[arg-type]
-            await lamar.areport(episode_id, outcome)
-            return tool_recorded(outcome, episode_id)
+        async def areport_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
+            checked = _report_arguments(episode_id, outcome, evidence)
+            await lamar.areport(checked.episode_id, checked.outcome)
+            return tool_recorded(checked.outcome, checked.episode_id)
 
         tools.append(FunctionTool.from_defaults(
             fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
             fn_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
+
+
+def _report_arguments(episode_id: Any, outcome: Any, evidence: Any) -> ReportOutcome:
+    """The report tool's arguments, or an `InvalidArgument` the model can act on: the tool's
+    error text is what it reads, so it names the field and the values allowed, not a validator's dump."""
+    if not isinstance(episode_id, str) or not episode_id:
+        raise InvalidArgument(f"episode_id must be the episode id the search tool returned; got {episode_id!r}")
+    if outcome not in OUTCOMES:
+        raise InvalidArgument(f"outcome must be one of {', '.join(OUTCOMES)} (what the user did); got {outcome!r}")
+    if not isinstance(evidence, str):
+        raise InvalidArgument(f"evidence must quote what the user said or did; got {evidence!r}")
+    return ReportOutcome(episode_id=episode_id, outcome=outcome, evidence=evidence)
 
 
 __all__ = ["ReportOutcome", "SearchLessons", "create_lamar_tools"]

@@ -77,6 +77,31 @@ async def test_the_agent_reports_the_users_reaction() -> None:
         tools[1].call(episode_id=episode_id, outcome="great", evidence="me")
 
 
+async def test_a_bad_report_call_is_a_lamar_error_that_names_what_to_pass() -> None:
+    """The model reads the tool's error: it names the field and the values allowed (a LamarError,
+    still the ValueError and TypeError it was), never a validator's dump."""
+    from lamar import InvalidArgument
+
+    lam, _ = engine()
+    search, report = create_lamar_tools(lam, context={"project": "trace"}, report=True)
+    episode_id = search.call(query="build").raw_output.metadata["episode_id"]
+    for arguments, words in [
+        ({"episode_id": episode_id, "outcome": "great", "evidence": "me"}, "outcome must be one of shipped, accepted"),
+        ({"episode_id": episode_id, "outcome": "shipped"}, "evidence must quote"),
+        ({"outcome": "shipped", "evidence": "user: thanks"}, "episode_id must be the episode id"),
+    ]:
+        with pytest.raises(InvalidArgument, match=words):
+            report.call(**arguments)
+        with pytest.raises(InvalidArgument, match=words):
+            await report.acall(**arguments)
+    script = Script(call("lamar_report_outcome", episode_id=episode_id, outcome="great", evidence="me"), "Sorry.")
+    result = await FunctionAgent(tools=[search, report], llm=script.llm()).run(user_msg="it is great")
+    (tool_call,) = result.tool_calls
+    assert tool_call.tool_output.is_error and "outcome must be one of shipped" in tool_call.tool_output.content
+    assert "validation error" not in tool_call.tool_output.content
+    assert lam.episode(episode_id).signal is None  # nothing was reported
+
+
 def build_tool() -> FunctionTool:
     def build(target: str) -> str:
         """Build a target."""
