@@ -286,3 +286,17 @@ def test_unknown_tuning_and_sleep_keywords_are_clear_errors_at_run_time() -> Non
         Lamar(":memory:", explore="wide")  # type: ignore[arg-type]
     with pytest.raises(InvalidArgument, match="unknown sleep option 'keep'"):
         Lamar(":memory:").sleep(keep=3)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("suffix", [":memory:", ".json", ".db"])
+def test_changing_a_recall_leaves_the_logged_episode_as_it_was(tmp_path: Path, suffix: str) -> None:
+    # A caller that reuses `rec.context` for the next turn must not rewrite what the episode
+    # logged: its propensities are what the evidence weighs the outcome by.
+    lam = Lamar(suffix if suffix == ":memory:" else tmp_path / f"s{suffix}", seed=1, holdout=0.0)
+    eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x")))
+    rec = lam.recall({"project": "x"})
+    rec.context["project"] = "y"  # type: ignore[index]
+    rec.propensities[eid] = 0.5  # type: ignore[index]
+    logged = lam.episode(rec.episode_id)
+    assert logged.context == {"project": "x"}
+    assert logged.p == {eid: 1.0}
