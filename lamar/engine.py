@@ -335,10 +335,10 @@ class Lamar:
             return expire(self._log, episode_id, arguments.reason(reason))
 
     def episode(self, episode_id: str) -> EpisodeRecord:
-        """The logged episode (context, eligible, injected, held-out, propensities, outcome)."""
+        """A copy of the logged episode (context, eligible, injected, held-out, propensities, outcome)."""
         with self._lock:
             self._log.sync()
-            return self._log.episode(episode_id)
+            return self._log.episode(episode_id).copy()
 
     # -- sleep -------------------------------------------------------------------------------
 

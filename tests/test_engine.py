@@ -300,3 +300,18 @@ def test_changing_a_recall_leaves_the_logged_episode_as_it_was(tmp_path: Path, s
     logged = lam.episode(rec.episode_id)
     assert logged.context == {"project": "x"}
     assert logged.p == {eid: 1.0}
+
+
+@pytest.mark.parametrize("suffix", [":memory:", ".json", ".db"])
+def test_changing_a_returned_episode_leaves_the_logged_one_as_it_was(tmp_path: Path, suffix: str) -> None:
+    lam = Lamar(suffix if suffix == ":memory:" else tmp_path / f"s{suffix}", seed=1, holdout=0.0)
+    eid = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x")))
+    rec = lam.recall({"project": "x"})
+    shown = lam.episode(rec.episode_id)
+    shown.context["project"] = "y"
+    shown.injected.clear()
+    shown.p[eid] = 0.5
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    logged = lam.episode(rec.episode_id)
+    assert (logged.context, logged.injected, logged.p, logged.reward) == ({"project": "x"}, [eid], {eid: 1.0}, 1.0)
+    assert lam.evidence(eid).injected == 1

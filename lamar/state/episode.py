@@ -33,3 +33,11 @@ class EpisodeRecord:
         self.outcome_seq = 0
         self.sealed = False
         self.settled: str | None = None
+
+    def copy(self) -> EpisodeRecord:
+        """A copy the caller may change: its lists and mappings are its own, not the fold's."""
+        twin = EpisodeRecord.__new__(EpisodeRecord)
+        for name in self.__slots__:
+            value = getattr(self, name)
+            setattr(twin, name, type(value)(value) if isinstance(value, (list, dict)) else value)
+        return twin
