@@ -281,10 +281,11 @@ class LamarCallbackHandler(BaseCallbackHandler):
                 self._root_of.pop(member, None)
                 self._tools.pop(member, None)
             run.members.clear()
-            if self.write_on == "end" or run.reward is not None:  # reported before it ended
-                self._write(run)
+            # Settled before the trace is written, so a trace file that fails cannot leave the episode open.
             if error is not None and not isinstance(error, GraphBubbleUp) and run.reward is None:
                 self._offload(self._settle_failed, list(run.episodes), f"{type(error).__name__}")
+            if self.write_on == "end" or run.reward is not None:  # reported before it ended
+                self._write(run)
             self._forget_oldest()
             self._forget_stale_bindings()
 
@@ -344,7 +345,12 @@ class LamarCallbackHandler(BaseCallbackHandler):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            work(*args)
+            try:
+                work(*args)
+            except Exception:  # fail open, as on the worker thread: the run's bookkeeping goes on
+                if self.raise_error:
+                    raise
+                log.warning("Lamar's callback handler failed to write", exc_info=True)
             return
         with self._lock:
             if self._io is None:

@@ -116,3 +116,22 @@ def test_a_failed_retriever_chain_leaves_no_pending_episode() -> None:
     with pytest.raises(RuntimeError):
         chain.invoke("q", config={"callbacks": [handler]})
     assert lam.stats()["episodes"] == 1 and lam.pending() == []
+
+
+def test_a_trace_file_that_cannot_be_written_still_settles_the_failed_run(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The trace write fails (its folder is a file); the failed run's episode is expired all
+    the same, and the write failure is a logged warning, as it is in async runs."""
+    (tmp_path / "not-a-folder").write_text("")
+    lam = engine()
+    handler = LamarCallbackHandler(lam, trace_path=tmp_path / "not-a-folder" / "traces.jsonl")
+
+    def explode(docs: Any) -> Any:
+        raise RuntimeError("the model is down")
+
+    chain = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(explode)
+    with pytest.raises(RuntimeError, match="the model is down"):
+        chain.invoke("q", config={"callbacks": [handler]})
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []
+    assert "cannot append a trace" in caplog.text
+    assert len(handler.traces()) == 1  # kept in memory all the same
