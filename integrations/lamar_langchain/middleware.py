@@ -125,7 +125,11 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     # -- recall once per run, after reporting the previous turn -----------------------------
 
     def before_agent(self, state: LamarAgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        update = self._report_previous(state, runtime, self.lamar.report)
+        previous = self._previous(state, runtime)
+        update: dict[str, Any] = {"lamar_outcome": None}  # an outcome counts for one turn only
+        if previous is not None:
+            self._send_previous(*previous)
+            update["lamar_reported"] = previous[0]
         ctx = self._context(state, runtime)
         self._warn_if_nothing_can_match(ctx)
         try:
@@ -141,7 +145,7 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         previous = self._previous(state, runtime)
         update: dict[str, Any] = {"lamar_outcome": None}
         if previous is not None:
-            await asyncio.to_thread(_report_quietly, self.lamar.report, *previous)
+            await asyncio.to_thread(self._send_previous, *previous)
             update["lamar_reported"] = previous[0]
         ctx = self._context(state, runtime)
         await asyncio.to_thread(self._warn_if_nothing_can_match, ctx)
@@ -155,26 +159,29 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                                          config=config)
         return {**update, **self._state_update(rec)}
 
-    def _previous(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> tuple[str, Outcome] | None:
-        """The thread's previous episode and the outcome the new message brings for it."""
+    def _previous(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> tuple[str, Outcome, bool] | None:
+        """The thread's previous episode, the outcome the new message brings for it, and whether
+        that outcome is only the silent default."""
         episode = state.get(EPISODE_KEY)
         if not isinstance(episode, str) or not episode or state.get("lamar_reported") == episode:
             return None
         value = self.outcome(state, runtime) if self.outcome is not None else None
         if value is None:
             value = state.get("lamar_outcome")
-        if value is None:
-            value = self.silent_outcome
-        return None if value is None else (episode, value)
+        if value is not None:
+            return episode, value, False
+        return None if self.silent_outcome is None else (episode, self.silent_outcome, True)
 
-    def _report_previous(self, state: Mapping[str, Any], runtime: Runtime[Any],
-                         report: Callable[..., None]) -> dict[str, Any]:
-        update: dict[str, Any] = {"lamar_outcome": None}  # an outcome counts for one turn only
-        previous = self._previous(state, runtime)
-        if previous is not None:
-            _report_quietly(report, *previous)
-            update["lamar_reported"] = previous[0]
-        return update
+    def _send_previous(self, episode: str, outcome: Outcome, silent: bool) -> None:
+        if silent and self._settled_as_failed(episode):
+            return  # silence after a failed run is no acceptance; only an explicit outcome replaces it
+        _report_quietly(self.lamar.report, episode, outcome)
+
+    def _settled_as_failed(self, episode: str) -> bool:
+        try:
+            return bool(self.lamar.episode(episode).settled == "expired")
+        except LamarError:
+            return False  # unknown or unreadable: the report that follows says so, quietly
 
     def _context(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, str]:
         config = _run_config()

@@ -116,6 +116,30 @@ async def test_a_run_that_raises_leaves_no_pending_episode(chat_model: Any, mode
     assert outcome.data["expired"] is True and "RuntimeError" in outcome.data["reason"]
 
 
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_failed_turn_is_not_given_the_silent_outcome_by_the_next_one(chat_model: Any, mode: str) -> None:
+    """A turn whose tool raised is settled as expired; the next message on the thread brings no
+    outcome, and the silent default must not turn that failure into an accepted turn."""
+    lam, _ = engine()
+    call = AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "retried fine", "thanks"), [deploy], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    thread = {"configurable": {"thread_id": "t1"}}
+
+    async def turn(message: dict[str, Any]) -> dict[str, Any]:
+        if mode == "sync":
+            return agent.invoke(message, thread)  # type: ignore[no-any-return]
+        return await agent.ainvoke(message, thread)  # type: ignore[no-any-return]
+
+    with pytest.raises(RuntimeError, match="deploy server is down"):
+        await turn({"messages": [{"role": "user", "content": "ship it"}]})
+    failed = agent.get_state(thread).values["lamar_episode_id"]
+    second = await turn({"messages": [{"role": "user", "content": "try again"}]})
+    assert lam.episode(failed).signal is None and lam.episode(failed).settled == "expired"
+    await turn({"messages": [{"role": "user", "content": "thanks"}]})
+    assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
+
 def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_model: Any, tmp_path: Any,
                                                                         caplog: pytest.LogCaptureFixture) -> None:
     import sqlite3
