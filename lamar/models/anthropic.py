@@ -10,6 +10,7 @@ from lamar.models.protocol import (
     connection_failure,
     empty_failure,
     load_sdk,
+    refusal_failure,
     sdk_client,
     status_failure,
     truncated_failure,
@@ -70,6 +71,8 @@ class AnthropicModel:
         except sdk.AnthropicError as exc:
             raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc
         text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        if message.stop_reason == "refusal":  # text before it is no answer, even when it parses
+            raise refusal_failure(_PROVIDER, self.model, text)
         if message.stop_reason in _CUT_OFF:
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
         if not text.strip():

@@ -11,6 +11,7 @@ from lamar.models.protocol import (
     connection_failure,
     empty_failure,
     load_sdk,
+    refusal_failure,
     sdk_client,
     status_failure,
     truncated_failure,
@@ -88,6 +89,10 @@ class OpenAIModel:
             error = getattr(response, "error", None)
             raise ModelError(f"OpenAI model {self.model!r} failed the response: {getattr(error, 'message', error)}")
         text: str = response.output_text
+        refusals = [part.refusal for item in response.output or [] if getattr(item, "type", None) == "message"
+                    for part in item.content or [] if getattr(part, "type", None) == "refusal"]
+        if refusals and not text.strip():
+            raise refusal_failure(_PROVIDER, self.model, " ".join(refusals))
         if not text.strip():
             raise empty_failure(_PROVIDER, self.model, f"status {response.status!r}")
         return text
@@ -106,6 +111,9 @@ class OpenAIModel:
         if choice.finish_reason == "content_filter":
             raise ModelError(f"model {self.model!r} stopped on its content filter; nothing usable came back")
         text = choice.message.content or ""
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal and not text.strip():
+            raise refusal_failure(_PROVIDER, self.model, refusal)
         if not text.strip():
             raise empty_failure(_PROVIDER, self.model, f"finish_reason {choice.finish_reason!r}")
         return text

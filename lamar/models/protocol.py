@@ -154,6 +154,16 @@ def empty_failure(provider: str, model: str, why: str = "") -> ModelError:
     )
 
 
+def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
+    """A ModelError for a model that declined to answer: what it said is no answer to mine."""
+    said = " ".join(said.split())[:300]
+    quoted = f": {said!r}" if said else ""
+    return ModelError(
+        f"{provider} model {model!r} refused to answer{quoted}; nothing was changed: look for trace text "
+        "that trips its safety rules (remove or shorten those traces), or mine with another model"
+    )
+
+
 def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
     return ModelError(
         f"{provider} model {model!r} hit the output limit (max_tokens={max_tokens}) and its answer is "
@@ -162,6 +172,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk", "status_failure",
-    "truncated_failure",
+    "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk",
+    "refusal_failure", "status_failure", "truncated_failure",
 ]

@@ -91,8 +91,6 @@ def test_connection_error_becomes_a_model_error() -> None:
 def test_empty_reply_is_an_error() -> None:
     with pytest.raises(ModelError, match="returned no text"):
         model_with(lambda request: httpx2.Response(200, json=message())).complete("hi")
-    with pytest.raises(ModelError, match="returned no text.*refusal"):
-        model_with(lambda request: httpx2.Response(200, json=message(" ", stop_reason="refusal"))).complete("hi")
 
 
 def test_truncated_reply_is_an_error() -> None:
@@ -126,3 +124,14 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(ImportError, match=re.escape(f"the anthropic extra: {install_command('anthropic')}")):
         AnthropicModel("claude-test")
+
+
+@pytest.mark.parametrize("texts", [(), ("I can't help with that.",), ('[{"precondition": "the build',)],
+                         ids=["no-text", "apology", "partial-json"])
+def test_a_refusal_is_an_error_not_an_answer(texts: tuple[str, ...]) -> None:
+    """stop_reason "refusal": whatever text came before it is not the model's answer to mine."""
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=message(*texts, stop_reason="refusal"))
+
+    with pytest.raises(ModelError, match="refused to answer"):
+        model_with(handler).complete("hi")

@@ -135,3 +135,16 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "openai", None)
     with pytest.raises(ImportError, match=re.escape(f"the openai extra: {install_command('openai')}")):
         OpenAIModel("gpt-test")
+
+
+def test_a_refusal_says_the_model_refused() -> None:
+    """A refusal has no output text; the error says the model refused and quotes it, instead of
+    reporting an empty answer."""
+    refused = response(None)
+    refused["output"][0]["content"] = [{"type": "refusal", "refusal": "I can't help with that."}]
+    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
+        model_with(lambda request: httpx2.Response(200, json=refused)).complete("hi")
+    chat_refused = chat(None)
+    chat_refused["choices"][0]["message"]["refusal"] = "I can't help with that."
+    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
+        model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
