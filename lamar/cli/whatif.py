@@ -6,12 +6,17 @@ import argparse
 import datetime
 import math
 import time
+from typing import TYPE_CHECKING
 
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, visible
-from lamar.cli.session import UsageError, open_engine
+from lamar.cli.session import UsageError, open_engine, resolve_id
 from lamar.whatif import Estimate, WhatIfReport, whatif
+from lamar.whatif.alternatives import form
 from lamar.whatif.report import EXACT, HEADLINE, THIN
+
+if TYPE_CHECKING:
+    from lamar.engine import Lamar
 
 
 def parse_since(text: str | None, now: float | None = None) -> float | None:
@@ -101,13 +106,26 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _full_id(lam: Lamar, spec: str) -> str:
+    """`without:ID` with ID shortened to a prefix only one lesson has, as every command takes an id,
+    spelt out; any other spec (and an id no lesson starts with, which `whatif` refuses) unchanged."""
+    head, arg = form(spec)
+    if head != "without":
+        return spec
+    ids = [experience.id for experience in lam.experiences()]
+    if arg in ids or not any(i.startswith(arg) for i in ids):
+        return spec
+    return f"without:{resolve_id(ids, arg, lam.store.location)}"
+
+
 def cmd_whatif(args: argparse.Namespace) -> int:
     scope = parse_pairs(args.scope, "--scope")
     since = parse_since(args.since)
     estimators = list(dict.fromkeys(args.estimator or [HEADLINE]))  # an estimator asked twice is one row
     lam = open_engine(args)
     try:
-        report = whatif(lam, args.policy or None, since=since, scope=scope or None)
+        policies = [_full_id(lam, spec) for spec in args.policy or ()]
+        report = whatif(lam, policies or None, since=since, scope=scope or None)
     finally:
         lam.close()
     if args.json:

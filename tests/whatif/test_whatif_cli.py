@@ -153,3 +153,20 @@ def test_an_interval_over_the_whole_range_says_why_and_what_to_read(logged: Path
     status, out, _ = run("whatif", "--store", str(logged), "--policy", "none", "--policy", "holdout:0")
     notes = [line for line in out.splitlines() if "spans the whole range" in line]
     assert len(notes) == 1 and notes[0].startswith("none: dr spans the whole range") and "pi-dr" in notes[0]
+
+
+def test_without_takes_a_lesson_id_shortened_as_every_command_takes_it(tmp_path: Path) -> None:
+    path = tmp_path / "ids.db"
+    with Lamar(str(path), k=2, seed=1, holdout=0.3) as lam:
+        ids = [lam.add(Experience("a test is flaky", action)) for action in ("pin the seeds", "mock the clock")]
+        for i in range(60):
+            lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    lesson = ids[0]
+    short = next(lesson[:n] for n in range(5, len(lesson)) if sum(i.startswith(lesson[:n]) for i in ids) == 1)
+    status, out, err = run("whatif", "--store", str(path), "--json", "--policy", f"without:{short}")
+    assert status == 0, err
+    status, full, _ = run("whatif", "--store", str(path), "--json", "--policy", f"without:{lesson}")
+    assert json.loads(out) == json.loads(full)
+    assert [row["policy"] for row in json.loads(out)["alternatives"]] == [f"without:{lesson}"]
+    status, _, err = run("whatif", "--store", str(path), "--policy", "without:exp_")
+    assert status == 1 and "give more of the id" in err
