@@ -55,6 +55,10 @@ ERROR_RULES: tuple[str, ...] = (
     r"\b(exit (?:code|status) \d+)\b",                     # a failing command
 )
 PROMPT_SCAN = 20_000  # characters of a prompt the rules look at (a pasted log can be huge)
+# A sub-folder holding one of these has rules of its own, which `lamar import-rules` scopes with
+# FOLDER_KEY (lamar.rules' FOLDER_RULES and FOLDER_KEY; copied, to keep lamar.rules out of the hook).
+FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/CLAUDE.md")
+FOLDER_KEY = "folder"
 
 
 def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
@@ -64,6 +68,28 @@ def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
         if (folder / ".git").exists():
             return folder
     return None
+
+
+def rules_folder(repo: Path, path: str | os.PathLike[str]) -> str:
+    """The innermost sub-folder of `repo` that holds `path` and has rules files of its own
+    ("frontend/"), or "" when only the project's top has any: the `folder` of the context.
+
+    >>> rules_folder(Path("/nowhere"), "/elsewhere/app.py")
+    ''
+    """
+    top = os.path.realpath(repo)
+    here = Path(os.path.realpath(path))
+    if not here.is_dir():
+        here = here.parent
+    try:
+        parts = here.relative_to(top).parts
+    except ValueError:
+        return ""  # outside the repository
+    for depth in range(len(parts), 0, -1):
+        folder = Path(top, *parts[:depth])
+        if parts[depth - 1] != ".claude" and any((folder / name).is_file() for name in FOLDER_RULES):
+            return "/".join(parts[:depth]) + "/"
+    return ""
 
 
 def project_name(cwd: str | os.PathLike[str], repo: Path | None) -> str:
@@ -139,9 +165,13 @@ def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
     return None
 
 
-def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any]) -> dict[str, str]:
-    """The recall context of one prompt: project, language, task class, error class and the config's
-    own keys; `config` is a `HookConfig`.
+def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any], *,
+                   worked: str | None = None) -> dict[str, str]:
+    """The recall context of one prompt: project, the rules folder of the work, language, task
+    class, error class and the config's own keys; `config` is a `HookConfig`.
+
+    The folder (`rules_folder`) is that of `worked`, the file the session last edited, else of
+    `cwd`: as Claude Code reads a sub-folder's CLAUDE.md once the session works in that folder.
 
     Plain rules decide, never a model; they are documented in docs/claude-code.md. A config file
     (see `lamar_claude_code.config`) can pin the project or language, add context keys, and put
@@ -150,6 +180,9 @@ def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str
     repo = find_repo(cwd)
     folder = repo or Path(cwd).resolve()
     context = {"project": config.project or project_name(cwd, repo)}
+    folder_of_work = rules_folder(repo, worked or cwd) if repo is not None else ""
+    if folder_of_work:
+        context[FOLDER_KEY] = folder_of_work
     language = config.language or language_of(folder, repo is not None, cache)
     if language:
         context["language"] = language

@@ -124,7 +124,10 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
             if not (tentative and signal == "accepted"):
                 record.pop("by_end", None)
                 _report(state, previous["episode"], signal, why, lam, paths, now)
-    context = derive_context(cwd, prompt, config, state["repos"])
+    # The file the session last edited in this repository says which folder it works in.
+    edited = previous.get("edited") if previous and repo and previous.get("repo") == repo else None
+    context = derive_context(cwd, prompt, config, state["repos"],
+                             worked=os.path.join(repo, edited) if repo and edited else None)
     engine = lam()  # opened first: a cold open (a long fold) must not end in an episode nobody sees
     if budget is not None and budget.expired:
         # Too late to deliver: store no episode at all rather than one nobody will report.
@@ -150,7 +153,8 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     # a hash of the prompt's start finds it again in the transcript.
     state["sessions"][session] = {"episode": rec.episode_id, "words": prompt_words(prompt), "repo": repo,
                                   "time": now, "count": count,
-                                  "traced": previous.get("traced", 0) if previous else 0}
+                                  "traced": previous.get("traced", 0) if previous else 0,
+                                  **({"edited": edited} if edited else {})}
     return text
 
 
@@ -211,6 +215,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         return  # a file outside the repository: git cannot settle it
     if relative not in record["files"]:
         record["files"].append(relative)
+    state["sessions"][session]["edited"] = relative
     if "base" not in record:
         from lamar_claude_code.outcomes import head_commit
 

@@ -64,6 +64,7 @@ _EPISODE_FIELDS: dict[str, Any] = {
 }
 _SESSION_FIELDS: dict[str, Any] = {
     "episode": str, "words": list, "repo": _TEXT_OR_NONE, "time": _NUMBER, "count": int, "traced": int,
+    "edited": str,
 }
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from lamar.engine import Lamar
 
 PROVENANCE_SOURCE = "rules"
+FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for frontend/CLAUDE.md
 _MODEL_TOKENS = 4096
 
 
@@ -124,11 +125,13 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     context = (rule.folder, *rule.context) if rule.folder else rule.context
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
-    # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
     action = rule.text.rstrip(".")
     # The id is of the words the lesson keeps: "Never push." and "Never push" are one lesson.
+    # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
     key = json.dumps([" ".join(action.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
+    if rule.folder:  # recalled where the hooks say the work is (the context's `folder`), as Claude Code reads it
+        scope[FOLDER_KEY] = rule.folder
     return Experience(where, action, "", scope=Scope(scope), status=Status.CANDIDATE,
                       id="exp_" + hashlib.sha256(key.encode()).hexdigest()[:16], provenance=provenance)
 
@@ -138,7 +141,7 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     from lamar.safety.lessons import lesson_refusal
     from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity
 
-    held = [e for e in lamar.experiences() if dict(e.scope) == {"project": project}]
+    held = [e for e in lamar.experiences() if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY}]
     out: list[Experience] = []
     skipped: list[tuple[Rule, str]] = []
     first: dict[str, Rule] = {}
@@ -201,4 +204,4 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     return rules, still + dropped
 
 
-__all__ = ["PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name", "project_root"]
+__all__ = ["FOLDER_KEY", "PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name", "project_root"]

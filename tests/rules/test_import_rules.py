@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import InvalidArgument, Lamar, Status
+from lamar import InvalidArgument, Lamar, Scope, Status
 from lamar.models import ScriptedModel
 from lamar.rules import import_rules, parse_rules, read_sources
 from lamar.rules.parse import Rule, clean
@@ -359,3 +360,17 @@ async def test_the_mcp_tool_shows_then_adds_and_reads_only_inside_its_project(tm
         for unusable in ("a\x00b", "x" * 5000):  # resolving them raises ValueError and OSError
             refused = await session.call_tool("import_rules", {"folder": unusable})
             assert refused.is_error and "must be a folder inside" in refused.content[0].text
+
+
+def test_a_sub_folder_lesson_stored_without_its_folder_scope_is_still_held(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    (shop / "web").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "web" / "CLAUDE.md").write_text("- Never use inline styles\n")
+    lam = Lamar(":memory:")
+    new = import_rules(lam, shop).lessons[0]
+    assert dict(new.scope) == {"project": "shop", "folder": "web/"}
+    # A store written when a sub-folder's lessons were scoped to the whole project keeps them, once.
+    lam.add(dataclasses.replace(new, scope=Scope(project="shop")))
+    again = import_rules(lam, shop, apply=True)
+    assert again.lessons == [] and [why for _, why in again.skipped] == [f"already held as {new.id} (candidate)"]

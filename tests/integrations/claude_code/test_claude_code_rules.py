@@ -253,3 +253,46 @@ def test_a_resumed_session_can_still_correct_its_last_prompt(hook: Hook, repo: P
     assert [a[1] for a in first[1]["audit"]] == ["accepted", "corrected"]
     with Lamar(str(hook.store)) as lam:
         assert lam.episode(first[0]).signal == "corrected"
+
+
+def test_a_sub_folders_rules_are_recalled_only_where_the_session_works(repo: Path, env: dict[str, str],
+                                                                        tmp_path: Path) -> None:
+    from lamar import Lamar
+
+    (repo / "CLAUDE.md").write_text("- Run `make test` before committing\n")
+    for folder, rule in (("web", "- Never use inline styles\n"), ("api", "- Never return a bare list\n")):
+        (repo / folder / "src").mkdir(parents=True)
+        (repo / folder / "src" / "main.txt").write_text("x\n")
+        (repo / folder / "CLAUDE.md").write_text(rule)
+    store = tmp_path / "rules.db"
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "import-rules", "--store", str(store), "--create",
+                           "--apply"], cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    lessons = {e.provenance["file"]: e for e in Lamar(str(store)).experiences()}
+    assert dict(lessons["web/CLAUDE.md"].scope) == {"project": "shop", "folder": "web/"}
+    assert dict(lessons["CLAUDE.md"].scope) == {"project": "shop"}
+    hook = Hook(store, env)
+
+    def eligible(session: str, cwd: Path) -> set[str]:
+        hook(payload("UserPromptSubmit", session, cwd, prompt="tidy this up"))
+        episode = hook.state()["sessions"][session]["episode"]
+        lam = Lamar(str(store))
+        try:
+            return {lam.get(i).provenance["file"] for i in lam.episode(episode).eligible}
+        finally:
+            lam.close()
+
+    assert eligible("s1", repo) == {"CLAUDE.md"}  # at the top, a sub-folder's rules are not read
+    edit = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input={"file_path": str(repo / "web/src/main.txt")})
+    assert hook(edit).returncode == 0
+    assert eligible("s1", repo) == {"CLAUDE.md", "web/CLAUDE.md"}  # once it edits there, they are
+    assert eligible("s1", repo) == {"CLAUDE.md", "web/CLAUDE.md"}  # for the rest of the session
+    assert eligible("s2", repo / "api" / "src") == {"CLAUDE.md", "api/CLAUDE.md"}  # started inside the folder
+
+
+def test_the_hook_knows_the_folder_rules_files_and_scope_key_of_import_rules() -> None:
+    from lamar.rules.importing import FOLDER_KEY
+    from lamar.rules.sources import FOLDER_RULES
+    from lamar_claude_code import context
+
+    assert set(context.FOLDER_RULES) == {*FOLDER_RULES, ".claude/CLAUDE.md"} and context.FOLDER_KEY == FOLDER_KEY
