@@ -6,9 +6,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import signal
 import socket
 import sys
 import tempfile
+import threading
 import webbrowser
 from pathlib import Path
 
@@ -58,21 +60,33 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
-    print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
-    if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
-        print("lamar ui: the store is :memory:, a throwaway: nothing added or changed is kept when lamar ui "
-              "stops (use --store FILE to keep it)", flush=True)
-    print("(press Ctrl+C to stop)", flush=True)
-    if open_browser:
-        webbrowser.open(url)
-    try:
+    # uvicorn stops on SIGTERM, then raises it again: under the default handler that ends the
+    # process before the `finally` below. Raised as SystemExit instead, the cleanup runs first.
+    on_term = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if on_term:
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+    try:  # from the first line printed: a signal sent as soon as the address shows still cleans up
+        print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
+        if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
+            print("lamar ui: the store is :memory:, a throwaway: nothing added or changed is kept when lamar ui "
+                  "stops (use --store FILE to keep it)", flush=True)
+        print("(press Ctrl+C to stop)", flush=True)
+        if open_browser:
+            webbrowser.open(url)
         server.run(sockets=[sock])
     finally:
+        if on_term:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sock.close()
         if throwaway:
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)  # the status a shell reports for a process ended by that signal
 
 
 __all__ = ["UI", "create_app", "default_report_path", "serve"]

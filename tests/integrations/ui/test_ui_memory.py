@@ -42,9 +42,12 @@ def test_a_store_on_disk_is_not_said_to_be_thrown_away(tmp_path: Path) -> None:
         assert 'class="throwaway"' not in _get(url, "/")
 
 
-def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + signal.SIGTERM)])
+def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: Path, stop: signal.Signals,
+                                                                     status: int) -> None:
     """Its default sleep report is a temporary file of the server's own, made on a machine with no
-    ~/.lamar folder, and removed when the server is stopped (Ctrl+C): it named lessons that are gone."""
+    ~/.lamar folder, and removed when the server is stopped (Ctrl+C, or SIGTERM from a service
+    manager or `kill`, which uvicorn hands back to the default handler): it named lessons that are gone."""
     home, temporary = tmp_path / "home", tmp_path / "tmp"
     home.mkdir()
     temporary.mkdir()
@@ -59,10 +62,11 @@ def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: P
         report = temporary / f"lamar-ui-sleep-report-{proc.pid}.json"
         report.write_text("{}")  # as Run sleep writes it
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         proc.wait(timeout=10)
-    assert proc.returncode == 0
+    assert proc.returncode == status
     assert not report.exists()
+    assert proc.stderr is not None and proc.stderr.read().endswith("lamar ui: stopped\n")
     assert not (home / ".lamar").exists()
 
 
