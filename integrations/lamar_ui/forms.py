@@ -8,7 +8,8 @@ from urllib.parse import quote, unquote
 
 from starlette.requests import Request
 
-from lamar import InvalidArgument, Status, Verdict
+from lamar import Status, Verdict
+from lamar.cli.pairs import one_value_each
 
 
 def same_token(given: str, token: str) -> bool:
@@ -37,18 +38,15 @@ def choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
 def pairs(text: str, what: str = "scope") -> dict[str, str]:
     """'k=v k2=v2' -> {'k': 'v', 'k2': 'v2'}; ValueError saying what to write otherwise.
 
-    A key given twice is refused: keeping either value would store or match a scope the user
-    did not write.
+    A key given two values is refused as `lamar` refuses it (`lamar.cli.pairs.one_value_each`).
     """
-    out: dict[str, str] = {}
+    parsed: list[tuple[str, str]] = []
     for pair in text.split():
         key, sep, value = pair.partition("=")
         if not sep or not key or not value:
             raise ValueError(f"{what} {pair!r} is not KEY=VALUE (e.g. language=swift)")
-        if key in out:
-            raise InvalidArgument(f"{what} gives {key!r} twice ({key}={out[key]} and {pair}): keep the one you mean")
-        out[key] = value
-    return out
+        parsed.append((key, value))
+    return one_value_each(parsed, what)
 
 
 __all__ = ["choice", "pairs", "same_token", "segments"]

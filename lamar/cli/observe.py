@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from lamar.cli.pairs import one_value_each
 from lamar.cli.render import dump_json, interval, lift, scope_text, shorten, size
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
@@ -16,18 +17,14 @@ from lamar.store.base import folded_rows
 
 def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
     """['project=trace', 'language=swift'] -> {'project': 'trace', 'language': 'swift'}."""
-    out: dict[str, str] = {}
+    parsed: list[tuple[str, str]] = []
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             example = "lamar recall" if option == "the context" else option
             raise UsageError(f"{option} takes key=value pairs, like {example} project=trace; got {pair!r}")
-        key = key.strip()
-        if key in out and out[key] != value:
-            # A scope or context holds one value a key: the later one would replace the earlier unseen.
-            raise UsageError(f"{option} gives {key!r} twice ({out[key]!r} and {value!r}): give each key once")
-        out[key] = value
-    return out
+        parsed.append((key.strip(), value))
+    return one_value_each(parsed, option)
 
 
 def holdout_cost(evidence: Mapping[str, Evidence], reports: int) -> dict[str, float]:

@@ -100,7 +100,7 @@ def test_a_key_given_twice_with_two_values_is_refused_and_nothing_is_written(run
                     ["ls", "--scope", "project=trace", "--scope", "project=shop"]):
         done = run_cli(*command, "--store", sqlite_store)
         assert done.returncode == 1, command
-        assert "gives 'project' twice ('trace' and 'shop'): give each key once" in done.stderr
+        assert "gives 'project' twice (project=trace and project=shop): keep the one you mean" in done.stderr
     assert [(e.seq, e.kind) for e in open_store(sqlite_store).read()] == before
     same = run_cli("recall", "project=trace", "project=trace", "--store", sqlite_store, "--dry-run")
     assert same.returncode == 0, same.stderr  # the same value twice says one thing

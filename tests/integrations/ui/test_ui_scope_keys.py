@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, Scope
+from lamar import Experience, InvalidArgument, Lamar, Scope
 
 pytest.importorskip("starlette")
 
@@ -51,3 +51,18 @@ def test_a_context_or_filter_key_given_twice_is_refused_by_name(server: tuple[st
     assert "context gives 'team' twice (team=a and team=b): keep the one you mean" in page
     page = html.unescape(_get(url, "/?scope=team%3Db+team%3Da"))
     assert "scope gives 'team' twice" in page and "clear the cache" not in page
+
+
+def test_the_app_and_the_command_refuse_a_key_given_two_values_alike() -> None:
+    # They used to differ: UsageError and "('a' and 'b'): give each key once" on the command line,
+    # InvalidArgument and "(team=a and team=b): keep the one you mean" in the app, which also
+    # refused the same value given twice.
+    from lamar.cli.observe import parse_pairs
+    from lamar_ui.forms import pairs
+
+    with pytest.raises(InvalidArgument) as app:
+        pairs("team=a team=b")
+    with pytest.raises(InvalidArgument) as command:
+        parse_pairs(["team=a", "team=b"], "scope")
+    assert str(app.value) == str(command.value) == "scope gives 'team' twice (team=a and team=b): keep the one you mean"
+    assert pairs("team=a team=a") == parse_pairs(["team=a", "team=a"], "scope") == {"team": "a"}
