@@ -73,12 +73,11 @@ class SleepReview:
                 data, report = None, SleepReport([], [], 0, 0.0, {})
             decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
-            # Applied is a fact of the store, not of the report file: read it from the events
-            # written since the report was made, so an applied proposal is not offered again.
-            ids = {p.id for p in report.proposals}
-            since = self.lam.store.read(report.made_at) if ids else []  # no report: nothing to read
-            decisions.update({e.data["proposal"]: "applied" for e in since
-                              if e.kind == "applied" and e.data.get("proposal") in ids})
+            # Applied is a fact of the store, not of the report file: apply's own check says which
+            # (`lamar review` asks it too), so an applied proposal is not offered again, even once
+            # a compaction has folded the record of it into a checkpoint.
+            skips = self.lam.would_skip(report) if report.proposals else {}  # no report: nothing to ask
+            decisions.update({pid: "applied" for pid, why in skips.items() if why.startswith("already applied")})
             now: dict[str, Evidence | None] = {}
             for p in report.proposals:
                 for i in p.experience_ids:

@@ -4,6 +4,7 @@ says the proposals were already applied, rather than "applied 0"."""
 from __future__ import annotations
 
 import html
+import json
 import re
 from pathlib import Path
 
@@ -46,3 +47,21 @@ def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path)
         assert _events(path) == written
     with Lamar(str(path)) as lam:
         assert len(lam.experiences(status="active")) == 1
+
+
+def test_proposals_applied_with_a_compaction_are_not_offered_again(tmp_path: Path) -> None:
+    # The page read the "applied" events written since the report; applying a compaction folds
+    # them into a checkpoint, and every proposal of the report was offered again as undecided.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path), seed=1) as lam:
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+        for _ in range(40):
+            lam.report(lam.recall({"language": "swift"}).episode_id, 0.5)
+        report = lam.sleep(keep_last=10)
+        assert sorted(p.kind for p in report) == ["compact", "merge"]
+        Path(f"{path}.sleep-report.json").write_text(json.dumps(report.to_dict()))
+        assert len(lam.apply(report).applied) == 2
+    with serving(path) as url:
+        page = _get(url, "/sleep")
+    assert page.count('class="proposal applied"') == 2 and ">Approve<" not in page, page[-800:]
