@@ -17,6 +17,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 
 from lamar import DuplicateReport, InvalidArgument, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
+from lamar_llamaindex.nodes import engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
 Outcome = Signal | float | str
@@ -72,6 +73,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     def __init__(self, lamar: Any = None, /, **data: Any) -> None:
         if lamar is not None:  # the engine may come first, like every Lamar integration
             data["lamar"] = lamar
+        engine(data.get("lamar"), "LamarMemoryBlock")
+        slots(data.get("k"))
         if data.get("context") is not None and not callable(data["context"]):
             data["context"] = check_context(data["context"])
         super().__init__(**data)

@@ -7,7 +7,7 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, Document, NodeWithScore, TextNode
 
-from lamar import Experience, Lamar, Status
+from lamar import Experience, InvalidArgument, Lamar, Status
 from lamar.recall import neutralize
 
 EXPERIENCE_ID = "experience_id"
@@ -45,7 +45,7 @@ def lessons_to_nodes(lamar: Lamar, status: Status | str | Iterable[Status | str]
     >>> node.text, experience_id_of(node) == eid, node.metadata["scope_project"]
     ('When the build fails, clear the cache.', True, 'shop')
     """
-    return [TextNode(**_node_fields(exp)) for exp in _select(lamar, status, scope)]
+    return [TextNode(**_node_fields(exp)) for exp in _select(lamar, status, scope, "lessons_to_nodes")]
 
 
 def lessons_to_documents(lamar: Lamar, status: Status | str | Iterable[Status | str] | None = None, *,
@@ -64,7 +64,7 @@ def lessons_to_documents(lamar: Lamar, status: Status | str | Iterable[Status | 
     Returns:
         One document per lesson, in the order the lessons were added.
     """
-    return [Document(**_node_fields(exp)) for exp in _select(lamar, status, scope)]
+    return [Document(**_node_fields(exp)) for exp in _select(lamar, status, scope, "lessons_to_documents")]
 
 
 def experience_id_of(node: BaseNode | NodeWithScore) -> str | None:
@@ -79,18 +79,41 @@ def episode_id_of(node: BaseNode | NodeWithScore) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def engine(lamar: Any, who: str) -> Lamar:
+    """`lamar` if it is a Lamar engine, else an `InvalidArgument` naming the piece that took it (a
+    store or a path passed by mistake would otherwise fail later, inside a query or an agent's turn)."""
+    if not isinstance(lamar, Lamar):
+        raise InvalidArgument(f"{who} takes a Lamar engine first (Lamar(\"lessons.db\")); got {type(lamar).__name__}")
+    return lamar
+
+
+def slots(k: Any, name: str = "k") -> int | None:
+    """`k` if it is None or a whole number >= 0, else an `InvalidArgument`."""
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {k!r}")
+    return k  # type: ignore[no-any-return]
+
+
+def _status(value: Any) -> Status:
+    try:
+        return Status(value)
+    except ValueError:
+        raise InvalidArgument(f"status must be one of {', '.join(s.value for s in Status)}; got {value!r}") from None
+
+
 def _node(node: BaseNode | NodeWithScore) -> BaseNode:
     return node.node if isinstance(node, NodeWithScore) else node
 
 
 def _select(lamar: Lamar, status: Status | str | Iterable[Status | str] | None,
-            scope: Mapping[str, str] | None) -> list[Experience]:
+            scope: Mapping[str, str] | None, who: str) -> list[Experience]:
+    lamar = engine(lamar, who)
     if status is None:
         wanted = {Status.ACTIVE, Status.CANDIDATE}
     elif isinstance(status, (Status, str)):
-        wanted = {Status(status)}
+        wanted = {_status(status)}
     else:
-        wanted = {Status(s) for s in status}
+        wanted = {_status(s) for s in status}
     return [exp for exp in lamar.experiences(scope=scope) if exp.status in wanted]
 
 

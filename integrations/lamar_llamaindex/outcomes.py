@@ -11,7 +11,7 @@ from llama_index.core.schema import BaseNode, NodeWithScore
 
 from lamar import InvalidArgument, Lamar, LamarError, Signal
 from lamar.signals import to_reward
-from lamar_llamaindex.nodes import episode_id_of
+from lamar_llamaindex.nodes import engine, episode_id_of
 
 _OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
     "lamar_llamaindex_episode_logs", default=())
@@ -69,6 +69,8 @@ def track_episodes(lamar: Lamar | None = None, *,
     >>> log.ids, log.last
     ([], None)
     """
+    if lamar is not None:
+        engine(lamar, "track_episodes")
     if failed_outcome is not None:
         to_reward(failed_outcome)  # refused now: at failure time a bad one would leave the episodes pending unsaid
     log = EpisodeLog()
@@ -175,6 +177,7 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
             (episodes earlier in the list stay reported).
         UnknownEpisode: an id that this store never logged.
     """
+    engine(lamar, "report_response")
     ids = episode_ids(response)
     for episode in ids:
         lamar.report(episode, signal, replace=replace)
@@ -184,6 +187,7 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
 async def areport_response(lamar: Lamar, response: Any, signal: Signal | float | str, *,
                            replace: bool = False) -> list[str]:
     """`report_response` without blocking the event loop."""
+    engine(lamar, "areport_response")
     ids = episode_ids(response)
     for episode in ids:
         await lamar.areport(episode, signal, replace=replace)

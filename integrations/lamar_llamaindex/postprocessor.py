@@ -14,7 +14,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from lamar import InvalidArgument, InvalidContext, Lamar, Recall, Status, StoreError, UnknownExperience
-from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, experience_id_of
+from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, engine, experience_id_of, slots
 from lamar_llamaindex.outcomes import record_episode
 
 dispatcher = get_dispatcher(__name__)
@@ -83,8 +83,8 @@ class LamarPostprocessor(BaseNodePostprocessor):
 
     def __init__(self, lamar: Lamar, top_n: int = 3, context: Mapping[str, str] | ContextFn | None = None,
                  *, context_fn: ContextFn | None = None, passthrough: bool = True, **kwargs: Any) -> None:
-        if not isinstance(lamar, Lamar):
-            raise InvalidArgument(f"LamarPostprocessor takes a Lamar engine first; got {type(lamar).__name__}")
+        engine(lamar, "LamarPostprocessor")
+        slots(-1 if top_n is None else top_n, "top_n")  # a number is needed here: None is refused too
         if context is not None and not isinstance(context, Mapping) and not callable(context):
             raise InvalidArgument(
                 f"context must be a mapping of strings or a callable; got {type(context).__name__}")

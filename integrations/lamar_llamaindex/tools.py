@@ -22,7 +22,7 @@ from lamar.signals import (
     tool_answer,
     tool_recorded,
 )
-from lamar_llamaindex.nodes import EPISODE_ID
+from lamar_llamaindex.nodes import EPISODE_ID, engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
@@ -71,6 +71,8 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         >>> print(*(t.metadata.name for t in create_lamar_tools(Lamar(":memory:"), report=True)))
         lamar_search_lessons lamar_report_outcome
     """
+    engine(lamar, "create_lamar_tools")
+    slots(k)
     checked = context if context is None or callable(context) else check_context(context)
 
     def resolve(query: str) -> dict[str, str]:

@@ -304,7 +304,7 @@ def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
     """A caller catching LamarError catches every argument the LlamaIndex pieces refuse (each is
     still the TypeError or ValueError it was)."""
     from lamar import LamarError
-    from lamar_llamaindex import LamarMemoryBlock, report_response
+    from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, lessons_to_documents, report_response
 
     lam, _ = engine_with_lessons(1)
     refused = [
@@ -314,6 +314,19 @@ def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
         lambda: LamarPostprocessor(lam, context=lambda q: ["shop"]).context_for(QueryBundle("q")),
         lambda: LamarMemoryBlock(lam).report(Signal.SHIPPED, "no-such-session"),
         lambda: report_response(lam, 42, Signal.SHIPPED),
+        # anything but an engine first, which would fail later inside a query or an agent's turn
+        lambda: LamarMemoryBlock(lam.store),
+        lambda: create_lamar_tools("lessons.db"),
+        lambda: lessons_to_nodes(lam.store),  # type: ignore[arg-type]
+        lambda: lessons_to_documents("lessons.db"),  # type: ignore[arg-type]
+        lambda: report_response(lam.store, ["ep_1"], Signal.SHIPPED),  # type: ignore[arg-type]
+        lambda: track_episodes(lamar=lam.store).__enter__(),  # type: ignore[arg-type]
+        # slots and statuses out of range: said by Lamar, not by a validator's dump
+        lambda: LamarPostprocessor(lam, top_n=-1),
+        lambda: LamarPostprocessor(lam, top_n=1.5),  # type: ignore[arg-type]
+        lambda: LamarMemoryBlock(lam, k=-1),
+        lambda: create_lamar_tools(lam, k=-1),
+        lambda: lessons_to_nodes(lam, status="bogus"),
     ]
     for call in refused:
         with pytest.raises(LamarError):
