@@ -12,8 +12,17 @@ from langgraph.config import get_config
 from langgraph.runtime import get_runtime
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
-from lamar import DuplicateReport, InvalidContext, Lamar, Recall, Signal, StoreError, UnknownEpisode
-from lamar.experience import context_within
+from lamar import (
+    DuplicateReport,
+    InvalidArgument,
+    InvalidContext,
+    Lamar,
+    Recall,
+    Signal,
+    StoreError,
+    UnknownEpisode,
+)
+from lamar.experience import check_context, context_within
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +138,21 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
 
     Returns:
         A runnable to pass to ``graph.add_node("recall", ...)``.
+
+    Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, or `k` or `turn` is not one.
+        InvalidContext: `context` is neither a mapping of strings, a function nor None.
     """
+
+    engine(lamar, "recall_node")
+    if isinstance(context, Mapping):
+        context = check_context(context)
+    elif context is not None and not callable(context):  # else it would be ignored for state[context_key]
+        raise InvalidContext(f"context must be a mapping of strings, a function of the state or None; "
+                             f"got {type(context).__name__}")
+    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
+        raise InvalidArgument(f"k is the number of lesson slots, a whole number >= 0 (or None); got {k!r}")
+    _callable_or_none(turn, "turn")
 
     def plan(state: Any) -> tuple[Mapping[str, str], str | None] | None:
         marker = turn(state) if turn is not None else None
@@ -196,9 +219,13 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         A runnable to pass to ``graph.add_node("report", ...)``.
 
     Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, or `outcome` is not a function.
         InvalidReward: (when the node runs) the outcome is not a Signal, a Signal name or a
             float in [-1, 1].
     """
+
+    engine(lamar, "report_node")
+    _callable_or_none(outcome, "outcome")
 
     def plan(state: Any) -> tuple[list[str], Outcome] | None:
         value = outcome(state) if outcome is not None else _field(state, outcome_key)
@@ -250,6 +277,19 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         return written(done) if done else {}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
+
+
+def engine(lamar: Any, who: str) -> Lamar:
+    """`lamar` if it is a Lamar engine, else an `InvalidArgument` when the graph is built (a store
+    or a path would otherwise fail inside the first run, breaking it)."""
+    if not isinstance(lamar, Lamar):
+        raise InvalidArgument(f"{who} takes a Lamar engine first (Lamar(\"lessons.db\")); got {type(lamar).__name__}")
+    return lamar
+
+
+def _callable_or_none(value: Any, name: str) -> None:
+    if value is not None and not callable(value):
+        raise InvalidArgument(f"{name} must be a function of the state, or None; got {type(value).__name__}")
 
 
 # -- reading state of any schema (TypedDict, dataclass, pydantic) ---------------------------------

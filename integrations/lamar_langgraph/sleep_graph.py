@@ -15,6 +15,7 @@ from typing_extensions import TypedDict  # the one LangGraph uses: mixing both k
 
 from lamar import Lamar, SleepReport
 from lamar.sleep.traces import load_traces
+from lamar_langgraph.nodes import engine
 from lamar_langgraph.review import ReviewDecision, read_decision
 
 REVIEW_KIND = "lamar_sleep_review"
@@ -71,6 +72,8 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
     Returns:
         The compiled graph (state: `SleepState`).
     """
+
+    engine(lamar, "build_sleep_graph")
 
     def load(state: SleepState) -> dict[str, Any]:
         source = state.get("traces")

@@ -336,6 +336,30 @@ def test_a_bad_outcome_fails_the_run_clearly(lam: Lamar) -> None:
     assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 0
 
 
+def test_bad_arguments_are_refused_when_the_graph_is_built_not_in_its_first_run(lam: Lamar) -> None:
+    """A store or a path for the engine, or a context that is neither a mapping nor a function,
+    used to build a node that failed (or read state instead, for the context) inside a run."""
+    from lamar import InvalidArgument, LamarError
+    from lamar_langgraph import build_sleep_graph
+
+    refused = [
+        (lambda: recall_node(lam.store), InvalidArgument),
+        (lambda: recall_node("lessons.db"), InvalidArgument),  # type: ignore[arg-type]
+        (lambda: report_node(lam.store), InvalidArgument),
+        (lambda: build_sleep_graph(lam.store), InvalidArgument),
+        (lambda: recall_node(lam, context=["project", "trace"]), InvalidContext),  # type: ignore[arg-type]
+        (lambda: recall_node(lam, context={"project": 3}), InvalidContext),  # type: ignore[dict-item]
+        (lambda: recall_node(lam, k=-1), InvalidArgument),
+        (lambda: recall_node(lam, turn="human"), InvalidArgument),  # type: ignore[arg-type]
+        (lambda: report_node(lam, outcome="shipped"), InvalidArgument),  # type: ignore[arg-type]
+    ]
+    for build, error in refused:
+        with pytest.raises(error) as caught:
+            build()
+        assert isinstance(caught.value, LamarError)
+    assert lam.stats()["episodes"] == 0
+
+
 def test_the_module_examples_run() -> None:
     result = doctest.testmod(lamar_langgraph.nodes)
     assert result.failed == 0 and result.attempted > 0
