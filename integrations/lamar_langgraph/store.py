@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
 
-from lamar import CorruptStore, EventConflict, LamarError, StoreError
+from lamar import CorruptStore, EventConflict, InvalidArgument, LamarError, StoreError
 from lamar.store import Event
 from lamar.store.base import check_appendable, storable_key
 from lamar_langgraph.bakery import BakeryLock
@@ -37,19 +37,21 @@ def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
     ('lamar', 'team%2Eprod')
 
     Raises:
-        ValueError: the namespace is empty, has an empty or non-string label, or starts
-            with "langgraph".
+        InvalidArgument: (a ValueError and a TypeError) the namespace is not a label or a
+            sequence of labels, is empty, has an empty or non-string label, or starts with "langgraph".
     """
+    if not isinstance(namespace, (str, Sequence)):
+        raise InvalidArgument(f"a namespace is a label or a tuple of labels, e.g. ('lamar',); got {namespace!r}")
     labels = (namespace,) if isinstance(namespace, str) else tuple(namespace)
     if not labels:
-        raise ValueError("a namespace needs at least one label, e.g. ('lamar',)")
+        raise InvalidArgument("a namespace needs at least one label, e.g. ('lamar',)")
     clean = []
     for label in labels:
         if not isinstance(label, str) or not label:
-            raise ValueError(f"namespace labels are non-empty strings; got {label!r} in {labels!r}")
+            raise InvalidArgument(f"namespace labels are non-empty strings; got {label!r} in {labels!r}")
         clean.append(label.replace("%", "%25").replace(".", "%2E").replace("\x00", "%00"))
     if clean[0] == "langgraph":
-        raise ValueError('LangGraph reserves the root label "langgraph"; use another, e.g. ("lamar",)')
+        raise InvalidArgument('LangGraph reserves the root label "langgraph"; use another, e.g. ("lamar",)')
     return tuple(clean)
 
 
@@ -102,11 +104,13 @@ class LangGraphStore:
                  lease: float = 30.0, timeout: float = 120.0, location: str | None = None,
                  compact: Callable[[], None] | None = None) -> None:
         if not isinstance(store, BaseStore):
-            raise TypeError(f"LangGraphStore wraps a langgraph BaseStore; got {type(store).__name__}")
-        if not lease > 0 or not timeout > 0:
-            raise ValueError("lease and timeout are positive numbers of seconds")
+            raise InvalidArgument(f"LangGraphStore wraps a langgraph BaseStore (InMemoryStore, SqliteStore, "
+                                  f"PostgresStore); got {type(store).__name__}")
+        for name, seconds in (("lease", lease), ("timeout", timeout)):
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+                raise InvalidArgument(f"{name} is a positive number of seconds; got {seconds!r}")
         if compact is not None and not callable(compact):
-            raise TypeError(f"compact is a function of no arguments; got {type(compact).__name__}")
+            raise InvalidArgument(f"compact is a function of no arguments; got {type(compact).__name__}")
         self.compact = compact
         self.store = store
         self.namespace = sanitize_namespace(namespace)

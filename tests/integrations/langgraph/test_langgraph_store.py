@@ -18,7 +18,7 @@ from langgraph.store.memory import InMemoryStore
 from langgraph.store.sqlite import SqliteStore
 
 import lamar_langgraph.store
-from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
+from lamar import EventConflict, Experience, InvalidArgument, Lamar, Scope, Signal, StoreError
 from lamar.conformance import StoreConformance
 from lamar.store import Event
 from lamar_langgraph import LangGraphStore, sanitize_namespace
@@ -322,9 +322,23 @@ def test_two_namespaces_in_one_base_store_are_two_lamar_stores() -> None:
 def test_namespaces_are_sanitised_or_refused() -> None:
     assert sanitize_namespace("team.prod") == ("team%2Eprod",)
     assert sanitize_namespace(("a%2E", "b.c")) == ("a%252E", "b%2Ec")  # escapes stay distinct
-    for bad in [(), ("lamar", ""), ("langgraph", "x"), ("lamar", 3)]:
-        with pytest.raises(ValueError):
+    for bad in [(), ("lamar", ""), ("langgraph", "x"), ("lamar", 3), None, 3]:
+        with pytest.raises(InvalidArgument):  # a LamarError, and still the ValueError it was
             sanitize_namespace(bad)  # type: ignore[arg-type]
+
+
+def test_bad_arguments_are_lamar_errors_that_say_what_to_pass() -> None:
+    shared = InMemoryStore()
+    for build, words in [
+        (lambda: LangGraphStore("app-store.db"), "wraps a langgraph BaseStore"),  # type: ignore[arg-type]
+        (lambda: LangGraphStore(shared, namespace=None), "a namespace is a label"),  # type: ignore[arg-type]
+        (lambda: LangGraphStore(shared, lease="30"), "lease is a positive number of seconds"),  # type: ignore[arg-type]
+        (lambda: LangGraphStore(shared, timeout=0), "timeout is a positive number of seconds"),
+        (lambda: LangGraphStore(shared, lease=float("nan")), "lease is a positive number of seconds"),
+        (lambda: LangGraphStore(shared, compact="VACUUM"), "compact is a function"),  # type: ignore[arg-type]
+    ]:
+        with pytest.raises(InvalidArgument, match=words):
+            build()
 
 
 def test_a_closed_store_refuses_work_and_leaves_the_base_store_open() -> None:
