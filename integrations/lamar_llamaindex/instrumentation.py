@@ -19,6 +19,7 @@ from llama_index.core.instrumentation.events.query import QueryEndEvent, QuerySt
 from llama_index.core.instrumentation.events.span import SpanDropEvent
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
+from lamar import StoreError
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_llamaindex.nodes import episode_id_of, experience_id_of
 from lamar_llamaindex.outcomes import EpisodeLog, close_log, episode_ids, open_log
@@ -97,6 +98,9 @@ class LamarTraceHandler(BaseEventHandler):
                 self._end(event.span_id, response=event.response)
             elif isinstance(event, SpanDropEvent):
                 self._end(event.span_id, error=event.err_str)
+        except StoreError as exc:  # the trace file cannot be written: the message says which and why
+            logger.warning("LamarTraceHandler could not record a %s (the query goes on): %s",
+                           type(event).__name__, exc)
         except Exception:
             logger.exception("LamarTraceHandler could not record a %s", type(event).__name__)
 

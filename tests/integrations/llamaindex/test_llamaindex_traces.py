@@ -97,6 +97,21 @@ def test_a_failing_query_is_traced_with_its_error(handler: LamarTraceHandler, tr
     assert trace.context == {"app": "helpdesk"}
 
 
+def test_a_trace_file_that_cannot_be_written_costs_one_warning_line_not_the_query(tmp_path: Path, caplog) -> None:
+    lam, _, query_engine = build()
+    handler = LamarTraceHandler(tmp_path).register()  # a folder, not a file: every write fails
+    try:
+        with caplog.at_level("WARNING", logger="lamar_llamaindex.instrumentation"):
+            response = query_engine.query("the Gradle build fails")  # type: ignore[attr-defined]
+    finally:
+        handler.unregister()
+    assert response.source_nodes and lam.stats()["episodes"] == 1  # the query went on
+    (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.instrumentation"]
+    assert record.levelname == "WARNING" and record.exc_info is None  # no traceback per query
+    assert "could not record a QueryEndEvent" in record.getMessage()
+    assert f"cannot append a trace to {tmp_path}" in record.getMessage()
+
+
 def test_unregister_stops_recording(traces_path: Path) -> None:
     _, _, query_engine = build()
     handler = LamarTraceHandler(TraceWriter(traces_path)).register()
