@@ -56,6 +56,7 @@ class SqliteStore:
         self.read_only = False
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
         self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
+        self._closed = False
         if not self.path.exists():
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -380,6 +381,7 @@ class SqliteStore:
             columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
             top = None
             with self._lock:
+                self._check_open()
                 try:
                     self._db.execute("BEGIN")
                     try:
@@ -435,13 +437,20 @@ class SqliteStore:
             finally:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
 
+    def _check_open(self) -> None:
+        # sqlite3 says "Cannot operate on a closed database", which the reads would call corrupt.
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed; open it again to read or write it")
+
     def _check_writable(self) -> None:
+        self._check_open()
         if self.read_only:
             raise StoreError(f"{self.path} cannot be written (read-only file, folder or mount); "
                              "open a writable copy to change it")
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._db.close()
             if self._copy is not None:
                 import shutil

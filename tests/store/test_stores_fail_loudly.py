@@ -339,3 +339,23 @@ def test_a_store_under_the_other_backends_name_is_refused_as_what_it_is(tmp_path
         Lamar(path)
     assert "backup" not in str(refused.value)
     assert path.read_bytes() == source.read_bytes()
+
+
+def test_a_closed_sqlite_store_says_it_is_closed_not_corrupt(tmp_path: Path) -> None:
+    from lamar import StoreError
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), seed=1)
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.close()
+    lam.close()
+    for call in (lambda: lam.recall({}), lam.stats, lambda: lam.add(Experience("a", "b"))):
+        with pytest.raises(StoreError, match="is closed") as caught:
+            call()
+        assert not isinstance(caught.value, CorruptStore)
+    store = SqliteStore(path)
+    store.close()
+    with pytest.raises(StoreError, match="is closed"):
+        store.read()
+    assert len(Lamar(str(path)).experiences()) == 1
