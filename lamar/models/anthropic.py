@@ -14,6 +14,7 @@ from lamar.models.protocol import (
     sdk_client,
     status_failure,
     truncated_failure,
+    unexpected_reply,
 )
 
 _PROVIDER = "Anthropic"
@@ -70,6 +71,10 @@ class AnthropicModel:
             ) from exc
         except sdk.AnthropicError as exc:
             raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc
+        except ValueError as exc:  # a success status with a body that is not JSON
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
+        if not isinstance(getattr(message, "content", None), list):  # JSON, or text, of another shape
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), message)
         text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
         if message.stop_reason == "refusal":  # text before it is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, text)

@@ -15,6 +15,7 @@ from lamar.models.protocol import (
     sdk_client,
     status_failure,
     truncated_failure,
+    unexpected_reply,
 )
 
 _PROVIDER = "OpenAI"
@@ -73,9 +74,13 @@ class OpenAIModel:
             raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
         except sdk.OpenAIError as exc:
             raise ModelError(f"the OpenAI call for model {self.model!r} failed: {exc}") from exc
+        except ValueError as exc:  # a success status with a body that is not JSON
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
 
     def _responses(self, prompt: str, max_tokens: int) -> str:
         response = self.client.responses.create(model=self.model, input=prompt, max_output_tokens=max_tokens)
+        if not hasattr(response, "output_text"):  # JSON, or text, of another shape
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), response)
         if response.status == "incomplete":
             details = getattr(response, "incomplete_details", None)
             reason = getattr(details, "reason", None)
@@ -103,6 +108,8 @@ class OpenAIModel:
             messages=[{"role": "user", "content": prompt}],
             **{self.token_limit: max_tokens},
         )
+        if not hasattr(completion, "choices"):  # JSON, or text, of another shape
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)
         if not completion.choices:
             raise empty_failure(_PROVIDER, self.model, "no choices")
         choice = completion.choices[0]

@@ -164,6 +164,15 @@ def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
     )
 
 
+def unexpected_reply(provider: str, where: str, reply: object) -> ModelError:
+    """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
+    preview = " ".join(str(reply).split())[:120]
+    return ModelError(
+        f"the answer from {where} is not a reply of the {provider} API ({preview!r}); check base_url "
+        "(a proxy or a login page may have answered instead), then run sleep again"
+    )
+
+
 def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
     return ModelError(
         f"{provider} model {model!r} hit the output limit (max_tokens={max_tokens}) and its answer is "
@@ -173,5 +182,5 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk",
-    "refusal_failure", "status_failure", "truncated_failure",
+    "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply",
 ]

@@ -135,3 +135,15 @@ def test_a_refusal_is_an_error_not_an_answer(texts: tuple[str, ...]) -> None:
 
     with pytest.raises(ModelError, match="refused to answer"):
         model_with(handler).complete("hi")
+
+
+@pytest.mark.parametrize(("body", "kind"), [("<html><body>Sign in to the proxy</body></html>", "text/html"),
+                                            ("{not json", "application/json")], ids=["html", "broken-json"])
+def test_a_reply_that_is_not_the_api_is_a_model_error(body: str, kind: str) -> None:
+    """A proxy's login page or a broken body answered 200: complete() keeps its contract (a
+    ModelError) and names the address to check."""
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, text=body, headers={"content-type": kind})
+
+    with pytest.raises(ModelError, match="not a reply of the Anthropic API.*base_url"):
+        model_with(handler).complete("hi")

@@ -148,3 +148,16 @@ def test_a_refusal_says_the_model_refused() -> None:
     chat_refused["choices"][0]["message"]["refusal"] = "I can't help with that."
     with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
         model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+@pytest.mark.parametrize(("body", "kind"), [("<html><body>Sign in to the proxy</body></html>", "text/html"),
+                                            ("{not json", "application/json")], ids=["html", "broken-json"])
+def test_a_reply_that_is_not_the_api_is_a_model_error(api: str, body: str, kind: str) -> None:
+    """A proxy's login page or a broken body answered 200: complete() keeps its contract (a
+    ModelError) and names the address to check."""
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, text=body, headers={"content-type": kind})
+
+    with pytest.raises(ModelError, match="not a reply of the OpenAI API.*base_url"):
+        model_with(handler, api=api).complete("hi")
