@@ -26,6 +26,7 @@ from lamar_langchain.run_record import ImplicitSignals, RunRecord
 from lamar_langchain.trace_text import clip, episodes_in, output_text
 
 log = logging.getLogger(__name__)
+_RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
 
 
 class LamarCallbackHandler(BaseCallbackHandler):
@@ -240,7 +241,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             self._by_episode[episode_id] = run.run_id
 
     def _start(self, run_id: UUID, parent_run_id: UUID | None, name: str, inputs: Any,
-               metadata: Mapping[str, Any] | None) -> RunRecord:
+               metadata: Mapping[str, Any] | None, tags: Any = None) -> RunRecord:
         with self._lock:
             root = self._root_of.get(parent_run_id) if parent_run_id is not None else None
             if root is None or root not in self._runs:
@@ -252,6 +253,9 @@ class LamarCallbackHandler(BaseCallbackHandler):
                 run = self._runs[root]
                 run.members.add(run_id)
             self._root_of[run_id] = run.run_id
+            # RunnableRetry sends no retry event: it tags each attempt after the first instead.
+            if any(isinstance(tag, str) and tag.startswith(_RETRY_TAG) for tag in tags or ()):
+                run.counts["retries"] += 1
             if metadata:
                 self._attach(run, metadata.get(EPISODE_KEY))
                 if run.context is None:
@@ -377,7 +381,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), inputs, metadata)
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), inputs, metadata, kwargs.get("tags"))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._end(run_id, outputs)
@@ -389,13 +393,13 @@ class LamarCallbackHandler(BaseCallbackHandler):
                             run_id: UUID, parent_run_id: UUID | None = None,
                             metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
         self._start(run_id, parent_run_id, _name(serialized, kwargs), messages[-1] if messages else [],
-                    metadata)
+                    metadata, kwargs.get("tags"))
 
     def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
                      parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                      **kwargs: Any) -> None:
         self._start(run_id, parent_run_id, _name(serialized, kwargs), prompts[-1] if prompts else "",
-                    metadata)
+                    metadata, kwargs.get("tags"))
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         generations = getattr(response, "generations", None) or [[]]
@@ -412,7 +416,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
                            parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                            **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), query, metadata)
+        self._start(run_id, parent_run_id, _name(serialized, kwargs), query, metadata, kwargs.get("tags"))
 
     def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._end(run_id, list(documents))
@@ -424,7 +428,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
                       parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
         name = _name(serialized, kwargs)
-        run = self._start(run_id, parent_run_id, name, input_str, metadata)
+        run = self._start(run_id, parent_run_id, name, input_str, metadata, kwargs.get("tags"))
         with self._lock:
             call = clip(f"{name}({input_str})", 1000)
             self._tools[run_id] = name

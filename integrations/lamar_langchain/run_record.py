@@ -17,7 +17,8 @@ class ImplicitSignals:
     Attributes:
         tool_calls: tools started.
         tool_errors: tools that raised or returned an error message.
-        retries: retry events plus tool calls repeated with the same input.
+        retries: retry events, `with_retry` attempts after the first, and tool calls repeated
+            with the same input.
         model_errors: model calls that raised.
         failed: the root run itself raised.
     """

@@ -192,6 +192,30 @@ def test_agent_middleware_episode_reaches_the_handler(chat_model: Any) -> None:
     assert handler.trace(run_id).outcome == "reasked"
 
 
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_with_retry_attempts_are_counted_as_retries(mode: str) -> None:
+    """LangChain's RunnableRetry marks each attempt after the first with a "retry:attempt:N" tag
+    (it sends no retry event); the handler counts those attempts as retries."""
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    attempts: list[int] = []
+
+    def flaky(question: str) -> str:
+        attempts.append(1)
+        if len(attempts) < 3:
+            raise ConnectionError("the model hiccuped")
+        return "answer"
+
+    chain = RunnableLambda(flaky).with_retry(stop_after_attempt=3, wait_exponential_jitter=False)
+    run_id = uuid.uuid4()
+    config: Any = {"callbacks": [handler], "run_id": run_id}
+    result = chain.invoke("q", config) if mode == "invoke" else await chain.ainvoke("q", config)
+    handler.flush()
+    assert result == "answer" and len(attempts) == 3
+    assert handler.implicit_signals(run_id).retries == 2
+    assert handler.trace(run_id).metadata["implicit"]["retries"] == 2
+
 def test_bind_and_the_errors_of_report() -> None:
     lam = engine(holdout=1e-9)
     handler = LamarCallbackHandler(lam, raise_error=True)
