@@ -117,3 +117,13 @@ def test_a_mined_lesson_that_hurts_is_not_injected_in_the_end(tmp_path: Path, se
         assert retire.experience_ids == (lesson,)
         lam.apply(report, only=[retire.id])
         assert lesson not in lam.recall(BUILD).eligible
+
+
+def test_every_sleep_option_is_in_the_docs_table() -> None:
+    """docs/sleep.md lists the options of `lam.sleep(...)`; a model's timeout message sends the
+    reader there to raise `model_timeout`, so none may be missing."""
+    from lamar.sleep.options import SLEEP_OPTIONS
+
+    page = (Path(__file__).parents[2] / "docs" / "sleep.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(\w+)` \|", page, flags=re.MULTILINE))
+    assert [name for name in SLEEP_OPTIONS if name not in rows] == []
