@@ -97,7 +97,8 @@ def check_log(log: Log, minimum: int, location: str) -> None:
     """Refuse a log that cannot support any counterfactual, naming what is missing.
 
     Raises:
-        LamarError: too few reported episodes, or no episode with a coin (0 < p < 1).
+        LamarError: too few reported episodes, no eligible lesson in any episode, or no episode with
+            a coin (0 < p < 1).
     """
     reported = len(log.slate)
     if reported < minimum:
@@ -105,6 +106,13 @@ def check_log(log: Log, minimum: int, location: str) -> None:
             f"store {location} has {reported} reported episode(s) in this selection "
             f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes "
             "(lamar report EPISODE SIGNAL) or widen since/scope")
+    if log.randomized == 0 and not lessons_in(log.slates):
+        # No lesson to flip a coin for: a holdout, whatever its rate, would not have changed that.
+        raise LamarError(
+            f"store {location} has {reported} reported episodes but no lesson was eligible in any of "
+            "them, so no coin was ever flipped and the log cannot say what another policy would have "
+            "done. Add lessons whose scope matches these contexts (lamar add; `lamar recall --dry-run` "
+            "shows which are eligible), or widen since/scope to episodes that had some")
     if log.randomized == 0:
         raise LamarError(
             f"store {location} has {reported} reported episodes but none with a logged coin "

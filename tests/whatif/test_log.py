@@ -93,14 +93,30 @@ def test_too_few_episodes_are_refused_naming_what_is_missing(tmp_path: Path) -> 
 
 
 def test_a_log_that_never_flipped_a_coin_is_refused(tmp_path: Path) -> None:
-    # Every recall came from a context where no lesson was eligible: no propensity was ever logged.
+    # The lessons were eligible and wanted, but the holdout was 0: every wanted lesson at p = 1.
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=11, holdout=0.0)
+    lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    for _ in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    assert all(set(e.slate.p.values()) == {1.0} for e in read_log(lam.store).episodes)
+    with pytest.raises(LamarError, match="none with a logged coin.*holdout") as refused:
+        whatif(lam)
+    assert f"the default holdout={Policy().holdout:g})" in str(refused.value)
+    lam.close()
+
+
+def test_a_log_where_no_lesson_was_eligible_is_told_to_add_lessons_not_a_holdout(tmp_path: Path) -> None:
+    # Every recall came from a context where no lesson was eligible: no propensity was ever logged,
+    # and the holdout (the default, above zero) is not what is missing.
     lam = _engine(tmp_path / "s.db")
     for _ in range(40):
         lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
     assert all(not e.slate.p for e in read_log(lam.store).episodes)
-    with pytest.raises(LamarError, match="none with a logged coin.*holdout") as refused:
+    with pytest.raises(LamarError, match="no lesson was eligible in any of them") as refused:
         whatif(lam)
-    assert f"the default holdout={Policy().holdout:g})" in str(refused.value)
+    assert "Add lessons whose scope matches" in str(refused.value) and "holdout" not in str(refused.value)
+    with pytest.raises(LamarError, match="no lesson was eligible"):
+        whatif(lam, scope={"task": "build"})
     lam.close()
 
 
