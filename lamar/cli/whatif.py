@@ -76,9 +76,12 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
     thin = False
     for alt in report.alternatives:
         if not alt.evaluable:
-            rows.append((visible(alt.policy), "-", f"{alt.outside:.0%}", "0", "not evaluable", "", ""))
-            notes.append(f"{visible(alt.policy)}: every episode is outside the support (it needs lessons the log "
-                         "never randomized there)")
+            rows.append((visible(alt.policy), "-", f"{alt.outside:.0%}", f"{alt.effective:.0f}", "not evaluable",
+                         "", ""))
+            inside = ("every episode is outside the support" if not alt.supported else
+                      f"only {alt.supported} of {alt.episodes} episodes is inside the support, too few to estimate "
+                      "from, and the others are outside")
+            notes.append(f"{visible(alt.policy)}: {inside} (it needs lessons the log never randomized there)")
             continue
         logged = f"{100 * alt.success['logged'].value:.1f}% / {alt.reward['logged'].value:+.3f}"
         effective = f"{alt.effective:.0f}" + (" thin" if alt.thin else "")

@@ -12,6 +12,7 @@ import pytest
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.cli import main
 from lamar.store import open_store
+from lamar.store.base import Event
 from lamar.whatif.estimators import narrowest
 
 
@@ -170,3 +171,31 @@ def test_without_takes_a_lesson_id_shortened_as_every_command_takes_it(tmp_path:
     assert [row["policy"] for row in json.loads(out)["alternatives"]] == [f"without:{lesson}"]
     status, _, err = run("whatif", "--store", str(path), "--policy", "without:exp_")
     assert status == 1 and "give more of the id" in err
+
+
+def test_a_policy_with_one_supported_episode_is_not_said_to_have_none(tmp_path: Path) -> None:
+    # One lesson, injected at p = 1 in 39 episodes and held out by its coin in one: no memory is
+    # supported in that one episode alone, too few to estimate from, and the table says so.
+    path = tmp_path / "one.db"
+    with Lamar(str(path)) as lam:
+        lesson = lam.add(Experience("a test is flaky", "pin the seeds"))
+    store = open_store(str(path))
+    try:
+        for j in range(40):
+            coin = j == 0
+            store.append([Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [lesson],
+                                            "injected": [] if coin else [lesson], "held_out": [lesson] if coin else [],
+                                            "p": {lesson: 0.8 if coin else 1.0}}, key=f"episode:ep_{j}"),
+                          Event("outcome", {"episode": f"ep_{j}", "reward": 1.0, "signal": "shipped", "replace": False},
+                                key=f"outcome:ep_{j}")])
+    finally:
+        store.close()
+    status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none")
+    assert status == 0, err
+    (row,) = json.loads(out)["alternatives"]
+    assert row["supported"] == 1 and row["effective"] == pytest.approx(1.0)
+    status, out, _ = run("whatif", "--store", str(path), "--policy", "none")
+    assert "every episode is outside the support" not in out
+    assert "none: only 1 of 40 episodes is inside the support, too few to estimate from" in out
+    (line,) = [line for line in out.splitlines() if line.startswith("none ")]
+    assert line.split()[1:4] == ["-", "98%", "1"]
