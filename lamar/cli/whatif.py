@@ -81,7 +81,7 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
             inside = ("every episode is outside the support" if not alt.supported else
                       f"only {alt.supported} of {alt.episodes} episodes is inside the support, too few to estimate "
                       "from, and the others are outside")
-            notes.append(f"{visible(alt.policy)}: {inside} (it needs lessons the log never randomized there)")
+            notes.append(f"{visible(alt.policy)}: {inside} (it changes lessons the log never randomized there)")
             continue
         logged = f"{100 * alt.success['logged'].value:.1f}% / {alt.reward['logged'].value:+.3f}"
         effective = f"{alt.effective:.0f}" + (" thin" if alt.thin else "")
@@ -98,8 +98,9 @@ def render(report: WhatIfReport, estimators: list[str]) -> str:
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
     for row in rows:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
-    lines += ["", "outside: share of episodes where the policy would inject a lesson the log never randomized",
-              "(left out, never extrapolated). effective: episodes the exact estimators (ips, snips, dr) rest on.",
+    lines += ["", "outside: share of episodes where the policy would inject a lesson the log left out for certain,",
+              "or leave out one it injected for certain: those episodes are left out, never extrapolated.",
+              "effective: episodes the exact estimators (ips, snips, dr) rest on.",
               "[95%]: a confidence sequence, valid however many episodes carry a coin (at least 95%).",
               "Estimators and their assumptions: docs/whatif.md."]
     if thin:

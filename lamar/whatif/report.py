@@ -26,7 +26,7 @@ class AlternativeReport:
     """One alternative over the logged episodes.
 
     `episodes` reported episodes were considered, `supported` of them are inside the support
-    (the rest would need a lesson the log never randomized there). `reward` and `success` map
+    (the rest would change a lesson the log never randomized there). `reward` and `success` map
     "logged" (the logged policy on the supported episodes) and each estimator to its estimate.
     """
 

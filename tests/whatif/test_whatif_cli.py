@@ -199,3 +199,16 @@ def test_a_policy_with_one_supported_episode_is_not_said_to_have_none(tmp_path: 
     assert "none: only 1 of 40 episodes is inside the support, too few to estimate from" in out
     (line,) = [line for line in out.splitlines() if line.startswith("none ")]
     assert line.split()[1:4] == ["-", "98%", "1"]
+
+
+def test_the_legend_of_outside_covers_a_policy_that_leaves_lessons_out(logged: Path) -> None:
+    # No memory injects nothing, yet most episodes are outside its support: there the log injected
+    # a wanted lesson for certain (p = 1), which the legend must say as well as the other case.
+    status, out, _ = run("whatif", "--store", str(logged), "--json", "--policy", "none")
+    (row,) = json.loads(out)["alternatives"]
+    assert status == 0 and row["outside"] > 0.5
+    status, out, _ = run("whatif", "--store", str(logged), "--policy", "none")
+    assert status == 0
+    legend = " ".join(out[out.index("outside: share of episodes"):].splitlines()[:2])
+    assert "inject a lesson the log left out for certain" in legend
+    assert "leave out one it injected for certain" in legend
