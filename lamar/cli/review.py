@@ -169,6 +169,10 @@ def cmd_review(args: argparse.Namespace) -> int:
     try:
         if done:
             print(f"already applied, not asked: {', '.join(done)}")
+        if not pending and len(done) == len(report.proposals):  # --again would ask nothing either
+            print(f"nothing to review in {args.report}: every proposal in it is applied; for new ones, "
+                  f"lamar sleep --out {args.report}")
+            return 0
         if not pending:
             print(f"nothing to review in {args.report} ({len(approved)} approved, {len(rejected)} rejected; "
                   "--again reviews every proposal afresh)")

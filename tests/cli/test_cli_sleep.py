@@ -273,3 +273,14 @@ def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale
     assert applied_all.returncode == 1  # stale, as review said
     nothing = run_cli("review", report, "--store", json_store)
     assert "nothing to review" in nothing.stdout and "approve?" not in nothing.stdout
+
+
+def test_review_of_a_report_wholly_applied_says_to_sleep_again(run_cli, json_store, make_report):
+    # It said "--again reviews every proposal afresh", and --again then asked about nothing.
+    report = make_report(json_store)
+    assert run_cli("apply", report, "--store", json_store).returncode == 0
+    for again in ((), ("--again",)):
+        out = run_cli("review", report, "--store", json_store, *again)
+        assert out.returncode == 0 and "approve?" not in out.stdout
+        assert (f"nothing to review in {report}: every proposal in it is applied; for new ones, "
+                f"lamar sleep --out {report}") in out.stdout and "--again" not in out.stdout
