@@ -45,7 +45,7 @@ _REWARDS = {
 
 
 def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
-    """Map a Signal, its name, or a float in [-1, 1] to (reward, signal-or-None).
+    """Map a Signal, its name, or a real number in [-1, 1] (NumPy's too) to (reward, signal-or-None).
 
     >>> to_reward("accepted")
     (0.6, <Signal.ACCEPTED: 'accepted'>)
@@ -62,7 +62,7 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
                 f"unknown signal {signal!r}; use one of {[s.value for s in Signal]} or a float in [-1, 1]"
             ) from None
         return parsed.reward, parsed
-    if isinstance(signal, bool) or not isinstance(signal, (int, float)):
+    if isinstance(signal, bool) or not isinstance(signal, (int, float)) and not _real(signal):
         raise InvalidReward(f"a reward is a Signal or a float in [-1, 1]; got {type(signal).__name__}")
     try:
         reward = float(signal)
@@ -71,6 +71,14 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
     if math.isnan(reward) or not -1.0 <= reward <= 1.0:
         raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
     return reward, None
+
+
+def _real(value: object) -> bool:
+    """Whether `value` is a real number of another type: a reward computed with NumPy (float32,
+    int64) or fractions is as good as a float."""
+    import numbers  # only for such a value: `import lamar` stays cheap
+
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 # What an agent's own tools say about reporting (LangChain's and LlamaIndex's agent tools build

@@ -315,3 +315,21 @@ def test_changing_a_returned_episode_leaves_the_logged_one_as_it_was(tmp_path: P
     logged = lam.episode(rec.episode_id)
     assert (logged.context, logged.injected, logged.p, logged.reward) == ({"project": "x"}, [eid], {eid: 1.0}, 1.0)
     assert lam.evidence(eid).injected == 1
+
+
+def test_a_reward_of_any_real_number_type_is_a_reward() -> None:
+    from fractions import Fraction
+
+    np = pytest.importorskip("numpy")
+    lam = Lamar(":memory:", seed=0)
+    lam.add(Experience("the build fails", "clear the cache"))
+    for reward, stored in [(Fraction(1, 2), 0.5), (np.float32(0.5), 0.5), (np.int64(-1), -1.0)]:
+        rec = lam.recall({})
+        lam.report(rec.episode_id, reward)
+        logged = lam.episode(rec.episode_id).reward
+        assert logged == stored and type(logged) is float
+    rec = lam.recall({})
+    for bad in (np.float32("nan"), np.float64(1.5), np.int64(2), np.bool_(True)):
+        with pytest.raises(InvalidReward):
+            lam.report(rec.episode_id, bad)
+    assert lam.stats()["reports"] == 3
