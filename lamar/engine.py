@@ -284,8 +284,9 @@ class Lamar:
             UnknownEpisode: no recall in this store produced `episode_id`.
             DuplicateReport: the episode already has an outcome and `replace` is False.
             InvalidReward: the signal is not a Signal or a float in [-1, 1].
+            InvalidArgument: `replace` is not True or False (a "false" read from a config would replace).
         """
-        reward, parsed = to_reward(signal)
+        (reward, parsed), replace = to_reward(signal), arguments.flag(replace, "replace")
         with self._lock:
             self._holder.report(episode_id, reward, parsed.value if parsed else None, replace)
 

@@ -333,3 +333,18 @@ def test_a_reward_of_any_real_number_type_is_a_reward() -> None:
         with pytest.raises(InvalidReward):
             lam.report(rec.episode_id, bad)
     assert lam.stats()["reports"] == 3
+
+
+@pytest.mark.parametrize("replace", ["false", "no", 0, 1, None])
+def test_replace_is_true_or_false_and_a_refusal_keeps_the_first_outcome(replace: object) -> None:
+    from lamar import InvalidArgument
+
+    lam = Lamar(":memory:", seed=0)
+    lam.add(Experience("the build fails", "clear the cache"))
+    rec = lam.recall({})
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    with pytest.raises(InvalidArgument, match="replace is True or False"):
+        lam.report(rec.episode_id, Signal.REVERTED, replace=replace)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match="replace is True or False"):
+        asyncio.run(lam.areport(rec.episode_id, Signal.REVERTED, replace=replace))  # type: ignore[arg-type]
+    assert lam.episode(rec.episode_id).signal == "shipped"
