@@ -166,6 +166,11 @@ class Experience:
     >>> e = Experience(precondition="the build fails after a bump", action="clear DerivedData")
     >>> e.status, e.scope
     (<Status.ACTIVE: 'active'>, Scope())
+
+    Frozen and hashable: lessons from several recalls go in a set or a dict's keys.
+
+    >>> len({e, Experience("the build fails after a bump", "clear DerivedData")})
+    1
     """
 
     precondition: str
@@ -208,6 +213,12 @@ class Experience:
         problem = time_problem(self.created_at)
         if problem:
             raise InvalidExperience(f"Experience.created_at {problem} (0 means: now)")
+
+    def __hash__(self) -> int:
+        # Frozen, so a value; the provenance (a dict) is left out of the hash, as equal lessons
+        # have equal provenances anyway.
+        return hash((self.id, self.precondition, self.action, self.rationale, self.scope, self.status,
+                     self.created_at))
 
     def with_identity(self) -> Experience:
         """This experience with an id and a creation time, as the store keeps it."""

@@ -348,3 +348,11 @@ def test_replace_is_true_or_false_and_a_refusal_keeps_the_first_outcome(replace:
     with pytest.raises(InvalidArgument, match="replace is True or False"):
         asyncio.run(lam.areport(rec.episode_id, Signal.REVERTED, replace=replace))  # type: ignore[arg-type]
     assert lam.episode(rec.episode_id).signal == "shipped"
+
+
+def test_lessons_of_several_recalls_go_in_a_set() -> None:
+    lam = Lamar(":memory:", k=2, seed=0, holdout=0.0)
+    ids = {lam.add(Experience("the build fails", f"fix {i}")) for i in range(2)}
+    seen = {e for _ in range(3) for e in lam.recall({}).experiences}
+    assert {e.id for e in seen} == ids and len(seen) == 2
+    assert set(lam.experiences()) == seen
