@@ -22,7 +22,7 @@ from lamar.extras import needs_extra
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
-from lamar_langchain.run_record import ImplicitSignals, RunRecord
+from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid
 from lamar_langchain.trace_text import clip, episodes_in, output_text
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def bind(self, run_id: UUID | str, episode_id: str) -> None:
         """Tie an episode to a run (any run of the tree, or a root run id fixed in advance with
         `config={"run_id": ...}`); before or during the run, so that its trace names it."""
-        key = _as_uuid(run_id)
+        key = as_uuid(run_id)
         if key is None:
             raise InvalidArgument(f"run_id must be a UUID (or its string); got {run_id!r}")
         with self._lock:
@@ -115,7 +115,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
 
     def unbind(self, run_id: UUID | str) -> list[str]:
         """Drop the episodes bound to a run that has not started (it never will, say)."""
-        key = _as_uuid(run_id)
+        key = as_uuid(run_id)
         with self._lock:
             entry = self._pending.pop(key, None) if key is not None else None
         return entry[1] if entry is not None else []
@@ -155,7 +155,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             DuplicateReport: an episode was already reported and `replace` is False.
         """
         reward, parsed = to_reward(signal)  # reject a bad signal before reporting anything
-        run_id = _as_uuid(run_or_episode)
+        run_id = as_uuid(run_or_episode)
         with self._lock:
             if run_id is None:  # an episode id; its run is known when it was recalled inside one
                 episodes = [str(run_or_episode)]
@@ -229,16 +229,18 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def _find(self, key: UUID | str) -> RunRecord:
         if isinstance(key, str) and key in self._by_episode:
             return self._runs[self._by_episode[key]]
-        run_id = _as_uuid(key)
+        run_id = as_uuid(key)
         root = self._root_of.get(run_id, run_id) if run_id is not None else None
         if root is None or root not in self._runs:
             raise UnknownEpisode(f"this handler saw no run or episode {key!r} (or has forgotten it)")
         return self._runs[root]
 
-    def _attach(self, run: RunRecord, episode_id: Any) -> None:
+    def _attach(self, run: RunRecord, episode_id: Any, origin: UUID | None = None) -> None:
         if isinstance(episode_id, str) and episode_id and episode_id not in run.episodes:
             run.episodes.append(episode_id)
             self._by_episode[episode_id] = run.run_id
+            if origin is not None:
+                run.origin[episode_id] = origin
 
     def _start(self, run_id: UUID, parent_run_id: UUID | None, name: str, inputs: Any,
                metadata: Mapping[str, Any] | None, tags: Any = None) -> RunRecord:
@@ -252,12 +254,13 @@ class LamarCallbackHandler(BaseCallbackHandler):
             else:
                 run = self._runs[root]
                 run.members.add(run_id)
+                run.parents[run_id] = root if parent_run_id is None else parent_run_id
             self._root_of[run_id] = run.run_id
             # RunnableRetry sends no retry event: it tags each attempt after the first instead.
             if any(isinstance(tag, str) and tag.startswith(_RETRY_TAG) for tag in tags or ()):
                 run.counts["retries"] += 1
             if metadata:
-                self._attach(run, metadata.get(EPISODE_KEY))
+                self._attach(run, metadata.get(EPISODE_KEY), run_id)
                 if run.context is None:
                     try:
                         run.context = context_from_metadata(metadata)
@@ -274,8 +277,10 @@ class LamarCallbackHandler(BaseCallbackHandler):
             run = self._run_of(run_id)
             if run is not None:
                 for episode_id in episodes_in(outputs):
-                    self._attach(run, episode_id)
+                    self._attach(run, episode_id, run_id)
             if run is None or run_id != run.run_id:
+                if run is not None and error is not None and not isinstance(error, GraphBubbleUp):
+                    run.failed_parts.add(run_id)
                 return
             run.done = True
             run.output = output_text(outputs) if error is None else ""
@@ -288,6 +293,9 @@ class LamarCallbackHandler(BaseCallbackHandler):
             # Settled before the trace is written, so a trace file that fails cannot leave the episode open.
             if error is not None and not isinstance(error, GraphBubbleUp) and run.reward is None:
                 self._offload(self._settle_failed, list(run.episodes), f"{type(error).__name__}")
+            elif error is None and (abandoned := run.abandoned()):
+                run.episodes = [e for e in run.episodes if e not in abandoned]
+                self._offload(self._settle_failed, abandoned, "the attempt that recalled it raised")
             if self.write_on == "end" or run.reward is not None:  # reported before it ended
                 self._write(run)
             self._forget_oldest()
@@ -462,7 +470,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             run = self._run_of(run_id)
             if run is None:
                 return
-            self._attach(run, data.get("episode_id"))
+            self._attach(run, data.get("episode_id"), run_id)
             if run.context is None and isinstance(data.get("context"), Mapping):
                 run.context = dict(data["context"])
 
@@ -477,17 +485,6 @@ def _name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> st
     if not name and serialized and serialized.get("id"):
         name = serialized["id"][-1]
     return str(name or "run")
-
-
-def _as_uuid(value: Any) -> UUID | None:
-    if isinstance(value, UUID):
-        return value
-    if isinstance(value, str):
-        try:
-            return UUID(value)
-        except ValueError:
-            return None
-    return None
 
 
 __all__ = ["ImplicitSignals", "LamarCallbackHandler"]

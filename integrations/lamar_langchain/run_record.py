@@ -55,6 +55,21 @@ class RunRecord:
         self.outcome: str | None = None
         self.reward: float | None = None
         self.written = False
+        self.parents: dict[UUID, UUID] = {}  # member run -> its parent
+        self.origin: dict[str, UUID] = {}  # episode -> the run it came from
+        self.failed_parts: set[UUID] = set()  # members that raised
+
+    def abandoned(self) -> list[str]:
+        """Episodes recalled inside a part of the run that raised (an attempt the run retried):
+        that part's output never reached the run's answer."""
+        found = []
+        for episode in self.episodes:
+            node = self.origin.get(episode)
+            while node is not None and node not in self.failed_parts:
+                node = self.parents.get(node)
+            if node is not None:
+                found.append(episode)
+        return found
 
     def signals(self) -> ImplicitSignals:
         return ImplicitSignals(**self.counts, failed=self.failed)
@@ -70,4 +85,16 @@ class RunRecord:
         )
 
 
-__all__ = ["ImplicitSignals", "RunRecord"]
+def as_uuid(value: Any) -> UUID | None:
+    """A run id given as a UUID or its string; None for anything else (an episode id, say)."""
+    if isinstance(value, UUID):
+        return value
+    if isinstance(value, str):
+        try:
+            return UUID(value)
+        except ValueError:
+            return None
+    return None
+
+
+__all__ = ["ImplicitSignals", "RunRecord", "as_uuid"]

@@ -216,6 +216,33 @@ async def test_with_retry_attempts_are_counted_as_retries(mode: str) -> None:
     assert handler.implicit_signals(run_id).retries == 2
     assert handler.trace(run_id).metadata["implicit"]["retries"] == 2
 
+
+def test_an_attempt_that_raised_and_was_retried_leaves_its_episode_expired() -> None:
+    """The first attempt recalls, then raises; the retry recalls again and answers. The run's
+    outcome belongs to the answer, so only the second episode is the run's: the first is expired
+    (its lessons never reached the answer), neither left pending nor credited with the outcome."""
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam)
+    attempts: list[int] = []
+
+    def flaky(docs: Any) -> str:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise ConnectionError("the model hiccuped")
+        return "answer"
+
+    retriever = LamarRetriever(lam, k=2, context={"project": "trace"})
+    chain = (retriever | RunnableLambda(flaky)).with_retry(stop_after_attempt=2, wait_exponential_jitter=False)
+    run_id = uuid.uuid4()
+    assert chain.invoke("the build fails", {"callbacks": [handler], "run_id": run_id}) == "answer"
+    first, second = [e for e in lam.store.read(0) if e.kind == "episode"]
+    assert handler.episodes(run_id) == [second.data["id"]]
+    assert [p.episode_id for p in lam.pending()] == [second.data["id"]]
+    assert handler.trace(run_id).episode_id == second.data["id"]
+    handler.report(run_id, Signal.SHIPPED)
+    assert lam.episode(first.data["id"]).signal is None and lam.episode(first.data["id"]).settled == "expired"
+    assert lam.episode(second.data["id"]).signal == "shipped"
+
 def test_bind_and_the_errors_of_report() -> None:
     lam = engine(holdout=1e-9)
     handler = LamarCallbackHandler(lam, raise_error=True)
