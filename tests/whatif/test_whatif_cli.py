@@ -212,3 +212,33 @@ def test_the_legend_of_outside_covers_a_policy_that_leaves_lessons_out(logged: P
     legend = " ".join(out[out.index("outside: share of episodes"):].splitlines()[:2])
     assert "inject a lesson the log left out for certain" in legend
     assert "leave out one it injected for certain" in legend
+
+
+def test_an_outside_share_is_not_rounded_to_all_or_nothing(tmp_path: Path) -> None:
+    # Of 500 episodes, lesson A had a coin in 2 (p = 1 elsewhere), lesson B in all but 1: no memory
+    # rests on 2 episodes (not none), and leaving B out drops 1 episode (not none).
+    path = tmp_path / "shares.db"
+    with Lamar(str(path)) as lam:
+        a, b = (lam.add(Experience("a test is flaky", action)) for action in ("pin the seeds", "mock the clock"))
+    store = open_store(str(path))
+    try:
+        events = []
+        for j in range(500):
+            p = {a: 0.8 if j < 2 else 1.0, b: 1.0 if j == 499 else 0.8}
+            held = [i for i in (a, b) if p[i] < 1.0 and (j + (i == b)) % 5 == 0]
+            events += [Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [a, b],
+                                         "injected": [i for i in (a, b) if i not in held], "held_out": held, "p": p},
+                             key=f"episode:ep_{j}"),
+                       Event("outcome", {"episode": f"ep_{j}", "reward": 1.0 if j % 3 else -1.0,
+                                         "signal": "shipped" if j % 3 else "reverted", "replace": False},
+                             key=f"outcome:ep_{j}")]
+        store.append(events)
+    finally:
+        store.close()
+    status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none", "--policy", f"without:{b}")
+    assert status == 0, err
+    none, without = json.loads(out)["alternatives"]
+    assert (none["supported"], without["supported"]) == (2, 499)
+    status, out, _ = run("whatif", "--store", str(path), "--policy", "none", "--policy", f"without:{b}")
+    outside = {line.split()[0]: line.split()[2] for line in out.splitlines() if line.startswith(("none ", "without:"))}
+    assert outside == {"none": ">99%", f"without:{b}": "<1%"}
