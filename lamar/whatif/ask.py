@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from lamar._errors import InvalidArgument, InvalidContext
 from lamar.experience import check_context
 from lamar.storable import finite_number
-from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, name_of, parse
-from lamar.whatif.log import check_log, read_log
+from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, form, name_of, parse
+from lamar.whatif.log import Log, check_log, lessons_in, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
 
@@ -90,6 +90,24 @@ def _two_named(name: str) -> InvalidArgument:
                            "of its own, the report has one row per name")
 
 
+def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
+    """Refuse `without:ID` for a lesson no selected episode had eligible, saying which of the two it
+    is: an id the store does not hold, or a lesson that was never eligible in these episodes.
+
+    Raises:
+        InvalidArgument: the lesson of a `without:ID` was not eligible in any episode of the log.
+    """
+    head, lesson = form(spec)
+    if head != "without" or lesson in lessons_in(log.slates):
+        return
+    if lesson not in {experience.id for experience in lam.experiences()}:
+        raise InvalidArgument(f"policy {spec!r}: no lesson {lesson!r} in store {lam.store.location}; "
+                              "`lamar ls` lists the ids")
+    where = ("the episodes since/scope select: widen them to episodes where it was" if selected else
+             "any reported episode (no context matched its scope), so leaving it out would change nothing")
+    raise InvalidArgument(f"policy {spec!r}: lesson {lesson!r} was not eligible in {where}")
+
+
 def logged_k(slates: Iterable[Slate], default: int) -> int:
     """The slots the logged recalls had, as the log shows them: the most lessons any episode
     wanted (a recall's k is not logged, and may differ from the engine's default)."""
@@ -135,6 +153,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     alternatives: list[Alternative] = []
     for spec in specs:
         if isinstance(spec, str):
+            _check_lesson(spec, lam, log, since is not None or bool(scope))
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, log)
         alternatives.append(spec)

@@ -188,3 +188,25 @@ class _Named:
 
     def changes(self, episode: object, fold: int = 0) -> dict[str, float]:
         return {}
+
+
+def test_without_a_lesson_not_in_the_selection_says_whether_it_exists_and_what_to_do(tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=3, holdout=0.3)
+    flaky = lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    build = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    never = lam.add(Experience("a deploy fails", "drain the pods", scope=Scope(task="deploy")))
+    for i in range(80):
+        rec = lam.recall({"task": "flaky" if i % 2 else "build"})
+        lam.report(rec.episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    assert lam.whatif(f"without:{build}")[f"without:{build}"].episodes == 80
+    # The lesson exists, and the scope left out every episode it was eligible in.
+    with pytest.raises(InvalidArgument, match=f"lesson '{build}' was not eligible in the episodes since/scope "
+                                              "select: widen them") as refused:
+        lam.whatif(f"without:{build}", scope={"task": "flaky"})
+    assert "lamar ls" not in str(refused.value)
+    with pytest.raises(InvalidArgument, match=f"lesson '{never}' was not eligible in any reported episode"):
+        lam.whatif(f"without:{never}")
+    with pytest.raises(InvalidArgument, match=r"no lesson 'exp_nope' in store .*`lamar ls` lists the ids"):
+        lam.whatif("without:exp_nope")
+    assert lam.whatif(f"without:{flaky}", scope={"task": "flaky"}).reported == 40
+    lam.close()
