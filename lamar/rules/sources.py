@@ -86,7 +86,15 @@ def sub_folder_files(folder: str | os.PathLike[str]) -> list[Path]:
         chain = parents[:-1] if parents[-1] == ".claude" else parents
         if all(_searched(part, root.joinpath(*parents[: i + 1])) for i, part in enumerate(chain)):
             found.append(root / name)
-    return sorted((p for p in found if p.is_file()), key=lambda p: p.relative_to(root).parts)
+    return sorted((p for p in found if p.is_file()), key=lambda p: _read_order(p.relative_to(root).as_posix()))
+
+
+def _read_order(name: str) -> tuple[tuple[str, ...], int]:
+    """Folder by folder in path order, and within a folder in the order of `RULE_FILES`, as the
+    project's top is read: a rule its CLAUDE.md repeats in CLAUDE.local.md is CLAUDE.md's."""
+    folder = _folder(name)
+    within = name[len(folder):]
+    return PurePosixPath(folder).parts, RULE_FILES.index(within) if within in RULE_FILES else len(RULE_FILES)
 
 
 def _searched(name: str, path: Path) -> bool:

@@ -135,7 +135,7 @@ def test_sub_folder_rules_are_found_from_the_top_but_not_in_what_is_not_the_proj
 
     shutil.rmtree(shop / ".git")  # outside git, nothing is ignored but what is not the project's
     walked = import_rules(Lamar(":memory:"), shop)
-    assert walked.files == ["CLAUDE.md", "build/CLAUDE.local.md", "build/CLAUDE.md", "docs/CLAUDE.local.md",
+    assert walked.files == ["CLAUDE.md", "build/CLAUDE.md", "build/CLAUDE.local.md", "docs/CLAUDE.local.md",
                             "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
 
 
@@ -374,3 +374,16 @@ def test_a_sub_folder_lesson_stored_without_its_folder_scope_is_still_held(tmp_p
     lam.add(dataclasses.replace(new, scope=Scope(project="shop")))
     again = import_rules(lam, shop, apply=True)
     assert again.lessons == [] and [why for _, why in again.skipped] == [f"already held as {new.id} (candidate)"]
+
+
+def test_a_sub_folders_files_are_read_in_claude_codes_order(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    (shop / "web" / ".claude").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / ".gitignore").write_text("CLAUDE.local.md\n")
+    for name in ("AGENTS.md", "CLAUDE.local.md", "CLAUDE.md", ".claude/CLAUDE.md"):
+        (shop / "web" / name).write_text("- Never use inline styles\n")
+    plan = import_rules(Lamar(":memory:"), shop)
+    # As Claude Code reads a folder: CLAUDE.md, then the personal CLAUDE.local.md; the team's file holds the rule.
+    assert plan.files == ["web/CLAUDE.md", "web/.claude/CLAUDE.md", "web/CLAUDE.local.md", "web/AGENTS.md"]
+    assert [e.provenance["file"] for e in plan.lessons] == ["web/CLAUDE.md"]
