@@ -368,8 +368,7 @@ class Lamar:
 
         report, only = arguments.sleep_report(report), arguments.proposal_ids(only)
         with self._lock:
-            result = apply_report(self._whole(), report, only=only)
-            self._log.sync()
+            result = apply_report(self._whole(), report, only=only)  # it ends synced with the log
             kinds = {p.id: p.kind for p in report.proposals}
             if any(kinds.get(pid) == "compact" for pid in result.applied) and isinstance(self.store, RewritableStore):
                 self.checkpoint()  # the log shrinks too, not only the cache
