@@ -97,7 +97,7 @@ class Lamar:
         """The lesson's current state and the Bonferroni divisor."""
         view = self._holder.lessons([exp_id] if isinstance(exp_id, str) else [])
         if not view.states:
-            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+            raise UnknownExperience(arguments.unknown("experience", exp_id, self.store.location))
         return view.states[0], view.active
 
     def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,

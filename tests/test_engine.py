@@ -356,3 +356,20 @@ def test_lessons_of_several_recalls_go_in_a_set() -> None:
     seen = {e for _ in range(3) for e in lam.recall({}).experiences}
     assert {e.id for e in seen} == ids and len(seen) == 2
     assert set(lam.experiences()) == seen
+
+
+def test_passing_the_recall_or_the_lesson_for_its_id_names_the_id_to_pass() -> None:
+    lam = Lamar(":memory:", seed=0, holdout=0.0)
+    eid = lam.add(Experience("the build fails", "clear the cache"))
+    rec = lam.recall({})
+    lesson = rec.experiences[0]
+    for call in (lambda: lam.report(rec, Signal.SHIPPED), lambda: lam.episode(rec),  # type: ignore[arg-type]
+                 lambda: asyncio.run(lam.areport(rec, Signal.SHIPPED))):  # type: ignore[arg-type]
+        with pytest.raises(UnknownEpisode, match=f"pass the Recall's episode_id \\('{rec.episode_id}'\\)"):
+            call()
+    for call in (lambda: lam.evidence(lesson), lambda: lam.get(lesson), lambda: lam.retire(lesson),  # type: ignore[arg-type]
+                 lambda: lam.history(lesson)):  # type: ignore[arg-type]
+        with pytest.raises(UnknownExperience, match=f"pass the lesson's id \\('{eid}'\\)"):
+            call()
+    lam.report(rec.episode_id, Signal.SHIPPED)
+    assert lam.get(eid).status is Status.ACTIVE and lam.stats()["reports"] == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from lamar._errors import StoreError, UnknownEpisode, UnknownExperience
+from lamar.arguments import unknown
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.cache import FoldCache
@@ -133,14 +134,14 @@ class Follower:
         """The lesson's folded state; UnknownExperience when the log has none by that id."""
         state = self.cache.lessons.get(exp_id) if isinstance(exp_id, str) else None
         if state is None:
-            raise UnknownExperience(f"no experience {exp_id!r} in store {self.store.location}")
+            raise UnknownExperience(unknown("experience", exp_id, self.store.location))
         return state
 
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode; UnknownEpisode when the log has none by that id."""
         record = self.cache.episode(episode_id)
         if record is None:
-            raise UnknownEpisode(f"no episode {episode_id!r} in store {self.store.location}")
+            raise UnknownEpisode(unknown("episode", episode_id, self.store.location))
         return record
 
     def checkpoint(self, store: RewritableStore) -> bool:

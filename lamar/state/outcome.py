@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lamar._errors import DuplicateReport, EventConflict, UnknownEpisode
+from lamar.arguments import unknown
 from lamar.store.base import Event
 
 if TYPE_CHECKING:
@@ -21,12 +22,12 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     log.sync()
     episode = log.cache.episode(episode_id)
     if episode is None:
-        raise UnknownEpisode(
-            f"no episode {episode_id!r} in store {log.store.location}: report the "
-            "episode_id that recall() returned, against the same store (an episode that sleep "
-            "compacted is gone too: an old reported one, whose outcome stays counted, or one "
-            "left unreported past keep_unreported)"
-        )
+        message = unknown("episode", episode_id, log.store.location)
+        if message.startswith("no episode"):
+            message += (": report the episode_id that recall() returned, against the same store (an episode "
+                        "that sleep compacted is gone too: an old reported one, whose outcome stays counted, "
+                        "or one left unreported past keep_unreported)")
+        raise UnknownEpisode(message)
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.reports and not replace:
