@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from lamar._errors import InvalidContext, InvalidExperience
-from lamar.storable import storable_problem, text_problem, time_problem
+from lamar.storable import storable_copy, storable_problem, text_problem, time_problem
 
 Context = Mapping[str, str]
 
@@ -167,7 +167,8 @@ class Experience:
     >>> e.status, e.scope
     (<Status.ACTIVE: 'active'>, Scope())
 
-    Frozen and hashable: lessons from several recalls go in a set or a dict's keys.
+    Frozen and hashable: lessons from several recalls go in a set or a dict's keys. `add` stores
+    a copy of the provenance, so changing the caller's afterwards changes nothing stored.
 
     >>> len({e, Experience("the build fails after a bump", "clear DerivedData")})
     1
@@ -248,7 +249,7 @@ class Experience:
             "rationale": self.rationale,
             "scope": dict(self.scope),
             "status": self.status.value,
-            "provenance": dict(self.provenance),
+            "provenance": storable_copy(self.provenance),  # what is stored shares nothing with the caller's
             "created_at": self.created_at,
         }
 

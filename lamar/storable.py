@@ -66,6 +66,22 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
     return f"holds a {type(value).__name__}, which is not JSON (use strings, numbers, lists and dicts)"
 
 
+def storable_copy(value: Any) -> Any:
+    """A copy of a storable value that shares no mapping or list with it (tuples become lists, as
+    JSON reads them back).
+
+    >>> original = {"traces": ["t1"]}
+    >>> copied = storable_copy(original)
+    >>> original["traces"].append("t2"); copied
+    {'traces': ['t1']}
+    """
+    if isinstance(value, Mapping):
+        return {key: storable_copy(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [storable_copy(item) for item in value]
+    return value
+
+
 def finite_number(value: Any) -> bool:
     """Whether `value` is a real number a float holds finitely (not a bool, NaN, an infinity, or an
     int too large for a float, on which `math.isfinite` itself raises OverflowError).
@@ -104,4 +120,5 @@ def time_problem(value: Any) -> str | None:
     return None
 
 
-__all__ = ["MAX_TIME", "finite_number", "storable_problem", "text_problem", "time_problem", "whole_number"]
+__all__ = ["MAX_TIME", "finite_number", "storable_copy", "storable_problem", "text_problem", "time_problem",
+           "whole_number"]

@@ -373,3 +373,16 @@ def test_passing_the_recall_or_the_lesson_for_its_id_names_the_id_to_pass() -> N
             call()
     lam.report(rec.episode_id, Signal.SHIPPED)
     assert lam.get(eid).status is Status.ACTIVE and lam.stats()["reports"] == 1
+
+
+@pytest.mark.parametrize("suffix", [":memory:", ".json", ".db"])
+def test_changing_an_added_lessons_provenance_leaves_the_stored_one(tmp_path: Path, suffix: str) -> None:
+    location = suffix if suffix == ":memory:" else str(tmp_path / f"s{suffix}")
+    lam = Lamar(location, seed=0)
+    lesson = Experience("the build fails", "clear the cache", provenance={"source": "mined", "traces": ["t1", "t2"]})
+    eid = lam.add(lesson)
+    lesson.provenance["traces"].append("t3")
+    assert lam.get(eid).provenance["traces"] == ["t1", "t2"]
+    assert lam.experiences()[0].provenance["traces"] == ["t1", "t2"]
+    if suffix != ":memory:":
+        assert Lamar(location).get(eid).provenance["traces"] == ["t1", "t2"]
