@@ -141,7 +141,7 @@ def _problem(trace: Trace) -> str:
     return ""
 
 
-TraceSource = str | os.PathLike[str] | Iterable[Trace | Mapping[str, Any] | str]
+TraceSource = str | os.PathLike[str] | Iterable[Trace | Mapping[str, Any] | str | bytes]
 
 
 def load_traces(source: TraceSource) -> list[Trace]:
@@ -152,7 +152,8 @@ def load_traces(source: TraceSource) -> list[Trace]:
 
     Args:
         source: a JSON Lines file path, or an iterable of `Trace`s, dicts, or JSON lines
-            (an open file works). Blank lines are skipped.
+            (an open file works, in text or binary mode: `gzip.open(path)` too). Blank lines
+            are skipped.
 
     Returns:
         The traces in order.
@@ -189,11 +190,19 @@ def _text_lines(handle: Iterable[bytes], path: Path) -> Iterable[str]:
         yield line.removeprefix("\ufeff") if number == 1 else line
 
 
-def _parse(records: Iterable[Trace | Mapping[str, Any] | str], *, where: str) -> list[Trace]:
+def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where: str) -> list[Trace]:
     traces: list[Trace] = []
     first_seen: dict[str, int] = {}
     for number, record in enumerate(records, start=1):
         try:
+            if isinstance(record, (bytes, bytearray)):  # a file opened in binary mode, gzip.open(...)
+                try:
+                    record = bytes(record).decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InvalidTrace(f"not UTF-8 text (byte {exc.start + 1} of the line); "
+                                       "write traces as UTF-8") from None
+            if isinstance(record, str) and number == 1:
+                record = record.removeprefix("\ufeff")  # a byte order mark is not part of the record
             if isinstance(record, Trace):
                 trace = record
             elif isinstance(record, str):

@@ -103,6 +103,21 @@ def test_load_accepts_dicts_traces_and_json_lines() -> None:
         load_traces([good(id="a"), {"id": "x"}])
 
 
+
+def test_load_reads_a_file_opened_in_binary_mode(tmp_path: Path) -> None:
+    """Yesterday's traces, compressed: `gzip.open` (like `open(..., "rb")`) yields bytes lines,
+    which load as the file would; a line that is not UTF-8 is named, as in a file."""
+    import gzip
+
+    path = tmp_path / "traces-2026-12-01.jsonl.gz"
+    with gzip.open(path, "wb") as out:
+        out.write(b"\xef\xbb\xbf" + b"".join(json.dumps({"id": f"t{n}", "context": {}}).encode() + b"\n"
+                                              for n in range(3)))
+    with gzip.open(path) as handle:
+        assert [t.id for t in load_traces(handle)] == ["t0", "t1", "t2"]
+    with pytest.raises(InvalidTrace, match=r"item 2: not UTF-8 text"):
+        load_traces([b'{"id": "a", "context": {}}', b'{"id": "\xff", "context": {}}'])
+
 def test_load_of_a_missing_file_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(OSError, match="cannot read traces"):
         load_traces(tmp_path / "absent.jsonl")
