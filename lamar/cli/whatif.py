@@ -75,12 +75,18 @@ def _cell(estimate: Estimate, percent: bool) -> str:
     return f"{scale * estimate.value:{sign}.{digits}f}{unit} [{lo}, {hi}]"
 
 
-def render(report: WhatIfReport, estimators: list[str]) -> str:
+def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> str:
     """The report as a table: per alternative and estimator, success and reward with their
-    intervals, beside what the logged policy got on the same (supported) episodes."""
+    intervals, beside what the logged policy got on the same (supported) episodes; `compacted`
+    episodes, which the log no longer holds, are said to be left out."""
     counts = (f"episodes  {report.logged} logged, {report.reported} reported, {report.randomized} of them "
               "with a coin (0 < p < 1)")
-    lines = [f"store     {visible(report.store)}", counts, ""]
+    lines = [f"store     {visible(report.store)}", counts]
+    if compacted:
+        # `lamar stats` still counts them, so the two counts would disagree without a word.
+        lines.append(f"          {compacted} older episode(s) compacted by sleep are left out (the log no longer "
+                     "holds their coins)")
+    lines.append("")
     rows = [("policy", "estimator", "outside", "effective", "success [95%]", "reward [95%]",
              "logged policy, same episodes")]
     notes = []
@@ -141,11 +147,12 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     try:
         policies = [_full_id(lam, spec) for spec in args.policy or ()]
         report = whatif(lam, policies or None, since=since, scope=scope or None)
+        compacted = int(lam.stats()["compacted"]["episodes"])
     finally:
         lam.close()
     if args.json:
         dump_json(report.to_dict())
     else:
-        print(render(report, estimators))
+        print(render(report, estimators, compacted))
     return 0
 

@@ -242,3 +242,24 @@ def test_an_outside_share_is_not_rounded_to_all_or_nothing(tmp_path: Path) -> No
     status, out, _ = run("whatif", "--store", str(path), "--policy", "none", "--policy", f"without:{b}")
     outside = {line.split()[0]: line.split()[2] for line in out.splitlines() if line.startswith(("none ", "without:"))}
     assert outside == {"none": ">99%", f"without:{b}": "<1%"}
+
+
+def test_episodes_compacted_away_are_said_to_be_left_out(tmp_path: Path) -> None:
+    # A compaction folds old episodes into counts: `lamar stats` still counts them, the what-if
+    # cannot (their coins are gone), and the table says so rather than disagree without a word.
+    path = tmp_path / "compacted.db"
+    with Lamar(str(path), k=2, seed=1, holdout=0.3) as lam:
+        for action in ("pin the seeds", "mock the clock"):
+            lam.add(Experience("a test is flaky", action))
+        for i in range(200):
+            lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+        sleep = lam.sleep(keep_last=60)
+        lam.apply(sleep, only=[p.id for p in sleep.of_kind("compact")])
+        compacted = lam.stats()["compacted"]["episodes"]
+    assert compacted > 100
+    status, out, err = run("whatif", "--store", str(path), "--policy", "holdout:0")
+    assert status == 0, err
+    assert f"{200 - compacted} logged" in out
+    assert f"{compacted} older episode(s) compacted by sleep are left out" in out
+    status, out, _ = run("whatif", "--store", str(tmp_path / "compacted.db"), "--json", "--policy", "holdout:0")
+    assert json.loads(out)["logged"] == 200 - compacted
