@@ -93,12 +93,13 @@ class Holdout:
 
     @property
     def name(self) -> str:
-        short = f"{self.rate:g}"  # the rate as asked, unless six digits would round it (to 1, say)
-        return f"holdout:{short if float(short) == self.rate else repr(self.rate)}"
+        rate = self.rate + 0.0  # -0.0 is the rate 0, and is named as "holdout:0" is
+        short = f"{rate:g}"  # the rate as asked, unless six digits would round it (to 1, say)
+        return f"holdout:{short if float(short) == rate else repr(rate)}"
 
     @property
     def description(self) -> str:
-        return f"the logged policy, every wanted lesson held out at {self.rate:.0%}"
+        return f"the logged policy, every wanted lesson held out at {self.rate + 0.0:.0%}"
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         keep = 1.0 - self.rate

@@ -63,7 +63,8 @@ def test_proven_and_today_inject_what_is_believed_now() -> None:
 
 @pytest.mark.parametrize(("spec", "name"), [("none", "none"), (" Proven ", "proven"), ("holdout:0.05", "holdout:0.05"),
                                             ("k:1", "k:1"), ("without:a", "without:a"), ("today", "today"),
-                                            ("logged", "logged")])
+                                            ("logged", "logged"), ("holdout:-0", "holdout:0"),
+                                            ("holdout:-0.0", "holdout:0")])
 def test_names_parse(spec: str, name: str) -> None:
     assert parse(spec, BELIEFS, LOG).name == name
 

@@ -263,3 +263,11 @@ def test_episodes_compacted_away_are_said_to_be_left_out(tmp_path: Path) -> None
     assert f"{compacted} older episode(s) compacted by sleep are left out" in out
     status, out, _ = run("whatif", "--store", str(tmp_path / "compacted.db"), "--json", "--policy", "holdout:0")
     assert json.loads(out)["logged"] == 200 - compacted
+
+
+def test_minus_zero_is_the_holdout_zero_and_one_row_with_it(logged: Path) -> None:
+    status, out, err = run("whatif", "--store", str(logged), "--json", "--policy", "holdout:0", "--policy",
+                           "holdout:-0")
+    assert status == 0, err
+    (row,) = json.loads(out)["alternatives"]
+    assert row["policy"] == "holdout:0" and row["description"].endswith("held out at 0%")
