@@ -320,7 +320,7 @@ def test_changing_a_returned_episode_leaves_the_logged_one_as_it_was(tmp_path: P
 def test_a_reward_of_any_real_number_type_is_a_reward() -> None:
     from fractions import Fraction
 
-    np = pytest.importorskip("numpy")
+    import numpy as np  # the test extra brings it (llama-index-core needs it): never skipped
     lam = Lamar(":memory:", seed=0)
     lam.add(Experience("the build fails", "clear the cache"))
     for reward, stored in [(Fraction(1, 2), 0.5), (np.float32(0.5), 0.5), (np.int64(-1), -1.0)]:
