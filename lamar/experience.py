@@ -46,7 +46,8 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
     """The context an application object carries: its `key` entry or attribute if it has one,
     else the whole of it (a mapping, a dataclass or a pydantic model); None when absent.
 
-    A framework's runtime context (LangChain's, LangGraph's) reaches Lamar through this, unchecked.
+    A framework's runtime context (LangChain's, LangGraph's) reaches Lamar through this; the
+    caller checks it. Read whole, it must hold strings only, or InvalidContext names `key`.
 
     >>> context_within({"lamar_context": {"project": "x"}, "user": "u"}, "lamar_context")
     {'project': 'x'}
@@ -56,14 +57,22 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
     inner = holder.get(key) if isinstance(holder, Mapping) else getattr(holder, key, None)
     if inner is not None:
         return inner  # type: ignore[no-any-return]
+    whole: Mapping[str, Any] | None = None
     if isinstance(holder, Mapping):
-        return holder
-    if dataclasses.is_dataclass(holder) and not isinstance(holder, type):
-        return dataclasses.asdict(holder)
-    dump = getattr(holder, "model_dump", None)  # a pydantic model
-    if callable(dump):
-        return dump()  # type: ignore[no-any-return]
-    return None
+        whole = holder
+    elif dataclasses.is_dataclass(holder) and not isinstance(holder, type):
+        # Its own fields, never `asdict`: that deep-copies what an application keeps in its
+        # runtime context (a database connection, a client, a lock), or fails on it.
+        whole = {field.name: getattr(holder, field.name) for field in dataclasses.fields(holder)}
+    elif callable(dump := getattr(holder, "model_dump", None)):  # a pydantic model
+        whole = dump()
+    for name, value in (whole or {}).items():
+        if not isinstance(value, str):
+            raise InvalidContext(
+                f"the runtime context ({type(holder).__name__}) is read whole as Lamar's context, and its "
+                f"{name!r} holds a {type(value).__name__}, not a string: give it a {key!r} field holding a "
+                "mapping of strings (then only that is read), or pass Lamar a context of its own")
+    return whole
 
 
 class Scope(Mapping[str, str]):

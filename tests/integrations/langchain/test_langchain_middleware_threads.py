@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 import warnings
 from typing import Any
 
@@ -12,7 +13,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from lamar import Experience, Lamar, Scope
+from lamar import Experience, InvalidContext, Lamar, Scope
 from lamar.recall import FENCE_OPEN
 from lamar_langchain import LamarMiddleware
 
@@ -40,6 +41,31 @@ def test_runtime_context_is_read_like_recall_node(chat_model: Any) -> None:
     assert episode.context == {"project": "trace", "language": "swift"}
     assert sorted(episode.eligible) == sorted(ids)
     assert all(lam.get(i).render() in model.received[0][0].text for i in episode.injected)
+
+
+@dataclasses.dataclass
+class AppCtx:
+    """A runtime context as applications write them: a connection beside the strings."""
+
+    project: str
+    db: Any = dataclasses.field(default_factory=threading.Lock)  # cannot be copied, like a connection
+
+
+@dataclasses.dataclass
+class AppCtxForLamar(AppCtx):
+    lamar_context: dict[str, str] = dataclasses.field(default_factory=dict)
+
+
+def test_a_runtime_context_holding_a_connection_is_never_copied(chat_model: Any) -> None:
+    lam, ids = engine()
+    message = {"messages": [{"role": "user", "content": "hi"}]}
+    whole = create_agent(chat_model("ok"), [], middleware=[LamarMiddleware(lam)], context_schema=AppCtx)
+    with pytest.raises(InvalidContext, match=r"'db' holds a lock, not a string: give it a 'lamar_context' field"):
+        whole.invoke(message, context=AppCtx(project="trace"))
+    named = create_agent(chat_model("ok"), [], middleware=[LamarMiddleware(lam)], context_schema=AppCtxForLamar)
+    result = named.invoke(message, context=AppCtxForLamar(project="trace", lamar_context={"project": "trace"}))
+    assert lam.episode(result["lamar_episode_id"]).context == {"project": "trace"}
+    assert lam.episode(result["lamar_episode_id"]).eligible == [ids[0]]
 
 
 def test_warns_once_when_an_empty_context_can_match_nothing(chat_model: Any) -> None:
