@@ -389,8 +389,8 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     for alt in report.alternatives:
         if not alt.evaluable:
             rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
-                        f"<td>{escape(alt.description)}</td><td>{alt.outside:.0%}</td>"
-                        '<td colspan="4">not evaluable: it needs lessons the log never randomized</td></tr>')
+                        f"<td>{escape(alt.description)}</td><td>{escape(alt.outside_shown)}</td>"
+                        '<td colspan="4">not evaluable: it changes lessons the log never randomized</td></tr>')
             continue
         name = "logged" if alt.policy == "logged" else HEADLINE
         thin = " (thin)" if alt.thin and name != "logged" else ""
@@ -399,14 +399,14 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
             success += (f'<br><span class="hint">whole range: the log rarely drew this slate; pi-dr, if the '
                         f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
-                    f"<td>{escape(alt.description)}</td><td class=\"num\">{alt.outside:.0%}</td>"
+                    f"<td>{escape(alt.description)}</td><td class=\"num\">{escape(alt.outside_shown)}</td>"
                     f'<td class="num">{alt.effective:.0f}{thin}</td><td>{success}</td>'
                     f"<td>{cell(alt.reward[name], False)}</td><td>{cell(alt.success['logged'], True)}</td></tr>")
     rows.append("</tbody></table>")
     note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "
             "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
-            "the share of episodes where a policy would inject a lesson the log never randomized, left out rather "
-            "than extrapolated. Each [95%] is a confidence sequence: it holds however many episodes carried a "
+            "the share of episodes where a policy would inject a lesson the log left out for certain, or leave out "
+            "one it injected for certain: those episodes are left out, never extrapolated. Each [95%] is a confidence sequence: it holds however many episodes carried a "
             "coin, so it covers at least 95% of the time. Under 30 effective episodes an interval is "
             "<em>thin</em>: not to be trusted.</p>")
     return form + note + "".join(rows)

@@ -54,17 +54,6 @@ def _moment(value: str, now: float | None) -> float | None:
     return stamp.timestamp()
 
 
-def _share(outside: float) -> str:
-    """A share as a whole percent, never rounded to 0% or 100% when it is not: a row printed as 100%
-    outside would seem to rest on no episode, and one at 0% to drop none."""
-    text = f"{outside:.0%}"
-    if text == "100%" and outside < 1.0:
-        return ">99%"
-    if text == "0%" and outside > 0.0:
-        return "<1%"
-    return text
-
-
 def _cell(estimate: Estimate, percent: bool) -> str:
     if not math.isfinite(estimate.value):
         return "n/a"
@@ -93,7 +82,7 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
     thin = False
     for alt in report.alternatives:
         if not alt.evaluable:
-            rows.append((visible(alt.policy), "-", _share(alt.outside), f"{alt.effective:.0f}", "not evaluable",
+            rows.append((visible(alt.policy), "-", alt.outside_shown, f"{alt.effective:.0f}", "not evaluable",
                          "", ""))
             inside = ("every episode is outside the support" if not alt.supported else
                       f"only {alt.supported} of {alt.episodes} episodes is inside the support, too few to estimate "
@@ -105,7 +94,7 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
         if alt.thin and any(name in EXACT for name in estimators):
             thin = True
         for name in (["logged"] if alt.policy == "logged" else estimators):
-            rows.append((visible(alt.policy), name, _share(alt.outside), effective, _cell(alt.success[name], True),
+            rows.append((visible(alt.policy), name, alt.outside_shown, effective, _cell(alt.success[name], True),
                          _cell(alt.reward[name], False), logged))
         blind = [name for name in estimators if alt.says_nothing(name)]
         if blind:

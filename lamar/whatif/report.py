@@ -44,6 +44,17 @@ class AlternativeReport:
         return 1.0 - self.supported / self.episodes if self.episodes else 1.0
 
     @property
+    def outside_shown(self) -> str:
+        """`outside` as a whole percent, never rounded to 0% or 100% when it is not: a row shown as
+        100% outside would seem to rest on no episode, and one at 0% to drop none."""
+        text = f"{self.outside:.0%}"
+        if text == "100%" and self.outside < 1.0:
+            return ">99%"
+        if text == "0%" and self.outside > 0.0:
+            return "<1%"
+        return text
+
+    @property
     def evaluable(self) -> bool:
         return self.supported > 1
 

@@ -214,10 +214,9 @@ def test_the_legend_of_outside_covers_a_policy_that_leaves_lessons_out(logged: P
     assert "leave out one it injected for certain" in legend
 
 
-def test_an_outside_share_is_not_rounded_to_all_or_nothing(tmp_path: Path) -> None:
-    # Of 500 episodes, lesson A had a coin in 2 (p = 1 elsewhere), lesson B in all but 1: no memory
-    # rests on 2 episodes (not none), and leaving B out drops 1 episode (not none).
-    path = tmp_path / "shares.db"
+def shares_store(path: Path) -> tuple[str, str]:
+    """Lessons (A, B) over 500 episodes: A had a coin in 2 (p = 1 elsewhere), B in all but 1, so no
+    memory rests on 2 episodes (not none), and leaving B out drops 1 episode (not none)."""
     with Lamar(str(path)) as lam:
         a, b = (lam.add(Experience("a test is flaky", action)) for action in ("pin the seeds", "mock the clock"))
     store = open_store(str(path))
@@ -235,6 +234,12 @@ def test_an_outside_share_is_not_rounded_to_all_or_nothing(tmp_path: Path) -> No
         store.append(events)
     finally:
         store.close()
+    return a, b
+
+
+def test_an_outside_share_is_not_rounded_to_all_or_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "shares.db"
+    _, b = shares_store(path)
     status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none", "--policy", f"without:{b}")
     assert status == 0, err
     none, without = json.loads(out)["alternatives"]
@@ -271,3 +276,15 @@ def test_minus_zero_is_the_holdout_zero_and_one_row_with_it(logged: Path) -> Non
     assert status == 0, err
     (row,) = json.loads(out)["alternatives"]
     assert row["policy"] == "holdout:0" and row["description"].endswith("held out at 0%")
+
+
+def test_the_ui_page_shows_outside_shares_and_their_legend_as_the_cli_does(tmp_path: Path) -> None:
+    from lamar_ui.pages import whatif_page
+
+    path = tmp_path / "shares.db"
+    _, b = shares_store(path)
+    with Lamar(str(path)) as lam:
+        page = whatif_page(lam.whatif(["none", f"without:{b}"]), "")
+    cells = {row.split('"')[1]: row for row in page.split('<tr data-policy=')[1:]}
+    assert ">&gt;99%</td>" in cells["none"] and ">&lt;1%</td>" in cells[f"without:{b}"]
+    assert "inject a lesson the log left out for certain, or leave out one it injected for certain" in page
