@@ -133,9 +133,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\byour new (?:instructions|orders|directives|rules|task|role|goal|objective)\b"
         r"|\bend of (?:the )?(?:lessons|notes|system prompt|instructions|user input)\b"
     )),
+    # Each run stops at the character the next part needs (the first "?" or "&", then the first "="),
+    # and is bounded, so a long crafted URL is read once rather than once per "?" in it.
     ("markdown image exfiltration", re.compile(
-        r"!\[[^\]]{0,200}\]\(\s*<?https?://[^)\s]*[?&][^)\s]*="
-        r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?https?://[^\"'\s>]*[?&][^\"'\s>]*="
+        r"!\[[^\]]{0,200}\]\(\s*<?https?://[^)\s?&]{0,2000}[?&][^)\s=]{0,2000}="
+        r"|<img\b[^>]{0,200}\bsrc\s*=\s*[\"']?https?://[^\"'\s>?&]{0,2000}[?&][^\"'\s>=]{0,2000}="
     )),
     ("asks to send data out", re.compile(
         r"\b(?:send|post|upload|exfiltrate|forward|leak|email|transmit|append)\b[^.\n]{0,60}\b(?:conversation"
