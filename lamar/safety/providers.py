@@ -53,6 +53,16 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("rubygems-token", r"rubygems_[a-f0-9]{48}"),
     ("clojars-token", r"CLOJARS_[a-z0-9]{60}"),
     ("frameio-token", r"fio-u-[A-Za-z0-9_=-]{64}"),
+    ("gitlab-token", r"GR1348941[A-Za-z0-9_-]{20}"),  # a runner registration token
+    ("sonarqube-token", r"sq[pua]_[a-f0-9]{40}"),
+    ("buildkite-token", r"bkua_[a-f0-9]{40}"),
+    ("nuget-api-key", r"oy2[a-z0-9]{43}"),
+    ("crates-io-token", r"cio[A-Za-z0-9]{32}"),
+    ("langsmith-api-key", r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}"),
+    ("tencent-secret-id", r"AKID[A-Za-z0-9]{32}"),
+    ("flutterwave-key", r"FLWSECK(?:_TEST)?-[a-f0-9]{32}-X"),
+    ("braintree-token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
+    ("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
 )
 
 

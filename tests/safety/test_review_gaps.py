@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lamar.safety import injection_reason
+from lamar.safety import injection_reason, scrub
 
 # A crafted image link: the screen once read the URL again from each "?" in it, taking minutes on
 # 100 KB. The timeout guards against that hang; it asserts no speed.
@@ -28,3 +28,42 @@ def test_a_crafted_image_url_is_screened_in_one_pass(text: str) -> None:
 ])
 def test_an_image_that_sends_data_out_is_still_flagged(text: str) -> None:
     assert (injection_reason(text) or "").startswith("markdown image exfiltration")
+
+
+# Synthetic values in each vendor's documented shape (facts from gitleaks' and noseyparker's rule
+# lists); none is a real credential.
+_HEX = "3f9a0c7e1b5d2846" * 10
+_ALNUM = "q7Wz3Kp9Lm2Xv8Rt5Ns1Bd4Hg6Jc0Fy" * 3
+PROVIDER_FORMATS = [
+    ("gitlab-token", "gitlab-runner register --registration-token GR1348941" + _ALNUM[:20]),
+    ("sonarqube-token", "sonar-scanner -Dsonar.token=sqp_" + _HEX[:40]),
+    ("sonarqube-token", "the user token squ_" + _HEX[:40] + " expired"),
+    ("sonarqube-token", "analysis token sqa_" + _HEX[:40]),
+    ("buildkite-token", "bk configure with bkua_" + _HEX[:40]),
+    ("nuget-api-key", "dotnet nuget push pkg.nupkg --api-key oy2" + "k3j9x2m7q4w8e1r5t6y0u2i9o3p7a5s1d8f4g6h2" + "z0c"),
+    ("crates-io-token", "cargo login cio" + _ALNUM[:32]),
+    ("langsmith-api-key", "set it to lsv2_pt_" + _HEX[:32] + "_" + _HEX[:10]),
+    ("langsmith-api-key", "service key lsv2_sk_" + _HEX[:32] + "_" + _HEX[:10]),
+    ("tencent-secret-id", "tccli configure with AKID" + _ALNUM[:32]),
+    ("flutterwave-key", "charge with FLWSECK_TEST-" + _HEX[:32] + "-X"),
+    ("braintree-token", "gateway = access_token$production$" + "k3j9x2m7q4w8e1r5" + "$" + _HEX[:32]),
+    ("cloudflare-origin-ca-key", "origin CA key v1.0-" + _HEX[:24] + "-" + _HEX[:146]),
+]
+
+
+@pytest.mark.parametrize(("kind", "text"), PROVIDER_FORMATS, ids=[f"{i}-{k}" for i, (k, _) in enumerate(PROVIDER_FORMATS)])
+def test_a_ci_registry_or_vendor_token_is_redacted(kind: str, text: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert kind in kinds, (text, kinds)
+    assert f"[REDACTED:{kind}]" in cleaned
+
+
+@pytest.mark.parametrize("text", [
+    "the ciocalteu reagent and cio_config stay, and so does sqp_short",
+    "AKID is a prefix, akid_" + _HEX[:32] + " is not one of them",
+    "access_token$production$ alone is a template",
+    "nuget restore with oy2 as a label; version v1.0-rc2-" + _HEX[:20],
+    "lsv2_pt_ keys start with that prefix; buildkite bkua_ tokens too",
+])
+def test_the_new_prefixes_leave_ordinary_text_alone(text: str) -> None:
+    assert scrub(text) == (text, [])
