@@ -113,6 +113,27 @@ KEY_ARGUMENT = re.compile(
     r"""(?P<q>["'])(?P<key>[A-Za-z_][\w.-]{0,80})(?P=q)\s*,\s*(?P<secret>"[^"\n]{1,500}"|'[^'\n]{1,500}')"""
 )
 COOKIE = re.compile(r"(?im)\b(?:set-)?cookie\s*:\s*(?P<secret>[^\s;=]{1,100}=[^\n]{1,4000})")
+# A header written as one quoted string, as `curl -H 'X-Auth-Key: ...'` takes it.
+QUOTED_HEADER = re.compile(
+    r"""(?P<q>["'])(?P<key>[A-Za-z][A-Za-z0-9_-]{0,80})[ \t]*:[ \t]*(?P<secret>[^\s"']{1,500})[ \t]*(?P=q)"""
+)
+# Cookies given to a command: `curl -b 'session=...'`, `--cookie "a=1; b=2"` (a file name has no "=").
+COMMAND_COOKIE = re.compile(
+    r"""\b(?:curl|http|https|xh)\b[^\n;|&]{0,200}?\s(?:-b|--cookie)[ \t]+"""
+    r"""(?P<secret>"[^"\n=]{1,100}=[^"\n]{0,4000}"|'[^'\n=]{1,100}=[^'\n]{0,4000}'|[^\s"'=]{1,100}=[^\s"']{1,4000})"""
+)
+_FORMAT = re.compile(r"%[-+ #0-9.]*[a-z]|\{[\w.!:]*\}")
+
+
+def header_is_harmless(match: re.Match[str]) -> bool:
+    """A quoted header whose name is no credential's, or whose value stands for one (`%s`, `{}`)."""
+    return name_value_is_harmless(match) or _FORMAT.fullmatch(match.group("secret")) is not None
+
+
+def cookie_is_harmless(match: re.Match[str]) -> bool:
+    pairs = match.group("secret").strip("\"'").split(";")
+    values = [pair.partition("=")[2].strip() for pair in pairs if "=" in pair]
+    return not values or all(is_placeholder(value) for value in values)
 
 
 def name_value_is_harmless(match: re.Match[str]) -> bool:
@@ -158,4 +179,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "NAME_VALUE", "PROSE", "PROSE_USE", "assignment_is_harmless", "assignment_kind", "flag_is_harmless", "flag_kind", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

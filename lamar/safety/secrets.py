@@ -9,16 +9,20 @@ from dataclasses import dataclass
 from lamar.safety.assignments import (
     ASSIGNMENT,
     CLI_FLAG,
+    COMMAND_COOKIE,
     COMMAND_PASSWORD,
     COOKIE,
     KEY_ARGUMENT,
     NAME_VALUE,
     PROSE,
     PROSE_USE,
+    QUOTED_HEADER,
     assignment_is_harmless,
     assignment_kind,
+    cookie_is_harmless,
     flag_is_harmless,
     flag_kind,
+    header_is_harmless,
     name_value_is_harmless,
     name_value_kind,
     prose_is_harmless,
@@ -101,8 +105,8 @@ def _query_is_harmless(match: re.Match[str]) -> bool:
 # ---- the rules, most specific first ----------------------------------------------------------------
 
 _AUTH_HEADER = re.compile(
-    r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?P<scheme>bearer|basic|token|digest|bot|apikey"
-    r"|sso-key|negotiate)\s+(?P<secret>[A-Za-z0-9._~+/=:-]{4,})"
+    r"(?i)\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?P<scheme>bearer|basic|token|digest|bot|apikey|api-key"
+    r"|sso-key|negotiate|oauth|ssws|key)(?:\s+|(?<=key)=)(?P<secret>[A-Za-z0-9._~+/=:-]{4,})"
 )
 
 
@@ -210,6 +214,7 @@ RULES: tuple[_Rule, ...] = (
         r"|x-functions-key|ocp-apim-subscription-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
     ), _auth_is_harmless),
     _Rule("cookie", COOKIE),
+    _Rule("cookie", COMMAND_COOKIE, cookie_is_harmless),
     _Rule("url-password", _URL_USERINFO, _url_password_is_harmless, _url_kind),
     _Rule("url-token", _URL_QUERY, _query_is_harmless),
     # A token standing alone as the user name: https://<token>@host (Sentry DSNs, git remotes).
@@ -227,6 +232,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
     _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
     _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
+    _keyed("secret", QUOTED_HEADER, header_is_harmless, name_value_kind),
     _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
     _Rule("secret", PROSE, prose_is_harmless, prose_kind),
     _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),

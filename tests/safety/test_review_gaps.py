@@ -67,3 +67,39 @@ def test_a_ci_registry_or_vendor_token_is_redacted(kind: str, text: str) -> None
 ])
 def test_the_new_prefixes_leave_ordinary_text_alone(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+# Credentials a command line sends over HTTP: a header as one quoted string, a cookie flag, and
+# Authorization schemes other than Bearer and Basic.
+HTTP_CREDENTIALS = [
+    ("secret", "curl -H 'X-Auth-Key: " + _HEX[:37] + "' https://api.cloudflare.com/client/v4/zones", _HEX[:37]),
+    ("secret", 'curl -H "X-Master-Key: $2b$10$' + _ALNUM[:53] + '" https://api.jsonbin.io/v3/b', _ALNUM[:53]),
+    ("secret", 'http GET api.example.com "X-Signing-Key: ' + _ALNUM[:30] + '"', _ALNUM[:30]),
+    ("cookie", "curl -b 'sessionid=" + _HEX[:32] + "' https://app.example.com/api", _HEX[:32]),
+    ("cookie", 'curl --cookie "csrftoken=x; session=' + _ALNUM[:30] + '" https://app.example.com', _ALNUM[:30]),
+    ("cookie", "curl -s -b sid=" + _ALNUM[:26] + " https://app.example.com", _ALNUM[:26]),
+    ("bearer-token", "Authorization: Api-Key " + _ALNUM[:30], _ALNUM[:30]),
+    ("bearer-token", "Authorization: OAuth " + _ALNUM[:30], _ALNUM[:30]),
+    ("bearer-token", "Authorization: key=" + _ALNUM[:39], _ALNUM[:39]),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "secret"), HTTP_CREDENTIALS,
+                         ids=[f"{i}-{k}" for i, (k, _, _) in enumerate(HTTP_CREDENTIALS)])
+def test_an_http_credential_on_a_command_line_is_redacted(kind: str, text: str, secret: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned
+    assert kind in kinds, (text, kinds)
+
+
+@pytest.mark.parametrize("text", [
+    "curl -b cookies.txt -c cookies.txt https://example.com",
+    'curl -b "sid=${SESSION_ID}" -H "X-Auth-Key: $CF_API_KEY" https://example.com',
+    'curl -H "Content-Type: application/json" -H "Accept: text/plain" https://example.com',
+    'log.info("token: %s", redacted) and print("password: {}".format(mask))',
+    "echo 'note: rebuild' && git log --format='%H: %s'",
+    "Authorization: OAuth <token>, Authorization: Api-Key ${API_KEY}",
+    "the api key=value pairs in the config are sorted",
+])
+def test_ordinary_command_lines_with_headers_and_cookies_are_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
