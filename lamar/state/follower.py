@@ -119,10 +119,25 @@ class Follower:
         if self._keyed is None or not self.may_save() or last is None or last.seq != self.cache.seq:
             return
         self.state_seq = self.cache.seq  # a store that cannot take it (read-only, busy) is not asked again soon
+        if not self._findable():
+            # Another process checkpointed below our seq: the episodes the state would leave
+            # out are gone from the log into its snapshot. Fold the log as it now is (the
+            # snapshot pins and seals them), and save that fold's state if it is findable.
+            self.refold()
+            last, self.state_seq = self.cache.last, self.cache.seq
+            if not self.may_save() or last is None or not self._findable():
+                return
         try:
             self._keyed.save_state(self.cache.seq, state_text(self.cache, last))
         except (StoreError, OSError):
             pass
+
+    def _findable(self) -> bool:
+        """Whether the episodes a saved state leaves out (reported, not pinned) can still be
+        looked up by key: checked on the oldest, since a checkpoint removes a prefix of the log."""
+        cache = self.cache
+        oldest = next((r.id for r in cache.episodes.values() if r.reports and r.id not in cache.pinned), None)
+        return oldest is None or self._keyed is None or bool(self._keyed.lookup([f"episode:{oldest}"]))
 
     def save_if_worth(self) -> None:
         """Save the state at close when this process wrote and the tail is long enough to matter."""
