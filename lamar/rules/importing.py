@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar.experience import Experience, Scope, Status
-from lamar.rules.parse import MAX_RULE, Rule, clean, parse_rules
+from lamar.rules.parse import MAX_RULE, Rule, clean, condition, parse_rules
 from lamar.rules.sources import find_rule_files, read_sources
 from lamar.storable import whole_number
 
@@ -121,14 +121,18 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
 
 
 def lesson_of(rule: Rule, project: str) -> Experience:
-    """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>."."""
+    """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>.",
+    or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y")."""
     context = (rule.folder, *rule.context) if rule.folder else rule.context
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
-    action = rule.text.rstrip(".")
-    # The id is of the words the lesson keeps: "Never push." and "Never push" are one lesson.
+    written = rule.text.rstrip(".")
+    # The rule's own condition is the situation it names; prefixing the project would say "When" twice.
+    # The scope still holds the lesson to its project (and folder).
+    where, action = condition(written) or (where, written)
+    # The id is of the rule's words: "Never push." and "Never push" are one lesson.
     # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
-    key = json.dumps([" ".join(action.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
+    key = json.dumps([" ".join(written.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
     if rule.folder:  # recalled where the hooks say the work is (the context's `folder`), as Claude Code reads it
         scope[FOLDER_KEY] = rule.folder

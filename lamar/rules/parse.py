@@ -28,6 +28,8 @@ _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
     "delete", "remove", "prefix", "quote", "pin", "lock", "upgrade", "annotate"
 ])
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
+# A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
+_CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
@@ -94,6 +96,15 @@ def clean(text: str) -> str:
     """Markdown emphasis and link targets dropped, white space folded; inline code kept as written."""
     text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
     return " ".join(text.split()).strip()
+
+
+def condition(text: str) -> tuple[str, str] | None:
+    """("the build fails", "read the first error") for "When the build fails, read the first error";
+    None when the rule states no condition, or what follows its first comma does not direct."""
+    found = _CONDITION.match(text)
+    if found is None or not _directs(found.group(2)):
+        return None  # "When A, B, do C": the split would cut the condition, so the rule stays whole
+    return found.group(1), found.group(2)
 
 
 def _directs(text: str) -> bool:
@@ -192,4 +203,4 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-__all__ = ["EXPORT_BEGIN", "EXPORT_END", "MAX_RULE", "Rule", "clean", "parse_rules"]
+__all__ = ["EXPORT_BEGIN", "EXPORT_END", "MAX_RULE", "Rule", "clean", "condition", "parse_rules"]

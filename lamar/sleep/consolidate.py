@@ -114,9 +114,9 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
                     snapshot: Snapshot) -> list[Proposal]:
     """Lessons for the same situation (preconditions alike) that prescribe different actions.
 
-    A lesson imported from a rules file has the project (and the rule's heading) as its precondition:
-    where the rule was written, not a situation. The rules of one file are not alternatives to each
-    other, so such a lesson joins a situation another lesson names and never starts one.
+    A lesson imported from a rules file has the project (and the rule's heading), or the condition the
+    rule states, as its precondition. The rules of one file are not alternatives to each other, so
+    such a lesson joins a situation another lesson names and never starts one.
     """
     from lamar.rules.importing import PROVENANCE_SOURCE
 

@@ -35,7 +35,8 @@ def test_one_candidate_lesson_per_rule_with_file_and_line(project: Path) -> None
     for exp in plan.lessons:
         assert dict(exp.scope) == {"project": project.name} and exp.status is Status.CANDIDATE
         line = (project / exp.provenance["file"]).read_text().splitlines()[exp.provenance["line"] - 1]
-        first_word = exp.action.split()[0]
+        stated = not exp.precondition.startswith(f"working on {project.name}")  # "If X, Y": X is the precondition
+        first_word = (exp.precondition if stated else exp.action).split()[0]
         assert first_word in clean(line), (exp.provenance, line)  # the provenance points at the rule's line
 
 
@@ -44,7 +45,8 @@ def test_what_the_rules_of_real_projects_become(tmp_path: Path) -> None:
     uv = {e.provenance["line"]: e for e in import_rules(lam, project_copy(tmp_path, "uv")).lessons}
     assert uv[8].render() == ("When working on uv, NEVER perform builds with the release profile, unless asked or "
                               "reproducing performance issues.")
-    assert uv[7].action.startswith("When making changes for Windows from Unix, use `cargo xwin clippy`")
+    assert uv[7].precondition == "making changes for Windows from Unix"  # the rule's own condition
+    assert uv[7].action.startswith("use `cargo xwin clippy`")
     assert uv[14].action.endswith("ALWAYS use `cargo update --precise` to make lockfile changes")  # a wrapped bullet
 
     old = import_rules(lam, project_copy(tmp_path, "python-sdk-2025"))
@@ -188,6 +190,29 @@ def test_a_rule_repeated_with_a_final_full_stop_is_one_lesson(tmp_path: Path) ->
     assert [e.render() for e in plan.lessons] == ["When working on shop, Never push to main."]
     assert [(r.line, why) for r, why in plan.skipped] == [(2, "the same rule as CLAUDE.md:1"),
                                                          (3, "the same rule as CLAUDE.md:1")]
+
+
+@pytest.mark.parametrize(("rule", "precondition", "action", "line"), [
+    ("When the build fails, read the first error.", "the build fails", "read the first error",
+     "When the build fails, read the first error."),
+    ("If a migration is added, run `make schema`", "a migration is added", "run `make schema`",
+     "When a migration is added, run `make schema`."),
+    ("Whenever you edit the API: update the changelog", "you edit the API", "update the changelog",
+     "When you edit the API, update the changelog."),
+    ("when in doubt, ask", "in doubt", "ask", "When in doubt, ask."),
+    ("Use tabs, not spaces", "working on shop (Style)", "Use tabs, not spaces",
+     "When working on shop (Style), Use tabs, not spaces."),  # a comma that is not a condition
+    ("For large files, use streaming reads", "working on shop (Style)", "For large files, use streaming reads",
+     "When working on shop (Style), For large files, use streaming reads."),
+])
+def test_a_rule_that_states_its_condition_keeps_it_as_its_precondition(
+        tmp_path: Path, rule: str, precondition: str, action: str, line: str) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text(f"## Style\n\n- {rule}\n")
+    lam = Lamar(":memory:", holdout=0.0)
+    [exp] = import_rules(lam, tmp_path, project="shop", apply=True).lessons
+    assert (exp.precondition, exp.action, dict(exp.scope)) == (precondition, action, {"project": "shop"})
+    assert lam.recall({"project": "shop"}).as_prompt().splitlines()[-2] == f"1. > {line}"
 
 
 def test_cursor_and_copilot_rules_and_what_is_refused(tmp_path: Path) -> None:
