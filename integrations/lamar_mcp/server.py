@@ -8,10 +8,12 @@ from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, __version__
+from lamar_mcp.arguments import strict_tool
 from lamar_mcp.results import (
     EraseResult,
     ImportResult,
@@ -108,11 +110,12 @@ _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 _DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
-def _tool(server: MCPServer[Any], name: str, title: str,
+def _tool(tools: list[Tool], name: str, title: str,
           annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a tool whose description is its docstring, dedented (the model reads it)."""
+    """Add a tool whose description is its docstring, dedented (the model reads it), and that refuses
+    an argument it does not take."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        server.add_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations)
+        tools.append(strict_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations))
         return fn
     return register
 
@@ -136,11 +139,10 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     tools = LamarTools(lamar)
     instructions = _READ_ONLY_INSTRUCTIONS if read_only else INSTRUCTIONS + (_REPORT_INSTRUCTIONS if report else "")
     guard = bearer_auth(token) if token else {}
-    server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING",
-                                       version=__version__, warn_on_duplicate_tools=False, **guard)
+    served: list[Tool] = []
 
     if not read_only:
-        @_tool(server, "recall", "Recall lessons", _WRITES)
+        @_tool(served, "recall", "Recall lessons", _WRITES)
         def recall(context: RecallContextArg = None, text: FreeTextArg = None,
                    dry_run: DryRunArg = False) -> RecallResult:
             """Lessons that past outcomes suggest for this situation, and an episode_id to report.
@@ -155,7 +157,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             return tools.recall(context, text, dry_run)
 
         if report:
-            @_tool(server, "report", "Report what the human did", _WRITES)
+            @_tool(served, "report", "Report what the human did", _WRITES)
             def report_outcome(episode_id: IdArg = None, signal: SignalArg = None) -> ReportResult:
                 """Record what the human did after an episode, once it is known.
 
@@ -167,7 +169,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                 """
                 return tools.report(episode_id, signal)
 
-        @_tool(server, "propose_lesson", "Propose a lesson", _WRITES)
+        @_tool(served, "propose_lesson", "Propose a lesson", _WRITES)
         def propose_lesson(ctx: Context, precondition: TextArg = None, action: TextArg = None,
                            rationale: RationaleArg = None, scope: ScopeArg = None) -> ProposeResult:
             """Add a lesson as a candidate: when `precondition`, do `action`, because `rationale`.
@@ -178,7 +180,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
-        @_tool(server, "propose_lessons", "Propose many lessons", _WRITES)
+        @_tool(served, "propose_lessons", "Propose many lessons", _WRITES)
         def propose_lessons(ctx: Context, lessons: LessonsTextArg = None, scope: ScopeArg = None) -> ProposeMany:
             """Add many lessons as candidates at once, when the user gives a list of them: Markdown
             bullets ("- When X, do Y, because Z.") or JSON Lines ({"precondition": ..., "action": ...}).
@@ -188,7 +190,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lessons(lessons, scope, client=_client_name(ctx))
 
-        @_tool(server, "edit", "Edit a lesson", _DESTROYS)
+        @_tool(served, "edit", "Edit a lesson", _DESTROYS)
         def edit(ctx: Context, lesson_id: IdArg = None, precondition: OptionalTextArg = None,
                  action: OptionalTextArg = None, rationale: OptionalTextArg = None, scope: NewScopeArg = None,
                  keep_evidence: KeepEvidenceArg = False) -> Lesson:
@@ -201,7 +203,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             return tools.edit(lesson_id, precondition, action, rationale, scope, keep_evidence,
                               client=_client_name(ctx))
 
-        @_tool(server, "import_rules", "Import the project's rules", _WRITES)
+        @_tool(served, "import_rules", "Import the project's rules", _WRITES)
         def import_rules(folder: FolderArg = None, apply: ApplyArg = False) -> ImportResult:
             """The rules of this project's CLAUDE.md, AGENTS.md, .cursor/rules and Copilot instructions,
             one candidate lesson each, with file and line.
@@ -211,7 +213,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.import_rules(folder, apply)
 
-        @_tool(server, "erase", "Erase a lesson's text", _DESTROYS)
+        @_tool(served, "erase", "Erase a lesson's text", _DESTROYS)
         def erase(ctx: Context, lesson_id: IdArg = None, contexts: ContextsArg = False,
                   reason: ReasonArg = None) -> EraseResult:
             """Remove a lesson's text (a secret, a person's name) from the store for good; call it only
@@ -223,19 +225,19 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.erase(lesson_id, contexts, reason, client=_client_name(ctx))
 
-    @_tool(server, "evidence", "Evidence for a lesson", _READS)
+    @_tool(served, "evidence", "Evidence for a lesson", _READS)
     def evidence(lesson_id: IdArg = None) -> Lesson:
         """What Lamar has measured about one lesson: verdict (helps, harms, unknown), lift and its bounds."""
         return tools.evidence(lesson_id)
 
-    @_tool(server, "lessons", "List lessons", _READS)
+    @_tool(served, "lessons", "List lessons", _READS)
     def lessons(context: OptionalContextArg = None, status: StatusArg = None,
                 text: SearchTextArg = None) -> LessonList:
         """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context,
         of one status, or holding every word of `text`."""
         return tools.lessons(context, status, text)
 
-    @_tool(server, "whatif", "What if another policy had chosen", _READS)
+    @_tool(served, "whatif", "What if another policy had chosen", _READS)
     def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:
         """What the success rate and mean reward would have been over the logged episodes under another
         policy (no memory, without one lesson, proven lessons only, another holdout or k), estimated from
@@ -243,6 +245,9 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         coin), beside what the logged policy got. `outside` is
         the share of episodes the log cannot speak for (left out, never extrapolated)."""
         return tools.whatif(policies, scope)
+
+    server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING", version=__version__,
+                                       warn_on_duplicate_tools=False, tools=served, **guard)
 
     @server.resource("lamar://lessons", name="lessons", title="All lessons", mime_type="application/json")
     def all_lessons() -> str:

@@ -135,6 +135,25 @@ async def test_bad_input_is_a_tool_error_that_says_what_to_do_and_changes_nothin
         assert lam.episode(episode).signal == "accepted"
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_by_name_and_nothing_runs(store: Path) -> None:
+    async with stdio_session(store, "--seed", "1") as session:
+        listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+        before = events(store)
+        # A misspelt dry_run must not log a real episode.
+        typo = await session.call_tool("recall", {"context": CONTEXT, "dryrun": True})
+        assert typo.is_error
+        assert "unknown argument 'dryrun': recall takes only context, text, dry_run" in typo.content[0].text
+        for name, tool in listed.items():
+            assert tool.input_schema["additionalProperties"] is False, name
+            known = list(tool.input_schema["properties"])
+            result = await session.call_tool(name, {"lesson_idd": "exp_x", "verbose": True})
+            text = result.content[0].text
+            assert result.is_error, name
+            assert f"unknown arguments 'lesson_idd', 'verbose': {name} takes only {', '.join(known)}" in text, text
+            assert "exp_x" not in text  # the caller's values stay out of the message
+        assert events(store) == before
+
+
 async def test_erase_is_destructive_and_leaves_no_text_and_every_verdict(store: Path) -> None:
     with Lamar(str(store)) as lam:
         target = next(e.id for e in lam.experiences() if "DerivedData" in e.action)

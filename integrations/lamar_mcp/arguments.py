@@ -1,0 +1,57 @@
+"""`strict_tool`: an MCP tool whose argument model refuses an argument the tool does not take."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import ToolAnnotations
+from pydantic import ConfigDict, model_validator
+from pydantic_core import PydanticCustomError
+
+
+def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: str | None,
+                annotations: ToolAnnotations) -> Tool:
+    """The SDK's tool for `fn`, with an argument model that forbids extra arguments.
+
+    Pydantic ignores extra fields by default, so a misspelt `dryrun` would run the tool for real
+    with `dry_run` left at its default. The refusal comes from the SDK's own validation step: the
+    client gets a tool error naming the unknown argument and the ones the tool takes, nothing
+    runs, and the advertised schema says `additionalProperties: false`.
+
+    >>> def greet(who: str = "you") -> str:
+    ...     return f"hello {who}"
+    >>> tool = strict_tool(greet, name="greet", title="Greet", description="Say hello.",
+    ...                    annotations=ToolAnnotations(read_only_hint=True))
+    >>> tool.parameters["additionalProperties"]
+    False
+    >>> try: tool.fn_metadata.validate_arguments({"whom": "Ada"})
+    ... except ValueError as exc: print(exc.errors()[0]["msg"])
+    unknown argument 'whom': greet takes only who (check the spelling; nothing was done)
+    """
+    tool = Tool.from_function(fn, name=name, title=title, description=description, annotations=annotations)
+    loose = tool.fn_metadata.arg_model
+    known = [field.alias or key for key, field in loose.model_fields.items()]
+
+    def known_only(cls: type[Any], data: Any) -> Any:
+        unknown = [key for key in data if key not in known] if isinstance(data, dict) else []
+        if unknown:
+            takes = ", ".join(known) if known else "no arguments"
+            raise PydanticCustomError("unknown_argument", "{message}", {"message": (
+                f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(repr(k) for k in unknown)}: "
+                f"{name} takes only {takes} (check the spelling; nothing was done)")})
+        return data
+
+    # A subclass under the same name keeps the schema's title; hiding the input keeps the caller's
+    # values (possibly a secret) out of the error text.
+    strict = type(loose.__name__, (loose,), {
+        "__module__": loose.__module__,
+        "model_config": ConfigDict(extra="forbid", hide_input_in_errors=True),
+        "known_only": model_validator(mode="before")(classmethod(known_only)),
+    })
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+
+
+__all__ = ["strict_tool"]
