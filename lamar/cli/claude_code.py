@@ -20,7 +20,9 @@ def _usage(message: str) -> Exception:
 
 
 def store_location(args: argparse.Namespace) -> str:
-    return getattr(args, "store", None) or os.environ.get(STORE_ENV) or DEFAULT_STORE
+    from lamar.cli.session import store_location as resolved  # one rule for every command's --store
+
+    return resolved(args)
 
 
 def _integration() -> Any:

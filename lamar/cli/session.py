@@ -20,8 +20,14 @@ class UsageError(Exception):
 
 
 def store_location(args: argparse.Namespace) -> str:
-    """--store, else $LAMAR_STORE, else ~/.lamar/experience.json."""
-    return getattr(args, "store", None) or os.environ.get(STORE_ENV) or DEFAULT_STORE
+    """--store, else $LAMAR_STORE, else ~/.lamar/experience.json; a --store given empty is refused."""
+    named = getattr(args, "store", None)
+    if named is not None and not named.strip():
+        # An empty `--store "$UNSET_VARIABLE"` is a mistake; taken as "not given" it would quietly
+        # read and write the default store, another store than the one meant.
+        raise UsageError(f"--store is empty: name a store (--store PATH), or leave the flag out to use "
+                         f"${STORE_ENV}, else {DEFAULT_STORE}")
+    return named or os.environ.get(STORE_ENV) or DEFAULT_STORE
 
 
 def is_file_location(location: str) -> bool:

@@ -1,0 +1,77 @@
+"""Where the store is: --store, else $LAMAR_STORE, else the default in the (temporary) home folder;
+an empty --store is refused, never read as the default."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EMPTY = "--store is empty: name a store (--store PATH), or leave the flag out"
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+@pytest.fixture
+def default_store(run_cli: Any, tmp_path: Path) -> Path:
+    """The default store, made in the test's own HOME (run_cli sets HOME to tmp_path/home)."""
+    added = run_cli("add", "--precondition", "the build fails", "--action", "read the first error", "--create")
+    assert added.returncode == 0, added.stderr
+    folder = tmp_path / "home" / ".lamar"
+    assert (folder / "experience.json").exists()
+    return folder
+
+
+@pytest.mark.parametrize("command", [
+    ("stats",), ("ls",), ("show", "exp_0"), ("recall", "project=x"), ("retire", "exp_0"),
+    ("add", "--precondition", "a deploy fails", "--action", "retry it"), ("import-rules", "--apply"),
+    ("claude-code", "status"), ("claude-code", "install"),
+])
+@pytest.mark.parametrize("where", ["after", "before", "equals"])
+def test_an_empty_store_flag_is_refused_and_the_default_store_left_alone(
+        run_cli: Any, default_store: Path, tmp_path: Path, command: tuple[str, ...], where: str) -> None:
+    (tmp_path / "CLAUDE.md").write_text("- Never push to main\n")
+    before = digests(default_store)
+    if where == "after":
+        argv = [*command, "--store", ""]
+    elif where == "before":
+        argv = ["--store", "", *command]
+    else:
+        argv = [*command, "--store="]
+    out = run_cli(*argv, stdin="")
+    assert out.returncode == 1, (out.stdout, out.stderr)
+    assert EMPTY in out.stderr and "Traceback" not in out.stderr
+    assert "experience.json" not in out.stdout  # the default store was not shown as the one used
+    assert digests(default_store) == before
+    assert not (tmp_path / ".claude").exists()  # install wrote no hook entries
+
+
+@pytest.mark.parametrize("argv", [("mcp", "--store", ""), ("--store", "", "mcp"), ("mcp", "--store=")])
+def test_lamar_mcp_refuses_an_empty_store_flag_before_serving(
+        lamar_cli: Any, default_store: Path, argv: tuple[str, ...]) -> None:
+    # A subprocess, as an MCP client starts it: importing the SDK binds its client's stderr.
+    before = digests(default_store)
+    out = lamar_cli(*argv)
+    assert out.returncode == 1 and EMPTY in out.stderr and out.stdout == ""
+    assert digests(default_store) == before
+
+
+def test_a_blank_store_flag_is_refused_too(run_cli: Any, default_store: Path) -> None:
+    out = run_cli("stats", "--store", "  ")
+    assert out.returncode == 1 and EMPTY in out.stderr
+
+
+def test_without_the_flag_the_environment_then_the_default_store_is_used(
+        run_cli: Any, default_store: Path, tmp_path: Path) -> None:
+    default = run_cli("stats", "--json")
+    assert default.returncode == 0 and str(default_store / "experience.json") in default.stdout
+    other = tmp_path / "other.json"
+    assert run_cli("add", "--precondition", "a", "--action", "do b", "--create", "--store", other).returncode == 0
+    named = run_cli("stats", "--json", extra_env={"LAMAR_STORE": str(other)})
+    assert named.returncode == 0 and str(other) in named.stdout
+    flag = run_cli("stats", "--json", "--store", other, extra_env={"LAMAR_STORE": str(default_store / "x.json")})
+    assert flag.returncode == 0 and str(other) in flag.stdout
