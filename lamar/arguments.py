@@ -178,11 +178,13 @@ def sleep_report(report: Any) -> Any:
 
 
 def choice(enum: Any, value: Any, name: str) -> Any:
-    """`enum(value)` or InvalidArgument listing the valid values (None stays None)."""
+    """`enum(value)`, a name in any case, or InvalidArgument listing the valid values (None stays None)."""
     if value is None:
         return None
+    # The values are lower-case words; "Active" is meant as "active", as `report` takes "Shipped".
+    spelled = value.strip().lower() if isinstance(value, str) else value
     try:
-        return enum(value)
+        return enum(spelled)
     except (ValueError, TypeError):
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 

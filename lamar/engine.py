@@ -105,8 +105,8 @@ class Lamar:
         """Lessons in the order they were added, optionally filtered.
 
         Args:
-            status: keep one status ("candidate", "active", "retired").
-            verdict: keep one verdict ("helps", "harms", "unknown").
+            status: keep one status ("candidate", "active", "retired"; any case, as `report` takes).
+            verdict: keep one verdict ("helps", "harms", "unknown"; any case).
             scope: keep lessons whose scope has all these fields with these values.
         """
         from lamar.state.summary import listed

@@ -14,6 +14,7 @@ from lamar import (
     DuplicateReport,
     Experience,
     ExperienceStore,
+    InvalidArgument,
     InvalidContext,
     InvalidExperience,
     InvalidReward,
@@ -118,6 +119,17 @@ def test_listing_filters_by_status_verdict_and_scope() -> None:
     assert {e.id for e in lam.experiences(verdict="unknown")} == {a, b}
     lam.revive(a)
     assert lam.get(a).status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(("status", "verdict"), [("Retired", "UNKNOWN"), ("RETIRED", "Unknown"), (" retired ", "unknown")])
+def test_the_status_and_verdict_filters_take_any_case_as_report_does(status: str, verdict: str) -> None:
+    lam = Lamar(":memory:", seed=0)
+    a = lam.add(Experience("p", "a"))
+    lam.retire(a, "obsolete")
+    assert [e.id for e in lam.experiences(status=status)] == [a]
+    assert [e.id for e in lam.experiences(verdict=verdict)] == [a]
+    with pytest.raises(InvalidArgument, match="status must be one of"):
+        lam.experiences(status="proven")
 
 
 def test_recall_can_be_restricted_to_candidates() -> None:
