@@ -14,7 +14,8 @@ def _role_prefix() -> re.Pattern[str]:
     """A role word before a colon, matched on the reading: in any look-alike spelling."""
     from lamar.safety.confusables import spelt_loosely
 
-    return re.compile(rf"({'|'.join(spelt_loosely(w) for w in _ROLES)})\s*:")
+    # Markdown emphasis may close between the word and its colon: "**System**:" reads as a speaker.
+    return re.compile(rf"((?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?:[*_]{{1,3}})?)\s*:")
 
 
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")

@@ -69,9 +69,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"#{2,6}\s*(?:system|instructions?|assistant|user|human|developer|response)\b"
         r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
     )),
-    # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either.
+    # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either, and
+    # in markdown emphasis ("**System:**", "**System**:").
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + r")\s*:(?!//)"
+        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*[*_]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES)
+        + r")[*_]{0,3}\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
         r"\b(?:notes?|messages?|attention|instructions?) (?:to|for) (?:the )?"
