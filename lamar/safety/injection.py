@@ -14,6 +14,7 @@ HOMOGLYPHS = str.maketrans(
     "aeopcxyijsdhqwlgnuaeioptuvkviij" "ABEKMHOPCTXSIJABEHIKMNOPTYX",
 )
 _ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "tool", "function")
+_TURNS = ("system", "developer", "assistant", "model", "tool", "function")  # turns a lesson must not write
 _LEET = str.maketrans("013457@$!", "oieastasi")
 
 
@@ -57,6 +58,14 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|parameters|params|command|cmd|query|code)\"\s*:"
         r"|\"(?:tool_calls|function_call)\"\s*:"
         r"|\{\s*\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\""
+    )),
+    # A chat message written out, as an API takes it: a turn of the system or the assistant with its
+    # words. Code that passes a variable ("content": prompt) is not one.
+    ("chat message syntax", re.compile(
+        r"[\"']role[\"']\s*:\s*[\"'](?:" + "|".join(spelt_loosely(w) for w in _TURNS) + r")[\"']\s*,\s*"
+        r"[\"'](?:content|parts|text)[\"']\s*:\s*[\[{]?\s*[\"']"
+        r"|[\"']content[\"']\s*:\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*,\s*[\"']role[\"']\s*:\s*[\"'](?:"
+        + "|".join(spelt_loosely(w) for w in _TURNS) + r")[\"']"
     )),
     # "<user>" is also a placeholder in CLI docs: the speaker tags count when closed or opening a line.
     ("role tag", re.compile(
