@@ -108,8 +108,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r" (?:no longer apply|(?:are|is) (?:void|cancell?ed|revoked|obsolete|superseded|lifted))"
         r"|\b(?:ignore[zr]?|oublie[zr]?) (?:toutes )?les instructions (?:pr[eé]c[eé]dentes|ant[eé]rieures)"
         r"|\bignorier(?:e|en sie)? (?:alle )?(?:vorherigen|bisherigen|obigen) (?:anweisungen|instruktionen)"
-        r"|\bignora(?:r)? (?:todas |tutte )?(?:las|le|as) (?:instrucciones|istruzioni|instru[cç][oõ]es) "
+        r"|\bignor[ae](?:r)? (?:todas |tutte )?(?:las|le|as) (?:instrucciones|istruzioni|instru[cç][oõ]es) "
         r"(?:anteriores|previas|precedenti)"
+        r"|\bnegeer (?:alle )?(?:vorige|eerdere|voorgaande) (?:instructies|opdrachten)"
+        r"|\b(?:z?ignoruj|zapomnij) (?:wszystkie )?(?:poprzednie|wczesniejsze) (?:instrukcje|polecenia)"
+        r"|\b(?:onceki|yukaridaki) (?:tum )?(?:talimatlari|komutlari) (?:yok say|gormezden gel|unut)"
     )),
     ("targets the system prompt", re.compile(
         r"\b(?:ignore|disregard|forget|override|bypass) (?:the |your |any )?(?:system|developer) "
@@ -157,6 +160,22 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
 )
 
+# The same phrase in scripts the reading would fold into Latin look-alikes (Cyrillic) or that have
+# no spaces (Chinese, Japanese): matched on the text in its own letters, lower case.
+_NATIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("tries to override the model's instructions", re.compile(
+        r"(?:忽略|无视|無視|忽視|忘记|忘記|不要理会|不要理會)[^。.!?\n]{0,12}"
+        r"(?:之前|以前|先前|前面|上面|以上|上述|此前|所有)[^。.!?\n]{0,8}(?:的)?(?:指令|指示|说明|說明|提示|规则|規則|命令)"
+        r"|(?:以前|前|上記|これまで|今まで)の(?:すべての|全ての)?(?:指示|命令|指令|ルール)を(?:すべて|全て)?"
+        r"(?:無視|忘れ)"
+        r"|(?:이전|앞|위)의? (?:모든 )?(?:지시|명령|지침|지시사항)(?:을|를|은|는)? (?:모두 )?(?:무시|잊어)"
+        r"|(?:проигнорируй|игнорируй|не обращай внимания на|забудь)(?:те)? (?:все )?"
+        r"(?:предыдущие|прежние|вышеуказанные|старые) (?:инструкции|указания|команды|правила)"
+        r"|تجاهل (?:جميع |كل )?(?:التعليمات|الأوامر) (?:السابقة|أعلاه)"
+        r"|(?:पिछले|पहले के) (?:सभी )?(?:निर्देशों|आदेशों) को (?:अनदेखा|नज़रअंदाज़|नजरअंदाज|भूल)"
+    )),
+)
+
 # Letters-only patterns catch the same phrases spelled with gaps, punctuation or digits.
 _COMPACT_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("tries to override the model's instructions", re.compile(
@@ -200,6 +219,12 @@ def injection_reason(text: str) -> str | None:
         found = pattern.search(lined) or pattern.search(folded)
         if found:
             return f"{reason}: {_snippet(found.group(0))!r}"
+    if not text.isascii():
+        native = " ".join(plain_text(text).casefold().split())
+        for reason, pattern in _NATIVE_PATTERNS:
+            found = pattern.search(native)
+            if found:
+                return f"{reason}: {_snippet(found.group(0))!r}"
     compact = _compact(folded)
     for reason, pattern in _COMPACT_PATTERNS:
         found = pattern.search(compact)
