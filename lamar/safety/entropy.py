@@ -3,6 +3,8 @@ characters drawn at random, which words, identifiers and paths are not."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import itertools
 import math
 import re
@@ -62,8 +64,28 @@ def looks_random(run: str) -> bool:
     return bits_per_char(body) >= MIN_BITS and changes >= MIN_CHANGES * (len(body) - 1)
 
 
+def decodes_to_prose(run: str) -> bool:
+    """Whether a run is base64 (standard or URL-safe) of words: as random as a key, but no secret.
+
+    A credential inside such text is found anyway: scrubbing reads decoded base64 with every rule.
+
+    >>> decodes_to_prose(base64.b64encode(b"When the build fails, clear the cache and rebuild").decode())
+    True
+    >>> decodes_to_prose(base64.b64encode(b"deploy:Hunter2-x7Q").decode())
+    False
+    """
+    body = "".join(run.split())
+    try:
+        raw = base64.b64decode(body.replace("-", "+").replace("_", "/") + "=" * (-len(body) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    prose = sum(c.isalpha() or c in " .,;:'!?()-\n" for c in text)
+    return len(text.split()) >= 4 and prose >= 0.9 * len(text)
+
+
 def _class(char: str) -> int:
     return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
 
 
-__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "looks_random"]
+__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "decodes_to_prose", "looks_random"]

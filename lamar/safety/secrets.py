@@ -30,7 +30,7 @@ from lamar.safety.assignments import (
     secret_key_kind,
 )
 from lamar.safety.disguised import disguised_spans, redact_spans
-from lamar.safety.entropy import BODY, RUN, looks_random
+from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import PROVIDER_TOKENS
@@ -136,7 +136,7 @@ def _not_random(match: re.Match[str]) -> bool:
     before = match.string[max(0, match.start() - 7):match.start()]
     if before.endswith(("$", "h1:", "base64,")):
         return True
-    return not looks_random(match.group("secret"))
+    return not looks_random(match.group("secret")) or decodes_to_prose(match.group("secret"))
 
 
 # The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
@@ -246,7 +246,8 @@ RULES: tuple[_Rule, ...] = (
 # Azure key, a PEM body).
 _RANDOM = _Rule("random-string", RUN, _not_random)
 # Before it, a block of key lines, judged whole: one line of it may look plain by chance.
-_BODY = _Rule("random-string", BODY, lambda match: not looks_random("".join(match.group("secret").split())))
+_BODY = _Rule("random-string", BODY, lambda match: not looks_random("".join(match.group("secret").split()))
+              or decodes_to_prose(match.group("secret")))
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 _SHAPE_RULES = tuple(rule for rule in RULES if rule.token)
 _SHAPE_SET = frozenset(_SHAPE_RULES)

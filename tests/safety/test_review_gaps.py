@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import textwrap
+
 import pytest
 
 from lamar import Experience, Lamar
@@ -190,3 +193,28 @@ def test_an_override_in_another_language_is_flagged(text: str) -> None:
 def test_ignoring_a_cache_or_a_warning_in_another_language_is_ordinary(text: str) -> None:
     assert injection_reason(text) is None
     assert prompt_safe(text) == text
+
+
+# Base64 of words is as random by its letters as a key, but no secret: the docs promise that base64
+# data that is not a key survives. A credential inside it is still found, by reading it decoded.
+_PROSE = ("When the build fails after a dependency bump, clear the module cache and rebuild, because "
+          "stale module maps survive a clean build and point at old headers.")
+BASE64_PROSE = [
+    "echo " + base64.b64encode(_PROSE.encode()).decode() + " | base64 -d",
+    "payload " + base64.urlsafe_b64encode(_PROSE.encode()).decode().rstrip("="),
+    "body:\n" + base64.encodebytes(_PROSE.encode()).decode(),
+    "\n".join(textwrap.wrap(base64.b64encode((_PROSE * 2).encode()).decode(), 64)),
+]
+
+
+@pytest.mark.parametrize("text", BASE64_PROSE, ids=["std", "urlsafe", "mime-lines", "64-lines"])
+def test_base64_of_prose_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
+
+
+@pytest.mark.parametrize("secret", [b"deploy:Hunter2-x7Q-kP9mZ2vL8qW4", b"DB_PASSWORD=kP9mZ2vL8qW4 for the deploy user on prod",
+                                    b"the deploy token is ghp_" + _ALNUM[:36].encode()])
+def test_base64_of_a_credential_is_still_redacted(secret: bytes) -> None:
+    encoded = base64.b64encode(secret).decode()
+    cleaned, kinds = scrub("echo " + encoded + " | base64 -d")
+    assert encoded not in cleaned and kinds
