@@ -213,6 +213,11 @@ def injection_reason(text: str) -> str | None:
     """
     if not isinstance(text, str):
         raise TypeError(f"injection_reason() takes a string; got {type(text).__name__}")
+    if "&" in text:
+        import html
+
+        # A model reads "&lt;system&gt;" and "&#60;|im_start|&#62;" as the tags they stand for.
+        text = html.unescape(text)
     folded = _fold(text)
     lined = "\n".join(_fold(line) for line in plain_text(text).splitlines())
     for reason, pattern in _PATTERNS:
