@@ -89,3 +89,19 @@ def test_a_busy_server_is_still_waited_for_past_the_first_second(postgres_url: s
         store.close()
     finally:
         drop_namespaces(postgres_url, namespace)
+
+
+@pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
+def test_a_checkpoint_after_the_server_ended_the_pooled_connections_works(postgres_url: str, fold: str) -> None:
+    namespace, app = unique_namespace("ended"), unique_namespace("app")
+    url = namespace_url(postgres_url, namespace, lamar_fold=fold, application_name=app)
+    try:
+        lam = Lamar(url, seed=0)
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+        lam.report(lam.recall({"project": "demo"}).episode_id, "shipped")
+        terminate(postgres_url, backends(postgres_url, app))  # a server restart, as the pool sees it
+        assert lam.checkpoint()
+        assert [e.kind for e in lam.store.read(0)] == ["snapshot"]
+        lam.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)

@@ -9,10 +9,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lamar._errors import StoreError
 from lamar.experience import Status
 from lamar.policy.lesson import LessonState
 from lamar.store.base import Event
 from lamar.store.postgres import row_text
+from lamar.store.postgres.connection import reason
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -67,9 +69,24 @@ def settled(db: Connections) -> int | None:
 def exclusive(db: Connections) -> Iterator[None]:
     """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a
     checkpoint folds and rewrites the log under it, so no event commits below its seq."""
-    with db.connection() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
-        yield
+    held = False
+    for attempt in (1, 2):
+        try:
+            with db.connection() as conn, conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
+                held = True
+                yield
+            return
+        except db.pg.OperationalError as exc:
+            # A pooled connection the server ended (a restart, pg_terminate_backend): before
+            # the lock is held nothing was done, so take it again on a fresh connection.
+            if attempt == 1 and not held:
+                db.replace_dead()
+                continue
+            raise StoreError(f"lost the connection to {db.location} that held its write lock: {reason(exc)}; "
+                             "the next call reconnects") from exc
+        except db.pg.Error as exc:
+            raise StoreError(f"cannot lock {db.location} for writing: {reason(exc)}") from exc
 
 
 def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) -> None:
