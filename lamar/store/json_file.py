@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import _thread
 import dataclasses
+import errno
 import fcntl
 import json
 import os
@@ -310,9 +311,14 @@ class JsonStore:
                 os.truncate(self.path, self._offset)  # a killed writer's line (_refresh checked the note)
             try:
                 os.pwrite(self._lock_fd, f"{self._offset:>{_NOTE}}".encode(), 0)  # a write starts here
-                written = os.write(fd, body)
-                if written != len(body):
-                    raise OSError(28, "No space left on device (short write)")
+                # A write cut short reports no cause; the next one raises it (a full disk,
+                # the file size limit), which is what the error must name.
+                rest = memoryview(body)
+                while rest:
+                    written = os.write(fd, rest)
+                    if not written:
+                        raise OSError(errno.ENOSPC, "No space left on device (nothing written)")
+                    rest = rest[written:]
                 os.fsync(fd)  # the OS -> the disk, before the write is acknowledged
                 os.pwrite(self._lock_fd, b" " * _NOTE, 0)  # done: no write in progress
             except OSError as exc:

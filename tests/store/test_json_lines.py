@@ -109,3 +109,27 @@ def test_temp_files_of_killed_writers_are_removed_by_the_next_writer(tmp_path: P
     store.append([Event("status", {"id": "y", "status": "active"})])
     assert not list(tmp_path.glob(".s.json.*.tmp"))
     assert [e.data["id"] for e in store.read()] == ["y"]
+
+
+_OVER_THE_LIMIT = """
+import resource, sys
+from lamar import Lamar, StoreError
+lam = Lamar(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), resource.RLIM_INFINITY))
+try:
+    lam.recall({"task": "t"})
+except StoreError as exc:
+    print(exc)
+"""
+
+
+def test_a_write_past_the_file_size_limit_says_so_not_that_the_disk_is_full(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.json"
+    _history(path, episodes=3).close()
+    size = path.stat().st_size
+    # One byte of the episode's line fits under the limit: the write is cut short there.
+    run = subprocess.run([sys.executable, "-c", _OVER_THE_LIMIT, str(path), str(size + 1)],
+                         capture_output=True, text=True, check=True)
+    assert "File too large" in run.stdout and "No space" not in run.stdout
+    assert path.stat().st_size == size  # the partial line was taken back
+    assert Lamar(str(path)).stats()["episodes"] == 3
