@@ -75,6 +75,7 @@ class SqliteStore:
         except CorruptStore:
             self._db.close()
             raise
+        self._identity = _identity(self.path)
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
@@ -447,6 +448,13 @@ class SqliteStore:
         if self.read_only:
             raise StoreError(f"{self.path} cannot be written (read-only file, folder or mount); "
                              "open a writable copy to change it")
+        # SQLite keeps writing through its open handle to a file deleted or moved away, where
+        # every later event would be lost without a word.
+        now = _identity(self.path)
+        if now != self._identity:
+            what = "deleted" if now is None else "replaced by another file"
+            raise StoreError(f"{self.path} was {what} while open, so nothing more is written to the old one: "
+                             "open the store again to write to the file now at that path")
 
     def close(self) -> None:
         with self._lock:
@@ -465,6 +473,15 @@ def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
     named = "\x00" if key is None else key  # no key can hold a NUL (`check_appendable`)
     text = f"{kind}\x1f{named}\x1f{float(time)!r}\x1f{data}"
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The file at `path` (device and inode), or None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _wal_size(path: object) -> int:

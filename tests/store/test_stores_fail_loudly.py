@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import CorruptStore, Experience, Lamar, Scope, Signal
+from lamar import CorruptStore, Experience, Lamar, Scope, Signal, StoreError
 from lamar.store.sqlite import event_crc
 from tests.store.test_sqlite_readers import _read_only_mount
 from tools.store_bitflips import make, trial
@@ -359,3 +359,23 @@ def test_a_closed_sqlite_store_says_it_is_closed_not_corrupt(tmp_path: Path) -> 
     with pytest.raises(StoreError, match="is closed"):
         store.read()
     assert len(Lamar(str(path)).experiences()) == 1
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_write(tmp_path: Path, how: str) -> None:
+    # SQLite would go on writing through its open handle to the old file, out of everyone's reach.
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    _reported(lam, 3)
+    for name in ("s.db", "s.db-wal", "s.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    if how == "replaced":
+        _written(tmp_path / "other" / "s.db", 2)
+        (tmp_path / "other" / "s.db").rename(path)
+    with pytest.raises(StoreError, match=rf"{re.escape(str(path))} was {'deleted' if how == 'deleted' else 'replaced'}"):
+        lam.recall({"task": "t"})
+    lam.close()
+    if how == "replaced":
+        with Lamar(str(path)) as other:
+            assert other.stats()["episodes"] == 2  # the file now there is left as it was
