@@ -148,6 +148,18 @@ def test_the_namespace_comes_from_the_url_or_the_keyword(postgres_url: str) -> N
         drop_namespaces(postgres_url, namespace)
 
 
+def test_a_url_that_names_two_namespaces_is_refused(postgres_url: str) -> None:
+    a, b = unique_namespace("twice"), unique_namespace("twice")
+    url = f"{postgres_url}?lamar_namespace={a}&lamar_namespace={b}"
+    with pytest.raises(StoreError, match="pick one"):
+        Lamar(url)
+    with psycopg.connect(postgres_url, autocommit=True) as conn:  # nothing was written to either
+        assert conn.execute("SELECT count(*) FROM lamar_events WHERE namespace = ANY(%s)", ([a, b],)).fetchone() == (0,)
+    same = ExperienceStore(f"{postgres_url}?lamar_namespace={a}&lamar_namespace={a}")  # said twice alike: fine
+    assert isinstance(same, PostgresStore) and same.namespace == a
+    same.close()
+
+
 @pytest.mark.parametrize("bad", ["", "-x", "a b", "a'; DROP TABLE lamar_events; --", "x" * 64, "é", "a/b"])
 def test_an_invalid_namespace_is_refused(postgres_url: str, bad: str) -> None:
     with pytest.raises(StoreError, match="invalid namespace"):

@@ -35,7 +35,10 @@ def parse_url(url: str, namespace: str | None) -> tuple[str, str, str, bool]:
     ours = [piece for piece in pieces if piece.partition("=")[0] == URL_NAMESPACE]
     rest = [piece for piece in pieces if piece not in ours]
     shown = [piece for piece in rest if not is_credential(unquote(piece.partition("=")[0]))]
-    in_url = unquote(ours[-1].partition("=")[2]) if ours else None
+    named = list(dict.fromkeys(unquote(piece.partition("=")[2]) for piece in ours))
+    if len(named) > 1:  # the last would win: a URL pasted onto another would write elsewhere
+        raise StoreError(f"the URL names namespaces {named[0]!r} and {named[-1]!r}; pick one")
+    in_url = named[0] if named else None
     if in_url is not None and namespace is not None and in_url != namespace:
         raise StoreError(f"the URL names namespace {in_url!r} and namespace= says {namespace!r}; pick one")
     chosen = namespace if namespace is not None else in_url if in_url is not None else DEFAULT_NAMESPACE
