@@ -28,7 +28,8 @@ class AnthropicModel:
         model: the model name, e.g. "claude-sonnet-4-5" (required: Lamar picks no default).
         client: an `anthropic.Anthropic` client to use (one is built when omitted).
         **client_kwargs: passed to `anthropic.Anthropic(...)` (api_key, base_url,
-            max_retries, http_client, ...).
+            max_retries, http_client, ...); `timeout` defaults to
+            `lamar.models.protocol.DEFAULT_TIMEOUT` seconds.
 
     Raises:
         ImportError: the anthropic package is not installed.

@@ -33,7 +33,7 @@ class OpenAIModel:
         token_limit: the name of the output-limit parameter for api="chat";
             "max_completion_tokens" (OpenAI) or "max_tokens" (older compatible servers).
         **client_kwargs: passed to `openai.OpenAI(...)` (api_key, base_url, max_retries,
-            http_client, ...).
+            http_client, ...); `timeout` defaults to `lamar.models.protocol.DEFAULT_TIMEOUT` seconds.
 
     Raises:
         ImportError: the openai package is not installed.

@@ -93,7 +93,9 @@ def load_sdk(module: str, extra: str) -> ModuleType:
 
 def sdk_client(provider: str, factory: Any, error: type[BaseException], client: Any,
                client_kwargs: dict[str, Any], setup_hint: str) -> Any:
-    """`client` as given, or a new one from `factory(**client_kwargs)`; never both.
+    """`client` as given, or a new one from `factory(**client_kwargs)`; never both. A new client's
+    `timeout` defaults to `DEFAULT_TIMEOUT`: the SDKs' own (ten minutes, per attempt) would keep a
+    call that sleep gave up on running long after it.
 
     Raises:
         TypeError: both a client and keyword arguments for a new one were passed.
@@ -104,7 +106,7 @@ def sdk_client(provider: str, factory: Any, error: type[BaseException], client: 
     if client is not None:
         return client
     try:
-        return factory(**client_kwargs)
+        return factory(**{"timeout": DEFAULT_TIMEOUT, **client_kwargs})
     except error as exc:
         raise ModelError(f"cannot set up the {provider} client ({exc}); {setup_hint}") from exc
 

@@ -147,3 +147,18 @@ def test_a_reply_that_is_not_the_api_is_a_model_error(body: str, kind: str) -> N
 
     with pytest.raises(ModelError, match="not a reply of the Anthropic API.*base_url"):
         model_with(handler).complete("hi")
+
+
+@pytest.mark.parametrize(("options", "read"), [({}, 300.0), ({"timeout": 12.5}, 12.5)])
+def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: float) -> None:
+    # The SDK's own ten minutes per attempt would keep a call sleep abandoned running long after.
+    seen: list[httpx2.Request] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        seen.append(request)
+        return httpx2.Response(200, json=message("[]"))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    model = AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0, **options)
+    assert model.complete("find lessons") == "[]"
+    assert seen[0].extensions["timeout"]["read"] == read
