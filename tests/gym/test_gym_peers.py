@@ -35,5 +35,5 @@ def test_a_peer_without_its_library_names_the_extra(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "vowpalwabbit", None)
     cls = peer_class("vw-sq10")
     assert cls is not None
-    with pytest.raises(ImportError, match=r"lamar\[peers\]"):
+    with pytest.raises(ImportError, match=r"the peers extra: .* install .*\[peers\]"):
         cls(World(0, 200), 2, 0)
