@@ -189,9 +189,9 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
 
 
-def unknown(what: str, value: Any, location: str) -> str:
-    """The message for an id the store has no `what` ("episode", "experience") by; when `value`
-    is the Recall or the Experience itself, it names the id to pass instead."""
+def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
+    """The message for an id the store has no `what` ("episode", "experience") by, with `hint`
+    after it; when `value` is the Recall or the Experience itself, it names the id to pass instead."""
     from lamar.experience import Experience
     from lamar.recall import Recall
 
@@ -201,7 +201,7 @@ def unknown(what: str, value: Any, location: str) -> str:
         return f"pass the lesson's id ({value.id!r}), not the Experience itself"
     if what == "experience" and isinstance(value, Recall):
         return f"pass one of the Recall's lesson ids ({value.ids!r}), not the Recall itself"
-    return f"no {what} {value!r} in store {location}"
+    return f"no {what} {value!r} in store {location}{hint}"
 
 
 __all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",

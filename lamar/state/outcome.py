@@ -22,12 +22,11 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     log.sync()
     episode = log.cache.episode(episode_id)
     if episode is None:
-        message = unknown("episode", episode_id, log.store.location)
-        if message.startswith("no episode"):
-            message += (": report the episode_id that recall() returned, against the same store (an episode "
-                        "that sleep compacted is gone too: an old reported one, whose outcome stays counted, "
-                        "or one left unreported past keep_unreported)")
-        raise UnknownEpisode(message)
+        raise UnknownEpisode(unknown(
+            "episode", episode_id, log.store.location,
+            ": report the episode_id that recall() returned, against the same store (an episode that sleep "
+            "compacted is gone too: an old reported one, whose outcome stays counted, or one left unreported "
+            "past keep_unreported)"))
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.reports and not replace:
