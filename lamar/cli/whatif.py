@@ -136,7 +136,8 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     try:
         policies = [_full_id(lam, spec) for spec in args.policy or ()]
         report = whatif(lam, policies or None, since=since, scope=scope or None)
-        compacted = int(lam.stats()["compacted"]["episodes"])
+        # Only the table says how many compacted episodes it leaves out: --json skips the count.
+        compacted = 0 if args.json else int(lam.stats()["compacted"]["episodes"])
     finally:
         lam.close()
     if args.json:
