@@ -15,6 +15,7 @@ HOMOGLYPHS = str.maketrans(
 )
 _ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "tool", "function")
 _TURNS = ("system", "developer", "assistant", "model", "tool", "function")  # turns a lesson must not write
+_TURN = "|".join(spelt_loosely(w) for w in _TURNS)  # a turn's role, in any look-alike spelling
 _LEET = str.maketrans("013457@$!", "oieastasi")
 
 
@@ -62,10 +63,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A chat message written out, as an API takes it: a turn of the system or the assistant with its
     # words. Code that passes a variable ("content": prompt) is not one.
     ("chat message syntax", re.compile(
-        r"[\"']role[\"']\s*:\s*[\"'](?:" + "|".join(spelt_loosely(w) for w in _TURNS) + r")[\"']\s*,\s*"
+        r"[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']\s*,\s*"
         r"[\"'](?:content|parts|text)[\"']\s*:\s*[\[{]?\s*[\"']"
         r"|[\"']content[\"']\s*:\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*,\s*[\"']role[\"']\s*:\s*[\"'](?:"
-        + "|".join(spelt_loosely(w) for w in _TURNS) + r")[\"']"
+        + _TURN + r")[\"']"
     )),
     # "<user>" is also a placeholder in CLI docs: the speaker tags count when closed or opening a line.
     ("role tag", re.compile(
