@@ -91,7 +91,7 @@ class Lamar:
     def get(self, exp_id: str) -> Experience:
         """The lesson with that id (retired ones included)."""
         with self._lock:
-            return self._lesson(exp_id)[0].experience
+            return self._lesson(exp_id)[0].experience.copy()
 
     def _lesson(self, exp_id: str) -> tuple[LessonState, int]:
         """The lesson's current state and the Bonferroni divisor."""
@@ -172,7 +172,7 @@ class Lamar:
         with self._lock:
             write_edit(self._holder, self._lesson(exp_id)[0].experience, precondition=precondition, action=action,
                        rationale=rationale, scope=scope, evidence=evidence, reason=reason)
-            return self._lesson(exp_id)[0].experience
+            return self._lesson(exp_id)[0].experience.copy()
 
     def retire(self, exp_id: str, reason: str = "retired by hand") -> None:
         """Stop injecting a lesson (kept for the audit trail; `revive` undoes it)."""

@@ -177,7 +177,9 @@ class Experience:
     (<Status.ACTIVE: 'active'>, Scope())
 
     Frozen and hashable: lessons from several recalls go in a set or a dict's keys. `add` stores
-    a copy of the provenance, so changing the caller's afterwards changes nothing stored.
+    a copy of the provenance, so changing the caller's afterwards changes nothing stored; and
+    `get`, `experiences`, `recall`, `preview` and `edit` return copies, so changing a returned
+    lesson's provenance leaves the engine's lesson as it was.
 
     >>> len({e, Experience("the build fails after a bump", "clear DerivedData")})
     1
@@ -237,6 +239,13 @@ class Experience:
             id=self.id or new_id("exp"),
             created_at=self.created_at or time.time(),
         )
+
+    def copy(self) -> Experience:
+        """This lesson with a provenance of its own: what the engine returns, so that changing it
+        (a dict inside) leaves the lesson the engine holds as it is."""
+        twin = object.__new__(type(self))  # no __post_init__: the fields were checked once
+        twin.__dict__.update(self.__dict__, provenance=storable_copy(self.provenance))
+        return twin
 
     @property
     def version(self) -> int:

@@ -110,7 +110,7 @@ def preview(eligible: list[LessonState], slots: int, context: Mapping[str, str],
     for state in sorted(eligible, key=lambda s: (order.get(id(s), len(order)), -counts[id(s)])):
         verdict, lower, upper = state.judge(policy)
         rows.append(PreviewLesson(
-            experience=state.experience,
+            experience=state.experience.copy(),
             wanted=id(state) in order,
             chance=counts[id(state)] / draws,
             cold=state.arms.cold(policy.warmup),

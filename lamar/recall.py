@@ -83,7 +83,8 @@ class Recall:
         held_out: ids the policy wanted but withheld by coin (for the control group).
         propensities: each eligible lesson's probability of having been injected.
 
-    The Recall is the caller's: changing its `context` or `propensities` leaves the logged episode as it was.
+    The Recall is the caller's: changing its `context`, `propensities` or a lesson's `provenance` leaves the
+    logged episode and the engine's lessons as they were.
 
     >>> from lamar import Experience, Lamar, Signal
     >>> lam = Lamar(k=1, seed=0, holdout=0.0)  # no evidence coin: the wanted lesson is injected
@@ -119,5 +120,5 @@ def chosen(context: dict[str, str], eligible: list[LessonState], injected: list[
     data: dict[str, Any] = {"id": new_id("ep"), "context": context, "eligible": [s.experience.id for s in eligible],
             "injected": [s.experience.id for s in injected], "held_out": held, "p": p}
     # The caller gets copies: what it does with its Recall must not rewrite the logged episode.
-    return data, Recall(episode_id=data["id"], experiences=[s.experience for s in injected], context=dict(context),
+    return data, Recall(episode_id=data["id"], experiences=[s.experience.copy() for s in injected], context=dict(context),
                         eligible=tuple(data["eligible"]), held_out=tuple(held), propensities=dict(p))

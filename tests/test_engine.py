@@ -398,3 +398,17 @@ def test_changing_an_added_lessons_provenance_leaves_the_stored_one(tmp_path: Pa
     assert lam.experiences()[0].provenance["traces"] == ["t1", "t2"]
     if suffix != ":memory:":
         assert Lamar(location).get(eid).provenance["traces"] == ["t1", "t2"]
+
+
+@pytest.mark.parametrize("suffix", [":memory:", ".json", ".db"])
+def test_changing_a_returned_lessons_provenance_leaves_the_engines(tmp_path: Path, suffix: str) -> None:
+    location = suffix if suffix == ":memory:" else str(tmp_path / f"s{suffix}")
+    lam = Lamar(location, seed=0, holdout=0.0)
+    eid = lam.add(Experience("the build fails", "clear the cache", provenance={"source": "mined", "traces": ["t1"]}))
+    returned = [lam.get(eid), lam.experiences()[0], lam.recall({}).experiences[0],
+                lam.preview({}).lessons[0].experience, lam.edit(eid, rationale="stale caches")]
+    for n, lesson in enumerate(returned):
+        lesson.provenance["traces"].append(f"x{n}")  # type: ignore[attr-defined]
+        lesson.provenance["source"] = "forged"  # type: ignore[index]
+    assert lam.get(eid).provenance["traces"] == ["t1"] and lam.get(eid).provenance["source"] == "mined"
+    assert lam.get(eid).rationale == "stale caches" and lam.get(eid).version == 2

@@ -51,7 +51,7 @@ def listed(view: RowsView, policy: Policy, status: Status | None, verdict: Verdi
             continue
         if scope is not None and any(exp.scope.get(k) != v for k, v in scope.items()):
             continue
-        out.append(exp)
+        out.append(exp.copy())  # the caller's to change: the fold keeps its own
     return out
 
 
