@@ -68,6 +68,8 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
         reward = float(signal)
     except OverflowError:  # an int past float's range, such as 10**400
         raise InvalidReward(f"reward {str(signal)[:20]}... is outside [-1, 1]; scale it or use a Signal") from None
+    except ValueError:  # a signaling NaN (Decimal("sNaN")), which float() refuses
+        reward = math.nan
     if math.isnan(reward) or not -1.0 <= reward <= 1.0:
         raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
     return reward, None
@@ -75,10 +77,12 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
 
 def _real(value: object) -> bool:
     """Whether `value` is a real number of another type: a reward computed with NumPy (float32,
-    int64) or fractions is as good as a float."""
-    import numbers  # only for such a value: `import lamar` stays cheap
+    int64), fractions or decimals is as good as a float."""
+    import decimal  # only for such a value: `import lamar` stays cheap
+    import numbers
 
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    # Decimal is no numbers.Real (it refuses to mix with floats), yet every finite one is a reward.
+    return isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool)
 
 
 # What an agent's own tools say about reporting (LangChain's and LlamaIndex's agent tools build

@@ -412,3 +412,17 @@ def test_changing_a_returned_lessons_provenance_leaves_the_engines(tmp_path: Pat
         lesson.provenance["source"] = "forged"  # type: ignore[index]
     assert lam.get(eid).provenance["traces"] == ["t1"] and lam.get(eid).provenance["source"] == "mined"
     assert lam.get(eid).rationale == "stale caches" and lam.get(eid).version == 2
+
+
+def test_a_decimal_reward_is_a_reward_and_a_nan_or_infinite_one_is_refused() -> None:
+    from decimal import Decimal
+
+    lam = Lamar(":memory:", seed=0)
+    lam.add(Experience("the build fails", "clear the cache"))
+    rec = lam.recall({})
+    for bad in (Decimal("NaN"), Decimal("sNaN"), Decimal("Infinity"), Decimal("-1.5"), Decimal("1e400")):
+        with pytest.raises(InvalidReward, match="is outside \\[-1, 1\\]; scale it or use a Signal"):
+            lam.report(rec.episode_id, bad)
+    lam.report(rec.episode_id, Decimal("0.25"))
+    logged = lam.episode(rec.episode_id).reward
+    assert logged == 0.25 and type(logged) is float
