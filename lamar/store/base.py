@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from lamar._errors import CorruptStore
+from lamar._errors import CorruptStore, StoreError
 
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
@@ -154,6 +154,11 @@ def check_appendable(events: Sequence[Event]) -> None:
         if problem:
             raise InvalidEvent(f"event #{number} of this write ({event.kind!r}) cannot be stored: {problem}; "
                                "nothing was written")
+
+
+def closed_store(location: str) -> StoreError:
+    """The error every backend raises when asked to read or write after `close()`."""
+    return StoreError(f"the store {location} is closed; open it again to read or write it")
 
 
 def storable_key(key: object) -> bool:

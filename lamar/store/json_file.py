@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
-from lamar.store.base import Event, check_appendable, scrubbed_log
+from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
@@ -69,6 +69,7 @@ class JsonStore:
         self._stamp: tuple[int, int, int] | None = None
         self._offset = 0  # bytes of whole lines parsed or indexed so far
         self._lock_fd = -1
+        self._closed = False
         self._header = b""
         self._version = VERSION
         if not self.path.exists():
@@ -221,6 +222,7 @@ class JsonStore:
 
     def read(self, after: int = 0) -> list[Event]:
         with self._thread_lock:
+            self._check_open()
             self._refresh()
             return self._read(after)
 
@@ -240,6 +242,7 @@ class JsonStore:
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
         with self._thread_lock:
+            self._check_open()
             self._refresh()
             found = [e for e in (self._tail_keys.get(key) for key in keys) if e is not None]
             found += self._indexed([key for key in keys if key not in self._tail_keys])
@@ -250,6 +253,7 @@ class JsonStore:
     @contextmanager
     def _exclusive(self) -> Iterator[None]:
         with self._thread_lock:
+            self._check_open()  # every write and rewrite passes here
             try:
                 fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
@@ -416,6 +420,7 @@ class JsonStore:
     # -- the engine's saved state (a cache beside the file: see Lamar._resume) ---------------
 
     def load_state(self) -> str | None:
+        self._check_open()
         kept, self._state = self._state, None
         fresh = self._read_state(kept)
         return None if fresh is None else fresh[1]
@@ -450,6 +455,7 @@ class JsonStore:
     def save_state(self, seq: int, text: str) -> None:
         tmp = self._state_path.with_name(f".{self.path.name}.state.{os.getpid()}.tmp")
         with self._thread_lock:
+            self._check_open()
             try:
                 fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
@@ -470,8 +476,13 @@ class JsonStore:
             finally:
                 os.close(fd)
 
+    def _check_open(self) -> None:
+        # The file would still open, but a use after `with Lamar(...)` is a bug SQLite refuses too.
+        if self._closed:
+            raise closed_store(self.location)
+
     def close(self) -> None:
-        pass
+        self._closed = True
 
 
 def _fsync_folder(folder: Path) -> None:

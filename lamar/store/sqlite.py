@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store.base import Event, StoredText, check_appendable, event_of, storable_key
+from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.files import file_kind
 
@@ -417,6 +417,7 @@ class SqliteStore:
         return None if row is None else str(row[0])
 
     def save_state(self, seq: int, text: str) -> None:
+        self._check_open()
         if self.read_only:
             raise StoreError(f"{self.path} is open read-only; the state was not saved")
         with self._lock:
@@ -441,7 +442,7 @@ class SqliteStore:
     def _check_open(self) -> None:
         # sqlite3 says "Cannot operate on a closed database", which the reads would call corrupt.
         if self._closed:
-            raise StoreError(f"the store {self.location} is closed; open it again to read or write it")
+            raise closed_store(self.location)
 
     def _check_writable(self) -> None:
         self._check_open()

@@ -379,3 +379,25 @@ def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_write(tmp_path
     if how == "replaced":
         with Lamar(str(path)) as other:
             assert other.stats()["episodes"] == 2  # the file now there is left as it was
+
+
+@pytest.mark.parametrize("suffix", [".json", ".db"])
+def test_a_closed_file_store_refuses_every_read_and_write(tmp_path: Path, suffix: str) -> None:
+    from lamar.store import open_store
+    from lamar.store.base import Event
+
+    path = tmp_path / f"s{suffix}"
+    with Lamar(str(path), seed=1) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+    lam.close()  # twice is harmless
+    for call in (lambda: lam.recall({}), lam.stats, lambda: lam.add(Experience("a", "b"))):
+        with pytest.raises(StoreError, match="is closed; open it again") as caught:
+            call()
+        assert not isinstance(caught.value, CorruptStore)
+    store = open_store(str(path))
+    store.close()
+    for use in (store.read, lambda: store.lookup(["k"]), lambda: store.save_state(1, "x"),
+                lambda: store.append([Event("status", {"id": "x", "status": "retired"})])):
+        with pytest.raises(StoreError, match="is closed"):
+            use()
+    assert len(Lamar(str(path)).experiences()) == 1
