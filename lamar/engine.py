@@ -21,7 +21,7 @@ from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure, erase
 from lamar.state.follower import rewritable
-from lamar.state.holder import open_state
+from lamar.state.holder import add_lesson, open_state
 from lamar.state.pending import PendingEpisode, expire, pending, settle
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
@@ -77,16 +77,16 @@ class Lamar:
     # -- lessons -----------------------------------------------------------------------------
 
     def add(self, experience: Experience) -> str:
-        """Store a lesson; it is eligible at once (as a cold arm). Returns its id."""
+        """Store a lesson; it is eligible at once (as a cold arm). Returns its id. A lesson without an id
+        whose precondition, action, rationale and scope a stored lesson has word for word (retired ones
+        included) is stored once: `add` returns the stored lesson's id (`sleep` merges near-duplicates)."""
         if not isinstance(experience, Experience):
             raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
         from lamar.safety.boundary import admitted
 
         exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
         with self._lock:
-            if not self._holder.add(Event("experience", exp.to_dict(), key=f"experience:{exp.id}")):
-                raise InvalidExperience(f"an experience with id {exp.id!r} is already stored")
-        return exp.id
+            return add_lesson(self._holder, exp, fresh=not experience.id)
 
     def get(self, exp_id: str) -> Experience:
         """The lesson with that id (retired ones included)."""

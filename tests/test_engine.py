@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -426,3 +427,23 @@ def test_a_decimal_reward_is_a_reward_and_a_nan_or_infinite_one_is_refused() -> 
     lam.report(rec.episode_id, Decimal("0.25"))
     logged = lam.episode(rec.episode_id).reward
     assert logged == 0.25 and type(logged) is float
+
+
+@pytest.mark.parametrize("suffix", [":memory:", ".json", ".db"])
+def test_adding_the_same_lesson_again_returns_the_stored_one(tmp_path: Path, suffix: str) -> None:
+    location = suffix if suffix == ":memory:" else str(tmp_path / f"s{suffix}")
+    lesson = Experience("the build fails", "clear the cache", rationale="stale", scope=Scope(project="x"))
+    lam = Lamar(location, seed=0)
+    eid = lam.add(lesson)
+    lam.retire(eid)
+    if suffix != ":memory:":
+        lam.close()
+    again = lam if suffix == ":memory:" else Lamar(location, seed=0)  # a script that adds at every start
+    assert again.add(lesson) == eid and len(again.experiences()) == 1
+    assert again.get(eid).status is Status.RETIRED  # kept as the store holds it: revive it to use it
+    others = [Experience("the build fails", "clear the cache", rationale="stale", scope=Scope(project="y")),
+              Experience("the build fails", "clear the cache", scope=Scope(project="x")),
+              Experience("the build fails", "Clear the cache", rationale="stale", scope=Scope(project="x"))]
+    assert eid not in {again.add(other) for other in others} and len(again.experiences()) == 4
+    with pytest.raises(InvalidExperience, match="already stored"):
+        again.add(dataclasses.replace(lesson, id=eid))

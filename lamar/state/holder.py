@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from lamar._errors import EventConflict, UnknownEpisode
+from lamar._errors import EventConflict, InvalidExperience, UnknownEpisode
+from lamar.experience import Experience
 from lamar.policy.config import Policy
 from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, write_outcome
@@ -53,6 +54,20 @@ class Holder(Protocol):
 
     def exclusive(self) -> AbstractContextManager[None]:
         """Hold off every other writer's fold while the log is rewritten (a checkpoint)."""
+
+
+def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
+    """Store `exp` and return its id; when `fresh` (the caller gave no id), a stored lesson with its
+    texts and scope is returned instead, so that adding at every start stores a lesson once."""
+    if fresh:
+        same = (exp.precondition, exp.action, exp.rationale, exp.scope)
+        for state in holder.lessons().states:
+            held: Experience = state.experience
+            if (held.precondition, held.action, held.rationale, held.scope) == same:
+                return held.id
+    if not holder.add(Event("experience", exp.to_dict(), key=f"experience:{exp.id}")):
+        raise InvalidExperience(f"an experience with id {exp.id!r} is already stored")
+    return exp.id
 
 
 def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:

@@ -184,16 +184,17 @@ def test_a_read_only_store_is_a_clear_error_and_is_left_intact(tmp_path: Path, s
 def test_apply_while_reports_keep_arriving_loses_no_report(tmp_path: Path, suffix: str) -> None:
     path = str(tmp_path / f"busy.{suffix}")
     lam = Lamar(path, k=2, seed=3)
-    for i in range(6):  # pairs of duplicates: every sleep proposes merges
-        lam.add(Experience(f"case {i // 2}", f"do {i // 2}", scope=Scope(task="t0")))
+    for i in range(6):  # pairs of near-duplicates (add stores an exact one once): every sleep proposes merges
+        lam.add(Experience(f"case {i // 2}", f"do {i // 2}" + "." * (i % 2), scope=Scope(task="t0")))
     log = tmp_path / "busy.log"
     proc = multiprocessing.get_context("fork").Process(target=_hammer, args=(path, str(log), 5, 6.0))
     proc.start()
-    applied = 0
+    applied = rounds = 0
     while proc.is_alive():
         report = lam.sleep()
         applied += len(lam.apply(report).applied)
-        lam.add(Experience("case 9", "do 9", scope=Scope(task="t0")))
+        rounds += 1
+        lam.add(Experience("case 9", "do 9" + "." * rounds, scope=Scope(task="t0")))
         time.sleep(0.05)
     proc.join()
     assert proc.exitcode == 0 and applied > 0
