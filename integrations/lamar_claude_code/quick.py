@@ -24,6 +24,17 @@ def named_store(argv: list[str]) -> str | None:
     return store
 
 
+def empty_store(argv: list[str]) -> str | None:
+    """Why the hook refuses its command line when it names an empty store (`--store ""`), else None."""
+    named = named_store(argv)
+    if named is None or named.strip():
+        return None
+    # An empty `--store "$UNSET"` taken as "not given" would write this turn to another store.
+    return ("lamar hook: --store is empty, so this event was skipped: name a store in the hook command "
+            "(lamar claude-code install --store PATH), or leave --store out to use $LAMAR_STORE, else "
+            f"{DEFAULT_STORE}\n")
+
+
 def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str:
     """The store the hook command names (--store PATH), else $LAMAR_STORE, else the default, absolute."""
     store = named_store(argv) or environ.get("LAMAR_STORE") or DEFAULT_STORE
@@ -167,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         sys.stdout.write("usage: quick.py [--store PATH | --plugin]: one Claude Code hook event on stdin (Lamar)\n")
         return 0
+    refusal = empty_store(argv)
+    if refusal:  # no store to log beside: exit 1 is Claude Code's non-blocking error, shown to the user
+        sys.stderr.write(refusal)
+        return 1
     arrived = time.time()
     create = "--plugin" in argv
     store = plugin_store(os.environ) if create else store_of(argv, os.environ)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from lamar import Lamar
 
-from .conftest import Hook, payload, project_config
+from .conftest import ROOT, Hook, payload, project_config
 
 BAD = {
     "binary junk": b"\x00\xff\xfe garbage \x89PNG\r\n",
@@ -155,3 +157,21 @@ def test_a_lone_surrogate_in_an_event_is_stored_and_tracked_as_u_fffd(hook: Hook
     with Lamar(str(hook.store)) as lam:
         assert lam.stats()["episodes"] == 1
     assert not hook.log_file.exists()
+
+
+@pytest.mark.parametrize("command", ["lamar claude-code hook", "quick.py"])
+@pytest.mark.parametrize("flag", [["--store", ""], ["--store="], ["--store", "  "]])
+def test_an_empty_store_flag_skips_the_event_and_says_so(store: Path, env: dict[str, str], repo: Path,
+                                                          command: str, flag: list[str]) -> None:
+    # The store the flag would fall back to exists: the event must not reach it either.
+    env = {**env, "LAMAR_STORE": str(store)}
+    program = [sys.executable, "-m", "lamar.cli", "claude-code", "hook"] if command.startswith("lamar") else \
+        [sys.executable, "-S", str(ROOT / "integrations" / "lamar_claude_code" / "quick.py")]
+    event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).encode()
+    done = subprocess.run([*program, *flag], input=event, capture_output=True, env=env, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (1, b"")  # 1: a non-blocking error Claude Code shows; never 2
+    assert b"--store is empty" in done.stderr and b"--store PATH" in done.stderr
+    assert not store.with_name(store.name + ".claude-code.state.json").exists()
+    lam = Lamar(str(store))
+    assert lam.stats()["episodes"] == 0
+    lam.close()
