@@ -3,6 +3,7 @@ Document carrying the episode id) and, optionally, a report tool for the user's 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args
 
@@ -10,7 +11,7 @@ from llama_index.core.bridge.pydantic import BaseModel, Field
 from llama_index.core.schema import Document
 from llama_index.core.tools import FunctionTool
 
-from lamar import InvalidArgument, Recall
+from lamar import InvalidArgument, Recall, StoreError
 from lamar.experience import check_context
 from lamar.signals import (
     TOOL_EPISODE,
@@ -26,6 +27,8 @@ from lamar_llamaindex.nodes import EPISODE_ID, engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+NO_LESSONS = "no lessons this time (go on without them): Lamar could not use its store"
+log = logging.getLogger(__name__)
 
 
 class SearchLessons(BaseModel):
@@ -86,13 +89,28 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         return Document(text=text, metadata={EPISODE_ID: rec.episode_id, "experience_ids": rec.ids,
                                              "context": ctx})
 
+    # Fail open: a store that cannot be read or written (read-only, locked) costs the agent its
+    # lessons, never its run; the text tells the model to go on, and no episode means no report.
+    def without_lessons(exc: StoreError, ctx: dict[str, str]) -> Document:
+        log.warning("Lamar could not search its lessons (the agent goes on without them): %s", exc)
+        return Document(text=f"{NO_LESSONS}: {exc}; no episode was logged, so there is none to report.",
+                        metadata={"experience_ids": [], "context": ctx})
+
     def search(query: str) -> Document:
         ctx = resolve(query)
-        return answer(lamar.recall(ctx, k=k), ctx)
+        try:
+            rec = lamar.recall(ctx, k=k)
+        except StoreError as exc:
+            return without_lessons(exc, ctx)
+        return answer(rec, ctx)
 
     async def asearch(query: str) -> Document:
         ctx = resolve(query)
-        return answer(await lamar.arecall(ctx, k=k), ctx)
+        try:
+            rec = await lamar.arecall(ctx, k=k)
+        except StoreError as exc:
+            return without_lessons(exc, ctx)
+        return answer(rec, ctx)
 
     tools = [FunctionTool.from_defaults(
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,

@@ -211,3 +211,32 @@ async def test_a_previous_turn_that_sleep_compacted_costs_nothing() -> None:
     assert lam.apply(report, only=[p.id for p in report.of_kind("compact")]).applied
     answer = await agent.run(user_msg="thanks", memory=memory)
     assert "welcome" in str(answer) and block.episode_id("s1") != first
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_search_on_a_store_that_cannot_be_written_tells_the_model_to_go_on(tmp_path: Any, mode: str) -> None:
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "s.db"
+    lam = Lamar(SqliteStore(path, timeout=0.05), seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    (search,) = create_lamar_tools(lam, context={"project": "trace"})
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")  # another process holds the write lock: recall cannot log its episode
+    try:
+        if mode == "sync":
+            output = search.call(query="the build fails")
+        else:
+            script = Script(call("lamar_search_lessons", query="the build fails"), "Fixed it without lessons.")
+            result = await FunctionAgent(tools=[search], llm=script.llm()).run(user_msg="fix the build")
+            assert str(result.response.content) == "Fixed it without lessons."
+            (tool_call,) = result.tool_calls
+            output = tool_call.tool_output
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert not output.is_error and output.content.startswith("no lessons this time (go on without them)")
+    assert "episode_id" not in output.raw_output.metadata and output.raw_output.metadata["experience_ids"] == []
+    assert lam.stats()["episodes"] == 0
