@@ -105,3 +105,55 @@ def test_a_checkpoint_after_the_server_ended_the_pooled_connections_works(postgr
         lam.close()
     finally:
         drop_namespaces(postgres_url, namespace)
+
+
+_GONE_AWAY = """
+import logging, sys
+from lamar import Experience, Lamar, Scope, StoreError
+from tests.store.test_postgres import DroppingProxy, _database, namespace_url
+from tests.store.test_postgres_down import _down
+
+postgres_url, namespace, app, configured = sys.argv[1:]
+if configured == "yes":
+    logging.basicConfig(level=logging.WARNING, format="logged %(name)s: %(message)s")
+proxy = DroppingProxy()
+url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                    sslmode="disable", application_name=app, lamar_fold="off")
+lam = Lamar(url, k=3)
+lam.add(Experience(precondition="p", action="a", rationale="r", scope=Scope(project="x")))
+lam.recall({"project": "x"})
+_down(proxy, postgres_url, app)
+try:
+    lam.recall({"project": "x"})
+except StoreError as exc:
+    print("lamar:", exc, file=sys.stderr)
+lam.close()
+"""
+
+
+@pytest.mark.parametrize("configured", ["no", "yes"], ids=["no-logging", "app-logging"])
+def test_a_server_gone_away_is_said_once_by_lamar_not_by_the_pools_threads(postgres_url: str,
+                                                                          configured: str) -> None:
+    """A CLI, hook or server prints Lamar's StoreError, not the pool's per-attempt warnings that
+    Python's last-resort handler would write to stderr; an application that configures logging
+    still receives them."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    namespace, app = unique_namespace("quiet"), unique_namespace("app")
+    root = Path(__file__).resolve().parents[2]
+    try:
+        done = subprocess.run([sys.executable, "-c", _GONE_AWAY, postgres_url, namespace, app, configured],
+                              capture_output=True, text=True, timeout=60, cwd=root, check=False,
+                              env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    finally:
+        drop_namespaces(postgres_url, namespace)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines and lines[-1].startswith("lamar: cannot reach"), done.stderr
+    pool = [line for line in lines if "connect" in line and not line.startswith("lamar:")]
+    if configured == "no":
+        assert lines == [lines[-1]], done.stderr
+    else:
+        assert any(line.startswith("logged psycopg.pool:") for line in pool), done.stderr

@@ -4,6 +4,7 @@ whose lost COMMIT is settled by asking the server, and the events' wire format."
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
 import weakref
@@ -84,6 +85,13 @@ class Connections:
         # When each pooled connection's backend started: with its pid, it names that backend to
         # `_settle_keys` (a pid alone may be reused by another connection's backend).
         self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()
+        # The pool's threads log each failed attempt; with no handler anywhere, Python's last-resort
+        # handler would print them on stderr under a CLI, a hook or an MCP server, though the call
+        # that failed already raises a StoreError saying why. A NullHandler keeps them from stderr
+        # and leaves them to propagate to whatever handlers an application configures.
+        pool_log = logging.getLogger("psycopg.pool")
+        if not any(isinstance(h, logging.NullHandler) for h in pool_log.handlers):
+            pool_log.addHandler(logging.NullHandler())
         self._pool = ConnectionPool(conninfo, kwargs=params, min_size=1, max_size=pool_size, timeout=timeout,
                                     open=True, name=f"lamar:{namespace}", configure=self._configure)
 
