@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp
 
 from lamar import InvalidArgument, InvalidContext, StoreError, UnknownEpisode
@@ -245,6 +246,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def _start(self, run_id: UUID, parent_run_id: UUID | None, name: str, inputs: Any,
                metadata: Mapping[str, Any] | None, tags: Any = None) -> RunRecord:
         with self._lock:
+            parent_run_id = parent_run_id or self._enclosing(run_id)
             root = self._root_of.get(parent_run_id) if parent_run_id is not None else None
             if root is None or root not in self._runs:
                 # No parent, or a parent this handler never saw: this run is a root for us.
@@ -267,6 +269,14 @@ class LamarCallbackHandler(BaseCallbackHandler):
                     except InvalidContext:
                         pass  # the recall itself reports a bad context; a trace just omits it
             return run
+
+    def _enclosing(self, run_id: UUID) -> UUID | None:
+        """Our unfinished run whose child config is current: RunnableWithFallbacks (invoke, ainvoke)
+        hands each attempt the caller's config, so each attempt starts with no parent."""
+        manager = (var_child_runnable_config.get() or {}).get("callbacks")
+        parent = manager.parent_run_id if isinstance(manager, BaseCallbackManager) else None
+        run = self._run_of(parent) if parent is not None and parent != run_id else None
+        return parent if run is not None and not run.done else None
 
     def _run_of(self, run_id: UUID) -> RunRecord | None:
         root = self._root_of.get(run_id)

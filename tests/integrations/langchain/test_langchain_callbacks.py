@@ -243,6 +243,38 @@ def test_an_attempt_that_raised_and_was_retried_leaves_its_episode_expired() -> 
     assert lam.episode(first.data["id"]).signal is None and lam.episode(first.data["id"]).settled == "expired"
     assert lam.episode(second.data["id"]).signal == "shipped"
 
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke", "stream", "astream"])
+async def test_with_fallbacks_is_one_turn_reported_to_the_attempt_that_answered(mode: str, tmp_path: Path) -> None:
+    """RunnableWithFallbacks hands each attempt the caller's config, so LangChain starts every
+    attempt with no parent: the turn is still one root run, the failed attempt's episode expires,
+    and the outcome goes to the episode of the attempt that answered."""
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, tmp_path / "traces.jsonl", raise_error=True)
+
+    def down(docs: Any) -> str:
+        raise ConnectionError("the primary model is down")
+
+    retriever = LamarRetriever(lam, k=2, context={"project": "trace"})
+    chain = (retriever | RunnableLambda(down)).with_fallbacks([retriever | RunnableLambda(lambda docs: "answer")])
+    run_id = uuid.uuid4()
+    config: Any = {"callbacks": [handler], "run_id": run_id}
+    if mode == "invoke":
+        assert chain.invoke("the build fails", config) == "answer"
+    elif mode == "ainvoke":
+        assert await chain.ainvoke("the build fails", config) == "answer"
+    elif mode == "stream":
+        assert list(chain.stream("the build fails", config)) == ["answer"]
+    else:
+        assert [chunk async for chunk in chain.astream("the build fails", config)] == ["answer"]
+    handler.flush()
+    failed, answered = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
+    assert handler.episodes(run_id) == [answered]
+    assert handler.report(run_id, Signal.SHIPPED) == [answered]
+    assert lam.episode(failed).signal is None and lam.episode(failed).settled == "expired"
+    assert lam.episode(answered).signal == "shipped"
+    assert [t.episode_id for t in load_traces(tmp_path / "traces.jsonl")] == [answered]  # one trace, the turn's
+
+
 def test_bind_and_the_errors_of_report() -> None:
     lam = engine(holdout=1e-9)
     handler = LamarCallbackHandler(lam, raise_error=True)
