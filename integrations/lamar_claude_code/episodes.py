@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar_claude_code.config import HookConfig, load_config
-from lamar_claude_code.context import derive_context, find_repo
+from lamar_claude_code.context import derive_context, find_repo, rules_folder
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
 from lamar_claude_code.state import locked_state, log_line, writable
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from lamar.experience import Experience
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read"})
 EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"})
 GIT_SIGNALS = ("shipped", "reverted")
 _SESSION_TTL = 30 * 86400.0
@@ -198,7 +199,8 @@ def _shorten(exp: Experience, share: float) -> Experience:
 
 
 def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, repo: str | None) -> None:
-    if payload.get("tool_name") not in EDIT_TOOLS or repo is None:
+    tool = payload.get("tool_name")
+    if tool not in EDIT_TOOLS | READ_TOOLS or repo is None:
         return
     tool_input = payload.get("tool_input")
     if not isinstance(tool_input, Mapping):
@@ -213,6 +215,12 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         relative = Path(os.path.realpath(path)).relative_to(os.path.realpath(repo)).as_posix()
     except ValueError:
         return  # a file outside the repository: git cannot settle it
+    if tool in READ_TOOLS:
+        # Claude Code loads a sub-folder's rules when Claude reads a file there, and a read
+        # elsewhere unloads none: only a read inside such a folder moves the folder of the work.
+        if rules_folder(Path(repo), path):
+            state["sessions"][session]["edited"] = relative
+        return
     if relative not in record["files"]:
         record["files"].append(relative)
     state["sessions"][session]["edited"] = relative

@@ -12,7 +12,7 @@ from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 from lamar_claude_code.config import HookConfig
 from lamar_claude_code.episodes import Budget, Paths, handle_event
 from lamar_claude_code.hook import paths_for
-from lamar_claude_code.settings import EDIT_MATCHER
+from lamar_claude_code.settings import TOOL_MATCHER
 from lamar_claude_code.state import log_line
 
 
@@ -56,7 +56,7 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
 
     return {
         "UserPromptSubmit": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
-        "PostToolUse": [HookMatcher(matcher=EDIT_MATCHER, hooks=[callback], timeout=seconds + 5)],
+        "PostToolUse": [HookMatcher(matcher=TOOL_MATCHER, hooks=[callback], timeout=seconds + 5)],
         "Stop": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
     }
 

@@ -15,11 +15,13 @@ from lamar import LamarError
 from lamar_claude_code.state import write_atomically
 
 EDIT_MATCHER = "Edit|Write|MultiEdit|NotebookEdit"
+# Reads too: Claude Code loads a sub-folder's CLAUDE.md once Claude reads a file there.
+TOOL_MATCHER = EDIT_MATCHER + "|Read"
 # event -> (matcher or None, Claude Code's timeout in seconds; the hook's own budget is shorter)
 EVENTS: dict[str, tuple[str | None, int]] = {
     "SessionStart": (None, 10),
     "UserPromptSubmit": (None, 10),
-    "PostToolUse": (EDIT_MATCHER, 10),
+    "PostToolUse": (TOOL_MATCHER, 10),
     "Stop": (None, 10),
     "SessionEnd": (None, 10),
 }

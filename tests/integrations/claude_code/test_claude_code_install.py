@@ -12,7 +12,7 @@ import pytest
 
 from lamar import Experience, Lamar, LamarError
 from lamar_claude_code.installed_plugin import installed_plugins
-from lamar_claude_code.settings import EDIT_MATCHER, installed
+from lamar_claude_code.settings import TOOL_MATCHER, installed
 
 from .conftest import git, payload
 
@@ -53,7 +53,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path, env: di
     assert command.endswith(f"lamar_claude_code/quick.py --store {store}")
     for event, groups in THEIRS["hooks"].items():
         assert merged["hooks"][event][: len(groups)] == groups  # theirs first, untouched
-    assert merged["hooks"]["PostToolUse"][-1]["matcher"] == EDIT_MATCHER
+    assert merged["hooks"]["PostToolUse"][-1]["matcher"] == TOOL_MATCHER
     assert set(merged["hooks"]) == set(THEIRS["hooks"]) | {"SessionStart", "Stop", "SessionEnd"}
 
     before = settings.read_bytes()

@@ -290,6 +290,42 @@ def test_a_sub_folders_rules_are_recalled_only_where_the_session_works(repo: Pat
     assert eligible("s2", repo / "api" / "src") == {"CLAUDE.md", "api/CLAUDE.md"}  # started inside the folder
 
 
+def test_reading_a_file_in_a_sub_folder_recalls_its_rules_as_claude_code_loads_them(
+        repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """Claude Code loads web/CLAUDE.md once Claude reads a file under web/, not only once it edits
+    one; a read moves the folder of the work but is no edit git could settle."""
+    from lamar import Lamar
+    from lamar_claude_code.settings import EVENTS
+
+    assert "Read" in (EVENTS["PostToolUse"][0] or "").split("|")  # the installed entries send reads
+    (repo / "CLAUDE.md").write_text("- Run `make test` before committing\n")
+    (repo / "web" / "src").mkdir(parents=True)
+    (repo / "web" / "src" / "main.txt").write_text("x\n")
+    (repo / "web" / "CLAUDE.md").write_text("- Never use inline styles\n")
+    store = tmp_path / "rules.db"
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "import-rules", "--store", str(store), "--create",
+                           "--apply"], cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    hook = Hook(store, env)
+
+    def eligible(session: str) -> set[str]:
+        hook(payload("UserPromptSubmit", session, repo, prompt="why is the page blank?"))
+        episode = hook.state()["sessions"][session]["episode"]
+        lam = Lamar(str(store))
+        try:
+            return {lam.get(i).provenance["file"] for i in lam.episode(episode).eligible}
+        finally:
+            lam.close()
+
+    assert eligible("s1") == {"CLAUDE.md"}
+    read = payload("PostToolUse", "s1", repo, tool_name="Read", tool_input={"file_path": str(repo / "web/src/main.txt")},
+                   tool_response={"type": "text"})
+    assert hook(read).returncode == 0
+    episode = hook.state()["sessions"]["s1"]["episode"]
+    assert hook.state()["episodes"][episode]["files"] == []  # read, not edited: nothing for git to settle
+    assert eligible("s1") == {"CLAUDE.md", "web/CLAUDE.md"}
+
+
 def test_the_hook_knows_the_folder_rules_files_and_scope_key_of_import_rules() -> None:
     from lamar.rules.importing import FOLDER_KEY
     from lamar.rules.sources import FOLDER_RULES

@@ -36,7 +36,7 @@ async def test_sdk_hooks_recall_note_edits_and_settle(repo: Path, tmp_path: Path
                                               "additionalContext": render_prompt(injected)}} if injected else {})
 
     (edit_matcher,) = hooks["PostToolUse"]
-    assert edit_matcher.matcher == "Edit|Write|MultiEdit|NotebookEdit"
+    assert edit_matcher.matcher == "Edit|Write|MultiEdit|NotebookEdit|Read"
     (repo / "app.py").write_text("def main():\n    return 1\n")
     edit = PostToolUseHookInput(**base, hook_event_name="PostToolUse", tool_name="Edit",
                                 tool_input={"file_path": str(repo / "app.py"), "old_string": "x", "new_string": "y"},
