@@ -120,6 +120,9 @@ def cmd_install(args: argparse.Namespace) -> int:
     elif path.name == settings.FILES["project"] and explicit and settings.tracked(path):
         print(f"note: {path} is tracked by git and now names a store on this machine ({location}); "
               "teammates get the same path: --local keeps it yours", file=sys.stderr)
+    twice = _twice_note(_enabled_plugins(path.parent.parent), [path])
+    if twice:
+        print(twice, file=sys.stderr)
     print(f"store: {location}")
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
@@ -175,6 +178,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if repo is not None:
         files = [(scope, settings.settings_path(scope)) for scope in ("local", "project")] + files
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
+    holding: list[Any] = []
     for scope, path in files:
         try:
             entries = settings.entries(settings.read_settings(path))
@@ -182,6 +186,7 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(f"{scope} settings {path}: cannot be read: {exc}")
             continue
         print(f"{scope} settings {path}: " + ("installed" if entries else "not installed"))
+        holding += [path] if entries else []
         for event, command in entries:
             if command not in checked:
                 checked[command] = settings.runs_without_path(command)
@@ -192,6 +197,9 @@ def cmd_status(args: argparse.Namespace) -> int:
             else:
                 print("    runs without your PATH")
     _plugin_status(repo)
+    twice = _twice_note(_enabled_plugins(repo), holding)
+    if twice:
+        print(twice)
     _config_status(repo)
     location = store_location(args)
     named = _hooks_store(checked) if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)) else None
@@ -244,6 +252,22 @@ def _config_status(repo: Any) -> None:
     if path.is_file():
         state = "trusted" if is_trusted(path) else "NOT trusted, so ignored: read it, then lamar claude-code trust"
         print(f"project config {path}: {state}")
+
+
+def _enabled_plugins(project: Any) -> list[str]:
+    """The ids of the enabled copies of Lamar's plugin that bring hooks, for this project."""
+    from lamar_claude_code.installed_plugin import installed_plugins
+
+    return sorted({plugin.id for plugin in installed_plugins(project=project) if plugin.enabled and plugin.events})
+
+
+def _twice_note(plugins: list[str], files: list[Any]) -> str:
+    """Why each prompt would run Lamar twice, or "": Claude Code runs a plugin's hooks beside the settings' own."""
+    if not plugins or not files:
+        return ""
+    return (f"note: the plugin {', '.join(plugins)} and the entries in {', '.join(map(str, files))} both run "
+            f"Lamar's hooks, so each prompt would be recalled and injected twice: keep one "
+            f"(`claude plugin disable {plugins[0]}`, or `lamar claude-code uninstall` with --local, --project or --user)")
 
 
 def _plugin_status(repo: Any) -> None:

@@ -323,3 +323,26 @@ def test_status_reads_each_settings_file_once(repo: Path, tmp_path: Path, monkey
     assert f"local settings {local}: installed" in out and f"project settings {team}: not installed" in out
     assert f"user settings {user}: cannot be read" in out
     assert sorted(reads) == sorted([str(local), str(team), str(user)])
+
+
+def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path, env: dict[str, str]) -> None:
+    """Claude Code runs an enabled plugin's hooks beside the settings' entries: every prompt was recalled twice."""
+    claude = Path(env["HOME"]) / ".claude"
+    copy = claude / "plugins" / "cache" / "lamar" / "lamar" / "0.2.0"
+    (copy / "hooks").mkdir(parents=True)
+    (copy / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": []}}))
+    (claude / "plugins" / "installed_plugins.json").write_text(
+        json.dumps({"plugins": {"lamar@lamar": [{"installPath": str(copy)}]}}))
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": True}}))
+    assert "twice" not in lamar(env, repo, "status").stdout  # the plugin alone
+
+    done = lamar(env, repo, "install", "--project")
+    assert done.returncode == 0, done.stderr
+    team = repo / ".claude" / "settings.json"
+    note = (f"note: the plugin lamar@lamar and the entries in {team} both run Lamar's hooks, so each prompt would "
+            "be recalled and injected twice: keep one (`claude plugin disable lamar@lamar`, or `lamar claude-code "
+            "uninstall` with --local, --project or --user)")
+    assert note in done.stderr.splitlines()
+    assert note in lamar(env, repo, "status").stdout.splitlines()
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": False}}))
+    assert "twice" not in lamar(env, repo, "status").stdout
