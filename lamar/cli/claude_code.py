@@ -115,7 +115,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         team = path.with_name(settings.FILES["project"])
         if settings.installed(team):
             print(f"note: {team} also runs Lamar's hooks (an earlier install); each event would run twice: "
-                  f"lamar claude-code uninstall --project{' --dir ' + str(args.dir) if args.dir else ''}",
+                  f"{_program()} claude-code uninstall --project{' --dir ' + str(args.dir) if args.dir else ''}",
                   file=sys.stderr)
     elif path.name == settings.FILES["project"] and explicit and settings.tracked(path):
         print(f"note: {path} is tracked by git and now names a store on this machine ({location}); "
@@ -127,15 +127,34 @@ def cmd_install(args: argparse.Namespace) -> int:
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
         where = f" --store {shlex.quote(explicit)}" if explicit else ""
-        print(f"next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules{where}` shows "
+        lamar = _program()
+        print(f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
               f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-              f"`lamar add{where} --precondition .. --action ..` writes one by hand")
+              f"`{lamar} add{where} --precondition .. --action ..` writes one by hand")
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
               file=sys.stderr)
         return 1
     return 0
+
+
+def _program() -> str:
+    """How to type this `lamar` in the user's shell: its full path when PATH does not find this one.
+
+    The quick start runs install as `~/lamar/.venv/bin/lamar`, so advice to type a bare `lamar`
+    would be "command not found".
+    """
+    import shutil
+    from pathlib import Path
+
+    ran = Path(sys.argv[0]) if Path(sys.argv[0]).stem == "lamar" else Path(sys.executable).with_name("lamar")
+    found = shutil.which("lamar")
+    if found and ran.is_file() and os.path.samefile(found, ran):
+        return "lamar"
+    if ran.is_file():
+        return shlex.quote(str(ran.absolute()))
+    return f"{shlex.quote(sys.executable)} -m lamar.cli"
 
 
 def _holds_lessons(location: str) -> bool:
@@ -267,7 +286,8 @@ def _twice_note(plugins: list[str], files: list[Any]) -> str:
         return ""
     return (f"note: the plugin {', '.join(plugins)} and the entries in {', '.join(map(str, files))} both run "
             f"Lamar's hooks, so each prompt would be recalled and injected twice: keep one "
-            f"(`claude plugin disable {plugins[0]}`, or `lamar claude-code uninstall` with --local, --project or --user)")
+            f"(`claude plugin disable {plugins[0]}`, or `{_program()} claude-code uninstall` with --local, --project or "
+            "--user)")
 
 
 def _plugin_status(repo: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 
 from lamar import Experience, Lamar, LamarError
 from lamar_claude_code.installed_plugin import installed_plugins
-from lamar_claude_code.settings import TOOL_MATCHER, installed
+from lamar_claude_code.settings import STRIPPED_PATH, TOOL_MATCHER, installed
 
 from .conftest import git, payload
 
@@ -30,6 +31,8 @@ THEIRS = {
 
 
 def lamar(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # This environment's `lamar` on PATH, as in an activated one: its advice then names a bare `lamar`.
+    env = {**env, "PATH": os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])}
     return subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
 
@@ -346,3 +349,20 @@ def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path
     assert note in lamar(env, repo, "status").stdout.splitlines()
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": False}}))
     assert "twice" not in lamar(env, repo, "status").stdout
+
+
+def test_install_run_by_its_full_path_names_that_path_in_its_advice(repo: Path, env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    """The quick start runs `~/lamar/.venv/bin/lamar claude-code install`, with no `lamar` on PATH:
+    advice to type a bare `lamar` was "command not found"."""
+    program = tmp_path / "venv" / "bin" / "lamar"  # a console script, as pip writes one
+    program.parent.mkdir(parents=True)
+    program.write_text(f"#!{sys.executable}\nimport sys\nfrom lamar.cli import main\nsys.exit(main())\n")
+    program.chmod(0o755)
+    store = tmp_path / "lessons.db"
+    for path, typed in ((STRIPPED_PATH, str(program)), (f"{program.parent}{os.pathsep}{STRIPPED_PATH}", "lamar")):
+        done = subprocess.run([str(program), "claude-code", "install", "--store", str(store)], cwd=repo,
+                              env={**env, "PATH": path}, capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr
+        assert f"`{typed} import-rules --store {store}`" in done.stdout, done.stdout
+        assert f"`{typed} add --store {store} --precondition .. --action ..`" in done.stdout
