@@ -230,9 +230,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     last = state["last"]
     if last:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(last.get("time", 0))))
+        # Only a prompt injects: "0 characters injected" after a Stop read as a failed injection.
+        injected = (f", {last.get('injected', 0)} characters injected" if last.get("event") == "UserPromptSubmit"
+                    else "")
         print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
-              f"(session {last.get('session')}, episode {last.get('episode')}, {last.get('injected', 0)} "
-              "characters injected)")
+              f"(session {last.get('session')}, episode {last.get('episode')}{injected})")
     else:
         print("last event: none seen yet")
     watched = [r for r in state["episodes"].values() if r.get("files") and r.get("signal") != "reverted"]

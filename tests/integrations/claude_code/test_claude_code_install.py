@@ -240,6 +240,22 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     assert "event: JSONDecodeError" in status.stdout
 
 
+def test_status_counts_injected_characters_only_for_a_prompt(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """After a Stop, status said "0 characters injected", which read as a failed injection."""
+    store = tmp_path / "lessons.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    hook = [sys.executable, "-m", "lamar.cli", "claude-code", "hook", "--store", str(store)]
+    for event, extra in (("UserPromptSubmit", {"prompt": "the tests fail"}), ("Stop", {})):
+        subprocess.run(hook, input=json.dumps(payload(event, "s9", repo, **extra)), text=True, env=env, check=True,
+                       timeout=60)
+        status = lamar(env, repo, "status", "--store", str(store)).stdout
+        last = [line for line in status.splitlines() if line.startswith("last event: ")]
+        assert len(last) == 1 and last[0].startswith(f"last event: {event} at "), last
+        assert ("characters injected" in last[0]) == (event == "UserPromptSubmit"), last
+
+
 def test_install_creates_a_json_store_too_so_the_first_prompt_finds_it(repo: Path, env: dict[str, str],
                                                                        tmp_path: Path) -> None:
     store = tmp_path / "lessons.json"
