@@ -113,3 +113,14 @@ def test_shell_sessions_type_no_literal_ids() -> None:
                 for line in block.code.splitlines():
                     command = line[2:] if line.startswith("$ ") else line if block.lang != "console" else ""
                     assert not ID.search(command), f"{block.where}: `{line}` types a literal id"
+
+
+def test_the_pages_that_size_the_test_suite_give_one_count() -> None:
+    """The README and Install each say how many tests `python -m pytest` runs; the two drifted apart."""
+    counts = {}
+    for page in ("README.md", "docs/install.md"):
+        text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+        found = re.findall(r"about (\d[\d ]*\d) tests", text)
+        assert len(found) == 1, (page, found)
+        counts[page] = found[0]
+    assert len(set(counts.values())) == 1, counts
