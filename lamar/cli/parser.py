@@ -54,9 +54,15 @@ class Parser(argparse.ArgumentParser):
 _INSTEAD = {
     "evidence": "a lesson's evidence is in `lamar show ID`, and every lesson's verdict and interval in `lamar ls`",
     "experiences": "`lamar ls` lists the lessons",
+    "lessons": "`lamar ls` lists the lessons, `lamar search TEXT` the ones that hold TEXT",
     "list": "`lamar ls` lists the lessons",
+    "get": "`lamar show ID` prints one lesson in full",
     "status": "`lamar stats` sums up the store; `lamar claude-code status` checks the Claude Code hooks",
     "install": "`lamar claude-code install` puts the hooks into Claude Code",
+    "uninstall": "`lamar claude-code uninstall` takes Lamar's hooks out of Claude Code",
+    "hook": "`lamar claude-code hook` handles one Claude Code hook event",
+    "settle": "`lamar claude-code settle` lets git settle the watched episodes",
+    "trust": "`lamar claude-code trust` trusts this repository's .claude/lamar.toml",
     "preview": "`lamar recall k=v ... --dry-run` shows what a recall would choose, logging nothing",
     "gym": "the memory gym is `python -m lamar.gym`",
 }

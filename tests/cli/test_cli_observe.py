@@ -221,4 +221,9 @@ def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it
     assert out.returncode == 1
     assert "`lamar evidence` is not a command: a lesson's evidence is in `lamar show ID`" in out.stderr
     assert "`lamar claude-code status`" in run_cli("status").stderr
+    # The MCP tool, the Python call and the claude-code actions a reader of those pages types bare.
+    for word, where in (("lessons", "`lamar ls`"), ("get", "`lamar show ID`"), ("settle", "`lamar claude-code settle`"),
+                        ("uninstall", "`lamar claude-code uninstall`"), ("trust", "`lamar claude-code trust`"),
+                        ("hook", "`lamar claude-code hook`")):
+        assert f"`lamar {word}` is not a command: {where}" in run_cli(word).stderr, word
     assert "is not a command" not in run_cli("frobnicate").stderr
