@@ -44,10 +44,10 @@ def add_commands(command: Any) -> None:
     group = command("claude-code", "Claude Code hooks: install, uninstall, status, hook, settle, trust", _cmd_help)
     subs = group.add_subparsers(dest="claude_code", metavar="ACTION", parser_class=type(group))
 
-    def sub(name: str, help_text: str, handler: Any) -> argparse.ArgumentParser:
+    def sub(name: str, help_text: str, handler: Any, store: str = "") -> argparse.ArgumentParser:
         parser: argparse.ArgumentParser = subs.add_parser(name, help=help_text, description=help_text)
         parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
-                            help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
+                            help=f"the store (default: ${STORE_ENV}, else {store}{DEFAULT_STORE})")
         parser.set_defaults(handler=handler)
         return parser
 
@@ -55,7 +55,8 @@ def add_commands(command: Any) -> None:
                   cmd_install)
     _scope_options(install)
     _scope_options(sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall))
-    sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status)
+    sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status,
+        store="the one the installed hook commands name, else ")
     sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
     sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
     trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",

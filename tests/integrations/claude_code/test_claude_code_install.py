@@ -297,6 +297,8 @@ def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Pat
     assert f"log: {store}.claude-code.log" in status.stdout
     other = tmp_path / "other.db"
     assert f"store: {other} (missing)" in lamar(bare, repo, "status", "--store", str(other)).stdout.splitlines()
+    helped = " ".join(lamar(bare, repo, "status", "--help").stdout.split())  # and its --help says so
+    assert "the store (default: $LAMAR_STORE, else the one the installed hook commands name, else " in helped
 
 
 def test_a_settings_error_is_a_lamar_error_that_says_what_to_do(repo: Path, tmp_path: Path) -> None:
