@@ -34,7 +34,8 @@ def _header(result: GymResult) -> list[str]:
              f"(flip after {c.flip}), k={c.k}, base {c.base:.2f}, help +{c.help_effect:.2f}, "
              f"hurt -{c.hurt_effect:.2f}")
     world = (f"{c.lessons} lessons per task, {100 * c.report_rate:.0f}% of episodes reported, "
-             f"up to {c.report_delay} episodes late" + (", context variant (language)" if c.context else "")
+             + (f"up to {c.report_delay} episodes late" if c.report_delay else "each as soon as its episode ends")
+             + (", context variant (language)" if c.context else "")
              + (f"; lamar tuned: {', '.join(f'{k}={v}' for k, v in c.tuning)}" if c.tuning else ""))
     return [title, world]
 
