@@ -26,3 +26,28 @@ def test_every_integration_package_is_in_the_contributing_layout() -> None:
     packages = {p.name for p in (ROOT / "integrations").iterdir() if (p / "__init__.py").exists()}
     layout = (ROOT / "CONTRIBUTING.md").read_text().split("## Layout", 1)[1].split("\n## ", 1)[0]
     assert {name for name in packages if name not in layout} == set()
+
+
+def test_every_option_of_every_command_is_on_its_page() -> None:
+    """`--force` of sleep, export and html was documented nowhere in The `lamar` command."""
+    import argparse
+
+    from lamar.cli.parser import build_parser
+
+    pages = {"ui": "ui.md", "mcp": "mcp.md", "import-rules": "rules.md", "export-rules": "rules.md",
+             "claude-code": "claude-code.md"}
+    missing = []
+
+    def walk(name: str, parser: argparse.ArgumentParser, text: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    walk(f"{name} {sub_name}", sub, text)
+            missing.extend(f"lamar {name} {option}" for option in action.option_strings
+                           if option.startswith("--") and option != "--help"
+                           and not re.search(rf"(?<![\w-]){option}(?![\w-])", text))
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name, parser in commands.choices.items():
+        walk(name, parser, (ROOT / "docs" / pages.get(name, "cli.md")).read_text(encoding="utf-8"))
+    assert missing == []
