@@ -181,14 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="show every eligible lesson, whether it is wanted, its estimate, coin and bounds")
 
     retire = command("retire", "stop injecting a lesson (kept for the audit trail)", cmd_retire)
-    retire.add_argument("id")
+    retire.add_argument("id", help="the lesson's id (or the start of it)")
     retire.add_argument("--reason", type=_reason, default="retired by hand", help="recorded in the audit trail")
     revive = command("revive", "make a retired lesson active again", cmd_revive)
-    revive.add_argument("id")
+    revive.add_argument("id", help="the lesson's id (or the start of it)")
     revive.add_argument("--reason", type=_reason, default="revived by hand", help="recorded in the audit trail")
     erase = command("erase", "remove a lesson's text from every event and copy of the store, keeping its "
                     "evidence (it retires; the audit records who erased it and when)", cmd_erase, json=True)
-    erase.add_argument("id")
+    erase.add_argument("id", help="the lesson's id (or the start of it)")
     erase.add_argument("--contexts", action="store_true",
                        help="also blank the contexts of the episodes the lesson was eligible in")
     erase.add_argument("--by", metavar="NAME", help="who erases it, for the audit (default: the OS user)")
@@ -209,12 +209,12 @@ def build_parser() -> argparse.ArgumentParser:
     _force_option(sleep)
 
     review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
-    review.add_argument("report", metavar="REPORT.json")
+    review.add_argument("report", metavar="REPORT.json", help="a sleep report, as `lamar sleep --out` saves it")
     review.add_argument("--again", action="store_true", help="review every proposal, not only undecided ones")
 
     apply = command("apply", "carry out a report's approved proposals (all if it was never reviewed)",
                     cmd_apply, json=True)
-    apply.add_argument("report", metavar="REPORT.json")
+    apply.add_argument("report", metavar="REPORT.json", help="a sleep report, as `lamar sleep --out` saves it")
     apply.add_argument("--only", nargs="+", metavar="ID", action="extend", help="apply just these proposals")
 
     export = command("export", "copy every event of the store into another store (any backend)", cmd_export,
@@ -229,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
-    html.add_argument("--out", required=True, metavar="FILE.html")
+    html.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
     _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)

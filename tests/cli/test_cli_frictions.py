@@ -132,3 +132,23 @@ def test_an_ambiguous_prefix_lists_its_matches_and_marks_only_what_it_leaves_out
     two = run_cli("show", "exp_cd", "--store", store_of("cd", 2))
     assert two.returncode == 1
     assert "is the start of 2 lesson ids (exp_cd0, exp_cd1): give more of the id" in two.stderr
+
+
+def test_every_argument_of_every_command_says_what_it_is_in_help() -> None:
+    """`lamar retire --help` listed its `id` and `lamar html --help` its `--out` with no word about them."""
+    import argparse
+
+    from lamar.cli.parser import build_parser
+
+    bare = []
+
+    def walk(name: str, parser: argparse.ArgumentParser) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub_name, sub in action.choices.items():
+                    walk(f"{name} {sub_name}", sub)
+            elif not action.help:
+                bare.append(f"{name} {'/'.join(action.option_strings) or action.dest}")
+
+    walk("lamar", build_parser())
+    assert bare == []
