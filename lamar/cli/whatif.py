@@ -12,7 +12,7 @@ from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, visible
 from lamar.cli.session import UsageError, open_engine, resolve_id
 from lamar.whatif import Estimate, WhatIfReport, whatif
-from lamar.whatif.alternatives import form
+from lamar.whatif.alternatives import NOTHING_PROVEN, form
 from lamar.whatif.report import EXACT, HEADLINE, THIN
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
                       "from, and the others are outside")
             notes.append(f"{visible(alt.policy)}: {inside} (it changes lessons the log never randomized there)")
             continue
+        if alt.policy == "proven" and alt.description == NOTHING_PROVEN:
+            notes.append(f"proven: {NOTHING_PROVEN}")
         logged = f"{100 * alt.success['logged'].value:.1f}% / {alt.reward['logged'].value:+.3f}"
         effective = f"{alt.effective:.0f}" + (" thin" if alt.thin else "")
         if alt.thin and any(name in EXACT for name in estimators):

@@ -182,6 +182,9 @@ def _replace(episode: Slate, chosen: dict[str, float]) -> dict[str, float]:
 
 
 STANDARD = ("logged", "none", "proven", "today", "holdout:0", "k:1")
+# `proven`'s description when no lesson eligible in the log is proven: its row would otherwise
+# repeat `none`'s figures without a word on why.
+NOTHING_PROVEN = "no lesson eligible in these episodes is proven to help today, so it injects nothing: the same as none"
 _PLAIN = frozenset(kind.name for kind in (Logged, NoMemory, Proven, Today))  # their dataclass defaults
 
 
@@ -239,6 +242,8 @@ def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
     if head == "none":
         return NoMemory()
     if head == "proven":
+        if not beliefs.proven & lessons_in(log.slates):
+            return Proven(beliefs, description=NOTHING_PROVEN)
         return Proven(beliefs)
     if head == "today":
         return Today(beliefs)

@@ -77,3 +77,11 @@ def test_names_parse(spec: str, name: str) -> None:
 def test_bad_names_are_refused_saying_what_is_allowed(spec: str, message: str) -> None:
     with pytest.raises(InvalidArgument, match=message):
         parse(spec, BELIEFS, LOG)
+
+
+def test_proven_says_it_is_no_memory_when_no_lesson_of_the_log_is_proven() -> None:
+    from lamar.whatif.alternatives import NOTHING_PROVEN
+
+    assert parse("proven", BELIEFS, LOG).description != NOTHING_PROVEN  # a is proven and in the log
+    elsewhere = Beliefs(lift=BELIEFS.lift, proven=frozenset({"c"}), k=2, holdout=0.15, holdout_decided=0.05)
+    assert parse("proven", elsewhere, LOG).description == NOTHING_PROVEN  # c is proven, never eligible here

@@ -288,3 +288,18 @@ def test_the_ui_page_shows_outside_shares_and_their_legend_as_the_cli_does(tmp_p
     cells = {row.split('"')[1]: row for row in page.split('<tr data-policy=')[1:]}
     assert ">&gt;99%</td>" in cells["none"] and ">&lt;1%</td>" in cells[f"without:{b}"]
     assert "inject a lesson the log left out for certain, or leave out one it injected for certain" in page
+
+
+def test_proven_with_nothing_proven_says_why_its_row_repeats_none(logged: Path) -> None:
+    from lamar_ui.pages import whatif_page
+
+    # No lesson of this gym log is proven yet: `proven` injects nothing, as `none` does.
+    status, out, err = run("whatif", "--store", str(logged), "--policy", "none", "--policy", "proven")
+    assert status == 0, err
+    rows = [line.split(None, 2)[2] for line in out.splitlines() if line.startswith(("none ", "proven "))]
+    assert len(rows) == 2 and rows[0] == rows[1]
+    assert "proven: no lesson eligible in these episodes is proven to help today, so it injects nothing: " \
+           "the same as none" in out
+    with Lamar(str(logged)) as lam:
+        page = whatif_page(lam.whatif(["none", "proven"]), "")
+    assert "so it injects nothing: the same as none</td>" in page.split('<tr data-policy="proven">')[1]
