@@ -180,6 +180,9 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     except RecursionError:
         data = None
         problem: str | None = "is nested too deep to parse"
+    except ValueError:  # json's cap on an integer's digits, which guards int() against quadratic time
+        data = None
+        problem = "holds an integer too long to read"
     else:
         problem = _depth_problem(data)
     if problem:

@@ -131,6 +131,8 @@ def test_a_secret_in_a_dropped_lesson_does_not_reach_the_report() -> None:
         ('{"lessons": []}', "model output is a JSON dict, not a list of lessons"),
         ("[" + json.dumps(lesson()), "model output is not valid JSON"),
         ("", "model output is not valid JSON"),
+        # Past json's cap on an integer's digits: a ValueError, not a JSONDecodeError.
+        ('[{"rationale": 1' + "0" * 5000 + "}]", "model output holds an integer too long to read"),
     ],
 )
 def test_malformed_output_drops_the_batch(reply: str, reason: str) -> None:
