@@ -76,7 +76,11 @@ class AnthropicModel:
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
         if not isinstance(getattr(message, "content", None), list):  # JSON, or text, of another shape
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), message)
-        text = "".join(block.text for block in message.content if getattr(block, "type", None) == "text")
+        texts = [getattr(block, "text", None) for block in message.content if getattr(block, "type", None) == "text"]
+        parts = [part for part in texts if isinstance(part, str)]
+        if len(parts) < len(texts):  # a text block without text: another API's JSON
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), message)
+        text = "".join(parts)
         if message.stop_reason == "refusal":  # text before it is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, text)
         if message.stop_reason in _CUT_OFF:

@@ -79,7 +79,11 @@ class OpenAIModel:
 
     def _responses(self, prompt: str, max_tokens: int) -> str:
         response = self.client.responses.create(model=self.model, input=prompt, max_output_tokens=max_tokens)
-        if not hasattr(response, "output_text"):  # JSON, or text, of another shape
+        try:
+            text = response.output_text  # the SDK's property walks `output`, which another API's JSON lacks
+        except (AttributeError, TypeError):
+            text = None
+        if not isinstance(text, str):  # JSON, or text, of another shape (a chat completion, say)
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), response)
         if response.status == "incomplete":
             details = getattr(response, "incomplete_details", None)
@@ -93,7 +97,6 @@ class OpenAIModel:
         if response.status == "failed":
             error = getattr(response, "error", None)
             raise ModelError(f"OpenAI model {self.model!r} failed the response: {getattr(error, 'message', error)}")
-        text: str = response.output_text
         refusals = [part.refusal for item in response.output or [] if getattr(item, "type", None) == "message"
                     for part in item.content or [] if getattr(part, "type", None) == "refusal"]
         if refusals and not text.strip():
@@ -108,11 +111,15 @@ class OpenAIModel:
             messages=[{"role": "user", "content": prompt}],
             **{self.token_limit: max_tokens},
         )
-        if not hasattr(completion, "choices"):  # JSON, or text, of another shape
+        choices = getattr(completion, "choices", None)
+        if not isinstance(choices, list):  # JSON, or text, of another shape
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)
-        if not completion.choices:
+        if not choices:
             raise empty_failure(_PROVIDER, self.model, "no choices")
-        choice = completion.choices[0]
+        choice = choices[0]
+        content = getattr(getattr(choice, "message", None), "content", 0)
+        if content is not None and not isinstance(content, str):  # no message, or content of another shape
+            raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)
         if choice.finish_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
         if choice.finish_reason == "content_filter":

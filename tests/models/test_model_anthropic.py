@@ -149,6 +149,16 @@ def test_a_reply_that_is_not_the_api_is_a_model_error(body: str, kind: str) -> N
         model_with(handler).complete("hi")
 
 
+@pytest.mark.parametrize("block", [{"type": "text", "text": None}, {"type": "text"}, {"type": "text", "text": 5}],
+                         ids=["null", "missing", "number"])
+def test_json_of_another_shape_is_a_model_error_not_a_type_error(block: dict[str, Any]) -> None:
+    """A server that answers 200 with a message whose text block holds no text (an imitation of
+    the API, say) gets the same ModelError as a login page, not a TypeError from joining the text."""
+    body = {**message(), "content": [block]}
+    with pytest.raises(ModelError, match="not a reply of the Anthropic API.*base_url"):
+        model_with(lambda request: httpx2.Response(200, json=body)).complete("hi")
+
+
 @pytest.mark.parametrize(("options", "read"), [({}, 300.0), ({"timeout": 12.5}, 12.5)])
 def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: float) -> None:
     # The SDK's own ten minutes per attempt would keep a call sleep abandoned running long after.

@@ -163,6 +163,22 @@ def test_a_reply_that_is_not_the_api_is_a_model_error(api: str, body: str, kind:
         model_with(handler, api=api).complete("hi")
 
 
+@pytest.mark.parametrize(("api", "body"), [
+    ("responses", chat("[]")),  # a chat completion where a response was asked for
+    ("responses", {**response("[]"), "output": [None]}),
+    ("chat", {**chat("[]"), "choices": [None]}),
+    ("chat", {**chat("[]"), "choices": "[]"}),
+    ("chat", {**chat("[]"), "choices": [{"index": 0, "finish_reason": "stop", "message": None}]}),
+    ("chat", {**chat("[]"), "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": [{"type": "text", "text": "[]"}]}}]}),
+], ids=["chat-for-responses", "null-output", "null-choice", "choices-text", "null-message", "content-parts"])
+def test_json_of_another_shape_is_a_model_error_not_a_type_error(api: str, body: dict[str, Any]) -> None:
+    """A server that answers 200 with JSON of another shape (another API's, or an imitation of
+    this one) gets the same ModelError as a login page, not a TypeError from reading the text."""
+    with pytest.raises(ModelError, match="not a reply of the OpenAI API.*base_url"):
+        model_with(lambda request: httpx2.Response(200, json=body), api=api).complete("hi")
+
+
 @pytest.mark.parametrize(("options", "read"), [({}, 300.0), ({"timeout": 12.5}, 12.5)])
 def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: float) -> None:
     # The SDK's own ten minutes per attempt would keep a call sleep abandoned running long after.
