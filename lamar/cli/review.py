@@ -24,8 +24,9 @@ from lamar.storable import storable_problem
 REPORT_FORMAT = "lamar-sleep-report"
 
 
-def load_report(path: str) -> dict[str, Any]:
-    """The report file as a dict; UsageError when it is missing or not a sleep report."""
+def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
+    """The report file as a dict; UsageError when it is missing or not a sleep report. With
+    `redo` (review --again, which asks every proposal afresh) a mangled decision list is emptied."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -39,12 +40,23 @@ def load_report(path: str) -> dict[str, Any]:
     problem = storable_problem(data)
     if problem:
         raise UsageError(f"the sleep report {path} {problem}; make a new one with `lamar sleep --out {path}`")
+    problem = decisions_problem(data, path)
+    if problem and redo:
+        for name in ("approved", "rejected"):
+            if decisions_problem({name: data.get(name, [])}, path):
+                data[name] = []
+    elif problem:
+        raise UsageError(problem)
+    return data
+
+
+def decisions_problem(data: Mapping[str, Any], path: str) -> str:
+    """Why the report's "approved" or "rejected" list (edited by hand) is unusable, or ""."""
     for name in ("approved", "rejected"):
         decided = data.get(name, [])
         if not isinstance(decided, list) or not all(isinstance(i, str) for i in decided):
-            raise UsageError(f"{path}: {name!r} must be a list of proposal ids; fix it or run "
-                             f"`lamar review {path} --again`")
-    return data
+            return f"{path}: {name!r} must be a list of proposal ids; fix it or run `lamar review {path} --again`"
+    return ""
 
 
 def save_report(path: str, data: Mapping[str, Any]) -> None:
@@ -149,7 +161,7 @@ def _ask(prompt: str) -> str:
 def cmd_review(args: argparse.Namespace) -> int:
     """Ask a person about each undecided proposal and write the decisions into the report file
     itself, as two lists of proposal ids next to the proposals: "approved" and "rejected"."""
-    data = load_report(args.report)
+    data = load_report(args.report, redo=args.again)
     report = SleepReport.from_dict(data)
     approved, rejected = list(data.get("approved", [])), list(data.get("rejected", []))
     # With --again every proposal is asked; each keeps its earlier decision until it is answered

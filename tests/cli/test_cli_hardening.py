@@ -183,6 +183,21 @@ def test_a_mistyped_report_is_a_one_line_error(run_cli, store, report_of, tmp_pa
     assert digest(store) == before
 
 
+@pytest.mark.parametrize("approved", [3, "merge", [{"id": "x"}]], ids=["number", "text", "objects"])
+def test_review_again_mends_a_decision_list_edited_into_another_type(run_cli, json_store, report_of, tmp_path,
+                                                                       approved) -> None:
+    # The error says to run `lamar review --again`, so that must not fail on the same list.
+    data = report_of(json_store)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps({**data, "approved": approved}))
+    one_line_error(run_cli("apply", path, "--store", json_store))
+    assert f"run `lamar review {path} --again`" in run_cli("apply", path, "--store", json_store).stderr
+    answers = "y\n" * len(data["proposals"])
+    assert run_cli("review", path, "--again", "--store", json_store, stdin=answers).returncode == 0
+    assert json.loads(path.read_text())["approved"] == [p["id"] for p in data["proposals"]]
+    assert run_cli("apply", path, "--store", json_store).returncode == 0
+
+
 def test_a_deeply_nested_report_or_trace_file_is_a_one_line_error(run_cli, json_store, tmp_path) -> None:
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
