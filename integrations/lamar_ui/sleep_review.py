@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from lamar import Lamar, LamarError
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
-from lamar.cli.review import REPORT_FORMAT, save_report
+from lamar.cli.review import REPORT_FORMAT, decisions_problem, save_report
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import SleepReport
 from lamar_ui import pages
@@ -50,7 +50,11 @@ class SleepReview:
             return None, ""
         except (OSError, ValueError) as exc:
             return None, f"cannot read the sleep report {self.report_path}: {exc}"
-        return (data if isinstance(data, dict) and data.get("format") == REPORT_FORMAT else None), ""
+        if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
+            return None, ""
+        # An approved list edited into a string would be read letter by letter, or crash the page.
+        problem = decisions_problem(data, str(self.report_path))
+        return (None, f"cannot use the sleep report {problem}") if problem else (data, "")
 
     def _told(self, message: str) -> RedirectResponse:
         """Back to the sleep page, carrying `message` to the tab that clicked and to no other: it
@@ -116,7 +120,9 @@ class SleepReview:
     async def sleep_decide(self, request: Request) -> Response:
         form = await self._form(request)
         pid, decision = str(form.get("proposal", "")), str(form.get("decision", ""))
-        data, _ = self._report()
+        data, problem = self._report()
+        if problem:
+            return self._told(problem)
         if data is None or decision not in ("approved", "rejected") or \
                 pid not in {p.get("id") for p in data.get("proposals", []) if isinstance(p, Mapping)}:
             return self._told("that proposal is not in the current report: run sleep again")
@@ -131,7 +137,9 @@ class SleepReview:
 
     async def sleep_apply(self, request: Request) -> Response:
         await self._form(request)
-        data, _ = self._report()
+        data, problem = self._report()
+        if problem:
+            return self._told(problem)
         approved = list((data or {}).get("approved", []))
         if data is None or not approved:
             return self._told("nothing approved: approve proposals first")

@@ -65,3 +65,22 @@ def test_proposals_applied_with_a_compaction_are_not_offered_again(tmp_path: Pat
     with serving(path) as url:
         page = _get(url, "/sleep")
     assert page.count('class="proposal applied"') == 2 and ">Approve<" not in page, page[-800:]
+
+
+def test_a_decision_list_edited_into_another_type_is_said_not_read_letter_by_letter(tmp_path: Path) -> None:
+    # The page iterated "approved" as it found it: a number was a server error, an id written
+    # as a bare string was read as its letters ("Apply 13 approved proposals").
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+        report = lam.sleep()
+    written = _events(path)
+    for approved in (report.proposals[0].id, 5, [{"id": "x"}]):
+        Path(f"{path}.sleep-report.json").write_text(json.dumps({**report.to_dict(), "approved": approved}))
+        with serving(path) as url:
+            page = _get(url, "/sleep")
+            assert "'approved' must be a list of proposal ids; fix it or run `lamar review" in _message(page)
+            assert "approved proposal" not in page
+            assert "'approved' must be a list of proposal ids" in _message(_get(url, "/sleep/apply", {}))
+    assert _events(path) == written
