@@ -13,7 +13,8 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("new-relic-key", r"NR(?:AK|II|AA|SP|RA)-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"),
     ("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9]{28,}"),
     ("linear-api-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
-    ("doppler-token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}"),
+    # A service token may carry its config's slug as a middle segment (dp.st.prd.<key>).
+    ("doppler-token", r"dp\.(?:pt|sa|said|ct|scim|audit|st(?:\.[a-z0-9_-]{2,35})?)\.[A-Za-z0-9]{40,44}"),
     ("pulumi-token", r"pul-[a-f0-9]{40}"),
     ("postman-api-key", r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}"),
     ("square-token", r"sq0(?:atp|csp)-[0-9A-Za-z_-]{22,43}|EAAA[A-Za-z0-9_-]{60}"),
