@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,6 +141,17 @@ def _not_random(match: re.Match[str]) -> bool:
     return not looks_random(match.group("secret")) or decodes_to_prose(match.group("secret"))
 
 
+def _not_a_discord_id(match: re.Match[str]) -> bool:
+    # A Discord bot token starts with its bot's user id, a number of 17 to 20 digits, in base64:
+    # that is what tells it from a dotted name of the same shape.
+    head = match.group("secret").split(".", 1)[0]
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return True
+    return not (raw.isdigit() and 17 <= len(raw) <= 20)
+
+
 # The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
 _AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
 
@@ -163,6 +176,9 @@ RULES: tuple[_Rule, ...] = (
     _token("openai-api-key",
            r"sk-(?:proj-|svcacct-|admin-|None-)?(?=[A-Za-z0-9_-]{0,300}[0-9])(?=[A-Za-z0-9_-]{0,300}[A-Za-z])"
            r"[A-Za-z0-9_-]{20,}"),
+    _Rule("discord-bot-token", re.compile(
+        r"(?P<secret>[MNO][A-Za-z0-9_-]{22,26}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38})(?![A-Za-z0-9_-])"
+    ), _not_a_discord_id, token=True),
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
     _token("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
     _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),

@@ -3,6 +3,7 @@ synthetic, drawn from a seeded generator."""
 
 from __future__ import annotations
 
+import base64
 import random
 
 import pytest
@@ -39,3 +40,29 @@ DOPPLER = [
 def test_a_doppler_token_is_redacted(token: str) -> None:
     _redacted(f"doppler run --token {token} -- npm start", token, "doppler-token")
     _redacted(f"DOPPLER_TOKEN={token}", token, "doppler-token")
+
+
+def _discord(user_id: int, last: int) -> str:
+    head = base64.urlsafe_b64encode(str(user_id).encode()).decode().rstrip("=")
+    return f"{head}.{_r(6, _ALNUM + '_-')}.{_r(last, _ALNUM + '_-')}"
+
+
+# A Discord bot token: the bot's user id in base64, a timestamp, an HMAC (detect-secrets'
+# DiscordBotTokenDetector and the token checks of Discord libraries such as Nostrum).
+DISCORD = [_discord(_rng.randrange(10**16, 10**20), last) for last in (27, 38, 38, 27, 38)]
+
+
+@pytest.mark.parametrize("token", DISCORD)
+def test_a_discord_bot_token_is_redacted(token: str) -> None:
+    _redacted(f"the bot token is {token}", token, "discord-bot-token")
+    _redacted(f'DISCORD_TOKEN="{token}"', token, "discord-bot-token")
+    _redacted(f"client.run('{token}')", token, "discord-bot-token")
+
+
+@pytest.mark.parametrize("text", [
+    "mock NotificationServiceClient.cancel.assert_called_once_with_arguments_set",
+    "see MigrationsToRunOnStartupOk.Step01.RenameTheLegacyColumnsToSnake",
+    "OrderedDictionaryOfValuesX.values.a_long_attribute_name_for_this_x1",
+])
+def test_a_dotted_name_shaped_like_a_discord_token_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
