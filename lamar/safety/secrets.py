@@ -152,6 +152,19 @@ def _not_a_discord_id(match: re.Match[str]) -> bool:
     return not (raw.isdigit() and 17 <= len(raw) <= 20)
 
 
+# A Vault token of the format before 1.10 (s., b., r.) is short and has no long prefix: it counts
+# only where its line names Vault or a token before it ("VAULT_TOKEN=", "Initial Root Token:",
+# "vault login").
+_VAULT_CONTEXT = re.compile(r"(?i)vault|token")
+
+
+def _not_a_vault_token(match: re.Match[str]) -> bool:
+    line = match.string[max(0, match.start() - 100):match.start()].rpartition("\n")[2]
+    # Nearly every random body holds a digit; an attribute name (s.accessToken) seldom does.
+    digit = any(c.isdigit() for c in match.group("secret"))
+    return not (digit and _VAULT_CONTEXT.search(line))
+
+
 # The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
 _AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
 
@@ -197,6 +210,8 @@ RULES: tuple[_Rule, ...] = (
     _token("pypi-token", r"pypi-AgE[A-Za-z0-9_-]{50,}"),
     _token("google-oauth-token", r"ya29\.[A-Za-z0-9_-]{20,}|1//0[A-Za-z0-9_-]{30,}"),
     _token("vault-token", r"hv[sbr]\.[A-Za-z0-9_-]{24,}"),
+    _Rule("vault-token", re.compile(r"(?<![\w.])(?P<secret>[sr]\.[A-Za-z0-9]{24}|b\.[A-Za-z0-9_-]{24,400})(?![\w-]|\.\w)"),
+          _not_a_vault_token),
     _token("sendgrid-api-key", r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     _token("twilio-api-key", r"SK[0-9a-fA-F]{32}"),
     _token("twilio-account-sid", r"AC[0-9a-f]{32}"),

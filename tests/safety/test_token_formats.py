@@ -66,3 +66,33 @@ def test_a_discord_bot_token_is_redacted(token: str) -> None:
 ])
 def test_a_dotted_name_shaped_like_a_discord_token_is_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+# Vault tokens: before Vault 1.10, s. (service), b. (batch) and r. (recovery) and a random body;
+# since, hvs., hvb. and hvr. (Vault's token documentation; gitleaks' vault-service-token rule).
+_VAULT_OLD = f"s.{_r(24)}"
+
+
+@pytest.mark.parametrize(("text", "token"), [
+    (f"export VAULT_TOKEN={_VAULT_OLD}", _VAULT_OLD),
+    (f"the vault token is {_VAULT_OLD}.", _VAULT_OLD),
+    (f"vault login {_VAULT_OLD}", _VAULT_OLD),
+    (f"Unseal Key 1: <kept elsewhere>\nInitial Root Token: r.{_r(24)}", "r."),
+    (f'curl -H "X-Vault-Token: {_VAULT_OLD}" http://127.0.0.1:8200/v1/secret/data/app', _VAULT_OLD),
+    (f'{{"root_token": "{_VAULT_OLD}"}}', _VAULT_OLD),
+    (f"export VAULT_TOKEN=b.AAAAAQ{_r(130, _ALNUM + '_-')}", "b.AAAAAQ"),
+    (f"vault login hvs.CAESI{_r(90, _ALNUM + '_-')}", "hvs."),
+    (f"token: hvb.AAAAAQ{_r(130, _ALNUM + '_-')}", "hvb."),
+    (f"VAULT_TOKEN=hvr.{_r(24)}", "hvr."),
+])
+def test_a_vault_token_old_or_new_is_redacted(text: str, token: str) -> None:
+    _redacted(text, token, "vault-token")
+
+
+@pytest.mark.parametrize("text", [
+    "self.token = s.accessTokenFromHeaderX",
+    "vault status shows s.sealedOrUnsealedStatusAb",
+    f"see s.{_r(24)} in the diff",  # no Vault or token on the line
+])
+def test_a_short_dotted_name_near_vault_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
