@@ -1,8 +1,10 @@
-"""Provider credential formats with a fixed prefix or shape, as (kind, regex body) pairs, beyond
-the first list of `secrets`: each prefix is one a provider documents for its keys. `secrets.RULES`
-turns each into a token rule (it must not continue a longer word)."""
+"""Provider credential formats beyond the first list of `secrets`: (kind, regex body) pairs with a
+documented prefix or shape, which `secrets.RULES` turns into token rules, and `VENDOR_KEYED`, keys
+known only by the vendor a key name names."""
 
 from __future__ import annotations
+
+import re
 
 PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,40}"),
@@ -64,7 +66,34 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("flutterwave-key", r"FLWSECK(?:_TEST)?-[a-f0-9]{32}-X"),
     ("braintree-token", r"access_token\$(?:production|sandbox)\$[a-z0-9]{16}\$[a-f0-9]{32}"),
     ("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
+    # ElevenLabs API keys of the current format; the older ones are 32 hex digits, keyed below.
+    ("elevenlabs-api-key", r"sk_[a-f0-9]{48}"),
 )
 
+# Keys with no prefix that plain text holds too (a hex digest, a 26-character id), written as the
+# value of a key that names their vendor (MATTERMOST_BOT=..., "elevenlabs": "..."): the vendor
+# name is found first, so the search starts from a literal.
+VENDOR_KEYED = re.compile(
+    r"""(?i:(?P<vendor>eleven_?labs|mattermost)(?P<rest>[\w.-]{0,40}))["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?"""
+    r"""(?P<secret>[a-f0-9]{32}|[a-z0-9]{26})(?![\w-])"""
+)
+# A Mattermost id has the shape of its tokens: MATTERMOST_TEAM_ID=... names no credential.
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_NOT_CREDENTIALS = ("id", "ids", "team", "channel", "user", "username", "url", "host", "name", "version")
 
-__all__ = ["PROVIDER_TOKENS"]
+
+def vendor_keyed_kind(match: re.Match[str]) -> str:
+    return "mattermost-token" if match.group("vendor").lower() == "mattermost" else "elevenlabs-api-key"
+
+
+def vendor_keyed_is_harmless(match: re.Match[str]) -> bool:
+    words = _WORD.findall(match.group("rest"))
+    if words and words[-1].lower() in _NOT_CREDENTIALS:
+        return True
+    secret = match.group("secret")
+    if vendor_keyed_kind(match) == "mattermost-token":
+        return not any(c.isdigit() for c in secret)  # random lowercase and digits; a word has none
+    return len(secret) != 32
+
+
+__all__ = ["PROVIDER_TOKENS", "VENDOR_KEYED", "vendor_keyed_is_harmless", "vendor_keyed_kind"]

@@ -35,7 +35,7 @@ from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
-from lamar.safety.providers import PROVIDER_TOKENS
+from lamar.safety.providers import PROVIDER_TOKENS, VENDOR_KEYED, vendor_keyed_is_harmless, vendor_keyed_kind
 
 # A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
 # checked by `_continues_a_word`, the end by this lookahead).
@@ -252,6 +252,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("url-token", re.compile(
         r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
     )),
+    _Rule("api-key", VENDOR_KEYED, vendor_keyed_is_harmless, vendor_keyed_kind),
     _Rule("password", COMMAND_PASSWORD, flag_is_harmless),
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),

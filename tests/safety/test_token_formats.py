@@ -96,3 +96,39 @@ def test_a_vault_token_old_or_new_is_redacted(text: str, token: str) -> None:
 ])
 def test_a_short_dotted_name_near_vault_is_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+_HEX = "0123456789abcdef"
+_LOWER36 = "abcdefghijklmnopqrstuvwxyz0123456789"
+_ELEVEN_NEW, _ELEVEN_OLD = f"sk_{_r(48, _HEX)}", _r(32, _HEX)
+_MATTERMOST = _r(25, _LOWER36) + "7"
+
+
+# ElevenLabs: sk_ and 48 hex digits, before that 32 hex digits (trufflehog's elevenlabs v1 and
+# v2 detectors). Mattermost: 26 lowercase letters and digits, like every Mattermost id
+# (gitleaks' mattermost-access-token rule), so it counts only as the value of a key naming it.
+@pytest.mark.parametrize(("text", "secret", "kind"), [
+    (f"elevenlabs key {_ELEVEN_NEW}", _ELEVEN_NEW, "elevenlabs-api-key"),
+    (f"tts = ElevenLabs(api_key='{_ELEVEN_NEW}')", _ELEVEN_NEW, "elevenlabs-api-key"),
+    (f"ELEVENLABS_KEY={_ELEVEN_OLD}", _ELEVEN_OLD, "elevenlabs-api-key"),
+    (f'{{"elevenlabs": "{_ELEVEN_OLD}"}}', _ELEVEN_OLD, "elevenlabs-api-key"),
+    (f"eleven_labs: {_ELEVEN_OLD}", _ELEVEN_OLD, "elevenlabs-api-key"),
+    (f"MATTERMOST_BOT={_MATTERMOST}", _MATTERMOST, "mattermost-token"),
+    (f"export MATTERMOST_KEY='{_MATTERMOST}'", _MATTERMOST, "mattermost-token"),
+    (f'{{"mattermost": "{_MATTERMOST}"}}', _MATTERMOST, "mattermost-token"),
+    (f"mattermost.access = {_MATTERMOST}", _MATTERMOST, "mattermost-token"),
+])
+def test_an_elevenlabs_or_mattermost_key_is_redacted(text: str, secret: str, kind: str) -> None:
+    _redacted(text, secret, kind)
+
+
+@pytest.mark.parametrize("text", [
+    f"MATTERMOST_TEAM_ID={_MATTERMOST}",
+    f"mattermost_channel: {_MATTERMOST}",
+    f"the channel id is {_MATTERMOST}",
+    "mattermost: abcdefghijklmnopqrstuvwxyz",
+    f"elevenlabs_voice: {_r(20)}",
+    f"sha256 of the mattermost build: {_r(64, _HEX)}",
+])
+def test_a_mattermost_id_or_an_unrelated_value_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
