@@ -220,7 +220,9 @@ def injection_reason(text: str) -> str | None:
         # A model reads "&lt;system&gt;" and "&#60;|im_start|&#62;" as the tags they stand for.
         text = html.unescape(text)
     folded = _fold(text)
-    lined = "\n".join(_fold(line) for line in plain_text(text).splitlines())
+    # Blank lines dropped: folded, every run of whitespace is then one character, so no pattern's
+    # "\s*" can spread over a run of empty lines and try each way of splitting it.
+    lined = "\n".join(filter(None, (_fold(line) for line in plain_text(text).splitlines())))
     for reason, pattern in _PATTERNS:
         found = pattern.search(lined) or pattern.search(folded)
         if found:
