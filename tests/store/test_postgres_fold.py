@@ -477,7 +477,7 @@ def test_the_engine_that_builds_the_rows_keeps_no_copy_of_the_fold(fold_url: str
 
 def test_a_fleet_opening_unbuilt_rows_builds_them_once(fold_url: str) -> None:
     setup = Lamar(fold_url, k=2, seed=1)
-    setup.add(Experience("case", "do"))
+    setup.add(Experience("case", "do", id="exp_case"))  # an id of its own: no look for a twin, so nothing built
     folds: list[int] = []
     engines = [Lamar(fold_url, k=2, seed=seed) for seed in range(6)]
     for lam in engines:  # a build folds the log with the fold cache's fold_log: count those
