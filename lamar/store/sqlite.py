@@ -6,7 +6,6 @@ from __future__ import annotations
 import _thread
 import os
 import sqlite3
-import zlib
 from collections.abc import Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
@@ -14,6 +13,7 @@ from lamar.storable import finite_number
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.files import file_kind
+from lamar.store.sqlite_checks import cannot_write, event_crc, file_identity, wal_size
 
 SCHEMA_VERSION = 2
 
@@ -66,7 +66,7 @@ class SqliteStore:
             self._db = self._connect(str(self.path))
             self._prepare()
         except sqlite3.OperationalError as exc:
-            if not self.path.exists() or not _cannot_write(exc):
+            if not self.path.exists() or not cannot_write(exc):
                 self._fail(exc)
             self._db.close()
             self._open_read_only(exc)
@@ -75,7 +75,7 @@ class SqliteStore:
         except CorruptStore:
             self._db.close()
             raise
-        self._identity = _identity(self.path)
+        self._identity = file_identity(self.path)
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
@@ -130,7 +130,7 @@ class SqliteStore:
         quoted = urllib.parse.quote(str(self.path.resolve()))
         last: sqlite3.Error = cause
         for flags in ("mode=ro", "mode=ro&immutable=1"):
-            if "immutable" in flags and _wal_size(self.path) > 0:
+            if "immutable" in flags and wal_size(self.path) > 0:
                 # immutable=1 reads the main file alone: the committed transactions still in the
                 # write-ahead log would be missing without a word
                 self._open_copy()
@@ -451,7 +451,7 @@ class SqliteStore:
                              "open a writable copy to change it")
         # SQLite keeps writing through its open handle to a file deleted or moved away, where
         # every later event would be lost without a word.
-        now = _identity(self.path)
+        now = file_identity(self.path)
         if now != self._identity:
             what = "deleted" if now is None else "replaced by another file"
             raise StoreError(f"{self.path} was {what} while open, so nothing more is written to the old one: "
@@ -466,33 +466,3 @@ class SqliteStore:
 
                 shutil.rmtree(self._copy, ignore_errors=True)
                 self._copy = None
-
-
-def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
-    """An event's checksum: CRC-32 of its kind, key, time and data as stored (the data's text is
-    stored exactly as `Event.data_json` wrote it). Its seq is checked by the seqs around it."""
-    named = "\x00" if key is None else key  # no key can hold a NUL (`check_appendable`)
-    text = f"{kind}\x1f{named}\x1f{float(time)!r}\x1f{data}"
-    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
-
-
-def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
-    """The file at `path` (device and inode), or None when there is none."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return found.st_dev, found.st_ino
-
-
-def _wal_size(path: object) -> int:
-    try:
-        return os.path.getsize(f"{path}-wal")
-    except OSError:
-        return 0
-
-
-def _cannot_write(exc: sqlite3.OperationalError) -> bool:
-    """Whether opening failed because the file, its folder or the mount is read-only."""
-    text = str(exc).lower()
-    return "readonly" in text or "read-only" in text or "unable to open" in text

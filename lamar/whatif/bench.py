@@ -25,7 +25,7 @@ from lamar.gym.world import World
 from lamar.store import open_store
 from lamar.store.base import Event, StoredText, TextStore, event_of
 from lamar.store.decode import EventDecoder, no_cycle_collection
-from lamar.store.sqlite import event_crc
+from lamar.store.sqlite_checks import event_crc
 from lamar.whatif.ask import MIN_EPISODES
 from lamar.whatif.cache import Folded
 

@@ -16,7 +16,7 @@ import pytest
 
 from lamar import Experience, Lamar
 from lamar.store import Event, open_store
-from lamar.store.sqlite import event_crc
+from lamar.store.sqlite_checks import event_crc
 
 
 def digest(path: Path) -> str:

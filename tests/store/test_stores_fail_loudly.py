@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lamar import CorruptStore, Experience, Lamar, Scope, Signal, StoreError
-from lamar.store.sqlite import event_crc
+from lamar.store.sqlite_checks import event_crc
 from tests.store.test_sqlite_readers import _read_only_mount
 from tools.store_bitflips import make, trial
 

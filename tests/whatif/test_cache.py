@@ -179,7 +179,7 @@ def test_the_first_read_refuses_a_hand_edit_that_kept_its_checksum(tmp_path: Pat
     import sqlite3
 
     from lamar import CorruptStore
-    from lamar.store.sqlite import event_crc
+    from lamar.store.sqlite_checks import event_crc
 
     location = tmp_path / "s.db"
     with Lamar(str(location), k=2, seed=1) as lam:

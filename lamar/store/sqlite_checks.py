@@ -1,0 +1,38 @@
+"""What a SQLite store checks of its rows and its file: each event's checksum, which file is at a
+path, and whether a failed open means the file cannot be written."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import zlib
+
+
+def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
+    """An event's checksum: CRC-32 of its kind, key, time and data as stored (the data's text is
+    stored exactly as `Event.data_json` wrote it). Its seq is checked by the seqs around it."""
+    named = "\x00" if key is None else key  # no key can hold a NUL (`check_appendable`)
+    text = f"{kind}\x1f{named}\x1f{float(time)!r}\x1f{data}"
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The file at `path` (device and inode), or None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def wal_size(path: object) -> int:
+    try:
+        return os.path.getsize(f"{path}-wal")
+    except OSError:
+        return 0
+
+
+def cannot_write(exc: sqlite3.OperationalError) -> bool:
+    """Whether opening failed because the file, its folder or the mount is read-only."""
+    text = str(exc).lower()
+    return "readonly" in text or "read-only" in text or "unable to open" in text
