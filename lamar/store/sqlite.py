@@ -398,7 +398,11 @@ class SqliteStore:
             texts = []
             new = tuple.__new__  # StoredText's own constructor is a Python call per row
             for seq, kind, key, at, data, crc in rows:
-                if self._checksummed and crc != event_crc(kind, key, at, data):
+                try:
+                    changed = self._checksummed and crc != event_crc(kind, key, at, data)
+                except (TypeError, ValueError, UnicodeError):  # a damaged row: a column of another type
+                    changed = True
+                if changed:
                     raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
                                         "written (edited by hand, or a damaged file)")
                 texts.append(new(StoredText, (seq, kind, key, at, data)))

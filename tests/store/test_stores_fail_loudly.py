@@ -152,6 +152,19 @@ def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
         db.execute("DELETE FROM state")  # the saved state gone: the whole log is folded
 
 
+@pytest.mark.parametrize("column", ["time", "key", "data"])
+def test_a_sqlite_row_holding_a_value_of_another_type_is_refused(tmp_path: Path, column: str) -> None:
+    # A damaged page can leave a row whose column holds another type: a checksum that cannot
+    # even be computed is a failed checksum, not a crash.
+    path = tmp_path / "s.db"
+    _written(path, 6)
+    with sqlite3.connect(path) as db:
+        value = {"time": "yesterday", "key": 7.5, "data": b"\xff\xfe"}[column]
+        db.execute(f"UPDATE events SET {column} = ? WHERE seq = (SELECT max(seq) FROM events)", (value,))
+        db.execute("DELETE FROM state")
+    _refused(path, "checksum", "backup")
+
+
 @pytest.mark.parametrize("recompute", [False, True], ids=["checksum-kept", "checksum-recomputed"])
 @pytest.mark.parametrize("edit", ["reward 1e300", "reward nan", "a context of null", "propensities of a list",
                                   "a bogus kind", "a gap in seq", "the tail deleted"])
