@@ -33,7 +33,7 @@ from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
 from lamar.store import open_store
-from lamar.store.base import EVENT_KINDS, Event, TextStore, folded_rows
+from lamar.store.base import EVENT_KINDS, Event, KeyedStore, RewritableStore, TextStore, folded_rows
 from lamar.store.memory import MemoryStore
 
 # A worker that recalls and reports as fast as it can, logging each completed episode id
@@ -179,6 +179,31 @@ class StoreConformance(_Case):
         for data in ("{", '{"episode":"ep_0","reward":2}'):
             with self.assertRaises(CorruptStore, msg=data):
                 store.decoded(first._replace(kind="outcome", data=data))
+
+    def test_a_store_that_keeps_an_episode_table_reads_as_its_log_folds(self) -> None:
+        from lamar.store.episode_rows import EpisodeTableStore
+        from lamar.whatif.log import read_log
+
+        probe = self.opened()
+        if not isinstance(probe, EpisodeTableStore):
+            self.skipTest("the store keeps no episode table (`EpisodeTableStore`): `lamar whatif` folds its log")
+        lam = Lamar(probe, k=2, seed=5, holdout=0.3)
+        for action in ("pin the seeds", "mock the clock", "retry"):
+            lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+        ids = [lam.recall({"task": "flaky", "n": str(n % 3)}).episode_id for n in range(40)]
+        for n, episode_id in enumerate(ids[:-5]):
+            lam.report(episode_id, Signal.SHIPPED if n % 3 else Signal.CORRECTED)
+        lam.report(ids[0], Signal.REVERTED, replace=True)
+        lam.expire(ids[-1])
+        for step in ("saved", "more", "rewritten"):
+            if step == "saved" and isinstance(probe, KeyedStore):
+                probe.save_state(probe.read(0)[-1].seq, "a state")  # a table caught up at saves, if so
+            elif step == "more":
+                lam.report(ids[-2], 0.4)
+            elif step == "rewritten" and isinstance(probe, RewritableStore):
+                lam.checkpoint()
+            self.assertEqual(read_log(probe), read_log(probe, cache=False), step)
+        lam.close()
 
     def test_a_duplicate_key_writes_nothing_of_the_batch(self) -> None:
         store = self.opened()

@@ -9,13 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.policy.lesson import LessonState
 from lamar.state.episode import EpisodeRecord
+from lamar.store.episode_rows import EPISODE_FIELDS  # the order of a snapshot's episode rows
 
 if TYPE_CHECKING:
     from lamar.state.cache import FoldCache
 
 FORMAT = 1
-EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
-                  "reports", "number", "outcome_seq")
 
 
 def new_audit() -> dict[str, Any]:

@@ -4,21 +4,23 @@ Readers never take the write lock unless the file is new or older (then one proc
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
+from lamar.store import episode_rows
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
-from lamar.store.files import file_kind
-from lamar.store.sqlite_checks import cannot_write, event_crc, file_identity, wal_size
+from lamar.store.sqlite_checks import cannot_write, event_crc, file_identity, open_failure, wal_size
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Version 2 adds `crc`, every event's checksum (`event_crc`): every write sets it, every read
-# checks it. A version-1 file gets the column, filled, when it is first opened for writing.
+# checks it. Version 3 adds the episode table (`episode_rows`). An older file gets both, filled,
+# when it is first opened for writing.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS events (
@@ -177,20 +179,7 @@ class SqliteStore:
             self._db.close()
         except (AttributeError, sqlite3.Error):
             pass
-        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-            raise StoreError(
-                f"cannot open {self.path}: another connection holds its lock ({exc}) past the {self._timeout:g} s "
-                "wait; the file was left untouched: try again once that writer is done, or pass a longer timeout="
-            ) from exc
-        if isinstance(exc, sqlite3.OperationalError):
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
-        if file_kind(self.path) == "json":
-            raise CorruptStore(f"{self.path} is a Lamar JSON store, not SQLite; it was left untouched: open it by a "
-                               ".json path (rename it), or copy it into SQLite with `lamar export`") from exc
-        raise CorruptStore(
-            f"{self.path} is not a readable Lamar SQLite store ({exc}); it was left untouched: name another file, "
-            "or restore it from a backup"
-        ) from exc
+        raise open_failure(self.path, exc, self._timeout) from exc
 
     def _migrate(self) -> None:
         self._db.execute("BEGIN IMMEDIATE")  # two processes opening a new file at once: one migrates
@@ -203,6 +192,7 @@ class SqliteStore:
                 self._add_checksums()
             for statement in filter(str.strip, _SCHEMA.split(";")):
                 self._db.execute(statement)
+            episode_rows.create(self._db)  # folding nothing yet: the first state saved catches it up
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self._db.execute("COMMIT")
         except BaseException:
@@ -260,6 +250,7 @@ class SqliteStore:
                 self._db.execute("DELETE FROM events WHERE seq <= ?", (through,))
                 self._db.execute("INSERT INTO events (seq, kind, key, time, data, crc) VALUES (?, ?, ?, ?, ?, ?)",
                                  (through, *row, event_crc(*row)))
+                episode_rows.rebuild(self._db, event_crc)
                 self._db.execute("COMMIT")
             except BaseException as exc:
                 if self._db.in_transaction:
@@ -306,6 +297,7 @@ class SqliteStore:
                                          "nothing was changed")
                 if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
                     self._db.execute("DELETE FROM state")
+                episode_rows.rebuild(self._db, event_crc)
                 self._db.execute("COMMIT")
             except BaseException as exc:
                 if self._db.in_transaction:
@@ -395,19 +387,45 @@ class SqliteStore:
                         self._db.execute("COMMIT")
                 except sqlite3.DatabaseError as exc:
                     raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
-            texts = []
-            new = tuple.__new__  # StoredText's own constructor is a Python call per row
-            for seq, kind, key, at, data, crc in rows:
-                try:
-                    changed = self._checksummed and crc != event_crc(kind, key, at, data)
-                except (TypeError, ValueError, UnicodeError):  # a damaged row: a column of another type
-                    changed = True
-                if changed:
-                    raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
-                                        "written (edited by hand, or a damaged file)")
-                texts.append(new(StoredText, (seq, kind, key, at, data)))
+            texts = self._checked(rows)
             del rows  # before the collector resumes, which would walk every row once more
         return texts, top
+
+    def _checked(self, rows: Iterable[tuple[int, str, str | None, float, str, int | None]]) -> list[StoredText]:
+        texts = []
+        new = tuple.__new__  # StoredText's own constructor is a Python call per row
+        for seq, kind, key, at, data, crc in rows:
+            try:
+                changed = self._checksummed and crc != event_crc(kind, key, at, data)
+            except (TypeError, ValueError, UnicodeError):  # a damaged row: a column of another type
+                changed = True
+            if changed:
+                raise self._corrupt(f"event {seq} ({kind!r}) fails its checksum: it was changed since it was "
+                                    "written (edited by hand, or a damaged file)")
+            texts.append(new(StoredText, (seq, kind, key, at, data)))
+        return texts
+
+    def episodes(self) -> episode_rows.EpisodeRows | None:
+        """The live episodes as the episode table holds them, and the events since (`EpisodeTableStore`);
+        None when it does not describe the log (stale, or a file older than it read where it cannot
+        be written). A table far behind the log is first brought up to date, where it can be."""
+        self._check_open()
+        with self._lock:
+            behind = not self.read_only and episode_rows.behind(self._db)
+        if behind:
+            with contextlib.suppress(sqlite3.OperationalError):  # busy: this read folds the tail itself
+                self._unwaited(lambda: episode_rows.catch_up(self._db, event_crc))
+        with no_cycle_collection(), self._lock:
+            self._check_open()
+            try:
+                self._db.execute("BEGIN")
+                try:
+                    return episode_rows.read(self._db, lambda after: self._checked(self._db.execute(
+                        "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (after,))))
+                finally:
+                    self._db.execute("COMMIT")
+            except sqlite3.DatabaseError as exc:
+                raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
 
     def _corrupt(self, what: str) -> CorruptStore:
         return CorruptStore(f"{self.path}: {what}; it was left untouched. Restore it from a backup")
@@ -424,22 +442,31 @@ class SqliteStore:
         self._check_open()
         if self.read_only:
             raise StoreError(f"{self.path} is open read-only; the state was not saved")
+        def save() -> None:
+            self._db.execute(_STATE)
+            self._db.execute("INSERT OR REPLACE INTO state (id, seq, body) VALUES (1, ?, ?)", (seq, text))
+            episode_rows.catch_up(self._db, event_crc)  # in batches, off the path of each write
+
+        try:
+            self._unwaited(save)
+        except sqlite3.Error as exc:
+            raise StoreError(f"could not save the engine's state in {self.path}: {exc}") from exc
+
+    def _unwaited(self, work: Callable[[], object]) -> None:
+        """`work` in a write transaction that never waits for the write lock: what it writes is a
+        cache (the state, the episode table), and a reader must not queue behind a writer for it.
+        Someone writes it later."""
         with self._lock:
-            # Never wait for the write lock: the state is a cache, and a reader closing must not
-            # queue behind a writer. Someone saves it at a later write.
             self._db.execute("PRAGMA busy_timeout = 0")
             try:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
-                    self._db.execute(_STATE)
-                    self._db.execute("INSERT OR REPLACE INTO state (id, seq, body) VALUES (1, ?, ?)", (seq, text))
+                    work()
                     self._db.execute("COMMIT")
                 except BaseException:
                     if self._db.in_transaction:
                         self._db.execute("ROLLBACK")
                     raise
-            except sqlite3.Error as exc:
-                raise StoreError(f"could not save the engine's state in {self.path}: {exc}") from exc
             finally:
                 self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")
 

@@ -1,11 +1,15 @@
 """What a SQLite store checks of its rows and its file: each event's checksum, which file is at a
-path, and whether a failed open means the file cannot be written."""
+path, whether a failed open means the file cannot be written, and what to say when it failed."""
 
 from __future__ import annotations
 
 import os
 import sqlite3
 import zlib
+from pathlib import Path
+
+from lamar._errors import CorruptStore, StoreError
+from lamar.store.files import file_kind
 
 
 def event_crc(kind: str, key: str | None, time: float, data: str) -> int:
@@ -36,3 +40,18 @@ def cannot_write(exc: sqlite3.OperationalError) -> bool:
     """Whether opening failed because the file, its folder or the mount is read-only."""
     text = str(exc).lower()
     return "readonly" in text or "read-only" in text or "unable to open" in text
+
+
+def open_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
+    """The error that says why the file at `path` could not be opened as a store, and what to do."""
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return StoreError(f"cannot open {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
+                          "wait; the file was left untouched: try again once that writer is done, or pass a longer "
+                          "timeout=")
+    if isinstance(exc, sqlite3.OperationalError):
+        return StoreError(f"cannot open {path}: {exc}")
+    if file_kind(path) == "json":
+        return CorruptStore(f"{path} is a Lamar JSON store, not SQLite; it was left untouched: open it by a .json "
+                            "path (rename it), or copy it into SQLite with `lamar export`")
+    return CorruptStore(f"{path} is not a readable Lamar SQLite store ({exc}); it was left untouched: name another "
+                        "file, or restore it from a backup")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import itertools
 import json
 import os
 import resource
@@ -22,12 +23,13 @@ from pathlib import Path
 from lamar.engine import Lamar
 from lamar.gym.policies import LamarPolicy
 from lamar.gym.world import World
-from lamar.store import open_store
-from lamar.store.base import Event, StoredText, TextStore, event_of
+from lamar.store import episode_rows, open_store
+from lamar.store.base import Event, StoredText, event_of
 from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.sqlite import SqliteStore
 from lamar.store.sqlite_checks import event_crc
 from lamar.whatif.ask import MIN_EPISODES
-from lamar.whatif.cache import Folded
+from lamar.whatif.cache import Folded, kept_fold
 
 
 def build_store(path: Path, episodes: int, seed: int = 1, k: int = 3) -> None:
@@ -122,17 +124,23 @@ def uncached(argv: list[str], env: dict[str, str], runs: int) -> list[tuple[floa
 
 
 def read_steps(path: Path, runs: int) -> tuple[float, list[tuple[str, float]]]:
-    """(MB of event text, [(step, median seconds)]) of a first read, step by step, in this process."""
+    """(MB of event text, [(step, median seconds)]) of a first read, step by step, in this process:
+    the episode table's read, then the log's fold that it stands in for."""
     steps: dict[str, list[float]] = {}
     megabytes = 0.0
     store = open_store(str(path))
-    assert isinstance(store, TextStore), "the bench's store is SQLite"
+    assert isinstance(store, SqliteStore), "the bench's store is SQLite"
     for _ in range(runs):
         with no_cycle_collection():
+            marks = [("", time.perf_counter())]
+            kept, tail = kept_fold(store)
+            assert kept is not None, "the bench's store keeps its episode table"
+            kept.fold_texts(store, tail)
+            marks.append(("the episode table and the events since (what a first run reads)", time.perf_counter()))
             db = sqlite3.connect(path)
-            started = time.perf_counter()
+            marks.append(("", time.perf_counter()))
             rows = db.execute("SELECT seq, kind, key, time, data, crc FROM events ORDER BY seq").fetchall()
-            marks = [("SQLite hands over the rows", time.perf_counter())]
+            marks.append(("the log it stands in for: SQLite hands over the rows", time.perf_counter()))
             texts = [StoredText(seq, kind, key, at, data) for seq, kind, key, at, data, crc in rows
                      if crc == event_crc(kind, key, at, data)]
             marks.append(("every event's checksum", time.perf_counter()))
@@ -151,10 +159,10 @@ def read_steps(path: Path, runs: int) -> tuple[float, list[tuple[str, float]]]:
             marks.append(("for comparison, not a step: decoding each text whole (json.loads)", time.perf_counter()))
             megabytes = sum(len(row[4]) for row in rows) / 1e6
             db.close()
-        for name, at in marks:
-            steps.setdefault(name, []).append(at - started)
-            started = at
-        del rows, texts, folded, by_event
+        for (_, before), (name, at) in itertools.pairwise(marks):
+            if name:  # an unnamed mark only starts the next step
+                steps.setdefault(name, []).append(at - before)
+        del rows, texts, folded, by_event, kept, tail
         gc.collect()
     store.close()
     return megabytes, [(name, statistics.median(times)) for name, times in steps.items()]
@@ -211,8 +219,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("step | s\n---|---")
     for name, seconds in steps:
         print(f"{name} | {seconds:.2f}")
+    events, seconds = catch_up_cost(path)
+    print(f"\nbringing the episode table up to date: {seconds / events * 1e6:.1f} µs of CPU per event "
+          f"(the whole log's {events} events folded into it again, in one process)")
     scratch.cleanup()
     return 0
+
+
+def catch_up_cost(path: Path) -> tuple[int, float]:
+    """(events, CPU seconds) of folding the whole log into the episode table of the SQLite file at
+    `path` again, as a state save does for the events since the last one."""
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
+        db.execute("BEGIN IMMEDIATE")
+        started = time.process_time()
+        episode_rows.rebuild(db, event_crc)
+        seconds = time.process_time() - started
+        db.execute("COMMIT")
+        (events,) = db.execute("SELECT count(*) FROM events").fetchone()
+    return int(events), seconds
 
 
 if __name__ == "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from lamar.state.saved import fingerprint
-from lamar.state.snapshot import EPISODE_FIELDS  # the order of a snapshot's episode rows
 from lamar.store.base import Event, FoldingStore, Store, StoredText, TextStore
 from lamar.store.decode import MEMO_LIMIT, no_cycle_collection, shape_of, split_varying
+from lamar.store.episode_rows import EPISODE_FIELDS, EpisodeRows, EpisodeTableStore, outcome_values
 from lamar.whatif.slate import Slate
 
 FORMAT = 2
@@ -70,7 +70,7 @@ class Folded:
             self._add(data["id"], event.time, data["context"], data["p"], data["injected"], data["held_out"],
                       None, None, False)
         elif kind == "outcome":
-            self._outcome(data["episode"], _outcome_of(data))
+            self._outcome(data["episode"], outcome_values(data))
         elif kind == "compact":
             positions = self.positions()
             for episode_id in data["episodes"]:
@@ -122,7 +122,7 @@ class Folded:
         """What filing `event` again takes, its id aside: an episode's columns, an outcome's values."""
         if event.kind == "episode":
             return self.context[-1], self.slate[-1]
-        return _outcome_of(event.data)
+        return outcome_values(event.data)
 
     def _outcome(self, episode_id: str, values: tuple[Any, ...]) -> None:
         replace, expired, reward, signal = values
@@ -182,6 +182,22 @@ class Folded:
             self._position = {episode_id: j for j, episode_id in enumerate(self.ids) if self.alive[j]}
         return self._position
 
+    @classmethod
+    def of_table(cls, table: EpisodeRows) -> Folded:
+        """The fold a store's episode table holds (`EpisodeTableStore`): its live episodes, in
+        fold order, with each slate filed as the fold files it."""
+        out = cls()
+        filed = {number: out._file(*body) for number, body in table.slates.items()}
+        ids, times, slates, out.reward, out.signal, sealed = (list(column) for column in zip(*table.rows)) \
+            if table.rows else ([], [], [], [], [], [])
+        out.ids, out.times = ids, times
+        out.context = [filed[s][0] for s in slates]
+        out.slate = [filed[s][1] for s in slates]
+        out.sealed = [bool(x) for x in sealed]
+        out.alive = [True] * len(ids)
+        out._position = None
+        return out
+
     # -- the cache file ----------------------------------------------------------------------------
 
     def to_json(self, location: str) -> str:
@@ -231,12 +247,6 @@ def _unpacked(text: str) -> list[float]:
     if sys.byteorder == "big":
         doubles.byteswap()
     return doubles.tolist()
-
-
-def _outcome_of(data: Mapping[str, Any]) -> tuple[Any, ...]:
-    """An outcome's values as the fold files them: (replace, expired, reward, signal)."""
-    expired = bool(data.get("expired"))
-    return bool(data.get("replace")), expired, None if expired else data["reward"], data.get("signal")
 
 
 def cache_path(location: str) -> Path | None:
@@ -297,6 +307,8 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     if folded is not None and any(row.kind == "erase" for row in rows):
         folded = None  # the log before an erasure was scrubbed: what the cache holds of it may not be
     whole = folded is None  # no cache, or one that does not describe the log: replaced when saved
+    if folded is None and cache:
+        folded, rows = kept_fold(store)
     if folded is None:
         folded = Folded()
         rows = log.read(0)
@@ -304,10 +316,24 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     log.fold(folded, rows[:cut])
     if cut:
         folded.last = fingerprint(log.event(rows[cut - 1]))
-    if path is not None and (cut >= SAVE_AFTER or (cut and whole)):
+    if path is not None and (cut >= SAVE_AFTER or (whole and folded.seq)):
         _save(path, folded.to_json(location))
     log.fold(folded, rows[cut:])  # after the settled part: folded for this answer, never cached
     return folded
+
+
+def kept_fold(store: Store) -> tuple[Folded | None, list[StoredText]]:
+    """The fold a store keeps itself (`EpisodeTableStore`), as of the event it is folded through,
+    and the events after it, still to fold; (None, []) when it keeps none that describes its log."""
+    if not (isinstance(store, EpisodeTableStore) and isinstance(store, TextStore)):
+        return None, []
+    table = store.episodes()
+    if table is None:
+        return None, []
+    folded = Folded.of_table(table)
+    if table.last is not None:  # what a cache of this fold is checked by, as one of the log's fold is
+        folded.seq, folded.last = table.last.seq, fingerprint(store.decoded(table.last))
+    return folded, table.tail
 
 
 class _Log:

@@ -108,9 +108,10 @@ def test_an_engine_opened_before_drops_the_text_and_saves_no_copy(tmp_path: Path
     again.close()
 
 
-def test_the_whatif_cache_and_a_later_checkpoint_hold_no_context(tmp_path: Path, monkeypatch) -> None:
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_the_whatif_cache_and_a_later_checkpoint_hold_no_context(tmp_path: Path, monkeypatch, name: str) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = str(tmp_path / "store" / "s.db")
+    path = str(tmp_path / "store" / name)
     lam = Lamar(path, k=2, seed=4)
     secret = lam.add(Experience("a crash", "ask for the log", scope=Scope(task="t")))
     rng = random.Random(4)

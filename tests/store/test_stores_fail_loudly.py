@@ -182,7 +182,7 @@ def test_a_version_1_sqlite_store_gets_checksums_for_the_events_it_holds(tmp_pat
     events = lam.store.read(0)
     lam.close()
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         rows = db.execute("SELECT kind, key, time, data, crc FROM events ORDER BY seq").fetchall()
     assert len(rows) == len(events) and all(crc == event_crc(*row) for *row, crc in rows)
 

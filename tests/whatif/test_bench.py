@@ -9,8 +9,9 @@ import pytest
 
 from lamar.store import open_store
 from lamar.store.base import Event
-from lamar.whatif.bench import build_store, copy_to_postgres, main, read_steps
+from lamar.whatif.bench import build_store, catch_up_cost, copy_to_postgres, main, read_steps
 from lamar.whatif.cache import fold_store
+from lamar.whatif.log import read_log
 from tests.store.test_postgres import drop_namespaces
 
 
@@ -19,7 +20,8 @@ def test_the_first_read_is_timed_step_by_step(tmp_path: Path) -> None:
     build_store(path, 200)
     megabytes, steps = read_steps(path, 2)
     assert [name for name, _ in steps] == [
-        "SQLite hands over the rows", "every event's checksum",
+        "the episode table and the events since (what a first run reads)",
+        "the log it stands in for: SQLite hands over the rows", "every event's checksum",
         "folding the texts into the what-if columns (each distinct one decoded once)",
         "for comparison, not a step: decoding and checking each event, then folding it",
         "for comparison, not a step: decoding each text whole (json.loads)"]
@@ -29,6 +31,15 @@ def test_the_first_read_is_timed_step_by_step(tmp_path: Path) -> None:
         events = store.read(0)
         assert megabytes == pytest.approx(sum(len(e.data_json()) for e in events) / 1e6)
         assert len(fold_store(store, cache=False).ids) == 201  # the built episodes and the one logged after
+        table = store.episodes()
+        assert table is not None and len(table.rows) == 201 and table.tail == []  # the engine's close caught it up
+    finally:
+        store.close()
+    counted, seconds = catch_up_cost(path)
+    assert counted == len(events) and seconds > 0
+    store = open_store(str(path))
+    try:
+        assert read_log(store) == read_log(store, cache=False)  # folded again, the same
     finally:
         store.close()
 

@@ -82,7 +82,7 @@ def test_a_cache_of_another_log_at_the_same_path_is_not_trusted(tmp_path: Path) 
 
 
 def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
-    with Lamar(str(tmp_path / "s.db"), k=2, seed=1) as lam:
+    with Lamar(str(tmp_path / "s.json"), k=2, seed=1) as lam:
         lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
         _play(lam, 6)
         read_log(lam.store)
@@ -90,12 +90,12 @@ def test_a_torn_cache_is_ignored(tmp_path: Path) -> None:
         assert path is not None
         path.write_text(path.read_text()[:50])
         assert read_log(lam.store) == read_log(lam.store, cache=False)
-        assert cache.Folded.from_json(path.read_text(), str(tmp_path / "s.db")) is not None  # replaced
+        assert cache.Folded.from_json(path.read_text(), str(tmp_path / "s.json")) is not None  # replaced
 
 
 @pytest.mark.parametrize("times", ["not base64!", "AAAA", 7])
 def test_a_cache_whose_times_do_not_unpack_is_ignored_and_replaced(tmp_path: Path, times: object) -> None:
-    with Lamar(str(tmp_path / "s.db"), k=2, seed=1) as lam:
+    with Lamar(str(tmp_path / "s.json"), k=2, seed=1) as lam:
         lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
         _play(lam, 6)
         fresh = read_log(lam.store, cache=False)

@@ -1,0 +1,233 @@
+"""The episode table a SQLite store keeps beside its log for `lamar whatif`: each live episode's
+slate and outcome, folded by the what-if fold's rules in batches (when an engine saves its state),
+so that a first read of a long log's episodes is one query instead of decoding every event."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple, Protocol, runtime_checkable
+
+from lamar._errors import CorruptStore
+from lamar.store.base import Event, Store, StoredText, event_of
+from lamar.store.decode import MEMO_LIMIT, EventDecoder, shape_of, split_varying
+
+# The fields of a snapshot's episode rows, in order (the log's format: `lamar.state.snapshot`
+# writes them, the what-if fold and this table read them).
+EPISODE_FIELDS = ("id", "context", "eligible", "injected", "held_out", "p", "time", "reward", "signal",
+                  "reports", "number", "outcome_seq")
+
+# Keyed by the episode event's seq, so a write appends at the table's end; an outcome finds its
+# episode's seq through the log's own key index. Episodes a snapshot carries (no event of their
+# own) take the seqs just below the snapshot's, whose events it replaced, and an index of their ids.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS episode_slates (slate INTEGER PRIMARY KEY, body TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS episode_rows (
+    seq    INTEGER PRIMARY KEY,
+    id     TEXT NOT NULL,
+    time   REAL NOT NULL,
+    slate  INTEGER NOT NULL,
+    reward REAL,
+    signal TEXT,
+    sealed INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS episode_rows_sealed ON episode_rows (id) WHERE sealed;
+"""
+# In `meta`: the seq through which the table folds the log, or "stale" when it cannot describe
+# it (readers then fold the log, which names what is wrong with it).
+THROUGH = "episode_rows_through"
+BEHIND = 5000  # events past the table that a reader, where it can write, folds into it first
+_KINDS = frozenset({"episode", "outcome", "compact", "snapshot"})
+
+
+class EpisodeRows(NamedTuple):
+    """The table as one read saw it: each live episode in fold order as (id, time, slate, reward,
+    signal, sealed), each slate's [context, p, injected, held_out] by its number, the event at the
+    seq it folds through (None before any), and the events logged after it, for the reader to
+    fold (all read in one transaction)."""
+
+    rows: list[tuple[str, float, int, float | None, str | None, int]]
+    slates: dict[int, list[Any]]
+    last: StoredText | None
+    tail: list[StoredText]
+
+
+@runtime_checkable
+class EpisodeTableStore(Store, Protocol):
+    """A store that keeps its live episodes folded beside its log (SQLite does)."""
+
+    def episodes(self) -> EpisodeRows | None:
+        """The episodes as of one consistent read; None when the table does not describe the log."""
+        ...
+
+
+def outcome_values(data: Mapping[str, Any]) -> tuple[bool, bool, Any, Any]:
+    """An outcome's values as the fold files them: (replace, expired, reward, signal)."""
+    expired = bool(data.get("expired"))
+    return bool(data.get("replace")), expired, None if expired else data["reward"], data.get("signal")
+
+
+def create(db: sqlite3.Connection) -> None:
+    """The tables, empty, folding nothing yet (inside the caller's transaction)."""
+    for statement in filter(str.strip, SCHEMA.split(";")):
+        db.execute(statement)
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '0')", (THROUGH,))
+
+
+def through(db: sqlite3.Connection) -> int | None:
+    """The seq through which the table folds the log; None when it is stale or missing."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (THROUGH,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return int(row[0]) if row is not None and row[0].isdigit() else None
+
+
+def behind(db: sqlite3.Connection) -> bool:
+    """Whether a reader should bring the table up to date before reading it: more events past it
+    than a fold of the tail takes in the blink of an eye (the table of a file no engine has written
+    to since it got the table, or after a long import)."""
+    done = through(db)
+    top = db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
+    return done is not None and top - done > BEHIND
+
+
+def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+    """Fold the events logged since the seq the table folds through, in the caller's write
+    transaction; `crc` is the store's checksum of an event's row. A row that fails it, or that
+    no read would accept, leaves the table stale."""
+    done = through(db)
+    if done is None:
+        return
+    decode = EventDecoder()
+    folder = _Folder(db)
+    # An episode's text, its id aside, repeats for every episode of the same slate (an outcome's,
+    # its episode aside, for every same outcome): the first of each is decoded and checked as
+    # every read checks it, and the later ones are filed as it was.
+    seen: dict[tuple[str, str], Any] = {}
+    try:
+        for seq, kind, key, at, text, stored_crc in db.execute(
+                "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (done,)):
+            if stored_crc is not None and stored_crc != crc(kind, key, at, text):
+                raise ValueError(seq)
+            done = seq
+            if kind not in _KINDS:
+                continue
+            split = split_varying(kind, text)
+            known = None if split is None else seen.get((kind, split[2]))
+            if split is not None and known is not None:
+                folder.again(kind, seq, key, at, split[1], known)
+                continue
+            event = event_of(StoredText(seq, kind, key, at, text), decode)
+            known = folder.fold(event)
+            if split is not None and known is not None and len(seen) < MEMO_LIMIT and shape_of(split[2], split[0]):
+                seen[kind, split[2]] = known
+    except (CorruptStore, sqlite3.IntegrityError, KeyError, TypeError, ValueError, AttributeError, UnicodeError):
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'stale')", (THROUGH,))
+        return
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (THROUGH, str(done)))
+
+
+def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+    """Refill the table from the whole log, in the caller's write transaction (after a rewrite or
+    an erasure: no episode compacted or erased away stays in it)."""
+    db.execute("DELETE FROM episode_rows")
+    db.execute("DELETE FROM episode_slates")
+    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '0')", (THROUGH,))
+    catch_up(db, crc)
+
+
+def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> EpisodeRows | None:
+    """Every live episode in fold order, the slates they use, and from `events(after)` (the stored
+    events after a seq) the one the table folds through and those after it (all in the caller's
+    read transaction)."""
+    done = through(db)
+    if done is None:
+        return None
+    rows = db.execute("SELECT id, time, slate, reward, signal, sealed FROM episode_rows ORDER BY seq").fetchall()
+    slates = {number: json.loads(body) for number, body in db.execute("SELECT slate, body FROM episode_slates")}
+    tail = events(max(done - 1, 0))
+    last = tail[0] if tail and tail[0].seq == done else None
+    return EpisodeRows(rows, slates, last, tail[1:] if last is not None else tail)
+
+
+class _Folder:
+    """Files events into the table within one write transaction, remembering the slates and the
+    episodes it met (so that most writes need one statement, not a lookup of the log's key first)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.slates: dict[str, int] = {}  # body -> number
+        self.seqs: dict[str, int] = {}  # id -> seq of the unsealed row filed by this folder
+
+    def fold(self, event: Event) -> Any:
+        """File `event`; for an episode or an outcome, what filing another one of the same text,
+        its id aside, takes (`again`): the episode's slate, the outcome's values."""
+        data = event.data
+        if event.kind == "episode":
+            slate = self._slate([data["context"], data["p"], data["injected"], data["held_out"]])
+            self.again("episode", event.seq, event.key, event.time, data["id"], slate)
+            return slate
+        if event.kind == "outcome":
+            replace, expired, reward, signal = outcome_values(data)
+            known = (replace, (None, None) if expired else (float(reward), signal))
+            self.again("outcome", event.seq, event.key, event.time, data["episode"], known)
+            return known
+        if event.kind == "compact":
+            for episode_id in data["episodes"]:
+                if not self._at_episode("DELETE FROM episode_rows", (), episode_id):
+                    self.db.execute("DELETE FROM episode_rows WHERE id = ? AND sealed", (episode_id,))
+                self.seqs.pop(episode_id, None)
+        elif event.kind == "snapshot":  # it replaces every episode before it with the ones it kept
+            self.db.execute("DELETE FROM episode_rows WHERE seq <= ?", (event.seq,))
+            self.seqs.clear()
+            kept = data["episodes"]
+            for n, values in enumerate(kept):
+                row = dict(zip(EPISODE_FIELDS, values, strict=True))
+                reward = None if row["reward"] is None else float(row["reward"])
+                slate = self._slate([row["context"], row["p"], row["injected"], row["held_out"]])
+                self._row(event.seq - len(kept) + 1 + n, row["id"], float(row["time"]), slate, reward,
+                          row["signal"], True)
+        return None
+
+    def _at_episode(self, statement: str, values: tuple[Any, ...], episode_id: str) -> bool:
+        """Run `statement` on the unsealed row of the episode `episode_id`; False when none."""
+        seq = self.seqs.get(episode_id)
+        if seq is not None:
+            cur = self.db.execute(f"{statement} WHERE seq = ?", (*values, seq))
+        else:  # logged before this catch-up: found through the log's key index
+            cur = self.db.execute(f"{statement} WHERE seq = (SELECT seq FROM events WHERE key = ?) AND id = ? "
+                                  "AND NOT sealed", (*values, f"episode:{episode_id}", episode_id))
+        return cur.rowcount > 0
+
+    def again(self, kind: str, seq: int, key: str | None, when: float, varying: str, known: Any) -> None:
+        """File an episode (`known`: its slate) or an outcome (`known`: (replace, its values)) whose
+        id, or episode, is `varying`."""
+        if kind == "episode":
+            if key != f"episode:{varying}":
+                raise ValueError(varying)  # an outcome could not find it by its key
+            self._row(seq, varying, when, known, None, None, False)
+            self.seqs[varying] = seq
+            return
+        replace, values = known
+        if not self._at_episode("UPDATE episode_rows SET reward = ?, signal = ?", values, varying) and not replace:
+            self.db.execute("UPDATE episode_rows SET reward = ?, signal = ? WHERE id = ? AND sealed", (*values, varying))
+
+    def _slate(self, body_of: list[Any]) -> int:
+        """The number of a slate (`[context, p, injected, held_out]`), filed if new."""
+        body = json.dumps(body_of, separators=(",", ":"), sort_keys=True)
+        slate = self.slates.get(body)
+        if slate is None:
+            self.db.execute("INSERT OR IGNORE INTO episode_slates (body) VALUES (?)", (body,))
+            (slate,) = self.db.execute("SELECT slate FROM episode_slates WHERE body = ?", (body,)).fetchone()
+            self.slates[body] = slate
+        return int(slate)
+
+    def _row(self, seq: int, episode_id: str, when: float, slate: int, reward: float | None, signal: str | None,
+             sealed: bool) -> None:
+        added = self.db.execute("INSERT INTO episode_rows SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+                                "(SELECT 1 FROM episode_rows WHERE id = ? AND sealed)",
+                                (seq, episode_id, float(when), slate, reward, signal, sealed, episode_id))
+        if added.rowcount != 1:
+            raise ValueError(episode_id)  # a snapshot carries an episode of this id: the fold keeps both
