@@ -132,12 +132,17 @@ def test_an_older_store_read_where_it_cannot_be_written_is_folded_from_its_log(t
         _chattr([path, folder], False)
 
 
+def _shipped(lam: Lamar, n: int) -> Lamar:
+    """`lam` with one lesson and `n` episodes reported shipped."""
+    lam.add(Experience("case", "do", scope=Scope(task="t1")))
+    for _ in range(n):
+        lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
+    return lam
+
+
 def test_a_table_flagged_stale_is_not_read(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    with Lamar(str(path), k=1, seed=1) as lam:
-        lam.add(Experience("case", "do", scope=Scope(task="t1")))
-        for _ in range(5):
-            lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
     with sqlite3.connect(path) as db:
         db.execute("UPDATE episode_rows SET reward = -0.5, signal = NULL")  # a table no longer of this log
         db.execute("UPDATE meta SET value = 'stale' WHERE key = 'episode_rows_through'")
@@ -167,10 +172,7 @@ def test_an_episode_the_table_cannot_find_again_leaves_it_stale_and_the_log_is_r
 
 def test_a_rewrite_makes_a_stale_table_current_again(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
-    with Lamar(str(path), k=1, seed=1) as lam:
-        lam.add(Experience("case", "do", scope=Scope(task="t1")))
-        for _ in range(5):
-            lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
+    with _shipped(Lamar(str(path), k=1, seed=1), 5) as lam:
         assert isinstance(lam.store, SqliteStore)
         with sqlite3.connect(path) as db:
             db.execute("UPDATE meta SET value = 'stale' WHERE key = 'episode_rows_through'")

@@ -274,13 +274,7 @@ def test_a_sub_folders_rules_are_recalled_only_where_the_session_works(repo: Pat
     hook = Hook(store, env)
 
     def eligible(session: str, cwd: Path) -> set[str]:
-        hook(payload("UserPromptSubmit", session, cwd, prompt="tidy this up"))
-        episode = hook.state()["sessions"][session]["episode"]
-        lam = Lamar(str(store))
-        try:
-            return {lam.get(i).provenance["file"] for i in lam.episode(episode).eligible}
-        finally:
-            lam.close()
+        return _eligible_files(hook, store, session, cwd, "tidy this up")
 
     assert eligible("s1", repo) == {"CLAUDE.md"}  # at the top, a sub-folder's rules are not read
     edit = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input={"file_path": str(repo / "web/src/main.txt")})
@@ -294,7 +288,6 @@ def test_reading_a_file_in_a_sub_folder_recalls_its_rules_as_claude_code_loads_t
         repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """Claude Code loads web/CLAUDE.md once Claude reads a file under web/, not only once it edits
     one; a read moves the folder of the work but is no edit git could settle."""
-    from lamar import Lamar
     from lamar_claude_code.settings import EVENTS
 
     assert "Read" in (EVENTS["PostToolUse"][0] or "").split("|")  # the installed entries send reads
@@ -309,13 +302,7 @@ def test_reading_a_file_in_a_sub_folder_recalls_its_rules_as_claude_code_loads_t
     hook = Hook(store, env)
 
     def eligible(session: str) -> set[str]:
-        hook(payload("UserPromptSubmit", session, repo, prompt="why is the page blank?"))
-        episode = hook.state()["sessions"][session]["episode"]
-        lam = Lamar(str(store))
-        try:
-            return {lam.get(i).provenance["file"] for i in lam.episode(episode).eligible}
-        finally:
-            lam.close()
+        return _eligible_files(hook, store, session, repo, "why is the page blank?")
 
     assert eligible("s1") == {"CLAUDE.md"}
     read = payload("PostToolUse", "s1", repo, tool_name="Read", tool_input={"file_path": str(repo / "web/src/main.txt")},
@@ -332,3 +319,16 @@ def test_the_hook_knows_the_folder_rules_files_and_scope_key_of_import_rules() -
     from lamar_claude_code import context
 
     assert set(context.FOLDER_RULES) == {*FOLDER_RULES, ".claude/CLAUDE.md"} and context.FOLDER_KEY == FOLDER_KEY
+
+
+def _eligible_files(hook: Hook, store: Path, session: str, cwd: Path, prompt: str) -> set[str]:
+    """The rules files of the lessons eligible for `prompt`, sent by the hook in `session` from `cwd`."""
+    from lamar import Lamar
+
+    hook(payload("UserPromptSubmit", session, cwd, prompt=prompt))
+    episode = hook.state()["sessions"][session]["episode"]
+    lam = Lamar(str(store))
+    try:
+        return {lam.get(i).provenance["file"] for i in lam.episode(episode).eligible}
+    finally:
+        lam.close()
