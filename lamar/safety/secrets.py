@@ -273,6 +273,12 @@ RULES: tuple[_Rule, ...] = (
         r"(?i)\b(?:creds|credentials|login)\s*(?:[:=]|\s(?:are|is|were|was))\s*[\w.@+-]{1,64}/(?P<secret>[^\s/]{4,200})"
     ), flag_is_harmless),
 )
+REACH = 1_000
+"""Most characters from a credential's start that `scrub` reads to redact it, so a text cut this far
+past a credential's start still has it redacted. A shape with an end it must see is shorter (the
+longest, scheme://user:password@host, is at most 736); longer kinds (a PEM body, a cookie, a
+keyed value, a random run, a token of unbounded length) are still matched when cut this long.
+A caller that scrubs a piece of a long text must drop the piece's last REACH characters."""
 # Run after every other rule and after the disguise search, so that each of them names its kind
 # first: what is left of a long random run is a credential without a name (a bare AWS secret, an
 # Azure key, a PEM body).
@@ -440,4 +446,4 @@ def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
 
 
 
-__all__ = ["PLACEHOLDER", "RULES", "is_placeholder", "scrub", "secret_key_kind"]
+__all__ = ["PLACEHOLDER", "REACH", "RULES", "is_placeholder", "scrub", "secret_key_kind"]

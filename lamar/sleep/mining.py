@@ -72,8 +72,9 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         return [], [], summary
 
     from lamar.safety import scrub  # written alongside; imported when first needed
+    from lamar.safety.secrets import REACH
 
-    batches, oversized, scrubbed = batch_traces(loaded, scrub, max_prompt_tokens)
+    batches, oversized, scrubbed = batch_traces(loaded, scrub, max_prompt_tokens, REACH)
     summary["secrets_scrubbed"] = scrubbed
     dropped = [Dropped({"trace": trace_id}, f"trace does not fit max_prompt_tokens={max_prompt_tokens} even "
                                             "with its long fields clipped; raise max_prompt_tokens")

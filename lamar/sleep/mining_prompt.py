@@ -71,15 +71,19 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def render_trace(trace: Trace, scrub: Scrub) -> tuple[str, int]:
-    """One trace as a JSON line for the prompt, secrets scrubbed; returns (line, secrets found)."""
+def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None) -> tuple[str, int]:
+    """One trace as a JSON line for the prompt, secrets scrubbed; returns (line, secrets found).
+
+    With `reach` (how far past a credential's start `scrub` reads, `lamar.safety.secrets.REACH`),
+    only about the shown length of a long field plus twice `reach` is scrubbed; without it, all of it.
+    """
     found = 0
 
     def clean(text: str, limit: int) -> str:
         nonlocal found
-        text, secrets = scrub(text)
+        text, secrets = _clip_scrubbed(text, limit, scrub, reach)
         found += len(secrets)
-        return text if len(text) <= limit else text[:limit] + " [...clipped]"
+        return text
 
     record = {
         "id": trace.id,
@@ -95,16 +99,29 @@ def render_trace(trace: Trace, scrub: Scrub) -> tuple[str, int]:
     return line, found
 
 
+def _clip_scrubbed(text: str, limit: int, scrub: Scrub, reach: int | None) -> tuple[str, list[str]]:
+    """`text` scrubbed and cut to `limit` characters; returns (text, kinds found in what was read)."""
+    window = len(text) if reach is None else limit + 2 * reach
+    cleaned, kinds = scrub(text[:window])
+    # Where the window cuts a credential, what is left of it may no longer be recognisable: none of
+    # the last `reach` characters is shown, so any credential shown in part was read far enough.
+    # When scrubbing shrank the window below that (a long key became a short placeholder), read more.
+    while reach is not None and len(text) > window and len(cleaned) - reach < limit:
+        window *= 2
+        cleaned, kinds = scrub(text[:window])
+    return (cleaned, kinds) if len(cleaned) <= limit else (cleaned[:limit] + " [...clipped]", kinds)
+
+
 def build_prompt(lines: Sequence[str]) -> str:
     return INSTRUCTIONS + "\n<traces>\n" + "\n".join(lines) + "\n</traces>\n"
 
 
-def batch_traces(traces: Sequence[Trace], scrub: Scrub,
-                 max_prompt_tokens: int) -> tuple[list[TraceBatch], list[str], int]:
+def batch_traces(traces: Sequence[Trace], scrub: Scrub, max_prompt_tokens: int,
+                 reach: int | None = None) -> tuple[list[TraceBatch], list[str], int]:
     """Split traces into prompts within the budget; returns (batches, ids too large alone, secrets scrubbed).
 
     Traces of the same context are kept next to each other (then by time), so that a
-    failure recurring in one project tends to land in one batch.
+    failure recurring in one project tends to land in one batch. `reach` is as for `render_trace`.
     """
     if not whole_number(max_prompt_tokens):
         raise TypeError(f"max_prompt_tokens must be a whole number; got {max_prompt_tokens!r}")
@@ -128,7 +145,7 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub,
             lines.clear()
 
     for trace in ordered:
-        line, found = render_trace(trace, scrub)
+        line, found = render_trace(trace, scrub, reach)
         scrubbed += found
         cost = estimate_tokens(line) + 1
         if overhead + cost > max_prompt_tokens:
