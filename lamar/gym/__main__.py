@@ -20,21 +20,40 @@ _DEFAULTS = GymConfig()
 
 
 class ProgressBar:
-    """A one-line progress bar of finished jobs, redrawn in place on a stream (stderr)."""
+    """Finished jobs on a stream (stderr): a bar redrawn in place on a terminal, else a line at each quarter.
+
+    A log file or a CI log keeps every character written, so redraws are for a terminal only.
+    """
 
     def __init__(self, stream: TextIO, width: int = 30) -> None:
         self.stream = stream
         self.width = width
         self.started = time.perf_counter()
+        self._redraw = _is_terminal(stream)
+        self._quarter: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
+        elapsed = time.perf_counter() - self.started
+        if not self._redraw:
+            quarter = 4 * done // max(total, 1)
+            if quarter != self._quarter:  # a new run of jobs starts again at 0
+                self._quarter = quarter
+                self.stream.write(f"{done}/{total} runs  {elapsed:.1f} s\n")
+                self.stream.flush()
+            return
         filled = self.width * done // max(total, 1)
         bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = time.perf_counter() - self.started
         self.stream.write(f"\r[{bar}] {done}/{total} runs  {elapsed:5.1f} s")
         if done == total:
             self.stream.write("\n")
         self.stream.flush()
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 def _policies(text: str) -> tuple[str, ...]:
@@ -123,7 +142,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--goals", action="store_true",
                         help="also print the project's research goals and whether this run met each one "
                              "(PASS/MISS; the exit status stays 0: a goal missed is a finding, not a failure)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress (a bar on a terminal, else a line at each quarter)")
     return parser
 
 
