@@ -160,5 +160,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     alternatives = _one_row_each(alternatives)
     if policy is None and slots <= 1:
         alternatives = [a for a in alternatives if a.name != "k:1"]
-    rows = evaluate(log, alternatives)
+    # The estimators' own values (which the coverage check reads through `evaluate`) may leave the
+    # outcome's range; a report shows each inside its interval, the estimate as made kept as `raw`.
+    rows = [row.inside() for row in evaluate(log, alternatives)]
     return WhatIfReport(lam.store.location, log.logged, len(log.slate), log.randomized, tuple(rows))

@@ -24,6 +24,7 @@ class Estimate:
     upper: float
     n: int
     se: float = math.nan  # the estimate's standard error (the interval is wider: `sequence_z`)
+    raw: float | None = None  # set by `inside`: the value as estimated, before it was kept inside the interval
 
     def covers(self, truth: float) -> bool:
         return self.lower <= truth <= self.upper
@@ -49,7 +50,16 @@ class Estimate:
         lower = min(max(min(max(self.value, low), high) - width / 2.0, low), high - width)
         return Estimate(self.value, lower, lower + width, self.n, self.se)
 
-    def to_dict(self) -> dict[str, float | int]:
+    def inside(self) -> Estimate:
+        """The value kept inside its interval, which `honest` keeps inside the outcome's range: an
+        IPS or DR estimate can fall outside what the outcome can take, and the nearest point of the
+        interval is nearer to every value the interval holds. `raw` keeps the value as estimated."""
+        value = self.value
+        if math.isfinite(value) and self.lower <= self.upper:
+            value = min(max(value, self.lower), self.upper)
+        return dataclasses.replace(self, value=value, raw=self.value)
+
+    def to_dict(self) -> dict[str, float | int | None]:
         return dataclasses.asdict(self)
 
 

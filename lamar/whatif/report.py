@@ -71,6 +71,12 @@ class AlternativeReport:
         return (self.policy != "logged" and estimator in EXACT and not self.thin
                 and self.success[estimator].spans(0.0, 1.0))
 
+    def inside(self) -> AlternativeReport:
+        """This row with every estimate's value kept inside its interval (`Estimate.inside`): what
+        `whatif` reports, and so what the CLI, the UI and the MCP tool show."""
+        return dataclasses.replace(self, reward={name: e.inside() for name, e in self.reward.items()},
+                                   success={name: e.inside() for name, e in self.success.items()})
+
     def to_dict(self) -> dict[str, object]:
         return {"policy": self.policy, "description": self.description, "episodes": self.episodes,
                 "supported": self.supported, "outside": self.outside,

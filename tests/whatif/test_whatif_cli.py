@@ -303,3 +303,37 @@ def test_proven_with_nothing_proven_says_why_its_row_repeats_none(logged: Path) 
     with Lamar(str(logged)) as lam:
         page = whatif_page(lam.whatif(["none", "proven"]), "")
     assert "so it injects nothing: the same as none</td>" in page.split('<tr data-policy="proven">')[1]
+
+
+def test_an_estimate_past_what_is_possible_is_shown_inside_its_interval(tmp_path: Path) -> None:
+    # One lesson on a coin of 0.8 in 40 episodes, held out in 12 (8 expected) that all shipped:
+    # no memory weighs each of them by 1 / 0.2 = 5, and IPS sums to 12 x 5 / 40 = 150% success.
+    path = tmp_path / "thin.db"
+    with Lamar(str(path)) as lam:
+        lesson = lam.add(Experience("a test is flaky", "pin the seeds"))
+    store = open_store(str(path))
+    try:
+        for j in range(40):
+            held, reward = j < 12, 1.0 if j < 12 or j % 2 else -1.0
+            store.append([Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [lesson],
+                                            "injected": [] if held else [lesson], "held_out": [lesson] if held else [],
+                                            "p": {lesson: 0.8}}, key=f"episode:ep_{j}"),
+                          Event("outcome", {"episode": f"ep_{j}", "reward": reward, "replace": False,
+                                            "signal": "shipped" if reward > 0 else "corrected"}, key=f"outcome:ep_{j}")])
+    finally:
+        store.close()
+    status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none")
+    assert status == 0, err
+    (row,) = json.loads(out)["alternatives"]
+    for outcome, low in (("success", 0.0), ("reward", -1.0)):
+        for name, e in row[outcome].items():
+            assert low <= e["lower"] <= e["value"] <= e["upper"] <= 1.0, (outcome, name)
+    # --json keeps the estimators' own values beside the ones shown
+    assert row["success"]["ips"]["raw"] == pytest.approx(1.5) and row["reward"]["dr"]["raw"] > 1.0
+    for e in (*row["success"].values(), *row["reward"].values()):
+        assert e["value"] == min(max(e["raw"], e["lower"]), e["upper"])
+    status, out, err = run("whatif", "--store", str(path), "--policy", "none", "--estimator", "dr", "--estimator", "ips")
+    assert status == 0, err
+    cells = [line.split()[5:9] for line in out.splitlines() if line.startswith("none ")]  # after "12 thin"
+    assert cells == [["100.0%", f"[{100 * row['success'][name]['lower']:.1f},", "100.0]", "+1.000"]
+                     for name in ("dr", "ips")]
