@@ -177,7 +177,9 @@ class SleepReport:
         return [p for p in self.proposals if p.kind == kind]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        """The report as standard JSON data: a number that is not finite (a NaN or an infinity in a
+        model's dropped item) is None, which `json.dumps` writes as null, never as NaN."""
+        data = {
             "format": "lamar-sleep-report",
             "made_at": self.made_at,
             "created": self.created,
@@ -185,6 +187,7 @@ class SleepReport:
             "dropped": [{"item": d.item, "reason": d.reason} for d in self.dropped],
             "summary": dict(self.summary),
         }
+        return {key: _finite(value) for key, value in data.items()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SleepReport:
@@ -218,6 +221,20 @@ class SleepReport:
             created=float(created),
             summary=dict(summary),
         )
+
+
+def _finite(value: Any) -> Any:
+    """`value` with every float that is not finite replaced by None: JSON has no NaN or infinity
+    (Python's json writes them, other readers refuse them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_finite(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_finite(item) for item in value)
+    return value
 
 
 @dataclasses.dataclass(frozen=True)

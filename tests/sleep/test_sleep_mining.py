@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from lamar import Experience, Lamar, ModelError, Scope, Status, Trace
+from lamar import Experience, Lamar, ModelError, Scope, SleepReport, Status, Trace
 from lamar.models import ScriptedModel
 from lamar.sleep.mining_prompt import estimate_tokens
 from lamar.sleep.traces import TraceWriter
@@ -263,3 +263,16 @@ def test_a_trace_written_before_its_outcome_gets_the_reported_outcome() -> None:
     lam.sleep(traces=traces, model=model)
     (prompt,) = model.prompts
     assert prompt.count('"outcome": "reverted"') == 1 and prompt.count('"outcome": null') == 1
+
+
+def test_a_dropped_item_that_is_not_finite_is_standard_json_in_the_report() -> None:
+    # Python's json reads NaN and Infinity from a model's answer; a report saved with json.dumps
+    # must still be standard JSON, which has neither.
+    reply = '[NaN, -Infinity, {"precondition": NaN, "action": "rerun", "scope": {}, "trace_ids": ["t1"], "weight": 1e999}]'
+    _, report, _ = sleep_with(reply)
+    assert len(report.dropped) == 3
+    data = report.to_dict()
+    saved = json.dumps(data, allow_nan=False)  # raises on NaN or an infinity
+    assert [d["item"] for d in json.loads(saved)["dropped"]][:2] == [None, None]
+    assert data["dropped"][2]["item"]["precondition"] is None and data["dropped"][2]["item"]["weight"] is None
+    assert SleepReport.from_dict(json.loads(saved)).dropped[2].reason == report.dropped[2].reason
