@@ -20,7 +20,7 @@ FORMAT = 1
 def new_audit() -> dict[str, Any]:
     """Audit figures of compacted episodes, before any compaction."""
     return {"compactions": 0, "episodes": 0, "reports": 0, "by_signal": {}, "reward_sum": 0.0,
-            "first_time": None, "last_time": None}
+            "first_time": None, "last_time": None, "wanted": 0, "held_out": 0}
 
 
 def add_to_audit(audit: dict[str, Any], dropped: Iterable[EpisodeRecord]) -> None:
@@ -29,6 +29,9 @@ def add_to_audit(audit: dict[str, Any], dropped: Iterable[EpisodeRecord]) -> Non
     by_signal = audit["by_signal"]
     for record in dropped:
         audit["episodes"] += 1
+        # the holdout rate counts every episode logged, as `stats()["episodes"]` does
+        audit["held_out"] += len(record.held_out)
+        audit["wanted"] += len(record.held_out) + len(record.injected)
         first, last = audit["first_time"], audit["last_time"]
         audit["first_time"] = record.time if first is None else min(first, record.time)
         audit["last_time"] = record.time if last is None else max(last, record.time)

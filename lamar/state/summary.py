@@ -24,6 +24,7 @@ def summary(cache: FoldCache, policy: Policy, location: str) -> dict[str, Any]:
         if state.experience.status is not Status.RETIRED:
             by_verdict[state.judge(policy, cache.n_active)[0].value] += 1
     episodes = cache.n_episodes + cache.compacted["episodes"]
+    wanted, held = cache.wanted + cache.compacted["wanted"], cache.held + cache.compacted["held_out"]
     return {
         "experiences": len(cache.lessons),
         "by_status": by_status,
@@ -31,7 +32,7 @@ def summary(cache: FoldCache, policy: Policy, location: str) -> dict[str, Any]:
         "episodes": episodes,
         "reports": cache.reports,
         "unreported": episodes - cache.reports,
-        "holdout_rate": cache.held / cache.wanted if cache.wanted else 0.0,
+        "holdout_rate": held / wanted if wanted else 0.0,
         "compacted": dict(cache.compacted, by_signal=dict(cache.compacted["by_signal"])),
         "events": cache.seq,
         "store": location,

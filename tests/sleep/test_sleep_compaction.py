@@ -108,3 +108,23 @@ def test_bad_windows_are_refused(lam: Lamar) -> None:
         lam.sleep(keep_last=-1)
     with pytest.raises(ValueError, match="older_than"):
         lam.sleep(older_than=-5.0)
+
+
+def test_the_holdout_rate_counts_compacted_episodes_as_the_episode_count_does(tmp_path: Path) -> None:
+    # Every episode holds out what its coins held out, so folding old episodes into a summary
+    # must not change the share of wanted lessons withheld: it is over every episode logged.
+    with Lamar(tmp_path / "experience.db", k=2, seed=5, holdout=0.5) as early:
+        for action in ("clear DerivedData", "read the whole log"):
+            early.add(Experience("the build fails", action, scope=Scope(project="trace")))
+        play(early, 40, seed=6)
+    lam = Lamar(tmp_path / "experience.db", k=2, seed=5, holdout=0.05)  # the later episodes rarely hold out
+    play(lam, 40, seed=7)
+    before = lam.stats()
+    assert lam.apply(lam.sleep(keep_last=20)).applied
+    after = lam.stats()
+    assert after["compacted"]["episodes"] >= 50 and after["episodes"] == before["episodes"]
+    assert after["holdout_rate"] == pytest.approx(before["holdout_rate"])
+    assert after["compacted"]["held_out"] > 0 and after["compacted"]["wanted"] >= after["compacted"]["held_out"]
+    lam.close()
+    with Lamar(tmp_path / "experience.db", k=2, seed=5, holdout=0.05) as reopened:  # folded from the checkpoint
+        assert reopened.stats()["holdout_rate"] == pytest.approx(before["holdout_rate"])
