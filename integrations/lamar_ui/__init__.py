@@ -12,7 +12,9 @@ import sys
 import tempfile
 import threading
 import webbrowser
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any
 
 from lamar import Lamar
 from lamar.cli.outputs import report_refusal
@@ -59,7 +61,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
                          "or leave it out for a free one") from None
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
-    server = uvicorn.Server(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
+    server = _server_class()(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
     # uvicorn stops on SIGTERM, then raises it again: under the default handler that ends the
     # process before the `finally` below. Raised as SystemExit instead, the cleanup runs first.
     on_term = threading.current_thread() is threading.main_thread() and \
@@ -76,6 +78,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
             webbrowser.open(url)
         server.run(sockets=[sock])
     finally:
+        if server.serving is not None:  # a signal before the event loop ran it: closed, not warned about
+            server.serving.close()
         if on_term:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sock.close()
@@ -90,3 +94,18 @@ def _exit_on_signal(signum: int, frame: object) -> None:
 
 
 __all__ = ["UI", "create_app", "default_report_path", "serve"]
+
+
+def _server_class() -> type[Any]:
+    """uvicorn's server, keeping the coroutine it serves in: a Ctrl+C or SIGTERM that lands before
+    the event loop starts it would otherwise leave it never awaited, which Python warns of at exit."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        serving: Coroutine[Any, Any, None] | None = None
+
+        def serve(self, sockets: list[socket.socket] | None = None) -> Coroutine[Any, Any, None]:  # type: ignore[override]
+            self.serving = super().serve(sockets=sockets)
+            return self.serving
+
+    return Server

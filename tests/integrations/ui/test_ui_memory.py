@@ -78,3 +78,30 @@ def test_each_database_and_each_memory_store_has_a_default_report_of_its_own(tmp
     assert one != other and one.parent == other.parent == Path("~/.lamar").expanduser()
     assert memory.parent == Path(tempfile.gettempdir()) and str(os.getpid()) in memory.name
     assert default_report_path(str(tmp_path / "s.db")) == tmp_path / "s.db.sleep-report.json"
+
+
+def test_a_signal_before_the_server_starts_serving_leaves_nothing_to_warn_of(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A Ctrl+C or SIGTERM can land after the address is printed but before uvicorn's event loop
+    # runs the coroutine it was handed: that coroutine must not be left to warn, at exit, that it
+    # was never awaited (it did, on stderr, after "lamar ui: stopped").
+    import gc
+    import warnings
+
+    import uvicorn.server
+
+    import lamar_ui
+
+    def interrupted(main: object, **_: object) -> None:
+        raise KeyboardInterrupt  # before the loop ran `main`
+
+    monkeypatch.setattr(uvicorn.server, "asyncio_run", interrupted)
+    lam = Lamar(":memory:")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyboardInterrupt):
+            lamar_ui.serve(lam, open_browser=False, report_path=tmp_path / "report.json")
+        gc.collect()
+    lam.close()
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+    assert capsys.readouterr().err.endswith("lamar ui: stopped\n")
