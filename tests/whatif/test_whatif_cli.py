@@ -177,19 +177,7 @@ def test_a_policy_with_one_supported_episode_is_not_said_to_have_none(tmp_path: 
     # One lesson, injected at p = 1 in 39 episodes and held out by its coin in one: no memory is
     # supported in that one episode alone, too few to estimate from, and the table says so.
     path = tmp_path / "one.db"
-    with Lamar(str(path)) as lam:
-        lesson = lam.add(Experience("a test is flaky", "pin the seeds"))
-    store = open_store(str(path))
-    try:
-        for j in range(40):
-            coin = j == 0
-            store.append([Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [lesson],
-                                            "injected": [] if coin else [lesson], "held_out": [lesson] if coin else [],
-                                            "p": {lesson: 0.8 if coin else 1.0}}, key=f"episode:ep_{j}"),
-                          Event("outcome", {"episode": f"ep_{j}", "reward": 1.0, "signal": "shipped", "replace": False},
-                                key=f"outcome:ep_{j}")])
-    finally:
-        store.close()
+    _one_lesson_log(path, [(j == 0, 0.8 if j == 0 else 1.0, 1.0) for j in range(40)])
     status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none")
     assert status == 0, err
     (row,) = json.loads(out)["alternatives"]
@@ -309,19 +297,7 @@ def test_an_estimate_past_what_is_possible_is_shown_inside_its_interval(tmp_path
     # One lesson on a coin of 0.8 in 40 episodes, held out in 12 (8 expected) that all shipped:
     # no memory weighs each of them by 1 / 0.2 = 5, and IPS sums to 12 x 5 / 40 = 150% success.
     path = tmp_path / "thin.db"
-    with Lamar(str(path)) as lam:
-        lesson = lam.add(Experience("a test is flaky", "pin the seeds"))
-    store = open_store(str(path))
-    try:
-        for j in range(40):
-            held, reward = j < 12, 1.0 if j < 12 or j % 2 else -1.0
-            store.append([Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [lesson],
-                                            "injected": [] if held else [lesson], "held_out": [lesson] if held else [],
-                                            "p": {lesson: 0.8}}, key=f"episode:ep_{j}"),
-                          Event("outcome", {"episode": f"ep_{j}", "reward": reward, "replace": False,
-                                            "signal": "shipped" if reward > 0 else "corrected"}, key=f"outcome:ep_{j}")])
-    finally:
-        store.close()
+    _one_lesson_log(path, [(j < 12, 0.8, 1.0 if j < 12 or j % 2 else -1.0) for j in range(40)])
     status, out, err = run("whatif", "--store", str(path), "--json", "--policy", "none")
     assert status == 0, err
     (row,) = json.loads(out)["alternatives"]
@@ -337,3 +313,19 @@ def test_an_estimate_past_what_is_possible_is_shown_inside_its_interval(tmp_path
     cells = [line.split()[5:9] for line in out.splitlines() if line.startswith("none ")]  # after "12 thin"
     assert cells == [["100.0%", f"[{100 * row['success'][name]['lower']:.1f},", "100.0]", "+1.000"]
                      for name in ("dr", "ips")]
+
+
+def _one_lesson_log(path: Path, episodes: list[tuple[bool, float, float]]) -> None:
+    """A store of one lesson and these episodes, each (held out by its coin, its p, the reward)."""
+    with Lamar(str(path)) as lam:
+        lesson = lam.add(Experience("a test is flaky", "pin the seeds"))
+    store = open_store(str(path))
+    try:
+        for j, (held, p, reward) in enumerate(episodes):
+            store.append([Event("episode", {"id": f"ep_{j}", "context": {"task": "flaky"}, "eligible": [lesson],
+                                            "injected": [] if held else [lesson], "held_out": [lesson] if held else [],
+                                            "p": {lesson: p}}, key=f"episode:ep_{j}"),
+                          Event("outcome", {"episode": f"ep_{j}", "reward": reward, "replace": False,
+                                            "signal": "shipped" if reward > 0 else "corrected"}, key=f"outcome:ep_{j}")])
+    finally:
+        store.close()
