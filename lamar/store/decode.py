@@ -13,6 +13,7 @@ from typing import Any
 # The one member (a string) that differs between otherwise equal events of a kind.
 _VARYING = {"episode": "id", "outcome": "episode"}
 _SCALARS = (str, int, float, bool, type(None))
+_UNMET = object()  # a rest not met before
 MEMO_LIMIT = 4096  # distinct rests kept; past it, a text whose rest is not among them is decoded whole
 
 
@@ -79,6 +80,54 @@ class EventDecoder:
             data[key] = data[key].copy()
         data[name] = value
         return data
+
+
+class Repeats:
+    """One read's memory of episode and outcome texts that differ only in their varying member:
+    the reader decodes and checks the first text of each rest, files it, and keeps what filing it
+    took (`keep`); a later text with the same rest is filed as that one was (`seen`), undecoded.
+    A kind whose texts never repeat (a session id in each context) stops being looked up."""
+
+    def __init__(self) -> None:
+        # rest -> what filing it took; None for a rest that cannot stand for its texts (`shape_of`)
+        self._memos: dict[str, dict[str, Any]] = {"episode": {}, "outcome": {}}
+        self._misses = dict.fromkeys(self._memos, 0)
+        self._unmet: tuple[str, str, str] | None = None  # (kind, name, rest) of the text last looked up
+
+    def seen(self, kind: str, text: str) -> tuple[str, Any] | None:
+        """(its varying value, what filing its rest took) for a text met before; None for any other
+        text, which the reader decodes, files, then passes to `keep`."""
+        self._unmet = None
+        memo = self._memos.get(kind)
+        split = None if memo is None else split_varying(kind, text)
+        if memo is None or split is None:
+            return None
+        name, value, rest = split
+        known = memo.get(rest, _UNMET)
+        if known is _UNMET:
+            self._unmet = (kind, name, rest)
+            return None
+        return None if known is None else (value, known)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the text `seen` last looked up was not met before: `keep` what filing it took."""
+        return self._unmet is not None
+
+    def keep(self, filed: Any) -> None:
+        """Keep `filed`, what filing the text `seen` last did not meet took, for the later texts of
+        its rest (when that rest can stand for them)."""
+        if self._unmet is None:
+            return
+        kind, name, rest = self._unmet
+        self._unmet = None
+        memo = self._memos[kind]
+        if len(memo) < MEMO_LIMIT:
+            memo[rest] = filed if shape_of(rest, name) is not None else None
+            return
+        self._misses[kind] += 1
+        if self._misses[kind] > MEMO_LIMIT:
+            del self._memos[kind]  # texts that never repeat: looking costs more than it saves
 
 
 def split_varying(kind: str, text: str, spelling: Spelling = COMPACT) -> tuple[str, str, str] | None:

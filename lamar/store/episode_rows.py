@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from lamar._errors import CorruptStore
 from lamar.store.base import Event, Store, StoredText, event_of
-from lamar.store.decode import MEMO_LIMIT, EventDecoder, shape_of, split_varying
+from lamar.store.decode import EventDecoder, Repeats
 
 # The fields of a snapshot's episode rows, in order (the log's format: `lamar.state.snapshot`
 # writes them, the what-if fold and this table read them).
@@ -102,10 +102,7 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
         return
     decode = EventDecoder()
     folder = _Folder(db)
-    # An episode's text, its id aside, repeats for every episode of the same slate (an outcome's,
-    # its episode aside, for every same outcome): the first of each is decoded and checked as
-    # every read checks it, and the later ones are filed as it was.
-    seen: dict[tuple[str, str], Any] = {}
+    repeats = Repeats()  # an episode's text, its id aside, repeats for every episode of its slate
     try:
         for seq, kind, key, at, text, stored_crc in db.execute(
                 "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (done,)):
@@ -114,15 +111,11 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
             done = seq
             if kind not in _KINDS:
                 continue
-            split = split_varying(kind, text)
-            known = None if split is None else seen.get((kind, split[2]))
-            if split is not None and known is not None:
-                folder.again(kind, seq, key, at, split[1], known)
+            met = repeats.seen(kind, text)
+            if met is not None:
+                folder.again(kind, seq, key, at, *met)
                 continue
-            event = event_of(StoredText(seq, kind, key, at, text), decode)
-            known = folder.fold(event)
-            if split is not None and known is not None and len(seen) < MEMO_LIMIT and shape_of(split[2], split[0]):
-                seen[kind, split[2]] = known
+            repeats.keep(folder.fold(event_of(StoredText(seq, kind, key, at, text), decode)))
     except (CorruptStore, sqlite3.IntegrityError, KeyError, TypeError, ValueError, AttributeError, UnicodeError):
         db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'stale')", (THROUGH,))
         return

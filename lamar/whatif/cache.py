@@ -19,7 +19,7 @@ from typing import Any, cast
 
 from lamar.state.saved import fingerprint
 from lamar.store.base import Event, FoldingStore, Store, StoredText, TextStore
-from lamar.store.decode import MEMO_LIMIT, no_cycle_collection, shape_of, split_varying
+from lamar.store.decode import Repeats, no_cycle_collection
 from lamar.store.episode_rows import EPISODE_FIELDS, EpisodeRows, EpisodeTableStore, outcome_values
 from lamar.whatif.slate import Slate
 
@@ -27,7 +27,6 @@ FORMAT = 2
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
 SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
-_UNSEEN: tuple[Any, ...] = ()  # a text not met before (a memo entry is never empty)
 
 
 class Folded:
@@ -91,32 +90,21 @@ class Folded:
         """Fold stored texts as `fold` folds their events. An episode or an outcome whose text,
         its id aside, was met before is filed as that one was, without being decoded; the first
         of each is decoded and checked as every read checks it."""
-        memos: dict[str, dict[str, tuple[Any, ...] | None]] = {"episode": {}, "outcome": {}}
-        misses = dict.fromkeys(memos, 0)
+        repeats = Repeats()
         for row in rows:
-            memo = memos.get(row.kind)
-            split = None if memo is None else split_varying(row.kind, row.data)
-            known: tuple[Any, ...] | None = _UNSEEN
-            if memo is not None and split is not None:
-                name, value, rest = split
-                known = memo.get(rest, _UNSEEN)
-                if known:  # filed before (None: a rest that cannot stand for its texts)
-                    if row.kind == "episode":
-                        self._append(value, row.time, known[0], known[1], None, None, False)
-                    else:
-                        self._outcome(value, known)
-                    self.seq = row.seq
-                    continue
+            met = repeats.seen(row.kind, row.data)
+            if met is not None:
+                value, known = met
+                if row.kind == "episode":
+                    self._append(value, row.time, known[0], known[1], None, None, False)
+                else:
+                    self._outcome(value, known)
+                self.seq = row.seq
+                continue
             event = store.decoded(row)
             self.fold(event)
-            if memo is None or split is None or known is not _UNSEEN:
-                continue
-            if len(memo) < MEMO_LIMIT:
-                memo[rest] = self._memo(event) if shape_of(rest, name) is not None else None
-            else:
-                misses[row.kind] += 1
-                if misses[row.kind] > MEMO_LIMIT:
-                    del memos[row.kind]  # texts that never repeat: looking costs more than it saves
+            if repeats.waiting:
+                repeats.keep(self._memo(event))
 
     def _memo(self, event: Event) -> tuple[Any, ...]:
         """What filing `event` again takes, its id aside: an episode's columns, an outcome's values."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope, Signal
-from lamar.store import open_store
+from lamar.store import decode, open_store
 from lamar.store.base import TextStore
 from lamar.whatif import cache
 from lamar.whatif.log import read_log
@@ -159,7 +159,7 @@ def test_a_fold_of_the_stored_texts_equals_the_fold_of_the_events(tmp_path: Path
     assert lam.checkpoint()  # a snapshot event first, then the log since
     later = _play(lam, 10)
     lam.report(later[0], Signal.ACCEPTED, replace=True)
-    monkeypatch.setattr(cache, "MEMO_LIMIT", limit)
+    monkeypatch.setattr(decode, "MEMO_LIMIT", limit)  # the limit of the fold's memory of texts (`Repeats`)
     store = lam.store
     assert isinstance(store, TextStore)
     decoded: list[int] = []
