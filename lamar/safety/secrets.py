@@ -275,8 +275,8 @@ RULES: tuple[_Rule, ...] = (
 )
 REACH = 1_000
 """Most characters from a credential's start that `scrub` reads to redact it, so a text cut this far
-past a credential's start still has it redacted. A shape with an end it must see is shorter (the
-longest, scheme://user:password@host, is at most 736); longer kinds (a PEM body, a cookie, a
+past a credential's start still has it redacted. A shape with an end it must see is shorter (a
+test keeps the longest, scheme://user:password@host, well under it); longer kinds (a PEM body, a cookie, a
 keyed value, a random run, a token of unbounded length) are still matched when cut this long.
 A caller that scrubs a piece of a long text must drop the piece's last REACH characters."""
 # Run after every other rule and after the disguise search, so that each of them names its kind
