@@ -12,7 +12,7 @@ the same worlds:
   lessons of record by e-BH at the end;
 - the family: captured share, paired by world against the first setting;
 - the volume project: the median week a +0.2 lesson is first read "helps", solo and in a team;
-- what-if: how often the doubly robust one-n 95% interval holds the truth, over every alternative
+- what-if: how often the doubly robust 95% interval (one reading) holds the truth, over every alternative
   of `python -m lamar.whatif.check`, and the alternative it holds least often.
 
     python tools/reach_sweep.py --gym-first-seed 100 --tuning-seeds
@@ -70,7 +70,8 @@ def sweep(settings: Sequence[Setting], *, worlds: int, tuning: bool, gym_first_s
                           tuning=(("holdout", q),), workers=workers)
             proven = proven_episodes(volume_seeds, volume_episodes, workers, (("holdout", q),))
             covered = [row for row in coverage_rows(range(gym_first_seed, gym_first_seed + whatif_seeds), episodes, 2,
-                                                    one_n=True, tuning={"holdout": q}) if row["estimator"] == "dr"]
+                                                    tuning={"holdout": q})
+                       if row["estimator"] == "dr" and row["interval"] == "95%"]
         rows += mine
         add_captured(rows)
         lamar = [row for row in gym.runs if row["policy"] == "lamar"]

@@ -241,8 +241,9 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:
         """What the success rate and mean reward would have been over the logged episodes under another
         policy (no memory, without one lesson, proven lessons only, another holdout or k), estimated from
-        the logged propensities, each with a 95% confidence sequence (valid however many episodes carried a
-        coin), beside what the logged policy got. `outside` is
+        the logged propensities, each with its 95% interval for this reading (lower, upper) and its confidence
+        sequence (anytime_lower, anytime_upper: valid however often you ask), beside what the logged policy
+        got. `outside` is
         the share of episodes the log cannot speak for (left out, never extrapolated)."""
         return tools.whatif(policies, scope)
 

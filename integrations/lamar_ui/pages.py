@@ -3,6 +3,7 @@ stored value escaped, no inline script or style (see `layout`)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from html import escape
 from typing import Any
@@ -382,6 +383,15 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
         return escape(f"{scale * estimate.value:.{digits}f}{unit} [{scale * estimate.lower:.{digits}f}, "
                       f"{scale * estimate.upper:.{digits}f}]")
 
+    def anytime(estimate: Estimate, percent: bool) -> str:
+        """The cell's tooltip: the confidence sequence, for a reader who asks again as the log grows."""
+        if not math.isfinite(estimate.anytime_lower):
+            return ""
+        scale, digits = (100.0, 1) if percent else (1.0, 3)
+        text = f"anytime 95%: [{scale * estimate.anytime_lower:.{digits}f}, {scale * estimate.anytime_upper:.{digits}f}]"
+        return f' title="{escape(text)}"'
+
+
     head = ('<table class="whatif"><thead><tr><th>policy</th><th>what it does</th><th>outside the log</th>'
             "<th>effective episodes</th><th>success [95%]</th><th>reward [95%]</th>"
             "<th>logged policy, same episodes</th></tr></thead><tbody>")
@@ -400,14 +410,16 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
                         f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
                     f"<td>{escape(alt.description)}</td><td class=\"num\">{escape(alt.outside_shown)}</td>"
-                    f'<td class="num">{alt.effective:.0f}{thin}</td><td>{success}</td>'
-                    f"<td>{cell(alt.reward[name], False)}</td><td>{cell(alt.success['logged'], True)}</td></tr>")
+                    f'<td class="num">{alt.effective:.0f}{thin}</td><td{anytime(alt.success[name], True)}>{success}</td>'
+                    f"<td{anytime(alt.reward[name], False)}>{cell(alt.reward[name], False)}</td>"
+                    f"<td>{cell(alt.success['logged'], True)}</td></tr>")
     rows.append("</tbody></table>")
     note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "
             "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
             "the share of episodes where a policy would inject a lesson the log left out for certain, or leave out "
-            "one it injected for certain: those episodes are left out, never extrapolated. Each [95%] is a confidence sequence: it holds however many episodes carried a "
-            "coin, so it covers at least 95% of the time. Under 30 effective episodes an interval is "
+            "one it injected for certain: those episodes are left out, never extrapolated. Each [95%] is the interval for this "
+            "one reading of the log; hover over it for its confidence sequence, which holds however often you ask as "
+            "the log grows. Under 30 effective episodes an interval is "
             "<em>thin</em>: not to be trusted.</p>")
     return form + note + "".join(rows)
 

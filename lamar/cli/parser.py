@@ -252,6 +252,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "the epoch, or an age such as 7d")
     whatif.add_argument("--scope", nargs="+", metavar="KEY=VALUE", action="extend",
                         help="only episodes whose context has these fields (e.g. --scope project=trace)")
+    whatif.add_argument("--anytime", action="store_true",
+                        help="show each estimate's confidence sequence, which holds however often you ask as the log "
+                             "grows, instead of its 95%% interval for this one reading (--json gives both)")
 
     add_mcp_command(command)
     add_claude_code(command)

@@ -64,10 +64,11 @@ def _cell(estimate: Estimate, percent: bool) -> str:
     return f"{scale * estimate.value:{sign}.{digits}f}{unit} [{lo}, {hi}]"
 
 
-def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> str:
-    """The report as a table: per alternative and estimator, success and reward with their
-    intervals, beside what the logged policy got on the same (supported) episodes; `compacted`
-    episodes, which the log no longer holds, are said to be left out."""
+def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anytime: bool = False) -> str:
+    """The report as a table: per alternative and estimator, success and reward with their 95%
+    intervals (with `anytime`, their confidence sequences), beside what the logged policy got on
+    the same (supported) episodes; `compacted` episodes, which the log no longer holds, are said
+    to be left out."""
     counts = (f"episodes  {report.logged} logged, {report.reported} reported, {report.randomized} of them "
               "with a coin (0 < p < 1)")
     lines = [f"store     {visible(report.store)}", counts]
@@ -76,7 +77,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
         lines.append(f"          {compacted} older episode(s) compacted by sleep are left out (the log no longer "
                      "holds their coins)")
     lines.append("")
-    rows = [("policy", "estimator", "outside", "effective", "success [95%]", "reward [95%]",
+    bracket = "[anytime 95%]" if anytime else "[95%]"
+    rows = [("policy", "estimator", "outside", "effective", f"success {bracket}", f"reward {bracket}",
              "logged policy, same episodes")]
     notes = []
     thin = False
@@ -96,8 +98,11 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
         if alt.thin and any(name in EXACT for name in estimators):
             thin = True
         for name in (["logged"] if alt.policy == "logged" else estimators):
-            rows.append((visible(alt.policy), name, alt.outside_shown, effective, _cell(alt.success[name], True),
-                         _cell(alt.reward[name], False), logged))
+            success, reward = alt.success[name], alt.reward[name]
+            if anytime:
+                success, reward = success.anytime(), reward.anytime()
+            rows.append((visible(alt.policy), name, alt.outside_shown, effective, _cell(success, True),
+                         _cell(reward, False), logged))
         blind = [name for name in estimators if alt.says_nothing(name)]
         if blind:
             notes.append(f"{visible(alt.policy)}: {', '.join(blind)} spans the whole range (the log seldom or never saw "
@@ -109,7 +114,9 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0) -> s
     lines += ["", "outside: share of episodes where the policy would inject a lesson the log left out for certain,",
               "or leave out one it injected for certain: those episodes are left out, never extrapolated.",
               "effective: episodes the exact estimators (ips, snips, dr) rest on.",
-              "[95%]: a confidence sequence, valid however many episodes carry a coin (at least 95%).",
+              ("[anytime 95%]: a confidence sequence, valid however often you ask and however many episodes "
+               "carry a coin." if anytime else
+               "[95%]: the interval for this one reading of the log; asking again as the log grows, read --anytime."),
               "Estimators and their assumptions: docs/whatif.md."]
     if thin:
         lines.append(f"thin: under {THIN:.0f} effective episodes, the exact estimators' intervals are not to be "
@@ -145,6 +152,6 @@ def cmd_whatif(args: argparse.Namespace) -> int:
     if args.json:
         dump_json(report.to_dict())
     else:
-        print(render(report, estimators, compacted))
+        print(render(report, estimators, compacted, args.anytime))
     return 0
 

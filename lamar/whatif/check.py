@@ -1,6 +1,6 @@
 """The coverage check on the gym: `python -m lamar.whatif.check` runs the engine on seeded worlds,
-evaluates each alternative from the log, and counts how often each 95% interval covers the
-value the world's truth gives that alternative over the same episodes."""
+evaluates each alternative from the log, and counts how often each 95% interval and sequence
+covers the value the world's truth gives that alternative over the same episodes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from lamar.whatif.ask import beliefs_of
 from lamar.whatif.estimators import ESTIMATORS, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode, read_log
 from lamar.whatif.model import FOLDS, fold_lifts
-from lamar.whatif.report import OUTCOMES, THIN, evaluate
+from lamar.whatif.report import HEADLINE, OUTCOMES, THIN, evaluate
 
 _FAIL_REWARD = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
 
@@ -114,24 +114,30 @@ def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> f
     return expected
 
 
-def coverage_rows(seeds: Iterable[int], episodes: int, k: int, one_n: bool = False,
+INTERVALS = ("95%", "anytime")  # each estimate's interval for one reading of the log, and its confidence sequence
+
+
+def coverage_rows(seeds: Iterable[int], episodes: int, k: int,
                   tuning: Mapping[str, float] | None = None) -> list[dict[str, object]]:
-    """One flat row per (seed, alternative, outcome, estimator): the estimate, its interval, the truth."""
+    """One flat row per (seed, alternative, outcome, estimator, interval): the estimate, that
+    interval, the truth."""
     rows: list[dict[str, object]] = []
     for seed in seeds:
         run = run_world(seed, episodes, k, tuning)
         alternatives = alternatives_for(run)
-        for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives, one_n), strict=True):
+        for alternative, report in zip(alternatives, evaluate(run.episodes, alternatives), strict=True):
             true = truth(run, alternative)
             if true is None or not report.evaluable:
                 continue
             for outcome in OUTCOMES:
                 estimates = report.reward if outcome == "reward" else report.success
                 for name in ESTIMATORS:
-                    e = estimates[name]
-                    rows.append({"seed": seed, "policy": label(alternative, run), "outcome": outcome, "estimator": name, "estimate": e.value, "lower": e.lower,
-                        "upper": e.upper, "se": e.se, "truth": true[outcome], "covered": e.covers(true[outcome]),
-                        "outside": report.outside, "thin": "thin" if report.thin else "not thin"})
+                    for interval, e in zip(INTERVALS, (estimates[name], estimates[name].anytime()), strict=True):
+                        rows.append({"seed": seed, "policy": label(alternative, run), "outcome": outcome,
+                                     "estimator": name, "interval": interval, "estimate": e.value, "lower": e.lower,
+                                     "upper": e.upper, "se": e.se, "truth": true[outcome],
+                                     "covered": e.covers(true[outcome]), "outside": report.outside,
+                                     "thin": "thin" if report.thin else "not thin"})
     return rows
 
 
@@ -210,8 +216,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="the first seed (default 0)")
     parser.add_argument("--episodes", type=int, default=GymConfig().episodes, help="episodes per world")
     parser.add_argument("--k", type=int, default=GymConfig().k, help="slots per recall (the gym's default)")
-    parser.add_argument("--one-n", action="store_true",
-                        help="normal intervals for one fixed n instead of the report's confidence sequences")
     parser.add_argument("--reach-off", action="store_true",
                         help="an experiment: the engine flips a coin whenever a verdict is undecided (its reach "
                              "rule off), so which episodes carry a coin no longer depends on their outcomes")
@@ -220,19 +224,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--seeds is at least 1, --first-seed at least 0, --k at least 1 (an engine with no slot logs "
                      "no coin) and --episodes at least 100, as the gym's (the world changes at half)")
     with reach_rule(not args.reach_off):
-        rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k, args.one_n)
-    kind = "normal intervals for one n" if args.one_n else "confidence sequences"
-    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}, 95% {kind}"
-          + (", reach rule off" if args.reach_off else "")
-          + "; coverage = share of intervals that hold the world's true value\n")
-    print(table(summarize(rows, ("estimator", "outcome")), ("estimator", "outcome")))
-    print()
-    print(table(summarize(rows, ("estimator",)), ("estimator",)))
-    print()
+        rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k)
+    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}" + (", reach rule off" if args.reach_off else "")
+          + "; coverage = share of intervals that hold the world's true value;\n95%: the interval for one reading "
+          "of the log (what the report quotes), anytime: the confidence sequence beside it\n")
+    (quoted,) = summarize([row for row in rows if row["estimator"] == HEADLINE and row["interval"] == "95%"],
+                          ("estimator", "interval"))
+    low, high = clopper_pearson(quoted.covered, quoted.n)
+    print(f"the report's {HEADLINE} 95% intervals, over seeds, alternatives and outcomes: {quoted.covered}/{quoted.n}, "
+          f"{100 * quoted.rate:.1f}% [{100 * low:.1f}, {100 * high:.1f}] (95% Clopper-Pearson)\n")
+    for by in (("interval", "estimator"), ("interval", "estimator", "outcome")):
+        print(table(summarize(rows, by), by))
+        print()
     print(f"thin: under {THIN:.0f} effective episodes under the exact slate weights (the report flags them)\n")
-    print(table(summarize(rows, ("estimator", "thin")), ("estimator", "thin")))
+    print(table(summarize(rows, ("interval", "estimator", "thin")), ("interval", "estimator", "thin")))
     print()
-    print(table(summarize(rows, ("policy", "estimator")), ("policy", "estimator")))
+    print(table(summarize(rows, ("interval", "policy", "estimator")), ("interval", "policy", "estimator")))
     return 0
 
 

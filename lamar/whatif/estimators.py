@@ -1,6 +1,6 @@
 """The estimators and their intervals: exact slate IPS, self-normalised IPS, doubly robust, the
-pseudo-inverse (additive) estimator and its doubly robust form, each with a 95% asymptotic
-confidence sequence (docs/whatif.md)."""
+pseudo-inverse (additive) estimator and its doubly robust form, each with a 95% interval for one
+reading of the log and a 95% asymptotic confidence sequence for any number of them (docs/whatif.md)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,28 @@ ESTIMATORS = ("ips", "snips", "dr", "pi", "pi-dr")
 
 @dataclasses.dataclass(frozen=True)
 class Estimate:
-    """An estimated mean with its 95% interval, from `n` episodes."""
+    """An estimated mean with its 95% interval, from `n` episodes.
+
+    [lower, upper] is the interval for one reading of the log as it stands; [anytime_lower,
+    anytime_upper] is the confidence sequence, which holds however often the log is read and
+    however many episodes the log's own outcomes left carrying a coin (NaN where not computed).
+    """
 
     value: float
     lower: float
     upper: float
     n: int
-    se: float = math.nan  # the estimate's standard error (the interval is wider: `sequence_z`)
+    se: float = math.nan  # the estimate's standard error
     raw: float | None = None  # set by `inside`: the value as estimated, before it was kept inside the interval
+    anytime_lower: float = math.nan
+    anytime_upper: float = math.nan
 
     def covers(self, truth: float) -> bool:
         return self.lower <= truth <= self.upper
+
+    def anytime(self) -> Estimate:
+        """The same estimate with the confidence sequence as its interval."""
+        return dataclasses.replace(self, lower=self.anytime_lower, upper=self.anytime_upper)
 
     def spans(self, low: float, high: float) -> bool:
         """The interval reaches both ends of the outcome's range [low, high]: it says nothing."""
@@ -36,7 +47,7 @@ class Estimate:
     def within(self, low: float, high: float) -> Estimate:
         """The interval cut to [low, high], the range the outcome can take (so its mean can too);
         the value is left as estimated, even outside (an IPS estimate can be)."""
-        return Estimate(self.value, min(max(self.lower, low), high), max(min(self.upper, high), low), self.n, self.se)
+        return dataclasses.replace(self, lower=min(max(self.lower, low), high), upper=max(min(self.upper, high), low))
 
     def honest(self, low: float, high: float, episodes: float) -> Estimate:
         """The interval cut to [low, high] and never narrower than `narrowest(episodes, high - low)`:
@@ -48,7 +59,7 @@ class Estimate:
         if not math.isfinite(self.value) or cut.upper - cut.lower >= width:
             return cut
         lower = min(max(min(max(self.value, low), high) - width / 2.0, low), high - width)
-        return Estimate(self.value, lower, lower + width, self.n, self.se)
+        return dataclasses.replace(cut, lower=lower, upper=lower + width)
 
     def inside(self) -> Estimate:
         """The value kept inside its interval, which `honest` keeps inside the outcome's range: an
@@ -271,19 +282,23 @@ class Accumulator:
             dr.add(n, y, yy, model_pi - w * model_logged, w, w2 * noise)
             pi_dr.add(n, y, yy, model_pi - g * model_logged, g, g2 * noise)
 
-    def estimates(self, low: float, high: float, asked: int, one_n: bool = False) -> dict[str, Estimate]:
-        """Each estimator's estimate, its confidence sequence (`sequence_z`, planned for a share of
-        the `asked` episodes) cut to the outcome's range [low, high] and no narrower than the
-        episodes it rests on allow (`narrowest`): the logged policy's on its episodes, the exact
-        estimators' on their slate weights' effective number, the pseudo-inverse ones' on theirs.
-        `one_n` gives the normal interval for one fixed n instead (the coverage check compares them)."""
+    def estimates(self, low: float, high: float, asked: int) -> dict[str, Estimate]:
+        """Each estimator's estimate with its normal interval for this one n and its confidence
+        sequence (`sequence_z`, planned for a share of the `asked` episodes), both cut to the
+        outcome's range [low, high] and no narrower than the episodes the estimate rests on allow
+        (`narrowest`): the logged policy's on its episodes, the exact estimators' on their slate
+        weights' effective number, the pseudo-inverse ones' on theirs."""
         exact, additive = self.effective, kish(self.g, self.gg)
-        planned = None if one_n else PLAN_SHARE * asked
-        found = {"logged": (self.logged.estimate(planned), float(self.logged.n)),
-                 "ips": (self.ips.estimate(planned), exact), "snips": (self.snips.estimate(planned), exact),
-                 "dr": (self.dr.estimate(planned), exact), "pi": (self.pi.estimate(planned), additive),
-                 "pi-dr": (self.pi_dr.estimate(planned), additive)}
-        return {name: estimate.honest(low, high, episodes) for name, (estimate, episodes) in found.items()}
+        planned = PLAN_SHARE * asked
+        found: dict[str, tuple[Sums | RatioSums, float]] = {
+            "logged": (self.logged, float(self.logged.n)), "ips": (self.ips, exact), "snips": (self.snips, exact),
+            "dr": (self.dr, exact), "pi": (self.pi, additive), "pi-dr": (self.pi_dr, additive)}
+        out = {}
+        for name, (sums, episodes) in found.items():
+            sequence = sums.estimate(planned).honest(low, high, episodes)
+            out[name] = dataclasses.replace(sums.estimate(None).honest(low, high, episodes),
+                                            anytime_lower=sequence.lower, anytime_upper=sequence.upper)
+        return out
 
     @property
     def effective(self) -> float:

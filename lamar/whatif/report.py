@@ -129,10 +129,9 @@ class _Cell:
     models: Mapping[str, tuple[AdditiveModel, float, float]]
 
 
-def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative],
-             one_n: bool = False) -> list[AlternativeReport]:
-    """Every alternative's estimates over the log's reported episodes (with `one_n`, normal
-    intervals for one fixed n in place of confidence sequences: see `Accumulator.estimates`)."""
+def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
+    """Every alternative's estimates over the log's reported episodes, each with both of its
+    intervals (`Accumulator.estimates`)."""
     if not isinstance(log, Log):
         log = Log.of(log)
     patterns = patterns_of(log)
@@ -153,7 +152,7 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
         if cells:
             grouped.append((slate, cells))
     noise = {outcome: _noise(patterns, outcome) for outcome in OUTCOMES}
-    return [_evaluate(alternative, grouped, len(log.slate), one_n, noise) for alternative in alternatives]
+    return [_evaluate(alternative, grouped, len(log.slate), noise) for alternative in alternatives]
 
 
 def _noise(patterns: Sequence[Pattern], outcome: str) -> float:
@@ -171,7 +170,7 @@ def _noise(patterns: Sequence[Pattern], outcome: str) -> float:
 
 
 def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
-              one_n: bool, noise: Mapping[str, float]) -> AlternativeReport:
+              noise: Mapping[str, float]) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
     for slate, cells in grouped:
@@ -193,6 +192,6 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 accumulator.add(cell.n, y, yy, weight, g)
                 accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),), w2, g2,
                                       noise[outcome])
-    estimates = {outcome: accumulator.estimates(*RANGES[outcome], total, one_n) for outcome, accumulator in sums.items()}
+    estimates = {outcome: accumulator.estimates(*RANGES[outcome], total) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
                              estimates["reward"], estimates["success"], sums["reward"].effective)

@@ -52,20 +52,21 @@ def test_the_logged_policy_is_worth_its_slates_success_probabilities(run) -> Non
 
 def test_intervals_cover_the_truth_on_a_small_fixed_seed_run() -> None:
     rows = coverage_rows([0, 1, 2], episodes=2500, k=2)
-    by_estimator = {row.key[0]: row for row in summarize(rows, ("estimator",))}
-    assert set(by_estimator) == {"ips", "snips", "dr", "pi", "pi-dr"}
+    by_estimator = {row.key: row for row in summarize(rows, ("interval", "estimator"))}
+    assert set(by_estimator) == {(interval, name) for interval in ("95%", "anytime")
+                                 for name in ("ips", "snips", "dr", "pi", "pi-dr")}
     assert all(row.n == 3 * 2 * 8 for row in by_estimator.values())  # seeds x outcomes x alternatives
     # An alternative far from the logged coins (no memory, or only proven lessons, when the engine
     # holds out a few percent) leaves few effective episodes: the report flags it thin, and its
     # interval is wide and may miss. The bars below are for what the report does not flag.
     solid = [row for row in rows if row["thin"] == "not thin"]
     assert len(solid) >= len(rows) // 2
-    for row in summarize(solid, ("estimator",)):
+    for row in summarize(solid, ("interval", "estimator")):
         # Small runs, so the bar is below 95%; a wrong weight misses most intervals. The full
         # check (python -m lamar.whatif.check) measures the rate.
         assert row.covered >= 0.8 * row.n, row
         assert abs(row.bias) < 0.05, row
-    thin = summarize([row for row in rows if row["thin"] == "thin"], ("estimator",))
+    thin = summarize([row for row in rows if row["thin"] == "thin"], ("interval", "estimator"))
     assert all(row.width > 0.5 for row in thin), thin  # what is flagged is also visibly uncertain
 
 

@@ -12,7 +12,17 @@ from collections.abc import Callable
 import pytest
 
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
-from lamar.whatif.estimators import Z95, Estimate, Sums, narrowest, pseudo_inverse, sequence_z, slate_weight
+from lamar.whatif.estimators import (
+    PLAN_SHARE,
+    Z95,
+    Accumulator,
+    Estimate,
+    Sums,
+    narrowest,
+    pseudo_inverse,
+    sequence_z,
+    slate_weight,
+)
 from lamar.whatif.log import LoggedEpisode
 from lamar.whatif.model import FOLDS
 from lamar.whatif.report import evaluate
@@ -142,6 +152,25 @@ def test_the_interval_is_the_mean_plus_or_minus_the_sequences_standard_errors() 
     se = math.sqrt(sum((y - mean) ** 2 for y in values) / 4) / math.sqrt(5)
     z = sequence_z(5, 20)
     assert sums.estimate(20) == Estimate(mean, mean - z * se, mean + z * se, 5, se)
+
+
+def test_each_estimate_quotes_its_interval_for_one_reading_and_carries_its_sequence() -> None:
+    # 200 episodes, 150 successes, every weight 1: the 95% interval is 1.96 standard errors, the
+    # sequence (planned for a quarter of the 400 episodes asked about) is wider and holds it.
+    sums = Accumulator()
+    sums.add(150, 150.0, 150.0, 1.0, 1.0)
+    sums.add(50, 0.0, 0.0, 1.0, 1.0)
+    found = sums.estimates(0.0, 1.0, 400)
+    for name in ("logged", "ips", "snips", "pi"):
+        e = found[name]
+        se = e.se  # the sample spread's (SNIPS: the delta method's, without the n - 1)
+        assert e.value == pytest.approx(0.75) and se == pytest.approx(math.sqrt(0.75 * 0.25 / 200), rel=0.01), name
+        assert (e.lower, e.upper) == (pytest.approx(0.75 - Z95 * se), pytest.approx(0.75 + Z95 * se)), name
+        z = sequence_z(200, PLAN_SHARE * 400)
+        assert (e.anytime_lower, e.anytime_upper) == (pytest.approx(0.75 - z * se), pytest.approx(0.75 + z * se)), name
+        assert e.anytime() == Estimate(e.value, e.anytime_lower, e.anytime_upper, e.n, e.se,
+                                       anytime_lower=e.anytime_lower, anytime_upper=e.anytime_upper)
+        assert e.anytime_lower < e.lower < e.upper < e.anytime_upper, name
 
 
 def test_the_sequence_is_the_normal_mixture_boundary_and_tightest_where_planned() -> None:

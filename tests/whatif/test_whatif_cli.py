@@ -315,6 +315,26 @@ def test_an_estimate_past_what_is_possible_is_shown_inside_its_interval(tmp_path
                      for name in ("dr", "ips")]
 
 
+def test_the_table_quotes_the_interval_for_this_reading_and_anytime_the_sequence(logged: Path) -> None:
+    status, out, _ = run("whatif", "--store", str(logged), "--json", "--policy", "holdout:0.3")
+    assert status == 0
+    (row,) = json.loads(out)["alternatives"]
+    dr = row["success"]["dr"]
+    assert dr["anytime_lower"] < dr["lower"] < dr["upper"] < dr["anytime_upper"]
+    shown = {}
+    for flag in ((), ("--anytime",)):
+        status, out, err = run("whatif", "--store", str(logged), "--policy", "holdout:0.3", *flag)
+        assert status == 0, err
+        (line,) = [line for line in out.splitlines() if line.startswith("holdout:0.3 ")]
+        shown[flag] = (line, out)
+    line, out = shown[()]
+    assert f"[{100 * dr['lower']:.1f}, {100 * dr['upper']:.1f}]" in line and "success [95%]" in out
+    assert "[95%]: the interval for this one reading of the log" in out
+    line, out = shown[("--anytime",)]
+    assert f"[{100 * dr['anytime_lower']:.1f}, {100 * dr['anytime_upper']:.1f}]" in line
+    assert "success [anytime 95%]" in out and "valid however often you ask" in out
+
+
 def _one_lesson_log(path: Path, episodes: list[tuple[bool, float, float]]) -> None:
     """A store of one lesson and these episodes, each (held out by its coin, its p, the reward)."""
     with Lamar(str(path)) as lam:

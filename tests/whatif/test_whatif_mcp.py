@@ -21,6 +21,11 @@ async def test_the_tool_answers_with_structured_estimates(logged: Path) -> None:
         with Lamar(str(logged)) as lam:
             expected = lam.whatif(["none", "k:1"], scope={"task": "fix_flaky_test"})
         assert data["alternatives"][0]["success"]["dr"]["value"] == expected["none"].success["dr"].value
+        # Each estimate carries its interval for this reading and the sequence that holds at any.
+        dr, want = data["alternatives"][1]["success"]["dr"], expected["k:1"].success["dr"]
+        assert (dr["lower"], dr["upper"], dr["anytime_lower"], dr["anytime_upper"]) == (
+            want.lower, want.upper, want.anytime_lower, want.anytime_upper)
+        assert dr["anytime_lower"] <= dr["lower"] <= dr["upper"] <= dr["anytime_upper"]
 
 
 async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) -> None:

@@ -45,6 +45,10 @@ def test_the_page_lists_each_policy_and_takes_others(browser, address: str) -> N
     # whole-range interval and gives PI-DR's reading; a narrow interval gets no such line.
     assert "whole range: the log rarely drew this slate; pi-dr, if the lessons add up:" in rows["none"]
     assert "whole range" not in rows["holdout:0"]
+    # The cells quote the interval for this reading; hovering gives the sequence for any reading.
+    tips = [cell.get_attribute("title") for cell in
+            browser.find_elements(By.CSS_SELECTOR, 'tr[data-policy="holdout:0"] td[title]')]
+    assert len(tips) == 2 and all(re.fullmatch(r"anytime 95%: \[-?[\d.]+, -?[\d.]+\]", tip) for tip in tips), tips
     field = browser.find_element(By.NAME, "policies")
     field.clear()
     field.send_keys("holdout:0.3 <b>k:9")
