@@ -1,6 +1,6 @@
 """Provider credential formats beyond the first list of `secrets`: (kind, regex body) pairs with a
-documented prefix or shape, which `secrets.RULES` turns into token rules, and `VENDOR_KEYED`, keys
-known only by the vendor a key name names."""
+documented prefix or shape, which `secrets.RULES` turns into token rules, `VENDOR_KEYED`, keys
+known only by the vendor a key name names, and `MATTERMOST_WEBHOOK`."""
 
 from __future__ import annotations
 
@@ -77,6 +77,11 @@ VENDOR_KEYED = re.compile(
     r"""(?i:(?P<vendor>eleven_?labs|mattermost)(?P<rest>[\w.-]{0,40}))["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?"""
     r"""(?P<secret>[a-f0-9]{32}|[a-z0-9]{26})(?![\w-])"""
 )
+# A Mattermost incoming webhook: https://<server>/hooks/<id>, an id of 26 lowercase letters and digits
+# (developers.mattermost.com, "Incoming webhooks"), on any host, which may serve Mattermost under a path.
+MATTERMOST_WEBHOOK = re.compile(
+    r"https?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[\w.~-]{1,60}){0,3}/hooks/(?P<secret>[a-z0-9]{26})(?![\w-])"
+)
 # A Mattermost id has the shape of its tokens: MATTERMOST_TEAM_ID=... names no credential.
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _NOT_CREDENTIALS = ("id", "ids", "team", "channel", "user", "username", "url", "host", "name", "version")
@@ -96,4 +101,4 @@ def vendor_keyed_is_harmless(match: re.Match[str]) -> bool:
     return len(secret) != 32
 
 
-__all__ = ["PROVIDER_TOKENS", "VENDOR_KEYED", "vendor_keyed_is_harmless", "vendor_keyed_kind"]
+__all__ = ["MATTERMOST_WEBHOOK", "PROVIDER_TOKENS", "VENDOR_KEYED", "vendor_keyed_is_harmless", "vendor_keyed_kind"]

@@ -35,7 +35,13 @@ from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
-from lamar.safety.providers import PROVIDER_TOKENS, VENDOR_KEYED, vendor_keyed_is_harmless, vendor_keyed_kind
+from lamar.safety.providers import (
+    MATTERMOST_WEBHOOK,
+    PROVIDER_TOKENS,
+    VENDOR_KEYED,
+    vendor_keyed_is_harmless,
+    vendor_keyed_kind,
+)
 
 # A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
 # checked by `_continues_a_word`, the end by this lookahead).
@@ -202,6 +208,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("discord-webhook", re.compile(
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<secret>\d+/[A-Za-z0-9_-]{20,})"
     )),
+    _Rule("mattermost-webhook", MATTERMOST_WEBHOOK),
     _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
     _token("huggingface-token", r"hf_(?=[A-Za-z0-9]{0,100}[A-Z])(?=[A-Za-z0-9]{0,100}[a-z])[A-Za-z0-9]{30,}"),
     _token("npm-token", r"npm_[A-Za-z0-9]{36}"),

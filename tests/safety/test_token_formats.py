@@ -132,3 +132,29 @@ def test_an_elevenlabs_or_mattermost_key_is_redacted(text: str, secret: str, kin
 ])
 def test_a_mattermost_id_or_an_unrelated_value_is_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+# A Mattermost incoming webhook (developers.mattermost.com, "Incoming webhooks"): anyone holding its
+# URL posts to the channel. The id is a Mattermost id; the server is the user's own.
+_HOOK = _r(26, _LOWER36)
+
+
+@pytest.mark.parametrize("text", [
+    f"curl -i -X POST -d @msg.json https://chat.example.com/hooks/{_HOOK}",
+    f"MM_HOOK=http://mattermost.internal:8065/hooks/{_HOOK}",
+    f'{{"url": "https://example.com/mattermost/hooks/{_HOOK}"}}',
+    f"posted to https://chat.example.com/hooks/{_HOOK}.",
+])
+def test_a_mattermost_webhook_is_redacted(text: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert _HOOK not in cleaned and "/hooks/[REDACTED:mattermost-webhook]" in cleaned, cleaned
+    assert kinds == ["mattermost-webhook"]
+
+
+@pytest.mark.parametrize("text", [
+    "see https://docs.example.com/hooks/pre-commit for the hook list",
+    f"https://example.com/hooks/{_HOOK}extra is a longer path segment, not an id",
+    f"https://example.com/hooks/{_HOOK[:20]} is too short for one",
+])
+def test_a_hooks_path_that_holds_no_mattermost_id_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
