@@ -55,13 +55,22 @@ def looks_random(run: str) -> bool:
     body = run.rstrip("=")
     if len(body) < MIN_LENGTH - 2 or body.startswith(_PUBLIC):
         return False
+    return mixes_like_a_key(body) and bits_per_char(body) >= MIN_BITS
+
+
+def mixes_like_a_key(run: str) -> bool:
+    """Whether a run mixes both cases and digits, and changes between kinds of character as a key does.
+
+    >>> mixes_like_a_key("K8sXq9mZ2pLr7vT4wN1b"), mixes_like_a_key("Base64URLEncoder")
+    (True, False)
+    """
     # Hex digests (commits, checksums) are not secrets here; a random key mixes both cases and digits.
-    if not (any(c.isupper() for c in body) and any(c.islower() for c in body) and any(c.isdigit() for c in body)):
+    if not (any(c.isupper() for c in run) and any(c.islower() for c in run) and any(c.isdigit() for c in run)):
         return False
     # Words run in one case for several letters (HookInstallerForTheProject); random keys change
     # between upper, lower, digit and symbol at about two of three neighbours.
-    changes = sum(_class(a) != _class(b) for a, b in itertools.pairwise(body))
-    return bits_per_char(body) >= MIN_BITS and changes >= MIN_CHANGES * (len(body) - 1)
+    changes = sum(_class(a) != _class(b) for a, b in itertools.pairwise(run))
+    return changes >= MIN_CHANGES * (len(run) - 1)
 
 
 def decodes_to_prose(run: str) -> bool:
@@ -88,4 +97,4 @@ def _class(char: str) -> int:
     return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
 
 
-__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "decodes_to_prose", "looks_random"]
+__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "decodes_to_prose", "looks_random", "mixes_like_a_key"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from lamar.safety.entropy import mixes_like_a_key
+
 PLACEHOLDER = "[REDACTED:{kind}]"
 REDACTED = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
@@ -19,6 +21,15 @@ _TEMPLATE = re.compile(
 )
 _FILLER = re.compile(r"^([x*.•_-])\1*$", re.IGNORECASE)
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+# Shortest part of a dotted value that can read as a key rather than a name: a name's parts are
+# words (settings.SECRET_KEY, api.example.com), a token's (app.K8sXq9...) are drawn at random.
+_KEY_PART = 16
+
+
+def _dotted_name(value: str) -> bool:
+    if not _DOTTED_NAME.match(value):
+        return False
+    return not any(len(part) >= _KEY_PART and mixes_like_a_key(part) for part in value.split("."))
 
 
 def is_placeholder(value: str) -> bool:
@@ -26,9 +37,10 @@ def is_placeholder(value: str) -> bool:
 
     Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
     fillers (`xxxx`, `****`, `...`), words such as `none`/`example`/`placeholder`, type names
-    (`str`), values starting with "your" (`your-api-key-here`), dotted names (`settings.TOKEN`),
-    paths and URLs (a URL's own credentials are caught by the URL rules). Weak real passwords
-    such as `changeme` or `password` are NOT placeholders: they are redacted.
+    (`str`), values starting with "your" (`your-api-key-here`), dotted names (`settings.TOKEN`,
+    `api.example.com`), paths and URLs (a URL's own credentials are caught by the URL rules).
+    Weak real passwords such as `changeme` or `password` are NOT placeholders: they are redacted,
+    and so is a dotted value with a part that looks drawn at random (`app.K8sXq9mZ2pLr7vT4wN`).
 
     >>> is_placeholder("<your key>"), is_placeholder("${API_KEY}"), is_placeholder("changeme")
     (True, True, False)
@@ -37,7 +49,7 @@ def is_placeholder(value: str) -> bool:
     low = v.lower().replace(" ", "")
     if low in _PLACEHOLDER_WORDS or REDACTED.fullmatch(v) or _FILLER.match(v):
         return True
-    if low.startswith("your") or _TEMPLATE.match(v) or _DOTTED_NAME.match(v):
+    if low.startswith("your") or _TEMPLATE.match(v) or _dotted_name(v):
         return True
     return v.startswith(("/", "./", "../", "~/")) or "://" in v
 
