@@ -171,6 +171,16 @@ def _not_a_vault_token(match: re.Match[str]) -> bool:
     return not (digit and _VAULT_CONTEXT.search(line))
 
 
+# A PEM block with its END line goes whole, headers (Proc-Type:, DEK-Info:) and escaped line breaks
+# ("\\n" in JSON) with it. One without (a truncated key) goes to its last line of base64: the
+# text after it is not the key, and may hold a credential another rule must see from its start.
+# Each scan stops at the next BEGIN and nothing in it backtracks, so hostile text cannot make it slow.
+_PEM_LABEL = r"[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+_PEM_CHAR = r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----(?:END|BEGIN)))"
+_PEM_BREAK = r"(?:\r?\n|\\r\\n|\\n)"
+_PEM_LINE = (rf"(?:(?:{_PEM_BREAK}[ \t]*)+(?:[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):"
+             rf"[^\r\n\\]{{0,200}})[ \t]*(?={_PEM_BREAK}|\Z|[\"'`]))")
+
 # The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
 _AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
 
@@ -180,10 +190,8 @@ RULES: tuple[_Rule, ...] = (
         r"\"private_key(?:_id)?\"\s*:\s*\"(?P<secret>-----BEGIN[^\"]{0,10000}|[0-9a-f]{40})\""
     )),
     _Rule("private-key", re.compile(
-        # The body runs to the END line or, for a truncated key, to the first character no key holds;
-        # one greedy pass with nothing to backtrack, so hostile text cannot make it slow.
-        r"(?P<secret>-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-        r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----END))*(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?)"
+        rf"(?P<secret>-----BEGIN{_PEM_LABEL}(?:(?={_PEM_CHAR}*+-----END){_PEM_CHAR}*+-----END{_PEM_LABEL}"
+        rf"|{_PEM_LINE}*+))"
     )),
     # A PuTTY .ppk key file: the lines after "Private-Lines: N" are the key (lines are newline-
     # separated, so the repetition cannot split one line two ways and stays linear).

@@ -309,6 +309,35 @@ def test_private_key_block_goes_whole() -> None:
     assert cleaned == "before\n[REDACTED:private-key]\nafter"
 
 
+def _pieces(secret: str, size: int = 8) -> set[str]:
+    return {secret[i:i + size] for i in range(len(secret) - size + 1)}
+
+
+_CUT_KEY = RSA_KEY.rsplit("\n", 3)[0]  # no END line
+
+
+@pytest.mark.parametrize("after", [
+    f"\n\nlater: {GITHUB_PAT}",
+    f"\nthe deploy used {GITHUB_PAT} too",
+    f"\n  next_token: {GITHUB_PAT}",
+    f"\n{GITHUB_PAT}",
+])
+def test_a_key_without_its_end_line_stops_where_its_base64_stops(after: str) -> None:
+    # Read to the first character no key holds, the block took a later token's start and left its tail.
+    cleaned, kinds = scrub(_CUT_KEY + after)
+    body = "".join(_CUT_KEY.splitlines()[1:])
+    assert not [piece for piece in _pieces(body) | _pieces(GITHUB_PAT) if piece in cleaned], cleaned
+    assert cleaned.startswith("[REDACTED:private-key]\n") and "[REDACTED:github-token]" in cleaned
+    assert kinds == ["private-key", "github-token"]
+
+
+def test_a_key_without_its_end_line_in_a_string_stops_at_the_string() -> None:
+    escaped = _CUT_KEY.replace("\n", "\\n").replace("\r", "")
+    cleaned, kinds = scrub(f'key = "{escaped}"; token = "{GITHUB_PAT}"')
+    assert cleaned == 'key = "[REDACTED:private-key]"; token = "[REDACTED:github-token]"'
+    assert kinds == ["private-key", "github-token"]
+
+
 def test_kinds_are_listed_once_in_order_found() -> None:
     _, kinds = scrub(f"{GITHUB_PAT} {GITHUB_OAUTH} {AWS_ID}")
     assert kinds == ["github-token", "aws-access-key"]
