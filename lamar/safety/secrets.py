@@ -180,6 +180,12 @@ _PEM_CHAR = r"(?:[A-Za-z0-9+/=\s\\:,]|-(?!----(?:END|BEGIN)))"
 _PEM_BREAK = r"(?:\r?\n|\\r\\n|\\n)"
 _PEM_LINE = (rf"(?:(?:{_PEM_BREAK}[ \t]*)+(?:[A-Za-z0-9+/=]+|(?:Proc-Type|DEK-Info|Version|Comment|Hash|Charset):"
              rf"[^\r\n\\]{{0,200}})[ \t]*(?={_PEM_BREAK}|\Z|[\"'`]))")
+# A body flattened onto one line (its line breaks turned into spaces) goes chunk by chunk: chunks
+# as long as a key's lines, then one short last chunk right after them. A word that follows a
+# full-width last chunk goes with it: a word too many is redacted rather than a piece of the key kept.
+_PEM_AFTER = rf"(?=[ \t]|{_PEM_BREAK}|\Z|[\"'`])"
+_PEM_FLAT = rf"(?:[ \t]+[A-Za-z0-9+/]{{40,}}={{0,2}}{_PEM_AFTER})"
+_PEM_TAIL = rf"(?:(?<=[A-Za-z0-9+/=]{{40}})[ \t]+[A-Za-z0-9+/]{{1,39}}={{0,2}}{_PEM_AFTER})"
 
 # The prefixes of AWS access key ids (long-lived, temporary, and the other IAM kinds).
 _AWS_ID = "(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)"
@@ -191,7 +197,7 @@ RULES: tuple[_Rule, ...] = (
     )),
     _Rule("private-key", re.compile(
         rf"(?P<secret>-----BEGIN{_PEM_LABEL}(?:(?={_PEM_CHAR}*+-----END){_PEM_CHAR}*+-----END{_PEM_LABEL}"
-        rf"|{_PEM_LINE}*+))"
+        rf"|(?:{_PEM_LINE}|{_PEM_FLAT})*+{_PEM_TAIL}?))"
     )),
     # A PuTTY .ppk key file: the lines after "Private-Lines: N" are the key (lines are newline-
     # separated, so the repetition cannot split one line two ways and stays linear).

@@ -338,6 +338,18 @@ def test_a_key_without_its_end_line_in_a_string_stops_at_the_string() -> None:
     assert kinds == ["private-key", "github-token"]
 
 
+@pytest.mark.parametrize("after", [" and then ", " ", "\n"])
+def test_a_key_without_its_end_line_flattened_onto_one_line_goes_whole(after: str) -> None:
+    # Line breaks turned into spaces (a log line, a chat message): every chunk of the body is the
+    # key's, its short last one too, and a token after it is still caught from its start.
+    cut = _CUT_KEY + "\nq8Zr0fXk2Lw="  # a key's last line is short
+    cleaned, kinds = scrub(cut.replace("\n", " ") + after + GITHUB_PAT)
+    body = "".join(cut.splitlines()[1:])
+    assert not [piece for piece in _pieces(body) | _pieces(GITHUB_PAT) if piece in cleaned], cleaned
+    assert cleaned == f"[REDACTED:private-key]{after}[REDACTED:github-token]"
+    assert kinds == ["private-key", "github-token"]
+
+
 def test_kinds_are_listed_once_in_order_found() -> None:
     _, kinds = scrub(f"{GITHUB_PAT} {GITHUB_OAUTH} {AWS_ID}")
     assert kinds == ["github-token", "aws-access-key"]
