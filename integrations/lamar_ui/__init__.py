@@ -12,7 +12,7 @@ import sys
 import tempfile
 import threading
 import webbrowser
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +68,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     if on_term:
         signal.signal(signal.SIGTERM, _exit_on_signal)
+    held = None
     try:  # from the first line printed: a signal sent as soon as the address shows still cleans up
         print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
         if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
@@ -76,7 +77,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         print("(press Ctrl+C to stop)", flush=True)
         if open_browser:
             webbrowser.open(url)
-        server.run(sockets=[sock])
+        held = _hold_signals()  # after the browser starts: a child would inherit the held signals
+        server.run(sockets=[sock], held=held)
     finally:
         if server.serving is not None:  # a signal before the event loop ran it: closed, not warned about
             server.serving.close()
@@ -87,10 +89,29 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
+        _release_signals(held)  # if the server never got as far as taking them: delivered now, after the cleanup
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # the status a shell reports for a process ended by that signal
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+def _hold_signals() -> set[signal.Signals] | None:
+    """Hold Ctrl+C and SIGTERM back until uvicorn's handlers are in place (`_release_signals`): one
+    that lands while asyncio builds the event loop leaves a half-built loop whose finalizer fails
+    loudly at exit. None where signals cannot be held (off the main thread, or no pthread_sigmask)."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _HELD)
+
+
+def _release_signals(held: set[signal.Signals] | None) -> None:
+    """Restore the signal mask `_hold_signals` changed: a signal held back is delivered now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 __all__ = ["UI", "create_app", "default_report_path", "serve"]
@@ -103,9 +124,21 @@ def _server_class() -> type[Any]:
 
     class Server(uvicorn.Server):
         serving: Coroutine[Any, Any, None] | None = None
+        held: set[signal.Signals] | None = None
+
+        def run(self, sockets: list[socket.socket] | None = None, held: set[signal.Signals] | None = None) -> None:
+            self.held = held
+            super().run(sockets=sockets)
 
         def serve(self, sockets: list[socket.socket] | None = None) -> Coroutine[Any, Any, None]:  # type: ignore[override]
             self.serving = super().serve(sockets=sockets)
             return self.serving
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            with super().capture_signals():
+                _release_signals(self.held)  # inside the running loop: a held signal now stops it gracefully
+                self.held = None
+                yield
 
     return Server

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,35 @@ def test_a_signal_before_the_server_starts_serving_leaves_nothing_to_warn_of(
     lam.close()
     assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
     assert capsys.readouterr().err.endswith("lamar ui: stopped\n")
+
+
+def test_a_signal_while_the_event_loop_is_built_waits_for_the_server_to_take_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # A Ctrl+C that landed while asyncio was building the event loop left a half-built loop, whose
+    # finalizer printed a traceback after "lamar ui: stopped". It is held until uvicorn's handlers
+    # are in place, and then stops the server as any Ctrl+C does.
+    import asyncio
+
+    import uvicorn
+
+    import lamar_ui
+
+    built: list[asyncio.AbstractEventLoop] = []
+
+    def interrupted_while_building() -> asyncio.AbstractEventLoop:
+        # To the main thread, as to `lamar ui`'s one thread: this test process may run others.
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+        built.append(asyncio.SelectorEventLoop())
+        return built[-1]
+
+    monkeypatch.setattr(uvicorn.Config, "get_loop_factory", lambda self: interrupted_while_building)
+    lam = Lamar(":memory:")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            lamar_ui.serve(lam, open_browser=False, report_path=tmp_path / "report.json")
+    finally:
+        lam.close()
+    assert len(built) == 1 and built[0].is_closed()  # the loop was built whole, ran, and was closed
+    assert capsys.readouterr().err.endswith("lamar ui: stopped\n")
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])  # nothing left held
+
