@@ -18,12 +18,13 @@ from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp
 
-from lamar import InvalidArgument, InvalidContext, StoreError, UnknownEpisode
+from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, StoreError, UnknownEpisode
 from lamar.extras import needs_extra
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
+from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
-from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid
+from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import clip, episodes_in, output_text
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,10 @@ class LamarCallbackHandler(BaseCallbackHandler):
             a late report still replaces the expiry).
         bind_ttl: seconds a `bind` waits for its run to start.
 
+    Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, or `write_on` is neither "end" nor "report".
+        InvalidReward: `failed_outcome` is not an outcome.
+
     Example:
         >>> from lamar import Lamar
         >>> from langchain_core.runnables import RunnableLambda
@@ -79,14 +84,14 @@ class LamarCallbackHandler(BaseCallbackHandler):
                  failed_outcome: Signal | float | str | None = None, bind_ttl: float = 3600.0) -> None:
         if write_on not in ("end", "report"):
             raise InvalidArgument(f"write_on is 'end' or 'report'; got {write_on!r}")
-        self.lamar = lamar
+        self.lamar = checked_engine(lamar, "LamarCallbackHandler")
         self.trace_path = trace_path
         self.write_on = write_on
         self.raise_error = raise_error
         self.mirror_to_langsmith = mirror_to_langsmith
         self.feedback_key = feedback_key
         self.max_runs = max_runs
-        self.failed_outcome = failed_outcome
+        self.failed_outcome = checked_outcome(failed_outcome, "failed_outcome")
         self.bind_ttl = bind_ttl
         self._io: concurrent.futures.ThreadPoolExecutor | None = None
         self._client = langsmith_client
@@ -359,8 +364,10 @@ class LamarCallbackHandler(BaseCallbackHandler):
                     self.lamar.expire(episode_id, f"the run failed: {error}")
                 else:
                     self.lamar.report(episode_id, self.failed_outcome)
-            except Exception:  # fail open: the run's own error is the one that matters
-                log.debug("Lamar could not settle episode %s of a failed run", episode_id, exc_info=True)
+            except DuplicateReport:
+                pass  # the app reported it already: nothing is left pending
+            except LamarError as exc:  # fail open: the run's own error propagates, this one is only logged
+                log.warning("Lamar could not settle episode %s of a failed run: %s", episode_id, exc)
 
     def _offload(self, work: Callable[..., None], *args: Any) -> None:
         """Run file and store I/O here, or on the worker thread when called on an event loop."""
@@ -399,7 +406,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_chain_start(self, serialized: dict[str, Any] | None, inputs: Any, *, run_id: UUID,
                        parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                        **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), inputs, metadata, kwargs.get("tags"))
+        self._start(run_id, parent_run_id, run_name(serialized, kwargs), inputs, metadata, kwargs.get("tags"))
 
     def on_chain_end(self, outputs: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._end(run_id, outputs)
@@ -410,13 +417,13 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_chat_model_start(self, serialized: dict[str, Any] | None, messages: list[list[Any]], *,
                             run_id: UUID, parent_run_id: UUID | None = None,
                             metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), messages[-1] if messages else [],
+        self._start(run_id, parent_run_id, run_name(serialized, kwargs), messages[-1] if messages else [],
                     metadata, kwargs.get("tags"))
 
     def on_llm_start(self, serialized: dict[str, Any] | None, prompts: list[str], *, run_id: UUID,
                      parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                      **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), prompts[-1] if prompts else "",
+        self._start(run_id, parent_run_id, run_name(serialized, kwargs), prompts[-1] if prompts else "",
                     metadata, kwargs.get("tags"))
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
@@ -434,7 +441,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
                            parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                            **kwargs: Any) -> None:
-        self._start(run_id, parent_run_id, _name(serialized, kwargs), query, metadata, kwargs.get("tags"))
+        self._start(run_id, parent_run_id, run_name(serialized, kwargs), query, metadata, kwargs.get("tags"))
 
     def on_retriever_end(self, documents: Any, *, run_id: UUID, **kwargs: Any) -> None:
         self._end(run_id, list(documents))
@@ -445,7 +452,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
     def on_tool_start(self, serialized: dict[str, Any] | None, input_str: str, *, run_id: UUID,
                       parent_run_id: UUID | None = None, metadata: dict[str, Any] | None = None,
                       **kwargs: Any) -> None:
-        name = _name(serialized, kwargs)
+        name = run_name(serialized, kwargs)
         run = self._start(run_id, parent_run_id, name, input_str, metadata, kwargs.get("tags"))
         with self._lock:
             call = clip(f"{name}({input_str})", 1000)
@@ -488,13 +495,6 @@ class LamarCallbackHandler(BaseCallbackHandler):
 def _log_failure(future: concurrent.futures.Future[None]) -> None:
     if future.exception() is not None:
         log.warning("Lamar's callback handler failed to write", exc_info=future.exception())
-
-
-def _name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
-    name = kwargs.get("name") or (serialized or {}).get("name")
-    if not name and serialized and serialized.get("id"):
-        name = serialized["id"][-1]
-    return str(name or "run")
 
 
 __all__ = ["ImplicitSignals", "LamarCallbackHandler"]

@@ -29,8 +29,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from lamar import DuplicateReport, InvalidArgument, LamarError, Recall, Signal, StoreError, UnknownEpisode
+from lamar.arguments import slots
 from lamar.experience import check_context
 from lamar.recall import render_prompt
+from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import (
     EPISODE_KEY,
     RECALL_EVENT,
@@ -100,6 +102,11 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         silent_outcome: what the previous turn gets when the next message brings no outcome.
         failed_outcome: what a run whose model or tool call raised gets (None: expired).
 
+    Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, `k` is not a whole number >= 0, or
+            `outcome` is not a function.
+        InvalidReward: `silent_outcome` or `failed_outcome` is not an outcome.
+
     Example:
         >>> from lamar import Lamar
         >>> LamarMiddleware(Lamar(":memory:"), {"project": "trace"}).name
@@ -112,12 +119,15 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                  k: int | None = None, outcome: OutcomeFunction | None = None,
                  silent_outcome: Outcome | None = None, failed_outcome: Outcome | None = None) -> None:
         super().__init__()
-        self.lamar = lamar
+        self.lamar = checked_engine(lamar, "LamarMiddleware")
         self.context = context if context is None or callable(context) else check_context(context)
-        self.k = k
+        self.k = None if k is None else slots(k)
+        if outcome is not None and not callable(outcome):
+            raise InvalidArgument(f"outcome must be a function (state, runtime) -> outcome, or None; "
+                                  f"got {type(outcome).__name__}")
         self.outcome = outcome
-        self.silent_outcome = silent_outcome
-        self.failed_outcome = failed_outcome
+        self.silent_outcome = checked_outcome(silent_outcome, "silent_outcome")
+        self.failed_outcome = checked_outcome(failed_outcome, "failed_outcome")
         self._prompts: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
         self._checked_empty = False

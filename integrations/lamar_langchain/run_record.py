@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
@@ -97,4 +98,12 @@ def as_uuid(value: Any) -> UUID | None:
     return None
 
 
-__all__ = ["ImplicitSignals", "RunRecord", "as_uuid"]
+def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
+    """The name a callback event gives its run: its `name`, else the serialized class's."""
+    name = kwargs.get("name") or (serialized or {}).get("name")
+    if not name and serialized and serialized.get("id"):
+        name = serialized["id"][-1]
+    return str(name or "run")
+
+
+__all__ = ["ImplicitSignals", "RunRecord", "as_uuid", "run_name"]

@@ -426,3 +426,38 @@ def test_bad_arguments_to_the_langchain_pieces_are_lamar_errors(chat_model: Any)
     with pytest.raises(InvalidArgument, match="no 'lamar_episode_id' in this result"):
         LamarMiddleware(lam).report({"messages": []}, Signal.SHIPPED)
     assert lam.stats()["episodes"] == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: LamarMiddleware("lessons.db"),
+    lambda: LamarMiddleware(engine(), k=-1),
+    lambda: LamarMiddleware(engine(), outcome="corrected"),  # type: ignore[arg-type]
+    lambda: LamarMiddleware(engine(), silent_outcome="great"),
+    lambda: LamarMiddleware(engine(), failed_outcome=3.0),
+    lambda: LamarCallbackHandler("lessons.db"),
+    lambda: LamarCallbackHandler(engine(), failed_outcome="great"),
+])
+def test_the_middleware_and_the_handler_refuse_bad_arguments_when_made(make: Any) -> None:
+    """Refused later, each would break an agent's turn (`k`, `silent_outcome`), or be swallowed
+    inside the callbacks and leave failed runs pending (`failed_outcome`, a path for the engine)."""
+    from lamar import LamarError
+
+    with pytest.raises(LamarError, match="Lamar engine first|whole number|function|failed_outcome|silent_outcome"):
+        make()
+
+
+def test_a_failed_run_the_handler_cannot_settle_is_logged_as_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    from lamar import StoreError
+
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    chain = LamarRetriever(lamar=lam, k=2) | RunnableLambda(lambda docs: 1 / 0)
+
+    def store_down(*args: Any, **kwargs: Any) -> bool:
+        raise StoreError("the store is read-only")
+
+    lam.expire = store_down  # type: ignore[method-assign]
+    with caplog.at_level("WARNING", logger="lamar_langchain.callbacks"), pytest.raises(ZeroDivisionError):
+        chain.invoke("why did CI fail?", config={"callbacks": [handler]})
+    assert "could not settle episode" in caplog.text and "read-only" in caplog.text
+    assert len(lam.pending()) == 1  # the run's own error surfaced; the episode waits, and a warning says so
