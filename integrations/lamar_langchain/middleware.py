@@ -28,10 +28,20 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from lamar import DuplicateReport, InvalidArgument, LamarError, Recall, Signal, StoreError, UnknownEpisode
+from lamar import (
+    DuplicateReport,
+    InvalidArgument,
+    InvalidReward,
+    LamarError,
+    Recall,
+    Signal,
+    StoreError,
+    UnknownEpisode,
+)
 from lamar.arguments import slots
 from lamar.experience import check_context
 from lamar.recall import render_prompt
+from lamar.signals import to_reward
 from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import (
     EPISODE_KEY,
@@ -179,6 +189,14 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         if value is None:
             value = state.get("lamar_outcome")
         if value is not None:
+            try:
+                to_reward(value)
+            except InvalidReward as exc:
+                # The input is checkpointed before this hook runs: raising would fail every later
+                # turn of the thread on the same stored value, so the turn goes on without it.
+                log.warning("Lamar ignored the outcome %r sent for episode %s, which stays pending: %s",
+                            value, episode, exc)
+                return None
             return episode, value, False
         return None if self.silent_outcome is None else (episode, self.silent_outcome, True)
 

@@ -257,3 +257,22 @@ def test_a_tool_call_retried_to_success_leaves_the_run_open_when_lamar_is_listed
         assert lam.pending() == []
         (outcome,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
         assert outcome.data["reward"] == -1.0
+
+
+def test_an_outcome_that_is_no_outcome_costs_its_report_not_the_thread(
+        chat_model: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The input is stored in the thread before the middleware reads it: raising on it would fail
+    every later turn of the thread, each finding the same stored value."""
+    lam, _ = engine()
+    agent = create_agent(chat_model("one", "two", "three"), [], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    thread = {"configurable": {"thread_id": "ticket-9"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "the build fails"}]}, thread)
+    with caplog.at_level("WARNING", logger="lamar_langchain.middleware"):
+        second = agent.invoke({"messages": [{"role": "user", "content": "great"}], "lamar_outcome": "great"},
+                              thread)
+    third = agent.invoke({"messages": [{"role": "user", "content": "and now?"}]}, thread)
+    assert [r["messages"][-1].content for r in (second, third)] == ["two", "three"]
+    assert "ignored the outcome 'great'" in caplog.text and first["lamar_episode_id"] in caplog.text
+    assert lam.episode(first["lamar_episode_id"]).signal is None  # not taken for the silent acceptance
+    assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
