@@ -15,8 +15,9 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from lamar import DuplicateReport, InvalidArgument, Recall, Signal, StoreError, UnknownEpisode
+from lamar import DuplicateReport, InvalidArgument, InvalidReward, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
+from lamar.signals import to_reward
 from lamar_llamaindex.nodes import engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -58,6 +59,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         k: lesson slots per turn (default: the engine's `k`).
         outcome: reads the previous turn's outcome from the new user message.
         silent_outcome: the previous turn's outcome when `outcome` finds none.
+
+    Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, `k` is not a whole number >= 0, or
+            `outcome` is not a function.
+        InvalidReward: `silent_outcome` is not an outcome.
     """
 
     name: str = Field(default="lamar_lessons", description="The block's name in the memory template.")
@@ -75,6 +81,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             data["lamar"] = lamar
         engine(data.get("lamar"), "LamarMemoryBlock")
         slots(data.get("k"))
+        if data.get("outcome") is not None and not callable(data["outcome"]):
+            raise InvalidArgument(f"outcome must be a function of the new user message, or None; "
+                                  f"got {type(data['outcome']).__name__}")
+        if data.get("silent_outcome") is not None:
+            _outcome(data["silent_outcome"], "silent_outcome")  # refused now, not in a later turn of the agent
         if data.get("context") is not None and not callable(data["context"]):
             data["context"] = check_context(data["context"])
         super().__init__(**data)
@@ -118,6 +129,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if value is None:
             return
         try:
+            _outcome(value, "the outcome function's result")
+        except InvalidReward as exc:  # the turn goes on; raising would fail every later turn of the session
+            log.warning("Lamar ignored the outcome of episode %s, which stays pending: %s", turn.recall.episode_id, exc)
+            return
+        try:
             self.lamar.report(turn.recall.episode_id, value)
         except DuplicateReport:
             pass  # the app reported it already
@@ -156,6 +172,13 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     async def areport(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
+
+
+def _outcome(value: Any, name: str) -> None:
+    try:
+        to_reward(value)
+    except InvalidReward as exc:
+        raise InvalidReward(f"{name}: {exc}") from exc
 
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:

@@ -240,3 +240,32 @@ async def test_a_search_on_a_store_that_cannot_be_written_tells_the_model_to_go_
     assert not output.is_error and output.content.startswith("no lessons this time (go on without them)")
     assert "episode_id" not in output.raw_output.metadata and output.raw_output.metadata["experience_ids"] == []
     assert lam.stats()["episodes"] == 0
+
+
+def test_a_silent_outcome_that_is_no_outcome_is_refused_when_the_block_is_made() -> None:
+    from lamar import InvalidArgument, InvalidReward
+
+    lam, _ = engine()
+    with pytest.raises(InvalidReward, match="silent_outcome: unknown signal 'great'"):
+        LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome="great")
+    with pytest.raises(InvalidArgument, match="outcome must be a function"):
+        LamarMemoryBlock(lam, context={"project": "trace"}, outcome="corrected")
+
+
+async def test_an_outcome_that_is_no_outcome_costs_its_report_not_the_session(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The turn stays unreported when the outcome is refused: raising would fail every later turn
+    of the session, each trying to settle the same turn again."""
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, outcome=lambda message: "great job")
+    memory = Memory.from_defaults(session_id="ticket-3", memory_blocks=[block])
+    script = Script("one", "two", "three")
+    agent = FunctionAgent(tools=[], llm=script.llm())
+    episodes = []
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.memory"):
+        for message in ("the build fails", "still failing", "and now?"):
+            await agent.run(user_msg=message, memory=memory)
+            episodes.append(block.episode_id("ticket-3"))
+    assert len(set(episodes)) == 3 and len(script.seen) == 3
+    assert "ignored the outcome" in caplog.text and "great job" in caplog.text
+    assert [p.episode_id for p in lam.pending()] == episodes
