@@ -19,7 +19,8 @@ from llama_index.core.instrumentation.events.query import QueryEndEvent, QuerySt
 from llama_index.core.instrumentation.events.span import SpanDropEvent
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from lamar import StoreError
+from lamar import InvalidArgument, StoreError
+from lamar.experience import check_context
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_llamaindex.nodes import episode_id_of, experience_id_of
 from lamar_llamaindex.outcomes import EpisodeLog, close_log, episode_ids, open_log
@@ -60,6 +61,10 @@ class LamarTraceHandler(BaseEventHandler):
     Args:
         traces: the .jsonl path, or a `TraceWriter`.
         context: fields for every trace (a mapping, or a callable of the `QueryBundle`).
+
+    Raises:
+        InvalidContext: `context` is a mapping whose keys or values are not strings.
+        InvalidArgument: `context` is neither a mapping, a callable nor None.
     """
 
     traces: Any = Field(description="TraceWriter appending to the JSON Lines file.")
@@ -71,6 +76,11 @@ class LamarTraceHandler(BaseEventHandler):
     def __init__(self, traces: str | os.PathLike[str] | TraceWriter,
                  context: Mapping[str, str] | Callable[[QueryBundle], Mapping[str, str]] | None = None,
                  **kwargs: Any) -> None:
+        if isinstance(context, Mapping):
+            context = check_context(context)  # refused now: inside a query it would cost every trace
+        elif context is not None and not callable(context):
+            raise InvalidArgument(f"context must be a mapping of strings, a function of the QueryBundle or None; "
+                                  f"got {type(context).__name__}")
         writer = traces if isinstance(traces, TraceWriter) else TraceWriter(traces)
         super().__init__(traces=writer, context=context, **kwargs)
 

@@ -14,6 +14,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from lamar import InvalidArgument, InvalidContext, Lamar, Recall, Status, StoreError, UnknownExperience
+from lamar.experience import check_context
 from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, engine, experience_id_of, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -85,7 +86,9 @@ class LamarPostprocessor(BaseNodePostprocessor):
                  *, context_fn: ContextFn | None = None, passthrough: bool = True, **kwargs: Any) -> None:
         engine(lamar, "LamarPostprocessor")
         slots(-1 if top_n is None else top_n, "top_n")  # a number is needed here: None is refused too
-        if context is not None and not isinstance(context, Mapping) and not callable(context):
+        if isinstance(context, Mapping):
+            context = check_context(context)  # refused now, not inside the first query
+        elif context is not None and not callable(context):
             raise InvalidArgument(
                 f"context must be a mapping of strings or a callable; got {type(context).__name__}")
         if context_fn is not None and not callable(context_fn):

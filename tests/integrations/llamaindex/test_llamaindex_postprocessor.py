@@ -207,6 +207,8 @@ def test_constructor_rejects_what_would_fail_later() -> None:
         LamarPostprocessor(lam, context=["project", "shop"])  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         LamarPostprocessor(lam, top_n=-1)
+    with pytest.raises(InvalidContext, match="'project' must be a string"):
+        LamarPostprocessor(lam, context={"project": 7})  # would fail inside every query
 
 
 async def test_async_query_uses_arecall_and_reports() -> None:

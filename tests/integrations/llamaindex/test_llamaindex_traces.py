@@ -124,3 +124,13 @@ def test_unregister_stops_recording(traces_path: Path) -> None:
 
     assert [t.input for t in load_traces(traces_path)] == ["first", "first", "second"]
     assert all(h is not handler and h is not twin for h in get_dispatcher().event_handlers)
+
+
+@pytest.mark.parametrize("context", [{"app": 7}, 5])
+def test_a_context_that_cannot_make_a_trace_is_refused_when_the_handler_is_made(
+        traces_path: Path, context: object) -> None:
+    """Accepted, it would cost every query its trace, with only a logged error per query."""
+    from lamar import LamarError
+
+    with pytest.raises(LamarError, match="must be a string|mapping of strings"):
+        LamarTraceHandler(traces_path, context=context)  # type: ignore[arg-type]
