@@ -16,6 +16,7 @@ from lamar import (
     DuplicateReport,
     InvalidArgument,
     InvalidContext,
+    InvalidReward,
     Lamar,
     Recall,
     Signal,
@@ -23,6 +24,7 @@ from lamar import (
     UnknownEpisode,
 )
 from lamar.experience import check_context, context_within
+from lamar.signals import to_reward
 
 log = logging.getLogger(__name__)
 
@@ -218,10 +220,11 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     Returns:
         A runnable to pass to ``graph.add_node("report", ...)``.
 
+    An outcome that is not a Signal, a Signal name or a float in [-1, 1] is ignored with a
+    warning (and cleared from ``state[outcome_key]``): its episodes stay open, and the run goes on.
+
     Raises:
         InvalidArgument: `lamar` is not a Lamar engine, or `outcome` is not a function.
-        InvalidReward: (when the node runs) the outcome is not a Signal, a Signal name or a
-            float in [-1, 1].
     """
 
     engine(lamar, "report_node")
@@ -240,10 +243,22 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     def written(episodes: list[str]) -> dict[str, Any]:
         return {"lamar_reported": episodes[-1], "lamar_episodes": dict.fromkeys(episodes, REPORTED)}
 
+    def refused(value: Outcome) -> dict[str, Any] | None:
+        """The update for an outcome that is not one, else None. The node fails open: a checkpointed
+        thread keeps the value, so raising would fail every later run of the thread on it."""
+        try:
+            to_reward(value)
+        except InvalidReward as exc:
+            log.warning("Lamar ignored the outcome %r; its episodes stay open: %s", value, exc)
+            return {} if outcome is not None else {outcome_key: None}
+        return None
+
     def report_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
+        if (update := refused(todo[1])) is not None:
+            return update
         done = []
         for episode in todo[0]:
             try:
@@ -262,6 +277,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         todo = plan(state)
         if todo is None:
             return {}
+        if (update := refused(todo[1])) is not None:
+            return update
         done = []
         for episode in todo[0]:
             try:

@@ -23,7 +23,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.types import Command, interrupt
 
 import lamar_langgraph.nodes
-from lamar import Experience, InvalidContext, InvalidReward, Lamar, Scope, Signal
+from lamar import Experience, InvalidContext, Lamar, Scope, Signal
 from lamar_langgraph import LamarState, recall_node, report_node
 
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
@@ -322,7 +322,7 @@ def test_the_context_can_come_from_the_runtime_or_a_function(lam: Lamar) -> None
         graph_with(None, recall_node(lam)).invoke({"messages": [HumanMessage("hi")]})
 
 
-def test_a_bad_outcome_fails_the_run_clearly(lam: Lamar) -> None:
+def test_a_bad_outcome_is_a_warning_and_leaves_the_episode_open(lam: Lamar, caplog: pytest.LogCaptureFixture) -> None:
     graph = StateGraph(State)
     graph.add_node("recall", recall_node(lam))
     graph.add_node("judge", lambda state: {"lamar_outcome": 3.5})
@@ -331,9 +331,40 @@ def test_a_bad_outcome_fails_the_run_clearly(lam: Lamar) -> None:
     graph.add_edge("recall", "judge")
     graph.add_edge("judge", "report")
     graph.add_edge("report", END)
-    with pytest.raises(InvalidReward):
-        graph.compile().invoke({"lamar_context": CONTEXT})
+    with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
+        state = graph.compile().invoke({"lamar_context": CONTEXT})
+    assert "ignored the outcome 3.5" in caplog.text and "outside [-1, 1]" in caplog.text
+    assert state["lamar_outcome"] is None and state["lamar_episodes"] == {state["lamar_episode_id"]: "open"}
     assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 0
+
+
+@pytest.mark.parametrize("run", ["invoke", "ainvoke"])
+async def test_a_bad_outcome_sent_with_the_next_message_does_not_fail_the_threads_later_turns(
+        lam: Lamar, run: str) -> None:
+    """The thread stores the input before the report node reads it: raising on it would fail every
+    later turn of the thread, each finding the same stored value."""
+    graph = StateGraph(State)
+    graph.add_node("report", report_node(lam))
+    graph.add_node("recall", recall_node(lam, context=CONTEXT))
+    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
+    graph.add_edge(START, "report")
+    graph.add_edge("report", "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    thread = {"configurable": {"thread_id": "7"}}
+
+    async def turn(update: dict[str, Any]) -> dict[str, Any]:
+        if run == "ainvoke":
+            return await app.ainvoke(update, thread)  # type: ignore[no-any-return]
+        return app.invoke(update, thread)
+
+    first = await turn({"messages": [HumanMessage("the build fails")]})
+    await turn({"messages": [HumanMessage("that broke it")], "lamar_outcome": "broke"})
+    third = await turn({"messages": [HumanMessage("hello?")]})
+    assert third["messages"][-1].content == "done" and lam.episode(first["lamar_episode_id"]).signal is None
+    await turn({"messages": [HumanMessage("fixed, thanks")], "lamar_outcome": "shipped"})
+    assert lam.episode(third["lamar_episode_id"]).signal == "shipped"
 
 
 def test_bad_arguments_are_refused_when_the_graph_is_built_not_in_its_first_run(lam: Lamar) -> None:
