@@ -33,6 +33,7 @@ from lamar import (
 from lamar.experience import check_context
 from lamar.safety.lessons import lesson_refusal
 from lamar.storable import whole_number
+from lamar_langchain.arguments import checked_engine
 from lamar_langchain.conventions import (
     EPISODE_ID,
     EXPERIENCE_ID,
@@ -112,14 +113,13 @@ class LamarRetriever(BaseRetriever):
         # The engine may come first, positionally, like every Lamar integration.
         if lamar is not None:
             data["lamar"] = lamar
+        # Checked here, not in pydantic validators, which would wrap a LamarError in their own.
+        checked_engine(data.get("lamar"), "LamarRetriever")
+        if "k" in data and not whole_number(data["k"], low=0):
+            raise InvalidArgument(f"k must be a whole number >= 0; got {data['k']!r}")
+        if data.get("on_unknown", "pass") not in ("pass", "add", "drop"):
+            raise InvalidArgument(f"on_unknown is 'pass', 'add' or 'drop'; got {data['on_unknown']!r}")
         super().__init__(**data)
-
-    @field_validator("lamar")
-    @classmethod
-    def _check_engine(cls, value: Any) -> Any:
-        if not all(hasattr(value, name) for name in ("recall", "arecall", "evidence", "get", "add")):
-            raise TypeError(f"lamar must be a Lamar engine; got {type(value).__name__}")
-        return value
 
     @field_validator("context")
     @classmethod

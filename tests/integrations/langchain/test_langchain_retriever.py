@@ -269,3 +269,17 @@ async def test_a_broken_store_costs_the_choice_not_the_documents(tmp_path, mode:
         docs = retriever.invoke(query) if mode == "invoke" else await retriever.ainvoke(query)
         assert len(docs) == expected and all("episode_id" not in d.metadata for d in docs)
     assert "could not choose lessons" in caplog.text
+
+
+@pytest.mark.parametrize(("data", "says"), [
+    ({"lamar": "lessons.db"}, "takes a Lamar engine first"),
+    ({"k": -1}, "k must be a whole number >= 0"),
+    ({"on_unknown": "keep"}, "on_unknown is 'pass', 'add' or 'drop'"),
+])
+def test_bad_arguments_are_lamar_errors_that_say_what_to_pass(data: dict[str, object], says: str) -> None:
+    """pydantic's validators would raise their own ValidationError, or a bare TypeError, which a
+    caller catching LamarError misses."""
+    from lamar import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match=re.escape(says)):
+        LamarRetriever(**{"lamar": Lamar(":memory:"), **data})
