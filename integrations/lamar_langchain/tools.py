@@ -12,6 +12,7 @@ from langgraph.prebuilt import ToolRuntime
 from pydantic import BaseModel, Field
 
 from lamar import DuplicateReport, Recall, StoreError, UnknownEpisode
+from lamar.arguments import slots
 from lamar.experience import check_context
 from lamar.signals import (
     TOOL_EPISODE,
@@ -23,6 +24,7 @@ from lamar.signals import (
     tool_answer,
     tool_recorded,
 )
+from lamar_langchain.arguments import checked_engine
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
@@ -70,6 +72,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
     Returns:
         ``[search]`` or ``[search, report]``.
 
+    Raises:
+        InvalidArgument: `lamar` is not a Lamar engine, or `k` is not a whole number >= 0.
+        InvalidContext: `context` is a mapping that is not a mapping of strings.
+
     Example:
         >>> from lamar import Lamar, Experience
         >>> lam = Lamar(":memory:", seed=1)
@@ -77,6 +83,9 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         >>> print(*(t.name for t in create_lamar_tools(lam, report=True)))
         lamar_search_lessons lamar_report_outcome
     """
+    checked_engine(lamar, "create_lamar_tools")  # inside a tool, a bad one would end the agent's run
+    if k is not None:
+        slots(k)
     checked = context if context is None or callable(context) else check_context(context)
 
     def resolve(query: str, runtime: ToolRuntime | None) -> dict[str, str]:

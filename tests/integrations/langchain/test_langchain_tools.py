@@ -120,3 +120,15 @@ def test_lamars_failures_are_the_tools_answer_not_the_runs_end(chat_model: Any, 
     result = agent.invoke({"messages": [{"role": "user", "content": "the deploy timed out"}]})
     answer = next(m for m in result["messages"] if isinstance(m, ToolMessage))
     assert "could not read its store" in answer.content and result["messages"][-1].text == "Went on without lessons."
+
+
+@pytest.mark.parametrize(("lamar", "k", "says"), [
+    ("lessons.db", None, "takes a Lamar engine first"),
+    (None, -1, "a whole number >= 0"),
+])
+def test_bad_arguments_are_refused_when_the_tools_are_made(lamar: Any, k: Any, says: str) -> None:
+    """Inside the tool each would raise an error that is no ToolException, ending the agent's run."""
+    from lamar import InvalidArgument
+
+    with pytest.raises(InvalidArgument, match=says):
+        create_lamar_tools(engine()[0] if lamar is None else lamar, k=k)
