@@ -196,7 +196,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
         with self._lock:
             run = self._find(run_or_episode)
             if not run.done:
-                raise ValueError(f"run {run.run_id} has not ended yet")
+                raise InvalidArgument(f"run {run.run_id} has not ended yet: read its trace once it returns")
             return self._trace(run)
 
     def traces(self) -> list[Trace]:

@@ -20,7 +20,7 @@ from langchain_core.tools import ToolException, tool
 from langgraph.graph import END, START, StateGraph
 from requests.adapters import BaseAdapter
 
-from lamar import Experience, Lamar, Scope, Signal, UnknownEpisode
+from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal, UnknownEpisode
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarMiddleware, LamarRetriever
 
@@ -461,3 +461,24 @@ def test_a_failed_run_the_handler_cannot_settle_is_logged_as_a_warning(caplog: p
         chain.invoke("why did CI fail?", config={"callbacks": [handler]})
     assert "could not settle episode" in caplog.text and "read-only" in caplog.text
     assert len(lam.pending()) == 1  # the run's own error surfaced; the episode waits, and a warning says so
+
+
+def test_the_trace_of_a_run_still_going_is_refused_with_a_lamar_error(tmp_path: Path) -> None:
+    # Asked from inside the run (a node, a tool): what the handler refuses is a LamarError, as the
+    # docs promise of every refusal, not a bare ValueError.
+    handler = LamarCallbackHandler(engine(), trace_path=tmp_path / "traces.jsonl")
+    seen: list[BaseException] = []
+
+    def inside(text: str, config: Any) -> str:
+        try:
+            handler.trace(config["metadata"]["root"])
+        except LamarError as exc:
+            seen.append(exc)
+        return text
+
+    run_id = uuid.uuid4()
+    RunnableLambda(inside).invoke("go", config={"callbacks": [handler], "run_id": run_id,
+                                                "metadata": {"root": str(run_id)}})
+    assert len(seen) == 1 and isinstance(seen[0], InvalidArgument) and "has not ended yet" in str(seen[0])
+    assert handler.trace(run_id).output == "go"  # once it has ended, the trace is there
+
