@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -10,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result
+from langgraph.store.base.batch import AsyncBatchedBaseStore
 
 from lamar import CorruptStore, EventConflict, InvalidArgument, LamarError, StoreError
 from lamar.store import Event
@@ -106,6 +108,12 @@ class LangGraphStore:
         if not isinstance(store, BaseStore):
             raise InvalidArgument(f"LangGraphStore wraps a langgraph BaseStore (InMemoryStore, SqliteStore, "
                                   f"PostgresStore); got {type(store).__name__}")
+        if isinstance(store, AsyncBatchedBaseStore) and _in_event_loop():
+            # Lamar reads and writes the store synchronously, which an async store refuses (or
+            # blocks on) inside an event loop: said here, not as a failed read of the log.
+            raise InvalidArgument(f"LangGraphStore needs a synchronous store, and {type(store).__name__} refuses "
+                                  "synchronous calls inside its event loop: open PostgresStore (or SqliteStore) on "
+                                  "the same database; Lamar's async methods (arecall, areport) run it in a thread")
         for name, seconds in (("lease", lease), ("timeout", timeout)):
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
                 raise InvalidArgument(f"{name} is a positive number of seconds; got {seconds!r}")
@@ -370,3 +378,11 @@ class LangGraphStore:
 
 def _seq_key(seq: int) -> str:
     return f"{seq:012d}"  # zero-padded so that listing by key is listing in seq order
+
+
+def _in_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True

@@ -384,3 +384,12 @@ def test_the_module_examples_run() -> None:
         result = doctest.testmod(module)
         assert result.failed == 0 and result.attempted > 0
 
+
+async def test_an_async_store_inside_its_event_loop_is_refused_saying_what_to_open() -> None:
+    # Its synchronous calls fail inside the loop: said when the store is made, not as a failed read.
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    async with AsyncSqliteStore.from_conn_string(":memory:") as store:
+        with pytest.raises(InvalidArgument, match="needs a synchronous store.*open PostgresStore"):
+            LangGraphStore(store)
+
