@@ -9,14 +9,13 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
-from langgraph.errors import GraphBubbleUp
+from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, StoreError, UnknownEpisode
 from lamar.extras import needs_extra
@@ -26,6 +25,7 @@ from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import clip, episodes_in, output_text
+from lamar_langchain.waiting import Bindings, Interrupted, has_report
 
 log = logging.getLogger(__name__)
 _RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
@@ -100,7 +100,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
         self._runs: dict[UUID, RunRecord] = {}
         self._root_of: dict[UUID, UUID] = {}
         self._tools: dict[UUID, str] = {}
-        self._pending: OrderedDict[UUID, tuple[float, list[str]]] = OrderedDict()
+        self._pending = Bindings()
+        self._interrupted = Interrupted()
         self._by_episode: dict[str, UUID] = {}
 
     # -- public API --------------------------------------------------------------------------
@@ -116,8 +117,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if root in self._runs:
                 self._attach(self._runs[root], episode_id)
             else:
-                self._pending.setdefault(key, (time.monotonic(), []))[1].append(episode_id)
-                self._forget_stale_bindings()
+                self._pending.add(key, episode_id, self.bind_ttl, self.max_runs)
 
     def unbind(self, run_id: UUID | str) -> list[str]:
         """Drop the episodes bound to a run that has not started (it never will, say)."""
@@ -125,14 +125,6 @@ class LamarCallbackHandler(BaseCallbackHandler):
         with self._lock:
             entry = self._pending.pop(key, None) if key is not None else None
         return entry[1] if entry is not None else []
-
-    def _forget_stale_bindings(self) -> None:
-        deadline = time.monotonic() - self.bind_ttl
-        while self._pending:
-            oldest, (when, _) = next(iter(self._pending.items()))
-            if when >= deadline and len(self._pending) <= self.max_runs:
-                break
-            del self._pending[oldest]
 
     def episodes(self, run_or_episode: UUID | str) -> list[str]:
         """The episodes of a root run (or of the run that used this episode)."""
@@ -161,7 +153,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             DuplicateReport: an episode was already reported and `replace` is False.
         """
         reward, parsed = to_reward(signal)  # reject a bad signal before reporting anything
-        run_id = as_uuid(run_or_episode)
+        run_id, carried = as_uuid(run_or_episode), []
         with self._lock:
             if run_id is None:  # an episode id; its run is known when it was recalled inside one
                 episodes = [str(run_or_episode)]
@@ -169,19 +161,24 @@ class LamarCallbackHandler(BaseCallbackHandler):
                 run = self._runs.get(root) if root is not None else None
             else:
                 run = self._find(run_id)
-                episodes = list(run.episodes)
+                episodes, carried = list(run.episodes), ([] if replace else list(run.carried))
                 if not episodes:
                     raise UnknownEpisode(
                         f"run {run_or_episode} recalled no Lamar episode; recall inside the run "
                         "(LamarRetriever, LamarMiddleware) or tie one with handler.bind(run_id, episode_id)")
+        # A carried episode may have been reported by the interrupted run's id since: not twice.
+        episodes = [e for e in episodes if e not in carried or not has_report(self.lamar, e)]
         for episode_id in episodes:
             self.lamar.report(episode_id, signal, replace=replace)
         if run is not None:
             with self._lock:
-                run.outcome = parsed.value if parsed is not None else None
-                run.reward = reward
-                if self.write_on == "report" and run.done:
-                    self._write(run)
+                run.reported.update(episodes)
+                for record in self._interrupted.chain(run, self._runs):  # its interrupted runs' traces too
+                    if record is run or record.reward is None:
+                        record.outcome = parsed.value if parsed is not None else None
+                        record.reward = reward
+                        if self.write_on == "report" and record.done:
+                            self._write(record)
             if self.mirror_to_langsmith:
                 self._mirror(run, reward, parsed)
         return episodes
@@ -256,7 +253,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if root is None or root not in self._runs:
                 # No parent, or a parent this handler never saw: this run is a root for us.
                 run = self._runs[run_id] = RunRecord(run_id, name, inputs, time.time())
-                for episode_id in self._pending.pop(run_id, (0.0, []))[1]:
+                for episode_id in [*self._pending.take(run_id), *self._interrupted.resume(run, metadata, inputs, self._runs)]:
                     self._attach(run, episode_id)
             else:
                 run = self._runs[root]
@@ -293,6 +290,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if run is not None:
                 for episode_id in episodes_in(outputs):
                     self._attach(run, episode_id, run_id)
+                run.interrupted |= isinstance(error, GraphInterrupt)  # the run stops; a later one may resume it
             if run is None or run_id != run.run_id:
                 if run is not None and error is not None and not isinstance(error, GraphBubbleUp):
                     run.failed_parts.add(run_id)
@@ -313,8 +311,9 @@ class LamarCallbackHandler(BaseCallbackHandler):
                 self._offload(self._settle_failed, abandoned, "the attempt that recalled it raised")
             if self.write_on == "end" or run.reward is not None:  # reported before it ended
                 self._write(run)
+            self._interrupted.ended(run, self.max_runs)
             self._forget_oldest()
-            self._forget_stale_bindings()
+            self._pending.forget_stale(self.bind_ttl, self.max_runs)
 
     def _forget_oldest(self) -> None:
         if len(self._runs) <= self.max_runs:
@@ -322,7 +321,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
         finished = [rid for rid, run in self._runs.items() if run.done]
         for rid in finished[: max(0, len(finished) - self.max_runs)]:
             for episode_id in self._runs.pop(rid).episodes:
-                self._by_episode.pop(episode_id, None)
+                if self._by_episode.get(episode_id) == rid:  # a carried episode now points at the run that resumed
+                    self._by_episode.pop(episode_id, None)
 
     def _tool_error(self, run_id: UUID, message: str) -> None:
         run = self._run_of(run_id)

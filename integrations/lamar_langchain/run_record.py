@@ -59,6 +59,11 @@ class RunRecord:
         self.parents: dict[UUID, UUID] = {}  # member run -> its parent
         self.origin: dict[str, UUID] = {}  # episode -> the run it came from
         self.failed_parts: set[UUID] = set()  # members that raised
+        self.thread: str | None = None  # the LangGraph thread, from the root's metadata
+        self.interrupted = False  # a member raised `interrupt(...)`: a later run may resume it
+        self.resumes: UUID | None = None  # the interrupted run of the thread that this run resumed
+        self.carried: list[str] = []  # episodes taken over from that run
+        self.reported: set[str] = set()  # episodes this handler reported
 
     def abandoned(self) -> list[str]:
         """Episodes recalled inside a part of the run that raised (an attempt the run retried):
@@ -82,7 +87,8 @@ class RunRecord:
             attempted=list(self.attempted), tool_errors=list(self.tool_errors), output=self.output,
             outcome=self.outcome, episode_id=self.episodes[0] if self.episodes else None,
             metadata={"run_id": str(self.run_id), "name": self.name, "episodes": list(self.episodes),
-                      "implicit": self.signals().to_dict(), "error": self.error, "reward": self.reward},
+                      "implicit": self.signals().to_dict(), "error": self.error, "reward": self.reward,
+                      "resumes": str(self.resumes) if self.resumes is not None else None},
         )
 
 

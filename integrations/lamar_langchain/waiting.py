@@ -1,0 +1,97 @@
+"""What waits for a root run that has not started: the episodes bound to its run id by hand, and
+the interrupted run of a LangGraph thread, whose episodes the run that resumes the thread carries."""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
+from uuid import UUID
+
+from langgraph.types import Command
+
+from lamar import UnknownEpisode
+from lamar_langchain.run_record import RunRecord
+
+
+class Bindings(OrderedDict[UUID, tuple[float, list[str]]]):
+    """Run id -> (when bound, episodes bound to it), oldest first."""
+
+    def add(self, run_id: UUID, episode_id: str, ttl: float, limit: int) -> None:
+        self.setdefault(run_id, (time.monotonic(), []))[1].append(episode_id)
+        self.forget_stale(ttl, limit)
+
+    def take(self, run_id: UUID) -> list[str]:
+        return self.pop(run_id, (0.0, []))[1]
+
+    def forget_stale(self, ttl: float, limit: int) -> None:
+        """Drop the bindings older than `ttl` seconds, and the oldest beyond `limit`: a run that
+        never starts must not hold its bindings for the life of the process."""
+        deadline = time.monotonic() - ttl
+        while self:
+            oldest, (when, _) = next(iter(self.items()))
+            if when >= deadline and len(self) <= limit:
+                break
+            del self[oldest]
+
+
+class Interrupted(OrderedDict[str, UUID]):
+    """Thread id -> its last root run stopped by `interrupt(...)`, oldest thread first.
+
+    Only the last run is kept: a run that resumed a thread carries the episodes of the run
+    before it, so a thread interrupted again hands all of them on at once.
+    """
+
+    def ended(self, run: RunRecord, limit: int) -> None:
+        """Note a root run that ended: an interrupted one waits for the run that resumes its thread
+        (one that also failed as well: the expiry of its episodes yields to a late report)."""
+        if run.interrupted and run.thread is not None:
+            self.pop(run.thread, None)
+            self[run.thread] = run.run_id
+            while len(self) > limit:  # threads never resumed: their runs stay reportable by id
+                self.popitem(last=False)
+
+    def resume(self, run: RunRecord, metadata: Mapping[str, Any] | None, inputs: Any,
+               runs: Mapping[UUID, RunRecord]) -> list[str]:
+        """The episodes a new root run takes over: those its thread's interrupted run left unreported.
+
+        Only a resume (a `Command`, or None) takes them: fresh input starts a new turn, and
+        the interrupted run keeps its episodes, still reportable by its own run id.
+        """
+        run.thread = thread_of(metadata)
+        prior_id = self.pop(run.thread, None) if run.thread is not None else None
+        prior = runs.get(prior_id) if prior_id is not None else None
+        if prior is None or not (inputs is None or isinstance(inputs, Command)):
+            return []  # nothing interrupted, a new turn, or a run forgotten (max_runs)
+        run.resumes = prior.run_id
+        run.carried = [e for e in prior.episodes if e not in prior.reported]
+        return run.carried
+
+    def chain(self, run: RunRecord, runs: Mapping[UUID, RunRecord]) -> list[RunRecord]:
+        """This run and the interrupted runs it resumed that are still remembered."""
+        found = [run]
+        while (prior := runs.get(found[-1].resumes) if found[-1].resumes else None) is not None:
+            if prior in found:
+                break
+            found.append(prior)
+        return found
+
+
+def has_report(lamar: Any, episode_id: str) -> bool:
+    """Whether an episode has a real report (an expiry or a default outcome yields to one)."""
+    try:
+        record = lamar.episode(episode_id)
+    except UnknownEpisode:
+        return False
+    return bool(record.reports > 0 and record.settled is None)
+
+
+def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
+    """The LangGraph thread a run belongs to: LangGraph copies `thread_id` from `configurable`
+    into every run's metadata (as given: an int stays an int, so it is read as a string)."""
+    thread = (metadata or {}).get("thread_id")
+    return str(thread) if thread is not None and thread != "" else None
+
+
+__all__ = ["Bindings", "Interrupted", "has_report", "thread_of"]

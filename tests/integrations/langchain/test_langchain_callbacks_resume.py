@@ -1,0 +1,179 @@
+"""LamarCallbackHandler on LangGraph threads stopped by `interrupt(...)` and resumed with
+`Command(resume=...)`: the resumed root run carries the interrupted run's unreported episodes."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any, TypedDict
+
+import pytest
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.runnables import RunnableLambda
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Command, interrupt
+
+from lamar import Experience, Lamar, Scope, Signal, UnknownEpisode
+from lamar.sleep.traces import load_traces
+from lamar_langchain import LamarCallbackHandler, LamarRetriever
+
+
+class Review(TypedDict, total=False):
+    question: str
+    lessons: list[Any]
+    draft: str
+    verdict: str
+    answer: str
+
+
+def engine() -> Lamar:
+    lam = Lamar(":memory:", k=2, seed=9, holdout=1e-9)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    return lam
+
+
+def review_graph(lam: Lamar, reviews: int = 1) -> Any:
+    """recall -> draft -> review (interrupts `reviews` times) -> answer, checkpointed in memory."""
+    retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
+    model = GenericFakeChatModel(messages=iter(f"draft {i}" for i in range(100)))
+
+    def recall(state: Review) -> Review:
+        return {"lessons": retriever.invoke(state["question"])}
+
+    async def arecall(state: Review) -> Review:
+        return {"lessons": await retriever.ainvoke(state["question"])}
+
+    def draft(state: Review) -> Review:
+        return {"draft": model.invoke(state["question"]).text}
+
+    def review(state: Review) -> Review:
+        verdicts = [interrupt({"draft": state["draft"], "round": i}) for i in range(reviews)]
+        return {"verdict": verdicts[-1]}
+
+    def answer(state: Review) -> Review:
+        return {"answer": f"{state['draft']} ({state['verdict']})"}
+
+    graph = StateGraph(Review)
+    graph.add_node("recall", RunnableLambda(recall, afunc=arecall))
+    graph.add_node("draft", draft)
+    graph.add_node("review", review)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "draft")
+    graph.add_edge("draft", "review")
+    graph.add_edge("review", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+async def run(graph: Any, value: Any, handler: LamarCallbackHandler, thread: Any, mode: str) -> tuple[uuid.UUID, Any]:
+    run_id = uuid.uuid4()
+    config = {"callbacks": [handler], "run_id": run_id, "configurable": {"thread_id": thread}}
+    out = graph.invoke(value, config) if mode == "sync" else await graph.ainvoke(value, config)
+    handler.flush()
+    return run_id, out
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_resumed_run_reports_the_episode_recalled_before_the_interrupt(tmp_path: Path, mode: str) -> None:
+    lam = engine()
+    path = tmp_path / "traces.jsonl"
+    handler = LamarCallbackHandler(lam, trace_path=path, raise_error=True)
+    graph = review_graph(lam)
+    first, paused = await run(graph, {"question": "why does the build fail?"}, handler, "t1", mode)
+    assert paused["__interrupt__"][0].value["draft"] == "draft 0"
+    episode = paused["lessons"][0].metadata["episode_id"]
+    # An interrupt is no failure: the run ended, its trace is written and its episode stays open.
+    assert handler.episodes(first) == [episode] and not handler.implicit_signals(first).failed
+    assert lam.episode(episode).reports == 0
+
+    resumed, done = await run(graph, Command(resume="approved"), handler, "t1", mode)
+    assert done["answer"] == "draft 0 (approved)"
+    assert handler.episodes(resumed) == [episode]
+    assert handler.trace(resumed).episode_id == episode
+    assert handler.report(resumed, Signal.SHIPPED) == [episode]
+    assert lam.episode(episode).signal == "shipped"
+
+    traces = load_traces(path)
+    assert [t.id for t in traces] == [str(first), str(resumed)]
+    assert [t.episode_id for t in traces] == [episode, episode]
+    assert traces[1].metadata["resumes"] == str(first) and traces[1].output == "draft 0 (approved)"
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_the_interrupted_run_id_still_reports_and_is_not_reported_twice(mode: str) -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True, write_on="report")
+    graph = review_graph(lam)
+    first, paused = await run(graph, {"question": "q"}, handler, 42, mode)  # an int thread id
+    episode = paused["lessons"][0].metadata["episode_id"]
+    resumed, _ = await run(graph, Command(resume="approved"), handler, 42, mode)
+    assert handler.report(first, Signal.SHIPPED) == [episode]
+    assert handler.report(resumed, Signal.SHIPPED) == []  # carried, and reported already
+    assert lam.episode(episode).reports == 1
+
+
+async def test_an_episode_reported_before_the_resume_is_not_carried() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    first, _ = await run(graph, {"question": "q"}, handler, "t1", "sync")
+    handler.report(first, Signal.REVERTED)  # the reviewer turned it down
+    resumed, _ = await run(graph, Command(resume="rejected"), handler, "t1", "sync")
+    assert handler.episodes(resumed) == [] and handler.trace(resumed).episode_id is None
+    with pytest.raises(UnknownEpisode):
+        handler.report(resumed, Signal.SHIPPED)
+
+
+async def test_interleaved_threads_each_carry_their_own_episode() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    _, a = await run(graph, {"question": "a"}, handler, "a", "sync")
+    _, b = await run(graph, {"question": "b"}, handler, "b", "sync")
+    resumed_b, _ = await run(graph, Command(resume="ok"), handler, "b", "sync")
+    resumed_a, _ = await run(graph, Command(resume="ok"), handler, "a", "sync")
+    assert handler.episodes(resumed_a) == [a["lessons"][0].metadata["episode_id"]]
+    assert handler.episodes(resumed_b) == [b["lessons"][0].metadata["episode_id"]]
+
+
+async def test_a_thread_interrupted_twice_carries_its_episode_to_the_last_run() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam, reviews=2)
+    _, paused = await run(graph, {"question": "q"}, handler, "t1", "sync")
+    episode = paused["lessons"][0].metadata["episode_id"]
+    second, again = await run(graph, Command(resume="not yet"), handler, "t1", "sync")
+    assert again["__interrupt__"][0].value["round"] == 1
+    last, done = await run(graph, Command(resume="approved"), handler, "t1", "sync")
+    assert done["answer"] == "draft 0 (approved)"
+    assert handler.episodes(second) == handler.episodes(last) == [episode]
+    assert handler.report(last, 0.5) == [episode]
+    assert handler.report(second, 0.5, replace=True) == [episode]  # each id of the thread still reaches it
+
+
+async def test_runs_without_a_thread_or_with_fresh_input_carry_nothing() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    _, paused = await run(graph, {"question": "q"}, handler, "t1", "sync")
+    fresh, out = await run(graph, {"question": "another"}, handler, "t1", "sync")  # a new turn, not a resume
+    assert handler.episodes(fresh) == [out["lessons"][0].metadata["episode_id"]]
+    assert paused["lessons"][0].metadata["episode_id"] not in handler.episodes(fresh)
+    plain = uuid.uuid4()
+    retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
+    docs = retriever.invoke("q", {"callbacks": [handler]}, run_id=plain)  # no thread: as before
+    assert handler.episodes(plain) == [docs[0].metadata["episode_id"]]
+
+
+async def test_interrupted_threads_are_bounded_by_max_runs() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True, max_runs=2)
+    graph = review_graph(lam)
+    for thread in ("a", "b", "c"):
+        await run(graph, {"question": thread}, handler, thread, "sync")
+    assert list(handler._interrupted) == ["b", "c"]  # the oldest thread waits no more
+    resumed, _ = await run(graph, Command(resume="ok"), handler, "a", "sync")
+    with pytest.raises(UnknownEpisode):
+        handler.report(resumed, Signal.SHIPPED)
