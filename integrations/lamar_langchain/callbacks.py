@@ -290,7 +290,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
             if run is not None:
                 for episode_id in episodes_in(outputs):
                     self._attach(run, episode_id, run_id)
-                run.interrupted |= isinstance(error, GraphInterrupt)  # the run stops; a later one may resume it
+                if isinstance(error, GraphInterrupt):  # the run stops; a later one may resume it
+                    run.interrupt(run_id)
             if run is None or run_id != run.run_id:
                 if run is not None and error is not None and not isinstance(error, GraphBubbleUp):
                     run.failed_parts.add(run_id)
@@ -320,9 +321,8 @@ class LamarCallbackHandler(BaseCallbackHandler):
             return
         finished = [rid for rid, run in self._runs.items() if run.done]
         for rid in finished[: max(0, len(finished) - self.max_runs)]:
-            for episode_id in self._runs.pop(rid).episodes:
-                if self._by_episode.get(episode_id) == rid:  # a carried episode now points at the run that resumed
-                    self._by_episode.pop(episode_id, None)
+            for episode_id in [e for e in self._runs.pop(rid).episodes if self._by_episode.get(e) == rid]:
+                self._by_episode.pop(episode_id)  # not a carried one: it points at the run that resumed
 
     def _tool_error(self, run_id: UUID, message: str) -> None:
         run = self._run_of(run_id)

@@ -60,22 +60,34 @@ class RunRecord:
         self.origin: dict[str, UUID] = {}  # episode -> the run it came from
         self.failed_parts: set[UUID] = set()  # members that raised
         self.thread: str | None = None  # the LangGraph thread, from the root's metadata
-        self.interrupted = False  # a member raised `interrupt(...)`: a later run may resume it
+        self.interrupted_parts: set[UUID] = set()  # the innermost members that raised `interrupt(...)`
         self.resumes: UUID | None = None  # the interrupted run of the thread that this run resumed
         self.carried: list[str] = []  # episodes taken over from that run
+        self.redone: list[str] = []  # carried, but recalled inside a node that runs again on resume
         self.reported: set[str] = set()  # episodes this handler reported
 
+    @property
+    def interrupted(self) -> bool:
+        return bool(self.interrupted_parts)
+
+    def interrupt(self, run_id: UUID) -> None:
+        """Note a member that raised `interrupt(...)`; its parents re-raise it after it, and
+        only the innermost one is the node that LangGraph runs again on resume."""
+        if not any(self._inside(part, {run_id}) for part in self.interrupted_parts):
+            self.interrupted_parts.add(run_id)
+
     def abandoned(self) -> list[str]:
-        """Episodes recalled inside a part of the run that raised (an attempt the run retried):
-        that part's output never reached the run's answer."""
-        found = []
-        for episode in self.episodes:
-            node = self.origin.get(episode)
-            while node is not None and node not in self.failed_parts:
-                node = self.parents.get(node)
-            if node is not None:
-                found.append(episode)
-        return found
+        """Episodes recalled inside a part of the run that raised (an attempt the run retried),
+        or carried from an interrupted node that ran again: their part never reached the answer."""
+        return [e for e in self.episodes if e in self.redone or self._inside(self.origin.get(e), self.failed_parts)]
+
+    def recalled_inside(self, parts: set[UUID]) -> list[str]:
+        return [e for e in self.episodes if self._inside(self.origin.get(e), parts)]
+
+    def _inside(self, node: UUID | None, parts: set[UUID]) -> bool:
+        while node is not None and node not in parts:
+            node = self.parents.get(node)
+        return node is not None
 
     def signals(self) -> ImplicitSignals:
         return ImplicitSignals(**self.counts, failed=self.failed)

@@ -45,7 +45,7 @@ class Interrupted(OrderedDict[str, UUID]):
 
     def ended(self, run: RunRecord, limit: int) -> None:
         """Note a root run that ended: an interrupted one waits for the run that resumes its thread
-        (one that also failed as well: the expiry of its episodes yields to a late report)."""
+        (also one that failed: the expiry of its episodes yields to a late report)."""
         if run.interrupted and run.thread is not None:
             self.pop(run.thread, None)
             self[run.thread] = run.run_id
@@ -66,6 +66,8 @@ class Interrupted(OrderedDict[str, UUID]):
             return []  # nothing interrupted, a new turn, or a run forgotten (max_runs)
         run.resumes = prior.run_id
         run.carried = [e for e in prior.episodes if e not in prior.reported]
+        # LangGraph runs an interrupted node again from its start: what it recalled is recalled anew.
+        run.redone = [e for e in prior.recalled_inside(prior.interrupted_parts) if e in run.carried]
         return run.carried
 
     def chain(self, run: RunRecord, runs: Mapping[UUID, RunRecord]) -> list[RunRecord]:

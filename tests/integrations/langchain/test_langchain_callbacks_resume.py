@@ -177,3 +177,33 @@ async def test_interrupted_threads_are_bounded_by_max_runs() -> None:
     resumed, _ = await run(graph, Command(resume="ok"), handler, "a", "sync")
     with pytest.raises(UnknownEpisode):
         handler.report(resumed, Signal.SHIPPED)
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_recall_in_the_interrupted_node_is_redone_not_carried(mode: str) -> None:
+    """LangGraph runs the interrupted node again from its start: its first recall never reached
+    the answer, the one made on resume did."""
+    lam = engine()
+    retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
+
+    async def ask(state: Review) -> Review:
+        lessons = await retriever.ainvoke(state["question"])
+        return {"lessons": lessons, "verdict": interrupt(lessons[0].page_content)}
+
+    def ask_sync(state: Review) -> Review:
+        lessons = retriever.invoke(state["question"])
+        return {"lessons": lessons, "verdict": interrupt(lessons[0].page_content)}
+
+    builder = StateGraph(Review)
+    builder.add_node("ask", RunnableLambda(ask_sync, afunc=ask))
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    first, _ = await run(graph, {"question": "q"}, handler, "t1", mode)
+    (before,) = handler.episodes(first)
+    resumed, done = await run(graph, Command(resume="ok"), handler, "t1", mode)
+    after = done["lessons"][0].metadata["episode_id"]
+    assert after != before and handler.episodes(resumed) == [after]
+    assert lam.episode(before).settled == "expired"  # no episode left pending
+    assert handler.report(resumed, Signal.SHIPPED) == [after]
