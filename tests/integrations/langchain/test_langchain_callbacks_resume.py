@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any, TypedDict
@@ -207,3 +208,40 @@ async def test_a_recall_in_the_interrupted_node_is_redone_not_carried(mode: str)
     assert after != before and handler.episodes(resumed) == [after]
     assert lam.episode(before).settled == "expired"  # no episode left pending
     assert handler.report(resumed, Signal.SHIPPED) == [after]
+
+
+async def test_an_interrupt_inside_a_subgraph_carries_the_episode_of_its_earlier_node() -> None:
+    lam = engine()
+    retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
+    sub = StateGraph(Review)
+    sub.add_node("recall", lambda state: {"lessons": retriever.invoke(state["question"])})
+    sub.add_node("review", lambda state: {"verdict": interrupt("ok?")})
+    sub.add_edge(START, "recall")
+    sub.add_edge("recall", "review")
+    sub.add_edge("review", END)
+    builder = StateGraph(Review)
+    builder.add_node("sub", sub.compile())  # the subgraph re-raises the interrupt after its node
+    builder.add_edge(START, "sub")
+    builder.add_edge("sub", END)
+    graph = builder.compile(checkpointer=InMemorySaver())
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    first, _ = await run(graph, {"question": "q"}, handler, "t1", "sync")
+    resumed, done = await run(graph, Command(resume="ok"), handler, "t1", "sync")
+    assert done["verdict"] == "ok"
+    assert handler.episodes(resumed) == handler.episodes(first) == [done["lessons"][0].metadata["episode_id"]]
+
+
+async def test_with_write_on_report_the_interrupted_runs_trace_gets_the_outcome_too(tmp_path: Path) -> None:
+    lam = engine()
+    path = tmp_path / "traces.jsonl"
+    handler = LamarCallbackHandler(lam, trace_path=path, raise_error=True, write_on="report")
+    graph = review_graph(lam)
+    first, resumed = uuid.uuid4(), uuid.uuid4()
+    config = {"callbacks": [handler], "configurable": {"thread_id": "t1"}}
+    await graph.ainvoke({"question": "q"}, {**config, "run_id": first})
+    await graph.ainvoke(Command(resume="approved"), {**config, "run_id": resumed})
+    await asyncio.to_thread(handler.report, resumed, Signal.SHIPPED)
+    handler.flush()
+    traces = load_traces(path)
+    assert sorted(t.id for t in traces) == sorted([str(first), str(resumed)])
+    assert {t.outcome for t in traces} == {"shipped"} and traces[0].episode_id == traces[1].episode_id
