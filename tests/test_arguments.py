@@ -167,3 +167,24 @@ def test_a_postgres_option_out_of_range_is_refused_before_connecting(postgres_ur
     # (a bare TypeError, ValueError or OverflowError from psycopg's pool, or accepted and failing later)
     with pytest.raises(InvalidArgument, match=option):
         ExperienceStore(postgres_url, **{option: value})
+
+
+@pytest.mark.parametrize("given", [":memory:", MemoryStore(), None, object()])
+def test_an_integration_piece_given_no_engine_names_itself_and_what_it_takes(given: Any) -> None:
+    from lamar.integration import engine
+
+    with pytest.raises(InvalidArgument, match=r"^LamarRetriever takes a Lamar engine first \(Lamar\(\"lessons.db\"\)\); got "):
+        engine(given, "LamarRetriever")
+    lam = Lamar(":memory:")
+    assert engine(lam, "LamarRetriever") is lam
+
+
+@pytest.mark.parametrize("bad", ["great", 1.5, math.nan, True])
+def test_an_outcome_kept_for_later_is_refused_under_its_own_name(bad: Any) -> None:
+    from lamar import InvalidReward
+    from lamar.integration import outcome
+
+    with pytest.raises(InvalidReward, match=r"^silent_outcome: "):
+        outcome(bad, "silent_outcome")
+    assert [outcome(good, "silent_outcome") for good in (None, Signal.SHIPPED, "accepted", -0.5)] == [
+        None, Signal.SHIPPED, "accepted", -0.5]

@@ -19,9 +19,9 @@ from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, StoreError, UnknownEpisode
 from lamar.extras import needs_extra
+from lamar.integration import engine, outcome
 from lamar.signals import Signal, to_reward
 from lamar.sleep.traces import Trace, TraceWriter
-from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import clip, episodes_in, output_text
@@ -84,14 +84,14 @@ class LamarCallbackHandler(BaseCallbackHandler):
                  failed_outcome: Signal | float | str | None = None, bind_ttl: float = 3600.0) -> None:
         if write_on not in ("end", "report"):
             raise InvalidArgument(f"write_on is 'end' or 'report'; got {write_on!r}")
-        self.lamar = checked_engine(lamar, "LamarCallbackHandler")
+        self.lamar = engine(lamar, "LamarCallbackHandler")
         self.trace_path = trace_path
         self.write_on = write_on
         self.raise_error = raise_error
         self.mirror_to_langsmith = mirror_to_langsmith
         self.feedback_key = feedback_key
         self.max_runs = max_runs
-        self.failed_outcome = checked_outcome(failed_outcome, "failed_outcome")
+        self.failed_outcome = outcome(failed_outcome, "failed_outcome")
         self.bind_ttl = bind_ttl
         self._io: concurrent.futures.ThreadPoolExecutor | None = None
         self._client = langsmith_client

@@ -40,9 +40,10 @@ from lamar import (
 )
 from lamar.arguments import slots
 from lamar.experience import check_context
+from lamar.integration import engine as checked_engine
+from lamar.integration import outcome as checked_outcome
 from lamar.recall import render_prompt
 from lamar.signals import to_reward
-from lamar_langchain.arguments import checked_engine, checked_outcome
 from lamar_langchain.conventions import (
     EPISODE_KEY,
     RECALL_EVENT,

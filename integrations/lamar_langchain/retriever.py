@@ -31,9 +31,9 @@ from lamar import (
     UnknownExperience,
 )
 from lamar.experience import check_context
+from lamar.integration import engine as checked_engine
 from lamar.safety.lessons import lesson_refusal
 from lamar.storable import whole_number
-from lamar_langchain.arguments import checked_engine
 from lamar_langchain.conventions import (
     EPISODE_ID,
     EXPERIENCE_ID,

@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 from lamar import DuplicateReport, Recall, StoreError, UnknownEpisode
 from lamar.arguments import slots
 from lamar.experience import check_context
+from lamar.integration import engine as checked_engine
 from lamar.signals import (
     TOOL_EPISODE,
     TOOL_EVIDENCE,
@@ -24,7 +25,6 @@ from lamar.signals import (
     tool_answer,
     tool_recorded,
 )
-from lamar_langchain.arguments import checked_engine
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None

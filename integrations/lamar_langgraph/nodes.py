@@ -24,6 +24,7 @@ from lamar import (
     UnknownEpisode,
 )
 from lamar.experience import check_context, context_within
+from lamar.integration import engine
 from lamar.signals import to_reward
 
 log = logging.getLogger(__name__)
@@ -294,14 +295,6 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         return written(done) if done else {}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
-
-
-def engine(lamar: Any, who: str) -> Lamar:
-    """`lamar` if it is a Lamar engine, else an `InvalidArgument` when the graph is built (a store
-    or a path would otherwise fail inside the first run, breaking it)."""
-    if not isinstance(lamar, Lamar):
-        raise InvalidArgument(f"{who} takes a Lamar engine first (Lamar(\"lessons.db\")); got {type(lamar).__name__}")
-    return lamar
 
 
 def _callable_or_none(value: Any, name: str) -> None:

@@ -17,7 +17,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 
 from lamar import DuplicateReport, InvalidArgument, InvalidReward, Recall, Signal, StoreError, UnknownEpisode
 from lamar.experience import check_context
-from lamar.signals import to_reward
+from lamar.integration import outcome as checked_outcome
 from lamar_llamaindex.nodes import engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -85,7 +85,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             raise InvalidArgument(f"outcome must be a function of the new user message, or None; "
                                   f"got {type(data['outcome']).__name__}")
         if data.get("silent_outcome") is not None:
-            _outcome(data["silent_outcome"], "silent_outcome")  # refused now, not in a later turn of the agent
+            checked_outcome(data["silent_outcome"], "silent_outcome")  # refused now, not in a later turn of the agent
         if data.get("context") is not None and not callable(data["context"]):
             data["context"] = check_context(data["context"])
         super().__init__(**data)
@@ -129,7 +129,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if value is None:
             return
         try:
-            _outcome(value, "the outcome function's result")
+            checked_outcome(value, "the outcome function's result")
         except InvalidReward as exc:  # the turn goes on; raising would fail every later turn of the session
             log.warning("Lamar ignored the outcome of episode %s, which stays pending: %s", turn.recall.episode_id, exc)
             return
@@ -172,13 +172,6 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     async def areport(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
-
-
-def _outcome(value: Any, name: str) -> None:
-    try:
-        to_reward(value)
-    except InvalidReward as exc:
-        raise InvalidReward(f"{name}: {exc}") from exc
 
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:

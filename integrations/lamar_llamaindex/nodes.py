@@ -8,6 +8,7 @@ from typing import Any
 from llama_index.core.schema import BaseNode, Document, NodeWithScore, TextNode
 
 from lamar import Experience, InvalidArgument, Lamar, Status
+from lamar.integration import engine
 from lamar.recall import neutralize
 
 EXPERIENCE_ID = "experience_id"
@@ -77,14 +78,6 @@ def episode_id_of(node: BaseNode | NodeWithScore) -> str | None:
     """The episode id Lamar stamped on a node it chose, or None."""
     value = _node(node).metadata.get(EPISODE_ID)
     return value if isinstance(value, str) and value else None
-
-
-def engine(lamar: Any, who: str) -> Lamar:
-    """`lamar` if it is a Lamar engine, else an `InvalidArgument` naming the piece that took it (a
-    store or a path passed by mistake would otherwise fail later, inside a query or an agent's turn)."""
-    if not isinstance(lamar, Lamar):
-        raise InvalidArgument(f"{who} takes a Lamar engine first (Lamar(\"lessons.db\")); got {type(lamar).__name__}")
-    return lamar
 
 
 def slots(k: Any, name: str = "k") -> int | None:

@@ -1,0 +1,33 @@
+"""What every integration checks of the arguments its pieces are made with (an engine, an outcome
+kept for later), refused when the piece is made rather than inside the agent's turn."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamar._errors import InvalidArgument, InvalidReward
+from lamar.engine import Lamar
+from lamar.signals import to_reward
+
+
+def engine(lamar: Any, who: str) -> Lamar:
+    """`lamar` if it is a Lamar engine, else an `InvalidArgument` naming the piece that took it: a
+    store or a path passed by mistake would otherwise fail later, inside a query or an agent's turn."""
+    if not isinstance(lamar, Lamar):
+        raise InvalidArgument(f"{who} takes a Lamar engine first (Lamar(\"lessons.db\")); got {type(lamar).__name__}")
+    return lamar
+
+
+def outcome(value: Any, name: str) -> Any:
+    """`value` if it is None or an outcome (a Signal, its name, a number in [-1, 1]), else an
+    `InvalidReward` naming the argument: an outcome kept for later (`silent_outcome=`) is checked
+    when it is given, not when the episode it would settle is already lost."""
+    if value is not None:
+        try:
+            to_reward(value)
+        except InvalidReward as exc:
+            raise InvalidReward(f"{name}: {exc}") from exc
+    return value
+
+
+__all__ = ["engine", "outcome"]
