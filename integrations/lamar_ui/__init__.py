@@ -68,7 +68,6 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     if on_term:
         signal.signal(signal.SIGTERM, _exit_on_signal)
-    held = None
     try:  # from the first line printed: a signal sent as soon as the address shows still cleans up
         print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
         if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
@@ -77,8 +76,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         print("(press Ctrl+C to stop)", flush=True)
         if open_browser:
             webbrowser.open(url)
-        held = _hold_signals()  # after the browser starts: a child would inherit the held signals
-        server.run(sockets=[sock], held=held)
+        server.run(sockets=[sock])
     finally:
         if server.serving is not None:  # a signal before the event loop ran it: closed, not warned about
             server.serving.close()
@@ -89,7 +87,6 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
-        _release_signals(held)  # if the server never got as far as taking them: delivered now, after the cleanup
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:
@@ -118,17 +115,21 @@ __all__ = ["UI", "create_app", "default_report_path", "serve"]
 
 
 def _server_class() -> type[Any]:
-    """uvicorn's server, keeping the coroutine it serves in: a Ctrl+C or SIGTERM that lands before
-    the event loop starts it would otherwise leave it never awaited, which Python warns of at exit."""
+    """uvicorn's server, holding Ctrl+C and SIGTERM back while it builds its event loop
+    (`_hold_signals`) and keeping the coroutine it serves in: a signal that lands before the event
+    loop starts it would otherwise leave it never awaited, which Python warns of at exit."""
     import uvicorn
 
     class Server(uvicorn.Server):
         serving: Coroutine[Any, Any, None] | None = None
         held: set[signal.Signals] | None = None
 
-        def run(self, sockets: list[socket.socket] | None = None, held: set[signal.Signals] | None = None) -> None:
-            self.held = held
-            super().run(sockets=sockets)
+        def run(self, sockets: list[socket.socket] | None = None) -> None:
+            self.held = _hold_signals()  # the browser has started: a child would inherit held signals
+            try:
+                super().run(sockets=sockets)
+            finally:
+                _release_signals(self.held)  # never taken by the server: delivered now, and cleaned up after
 
         def serve(self, sockets: list[socket.socket] | None = None) -> Coroutine[Any, Any, None]:  # type: ignore[override]
             self.serving = super().serve(sockets=sockets)
