@@ -432,6 +432,7 @@ class SqliteStore:
 
     def load_state(self) -> str | None:
         with self._lock:
+            self._check_open()  # else the closed connection's error would read as "no state yet"
             try:
                 row = self._db.execute("SELECT body FROM state WHERE id = 1").fetchone()
             except sqlite3.Error:
