@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.extras import needs_extra
-from lamar.store.base import Event, stored_problem
+from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 
 if TYPE_CHECKING:
@@ -355,7 +355,7 @@ class Connections:
 
     def check_open(self) -> None:
         if self._closed:
-            raise StoreError(f"the store {self.location} is closed")
+            raise closed_store(self.location)
 
     def close(self) -> None:
         with self._close_lock:
