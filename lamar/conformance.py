@@ -23,6 +23,7 @@ from lamar._errors import (
     EventConflict,
     InvalidArgument,
     InvalidEvent,
+    StoreError,
     UnknownEpisode,
     UnknownExperience,
 )
@@ -191,6 +192,34 @@ class StoreConformance(ReadsConformance):
         self.addCleanup(again.close)
         self.assertEqual(({i: again.evidence(i) for i in ids}, again.stats()), before)
 
+    def test_a_closed_store_refuses_every_read_and_write(self) -> None:
+        # A use after close is a bug in the caller, even where the data is still within reach (as
+        # in memory): it fails at once, saying what to do, and never reads as a corrupt store.
+        store = self.open(self.loc)
+        lam = Lamar(store, seed=1)
+        lam.add(Experience("the build fails", "clear the cache"))
+        episode = lam.recall({}).episode_id
+        lam.close()
+        lam.close()  # twice is harmless
+        status = Event("status", {"id": "x", "status": "retired"}, key="k", seq=1, time=1.0)
+        calls: dict[str, Any] = {
+            "recall": lambda: lam.recall({}), "report": lambda: lam.report(episode, Signal.SHIPPED),
+            "add": lambda: lam.add(Experience("a", "b")), "stats": lam.stats,
+            "read": store.read, "append": lambda: store.append([status])}
+        if self.keyed:
+            calls |= {"lookup": lambda: store.lookup(["k"]), "load_state": store.load_state,
+                      "save_state": lambda: store.save_state(1, "a state")}
+        if self.rewritable:
+            calls["rewrite"] = lambda: store.rewrite(1, Event("snapshot", {}))
+        if self.erasable:
+            calls["scrub"] = lambda: store.scrub([status])
+        for name, call in calls.items():
+            with self.subTest(name):
+                with self.assertRaisesRegex(StoreError, r"is closed\b.*; open ") as caught:
+                    call()
+                self.assertNotIsInstance(caught.exception, CorruptStore)
+        store.close()
+
     # -- keyed lookup and the engine's saved state -----------------------------------------
 
     def test_lookup_finds_committed_events_by_key(self) -> None:
@@ -214,8 +243,7 @@ class StoreConformance(ReadsConformance):
         lam.report(lam.recall({}).episode_id, Signal.SHIPPED)
         if self.keyed:
             self.assertEqual(store.lookup(["episode:e\ud800", "outcome:e\x00"]), [])
-        lam.close()
-        again = Lamar(self.open(self.loc) if self.persistent else store, seed=1)  # ids looked up in the store
+        again = Lamar(self._reopened(lam), seed=1)  # ids looked up in the store
         self.addCleanup(again.close)
         for bad in ("ep_\udcff", "ep_\x00"):
             with self.assertRaises(UnknownEpisode):
@@ -255,8 +283,7 @@ class StoreConformance(ReadsConformance):
                 reported.append(rec.episode_id)
         lam.retire(ids[6])
         lam.stats()  # (a fold-mode engine folds the log only for calls such as this one)
-        lam.close()  # saves the state
-        tail = store if not self.persistent else self.open(self.loc)
+        tail = self._reopened(lam)  # with the state saved
         episode = open_eps.pop()  # a report after the state, written as an engine writes it
         tail.append([Event("outcome", {"episode": episode, "reward": 1.0, "signal": "shipped", "replace": False},
                            key=f"outcome:{episode}")])
@@ -492,6 +519,16 @@ class StoreConformance(ReadsConformance):
             self.assertTrue(math.isfinite(lam.evidence(exp.id).estimate))
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _reopened(self, lam: Lamar) -> Any:
+        """The store of `lam` as the next engine finds it after `lam.close()`, which saves the
+        engine's state: opened again where it persists. A store that does not persist would be gone
+        with the close, so it stays open, with the state saved as the close saves it."""
+        if self.persistent:
+            lam.close()
+            return self.open(self.loc)
+        lam._log.save_if_worth()
+        return lam.store
 
     def _require(self, *capabilities: str) -> None:
         for name in capabilities:

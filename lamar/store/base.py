@@ -158,6 +158,9 @@ def check_appendable(events: Sequence[Event]) -> None:
 
 def closed_store(location: str) -> StoreError:
     """The error every backend raises when asked to read or write after `close()`."""
+    if location == ":memory:":  # opened again it would be empty: its events end with the close
+        return StoreError(f"the store {location} is closed, and its events with it; open a new one to read "
+                          "or write, and close an in-memory store only when done with its events")
     return StoreError(f"the store {location} is closed; open it again to read or write it")
 
 

@@ -6,7 +6,7 @@ import _thread
 from collections.abc import Sequence
 
 from lamar._errors import EventConflict, InvalidEvent
-from lamar.store.base import EVENT_KINDS, Event, scrubbed_log
+from lamar.store.base import EVENT_KINDS, Event, closed_store, scrubbed_log
 
 
 class MemoryStore:
@@ -23,8 +23,10 @@ class MemoryStore:
         self._keys: dict[str, Event] = {}
         self._state: tuple[int, str] | None = None
         self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
+        self._closed = False
 
     def append(self, events: Sequence[Event]) -> list[Event]:
+        self._check_open()
         unknown = next((e.kind for e in events if e.kind not in EVENT_KINDS), None)
         if unknown is not None:  # the engine could not fold the log back: refused like the other stores do
             raise InvalidEvent(f"an event of this write has the kind {unknown!r}, which is not one of "
@@ -43,12 +45,14 @@ class MemoryStore:
             return stored
 
     def read(self, after: int = 0) -> list[Event]:
+        self._check_open()
         events = self._events  # a rewrite swaps in a new list; this one stays whole
         start = events[0].seq - 1 if events else 0
         return events[max(0, after - start):]
 
     def rewrite(self, through: int, snapshot: Event) -> bool:
         with self._lock:
+            self._check_open()
             events = self._events
             last = events[-1].seq if events else 0
             if through > last or through < 1:
@@ -63,6 +67,7 @@ class MemoryStore:
 
     def scrub(self, events: Sequence[Event]) -> int:
         with self._lock:
+            self._check_open()
             replaced = scrubbed_log(self._events, events, self.location)  # a read in progress keeps its list
             self._events = replaced
             self._keys = {e.key: e for e in replaced if e.key is not None}
@@ -70,19 +75,28 @@ class MemoryStore:
             return len(events)
 
     def lookup(self, keys: Sequence[str]) -> list[Event]:
+        self._check_open()
         found = [self._keys.get(key) for key in keys]
         return sorted((e for e in found if e is not None), key=lambda e: e.seq)
 
     def load_state(self) -> str | None:
+        self._check_open()
         return None if self._state is None else self._state[1]
 
     def save_state(self, seq: int, text: str) -> None:
         with self._lock:
+            self._check_open()
             if self._state is None or self._state[0] <= seq:
                 self._state = (seq, text)
 
+    def _check_open(self) -> None:
+        # The events would still be there, but a use after close is a bug the other stores refuse:
+        # code that passes in memory must not fail only once it runs on a file or a database.
+        if self._closed:
+            raise closed_store(self.location)
+
     def close(self) -> None:
-        pass
+        self._closed = True
 
 
 def _repeated(keys: Sequence[str]) -> str | None:
