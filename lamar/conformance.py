@@ -59,7 +59,8 @@ class StoreConformance(ReadsConformance):
     """Behaviour every store backend must show: round trips of every event kind, atomic batches,
     unique keys, reopening, keyed lookup and the saved state, rewrites into a snapshot (also while
     other processes write), scrubs that leave no copy of what they replaced (`stored_bytes`),
-    writers in separate processes, and SIGKILL in the middle of writes.
+    writers in separate processes, SIGKILL in the middle of writes, and a refusal of every read and
+    write after close.
 
     A backend's test is a subclass with `unittest.TestCase` that says where a store lives, in a
     form a child process can open too (when `processes` is True):
