@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 from uuid import UUID
 
-from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
@@ -25,13 +25,13 @@ from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import clip, episodes_in, output_text
-from lamar_langchain.waiting import Bindings, Interrupted, has_report
+from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report
 
 log = logging.getLogger(__name__)
 _RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
 
 
-class LamarCallbackHandler(BaseCallbackHandler):
+class LamarCallbackHandler(GraphEvents):
     """Attach to any runnable or graph; each root run is tied to the episodes recalled inside it.
 
     Episodes are found in `LamarRetriever`'s recall events and documents, in outputs or state
@@ -291,7 +291,7 @@ class LamarCallbackHandler(BaseCallbackHandler):
                 for episode_id in episodes_in(outputs):
                     self._attach(run, episode_id, run_id)
                 if isinstance(error, GraphInterrupt):  # the run stops; a later one may resume it
-                    run.interrupt(run_id)
+                    run.interrupt(run_id, error.args[0] if error.args else ())
             if run is None or run_id != run.run_id:
                 if run is not None and error is not None and not isinstance(error, GraphBubbleUp):
                     run.failed_parts.add(run_id)

@@ -61,6 +61,7 @@ class RunRecord:
         self.failed_parts: set[UUID] = set()  # members that raised
         self.thread: str | None = None  # the LangGraph thread, from the root's metadata
         self.interrupted_parts: set[UUID] = set()  # the innermost members that raised `interrupt(...)`
+        self.paused = False  # stopped at a static breakpoint (`interrupt_before`, `interrupt_after`)
         self.resumes: UUID | None = None  # the interrupted run of the thread that this run resumed
         self.carried: list[str] = []  # episodes taken over from that run
         self.redone: list[str] = []  # carried, but recalled inside a node that runs again on resume
@@ -68,12 +69,15 @@ class RunRecord:
 
     @property
     def interrupted(self) -> bool:
-        return bool(self.interrupted_parts)
+        return bool(self.interrupted_parts) or self.paused
 
-    def interrupt(self, run_id: UUID) -> None:
-        """Note a member that raised `interrupt(...)`; its parents re-raise it after it, and
-        only the innermost one is the node that LangGraph runs again on resume."""
-        if not any(self._inside(part, {run_id}) for part in self.interrupted_parts):
+    def interrupt(self, run_id: UUID, interrupts: Any) -> None:
+        """Note a member that raised `GraphInterrupt`. With `interrupt(...)` payloads, its parents
+        re-raise it after it, and only the innermost one is the node that LangGraph runs again on
+        resume; without (a subgraph's breakpoint), the subgraph resumes from its own checkpoint."""
+        if not interrupts:
+            self.paused = True
+        elif not any(self._inside(part, {run_id}) for part in self.interrupted_parts):
             self.interrupted_parts.add(run_id)
 
     def abandoned(self) -> list[str]:

@@ -1,15 +1,22 @@
 """What waits for a root run that has not started: the episodes bound to its run id by hand, and
-the interrupted run of a LangGraph thread, whose episodes the run that resumes the thread carries."""
+the run of a LangGraph thread stopped by `interrupt(...)` or a breakpoint, whose episodes the run
+that resumes the thread carries."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 from uuid import UUID
 
 from langgraph.types import Command
+
+try:
+    from langgraph.callbacks import GraphCallbackHandler
+except ImportError:  # LangGraph before 1.1.7 sends no lifecycle events: a breakpoint goes unseen
+    from langchain_core.callbacks import BaseCallbackHandler as GraphCallbackHandler  # type: ignore[assignment]
 
 from lamar import UnknownEpisode
 from lamar_langchain.run_record import RunRecord
@@ -36,15 +43,30 @@ class Bindings(OrderedDict[UUID, tuple[float, list[str]]]):
             del self[oldest]
 
 
+class GraphEvents(GraphCallbackHandler):
+    """LangGraph's lifecycle events, which reach only a `GraphCallbackHandler`: a run stopped at a
+    static breakpoint ends with no error, so `on_interrupt` is the only word that it stopped."""
+
+    _lock: AbstractContextManager[Any]
+    _runs: dict[UUID, RunRecord]
+
+    def on_interrupt(self, event: Any) -> None:
+        run_id = getattr(event, "run_id", None)
+        with self._lock:
+            run = self._runs.get(run_id) if isinstance(run_id, UUID) else None
+            if run is not None and not run.done:  # a root run: a nested graph's stop is not its root's
+                run.paused = True
+
+
 class Interrupted(OrderedDict[str, UUID]):
-    """Thread id -> its last root run stopped by `interrupt(...)`, oldest thread first.
+    """Thread id -> its last root run stopped by `interrupt(...)` or a breakpoint, oldest thread first.
 
     Only the last run is kept: a run that resumed a thread carries the episodes of the run
     before it, so a thread interrupted again hands all of them on at once.
     """
 
     def ended(self, run: RunRecord, limit: int) -> None:
-        """Note a root run that ended: an interrupted one waits for the run that resumes its thread
+        """Note a root run that ended: a stopped one waits for the run that resumes its thread
         (also one that failed: the expiry of its episodes yields to a late report)."""
         if run.interrupted and run.thread is not None:
             self.pop(run.thread, None)
@@ -96,4 +118,4 @@ def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
     return str(thread) if thread is not None and thread != "" else None
 
 
-__all__ = ["Bindings", "Interrupted", "has_report", "thread_of"]
+__all__ = ["Bindings", "GraphEvents", "Interrupted", "has_report", "thread_of"]
