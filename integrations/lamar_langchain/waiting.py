@@ -15,7 +15,7 @@ from langgraph.types import Command
 
 try:
     from langgraph.callbacks import GraphCallbackHandler
-except ImportError:  # LangGraph before 1.1.7 sends no lifecycle events: a breakpoint goes unseen
+except ImportError:  # a LangGraph without lifecycle events: its breakpoints go unseen
     from langchain_core.callbacks import BaseCallbackHandler as GraphCallbackHandler  # type: ignore[assignment]
 
 from lamar import UnknownEpisode
