@@ -72,7 +72,7 @@ class SqliteStore:
                 self._fail(exc)
             self._db.close()
             self._open_read_only(exc)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:  # a damaged schema's names are not text
             self._fail(exc)
         except CorruptStore:
             self._db.close()
@@ -174,7 +174,7 @@ class SqliteStore:
                              f"{self.path}-wal holds committed events that a read-only open would miss, and a "
                              f"private copy of both failed ({exc}); open it once where it can be written") from exc
 
-    def _fail(self, exc: sqlite3.Error) -> None:
+    def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         try:
             self._db.close()
         except (AttributeError, sqlite3.Error):

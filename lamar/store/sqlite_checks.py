@@ -42,7 +42,7 @@ def cannot_write(exc: sqlite3.OperationalError) -> bool:
     return "readonly" in text or "read-only" in text or "unable to open" in text
 
 
-def open_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
+def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: float) -> StoreError:
     """The error that says why the file at `path` could not be opened as a store, and what to do."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return StoreError(f"cannot open {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
