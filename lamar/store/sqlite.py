@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows
+from lamar.store import episode_rows, sqlite_checks
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.sqlite_checks import cannot_write, event_crc, file_identity, open_failure, wal_size
@@ -214,7 +214,7 @@ class SqliteStore:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot write {self.path}: {exc}") from exc
+                raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
                 stored = []
                 for event, row in zip(events, rows):
@@ -238,7 +238,7 @@ class SqliteStore:
             try:
                 self._db.execute("BEGIN IMMEDIATE")  # appends wait; readers see the old log until COMMIT
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot write {self.path}: {exc}") from exc
+                raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
                 first = self._db.execute("SELECT seq, kind FROM events ORDER BY seq LIMIT 1").fetchone()
                 last = self._db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
@@ -287,7 +287,7 @@ class SqliteStore:
                 self._db.execute("PRAGMA secure_delete = ON")
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
-                raise StoreError(f"cannot write {self.path}: {exc}") from exc
+                raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
                 for row in rows:
                     cur = self._db.execute("UPDATE events SET data = ?, crc = ? WHERE seq = ? AND kind = ? "

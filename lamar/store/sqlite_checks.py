@@ -55,3 +55,11 @@ def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: f
                             "path (rename it), or copy it into SQLite with `lamar export`")
     return CorruptStore(f"{path} is not a readable Lamar SQLite store ({exc}); it was left untouched: name another "
                         "file, or restore it from a backup")
+
+
+def write_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
+    """The error when a write cannot begin: mostly another writer's lock, held past the wait."""
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return StoreError(f"cannot write {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
+                          "wait; nothing was written: try again once that writer is done")
+    return StoreError(f"cannot write {path}: {exc}")

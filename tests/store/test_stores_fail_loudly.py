@@ -334,6 +334,29 @@ def test_a_sqlite_store_locked_by_another_process_past_the_timeout_is_busy_not_c
     assert len(Lamar(path).experiences()) == 1
 
 
+def test_a_write_kept_waiting_past_the_timeout_says_nothing_was_written_and_to_try_again(tmp_path: Path) -> None:
+    """A store already open whose write waits out another writer's lock: the same busy message as
+    at open, saying nothing was written, and the same write works once that writer is done."""
+    from lamar import StoreError
+    from lamar.store import SqliteStore
+
+    path = tmp_path / "lessons.db"
+    lam = Lamar(SqliteStore(path, timeout=0.2))
+    lam.add(Experience("the build fails", "clear the cache"))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # a writer in the middle of its transaction
+    lesson = Experience("a lock is held", "wait for it")
+    with pytest.raises(StoreError, match="another connection holds its lock") as refused:
+        lam.add(lesson)
+    assert "nothing was written: try again once that writer is done" in str(refused.value)
+    assert not isinstance(refused.value, CorruptStore)
+    other.execute("COMMIT")
+    other.close()
+    lam.add(lesson)
+    assert len(lam.experiences()) == 2
+    lam.close()
+
+
 @pytest.mark.parametrize(("made", "named", "said"), [
     ("lessons.json", "lessons.db", "is a Lamar JSON store, not SQLite.*open it by a .json path"),
     ("lessons.db", "lessons.json", "is an SQLite database, not JSON.*open it by a .db path"),
