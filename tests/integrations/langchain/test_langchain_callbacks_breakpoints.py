@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from langgraph.graph import END, START, StateGraph
 from lamar import Lamar, Signal
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
-from tests.integrations.langchain.test_langchain_callbacks_resume import Review, engine
+from tests.integrations.langchain.test_langchain_callbacks_resume import Review, engine, run
 
 BREAKPOINTS = [{"interrupt_before": ["answer"]}, {"interrupt_after": ["draft"]}]
 
@@ -33,14 +32,6 @@ def approval_graph(lam: Lamar, **breakpoint: list[str]) -> Any:
     graph.add_edge("draft", "answer")
     graph.add_edge("answer", END)
     return graph.compile(checkpointer=InMemorySaver(), **breakpoint)
-
-
-async def run(graph: Any, value: Any, handler: LamarCallbackHandler, thread: Any, mode: str) -> tuple[uuid.UUID, Any]:
-    run_id = uuid.uuid4()
-    config = {"callbacks": [handler], "run_id": run_id, "configurable": {"thread_id": thread}}
-    out = graph.invoke(value, config) if mode == "sync" else await graph.ainvoke(value, config)
-    handler.flush()
-    return run_id, out
 
 
 @pytest.mark.parametrize("breakpoint", BREAKPOINTS, ids=["before", "after"])
