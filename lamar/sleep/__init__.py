@@ -97,7 +97,7 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
     applied: list[str] = []
     skipped: list[tuple[str, str]] = []
     lam.sync()
-    removed = _removed_since(lam.store.read(report.made_at))
+    removed = _removed_since(lam.store.read(report.made_at), report.made_at)
     for proposal in chosen:
         lam.sync()
         why, events = _checked(lam, proposal, removed)
@@ -123,7 +123,7 @@ def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:
     Each proposal is checked alone against the store as it is, as apply checks it.
     """
     lam.sync()
-    removed = _removed_since(lam.store.read(report.made_at))
+    removed = _removed_since(lam.store.read(report.made_at), report.made_at)
     return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[0])}
 
 
@@ -144,11 +144,16 @@ def _checked(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> tup
     return _stale(lam, proposal, removed), events
 
 
-def _removed_since(events: Iterable[Event]) -> dict[str, str]:
-    """Lessons retired or merged away by these events (even if revived later), and how."""
+def _removed_since(events: Iterable[Event], made_at: int = 0) -> dict[str, str]:
+    """Lessons retired or merged away by these events (even if revived later), and how; a
+    snapshot among them stands for the events it replaced, those after `made_at` counted."""
     out: dict[str, str] = {}
     for event in events:
-        if event.kind == "status" and event.data.get("status") == Status.RETIRED.value:
+        if event.kind == "snapshot":
+            for exp_id, (seq, how) in event.data.get("removed", {}).items():
+                if seq > made_at:
+                    out[exp_id] = how
+        elif event.kind == "status" and event.data.get("status") == Status.RETIRED.value:
             out[event.data["id"]] = "retired"
         elif event.kind == "merge":
             for exp_id in event.data.get("from", []):

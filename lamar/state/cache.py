@@ -41,6 +41,9 @@ class FoldCache:
         self.index: dict[ScopeKey, dict[str, LessonState]] = {}
         self.episodes: dict[str, EpisodeRecord] = {}
         self.applied: set[str] = set()
+        # Lessons retired or merged away, by the seq that did it and how: apply skips a proposal
+        # made before that seq, even across a checkpoint that took the event itself out of the log.
+        self.removed: dict[str, tuple[int, str]] = {}
         self.n_active = 0
         self.reports = 0
         self.compacted: dict[str, Any] = new_audit()
@@ -178,6 +181,8 @@ class FoldCache:
             self._fold_experience(Experience.from_dict(data), event)
         elif kind == "status":
             self._set_status(data["id"], Status(data["status"]))
+            if data["status"] == Status.RETIRED.value and data["id"] in self.lessons:
+                self.removed[data["id"]] = (event.seq, "retired")
             reason = f": {data['reason']}" if data.get("reason") else ""
             self._note(data["id"], event.time, f"set {data['status']}{reason}")
         elif kind == "scope":
@@ -231,6 +236,8 @@ class FoldCache:
         get = self.lessons.get
         for other_id in from_ids:
             self._note(other_id, event.time, f"merged into {into_id}")
+            if other_id in self.lessons:
+                self.removed[other_id] = (event.seq, f"merged into {into_id}")
         for other in fold.merge(get(into_id), [get(i) for i in from_ids], from_ids):
             self._set_status(other.experience.id, Status.RETIRED)
         into = get(into_id)

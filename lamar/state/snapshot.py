@@ -58,6 +58,7 @@ def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = Non
         "index": [[[list(pair) for pair in key], list(bucket)] for key, bucket in cache.index.items()],
         "episodes": [[getattr(record, name) for name in EPISODE_FIELDS] for record in held],
         "applied": sorted(cache.applied),
+        "removed": {exp_id: list(done) for exp_id, done in cache.removed.items()},
         "active": cache.n_active,
         "reports": cache.reports,
         "compacted": {**cache.compacted, "by_signal": dict(cache.compacted["by_signal"])},
@@ -88,6 +89,8 @@ def restore(cache: FoldCache, data: Mapping[str, Any]) -> None:
         record.sealed = record.reward is not None  # its reward is inside the lessons' sums now
         cache.episodes[record.id] = record
     cache.applied = set(data["applied"])
+    # A snapshot written before lessons' removals were kept has none: its log showed them.
+    cache.removed = {str(i): (int(seq), str(how)) for i, (seq, how) in data.get("removed", {}).items()}
     cache.n_active = int(data["active"])
     cache.reports = int(data["reports"])
     cache.compacted = {**new_audit(), **data["compacted"]}

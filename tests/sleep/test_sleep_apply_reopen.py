@@ -1,0 +1,52 @@
+"""Apply against real stores: a report made before a change is checked against it, checkpoints included."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope, Signal, SleepReport
+
+
+@pytest.fixture(params=["json", "sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "json":
+        yield str(tmp_path / "store.json")
+    elif request.param == "sqlite":
+        yield str(tmp_path / "store.db")
+    else:
+        from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+        url = request.getfixturevalue("postgres_url")
+        namespace = unique_namespace("apply")
+        yield namespace_url(url, namespace)
+        drop_namespaces(url, namespace)
+
+
+def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(location: str) -> None:
+    lam = Lamar(location, k=2, seed=1)
+    docs = Scope(project="docs")
+    kept = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
+    twin = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    for _ in range(30):
+        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    report = lam.sleep(keep_last=5)
+    (merge,) = report.of_kind("merge")
+    assert set(merge.experience_ids) == {kept, twin}
+    saved = report.to_dict()
+    lam.retire(twin, reason="a wrong duplicate")
+    lam.revive(twin, reason="it was right after all")
+    stale = "was retired after the report was made"
+    assert stale in lam.would_skip(report)[merge.id]
+    (compact,) = report.of_kind("compact")
+    assert lam.apply(report, only=[compact.id]).applied == [compact.id]  # checkpoints the log
+    lam.close()
+
+    again = Lamar(location, k=2, seed=1)
+    result = again.apply(SleepReport.from_dict(saved))
+    assert result.applied == [] and stale in dict(result.skipped)[merge.id]
+    assert again.get(twin).status.value == "active"
+    again.close()
