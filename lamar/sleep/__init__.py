@@ -9,7 +9,7 @@ from lamar._errors import EventConflict, LamarError, UnknownProposal
 from lamar.experience import Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.verdicts import Verdict
-from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction
+from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction, still_folds
 from lamar.sleep.consolidate import consolidate, normalize
 from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
@@ -186,6 +186,8 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
                        f"(verdict now {verdict.value})"
     if proposal.kind == "narrow":
         return still_splits(lam, proposal)
+    if proposal.kind == "compact":
+        return still_folds(lam, proposal)
     if proposal.kind == "candidate":
         new_id = proposal.experience_ids[0] if proposal.experience_ids else ""
         if lam.lesson(new_id) is not None:

@@ -82,6 +82,25 @@ def propose_compaction(lam: SleepView, *, keep_last: int | None = KEEP_LAST, old
     )
 
 
+def still_folds(lam: SleepView, proposal: Proposal) -> str:
+    """Why a compact proposal must not be applied now, or "" when sleep would fold every episode
+    it lists that the store still holds: an edited list could drop an episode still waiting for
+    its report, and that report would then be refused."""
+    payload = proposal.payload
+    try:
+        foldable = propose_compaction(lam, keep_last=payload.get("keep_last"), older_than=payload.get("older_than"),
+                                      keep_unreported=payload.get("keep_unreported"))
+    except (TypeError, ValueError) as exc:
+        return f"refused: compact proposal {proposal.id} has malformed windows ({exc})"
+    allowed = set(foldable.payload["episodes"]) if foldable is not None else set()
+    held = lam.episodes()
+    for episode_id in payload["episodes"]:
+        if episode_id in held and episode_id not in allowed:
+            return (f"refused: episode {episode_id} is not one its windows fold (the report was edited); "
+                    "run sleep again for a compact proposal of the store as it is now")
+    return ""
+
+
 def _counts(folded: list[EpisodeRecord]) -> dict[str, Any]:
     rewards = [e.reward for e in folded if e.reward is not None]
     signals = Counter(e.signal or "reward" for e in folded if e.reward is not None)
@@ -109,4 +128,4 @@ def _lesson_counts(folded: list[EpisodeRecord]) -> dict[str, dict[str, int]]:
     return dict(sorted(lessons.items()))
 
 
-__all__ = ["KEEP_LAST", "KEEP_UNREPORTED", "propose_compaction"]
+__all__ = ["KEEP_LAST", "KEEP_UNREPORTED", "propose_compaction", "still_folds"]

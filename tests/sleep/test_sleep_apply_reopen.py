@@ -50,3 +50,21 @@ def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_c
     assert result.applied == [] and stale in dict(result.skipped)[merge.id]
     assert again.get(twin).status.value == "active"
     again.close()
+
+
+def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(location: str) -> None:
+    lam = Lamar(location, k=2, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    for _ in range(30):
+        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    still_open = lam.recall({"project": "demo"}).episode_id
+    data = lam.sleep(keep_last=5).to_dict()
+    data["proposals"][0]["payload"]["episodes"].append(still_open)  # edited by hand
+    lam.close()
+
+    again = Lamar(location, k=2, seed=1)
+    result = again.apply(SleepReport.from_dict(data))
+    assert result.applied == [] and result.skipped[0][1].startswith(f"refused: episode {still_open}")
+    again.report(still_open, Signal.SHIPPED)  # still there to report
+    assert again.stats()["reports"] == 31
+    again.close()
