@@ -98,6 +98,10 @@ def still_folds(lam: SleepView, proposal: Proposal) -> str:
         if episode_id in held and episode_id not in allowed:
             return (f"refused: episode {episode_id} is not one its windows fold (the report was edited); "
                     "run sleep again for a compact proposal of the store as it is now")
+    if not any(episode_id in held for episode_id in payload["episodes"]):
+        # Applied, it would count a compaction of nothing and rewrite the whole log.
+        return ("none of the episodes it folds is in this store (compacted since, or the report was made on "
+                "another store)")
     return ""
 
 

@@ -68,3 +68,23 @@ def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(location: 
     again.report(still_open, Signal.SHIPPED)  # still there to report
     assert again.stats()["reports"] == 31
     again.close()
+
+
+def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(location: str, tmp_path: Path) -> None:
+    other = Lamar(str(tmp_path / "other.db"), k=2, seed=1)
+    other.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    for _ in range(30):
+        other.report(other.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    report = other.sleep(keep_last=5)
+    other.close()
+    lam = Lamar(location, k=2, seed=1)
+    lam.add(Experience("the tests hang", "kill the simulator", scope=Scope(project="demo")))
+    for _ in range(10):
+        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    before = lam.stats()
+    result = lam.apply(report)
+    assert result.applied == [] and "none of the episodes it folds" in result.skipped[0][1]
+    lam.close()
+    again = Lamar(location, k=2, seed=1)
+    assert again.stats()["compacted"] == before["compacted"] and again.stats()["episodes"] == 10
+    again.close()
