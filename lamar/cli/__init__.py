@@ -33,6 +33,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns:
         The exit status: 0 ok, 1 usage error, 2 store error.
     """
+    _fill_closed_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:2] == ["claude-code", "hook"] and not {"-h", "--help"} & set(args_list):
         # runs on every prompt: skip building the whole parser
@@ -49,6 +50,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args_list)
     finally:
         sys.stdout, sys.stderr = saved
+
+
+def _fill_closed_streams() -> None:
+    """A standard stream closed before start (`lamar ls >&-`, `<&-`) is None in Python: read it as
+    empty and write into nothing, as print() does. Holding its descriptor on the null device also
+    keeps a store opened later from landing on descriptor 0, 1 or 2, where stray output would go."""
+    for name, mode in (("stdin", "r"), ("stdout", "w"), ("stderr", "w")):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, mode, encoding="utf-8"))  # noqa: SIM115 - lives as long as the process
 
 
 def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:

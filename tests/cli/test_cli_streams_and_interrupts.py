@@ -1,0 +1,42 @@
+"""`lamar` started with a standard stream closed: one line and a documented status, never "a
+bug in Lamar" or a traceback. The real command runs in a subprocess, on real store files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _lamar(tmp_path: Path, *args: str, shell: str = 'exec "$@"') -> subprocess.CompletedProcess[str]:
+    """`python -m lamar.cli ARGS` through `sh -c SHELL`, which can close a stream before it starts."""
+    env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
+    env["HOME"] = str(tmp_path)
+    return subprocess.run(["sh", "-c", shell, "sh", sys.executable, "-m", "lamar.cli", *args],
+                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60, check=False)
+
+
+def test_a_closed_stdin_reads_as_empty(tmp_path: Path, json_store: Path) -> None:
+    empty = _lamar(tmp_path, "--store", str(json_store), "add", "--from", "-", shell='exec "$@" <&-')
+    assert (empty.returncode, empty.stderr.count("\n")) == (1, 1), empty.stderr
+    assert "holds no lesson" in empty.stderr
+
+    report = tmp_path / "report.json"
+    assert _lamar(tmp_path, "--store", str(json_store), "sleep", "--out", str(report)).returncode == 0
+    review = _lamar(tmp_path, "--store", str(json_store), "review", str(report), shell='exec "$@" <&-')
+    assert review.returncode == 0, review.stderr
+    assert "undecided" in review.stdout
+
+
+@pytest.mark.parametrize("closed", ['exec "$@" >&-', 'exec "$@" 2>&-'])
+def test_a_closed_stdout_or_stderr_writes_into_nothing(tmp_path: Path, store: Path, closed: str) -> None:
+    for command in (["ls"], ["stats", "--json"], ["show", "exp_nope"]):
+        done = _lamar(tmp_path, "--store", str(store), *command, shell=closed)
+        assert done.returncode == (1 if command[0] == "show" else 0), (command, done.stderr)
+        assert "bug in Lamar" not in done.stderr and "Traceback" not in done.stderr
+    assert json.loads(_lamar(tmp_path, "--store", str(store), "stats", "--json").stdout)["experiences"] > 0
+
