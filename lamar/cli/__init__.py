@@ -75,10 +75,11 @@ def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:
 
 
 def _run(argv: list[str]) -> int:
-    from lamar.cli.parser import build_parser
-
-    parser = build_parser()
     try:
+        # Building the parser takes a noticeable moment: a Ctrl+C during it is still one line.
+        from lamar.cli.parser import build_parser
+
+        parser = build_parser()
         args, extras = parser.parse_known_args(argv)
         if extras:
             parser.error(_unrecognized(args, extras))

@@ -1,5 +1,6 @@
-"""`lamar` started with a standard stream closed: one line and a documented status, never "a
-bug in Lamar" or a traceback. The real command runs in a subprocess, on real store files."""
+"""`lamar` started with a standard stream closed, or stopped by Ctrl+C while it starts up: one
+line and a documented status, never "a bug in Lamar" or a traceback; the store reopens. The
+real command runs in a subprocess, on real store files."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from pathlib import Path
 import pytest
 
 
-def _lamar(tmp_path: Path, *args: str, shell: str = 'exec "$@"') -> subprocess.CompletedProcess[str]:
+def _lamar(tmp_path: Path, *args: str, shell: str = 'exec "$@"', pythonpath: Path | None = None,
+           ) -> subprocess.CompletedProcess[str]:
     """`python -m lamar.cli ARGS` through `sh -c SHELL`, which can close a stream before it starts."""
     env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
     env["HOME"] = str(tmp_path)
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.run(["sh", "-c", shell, "sh", sys.executable, "-m", "lamar.cli", *args],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=60, check=False)
 
@@ -40,3 +44,18 @@ def test_a_closed_stdout_or_stderr_writes_into_nothing(tmp_path: Path, store: Pa
         assert "bug in Lamar" not in done.stderr and "Traceback" not in done.stderr
     assert json.loads(_lamar(tmp_path, "--store", str(store), "stats", "--json").stdout)["experiences"] > 0
 
+
+def test_ctrl_c_while_the_parser_is_built_is_one_line(tmp_path: Path, store: Path) -> None:
+    # Ctrl+C lands wherever the program is: here, deterministically, while the parser module loads.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'lamar.cli.parser':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n", encoding="utf-8")
+    done = _lamar(tmp_path, "--store", str(store), "stats", pythonpath=hook)
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "lamar: error: interrupted\n")
+    assert _lamar(tmp_path, "--store", str(store), "stats").returncode == 0
