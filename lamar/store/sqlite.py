@@ -14,7 +14,7 @@ from lamar.storable import finite_number
 from lamar.store import episode_rows, sqlite_checks
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
-from lamar.store.sqlite_checks import cannot_write, event_crc, file_identity, open_failure, wal_size
+from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
 
 SCHEMA_VERSION = 3
 
@@ -182,7 +182,7 @@ class SqliteStore:
         raise open_failure(self.path, exc, self._timeout) from exc
 
     def _migrate(self) -> None:
-        self._db.execute("BEGIN IMMEDIATE")  # two processes opening a new file at once: one migrates
+        begin(self._db, "IMMEDIATE")  # two processes opening a new file at once: one migrates
         try:
             version = self._schema_version()  # again, under the lock: another process may have migrated
             if version is not None and version > SCHEMA_VERSION:
@@ -212,7 +212,7 @@ class SqliteStore:
         self._check_writable()
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                begin(self._db, "IMMEDIATE")
             except sqlite3.Error as exc:
                 raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
@@ -236,7 +236,7 @@ class SqliteStore:
         self._check_writable()
         with self._lock:
             try:
-                self._db.execute("BEGIN IMMEDIATE")  # appends wait; readers see the old log until COMMIT
+                begin(self._db, "IMMEDIATE")  # appends wait; readers see the old log until COMMIT
             except sqlite3.Error as exc:
                 raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
@@ -285,7 +285,7 @@ class SqliteStore:
         with self._lock:
             try:
                 self._db.execute("PRAGMA secure_delete = ON")
-                self._db.execute("BEGIN IMMEDIATE")
+                begin(self._db, "IMMEDIATE")
             except sqlite3.Error as exc:
                 raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
@@ -376,7 +376,7 @@ class SqliteStore:
             with self._lock:
                 self._check_open()
                 try:
-                    self._db.execute("BEGIN")
+                    begin(self._db)
                     try:
                         rows = self._db.execute(
                             f"SELECT {columns} FROM events WHERE {where} ORDER BY seq", params).fetchall()
@@ -418,7 +418,7 @@ class SqliteStore:
         with no_cycle_collection(), self._lock:
             self._check_open()
             try:
-                self._db.execute("BEGIN")
+                begin(self._db)
                 try:
                     return episode_rows.read(self._db, lambda after: self._checked(self._db.execute(
                         "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (after,))))
@@ -460,7 +460,7 @@ class SqliteStore:
         with self._lock:
             self._db.execute("PRAGMA busy_timeout = 0")
             try:
-                self._db.execute("BEGIN IMMEDIATE")
+                begin(self._db, "IMMEDIATE")
                 try:
                     work()
                     self._db.execute("COMMIT")

@@ -1,5 +1,6 @@
-"""What a SQLite store checks of its rows and its file: each event's checksum, which file is at a
-path, whether a failed open means the file cannot be written, and what to say when it failed."""
+"""What a SQLite store checks of its rows, its file and its connection: each event's checksum, which
+file is at a path, whether a failed open means the file cannot be written, what to say when it
+failed, and that no interrupted transaction is still open when a new one begins."""
 
 from __future__ import annotations
 
@@ -34,6 +35,15 @@ def wal_size(path: object) -> int:
         return os.path.getsize(f"{path}-wal")
     except OSError:
         return 0
+
+
+def begin(db: sqlite3.Connection, mode: str = "") -> None:
+    """BEGIN a transaction (`mode`: "", "IMMEDIATE"). A Ctrl+C that lands between a BEGIN and the
+    try that ends it leaves that transaction open, and SQLite would refuse this BEGIN as nested;
+    nothing of it was committed, so it is rolled back, as closing the connection would."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+    db.execute(f"BEGIN {mode}".rstrip())
 
 
 def cannot_write(exc: sqlite3.OperationalError) -> bool:

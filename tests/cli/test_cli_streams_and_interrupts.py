@@ -14,10 +14,10 @@ import pytest
 
 
 def _lamar(tmp_path: Path, *args: str, shell: str = 'exec "$@"', pythonpath: Path | None = None,
-           ) -> subprocess.CompletedProcess[str]:
+           env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """`python -m lamar.cli ARGS` through `sh -c SHELL`, which can close a stream before it starts."""
     env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
-    env["HOME"] = str(tmp_path)
+    env.update(HOME=str(tmp_path), **(env_extra or {}))
     if pythonpath is not None:
         env["PYTHONPATH"] = os.pathsep.join([str(pythonpath), *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.run(["sh", "-c", shell, "sh", sys.executable, "-m", "lamar.cli", *args],
@@ -59,3 +59,37 @@ def test_ctrl_c_while_the_parser_is_built_is_one_line(tmp_path: Path, store: Pat
     done = _lamar(tmp_path, "--store", str(store), "stats", pythonpath=hook)
     assert (done.returncode, done.stdout, done.stderr) == (130, "", "lamar: error: interrupted\n")
     assert _lamar(tmp_path, "--store", str(store), "stats").returncode == 0
+
+
+_AFTER_STATEMENT = """\
+import os, sqlite3
+class Interrupting(sqlite3.Connection):
+    seen = 0
+    def execute(self, sql, *args):
+        cursor = super().execute(sql, *args)
+        if sql == os.environ['INTERRUPT_AFTER']:
+            Interrupting.seen += 1
+            if Interrupting.seen == int(os.environ['INTERRUPT_AT']):
+                raise KeyboardInterrupt
+        return cursor
+connect = sqlite3.connect
+sqlite3.connect = lambda *a, **k: connect(*a, **{'factory': Interrupting, **k})
+"""
+
+
+@pytest.mark.parametrize("statement", ["BEGIN", "BEGIN IMMEDIATE"])
+def test_ctrl_c_inside_a_sqlite_transaction_is_not_called_a_corrupt_store(
+        tmp_path: Path, sqlite_store: Path, statement: str) -> None:
+    # The Ctrl+C lands just after a read's or a write's BEGIN ran, before the code that ends it.
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(_AFTER_STATEMENT, encoding="utf-8")
+    lessons = tmp_path / "lessons.md"
+    lessons.write_text("".join(f"- When case {i}, do step {i}\n" for i in range(20)), encoding="utf-8")
+    before = json.loads(_lamar(tmp_path, "--store", str(sqlite_store), "stats", "--json").stdout)["experiences"]
+    done = _lamar(tmp_path, "--store", str(sqlite_store), "add", "--from", str(lessons), pythonpath=hook,
+                  env_extra={"INTERRUPT_AFTER": statement, "INTERRUPT_AT": "6"})
+    assert (done.returncode, done.stderr) == (130, "lamar: error: interrupted\n")
+    after = _lamar(tmp_path, "--store", str(sqlite_store), "stats", "--json")
+    assert after.returncode == 0, after.stderr
+    assert before < json.loads(after.stdout)["experiences"] < before + 20  # the completed adds, whole
