@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lamar.cli.session import open_engine
+from lamar.cli.session import UsageError, open_engine
 
 
 def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -78,6 +78,8 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
 def cmd_export_rules(args: argparse.Namespace) -> int:
     from lamar.rules import export_rules
 
+    if Path(args.to).expanduser().is_dir():  # an empty --to is the current folder
+        raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
     with open_engine(args) as lam:
         result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)
     if args.json:

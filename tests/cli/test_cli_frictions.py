@@ -152,3 +152,11 @@ def test_every_argument_of_every_command_says_what_it_is_in_help() -> None:
 
     walk("lamar", build_parser())
     assert bare == []
+
+
+def test_export_rules_to_a_folder_is_a_usage_error(lamar_cli, sqlite_store: Path, tmp_path: Path) -> None:
+    for to in (str(tmp_path), ""):
+        done = lamar_cli("export-rules", "--store", sqlite_store, "--to", to)
+        assert (done.returncode, done.stdout) == (1, ""), done.stderr
+        assert done.stderr.startswith("lamar: error: --to ") and "is a folder: name the rules file" in done.stderr
+    assert not (tmp_path / "CLAUDE.md").exists()
