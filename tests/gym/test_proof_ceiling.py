@@ -9,7 +9,8 @@ from tests.tools import load_tool
 
 def test_a_third_of_the_second_designs_price_buys_92_held_out_episodes_per_lesson() -> None:
     tool = load_tool("proof_ceiling")
-    # 4.4% of 4 000 pre-flip episodes over 4 helpful lessons, 4.8% of 3 000 post-flip ones over 3.
+    # The pre-flip price's share of the pre-flip episodes, spread over the four helpful lessons,
+    # plus the post-flip price's share of the post-flip episodes of the three tasks that still help.
     assert tool.budget(4.4, 4.8) == (92, 107)
     assert tool.budget(0.0, 0.0) == (0, 0)
 
