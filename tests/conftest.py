@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,23 @@ def require_service(name: str, host: str, port: int) -> None:
 def postgres_url() -> str:
     require_service("PostgreSQL", "127.0.0.1", 5432)
     return POSTGRES_URL
+
+
+@pytest.fixture(params=["sqlite", "json", "postgres-log", "postgres-fold"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Where a store lives, once per backend a process can share with others: a SQLite file, a
+    JSON file, and a PostgreSQL namespace with Lamar's fold off and on (dropped afterwards)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "shared.db")
+    elif request.param == "json":
+        yield str(tmp_path / "shared.json")
+    else:
+        from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+        url = request.getfixturevalue("postgres_url")
+        namespace = unique_namespace("shared")
+        yield namespace_url(url, namespace, lamar_fold="off" if request.param == "postgres-log" else "on")
+        drop_namespaces(url, namespace)
 
 
 _TESTS = Path(__file__).resolve().parent

@@ -2,31 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from lamar import Experience, Lamar, Scope, Signal, SleepReport
 
 
-@pytest.fixture(params=["json", "sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "json":
-        yield str(tmp_path / "store.json")
-    elif request.param == "sqlite":
-        yield str(tmp_path / "store.db")
-    else:
-        from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
-
-        url = request.getfixturevalue("postgres_url")
-        namespace = unique_namespace("apply")
-        yield namespace_url(url, namespace)
-        drop_namespaces(url, namespace)
-
-
-def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(location: str) -> None:
-    lam = Lamar(location, k=2, seed=1)
+def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(store_location: str) -> None:
+    lam = Lamar(store_location, k=2, seed=1)
     docs = Scope(project="docs")
     kept = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
     twin = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
@@ -45,15 +27,15 @@ def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_c
     assert lam.apply(report, only=[compact.id]).applied == [compact.id]  # checkpoints the log
     lam.close()
 
-    again = Lamar(location, k=2, seed=1)
+    again = Lamar(store_location, k=2, seed=1)
     result = again.apply(SleepReport.from_dict(saved))
     assert result.applied == [] and stale in dict(result.skipped)[merge.id]
     assert again.get(twin).status.value == "active"
     again.close()
 
 
-def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(location: str) -> None:
-    lam = Lamar(location, k=2, seed=1)
+def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(store_location: str) -> None:
+    lam = Lamar(store_location, k=2, seed=1)
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
     for _ in range(30):
         lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
@@ -62,7 +44,7 @@ def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(location: 
     data["proposals"][0]["payload"]["episodes"].append(still_open)  # edited by hand
     lam.close()
 
-    again = Lamar(location, k=2, seed=1)
+    again = Lamar(store_location, k=2, seed=1)
     result = again.apply(SleepReport.from_dict(data))
     assert result.applied == [] and result.skipped[0][1].startswith(f"refused: episode {still_open}")
     again.report(still_open, Signal.SHIPPED)  # still there to report
@@ -70,14 +52,14 @@ def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(location: 
     again.close()
 
 
-def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(location: str, tmp_path: Path) -> None:
+def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(store_location: str, tmp_path: Path) -> None:
     other = Lamar(str(tmp_path / "other.db"), k=2, seed=1)
     other.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
     for _ in range(30):
         other.report(other.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
     report = other.sleep(keep_last=5)
     other.close()
-    lam = Lamar(location, k=2, seed=1)
+    lam = Lamar(store_location, k=2, seed=1)
     lam.add(Experience("the tests hang", "kill the simulator", scope=Scope(project="demo")))
     for _ in range(10):
         lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
@@ -85,6 +67,6 @@ def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(locati
     result = lam.apply(report)
     assert result.applied == [] and "none of the episodes it folds" in result.skipped[0][1]
     lam.close()
-    again = Lamar(location, k=2, seed=1)
+    again = Lamar(store_location, k=2, seed=1)
     assert again.stats()["compacted"] == before["compacted"] and again.stats()["episodes"] == 10
     again.close()
