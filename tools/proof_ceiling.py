@@ -31,6 +31,7 @@ import argparse
 import math
 import random
 
+from lamar.audit.physics import outcomes
 from lamar.gym.world import signal_of
 from lamar.policy.ebh import e_values
 from lamar.policy.ledger import Ledger
@@ -72,7 +73,7 @@ def engine(marks: list[int], q: float, reps: int, seed: int) -> dict[int, float]
 def best_mean_bet(n: int, reps: int, seed: int) -> tuple[float, float]:
     """(share, bet): the best single bet on n held-out rewards against "their mean is the
     injected mean", that mean known, the capital read after every episode."""
-    in_mean = HELD_IN * 0.8 + (1 - HELD_IN) * (-1.9 / 3)  # the gym's mean reward of a success, a failure
+    in_mean = sum(reward * chance for reward, chance in outcomes(HELD_IN))
     scale = 1.0 + in_mean  # the farthest a reward in [-1, 1] falls below the injected mean
     best = (0.0, 0.0)
     for bet in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
