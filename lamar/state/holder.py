@@ -38,7 +38,9 @@ class Holder(Protocol):
         """These lessons (all when None), in the order they were added."""
 
     def add(self, event: Event) -> bool:
-        """Append a lesson's `experience` event; False when its id is taken (the store or the fold refuses it)."""
+        """Append a lesson's `experience` event; False when its id is taken (the store or the fold
+        refuses it). Once it returns True, a read sees every lesson whose add took an earlier place
+        in the order of `lessons`."""
 
     def write(self, events: list[Event]) -> None:
         """Append events that change lessons (a status), seen by the next read."""
@@ -58,16 +60,31 @@ class Holder(Protocol):
 
 def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
     """Store `exp` and return its id; when `fresh` (the caller gave no id), a stored lesson with its
-    texts and scope is returned instead, so that adding at every start stores a lesson once."""
-    if fresh:
-        same = (exp.precondition, exp.action, exp.rationale, exp.scope)
-        for state in holder.lessons().states:
-            held: Experience = state.experience
-            if (held.precondition, held.action, held.rationale, held.scope) == same:
-                return held.id
+    texts and scope is returned instead, so that adding at every start stores a lesson once.
+
+    Processes that add the same fresh lesson at once each find none and store one. Each then reads
+    the lessons again, every earlier add visible by then (`Holder.add`): the copy added first is
+    the lesson, and every later one is retired at once as a copy of it, so all of them return the
+    same id and no evidence is split between copies."""
+    if fresh and (held := _first_same(holder, exp)) is not None:
+        return held
     if not holder.add(Event("experience", exp.to_dict(), key=f"experience:{exp.id}")):
         raise InvalidExperience(f"an experience with id {exp.id!r} is already stored")
+    if fresh and (first := _first_same(holder, exp)) not in (None, exp.id):
+        holder.write([Event("status", {"id": exp.id, "status": "retired",
+                                       "reason": f"added at the same time as {first}, the same lesson"})])
+        return first
     return exp.id
+
+
+def _first_same(holder: Holder, exp: Experience) -> str | None:
+    """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
+    same = (exp.precondition, exp.action, exp.rationale, exp.scope)
+    for state in holder.lessons().states:  # in the order they were added
+        held: Experience = state.experience
+        if (held.precondition, held.action, held.rationale, held.scope) == same:
+            return held.id
+    return None
 
 
 def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
@@ -170,6 +187,10 @@ class StoreRows:
             self._log.append([event])
         except EventConflict:
             return False
+        # The rows' order is the order in which adds took their seqs, not the order in which they
+        # committed: wait until every write that took an earlier seq has ended. A writer stopped
+        # mid-write is not waited for past the store's limit.
+        self._rows.settled()
         return True
 
     def write(self, events: list[Event]) -> None:

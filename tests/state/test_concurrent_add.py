@@ -1,0 +1,46 @@
+"""Processes that add the same lesson at once, as workers do when each adds its lessons at start:
+one lesson comes of it, and every process is given its id."""
+
+from __future__ import annotations
+
+import multiprocessing
+from multiprocessing.synchronize import Barrier
+
+from lamar import Experience, Lamar, Status
+
+_WORKERS = 4
+_ROUNDS = 6
+
+
+def _add_at_once(location: str, text: str, barrier: Barrier, ids: multiprocessing.Queue[str]) -> None:
+    lam = Lamar(location)
+    barrier.wait()  # every process has read the lessons before any adds
+    ids.put(lam.add(Experience(f"the build fails {text}", "clear the cache")))
+    lam.close()
+
+
+def test_workers_adding_the_same_lesson_at_once_get_one_lesson(store_location: str) -> None:
+    Lamar(store_location).close()  # the store exists before the workers open it
+    context = multiprocessing.get_context("spawn")
+    for round_ in range(_ROUNDS):
+        text = f"in round {round_}"
+        barrier, ids = context.Barrier(_WORKERS), context.Queue()
+        workers = [context.Process(target=_add_at_once, args=(store_location, text, barrier, ids))
+                   for _ in range(_WORKERS)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(120)
+            assert worker.exitcode == 0
+        returned = {ids.get(timeout=10) for _ in workers}
+        lam = Lamar(store_location)
+        copies = [exp for exp in lam.experiences() if exp.precondition.endswith(text)]
+        active = [exp for exp in copies if exp.status is not Status.RETIRED]
+        assert len(returned) == 1, f"round {round_}: the workers were given {len(returned)} ids"
+        assert [exp.id for exp in active] == list(returned), f"round {round_}: {len(active)} active copies"
+        for copy in copies:  # each later copy says which lesson it is a copy of
+            if copy not in active:
+                assert f"added at the same time as {active[0].id}" in lam.history(copy.id).trail[-1][1]
+        # Adding it again later returns the same lesson, not a retired copy.
+        assert lam.add(Experience(f"the build fails {text}", "clear the cache")) == active[0].id
+        lam.close()
