@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from lamar._errors import InvalidArgument, InvalidContext, InvalidExperience
 from lamar.experience import Experience, Scope, check_context
@@ -80,6 +80,50 @@ def read_lessons(text: str, *, name: str = "the text", scope: Mapping[str, str] 
     return lessons
 
 
+class Held(NamedTuple):
+    """A lesson of a text that is not new, and the lesson that already holds it."""
+
+    lesson: Experience
+    """The text's lesson (its provenance names its line)."""
+    by: Experience
+    """The stored lesson with the same words, or the earlier lesson of the text that has them."""
+    stored: bool
+    """`by` is a stored lesson (else an earlier lesson of the same text)."""
+
+
+def new_lessons(stored: Iterable[Experience], lessons: Iterable[Experience]) -> tuple[list[Experience], list[Held]]:
+    """The lessons that neither `stored` nor an earlier one of `lessons` holds, and a `Held` for each other one.
+
+    Held means the same precondition and action (any case, punctuation or spacing) in the same scope.
+    A text added again, after an interruption or with a line added to it, would otherwise copy
+    every lesson already stored, each copy a second arm splitting the evidence of the first;
+    skipping them makes adding a text again complete it.
+
+    >>> done = read_lessons("- When the build fails, clear the cache\\n")
+    >>> new, held = new_lessons(done, read_lessons("- When the Build fails, clear the cache!\\n"
+    ...                                            "- When a test flakes, rerun it alone\\n"
+    ...                                            "- When a test flakes, rerun it alone.\\n"))
+    >>> [e.render() for e in new], [(h.lesson.provenance["line"], h.stored) for h in held]
+    (['When a test flakes, rerun it alone.'], [(1, True), (3, False)])
+    """
+    from lamar.sleep.similarity import normalize
+
+    def key(exp: Experience) -> tuple[str, str, tuple[tuple[str, str], ...]]:
+        return normalize(exp.precondition), normalize(exp.action), exp.scope.items_key
+
+    known = {key(exp): (exp, True) for exp in stored}
+    new: list[Experience] = []
+    held: list[Held] = []
+    for exp in lessons:
+        holder = known.get(key(exp))
+        if holder is None:
+            known[key(exp)] = (exp, False)
+            new.append(exp)
+        else:
+            held.append(Held(exp, *holder))
+    return new, held
+
+
 def _json_line(line: str) -> dict[str, Any] | None:
     if not line.strip():
         return None
@@ -119,4 +163,4 @@ def _markdown_line(line: str) -> dict[str, Any] | None:
     return {"precondition": precondition.strip(), "action": action.strip(), "rationale": rationale.strip()}
 
 
-__all__ = ["FIELDS", "is_json_lines", "read_lessons"]
+__all__ = ["FIELDS", "Held", "is_json_lines", "new_lessons", "read_lessons"]

@@ -11,7 +11,7 @@ from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
 from lamar.experience import Experience, Scope, Status
-from lamar.lesson_file import read_lessons
+from lamar.lesson_file import Held, new_lessons, read_lessons
 from lamar.signals import Signal
 
 
@@ -22,12 +22,13 @@ def cmd_add(args: argparse.Namespace) -> int:
                          "to start a new store there")
     lam = open_engine(args, create=True)
     try:
-        lessons, held = _new_lessons(lam.experiences(), lessons) if args.source else (lessons, [])
+        lessons, held = new_lessons(lam.experiences(), lessons) if args.source else (lessons, [])
         ids = [lam.add(experience) for experience in lessons]
     finally:
         lam.close()
-    for line, why in held:  # on stderr: stdout stays the new ids, for scripts
-        print(f"{args.source}, line {line}: {why}; not added again", file=sys.stderr)
+    for h in held:  # on stderr: stdout stays the new ids, for scripts
+        print(f"{args.source}, line {h.lesson.provenance.get('line', 1)}: {_why_held(h)}; not added again",
+              file=sys.stderr)
     if args.json:
         added = [{"id": i, "status": e.status.value, "scope": dict(e.scope)} for i, e in zip(ids, lessons)]
         dump_json(added if args.source else added[0])
@@ -44,30 +45,13 @@ def cmd_add(args: argparse.Namespace) -> int:
     return 0
 
 
-def _new_lessons(stored: list[Experience], lessons: list[Experience]) -> tuple[list[Experience],
-                                                                             list[tuple[int, str]]]:
-    """The lessons of a file that neither the store nor the lines before them hold, and (line, why)
-    for each other one: the same words (any case or punctuation) in the same scope. Run again after
-    a line was added to the file, `lamar add --from` would otherwise copy every other line, each
-    copy a second arm splitting the evidence of the first."""
-    from lamar.sleep.similarity import normalize
-
-    def key(exp: Experience) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-        return normalize(exp.precondition), normalize(exp.action), exp.scope.items_key
-
-    known = {key(exp): f"lamar already holds this lesson as {exp.id} ({exp.status.value}; `lamar "
-                       f"{'revive' if exp.status.value == 'retired' else 'show'} {exp.id}`)" for exp in stored}
-    new: list[Experience] = []
-    held: list[tuple[int, str]] = []
-    for exp in lessons:
-        line = exp.provenance.get("line", 1)
-        why = known.get(key(exp))
-        if why is None:
-            known[key(exp)] = f"the same lesson as line {line}"
-            new.append(exp)
-        else:
-            held.append((line, why))
-    return new, held
+def _why_held(held: Held) -> str:
+    """Why `lamar add --from` skips a line, with the command that shows the lesson holding it."""
+    if not held.stored:
+        return f"the same lesson as line {held.by.provenance.get('line', 1)}"
+    by = held.by
+    return (f"lamar already holds this lesson as {by.id} ({by.status.value}; `lamar "
+            f"{'revive' if by.status is Status.RETIRED else 'show'} {by.id}`)")
 
 
 def _lessons_to_add(args: argparse.Namespace) -> list[Experience]:
