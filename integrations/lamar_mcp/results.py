@@ -89,11 +89,23 @@ class ProposeResult(BaseModel):
     text: str
 
 
-class ProposeMany(BaseModel):
-    """Lessons an agent proposed at once, all stored as candidates."""
+class HeldLesson(BaseModel):
+    """A proposed lesson that Lamar already held, so it was not stored again."""
 
-    count: int
-    lessons: list[ProposeResult]
+    line: int = Field(description="The line of the text that proposed it.")
+    lesson_id: str = Field(description="The held lesson's id: evidence() shows what is known about it.")
+    status: str = Field(description="The held lesson's status: candidate, active, or retired (never injected).")
+    text: str = Field(description="The held lesson, as recall() would show it.")
+
+
+class ProposeMany(BaseModel):
+    """Lessons an agent proposed at once: those stored now as candidates, and those already held."""
+
+    count: int = Field(description="How many lessons were stored by this call.")
+    lessons: list[ProposeResult] = Field(description="The lessons stored by this call.")
+    held: list[HeldLesson] = Field(default_factory=list, description="Lines whose lesson (the same words in the "
+                                   "same scope) Lamar already held, e.g. stored by an interrupted earlier call: "
+                                   "not stored again.")
 
 
 class EraseResult(BaseModel):
@@ -186,5 +198,5 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["EraseResult", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeMany", "ProposeResult",
+__all__ = ["EraseResult", "HeldLesson", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeMany", "ProposeResult",
            "RecallResult", "ReportResult", "SkippedBlock", "lesson_of", "preview_row"]

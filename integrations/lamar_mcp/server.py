@@ -186,7 +186,10 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             bullets ("- When X, do Y, because Z.") or JSON Lines ({"precondition": ..., "action": ...}).
 
             Every line is checked first: one refused (not a lesson, a credential, instructions
-            to the model, a lesson already held) stores none, and the error names its line.
+            to the model, a near-copy of a held lesson, a line repeated) stores none, and the error
+            names its line. A line whose lesson is already held word for word is not stored again:
+            `held` lists it with the held lesson's id and status, so making the same call again
+            after an interruption stores only the rest. Tell the user which lessons were held.
             """
             return tools.propose_lessons(lessons, scope, client=_client_name(ctx))
 

@@ -18,6 +18,7 @@ from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
 from lamar_mcp.results import (
     EraseResult,
+    HeldLesson,
     ImportedRule,
     ImportResult,
     Lesson,
@@ -169,8 +170,10 @@ class LamarTools:
     def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
         """Many candidate lessons from Markdown bullets or JSON Lines, read as `lamar add --from` reads a
         file; every one is checked (and screened, and compared with the lessons held) before any is
-        stored, so one refused line stores none."""
-        from lamar.lesson_file import read_lessons
+        stored, so one refused line stores none. A line whose lesson is already held (the same words
+        in the same scope, as `lamar add --from` skips it) is listed as held, not stored again: the
+        same call made again after an interruption stores the rest."""
+        from lamar.lesson_file import new_lessons, read_lessons
 
         if isinstance(lessons, dict) or (isinstance(lessons, list) and lessons and all(
                 isinstance(item, dict) for item in lessons)):
@@ -185,18 +188,29 @@ class LamarTools:
         read = _guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
         found: list[Experience] = []
         for exp in read:
-            line = exp.provenance["line"]
             try:  # the limits of propose_lesson, line by line
                 new = _candidate(_text(exp.precondition, "precondition"), _text(exp.action, "action"),
-                                 _text(exp.rationale, "rationale"), _context(dict(exp.scope), "scope"), client, line)
-                self._refuse_duplicate(new, found)
+                                 _text(exp.rationale, "rationale"), _context(dict(exp.scope), "scope"), client,
+                                 exp.provenance["line"])
+                _refuse_repeat(new, found)
             except ToolError as exc:
-                raise ToolError(f"line {line}: {exc}; none of the lessons was stored") from None
+                raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
             found.append(new)
-        ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in found]
+        # A held lesson is skipped, not refused: after a disconnect midway through the adds, the
+        # same call made again must be able to store the rest.
+        stored = _guard(self.lamar.experiences)
+        fresh, held = new_lessons(stored, found)
+        for exp in fresh:
+            try:
+                self._refuse_duplicate(exp, stored)
+            except ToolError as exc:
+                raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
+        ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
         return ProposeMany(count=len(ids), lessons=[
             ProposeResult(lesson_id=i, status=Status.CANDIDATE.value, text=neutralize(e.render()))
-            for i, e in zip(ids, found)])
+            for i, e in zip(ids, fresh)], held=[
+            HeldLesson(line=h.lesson.provenance["line"], lesson_id=neutralize(h.by.id), status=h.by.status.value,
+                       text=neutralize(h.by.render())) for h in held])
 
     def erase(self, lesson_id: Any = None, contexts: Any = False, reason: Any = None,
               client: str | None = None) -> EraseResult:
@@ -249,23 +263,14 @@ class LamarTools:
         found: dict[str, Any] = _guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
         return found
 
-    def _refuse_duplicate(self, exp: Experience, also: list[Experience] | None = None) -> None:
+    def _refuse_duplicate(self, exp: Experience, held: list[Experience] | None = None) -> None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering.
-        `also`: lessons about to be stored with it."""
-        held = _guard(self.lamar.experiences)
-        for other in [*held, *(also or [])]:
-            if other.scope.items_key != exp.scope.items_key:
-                continue
-            score = lesson_similarity(other.precondition, other.action, exp.precondition, exp.action)
-            if other.id != exp.id and score < NEAR_DUPLICATE:
-                continue
-            if any(other is stored for stored in held):
+        `held`: the stored lessons, when the caller has them."""
+        for other in _guard(self.lamar.experiences) if held is None else held:
+            if _same_arm(other, exp):
                 raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                                 f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
                                 "instead of proposing it again")
-            # not stored (nothing is until every line passes): evidence() would not know its id
-            raise ToolError(f"it repeats line {other.provenance.get('line')} of the text "
-                            f"({other.render()!r}): propose each lesson once")
 
     def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
         """The project's rules files as candidate lessons; stored only with `apply`.
@@ -317,6 +322,21 @@ def _candidate(precondition: str, action: str, rationale: str, where: dict[str, 
                       id=_lesson_id(precondition, action, where),
                       provenance={**AGENT_PROVENANCE, **({"client": client[:MAX_KEY]} if client else {}),
                                   **({"line": line} if line is not None else {})})
+
+
+def _same_arm(other: Experience, exp: Experience) -> bool:
+    """The same lesson or a near-copy of it, in the same scope."""
+    return other.scope.items_key == exp.scope.items_key and (other.id == exp.id or lesson_similarity(
+        other.precondition, other.action, exp.precondition, exp.action) >= NEAR_DUPLICATE)
+
+
+def _refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:
+    """A lesson given twice in one call is refused even when it is held: a call is checked as a whole."""
+    for other in earlier:
+        if _same_arm(other, exp):
+            # not stored (nothing is until every line passes): evidence() would not know its id
+            raise ToolError(f"it repeats line {other.provenance.get('line')} of the text "
+                            f"({other.render()!r}): propose each lesson once")
 
 
 def _guard(call: Any) -> Any:

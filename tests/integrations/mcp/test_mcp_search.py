@@ -49,8 +49,8 @@ async def test_propose_lessons_stores_every_line_as_a_candidate_or_none(store: P
              go, "line 4: lesson refused"),
             (notes + "- When the Go build fails on a fresh clone, run go mod download first.\n", go,
              "line 4: it repeats line 2 of the text"),  # a copy within the same text, not stored
-            ("- When the Xcode build fails after a dependency bump, clear DerivedData before rebuilding.\n", swift,
-             "line 1: lamar already holds this lesson"),  # a copy of a lesson in the store, in its scope
+            ("- When the Xcode build failed after the dependency bump, clear DerivedData before rebuilding it.\n", swift,
+             "line 1: lamar already holds this lesson"),  # a near-copy of a lesson in the store, in its scope
             ("   ", go, "lessons must be Markdown bullets"),
             # propose_lesson's limits hold line by line: a field's length, a scope's size and its values
             (notes + "- When the nightly build fails on " + " ".join(["module"] * 400) + ", retry it.\n", go,
