@@ -102,8 +102,8 @@ def _run(argv: list[str]) -> int:
         return _fail(str(exc), EXIT_STORE)
     except OSError as exc:  # a file we were asked to write (--out) could not be written
         return _fail(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": "), EXIT_STORE)
-    except KeyboardInterrupt:
-        return _fail("interrupted", 130)
+    except KeyboardInterrupt as exc:  # a command that was interrupted midway says what it left done
+        return _fail(str(exc) or "interrupted", 130)
     except RecursionError:
         return _fail("the input is nested too deep to read", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback

@@ -21,9 +21,18 @@ def cmd_add(args: argparse.Namespace) -> int:
         require_existing(store_location(args), f"check --store and ${STORE_ENV} for a typo, or pass --create "
                          "to start a new store there")
     lam = open_engine(args, create=True)
+    ids: list[str] = []
     try:
         lessons, held = new_lessons(lam.experiences(), lessons) if args.source else (lessons, [])
-        ids = [lam.add(experience) for experience in lessons]
+        for experience in lessons:
+            ids.append(lam.add(experience))
+    except KeyboardInterrupt:
+        if not args.source:
+            raise
+        # The lessons added so far stay; they are held now, so the same command skips them.
+        raise KeyboardInterrupt(f"interrupted after adding {len(ids)} of the {plural(len(lessons), 'new lesson')} "
+                                f"of {args.source}: run the same command again to add the rest (the lessons "
+                                "already added are skipped)") from None
     finally:
         lam.close()
     for h in held:  # on stderr: stdout stays the new ids, for scripts

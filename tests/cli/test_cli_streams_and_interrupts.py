@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -86,10 +87,24 @@ def test_ctrl_c_inside_a_sqlite_transaction_is_not_called_a_corrupt_store(
     (hook / "sitecustomize.py").write_text(_AFTER_STATEMENT, encoding="utf-8")
     lessons = tmp_path / "lessons.md"
     lessons.write_text("".join(f"- When case {i}, do step {i}\n" for i in range(20)), encoding="utf-8")
-    before = json.loads(_lamar(tmp_path, "--store", str(sqlite_store), "stats", "--json").stdout)["experiences"]
+
+    def stored() -> int:
+        after = _lamar(tmp_path, "--store", str(sqlite_store), "stats", "--json")
+        assert after.returncode == 0, after.stderr
+        count: int = json.loads(after.stdout)["experiences"]
+        return count
+
+    before = stored()
     done = _lamar(tmp_path, "--store", str(sqlite_store), "add", "--from", str(lessons), pythonpath=hook,
                   env_extra={"INTERRUPT_AFTER": statement, "INTERRUPT_AT": "6"})
-    assert (done.returncode, done.stderr) == (130, "lamar: error: interrupted\n")
-    after = _lamar(tmp_path, "--store", str(sqlite_store), "stats", "--json")
-    assert after.returncode == 0, after.stderr
-    assert before < json.loads(after.stdout)["experiences"] < before + 20  # the completed adds, whole
+    said = re.fullmatch(rf"lamar: error: interrupted after adding (\d+) of the 20 new lessons of "
+                        rf"{re.escape(str(lessons))}: run the same command again to add the rest "
+                        r"\(the lessons already added are skipped\)\n", done.stderr)
+    assert done.returncode == 130 and said, done.stderr
+    added = int(said.group(1))
+    assert 0 < added < 20 and stored() == before + added  # the completed adds, whole, and as many as it says
+    # What the message promises: the same command adds the rest and only the rest.
+    again = _lamar(tmp_path, "--store", str(sqlite_store), "add", "--from", str(lessons))
+    assert again.returncode == 0, again.stderr
+    assert f"added {20 - added} lessons from {lessons} ({added} " in again.stdout
+    assert stored() == before + 20
