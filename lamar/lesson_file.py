@@ -111,7 +111,9 @@ def new_lessons(stored: Iterable[Experience], lessons: Iterable[Experience]) -> 
     def key(exp: Experience) -> tuple[str, str, tuple[tuple[str, str], ...]]:
         return normalize(exp.precondition), normalize(exp.action), exp.scope.items_key
 
-    known = {key(exp): (exp, True) for exp in stored}
+    known: dict[tuple[str, str, tuple[tuple[str, str], ...]], tuple[Experience, bool]] = {}
+    for exp in stored:  # the first stored wins: a later one is a copy, retired as such
+        known.setdefault(key(exp), (exp, True))
     new: list[Experience] = []
     held: list[Held] = []
     for exp in lessons:

@@ -3,6 +3,7 @@ one lesson comes of it, and every process is given its id."""
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 from multiprocessing.synchronize import Barrier
 
@@ -44,3 +45,13 @@ def test_workers_adding_the_same_lesson_at_once_get_one_lesson(store_location: s
         # Adding it again later returns the same lesson, not a retired copy.
         assert lam.add(Experience(f"the build fails {text}", "clear the cache")) == active[0].id
         lam.close()
+
+
+def test_a_file_added_again_names_the_lesson_not_its_retired_copy() -> None:
+    from lamar.lesson_file import new_lessons, read_lessons
+
+    first, copy = read_lessons("- When the build fails, clear the cache\n- When the build fails, clear the cache\n")
+    copy = dataclasses.replace(copy, id="exp_copy", status=Status.RETIRED)
+    first = dataclasses.replace(first, id="exp_first")
+    _, held = new_lessons([first, copy], read_lessons("- When the build fails, clear the cache\n"))
+    assert [h.by.id for h in held] == ["exp_first"]
