@@ -18,6 +18,9 @@ ERASED = "[erased]"
 # The provenance the folds themselves write (ids and scopes): kept by an erasure, which drops the
 # rest (the source a person or a trace gave, which may quote the text).
 _FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from", "version")
+# The sources Lamar itself names a lesson by (a word of its own, never text it was given): kept too,
+# so that an erased lesson still says how it came, not the "manual" of a lesson without one.
+_SOURCES = frozenset({"manual", "agent", "mined", "rules", "langchain-retriever"})
 
 PRIOR_SIGMA = 0.75  # reward spread assumed before outcomes arrive (a coin between +-0.75)
 PRIOR_WEIGHT = 10.0
@@ -124,13 +127,15 @@ def erased_text(data: Mapping[str, Any]) -> dict[str, Any]:
 
 def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]:
     """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
-    a non-empty rationale read ERASED, the provenance keeps only what the folds wrote plus who
-    erased it and when. Id, scope, status and creation time stay. The same for the log's events
+    a non-empty rationale read ERASED, the provenance keeps only what the folds wrote, the source
+    when it is one Lamar names, and who erased it and when. Id, scope, status and creation time stay. The same for the log's events
     and for a folded lesson, so that folding the scrubbed log gives the lesson the fold of the
     erase event gives it."""
     provenance = data.get("provenance") or {}
     out = erased_text(data)
-    out["provenance"] = {**{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
+    source = provenance.get("source")
+    out["provenance"] = {**({"source": source} if isinstance(source, str) and source in _SOURCES else {}),
+                         **{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
                          "erased": {"by": by, "time": at}}
     return out
 

@@ -189,3 +189,14 @@ def test_every_version_of_an_edited_lesson_loses_its_text(tmp_path: Path, name: 
     assert again.get(secret) == erased
     assert {e.id: again.evidence(e.id) for e in again.experiences()} == before
     again.close()
+
+
+@pytest.mark.parametrize(("source", "kept"), [("agent", "agent"), ("mined", "mined"), ("rules", "rules"),
+                                              ("manual", "manual"), (f"pasted by {NAME}", None)])
+def test_an_erased_lesson_keeps_the_source_lamar_named_and_drops_any_other(source: str, kept: str | None) -> None:
+    lam = Lamar()
+    exp_id = lam.add(Experience(f"{NAME} reports a crash", "ask for the log", provenance={"source": source}))
+    lam.erase(exp_id)
+    provenance = lam.get(exp_id).provenance
+    assert provenance.get("source") == kept
+    assert NAME not in str(provenance)
