@@ -376,7 +376,9 @@ class RewritableStore(Store, Protocol):
         Later events keep their seqs and new ones continue after them. `read(after)` with
         after < through returns the snapshot first, so a reader that was behind folds it and
         then the rest. The keys of replaced events are no longer held: the snapshot's folder
-        (the engine) refuses what they refused.
+        (the engine) refuses what they refused; except that `append` goes on refusing the
+        `proposal:<id>` key of each proposal the log's first event, a snapshot, lists as applied
+        (`lamar.store.held`), atomically with the write, as it refused the replaced event's key.
 
         Returns:
             False, changing nothing, when the log already starts with a snapshot at or after

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
+from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
@@ -220,6 +221,14 @@ class JsonStore:
             raise CorruptStore(f"{self.path}: the line at byte {offset} is not a valid event ({exc}); "
                                "the file was left untouched (was it edited by hand?)") from exc
 
+    def _head(self) -> Event | None:
+        """The log's first event (None in an empty log), read where the index says it is."""
+        if not self._index.lines:
+            return next(iter(self._tail), None)
+        with self._same_file() as fh:
+            fh.seek(self._index.marks[0])
+            return self._event_at(fh.readline(), self._index.marks[0])
+
     def read(self, after: int = 0) -> list[Event]:
         with self._thread_lock:
             self._check_open()
@@ -289,6 +298,8 @@ class JsonStore:
             held = [k for k in keys if k in self._tail_keys] or [str(e.key) for e in self._indexed(keys)]
             if held or len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {held[0] if held else keys[0]!r} is already in {self.path}")
+            if proposal_ids(events) and (taken := held_in(self._head(), events)):  # its line is gone, not its claim
+                raise EventConflict(held_conflict(taken, str(self.path)))
             base = self._first + self._count() - 1
             stored = [e.numbered(base + i + 1) for i, e in enumerate(events)]
             if self._version != VERSION or self._stamp is None:
@@ -357,12 +368,8 @@ class JsonStore:
             last = self._first + self._count() - 1
             if through > last or through < 1:
                 raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
-            first = self._tail[:1]
-            if self._index.lines:  # the first line, read where the index says it is
-                with self._same_file() as fh:
-                    fh.seek(self._index.marks[0])
-                    first = [self._event_at(fh.readline(), self._index.marks[0])]
-            if first and first[0].kind == "snapshot" and first[0].seq >= through:
+            first = self._head()
+            if first is not None and first.kind == "snapshot" and first.seq >= through:
                 return False
             head = dataclasses.replace(snapshot, seq=through, key=None)
             self._write([head, *self._read(through)])

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from lamar._errors import EventConflict, InvalidEvent
 from lamar.store.base import EVENT_KINDS, Event, closed_store, scrubbed_log
+from lamar.store.held import held_conflict, held_in
 
 
 class MemoryStore:
@@ -33,9 +34,10 @@ class MemoryStore:
                                f"{', '.join(sorted(EVENT_KINDS))}; nothing was written")
         with self._lock:
             keys = [e.key for e in events if e.key is not None]
-            clash = next((k for k in keys if k in self._keys), None)
+            clash = next((k for k in keys if k in self._keys), None) or held_in(next(iter(self._events), None), events)
             if clash is not None:
-                raise EventConflict(f"event key {clash!r} is already in the store")
+                raise EventConflict(f"event key {clash!r} is already in the store" if clash in self._keys
+                                    else held_conflict(clash, self.location))
             if len(set(keys)) != len(keys):
                 raise EventConflict(f"event key {_repeated(keys)!r} is in this write twice")
             last = self._events[-1].seq if self._events else 0

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows, sqlite_checks
+from lamar.store import episode_rows, held, sqlite_checks
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
@@ -216,10 +216,10 @@ class SqliteStore:
             except sqlite3.Error as exc:
                 raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
             try:
+                held.refuse_in_sqlite(self._db, events)  # a checkpoint took those keys' rows out, not their claim
                 stored = []
                 for event, row in zip(events, rows):
-                    cur = self._db.execute("INSERT INTO events (kind, key, time, data, crc) VALUES (?, ?, ?, ?, ?)",
-                                           row)
+                    cur = self._db.execute("INSERT INTO events (kind, key, time, data, crc) VALUES (?,?,?,?,?)", row)
                     stored.append(event.numbered(int(cur.lastrowid or 0)))
                 self._db.execute("COMMIT")
                 return stored
