@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import psycopg
 import pytest
 
-from lamar import Experience, Lamar, Scope, Signal, StoreError
+from lamar import EventConflict, Experience, Lamar, Scope, Signal, StoreError
 from lamar.store import Event, MemoryStore
 from lamar.store.postgres import SCHEMA_VERSION, PostgresStore, row_text, schema
 from tests.state.seam import folded
@@ -59,7 +59,8 @@ def _functions(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
-FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_log", "lamar_enqueue", "lamar_turn"}
+FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_log", "lamar_enqueue", "lamar_turn",
+             "lamar_held_key"}
 
 
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
@@ -170,7 +171,7 @@ def test_a_version_4_store_gets_functions_whose_plans_never_scan(schema_url: str
     for name in sorted(FUNCTIONS):
         _sql(schema_url, f"ALTER FUNCTION {name} RESET enable_seqscan")
     _sql(schema_url, "UPDATE lamar_migrations SET version = 4")
-    assert all("enable_seqscan=off" not in config for _, config in _sql(schema_url, settings))
+    assert all("enable_seqscan=off" not in (config or ()) for _, config in _sql(schema_url, settings))
 
     lam = Lamar(url, k=2, seed=1)
     assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
@@ -343,3 +344,25 @@ def test_a_version_1_store_is_migrated_and_its_rows_built_from_its_log_once(sche
     assert _sql(schema_url, "SELECT id, version FROM lamar_lessons WHERE namespace = 'team' ORDER BY id") == versions
     assert _sql(schema_url, "SELECT folded FROM lamar_namespaces WHERE namespace = 'team'")[0][0] == built
     again.close()
+
+
+def test_a_version_7_store_gets_the_trigger_that_refuses_a_key_its_checkpoint_holds(schema_url: str) -> None:
+    """Version 8 adds a trigger: a checkpoint takes applied proposals' events out of the log, and
+    with them their keys from the unique index; the trigger refuses the keys its snapshot lists."""
+    url = f"{schema_url}&lamar_namespace=team&lamar_fold=off"
+    store = PostgresStore(url)
+    store.close()
+    _sql(schema_url, "DROP TRIGGER lamar_held_keys ON lamar_events")
+    _sql(schema_url, "DROP FUNCTION lamar_held_key()")
+    _sql(schema_url, "UPDATE lamar_migrations SET version = 7")
+
+    store = PostgresStore(url)
+    assert _sql(schema_url, "SELECT max(version) FROM lamar_migrations") == [(SCHEMA_VERSION,)]
+    applied = Event("applied", {"proposal": "merge_1", "kind": "merge"}, key="proposal:merge_1")
+    (written,) = store.append([applied])
+    store.append([Event("status", {"id": "x", "status": "retired"})])
+    assert store.rewrite(written.seq, Event("snapshot", {"applied": ["merge_1"]}))
+    with pytest.raises(EventConflict, match="held by the checkpoint"):
+        store.append([applied])
+    assert store.append([Event("applied", {"proposal": "merge_2", "kind": "merge"}, key="proposal:merge_2")])
+    store.close()

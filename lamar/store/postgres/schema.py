@@ -12,7 +12,7 @@ from lamar._errors import StoreError
 if TYPE_CHECKING:
     from psycopg import Connection
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 MIGRATION_LOCK = 0x4C414D4152  # b"LAMAR": one migrator per database at a time
 # The scripts that take a schema from version k to k + 1 (version 0: the unversioned layout of
 # early builds). A new database runs create.sql, then every step from version 1 on.
@@ -24,6 +24,7 @@ _STEPS: dict[int, tuple[str, ...]] = {
     4: ("functions.sql", "to_v5.sql"),
     5: ("to_v6.sql",),
     6: ("to_v7.sql", "functions.sql"),
+    7: ("to_v8.sql",),
 }
 
 

@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
     from lamar.store.postgres.rows import LessonRows
 
-_REWRITE_LOCK = 0x4C414D52  # b"LAMR", with the namespace's hash: one rewrite per namespace at a time
+# b"LAMR", with the namespace's hash: one rewrite per namespace at a time; to_v8.sql's trigger
+# takes it shared, so that a held key is checked against a snapshot no rewrite is replacing.
+_REWRITE_LOCK = 0x4C414D52
 # A write in the log mode whose events all carry keys (an episode, a first report) is one message:
 # the call of `lamar_append` (append.sql), which allocates seqs, inserts and reads what the caller
 # has not seen yet, run as a transaction of its own; a COMMIT whose answer is lost is settled by its
