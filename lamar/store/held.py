@@ -31,16 +31,23 @@ def held_in(first: Event | None, events: Sequence[Event]) -> str | None:
 def refuse_in_sqlite(db: sqlite3.Connection, events: Sequence[Event]) -> None:
     """`held_in` for a SQLite log, asked inside the write's transaction (JSON1 reads the list out
     of the snapshot row, never decoded for it): raises IntegrityError, as the UNIQUE column does."""
+    import sqlite3
+
     ids = proposal_ids(events)
     if not ids:
         return
-    row = db.execute(
-        "SELECT a.value FROM events AS e, json_each(e.data, '$.applied') AS a "
-        "WHERE e.seq = (SELECT min(seq) FROM events) AND e.kind = 'snapshot' "
-        f"AND a.value IN ({','.join('?' * len(ids))}) LIMIT 1", tuple(ids)).fetchone()
-    if row is not None:
-        import sqlite3
+    try:
+        row = db.execute(
+            "SELECT a.value FROM events AS e, json_each(e.data, '$.applied') AS a "
+            "WHERE e.seq = (SELECT min(seq) FROM events) AND e.kind = 'snapshot' "
+            f"AND a.value IN ({','.join('?' * len(ids))}) LIMIT 1", tuple(ids)).fetchone()
+    except sqlite3.OperationalError:  # a SQLite built without JSON1: the snapshot is decoded here
+        import json
 
+        head = db.execute("SELECT data FROM events WHERE kind = 'snapshot' AND seq = (SELECT min(seq) FROM events)")
+        applied = {str(pid) for (data,) in head for pid in json.loads(data).get("applied", ())}
+        row = next(((pid,) for pid in ids if pid in applied), None)
+    if row is not None:
         raise sqlite3.IntegrityError(held_conflict(PROPOSAL + str(row[0]), "the log"))
 
 

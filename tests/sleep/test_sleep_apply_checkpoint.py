@@ -161,3 +161,25 @@ def test_two_processes_apply_each_proposal_once_while_one_checkpoints(
             from tests.store.test_postgres import drop_namespaces
 
             drop_namespaces(POSTGRES_URL, *[loc.split("lamar_namespace=")[1].split("&")[0] for loc in locations])
+
+
+@pytest.mark.parametrize("json1", [True, False])
+def test_sqlite_reads_the_held_keys_with_or_without_json1(json1: bool) -> None:
+    import sqlite3
+
+    from lamar.store.held import refuse_in_sqlite
+
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, kind TEXT, key TEXT, data TEXT)")
+    db.execute("""INSERT INTO events VALUES (5, 'snapshot', NULL, '{"applied":["merge_1"]}')""")
+
+    class WithoutJson1:  # a SQLite built without the JSON functions
+        def execute(self, sql: str, *args: Any) -> Any:
+            if "json_each" in sql:
+                raise sqlite3.OperationalError("no such function: json_each")
+            return db.execute(sql, *args)
+
+    conn: Any = db if json1 else WithoutJson1()
+    with pytest.raises(sqlite3.IntegrityError, match="proposal:merge_1"):
+        refuse_in_sqlite(conn, [Event("applied", {"proposal": "merge_1", "kind": "merge"}, key="proposal:merge_1")])
+    refuse_in_sqlite(conn, [Event("applied", {"proposal": "merge_2", "kind": "merge"}, key="proposal:merge_2")])
