@@ -78,3 +78,39 @@ def test_erase_leaves_no_text_in_any_row_or_an_export_and_keeps_every_verdict(ur
     assert out.returncode == 0, out.stderr
     assert not [p for p in tmp_path.iterdir() if NAME.encode() in p.read_bytes()]
     assert _evidence(str(copy)) == before
+
+
+def test_a_scrub_waits_for_an_apply_writing_in_the_fold_mode_instead_of_deadlocking(postgres_url: str) -> None:
+    """A fold-mode write holds the namespace's write lock shared from its start, and its `applied`
+    event's trigger then takes the rewrite lock shared: a scrub (`erase`) takes them in that order."""
+    import threading
+
+    from lamar.store.postgres.locks import ROWS_LOCK
+    from lamar.store.postgres.store import _REWRITE_LOCK
+
+    namespace = unique_namespace("scrub-order")
+    location = namespace_url(postgres_url, namespace, lamar_fold="on")
+    Lamar(location).close()
+    store = open_store(location)
+    try:
+        with psycopg.connect(postgres_url) as writer:  # an apply's write, stopped between its two locks
+            writer.execute("SELECT pg_advisory_xact_lock_shared(%s, hashtext(%s))", (ROWS_LOCK, namespace))
+            failed: list[BaseException] = []
+
+            def scrub() -> None:
+                try:
+                    store.scrub([])  # type: ignore[attr-defined]
+                except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                    failed.append(exc)
+
+            scrubber = threading.Thread(target=scrub)
+            scrubber.start()
+            scrubber.join(1.0)  # the scrub waits now, on the write lock
+            writer.execute("SET deadlock_timeout = '100ms'")
+            writer.execute("SELECT pg_advisory_xact_lock_shared(%s, hashtext(%s))", (_REWRITE_LOCK, namespace))
+            writer.commit()
+            scrubber.join(60)
+        assert not failed, failed
+    finally:
+        store.close()
+        drop_namespaces(postgres_url, namespace)

@@ -228,8 +228,11 @@ class PostgresStore:
             from lamar.store.postgres.locks import ROWS_LOCK
 
             with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
+                # The write lock before the rewrite lock, the order in which a checkpoint takes them
+                # and a fold-mode write holding the first reaches the second (to_v8.sql's trigger):
+                # taken the other way, a scrub and an apply could each wait for the other.
                 conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
+                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, ns))
                 for row in rows:
                     cur = conn.execute("UPDATE lamar_events SET data = %s WHERE namespace = %s AND seq = %s "
                                        "AND kind = %s AND key IS NOT DISTINCT FROM %s AND time = %s", row)
