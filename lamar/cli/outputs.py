@@ -70,6 +70,8 @@ def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bo
         makes_folder: the command creates a missing folder itself (a store does); else a missing
             folder is refused here, before the work (and the model calls) the output would hold.
     """
+    if not out:  # Path("") is the current folder: say what is wrong, not that it is a folder
+        raise UsageError(f"--out is empty: name the file to write {what} to")
     path = Path(out).expanduser()
     if path.is_dir():
         raise UsageError(f"--out {out} is a folder: name a file")

@@ -75,7 +75,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons needs both --traces FILE.jsonl and --model PROVIDER:MODEL "
                          "(without either, sleep only consolidates the store)")
-    if args.out:
+    if args.out is not None:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
@@ -95,7 +95,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     data = report.to_dict()
-    if args.out:
+    if args.out is not None:
         save_report(args.out, data)
     if args.json:
         dump_json(data)
@@ -109,7 +109,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
     for dropped in report.dropped:
         print(f"  dropped: {shorten(dropped.reason, 100)}")
-    if args.out:
+    if args.out is not None:
         print(f"saved to {args.out}; next: lamar review {args.out}, then lamar apply {args.out}")
     elif report.proposals:
         print("nothing saved: pass --out REPORT.json to review and apply these")

@@ -55,6 +55,16 @@ def test_a_store_quoting_an_outputs_marker_is_still_a_store(run_cli, tmp_path, c
     assert "is a Lamar store" in out.stderr and digest(store) == before
 
 
+@pytest.mark.parametrize("command", ["html", "sleep", "export"])
+def test_an_empty_out_says_it_is_empty(run_cli, json_store, tmp_path, command) -> None:
+    # `--out ""` (an unset shell variable) is no folder; sleep must not skip the save it was asked for.
+    before = digest(json_store)
+    out = run_cli(command, "--store", json_store, "--out", "")
+    one_line_error(out)
+    assert out.returncode == 1 and "--out is empty: name the file to write" in out.stderr
+    assert digest(json_store) == before
+
+
 def test_an_output_lamar_did_not_write_needs_force(run_cli, json_store, tmp_path) -> None:
     foreign = tmp_path / "notes.html"
     foreign.write_text("my notes")
