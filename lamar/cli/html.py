@@ -92,6 +92,7 @@ def cmd_html(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     page = render_page(rows, events, location)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(page, encoding="utf-8")
     print(f"wrote {args.out} ({len(rows)} lessons, {len(page)} bytes)")
     return 0

@@ -46,8 +46,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if _same(location, args.out):
         raise UsageError(f"--out {args.out} is the store itself: name a different file")
     if is_file_location(args.out):
-        check_output(args.out, ours=is_store_file, what="the exported store", force=args.force,
-                     makes_folder=True)
+        check_output(args.out, ours=is_store_file, what="the exported store", force=args.force)
     source = open_raw(location, create=False)
     try:
         _not_empty(source)

@@ -53,8 +53,7 @@ def report_refusal(path: Path) -> str | None:
     return f"{path} already exists and is not a sleep report; Run sleep would replace it: name another file"
 
 
-def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool,
-                 makes_folder: bool = False) -> None:
+def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bool) -> None:
     """Raise UsageError unless writing `what` to `out` replaces nothing but Lamar's own `what`.
 
     `lamar html --out`, `lamar sleep --out` and `lamar export --out` write files; a slip of the
@@ -67,17 +66,19 @@ def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bo
         ours: recognises a file this command wrote before (safe to replace).
         what: names the output in the message ("the HTML page").
         force: --force: overwrite whatever is there.
-        makes_folder: the command creates a missing folder itself (a store does); else a missing
-            folder is refused here, before the work (and the model calls) the output would hold.
+
+    A missing folder is the command's to create when it writes (as a new store's is); a file
+    where a folder would have to be is refused here, before the work (and the model calls)
+    the output would hold.
     """
     if not out:  # Path("") is the current folder: say what is wrong, not that it is a folder
         raise UsageError(f"--out is empty: name the file to write {what} to")
     path = Path(out).expanduser()
     if path.is_dir():
         raise UsageError(f"--out {out} is a folder: name a file")
-    if not makes_folder and not path.parent.is_dir():
-        raise UsageError(f"--out {out} is in a folder that does not exist ({path.parent}): create it, or name a "
-                         "file in an existing folder")
+    above = next(folder for folder in path.absolute().parents if folder.exists())
+    if not above.is_dir():
+        raise UsageError(f"--out {out} is under {above}, which is a file, not a folder: name a file in a folder")
     if force or not path.exists() or ours(path):
         return
     if is_store_file(path):

@@ -96,6 +96,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         lam.close()
     data = report.to_dict()
     if args.out is not None:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         save_report(args.out, data)
     if args.json:
         dump_json(data)

@@ -240,20 +240,33 @@ def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lama
     assert '"id": "cc-s1-1"' in FakeOllama.prompts[0]
 
 
-def test_sleep_out_in_a_missing_folder_is_refused_before_any_model_call(run_cli, json_store, tmp_path,
-                                                                        ollama_host):
+def test_out_in_a_missing_folder_is_created_and_a_file_in_the_way_refused_before_any_model_call(
+        run_cli, json_store, tmp_path, ollama_host):
+    # html, sleep and export alike create the folder of a new output; a file where a folder must be
+    # is a usage error before sleep spends a model call.
     traces = tmp_path / "traces.jsonl"
     traces.write_text(json.dumps({"id": "t0", "context": {"project": "trace"}, "input": "x"}) + "\n")
     FakeOllama.reply = "[]"
     FakeOllama.prompts = []
-    missing = tmp_path / "reports" / "r.json"
+    report = tmp_path / "reports" / "2026" / "r.json"
     out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
-                  "--out", missing, extra_env={"OLLAMA_HOST": ollama_host})
-    assert out.returncode == 1, out.stderr
-    assert f"is in a folder that does not exist ({missing.parent})" in out.stderr and ".tmp" not in out.stderr
-    assert FakeOllama.prompts == [] and not missing.parent.exists()
-    page = run_cli("html", "--store", json_store, "--out", tmp_path / "pages" / "lamar.html")
-    assert page.returncode == 1 and "folder that does not exist" in page.stderr
+                  "--out", report, extra_env={"OLLAMA_HOST": ollama_host})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(report.read_text())["format"] == "lamar-sleep-report"
+    page = tmp_path / "pages" / "lamar.html"
+    assert run_cli("html", "--store", json_store, "--out", page).returncode == 0 and page.is_file()
+    copy = tmp_path / "copies" / "lamar.json"
+    assert run_cli("export", "--store", json_store, "--out", copy).returncode == 0 and copy.is_file()
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine")
+    for kind, target in (("a file", blocker / "r.json"), ("a file's child", blocker / "reports" / "r.json")):
+        FakeOllama.prompts = []
+        refused = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                          "--out", target, extra_env={"OLLAMA_HOST": ollama_host})
+        assert refused.returncode == 1, (kind, refused.stderr)
+        assert f"is under {blocker}, which is a file, not a folder" in refused.stderr and ".tmp" not in refused.stderr
+        assert FakeOllama.prompts == [] and blocker.read_text() == "mine"
+    assert run_cli("html", "--store", json_store, "--out", blocker / "lamar.html").returncode == 1
 
 
 def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale(run_cli, json_store, ids,
