@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Protocol
 
 from lamar._errors import InvalidArgument
@@ -205,9 +206,7 @@ def form(spec: str) -> tuple[str, str]:
             raise InvalidArgument(f"policy {spec!r}: a holdout rate is in [0, 1)")
         return head, arg
     if head == "k" and arg:
-        slots = _number(spec, arg)
-        if slots != int(slots) or slots < 1:
-            raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
+        _slots(spec, arg)
         return head, arg
     raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
                           "holdout:Q (0 <= Q < 1) or k:K")
@@ -223,7 +222,7 @@ def name_of(spec: str) -> str:
     if head == "holdout":
         return Holdout(float(arg)).name
     if head == "k":
-        return Slots.named(int(float(arg)))
+        return Slots.named(_slots(spec, arg))
     if head == "without":
         return Without(arg).name
     return head  # a policy without an argument is named by its class's default name
@@ -254,7 +253,7 @@ def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
         return Without(arg)
     if head == "holdout":
         return Holdout(float(arg))
-    slots = int(float(arg))
+    slots = _slots(spec, arg)
     return Slots(slots, beliefs, fold_lifts(log) if slots < beliefs.k else ())
 
 
@@ -266,3 +265,16 @@ def _number(spec: str, text: str) -> float:
     if not math.isfinite(value):
         raise InvalidArgument(f"policy {spec!r}: {text!r} is not a finite number")
     return value
+
+
+def _slots(spec: str, text: str) -> int:
+    """k as typed, read exactly: through a float, a k of more digits than a float holds would be
+    named by another number, and a fraction past its precision would pass for whole."""
+    _number(spec, text)  # the form and the range a float takes, as for a rate
+    try:
+        exact = Decimal(text.strip())
+    except ArithmeticError:
+        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a number") from None
+    if exact != int(exact) or exact < 1:
+        raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
+    return int(exact)

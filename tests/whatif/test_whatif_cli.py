@@ -266,6 +266,16 @@ def test_minus_zero_is_the_holdout_zero_and_one_row_with_it(logged: Path) -> Non
     assert row["policy"] == "holdout:0" and row["description"].endswith("held out at 0%")
 
 
+def test_a_k_of_more_digits_than_a_float_holds_is_echoed_as_typed(logged: Path) -> None:
+    typed = "k:12345678901234567890123"
+    status, out, err = run("whatif", "--store", str(logged), "--json", "--policy", typed)
+    assert status == 0, err
+    (row,) = json.loads(out)["alternatives"]
+    assert row["policy"] == typed and row["description"].startswith("12345678901234567890123 slot(s)")
+    status, _, err = run("whatif", "--store", str(logged), "--policy", typed + ".5")
+    assert (status, err) == (1, f"lamar: error: policy '{typed}.5': k is a whole number >= 1\n")
+
+
 def test_the_ui_page_shows_outside_shares_and_their_legend_as_the_cli_does(tmp_path: Path) -> None:
     from lamar_ui.pages import whatif_page
 
