@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 from collections.abc import Callable
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from lamar.cli.claude_code import add_commands as add_claude_code
 from lamar.cli.mcp_server import add_mcp_command
@@ -41,6 +42,12 @@ Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error.
 
 class Parser(argparse.ArgumentParser):
     """argparse with exit status 1 for usage errors (argparse's own default is 2, our store error)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # argparse takes `-0.5e0` (and `-1e-1`) for an option, as only its plain forms are numbers
+        # to it: a word that starts like a negative number is an argument (`lamar report EP -0.5e0`).
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
 
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument COMMAND: invalid choice: "):

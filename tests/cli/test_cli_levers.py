@@ -79,6 +79,18 @@ def test_report_by_signal_name_then_replace_with_a_float(lamar_cli, run_cli, sto
     assert Lamar(str(store)).episode(episode).reward == -0.25
 
 
+@pytest.mark.parametrize(("signal", "reward"), [("-1", -1.0), ("-0.5", -0.5), ("-0.5e0", -0.5), ("-.5", -0.5),
+                                              ("-1e-1", -0.1), ("-5E-1", -0.5)])
+def test_a_negative_number_is_the_signal_in_any_spelling(run_cli, sqlite_store, ids, signal, reward):
+    # argparse took the exponent forms for an option and said the signal was missing; `-2e0` is read, and refused.
+    for order in ((ids["episode"], signal, "--replace"), ("--replace", ids["episode"], signal)):
+        out = run_cli("report", *order, "--store", sqlite_store)
+        assert out.returncode == 0, (order, out.stderr)
+        assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward == reward
+    out = run_cli("report", ids["episode"], "-2e0", "--replace", "--store", sqlite_store)
+    assert out.returncode == 1 and "outside [-1, 1]" in out.stderr, out.stderr
+
+
 def test_report_refuses_bad_input_with_exit_1(run_cli, sqlite_store, ids):
     for args, message in [
         (("ep_unknown", "shipped"), "no episode 'ep_unknown'"),
