@@ -96,15 +96,113 @@ def test_ctrl_c_inside_a_sqlite_transaction_is_not_called_a_corrupt_store(
 
     before = stored()
     done = _lamar(tmp_path, "--store", str(sqlite_store), "add", "--from", str(lessons), pythonpath=hook,
-                  env_extra={"INTERRUPT_AFTER": statement, "INTERRUPT_AT": "6"})
+                  env_extra={"INTERRUPT_AFTER": statement, "INTERRUPT_AT": "16"})
     said = re.fullmatch(rf"lamar: error: interrupted after adding (\d+) of the 20 new lessons of "
                         rf"{re.escape(str(lessons))}: run the same command again to add the rest "
                         r"\(the lessons already added are skipped\)\n", done.stderr)
     assert done.returncode == 130 and said, done.stderr
     added = int(said.group(1))
-    assert 0 < added < 20 and stored() == before + added  # the completed adds, whole, and as many as it says
+    # The completed adds, whole, and as many as it says; one more when the Ctrl+C came after an
+    # add was stored, while it checked that no other process had stored the same lesson.
+    kept = stored() - before
+    assert 0 < added < 20 and added <= kept <= added + 1, (added, kept)
     # What the message promises: the same command adds the rest and only the rest.
     again = _lamar(tmp_path, "--store", str(sqlite_store), "add", "--from", str(lessons))
     assert again.returncode == 0, again.stderr
-    assert f"added {20 - added} lessons from {lessons} ({added} " in again.stdout
+    assert f"added {20 - kept} lessons from {lessons} ({kept} " in again.stdout
     assert stored() == before + 20
+
+
+_AFTER_PG_STATEMENT = """\
+import os, psycopg
+class Interrupting:
+    seen = 0
+execute = psycopg.Cursor.execute
+def interrupting(self, query, *args, **kwargs):
+    result = execute(self, query, *args, **kwargs)
+    if str(query).lstrip().startswith(os.environ['INTERRUPT_AFTER']):
+        Interrupting.seen += 1
+        if Interrupting.seen == int(os.environ['INTERRUPT_AT']):
+            raise KeyboardInterrupt
+    return result
+psycopg.Cursor.execute = interrupting
+"""
+
+
+def _idle_in_transaction(url: str, application: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s "
+                           "AND state LIKE 'idle in transaction%%'", (application,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+@pytest.mark.parametrize(("command", "statement"), [("retire", "BEGIN;"), ("add", "BEGIN ISOLATION")])
+def test_ctrl_c_inside_a_postgres_transaction_is_interrupted_not_unreadable(
+        tmp_path: Path, postgres_url: str, command: str, statement: str) -> None:
+    # Not a defect in the PostgreSQL store, unlike SQLite's: the Ctrl+C lands just after a write's BEGIN
+    # (retire: its transaction is open, its rows locked) or a read's, and the pooled connection is handed
+    # back rolled back, so the close that follows works and the command ends as interrupted.
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("interrupt")
+    url = namespace_url(postgres_url, namespace)
+    try:
+        added = _lamar(tmp_path, "--store", url, "add", "--create", "-q", "--precondition", "a build fails",
+                       "--action", "retry")
+        assert added.returncode == 0, added.stderr
+        exp_id = added.stdout.split()[0]
+        hook = tmp_path / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(_AFTER_PG_STATEMENT, encoding="utf-8")
+        lessons = tmp_path / "lessons.md"
+        lessons.write_text("".join(f"- When case {i}, do step {i}\n" for i in range(20)), encoding="utf-8")
+        args = ("retire", exp_id, "--reason", "masks real failures") if command == "retire" else (
+            "add", "--from", str(lessons))
+        done = _lamar(tmp_path, "--store", url, *args, pythonpath=hook,
+                      env_extra={"INTERRUPT_AFTER": statement, "INTERRUPT_AT": "3" if command == "add" else "1"})
+        assert done.returncode == 130 and done.stderr.startswith("lamar: error: interrupted"), done.stderr
+        after = _lamar(tmp_path, "--store", url, "ls", "--json")
+        assert after.returncode == 0, after.stderr
+        statuses = {lesson["id"]: lesson["status"] for lesson in json.loads(after.stdout)}
+        assert statuses[exp_id] == "active" and 1 <= len(statuses) < 21  # nothing half-written
+        assert _lamar(tmp_path, "--store", url, *args).returncode == 0  # no lock left behind
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_the_next_call_after_a_ctrl_c_inside_a_postgres_transaction_works(postgres_url: str,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # In one process (a notebook, a server): the connection the interrupted write held goes back to
+    # the pool rolled back, never idle in a transaction, and the same store writes and closes.
+    psycopg = pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    import uuid
+
+    from lamar import Experience, Lamar
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace, application = unique_namespace("interrupt"), f"lamar-interrupt-{uuid.uuid4().hex[:12]}"
+    lam = Lamar(namespace_url(postgres_url, namespace, application_name=application), seed=1)
+    try:
+        exp_id = lam.add(Experience("a build fails", "retry"))
+        execute = psycopg.Cursor.execute
+
+        def interrupting(self, query, *args, **kwargs):  # type: ignore[no-untyped-def]
+            result = execute(self, query, *args, **kwargs)
+            if str(query).startswith("BEGIN;"):
+                raise KeyboardInterrupt
+            return result
+
+        monkeypatch.setattr(psycopg.Cursor, "execute", interrupting)
+        with pytest.raises(KeyboardInterrupt):
+            lam.retire(exp_id, "masks real failures")
+        monkeypatch.undo()
+        assert _idle_in_transaction(postgres_url, application) == 0
+        assert lam.get(exp_id).status.value == "active"
+        lam.retire(exp_id, "masks real failures")
+        assert lam.get(exp_id).status.value == "retired"
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
