@@ -8,6 +8,7 @@ so that a lesson restarted on a bad streak is tried again sooner; the engine has
     python tools/detector_sweep.py --tuning-seeds 40 --gym-first-seed 100
     python tools/detector_sweep.py 60 --gym-first-seed 0 --settings 16/50,8/50,12/50,16/15
     python tools/detector_sweep.py 40 --tuning-seeds --settings 16.5/50/10,8/50/5
+    python tools/detector_sweep.py 40 --tuning-seeds --gym-first-seed 1000 --gym-seeds 200
 """
 
 from __future__ import annotations
@@ -102,14 +103,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python tools/detector_sweep.py", description=__doc__.splitlines()[0])
     parser.add_argument("worlds", type=int, nargs="?", default=40)
     parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
-    parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed (20 seeds)")
+    parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed")
+    parser.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
                         default=[(8.0, 50, None), (12.0, 50, None), (24.0, 50, None), (16.0, 15, None), (12.0, 15, None)],
                         help="comma-separated LEVEL/ARMING[/CAP], beside the default")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
-                          settings=args.settings, workers=args.workers)))
+                          settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))
 
 
 if __name__ == "__main__":
