@@ -87,6 +87,8 @@ def edit(state: LessonState, data: Mapping[str, Any]) -> Scope | None:
     version = int(data["version"])
     if version != exp.version + 1:
         return None
+    if exp.provenance.get("erased"):  # an edit stored after the erase, made from the text before it
+        data = erased_text(data)
     state.experience = dataclasses.replace(
         exp, precondition=str(data["precondition"]), action=str(data["action"]),
         rationale=str(data["rationale"]), scope=Scope(data["scope"]),

@@ -8,7 +8,7 @@ import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import InvalidArgument, StoreError
+from lamar._errors import EventConflict, InvalidArgument, StoreError
 from lamar.experience import Experience, Status
 from lamar.policy.fold import erased_lesson, erased_text
 from lamar.state.snapshot import EPISODE_FIELDS
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 _CONTEXT = EPISODE_FIELDS.index("context")
 _ELIGIBLE = EPISODE_FIELDS.index("eligible")
 _ID = EPISODE_FIELDS.index("id")
+_TRIES = 5  # scrubs before erase gives up on a lesson that other writers keep editing
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,19 +53,39 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
     (the lesson may be retired meanwhile, by hand or before). A checkpoint folds the event into
     its snapshot; erasing such a lesson again only scrubs and compacts again, and records a second
     event."""
-    erased = exp.provenance.get("erased")
     if not isinstance(store, ErasableStore):
-        if erased and exp.status is Status.RETIRED:  # a copy of a lesson erased elsewhere
-            raise _already_erased(exp.id, erased)
+        if exp.provenance.get("erased") and exp.status is Status.RETIRED:  # a copy of a lesson erased elsewhere
+            raise _already_erased(exp.id, exp.provenance["erased"])
         raise StoreError(f"{type(store).__name__} at {store.location} cannot rewrite its events, so "
                          "nothing can be erased from it; nothing changed")
+    for _ in range(_TRIES):
+        done = _erase_once(holder, store, exp, contexts, who, why)
+        if done is not None:
+            _forget_whatif(store.location)
+            return done
+        # Another writer stored the lesson's next version while this scrubbed: fold it and scrub that too.
+        holder.rebuild()
+        exp = holder.lessons([exp.id]).states[0].experience
+    raise StoreError(f"lesson {exp.id} was edited by another writer each time erase scrubbed it; its text is "
+                     "erased from what was read, but not the latest version: erase again")
+
+
+def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts: bool, who: str,
+                why: str) -> Erasure | None:
+    """Scrub the log as read now and store the erase event; None when an edit took its key first.
+
+    The event's key is the one the lesson's next `edit` event would take: an edit made from the
+    text before the erase is refused once the event is stored, and an edit stored before it (after
+    the log was read, so its text was not scrubbed) makes this store nothing."""
+    erased = exp.provenance.get("erased")
     log = store.read(0)
     if erased and any(e.kind == "erase" and e.data.get("id") == exp.id for e in log):
         raise _already_erased(exp.id, erased)
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
-                            "episodes": episodes, "events": len(changed)}, key=None, time=at)
+                            "episodes": episodes, "events": len(changed)}, key=f"edit:{exp.id}:{exp.version + 1}",
+                  time=at)
     check_appendable([event])  # before the log is touched
     try:
         store.scrub(changed)
@@ -73,9 +94,11 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
     except StoreError:
         holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
         raise
-    holder.write([event])
+    try:
+        holder.write([event])
+    except EventConflict:
+        return None
     holder.rebuild()  # nothing this process folded from the old text stays in memory
-    _forget_whatif(store.location)
     return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
 
 

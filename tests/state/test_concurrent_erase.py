@@ -1,0 +1,77 @@
+"""A lesson edited in one process while another erases it: the result is one of the two serial
+orders (edited then erased, or erased and the edit refused), and no stored event keeps a text."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from multiprocessing.synchronize import Barrier
+
+from lamar import EventConflict, Experience, Lamar
+from lamar.policy.fold import ERASED
+from lamar.store.base import Event
+from lamar.store.memory import MemoryStore
+
+_ROUNDS = 4
+_OLD, _NEW = "ask Ottoline Brandquist for the log", "ask Ottoline Brandquist for the core dump"
+
+
+def _edit(location: str, exp_id: str, barrier: Barrier, said: multiprocessing.Queue[str]) -> None:
+    lam = Lamar(location)
+    lam.get(exp_id)  # read as an editor does before it edits
+    barrier.wait()
+    try:
+        lam.edit(exp_id, action=_NEW)
+        said.put("edited")
+    except EventConflict:  # the erase took the next version: reading it again shows it erased
+        said.put("refused")
+    lam.close()
+
+
+def _erase(location: str, exp_id: str, barrier: Barrier, said: multiprocessing.Queue[str]) -> None:
+    lam = Lamar(location)
+    lam.get(exp_id)
+    barrier.wait()
+    lam.erase(exp_id, by="ops")
+    said.put("erased")
+    lam.close()
+
+
+def test_an_edit_while_another_process_erases_leaves_no_text(store_location: str) -> None:
+    context = multiprocessing.get_context("spawn")
+    for round_ in range(_ROUNDS):
+        lam = Lamar(store_location)
+        exp_id = lam.add(Experience(f"the crash of round {round_} is reported", _OLD))
+        lam.close()
+        barrier, said = context.Barrier(2), context.Queue()
+        workers = [context.Process(target=job, args=(store_location, exp_id, barrier, said))
+                   for job in (_edit, _erase)]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(120)
+            assert worker.exitcode == 0
+        outcomes = sorted(said.get(timeout=10) for _ in workers)
+        lam = Lamar(store_location)
+        stored = json.dumps([event.data for event in lam.store.read(0)])
+        assert "Ottoline" not in stored, f"round {round_} ({outcomes}): a stored event keeps the text"
+        exp = lam.get(exp_id)
+        assert (exp.precondition, exp.action, exp.provenance.get("erased", {}).get("by")) == (ERASED, ERASED, "ops")
+        assert exp.version == (2 if "edited" in outcomes else 1), f"round {round_}: {outcomes}"
+        lam.close()
+
+
+def test_an_edit_stored_after_the_erase_brings_no_text_back() -> None:
+    """A stale edit the erase's key did not stop (a checkpoint dropped it): the fold keeps the
+    lesson erased, as it does for the scrubbed edits before the erase."""
+    store = MemoryStore()
+    lam = Lamar(store)
+    exp_id = lam.add(Experience("the crash is reported", _OLD))
+    lam.erase(exp_id, by="ops")
+    store.append([Event("edit", {"id": exp_id, "version": 2, "precondition": "the crash is reported",
+                                 "action": _NEW, "rationale": "", "scope": {}, "changed": ["action"],
+                                 "evidence": "restart", "reason": "r"})])
+    for engine in (lam, Lamar(store)):
+        engine.rebuild()
+        exp = engine.get(exp_id)
+        assert (exp.precondition, exp.action, exp.version) == (ERASED, ERASED, 2)
