@@ -102,11 +102,18 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
     """A merge event: `into` absorbs each other lesson's evidence, and they retire.
 
     Returns the lessons retired by this call (a merge folded twice absorbs nothing twice).
-    `names` are the ids the event lists, recorded in `into`'s provenance.
+    `names` are the ids the event lists, recorded in `into`'s provenance. A lesson merged away
+    already (and not revived since) neither absorbs nor is absorbed: two merges applied at once
+    by two writers, each checked before the other was stored, then fold as if the later one had
+    been refused, and no evidence is counted twice or moved into a retired lesson.
     """
+    if into is not None and _merged_away(into):
+        return []
+    others = list(others)
+    elsewhere = {id(o) for o in others if o is not None and _merged_away(o) and not _merged(o, into)}
     retired = []
     for other in others:
-        if into is None or other is None or other is into or _merged(other, into):
+        if into is None or other is None or other is into or _merged_away(other):
             continue
         into.absorb(other)
         other.experience = dataclasses.replace(other.experience, provenance={
@@ -114,7 +121,8 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
         set_status(other, Status.RETIRED)
         retired.append(other)
     if into is not None:
-        merged = list(into.experience.provenance.get("merged_from", [])) + list(names)
+        kept = [name for name, other in zip(names, others, strict=False) if id(other) not in elsewhere]
+        merged = list(into.experience.provenance.get("merged_from", [])) + kept
         into.experience = dataclasses.replace(into.experience, provenance={
             **into.experience.provenance, "merged_from": merged})
     return retired
@@ -149,10 +157,16 @@ def erase(state: LessonState, by: str, at: float) -> None:
     set_status(state, Status.RETIRED)
 
 
-def _merged(other: LessonState, into: LessonState) -> bool:
+def _merged(other: LessonState, into: LessonState | None) -> bool:
     """Whether `other` was merged into `into` already: a merge folded twice counts once."""
     exp = other.experience
-    return exp.status is Status.RETIRED and exp.provenance.get("merged_into") == into.experience.id
+    return into is not None and _merged_away(other) and exp.provenance.get("merged_into") == into.experience.id
+
+
+def _merged_away(state: LessonState) -> bool:
+    """Whether the lesson was merged into another and is still retired."""
+    exp = state.experience
+    return exp.status is Status.RETIRED and bool(exp.provenance.get("merged_into"))
 
 
 __all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_text", "fold_outcome",

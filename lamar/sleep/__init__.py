@@ -111,6 +111,9 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
         except EventConflict:
             skipped.append((proposal.id, "already applied (by another writer)"))
             continue
+        if proposal.kind == "merge" and not _merged_now(lam, proposal):
+            skipped.append((proposal.id, "refused: another writer merged one of its lessons just now"))
+            continue
         removed.update(_removed_since(stored))
         applied.append(proposal.id)
     lam.sync()
@@ -142,6 +145,19 @@ def _checked(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> tup
     if missing:
         return f"refused: lesson {missing[0]} is not in this store", []
     return _stale(lam, proposal, removed), events
+
+
+def _merged_now(lam: SleepView, proposal: Proposal) -> bool:
+    """Whether the fold took a merge just stored: it refuses one whose lessons another writer's
+    merge, checked at the same time, took first (`lamar.policy.fold.merge`)."""
+    lam.sync()
+    into = proposal.payload["into"]
+    for exp_id in (into, *proposal.payload["from"]):
+        state = lam.lesson(exp_id)
+        elsewhere = state.experience.provenance.get("merged_into") if state is not None else None
+        if elsewhere and elsewhere != into and state is not None and state.experience.status is Status.RETIRED:
+            return False
+    return True
 
 
 def _removed_since(events: Iterable[Event], made_at: int = 0) -> dict[str, str]:

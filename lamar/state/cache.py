@@ -234,14 +234,17 @@ class FoldCache:
 
     def _merge(self, into_id: str, from_ids: list[str], event: Event) -> None:
         get = self.lessons.get
-        for other_id in from_ids:
-            self._note(other_id, event.time, f"merged into {into_id}")
-            if other_id in self.lessons:
-                self.removed[other_id] = (event.seq, f"merged into {into_id}")
         for other in fold.merge(get(into_id), [get(i) for i in from_ids], from_ids):
             self._set_status(other.experience.id, Status.RETIRED)
+        # Only the lessons now merged into `into`: the fold refuses a merge of, or into, a lesson
+        # another merge took first, and apply must not skip a later proposal for such a lesson.
+        merged = [i for i in from_ids if (s := get(i)) is not None and s.experience.status is Status.RETIRED
+                  and s.experience.provenance.get("merged_into") == into_id]
+        for other_id in merged:
+            self._note(other_id, event.time, f"merged into {into_id}")
+            self.removed[other_id] = (event.seq, f"merged into {into_id}")
         into = get(into_id)
-        if into is not None:
+        if into is not None and merged:
             into.history.note(event.time, f"absorbed {', '.join(from_ids)}")
             into.note_evidence(event.seq, event.time, self.policy, self.n_active, always=True)
 
