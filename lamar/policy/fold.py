@@ -89,10 +89,12 @@ def edit(state: LessonState, data: Mapping[str, Any]) -> Scope | None:
         return None
     if exp.provenance.get("erased"):  # an edit stored after the erase, made from the text before it
         data = erased_text(data)
+    # The event holds the whole scope as its editor read it; only an edit of the scope sets it, so
+    # that a narrowing (a scope event) stored while the editor changed a text is not undone.
+    scope = Scope(data["scope"]) if "scope" in data.get("changed", ("scope",)) else exp.scope
     state.experience = dataclasses.replace(
         exp, precondition=str(data["precondition"]), action=str(data["action"]),
-        rationale=str(data["rationale"]), scope=Scope(data["scope"]),
-        provenance={**exp.provenance, "version": version})
+        rationale=str(data["rationale"]), scope=scope, provenance={**exp.provenance, "version": version})
     if data.get("evidence", "restart") != "keep":
         state.renew()
     return exp.scope
