@@ -7,7 +7,7 @@ import json
 import multiprocessing
 from multiprocessing.synchronize import Barrier
 
-from lamar import EventConflict, Experience, Lamar
+from lamar import EventConflict, Experience, InvalidExperience, Lamar
 from lamar.policy.fold import ERASED
 from lamar.store.base import Event
 from lamar.store.memory import MemoryStore
@@ -24,6 +24,8 @@ def _edit(location: str, exp_id: str, barrier: Barrier, said: multiprocessing.Qu
         lam.edit(exp_id, action=_NEW)
         said.put("edited")
     except EventConflict:  # the erase took the next version: reading it again shows it erased
+        said.put("refused")
+    except InvalidExperience:  # the erase was stored before the edit read the lesson again
         said.put("refused")
     lam.close()
 
