@@ -112,7 +112,7 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
     if into is not None and _merged_away(into):
         return []
     others = list(others)
-    elsewhere = {id(o) for o in others if o is not None and _merged_away(o) and not _merged(o, into)}
+    elsewhere = {id(o) for o in others if o is not None and merged_elsewhere(o, into.experience.id if into else None)}
     retired = []
     for other in others:
         if into is None or other is None or other is into or _merged_away(other):
@@ -171,5 +171,11 @@ def _merged_away(state: LessonState) -> bool:
     return exp.status is Status.RETIRED and bool(exp.provenance.get("merged_into"))
 
 
+def merged_elsewhere(state: LessonState, into_id: str | None) -> bool:
+    """Whether the lesson was merged into a lesson other than `into_id` and is still retired: a
+    merge of it, or into it, is then refused."""
+    return _merged_away(state) and state.experience.provenance.get("merged_into") != into_id
+
+
 __all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_text", "fold_outcome",
-           "merge", "narrow", "set_status", "spread", "welford"]
+           "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]

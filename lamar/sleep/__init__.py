@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import EventConflict, LamarError, UnknownProposal
 from lamar.experience import Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
+from lamar.policy.fold import merged_elsewhere
 from lamar.policy.verdicts import Verdict
 from lamar.sleep.compaction import KEEP_LAST, KEEP_UNREPORTED, propose_compaction, still_folds
 from lamar.sleep.consolidate import consolidate, normalize
@@ -152,12 +153,8 @@ def _merged_now(lam: SleepView, proposal: Proposal) -> bool:
     merge, checked at the same time, took first (`lamar.policy.fold.merge`)."""
     lam.sync()
     into = proposal.payload["into"]
-    for exp_id in (into, *proposal.payload["from"]):
-        state = lam.lesson(exp_id)
-        elsewhere = state.experience.provenance.get("merged_into") if state is not None else None
-        if elsewhere and elsewhere != into and state is not None and state.experience.status is Status.RETIRED:
-            return False
-    return True
+    return not any(state is not None and merged_elsewhere(state, into)
+                   for state in map(lam.lesson, (into, *proposal.payload["from"])))
 
 
 def _removed_since(events: Iterable[Event], made_at: int = 0) -> dict[str, str]:
