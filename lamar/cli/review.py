@@ -125,7 +125,11 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         if lam is not None:
             try:
                 exp = lam.get(exp_id)
-                text = f" ({exp.status.value}) {shorten(exp.render(), 80)}"
+                was = (proposal.evidence.get(exp_id) or {}).get("version")
+                # The text shown is the lesson's now: say so when the report judged another version.
+                edited = f", version {exp.version} now, judged at version {was}" \
+                    if isinstance(was, int) and was != exp.version else ""
+                text = f" ({exp.status.value}{edited}) {shorten(exp.render(), 80)}"
             except LamarError:
                 text = " (not in this store)"
         lines.append(f"  lesson {exp_id}{text}")

@@ -174,6 +174,24 @@ def _removed_since(events: Iterable[Event], made_at: int = 0) -> dict[str, str]:
     return out
 
 
+# Kinds judged on the lessons' evidence alone: an edit that kept the evidence (a wording fix)
+# leaves their judgement standing, and apply re-checks that evidence anyway.
+_ON_EVIDENCE = frozenset({"retire", "promote", "narrow"})
+
+
+def _edited_since(proposal: Proposal, exp_id: str, version: int, restarts: int) -> str:
+    """Why the proposal no longer fits the lesson's current version, or "" when it does (or when
+    the report, made before proposals noted versions, cannot tell)."""
+    seen = proposal.evidence.get(exp_id, {})
+    was = seen.get("version")
+    if not isinstance(was, int) or isinstance(was, bool) or version == was:
+        return ""
+    if proposal.kind in _ON_EVIDENCE and seen.get("restarts") == restarts:
+        return ""  # every edit since kept the evidence the proposal was judged on
+    return (f"lesson {exp_id} was edited after the report was made (version {was} then, {version} now): "
+            "run sleep again to judge the new version")
+
+
 def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
     """Why the proposal no longer fits the store, or "" when it still does."""
     for exp_id, status in proposal.expect.items():
@@ -184,9 +202,9 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
             return f"lesson {exp_id} was {removed[exp_id]} after the report was made"
         if state.experience.status.value != status:
             return f"lesson {exp_id} is {state.experience.status.value} now (was {status} when proposed)"
-        seen = proposal.evidence.get(exp_id, {}).get("version")
-        if isinstance(seen, int) and state.experience.version != seen:
-            return f"lesson {exp_id} was edited after the report was made (version {state.experience.version} now)"
+        edited = _edited_since(proposal, exp_id, state.experience.version, state.restarts)
+        if edited:
+            return edited
     if proposal.kind in ("retire", "promote"):
         # Re-check, not refuse: the lesson is unchanged but its evidence may have moved on.
         want = Verdict.HARMS if proposal.kind == "retire" else Verdict.HELPS

@@ -297,3 +297,18 @@ def test_review_of_a_report_wholly_applied_says_to_sleep_again(run_cli, json_sto
         assert out.returncode == 0 and "approve?" not in out.stdout
         assert (f"nothing to review in {report}: every proposal in it is applied; for new ones, "
                 f"lamar sleep --out {report}") in out.stdout and "--again" not in out.stdout
+
+
+def test_a_report_applied_after_an_edit_skips_what_the_edit_changed(run_cli, sqlite_store, ids, make_report):
+    store = sqlite_store
+    report = make_report(store)
+    chosen = proposal_ids(report)
+    edit = run_cli("edit", ids["twin"], "--store", store, "--precondition", "a lint error shows up", "--keep-evidence")
+    assert edit.returncode == 0, edit.stderr
+    shown = run_cli("review", report, "--store", store, stdin="q\n")
+    assert f"lesson {ids['twin']} (active, version 2 now, judged at version 1)" in shown.stdout
+    out = run_cli("apply", report, "--store", store, "--only", chosen["merge"])
+    assert out.stdout.startswith("applied 0, skipped 1"), out.stdout
+    assert f"lesson {ids['twin']} was edited after the report was made (version 1 then, 2 now): run sleep again" \
+        in out.stdout
+    assert Lamar(str(store)).get(ids["twin"]).status is Status.ACTIVE
