@@ -140,9 +140,9 @@ def erased_text(data: Mapping[str, Any]) -> dict[str, Any]:
 def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]:
     """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
     a non-empty rationale read ERASED, the provenance keeps only what the folds wrote, the source
-    when it is one Lamar names, and who erased it and when. Id, scope, status and creation time stay. The same for the log's events
-    and for a folded lesson, so that folding the scrubbed log gives the lesson the fold of the
-    erase event gives it."""
+    when it is one Lamar names, and who erased it and when. Id, scope, status and creation time
+    stay. The same for the log's events and for a folded lesson, so that folding the scrubbed log
+    gives the lesson the fold of the erase event gives it."""
     provenance = data.get("provenance") or {}
     out = erased_text(data)
     source = provenance.get("source")
@@ -157,12 +157,6 @@ def erase(state: LessonState, by: str, at: float) -> None:
     stays as it is: no count, coin or reward it was folded from changes."""
     state.experience = Experience.from_dict(erased_lesson(state.experience.to_dict(), by, at))
     set_status(state, Status.RETIRED)
-
-
-def _merged(other: LessonState, into: LessonState | None) -> bool:
-    """Whether `other` was merged into `into` already: a merge folded twice counts once."""
-    exp = other.experience
-    return into is not None and _merged_away(other) and exp.provenance.get("merged_into") == into.experience.id
 
 
 def _merged_away(state: LessonState) -> bool:
