@@ -153,6 +153,7 @@ class LamarCallbackHandler(GraphEvents):
             DuplicateReport: an episode was already reported and `replace` is False.
         """
         reward, parsed = to_reward(signal)  # reject a bad signal before reporting anything
+        self._drain()  # a failed async run's outcome may still be queued: it goes first, as in a sync run
         run_id, carried = as_uuid(run_or_episode), []
         with self._lock:
             if run_id is None:  # an episode id; its run is known when it was recalled inside one
@@ -324,6 +325,11 @@ class LamarCallbackHandler(GraphEvents):
             for episode_id in [e for e in self._runs.pop(rid).episodes if self._by_episode.get(e) == rid]:
                 self._by_episode.pop(episode_id)  # not a carried one: it points at the run that resumed
 
+    def _count(self, run_id: UUID, what: str) -> None:
+        with self._lock:
+            if (run := self._run_of(run_id)) is not None:
+                run.counts[what] += 1
+
     def _tool_error(self, run_id: UUID, message: str) -> None:
         run = self._run_of(run_id)
         if run is not None:
@@ -432,10 +438,7 @@ class LamarCallbackHandler(GraphEvents):
         self._end(run_id, getattr(last, "message", None) or getattr(last, "text", ""))
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
-        with self._lock:
-            run = self._run_of(run_id)
-            if run is not None:
-                run.counts["model_errors"] += 1
+        self._count(run_id, "model_errors")
         self._end(run_id, error=error)
 
     def on_retriever_start(self, serialized: dict[str, Any] | None, query: str, *, run_id: UUID,
@@ -475,10 +478,7 @@ class LamarCallbackHandler(GraphEvents):
         self._end(run_id, error=error)
 
     def on_retry(self, retry_state: Any, *, run_id: UUID, **kwargs: Any) -> None:
-        with self._lock:
-            run = self._run_of(run_id)
-            if run is not None:
-                run.counts["retries"] += 1
+        self._count(run_id, "retries")
 
     def on_custom_event(self, name: str, data: Any, *, run_id: UUID, **kwargs: Any) -> None:
         if name != RECALL_EVENT or not isinstance(data, Mapping):

@@ -13,7 +13,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
 from lamar_langgraph import LamarState, recall_node
@@ -135,3 +135,36 @@ def test_a_trace_file_that_cannot_be_written_still_settles_the_failed_run(
     assert lam.stats()["episodes"] == 1 and lam.pending() == []
     assert "cannot append a trace" in caplog.text
     assert len(handler.traces()) == 1  # kept in memory all the same
+
+
+@pytest.mark.parametrize("late", ["report", "areport"])
+async def test_a_report_after_a_failed_async_run_meets_its_failed_outcome(late: str) -> None:
+    """The failed run's outcome is still queued on the worker (held there by a gate) when the app
+    reports: the report waits for it and is refused as a second report, as in a sync run, instead
+    of landing first and dropping the failed outcome."""
+    lam = engine()
+    handler = LamarCallbackHandler(lam, failed_outcome=Signal.REVERTED)
+    gate = threading.Event()
+    settle = handler._settle_failed
+
+    def held(*args: Any) -> None:
+        assert gate.wait(10)
+        settle(*args)
+
+    handler._settle_failed = held  # type: ignore[method-assign]
+
+    def explode(docs: Any) -> Any:
+        raise RuntimeError("the model is down")
+
+    run_id = uuid.uuid4()
+    chain = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(explode)
+    with pytest.raises(RuntimeError):
+        await chain.ainvoke("q", config={"callbacks": [handler], "run_id": run_id})
+    threading.Timer(0.2, gate.set).start()  # the worker gets to the failed outcome only after a while
+    with pytest.raises(DuplicateReport, match="reverted"):
+        if late == "report":
+            handler.report(run_id, Signal.SHIPPED)
+        else:
+            await handler.areport(run_id, Signal.SHIPPED)
+    assert lam.episode(handler.episodes(run_id)[0]).signal == "reverted"
+    handler.close()
