@@ -75,6 +75,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    # Held from the look for the turn's episode to its recall: two reads of one turn at once
+    # would otherwise both find none and log two episodes, one of them never reported.
+    _turning: Any = PrivateAttr(default_factory=threading.Lock)
 
     def __init__(self, lamar: Any = None, /, **data: Any) -> None:
         if lamar is not None:  # the engine may come first, like every Lamar integration
@@ -98,6 +101,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     def recall_turn(self, messages: list[ChatMessage], session_id: str | None = None) -> str:
         """The lessons block for the turn these messages are in (recalling once per turn)."""
+        with self._turning:
+            return self._recall_turn(messages, session_id)
+
+    def _recall_turn(self, messages: list[ChatMessage], session_id: str | None) -> str:
         users = _user_turns(messages)
         last = (users[-1].content or "") if users else ""
         marker = f"{len(users)}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -145,6 +148,27 @@ async def test_memory_block_reads_many_times_recall_once() -> None:
     await block.aget([*history, ChatMessage(role="assistant", content="ok"),
                       ChatMessage(role="user", content="again")], session_id="a")
     assert lam.stats()["episodes"] == 3
+
+
+async def test_concurrent_reads_of_one_turn_recall_once() -> None:
+    """Two reads of a session's memory at once (parallel steps of one workflow) in the same turn:
+    both find no episode yet; the recalls are held at a barrier, so without one recall per turn
+    both would log an episode and the first would be left pending for good."""
+    lam, _ = engine()
+    recall = lam.recall
+    both = threading.Barrier(2)
+
+    def meeting(*args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(threading.BrokenBarrierError):  # alone at the barrier: one recall per turn
+            both.wait(timeout=0.5)
+        return recall(*args, **kwargs)
+
+    lam.recall = meeting  # type: ignore[method-assign]
+    memory = Memory.from_defaults(session_id="s", memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
+    await memory.aput(ChatMessage(role="user", content="fix it"))
+    first, second = await asyncio.gather(memory.aget(), memory.aget())
+    assert lam.stats()["episodes"] == 1 and len(lam.pending()) == 1
+    assert str(first) == str(second)
 
 
 @pytest.mark.parametrize("where", ["memory", "tools"])
