@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,9 @@ class LamarTools:
     def __init__(self, lamar: Lamar, cwd: str | None = None) -> None:
         self.lamar = lamar
         self.reader = ContextReader(cwd)
+        # The SDK runs tool calls at once, each in a worker thread: the check for a held lesson
+        # and the add it allows are one step, or two proposals of one lesson would both be stored.
+        self._proposing = threading.Lock()
 
     def recall(self, context: Any = None, text: Any = None, dry_run: Any = False) -> RecallResult:
         """Recall for labels, for the task in words, or both (labels win over what the words suggest);
@@ -163,8 +167,9 @@ class LamarTools:
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
         where = {} if scope is None else _context(scope, "scope")
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
-        self._refuse_duplicate(exp)
-        stored = _guard(lambda: self.lamar.add(exp))
+        with self._proposing:
+            self._refuse_duplicate(exp)
+            stored = _guard(lambda: self.lamar.add(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
     def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
@@ -198,14 +203,15 @@ class LamarTools:
             found.append(new)
         # A held lesson is skipped, not refused: after a disconnect midway through the adds, the
         # same call made again must be able to store the rest.
-        stored = _guard(self.lamar.experiences)
-        fresh, held = new_lessons(stored, found)
-        for exp in fresh:
-            try:
-                self._refuse_duplicate(exp, stored)
-            except ToolError as exc:
-                raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
-        ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
+        with self._proposing:
+            stored = _guard(self.lamar.experiences)
+            fresh, held = new_lessons(stored, found)
+            for exp in fresh:
+                try:
+                    self._refuse_duplicate(exp, stored)
+                except ToolError as exc:
+                    raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
+            ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
         return ProposeMany(count=len(ids), lessons=[
             ProposeResult(lesson_id=i, status=Status.CANDIDATE.value, text=neutralize(e.render()))
             for i, e in zip(ids, fresh)], held=[
