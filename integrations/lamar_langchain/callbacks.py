@@ -223,10 +223,10 @@ class LamarCallbackHandler(GraphEvents):
             io.shutdown(wait=True)
 
     def _drain(self) -> None:
-        with self._lock:
-            io = self._io
-        if io is not None:
-            io.submit(lambda: None).result()  # one worker: done once everything before it is
+        with self._lock:  # queued under the lock, so that a close in another thread cannot shut the worker first
+            done = self._io.submit(lambda: None) if self._io is not None else None
+        if done is not None:
+            done.result()  # one worker: done once everything before it is
 
     # -- bookkeeping -------------------------------------------------------------------------
 
@@ -387,11 +387,10 @@ class LamarCallbackHandler(GraphEvents):
                     raise
                 log.warning("Lamar's callback handler failed to write", exc_info=True)
             return
-        with self._lock:
+        with self._lock:  # as in _drain: queued before a close can shut this worker
             if self._io is None:
                 self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lamar-callbacks")
-            io = self._io
-        future = io.submit(work, *args)
+            future = self._io.submit(work, *args)
         future.add_done_callback(_log_failure)
 
     def _mirror(self, run: RunRecord, reward: float, parsed: Signal | None) -> None:

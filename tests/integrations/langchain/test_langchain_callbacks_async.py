@@ -4,6 +4,7 @@ and on runs that fail (no episode left pending)."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import uuid
 from pathlib import Path
@@ -168,3 +169,51 @@ async def test_a_report_after_a_failed_async_run_meets_its_failed_outcome(late: 
             await handler.areport(run_id, Signal.SHIPPED)
     assert lam.episode(handler.episodes(run_id)[0]).signal == "reverted"
     handler.close()
+
+
+
+class _HeldExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The handler's worker, on which the first call of `report` or `flush` to wait for the queue stops a
+    while between being called and queueing its marker, for `close` to come in between."""
+
+    def __init__(self, reporter: str) -> None:
+        super().__init__(1)
+        self.reporter, self.entered, self.closed = reporter, threading.Event(), threading.Event()
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread().name == self.reporter and not self.entered.is_set():
+            self.entered.set()
+            self.closed.wait(0.5)  # a close that can come in meanwhile has ended by now
+        return super().submit(fn, *args, **kwargs)
+
+
+@pytest.mark.parametrize("call", ["report", "flush"])
+def test_a_report_while_another_thread_closes_the_handler_is_taken(call: str) -> None:
+    """A server thread reports a run (or flushes) while another closes the handler (a request done
+    with it, or a shutdown): the call waits for the worker's queue, and a worker shut down under it
+    is no reason to fail; the handler goes on being usable, as `close` says."""
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    run_id = uuid.uuid4()
+    chain = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(lambda docs: len(docs))
+    chain.invoke("q", config={"callbacks": [handler], "run_id": run_id})
+    handler._io = held = _HeldExecutor("reporter")
+    failures: list[BaseException] = []
+
+    def reporting() -> None:
+        try:
+            if call == "report":
+                handler.report(run_id, Signal.SHIPPED)
+            else:
+                handler.flush()
+        except BaseException as exc:  # noqa: BLE001 - the test asserts there is none
+            failures.append(exc)
+
+    reporter = threading.Thread(target=reporting, name="reporter")
+    reporter.start()
+    assert held.entered.wait(10)
+    handler.close()
+    held.closed.set()
+    reporter.join(10)
+    assert failures == []
+    assert lam.episode(handler.episodes(run_id)[0]).signal == ("shipped" if call == "report" else None)
