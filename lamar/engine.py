@@ -387,7 +387,7 @@ class Lamar:
 
         self._log.sync()
         self._log.whole()
-        return StateView(self._log)
+        return StateView(self._log, self._lock)
 
     def whatif(self, policy: Any = None, since: float | None = None,
                scope: Mapping[str, str] | None = None) -> WhatIfReport:

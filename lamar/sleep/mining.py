@@ -84,7 +84,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         summary["batches"] += 1
         summary["model_calls"] += 1
         summary["prompt_tokens"] += batch.tokens
-        reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
+        with lam.released():  # other threads recall and report while the model answers
+            reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
         lessons, refused, seen = parse_reply(reply, batch)
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -52,6 +53,10 @@ class SleepView(Protocol):
         """Lessons not retired (the count the verdicts' multiplicity is taken over)."""
 
     def append(self, events: Iterable[Event]) -> list[Event]: ...
+
+    def released(self) -> AbstractContextManager[None]:
+        """Around a model call: the engine's lock let go, so that recall and report go on while
+        the model answers; the view is synced after."""
 
 
 __all__ = ["SleepView"]

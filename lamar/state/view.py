@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from lamar.experience import Experience
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
 
 class StateView:
-    """A follower's fold cache for one sleep or apply, called under the engine's lock.
+    """A follower's fold cache for one sleep or apply, called under the engine's lock (let go by `released`).
 
     Every read comes from the one cache, in either mode: the lessons, their statuses and their
     evidence describe the same point of the log. Each lesson's evidence is worked out once
@@ -23,8 +24,9 @@ class StateView:
     `sync` and `append` forget what was read.
     """
 
-    def __init__(self, log: Follower) -> None:
+    def __init__(self, log: Follower, lock: Any = None) -> None:
         self._log = log
+        self._lock = lock  # the engine's, held by the caller; None: nothing to let go
         self.policy = log.policy
         self.store = log.store
         self._evidence: dict[str, Evidence] = {}
@@ -76,6 +78,20 @@ class StateView:
         stored = self._log.append(list(events))
         self._forget()
         return stored
+
+    @contextmanager
+    def released(self) -> Iterator[None]:
+        """The engine's lock let go while a model answers, which takes minutes: a server's recalls
+        and reports would wait for it. What they wrote meanwhile is folded after."""
+        if self._lock is None:
+            yield
+            return
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
+            self.sync()
 
 
 __all__ = ["StateView"]

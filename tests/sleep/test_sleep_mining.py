@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -276,3 +277,28 @@ def test_a_dropped_item_that_is_not_finite_is_standard_json_in_the_report() -> N
     assert [d["item"] for d in json.loads(saved)["dropped"]][:2] == [None, None]
     assert data["dropped"][2]["item"]["precondition"] is None and data["dropped"][2]["item"]["weight"] is None
     assert SleepReport.from_dict(json.loads(saved)).dropped[2].reason == report.dropped[2].reason
+
+
+def test_other_threads_recall_and_add_while_the_model_answers() -> None:
+    """A server's threads share the engine: while sleep waits for the model they recall, report
+    and add (here the very lesson the model is about to propose), and sleep then sees that add."""
+    lam = Lamar(":memory:", seed=1)
+    done = threading.Event()
+
+    def server() -> None:
+        lam.report(lam.recall(SWIFT).episode_id, "shipped")
+        lam.add(Experience("Swift build fails with a stale module map.", "Delete DerivedData before rebuilding",
+                           scope=Scope(SWIFT)))
+        done.set()
+
+    class Thinking(ScriptedModel):
+        def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
+            threading.Thread(target=server).start()
+            self.answered_meanwhile = done.wait(5)  # a held lock would keep the server waiting all along
+            return super().complete(prompt, max_tokens=max_tokens)
+
+    model = Thinking([json.dumps([lesson()])], model="scripted-v1")
+    report = lam.sleep(traces=TRACES, model=model)
+    assert model.answered_meanwhile and done.wait(5)
+    assert lam.stats()["reports"] == 1
+    assert "duplicates lesson" in report.dropped[0].reason and not report.of_kind("candidate")

@@ -3,7 +3,8 @@ no store behind it, is enough to propose and to apply."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -58,6 +59,10 @@ class FakeView:
 
     def active_count(self) -> int:
         return len(self.states)
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        yield
 
     def append(self, events: Iterable[Event]) -> list[Event]:
         events = list(events)
