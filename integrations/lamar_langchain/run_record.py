@@ -62,6 +62,7 @@ class RunRecord:
         self.thread: str | None = None  # the LangGraph thread, from the root's metadata
         self.interrupted_parts: set[UUID] = set()  # the innermost members that raised `interrupt(...)`
         self.paused = False  # stopped at a static breakpoint (`interrupt_before`, `interrupt_after`)
+        self.checkpoint: str | None = None  # the checkpoint it stopped at, where its resume starts
         self.resumes: UUID | None = None  # the interrupted run of the thread that this run resumed
         self.carried: list[str] = []  # episodes taken over from that run
         self.redone: list[str] = []  # carried, but recalled inside a node that runs again on resume

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
 from uuid import UUID
@@ -49,6 +49,8 @@ class GraphEvents(GraphCallbackHandler):
 
     _lock: AbstractContextManager[Any]
     _runs: dict[UUID, RunRecord]
+    _interrupted: Interrupted
+    _attach: Callable[[RunRecord, Any], None]
 
     def on_interrupt(self, event: Any) -> None:
         run_id = getattr(event, "run_id", None)
@@ -56,10 +58,25 @@ class GraphEvents(GraphCallbackHandler):
             run = self._runs.get(run_id) if isinstance(run_id, UUID) else None
             if run is not None and not run.done:  # a root run: a nested graph's stop is not its root's
                 run.paused = True
+                checkpoint = getattr(event, "checkpoint_id", None)
+                run.checkpoint = checkpoint if isinstance(checkpoint, str) and checkpoint else None
+
+    def on_resume(self, event: Any) -> None:
+        """A root run resuming from the checkpoint a stopped run of no known thread waits at takes
+        over its episodes: the checkpoint links them where the run metadata has no `thread_id`."""
+        run_id, checkpoint = getattr(event, "run_id", None), getattr(event, "checkpoint_id", None)
+        with self._lock:
+            run = self._runs.get(run_id) if isinstance(run_id, UUID) else None
+            if run is not None and not run.done and run.resumes is None and isinstance(checkpoint, str):
+                for episode_id in self._interrupted.at_checkpoint(run, checkpoint, self._runs):
+                    self._attach(run, episode_id)
 
 
-class Interrupted(OrderedDict[str, UUID]):
-    """Thread id -> its last root run stopped by `interrupt(...)` or a breakpoint, oldest thread first.
+class Interrupted(OrderedDict[str | tuple[str, str], UUID]):
+    """Thread id -> its last root run stopped by `interrupt(...)` or a breakpoint, oldest first;
+    ("checkpoint", id) for a run whose thread LangGraph left out of the run metadata (a falsy
+    `thread_id` such as 0 or ""), which only the checkpoint it stopped at links to its resume
+    (a tuple, so that no thread id can stand for it).
 
     Only the last run is kept: a run that resumed a thread carries the episodes of the run
     before it, so a thread interrupted again hands all of them on at once.
@@ -68,9 +85,11 @@ class Interrupted(OrderedDict[str, UUID]):
     def ended(self, run: RunRecord, limit: int) -> None:
         """Note a root run that ended: a stopped one waits for the run that resumes its thread
         (also one that failed: the expiry of its episodes yields to a late report)."""
-        if run.interrupted and run.thread is not None:
-            self.pop(run.thread, None)
-            self[run.thread] = run.run_id
+        key = run.thread if run.thread is not None else (
+            ("checkpoint", run.checkpoint) if run.checkpoint is not None else None)
+        if run.interrupted and key is not None:
+            self.pop(key, None)
+            self[key] = run.run_id
             while len(self) > limit:  # threads never resumed: their runs stay reportable by id
                 self.popitem(last=False)
 
@@ -83,9 +102,19 @@ class Interrupted(OrderedDict[str, UUID]):
         """
         run.thread = thread_of(metadata)
         prior_id = self.pop(run.thread, None) if run.thread is not None else None
+        if not (inputs is None or isinstance(inputs, Command)):
+            return []  # a new turn
+        return self._carry(run, prior_id, runs)
+
+    def at_checkpoint(self, run: RunRecord, checkpoint: str, runs: Mapping[UUID, RunRecord]) -> list[str]:
+        """The episodes a root run resuming from `checkpoint` takes over (LangGraph resumes only
+        on a `Command` or None, so no new turn gets here)."""
+        return self._carry(run, self.pop(("checkpoint", checkpoint), None), runs)
+
+    def _carry(self, run: RunRecord, prior_id: UUID | None, runs: Mapping[UUID, RunRecord]) -> list[str]:
         prior = runs.get(prior_id) if prior_id is not None else None
-        if prior is None or not (inputs is None or isinstance(inputs, Command)):
-            return []  # nothing interrupted, a new turn, or a run forgotten (max_runs)
+        if prior is None:
+            return []  # nothing interrupted, or a run forgotten (max_runs)
         run.resumes = prior.run_id
         run.carried = [e for e in prior.episodes if e not in prior.reported]
         # LangGraph runs an interrupted node again from its start: what it recalled is recalled anew.
@@ -113,7 +142,8 @@ def has_report(lamar: Any, episode_id: str) -> bool:
 
 def thread_of(metadata: Mapping[str, Any] | None) -> str | None:
     """The LangGraph thread a run belongs to: LangGraph copies `thread_id` from `configurable`
-    into every run's metadata (as given: an int stays an int, so it is read as a string)."""
+    into every run's metadata (as given: an int stays an int, so it is read as a string), but
+    only a truthy one: a run of thread 0 or "" has none here (see `GraphEvents.on_resume`)."""
     thread = (metadata or {}).get("thread_id")
     return str(thread) if thread is not None and thread != "" else None
 

@@ -115,6 +115,34 @@ async def test_the_interrupted_run_id_still_reports_and_is_not_reported_twice(mo
     assert lam.episode(episode).reports == 1
 
 
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+@pytest.mark.parametrize("thread", [0, ""])
+async def test_a_falsy_thread_id_is_resumed_too(mode: str, thread: Any) -> None:
+    # LangGraph leaves a falsy thread_id out of the run metadata: the checkpoint links the runs.
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    _, paused = await run(graph, {"question": "q"}, handler, thread, mode)
+    episode = paused["lessons"][0].metadata["episode_id"]
+    resumed, done = await run(graph, Command(resume="approved"), handler, thread, mode)
+    assert done["answer"] == "draft 0 (approved)"
+    assert handler.episodes(resumed) == [episode]
+    assert handler.report(resumed, Signal.SHIPPED) == [episode]
+    assert lam.episode(episode).signal == "shipped"
+
+
+async def test_threads_0_and_the_string_0_each_carry_their_own_episode() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    _, zero = await run(graph, {"question": "a"}, handler, 0, "sync")
+    _, text = await run(graph, {"question": "b"}, handler, "0", "sync")
+    resumed_text, _ = await run(graph, Command(resume="ok"), handler, "0", "sync")
+    resumed_zero, _ = await run(graph, Command(resume="ok"), handler, 0, "sync")
+    assert handler.episodes(resumed_zero) == [zero["lessons"][0].metadata["episode_id"]]
+    assert handler.episodes(resumed_text) == [text["lessons"][0].metadata["episode_id"]]
+
 async def test_an_episode_reported_before_the_resume_is_not_carried() -> None:
     lam = engine()
     handler = LamarCallbackHandler(lam, raise_error=True)
