@@ -12,6 +12,7 @@ from lamar import Experience, Lamar, Status
 from lamar.sleep.proposals import SleepReport
 from lamar.store.base import Event
 from lamar.store.memory import MemoryStore
+from tests.at_once import at_once
 
 _ROUNDS = 3
 
@@ -34,7 +35,6 @@ def _reports(lam: Lamar) -> tuple[SleepReport, SleepReport]:
 
 
 def test_opposite_merges_applied_at_once_keep_one_lesson(store_location: str) -> None:
-    context = multiprocessing.get_context("spawn")
     for round_ in range(_ROUNDS):
         lam = Lamar(store_location, seed=round_)
         ids = [lam.add(Experience(f"the build fails after bump {round_}", f"clear DerivedData{end}")) for end in "!."]
@@ -43,14 +43,7 @@ def test_opposite_merges_applied_at_once_keep_one_lesson(store_location: str) ->
         reports = _reports(lam)
         before = [Event(e.kind, e.data, e.key, 0, e.time) for e in lam.store.read(0)]
         lam.close()
-        barrier, said = context.Barrier(2), context.Queue()
-        workers = [context.Process(target=_apply, args=(store_location, report, barrier, said)) for report in reports]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(120)
-            assert worker.exitcode == 0
-        applied = [pid for _ in workers for pid in said.get(timeout=10)]
+        applied = [pid for said in at_once([(_apply, (store_location, report)) for report in reports]) for pid in said]
         assert len(applied) == 1, f"round {round_}: both merges were applied ({applied})"
         (winner,) = [r for r in reports if r.proposals[0].id == applied[0]]
         # What applying the winner alone gives: the same lesson kept, with the same evidence.

@@ -11,6 +11,7 @@ from multiprocessing.synchronize import Barrier
 from lamar import Experience, Lamar, Scope
 from lamar.sleep.proposals import SleepReport
 from lamar.store import Event, open_store
+from tests.at_once import at_once
 from tests.policy.test_context import PYTHON, SWIFT, _reward
 
 _ROUNDS = 4
@@ -58,7 +59,6 @@ def _edit(location: str, exp_id: str, barrier: Barrier, said: multiprocessing.Qu
 
 
 def test_an_edit_while_another_process_narrows_keeps_the_narrowing(store_location: str) -> None:
-    context = multiprocessing.get_context("spawn")
     for round_ in range(_ROUNDS):
         lesson = _split_lesson(store_location, round_)
         lam = Lamar(store_location, k=2, seed=1)
@@ -66,15 +66,8 @@ def test_an_edit_while_another_process_narrows_keeps_the_narrowing(store_locatio
         (narrow,) = [p for p in full.of_kind("narrow") if p.experience_ids == (lesson,)]
         report = dataclasses.replace(full, proposals=[narrow])
         lam.close()
-        barrier, said = context.Barrier(2), context.Queue()
-        workers = [context.Process(target=_apply, args=(store_location, report, barrier, said)),
-                   context.Process(target=_edit, args=(store_location, lesson, barrier, said))]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(120)
-            assert worker.exitcode == 0
-        applied = [pid for _ in workers for pid in said.get(timeout=10)]
+        applied = [pid for said in at_once([(_apply, (store_location, report)), (_edit, (store_location, lesson))])
+                   for pid in said]
         for rebuilt in (False, True):  # as stored (PostgreSQL's lesson rows), then folded again
             lam = Lamar(store_location)
             if rebuilt:

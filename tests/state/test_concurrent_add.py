@@ -8,6 +8,7 @@ import multiprocessing
 from multiprocessing.synchronize import Barrier
 
 from lamar import Experience, Lamar, Status
+from tests.at_once import at_once
 
 _WORKERS = 4
 _ROUNDS = 6
@@ -22,18 +23,9 @@ def _add_at_once(location: str, text: str, barrier: Barrier, ids: multiprocessin
 
 def test_workers_adding_the_same_lesson_at_once_get_one_lesson(store_location: str) -> None:
     Lamar(store_location).close()  # the store exists before the workers open it
-    context = multiprocessing.get_context("spawn")
     for round_ in range(_ROUNDS):
         text = f"in round {round_}"
-        barrier, ids = context.Barrier(_WORKERS), context.Queue()
-        workers = [context.Process(target=_add_at_once, args=(store_location, text, barrier, ids))
-                   for _ in range(_WORKERS)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(120)
-            assert worker.exitcode == 0
-        returned = {ids.get(timeout=10) for _ in workers}
+        returned = set(at_once([(_add_at_once, (store_location, text))] * _WORKERS))
         lam = Lamar(store_location)
         copies = [exp for exp in lam.experiences() if exp.precondition.endswith(text)]
         active = [exp for exp in copies if exp.status is not Status.RETIRED]

@@ -11,6 +11,7 @@ from lamar import EventConflict, Experience, InvalidExperience, Lamar
 from lamar.policy.fold import ERASED
 from lamar.store.base import Event
 from lamar.store.memory import MemoryStore
+from tests.at_once import at_once
 
 _ROUNDS = 4
 _OLD, _NEW = "ask Ottoline Brandquist for the log", "ask Ottoline Brandquist for the core dump"
@@ -40,20 +41,11 @@ def _erase(location: str, exp_id: str, barrier: Barrier, said: multiprocessing.Q
 
 
 def test_an_edit_while_another_process_erases_leaves_no_text(store_location: str) -> None:
-    context = multiprocessing.get_context("spawn")
     for round_ in range(_ROUNDS):
         lam = Lamar(store_location)
         exp_id = lam.add(Experience(f"the crash of round {round_} is reported", _OLD))
         lam.close()
-        barrier, said = context.Barrier(2), context.Queue()
-        workers = [context.Process(target=job, args=(store_location, exp_id, barrier, said))
-                   for job in (_edit, _erase)]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(120)
-            assert worker.exitcode == 0
-        outcomes = sorted(said.get(timeout=10) for _ in workers)
+        outcomes = sorted(at_once([(job, (store_location, exp_id)) for job in (_edit, _erase)]))
         lam = Lamar(store_location)
         stored = json.dumps([event.data for event in lam.store.read(0)])
         assert "Ottoline" not in stored, f"round {round_} ({outcomes}): a stored event keeps the text"
