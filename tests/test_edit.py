@@ -220,6 +220,7 @@ def test_a_sleep_proposal_about_a_text_edited_since_is_not_applied(tmp_path: Pat
     lam.edit(twin, action="run the linter first")
     result = lam.apply(report)
     assert result.applied == [] and result.skipped == [
-        (merge.id, f"lesson {twin} was edited after the report was made (version 2 now)")]
+        (merge.id, (f"lesson {twin} was edited after the report was made (version 1 then, 2 now): run sleep "
+                    "again to judge the new version"))]
     assert lam.get(kept).status.value == lam.get(twin).status.value == "active"
     lam.close()
