@@ -78,7 +78,13 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
     version = exp.version + 1
     data = {"id": exp.id, "version": version, **{name: getattr(new, name) for name in TEXT_FIELDS},
             "scope": dict(new.scope), "changed": changed, "evidence": rule.value, "reason": reason}
-    return Event("edit", data, key=f"edit:{exp.id}:{version}")
+    return Event("edit", data, key=edit_key(exp.id, version))
+
+
+def edit_key(exp_id: str, version: int) -> str:
+    """The unique key of the event that makes `version` of a lesson: one writer's edit takes it,
+    and an erase takes the next one, so that an edit made from the text before it is refused."""
+    return f"edit:{exp_id}:{version}"
 
 
 def write_edit(holder: Holder, exp: Experience, **changes: Any) -> None:
@@ -109,4 +115,4 @@ def status_event(exp: Experience, status: Status, reason: Any) -> Event | None:
     return Event("status", {"id": exp.id, "status": status.value, "reason": reason})
 
 
-__all__ = ["EvidenceRule", "edit_event", "status_event", "write_edit"]
+__all__ = ["EvidenceRule", "edit_event", "edit_key", "status_event", "write_edit"]

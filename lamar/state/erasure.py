@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, InvalidArgument, StoreError
+from lamar.edit import edit_key
 from lamar.experience import Experience, Status
 from lamar.policy.fold import erased_lesson, erased_text
 from lamar.state.snapshot import EPISODE_FIELDS
@@ -84,8 +85,7 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
-                            "episodes": episodes, "events": len(changed)}, key=f"edit:{exp.id}:{exp.version + 1}",
-                  time=at)
+                            "episodes": episodes, "events": len(changed)}, key=edit_key(exp.id, exp.version + 1), time=at)
     check_appendable([event])  # before the log is touched
     try:
         store.scrub(changed)

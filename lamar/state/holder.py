@@ -11,7 +11,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from lamar._errors import EventConflict, InvalidExperience, UnknownEpisode
-from lamar.experience import Experience
+from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, write_outcome
@@ -71,8 +71,11 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
     if not holder.add(Event("experience", exp.to_dict(), key=f"experience:{exp.id}")):
         raise InvalidExperience(f"an experience with id {exp.id!r} is already stored")
     if fresh and (first := _first_same(holder, exp)) not in (None, exp.id):
-        holder.write([Event("status", {"id": exp.id, "status": "retired",
-                                       "reason": f"added at the same time as {first}, the same lesson"})])
+        from lamar.edit import status_event
+
+        retired = status_event(exp, Status.RETIRED, f"added at the same time as {first}, the same lesson")
+        if retired is not None:  # a lesson added retired is a copy that recall never shows already
+            holder.write([retired])
         return first
     return exp.id
 
