@@ -143,6 +143,20 @@ async def test_threads_0_and_the_string_0_each_carry_their_own_episode() -> None
     assert handler.episodes(resumed_zero) == [zero["lessons"][0].metadata["episode_id"]]
     assert handler.episodes(resumed_text) == [text["lessons"][0].metadata["episode_id"]]
 
+
+@pytest.mark.parametrize(("paused_on", "resumed_on"), [(42, "42"), ("42", 42)],
+                         ids=["int-then-str", "str-then-int"])
+async def test_threads_42_and_the_string_42_are_one_thread_as_in_langgraph(paused_on: Any, resumed_on: Any) -> None:
+    # LangGraph's loop checkpoints a truthy thread_id as str(thread_id): both name one thread.
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    graph = review_graph(lam)
+    _, paused = await run(graph, {"question": "q"}, handler, paused_on, "sync")
+    resumed, done = await run(graph, Command(resume="approved"), handler, resumed_on, "sync")
+    assert done["answer"] == "draft 0 (approved)"  # LangGraph resumed the paused thread
+    assert handler.episodes(resumed) == [paused["lessons"][0].metadata["episode_id"]]
+
+
 async def test_an_episode_reported_before_the_resume_is_not_carried() -> None:
     lam = engine()
     handler = LamarCallbackHandler(lam, raise_error=True)
