@@ -55,6 +55,12 @@ def merge_episodes(left: dict[str, str] | None, right: dict[str, str] | None) ->
     return merged
 
 
+def merge_turns(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+    """Reducer of `lamar_turns` (turn -> its episode): a union, so a subgraph's turn and its
+    parent's, both written back into one state, are each remembered."""
+    return {**(left or {}), **(right or {})}
+
+
 class LamarState(TypedDict, total=False):
     """The state keys of the Lamar nodes; mix it into your graph's state.
 
@@ -68,6 +74,8 @@ class LamarState(TypedDict, total=False):
         lamar_context: the context to recall for, a mapping of strings (read by recall
             unless `recall_node(context=...)` says otherwise; the runtime context is the fallback).
         lamar_turn: the turn the current episode belongs to (written by recall).
+        lamar_turns: every turn of the thread that has its episode, turn -> episode (written
+            by recall; merged, so a subgraph's turn does not hide its parent's).
         lamar_episode_id: the episode of the current turn's recall (written by recall).
         lamar_lessons: ids of the injected lessons, best first (written by recall).
         lamar_prompt: the fenced lessons block for a system prompt, "" when none (written by recall).
@@ -80,6 +88,7 @@ class LamarState(TypedDict, total=False):
 
     lamar_context: dict[str, str]  # no reducer: only you write it, and {} must not hide the runtime context
     lamar_turn: Annotated[str | None, last_value]
+    lamar_turns: Annotated[dict[str, str], merge_turns]
     lamar_episode_id: Annotated[str | None, last_value]
     lamar_lessons: Annotated[list[str], last_value]
     lamar_prompt: Annotated[str, last_value]
@@ -161,14 +170,16 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         marker = turn(state) if turn is not None else None
         if marker is not None:
             marker = _in_namespace(marker)  # a subgraph's turn is its own
-        if marker is not None and _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"):
-            return None  # this turn already has its episode
+        if marker is not None and (marker in (_field(state, "lamar_turns") or {}) or (
+                _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"))):
+            return None  # this turn already has its episode (the second test: a state from before lamar_turns)
         return _context(state, context, context_key), marker
 
     def written(rec: Recall, marker: str | None) -> dict[str, Any]:
-        return {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
-                "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
-                "lamar_episodes": {rec.episode_id: OPEN}}
+        update = {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
+                  "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
+                  "lamar_episodes": {rec.episode_id: OPEN}}
+        return update if marker is None else {**update, "lamar_turns": {marker: rec.episode_id}}
 
     def without_lessons(exc: StoreError, marker: str | None) -> dict[str, Any]:
         log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
@@ -336,13 +347,16 @@ def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
 
 def _in_namespace(marker: str) -> str:
     """The turn marker qualified by the enclosing (sub)graph's checkpoint namespace: a subgraph
-    gets its own episode for a turn its parent already recalled for."""
+    gets its own episode for a turn its parent already recalled for. The namespace's task ids
+    are left out: they change with every run, and the turn must not."""
     try:
         namespace = get_config().get("configurable", {}).get("checkpoint_ns", "")
     except RuntimeError:  # outside a graph run
         return marker
     parent, _, _ = str(namespace).rpartition("|")  # drop this node's own task segment
-    return f"{parent}|{marker}" if parent else marker
+    if not parent:
+        return marker
+    return "|".join(segment.partition(":")[0] for segment in parent.split("|")) + f"|{marker}"
 
 
 def _runtime_context() -> Any:

@@ -135,6 +135,28 @@ def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
     assert set(final["lamar_episodes"].values()) == {"reported"} and lam.pending() == []
 
 
+def test_a_thread_with_a_subgraph_recalls_each_turn_once_when_run_again_or_looping_back() -> None:
+    lam = engine()
+    sub = StateGraph(Chat)
+    sub.add_node("recall", recall_node(lam, context={"project": "web"}))
+    sub.add_edge(START, "recall")
+    sub.add_edge("recall", END)
+    graph = StateGraph(Chat)
+    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
+    graph.add_node("sub", sub.compile())
+    graph.add_node("agent", lambda state: {"messages": [("ai", "again")]})
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "sub")
+    graph.add_edge("sub", "agent")
+    graph.add_conditional_edges("agent", lambda s: "recall" if len(s["messages"]) < 3 else END, ["recall", END])
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    first = app.invoke({"messages": [HumanMessage("ship it", id="m1")]}, config)  # loops back once
+    again = app.invoke({}, config)  # the thread run again, no new human message
+    assert len(first["lamar_episodes"]) == len(again["lamar_episodes"]) == 2
+    assert len(lam.pending()) == 2
+
+
 def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_run(tmp_path: Any) -> None:
     import sqlite3
 
