@@ -289,9 +289,11 @@ def _number(value: Any) -> float | None:
 
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
-               texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str) -> str:
+               texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str,
+               approved: Sequence[str] = ()) -> str:
     """Run sleep; each proposal with its evidence when proposed and now, side by side; approve,
-    reject, apply. Decisions are written into the same report file `lamar review` writes."""
+    reject, apply. Decisions are written into the same report file `lamar review` writes; the
+    Apply form names the report's `approved` list as shown, so Apply acts on what was seen."""
     run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
            f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'
            "</button></form>")
@@ -321,10 +323,11 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f"<p>{escape(p.reason)}</p>{new}<table><thead><tr><th>lesson</th><th>evidence when proposed</th>"
             f"<th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
             f'<div class="buttons">{buttons}</div></section>')
-    approved = sum(1 for d in decisions.values() if d == "approved")
-    apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}'
-             f'<button type="submit">Apply {plural(approved, "approved proposal")}</button></form>'
-             if approved else "<p>Nothing approved is waiting to be applied.</p>")
+    waiting = sum(1 for d in decisions.values() if d == "approved")
+    shown = "".join(f'<input type="hidden" name="approved" value="{escape(pid)}">' for pid in approved)
+    apply = (f'<form method="post" action="/sleep/apply">{hidden_token(token)}{shown}'
+             f'<button type="submit">Apply {plural(waiting, "approved proposal")}</button></form>'
+             if waiting else "<p>Nothing approved is waiting to be applied.</p>")
     return head + "".join(cards) + apply
 
 

@@ -91,7 +91,8 @@ class SleepReview:
                         now[i] = None
             message = "; ".join(text for text in (told, problem) if text)
             return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
-                                    has_report=data is not None, model=self.model or "", message=message)
+                                    has_report=data is not None, model=self.model or "", message=message,
+                                    approved=list((data or {}).get("approved", [])))
 
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 
@@ -136,13 +137,18 @@ class SleepReview:
         return self._told(f"{pid} {decision}")
 
     async def sleep_apply(self, request: Request) -> Response:
-        await self._form(request)
+        """Apply the approvals the clicked page showed, and only while the report still holds
+        them: one approved since (`lamar review`, another tab) is shown before it is applied."""
+        form = await self._form(request)
         data, problem = self._report()
         if problem:
             return self._told(problem)
         approved = list((data or {}).get("approved", []))
         if data is None or not approved:
             return self._told("nothing approved: approve proposals first")
+        if set(map(str, form.getlist("approved"))) != set(approved):
+            return self._told(f"the approvals changed since this page was shown (approved now: "
+                              f"{', '.join(approved)}): check them, then apply again")
         try:
             result = await run_in_threadpool(self.lam.apply, SleepReport.from_dict(data), approved)
         except LamarError as exc:

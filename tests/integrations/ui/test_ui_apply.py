@@ -41,9 +41,10 @@ def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path)
         assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 1 proposal")
         pid = re.findall(r'name="proposal" value="([^"]+)"', _get(url, "/sleep"))[0]
         _get(url, "/sleep/decide", {"proposal": pid, "decision": "approved"})
-        assert _message(_get(url, "/sleep/apply", {})) == "applied 1, skipped 0"
+        shown = _apply_form(_get(url, "/sleep"))
+        assert _message(_get(url, "/sleep/apply", shown)) == "applied 1, skipped 0"
         written = _events(path)
-        assert _message(_get(url, "/sleep/apply", {})) == f"already applied, nothing changed: {pid}"
+        assert _message(_get(url, "/sleep/apply", shown)) == f"already applied, nothing changed: {pid}"
         assert _events(path) == written
     with Lamar(str(path)) as lam:
         assert len(lam.experiences(status="active")) == 1
@@ -84,3 +85,35 @@ def test_a_decision_list_edited_into_another_type_is_said_not_read_letter_by_let
             assert "approved proposal" not in page
             assert "'approved' must be a list of proposal ids" in _message(_get(url, "/sleep/apply", {}))
     assert _events(path) == written
+
+
+def _apply_form(page: str) -> dict[str, str | list[str]]:
+    """The approvals the page's *Apply* form sends (the token: `_get` adds it)."""
+    form = re.search(r'<form method="post" action="/sleep/apply">(.*?)</form>', page)
+    assert form, page[-600:]
+    return {"approved": [html.unescape(v) for v in
+                         re.findall(r'<input type="hidden" name="approved" value="([^"]*)">', form.group(1))]}
+
+
+def test_apply_carries_out_only_the_approvals_its_page_showed(tmp_path: Path) -> None:
+    # Apply carried out whatever the report approved when it was clicked: a proposal approved
+    # meanwhile (`lamar review`, another tab) was applied by a click on a page that never showed it.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:  # two pairs of wordings: sleep proposes two merges
+        for language in ("swift", "kotlin"):
+            lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language=language)))
+            lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language=language)))
+    with serving(path) as url:
+        _get(url, "/sleep/run", {})
+        first, second = re.findall(r'name="proposal" value="([^"]+)"', _get(url, "/sleep"))[::2]
+        _get(url, "/sleep/decide", {"proposal": first, "decision": "approved"})
+        shown = _apply_form(_get(url, "/sleep"))
+        report_file = Path(f"{path}.sleep-report.json")
+        report = json.loads(report_file.read_text())
+        report_file.write_text(json.dumps({**report, "approved": [first, second]}))  # as `lamar review` would
+        written = _events(path)
+        message = _message(_get(url, "/sleep/apply", shown))
+        assert message == (f"the approvals changed since this page was shown (approved now: {first}, {second}): "
+                           "check them, then apply again"), message
+        assert _events(path) == written
+        assert _message(_get(url, "/sleep/apply", _apply_form(_get(url, "/sleep")))) == "applied 2, skipped 0"

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -81,12 +81,13 @@ def server(store: Path) -> Iterator[str]:
         yield url
 
 
-def _get(url: str, path: str, data: dict[str, str] | None = None) -> str:
-    """GET (or POST `data`, with the token) as the browser does, following redirects; the page's HTML."""
+def _get(url: str, path: str, data: Mapping[str, str | list[str]] | None = None) -> str:
+    """GET (or POST `data`, with the token) as the browser does, following redirects; the page's HTML.
+    A list is sent as a field repeated, as a form's inputs of one name are."""
     base, token = url.split("/?token=")
     cookie = f"lamar_ui_token_{urllib.parse.urlsplit(base).port}={token}"
     request = urllib.request.Request(base + path, headers={"Cookie": cookie},
-                                     data=None if data is None else urllib.parse.urlencode({**data, "token": token}).encode())
+                                     data=None if data is None else urllib.parse.urlencode({**data, "token": token}, doseq=True).encode())
     with urllib.request.urlopen(request, timeout=30) as response:
         return str(response.read().decode())
 
