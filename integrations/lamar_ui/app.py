@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperienc
 from lamar.cli.timeline import latest_appearances, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
+from lamar.safety.boundary import TEXT_FIELDS, prompt_form
 from lamar.search import matching
 from lamar_ui import pages
 from lamar_ui.forms import choice, pairs, same_token, segments
@@ -199,6 +200,9 @@ class UI:
         keep = values["keep"] == "yes"
         try:
             scope = pairs(values["scope"])
+            if form.get("confirm") == "yes" and values["version"] == str(exp.version - 1) and \
+                    _reads(exp, values, scope):  # this form's own edit, sent twice (a double click, a resend)
+                return RedirectResponse(back, status_code=303)
             if values["version"] not in ("", str(exp.version)):  # another tab or process edited it meanwhile
                 raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown above "
                                  f"(version {exp.version}); check your text against it, then review again")
@@ -404,6 +408,11 @@ def create_app(ui: UI) -> Starlette:
         + [Mount("/static", app=StaticFiles(directory=STATIC), name="static")],
         middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=ALLOWED_HOSTS), Middleware(TokenGuard, ui=ui)],
     )
+
+
+def _reads(exp: Experience, values: Mapping[str, str], scope: Mapping[str, str]) -> bool:
+    """Whether `exp` already reads as the edit form's `values` would store it (in prompt form)."""
+    return dict(exp.scope) == scope and all(getattr(exp, name) == prompt_form(values[name]) for name in TEXT_FIELDS)
 
 
 def _forbidden(message: str) -> HTMLResponse:

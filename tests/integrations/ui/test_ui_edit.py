@@ -63,3 +63,17 @@ def test_a_refused_edit_shows_the_form_again_and_writes_nothing(server: tuple[st
     page = html.unescape(_get(url, f"/lessons/{exp_id}/edit", values))
     assert words in page and 'class="error"' in page
     assert _lesson(path, exp_id) == before[1]
+
+
+def test_an_edit_sent_twice_stores_once_and_shows_the_lesson_both_times(server: tuple[str, Path, str]) -> None:
+    # A double click on "Yes, store it" sends the form twice; the second answer, the one the browser
+    # shows, said the lesson "was edited since this form was opened" by the edit it had just stored.
+    url, path, exp_id = server
+    values = {"precondition": "the build  fails", "action": "clear DerivedData", "rationale": "",
+              "scope": "project=trace", "version": "1", "confirm": "yes"}
+    first = html.unescape(_get(url, f"/lessons/{exp_id}/edit", values))
+    second = html.unescape(_get(url, f"/lessons/{exp_id}/edit", values))
+    assert 'class="error"' not in second, second[-600:]
+    assert "edited to version 2 (action)" in first and "edited to version 2 (action)" in second
+    edited, restarts = _lesson(path, exp_id)
+    assert (edited.action, edited.provenance["version"], restarts) == ("clear DerivedData", 2, 1)
