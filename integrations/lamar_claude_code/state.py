@@ -140,11 +140,27 @@ def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]
     with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
         if fcntl is not None:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+            _sweep(path)
         state = read_state(path, log)
         try:
             yield state
         finally:
             write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temporary copies of the state that killed writers left (called under the lock).
+
+    Every writer of the state holds the lock, so a copy found while holding it is no live writer's:
+    each holds the prompts' context, and a hook killed mid-write (SIGKILL) would leave one for good.
+    """
+    prefix = f".{path.name}."
+    with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
+        for entry in entries:
+            pid = entry.name[len(prefix):-len(".tmp")]
+            if entry.name.startswith(prefix) and entry.name.endswith(".tmp") and pid.isdigit():
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def write_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:

@@ -1,0 +1,56 @@
+"""A hook killed while it writes the state (SIGKILL, as when Claude Code stops it): the next hook
+fails open, the store and the state stay intact, and nothing the killed one began is left behind."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from lamar import Lamar
+
+from .conftest import Hook, payload
+
+# The real hook, killed by a real SIGKILL at its first fsync: the state's temporary file is written, not renamed.
+_KILLED_MID_WRITE = (
+    "import os, signal, sys\n"
+    "os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+    "from lamar_claude_code.hook import main\n"
+    "main(sys.argv[1])\n"
+)
+
+
+def _killed(hook: Hook, event: dict[str, object]) -> int:
+    done = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(hook.store)], input=json.dumps(event).encode(),
+                          env=hook.env, capture_output=True, timeout=60, check=False)
+    return done.returncode
+
+
+def _leftovers(hook: Hook) -> list[str]:
+    return sorted(p.name for p in hook.state_file.parent.iterdir() if p.name.endswith(".tmp"))
+
+
+def test_a_hook_killed_mid_write_leaves_no_temporary_file_and_the_next_one_fails_open(hook: Hook, repo: Path) -> None:
+    first = hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules"))
+    assert first.returncode == 0
+    (episode,) = hook.state()["episodes"]
+    for name in ("a.py", "b.py", "c.py"):
+        (repo / name).write_text("X = 1\n")
+        event = payload("PostToolUse", "s1", repo, tool_name="Write", tool_input={"file_path": str(repo / name)},
+                        tool_response={"success": True})
+        assert _killed(hook, event) == -signal.SIGKILL
+    assert _leftovers(hook)  # each killed writer left its temporary copy of the state
+
+    (repo / "d.py").write_text("X = 1\n")
+    done = hook(payload("PostToolUse", "s1", repo, tool_name="Write", tool_input={"file_path": str(repo / "d.py")},
+                        tool_response={"success": True}))
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert _leftovers(hook) == []  # a copy of the state (prompts' context) is not left to pile up
+    assert hook.state()["episodes"][episode]["files"] == ["d.py"]  # the killed writes never landed
+    nxt = hook(payload("UserPromptSubmit", "s1", repo, prompt="now write the docs for it"))
+    assert nxt.returncode == 0 and (nxt.stdout == b"" or json.loads(nxt.stdout)["hookSpecificOutput"])
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(episode).signal == "accepted"
+    assert not hook.log_file.read_text().count("Error")
