@@ -324,7 +324,12 @@ def _report(state: dict[str, Any], episode_id: str, signal: str, why: str, lam: 
         log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
         return
     except DuplicateReport as exc:
-        record["signal"] = record.get("signal") or "reported-elsewhere"
+        # A hook killed after its report and before its state write, or another reporter: keep the
+        # store's outcome, so git's later reading replaces it and the session's trace carries it.
+        held = lam().episode(episode_id).signal
+        record["signal"] = record.get("signal") or held or "reported-elsewhere"
+        if held and not previous:
+            record.setdefault("audit", []).append([now, held, "reported before this hook's bookkeeping could note it"])
         log_line(paths.log, f"{episode_id}: {exc}", now=now)
         return
     record["signal"] = signal

@@ -54,3 +54,18 @@ def test_a_hook_killed_mid_write_leaves_no_temporary_file_and_the_next_one_fails
     with Lamar(str(hook.store)) as lam:
         assert lam.episode(episode).signal == "accepted"
     assert not hook.log_file.read_text().count("Error")
+
+
+def test_an_outcome_reported_by_a_killed_hook_is_kept_as_the_store_holds_it(hook: Hook, repo: Path) -> None:
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules")).returncode == 0
+    (first,) = hook.state()["episodes"]
+    # Reports the first prompt's outcome to the store, then dies before the state remembers it.
+    assert _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="now write the docs for it")) == -signal.SIGKILL
+    assert hook.state()["episodes"][first]["signal"] is None
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="and add a changelog entry"))
+    assert done.returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(first).signal == "accepted"
+    record = hook.state()["episodes"][first]
+    assert record["signal"] == "accepted"  # what the store holds, so its trace carries the outcome
+    assert record["audit"][-1][1:] == ["accepted", "reported before this hook's bookkeeping could note it"]
