@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -13,6 +14,8 @@ from lamar import StoreError
 
 # Enough for every live writer: dead entries are cleared, so the list stays small.
 _MAX_WRITERS = 1000
+# Tickets taken in a row that each went stale (half a lease passed) before the lock was ours.
+_STALE_TRIES = 20
 
 Run = Callable[[Sequence[Op]], list[Result]]
 
@@ -67,12 +70,19 @@ class BakeryLock:
         """Wait for our turn.
 
         Raises:
-            StoreError: the lock was not free within `timeout` seconds.
+            StoreError: the lock was not free within `timeout` seconds, or the store kept
+                answering too slowly for the lease.
         """
         deadline = time.monotonic() + self.timeout
         blocker: str | None = None
-        while time.monotonic() < deadline:
+        for _ in range(_STALE_TRIES):
+            if time.monotonic() >= deadline:
+                break
             self._take_ticket()
+            if not self.fresh():
+                # Half a lease went by within one ticket: the store answers too slowly for this
+                # lease, and taking tickets again and again would only spin until the timeout.
+                continue
             delay = 0.0005
             while self.fresh() and time.monotonic() < deadline:
                 blocker = self._blocker()
@@ -86,6 +96,11 @@ class BakeryLock:
                 delay = min(delay * 2, 0.004)
             # Out of the inner loop without the lock: we went quiet for half a lease (a slow
             # store, a stalled process), so others may have taken us for dead: start over.
+        else:
+            self.release()
+            raise StoreError(
+                f"the LangGraph store took longer than half the {self.lease:g}s lease to answer while "
+                f"taking the Lamar write lock in {self.namespace}, {_STALE_TRIES} times; raise `lease`")
         self.release()
         raise StoreError(
             f"waited {self.timeout:.0f}s for the Lamar write lock in {self.namespace} "
@@ -103,7 +118,7 @@ class BakeryLock:
     def _take_ticket(self) -> None:
         self._ticket = 0
         self._announce(choosing=True, ticket=0, first=True)
-        self._ticket = 1 + max((int(e.get("ticket", 0)) for e in self._entries().values()), default=0)
+        self._ticket = 1 + max((e[1] for e in self._entries().values()), default=0)
         self._announce(choosing=False, ticket=self._ticket)
 
     def _announce(self, *, choosing: bool, ticket: int, first: bool = False) -> None:
@@ -115,27 +130,53 @@ class BakeryLock:
         self._broken = False if first else self._broken or time.monotonic() - self._since > self.lease / 2
         self._since = start
 
-    def _entries(self) -> dict[str, dict[str, Any]]:
+    def _entries(self) -> dict[str, tuple[bool, int, float]]:
+        """Each writer's (choosing, ticket, beat); an entry no writer could have written is cleared."""
         op = SearchOp(self.namespace, limit=_MAX_WRITERS, refresh_ttl=False)
         items = cast("list[SearchItem]", self.run([op])[0] or [])
         if len(items) >= _MAX_WRITERS:
             raise StoreError(f"more than {_MAX_WRITERS} writers are queued in {self.namespace}")
-        # A search matches sub-namespaces too; only our exact namespace holds entries.
-        return {item.key: item.value for item in items if tuple(item.namespace) == self.namespace}
+        entries = {}
+        for item in items:
+            if tuple(item.namespace) != self.namespace:  # a search matches sub-namespaces too
+                continue
+            entry = _entry(item.value)
+            if entry is None:
+                # Left by something else than a writer (a hand-made put, a damaged item): it
+                # would otherwise block every writer, or crash each, for good.
+                self.run([PutOp(self.namespace, item.key, None)])
+            else:
+                entries[item.key] = entry
+        return entries
 
     def _blocker(self) -> str | None:
         """A live writer that goes before us, or None when it is our turn."""
         now = time.time()
         mine = (self._ticket, self.writer)
-        for writer, entry in self._entries().items():
+        for writer, (choosing, ticket, beat) in self._entries().items():
             if writer == self.writer:
                 continue
-            if now - float(entry.get("beat", 0.0)) > self.lease:
+            if now - beat > self.lease:
                 # A writer killed while waiting or writing; its partial batch was never
                 # committed (see LangGraphStore.append), so clearing its place is safe.
                 self.run([PutOp(self.namespace, writer, None)])
                 continue
-            ticket = int(entry.get("ticket", 0))
-            if entry.get("choosing") or (ticket and (ticket, writer) < mine):
+            if choosing or (ticket and (ticket, writer) < mine):
                 return writer
         return None
+
+
+def _entry(value: Any) -> tuple[bool, int, float] | None:
+    """A writer's (choosing, ticket, beat) from its item, or None if no writer wrote it.
+
+    >>> _entry({"choosing": False, "ticket": 2, "beat": 1.5}), _entry({"ticket": "2", "beat": 1.5})
+    ((False, 2, 1.5), None)
+    """
+    if not isinstance(value, dict):
+        return None
+    choosing, ticket, beat = value.get("choosing", False), value.get("ticket", 0), value.get("beat", 0.0)
+    if not isinstance(choosing, bool) or isinstance(ticket, bool) or not isinstance(ticket, int) or ticket < 0:
+        return None
+    if isinstance(beat, bool) or not isinstance(beat, (int, float)) or not math.isfinite(beat):
+        return None
+    return choosing, ticket, float(beat)

@@ -1,0 +1,41 @@
+"""The write lock of `LangGraphStore` against what its namespace may hold besides live writers'
+entries, and against a lease too short for the store to keep."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+from langgraph.store.memory import InMemoryStore
+
+from lamar import Experience, Lamar, StoreError
+from lamar_langgraph import LangGraphStore
+
+WRITERS = ("lamar", "writers")
+
+
+@pytest.mark.parametrize("entry", [
+    {"ticket": "x", "beat": time.time()},
+    {"ticket": 1, "beat": "now"},
+    {"ticket": None, "beat": None},
+    {"ticket": True, "beat": time.time()},
+    {"ticket": 1, "beat": float("inf")},
+    {"ticket": 1, "beat": float("nan")},
+    {"ticket": -3, "beat": time.time()},
+])
+def test_an_entry_no_writer_could_have_written_is_cleared_not_a_crash(entry: dict[str, Any]) -> None:
+    store = InMemoryStore()
+    store.put(WRITERS, "stray", entry)
+    lam = Lamar(LangGraphStore(store, timeout=2))
+    lesson = lam.add(Experience("the build fails", "read the log"))
+    assert lam.get(lesson).action == "read the log"
+    assert store.get(WRITERS, "stray") is None
+
+
+def test_a_lease_too_short_for_the_store_says_to_raise_the_lease_and_gives_up_soon() -> None:
+    lam = Lamar(LangGraphStore(InMemoryStore(), lease=1e-6, timeout=30))
+    start = time.monotonic()
+    with pytest.raises(StoreError, match="raise `lease`"):
+        lam.add(Experience("the build fails", "read the log"))
+    assert time.monotonic() - start < 5  # not the whole timeout spent re-taking tickets
