@@ -242,3 +242,36 @@ def test_a_sqlite_store_whose_journal_can_keep_old_pages_refuses_to_erase(tmp_pa
         lam.erase(secret)
     assert [e.data for e in lam.store.read()] == events and lam.get(secret).action == "page them"
     conn.close()
+
+
+def test_the_text_a_checkpointer_keeps_goes_only_with_its_threads(tmp_path: Path) -> None:
+    """Erase reaches Lamar's store, not a checkpointer: the recall node's `lamar_prompt` keeps the
+    lesson's text in the thread's checkpoints until the thread is deleted and the file compacted,
+    as docs/langgraph.md ("Erasing a lesson") says to do."""
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.graph import END, START, StateGraph
+
+    from lamar_langgraph import LamarState, recall_node
+
+    lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+    slip = lam.add(Experience(f"{SECRET}'s deploy fails", f"page {SECRET}", scope=Scope(task="deploy")))
+    graph = StateGraph(LamarState)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", END)
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    saver = SqliteSaver(conn)
+    graph.compile(checkpointer=saver).invoke({"lamar_context": {"task": "deploy"}},
+                                             {"configurable": {"thread_id": "t1"}})
+
+    def kept() -> bool:
+        return any(SECRET.encode() in p.read_bytes() for p in tmp_path.glob("checkpoints.db*"))
+
+    lam.erase(slip, by="the DPO", reason="a person's name")
+    assert kept() and not any(SECRET.encode() in p.read_bytes() for p in tmp_path.glob("lessons.db*"))
+    saver.delete_thread("t1")
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert not kept()
