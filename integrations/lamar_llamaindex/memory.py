@@ -74,6 +74,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     silent_outcome: Any = None
 
     _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
+    # User turns `Memory` has moved out of a session's chat history (a token limit): a turn is
+    # counted over the whole session, or a flush would look like a new turn to the next read.
+    _flushed: OrderedDict[str, int] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     # Held from the look for the turn's episode to its recall: two reads of one turn at once
     # would otherwise both find none and log two episodes, one of them never reported.
@@ -96,6 +99,17 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         return await asyncio.to_thread(self.recall_turn, messages or [], block_kwargs.get("session_id"))
 
+    async def aput(self, messages: list[ChatMessage], from_short_term_memory: bool = False,
+                   session_id: str | None = None) -> None:
+        if from_short_term_memory:  # counted even when the block declines short-term messages
+            key = session_id or ""
+            with self._lock:
+                self._flushed[key] = self._flushed.get(key, 0) + len(_user_turns(messages))
+                self._flushed.move_to_end(key)
+                while len(self._flushed) > _SESSIONS_KEPT:
+                    self._flushed.popitem(last=False)
+        await super().aput(messages, from_short_term_memory=from_short_term_memory, session_id=session_id)
+
     async def _aput(self, messages: list[ChatMessage]) -> None:
         return None  # lessons come from outcomes, not from the chat that flows past
 
@@ -107,9 +121,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     def _recall_turn(self, messages: list[ChatMessage], session_id: str | None) -> str:
         users = _user_turns(messages)
         last = (users[-1].content or "") if users else ""
-        marker = f"{len(users)}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
         key = session_id or ""
         with self._lock:
+            count = self._flushed.get(key, 0) + len(users)
+            marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
             turn = self._turns.get(key)
             if turn is not None and turn.marker == marker:
                 return turn.recall.as_prompt()

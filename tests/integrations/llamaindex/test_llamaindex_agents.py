@@ -14,6 +14,7 @@ from llama_index.core.agent.workflow import FunctionAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
+from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index.core.tools import FunctionTool
 
 from lamar import Experience, Lamar, Scope, Signal
@@ -293,3 +294,21 @@ async def test_an_outcome_that_is_no_outcome_costs_its_report_not_the_session(
     assert len(set(episodes)) == 3 and len(script.seen) == 3
     assert "ignored the outcome" in caplog.text and "great job" in caplog.text
     assert [p.episode_id for p in lam.pending()] == episodes
+
+
+async def test_a_memory_that_flushes_old_messages_keeps_one_episode_per_turn() -> None:
+    """A small `token_limit` makes `Memory` move old messages out of the chat history at the end
+    of a turn; the agent reads its memory once more after that, and the turn must still be the
+    same one: no second episode, and the turn not settled by its own user message."""
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s1", token_limit=300, memory_blocks=[block])
+    turns = []
+    for i in range(6):
+        script = Script("Done. " + "word " * 40)
+        await FunctionAgent(tools=[], llm=script.llm()).run(user_msg=f"turn {i} " + "x " * 30, memory=memory)
+        turns.append(block.episode_id("s1"))
+        assert lam.episode(turns[-1]).signal is None  # the current turn waits for the next message
+    assert len(await memory.aget_all()) > len(await memory.aget_all(status=MessageStatus.ACTIVE))  # it flushed
+    assert lam.stats()["episodes"] == 6 and len(set(turns)) == 6
+    assert [lam.episode(e).signal for e in turns[:-1]] == ["accepted"] * 5
