@@ -58,8 +58,9 @@ def track_episodes(lamar: Lamar | None = None, *,
     threads or asyncio tasks do not see each other's episodes. Blocks nest: an outer
     log also holds the inner block's episodes.
 
-    With `lamar`, a block that raises settles the episodes it logged that have no outcome
-    yet: expired (the default), or given `failed_outcome`; then the error propagates. A
+    With `lamar`, a block that raises, or is cancelled, settles the episodes it logged that
+    have no outcome yet: expired (the default), or given `failed_outcome`; then the error
+    propagates. A
     failed query or agent run leaves no episode pending (a late report still replaces it).
     A `failed_outcome` that is not a Signal, its name or a float in [-1, 1] is refused when
     the block starts (`InvalidReward`), not found out when a run fails.
@@ -77,7 +78,7 @@ def track_episodes(lamar: Lamar | None = None, *,
     token = _OPEN_LOGS.set((*_OPEN_LOGS.get(), log))
     try:
         yield log
-    except Exception as exc:
+    except BaseException as exc:  # a cancelled run (a timeout, task.cancel()) fails with no Exception
         if lamar is not None:
             settle_failed(lamar, log, exc, failed_outcome)
         raise

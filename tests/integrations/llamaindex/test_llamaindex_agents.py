@@ -312,3 +312,36 @@ async def test_a_memory_that_flushes_old_messages_keeps_one_episode_per_turn() -
     assert len(await memory.aget_all()) > len(await memory.aget_all(status=MessageStatus.ACTIVE))  # it flushed
     assert lam.stats()["episodes"] == 6 and len(set(turns)) == 6
     assert [lam.episode(e).signal for e in turns[:-1]] == ["accepted"] * 5
+
+
+@pytest.mark.parametrize("how", ["cancel", "wait_for"])
+async def test_a_cancelled_agent_run_leaves_no_pending_episode(how: str) -> None:
+    """A run cancelled mid-tool (`task.cancel()`, `asyncio.wait_for` timing out) raises
+    CancelledError, which is no Exception: the block must settle its episode all the same."""
+    lam, _ = engine()
+
+    async def slow(target: str) -> str:
+        """Build a target, slowly."""
+        await asyncio.sleep(30)
+        return "built"
+
+    script = Script(call("lamar_search_lessons", query="q"), call("slow", target="app"), "Done.")
+    tools = [*create_lamar_tools(lam, context={"project": "trace"}), FunctionTool.from_defaults(async_fn=slow)]
+
+    async def run() -> None:
+        with track_episodes(lamar=lam):
+            await FunctionAgent(tools=tools, llm=script.llm()).run(user_msg="build the app")
+
+    if how == "cancel":
+        task = asyncio.create_task(run())
+        while lam.stats()["episodes"] == 0:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(run(), 0.5)
+    assert lam.stats()["episodes"] == 1 and lam.pending() == []
+    (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    assert event.data["expired"] is True and "CancelledError" in event.data["reason"]
