@@ -89,8 +89,11 @@ class LamarTraceHandler(BaseEventHandler):
         return "LamarTraceHandler"
 
     def register(self, dispatcher: Dispatcher | None = None) -> LamarTraceHandler:
-        """Attach to `dispatcher` (default: the root one, which sees every query). Returns self."""
-        (dispatcher or get_dispatcher()).add_event_handler(self)
+        """Attach to `dispatcher` (default: the root one, which sees every query); once, however
+        often it is called. Returns self."""
+        target = dispatcher or get_dispatcher()
+        if not any(h is self for h in target.event_handlers):
+            target.add_event_handler(self)
         return self
 
     def unregister(self, dispatcher: Dispatcher | None = None) -> None:
@@ -120,13 +123,17 @@ class LamarTraceHandler(BaseEventHandler):
         query = event.query
         bundle = query if isinstance(query, QueryBundle) else QueryBundle(query_str=str(query))
         log = EpisodeLog()
-        # The handler runs inside the query's own context, so this log catches the episodes
-        # the postprocessor logs during this query and no other (see track_episodes).
-        open_log(log)
         with self._lock:
+            # The same start heard twice (the handler on two dispatchers of one query's path, or
+            # added twice): a second log would stay open after the one end closes the first.
+            if event.span_id in self._pending:
+                return
             self._pending[event.span_id] = _Pending(event.timestamp.timestamp(), bundle, log)
             while len(self._pending) > _MAX_PENDING:
                 self._pending.popitem(last=False)
+        # The handler runs inside the query's own context, so this log catches the episodes
+        # the postprocessor logs during this query and no other (see track_episodes).
+        open_log(log)
 
     def _end(self, span_id: str | None, *, response: Any = None, error: str | None = None) -> None:
         with self._lock:

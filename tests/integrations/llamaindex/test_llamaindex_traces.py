@@ -134,3 +134,27 @@ def test_a_context_that_cannot_make_a_trace_is_refused_when_the_handler_is_made(
 
     with pytest.raises(LamarError, match="must be a string|mapping of strings"):
         LamarTraceHandler(traces_path, context=context)  # type: ignore[arg-type]
+
+
+def test_a_handler_registered_twice_writes_one_trace_and_leaves_no_log_open(traces_path: Path) -> None:
+    """Registered twice (``register()`` again, or ``add_event_handler`` by hand), the handler hears
+    each event twice; the second start must not open a second episode log, which no end would
+    close and which would keep every later episode of the caller's context for good."""
+    import contextvars
+
+    from lamar_llamaindex.outcomes import _OPEN_LOGS
+
+    lam, _, query_engine = build()
+    handler = LamarTraceHandler(traces_path).register().register()
+    get_dispatcher().add_event_handler(handler)
+    context = contextvars.copy_context()
+    try:
+        for i in range(3):
+            context.run(query_engine.query, f"why does the Gradle build fail? {i}")  # type: ignore[attr-defined]
+    finally:
+        handler.unregister()
+    assert [h for h in get_dispatcher().event_handlers if h is handler] == []
+    assert context.run(_OPEN_LOGS.get) == ()
+    traces = load_traces(traces_path)
+    episodes = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
+    assert len(traces) == 3 and [t.episode_id for t in traces] == episodes
