@@ -9,7 +9,7 @@ from html import escape
 from pathlib import Path
 
 from lamar.cli.charts import forest_plot, injection_chart
-from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page
+from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page, write_output
 from lamar.cli.render import scope_text, shorten, when
 from lamar.cli.session import open_engine
 from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing
@@ -93,6 +93,6 @@ def cmd_html(args: argparse.Namespace) -> int:
         lam.close()
     page = render_page(rows, events, location)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(page, encoding="utf-8")
+    write_output(Path(args.out), page, "the HTML page")  # a failed write leaves the last page whole
     print(f"wrote {args.out} ({len(rows)} lessons, {len(page)} bytes)")
     return 0

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Mapping
@@ -13,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lamar._errors import LamarError
-from lamar.cli.outputs import check_output, is_sleep_report
+from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
@@ -60,15 +58,9 @@ def decisions_problem(data: Mapping[str, Any], path: str) -> str:
 
 
 def save_report(path: str, data: Mapping[str, Any]) -> None:
-    """Write the report atomically (temp file, fsync, rename): a crash leaves the old one whole."""
-    target = Path(path)
-    # One temporary file per thread: `lamar ui` may save from two requests at once.
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, target)
+    """Write the report atomically (`write_output`): a crash or a full disk leaves the old one whole."""
+    text = json.dumps(jsonable(data), indent=2, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+    write_output(Path(path), text, "the sleep report")
 
 
 def cmd_sleep(args: argparse.Namespace) -> int:
