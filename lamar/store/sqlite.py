@@ -68,7 +68,8 @@ class SqliteStore:
             self._db = self._connect(str(self.path))
             self._prepare()
         except sqlite3.OperationalError as exc:
-            if not self.path.exists() or not cannot_write(exc):
+            self._unwritable = cannot_write(self.path, exc)  # what a write will say
+            if not self.path.exists() or self._unwritable is None:
                 self._fail(exc)
             self._db.close()
             self._open_read_only(exc)
@@ -479,8 +480,7 @@ class SqliteStore:
     def _check_writable(self) -> None:
         self._check_open()
         if self.read_only:
-            raise StoreError(f"{self.path} cannot be written (read-only file, folder or mount); "
-                             "open a writable copy to change it")
+            raise StoreError(self._unwritable)
         # SQLite keeps writing through its open handle to a file deleted or moved away, where
         # every later event would be lost without a word.
         now = file_identity(self.path)

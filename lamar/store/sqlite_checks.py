@@ -46,10 +46,17 @@ def begin(db: sqlite3.Connection, mode: str = "") -> None:
     db.execute(f"BEGIN {mode}".rstrip())
 
 
-def cannot_write(exc: sqlite3.OperationalError) -> bool:
-    """Whether opening failed because the file, its folder or the mount is read-only."""
+def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
+    """Why opening failed, when it is that the file, its folder or the mount cannot be written here:
+    read-only, or no room for the `-shm` SQLite makes beside it (a full disk, a file size limit). It
+    is what a write to the store, opened read-only instead, says; None for any other failure."""
     text = str(exc).lower()
-    return "readonly" in text or "read-only" in text or "unable to open" in text
+    if "disk is full" in text or "disk i/o error" in text:
+        return (f"{path} cannot be written: its disk is full, or the file is over this process's size limit "
+                f"({exc}); it was opened read-only and left untouched: free some space, then open it again")
+    if "readonly" in text or "read-only" in text or "unable to open" in text:
+        return f"{path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+    return None
 
 
 def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: float) -> StoreError:
