@@ -115,7 +115,7 @@ class SleepReview:
         try:
             message = await run_in_threadpool(run)
         except (LamarError, OSError, ValueError) as exc:
-            message = f"sleep failed: {exc}"
+            message = f"sleep failed: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
         return self._told(message)
 
     async def sleep_decide(self, request: Request) -> Response:
@@ -133,7 +133,10 @@ class SleepReview:
         data[decision] = [i for i in order if i in chosen]
         data[other] = [i for i in data.get(other, []) if i != pid]
         data["reviewed"] = time.time()
-        save_report(str(self.report_path), data)  # the same record `lamar review` writes
+        try:
+            save_report(str(self.report_path), data)  # the same record `lamar review` writes
+        except OSError as exc:  # a full disk: the page says so, the report there is left as it was
+            return self._told(exc.strerror or str(exc))
         return self._told(f"{pid} {decision}")
 
     async def sleep_apply(self, request: Request) -> Response:
