@@ -3,17 +3,21 @@
 Neither is a knob of `Policy`: this research script sets the detector's module constants before
 the worker processes fork, one setting at a time, and reads each against the defaults, paired by world.
 A third number caps the episodes per arm that a restart takes from the excursion (its means kept),
-so that a lesson restarted on a bad streak is tried again sooner; the engine has no such cap.
+so that a lesson restarted on a bad streak is tried again sooner; a fourth, LOW@GROWN, makes the
+level grow with the log of the injected episodes seen, from LOW at arming to the level by GROWN.
+The engine has neither.
 
     python tools/detector_sweep.py --tuning-seeds 40 --gym-first-seed 100
     python tools/detector_sweep.py 60 --gym-first-seed 0 --settings 16/50,8/50,12/50,16/15
     python tools/detector_sweep.py 40 --tuning-seeds --settings 16.5/50/10,8/50/5
     python tools/detector_sweep.py 40 --tuning-seeds --gym-first-seed 1000 --gym-seeds 200
+    python tools/detector_sweep.py 40 --tuning-seeds --settings 16.5/15//10@300
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -25,18 +29,41 @@ from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text
 from lamar.policy import change
 
-Setting = tuple[float, int, float | None]  # level, arming, restart cap (None: none)
-DEFAULT: Setting = (change.LEVEL, change.WATCH_AFTER, None)
+Young = tuple[float, int]  # the level just after arming, and the injected count by which it grows to LEVEL
+Setting = tuple[float, int, float | None, Young | None]  # level, arming, restart cap, young level (None: none)
+DEFAULT: Setting = (change.LEVEL, change.WATCH_AFTER, None, None)
 
 
 def setting(text: str) -> Setting:
-    """'LEVEL/WATCH_AFTER[/CAP]', e.g. '16/50' or '8/50/5'."""
-    level, watch, *cap = text.split("/")
-    return float(level), int(watch), float(cap[0]) if cap else None
+    """'LEVEL/WATCH_AFTER[/CAP[/YOUNG@GROWN]]', e.g. '16/50', '8/50/5' or '16.5/15//8@500'."""
+    level, watch, *rest = text.split("/")
+    cap = float(rest[0]) if rest and rest[0] else None
+    young = None
+    if len(rest) > 1:
+        low, grown = rest[1].split("@")
+        young = float(low), int(grown)
+    return float(level), int(watch), cap, young
 
 
-def name_of(level: float, watch: int, cap: float | None) -> str:
-    return f"{level:g}/{watch}" + ("" if cap is None else f"/{cap:g}")
+def name_of(level: float, watch: int, cap: float | None, young: Young | None = None) -> str:
+    name = f"{level:g}/{watch}" + ("" if cap is None else f"/{cap:g}")
+    return name if young is None else name + ("/" if cap is None else "") + f"/{young[0]:g}@{young[1]}"
+
+
+def aged_update(level: float, watch: int, young: Young) -> Callable[..., object]:
+    """`ChangeDetector.update` with a level that grows with the log of the injected episodes seen,
+    from `young` just after arming to `level` at the count `young` names, so a young lesson's fall
+    is seen sooner while an old lesson's false alarms stay as rare as at `level`."""
+    update = change.ChangeDetector.update
+    low, grown = young
+    span = math.log(grown / watch)
+
+    def _update(self: change.ChangeDetector, reward: float, injected: bool, sigma: float) -> object:
+        seen = max(self.watched, watch)
+        change.LEVEL = min(level, low + (level - low) * math.log(seen / watch) / span)
+        return update(self, reward, injected, sigma)
+
+    return _update
 
 
 def capped_fire(cap: float) -> Callable[[change.ChangeDetector], tuple[float, float, float, float]]:
@@ -64,17 +91,21 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
               f"{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
     default = name_of(*DEFAULT)
     fire = change.ChangeDetector._fire
-    for level, watch, cap in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
-        name = name_of(level, watch, cap)
+    update = change.ChangeDetector.update
+    for level, watch, cap, young in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
+        name = name_of(level, watch, cap, young)
         change.LEVEL, change.WATCH_AFTER = level, watch
         if cap is not None:
-            change.ChangeDetector._fire = capped_fire(cap)  # type: ignore[method-assign]
+            change.ChangeDetector._fire = capped_fire(cap)  # type: ignore[method-assign,assignment]
+        if young is not None:
+            change.ChangeDetector.update = aged_update(level, watch, young)  # type: ignore[method-assign,assignment]
         try:
             mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
             gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
         finally:
             change.LEVEL, change.WATCH_AFTER = DEFAULT[:2]
             change.ChangeDetector._fire = fire  # type: ignore[method-assign]
+            change.ChangeDetector.update = update  # type: ignore[method-assign]
         rows += mine
         add_captured(rows)
         minus = "" if name == default else interval_text(paired(rows, name, default))
@@ -92,7 +123,8 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
     lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}{kept:>13}"
                  f"{drop:>15}{wrong_drops(fastest):>13}")
     lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves;",
-              "   a third number caps the episodes per arm a restart takes from the excursion.",
+              "   a third number caps the episodes per arm a restart takes from the excursion; a fourth, LOW@GROWN,",
+              "   grows the level with the log of the injected episodes seen, from LOW at arming to h by GROWN.",
               f"   family columns as in python -m lamar.gym.forgetting (the last, paired by world with {FASTEST},",
               "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
               "   slot share after the flip and task episodes until it is no longer injected (median)."]
@@ -106,8 +138,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed")
     parser.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
-                        default=[(8.0, 50, None), (12.0, 50, None), (24.0, 50, None), (16.0, 15, None), (12.0, 15, None)],
-                        help="comma-separated LEVEL/ARMING[/CAP], beside the default")
+                        default=[(8.0, 50, None, None), (12.0, 50, None, None), (24.0, 50, None, None), (16.0, 15, None, None),
+                                 (12.0, 15, None, None)],
+                        help="comma-separated LEVEL/ARMING[/CAP[/LOW@GROWN]], beside the default")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
