@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import socket
+import sys
 from collections.abc import Callable
+from typing import Any
 
 from lamar.cli.session import UsageError, open_raw, store_location
 from lamar.engine import Lamar
@@ -37,7 +40,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     try:
         server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report, token=token)
         if args.transport == "stdio":
-            anyio.run(lamar_mcp.serve_stdio, server)
+            _serve_stdio(anyio, lamar_mcp, server, lam)
         else:
             port = 8765 if args.port is None else args.port
             _check_free(args.host, port)
@@ -45,6 +48,26 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     return 0
+
+
+def _serve_stdio(anyio: Any, lamar_mcp: Any, server: Any, lam: Lamar) -> None:
+    """Serve stdio until the client closes the pipe; on Ctrl-C (SIGINT) close the store and end at once."""
+    def interrupted(signum: int, frame: object) -> None:
+        # The SDK reads stdin in a worker thread that returns only when the client closes the pipe,
+        # and both the event loop and the interpreter's exit wait for it: a client that keeps the
+        # pipe open would hold an interrupted server alive for ever. Closing a SQLite store waits for
+        # a write in progress; a JSON store recovers one cut short, as after a crash.
+        try:
+            lam.close()
+            print("lamar: error: interrupted", file=sys.stderr, flush=True)
+        finally:
+            os._exit(130)
+
+    previous = signal.signal(signal.SIGINT, interrupted)
+    try:
+        anyio.run(lamar_mcp.serve_stdio, server)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
