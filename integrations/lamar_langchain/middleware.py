@@ -93,9 +93,9 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     run its lessons, or the previous turn its report, never the turn itself (a warning is
     logged). A bad context is the caller's error and raises.
 
-    If a model or tool call raises (an interrupt is not an error), the run's episode is
-    recorded as expired, or given `failed_outcome`, before the error propagates: a failed
-    run leaves no episode behind. A late report still replaces the expiry. List it before
+    If a model or tool call raises or is cancelled (an interrupt is not an error), the run's
+    episode is recorded as expired, or given `failed_outcome`, before the error propagates: a
+    failed run leaves no episode behind. A late report still replaces the expiry. List it before
     retry and fallback middleware, so that it sees only the failures they let through.
 
     The context of a run is, in order: `config["metadata"]["lamar_context"]`, `context` (a
@@ -264,8 +264,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             return await handler(_with_lessons(request, prompt))
         except GraphBubbleUp:
             raise
-        except Exception as exc:
-            await asyncio.to_thread(self._settle_failed, request.state, exc)
+        except (Exception, asyncio.CancelledError) as exc:
+            await self._asettle_failed(request.state, exc)
             raise
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], ToolMessage | Command[Any]]) -> Any:
@@ -283,8 +283,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             return await handler(request)
         except GraphBubbleUp:
             raise
-        except Exception as exc:
-            await asyncio.to_thread(self._settle_failed, request.state, exc)
+        except (Exception, asyncio.CancelledError) as exc:
+            await self._asettle_failed(request.state, exc)
             raise
 
     def _prompt(self, state: Mapping[str, Any]) -> str:
@@ -320,6 +320,14 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                 _report_quietly(self.lamar.report, episode, self.failed_outcome)
         except Exception:  # fail open: the agent's own error is the one to surface
             log.exception("Lamar could not settle episode %s of a failed run", episode)
+
+    async def _asettle_failed(self, state: Mapping[str, Any], exc: BaseException) -> None:
+        """`_settle_failed` off the event loop. A cancelled run (a timeout, an astream closed
+        half-way) never answered either: it is settled like one that raised."""
+        try:
+            await asyncio.to_thread(self._settle_failed, state, exc)
+        except asyncio.CancelledError:
+            pass  # cancelled again while waiting: the worker thread still records the settlement
 
     # -- report ------------------------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import threading
 import warnings
@@ -16,6 +17,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from lamar import Experience, InvalidContext, Lamar, Scope
 from lamar.recall import FENCE_OPEN
 from lamar_langchain import LamarMiddleware
+
+from .conftest import RecordingChatModel
 
 
 @dataclasses.dataclass
@@ -276,3 +279,61 @@ def test_an_outcome_that_is_no_outcome_costs_its_report_not_the_thread(
     assert "ignored the outcome 'great'" in caplog.text and first["lamar_episode_id"] in caplog.text
     assert lam.episode(first["lamar_episode_id"]).signal is None  # not taken for the silent acceptance
     assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
+
+
+DEPLOYS_STARTED: list[str] = []
+
+
+@tool
+async def slow_deploy(target: str) -> str:
+    """Deploy a target, slowly."""
+    DEPLOYS_STARTED.append(target)
+    await asyncio.sleep(30)
+    return "deployed"
+
+
+class HangingModel(RecordingChatModel):
+    """A model whose first call never answers."""
+
+    hang: bool = True
+
+    async def _agenerate(self, *args: Any, **kwargs: Any) -> Any:
+        if self.hang:
+            self.hang = False
+            await asyncio.sleep(30)
+        return await super()._agenerate(*args, **kwargs)
+
+
+@pytest.mark.parametrize("how", ["timeout-in-tool", "timeout-in-model", "stream-cancelled"])
+async def test_a_cancelled_turn_is_settled_as_failed_not_accepted_by_the_next(chat_model: Any, how: str) -> None:
+    """A turn cut short (asyncio.wait_for running out, a streaming task cancelled) never answered:
+    it is expired like a failed turn, so the next message's silent default does not accept it."""
+    lam, _ = engine()
+    call = AIMessage(content="", tool_calls=[{"name": "slow_deploy", "args": {"target": "app"}, "id": "c1"}])
+    model = HangingModel(responses=[AIMessage("thanks")]) if how == "timeout-in-model" else chat_model(call, "thanks")
+    agent = create_agent(model, [slow_deploy], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    thread = {"configurable": {"thread_id": "t1"}}
+    message = {"messages": [{"role": "user", "content": "ship it"}]}
+    if how == "stream-cancelled":
+        async def relay() -> None:  # a server streaming to a client that goes away mid-tool
+            async for _ in agent.astream(message, thread, stream_mode="updates"):
+                pass
+        started = len(DEPLOYS_STARTED)
+        task = asyncio.ensure_future(relay())
+        while len(DEPLOYS_STARTED) == started:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    else:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(agent.ainvoke(message, thread), 0.3)
+    cut = (await agent.aget_state(thread)).values["lamar_episode_id"]
+    for _ in range(50):  # settled on a worker thread
+        if lam.episode(cut).settled is not None:
+            break
+        await asyncio.sleep(0.02)
+    assert lam.pending() == [] and lam.episode(cut).settled == "expired"
+    await agent.ainvoke({"messages": [{"role": "user", "content": "never mind"}]}, thread)
+    assert lam.episode(cut).signal is None and lam.episode(cut).settled == "expired"
