@@ -9,7 +9,9 @@ import logging
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
@@ -20,9 +22,10 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
 )
-from langchain_core.callbacks import adispatch_custom_event, dispatch_custom_event
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.callbacks import BaseCallbackHandler, adispatch_custom_event, dispatch_custom_event
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tracers.context import register_configure_hook
 from langgraph.config import get_config
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
@@ -96,7 +99,9 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     If a model or tool call raises or is cancelled (an interrupt is not an error), the run's
     episode is recorded as expired, or given `failed_outcome`, before the error propagates: a
     failed run leaves no episode behind. A late report still replaces the expiry. List it before
-    retry and fallback middleware, so that it sees only the failures they let through.
+    retry and fallback middleware, so that it sees only the failures they let through, but
+    after a middleware that sets the system message (`dynamic_prompt`), which would replace the
+    lessons (a warning says so, once).
 
     The context of a run is, in order: `config["metadata"]["lamar_context"]`, `context` (a
     mapping, or a function `(state, runtime) -> mapping`), then the agent's runtime context
@@ -142,6 +147,7 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         self._prompts: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
         self._checked_empty = False
+        self._warned_dropped = False
 
     # -- recall once per run, after reporting the previous turn -----------------------------
 
@@ -247,8 +253,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     def wrap_model_call(self, request: ModelRequest[Any],
                         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]]) -> ModelCallResult[Any]:
+        prompt = self._prompt(request.state)
         try:
-            return handler(_with_lessons(request, self._prompt(request.state)))
+            with self._watch(prompt):
+                return handler(_with_lessons(request, prompt))
         except GraphBubbleUp:
             raise
         except Exception as exc:
@@ -261,7 +269,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
     ) -> ModelCallResult[Any]:
         prompt = await asyncio.to_thread(self._prompt, request.state)
         try:
-            return await handler(_with_lessons(request, prompt))
+            with self._watch(prompt):
+                return await handler(_with_lessons(request, prompt))
         except GraphBubbleUp:
             raise
         except (Exception, asyncio.CancelledError) as exc:
@@ -286,6 +295,27 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         except (Exception, asyncio.CancelledError) as exc:
             await self._asettle_failed(request.state, exc)
             raise
+
+    @contextmanager
+    def _watch(self, lessons: str) -> Iterator[None]:
+        """Warn once when the model calls made inside never saw the lessons: a middleware listed
+        after this one wraps the call inside it, and one that sets the system message drops them."""
+        if not lessons:
+            yield
+            return
+        seen = _LessonsSeen(lessons)
+        token = _WATCHING.set(seen)
+        try:
+            yield
+        finally:
+            _WATCHING.reset(token)
+        if seen.calls and not seen.found and not self._warned_dropped:
+            self._warned_dropped = True
+            warnings.warn(
+                "LamarMiddleware's lessons never reached the model: a middleware listed after it "
+                "replaced the system message (dynamic_prompt, say). List that middleware before "
+                "LamarMiddleware, so that the lessons are appended to the prompt it sets",
+                UserWarning, stacklevel=2)
 
     def _prompt(self, state: Mapping[str, Any]) -> str:
         """This run's lessons block: kept in memory, rebuilt from the store after a restart."""
@@ -351,6 +381,29 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                       replace: bool = False) -> str:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, result, signal, replace=replace)
+
+
+class _LessonsSeen(BaseCallbackHandler):
+    """Counts the chat model calls of one wrapped model call, and whether any saw the lessons."""
+
+    run_inline = True
+
+    def __init__(self, lessons: str) -> None:
+        self.lessons = lessons
+        self.calls = 0
+        self.found = False
+
+    def on_chat_model_start(self, serialized: dict[str, Any], messages: list[list[BaseMessage]],
+                            **kwargs: Any) -> None:
+        self.calls += 1
+        self.found = self.found or any(
+            isinstance(m, SystemMessage) and self.lessons in m.text for batch in messages for m in batch)
+
+
+# LangChain adds the handler in this variable to every run started while it is set (as it does
+# for its tracers): the only way to see the messages the model got, below the inner middleware.
+_WATCHING: ContextVar[_LessonsSeen | None] = ContextVar("lamar_lessons_seen", default=None)
+register_configure_hook(_WATCHING, inheritable=True)
 
 
 def _report_quietly(report: Callable[..., None], episode: str, outcome: Outcome) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import dynamic_prompt
 from langchain_core.messages import AIMessage, SystemMessage
 from langchain_core.tools import tool
 
@@ -146,3 +148,39 @@ def test_a_system_message_of_content_blocks_gets_one_more_block(chat_model: Any)
     assert injected
     assert model.received[0][0].content == [{"type": "text", "text": "You fix builds."},
                                             {"type": "text", "text": render_prompt(injected)}]
+
+
+@dynamic_prompt
+def persona(request: Any) -> str:
+    return "You are the release assistant."
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_middleware_after_lamar_that_replaces_the_system_message_is_named_once(
+        chat_model: Any, mode: str) -> None:
+    """A prompt middleware listed after Lamar wraps the model call inside it and replaces the
+    system message, lessons included: the model never sees them, so Lamar says so, once."""
+    lam, _ = engine(seed=0)
+    model = chat_model("one", "two")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam, CONTEXT), persona])
+    message = {"messages": [{"role": "user", "content": "hi"}]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            result = agent.invoke(message) if mode == "invoke" else await agent.ainvoke(message)
+            assert result["lamar_experience_ids"]
+    assert all(FENCE_OPEN not in m[0].text for m in model.received)
+    said = [str(w.message) for w in caught if "LamarMiddleware" in str(w.message)]
+    assert len(said) == 1 and "before LamarMiddleware" in said[0]
+
+
+def test_a_prompt_middleware_listed_before_lamar_keeps_the_lessons(chat_model: Any) -> None:
+    lam, _ = engine(seed=0)
+    model = chat_model("one")
+    agent = create_agent(model, [], middleware=[persona, LamarMiddleware(lam, CONTEXT)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]})
+    system = model.received[0][0].text
+    assert system.startswith("You are the release assistant.")
+    assert all(lam.get(i).render() in system for i in result["lamar_experience_ids"])
