@@ -139,6 +139,7 @@ class LamarRetriever(BaseRetriever):
         found = None
         if self.base_retriever is not None:
             found = self.base_retriever.invoke(query, config={"callbacks": run_manager.get_child()})
+        rec = None
         try:
             pool = None if found is None else self._pool(found, query)
             rec = self.lamar.recall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
@@ -146,6 +147,8 @@ class LamarRetriever(BaseRetriever):
                                   config={"callbacks": run_manager.get_child()})
             return self._documents(rec, pool, slots)
         except StoreError as exc:
+            if rec is not None:
+                self._expire(rec, exc)
             return _without_lamar(found, slots, exc)
 
     async def _aget_relevant_documents(
@@ -157,6 +160,7 @@ class LamarRetriever(BaseRetriever):
         found = None
         if self.base_retriever is not None:
             found = await self.base_retriever.ainvoke(query, config={"callbacks": run_manager.get_child()})
+        rec = None
         try:
             pool = None if found is None else await asyncio.to_thread(self._pool, found, query)
             rec = await self.lamar.arecall(ctx, k=slots, candidates=None if pool is None else list(pool.by_id))
@@ -164,6 +168,8 @@ class LamarRetriever(BaseRetriever):
                                          config={"callbacks": run_manager.get_child()})
             return await asyncio.to_thread(self._documents, rec, pool, slots)
         except StoreError as exc:
+            if rec is not None:
+                await asyncio.to_thread(self._expire, rec, exc)
             return _without_lamar(found, slots, exc)
 
     # -- the steps ---------------------------------------------------------------------------
@@ -204,6 +210,14 @@ class LamarRetriever(BaseRetriever):
                 pool.by_id[exp_id] = doc
                 pool.rank[exp_id] = rank
         return pool
+
+    def _expire(self, rec: Recall, exc: StoreError) -> None:
+        """The recall was logged but its documents never reached the caller: its lessons were not
+        used, so the episode is expired rather than left pending as though they were."""
+        try:
+            self.lamar.expire(rec.episode_id, f"the retrieval failed after its recall: {type(exc).__name__}")
+        except LamarError as again:  # the store is still away: the episode stays pending
+            log.warning("Lamar could not expire episode %s of a failed retrieval: %s", rec.episode_id, again)
 
     def _known(self, exp_id: str) -> bool:
         try:

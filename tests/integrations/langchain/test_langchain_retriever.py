@@ -271,6 +271,28 @@ async def test_a_broken_store_costs_the_choice_not_the_documents(tmp_path, mode:
     assert "could not choose lessons" in caplog.text
 
 
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_store_lost_after_the_recall_leaves_no_episode_claiming_its_lessons(
+        monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """The recall is logged, then the store goes away while the documents are built: the caller
+    gets no lesson, so the episode must not stay pending as though its lessons were used."""
+    from lamar import StoreError
+
+    lam, _ = store_engine(holdout=1e-9)
+
+    def gone(exp_id: str) -> None:
+        raise StoreError("the database went away")
+
+    monkeypatch.setattr(lam, "evidence", gone)
+    retriever = LamarRetriever(lamar=lam, k=2, context={"project": "trace"})
+    docs = retriever.invoke("the build fails") if mode == "invoke" else await retriever.ainvoke("the build fails")
+    monkeypatch.undo()
+    assert docs == [] and lam.stats()["episodes"] == 1
+    assert lam.pending() == []
+    (outcome,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
+    assert outcome.data["expired"] is True and "StoreError" in outcome.data["reason"]
+
+
 @pytest.mark.parametrize(("data", "says"), [
     ({"lamar": "lessons.db"}, "takes a Lamar engine first"),
     ({"k": -1}, "k must be a whole number >= 0"),
