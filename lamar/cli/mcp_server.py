@@ -36,7 +36,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
                          "or serve on 127.0.0.1")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
-    lam = Lamar(open_raw(store_location(args), create=not args.read_only), seed=args.seed)
+    lam = Lamar(open_raw(store_location(args), create=not args.read_only,
+                         busy="restart the server once that writer is done (reopen your MCP client, or run "
+                              "`lamar mcp` again)"), seed=args.seed)
     try:
         server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report, token=token)
         if args.transport == "stdio":

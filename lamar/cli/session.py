@@ -78,11 +78,21 @@ def _empty(path: Path) -> bool:
         return False
 
 
-def open_raw(location: str, *, create: bool) -> Store:
-    """The store at `location`; unless `create`, a missing file store is an error."""
+def open_raw(location: str, *, create: bool, busy: str = "run the command again once that writer is done") -> Store:
+    """The store at `location`; unless `create`, a missing file store is an error. A SQLite file
+    another process keeps locked past the wait says `busy`: what a user of this command can do."""
     if not create:
         require_existing(location)
-    return open_store(location)
+    try:
+        return open_store(location)
+    except StoreError as exc:
+        from lamar.store.sqlite_checks import BUSY_ADVICE
+
+        text = str(exc)
+        if not text.endswith(BUSY_ADVICE):
+            raise
+        # No command takes a timeout: the store's advice to pass a longer one cannot be followed here.
+        raise StoreError(text.removesuffix(BUSY_ADVICE) + busy) from exc
 
 
 def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:

@@ -59,12 +59,15 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
     return None
 
 
+# The Python API's advice; the command line, which has no timeout to pass, puts its own in its place.
+BUSY_ADVICE = "try again once that writer is done, or pass a longer timeout="
+
+
 def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: float) -> StoreError:
     """The error that says why the file at `path` could not be opened as a store, and what to do."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return StoreError(f"cannot open {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
-                          "wait; the file was left untouched: try again once that writer is done, or pass a longer "
-                          "timeout=")
+                          f"wait; the file was left untouched: {BUSY_ADVICE}")
     if isinstance(exc, sqlite3.OperationalError):
         return StoreError(f"cannot open {path}: {exc}")
     if file_kind(path) == "json":

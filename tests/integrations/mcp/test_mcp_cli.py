@@ -32,3 +32,33 @@ def test_without_the_sdk_the_error_names_the_extra(store: Path, monkeypatch: pyt
     monkeypatch.setitem(sys.modules, "mcp", None)  # what `import mcp` meets when the SDK is absent
     assert main(["mcp", "--store", str(store)]) == 2
     assert f"the mcp extra: {install_command('mcp')}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["mcp"], ["mcp", "--read-only"], ["ls"]])
+def test_a_store_another_process_keeps_locked_says_what_a_command_line_user_can_do(
+        store: Path, command: list[str], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`lamar mcp`, like every command, has no timeout option: the lock error must not send its user
+    to the Python API's `timeout=`, but say to start it again once the other writer is done."""
+    import functools
+    import sqlite3
+
+    import lamar.cli.session
+    from lamar.store import open_store
+
+    # The store's 30 s wait, shortened: the message is what is checked, not the wait.
+    monkeypatch.setattr(lamar.cli.session, "open_store", functools.partial(open_store, timeout=0.2))
+    other = sqlite3.connect(store, isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.execute("BEGIN EXCLUSIVE")  # another process in the middle of a transaction on a non-WAL file
+    try:
+        before = store.read_bytes()
+        assert main([*command, "--store", str(store)]) == 2
+        said = capsys.readouterr().err
+        assert "another connection holds its lock" in said
+        assert "timeout=" not in said
+        assert "once that writer is done" in said
+        assert ("restart the server" if command[0] == "mcp" else "run the command again") in said
+        assert store.read_bytes() == before
+    finally:
+        other.execute("COMMIT")
+        other.close()
