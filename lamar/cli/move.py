@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
+from lamar._errors import StoreError
 from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
@@ -41,6 +45,70 @@ def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _undone_on_failure(location: str) -> Iterator[None]:
+    """A copy into a file store that does not exist yet and fails takes away all it made: the
+    store, the files beside it (`-wal`, `-shm`, `.lock`, ...) and the folders made for it; a
+    file that was there before is never removed. A full disk or a file size limit is named."""
+    path = Path(location).expanduser().absolute()
+    if not is_file_location(location) or path.exists():
+        yield  # an existing store keeps whatever it holds: its own files are its to recover
+        return
+    made = [folder for folder in path.parents if not folder.exists()]  # deepest first
+    existing = next(folder for folder in path.parents if folder.exists())
+    before = set(_beside(path))
+    try:
+        yield
+    except BaseException as exc:
+        for left in set(_beside(path)) - before:
+            with contextlib.suppress(OSError):
+                left.unlink()
+        for folder in made:
+            with contextlib.suppress(OSError):  # not empty: someone else wrote there meanwhile
+                folder.rmdir()
+        said = str(exc).lower()
+        cause = _no_room(existing) if isinstance(exc, (StoreError, OSError)) and any(
+            hint in said for hint in _NO_ROOM_SAID) else None
+        if cause is None:
+            raise
+        fix = "free some space or name a file on another disk" if cause.startswith("its disk") else (
+            "raise the limit (`ulimit -f unlimited`)")
+        raise StoreError(f"cannot export to {path}: {cause} ({exc}); nothing was left behind: {fix}, then run "
+                         "again") from exc
+
+
+# How a write that found no room fails: the OS's words, and SQLite's (whose rollback of the
+# transaction the failed write ended finds none to roll back).
+_NO_ROOM_SAID = ("no space", "too large", "quota", "disk i/o error", "disk is full", "no transaction is active")
+
+
+def _beside(path: Path) -> Iterator[Path]:
+    """The store at `path` and every file a store makes beside it (its name with a suffix, or a
+    hidden temporary copy of it)."""
+    with contextlib.suppress(OSError):
+        for entry in path.parent.iterdir():
+            if entry.name.startswith((path.name, f".{path.name}.")) and not entry.is_dir():
+                yield entry
+
+
+def _no_room(folder: Path) -> str | None:
+    """Why a write under `folder` fails, when the disk is full or files are capped; else None."""
+    try:
+        import resource
+
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY:
+            return f"this process may write files of at most {limit} bytes (a file size limit, `ulimit -f`)"
+    except (ImportError, OSError, ValueError):  # no such limit on this system
+        pass
+    try:
+        if shutil.disk_usage(folder).free < 1 << 20:
+            return f"its disk is full (under 1 MiB free in {folder})"
+    except OSError:
+        pass
+    return None
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     location = store_location(args)
     if _same(location, args.out):
@@ -50,11 +118,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     source = open_raw(location, create=False)
     try:
         _not_empty(source)
-        target = open_raw(args.out, create=True)
-        try:
-            return _copy(source, target, append=args.append, json_out=args.json)
-        finally:
-            target.close()
+        with _undone_on_failure(args.out):
+            target = open_raw(args.out, create=True)
+            try:
+                return _copy(source, target, append=args.append, json_out=args.json)
+            finally:
+                target.close()
     finally:
         source.close()
 

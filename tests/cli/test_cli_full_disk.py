@@ -56,3 +56,31 @@ def test_a_review_the_disk_cannot_take_keeps_the_report_and_leaves_no_temporary_
     assert str(out) in done.stderr.splitlines()[-1]
     assert out.read_bytes() == before
     assert _temp_files(tmp_path) == []
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("suffix", [".db", ".json"])
+@pytest.mark.parametrize("where", ["copies", "new/deeper"])
+def test_an_export_the_disk_cannot_take_leaves_nothing_it_made_and_says_why(
+        json_store, tmp_path, suffix, where):  # type: ignore[no-untyped-def]
+    (tmp_path / "copies").mkdir()
+    before = _tree(tmp_path)
+    out = tmp_path / where / f"copy{suffix}"
+    done = _limited(tmp_path, "--store", json_store, "export", "--out", out)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    (line,) = done.stderr.splitlines()
+    assert str(out) in line and "size limit" in line and "nothing was left" in line and "run again" in line
+    assert _tree(tmp_path) == before  # no store, -wal, -shm, .lock nor folder of the failed copy
+
+
+def test_a_failed_export_never_removes_a_file_that_was_there(json_store, tmp_path):  # type: ignore[no-untyped-def]
+    out = tmp_path / "copy.db"
+    out.touch()  # an empty file SQLite takes for an empty database: the user's, not the export's
+    before = _tree(tmp_path)
+    done = _limited(tmp_path, "--store", json_store, "export", "--out", out, "--force")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert out.exists()
+    assert set(before) <= set(_tree(tmp_path))
