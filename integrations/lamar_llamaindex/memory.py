@@ -30,10 +30,10 @@ log = logging.getLogger(__name__)
 class _Turn:
     __slots__ = ("marker", "recall", "reported")
 
-    def __init__(self, marker: str, recall: Recall) -> None:
+    def __init__(self, marker: str, recall: Recall | None) -> None:
         self.marker = marker
-        self.recall = recall
-        self.reported = False
+        self.recall = recall  # None: the turn went on without lessons (its recall failed), nothing to report
+        self.reported = recall is None
 
 
 class LamarMemoryBlock(BaseMemoryBlock[str]):
@@ -51,7 +51,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     `silent_outcome` is what the previous turn gets when that function finds nothing (None
     leaves it pending, listed by `lam.pending()`). Wrap a run in
     ``track_episodes(lamar=lam)`` to have a failed run's episode expired. A store that cannot
-    be written costs the turn its lessons, never the turn (a warning is logged).
+    be written, or a `context` or `outcome` function that raises, costs the turn its lessons or
+    that outcome, never the turn (one warning is logged; a failed recall is not tried again in
+    the same turn).
 
     Args:
         lamar: the `Lamar` engine.
@@ -127,25 +129,44 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
             turn = self._turns.get(key)
             if turn is not None and turn.marker == marker:
-                return turn.recall.as_prompt()
+                return turn.recall.as_prompt() if turn.recall is not None else ""
         if turn is not None and not turn.reported and users:
             self._settle_previous(turn, users[-1])
-        ctx = self._context(messages)
-        try:
-            rec = self.lamar.recall(ctx, k=self.k)
-        except StoreError as exc:  # fail open: the agent's turn goes on without lessons
-            log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
-            return ""
-        record_episode(rec.episode_id, ctx)
+        rec = self._recall(messages)
         with self._lock:
+            # Kept when the recall failed too: the agent reads its memory at every step of the
+            # turn, and each try again could wait out the same lock, or start the episode midway.
             self._turns[key] = _Turn(marker, rec)
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
                 self._turns.popitem(last=False)
-        return rec.as_prompt()
+        return rec.as_prompt() if rec is not None else ""
+
+    def _recall(self, messages: list[ChatMessage]) -> Recall | None:
+        """The turn's recall; None, with a warning, when it fails: the agent's turn goes on without lessons."""
+        try:
+            ctx = self._context(messages)
+        except Exception as exc:  # noqa: BLE001 - the user's function, inside the agent's turn: fail open
+            log.warning("Lamar's context function raised %s: %s (the turn goes on without lessons)",
+                        type(exc).__name__, exc)
+            return None
+        try:
+            rec = self.lamar.recall(ctx, k=self.k)
+        except StoreError as exc:
+            log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
+            return None
+        record_episode(rec.episode_id, ctx)
+        return rec
 
     def _settle_previous(self, turn: _Turn, message: ChatMessage) -> None:
-        value = self.outcome(message) if callable(self.outcome) else None
+        if turn.recall is None:  # the turn went on without lessons: it has no episode to report
+            return
+        try:
+            value = self.outcome(message) if callable(self.outcome) else None
+        except Exception as exc:  # noqa: BLE001 - the user's function, inside the agent's turn: fail open
+            log.warning("Lamar's outcome function raised %s: %s (episode %s stays pending)",
+                        type(exc).__name__, exc, turn.recall.episode_id)
+            return
         if value is None:
             value = self.silent_outcome
         if value is None:
@@ -172,13 +193,15 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         return dict(self.context or {})
 
     def episode_id(self, session_id: str | None = None) -> str | None:
-        """The episode of the session's current turn (None before its first turn)."""
+        """The episode of the session's current turn (None before its first turn, and for a turn
+        whose recall failed)."""
         with self._lock:
             turn = self._turns.get(session_id or "")
-        return turn.recall.episode_id if turn is not None else None
+        return turn.recall.episode_id if turn is not None and turn.recall is not None else None
 
-    def report(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
-        """Report the outcome of the session's current turn; returns its episode id.
+    def report(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str | None:
+        """Report the outcome of the session's current turn; returns its episode id, or None when
+        the turn has none (its recall failed, with a warning then): there is nothing to report.
 
         Raises:
             InvalidArgument: (a ValueError) the session has had no turn yet.
@@ -187,11 +210,14 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             turn = self._turns.get(session_id or "")
         if turn is None:
             raise InvalidArgument(f"no turn yet in session {session_id!r}: the agent has not read this memory")
+        if turn.recall is None:
+            return None
         self.lamar.report(turn.recall.episode_id, signal, replace=replace)
         turn.reported = True
         return turn.recall.episode_id
 
-    async def areport(self, signal: Outcome, session_id: str | None = None, *, replace: bool = False) -> str:
+    async def areport(self, signal: Outcome, session_id: str | None = None, *,
+                      replace: bool = False) -> str | None:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
 

@@ -345,3 +345,63 @@ async def test_a_cancelled_agent_run_leaves_no_pending_episode(how: str) -> None
     assert lam.stats()["episodes"] == 1 and lam.pending() == []
     (event,) = [e for e in lam.store.read(0) if e.kind == "outcome"]
     assert event.data["expired"] is True and "CancelledError" in event.data["reason"]
+
+
+@pytest.mark.parametrize("broken", ["outcome", "context"])
+async def test_an_outcome_or_context_function_that_raises_costs_its_part_not_the_turn(
+        broken: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The user's function runs inside the agent's turn: its error is logged once, and the turn goes
+    on, without that outcome (the turn stays pending) or without lessons (no episode is logged)."""
+    lam, _ = engine()
+
+    def fails(_: object) -> Any:
+        raise KeyError("ticket")
+
+    block = LamarMemoryBlock(lam, context=fails if broken == "context" else {"project": "trace"},
+                             outcome=fails if broken == "outcome" else None)
+    memory = Memory.from_defaults(session_id="s", memory_blocks=[block])
+    script = Script(call("build", target="app"), "Built it.", "Done again.")
+    agent = FunctionAgent(tools=[build_tool()], llm=script.llm())
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.memory"):
+        await agent.run(user_msg="build the app", memory=memory)  # two reads of the memory in this turn
+        first = block.episode_id("s")
+        answer = await agent.run(user_msg="and again", memory=memory)
+    assert "Done again." in str(answer)
+    warnings = [r for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == (1 if broken == "outcome" else 2)  # one per turn the function failed in
+    assert "KeyError" in warnings[0].getMessage() and "ticket" in warnings[0].getMessage()
+    if broken == "outcome":
+        assert first is not None and lam.episode(first).signal is None  # left pending, not reported
+        assert len(lam.pending()) == 2
+    else:
+        assert first is None and lam.stats()["episodes"] == 0
+        assert all(FENCE_OPEN not in str(m.content) for seen in script.seen for m in seen)
+        assert block.report(Signal.SHIPPED, "s") is None  # no episode this turn: nothing to report
+
+
+async def test_a_store_error_at_recall_is_tried_once_per_turn_not_at_every_read(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """An agent reads its memory at every step of a turn; a recall that failed is not tried again
+    at each of them (each try may wait out a lock), nor does a later read start the turn's episode."""
+    from lamar import StoreError
+
+    lam, _ = engine()
+    tries = []
+
+    def locked(*args: Any, **kwargs: Any) -> Any:
+        tries.append(args)
+        raise StoreError("cannot write s.db: another connection holds its lock")
+
+    recall = lam.recall
+    lam.recall = locked  # type: ignore[method-assign]
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s", memory_blocks=[block])
+    script = Script(call("build", target="app"), call("build", target="lib"), "Built both.", "Next.")
+    agent = FunctionAgent(tools=[build_tool()], llm=script.llm())
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.memory"):
+        await agent.run(user_msg="build everything", memory=memory)  # three model calls, three reads
+    assert len(script.seen) == 3 and len(tries) == 1
+    assert len([r for r in caplog.records if r.levelname == "WARNING"]) == 1
+    lam.recall = recall  # type: ignore[method-assign]
+    await agent.run(user_msg="now the docs", memory=memory)  # the next turn recalls again
+    assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 0
