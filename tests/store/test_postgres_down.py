@@ -157,3 +157,33 @@ def test_a_server_gone_away_is_said_once_by_lamar_not_by_the_pools_threads(postg
         assert lines == [lines[-1]], done.stderr
     else:
         assert any(line.startswith("logged psycopg.pool:") for line in pool), done.stderr
+
+
+@pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
+def test_an_erase_whose_commit_stalls_on_a_half_open_link_ends_that_backend_and_finishes(
+        postgres_url: str, fold: str) -> None:
+    """The scrub's COMMIT never reaches the server, which keeps its transaction open, holding the
+    namespace's locks: the retry must not wait behind them for ever."""
+    namespace, app = unique_namespace(), unique_namespace("app")
+    proxy = DroppingProxy()
+    url = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                        sslmode="disable", lamar_fold=fold, application_name=app)
+    try:
+        lam = Lamar(url, k=1)
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+        proxy.cuts = ["stall"]  # the scrub's COMMIT: erase's first
+        done: list[object] = []
+        eraser = threading.Thread(target=lambda: done.append(lam.erase(exp_id)), daemon=True)
+        eraser.start()
+        eraser.join(timeout=30)
+        assert done, "erase still waits behind the stalled transaction's locks"
+        assert lam.get(exp_id).action == "[erased]"
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            kinds = [row[0] for row in conn.execute("SELECT kind FROM lamar_events WHERE namespace = %s "
+                                                    "AND kind = 'erase'", (namespace,)).fetchall()]
+        assert kinds == ["erase"]
+        lam.close()
+    finally:
+        terminate(postgres_url, backends(postgres_url, app))
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)

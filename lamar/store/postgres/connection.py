@@ -106,11 +106,15 @@ class Connections:
         """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried once."""
         pg = self.pg
         for attempt in (1, 2):
+            held: tuple[int, str | None, Connection[Any]] | None = None
             try:
                 with self._leased() as conn:
+                    held = conn.info.backend_pid, self._started.get(conn), conn
                     return query(conn)
             except pg.OperationalError as exc:
                 if attempt == 1:
+                    if held is not None and held[2].broken:
+                        self._end_backend(held[0], held[1])
                     self.replace_dead()
                     continue
                 raise StoreError(f"lost the connection to {self.location}: {reason(exc)}; "
@@ -118,6 +122,25 @@ class Connections:
             except pg.Error as exc:
                 raise StoreError(f"cannot {doing} {self.location}: {reason(exc)}") from exc
         raise AssertionError("unreachable")
+
+    def _end_backend(self, pid: int, started: str | None) -> None:
+        """End the backend of a connection lost mid-query, and wait until it has ended (at most
+        `settle_timeout` seconds): across a half-open link it may still hold its transaction's
+        locks, which a retry of a locking write would wait behind for ever. Named by pid and start
+        time, so a reused pid names no one; a server that cannot be asked is left to the retry."""
+        if started is None:
+            return
+        deadline = time.monotonic() + self._settle_timeout
+        while True:
+            try:
+                with self._leased() as conn:
+                    row = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                       "WHERE pid = %s AND backend_start = %s::timestamptz", (pid, started)).fetchone()
+            except (self.pg.Error, StoreError):
+                return
+            if not row or not row[0] or time.monotonic() > deadline:
+                return
+            time.sleep(0.05)
 
     @contextmanager
     def connection(self) -> Iterator[Connection[Any]]:
