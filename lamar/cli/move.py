@@ -46,10 +46,11 @@ def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
 
 
 @contextlib.contextmanager
-def _undone_on_failure(location: str) -> Iterator[None]:
+def _undone_on_failure(location: str, doing: str) -> Iterator[None]:
     """A copy into a file store that does not exist yet and fails takes away all it made: the
     store, the files beside it (`-wal`, `-shm`, `.lock`, ...) and the folders made for it; a
-    file that was there before is never removed. A full disk or a file size limit is named."""
+    file that was there before is never removed. A full disk or a file size limit is named, in a
+    message that starts with `doing` ("export to", "import into")."""
     path = Path(location).expanduser().absolute()
     if not is_file_location(location) or path.exists():
         yield  # an existing store keeps whatever it holds: its own files are its to recover
@@ -73,7 +74,7 @@ def _undone_on_failure(location: str) -> Iterator[None]:
             raise
         fix = "free some space or name a file on another disk" if cause.startswith("its disk") else (
             "raise the limit (`ulimit -f unlimited`)")
-        raise StoreError(f"cannot export to {path}: {cause} ({exc}); nothing was left behind: {fix}, then run "
+        raise StoreError(f"cannot {doing} {path}: {cause} ({exc}); nothing was left behind: {fix}, then run "
                          "again") from exc
 
 
@@ -118,7 +119,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     source = open_raw(location, create=False)
     try:
         _not_empty(source)
-        with _undone_on_failure(args.out):
+        with _undone_on_failure(args.out, "export to"):
             target = open_raw(args.out, create=True)
             try:
                 return _copy(source, target, append=args.append, json_out=args.json)
@@ -137,10 +138,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     source = open_raw(args.file, create=False)
     try:
         _not_empty(source)
-        target = open_raw(location, create=True)
-        try:
-            return _copy(source, target, append=args.append, json_out=args.json)
-        finally:
-            target.close()
+        with _undone_on_failure(location, "import into"):
+            target = open_raw(location, create=True)
+            try:
+                return _copy(source, target, append=args.append, json_out=args.json)
+            finally:
+                target.close()
     finally:
         source.close()
