@@ -18,6 +18,26 @@ class LamarError(Exception):
         return str(self.args[0]) if self.args else ""
 
 
+def echoed(value: object) -> str:
+    """`value` as an error message shows it: its repr, or, past a few lines' worth, the start and
+    the end of it and its length, so that a message stays readable however much was passed.
+
+    >>> echoed("ep_1")
+    "'ep_1'"
+    >>> echoed("ep_" + "x" * 99_993 + "_end")
+    "'ep_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxx_end' (100000 characters)"
+    """
+    text = repr(value)
+    if len(text) <= _ECHOED_WHOLE:
+        return text
+    size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"
+    return f"{text[:60]}…{text[-20:]} ({size})"
+
+
+# Longer than any id Lamar makes or a person types, short enough to read in one message.
+_ECHOED_WHOLE = 200
+
+
 class InvalidContext(LamarError, TypeError):
     """A context must be a mapping of non-empty string keys to string values.
 

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lamar._errors import InvalidArgument, StoreError
+from lamar._errors import InvalidArgument, StoreError, echoed
 from lamar.storable import finite_number, text_problem, whole_number
 from lamar.store.base import Store
 
@@ -33,28 +33,28 @@ def engine_store(store: Any) -> Any:
 def seed(value: Any) -> int | None:
     """The seed of an engine's coins and tie-breaks: a whole number, or None (from the OS)."""
     if value is not None and not whole_number(value):
-        raise InvalidArgument(f"seed is a whole number or None; got {value!r}")
+        raise InvalidArgument(f"seed is a whole number or None; got {echoed(value)}")
     return value
 
 
 def flag(value: Any, name: str) -> bool:
     """A switch: True or False, nothing that merely reads as one."""
     if not isinstance(value, bool):
-        raise InvalidArgument(f"{name} is True or False; got {value!r}")
+        raise InvalidArgument(f"{name} is True or False; got {echoed(value)}")
     return value
 
 
 def slots(k: Any, name: str = "k") -> int:
     """`k` as a number of lesson slots."""
     if not whole_number(k, low=0):
-        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {k!r}")
+        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {echoed(k)}")
     return k
 
 
 def draws(value: Any) -> int:
     """How many Thompson draws a preview makes: a whole number from 1 to 100 000."""
     if not whole_number(value, low=1, high=100_000):
-        raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {value!r}")
+        raise InvalidArgument(f"draws is a whole number from 1 to 100000; got {echoed(value)}")
     return value
 
 
@@ -66,7 +66,7 @@ def policy(tuning: Mapping[str, Any]) -> Any:
     fields = {f.name: f for f in dataclasses.fields(Policy)}
     for name, value in tuning.items():
         if name not in fields:
-            raise InvalidArgument(f"unknown tuning keyword {name!r}; the keywords are {sorted(fields)} "
+            raise InvalidArgument(f"unknown tuning keyword {echoed(name)}; the keywords are {sorted(fields)} "
                                   "(see lamar.policy.Policy)")
         default = fields[name].default
         if isinstance(default, bool):
@@ -79,7 +79,7 @@ def policy(tuning: Mapping[str, Any]) -> Any:
             ok = True
         if not ok:
             kind = "a whole number" if isinstance(default, int) else "a finite number"
-            raise InvalidArgument(f"{name} must be {kind} (default {default!r}); got {value!r}")
+            raise InvalidArgument(f"{name} must be {kind} (default {default!r}); got {echoed(value)}")
     try:
         return Policy(**tuning)
     except (TypeError, ValueError) as exc:
@@ -91,21 +91,21 @@ def seconds(value: Any, name: str) -> float | None:
     if value is None:
         return None
     if not finite_number(value):
-        raise InvalidArgument(f"{name} is a number of seconds (or None); got {value!r}")
+        raise InvalidArgument(f"{name} is a number of seconds (or None); got {echoed(value)}")
     return float(value)
 
 
 def duration(value: Any, name: str) -> float | None:
     """An age or a duration in seconds (None stays None): a finite number >= 0."""
     if value is not None and not (finite_number(value) and value >= 0):
-        raise InvalidArgument(f"{name} is an age in seconds, a finite number >= 0 (or None); got {value!r}")
+        raise InvalidArgument(f"{name} is an age in seconds, a finite number >= 0 (or None); got {echoed(value)}")
     return None if value is None else float(value)
 
 
 def reason(text: Any) -> str:
     """A reason for the audit trail: a storable string."""
     if not isinstance(text, str) or text_problem(text):
-        raise InvalidArgument(f"reason must be a string without NUL or lone surrogates; got {text!r}")
+        raise InvalidArgument(f"reason must be a string without NUL or lone surrogates; got {echoed(text)}")
     return text
 
 
@@ -120,7 +120,7 @@ def who(name: Any) -> str:
             return "unknown"
     if not isinstance(name, str) or not name.strip() or text_problem(name):
         raise InvalidArgument(f"by names who does it: a non-empty string without NUL (or None: the OS user); "
-                              f"got {name!r}")
+                              f"got {echoed(name)}")
     return name.strip()
 
 
@@ -134,7 +134,7 @@ def candidate_ids(candidates: Iterable[str] | None) -> set[str] | None:
     # Searched by position, not by value: None itself is one of the things to refuse.
     bad = [c for c in ids if not isinstance(c, str)]
     if bad:
-        raise InvalidArgument(f"candidates must be experience ids (strings); got {bad[0]!r}")
+        raise InvalidArgument(f"candidates must be experience ids (strings); got {echoed(bad[0])}")
     return set(ids)
 
 
@@ -163,7 +163,7 @@ def proposal_ids(only: Any) -> list[str] | None:
     ids = list(only)
     bad = next((i for i in ids if not isinstance(i, str)), None)
     if bad is not None:
-        raise InvalidArgument(f"only must list proposal ids (strings); got {bad!r}")
+        raise InvalidArgument(f"only must list proposal ids (strings); got {echoed(bad)}")
     return ids
 
 
@@ -186,7 +186,7 @@ def choice(enum: Any, value: Any, name: str) -> Any:
     try:
         return enum(spelled)
     except (ValueError, TypeError):
-        raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {value!r}") from None
+        raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {echoed(value)}") from None
 
 
 def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
@@ -196,12 +196,12 @@ def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
     from lamar.recall import Recall
 
     if what == "episode" and isinstance(value, Recall):
-        return f"pass the Recall's episode_id ({value.episode_id!r}), not the Recall itself"
+        return f"pass the Recall's episode_id ({echoed(value.episode_id)}), not the Recall itself"
     if what == "experience" and isinstance(value, Experience):
-        return f"pass the lesson's id ({value.id!r}), not the Experience itself"
+        return f"pass the lesson's id ({echoed(value.id)}), not the Experience itself"
     if what == "experience" and isinstance(value, Recall):
-        return f"pass one of the Recall's lesson ids ({value.ids!r}), not the Recall itself"
-    return f"no {what} {value!r} in store {location}{hint}"
+        return f"pass one of the Recall's lesson ids ({echoed(value.ids)}), not the Recall itself"
+    return f"no {what} {echoed(value)} in store {location}{hint}"
 
 
 __all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",

@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from lamar._errors import InvalidContext, InvalidExperience
+from lamar._errors import InvalidContext, InvalidExperience, echoed
 from lamar.storable import storable_copy, storable_problem, text_problem, time_problem
 
 Context = Mapping[str, str]
@@ -29,15 +29,15 @@ def check_context(context: object) -> dict[str, str]:
     out: dict[str, str] = {}
     for key, value in context.items():
         if not isinstance(key, str) or not key:
-            raise InvalidContext(f"context keys must be non-empty strings; got {key!r}")
+            raise InvalidContext(f"context keys must be non-empty strings; got {echoed(key)}")
         if not isinstance(value, str):
             raise InvalidContext(
-                f"context value for {key!r} must be a string; got {type(value).__name__} "
-                f"{value!r} (convert it with str() first)"
+                f"context value for {echoed(key)} must be a string; got {type(value).__name__} "
+                f"{echoed(value)} (convert it with str() first)"
             )
         problem = text_problem(key) or text_problem(value)
         if problem:
-            raise InvalidContext(f"context entry {key!r} {problem}")
+            raise InvalidContext(f"context entry {echoed(key)} {problem}")
         out[key] = value
     return out
 

@@ -21,6 +21,7 @@ from lamar import (
     Scope,
     Signal,
     StoreError,
+    UnknownEpisode,
 )
 from lamar.recall import Recall
 from lamar.store import MemoryStore
@@ -188,3 +189,31 @@ def test_an_outcome_kept_for_later_is_refused_under_its_own_name(bad: Any) -> No
         outcome(bad, "silent_outcome")
     assert [outcome(good, "silent_outcome") for good in (None, Signal.SHIPPED, "accepted", -0.5)] == [
         None, Signal.SHIPPED, "accepted", -0.5]
+
+
+_LONG = "ep_" + "x" * 99_990 + "_end"
+
+
+@pytest.mark.parametrize("call", [
+    lambda lam: lam.report(_LONG, Signal.SHIPPED),
+    lambda lam: lam.evidence(_LONG),
+    lambda lam: lam.get(_LONG),
+    lambda lam: lam.edit(_LONG, action="do z", reason="r"),
+    lambda lam: lam.erase(_LONG, reason="r"),
+    lambda lam: lam.recall({_LONG: 3}),
+    lambda lam: lam.recall({"task": [_LONG]}),
+    lambda lam: lam.recall({_LONG: "a\x00b"}),
+    lambda lam: lam.recall({}, candidates=[_LONG.encode()]),
+])
+def test_a_long_value_is_echoed_by_its_start_its_end_and_its_length(call):  # type: ignore[no-untyped-def]
+    with pytest.raises(LamarError) as raised:
+        call(Lamar())
+    said = str(raised.value)
+    assert len(said) < 1_000
+    assert "ep_xxx" in said and "x_end" in said and " characters" in said
+
+
+def test_a_value_of_normal_length_is_echoed_whole() -> None:
+    with pytest.raises(UnknownEpisode) as raised:
+        Lamar().report("ep_" + "9" * 120, Signal.SHIPPED)
+    assert str(raised.value).startswith(f"no episode {'ep_' + '9' * 120!r} in store :memory:: report")

@@ -7,7 +7,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamar._errors import StoreError, UnknownExperience
+from lamar._errors import StoreError, UnknownExperience, echoed
 from lamar.engine import Lamar
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
@@ -131,5 +131,5 @@ def resolve_id(ids: Sequence[str], text: str, location: str) -> str:
         return matches[0]
     if matches:
         shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-        raise UsageError(f"{text!r} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
-    raise UnknownExperience(f"no lesson {text!r} in store {location}; `lamar ls` lists the ids")
+        raise UsageError(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
+    raise UnknownExperience(f"no lesson {echoed(text)} in store {location}; `lamar ls` lists the ids")
