@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 import subprocess
 from pathlib import Path, PurePosixPath
 
@@ -136,12 +137,13 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
     Args:
         paths: the rules files to read.
         folder: the project folder: files are named from it, and no import leads out of it.
-        unread: when given, a file that is not UTF-8 text or is over MAX_FILE bytes is passed
-            over and listed here as (name, why and what to do), so the other files are still read.
+        unread: when given, a file that is not UTF-8 text, is over MAX_FILE bytes or is not a regular
+            file (a FIFO, a device) is passed over and listed here as (name, why and what to do), so
+            the other files are still read.
 
     Raises:
         OSError: a named file cannot be read.
-        ValueError: a file is over MAX_FILE bytes or not UTF-8 text, and `unread` is None.
+        ValueError: a file is over MAX_FILE bytes, not UTF-8 text or not a regular file, and `unread` is None.
     """
     root = Path(folder).resolve()
     seen: set[str] = set()
@@ -152,11 +154,13 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         if real in seen or depth > MAX_IMPORT_DEPTH:
             return
         seen.add(real)
-        data = path.read_bytes()
+        data, size = _read(path)
         name = _name(path, root)
         why = ""
-        if len(data) > MAX_FILE:
-            why = (f"{len(data):,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is not rules "
+        if data is None:
+            why = "not a regular file (a FIFO, a device or a socket): name the rules file itself"
+        elif size > MAX_FILE:
+            why = (f"{size:,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is not rules "
                    "for the agent out of it, or split it, and import again")
         else:
             try:
@@ -180,6 +184,18 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
     for path in paths:
         visit(Path(path), 0, None)
     return out
+
+
+def _read(path: Path) -> tuple[bytes | None, int]:
+    """The file's first MAX_FILE + 1 bytes and its size, or None when it is not a regular file."""
+    # Opened without waiting: a FIFO opened to read waits for a writer that may never come.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as file:
+        facts = os.fstat(fd)
+        if not stat.S_ISREG(facts.st_mode):
+            return None, 0  # a device such as /dev/zero never ends
+        data = file.read(MAX_FILE + 1)  # no more: a file past the limit is refused, not held in memory
+        return data, max(facts.st_size, len(data))
 
 
 def _outside_fences(text: str) -> list[str]:

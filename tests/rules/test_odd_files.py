@@ -1,0 +1,43 @@
+"""`import_rules` on the odd files real machines hold: FIFOs, devices, binary files, broken `@path` lines."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def _shop(tmp_path: Path) -> Path:
+    shop = tmp_path / "shop"
+    shop.mkdir()
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / ".gitignore").write_text("node_modules/\n")
+    (shop / "AGENTS.md").write_text("- Never push to main\n")
+    subprocess.run(["git", "-C", str(shop), "add", ".gitignore", "AGENTS.md"], check=True)
+    subprocess.run(["git", "-C", str(shop), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "rules"],
+                   check=True)
+    return shop
+
+
+def _lamar(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=20, check=False)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_named_file_that_is_a_fifo_or_a_device_is_refused_without_waiting(tmp_path: Path, kind: str) -> None:
+    shop = _shop(tmp_path)
+    named = shop / "rules.md"
+    if kind == "fifo":
+        os.mkfifo(named)  # nobody writes to it: opening it to read would wait for ever
+    else:
+        named = Path("/dev/zero")  # never ends: reading it all would fill the memory
+    done = _lamar(shop, "import-rules", "--file", str(named), "--file", "AGENTS.md")
+    assert done.returncode == 0, done.stderr
+    assert "not a regular file" in done.stdout and "read AGENTS.md" in done.stdout
+    alone = _lamar(shop, "import-rules", "--file", str(named))
+    assert alone.returncode == 1 and "not a regular file" in alone.stderr and "Traceback" not in alone.stderr
