@@ -162,6 +162,8 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         elif size > MAX_FILE:
             why = (f"{size:,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is not rules "
                    "for the agent out of it, or split it, and import again")
+        elif b"\0" in data:  # UTF-8 all the same, as a binary file or UTF-16 without its BOM often is
+            why = f"not UTF-8 text (a NUL byte at byte {data.index(0)}): re-save it as UTF-8 and import again"
         else:
             try:
                 text = data.decode("utf-8-sig")

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from lamar import Lamar
+from lamar.rules import import_rules
+
 
 def _shop(tmp_path: Path) -> Path:
     shop = tmp_path / "shop"
@@ -41,3 +44,16 @@ def test_a_named_file_that_is_a_fifo_or_a_device_is_refused_without_waiting(tmp_
     assert "not a regular file" in done.stdout and "read AGENTS.md" in done.stdout
     alone = _lamar(shop, "import-rules", "--file", str(named))
     assert alone.returncode == 1 and "not a regular file" in alone.stderr and "Traceback" not in alone.stderr
+
+
+@pytest.mark.parametrize("data", [b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00- Never push\n",
+                                  "- Always run the tests before every commit\n".encode("utf-16-le")],
+                         ids=["binary", "UTF-16 without BOM"])
+def test_a_file_with_nul_bytes_is_not_text_and_is_named(tmp_path: Path, data: bytes) -> None:
+    shop = _shop(tmp_path)
+    (shop / "CLAUDE.md").write_bytes(data)  # valid UTF-8 all the same: a NUL is a code point
+    plan = import_rules(Lamar(":memory:"), shop)
+    assert [e.action for e in plan.lessons] == ["Never push to main"]
+    assert [(r.file, r.line, why) for r, why in plan.skipped] == [
+        ("CLAUDE.md", 0, f"not UTF-8 text (a NUL byte at byte {data.index(0)}): re-save it as UTF-8 and import again")]
+
