@@ -179,8 +179,12 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         for line in _outside_fences(text):
             found = _IMPORT.match(line)
             if found:
-                target = (path.parent / os.path.expanduser(found.group(1))).resolve()
-                if target.is_file() and target.is_relative_to(root):  # never read outside the project
+                try:
+                    target = (path.parent / os.path.expanduser(found.group(1))).resolve()
+                    wanted = target.is_file() and target.is_relative_to(root)  # never read outside the project
+                except (OSError, ValueError):  # a NUL, or a name too long: no file has it, as for a missing one
+                    wanted = False
+                if wanted:
                     visit(target, depth + 1, here)
 
     for path in paths:

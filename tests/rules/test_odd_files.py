@@ -57,3 +57,10 @@ def test_a_file_with_nul_bytes_is_not_text_and_is_named(tmp_path: Path, data: by
     assert [(r.file, r.line, why) for r, why in plan.skipped] == [
         ("CLAUDE.md", 0, f"not UTF-8 text (a NUL byte at byte {data.index(0)}): re-save it as UTF-8 and import again")]
 
+
+def test_an_import_of_a_name_no_file_can_have_is_not_followed(tmp_path: Path) -> None:
+    shop = _shop(tmp_path)
+    (shop / "CLAUDE.md").write_text(f"- Use tabs\n\n@{'x' * 5000}.md\n\n- Keep functions short\n")
+    plan = import_rules(Lamar(":memory:"), shop)
+    assert plan.files == ["CLAUDE.md", "AGENTS.md"]
+    assert [e.action for e in plan.lessons] == ["Use tabs", "Keep functions short", "Never push to main"]
