@@ -127,6 +127,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     current: _Block | None = None
     fence = ""
     skipping = False
+    commenting = False  # inside an HTML comment that spans lines: hidden text, whatever it says
     first = next((i for i, line in enumerate(lines) if line.strip()), -1)
     start = _front_matter_end(lines)
     for number, line in enumerate(lines, start=1):
@@ -136,6 +137,9 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if skipping or stripped.startswith(EXPORT_BEGIN):
             skipping = not stripped.startswith(EXPORT_END)
             current = None
+            continue
+        if commenting:
+            commenting = "-->" not in line
             continue
         match = _FENCE.match(line)
         if fence or match:
@@ -163,6 +167,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
             continue
         if not stripped or stripped.startswith(("|", "<!--", "@")):
             current = None  # a blank line, a table, a comment or an import ends the block
+            commenting = stripped.startswith("<!--") and "-->" not in stripped[4:]
             continue
         item = _ITEM.match(line)
         if item:

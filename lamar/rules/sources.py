@@ -205,13 +205,18 @@ def _read(path: Path) -> tuple[bytes | None, int]:
 
 
 def _outside_fences(text: str) -> list[str]:
-    """The lines of `text` outside fenced code blocks: Claude Code does not follow an `@path` shown
-    as code, such as an example of the import syntax."""
+    """The lines of `text` outside fenced code blocks and HTML comments: Claude Code does not follow
+    an `@path` shown as code, such as an example of the import syntax, and a comment is hidden text."""
     lines: list[str] = []
     fence = ""  # the opening fence's run of backticks or tildes while inside a block
+    commenting = False
     for line in text.splitlines():
         found = _FENCE.match(line)
-        if fence:
+        if commenting:
+            commenting = "-->" not in line
+        elif not fence and line.lstrip().startswith("<!--"):
+            commenting = "-->" not in line.lstrip()[4:]
+        elif fence:
             if found and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence) and not found.group(2).strip():
                 fence = ""
         elif found and not (found.group(1)[0] == "`" and "`" in found.group(2)):
