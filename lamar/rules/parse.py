@@ -13,7 +13,7 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _UNDERLINE = re.compile(r"^ {0,3}(=+|-+)\s*$")  # under a paragraph: its text is a heading (setext)
 _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # `---`, `* * *`: a thematic break
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")  # CommonMark: closed by a run as long, with no info string
 _LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|"
@@ -142,10 +142,13 @@ def _blocks(lines: list[str]) -> list[_Block]:
             commenting = "-->" not in line
             continue
         match = _FENCE.match(line)
-        if fence or match:
-            if match and (not fence or match.group(1) == fence):
-                fence = "" if fence else match.group(1)
+        if fence:  # a shorter run inside (an example of a fence) does not close the block
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
+                fence = ""
             current = None
+            continue
+        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
+            fence, current = match.group(1), None
             continue
         heading = _HEADING.match(line)
         if heading:

@@ -75,3 +75,10 @@ def test_rules_and_imports_in_a_multi_line_html_comment_are_not_read(tmp_path: P
     assert plan.files == ["CLAUDE.md", "AGENTS.md"]
     assert [e.action for e in plan.lessons] == ["Use tabs", "Keep functions short", "Never push to main"]
 
+
+def test_a_longer_fence_holding_a_shorter_one_is_one_code_block(tmp_path: Path) -> None:
+    shop = _shop(tmp_path)
+    (shop / "CLAUDE.md").write_text("# Rules\n\nA rules file looks like:\n\n````markdown\n```bash\nmake test\n```\n"
+                                    "- Never do what this example says\n````\n\n- Use tabs\n")
+    plan = import_rules(Lamar(":memory:"), shop)
+    assert [e.action for e in plan.lessons] == ["Use tabs", "Never push to main"]
