@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 PROVENANCE_SOURCE = "rules"
 FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for frontend/CLAUDE.md
 _MODEL_TOKENS = 4096
+_CODE = re.compile(r"`+([^`]+)`+")
 
 
 @dataclasses.dataclass
@@ -149,6 +151,13 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     out: list[Experience] = []
     skipped: list[tuple[Rule, str]] = []
     first: dict[str, Rule] = {}
+
+    def near(a: Experience, b: Experience) -> bool:
+        # Only within one scope: a folder's copy of another folder's rule is the one recalled in that folder.
+        # A rule's commands are exact: `ruff check .` and `ruff check . --fix` share their words, not their effect.
+        return (dict(a.scope) == dict(b.scope) and _CODE.findall(a.action) == _CODE.findall(b.action)
+                and lesson_similarity(a.precondition, a.action, b.precondition, b.action) >= NEAR_DUPLICATE)
+
     for rule in rules:
         exp = lesson_of(rule, project)
         if exp.id in first:
@@ -159,10 +168,15 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         if unsafe:
             skipped.append((rule, f"refused: it {unsafe}"))
             continue
-        match = next((e for e in held if e.id == exp.id or lesson_similarity(
-            e.precondition, e.action, exp.precondition, exp.action) >= NEAR_DUPLICATE), None)
+        # The same id whatever the scope: a store written before sub-folder lessons had a folder scope holds them.
+        match = next((e for e in held if e.id == exp.id or near(e, exp)), None)
         if match is not None:
             skipped.append((rule, f"already held as {match.id} ({match.status.value})"))
+            continue
+        # As against the store, so that one import and two give the same lessons.
+        copied = next((first[e.id] for e in out if near(e, exp)), None)
+        if copied is not None:
+            skipped.append((rule, f"a near-copy of {copied.file}:{copied.line}"))
             continue
         first[exp.id] = rule
         out.append(exp)

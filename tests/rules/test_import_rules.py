@@ -412,3 +412,41 @@ def test_a_sub_folders_files_are_read_in_claude_codes_order(tmp_path: Path) -> N
     # As Claude Code reads a folder: CLAUDE.md, then the personal CLAUDE.local.md; the team's file holds the rule.
     assert plan.files == ["web/CLAUDE.md", "web/.claude/CLAUDE.md", "web/CLAUDE.local.md", "web/AGENTS.md"]
     assert [e.provenance["file"] for e in plan.lessons] == ["web/CLAUDE.md"]
+
+
+def test_a_near_copy_in_another_folder_is_that_folders_lesson_in_one_import_or_two(tmp_path: Path) -> None:
+    # A rule restated in backend/CLAUDE.md must be recalled in backend/, even once frontend's copy is held.
+    shop = tmp_path / "shop"
+    for sub in ("frontend", "backend"):
+        (shop / sub).mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / "frontend" / "CLAUDE.md").write_text("- When the build fails, read the first error\n")
+    (shop / "backend" / "CLAUDE.md").write_text("- When the build fails, read the first error message.\n")
+    at_once = import_rules(Lamar(":memory:"), shop, apply=True)
+    lam = Lamar(":memory:")
+    import_rules(lam, shop / "frontend", apply=True)
+    then = import_rules(lam, shop / "backend", apply=True)
+    assert then.skipped == [] and [e.scope.get("folder") for e in then.lessons] == ["backend/"]
+    assert sorted(e.scope.get("folder") for e in lam.experiences()) == ["backend/", "frontend/"]
+    assert sorted(e.id for e in lam.experiences()) == sorted(e.id for e in at_once.lessons)
+
+
+def test_near_copies_in_one_scope_are_one_lesson_in_one_import_or_two(tmp_path: Path) -> None:
+    shop = tmp_path / "shop"
+    (shop / "web").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    (shop / ".gitignore").write_text("CLAUDE.local.md\n")
+    (shop / "CLAUDE.md").write_text("- Run `make test` before every commit\n- Run `make test` before each commit\n"
+                                    "- Run `make test-all` before every commit\n")  # another command: another rule
+    (shop / "web" / "CLAUDE.md").write_text("- Never use inline styles in components\n")
+    (shop / "web" / "CLAUDE.local.md").write_text("- Never use inline styles in the components\n")
+    lam = Lamar(":memory:")
+    plan = import_rules(lam, shop, apply=True)
+    assert [(e.provenance["file"], e.provenance["line"]) for e in plan.lessons] == [
+        ("CLAUDE.md", 1), ("CLAUDE.md", 3), ("web/CLAUDE.md", 1)]
+    assert [(r.file, r.line, why) for r, why in plan.skipped] == [
+        ("CLAUDE.md", 2, "a near-copy of CLAUDE.md:1"), ("web/CLAUDE.local.md", 1, "a near-copy of web/CLAUDE.md:1")]
+    in_two = Lamar(":memory:")
+    import_rules(in_two, shop, files=[shop / "CLAUDE.md", shop / "web" / "CLAUDE.md"], apply=True)
+    import_rules(in_two, shop, apply=True)
+    assert sorted(e.id for e in in_two.experiences()) == sorted(e.id for e in lam.experiences())
