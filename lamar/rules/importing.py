@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.experience import Experience, Scope, Status
 from lamar.rules.parse import MAX_RULE, Rule, clean, condition, parse_rules
-from lamar.rules.sources import find_rule_files, read_sources
+from lamar.rules.sources import UNREADABLE, find_rule_files, read_sources
 from lamar.storable import whole_number
 
 if TYPE_CHECKING:
@@ -94,7 +94,9 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
                               "followed); name one with --file")
     unread: list[tuple[str, str]] = []
     try:
-        sources = read_sources(paths, project_root(root), unread=unread)
+        sources = read_sources(paths, project_root(root), unread=unread, named=bool(files))
+    except PermissionError as exc:  # a file the user named: reading the others instead would hide the mistake
+        raise InvalidArgument(f"cannot read the rules: {exc.filename} is {UNREADABLE}") from exc
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot read the rules: {exc}") from exc
     if not sources and unread:

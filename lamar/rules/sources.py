@@ -15,6 +15,7 @@ CURSOR_RULES = ".cursor/rules"
 FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")  # in a sub-folder, they speak for that folder
 MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
+UNREADABLE = "not readable by this user (permission denied): fix its permissions (`chmod u+r`) and import again"
 _IMPORT = re.compile(r"^\s*@(\S+)\s*$")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # CommonMark: an info string may follow; a closing fence has none
 
@@ -130,16 +131,17 @@ def _ls_files(root: Path, *options: str) -> list[str] | None:
 
 
 def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
-                 unread: list[tuple[str, str]] | None = None) -> list[RuleSource]:
+                 unread: list[tuple[str, str]] | None = None, named: bool = False) -> list[RuleSource]:
     """Each file's text, then the files its `@path` lines import (relative to the importing file),
     each real file read once, so a CLAUDE.md that only says `@AGENTS.md` yields AGENTS.md's rules once.
 
     Args:
         paths: the rules files to read.
         folder: the project folder: files are named from it, and no import leads out of it.
-        unread: when given, a file that is not UTF-8 text, is over MAX_FILE bytes or is not a regular
-            file (a FIFO, a device) is passed over and listed here as (name, why and what to do), so
-            the other files are still read.
+        unread: when given, a file that is not UTF-8 text, is over MAX_FILE bytes, is not a regular
+            file (a FIFO, a device) or that this user may not read is passed over and listed here as
+            (name, why and what to do), so the other files are still read.
+        named: the user named `paths`: one of them this user may not read raises PermissionError.
 
     Raises:
         OSError: a named file cannot be read.
@@ -154,9 +156,15 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         if real in seen or depth > MAX_IMPORT_DEPTH:
             return
         seen.add(real)
-        data, size = _read(path)
         name = _name(path, root)
         why = ""
+        try:
+            data, size = _read(path)
+        except PermissionError:
+            if unread is None or (named and depth == 0):
+                raise
+            unread.append((name, UNREADABLE))
+            return
         if data is None:
             why = "not a regular file (a FIFO, a device or a socket): name the rules file itself"
         elif size > MAX_FILE:
@@ -241,5 +249,5 @@ def _name(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "RuleSource", "find_rule_files", "read_sources",
+__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "UNREADABLE", "RuleSource", "find_rule_files", "read_sources",
            "sub_folder_files"]

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from lamar import Lamar
+from lamar import InvalidArgument, Lamar
+from lamar.cli import main
 from lamar.rules import import_rules
 
 
@@ -82,3 +89,85 @@ def test_a_longer_fence_holding_a_shorter_one_is_one_code_block(tmp_path: Path) 
                                     "- Never do what this example says\n````\n\n- Use tabs\n")
     plan = import_rules(Lamar(":memory:"), shop)
     assert [e.action for e in plan.lessons] == ["Use tabs", "Never push to main"]
+
+
+@pytest.fixture
+def open_tmp(tmp_path: Path) -> Iterator[Path]:
+    """A folder the user `nobody` can enter when the tests run as root (pytest's own is root's alone)."""
+    if os.geteuid() != 0:
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp())
+    folder.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder)
+
+
+def _unprivileged(work: Callable[[], object]) -> object:
+    """`work()`'s JSON result, in a child process as the user nobody when the tests run as root: root
+    reads any file whatever its mode, and a user's rules file unreadable to them is what is tested."""
+    if os.geteuid() != 0:
+        return work()
+    import pwd
+
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("the tests run as root, who reads any file, and there is no user nobody to run as")
+    b"x".decode("utf-8-sig")  # its codec is loaded on first use, from root's Python that nobody may not read
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child reports through the pipe and never returns
+        status = 1
+        try:
+            os.setgroups([])
+            os.setgid(nobody.pw_gid)
+            os.setuid(nobody.pw_uid)
+            os.write(write, json.dumps(work()).encode())
+            status = 0
+        except BaseException as exc:  # noqa: BLE001 - the parent fails the test with it
+            os.write(write, json.dumps(repr(exc)).encode())
+        finally:
+            os._exit(status)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        answer = json.loads(pipe.read())
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, answer
+    return answer
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="file modes and users are POSIX")
+def test_an_unreadable_rules_file_is_passed_over_and_named_unless_named_with_file(open_tmp: Path) -> None:
+    shop = _shop(open_tmp)
+    (shop / "web").mkdir()
+    (shop / "web" / "CLAUDE.md").write_text("- Never use inline styles\n")
+    (shop / "CLAUDE.local.md").write_text("- Always run the tests before a commit\n")
+    if os.geteuid() == 0:  # the repository is the user's own, as git requires of a work tree
+        for here, _, files in os.walk(shop):
+            for name in [here, *(os.path.join(here, f) for f in files)]:
+                shutil.chown(name, "nobody")
+    (shop / "CLAUDE.local.md").chmod(0)
+
+    def found() -> object:
+        plan = import_rules(Lamar(":memory:"), shop)
+        return [e.action for e in plan.lessons], [[r.file, r.line, why] for r, why in plan.skipped]
+
+    def named() -> object:
+        try:
+            import_rules(Lamar(":memory:"), shop, files=[shop / "CLAUDE.local.md", shop / "AGENTS.md"])
+        except InvalidArgument as exc:
+            error = str(exc)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            code = main(["import-rules", str(shop), "--file", str(shop / "CLAUDE.local.md"),
+                         "--store", str(shop / "store.db")])
+        return error, code, err.getvalue()
+
+    why = "not readable by this user (permission denied): fix its permissions (`chmod u+r`) and import again"
+    assert _unprivileged(found) == [["Never push to main", "Never use inline styles"], [["CLAUDE.local.md", 0, why]]]
+    error, code, stderr = _unprivileged(named)  # type: ignore[misc]
+    assert error == f"cannot read the rules: {shop / 'CLAUDE.local.md'} is {why}"
+    assert code == 1 and why in stderr and "Errno" not in stderr and "Traceback" not in stderr, stderr
