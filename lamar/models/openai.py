@@ -99,7 +99,7 @@ class OpenAIModel:
             raise ModelError(f"OpenAI model {self.model!r} failed the response: {getattr(error, 'message', error)}")
         refusals = [part.refusal for item in response.output or [] if getattr(item, "type", None) == "message"
                     for part in item.content or [] if getattr(part, "type", None) == "refusal"]
-        if refusals and not text.strip():
+        if refusals:  # text beside a refusal is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, " ".join(refusals))
         if not text.strip():
             raise empty_failure(_PROVIDER, self.model, f"status {response.status!r}")
@@ -126,7 +126,7 @@ class OpenAIModel:
             raise ModelError(f"model {self.model!r} stopped on its content filter; nothing usable came back")
         text = choice.message.content or ""
         refusal = getattr(choice.message, "refusal", None)
-        if refusal and not text.strip():
+        if refusal:  # text beside a refusal is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, refusal)
         if not text.strip():
             raise empty_failure(_PROVIDER, self.model, f"finish_reason {choice.finish_reason!r}")

@@ -150,6 +150,20 @@ def test_a_refusal_says_the_model_refused() -> None:
         model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
 
 
+def test_a_refusal_beside_text_is_not_mined() -> None:
+    """A refusal part next to text (a lesson list, say) is still a refusal: the text is no
+    answer, as with the other adapters."""
+    lessons = '[{"precondition": "p", "action": "a"}]'
+    refused = response(lessons)
+    refused["output"][0]["content"].append({"type": "refusal", "refusal": "I can't help with that."})
+    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
+        model_with(lambda request: httpx2.Response(200, json=refused)).complete("hi")
+    chat_refused = chat(lessons)
+    chat_refused["choices"][0]["message"]["refusal"] = "I can't help with that."
+    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
+        model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
+
+
 @pytest.mark.parametrize("api", ["responses", "chat"])
 @pytest.mark.parametrize(("body", "kind"), [("<html><body>Sign in to the proxy</body></html>", "text/html"),
                                             ("{not json", "application/json")], ids=["html", "broken-json"])
