@@ -97,6 +97,11 @@ class OpenAIModel:
         if response.status == "failed":
             error = getattr(response, "error", None)
             raise ModelError(f"OpenAI model {self.model!r} failed the response: {getattr(error, 'message', error)}")
+        if response.status not in (None, "completed"):  # cancelled or still running: part of an answer at most
+            raise ModelError(
+                f"OpenAI model {self.model!r} did not complete (status {response.status!r}); nothing usable "
+                "came back: run sleep again, and check base_url if a proxy answers before the model is done"
+            )
         refusals = [part.refusal for item in response.output or [] if getattr(item, "type", None) == "message"
                     for part in item.content or [] if getattr(part, "type", None) == "refusal"]
         if refusals:  # text beside a refusal is no answer, even when it parses

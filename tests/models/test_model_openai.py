@@ -107,6 +107,15 @@ def test_incomplete_responses_are_errors() -> None:
         model_with(lambda request: httpx2.Response(200, json=partial)).complete("hi")
 
 
+@pytest.mark.parametrize("status", ["cancelled", "in_progress", "queued"])
+def test_a_response_that_did_not_complete_is_an_error(status: str) -> None:
+    """A background response, cancelled or not done yet, holds at most part of an answer: it is
+    not mined, even when that part parses."""
+    unfinished = response('[{"precondition": "p", "action": "a"}]', status=status)
+    with pytest.raises(ModelError, match=f"did not complete \\(status '{status}'\\)"):
+        model_with(lambda request: httpx2.Response(200, json=unfinished)).complete("hi")
+
+
 def test_empty_outputs_are_errors() -> None:
     with pytest.raises(ModelError, match="returned no text"):
         model_with(lambda request: httpx2.Response(200, json=response(None))).complete("hi")
