@@ -15,7 +15,7 @@ from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import prompt_form
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.proposals import Dropped, Proposal
-from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
+from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
 from lamar.storable import storable_problem, whole_number
 
@@ -103,23 +103,30 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 
     by_id = {t.id: t for t in loaded}
     proposals: list[Proposal] = []
-    accepted: list[Experience] = []
+    # Each lesson's words are read once: a reply can hold thousands of lessons, checked pairwise
+    # while sleep holds the engine.
+    held: dict[tuple[tuple[str, str], ...], list[tuple[Experience, LessonWords, bool]]] = {}
+    for exp in lam.experiences():
+        held.setdefault(exp.scope.items_key, []).append((exp, LessonWords.of(exp.precondition, exp.action), True))
     name = _model_name(model)
     for item in pooled.values():
         lesson, ids = item.lesson, sorted(item.trace_ids)
-        reason = _refusal(lam, lesson, [by_id[i] for i in ids], accepted, min_support, similarity, scrub)
+        words = LessonWords.of(lesson.precondition, lesson.action)
+        reason = _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity)
         if reason:
             dropped.append(_scrubbed_drop(Dropped({**lesson.as_dict(), "trace_ids": ids}, reason), scrub))
             continue
         proposal = _candidate(lesson, [by_id[i] for i in ids], name)
-        accepted.append(Experience.from_dict(proposal.payload["experience"]))
+        exp = Experience.from_dict(proposal.payload["experience"])
+        held.setdefault(exp.scope.items_key, []).append((exp, words, False))
         proposals.append(proposal)
     summary["candidates"] = len(proposals)
     return proposals, dropped, summary
 
 
-def _refusal(lam: SleepView, lesson: ParsedLesson, support: Sequence[Trace], accepted: Sequence[Experience],
-             min_support: int, similarity: float, scrub: Any) -> str:
+def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
+             held: Mapping[tuple[tuple[str, str], ...], Sequence[tuple[Experience, LessonWords, bool]]],
+             min_support: int, similarity: float) -> str:
     """Why the lesson cannot become a candidate, or "" when it can."""
     from lamar.safety.lessons import lesson_refusal
 
@@ -134,13 +141,10 @@ def _refusal(lam: SleepView, lesson: ParsedLesson, support: Sequence[Trace], acc
     scope_problem = _scope_problem(lesson.scope, support)
     if scope_problem:
         return scope_problem
-    stored = lam.experiences()
-    for exp in [*stored, *accepted]:
-        if exp.scope.items_key != tuple(sorted(lesson.scope.items())):
-            continue
-        score = lesson_similarity(exp.precondition, exp.action, lesson.precondition, lesson.action)
+    for exp, exp_words, stored in held.get(tuple(sorted(lesson.scope.items())), ()):
+        score = exp_words.similarity(words)
         if score >= similarity:
-            where = (f"lesson {exp.id} ({exp.status.value})" if exp in stored
+            where = (f"lesson {exp.id} ({exp.status.value})" if stored
                      else f"another mined lesson of this report ({exp.id})")
             return f"duplicates {where}: {exp.render()!r} (word overlap {score:.2f})"
     return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 NEAR_DUPLICATE = 0.7
@@ -68,7 +69,10 @@ def overlap(a: str, b: str) -> float:
     >>> overlap("run the tests", "do not run the tests")
     0.0
     """
-    wa, wb = content_words(a), content_words(b)
+    return _overlap(content_words(a), content_words(b), a, b)
+
+
+def _overlap(wa: frozenset[str], wb: frozenset[str], a: str, b: str) -> float:
     if (wa ^ wb) & _NEGATIONS:
         return 0.0
     if not wa and not wb:
@@ -91,4 +95,23 @@ def lesson_similarity(precondition_a: str, action_a: str, precondition_b: str, a
     return min(overlap(precondition_a, precondition_b), overlap(action_a, action_b))
 
 
-__all__ = ["NEAR_DUPLICATE", "content_words", "lesson_similarity", "normalize", "overlap"]
+@dataclasses.dataclass(frozen=True)
+class LessonWords:
+    """A lesson's text and content words, read once to be compared with many lessons."""
+
+    precondition: str
+    action: str
+    precondition_words: frozenset[str]
+    action_words: frozenset[str]
+
+    @classmethod
+    def of(cls, precondition: str, action: str) -> LessonWords:
+        return cls(precondition, action, content_words(precondition), content_words(action))
+
+    def similarity(self, other: LessonWords) -> float:
+        """`lesson_similarity` of the two lessons, without reading their words again."""
+        return min(_overlap(self.precondition_words, other.precondition_words, self.precondition, other.precondition),
+                   _overlap(self.action_words, other.action_words, self.action, other.action))
+
+
+__all__ = ["NEAR_DUPLICATE", "LessonWords", "content_words", "lesson_similarity", "normalize", "overlap"]

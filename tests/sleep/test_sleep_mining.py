@@ -302,3 +302,27 @@ def test_other_threads_recall_and_add_while_the_model_answers() -> None:
     assert model.answered_meanwhile and done.wait(5)
     assert lam.stats()["reports"] == 1
     assert "duplicates lesson" in report.dropped[0].reason and not report.of_kind("candidate")
+
+
+def test_a_huge_reply_reads_each_lessons_words_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server that ignores max_tokens can send thousands of lessons; sleep checks them while it
+    holds the engine, so each one's words are read once, not once per other lesson."""
+    from lamar.sleep import similarity
+
+    calls = 0
+    words = similarity.content_words
+
+    def counted(text: str) -> frozenset[str]:
+        nonlocal calls
+        calls += 1
+        return words(text)
+
+    monkeypatch.setattr(similarity, "content_words", counted)
+    lam = Lamar(":memory:", seed=1)
+    for n in range(5):
+        lam.add(Experience(f"the web lint fails on rule {n}", f"run the fixer for rule {n}", scope=Scope(SWIFT)))
+    many = [lesson(precondition=f"swift build fails with stale module map {n}", action=f"delete DerivedData {n}")
+            for n in range(300)]
+    _, report, _ = sleep_with(many, lam)
+    assert len(report.of_kind("candidate")) == 300
+    assert calls <= 4 * (300 + 5)  # a check of each pair read about 2 * 300 * (300 / 2 + 5) words
