@@ -46,10 +46,14 @@ def require_existing(location: str, fix: str | None = None) -> None:
             "`lamar add --create` or `lamar import` makes it one")))
     if is_file_location(location) and not path.exists():
         beside = _store_beside(path)
+        # A path the user named is more likely a typo than a wish for another store: "pass --store"
+        # would be advice they already followed.
+        where = (f"pass --store PATH or set {STORE_ENV}" if location == DEFAULT_STORE
+                 else f"check --store and ${STORE_ENV} for a typo")
         raise StoreError(f"no store at {Path(location).expanduser()}: " + (fix or (
-            f"pass --store PATH or set {STORE_ENV} (a new store is created by `lamar add --create` or "
-            "`lamar import`)")) + (f"; there is one at {beside}: pass --store {beside}, or export "
-                                   f"{STORE_ENV}={beside} for every command" if beside else ""))
+            f"{where} (a new store is created by `lamar add --create` or `lamar import`)"))
+            + (f"; there is one at {beside}: pass --store {beside}, or export "
+               f"{STORE_ENV}={beside} for every command" if beside else ""))
     if location.startswith(("postgresql://", "postgres://")):
         from lamar.store.postgres.store import namespace_exists
         from lamar.store.postgres.url import parse_url

@@ -162,9 +162,12 @@ def test_missing_store_is_not_created(lamar_cli, run_cli, tmp_path):
         out = run_cli(*args, "--store", missing)
         assert out.returncode == 2, args
         assert f"no store at {missing}" in out.stderr
+        # The user did pass --store: telling them to pass one was advice they had already followed.
+        assert "check --store and $LAMAR_STORE for a typo" in out.stderr and "pass --store PATH" not in out.stderr
     assert not missing.parent.exists()
     default = lamar_cli("stats")  # no --store, no LAMAR_STORE: ~/.lamar/experience.json
     assert default.returncode == 2 and ".lamar/experience.json" in default.stderr
+    assert "pass --store PATH or set LAMAR_STORE" in default.stderr
     assert not (tmp_path / "home" / ".lamar").exists()
 
 
