@@ -131,7 +131,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         lamar = _program()
         print(f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
               f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-              f"`{lamar} add{where} --precondition .. --action ..` writes one by hand")
+              f"`{lamar} add{where} --precondition .. --action ..` writes one by hand{_beside(location, where)}")
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
@@ -156,6 +156,23 @@ def _program() -> str:
     if ran.is_file():
         return shlex.quote(str(ran.absolute()))
     return f"{shlex.quote(sys.executable)} -m lamar.cli"
+
+
+def _beside(location: str, where: str) -> str:
+    """Advice to copy the lessons of a store of the same name beside `location`, else "".
+
+    Following the pages in order, `lamar import-rules --apply --create` fills the default
+    experience.json, then `install --store ~/.lamar/experience.db` starts an empty store beside it.
+    """
+    from pathlib import Path
+
+    from lamar.cli.session import is_file_location, store_beside
+
+    other = store_beside(Path(location).expanduser()) if is_file_location(location) else None
+    if other is None or not _holds_lessons(str(other)):
+        return ""
+    return (f"; {other} beside it holds lessons that the hooks do not read: `{_program()} import "
+            f"{shlex.quote(str(other))}{where}` copies them in")
 
 
 def _holds_lessons(location: str) -> bool:

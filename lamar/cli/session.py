@@ -45,7 +45,7 @@ def require_existing(location: str, fix: str | None = None) -> None:
         raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
             "`lamar add --create` or `lamar import` makes it one")))
     if is_file_location(location) and not path.exists():
-        beside = _store_beside(path)
+        beside = store_beside(path)
         # A path the user named is more likely a typo than a wish for another store: "pass --store"
         # would be advice they already followed.
         where = (f"pass --store PATH or set {STORE_ENV}" if location == DEFAULT_STORE
@@ -65,7 +65,7 @@ def require_existing(location: str, fix: str | None = None) -> None:
                 "`lamar import`)")))
 
 
-def _store_beside(path: Path) -> Path | None:
+def store_beside(path: Path) -> Path | None:
     """The same name with another store's suffix, when one exists: the docs' `--store ~/.lamar/experience.db`
     beside the default `~/.lamar/experience.json`, given once to `install` and then left out."""
     for suffix in (*_SQLITE_SUFFIXES, ".json"):

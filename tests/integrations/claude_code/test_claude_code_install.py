@@ -285,6 +285,25 @@ def test_install_over_an_empty_store_says_how_to_give_it_lessons(repo: Path, env
     assert again.returncode == 0 and "next: " not in again.stdout
 
 
+def test_install_over_an_empty_store_names_the_store_beside_it_that_holds_lessons(
+        repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """docs/rules.md fills the default experience.json; docs/claude-code.md then installs with
+    `--store ~/.lamar/experience.db`, whose hint said only "no lessons yet"."""
+    json_store = tmp_path / "experience.json"
+    with Lamar(str(json_store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    store = tmp_path / "experience.db"
+    first = lamar(env, repo, "install", "--store", str(store))
+    assert first.returncode == 0, first.stderr
+    hint = next(line for line in first.stdout.splitlines() if line.startswith("next: "))
+    assert hint.endswith(f"; {json_store} beside it holds lessons that the hooks do not read: "
+                         f"`lamar import {json_store} --store {store}` copies them in"), hint
+    copied = subprocess.run([sys.executable, "-m", "lamar.cli", "import", str(json_store), "--store", str(store)],
+                            env=env, cwd=repo, capture_output=True, text=True, timeout=60, check=False)
+    assert copied.returncode == 0, copied.stderr
+    assert "next: " not in lamar(env, repo, "install", "--store", str(store)).stdout
+
+
 def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Path, env: dict[str, str],
                                                                        tmp_path: Path) -> None:
     """`install --store X` then a bare `status` showed the default store, "missing", "none seen yet"."""
