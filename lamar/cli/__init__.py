@@ -31,7 +31,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv: the arguments after the program name (default: sys.argv[1:]).
 
     Returns:
-        The exit status: 0 ok, 1 usage error, 2 store error.
+        The exit status: 0 ok, 1 usage error, 2 store or model error, 3 a bug.
     """
     _fill_closed_streams()
     args_list = list(sys.argv[1:] if argv is None else argv)

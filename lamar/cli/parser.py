@@ -36,7 +36,8 @@ cmd_whatif = _later("lamar.cli.whatif", "cmd_whatif")
 _EPILOG = f"""\
 The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
 A .json path is a JSON store, .db/.sqlite/.sqlite3 SQLite, postgresql://... PostgreSQL.
-Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error.
+Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error or a model
+that failed during sleep, 3 a bug in Lamar (one line: please report it).
 """
 
 

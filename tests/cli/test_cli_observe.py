@@ -32,7 +32,9 @@ def test_help_of_every_command_exits_0(lamar_cli, run_cli):
     assert top.returncode == 0
     for name in COMMANDS:
         assert name in top.stdout
-    assert "Exit status: 0 ok, 1 usage error" in top.stdout
+    # Every status `main` returns, as docs/cli.md lists them: the help said only 0, 1 and 2 "store error".
+    assert ("Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error or a model "
+            "that failed during sleep, 3 a bug in Lamar" in " ".join(top.stdout.split()))
     assert lamar_cli("show", "--help").returncode == 0
     for name in COMMANDS:
         sub = run_cli(name, "--help")
