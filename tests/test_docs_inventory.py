@@ -51,3 +51,22 @@ def test_every_option_of_every_command_is_on_its_page() -> None:
     for name, parser in commands.choices.items():
         walk(name, parser, (ROOT / "docs" / pages.get(name, "cli.md")).read_text(encoding="utf-8"))
     assert missing == []
+
+
+def test_every_gym_command_the_pages_name_parses() -> None:
+    """Install's table named `python -m lamar.gym --plot`, which argparse refuses: --plot takes a file."""
+    import shlex
+
+    from lamar.gym.__main__ import _parser
+
+    text = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    commands = set(re.findall(r"`python -m lamar\.gym( [^`]*)?`", text))
+    assert len(commands) >= 10
+    refused = []
+    for args in commands:
+        try:
+            # The pages' placeholders: N a count, D a discount.
+            _parser().parse_args(shlex.split(re.sub(r"\bN\b", "2", args).replace("=D", "=0.99")))
+        except SystemExit:
+            refused.append(f"python -m lamar.gym{args}")
+    assert refused == []
