@@ -8,6 +8,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 from lamar._errors import InvalidArgument
+from lamar.storable import finite_number
 from lamar.whatif.alternatives import Alternative, name_of
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, second_moments, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode
@@ -169,13 +170,34 @@ def _noise(patterns: Sequence[Pattern], outcome: str) -> float:
     return within / dof if dof else 0.0
 
 
+def _checked(alternative: Alternative, slate: Slate, fold: int) -> Mapping[str, float]:
+    """The alternative's `changes` for one slate, each a probability, and none for a lesson not
+    eligible there left at 0: the log left that lesson out for certain, as it does one at p = 0.
+
+    Raises:
+        InvalidArgument: `changes` gave something other than a mapping of probabilities.
+    """
+    changes = alternative.changes(slate, fold)
+    if not isinstance(changes, Mapping):
+        raise InvalidArgument(f"policy {alternative.name!r}: changes() returns a mapping of lesson ids to "
+                              f"inclusion probabilities, got {type(changes).__name__}")
+    for lesson, pi in changes.items():
+        # A NaN or a probability past [0, 1] would pass the support check and give no estimate, or a wrong one.
+        if not finite_number(pi) or not 0.0 <= pi <= 1.0:
+            raise InvalidArgument(f"policy {alternative.name!r} gives lesson {lesson!r} the inclusion probability "
+                                  f"{pi!r:.40}; an inclusion probability is a number in [0, 1]")
+    if all(lesson in slate.p for lesson in changes):
+        return changes
+    return {lesson: pi for lesson, pi in changes.items() if lesson in slate.p or pi != 0.0}
+
+
 def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
               noise: Mapping[str, float]) -> AlternativeReport:
     sums = {outcome: Accumulator() for outcome in OUTCOMES}
     supported = 0
     for slate, cells in grouped:
         for cell in cells:
-            changes = alternative.changes(slate, cell.fold)
+            changes = _checked(alternative, slate, cell.fold)
             weight = slate_weight(slate.p, slate.injected, changes)
             if weight is None:
                 continue

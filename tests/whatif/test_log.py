@@ -210,3 +210,45 @@ def test_without_a_lesson_not_in_the_selection_says_whether_it_exists_and_what_t
         lam.whatif("without:exp_nope")
     assert lam.whatif(f"without:{flaky}", scope={"task": "flaky"}).reported == 40
     lam.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gives:
+    """An Alternative that gives one lesson the same inclusion probability in every episode."""
+
+    lesson: str
+    pi: object
+    name: str = "custom"
+    description: str = "one lesson at a fixed probability"
+
+    def changes(self, episode: object, fold: int = 0) -> dict[str, object]:
+        return {self.lesson: self.pi}
+
+
+def test_an_alternative_that_gives_no_probability_is_refused_by_name(tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=3, holdout=0.3)
+    flaky = lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    for i in range(60):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    for pi, said in ((1.5, "1.5"), (-0.2, "-0.2"), (float("nan"), "nan"), (float("inf"), "inf"), ("0.5", "'0.5'"),
+                     (None, "None")):
+        with pytest.raises(InvalidArgument, match=rf"policy 'custom' gives lesson '{flaky}' the inclusion "
+                                                  rf"probability {said}.*a number in \[0, 1\]"):
+            lam.whatif([_Gives(flaky, pi)])
+    with pytest.raises(InvalidArgument, match=r"policy 'holdout:1.5' gives .* a number in \[0, 1\]"):
+        lam.whatif([Holdout(1.5)])
+    with pytest.raises(InvalidArgument, match=r"policy 'listed': changes\(\) returns a mapping .*got list"):
+        lam.whatif([_Listed()])
+    # A lesson not eligible in an episode is one the log left out there for certain (p = 0).
+    assert lam.whatif([_Gives("exp_elsewhere", 0.0)])["custom"].supported == 60
+    assert lam.whatif([_Gives("exp_elsewhere", 0.5)])["custom"].supported == 0
+    lam.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Listed:
+    name: str = "listed"
+    description: str = "changes as a list"
+
+    def changes(self, episode: object, fold: int = 0) -> list[str]:
+        return ["a"]
