@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from lamar._errors import InvalidArgument, InvalidContext
 from lamar.experience import check_context
 from lamar.storable import finite_number
-from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, form, name_of, parse
+from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
 from lamar.whatif.log import Log, check_log, lessons_in, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
@@ -156,6 +156,8 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             _check_lesson(spec, lam, log, since is not None or bool(scope))
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, log)
+        elif isinstance(spec, Without):
+            _check_lesson(spec.name, lam, log, since is not None or bool(scope))  # refused as its name is
         alternatives.append(spec)
     alternatives = _one_row_each(alternatives)
     if policy is None and slots <= 1:

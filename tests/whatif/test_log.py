@@ -10,7 +10,7 @@ import pytest
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal
 from lamar.policy.config import Policy
 from lamar.whatif import whatif
-from lamar.whatif.alternatives import Holdout
+from lamar.whatif.alternatives import Holdout, Without
 from lamar.whatif.log import read_log
 
 
@@ -208,6 +208,10 @@ def test_without_a_lesson_not_in_the_selection_says_whether_it_exists_and_what_t
         lam.whatif(f"without:{never}")
     with pytest.raises(InvalidArgument, match=r"no lesson 'exp_nope' in store .*`lamar ls` lists the ids"):
         lam.whatif("without:exp_nope")
+    with pytest.raises(InvalidArgument, match=r"no lesson 'exp_nope' in store"):
+        lam.whatif([Without("exp_nope")])  # the Alternative, as the name is
+    with pytest.raises(InvalidArgument, match=f"lesson '{never}' was not eligible in any reported episode"):
+        lam.whatif(Without(never))
     assert lam.whatif(f"without:{flaky}", scope={"task": "flaky"}).reported == 40
     lam.close()
 
