@@ -100,7 +100,9 @@ class Holdout:
 
     @property
     def description(self) -> str:
-        return f"the logged policy, every wanted lesson held out at {self.rate + 0.0:.0%}"
+        # The rate's own digits as a percent: a whole percent would call 0.001 no holdout at all.
+        percent = format((Decimal(repr(self.rate + 0.0)) * 100).normalize(), "f")
+        return f"the logged policy, every wanted lesson held out at {percent}%"
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         keep = 1.0 - self.rate

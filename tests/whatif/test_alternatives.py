@@ -87,3 +87,11 @@ def test_proven_says_it_is_no_memory_when_no_lesson_of_the_log_is_proven() -> No
     assert parse("proven", BELIEFS, LOG).description != NOTHING_PROVEN  # a is proven and in the log
     elsewhere = Beliefs(lift=BELIEFS.lift, proven=frozenset({"c"}), k=2, holdout=0.15, holdout_decided=0.05)
     assert parse("proven", elsewhere, LOG).description == NOTHING_PROVEN  # c is proven, never eligible here
+
+
+def test_a_holdout_description_never_rounds_its_rate_to_none_or_all() -> None:
+    # "held out at 0%" would describe holdout:0.001 as holdout:0, and 100% is no holdout rate.
+    said = {rate: Holdout(rate).description.rsplit(" at ", 1)[1] for rate in
+            (0.0, 0.001, 0.004, 0.05, 0.3, 0.9999999, 0.999999999999999)}
+    assert said == {0.0: "0%", 0.001: "0.1%", 0.004: "0.4%", 0.05: "5%", 0.3: "30%", 0.9999999: "99.99999%",
+                    0.999999999999999: "99.9999999999999%"}
