@@ -82,13 +82,16 @@ class Sums:
     a log has far fewer slates than episodes, which keeps `lamar whatif` fast.
     """
 
-    __slots__ = ("n", "total", "squares", "predicted")
+    __slots__ = ("n", "total", "squares", "predicted", "about_zero")
 
-    def __init__(self) -> None:
+    def __init__(self, about_zero: bool = False) -> None:
+        """`about_zero`: the predicted variances `add` is given are the terms' second moments about
+        zero, from which the estimate takes its own square (a term that is not centred, as IPS's)."""
         self.n = 0
         self.total = 0.0
         self.squares = 0.0
         self.predicted = 0.0
+        self.about_zero = about_zero
 
     def add(self, n: int, y: float, yy: float, a: float, b: float, variance: float = 0.0) -> None:
         """Add `n` episodes whose outcomes sum to `y` (squares to `yy`), each term a + b y_j, and
@@ -101,37 +104,50 @@ class Sums:
     def estimate(self, planned: float | None) -> Estimate:
         """The mean with its confidence sequence planned for `planned` terms (None: the normal
         interval for this one n)."""
-        return _interval(self.n, self.total, self.squares, planned, self.predicted)
+        return _interval(self.n, self.total, self.squares, planned, self.predicted, self.about_zero)
 
 
 class RatioSums:
-    """Self-normalised IPS: sum w y / sum w, its interval by the delta method."""
+    """Self-normalised IPS: sum w y / sum w, its interval by the delta method.
 
-    __slots__ = ("n", "w", "wy", "ww", "wwy", "wwyy")
+    Its terms are w (y - value) / mean w. Their spread over the coins and the outcome is about
+    E[w^2] E[(y - value)^2 | slate]; the log rarely sees the slate a heavy weight needs, so the
+    pooled moments of the outcome, `first` and `second` (E[y] and E[y^2] over the log), stand for
+    it there, as the outcome's pooled noise does for the doubly robust terms (`second_moments`).
+    The interval's spread is never taken below that (all zero: the sample spread alone).
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("n", "w", "wy", "ww", "wwy", "wwyy", "w2", "first", "second")
+
+    def __init__(self, first: float = 0.0, second: float = 0.0) -> None:
         self.n = 0
         self.w = self.wy = self.ww = self.wwy = self.wwyy = 0.0
+        self.w2 = 0.0  # the sum of the terms' E[w^2] over the logging coins
+        self.first, self.second = first, second
 
-    def add(self, n: int, y: float, yy: float, w: float) -> None:
+    def add(self, n: int, y: float, yy: float, w: float, w2: float = 0.0) -> None:
         self.n += n
         self.w += w * n
         self.wy += w * y
         self.ww += w * w * n
         self.wwy += w * w * y
         self.wwyy += w * w * yy
+        self.w2 += w2 * n
 
     def estimate(self, planned: float | None) -> Estimate:
         if self.n == 0 or self.w <= 0.0:
             return Estimate(math.nan, math.nan, math.nan, self.n)
         value = self.wy / self.w
         spread = max(0.0, self.wwyy - 2.0 * value * self.wwy + value * value * self.ww)
-        se = math.sqrt(spread) / self.w
+        # The coins make sum w equal n on average; a log that missed the heavy weights sums to less.
+        predicted = self.w2 * max(0.0, self.second - 2.0 * value * self.first + value * value)
+        se = max(math.sqrt(spread) / self.w, math.sqrt(predicted) / self.n)
         half = _z(self.n, planned) * se
         return Estimate(value, value - half, value + half, self.n, se)
 
 
-def _interval(n: int, total: float, squares: float, planned: float | None, predicted: float = 0.0) -> Estimate:
+def _interval(n: int, total: float, squares: float, planned: float | None, predicted: float = 0.0,
+              about_zero: bool = False) -> Estimate:
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     mean = total / n
@@ -140,7 +156,8 @@ def _interval(n: int, total: float, squares: float, planned: float | None, predi
     # The sample spread, but never less than the coins predict: a term that weighs a rare slate
     # heavily adds to the spread only when that slate happened, and a log in which it seldom did
     # would otherwise look precise exactly where it knows least.
-    variance = max(0.0, (squares - n * mean * mean) / (n - 1), predicted / n)
+    floor = predicted / n - (mean * mean if about_zero else 0.0)
+    variance = max(0.0, (squares - n * mean * mean) / (n - 1), floor)
     se = math.sqrt(variance / n)
     half = _z(n, planned) * se
     return Estimate(mean, mean - half, mean + half, n, se)
@@ -251,20 +268,29 @@ def second_moments(p: Mapping[str, float], changes: Mapping[str, float]) -> tupl
 class Accumulator:
     """Every estimator's sums for one alternative and one outcome (reward or success)."""
 
-    __slots__ = ("logged", "ips", "snips", "dr", "pi", "pi_dr", "g", "gg")
+    __slots__ = ("logged", "ips", "snips", "dr", "pi", "pi_dr", "g", "gg", "second")
 
-    def __init__(self) -> None:
+    def __init__(self, first: float = 0.0, second: float = 0.0) -> None:
+        """`first` and `second`: the outcome's mean and mean square over the log, which stand for
+        its moments on a slate the log rarely saw in IPS's and SNIPS's predicted spreads."""
         self.logged = Sums()
-        self.ips, self.snips, self.dr = Sums(), RatioSums(), Sums()
+        self.ips, self.snips, self.dr = Sums(about_zero=True), RatioSums(first, second), Sums()
         self.pi, self.pi_dr = Sums(), Sums()
         self.g = self.gg = 0.0  # the pseudo-inverse weights' sum and sum of squares
+        self.second = second
 
-    def add(self, n: int, y: float, yy: float, w: float, g: float) -> None:
+    def add(self, n: int, y: float, yy: float, w: float, g: float, w2: float = 0.0) -> None:
         """Add `n` supported episodes that share their slate weight `w` and pseudo-inverse weight
-        `g`, whose outcomes sum to `y` (their squares to `yy`): the estimators without a model."""
+        `g`, whose outcomes sum to `y` (their squares to `yy`): the estimators without a model.
+
+        `w2` is E[w^2] over the logging coins (`second_moments`; 0: not predicted). An IPS term
+        w y has variance over the coins and the outcome E[w^2 E[y^2 | slate]] - value^2, about
+        E[w^2] E[y^2] - value^2 with the log's pooled mean square standing for E[y^2 | slate],
+        which the log cannot measure on a slate it seldom saw; its interval's spread is never
+        taken below that, nor SNIPS's below its own (`RatioSums`)."""
         self.logged.add(n, y, yy, 0.0, 1.0)
-        self.ips.add(n, y, yy, 0.0, w)
-        self.snips.add(n, y, yy, w)
+        self.ips.add(n, y, yy, 0.0, w, w2 * self.second)
+        self.snips.add(n, y, yy, w, w2)
         self.pi.add(n, y, yy, 0.0, g)
         self.g += g * n
         self.gg += g * g * n

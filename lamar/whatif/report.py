@@ -153,7 +153,20 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
         if cells:
             grouped.append((slate, cells))
     noise = {outcome: _noise(patterns, outcome) for outcome in OUTCOMES}
-    return [_evaluate(alternative, grouped, len(log.slate), noise) for alternative in alternatives]
+    moments = {outcome: _moments(patterns, outcome) for outcome in OUTCOMES}
+    return [_evaluate(alternative, grouped, len(log.slate), noise, moments) for alternative in alternatives]
+
+
+def _moments(patterns: Sequence[Pattern], outcome: str) -> tuple[float, float]:
+    """The outcome's mean and mean square over the log's reported episodes: what IPS's and SNIPS's
+    predicted variances stand on where a slate was seldom seen (`Accumulator`)."""
+    n = y = yy = 0.0
+    for pattern in patterns:
+        for fold in range(FOLDS):
+            if pattern.n[fold]:
+                total, squares = pattern.sums(fold, outcome)
+                n, y, yy = n + pattern.n[fold], y + total, yy + squares
+    return (y / n, yy / n) if n else (0.0, 0.0)
 
 
 def _noise(patterns: Sequence[Pattern], outcome: str) -> float:
@@ -192,8 +205,8 @@ def _checked(alternative: Alternative, slate: Slate, fold: int) -> Mapping[str, 
 
 
 def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
-              noise: Mapping[str, float]) -> AlternativeReport:
-    sums = {outcome: Accumulator() for outcome in OUTCOMES}
+              noise: Mapping[str, float], moments: Mapping[str, tuple[float, float]]) -> AlternativeReport:
+    sums = {outcome: Accumulator(*moments[outcome]) for outcome in OUTCOMES}
     supported = 0
     for slate, cells in grouped:
         for cell in cells:
@@ -211,7 +224,7 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 model, under_logged, for_injected = cell.models[outcome]
                 effect = model.effect
                 under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
-                accumulator.add(cell.n, y, yy, weight, g)
+                accumulator.add(cell.n, y, yy, weight, g, w2)
                 accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),), w2, g2,
                                       noise[outcome])
     estimates = {outcome: accumulator.estimates(*RANGES[outcome], total) for outcome, accumulator in sums.items()}

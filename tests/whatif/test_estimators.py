@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
+from lamar.audit.summary import clopper_pearson
 from lamar.whatif.alternatives import Holdout, Logged, NoMemory, Without
 from lamar.whatif.estimators import (
     PLAN_SHARE,
@@ -303,3 +304,41 @@ def test_a_slate_the_log_rarely_saw_is_not_estimated_as_if_it_were_seen(monkeypa
     print(f"no memory, 95% sequence: covers {predicted}/200 with the predicted spread, {sampled}/200 with the sample's")
     assert predicted >= 190
     assert sampled < 190
+
+
+def _extreme_coins_log(rng: random.Random, coins: dict[str, float], n: int = 1000) -> list[LoggedEpisode]:
+    """Every episode wants a and b, each kept with its coin; a adds 0.4 to the success rate and b
+    takes 0.2 from it, so holding each out half the time is worth 0.3 + 0.2 - 0.1 = 0.4."""
+    episodes = []
+    for j in range(n):
+        slate = frozenset(i for i in "ab" if rng.random() < coins[i])
+        success = rng.random() < 0.3 + 0.4 * ("a" in slate) - 0.2 * ("b" in slate)
+        episodes.append(LoggedEpisode(f"ep{j}", float(j), Slate(dict(coins), slate), 1.0 if success else -1.0, success))
+    return episodes
+
+
+@pytest.mark.parametrize("coins", [{"a": 0.999999, "b": 0.999999}, {"a": 0.999, "b": 0.01}], ids=["never", "seldom"])
+def test_ips_and_snips_intervals_cover_where_the_coins_were_extreme(coins: dict[str, float],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    # holdout:0.5 weighs the slates the coins seldom or never drew by up to 1 / (1 - 0.999999); a
+    # log that missed them has a small sample spread, the spread the coins predict is not.
+    rng = random.Random(23)
+    logs = [_extreme_coins_log(rng, coins) for _ in range(200)]
+
+    def coverage() -> dict[str, int]:
+        hits = dict.fromkeys(("ips", "snips"), 0)
+        for log in logs:
+            (report,) = evaluate(log, [Holdout(0.5)])
+            for name in hits:
+                hits[name] += report.success[name].covers(0.4)
+        return hits
+
+    predicted = coverage()
+    monkeypatch.setattr("lamar.whatif.report.second_moments", lambda p, changes: (0.0, 0.0))  # the sample spread alone
+    sampled = coverage()
+    for name, hits in predicted.items():
+        low, high = clopper_pearson(hits, len(logs))
+        print(f"{name}, 95% interval: covers {hits}/200 [{low:.3f}, {high:.3f}] with the predicted spread, "
+              f"{sampled[name]}/200 with the sample's")
+        assert hits >= 180 and high >= 0.95, name
+        assert sampled[name] < 180, name
