@@ -64,15 +64,18 @@ def _tree(folder: Path) -> list[str]:
 
 @pytest.mark.parametrize("suffix", [".db", ".json"])
 @pytest.mark.parametrize("where", ["copies", "new/deeper"])
-def test_an_export_the_disk_cannot_take_leaves_nothing_it_made_and_says_why(
-        json_store, tmp_path, suffix, where):  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_a_copy_into_a_new_store_the_disk_cannot_take_leaves_nothing_it_made_and_says_why(
+        json_store, tmp_path, suffix, where, command):  # type: ignore[no-untyped-def]
     (tmp_path / "copies").mkdir()
     before = _tree(tmp_path)
-    out = tmp_path / where / f"copy{suffix}"
-    done = _limited(tmp_path, "--store", json_store, "export", "--out", out)
+    made = tmp_path / where / f"store{suffix}"
+    args = ("--store", json_store, "export", "--out", made) if command == "export" else (
+        "--store", made, "import", json_store)
+    done = _limited(tmp_path, *args)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     (line,) = done.stderr.splitlines()
-    assert str(out) in line and "size limit" in line and "nothing was left" in line and "run again" in line
+    assert str(made) in line and "size limit" in line and "nothing was left" in line and "run again" in line
     assert _tree(tmp_path) == before  # no store, -wal, -shm, .lock nor folder of the failed copy
 
 
@@ -84,17 +87,3 @@ def test_a_failed_export_never_removes_a_file_that_was_there(json_store, tmp_pat
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert out.exists()
     assert set(before) <= set(_tree(tmp_path))
-
-
-@pytest.mark.parametrize("suffix", [".db", ".json"])
-@pytest.mark.parametrize("where", ["copies", "new/deeper"])
-def test_an_import_into_a_new_store_the_disk_cannot_take_leaves_nothing_it_made_and_says_why(
-        json_store, tmp_path, suffix, where):  # type: ignore[no-untyped-def]
-    (tmp_path / "copies").mkdir()
-    before = _tree(tmp_path)
-    store = tmp_path / where / f"store{suffix}"
-    done = _limited(tmp_path, "--store", store, "import", json_store)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    (line,) = done.stderr.splitlines()
-    assert str(store) in line and "size limit" in line and "nothing was left" in line and "run again" in line
-    assert _tree(tmp_path) == before  # no store, -wal, -shm, .lock nor folder of the failed import

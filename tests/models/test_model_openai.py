@@ -151,12 +151,9 @@ def test_a_refusal_says_the_model_refused() -> None:
     reporting an empty answer."""
     refused = response(None)
     refused["output"][0]["content"] = [{"type": "refusal", "refusal": "I can't help with that."}]
-    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
-        model_with(lambda request: httpx2.Response(200, json=refused)).complete("hi")
     chat_refused = chat(None)
     chat_refused["choices"][0]["message"]["refusal"] = "I can't help with that."
-    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
-        model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
+    _both_refuse(refused, chat_refused)
 
 
 def test_a_refusal_beside_text_is_not_mined() -> None:
@@ -165,12 +162,16 @@ def test_a_refusal_beside_text_is_not_mined() -> None:
     lessons = '[{"precondition": "p", "action": "a"}]'
     refused = response(lessons)
     refused["output"][0]["content"].append({"type": "refusal", "refusal": "I can't help with that."})
-    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
-        model_with(lambda request: httpx2.Response(200, json=refused)).complete("hi")
     chat_refused = chat(lessons)
     chat_refused["choices"][0]["message"]["refusal"] = "I can't help with that."
-    with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
-        model_with(lambda request: httpx2.Response(200, json=chat_refused), api="chat").complete("hi")
+    _both_refuse(refused, chat_refused)
+
+
+def _both_refuse(responses_body: dict[str, Any], chat_body: dict[str, Any]) -> None:
+    """Each API's body is a ModelError that says the model refused and quotes it."""
+    for body, api in ((responses_body, "responses"), (chat_body, "chat")):
+        with pytest.raises(ModelError, match="refused to answer.*I can't help with that"):
+            model_with(lambda request, body=body: httpx2.Response(200, json=body), api=api).complete("hi")
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])

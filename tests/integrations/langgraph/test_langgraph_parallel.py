@@ -110,8 +110,8 @@ class Chat(MessagesState, LamarState):
     pass
 
 
-def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
-    lam = engine()
+def _recall_then_subgraph(lam: Lamar) -> StateGraph:
+    """START -> a recall node (project api) -> a subgraph holding its own recall node (project web)."""
     sub = StateGraph(Chat)
     sub.add_node("recall", recall_node(lam, context={"project": "web"}))
     sub.add_edge(START, "recall")
@@ -119,9 +119,15 @@ def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
     graph = StateGraph(Chat)
     graph.add_node("recall", recall_node(lam, context={"project": "api"}))
     graph.add_node("sub", sub.compile())
-    graph.add_node("report", report_node(lam))
     graph.add_edge(START, "recall")
     graph.add_edge("recall", "sub")
+    return graph
+
+
+def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
+    lam = engine()
+    graph = _recall_then_subgraph(lam)
+    graph.add_node("report", report_node(lam))
     graph.add_edge("sub", "report")
     graph.add_edge("report", END)
     app = graph.compile(checkpointer=InMemorySaver())
@@ -137,16 +143,8 @@ def test_a_subgraph_in_the_same_turn_gets_its_own_episode() -> None:
 
 def test_a_thread_with_a_subgraph_recalls_each_turn_once_when_run_again_or_looping_back() -> None:
     lam = engine()
-    sub = StateGraph(Chat)
-    sub.add_node("recall", recall_node(lam, context={"project": "web"}))
-    sub.add_edge(START, "recall")
-    sub.add_edge("recall", END)
-    graph = StateGraph(Chat)
-    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
-    graph.add_node("sub", sub.compile())
+    graph = _recall_then_subgraph(lam)
     graph.add_node("agent", lambda state: {"messages": [("ai", "again")]})
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "sub")
     graph.add_edge("sub", "agent")
     graph.add_conditional_edges("agent", lambda s: "recall" if len(s["messages"]) < 3 else END, ["recall", END])
     app = graph.compile(checkpointer=InMemorySaver())
