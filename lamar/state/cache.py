@@ -39,6 +39,9 @@ class FoldCache:
         self.seq = 0
         self.lessons: dict[str, LessonState] = {}
         self.index: dict[ScopeKey, dict[str, LessonState]] = {}
+        # The first lesson added with each texts and scope (`first_same`): built when first asked,
+        # kept by adds, and dropped by the events that change a lesson's texts or scope.
+        self._same: dict[tuple[Any, ...], str] | None = None
         self.episodes: dict[str, EpisodeRecord] = {}
         self.applied: set[str] = set()
         # Lessons retired or merged away, by the seq that did it and how: apply skips a proposal
@@ -85,6 +88,14 @@ class FoldCache:
             if bucket:
                 out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
         return out
+
+    def first_same(self, exp: Experience) -> str | None:
+        """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
+        if self._same is None:
+            self._same = {}
+            for state in self.lessons.values():  # in the order they were added
+                self._same.setdefault(_texts(state.experience), state.experience.id)
+        return self._same.get(_texts(exp))
 
     def episode(self, episode_id: str) -> EpisodeRecord | None:
         """The episode, held here or (resumed from a saved state) looked up in the store by key.
@@ -165,6 +176,8 @@ class FoldCache:
         self.last = event
         data = event.data
         kind = event.kind
+        if kind in ("scope", "erase", "edit"):
+            self._same = None  # they change a lesson's texts or scope
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
             restore(self, data)
             self.seq = event.seq
@@ -228,6 +241,8 @@ class FoldCache:
         state = LessonState(exp, rank=len(self.lessons) + 1)  # its share of alpha, fixed now
         state.history.note(event.time, f"added as {exp.status.value}")
         self.lessons[exp.id] = state
+        if self._same is not None:
+            self._same.setdefault(_texts(exp), exp.id)
         if exp.status is not Status.RETIRED:
             self.index.setdefault(exp.scope.items_key, {})[exp.id] = state
             self.n_active += 1
@@ -343,6 +358,10 @@ class FoldCache:
         for state in fold.fold_outcome(self.lessons.get, episode.eligible, episode.injected, episode.p,
                                        episode.context, reward, sigma, self.policy, n_active):
             state.note_evidence(self.seq, time, self.policy, n_active)
+
+
+def _texts(exp: Experience) -> tuple[Any, ...]:
+    return exp.precondition, exp.action, exp.rationale, exp.scope
 
 
 def _subsets(items: list[tuple[str, str]]) -> Iterable[ScopeKey]:

@@ -42,6 +42,9 @@ class Holder(Protocol):
         refuses it). Once it returns True, a read sees every lesson whose add took an earlier place
         in the order of `lessons`."""
 
+    def first_same(self, exp: Experience) -> str | None:
+        """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
+
     def write(self, events: list[Event]) -> None:
         """Append events that change lessons (a status), seen by the next read."""
 
@@ -66,11 +69,11 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
     the lessons again, every earlier add visible by then (`Holder.add`): the copy added first is
     the lesson, and every later one is retired at once as a copy of it, so all of them return the
     same id and no evidence is split between copies."""
-    if fresh and (held := _first_same(holder, exp)) is not None:
+    if fresh and (held := holder.first_same(exp)) is not None:
         return held
     if not holder.add(Event("experience", exp.to_dict(), key=f"experience:{exp.id}")):
         raise InvalidExperience(f"an experience with id {exp.id!r} is already stored")
-    if fresh and (first := _first_same(holder, exp)) not in (None, exp.id):
+    if fresh and (first := holder.first_same(exp)) not in (None, exp.id):
         from lamar.edit import status_event
 
         retired = status_event(exp, Status.RETIRED, f"added at the same time as {first}, the same lesson")
@@ -78,16 +81,6 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
             holder.write([retired])
         return first
     return exp.id
-
-
-def _first_same(holder: Holder, exp: Experience) -> str | None:
-    """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
-    same = (exp.precondition, exp.action, exp.rationale, exp.scope)
-    for state in holder.lessons().states:  # in the order they were added
-        held: Experience = state.experience
-        if (held.precondition, held.action, held.rationale, held.scope) == same:
-            return held.id
-    return None
 
 
 def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
@@ -134,6 +127,10 @@ class LocalFold:
         log.cache.ignored.clear()
         log.sync()
         return stored.seq not in log.cache.ignored  # refused: another writer added it as a checkpoint ran
+
+    def first_same(self, exp: Experience) -> str | None:
+        self._log.sync()
+        return self._log.cache.first_same(exp)
 
     def write(self, events: list[Event]) -> None:
         self._log.append(events)
@@ -195,6 +192,14 @@ class StoreRows:
         # mid-write is not waited for past the store's limit.
         self._rows.settled()
         return True
+
+    def first_same(self, exp: Experience) -> str | None:
+        same = (exp.precondition, exp.action, exp.rationale, exp.scope)
+        for state in self.lessons().states:  # in the order they were added
+            held: Experience = state.experience
+            if (held.precondition, held.action, held.rationale, held.scope) == same:
+                return held.id
+        return None
 
     def write(self, events: list[Event]) -> None:
         self._log.append(events)
