@@ -13,7 +13,7 @@ from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.episode import EpisodeRecord
 from lamar.state.snapshot import add_to_audit, new_audit, restore
-from lamar.store.base import Event
+from lamar.store.base import Event, StoredText
 
 ScopeKey = tuple[tuple[str, str], ...]
 
@@ -58,7 +58,8 @@ class FoldCache:
         self.n_episodes = 0
         self.wanted = 0
         self.held = 0
-        self.last: Event | None = None  # the last event folded: a saved state names it
+        # The last event folded, which a saved state names (as stored, when a resume had no need to decode it).
+        self.last: Event | StoredText | None = None
         # Resumed from a saved state: older episodes stay in the store until one is needed.
         self.partial = False
         self.base = 0  # the seq the resumed state was folded to

@@ -12,7 +12,7 @@ from lamar.state.cache import FoldCache
 from lamar.state.episode import EpisodeRecord
 from lamar.state.saved import fingerprint, read_state, state_text
 from lamar.state.snapshot import restore, snapshot_of
-from lamar.store.base import Event, KeyedStore, RewritableStore, Store
+from lamar.store.base import Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
 
 # Events folded past the saved state before a write saves it again (at least): one save per
 # many writes keeps writes cheap, and reopening then folds a short tail.
@@ -88,8 +88,20 @@ class Follower:
         except (ValueError, TypeError, AttributeError):
             return False
         seq = payload["seq"]
-        events = self.store.read(seq - 1) if seq > 0 else []
-        if not events or events[0].seq != seq or fingerprint(events[0]) != payload["last"]:
+        # The event the state names is checked by its stored text: left undecoded, a checkpoint's
+        # snapshot (the whole state again, episodes included) costs no second parse.
+        first: Event | StoredText
+        if isinstance(self.store, TextStore):
+            rows = self.store.read_texts(seq - 1) if seq > 0 else []
+            if not rows:
+                return False
+            first, events = rows[0], self.store.read(seq)  # the tail decoded as one read decodes it
+        else:
+            read = self.store.read(seq - 1) if seq > 0 else []
+            if not read:
+                return False
+            first, events = read[0], read[1:]
+        if first.seq != seq or fingerprint(first) != payload["last"]:
             return False
         cache = self.cache
         try:
@@ -105,8 +117,8 @@ class Follower:
             return False
         cache.partial = True
         cache.seq = cache.base = self.state_seq = seq
-        cache.last = events[0]
-        self.fold_tail([e for e in events[1:] if through is None or e.seq <= through])
+        cache.last = first
+        self.fold_tail([e for e in events if through is None or e.seq <= through])
         return True
 
     def may_save(self) -> bool:
@@ -166,10 +178,15 @@ class Follower:
         cache = self.cache
         if cache.seq == 0:
             return False
-        done = bool(store.rewrite(cache.seq, Event("snapshot", snapshot_of(cache), seq=cache.seq)))
+        snapshot = Event("snapshot", snapshot_of(cache), seq=cache.seq)
+        done = bool(store.rewrite(cache.seq, snapshot))
+        if done:  # the state saved before names an event now gone: save one that names the snapshot
+            cache.last = snapshot
         for record in cache.episodes.values():  # as a process that reads the snapshot sees them
             record.sealed = record.reward is not None
         cache.pinned = set(cache.episodes)  # their keys went with the events the snapshot replaced
+        if done:  # else every open until a writer's next save would fold the snapshot whole
+            self.save()
         return done
 
 

@@ -9,6 +9,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 
 from lamar.state.snapshot import snapshot_of
+from lamar.store.base import StoredText
 
 if TYPE_CHECKING:
     from lamar.policy.config import Policy
@@ -20,9 +21,11 @@ if TYPE_CHECKING:
 STATE_VERSION = 8
 
 
-def fingerprint(event: Event) -> str:
-    """A digest of one stored event: a state saved after it is valid only while it is still there."""
-    text = f"{event.seq}|{event.kind}|{event.key}|{event.time!r}|{event.data_json()}"
+def fingerprint(event: Event | StoredText) -> str:
+    """A digest of one stored event: a state saved after it is valid only while it is still there.
+    Its text as stored gives the same digest as the event decoded (a store writes `data_json`)."""
+    data = event.data if isinstance(event, StoredText) else event.data_json()
+    text = f"{event.seq}|{event.kind}|{event.key}|{event.time!r}|{data}"
     return _digest(text.encode("utf-8", "surrogatepass"))
 
 
@@ -39,7 +42,7 @@ def tuning_of(policy: Policy) -> dict[str, Any]:
     return loaded
 
 
-def state_text(cache: FoldCache, last: Event) -> str:
+def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     """The cache's folded state up to `last` (the last event folded), checksummed.
 
     Episodes that the store can look up by key are left out (that is what keeps a reopen

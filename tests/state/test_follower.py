@@ -3,10 +3,14 @@ folds the whole log (without trusting or saving it) when the settled seq is not 
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.policy.config import Policy
 from lamar.state.follower import Follower, SettledFollower
-from lamar.store import MemoryStore
+from lamar.store import MemoryStore, open_store
 
 
 def _store(episodes: int) -> MemoryStore:
@@ -53,3 +57,19 @@ def test_only_a_writer_saves_the_state_as_it_syncs() -> None:
     assert '"seq":601' in (store.load_state() or "") and not writer.state_due()
     resumed = Follower(store, Policy())
     assert resumed.resume() and resumed.cache.partial and resumed.cache.seq == 601
+
+
+@pytest.mark.parametrize("suffix", [".db", ".json"])
+def test_the_state_saved_after_a_checkpoint_resumes(tmp_path: Path, suffix: str) -> None:
+    location = str(tmp_path / f"s{suffix}")
+    lam = Lamar(location, k=1, seed=2)
+    lam.add(Experience("case", "do", scope=Scope(task="t")))
+    for _ in range(30):
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    lam.close()
+    lam = Lamar(location, k=1, seed=2)  # a process that only checkpoints is a writer too
+    assert lam.checkpoint()
+    lam.close()  # saves the state folded through the snapshot: it names the snapshot as its last event
+    resumed = Follower(open_store(location), Policy())
+    assert resumed.resume() and resumed.cache.partial and resumed.cache.seq == 61
+    assert resumed.cache.last is not None and resumed.cache.last.kind == "snapshot"
