@@ -2,7 +2,7 @@
 CPU seconds at a quarter of the size and at the whole, side by side with their ratio, so that a
 step that grows faster than the store (a ratio well above 4) shows (docs/speed.md, "A team's store").
 
-    python tools/team_store.py --lessons 2500 --episodes 25000   # about 5 minutes
+    python tools/team_store.py --lessons 2500 --episodes 25000
 
 Every command runs in a fresh process, as `lamar` does, on a copy of the store. Prints, asserts nothing.
 """

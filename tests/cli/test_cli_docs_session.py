@@ -28,7 +28,7 @@ def test_the_documented_session_runs_as_shown(tmp_path: Path) -> None:
     agent = next(b for b in blocks if b.lang == "python" and "Stand-in for an agent" in b.code)
     session = next(b for b in blocks if b.lang == "console" and f"$ export LAMAR_STORE={SHOWN_STORE}" in b.code)
     (tmp_path / "agent.py").write_text(agent.code, encoding="utf-8")
-    # The prose said 300 sessions while the agent ran 4 000: the figure a reader checks the output by.
+    # The session count the prose gives is the figure a reader checks the output by.
     said = re.search(r"runs ([\d ]+) sessions", " ".join(PAGE.read_text(encoding="utf-8").split()))
     assert said and f"range({said.group(1).replace(' ', '')})" in agent.code, said
     commands = [line[2:] for line in session.code.splitlines() if line.startswith("$ ")]

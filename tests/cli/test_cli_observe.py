@@ -32,7 +32,7 @@ def test_help_of_every_command_exits_0(lamar_cli, run_cli):
     assert top.returncode == 0
     for name in COMMANDS:
         assert name in top.stdout
-    # Every status `main` returns, as docs/cli.md lists them: the help said only 0, 1 and 2 "store error".
+    # Every status `main` returns, as docs/cli.md lists them.
     assert ("Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error or a model "
             "that failed during sleep, 3 a bug in Lamar" in " ".join(top.stdout.split()))
     assert lamar_cli("show", "--help").returncode == 0
