@@ -95,8 +95,8 @@ class FoldCache:
         if self._same is None:
             self._same = {}
             for state in self.lessons.values():  # in the order they were added
-                self._same.setdefault(_texts(state.experience), state.experience.id)
-        return self._same.get(_texts(exp))
+                self._same.setdefault(same_texts(state.experience), state.experience.id)
+        return self._same.get(same_texts(exp))
 
     def episode(self, episode_id: str) -> EpisodeRecord | None:
         """The episode, held here or (resumed from a saved state) looked up in the store by key.
@@ -243,7 +243,7 @@ class FoldCache:
         state.history.note(event.time, f"added as {exp.status.value}")
         self.lessons[exp.id] = state
         if self._same is not None:
-            self._same.setdefault(_texts(exp), exp.id)
+            self._same.setdefault(same_texts(exp), exp.id)
         if exp.status is not Status.RETIRED:
             self.index.setdefault(exp.scope.items_key, {})[exp.id] = state
             self.n_active += 1
@@ -361,7 +361,8 @@ class FoldCache:
             state.note_evidence(self.seq, time, self.policy, n_active)
 
 
-def _texts(exp: Experience) -> tuple[Any, ...]:
+def same_texts(exp: Experience) -> tuple[Any, ...]:
+    """What makes two adds the same lesson: its texts and its scope."""
     return exp.precondition, exp.action, exp.rationale, exp.scope
 
 

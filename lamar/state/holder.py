@@ -13,6 +13,7 @@ from typing import Protocol
 from lamar._errors import EventConflict, InvalidExperience, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
+from lamar.state.cache import same_texts
 from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, write_outcome
 from lamar.state.pending import settle
@@ -194,11 +195,10 @@ class StoreRows:
         return True
 
     def first_same(self, exp: Experience) -> str | None:
-        same = (exp.precondition, exp.action, exp.rationale, exp.scope)
+        same = same_texts(exp)
         for state in self.lessons().states:  # in the order they were added
-            held: Experience = state.experience
-            if (held.precondition, held.action, held.rationale, held.scope) == same:
-                return held.id
+            if same_texts(state.experience) == same:
+                return str(state.experience.id)
         return None
 
     def write(self, events: list[Event]) -> None:
