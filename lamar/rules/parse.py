@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from lamar.rules.fences import Fences
+
 EXPORT_BEGIN = "<!-- lamar:begin"
 EXPORT_END = "<!-- lamar:end -->"
 MAX_RULE = 600  # characters; a longer block is a section of prose, not one rule
@@ -13,7 +15,6 @@ _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _UNDERLINE = re.compile(r"^ {0,3}(=+|-+)\s*$")  # under a paragraph: its text is a heading (setext)
 _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # `---`, `* * *`: a thematic break
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+(.*)$")
-_FENCE = re.compile(r"^\s*(`{3,}|~{3,})(.*)$")  # CommonMark: closed by a run as long, with no info string
 _LABEL = re.compile(r"^(?:\*\*|__)?([^:*_`]{1,60}?)(?:\*\*|__)?\s*:\s*(.*)$")
 _DIRECTIVE = re.compile(
     r"(?i)\b(?:always|never|must|should|shall|do\s+not|don'?t|avoid|prefer|ensure|make\s+sure|required?|"
@@ -125,7 +126,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     headings: list[tuple[int, str]] = []
     parents: list[tuple[int, _Block]] = []
     current: _Block | None = None
-    fence = ""
+    fences = Fences()
     skipping = False
     commenting = False  # inside an HTML comment that spans lines: hidden text, whatever it says
     first = next((i for i, line in enumerate(lines) if line.strip()), -1)
@@ -141,14 +142,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if commenting:
             commenting = "-->" not in line
             continue
-        match = _FENCE.match(line)
-        if fence:  # a shorter run inside (an example of a fence) does not close the block
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence) and not match.group(2).strip():
-                fence = ""
+        if fences.code(line):
             current = None
-            continue
-        if match and not (match.group(1)[0] == "`" and "`" in match.group(2)):
-            fence, current = match.group(1), None
             continue
         heading = _HEADING.match(line)
         if heading:

@@ -9,6 +9,8 @@ import stat
 import subprocess
 from pathlib import Path, PurePosixPath
 
+from lamar.rules.fences import Fences
+
 RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
               ".cursorrules")
 CURSOR_RULES = ".cursor/rules"
@@ -17,7 +19,6 @@ MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data 
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
 UNREADABLE = "not readable by this user (permission denied): fix its permissions (`chmod u+r`) and import again"
 _IMPORT = re.compile(r"^\s*@(\S+)\s*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # CommonMark: an info string may follow; a closing fence has none
 
 
 @dataclasses.dataclass(frozen=True)
@@ -216,19 +217,15 @@ def _outside_fences(text: str) -> list[str]:
     """The lines of `text` outside fenced code blocks and HTML comments: Claude Code does not follow
     an `@path` shown as code, such as an example of the import syntax, and a comment is hidden text."""
     lines: list[str] = []
-    fence = ""  # the opening fence's run of backticks or tildes while inside a block
+    fences = Fences()
     commenting = False
     for line in text.splitlines():
-        found = _FENCE.match(line)
         if commenting:
             commenting = "-->" not in line
-        elif not fence and line.lstrip().startswith("<!--"):
+        elif fences.code(line):
+            continue
+        elif line.lstrip().startswith("<!--"):
             commenting = "-->" not in line.lstrip()[4:]
-        elif fence:
-            if found and found.group(1)[0] == fence[0] and len(found.group(1)) >= len(fence) and not found.group(2).strip():
-                fence = ""
-        elif found and not (found.group(1)[0] == "`" and "`" in found.group(2)):
-            fence = found.group(1)
         else:
             lines.append(line)
     return lines
