@@ -20,7 +20,7 @@ from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, decisions_problem, save_report
 from lamar.policy.verdicts import Evidence
-from lamar.sleep.proposals import SleepReport
+from lamar.sleep.proposals import ApplyResult, SleepReport, skip_code
 from lamar_ui import pages
 
 _NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
@@ -81,7 +81,7 @@ class SleepReview:
             # (`lamar review` asks it too), so an applied proposal is not offered again, even once
             # a compaction has folded the record of it into a checkpoint.
             skips = self.lam.would_skip(report) if report.proposals else {}  # no report: nothing to ask
-            decisions.update({pid: "applied" for pid, why in skips.items() if why.startswith("already applied")})
+            decisions.update({pid: "applied" for pid, why in skips.items() if skip_code(why) == "applied"})
             now: dict[str, Evidence | None] = {}
             for p in report.proposals:
                 for i in p.experience_ids:
@@ -156,14 +156,15 @@ class SleepReview:
             result = await run_in_threadpool(self.lam.apply, SleepReport.from_dict(data), approved)
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
-        return self._told(_applied_message(result.applied, result.skipped))
+        return self._told(_applied_message(result))
 
 
-def _applied_message(applied: list[str], skipped: list[tuple[str, str]]) -> str:
+def _applied_message(result: ApplyResult) -> str:
     """What Apply did. A proposal applied before (a second Apply, the browser's resend, `lamar
     apply`) is said to be so, not counted as skipped: nothing about it was refused."""
-    done = [pid for pid, why in skipped if why.startswith("already applied")]
-    refused = [(pid, why) for pid, why in skipped if pid not in done]
+    applied = result.applied
+    done = [pid for pid, _ in result.skipped if result.codes[pid] == "applied"]
+    refused = [(pid, why) for pid, why in result.skipped if pid not in done]
     if done and not applied and not refused:
         return f"already applied, nothing changed: {', '.join(done)}"
     reasons = "; ".join(f"{pid}: {why}" for pid, why in refused)

@@ -16,7 +16,7 @@ from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorte
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
-from lamar.sleep.proposals import Proposal, SleepReport
+from lamar.sleep.proposals import Proposal, SleepReport, skip_code
 from lamar.storable import storable_problem
 
 REPORT_FORMAT = "lamar-sleep-report"
@@ -173,7 +173,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
             print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
     # Applied is a fact of the store, whoever applied it: nothing is left to decide about it.
-    done = [p.id for p in report.proposals if skips.get(p.id, "").startswith("already applied")]
+    done = [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
     pending = [p for p in pending if p.id not in done]
     try:
         if done:
@@ -190,7 +190,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(f"\n[{i}/{len(pending)}] {proposal.kind} {proposal.id}")
             print("\n".join(_describe(proposal, lam)))
             why = skips.get(proposal.id, "")
-            if why and not why.startswith("refused"):  # describe marks the refused ones itself
+            if why and skip_code(why) == "stale":  # describe marks the refused ones itself
                 print(f"  STALE: apply would skip it ({why}); `lamar sleep --out {args.report}` makes a fresh report")
             answer = _ask("approve? [y]es / [n]o / [q]uit: ")
             if answer == "q":
@@ -228,7 +228,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     if args.json:
-        dump_json({"applied": result.applied, "skipped": [{"id": i, "reason": r} for i, r in result.skipped]})
+        dump_json({"applied": result.applied,
+                   "skipped": [{"id": i, "reason": r, "code": result.codes[i]} for i, r in result.skipped]})
     else:
         print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
         for pid in result.applied:
@@ -237,9 +238,8 @@ def cmd_apply(args: argparse.Namespace) -> int:
             print(f"  skipped  {pid}: {reason}")
     # A script must see that nothing went in; a second run over applied proposals is not a failure.
     # Refused: the proposal itself is wrong. Stale: a lesson it touches changed since the report.
-    refused = [pid for pid, reason in result.skipped if reason.startswith("refused")]
-    stale = [pid for pid, reason in result.skipped
-             if not reason.startswith(("refused", "already applied"))]
+    refused = [pid for pid, _ in result.skipped if result.codes[pid] == "refused"]
+    stale = [pid for pid, _ in result.skipped if result.codes[pid] == "stale"]
     if (refused or stale) and not result.applied:
         sys.stdout.flush()
         why = [f"{len(refused)} refused"] if refused else []

@@ -16,7 +16,7 @@ from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.options import check_sleep_options
-from lamar.sleep.proposals import ApplyResult, Dropped, Proposal, SleepReport
+from lamar.sleep.proposals import SKIP_CODES, ApplyResult, Dropped, Proposal, SkipCode, SleepReport, skip_code
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
@@ -84,7 +84,8 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
 
     A proposal is skipped (with the reason) when it was applied already, when a lesson it
     touches was retired, merged away or changed status since the report was made, or when
-    the evidence behind a retirement or promotion no longer holds.
+    the evidence behind a retirement or promotion no longer holds; `ApplyResult.codes` gives each
+    skip's code ("applied", "refused" or "stale", as `skip_code` words them).
     """
     by_id = {p.id: p for p in report.proposals}
     if only is None:
@@ -97,28 +98,34 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
         chosen = [by_id[pid] for pid in dict.fromkeys(wanted)]
     applied: list[str] = []
     skipped: list[tuple[str, str]] = []
+    codes: dict[str, SkipCode] = {}
+
+    def skip(pid: str, code: SkipCode, why: str) -> None:
+        skipped.append((pid, why))
+        codes[pid] = code
+
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
     for proposal in chosen:
         lam.sync()
-        why, events = _checked(lam, proposal, removed)
-        if why:
-            skipped.append((proposal.id, why))
+        code, why, events = _checked(lam, proposal, removed)
+        if code is not None:
+            skip(proposal.id, code, why)
             continue
         events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
                             key=f"proposal:{proposal.id}"))
         try:
             stored = lam.append(events)
         except EventConflict:
-            skipped.append((proposal.id, "already applied (by another writer)"))
+            skip(proposal.id, "applied", "already applied (by another writer)")
             continue
         if proposal.kind == "merge" and not _merged_now(lam, proposal):
-            skipped.append((proposal.id, "refused: another writer merged one of its lessons just now"))
+            skip(proposal.id, "refused", "refused: another writer merged one of its lessons just now")
             continue
         removed.update(_removed_since(stored))
         applied.append(proposal.id)
     lam.sync()
-    return ApplyResult(applied=applied, skipped=skipped)
+    return ApplyResult(applied=applied, skipped=skipped, codes=codes)
 
 
 def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:
@@ -128,24 +135,26 @@ def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:
     """
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
-    return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[0])}
+    return {p.id: why for p in report.proposals if (why := _checked(lam, p, removed)[1])}
 
 
-def _checked(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> tuple[str, list[Event]]:
-    """Why apply skips the proposal now (applied already, refused, stale), or "" and the events
+def _checked(lam: SleepView, proposal: Proposal,
+             removed: dict[str, str]) -> tuple[SkipCode | None, str, list[Event]]:
+    """Why apply skips the proposal now, as a code and in words, or (None, "") and the events
     that carry it out."""
     if lam.applied(proposal.id):
-        return "already applied", []
+        return "applied", "already applied", []
     try:
         kind = kind_of(proposal)
         kind.check(proposal)  # a candidate is re-screened here, whatever the report says
         missing = [i for i in kind.touches(proposal) if lam.lesson(i) is None]
         events = kind.events(proposal)
     except LamarError as exc:
-        return f"refused: {exc}", []
+        return "refused", f"refused: {exc}", []
     if missing:
-        return f"refused: lesson {missing[0]} is not in this store", []
-    return _stale(lam, proposal, removed), events
+        return "refused", f"refused: lesson {missing[0]} is not in this store", []
+    stale = _stale(lam, proposal, removed)
+    return ("stale" if stale else None), stale, events
 
 
 def _merged_now(lam: SleepView, proposal: Proposal) -> bool:
@@ -227,6 +236,6 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
 
 
 __all__ = [
-    "ApplyResult", "Dropped", "Proposal", "SleepReport", "Trace", "TraceWriter", "apply_report", "load_traces",
-    "normalize", "run_sleep", "would_skip",
+    "SKIP_CODES", "ApplyResult", "Dropped", "Proposal", "SkipCode", "SleepReport", "Trace", "TraceWriter", "apply_report", "load_traces",
+    "normalize", "run_sleep", "skip_code", "would_skip",
 ]

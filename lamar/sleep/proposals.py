@@ -8,7 +8,7 @@ import json
 import math
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 from lamar._errors import InvalidReport
 from lamar.policy.verdicts import Verdict
@@ -237,9 +237,23 @@ def _finite(value: Any) -> Any:
     return value
 
 
+SkipCode = Literal["applied", "refused", "stale"]
+SKIP_CODES: tuple[SkipCode, ...] = ("applied", "refused", "stale")
+
+
+def skip_code(why: str) -> SkipCode:
+    """The code of a skip reason as `apply` and `would_skip` word it: "applied" (applied already,
+    by anyone: nothing to do), "refused" (the proposal itself is wrong for this store or this
+    Lamar), or "stale" (a lesson it touches changed since the report: run sleep again)."""
+    if why.startswith("already applied"):
+        return "applied"
+    return "refused" if why.startswith("refused") else "stale"
+
+
 @dataclasses.dataclass(frozen=True)
 class ApplyResult:
-    """Which proposals were carried out, and which were skipped with the reason.
+    """Which proposals were carried out, and which were skipped with the reason, in words
+    (`skipped`) and as a code to branch on (`codes`: `SKIP_CODES`, see `skip_code`).
 
     >>> from lamar import Experience, Lamar
     >>> lam = Lamar(seed=0)
@@ -249,17 +263,29 @@ class ApplyResult:
     >>> result = lam.apply(report)
     >>> result.applied == [report.proposals[0].id], result.skipped
     (True, [])
-    >>> lam.apply(report).skipped == [(report.proposals[0].id, "already applied")]
-    True
+    >>> again = lam.apply(report)
+    >>> again.skipped == [(report.proposals[0].id, "already applied")], again.codes[report.proposals[0].id]
+    (True, 'applied')
     """
 
     applied: list[str]
     skipped: list[tuple[str, str]]
+    codes: Mapping[str, SkipCode] = dataclasses.field(default_factory=dict)  # by the skipped proposal's id
+
+    def __post_init__(self) -> None:
+        # A result built from the words alone (by a caller, or from an older saved dict) still has its codes.
+        missing = {pid: skip_code(why) for pid, why in self.skipped if pid not in self.codes}
+        if missing:
+            object.__setattr__(self, "codes", {**self.codes, **missing})
 
     def to_dict(self) -> dict[str, Any]:
-        return {"applied": list(self.applied), "skipped": [list(pair) for pair in self.skipped]}
+        return {"applied": list(self.applied), "skipped": [list(pair) for pair in self.skipped],
+                "codes": dict(self.codes)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ApplyResult:
+        codes = data.get("codes")
         return cls(applied=[str(i) for i in data.get("applied", [])],
-                   skipped=[(str(i), str(why)) for i, why in data.get("skipped", [])])
+                   skipped=[(str(i), str(why)) for i, why in data.get("skipped", [])],
+                   codes={str(i): cast(SkipCode, c) for i, c in (codes if isinstance(codes, Mapping) else {}).items()
+                          if c in SKIP_CODES})

@@ -60,3 +60,14 @@ def test_apply_of_a_report_gone_stale_says_so_and_to_sleep_again(lamar_cli, tmp_
     assert done.returncode == EXIT_USAGE, (done.stdout, done.stderr)
     assert "none of the 1 proposal" in done.stderr and "1 stale" in done.stderr, done.stderr
     assert "refused" not in done.stderr and "lamar sleep --out" in done.stderr, done.stderr
+
+
+def test_apply_json_gives_each_skip_its_code(lamar_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    store = tmp_path / "lessons.db"
+    _report(lamar_cli, store, tmp_path)
+    path = tmp_path / "report.json"
+    assert lamar_cli("apply", path, "--store", store).returncode == 0
+    done = lamar_cli("apply", path, "--store", store, "--json")
+    assert done.returncode == 0, done.stderr
+    (skip,) = json.loads(done.stdout)["skipped"]
+    assert skip["code"] == "applied" and skip["reason"] == "already applied"

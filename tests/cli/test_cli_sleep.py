@@ -75,7 +75,8 @@ def test_review_through_stdin_then_apply_the_approved_only(lamar_cli, run_cli, s
     assert lam.get(ids["twin"]).status is Status.RETIRED
     assert lam.get(ids["neutral"]).provenance["merged_from"] == [ids["twin"]]
     again = run_cli("apply", report, "--store", store, "--json")
-    assert json.loads(again.stdout) == {"applied": [], "skipped": [{"id": chosen["merge"], "reason": "already applied"}]}
+    assert json.loads(again.stdout) == {"applied": [], "skipped": [{"id": chosen["merge"], "reason": "already applied",
+                                                                     "code": "applied"}]}
 
 
 def test_review_quit_and_end_of_input_save_what_was_decided(run_cli, json_store, make_report):
