@@ -115,7 +115,7 @@ class SleepReview:
         try:
             message = await run_in_threadpool(run)
         except (LamarError, OSError, ValueError) as exc:
-            message = f"sleep failed: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
+            message = f"sleep failed: {_said(exc)}"
         return self._told(message)
 
     async def sleep_decide(self, request: Request) -> Response:
@@ -136,7 +136,7 @@ class SleepReview:
         try:
             save_report(str(self.report_path), data)  # the same record `lamar review` writes
         except OSError as exc:  # a full disk: the page says so, the report there is left as it was
-            return self._told(exc.strerror or str(exc))
+            return self._told(_said(exc))
         return self._told(f"{pid} {decision}")
 
     async def sleep_apply(self, request: Request) -> Response:
@@ -157,6 +157,12 @@ class SleepReview:
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
         return self._told(_applied_message(result))
+
+
+def _said(exc: Exception) -> str:
+    """An error as the page says it: an OSError's own words ("No space left on device") without
+    its number and path, anything else as it reads."""
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
 
 def _applied_message(result: ApplyResult) -> str:
