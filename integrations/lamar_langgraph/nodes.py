@@ -3,6 +3,7 @@ state keys they share (`LamarState`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
@@ -237,12 +238,14 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
 
     Raises:
         InvalidArgument: `lamar` is not a Lamar engine, or `outcome` is not a function.
+        DuplicateReport: (in the run) the turn's episode already has another outcome, such as
+            one a second reviewer resuming the same interrupt recorded first.
     """
 
     engine(lamar, "report_node")
     _callable_or_none(outcome, "outcome")
 
-    def plan(state: Any) -> tuple[list[str], Outcome] | None:
+    def plan(state: Any) -> tuple[list[str], Outcome, str | None] | None:
         value = outcome(state) if outcome is not None else _field(state, outcome_key)
         if value is None:
             return None
@@ -250,7 +253,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         current = _field(state, "lamar_episode_id")
         if current and _field(state, "lamar_reported") != current and current not in episodes:
             episodes.append(current)  # a state from before lamar_episodes existed
-        return (episodes, value) if episodes else None
+        return (episodes, value, current) if episodes else None
 
     def written(episodes: list[str]) -> dict[str, Any]:
         return {"lamar_reported": episodes[-1], "lamar_episodes": dict.fromkeys(episodes, REPORTED)}
@@ -276,7 +279,10 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             try:
                 lamar.report(episode, todo[1])
             except DuplicateReport:
-                pass  # reported already: by the app, or by a run whose checkpoint was not saved
+                # Reported already: by a run whose checkpoint was not saved (the same outcome), or
+                # by another resume of this thread or the app (maybe another: refused, not dropped).
+                if episode == todo[2]:
+                    _same_outcome(lamar.episode(episode), episode, todo[1])
             except UnknownEpisode:  # gone: sleep compacted it; nothing is left to report
                 log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:  # fail open: it stays open, for the next report node to try
@@ -296,7 +302,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
             try:
                 await lamar.areport(episode, todo[1])
             except DuplicateReport:
-                pass
+                if episode == todo[2]:
+                    _same_outcome(await asyncio.to_thread(lamar.episode, episode), episode, todo[1])
             except UnknownEpisode:
                 log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:
@@ -306,6 +313,21 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         return written(done) if done else {}
 
     return RunnableLambda(report_sync, afunc=report_async, name=name)
+
+
+def _same_outcome(recorded: Any, episode: str, value: Outcome) -> None:
+    """Nothing when the episode's recorded outcome is `value` (a replayed report); else refuses
+    `value`: two reviewers who resume one interrupted thread at once must not both be told
+    their decision stands while the store keeps only one of them."""
+    reward, parsed = to_reward(value)
+    if recorded.reward == reward and recorded.signal == (parsed.value if parsed else None):
+        return
+    mine, again = (parsed.value, repr(parsed.value)) if parsed else (f"{reward:g}", repr(reward))
+    theirs = recorded.signal or f"{recorded.reward:g}"
+    raise DuplicateReport(
+        f"episode {episode} already has the outcome {theirs} (another run of this thread, such as a second "
+        f"resume of the same interrupt, or the app, reported it first); this run's outcome {mine} was not "
+        f"recorded. To correct the recorded outcome, call lam.report({episode!r}, {again}, replace=True)")
 
 
 def _callable_or_none(value: Any, name: str) -> None:
