@@ -10,7 +10,7 @@ from typing import Any, Self, cast
 
 from langgraph.store.base import Op, PutOp, Result, SearchItem, SearchOp
 
-from lamar import StoreError
+from lamar import InvalidArgument, StoreError
 
 # Enough for every live writer: dead entries are cleared, so the list stays small.
 _MAX_WRITERS = 1000
@@ -48,8 +48,8 @@ class BakeryLock:
         self.run = run
         self.namespace = namespace
         self.writer = writer
-        self.lease = lease
-        self.timeout = timeout
+        self.lease = seconds("lease", lease, finite=True)
+        self.timeout = seconds("timeout", timeout, finite=False)
         self._ticket = 0
         self._since = 0.0  # time.monotonic() when our visible beat was taken
         self._broken = True  # no continuous presence yet
@@ -164,6 +164,23 @@ class BakeryLock:
             if choosing or (ticket and (ticket, writer) < mine):
                 return writer
         return None
+
+
+def seconds(name: str, value: Any, *, finite: bool) -> float:
+    """`value` as a positive number of seconds, else `InvalidArgument` saying what to pass.
+
+    A lease must also be finite: the entry of a writer that crashed under an endless lease is
+    never taken for dead, and every other writer waits for it until its timeout, for good.
+
+    >>> seconds("timeout", float("inf"), finite=False)
+    inf
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise InvalidArgument(f"{name} is a positive number of seconds; got {value!r}")
+    if finite and not math.isfinite(value):
+        raise InvalidArgument(f"{name} is a finite number of seconds (the default is 30): a writer that "
+                              f"crashes holding the lock blocks every other one until it expires; got {value!r}")
+    return float(value)
 
 
 def _entry(value: Any) -> tuple[bool, int, float] | None:

@@ -16,7 +16,7 @@ from langgraph.store.base.batch import AsyncBatchedBaseStore
 from lamar import CorruptStore, EventConflict, InvalidArgument, LamarError, StoreError
 from lamar.store import Event
 from lamar.store.base import check_appendable, storable_key
-from lamar_langgraph.bakery import BakeryLock
+from lamar_langgraph.bakery import BakeryLock, seconds
 
 _HEAD = "head"
 _CHUNK = 500  # gets per batch when reading many events
@@ -88,7 +88,7 @@ class LangGraphStore:
         store: any LangGraph `BaseStore`.
         namespace: where Lamar's items live; one label or a tuple (sanitised, see
             `sanitize_namespace`). Two Lamar stores in one BaseStore need two namespaces.
-        lease: seconds after which a silent writer is taken for dead (its lock released).
+        lease: seconds (a finite number) after which a silent writer is taken for dead (its lock released).
         timeout: seconds a write waits for the lock before raising `StoreError`.
         location: how the store names itself in messages (default: the store type and namespace).
         compact: called after a scrub (`Lamar.erase`) to make the database under the BaseStore
@@ -114,9 +114,7 @@ class LangGraphStore:
             raise InvalidArgument(f"LangGraphStore needs a synchronous store, and {type(store).__name__} refuses "
                                   "synchronous calls inside its event loop: open PostgresStore (or SqliteStore) on "
                                   "the same database; Lamar's async methods (arecall, areport) run it in a thread")
-        for name, seconds in (("lease", lease), ("timeout", timeout)):
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
-                raise InvalidArgument(f"{name} is a positive number of seconds; got {seconds!r}")
+        lease, timeout = seconds("lease", lease, finite=True), seconds("timeout", timeout, finite=False)
         if compact is not None and not callable(compact):
             raise InvalidArgument(f"compact is a function of no arguments; got {type(compact).__name__}")
         self.compact = compact

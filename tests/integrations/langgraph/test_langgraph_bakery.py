@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from lamar import Experience, Lamar, StoreError
+from lamar import Experience, InvalidArgument, Lamar, StoreError
 from lamar_langgraph import LangGraphStore
+from lamar_langgraph.bakery import BakeryLock
 
 WRITERS = ("lamar", "writers")
 
@@ -39,3 +40,24 @@ def test_a_lease_too_short_for_the_store_says_to_raise_the_lease_and_gives_up_so
     with pytest.raises(StoreError, match="raise `lease`"):
         lam.add(Experience("the build fails", "read the log"))
     assert time.monotonic() - start < 5  # not the whole timeout spent re-taking tickets
+
+
+@pytest.mark.parametrize("lease", [float("inf"), float("nan"), -1.0, 0, True, "30"])
+def test_a_lease_that_would_never_expire_or_is_no_number_is_refused(lease: Any) -> None:
+    with pytest.raises(InvalidArgument, match="lease is a"):
+        LangGraphStore(InMemoryStore(), lease=lease)
+    with pytest.raises(InvalidArgument, match="lease is a"):
+        BakeryLock(InMemoryStore().batch, WRITERS, "w1", lease=lease, timeout=1.0)
+
+
+def test_a_crashed_writers_place_is_cleared_after_a_finite_lease() -> None:
+    store = InMemoryStore()
+    crashed = BakeryLock(store.batch, WRITERS, "crashed", lease=60.0, timeout=1.0)
+    crashed.acquire()  # and never released: its process died
+    store.put(WRITERS, "crashed", {**store.get(WRITERS, "crashed").value, "beat": time.time() - 61})  # type: ignore[union-attr]
+    with BakeryLock(store.batch, WRITERS, "next", lease=60.0, timeout=30.0):
+        assert store.get(WRITERS, "crashed") is None
+
+
+def test_a_timeout_may_be_endless() -> None:
+    assert LangGraphStore(InMemoryStore(), timeout=float("inf")).timeout == float("inf")
