@@ -46,20 +46,40 @@ def last_value(left: Any, right: Any) -> Any:
     return right
 
 
-def merge_episodes(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
-    "reported" wins, so parallel branches, subgraphs and a later report all merge."""
+    "reported" wins, so parallel branches, subgraphs and a later report all merge. None
+    forgets an episode (a new turn forgets the reported ones: see `_forgotten`)."""
     merged = dict(left or {})
     for episode, status in (right or {}).items():
-        if merged.get(episode) != REPORTED:
+        if status is None:
+            merged.pop(episode, None)
+        elif merged.get(episode) != REPORTED:
             merged[episode] = status
     return merged
 
 
-def merge_turns(left: dict[str, str] | None, right: dict[str, str] | None) -> dict[str, str]:
+def merge_turns(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_turns` (turn -> its episode): a union, so a subgraph's turn and its
-    parent's, both written back into one state, are each remembered."""
-    return {**(left or {}), **(right or {})}
+    parent's, both written back into one state, are each remembered. None forgets a turn."""
+    merged = {**(left or {}), **(right or {})}
+    return {turn: episode for turn, episode in merged.items() if episode is not None}
+
+
+def _forgotten(state: Any, raw: str | None) -> dict[str, Any]:
+    """The updates that forget what a new turn no longer needs: the turns whose episodes are
+    reported (but those of this same turn in another (sub)graph) and the reported episodes.
+    Kept, a long-lived thread's checkpoint would grow by one entry of each with every turn."""
+    episodes = _field(state, "lamar_episodes") or {}
+    kept: set[str] = set()
+    turns: dict[str, None] = {}
+    for name, episode in (_field(state, "lamar_turns") or {}).items():
+        if episodes.get(episode) == OPEN or (raw is not None and (name == raw or name.endswith(f"|{raw}"))):
+            kept.add(episode)
+        else:
+            turns[name] = None
+    gone = {episode: None for episode, status in episodes.items() if status == REPORTED and episode not in kept}
+    return {"lamar_turns": turns, "lamar_episodes": gone}
 
 
 class LamarState(TypedDict, total=False):
@@ -75,16 +95,17 @@ class LamarState(TypedDict, total=False):
         lamar_context: the context to recall for, a mapping of strings (read by recall
             unless `recall_node(context=...)` says otherwise; the runtime context is the fallback).
         lamar_turn: the turn the current episode belongs to (written by recall).
-        lamar_turns: every turn of the thread that has its episode, turn -> episode (written
-            by recall; merged, so a subgraph's turn does not hide its parent's).
+        lamar_turns: the turns that have their episode, turn -> episode (written by recall;
+            merged, so a subgraph's turn does not hide its parent's; a new turn forgets the
+            earlier turns whose episodes are reported).
         lamar_episode_id: the episode of the current turn's recall (written by recall).
         lamar_lessons: ids of the injected lessons, best first (written by recall).
         lamar_prompt: the fenced lessons block for a system prompt, "" when none (written by recall).
         lamar_outcome: what happened: a Signal name ("shipped", "reverted", ...) or a reward
             in [-1, 1] (read by report; recall clears it when a new turn starts).
         lamar_reported: the episode the report node has reported (written by report).
-        lamar_episodes: every episode recalled in the thread, "open" until reported (written
-            by both nodes; merged, never overwritten).
+        lamar_episodes: the episodes recalled in the thread, "open" until reported (written
+            by both nodes; merged, never overwritten; a new turn forgets the reported ones).
     """
 
     lamar_context: dict[str, str]  # no reducer: only you write it, and {} must not hide the runtime context
@@ -167,20 +188,20 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         raise InvalidArgument(f"k is the number of lesson slots, a whole number >= 0 (or None); got {k!r}")
     _callable_or_none(turn, "turn")
 
-    def plan(state: Any) -> tuple[Mapping[str, str], str | None] | None:
-        marker = turn(state) if turn is not None else None
-        if marker is not None:
-            marker = _in_namespace(marker)  # a subgraph's turn is its own
+    def plan(state: Any) -> tuple[Mapping[str, str], str | None, dict[str, Any]] | None:
+        raw = turn(state) if turn is not None else None
+        marker = _in_namespace(raw) if raw is not None else None  # a subgraph's turn is its own
         if marker is not None and (marker in (_field(state, "lamar_turns") or {}) or (
                 _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"))):
             return None  # this turn already has its episode (the second test: a state from before lamar_turns)
-        return _context(state, context, context_key), marker
+        return _context(state, context, context_key), marker, _forgotten(state, raw)
 
-    def written(rec: Recall, marker: str | None) -> dict[str, Any]:
+    def written(rec: Recall, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
+        turns, episodes = forget["lamar_turns"], forget["lamar_episodes"]
         update = {"lamar_turn": marker, "lamar_episode_id": rec.episode_id, "lamar_lessons": rec.ids,
                   "lamar_prompt": rec.as_prompt(), outcome_key: None, "lamar_reported": None,
-                  "lamar_episodes": {rec.episode_id: OPEN}}
-        return update if marker is None else {**update, "lamar_turns": {marker: rec.episode_id}}
+                  "lamar_episodes": {**episodes, rec.episode_id: OPEN}}
+        return {**update, "lamar_turns": turns if marker is None else {**turns, marker: rec.episode_id}}
 
     def without_lessons(exc: StoreError, marker: str | None) -> dict[str, Any]:
         log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
@@ -192,7 +213,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         if todo is None:
             return {}
         try:
-            return written(lamar.recall(todo[0], k=k), todo[1])
+            return written(lamar.recall(todo[0], k=k), todo[1], todo[2])
         except StoreError as exc:
             return without_lessons(exc, todo[1])
 
@@ -201,7 +222,7 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         if todo is None:
             return {}
         try:
-            return written(await lamar.arecall(todo[0], k=k), todo[1])
+            return written(await lamar.arecall(todo[0], k=k), todo[1], todo[2])
         except StoreError as exc:
             return without_lessons(exc, todo[1])
 

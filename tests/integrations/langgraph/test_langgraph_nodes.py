@@ -294,7 +294,10 @@ async def test_a_previous_turn_that_sleep_compacted_is_left_as_reported(lam: Lam
     second_input = {"messages": [HumanMessage("works now")], "lamar_outcome": "accepted"}
     second = run(second_input, thread("c")) if run else await app.ainvoke(second_input, thread("c"))
     assert second["messages"][-1].content == "b"
-    assert second["lamar_episodes"][first["lamar_episode_id"]] == "reported"
+    # Marked reported by the report node, then forgotten by the new turn: never left open.
+    reported = next(s for s in app.get_state_history(thread("c")) if s.next == ("recall",))
+    assert reported.values["lamar_episodes"][first["lamar_episode_id"]] == "reported"
+    assert first["lamar_episode_id"] not in second["lamar_episodes"]
 
 
 @dataclasses.dataclass
