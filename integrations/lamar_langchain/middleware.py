@@ -61,6 +61,7 @@ OutcomeFunction = Callable[[Mapping[str, Any], Runtime[Any]], Outcome | None]
 
 log = logging.getLogger(__name__)
 _PROMPTS_KEPT = 1024
+_CUT_SHORT = "the run stopped before it ended"  # never an outcome: every outcome passes to_reward first
 
 
 class LamarAgentState(AgentState[Any]):
@@ -74,6 +75,7 @@ class LamarAgentState(AgentState[Any]):
     lamar_experience_ids: NotRequired[list[str]]
     lamar_outcome: NotRequired[str | float | None]
     lamar_reported: NotRequired[Annotated[str | None, PrivateStateAttr]]
+    lamar_running: NotRequired[Annotated[str | None, PrivateStateAttr]]  # recalled, end not reached
 
 
 class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
@@ -98,8 +100,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     If a model or tool call raises or is cancelled (an interrupt is not an error), the run's
     episode is recorded as expired, or given `failed_outcome`, before the error propagates: a
-    failed run leaves no episode behind. A late report still replaces the expiry. List it before
-    retry and fallback middleware, so that it sees only the failures they let through, but
+    failed run leaves no episode behind. A run that stopped between two steps (a stream closed
+    by the caller) is settled so when the thread's next turn starts. A late report still
+    replaces the expiry. List it before retry and fallback middleware, so that it sees only
+    the failures they let through, but
     after a middleware that sets the system message (`dynamic_prompt`), which would replace the
     lessons (a warning says so, once).
 
@@ -205,9 +209,16 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                             value, episode, exc)
                 return None
             return episode, value, False
+        if state.get("lamar_running") == episode:
+            # Its run stopped between two steps (a stream the caller closed, a process that died)
+            # and never answered: settled like a cancelled run, never accepted by silence.
+            return episode, _CUT_SHORT, True
         return None if self.silent_outcome is None else (episode, self.silent_outcome, True)
 
     def _send_previous(self, episode: str, outcome: Outcome, silent: bool) -> None:
+        if outcome == _CUT_SHORT:
+            self._settle(episode, "the agent run stopped before it ended")
+            return
         if silent and self._settled_as_failed(episode):
             return  # silence after a failed run is no acceptance; only an explicit outcome replaces it
         _report_quietly(self.lamar.report, episode, outcome)
@@ -247,7 +258,14 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     def _state_update(self, rec: Recall) -> dict[str, Any]:
         self._remember(rec.episode_id, rec.as_prompt())
-        return {EPISODE_KEY: rec.episode_id, "lamar_experience_ids": rec.ids, "lamar_reported": None}
+        return {EPISODE_KEY: rec.episode_id, "lamar_experience_ids": rec.ids, "lamar_reported": None,
+                "lamar_running": rec.episode_id}
+
+    def after_agent(self, state: LamarAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return {"lamar_running": None} if state.get("lamar_running") else None
+
+    async def aafter_agent(self, state: LamarAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self.after_agent(state, runtime)
 
     # -- inject on every model call, settle a failed run -------------------------------------
 
@@ -341,11 +359,13 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
 
     def _settle_failed(self, state: Mapping[str, Any], exc: BaseException) -> None:
         episode = state.get(EPISODE_KEY)
-        if not isinstance(episode, str) or state.get("lamar_reported") == episode:
-            return
+        if isinstance(episode, str) and state.get("lamar_reported") != episode:
+            self._settle(episode, f"the agent run failed: {type(exc).__name__}")
+
+    def _settle(self, episode: str, reason: str) -> None:
         try:
             if self.failed_outcome is None:
-                self.lamar.expire(episode, f"the agent run failed: {type(exc).__name__}")
+                self.lamar.expire(episode, reason)
             else:
                 _report_quietly(self.lamar.report, episode, self.failed_outcome)
         except Exception:  # fail open: the agent's own error is the one to surface

@@ -16,7 +16,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from lamar import Experience, InvalidContext, Lamar, Scope
 from lamar.recall import FENCE_OPEN
-from lamar_langchain import LamarMiddleware
+from lamar_langchain import LamarCallbackHandler, LamarMiddleware
 
 from .conftest import RecordingChatModel
 
@@ -337,3 +337,62 @@ async def test_a_cancelled_turn_is_settled_as_failed_not_accepted_by_the_next(ch
     assert lam.pending() == [] and lam.episode(cut).settled == "expired"
     await agent.ainvoke({"messages": [{"role": "user", "content": "never mind"}]}, thread)
     assert lam.episode(cut).signal is None and lam.episode(cut).settled == "expired"
+
+
+@tool
+def quick_deploy(target: str) -> str:
+    """Deploy a target."""
+    return "deployed"
+
+
+@pytest.mark.parametrize("how", ["astream-aclose", "astream-break-then-aclose", "stream-close"])
+async def test_a_stream_closed_between_steps_is_settled_as_failed_not_accepted_by_the_next(
+        chat_model: Any, how: str) -> None:
+    """The caller stops reading after the model asked for a tool: no model or tool call is running,
+    so nothing is cancelled, and the run's end is never reached. The next message must not
+    accept a turn that never answered."""
+    lam, _ = engine()
+    call = AIMessage(content="", tool_calls=[{"name": "quick_deploy", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "deployed it", "thanks"), [quick_deploy], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, silent_outcome="accepted")])
+    thread = {"configurable": {"thread_id": f"closed-{how}"}}
+    message = {"messages": [{"role": "user", "content": "ship it"}]}
+    if how == "stream-close":
+        sync_stream = agent.stream(message, thread, stream_mode="updates")
+        for update in sync_stream:
+            if "model" in update:
+                break
+        sync_stream.close()
+    else:
+        stream = agent.astream(message, thread, stream_mode="updates")
+        async for update in stream:
+            if "model" in update:
+                if how == "astream-aclose":
+                    await stream.aclose()
+                break
+        await stream.aclose()  # what `async for` over `aclosing(...)` or the loop's finalizer does
+    cut = (await agent.aget_state(thread)).values["lamar_episode_id"]
+    assert lam.episode(cut).reports == 0
+    await agent.ainvoke({"messages": [{"role": "user", "content": "did it work?"}]}, thread)
+    assert lam.episode(cut).signal is None and lam.episode(cut).settled == "expired"
+    # A turn that reached its end is still accepted by the next message's silence.
+    answered = (await agent.aget_state(thread)).values["lamar_episode_id"]
+    await agent.ainvoke({"messages": [{"role": "user", "content": "ok"}]}, thread)
+    assert lam.episode(answered).signal == "accepted"
+
+
+def test_a_closed_stream_is_settled_at_once_with_the_callback_handler(chat_model: Any) -> None:
+    lam, _ = engine()
+    call = AIMessage(content="", tool_calls=[{"name": "quick_deploy", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "deployed it"), [quick_deploy], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    handler = LamarCallbackHandler(lam)
+    config = {"configurable": {"thread_id": "closed-at-once"}, "callbacks": [handler]}
+    stream = agent.stream({"messages": [{"role": "user", "content": "ship it"}]}, config, stream_mode="updates")
+    for update in stream:
+        if "model" in update:
+            break
+    stream.close()
+    handler.close()
+    cut = agent.get_state(config).values["lamar_episode_id"]
+    assert lam.episode(cut).settled == "expired" and lam.pending() == []
