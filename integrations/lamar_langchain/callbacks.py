@@ -25,7 +25,7 @@ from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import clip, episodes_in, output_text
-from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report
+from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
 _RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
@@ -90,9 +90,8 @@ class LamarCallbackHandler(GraphEvents):
         self.raise_error = raise_error
         self.mirror_to_langsmith = mirror_to_langsmith
         self.feedback_key = feedback_key
-        self.max_runs = max_runs
+        self.max_runs, self.bind_ttl = limits(max_runs, bind_ttl)
         self.failed_outcome = outcome(failed_outcome, "failed_outcome")
-        self.bind_ttl = bind_ttl
         self._io: concurrent.futures.ThreadPoolExecutor | None = None
         self._client = langsmith_client
         self._writer = TraceWriter(trace_path) if trace_path is not None else None

@@ -4,6 +4,7 @@ that resumes the thread carries."""
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -18,8 +19,23 @@ try:
 except ImportError:  # a LangGraph without lifecycle events: its breakpoints go unseen
     from langchain_core.callbacks import BaseCallbackHandler as GraphCallbackHandler  # type: ignore[assignment]
 
-from lamar import UnknownEpisode
+from lamar import InvalidArgument, UnknownEpisode
 from lamar_langchain.run_record import RunRecord
+
+
+def limits(max_runs: Any, bind_ttl: Any) -> tuple[int, float]:
+    """`max_runs` and `bind_ttl`, checked when the handler is made: inside a run, a bad one
+    would fail every callback (swallowed by LangChain) and leave failed runs unsettled.
+
+    >>> limits(10, 60)
+    (10, 60.0)
+    """
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        raise InvalidArgument(f"max_runs is how many finished runs to keep, a whole number >= 1; got {max_runs!r}")
+    if isinstance(bind_ttl, bool) or not isinstance(bind_ttl, (int, float)) or not 0 <= bind_ttl < math.inf:
+        raise InvalidArgument(f"bind_ttl is how long a bind waits for its run, a finite number of seconds >= 0 "
+                              f"(default 3600); got {bind_ttl!r}")
+    return max_runs, float(bind_ttl)
 
 
 class Bindings(OrderedDict[UUID, tuple[float, list[str]]]):

@@ -14,7 +14,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from lamar import DuplicateReport, Experience, Lamar, Scope, Signal
+from lamar import DuplicateReport, Experience, InvalidArgument, Lamar, Scope, Signal
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
 from lamar_langgraph import LamarState, recall_node
@@ -63,6 +63,23 @@ def test_bindings_for_runs_that_never_start_are_freed() -> None:
     assert len(expiring._pending) == 0
     # the engine still lists the episodes as pending: nothing stored is lost
     assert {p.episode_id for p in lam.pending()} == set(episodes)
+
+
+@pytest.mark.parametrize("limit", [{"max_runs": "10"}, {"max_runs": 0}, {"max_runs": 2.5}, {"max_runs": True},
+                                   {"bind_ttl": float("nan")}, {"bind_ttl": -1}, {"bind_ttl": float("inf")},
+                                   {"bind_ttl": None}])
+def test_bad_limits_are_refused_when_the_handler_is_made(limit: dict[str, Any]) -> None:
+    """Inside a run a bad limit fails every callback, quietly: with max_runs="10" no finished run
+    was ever forgotten."""
+    with pytest.raises(InvalidArgument, match=f"{next(iter(limit))} is how"):
+        LamarCallbackHandler(engine(), **limit)
+
+
+def test_max_runs_bounds_the_finished_runs_kept() -> None:
+    handler = LamarCallbackHandler(engine(), max_runs=10)
+    for _ in range(30):
+        RunnableLambda(lambda x: x).invoke(1, config={"callbacks": [handler]})
+    assert len(handler._runs) == 10
 
 
 class State(LamarState, total=False):
