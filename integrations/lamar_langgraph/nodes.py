@@ -19,6 +19,7 @@ from lamar import (
     InvalidContext,
     InvalidReward,
     Lamar,
+    LamarError,
     Recall,
     Signal,
     StoreError,
@@ -303,7 +304,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 # Reported already: by a run whose checkpoint was not saved (the same outcome), or
                 # by another resume of this thread or the app (maybe another: refused, not dropped).
                 if episode == todo[2]:
-                    _same_outcome(lamar.episode(episode), episode, todo[1])
+                    _same_outcome(lamar, episode, todo[1])
             except UnknownEpisode:  # gone: sleep compacted it; nothing is left to report
                 log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:  # fail open: it stays open, for the next report node to try
@@ -324,7 +325,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
                 await lamar.areport(episode, todo[1])
             except DuplicateReport:
                 if episode == todo[2]:
-                    _same_outcome(await asyncio.to_thread(lamar.episode, episode), episode, todo[1])
+                    await asyncio.to_thread(_same_outcome, lamar, episode, todo[1])
             except UnknownEpisode:
                 log.info("Lamar's episode %s is gone (sleep compacted it): nothing to report", episode)
             except StoreError as exc:
@@ -336,10 +337,15 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     return RunnableLambda(report_sync, afunc=report_async, name=name)
 
 
-def _same_outcome(recorded: Any, episode: str, value: Outcome) -> None:
+def _same_outcome(lamar: Lamar, episode: str, value: Outcome) -> None:
     """Nothing when the episode's recorded outcome is `value` (a replayed report); else refuses
     `value`: two reviewers who resume one interrupted thread at once must not both be told
     their decision stands while the store keeps only one of them."""
+    try:
+        recorded = lamar.episode(episode)
+    except LamarError as exc:  # compacted or unreadable since: nothing to compare, the run goes on
+        log.info("Lamar could not read back episode %s: %s", episode, exc)
+        return
     reward, parsed = to_reward(value)
     if recorded.reward == reward and recorded.signal == (parsed.value if parsed else None):
         return

@@ -3,6 +3,7 @@ recorded, the other resume is refused with `DuplicateReport`, and the thread goe
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 import uuid
@@ -131,3 +132,21 @@ def test_a_replayed_report_of_the_same_outcome_is_no_conflict() -> None:
     before_report = next(s for s in graph.get_state_history(config) if s.next == ("report",))
     graph.invoke(None, before_report.config)
     assert lam.episode(done["lamar_episode_id"]).reward == 0.5 and lam.episode(done["lamar_episode_id"]).reports == 1
+
+
+async def test_two_reviewers_resuming_under_ainvoke_record_one_outcome_and_refuse_the_other() -> None:
+    lam = Lamar(":memory:", seed=1)
+    saver = InMemorySaver()
+    config = {"configurable": {"thread_id": "async-review"}}
+    await reviewed_graph(lam, saver, None).ainvoke(
+        {"messages": [HumanMessage("the build fails", id="m1")], "lamar_context": CONTEXT}, config)
+    gate = threading.Barrier(2, timeout=120)  # the review node is sync: each runs on a worker thread
+    results = await asyncio.gather(
+        *(reviewed_graph(lam, saver, gate).ainvoke(Command(resume=answer), config) for answer in (1.0, -0.5)),
+        return_exceptions=True)
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert len(refused) == 1 and isinstance(refused[0], DuplicateReport)
+    (kept,) = [r for r in results if not isinstance(r, BaseException)]
+    recorded = lam.episode(kept["lamar_episode_id"])
+    assert recorded.reports == 1 and recorded.reward == kept["lamar_outcome"]
+    assert "replace=True" in str(refused[0]) and f"{recorded.reward:g}" in str(refused[0])
