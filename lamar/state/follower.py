@@ -178,6 +178,12 @@ class Follower:
         cache = self.cache
         if cache.seq == 0:
             return False
+        if not self.may_save():
+            # An event below the cache's seq may still commit (its writer is mid-write, which the
+            # checkpoint's lock rules out while held): a snapshot there would hide it for good.
+            raise StoreError(f"cannot checkpoint {self.store.location} now: a write in flight did not end "
+                             "within a second (the checkpoint's lock on the log was lost); nothing was "
+                             "rewritten: checkpoint again")
         snapshot = Event("snapshot", snapshot_of(cache), seq=cache.seq)
         done = bool(store.rewrite(cache.seq, snapshot))
         if done:  # the state saved before names an event now gone: save one that names the snapshot

@@ -123,6 +123,15 @@ class Connections:
                 raise StoreError(f"cannot {doing} {self.location}: {reason(exc)}") from exc
         raise AssertionError("unreachable")
 
+    def backend(self, conn: Connection[Any]) -> tuple[int, str | None]:
+        """The server backend of a pooled connection, by pid and start time (`end_lost` names it so)."""
+        return conn.info.backend_pid, self._started.get(conn)
+
+    def end_lost(self, conn: Connection[Any], backend: tuple[int, str | None]) -> None:
+        """End the backend of `conn` (named by `backend`, read before) if the client lost it."""
+        if conn.broken:
+            self._end_backend(*backend)
+
     def _end_backend(self, pid: int, started: str | None) -> None:
         """End the backend of a connection lost mid-query, and wait until it has ended (at most
         `settle_timeout` seconds): across a half-open link it may still hold its transaction's

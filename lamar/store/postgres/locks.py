@@ -68,21 +68,38 @@ def settled(db: Connections) -> int | None:
 @contextlib.contextmanager
 def exclusive(db: Connections) -> Iterator[None]:
     """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a
-    checkpoint folds and rewrites the log under it, so no event commits below its seq."""
-    held = False
+    checkpoint folds and rewrites the log under it, so no event commits below its seq.
+
+    The lock's transaction writes nothing: when its connection is lost after the block ended,
+    the block's work stands. A checkpoint whose lock was lost earlier finds the log unsettled
+    and writes nothing (`Follower.checkpoint`)."""
+    held = done = False
     for attempt in (1, 2):
+        lost: tuple[Connection[Any], tuple[int, str | None]] | None = None
         try:
-            with db.connection() as conn, conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
-                held = True
-                yield
+            with db.connection() as conn:
+                lost = conn, db.backend(conn)
+                with conn.transaction():
+                    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
+                    held = True
+                    yield
+                    done = True
             return
         except db.pg.OperationalError as exc:
+            if lost is not None:
+                # Across a half-open link the server still waits for the lock or holds it, and
+                # would hold it for ever once granted: every write, and this retry, behind it.
+                db.end_lost(*lost)
+            if done:
+                return  # only the lock's empty transaction failed to end: nothing to keep
             # A pooled connection the server ended (a restart, pg_terminate_backend): before
             # the lock is held nothing was done, so take it again on a fresh connection.
             if attempt == 1 and not held:
                 db.replace_dead()
                 continue
+            if not held:
+                raise StoreError(f"lost the connection to {db.location} twice while waiting for its write lock: "
+                                 f"{reason(exc)}; nothing was written: try again") from exc
             raise StoreError(f"lost the connection to {db.location} that held its write lock: {reason(exc)}; "
                              "the next call reconnects") from exc
         except db.pg.Error as exc:

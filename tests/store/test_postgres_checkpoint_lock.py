@@ -1,0 +1,236 @@
+"""A checkpoint's exclusive lock on a namespace (fold mode) when its connection is lost: while
+the checkpoint runs, while it waits for the lock, and across a half-open link."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+from lamar import Experience, Lamar, Signal, StoreError
+from lamar.state.follower import Follower
+from lamar.store.postgres import locks
+from tests.state.seam import folded
+from tests.store.test_postgres import (
+    _close,
+    _database,
+    _kill_waiting_writer,
+    _recv,
+    _send,
+    drop_namespaces,
+    namespace_url,
+    terminate,
+    unique_namespace,
+)
+from tests.store.test_postgres_fold import _late_episode
+
+_LOCK_HOLDERS = """SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s::oid
+    AND objid = hashtext(%s)::oid AND mode = 'ExclusiveLock'"""
+
+
+@pytest.fixture
+def namespace(postgres_url: str) -> Iterator[str]:
+    name = unique_namespace("ckpt")
+    yield name
+    drop_namespaces(postgres_url, name)
+
+
+def _engine(url: str, episodes: int = 5) -> Lamar:
+    lam = Lamar(url, k=2, seed=1)
+    lam.add(Experience("case", "do"))
+    for _ in range(episodes):
+        lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    return lam
+
+
+def _end_the_lock(postgres_url: str, namespace: str) -> None:
+    """Terminate the backend holding the checkpoint's exclusive lock (this test's own)."""
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        pids = [row[0] for row in conn.execute(_LOCK_HOLDERS + " AND granted", (locks.ROWS_LOCK, namespace))]
+    assert len(pids) == 1
+    terminate(postgres_url, pids)
+
+
+def _during_checkpoint(monkeypatch: pytest.MonkeyPatch, lam: Lamar, before: Any) -> None:
+    """Call `before()` inside the checkpoint, once the lock is held and before the log is folded."""
+    follower = folded(lam)
+    checkpoint = Follower.checkpoint
+
+    def patched(store: Any) -> bool:
+        before()
+        return checkpoint(follower, store)
+
+    monkeypatch.setattr(follower, "checkpoint", patched)
+
+
+def test_a_checkpoint_that_lost_its_lock_writes_no_snapshot_over_a_write_in_flight(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its lock gone, a write takes a seq and stalls, and a later one commits: a snapshot through
+    the later seq would hide the stalled one's event for good once it commits."""
+    url = namespace_url(postgres_url, namespace)
+    lam, other = _engine(url), Lamar(url, k=2, seed=2)
+    in_flight: list[Any] = []
+
+    def lose_the_lock() -> None:
+        _end_the_lock(postgres_url, namespace)
+        in_flight.extend(_late_episode(url, other))
+        other.report(other.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+
+    _during_checkpoint(monkeypatch, lam, lose_the_lock)
+    with pytest.raises(StoreError) as raised:
+        lam.checkpoint()
+    conn, late = in_flight
+    conn.commit()
+    conn.close()
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 7 and late in folded(fresh).cache.episodes
+    assert "snapshot" not in {e.kind for e in lam.store.read()}
+    assert "nothing was rewritten: checkpoint again" in str(raised.value)
+    monkeypatch.undo()
+    assert lam.checkpoint() is True
+    fresh.close()
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 7 and late in folded(fresh).cache.episodes
+    for engine in (lam, other, fresh):
+        engine.close()
+
+
+def test_a_checkpoint_whose_lock_is_lost_with_no_write_in_flight_keeps_its_snapshot(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log it folds is settled all the same, so its snapshot is right: the call says so,
+    rather than raising over a rewrite it made."""
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(url)
+    _during_checkpoint(monkeypatch, lam, lambda: _end_the_lock(postgres_url, namespace))
+    assert lam.checkpoint() is True
+    assert lam.store.read()[0].kind == "snapshot"
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 5
+    for engine in (lam, fresh):
+        engine.close()
+
+
+def test_a_wait_for_the_lock_lost_twice_says_nothing_was_written(postgres_url: str, namespace: str) -> None:
+    """The checkpoint queues behind a write in flight; its connection is ended while it waits,
+    then again on the retry."""
+    app = unique_namespace("app")
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(url)
+    waiting = Lamar(namespace_url(postgres_url, namespace, application_name=app), k=2, seed=2)
+    conn, _ = _late_episode(url, lam)  # holds the namespace's write lock shared
+    outcome: list[BaseException | bool] = []
+
+    def checkpoint() -> None:
+        try:
+            outcome.append(waiting.checkpoint())
+        except StoreError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=checkpoint, daemon=True)
+    thread.start()
+    killed: set[int] = set()
+    for _ in range(2):
+        _kill_waiting_writer(postgres_url, app, killed)
+    thread.join(timeout=30)
+    conn.rollback()
+    conn.close()
+    assert not thread.is_alive()
+    (error,) = outcome
+    assert "twice while waiting for its write lock" in str(error) and "nothing was written" in str(error)
+    assert "snapshot" not in {e.kind for e in lam.store.read()}
+    assert waiting.checkpoint() is True
+    for engine in (lam, waiting):
+        engine.close()
+
+
+class _HalfOpen:
+    """A TCP relay to PostgreSQL that, at the first statement taking the namespace's write lock,
+    passes it on and hangs up on the client only: the server keeps the connection (a half-open
+    link), so its backend goes on waiting for the lock, and holds it once granted."""
+
+    def __init__(self) -> None:
+        self.server_sockets: list[socket.socket] = []
+        self._armed = True
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        server = socket.create_connection(("127.0.0.1", 5432))
+        self.server_sockets.append(server)
+        stalled = threading.Event()
+
+        def down() -> None:
+            while data := _recv(server):
+                if not stalled.is_set() and not _send(client, data):
+                    break
+            _close(client, server)
+
+        threading.Thread(target=down, daemon=True).start()
+        while data := _recv(client):
+            if self._armed and b"pg_advisory_xact_lock($1, hashtext($2))" in data:
+                self._armed = False
+                stalled.set()
+                _send(server, data)
+                _close(client)
+                return
+            if not _send(server, data):
+                break
+        _close(client, server)
+
+    def close(self) -> None:
+        self._listener.close()
+        _close(*self.server_sockets)
+
+
+def test_a_wait_for_the_lock_lost_on_a_half_open_link_leaves_no_backend_holding_it(
+        postgres_url: str, namespace: str) -> None:
+    """The backend left behind would get the lock once the write in flight ends, then keep it:
+    the retry, and every fold-mode write of the namespace, would wait behind it for ever."""
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(url)
+    proxy = _HalfOpen()
+    through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
+                            namespace, sslmode="disable")
+    waiting = Lamar(through, k=2, seed=2)
+    conn, _ = _late_episode(url, lam)
+    outcome: list[BaseException | bool] = []
+
+    def checkpoint() -> None:
+        try:
+            outcome.append(waiting.checkpoint())
+        except StoreError as exc:
+            outcome.append(exc)
+
+    thread = threading.Thread(target=checkpoint, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while proxy._armed and time.monotonic() < deadline:  # until the checkpoint asked for the lock
+        thread.join(timeout=0.05)
+    conn.commit()
+    conn.close()
+    thread.join(timeout=30)
+    hung = thread.is_alive()
+    if hung:  # free the namespace for the cleanup: end the backends this test left holding it
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            terminate(postgres_url, [row[0] for row in admin.execute(_LOCK_HOLDERS, (locks.ROWS_LOCK, namespace))])
+        thread.join(timeout=30)
+    proxy.close()
+    assert not hung and outcome == [True]
+    lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    assert Lamar(url, k=2, seed=3).stats()["episodes"] == 7
+    for engine in (lam, waiting):
+        engine.close()
