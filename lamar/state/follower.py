@@ -155,7 +155,14 @@ class Follower:
         """Save the state at close when this process wrote and the tail is long enough to matter."""
         tail = self.cache.seq - self.state_seq
         if self.wrote and tail > 0 and tail * 16 >= len(self.cache.lessons):
-            self.save()
+            # Fold what others wrote first: a lesson another process erased since holds its text
+            # in this cache, and a state saved from it would store that text beside the scrubbed log.
+            try:
+                self.sync()
+            except StoreError:
+                return  # a cache: failing to save loses nothing
+            if self.state_seq != self.cache.seq:
+                self.save()
 
     def lesson(self, exp_id: str) -> LessonState:
         """The lesson's folded state; UnknownExperience when the log has none by that id."""

@@ -69,3 +69,24 @@ def test_an_edit_stored_after_the_erase_brings_no_text_back() -> None:
         engine.rebuild()
         exp = engine.get(exp_id)
         assert (exp.precondition, exp.action, exp.version) == (ERASED, ERASED, 2)
+
+
+def test_an_engine_that_folded_a_lesson_before_another_erased_it_saves_no_text_at_close(
+        store_location: str) -> None:
+    """The writer's cache still holds the text when it closes: the state it saves beside the log
+    is folded from the scrubbed log, not from that cache."""
+    writer = Lamar(store_location, k=2, seed=1)
+    for i in range(3):
+        writer.add(Experience(f"case {i}", f"do {i}"))
+    exp_id = writer.add(Experience("the crash is reported", _OLD))
+    for _ in range(40):  # enough writes since its last save for close to save the state
+        writer.report(writer.recall({"task": "x"}).episode_id, 0.5)
+    eraser = Lamar(store_location, k=2, seed=2)
+    eraser.erase(exp_id, by="ops")
+    writer.close()
+    state = eraser.store.load_state()  # type: ignore[attr-defined]
+    assert state is not None and "Ottoline" not in state
+    eraser.close()
+    lam = Lamar(store_location)
+    assert lam.get(exp_id).action == ERASED and lam.stats()["episodes"] == 40
+    lam.close()
