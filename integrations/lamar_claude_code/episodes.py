@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import os
 import threading
 import time
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo, rules_folder
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
-from lamar_claude_code.state import locked_state, log_line, writable
+from lamar_claude_code.state import locked_state, log_line, writable, write_atomically
 
 if TYPE_CHECKING:
     from lamar import Lamar
@@ -27,6 +28,7 @@ GIT_SIGNALS = ("shipped", "reverted")
 _SESSION_TTL = 30 * 86400.0
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
 _SHORTEST = 8  # characters of a lesson's field that fit_prompt keeps, however little room there is
+_RECALL_WINDOW = 60.0  # seconds: Claude Code's longest default hook timeout; no hook process outlives it
 
 
 @dataclasses.dataclass
@@ -89,6 +91,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     with locked_state(paths.state, paths.log) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
+        _expire_orphan(state, lam, paths, now)
         if repo:
             _settle_git(state, repo, lam, paths, now)
         if event == "UserPromptSubmit":
@@ -134,8 +137,13 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
         # Too late to deliver: store no episode at all rather than one nobody will report.
         log_line(paths.log, f"budget: the prompt waited over {budget.seconds}s before recall; no episode stored")
         return ""
+    # The store keeps the episode before the state can track it: a hook killed in between (SIGKILL at
+    # Claude Code's timeout) would leave it pending for good. Written down first, the next hook expires it.
+    state["recalling"] = {"time": time.time(), "context": context}
+    write_atomically(paths.state, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
     rec = engine.recall(context, k=fitting(config.max_chars, config.k))
+    del state["recalling"]  # kept when the recall failed: it may have stored its episode all the same
     if budget is not None:
         budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
@@ -157,6 +165,28 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
                                   "traced": previous.get("traced", 0) if previous else 0,
                                   **({"edited": edited} if edited else {})}
     return text
+
+
+def _expire_orphan(state: dict[str, Any], lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
+    """Expire the episode a hook stored and never tracked (it died between its recall and its state write).
+
+    Its recall came first after the intent it wrote, in its context: the earliest untracked pending
+    episode of that context within _RECALL_WINDOW is it. Every other episode is left alone.
+    """
+    intent = state.get("recalling")
+    if intent is None:
+        return
+    try:
+        since, context = float(intent["time"]), dict(intent["context"])
+        found = [p for p in lam().pending() if since <= p.time <= since + _RECALL_WINDOW
+                 and dict(p.context) == context and p.episode_id not in state["episodes"]]
+        if found:
+            orphan = min(found, key=lambda p: p.time).episode_id
+            lam().expire(orphan, "its hook was stopped before it could track the episode; nothing was injected")
+            log_line(paths.log, f"expired {orphan}: its hook was stopped before it could track it", now=now)
+    except (LookupError, TypeError, ValueError):
+        pass  # an intent of the wrong shape (a hand edit) names no episode
+    del state["recalling"]
 
 
 def fit_prompt(experiences: list[Experience], max_chars: int) -> str:

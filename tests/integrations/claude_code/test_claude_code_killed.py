@@ -69,3 +69,35 @@ def test_an_outcome_reported_by_a_killed_hook_is_kept_as_the_store_holds_it(hook
     record = hook.state()["episodes"][first]
     assert record["signal"] == "accepted"  # what the store holds, so its trace carries the outcome
     assert record["audit"][-1][1:] == ["accepted", "reported before this hook's bookkeeping could note it"]
+
+
+# The real hook, killed by a real SIGKILL as its recall returns: the store holds the episode, the state never will.
+_KILLED_AFTER_RECALL = (
+    "import os, signal, sys, lamar\n"
+    "recall = lamar.Lamar.recall\n"
+    "def killed(self, *args, **kwargs):\n"
+    "    recall(self, *args, **kwargs)\n"
+    "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    "lamar.Lamar.recall = killed\n"
+    "from lamar_claude_code.hook import main\n"
+    "main(sys.argv[1])\n"
+)
+
+
+def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_next_hook(hook: Hook, repo: Path) -> None:
+    assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
+    done = subprocess.run([sys.executable, "-c", _KILLED_AFTER_RECALL, str(hook.store)], env=hook.env,
+                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
+                          capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")  # nothing was injected
+    with Lamar(str(hook.store)) as lam:
+        (orphan,) = [p.episode_id for p in lam.pending()]
+        other = lam.recall({"project": "shop"}).episode_id  # another process's episode: left alone
+    assert orphan not in hook.state()["episodes"]
+
+    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert [p.episode_id for p in lam.pending()] == [other]
+        assert (lam.episode(orphan).settled, lam.episode(orphan).reward) == ("expired", None)
+    assert "recalling" not in hook.state()
+    assert f"expired {orphan}" in hook.log_file.read_text()
