@@ -185,10 +185,18 @@ def log_line(path: Path, message: str, *, now: float | None = None) -> None:
     line = f"{stamp} {' '.join(message.split())[:500]}\n".encode("utf-8", "replace")
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
-            handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
-        if path.stat().st_size > _LOG_LIMIT:
-            _shrink(path)
+        # Appends share the log's lock, a trim holds it alone: a line appended while another hook
+        # trims would land in the file the trim is replacing, and be lost.
+        with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock.fileno(), fcntl.LOCK_SH)
+            with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
+                handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
+            if path.stat().st_size > _LOG_LIMIT:
+                if fcntl is not None:
+                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # no append in between: a trim leaves no hole
+                if path.stat().st_size > _LOG_LIMIT:  # another hook may have trimmed it while this one waited
+                    _shrink(path)
 
 
 def _open_private(path: Path, flags: int) -> int:
