@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -12,7 +13,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
-from lamar import Lamar, __version__
+from lamar import Lamar, LamarError, __version__
 from lamar_mcp.arguments import strict_tool
 from lamar_mcp.results import (
     EraseResult,
@@ -143,8 +144,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
 
     if not read_only:
         @_tool(served, "recall", "Recall lessons", _WRITES)
-        def recall(context: RecallContextArg = None, text: FreeTextArg = None,
-                   dry_run: DryRunArg = False) -> RecallResult:
+        async def recall(context: RecallContextArg = None, text: FreeTextArg = None,
+                         dry_run: DryRunArg = False) -> RecallResult:
             """Lessons that past outcomes suggest for this situation, and an episode_id to report.
 
             Call it once at the start of a task, with the task in words (text), labels
@@ -154,7 +155,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             `hint` lists the labels the lessons use. With dry_run, nothing is logged and
             `preview` says for each eligible lesson whether it is wanted and why.
             """
-            return tools.recall(context, text, dry_run)
+            return await _recall_delivered(tools, context, text, dry_run)
 
         if report:
             @_tool(served, "report", "Report what the human did", _WRITES)
@@ -272,6 +273,32 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             raise ResourceNotFoundError(str(exc)) from exc
 
     return server
+
+
+async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run: Any) -> RecallResult:
+    """`tools.recall` in a worker thread; the episode of a call the client cancelled is expired.
+
+    A thread cannot be stopped: cancelled (notifications/cancelled, the client's timeout, a closed
+    connection), the recall still stores its episode, and its answer, the lessons, never reaches the
+    model. Left pending, the episode would count them as injected.
+    """
+    import anyio
+    import anyio.lowlevel
+    import anyio.to_thread
+
+    done: list[RecallResult] = []
+    try:
+        await anyio.to_thread.run_sync(lambda: done.append(tools.recall(context, text, dry_run)))
+        # The thread's wait is shielded: a cancellation that came meanwhile is raised at this checkpoint.
+        await anyio.lowlevel.checkpoint_if_cancelled()
+    except anyio.get_cancelled_exc_class():
+        if done and done[0].episode_id:
+            episode = done[0].episode_id
+            with anyio.CancelScope(shield=True), contextlib.suppress(LamarError):
+                await anyio.to_thread.run_sync(lambda: tools.lamar.expire(
+                    episode, "the client cancelled the recall; its lessons were never shown"))
+        raise
+    return done[0]
 
 
 def _client_name(ctx: Context) -> str | None:
