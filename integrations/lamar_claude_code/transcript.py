@@ -25,17 +25,25 @@ MAX_LINE = 16 * 1024 * 1024  # bytes of one entry; a longer one is skipped like 
 def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """The prompts of a transcript with what followed each: prompt, attempted, tool_errors, output, time.
 
-    Lines that do not parse or are longer than MAX_LINE, meta lines and side chains (subagents) are
-    skipped; only the first MAX_TRANSCRIPT bytes are read.
+    Lines that do not parse or are longer than MAX_LINE, meta lines, side chains (subagents), a
+    compaction's summary and entries written again (same uuid) are skipped; only the first
+    MAX_TRANSCRIPT bytes are read.
 
     Raises:
         OSError: the file cannot be opened.
         ValueError: the path is not a regular file (a FIFO, a device, a folder).
     """
     turns: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for entry in _entries(Path(path).expanduser()):
-        if entry.get("isMeta") or entry.get("isSidechain"):
+        # A compaction's summary is the model's words in a user entry, not a prompt.
+        if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
             continue
+        uuid = entry.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in seen:
+                continue  # a later compaction appends earlier entries again, each under its own uuid
+            seen.add(uuid)
         message = entry.get("message")
         if not isinstance(message, Mapping):
             continue

@@ -121,3 +121,24 @@ def test_a_trace_the_format_refuses_costs_only_itself(tmp_path: Path) -> None:
     held, refused = write_session_traces(turns, "s1", episodes, out)
     assert held == 1 and [t.id for t in load_traces(out)] == ["cc-s1-2"]
     assert len(refused) == 1 and refused[0].startswith("cc-s1-1: ") and "'context'" in refused[0]
+
+
+def test_a_compacted_session_traces_each_prompt_once_and_not_the_summary(tmp_path: Path) -> None:
+    lines = _transcript(tmp_path, "s1").read_text().splitlines()
+    entries = [json.loads(line) for line in lines if line.startswith("{") and line.endswith("}")]
+    # As Claude Code writes a compaction: a boundary, the summary in a user entry, and (on a second
+    # /compact in one process) every earlier entry appended again under its own uuid.
+    compacted = [*entries,
+                 {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                  "compactMetadata": {"trigger": "manual", "preTokens": 91000}, "uuid": "c1", "sessionId": "s1"},
+                 {"type": "user", "isCompactSummary": True, "isVisibleInTranscriptOnly": True, "uuid": "c2",
+                  "message": {"role": "user", "content": "This session is being continued from a previous "
+                              "conversation that ran out of context. Summary: the user asked to fix the tests."},
+                  "sessionId": "s1"},
+                 *entries,
+                 {"type": "user", "uuid": "u9", "message": {"role": "user", "content": "now update the changelog"}}]
+    path = tmp_path / "compacted.jsonl"
+    path.write_text("".join(json.dumps(entry) + "\n" for entry in compacted))
+    turns = read_turns(path)
+    assert [t["prompt"] for t in turns] == [FIRST, SECOND, "now update the changelog"]
+    assert turns[0]["attempted"] == ["Bash: pytest -x", "Edit: /home/dev/shop/app.py"]  # not doubled
