@@ -42,16 +42,32 @@ class Paths:
 
 class Budget:
     """A deadline; `expired` says whether the hook may still recall. `committed` is set once the
-    prompt's episode is stored: from then on it is recorded and delivered, whatever the clock says."""
+    prompt's episode is stored: from then on it is recorded and delivered, whatever the clock says.
+    `commit` and `abandon` decide, one or the other, whether a late recall is delivered or given up."""
 
     def __init__(self, seconds: float, start: float | None = None) -> None:
         self.start = time.monotonic() if start is None else start
         self.seconds = seconds
         self.committed = threading.Event()
+        self._abandoned = False
+        self._deciding = threading.Lock()
 
     @property
     def expired(self) -> bool:
         return time.monotonic() - self.start > self.seconds
+
+    def commit(self) -> bool:
+        """The episode is stored; False when the caller has given up waiting (it delivers nothing)."""
+        with self._deciding:
+            if not self._abandoned:
+                self.committed.set()
+            return not self._abandoned
+
+    def abandon(self) -> bool:
+        """The caller stops waiting; False when the episode is stored already (wait for it instead)."""
+        with self._deciding:
+            self._abandoned = not self.committed.is_set()
+            return self._abandoned
 
 
 def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths: Paths, *,
@@ -143,9 +159,14 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     write_atomically(paths.state, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
     # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
     rec = engine.recall(context, k=fitting(config.max_chars, config.k))
+    if budget is not None and not budget.commit():
+        # The caller gave up (the warm hook serves on, its worker still blocked in the store): Claude
+        # never sees these lessons, so the episode teaches nothing and waits for no report.
+        engine.expire(rec.episode_id, "the hook gave up on the prompt before its recall returned")
+        del state["recalling"]
+        log_line(paths.log, f"expired {rec.episode_id}: its recall returned after the hook gave up", now=now)
+        return ""
     del state["recalling"]  # kept when the recall failed: it may have stored its episode all the same
-    if budget is not None:
-        budget.committed.set()
     text = fit_prompt(rec.experiences, config.max_chars)
     shown = bool(text) or not rec.ids
     if not shown:

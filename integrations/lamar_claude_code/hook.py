@@ -74,7 +74,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         worker = threading.Thread(target=work, name="lamar-hook", daemon=True)
         worker.start()
         worker.join(max(0.0, budget - (time.monotonic() - start)) + _GRACE)
-        if worker.is_alive() and deadline.committed.is_set():
+        if worker.is_alive() and not deadline.abandon():
             worker.join(COMMITTED_WAIT)  # stored: let it be recorded and delivered rather than lost
         if worker.is_alive():
             log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")

@@ -11,7 +11,7 @@ from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from lamar_claude_code.config import HookConfig
 from lamar_claude_code.episodes import Budget, Paths, handle_event
-from lamar_claude_code.hook import paths_for
+from lamar_claude_code.hook import COMMITTED_WAIT, paths_for
 from lamar_claude_code.settings import TOOL_MATCHER
 from lamar_claude_code.state import log_line
 
@@ -38,12 +38,16 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
 
     async def callback(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
         start = asyncio.get_running_loop().time()
+        deadline = Budget(seconds)
+        work = asyncio.ensure_future(asyncio.to_thread(handle_event, dict(input_data), lambda: lamar, paths,
+                                                       config=config, budget=deadline))
         try:
-            text = await asyncio.wait_for(
-                asyncio.to_thread(handle_event, dict(input_data), lambda: lamar, paths, config=config,
-                                  budget=Budget(seconds)),
-                timeout=seconds,
-            )
+            try:
+                text = await asyncio.wait_for(asyncio.shield(work), timeout=seconds)
+            except TimeoutError:
+                if deadline.abandon():
+                    raise  # a recall that returns later expires its own episode
+                text = await asyncio.wait_for(work, timeout=COMMITTED_WAIT)  # stored: record and deliver it
         except Exception as exc:  # noqa: BLE001 - fail open inside someone else's loop
             waited = asyncio.get_running_loop().time() - start
             log_line(paths.log, f"sdk {input_data.get('hook_event_name', 'event')}: {type(exc).__name__}: {exc} "
