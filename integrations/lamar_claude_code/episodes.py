@@ -156,7 +156,9 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     # The store keeps the episode before the state can track it: a hook killed in between (SIGKILL at
     # Claude Code's timeout) would leave it pending for good. Written down first, the next hook expires it.
     state["recalling"] = {"time": time.time(), "context": context}
-    write_atomically(paths.state, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+    # No fsync: the note guards against a killed hook, and a prompt should not wait on the disk for it.
+    write_atomically(paths.state, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"),
+                     durable=False)
     # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
     rec = engine.recall(context, k=fitting(config.max_chars, config.k))
     if budget is not None and not budget.commit():

@@ -163,14 +163,18 @@ def _sweep(path: Path) -> None:
                     os.unlink(entry.path)
 
 
-def write_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Replace `path` by `data`; the file is its owner's only unless `mode` says otherwise."""
+def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durable: bool = True) -> None:
+    """Replace `path` by `data`; the file is its owner's only unless `mode` says otherwise.
+
+    `durable=False` skips the fsync: for a note that must outlive a killed process, which the page
+    cache already survives, and not a power cut."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with os.fdopen(_open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
+            if durable:
+                os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
         if mode is not None:
             os.chmod(tmp, mode)  # before the rename: no moment where the file has the wrong mode
         os.replace(tmp, path)  # atomic on POSIX and Windows

@@ -22,8 +22,18 @@ _KILLED_MID_WRITE = (
 )
 
 
-def _killed(hook: Hook, event: dict[str, object]) -> int:
-    done = subprocess.run([sys.executable, "-c", _KILLED_MID_WRITE, str(hook.store)], input=json.dumps(event).encode(),
+# Killed as it renames its first state file into place: the prompt's note before recall, which
+# follows the report of the turn before (a note that skips the fsync, so _KILLED_MID_WRITE passes it).
+_KILLED_AT_RENAME = (
+    "import os, signal, sys\n"
+    "os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)\n"
+    "from lamar_claude_code.hook import main\n"
+    "main(sys.argv[1])\n"
+)
+
+
+def _killed(hook: Hook, event: dict[str, object], script: str = _KILLED_MID_WRITE) -> int:
+    done = subprocess.run([sys.executable, "-c", script, str(hook.store)], input=json.dumps(event).encode(),
                           env=hook.env, capture_output=True, timeout=60, check=False)
     return done.returncode
 
@@ -60,7 +70,8 @@ def test_an_outcome_reported_by_a_killed_hook_is_kept_as_the_store_holds_it(hook
     assert hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules")).returncode == 0
     (first,) = hook.state()["episodes"]
     # Reports the first prompt's outcome to the store, then dies before the state remembers it.
-    assert _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="now write the docs for it")) == -signal.SIGKILL
+    assert _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="now write the docs for it"),
+                   _KILLED_AT_RENAME) == -signal.SIGKILL
     assert hook.state()["episodes"][first]["signal"] is None
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="and add a changelog entry"))
     assert done.returncode == 0
