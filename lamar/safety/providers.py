@@ -68,6 +68,21 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("cloudflare-origin-ca-key", r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}"),
     # ElevenLabs API keys of the current format; the older ones are 32 hex digits, keyed below.
     ("elevenlabs-api-key", r"sk_[a-f0-9]{48}"),
+    # Formats as their issuers document them (Dynatrace "Token format", Sourcegraph access tokens,
+    # HubSpot private-app tokens, 1Password's Secret Key) or as gitleaks' rule list records them
+    # (Brevo, Harness, Adobe, Infracost, Octopus Deploy, Hugging Face org tokens): too short,
+    # dotted or hex for the rule for random runs, so each needs its own shape.
+    ("brevo-api-key", r"x(?:key|smtp)sib-[a-f0-9]{64}-[A-Za-z0-9]{16}"),
+    ("dynatrace-token", r"dt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}"),
+    ("sourcegraph-token", r"sgp_(?:(?:[a-f0-9]{16}|local)_)?[a-f0-9]{40}"),
+    ("hubspot-token", r"pat-(?:na|eu|ap)[0-9]-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
+    ("harness-token", r"(?:pat|sat)\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}"),
+    ("1password-secret-key", r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{6}-[A-Z0-9]{5}|[A-Z0-9]{11})(?:-[A-Z0-9]{5}){3}"),
+    ("adobe-client-secret", r"p8e-[A-Za-z0-9]{32}"),
+    ("infracost-api-key", r"ico-[A-Za-z0-9]{32}"),
+    # All capitals and digits, so it must hold a digit: "API-" before a long capitalised word is no key.
+    ("octopus-deploy-api-key", r"API-(?=[A-Z]{0,25}[0-9])[A-Z0-9]{26}"),
+    ("huggingface-token", r"api_org_[A-Za-z]{34}"),
 )
 
 # Keys with no prefix that plain text holds too (a hex digest, a 26-character id), written as the

@@ -144,6 +144,10 @@ def _not_random(match: re.Match[str]) -> bool:
     before = match.string[max(0, match.start() - 7):match.start()]
     if before.endswith(("$", "h1:", "base64,")):
         return True
+    # An SSH key's fingerprint (ssh-keygen -l, a host-key warning) is public: SHA256: and the
+    # digest in unpadded base64, always 43 characters.
+    if before == "SHA256:" and len(match.group("secret")) == 43:
+        return True
     return not looks_random(match.group("secret")) or decodes_to_prose(match.group("secret"))
 
 
@@ -214,7 +218,7 @@ RULES: tuple[_Rule, ...] = (
     ), _not_a_discord_id, token=True),
     _token("google-api-key", r"AIza[0-9A-Za-z_-]{35}"),
     _token("github-token", r"gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255}"),
-    _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|imt|agent)-[A-Za-z0-9_-]{20,}"),
+    _token("gitlab-token", r"gl(?:pat|dt|rt|ptt|cbt|soat|ft|ffct|imt|agent|oas)-[A-Za-z0-9_-]{20,}"),
     _token("slack-token", r"xox[abprse]-[A-Za-z0-9-]{10,}|xox[cd]-[A-Za-z0-9%-]{20,}|xapp-\d-[A-Za-z0-9-]{10,}"),
     _Rule("slack-webhook", re.compile(
         r"https://hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9/_-]{8,})"
