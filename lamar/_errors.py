@@ -27,11 +27,26 @@ def echoed(value: object) -> str:
     >>> echoed("ep_" + "x" * 99_993 + "_end")
     "'ep_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…xxxxxxxxxxxxxxx_end' (100000 characters)"
     """
+    # A message is printed and logged: a credential passed where an id or a string belonged (a
+    # token as a context value, bytes, a pasted key) is shown redacted. Only the ends of a long
+    # value are shown, so only they are scrubbed, each with the reach a credential needs.
+    from lamar.safety.secrets import REACH, scrub
+
     text = repr(value)
     if len(text) <= _ECHOED_WHOLE:
-        return text
+        return scrub(text)[0]
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"
-    return f"{text[:60]}…{text[-20:]} ({size})"
+    head, tail = scrub(text[:60 + REACH])[0], scrub(text[-20 - REACH:])[0]
+    return f"{_cut(head, 60, head.find('[REDACTED:'))}…{_cut(tail, -20, tail.rfind('[REDACTED:'))} ({size})"
+
+
+def _cut(text: str, at: int, mark: int) -> str:
+    """`text[:at]` (or `text[at:]`), but whole through a redaction mark at `mark` that the cut would split."""
+    cut = at if at >= 0 else len(text) + at
+    close = text.find("]", mark) + 1 if mark >= 0 else 0
+    if mark < cut < close:
+        cut = close if at >= 0 else mark
+    return text[:cut] if at >= 0 else text[cut:]
 
 
 # Longer than any id Lamar makes or a person types, short enough to read in one message.

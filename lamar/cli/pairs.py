@@ -24,8 +24,10 @@ def one_value_each(pairs: Iterable[tuple[str, str]], what: str) -> dict[str, str
     out: dict[str, str] = {}
     for key, value in pairs:
         if out.setdefault(key, value) != value:
-            raise InvalidArgument(f"{what} gives {key!r} twice ({key}={out[key]} and {key}={value}): "
-                                  "keep the one you mean")
+            from lamar.safety.secrets import scrub  # the message is printed: a repeated token shows redacted
+
+            said = scrub(f"{what} gives {key!r} twice ({key}={out[key]} and {key}={value}): ")[0]
+            raise InvalidArgument(said + "keep the one you mean")
     return out
 
 
