@@ -14,12 +14,24 @@ def _role_prefix() -> re.Pattern[str]:
     """A role word before a colon, matched on the reading: in any look-alike spelling."""
     from lamar.safety.confusables import spelt_loosely
 
-    # Markdown emphasis may close between the word and its colon: "**System**:" reads as a speaker.
-    return re.compile(rf"((?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?:[*_]{{1,3}})?)\s*:")
+    # Markdown emphasis or a bracket may close between the word and its colon: "**System**:",
+    # "[System]:" and "(user):" read as a speaker. A quote may not: {"tool": "eslint"} is a config key.
+    return re.compile(rf"((?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?:[*_\])}}]{{1,4}})?)\s*:")
+
+
+@functools.cache
+def _role_value() -> re.Pattern[str]:
+    """A chat message's role in JSON or a dict ('role': 'system'): it reads as a turn with no colon after it."""
+    from lamar.safety.confusables import spelt_loosely
+
+    roles = "|".join(spelt_loosely(w) for w in _ROLES)
+    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}))(?![a-z0-9])")
 
 
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
-_TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(INST|SYS)\]|<\|[^|]*\|>|`{3,}")
+# Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
+# [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name.
+_TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(?:INST|SYS|[A-Z]+(?:_[A-Z]+)+)\]|<\|[^|]*\|>|`{3,}")
 
 
 @functools.cache
@@ -50,6 +62,7 @@ def prompt_safe(text: str) -> str:
     text = _TEMPLATE_TOKEN.sub(_defang_token, prompt_form(text))
     text = text.translate(_angles()).replace("![", "! [")
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons")
+    text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)")
     return _on_reading(text, _role_prefix(), _quoted, word_start=True)
 
 
