@@ -186,7 +186,7 @@ class Lamar:
               reason: str = "erased by hand") -> Erasure:
         """Remove a lesson's text from the store, keeping what its evidence and every verdict rest on.
 
-        Its texts become "[erased]" in every stored event and checkpoint, and it retires for good
+        Its texts and scope values become "[erased]" in every stored event and checkpoint, and it retires for good
         (with `contexts`, the contexts of the episodes it was eligible in become {} too). Ids, coins
         and rewards stay, so every verdict is what it was; the `erase` event records who, when and
         why, never the text (docs/cli.md, "Erasing a lesson").

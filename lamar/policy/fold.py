@@ -70,7 +70,9 @@ def narrow(state: LessonState, key: str, value: str) -> bool:
     if key in exp.scope:
         return False
     old = exp.scope
-    state.experience = dataclasses.replace(exp, scope=Scope({**dict(old), key: value}), provenance={
+    # An erased lesson's scope holds no value; the slice its evidence continues is still `value`'s.
+    shown = ERASED if exp.provenance.get("erased") else value
+    state.experience = dataclasses.replace(exp, scope=Scope({**dict(old), key: shown}), provenance={
         **exp.provenance, "narrowed_from": dict(old)})
     state.narrow(key, value)
     return True
@@ -131,17 +133,27 @@ def merge(into: LessonState | None, others: Iterable[LessonState | None], names:
 
 
 def erased_text(data: Mapping[str, Any]) -> dict[str, Any]:
-    """A lesson's texts in `data` (an experience's or an edit event's) read ERASED; an empty
-    rationale stays empty, so that what was never written is not claimed erased."""
+    """A lesson's texts in `data` (an experience's or an edit event's) read ERASED, and so does
+    each value of its scope (a value may be a person's name; the keys stay); an empty rationale
+    stays empty, so that what was never written is not claimed erased."""
     rationale = ERASED if data.get("rationale") else ""
-    return {**data, "precondition": ERASED, "action": ERASED, "rationale": rationale}
+    out = {**data, "precondition": ERASED, "action": ERASED, "rationale": rationale}
+    if isinstance(data.get("scope"), Mapping):
+        out["scope"] = erased_scope(data["scope"])
+    return out
+
+
+def erased_scope(scope: Mapping[str, Any]) -> dict[str, Any]:
+    """A scope with every value ERASED and its keys kept: an erased lesson retires for good, so no
+    recall matches it again, and nothing that reads its evidence reads its scope."""
+    return {key: ERASED for key in scope}
 
 
 def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]:
     """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
-    a non-empty rationale read ERASED, the provenance keeps only what the folds wrote, the source
-    when it is one Lamar names, and who erased it and when. Id, scope, status and creation time
-    stay. The same for the log's events and for a folded lesson, so that folding the scrubbed log
+    a non-empty rationale and each value of its scope (and of the scope it was narrowed from) read
+    ERASED, the provenance keeps only what the folds wrote, the source when it is one Lamar names,
+    and who erased it and when. Id, scope keys, status and creation time stay. The same for the log's events and for a folded lesson, so that folding the scrubbed log
     gives the lesson the fold of the erase event gives it."""
     provenance = data.get("provenance") or {}
     out = erased_text(data)
@@ -149,6 +161,8 @@ def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]
     out["provenance"] = {**({"source": source} if isinstance(source, str) and source in _SOURCES else {}),
                          **{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
                          "erased": {"by": by, "time": at}}
+    if isinstance(provenance.get("narrowed_from"), Mapping):
+        out["provenance"]["narrowed_from"] = erased_scope(provenance["narrowed_from"])
     return out
 
 
@@ -171,5 +185,5 @@ def merged_elsewhere(state: LessonState, into_id: str | None) -> bool:
     return _merged_away(state) and state.experience.provenance.get("merged_into") != into_id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_text", "fold_outcome",
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_scope", "erased_text", "fold_outcome",
            "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lamar._errors import CorruptStore
-from lamar.experience import Experience, Status
+from lamar.experience import Experience, Scope, Status
 from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
@@ -201,7 +201,9 @@ class FoldCache:
             self._note(data["id"], event.time, f"set {data['status']}{reason}")
         elif kind == "scope":
             self._narrow(data["id"], data["key"], data["value"])
-            self._note(data["id"], event.time, f"scope narrowed to {data['key']}={data['value']}")
+            state = self.lessons.get(data["id"])
+            value = fold.ERASED if state is not None and state.experience.provenance.get("erased") else data["value"]
+            self._note(data["id"], event.time, f"scope narrowed to {data['key']}={value}")
         elif kind == "merge":
             self._merge(data["into"], data["from"], event)
         elif kind == "erase":
@@ -270,8 +272,8 @@ class FoldCache:
         by, reason = str(data["by"]), str(data.get("reason", ""))
         state = self.lessons.get(data["id"])
         if state is not None:
+            self._set_status(state.experience.id, Status.RETIRED)  # out of the index under the scope it had
             fold.erase(state, by, event.time)
-            self._set_status(state.experience.id, Status.RETIRED)
             self._note(state.experience.id, event.time, f"erased by {by}" + (f": {reason}" if reason else ""))
         for episode_id in data.get("episodes", ()):
             record = self.episodes.get(episode_id)
@@ -289,12 +291,21 @@ class FoldCache:
             return
         exp = state.experience
         fold.set_status(state, status)
-        bucket = self.index.setdefault(exp.scope.items_key, {})
         if status is Status.RETIRED:
-            self.n_active -= bucket.pop(exp_id, None) is not None
-        elif exp_id not in bucket:
+            self.n_active -= self._unindex(exp.scope, exp_id)
+        elif exp_id not in (bucket := self.index.setdefault(exp.scope.items_key, {})):
             bucket[exp_id] = state
             self.n_active += 1
+
+    def _unindex(self, scope: Scope, exp_id: str) -> bool:
+        """Take the lesson out of its scope's bucket; False when it was in none. An emptied bucket
+        goes, so that no checkpoint keeps a scope (which may name a person) that no lesson has."""
+        bucket = self.index.get(scope.items_key)
+        if bucket is None or bucket.pop(exp_id, None) is None:
+            return False
+        if not bucket:
+            del self.index[scope.items_key]
+        return True
 
     def _narrow(self, exp_id: str, key: str, value: str) -> None:
         """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
@@ -304,8 +315,7 @@ class FoldCache:
         old = state.experience.scope
         if not fold.narrow(state, key, value):
             return  # folded twice, or the scope already fixes that key: nothing to narrow
-        bucket = self.index.get(old.items_key, {})
-        if bucket.pop(exp_id, None) is not None:
+        if self._unindex(old, exp_id):
             self.index.setdefault(state.experience.scope.items_key, {})[exp_id] = state
 
     def _edit(self, data: Mapping[str, Any], event: Event) -> None:
@@ -317,7 +327,7 @@ class FoldCache:
         if old is None:
             return  # folded twice, or not the next version
         new = state.experience.scope
-        if new != old and self.index.get(old.items_key, {}).pop(state.experience.id, None) is not None:
+        if new != old and self._unindex(old, state.experience.id):
             self.index.setdefault(new.items_key, {})[state.experience.id] = state
         kept = data.get("evidence") == "keep"
         reason = f": {data['reason']}" if data.get("reason") else ""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import EventConflict, InvalidArgument, StoreError
 from lamar.edit import edit_key
 from lamar.experience import Experience, Status
-from lamar.policy.fold import erased_lesson, erased_text
+from lamar.policy.fold import ERASED, erased_lesson, erased_text
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store.base import ErasableStore, Event, Store, check_appendable
 
@@ -122,8 +122,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     """The events of a log that change when `exp_id` is erased, as they are to be stored (same
     seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
 
-    Changed: the lesson's `experience` event, each `edit` event of it, and its entry in every
-    checkpoint snapshot (text erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
+    Changed: the lesson's `experience` event, each `edit` and `scope` event of it, and its entry in
+    every checkpoint snapshot (text and scope values erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
     logged or kept by a snapshot, gets the context {} (no key, no value), and a snapshot's lessons
     lose the slices named by a key=value of those contexts (a slice's name is context text). The
     lesson-wide evidence reads no context, so it stays as it was.
@@ -148,6 +148,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
             data = erased_lesson(event.data, by, at)
         elif event.kind == "edit" and event.data.get("id") == exp_id:  # every later version's text too
             data = erased_text(event.data)
+        elif event.kind == "scope" and event.data.get("id") == exp_id:
+            data = _erased_narrowing(event.data, contexts)
         elif event.kind == "episode" and contexts and exp_id in event.data.get("eligible", ()):
             data = {**event.data, "context": {}}
         elif event.kind == "snapshot":
@@ -157,6 +159,42 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     return changed, blanked
 
 
+def _erased_narrowing(data: dict[str, Any], contexts: bool) -> dict[str, Any]:
+    """A scope event of the erased lesson: its reason (which names the value) reads ERASED. The
+    value stays unless the contexts go too: the fold reads it to pick the slice whose evidence the
+    narrowed lesson continues, and the contexts that slice was measured in hold it anyway."""
+    out = {**data, "reason": ERASED} if data.get("reason") else dict(data)
+    if contexts:  # no episode of the lesson keeps a context, so no slice is named by the value
+        out["value"] = ERASED
+    return out
+
+
+def _erased_note(note: str) -> str:
+    """An audit note of the erased lesson with the value a narrowing named erased."""
+    head, sep, _ = note.partition("=")
+    return f"{head}={ERASED}" if sep and head.startswith("scope narrowed to ") else note
+
+
+def _scrubbed_index(index: list[Any], exp_id: str, scope: dict[str, Any]) -> list[Any]:
+    """A snapshot's scope buckets with the lesson moved to the bucket of its erased scope, and
+    every empty bucket gone (its scope, which may name a person, is no lesson's now)."""
+    out: list[Any] = []
+    moved = False
+    for key, ids in index:
+        kept = [i for i in ids if i != exp_id]
+        moved = moved or len(kept) < len(ids)
+        if kept:
+            out.append([key, kept])
+    if moved:
+        erased = sorted([k, v] for k, v in scope.items())
+        held = next((row for row in out if row[0] == erased), None)
+        if held is None:
+            out.append([erased, [exp_id]])
+        else:
+            held[1] = [*held[1], exp_id]
+    return out
+
+
 def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: str, at: float,
                        pairs: set[tuple[str, str]]) -> dict[str, Any]:
     lessons = []
@@ -164,12 +202,19 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
         if isinstance(raw, dict) and isinstance(raw.get("experience"), dict):
             if raw["experience"].get("id") == exp_id:
                 raw = {**raw, "experience": erased_lesson(raw["experience"], by, at)}
+                if isinstance(raw.get("history"), dict) and isinstance(raw["history"].get("trail"), list):
+                    raw = {**raw, "history": {**raw["history"], "trail": [
+                        [t, _erased_note(note)] for t, note in raw["history"]["trail"]]}}
             slices = raw.get("slices")
             if pairs and isinstance(slices, dict) and "slices" in slices:
                 kept = [s for s in slices["slices"] if (s[0], s[1]) not in pairs]
                 raw = {**raw, "slices": {**slices, "slices": kept}}
         lessons.append(raw)
     out = {**data, "lessons": lessons}
+    if isinstance(data.get("index"), list):
+        out["index"] = _scrubbed_index(data["index"], exp_id, next(
+            (raw["experience"].get("scope", {}) for raw in lessons if isinstance(raw, dict)
+             and isinstance(raw.get("experience"), dict) and raw["experience"].get("id") == exp_id), {}))
     if contexts and "episodes" in data:
         out["episodes"] = [[*row[:_CONTEXT], {}, *row[_CONTEXT + 1:]] if exp_id in row[_ELIGIBLE] else row
                            for row in data["episodes"]]

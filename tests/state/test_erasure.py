@@ -200,3 +200,69 @@ def test_an_erased_lesson_keeps_the_source_lamar_named_and_drops_any_other(sourc
     provenance = lam.get(exp_id).provenance
     assert provenance.get("source") == kept
     assert NAME not in str(provenance)
+
+
+CUSTOMER = "Jane Doe"
+
+
+def _scoped(path: str, checkpoint: bool) -> tuple[Lamar, str]:
+    """A lesson scoped to a customer by name (and narrowed to one of its slices), beside others."""
+    from lamar.store.base import Event
+
+    lam = Lamar(path, k=2, seed=4)
+    secret = lam.add(Experience("the deploy fails", "roll back first", scope=Scope(project="acme-for-jane-doe")))
+    lam.add(Experience("the build fails", "clear the cache"))
+    lam.add(Experience("a test flakes", "run it again", scope=Scope(customer="Bo")))
+    rng = random.Random(4)
+    for n in range(120):
+        if n == 40:  # a narrowing, as sleep applies it: the lesson continues the slice's evidence
+            lam.store.append([Event("scope", {"id": secret, "key": "customer", "value": CUSTOMER,
+                                        "reason": f"sleep narrow: narrow the scope to customer={CUSTOMER}"})])
+        if n == 80 and checkpoint:
+            assert lam.checkpoint() is True  # a snapshot holding the scope, its index and audit trail
+        rec = lam.recall({"project": "acme-for-jane-doe", "customer": CUSTOMER if n % 2 else "Bo"})
+        lam.report(rec.episode_id, rng.choice(list(Signal)))
+    assert lam.get(secret).scope == Scope(project="acme-for-jane-doe", customer=CUSTOMER)
+    return lam, secret
+
+
+def _figures(lam: Lamar) -> dict[str, tuple[object, ...]]:
+    return {e.id: (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected)
+            for e in lam.experiences() for ev in [lam.evidence(e.id)]}
+
+
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+@pytest.mark.parametrize("contexts", [False, True], ids=["text", "contexts"])
+def test_the_scope_values_of_an_erased_lesson_are_erased_too(tmp_path: Path, name: str, contexts: bool) -> None:
+    path = str(tmp_path / "store" / name)
+    lam, secret = _scoped(path, checkpoint=name == "s.db")
+    before = _figures(lam)
+    lam.erase(secret, contexts=contexts)
+    erased = lam.get(secret)
+    assert dict(erased.scope) == {"project": "[erased]", "customer": "[erased]"}
+    assert dict(erased.provenance["narrowed_from"]) == {"project": "[erased]"}
+    assert all("acme" not in text and CUSTOMER not in text for _, text in lam.history(secret).trail)
+    after = _figures(lam)
+    assert {i: f for i, f in after.items() if i != secret} == {i: f for i, f in before.items() if i != secret}
+    if not contexts:  # the narrowed lesson still continues its slice's evidence
+        assert after == before
+    log = lam.store.read()
+    lam.close()
+    if name == "s.db":  # the checkpoint replaced the events before it
+        [saved] = [e.data for e in log if e.kind == "snapshot"]
+        [row] = [row for row in saved["lessons"] if row["experience"]["id"] == secret]
+        assert (row["experience"]["scope"], row["experience"]["provenance"]["narrowed_from"]) == (
+            dict(erased.scope), {"project": "[erased]"})
+        assert "acme" not in str(saved["index"]) and "acme" not in str(row["history"])
+    else:
+        [added] = [e.data for e in log if e.kind == "experience" and e.data["id"] == secret]
+        [narrowed] = [e.data for e in log if e.kind == "scope"]
+        assert added["scope"] == {"project": "[erased]"} and narrowed["reason"] == "[erased]"
+        # Without --contexts the episodes' contexts keep the name, and so does the scope event
+        # (its value picks the slice the narrowed lesson continues); with them, nothing does.
+        assert narrowed["value"] == ("[erased]" if contexts else CUSTOMER)
+    assert (CUSTOMER.encode() in _files(tmp_path)) is not contexts
+    again = Lamar(path, k=2, seed=4)  # the scrubbed log folds to the same lesson and evidence
+    assert again.get(secret) == erased
+    assert _figures(again) == after
+    again.close()

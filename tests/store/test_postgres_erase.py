@@ -114,3 +114,29 @@ def test_a_scrub_waits_for_an_apply_writing_in_the_fold_mode_instead_of_deadlock
     finally:
         store.close()
         drop_namespaces(postgres_url, namespace)
+
+
+def test_erase_leaves_no_scope_value_in_any_row_and_keeps_the_other_lessons_evidence(url: str) -> None:
+    customer = "Jane Doe"
+    lam = Lamar(url, k=2, seed=4, holdout=0.5)
+    secret = lam.add(Experience("the deploy fails", "roll back first",
+                                scope=Scope(project="acme-for-jane-doe", customer=customer)))
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="acme-for-jane-doe")))
+    lam.add(Experience("a test flakes", "run it again"))
+    rng = random.Random(4)
+    for n in range(120):
+        rec = lam.recall({"project": "acme-for-jane-doe", "customer": customer if n % 2 else "Bo"})
+        lam.report(rec.episode_id, rng.uniform(-1.0, 1.0))
+        if n == 80:
+            lam.checkpoint()  # a saved state holding the scope too
+    before = _evidence(url)
+    assert customer in _rows(url)  # the check below can fail
+
+    lam.erase(secret, contexts=True)
+    lam.close()
+
+    assert customer not in _rows(url)
+    after = _evidence(url)
+    assert {i: f for i, f in after.items() if i != secret} == {i: f for i, f in before.items() if i != secret}
+    with Lamar(url) as again:
+        assert dict(again.get(secret).scope) == {"customer": "[erased]", "project": "[erased]"}
