@@ -38,6 +38,10 @@ Outcome = Signal | str | float
 
 OPEN = "open"
 REPORTED = "reported"
+# A parent whose recalls all run in `Send` branches or subgraphs never starts a turn in its own
+# state, so no recall forgets what they merge into it: the reducers keep only the newest reported
+# episodes and turns, more than one turn's fan-out lists, and every open episode.
+KEPT = 100
 
 
 def last_value(left: Any, right: Any) -> Any:
@@ -50,36 +54,64 @@ def last_value(left: Any, right: Any) -> Any:
 def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
     "reported" wins, so parallel branches, subgraphs and a later report all merge. None
-    forgets an episode (a new turn forgets the reported ones: see `_forgotten`)."""
+    forgets an episode (a new turn forgets the reported ones: see `_forgotten`). Only the newest
+    `KEPT` reported episodes stay."""
     merged = dict(left or {})
     for episode, status in (right or {}).items():
         if status is None:
             merged.pop(episode, None)
         elif merged.get(episode) != REPORTED:
             merged[episode] = status
+    reported = [episode for episode, status in merged.items() if status == REPORTED]
+    for episode in reported[:-KEPT]:  # the oldest first: an episode keeps its place once listed
+        del merged[episode]
     return merged
 
 
 def merge_turns(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_turns` (turn -> its episode): a union, so a subgraph's turn and its
-    parent's, both written back into one state, are each remembered. None forgets a turn."""
+    parent's, both written back into one state, are each remembered. None forgets a turn; only
+    the newest `KEPT` stay."""
     merged = {**(left or {}), **(right or {})}
-    return {turn: episode for turn, episode in merged.items() if episode is not None}
+    kept = [(turn, episode) for turn, episode in merged.items() if episode is not None]
+    return dict(kept[-KEPT:])  # a turn forgotten this way comes back only as a new turn's marker
 
 
-def _forgotten(state: Any, raw: str | None) -> dict[str, Any]:
+def _settled(lamar: Lamar, state: Any) -> set[str]:
+    """The episodes open in the state that the store holds an outcome for (an expiry or a default
+    of the pending policy, an app's report) or no longer holds (compacted). Fails open: an
+    episode that cannot be read stays open, for the next outcome to report."""
+    settled = set()
+    for episode, status in (_field(state, "lamar_episodes") or {}).items():
+        if status != OPEN:
+            continue
+        try:
+            if lamar.episode(episode).reports:
+                settled.add(episode)
+        except UnknownEpisode:
+            settled.add(episode)
+        except LamarError as exc:
+            log.info("Lamar could not read episode %s (it stays open): %s", episode, exc)
+    return settled
+
+
+def _forgotten(state: Any, raw: str | None, settled: set[str]) -> dict[str, Any]:
     """The updates that forget what a new turn no longer needs: the turns whose episodes are
-    reported (but those of this same turn in another (sub)graph) and the reported episodes.
-    Kept, a long-lived thread's checkpoint would grow by one entry of each with every turn."""
+    reported (but those of this same turn in another (sub)graph), the reported episodes, and the
+    open ones the store has `settled` since (the pending policy, the app). Kept, a long-lived
+    thread's checkpoint would grow by one entry of each with every turn, and the next outcome
+    would replace what the pending policy recorded for turns long gone."""
     episodes = _field(state, "lamar_episodes") or {}
     kept: set[str] = set()
     turns: dict[str, None] = {}
     for name, episode in (_field(state, "lamar_turns") or {}).items():
-        if episodes.get(episode) == OPEN or (raw is not None and (name == raw or name.endswith(f"|{raw}"))):
+        if (episodes.get(episode) == OPEN and episode not in settled) or (
+                raw is not None and (name == raw or name.endswith(f"|{raw}"))):
             kept.add(episode)
         else:
             turns[name] = None
-    gone = {episode: None for episode, status in episodes.items() if status == REPORTED and episode not in kept}
+    gone = {episode: None for episode, status in episodes.items()
+            if (status == REPORTED or episode in settled) and episode not in kept}
     return {"lamar_turns": turns, "lamar_episodes": gone}
 
 
@@ -189,13 +221,13 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         raise InvalidArgument(f"k is the number of lesson slots, a whole number >= 0 (or None); got {k!r}")
     _callable_or_none(turn, "turn")
 
-    def plan(state: Any) -> tuple[Mapping[str, str], str | None, dict[str, Any]] | None:
+    def plan(state: Any) -> tuple[Mapping[str, str], str | None, str | None] | None:
         raw = turn(state) if turn is not None else None
         marker = _in_namespace(raw) if raw is not None else None  # a subgraph's turn is its own
         if marker is not None and (marker in (_field(state, "lamar_turns") or {}) or (
                 _field(state, "lamar_turn") == marker and _field(state, "lamar_episode_id"))):
             return None  # this turn already has its episode (the second test: a state from before lamar_turns)
-        return _context(state, context, context_key), marker, _forgotten(state, raw)
+        return _context(state, context, context_key), marker, raw
 
     def written(rec: Recall, marker: str | None, forget: dict[str, Any]) -> dict[str, Any]:
         turns, episodes = forget["lamar_turns"], forget["lamar_episodes"]
@@ -213,8 +245,9 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
+        forget = _forgotten(state, todo[2], _settled(lamar, state))
         try:
-            return written(lamar.recall(todo[0], k=k), todo[1], todo[2])
+            return written(lamar.recall(todo[0], k=k), todo[1], forget)
         except StoreError as exc:
             return without_lessons(exc, todo[1])
 
@@ -222,8 +255,9 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         todo = plan(state)
         if todo is None:
             return {}
+        forget = _forgotten(state, todo[2], await asyncio.to_thread(_settled, lamar, state))
         try:
-            return written(await lamar.arecall(todo[0], k=k), todo[1], todo[2])
+            return written(await lamar.arecall(todo[0], k=k), todo[1], forget)
         except StoreError as exc:
             return without_lessons(exc, todo[1])
 

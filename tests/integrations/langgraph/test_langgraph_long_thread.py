@@ -4,18 +4,22 @@ every episode is still reported once."""
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import Send
 
 from lamar import Experience, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
 
 CONTEXT = {"project": "trace"}
 TURNS = 200
+KEPT = 100  # reported episodes a parent keeps when its recalls run in `Send` branches
 
 
 class State(MessagesState, LamarState):
@@ -73,4 +77,97 @@ def test_a_long_threads_checkpoint_stays_bounded_and_every_episode_is_reported_o
     stats = lam.stats()
     assert stats["episodes"] == 2 * TURNS and stats["reports"] == 2 * TURNS and stats["unreported"] == 0
     assert all(lam.episode(e).reports == 1 for e in state["lamar_episodes"])
+    conn.close()
+
+
+class Parent(MessagesState, LamarState, total=False):
+    projects: list[str]
+
+
+class Worker(LamarState, total=False):
+    project: str
+
+
+def _worker(lam: Lamar) -> Any:
+    """A worker subgraph that recalls, works and reports inside its `Send` branch."""
+    graph = StateGraph(Worker)
+    graph.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
+    graph.add_node("work", lambda state: {"lamar_outcome": "shipped"})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "work")
+    graph.add_edge("work", "report")
+    graph.add_edge("report", END)
+    return graph.compile()
+
+
+def send_only_graph(lam: Lamar, checkpointer: Any, worker: bool) -> Any:
+    """A parent with no recall of its own: `Send` branches recall (into a report node after the
+    join, or inside a worker subgraph that reports too)."""
+    def fan_out(state: Parent) -> list[Send]:
+        return [Send("branch", {"project": p} if worker else {"lamar_context": {"project": p}})
+                for p in state["projects"]]
+
+    graph = StateGraph(Parent)
+    graph.add_node("branch", _worker(lam) if worker else recall_node(lam))
+    graph.add_conditional_edges(START, fan_out, ["branch"])
+    if worker:
+        graph.add_edge("branch", END)
+    else:
+        graph.add_node("report", report_node(lam, outcome=lambda s: "shipped"))
+        graph.add_edge("branch", "report")
+        graph.add_edge("report", END)
+    return graph.compile(checkpointer=checkpointer)
+
+
+@pytest.mark.parametrize("worker", [False, True], ids=["send-to-recall", "send-to-worker"])
+def test_a_parent_that_recalls_only_in_send_branches_keeps_a_bounded_checkpoint(tmp_path: Path,
+                                                                                 worker: bool) -> None:
+    lam = Lamar(":memory:", seed=3)
+    for project in ("api", "web"):
+        lam.add(Experience(f"the {project} build fails", "clear the cache", scope=Scope(project=project)))
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    app = send_only_graph(lam, SqliteSaver(conn), worker)
+    config = {"configurable": {"thread_id": "send"}}
+    sizes = []
+    for n in range(TURNS):
+        state = app.invoke({"messages": [HumanMessage(f"turn {n}", id=f"m{n}")], "projects": ["api", "web"]}, config)
+        assert {state["lamar_episodes"][e] for e in list(state["lamar_episodes"])[-2:]} == {"reported"}
+        sizes.append(len(state["lamar_episodes"]) + len(state.get("lamar_turns", {})))
+    assert max(sizes) <= KEPT  # the newest reported episodes, however long the thread runs
+    stats = lam.stats()
+    assert stats["episodes"] == 2 * TURNS and stats["reports"] == 2 * TURNS and stats["unreported"] == 0
+    assert all(lam.episode(e).reports == 1 for e in state["lamar_episodes"])
+    conn.close()
+
+
+def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settled(tmp_path: Path) -> None:
+    lam = Lamar(":memory:", seed=3, pending_after=60.0)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+
+    def outcome(state: State) -> str | None:  # only the last message says how it went
+        return "shipped" if state["messages"][-2].content == "that worked" else None
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
+    graph.add_node("report", report_node(lam, outcome=outcome))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", "report")
+    graph.add_edge("report", END)
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    app = graph.compile(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": "silent"}}
+    sizes = []
+    for n in range(TURNS):
+        text = "that worked" if n == TURNS - 1 else f"turn {n}"
+        state = app.invoke({"messages": [HumanMessage(text, id=f"m{n}")], "lamar_context": CONTEXT}, config)
+        sizes.append(len(state["lamar_episodes"]))
+        lam.settle_pending(now=time.time() + 120.0)  # as a cron job would, once the turn is old enough
+    assert max(sizes) <= 2  # this turn's episode, and the last one while the policy has not settled it
+    ids = [e.data["id"] for e in lam.store.read() if e.kind == "episode"]
+    assert len(ids) == TURNS and all(lam.episode(e).reports == 1 for e in ids)
+    assert [lam.episode(e).settled for e in ids[:-1]] == ["expired"] * (TURNS - 1)
+    assert lam.episode(ids[-1]).signal == "shipped"  # the one outcome went to the turn it was about
     conn.close()
