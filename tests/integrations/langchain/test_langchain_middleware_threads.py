@@ -396,3 +396,29 @@ def test_a_closed_stream_is_settled_at_once_with_the_callback_handler(chat_model
     handler.close()
     cut = agent.get_state(config).values["lamar_episode_id"]
     assert lam.episode(cut).settled == "expired" and lam.pending() == []
+
+
+def test_a_new_message_while_a_review_is_pending_expires_the_turn_under_review(chat_model: Any) -> None:
+    """The review (`HumanInTheLoopMiddleware`) stops the run between two steps; a person who
+    writes again instead of resuming moves on, and the turn that never answered is expired."""
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langgraph.types import Command
+
+    @tool
+    def deploy(target: str) -> str:
+        """Deploy a target."""
+        return "deployed"
+
+    lam, _ = engine()
+    calls = [AIMessage("", tool_calls=[{"name": "deploy", "args": {"target": t}, "id": t}]) for t in ("a", "b")]
+    agent = create_agent(chat_model(calls[0], calls[1], "deployed b"), [deploy], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, context={"project": "trace"}),
+                                     HumanInTheLoopMiddleware(interrupt_on={"deploy": True})])
+    config: Any = {"configurable": {"thread_id": "review"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "deploy a"}]}, config)
+    assert first["__interrupt__"] and lam.episode(first["lamar_episode_id"]).reports == 0
+    second = agent.invoke({"messages": [{"role": "user", "content": "no, deploy b"}]}, config)
+    assert second["__interrupt__"] and second["lamar_episode_id"] != first["lamar_episode_id"]
+    assert lam.episode(first["lamar_episode_id"]).settled == "expired"
+    agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)  # the new review resumed
+    assert lam.episode(second["lamar_episode_id"]).reports == 0  # open, for this turn's outcome

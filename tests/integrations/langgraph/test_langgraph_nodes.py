@@ -397,3 +397,31 @@ def test_bad_arguments_are_refused_when_the_graph_is_built_not_in_its_first_run(
 def test_the_module_examples_run() -> None:
     result = doctest.testmod(lamar_langgraph.nodes)
     assert result.failed == 0 and result.attempted > 0
+
+
+def test_a_new_message_while_a_review_is_pending_leaves_the_earlier_turn_open_for_the_next_outcome() -> None:
+    """The nodes expire nothing: the turn under review stays open, and the outcome of the next
+    review reports it too, once."""
+
+    class Reviewed(MessagesState, LamarState):
+        pass
+
+    lam = Lamar(":memory:", seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    graph = StateGraph(Reviewed)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("review", lambda state: {"lamar_outcome": interrupt({"question": "did it work?"})})
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "review")
+    graph.add_edge("review", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "review"}}
+    first = app.invoke({"messages": [HumanMessage("first", id="m1")], "lamar_context": {"project": "trace"}}, config)
+    second = app.invoke({"messages": [HumanMessage("second", id="m2")], "lamar_context": {"project": "trace"}}, config)
+    assert first["__interrupt__"] and second["__interrupt__"]
+    assert lam.episode(first["lamar_episode_id"]).reports == 0
+    app.invoke(Command(resume="reverted"), config)
+    for episode in (first["lamar_episode_id"], second["lamar_episode_id"]):
+        assert (lam.episode(episode).signal, lam.episode(episode).reports) == ("reverted", 1)
