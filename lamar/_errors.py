@@ -235,10 +235,11 @@ class InvalidReport(LamarError, ValueError):
 class ModelError(LamarError, RuntimeError):
     """A model call failed or returned nothing usable.
 
-    >>> from lamar import Lamar, ModelError
+    Sleep does not raise it: a failed mining call is in `SleepReport.mining_error`.
+
+    >>> from lamar import Lamar
     >>> from lamar.models import ScriptedModel
     >>> trace = {"id": "t1", "context": {}, "input": "fix the build", "output": "cleared the cache"}
-    >>> try: Lamar().sleep(traces=[trace], model=ScriptedModel([RuntimeError("offline")]))
-    ... except ModelError as exc: print(exc)
+    >>> print(Lamar().sleep(traces=[trace], model=ScriptedModel([RuntimeError("offline")])).mining_error)
     model 'scripted' failed (RuntimeError: offline); nothing was changed: check the model's setup and run sleep again
     """

@@ -110,7 +110,8 @@ class SleepReview:
                 raise ValueError(refusal)
             report = self.lam.sleep(traces=traces, model=model)
             save_report(str(self.report_path), report.to_dict())
-            return f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
+            made = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
+            return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
         try:
             message = await run_in_threadpool(run)

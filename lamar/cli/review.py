@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from lamar._errors import LamarError
+from lamar._errors import LamarError, ModelError
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
@@ -92,6 +92,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         save_report(args.out, data)
     if args.json:
         dump_json(data)
+        _mining_failed(report, args.out)
         return 0
     print(f"{plural(len(report.proposals), 'proposal')}, {len(report.dropped)} dropped")
     mined = (data.get("summary") or {}).get("mining") or {}
@@ -106,7 +107,16 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print(f"saved to {args.out}; next: lamar review {args.out}, then lamar apply {args.out}")
     elif report.proposals:
         print("nothing saved: pass --out REPORT.json to review and apply these")
+    _mining_failed(report, args.out)
     return 0
+
+
+def _mining_failed(report: SleepReport, out: str | None) -> None:
+    """Exit 2 when the model failed, once the proposals that need no model are out."""
+    if report.mining_error:
+        where = f"{out} holds" if out is not None else "above are"
+        raise ModelError(f"mining failed, no lesson was mined ({report.mining_error}); {where} the "
+                         "proposals that need no model")
 
 
 def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import InvalidArgument
+from lamar._errors import InvalidArgument, ModelError
 from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import prompt_form
@@ -44,6 +44,10 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     least two distinct supporting traces, a scope that fits those traces, no secrets, no
     injected instructions, and no duplicate of a lesson already stored.
 
+    A model call that fails (a timeout, an HTTP error, an answer that is not text) ends mining:
+    it proposes nothing, and the figures hold the failure under "error", so the proposals that
+    need no model still reach the reviewer.
+
     Args:
         lam: the engine (read only, to skip lessons it already holds).
         traces: a JSON Lines path or an iterable of traces (see `load_traces`).
@@ -57,7 +61,6 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     Raises:
         ValueError: traces without a model, or a bad option.
         InvalidTrace: a trace breaks the trace format.
-        ModelError: a model call failed (nothing is proposed; run sleep again).
     """
     if traces is not None and model is None:
         raise InvalidArgument("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
@@ -84,8 +87,13 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         summary["batches"] += 1
         summary["model_calls"] += 1
         summary["prompt_tokens"] += batch.tokens
-        with lam.released():  # other threads recall and report while the model answers
-            reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
+        try:
+            with lam.released():  # other threads recall and report while the model answers
+                reply = call_model(model, batch.prompt, max_tokens=max_tokens, timeout=model_timeout)
+        except ModelError as exc:
+            # Lessons pooled from the batches before would be judged on part of their support.
+            summary["error"] = str(exc)
+            return [], dropped[:len(oversized)], summary
         lessons, refused, seen = parse_reply(reply, batch)
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,

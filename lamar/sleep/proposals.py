@@ -146,7 +146,8 @@ class SleepReport:
         dropped: what mining refused (a malformed or unsupported lesson, ...), each with its reason.
         made_at: the store's last event when the report was made; apply re-checks what changed since.
         created: unix time of the report.
-        summary: figures of the run (lessons looked at; traces, batches, model calls, ...).
+        summary: figures of the run (lessons looked at; traces, batches, model calls, ...);
+            when a model call failed, mining proposed nothing and `mining_error` says why.
 
     >>> import json
     >>> from lamar import Experience, Lamar
@@ -175,6 +176,13 @@ class SleepReport:
 
     def of_kind(self, kind: str) -> list[Proposal]:
         return [p for p in self.proposals if p.kind == kind]
+
+    @property
+    def mining_error(self) -> str:
+        """Why mining failed (a model call that timed out or errored), or "" when it did not."""
+        mining = self.summary.get("mining")
+        error = mining.get("error") if isinstance(mining, Mapping) else None
+        return error if isinstance(error, str) else ""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as standard JSON data: a number that is not finite (a NaN or an infinity in a

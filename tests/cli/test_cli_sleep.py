@@ -216,8 +216,12 @@ def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path
     traces = tmp_path / "traces.jsonl"
     traces.write_text(json.dumps({"id": "t0", "context": {"project": "trace"}, "input": "x"}) + "\n")
     out = run_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
-                  extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
-    assert out.returncode == 2 and "lamar: error:" in out.stderr
+                  "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert out.returncode == 2 and out.stderr.count("lamar: error: mining failed") == 1, out.stderr
+    # The proposals that need no model are saved all the same, and the report says why mining failed.
+    saved = json.loads((tmp_path / "r.json").read_text())
+    assert sorted(p["kind"] for p in saved["proposals"]) == ["contradiction", "merge"]
+    assert "could not reach" in saved["summary"]["mining"]["error"]
 
 
 def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lamar_cli, json_store, tmp_path,

@@ -247,10 +247,10 @@ def test_misuse_is_refused_clearly() -> None:
     assert lam.sleep(model=ScriptedModel([])).summary["mining"]["model_calls"] == 0
 
 
-def test_a_failing_model_fails_sleep_and_writes_nothing() -> None:
+def test_a_failing_model_mines_nothing_says_why_and_writes_nothing() -> None:
     lam = Lamar(":memory:", seed=1)
-    with pytest.raises(ModelError, match="down"):
-        lam.sleep(traces=TRACES, model=ScriptedModel([ModelError("the model is down")]))
+    report = lam.sleep(traces=TRACES, model=ScriptedModel([ModelError("the model is down")]))
+    assert report.mining_error == "the model is down" and not report.of_kind("candidate")
     assert lam.stats()["events"] == 0
 
 
