@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from lamar.safety.actions import action_reason
 from lamar.safety.injection import injection_reason
 from lamar.safety.secrets import scrub
 
@@ -11,7 +12,8 @@ from lamar.safety.secrets import scrub
 def lesson_refusal(precondition: str, action: str, rationale: str, scope: Mapping[str, str]) -> str:
     """Why a lesson a model wrote must not be stored, or "" when it may be.
 
-    A lesson is injected into later prompts, so text that instructs the model is refused
+    A lesson is injected into later prompts, so text that instructs the model, or tells the
+    agent to send a credential away or run code fetched from the network, is refused
     outright; a credential is refused too, rather than scrubbed, because a lesson whose
     point was the secret would survive as a meaningless sentence. Sleep's mining and the
     MCP server's `propose_lesson` both call this, so the two doors apply the same rules.
@@ -31,6 +33,9 @@ def lesson_refusal(precondition: str, action: str, rationale: str, scope: Mappin
     injected = injection_reason(text)
     if injected:
         return f"looks like an injection attempt: {injected}"
+    dangerous = action_reason(text)
+    if dangerous:
+        return f"asks for a dangerous action: {dangerous}"
     _, secrets = scrub(text)
     if secrets:
         return f"contains what looks like a secret ({', '.join(sorted(set(secrets)))})"

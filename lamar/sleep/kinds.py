@@ -106,10 +106,11 @@ def candidate_lesson(proposal: Proposal) -> Experience:
     """The lesson a candidate proposal adds, exactly as apply stores it, re-screened.
 
     Raises:
-        InvalidReport: the payload is not a lesson, is not a candidate, holds a secret or
-            reads as instructions to the model.
+        InvalidReport: the payload is not a lesson, is not a candidate, holds a secret,
+            reads as instructions to the model or asks for a dangerous action.
     """
     from lamar.safety import injection_reason
+    from lamar.safety.actions import action_reason
     from lamar.safety.boundary import admitted
 
     raw = proposal.payload.get("experience")
@@ -125,9 +126,13 @@ def candidate_lesson(proposal: Proposal) -> Experience:
     if not exp.id or tuple(proposal.experience_ids) != (exp.id,):
         raise InvalidReport(f"candidate proposal {proposal.id}: experience_ids {list(proposal.experience_ids)} do not "
                             f"name its lesson ({exp.id!r})")
-    injected = injection_reason("\n".join([exp.precondition, exp.action, exp.rationale, *exp.scope.values()]))
+    text = "\n".join([exp.precondition, exp.action, exp.rationale, *exp.scope.values()])
+    injected = injection_reason(text)
     if injected:
         raise InvalidReport(f"candidate proposal {proposal.id} looks like an injection attempt: {injected}")
+    dangerous = action_reason(text)
+    if dangerous:
+        raise InvalidReport(f"candidate proposal {proposal.id} asks for a dangerous action: {dangerous}")
     return exp
 
 
