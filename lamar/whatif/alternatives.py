@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Protocol
 
-from lamar._errors import InvalidArgument
+from lamar._errors import InvalidArgument, echoed
 from lamar.whatif.log import Log, lessons_in
 from lamar.whatif.model import fold_lifts
 from lamar.whatif.slate import Slate
@@ -205,12 +205,12 @@ def form(spec: str) -> tuple[str, str]:
         return head, arg
     if head == "holdout" and arg:
         if not 0.0 <= _number(spec, arg) < 1.0:
-            raise InvalidArgument(f"policy {spec!r}: a holdout rate is in [0, 1)")
+            raise InvalidArgument(f"policy {echoed(spec)}: a holdout rate is in [0, 1)")
         return head, arg
     if head == "k" and arg:
         _slots(spec, arg)
         return head, arg
-    raise InvalidArgument(f"unknown policy {spec!r}; use logged, none, proven, today, without:ID, "
+    raise InvalidArgument(f"unknown policy {echoed(spec)}; use logged, none, proven, today, without:ID, "
                           "holdout:Q (0 <= Q < 1) or k:K")
 
 
@@ -250,7 +250,7 @@ def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
         return Today(beliefs)
     if head == "without":
         if arg not in lessons_in(log.slates):
-            raise InvalidArgument(f"policy {spec!r}: no lesson {arg!r} was eligible in these episodes "
+            raise InvalidArgument(f"policy {echoed(spec)}: no lesson {echoed(arg)} was eligible in these episodes "
                                   "(see `lamar ls` for ids)")
         return Without(arg)
     if head == "holdout":
@@ -263,9 +263,9 @@ def _number(spec: str, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a number") from None
+        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a number") from None
     if not math.isfinite(value):
-        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a finite number")
+        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a finite number")
     return value
 
 
@@ -276,7 +276,7 @@ def _slots(spec: str, text: str) -> int:
     try:
         exact = Decimal(text.strip())
     except ArithmeticError:
-        raise InvalidArgument(f"policy {spec!r}: {text!r} is not a number") from None
+        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a number") from None
     if exact != int(exact) or exact < 1:
-        raise InvalidArgument(f"policy {spec!r}: k is a whole number >= 1")
+        raise InvalidArgument(f"policy {echoed(spec)}: k is a whole number >= 1")
     return int(exact)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidArgument, InvalidContext
+from lamar._errors import InvalidArgument, InvalidContext, echoed
 from lamar.experience import check_context
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
@@ -86,7 +86,7 @@ def _one_row_each(alternatives: list[Alternative]) -> list[Alternative]:
 
 
 def _two_named(name: str) -> InvalidArgument:
-    return InvalidArgument(f"two different policies are named {name!r}: give each Alternative a name "
+    return InvalidArgument(f"two different policies are named {echoed(name)}: give each Alternative a name "
                            "of its own, the report has one row per name")
 
 
@@ -101,11 +101,11 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
     if head != "without" or lesson in lessons_in(log.slates):
         return
     if lesson not in {experience.id for experience in lam.experiences()}:
-        raise InvalidArgument(f"policy {spec!r}: no lesson {lesson!r} in store {lam.store.location}; "
+        raise InvalidArgument(f"policy {echoed(spec)}: no lesson {echoed(lesson)} in store {lam.store.location}; "
                               "`lamar ls` lists the ids")
     where = ("the episodes since/scope select: widen them to episodes where it was" if selected else
              "any reported episode (no context matched its scope), so leaving it out would change nothing")
-    raise InvalidArgument(f"policy {spec!r}: lesson {lesson!r} was not eligible in {where}")
+    raise InvalidArgument(f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in {where}")
 
 
 def logged_k(slates: Iterable[Slate], default: int) -> int:
@@ -136,7 +136,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     """
     if since is not None and not finite_number(since):
         # NaN or an infinity would filter out every episode and be reported as "too few episodes"
-        raise InvalidArgument(f"since is a time in seconds since the epoch, got {since!r:.40}")
+        raise InvalidArgument(f"since is a time in seconds since the epoch, got {echoed(since)}")
     if scope is not None:
         if not isinstance(scope, Mapping):
             raise InvalidArgument(f"scope is a mapping of context keys to values, got {type(scope).__name__}")

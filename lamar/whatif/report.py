@@ -7,7 +7,7 @@ import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
-from lamar._errors import InvalidArgument
+from lamar._errors import InvalidArgument, echoed
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import Alternative, name_of
 from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, second_moments, slate_weight
@@ -192,13 +192,13 @@ def _checked(alternative: Alternative, slate: Slate, fold: int) -> Mapping[str, 
     """
     changes = alternative.changes(slate, fold)
     if not isinstance(changes, Mapping):
-        raise InvalidArgument(f"policy {alternative.name!r}: changes() returns a mapping of lesson ids to "
+        raise InvalidArgument(f"policy {echoed(alternative.name)}: changes() returns a mapping of lesson ids to "
                               f"inclusion probabilities, got {type(changes).__name__}")
     for lesson, pi in changes.items():
         # A NaN or a probability past [0, 1] would pass the support check and give no estimate, or a wrong one.
         if not finite_number(pi) or not 0.0 <= pi <= 1.0:
-            raise InvalidArgument(f"policy {alternative.name!r} gives lesson {lesson!r} the inclusion probability "
-                                  f"{pi!r:.40}; an inclusion probability is a number in [0, 1]")
+            raise InvalidArgument(f"policy {echoed(alternative.name)} gives lesson {echoed(lesson)} the inclusion "
+                                  f"probability {echoed(pi)}; an inclusion probability is a number in [0, 1]")
     if all(lesson in slate.p for lesson in changes):
         return changes
     return {lesson: pi for lesson, pi in changes.items() if lesson in slate.p or pi != 0.0}

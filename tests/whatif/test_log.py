@@ -256,3 +256,17 @@ class _Listed:
 
     def changes(self, episode: object, fold: int = 0) -> list[str]:
         return ["a"]
+
+
+def test_a_very_long_name_lesson_or_value_is_shortened_in_the_message(tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "s.db"), k=2, seed=3, holdout=0.3)
+    flaky = lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    for i in range(40):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    long = "x" * 100_000
+    for alternative in ([_Gives("exp_" + long, 1.5, name="p_" + long)], [_Gives(flaky, "9" * 100_000)],
+                        "without:exp_" + long, "holdout:" + long, [_Listed(name="p_" + long)]):
+        with pytest.raises(InvalidArgument) as refused:
+            lam.whatif(alternative)  # type: ignore[arg-type]
+        assert len(str(refused.value)) < 600 and "100" in str(refused.value), str(refused.value)[:300]
+    lam.close()
