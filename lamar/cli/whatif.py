@@ -119,7 +119,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
                "[95%]: the interval for this one reading of the log; asking again as the log grows, read --anytime."),
               "Estimators and their assumptions: docs/whatif.md."]
     if thin:
-        lines.append(f"thin: under {THIN:.0f} effective episodes, the exact estimators' intervals are not to be "
+        lines.append(f"thin: under {THIN:.0f} effective episodes, as the weights show or as the coins predict (a "
+                     "slate the policy needs seldom or never drawn): the exact estimators' intervals are not to be "
                      "trusted; pi and pi-dr need far fewer but assume the lessons' effects add up.")
     lines += notes
     return "\n".join(lines)

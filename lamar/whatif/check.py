@@ -236,7 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for by in (("interval", "estimator"), ("interval", "estimator", "outcome")):
         print(table(summarize(rows, by), by))
         print()
-    print(f"thin: under {THIN:.0f} effective episodes under the exact slate weights (the report flags them)\n")
+    print(f"thin: under {THIN:.0f} effective episodes under the exact slate weights, as seen or as the coins "
+          "predict (the report flags them)\n")
     print(table(summarize(rows, ("interval", "estimator", "thin")), ("interval", "estimator", "thin")))
     print()
     print(table(summarize(rows, ("interval", "policy", "estimator")), ("interval", "policy", "estimator")))

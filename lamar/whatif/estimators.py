@@ -275,23 +275,25 @@ class Accumulator:
         its moments on a slate the log rarely saw in IPS's and SNIPS's predicted spreads."""
         self.logged = Sums()
         self.ips, self.snips, self.dr = Sums(about_zero=True), RatioSums(first, second), Sums()
-        self.pi, self.pi_dr = Sums(), Sums()
+        self.pi, self.pi_dr = Sums(about_zero=True), Sums()
         self.g = self.gg = 0.0  # the pseudo-inverse weights' sum and sum of squares
         self.second = second
 
-    def add(self, n: int, y: float, yy: float, w: float, g: float, w2: float = 0.0) -> None:
+    def add(self, n: int, y: float, yy: float, w: float, g: float, w2: float = 0.0, g2: float = 0.0) -> None:
         """Add `n` supported episodes that share their slate weight `w` and pseudo-inverse weight
         `g`, whose outcomes sum to `y` (their squares to `yy`): the estimators without a model.
 
-        `w2` is E[w^2] over the logging coins (`second_moments`; 0: not predicted). An IPS term
+        `w2` and `g2` are E[w^2] and E[g^2] over the logging coins (`second_moments`; 0: not
+        predicted). An IPS term
         w y has variance over the coins and the outcome E[w^2 E[y^2 | slate]] - value^2, about
         E[w^2] E[y^2] - value^2 with the log's pooled mean square standing for E[y^2 | slate],
         which the log cannot measure on a slate it seldom saw; its interval's spread is never
-        taken below that, nor SNIPS's below its own (`RatioSums`)."""
+        taken below that, nor SNIPS's below its own (`RatioSums`), nor the pseudo-inverse's below
+        E[g^2] E[y^2] - value^2, its term g y being IPS's with g for w."""
         self.logged.add(n, y, yy, 0.0, 1.0)
         self.ips.add(n, y, yy, 0.0, w, w2 * self.second)
         self.snips.add(n, y, yy, w, w2)
-        self.pi.add(n, y, yy, 0.0, g)
+        self.pi.add(n, y, yy, 0.0, g, g2 * self.second)
         self.g += g * n
         self.gg += g * g * n
 
@@ -332,3 +334,11 @@ class Accumulator:
         episodes the exact estimators really rest on (few when the alternative needs coins
         that rarely fell its way)."""
         return kish(self.snips.w, self.snips.ww)
+
+    @property
+    def predicted(self) -> float:
+        """The effective sample size the logging coins predict, n^2 / sum E[w^2] (inf: none
+        predicted). A log that never drew the slate a heavy weight needs has no heavy weight for
+        `effective` to count, and looks well covered exactly where it saw nothing."""
+        snips = self.snips
+        return snips.n * snips.n / snips.w2 if snips.w2 > 0.0 else math.inf

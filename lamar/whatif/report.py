@@ -38,6 +38,7 @@ class AlternativeReport:
     reward: Mapping[str, Estimate]
     success: Mapping[str, Estimate]
     effective: float = 0.0  # Kish's effective number of episodes under the exact slate weights
+    predicted: float = math.inf  # the effective number the logging coins predict (`Accumulator.predicted`)
 
     @property
     def outside(self) -> float:
@@ -62,14 +63,16 @@ class AlternativeReport:
     @property
     def thin(self) -> bool:
         """Too few effective episodes for the exact estimators' (IPS, SNIPS, DR) normal intervals:
-        the log rarely flipped the coins this policy changes the way it would have."""
-        return self.effective < THIN
+        the log rarely flipped the coins this policy changes the way it would have, as its weights
+        show or as its coins predict (a slate it would need seldom drawn, or never)."""
+        return min(self.effective, self.predicted) < THIN
 
     def says_nothing(self, estimator: str) -> bool:
-        """An exact estimator's success interval spans the whole range although the alternative is
-        not thin: the log seldom or never saw every coin this policy changes fall its way at once
-        (the pseudo-inverse estimators, which read each coin alone, still say something)."""
-        return (self.policy != "logged" and estimator in EXACT and not self.thin
+        """An exact estimator's success interval spans the whole range although its weights, as
+        seen, rest on enough episodes: the log seldom or never saw every coin this policy changes
+        fall its way at once (the pseudo-inverse estimators, which read each coin alone, still say
+        something)."""
+        return (self.policy != "logged" and estimator in EXACT and self.effective >= THIN
                 and self.success[estimator].spans(0.0, 1.0))
 
     def inside(self) -> AlternativeReport:
@@ -81,7 +84,8 @@ class AlternativeReport:
     def to_dict(self) -> dict[str, object]:
         return {"policy": self.policy, "description": self.description, "episodes": self.episodes,
                 "supported": self.supported, "outside": self.outside,
-                "effective": self.effective, "thin": self.thin,
+                "effective": self.effective, "predicted": self.predicted if math.isfinite(self.predicted) else None,
+                "thin": self.thin,
                 "reward": {name: _finite(e) for name, e in self.reward.items()},
                 "success": {name: _finite(e) for name, e in self.success.items()}}
 
@@ -224,9 +228,10 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
                 model, under_logged, for_injected = cell.models[outcome]
                 effect = model.effect
                 under_alternative = under_logged + sum(shift * effect.get(i, 0.0) for i, shift in moved)
-                accumulator.add(cell.n, y, yy, weight, g, w2)
+                accumulator.add(cell.n, y, yy, weight, g, w2, g2)
                 accumulator.add_model(weight, g, ((cell.n, y, yy, under_alternative, for_injected),), w2, g2,
                                       noise[outcome])
     estimates = {outcome: accumulator.estimates(*RANGES[outcome], total) for outcome, accumulator in sums.items()}
     return AlternativeReport(alternative.name, alternative.description, total, supported,
-                             estimates["reward"], estimates["success"], sums["reward"].effective)
+                             estimates["reward"], estimates["success"], sums["reward"].effective,
+                             sums["reward"].predicted)

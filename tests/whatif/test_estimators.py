@@ -342,3 +342,35 @@ def test_ips_and_snips_intervals_cover_where_the_coins_were_extreme(coins: dict[
               f"{sampled[name]}/200 with the sample's")
         assert hits >= 180 and high >= 0.95, name
         assert sampled[name] < 180, name
+
+
+def test_the_pseudo_inverse_interval_covers_where_the_coins_were_extreme(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The pseudo-inverse term g y weighs a slate the log seldom drew as IPS's does: its spread is
+    # floored by the coins' E[g^2] as IPS's is by E[w^2].
+    rng = random.Random(23)
+    logs = [_extreme_coins_log(rng, {"a": 0.999999, "b": 0.999999}) for _ in range(200)]
+
+    def coverage() -> int:
+        return sum(evaluate(log, [Holdout(0.5)])[0].success["pi"].covers(0.4) for log in logs)
+
+    predicted = coverage()
+    monkeypatch.setattr("lamar.whatif.report.second_moments", lambda p, changes: (0.0, 0.0))  # the sample spread alone
+    sampled = coverage()
+    low, high = clopper_pearson(predicted, len(logs))
+    print(f"pi, 95% interval: covers {predicted}/200 [{low:.3f}, {high:.3f}] with the predicted spread, "
+          f"{sampled}/200 with the sample's")
+    assert predicted >= 180 and high >= 0.95
+    assert sampled < 180
+
+
+def test_a_policy_needing_a_slate_the_log_never_drew_is_thin() -> None:
+    # Holding both lessons out half the time needs slates the coins at 0.999999 all but never drew:
+    # every logged weight is about 1, so Kish's count of them is the whole log; the coins predict
+    # next to no effective episode, and the row is flagged thin.
+    rng = random.Random(23)
+    (never,) = evaluate(_extreme_coins_log(rng, {"a": 0.999999, "b": 0.999999}), [Holdout(0.5)])
+    assert never.effective == pytest.approx(1000, rel=1e-3) and never.predicted < 1.0
+    assert never.thin and never.to_dict()["thin"] is True and never.to_dict()["predicted"] < 1.0
+    assert never.says_nothing("ips")  # and why the exact intervals span the range is still said
+    (common,) = evaluate(_extreme_coins_log(rng, {"a": 0.9, "b": 0.5}), [Holdout(0.5)])
+    assert not common.thin and common.predicted > 300
