@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict, LamarError, UnknownProposal
+from lamar._errors import EventConflict, LamarError, UnknownProposal, echoed
 from lamar.experience import Status
 from lamar.models.protocol import DEFAULT_TIMEOUT
 from lamar.policy.fold import merged_elsewhere
@@ -94,7 +94,9 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
         wanted = [only] if isinstance(only, str) else list(only)
         missing = [pid for pid in wanted if pid not in by_id]
         if missing:
-            raise UnknownProposal(f"the report has no proposal {missing[0]!r}; its ids are {sorted(by_id)}")
+            ids = sorted(by_id)
+            shown = ", ".join(map(echoed, ids[:5])) + (f", ... ({len(ids)} in all)" if len(ids) > 5 else "")
+            raise UnknownProposal(f"the report has no proposal {echoed(missing[0])}; its ids are [{shown}]")
         chosen = [by_id[pid] for pid in dict.fromkeys(wanted)]
     applied: list[str] = []
     skipped: list[tuple[str, str]] = []

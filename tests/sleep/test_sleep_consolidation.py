@@ -310,3 +310,20 @@ def test_rules_of_one_file_are_not_a_contradiction_of_each_other(tmp_path) -> No
     mine = lam.add(Experience("working on shop (Rules)", "format with black", scope=Scope(project="shop")))
     (flagged,) = lam.sleep().of_kind("contradiction")
     assert flagged.experience_ids[0] == mine and len(flagged.experience_ids) == 4
+
+
+def test_an_unknown_proposal_id_is_shortened_in_the_message() -> None:
+    # A huge id, or a report of many proposals, gives a short message that still names the id
+    # and the report's ids.
+    lam = Lamar(":memory:")
+    docs = Scope(project="docs")
+    for i in range(8):
+        lam.add(Experience(f"tests of suite {i} are flaky", f"rerun suite {i} once", scope=docs))
+        lam.add(Experience(f"Tests of suite {i} are flaky.", f"Rerun suite {i} once!", scope=docs))
+    report = lam.sleep()
+    assert len(report) == 8
+    with pytest.raises(UnknownProposal) as refused:
+        lam.apply(report, only=["merge_" + "x" * 100_000])
+    said = str(refused.value)
+    assert len(said) < 600 and "(100006 characters)" in said and "(8 in all)" in said, said[:300]
+    assert lam.store.read(16) == []  # nothing applied

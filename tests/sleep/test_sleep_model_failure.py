@@ -91,3 +91,4 @@ def test_a_working_model_reports_no_mining_error(world: tuple[Lamar, str]) -> No
     lam, _ = world
     report = lam.sleep(traces=TRACES, model=anthropic(lambda request: answer(json.dumps(LESSON))))
     assert report.mining_error == "" and len(report.of_kind("candidate")) == 1
+
