@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -93,6 +94,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         except ModelError as exc:
             # Lessons pooled from the batches before would be judged on part of their support.
             summary["error"] = str(exc)
+            # A caller that reads only the proposals would take "nothing mined" for "nothing to mine".
+            logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", exc)
             return [], dropped[:len(oversized)], summary
         lessons, refused, seen = parse_reply(reply, batch)
         # Text `add` would refuse is refused here too, before the prompt form could mend it.

@@ -4,6 +4,7 @@ costs the mined lessons only: the proposals that need no model are still made.""
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import Callable
 
@@ -74,10 +75,14 @@ def not_the_api(request: httpx2.Request) -> httpx2.Response:
 
 @pytest.mark.parametrize(("handler", "said"), [(server_error, "HTTP 500"), (timeout, "anthropic"),
                                                (not_the_api, "not a reply of the")])
-def test_a_failing_model_keeps_the_proposals_that_need_no_model(world: tuple[Lamar, str], handler, said) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_model_keeps_the_proposals_that_need_no_model(world: tuple[Lamar, str], handler, said,  # type: ignore[no-untyped-def]
+                                                                 caplog: pytest.LogCaptureFixture) -> None:
     lam, bad = world
     without = lam.sleep()
-    report = lam.sleep(traces=TRACES, model=anthropic(handler))
+    with caplog.at_level(logging.WARNING, logger="lamar.sleep.mining"):
+        report = lam.sleep(traces=TRACES, model=anthropic(handler))
+    # A caller reading only the proposals hears of it too.
+    assert [r.getMessage() for r in caplog.records if "mining failed" in r.getMessage() and said in r.getMessage()]
     assert sorted(p.kind for p in report) == sorted(p.kind for p in without)
     assert {"retire", "merge", "contradiction"} <= {p.kind for p in report}
     assert bad in report.of_kind("retire")[0].experience_ids
