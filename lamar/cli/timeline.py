@@ -4,17 +4,19 @@ goes, so nothing is replayed), and its episodes, read from the log."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lamar.policy.history import EvidencePoint
-from lamar.store.base import Event
+from lamar.store.base import Event, StoredText, TextStore
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
 
 T = TypeVar("T")
 _WINDOW = 1024  # events read first from the end of the log; each further window is 8 times larger
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')  # a JSON string's text between its quotes, escapes left in
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,16 +71,55 @@ def latest_appearances(lam: Lamar, exp_id: str, count: int | None) -> list[Appea
 
     The log is read from its end backwards, in growing windows, until enough are found (the whole
     log when `count` is None). An outcome always follows its episode in the log, so a window that
-    holds an episode holds its outcome (if any) too.
+    holds an episode holds its outcome (if any) too. A store that hands over its texts has only
+    the events that name the lesson, or one of its episodes, decoded, each once.
     """
+    store = lam.store
     last = int(lam.stats()["events"])
+    decoded: dict[int, Event] = {}
     window = _WINDOW
     while True:
         after = 0 if count is None else max(0, last - window)
-        found, _ = appearances(lam.store.read(after), exp_id)
+        if isinstance(store, TextStore):
+            events = _naming(store, store.read_texts(after), exp_id, decoded)
+        else:
+            events = store.read(after)
+        found, _ = appearances(events, exp_id)
         if after == 0 or len(found) >= count:  # type: ignore[operator]
             return found if count is None else found[-count:]
         window *= 8
+
+
+def _naming(store: TextStore, rows: list[StoredText], exp_id: str, decoded: dict[int, Event]) -> list[Event]:
+    """What `appearances` needs of `rows` for the lesson, in log order: the episodes that injected
+    it and the outcomes of those episodes. Decoding every event of a long log is what a lesson's
+    page would cost otherwise; a text that lacks an id as a whole JSON string cannot hold it."""
+    def event(row: StoredText) -> Event:
+        found = decoded.get(row.seq)
+        if found is None:
+            found = decoded[row.seq] = store.decoded(row)
+        return found
+
+    plain = exp_id.isascii() and exp_id.isprintable() and '"' not in exp_id and "\\" not in exp_id
+    picked: list[Event] = []
+    episodes: set[str] = set()
+    for row in rows:
+        if row.kind == "episode" and (exp_id in row.data if plain else _names(row.data, {exp_id})):
+            episode = event(row)
+            if exp_id in episode.data.get("injected", ()):
+                picked.append(episode)
+                episodes.add(episode.data["id"])
+    for row in rows:  # outcomes in a second pass: one logged before its episode still counts
+        if row.kind == "outcome" and episodes and _names(row.data, episodes):
+            picked.append(event(row))
+    picked.sort(key=lambda e: e.seq)
+    return picked
+
+
+def _names(text: str, ids: Collection[str]) -> bool:
+    """Whether the JSON `text` may hold one of `ids` as a string: one of its strings is one of them
+    as written, or has an escape (which only a decode can compare)."""
+    return any(s in ids or "\\" in s for s in _STRING.findall(text))
 
 
 __all__ = ["Appearance", "EvidencePoint", "appearances", "latest_appearances", "thin"]

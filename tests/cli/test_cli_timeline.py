@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.cli.timeline import appearances, latest_appearances
+from lamar.store.base import Event, StoredText, TextStore
 
 
 def test_the_latest_episodes_are_found_past_the_first_window(tmp_path: Path) -> None:
@@ -23,3 +26,46 @@ def test_the_latest_episodes_are_found_past_the_first_window(tmp_path: Path) -> 
     assert latest_appearances(lam, rare, 20) == everything  # fewer than asked: the whole log was read
     assert latest_appearances(lam, rare, None) == everything
     assert all(a.signal == "shipped" for a in everything)
+
+
+def _decoded(lam: Lamar, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A counter of the events the store decodes from here on, by `read` or one by one."""
+    store, count = lam.store, [0]
+    assert isinstance(store, TextStore)
+    read, decoded = store.read, store.decoded
+
+    def counting_read(after: int = 0) -> list[Event]:
+        events = read(after)
+        count[0] += len(events)
+        return events
+
+    def counting_decoded(row: StoredText) -> Event:
+        count[0] += 1
+        return decoded(row)
+
+    monkeypatch.setattr(store, "read", counting_read)
+    monkeypatch.setattr(store, "decoded", counting_decoded)
+    return count
+
+
+@pytest.mark.parametrize("rare_id", ["", "exp_caf\u00e9 \"r\u00e9sum\u00e9\""])  # a made id; one JSON escapes
+def test_a_lessons_episodes_are_found_decoding_only_the_events_that_name_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rare_id: str) -> None:
+    costs = []
+    for others in (200, 800):
+        lam = Lamar(str(tmp_path / f"s{others}.db"), k=1, seed=2)
+        rare = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build"), id=rare_id))
+        lam.add(Experience("a lint error", "run the formatter", scope=Scope(task="lint")))
+        for _ in range(6):
+            lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+        for _ in range(others):  # episodes that never name it, after its own
+            lam.report(lam.recall({"task": "lint"}).episode_id, Signal.ACCEPTED)
+        everything, _ = appearances(lam.store.read(0), rare)
+        count = _decoded(lam, monkeypatch)
+        assert latest_appearances(lam, rare, None) == everything and len(everything) >= 3
+        assert latest_appearances(lam, rare, 2) == everything[-2:]
+        costs.append(count[0])
+        monkeypatch.undo()
+        lam.close()
+    # Its 6 episodes and their outcomes, decoded once by each call: as many with 4 times the log.
+    assert costs[0] == costs[1] <= 2 * (6 + 6)
