@@ -13,6 +13,7 @@ from lamar.state.episode import EpisodeRecord
 from lamar.state.saved import fingerprint, read_state, state_text
 from lamar.state.snapshot import restore, snapshot_of
 from lamar.store.base import Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
+from lamar.store.decode import no_cycle_collection
 
 # Events folded past the saved state before a write saves it again (at least): one save per
 # many writes keeps writes cheap, and reopening then folds a short tail.
@@ -47,7 +48,8 @@ class Follower:
 
     def refold(self) -> None:
         """Forget the cache and fold the whole log again."""
-        self.cache.fold_log(self.store.read(0))
+        with no_cycle_collection():  # the fold builds a long-lived object per episode and lesson, no cycle
+            self.cache.fold_log(self.store.read(0))
 
     def whole(self) -> None:
         """Fold the whole log when the cache resumed from a saved state (sleep, checkpoint need every episode)."""
@@ -80,7 +82,11 @@ class Follower:
         """
         if self._keyed is None:
             return False
-        text = self._keyed.load_state()
+        with no_cycle_collection():  # the state decodes into long-lived objects, none in a cycle
+            return self._resume(self._keyed, through)
+
+    def _resume(self, keyed: KeyedStore, through: int | None) -> bool:
+        text = keyed.load_state()
         if text is None:
             return False
         try:
@@ -244,7 +250,8 @@ class SettledFollower(Follower):
             self.save()
 
     def refold(self) -> None:
-        self.sync(whole=True)
+        with no_cycle_collection():  # as Follower.refold
+            self.sync(whole=True)
 
     def may_save(self) -> bool:
         # Only a cache of the settled log (no event below its seq can still commit) describes

@@ -7,14 +7,17 @@ tail is folded). Each case checks that the engine ends where a whole-log replay 
 
 from __future__ import annotations
 
+import gc
 import random
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import lamar.state.saved
 from lamar import CorruptStore, Experience, Lamar, Scope, Signal
+from lamar.state.follower import Follower
 from lamar.store import Event, MemoryStore
 from tests.state.seam import folded
 
@@ -152,3 +155,45 @@ def test_pending_episodes_from_before_the_state_stay_pending_settle_and_expire_a
         engine.report(waiting[1], Signal.SHIPPED)  # a late report replaces an expiry
         assert engine.episode(waiting[1]).reward == 1.0
     _same(resumed, replayed)
+
+
+def test_resuming_and_refolding_run_no_cycle_collection(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A full collection walks every object the fold built so far, again and again as it grows:
+    # what the state decodes into and what a fold builds holds no cycle for it to find.
+    location = str(tmp_path / "s.db")
+    lam = Lamar(location, k=2, seed=1)
+    for i in range(300):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 10}")))
+    for n in range(300):
+        lam.report(lam.recall({"task": f"t{n % 10}"}).episode_id, Signal.SHIPPED)
+    lam.close()
+    inside, collections = [""], []
+
+    def counting(name: str, method: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            inside[0] = name
+            try:
+                return method(*args, **kwargs)
+            finally:
+                inside[0] = ""
+        return wrapper
+
+    for name in ("resume", "refold"):
+        monkeypatch.setattr(Follower, name, counting(name, getattr(Follower, name)))
+
+    def noted(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and inside[0]:
+            collections.append((inside[0], info["generation"]))
+
+    gc.callbacks.append(noted)
+    try:
+        again = Lamar(location, k=2, seed=1)
+        assert folded(again).cache.partial  # resumed from the saved state
+        report = again.sleep()  # folds the whole log again
+        again.close()
+    finally:
+        gc.callbacks.remove(noted)
+    assert report.summary["episodes"] == 300
+    # At most the one collection of all that was built, as the collector resumes on the way out.
+    assert collections.count(("resume", 0)) <= 1 and collections.count(("refold", 0)) <= 1
+    assert len(collections) <= 2, collections
