@@ -360,7 +360,7 @@ class Lamar:
 
         known(options)
         with self._lock:
-            return run_sleep(self._whole(), traces=arguments.traces(traces), model=model, **options)
+            return run_sleep(self._view(whole=True), traces=arguments.traces(traces), model=model, **options)
 
     def apply(self, report: SleepReport, only: Iterable[str] | None = None) -> ApplyResult:
         """Carry out a sleep report's proposals (all, or the ids in `only`)."""
@@ -368,7 +368,7 @@ class Lamar:
 
         report, only = arguments.sleep_report(report), arguments.proposal_ids(only)
         with self._lock:
-            result = apply_report(self._whole(), report, only=only)  # it ends synced with the log
+            result = apply_report(self._view(), report, only=only)  # it ends synced with the log
             kinds = {p.id: p.kind for p in report.proposals}
             if any(kinds.get(pid) == "compact" for pid in result.applied) and isinstance(self.store, RewritableStore):
                 self.checkpoint()  # the log shrinks too, not only the cache
@@ -379,15 +379,14 @@ class Lamar:
         from lamar.sleep import would_skip
 
         with self._lock:
-            return would_skip(self._whole(), arguments.sleep_report(report))
+            return would_skip(self._view(), arguments.sleep_report(report))
 
-    def _whole(self) -> StateView:
-        """The whole log folded, as the view sleep and apply read."""
+    def _view(self, whole: bool = False) -> StateView:
+        """The view sleep and apply read: the whole log folded now, or when it is first asked for every episode."""
         from lamar.state.view import StateView
 
         self._log.sync()
-        self._log.whole()
-        return StateView(self._log, self._lock)
+        return StateView(self._log, self._lock, whole=whole)
 
     def whatif(self, policy: Any = None, since: float | None = None,
                scope: Mapping[str, str] | None = None) -> WhatIfReport:

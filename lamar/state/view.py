@@ -24,8 +24,10 @@ class StateView:
     `sync` and `append` forget what was read.
     """
 
-    def __init__(self, log: Follower, lock: Any = None) -> None:
+    def __init__(self, log: Follower, lock: Any = None, *, whole: bool = False) -> None:
         self._log = log
+        if whole:
+            log.whole()
         self._lock = lock  # the engine's, held by the caller; None: nothing to let go
         self.policy = log.policy
         self.store = log.store
@@ -63,6 +65,11 @@ class StateView:
         return self._log.cache.lessons.get(exp_id)
 
     def episodes(self) -> Mapping[str, EpisodeRecord]:
+        # A fold resumed from a saved state holds every lesson but only some episodes: the whole log
+        # is folded the first time they are all asked for (a compaction), not for a retirement.
+        if self._log.cache.partial:
+            self._log.whole()
+            self._forget()
         return self._log.cache.episodes
 
     def compacted_episodes(self) -> int:

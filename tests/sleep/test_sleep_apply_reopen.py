@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope, Signal, SleepReport
+from lamar.store import Event
 
 
 def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(store_location: str) -> None:
@@ -69,4 +72,37 @@ def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(store_
     lam.close()
     again = Lamar(store_location, k=2, seed=1)
     assert again.stats()["compacted"] == before["compacted"] and again.stats()["episodes"] == 10
+    again.close()
+
+
+def test_a_reopened_store_applies_a_merge_without_folding_the_whole_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    location = str(tmp_path / "s.db")
+    lam = Lamar(location, k=2, seed=1)
+    docs = Scope(project="docs")
+    kept = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
+    twin = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    for _ in range(300):
+        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    report = lam.sleep(keep_last=5)
+    (merge,) = report.of_kind("merge")
+    (compact,) = report.of_kind("compact")
+    lam.close()
+
+    again = Lamar(location, k=2, seed=1)  # resumed from the saved state: it holds no reported episode
+    store, afters = again.store, []
+    read = store.read
+
+    def counting_read(after: int = 0) -> list[Event]:
+        afters.append(after)
+        return read(after)
+
+    monkeypatch.setattr(store, "read", counting_read)
+    assert again.apply(report, only=[merge.id]).applied == [merge.id]
+    assert afters and 0 not in afters  # the lessons the state holds judge a merge; no whole log read
+    assert again.get(twin).status.value == "retired" and again.get(kept).status.value == "active"
+    assert again.apply(report, only=[compact.id]).applied == [compact.id]  # needs every episode
+    assert 0 in afters
+    assert again.stats()["compacted"]["episodes"] == 295
     again.close()
