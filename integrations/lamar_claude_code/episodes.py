@@ -25,6 +25,7 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
 EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse", "Stop", "SessionEnd"})
 GIT_SIGNALS = ("shipped", "reverted")
+_TRACING = frozenset({"SessionStart", "Stop", "SessionEnd"})  # not a prompt or a tool call: the agent waits on those
 _SESSION_TTL = 30 * 86400.0
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
 _SHORTEST = 8  # characters of a lesson's field that fit_prompt keeps, however little room there is
@@ -102,8 +103,6 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         return ""
     repo = str(repo_path) if repo_path else None
     out = ""
-    # Read before the lock: however long a transcript takes, no other session's event waits for it.
-    turns = _read_transcript(payload) if event == "SessionEnd" else None
     with locked_state(paths.state, paths.log) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
@@ -115,7 +114,9 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         elif event == "PostToolUse":
             _on_edit(state, payload, session, repo)
         elif event == "SessionEnd":
-            _on_end(state, session, turns, lam, paths, now)
+            _on_end(state, session, lam, paths, now)
+        if event in _TRACING:
+            _trace_sessions(state, payload, session, event, paths, budget, now)
         state["last"] = {"time": now, "event": event, "session": session, "cwd": cwd,
                          "episode": state["sessions"].get(session, {}).get("episode"), "injected": len(out)}
         _prune(state, now, config)
@@ -185,7 +186,9 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     # a hash of the prompt's start finds it again in the transcript.
     state["sessions"][session] = {"episode": rec.episode_id, "words": prompt_words(prompt), "repo": repo,
                                   "time": now, "count": count,
-                                  "traced": previous.get("traced", 0) if previous else 0,
+                                  # a session resumed after its end traces its own turns again
+                                  **({"transcript": {k: v for k, v in previous["transcript"].items() if k != "left"}}
+                                     if previous and isinstance(previous.get("transcript"), dict) else {}),
                                   **({"edited": edited} if edited else {})}
     return text
 
@@ -283,21 +286,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         record["base"] = head_commit(repo)  # None: no commit yet, every commit is later
 
 
-def _read_transcript(payload: Mapping[str, Any]) -> list[dict[str, Any]] | str | None:
-    """The turns of the event's transcript, why it cannot be read, or None when the event names none."""
-    transcript = payload.get("transcript_path")
-    if not isinstance(transcript, str) or not transcript:
-        return None
-    from lamar_claude_code.transcript import read_turns
-
-    try:
-        return read_turns(transcript)
-    except (OSError, ValueError, RecursionError) as exc:  # a transcript that is gone or unreadable costs only the traces
-        return f"no traces from {transcript}: {type(exc).__name__}: {exc}"
-
-
-def _on_end(state: dict[str, Any], session: str, turns: list[dict[str, Any]] | str | None,
-            lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
+def _on_end(state: dict[str, Any], session: str, lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
     info = state["sessions"].get(session)
     if not info:
         return
@@ -305,18 +294,78 @@ def _on_end(state: dict[str, Any], session: str, turns: list[dict[str, Any]] | s
     if record is not None and record.get("signal") is None:
         _report(state, info["episode"], "accepted", "the session ended without a correction", lam, paths, now)
         record["by_end"] = True
-    if isinstance(turns, str):
-        log_line(paths.log, turns, now=now)
-    elif turns is not None:
-        from lamar_claude_code.transcript import write_session_traces
 
+
+def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: str, event: str, paths: Paths,
+                    budget: Budget | None, now: float) -> None:
+    """Trace the turns the session's transcript closed since its last event, then what ended sessions left.
+
+    Each event does a bounded share (`transcript.trace_turns`), so a long session's traces are
+    written a turn at a time as it goes and a SessionEnd has its last turn to do.
+    """
+    from lamar import StoreError
+    from lamar_claude_code.transcript import TRACES_AT_ONCE, held_ids, trace_turns
+
+    info = state["sessions"].get(session)
+    path = payload.get("transcript_path")
+    work: list[str] = []
+    if info is not None and event != "SessionStart" and isinstance(path, str) and path:
+        progress = info.get("transcript")
+        if not _progress_ok(progress) or progress["path"] != path:
+            known = progress if _progress_ok(progress) else {}
+            info["transcript"] = {"path": path, "offset": 0, "turns": known.get("turns", 0), "mark": known.get("mark")}
+        work.append(session)
+    # Sessions whose end left turns untraced, oldest first: any later event goes on with them.
+    work += sorted((s for s, r in state["sessions"].items() if s != session and _progress_ok(r.get("transcript"))
+                    and r["transcript"].get("left")), key=lambda s: float(state["sessions"][s].get("time", 0)))
+    if not work:
+        return
+    held, size = held_ids(paths.traces, state.get("traces_end"))
+    written = [0]
+
+    def spent() -> bool:  # half the budget at most: the state is still to be saved
+        late = budget is not None and time.monotonic() - budget.start > budget.seconds / 2
+        return late or written[0] >= TRACES_AT_ONCE
+
+    def more() -> bool:
+        if spent():
+            return False
+        written[0] += 1
+        return True
+
+    for sid in work[:3]:  # bounded reads: each is at most READ_AT_ONCE
+        progress = state["sessions"][sid]["transcript"]
+        final = sid != session or event == "SessionEnd"
         try:
-            info["traced"], refused = write_session_traces(turns, session, state["episodes"], paths.traces)
-        except OSError as exc:  # a trace file that cannot be written costs only the traces
-            log_line(paths.log, f"no traces for session {session}: {type(exc).__name__}: {exc}", now=now)
-            return
+            complete, refused = trace_turns(progress, sid, state["episodes"], paths.traces, held, final=final,
+                                            more=more)
+        except StoreError as exc:  # a trace file that cannot be written costs only the traces
+            log_line(paths.log, f"no traces for session {sid}: {type(exc).__name__}: {exc}", now=now)
+            break
+        except (OSError, ValueError, RecursionError) as exc:  # so does a transcript gone or unreadable
+            if final:
+                log_line(paths.log, f"no traces from {progress['path']}: {type(exc).__name__}: {exc}", now=now)
+            progress.pop("left", None)
+            continue
         for why in refused:
             log_line(paths.log, f"trace skipped: {why}", now=now)
+        if final and not complete:
+            progress["left"] = True
+        else:
+            progress.pop("left", None)
+        if spent():
+            break
+    try:
+        state["traces_end"] = paths.traces.stat().st_size
+    except OSError:
+        state["traces_end"] = size
+
+
+def _progress_ok(progress: Any) -> bool:
+    """Whether a session's tracing progress has the shape this module writes (a hand edit may not)."""
+    return (isinstance(progress, dict) and isinstance(progress.get("path"), str)
+            and all(type(progress.get(k)) is int and progress[k] >= 0 for k in ("offset", "turns"))
+            and isinstance(progress.get("mark"), (str, type(None))))
 
 
 def _settle_git(state: dict[str, Any], repo: str, lam: Callable[[], Lamar], paths: Paths, now: float, *,

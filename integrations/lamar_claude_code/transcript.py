@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import stat
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from lamar import InvalidTrace
+from lamar import InvalidTrace, StoreError
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_claude_code.outcomes import prompt_key
 from lamar_claude_code.state import writable
@@ -20,6 +21,10 @@ _TEXT_CHARS = 4000  # of a prompt, an error or an answer
 # file) or skips (one line), so a runaway file costs bounded time and memory, never a stalled hook.
 MAX_TRANSCRIPT = 256 * 1024 * 1024  # bytes read from one transcript; later turns are not traced
 MAX_LINE = 16 * 1024 * 1024  # bytes of one entry; a longer one is skipped like a torn line
+# One hook event's share: scrubbing a trace of secrets is its costliest step, and Claude Code kills a
+# hook at its timeout; what one event leaves, the next goes on with.
+READ_AT_ONCE = 4 * 1024 * 1024  # bytes of a transcript one event reads
+TRACES_AT_ONCE = 20  # traces one event writes
 
 
 def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -33,76 +38,112 @@ def read_turns(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         OSError: the file cannot be opened.
         ValueError: the path is not a regular file (a FIFO, a device, a folder).
     """
+    return read_span(path, 0, MAX_TRANSCRIPT).turns
+
+
+@dataclasses.dataclass
+class Span:
+    """The turns read from one part of a transcript; each turn's `start` is the byte offset of its
+    prompt's line and `mark` the latest entry time before it. `end` is where reading stopped (never
+    inside a line), `mark` the latest time read, `eof` whether the file's end was reached."""
+
+    turns: list[dict[str, Any]]
+    end: int
+    mark: str | None
+    eof: bool
+
+
+def read_span(path: str | os.PathLike[str], start: int, limit: int, mark: str | None = None) -> Span:
+    """`read_turns` of the lines from byte `start` on, until `limit` bytes are read (the line that
+    crosses it is read whole). An entry with a uuid and a time no later than `mark` is one read
+    before `start`, written again by a compaction, and is skipped.
+
+    Raises:
+        OSError: the file cannot be opened.
+        ValueError: the path is not a regular file (a FIFO, a device, a folder).
+    """
     turns: list[dict[str, Any]] = []
     seen: set[str] = set()
-    for entry in _entries(Path(path).expanduser()):
-        # A compaction's summary is the model's words in a user entry, not a prompt.
-        if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
-            continue
-        uuid = entry.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in seen:
-                continue  # a later compaction appends earlier entries again, each under its own uuid
-            seen.add(uuid)
-        message = entry.get("message")
-        if not isinstance(message, Mapping):
-            continue
-        content = message.get("content")
-        kind = entry.get("type")
-        if kind == "user":
-            prompt = _user_text(content)
-            if prompt is not None:
-                turns.append({"prompt": prompt, "attempted": [], "tool_errors": [], "output": "",
-                              "time": entry.get("timestamp")})
-            elif turns:
-                turns[-1]["tool_errors"] += _tool_errors(content)
-        elif kind == "assistant" and turns and isinstance(content, list):
-            for block in content:
-                if not isinstance(block, Mapping):
+    position, eof = start, False
+    with _open_regular(Path(path).expanduser()) as handle:
+        handle.seek(start)
+        while position - start < limit:
+            raw = handle.readline(MAX_LINE + 1)
+            if len(raw) > MAX_LINE:  # skipped like a torn line, reading no further than the limit
+                position += len(raw)
+                while not raw.endswith(b"\n") and raw and position - start < limit:
+                    raw = handle.readline(MAX_LINE)
+                    position += len(raw)
+                continue
+            entry = _entry(raw)
+            if not raw.endswith(b"\n"):
+                eof = True  # the end, or a line Claude Code is still writing: that one is read again
+                if entry is None:
+                    break
+            position += len(raw)
+            if entry is None:
+                continue
+            # A compaction's summary is the model's words in a user entry, not a prompt.
+            if entry.get("isMeta") or entry.get("isSidechain") or entry.get("isCompactSummary"):
+                continue
+            uuid, stamp = entry.get("uuid"), entry.get("timestamp")
+            if isinstance(uuid, str):
+                # A later compaction appends earlier entries again, each under its own uuid. The
+                # line at `start` is the prompt an earlier read stopped at, never a copy.
+                again = mark is not None and isinstance(stamp, str) and stamp <= mark and position - len(raw) > start
+                if uuid in seen or again:
                     continue
-                if block.get("type") == "tool_use":
-                    turns[-1]["attempted"].append(_call(block))
-                elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
-                    turns[-1]["output"] = block["text"][:_TEXT_CHARS]
-    return turns
+                seen.add(uuid)
+            before = mark
+            if isinstance(uuid, str) and isinstance(stamp, str) and (mark is None or stamp > mark):
+                mark = stamp
+            _add(turns, entry, position - len(raw), before)
+    return Span(turns, position, mark, eof)
 
 
-def _entries(path: Path) -> Iterator[Mapping[str, Any]]:
+def _add(turns: list[dict[str, Any]], entry: Mapping[str, Any], offset: int, mark: str | None) -> None:
+    message = entry.get("message")
+    if not isinstance(message, Mapping):
+        return
+    content = message.get("content")
+    kind = entry.get("type")
+    if kind == "user":
+        prompt = _user_text(content)
+        if prompt is not None:
+            turns.append({"prompt": prompt, "attempted": [], "tool_errors": [], "output": "",
+                          "time": entry.get("timestamp"), "start": offset, "mark": mark})
+        elif turns:
+            turns[-1]["tool_errors"] += _tool_errors(content)
+    elif kind == "assistant" and turns and isinstance(content, list):
+        for block in content:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool_use":
+                turns[-1]["attempted"].append(_call(block))
+            elif block.get("type") == "text" and isinstance(block.get("text"), str) and block["text"].strip():
+                turns[-1]["output"] = block["text"][:_TEXT_CHARS]
+
+
+def _open_regular(path: Path) -> Any:
     # Opened without blocking, then checked: a FIFO with no writer would wait forever, and a
     # device such as /dev/zero never ends; only a regular file is a transcript.
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise ValueError(f"{path} is not a regular file")
-        handle = os.fdopen(descriptor, "rb")
+        return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
-    with handle:
-        for raw in _lines(handle):
-            try:
-                entry = json.loads(raw)
-            except (ValueError, RecursionError):
-                continue  # a torn last line while Claude Code is still writing, or one nested past reason
-            if isinstance(entry, Mapping):
-                # Text cut between the halves of an emoji is a lone surrogate, which no trace file holds.
-                yield writable(entry)
 
 
-def _lines(handle: Any) -> Iterator[bytes]:
-    """The lines of the first MAX_TRANSCRIPT bytes, each at most MAX_LINE (a longer one is skipped)."""
-    left = MAX_TRANSCRIPT
-    while left > 0:
-        raw = handle.readline(min(left, MAX_LINE + 1))
-        if not raw:
-            return
-        left -= len(raw)
-        if len(raw) > MAX_LINE:
-            while left > 0 and raw and not raw.endswith(b"\n"):  # the rest of the long line, dropped
-                raw = handle.readline(min(left, MAX_LINE))
-                left -= len(raw)
-            continue
-        yield raw
+def _entry(raw: bytes) -> Mapping[str, Any] | None:
+    try:
+        entry = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None  # a torn line, or one nested past reason
+    # Text cut between the halves of an emoji is a lone surrogate, which no trace file holds.
+    return writable(entry) if isinstance(entry, Mapping) else None
 
 
 def _user_text(content: Any) -> str | None:
@@ -162,17 +203,11 @@ def traces_of(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, 
     With `refused`, a turn whose trace the format refuses is left out and why is appended there
     (one bad turn costs its own trace only); without it, InvalidTrace is raised.
     """
-    mine = sorted(((eid, r) for eid, r in (episodes or {}).items() if r.get("session") == session),
-                  key=lambda item: float(item[1].get("time", 0)))
+    taken: set[str] = set()
     traces = []
     for number, turn in enumerate(turns, start=1):
-        key = prompt_key(turn["prompt"])
-        match = next(((eid, r) for eid, r in mine if r.get("prompt_key") == key), None)
-        if match is not None:
-            mine.remove(match)
-        record = match[1] if match else {}
         try:
-            trace = _trace(f"cc-{session}-{number}", turn, record, match[0] if match else None, session)
+            trace = _turn_trace(f"cc-{session}-{number}", turn, session, episodes or {}, taken)
         except InvalidTrace as exc:
             if refused is None:
                 raise
@@ -180,6 +215,18 @@ def traces_of(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, 
             continue
         traces.append(trace)
     return traces
+
+
+def _turn_trace(trace_id: str, turn: Mapping[str, Any], session: str, episodes: Mapping[str, Mapping[str, Any]],
+                taken: set[str]) -> Trace:
+    """The turn's trace, tied to the session's earliest episode of its prompt not yet traced (added to `taken`)."""
+    key = prompt_key(turn["prompt"])
+    mine = [(float(r.get("time", 0)), eid) for eid, r in episodes.items()
+            if r.get("session") == session and r.get("prompt_key") == key and "trace" not in r and eid not in taken]
+    episode = min(mine)[1] if mine else None
+    if episode is not None:
+        taken.add(episode)
+    return _trace(trace_id, turn, episodes[episode] if episode else {}, episode, session)
 
 
 def _trace(trace_id: str, turn: Mapping[str, Any], record: Mapping[str, Any], episode: str | None,
@@ -208,53 +255,92 @@ def _seconds(stamp: Any) -> float:
         return 0.0
 
 
-def write_session_traces(turns: list[dict[str, Any]], session: str, episodes: Mapping[str, Mapping[str, Any]],
-                         out: Path) -> tuple[int, list[str]]:
-    """Append the session's traces (of its turns, from `read_turns`) that `out` does not hold yet.
+def trace_turns(progress: dict[str, Any], session: str, episodes: dict[str, dict[str, Any]], out: Path,
+                held: set[str], *, final: bool, more: Callable[[], bool]) -> tuple[bool, list[str]]:
+    """Append the traces of the turns the session's transcript holds past `progress`, and move it on.
 
-    Keyed by trace id, read back from `out` itself: a SessionEnd stopped after appending and
-    before its bookkeeping was saved writes nothing twice when the session ends again. A trace
-    the format refuses is skipped: one bad turn costs its own trace, not the session's.
+    `progress` ({"path", "offset", "turns", "mark"}) says where the last event stopped; it is
+    updated in place. A turn is traced once the next prompt closes it, or with `final` (the
+    session ended) at the transcript's end. One call reads at most READ_AT_ONCE bytes and asks
+    `more()` before each trace, so an event does bounded work and the next one goes on; a turn
+    longer than READ_AT_ONCE is traced from its first READ_AT_ONCE bytes. An id in `held` (written
+    by an event stopped before its bookkeeping was saved) is not written again. A traced episode
+    gets the trace's id under `trace`.
 
     Returns:
-        How many of the session's traces `out` holds in all, and why each skipped one was refused.
+        Whether the transcript is traced to its end (only with `final`), and why each trace the
+        format refused was skipped.
 
     Raises:
+        OSError: the transcript cannot be opened.
+        ValueError: the transcript is not a regular file.
         StoreError: `out` cannot be written.
     """
+    offset = progress["offset"]
+    if offset >= MAX_TRANSCRIPT:
+        return True, []  # the turns past the cap are not traced
+    span = read_span(progress["path"], offset, min(READ_AT_ONCE, MAX_TRANSCRIPT - offset), progress.get("mark"))
+    turns = span.turns
+    whole = span.eof or span.end >= MAX_TRANSCRIPT
+    if final and whole:
+        closed = len(turns)
+    elif not whole and len(turns) == 1 and turns[0]["start"] == offset:
+        closed = 1  # a turn longer than one read: what was read of it
+    else:
+        closed = max(0, len(turns) - 1)
     refused: list[str] = []
-    traces = traces_of(turns, session, episodes, refused)
-    held = _written_ids(out, f"cc-{session}-")
-    fresh = [t for t in traces if t.id not in held]
-    written = 0
-    if fresh:
-        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
-        writer = TraceWriter(out)
-        for trace in fresh:
-            try:
+    writer = None
+    done = 0
+    for turn in turns[:closed]:
+        if not more():
+            break
+        number = progress["turns"] + 1
+        trace_id = f"cc-{session}-{number}"
+        try:
+            trace = _turn_trace(trace_id, turn, session, episodes, set())
+            if trace_id not in held:
+                if writer is None:
+                    writer = _writer(out)
                 writer.write(trace)
-            except InvalidTrace as exc:
-                refused.append(f"{trace.id}: {exc}")
-                continue
-            written += 1
-    return len(held) + written, refused
+            if trace.episode_id:
+                episodes[trace.episode_id]["trace"] = trace_id
+        except InvalidTrace as exc:
+            refused.append(f"{trace_id}: {exc}")
+        progress["turns"] = number
+        done += 1
+    if done == len(turns):  # every turn read is traced: what follows the last one is read next time
+        progress["offset"], progress["mark"] = span.end, span.mark
+    else:
+        progress["offset"], progress["mark"] = turns[done]["start"], turns[done]["mark"]
+    return final and whole and done == len(turns), refused
 
 
-def _written_ids(out: Path, prefix: str) -> set[str]:
-    """Ids starting with `prefix` among the traces in `out` (a line that does not parse is skipped)."""
+def _writer(out: Path) -> TraceWriter:
+    try:
+        os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
+    except OSError as exc:
+        raise StoreError(f"cannot write traces to {out}: {exc.strerror or exc}") from exc
+    return TraceWriter(out)
+
+
+def held_ids(out: Path, since: Any) -> tuple[set[str], int]:
+    """The trace ids `out` holds from byte `since` on (all of them when `since` is not an offset
+    inside it), and its size: a line that does not parse is skipped."""
     found: set[str] = set()
-    marker = f'"{prefix}'.encode()
     try:
         with out.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if isinstance(since, int) and not isinstance(since, bool) and 0 <= since <= size:
+                handle.seek(since)
             for line in handle:
-                if marker not in line:
-                    continue  # another session's trace: not parsed
+                if b'"cc-' not in line:
+                    continue
                 try:
                     record = json.loads(line)
                 except (ValueError, RecursionError):
                     continue
-                if isinstance(record, dict) and str(record.get("id", "")).startswith(prefix):
-                    found.add(str(record["id"]))
+                if isinstance(record, dict) and isinstance(record.get("id"), str):
+                    found.add(record["id"])
     except FileNotFoundError:
-        pass
-    return found
+        return found, 0
+    return found, size

@@ -28,15 +28,18 @@ def _session(hook: Hook, repo: Path, transcript: Path, session: str, prompts: li
 def test_a_session_end_whose_bookkeeping_was_lost_writes_no_trace_twice(hook: Hook, repo: Path,
                                                                          tmp_path: Path) -> None:
     transcript = _transcript(tmp_path, "sess-a")
-    _session(hook, repo, transcript, "sess-a", [FIRST, SECOND])
-    traces = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
-    first = traces.read_bytes()
-    # As a SessionEnd killed over its budget leaves it: the traces appended, the state not saved.
-    state = hook.state()
-    state["sessions"]["sess-a"]["traced"] = 0
-    hook.state_file.write_text(json.dumps(state))
+    for prompt in (FIRST, SECOND):
+        event = payload("UserPromptSubmit", "sess-a", repo, prompt=prompt)
+        event["transcript_path"] = str(transcript)
+        assert hook(event).returncode == 0
+    before = hook.state_file.read_bytes()
     end = payload("SessionEnd", "sess-a", repo, reason="other")
     end["transcript_path"] = str(transcript)
+    assert hook(end).returncode == 0
+    traces = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
+    first = traces.read_bytes()
+    # As an event killed over its budget leaves it: the traces appended, the state not saved.
+    hook.state_file.write_bytes(before)
     assert hook(end).returncode == 0
     assert traces.read_bytes() == first  # nothing appended again
     ids = [json.loads(line)["id"] for line in first.splitlines()]

@@ -112,14 +112,14 @@ def test_text_cut_inside_an_emoji_costs_no_trace(hook: Hook, repo: Path, tmp_pat
 
 def test_a_trace_the_format_refuses_costs_only_itself(tmp_path: Path) -> None:
     from lamar_claude_code.outcomes import prompt_key
-    from lamar_claude_code.transcript import write_session_traces
+    from lamar_claude_code.transcript import trace_turns
 
-    turns = read_turns(_transcript(tmp_path, "s1"))
+    progress = {"path": str(_transcript(tmp_path, "s1")), "offset": 0, "turns": 0, "mark": None}
     episodes = {"ep_1": {"session": "s1", "time": 1.0, "prompt_key": prompt_key(FIRST), "context": {"task": 5}},
                 "ep_2": {"session": "s1", "time": 2.0, "prompt_key": prompt_key(SECOND), "context": {"task": "x"}}}
     out = tmp_path / "traces.jsonl"
-    held, refused = write_session_traces(turns, "s1", episodes, out)
-    assert held == 1 and [t.id for t in load_traces(out)] == ["cc-s1-2"]
+    complete, refused = trace_turns(progress, "s1", episodes, out, set(), final=True, more=lambda: True)
+    assert complete and progress["turns"] == 2 and [t.id for t in load_traces(out)] == ["cc-s1-2"]
     assert len(refused) == 1 and refused[0].startswith("cc-s1-1: ") and "'context'" in refused[0]
 
 
