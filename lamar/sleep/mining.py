@@ -233,11 +233,13 @@ __all__ = ["MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
 
 
 def _with_outcome(lam: SleepView, trace: Trace) -> Trace:
-    """A trace written before its outcome was known gets the outcome its episode got since."""
-    if trace.outcome is not None or not trace.episode_id:
+    """A trace that names its episode carries the outcome the store holds for it: a trace written
+    before the outcome was final (accepted, then shipped by a later commit) is brought up to date.
+    The trace's own outcome stands where the store has none."""
+    if not trace.episode_id:
         return trace
     episode = lam.episodes().get(trace.episode_id)
-    if episode is None or episode.signal is None:
+    if episode is None or episode.signal is None or episode.signal == trace.outcome:
         return trace
     return dataclasses.replace(trace, outcome=episode.signal)
 

@@ -326,3 +326,20 @@ def test_a_huge_reply_reads_each_lessons_words_once(monkeypatch: pytest.MonkeyPa
     _, report, _ = sleep_with(many, lam)
     assert len(report.of_kind("candidate")) == 300
     assert calls <= 4 * (300 + 5)  # a check of each pair read about 2 * 300 * (300 / 2 + 5) words
+
+
+def test_a_trace_carries_the_outcome_its_episode_holds_now() -> None:
+    # Traced as accepted at the turn's end, then shipped by a later commit (replace=True): the
+    # model and the candidate's evidence see what the store holds, not the snapshot in the trace.
+    lam = Lamar(":memory:", seed=1)
+    lam.add(Experience("the build fails", "read the log", scope=Scope(SWIFT)))
+    episodes = [lam.recall(SWIFT).episode_id for _ in range(3)]
+    for ep in episodes:
+        lam.report(ep, "accepted")
+    lam.report(episodes[0], "shipped", replace=True)
+    traces = [Trace(f"t{i}", SWIFT, time=1000.0 + i, input="fix the build", attempted=["swift build"],
+                    outcome="accepted", episode_id=ep) for i, ep in enumerate(episodes, 1)]
+    _, report, model = sleep_with([lesson()], lam=lam, traces=traces)
+    (proposal,) = report.of_kind("candidate")
+    assert proposal.evidence[proposal.experience_ids[0]]["outcomes"] == {"accepted": 2, "shipped": 1}
+    assert model.prompts[0].count('"outcome": "shipped"') == 1
