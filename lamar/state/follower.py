@@ -10,13 +10,14 @@ from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.cache import FoldCache
 from lamar.state.episode import EpisodeRecord
-from lamar.state.saved import fingerprint, read_state, state_text
+from lamar.state.saved import fingerprint, kept_episodes, read_state, state_text
 from lamar.state.snapshot import restore, snapshot_of
 from lamar.store.base import Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
 from lamar.store.decode import no_cycle_collection
 
 # Events folded past the saved state before a write saves it again (at least): one save per
-# many writes keeps writes cheap, and reopening then folds a short tail.
+# many writes keeps writes cheap, and reopening then folds a short tail. A large state (many
+# lessons, many pending episodes) waits as many events, so saving it costs a write O(1).
 _STATE_EVERY = 512
 
 
@@ -34,6 +35,7 @@ class Follower:
         self._keyed: KeyedStore | None = store if isinstance(store, KeyedStore) else None
         self.cache = FoldCache(policy, store.location, self._keyed.lookup if self._keyed is not None else None)
         self.state_seq = 0  # the seq of the state last saved or loaded (see resume, save)
+        self.state_size = 0  # the lessons and episodes the state last saved held
         self.wrote = False
 
     def append(self, events: list[Event]) -> list[Event]:
@@ -70,7 +72,7 @@ class Follower:
 
     def state_due(self) -> bool:
         """Whether the cache has folded enough past the saved state to save it again."""
-        return self.cache.seq - self.state_seq >= max(_STATE_EVERY, len(self.cache.lessons))
+        return self.cache.seq - self.state_seq >= max(_STATE_EVERY, len(self.cache.lessons), self.state_size)
 
     def resume(self, through: int | None = None) -> bool:
         """Load the state this store's engines saved, if it still describes the log, and fold the
@@ -145,6 +147,7 @@ class Follower:
             last, self.state_seq = self.cache.last, self.cache.seq
             if not self.may_save() or last is None or not self._findable():
                 return
+        self.state_size = len(self.cache.lessons) + len(kept_episodes(self.cache))
         try:
             self._keyed.save_state(self.cache.seq, state_text(self.cache, last))
         except (StoreError, OSError):

@@ -14,6 +14,7 @@ from lamar.store.base import StoredText
 if TYPE_CHECKING:
     from lamar.policy.config import Policy
     from lamar.state.cache import FoldCache
+    from lamar.state.episode import EpisodeRecord
     from lamar.store.base import Event
 
 # Bumped whenever what a lesson's saved form holds (LessonState.to_dict) changes, so that a
@@ -42,6 +43,11 @@ def tuning_of(policy: Policy) -> dict[str, Any]:
     return loaded
 
 
+def kept_episodes(cache: FoldCache) -> list[EpisodeRecord]:
+    """The episodes a saved state holds: those pinned by a checkpoint, and the pending ones."""
+    return [record for record in cache.episodes.values() if record.id in cache.pinned or record.reports == 0]
+
+
 def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     """The cache's folded state up to `last` (the last event folded), checksummed.
 
@@ -49,7 +55,7 @@ def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     cheap). Kept: the ones it cannot (known only from a checkpoint snapshot), and the pending
     ones (no outcome yet), which `Lamar.pending` and the settling walk.
     """
-    kept = [record for record in cache.episodes.values() if record.id in cache.pinned or record.reports == 0]
+    kept = kept_episodes(cache)
     data = snapshot_of(cache, episodes=kept)
     data["pinned"] = [record.id for record in kept if record.id in cache.pinned]
     data["sealed"] = [record.id for record in kept if record.sealed]

@@ -73,3 +73,20 @@ def test_the_state_saved_after_a_checkpoint_resumes(tmp_path: Path, suffix: str)
     resumed = Follower(open_store(location), Policy())
     assert resumed.resume() and resumed.cache.partial and resumed.cache.seq == 61
     assert resumed.cache.last is not None and resumed.cache.last.kind == "snapshot"
+
+
+def test_a_state_of_many_pending_episodes_is_saved_as_rarely_as_it_is_large() -> None:
+    # The saved state holds every pending episode: saved every 512 events regardless, its
+    # writing made each recall's cost grow with the episodes pending.
+    store = MemoryStore()
+    lam = Lamar(store, seed=1)
+    lam.add(Experience("case", "do", scope=Scope(task="t")))
+    for _ in range(3000):
+        lam.recall({"task": "t"})
+    saves: list[int] = []
+    save_state = store.save_state
+    store.save_state = lambda seq, text: (saves.append(seq), save_state(seq, text))[-1]  # type: ignore[method-assign]
+    for _ in range(3000):
+        lam.recall({"task": "t"})
+    assert len(saves) <= 1, saves
+    assert Lamar(store).stats()["episodes"] == 6000  # another engine on the store still finds every one
