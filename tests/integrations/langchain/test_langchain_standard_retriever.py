@@ -6,9 +6,9 @@ the base's next plain document, so every call returns k documents.
 Over the store alone there is no plain document to fill a held-out slot with, and filling it
 with the next-ranked lesson would make that lesson's inclusion hang on another lesson's coin
 (its logged propensity would be wrong). A call then returns fewer than k documents with
-probability 1 - (1 - holdout)^k per call (39% at the default holdout 0.15 and k=3), which
-the suite's "exactly k" checks do not allow; that mode runs the suite with the holdout made
-vanishing (1e-9, still logged as each lesson's propensity).
+probability up to 1 - (1 - holdout)^k per call (docs/langchain.md, "How many documents come
+back"), which the suite's "exactly k" checks do not allow; that mode runs the suite with the
+holdout made vanishing (1e-9, still logged as each lesson's propensity).
 """
 
 from __future__ import annotations
