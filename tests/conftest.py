@@ -73,7 +73,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    background.start_selected(session.items)
+    # Each xdist worker collects every test and runs only some: there a check starts when its own
+    # test asks for it, or both workers would run it.
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        background.start_selected(session.items)
 
 
 def pytest_sessionfinish() -> None:

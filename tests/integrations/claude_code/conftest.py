@@ -6,8 +6,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +43,14 @@ def repo(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
     """The hook's environment: our tree on the path, a private HOME (no user config leaks in)."""
     home = tmp_path / "home"
     home.mkdir()
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
-    return {
+    # Short, beside tmp_path rather than in it: a socket's path must fit AF_UNIX's ~100 bytes, and
+    # a parallel run's tmp_path alone can take most of them.
+    runtime = Path(tempfile.mkdtemp(prefix="lamar-run-"))
+    yield {
         **os.environ,
         "HOME": str(home),
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")]),
@@ -54,6 +58,7 @@ def env(tmp_path: Path) -> dict[str, str]:
         "XDG_RUNTIME_DIR": str(runtime),  # the hook daemons' sockets, apart from the machine's
         "LAMAR_HOOK_IDLE": "20",  # a daemon a test started stops soon after it
     }
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @dataclasses.dataclass
