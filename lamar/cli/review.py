@@ -186,6 +186,9 @@ def cmd_review(args: argparse.Namespace) -> int:
     done = [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
     pending = [p for p in pending if p.id not in done]
     try:
+        if report.mining_error:  # a reviewer should know what the report lacks, not only what it holds
+            print(f"mining failed when this report was made, so it holds no mined lesson ({report.mining_error}); "
+                  "run lamar sleep with --traces again to mine them")
         if done:
             print(f"already applied, not asked: {', '.join(done)}")
         if not pending and len(done) == len(report.proposals):  # --again would ask nothing either

@@ -222,6 +222,9 @@ def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path
     saved = json.loads((tmp_path / "r.json").read_text())
     assert sorted(p["kind"] for p in saved["proposals"]) == ["contradiction", "merge"]
     assert "could not reach" in saved["summary"]["mining"]["error"]
+    # The reviewer hears what the report lacks before deciding on what it holds.
+    review = run_cli("review", tmp_path / "r.json", "--store", store, stdin="q\n")
+    assert "mining failed when this report was made" in review.stdout and "could not reach" in review.stdout
 
 
 def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lamar_cli, json_store, tmp_path,
