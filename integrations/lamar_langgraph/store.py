@@ -278,7 +278,11 @@ class LangGraphStore:
 
     def save_state(self, seq: int, text: str) -> None:
         self._check_open()
-        self._run([PutOp(self._state, _HEAD, {"seq": seq, "body": text}, index=False, ttl=None)])
+        with self._local, self._lock:
+            # Under the write lock, as a scrub drops the state: one folded before an `erase` event
+            # may hold the text that erase took out, so it is not kept.
+            if not any(e.kind == "erase" for e in self.read(seq)):
+                self._run([PutOp(self._state, _HEAD, {"seq": seq, "body": text}, index=False, ttl=None)])
 
     def close(self) -> None:
         """Stop using the BaseStore (which stays open: it is the caller's to close)."""

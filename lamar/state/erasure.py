@@ -98,6 +98,13 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
         holder.write([event])
     except EventConflict:
         return None
+    # An engine that folded the text before the scrub could save its state until the event was
+    # stored: drop the state again. From now on the store keeps no state folded before the event.
+    try:
+        store.scrub([])
+    except StoreError as exc:
+        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored), but dropping a state "
+                         f"another engine saved while erase ran failed: {exc}") from exc
     holder.rebuild()  # nothing this process folded from the old text stays in memory
     return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
 

@@ -242,7 +242,8 @@ class KeyedStore(Store, Protocol):
         ...
 
     def save_state(self, seq: int, text: str) -> None:
-        """Keep `text` (the engine's state folded through `seq`) unless a state of a later seq is kept.
+        """Keep `text` (the engine's state folded through `seq`) unless a state of a later seq is kept,
+        or an `erase` event is stored after `seq` (the state may hold the text that erase took out).
 
         Best effort and quick: it may give up when the store is busy or read-only.
 

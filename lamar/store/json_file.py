@@ -11,7 +11,7 @@ import json
 import os
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
@@ -285,10 +285,8 @@ class JsonStore:
             return
         for name in names:
             if name.startswith(prefix) and name.endswith(".tmp"):
-                try:
+                with suppress(OSError):
                     os.unlink(self.path.parent / name)
-                except OSError:
-                    pass
 
     def append(self, events: Sequence[Event]) -> list[Event]:
         check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind
@@ -406,10 +404,8 @@ class JsonStore:
             os.replace(tmp, self.path)  # atomic: readers see the old file or the new one
             _fsync_folder(self.path.parent)  # make the rename itself durable
         except OSError as exc:
-            try:
+            with suppress(OSError):
                 tmp.unlink()
-            except OSError:
-                pass
             raise StoreError(
                 f"could not write {self.path}: {exc.strerror or exc}; its previous contents are intact"
             ) from exc
@@ -471,14 +467,15 @@ class JsonStore:
                 # Under the writers' lock (the next writer removes temp files it does not own),
                 # but never waiting for it: the state is a cache, a later write saves it.
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self._refresh()  # one folded before an erase event may hold the text erased: not kept
+                if any(e.kind == "erase" for e in self._read(seq)):
+                    return
                 with open(tmp, "w", encoding="ascii") as fh:
                     fh.write(text)  # not fsynced: a torn state fails its checksum and the log is replayed
                 os.replace(tmp, self._state_path)
             except (OSError, UnicodeEncodeError) as exc:
-                try:
+                with suppress(OSError):
                     tmp.unlink()
-                except OSError:
-                    pass
                 raise StoreError(f"could not save the engine's state beside {self.path}: {exc}") from exc
             finally:
                 os.close(fd)

@@ -88,7 +88,8 @@ class MemoryStore:
     def save_state(self, seq: int, text: str) -> None:
         with self._lock:
             self._check_open()
-            if self._state is None or self._state[0] <= seq:
+            erased = any(e.kind == "erase" and e.seq > seq for e in self._events)  # the text may be in it
+            if not erased and (self._state is None or self._state[0] <= seq):
                 self._state = (seq, text)
 
     def _check_open(self) -> None:

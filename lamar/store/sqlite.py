@@ -32,9 +32,11 @@ CREATE TABLE IF NOT EXISTS events (
     crc  INTEGER
 );
 """
-# The engine's saved state (a cache, see Lamar._resume): created by the first save, so a
-# store made by an older Lamar needs no migration for it.
+# The engine's saved state (a cache, see Lamar._resume), made by the first save (no migration); one
+# folded before an `erase` event may hold the text that erase took out, so it is not kept.
 _STATE = "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, body TEXT NOT NULL)"
+_SAVE = ("INSERT OR REPLACE INTO state (id, seq, body) SELECT 1, ?1, ?2 "
+         "WHERE NOT EXISTS (SELECT 1 FROM events WHERE seq > ?1 AND kind = 'erase')")
 
 
 class SqliteStore:
@@ -176,10 +178,8 @@ class SqliteStore:
                              f"private copy of both failed ({exc}); open it once where it can be written") from exc
 
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
-        try:
+        with contextlib.suppress(AttributeError, sqlite3.Error):
             self._db.close()
-        except (AttributeError, sqlite3.Error):
-            pass
         raise open_failure(self.path, exc, self._timeout) from exc
 
     def _migrate(self) -> None:
@@ -446,7 +446,7 @@ class SqliteStore:
             raise StoreError(f"{self.path} is open read-only; the state was not saved")
         def save() -> None:
             self._db.execute(_STATE)
-            self._db.execute("INSERT OR REPLACE INTO state (id, seq, body) VALUES (1, ?, ?)", (seq, text))
+            self._db.execute(_SAVE, (seq, text))
             episode_rows.catch_up(self._db, event_crc)  # in batches, off the path of each write
 
         try:

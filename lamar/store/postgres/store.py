@@ -277,8 +277,18 @@ class PostgresStore:
                 # creators take turns on the migration lock.
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 conn.execute(script("state.sql").encode("utf-8"))
-            conn.execute("INSERT INTO lamar_state (namespace, seq, body) VALUES (%s, %s, %s) ON CONFLICT (namespace) "
-                         "DO UPDATE SET seq = EXCLUDED.seq, body = EXCLUDED.body", (ns, seq, text))
+            with conn.transaction():
+                # A state folded before an `erase` event may hold the text it took out: not kept.
+                # The rewrite lock shared, never waited for: a scrub (which drops the state) holds
+                # it, so a state either lands before the scrub drops it or sees the erase event.
+                if conn.execute("SELECT pg_try_advisory_xact_lock_shared(%s, hashtext(%s))",
+                                (_REWRITE_LOCK, ns)).fetchone() != (True,):
+                    return
+                conn.execute("INSERT INTO lamar_state (namespace, seq, body) SELECT %(ns)s, %(seq)s, %(body)s "
+                             "WHERE NOT EXISTS (SELECT 1 FROM lamar_events WHERE namespace = %(ns)s "
+                             "AND seq > %(seq)s AND kind = 'erase') ON CONFLICT (namespace) "
+                             "DO UPDATE SET seq = EXCLUDED.seq, body = EXCLUDED.body",
+                             {"ns": ns, "seq": seq, "body": text})
 
         try:
             self._db.run(run, "save the engine's state in")
