@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import logging
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -14,9 +15,12 @@ from langgraph.types import Checkpointer, interrupt
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
 from lamar import Lamar, SleepReport
+from lamar.sleep import skip_code
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
 from lamar_langgraph.review import ReviewDecision, read_decision
+
+log = logging.getLogger(__name__)
 
 REVIEW_KIND = "lamar_sleep_review"
 _QUESTION = ("Approve which proposals? Resume with Command(resume=ReviewDecision(approve=[ids], "
@@ -32,8 +36,10 @@ class SleepState(TypedDict, total=False):
         report: the sleep report as a JSON dict (`SleepReport.to_dict()`, non-finite numbers as None).
         approved: the proposal ids the reviewer approved.
         decision: the reviewer's `ReviewDecision` as JSON (approvals, reasons for rejections, reviewer).
-        applied: the proposal ids that were carried out.
-        skipped: ``[proposal id, reason]`` pairs apply refused (stale, already applied).
+        applied: the report's proposal ids the store holds as applied, whoever applied them.
+        skipped: ``[proposal id, reason]`` pairs: approved proposals apply refused (stale, refused).
+        overtaken: "" or why the store holds a decision other than this thread's (another
+            reviewer resumed the same review and applied what this decision did not approve).
     """
 
     traces: str | list[dict[str, Any]] | None
@@ -43,6 +49,7 @@ class SleepState(TypedDict, total=False):
     decision: dict[str, Any]
     applied: list[str]
     skipped: list[list[str]]
+    overtaken: str
 
 
 def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpointer = None,
@@ -83,7 +90,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
     def sleep(state: SleepState) -> dict[str, Any]:
         report = lamar.sleep(traces=state.get("traces"), model=model, **sleep_options)
-        return {"report": plain_json(report.to_dict()), "approved": [], "applied": [], "skipped": []}
+        return {"report": plain_json(report.to_dict()), "approved": [], "applied": [], "skipped": [], "overtaken": ""}
 
     def review(state: SleepState) -> dict[str, Any]:
         report = state["report"]
@@ -101,11 +108,21 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
             question = {**question, "problem": problem}
 
     def apply(state: SleepState) -> dict[str, Any]:
-        approved = state.get("approved") or []
-        if not approved:
-            return {"applied": [], "skipped": []}
-        result = lamar.apply(SleepReport.from_dict(state["report"]), only=approved)
-        return {"applied": list(result.applied), "skipped": [[pid, why] for pid, why in result.skipped]}
+        # Checkpointers do not lock a thread: another reviewer may have resumed this review and
+        # applied another decision. The store says what is applied, whoever applied it.
+        report, approved = SleepReport.from_dict(state["report"]), state.get("approved") or []
+        skipped: list[list[str]] = []
+        if approved and not _overtaken(_held_applied(lamar, report), approved):
+            result = lamar.apply(report, only=approved)
+            skipped = [[pid, why] for pid, why in result.skipped if result.codes.get(pid) != "applied"]
+        held = _held_applied(lamar, report)
+        if not (others := _overtaken(held, approved)):
+            return {"applied": held, "skipped": skipped, "overtaken": ""}
+        why = (f"another reviewer decided first: the store holds {', '.join(others)} of this report as applied, "
+               f"which this decision did not approve; state['applied'] says what the store holds, and "
+               f"nothing of this decision was applied unless it is listed there")
+        log.warning("Lamar's sleep review: %s", why)
+        return {"applied": held, "skipped": skipped, "overtaken": why}
 
     graph = StateGraph(SleepState)
     graph.add_node("load_traces", load)
@@ -118,6 +135,16 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
     graph.add_edge("review", "apply")
     graph.add_edge("apply", END)
     return graph.compile(checkpointer=InMemorySaver() if checkpointer is None else checkpointer, name=name)
+
+
+def _held_applied(lamar: Lamar, report: SleepReport) -> list[str]:
+    """The ids of the report's proposals the store holds as applied (by anyone), in its order."""
+    skips = lamar.would_skip(report)
+    return [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
+
+
+def _overtaken(held: list[str], approved: list[str]) -> list[str]:
+    return [pid for pid in held if pid not in approved]
 
 
 def approved_ids(answer: Any, ids: list[str]) -> tuple[list[str], str]:

@@ -1,0 +1,72 @@
+"""Two reviewers resuming one interrupted sleep review at once, on a real SqliteSaver: the thread's
+final state says what the store applied, and the reviewer whose decision lost hears of it."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+import lamar_langgraph.sleep_graph
+from lamar import Experience, Lamar, Scope
+from lamar_langgraph import build_sleep_graph
+
+CONFIG = {"configurable": {"thread_id": "sleep-review"}}
+
+
+def test_the_reviewer_who_answers_none_after_another_applied_all_is_told_and_the_thread_says_what_is_applied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store, checkpoints = str(tmp_path / "store.db"), str(tmp_path / "reviews.db")
+    lam = Lamar(store, seed=0)
+    lam.add(Experience("the linter complains", "run the formatter", scope=Scope(task="lint")))
+    lam.add(Experience("The linter complains!", "Run the formatter.", scope=Scope(task="lint")))
+    engines, conns = [lam, Lamar(store, seed=1)], [sqlite3.connect(checkpoints, check_same_thread=False)
+                                                  for _ in range(3)]
+    first = build_sleep_graph(lam, checkpointer=SqliteSaver(conns[0]))
+    paused = first.invoke({}, CONFIG)["__interrupt__"][0].value
+    (merge,) = [p["id"] for p in paused["proposals"] if p["kind"] == "merge"]
+
+    # The "none" reviewer read the interrupt and answered, but its run goes on only once the
+    # "all" reviewer's run has applied and ended.
+    all_done = threading.Event()
+    read_decision = lamar_langgraph.sleep_graph.read_decision
+
+    def slow_none(answer: Any, ids: list[str]) -> Any:
+        if answer == "none":
+            assert all_done.wait(60)
+        return read_decision(answer, ids)
+
+    monkeypatch.setattr(lamar_langgraph.sleep_graph, "read_decision", slow_none)
+    results: dict[str, Any] = {}
+
+    def review(answer: str, engine: Lamar, conn: sqlite3.Connection) -> None:
+        graph = build_sleep_graph(engine, checkpointer=SqliteSaver(conn))
+        try:
+            results[answer] = graph.invoke(Command(resume=answer), CONFIG)
+        finally:
+            if answer == "all":
+                all_done.set()
+
+    reviewers = [threading.Thread(target=review, args=args)
+                 for args in (("none", engines[1], conns[1]), ("all", lam, conns[2]))]
+    for reviewer in reviewers:
+        reviewer.start()
+    for reviewer in reviewers:
+        reviewer.join(120)
+    assert set(results) == {"all", "none"}
+
+    assert "merge" not in [p.kind for p in lam.sleep()]  # the store applied it
+    final = build_sleep_graph(lam, checkpointer=SqliteSaver(conns[0])).get_state(CONFIG).values
+    assert merge in final["applied"], f"the thread records {final.get('decision')}, applied {final['applied']}"
+    assert merge in results["all"]["applied"] and results["all"].get("overtaken", "") == ""
+    assert "another reviewer decided first" in results["none"].get("overtaken", "")
+    assert merge in results["none"]["applied"]  # what the store holds, not what "none" chose
+    for engine in engines:
+        engine.close()
+    for conn in conns:
+        conn.close()
