@@ -6,6 +6,7 @@ and a new engine on the same BaseStore folds the same; what cannot be erased is 
 from __future__ import annotations
 
 import random
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -276,3 +277,30 @@ def test_the_text_a_checkpointer_keeps_goes_only_with_its_threads(tmp_path: Path
     conn.execute("VACUUM")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     assert not kept()
+
+
+def test_a_state_read_before_the_erase_and_saved_after_it_is_not_kept(backend: Backend) -> None:
+    """An engine that folded the lesson reads the log to save its state, and another erases the
+    lesson before that save lands: the store does not keep that state (it holds the text)."""
+    writer = Lamar(backend.open(), k=2, seed=1)
+    secret = writer.add(Experience(f"{SECRET}'s build fails", "read the log", scope=Scope(task="t")))
+    for _ in range(40):  # enough writes since its last save for close to save the state
+        writer.report(writer.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    saving, go = threading.Event(), threading.Event()
+    save_state = writer.store.save_state  # type: ignore[attr-defined]
+
+    def paused(seq: int, text: str) -> None:
+        saving.set()
+        assert go.wait(60)
+        save_state(seq, text)
+
+    writer.store.save_state = paused  # type: ignore[attr-defined]
+    closing = threading.Thread(target=writer.close)
+    closing.start()
+    assert saving.wait(60)  # it read the log: the erase comes before it saves
+    eraser = Lamar(backend.open(), k=2, seed=2)
+    eraser.erase(secret)
+    go.set()
+    closing.join(60)
+    assert SECRET.encode() not in backend.stored()
+    eraser.close()
