@@ -140,3 +140,17 @@ def test_erase_leaves_no_scope_value_in_any_row_and_keeps_the_other_lessons_evid
     assert {i: f for i, f in after.items() if i != secret} == {i: f for i, f in before.items() if i != secret}
     with Lamar(url) as again:
         assert dict(again.get(secret).scope) == {"customer": "[erased]", "project": "[erased]"}
+
+
+def test_an_engine_reads_a_lesson_erased_as_erased_in_both_modes(url: str) -> None:
+    """The erasing engine, and another that read the lesson before, read it erased and retired at
+    once: the rows built from the scrubbed log take versions neither has seen before."""
+    lam, other = Lamar(url, seed=0), Lamar(url, seed=0)
+    exp_id = lam.add(Experience("the build fails", f"ask {NAME}", id="lesson-1"))  # never read back
+    assert other.get(exp_id).action == f"ask {NAME}"
+    lam.erase(exp_id)
+    for engine in (lam, other):
+        (lesson,) = engine.experiences()
+        assert (lesson.action, lesson.status) == ("[erased]", Status.RETIRED)
+    lam.close()
+    other.close()

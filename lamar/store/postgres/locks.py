@@ -126,15 +126,18 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
                 (ns,)).fetchall())
             folded, (n, mean, m2) = folder(events)
             states = list(folded)
+            last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
             # Every row gets a version above any the namespace had: a write that read a row
-            # before this build finds it moved, even a row that was rewritten as it was.
-            (version,) = conn.execute("SELECT coalesce(max(version), 0) + 1 FROM lamar_lessons "
-                                      "WHERE namespace = %s", (ns,)).fetchone() or (1,)
+            # before this build finds it moved, even a row that was rewritten as it was. A scrub
+            # deleted the rows, and with them their versions: the log's last seq stands above
+            # them too (each write that moved a row stored an event), so no engine reads a row
+            # parsed before the scrub as current.
+            (version,) = conn.execute("SELECT greatest(coalesce(max(version), 0), %s) + 1 FROM lamar_lessons "
+                                      "WHERE namespace = %s", (last, ns)).fetchone() or (1,)
             conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
             conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
-            last = events[-1].seq if events else 0
             # Seqs to come must follow every seq of the log, whichever mode wrote it.
             conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
                          (max(last, 1),))
