@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ class FoldCache:
     def reset(self) -> None:
         self.seq = 0
         self.lessons: dict[str, LessonState] = {}
+        self._rank: dict[str, int] = {}  # see `_ranks`
         self.index: dict[ScopeKey, dict[str, LessonState]] = {}
         # The first lesson added with each texts and scope (`first_same`): built when first asked,
         # kept by adds, and dropped by the events that change a lesson's texts or scope.
@@ -88,7 +90,19 @@ class FoldCache:
             bucket = index.get(key)
             if bucket:
                 out.extend(s for s in bucket.values() if allowed is None or s.experience.id in allowed)
+        # In the order they were added, as every store's rows give them: the coins and tie-breaks
+        # of a seeded engine are drawn in this order, so the same calls choose alike on any backend.
+        rank = self._ranks()
+        out.sort(key=lambda s: rank[s.experience.id])
         return out
+
+    def _ranks(self) -> dict[str, int]:
+        """Each lesson's place in the order they were added (lessons are never removed, only retired)."""
+        rank = self._rank
+        if len(rank) != len(self.lessons):
+            for exp_id in itertools.islice(self.lessons, len(rank), None):
+                rank[exp_id] = len(rank)
+        return rank
 
     def first_same(self, exp: Experience) -> str | None:
         """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
