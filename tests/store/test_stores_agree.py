@@ -31,7 +31,7 @@ CONTEXTS = [{"project": "a"}, {"project": "a", "language": "py"}, {"project": "b
 TEXTS = ["the build fails", "the tests are flaky", "the deploy hangs"]
 ACTIONS = ["clear the cache", "pin the version", "retry once"]
 SIGNALS = [Signal.SHIPPED, Signal.ACCEPTED, Signal.REASKED, Signal.CORRECTED, Signal.REVERTED, 0.5, -0.25]
-POLICY = {"warmup": 1}
+POLICY = {"warmup": 1, "holdout": 0.5, "alpha_helps": 0.4, "alpha_harms": 0.4}  # verdicts within a few episodes
 SHM = "/dev/shm"
 
 
@@ -147,8 +147,8 @@ class StoresAgree(RuleBasedStateMachine):
           scope=st.sampled_from(SCOPES))
     def add(self, lesson: str, text: str, action: str, scope: dict[str, str]) -> None:
         exp = Experience(text, action, scope=Scope(**scope), id=lesson, created_at=1000.0)
-        self.each(lambda side: side.lam.add(exp))
-        self.added.append(lesson)
+        if self.each(lambda side: side.lam.add(exp))[0][0] == "ok" and lesson not in self.added:
+            self.added.append(lesson)
 
     @rule(context=st.sampled_from(CONTEXTS), k=st.sampled_from([None, 1, 3]))
     def recall(self, context: dict[str, str], k: int | None) -> None:
@@ -173,22 +173,43 @@ class StoresAgree(RuleBasedStateMachine):
         i = data.draw(st.integers(0, len(self.sides[0].episodes) - 1))
         self.each(lambda side: side.lam.expire(side.episodes[i]))
 
-    @rule(lesson=st.sampled_from(LESSONS), action=st.sampled_from([None, *ACTIONS]),
+    def lesson(self, data: st.DataObject) -> str:
+        """Mostly a lesson added already; sometimes any id (an unknown one must be refused alike)."""
+        return data.draw(st.sampled_from(self.added) if self.added and data.draw(st.integers(0, 5)) else
+                         st.sampled_from(LESSONS))
+
+    @rule(data=st.data(), context=st.sampled_from(CONTEXTS), n=st.sampled_from([5, 20]), helps=st.booleans())
+    def episodes(self, data: st.DataObject, context: dict[str, str], n: int, helps: bool) -> None:
+        """Many recalls, each reported at once: better when the lesson is injected (or worse)."""
+        lesson = self.lesson(data)
+        for _ in range(n):
+            self.recall(context, None)
+            if self.sides[0].episodes and len(self.sides[0].episodes) == len(self.sides[-1].episodes):
+                last = self.sides[0].lam.episode(self.sides[0].episodes[-1])
+                good = (lesson in last.injected) == helps
+                reward = 0.8 if good else -0.8
+                self.each(lambda side, reward=reward: side.lam.report(side.episodes[-1], reward))
+
+    @rule(data=st.data(), action=st.sampled_from([None, *ACTIONS]),
           scope=st.sampled_from([None, *SCOPES]), keep=st.booleans())
-    def edit(self, lesson: str, action: str | None, scope: dict[str, str] | None, keep: bool) -> None:
+    def edit(self, data: st.DataObject, action: str | None, scope: dict[str, str] | None, keep: bool) -> None:
+        lesson = self.lesson(data)
         evidence = "keep" if keep else "restart"
         self.each(lambda side: side.lam.edit(lesson, action=action, scope=scope, evidence=evidence).to_dict())
 
-    @rule(lesson=st.sampled_from(LESSONS))
-    def retire(self, lesson: str) -> None:
+    @rule(data=st.data())
+    def retire(self, data: st.DataObject) -> None:
+        lesson = self.lesson(data)
         self.each(lambda side: side.lam.retire(lesson))
 
-    @rule(lesson=st.sampled_from(LESSONS))
-    def revive(self, lesson: str) -> None:
+    @rule(data=st.data())
+    def revive(self, data: st.DataObject) -> None:
+        lesson = self.lesson(data)
         self.each(lambda side: side.lam.revive(lesson))
 
-    @rule(lesson=st.sampled_from(LESSONS), contexts=st.booleans())
-    def erase(self, lesson: str, contexts: bool) -> None:
+    @rule(data=st.data(), contexts=st.booleans())
+    def erase(self, data: st.DataObject, contexts: bool) -> None:
+        lesson = self.lesson(data)
         self.each(lambda side: side.lam.erase(lesson, contexts=contexts, by="tester", reason="test") and None)
 
     @rule(keep_last=st.sampled_from([None, 0, 2]), only_first=st.booleans())
