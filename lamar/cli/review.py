@@ -76,11 +76,11 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         from lamar.models import from_spec
         from lamar.sleep.traces import load_traces
 
-        traces = load_traces(args.traces)
-        try:
+        try:  # before the traces: a typo or a missing key is said without reading a large file first
             model = from_spec(args.model)
         except ValueError as exc:
             raise UsageError(f"--model: {exc}") from None
+        traces = load_traces(args.traces)
     lam = open_engine(args)
     try:
         report = lam.sleep(traces=traces, model=model)

@@ -42,6 +42,9 @@ class AnthropicModel:
         self._sdk = load_sdk("anthropic", "anthropic")
         self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
                                  "set ANTHROPIC_API_KEY or pass api_key=...")
+        if client is None and not _has_credentials(self.client):
+            # The SDK only notices at the first call; said here, the CLI stops before reading traces.
+            raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY or pass api_key=...")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt` as one user message; return the reply's text.
@@ -91,6 +94,12 @@ class AnthropicModel:
 
     def __repr__(self) -> str:
         return f"AnthropicModel({self.model!r})"
+
+
+def _has_credentials(client: Any) -> bool:
+    """What the SDK checks before sending: a key or token header, or an auth hook (a profile's tokens)."""
+    headers = {str(key).lower(): value for key, value in dict(getattr(client, "default_headers", None) or {}).items()}
+    return bool(headers.get("x-api-key") or "authorization" in headers) or getattr(client, "custom_auth", None) is not None
 
 
 __all__ = ["AnthropicModel"]

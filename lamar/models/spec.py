@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from lamar.models.protocol import Model
@@ -32,7 +33,8 @@ def from_spec(spec: str, **kwargs: Any) -> Model:
     provider, sep, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
     provider = provider.strip().lower()
     if not sep or not name.strip():
-        raise ValueError(f"a model spec is 'provider:model', like 'anthropic:claude-sonnet-4-5'; got {spec!r}")
+        raise ValueError(f"a model spec is 'provider:model', like 'anthropic:claude-sonnet-4-5'; got {spec!r}"
+                         + _guess(spec if isinstance(spec, str) and not sep else ""))
     if provider == "anthropic":
         from lamar.models.anthropic import AnthropicModel
 
@@ -47,7 +49,21 @@ def from_spec(spec: str, **kwargs: Any) -> Model:
         from lamar.models.ollama import OllamaModel
 
         return OllamaModel(name, **kwargs)
-    raise ValueError(f"unknown model provider {provider!r} in {spec!r}; use one of {', '.join(PROVIDERS)}")
+    # A misspelt provider (letters only) is guessed; "llama3.2:3b" is a bare Ollama name, not a provider.
+    near = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6) if provider.replace("-", "").replace("_", "").isalpha() else []
+    hint = _guess(spec) or (f" (did you mean '{near[0]}:{name}'?)" if near else "")
+    raise ValueError(f"unknown model provider {provider!r} in {spec!r}{hint}; use one of {', '.join(PROVIDERS)}")
+
+
+def _guess(name: str) -> str:
+    """A provider for a bare model name whose family is unmistakable, as a hint."""
+    bare = name.strip().lower()
+    for prefix, provider in (("claude", "anthropic"), ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
+                             ("o4", "openai"), ("llama", "ollama"),
+                             ("qwen", "ollama"), ("gemma", "ollama"), ("mistral", "ollama"), ("deepseek", "ollama")):
+        if bare.startswith(prefix):
+            return f" (did you mean '{provider}:{name.strip()}'?)"
+    return ""
 
 
 __all__ = ["PROVIDERS", "from_spec"]

@@ -320,3 +320,22 @@ def test_a_report_applied_after_an_edit_skips_what_the_edit_changed(run_cli, sql
     assert f"lesson {ids['twin']} was edited after the report was made (version 1 then, 2 now): run sleep again" \
         in out.stdout
     assert Lamar(str(store)).get(ids["twin"]).status is Status.ACTIVE
+
+
+@pytest.mark.parametrize(("spec", "said"), [
+    ("antropic:claude-test", "did you mean 'anthropic:claude-test'"),
+    ("llama3.2:3b", "did you mean 'ollama:llama3.2:3b'"),
+    ("anthropic:claude-test", "no Anthropic credentials for model 'claude-test': set ANTHROPIC_API_KEY"),
+], ids=["typo", "bare-ollama-name", "no-key"])
+def test_a_bad_model_spec_or_a_missing_key_is_said_before_the_traces_are_read(run_cli, json_store, tmp_path,
+                                                                              monkeypatch, spec, said):
+    """The model is set up before the trace file is read: a broken trace file does not hide a
+    typo or a missing key, and a large one is not read for nothing."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)  # and run_cli's HOME holds no profile
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text('{"id": "t0", "unknown key": 1}\n')
+    out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", spec, "--out", tmp_path / "r.json")
+    assert out.returncode in (1, 2) and said in out.stderr and "traces.jsonl" not in out.stderr, out.stderr
+    assert not (tmp_path / "r.json").exists()

@@ -172,3 +172,17 @@ def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: fl
     model = AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0, **options)
     assert model.complete("find lessons") == "[]"
     assert seen[0].extensions["timeout"]["read"] == read
+
+
+def test_missing_credentials_are_said_when_the_model_is_built(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """As the OpenAI adapter does: a missing key stops `lamar sleep` before it reads the traces,
+    not at the first call after the store's proposals were made."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("ANTHROPIC_CONFIG_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no profile on disk either
+    with pytest.raises(ModelError, match="no Anthropic credentials for model 'claude-test': set ANTHROPIC_API_KEY"):
+        AnthropicModel("claude-test")
+    assert AnthropicModel("claude-test", auth_token="token").model == "claude-test"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert AnthropicModel("claude-test").model == "claude-test"

@@ -46,3 +46,23 @@ def test_from_spec_builds_each_adapter() -> None:
 def test_from_spec_refuses_bad_specs(spec: str) -> None:
     with pytest.raises(ValueError, match="provider"):
         from_spec(spec)
+
+
+@pytest.mark.parametrize(("spec", "hint"), [
+    ("antropic:claude-test", "'anthropic:claude-test'"),
+    ("openai_chat:local", "'openai-chat:local'"),
+    ("Olama:qwen3:8b", "'ollama:qwen3:8b'"),
+    ("claude-sonnet-4-5", "'anthropic:claude-sonnet-4-5'"),
+    ("gpt-5-mini", "'openai:gpt-5-mini'"),
+    ("llama3.2:3b", "'ollama:llama3.2:3b'"),
+])
+def test_a_misspelt_or_missing_provider_is_guessed(spec: str, hint: str) -> None:
+    with pytest.raises(ValueError, match=f"did you mean {hint}"):
+        from_spec(spec)
+
+
+@pytest.mark.parametrize("spec", ["mystery:model", "ollama3.2:3b", "my-model"])
+def test_no_guess_when_nothing_is_close(spec: str) -> None:
+    with pytest.raises(ValueError, match="provider") as caught:
+        from_spec(spec)
+    assert "did you mean" not in str(caught.value)
