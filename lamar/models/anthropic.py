@@ -55,11 +55,16 @@ class AnthropicModel:
         """
         check_max_tokens(max_tokens)
         sdk = self._sdk
+        # The client's own timeout, said outright: left unsaid on a client at the SDK's default, the
+        # SDK refuses a large max_tokens ("streaming is required") before sending, where a client
+        # Lamar builds sends it; model_timeout bounds the call either way.
+        bound = {"timeout": self.client.timeout} if hasattr(self.client, "timeout") else {}
         try:
             message = self.client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens,
                 messages=[{"role": "user", "content": prompt}],
+                **bound,
             )
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,

@@ -186,3 +186,24 @@ def test_missing_credentials_are_said_when_the_model_is_built(monkeypatch: pytes
     assert AnthropicModel("claude-test", auth_token="token").model == "claude-test"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
     assert AnthropicModel("claude-test").model == "claude-test"
+
+
+@pytest.mark.parametrize(("name", "max_tokens"), [("claude-test", 32_000), ("claude-opus-4-0", 16_000)])
+def test_a_large_max_tokens_is_sent_through_a_client_of_your_own(name: str, max_tokens: int) -> None:
+    """A client at the SDK's default timeout refused a large max_tokens before sending ("streaming
+    is required"), reported as a proxy's page at base_url; a client Lamar builds sends it."""
+    import anthropic
+
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        bodies.append(json.loads(request.content))
+        return httpx2.Response(200, json=message("[]"))
+
+    client = anthropic.Anthropic(api_key="k", max_retries=0,
+                                 http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    assert AnthropicModel(name, client=client).complete("hi", max_tokens=max_tokens) == "[]"
+    assert bodies[0]["max_tokens"] == max_tokens
+    ours = AnthropicModel(name, api_key="k", max_retries=0,
+                          http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    assert ours.complete("hi", max_tokens=max_tokens) == "[]"
