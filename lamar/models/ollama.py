@@ -13,6 +13,7 @@ from lamar.models.protocol import (
     load_sdk,
     status_failure,
     truncated_failure,
+    without_thinking,
 )
 
 _PROVIDER = "Ollama"
@@ -76,9 +77,11 @@ class OllamaModel:
             raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")
         if result.done_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
-        if not text.strip():
-            raise empty_failure(_PROVIDER, self.model, f"done_reason {result.done_reason!r}")
-        return text
+        answer = without_thinking(text)
+        if not answer.strip():
+            why = "only its reasoning" if text.strip() else f"done_reason {result.done_reason!r}"
+            raise empty_failure(_PROVIDER, self.model, why)
+        return answer
 
     def __repr__(self) -> str:
         return f"OllamaModel({self.model!r})"

@@ -16,6 +16,7 @@ from lamar.models.protocol import (
     status_failure,
     truncated_failure,
     unexpected_reply,
+    without_thinking,
 )
 
 _PROVIDER = "OpenAI"
@@ -133,9 +134,11 @@ class OpenAIModel:
         refusal = getattr(choice.message, "refusal", None)
         if refusal:  # text beside a refusal is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, refusal)
-        if not text.strip():
-            raise empty_failure(_PROVIDER, self.model, f"finish_reason {choice.finish_reason!r}")
-        return text
+        answer = without_thinking(text)
+        if not answer.strip():
+            why = "only its reasoning" if text.strip() else f"finish_reason {choice.finish_reason!r}"
+            raise empty_failure(_PROVIDER, self.model, why)
+        return answer
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, api={self.api!r})"

@@ -175,6 +175,20 @@ def unexpected_reply(provider: str, where: str, reply: object) -> ModelError:
     )
 
 
+def without_thinking(text: str) -> str:
+    """`text` without the reasoning a local model writes first between <think> and </think>
+    (Ollama, vLLM and other servers pass it on inside the answer); "" when it never closed.
+
+    >>> without_thinking("<think>maybe [1]</think> []")
+    ' []'
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith("<think>"):
+        return text
+    _, closed, answer = stripped.partition("</think>")
+    return answer if closed else ""
+
+
 def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
     return ModelError(
         f"{provider} model {model!r} hit the output limit (max_tokens={max_tokens}) and its answer is "
@@ -184,5 +198,5 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk",
-    "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply",
+    "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_thinking",
 ]

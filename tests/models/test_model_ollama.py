@@ -106,3 +106,28 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ollama", None)
     with pytest.raises(ImportError, match=re.escape(f"the ollama extra: {install_command('ollama')}")):
         OllamaModel("llama-test")
+
+
+def test_reasoning_before_the_answer_is_not_part_of_it() -> None:
+    """A reasoning model writes <think>...</think> before its answer; the answer alone is returned,
+    so sleep parses the lesson list instead of dropping the batch as invalid JSON."""
+    reply = '<think>\nThe traces show [t0, t2] failing; maybe {"x": 1}?\n</think>\n\n[{"precondition": "p"}]'
+    assert model_with(lambda request: httpx.Response(200, json=generated(reply))).complete("hi").strip() == (
+        '[{"precondition": "p"}]')
+    plain = "[] <think>not a prefix</think>"
+    assert model_with(lambda request: httpx.Response(200, json=generated(plain))).complete("hi") == plain
+    with pytest.raises(ModelError, match=r"returned no text \(only its reasoning\)"):
+        model_with(lambda request: httpx.Response(200, json=generated("<think>and then it stopped"))).complete("hi")
+
+
+def test_sleep_mines_the_answer_after_the_reasoning() -> None:
+    from lamar import Lamar, Trace
+
+    traces = [Trace(f"t{i}", {"project": "p"}, time=1000.0 + i, input="fix the build", attempted=["swift build"],
+                    tool_errors=["error: module map is stale"], output="", outcome="reverted") for i in range(3)]
+    lesson = [{"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
+               "scope": {"project": "p"}, "trace_ids": ["t0", "t2"]}]
+    reply = "<think>Two traces share the stale map.</think>\n" + json.dumps(lesson)
+    report = Lamar(":memory:").sleep(traces=traces, model=model_with(
+        lambda request: httpx.Response(200, json=generated(reply))))
+    assert report.mining_error == "" and len(report.of_kind("candidate")) == 1

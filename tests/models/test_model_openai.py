@@ -214,3 +214,13 @@ def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: fl
 
     assert model_with(handler, **options).complete("find lessons") == "[]"
     assert seen[0].extensions["timeout"]["read"] == read
+
+
+def test_reasoning_before_a_chat_answer_is_not_part_of_it() -> None:
+    """Compatible servers (vLLM, DeepSeek's) pass a reasoning model's <think>...</think> on in
+    the content; the answer after it is what is returned."""
+    body = chat('<think>the traces show [t0]</think>\n[{"precondition": "p"}]')
+    assert model_with(lambda request: httpx2.Response(200, json=body), api="chat").complete("hi").strip() == (
+        '[{"precondition": "p"}]')
+    with pytest.raises(ModelError, match=r"returned no text \(only its reasoning\)"):
+        model_with(lambda request: httpx2.Response(200, json=chat("<think>hmm")), api="chat").complete("hi")
