@@ -59,10 +59,13 @@ class OllamaModel:
         try:
             result = self.client.generate(model=self.model, prompt=prompt, options={"num_predict": max_tokens})
         except self._sdk.ResponseError as exc:
-            if exc.status_code == 404:
+            if exc.status_code == 404 and "model" in str(exc.error).lower():
                 raise ModelError(
                     f"Ollama does not have model {self.model!r} ({exc.error}); run `ollama pull {self.model}`"
                 ) from exc
+            if exc.status_code == 404:  # Ollama names the model it lacks; any other 404 is a wrong path
+                raise status_failure(_PROVIDER, self.model, 404, str(exc.error),
+                                     missing_path=where.rstrip("/") + "/api/generate") from exc
             if exc.status_code < 400:
                 raise ModelError(f"Ollama failed on model {self.model!r}: {exc.error}") from exc
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc

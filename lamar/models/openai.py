@@ -7,6 +7,7 @@ from typing import Any
 
 from lamar._errors import ModelError
 from lamar.models.protocol import (
+    api_wrote,
     check_max_tokens,
     connection_failure,
     empty_failure,
@@ -70,7 +71,8 @@ class OpenAIModel:
             return self._chat(prompt, max_tokens)
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials="set OPENAI_API_KEY or pass api_key=...") from exc
+                                 credentials="set OPENAI_API_KEY or pass api_key=...",
+                                 missing_path="" if api_wrote(exc.body) else str(exc.request.url)) from exc
         except sdk.APIConnectionError as exc:
             raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
         except sdk.OpenAIError as exc:

@@ -117,13 +117,18 @@ def check_max_tokens(max_tokens: int) -> int:
     return max_tokens
 
 
-def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "") -> ModelError:
-    """A ModelError for an HTTP error status, saying what to do about it."""
+def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "",
+                   missing_path: str = "") -> ModelError:
+    """A ModelError for an HTTP error status, saying what to do about it. `missing_path`: the URL
+    of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model)."""
     detail = " ".join(str(detail).split())[:300]
     said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
     if status in (401, 403):
         fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
         return ModelError(f"{provider} refused the request for model {model!r} ({said}); {fix}")
+    if status == 404 and missing_path:
+        return ModelError(f"nothing answers as the {provider} API at {missing_path} ({said}); check the "
+                          f"address ({_ROOTS.get(provider, 'base_url')}), then the model name {model!r}")
     if status == 404:
         return ModelError(f"{provider} does not know model {model!r} ({said}); check the model name")
     if status in (408, 429):
@@ -139,6 +144,18 @@ def status_failure(provider: str, model: str, status: int, detail: str, *, crede
     return ModelError(
         f"{provider} failed on its side for model {model!r} ({said}); nothing was changed, run sleep again later"
     )
+
+
+_ROOTS = {
+    "Anthropic": "base_url is the server's root, without /v1, as in https://api.anthropic.com",
+    "OpenAI": "base_url ends where the API's paths start, /v1 on most servers, as in http://localhost:8000/v1",
+    "Ollama": "host is the server alone, as in http://localhost:11434",
+}
+
+
+def api_wrote(body: object) -> bool:
+    """Whether an error body is the API's own JSON error (the SDKs unwrap OpenAI's "error")."""
+    return isinstance(body, dict) and (isinstance(body.get("error"), dict) or "message" in body)
 
 
 def connection_failure(provider: str, where: str, exc: BaseException) -> ModelError:
@@ -197,6 +214,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Model", "call_model", "check_max_tokens", "connection_failure", "empty_failure", "load_sdk",
-    "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_thinking",
+    "DEFAULT_TIMEOUT", "Model", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
+    "load_sdk", "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_thinking",
 ]

@@ -207,3 +207,17 @@ def test_a_large_max_tokens_is_sent_through_a_client_of_your_own(name: str, max_
     ours = AnthropicModel(name, api_key="k", max_retries=0,
                           http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
     assert ours.complete("hi", max_tokens=max_tokens) == "[]"
+
+
+def test_a_404_from_a_wrong_base_url_names_the_address_not_the_model() -> None:
+    """A base_url ending in /v1 sends to /v1/v1/messages: the 404 is the path's, not the model's."""
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(404, text="404 page not found")
+
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    model = AnthropicModel("claude-test", api_key="k", http_client=client, max_retries=0,
+                           base_url="https://proxy.example/anthropic/v1")
+    with pytest.raises(ModelError, match=r"nothing answers as the Anthropic API at "
+                                         r"https://proxy.example/anthropic/v1/v1/messages .*without /v1") as caught:
+        model.complete("hi")
+    assert "does not know model" not in str(caught.value)

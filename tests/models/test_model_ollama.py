@@ -131,3 +131,16 @@ def test_sleep_mines_the_answer_after_the_reasoning() -> None:
     report = Lamar(":memory:").sleep(traces=traces, model=model_with(
         lambda request: httpx.Response(200, json=generated(reply))))
     assert report.mining_error == "" and len(report.of_kind("candidate")) == 1
+
+
+def test_a_404_from_a_wrong_host_path_is_not_an_unpulled_model() -> None:
+    """A host with a path (http://box:11434/api) sends to /api/api/generate: pulling the model
+    would not help, so the message names the address."""
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(404, text="404 page not found")
+
+    model = OllamaModel("llama-test", host="http://box:11434/api", transport=httpx.MockTransport(handler))
+    with pytest.raises(ModelError, match=r"nothing answers as the Ollama API at "
+                                         r"http://box:11434/api/api/generate .*host is the server alone") as caught:
+        model.complete("hi")
+    assert "ollama pull" not in str(caught.value)

@@ -224,3 +224,23 @@ def test_reasoning_before_a_chat_answer_is_not_part_of_it() -> None:
         '[{"precondition": "p"}]')
     with pytest.raises(ModelError, match=r"returned no text \(only its reasoning\)"):
         model_with(lambda request: httpx2.Response(200, json=chat("<think>hmm")), api="chat").complete("hi")
+
+
+@pytest.mark.parametrize("reply", [
+    httpx2.Response(404, text="<html><title>404 Not Found</title></html>", headers={"content-type": "text/html"}),
+    httpx2.Response(404, json={"detail": "Not Found"}),
+], ids=["html", "framework-json"])
+def test_a_404_from_a_wrong_base_url_names_the_address_not_the_model(reply: httpx2.Response) -> None:
+    """A compatible server's base_url without /v1: its 404 is the path's, not the model's."""
+    client = httpx2.Client(transport=httpx2.MockTransport(lambda request: reply))
+    model = OpenAIModel("local", api="chat", api_key="none", base_url="http://localhost:8000", http_client=client,
+                        max_retries=0)
+    with pytest.raises(ModelError, match=r"nothing answers as the OpenAI API at "
+                                         r"http://localhost:8000/chat/completions .*/v1 on most servers"):
+        model.complete("hi")
+
+
+def test_a_404_the_server_wrote_about_the_model_still_names_the_model() -> None:
+    vllm = {"object": "error", "message": "The model `gpt-test` does not exist.", "type": "NotFoundError", "code": 404}
+    with pytest.raises(ModelError, match="does not know model 'gpt-test'.*check the model name"):
+        model_with(lambda request: httpx2.Response(404, json=vllm), api="chat").complete("hi")
