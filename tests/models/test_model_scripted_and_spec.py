@@ -66,3 +66,12 @@ def test_no_guess_when_nothing_is_close(spec: str) -> None:
     with pytest.raises(ValueError, match="provider") as caught:
         from_spec(spec)
     assert "did you mean" not in str(caught.value)
+
+
+def test_openai_chat_from_the_cli_reaches_the_server_in_openai_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--model` takes no address: docs/cli.md sends `openai-chat:` to a local server through
+    OPENAI_BASE_URL, read by the SDK."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://localhost:8000/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "none")
+    model = from_spec("openai-chat:qwen3")
+    assert isinstance(model, OpenAIModel) and str(model.client.base_url) == "http://localhost:8000/v1/"
