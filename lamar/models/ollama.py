@@ -13,6 +13,7 @@ from lamar.models.protocol import (
     load_sdk,
     status_failure,
     truncated_failure,
+    unexpected_reply,
     without_thinking,
 )
 
@@ -71,7 +72,9 @@ class OllamaModel:
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
         except (ConnectionError, httpx.TransportError) as exc:
             raise connection_failure(_PROVIDER, where, exc) from exc
-        except (httpx.HTTPError, self._sdk.RequestError, ValueError, TypeError, KeyError) as exc:
+        except ValueError as exc:  # a success status with a body that is not Ollama's JSON: a proxy's page
+            raise unexpected_reply(_PROVIDER, where, exc, "host") from exc
+        except (httpx.HTTPError, self._sdk.RequestError, TypeError, KeyError) as exc:
             # A reply the SDK cannot decode, a request it refuses to build: still the model's failure.
             raise ModelError(f"Ollama call for model {self.model!r} failed ({type(exc).__name__}: {exc}); "
                              "check the server and the model, then run sleep again") from exc

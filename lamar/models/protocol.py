@@ -183,11 +183,11 @@ def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
     )
 
 
-def unexpected_reply(provider: str, where: str, reply: object) -> ModelError:
+def unexpected_reply(provider: str, where: str, reply: object, setting: str = "base_url") -> ModelError:
     """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
     preview = " ".join(str(reply).split())[:120]
     return ModelError(
-        f"the answer from {where} is not a reply of the {provider} API ({preview!r}); check base_url "
+        f"the answer from {where} is not a reply of the {provider} API ({preview!r}); check {setting} "
         "(a proxy or a login page may have answered instead), then run sleep again"
     )
 

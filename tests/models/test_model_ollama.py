@@ -144,3 +144,15 @@ def test_a_404_from_a_wrong_host_path_is_not_an_unpulled_model() -> None:
                                          r"http://box:11434/api/api/generate .*host is the server alone") as caught:
         model.complete("hi")
     assert "ollama pull" not in str(caught.value)
+
+
+@pytest.mark.parametrize("reply", [
+    httpx.Response(200, text="<html><body>Sign in to the proxy</body></html>", headers={"content-type": "text/html"}),
+    httpx.Response(200, content='{"response": "caf\xe9"}'.encode("latin-1")),
+    httpx.Response(200, json={"response": ["not", "text"], "done": True}),
+], ids=["html", "not-utf8", "another-shape"])
+def test_a_reply_that_is_not_the_api_names_the_address_to_check(reply: httpx.Response) -> None:
+    """A proxy's page (or broken bytes) answered 200: the message names the address and the
+    setting to check, as the other adapters' do, not a JSON decoder's complaint alone."""
+    with pytest.raises(ModelError, match=f"the answer from {HOST} is not a reply of the Ollama API.*check host"):
+        model_with(lambda request: reply).complete("hi")
