@@ -47,10 +47,14 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
         lam.add(Experience("the tests fail", "run the failing test alone first", scope=Scope(project="shop")))
 
     # A recorded transcript of the session, as Claude Code writes it (see test_claude_code_transcript.py).
+    # Written as Claude Code writes it: the second prompt's lines arrive with the second prompt, so
+    # the first Stop sees one turn that no later prompt has closed yet.
     transcript = tmp_path / "s1.jsonl"
-    transcript.write_text((Path(__file__).parent / "fixtures" / "transcript.jsonl").read_text().replace(
-        "SESSION", "s1").replace("PROMPT1", "the tests fail in test_app.py").replace(
-        "PROMPT2", "no, that's wrong, try again"))
+    lines = (Path(__file__).parent / "fixtures" / "transcript.jsonl").read_text().replace(
+        "SESSION", "s1").replace("PROMPT1", "the tests fail in test_app.py").splitlines(keepends=True)
+    second = next(i for i, line in enumerate(lines) if '"content": "PROMPT2"' in line)
+    transcript.write_text("".join(lines[:second]))
+    rest = "".join(lines[second:]).replace("PROMPT2", "no, that's wrong, try again")
     steps = [
         ("SessionStart", payload("SessionStart", "s1", repo, source="startup")),
         ("UserPromptSubmit", payload("UserPromptSubmit", "s1", repo, prompt="the tests fail in test_app.py")),
@@ -62,6 +66,9 @@ def test_installed_hooks_store_and_settle_episodes_with_a_bare_path(repo: Path, 
     ]
     (repo / "app.py").write_text("def main():\n    print('shop!')\n")  # the Edit the PostToolUse reports
     for event, body in steps:
+        if body.get("prompt") == "no, that's wrong, try again":
+            with transcript.open("a") as file:
+                file.write(rest)
         body["transcript_path"] = str(transcript)
         ran = _run_bare(commands[event], body, env)
         assert ran.returncode == 0, (event, ran.stderr.decode()[-2000:])
