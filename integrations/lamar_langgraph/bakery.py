@@ -106,6 +106,14 @@ class BakeryLock:
             f"waited {self.timeout:.0f}s for the Lamar write lock in {self.namespace} "
             f"(writer {blocker or 'unknown'} had it); raise `timeout` if writes are that slow")
 
+    def try_acquire(self) -> bool:
+        """Take the lock if no other writer holds or wants it, else leave it to them: False, nothing held."""
+        self._take_ticket()
+        if self.fresh() and self._blocker() is None and self.fresh():
+            return True
+        self.release()
+        return False
+
     def release(self) -> None:
         self._ticket = 0
         self.run([PutOp(self.namespace, self.writer, None)])

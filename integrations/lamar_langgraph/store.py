@@ -278,11 +278,18 @@ class LangGraphStore:
 
     def save_state(self, seq: int, text: str) -> None:
         self._check_open()
-        with self._local, self._lock:
+        with self._local:
             # Under the write lock, as a scrub drops the state: one folded before an `erase` event
-            # may hold the text that erase took out, so it is not kept.
-            if not any(e.kind == "erase" for e in self.read(seq)):
-                self._run([PutOp(self._state, _HEAD, {"seq": seq, "body": text}, index=False, ttl=None)])
+            # may hold the text that erase took out, so it is not kept. Never waited for: the state
+            # is a cache, saved on reads too, and a later save keeps it.
+            if not self._lock.try_acquire():
+                return
+            try:
+                # Fresh after the read, or a scrub may have taken us for dead and begun meanwhile.
+                if not any(e.kind == "erase" for e in self.read(seq)) and self._lock.fresh():
+                    self._run([PutOp(self._state, _HEAD, {"seq": seq, "body": text}, index=False, ttl=None)])
+            finally:
+                self._lock.release()
 
     def close(self) -> None:
         """Stop using the BaseStore (which stays open: it is the caller's to close)."""

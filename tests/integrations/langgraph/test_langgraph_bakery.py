@@ -61,3 +61,20 @@ def test_a_crashed_writers_place_is_cleared_after_a_finite_lease() -> None:
 
 def test_a_timeout_may_be_endless() -> None:
     assert LangGraphStore(InMemoryStore(), timeout=float("inf")).timeout == float("inf")
+
+
+def test_saving_the_state_gives_up_at_once_while_another_writer_holds_the_lock() -> None:
+    # The state is a cache, saved on reads too (a sync); like the other stores' save_state it must
+    # never wait for the write lock, or a read waits for another process's whole write.
+    store = InMemoryStore()
+    lamar_store = LangGraphStore(store, timeout=0.05)
+    lam = Lamar(lamar_store)
+    lam.add(Experience("the build fails", "read the log"))
+    seq = lamar_store.read()[-1].seq
+    with BakeryLock(store.batch, WRITERS, "another process", lease=60.0, timeout=1.0):
+        lamar_store.save_state(seq, "a state")  # no StoreError for having waited out the timeout
+        assert lamar_store.load_state() != "a state"
+        assert store.get(WRITERS, "another process") is not None
+    assert [item.key for item in store.search(WRITERS)] == []  # nothing of ours left behind either
+    lamar_store.save_state(seq, "a state")
+    assert lamar_store.load_state() == "a state"
