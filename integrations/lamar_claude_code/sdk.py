@@ -48,6 +48,11 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
                 if deadline.abandon():
                     raise  # a recall that returns later expires its own episode
                 text = await asyncio.wait_for(work, timeout=COMMITTED_WAIT)  # stored: record and deliver it
+        except asyncio.CancelledError:
+            # The SDK cancels a callback the CLI gave up on, or the client's close: its answer goes
+            # nowhere, so a recall still running must not count its lessons as delivered.
+            deadline.abandon()
+            raise
         except Exception as exc:  # noqa: BLE001 - fail open inside someone else's loop
             waited = asyncio.get_running_loop().time() - start
             log_line(paths.log, f"sdk {input_data.get('hook_event_name', 'event')}: {type(exc).__name__}: {exc} "

@@ -65,3 +65,41 @@ def test_the_sdk_callback_that_gave_up_leaves_no_pending_episode(store: Path, re
     (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
     assert lam.episode(episode).settled == "expired" and lam.pending() == []
     lam.close()
+
+
+def test_an_sdk_callback_cancelled_by_the_client_leaves_no_pending_episode(store: Path, repo: Path,
+                                                                           tmp_path: Path) -> None:
+    """The SDK cancels a hook callback (a control_cancel_request from the CLI, the client closing)
+    while its recall waits for the store: the recall's lessons never reach Claude either."""
+    import asyncio
+
+    from claude_agent_sdk import HookContext, UserPromptSubmitHookInput
+
+    import lamar_claude_code
+
+    lam = Lamar(str(store))
+    state = tmp_path / "state"
+    (matcher,) = lamar_claude_code.hooks(lam, state_dir=state, budget=60.0)["UserPromptSubmit"]
+    event = UserPromptSubmitHookInput(session_id="s1", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
+                                      hook_event_name="UserPromptSubmit", prompt="the tests fail")
+    writer = sqlite3.connect(store, isolation_level=None)
+
+    async def prompt() -> None:
+        writer.execute("BEGIN IMMEDIATE")  # another process writes: the recall waits for the store's lock
+        try:
+            call = asyncio.ensure_future(matcher.hooks[0](event, None, HookContext(signal=None)))
+            for _ in range(6000):  # a bound on a hang: until the hook notes its recall, about to start
+                if b"recalling" in ((state / "claude-code.state.json").read_bytes() if (state / "claude-code.state.json").exists() else b""):
+                    break
+                await asyncio.sleep(0.01)
+            call.cancel()  # what the SDK's Query does on a control_cancel_request, or on close
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        finally:
+            writer.execute("COMMIT")  # the recall goes on in its thread; asyncio.run waits for it
+
+    asyncio.run(prompt())
+    writer.close()
+    (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
+    assert lam.episode(episode).settled == "expired" and lam.pending() == []
+    lam.close()
