@@ -15,7 +15,16 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole
 from llama_index.core.bridge.pydantic import Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from lamar import DuplicateReport, InvalidArgument, InvalidReward, Recall, Signal, StoreError, UnknownEpisode
+from lamar import (
+    DuplicateReport,
+    InvalidArgument,
+    InvalidReward,
+    LamarError,
+    Recall,
+    Signal,
+    StoreError,
+    UnknownEpisode,
+)
 from lamar.experience import check_context
 from lamar.integration import outcome as checked_outcome
 from lamar_llamaindex.nodes import engine, slots
@@ -168,9 +177,9 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
                         type(exc).__name__, exc, turn.recall.episode_id)
             return
         if value is None:
+            if self.silent_outcome is None or self._settled_as_failed(turn.recall.episode_id):
+                return  # silence after a failed run (expired by track_episodes) is no acceptance
             value = self.silent_outcome
-        if value is None:
-            return
         try:
             checked_outcome(value, "the outcome function's result")
         except InvalidReward as exc:  # the turn goes on; raising would fail every later turn of the session
@@ -186,6 +195,12 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             log.warning("Lamar could not report episode %s: %s", turn.recall.episode_id, exc)
             return
         turn.reported = True
+
+    def _settled_as_failed(self, episode: str) -> bool:
+        try:
+            return bool(self.lamar.episode(episode).settled == "expired")
+        except LamarError:
+            return False  # unknown or unreadable: the report that follows says so, quietly
 
     def _context(self, messages: list[ChatMessage]) -> dict[str, str]:
         if callable(self.context):

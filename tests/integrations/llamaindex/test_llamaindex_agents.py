@@ -405,3 +405,24 @@ async def test_a_store_error_at_recall_is_tried_once_per_turn_not_at_every_read(
     lam.recall = recall  # type: ignore[method-assign]
     await agent.run(user_msg="now the docs", memory=memory)  # the next turn recalls again
     assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 0
+
+
+async def test_a_failed_turn_is_not_given_the_silent_outcome_by_the_next_message() -> None:
+    """A run that raised was settled as expired by `track_episodes`; the next user message brings no
+    outcome, and silence after a turn that never answered is no acceptance."""
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome=Signal.ACCEPTED,
+                             outcome=lambda m: Signal.CORRECTED if "wrong" in str(m.content) else None)
+    memory = Memory.from_defaults(session_id="s1", token_limit=40_000, memory_blocks=[block])
+    script = Script(call("build", target="app"))  # the second model call raises
+    agent = FunctionAgent(tools=[build_tool()], llm=script.llm())
+    with pytest.raises(RuntimeError, match="model is down"), track_episodes(lamar=lam):
+        await agent.run(user_msg="build the app", memory=memory)
+    failed = block.episode_id("s1")
+    assert failed is not None and lam.episode(failed).settled == "expired"
+    script.replies += [ChatMessage(role="assistant", content="Built it."), ChatMessage(role="assistant", content="Ok.")]
+    await agent.run(user_msg="try again please", memory=memory)
+    assert lam.episode(failed).settled == "expired" and lam.episode(failed).signal is None
+    answered = block.episode_id("s1")
+    await agent.run(user_msg="thanks", memory=memory)
+    assert lam.episode(answered).signal == "accepted"  # a turn that answered: silence accepts it
