@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo, rules_folder
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
-from lamar_claude_code.state import locked_state, log_line, writable, write_atomically
+from lamar_claude_code.state import locked_state, log_line, recall_note, writable, write_atomically
 
 if TYPE_CHECKING:
     from lamar import Lamar
@@ -157,9 +157,9 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     # The store keeps the episode before the state can track it: a hook killed in between (SIGKILL at
     # Claude Code's timeout) would leave it pending for good. Written down first, the next hook expires it.
     state["recalling"] = {"time": time.time(), "context": context}
-    # No fsync: the note guards against a killed hook, and a prompt should not wait on the disk for it.
-    write_atomically(paths.state, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"),
-                     durable=False)
+    # A note beside the state rather than the state rewritten: with no fsync a prompt does not wait on
+    # the disk for it, and a power cut can take the note at worst, never the state.
+    write_atomically(recall_note(paths.state), json.dumps(state["recalling"]).encode("utf-8"), durable=False)
     # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
     rec = engine.recall(context, k=fitting(config.max_chars, config.k))
     if budget is not None and not budget.commit():
@@ -201,7 +201,13 @@ def _expire_orphan(state: dict[str, Any], lam: Callable[[], Lamar], paths: Paths
     """
     intent = state.get("recalling")
     if intent is None:
-        return
+        try:
+            intent = json.loads(recall_note(paths.state).read_bytes())
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError):
+            intent = {}  # unreadable: names no episode, and is removed with the state's next write
+        state["recalling"] = intent
     try:
         since, context = float(intent["time"]), dict(intent["context"])
         found = [p for p in lam().pending() if since <= p.time <= since + _RECALL_WINDOW

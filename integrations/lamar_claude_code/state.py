@@ -146,6 +146,16 @@ def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]
             yield state
         finally:
             write_atomically(path, json.dumps(state, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+            if "recalling" not in state:
+                # Only once the state that tracks the recall's episode is on disk, and under the lock:
+                # another hook's note is never taken for this one's.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(recall_note(path))
+
+
+def recall_note(path: Path) -> Path:
+    """Where a prompt hook notes the recall it is about to make, beside the state at `path`."""
+    return path.with_name(path.name + ".recalling")
 
 
 def _sweep(path: Path) -> None:
@@ -157,7 +167,7 @@ def _sweep(path: Path) -> None:
     prefix = f".{path.name}."
     with contextlib.suppress(OSError), os.scandir(path.parent) as entries:
         for entry in entries:
-            pid = entry.name[len(prefix):-len(".tmp")]
+            pid = entry.name[len(prefix):-len(".tmp")].removeprefix("recalling.")  # the note's copies too
             if entry.name.startswith(prefix) and entry.name.endswith(".tmp") and pid.isdigit():
                 with contextlib.suppress(OSError):
                     os.unlink(entry.path)

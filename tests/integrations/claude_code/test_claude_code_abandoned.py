@@ -89,7 +89,7 @@ def test_an_sdk_callback_cancelled_by_the_client_leaves_no_pending_episode(store
         try:
             call = asyncio.ensure_future(matcher.hooks[0](event, None, HookContext(signal=None)))
             for _ in range(6000):  # a bound on a hang: until the hook notes its recall, about to start
-                if b"recalling" in ((state / "claude-code.state.json").read_bytes() if (state / "claude-code.state.json").exists() else b""):
+                if (state / "claude-code.state.json.recalling").exists():
                     break
                 await asyncio.sleep(0.01)
             call.cancel()  # what the SDK's Query does on a control_cancel_request, or on close

@@ -111,4 +111,5 @@ def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_n
         assert [p.episode_id for p in lam.pending()] == [other]
         assert (lam.episode(orphan).settled, lam.episode(orphan).reward) == ("expired", None)
     assert "recalling" not in hook.state()
+    assert not hook.state_file.with_name(hook.state_file.name + ".recalling").exists()
     assert f"expired {orphan}" in hook.log_file.read_text()
