@@ -22,8 +22,8 @@ _KILLED_MID_WRITE = (
 )
 
 
-# Killed as it renames its first state file into place: the prompt's note before recall, which
-# follows the report of the turn before (a note that skips the fsync, so _KILLED_MID_WRITE passes it).
+# Killed at its first rename: the note before recall, after the turn before was reported and before
+# the state says so (the note skips the fsync that _KILLED_MID_WRITE waits for).
 _KILLED_AT_RENAME = (
     "import os, signal, sys\n"
     "os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)\n"
