@@ -404,7 +404,8 @@ class Lamar:
         checkpoint are final: `report(..., replace=True)` refuses them (docs/sleep.md).
 
         Returns:
-            False when another process had already checkpointed this far (nothing changed).
+            False when another process had already checkpointed this far, or erased a lesson after
+            the events this engine folded (nothing changed).
 
         Raises:
             StoreError: the store cannot rewrite its log (it has no `rewrite` method).

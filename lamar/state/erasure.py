@@ -98,15 +98,31 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
         holder.write([event])
     except EventConflict:
         return None
-    # An engine that folded the text before the scrub could save its state until the event was
-    # stored: drop the state again. From now on the store keeps no state folded before the event.
+    # An engine that folded the text before the scrub could save its state, or checkpoint its fold
+    # into the log, until the event was stored: scrub again. From now on every store refuses both.
     try:
-        store.scrub([])
+        _scrub_again(store, exp.id, contexts, who, at)
     except StoreError as exc:
-        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored), but dropping a state "
-                         f"another engine saved while erase ran failed: {exc}") from exc
+        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored), but scrubbing what another "
+                         f"engine saved or checkpointed while erase ran failed: {exc}; erase again") from exc
     holder.rebuild()  # nothing this process folded from the old text stays in memory
     return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
+
+
+def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float) -> None:
+    """Drop the saved state, then scrub a snapshot written since the first scrub. The first drop
+    waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read after it sees its snapshot."""
+    store.scrub([])
+    for _ in range(_TRIES):
+        changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at)
+        if not changed:
+            return
+        try:
+            store.scrub(changed)
+            return
+        except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
+            continue
+    raise StoreError("the log was checkpointed each time it was read")
 
 
 def _already_erased(exp_id: str, erased: dict[str, Any]) -> InvalidArgument:

@@ -383,7 +383,8 @@ class RewritableStore(Store, Protocol):
 
         Returns:
             False, changing nothing, when the log already starts with a snapshot at or after
-            `through` (another process checkpointed as far); True otherwise.
+            `through` (another process checkpointed as far), or an `erase` event is stored after
+            `through` (the snapshot, folded before it, may hold the text it took out); True otherwise.
 
         Raises:
             ValueError: `through` is past the last event.

@@ -367,10 +367,12 @@ class JsonStore:
             if through > last or through < 1:
                 raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
             first = self._head()
-            if first is not None and first.kind == "snapshot" and first.seq >= through:
+            kept = self._read(through)
+            if first is not None and first.kind == "snapshot" and first.seq >= through or any(
+                    e.kind == "erase" for e in kept):  # a snapshot folded before an erase may hold the text
                 return False
             head = dataclasses.replace(snapshot, seq=through, key=None)
-            self._write([head, *self._read(through)])
+            self._write([head, *kept])
             return True
 
     def scrub(self, events: Sequence[Event]) -> int:

@@ -63,6 +63,8 @@ class MemoryStore:
                 return False
             start = events[0].seq - 1
             kept = events[through - start:]
+            if any(e.kind == "erase" for e in kept):  # the snapshot was folded before it: it may hold the text
+                return False
             self._events = [Event(snapshot.kind, snapshot.data, None, through, snapshot.time), *kept]
             self._keys = {e.key: e for e in kept if e.key is not None}
             return True

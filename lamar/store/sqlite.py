@@ -35,8 +35,8 @@ CREATE TABLE IF NOT EXISTS events (
 # The engine's saved state (a cache, see Lamar._resume), made by the first save (no migration); one
 # folded before an `erase` event may hold the text that erase took out, so it is not kept.
 _STATE = "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, body TEXT NOT NULL)"
-_SAVE = ("INSERT OR REPLACE INTO state (id, seq, body) SELECT 1, ?1, ?2 "
-         "WHERE NOT EXISTS (SELECT 1 FROM events WHERE seq > ?1 AND kind = 'erase')")
+_ERASED = "SELECT 1 FROM events WHERE seq > ?1 AND kind = 'erase'"  # a state or snapshot folded before it: refused
+_SAVE = f"INSERT OR REPLACE INTO state (id, seq, body) SELECT 1, ?1, ?2 WHERE NOT EXISTS ({_ERASED})"
 
 
 class SqliteStore:
@@ -245,7 +245,7 @@ class SqliteStore:
                 last = self._db.execute("SELECT max(seq) FROM events").fetchone()[0] or 0
                 if through > last or through < 1:
                     raise ValueError(f"cannot rewrite {self.path} through seq {through}: it holds seqs 1..{last}")
-                if first[1] == "snapshot" and first[0] >= through:
+                if first[1] == "snapshot" and first[0] >= through or self._db.execute(_ERASED, (through,)).fetchone():
                     self._db.execute("ROLLBACK")
                     return False
                 self._db.execute("DELETE FROM events WHERE seq <= ?", (through,))

@@ -205,6 +205,10 @@ class PostgresStore:
                                      (ns,)).fetchone()
                 if first is not None and first[1] == "snapshot" and first[0] >= through:
                     return False
+                # A snapshot folded before an `erase` event may hold the text it took out: not kept.
+                if conn.execute("SELECT 1 FROM lamar_events WHERE namespace = %s AND seq > %s AND kind = 'erase' "
+                                "LIMIT 1", (ns, through)).fetchone():
+                    return False
                 conn.execute("DELETE FROM lamar_events WHERE namespace = %s AND seq <= %s", (ns, through))
                 conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
                              "VALUES (%s, %s, 'snapshot', NULL, %s, %s)", (ns, through, float(snapshot.time), data))
