@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
@@ -127,7 +128,7 @@ def status_failure(provider: str, model: str, status: int, detail: str, *, crede
         fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
         return ModelError(f"{provider} refused the request for model {model!r} ({said}); {fix}")
     if status == 404 and missing_path:
-        return ModelError(f"nothing answers as the {provider} API at {missing_path} ({said}); check the "
+        return ModelError(f"nothing answers as the {provider} API at {address(missing_path)} ({said}); check the "
                           f"address ({_ROOTS.get(provider, 'base_url')}), then the model name {model!r}")
     if status == 404:
         return ModelError(f"{provider} does not know model {model!r} ({said}); check the model name")
@@ -158,9 +159,24 @@ def api_wrote(body: object) -> bool:
     return isinstance(body, dict) and (isinstance(body.get("error"), dict) or "message" in body)
 
 
+# A password in an address's user part, and each value of its query (a proxy's key may ride there).
+_USER_PASSWORD = re.compile(r"(//[^/?#@:\s]*):[^/?#@\s]*@")
+_QUERY_VALUE = re.compile(r"([?&][^=&#\s]*=)[^&#\s]*")
+
+
+def address(where: str) -> str:
+    """`where` (a base_url, a request's URL) as a message may show it: a password or a query
+    value in it reads [secure], as httpx's repr shows a password.
+
+    >>> address("https://team:pw@proxy.example/v1/messages?key=abc&beta=true")
+    'https://team:[secure]@proxy.example/v1/messages?key=[secure]&beta=[secure]'
+    """
+    return _QUERY_VALUE.sub(r"\1[secure]", _USER_PASSWORD.sub(r"\1:[secure]@", where))
+
+
 def connection_failure(provider: str, where: str, exc: BaseException) -> ModelError:
     return ModelError(
-        f"could not reach {provider} at {where} ({type(exc).__name__}: {exc}); check the network, "
+        f"could not reach {provider} at {address(where)} ({type(exc).__name__}: {exc}); check the network, "
         "the server address and that the service is running, then run sleep again"
     )
 
@@ -187,7 +203,7 @@ def unexpected_reply(provider: str, where: str, reply: object, setting: str = "b
     """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
     preview = " ".join(str(reply).split())[:120]
     return ModelError(
-        f"the answer from {where} is not a reply of the {provider} API ({preview!r}); check {setting} "
+        f"the answer from {address(where)} is not a reply of the {provider} API ({preview!r}); check {setting} "
         "(a proxy or a login page may have answered instead), then run sleep again"
     )
 
@@ -214,6 +230,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Model", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
+    "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
     "load_sdk", "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_thinking",
 ]
