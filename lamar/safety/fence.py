@@ -30,8 +30,9 @@ def _role_value() -> re.Pattern[str]:
 
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
-# [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name.
-_TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(?:INST|SYS|[A-Z]+(?:_[A-Z]+)+)\]|<\|[^|]*\|>|`{3,}")
+# [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name. Capitals only, as
+# the tokenizer spells them: a subscript in code (row[user_id]) is no token.
+_TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+))\]|<\|[^|]*\|>|`{3,}")
 
 
 @functools.cache

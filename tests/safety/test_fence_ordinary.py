@@ -57,3 +57,13 @@ def test_an_ordinary_lesson_in_another_script_is_not_refused_and_reads_unchanged
     assert prompt_safe(text) == shown
     lam = Lamar(":memory:", seed=1)
     assert lam.get(lam.add(Experience(text, text, text))).action == shown
+
+
+@pytest.mark.parametrize("code", [
+    "read row[user_id] before row[name]",
+    "pass options[max_tokens] through",
+    "the key is settings[database_url], not settings[db]",
+])
+def test_a_lowercase_subscript_with_underscores_reads_unchanged_in_the_prompt(code: str) -> None:
+    # Mistral's control tokens ([SYSTEM_PROMPT], [TOOL_CALLS]) are capitals; a subscript in code is no token.
+    assert prompt_safe(code) == code
