@@ -90,7 +90,9 @@ class MemoryStore:
     def save_state(self, seq: int, text: str) -> None:
         with self._lock:
             self._check_open()
-            erased = any(e.kind == "erase" and e.seq > seq for e in self._events)  # the text may be in it
+            events = self._events  # only those after `seq`: a save costs what the state's tail holds
+            start = events[0].seq - 1 if events else 0
+            erased = any(e.kind == "erase" for e in events[max(0, seq - start):])  # the text may be in it
             if not erased and (self._state is None or self._state[0] <= seq):
                 self._state = (seq, text)
 
