@@ -55,3 +55,12 @@ def test_a_tilde_fence_with_an_info_string_closes_at_a_longer_run(tmp_path: Path
     shop = _shop(tmp_path, "~~~ text `quoted`\n@notes.md\n~~~ not a closing fence\n- Never log secrets\n   ~~~~~ \n"
                            "- Use tabs\n")
     assert _rules(shop) == (["CLAUDE.md"], ["Use tabs"])
+
+
+@pytest.mark.parametrize("before", ["", "## Testing\n"])
+def test_an_indented_code_block_is_code_with_the_fence_it_shows(tmp_path: Path, before: str) -> None:
+    # Four spaces in, after a blank line or a heading, every line is code: the fence it shows, a
+    # directive and an `@path` inside it alike.
+    shop = _shop(tmp_path, f"# Rules\n\n{before}    ```bash\n    Always run pytest -x before you push\n"
+                           "    @notes.md\n    ```\n\n- Use tabs\n")
+    assert _rules(shop) == (["CLAUDE.md"], ["Use tabs"])
