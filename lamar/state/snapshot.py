@@ -53,8 +53,8 @@ def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = Non
     return {
         "format": FORMAT,
         "lessons": [state.to_dict() for state in cache.lessons.values()],
-        # Scope buckets in insertion order, empty ones too: recall walks them in this order,
-        # and the walk (hence the coins' order) must not change across a checkpoint.
+        # Scope buckets as the cache holds them: recall sorts what they give by the order of adding,
+        # so the coins' order does not hang on theirs across a checkpoint.
         "index": [[[list(pair) for pair in key], list(bucket)] for key, bucket in cache.index.items()],
         "episodes": [[getattr(record, name) for name in EPISODE_FIELDS] for record in held],
         "applied": sorted(cache.applied),

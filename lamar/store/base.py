@@ -242,8 +242,9 @@ class KeyedStore(Store, Protocol):
         ...
 
     def save_state(self, seq: int, text: str) -> None:
-        """Keep `text` (the engine's state folded through `seq`) unless a state of a later seq is kept,
-        or an `erase` event is stored after `seq` (the state may hold the text that erase took out).
+        """Keep `text` (the engine's state folded through `seq`), unless an `erase` event is stored
+        after `seq` (the state may hold the text that erase took out). A store may keep a state of a
+        later seq instead: an engine loads whichever it finds and folds the log past it.
 
         Best effort and quick: it may give up when the store is busy or read-only.
 
