@@ -119,8 +119,8 @@ def test_a_version_2_store_gains_the_functions_and_works_in_the_fold_mode(schema
         for engine in (lam, memory):
             engine.report(engine.recall({"task": "t"}).episode_id, list(Signal)[n % len(Signal)])
     assert lam.evidence(ids[0]) == memory.evidence(ids[1])
-    # built from the log once (version 1), then one version more per report
-    assert _sql(schema_url, "SELECT version FROM lamar_lessons WHERE id = 'lesson-a'") == [(13,)]
+    # built from the log once, above its last seq (the add, 1: version 2), then one version more per report
+    assert _sql(schema_url, "SELECT version FROM lamar_lessons WHERE id = 'lesson-a'") == [(14,)]
     lam.close()
 
 
