@@ -40,7 +40,8 @@ OPEN = "open"
 REPORTED = "reported"
 # A parent whose recalls all run in `Send` branches or subgraphs never starts a turn in its own
 # state, so no recall forgets what they merge into it: the reducers keep only the newest reported
-# episodes and turns, more than one turn's fan-out lists, and every open episode.
+# episodes and turns, more than one turn's fan-out lists. A thread whose turns get no outcome
+# keeps as many open episodes, so a turn's reads of the store stay bounded too.
 KEPT = 100
 
 
@@ -55,16 +56,18 @@ def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | N
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
     "reported" wins, so parallel branches, subgraphs and a later report all merge. None
     forgets an episode (a new turn forgets the reported ones: see `_forgotten`). Only the newest
-    `KEPT` reported episodes stay."""
+    `KEPT` reported and `KEPT` open episodes stay: each new turn reads every open one back from
+    the store, and an older one stays pending there, for the store's pending policy."""
     merged = dict(left or {})
     for episode, status in (right or {}).items():
         if status is None:
             merged.pop(episode, None)
         elif merged.get(episode) != REPORTED:
             merged[episode] = status
-    reported = [episode for episode, status in merged.items() if status == REPORTED]
-    for episode in reported[:-KEPT]:  # the oldest first: an episode keeps its place once listed
-        del merged[episode]
+    for kind in (REPORTED, OPEN):
+        listed = [episode for episode, status in merged.items() if status == kind]
+        for episode in listed[:-KEPT]:  # the oldest first: an episode keeps its place once listed
+            del merged[episode]
     return merged
 
 

@@ -19,7 +19,7 @@ from lamar_langgraph import LamarState, recall_node, report_node
 
 CONTEXT = {"project": "trace"}
 TURNS = 200
-KEPT = 100  # reported episodes a parent keeps when its recalls run in `Send` branches
+KEPT = 100  # reported, and open, episodes a thread's state keeps
 
 
 class State(MessagesState, LamarState):
@@ -170,4 +170,45 @@ def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settl
     assert len(ids) == TURNS and all(lam.episode(e).reports == 1 for e in ids)
     assert [lam.episode(e).settled for e in ids[:-1]] == ["expired"] * (TURNS - 1)
     assert lam.episode(ids[-1]).signal == "shipped"  # the one outcome went to the turn it was about
+    conn.close()
+
+
+def test_a_thread_without_outcomes_or_policy_reads_a_bounded_number_of_episodes_per_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    lam = Lamar(":memory:", seed=3)  # no pending_after: nothing in the store settles the turns
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    reads = [0]
+    read = lam.episode
+
+    def counted(episode_id: str) -> Any:
+        reads[0] += 1
+        return read(episode_id)
+
+    monkeypatch.setattr(lam, "episode", counted)
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
+    graph.add_node("report", report_node(lam, outcome=lambda s: "shipped" if s["messages"][-2].content
+                                         == "that worked" else None))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", "report")
+    graph.add_edge("report", END)
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    app = graph.compile(checkpointer=SqliteSaver(conn))
+    config = {"configurable": {"thread_id": "open"}}
+    per_turn, sizes = [], []
+    for n in range(TURNS + 1):
+        text = "that worked" if n == TURNS else f"turn {n}"
+        before = reads[0]
+        state = app.invoke({"messages": [HumanMessage(text, id=f"m{n}")], "lamar_context": CONTEXT}, config)
+        per_turn.append(reads[0] - before)
+        sizes.append(len(state["lamar_episodes"]))
+    # The newest KEPT open episodes stay in the state, one read each per turn, however long the thread.
+    assert max(per_turn) <= KEPT and max(sizes) <= KEPT
+    monkeypatch.undo()
+    ids = [e.data["id"] for e in lam.store.read() if e.kind == "episode"]
+    reported = [e for e in ids if lam.episode(e).reports]
+    assert reported == ids[-KEPT:] and all(lam.episode(e).reports == 1 for e in reported)
+    assert [p.episode_id for p in lam.pending()] == ids[:-KEPT]  # left to the store's pending policy
     conn.close()
