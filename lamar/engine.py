@@ -198,11 +198,11 @@ class Lamar:
             reason: why, for the audit (keep the erased text out of it).
 
         Returns:
-            The `Erasure` the audit event records.
+            The `Erasure` the audit event records (of an erased lesson: its cleanup runs again, no event).
 
         Raises:
             UnknownExperience: no lesson has that id.
-            InvalidArgument: the lesson is already erased, or an argument is of the wrong type.
+            InvalidArgument: `contexts` for a lesson erased without them, or an argument of the wrong type.
             StoreError: the store cannot rewrite its events (nothing changed), or the rewrite failed.
         """
         contexts, who, why = arguments.flag(contexts, "contexts"), arguments.who(by), arguments.reason(reason)

@@ -147,7 +147,11 @@ def cmd_erase(args: argparse.Namespace) -> int:
         lam.close()
     if args.json:
         dump_json({"id": erased.id, "by": erased.by, "time": erased.time, "reason": erased.reason,
-                   "episodes": list(erased.episodes), "events": erased.events})
+                   "episodes": list(erased.episodes), "events": erased.events, "again": erased.again})
+        return 0
+    if erased.again:
+        print(f"{exp_id} was already erased (by {erased.by}); finished its cleanup: the saved state dropped and "
+              f"{plural(erased.events, 'stored event')} scrubbed; no second erase event written")
         return 0
     what = "its text" + (f" and the contexts of {plural(len(erased.episodes), 'episode')}" if args.contexts else "")
     print(f"erased {exp_id}: {what} replaced in {plural(erased.events, 'stored event')}; "

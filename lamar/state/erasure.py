@@ -35,6 +35,8 @@ class Erasure:
         reason: the reason given.
         episodes: the episodes whose contexts were blanked (empty unless `contexts=True`).
         events: how many stored events were rewritten.
+        again: the lesson was erased before: this run only finished that erase's cleanup (its
+            who, when, why and episodes are that erase's) and stored no event.
     """
 
     id: str
@@ -43,6 +45,7 @@ class Erasure:
     reason: str
     episodes: tuple[str, ...]
     events: int
+    again: bool = False
 
 
 def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: str, why: str) -> Erasure:
@@ -53,7 +56,8 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
     to compact the store leaves the text erased and no event, so running `erase` again finishes it
     (the lesson may be retired meanwhile, by hand or before). A checkpoint folds the event into
     its snapshot; erasing such a lesson again only scrubs and compacts again, and records a second
-    event."""
+    event. While the event is in the log, erasing again stores no event: it finishes the erase's
+    cleanup (`_finish`), which fails if readers keep the store busy."""
     if not isinstance(store, ErasableStore):
         if exp.provenance.get("erased") and exp.status is Status.RETIRED:  # a copy of a lesson erased elsewhere
             raise _already_erased(exp.id, exp.provenance["erased"])
@@ -80,8 +84,9 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     the log was read, so its text was not scrubbed) makes this store nothing."""
     erased = exp.provenance.get("erased")
     log = store.read(0)
-    if erased and any(e.kind == "erase" and e.data.get("id") == exp.id for e in log):
-        raise _already_erased(exp.id, erased)
+    done = [e for e in log if e.kind == "erase" and e.data.get("id") == exp.id] if erased else []
+    if done:
+        return _finish(holder, store, exp.id, done[-1], contexts)
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
@@ -109,17 +114,31 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
 
 
-def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float) -> None:
-    """Drop the saved state, then scrub a snapshot written since the first scrub. The first drop
-    waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read after it sees its snapshot."""
+def _finish(holder: Holder, store: ErasableStore, exp_id: str, event: Event, contexts: bool) -> Erasure:
+    """Erase again while the erase event is stored: its cleanup (`_scrub_again`) once more, with
+    that erase's who, when and contexts, so that what it already scrubbed reads as it does."""
+    data = event.data
+    if contexts and not data.get("contexts"):  # blanking contexts is a new erase, which needs its own event
+        raise InvalidArgument(f"lesson {exp_id} was already erased (by {data.get('by')}) without its contexts; "
+                              "nothing changed")
+    count = _scrub_again(store, exp_id, bool(data.get("contexts")), str(data.get("by")), event.time)
+    holder.rebuild()
+    return Erasure(exp_id, str(data.get("by")), event.time, str(data.get("reason")), tuple(data.get("episodes", ())),
+                   count, again=True)
+
+
+def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float) -> int:
+    """Drop the saved state, then scrub a snapshot written since the first scrub; how many events
+    changed. The first drop waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read
+    after it sees its snapshot."""
     store.scrub([])
     for _ in range(_TRIES):
         changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at)
         if not changed:
-            return
+            return 0
         try:
             store.scrub(changed)
-            return
+            return len(changed)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
     raise StoreError("the log was checkpointed each time it was read")

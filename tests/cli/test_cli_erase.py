@@ -16,6 +16,14 @@ def _stored(path: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(path.parent.iterdir()) if p.name.startswith(path.name))
 
 
+def _events(path: Path) -> list[dict[str, object]]:
+    store = open_store(str(path))
+    try:
+        return [e.to_dict() for e in store.read()]
+    finally:
+        store.close()
+
+
 def _evidence(path: Path) -> dict[str, tuple[object, ...]]:
     with Lamar(str(path)) as lam:
         return {e.id: (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected)
@@ -63,10 +71,11 @@ def test_erase_refuses_bad_input_and_changes_nothing(run_cli, sqlite_store, ids)
     assert missing.returncode == 2 and "no store at" in missing.stderr
     assert not sqlite_store.with_name("typo.db").exists()
     assert run_cli("erase", ids["good"], "--store", sqlite_store).returncode == 0
-    after = _stored(sqlite_store)
+    erased = _events(sqlite_store)
     again = run_cli("erase", ids["good"], "--store", sqlite_store)
-    assert again.returncode == 1 and "already erased" in again.stderr
-    assert _stored(sqlite_store) == after
+    assert again.returncode == 0 and "already erased (by" in again.stdout and "no second erase event" in again.stdout
+    assert _events(sqlite_store) == erased  # the file compacted again, no event written or changed
+    after = _stored(sqlite_store)
     revived = run_cli("revive", ids["good"], "--store", sqlite_store)
     assert revived.returncode == 1 and "was erased" in revived.stderr
     assert _stored(sqlite_store) == after
