@@ -80,6 +80,31 @@ def test_a_compacted_store_is_never_appended_after_other_events(run_cli, tmp_pat
         assert {e.precondition for e in lam.experiences()} == {"the build fails", "tests flake"}
 
 
+@pytest.mark.parametrize("target", ["moved.json", "moved.db", ":memory:"])
+def test_a_copy_of_a_compacted_store_keeps_its_events_and_numbers_them_from_one(tmp_path, target):
+    source = tmp_path / "compacted.db"
+    lam = Lamar(str(source), k=1, seed=3)
+    lam.add(Experience("the build fails", "clear the cache"))
+    for _ in range(8):
+        lam.report(lam.recall({}).episode_id, 1.0)
+    assert lam.checkpoint()
+    lam.report(lam.recall({}).episode_id, 0.5)
+    lam.close()
+    original = records(source)
+    assert original[0][1] == "snapshot" and original[0][0] > 1
+    copy = open_store(target if target == ":memory:" else str(tmp_path / target))
+    transfer(open_store(str(source)), copy)
+    moved = [(e.seq, e.kind, e.key, e.data, e.time) for e in copy.read()]
+    assert [r[1:] for r in moved] == [r[1:] for r in original]  # every event, in order, as it was
+    assert [r[0] for r in moved] == list(range(1, len(original) + 1))  # numbered anew from 1
+    with Lamar(str(source)) as before, Lamar(copy) as after:
+        assert before.stats()["events"] == original[-1][0] != after.stats()["events"] == len(original)
+        assert [after.evidence(e.id) for e in after.experiences()] == [
+            before.evidence(e.id) for e in before.experiences()]
+        after.report(after.recall({}).episode_id, 1.0)
+        assert after.stats()["events"] == len(original) + 2  # later events go on from the copy's numbers
+
+
 def test_import_into_a_store_that_shares_keys_writes_nothing(run_cli, store):
     twin = store.with_name("twin" + store.suffix)
     twin.write_bytes(store.read_bytes())
