@@ -1,11 +1,12 @@
 """What every integration checks of the arguments its pieces are made with (an engine, an outcome
-kept for later), refused when the piece is made rather than inside the agent's turn."""
+kept for later), refused when the piece is made rather than inside the agent's turn, and of an
+episode before a silent outcome settles it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from lamar._errors import InvalidArgument, InvalidReward
+from lamar._errors import InvalidArgument, InvalidReward, LamarError
 from lamar.engine import Lamar
 from lamar.signals import to_reward
 
@@ -30,4 +31,13 @@ def outcome(value: Any, name: str) -> Any:
     return value
 
 
-__all__ = ["engine", "outcome"]
+def settled_as_failed(lamar: Lamar, episode: str) -> bool:
+    """Whether `episode` was expired (its run failed or was cut short): a silent outcome must not
+    replace that, since silence after a failed run is no acceptance; an explicit outcome still may."""
+    try:
+        return lamar.episode(episode).settled == "expired"
+    except LamarError:
+        return False  # unknown or unreadable: the report that follows says so, quietly
+
+
+__all__ = ["engine", "outcome", "settled_as_failed"]

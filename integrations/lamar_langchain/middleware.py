@@ -45,6 +45,7 @@ from lamar.arguments import slots
 from lamar.experience import check_context
 from lamar.integration import engine as checked_engine
 from lamar.integration import outcome as checked_outcome
+from lamar.integration import settled_as_failed
 from lamar.recall import render_prompt
 from lamar.signals import to_reward
 from lamar_langchain.conventions import (
@@ -219,15 +220,9 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         if outcome == _CUT_SHORT:
             self._settle(episode, "the agent run stopped before it ended")
             return
-        if silent and self._settled_as_failed(episode):
+        if silent and settled_as_failed(self.lamar, episode):
             return  # silence after a failed run is no acceptance; only an explicit outcome replaces it
         _report_quietly(self.lamar.report, episode, outcome)
-
-    def _settled_as_failed(self, episode: str) -> bool:
-        try:
-            return bool(self.lamar.episode(episode).settled == "expired")
-        except LamarError:
-            return False  # unknown or unreadable: the report that follows says so, quietly
 
     def _context(self, state: Mapping[str, Any], runtime: Runtime[Any]) -> dict[str, str]:
         config = _run_config()

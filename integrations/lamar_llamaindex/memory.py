@@ -19,7 +19,6 @@ from lamar import (
     DuplicateReport,
     InvalidArgument,
     InvalidReward,
-    LamarError,
     Recall,
     Signal,
     StoreError,
@@ -27,6 +26,7 @@ from lamar import (
 )
 from lamar.experience import check_context
 from lamar.integration import outcome as checked_outcome
+from lamar.integration import settled_as_failed
 from lamar_llamaindex.nodes import engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -177,7 +177,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
                         type(exc).__name__, exc, turn.recall.episode_id)
             return
         if value is None:
-            if self.silent_outcome is None or self._settled_as_failed(turn.recall.episode_id):
+            if self.silent_outcome is None or settled_as_failed(self.lamar, turn.recall.episode_id):
                 return  # silence after a failed run (expired by track_episodes) is no acceptance
             value = self.silent_outcome
         try:
@@ -195,12 +195,6 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             log.warning("Lamar could not report episode %s: %s", turn.recall.episode_id, exc)
             return
         turn.reported = True
-
-    def _settled_as_failed(self, episode: str) -> bool:
-        try:
-            return bool(self.lamar.episode(episode).settled == "expired")
-        except LamarError:
-            return False  # unknown or unreadable: the report that follows says so, quietly
 
     def _context(self, messages: list[ChatMessage]) -> dict[str, str]:
         if callable(self.context):
