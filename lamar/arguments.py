@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from lamar._errors import InvalidArgument, StoreError, echoed
+from lamar._errors import InvalidArgument, InvalidExperience, StoreError, echoed
 from lamar.storable import finite_number, text_problem, whole_number
 from lamar.store.base import Store
 
@@ -154,17 +154,37 @@ def traces(source: Any) -> Any:
 
 def proposal_ids(only: Any) -> list[str] | None:
     """The proposal ids `apply(only=...)` names (None: all)."""
+    return _ids(only, "proposal")
+
+
+def pending_filter(older_than: Any, now: Any, only: Any) -> list[str] | None:
+    """The episode ids `pending(only=...)` names (None: all), once `older_than` and `now` are checked."""
+    duration(older_than, "older_than")
+    seconds(now, "now")
+    return _ids(only, "episode")
+
+
+def _ids(only: Any, what: str) -> list[str] | None:
     if only is None:
         return None
     if isinstance(only, str):
         return [only]
     if not isinstance(only, Iterable):
-        raise InvalidArgument(f"only is a list of proposal ids; got {type(only).__name__}")
+        raise InvalidArgument(f"only is a list of {what} ids; got {type(only).__name__}")
     ids = list(only)
     bad = next((i for i in ids if not isinstance(i, str)), None)
     if bad is not None:
-        raise InvalidArgument(f"only must list proposal ids (strings); got {echoed(bad)}")
+        raise InvalidArgument(f"only must list {what} ids (strings); got {echoed(bad)}")
     return ids
+
+
+def experience(value: Any) -> Any:
+    """`value` if it is an Experience (what `add` takes), else an InvalidExperience."""
+    from lamar.experience import Experience
+
+    if not isinstance(value, Experience):
+        raise InvalidExperience(f"add() takes an Experience; got {type(value).__name__}")
+    return value
 
 
 def sleep_report(report: Any) -> Any:

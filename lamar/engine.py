@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from lamar import arguments
-from lamar._errors import InvalidExperience, UnknownExperience
+from lamar._errors import UnknownExperience
 from lamar.experience import Experience, Status, check_context
 from lamar.policy.choose import choose
 from lamar.policy.config import Policy, Tuning
@@ -80,11 +80,9 @@ class Lamar:
         """Store a lesson; it is eligible at once (as a cold arm). Returns its id. A lesson without an id
         whose precondition, action, rationale and scope a stored lesson has word for word (retired ones
         included) is stored once: `add` returns the stored lesson's id (`sleep` merges near-duplicates)."""
-        if not isinstance(experience, Experience):
-            raise InvalidExperience(f"add() takes an Experience; got {type(experience).__name__}")
         from lamar.safety.boundary import admitted
 
-        exp = admitted(experience).with_identity()  # stored as the prompt will show it, screened
+        exp = admitted(arguments.experience(experience)).with_identity()  # screened, stored as the prompt shows it
         with self._lock:
             return add_lesson(self._holder, exp, fresh=not experience.id)
 
@@ -296,18 +294,19 @@ class Lamar:
 
         await asyncio.to_thread(self.report, episode_id, signal, replace=replace)
 
-    def pending(self, older_than: float | None = None, *, now: float | None = None) -> list[PendingEpisode]:
+    def pending(self, older_than: float | None = None, *, now: float | None = None,
+                only: Iterable[str] | None = None) -> list[PendingEpisode]:
         """Episodes still waiting for their outcome, oldest first, each with its age.
 
         Args:
             older_than: keep those at least this many seconds old.
             now: the clock to measure ages against (default: `time.time()`).
+            only: keep these episode ids (a thread's, say); one read of the store however many.
         """
-        arguments.duration(older_than, "older_than")
-        arguments.seconds(now, "now")
+        ids = arguments.pending_filter(older_than, now, only)
         with self._lock:
             self._log.sync()
-            return pending(self._log, older_than, now)
+            return pending(self._log, older_than, now, ids)
 
     def settle_pending(self, *, now: float | None = None) -> list[str]:
         """Apply the `pending_after` policy now, as recall does (docs/langgraph.md, "Pending episodes").

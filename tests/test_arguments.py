@@ -61,6 +61,7 @@ CALLS: dict[str, Callable[[Lamar, str, Recall, Any], object]] = {
     "report(signal)": lambda lam, e, r, v: lam.report(r.episode_id, v),
     "pending(older_than)": lambda lam, e, r, v: lam.pending(v),
     "pending(now)": lambda lam, e, r, v: lam.pending(now=v),
+    "pending(only)": lambda lam, e, r, v: lam.pending(only=v),
     "settle_pending(now)": lambda lam, e, r, v: lam.settle_pending(now=v),
     "expire(reason)": lambda lam, e, r, v: lam.expire(r.episode_id, v),
     "episode": lambda lam, e, r, v: lam.episode(v),

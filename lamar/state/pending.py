@@ -42,13 +42,14 @@ def is_pending(record: EpisodeRecord) -> bool:
     return record.reports == 0
 
 
-def pending(log: Follower, older_than: float | None, now: float | None) -> list[PendingEpisode]:
-    """The pending episodes, oldest first (the caller holds the engine's lock)."""
+def pending(log: Follower, older_than: float | None, now: float | None,
+            only: list[str] | None = None) -> list[PendingEpisode]:
+    """The pending episodes, oldest first, or those among `only` (the caller holds the engine's lock)."""
     if older_than is not None and not older_than >= 0.0:
         raise InvalidArgument(f"older_than is an age in seconds, >= 0; got {older_than!r}")
     clock = time.time() if now is None else now
     out = []
-    for record in _unsettled(log):
+    for record in _unsettled(log) if only is None else _among(log, only):
         age = clock - record.time
         if older_than is not None and age < older_than:
             continue
@@ -109,6 +110,16 @@ def expire(log: Follower, episode_id: str, reason: str) -> bool:
         return False  # reported by another writer just now
     log.sync()
     return True
+
+
+def _among(log: Follower, ids: list[str]) -> Iterator[EpisodeRecord]:
+    """The pending episodes among `ids`, each looked up in the fold: a pending episode is always
+    there (a saved state keeps them all), so a few ids cost as little in a store full of them."""
+    episodes = log.cache.episodes
+    for episode_id in dict.fromkeys(ids):
+        record = episodes.get(episode_id)
+        if record is not None and is_pending(record):
+            yield record
 
 
 def _unsettled(log: Follower) -> Iterator[EpisodeRecord]:

@@ -36,6 +36,31 @@ def test_pending_lists_unreported_episodes_with_their_age(tmp_path):
     assert len(lam.pending(older_than=50.0, now=now)) == 2
 
 
+@pytest.mark.parametrize("resumed", [False, True], ids=["folded", "resumed"])
+def test_pending_only_lists_the_named_episodes_in_one_read_of_the_store(tmp_path: Path, resumed: bool) -> None:
+    # A caller that follows a few episodes (a LangGraph thread's open ones) asks about them all at
+    # once: one read of the store, and no walk of every pending episode in it.
+    path = tmp_path / "s.db"
+    lam = _engine(path)
+    _lesson(lam)
+    ids = [lam.recall({"project": "x"}).episode_id for _ in range(300)]
+    lam.report(ids[5], Signal.SHIPPED)
+    lam.expire(ids[7])
+    if resumed:  # from the saved state: the pending episodes are in it, the reported ones are not
+        lam.close()
+        lam = _engine(path)
+    now = lam.episode(ids[-1]).time
+    reads, read = [0], lam.store.read
+    lam.store.read = lambda after=0: (reads.__setitem__(0, reads[0] + 1), read(after))[1]  # type: ignore[method-assign]
+    asked = [ids[9], ids[7], ids[5], "no-such-episode", ids[3], ids[9]]
+    listed = lam.pending(only=asked, now=now)
+    assert [p.episode_id for p in listed] == [ids[3], ids[9]]  # oldest first, each once
+    assert listed[0].context == {"project": "x"} and listed[0].age > listed[1].age
+    assert reads[0] == 1
+    assert lam.pending(only=ids[3], now=now) == lam.pending(only=[ids[3]], now=now) and lam.pending(only=[]) == []
+    assert [p.episode_id for p in lam.pending(only=ids)] == [p.episode_id for p in lam.pending()]
+
+
 def test_default_outcome_is_recorded_once_and_seen_by_every_process(tmp_path):
     path = tmp_path / "s.db"
     lam = _engine(path, pending_after=60.0, pending_outcome=Signal.REASKED)
