@@ -41,7 +41,7 @@ REPORTED = "reported"
 # A parent whose recalls all run in `Send` branches or subgraphs never starts a turn in its own
 # state, so no recall forgets what they merge into it: the reducers keep only the newest reported
 # episodes and turns, more than one turn's fan-out lists. A thread whose turns get no outcome
-# keeps as many open episodes, so a turn's reads of the store stay bounded too.
+# keeps as many open episodes, so its checkpoint and the next outcome's reports stay bounded too.
 KEPT = 100
 
 
@@ -56,8 +56,8 @@ def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | N
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
     "reported" wins, so parallel branches, subgraphs and a later report all merge. None
     forgets an episode (a new turn forgets the reported ones: see `_forgotten`). Only the newest
-    `KEPT` reported and `KEPT` open episodes stay: each new turn reads every open one back from
-    the store, and an older one stays pending there, for the store's pending policy."""
+    `KEPT` reported and `KEPT` open episodes stay: the next outcome reports every open one, and
+    an older one stays pending in the store, for the store's pending policy."""
     merged = dict(left or {})
     for episode, status in (right or {}).items():
         if status is None:
@@ -82,20 +82,18 @@ def merge_turns(left: dict[str, str] | None, right: dict[str, str | None] | None
 
 def _settled(lamar: Lamar, state: Any) -> set[str]:
     """The episodes open in the state that the store holds an outcome for (an expiry or a default
-    of the pending policy, an app's report) or no longer holds (compacted). Fails open: an
-    episode that cannot be read stays open, for the next outcome to report."""
-    settled = set()
-    for episode, status in (_field(state, "lamar_episodes") or {}).items():
-        if status != OPEN:
-            continue
-        try:
-            if lamar.episode(episode).reports:
-                settled.add(episode)
-        except UnknownEpisode:
-            settled.add(episode)
-        except LamarError as exc:
-            log.info("Lamar could not read episode %s (it stays open): %s", episode, exc)
-    return settled
+    of the pending policy, an app's report) or no longer holds (compacted): those of them that
+    `pending` does not list, in one read of the store. Fails open: when the store cannot be read,
+    every episode stays open, for the next outcome to report."""
+    opened = [episode for episode, status in (_field(state, "lamar_episodes") or {}).items() if status == OPEN]
+    if not opened:
+        return set()
+    try:
+        waiting = {p.episode_id for p in lamar.pending(only=opened)}
+    except LamarError as exc:
+        log.info("Lamar could not read the thread's open episodes (they stay open): %s", exc)
+        return set()
+    return set(opened) - waiting
 
 
 def _forgotten(state: Any, raw: str | None, settled: set[str]) -> dict[str, Any]:

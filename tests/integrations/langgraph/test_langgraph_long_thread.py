@@ -14,7 +14,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Send
 
-from lamar import Experience, Lamar, Scope
+from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
 
 CONTEXT = {"project": "trace"}
@@ -173,18 +173,37 @@ def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settl
     conn.close()
 
 
-def test_a_thread_without_outcomes_or_policy_reads_a_bounded_number_of_episodes_per_turn(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    lam = Lamar(":memory:", seed=3)  # no pending_after: nothing in the store settles the turns
+def counted_store(location: str) -> tuple[Any, list[int]]:
+    """The store at `location`, every call to its methods (and to its lesson rows, in PostgreSQL's
+    fold mode) counted; one made inside another (SQLite's `read` through `read_texts`) is not one more."""
+    store = ExperienceStore(location)
+    calls = [0, 0]  # calls, and how deep inside one the store is now
+    for obj, names in ((store, ("append", "read", "read_texts", "lookup", "load_state", "save_state")),
+                       (getattr(store, "rows", None), ("settled", "eligible", "lessons", "append"))):
+        for name in names if obj is not None else ():
+            method = getattr(obj, name, None)
+            if method is None:
+                continue
+
+            def wrapper(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
+                calls[0] += calls[1] == 0
+                calls[1] += 1
+                try:
+                    return __method(*args, **kwargs)
+                finally:
+                    calls[1] -= 1
+
+            setattr(obj, name, wrapper)
+    return store, calls
+
+
+def test_a_thread_without_outcomes_or_policy_reads_the_store_a_few_times_per_turn(
+        tmp_path: Path, store_location: str) -> None:
+    # Each turn asks the store once which of the thread's open episodes were settled elsewhere,
+    # not once per open episode: a round trip each on PostgreSQL, a hundred a turn.
+    store, calls = counted_store(store_location)
+    lam = Lamar(store, seed=3)  # no pending_after: nothing in the store settles the turns
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    reads = [0]
-    read = lam.episode
-
-    def counted(episode_id: str) -> Any:
-        reads[0] += 1
-        return read(episode_id)
-
-    monkeypatch.setattr(lam, "episode", counted)
     graph = StateGraph(State)
     graph.add_node("recall", recall_node(lam))
     graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
@@ -198,17 +217,17 @@ def test_a_thread_without_outcomes_or_policy_reads_a_bounded_number_of_episodes_
     app = graph.compile(checkpointer=SqliteSaver(conn))
     config = {"configurable": {"thread_id": "open"}}
     per_turn, sizes = [], []
-    for n in range(TURNS + 1):
-        text = "that worked" if n == TURNS else f"turn {n}"
-        before = reads[0]
-        state = app.invoke({"messages": [HumanMessage(text, id=f"m{n}")], "lamar_context": CONTEXT}, config)
-        per_turn.append(reads[0] - before)
+    for n in range(KEPT + 10):
+        before = calls[0]
+        state = app.invoke({"messages": [HumanMessage(f"turn {n}", id=f"m{n}")], "lamar_context": CONTEXT}, config)
+        per_turn.append(calls[0] - before)
         sizes.append(len(state["lamar_episodes"]))
-    # The newest KEPT open episodes stay in the state, one read each per turn, however long the thread.
-    assert max(per_turn) <= KEPT and max(sizes) <= KEPT
-    monkeypatch.undo()
+    # As many store calls with 100 open episodes in the state as with one.
+    assert max(sizes) == KEPT and max(per_turn[KEPT:]) <= per_turn[1] <= 6
+    state = app.invoke({"messages": [HumanMessage("that worked", id="last")], "lamar_context": CONTEXT}, config)
     ids = [e.data["id"] for e in lam.store.read() if e.kind == "episode"]
     reported = [e for e in ids if lam.episode(e).reports]
     assert reported == ids[-KEPT:] and all(lam.episode(e).reports == 1 for e in reported)
     assert [p.episode_id for p in lam.pending()] == ids[:-KEPT]  # left to the store's pending policy
+    lam.close()
     conn.close()
