@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Self, cast
 
 from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 
@@ -16,12 +17,48 @@ from lamar_claude_code.settings import TOOL_MATCHER
 from lamar_claude_code.state import log_line
 
 
+class SessionHooks(dict[str, list[HookMatcher]]):
+    """The `hooks=` mapping, which also ends the sessions its callbacks saw: the SDK has no SessionEnd.
+
+    `await hooks.end()`, or leaving `async with hooks:`, once the client or `query()` is done, does
+    what Claude Code's SessionEnd does: it traces each session's last turn (the one no next prompt
+    closes) and reports that turn's episode, still without an outcome, as accepted.
+    """
+
+    def __init__(self, matchers: dict[str, list[HookMatcher]], ending: Callable[[dict[str, Any]], Any]) -> None:
+        super().__init__(matchers)
+        self._ending = ending
+        self._open: dict[str, dict[str, Any]] = {}  # session id -> its latest event's session fields
+
+    def _saw(self, payload: Mapping[str, Any]) -> None:
+        session = payload.get("session_id")
+        if isinstance(session, str) and session:
+            self._open[session] = {k: payload.get(k) for k in ("session_id", "transcript_path", "cwd")}
+
+    async def end(self, session_id: str | None = None) -> None:
+        """End `session_id` (default: every session the callbacks saw and no `end` ended); never raises.
+
+        Call it once the session's client is closed or its `query()` is done: its transcript is then whole.
+        """
+        for sid in [session_id] if session_id is not None else list(self._open):
+            seen = self._open.pop(sid, None)
+            if seen is not None:
+                await self._ending({**seen, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.end()
+
+
 def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config: HookConfig | None = None,
-          budget: float | None = None) -> dict[str, list[HookMatcher]]:
+          budget: float | None = None) -> SessionHooks:
     """The `hooks=` mapping of `ClaudeAgentOptions`: recall on UserPromptSubmit, edits on PostToolUse.
 
     Each callback runs the shared `handle_event` in a worker thread under a deadline, and answers
     `{}` (no opinion) on any error or timeout: an SDK hook that fails must not block the agent.
+    The mapping's `end()` (or `async with`) ends the sessions it saw, as Claude Code's SessionEnd.
 
     Args:
         lamar: the engine (`Lamar`) the agent learns into.
@@ -31,12 +68,20 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
         budget: seconds after which a callback injects nothing (default: the config's, 2).
 
     Returns:
-        {"UserPromptSubmit": [...], "PostToolUse": [...], "Stop": [...]} of `HookMatcher`s.
+        A `SessionHooks`: {"UserPromptSubmit": [...], "PostToolUse": [...], "Stop": [...]} of `HookMatcher`s.
     """
     paths = _paths(lamar, state_dir)
     seconds = budget if budget is not None else (config.budget_seconds if config else 2.0)
 
+    async def ending(payload: dict[str, Any]) -> None:
+        # No prompt waits on a session's end: no deadline, and tracing stays bounded per event.
+        try:
+            await asyncio.to_thread(handle_event, payload, lambda: lamar, paths, config=config)
+        except Exception as exc:  # noqa: BLE001 - the agent's program goes on whatever Lamar does
+            log_line(paths.log, f"sdk SessionEnd: {type(exc).__name__}: {exc}")
+
     async def callback(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
+        mapping._saw(input_data)
         start = asyncio.get_running_loop().time()
         deadline = Budget(seconds)
         work = asyncio.ensure_future(asyncio.to_thread(handle_event, dict(input_data), lambda: lamar, paths,
@@ -63,11 +108,12 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
         return cast(HookJSONOutput, {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit",
                                                             "additionalContext": text}})
 
-    return {
+    mapping = SessionHooks({
         "UserPromptSubmit": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
         "PostToolUse": [HookMatcher(matcher=TOOL_MATCHER, hooks=[callback], timeout=seconds + 5)],
         "Stop": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
-    }
+    }, ending)
+    return mapping
 
 
 def _paths(lamar: Any, state_dir: str | os.PathLike[str] | None) -> Paths:

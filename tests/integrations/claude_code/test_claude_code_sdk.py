@@ -104,3 +104,51 @@ async def test_sdk_hooks_run_inside_a_real_agent(repo: Path, tmp_path: Path, env
 
         assert json.loads(attached[0])["attachment"]["content"] == [expected]
     lam.close()
+
+
+async def test_leaving_the_sdk_hooks_traces_the_sessions_last_turn(repo: Path, tmp_path: Path,
+                                                                     env: dict[str, str]) -> None:
+    """The SDK has no SessionEnd: the turn no next prompt closes is traced as its hooks end, as SessionEnd does."""
+    import json
+
+    from claude_agent_sdk import ResultMessage, query
+
+    from .fake_anthropic import serve
+
+    lam = Lamar(str(tmp_path / "sdk.db"), k=2, seed=5)
+    server, url = serve(str(repo))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    options = ClaudeAgentOptions(
+        hooks=hooks, cwd=str(repo), permission_mode="acceptEdits",
+        env={"HOME": env["HOME"], "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url,
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    traces = tmp_path / "state" / "claude-code.traces.jsonl"
+    try:
+        async with hooks:
+            results = [m async for m in query(prompt="please create version.py for the release", options=options)
+                       if isinstance(m, ResultMessage)]
+            assert not traces.exists()  # the session's Stop leaves its only turn open
+    finally:
+        server.shutdown()
+    (episode,) = _episodes(tmp_path)
+    (trace,) = [json.loads(line) for line in traces.read_text().splitlines()]
+    assert (trace["id"], trace["episode_id"]) == (f"cc-{results[0].session_id}-1", episode)
+    assert trace["input"] == "please create version.py for the release"
+    assert any(step.startswith("Write:") for step in trace["attempted"])
+    assert trace["outcome"] == lam.episode(episode).signal == "accepted"  # the silence at the end, as SessionEnd
+    await hooks.end()  # every session it saw is ended once
+    assert len(traces.read_text().splitlines()) == 1
+    lam.close()
+
+
+async def test_ending_the_sdk_hooks_fails_open(repo: Path, tmp_path: Path) -> None:
+    lam = Lamar(str(tmp_path / "sdk.db"))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "gone.jsonl"), cwd=str(repo),
+                                       hook_event_name="UserPromptSubmit", prompt="fix the build")
+    await hooks["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None))
+    lam.close()
+    await hooks.end("s")  # a closed engine: logged, not raised
+    await hooks.end("never-seen")
+    log = (tmp_path / "state" / "claude-code.log").read_text()
+    assert "sdk SessionEnd:" in log
