@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import derive_context, find_repo, rules_folder
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
-from lamar_claude_code.state import locked_state, log_line, recall_note, writable, write_atomically
+from lamar_claude_code.state import (
+    locked_state,
+    log_line,
+    note_episode,
+    read_note,
+    recall_note,
+    writable,
+    write_atomically,
+)
 
 if TYPE_CHECKING:
     from lamar import Lamar
@@ -162,6 +170,10 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     write_atomically(recall_note(paths.state), json.dumps(state["recalling"]).encode("utf-8"), durable=False)
     # No more lessons than fit in max_chars however short: a lesson recalled is a lesson shown.
     rec = engine.recall(context, k=fitting(config.max_chars, config.k))
+    # Named, the episode is the one the next hook expires should this one die before tracking it:
+    # another recall of the same context (another process on the store) is never taken for it.
+    state["recalling"]["episode"] = rec.episode_id
+    note_episode(paths.state, rec.episode_id)
     if budget is not None and not budget.commit():
         # The caller gave up (the warm hook serves on, its worker still blocked in the store): Claude
         # never sees these lessons, so the episode teaches nothing and waits for no report.
@@ -196,28 +208,36 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
 def _expire_orphan(state: dict[str, Any], lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
     """Expire the episode a hook stored and never tracked (it died between its recall and its state write).
 
-    Its recall came first after the intent it wrote, in its context: the earliest untracked pending
-    episode of that context within _RECALL_WINDOW is it. Every other episode is left alone.
+    Once its recall returned, the note names that episode. A hook that died inside its recall named
+    none: its episode, if stored, is an untracked pending one of the note's context within
+    _RECALL_WINDOW, and is expired only when it is the one such episode (another may be a live recall).
     """
     intent = state.get("recalling")
     if intent is None:
         try:
-            intent = json.loads(recall_note(paths.state).read_bytes())
+            intent = read_note(paths.state)
         except FileNotFoundError:
             return
         except (OSError, ValueError):
             intent = {}  # unreadable: names no episode, and is removed with the state's next write
         state["recalling"] = intent
     try:
-        since, context = float(intent["time"]), dict(intent["context"])
-        found = [p for p in lam().pending() if since <= p.time <= since + _RECALL_WINDOW
-                 and dict(p.context) == context and p.episode_id not in state["episodes"]]
-        if found:
-            orphan = min(found, key=lambda p: p.time).episode_id
-            lam().expire(orphan, "its hook was stopped before it could track the episode; nothing was injected")
+        orphan = intent.get("episode") if isinstance(intent, dict) else None
+        if orphan is None:
+            since, context = float(intent["time"]), dict(intent["context"])
+            found = [p.episode_id for p in lam().pending() if since <= p.time <= since + _RECALL_WINDOW
+                     and dict(p.context) == context and p.episode_id not in state["episodes"]]
+            if len(found) > 1:
+                log_line(paths.log, f"left {len(found)} pending episodes of a context recalled by a hook stopped "
+                         "inside its recall: which one was its own is unknown", now=now)
+            orphan = found[0] if len(found) == 1 else None
+        elif not isinstance(orphan, str):
+            raise TypeError("the note's episode is not an id")
+        if orphan is not None and orphan not in state["episodes"] and lam().expire(
+                orphan, "its hook was stopped before it could track the episode; nothing was injected"):
             log_line(paths.log, f"expired {orphan}: its hook was stopped before it could track it", now=now)
     except (LookupError, TypeError, ValueError):
-        pass  # an intent of the wrong shape (a hand edit) names no episode
+        pass  # an intent of the wrong shape (a hand edit) names no episode; the store lost the one it names
     del state["recalling"]
 
 

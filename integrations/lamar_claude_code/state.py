@@ -158,6 +158,37 @@ def recall_note(path: Path) -> Path:
     return path.with_name(path.name + ".recalling")
 
 
+def note_episode(path: Path, episode_id: str) -> None:
+    """Add the episode its recall stored to the note beside the state at `path`; never raises (a note
+    that could not take it names no episode, as when the hook dies first)."""
+    # Appended rather than the note replaced: a rename over an existing file makes ext4 flush it
+    # first, which the prompt would wait for. A torn line is read as no episode.
+    with contextlib.suppress(OSError):
+        fd = os.open(recall_note(path), os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"\n" + json.dumps({"episode": episode_id}).encode("utf-8"))
+        finally:
+            os.close(fd)
+
+
+def read_note(path: Path) -> Any:
+    """The note beside the state at `path`: the recall's time and context, and its episode once added.
+
+    Raises:
+        OSError: the note cannot be read (FileNotFoundError: there is none).
+        ValueError: its first line is not JSON.
+    """
+    first, _, rest = recall_note(path).read_bytes().partition(b"\n")
+    intent = json.loads(first)
+    try:
+        added = json.loads(rest) if rest else None
+    except ValueError:
+        added = None  # the hook died while it added the episode
+    if isinstance(intent, dict) and isinstance(added, dict) and "episode" in added:
+        intent["episode"] = added["episode"]
+    return intent
+
+
 def _sweep(path: Path) -> None:
     """Remove the temporary copies of the state that killed writers left (called under the lock).
 

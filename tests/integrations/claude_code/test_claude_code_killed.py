@@ -113,3 +113,63 @@ def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_n
     assert "recalling" not in hook.state()
     assert not hook.state_file.with_name(hook.state_file.name + ".recalling").exists()
     assert f"expired {orphan}" in hook.log_file.read_text()
+
+
+# Another process recalls the same context while this hook's recall waits on the store, then this
+# hook is killed by a real SIGKILL as it writes the state that would track its episode.
+_KILLED_AFTER_A_RACED_RECALL = (
+    "import os, signal, sys, lamar\n"
+    "recall = lamar.Lamar.recall\n"
+    "def raced(self, context, **kwargs):\n"
+    "    with lamar.Lamar(sys.argv[1]) as other:\n"
+    "        recall(other, context)\n"
+    "    os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    return recall(self, context, **kwargs)\n"
+    "lamar.Lamar.recall = raced\n"
+    "from lamar_claude_code.hook import main\n"
+    "main(sys.argv[1])\n"
+)
+
+
+def test_the_next_hook_expires_the_killed_hooks_own_episode_not_another_of_its_context(hook: Hook,
+                                                                                       repo: Path) -> None:
+    assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
+    done = subprocess.run([sys.executable, "-c", _KILLED_AFTER_A_RACED_RECALL, str(hook.store)], env=hook.env,
+                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
+                          capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")
+    with Lamar(str(hook.store)) as lam:
+        other, orphan = [p.episode_id for p in lam.pending()]  # oldest first: the other process's is older
+        assert lam.episode(other).context == lam.episode(orphan).context
+    assert orphan not in hook.state()["episodes"]
+
+    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert lam.episode(orphan).settled == "expired"
+        assert [p.episode_id for p in lam.pending()] == [other]  # the live recall of the same context is left alone
+    assert f"expired {orphan}" in hook.log_file.read_text()
+
+
+# As above, but killed inside its recall, the episode stored: no note names it.
+_KILLED_INSIDE_A_RACED_RECALL = _KILLED_AFTER_A_RACED_RECALL.replace(
+    "    os.fsync = lambda fd: os.kill(os.getpid(), signal.SIGKILL)\n"
+    "    return recall(self, context, **kwargs)\n",
+    "    recall(self, context, **kwargs)\n"
+    "    os.kill(os.getpid(), signal.SIGKILL)\n")
+
+
+def test_a_hook_killed_inside_its_recall_leaves_a_same_context_recall_alone(hook: Hook, repo: Path) -> None:
+    assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
+    done = subprocess.run([sys.executable, "-c", _KILLED_INSIDE_A_RACED_RECALL, str(hook.store)], env=hook.env,
+                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
+                          capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")
+    with Lamar(str(hook.store)) as lam:
+        both = [p.episode_id for p in lam.pending()]
+    assert len(both) == 2
+
+    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    with Lamar(str(hook.store)) as lam:
+        assert [p.episode_id for p in lam.pending()] == both  # which is the killed hook's own is unknown
+    assert "left 2 pending episodes of a context recalled by a hook stopped inside its recall" in hook.log_file.read_text()
+    assert "recalling" not in hook.state()
