@@ -487,6 +487,42 @@ class StoreConformance(ReadsConformance):
             self.assertEqual({e.id: again.evidence(e.id) for e in again.experiences()}, after)
             self.assertEqual([e.kind for e in again.store.read()][-1], "erase")
 
+    def test_erase_with_contexts_keeps_what_narrowed_lessons_continued(self) -> None:
+        # A narrowed lesson's evidence continues its slice's, which the blanked contexts fed: the
+        # erased lesson's own and another lesson's narrowed alike read as before, and refold so.
+        self._require("erasable")
+        lam = Lamar(self.open(self.loc), k=2, seed=4)
+        self.addCleanup(lam.close)
+        secret = lam.add(Experience("the deploy fails", "roll back first", scope=Scope(project="acme")))
+        other = lam.add(Experience("the build fails", "clear the cache"))
+        lam.add(Experience("a test flakes", "run it again", scope=Scope(customer="Bo")))
+        rng = random.Random(4)
+        for n in range(120):
+            if n == 20 and self.rewritable:
+                self.assertIs(lam.checkpoint(), True)  # a snapshot holding slices the contexts fed
+            if n == 40:  # two narrowings, as sleep applies them
+                lam.store.append([Event("scope", {"id": exp_id, "key": "customer", "value": value,
+                                                  "reason": f"sleep narrow: customer={value}"})
+                                  for exp_id, value in ((secret, "Quorvath"), (other, "Bo"))])
+            rec = lam.recall({"project": "acme", "customer": "Quorvath" if n % 2 else "Bo"})
+            lam.report(rec.episode_id, rng.choice(list(Signal)))
+
+        def figures(engine: Lamar) -> dict[str, tuple[Any, ...]]:
+            return {e.id: (ev.verdict, ev.lift, ev.lower, ev.upper, ev.randomized, ev.injected, ev.eligible)
+                    for e in engine.experiences() for ev in [engine.evidence(e.id)]}
+
+        before = figures(lam)
+        lam.erase(secret, contexts=True)
+        self.assertEqual(figures(lam), before)
+        self.assertFalse(b"Quorvath" in self.stored_bytes(lam.store))
+        lam.rebuild()
+        self.assertEqual(figures(lam), before)
+        if self.persistent:
+            lam.close()
+            again = Lamar(self.open(self.loc), k=2, seed=4)
+            self.addCleanup(again.close)
+            self.assertEqual(figures(again), before)
+
     def test_two_processes_writing_at_once_lose_nothing(self) -> None:
         self._require("processes")
         lam = self.seeded()

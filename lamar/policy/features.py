@@ -213,15 +213,26 @@ class Slices:
 
     # -- narrowing, persistence, merges ------------------------------------------------------
 
-    def narrow(self, key: str, value: str) -> Slice | None:
+    def continued(self, key: str, value: str) -> dict[str, Any] | None:
+        """The slice a narrowing to `key`=`value` continues, with its rank (what `narrow` reads
+        from a scope event whose contexts were erased); None when there is no such slice."""
+        kept = self.slices.get((key, value))
+        if kept is None:
+            return None
+        return {**kept.to_dict(), "rank": list(self.slices).index((key, value)) + 1}
+
+    def narrow(self, key: str, value: str, continued: Mapping[str, Any] | None = None) -> Slice | None:
         """Forget every slice once the scope fixes `key` to `value`; return that slice.
 
         The other keys' slices mixed both sides of the narrowed key, so none of them speaks
-        for the narrower lesson; they start again.
+        for the narrower lesson; they start again. `continued` (`continued`'s record, kept by
+        the scope event once the contexts that fed the slice were erased) stands for the slice.
         """
         kept = self.slices.get((key, value))
+        rank = list(self.slices).index((key, value)) + 1 if kept is not None else 0
+        if continued is not None:
+            kept, rank = Slice.from_dict(continued), int(continued["rank"])
         if kept is not None:
-            rank = list(self.slices).index((key, value)) + 1
             self.inherited = self.inherited / series(rank, SLICE_SERIES)
         self.slices = {}
         self.values = {}

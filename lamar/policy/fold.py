@@ -63,8 +63,9 @@ def set_status(state: LessonState, status: Status) -> None:
     state.experience = dataclasses.replace(state.experience, status=status)
 
 
-def narrow(state: LessonState, key: str, value: str) -> bool:
-    """A scope event: the lesson now applies only where `key` is `value`. False (nothing
+def narrow(state: LessonState, key: str, value: str, continued: Mapping[str, Any] | None = None) -> bool:
+    """A scope event: the lesson now applies only where `key` is `value`, its evidence that of
+    the event's `continued` slice when it keeps one (`lamar.state.erasure`). False (nothing
     changed) when the scope already fixes `key` (the event folded twice)."""
     exp = state.experience
     if key in exp.scope:
@@ -74,7 +75,7 @@ def narrow(state: LessonState, key: str, value: str) -> bool:
     shown = ERASED if exp.provenance.get("erased") else value
     state.experience = dataclasses.replace(exp, scope=Scope({**dict(old), key: shown}), provenance={
         **exp.provenance, "narrowed_from": dict(old)})
-    state.narrow(key, value)
+    state.narrow(key, value, continued)
     return True
 
 

@@ -219,14 +219,15 @@ class LessonState:
         self.slices.merge(other.slices)
         self._verdict_cache = None
 
-    def narrow(self, key: str, value: str) -> None:
+    def narrow(self, key: str, value: str, continued: Mapping[str, Any] | None = None) -> None:
         """The scope now fixes `key` to `value`: the lesson's evidence continues that slice's.
 
         The lesson-wide ledger and arms mixed every value of `key`; the slice's own ledger and
         arms are exactly the evidence of the narrower lesson (kept at the slice family's
-        alpha divisor, see `Slices`). Without such a slice the lesson starts afresh.
+        alpha divisor, see `Slices`). Without such a slice the lesson starts afresh. `continued`
+        is the slice as a scope event keeps it once its contexts were erased (`Slices.narrow`).
         """
-        kept = self.slices.narrow(key, value)
+        kept = self.slices.narrow(key, value, continued)
         self.ledger = kept.ledger if kept is not None else Ledger()
         self.arms = kept.arms if kept is not None else ArmStats()
         self.detector = ChangeDetector()

@@ -214,7 +214,7 @@ class FoldCache:
             reason = f": {data['reason']}" if data.get("reason") else ""
             self._note(data["id"], event.time, f"set {data['status']}{reason}")
         elif kind == "scope":
-            self._narrow(data["id"], data["key"], data["value"])
+            self._narrow(data)
             state = self.lessons.get(data["id"])
             value = fold.ERASED if state is not None and state.experience.provenance.get("erased") else data["value"]
             self._note(data["id"], event.time, f"scope narrowed to {data['key']}={value}")
@@ -321,13 +321,13 @@ class FoldCache:
             del self.index[scope.items_key]
         return True
 
-    def _narrow(self, exp_id: str, key: str, value: str) -> None:
+    def _narrow(self, data: Mapping[str, Any]) -> None:
         """A scope event: the lesson now applies only where `key` is `value` (sleep's narrow)."""
-        state = self.lessons.get(exp_id)
+        state = self.lessons.get(data["id"])
         if state is None:
             return
-        old = state.experience.scope
-        if not fold.narrow(state, key, value):
+        exp_id, old = data["id"], state.experience.scope
+        if not fold.narrow(state, data["key"], data["value"], data.get("continued")):
             return  # folded twice, or the scope already fixes that key: nothing to narrow
         if self._unindex(old, exp_id):
             self.index.setdefault(state.experience.scope.items_key, {})[exp_id] = state

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, InvalidArgument, StoreError
 from lamar.edit import edit_key
 from lamar.experience import Experience, Status
+from lamar.policy.config import Policy
 from lamar.policy.fold import ERASED, erased_lesson, erased_text
+from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store.base import ErasableStore, Event, Store, check_appendable
 
@@ -88,7 +90,7 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     if done:
         return _finish(holder, store, exp.id, done[-1], contexts)
     at = time.time()
-    changed, episodes = scrubbed(log, exp.id, contexts, who, at)
+    changed, episodes = scrubbed(log, exp.id, contexts, who, at, holder.policy)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
                             "episodes": episodes, "events": len(changed)}, key=edit_key(exp.id, exp.version + 1), time=at)
     check_appendable([event])  # before the log is touched
@@ -106,7 +108,7 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     # An engine that folded the text before the scrub could save its state, or checkpoint its fold
     # into the log, until the event was stored: scrub again. From now on every store refuses both.
     try:
-        _scrub_again(store, exp.id, contexts, who, at)
+        _scrub_again(store, exp.id, contexts, who, at, holder.policy)
     except StoreError as exc:
         raise StoreError(f"lesson {exp.id} is erased (its erase event is stored), but scrubbing what another "
                          f"engine saved or checkpointed while erase ran failed: {exc}; erase again") from exc
@@ -121,19 +123,19 @@ def _finish(holder: Holder, store: ErasableStore, exp_id: str, event: Event, con
     if contexts and not data.get("contexts"):  # blanking contexts is a new erase, which needs its own event
         raise InvalidArgument(f"lesson {exp_id} was already erased (by {data.get('by')}) without its contexts; "
                               "nothing changed")
-    count = _scrub_again(store, exp_id, bool(data.get("contexts")), str(data.get("by")), event.time)
+    count = _scrub_again(store, exp_id, bool(data.get("contexts")), str(data.get("by")), event.time, holder.policy)
     holder.rebuild()
     return Erasure(exp_id, str(data.get("by")), event.time, str(data.get("reason")), tuple(data.get("episodes", ())),
                    count, again=True)
 
 
-def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float) -> int:
+def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float, policy: Policy) -> int:
     """Drop the saved state, then scrub a snapshot written since the first scrub; how many events
     changed. The first drop waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read
     after it sees its snapshot."""
     store.scrub([])
     for _ in range(_TRIES):
-        changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at)
+        changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at, policy)
         if not changed:
             return 0
         try:
@@ -160,7 +162,8 @@ def _forget_whatif(location: str) -> None:
             pass  # its fingerprint no longer matches a scrubbed log's next event: it is folded anew
 
 
-def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float) -> tuple[list[Event], list[str]]:
+def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float,
+             policy: Policy) -> tuple[list[Event], list[str]]:
     """The events of a log that change when `exp_id` is erased, as they are to be stored (same
     seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
 
@@ -168,7 +171,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     every checkpoint snapshot (text and scope values erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
     logged or kept by a snapshot, gets the context {} (no key, no value), and a snapshot's lessons
     lose the slices named by a key=value of those contexts (a slice's name is context text). The
-    lesson-wide evidence reads no context, so it stays as it was.
+    lesson-wide evidence reads no context, so it stays as it was; so does that of a lesson narrowed
+    to such a slice: its `scope` event (of any lesson) keeps the slice, folded under `policy`.
     """
     log = list(events)
     blanked: list[str] = []
@@ -183,6 +187,7 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
                     if exp_id in row[_ELIGIBLE]:
                         blanked.append(row[_ID])
                         pairs.update(row[_CONTEXT].items())
+    kept = _continued(log, pairs, policy) if pairs else {}
     changed: list[Event] = []
     for event in log:
         data: dict[str, Any] | None = None
@@ -196,9 +201,40 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
             data = {**event.data, "context": {}}
         elif event.kind == "snapshot":
             data = _scrubbed_snapshot(event.data, exp_id, contexts, by, at, pairs)
+        if event.seq in kept:
+            data = {**(event.data if data is None else data), "continued": kept[event.seq]}
         if data is not None and data != event.data:
             changed.append(Event(event.kind, data, event.key, event.seq, event.time))
     return changed, blanked
+
+
+class _Continued(FoldCache):
+    """A fold of the log that keeps, for each scope event in `scopes` (by seq), the slice its
+    narrowing continues as the log folds before its contexts are blanked."""
+
+    def __init__(self, policy: Policy, wanted: set[int]) -> None:
+        super().__init__(policy, "the log being erased")
+        self.scopes = wanted
+        self.found: dict[int, dict[str, Any]] = {}
+
+    def _narrow(self, data: Mapping[str, Any]) -> None:
+        state = self.lessons.get(data["id"])
+        if self.seq in self.scopes and state is not None and data["key"] not in state.experience.scope:
+            kept = data.get("continued") or state.slices.continued(data["key"], data["value"])
+            if kept is not None:
+                self.found[self.seq] = dict(kept)
+        super()._narrow(data)
+
+
+def _continued(log: list[Event], pairs: set[tuple[str, str]], policy: Policy) -> dict[int, dict[str, Any]]:
+    """The slice each narrowing to a blanked key=value continues, by its scope event's seq: once
+    the contexts that fed it are {}, a fold of the log finds it in the event instead."""
+    wanted = {e.seq for e in log if e.kind == "scope" and (e.data.get("key"), e.data.get("value")) in pairs}
+    if not wanted:
+        return {}
+    fold = _Continued(policy, wanted)
+    fold.fold_log(log)
+    return fold.found
 
 
 def _erased_narrowing(data: dict[str, Any], contexts: bool) -> dict[str, Any]:

@@ -29,6 +29,8 @@ class Holder(Protocol):
     """What recall, report and evidence read and write of the folded state. Called under the
     engine's lock; reads return the lessons with the reward spread and the Bonferroni divisor."""
 
+    policy: Policy  # the tuning the state is folded under
+
     def open(self) -> None:
         """Make ready what the first call reads."""
 
@@ -99,6 +101,7 @@ class LocalFold:
 
     def __init__(self, log: Follower) -> None:
         self._log = log
+        self.policy = log.policy
 
     def open(self) -> None:
         if not self._log.resume():
@@ -164,6 +167,7 @@ class StoreRows:
     def __init__(self, rows: FoldedRows, log: SettledFollower) -> None:
         self._rows = rows
         self._log = log
+        self.policy = log.policy
         self._tuning: str | None = None
         self._next_settle = 0.0  # when a recall next applies the pending policy (monotonic)
 

@@ -110,6 +110,8 @@ def _scope(data: Mapping[str, Any]) -> None:
     _text(data.get("value"), "value")
     if not isinstance(data.get("reason", ""), str):
         raise TypeError("'reason' must be a string")
+    if not isinstance(data.get("continued", {}), Mapping):  # the slice an erasure keeps (lamar.state.erasure)
+        raise TypeError("'continued' must be a mapping")
 
 
 def _merge(data: Mapping[str, Any]) -> None:

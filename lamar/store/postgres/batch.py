@@ -70,7 +70,7 @@ class Batch:
             self.active += (state.experience.status is not Status.RETIRED) - was
             self.touched[data["id"]] = state
         elif event.kind == "scope" and data["id"] in states:
-            if fold.narrow(states[data["id"]], data["key"], data["value"]):
+            if fold.narrow(states[data["id"]], data["key"], data["value"], data.get("continued")):
                 self.touched[data["id"]] = states[data["id"]]
         elif event.kind == "edit" and data["id"] in states:
             if fold.edit(states[data["id"]], data) is not None:
