@@ -19,6 +19,7 @@ import pytest
 
 from lamar import CorruptStore, DuplicateReport, Experience, Lamar, Scope, Signal
 from lamar.policy import fold
+from lamar.state.erasure import scrubbed
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore, connection, inbox, known, locks
 from lamar.store.postgres import rows as fold_rows
@@ -1414,3 +1415,37 @@ def test_a_report_that_gets_no_connection_fails_with_a_store_error(postgres_url:
         lam.close()
     finally:
         drop_namespaces(postgres_url, namespace)
+
+
+def test_no_build_hands_out_a_version_a_row_had_even_after_a_scrub_deleted_the_rows(fold_url: str) -> None:
+    """Builds in a row, one after a checkpoint and one after a scrub (which deletes the rows and
+    their versions, and stores no event) each number the rows above every version they had: an
+    engine that parsed a row at an old version reads the scrubbed text, not its copy."""
+    lam = Lamar(fold_url, k=2, seed=1)
+    secret = lam.add(Experience("Quorvath's build fails", "page Quorvath"))
+    lam.add(Experience("the build fails", "clear the cache"))
+    for _ in range(6):
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    store = lam.store
+
+    def versions() -> set[int]:
+        return {int(v) for (v,) in store.connections.run(lambda conn: conn.execute(  # type: ignore[attr-defined]
+            "SELECT version FROM lamar_lessons WHERE namespace = %s", (store.namespace,)).fetchall())}  # type: ignore[attr-defined]
+
+    seen = versions()
+    lam.rebuild()
+    other = Lamar(fold_url, k=2, seed=2)
+    assert other.get(secret).action == "page Quorvath"  # parsed at the version this build gave
+    for step in ("rebuild", "checkpoint", "scrub"):
+        seen |= versions()
+        if step == "checkpoint":
+            assert lam.checkpoint() is True
+        elif step == "scrub":
+            changed, _ = scrubbed(store.read(), secret, False, "ops", 1.0, lam.policy)  # the snapshot holds the text
+            assert store.scrub(changed) == 1  # type: ignore[attr-defined]
+        lam.rebuild()
+        if step == "scrub":
+            assert other.get(secret).action == "[erased]"
+        assert versions().isdisjoint(seen), step
+    other.close()
+    lam.close()

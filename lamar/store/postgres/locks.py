@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 ROWS_LOCK = 0x4C524F57  # b"LROW", with the namespace's hash: writes hold it shared, builds exclusive
 # A read of the log that misses no event, however late it commits (`settled`): the last seq the
 # SEQUENCE handed out, then the transactions holding a namespace's write lock shared (as writes
-# do; a build or a checkpoint holds it exclusively and takes no new seq), then, until they have
-# all ended, which of them still hold it. _SETTLE_WAIT: the most it waits.
+# do; a build or a checkpoint holds it exclusively and stores no event at a new seq), then, until
+# they have all ended, which of them still hold it. _SETTLE_WAIT: the most it waits.
 _LAST_SEQ = "SELECT coalesce(pg_sequence_last_value('lamar_seq'), 0)"  # USAGE suffices, as for nextval
 _HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ShareLock'
     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -129,18 +129,19 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
             last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
-            # Every row gets a version above any the namespace had: a write that read a row
-            # before this build finds it moved, even a row that was rewritten as it was. A scrub
-            # deleted the rows, and with them their versions: the log's last seq stands above
-            # them too (each write that moved a row stored an event), so no engine reads a row
-            # parsed before the scrub as current.
-            (version,) = conn.execute("SELECT greatest(coalesce(max(version), 0), %s) + 1 FROM lamar_lessons "
-                                      "WHERE namespace = %s", (last, ns)).fetchone() or (1,)
-            conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
-            conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
             # Seqs to come must follow every seq of the log, whichever mode wrote it.
             conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
                          (max(last, 1),))
+            # Every row gets a version no row of the namespace ever had: a write that read a row
+            # before this build finds it moved, even a row rebuilt as it was, and no engine takes
+            # its parsed copy of an older row as current. A version is a value of the SEQUENCE
+            # (a build's), plus one per later write of the row, and each such write took a value
+            # of it for its event: the SEQUENCE's next value stands above them all, even those of
+            # rows a scrub deleted, which the rows left (or the log's last seq) no longer show.
+            (version,) = conn.execute("SELECT greatest(coalesce(max(version), 0) + 1, nextval('lamar_seq')) "
+                                      "FROM lamar_lessons WHERE namespace = %s", (ns,)).fetchone() or (1,)
+            conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
+            conn.execute("DELETE FROM lamar_rewards WHERE namespace = %s", (ns,))
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state, version) "
                                 "VALUES (%s, %s, %s, %s, %s::jsonb, %s, %s)",
