@@ -5,10 +5,27 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
-from pydantic import ConfigDict, model_validator
+from pydantic import ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
+
+
+class _StrictTool(Tool):
+    """A tool whose refusal of an unknown argument reads as one sentence, like every other bad call."""
+
+    async def run(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return await super().run(*args, **kwargs)
+        except ToolError as exc:
+            # The SDK prints the whole ValidationError ("1 validation error for recallArguments ...
+            # [type=...]"); the model needs only the sentence that says what to fix.
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError) and cause.errors() and all(
+                    error["type"] == "unknown_argument" for error in cause.errors()):
+                raise ToolError(f"Error executing tool {self.name}: {cause.errors()[0]['msg']}") from cause
+            raise
 
 
 def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: str | None,
@@ -51,7 +68,8 @@ def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: s
         "known_only": model_validator(mode="before")(classmethod(known_only)),
     })
     metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
-    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+    fields = {key: getattr(tool, key) for key in Tool.model_fields}
+    return _StrictTool(**{**fields, "fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
 
 
 __all__ = ["strict_tool"]
