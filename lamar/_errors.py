@@ -114,7 +114,7 @@ class UnknownExperience(LamarError, KeyError):
     >>> from lamar import Lamar, UnknownExperience
     >>> try: Lamar().get("exp_unknown")
     ... except UnknownExperience as exc: print(exc)
-    no experience 'exp_unknown' in store :memory:
+    no experience 'exp_unknown' in store :memory:; Lamar.experiences() lists the lesson ids
     """
 
 

@@ -221,6 +221,8 @@ def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
         return f"pass the lesson's id ({echoed(value.id)}), not the Experience itself"
     if what == "experience" and isinstance(value, Recall):
         return f"pass one of the Recall's lesson ids ({echoed(value.ids)}), not the Recall itself"
+    if what == "experience" and not hint:
+        hint = "; Lamar.experiences() lists the lesson ids"
     return f"no {what} {echoed(value)} in store {location}{hint}"
 
 

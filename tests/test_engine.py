@@ -207,7 +207,9 @@ def test_unknown_and_repeated_episodes() -> None:
 def test_unknown_experience_ids() -> None:
     lam = Lamar(":memory:")
     for call in (lam.get, lam.evidence, lam.retire):
-        with pytest.raises(UnknownExperience):
+        # The message says where the ids are, as the CLI's and the MCP server's do.
+        with pytest.raises(UnknownExperience, match=r"^no experience 'exp_missing' in store :memory:; "
+                                                      r"Lamar\.experiences\(\) lists the lesson ids$"):
             call("exp_missing")
 
 

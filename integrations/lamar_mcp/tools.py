@@ -354,7 +354,8 @@ def _guard(call: Any) -> Any:
         raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
                         "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownExperience as exc:
-        raise ToolError(f"{exc}; call lessons() to list the lesson ids") from exc
+        # The engine's advice names a Python call; a model has the lessons tool instead.
+        raise ToolError(f"{exc.args[0].split('; ')[0]}; call lessons() to list the lesson ids") from exc
     except LamarError as exc:
         raise ToolError(str(exc)) from exc
 
