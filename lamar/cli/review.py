@@ -63,6 +63,18 @@ def save_report(path: str, data: Mapping[str, Any]) -> None:
     write_output(Path(path), text, "the sleep report")
 
 
+def check_traces(path: str) -> None:
+    """Refuse a --traces path that is not a JSON Lines file, saying what it is instead."""
+    found = Path(path)
+    if found.is_file():
+        return
+    if found.is_dir():
+        raise UsageError(f"{path} is a folder; --traces takes a JSON Lines file of traces")
+    if found.exists():  # a device, a pipe or a socket: no file of traces to read
+        raise UsageError(f"{path} is not a regular file; --traces takes a JSON Lines file of traces")
+    raise UsageError(f"no trace file {path}: pass a JSON Lines file of traces")
+
+
 def cmd_sleep(args: argparse.Namespace) -> int:
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons needs both --traces FILE.jsonl and --model PROVIDER:MODEL "
@@ -71,8 +83,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
-        if not Path(args.traces).is_file():
-            raise UsageError(f"no trace file {args.traces}: pass a JSON Lines file of traces")
+        check_traces(args.traces)
         from lamar.models import from_spec
         from lamar.sleep.traces import load_traces
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
+from lamar.cli.review import check_traces
 from lamar.cli.session import UsageError, open_engine
 from lamar.extras import needs_extra
 
@@ -16,8 +16,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
         raise UsageError(f"--port must be a port number 0-65535 (0 or left out: a free one); got {args.port}")
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
-    if args.traces and not Path(args.traces).is_file():  # said now, as `lamar sleep` does, not at Run sleep
-        raise UsageError(f"no trace file {args.traces}: pass a JSON Lines file of traces")
+    if args.traces:  # said now, as `lamar sleep` does, not at Run sleep
+        check_traces(args.traces)
     if args.model:
         from lamar.models import from_spec
 

@@ -140,6 +140,15 @@ def test_sleep_review_apply_usage_errors(run_cli, json_store, tmp_path):
     assert wrong.returncode == 1 and "is not a sleep report" in wrong.stderr
 
 
+def test_sleep_says_what_a_traces_path_is_when_it_is_no_file(run_cli, json_store, tmp_path):
+    # /dev/null exists: "no trace file /dev/null" sent the user looking for a missing file.
+    for path, said in (("/dev/null", "/dev/null is not a regular file; --traces takes a JSON Lines file"),
+                       (tmp_path, f"{tmp_path} is a folder; --traces takes a JSON Lines file"),
+                       (tmp_path / "absent.jsonl", f"no trace file {tmp_path / 'absent.jsonl'}: pass a JSON Lines")):
+        out = run_cli("sleep", "--store", json_store, "--traces", path, "--model", "anthropic:x")
+        assert out.returncode == 1 and said in out.stderr, out.stderr
+
+
 class FakeOllama(BaseHTTPRequestHandler):
     """Answers /api/generate like an Ollama server whose model proposes one lesson."""
 

@@ -209,6 +209,8 @@ def test_traces_or_a_model_that_cannot_be_used_are_refused_at_launch(store: Path
     done = _run_ui(store, "--traces", str(tmp_path / "missing.jsonl"), "--model", "anthropic:claude-sonnet-4-5")
     assert done.returncode == 1, done.stderr
     assert done.stderr == f"lamar: error: no trace file {tmp_path / 'missing.jsonl'}: pass a JSON Lines file of traces\n"
+    done = _run_ui(store, "--traces", "/dev/null", "--model", "anthropic:claude-sonnet-4-5")
+    assert done.stderr == "lamar: error: /dev/null is not a regular file; --traces takes a JSON Lines file of traces\n"
     done = _run_ui(store, "--traces", str(traces), "--model", "mystery:model")
     assert done.returncode == 1, done.stderr
     assert done.stderr.startswith("lamar: error: --model: unknown model provider 'mystery'"), done.stderr
