@@ -9,7 +9,10 @@ from typing import Any
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, interval, number, plural, scope_text, shorten
 from lamar.cli.session import open_engine
+from lamar.engine import Lamar
 from lamar.preview import Preview
+
+_KEYS_SHOWN = 4
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -18,8 +21,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     try:
         if args.dry_run:
             seen = lam.preview(context, k=args.k)
+            eligible = len(seen.lessons)
         else:
             rec = lam.recall(context, k=args.k)
+            eligible = len(rec.eligible)
+        unmatched = "" if eligible or args.json else out_of_scope(lam)
     finally:
         lam.close()
     if args.dry_run:
@@ -27,6 +33,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
             dump_json(preview_dict(seen))
         else:
             print_preview(seen)
+            if unmatched:
+                print(unmatched)
         return 0
     if args.json:
         dump_json({"episode_id": rec.episode_id, "context": dict(rec.context), "injected": rec.ids,
@@ -35,9 +43,24 @@ def cmd_recall(args: argparse.Namespace) -> int:
         return 0
     print(f"episode {rec.episode_id}: {plural(len(rec.ids), 'lesson')} injected, "
           f"{len(rec.held_out)} held out, of {len(rec.eligible)} eligible (report it with `lamar report`)")
+    if unmatched:
+        print(unmatched)
     if rec.ids:
         print(rec.as_prompt())
     return 0
+
+
+def out_of_scope(lam: Lamar) -> str:
+    """Why a context found no lesson in a store that holds some: one line naming their scopes'
+    keys (never their text or values), or "" when every lesson is retired."""
+    # A lesson with no scope is eligible everywhere, so with none eligible every one left is scoped.
+    kept = [exp for exp in lam.experiences() if exp.status.value != "retired"]
+    if not kept:
+        return ""
+    keys = sorted({key for exp in kept for key in exp.scope})
+    shown = ", ".join(f"{key}=..." for key in keys[:_KEYS_SHOWN]) + (", ..." if len(keys) > _KEYS_SHOWN else "")
+    return (f"0 of {len(kept)} unretired lessons are eligible: each is scoped ({shown}) and this context "
+            "does not match; pass key=value")
 
 
 def preview_dict(seen: Preview) -> dict[str, Any]:

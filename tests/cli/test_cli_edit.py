@@ -3,7 +3,7 @@ runner for bad input (each refused with exit 1 and nothing written)."""
 
 from __future__ import annotations
 
-from lamar import Lamar, Scope
+from lamar import Experience, Lamar, Scope
 from lamar.store import open_store
 
 
@@ -92,6 +92,24 @@ def test_recall_logs_an_episode_to_report(run_cli, sqlite_store, strict_json):
     assert Lamar(str(sqlite_store)).episode(rec["episode_id"]).signal == "shipped"
     bad = run_cli("recall", "--store", sqlite_store, "project", "--dry-run")
     assert bad.returncode == 1 and "key=value" in bad.stderr
+
+
+def test_a_recall_that_finds_no_lesson_says_their_scopes_did_not_match(run_cli, tmp_path):
+    # A dry run without k=v said only "0 eligible lessons", as if the store were empty.
+    store = tmp_path / "scoped.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the build breaks", "clean the cache", scope=Scope(project="trace", language="swift")))
+        lam.add(Experience("a test hangs", "kill the simulator", scope=Scope(team="ios")))
+        lam.retire(lam.add(Experience("anything", "the retired lesson's text")))  # unscoped, but retired
+    said = ("0 of 2 unretired lessons are eligible: each is scoped (language=..., project=..., team=...) "
+            "and this context does not match; pass key=value")
+    for argv in (["--dry-run"], [], ["project=trace", "--dry-run"]):
+        out = run_cli("recall", "--store", store, *argv)
+        assert out.returncode == 0 and out.stdout.splitlines()[-1] == said, (argv, out.stdout)
+        assert "cache" not in out.stdout and "swift" not in out.stdout and "lesson's text" not in out.stdout
+    found = run_cli("recall", "--store", store, "team=ios", "--dry-run")
+    assert "1 eligible lesson" in found.stdout and "unretired" not in found.stdout
+    assert "unretired" not in run_cli("recall", "--store", store, "--json").stdout
 
 
 def test_an_edit_that_loses_the_race_to_another_writer_names_the_commands(run_cli, sqlite_store, ids, monkeypatch):
