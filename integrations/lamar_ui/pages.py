@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 from lamar.cli.charts import evidence_chart, forest_plot, injection_chart
 from lamar.cli.render import number, plural, scope_text, shorten, when
 from lamar.cli.show import provenance_lines
-from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, verdict_changes
+from lamar.cli.standing import STANDINGS, merged_into, shown_interval, shown_lift, standing, verdict_changes
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
@@ -68,6 +68,14 @@ def _verdict(ev: Evidence) -> str:
             f"{name}</span>")
 
 
+def _status(exp: Experience) -> str:
+    """The lesson's status; a merged lesson's links the lesson its evidence went into, as `lamar show` names it."""
+    into = merged_into(exp)
+    if not into:
+        return exp.status.value
+    return f'retired: merged into <a href="/lessons/{quote(into, safe="")}"><code>{escape(into)}</code></a>'
+
+
 def legend() -> str:
     """What each standing means, in words, beside the colours the plot uses."""
     items = "".join(f'<li><span class="verdict {name.replace(" ", "-")}">{name}</span> {escape(meaning)}</li>'
@@ -102,7 +110,7 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
             f'<tr class="lesson {exp.status.value}" data-id="{escape(exp.id)}">'
             f'<td class="text"><a href="/lessons/{quote(exp.id, safe="")}">{escape(shorten(exp.render(), 90))}</a>'
             f'<br><code>{escape(exp.id)}</code> <span class="scope">{escape(scope_text(exp.scope))}</span></td>'
-            f"<td>{exp.status.value}</td><td>{_verdict(ev)}</td>"
+            f"<td>{_status(exp)}</td><td>{_verdict(ev)}</td>"
             f'<td class="num">{shown_lift(ev.lift, ev.lower, ev.upper)}</td>'
             f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td>"
             f'<td class="num">{ev.randomized}</td><td class="num">{ev.injected}</td>'
@@ -136,7 +144,7 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
     return (
         f'<p class="lesson-text" data-id="{escape(exp.id)}">{escape(exp.render())}</p>'
         f"<dl><dt>id</dt><dd><code>{escape(exp.id)}</code></dd>"
-        f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{exp.status.value}</dd>"
+        f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{_status(exp)}</dd>"
         f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): lift "
         f"{shown_lift(ev.lift, ev.lower, ev.upper)}, interval "
         f"{escape(shown_interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "

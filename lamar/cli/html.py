@@ -12,7 +12,7 @@ from lamar.cli.charts import forest_plot, injection_chart
 from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page, write_output
 from lamar.cli.render import scope_text, shorten, when
 from lamar.cli.session import open_engine
-from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing
+from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, status_text
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 from lamar.store.base import Event
@@ -40,7 +40,7 @@ def lesson_table(rows: Sequence[tuple[Experience, Evidence]]) -> str:
         name = standing(ev)
         body.append(
             f'<tr class="lesson {escape(exp.status.value)}" data-id="{escape(exp.id)}">'
-            f"<td><code>{escape(exp.id)}</code></td><td>{escape(exp.status.value)}</td>"
+            f"<td><code>{escape(exp.id)}</code></td><td>{escape(status_text(exp))}</td>"
             f'<td class="{_css(name)}" title="{escape(STANDINGS[name][1])}">{name}</td>'
             f'<td class="num">{shown_lift(ev.lift, ev.lower, ev.upper)}</td>'
             f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td><td class=\"num\">{ev.randomized}</td>"

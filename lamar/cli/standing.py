@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, when
+from lamar.experience import Experience
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
 
@@ -40,6 +41,24 @@ def standing(ev: Evidence) -> str:
     if -SMALL_EFFECT <= ev.lower and ev.upper <= SMALL_EFFECT:
         return "no effect"
     return "unproven"
+
+
+def merged_into(exp: Experience) -> str:
+    """The lesson a retired lesson was merged into ("" when it was not): its evidence lives on there,
+    so its own standing (a "dropped" among them) no longer says anything."""
+    into = exp.provenance.get("merged_into")
+    return into if exp.status.value == "retired" and isinstance(into, str) else ""
+
+
+def status_text(exp: Experience) -> str:
+    """The lesson's status, "retired: merged into exp_..." (as `lamar show` words it) for a merged one."""
+    into = merged_into(exp)
+    return f"retired: merged into {into}" if into else exp.status.value
+
+
+def status_label(exp: Experience, ev: Evidence) -> str:
+    """The status and standing a lesson's tooltip shows; a merged lesson's status alone says it all."""
+    return status_text(exp) if merged_into(exp) else f"{exp.status.value}, {standing(ev)}"
 
 
 def colour(name: str) -> str:
@@ -109,5 +128,5 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
     return lines
 
 
-__all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "no_evidence", "shown_interval", "shown_lift", "standing",
-           "verdict_changes"]
+__all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "merged_into", "no_evidence", "shown_interval", "shown_lift",
+           "standing", "status_label", "status_text", "verdict_changes"]

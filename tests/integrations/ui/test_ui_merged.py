@@ -1,0 +1,39 @@
+"""A lesson retired by a merge reads "retired: merged into exp_..." in the app, as `lamar show` words it."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from lamar import Experience, Lamar, Scope
+from lamar.cli.html import lesson_table
+from lamar.cli.standing import standing
+from lamar_ui import pages
+
+
+def test_a_merged_lesson_is_labelled_merged_not_dropped(tmp_path: Path) -> None:
+    # Its tooltip read "(retired, dropped)": "dropped" is the selection giving up on a lesson whose
+    # estimate fell below zero, which says nothing once its evidence went into another lesson.
+    lam = Lamar(str(tmp_path / "s.db"), seed=1)
+    twins = [lam.add(Experience(p, a, scope=Scope(language="swift"))) for p, a in
+             (("a lint error", "run the formatter first"), ("A lint error.", "Run the formatter first."))]
+    for _ in range(40):  # worse whenever a lesson is injected: the estimates fall below zero
+        rec = lam.recall({"language": "swift"})
+        lam.report(rec.episode_id, -0.8 if rec.ids else 0.8)
+    lam.apply(lam.sleep())
+    gone, kept = sorted(lam.experiences(), key=lambda e: e.status.value == "active")
+    assert {gone.id, kept.id} == set(twins) and gone.provenance["merged_into"] == kept.id
+    assert standing(lam.evidence(gone.id)) == "dropped"
+    rows = [(e, lam.evidence(e.id)) for e in lam.experiences()]
+    page = html.unescape(pages.lessons_page(rows, verdict="", status="", scope="", events=lam.store.read(0)))
+    assert f"{gone.id} (retired: merged into {kept.id}): lift" in page and "(retired, dropped)" not in page
+    row = re.search(rf'<tr class="lesson retired" data-id="{gone.id}">.*?</tr>', page)
+    assert row and f'<td>retired: merged into <a href="/lessons/{kept.id}"><code>{kept.id}</code></a></td>' in row.group(0)
+    one = pages.lesson_page(gone, rows[twins.index(gone.id)][1], [], [], 0, [])
+    assert "<dt>status</dt><dd>retired: merged into <a" in one
+    assert f"<td>retired: merged into {kept.id}</td>" in lesson_table(rows)  # `lamar html`'s table alike
+    lam.retire(kept.id)
+    retired = [(lam.get(kept.id), lam.evidence(kept.id))]  # retired by hand: its standing still shown
+    assert f"{kept.id} (retired, " in html.unescape(pages.lessons_page(retired, verdict="", status="", scope="", events=[]))
+    lam.close()
