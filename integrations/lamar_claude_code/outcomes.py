@@ -57,8 +57,8 @@ def read_followup(previous: str | Sequence[str], prompt: str, corrected: Sequenc
     before = set(prompt_words(previous) if isinstance(previous, str) else previous)
     score = _jaccard(before, set(prompt_words(text)))
     if score >= overlap:
-        return "reasked", f"next prompt repeats the last ({score:.2f} word overlap)"
-    return "accepted", f"next prompt moves on ({score:.2f} word overlap)"
+        return "reasked", f"next prompt repeats the last, {score:.2f} word overlap"
+    return "accepted", f"next prompt moves on, {score:.2f} word overlap"
 
 
 def prompt_words(prompt: str) -> list[str]:

@@ -48,6 +48,18 @@ def test_followup_rules(previous: str, prompt: str, signal: str) -> None:
     assert read_followup(previous, prompt)[0] == signal
 
 
+def test_the_log_says_a_followups_reading_in_one_parenthesis(hook: Hook, repo: Path) -> None:
+    # It read "accepted (next prompt moves on (0.00 word overlap))".
+    assert read_followup("fix the login test", "thanks, now add a footer")[1] == \
+        "next prompt moves on, 0.00 word overlap"
+    assert read_followup("fix the login test", "fix the login test")[1] == "next prompt repeats the last, 1.00 word overlap"
+    for prompt in ("add a health check", "now write the changelog"):
+        assert hook(payload("UserPromptSubmit", "s1", repo, prompt=prompt)).returncode == 0
+    settled = [line.split(" ", 1)[1] for line in hook.log_file.read_text().splitlines() if " settled " in line]
+    assert len(settled) == 1 and re.fullmatch(r"settled ep_\w+: accepted \(next prompt moves on, 0\.00 word overlap\)",
+                                              settled[0]), settled
+
+
 def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> None:
     user = tmp_path / "user.toml"
     user.write_text("[context]\nextra = { team = 'payments' }\n[hook]\nk = 5\n")
