@@ -42,11 +42,12 @@ class Holder(Protocol):
 
     def add(self, event: Event) -> bool:
         """Append a lesson's `experience` event; False when its id is taken (the store or the fold
-        refuses it). Once it returns True, a read sees every lesson whose add took an earlier place
-        in the order of `lessons`."""
+        refuses it)."""
 
     def first_same(self, exp: Experience) -> str | None:
-        """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""
+        """The id of the first lesson added with `exp`'s texts and scope, retired ones included:
+        one it finds is first among every add that took an earlier place in the order of
+        `lessons`, those still committing included."""
 
     def write(self, events: list[Event]) -> None:
         """Append events that change lessons (a status), seen by the next read."""
@@ -69,8 +70,8 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
     texts and scope is returned instead, so that adding at every start stores a lesson once.
 
     Processes that add the same fresh lesson at once each find none and store one. Each then reads
-    the lessons again, every earlier add visible by then (`Holder.add`): the copy added first is
-    the lesson, and every later one is retired at once as a copy of it, so all of them return the
+    the lessons again, every earlier add visible by then (`Holder.first_same`): the copy added first
+    is the lesson, and every later one is retired at once as a copy of it, so all of them return the
     same id and no evidence is split between copies."""
     if fresh and (held := holder.first_same(exp)) is not None:
         return held
@@ -192,13 +193,20 @@ class StoreRows:
             self._log.append([event])
         except EventConflict:
             return False
-        # The rows' order is the order in which adds took their seqs, not the order in which they
-        # committed: wait until every write that took an earlier seq has ended. A writer stopped
-        # mid-write is not waited for past the store's limit.
-        self._rows.settled()
         return True
 
     def first_same(self, exp: Experience) -> str | None:
+        # The rows' order is the order in which adds took their seqs, not the order in which they
+        # committed: a copy found committed may follow one still committing, which its adder will
+        # find first. Once every write that took a seq before the copy found has ended (it took
+        # its own before this settles), the rows read again hold every copy added before it. A
+        # writer stopped mid-write is not waited for past the store's limit.
+        if self._first_same(exp) is None:
+            return None
+        self._rows.settled()
+        return self._first_same(exp)
+
+    def _first_same(self, exp: Experience) -> str | None:
         same = same_texts(exp)
         for state in self.lessons().states:  # in the order they were added
             if same_texts(state.experience) == same:

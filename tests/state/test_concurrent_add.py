@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import threading
 from multiprocessing.synchronize import Barrier
+from typing import TYPE_CHECKING, Any
+
+import pytest
 
 from lamar import Experience, Lamar, Status
 from tests.at_once import at_once
+
+if TYPE_CHECKING:
+    import psycopg
 
 _WORKERS = 4
 _ROUNDS = 6
@@ -47,3 +54,48 @@ def test_a_file_added_again_names_the_lesson_not_its_retired_copy() -> None:
     first = dataclasses.replace(first, id="exp_first")
     _, held = new_lessons([first, copy], read_lessons("- When the build fails, clear the cache\n"))
     assert [h.by.id for h in held] == ["exp_first"]
+
+
+def test_an_add_that_finds_a_copy_waits_for_an_earlier_copy_still_committing(postgres_url: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL's fold mode: adds commit out of the order they took their place in. A copy
+    added first is still committing, one added after it has committed; an add that finds the
+    later copy waits for the first, and returns its id, as the adds of both copies do."""
+    import psycopg
+
+    from lamar.policy.lesson import LessonState
+    from lamar.safety.boundary import admitted
+    from lamar.store import Event
+    from lamar.store.postgres import connection, locks, rows
+    from lamar.store.postgres.known import KnownRows
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("same")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    lam = Lamar(url)
+    lam.experiences()  # the rows built
+
+    def copy_added(conn: psycopg.Connection[Any]) -> str:
+        """An add of the lesson through `lamar_write`, as an engine's add writes it."""
+        exp = admitted(Experience("the build fails", "clear the cache")).with_identity()
+        write = rows.empty_write(namespace)
+        write.update(take_lock=True, active=1, added=KnownRows(url).rows_json([LessonState(exp, rank=1)]),
+                     events=connection.events_json([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]))
+        conn.execute(rows._WRITE_ONE, write)
+        return exp.id
+
+    try:
+        with psycopg.connect(postgres_url) as first_conn, psycopg.connect(postgres_url, autocommit=True) as later:
+            first = copy_added(first_conn)  # its place taken, its transaction left open
+            second = copy_added(later)  # committed
+            # A wait long enough that a stall of a loaded machine cannot pass for waiting it out.
+            monkeypatch.setattr(locks, "_SETTLE_WAIT", 30.0)
+            commit = threading.Timer(0.3, first_conn.commit)  # commits while the add waits for it
+            commit.start()
+            returned = lam.add(Experience("the build fails", "clear the cache"))
+            commit.join()
+            assert returned == first
+        assert [exp.id for exp in lam.experiences()] == [first, second]  # it stored no third copy
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
