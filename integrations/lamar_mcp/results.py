@@ -69,8 +69,8 @@ class Lesson(BaseModel):
     lower: float | None = Field(description="Lower confidence bound of the lift (null: unbounded).")
     upper: float | None = Field(description="Upper confidence bound of the lift (null: unbounded).")
     randomized: int = Field(description="Reported episodes whose injection was a logged coin: the evidence.")
-    injected: int
-    held_out: int
+    injected: int = Field(description="Reported episodes that injected it (as `lamar ls` counts; pending ones are not).")
+    held_out: int = Field(description="Reported episodes whose coin held it out (pending ones are not counted).")
     eligible: int
 
 

@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
-from lamar.cli.timeline import latest_appearances, thin
+from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.safety.boundary import TEXT_FIELDS, prompt_form
@@ -144,8 +144,8 @@ class UI:
             ev = self.lam.evidence(exp_id)
             past = self.lam.history(exp_id)
             shown = latest_appearances(self.lam, exp_id, 20)  # the page lists the latest 20
-            return pages.lesson_page(exp, ev, thin(past.points, _CHART_POINTS), shown, past.held_out_in,
-                                     past.trail)
+            return pages.lesson_page(exp, ev, thin(past.points, _CHART_POINTS), shown,
+                                     logged_counts(self.lam, exp_id), past.trail)
 
         try:
             body = await run_in_threadpool(build)

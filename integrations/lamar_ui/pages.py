@@ -124,9 +124,9 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
 
 
 def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], shown: Sequence[Appearance],
-                held_out: int, trail: Sequence[tuple[float, str]]) -> str:
+                logged: str, trail: Sequence[tuple[float, str]]) -> str:
     """One lesson in full: text, scope, provenance, evidence then and now, how its verdict moved
-    and why, episodes, audit trail, levers."""
+    and why, episodes (`logged`: how many injected it, pending ones included), audit trail, levers."""
     erased = bool(exp.provenance.get("erased"))
     levers = ["erase"] if exp.status.value != "retired" or not erased else []
     if not erased:
@@ -148,15 +148,15 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): lift "
         f"{shown_lift(ev.lift, ev.lower, ev.upper)}, interval "
         f"{escape(shown_interval(ev.lower, ev.upper))} from {plural(ev.randomized, 'randomized episode')}; "
-        f"{ev.injected} injected, {held_out} held out, {plural(ev.restarts, 'restart')}; the selection's "
-        f"own estimate {number(ev.estimate, 2)}</dd></dl>"
+        f"in reported episodes {ev.injected} injected, {ev.held_out} held out; {plural(ev.restarts, 'restart')}; "
+        f"the selection's own estimate {number(ev.estimate, 2)}</dd></dl>"
         f"<p>{' '.join(_lever_link(exp.id, lever) for lever in levers) or 'erased: its text is gone'}</p>"
         f"<h2>Evidence over time</h2>{chart}"
         f'<h2>How the verdict moved</h2><ul class="changes">'
         f"{changes or '<li>it has not changed since the lesson was added</li>'}</ul>"
         f"<h2>Where it came from</h2><ul>{provenance}</ul>"
         f"<h2>Audit trail</h2><ul>{audit or '<li>nothing yet</li>'}</ul>"
-        f"<h2>Latest episodes that injected it</h2>"
+        f"<h2>Latest episodes that injected it</h2><p>{escape(logged[:1].upper() + logged[1:])}.</p>"
         f"<table><thead><tr><th>episode</th><th>when (UTC)</th><th>outcome</th></tr></thead>"
         f"<tbody>{episodes}</tbody></table>"
     )

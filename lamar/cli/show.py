@@ -19,7 +19,7 @@ from lamar.cli.render import (
     when,
 )
 from lamar.cli.session import open_engine, resolve_id
-from lamar.cli.timeline import EvidencePoint, latest_appearances, thin
+from lamar.cli.timeline import EvidencePoint, latest_appearances, logged_counts, thin
 from lamar.experience import Experience
 from lamar.policy.history import POINTS, LessonHistory
 from lamar.policy.verdicts import Evidence
@@ -64,6 +64,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         ev = lam.evidence(exp.id)
         past = lam.history(exp.id)
         injected = latest_appearances(lam, exp.id, None if args.all or args.json else args.episodes)
+        counts = logged_counts(lam, exp.id)
     finally:
         lam.close()
     trail = [(t, text) for t, text in past.trail]
@@ -88,7 +89,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for stamp, text in trail:
         print(f"  {when(stamp)}  {text}")
     _print_trajectory(past)
-    print(f"\ninjected in {past.injected_in} episodes, held out in {past.held_out_in}")
+    print(f"\n{counts}")
     if len(injected) < past.injected_in:
         print(f"  (the latest {len(injected)}; --all lists every one)")
     for item in injected:

@@ -65,6 +65,30 @@ def appearances(events: Sequence[Event], exp_id: str) -> tuple[list[Appearance],
     return injected, held_out
 
 
+def logged_counts(lam: Lamar, exp_id: str) -> str:
+    """How many logged episodes injected the lesson and held it out, each with how many of them
+    still await their outcome: the counts of `Evidence` (and of `lamar ls`) leave those out.
+
+    >>> from lamar import Experience, Lamar
+    >>> lam = Lamar(seed=0)
+    >>> exp_id = lam.add(Experience("the build fails", "clear the cache", status="active"))
+    >>> rec = lam.recall({})
+    >>> logged_counts(lam, exp_id)
+    'injected in 1 episode (1 awaiting its outcome), held out in 0'
+    """
+    past = lam.history(exp_id)
+    injected = held = 0
+    for episode in lam.pending():
+        injected += exp_id in episode.injected
+        held += exp_id in episode.held_out
+    return f"injected in {_waiting(past.injected_in, 'episode', injected)}, held out in {_waiting(past.held_out_in, '', held)}"
+
+
+def _waiting(count: int, noun: str, waiting: int) -> str:
+    text = f"{count} {noun}{'' if count == 1 or not noun else 's'}".rstrip()
+    return f"{text} ({waiting} awaiting {'its' if waiting == 1 else 'their'} outcome)" if waiting else text
+
+
 def latest_appearances(lam: Lamar, exp_id: str, count: int | None) -> list[Appearance]:
     """The latest `count` episodes in the log that injected the lesson (every one when None),
     oldest first.
@@ -122,4 +146,4 @@ def _names(text: str, ids: Collection[str]) -> bool:
     return any(s in ids or "\\" in s for s in _STRING.findall(text))
 
 
-__all__ = ["Appearance", "EvidencePoint", "appearances", "latest_appearances", "thin"]
+__all__ = ["Appearance", "EvidencePoint", "appearances", "latest_appearances", "logged_counts", "thin"]

@@ -28,6 +28,7 @@ class PendingEpisode:
         injected: the lessons it injected, best first.
         time: when it was recalled (seconds since the epoch).
         age: seconds between `time` and the moment `pending()` looked.
+        held_out: the lessons it wanted and held out (the randomized control).
     """
 
     episode_id: str
@@ -35,6 +36,7 @@ class PendingEpisode:
     injected: tuple[str, ...]
     time: float
     age: float
+    held_out: tuple[str, ...] = ()
 
 
 def is_pending(record: EpisodeRecord) -> bool:
@@ -53,7 +55,8 @@ def pending(log: Follower, older_than: float | None, now: float | None,
         age = clock - record.time
         if older_than is not None and age < older_than:
             continue
-        out.append(PendingEpisode(record.id, dict(record.context), tuple(record.injected), record.time, age))
+        out.append(PendingEpisode(record.id, dict(record.context), tuple(record.injected), record.time, age,
+                                   tuple(record.held_out)))
     out.sort(key=lambda item: item.time)
     return out
 

@@ -233,3 +233,33 @@ def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it
                         ("help", "`lamar --help` lists the commands")):
         assert f"`lamar {word}` is not a command: {where}" in run_cli(word).stderr, word
     assert "is not a command" not in run_cli("frobnicate").stderr
+
+
+@pytest.mark.parametrize("suffix", [".json", ".db"])
+def test_ls_and_show_count_injections_alike_and_say_which_await_their_outcome(run_cli, tmp_path, suffix,
+                                                                                strict_json):
+    # `ls` counts the reported episodes (those the lift reads), `show` every logged one: the
+    # difference is the episodes still pending, and `show` says how many those are.
+    from lamar import Experience, Scope
+
+    path = tmp_path / f"counts{suffix}"
+    lam = Lamar(str(path), seed=3, holdout=0.5)
+    exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x"), status="active"))
+    left: dict[str, str] = {}  # one pending episode that injected the lesson, one that held it out
+    for _ in range(12):
+        rec = lam.recall({"project": "x"})
+        side = "held" if exp_id in lam.episode(rec.episode_id).held_out else "injected" if rec.ids else ""
+        if side and side not in left:
+            left[side] = rec.episode_id
+        else:
+            lam.report(rec.episode_id, 1.0)
+    assert len(left) == 2
+    lam.close()
+    injected, held_out = episodes_with(path, "injected", exp_id), episodes_with(path, "held_out", exp_id)
+    (row,) = strict_json(run_cli("ls", "--store", path, "--json").stdout)
+    assert row["evidence"]["injected"] == len(injected) - 1 and row["evidence"]["held_out"] == len(held_out) - 1
+    table = run_cli("ls", "--store", path).stdout.splitlines()[1].split()  # id status verdict lift [lo, hi] inj held
+    assert table[6:8] == [str(len(injected) - 1), str(len(held_out) - 1)]
+    shown = run_cli("show", exp_id, "--store", path).stdout
+    assert (f"injected in {len(injected)} episodes (1 awaiting its outcome), "
+            f"held out in {len(held_out)} (1 awaiting its outcome)") in shown

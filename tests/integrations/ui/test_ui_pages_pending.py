@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
+
+import pytest
 
 from lamar import Experience, Lamar, Scope, Signal
 from lamar_ui import pages
@@ -21,3 +24,30 @@ def test_expired_and_default_outcomes_show_as_such(tmp_path: Path) -> None:
     rows = {episode: row for episode in (first, expired, last) for row in html.split("<tr") if episode in row}
     assert "<td>expired</td>" in rows[expired]
     assert "<td>reasked</td>" in rows[first] and "<td>reasked</td>" in rows[last]
+
+
+def test_a_lesson_page_counts_as_ls_does_and_says_which_episodes_await_their_outcome(tmp_path: Path) -> None:
+    # The verdict line counts reported episodes (as `lamar ls` and the lessons table do), the
+    # episodes section every logged one, naming the pending ones.
+    pytest.importorskip("starlette")
+    from tests.integrations.ui.test_ui_trial import _get, serving
+
+    path = tmp_path / "s.db"
+    with Lamar(str(path), seed=3, holdout=0.5) as lam:
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x"), status="active"))
+        left: dict[str, str] = {}  # one pending episode that injected the lesson, one that held it out
+        for _ in range(12):
+            rec = lam.recall({"project": "x"})
+            side = "held" if exp_id in lam.episode(rec.episode_id).held_out else "injected" if rec.ids else ""
+            if side and side not in left:
+                left[side] = rec.episode_id
+            else:
+                lam.report(rec.episode_id, 1.0)
+        assert len(left) == 2
+        ev, past = lam.evidence(exp_id), lam.history(exp_id)
+    assert (past.injected_in, past.held_out_in) == (ev.injected + 1, ev.held_out + 1)
+    with serving(path) as url:
+        page = html.unescape(_get(url, f"/lessons/{exp_id}"))
+    assert f"in reported episodes {ev.injected} injected, {ev.held_out} held out;" in page
+    assert (f"Injected in {past.injected_in} episodes (1 awaiting its outcome), "
+            f"held out in {past.held_out_in} (1 awaiting its outcome).") in page
