@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import os
+import re
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -253,8 +254,9 @@ class Experience:
         return int(self.provenance.get("version", 1))
 
     def render(self) -> str:
-        """'When X, do Y, because Z.' in one line."""
-        text = f"When {_strip(self.precondition)}, {_strip(self.action)}"
+        """'When X, do Y, because Z.' in one line; an action written as a sentence ("Run ruff")
+        reads on in lower case ("run ruff"), as `_mid_sentence` says."""
+        text = f"When {_strip(self.precondition)}, {_mid_sentence(_strip(self.action))}"
         if self.rationale.strip():
             text += f", because {_strip(self.rationale)}"
         return text + "."
@@ -299,3 +301,18 @@ class Experience:
 
 def _strip(text: str) -> str:
     return " ".join(text.split()).rstrip(".")
+
+
+# A capital then lower case letters only, as a whole word: "Run", "Never", "Don't". Not "CI",
+# "GitHub", "iOS", "Makefile.am", "Pre-commit" or a `code span`, which keep their case.
+_CAPITALISED = re.compile(r"[A-Z][a-z]+(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
+
+
+def _mid_sentence(action: str) -> str:
+    """The action as it reads after "When X, ": a rule written as its own sentence ("Run ruff
+    before committing") starts lower case there; the stored text keeps its capital.
+
+    >>> _mid_sentence("Run ruff"), _mid_sentence("CI must pass"), _mid_sentence("GitHub Actions")
+    ('run ruff', 'CI must pass', 'GitHub Actions')
+    """
+    return action[0].lower() + action[1:] if _CAPITALISED.match(action) else action

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import InvalidArgument, Lamar, Scope, Status
+from lamar import Experience, InvalidArgument, Lamar, Scope, Status
 from lamar.models import ScriptedModel
 from lamar.rules import import_rules, parse_rules, read_sources
 from lamar.rules.parse import Rule, clean
@@ -75,7 +75,7 @@ def test_setext_headings_are_headings_as_atx_ones_are(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "CLAUDE.md").write_text(setext)
     (first, _) = import_rules(Lamar(":memory:"), tmp_path, project="shop").lessons
-    assert first.render() == "When working on shop (Testing), Run `make test` first."
+    assert first.render() == "When working on shop (Testing), run `make test` first."
 
 
 def test_a_claude_md_in_a_sub_folder_is_named_from_the_project_and_speaks_for_its_folder(tmp_path: Path) -> None:
@@ -92,12 +92,12 @@ def test_a_claude_md_in_a_sub_folder_is_named_from_the_project_and_speaks_for_it
     front = import_rules(lam, shop / "frontend")  # from the project's top, as the scope's project is
     assert front.project == "shop" and front.files == ["frontend/CLAUDE.md", "frontend/style.md"]
     assert [(e.provenance["file"], e.provenance["line"], e.render()) for e in front.lessons] == [
-        ("frontend/CLAUDE.md", 3, "When working on shop (frontend/ › Testing), Run `npm test` first."),
-        ("frontend/style.md", 1, "When working on shop (frontend/), Never use inline styles.")]
+        ("frontend/CLAUDE.md", 3, "When working on shop (frontend/ › Testing), run `npm test` first."),
+        ("frontend/style.md", 1, "When working on shop (frontend/), never use inline styles.")]
 
     both = import_rules(lam, shop, files=[shop / "CLAUDE.md", shop / "backend" / ".claude" / "CLAUDE.md"], apply=True)
-    assert [e.render() for e in both.lessons] == ["When working on shop, Run `make test` first.",
-                                                  "When working on shop (backend/), Run `make test` first."]
+    assert [e.render() for e in both.lessons] == ["When working on shop, run `make test` first.",
+                                                  "When working on shop (backend/), run `make test` first."]
     assert len({e.id for e in both.lessons}) == 2 and both.skipped == []  # the same words, two folders: two lessons
 
 
@@ -187,7 +187,7 @@ def test_a_rule_repeated_with_a_final_full_stop_is_one_lesson(tmp_path: Path) ->
     (tmp_path / ".git").mkdir()
     (tmp_path / "CLAUDE.md").write_text("- Never push to main\n- never push to  main\n- Never push to main.\n")
     plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
-    assert [e.render() for e in plan.lessons] == ["When working on shop, Never push to main."]
+    assert [e.render() for e in plan.lessons] == ["When working on shop, never push to main."]
     assert [(r.line, why) for r, why in plan.skipped] == [(2, "the same rule as CLAUDE.md:1"),
                                                          (3, "the same rule as CLAUDE.md:1")]
 
@@ -201,9 +201,9 @@ def test_a_rule_repeated_with_a_final_full_stop_is_one_lesson(tmp_path: Path) ->
      "When you edit the API, update the changelog."),
     ("when in doubt, ask", "in doubt", "ask", "When in doubt, ask."),
     ("Use tabs, not spaces", "working on shop (Style)", "Use tabs, not spaces",
-     "When working on shop (Style), Use tabs, not spaces."),  # a comma that is not a condition
+     "When working on shop (Style), use tabs, not spaces."),  # a comma that is not a condition
     ("For large files, use streaming reads", "working on shop (Style)", "For large files, use streaming reads",
-     "When working on shop (Style), For large files, use streaming reads."),
+     "When working on shop (Style), for large files, use streaming reads."),
 ])
 def test_a_rule_that_states_its_condition_keeps_it_as_its_precondition(
         tmp_path: Path, rule: str, precondition: str, action: str, line: str) -> None:
@@ -450,3 +450,20 @@ def test_near_copies_in_one_scope_are_one_lesson_in_one_import_or_two(tmp_path: 
     import_rules(in_two, shop, files=[shop / "CLAUDE.md", shop / "web" / "CLAUDE.md"], apply=True)
     import_rules(in_two, shop, apply=True)
     assert sorted(e.id for e in in_two.experiences()) == sorted(e.id for e in lam.experiences())
+
+
+def test_a_rule_written_as_a_sentence_reads_on_after_its_condition_and_is_stored_as_written(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- Run ruff before committing.\n- Don't push to main.\n")
+    lam = Lamar(":memory:", seed=0)
+    plan = import_rules(lam, tmp_path, project="shop", apply=True)
+    assert [e.action for e in plan.lessons] == ["Run ruff before committing", "Don't push to main"]  # as written
+    assert [e.render() for e in plan.lessons] == ["When working on shop, run ruff before committing.",
+                                                  "When working on shop, don't push to main."]
+    prompts = "\n".join(lam.recall({"project": "shop"}).as_prompt() for _ in range(20))  # what the agent reads
+    assert "When working on shop, run ruff before committing." in prompts and "Run ruff" not in prompts
+    # An acronym, a name with a capital inside, a code span or a file name keeps its case.
+    kept = ["CI must pass before a merge", "GitHub Actions run the release", "iOS builds need Xcode 16",
+            "`Make` is not make", "Makefile.am is generated"]
+    assert [Experience("working on shop", action).render() for action in kept] == \
+        [f"When working on shop, {action}." for action in kept]
