@@ -303,16 +303,30 @@ def _strip(text: str) -> str:
     return " ".join(text.split()).rstrip(".")
 
 
-# A capital then lower case letters only, as a whole word: "Run", "Never", "Don't". Not "CI",
-# "GitHub", "iOS", "Makefile.am", "Pre-commit" or a `code span`, which keep their case.
-_CAPITALISED = re.compile(r"[A-Z][a-z]+(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
+# Words a rule written as its own sentence opens with: an imperative, its adverb or a leading
+# preposition ("For large files, use ..."). Only these are lower-cased after "When X, ": a name
+# ("Python", "Xcode", "Docker") keeps its capital, and a capital left in mid-sentence costs less
+# than a name spelt wrong.
+_OPENERS = frozenset(re.findall(r"\S+", """
+    after also before by during for if in instead on once please then to unless when whenever with
+    without add always ask avoid be bump call check clear close commit confirm consider copy create
+    delete describe disable do don't document drop enable ensure explain fetch first fix follow
+    format give install keep leave let limit lint list log look make mark mention merge move never
+    note only open pin prefer print pull push put read rebase rebuild reinstall remember remove
+    rename reply report rerun reset restart retry return revert run save say search see send set
+    show skip split start stop switch tell test try turn update upgrade use verify wait write
+"""))
+_FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
 
 
 def _mid_sentence(action: str) -> str:
     """The action as it reads after "When X, ": a rule written as its own sentence ("Run ruff
     before committing") starts lower case there; the stored text keeps its capital.
 
-    >>> _mid_sentence("Run ruff"), _mid_sentence("CI must pass"), _mid_sentence("GitHub Actions")
-    ('run ruff', 'CI must pass', 'GitHub Actions')
+    >>> _mid_sentence("Run ruff"), _mid_sentence("CI must pass"), _mid_sentence("Python 3.12 breaks it")
+    ('run ruff', 'CI must pass', 'Python 3.12 breaks it')
     """
-    return action[0].lower() + action[1:] if _CAPITALISED.match(action) else action
+    first = _FIRST_WORD.match(action)
+    if first is None or first.group(1).lower() not in _OPENERS:
+        return action
+    return action[0].lower() + action[1:]

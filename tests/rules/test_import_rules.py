@@ -462,8 +462,9 @@ def test_a_rule_written_as_a_sentence_reads_on_after_its_condition_and_is_stored
                                                   "When working on shop, don't push to main."]
     prompts = "\n".join(lam.recall({"project": "shop"}).as_prompt() for _ in range(20))  # what the agent reads
     assert "When working on shop, run ruff before committing." in prompts and "Run ruff" not in prompts
-    # An acronym, a name with a capital inside, a code span or a file name keeps its case.
+    # An acronym, a name (with a capital inside or not), a code span or a file name keeps its case.
     kept = ["CI must pass before a merge", "GitHub Actions run the release", "iOS builds need Xcode 16",
-            "`Make` is not make", "Makefile.am is generated"]
+            "`Make` is not make", "Makefile.am is generated", "Python 3.12 breaks the build",
+            "Docker needs --platform linux/amd64", "Run-time checks are off"]
     assert [Experience("working on shop", action).render() for action in kept] == \
         [f"When working on shop, {action}." for action in kept]
