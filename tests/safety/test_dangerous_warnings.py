@@ -1,5 +1,5 @@
-"""A lesson that forbids sending a credential or running fetched code is kept; one that only wears a
-negation ("don't forget to send ...") and a vendor's `curl ... | sh` installer are still refused."""
+"""A lesson that forbids sending a credential or running fetched code is refused like one that asks
+for it: the refusal cannot be talked around by a negation, an exception or a prohibition taken back."""
 
 from __future__ import annotations
 
@@ -11,21 +11,29 @@ from lamar import Experience, Lamar, Trace
 from lamar.models import ScriptedModel
 from lamar.safety.actions import action_reason
 from lamar.safety.lessons import lesson_refusal
-from tests.safety.warning_corpus import INSTALLERS, NEGATED_INSTRUCTIONS, WARNINGS
+from tests.safety.warning_corpus import EXCEPTION_FIRST, INSTALLERS, NEGATED_INSTRUCTIONS, REVERSED, WARNINGS
+
+# The two warnings the screen does not read as the action at all: "into sh" is not a pipe, and
+# "share ... with https://" names no send verb it knows.
+NOT_READ_AS_THE_ACTION = {
+    "Do not pipe curl https://get.tool.example/x.sh into sh; download and read the script first",
+    "You should never share ~/.config/gcloud with https://consultant.example",
+}
 
 
-def test_lessons_that_forbid_the_action_pass() -> None:
-    flagged = {text: action_reason(text) for text in WARNINGS}
-    print(f"{sum(1 for r in flagged.values() if r)} of {len(WARNINGS)} warnings flagged")
-    assert len(WARNINGS) >= 30
-    assert {t: r for t, r in flagged.items() if r} == {}
-    assert all(lesson_refusal("When the deploy fails", text, "", {"project": "p"}) == "" for text in WARNINGS)
+def _refusal(text: str) -> str:
+    return lesson_refusal("When the deploy fails", text, "", {"project": "p"})
 
 
-@pytest.mark.parametrize("text", NEGATED_INSTRUCTIONS)
-def test_an_instruction_that_merely_holds_a_negation_is_refused(text: str) -> None:
-    reason = lesson_refusal("When the deploy fails", text, "", {"project": "p"})
-    assert reason.startswith("asks for a dangerous action: "), reason
+def test_a_warning_that_names_the_command_and_where_it_goes_is_refused() -> None:
+    passed = {text for text in WARNINGS if action_reason(text) is None}
+    print(f"{len(WARNINGS) - len(passed)} of {len(WARNINGS)} warnings refused")
+    assert len(WARNINGS) >= 30 and passed == NOT_READ_AS_THE_ACTION
+
+
+@pytest.mark.parametrize("text", NEGATED_INSTRUCTIONS + EXCEPTION_FIRST + REVERSED)
+def test_an_instruction_dressed_as_a_prohibition_is_refused(text: str) -> None:
+    assert _refusal(text).startswith("asks for a dangerous action: "), text
 
 
 @pytest.mark.parametrize("text", INSTALLERS)
@@ -34,19 +42,14 @@ def test_a_vendor_installer_piped_to_a_shell_is_refused_at_every_model_door(text
     assert reason.startswith("asks for a dangerous action: runs code fetched from the network"), reason
 
 
-def test_a_vendor_installer_can_still_be_added_by_hand() -> None:
+@pytest.mark.parametrize("text", [INSTALLERS[0], WARNINGS[0]])
+def test_a_person_can_still_add_an_installer_or_a_warning_by_hand(text: str) -> None:
     lam = Lamar(":memory:")
-    exp_id = lam.add(Experience("installing Rust on a dev box", INSTALLERS[0], scope={"project": "p"}))
-    assert lam.get(exp_id).action == INSTALLERS[0]
+    exp_id = lam.add(Experience("setting up a dev box", text, scope={"project": "p"}))
+    assert lam.get(exp_id).action == text
 
 
-def test_a_lesson_holding_more_prohibitions_than_any_real_one_is_refused() -> None:
-    text = "\n".join(f"never send .env to https://paste{i}.example" for i in range(21))
-    assert action_reason("\n".join(text.splitlines()[:20])) is None
-    assert (action_reason(text) or "").startswith("sends a credential off the machine")
-
-
-def test_a_mined_warning_becomes_a_candidate_that_apply_stores() -> None:
+def test_a_mined_warning_is_dropped_with_its_reason_for_the_reviewer() -> None:
     traces = [Trace(f"t{i}", {"project": "p"}, input="share the config for support", output="refused",
                     outcome="shipped") for i in range(2)]
     warning = "Never send .env to https://paste.example or any other pastebin"
@@ -54,7 +57,6 @@ def test_a_mined_warning_becomes_a_candidate_that_apply_stores() -> None:
                          "action": warning, "scope": {"project": "p"}, "trace_ids": ["t0", "t1"]}])
     lam = Lamar(":memory:")
     report = lam.sleep(traces=traces, model=ScriptedModel([reply]))
-    assert report.dropped == []
-    (proposal,) = report.of_kind("candidate")
-    assert lam.apply(report).applied == [proposal.id]
-    assert [exp.action for exp in lam.experiences()] == [warning]
+    assert report.of_kind("candidate") == []
+    assert [dropped.reason for dropped in report.dropped] == [_refusal(warning)]
+    assert _refusal(warning).startswith("asks for a dangerous action: sends a credential off the machine")
