@@ -29,6 +29,7 @@ class SessionHooks(dict[str, list[HookMatcher]]):
         super().__init__(matchers)
         self._ending = ending
         self._open: dict[str, dict[str, Any]] = {}  # session id -> its latest event's session fields
+        self._ending_now: dict[str, asyncio.Future[Any]] = {}  # session id -> its end still running
 
     def _saw(self, payload: Mapping[str, Any]) -> None:
         session = payload.get("session_id")
@@ -38,12 +39,23 @@ class SessionHooks(dict[str, list[HookMatcher]]):
     async def end(self, session_id: str | None = None) -> None:
         """End `session_id` (default: every session the callbacks saw and no `end` ended); never raises.
 
+        Returns once they are ended, those another `end` is still ending included.
+
         Call it once the session's client is closed or its `query()` is done: its transcript is then whole.
         """
-        for sid in [session_id] if session_id is not None else list(self._open):
+        running = []
+        for sid in [session_id] if session_id is not None else dict.fromkeys([*self._open, *self._ending_now]):
             seen = self._open.pop(sid, None)
             if seen is not None:
-                await self._ending({**seen, "hook_event_name": "SessionEnd", "reason": "other"})
+                task = asyncio.ensure_future(self._ending({**seen, "hook_event_name": "SessionEnd", "reason": "other"}))
+                self._ending_now[sid] = task
+                task.add_done_callback(lambda done, sid=sid: self._ending_now.pop(sid, None)
+                                       if self._ending_now.get(sid) is done else None)
+            if sid in self._ending_now:
+                # Another end may be ending it: a caller that then closes the engine must find it ended.
+                running.append(self._ending_now[sid])
+        for task in running:
+            await asyncio.shield(task)  # one caller cancelled leaves the end to the others
 
     async def __aenter__(self) -> Self:
         return self

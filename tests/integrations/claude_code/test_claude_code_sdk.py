@@ -152,3 +152,34 @@ async def test_ending_the_sdk_hooks_fails_open(repo: Path, tmp_path: Path) -> No
     await hooks.end("never-seen")
     log = (tmp_path / "state" / "claude-code.log").read_text()
     assert "sdk SessionEnd:" in log
+
+
+async def test_an_end_returns_once_the_sessions_are_ended_even_while_another_end_is_ending_them(
+        repo: Path, tmp_path: Path) -> None:
+    # Two tasks end the hooks (a client's own end(session) and the async with around them): the
+    # second found the sessions taken by the first and returned at once, before any was ended, so a
+    # program that then closed the engine lost the session's end (its episode stayed pending).
+    import asyncio
+    import fcntl
+    import os
+
+    lam = Lamar(str(tmp_path / "sdk.db"))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state")
+    prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
+                                       hook_event_name="UserPromptSubmit", prompt="fix the build")
+    await hooks["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None))
+    (episode,) = _episodes(tmp_path)
+    lock = os.open(tmp_path / "state" / "claude-code.state.json.lock", os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another hook holds the state: the first end waits on it
+        first = asyncio.ensure_future(hooks.end("s"))
+        await asyncio.sleep(0)  # the first end has taken the session and waits for the lock
+        second = asyncio.ensure_future(hooks.end())
+        done, _ = await asyncio.wait({second}, timeout=0.5)
+        assert not done  # the session is not ended yet: neither end may say it is
+    finally:
+        os.close(lock)  # releases the lock
+    await second
+    assert lam.episode(episode).signal == "accepted"  # ended by the time the second end returns
+    await first
+    lam.close()
