@@ -30,15 +30,16 @@ def lesson_refusal(precondition: str, action: str, rationale: str, scope: Mappin
         return too_long
     # Screened as the prompt will show it: a zero-width space cannot hide a key or a phrase here.
     text = "\n".join(prompt_form(part) for part in [precondition, action, rationale, *scope.values()])
+    # Secrets first: the other two reasons quote the text they matched, which may hold the key.
+    _, secrets = scrub(text)
+    if secrets:
+        return f"contains what looks like a secret ({', '.join(sorted(set(secrets)))})"
     injected = injection_reason(text)
     if injected:
         return f"looks like an injection attempt: {injected}"
     dangerous = action_reason(text)
     if dangerous:
         return f"asks for a dangerous action: {dangerous}"
-    _, secrets = scrub(text)
-    if secrets:
-        return f"contains what looks like a secret ({', '.join(sorted(set(secrets)))})"
     return ""
 
 
