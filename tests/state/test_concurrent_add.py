@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import threading
+import time
 from multiprocessing.synchronize import Barrier
 from typing import TYPE_CHECKING, Any
 
@@ -63,11 +64,7 @@ def test_an_add_that_finds_a_copy_waits_for_an_earlier_copy_still_committing(pos
     later copy waits for the first, and returns its id, as the adds of both copies do."""
     import psycopg
 
-    from lamar.policy.lesson import LessonState
-    from lamar.safety.boundary import admitted
-    from lamar.store import Event
-    from lamar.store.postgres import connection, locks, rows
-    from lamar.store.postgres.known import KnownRows
+    from lamar.store.postgres import locks
     from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
     namespace = unique_namespace("same")
@@ -76,13 +73,7 @@ def test_an_add_that_finds_a_copy_waits_for_an_earlier_copy_still_committing(pos
     lam.experiences()  # the rows built
 
     def copy_added(conn: psycopg.Connection[Any]) -> str:
-        """An add of the lesson through `lamar_write`, as an engine's add writes it."""
-        exp = admitted(Experience("the build fails", "clear the cache")).with_identity()
-        write = rows.empty_write(namespace)
-        write.update(take_lock=True, active=1, added=KnownRows(url).rows_json([LessonState(exp, rank=1)]),
-                     events=connection.events_json([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]))
-        conn.execute(rows._WRITE_ONE, write)
-        return exp.id
+        return _added(conn, url, namespace, Experience("the build fails", "clear the cache"))
 
     try:
         with psycopg.connect(postgres_url) as first_conn, psycopg.connect(postgres_url, autocommit=True) as later:
@@ -99,3 +90,101 @@ def test_an_add_that_finds_a_copy_waits_for_an_earlier_copy_still_committing(pos
     finally:
         lam.close()
         drop_namespaces(postgres_url, namespace)
+
+
+
+def test_a_rebuild_keeps_the_lessons_in_the_order_they_were_added(postgres_url: str) -> None:
+    """PostgreSQL's fold mode: two adds at once can take their places among the lessons in one
+    order and in the log in the other. Built again from the log (a rebuild; an erasure, a replaced
+    outcome or a tuning change builds them too), the lessons keep the order they were added in:
+    an add of the same lesson returns the lesson, not its retired copy, and recall's order stays."""
+    import psycopg
+
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("order")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    lam = Lamar(url)
+    lam.experiences()  # the rows built
+    try:
+        same = Experience("the build fails", "clear the cache")
+        first, copy = _added_across(postgres_url, url, namespace, same, same)
+        lam.retire(copy, f"added at the same time as {first}, the same lesson")  # as the add of the copy does
+        other, another = _added_across(postgres_url, url, namespace, Experience("a test flakes", "rerun it alone"),
+                                       Experience("the linter fails", "run the formatter"))
+        with psycopg.connect(postgres_url) as conn:
+            logged = [row[0] for row in conn.execute(
+                "SELECT data::json->>'id' FROM lamar_events WHERE namespace = %s AND kind = 'experience' ORDER BY seq",
+                (namespace,))]
+        assert logged == [copy, first, another, other]
+        added = [first, copy, other, another]
+        assert [exp.id for exp in lam.experiences()] == added
+        assert lam.add(same) == first
+        lam.rebuild()
+        assert lam.add(same) == first  # the lesson recall serves, where its evidence gathers
+        assert [exp.id for exp in lam.experiences()] == added
+        assert set(lam.preview({}).eligible) == {first, other, another}
+        assert [exp.id for exp in Lamar(url).experiences()] == added  # as another engine reads them
+        lam.erase(another)  # an erasure builds the rows again from the scrubbed log
+        assert [exp.id for exp in lam.experiences()] == added
+        assert lam.add(same) == first
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
+
+
+def _added(conn: psycopg.Connection[Any], url: str, namespace: str, experience: Experience) -> str:
+    """An add of a lesson through `lamar_write`, as an engine's add writes it; the caller commits."""
+    from lamar.policy.lesson import LessonState
+    from lamar.safety.boundary import admitted
+    from lamar.store import Event
+    from lamar.store.postgres import connection, rows
+    from lamar.store.postgres.known import KnownRows
+
+    exp = admitted(experience).with_identity()
+    write = rows.empty_write(namespace)
+    write.update(take_lock=True, active=1, added=KnownRows(url).rows_json([LessonState(exp, rank=1)]),
+                 events=connection.events_json([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]))
+    conn.execute(rows._WRITE_ONE, write)
+    return exp.id
+
+
+def _added_across(postgres_url: str, url: str, namespace: str, first: Experience, then: Experience) -> tuple[str, str]:
+    """Add `first`, then `then`, in PostgreSQL's fold mode as two adds at once can: `then`'s whole
+    add runs after `first`'s row took its place among the lessons and before its event took its
+    place in the log. Returns their ids: the rows list `first` first, the log `then` first."""
+    import psycopg
+
+    from lamar.store.postgres import rows
+
+    def shard_of(conn: psycopg.Connection[Any]) -> tuple[int, int]:
+        found = conn.execute("SELECT pg_backend_pid(), mod(pg_backend_pid(), %s)", (rows.SHARDS,)).fetchone()
+        assert found is not None
+        return found[0], found[1]
+
+    with psycopg.connect(postgres_url) as blocker, psycopg.connect(postgres_url) as early, \
+            psycopg.connect(postgres_url, autocommit=True) as watcher:
+        pid, shard = shard_of(early)
+        # `lamar_write` counts an added lesson in its connection's counter row after the row took
+        # its place and before the event takes its own: that row held here stops `first`'s add
+        # between the two.
+        blocker.execute("INSERT INTO lamar_rewards AS s (namespace, shard, n, mean, m2, active) "
+                        "VALUES (%s, %s, 0, 0, 0, 0) ON CONFLICT (namespace, shard) DO UPDATE SET n = s.n",
+                        (namespace, shard))
+        ids: list[str] = []
+        adding = threading.Thread(target=lambda: (ids.append(_added(early, url, namespace, first)), early.commit()))
+        adding.start()
+        try:
+            while watcher.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                                  (pid,)).fetchone() != ("Lock",):
+                time.sleep(0.01)  # a look at the server, not a guess at how long the add takes
+            later = psycopg.connect(postgres_url, autocommit=True)
+            while shard_of(later)[1] == shard:  # its counter row would wait behind the blocker too
+                later.close()
+                later = psycopg.connect(postgres_url, autocommit=True)
+            with later:
+                second = _added(later, url, namespace, then)
+        finally:
+            blocker.rollback()
+            adding.join()
+    return ids[0], second

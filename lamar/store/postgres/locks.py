@@ -107,7 +107,8 @@ def exclusive(db: Connections) -> Iterator[None]:
 
 
 def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) -> None:
-    """Build the namespace's rows again from the whole log, as `folder` folds it in-process.
+    """Build the namespace's rows again from the whole log, as `folder` folds it in-process, the
+    lessons that had rows kept in the order they had (`_in_added_order`).
 
     Heavy (a read and a fold of every event) and exclusive: fold-mode writes of the namespace
     wait. Unless `force`, nothing is done when, once the lock is held, the rows turn out built
@@ -125,7 +126,8 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
                 "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
                 (ns,)).fetchall())
             folded, (n, mean, m2) = folder(events)
-            states = list(folded)
+            had = dict(conn.execute("SELECT id, added FROM lamar_lessons WHERE namespace = %s", (ns,)).fetchall())
+            states = _in_added_order(list(folded), had)
             last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
@@ -154,6 +156,23 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
                          "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, tuning))
 
     db.run(run, "build the lesson rows of")
+
+
+def _in_added_order(states: list[LessonState], added: dict[str, int]) -> list[LessonState]:
+    """`states`, folded in the log's order, with those that had rows put in their rows' order
+    (`added`: a row's place), each in a place one of them held; the others keep their places.
+
+    An add takes its row's place before its event's seq, and another add may take both between
+    them: two lessons may stand in one order in the rows and in the other in the log. The rows'
+    order is the one engines served (the copy added first is the lesson, a later copy is retired
+    as a copy of it, and recall lists the lessons in it), so a build keeps it.
+    """
+    places = [k for k, state in enumerate(states) if state.experience.id in added]
+    ordered = list(states)
+    for k, state in zip(places, sorted((states[k] for k in places), key=lambda s: added[s.experience.id]),
+                        strict=True):
+        ordered[k] = state
+    return ordered
 
 
 __all__ = ["ROWS_LOCK", "Folder", "build", "exclusive", "settled"]

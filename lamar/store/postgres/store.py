@@ -218,8 +218,8 @@ class PostgresStore:
 
     def scrub(self, events: Sequence[Event]) -> int:
         """Replace events' data (`ErasableStore.scrub`) in one transaction that also deletes the
-        namespace's saved state and its lesson rows (marked stale: the next engine builds them from
-        the scrubbed log), holding off every rewrite and fold-mode write meanwhile. Then VACUUM
+        namespace's saved state and blanks the text of its lesson rows (marked stale: the next
+        engine builds them from the scrubbed log), holding off every rewrite and fold-mode write meanwhile. Then VACUUM
         removes the old row versions; their bytes can stay in the pages' free space until it is
         reused (`VACUUM FULL` rewrites the files), and in the server's write-ahead log, replicas
         and backups until they are recycled (docs/cli.md, "Erasing")."""
@@ -245,7 +245,10 @@ class PostgresStore:
                                          "nothing was changed")
                 if conn.execute("SELECT to_regclass('lamar_state')").fetchone() not in (None, (None,)):
                     conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (ns,))
-                conn.execute("DELETE FROM lamar_lessons WHERE namespace = %s", (ns,))
+                # Each row's text blanked, not the row deleted: the build keeps the lessons in the
+                # order of their rows, which the log alone does not give (`locks.build`).
+                conn.execute("UPDATE lamar_lessons SET state = '', scope = '{}'::jsonb, version = version + 1 "
+                             "WHERE namespace = %s", (ns,))
                 conn.execute("UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %s", (ns,))
             for table in ("lamar_events", "lamar_lessons", "lamar_state"):
                 if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() not in (None, (None,)):
