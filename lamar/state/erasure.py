@@ -79,11 +79,14 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
 
 def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts: bool, who: str,
                 why: str) -> Erasure | None:
-    """Scrub the log as read now and store the erase event; None when an edit took its key first.
+    """Store the erase event, then scrub the log; None when an edit took the event's key first.
 
     The event's key is the one the lesson's next `edit` event would take: an edit made from the
-    text before the erase is refused once the event is stored, and an edit stored before it (after
-    the log was read, so its text was not scrubbed) makes this store nothing."""
+    text before the erase is refused once the event is stored, and an edit stored before it makes
+    this store nothing (and scrub nothing). The event goes first so that an erase stopped at any
+    point leaves the lesson erased and retired in every fold of the log, and every store refusing
+    a state saved or checkpointed from a fold made before it; what the scrub had yet to do, a
+    second `erase` finishes (`_finish`)."""
     erased = exp.provenance.get("erased")
     log = store.read(0)
     done = [e for e in log if e.kind == "erase" and e.data.get("id") == exp.id] if erased else []
@@ -94,26 +97,28 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
                             "episodes": episodes, "events": len(changed)}, key=edit_key(exp.id, exp.version + 1), time=at)
     check_appendable([event])  # before the log is touched
+    # A store that cannot erase (one whose old pages outlive a rewrite) or cannot compact now (a
+    # reader holds SQLite's write-ahead log) says so here, before the event, and nothing is
+    # erased. This also drops the saved state, which is only a cache.
     try:
-        store.scrub(changed)
-    except ValueError as exc:  # a checkpoint by another process replaced events meanwhile
-        raise StoreError(f"{exc}: the log changed while it was read; erase again") from exc
-    except StoreError:
-        holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
-        raise
+        store.scrub([])
+    except StoreError as exc:
+        raise StoreError(f"lesson {exp.id} was not erased: {exc}; then erase it again") from exc
     try:
         holder.write([event])
     except EventConflict:
         return None
-    # An engine that folded the text before the scrub could save its state, or checkpoint its fold
-    # into the log, until the event was stored: scrub again. From now on every store refuses both.
     try:
-        _scrub_again(store, exp.id, contexts, who, at, holder.policy)
+        # Once the event is stored, no store takes a state or checkpoint folded before it: the
+        # text is left only in the log (snapshots included) and a state saved since the drop
+        # above, and the scrub replaces the one and drops the other.
+        count = _scrub_log(store, exp.id, contexts, who, at, holder.policy, clean=True)
     except StoreError as exc:
-        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored), but scrubbing what another "
-                         f"engine saved or checkpointed while erase ran failed: {exc}; erase again") from exc
+        holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
+        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored and every read shows it "
+                         f"erased), but scrubbing its text from the store failed: {exc}; erase again") from exc
     holder.rebuild()  # nothing this process folded from the old text stays in memory
-    return Erasure(exp.id, who, at, why, tuple(episodes), len(changed))
+    return Erasure(exp.id, who, at, why, tuple(episodes), count)
 
 
 def _finish(holder: Holder, store: ErasableStore, exp_id: str, event: Event, contexts: bool) -> Erasure:
@@ -130,16 +135,22 @@ def _finish(holder: Holder, store: ErasableStore, exp_id: str, event: Event, con
 
 
 def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float, policy: Policy) -> int:
-    """Drop the saved state, then scrub a snapshot written since the first scrub; how many events
-    changed. The first drop waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read
-    after it sees its snapshot."""
+    """Drop the saved state, then scrub what the log holds of the lesson; how many events changed.
+    The drop waits for a rewrite in flight (PostgreSQL's rewrite lock), so the read after it sees
+    its snapshot."""
     store.scrub([])
+    return _scrub_log(store, exp_id, contexts, by, at, policy, clean=False)
+
+
+def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float, policy: Policy, *,
+               clean: bool) -> int:
+    """Scrub what the log holds of the lesson (a scrub drops the saved state too); how many events
+    changed. With nothing to scrub, `clean` still drops the saved state."""
     for _ in range(_TRIES):
         changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at, policy)
-        if not changed:
-            return 0
         try:
-            store.scrub(changed)
+            if changed or clean:
+                store.scrub(changed)
             return len(changed)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue

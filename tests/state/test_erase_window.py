@@ -1,6 +1,6 @@
 """An engine that folded a lesson before another process erased it saves its state at the worst
-moment: between the erase's scrub and its event, or after reading the log and before the erase
-ended. No copy of the text is left in the store either way."""
+moment: between the erase's first drop of the saved state and its event, or after reading the log
+and before the erase ended. No copy of the text is left in the store either way."""
 
 from __future__ import annotations
 
@@ -27,7 +27,8 @@ def _writer(location: str) -> tuple[Lamar, str]:
 
 
 def _erase_pausing(location: str, exp_id: str, steps: Any, said: Any) -> None:
-    """Erase, holding still between the scrub and the erase event until told to go on."""
+    """Erase, holding still after its first scrub (the drop of the saved state before the erase
+    event) until told to go on."""
     lam = Lamar(location, k=2, seed=2)
     scrub = lam.store.scrub  # type: ignore[attr-defined]
 

@@ -159,12 +159,13 @@ def test_a_reader_holding_the_journal_fails_the_erasure_which_runs_again_once_it
     reader.execute("BEGIN")
     reader.execute("SELECT count(*) FROM events").fetchone()  # a read transaction pins the write-ahead log
     lam.store._timeout = 0.2  # type: ignore[attr-defined]  # not 30 s of waiting in a test
-    with pytest.raises(StoreError, match="when no one reads it"):
+    with pytest.raises(StoreError, match="was not erased: .*when no one reads it"):
         lam.erase(secret)
-    assert lam.get(secret).action == "[erased]"  # the log was scrubbed: the engine folds what is stored
+    # Refused before its event: nothing is erased, and the lesson reads as it did.
+    assert lam.get(secret).action == "answer" and not any(e.kind == "erase" for e in lam.store.read())
     reader.execute("COMMIT")
     reader.close()
-    assert lam.erase(secret).events == 1  # the audit event now, and the journal emptied
+    assert lam.erase(secret).events == 1  # the event, then its one experience event scrubbed
     assert [e.data["id"] for e in lam.store.read() if e.kind == "erase"] == [secret]
     assert lam.erase(secret).again  # the cleanup once more, and no second event
     assert [e.data["id"] for e in lam.store.read() if e.kind == "erase"] == [secret]
@@ -280,16 +281,17 @@ def test_erasing_again_finishes_a_cleanup_that_readers_failed_and_writes_no_seco
     scrub = lam.store.scrub  # type: ignore[attr-defined]
     reader = sqlite3.connect(path, isolation_level=None)
 
-    def then_save_and_read(events: Any) -> int:
-        done: int = scrub(events)
-        if events:  # between the scrub and the erase event: another engine saves the text, a reader stays
+    def with_a_save_then_a_reader(events: Any) -> int:
+        if not events:  # the saved state is dropped before the erase event: another engine saves one again
+            done: int = scrub(events)
             other.store.save_state(other.store.read()[-1].seq, json.dumps({"held": NAME}))  # type: ignore[attr-defined]
-            reader.execute("BEGIN")
-            reader.execute("SELECT count(*) FROM events").fetchone()
-            lam.store.scrub = scrub  # type: ignore[attr-defined]
-        return done
+            return done
+        reader.execute("BEGIN")  # behind the event, a reader that stays: the scrub cannot compact
+        reader.execute("SELECT count(*) FROM events").fetchone()
+        lam.store.scrub = scrub  # type: ignore[attr-defined]
+        return scrub(events)
 
-    lam.store.scrub = then_save_and_read  # type: ignore[attr-defined]
+    lam.store.scrub = with_a_save_then_a_reader  # type: ignore[attr-defined]
     lam.store._timeout = 0.2  # type: ignore[attr-defined]  # not 30 s of waiting in a test
     with pytest.raises(StoreError, match="is erased .*erase again"):
         lam.erase(secret, by="ops", reason="a name")

@@ -145,7 +145,7 @@ def test_compact_runs_after_the_backends_own_step(backend: Backend) -> None:
     lam = Lamar(backend.open(compact=lambda: calls.append("compact")), k=1, seed=1)
     secret = lam.add(Experience(f"{SECRET}'s build fails", "read the log", scope=Scope(task="t")))
     lam.erase(secret)
-    # Once after the scrub, once after the saved state is dropped again behind the erase event.
+    # Once as the saved state is dropped before the erase event, once after the scrub behind it.
     assert calls == ["compact", "compact"] and SECRET.encode() not in backend.stored()
     lam.close()
 
@@ -203,13 +203,14 @@ def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it(monke
     for n in range(620):
         lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
     before = _evidence(lam)
-    base.event_puts, base.fail_at = 0, 2
+    base.event_puts, base.fail_at = 0, 3  # the erase event is the first put, the scrub's batches follow
     with pytest.raises(StoreError, match="went away"):
         lam.erase(secret, contexts=True)
     stored = memory_items(base.inner, ("lamar",))
     assert CONTEXT.encode() in stored and SECRET.encode() in stored  # the lesson's event goes last
-    assert _evidence(lam) == before and lam.get(secret).action == "page them"
-    assert Lamar(LangGraphStore(base), k=1, seed=2).get(secret).action == "page them"
+    # The erase event went first: every read shows the lesson erased, with its evidence kept.
+    assert _evidence(lam) == before and lam.get(secret).action == "[erased]"
+    assert Lamar(LangGraphStore(base), k=1, seed=2).get(secret).action == "[erased]"
     erased = lam.erase(secret, contexts=True)  # again: what is left is scrubbed
     assert erased.events == 121  # the 120 episodes of the failed batch and the lesson's event
     stored = memory_items(base.inner, ("lamar",))
