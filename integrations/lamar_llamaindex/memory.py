@@ -37,12 +37,13 @@ log = logging.getLogger(__name__)
 
 
 class _Turn:
-    __slots__ = ("marker", "recall", "reported")
+    __slots__ = ("length", "marker", "recall", "reported")
 
-    def __init__(self, marker: str, recall: Recall | None) -> None:
+    def __init__(self, marker: str, recall: Recall | None, length: int) -> None:
         self.marker = marker
         self.recall = recall  # None: the turn went on without lessons (its recall failed), nothing to report
         self.reported = recall is None
+        self.length = length  # messages the session has held (flushed ones too) at the turn's last read
 
 
 class LamarMemoryBlock(BaseMemoryBlock[str]):
@@ -87,7 +88,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     _turns: OrderedDict[str, _Turn] = PrivateAttr(default_factory=OrderedDict)
     # User turns `Memory` has moved out of a session's chat history (a token limit): a turn is
     # counted over the whole session, or a flush would look like a new turn to the next read.
-    _flushed: OrderedDict[str, int] = PrivateAttr(default_factory=OrderedDict)
+    _flushed: OrderedDict[str, tuple[int, int]] = PrivateAttr(default_factory=OrderedDict)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
     # Held from the look for the turn's episode to its recall: two reads of one turn at once
     # would otherwise both find none and log two episodes, one of them never reported.
@@ -115,7 +116,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         if from_short_term_memory:  # counted even when the block declines short-term messages
             key = session_id or ""
             with self._lock:
-                self._flushed[key] = self._flushed.get(key, 0) + len(_user_turns(messages))
+                turns, length = self._flushed.get(key, (0, 0))
+                self._flushed[key] = (turns + len(_user_turns(messages)), length + _length(messages))
                 self._flushed.move_to_end(key)
                 while len(self._flushed) > _SESSIONS_KEPT:
                     self._flushed.popitem(last=False)
@@ -134,10 +136,14 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         last = (users[-1].content or "") if users else ""
         key = session_id or ""
         with self._lock:
-            count = self._flushed.get(key, 0) + len(users)
-            marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
+            flushed_turns, flushed_length = self._flushed.get(key, (0, 0))
+            marker = f"{flushed_turns + len(users)}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
+            length = flushed_length + _length(messages)
             turn = self._turns.get(key)
-            if turn is not None and turn.marker == marker:
+            # A history shorter than at the turn's last read was reset (`Memory.reset()`, a chat
+            # engine's `reset()`): a conversation opening as the last one did is a new turn.
+            if turn is not None and turn.marker == marker and length >= turn.length:
+                turn.length = length
                 return turn.recall.as_prompt() if turn.recall is not None else ""
         if turn is not None and not turn.reported and users:
             self._settle_previous(turn, users[-1])
@@ -145,7 +151,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         with self._lock:
             # Kept when the recall failed too: the agent reads its memory at every step of the
             # turn, and each try again could wait out the same lock, or start the episode midway.
-            self._turns[key] = _Turn(marker, rec)
+            self._turns[key] = _Turn(marker, rec, length)
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
                 self._turns.popitem(last=False)
@@ -229,6 +235,13 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
                       replace: bool = False) -> str | None:
         """`report` without blocking the event loop."""
         return await asyncio.to_thread(self.report, signal, session_id, replace=replace)
+
+
+def _length(messages: list[ChatMessage]) -> int:
+    """How many messages the history holds, the pending user message appended twice counted once."""
+    return sum(1 for i, m in enumerate(messages) if not (
+        i and m.role == MessageRole.USER and messages[i - 1].role == MessageRole.USER
+        and messages[i - 1].content == m.content))
 
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:

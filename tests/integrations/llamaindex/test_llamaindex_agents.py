@@ -426,3 +426,18 @@ async def test_a_failed_turn_is_not_given_the_silent_outcome_by_the_next_message
     answered = block.episode_id("s1")
     await agent.run(user_msg="thanks", memory=memory)
     assert lam.episode(answered).signal == "accepted"  # a turn that answered: silence accepts it
+
+
+async def test_a_memory_reset_starts_a_new_turn_even_with_the_same_first_message() -> None:
+    """`Memory.reset()` (a chat engine's `reset()`) empties the history without telling the blocks:
+    a new conversation that opens with the message the last one opened with is a new turn, with
+    its own episode, and the old turn gets its silent outcome."""
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"}, silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s1", token_limit=40_000, memory_blocks=[block])
+    await FunctionAgent(tools=[], llm=Script("Cleared.").llm()).run(user_msg="the build fails", memory=memory)
+    first = block.episode_id("s1")
+    await memory.areset()
+    await FunctionAgent(tools=[], llm=Script("Cleared.").llm()).run(user_msg="the build fails", memory=memory)
+    assert block.episode_id("s1") != first and lam.stats()["episodes"] == 2
+    assert lam.episode(first).signal == "accepted"
