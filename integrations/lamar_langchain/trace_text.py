@@ -16,7 +16,23 @@ LIMIT = 4000  # characters kept per field: traces are read by a model during sle
 
 
 def clip(text: str, limit: int = LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`text` cut to `limit` characters, scrubbed first when it is cut: what a cut leaves of a
+    credential is too short for the trace file's scrubber to recognise.
+
+    >>> clip("token ghp_" + "a1B2c3D4e5" * 4, 20)
+    'token [REDACTED:git…'
+    """
+    if len(text) <= limit:
+        return text
+    from lamar.safety.secrets import REACH, scrub
+
+    # As in sleep's prompt: no character shown lies within REACH of the scrubbed window's end.
+    window = limit + 2 * REACH
+    cleaned = scrub(text[:window])[0]
+    while len(text) > window and len(cleaned) - REACH < limit:
+        window *= 2
+        cleaned = scrub(text[:window])[0]
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def input_text(inputs: Any) -> str:

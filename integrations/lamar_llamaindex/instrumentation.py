@@ -187,7 +187,19 @@ def _answer_text(response: Any) -> str:
 
 
 def _clip(text: str, limit: int = _LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`text` cut to `limit`, scrubbed first when it is cut: what a cut leaves of a credential is
+    too short for the trace file's scrubber to recognise."""
+    if len(text) <= limit:
+        return text
+    from lamar.safety.secrets import REACH, scrub
+
+    # As in sleep's prompt: no character shown lies within REACH of the scrubbed window's end.
+    window = limit + 2 * REACH
+    cleaned = scrub(text[:window])[0]
+    while len(text) > window and len(cleaned) - REACH < limit:
+        window *= 2
+        cleaned = scrub(text[:window])[0]
+    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 __all__ = ["LamarTraceHandler"]

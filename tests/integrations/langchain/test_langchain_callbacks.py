@@ -482,3 +482,22 @@ def test_the_trace_of_a_run_still_going_is_refused_with_a_lamar_error(tmp_path: 
     assert len(seen) == 1 and isinstance(seen[0], InvalidArgument) and "has not ended yet" in str(seen[0])
     assert handler.trace(run_id).output == "go"  # once it has ended, the trace is there
 
+
+
+@pytest.mark.parametrize("cut", range(0, 40, 3))
+def test_a_credential_cut_by_the_trace_clip_leaves_none_of_it_in_the_file(tmp_path: Path, cut: int) -> None:
+    """Each trace field is cut to a length before the trace file scrubs it: a cut inside a
+    credential must not leave the file a prefix too short for the scrubber to recognise."""
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    handler = LamarCallbackHandler(engine(), tmp_path / "t.jsonl")
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        return "Error: 401 for token " + key + " " + "x" * 2000
+
+    long_input = "x" * (4000 - 7 - cut) + " token " + key + " tail"
+    RunnableLambda(lambda q: fetch.invoke({"url": "y" * (1000 - 14 - cut) + " " + key}) and q).invoke(
+        long_input, config={"callbacks": [handler]})
+    written = (tmp_path / "t.jsonl").read_text()
+    assert key[:8] not in written

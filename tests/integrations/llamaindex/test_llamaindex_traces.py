@@ -158,3 +158,14 @@ def test_a_handler_registered_twice_writes_one_trace_and_leaves_no_log_open(trac
     traces = load_traces(traces_path)
     episodes = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
     assert len(traces) == 3 and [t.episode_id for t in traces] == episodes
+
+
+@pytest.mark.parametrize("cut", [9, 21, 33])
+def test_a_credential_cut_by_the_trace_clip_leaves_none_of_it_in_the_file(
+        handler: LamarTraceHandler, traces_path: Path, cut: int) -> None:
+    """A query is cut to a length before the trace file scrubs it: a cut inside a credential
+    must not leave the file a prefix too short for the scrubber to recognise."""
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    _, _, query_engine = build()
+    query_engine.query("x" * (4000 - 7 - cut) + " token " + key + " tail")  # type: ignore[attr-defined]
+    assert key[:8] not in traces_path.read_text()
