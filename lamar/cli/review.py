@@ -54,6 +54,10 @@ def decisions_problem(data: Mapping[str, Any], path: str) -> str:
         decided = data.get(name, [])
         if not isinstance(decided, list) or not all(isinstance(i, str) for i in decided):
             return f"{path}: {name!r} must be a list of proposal ids; fix it or run `lamar review {path} --again`"
+    both = [pid for pid in data.get("approved", []) if pid in data.get("rejected", [])]
+    if both:  # an id added to one list by hand and left in the other: which was meant is not apply's guess
+        return (f"{path}: proposal {both[0]} is both approved and rejected; take it out of one list, "
+                f"or run `lamar review {path} --again`")
     return ""
 
 
@@ -241,8 +245,11 @@ def cmd_apply(args: argparse.Namespace) -> int:
     data = load_report(args.report)
     report = SleepReport.from_dict(data)
     only: list[str] | None = args.only or None
-    if only is None and "approved" in data:
-        only = list(data["approved"])
+    if only is None and ("approved" in data or "rejected" in data):
+        # A rejected proposal is never applied unless --only names it, even with no "approved" list.
+        rejected = set(data.get("rejected", []))
+        only = list(data["approved"]) if "approved" in data else [p.id for p in report.proposals
+                                                                    if p.id not in rejected]
         if not only:
             print(f"no proposal in {args.report} was approved; nothing applied")
             return 0

@@ -71,3 +71,35 @@ def test_apply_json_gives_each_skip_its_code(lamar_cli, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     (skip,) = json.loads(done.stdout)["skipped"]
     assert skip["code"] == "applied" and skip["reason"] == "already applied"
+
+
+def test_apply_never_carries_out_a_proposal_the_report_rejects(lamar_cli, tmp_path: Path) -> None:
+    """A "rejected" list edited in by hand, without an "approved" one, still rejects: apply carries
+    out every other proposal, never that one, and leaves the store as it was."""
+    store = tmp_path / "lessons.db"
+    data = _report(lamar_cli, store, tmp_path)
+    (merge,) = data["proposals"]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({**data, "rejected": [merge["id"]]}))
+    before = store.read_bytes()
+    done = lamar_cli("apply", path, "--store", store)
+    assert done.returncode == 0 and "nothing applied" in done.stdout, (done.stdout, done.stderr)
+    assert store.read_bytes() == before
+    assert all(e.status.value == "active" for e in Lamar(str(store)).experiences())
+
+
+def test_apply_refuses_a_proposal_both_approved_and_rejected(lamar_cli, tmp_path: Path) -> None:
+    """An id left in "approved" when it was added to "rejected" by hand: which one was meant is not
+    for apply to guess; it says how to settle it and changes nothing."""
+    store = tmp_path / "lessons.db"
+    data = _report(lamar_cli, store, tmp_path)
+    (merge,) = data["proposals"]
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps({**data, "approved": [merge["id"]], "rejected": [merge["id"]]}))
+    before = store.read_bytes()
+    for command in ("apply", "review"):
+        done = lamar_cli(command, path, "--store", store, stdin="q\n")
+        assert done.returncode == EXIT_USAGE, (command, done.stdout, done.stderr)
+        assert f"{merge['id']} is both approved and rejected" in done.stderr
+        assert f"lamar review {path} --again" in done.stderr
+    assert store.read_bytes() == before
