@@ -112,12 +112,25 @@ def location_refusal(text: str) -> str | None:
     other than PostgreSQL's, or a file that is none of the backends'. Nothing is opened."""
     if text == ":memory:" or text.startswith(("postgresql://", "postgres://")):
         return None
-    refusal = _not_a_path(text)
+    refusal = _not_a_path(text) or _unnameable(text)
     if refusal is not None:
         return refusal
     if os.path.splitext(os.path.expanduser(text))[1].lower() in (".json", *_SQLITE_SUFFIXES):
         return None
     return _UNKNOWN_BACKEND.format(text=text)
+
+
+def _unnameable(text: str) -> str | None:
+    """Why no file system can hold a file named `text` (None when one can): a NUL, or a lone
+    surrogate that the file system's encoding has no bytes for."""
+    if "\0" in text:
+        return f"the store path {text!r} cannot name a file: it holds a NUL character; remove it"
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        return (f"the store path {text!r} cannot name a file: it holds {text[exc.start]!r}, which the file "
+                "system's encoding cannot write; decode the name properly")
+    return None
 
 
 def _not_a_path(text: str) -> str | None:

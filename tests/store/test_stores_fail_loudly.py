@@ -294,6 +294,15 @@ def test_a_url_that_is_not_postgresql_is_refused_not_taken_for_a_folder(
     assert list(tmp_path.iterdir()) == []  # no folder, no file written
 
 
+@pytest.mark.parametrize("name", ["lessons\0.db", "lessons\0.json", "\ud800lessons.db", "\ud800lessons.json"])
+def test_a_store_path_no_file_can_have_is_a_store_error_that_says_what_is_wrong(tmp_path: Path, name: str) -> None:
+    """A NUL, or a lone surrogate the file system cannot encode, in the path: StoreError naming it,
+    not the ValueError or UnicodeEncodeError of the open underneath, and nothing written."""
+    with pytest.raises(StoreError, match="cannot name a file"):
+        Lamar(str(tmp_path / name))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_trace_file_named_like_a_json_store_is_refused_as_not_a_store(tmp_path: Path) -> None:
     """A JSON Lines file that is not a store (sleep traces) is not called damaged: the message says
     what it is not, and sends nobody to restore a backup of a file that is fine."""
