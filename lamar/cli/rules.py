@@ -40,6 +40,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     from lamar.engine import Lamar
     from lamar.rules import import_rules
 
+    _project(args)
     if args.create and not args.apply:
         raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
@@ -78,6 +79,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
 def cmd_export_rules(args: argparse.Namespace) -> int:
     from lamar.rules import export_rules
 
+    _project(args)
     if Path(args.to).expanduser().is_dir():  # an empty --to is the current folder
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
     with open_engine(args) as lam:
@@ -90,6 +92,12 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
     print(f"{result.path}: {state}; {len(result.helps)} rule(s) proven to help, "
           f"{len(result.harms)} proposed removal(s)" + (f", {len(result.unknown)} unproven" if args.unproven else ""))
     return 0
+
+
+def _project(args: argparse.Namespace) -> None:
+    if args.project is not None and not args.project.strip():
+        raise UsageError("--project is empty: name the project (e.g. --project trace), or leave the flag out for "
+                         "the git top-level folder's name")
 
 
 def _model(spec: str) -> Any:

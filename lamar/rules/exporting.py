@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lamar.rules.importing import PROVENANCE_SOURCE, project_name, project_root
+from lamar.rules.importing import PROVENANCE_SOURCE, chosen_project, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
     from lamar.read_only import marked_read_only
 
     path = Path(target).expanduser()
-    name = project or project_name(path.parent if path.parent.exists() else Path.cwd())
+    name = chosen_project(project, path.parent if path.parent.exists() else Path.cwd())
     listed: dict[str, list[tuple[Experience, Evidence]]] = {"helps": [], "harms": [], "unknown": []}
     for exp in lamar.experiences():
         if exp.status.value == "retired" or dict(exp.scope).get("project", name) != name:

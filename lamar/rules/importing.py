@@ -50,6 +50,19 @@ def project_name(folder: str | os.PathLike[str]) -> str:
     return project_root(folder).name or "root"
 
 
+def chosen_project(project: Any, folder: str | os.PathLike[str]) -> str:
+    """`project`, or the project's name derived from `folder` when it is None; a blank one (an unset
+    shell variable) would scope every lesson to no project anyone works in, so it is refused."""
+    from lamar._errors import InvalidArgument, echoed
+
+    if project is None:
+        return project_name(folder)
+    if not isinstance(project, str) or not project.strip():
+        raise InvalidArgument(f"project is empty: name the project the lessons belong to, or pass None for the "
+                              f"git top-level folder's name; got {echoed(project)}")
+    return project
+
+
 def project_root(folder: str | os.PathLike[str]) -> Path:
     """The git top-level folder above `folder` (the folder itself outside git): rules files are named from it."""
     path = Path(folder).resolve()
@@ -83,6 +96,7 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     from lamar._errors import InvalidArgument
 
     root = Path(folder).expanduser()
+    chosen_project(project, ".")  # a blank project is refused before any file is read
     try:  # a NUL in the folder's name raises ValueError, a name too long for the file system OSError
         where = root.resolve()
         paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
@@ -101,7 +115,7 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         raise InvalidArgument(f"cannot read the rules: {exc}") from exc
     if not sources and unread:
         raise InvalidArgument("cannot read the rules: " + "; ".join(f"{file} is {why}" for file, why in unread))
-    name = project or project_name(root)
+    name = chosen_project(project, root)
     rules: list[Rule] = []
     # A file that cannot be read is reported as a whole (line 0); the other files' rules still count.
     skipped: list[tuple[Rule, str]] = [(Rule("", file, 0), why) for file, why in unread]
@@ -224,4 +238,5 @@ def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list
     return rules, still + dropped
 
 
-__all__ = ["FOLDER_KEY", "PROVENANCE_SOURCE", "ImportPlan", "import_rules", "lesson_of", "project_name", "project_root"]
+__all__ = ["FOLDER_KEY", "PROVENANCE_SOURCE", "ImportPlan", "chosen_project", "import_rules", "lesson_of",
+           "project_name", "project_root"]

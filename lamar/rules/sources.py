@@ -167,7 +167,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
             unread.append((name, UNREADABLE))
             return
         if data is None:
-            why = "not a regular file (a FIFO, a device or a socket): name the rules file itself"
+            why = "not a regular file (a folder, a FIFO, a device or a socket): name the rules file itself"
         elif size > MAX_FILE:
             why = (f"{size:,} bytes, over the {MAX_FILE:,} a rules file may hold: move what is not rules "
                    "for the agent out of it, or split it, and import again")
@@ -205,10 +205,11 @@ def _read(path: Path) -> tuple[bytes | None, int]:
     """The file's first MAX_FILE + 1 bytes and its size, or None when it is not a regular file."""
     # Opened without waiting: a FIFO opened to read waits for a writer that may never come.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    facts = os.fstat(fd)
+    if not stat.S_ISREG(facts.st_mode):  # a device such as /dev/zero never ends; a folder cannot be read
+        os.close(fd)
+        return None, 0
     with os.fdopen(fd, "rb") as file:
-        facts = os.fstat(fd)
-        if not stat.S_ISREG(facts.st_mode):
-            return None, 0  # a device such as /dev/zero never ends
         data = file.read(MAX_FILE + 1)  # no more: a file past the limit is refused, not held in memory
         return data, max(facts.st_size, len(data))
 

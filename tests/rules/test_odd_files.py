@@ -53,6 +53,33 @@ def test_a_named_file_that_is_a_fifo_or_a_device_is_refused_without_waiting(tmp_
     assert alone.returncode == 1 and "not a regular file" in alone.stderr and "Traceback" not in alone.stderr
 
 
+def test_a_named_file_that_is_a_folder_is_refused_by_its_name(tmp_path: Path) -> None:
+    """`--file SOMEFOLDER`: the message names the folder and says to name the rules file, not an
+    "Is a directory" about a file descriptor number."""
+    shop = _shop(tmp_path)
+    (shop / "docs").mkdir()
+    done = _lamar(shop, "import-rules", "--file", "docs")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "docs is not a regular file" in done.stderr and "name the rules file itself" in done.stderr
+    both = _lamar(shop, "import-rules", "--file", "docs", "--file", "AGENTS.md")
+    assert both.returncode == 0 and "read AGENTS.md" in both.stdout, both.stderr
+
+
+@pytest.mark.parametrize("project", ["", "  "])
+def test_a_blank_project_is_refused_before_anything_is_stored(tmp_path: Path, project: str) -> None:
+    """A blank --project (an unset shell variable) scoped every rule to project=' ' and wrote
+    "When working on, ..." into the store; it is refused, and nothing is stored."""
+    shop = _shop(tmp_path)
+    store = tmp_path / "lessons.db"
+    done = _lamar(shop, "--store", str(store), "import-rules", "--project", project, "--apply", "--create")
+    assert done.returncode == 1 and "--project is empty" in done.stderr, (done.stdout, done.stderr)
+    assert not store.exists()
+    with pytest.raises(InvalidArgument, match="project is empty"):
+        import_rules(Lamar(":memory:"), shop, project=project)
+    out = _lamar(shop, "--store", str(store), "export-rules", "--project", project)
+    assert out.returncode == 1 and "--project is empty" in out.stderr, (out.stdout, out.stderr)
+
+
 @pytest.mark.parametrize("data", [b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00- Never push\n",
                                   "- Always run the tests before every commit\n".encode("utf-16-le")],
                          ids=["binary", "UTF-16 without BOM"])
