@@ -25,12 +25,23 @@ REPORT_FORMAT = "lamar-sleep-report"
 def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     """The report file as a dict; UsageError when it is missing or not a sleep report. With
     `redo` (review --again, which asks every proposal afresh) a mangled decision list is emptied."""
+    if not path.strip():  # Path("") is the current folder
+        raise UsageError("REPORT.json is empty: name the file `lamar sleep --out REPORT.json` saved")
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read the sleep report {path}: {exc}") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path} is a folder: name the report file in it that `lamar sleep --out` saved") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"cannot read the sleep report {path}: it is not UTF-8 text, so not a report: name the "
+                         "file `lamar sleep --out` saved") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"cannot read the sleep report {path}: it is not valid JSON ({exc}): undo the edit that "
+                         f"broke it, or make a new one with `lamar sleep --out {path}`") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read the sleep report {path}: {exc.strerror or exc}; name the file "
+                         "`lamar sleep --out` saved") from None
     except RecursionError:
         raise UsageError(f"cannot read the sleep report {path}: its JSON is nested too deep") from None
     if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:

@@ -103,3 +103,21 @@ def test_apply_refuses_a_proposal_both_approved_and_rejected(lamar_cli, tmp_path
         assert f"{merge['id']} is both approved and rejected" in done.stderr
         assert f"lamar review {path} --again" in done.stderr
     assert store.read_bytes() == before
+
+
+def test_a_report_path_that_is_no_report_file_says_what_to_name(lamar_cli, tmp_path: Path) -> None:
+    """An empty REPORT.json, a folder, the store itself, or a report whose hand edit broke its
+    JSON: one line that says what to do, for review and apply alike, and the store unchanged."""
+    store = tmp_path / "lessons.db"
+    data = _report(lamar_cli, store, tmp_path)
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps(data)[:-2])
+    before = store.read_bytes()
+    expected = {"": "REPORT.json is empty", str(tmp_path): "is a folder: name the report file",
+                str(store): "is not UTF-8 text", str(broken): "is not valid JSON"}
+    for path, said in expected.items():
+        for command in ("apply", "review"):
+            done = lamar_cli(command, path, "--store", store)
+            assert done.returncode == EXIT_USAGE and said in done.stderr, (command, path, done.stderr)
+            assert "lamar sleep --out" in done.stderr and "Errno" not in done.stderr
+    assert store.read_bytes() == before
