@@ -85,6 +85,10 @@ def _empty(path: Path) -> bool:
 def open_raw(location: str, *, create: bool, busy: str = "run the command again once that writer is done") -> Store:
     """The store at `location`; unless `create`, a missing file store is an error. A SQLite file
     another process keeps locked past the wait says `busy`: what a user of this command can do."""
+    if is_file_location(location) and Path(location).expanduser().is_dir():
+        path = Path(location).expanduser()
+        raise StoreError(f"{path} is a folder, not a store: name the store file in it (e.g. --store "
+                         f"{path / 'experience.db'})")
     if not create:
         require_existing(location)
     try:

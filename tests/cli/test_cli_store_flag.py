@@ -75,3 +75,16 @@ def test_without_the_flag_the_environment_then_the_default_store_is_used(
     assert named.returncode == 0 and str(other) in named.stdout
     flag = run_cli("stats", "--json", "--store", other, extra_env={"LAMAR_STORE": str(default_store / "x.json")})
     assert flag.returncode == 0 and str(other) in flag.stdout
+
+
+@pytest.mark.parametrize("name", ["lessons.db", "lessons.json"])
+def test_a_store_path_that_is_a_folder_says_so_and_what_to_name(lamar_cli: Any, tmp_path: Path, name: str) -> None:
+    """`--store` naming a folder: SQLite said only "unable to open database file" and the JSON store
+    "[Errno 21] Is a directory"; both say it is a folder and to name the store file in it."""
+    folder = tmp_path / name
+    folder.mkdir()
+    for args in (("stats",), ("add", "--create", "--precondition", "p", "--action", "a")):
+        done = lamar_cli("--store", folder, *args)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"{folder} is a folder, not a store: name the store file in it" in done.stderr
+    assert list(folder.iterdir()) == []
