@@ -194,7 +194,9 @@ class FoldCache:
         if kind in ("scope", "erase", "edit"):
             self._same = None  # they change a lesson's texts or scope
         if kind == "snapshot":  # a checkpoint: the state folded from every event up to here
+            settled = self.settled  # an event of the log like any other: a settled fold stays settled
             restore(self, data)
+            self.settled = settled
             self.seq = event.seq
             self.last = event
             self.pinned = set(self.episodes)  # their keys are gone with the events they came from

@@ -1449,3 +1449,22 @@ def test_no_build_hands_out_a_version_a_row_had_even_after_a_scrub_deleted_the_r
         assert versions().isdisjoint(seen), step
     other.close()
     lam.close()
+
+
+def test_an_engine_that_folds_another_engines_checkpoint_can_checkpoint_too(fold_url: str) -> None:
+    # A snapshot folded from the log's tail is an event of the settled log like any other: the
+    # fold stays settled, so this engine's own checkpoint is not refused as if a write were in flight.
+    one, other = Lamar(fold_url, k=1, seed=1), Lamar(fold_url, k=1, seed=2)
+    one.add(Experience("the build fails", "read the first error", scope=Scope(task="t")))
+    for _ in range(3):
+        one.report(one.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+        other.report(other.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    one.stats()  # settled through the last report
+    other.report(other.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    assert other.checkpoint() is True  # a snapshot past what the first engine folded
+    assert one.checkpoint() is False  # its sync folds that snapshot from the tail: checkpointed that far
+    one.report(one.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    assert one.checkpoint() is True
+    assert next(e.kind for e in one.store.read()) == "snapshot"
+    one.close()
+    other.close()
