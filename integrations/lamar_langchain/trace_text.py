@@ -24,14 +24,9 @@ def clip(text: str, limit: int = LIMIT) -> str:
     """
     if len(text) <= limit:
         return text
-    from lamar.safety.secrets import REACH, scrub
+    from lamar.safety.secrets import scrub_head
 
-    # As in sleep's prompt: no character shown lies within REACH of the scrubbed window's end.
-    window = limit + 2 * REACH
-    cleaned = scrub(text[:window])[0]
-    while len(text) > window and len(cleaned) - REACH < limit:
-        window *= 2
-        cleaned = scrub(text[:window])[0]
+    cleaned = scrub_head(text, limit)[0]
     return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 

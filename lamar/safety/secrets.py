@@ -374,6 +374,24 @@ def scrub(text: str) -> tuple[str, list[str]]:
     return _apply(_RANDOM, _apply(_BODY, text, kinds), kinds), kinds
 
 
+def scrub_head(text: str, limit: int, *, using: Callable[[str], tuple[str, list[str]]] = scrub,
+               reach: int | None = REACH) -> tuple[str, list[str]]:
+    """`text` scrubbed as far as a cut at `limit` characters shows it: (cleaned, kinds found). A cut
+    inside a credential leaves too little of it to recognise, so the scrubbed window reaches twice
+    `reach` past the limit (all of `text` when `reach` is None) and grows while what scrubbing left
+    of it does not reach `reach` past the limit. The caller cuts the result to `limit`.
+
+    >>> scrub_head("token ghp_" + "a1B2c3D4e5" * 4, 20)[0][:20]
+    'token [REDACTED:gith'
+    """
+    window = len(text) if reach is None else limit + 2 * reach
+    cleaned, kinds = using(text[:window])
+    while reach is not None and len(text) > window and len(cleaned) - reach < limit:
+        window *= 2
+        cleaned, kinds = using(text[:window])
+    return cleaned, kinds
+
+
 def _reread(text: str, shadow: str, kinds: list[str]) -> str:
     """`shadow` scrubbed when it shows credentials that `text` hid from the rules, else `text`."""
     if shadow == text:
@@ -471,4 +489,4 @@ def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
 
 
 
-__all__ = ["PLACEHOLDER", "REACH", "RULES", "is_placeholder", "scrub", "secret_key_kind"]
+__all__ = ["PLACEHOLDER", "REACH", "RULES", "is_placeholder", "scrub", "scrub_head", "secret_key_kind"]

@@ -101,14 +101,9 @@ def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None) -> tuple[
 
 def _clip_scrubbed(text: str, limit: int, scrub: Scrub, reach: int | None) -> tuple[str, list[str]]:
     """`text` scrubbed and cut to `limit` characters; returns (text, kinds found in what was read)."""
-    window = len(text) if reach is None else limit + 2 * reach
-    cleaned, kinds = scrub(text[:window])
-    # Where the window cuts a credential, what is left of it may no longer be recognisable: none of
-    # the last `reach` characters is shown, so any credential shown in part was read far enough.
-    # When scrubbing shrank the window below that (a long key became a short placeholder), read more.
-    while reach is not None and len(text) > window and len(cleaned) - reach < limit:
-        window *= 2
-        cleaned, kinds = scrub(text[:window])
+    from lamar.safety.secrets import scrub_head
+
+    cleaned, kinds = scrub_head(text, limit, using=scrub, reach=reach)
     return (cleaned, kinds) if len(cleaned) <= limit else (cleaned[:limit] + " [...clipped]", kinds)
 
 
