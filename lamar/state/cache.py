@@ -291,10 +291,17 @@ class FoldCache:
             self._set_status(state.experience.id, Status.RETIRED)  # out of the index under the scope it had
             fold.erase(state, by, event.time)
             self._note(state.experience.id, event.time, f"erased by {by}" + (f": {reason}" if reason else ""))
+        pairs: set[tuple[str, str]] = set()
         for episode_id in data.get("episodes", ()):
             record = self.episodes.get(episode_id)
             if record is not None:
+                pairs.update(record.context.items())
                 record.context = {}
+        # A fold that read the contexts before the scrub blanked them named slices after them (a
+        # slice's name is context text): they go, as they go from a scrubbed snapshot.
+        for lesson in self.lessons.values() if pairs else ():
+            for name in pairs & lesson.slices.slices.keys():
+                del lesson.slices.slices[name]
 
     def _note(self, exp_id: str, time: float, text: str) -> None:
         state = self.lessons.get(exp_id)
