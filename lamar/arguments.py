@@ -121,6 +121,12 @@ def who(name: Any) -> str:
     if not isinstance(name, str) or not name.strip() or text_problem(name):
         raise InvalidArgument(f"by names who does it: a non-empty string without NUL (or None: the OS user); "
                               f"got {echoed(name)}")
+    from lamar.safety.boundary import MAX_LESSON_CHARS
+
+    # Kept in the audit trail and printed back like a reason, so held to a reason's length.
+    if len(name.strip()) > MAX_LESSON_CHARS:
+        raise InvalidArgument(f"by is {len(name.strip()):,} characters long, at most {MAX_LESSON_CHARS:,}: "
+                              "name who does it")
     return name.strip()
 
 

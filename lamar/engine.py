@@ -192,7 +192,7 @@ class Lamar:
         Args:
             exp_id: the lesson to erase.
             contexts: also blank the contexts of the episodes it was eligible in.
-            by: who erases it, for the audit (default: the OS user).
+            by: who erases it, for the audit (default: the OS user; at most 6,000 characters).
             reason: why, for the audit (keep the erased text out of it).
 
         Returns:
@@ -200,7 +200,7 @@ class Lamar:
 
         Raises:
             UnknownExperience: no lesson has that id.
-            InvalidArgument: `contexts` for a lesson erased without them, or an argument of the wrong type.
+            InvalidArgument: `contexts` for a lesson erased without them, a bad or too long argument.
             StoreError: the store cannot rewrite its events (nothing changed), or the rewrite failed.
         """
         contexts, who, why = arguments.flag(contexts, "contexts"), arguments.who(by), arguments.reason(reason)

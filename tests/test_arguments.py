@@ -218,3 +218,12 @@ def test_a_value_of_normal_length_is_echoed_whole() -> None:
     with pytest.raises(UnknownEpisode) as raised:
         Lamar().report("ep_" + "9" * 120, Signal.SHIPPED)
     assert str(raised.value).startswith(f"no episode {'ep_' + '9' * 120!r} in store :memory:: report")
+
+
+def test_who_erases_is_held_to_a_reasons_length() -> None:
+    lam = Lamar()
+    exp_id = lam.add(Experience(precondition="the build fails", action="rebuild"))
+    with pytest.raises(InvalidArgument, match="by is 6,001 characters long, at most 6,000"):
+        lam.erase(exp_id, by="x" * 6_001)
+    assert lam.get(exp_id).action == "rebuild"  # refused before the erase
+    assert lam.erase(exp_id, by="x" * 6_000).by == "x" * 6_000

@@ -61,6 +61,7 @@ def test_erase_refuses_bad_input_and_changes_nothing(run_cli, sqlite_store, ids)
     for args, code, message in [
         (("exp_missing",), 1, "lamar ls"),
         ((ids["good"], "--by", " "), 1, "by names who does it"),
+        ((ids["good"], "--by", "x" * 100_000), 1, "by is 100,000 characters long, at most 6,000"),
         ((ids["good"], "--contexts", "yes"), 1, "unrecognized arguments"),
         ((), 1, "the following arguments are required: id"),
     ]:
