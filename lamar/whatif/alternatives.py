@@ -195,7 +195,7 @@ def form(spec: str) -> tuple[str, str]:
     """A spec's name and argument, checked for form alone: a typo is named before the log is read.
 
     Raises:
-        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1.
+        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1 or not in digits.
     """
     head, _, arg = spec.strip().partition(":")
     head = head.lower()
@@ -215,7 +215,7 @@ def form(spec: str) -> tuple[str, str]:
 
 
 def name_of(spec: str) -> str:
-    """The name of the row a spec gives: the spec as it can be asked for again (`K:1.0` is `k:1`).
+    """The name of the row a spec gives: the spec as it can be asked for again (` K:1 ` is `k:1`).
 
     Raises:
         InvalidArgument: as `form`.
@@ -270,13 +270,17 @@ def _number(spec: str, text: str) -> float:
 
 
 def _slots(spec: str, text: str) -> int:
-    """k as typed, read exactly: through a float, a k of more digits than a float holds would be
-    named by another number, and a fraction past its precision would pass for whole."""
-    _number(spec, text)  # the form and the range a float takes, as for a rate
+    """k as typed: ASCII digits alone, so that no other spelling (`1e99`, `3.0`, `1_0`) passes for
+    a whole number; the engine's own `k` is an int, never read from text."""
+    digits = text.strip()
+    refusal = InvalidArgument(f"policy {echoed(spec)}: k is a whole number >= 1 written in digits (such as k:2); "
+                              f"got {echoed(text)}")
+    if not (digits.isascii() and digits.isdigit()):
+        raise refusal
     try:
-        exact = Decimal(text.strip())
-    except ArithmeticError:
-        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a number") from None
-    if exact != int(exact) or exact < 1:
-        raise InvalidArgument(f"policy {echoed(spec)}: k is a whole number >= 1")
-    return int(exact)
+        value = int(digits)
+    except ValueError:  # more digits than int() reads from text
+        raise refusal from None
+    if value < 1:
+        raise refusal
+    return value

@@ -124,7 +124,7 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
             `k:K` use). The logged k is read from the log: the most lessons an episode wanted.
         policy: one alternative or several: a name (logged, none, proven, today, without:ID,
             holdout:Q, k:K) or an `Alternative`. Default: logged, none, proven, today, holdout:0, k:1.
-            Each is one row, named as it can be asked for again (`K:1.0` is the row `k:1`).
+            Each is one row, named as it can be asked for again (` K:1 ` is the row `k:1`).
         since: only episodes logged at or after this time (seconds since the epoch).
         scope: only episodes whose context has these key=value pairs (strings).
         minimum: refuse a selection with fewer reported episodes than this.

@@ -101,7 +101,7 @@ class WhatIfReport:
     alternatives: tuple[AlternativeReport, ...]
 
     def __getitem__(self, policy: str) -> AlternativeReport:
-        """The row of `policy`, by its name or any spelling of it that `whatif` takes (`K:1.0`)."""
+        """The row of `policy`, by its name or any spelling of it that `whatif` takes (` K:1 `)."""
         names = [policy]
         with contextlib.suppress(InvalidArgument, AttributeError):
             names.append(name_of(policy))

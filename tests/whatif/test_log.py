@@ -167,7 +167,7 @@ def test_each_policy_is_one_row_named_as_it_can_be_asked_again(tmp_path: Path) -
     assert [row.policy for row in report.alternatives] == ["holdout:0.999999999", "k:1", "holdout:0.3", "none"]
     again = lam.whatif([row.policy for row in report.alternatives])
     assert [row.to_dict() for row in again.alternatives] == [row.to_dict() for row in report.alternatives]
-    assert report["K:1.0"] is report["k:1"] and report["holdout:.30"] is report["holdout:0.3"]
+    assert report[" K:1 "] is report["k:1"] and report["holdout:.30"] is report["holdout:0.3"]
     one = Holdout(0.5)
     assert [row.policy for row in lam.whatif([one, one]).alternatives] == ["holdout:0.5"]
     for spelt in ([one, "holdout:0.5"], ["holdout:.50", one, Holdout(0.5)]):  # one policy, two spellings
