@@ -183,12 +183,15 @@ def parse_signal(text: str) -> Signal | float:
         return Signal(text.strip().lower())
     except ValueError:
         pass
-    try:
-        return float(text)
-    except ValueError:
+    import re
+
+    # float() also reads `1_0` and other scripts' digits: a reward is read as typed, or refused.
+    number = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))"
+    if not re.fullmatch(number, text.strip()):  # nan and inf are numbers the engine refuses as out of range
         raise InvalidReward(
-            f"unknown signal {text!r}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1]"
-        ) from None
+            f"unknown signal {text!r}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1] "
+            "written in ASCII digits (such as -0.5)")
+    return float(text)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -97,6 +97,9 @@ def test_report_refuses_bad_input_with_exit_1(run_cli, sqlite_store, ids):
         ((ids["episode"], "great"), "unknown signal 'great'"),
         ((ids["episode"], "1.5"), "outside [-1, 1]"),
         ((ids["episode"], "nan"), "outside [-1, 1]"),
+        # float() reads these as 10.0 and 1.0; a reward is read as typed, and these are not numbers
+        ((ids["episode"], "1_0"), "unknown signal '1_0'"),
+        ((ids["episode"], "\u0661"), "unknown signal '\u0661'"),
     ]:
         out = run_cli("report", *args, "--store", sqlite_store)
         assert out.returncode == 1, (args, out.stderr)
