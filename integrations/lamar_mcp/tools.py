@@ -48,6 +48,7 @@ MAX_FREE_TEXT = 20_000
 
 SIGNALS = tuple(s.value for s in Signal)
 STATUSES = tuple(s.value for s in Status)
+_ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
 
@@ -354,8 +355,10 @@ def _guard(call: Any) -> Any:
         raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
                         "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownExperience as exc:
-        # The engine's advice names a Python call; a model has the lessons tool instead.
-        raise ToolError(f"{exc.args[0].split('; ')[0]}; call lessons() to list the lesson ids") from exc
+        # The engine's advice names a Python call; a model has the lessons tool instead. Only that
+        # suffix goes: the id before it is shown whole, whatever it holds.
+        said = str(exc.args[0]).removesuffix(_ENGINE_HINT)
+        raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
     except LamarError as exc:
         raise ToolError(str(exc)) from exc
 

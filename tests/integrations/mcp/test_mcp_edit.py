@@ -76,3 +76,15 @@ async def test_bad_edits_are_tool_errors_that_change_nothing(store: Path) -> Non
         bad = await session.call_tool("recall", {"context": CONTEXT, "dry_run": "yes"})
         assert bad.is_error and "dry_run must be true or false" in bad.content[0].text
     assert events(store) == before
+
+
+def test_an_unknown_lesson_id_is_shown_whole_with_the_tools_hint() -> None:
+    from lamar_mcp.tools import LamarTools, ToolError
+
+    # The id holds "; ", where the engine's own hint begins: only that hint is replaced.
+    with Lamar() as lam:
+        try:
+            LamarTools(lam).evidence("exp_a; b")
+        except ToolError as exc:
+            said = str(exc)
+    assert said == "no experience 'exp_a; b' in store :memory:; call lessons() to list the lesson ids"
