@@ -130,6 +130,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    if not args.file.strip():  # `lamar import "$UNSET"`: the empty path would name the current folder
+        raise UsageError("FILE is empty: name the store to import from (.json, .db or postgresql://)")
     location = store_location(args)
     if _same(location, args.file):
         raise UsageError(f"{args.file} is the store itself: name the file to import from")

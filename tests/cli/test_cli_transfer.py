@@ -191,3 +191,11 @@ def test_export_to_postgres_and_back(run_cli, json_store, tmp_path, postgres_url
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute("DROP SCHEMA IF EXISTS lamar_cli_test CASCADE")
+
+
+def test_an_empty_file_to_import_is_a_usage_error(run_cli, json_store):
+    # The empty path names the current folder: it was a store error (exit 2) about ".".
+    before = json_store.read_bytes()
+    out = run_cli("import", "", "--store", json_store, "--append")
+    assert out.returncode == 1 and "FILE is empty: name the store to import from" in out.stderr, out.stderr
+    assert json_store.read_bytes() == before
