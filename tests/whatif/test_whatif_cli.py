@@ -274,7 +274,8 @@ def test_a_k_of_more_digits_than_a_float_holds_is_echoed_as_typed(logged: Path) 
     (row,) = json.loads(out)["alternatives"]
     assert row["policy"] == typed and row["description"].startswith("12345678901234567890123 slot(s)")
     status, _, err = run("whatif", "--store", str(logged), "--policy", typed + ".5")
-    assert (status, err) == (1, f"lamar: error: policy '{typed}.5': k is a whole number >= 1\n")
+    said = f"policy '{typed}.5': k is a whole number >= 1 written in digits (such as k:2); got '{typed[2:]}.5'"
+    assert (status, err) == (1, f"lamar: error: {said}\n")
 
 
 def test_the_ui_page_shows_outside_shares_and_their_legend_as_the_cli_does(tmp_path: Path) -> None:
