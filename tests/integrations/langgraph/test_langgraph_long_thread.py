@@ -16,6 +16,7 @@ from langgraph.types import Send
 
 from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.tools import load_tool
 
 CONTEXT = {"project": "trace"}
 TURNS = 200
@@ -175,25 +176,14 @@ def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settl
 
 def counted_store(location: str) -> tuple[Any, list[int]]:
     """The store at `location`, every call to its methods (and to its lesson rows, in PostgreSQL's
-    fold mode) counted; one made inside another (SQLite's `read` through `read_texts`) is not one more."""
+    fold mode) counted as tools/langgraph_turn.py counts them for docs/speed.md."""
+    turn = load_tool("langgraph_turn")
     store = ExperienceStore(location)
     calls = [0, 0]  # calls, and how deep inside one the store is now
-    for obj, names in ((store, ("append", "read", "read_texts", "lookup", "load_state", "save_state")),
-                       (getattr(store, "rows", None), ("settled", "eligible", "lessons", "append"))):
-        for name in names if obj is not None else ():
-            method = getattr(obj, name, None)
-            if method is None:
-                continue
-
-            def wrapper(*args: Any, __method: Any = method, **kwargs: Any) -> Any:
-                calls[0] += calls[1] == 0
-                calls[1] += 1
-                try:
-                    return __method(*args, **kwargs)
-                finally:
-                    calls[1] -= 1
-
-            setattr(obj, name, wrapper)
+    turn.counted(store, turn.STORE_CALLS, calls)
+    rows = getattr(store, "rows", None)
+    if rows is not None:
+        turn.counted(rows, turn.ROW_CALLS, calls)
     return store, calls
 
 
