@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from lamar import Experience, Lamar
+from lamar import Lamar
 from lamar.policy.fold import ERASED
 from lamar.store.memory import MemoryStore
-from tests.state.test_erase_window import _SECRET, _copies
+from tests.state.test_erase_window import _SECRET, _copies, _writer
 
 
 @pytest.fixture(params=["memory", "sqlite", "json", "postgres-log", "postgres-fold"])
@@ -31,17 +31,6 @@ def where(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         namespace = unique_namespace("ckpt")
         yield namespace_url(url, namespace, lamar_fold="off" if request.param == "postgres-log" else "on")
         drop_namespaces(url, namespace)
-
-
-def _writer(where: Any) -> tuple[Lamar, str]:
-    """An engine that folded the secret lesson, with episodes to checkpoint."""
-    lam = Lamar(where, k=2, seed=1)
-    for i in range(3):
-        lam.add(Experience(f"case {i}", f"do {i}"))
-    exp_id = lam.add(Experience("the crash is reported", f"ask {_SECRET} for the log"))
-    for _ in range(40):
-        lam.report(lam.recall({"task": "x"}).episode_id, 0.5)
-    return lam, exp_id
 
 
 def _kept(where: Any) -> list[str]:

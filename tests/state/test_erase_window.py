@@ -15,9 +15,10 @@ from tests.at_once import _CONTEXT
 _SECRET = "Ottoline Brandquist"
 
 
-def _writer(location: str) -> tuple[Lamar, str]:
-    """An engine that folded the secret lesson and wrote enough since its last save to save at close."""
-    lam = Lamar(location, k=2, seed=1)
+def _writer(where: Any) -> tuple[Lamar, str]:
+    """An engine (on a location or a store) that folded the secret lesson and wrote enough since
+    its last save to save at close, or to checkpoint."""
+    lam = Lamar(where, k=2, seed=1)
     for i in range(3):
         lam.add(Experience(f"case {i}", f"do {i}"))
     exp_id = lam.add(Experience("the crash is reported", f"ask {_SECRET} for the log"))
