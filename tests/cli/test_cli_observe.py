@@ -235,17 +235,12 @@ def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it
     assert "is not a command" not in run_cli("frobnicate").stderr
 
 
-@pytest.mark.parametrize("suffix", [".json", ".db"])
-def test_ls_and_show_count_injections_alike_and_say_which_await_their_outcome(run_cli, tmp_path, suffix,
-                                                                                strict_json):
-    # `ls` counts the reported episodes (those the lift reads), `show` every logged one: the
-    # difference is the episodes still pending, and `show` says how many those are.
+def one_pending_each_way(lam: Lamar) -> str:
+    """A lesson with 12 episodes, all reported but one that injected it and one that held it out."""
     from lamar import Experience, Scope
 
-    path = tmp_path / f"counts{suffix}"
-    lam = Lamar(str(path), seed=3, holdout=0.5)
     exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x"), status="active"))
-    left: dict[str, str] = {}  # one pending episode that injected the lesson, one that held it out
+    left: dict[str, str] = {}
     for _ in range(12):
         rec = lam.recall({"project": "x"})
         side = "held" if exp_id in lam.episode(rec.episode_id).held_out else "injected" if rec.ids else ""
@@ -254,6 +249,17 @@ def test_ls_and_show_count_injections_alike_and_say_which_await_their_outcome(ru
         else:
             lam.report(rec.episode_id, 1.0)
     assert len(left) == 2
+    return exp_id
+
+
+@pytest.mark.parametrize("suffix", [".json", ".db"])
+def test_ls_and_show_count_injections_alike_and_say_which_await_their_outcome(run_cli, tmp_path, suffix,
+                                                                                strict_json):
+    # `ls` counts the reported episodes (those the lift reads), `show` every logged one: the
+    # difference is the episodes still pending, and `show` says how many those are.
+    path = tmp_path / f"counts{suffix}"
+    lam = Lamar(str(path), seed=3, holdout=0.5)
+    exp_id = one_pending_each_way(lam)
     lam.close()
     injected, held_out = episodes_with(path, "injected", exp_id), episodes_with(path, "held_out", exp_id)
     (row,) = strict_json(run_cli("ls", "--store", path, "--json").stdout)

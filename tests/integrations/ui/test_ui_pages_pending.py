@@ -30,20 +30,12 @@ def test_a_lesson_page_counts_as_ls_does_and_says_which_episodes_await_their_out
     # The verdict line counts reported episodes (as `lamar ls` and the lessons table do), the
     # episodes section every logged one, naming the pending ones.
     pytest.importorskip("starlette")
+    from tests.cli.test_cli_observe import one_pending_each_way
     from tests.integrations.ui.test_ui_trial import _get, serving
 
     path = tmp_path / "s.db"
     with Lamar(str(path), seed=3, holdout=0.5) as lam:
-        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="x"), status="active"))
-        left: dict[str, str] = {}  # one pending episode that injected the lesson, one that held it out
-        for _ in range(12):
-            rec = lam.recall({"project": "x"})
-            side = "held" if exp_id in lam.episode(rec.episode_id).held_out else "injected" if rec.ids else ""
-            if side and side not in left:
-                left[side] = rec.episode_id
-            else:
-                lam.report(rec.episode_id, 1.0)
-        assert len(left) == 2
+        exp_id = one_pending_each_way(lam)  # one pending episode that injected the lesson, one that held it out
         ev, past = lam.evidence(exp_id), lam.history(exp_id)
     assert (past.injected_in, past.held_out_in) == (ev.injected + 1, ev.held_out + 1)
     with serving(path) as url:
