@@ -17,18 +17,15 @@ the runs alone: the detector still closes the evidence segment, so the verdicts 
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import math
 import random
-import statistics
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from lamar.gym import run_gym
-from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, paired, wrong_drops
-from lamar.gym.family_run import add_captured, run_family, spec
+from lamar.gym import sweep as sweep_frame
+from lamar.gym.family_report import captured_by_world, paired
+from lamar.gym.family_run import run_family, spec
 from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text, mean_interval
 from lamar.policy import features, lesson, selection
@@ -223,57 +220,36 @@ def patched(every: float, hard: bool) -> Iterator[None]:
 def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
-    seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
+    seeds = sweep_frame.family_seeds(worlds, tuning)
     rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST), spec(PEER)], workers=workers)
-    lines = [(f"Soft change points on the family ({worlds} {'tuning' if tuning else 'reporting'} worlds, seeds "
-              f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
-             (f"{'hazard':<12}{'captured':>14}{'minus default':>16}{f'minus {PEER}':>25}{'fossil kept':>13}{'dropped after':>15}"
-              f"{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
+    lines = [sweep_frame.title("Soft change points", seeds, tuning, gym_first_seed, gym_seeds),
+             f"{'hazard':<12}{'captured':>14}{'minus default':>16}{f'minus {PEER}':>25}{sweep_frame.HEADING}"]
     for every, hard in [DEFAULT, *(s for s in settings if s != DEFAULT)]:
         name = name_of(every, hard)
         with patched(every, hard):
-            mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
-            gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
-        rows += mine
-        add_captured(rows)
+            mine, gym = sweep_frame.run_setting(rows, name, seeds, gym_first_seed=gym_first_seed,
+                                                gym_seeds=gym_seeds, workers=workers)
         minus = "" if name == "default" else interval_text(paired(rows, name, "default"))
         against = paired(rows, name, PEER)
         low = mean_interval(against)[0] - mean_interval(against)[1]
-        kept, drop = forgetting(mine)
-        lamar = [row for row in gym.runs if row["policy"] == "lamar"]
-        pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in lamar) for phase in ("pre", "post"))
-        share = 100 * statistics.mean(row["share_fossil_post"] for row in lamar)
-        off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
-        latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
         lines.append(f"{name:<12}{interval_text(list(captured_by_world(rows, name).values())):>14}{minus:>16}"
-                     f"{interval_text(against) + f' ({low:+.3f})':>25}{kept:>13}{drop:>15}{wrong_drops(mine):>13}"
-                     f"{interval_text(paired(rows, name, FASTEST, 'fossil_drop'), digits=0):>26}"
-                     f"{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
+                     f"{interval_text(against) + f' ({low:+.3f})':>25}" + sweep_frame.columns(rows, name, mine, gym))
         print(lines[-1], flush=True)
     for peer in (PEER, FASTEST):
-        theirs = [row for row in rows if row["policy"] == peer]
-        kept, drop = forgetting(theirs)
-        lines.append(f"{peer:<12}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}{'':>25}{kept:>13}"
-                     f"{drop:>15}{wrong_drops(theirs):>13}")
+        lines.append(f"{peer:<12}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}{'':>25}"
+                     + sweep_frame.peer_columns(rows, peer))
     lines += ["   hazard: 1/N, the prior chance per eligible episode that the lesson's world changed; soft: the fall",
               "   detector closes the evidence segment but leaves the arms to the runs (else it restarts both, as in the engine).",
               f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
-              f"   other family columns as in python -m lamar.gym.forgetting (dropped minus {FASTEST}: paired by world with",
-              "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
-              "   slot share after the flip and task episodes until it is no longer injected (median)."]
+              *sweep_frame.NOTES]
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python tools/changepoint_sweep.py", description=__doc__.splitlines()[0])
-    parser.add_argument("worlds", type=int, nargs="?", default=40)
-    parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
-    parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed")
-    parser.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
+    parser = sweep_frame.parser("python tools/changepoint_sweep.py", __doc__)
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
                         default=[setting(s) for s in ("200", "500", "2000", "200-", "500-", "2000-")],
                         help="comma-separated hazard inverses, each with a trailing '-' to leave the arms to the runs")
-    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--bench", type=setting, metavar="SETTING",
                         help="instead, python -m lamar.bench's recall + report speed at this one setting")
     args = parser.parse_args(argv)

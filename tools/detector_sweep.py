@@ -16,15 +16,12 @@ The engine has neither.
 
 from __future__ import annotations
 
-import argparse
 import math
-import statistics
 from collections.abc import Callable, Sequence
 
-from lamar.gym import run_gym
-from lamar.gym.family import TUNING_SEEDS
-from lamar.gym.family_report import captured_by_world, forgetting, paired, wrong_drops
-from lamar.gym.family_run import add_captured, run_family, spec
+from lamar.gym import sweep as sweep_frame
+from lamar.gym.family_report import captured_by_world, paired
+from lamar.gym.family_run import run_family, spec
 from lamar.gym.forgetting import FASTEST
 from lamar.gym.metrics import interval_text
 from lamar.policy import change
@@ -82,13 +79,11 @@ def capped_fire(cap: float) -> Callable[[change.ChangeDetector], tuple[float, fl
 def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[Setting],
           workers: int, gym_seeds: int = 20) -> list[str]:
     """The default setting's line, then one per other setting, each paired by world against it."""
-    seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
+    seeds = sweep_frame.family_seeds(worlds, tuning)
     # The detector does not touch these; the fading mean is the peer each setting's drop is paired with.
     rows = run_family(seeds, [spec("none"), spec("oracle"), spec(FASTEST)], workers=workers)
-    lines = [(f"The fall detector on the family ({worlds} {'tuning' if tuning else 'reporting'} worlds, seeds "
-              f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})"),
-             (f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{'fossil kept':>13}{'dropped after':>15}"
-              f"{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")]
+    lines = [sweep_frame.title("The fall detector", seeds, tuning, gym_first_seed, gym_seeds),
+             f"{'level/arming':<14}{'captured':>15}{'minus default':>16}{sweep_frame.HEADING}"]
     default = name_of(*DEFAULT)
     fire = change.ChangeDetector._fire
     update = change.ChangeDetector.update
@@ -100,48 +95,30 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
         if young is not None:
             change.ChangeDetector.update = aged_update(level, watch, young)  # type: ignore[method-assign,assignment]
         try:
-            mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
-            gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
+            mine, gym = sweep_frame.run_setting(rows, name, seeds, gym_first_seed=gym_first_seed,
+                                                gym_seeds=gym_seeds, workers=workers)
         finally:
             change.LEVEL, change.WATCH_AFTER = DEFAULT[:2]
             change.ChangeDetector._fire = fire  # type: ignore[method-assign]
             change.ChangeDetector.update = update  # type: ignore[method-assign]
-        rows += mine
-        add_captured(rows)
         minus = "" if name == default else interval_text(paired(rows, name, default))
-        kept, drop = forgetting(mine)
-        lamar = [row for row in gym.runs if row["policy"] == "lamar"]
-        pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in lamar) for phase in ("pre", "post"))
-        share = 100 * statistics.mean(row["share_fossil_post"] for row in lamar)
-        off = [row["fossil_off_latency"] for row in lamar if row["fossil_off_latency"] is not None]
-        latency = f"{statistics.median(off):.0f}" + (f", never {len(lamar) - len(off)}" if len(off) < len(lamar) else "")
-        lines.append(f"{name:<14}{interval_text(list(captured_by_world(rows, name).values())):>15}{minus:>16}{kept:>13}"
-                     f"{drop:>15}{wrong_drops(mine):>13}{interval_text(paired(rows, name, FASTEST, 'fossil_drop'), digits=0):>26}"
-                     f"{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
-    fastest = [row for row in rows if row["policy"] == FASTEST]
-    kept, drop = forgetting(fastest)
-    lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}{kept:>13}"
-                 f"{drop:>15}{wrong_drops(fastest):>13}")
+        lines.append(f"{name:<14}{interval_text(list(captured_by_world(rows, name).values())):>15}{minus:>16}"
+                     + sweep_frame.columns(rows, name, mine, gym))
+    lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}"
+                 + sweep_frame.peer_columns(rows, FASTEST))
     lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves;",
               "   a third number caps the episodes per arm a restart takes from the excursion; a fourth, LOW@GROWN,",
               "   grows the level with the log of the injected episodes seen, from LOW at arming to h by GROWN.",
-              f"   family columns as in python -m lamar.gym.forgetting (the last, paired by world with {FASTEST},",
-              "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
-              "   slot share after the flip and task episodes until it is no longer injected (median)."]
+              *sweep_frame.NOTES]
     return lines
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python tools/detector_sweep.py", description=__doc__.splitlines()[0])
-    parser.add_argument("worlds", type=int, nargs="?", default=40)
-    parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
-    parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed")
-    parser.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
+    parser = sweep_frame.parser("python tools/detector_sweep.py", __doc__)
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
                         default=[(8.0, 50, None, None), (12.0, 50, None, None), (24.0, 50, None, None), (16.0, 15, None, None),
                                  (12.0, 15, None, None)],
                         help="comma-separated LEVEL/ARMING[/CAP[/LOW@GROWN]], beside the default")
-    parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
                           settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))

@@ -1,0 +1,73 @@
+"""What the research sweeps of tools/ share: their arguments, one setting's runs on the family and
+the gym, and the forgetting and gym columns each setting's line ends with (docs/gym.md)."""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Sequence
+
+from lamar.gym.family import TUNING_SEEDS
+from lamar.gym.family_report import Row, forgetting, paired, wrong_drops
+from lamar.gym.family_run import add_captured, run_family, spec
+from lamar.gym.forgetting import FASTEST
+from lamar.gym.metrics import interval_text
+
+HEADING = (f"{'fossil kept':>13}{'dropped after':>15}{'wrong drops':>13}{f'dropped minus {FASTEST}':>26}"
+           f"{'gym pre / post':>17}{'gym fossil':>12}{'gym dropped':>13}")
+NOTES = [f"   other family columns as in python -m lamar.gym.forgetting (dropped minus {FASTEST}: paired by world with",
+         "   river's epsilon-greedy on a fading mean); gym: captured pre / post flip, the fossil's",
+         "   slot share after the flip and task episodes until it is no longer injected (median)."]
+
+
+def parser(prog: str, doc: str) -> argparse.ArgumentParser:
+    """The arguments every sweep takes; each adds its own `--settings`."""
+    out = argparse.ArgumentParser(prog=prog, description=doc.splitlines()[0])
+    out.add_argument("worlds", type=int, nargs="?", default=40)
+    out.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
+    out.add_argument("--gym-first-seed", type=int, default=100, help="the gym's first seed")
+    out.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
+    out.add_argument("--workers", type=int, default=2)
+    return out
+
+
+def family_seeds(worlds: int, tuning: bool) -> range:
+    return range(TUNING_SEEDS, TUNING_SEEDS + worlds) if tuning else range(worlds)
+
+
+def title(subject: str, seeds: range, tuning: bool, gym_first_seed: int, gym_seeds: int) -> str:
+    return (f"{subject} on the family ({len(seeds)} {'tuning' if tuning else 'reporting'} worlds, seeds "
+            f"{seeds.start}-{seeds.stop - 1}) and the gym (seeds {gym_first_seed}-{gym_first_seed + gym_seeds - 1})")
+
+
+def run_setting(rows: list[Row], name: str, seeds: range, *, gym_first_seed: int, gym_seeds: int,
+                workers: int) -> tuple[list[Row], list[Row]]:
+    """lamar as the process stands now (a sweep patches it first), on the family under `name` (its
+    rows joined to `rows`, every row's captured share refreshed) and on the gym: both rows."""
+    from lamar.gym import run_gym
+
+    mine = run_family(seeds, [spec(name, "lamar")], workers=workers)
+    gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, policies=("none", "lamar", "oracle"), workers=workers)
+    rows += mine
+    add_captured(rows)
+    return mine, [row for row in gym.runs if row["policy"] == "lamar"]
+
+
+def columns(rows: Sequence[Row], name: str, mine: Sequence[Row], gym: Sequence[Row]) -> str:
+    """The columns of `HEADING` for one setting: its forgetting on the family, its drop paired with
+    the fastest peer's, and its gym rows' captured shares, fossil share and drop."""
+    kept, drop = forgetting(mine)
+    pre, post = (100 * statistics.mean(row[f"captured_{phase}"] for row in gym) for phase in ("pre", "post"))
+    share = 100 * statistics.mean(row["share_fossil_post"] for row in gym)
+    off = [row["fossil_off_latency"] for row in gym if row["fossil_off_latency"] is not None]
+    latency = f"{statistics.median(off):.0f}" + (f", never {len(gym) - len(off)}" if len(off) < len(gym) else "")
+    return (f"{kept:>13}{drop:>15}{wrong_drops(mine):>13}"
+            f"{interval_text(paired(rows, name, FASTEST, 'fossil_drop'), digits=0):>26}"
+            f"{f'{pre:.1f} / {post:.1f}':>17}{f'{share:.2f}%':>12}{latency:>13}")
+
+
+def peer_columns(rows: Sequence[Row], peer: str) -> str:
+    """A peer's forgetting columns, under `HEADING`'s first three."""
+    theirs = [row for row in rows if row["policy"] == peer]
+    kept, drop = forgetting(theirs)
+    return f"{kept:>13}{drop:>15}{wrong_drops(theirs):>13}"
