@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Self, cast
@@ -22,19 +23,48 @@ class SessionHooks(dict[str, list[HookMatcher]]):
 
     `await hooks.end()`, or leaving `async with hooks:`, once the client or `query()` is done, does
     what Claude Code's SessionEnd does: it traces each session's last turn (the one no next prompt
-    closes) and reports that turn's episode, still without an outcome, as accepted.
+    closes) and reports that turn's episode, still without an outcome, as accepted. A session with
+    no event for `idle` seconds, or the least recently active past `max_sessions` open ones, is
+    ended the same way by the next event, so a service that never calls `end()` stays bounded.
     """
 
-    def __init__(self, matchers: dict[str, list[HookMatcher]], ending: Callable[[dict[str, Any]], Any]) -> None:
+    def __init__(self, matchers: dict[str, list[HookMatcher]], ending: Callable[[dict[str, Any]], Any], *,
+                 idle: float = 3600.0, max_sessions: int = 1000) -> None:
         super().__init__(matchers)
         self._ending = ending
-        self._open: dict[str, dict[str, Any]] = {}  # session id -> its latest event's session fields
+        self._idle = idle
+        self._max_sessions = max_sessions
+        # session id -> its latest event's session fields; least recently active first
+        self._open: dict[str, dict[str, Any]] = {}
+        self._seen_at: dict[str, float] = {}  # session id -> time.monotonic() of its latest event
         self._ending_now: dict[str, asyncio.Future[Any]] = {}  # session id -> its end still running
 
     def _saw(self, payload: Mapping[str, Any]) -> None:
         session = payload.get("session_id")
-        if isinstance(session, str) and session:
-            self._open[session] = {k: payload.get(k) for k in ("session_id", "transcript_path", "cwd")}
+        if not isinstance(session, str) or not session:
+            return
+        now = time.monotonic()
+        self._open.pop(session, None)  # re-inserted last: the dict's order is the order of activity
+        self._open[session] = {k: payload.get(k) for k in ("session_id", "transcript_path", "cwd")}
+        self._seen_at[session] = now
+        # Not awaited: the event's own prompt must not wait on other sessions' ends; `end()` waits for them.
+        for sid in list(self._open):
+            if sid == session:
+                break
+            if len(self._open) <= self._max_sessions and now - self._seen_at[sid] <= self._idle:
+                break  # the rest are more recent still
+            self._close(sid)
+
+    def _close(self, sid: str) -> asyncio.Future[Any] | None:
+        """Start ending `sid` as SessionEnd would, if it is open; its running end, if any."""
+        seen = self._open.pop(sid, None)
+        self._seen_at.pop(sid, None)
+        if seen is not None:
+            task = asyncio.ensure_future(self._ending({**seen, "hook_event_name": "SessionEnd", "reason": "other"}))
+            self._ending_now[sid] = task
+            task.add_done_callback(lambda done, sid=sid: self._ending_now.pop(sid, None)
+                                   if self._ending_now.get(sid) is done else None)
+        return self._ending_now.get(sid)
 
     async def end(self, session_id: str | None = None) -> None:
         """End `session_id` (default: every session the callbacks saw and no `end` ended); never raises.
@@ -45,15 +75,10 @@ class SessionHooks(dict[str, list[HookMatcher]]):
         """
         running = []
         for sid in [session_id] if session_id is not None else dict.fromkeys([*self._open, *self._ending_now]):
-            seen = self._open.pop(sid, None)
-            if seen is not None:
-                task = asyncio.ensure_future(self._ending({**seen, "hook_event_name": "SessionEnd", "reason": "other"}))
-                self._ending_now[sid] = task
-                task.add_done_callback(lambda done, sid=sid: self._ending_now.pop(sid, None)
-                                       if self._ending_now.get(sid) is done else None)
-            if sid in self._ending_now:
+            task = self._close(sid)
+            if task is not None:
                 # Another end may be ending it: a caller that then closes the engine must find it ended.
-                running.append(self._ending_now[sid])
+                running.append(task)
         for task in running:
             await asyncio.shield(task)  # one caller cancelled leaves the end to the others
 
@@ -65,7 +90,7 @@ class SessionHooks(dict[str, list[HookMatcher]]):
 
 
 def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config: HookConfig | None = None,
-          budget: float | None = None) -> SessionHooks:
+          budget: float | None = None, idle: float = 3600.0, max_sessions: int = 1000) -> SessionHooks:
     """The `hooks=` mapping of `ClaudeAgentOptions`: recall on UserPromptSubmit, edits on PostToolUse.
 
     Each callback runs the shared `handle_event` in a worker thread under a deadline, and answers
@@ -78,10 +103,21 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
             or ~/.lamar for stores that are not files).
         config: the hooks' config (default: read per project like the command hook).
         budget: seconds after which a callback injects nothing (default: the config's, 2).
+        idle: seconds without an event after which the next event (any session's) ends a session.
+        max_sessions: sessions kept open at most; past it the least recently active is ended.
 
     Returns:
         A `SessionHooks`: {"UserPromptSubmit": [...], "PostToolUse": [...], "Stop": [...]} of `HookMatcher`s.
+
+    Raises:
+        InvalidArgument: `idle` is not a positive number or `max_sessions` not a positive integer.
     """
+    from lamar import InvalidArgument
+
+    if isinstance(idle, bool) or not isinstance(idle, (int, float)) or not idle > 0:
+        raise InvalidArgument(f"idle must be a positive number of seconds, not {idle!r}")
+    if isinstance(max_sessions, bool) or not isinstance(max_sessions, int) or max_sessions < 1:
+        raise InvalidArgument(f"max_sessions must be a positive integer, not {max_sessions!r}")
     paths = _paths(lamar, state_dir)
     seconds = budget if budget is not None else (config.budget_seconds if config else 2.0)
 
@@ -124,7 +160,7 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
         "UserPromptSubmit": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
         "PostToolUse": [HookMatcher(matcher=TOOL_MATCHER, hooks=[callback], timeout=seconds + 5)],
         "Stop": [HookMatcher(hooks=[callback], timeout=seconds + 5)],
-    }, ending)
+    }, ending, idle=idle, max_sessions=max_sessions)
     return mapping
 
 

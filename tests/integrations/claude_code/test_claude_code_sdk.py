@@ -183,3 +183,77 @@ async def test_an_end_returns_once_the_sessions_are_ended_even_while_another_end
     assert lam.episode(episode).signal == "accepted"  # ended by the time the second end returns
     await first
     lam.close()
+
+
+async def test_a_service_that_never_ends_its_sessions_keeps_only_max_sessions_open(repo: Path, tmp_path: Path,
+                                                                                    env: dict[str, str]) -> None:
+    # Each session's record was kept until end(): a service running query() after query() and never
+    # calling it grew one record per session, and no session's last turn was traced until it did.
+    import json
+
+    from claude_agent_sdk import ResultMessage, query
+
+    from .fake_anthropic import serve
+
+    lam = Lamar(str(tmp_path / "sdk.db"), k=2, seed=5)
+    server, url = serve(str(repo))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state", max_sessions=1)
+    options = ClaudeAgentOptions(
+        hooks=hooks, cwd=str(repo), permission_mode="acceptEdits",
+        env={"HOME": env["HOME"], "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url,
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+    traces = tmp_path / "state" / "claude-code.traces.jsonl"
+    sessions = []
+    try:
+        for name in ("version.py", "release.py"):
+            sessions += [m.session_id async for m in query(prompt=f"please create {name} for the release",
+                                                           options=options) if isinstance(m, ResultMessage)]
+        assert len(hooks._open) == 1  # the first session was ended by the second's first event
+        await hooks.end(sessions[0])  # returns once that end is done (a no-op beyond waiting)
+        (first,) = [json.loads(line) for line in traces.read_text().splitlines()]
+        assert first["id"] == f"cc-{sessions[0]}-1" and first["input"] == "please create version.py for the release"
+        assert first["outcome"] == "accepted" and any(step.startswith("Write:") for step in first["attempted"])
+        await hooks.end()
+    finally:
+        server.shutdown()
+    ids = [json.loads(line)["id"] for line in traces.read_text().splitlines()]
+    assert ids == [f"cc-{sessions[0]}-1", f"cc-{sessions[1]}-1"]  # each last turn traced once, none dropped
+    lam.close()
+
+
+async def test_a_session_idle_past_the_limit_is_ended_by_the_next_event(repo: Path, tmp_path: Path) -> None:
+    import asyncio
+    import json
+
+    lam = Lamar(str(tmp_path / "sdk.db"))
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state", idle=0.05)
+    (prompt_hook,) = hooks["UserPromptSubmit"][0].hooks
+    transcripts = {}
+    for sid in ("old", "new"):
+        transcripts[sid] = tmp_path / f"{sid}.jsonl"
+        transcripts[sid].write_text(json.dumps({"type": "user", "uuid": f"u-{sid}", "timestamp": "2026-01-01T00:00:00Z",
+                                                "message": {"role": "user", "content": "fix the build"}}) + "\n")
+    for sid in ("old", "new"):
+        await prompt_hook(UserPromptSubmitHookInput(session_id=sid, transcript_path=str(transcripts[sid]),
+                                                    cwd=str(repo), hook_event_name="UserPromptSubmit",
+                                                    prompt="fix the build"), None, HookContext(signal=None))
+        await asyncio.sleep(0.1)
+    assert list(hooks._open) == ["new"]
+    await hooks.end("old")
+    traces = tmp_path / "state" / "claude-code.traces.jsonl"
+    assert [json.loads(line)["id"] for line in traces.read_text().splitlines()] == ["cc-old-1"]
+    await hooks.end()
+    assert len(traces.read_text().splitlines()) == 2
+    lam.close()
+
+
+def test_the_sdk_hooks_bounds_must_be_positive(tmp_path: Path) -> None:
+    import pytest
+
+    from lamar import InvalidArgument
+
+    lam = Lamar(str(tmp_path / "sdk.db"))
+    for bad in ({"idle": 0}, {"idle": float("nan")}, {"max_sessions": 0}, {"max_sessions": 1.5}):
+        with pytest.raises(InvalidArgument, match="must be a positive"):
+            lamar_claude_code.hooks(lam, state_dir=tmp_path, **bad)
+    lam.close()
