@@ -225,18 +225,41 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
 
 
 def log_line(path: Path, message: str, *, now: float | None = None) -> None:
-    """Append one line to the hook log; never raises (the log is the last resort of a failing hook)."""
+    """Append one line to the hook log; never raises (the log is the last resort of a failing hook).
+
+    A log that cannot be written (the store's folder read-only, full or not a folder) gets the
+    line in `fallback_log()` instead, naming it: a hook that fails there would otherwise say nothing.
+    """
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() if now is None else now))
-    line = f"{stamp} {' '.join(message.split())[:500]}\n".encode("utf-8", "replace")
-    with contextlib.suppress(OSError):
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        # Appends share the log's lock, a trim holds it alone: a line appended while another hook
-        # trims would land in the file the trim is replacing, and be lost.
-        with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
-            if fcntl is not None:
-                fcntl.flock(lock.fileno(), fcntl.LOCK_SH)
-            with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
-                handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
+    try:
+        _append(path, f"{stamp} {' '.join(message.split())[:500]}\n")
+    except OSError as exc:
+        fallback = fallback_log()
+        if fallback != path:
+            with contextlib.suppress(OSError):
+                _append(fallback, f"{stamp} {path} {UNWRITABLE} ({exc.strerror or exc}): "
+                        f"{' '.join(message.split())[:500]}\n")
+
+
+UNWRITABLE = "could not be written"
+
+
+def fallback_log() -> Path:
+    """Where a log line goes when the log beside the store cannot take it."""
+    return Path("~/.lamar").expanduser() / "claude-code.log"
+
+
+def _append(path: Path, text: str) -> None:
+    line = text.encode("utf-8", "replace")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    # Appends share the log's lock, a trim holds it alone: a line appended while another hook
+    # trims would land in the file the trim is replacing, and be lost.
+    with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_SH)
+        with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
+            handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
+        with contextlib.suppress(OSError):  # the line is written: a trim that fails is tried by the next one
             if path.stat().st_size > _LOG_LIMIT:
                 if fcntl is not None:
                     fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # no append in between: a trim leaves no hole

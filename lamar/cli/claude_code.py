@@ -208,7 +208,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
-    from lamar_claude_code.state import read_state, tail
+    from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
 
     repo = find_repo(os.getcwd())
     files = [("user", settings.settings_path("user"))]
@@ -261,6 +261,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"log: {paths.log}")
     for line in tail(paths.log, 5):
         print(f"  {line}")
+    fallback = fallback_log()
+    if fallback != paths.log:
+        # The hooks write here what the store's folder would not take: the only trace of that failure.
+        lost = [line for line in tail(fallback, 200) if f" {paths.log} {UNWRITABLE} " in line][-5:]
+        if lost:
+            print(f"log lines that could not be written there, in {fallback}:")
+            for line in lost:
+                print(f"  {line}")
     return 0
 
 

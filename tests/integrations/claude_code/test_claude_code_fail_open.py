@@ -175,3 +175,24 @@ def test_an_empty_store_flag_skips_the_event_and_says_so(store: Path, env: dict[
     lam = Lamar(str(store))
     assert lam.stats()["episodes"] == 0
     lam.close()
+
+
+def test_a_store_whose_folder_takes_no_file_is_logged_in_the_home_folder(repo: Path, env: dict[str, str],
+                                                                          tmp_path: Path) -> None:
+    # The log lives beside the store: a store folder that takes no file (read-only, full, a file
+    # in its place) lost the hook's line too, so the hook exited 0 and nothing said why nothing was learned.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the store's folder should be\n")
+    store = blocked / "experience.db"
+    event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the build")).encode()
+    done = Hook(store, env)(None, raw=event)
+    plugin = subprocess.run([sys.executable, "-m", "lamar_claude_code.plugin", "hook"], input=event,
+                            env={**env, "CLAUDE_PLUGIN_OPTION_STORE": str(store)}, capture_output=True, timeout=60,
+                            check=False)
+    assert (done.returncode, done.stdout, plugin.returncode, plugin.stdout) == (0, b"", 0, b"")
+    lines = (Path(env["HOME"]) / ".lamar" / "claude-code.log").read_text().splitlines()
+    assert len(lines) == 2 and all(f"{store}.claude-code.log could not be written" in line for line in lines)
+    assert all(f"FileExistsError: [Errno 17] File exists: '{blocked}'" in line for line in lines)
+    status = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "status", "--store", str(store)],
+                            cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert "could not be written there" in status.stdout and "FileExistsError" in status.stdout, status.stdout
