@@ -86,7 +86,7 @@ def legend() -> str:
 def _options(name: str, values: Iterable[str], chosen: str) -> str:
     opts = [f'<option value=""{" selected" if not chosen else ""}>any {name}</option>']
     opts += [f'<option value="{v}"{" selected" if v == chosen else ""}>{v}</option>' for v in values]
-    return f'<select name="{name}">{"".join(opts)}</select>'
+    return f'<select name="{name}" aria-label="{name}">{"".join(opts)}</select>'
 
 
 def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, status: str, scope: str,
@@ -94,10 +94,10 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
     """The filter form, the forest plot of the lessons shown, injections over time, and the table."""
     form = (
         '<form class="filters" method="get" action="/">'
-        f'<input name="q" placeholder="words in the lesson" value="{escape(text)}">'
+        f'<input name="q" aria-label="words" placeholder="words in the lesson" value="{escape(text)}">'
         f'{_options("verdict", ("helps", "harms", "unknown"), verdict)}'
         f'{_options("status", ("active", "candidate", "retired"), status)}'
-        f'<input name="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
+        f'<input name="scope" aria-label="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
         '<button type="submit">Filter</button></form>'
     )
     if not rows:
@@ -322,7 +322,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
-            f'<button type="submit" name="decision" value="{d}">{label}</button></form>'
+            f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(p.id)}">{label}</button></form>'
             for d, label in (("approved", "Approve"), ("rejected", "Reject"))) if decision != "applied" else \
             "<p>Applied to the store; run sleep again for new proposals.</p>"
         cards.append(
@@ -345,7 +345,7 @@ def preview_page(seen: Preview | None, context: str, error: str = "") -> str:
     each eligible lesson, wanted or not, its chance over the draws, the selection's estimate, its
     coin, its verdict and interval, then the prompt a recall would add. Nothing is logged."""
     form = ('<form class="filters" method="get" action="/recall">'
-            f'<input name="context" size="60" value="{escape(context)}" '
+            f'<input name="context" aria-label="context" size="60" value="{escape(context)}" '
             'placeholder="context, e.g. project=trace language=swift task=build_fails">'
             '<button type="submit">Preview</button></form>')
     if seen is None:
@@ -382,7 +382,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     """Each alternative policy's doubly robust estimate beside what the logged policy got on the
     same episodes, with the share of episodes the log cannot speak for (docs/whatif.md)."""
     form = ('<form class="filters" method="get" action="/whatif">'
-            f'<input name="policies" size="60" value="{escape(policies)}" '
+            f'<input name="policies" aria-label="policies" size="60" value="{escape(policies)}" '
             'placeholder="policies, e.g. none proven k:1 holdout:0.05 without:LESSON_ID">'
             '<button type="submit">Estimate</button></form>')
     if report is None:
