@@ -128,18 +128,30 @@ def start_daemon(store: str) -> None:
 
 
 def _note(store: str, message: str) -> None:
-    """One line in the hook log beside a file store, where `lamar claude-code status` shows it."""
-    if "://" in store or store == ":memory:":
-        return
-    line = time.strftime("%Y-%m-%dT%H:%M:%S ") + " ".join(message.split())[:500] + "\n"
+    """One line in the hook log beside a file store, where `lamar claude-code status` shows it; a
+    log the store's folder cannot take sends it to the home folder's log, as the hook's own writer
+    does (its module may be what failed to load, so the rule is repeated here in a few lines)."""
+    home = os.path.join(os.path.expanduser("~/.lamar"), "claude-code.log")
+    log = home if "://" in store or store == ":memory:" else os.path.expanduser(store) + ".claude-code.log"
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S ")
+    text = " ".join(message.split())[:500]
     try:
-        handle = os.open(store + ".claude-code.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(handle, line.encode("utf-8", "replace"))
-        finally:
-            os.close(handle)
-    except OSError:
-        pass
+        _append(log, stamp + text + "\n")
+    except OSError as exc:
+        if log != home:
+            try:
+                os.makedirs(os.path.dirname(home), mode=0o700, exist_ok=True)
+                _append(home, f"{stamp}{log} could not be written ({exc.strerror or exc}): {text}\n")
+            except OSError:
+                pass
+
+
+def _append(path: str, line: str) -> None:
+    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(handle, line.encode("utf-8", "replace"))
+    finally:
+        os.close(handle)
 
 
 def write_out(answer: bytes) -> None:

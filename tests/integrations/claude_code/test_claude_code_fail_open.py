@@ -196,3 +196,21 @@ def test_a_store_whose_folder_takes_no_file_is_logged_in_the_home_folder(repo: P
     status = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "status", "--store", str(store)],
                             cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert "could not be written there" in status.stdout and "FileExistsError" in status.stdout, status.stdout
+
+
+def test_a_hook_that_cannot_start_logs_in_the_home_folder_when_the_store_folder_takes_no_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # quick.py writes its own line when the hook's modules fail to load; a store folder that takes
+    # no file lost that line, the one trace of a hook that learns nothing.
+    from lamar_claude_code import quick
+    from lamar_claude_code.hook import paths_for
+    from lamar_claude_code.state import UNWRITABLE
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the store's folder should be\n")
+    store = str(blocked / "experience.db")
+    quick._note(store, "the hook could not start: ModuleNotFoundError: lamar_claude_code")
+    lines = (tmp_path / "home" / ".lamar" / "claude-code.log").read_text().splitlines()
+    assert len(lines) == 1 and f" {paths_for(store).log} {UNWRITABLE} " in lines[0]  # as `status` looks for it
+    assert lines[0].endswith("the hook could not start: ModuleNotFoundError: lamar_claude_code")
