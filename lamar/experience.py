@@ -259,7 +259,7 @@ class Experience:
         text = f"When {_strip(self.precondition)}, {_mid_sentence(_strip(self.action))}"
         if self.rationale.strip():
             text += f", because {_strip(self.rationale)}"
-        return text + "."
+        return text if text.endswith(("!", "?")) else text + "."  # "once!." reads as a typo
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -468,3 +468,13 @@ def test_a_rule_written_as_a_sentence_reads_on_after_its_condition_and_is_stored
             "Docker needs --platform linux/amd64", "Run-time checks are off"]
     assert [Experience("working on shop", action).render() for action in kept] == \
         [f"When working on shop, {action}." for action in kept]
+
+
+def test_a_rule_that_ends_in_an_exclamation_or_a_question_gets_no_full_stop_after_it() -> None:
+    # "once!." in the prompt reads as a typo, in every rendered line an agent or a person sees.
+    assert Experience("tests are flaky", "rerun the failing test once!").render() == \
+        "When tests are flaky, rerun the failing test once!"
+    assert Experience("working on shop", "Never push to main!!").render() == "When working on shop, never push to main!!"
+    assert Experience("a build fails", "clear DerivedData", "did you try it?").render() == \
+        "When a build fails, clear DerivedData, because did you try it?"
+    assert Experience("a build fails", "clear DerivedData.").render() == "When a build fails, clear DerivedData."
