@@ -171,7 +171,16 @@ def erase(state: LessonState, by: str, at: float) -> None:
     """An erase event: the lesson's text is erased (`erased_lesson`) and it retires. Its evidence
     stays as it is: no count, coin or reward it was folded from changes."""
     state.experience = Experience.from_dict(erased_lesson(state.experience.to_dict(), by, at))
+    # A fold that read the narrowing before the scrub noted its value: a checkpoint or saved state
+    # taken from this fold would keep it, where the fold of the scrubbed log notes ERASED.
+    state.history.trail = [(t, erased_note(note)) for t, note in state.history.trail]
     set_status(state, Status.RETIRED)
+
+
+def erased_note(note: str) -> str:
+    """An audit note of an erased lesson with the value a narrowing named erased."""
+    head, sep, _ = note.partition("=")
+    return f"{head}={ERASED}" if sep and head.startswith("scope narrowed to ") else note
 
 
 def _merged_away(state: LessonState) -> bool:
@@ -186,5 +195,5 @@ def merged_elsewhere(state: LessonState, into_id: str | None) -> bool:
     return _merged_away(state) and state.experience.provenance.get("merged_into") != into_id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_scope", "erased_text", "fold_outcome",
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_note", "erased_scope", "erased_text", "fold_outcome",
            "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]

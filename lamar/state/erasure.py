@@ -12,7 +12,7 @@ from lamar._errors import EventConflict, InvalidArgument, StoreError
 from lamar.edit import edit_key
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
-from lamar.policy.fold import ERASED, erased_lesson, erased_text
+from lamar.policy.fold import ERASED, erased_lesson, erased_note, erased_text
 from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
 from lamar.store.base import ErasableStore, Event, Store, check_appendable
@@ -258,12 +258,6 @@ def _erased_narrowing(data: dict[str, Any], contexts: bool) -> dict[str, Any]:
     return out
 
 
-def _erased_note(note: str) -> str:
-    """An audit note of the erased lesson with the value a narrowing named erased."""
-    head, sep, _ = note.partition("=")
-    return f"{head}={ERASED}" if sep and head.startswith("scope narrowed to ") else note
-
-
 def _scrubbed_index(index: list[Any], exp_id: str, scope: dict[str, Any]) -> list[Any]:
     """A snapshot's scope buckets with the lesson moved to the bucket of its erased scope, and
     every empty bucket gone (its scope, which may name a person, is no lesson's now)."""
@@ -293,7 +287,7 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
                 raw = {**raw, "experience": erased_lesson(raw["experience"], by, at)}
                 if isinstance(raw.get("history"), dict) and isinstance(raw["history"].get("trail"), list):
                     raw = {**raw, "history": {**raw["history"], "trail": [
-                        [t, _erased_note(note)] for t, note in raw["history"]["trail"]]}}
+                        [t, erased_note(note)] for t, note in raw["history"]["trail"]]}}
             slices = raw.get("slices")
             if pairs and isinstance(slices, dict) and "slices" in slices:
                 kept = [s for s in slices["slices"] if (s[0], s[1]) not in pairs]
