@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict
+from lamar._errors import EventConflict, StoreError
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.signals import Signal
@@ -149,3 +149,35 @@ class EraseConformance(_Case):
             again = Lamar(self.open(self.loc), k=2, seed=4)
             self.addCleanup(again.close)
             self.assertEqual(figures(again), before)
+
+    def test_an_erase_whose_scrub_failed_is_finished_by_the_next_write(self) -> None:
+        # Stopped between its event and the scrub: the next write after the grace scrubs, once.
+        self._require("erasable")
+        from unittest import mock
+
+        from lamar.state import erasure
+
+        lam = Lamar(self.open(self.loc), k=2, seed=0)
+        self.addCleanup(lam.close)
+        secret = lam.add(Experience("Quorvath's build fails", "page Quorvath", scope=Scope(task="t")))
+        for _ in range(5):
+            lam.report(lam.recall({"task": "t", "user": "Quorvath"}).episode_id, 1.0)
+        scrub = lam.store.scrub  # type: ignore[attr-defined]
+
+        def failing(events: Any) -> int:
+            if events:
+                raise StoreError("stopped")
+            return int(scrub(events))
+
+        with mock.patch.object(lam.store, "scrub", failing), self.assertRaises(StoreError):
+            lam.erase(secret, contexts=True, by="ops")
+        self.assertIn(b"Quorvath", self.stored_bytes(lam.store))
+        self.assertEqual(lam.get(secret).action, "[erased]")
+        lam.recall({"task": "t"})  # within the grace the eraser may still be scrubbing
+        self.assertIn(b"Quorvath", self.stored_bytes(lam.store))
+        with mock.patch.object(erasure, "GRACE", 0.0):
+            lam.recall({"task": "t"})
+            self.assertFalse(b"Quorvath" in self.stored_bytes(lam.store), "the scrub was not finished")
+            erases = [e for e in lam.store.read() if e.kind == "erase"]
+            self.assertEqual([e.data.get("pending") for e in erases], [None])
+            self.assertIs(lam.erase(secret).again, True)

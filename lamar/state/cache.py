@@ -49,6 +49,8 @@ class FoldCache:
         # Lessons retired or merged away, by the seq that did it and how: apply skips a proposal
         # made before that seq, even across a checkpoint that took the event itself out of the log.
         self.removed: dict[str, tuple[int, str]] = {}
+        # Erase events whose scrub had not run when folded, by seq (`lamar.state.erasure.finish`).
+        self.unscrubbed: dict[int, Event] = {}
         self.n_active = 0
         self.reports = 0
         self.compacted: dict[str, Any] = new_audit()
@@ -286,6 +288,8 @@ class FoldCache:
         """An erase event: the lesson's text erased and the lesson retired (its evidence kept), and
         the contexts of the episodes it names blanked (the scrubbed log holds them blank)."""
         by, reason = str(data["by"]), str(data.get("reason", ""))
+        if data.get("pending"):
+            self.unscrubbed[event.seq] = event
         state = self.lessons.get(data["id"])
         if state is not None:
             self._set_status(state.experience.id, Status.RETIRED)  # out of the index under the scope it had

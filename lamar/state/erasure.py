@@ -15,15 +15,19 @@ from lamar.policy.config import Policy
 from lamar.policy.fold import ERASED, erased_lesson, erased_note, erased_text
 from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
-from lamar.store.base import ErasableStore, Event, Store, check_appendable
+from lamar.store.base import ErasableStore, Event, KeyedStore, Store, check_appendable
 
 if TYPE_CHECKING:
+    from lamar.state.follower import Follower
     from lamar.state.holder import Holder
 
 _CONTEXT = EPISODE_FIELDS.index("context")
 _ELIGIBLE = EPISODE_FIELDS.index("eligible")
 _ID = EPISODE_FIELDS.index("id")
 _TRIES = 5  # scrubs before erase gives up on a lesson that other writers keep editing
+# Seconds an erase event stays pending before another engine finishes its scrub: the erasing
+# process scrubs right behind its event, and two scrubs at once would only wait for each other.
+GRACE = 60.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +99,7 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at, holder.policy)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
-                            "episodes": episodes, "events": len(changed)}, key=edit_key(exp.id, exp.version + 1), time=at)
+                            "episodes": episodes, "events": len(changed), "pending": True}, key=edit_key(exp.id, exp.version + 1), time=at)
     check_appendable([event])  # before the log is touched
     # A store that cannot erase (one whose old pages outlive a rewrite) or cannot compact now (a
     # reader holds SQLite's write-ahead log) says so here, before the event, and nothing is
@@ -151,10 +155,36 @@ def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: f
         try:
             if changed or clean:
                 store.scrub(changed)
-            return len(changed)
+            return sum(e.kind != "erase" for e in changed)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
     raise StoreError("the log was checkpointed each time it was read")
+
+
+def finish(follower: Follower) -> None:
+    """Finish the scrub of each erase event this writer folded pending for `GRACE` seconds (its
+    eraser was stopped behind the event), as a second `erase` would; unless the store shows it
+    finished meanwhile. A failure (a busy store) waits another `GRACE` before the next try."""
+    store, cache, now = follower.store, follower.cache, time.time()
+    if not isinstance(store, ErasableStore) or now < follower.erasing_after:
+        return
+    due = [e for e in cache.unscrubbed.values() if now - e.time >= GRACE]
+    finished = False
+    for event in due:
+        stored = store.lookup([event.key]) if isinstance(store, KeyedStore) and event.key else [event]
+        if stored and stored[0].seq == event.seq and stored[0].data.get("pending"):
+            data = event.data
+            try:
+                _scrub_again(store, str(data["id"]), bool(data.get("contexts")), str(data["by"]), event.time,
+                             follower.policy)
+            except StoreError:
+                follower.erasing_after = now + GRACE
+                return
+            finished = True
+        del cache.unscrubbed[event.seq]
+    if finished:
+        follower.refold()  # nothing folded from the old text stays in memory
+        _forget_whatif(store.location)
 
 
 def _already_erased(exp_id: str, erased: dict[str, Any]) -> InvalidArgument:
@@ -212,6 +242,8 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
             data = {**event.data, "context": {}}
         elif event.kind == "snapshot":
             data = _scrubbed_snapshot(event.data, exp_id, contexts, by, at, pairs)
+        elif event.kind == "erase" and event.data.get("id") == exp_id and event.data.get("pending"):
+            data = {k: v for k, v in event.data.items() if k != "pending"}  # done with the scrub, atomically
         if event.seq in kept:
             data = {**(event.data if data is None else data), "continued": kept[event.seq]}
         if data is not None and data != event.data:
@@ -304,4 +336,4 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
     return out
 
 
-__all__ = ["Erasure", "erase", "scrubbed"]
+__all__ = ["GRACE", "Erasure", "erase", "finish", "scrubbed"]

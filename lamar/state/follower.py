@@ -37,6 +37,7 @@ class Follower:
         self.state_seq = 0  # the seq of the state last saved or loaded (see resume, save)
         self.state_size = 0  # the lessons and episodes the state last saved held
         self.wrote = False
+        self.erasing_after = 0.0  # when this writer next tries to finish an erase's scrub (`erasure.finish`)
 
     def append(self, events: list[Event]) -> list[Event]:
         self.wrote = True
@@ -45,8 +46,17 @@ class Follower:
     def sync(self) -> None:
         """Fold the events other writers (and we) appended since we last looked."""
         self.fold_tail(self.store.read(self.cache.seq))
+        self.finish_erasures()
         if self.wrote and self.state_due():
             self.save()
+
+    def finish_erasures(self) -> None:
+        """Finish the scrub of an erase stopped behind its event: only a writer, so that an engine
+        that only reads leaves the store as it was (`lamar.state.erasure.finish`)."""
+        if self.wrote and self.cache.unscrubbed:
+            from lamar.state.erasure import finish
+
+            finish(self)
 
     def refold(self) -> None:
         """Forget the cache and fold the whole log again."""
@@ -137,6 +147,8 @@ class Follower:
         """Save the folded state beside the log (a cache: failing to save loses nothing)."""
         last = self.cache.last
         if self._keyed is None or not self.may_save() or last is None or last.seq != self.cache.seq:
+            return
+        if self.cache.unscrubbed:  # a state past an unscrubbed erase event would hide it from the next open
             return
         self.state_seq = self.cache.seq  # a store that cannot take it (read-only, busy) is not asked again soon
         if not self._findable():
@@ -249,6 +261,7 @@ class SettledFollower(Follower):
             cache.settled = True
         else:
             self.fold_tail([e for e in self.store.read(cache.seq) if e.seq <= through])
+        self.finish_erasures()
         if self.state_due():
             self.save()
 

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from lamar import Lamar
+from lamar.state import erasure
 from tests.at_once import _CONTEXT
 from tests.state.test_erase_window import _copies, _steps, _writer
 
@@ -78,4 +79,27 @@ def test_a_lesson_whose_erase_was_killed_is_never_injected_and_erasing_again_rem
     done = lam.erase(exp_id)  # what the killed erase left: its own event stands, none is added
     lam.close()
     assert done.again and done.by == "ops"
+    assert _copies(location) == []
+
+
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_the_next_engine_that_writes_finishes_the_scrub_of_an_erase_killed_behind_its_event(
+        tmp_path: Path, monkeypatch: Any, suffix: str) -> None:
+    location = str(tmp_path / f"shared.{suffix}")
+    exp_id = _killed(location, "before the scrub")
+    assert _copies(location) != []
+    reader = Lamar(location)  # an engine that only reads leaves the store as it was
+    reader.stats()
+    reader.close()
+    assert _copies(location) != []
+    lam = Lamar(location, seed=3)
+    lam.recall({"task": "x"})  # a writer, before the eraser's grace ran out: the eraser may still scrub
+    assert _copies(location) != []
+    monkeypatch.setattr(erasure, "GRACE", 0.0)
+    lam.recall({"task": "x"})
+    assert _copies(location) == []
+    assert lam.get(exp_id).action == "[erased]"
+    done = lam.erase(exp_id)  # nothing is left to do
+    lam.close()
+    assert (done.again, done.events) == (True, 0)
     assert _copies(location) == []
