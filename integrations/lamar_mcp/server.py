@@ -313,8 +313,14 @@ def _client_name(ctx: Context) -> str | None:
 
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
-    """Serve on stdin/stdout until the client closes them."""
-    await server.run_stdio_async()
+    """Serve on stdin/stdout until the client closes them, or goes away without closing stdin."""
+    try:
+        await server.run_stdio_async()
+    except* (BrokenPipeError, ConnectionResetError):
+        # A client that quits while a call is in flight leaves the answer nowhere to go: the SDK's
+        # writer fails on the pipe. That is the end of the session, not a fault: the call itself
+        # has finished (a cancelled recall's episode is expired) and nothing is left to write.
+        pass
 
 
 __all__ = ["INSTRUCTIONS", "build_server", "serve_stdio"]
