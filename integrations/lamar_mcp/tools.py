@@ -48,6 +48,19 @@ MAX_FREE_TEXT = 20_000
 
 SIGNALS = tuple(s.value for s in Signal)
 STATUSES = tuple(s.value for s in Status)
+# Words a model types for what the human did, besides the five names (any case; hyphens, underscores
+# and a closing full stop aside): their other forms, and the words report's description glosses them
+# with. A word that could name two outcomes ("fixed", "correct", "done", "good") is refused: a wrong
+# reading would count as evidence, where a refusal costs one more call.
+_SIGNAL_WORDS = {
+    Signal.SHIPPED: frozenset({"ship", "ships", "ship it", "shipped it", "merged", "merged it", "deployed",
+                               "deployed it", "released", "released it"}),
+    Signal.ACCEPTED: frozenset({"accept", "accepts", "accepted it", "kept", "kept it"}),
+    Signal.REASKED: frozenset({"reask", "reasks", "re ask", "re asked", "asked again"}),
+    Signal.CORRECTED: frozenset({"corrected it", "corrected the work"}),
+    Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "undone", "rolled back",
+                                "rolled it back"}),
+}
 _ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
@@ -122,9 +135,9 @@ class LamarTools:
         episode = _id(episode_id, "episode_id", "the episode_id that recall() returned")
         if signal is None:
             raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")
-        if not isinstance(signal, str) or signal.strip().lower() not in SIGNALS:
+        parsed = _signal(signal)
+        if parsed is None:
             raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}")
-        parsed = Signal(signal.strip().lower())
         _guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 
@@ -344,6 +357,17 @@ def _refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:
             # not stored (nothing is until every line passes): evidence() would not know its id
             raise ToolError(f"it repeats line {other.provenance.get('line')} of the text "
                             f"({other.render()!r}): propose each lesson once")
+
+
+def _signal(value: Any) -> Signal | None:
+    """The outcome a model named: one of the five names, or a word that can mean only that one."""
+    if not isinstance(value, str):
+        return None
+    said = " ".join(value.lower().replace("-", " ").replace("_", " ").split()).rstrip(".!")
+    for signal in Signal:
+        if said == signal.value or said in _SIGNAL_WORDS[signal]:
+            return signal
+    return None
 
 
 def _guard(call: Any) -> Any:

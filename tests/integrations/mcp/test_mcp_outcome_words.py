@@ -1,0 +1,34 @@
+"""report over stdio with the SDK's client: the words a model types for what the human did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lamar import Lamar
+from lamar_mcp.launch import stdio_session
+from tests.integrations.mcp.conftest import events
+
+READ = {"shipped": "shipped", "Shipped": "shipped", " SHIPPED. ": "shipped", "ship it": "shipped",
+        "Ship-it!": "shipped", "merged": "shipped", "deployed": "shipped", "accepted": "accepted",
+        "accept": "accepted", "kept it": "accepted", "re-asked": "reasked", "asked again": "reasked",
+        "corrected": "corrected", "revert": "reverted", "rolled back": "reverted", "undone": "reverted"}
+# A word that could name two outcomes, or a negation, is refused rather than guessed.
+REFUSED = ["not shipped", "fixed", "correct", "done", "great", "shipped and reverted", "", "shipp"]
+
+
+async def test_the_words_a_model_types_for_an_outcome_are_read_as_the_one_they_name(store: Path) -> None:
+    async with stdio_session(store, "--seed", "1") as session:
+        for said, signal in READ.items():
+            episode = (await session.call_tool("recall", {"context": {"project": "trace"}})).structured_content
+            done = await session.call_tool("report", {"episode_id": episode["episode_id"], "signal": said})
+            assert not done.is_error, (said, done.content[0].text)
+            assert done.structured_content["signal"] == signal, said
+        episode = (await session.call_tool("recall", {"context": {"project": "trace"}})).structured_content
+        before = events(store)
+        for said in REFUSED:
+            refused = await session.call_tool("report", {"episode_id": episode["episode_id"], "signal": said})
+            assert refused.is_error, said
+            assert "signal must be one of shipped, accepted, reasked, corrected, reverted" in refused.content[0].text
+        assert events(store) == before
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["reports"] == len(READ)
