@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -29,8 +29,9 @@ class _StrictTool(Tool):
 
 
 def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: str | None,
-                annotations: ToolAnnotations) -> Tool:
-    """The SDK's tool for `fn`, with an argument model that forbids extra arguments.
+                annotations: ToolAnnotations, required: Sequence[str] = ()) -> Tool:
+    """The SDK's tool for `fn`, with an argument model that forbids extra arguments; its schema lists
+    `required` as required.
 
     Pydantic ignores extra fields by default, so a misspelt `dryrun` would run the tool for real
     with `dry_run` left at its default. The refusal comes from the SDK's own validation step: the
@@ -69,7 +70,14 @@ def strict_tool(fn: Callable[..., Any], *, name: str, title: str, description: s
     })
     metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
     fields = {key: getattr(tool, key) for key in Tool.model_fields}
-    return _StrictTool(**{**fields, "fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+    schema = strict.model_json_schema(by_alias=True)
+    if required:
+        # Advertised as required, for the client and the model; the function keeps its None
+        # default, so a call without one gets the tool's sentence naming it, not a validator's.
+        schema["required"] = list(required)
+        for key in required:
+            schema["properties"][key].pop("default", None)
+    return _StrictTool(**{**fields, "fn_metadata": metadata, "parameters": schema})
 
 
 __all__ = ["strict_tool"]

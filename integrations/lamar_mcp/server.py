@@ -77,8 +77,14 @@ LessonsTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": M
                 "left alone) or JSON Lines with precondition, action and optionally rationale and scope.")]
 SearchTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
     description="Only lessons whose text, scope or id hold every one of these words (any case); leave out for all.")]
-IdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(description="Required.")]
-TextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(description="Required.")]
+EpisodeIdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(
+    description="Required. The episode_id that recall returned for this task.")]
+LessonIdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(
+    description="Required. The lesson's id, as lessons() or recall's lesson_ids give it.")]
+PreconditionArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(
+    description="Required. When the lesson applies: the situation, in a few words.")]
+ActionArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT}), Field(
+    description="Required. What to do in that situation.")]
 FolderArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
     description="A folder inside this project (default: the project's top folder).")]
 ContextsArg = Annotated[Any, WithJsonSchema({"type": "boolean", "default": False}), Field(
@@ -111,12 +117,13 @@ _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempote
 _DESTROYS = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
 
-def _tool(tools: list[Tool], name: str, title: str,
-          annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add a tool whose description is its docstring, dedented (the model reads it), and that refuses
-    an argument it does not take."""
+def _tool(tools: list[Tool], name: str, title: str, annotations: ToolAnnotations,
+          *required: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add a tool whose description is its docstring, dedented (the model reads it), that refuses
+    an argument it does not take, and whose schema lists the `required` ones."""
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-        tools.append(strict_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations))
+        tools.append(strict_tool(fn, name=name, title=title, description=inspect.getdoc(fn), annotations=annotations,
+                                 required=required))
         return fn
     return register
 
@@ -158,8 +165,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             return await _recall_delivered(tools, context, text, dry_run)
 
         if report:
-            @_tool(served, "report", "Report what the human did", _WRITES)
-            def report_outcome(episode_id: IdArg = None, signal: SignalArg = None) -> ReportResult:
+            @_tool(served, "report", "Report what the human did", _WRITES, "episode_id", "signal")
+            def report_outcome(episode_id: EpisodeIdArg = None, signal: SignalArg = None) -> ReportResult:
                 """Record what the human did after an episode, once it is known.
 
                 Only what the human did counts: shipped (merged, deployed or released the
@@ -170,8 +177,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
                 """
                 return tools.report(episode_id, signal)
 
-        @_tool(served, "propose_lesson", "Propose a lesson", _WRITES)
-        def propose_lesson(ctx: Context, precondition: TextArg = None, action: TextArg = None,
+        @_tool(served, "propose_lesson", "Propose a lesson", _WRITES, "precondition", "action")
+        def propose_lesson(ctx: Context, precondition: PreconditionArg = None, action: ActionArg = None,
                            rationale: RationaleArg = None, scope: ScopeArg = None) -> ProposeResult:
             """Add a lesson as a candidate: when `precondition`, do `action`, because `rationale`.
 
@@ -181,7 +188,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lesson(precondition, action, rationale, scope, client=_client_name(ctx))
 
-        @_tool(served, "propose_lessons", "Propose many lessons", _WRITES)
+        @_tool(served, "propose_lessons", "Propose many lessons", _WRITES, "lessons")
         def propose_lessons(ctx: Context, lessons: LessonsTextArg = None, scope: ScopeArg = None) -> ProposeMany:
             """Add many lessons as candidates at once, when the user gives a list of them: Markdown
             bullets ("- When X, do Y, because Z.") or JSON Lines ({"precondition": ..., "action": ...}).
@@ -194,8 +201,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.propose_lessons(lessons, scope, client=_client_name(ctx))
 
-        @_tool(served, "edit", "Edit a lesson", _DESTROYS)
-        def edit(ctx: Context, lesson_id: IdArg = None, precondition: OptionalTextArg = None,
+        @_tool(served, "edit", "Edit a lesson", _DESTROYS, "lesson_id")
+        def edit(ctx: Context, lesson_id: LessonIdArg = None, precondition: OptionalTextArg = None,
                  action: OptionalTextArg = None, rationale: OptionalTextArg = None, scope: NewScopeArg = None,
                  keep_evidence: KeepEvidenceArg = False) -> Lesson:
             """Store a new version of a lesson under the same id: the fields given replace its own.
@@ -217,8 +224,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.import_rules(folder, apply)
 
-        @_tool(served, "erase", "Erase a lesson's text", _DESTROYS)
-        def erase(ctx: Context, lesson_id: IdArg = None, contexts: ContextsArg = False,
+        @_tool(served, "erase", "Erase a lesson's text", _DESTROYS, "lesson_id")
+        def erase(ctx: Context, lesson_id: LessonIdArg = None, contexts: ContextsArg = False,
                   reason: ReasonArg = None) -> EraseResult:
             """Remove a lesson's text (a secret, a person's name) from the store for good; call it only
             when the user asks for it.
@@ -229,8 +236,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             """
             return tools.erase(lesson_id, contexts, reason, client=_client_name(ctx))
 
-    @_tool(served, "evidence", "Evidence for a lesson", _READS)
-    def evidence(lesson_id: IdArg = None) -> Lesson:
+    @_tool(served, "evidence", "Evidence for a lesson", _READS, "lesson_id")
+    def evidence(lesson_id: LessonIdArg = None) -> Lesson:
         """What Lamar has measured about one lesson: verdict (helps, harms, unknown), lift and its bounds."""
         return tools.evidence(lesson_id)
 

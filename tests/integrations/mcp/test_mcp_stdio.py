@@ -202,3 +202,18 @@ async def test_the_server_reports_lamars_version_to_the_client(store: Path) -> N
     async with stdio_session(store) as session:
         info = session.server_info
         assert info is not None and info.name == "lamar" and info.version == lamar.__version__ != ""
+
+
+async def test_the_schemas_say_which_arguments_are_required_and_where_an_id_comes_from(store: Path) -> None:
+    async with stdio_session(store) as session:
+        listed = {tool.name: tool.input_schema for tool in (await session.list_tools()).tools}
+        assert {name: schema.get("required", []) for name, schema in listed.items()} == {
+            "recall": [], "report": ["episode_id", "signal"], "propose_lesson": ["precondition", "action"],
+            "propose_lessons": ["lessons"], "edit": ["lesson_id"], "import_rules": [], "erase": ["lesson_id"],
+            "evidence": ["lesson_id"], "lessons": [], "whatif": []}
+        assert "recall returned" in listed["report"]["properties"]["episode_id"]["description"]
+        for name in ("edit", "erase", "evidence"):
+            assert "lessons()" in listed[name]["properties"]["lesson_id"]["description"], name
+        # Advertised as required, still answered by the tool: a missing one gets a sentence naming it.
+        missing = await session.call_tool("report", {"signal": "shipped"})
+        assert missing.is_error and "episode_id is missing" in missing.content[0].text
