@@ -1,10 +1,17 @@
-"""Which file backend a file holds, told by how it opens: never by its name, nor by text further in
-(a store's lessons are free text, and may quote any marker)."""
+"""The file stores' files: whether a path can hold one, and which backend a file holds, told by how
+it opens: never by its name, nor by text further in (a store's lessons are free text, and may quote any marker)."""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
+from typing import TYPE_CHECKING
+
+from lamar._errors import StoreError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _SQLITE = b"SQLite format 3\x00"  # how every SQLite database file opens
 _JSON_STORE = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar"\s*,')  # both versions open with it
@@ -27,4 +34,27 @@ def file_kind(path: str | os.PathLike[str]) -> str | None:
         return None
 
 
-__all__ = ["file_kind", "head_kind"]
+def prepare(path: Path) -> None:
+    """Make the folder of a store file not made yet; refuse a path that cannot be one.
+
+    Raises:
+        StoreError: the path names a folder, a pipe (whose open would wait for a writer for ever)
+            or a device, or no file can have it (too long, a loop of links).
+    """
+    try:
+        mode: int | None = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # the folder's absence is reported below
+        mode = None
+    except OSError as exc:
+        raise StoreError(f"cannot open {path}: {exc.strerror or exc}; name another path") from exc
+    if mode is None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for {path}: {exc}") from exc
+    elif not stat.S_ISREG(mode):
+        raise StoreError(f"{path} is not a file (a folder, a pipe or a device) but a store is one; it was left "
+                         "untouched: name a file, or move that one away")
+
+
+__all__ = ["file_kind", "head_kind", "prepare"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
+from lamar.store.files import prepare
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -57,6 +58,9 @@ class JsonStore:
 
         self.path = Path(path).expanduser()
         self.location = str(self.path)
+        with suppress(OSError):  # a path no file can have: `prepare` says so
+            if self.path.is_symlink():  # a rewrite swaps a file in at the target, not over the link,
+                self.path = Path(os.path.realpath(self.path))  # and every path shares one writers' lock
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._state_path = self.path.with_name(self.path.name + ".state")
         self._thread_lock = _thread.allocate_lock()  # threading's Lock, without importing threading
@@ -73,11 +77,7 @@ class JsonStore:
         self._closed = False
         self._header = b""
         self._version = VERSION
-        if not self.path.exists():
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+        prepare(self.path)
         # The saved state is read before the file: a state saved since describes lines this read sees.
         self._state: tuple[tuple[int, int, int], str] | None = self._read_state()
         with self._thread_lock:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows, held, sqlite_checks
+from lamar.store import episode_rows, files, held, sqlite_checks
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
@@ -61,11 +61,7 @@ class SqliteStore:
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
         self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
         self._closed = False
-        if not self.path.exists():
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"cannot create the folder for {self.path}: {exc}") from exc
+        files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:
             self._db = self._connect(str(self.path))
             self._prepare()
@@ -142,14 +138,17 @@ class SqliteStore:
                 return
             self._db = self._connect(f"file:{quoted}?{flags}", uri=True)
             try:
-                self._use_read_only(self._schema_version())
+                self._use_read_only(self._schema_version(), cause)
                 return
             except sqlite3.DatabaseError as exc:
                 self._db.close()
                 last = exc
         self._fail(last)
 
-    def _use_read_only(self, version: int | None) -> None:
+    def _use_read_only(self, version: int | None, cause: sqlite3.Error | None = None) -> None:
+        if version is None and cause is not None and not self._tables():  # the disk's fault, or the name's
+            self._db.close()
+            raise sqlite_checks.unmade(self.path, cause)
         if version is None or version > SCHEMA_VERSION:
             self._db.close()
             raise CorruptStore(f"{self.path} cannot be written and is not a Lamar SQLite store this Lamar "
@@ -197,7 +196,8 @@ class SqliteStore:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             self._db.execute("COMMIT")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            with contextlib.suppress(sqlite3.Error):  # a failed COMMIT (a full disk) may have ended it
+                self._db.execute("ROLLBACK")
             raise
 
     def _add_checksums(self) -> None:

@@ -63,6 +63,12 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
 BUSY_ADVICE = "try again once that writer is done, or pass a longer timeout="
 
 
+def unmade(path: Path, cause: sqlite3.Error) -> StoreError:
+    """The error when SQLite made (or found) an empty file but could not set the store up in it."""
+    return StoreError(f"cannot make a store at {path}: {cause}; nothing was stored: free some space, or name a "
+                      "writable file (with a shorter name)")
+
+
 def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: float) -> StoreError:
     """The error that says why the file at `path` could not be opened as a store, and what to do."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
