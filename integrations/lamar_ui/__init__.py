@@ -20,6 +20,7 @@ from lamar import Lamar
 from lamar.cli.outputs import report_refusal
 from lamar.cli.session import UsageError
 from lamar_ui.app import UI, create_app
+from lamar_ui.redirect import OPEN_DIR, redirect_file
 
 
 def default_report_path(location: str) -> Path:
@@ -68,6 +69,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     if on_term:
         signal.signal(signal.SIGTERM, _exit_on_signal)
+    opened = contextlib.ExitStack()
     try:  # from the first line printed: a signal sent as soon as the address shows still cleans up
         print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
         if lam.store.location == ":memory:":  # said before anything is added to it, not when it is lost
@@ -75,7 +77,7 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
                   "stops (use --store FILE to keep it)", flush=True)
         print("(press Ctrl+C to stop)", flush=True)
         if open_browser:
-            webbrowser.open(url)
+            _open_browser(url, opened)
         server.run(sockets=[sock])
     finally:
         if server.serving is not None:  # a signal before the event loop ran it: closed, not warned about
@@ -83,10 +85,26 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         if on_term:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
         sock.close()
+        opened.close()
         if throwaway:
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
         print("lamar ui: stopped", file=sys.stderr)
+
+
+def _open_browser(url: str, opened: contextlib.ExitStack) -> None:
+    """Open the browser on a private file that leads to `url`: given `url` itself, the browser would
+    show the token on its command line to every local user (`ps`); the file goes when `opened` closes."""
+    try:
+        page = opened.enter_context(redirect_file(url))
+    except OSError as exc:
+        raise UsageError(f"cannot write the page that opens your browser in {exc.filename or 'its folder'} "
+                         f"({exc.strerror or exc}): set {OPEN_DIR} to a folder you can write, or pass "
+                         "--no-browser and open the address above") from None
+    hint = "" if os.environ.get(OPEN_DIR) else \
+        f" (a browser that cannot read it, as a snap's cannot: open the address above, or set {OPEN_DIR})"
+    print(f"lamar ui: opening your browser on {page.as_uri()}{hint}", flush=True)
+    webbrowser.open(page.as_uri())
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

@@ -359,7 +359,13 @@ class TokenGuard(BaseHTTPMiddleware):
         cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
         given = request.query_params.get("token")
         if given is not None and same_token(given, ui.token):
-            response: Response = RedirectResponse(request.url.path, status_code=303)
+            if request.headers.get("sec-fetch-site") == "cross-site":
+                # Sent on by a page elsewhere (the file that opens the browser): the browser would hold the
+                # SameSite=Strict cookie back from a redirect in that same chain, and show 403. A page of
+                # this origin that moves on starts a same-site navigation, which carries it.
+                response: Response = HTMLResponse(_moving_on(request.url.path))
+            else:
+                response = RedirectResponse(request.url.path, status_code=303)
             response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
                 same_token(request.cookies.get(cookie, ""), ui.token):
@@ -413,6 +419,12 @@ def create_app(ui: UI) -> Starlette:
 def _reads(exp: Experience, values: Mapping[str, str], scope: Mapping[str, str]) -> bool:
     """Whether `exp` already reads as the edit form's `values` would store it (in prompt form)."""
     return dict(exp.scope) == scope and all(getattr(exp, name) == prompt_form(values[name]) for name in TEXT_FIELDS)
+
+
+def _moving_on(path: str) -> str:
+    target = escape(path, quote=True)
+    return (f'<!DOCTYPE html><title>lamar ui</title><meta http-equiv="refresh" content="0;url={target}">'
+            f'<p><a href="{target}">Open lamar ui</a></p>')
 
 
 def _forbidden(message: str) -> HTMLResponse:

@@ -129,6 +129,23 @@ def test_lessons_page_lists_every_lesson_and_hostile_text_stays_text(
     assert [r.get_attribute("data-id") for r in browser.find_elements(By.CSS_SELECTOR, "tr.lesson")] == [ids["bad"]]
 
 
+def test_the_file_that_opens_the_browser_leads_to_a_session(server: str, browser: webdriver.Chrome) -> None:
+    # `lamar ui` opens the browser on a private file:// page that sends it on to the address with the
+    # token. That navigation is cross-site: a SameSite=Strict cookie set by a redirect in it is held
+    # back from the redirect's target, which answered 403 until the server moved on with a page of its own.
+    from lamar_ui.redirect import redirect_file
+
+    browser.delete_all_cookies()
+    with redirect_file(server) as page:
+        browser.get(page.as_uri())
+        WebDriverWait(browser, 10).until(lambda d: d.current_url == _base(server) + "/" and
+                                         d.find_elements(By.CSS_SELECTOR, "tr.lesson, title"))
+        _wait(browser, "tr.lesson")
+    assert browser.title != "Forbidden"
+    browser.get(_base(server) + "/add")  # the cookie now stands for the token
+    _wait(browser, "form")
+
+
 def test_lesson_and_episodes_pages(server: str, browser: webdriver.Chrome, store: tuple[Path, dict[str, str]]) -> None:
     _, ids = store
     browser.get(server)
