@@ -43,9 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
                         "lesson at the engine's per-lesson level (and at 0.05), then exit")
     args = parser.parse_args(argv)
-    if min(args.runs, args.jobs) < 1 or args.episodes < 100 or args.seed < 0 or (args.null is not None and args.null < 1):
-        parser.error("--runs, --jobs and --null are at least 1, --episodes at least 100 (the change is at half) "
+    if min(args.runs, args.jobs) < 1 or args.episodes < 100 or args.seed < 0:
+        parser.error("--runs and --jobs are at least 1, --episodes at least 100 (the change is at half) "
                      "and --seed at least 0")
+    if args.null is not None and args.null < 2:
+        parser.error(f"--null is at least 2, the replicates being split over the coins 0.04 and 0.15; got {args.null}")
     try:
         policy(dict(args.lamar))  # a misspelt knob is named now, not as a traceback from the first run
     except LamarError as exc:

@@ -44,7 +44,8 @@ def _job(args: tuple[int, float, tuple[float, ...]]) -> tuple[bool, ...]:
 
 
 def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
-    """The calibration table: replicates split over q = 0.04 (the default coin) and 0.15.
+    """The calibration table: `replicates` (at least 2) split over q = 0.04 (the default coin), which
+    takes the odd one, and 0.15.
 
     A replicate feeds the ledger the gym's rewards at a 40% success rate whatever the coin says
     (the lesson does nothing), holds it out at q, and reads the lower bound after each of up to
@@ -61,8 +62,8 @@ def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
     lines = [(f"null calibration: one inert lesson, its lower bound read after each of 1000 randomized episodes; "
              f"levels {level:.2e} (the {RANK}th lesson's first segment at alpha_helps {alpha_helps}) and {COARSE}"),
              "| q | replicates | level | false helps | rate [95% CI] | allowed |", "|---|---|---|---|---|---|"]
-    for q in (0.04, 0.15):
-        work = [(seed, q, alphas) for seed in range(replicates // 2)]
+    for q, share in ((0.04, replicates - replicates // 2), (0.15, replicates // 2)):
+        work = [(seed, q, alphas) for seed in range(share)]
         if jobs > 1:
             with multiprocessing.Pool(jobs) as pool:
                 results = pool.map(_job, work, chunksize=64)

@@ -75,8 +75,9 @@ def test_the_physical_limit_is_the_bound_read_in_expectation() -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--null", "-1"], "--null are at least 1"),
-    (["--runs", "0"], "--runs, --jobs and --null are at least 1"),
+    (["--null", "-1"], "--null is at least 2"),
+    (["--null", "1"], "--null is at least 2"),
+    (["--runs", "0"], "--runs and --jobs are at least 1"),
     (["--episodes", "10"], "--episodes at least 100"),
     (["--lamar", "holdot=0.3"], "unknown tuning keyword 'holdot'"),
 ])
@@ -106,3 +107,11 @@ def test_a_file_that_is_not_the_audits_rows_is_refused(capsys: pytest.CaptureFix
     assert main(["--runs", "1", "--episodes", "200", "--scenario", "null", "--quiet", "--json", str(rows)]) == 0
     capsys.readouterr()
     assert main(["--summarize", str(rows)]) == 0 and "| null | 1 |" in capsys.readouterr().out
+
+
+def test_the_null_calibration_runs_every_replicate_asked_for() -> None:
+    # An odd N ran one replicate fewer than asked, and N = 1 divided by zero.
+    from lamar.audit.null import calibrate
+
+    rows = [line.split(" | ") for line in calibrate(3).splitlines() if line.startswith("| 0.")]
+    assert [(row[0], row[1]) for row in rows] == [("| 0.04", "2"), ("| 0.04", "2"), ("| 0.15", "1"), ("| 0.15", "1")]
