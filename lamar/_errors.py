@@ -32,7 +32,11 @@ def echoed(value: object) -> str:
     # value are shown, so only they are scrubbed, each with the reach a credential needs.
     from lamar.safety.secrets import REACH, scrub
 
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an int of more digits than Python writes out as text
+        bits = value.bit_length() if isinstance(value, int) else 0
+        return f"a whole number of {bits:,} bits" if bits else f"a {type(value).__name__} that cannot be written out"
     if len(text) <= _ECHOED_WHOLE:
         return scrub(text)[0]
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"

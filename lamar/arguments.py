@@ -44,10 +44,18 @@ def flag(value: Any, name: str) -> bool:
     return value
 
 
+# Each slot can hold a lesson of up to 6,000 characters, so this many already fill far more than any
+# model's prompt; a bound keeps a k echoed in a report or a what-if row name short, and every k
+# exact where JSON is read as a double.
+MAX_SLOTS = 1_000
+
+
 def slots(k: Any, name: str = "k") -> int:
-    """`k` as a number of lesson slots."""
-    if not whole_number(k, low=0):
-        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {echoed(k)}")
+    """`k` as a number of lesson slots: a whole number from 0 to MAX_SLOTS."""
+    if not whole_number(k, low=0, high=MAX_SLOTS):
+        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0 and at most "
+                              f"{MAX_SLOTS:,} (more than a prompt holds: pass {MAX_SLOTS:,} to inject every "
+                              f"eligible lesson up to that many); got {echoed(k)}")
     return k
 
 
@@ -103,9 +111,15 @@ def duration(value: Any, name: str) -> float | None:
 
 
 def reason(text: Any) -> str:
-    """A reason for the audit trail: a storable string."""
+    """A reason for the audit trail: a storable string no longer than a lesson may be."""
     if not isinstance(text, str) or text_problem(text):
         raise InvalidArgument(f"reason must be a string without NUL or lone surrogates; got {echoed(text)}")
+    from lamar.safety.boundary import MAX_LESSON_CHARS
+
+    # Printed back and kept in every copy of the log, as a lesson is: held to a lesson's length.
+    if len(text) > MAX_LESSON_CHARS:
+        raise InvalidArgument(f"the reason is {len(text):,} characters long, at most {MAX_LESSON_CHARS:,}: "
+                              "say why in a few sentences")
     return text
 
 
@@ -232,5 +246,5 @@ def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
     return f"no {what} {echoed(value)} in store {location}{hint}"
 
 
-__all__ = ["candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",
+__all__ = ["MAX_SLOTS", "candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",
            "reason", "seconds", "seed", "sleep_report", "slots", "traces", "unknown", "who"]

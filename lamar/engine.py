@@ -43,7 +43,7 @@ class Lamar:
     Args:
         store: an `ExperienceStore`, any object with the store protocol, or a location
             (":memory:", a .json or .db path, a postgresql:// URL).
-        k: most lessons injected per recall.
+        k: most lessons injected per recall, from 0 to 1,000 (`lamar.arguments.MAX_SLOTS`).
         seed: seed of the engine's coins and tie-breaks (None: from the OS).
         **tuning: fields of `lamar.policy.Policy` (explore, warmup, holdout, discount, ...), typed
             by `lamar.policy.config.Tuning`; an unknown one is an InvalidArgument.
@@ -156,7 +156,7 @@ class Lamar:
             precondition, action, rationale: the new texts; None keeps the current one.
             scope: the new scope, whole (a mapping of strings); None keeps the current one.
             evidence: "restart" or "keep".
-            reason: recorded in the audit trail.
+            reason: recorded in the audit trail (at most 6,000 characters).
 
         Raises:
             UnknownExperience: no lesson has that id.
@@ -193,7 +193,7 @@ class Lamar:
             exp_id: the lesson to erase.
             contexts: also blank the contexts of the episodes it was eligible in.
             by: who erases it, for the audit (default: the OS user; at most 6,000 characters).
-            reason: why, for the audit (keep the erased text out of it).
+            reason: why, for the audit (keep the erased text out of it; at most 6,000 characters).
 
         Returns:
             The `Erasure` the audit event records (of an erased lesson: its cleanup runs again, no event).

@@ -227,3 +227,41 @@ def test_who_erases_is_held_to_a_reasons_length() -> None:
         lam.erase(exp_id, by="x" * 6_001)
     assert lam.get(exp_id).action == "rebuild"  # refused before the erase
     assert lam.erase(exp_id, by="x" * 6_000).by == "x" * 6_000
+
+
+@pytest.mark.parametrize("call", [
+    lambda lam, i: lam.erase(i, reason="x" * 6_001),
+    lambda lam, i: lam.retire(i, "x" * 6_001),
+    lambda lam, i: lam.edit(i, action="rebuild twice", reason="x" * 6_001),
+    lambda lam, i: lam.expire(lam.recall({"task": "build"}).episode_id, "x" * 6_001),
+])
+def test_a_reason_is_held_to_a_lessons_length_through_the_api(call: Callable[[Lamar, str], Any]) -> None:
+    # The CLI held --reason to 6,000 characters; the API, the UI's form and MCP's erase did not.
+    lam = Lamar()
+    exp_id = lam.add(Experience(precondition="the build fails", action="rebuild"))
+    events = lam.stats()["events"]
+    with pytest.raises(InvalidArgument, match="the reason is 6,001 characters long, at most 6,000: say why"):
+        call(lam, exp_id)
+    assert lam.get(exp_id).action == "rebuild" and lam.get(exp_id).status.value == "active"
+    assert lam.stats()["events"] - events <= 1  # expire's own recall at most
+    lam.retire(exp_id, "x" * 6_000)
+
+
+@pytest.mark.parametrize("call", [
+    lambda k: Lamar(k=k), lambda k: Lamar().recall({"task": "build"}, k=k),
+    lambda k: Lamar().preview({"task": "build"}, k=k),
+])
+@pytest.mark.parametrize("k", [1_001, 10**12, 10**400, 10**5_000], ids=["1001", "1e12", "1e400", "1e5000"])
+def test_k_is_held_to_the_most_slots_with_what_to_pass(call: Callable[[Any], Any], k: int) -> None:
+    # A k of 10**5000 raised the ValueError of writing a 5,001-digit int out in the refusal.
+    with pytest.raises(InvalidArgument, match=r"at most 1,000 \(more than a prompt holds: pass 1,000"):
+        call(k)
+    assert Lamar(k=1_000).k == 1_000
+
+
+def test_an_int_too_long_to_write_out_is_echoed_by_its_size() -> None:
+    from lamar._errors import echoed
+
+    assert echoed(-10**5_000) == "a whole number of 16,610 bits"
+    with pytest.raises(InvalidArgument, match="draws is a whole number from 1 to 100000; got a whole number of"):
+        Lamar().preview({"task": "build"}, draws=10**5_000)

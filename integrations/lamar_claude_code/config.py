@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from lamar.arguments import MAX_SLOTS
 from lamar.storable import finite_number, whole_number
 
 USER_CONFIG = "~/.lamar/claude-code.toml"
@@ -195,8 +196,8 @@ def _build(values: dict[str, Any]) -> HookConfig:
     config = HookConfig(**values)
     if not (finite_number(config.reasked_overlap) and 0.0 < config.reasked_overlap <= 1.0):
         raise ConfigError(f"outcome.reasked_overlap must be a number in (0, 1]; got {config.reasked_overlap!r}")
-    if not whole_number(config.k, low=0):
-        raise ConfigError(f"hook.k must be a whole number >= 0; got {config.k!r}")
+    if not whole_number(config.k, low=0, high=MAX_SLOTS):
+        raise ConfigError(f"hook.k must be a whole number from 0 to {MAX_SLOTS:,}; got {config.k!r}")
     if not whole_number(config.max_chars, low=MIN_CONTEXT_CHARS):
         raise ConfigError(f"hook.max_chars must be a whole number >= {MIN_CONTEXT_CHARS}, what the fence and one "
                           f"shortened lesson need; got {config.max_chars!r}")

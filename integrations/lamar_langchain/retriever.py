@@ -30,10 +30,10 @@ from lamar import (
     StoreError,
     UnknownExperience,
 )
+from lamar.arguments import slots as checked_slots
 from lamar.experience import check_context
 from lamar.integration import engine as checked_engine
 from lamar.safety.lessons import lesson_refusal
-from lamar.storable import whole_number
 from lamar_langchain.conventions import (
     EPISODE_ID,
     EXPERIENCE_ID,
@@ -115,8 +115,8 @@ class LamarRetriever(BaseRetriever):
             data["lamar"] = lamar
         # Checked here, not in pydantic validators, which would wrap a LamarError in their own.
         checked_engine(data.get("lamar"), "LamarRetriever")
-        if "k" in data and not whole_number(data["k"], low=0):
-            raise InvalidArgument(f"k must be a whole number >= 0; got {data['k']!r}")
+        if "k" in data:
+            checked_slots(data["k"])
         if data.get("on_unknown", "pass") not in ("pass", "add", "drop"):
             raise InvalidArgument(f"on_unknown is 'pass', 'add' or 'drop'; got {data['on_unknown']!r}")
         super().__init__(**data)
@@ -175,10 +175,7 @@ class LamarRetriever(BaseRetriever):
     # -- the steps ---------------------------------------------------------------------------
 
     def _slots(self, k: int | None) -> int:
-        slots = self.k if k is None else k
-        if not whole_number(slots, low=0):
-            raise InvalidArgument(f"k must be a whole number >= 0; got {k!r}")
-        return slots
+        return checked_slots(self.k if k is None else k)
 
     def _resolve_context(self, query: str, given: Mapping[str, str] | None,
                          metadata: Mapping[str, Any] | None) -> dict[str, str]:

@@ -218,8 +218,10 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
     elif context is not None and not callable(context):  # else it would be ignored for state[context_key]
         raise InvalidContext(f"context must be a mapping of strings, a function of the state or None; "
                              f"got {type(context).__name__}")
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-        raise InvalidArgument(f"k is the number of lesson slots, a whole number >= 0 (or None); got {k!r}")
+    if k is not None:
+        from lamar.arguments import slots
+
+        slots(k)
     _callable_or_none(turn, "turn")
 
     def plan(state: Any) -> tuple[Mapping[str, str], str | None, str | None] | None:

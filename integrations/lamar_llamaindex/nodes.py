@@ -81,10 +81,10 @@ def episode_id_of(node: BaseNode | NodeWithScore) -> str | None:
 
 
 def slots(k: Any, name: str = "k") -> int | None:
-    """`k` if it is None or a whole number >= 0, else an `InvalidArgument`."""
-    if k is not None and (isinstance(k, bool) or not isinstance(k, int) or k < 0):
-        raise InvalidArgument(f"{name} is the number of lesson slots, a whole number >= 0; got {k!r}")
-    return k  # type: ignore[no-any-return]
+    """`k` if it is None or a number of slots the engine takes, else an `InvalidArgument`."""
+    from lamar.arguments import slots as engine_slots
+
+    return None if k is None else engine_slots(k, name)
 
 
 def _status(value: Any) -> Status:

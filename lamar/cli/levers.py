@@ -13,6 +13,7 @@ from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existi
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
 from lamar.signals import Signal
+from lamar.typed import typed_number
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -183,15 +184,12 @@ def parse_signal(text: str) -> Signal | float:
         return Signal(text.strip().lower())
     except ValueError:
         pass
-    import re
-
-    # float() also reads `1_0` and other scripts' digits: a reward is read as typed, or refused.
-    number = r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))"
-    if not re.fullmatch(number, text.strip()):  # nan and inf are numbers the engine refuses as out of range
+    reward = typed_number(text)  # nan and inf are numbers the engine refuses as out of range
+    if reward is None:
         raise InvalidReward(
             f"unknown signal {text!r}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1] "
             "written in ASCII digits (such as -0.5)")
-    return float(text)
+    return reward
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from lamar.cli.session import UsageError, open_raw, store_location
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
+from lamar.typed import typed_whole
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
 
@@ -82,11 +83,11 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     mcp.add_argument("--host", default="127.0.0.1",
                      help=f"address to listen on with --transport http (127.0.0.1); any other than a loopback "
                           f"address needs ${TOKEN_ENV}, the bearer token every request must carry")
-    mcp.add_argument("--port", type=_port, default=None,
+    mcp.add_argument("--port", type=port_number, default=None,
                      help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
     mcp.add_argument("--read-only", action="store_true",
                      help="only the tools that read (evidence, lessons) and the resources; the store is not created")
-    mcp.add_argument("--seed", type=int, default=None,
+    mcp.add_argument("--seed", type=_seed, default=None,
                      help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",
                      help="leave out the report tool (the host reports outcomes through its own code)")
@@ -106,14 +107,20 @@ def _check_free(host: str, port: int) -> None:
                              "or --port 0 for a free one") from None
 
 
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text!r}")
+def port_number(text: str) -> int:
+    """--port of `lamar mcp` and `lamar ui`: 0-65535 in ASCII digits (int() also reads `8_000`)."""
+    value = typed_whole(text)
+    if value is None or value > 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 in digits, got {text!r}")
     return value
 
 
-__all__ = ["add_mcp_command", "cmd_mcp"]
+def _seed(text: str) -> int:
+    negative = text.strip().startswith("-")
+    value = typed_whole(text.strip().removeprefix("-"))
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number in digits (such as 7), got {text!r}")
+    return -value if negative else value
+
+
+__all__ = ["add_mcp_command", "cmd_mcp", "port_number"]

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from lamar.cli.claude_code import add_commands as add_claude_code
-from lamar.cli.mcp_server import add_mcp_command
+from lamar.cli.mcp_server import add_mcp_command, port_number
 from lamar.cli.rules import add_rules_commands
 from lamar.cli.session import DEFAULT_STORE, STORE_ENV, UsageError
+from lamar.typed import typed_whole
 
 
 def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
@@ -79,26 +80,26 @@ _INSTEAD = {
 
 
 def _reason(text: str) -> str:
-    """A --reason for the audit trail: said in words, and no longer than a lesson may be (a
-    reason is printed back and kept in every copy of the log)."""
-    from lamar.safety.boundary import MAX_LESSON_CHARS
-
+    """A --reason for the audit trail: said in words (its length is the engine's to hold, as for
+    every caller: `lamar.arguments.reason`)."""
     if not text.strip():
         raise argparse.ArgumentTypeError("the reason is empty: say in a few words why (it is kept in the audit "
                                          "trail), or leave --reason out for the default")
-    if len(text) > MAX_LESSON_CHARS:
-        raise argparse.ArgumentTypeError(f"the reason is {len(text):,} characters long, at most "
-                                         f"{MAX_LESSON_CHARS:,}: say why in a few sentences")
     return text
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    value = typed_whole(text)  # int() also reads `1_0` as 10 and other scripts' digits as ours
+    if value is None or value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1 in digits (such as 20), got {text!r}")
+    return value
+
+
+def _slots(text: str) -> int:
+    value = typed_whole(text)  # the most slots is the engine's to refuse, with what to pass
+    if value is None:
+        raise argparse.ArgumentTypeError(f"expected a number of slots, a whole number >= 0 in digits "
+                                         f"(such as 3), got {text!r}")
     return value
 
 
@@ -186,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     recall = command("recall", "choose the lessons for a context and log the episode (--dry-run: show what it "
                      "would choose and why, writing nothing)", cmd_recall, json=True)
     recall.add_argument("context", nargs="*", metavar="KEY=VALUE", help="the context (e.g. project=trace task=build)")
-    recall.add_argument("--k", type=int, metavar="K", help="slots for this recall (default: the engine's, 3)")
+    recall.add_argument("--k", type=_slots, metavar="K", help="slots for this recall (default: the engine's, 3)")
     recall.add_argument("--dry-run", action="store_true",
                         help="show every eligible lesson, whether it is wanted, its estimate, coin and bounds")
 
@@ -243,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)
-    ui.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    ui.add_argument("--port", type=port_number, default=0, help="port on 127.0.0.1 (default: a free one)")
     ui.add_argument("--no-browser", action="store_true", help="print the address instead of opening a browser")
     ui.add_argument("--report", metavar="REPORT.json",
                     help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, visible
 from lamar.cli.session import UsageError, open_engine, resolve_id
+from lamar.typed import typed_number
 from lamar.whatif import Estimate, WhatIfReport, whatif
 from lamar.whatif.alternatives import NOTHING_PROVEN, form
 from lamar.whatif.report import EXACT, HEADLINE, THIN
@@ -38,13 +39,14 @@ def parse_since(text: str | None, now: float | None = None) -> float | None:
 
 def _moment(value: str, now: float | None) -> float | None:
     """The time `value` names, or None when it is none of the forms --since takes."""
+    if not value.isascii():  # float() and isdigit() also read other scripts' digits: a time is read as typed
+        return None
     units = {"d": 86400.0, "h": 3600.0, "m": 60.0}
     if value[-1:] in units and value[:-1].replace(".", "", 1).isdigit():
         return (time.time() if now is None else now) - float(value[:-1]) * units[value[-1]]
-    try:
-        return float(value)
-    except ValueError:
-        pass
+    seconds = typed_number(value)  # float() also reads `1_0` as 10
+    if seconds is not None:
+        return seconds
     try:
         stamp = datetime.datetime.fromisoformat(value)
     except ValueError:

@@ -9,6 +9,8 @@ from decimal import Decimal
 from typing import Protocol
 
 from lamar._errors import InvalidArgument, echoed
+from lamar.arguments import MAX_SLOTS
+from lamar.typed import typed_number, typed_whole
 from lamar.whatif.log import Log, lessons_in
 from lamar.whatif.model import fold_lifts
 from lamar.whatif.slate import Slate
@@ -195,7 +197,7 @@ def form(spec: str) -> tuple[str, str]:
     """A spec's name and argument, checked for form alone: a typo is named before the log is read.
 
     Raises:
-        InvalidArgument: an unknown name, a rate outside [0, 1), a k below 1 or not in digits.
+        InvalidArgument: an unknown name, a rate outside [0, 1), a k outside 1..MAX_SLOTS or not in digits.
     """
     head, _, arg = spec.strip().partition(":")
     head = head.lower()
@@ -222,7 +224,7 @@ def name_of(spec: str) -> str:
     """
     head, arg = form(spec)
     if head == "holdout":
-        return Holdout(float(arg)).name
+        return Holdout(_number(spec, arg)).name
     if head == "k":
         return Slots.named(_slots(spec, arg))
     if head == "without":
@@ -254,16 +256,16 @@ def parse(spec: str, beliefs: Beliefs, log: Log) -> Alternative:
                                   "(see `lamar ls` for ids)")
         return Without(arg)
     if head == "holdout":
-        return Holdout(float(arg))
+        return Holdout(_number(spec, arg))
     slots = _slots(spec, arg)
     return Slots(slots, beliefs, fold_lifts(log) if slots < beliefs.k else ())
 
 
 def _number(spec: str, text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a number") from None
+    value = typed_number(text)  # float() also reads `0_5` as 5.0 and other scripts' digits as ours
+    if value is None:
+        raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a number written in ASCII digits "
+                              "(such as holdout:0.05)")
     if not math.isfinite(value):
         raise InvalidArgument(f"policy {echoed(spec)}: {echoed(text)} is not a finite number")
     return value
@@ -272,15 +274,8 @@ def _number(spec: str, text: str) -> float:
 def _slots(spec: str, text: str) -> int:
     """k as typed: ASCII digits alone, so that no other spelling (`1e99`, `3.0`, `1_0`) passes for
     a whole number; the engine's own `k` is an int, never read from text."""
-    digits = text.strip()
-    refusal = InvalidArgument(f"policy {echoed(spec)}: k is a whole number >= 1 written in digits (such as k:2); "
-                              f"got {echoed(text)}")
-    if not (digits.isascii() and digits.isdigit()):
-        raise refusal
-    try:
-        value = int(digits)
-    except ValueError:  # more digits than int() reads from text
-        raise refusal from None
-    if value < 1:
-        raise refusal
+    value = typed_whole(text)
+    if value is None or not 1 <= value <= MAX_SLOTS:
+        raise InvalidArgument(f"policy {echoed(spec)}: k is a whole number from 1 to {MAX_SLOTS:,} written in digits "
+                              f"(such as k:2); got {echoed(text)}")
     return value

@@ -65,7 +65,7 @@ def test_proven_and_today_inject_what_is_believed_now() -> None:
                                             ("k:1", "k:1"), ("without:a", "without:a"), ("today", "today"),
                                             ("logged", "logged"), ("holdout:-0", "holdout:0"),
                                             ("holdout:-0.0", "holdout:0"), ("K:3", "k:3"), (" k: 3 ", "k:3"),
-                                            ("k:12345678901234567890123", "k:12345678901234567890123")])
+                                            ("k:1000", "k:1000"), ("holdout: 0.5 ", "holdout:0.5")])
 def test_names_parse(spec: str, name: str) -> None:
     assert parse(spec, BELIEFS, LOG).name == name
 
@@ -77,6 +77,9 @@ def test_names_parse(spec: str, name: str) -> None:
     # k is read as typed: another spelling of a number (a float's, `_`, other scripts' digits) is refused
     ("k:1e99", "written in digits.*got '1e99'"), ("K:3.0", "got '3.0'"), ("k:1_0", "got '1_0'"),
     ("k:\u0663", "got '\u0663'"), ("k:+2", "got '\\+2'"), ("k:9" + "9" * 5000, "written in digits"),
+    # k is held to the engine's most slots; a holdout rate is read as typed, as k is
+    ("k:1001", "from 1 to 1,000"), ("k:12345678901234567890123", "from 1 to 1,000"),
+    ("holdout:0_5", "not a number written in ASCII digits"), ("holdout:\u0660.5", "ASCII digits"),
     ("without:zzz", "no lesson 'zzz' was eligible"), ("none:1", "unknown policy"),
 ])
 def test_bad_names_are_refused_saying_what_is_allowed(spec: str, message: str) -> None:

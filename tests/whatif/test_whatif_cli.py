@@ -267,15 +267,29 @@ def test_minus_zero_is_the_holdout_zero_and_one_row_with_it(logged: Path) -> Non
     assert row["policy"] == "holdout:0" and row["description"].endswith("held out at 0%")
 
 
-def test_a_k_of_more_digits_than_a_float_holds_is_echoed_as_typed(logged: Path) -> None:
-    typed = "k:12345678901234567890123"
+def test_a_k_is_read_as_typed_and_held_to_the_engines_most_slots(logged: Path) -> None:
+    typed = "k:1000"
     status, out, err = run("whatif", "--store", str(logged), "--json", "--policy", typed)
     assert status == 0, err
     (row,) = json.loads(out)["alternatives"]
-    assert row["policy"] == typed and row["description"].startswith("12345678901234567890123 slot(s)")
-    status, _, err = run("whatif", "--store", str(logged), "--policy", typed + ".5")
-    said = f"policy '{typed}.5': k is a whole number >= 1 written in digits (such as k:2); got '{typed[2:]}.5'"
-    assert (status, err) == (1, f"lamar: error: {said}\n")
+    assert row["policy"] == typed and row["description"].startswith("1000 slot(s)")
+    # A k past the engine's most slots named a row as long as the k typed (k:99999999999 ran).
+    for k in ("1000.5", "1001", "99999999999", "12345678901234567890123"):
+        status, _, err = run("whatif", "--store", str(logged), "--policy", f"k:{k}")
+        said = f"policy 'k:{k}': k is a whole number from 1 to 1,000 written in digits (such as k:2); got '{k}'"
+        assert (status, err) == (1, f"lamar: error: {said}\n"), k
+
+
+def test_a_holdout_and_since_are_read_as_typed(logged: Path) -> None:
+    # float() read `0_5` as 5.0 and `0_0` as a holdout of 0, and Arabic-Indic digits as ours.
+    for policy in ("holdout:0_0", "holdout:\u0660.5", "holdout:\uff10.5"):
+        status, _, err = run("whatif", "--store", str(logged), "--policy", policy)
+        assert status == 1 and "is not a number written in ASCII digits (such as holdout:0.05)" in err, policy
+    for when in ("1_000", "\u0661\u0660", "\u0661d", "\u0662\u0660\u0662\u0666-01-01"):
+        status, _, err = run("whatif", "--store", str(logged), "--since", when)
+        assert status == 1 and "--since takes" in err, when
+    status, _, err = run("whatif", "--store", str(logged), "--since", " 1e3 ", "--policy", "holdout:.05")
+    assert status == 0, err
 
 
 def test_the_ui_page_shows_outside_shares_and_their_legend_as_the_cli_does(tmp_path: Path) -> None:

@@ -85,6 +85,7 @@ def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> No
 @pytest.mark.parametrize(("section", "line", "named"), [
     ("hook", "k = 2.0", "hook.k"),
     ("hook", "k = true", "hook.k"),
+    ("hook", "k = 1001", "hook.k must be a whole number from 0 to 1,000"),
     ("hook", "max_chars = true", "hook.max_chars"),
     ("hook", "max_chars = 500.5", "hook.max_chars"),
     ("hook", "max_chars = 271", "hook.max_chars must be a whole number >= 272, what the fence and one shortened"),

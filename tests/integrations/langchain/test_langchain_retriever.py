@@ -295,7 +295,8 @@ async def test_a_store_lost_after_the_recall_leaves_no_episode_claiming_its_less
 
 @pytest.mark.parametrize(("data", "says"), [
     ({"lamar": "lessons.db"}, "takes a Lamar engine first"),
-    ({"k": -1}, "k must be a whole number >= 0"),
+    ({"k": -1}, "k is the number of lesson slots, a whole number >= 0"),
+    ({"k": 1_001}, "at most 1,000"),  # the engine's most slots, refused before the first recall
     ({"on_unknown": "keep"}, "on_unknown is 'pass', 'add' or 'drop'"),
 ])
 def test_bad_arguments_are_lamar_errors_that_say_what_to_pass(data: dict[str, object], says: str) -> None:

@@ -384,6 +384,7 @@ def test_bad_arguments_are_refused_when_the_graph_is_built_not_in_its_first_run(
         (lambda: recall_node(lam, context=["project", "trace"]), InvalidContext),  # type: ignore[arg-type]
         (lambda: recall_node(lam, context={"project": 3}), InvalidContext),  # type: ignore[dict-item]
         (lambda: recall_node(lam, k=-1), InvalidArgument),
+        (lambda: recall_node(lam, k=1_001), InvalidArgument),  # past the engine's most slots
         (lambda: recall_node(lam, turn="human"), InvalidArgument),  # type: ignore[arg-type]
         (lambda: report_node(lam, outcome="shipped"), InvalidArgument),  # type: ignore[arg-type]
     ]

@@ -327,6 +327,8 @@ def test_bad_arguments_to_the_llamaindex_pieces_are_lamar_errors() -> None:
         lambda: LamarPostprocessor(lam, top_n=-1),
         lambda: LamarPostprocessor(lam, top_n=1.5),  # type: ignore[arg-type]
         lambda: LamarMemoryBlock(lam, k=-1),
+        lambda: LamarMemoryBlock(lam, k=1_001),  # past the engine's most slots
+        lambda: LamarPostprocessor(lam, top_n=10**12),
         lambda: create_lamar_tools(lam, k=-1),
         lambda: lessons_to_nodes(lam, status="bogus"),
     ]
