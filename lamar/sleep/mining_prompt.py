@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from lamar.sleep.proposals import Dropped
@@ -50,6 +50,8 @@ class TraceBatch:
     trace_ids: tuple[str, ...]
     prompt: str
     tokens: int
+    stand_ins: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The id the prompt shows for a trace whose own id holds a secret, mapped to that id."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,23 +73,25 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None) -> tuple[str, int]:
+def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None, *, shown_id: str | None = None) -> tuple[str, int]:
     """One trace as a JSON line for the prompt, secrets scrubbed; returns (line, secrets found).
 
     With `reach` (how far past a credential's start `scrub` reads, `lamar.safety.secrets.REACH`),
     only about the shown length of a long field plus twice `reach` is scrubbed; without it, all of it.
+    `shown_id` stands in for the trace's id (see `stand_in`).
     """
     found = 0
 
-    def clean(text: str, limit: int) -> str:
+    def clean(text: str, limit: int | None) -> str:
         nonlocal found
-        text, secrets = _clip_scrubbed(text, limit, scrub, reach)
+        # A key is scrubbed whole, never clipped: a scope copies the keys it depends on.
+        text, secrets = scrub(text) if limit is None else _clip_scrubbed(text, limit, scrub, reach)
         found += len(secrets)
         return text
 
     record = {
-        "id": trace.id,
-        "context": {k: clean(v, 200) for k, v in trace.context.items()},
+        "id": trace.id if shown_id is None else shown_id,
+        "context": {clean(k, None): clean(v, 200) for k, v in trace.context.items()},
         "input": clean(trace.input, _CLIP["input"]),
         "attempted": [clean(a, _CLIP["attempted"]) for a in trace.attempted[:_MAX_ITEMS]],
         "tool_errors": [clean(e, _CLIP["tool_errors"]) for e in trace.tool_errors[:_MAX_ITEMS]],
@@ -105,6 +109,20 @@ def _clip_scrubbed(text: str, limit: int, scrub: Scrub, reach: int | None) -> tu
 
     cleaned, kinds = scrub_head(text, limit, using=scrub, reach=reach)
     return (cleaned, kinds) if len(cleaned) <= limit else (cleaned[:limit] + " [...clipped]", kinds)
+
+
+def stand_in(trace_id: str, scrub: Scrub, taken: Collection[str]) -> str | None:
+    """The id a prompt shows for a trace whose id holds a secret (None: its own id is shown).
+
+    The model cites what it is shown, so the stand-in maps back to the trace; it is made of the
+    trace's place in the batch, never of the id, and differs from every id in `taken`.
+    """
+    if not scrub(trace_id)[1]:
+        return None
+    n = len(taken)
+    while f"trace-{n}" in taken:
+        n += 1
+    return f"trace-{n}"
 
 
 def build_prompt(lines: Sequence[str]) -> str:
@@ -130,18 +148,22 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub, max_prompt_tokens: int,
     scrubbed = 0
     ids: list[str] = []
     lines: list[str] = []
+    stand_ins: dict[str, str] = {}
     used = overhead
+    every_id = {t.id for t in traces}
 
     def flush() -> None:
         if lines:
             prompt = build_prompt(lines)
-            batches.append(TraceBatch(tuple(ids), prompt, estimate_tokens(prompt)))
+            batches.append(TraceBatch(tuple(ids), prompt, estimate_tokens(prompt), dict(stand_ins)))
             ids.clear()
             lines.clear()
+            stand_ins.clear()
 
     for trace in ordered:
-        line, found = render_trace(trace, scrub, reach)
-        scrubbed += found
+        shown = stand_in(trace.id, scrub, every_id | set(stand_ins))
+        line, found = render_trace(trace, scrub, reach, shown_id=shown)
+        scrubbed += found + (shown is not None)
         cost = estimate_tokens(line) + 1
         if overhead + cost > max_prompt_tokens:
             oversized.append(trace.id)
@@ -149,6 +171,8 @@ def batch_traces(traces: Sequence[Trace], scrub: Scrub, max_prompt_tokens: int,
         if used + cost > max_prompt_tokens:
             flush()
             used = overhead
+        if shown is not None:
+            stand_ins[shown] = trace.id
         ids.append(trace.id)
         lines.append(line)
         used += cost
@@ -205,7 +229,8 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
                             f"model output is a JSON {type(data).__name__}, not a list of lessons")], 0
     lessons: list[ParsedLesson] = []
     dropped: list[Dropped] = []
-    shown = set(batch.trace_ids)
+    # A trace shown under a stand-in is cited by it, never by its own id (the model never saw that).
+    shown = {i: i for i in batch.trace_ids if i not in batch.stand_ins.values()} | dict(batch.stand_ins)
     for item in data:
         lesson_or_reason = _parse_item(item, shown)
         if isinstance(lesson_or_reason, str):
@@ -215,7 +240,7 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     return lessons, dropped, len(data)
 
 
-def _parse_item(item: Any, shown: set[str]) -> ParsedLesson | str:
+def _parse_item(item: Any, shown: Mapping[str, str]) -> ParsedLesson | str:
     if not isinstance(item, dict):
         return f"a lesson must be a JSON object; got {type(item).__name__}"
     missing = sorted(_REQUIRED - set(item))
@@ -237,7 +262,7 @@ def _parse_item(item: Any, shown: set[str]) -> ParsedLesson | str:
     ids = item["trace_ids"]
     if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
         return "malformed lesson: 'trace_ids' must be a non-empty list of trace id strings"
-    invented = sorted(set(ids) - shown)
+    invented = sorted(set(ids) - set(shown))
     if invented:
         return f"cites trace ids the model was not shown: {invented}"
     return ParsedLesson(
@@ -245,9 +270,9 @@ def _parse_item(item: Any, shown: set[str]) -> ParsedLesson | str:
         action=item["action"].strip(),
         rationale=rationale.strip(),
         scope=dict(scope),
-        trace_ids=tuple(dict.fromkeys(ids)),
+        trace_ids=tuple(dict.fromkeys(shown[i] for i in ids)),
     )
 
 
 __all__ = ["INSTRUCTIONS", "ParsedLesson", "TraceBatch", "batch_traces", "build_prompt", "estimate_tokens",
-           "parse_reply", "render_trace"]
+           "parse_reply", "render_trace", "stand_in"]

@@ -1,0 +1,65 @@
+"""What a real SDK sends the model when sleep mines (anthropic, HTTP mocked at the transport):
+the request body holds no secret, wherever in a trace it was."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import httpx2
+import pytest
+
+from lamar import Lamar, Trace
+from lamar.safety.secrets import scrub
+
+pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+from lamar.models.anthropic import AnthropicModel
+
+TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLQ"
+
+
+def recording(reply: Callable[[str], list[dict[str, Any]]], prompts: list[str]) -> AnthropicModel:
+    """A model whose every request body is kept, answering `reply(prompt)`."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        prompt = json.loads(request.content)["messages"][0]["content"]
+        prompts.append(prompt)
+        return httpx2.Response(200, json={
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+            "content": [{"type": "text", "text": json.dumps(reply(prompt))}], "stop_reason": "end_turn",
+            "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}})
+
+    client = httpx2.Client(transport=httpx2.MockTransport(handler))
+    return AnthropicModel("claude-test", api_key="sk-ant-test", http_client=client, max_retries=0)
+
+
+def shown_ids(prompt: str) -> list[str]:
+    body = prompt.split("<traces>\n", 1)[1].rsplit("</traces>", 1)[0]
+    return [json.loads(line)["id"] for line in body.splitlines()]
+
+
+def test_a_secret_in_a_trace_id_or_a_context_key_never_reaches_the_model() -> None:
+    traces = [Trace(f"run-{TOKEN}-{i}", {"project": "demo", f"key_{AWS_KEY}": "on"}, time=float(i),
+                    input="the build broke", tool_errors=["module map is stale"], outcome="reverted")
+              for i in range(3)] + [Trace("plain-1", {"project": "demo"}, input="lint", outcome="shipped")]
+    prompts: list[str] = []
+
+    def cite_all(prompt: str) -> list[dict[str, Any]]:
+        return [{"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
+                 "rationale": "the map survives a resolve", "scope": {"project": "demo"},
+                 "trace_ids": [i for i in shown_ids(prompt) if i != "plain-1"]}]
+
+    lam = Lamar(":memory:")
+    report = lam.sleep(traces=traces, model=recording(cite_all, prompts))
+    (prompt,) = prompts
+    assert TOKEN not in prompt and AWS_KEY not in prompt
+    assert scrub(prompt)[1] == []
+    # Each trace is still told apart, and the ordinary id is shown as it is.
+    ids = shown_ids(prompt)
+    assert len(set(ids)) == 4 and "plain-1" in ids
+    # The model cites what it was shown; the candidate cites the traces themselves.
+    (candidate,) = report.of_kind("candidate")
+    assert candidate.payload["experience"]["provenance"]["traces"] == sorted(t.id for t in traces[:3])
+    assert report.summary["mining"]["secrets_scrubbed"] >= 6
