@@ -197,8 +197,9 @@ def _depth_problem(data: Any) -> str | None:
 def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list[Dropped], int]:
     """Parse a model reply strictly; returns (lessons, dropped items with reasons, items seen).
 
-    The reply must be a JSON list (optionally the only thing inside one ```json fence) of
-    objects with the keys precondition, action, scope, trace_ids and optionally rationale.
+    The reply must be a JSON list (optionally inside one ```json fence, with prose around it or
+    on lines of its own beside prose) of objects with the keys precondition, action, scope,
+    trace_ids and optionally rationale.
     """
     if not isinstance(reply, str):
         return [], [Dropped({"batch": list(batch.trace_ids)},
@@ -210,6 +211,9 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        data = _list_amid_prose(text)
+        if data is not None:
+            return _parse_items(data, batch)
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
                             f"model output is not valid JSON ({exc.msg} at line {exc.lineno} "
                             f"column {exc.colno}); the whole batch yields nothing")], 0
@@ -227,6 +231,35 @@ def parse_reply(reply: str, batch: TraceBatch) -> tuple[list[ParsedLesson], list
     if not isinstance(data, list):
         return [], [Dropped({"batch": list(batch.trace_ids), "output": reply[:300]},
                             f"model output is a JSON {type(data).__name__}, not a list of lessons")], 0
+    return _parse_items(data, batch)
+
+
+def _list_amid_prose(text: str) -> list[Any] | None:
+    """The lesson list of a reply with prose around it, or None when there is no one such list.
+
+    A model told to answer with JSON only may still write a line before or after it: the list
+    in the reply's one fence, or on lines of its own, is read and the prose set aside (never mined).
+    """
+    lines = text.splitlines()
+    fences = [n for n, line in enumerate(lines) if line.strip().startswith("```")]
+    if fences:
+        if len(fences) != 2 or lines[fences[0]].strip() not in ("```", "```json") or lines[fences[1]].strip() != "```":
+            return None
+        body = lines[fences[0] + 1:fences[1]]
+    else:
+        first = next((n for n, line in enumerate(lines) if line.startswith("[")), None)
+        last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].rstrip().endswith("]")), None)
+        if first is None or last is None or last < first:
+            return None
+        body = lines[first:last + 1]
+    try:
+        data = json.loads("\n".join(body))
+    except (ValueError, RecursionError):  # the strict parse's reason is the one to give
+        return None
+    return data if isinstance(data, list) and _depth_problem(data) is None else None
+
+
+def _parse_items(data: list[Any], batch: TraceBatch) -> tuple[list[ParsedLesson], list[Dropped], int]:
     lessons: list[ParsedLesson] = []
     dropped: list[Dropped] = []
     # A trace shown under a stand-in is cited by it, never by its own id (the model never saw that).

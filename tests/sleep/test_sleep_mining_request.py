@@ -1,11 +1,10 @@
-"""What a real SDK sends the model when sleep mines (anthropic, HTTP mocked at the transport):
-the request body holds no secret, wherever in a trace it was."""
+"""Sleep mining through a real SDK (anthropic, HTTP mocked at the transport): the request body
+holds no secret, wherever in a trace it was, and an answer with prose around its list is mined."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
 
 import httpx2
 import pytest
@@ -20,7 +19,7 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLQ"
 
 
-def recording(reply: Callable[[str], list[dict[str, Any]]], prompts: list[str]) -> AnthropicModel:
+def recording(reply: Callable[[str], str], prompts: list[str]) -> AnthropicModel:
     """A model whose every request body is kept, answering `reply(prompt)`."""
 
     def handler(request: httpx2.Request) -> httpx2.Response:
@@ -28,7 +27,7 @@ def recording(reply: Callable[[str], list[dict[str, Any]]], prompts: list[str]) 
         prompts.append(prompt)
         return httpx2.Response(200, json={
             "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-            "content": [{"type": "text", "text": json.dumps(reply(prompt))}], "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": reply(prompt)}], "stop_reason": "end_turn",
             "stop_sequence": None, "usage": {"input_tokens": 5, "output_tokens": 3}})
 
     client = httpx2.Client(transport=httpx2.MockTransport(handler))
@@ -46,10 +45,10 @@ def test_a_secret_in_a_trace_id_or_a_context_key_never_reaches_the_model() -> No
               for i in range(3)] + [Trace("plain-1", {"project": "demo"}, input="lint", outcome="shipped")]
     prompts: list[str] = []
 
-    def cite_all(prompt: str) -> list[dict[str, Any]]:
-        return [{"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
+    def cite_all(prompt: str) -> str:
+        return json.dumps([{"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
                  "rationale": "the map survives a resolve", "scope": {"project": "demo"},
-                 "trace_ids": [i for i in shown_ids(prompt) if i != "plain-1"]}]
+                 "trace_ids": [i for i in shown_ids(prompt) if i != "plain-1"]}])
 
     lam = Lamar(":memory:")
     report = lam.sleep(traces=traces, model=recording(cite_all, prompts))
@@ -63,3 +62,22 @@ def test_a_secret_in_a_trace_id_or_a_context_key_never_reaches_the_model() -> No
     (candidate,) = report.of_kind("candidate")
     assert candidate.payload["experience"]["provenance"]["traces"] == sorted(t.id for t in traces[:3])
     assert report.summary["mining"]["secrets_scrubbed"] >= 6
+
+
+LESSON = {"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
+          "rationale": "the map survives a resolve", "scope": {"project": "demo"}, "trace_ids": ["t0", "t1"]}
+LISTED = json.dumps([LESSON], indent=2)
+
+
+@pytest.mark.parametrize("reply", [
+    f"Here are the lessons I found:\n\n```json\n{LISTED}\n```\n\nLet me know if you need more.",
+    f"Here are the lessons I found:\n{LISTED}\nEach cites two traces.",
+    f"```\n{LISTED}\n```\nNothing else recurred.",
+])
+def test_a_list_with_a_line_of_prose_around_it_is_mined(reply: str) -> None:
+    traces = [Trace(f"t{i}", {"project": "demo"}, time=float(i), input="the build broke",
+                    tool_errors=["module map is stale"], outcome="reverted") for i in range(2)]
+    report = Lamar(":memory:").sleep(traces=traces, model=recording(lambda prompt: reply, []))
+    (candidate,) = report.of_kind("candidate")
+    assert candidate.payload["experience"]["action"] == LESSON["action"]
+    assert report.dropped == [] and report.mining_error == ""
