@@ -30,7 +30,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
               older_than: float | None = None, keep_unreported: int | None = KEEP_UNREPORTED,
               max_prompt_tokens: int = MAX_PROMPT_TOKENS,
               max_tokens: int = 2048, min_support: int = 2,
-              model_timeout: float | None = DEFAULT_TIMEOUT) -> SleepReport:
+              model_timeout: float | None = DEFAULT_TIMEOUT, max_model_calls: int | None = None) -> SleepReport:
     """Look at the store (and traces, with a model) and propose; write nothing.
 
     Args:
@@ -46,13 +46,16 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
         max_tokens: the model's output limit per call.
         min_support: distinct traces a mined lesson must cite (>= 2).
         model_timeout: seconds one model call may take before it counts as failed (None: no limit).
+        max_model_calls: the most model calls mining may make; traces that need more are not
+            mined at all, and `report.mining_error` says so (None: no limit).
 
     Raises:
         InvalidArgument: an option of the wrong type or out of range.
     """
     check_sleep_options(similarity=similarity, keep_last=keep_last, older_than=older_than,
                         keep_unreported=keep_unreported, max_prompt_tokens=max_prompt_tokens,
-                        max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout, model=model)
+                        max_tokens=max_tokens, min_support=min_support, model_timeout=model_timeout,
+                        max_model_calls=max_model_calls, model=model)
     made_at = lam.position
     proposals = consolidate(lam, similarity=similarity)
     narrow = propose_narrowing(lam)
@@ -72,7 +75,7 @@ def run_sleep(lam: SleepView, *, traces: TraceSource | None = None, model: Any =
 
         mined, refused, figures = mine(lam, traces=traces, model=model, max_prompt_tokens=max_prompt_tokens,
                                        max_tokens=max_tokens, min_support=min_support, similarity=similarity,
-                                       model_timeout=model_timeout)
+                                       model_timeout=model_timeout, max_model_calls=max_model_calls)
         proposals += mined
         dropped += refused
         summary["mining"] = figures

@@ -37,7 +37,8 @@ class _Pooled:
 
 def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_tokens: int = MAX_PROMPT_TOKENS,
          max_tokens: int = 2048, min_support: int = 2, similarity: float = NEAR_DUPLICATE,
-         model_timeout: float | None = DEFAULT_TIMEOUT) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
+         model_timeout: float | None = DEFAULT_TIMEOUT,
+         max_model_calls: int | None = None) -> tuple[list[Proposal], list[Dropped], dict[str, Any]]:
     """Ask `model` for lessons in `traces`; return candidate proposals, what was dropped, and figures.
 
     A mined lesson is only a candidate (a cold arm the bandit tries), never a belief, and it
@@ -58,6 +59,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         min_support: distinct traces a lesson must cite (at least 2).
         similarity: word-overlap threshold above which a lesson duplicates a stored one.
         model_timeout: seconds one model call may take (None: no limit).
+        max_model_calls: the most calls mining may make; more batches than that make none (None: no limit).
 
     Raises:
         ValueError: traces without a model, or a bad option.
@@ -83,6 +85,15 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     dropped = [Dropped({"trace": trace_id}, f"trace does not fit max_prompt_tokens={max_prompt_tokens} even "
                                             "with its long fields clipped; raise max_prompt_tokens")
                for trace_id in oversized]
+    if max_model_calls is not None and len(batches) > max_model_calls:
+        # Refused before the first call: a cap met part-way would have paid for lessons judged
+        # on part of their support, which mining never proposes.
+        tokens = sum(batch.tokens for batch in batches)
+        summary["error"] = (f"mining {len(loaded)} traces takes {len(batches)} model calls (about {tokens} prompt "
+                            f"tokens), more than max_model_calls={max_model_calls}; no call was made: raise "
+                            "max_model_calls, or mine fewer traces at a time")
+        logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
+        return [], dropped, summary
     pooled: dict[tuple[object, ...], _Pooled] = {}
     for batch in batches:
         summary["batches"] += 1

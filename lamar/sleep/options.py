@@ -21,6 +21,7 @@ class SleepOptions(TypedDict, total=False):
     max_tokens: int
     min_support: int
     model_timeout: float | None
+    max_model_calls: int | None
 
 
 SLEEP_OPTIONS = tuple(SleepOptions.__annotations__)
@@ -45,7 +46,7 @@ def _seconds(name: str, value: Any, *, positive: bool) -> None:
 
 def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, keep_unreported: Any,
                         max_prompt_tokens: Any, max_tokens: Any, min_support: Any, model_timeout: Any,
-                        model: Any) -> None:
+                        max_model_calls: Any, model: Any) -> None:
     """Raise InvalidArgument naming the first option that is of the wrong type or out of range."""
     if not (finite_number(similarity) and 0.0 < similarity <= 1.0):
         raise InvalidArgument(f"similarity must be a number in (0, 1]; got {similarity!r}")
@@ -56,6 +57,7 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
     _whole("max_tokens", max_tokens, 1)
     _whole("min_support", min_support, 2)
     _seconds("model_timeout", model_timeout, positive=True)
+    _whole("max_model_calls", max_model_calls, 1, none=True)
     if model is not None and not callable(getattr(model, "complete", None)):
         raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 import httpx2
 import pytest
 
-from lamar import Lamar, Trace
+from lamar import Experience, InvalidArgument, Lamar, Scope, Trace
 from lamar.safety.secrets import scrub
 
 pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
@@ -81,3 +81,27 @@ def test_a_list_with_a_line_of_prose_around_it_is_mined(reply: str) -> None:
     (candidate,) = report.of_kind("candidate")
     assert candidate.payload["experience"]["action"] == LESSON["action"]
     assert report.dropped == [] and report.mining_error == ""
+
+
+def test_traces_that_need_more_calls_than_max_model_calls_make_none() -> None:
+    traces = [Trace(f"t{i:03d}", {"project": "demo"}, time=float(i), input="the build broke " + "x" * 1_400,
+                    tool_errors=["module map is stale"], outcome="reverted") for i in range(60)]
+    prompts: list[str] = []
+    model = recording(lambda prompt: "[]", prompts)
+    lam = Lamar(":memory:")
+    lam.add(Experience("tests are flaky", "rerun the failing test once", scope=Scope(project="demo")))
+    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=Scope(project="demo")))
+    before = len(lam.store.read())
+    report = lam.sleep(traces=traces, model=model, max_model_calls=3)
+    assert prompts == []  # refused before the first call, so nothing was paid for
+    assert "takes 4 model calls" in report.mining_error and "max_model_calls=3" in report.mining_error
+    assert [p.kind for p in report] == ["merge"]  # what needs no model is proposed all the same
+    assert len(lam.store.read()) == before
+    lam.sleep(traces=traces, model=model, max_model_calls=4)
+    assert len(prompts) == 4
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, "10", True])
+def test_a_bad_max_model_calls_is_refused(value: object) -> None:
+    with pytest.raises(InvalidArgument, match="max_model_calls must be a whole number >= 1 or None"):
+        Lamar(":memory:").sleep(max_model_calls=value)  # type: ignore[arg-type]
