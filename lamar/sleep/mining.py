@@ -95,6 +95,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
         return [], dropped, summary
     pooled: dict[tuple[object, ...], _Pooled] = {}
+    unreadable: list[str] = []  # why each reply held no lesson list at all
     for batch in batches:
         summary["batches"] += 1
         summary["model_calls"] += 1
@@ -109,6 +110,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
             logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", exc)
             return [], dropped[:len(oversized)], summary
         lessons, refused, seen = parse_reply(reply, batch)
+        unreadable += [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,
                                                  dict(lesson.scope)])) for lesson in lessons]
@@ -123,6 +125,13 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
             else:
                 pooled[key] = _Pooled(lesson, set(lesson.trace_ids))
 
+    if batches and len(unreadable) == len(batches):
+        # No reply could be read: that is the model failing, not traces with nothing to teach, and
+        # a caller that moves its traces away on success would never mine them.
+        summary["error"] = (f"no reply of the model held a lesson list ({len(batches)} of {len(batches)} "
+                            f"unreadable; the last: {unreadable[-1]}): check the model, then run sleep again")
+        logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
+        return [], dropped, summary
     by_id = {t.id: t for t in loaded}
     proposals: list[Proposal] = []
     # Each lesson's words are read once: a reply can hold thousands of lessons, checked pairwise

@@ -142,6 +142,14 @@ def test_malformed_output_drops_the_batch(reply: str, reason: str) -> None:
     (dropped,) = report.dropped
     assert reason in dropped.reason
     assert dropped.item["batch"] == [t.id for t in sorted(TRACES, key=lambda t: (sorted(t.context.items()), t.time))]
+    # No reply could be read at all: mining failed (the CLI exits 2, a cron line keeps its traces).
+    assert report.mining_error.startswith("no reply of the model held a lesson list (1 of 1 unreadable") \
+        and reason in report.mining_error
+
+
+def test_a_reply_that_reads_as_no_lessons_is_no_failure() -> None:
+    _, report, _ = sleep_with("[]")
+    assert (report.of_kind("candidate"), report.dropped, report.mining_error) == ([], [], "")
 
 
 def test_one_json_fence_around_the_list_is_accepted() -> None:
