@@ -161,14 +161,16 @@ def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: f
     raise StoreError("the log was checkpointed each time it was read")
 
 
-def finish(follower: Follower) -> None:
-    """Finish the scrub of each erase event this writer folded pending for `GRACE` seconds (its
-    eraser was stopped behind the event), as a second `erase` would; unless the store shows it
-    finished meanwhile. A failure (a busy store) waits another `GRACE` before the next try."""
-    store, cache, now = follower.store, follower.cache, time.time()
+def finish(follower: Follower, unscrubbed: dict[int, Event]) -> bool:
+    """Finish the scrub of each erase event of `unscrubbed` (by seq) pending for `GRACE` seconds
+    (its eraser was stopped behind the event), as a second `erase` would; unless the store shows it
+    finished meanwhile. Each one done or found done leaves `unscrubbed`. A failure (a busy store)
+    waits another `GRACE` before the next try. True when it scrubbed: the caller then forgets
+    what it folded from the old text."""
+    store, now = follower.store, time.time()
     if not isinstance(store, ErasableStore) or now < follower.erasing_after:
-        return
-    due = [e for e in cache.unscrubbed.values() if now - e.time >= GRACE]
+        return False
+    due = [e for e in unscrubbed.values() if now - e.time >= GRACE]
     finished = False
     for event in due:
         stored = store.lookup([event.key]) if isinstance(store, KeyedStore) and event.key else [event]
@@ -179,12 +181,12 @@ def finish(follower: Follower) -> None:
                              follower.policy)
             except StoreError:
                 follower.erasing_after = now + GRACE
-                return
+                break
             finished = True
-        del cache.unscrubbed[event.seq]
+        del unscrubbed[event.seq]
     if finished:
-        follower.refold()  # nothing folded from the old text stays in memory
         _forget_whatif(store.location)
+    return finished
 
 
 def _already_erased(exp_id: str, erased: dict[str, Any]) -> InvalidArgument:

@@ -56,7 +56,8 @@ class Follower:
         if self.wrote and self.cache.unscrubbed:
             from lamar.state.erasure import finish
 
-            finish(self)
+            if finish(self, self.cache.unscrubbed):
+                self.refold()
 
     def refold(self) -> None:
         """Forget the cache and fold the whole log again."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from lamar._errors import EventConflict, InvalidExperience, UnknownEpisode
+from lamar._errors import EventConflict, InvalidExperience, StoreError, UnknownEpisode
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.state.cache import same_texts
@@ -171,6 +172,12 @@ class StoreRows:
         self.policy = log.policy
         self._tuning: str | None = None
         self._next_settle = 0.0  # when a recall next applies the pending policy (monotonic)
+        # Erase events known pending (by seq); when a write last asked the store for them
+        # (`FoldedRows.unscrubbed`, monotonic): the first write asks, then one per `erasure.GRACE`;
+        # and the seq through which they asked about every event that will ever commit.
+        self._unscrubbed: dict[int, Event] = {}
+        self._asked = -math.inf
+        self._asked_through = 0
 
     def open(self) -> None:
         pass  # the rows are read as they are, and the log is folded only when a call needs it
@@ -223,6 +230,28 @@ class StoreRows:
             self._next_settle = time.monotonic() + min(_SETTLE_EVERY, after / 4)
             self._log.sync()
             settle(self._log, None)
+        self._finish_erasures()
+
+    def _finish_erasures(self) -> None:
+        """Finish the scrub of an erase stopped behind its event, as a writer in the log mode does
+        on its sync (`Follower.finish_erasures`): no write folds the log here, so the store is asked
+        which erase events are still pending: rarely, and past the events it already asked about,
+        so that only the first question reads the whole log."""
+        from lamar.state import erasure
+
+        now = time.monotonic()
+        if now - self._asked >= erasure.GRACE:
+            self._asked = now
+            try:
+                # Settled before the question: every event at or below `through` is in its answer.
+                through = self._rows.settled()
+                self._unscrubbed.update((e.seq, e) for e in self._rows.unscrubbed(self._asked_through))
+            except StoreError:
+                return  # the write went through: the question waits for the next time
+            if through is not None:
+                self._asked_through = through
+        if self._unscrubbed and erasure.finish(self._log, self._unscrubbed):
+            self._log.cache.reset()  # the scrub marked the rows stale: the next read builds them from the scrubbed log
 
     def report(self, episode_id: str, reward: float, signal: str | None, replace: bool) -> None:
         if not replace and storable_key(episode_id):
@@ -233,12 +262,14 @@ class StoreRows:
             try:
                 self._log.wrote = True
                 self._rows.append([Event("outcome", data, key=f"outcome:{episode_id}")], strict=True)
+                self._finish_erasures()
                 return
             except (UnknownEpisode, EventConflict):
                 pass
         was_refused = write_outcome(self._log, episode_id, reward, signal, replace)
         if self._rows.lessons([]).tuning is None:
             self._build()  # the outcome could not be folded in the rows (a replacement)
+        self._finish_erasures()
         if was_refused:
             raise refused(episode_id)
 
@@ -258,6 +289,7 @@ class StoreRows:
         """Fold the whole log here and write the result as the store's rows (heavy), unless (not
         `force`) another engine has just built them under this tuning."""
         self._rows.build(self._tuning_text(), self._log.cache.fold_log, force=force)
+        self._unscrubbed.update(self._log.cache.unscrubbed)  # the fold found them: kept past its reset
         self._log.cache.reset()  # the log's fold went into the rows; kept here it would only weigh on every call
 
 

@@ -349,6 +349,11 @@ class FoldedRows(Protocol):
         """Hold off every fold-mode write while the caller rewrites the log."""
         ...
 
+    def unscrubbed(self, after: int = 0) -> list[Event]:
+        """The erase events with a seq above `after` whose scrub has not run (stored with
+        `pending`), found by the store: no write folds the log in this mode (`erasure.finish`)."""
+        ...
+
 
 @runtime_checkable
 class FoldingStore(Store, Protocol):

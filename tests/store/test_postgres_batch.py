@@ -91,6 +91,9 @@ class MemoryRows:
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def unscrubbed(self, after: int = 0) -> list[Event]:
+        return [e for e in self._log.read(after) if e.kind == "erase" and e.data.get("pending")]
+
 
 class FoldStore(MemoryStore):
     """A memory store in the fold mode: every write goes through `rows`."""

@@ -154,3 +154,40 @@ def test_an_engine_reads_a_lesson_erased_as_erased_in_both_modes(url: str) -> No
         assert (lesson.action, lesson.status) == ("[erased]", Status.RETIRED)
     lam.close()
     other.close()
+
+
+def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_writer_in_both_modes(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that wrote before another's erase stopped behind its event asks the store again
+    for pending erase events once a grace has passed since it last asked (the fold mode folds no
+    log on a write), and finishes the scrub; an engine that only reads leaves the text."""
+    from lamar import StoreError
+    from lamar.state import erasure
+
+    writer = Lamar(url, k=2, seed=1)
+    exp_id = writer.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t")))
+    for _ in range(5):
+        writer.report(writer.recall({"task": "t"}).episode_id, 1.0)
+    eraser = Lamar(url, k=2, seed=2)
+    scrub = eraser.store.scrub  # type: ignore[attr-defined]
+
+    def failing(events: list[object]) -> int:
+        if events:
+            raise StoreError("stopped")
+        return int(scrub(events))
+
+    monkeypatch.setattr(eraser.store, "scrub", failing)
+    with pytest.raises(StoreError):
+        eraser.erase(exp_id, by="ops")
+    eraser.close()
+    with Lamar(url) as reader:
+        reader.stats()
+    writer.recall({"task": "t"})  # within the grace: the eraser may still be scrubbing
+    assert NAME in _rows(url)
+    monkeypatch.setattr(erasure, "GRACE", 0.0)
+    writer.recall({"task": "t"})
+    assert NAME not in _rows(url)
+    assert writer.get(exp_id).action == "[erased]"
+    done = writer.erase(exp_id)
+    writer.close()
+    assert (done.again, done.events) == (True, 0)

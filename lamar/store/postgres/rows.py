@@ -59,6 +59,10 @@ _LOG_ONE = "SELECT seq FROM lamar_log(%(ns)s, %(lock)s, %(events)s::json) AS seq
 # by the server and prepared once it recurs.
 _VIEW = """SELECT part, id, body, version, n, mean, m2, active FROM lamar_view(%(ns)s, %(ctx)s::jsonb,
     %(scopes)s::jsonb, %(ids)s::text[])"""
+# The erase events whose scrub has not run: the text test spares decoding every other erase
+# event (data is stored compact, `Event.data_json`); the decoded data has the last word.
+_UNSCRUBBED = """SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s AND seq > %s
+    AND kind = 'erase' AND data LIKE '%%"pending":true%%' ORDER BY seq"""
 _SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), above it rows are matched one by one
 # The locking write, taken after OPTIMISTIC_TRIES conflicts so that a hot lesson cannot starve
 # a writer, reads the same with `locking` true: the namespace's write lock shared and the rows
@@ -206,6 +210,13 @@ class LessonRows:
     def exclusive(self) -> AbstractContextManager[None]:
         """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile)."""
         return locks.exclusive(self._db)
+
+    def unscrubbed(self, after: int = 0) -> list[Event]:
+        """The namespace's erase events above seq `after` still marked pending
+        (`FoldedRows.unscrubbed`): a pass over those events, since no index finds a kind."""
+        ns, db = self._db.namespace, self._db
+        found = db.parse(db.run(lambda conn: conn.execute(_UNSCRUBBED, (ns, int(after))).fetchall()))
+        return [e for e in found if e.data.get("pending") is True]
 
     # -- writes ------------------------------------------------------------------------------
 
