@@ -262,10 +262,11 @@ class StoreRows:
             try:
                 self._log.wrote = True
                 self._rows.append([Event("outcome", data, key=f"outcome:{episode_id}")], strict=True)
-                self._finish_erasures()
-                return
             except (UnknownEpisode, EventConflict):
                 pass
+            else:
+                self._finish_erasures()
+                return
         was_refused = write_outcome(self._log, episode_id, reward, signal, replace)
         if self._rows.lessons([]).tuning is None:
             self._build()  # the outcome could not be folded in the rows (a replacement)
