@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
@@ -173,10 +172,12 @@ class StoreRows:
         self._tuning: str | None = None
         self._next_settle = 0.0  # when a recall next applies the pending policy (monotonic)
         # Erase events known pending (by seq); when a write last asked the store for them
-        # (`FoldedRows.unscrubbed`, monotonic): the first write asks, then one per `erasure.GRACE`;
-        # and the seq through which they asked about every event that will ever commit.
+        # (`FoldedRows.unscrubbed`, monotonic): a write asks once per `erasure.GRACE`, the first
+        # a GRACE after opening, since that question reads the whole log (no index finds a kind)
+        # and a short-lived process (a CLI call, a hook) would pay it on every run; and the seq
+        # through which they asked about every event that will ever commit.
         self._unscrubbed: dict[int, Event] = {}
-        self._asked = -math.inf
+        self._asked = time.monotonic()
         self._asked_through = 0
 
     def open(self) -> None:
