@@ -161,16 +161,20 @@ def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: f
     raise StoreError("the log was checkpointed each time it was read")
 
 
-def finish(follower: Follower, unscrubbed: dict[int, Event]) -> bool:
+def finish(follower: Follower, unscrubbed: dict[int, Event], *, at_once: bool = False) -> bool:
     """Finish the scrub of each erase event of `unscrubbed` (by seq) pending for `GRACE` seconds
     (its eraser was stopped behind the event), as a second `erase` would; unless the store shows it
     finished meanwhile. Each one done or found done leaves `unscrubbed`. A failure (a busy store)
     waits another `GRACE` before the next try. True when it scrubbed: the caller then forgets
-    what it folded from the old text."""
+    what it folded from the old text.
+
+    `at_once` (a checkpoint, whose snapshot takes the pending event out of the log, so no later
+    writer would know to scrub what the rewrite leaves in the files) finishes each pending erase
+    now and raises the failure."""
     store, now = follower.store, time.time()
-    if not isinstance(store, ErasableStore) or now < follower.erasing_after:
+    if not isinstance(store, ErasableStore) or not at_once and now < follower.erasing_after:
         return False
-    due = [e for e in unscrubbed.values() if now - e.time >= GRACE]
+    due = [e for e in unscrubbed.values() if at_once or now - e.time >= GRACE]
     finished = False
     for event in due:
         stored = store.lookup([event.key]) if isinstance(store, KeyedStore) and event.key else [event]
@@ -180,6 +184,8 @@ def finish(follower: Follower, unscrubbed: dict[int, Event]) -> bool:
                 _scrub_again(store, str(data["id"]), bool(data.get("contexts")), str(data["by"]), event.time,
                              follower.policy)
             except StoreError:
+                if at_once:
+                    raise
                 follower.erasing_after = now + GRACE
                 break
             finished = True

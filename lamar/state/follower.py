@@ -12,7 +12,7 @@ from lamar.state.cache import FoldCache
 from lamar.state.episode import EpisodeRecord
 from lamar.state.saved import fingerprint, kept_episodes, read_state, state_text
 from lamar.state.snapshot import restore, snapshot_of
-from lamar.store.base import Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
+from lamar.store.base import ErasableStore, Event, KeyedStore, RewritableStore, Store, StoredText, TextStore
 from lamar.store.decode import no_cycle_collection
 
 # Events folded past the saved state before a write saves it again (at least): one save per
@@ -203,6 +203,18 @@ class Follower:
     def checkpoint(self, store: RewritableStore) -> bool:
         """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`)."""
         self.sync()
+        if self.cache.unscrubbed and isinstance(store, ErasableStore):
+            # The snapshot takes a pending erase event out of the log, and a rewrite does not
+            # compact the store: its scrub has to be finished first, or no writer ever would.
+            from lamar.state.erasure import finish
+
+            try:
+                if finish(self, self.cache.unscrubbed, at_once=True):
+                    self.refold()  # nothing folded from the old text goes into the snapshot
+            except StoreError as exc:
+                raise StoreError(f"cannot checkpoint {self.store.location} now: it first finishes the scrub of "
+                                 f"an erase stopped behind its event, which failed ({exc}); nothing was "
+                                 "rewritten: checkpoint again") from exc
         self.whole()
         cache = self.cache
         if cache.seq == 0:

@@ -103,3 +103,35 @@ def test_the_next_engine_that_writes_finishes_the_scrub_of_an_erase_killed_behin
     lam.close()
     assert (done.again, done.events) == (True, 0)
     assert _copies(location) == []
+
+
+def test_a_checkpoint_finishes_the_scrub_of_an_erase_stopped_behind_its_event_first(tmp_path: Path) -> None:
+    # The snapshot takes the pending erase event out of the log, and a rewrite frees the replaced
+    # rows without compacting: where SQLite does not zero freed pages, they kept the text for good.
+    from unittest import mock
+
+    from lamar import StoreError
+    from lamar.experience import Experience
+
+    secret = "Quorvath Zellaby"
+    location = str(tmp_path / "s.db")
+    lam = Lamar(location, k=2, seed=0)
+    exp_id = lam.add(Experience("the build fails", f"page {secret} " + "x" * 2000))
+    for i in range(30):  # versions that the snapshot does not keep, so the rewrite frees pages
+        lam.edit(exp_id, action=f"page {secret} again, {i} " + "y" * 2000)
+    scrub = lam.store.scrub  # type: ignore[attr-defined]
+
+    def failing(events: Any) -> int:
+        if events:
+            raise StoreError("stopped")
+        return int(scrub(events))
+
+    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
+        lam.erase(exp_id, by="ops")
+    lam.close()
+    lam = Lamar(location, k=2, seed=0)
+    lam.store._db.execute("PRAGMA secure_delete = OFF")  # type: ignore[attr-defined]  # a build without it
+    lam.recall({"task": "x"})  # a writer, within the eraser's grace
+    assert lam.checkpoint() is True
+    lam.close()
+    assert not any(secret.encode() in p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
