@@ -25,8 +25,9 @@ _TRIES = 3  # whole attempts at a write when the store is too slow to keep the l
 # Events a scrub replaces per batch: one SQL statement on SqliteStore (5 bound values an item,
 # within SQLite's 32766) and PostgresStore (4, within PostgreSQL's 65535), so one transaction.
 _SCRUB_BATCH = 5000
-# Where the fold reads that a lesson is erased: a scrub writes these last (see `scrub`).
-_MARKS = ("experience", "snapshot")
+# Where the fold reads that a lesson is erased, and the erase event whose pending marker says the
+# scrub is not done (last of them in log order): a scrub writes these last (see `scrub`).
+_MARKS = ("experience", "snapshot", "erase")
 
 
 def sanitize_namespace(namespace: str | Sequence[str]) -> tuple[str, ...]:
@@ -183,7 +184,8 @@ class LangGraphStore:
         also deletes the saved state. Over `SqliteStore` and `PostgresStore` one batch is one
         transaction: a scrub of up to 5000 events is all or nothing. A larger one, or one over
         another BaseStore, can be cut short between puts; every put is a whole event, an
-        `experience` or `snapshot` event (where the fold reads that a lesson is erased) goes last,
+        `experience` or `snapshot` event (where the fold reads that a lesson is erased) and then the
+        `erase` event (whose pending marker the scrub clears) go last,
         and every batch deletes the saved state before its puts, so a scrub cut short leaves a log
         that folds to the same verdicts, without the lesson marked erased yet: running
         `Lamar.erase` again finishes it (an event already replaced is replaced again, unchanged).

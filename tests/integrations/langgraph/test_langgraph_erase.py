@@ -18,6 +18,7 @@ from langgraph.store.memory import InMemoryStore
 
 import lamar_langgraph.store
 from lamar import Experience, Lamar, Scope, Signal, StoreError
+from lamar.state import erasure
 from lamar.store import Event
 from lamar_langgraph import LangGraphStore
 from tests.conftest import POSTGRES_URL, require_service
@@ -306,3 +307,24 @@ def test_a_state_read_before_the_erase_and_saved_after_it_is_not_kept(backend: B
     closing.join(60)
     assert SECRET.encode() not in backend.stored()
     eraser.close()
+
+
+def test_a_scrub_cut_short_leaves_the_erase_pending_for_the_next_writer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 499 episodes and the erase event fill the first batch, the lesson's event is the second,
+    # which fails: the erase event has to stay pending, or no writer finishes the scrub.
+    monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 500)
+    base = OtherStore()
+    lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
+    for n in range(499):
+        lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    base.event_puts, base.fail_at = 0, 3  # the erase event, then the scrub's two batches
+    with pytest.raises(StoreError, match="went away"):
+        lam.erase(secret, contexts=True)
+    left = SECRET.encode() in memory_items(base.inner, ("lamar",))
+    pending = [e.data.get("pending") for e in lam.store.read(0) if e.kind == "erase"]
+    assert pending == [True] or not left, "the scrub was cut short after it cleared the erase's marker"
+    monkeypatch.setattr(erasure, "GRACE", 0.0)
+    lam.recall({"task": "t"})  # the next write finishes the scrub
+    assert SECRET.encode() not in memory_items(base.inner, ("lamar",))
+    assert [e.data.get("pending") for e in lam.store.read(0) if e.kind == "erase"] == [None]
