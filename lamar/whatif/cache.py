@@ -252,7 +252,8 @@ def _named(location: str) -> str:
     URL (which never holds a password)."""
     if location == ":memory:" or location.startswith(("postgresql://", "postgres://")):
         return location
-    return os.path.abspath(location)
+    # Links resolved: an erase through one path removes the cache a fold through another wrote.
+    return os.path.realpath(location)
 
 
 def _settled(store: Store) -> float:

@@ -197,3 +197,14 @@ def test_the_first_read_refuses_a_hand_edit_that_kept_its_checksum(tmp_path: Pat
     with pytest.raises(CorruptStore, match=f"event {seq} .*not a number in"):
         cache.fold_store(store, cache=False)
     store.close()
+
+
+def test_a_store_named_through_a_link_has_the_cache_of_its_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An erase through one path removes the cached fold (it may hold the blanked contexts) that
+    # `lamar whatif` through the other wrote.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    target = tmp_path / "real" / "s.json"
+    target.parent.mkdir()
+    target.write_text("")
+    (tmp_path / "link.json").symlink_to(Path("real") / "s.json")
+    assert cache.cache_path(str(tmp_path / "link.json")) == cache.cache_path(str(target))
