@@ -254,8 +254,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         policy (no memory, without one lesson, proven lessons only, another holdout or k), estimated from
         the logged propensities, each with its 95% interval for this reading (lower, upper) and its confidence
         sequence (anytime_lower, anytime_upper: valid however often you ask), beside what the logged policy
-        got. `outside` is
-        the share of episodes the log cannot speak for (left out, never extrapolated)."""
+        got. `outside` is the share of episodes the log cannot speak for (left out, never extrapolated)."""
         return tools.whatif(policies, scope)
 
     server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING", version=__version__,

@@ -11,12 +11,13 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import DuplicateReport, Experience, Lamar, LamarError, Scope, Signal, Status, UnknownExperience
+from lamar import Experience, Lamar, LamarError, Scope, Signal, Status
 from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
+from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
     EraseResult,
     HeldLesson,
@@ -61,7 +62,6 @@ _SIGNAL_WORDS = {
     Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "undone", "rolled back",
                                 "rolled it back"}),
 }
-_ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}
 
 
@@ -110,24 +110,29 @@ class LamarTools:
             if not isinstance(text, str) or not text.strip():
                 raise ToolError(f"text must be the task in words, a non-empty string; got {_show(text)}")
             ctx = {**self.reader.from_text(text[:MAX_FREE_TEXT]), **ctx}
-        lessons = _guard(self.lamar.experiences)
+        lessons = self._guard(self.lamar.experiences)
         known = scopes(lessons)
         ctx = normalise(ctx, known)
         eligible = any(e.scope.matches(ctx) for e in lessons if e.status is not Status.RETIRED)
         if dry_run:
-            seen = _guard(lambda: self.lamar.preview(ctx))
+            seen = self._guard(lambda: self.lamar.preview(ctx))
             return RecallResult(prompt=seen.as_prompt(), episode_id="", lesson_ids=[e.id for e in seen.wanted],
                                 context={neutralize(k): neutralize(v) for k, v in ctx.items()},
                                 hint="" if eligible else hint(ctx, known), logged=False,
                                 preview=[preview_row(row) for row in seen.lessons])
-        rec = _guard(lambda: self.lamar.recall(ctx))
+        rec = self._guard(lambda: self.lamar.recall(ctx))
         return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
                             hint="" if eligible else hint(ctx, known))
 
+    def _guard(self, call: Any) -> Any:
+        """Run an engine call; its refusals (unknown episode, duplicate report, a store that cannot be
+        written, ...) become tool errors that say what to do next."""
+        return guarded(call, self.lamar.store)
+
     def scopes_json(self) -> str:
         """The scope keys and values the lessons use (the lamar://scopes resource)."""
-        known = scopes(_guard(self.lamar.experiences))
+        known = scopes(self._guard(self.lamar.experiences))
         return json.dumps({neutralize(k): [neutralize(v) for v in values] for k, values in known.items()}, indent=2,
                           ensure_ascii=False)
 
@@ -138,12 +143,12 @@ class LamarTools:
         parsed = _signal(signal)
         if parsed is None:
             raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}")
-        _guard(lambda: self.lamar.report(episode, parsed))
+        self._guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 
     def evidence(self, lesson_id: Any = None) -> Lesson:
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
-        found: Lesson = _guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
+        found: Lesson = self._guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
 
     def lessons(self, context: Any = None, status: Any = None, text: Any = None) -> LessonList:
@@ -168,7 +173,7 @@ class LamarTools:
             return [lesson_of(exp, self.lamar.evidence(exp.id))
                     for exp in (exps if words is None else matching(exps, words))]
 
-        found: list[Lesson] = _guard(found_lessons)
+        found: list[Lesson] = self._guard(found_lessons)
         return LessonList(count=len(found), lessons=found)
 
     def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
@@ -183,7 +188,7 @@ class LamarTools:
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         with self._proposing:
             self._refuse_duplicate(exp)
-            stored = _guard(lambda: self.lamar.add(exp))
+            stored = self._guard(lambda: self.lamar.add(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
     def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
@@ -204,7 +209,7 @@ class LamarTools:
                             "({\"precondition\": ..., \"action\": ...} a line), a non-empty string of at most "
                             f"{MAX_FREE_TEXT} characters; got {_show(lessons)}")
         where = {} if scope is None else _context(scope, "scope")
-        read = _guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
+        read = self._guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
         found: list[Experience] = []
         for exp in read:
             try:  # the limits of propose_lesson, line by line
@@ -218,14 +223,14 @@ class LamarTools:
         # A held lesson is skipped, not refused: after a disconnect midway through the adds, the
         # same call made again must be able to store the rest.
         with self._proposing:
-            stored = _guard(self.lamar.experiences)
+            stored = self._guard(self.lamar.experiences)
             fresh, held = new_lessons(stored, found)
             for exp in fresh:
                 try:
                     self._refuse_duplicate(exp, stored)
                 except ToolError as exc:
                     raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
-            ids = [_guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
+            ids = [self._guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
         return ProposeMany(count=len(ids), lessons=[
             ProposeResult(lesson_id=i, status=Status.CANDIDATE.value, text=neutralize(e.render()))
             for i, e in zip(ids, fresh)], held=[
@@ -241,7 +246,7 @@ class LamarTools:
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
             raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {_show(reason)}")
         by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
-        done = _guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
+        done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
         return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
                            episodes=len(done.episodes), events=done.events)
 
@@ -257,7 +262,7 @@ class LamarTools:
         where = None if scope is None else _context(scope, "scope")
         if not given and where is None:
             raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
-        exp = _guard(lambda: self.lamar.get(lesson))
+        exp = self._guard(lambda: self.lamar.get(lesson))
         texts = {name: given.get(name, getattr(exp, name)) for name in ("precondition", "action", "rationale")}
         unsafe = lesson_refusal(texts["precondition"], texts["action"], texts["rationale"],
                                 exp.scope if where is None else where)
@@ -266,9 +271,9 @@ class LamarTools:
                             "state the situation and what to do in plain words, with no credentials and no "
                             "instructions to the model")
         via = "edited by an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
-        edited = _guard(lambda: self.lamar.edit(lesson, **given, scope=where,
+        edited = self._guard(lambda: self.lamar.edit(lesson, **given, scope=where,
                                                 evidence="keep" if keep_evidence else "restart", reason=via))
-        found: Lesson = _guard(lambda: lesson_of(edited, self.lamar.evidence(lesson)))
+        found: Lesson = self._guard(lambda: lesson_of(edited, self.lamar.evidence(lesson)))
         return found
 
     def whatif(self, policies: Any = None, scope: Any = None) -> dict[str, Any]:
@@ -279,14 +284,14 @@ class LamarTools:
                             f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {_show(policies)}")
         where = None if scope is None else _context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
-            where = normalise(where, scopes(_guard(self.lamar.experiences)))
-        found: dict[str, Any] = _guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
+            where = normalise(where, scopes(self._guard(self.lamar.experiences)))
+        found: dict[str, Any] = self._guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
         return found
 
     def _refuse_duplicate(self, exp: Experience, held: list[Experience] | None = None) -> None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering.
         `held`: the stored lessons, when the caller has them."""
-        for other in _guard(self.lamar.experiences) if held is None else held:
+        for other in self._guard(self.lamar.experiences) if held is None else held:
             if _same_arm(other, exp):
                 raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                                 f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
@@ -313,7 +318,7 @@ class LamarTools:
         if not usable:
             raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
                             f"got {_show(folder)}")
-        plan = _guard(lambda: import_rules(self.lamar, where, apply=apply))
+        plan = self._guard(lambda: import_rules(self.lamar, where, apply=apply))
         return ImportResult(
             project=neutralize(plan.project), files=[neutralize(f) for f in plan.files], applied=plan.applied,
             lessons=[ImportedRule(lesson_id=e.id, text=neutralize(e.render()), file=neutralize(e.provenance["file"]),
@@ -368,23 +373,6 @@ def _signal(value: Any) -> Signal | None:
         if said == signal.value or said in _SIGNAL_WORDS[signal]:
             return signal
     return None
-
-
-def _guard(call: Any) -> Any:
-    """Run an engine call; its refusals (unknown episode, duplicate report, ...) become tool errors."""
-    try:
-        return call()
-    except DuplicateReport as exc:
-        # The engine's advice (replace=True) is not offered here: a model would use it to change its mind.
-        raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
-                        "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
-    except UnknownExperience as exc:
-        # The engine's advice names a Python call; a model has the lessons tool instead. Only that
-        # suffix goes: the id before it is shown whole, whatever it holds.
-        said = str(exc.args[0]).removesuffix(_ENGINE_HINT)
-        raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
-    except LamarError as exc:
-        raise ToolError(str(exc)) from exc
 
 
 def _show(value: Any) -> str:

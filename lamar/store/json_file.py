@@ -98,7 +98,8 @@ class JsonStore:
             st = os.stat(self.path)
         except FileNotFoundError:
             if self._stamp is not None:
-                raise StoreError(f"{self.path} was deleted while open") from None
+                raise StoreError(f"{self.path} was deleted while open; nothing was read or written: restore it from "
+                                 "a backup, or open the store again to start a new one at that path") from None
             return
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc

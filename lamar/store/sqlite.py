@@ -82,8 +82,8 @@ class SqliteStore:
         try:
             return sqlite3.connect(target, timeout=self._timeout, isolation_level=None, check_same_thread=False,
                                    uri=uri)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path}: {exc}") from exc
+        except sqlite3.Error as exc:  # SQLite's open fails with an OperationalError ("unable to open ...")
+            raise open_failure(self.path, exc, self._timeout) from exc
 
     def _prepare(self) -> None:
         """WAL and the schema; a store already in that shape is only read (no write lock taken).

@@ -74,6 +74,10 @@ def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: f
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return StoreError(f"cannot open {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
                           f"wait; the file was left untouched: {BUSY_ADVICE}")
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc) and _unreadable(path):
+        return StoreError(f"cannot open {path}: this process may not read it (permission denied; {exc}); the file "
+                          f"was left untouched: give the user who runs Lamar read and write access to it and its "
+                          f"folder (see `ls -l {path}`), or name another store")
     if isinstance(exc, sqlite3.OperationalError):
         return StoreError(f"cannot open {path}: {exc}")
     if file_kind(path) == "json":
@@ -81,6 +85,18 @@ def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: f
                             "path (rename it), or copy it into SQLite with `lamar export`")
     return CorruptStore(f"{path} is not a readable Lamar SQLite store ({exc}); it was left untouched: name another "
                         "file, or restore it from a backup")
+
+
+def _unreadable(path: Path) -> bool:
+    """Whether reading the file at `path` is refused. SQLite says only "unable to open database file",
+    as for a missing folder; `os.access` would answer for the real user, not for this process."""
+    try:
+        with open(path, "rb"):
+            return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
 
 
 def write_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:

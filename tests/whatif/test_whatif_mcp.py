@@ -40,3 +40,21 @@ async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) ->
     async with stdio_session(empty) as session:
         few = await session.call_tool("whatif", {})
         assert few.is_error and "at least 30" in few.content[0].text
+
+
+async def test_a_lesson_the_store_lacks_is_answered_with_the_tool_that_lists_ids(logged: Path) -> None:
+    async with stdio_session(logged, "--read-only") as session:
+        tool = {t.name: t for t in (await session.list_tools()).tools}["whatif"]
+        assert "`outside` is the share" in (tool.description or "")  # one sentence, not broken over two lines
+        missing = await session.call_tool("whatif", {"policies": ["without:exp_missing"]})
+        said = missing.content[0].text
+        assert missing.is_error and "call lessons() to list the lesson ids" in said and "lamar ls" not in said, said
+
+
+async def test_a_policy_in_another_case_or_with_spaces_is_the_policy_meant(logged: Path) -> None:
+    async with stdio_session(logged, "--read-only") as session:
+        typed = await session.call_tool("whatif", {"policies": ["K:1", " none"]})
+        plain = await session.call_tool("whatif", {"policies": ["k:1", "none"]})
+    assert not typed.is_error and not plain.is_error, typed.content
+    assert typed.structured_content["alternatives"] == plain.structured_content["alternatives"]
+    assert [row["policy"] for row in typed.structured_content["alternatives"]] == ["k:1", "none"]

@@ -1,0 +1,84 @@
+"""`guarded`: an engine call whose refusals become tool errors that tell the model what to do next
+(call another tool, or tell the user), where the engine's own message addresses a person at a prompt."""
+
+from __future__ import annotations
+
+import errno
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar import DuplicateReport, LamarError, StoreError, UnknownEpisode, UnknownExperience
+
+# The engine's advice that names a Python call or a command; a model has a tool in its place.
+_ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
+_EPISODE_HINT = ": report the episode_id that recall() returned"  # then the API's options
+_COMMAND_HINT = "; `lamar ls` lists the ids"  # whatif's advice for an unknown lesson
+_WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
+_READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+def guarded(call: Any, store: object) -> Any:
+    """Run `call`, an engine call on `store`; its refusals become tool errors a model can act on."""
+    try:
+        return call()
+    except DuplicateReport as exc:
+        # The engine's advice (replace=True) is not offered here: a model would use it to change its mind.
+        raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
+                        "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
+    except UnknownEpisode as exc:
+        # The engine's advice names the Python API's options; the id and the store before it stay whole.
+        said, marker, _ = str(exc.args[0]).rpartition(_EPISODE_HINT)
+        said = said if marker else str(exc.args[0])
+        raise ToolError(f"{said}: pass the episode_id that recall() returned for this task (an episode that sleep "
+                        "has since compacted is gone, and then there is nothing left to report)") from exc
+    except UnknownExperience as exc:
+        # Only that suffix goes: the id before it is shown whole, whatever it holds.
+        said = str(exc.args[0]).removesuffix(_ENGINE_HINT)
+        raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
+    except StoreError as exc:
+        raise ToolError(_store_failure(exc, store)) from exc
+    except LamarError as exc:
+        said = str(exc)
+        if said.endswith(_COMMAND_HINT):
+            said = said.removesuffix(_COMMAND_HINT) + "; call lessons() to list the lesson ids"
+        raise ToolError(said) from exc
+
+
+def _store_failure(exc: StoreError, store: object) -> str:
+    """What a model does when the store itself failed: it cannot fix the store, the user can."""
+    said = str(exc)
+    if _busy(exc):  # the engine's advice, to try again once the other writer is done, is the model's to follow
+        return said
+    if _read_only(exc, store):
+        return (f"{said.removesuffix(_WRITABLE_COPY)}; nothing was stored. Tell the user that their Lamar store "
+                f"cannot be written here; recall with dry_run=true, lessons, evidence and whatif still read it. "
+                "Once the store can be written, restarting this MCP server (reopening the client) records "
+                "episodes and lessons again; `lamar mcp --read-only` serves it with the reading tools alone")
+    return (f"{said}. The store failed, not this call: tell the user what this says; once the store is "
+            "fixed, restarting this MCP server (reopening the client) opens it again")
+
+
+def _busy(exc: StoreError) -> bool:
+    import sqlite3
+
+    cause = exc.__cause__
+    return isinstance(cause, sqlite3.OperationalError) and "locked" in str(cause)
+
+
+def _read_only(exc: StoreError, store: object) -> bool:
+    """A store that cannot be written here: opened read-only, or a write the file system or SQLite refused."""
+    import sqlite3
+
+    from lamar.store.sqlite import SqliteStore
+
+    if isinstance(store, SqliteStore) and store.read_only:
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, OSError) and cause.errno in _READ_ONLY_CODES:
+        return True
+    return (isinstance(cause, sqlite3.OperationalError)
+            and getattr(cause, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY)
+
+
+__all__ = ["guarded"]
