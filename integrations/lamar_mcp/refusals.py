@@ -8,13 +8,14 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import DuplicateReport, LamarError, StoreError, UnknownEpisode, UnknownExperience
+from lamar import CorruptStore, DuplicateReport, LamarError, StoreError, UnknownEpisode, UnknownExperience
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
 _ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
 _EPISODE_HINT = ": report the episode_id that recall() returned"  # then the API's options
 _COMMAND_HINT = "; `lamar ls` lists the ids"  # whatif's advice for an unknown lesson
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
+_RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
@@ -48,22 +49,17 @@ def guarded(call: Any, store: object) -> Any:
 def _store_failure(exc: StoreError, store: object) -> str:
     """What a model does when the store itself failed: it cannot fix the store, the user can."""
     said = str(exc)
-    if _busy(exc):  # the engine's advice, to try again once the other writer is done, is the model's to follow
-        return said
     if _read_only(exc, store):
-        return (f"{said.removesuffix(_WRITABLE_COPY)}; nothing was stored. Tell the user that their Lamar store "
+        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix('; then erase it again')}; nothing was stored. Tell the user that their Lamar store "
                 f"cannot be written here; recall with dry_run=true, lessons, evidence and whatif still read it. "
                 "Once the store can be written, restarting this MCP server (reopening the client) records "
                 "episodes and lessons again; `lamar mcp --read-only` serves it with the reading tools alone")
-    return (f"{said}. The store failed, not this call: tell the user what this says; once the store is "
-            "fixed, restarting this MCP server (reopening the client) opens it again")
-
-
-def _busy(exc: StoreError) -> bool:
-    import sqlite3
-
-    cause = exc.__cause__
-    return isinstance(cause, sqlite3.OperationalError) and "locked" in str(cause)
+    if said.endswith(_RETRIES):  # advice the model can follow itself: call the tool again
+        return said
+    reopen = "open the store again" in said or isinstance(exc, CorruptStore)
+    return (f"{said}. The store failed, not this call: tell the user what this says"
+            + ("; once it is fixed, restarting this MCP server (reopening the client) opens the store again"
+               if reopen else ""))
 
 
 def _read_only(exc: StoreError, store: object) -> bool:

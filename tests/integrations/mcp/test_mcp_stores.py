@@ -103,6 +103,10 @@ async def test_a_store_on_an_immutable_folder_is_explained_for_the_user(store: P
             refused = await session.call_tool("recall", {"context": {"project": "trace"}})
             assert refused.is_error
             _says_the_store_is_read_only(refused.content[0].text, store)
+            lesson = (await session.call_tool("lessons", {})).structured_content["lessons"][0]["id"]
+            erase = await session.call_tool("erase", {"lesson_id": lesson})
+            assert erase.is_error and "erase it again" not in erase.content[0].text  # it would fail again
+            _says_the_store_is_read_only(erase.content[0].text, store)
     finally:
         _chattr(files, False)
 
