@@ -16,6 +16,7 @@ from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
+from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
 from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
@@ -285,7 +286,9 @@ class LamarTools:
         where = None if scope is None else _context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
             where = normalise(where, scopes(self._guard(self.lamar.experiences)))
-        found: dict[str, Any] = self._guard(lambda: self.lamar.whatif(policies or None, scope=where).to_dict())
+        # A lesson id shortened to a prefix only one lesson has, as the command line takes it.
+        asked = self._guard(lambda: spelt_out(self.lamar, policies)) if policies else None
+        found: dict[str, Any] = self._guard(lambda: self.lamar.whatif(asked, scope=where).to_dict())
         return found
 
     def _refuse_duplicate(self, exp: Experience, held: list[Experience] | None = None) -> None:

@@ -28,6 +28,7 @@ from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.safety.boundary import TEXT_FIELDS, prompt_form
 from lamar.search import matching
+from lamar.whatif.ask import spelt_out
 from lamar_ui import pages
 from lamar_ui.forms import choice, pairs, same_token, segments
 from lamar_ui.sleep_review import SleepReview
@@ -331,7 +332,7 @@ class UI:
 
         def build() -> str:
             try:
-                return pages.whatif_page(self.lam.whatif(policies or None), " ".join(policies))
+                return pages.whatif_page(self.lam.whatif(spelt_out(self.lam, policies) or None), " ".join(policies))
             except LamarError as exc:
                 return pages.whatif_page(None, " ".join(policies), str(exc))
 

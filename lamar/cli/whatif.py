@@ -6,18 +6,15 @@ import argparse
 import datetime
 import math
 import time
-from typing import TYPE_CHECKING
 
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, visible
-from lamar.cli.session import UsageError, open_engine, resolve_id
+from lamar.cli.session import UsageError, open_engine
 from lamar.typed import typed_number
 from lamar.whatif import Estimate, WhatIfReport, whatif
-from lamar.whatif.alternatives import NOTHING_PROVEN, form
+from lamar.whatif.alternatives import NOTHING_PROVEN
+from lamar.whatif.ask import spelt_out
 from lamar.whatif.report import EXACT, HEADLINE, THIN
-
-if TYPE_CHECKING:
-    from lamar.engine import Lamar
 
 
 def parse_since(text: str | None, now: float | None = None) -> float | None:
@@ -128,25 +125,13 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
     return "\n".join(lines)
 
 
-def _full_id(lam: Lamar, spec: str) -> str:
-    """`without:ID` with ID shortened to a prefix only one lesson has, as every command takes an id,
-    spelt out; any other spec (and an id no lesson starts with, which `whatif` refuses) unchanged."""
-    head, arg = form(spec)
-    if head != "without":
-        return spec
-    ids = [experience.id for experience in lam.experiences()]
-    if arg in ids or not any(i.startswith(arg) for i in ids):
-        return spec
-    return f"without:{resolve_id(ids, arg, lam.store.location)}"
-
-
 def cmd_whatif(args: argparse.Namespace) -> int:
     scope = parse_pairs(args.scope, "--scope")
     since = parse_since(args.since)
     estimators = list(dict.fromkeys(args.estimator or [HEADLINE]))  # an estimator asked twice is one row
     lam = open_engine(args)
     try:
-        policies = [_full_id(lam, spec) for spec in args.policy or ()]
+        policies = spelt_out(lam, args.policy or ())
         report = whatif(lam, policies or None, since=since, scope=scope or None)
         # Only the table says how many compacted episodes it leaves out: --json skips the count.
         compacted = 0 if args.json else int(lam.stats()["compacted"]["episodes"])

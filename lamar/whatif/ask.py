@@ -40,6 +40,31 @@ def beliefs_of(lam: Lamar, k: int | None = None) -> Beliefs:
     return Beliefs(lift, frozenset(proven), lam.k if k is None else k, policy.holdout, policy.holdout * DECIDED)
 
 
+def spelt_out(lam: Lamar, policies: Iterable[str]) -> list[str]:
+    """The policy names with the id of each `without:ID` spelt out where it is a prefix only one
+    lesson's id starts with, as the command line, the MCP tool and the UI take an id; any other
+    name, and an id no lesson starts with (which `whatif` refuses), unchanged.
+
+    Raises:
+        InvalidArgument: a prefix that several lesson ids start with.
+    """
+    ids: list[str] | None = None
+    out = []
+    for spec in policies:
+        head, _, arg = spec.strip().partition(":")
+        if head.lower() == "without" and arg:
+            ids = [experience.id for experience in lam.experiences()] if ids is None else ids
+            matches = [i for i in ids if arg and i.startswith(arg)]
+            if arg not in ids and len(matches) == 1:
+                spec = f"without:{matches[0]}"
+            elif arg not in ids and matches:
+                shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
+                raise InvalidArgument(f"policy {echoed(spec)}: {echoed(arg)} is the start of {len(matches)} lesson ids "
+                                      f"({shown}): give more of the id")
+        out.append(spec)
+    return out
+
+
 def _distinct(specs: list[str | Alternative]) -> list[str | Alternative]:
     """The policies asked for, each checked for form (a misspelt name is the first thing to hear
     about, whatever the log holds) and each named once: a repeat of a name is dropped. A name and
