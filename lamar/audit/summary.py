@@ -75,7 +75,7 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for key in ("harmful", "harms_proven", "helpful", "helps_proven", "restarts", "steady_helpful",
                     "steady_restarts"):
             summary[key] = sum(r.get(key, 0) for r in group)
-        # still-helping lessons withdrawn (segment closed) per lesson and 2 000 episodes
+        # times a still-helping lesson is withdrawn (segment closed), per lesson and 2 000 episodes
         exposure = summary["steady_helpful"] * sum(r["episodes"] for r in group) / 2000 / n
         summary["steady_withdrawn"] = round(summary["steady_restarts"] / exposure, 4) if exposure else None
         for key in ("success", "holdout_cost"):
@@ -86,12 +86,13 @@ def summarize(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def table(summaries: Iterable[Mapping[str, Any]]) -> str:
     """The summaries as a Markdown table (percent with 95% Clopper-Pearson intervals)."""
-    head = ("| scenario | runs | wrong helps | wrong harms | helps withdrawn <= 300 | still-helping withdrawn "
-            "| harms proven | helps proven | holdout cost |")
+    head = ("| scenario | runs | wrong helps | wrong harms | helps withdrawn <= 300 "
+            "| still-helping withdrawn per 2 000 ep. | harms proven | helps proven | holdout cost |")
     lines = [head, "|" + "---|" * 9]
     for s in summaries:
         n = s["runs"]
-        steady = "-" if s.get("steady_withdrawn") is None else f"{100 * s['steady_withdrawn']:.1f}%"
+        # A rate, not a share: a lesson can be withdrawn several times in 2 000 episodes.
+        steady = "-" if s.get("steady_withdrawn") is None else f"{s['steady_withdrawn']:.3f}"
         lines.append(
             f"| {s['scenario']} | {n} | {_rate(s['wrong_helps'], n)} | {_rate(s['wrong_harms'], n)} "
             f"| {_rate(s['withdrawn_300'], s['withdrawn_300_of'])} | {steady} "

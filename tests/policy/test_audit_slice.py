@@ -115,3 +115,17 @@ def test_the_null_calibration_runs_every_replicate_asked_for() -> None:
 
     rows = [line.split(" | ") for line in calibrate(3).splitlines() if line.startswith("| 0.")]
     assert [(row[0], row[1]) for row in rows] == [("| 0.04", "2"), ("| 0.04", "2"), ("| 0.15", "1"), ("| 0.15", "1")]
+
+
+def test_still_helping_withdrawals_print_as_a_rate_not_a_share() -> None:
+    # 2 runs of 4 000 episodes, one still-helping lesson each, closed 9 and 8 times: 17 closes over
+    # 4 lesson-and-2 000-episode spans is 4.25 per span, not a share of lessons ("425.0%").
+    from lamar.audit.summary import table
+
+    row = {"scenario": "square_100", "episodes": 4000, "wrong_helps": 0, "wrong_harms": 0, "withdrawn_300": None,
+           "steady_helpful": 1, "success": 0.5, "holdout_cost": 0.001}
+    summaries = summarize([{**row, "steady_restarts": 9}, {**row, "steady_restarts": 8}])
+    assert summaries[0]["steady_withdrawn"] == 4.25
+    head, _, line = table(summaries).splitlines()
+    assert "still-helping withdrawn per 2 000 ep." in head
+    assert "| 4.250 |" in line and "%" not in line.split("|")[6]
