@@ -149,8 +149,8 @@ class Follower:
         last = self.cache.last
         if self._keyed is None or not self.may_save() or last is None or last.seq != self.cache.seq:
             return
-        if self.cache.unscrubbed:  # a state past an unscrubbed erase event would hide it from the next open
-            return
+        if self.cache.unscrubbed and isinstance(self.store, ErasableStore):
+            return  # a state past an unscrubbed erase event would hide it from the next writer, who scrubs
         self.state_seq = self.cache.seq  # a store that cannot take it (read-only, busy) is not asked again soon
         if not self._findable():
             # Another process checkpointed below our seq: the episodes the state would leave

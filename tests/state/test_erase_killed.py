@@ -135,3 +135,43 @@ def test_a_checkpoint_finishes_the_scrub_of_an_erase_stopped_behind_its_event_fi
     assert lam.checkpoint() is True
     lam.close()
     assert not any(secret.encode() in p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+
+
+def test_a_store_that_cannot_scrub_still_saves_its_state_past_a_pending_erase(tmp_path: Path) -> None:
+    # A pending erase event copied into a store with no scrub (a custom backend, by `transfer`)
+    # can never be finished there: refusing to save for its sake would fold the whole log on
+    # every open, for good.
+    from unittest import mock
+
+    from lamar import ExperienceStore, StoreError
+    from lamar.experience import Experience
+    from lamar.store.base import ErasableStore
+
+    class NoScrub:
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        def __getattr__(self, name: str) -> Any:
+            if name == "scrub":
+                raise AttributeError(name)
+            return getattr(self._inner, name)
+
+    location = str(tmp_path / "s.json")
+    lam = Lamar(location, k=2, seed=0)
+    exp_id = lam.add(Experience("the build fails", "page Quorvath"))
+    scrub = lam.store.scrub  # type: ignore[attr-defined]
+
+    def failing(events: Any) -> int:
+        if events:
+            raise StoreError("stopped")
+        return int(scrub(events))
+
+    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
+        lam.erase(exp_id, by="ops")
+    lam.close()
+    store = NoScrub(ExperienceStore(location))
+    assert not isinstance(store, ErasableStore)
+    lam = Lamar(store, k=2, seed=0)  # type: ignore[arg-type]
+    lam.report(lam.recall({"task": "x"}).episode_id, 1.0)
+    lam.close()
+    assert ExperienceStore(location).load_state() is not None  # type: ignore[attr-defined]
