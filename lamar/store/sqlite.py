@@ -271,10 +271,9 @@ class SqliteStore:
             return True
 
     def scrub(self, events: Sequence[Event]) -> int:
-        """Replace events' data (`ErasableStore.scrub`) in one transaction, with `secure_delete` on
-        so that SQLite zeroes what it frees; the saved state goes in the same transaction. Then the
-        write-ahead log is folded into the file and truncated, and VACUUM rebuilds the file, so that
-        no page, free or in the log, still holds the old data.
+        """Replace events' data (`ErasableStore.scrub`) and drop the saved state in one transaction, with
+        `secure_delete` on (then as it was) so SQLite zeroes what it frees; then fold the write-ahead log
+        into the file, truncate it and VACUUM: no page, free or in the log, still holds the old data.
 
         Raises:
             StoreError: also when readers kept the write-ahead log busy past the timeout: the log
@@ -284,6 +283,7 @@ class SqliteStore:
                 for e in events]
         self._check_writable()
         with self._lock:
+            before = int(self._db.execute("PRAGMA secure_delete").fetchone()[0])  # a build's default may be on
             try:
                 self._db.execute("PRAGMA secure_delete = ON")
                 begin(self._db, "IMMEDIATE")
@@ -303,7 +303,7 @@ class SqliteStore:
             except BaseException as exc:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
-                self._db.execute("PRAGMA secure_delete = OFF")
+                self._db.execute(f"PRAGMA secure_delete = {before}")
                 if isinstance(exc, sqlite3.Error):
                     raise StoreError(f"could not scrub {self.path}: {exc}; the log is unchanged") from exc
                 raise
@@ -315,7 +315,7 @@ class SqliteStore:
                 raise StoreError(f"{self.path}: the events were scrubbed, but the file could not be compacted "
                                  f"({exc}); old pages may remain until it is: scrub again when no one reads it") from exc
             finally:
-                self._db.execute("PRAGMA secure_delete = OFF")
+                self._db.execute(f"PRAGMA secure_delete = {before}")
             if busy:
                 raise StoreError(f"{self.path}: the events were scrubbed, but readers kept its write-ahead log "
                                  f"({self.path}-wal) from being emptied; scrub again when no one reads it")
