@@ -16,7 +16,6 @@ coverage with its Clopper-Pearson 95% interval, and the least covered alternativ
 from __future__ import annotations
 
 import argparse
-import itertools
 import random
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -24,7 +23,7 @@ from lamar import Experience, Lamar, Scope
 from lamar.audit.summary import clopper_pearson
 from lamar.whatif.alternatives import parse
 from lamar.whatif.ask import beliefs_of, logged_k
-from lamar.whatif.check import reach_rule
+from lamar.whatif.check import expected_over_coins, reach_rule
 from lamar.whatif.estimators import slate_weight
 from lamar.whatif.log import read_log
 from lamar.whatif.model import FOLDS
@@ -41,18 +40,7 @@ def success(injected: Iterable[int]) -> float:
 
 def expected_success(inclusion: Mapping[int, float]) -> float:
     """The world's success rate when each lesson is injected with its own probability."""
-    certain = [i for i, q in inclusion.items() if q >= 1.0]
-    coins = [(i, q) for i, q in inclusion.items() if 0.0 < q < 1.0]
-    total = 0.0
-    for draws in itertools.product((False, True), repeat=len(coins)):
-        chance = 1.0
-        injected = list(certain)
-        for (lesson, q), drawn in zip(coins, draws, strict=True):
-            chance *= q if drawn else 1.0 - q
-            if drawn:
-                injected.append(lesson)
-        total += chance * success(injected)
-    return total
+    return expected_over_coins(inclusion, success)
 
 
 def world_rows(seed: int, coin: float, episodes: int, k: int = 2) -> list[dict[str, object]]:

@@ -9,7 +9,7 @@ import contextlib
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from lamar.audit.summary import clopper_pearson
 from lamar.gym.config import GymConfig
@@ -100,6 +100,11 @@ def truth(run: Run, alternative: Alternative) -> dict[str, float] | None:
 
 
 def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> float:
+    return expected_over_coins(inclusion, lambda injected: world.success_probability(t, injected))
+
+
+def expected_over_coins(inclusion: Mapping[int, float], success: Callable[[list[int]], float]) -> float:
+    """The expected `success(injected)` when each lesson is injected with its own probability."""
     certain = [i for i, q in inclusion.items() if q >= 1.0]
     coins = [(i, q) for i, q in inclusion.items() if 0.0 < q < 1.0]
     expected = 0.0
@@ -110,7 +115,7 @@ def _expected_success(world: World, t: int, inclusion: Mapping[int, float]) -> f
             chance *= q if drawn else 1.0 - q
             if drawn:
                 injected.append(lesson)
-        expected += chance * world.success_probability(t, injected)
+        expected += chance * success(injected)
     return expected
 
 

@@ -38,6 +38,23 @@ def _erase_killed(location: str, exp_id: str, when: str, steps: Any) -> None:
     lam.erase(exp_id, by="ops")
 
 
+def _erase_stopped_before_its_scrub(lam: Lamar, exp_id: str) -> None:
+    """Erase, with the scrub after the erase event failing: the event stays pending."""
+    from unittest import mock
+
+    from lamar import StoreError
+
+    scrub = lam.store.scrub  # type: ignore[attr-defined]
+
+    def failing(events: Any) -> int:
+        if events:
+            raise StoreError("stopped")
+        return int(scrub(events))
+
+    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
+        lam.erase(exp_id, by="ops")
+
+
 def _killed(location: str, when: str) -> str:
     """The store as an erase killed `when` leaves it, once an engine that folded the lesson before
     the erase has closed (trying to save its state); the lesson's id."""
@@ -108,9 +125,7 @@ def test_the_next_engine_that_writes_finishes_the_scrub_of_an_erase_killed_behin
 def test_a_checkpoint_finishes_the_scrub_of_an_erase_stopped_behind_its_event_first(tmp_path: Path) -> None:
     # The snapshot takes the pending erase event out of the log, and a rewrite frees the replaced
     # rows without compacting: where SQLite does not zero freed pages, they kept the text for good.
-    from unittest import mock
 
-    from lamar import StoreError
     from lamar.experience import Experience
 
     secret = "Quorvath Zellaby"
@@ -119,15 +134,7 @@ def test_a_checkpoint_finishes_the_scrub_of_an_erase_stopped_behind_its_event_fi
     exp_id = lam.add(Experience("the build fails", f"page {secret} " + "x" * 2000))
     for i in range(30):  # versions that the snapshot does not keep, so the rewrite frees pages
         lam.edit(exp_id, action=f"page {secret} again, {i} " + "y" * 2000)
-    scrub = lam.store.scrub  # type: ignore[attr-defined]
-
-    def failing(events: Any) -> int:
-        if events:
-            raise StoreError("stopped")
-        return int(scrub(events))
-
-    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
-        lam.erase(exp_id, by="ops")
+    _erase_stopped_before_its_scrub(lam, exp_id)
     lam.close()
     lam = Lamar(location, k=2, seed=0)
     lam.store._db.execute("PRAGMA secure_delete = OFF")  # type: ignore[attr-defined]  # a build without it
@@ -141,9 +148,8 @@ def test_a_store_that_cannot_scrub_still_saves_its_state_past_a_pending_erase(tm
     # A pending erase event copied into a store with no scrub (a custom backend, by `transfer`)
     # can never be finished there: refusing to save for its sake would fold the whole log on
     # every open, for good.
-    from unittest import mock
 
-    from lamar import ExperienceStore, StoreError
+    from lamar import ExperienceStore
     from lamar.experience import Experience
     from lamar.store.base import ErasableStore
 
@@ -159,15 +165,7 @@ def test_a_store_that_cannot_scrub_still_saves_its_state_past_a_pending_erase(tm
     location = str(tmp_path / "s.json")
     lam = Lamar(location, k=2, seed=0)
     exp_id = lam.add(Experience("the build fails", "page Quorvath"))
-    scrub = lam.store.scrub  # type: ignore[attr-defined]
-
-    def failing(events: Any) -> int:
-        if events:
-            raise StoreError("stopped")
-        return int(scrub(events))
-
-    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
-        lam.erase(exp_id, by="ops")
+    _erase_stopped_before_its_scrub(lam, exp_id)
     lam.close()
     store = NoScrub(ExperienceStore(location))
     assert not isinstance(store, ErasableStore)
