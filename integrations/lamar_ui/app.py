@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -28,9 +29,11 @@ from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.safety.boundary import TEXT_FIELDS, prompt_form
 from lamar.search import matching
+from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar_ui import pages
-from lamar_ui.forms import choice, pairs, same_token, segments
+from lamar_ui.forms import choice, page_number, pairs, same_token, segments
+from lamar_ui.recent import Kept, injections, latest_episodes
 from lamar_ui.sleep_review import SleepReview
 
 STATIC = Path(__file__).with_name("static")
@@ -38,6 +41,8 @@ ALLOWED_HOSTS = ["127.0.0.1", "localhost", "[::1]"]
 _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 _CHART_POINTS = 150
+PAGE_ROWS = 200  # lessons in one page of the table: a team's store holds thousands
+_EPISODE_ROWS = 100
 
 
 class Forbidden(Exception):
@@ -65,6 +70,7 @@ class UI:
         self.model = model
         self.traces = traces
         self._adding = threading.Lock()
+        self._kept = Kept(lam)
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
                                   page=self._page, form=self._form, texts=self._texts)
 
@@ -94,8 +100,15 @@ class UI:
             raise Forbidden("the form carries no valid token: reload the page and try again")
         return form
 
-    def _texts(self) -> dict[str, str]:
-        return {e.id: e.render() for e in self.lam.experiences()}
+    def _texts(self, ids: Collection[str] | None = None) -> dict[str, str]:
+        """Each lesson's text by id: every lesson's, or those of `ids` the store knows."""
+        if ids is None:
+            return {e.id: e.render() for e in self.lam.experiences()}
+        texts = {}
+        for exp_id in ids:
+            with contextlib.suppress(UnknownExperience):  # an id the page shows as it is
+                texts[exp_id] = self.lam.get(exp_id).render()
+        return texts
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -104,18 +117,23 @@ class UI:
         status = request.query_params.get("status", "")
         scope_text = request.query_params.get("scope", "").strip()
         text = request.query_params.get("q", "").strip()
+        asked = request.query_params.get("page", "")
 
         def build() -> str:
             choice("verdict", verdict, Verdict)
             choice("status", status, Status)
             scope = pairs(scope_text)
+            number = page_number(asked)
             lam = self.lam
             exps = lam.experiences(status=status or None, verdict=verdict or None, scope=scope or None)
             if text:
                 exps = matching(exps, text.casefold().split())
-            rows = [(e, lam.evidence(e.id)) for e in exps]
-            return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text,
-                                      events=lam.store.read(0), text=text)
+            number = min(number, max(1, -(-len(exps) // PAGE_ROWS)))  # past the last page: the last
+            shown = exps[(number - 1) * PAGE_ROWS:number * PAGE_ROWS]
+            rows = [(e, lam.evidence(e.id)) for e in shown]
+            chart = self._kept.get(("injections",), lambda: injections(lam.store))
+            return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text, chart=chart,
+                                      text=text, total=len(exps), page=number, per_page=PAGE_ROWS)
 
         try:
             body = await run_in_threadpool(build)
@@ -301,13 +319,19 @@ class UI:
         pending_only = request.query_params.get("pending") == "1"
 
         def build() -> str:
-            events = self.lam.store.read(0)
-            outcomes = {e.data["episode"]: e.data for e in events if e.kind == "outcome"}
-            episodes = [e for e in events if e.kind == "episode"]
-            waiting = [e for e in episodes if e.data["id"] not in outcomes]
-            shown = (waiting if pending_only else episodes)[-100:][::-1]
-            return pages.episodes_page(shown, outcomes, self._texts(), pending_only=pending_only,
-                                       total=len(episodes), pending=len(waiting))
+            lam = self.lam
+            stats = lam.stats()  # the counts `lamar stats` gives; the rows from the log's end or the fold
+            waiting = lam.pending()
+            if pending_only:
+                shown = [Event("episode", {"id": p.episode_id, "context": dict(p.context), "injected": list(p.injected),
+                                           "held_out": list(p.held_out)}, time=p.time)
+                         for p in waiting[-_EPISODE_ROWS:][::-1]]
+                outcomes: dict[str, dict[str, Any]] = {}
+            else:
+                shown, outcomes = latest_episodes(lam.store, int(stats["events"]), _EPISODE_ROWS)
+            named = {i for e in shown for i in (*e.data.get("injected", ()), *e.data.get("held_out", ()))}
+            return pages.episodes_page(shown, outcomes, self._texts(named), pending_only=pending_only,
+                                       total=int(stats["episodes"]), pending=len(waiting))
 
         return self._page("Episodes", await run_in_threadpool(build), "/episodes")
 
@@ -331,8 +355,10 @@ class UI:
         policies = request.query_params.get("policies", "").split()
 
         def build() -> str:
-            try:
-                return pages.whatif_page(self.lam.whatif(spelt_out(self.lam, policies) or None), " ".join(policies))
+            try:  # the estimate is a function of the log: kept until the store changes
+                report = self._kept.get(("whatif", *policies),
+                                        lambda: self.lam.whatif(spelt_out(self.lam, policies) or None))
+                return pages.whatif_page(report, " ".join(policies))
             except LamarError as exc:
                 return pages.whatif_page(None, " ".join(policies), str(exc))
 

@@ -35,6 +35,15 @@ def choice(name: str, value: str, kind: type[Status | Verdict]) -> None:
         raise ValueError(f"{name} {value!r} is not one of {', '.join(allowed)}; leave it empty for any {name}")
 
 
+def page_number(text: str) -> int:
+    """A hand-edited ?page= gets what to write, not a 500; empty: the first page."""
+    if not text:
+        return 1
+    if not (text.isascii() and text.isdigit()) or int(text) < 1 or len(text) > 9:
+        raise ValueError(f"page {text[:40]!r} is not a page number: write 1 or more, or leave it out for the first")
+    return int(text)
+
+
 def pairs(text: str, what: str = "scope") -> dict[str, str]:
     """'k=v k2=v2' -> {'k': 'v', 'k2': 'v2'}; ValueError saying what to write otherwise.
 
@@ -49,4 +58,4 @@ def pairs(text: str, what: str = "scope") -> dict[str, str]:
     return one_value_each(parsed, what)
 
 
-__all__ = ["choice", "pairs", "same_token", "segments"]
+__all__ = ["choice", "page_number", "pairs", "same_token", "segments"]

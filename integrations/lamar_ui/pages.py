@@ -9,7 +9,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from lamar.cli.charts import evidence_chart, forest_plot, injection_chart
+from lamar.cli.charts import evidence_chart, forest_plot
 from lamar.cli.render import number, plural, scope_text, shorten, when
 from lamar.cli.show import provenance_lines
 from lamar.cli.standing import STANDINGS, merged_into, shown_interval, shown_lift, standing, verdict_changes
@@ -90,8 +90,9 @@ def _options(name: str, values: Iterable[str], chosen: str) -> str:
 
 
 def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, status: str, scope: str,
-                 events: Sequence[Event], text: str = "") -> str:
-    """The filter form, the forest plot of the lessons shown, injections over time, and the table."""
+                 chart: str, text: str = "", total: int | None = None, page: int = 1, per_page: int = 0) -> str:
+    """The filter form, the forest plot of the lessons shown, injections over time (`chart`), and
+    the table: `rows` are page `page` of the `total` lessons the filters match, `per_page` a page."""
     form = (
         '<form class="filters" method="get" action="/">'
         f'<input name="q" aria-label="words" placeholder="words in the lesson" value="{escape(text)}">'
@@ -116,11 +117,34 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
             f'<td class="num">{ev.randomized}</td><td class="num">{ev.injected}</td>'
             f'<td class="num">{ev.held_out}</td><td class="num">{ev.restarts}</td></tr>')
     table.append("</tbody></table>")
-    return (form + f"<p>{plural(len(rows), 'lesson')}. Dot: lift measured against randomized holdouts; "
+    total = len(rows) if total is None else total
+    paging = _paging(total, page, per_page, {"q": text, "verdict": verdict, "status": status, "scope": scope})
+    counted = plural(total, "lesson")
+    if len(rows) < total:
+        first = (page - 1) * per_page + 1
+        counted += f"; {first} to {first + len(rows) - 1} shown, in the plot and the table"
+    return (form + f"<p>{counted}. Dot: lift measured against randomized holdouts; "
             "line: its anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it "
             "runs past the axis). Helps when the whole line is right of zero, harms when left.</p>"
-            f"{legend()}{forest_plot(rows)}<h2>Injections over time</h2>{injection_chart(events)}"
-            f"<h2>Lessons</h2>{''.join(table)}")
+            f"{legend()}{paging}{forest_plot(rows)}<h2>Injections over time</h2>{chart}"
+            f"<h2>Lessons</h2>{''.join(table)}{paging}")
+
+
+def _paging(total: int, page: int, per_page: int, filters: Mapping[str, str]) -> str:
+    """Links to the previous and the next page of lessons, the filters kept; "" on a single page."""
+    if not per_page or total <= per_page:
+        return ""
+    last = -(-total // per_page)
+    kept = {name: value for name, value in filters.items() if value}
+
+    def link(number: int, label: str, rel: str) -> str:
+        return f'<a href="/?{escape(urlencode({**kept, "page": str(number)}))}" rel="{rel}">{label}</a>'
+
+    links = [link(page - 1, "&larr; previous", "prev")] if page > 1 else []
+    links.append(f"page {page} of {last}")
+    if page < last:
+        links.append(link(page + 1, "next &rarr;", "next"))
+    return f'<nav class="paging" aria-label="pages of lessons">{" ".join(links)}</nav>'
 
 
 def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], shown: Sequence[Appearance],

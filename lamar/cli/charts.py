@@ -100,16 +100,22 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
 def injection_chart(events: Sequence[Event]) -> str:
     """Stacked bars over the episodes, in equal bins: lessons injected and held out per bin,
     with a y-axis (lessons per bin) and the first and last episode's number and time."""
-    episodes = [e for e in events if e.kind == "episode"]
+    return injection_bars([(e.time, len(e.data.get("injected", ())), len(e.data.get("held_out", ())))
+                           for e in events if e.kind == "episode"])
+
+
+def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:
+    """`injection_chart` of the episodes given as (time, lessons injected, lessons held out), in
+    log order: for a reader that has them without the events (`lamar ui`, from the what-if fold)."""
     if not episodes:
         return "<p>No episodes yet.</p>"
     bins = min(_BINS, len(episodes))
     injected = [0] * bins
     held = [0] * bins
-    for i, e in enumerate(episodes):
+    for i, (_, n_in, n_out) in enumerate(episodes):
         b = i * bins // len(episodes)
-        injected[b] += len(e.data.get("injected", ()))
-        held[b] += len(e.data.get("held_out", ()))
+        injected[b] += n_in
+        held[b] += n_out
     peak = max(max(i + h for i, h in zip(injected, held)), 1)
     width, height, base, tall = _LABEL + _PLOT, 210, 160, 130
     bar = _PLOT / bins
@@ -132,9 +138,9 @@ def injection_chart(events: Sequence[Event]) -> str:
                      f'width="{max(bar - 1, 0.5):.1f}" height="{h_out:.1f}" fill="{HELD_OUT}">'
                      f"<title>{held[b]} held out</title></rect>")
     parts.append(f'<text x="{_LABEL}" y="{base + 18}">episode 1</text>'
-                 f'<text x="{_LABEL}" y="{base + 34}">{when(episodes[0].time)} UTC</text>')
+                 f'<text x="{_LABEL}" y="{base + 34}">{when(episodes[0][0])} UTC</text>')
     parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">episode {len(episodes)}</text>'
-                 f'<text x="{width}" y="{base + 34}" text-anchor="end">{when(episodes[-1].time)} UTC</text>')
+                 f'<text x="{width}" y="{base + 34}" text-anchor="end">{when(episodes[-1][0])} UTC</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -186,4 +192,4 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
     return "".join(parts)
 
 
-__all__ = ["COLOURS", "HELD_OUT", "INJECTED", "evidence_chart", "forest_plot", "injection_chart"]
+__all__ = ["COLOURS", "HELD_OUT", "INJECTED", "evidence_chart", "forest_plot", "injection_bars", "injection_chart"]

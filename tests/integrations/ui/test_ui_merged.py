@@ -26,7 +26,7 @@ def test_a_merged_lesson_is_labelled_merged_not_dropped(tmp_path: Path) -> None:
     assert {gone.id, kept.id} == set(twins) and gone.provenance["merged_into"] == kept.id
     assert standing(lam.evidence(gone.id)) == "dropped"
     rows = [(e, lam.evidence(e.id)) for e in lam.experiences()]
-    page = html.unescape(pages.lessons_page(rows, verdict="", status="", scope="", events=lam.store.read(0)))
+    page = html.unescape(pages.lessons_page(rows, verdict="", status="", scope="", chart=""))
     assert f"{gone.id} (retired: merged into {kept.id}): lift" in page and "(retired, dropped)" not in page
     row = re.search(rf'<tr class="lesson retired" data-id="{gone.id}">.*?</tr>', page)
     assert row and f'<td>retired: merged into <a href="/lessons/{kept.id}"><code>{kept.id}</code></a></td>' in row.group(0)
@@ -35,5 +35,5 @@ def test_a_merged_lesson_is_labelled_merged_not_dropped(tmp_path: Path) -> None:
     assert f"<td>retired: merged into {kept.id}</td>" in lesson_table(rows)  # `lamar html`'s table alike
     lam.retire(kept.id)
     retired = [(lam.get(kept.id), lam.evidence(kept.id))]  # retired by hand: its standing still shown
-    assert f"{kept.id} (retired, " in html.unescape(pages.lessons_page(retired, verdict="", status="", scope="", events=[]))
+    assert f"{kept.id} (retired, " in html.unescape(pages.lessons_page(retired, verdict="", status="", scope="", chart=""))
     lam.close()
