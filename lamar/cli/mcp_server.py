@@ -111,7 +111,8 @@ def port_number(text: str) -> int:
     """--port of `lamar mcp` and `lamar ui`: 0-65535 in ASCII digits (int() also reads `8_000`)."""
     value = typed_whole(text)
     if value is None or value > 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 in digits, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535 in digits (0 or left out: a free one), "
+                                         f"got {text!r}")
     return value
 
 

@@ -12,8 +12,6 @@ _WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", 
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    if not 0 <= args.port <= 65535:
-        raise UsageError(f"--port must be a port number 0-65535 (0 or left out: a free one); got {args.port}")
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
     if args.traces:  # said now, as `lamar sleep` does, not at Run sleep

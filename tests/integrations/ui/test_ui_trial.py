@@ -178,7 +178,7 @@ def test_a_port_in_use_or_out_of_range_is_one_line_that_says_what_to_do(store: P
                            "pick another --port, or leave it out for a free one\n")
     done = _run_ui(store, "--port", "99999")
     assert done.returncode == 1 and "Traceback" not in done.stderr
-    assert "--port must be a port number 0-65535" in done.stderr
+    assert "--port: expected a port number 0-65535 in digits (0 or left out: a free one), got '99999'" in done.stderr
 
 
 def _ui_without(module: str, store: Path) -> subprocess.CompletedProcess[str]:
