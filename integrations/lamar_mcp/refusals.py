@@ -14,6 +14,7 @@ from lamar import CorruptStore, DuplicateReport, LamarError, StoreError, Unknown
 _ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
 _EPISODE_HINT = ": report the episode_id that recall() returned"  # then the API's options
 _COMMAND_HINT = "; `lamar ls` lists the ids"  # whatif's advice for an unknown lesson
+_REPLACE_HINT = "; pass replace=True to replace that outcome"  # an outcome a person may still replace
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
 _RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
@@ -24,9 +25,12 @@ def guarded(call: Any, store: object) -> Any:
     try:
         return call()
     except DuplicateReport as exc:
+        said = str(exc.args[0])
+        if not said.endswith(_REPLACE_HINT):  # final (compacted): nobody can replace it, so nothing is offered
+            raise ToolError(said) from exc
         # The engine's advice (replace=True) is not offered here: a model would use it to change its mind.
-        raise ToolError(f"{exc.args[0].split(';')[0]}; an episode is reported once and the first report stands "
-                        "(a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
+        raise ToolError(f"{said.removesuffix(_REPLACE_HINT)}; an episode is reported once and the first report "
+                        "stands (a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownEpisode as exc:
         # The engine's advice names the Python API's options; the id and the store before it stay whole.
         said, marker, _ = str(exc.args[0]).rpartition(_EPISODE_HINT)
@@ -68,6 +72,8 @@ def _read_only(exc: StoreError, store: object) -> bool:
 
     from lamar.store.sqlite import SqliteStore
 
+    if isinstance(exc, CorruptStore):  # a read that failed on a damaged file, which a writable one would too
+        return False
     if isinstance(store, SqliteStore) and store.read_only:
         return True
     cause = exc.__cause__

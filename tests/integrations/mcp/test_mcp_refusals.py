@@ -1,0 +1,49 @@
+"""`lamar_mcp.refusals.guarded`: the engine's refusals as the tool errors a model reads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar import CorruptStore, DuplicateReport, LamarError
+from lamar.state.outcome import refused
+from lamar.store.sqlite import SqliteStore
+from lamar_mcp.refusals import guarded
+
+
+def _said(error: LamarError, store: object = None) -> str:
+    def call() -> None:
+        raise error
+
+    with pytest.raises(ToolError) as caught:
+        guarded(call, store)
+    return str(caught.value)
+
+
+def test_an_outcome_that_cannot_be_replaced_is_not_offered_a_replace() -> None:
+    # The engine says these outcomes are final; the tool added "a person can replace it with
+    # `lamar report ... --replace`", which then fails the same way.
+    sealed = DuplicateReport("episode ep_1's outcome (accepted) is final: it was folded into a checkpoint when "
+                             "the store was compacted, so it cannot be replaced")
+    for error in (sealed, refused("ep_1")):
+        said = _said(error)
+        assert "--replace" not in said and said.startswith(str(error)), said
+    said = _said(DuplicateReport("episode ep_1 was already reported (shipped); pass replace=True to replace that outcome"))
+    assert said.startswith("episode ep_1 was already reported (shipped); an episode is reported once") and \
+        "--replace" in said and "replace=True" not in said
+
+
+def test_a_damaged_read_only_store_is_not_called_unwritable(tmp_path: Path) -> None:
+    # A store opened read-only (a file this process cannot write) whose read fails as corrupt: the
+    # model was told "cannot be written here; lessons ... still read it", which the failed read belies.
+    store = SqliteStore(tmp_path / "store.db")
+    try:
+        store.read_only = True  # as a file this process may not write opens it
+        said = _said(CorruptStore(f"{store.path} is damaged (event 3's checksum does not match): restore it "
+                                  "from a backup"), store)
+    finally:
+        store.close()
+    assert "cannot be written" not in said and "still read it" not in said, said
+    assert said.startswith(f"{store.path} is damaged") and "tell the user" in said
