@@ -25,7 +25,8 @@ class SessionHooks(dict[str, list[HookMatcher]]):
     what Claude Code's SessionEnd does: it traces each session's last turn (the one no next prompt
     closes) and reports that turn's episode, still without an outcome, as accepted. A session with
     no event for `idle` seconds, or the least recently active past `max_sessions` open ones, is
-    ended the same way by the next event, so a service that never calls `end()` stays bounded.
+    ended the same way by the next event, so a service that never calls `end()` stays bounded;
+    not while an event of its own is still being handled.
     """
 
     def __init__(self, matchers: dict[str, list[HookMatcher]], ending: Callable[[dict[str, Any]], Any], *,
@@ -38,11 +39,14 @@ class SessionHooks(dict[str, list[HookMatcher]]):
         self._open: dict[str, dict[str, Any]] = {}
         self._seen_at: dict[str, float] = {}  # session id -> time.monotonic() of its latest event
         self._ending_now: dict[str, asyncio.Future[Any]] = {}  # session id -> its end still running
+        self._busy: dict[str, int] = {}  # session id -> its events still being handled
 
-    def _saw(self, payload: Mapping[str, Any]) -> None:
+    def _saw(self, payload: Mapping[str, Any], work: asyncio.Future[Any]) -> None:
         session = payload.get("session_id")
         if not isinstance(session, str) or not session:
             return
+        self._busy[session] = self._busy.get(session, 0) + 1
+        work.add_done_callback(lambda _, sid=session: self._settled(sid))
         now = time.monotonic()
         self._open.pop(session, None)  # re-inserted last: the dict's order is the order of activity
         self._open[session] = {k: payload.get(k) for k in ("session_id", "transcript_path", "cwd")}
@@ -53,7 +57,18 @@ class SessionHooks(dict[str, list[HookMatcher]]):
                 break
             if len(self._open) <= self._max_sessions and now - self._seen_at[sid] <= self._idle:
                 break  # the rest are more recent still
+            if self._busy.get(sid):
+                # Its end would run beside its own event, and settle the turn that event starts: a
+                # later event ends it, once that one is handled.
+                continue
             self._close(sid)
+
+    def _settled(self, session: str) -> None:
+        left = self._busy.get(session, 0) - 1
+        if left > 0:
+            self._busy[session] = left
+        else:
+            self._busy.pop(session, None)
 
     def _close(self, sid: str) -> asyncio.Future[Any] | None:
         """Start ending `sid` as SessionEnd would, if it is open; its running end, if any."""
@@ -129,11 +144,11 @@ def hooks(lamar: Any, *, state_dir: str | os.PathLike[str] | None = None, config
             log_line(paths.log, f"sdk SessionEnd: {type(exc).__name__}: {exc}")
 
     async def callback(input_data: HookInput, tool_use_id: str | None, context: HookContext) -> HookJSONOutput:
-        mapping._saw(input_data)
         start = asyncio.get_running_loop().time()
         deadline = Budget(seconds)
         work = asyncio.ensure_future(asyncio.to_thread(handle_event, dict(input_data), lambda: lamar, paths,
                                                        config=config, budget=deadline))
+        mapping._saw(input_data, work)  # busy until the handler's thread is done, past a deadline too
         try:
             try:
                 text = await asyncio.wait_for(asyncio.shield(work), timeout=seconds)

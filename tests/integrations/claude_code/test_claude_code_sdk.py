@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from claude_agent_sdk import ClaudeAgentOptions, HookContext, HookMatcher
 from claude_agent_sdk.types import PostToolUseHookInput, StopHookInput, UserPromptSubmitHookInput
 
@@ -256,4 +257,49 @@ def test_the_sdk_hooks_bounds_must_be_positive(tmp_path: Path) -> None:
     for bad in ({"idle": 0}, {"idle": float("nan")}, {"max_sessions": 0}, {"max_sessions": 1.5}):
         with pytest.raises(InvalidArgument, match="must be a positive"):
             lamar_claude_code.hooks(lam, state_dir=tmp_path, **bad)
+    lam.close()
+
+
+async def test_a_session_with_an_event_running_is_not_ended_past_max_sessions(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # With max_sessions=1, a second session's event ended the first while that one's own prompt was
+    # still being handled: its SessionEnd then ran beside (or after) the prompt it should have
+    # followed, and reported the new turn accepted before the human did anything.
+    import asyncio
+    import threading
+
+    from lamar_claude_code import sdk
+
+    seen: list[tuple[str, str]] = []
+    started, release = threading.Event(), threading.Event()
+
+    def handle_event(payload: dict[str, object], *args: object, **kwargs: object) -> str:
+        event, session = str(payload["hook_event_name"]), str(payload["session_id"])
+        if (event, session) == ("UserPromptSubmit", "a"):
+            started.set()
+            release.wait(10)
+        seen.append((event, session))
+        return ""
+
+    monkeypatch.setattr(sdk, "handle_event", handle_event)
+    lam = Lamar(":memory:")
+    hooks = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state", budget=30.0, max_sessions=1)
+    (prompt_hook,) = hooks["UserPromptSubmit"][0].hooks
+
+    def prompt(sid: str) -> UserPromptSubmitHookInput:
+        return UserPromptSubmitHookInput(session_id=sid, transcript_path=str(tmp_path / f"{sid}.jsonl"),
+                                         cwd=str(tmp_path), hook_event_name="UserPromptSubmit", prompt="fix it")
+
+    first = asyncio.ensure_future(prompt_hook(prompt("a"), None, HookContext(signal=None)))
+    assert await asyncio.to_thread(started.wait, 10)
+    await prompt_hook(prompt("b"), None, HookContext(signal=None))  # a is mid-prompt: b's event leaves it open
+    await asyncio.sleep(0.2)
+    assert ("SessionEnd", "a") not in seen
+    release.set()
+    await first
+    await prompt_hook(prompt("b"), None, HookContext(signal=None))  # a is idle now: ended as the oldest
+    await hooks.end()
+    assert seen.index(("UserPromptSubmit", "a")) < seen.index(("SessionEnd", "a"))
+    assert seen.count(("SessionEnd", "a")) == 1 and seen.count(("SessionEnd", "b")) == 1
+    assert list(hooks._open) == []
     lam.close()
