@@ -60,7 +60,7 @@ _SIGNAL_WORDS = {
     Signal.ACCEPTED: frozenset({"accept", "accepts", "accepted it", "kept", "kept it"}),
     Signal.REASKED: frozenset({"reask", "reasks", "re ask", "re asked", "asked again"}),
     Signal.CORRECTED: frozenset({"corrected it", "corrected the work"}),
-    Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "undone", "rolled back",
+    Signal.REVERTED: frozenset({"revert", "reverts", "reverted it", "undid it", "rolled back",
                                 "rolled it back"}),
 }
 AGENT_PROVENANCE = {"source": "agent", "via": "mcp"}

@@ -11,9 +11,10 @@ from tests.integrations.mcp.conftest import events
 READ = {"shipped": "shipped", "Shipped": "shipped", " SHIPPED. ": "shipped", "ship it": "shipped",
         "Ship-it!": "shipped", "merged": "shipped", "deployed": "shipped", "accepted": "accepted",
         "accept": "accepted", "kept it": "accepted", "re-asked": "reasked", "asked again": "reasked",
-        "corrected": "corrected", "revert": "reverted", "rolled back": "reverted", "undone": "reverted"}
-# A word that could name two outcomes, or a negation, is refused rather than guessed.
-REFUSED = ["not shipped", "fixed", "correct", "done", "great", "shipped and reverted", "", "shipp"]
+        "corrected": "corrected", "revert": "reverted", "rolled back": "reverted", "undid it": "reverted"}
+# A word that could name two outcomes ("undone": reverted, or not done yet), or a negation, is refused
+# rather than guessed.
+REFUSED = ["not shipped", "undone", "fixed", "correct", "done", "great", "shipped and reverted", "", "shipp"]
 
 
 async def test_the_words_a_model_types_for_an_outcome_are_read_as_the_one_they_name(store: Path) -> None:
