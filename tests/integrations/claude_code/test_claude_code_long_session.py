@@ -78,7 +78,7 @@ def test_a_long_sessions_end_saves_the_state_and_later_events_trace_the_rest(hoo
     # A session whose turns no Stop traced (hooks installed late, Stops lost), under a tight budget:
     # scrubbing all its traces at once takes far longer than the budget allows.
     (Path(hook.env["HOME"]) / ".lamar").mkdir(exist_ok=True)
-    (Path(hook.env["HOME"]) / ".lamar" / "claude-code.toml").write_text("[hook]\nbudget_seconds = 0.4\n")
+    (Path(hook.env["HOME"]) / ".lamar" / "claude-code.toml").write_text("[hook]\nbudget_seconds = 1.0\n")
     transcript = tmp_path / "long.jsonl"
     count = 160
     _append(transcript, [entry for number in range(1, count + 1) for entry in _turn("long", number)])
