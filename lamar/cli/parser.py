@@ -216,6 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
     sleep.add_argument("--traces", metavar="FILE.jsonl", help="traces to mine for candidate lessons")
     sleep.add_argument("--model", metavar="PROVIDER:MODEL",
                        help="the model that mines them: anthropic:MODEL, openai:MODEL or ollama:MODEL")
+    sleep.add_argument("--max-model-calls", type=_positive, metavar="N",
+                       help="the most model calls mining may make; traces that need more make none and "
+                            "the mining error says how many they need (default: no limit)")
     sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply")
     _force_option(sleep)
 

@@ -94,6 +94,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons needs both --traces FILE.jsonl and --model PROVIDER:MODEL "
                          "(without either, sleep only consolidates the store)")
+    if args.max_model_calls is not None and not args.model:
+        raise UsageError("--max-model-calls caps the model calls of mining, which needs --traces FILE.jsonl and "
+                         "--model PROVIDER:MODEL")
     if args.out is not None:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
@@ -109,7 +112,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         traces = load_traces(args.traces)
     lam = open_engine(args)
     try:
-        report = lam.sleep(traces=traces, model=model)
+        report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
     finally:
         lam.close()
     data = report.to_dict()

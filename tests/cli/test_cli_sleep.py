@@ -348,3 +348,24 @@ def test_a_bad_model_spec_or_a_missing_key_is_said_before_the_traces_are_read(ru
     out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", spec, "--out", tmp_path / "r.json")
     assert out.returncode in (1, 2) and said in out.stderr and "traces.jsonl" not in out.stderr, out.stderr
     assert not (tmp_path / "r.json").exists()
+
+
+def test_max_model_calls_caps_mining_before_any_call(run_cli, json_store, tmp_path):
+    # A night's cost is bounded from cron: traces that need more calls than the cap make none
+    # (the model address answers nothing, so a call made would fail with "could not reach").
+    traces = tmp_path / "traces.jsonl"
+    rows = [{"id": f"t{i}", "context": {"project": "trace"}, "input": f"task {i} " + "word " * 2_000}
+            for i in range(30)]
+    traces.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                  "--max-model-calls", "1", "--out", tmp_path / "r.json",
+                  extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert out.returncode == 2 and "more than max_model_calls=1; no call was made" in out.stderr, out.stderr
+    assert "could not reach" not in out.stderr
+    for bad in ("0", "1_0", "two"):
+        refused = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                          "--max-model-calls", bad)
+        assert refused.returncode == 1 and "expected a whole number >= 1" in refused.stderr, refused.stderr
+    alone = run_cli("sleep", "--store", json_store, "--max-model-calls", "3")
+    assert alone.returncode == 1 and "--max-model-calls caps the model calls of mining" in alone.stderr
+    assert "--max-model-calls N" in run_cli("sleep", "--help").stdout
