@@ -3,6 +3,7 @@ it opens: never by its name, nor by text further in (a store's lessons are free 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -57,4 +58,25 @@ def prepare(path: Path) -> None:
                          "untouched: name a file, or move that one away")
 
 
-__all__ = ["file_kind", "head_kind", "prepare"]
+# The refusals a read-only file, folder or mount (or an immutable file) gives a writer.
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def _advice(path: Path, exc: OSError) -> str:
+    if exc.errno in _READ_ONLY:
+        return f"; {path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+    return ""
+
+
+def write_failed(path: Path, exc: OSError) -> str:
+    """What a JSON store says when a write to `path` failed with `exc`: the cause, that the file
+    holds what it held, and for a read-only file, folder or mount what to do."""
+    return f"could not write {path}: {exc.strerror or exc}; its previous contents are intact{_advice(path, exc)}"
+
+
+def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
+    """What a JSON store says when its lock file `lock` could not be opened for a write."""
+    return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
+
+
+__all__ = ["file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]

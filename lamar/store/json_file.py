@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
-from lamar.store.files import prepare
+from lamar.store.files import lock_failed, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -267,7 +267,7 @@ class JsonStore:
             try:
                 fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
             except OSError as exc:
-                raise StoreError(f"cannot lock {self.path} (via {self._lock_path}): {exc}") from exc
+                raise StoreError(lock_failed(self.path, self._lock_path, exc)) from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._lock_fd = fd
@@ -318,7 +318,7 @@ class JsonStore:
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         except OSError as exc:
-            raise StoreError(f"could not write {self.path}: {exc.strerror or exc}; its previous contents are intact") from exc
+            raise StoreError(write_failed(self.path, exc)) from exc
         try:
             size = os.fstat(fd).st_size
             if size != self._offset:
@@ -340,9 +340,7 @@ class JsonStore:
                     os.truncate(self.path, self._offset)  # take the partial line back
                 except OSError:
                     pass  # if even that fails, readers ignore a line without its newline
-                raise StoreError(
-                    f"could not write {self.path}: {exc.strerror or exc}; its previous contents are intact"
-                ) from exc
+                raise StoreError(write_failed(self.path, exc)) from exc
         finally:
             os.close(fd)
         self._offset += len(body)
@@ -409,9 +407,7 @@ class JsonStore:
         except OSError as exc:
             with suppress(OSError):
                 tmp.unlink()
-            raise StoreError(
-                f"could not write {self.path}: {exc.strerror or exc}; its previous contents are intact"
-            ) from exc
+            raise StoreError(write_failed(self.path, exc)) from exc
         st = os.stat(self.path)
         self._stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
         self._offset = len(body)

@@ -6,8 +6,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -175,9 +177,44 @@ def test_a_read_only_store_is_a_clear_error_and_is_left_intact(tmp_path: Path, s
             ro = Lamar(str(path), k=2, seed=1)
             ro.report(ro.recall({"task": "t0"}).episode_id, Signal.SHIPPED)
         assert isinstance(info.value, StoreError) and str(path) in str(info.value)
+        assert "(read-only file, folder or mount); open a writable copy to change it" in str(info.value)
     finally:
         _immutable(files + [folder], False)
     assert {p.name: p.read_bytes() for p in files} == snapshot
+
+
+@pytest.mark.parametrize("read_only", [("s.json", "s.json.lock"), ("s.json",), (".",)])
+def test_a_json_store_a_user_may_not_write_says_what_to_do(tmp_path: Path, read_only: tuple[str, ...]) -> None:
+    # The lock refused ("cannot lock"), or the file itself ("could not write"): either way the
+    # user is told it is read-only and to open a writable copy, as a SQLite store says.
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "s.json"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+    if read_only == (".",):
+        (folder / "s.json.lock").unlink()
+    snapshot = {p.name: p.read_bytes() for p in folder.iterdir()}
+    user: list[str] = []
+    if os.geteuid() == 0:  # root ignores file modes unless it drops the capability to
+        if shutil.which("setpriv") is None:
+            if IN_CI:
+                pytest.fail("setpriv is needed to let file modes bind root")
+            pytest.skip("setpriv is not available here")
+        caps = "-dac_override,-dac_read_search"
+        user = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    for name in read_only:
+        os.chmod(folder / name, 0o555 if name == "." else 0o444)
+    try:
+        out = subprocess.run([*user, sys.executable, "-m", "lamar.cli", "--store", str(path), "add",
+                              "--precondition", "a test flakes", "--action", "rerun it"],
+                             capture_output=True, text=True, check=False, timeout=60)
+    finally:
+        for name in read_only:
+            os.chmod(folder / name, 0o755 if name == "." else 0o644)
+    assert out.returncode == 2, out.stderr
+    assert f"{path} cannot be written (read-only file, folder or mount); open a writable copy" in out.stderr
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == snapshot
 
 
 @pytest.mark.parametrize("suffix", BACKENDS)
