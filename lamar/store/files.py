@@ -35,13 +35,29 @@ def file_kind(path: str | os.PathLike[str]) -> str | None:
         return None
 
 
-def prepare(path: Path) -> None:
+_NAME_MAX = 255  # bytes in one file name, on Linux's and macOS's file systems
+# What a JSON store adds to its name for the files it keeps beside it, at the longest
+# `.NAME.index.PID.tmp` (and `.state.`), with a PID of up to 7 digits (Linux's largest).
+JSON_BESIDE = len("..index..tmp") + 7
+
+
+def prepare(path: Path, *, beside: int = 0) -> None:
     """Make the folder of a store file not made yet; refuse a path that cannot be one.
+
+    Args:
+        path: the store file.
+        beside: the most bytes the store adds to the file's name for the files it keeps beside it.
 
     Raises:
         StoreError: the path names a folder, a pipe (whose open would wait for a writer for ever)
-            or a device, or no file can have it (too long, a loop of links).
+            or a device, or no file can have it or the files beside it (too long, a loop of links).
     """
+    size, longest = len(os.fsencode(path.name)), _NAME_MAX - beside
+    if beside and size > longest:
+        # Refused before any file is made: past it, a write fails part-way with "File name too long".
+        raise StoreError(f"the store name {path.name} is {size} bytes long, and this store's name may be at "
+                         f"most {longest} (a file name holds {_NAME_MAX}, and the files the store keeps beside "
+                         f"it add up to {beside}): use a shorter name")
     try:
         mode: int | None = os.stat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):  # the folder's absence is reported below
@@ -79,4 +95,4 @@ def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
     return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
 
 
-__all__ = ["file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]
+__all__ = ["JSON_BESIDE", "file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]

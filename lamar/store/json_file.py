@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
-from lamar.store.files import lock_failed, prepare, write_failed
+from lamar.store.files import JSON_BESIDE, lock_failed, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -77,7 +77,7 @@ class JsonStore:
         self._closed = False
         self._header = b""
         self._version = VERSION
-        prepare(self.path)
+        prepare(self.path, beside=JSON_BESIDE)
         # The saved state is read before the file: a state saved since describes lines this read sees.
         self._state: tuple[tuple[int, int, int], str] | None = self._read_state()
         with self._thread_lock:

@@ -68,6 +68,26 @@ def test_a_path_longer_than_the_system_allows_is_a_store_error(tmp_path: Path, s
         Lamar(str(path))
 
 
+def test_a_json_store_name_its_sidecars_would_take_past_the_limit_is_refused_up_front(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `.NAME.index.PID.tmp` is 19 bytes longer than NAME: past 236 a new store failed part-way
+    # with a raw "File name too long".
+    longest = tmp_path / ("s" * 231 + ".json")
+    with pytest.raises(StoreError, match=r"is 237 bytes long, and this store's name may be at most 236 \(a file "
+                                         r"name holds 255.*: use a shorter name"):
+        Lamar(str(tmp_path / ("s" * 232 + ".json")))
+    assert list(tmp_path.iterdir()) == []
+    from lamar.store import Event, JsonStore
+
+    monkeypatch.setattr(os, "getpid", lambda: 4_194_304)  # the longest PID Linux hands out
+    store = JsonStore(longest)
+    store.append([Event("status", {"id": f"x{i}", "status": "active"}) for i in range(1_100)])  # saves the index
+    store.save_state(1_100, "{}")
+    assert store.rewrite(1_000, Event("snapshot", {}))  # through a temp file, as a checkpoint
+    assert sorted(p.name.removeprefix(longest.name) for p in tmp_path.iterdir()) == [
+        "", ".index", ".lock", ".state"]
+
+
 _NO_ROOM = """
 import json, resource, sys
 resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
