@@ -23,7 +23,7 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from lamar import Experience, Lamar, LamarError, Scope, Status, UnknownExperience, Verdict
+from lamar import Experience, Lamar, LamarError, Scope, Status, StoreError, UnknownExperience, Verdict
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
@@ -400,6 +400,8 @@ class TokenGuard(BaseHTTPMiddleware):
                 response = await call_next(request)
             except Forbidden as exc:
                 response = _forbidden(str(exc))
+            except StoreError as exc:  # the store itself failed (its file deleted, say), not this request
+                response = _store_failed(str(exc))
             except Exception:  # noqa: BLE001 - a bug still answers with the headers below, not a bare 500
                 response = HTMLResponse("<!DOCTYPE html><title>Error</title><p>lamar ui failed on this request; "
                                         "the store is unchanged</p>", status_code=500)
@@ -456,6 +458,12 @@ def _moving_on(path: str) -> str:
 
 def _forbidden(message: str) -> HTMLResponse:
     return HTMLResponse(f"<!DOCTYPE html><title>Forbidden</title><p>{escape(message)}</p>", status_code=403)
+
+
+def _store_failed(message: str) -> HTMLResponse:
+    return HTMLResponse(f"<!DOCTYPE html><title>Store failed</title><p>{escape(message)}</p><p>Once that is "
+                        "fixed, stop lamar ui (Ctrl-C) and start it again to open the store again.</p>",
+                        status_code=503)
 
 
 __all__ = ["UI", "create_app"]

@@ -375,7 +375,7 @@ class SqliteStore:
             columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
             top = None
             with self._lock:
-                self._check_open()
+                self._check_file()
                 try:
                     begin(self._db)
                     try:
@@ -417,7 +417,7 @@ class SqliteStore:
             with contextlib.suppress(sqlite3.OperationalError):  # busy: this read folds the tail itself
                 self._unwaited(lambda: episode_rows.catch_up(self._db, event_crc))
         with no_cycle_collection(), self._lock:
-            self._check_open()
+            self._check_file()
             try:
                 begin(self._db)
                 try:
@@ -477,17 +477,17 @@ class SqliteStore:
         if self._closed:
             raise closed_store(self.location)
 
-    def _check_writable(self) -> None:
+    def _check_file(self) -> None:
+        # SQLite keeps reading and writing through its handle to a file deleted or moved away: later
+        # events would be lost without a word, and reads show a store no one else sees.
         self._check_open()
+        if (said := sqlite_checks.moved_away(self.path, self._identity)) is not None:
+            raise StoreError(said)
+
+    def _check_writable(self) -> None:
+        self._check_file()
         if self.read_only:
             raise StoreError(self._unwritable)
-        # SQLite keeps writing through its open handle to a file deleted or moved away, where
-        # every later event would be lost without a word.
-        now = file_identity(self.path)
-        if now != self._identity:
-            what = "deleted" if now is None else "replaced by another file"
-            raise StoreError(f"{self.path} was {what} while open, so nothing more is written to the old one: "
-                             "open the store again to write to the file now at that path")
 
     def close(self) -> None:
         with self._lock:

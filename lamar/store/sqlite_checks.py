@@ -30,6 +30,19 @@ def file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
+def moved_away(path: Path, opened: tuple[int, int] | None) -> str | None:
+    """What a read or a write says when the file at `path` is not the one opened (`opened`, its
+    `file_identity` then): deleted, or replaced by another file; None when it is the same."""
+    now = file_identity(path)
+    if now == opened:
+        return None
+    if now is None:
+        return (f"{path} was deleted while open; nothing was read or written: restore it from a backup, "
+                "or open the store again to start a new one at that path")
+    return (f"{path} was replaced by another file while open; nothing was read or written: open the store "
+            "again to use the file now at that path")
+
+
 def wal_size(path: object) -> int:
     try:
         return os.path.getsize(f"{path}-wal")

@@ -426,6 +426,28 @@ def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_write(tmp_path
             assert other.stats()["episodes"] == 2  # the file now there is left as it was
 
 
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_read(tmp_path: Path, how: str) -> None:
+    # Reads through the open handle showed the old file (or, once emptied, an empty store) as if
+    # it were the store at that path: `lamar ui` went on showing it without a word.
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    for name in ("s.db", "s.db-wal", "s.db-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    if how == "replaced":
+        _written(tmp_path / "other" / "s.db", 2)
+        (tmp_path / "other" / "s.db").rename(path)
+    said = ("deleted while open; nothing was read or written: restore it from a backup, or open the store "
+            "again to start a new one at that path") if how == "deleted" else (
+            "replaced by another file while open; nothing was read or written: open the store again to use "
+            "the file now at that path")
+    for read in (lam.stats, lam.experiences, lambda: lam.store.read(0), lam.store.episodes):
+        with pytest.raises(StoreError, match=re.escape(f"{path} was {said}")):
+            read()
+    lam.close()
+
+
 @pytest.mark.parametrize("suffix", [".json", ".db"])
 def test_a_closed_file_store_refuses_every_read_and_write(tmp_path: Path, suffix: str) -> None:
     from lamar.store import open_store

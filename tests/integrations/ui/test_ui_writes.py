@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -146,3 +147,23 @@ def test_erase_confirmed_twice_stores_one_erase_event_and_shows_the_lesson(store
     assert "Not found" not in page and "[erased]" in page
     with Lamar(str(store)) as lam:
         assert [e.data["id"] for e in lam.store.read() if e.kind == "erase"] == [exp_id]
+
+
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_a_store_deleted_while_the_app_runs_is_said_on_every_page(tmp_path: Path, suffix: str) -> None:
+    # SQLite read on through its open handle: the pages showed the deleted file's lessons as the
+    # store's, and a JSON store's refusal was "lamar ui failed on this request".
+    path = tmp_path / f"lessons.{suffix}"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        assert "clear the cache" in _get(url, "/")
+        for gone in tmp_path.glob("lessons.*"):
+            gone.unlink()
+        for page in ("/", "/episodes", "/sleep", "/api/version"):
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                _get(url, page)
+            said = html.unescape(refused.value.read().decode())
+            assert refused.value.code == 503 and "clear the cache" not in said, said
+            assert f"{path} was deleted while open; nothing was read or written: restore it from a backup" in said
+            assert "stop lamar ui (Ctrl-C) and start it again" in said
