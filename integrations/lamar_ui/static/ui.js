@@ -31,6 +31,11 @@
           warn("This page's token is no longer valid (was lamar ui restarted?): open the address it printed.");
           return null;
         }
+        if (r.status === 503) {  // the store was deleted or replaced: this page is the old store's
+          warn("lamar ui can no longer read its store (deleted or replaced?): this page no longer follows " +
+               "the store. Reload it to see why.");
+          return null;
+        }
         return r.ok ? r.json() : null;
       })
       .then(function (data) {

@@ -162,6 +162,23 @@ def test_a_stopped_server_is_announced_on_the_page(store: Path, browser) -> None
     assert browser.find_elements(By.CSS_SELECTOR, "table"), "the last page stays readable"
 
 
+def test_a_store_deleted_under_an_open_page_is_announced_on_it(tmp_path: Path, browser) -> None:  # noqa: F811
+    store = tmp_path / "gone.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    proc, url = _start(store)
+    try:
+        browser.get(url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "table"))
+        for gone in tmp_path.glob("gone.*"):
+            gone.unlink()
+        WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.ID, "offline"))
+        text = browser.find_element(By.ID, "offline").text
+        assert "can no longer read its store" in text and "Reload it to see why" in text
+    finally:
+        _stop(proc)
+
+
 def _run_ui(store: Path, *options: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "lamar.cli", "ui", "--store", str(store), "--no-browser", *options],
                           capture_output=True, text=True, timeout=60, check=False)
