@@ -91,7 +91,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         tokens = sum(batch.tokens for batch in batches)
         summary["error"] = (f"mining {len(loaded)} traces takes {len(batches)} model calls (about {tokens} prompt "
                             f"tokens), more than max_model_calls={max_model_calls}; no call was made: raise "
-                            "max_model_calls, or mine fewer traces at a time")
+                            "max_model_calls (lamar sleep --max-model-calls), or mine fewer traces at a time")
         logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
         return [], dropped, summary
     pooled: dict[tuple[object, ...], _Pooled] = {}

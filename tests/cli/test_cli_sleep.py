@@ -361,6 +361,7 @@ def test_max_model_calls_caps_mining_before_any_call(run_cli, json_store, tmp_pa
                   "--max-model-calls", "1", "--out", tmp_path / "r.json",
                   extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert out.returncode == 2 and "more than max_model_calls=1; no call was made" in out.stderr, out.stderr
+    assert "raise max_model_calls (lamar sleep --max-model-calls)" in out.stderr
     assert "could not reach" not in out.stderr
     for bad in ("0", "1_0", "two"):
         refused = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
