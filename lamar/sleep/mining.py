@@ -82,7 +82,10 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 
     batches, oversized, scrubbed = batch_traces(loaded, scrub, max_prompt_tokens, REACH)
     summary["secrets_scrubbed"] = scrubbed
-    dropped = [Dropped({"trace": trace_id}, f"trace does not fit max_prompt_tokens={max_prompt_tokens} even "
+    # The report is shown and saved, and a candidate's provenance is stored: each names a trace by
+    # its id scrubbed, so a secret in an id stays out, and an ordinary id still finds the trace.
+    named = {trace_id: scrub(trace_id)[0] for trace_id in oversized}
+    dropped = [Dropped({"trace": named[trace_id]}, f"trace does not fit max_prompt_tokens={max_prompt_tokens} even "
                                             "with its long fields clipped; raise max_prompt_tokens")
                for trace_id in oversized]
     if max_model_calls is not None and len(batches) > max_model_calls:
@@ -133,6 +136,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
         return [], dropped, summary
     by_id = {t.id: t for t in loaded}
+    named |= {i: scrub(i)[0] for item in pooled.values() for i in item.trace_ids if i not in named}
     proposals: list[Proposal] = []
     # Each lesson's words are read once: a reply can hold thousands of lessons, checked pairwise
     # while sleep holds the engine.
@@ -143,11 +147,11 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     for item in pooled.values():
         lesson, ids = item.lesson, sorted(item.trace_ids)
         words = LessonWords.of(lesson.precondition, lesson.action)
-        reason = _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity)
+        reason = _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity, named)
         if reason:
-            dropped.append(_scrubbed_drop(Dropped({**lesson.as_dict(), "trace_ids": ids}, reason), scrub))
+            dropped.append(_scrubbed_drop(Dropped({**lesson.as_dict(), "trace_ids": [named[i] for i in ids]}, reason), scrub))
             continue
-        proposal = _candidate(lesson, [by_id[i] for i in ids], name)
+        proposal = _candidate(lesson, [by_id[i] for i in ids], name, named)
         exp = Experience.from_dict(proposal.payload["experience"])
         held.setdefault(exp.scope.items_key, []).append((exp, words, False))
         proposals.append(proposal)
@@ -157,8 +161,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
 
 def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
              held: Mapping[tuple[tuple[str, str], ...], Sequence[tuple[Experience, LessonWords, bool]]],
-             min_support: int, similarity: float) -> str:
-    """Why the lesson cannot become a candidate, or "" when it can."""
+             min_support: int, similarity: float, named: Mapping[str, str]) -> str:
+    """Why the lesson cannot become a candidate, or "" when it can; `named` maps a trace's id to its id as shown."""
     from lamar.safety.lessons import lesson_refusal
 
     if not lesson.precondition.strip() or not lesson.action.strip():
@@ -167,9 +171,9 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
     if unsafe:
         return unsafe
     if len(support) < min_support:
-        return (f"supported by {len(support)} distinct trace(s) ({', '.join(t.id for t in support)}); "
+        return (f"supported by {len(support)} distinct trace(s) ({', '.join(named[t.id] for t in support)}); "
                 f"a lesson needs at least {min_support}")
-    scope_problem = _scope_problem(lesson.scope, support)
+    scope_problem = _scope_problem(lesson.scope, support, named)
     if scope_problem:
         return scope_problem
     for exp, exp_words, stored in held.get(tuple(sorted(lesson.scope.items())), ()):
@@ -181,7 +185,7 @@ def _refusal(lesson: ParsedLesson, words: LessonWords, support: Sequence[Trace],
     return ""
 
 
-def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace]) -> str:
+def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace], named: Mapping[str, str]) -> str:
     """A lesson's scope must hold in every trace it cites, and not be wider than they are.
 
     An empty scope applies everywhere; when all the supporting traces share some context
@@ -191,9 +195,9 @@ def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace]) -> str:
         for trace in support:
             if trace.context.get(key) != value:
                 seen = trace.context.get(key)
-                return (f"scope {key}={value!r} does not fit trace {trace.id} "
+                return (f"scope {key}={value!r} does not fit trace {named[trace.id]} "
                         f"({key}={seen!r} there)" if seen is not None else
-                        f"scope {key}={value!r} does not fit trace {trace.id} (it has no {key!r})")
+                        f"scope {key}={value!r} does not fit trace {named[trace.id]} (it has no {key!r})")
     if not scope:
         shared = dict(set.intersection(*(set(t.context.items()) for t in support)))
         if shared:
@@ -202,8 +206,8 @@ def _scope_problem(scope: Mapping[str, str], support: Sequence[Trace]) -> str:
     return ""
 
 
-def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str) -> Proposal:
-    ids = [t.id for t in support]
+def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, named: Mapping[str, str]) -> Proposal:
+    ids = [named[t.id] for t in support]
     scope = Scope(lesson.scope)
     # The id follows from the lesson's words, so the same lesson mined twice is one arm.
     digest = hashlib.sha256(json.dumps([normalize(lesson.precondition), normalize(lesson.action),
@@ -224,8 +228,9 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str) 
 
 
 def _scrubbed_drop(dropped: Dropped, scrub: Any) -> Dropped:
-    """The report is shown and stored: keep secrets the model echoed out of it."""
-    return Dropped(_scrub_value(dropped.item, scrub), dropped.reason)
+    """The report is shown and stored: keep secrets the model echoed out of it, and those a reason
+    quotes (a context value of a trace, an id the model made up)."""
+    return Dropped(_scrub_value(dropped.item, scrub), scrub(dropped.reason)[0])
 
 
 def _scrub_value(value: Any, scrub: Any) -> Any:

@@ -3,8 +3,11 @@ holds no secret, wherever in a trace it was, and an answer with prose around its
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -58,10 +61,79 @@ def test_a_secret_in_a_trace_id_or_a_context_key_never_reaches_the_model() -> No
     # Each trace is still told apart, and the ordinary id is shown as it is.
     ids = shown_ids(prompt)
     assert len(set(ids)) == 4 and "plain-1" in ids
-    # The model cites what it was shown; the candidate cites the traces themselves.
+    # The model cites what it was shown; the candidate cites the traces themselves, by their ids scrubbed.
     (candidate,) = report.of_kind("candidate")
-    assert candidate.payload["experience"]["provenance"]["traces"] == sorted(t.id for t in traces[:3])
+    assert candidate.payload["experience"]["provenance"]["traces"] == [
+        f"run-[REDACTED:github-token]-{i}" for i in range(3)]
     assert report.summary["mining"]["secrets_scrubbed"] >= 6
+
+
+SECRET_ID = f"run-{TOKEN}-{AWS_KEY}"
+SHOWN_ID = "run-[REDACTED:github-token]-[REDACTED:aws-access-key]"
+ORDINARY = ["3f2a7c1e-9b4d-4e8a-b1c2-0d9e8f7a6b5c", "run-0193"]
+
+
+def mined_reply(prompt: str) -> str:
+    """Lessons citing the traces as the prompt shows them (found by their input): one candidate
+    from the traces with a secret in their ids, one from the ordinary ids, and two refused."""
+    shown = {json.loads(line)["input"]: json.loads(line)["id"]
+             for line in prompt.split("<traces>\n", 1)[1].rsplit("</traces>", 1)[0].splitlines()}
+
+    def lesson(action: str, inputs: list[str], project: str = "demo") -> dict[str, object]:
+        return {"precondition": "a module map is stale", "action": action, "rationale": "it survives a resolve",
+                "scope": {"project": project}, "trace_ids": [shown[i] for i in inputs]}
+
+    return json.dumps([lesson("delete DerivedData, then rebuild", ["secret 0", "secret 1", "secret 2"]),
+                       lesson("reset the package caches first", ORDINARY),
+                       lesson("pin the toolchain version", ["secret 0"]),
+                       lesson("clean the module cache folder", ["secret 0", "secret web"])])
+
+
+@pytest.mark.parametrize("name", ["lamar.json", "lamar.db"])
+def test_a_secret_in_a_trace_id_reaches_neither_the_report_nor_review_nor_the_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    import lamar.models
+    from lamar.cli import main
+
+    def row(trace_id: str, text: str, project: str = "demo", **more: object) -> dict[str, object]:
+        return {"id": trace_id, "context": {"project": project}, "input": text,
+                "tool_errors": ["module map is stale"], "outcome": "reverted", **more}
+
+    rows = [row(f"{SECRET_ID}-{i}", f"secret {i}") for i in range(3)] + [row(i, i) for i in ORDINARY]
+    rows += [row(f"{SECRET_ID}-web", "secret web", project=f"web-{TOKEN}"),
+             row(f"{SECRET_ID}-huge", "huge", attempted=["step " + "y" * 400] * 40,
+                 tool_errors=["error " + "z" * 700] * 40)]  # fits no prompt, even clipped
+    traces, report, store = tmp_path / "traces.jsonl", tmp_path / "report.json", tmp_path / "store" / name
+    traces.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    store.parent.mkdir()
+    with Lamar(str(store)) as lam:  # the store a person keeps, with one lesson of its own
+        lam.add(Experience("a test fails only in CI", "compare the CI locale", scope=Scope(project="web")))
+    prompts: list[str] = []
+    monkeypatch.setattr(lamar.models, "from_spec", lambda spec: recording(mined_reply, prompts))
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n" * 5))
+
+    assert main(["sleep", "--store", str(store), "--traces", str(traces), "--model", "anthropic:claude-test",
+                 "--out", str(report)]) == 0
+    assert main(["review", str(report), "--store", str(store)]) == 0
+    assert main(["apply", str(report), "--store", str(store)]) == 0
+    said = capsys.readouterr()
+    assert len(prompts) == 1 and TOKEN not in prompts[0]
+
+    saved = json.loads(report.read_text())
+    files = [f.read_bytes().decode("utf-8", "replace") for f in store.parent.iterdir()]
+    for where in [report.read_text(), said.out, said.err, *files]:
+        assert TOKEN not in where and AWS_KEY not in where
+    # Every trace is still named: a secret in its id scrubbed, an ordinary id as it is.
+    mined = {tuple(p["payload"]["experience"]["provenance"]["traces"]) for p in saved["proposals"]
+             if p["kind"] == "candidate"}
+    assert mined == {tuple(f"{SHOWN_ID}-{i}" for i in range(3)), tuple(sorted(ORDINARY))}
+    reasons = [d["reason"] for d in saved["dropped"]]
+    assert any(f"({SHOWN_ID}-0); a lesson needs at least 2" in r for r in reasons)
+    assert any(f"does not fit trace {SHOWN_ID}-web" in r for r in reasons)
+    assert {"trace": f"{SHOWN_ID}-huge"} in [d["item"] for d in saved["dropped"]]
+    assert f"mined from 3 traces ({SHOWN_ID}-0, {SHOWN_ID}-1, {SHOWN_ID}-2)" in said.out
+    stored = {tuple(e.provenance["traces"]) for e in Lamar(str(store)).experiences(status="candidate")}
+    assert stored == mined
 
 
 LESSON = {"precondition": "a module map is stale", "action": "delete DerivedData, then rebuild",
