@@ -47,13 +47,22 @@ def scrub_trace(trace: T) -> tuple[T, list[str]]:
     raise TypeError(f"{type(trace).__name__} has to_dict() but no from_dict() to rebuild a scrubbed copy")
 
 
+def secret_by_key(key: str, value: str) -> str | None:
+    """The kind of secret a mapping entry's value is by its key alone ({"password": "hunter2"},
+    though "hunter2" alone is none), or None."""
+    kind = secret_key_kind(key)
+    if kind is None or is_placeholder(value) or (kind != "password" and value.isdigit() and len(value) <= 10):
+        return None
+    return kind
+
+
 def _scrub_entry(key: Any, value: Any, kinds: list[str]) -> Any:
-    """A mapping entry: {"password": "hunter2"} is a secret by its key even though "hunter2" alone is not."""
+    """A mapping entry: its value scrubbed, or replaced whole where its key makes it a secret."""
     cleaned = _scrub_value(value, kinds)
     if not isinstance(key, str) or not isinstance(cleaned, str) or cleaned != value:
         return cleaned
-    kind = secret_key_kind(key)
-    if kind is None or is_placeholder(value) or (kind != "password" and value.isdigit() and len(value) <= 10):
+    kind = secret_by_key(key, value)
+    if kind is None:
         return cleaned
     if kind not in kinds:
         kinds.append(kind)

@@ -89,9 +89,20 @@ def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None, *, shown_
         found += len(secrets)
         return text
 
+    from lamar.safety.secrets import PLACEHOLDER
+    from lamar.safety.traces import secret_by_key
+
+    def clean_entry(key: str, value: str) -> str:
+        nonlocal found
+        kind = secret_by_key(key, value)  # {"password": "hunter2x"}: a secret by its key alone
+        if kind is None:
+            return clean(value, 200)
+        found += 1
+        return PLACEHOLDER.format(kind=kind)
+
     record = {
         "id": trace.id if shown_id is None else shown_id,
-        "context": {clean(k, None): clean(v, 200) for k, v in trace.context.items()},
+        "context": {clean(k, None): clean_entry(k, v) for k, v in trace.context.items()},
         "input": clean(trace.input, _CLIP["input"]),
         "attempted": [clean(a, _CLIP["attempted"]) for a in trace.attempted[:_MAX_ITEMS]],
         "tool_errors": [clean(e, _CLIP["tool_errors"]) for e in trace.tool_errors[:_MAX_ITEMS]],

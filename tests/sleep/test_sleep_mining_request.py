@@ -68,6 +68,17 @@ def test_a_secret_in_a_trace_id_or_a_context_key_never_reaches_the_model() -> No
     assert report.summary["mining"]["secrets_scrubbed"] >= 6
 
 
+def test_a_context_value_that_is_a_secret_by_its_key_never_reaches_the_model() -> None:
+    # "hunter2x" is no secret by its look; under "password" it is, as scrub_trace has it.
+    traces = [Trace(f"t{i}", {"project": "demo", "password": "hunter2x", "DB_TOKEN": "opensesame9"}, time=float(i),
+                    input="the build broke", outcome="reverted") for i in range(2)]
+    prompts: list[str] = []
+    Lamar(":memory:").sleep(traces=traces, model=recording(lambda prompt: "[]", prompts))
+    (prompt,) = prompts
+    assert "hunter2x" not in prompt and "opensesame9" not in prompt
+    assert '"password": "[REDACTED:password]"' in prompt and '"project": "demo"' in prompt
+
+
 SECRET_ID = f"run-{TOKEN}-{AWS_KEY}"
 SHOWN_ID = "run-[REDACTED:github-token]-[REDACTED:aws-access-key]"
 ORDINARY = ["3f2a7c1e-9b4d-4e8a-b1c2-0d9e8f7a6b5c", "run-0193"]
