@@ -11,7 +11,7 @@ from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import Experience, Lamar, LamarError, Scope, Signal, Status
+from lamar import Experience, InvalidExperience, Lamar, LamarError, Scope, Signal, Status
 from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
@@ -189,7 +189,7 @@ class LamarTools:
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         with self._proposing:
             self._refuse_duplicate(exp)
-            stored = self._guard(lambda: self.lamar.add(exp))
+            stored = self._store(exp)
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
     def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
@@ -231,7 +231,12 @@ class LamarTools:
                     self._refuse_duplicate(exp, stored)
                 except ToolError as exc:
                     raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
-            ids = [self._guard(lambda e=exp: self.lamar.add(e)) for exp in fresh]
+            ids: list[str] = []
+            for exp in fresh:
+                try:
+                    ids.append(self._store(exp))
+                except ToolError as exc:
+                    raise ToolError(f"line {exp.provenance['line']}: {exc}; {_stored_before(fresh, ids)}") from None
         return ProposeMany(count=len(ids), lessons=[
             ProposeResult(lesson_id=i, status=Status.CANDIDATE.value, text=neutralize(e.render()))
             for i, e in zip(ids, fresh)], held=[
@@ -296,9 +301,42 @@ class LamarTools:
         `held`: the stored lessons, when the caller has them."""
         for other in self._guard(self.lamar.experiences) if held is None else held:
             if _same_arm(other, exp):
-                raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
-                                f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
-                                "instead of proposing it again")
+                _refuse_held(other)
+
+    def _store(self, exp: Experience) -> str:
+        """Add `exp`; refused (and retired) when a near-copy was added before it meanwhile.
+
+        The check before the add is one step with it only within this process: another server on
+        the store may add a near-copy between the two. So the lessons of the scope are read again
+        once ours is stored, as `Lamar.add` does for word-for-word copies, and the first of the
+        near-copies in the order they were added is the lesson; ours, when it came later, is retired
+        at once, so that no evidence is split between the two. Each adder sees every add that took
+        an earlier place once its own has, so exactly one of them keeps its lesson.
+        """
+        def add() -> str:
+            try:
+                return self.lamar.add(exp)
+            except InvalidExperience:  # the same words, stored by another server under the id they give
+                for other in self.lamar.experiences(scope=dict(exp.scope)):
+                    if other.id == exp.id:
+                        _refuse_held(other)
+                raise
+
+        stored: str = self._guard(add)
+        # Adding the same words again stores nothing and returns the first copy of them, once every
+        # add that took an earlier place has ended (a PostgreSQL add may commit after one that took
+        # a later place): the read below then sees each of them.
+        twin = Experience(exp.precondition, exp.action, exp.rationale, scope=exp.scope, status=exp.status,
+                          provenance=exp.provenance)
+        self._guard(lambda: self.lamar.add(twin))
+        for other in self._guard(lambda: self.lamar.experiences(scope=dict(exp.scope))):
+            if other.id == stored:
+                return stored
+            if _same_arm(other, exp):
+                self._guard(lambda o=other: self.lamar.retire(stored, f"proposed at the same time as {o.id}, "
+                                                              "a near-copy of it, which was added first"))
+                _refuse_held(other)
+        return stored
 
     def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
         """The project's rules files as candidate lessons; stored only with `apply`.
@@ -356,6 +394,20 @@ def _same_arm(other: Experience, exp: Experience) -> bool:
     """The same lesson or a near-copy of it, in the same scope."""
     return other.scope.items_key == exp.scope.items_key and (other.id == exp.id or lesson_similarity(
         other.precondition, other.action, exp.precondition, exp.action) >= NEAR_DUPLICATE)
+
+
+def _refuse_held(other: Experience) -> None:
+    raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
+                    f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
+                    "instead of proposing it again")
+
+
+def _stored_before(fresh: list[Experience], ids: list[str]) -> str:
+    """What a call of many lessons stored before one of them was refused in the middle of the adds."""
+    if not ids:
+        return "none of the lessons was stored"
+    lines = ", ".join(f"line {e.provenance['line']} as {i}" for e, i in zip(fresh, ids))
+    return f"the lessons before it were stored ({lines}), none after it: the same call made again stores the rest"
 
 
 def _refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:

@@ -80,8 +80,8 @@ def test_a_batch_cut_off_midway_is_completed_by_the_same_call(store: Path) -> No
         add, calls = lam.add, []
 
         def dies_after_two(exp: Experience) -> str:
-            calls.append(exp)
-            if len(calls) > 2:
+            calls.append(exp.precondition)  # a lesson's adds (the tool adds it again to read after it) count once
+            if len(set(calls)) > 2:
                 raise StoreError("the disk went away")
             return add(exp)
 
