@@ -63,12 +63,13 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
     server = _server_class()(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
-    # uvicorn stops on SIGTERM, then raises it again: under the default handler that ends the
-    # process before the `finally` below. Raised as SystemExit instead, the cleanup runs first.
-    on_term = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
-    if on_term:
-        signal.signal(signal.SIGTERM, _exit_on_signal)
+    # uvicorn stops on SIGTERM (and on SIGHUP, see `_server_class`), then raises it again: under the
+    # default handler that ends the process before the `finally` below. Raised as SystemExit instead,
+    # the cleanup runs first. A signal ignored (`nohup`) or handled by the caller is left as it is.
+    ending = [number for number in _ENDING if threading.current_thread() is threading.main_thread()
+              and signal.getsignal(number) == signal.SIG_DFL]
+    for number in ending:
+        signal.signal(number, _exit_on_signal)
     opened = contextlib.ExitStack()
     try:  # from the first line printed: a signal sent as soon as the address shows still cleans up
         print(f"lamar ui: serving {lam.store.location} at {url}", flush=True)
@@ -82,14 +83,15 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     finally:
         if server.serving is not None:  # a signal before the event loop ran it: closed, not warned about
             server.serving.close()
-        if on_term:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        for number in ending:
+            signal.signal(number, signal.SIG_DFL)
         sock.close()
         opened.close()
         if throwaway:
             with contextlib.suppress(OSError):  # the report of a store that is gone
                 Path(report_path).unlink(missing_ok=True)
-        print("lamar ui: stopped", file=sys.stderr)
+        with contextlib.suppress(OSError):  # stopped by SIGHUP, the terminal may be gone
+            print("lamar ui: stopped", file=sys.stderr)
 
 
 def _open_browser(url: str, opened: contextlib.ExitStack) -> None:
@@ -111,11 +113,13 @@ def _exit_on_signal(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)  # the status a shell reports for a process ended by that signal
 
 
-_HELD = (signal.SIGINT, signal.SIGTERM)
+_HANGUP = getattr(signal, "SIGHUP", None)  # the terminal was closed; Windows has none
+_ENDING = (signal.SIGTERM,) if _HANGUP is None else (signal.SIGTERM, _HANGUP)
+_HELD = (signal.SIGINT, *_ENDING)
 
 
 def _hold_signals() -> set[signal.Signals] | None:
-    """Hold Ctrl+C and SIGTERM back until uvicorn's handlers are in place (`_release_signals`): one
+    """Hold Ctrl+C, SIGTERM and SIGHUP back until uvicorn's handlers are in place (`_release_signals`): one
     that lands while asyncio builds the event loop leaves a half-built loop whose finalizer fails
     loudly at exit. None where signals cannot be held (off the main thread, or no pthread_sigmask)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
@@ -133,7 +137,7 @@ __all__ = ["UI", "create_app", "default_report_path", "serve"]
 
 
 def _server_class() -> type[Any]:
-    """uvicorn's server, holding Ctrl+C and SIGTERM back while it builds its event loop
+    """uvicorn's server, holding Ctrl+C, SIGTERM and SIGHUP back while it builds its event loop
     (`_hold_signals`) and keeping the coroutine it serves in: a signal that lands before the event
     loop starts it would otherwise leave it never awaited, which Python warns of at exit."""
     import uvicorn
@@ -156,8 +160,17 @@ def _server_class() -> type[Any]:
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             with super().capture_signals():
+                # uvicorn takes Ctrl+C and SIGTERM only: a closed terminal stops the server as gracefully,
+                # and is raised again after, as they are, to `serve`'s handler (its cleanup)
+                hangup = _HANGUP is not None and signal.getsignal(_HANGUP) is _exit_on_signal
+                if hangup:
+                    signal.signal(_HANGUP, self.handle_exit)
                 _release_signals(self.held)  # inside the running loop: a held signal now stops it gracefully
                 self.held = None
-                yield
+                try:
+                    yield
+                finally:
+                    if hangup:
+                        signal.signal(_HANGUP, _exit_on_signal)
 
     return Server

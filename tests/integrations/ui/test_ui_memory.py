@@ -43,12 +43,13 @@ def test_a_store_on_disk_is_not_said_to_be_thrown_away(tmp_path: Path) -> None:
         assert 'class="throwaway"' not in _get(url, "/")
 
 
-@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + signal.SIGTERM)])
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 0), (signal.SIGTERM, 128 + signal.SIGTERM),
+                                            (signal.SIGHUP, 128 + signal.SIGHUP)])
 def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: Path, stop: signal.Signals,
                                                                      status: int) -> None:
     """Its default sleep report is a temporary file of the server's own, made on a machine with no
-    ~/.lamar folder, and removed when the server is stopped (Ctrl+C, or SIGTERM from a service
-    manager or `kill`, which uvicorn hands back to the default handler): it named lessons that are gone."""
+    ~/.lamar folder, and removed when the server is stopped (Ctrl+C, SIGTERM from a service manager
+    or `kill`, SIGHUP from a closed terminal, which uvicorn hands back): it named lessons that are gone."""
     home, temporary = tmp_path / "home", tmp_path / "tmp"
     home.mkdir()
     temporary.mkdir()

@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -43,7 +43,7 @@ class _Launch:
 
 
 @contextlib.contextmanager
-def _launch(tmp_path: Path, env: Mapping[str, str]) -> Iterator[_Launch]:
+def _launch(tmp_path: Path, env: Mapping[str, str], before: Sequence[str] = ()) -> Iterator[_Launch]:
     store = tmp_path / "lessons.db"
     with Lamar(str(store)) as lam:
         lam.add(Experience("the build fails", "clear the cache"))
@@ -53,7 +53,7 @@ def _launch(tmp_path: Path, env: Mapping[str, str]) -> Iterator[_Launch]:
     environ = {key: value for key, value in os.environ.items() if key != "LAMAR_UI_OPEN_DIR"}
     environ.update(env, BROWSER=str(recorder),
                    LAMAR_TEST_BROWSER_RECORD=str(record))
-    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", str(store)],
+    proc = subprocess.Popen([*before, sys.executable, "-m", "lamar.cli", "ui", "--store", str(store)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environ)
     try:
         assert proc.stdout is not None
@@ -118,6 +118,30 @@ def test_the_browser_is_given_a_private_file_not_the_token_and_the_file_leads_to
         status, cookie, _ = _visit(url, {"Sec-Fetch-Site": "none"})
         assert status == 303 and cookie.split(";", 1)[0] == name_value
     assert not page.exists() and not page.parent.exists()  # the token leaves the disk with the server
+
+
+@pytest.mark.parametrize("stop", [signal.SIGHUP, signal.SIGTERM, signal.SIGINT])
+def test_the_file_and_its_folder_go_when_the_server_is_stopped_or_its_terminal_closed(
+        tmp_path: Path, stop: signal.Signals) -> None:
+    with _launch(tmp_path, {"XDG_RUNTIME_DIR": str(tmp_path)}) as launch:
+        page = launch.page
+        assert page.exists()
+        launch.proc.send_signal(stop)  # SIGHUP: the terminal `lamar ui` ran in was closed
+        launch.proc.wait(timeout=20)
+    assert not page.exists() and not page.parent.exists()
+    assert launch.proc.returncode == (0 if stop == signal.SIGINT else 128 + stop)
+    assert launch.proc.stderr is not None and launch.proc.stderr.read().endswith("lamar ui: stopped\n")
+
+
+def test_a_server_started_with_hangups_ignored_outlives_its_terminal(tmp_path: Path) -> None:
+    # `nohup lamar ui` asks to outlive the terminal: a SIGHUP it ignores must not stop it.
+    with _launch(tmp_path, {}, ["nohup"]) as launch:
+        launch.proc.send_signal(signal.SIGHUP)
+        time.sleep(1)
+        assert launch.proc.poll() is None
+        cookie = _visit(launch.url, {})[1].split(";", 1)[0]
+        assert "the build fails" in _visit(launch.url.split("?", 1)[0], {"Cookie": cookie})[2]
+        assert launch.page.exists()
 
 
 def test_lamar_ui_open_dir_names_a_folder_a_sandboxed_browser_can_read(tmp_path: Path) -> None:
