@@ -386,13 +386,11 @@ class TokenGuard(BaseHTTPMiddleware):
         cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
         given = request.query_params.get("token")
         if given is not None and same_token(given, ui.token):
-            if request.headers.get("sec-fetch-site") == "cross-site":
-                # Sent on by a page elsewhere (the file that opens the browser): the browser would hold the
-                # SameSite=Strict cookie back from a redirect in that same chain, and show 403. A page of
-                # this origin that moves on starts a same-site navigation, which carries it.
-                response: Response = HTMLResponse(_moving_on(request.url.path))
-            else:
-                response = RedirectResponse(request.url.path, status_code=303)
+            # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser
+            # would hold the SameSite=Strict cookie back from a redirect in that same chain, and show 403.
+            # A page of this origin that moves on starts a same-site navigation, which carries it. Every
+            # visit gets it: a browser that sends no Sec-Fetch-Site cannot say where it came from.
+            response: Response = HTMLResponse(_moving_on(request.url.path))
             response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
                 same_token(request.cookies.get(cookie, ""), ui.token):
@@ -452,7 +450,9 @@ def _reads(exp: Experience, values: Mapping[str, str], scope: Mapping[str, str])
 
 def _moving_on(path: str) -> str:
     target = escape(path, quote=True)
+    # the icon of every page: without it the browser asks for /favicon.ico, and logs the 404 as an error
     return (f'<!DOCTYPE html><title>lamar ui</title><meta http-equiv="refresh" content="0;url={target}">'
+            '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
             f'<p><a href="{target}">Open lamar ui</a></p>')
 
 
