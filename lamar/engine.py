@@ -411,8 +411,8 @@ class Lamar:
         """
         store = rewritable(self.store)
         # In the fold mode no write may commit below the snapshot's seq once it is folded.
-        with self._lock, self._holder.exclusive():
-            return self._log.checkpoint(store)
+        with self._lock:
+            return self._log.checkpoint(store, self._holder.exclusive)
 
     def rebuild(self) -> None:
         """Forget the cache and fold every stored event again (in the fold mode, the lesson rows too)."""

@@ -177,18 +177,20 @@ def finish(follower: Follower, unscrubbed: dict[int, Event], *, at_once: bool = 
     due = [e for e in unscrubbed.values() if at_once or now - e.time >= GRACE]
     finished = False
     for event in due:
-        stored = store.lookup([event.key]) if isinstance(store, KeyedStore) and event.key else [event]
-        if stored and stored[0].seq == event.seq and stored[0].data.get("pending"):
-            data = event.data
-            try:
+        # The lookup too: a writer finishes another engine's erase after its own write went
+        # through, which a store failing now (a lost connection) must not turn into an error.
+        try:
+            stored = store.lookup([event.key]) if isinstance(store, KeyedStore) and event.key else [event]
+            if stored and stored[0].seq == event.seq and stored[0].data.get("pending"):
+                data = event.data
                 _scrub_again(store, str(data["id"]), bool(data.get("contexts")), str(data["by"]), event.time,
                              follower.policy)
-            except StoreError:
-                if at_once:
-                    raise
-                follower.erasing_after = now + GRACE
-                break
-            finished = True
+                finished = True
+        except StoreError:
+            if at_once:
+                raise
+            follower.erasing_after = now + GRACE
+            break
         del unscrubbed[event.seq]
     if finished:
         _forget_whatif(store.location)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 
 from lamar._errors import StoreError, UnknownEpisode, UnknownExperience
 from lamar.arguments import unknown
@@ -38,6 +39,7 @@ class Follower:
         self.state_size = 0  # the lessons and episodes the state last saved held
         self.wrote = False
         self.erasing_after = 0.0  # when this writer next tries to finish an erase's scrub (`erasure.finish`)
+        self.scrubs = True  # False while a checkpoint holds the log: no scrub may run then
 
     def append(self, events: list[Event]) -> list[Event]:
         self.wrote = True
@@ -53,7 +55,7 @@ class Follower:
     def finish_erasures(self) -> None:
         """Finish the scrub of an erase stopped behind its event: only a writer, so that an engine
         that only reads leaves the store as it was (`lamar.state.erasure.finish`)."""
-        if self.wrote and self.cache.unscrubbed:
+        if self.scrubs and self.wrote and self.cache.unscrubbed:
             from lamar.state.erasure import finish
 
             if finish(self, self.cache.unscrubbed):
@@ -200,9 +202,20 @@ class Follower:
             raise UnknownEpisode(unknown("episode", episode_id, self.store.location))
         return record
 
-    def checkpoint(self, store: RewritableStore) -> bool:
-        """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`)."""
+    def checkpoint(self, store: RewritableStore, hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> bool:
+        """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`),
+        under `hold` (the fold mode's lock on the log), once a pending erase's scrub is finished."""
         self.sync()
+        self._finish_pending(store)
+        with hold():
+            # A scrub takes the store's write lock itself, which `hold` may hold: it would wait here for ever.
+            self.scrubs = False
+            try:
+                return self._rewrite(store)
+            finally:
+                self.scrubs = True
+
+    def _finish_pending(self, store: RewritableStore) -> None:
         if self.cache.unscrubbed and isinstance(store, ErasableStore):
             # The snapshot takes a pending erase event out of the log, and a rewrite does not
             # compact the store: its scrub has to be finished first, or no writer ever would.
@@ -215,6 +228,12 @@ class Follower:
                 raise StoreError(f"cannot checkpoint {self.store.location} now: it first finishes the scrub of "
                                  f"an erase stopped behind its event, which failed ({exc}); nothing was "
                                  "rewritten: checkpoint again") from exc
+
+    def _rewrite(self, store: RewritableStore) -> bool:
+        self.sync()
+        if self.cache.unscrubbed and isinstance(store, ErasableStore):
+            raise StoreError(f"cannot checkpoint {self.store.location} now: an erase stored meanwhile has not "
+                             "finished its scrub; nothing was rewritten: checkpoint again")
         self.whole()
         cache = self.cache
         if cache.seq == 0:

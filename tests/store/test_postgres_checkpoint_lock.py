@@ -59,13 +59,13 @@ def _end_the_lock(postgres_url: str, namespace: str) -> None:
 def _during_checkpoint(monkeypatch: pytest.MonkeyPatch, lam: Lamar, before: Any) -> None:
     """Call `before()` inside the checkpoint, once the lock is held and before the log is folded."""
     follower = folded(lam)
-    checkpoint = Follower.checkpoint
+    rewrite = Follower._rewrite  # what the checkpoint does under its lock
 
     def patched(store: Any) -> bool:
         before()
-        return checkpoint(follower, store)
+        return rewrite(follower, store)
 
-    monkeypatch.setattr(follower, "checkpoint", patched)
+    monkeypatch.setattr(follower, "_rewrite", patched)
 
 
 def test_a_checkpoint_that_lost_its_lock_writes_no_snapshot_over_a_write_in_flight(

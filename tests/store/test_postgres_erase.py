@@ -191,3 +191,69 @@ def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_wr
     done = writer.erase(exp_id)
     writer.close()
     assert (done.again, done.events) == (True, 0)
+
+
+def _stopped_erase(url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Lamar, str]:
+    """A writer with a lesson, and another engine's erase of it stopped behind its event."""
+    from lamar import StoreError
+
+    writer = Lamar(url, k=2, seed=1)
+    exp_id = writer.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t")))
+    for _ in range(5):
+        writer.report(writer.recall({"task": "t"}).episode_id, 1.0)
+    eraser = Lamar(url, k=2, seed=2)
+    scrub = eraser.store.scrub  # type: ignore[attr-defined]
+
+    def failing(events: list[object]) -> int:
+        if events:
+            raise StoreError("stopped")
+        return int(scrub(events))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(eraser.store, "scrub", failing)
+        with pytest.raises(StoreError):
+            eraser.erase(exp_id, by="ops")
+    eraser.close()
+    return writer, exp_id
+
+
+def test_a_checkpoint_finishes_a_stopped_erase_before_it_holds_the_log_in_both_modes(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scrub takes the namespace's write lock itself: run under the checkpoint's hold of it (the
+    fold mode), it waited for the checkpoint for ever, and every fold-mode write with it."""
+    writer, _ = _stopped_erase(url, monkeypatch)
+    writer.close()
+    checkpoint = f"from lamar import Lamar\nwith Lamar({url!r}) as lam:\n    print(lam.checkpoint())"
+    try:
+        out = subprocess.run([sys.executable, "-c", checkpoint], capture_output=True, text=True, timeout=60,
+                             check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the checkpoint waited for its own lock")
+    assert (out.returncode, out.stdout.strip()) == (0, "True"), out.stderr
+    assert NAME not in _rows(url)
+
+
+def test_a_write_stands_when_finishing_a_stopped_erase_fails_in_both_modes(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finishing another engine's erase is the writer's cleanup, after its own write went through: a
+    store that fails then (a lost connection) fails none of its recalls and reports, and the
+    cleanup is tried again a grace later."""
+    from lamar import StoreError
+    from lamar.state import erasure
+
+    writer, exp_id = _stopped_erase(url, monkeypatch)
+    monkeypatch.setattr(erasure, "GRACE", 0.0)
+
+    def lost(keys: list[str]) -> list[object]:
+        raise StoreError("lost the connection")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(writer.store, "lookup", lost)
+        writer.stats()  # the log mode finishes on a read of a writer
+        episode = writer.recall({"task": "t"}).episode_id
+        writer.report(episode, 1.0)
+    assert NAME in _rows(url)
+    writer.recall({"task": "t"})
+    assert NAME not in _rows(url)
+    assert writer.get(exp_id).action == "[erased]"
+    writer.close()
