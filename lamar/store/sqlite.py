@@ -76,7 +76,7 @@ class SqliteStore:
         except CorruptStore:
             self._db.close()
             raise
-        self._identity = file_identity(self.path)
+        self._file, self._identity = self.path.absolute(), file_identity(self.path)  # SQLite holds the full path
 
     def _connect(self, target: str, *, uri: bool = False) -> sqlite3.Connection:
         try:
@@ -481,7 +481,7 @@ class SqliteStore:
         # SQLite keeps reading and writing through its handle to a file deleted or moved away: later
         # events would be lost without a word, and reads show a store no one else sees.
         self._check_open()
-        if (said := sqlite_checks.moved_away(self.path, self._identity)) is not None:
+        if (said := sqlite_checks.moved_away(self._file, self._identity)) is not None:
             raise StoreError(said)
 
     def _check_writable(self) -> None:

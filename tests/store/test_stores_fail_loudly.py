@@ -468,3 +468,19 @@ def test_a_closed_file_store_refuses_every_read_and_write(tmp_path: Path, suffix
         with pytest.raises(StoreError, match="is closed"):
             use()
     assert len(Lamar(str(path)).experiences()) == 1
+
+
+def test_a_sqlite_store_opened_by_a_relative_name_reads_and_writes_after_a_change_of_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite holds the file by its full path: the check that it is still the file at that path
+    # looked for the relative name in the new working folder and called the store deleted.
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path)
+    lam = Lamar("s.db", k=1, seed=1)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert len(lam.experiences()) == 1
+    lam.report(lam.recall({"task": "t"}).episode_id, 1.0)
+    lam.close()
+    with Lamar(str(tmp_path / "s.db")) as again:
+        assert again.stats()["episodes"] == 1
