@@ -58,6 +58,7 @@ class JsonStore:
 
         self.path = Path(path).expanduser()
         self.location = str(self.path)
+        self.path = self.path.absolute()  # the same file after the process changes its working folder
         with suppress(OSError):  # a path no file can have: `prepare` says so
             if self.path.is_symlink():  # a rewrite swaps a file in at the target, not over the link,
                 self.path = Path(os.path.realpath(self.path))  # and every path shares one writers' lock

@@ -470,17 +470,20 @@ def test_a_closed_file_store_refuses_every_read_and_write(tmp_path: Path, suffix
     assert len(Lamar(str(path)).experiences()) == 1
 
 
-def test_a_sqlite_store_opened_by_a_relative_name_reads_and_writes_after_a_change_of_folder(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_a_store_opened_by_a_relative_name_reads_and_writes_after_a_change_of_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     # SQLite holds the file by its full path: the check that it is still the file at that path
-    # looked for the relative name in the new working folder and called the store deleted.
+    # looked for the relative name in the new working folder and called the store deleted; the
+    # JSON store read and wrote the relative name there.
     (tmp_path / "elsewhere").mkdir()
     monkeypatch.chdir(tmp_path)
-    lam = Lamar("s.db", k=1, seed=1)
+    lam = Lamar(name, k=1, seed=1)
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
     monkeypatch.chdir(tmp_path / "elsewhere")
     assert len(lam.experiences()) == 1
     lam.report(lam.recall({"task": "t"}).episode_id, 1.0)
     lam.close()
-    with Lamar(str(tmp_path / "s.db")) as again:
+    assert not (tmp_path / "elsewhere" / name).exists()
+    with Lamar(str(tmp_path / name)) as again:
         assert again.stats()["episodes"] == 1
