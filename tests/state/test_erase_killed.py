@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from lamar import Lamar
+from lamar.conformance_erase import erase_stopped_behind_its_event
 from lamar.state import erasure
 from tests.at_once import _CONTEXT
 from tests.state.test_erase_window import _copies, _steps, _writer
@@ -36,23 +37,6 @@ def _erase_killed(location: str, exp_id: str, when: str, steps: Any) -> None:
 
     lam.store.scrub = stopping  # type: ignore[attr-defined]
     lam.erase(exp_id, by="ops")
-
-
-def _erase_stopped_before_its_scrub(lam: Lamar, exp_id: str) -> None:
-    """Erase, with the scrub after the erase event failing: the event stays pending."""
-    from unittest import mock
-
-    from lamar import StoreError
-
-    scrub = lam.store.scrub  # type: ignore[attr-defined]
-
-    def failing(events: Any) -> int:
-        if events:
-            raise StoreError("stopped")
-        return int(scrub(events))
-
-    with mock.patch.object(lam.store, "scrub", failing), pytest.raises(StoreError):
-        lam.erase(exp_id, by="ops")
 
 
 def _killed(location: str, when: str) -> str:
@@ -134,7 +118,7 @@ def test_a_checkpoint_finishes_the_scrub_of_an_erase_stopped_behind_its_event_fi
     exp_id = lam.add(Experience("the build fails", f"page {secret} " + "x" * 2000))
     for i in range(30):  # versions that the snapshot does not keep, so the rewrite frees pages
         lam.edit(exp_id, action=f"page {secret} again, {i} " + "y" * 2000)
-    _erase_stopped_before_its_scrub(lam, exp_id)
+    erase_stopped_behind_its_event(lam, exp_id)
     lam.close()
     lam = Lamar(location, k=2, seed=0)
     lam.store._db.execute("PRAGMA secure_delete = OFF")  # type: ignore[attr-defined]  # a build without it
@@ -165,7 +149,7 @@ def test_a_store_that_cannot_scrub_still_saves_its_state_past_a_pending_erase(tm
     location = str(tmp_path / "s.json")
     lam = Lamar(location, k=2, seed=0)
     exp_id = lam.add(Experience("the build fails", "page Quorvath"))
-    _erase_stopped_before_its_scrub(lam, exp_id)
+    erase_stopped_behind_its_event(lam, exp_id)
     lam.close()
     store = NoScrub(ExperienceStore(location))
     assert not isinstance(store, ErasableStore)

@@ -161,25 +161,9 @@ def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_wr
     """An engine that wrote before another's erase stopped behind its event asks the store again
     for pending erase events once a grace has passed since it last asked (the fold mode folds no
     log on a write), and finishes the scrub; an engine that only reads leaves the text."""
-    from lamar import StoreError
     from lamar.state import erasure
 
-    writer = Lamar(url, k=2, seed=1)
-    exp_id = writer.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t")))
-    for _ in range(5):
-        writer.report(writer.recall({"task": "t"}).episode_id, 1.0)
-    eraser = Lamar(url, k=2, seed=2)
-    scrub = eraser.store.scrub  # type: ignore[attr-defined]
-
-    def failing(events: list[object]) -> int:
-        if events:
-            raise StoreError("stopped")
-        return int(scrub(events))
-
-    monkeypatch.setattr(eraser.store, "scrub", failing)
-    with pytest.raises(StoreError):
-        eraser.erase(exp_id, by="ops")
-    eraser.close()
+    writer, exp_id = _stopped_erase(url)
     with Lamar(url) as reader:
         reader.stats()
     writer.recall({"task": "t"})  # within the grace: the eraser may still be scrubbing
@@ -193,35 +177,24 @@ def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_wr
     assert (done.again, done.events) == (True, 0)
 
 
-def _stopped_erase(url: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Lamar, str]:
+def _stopped_erase(url: str) -> tuple[Lamar, str]:
     """A writer with a lesson, and another engine's erase of it stopped behind its event."""
-    from lamar import StoreError
+    from lamar.conformance_erase import erase_stopped_behind_its_event
 
     writer = Lamar(url, k=2, seed=1)
     exp_id = writer.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t")))
     for _ in range(5):
         writer.report(writer.recall({"task": "t"}).episode_id, 1.0)
     eraser = Lamar(url, k=2, seed=2)
-    scrub = eraser.store.scrub  # type: ignore[attr-defined]
-
-    def failing(events: list[object]) -> int:
-        if events:
-            raise StoreError("stopped")
-        return int(scrub(events))
-
-    with monkeypatch.context() as patch:
-        patch.setattr(eraser.store, "scrub", failing)
-        with pytest.raises(StoreError):
-            eraser.erase(exp_id, by="ops")
+    erase_stopped_behind_its_event(eraser, exp_id)
     eraser.close()
     return writer, exp_id
 
 
-def test_a_checkpoint_finishes_a_stopped_erase_before_it_holds_the_log_in_both_modes(
-        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_checkpoint_finishes_a_stopped_erase_before_it_holds_the_log_in_both_modes(url: str) -> None:
     """The scrub takes the namespace's write lock itself: run under the checkpoint's hold of it (the
     fold mode), it waited for the checkpoint for ever, and every fold-mode write with it."""
-    writer, _ = _stopped_erase(url, monkeypatch)
+    writer, _ = _stopped_erase(url)
     writer.close()
     checkpoint = f"from lamar import Lamar\nwith Lamar({url!r}) as lam:\n    print(lam.checkpoint())"
     try:
@@ -241,7 +214,7 @@ def test_a_write_stands_when_finishing_a_stopped_erase_fails_in_both_modes(
     from lamar import StoreError
     from lamar.state import erasure
 
-    writer, exp_id = _stopped_erase(url, monkeypatch)
+    writer, exp_id = _stopped_erase(url)
     monkeypatch.setattr(erasure, "GRACE", 0.0)
 
     def lost(keys: list[str]) -> list[object]:
