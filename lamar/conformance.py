@@ -57,10 +57,10 @@ DEFAULT_OPENER = "from lamar.store import open_store"
 
 class StoreConformance(ReadsConformance, EraseConformance):
     """Behaviour every store backend must show: round trips of every event kind, atomic batches,
-    unique keys, reopening, keyed lookup and the saved state, rewrites into a snapshot (also while
-    other processes write), scrubs that leave no copy of what they replaced (`stored_bytes`),
-    writers in separate processes, SIGKILL in the middle of writes, and a refusal of every read and
-    write after close.
+    unique keys, reopening, the lessons in the order they were added, keyed lookup and the saved
+    state, rewrites into a snapshot (also while other processes write), scrubs that leave no copy
+    of what they replaced (`stored_bytes`), writers in separate processes, SIGKILL in the middle of
+    writes, and a refusal of every read and write after close.
 
     A backend's test is a subclass with `unittest.TestCase` that says where a store lives, in a
     form a child process can open too (when `processes` is True):
