@@ -11,6 +11,7 @@ DEFAULT_STORE = "~/.lamar/experience.json"  # as lamar.cli.claude_code has it
 MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
 _CONNECT = 0.5  # seconds to reach the daemon before handling the event here
 _ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
+_LOG_LIMIT = 512 * 1024  # bytes, as lamar_claude_code.state has it: the older half is dropped past this
 
 
 def named_store(argv: list[str]) -> str | None:
@@ -147,11 +148,51 @@ def _note(store: str, message: str) -> None:
 
 
 def _append(path: str, line: str) -> None:
-    handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    """The hook's own writer's rule (`lamar_claude_code.state`), which may be what failed to load:
+    appends share the log's lock and a trim holds it alone, so an install that stays broken keeps
+    the newest lines, the ones `status` shows, in a bounded log, and loses none to another's trim."""
     try:
-        os.write(handle, line.encode("utf-8", "replace"))
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: appended and trimmed unlocked
+        fcntl = None  # type: ignore[assignment]
+    lock = os.open(path + ".lock", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_SH)
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(handle, line.encode("utf-8", "replace"))
+        finally:
+            os.close(handle)
+        try:  # the line is written: a trim that fails is tried by the next one
+            if os.stat(path).st_size > _LOG_LIMIT:
+                if fcntl is not None:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                if os.stat(path).st_size > _LOG_LIMIT:  # another writer may have trimmed it meanwhile
+                    _shrink(path)
+        except OSError:
+            pass
     finally:
-        os.close(handle)
+        os.close(lock)
+
+
+def _shrink(path: str) -> None:
+    """Drop the older half of the log, at a line's end, by an atomic replace (called under the lock)."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    try:
+        with open(os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o600), "wb") as handle:
+            handle.write(data[data.find(b"\n", len(data) // 2) + 1 :])
+            handle.flush()
+            os.fsync(handle.fileno())  # the bytes are on disk before the name points at them
+        os.replace(tmp, path)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
 
 
 def write_out(answer: bytes) -> None:
