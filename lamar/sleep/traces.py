@@ -223,8 +223,10 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where:
         if trace.id in first_seen:
             # A writer that was stopped after appending and before it recorded so appends the same
             # traces again: the first copy stands, and one bad append must not cost the whole file.
-            logging.getLogger(__name__).warning("%s %d: trace id %r repeats %s %d; skipped", where, number, trace.id,
-                                                where, first_seen[trace.id])
+            from lamar.safety import scrub  # an id can hold a credential, and this line goes to stderr
+
+            logging.getLogger(__name__).warning("%s %d: trace id %r repeats %s %d; skipped", where, number,
+                                                scrub(trace.id)[0], where, first_seen[trace.id])
             continue
         first_seen[trace.id] = number
         traces.append(trace)

@@ -96,6 +96,15 @@ def test_load_skips_a_repeated_id_with_a_log_line_naming_both_lines(tmp_path: Pa
     assert re.search(r"line 3: trace id 'a' repeats .*line 1; skipped", caplog.text)
 
 
+def test_a_repeated_id_is_logged_scrubbed_of_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The warning goes to stderr: an id that holds a credential must not carry it there.
+    key = "sk-proj-4fQ9x2LmZ7vR1tY8uW3eK6pA0sD5gH"
+    path = tmp_path / "traces.jsonl"
+    path.write_text("\n".join(json.dumps(good(id=f"run {key}")) for _ in range(2)) + "\n")
+    assert [t.id for t in load_traces(str(path))] == [f"run {key}"]  # the id itself is the caller's
+    assert key not in caplog.text and "line 2: trace id 'run [REDACTED:openai-api-key]' repeats" in caplog.text
+
+
 def test_load_accepts_dicts_traces_and_json_lines() -> None:
     traces = load_traces([good(id="a"), Trace("b", {}), json.dumps(good(id="c"))])
     assert [t.id for t in traces] == ["a", "b", "c"]
