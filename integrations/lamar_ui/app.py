@@ -63,7 +63,7 @@ class UI:
     """The app's state: the engine, the launch token, where sleep reports live, the model to mine with."""
 
     def __init__(self, lam: Lamar, *, token: str | None = None, report_path: str | Path,
-                 model: str | None = None, traces: str | None = None) -> None:
+                 model: str | None = None, traces: str | None = None, max_model_calls: int | None = None) -> None:
         self.lam = lam
         self.token = token or secrets.token_urlsafe(32)
         self.report_path = Path(report_path)
@@ -72,6 +72,7 @@ class UI:
         self._adding = threading.Lock()
         self._kept = Kept(lam)
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
+                                  max_model_calls=max_model_calls,
                                   page=self._page, form=self._form, texts=self._texts)
 
     def cookie(self, port: int) -> str:

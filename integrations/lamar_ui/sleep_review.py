@@ -31,6 +31,7 @@ class SleepReview:
     (`page`), its checked form (`form`) and the lessons' texts (`texts`)."""
 
     def __init__(self, lam: Lamar, *, token: str, report_path: Path, model: str | None, traces: str | None,
+                 max_model_calls: int | None = None,
                  page: Callable[[str, str, str], HTMLResponse], form: Callable[[Request], Awaitable[FormData]],
                  texts: Callable[[], dict[str, str]]) -> None:
         self.lam = lam
@@ -38,6 +39,7 @@ class SleepReview:
         self.report_path = report_path
         self.model = model
         self.traces = traces
+        self.max_model_calls = max_model_calls
         self._page, self._form, self._texts = page, form, texts
         self._notes: dict[str, str] = {}  # what a sleep button did, by the note id its redirect carries
 
@@ -108,7 +110,7 @@ class SleepReview:
                 traces, model = load_traces(self.traces), from_spec(self.model)
             if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
                 raise ValueError(refusal)
-            report = self.lam.sleep(traces=traces, model=model)
+            report = self.lam.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
             save_report(str(self.report_path), report.to_dict())
             made = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made

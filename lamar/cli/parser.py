@@ -253,6 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
     ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
+    ui.add_argument("--max-model-calls", type=_positive, metavar="N",
+                    help="the most model calls Run sleep's mining may make, as `lamar sleep` takes it "
+                         "(default: no limit)")
 
     whatif = command("whatif", "what another policy would have got over the logged episodes (no memory, without "
                      "a lesson, proven lessons only, another holdout or k), from the logged propensities",

@@ -14,6 +14,9 @@ _WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", 
 def cmd_ui(args: argparse.Namespace) -> int:
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
+    if args.max_model_calls is not None and not args.model:
+        raise UsageError("--max-model-calls caps the model calls of mining, which needs --traces FILE.jsonl and "
+                         "--model PROVIDER:MODEL")
     if args.traces:  # said now, as `lamar sleep` does, not at Run sleep
         check_traces(args.traces)
     if args.model:
@@ -32,7 +35,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         serve(lam, port=args.port, open_browser=not args.no_browser, report_path=args.report,
-              model=args.model, traces=args.traces)
+              model=args.model, traces=args.traces, max_model_calls=args.max_model_calls)
     except KeyboardInterrupt:
         pass
     finally:

@@ -370,3 +370,12 @@ def test_max_model_calls_caps_mining_before_any_call(run_cli, json_store, tmp_pa
     alone = run_cli("sleep", "--store", json_store, "--max-model-calls", "3")
     assert alone.returncode == 1 and "--max-model-calls caps the model calls of mining" in alone.stderr
     assert "--max-model-calls N" in run_cli("sleep", "--help").stdout
+
+
+def test_ui_takes_max_model_calls_with_a_model_only_as_sleep_does(run_cli, json_store, tmp_path):
+    # Run sleep in `lamar ui` mines too: its model calls are capped by the same flag, refused alike.
+    alone = run_cli("ui", "--store", json_store, "--no-browser", "--max-model-calls", "3")
+    assert alone.returncode == 1 and "--max-model-calls caps the model calls of mining" in alone.stderr, alone.stderr
+    refused = run_cli("ui", "--store", json_store, "--no-browser", "--max-model-calls", "0")
+    assert refused.returncode == 1 and "expected a whole number >= 1" in refused.stderr, refused.stderr
+    assert "--max-model-calls N" in run_cli("ui", "--help").stdout
