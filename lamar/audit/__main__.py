@@ -18,6 +18,7 @@ from lamar.audit.physics import render as render_physics
 from lamar.audit.runner import run_one
 from lamar.audit.scenarios import SCENARIOS
 from lamar.audit.summary import summarize, table
+from lamar.bench.arguments import command, quiet_worker
 from lamar.gym.__main__ import _tuning
 
 
@@ -79,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--json {args.json_out}: cannot append to it ({exc.strerror}); name a file in a folder that exists")
     try:
         if args.jobs > 1:
-            with multiprocessing.Pool(args.jobs) as pool:
+            with multiprocessing.Pool(args.jobs, initializer=quiet_worker) as pool:
                 results = pool.imap(_job, work, chunksize=1)
                 for row in results:
                     rows.append(_emit(row, out, args.quiet))
@@ -141,4 +142,4 @@ def _emit(row: dict[str, Any], out: Any, quiet: bool) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command("python -m lamar.audit", main))

@@ -57,6 +57,8 @@ def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
     """
     import multiprocessing
 
+    from lamar.bench.arguments import quiet_worker
+
     level = lesson_alpha(alpha_helps, RANK, 1)
     alphas = (level, COARSE)
     lines = [(f"null calibration: one inert lesson, its lower bound read after each of 1000 randomized episodes; "
@@ -65,7 +67,7 @@ def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
     for q, share in ((0.04, replicates - replicates // 2), (0.15, replicates // 2)):
         work = [(seed, q, alphas) for seed in range(share)]
         if jobs > 1:
-            with multiprocessing.Pool(jobs) as pool:
+            with multiprocessing.Pool(jobs, initializer=quiet_worker) as pool:
                 results = pool.map(_job, work, chunksize=64)
         else:
             results = [_job(w) for w in work]

@@ -17,4 +17,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from lamar.bench.arguments import command
+
+    sys.exit(command("python -m lamar.bench", main))

@@ -1,11 +1,14 @@
-"""Argument checks the benchmarks' command lines share: a run that would time nothing, or fail
-after it finished, is an argument error before it starts."""
+"""What the research command lines share: a run that would time nothing, or fail after it finished,
+is an argument error before it starts; a Ctrl+C or a closed pipe ends it in one line, not a traceback."""
 
 from __future__ import annotations
 
 import argparse
 import math
 import os
+import signal
+import sys
+from collections.abc import Callable
 
 
 def counts(parser: argparse.ArgumentParser, flag: str, text: str, *, empty: bool = False) -> list[int]:
@@ -39,3 +42,39 @@ def writable(parser: argparse.ArgumentParser, flag: str, path: str | None) -> No
     """An argument error now, not after the run, when the file `flag` names cannot be written."""
     if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
         parser.error(f"{flag} {path}: name a file in a folder that exists (it is written after the run)")
+    if path:
+        # Opening is the only test that a read-only folder or file fails (permission bits do not
+        # bind root); appending leaves an existing file as it was, and a file made here is removed.
+        existed = os.path.exists(path)
+        try:
+            with open(path, "a", encoding="utf-8"):
+                pass
+        except OSError as exc:
+            parser.error(f"{flag} {path}: cannot write it ({exc.strerror or exc}); name a file in a folder you can "
+                         "write (it is written after the run)")
+        if not existed:
+            os.remove(path)
+
+
+def quiet_worker() -> None:
+    """A worker process's start: a Ctrl+C reaches the whole process group, and the parent alone
+    answers it (and ends the workers), so each worker does not print a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def command(prog: str, main: Callable[[], int | None]) -> int:
+    """Run a research command's `main` and return its exit status: a Ctrl+C prints one line and
+    returns 130 (128 + SIGINT); a reader that went away (`| head -3`) ends it quietly with 0."""
+    try:
+        status = main()
+        sys.stdout.flush()  # a closed pipe shows here, not in Python's own flush at exit
+        return status or 0
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\n{prog}: error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        try:  # Python flushes stdout again at exit and would complain about the same pipe
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):  # stdout is not a real file (captured): nothing to silence
+            pass
+        return 0

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from lamar.bench.arguments import writable
+from lamar.bench.arguments import command, writable
 from lamar.gym.config import GymConfig
 from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES, VARIANT_POLICIES
@@ -263,4 +263,4 @@ def _measure(args: argparse.Namespace, config: GymConfig, progress: ProgressBar 
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(command("python -m lamar.gym", main))

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 
 from lamar._errors import LamarError
 from lamar.arguments import policy
+from lamar.bench.arguments import command
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
 from lamar.gym.family_run import run_family, spec
@@ -83,4 +85,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(command("python -m lamar.gym.forgetting", main))

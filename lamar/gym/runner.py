@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lamar.bench.arguments import quiet_worker
 from lamar.gym.config import GymConfig
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
@@ -106,7 +107,7 @@ def run_jobs(job: Callable[[T], R], jobs: list[T], workers: int, progress: Progr
             if progress is not None:
                 progress(len(results), len(jobs))
         return results
-    with multiprocessing.get_context().Pool(workers) as pool:
+    with multiprocessing.get_context().Pool(workers, initializer=quiet_worker) as pool:
         for result in pool.imap_unordered(job, jobs, chunksize=1):
             results.append(result)
             if progress is not None:

@@ -3,8 +3,11 @@ half-way or never end (placement with fewer agents than namespaces looped for ev
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -46,3 +49,65 @@ def test_placement_runs_with_one_agent_per_namespace() -> None:
     done = subprocess.run([sys.executable, "-m", "lamar.bench.placement", "--agents", "10", "--namespaces", "10"],
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and "10 agents over 10 namespaces" in done.stdout
+
+
+def test_a_json_file_that_cannot_be_created_is_refused_before_the_run(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # A folder that exists but where the file cannot be made (read-only, or a name too long) used to
+    # pass the check: the run finished, then ended in a traceback and wrote nothing.
+    from lamar.gym.__main__ import main as gym
+
+    with pytest.raises(SystemExit) as exit_info:
+        gym(["--episodes", "100", "--seeds", "1", "--workers", "1", "--quiet", "--json", str(tmp_path / ("r" * 300))])
+    assert exit_info.value.code == 2 and "cannot write it" in capsys.readouterr().err
+
+
+def test_the_early_check_leaves_no_file_and_an_existing_one_as_it_was(tmp_path: Path) -> None:
+    import argparse
+
+    from lamar.bench.arguments import writable
+
+    writable(argparse.ArgumentParser(), "--json", str(tmp_path / "new.json"))
+    (tmp_path / "old.json").write_text("[1]\n")
+    writable(argparse.ArgumentParser(), "--json", str(tmp_path / "old.json"))
+    assert [p.name for p in tmp_path.iterdir()] == ["old.json"] and (tmp_path / "old.json").read_text() == "[1]\n"
+
+
+QUICK_RUNS = [
+    ["lamar.gym", "--seeds", "1", "--episodes", "200", "--workers", "1", "--quiet"],
+    ["lamar.audit", "--runs", "1", "--episodes", "200", "--scenario", "null"],
+    ["lamar.bench", "--sizes", "100", "--eligible", "6", "--reps", "3", "--backends", "memory"],
+]
+
+
+@pytest.mark.parametrize("argv", QUICK_RUNS, ids=lambda argv: argv[0])
+def test_a_reader_that_went_away_ends_the_run_quietly(argv: list[str]) -> None:
+    # `python -m lamar.gym | head -3` printed a BrokenPipeError traceback; a pipe whose reader is
+    # already gone makes the first write fail every time.
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", *argv], stdout=write, stderr=subprocess.PIPE, text=True,
+                              timeout=120, check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_ctrl_c_ends_the_gym_in_one_line_with_its_workers_and_no_file(tmp_path: Path) -> None:
+    # A Ctrl+C printed a traceback from the parent and one from every worker.
+    rows = tmp_path / "rows.json"
+    child = subprocess.Popen(  # a process group of its own, as a terminal's foreground job
+        [sys.executable, "-m", "lamar.gym", "--seeds", "4", "--episodes", "8000", "--workers", "2",
+         "--json", str(rows)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509 - a fresh child
+    assert child.stderr is not None
+    assert child.stderr.readline().startswith("0/20 runs")
+    time.sleep(1.0)  # the workers are running
+    os.killpg(child.pid, signal.SIGINT)  # what a terminal's Ctrl+C does: the parent and every worker
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130 and err.strip() == "python -m lamar.gym: error: interrupted"
+    time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(child.pid, 0)  # no worker is left behind
+    assert not rows.exists()
