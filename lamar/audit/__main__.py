@@ -79,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"--json {args.json_out}: cannot append to it ({exc.strerror}); name a file in a folder that exists")
     try:
-        if args.jobs > 1:
-            with multiprocessing.Pool(args.jobs, initializer=quiet_worker) as pool:
+        if min(args.jobs, len(work)) > 1:  # never more processes than runs: each one costs a start-up
+            with multiprocessing.Pool(min(args.jobs, len(work)), initializer=quiet_worker) as pool:
                 results = pool.imap(_job, work, chunksize=1)
                 for row in results:
                     rows.append(_emit(row, out, args.quiet))

@@ -66,8 +66,8 @@ def calibrate(replicates: int, jobs: int = 1, alpha_helps: float = 0.02) -> str:
              "| q | replicates | level | false helps | rate [95% CI] | allowed |", "|---|---|---|---|---|---|"]
     for q, share in ((0.04, replicates - replicates // 2), (0.15, replicates // 2)):
         work = [(seed, q, alphas) for seed in range(share)]
-        if jobs > 1:
-            with multiprocessing.Pool(jobs, initializer=quiet_worker) as pool:
+        if min(jobs, len(work)) > 1:  # never more processes than replicates
+            with multiprocessing.Pool(min(jobs, len(work)), initializer=quiet_worker) as pool:
                 results = pool.map(_job, work, chunksize=64)
         else:
             results = [_job(w) for w in work]

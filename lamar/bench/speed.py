@@ -133,8 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(prog="python -m lamar.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="store sizes, comma separated")
-    parser.add_argument("--eligible", default=",".join(map(str, ELIGIBLE)))
-    parser.add_argument("--backends", default=",".join(BACKENDS))
+    parser.add_argument("--eligible", default=",".join(map(str, ELIGIBLE)),
+                        help="lessons eligible for the timed context, comma separated (default %(default)s)")
+    parser.add_argument("--backends", default=",".join(BACKENDS),
+                        help="stores to time, comma separated, from %(default)s")
     parser.add_argument("--reps", type=int, default=300, help="episodes timed per configuration")
     parser.add_argument("--json-reps", type=int, default=20, help="episodes timed on JSON stores above 1 000")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")

@@ -64,11 +64,18 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _discounts(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes numbers in (0, 1], comma separated (e.g. 1,0.995); got {text!r}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m lamar.gym.forgetting", description=_ABOUT)
     parser.add_argument("worlds", type=int, nargs="?", default=40, help="drawn worlds (default 40)")
     parser.add_argument("--tuning-seeds", action="store_true", help="draw the worlds from the tuning seeds")
-    parser.add_argument("--discounts", type=lambda text: tuple(float(x) for x in text.split(",")), default=DISCOUNTS,
+    parser.add_argument("--discounts", type=_discounts, default=DISCOUNTS,
                         help=f"comma-separated values of discount (default {','.join(f'{d:g}' for d in DISCOUNTS)})")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
     args = parser.parse_args(argv)

@@ -79,3 +79,11 @@ def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_discount_that_is_not_a_number_is_named_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    # argparse printed "invalid <lambda> value: '0.99,often'".
+    with pytest.raises(SystemExit) as exit_info:
+        main(["2", "--discounts", "0.99,often"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "<lambda>" not in err and "numbers in (0, 1], comma separated" in err

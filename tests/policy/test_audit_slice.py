@@ -129,3 +129,27 @@ def test_still_helping_withdrawals_print_as_a_rate_not_a_share() -> None:
     head, _, line = table(summaries).splitlines()
     assert "still-helping withdrawn per 2 000 ep." in head
     assert "| 4.250 |" in line and "%" not in line.split("|")[6]
+
+
+def test_no_more_worker_processes_start_than_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --jobs 99 for 1 run started 99 processes on a 2-CPU machine.
+    import multiprocessing
+
+    started: list[int] = []
+
+    class Pool:
+        def __init__(self, processes: int, initializer: object = None) -> None:
+            started.append(processes)
+
+        def __enter__(self):  # type: ignore[no-untyped-def]
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def imap(self, job, work, chunksize=1):  # type: ignore[no-untyped-def]
+            return map(job, work)
+
+    monkeypatch.setattr(multiprocessing, "Pool", Pool)
+    assert main(["--runs", "2", "--episodes", "200", "--scenario", "null", "--jobs", "99", "--quiet"]) == 0
+    assert started == [2]
