@@ -98,12 +98,12 @@ def test_ctrl_c_ends_the_gym_in_one_line_with_its_workers_and_no_file(tmp_path: 
     # A Ctrl+C printed a traceback from the parent and one from every worker.
     rows = tmp_path / "rows.json"
     child = subprocess.Popen(  # a process group of its own, as a terminal's foreground job
-        [sys.executable, "-m", "lamar.gym", "--seeds", "4", "--episodes", "8000", "--workers", "2",
+        [sys.executable, "-m", "lamar.gym", "--seeds", "20", "--episodes", "8000", "--workers", "2",
          "--json", str(rows)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509 - a fresh child
     assert child.stderr is not None
-    assert child.stderr.readline().startswith("0/20 runs")
-    time.sleep(1.0)  # the workers are running
+    assert child.stderr.readline().startswith("0/100 runs")
+    time.sleep(1.0)  # the workers are running, far from done (100 jobs)
     os.killpg(child.pid, signal.SIGINT)  # what a terminal's Ctrl+C does: the parent and every worker
     _, err = child.communicate(timeout=30)
     assert child.returncode == 130 and err.strip() == "python -m lamar.gym: error: interrupted"
