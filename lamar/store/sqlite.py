@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows, files, held, sqlite_checks
+from lamar.store import episode_rows, files, held, sqlite_checks, sqlite_scrub
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
@@ -272,8 +272,9 @@ class SqliteStore:
 
     def scrub(self, events: Sequence[Event]) -> int:
         """Replace events' data (`ErasableStore.scrub`) and drop the saved state in one transaction, with
-        `secure_delete` on (then as it was) so SQLite zeroes what it frees; then fold the write-ahead log
-        into the file, truncate it and VACUUM: no page, free or in the log, still holds the old data.
+        `secure_delete` on (then as it was) so SQLite zeroes what it frees; then VACUUM, fold the write-ahead
+        log into the file and truncate it: no page, free or in the log, still holds the old data. An
+        `erase` event's new data is stored after that, in a second write (`sqlite_scrub.scrub`).
 
         Raises:
             StoreError: also when readers kept the write-ahead log busy past the timeout: the log
@@ -283,43 +284,7 @@ class SqliteStore:
                 for e in events]
         self._check_writable()
         with self._lock:
-            before = int(self._db.execute("PRAGMA secure_delete").fetchone()[0])  # a build's default may be on
-            try:
-                self._db.execute("PRAGMA secure_delete = ON")
-                begin(self._db, "IMMEDIATE")
-            except sqlite3.Error as exc:
-                raise sqlite_checks.write_failure(self.path, exc, self._timeout) from exc
-            try:
-                for row in rows:
-                    cur = self._db.execute("UPDATE events SET data = ?, crc = ? WHERE seq = ? AND kind = ? "
-                                           "AND key IS ? AND time = ?", row)
-                    if cur.rowcount != 1:
-                        raise ValueError(f"event {row[2]} ({row[3]}) is not stored in {self.path} as named; "
-                                         "nothing was changed")
-                if self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
-                    self._db.execute("DELETE FROM state")
-                episode_rows.rebuild(self._db, event_crc)
-                self._db.execute("COMMIT")
-            except BaseException as exc:
-                if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                self._db.execute(f"PRAGMA secure_delete = {before}")
-                if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"could not scrub {self.path}: {exc}; the log is unchanged") from exc
-                raise
-            try:
-                self._db.execute(f"PRAGMA busy_timeout = {int(self._timeout * 1000)}")  # readers get this long
-                self._db.execute("VACUUM")  # a fresh file: free pages that held the data are gone
-                busy, _, _ = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            except sqlite3.Error as exc:
-                raise StoreError(f"{self.path}: the events were scrubbed, but the file could not be compacted "
-                                 f"({exc}); old pages may remain until it is: scrub again when no one reads it") from exc
-            finally:
-                self._db.execute(f"PRAGMA secure_delete = {before}")
-            if busy:
-                raise StoreError(f"{self.path}: the events were scrubbed, but readers kept its write-ahead log "
-                                 f"({self.path}-wal) from being emptied; scrub again when no one reads it")
-            return len(rows)
+            return sqlite_scrub.scrub(self._db, self.path, self._timeout, rows)
 
     def read(self, after: int = 0) -> list[Event]:
         """Committed events after seq `after`, every one checked (its checksum and what it holds),
