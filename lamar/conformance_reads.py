@@ -172,10 +172,11 @@ class ReadsConformance(_Case):
         again = Lamar(self.open(self.loc), k=2, seed=0)
         self.addCleanup(again.close)
         self.assertEqual([e.id for e in again.experiences()], order, "reopened")
-        if folded_rows(again.store) is None:
+        if folded_rows(again.store) is None or self.rewritable:
             # The log read in order folds to the same order (a copy of the store lists it so). A
             # store that keeps its lessons' rows orders them by their places in the rows, which two
-            # adds at once may have taken in the other order than their events (docs/postgres.md).
+            # adds at once may have taken in the other order than their events (docs/postgres.md):
+            # its log lists them so once a checkpoint's snapshot holds them.
             replay = MemoryStore()
             replay.append([Event(e.kind, e.data, e.key, time=e.time) for e in again.store.read()])
             self.assertEqual([e.id for e in Lamar(replay).experiences()], order, "replayed")

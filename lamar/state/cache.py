@@ -14,7 +14,7 @@ from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.episode import EpisodeRecord
 from lamar.state.snapshot import add_to_audit, new_audit, restore
-from lamar.store.base import Event, StoredText
+from lamar.store.base import Event, StoredText, in_rows_order
 
 ScopeKey = tuple[tuple[str, str], ...]
 
@@ -105,6 +105,16 @@ class FoldCache:
             for exp_id in itertools.islice(self.lessons, len(rank), None):
                 rank[exp_id] = len(rank)
         return rank
+
+    def put_in_order(self, places: Mapping[str, int]) -> None:
+        """List the lessons that have a place among a store's rows in the rows' order
+        (`lamar.store.base.in_rows_order`), as the fold mode's engines list them."""
+        order = in_rows_order(list(self.lessons), places)
+        if order != list(self.lessons):
+            held = dict(self.lessons)
+            self.lessons.clear()  # in place: a view handed out holds this dict
+            self.lessons.update((i, held[i]) for i in order)
+            self._rank, self._same = {}, None  # both follow the lessons' order
 
     def first_same(self, exp: Experience) -> str | None:
         """The id of the first lesson added with `exp`'s texts and scope, retired ones included."""

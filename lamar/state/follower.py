@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 
 from lamar._errors import StoreError, UnknownEpisode, UnknownExperience
@@ -244,6 +244,7 @@ class Follower:
             raise StoreError(f"cannot checkpoint {self.store.location} now: a write in flight did not end "
                              "within a second (the checkpoint's lock on the log was lost); nothing was "
                              "rewritten: checkpoint again")
+        self._in_rows_order()
         snapshot = Event("snapshot", snapshot_of(cache), seq=cache.seq)
         done = bool(store.rewrite(cache.seq, snapshot))
         if done:  # the state saved before names an event now gone: save one that names the snapshot
@@ -254,6 +255,10 @@ class Follower:
         if done:  # else every open until a writer's next save would fold the snapshot whole
             self.save()
         return done
+
+
+    def _in_rows_order(self) -> None:
+        """Put the lessons in the order a store that holds their rows lists them (see SettledFollower)."""
 
 
 def rewritable(store: Store) -> RewritableStore:
@@ -273,12 +278,21 @@ class SettledFollower(Follower):
     can still appear). The cache starts from the saved state when there is one and saves it as
     a log-mode writer does, since no fold-mode writer folds the log. When the writes in flight
     do not end within a second, the whole log as it now stands is folded, and folded again from
-    the start next time.
+    the start next time. `places` gives each lesson row's place (`FoldedRows.places`).
     """
 
-    def __init__(self, store: Store, policy: Policy, settled: Callable[[], int | None]) -> None:
+    def __init__(self, store: Store, policy: Policy, settled: Callable[[], int | None],
+                 places: Callable[[], Mapping[str, int]] = dict) -> None:
         super().__init__(store, policy)
         self._settled = settled
+        self._places = places
+
+    def _in_rows_order(self) -> None:
+        # Two adds at once may stand in one order in the rows and in the other in the log, and the
+        # engines list the rows' order: a snapshot in it makes what reads the log itself (a copy,
+        # the log mode, a build) list the lessons as they do. Read under the checkpoint's
+        # exclusive lock, while no add can take a place.
+        self.cache.put_in_order(self._places())
 
     def sync(self, whole: bool = False) -> None:
         cache = self.cache

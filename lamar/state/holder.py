@@ -93,7 +93,7 @@ def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
     if rows is None:
         log = Follower(store, policy)
         return log, LocalFold(log)
-    settled = SettledFollower(store, policy, rows.settled)
+    settled = SettledFollower(store, policy, rows.settled, rows.places)
     return settled, StoreRows(rows, settled)
 
 

@@ -6,7 +6,7 @@ import dataclasses
 import functools
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -353,6 +353,30 @@ class FoldedRows(Protocol):
         """The erase events with a seq above `after` whose scrub has not run (stored with
         `pending`), found by the store: no write folds the log in this mode (`erasure.finish`)."""
         ...
+
+    def places(self) -> dict[str, int]:
+        """Each lesson row's place in the order the lessons were added, by id (`in_rows_order`)."""
+        ...
+
+
+def in_rows_order(ids: Sequence[str], places: Mapping[str, int]) -> list[str]:
+    """`ids`, in the log's order, with those that have a place among the rows (`FoldedRows.places`)
+    put in the rows' order, each in a place one of them held; the others keep their places.
+
+    An add takes its row's place before its event's seq, and another add may take both between
+    them: two lessons may stand in one order in the rows and in the other in the log. The rows'
+    order is the one fold-mode engines serve (the copy added first is the lesson, a later copy is
+    retired as a copy of it, and recall lists the lessons in it), so what is folded from the log
+    for them to serve (a build of the rows, a checkpoint's snapshot) keeps it.
+
+    >>> in_rows_order(["b", "new", "a"], {"a": 1, "b": 2})
+    ['a', 'new', 'b']
+    """
+    slots = [k for k, i in enumerate(ids) if i in places]
+    ordered = list(ids)
+    for k, i in zip(slots, sorted((ids[k] for k in slots), key=places.__getitem__), strict=True):
+        ordered[k] = i
+    return ordered
 
 
 @runtime_checkable

@@ -133,6 +133,39 @@ def test_a_rebuild_keeps_the_lessons_in_the_order_they_were_added(postgres_url: 
         drop_namespaces(postgres_url, namespace)
 
 
+def test_a_checkpoint_writes_the_lessons_in_the_order_they_were_added(postgres_url: str) -> None:
+    """PostgreSQL's fold mode: two lessons added at once stand in one order in the rows and in the
+    other in the log. A checkpoint's snapshot lists them in the rows' order, so that afterwards
+    what reads the log itself (a copy of the store, an engine with the fold mode off, a rebuild)
+    lists them as every fold-mode engine does."""
+    from lamar.store.memory import MemoryStore
+    from lamar.store.transfer import transfer
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("ckpt")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    lam = Lamar(url)
+    try:
+        before = lam.add(Experience("the deploy hangs", "restart the runner"))
+        first, then = _added_across(postgres_url, url, namespace, Experience("a test flakes", "rerun it alone"),
+                                    Experience("the linter fails", "run the formatter"))
+        added = [before, first, then]
+        assert [exp.id for exp in lam.experiences()] == added
+        assert lam.checkpoint() is True
+        copy = MemoryStore()
+        transfer(lam.store, copy)  # what `lamar export` writes
+        assert [exp.id for exp in Lamar(copy).experiences()] == added, "a copy of the store"
+        with Lamar(namespace_url(postgres_url, namespace, lamar_fold="off")) as off:
+            assert [exp.id for exp in off.experiences()] == added, "the fold mode off"
+        lam.rebuild()
+        assert [exp.id for exp in lam.experiences()] == added, "rebuilt"
+        with Lamar(url) as again:
+            assert [exp.id for exp in again.experiences()] == added, "another fold-mode engine"
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
+
+
 def _added(conn: psycopg.Connection[Any], url: str, namespace: str, experience: Experience) -> str:
     """An add of a lesson through `lamar_write`, as an engine's add writes it; the caller commits."""
     from lamar.policy.lesson import LessonState

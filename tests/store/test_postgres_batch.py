@@ -91,6 +91,9 @@ class MemoryRows:
     def exclusive(self) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
 
+    def places(self) -> dict[str, int]:
+        return {exp_id: place for place, exp_id in enumerate(self.states)}
+
     def unscrubbed(self, after: int = 0) -> list[Event]:
         return [e for e in self._log.read(after) if e.kind == "erase" and e.data.get("pending")]
 

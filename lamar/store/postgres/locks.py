@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import StoreError
 from lamar.experience import Status
 from lamar.policy.lesson import LessonState
-from lamar.store.base import Event
+from lamar.store.base import Event, in_rows_order
 from lamar.store.postgres import row_text
 from lamar.store.postgres.connection import reason
 
@@ -108,7 +108,7 @@ def exclusive(db: Connections) -> Iterator[None]:
 
 def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) -> None:
     """Build the namespace's rows again from the whole log, as `folder` folds it in-process, the
-    lessons that had rows kept in the order they had (`_in_added_order`).
+    lessons that had rows kept in the order they had (`in_rows_order`).
 
     Heavy (a read and a fold of every event) and exclusive: fold-mode writes of the namespace
     wait. Unless `force`, nothing is done when, once the lock is held, the rows turn out built
@@ -127,7 +127,8 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
                 (ns,)).fetchall())
             folded, (n, mean, m2) = folder(events)
             had = dict(conn.execute("SELECT id, added FROM lamar_lessons WHERE namespace = %s", (ns,)).fetchall())
-            states = _in_added_order(list(folded), had)
+            by_id = {s.experience.id: s for s in folded}
+            states = [by_id[i] for i in in_rows_order(list(by_id), had)]
             last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
@@ -158,21 +159,10 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
     db.run(run, "build the lesson rows of")
 
 
-def _in_added_order(states: list[LessonState], added: dict[str, int]) -> list[LessonState]:
-    """`states`, folded in the log's order, with those that had rows put in their rows' order
-    (`added`: a row's place), each in a place one of them held; the others keep their places.
-
-    An add takes its row's place before its event's seq, and another add may take both between
-    them: two lessons may stand in one order in the rows and in the other in the log. The rows'
-    order is the one engines served (the copy added first is the lesson, a later copy is retired
-    as a copy of it, and recall lists the lessons in it), so a build keeps it.
-    """
-    places = [k for k, state in enumerate(states) if state.experience.id in added]
-    ordered = list(states)
-    for k, state in zip(places, sorted((states[k] for k in places), key=lambda s: added[s.experience.id]),
-                        strict=True):
-        ordered[k] = state
-    return ordered
+def places(db: Connections) -> dict[str, int]:
+    """Each lesson row's place in the order the lessons were added, by id (`FoldedRows.places`)."""
+    query = "SELECT id, added FROM lamar_lessons WHERE namespace = %s"
+    return db.run(lambda conn: {str(i): int(added) for i, added in conn.execute(query, (db.namespace,)).fetchall()})
 
 
-__all__ = ["ROWS_LOCK", "Folder", "build", "exclusive", "settled"]
+__all__ = ["ROWS_LOCK", "Folder", "build", "exclusive", "places", "settled"]

@@ -211,6 +211,10 @@ class LessonRows:
         """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile)."""
         return locks.exclusive(self._db)
 
+    def places(self) -> dict[str, int]:
+        """Each lesson row's place in the order the lessons were added, by id (`locks.places`)."""
+        return locks.places(self._db)
+
     def unscrubbed(self, after: int = 0) -> list[Event]:
         """The namespace's erase events above seq `after` still marked pending
         (`FoldedRows.unscrubbed`): a pass over those events, since no index finds a kind."""
