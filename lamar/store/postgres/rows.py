@@ -69,17 +69,16 @@ _SUBSETS = 8  # most context items whose subsets a recall lists (2**8 scopes), a
 # locked before they are read (they stay locked across the client's fold, one round trip).
 OPTIMISTIC_TRIES = 4
 # A first report of an episode this store wrote may fold the rows as its recall read them
-# (`KnownRows.recalled_inputs`), unless a read of its own has lately paid. Where other writers
-# fold into the same lessons while an agent takes its turn, the rows have moved by its report: a
-# write from the recall's read conflicts and the report is queued (3 to 5 messages), where a read
-# of its own and a write would have been 2. A read of its own pays where the rows moved since the
-# recall and yet no queued report waits on them (it writes alone), and costs a message where they
-# did not move or where reports wait (it is queued all the same). Each report learns which it
-# was: one read first, by comparing the versions with its recall's and by how its write went; one
-# written from its recall's read, by its write going through (0), or conflicting and then being
-# folded alone in the inbox (1). _SAVED_WEIGHT of each enters the share `_saved`, and a report
-# reads first while that share is at least _SAVED_LIMIT: a message lost every time against about
-# 3 saved when it pays. A store starts at the limit: its first report reads.
+# (`KnownRows.recalled_inputs`), unless a read of its own has lately paid. Where other writers fold into the
+# same lessons while an agent takes its turn, the rows have moved by its report: a write from the recall's
+# read conflicts and the report is queued (3 to 5 messages), where a read of its own and a write would have
+# been 2. A read of its own pays where the rows moved since the recall and yet no queued report waits on them
+# (it writes alone), and costs a message where they did not move or where reports wait (it is queued all the
+# same). Each report learns which it was: one read first, by comparing the versions with its recall's and by
+# how its write went; one written from its recall's read, by its write going through (0), or conflicting and
+# then being folded alone in the inbox (1). _SAVED_WEIGHT of each enters the share `_saved`, and a report
+# reads first while that share is at least _SAVED_LIMIT: a message lost every time against about 3 saved when
+# it pays. A store starts at the limit: its first report reads.
 _SAVED_LIMIT = 1 / 3
 _SAVED_WEIGHT = 0.25
 _REQUEUES = 3  # times a report is queued again after its queued outcome vanished unfolded
@@ -194,9 +193,8 @@ class LessonRows:
         return locks.settled(self._db)
 
     def build(self, tuning: str, folder: locks.Folder, *, force: bool = False) -> None:
-        """Build the rows again from the whole log, as `folder` folds it in-process (`locks.build`):
-        once for a namespace written in the log mode, and after an outcome the rows could not fold
-        (a replacement).
+        """Build the rows again from the whole log, as `folder` folds it in-process (`locks.build`): once for
+        a namespace written in the log mode, and after an outcome the rows could not fold (a replacement).
 
         Raises:
             CorruptStore: the last read found a row it cannot decode among rows folded under
@@ -227,10 +225,10 @@ class LessonRows:
     def append(self, events: list[Event], *, strict: bool = False) -> list[Event]:
         """Append `events` and fold them into the rows, in one transaction.
 
-        Optimistic: the rows are read unlocked, folded here and written only if none moved
-        meanwhile; a conflict rolls back and starts over after a short random wait, and after
-        `OPTIMISTIC_TRIES` conflicts the write locks the rows before reading them. A first report
-        (one outcome) goes its own way (`_report`).
+        Optimistic: the rows are read unlocked, folded here and written only if none moved meanwhile; a
+        conflict rolls back and starts over after a short random wait, and after `OPTIMISTIC_TRIES` conflicts
+        the write locks the rows before reading them. A first report (one outcome) goes its own way
+        (`_report`).
 
         Args:
             strict: an outcome whose episode no key finds raises UnknownEpisode (nothing is
@@ -450,9 +448,8 @@ class LessonRows:
 
     def _fold(self, events: list[Event], read: FoldInputs, write: dict[str, Any], strict: bool,
               rows: dict[str, LessonState]) -> list[Event]:
-        """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states
-        written; returns the events as they are to be stored (outcomes name the sigma and
-        divisor their fold used)."""
+        """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states written; returns
+        the events as they are to be stored (outcomes name the sigma and divisor their fold used)."""
         known = self._known
         policy = None if read.folded is None else known.policy(read.folded)
         if policy is None:  # stale, never built, or another design's: the next engine builds them from the log
