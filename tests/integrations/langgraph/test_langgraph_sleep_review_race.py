@@ -33,11 +33,14 @@ def test_the_reviewer_who_answers_none_after_another_applied_all_is_told_and_the
 
     # The "none" reviewer read the interrupt and answered, but its run goes on only once the
     # "all" reviewer's run has applied and ended.
-    all_done = threading.Event()
+    # The "all" reviewer starts only once the "none" one has resumed the interrupted review: started
+    # together, the "all" run could end before the other loaded the thread, which it then found done.
+    none_resumed, all_done = threading.Event(), threading.Event()
     read_decision = lamar_langgraph.sleep_graph.read_decision
 
     def slow_none(answer: Any, ids: list[str]) -> Any:
         if answer == "none":
+            none_resumed.set()
             assert all_done.wait(60)
         return read_decision(answer, ids)
 
@@ -54,8 +57,9 @@ def test_the_reviewer_who_answers_none_after_another_applied_all_is_told_and_the
 
     reviewers = [threading.Thread(target=review, args=args)
                  for args in (("none", engines[1], conns[1]), ("all", lam, conns[2]))]
-    for reviewer in reviewers:
-        reviewer.start()
+    reviewers[0].start()
+    assert none_resumed.wait(60)
+    reviewers[1].start()
     for reviewer in reviewers:
         reviewer.join(120)
     assert set(results) == {"all", "none"}
