@@ -89,10 +89,10 @@ class GymConfig:
                 raise TypeError(f"{name} must be a whole number; got {value!r}")
         if self.episodes < 100:
             raise ValueError(f"episodes must be at least 100 (the flip is at half); got {self.episodes}")
-        if self.seeds < 1 or self.k < 0 or self.first_seed < 0:
-            raise ValueError("seeds must be >= 1, k >= 0 and first_seed >= 0")
-        if min(self.window, self.checkpoint, self.lift_every) < 1:
-            raise ValueError("window, checkpoint and lift_every must be >= 1")
+        for name, low in (("seeds", 1), ("k", 0), ("first_seed", 0), ("window", 1), ("checkpoint", 1),
+                          ("lift_every", 1)):
+            if getattr(self, name) < low:
+                raise ValueError(f"{name} must be >= {low}; got {getattr(self, name)}")
         for name in ("base", "help_effect", "hurt_effect"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

@@ -169,6 +169,8 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     (["--family", "0"], "--family is the number of worlds to draw, at least 1; got 0"),
     (["--family", "-3", "--peers"], "at least 1; got -3"),
     (["--lamar", "holdot=0.1"], "no knob 'holdot'; the knobs are alpha_harms, alpha_helps, discount"),
+    (["--k", "-1"], "k must be >= 0; got -1"),  # one message named seeds, k and first_seed at once
+    (["--first-seed", "-3"], "first_seed must be >= 0; got -3"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
