@@ -194,15 +194,21 @@ def test_an_unknown_base_store_without_compact_refuses_to_erase_and_changes_noth
         LangGraphStore(base, compact="VACUUM")  # type: ignore[arg-type]
 
 
+def _reported_lesson(episodes: int) -> tuple[OtherStore, Lamar, str]:
+    """A lesson on an `OtherStore`, and that many reported episodes whose contexts name the secret."""
+    base = OtherStore()
+    lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
+    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
+    for n in range(episodes):
+        lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    return base, lam, secret
+
+
 def test_a_scrub_cut_short_keeps_every_verdict_and_erase_again_finishes_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # A scrub of many events takes several batches (500 here instead of 5000, for speed); over an
     # unknown BaseStore even one batch need not be atomic. The second batch fails: 120 are left.
     monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 500)
-    base = OtherStore()
-    lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
-    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
-    for n in range(620):
-        lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    base, lam, secret = _reported_lesson(620)
     before = _evidence(lam)
     base.event_puts, base.fail_at = 0, 3  # the erase event is the first put, the scrub's batches follow
     with pytest.raises(StoreError, match="went away"):
@@ -313,11 +319,7 @@ def test_a_scrub_cut_short_leaves_the_erase_pending_for_the_next_writer(monkeypa
     # 499 episodes and the erase event fill the first batch, the lesson's event is the second,
     # which fails: the erase event has to stay pending, or no writer finishes the scrub.
     monkeypatch.setattr(lamar_langgraph.store, "_SCRUB_BATCH", 500)
-    base = OtherStore()
-    lam = Lamar(LangGraphStore(base, compact=lambda: None), k=1, seed=2)
-    secret = lam.add(Experience(f"{SECRET}'s deploy fails", "page them", scope=Scope(task="t")))
-    for n in range(499):
-        lam.report(lam.recall({"task": "t", "user": CONTEXT}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    base, lam, secret = _reported_lesson(499)
     base.event_puts, base.fail_at = 0, 3  # the erase event, then the scrub's two batches
     with pytest.raises(StoreError, match="went away"):
         lam.erase(secret, contexts=True)
