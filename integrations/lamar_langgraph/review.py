@@ -1,10 +1,23 @@
-"""`ReviewDecision`: the typed answer a reviewer resumes the sleep graph's interrupt with."""
+"""`ReviewDecision`: the typed answer a reviewer resumes the sleep graph's interrupt with, and
+`first_decision`, which makes the first of two reviewers resuming one review the one that stands."""
 
 from __future__ import annotations
 
+import logging
+import threading
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+log = logging.getLogger(__name__)
+
+# The task id and channel of the decision a review records on its interrupted checkpoint. Every
+# checkpointer stores a task's write under (checkpoint, task id, index) once and ignores a second
+# one there (INSERT OR IGNORE, ON CONFLICT DO NOTHING), so the first reviewer's write stands.
+CLAIM = "lamar_sleep_review_decision"
+_CLAIMING = threading.Lock()  # InMemorySaver checks, then writes: two threads must not interleave
 
 
 class ReviewDecision(BaseModel):
@@ -77,4 +90,34 @@ def read_decision(answer: Any, ids: list[str]) -> tuple[ReviewDecision | None, l
         return None, [], str(exc)
 
 
-__all__ = ["ReviewDecision", "read_decision"]
+def first_decision(saver: Any, mine: dict[str, Any]) -> dict[str, Any]:
+    """The decision that stands for the review this node is resuming: `mine` when no reviewer
+    recorded one before, else the first one recorded (`mine` is then recorded nowhere).
+
+    Called inside the review node once the answer is valid. The record sits on the checkpoint
+    the review was interrupted at, which every resume of that interrupt runs from, as a pending
+    write of a task no node has, which LangGraph leaves alone. Fails open: without a checkpointer
+    object, or when it cannot be written or read, `mine` stands, as it did without this record.
+    """
+    if not isinstance(saver, BaseCheckpointSaver):
+        return mine
+    try:
+        configurable = get_config()["configurable"]
+        graph_ns = str(configurable.get("checkpoint_ns", "")).rpartition("|")[0]
+        interrupted = configurable.get("checkpoint_map", {}).get(graph_ns)
+        if not interrupted:
+            return mine
+        where = {"configurable": {"thread_id": configurable["thread_id"], "checkpoint_ns": graph_ns,
+                                  "checkpoint_id": interrupted}}
+        with _CLAIMING:
+            saver.put_writes(where, [(CLAIM, mine)], task_id=CLAIM)
+            saved = saver.get_tuple(where)  # type: ignore[arg-type]
+    except Exception as exc:  # noqa: BLE001 - any checkpointer's failure: the decision stands as before
+        log.warning("Lamar could not record the review's decision on its checkpoint (it stands): %s", exc)
+        return mine
+    writes = (saved.pending_writes or []) if saved is not None else []
+    recorded = [value for task, channel, value in writes if task == CLAIM and channel == CLAIM]
+    return recorded[0] if recorded and isinstance(recorded[0], dict) else mine
+
+
+__all__ = ["ReviewDecision", "first_decision", "read_decision"]

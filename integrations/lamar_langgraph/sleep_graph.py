@@ -18,7 +18,7 @@ from lamar import Lamar, SleepReport
 from lamar.sleep import skip_code
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
-from lamar_langgraph.review import ReviewDecision, read_decision
+from lamar_langgraph.review import ReviewDecision, first_decision, read_decision
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,9 @@ class SleepState(TypedDict, total=False):
         decision: the reviewer's `ReviewDecision` as JSON (approvals, reasons for rejections, reviewer).
         applied: the report's proposal ids the store holds as applied, whoever applied them.
         skipped: ``[proposal id, reason]`` pairs: approved proposals apply refused (stale, refused).
-        overtaken: "" or why the store holds a decision other than this thread's (another
-            reviewer resumed the same review and applied what this decision did not approve).
+        overtaken: "" or why this resume's decision is not the one carried out: another reviewer
+            resumed the same review and decided first (`approved` and `decision` are then theirs),
+            or the store holds as applied what the decision did not approve.
     """
 
     traces: str | list[dict[str, Any]] | None
@@ -81,6 +82,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
     """
 
     engine(lamar, "build_sleep_graph")
+    saver = InMemorySaver() if checkpointer is None else checkpointer
 
     def load(state: SleepState) -> dict[str, Any]:
         source = state.get("traces")
@@ -104,7 +106,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
         while True:  # each interrupt() after the first asks again, after a bad answer
             decision, approved, problem = read_decision(interrupt(question), ids)
             if decision is not None and not problem:
-                return {"approved": approved, "decision": decision.model_dump(mode="json")}
+                return _standing(saver, {"approved": approved, "decision": decision.model_dump(mode="json")})
             question = {**question, "problem": problem}
 
     def apply(state: SleepState) -> dict[str, Any]:
@@ -117,7 +119,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
             skipped = [[pid, why] for pid, why in result.skipped if result.codes.get(pid) != "applied"]
         held = _held_applied(lamar, report)
         if not (others := _overtaken(held, approved)):
-            return {"applied": held, "skipped": skipped, "overtaken": ""}
+            return {"applied": held, "skipped": skipped, "overtaken": state.get("overtaken", "")}
         why = (f"another reviewer decided first: the store holds {', '.join(others)} of this report as applied, "
                f"which this decision did not approve; state['applied'] says what the store holds, and "
                f"nothing of this decision was applied unless it is listed there")
@@ -134,7 +136,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
     graph.add_edge("sleep", "review")
     graph.add_edge("review", "apply")
     graph.add_edge("apply", END)
-    return graph.compile(checkpointer=InMemorySaver() if checkpointer is None else checkpointer, name=name)
+    return graph.compile(checkpointer=saver, name=name)
 
 
 def _held_applied(lamar: Lamar, report: SleepReport) -> list[str]:
@@ -145,6 +147,26 @@ def _held_applied(lamar: Lamar, report: SleepReport) -> list[str]:
 
 def _overtaken(held: list[str], approved: list[str]) -> list[str]:
     return [pid for pid in held if pid not in approved]
+
+
+def _standing(saver: Any, mine: dict[str, Any]) -> dict[str, Any]:
+    """The review's update: the first decision recorded for this interrupt, whoever made it. Two
+    reviewers may resume one interrupt at once, or one after the other before either run ends;
+    each run carries out the first decision, and the later reviewer hears that theirs was not."""
+    first = first_decision(saver, mine)
+    if first == mine:  # this reviewer's, or the same decision made twice: no conflict
+        return {**mine, "overtaken": ""}
+    why = (f"another reviewer decided first ({_said(first['decision'])}); that decision stands and this "
+           f"run carried it out; this resume's decision ({_said(mine['decision'])}) was not carried out")
+    log.warning("Lamar's sleep review: %s", why)
+    return {**first, "overtaken": why}
+
+
+def _said(decision: dict[str, Any]) -> str:
+    """A recorded decision in a few words: who, and what it approved."""
+    what = ("approve all" if decision.get("approve_all") else
+            f"approve {', '.join(decision['approve'])}" if decision.get("approve") else "approve none")
+    return f"{decision['reviewer']}: {what}" if decision.get("reviewer") else what
 
 
 def approved_ids(answer: Any, ids: list[str]) -> tuple[list[str], str]:

@@ -1,14 +1,18 @@
-"""Two reviewers resuming one interrupted sleep review at once, on a real SqliteSaver: the thread's
-final state says what the store applied, and the reviewer whose decision lost hears of it."""
+"""Two reviewers resuming one interrupted sleep review at once, on real checkpointers: the first
+decision stands, the thread's final state says what the store applied, and the later reviewer hears of it."""
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -74,3 +78,93 @@ def test_the_reviewer_who_answers_none_after_another_applied_all_is_told_and_the
         engine.close()
     for conn in conns:
         conn.close()
+
+
+Savers = Callable[[], Any]  # a new checkpointer (its own connection) on the same checkpoints
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def savers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Savers]:
+    with ExitStack() as stack:
+        if request.param == "memory":
+            shared = InMemorySaver()
+            yield lambda: shared
+        elif request.param == "sqlite":
+            def sqlite_saver() -> Any:
+                conn = sqlite3.connect(tmp_path / "reviews.db", check_same_thread=False)
+                stack.callback(conn.close)
+                return SqliteSaver(conn)
+            yield sqlite_saver
+        else:
+            from langgraph.checkpoint.postgres import PostgresSaver
+
+            url = request.getfixturevalue("postgres_url")
+            stack.enter_context(PostgresSaver.from_conn_string(url)).setup()
+            yield lambda: stack.enter_context(PostgresSaver.from_conn_string(url))
+
+
+# (first reviewer's answer, second reviewer's answer); "one" approves the first proposal only.
+DECISIONS = [("none", "all"), ("one", "all"), ("all", "one"), ("none", "one")]
+
+
+@pytest.mark.parametrize(("first", "second"), DECISIONS)
+def test_the_first_decision_stands_and_the_later_reviewer_of_the_same_interrupt_is_told(
+        savers: Savers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str, second: str) -> None:
+    store = str(tmp_path / "store.db")
+    lam = Lamar(store, seed=0)
+    for task, (a, b) in {"lint": ("the linter complains", "run the formatter"),
+                         "test": ("tests are flaky", "rerun them once")}.items():
+        lam.add(Experience(a, b, scope=Scope(task=task)))
+        lam.add(Experience(a.capitalize() + "!", b.capitalize() + ".", scope=Scope(task=task)))
+    config = {"configurable": {"thread_id": f"review-{uuid.uuid4().hex}"}}
+    paused = build_sleep_graph(lam, checkpointer=savers()).invoke({}, config)["__interrupt__"][0].value
+    ids = [p["id"] for p in paused["proposals"]]
+    assert len(ids) == 2
+    choices = {"none": [], "one": ids[:1], "all": ids}
+    answers = {"ana": {"approve": choices[first], "reviewer": "ana"},
+               "bo": {"approve": choices[second], "reviewer": "bo"}}
+
+    # Bo resumes the interrupt first, but his run reads his answer only once Ana's run has
+    # resumed the same interrupt, decided and ended: two resumes of one review that overlap.
+    bo_resumed, ana_done = threading.Event(), threading.Event()
+    read_decision = lamar_langgraph.sleep_graph.read_decision
+
+    def slow_bo(answer: Any, proposal_ids: list[str]) -> Any:
+        if answer.get("reviewer") == "bo":
+            bo_resumed.set()
+            assert ana_done.wait(60)
+        return read_decision(answer, proposal_ids)
+
+    monkeypatch.setattr(lamar_langgraph.sleep_graph, "read_decision", slow_bo)
+    results: dict[str, Any] = {}
+
+    def review(reviewer: str, engine: Lamar) -> None:
+        try:
+            graph = build_sleep_graph(engine, checkpointer=savers())
+            results[reviewer] = graph.invoke(Command(resume=answers[reviewer]), config)
+        finally:
+            if reviewer == "ana":
+                ana_done.set()
+
+    engines = {"ana": lam, "bo": Lamar(store, seed=1)}
+    bo = threading.Thread(target=review, args=("bo", engines["bo"]))
+    bo.start()
+    assert bo_resumed.wait(60)
+    review("ana", lam)
+    bo.join(120)
+
+    # Ana decided first: what she approved, and only that, is applied, whatever Bo approved.
+    assert results["ana"]["applied"] == choices[first] and results["ana"]["overtaken"] == ""
+    assert results["bo"]["applied"] == choices[first], results["bo"].get("overtaken")
+    assert results["bo"]["approved"] == choices[first] and results["bo"]["decision"]["reviewer"] == "ana"
+    said = {"none": "approve none", "one": f"approve {ids[0]}", "all": f"approve {', '.join(ids)}"}
+    assert f"another reviewer decided first (ana: {said[first]})" in results["bo"]["overtaken"]
+    assert f"this resume's decision (bo: {said[second]}) was not carried out" in results["bo"]["overtaken"]
+    # The thread says so too, whichever run wrote its last checkpoint, and it is not stuck.
+    state = build_sleep_graph(lam, checkpointer=savers()).get_state(config)
+    assert state.next == () and state.values["decision"]["reviewer"] == "ana"
+    assert state.values["applied"] == choices[first]
+    again = build_sleep_graph(lam, checkpointer=savers()).invoke(Command(resume="all"), config)
+    assert again["applied"] == choices[first]
+    for engine in engines.values():
+        engine.close()
