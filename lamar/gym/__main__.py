@@ -93,7 +93,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="number of seeded worlds (default %(default)s)")
     parser.add_argument("--first-seed", type=int, default=d.first_seed,
                         help="first seed (default %(default)s)")
-    parser.add_argument("--k", type=int, default=d.k, help="lesson slots per episode (default %(default)s)")
+    parser.add_argument("--k", type=int, default=d.k,
+                        help="lesson slots per episode, from 1 to --lessons minus 1 (default %(default)s)")
     parser.add_argument("--base", type=float, default=d.base,
                         help="success probability with no lesson (default %(default).2f)")
     parser.add_argument("--help-effect", type=float, default=d.help_effect,

@@ -89,7 +89,7 @@ class GymConfig:
                 raise TypeError(f"{name} must be a whole number; got {value!r}")
         if self.episodes < 100:
             raise ValueError(f"episodes must be at least 100 (the flip is at half); got {self.episodes}")
-        for name, low in (("seeds", 1), ("k", 0), ("first_seed", 0), ("window", 1), ("checkpoint", 1),
+        for name, low in (("seeds", 1), ("first_seed", 0), ("window", 1), ("checkpoint", 1),
                           ("lift_every", 1)):
             if getattr(self, name) < low:
                 raise ValueError(f"{name} must be >= {low}; got {getattr(self, name)}")
@@ -103,6 +103,11 @@ class GymConfig:
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")
         if self.lessons < 3:
             raise ValueError(f"lessons per task must be at least 3 (a helpful, a harmful, an inert); got {self.lessons}")
+        if not 1 <= self.k < self.lessons:
+            # k = 0 injects nothing (captured reads nan); k >= lessons lets a policy inject every lesson of
+            # the task, the harmful one too, so there is nothing left to choose between.
+            raise ValueError(f"k is the lesson slots per episode, from 1 to {self.lessons - 1} (a task has "
+                             f"{self.lessons} lessons, --lessons); got {self.k}")
         if not 0.0 < self.report_rate <= 1.0:
             raise ValueError(f"report_rate is the chance an episode is reported, in (0, 1]; got {self.report_rate!r}")
         if self.report_delay < 0:

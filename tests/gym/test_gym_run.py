@@ -20,6 +20,7 @@ from lamar.gym.recorder import needed_randomized
 from lamar.policy.alpha import lesson_alpha
 
 SHORT = GymConfig(episodes=3000, seeds=3, workers=1)
+TINY = ("--episodes", "100", "--seeds", "1", "--workers", "1", "--quiet")  # a run that ends in a second
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +170,11 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     (["--family", "0"], "--family is the number of worlds to draw, at least 1; got 0"),
     (["--family", "-3", "--peers"], "at least 1; got -3"),
     (["--lamar", "holdot=0.1"], "no knob 'holdot'; the knobs are alpha_harms, alpha_helps, discount"),
-    (["--k", "-1"], "k must be >= 0; got -1"),  # one message named seeds, k and first_seed at once
+    (["--k", "-1"], "k is the lesson slots per episode, from 1 to 5 (a task has 6 lessons, --lessons); got -1"),
+    # --k 0 injected nothing (captured: nan%) and --k 99 every lesson of the task, with exit 0.
+    (["--k", "0", *TINY], "from 1 to 5 (a task has 6 lessons, --lessons); got 0"),
+    (["--k", "6", *TINY], "from 1 to 5 (a task has 6 lessons, --lessons); got 6"),
+    (["--k", "99", "--lessons", "20", *TINY], "from 1 to 19 (a task has 20 lessons, --lessons); got 99"),
     (["--first-seed", "-3"], "first_seed must be >= 0; got -3"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
