@@ -190,6 +190,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as exc:
         parser.error(str(exc))
     progress = None if args.quiet else ProgressBar(sys.stderr)
+    try:
+        return _run(args, config, progress)
+    except OSError as exc:
+        if not args.json or exc.filename != args.json:
+            raise
+        # The rows could not be written (a full disk): one line, and the file that was there is whole.
+        print(f"python -m lamar.gym: error: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace, config: GymConfig, progress: ProgressBar | None) -> int:
+    """The chosen mode's run, its tables printed and its files written."""
     started = time.perf_counter()
     if args.volume or args.family is not None or args.frontier:
         print(_measure(args, config, progress))

@@ -4,7 +4,6 @@ on the family) and their rows; `--volume` lives in `lamar.gym.volume`."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -14,6 +13,7 @@ from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, feature_table, paired, summary_table, world_table
 from lamar.gym.family_run import Spec, run_family, spec
 from lamar.gym.metrics import column, interval_text, runs_of
+from lamar.gym.result import write_rows
 from lamar.gym.runner import run_gym
 
 Progress = Callable[[int, int], None]
@@ -138,8 +138,7 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
 
 def _write(path: str | None, rows: list[dict[str, Any]]) -> None:
     if path:
-        with open(path, "w", encoding="utf-8") as out:
-            json.dump(rows, out)
+        write_rows(path, rows)
 
 
 __all__ = ["BUDGETS", "FAMILY_PEERS", "V2_BUDGETS", "family_frontier", "family_mode", "gym_frontier"]
