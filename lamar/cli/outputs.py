@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import _thread
-import contextlib
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+from lamar.atomic import write_output
 from lamar.cli.session import UsageError
 
 HTML_GENERATOR = '<meta name="generator" content="lamar html">'
@@ -89,29 +87,6 @@ def check_output(out: str, *, ours: Callable[[Path], bool], what: str, force: bo
                          "file (or pass --force if you really mean to overwrite it)")
     raise UsageError(f"--out {out} already exists and was not written by Lamar: name a new file for {what}, "
                      "or pass --force to overwrite it")
-
-
-def write_output(path: Path, text: str, what: str) -> None:
-    """Replace the file at `path` by `text` atomically: a crash, a full disk or a file size limit
-    leaves the file that was there whole, and no temporary copy beside it.
-
-    Raises:
-        OSError: with the cause's errno, and a message that names `what` and `path` and says what to do.
-    """
-    # One temporary file per thread: `lamar ui` may save from two requests at once.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()  # Python's buffer -> the OS
-            os.fsync(fh.fileno())  # the OS -> the disk, before the rename makes it visible
-        os.replace(tmp, path)  # atomic: readers see the old file or the new one
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()  # no one else removes it: it would stay for good
-        kept = "was left as it was" if path.exists() else "was not written"
-        raise OSError(exc.errno, f"could not write {what} {path}: {exc.strerror or exc}; {path.name} {kept}: "
-                      "make room or name a file elsewhere, and run again") from exc
 
 
 __all__ = ["HTML_GENERATOR", "check_output", "is_html_page", "is_sleep_report", "is_store_file", "report_refusal",

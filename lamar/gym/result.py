@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from lamar.atomic import write_output
 from lamar.gym.config import GymConfig
 
 Row = dict[str, Any]
@@ -57,25 +57,7 @@ def write_rows(path: str | os.PathLike[str], rows: list[Row]) -> None:
     Raises:
         OSError: with the cause's errno, `path` as its filename and a message that says what to do.
     """
-    target = Path(path)
-    text = json.dumps(rows, indent=None, separators=(",", ":")) + "\n"
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")  # same folder: os.replace cannot cross disks
-    try:
-        mode = target.stat().st_mode & 0o777 if target.exists() else None
-        with open(tmp, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.flush()  # Python's buffer -> the OS
-            os.fsync(out.fileno())  # the OS -> the disk, before the rename makes it visible
-        if mode is not None:
-            os.chmod(tmp, mode)  # the user's file keeps its permissions
-        os.replace(tmp, target)  # atomic: a reader sees the old rows or the new ones, never half
-    except OSError as exc:
-        kept = "was left as it was" if target.exists() else "was not written"
-        raise OSError(exc.errno, f"could not write the rows to {target}: {exc.strerror or exc}; {target.name} "
-                      f"{kept}: make room or name a file elsewhere, and run again", str(path)) from exc
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()  # a write cut short (an error, a Ctrl+C) leaves it; once replaced it is gone
+    write_output(Path(path), json.dumps(rows, indent=None, separators=(",", ":")) + "\n", "the rows to")
 
 
 __all__ = ["GymResult", "Row", "write_rows"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import os
@@ -10,6 +9,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from lamar.atomic import replace_file
 from lamar.rules.importing import PROVENANCE_SOURCE, chosen_project, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
 
@@ -168,19 +168,7 @@ def _measure(exp: Experience, ev: Evidence) -> str:
 
 def _write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())  # on disk before the name points at it
-        if mode is not None:
-            os.chmod(tmp, mode)  # the user's file keeps its permissions
-        os.replace(tmp, path)  # readers see the old file or the new one, never half
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    replace_file(path, data)
 
 
 __all__ = ["BEGIN", "ExportResult", "export_rules"]

@@ -1,0 +1,46 @@
+"""`replace_file`: a file replaced whole or not at all (temporary file, fsync, rename), and
+`write_output`, the same with a failure that names what was written and says what to do."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from pathlib import Path
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Replace the file at `path` by `data`: a crash, a full disk or a file size limit leaves the
+    file that was there whole (its permissions too), and no temporary copy beside it."""
+    # One temporary name per process and thread: `lamar ui` may save from two requests at once.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        mode = path.stat().st_mode & 0o777 if path.exists() else None
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()  # Python's buffer -> the OS
+            os.fsync(handle.fileno())  # the OS -> the disk, before the rename makes it visible
+        if mode is not None:
+            os.chmod(tmp, mode)  # the user's file keeps its permissions
+        os.replace(tmp, path)  # atomic: readers see the old file or the new one, never half
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()  # a write cut short (an error, a Ctrl+C) leaves it; once replaced it is gone
+
+
+def write_output(path: Path, text: str, what: str) -> None:
+    """`replace_file` with `text`, for a file the user named.
+
+    Raises:
+        OSError: with the cause's errno, `path` as its filename, and a message that names `what`
+            and `path` and says what to do.
+    """
+    try:
+        replace_file(path, text.encode("utf-8"))
+    except OSError as exc:
+        kept = "was left as it was" if path.exists() else "was not written"
+        raise OSError(exc.errno, f"could not write {what} {path}: {exc.strerror or exc}; {path.name} {kept}: "
+                      "make room or name a file elsewhere, and run again", str(path)) from exc
+
+
+__all__ = ["replace_file", "write_output"]
