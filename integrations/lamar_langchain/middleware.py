@@ -363,6 +363,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
                 self.lamar.expire(episode, reason)
             else:
                 _report_quietly(self.lamar.report, episode, self.failed_outcome)
+        except UnknownEpisode:
+            log.info("Lamar's episode %s is gone (sleep compacted it): nothing to settle", episode)
+        except StoreError as exc:  # fail open in one line: a traceback would bury the agent's own error
+            log.warning("Lamar could not settle episode %s of a failed run (it stays pending): %s", episode, exc)
         except Exception:  # fail open: the agent's own error is the one to surface
             log.exception("Lamar could not settle episode %s of a failed run", episode)
 

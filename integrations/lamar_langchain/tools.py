@@ -3,6 +3,7 @@ did), the way LangMem offers memory tools. The episode id travels in the tool's 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ from lamar.signals import (
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_runtime, recall_event_data
 
 ContextSource = Mapping[str, str] | Callable[[str], Mapping[str, str]] | None
+
+log = logging.getLogger(__name__)
 
 USER_OUTCOMES = ("shipped", "accepted", "reasked", "corrected", "reverted")
 
@@ -107,7 +110,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         try:
             rec = lamar.recall(ctx, k=k)
         except StoreError as exc:
-            raise ToolException(f"{NO_LESSONS}: {exc}") from exc
+            raise _store_failure(NO_LESSONS, exc) from exc
         dispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
         return answer(rec, ctx)
 
@@ -116,7 +119,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         try:
             rec = await lamar.arecall(ctx, k=k)
         except StoreError as exc:
-            raise ToolException(f"{NO_LESSONS}: {exc}") from exc
+            raise _store_failure(NO_LESSONS, exc) from exc
         await adispatch_custom_event(RECALL_EVENT, recall_event_data(rec.episode_id, rec.ids, ctx))
         return answer(rec, ctx)
 
@@ -127,14 +130,18 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         def report_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             try:
                 lamar.report(episode_id, outcome)
-            except (DuplicateReport, UnknownEpisode, StoreError) as exc:
+            except StoreError as exc:
+                raise _store_failure("the outcome was not recorded", exc) from exc
+            except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: its answer says so
                 raise ToolException(f"the outcome was not recorded: {exc}") from exc
             return tool_recorded(outcome, episode_id)
 
         async def areport_outcome(episode_id: str, outcome: str, evidence: str) -> str:
             try:
                 await lamar.areport(episode_id, outcome)
-            except (DuplicateReport, UnknownEpisode, StoreError) as exc:
+            except StoreError as exc:
+                raise _store_failure("the outcome was not recorded", exc) from exc
+            except (DuplicateReport, UnknownEpisode) as exc:  # the model's mistake: its answer says so
                 raise ToolException(f"the outcome was not recorded: {exc}") from exc
             return tool_recorded(outcome, episode_id)
 
@@ -145,6 +152,13 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
 
 NO_LESSONS = "no lessons this time (go on without them): Lamar could not read its store"
+
+
+def _store_failure(said: str, exc: StoreError) -> ToolException:
+    """The tool's answer for a store that failed, logged too: the model reads it, and the app's log
+    must show it, or a store gone away goes unnoticed while the agent copes without it."""
+    log.warning("Lamar's tool went on without its store (%s): %s", said, exc)
+    return ToolException(f"{said}: {exc}")
 
 
 __all__ = ["USER_OUTCOMES", "ReportOutcome", "SearchLessons", "create_lamar_tools"]

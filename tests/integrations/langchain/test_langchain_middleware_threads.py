@@ -169,6 +169,35 @@ async def test_a_failed_turn_is_not_given_the_silent_outcome_by_the_next_one(cha
     await turn({"messages": [{"role": "user", "content": "thanks"}]})
     assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_failed_run_on_a_store_gone_away_logs_one_warning_not_a_traceback(
+        chat_model: Any, tmp_path: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The store goes away while the tool runs, so the failed run's episode cannot be expired: the
+    tool's error still propagates, and the operator reads one line naming the episode and why."""
+    path = tmp_path / "lessons.db"
+    lam = Lamar(str(path), seed=1)
+    lam.add(Experience("the Xcode build fails", "clear DerivedData", scope=Scope(project="trace")))
+
+    @tool
+    def wipe(target: str) -> str:
+        """Deploy a target (and lose Lamar's store on the way)."""
+        path.unlink()
+        raise RuntimeError("the deploy server is down")
+
+    call = AIMessage(content="", tool_calls=[{"name": "wipe", "args": {"target": "app"}, "id": "c1"}])
+    agent = create_agent(chat_model(call, "done"), [wipe], middleware=[LamarMiddleware(lam, {"project": "trace"})])
+    message = {"messages": [{"role": "user", "content": "ship it"}]}
+    with caplog.at_level("WARNING", logger="lamar_langchain.middleware"), \
+            pytest.raises(RuntimeError, match="deploy server is down"):
+        if mode == "sync":
+            agent.invoke(message)
+        else:
+            await agent.ainvoke(message)
+    (record,) = [r for r in caplog.records if r.name == "lamar_langchain.middleware"]
+    assert record.levelname == "WARNING" and record.exc_info is None
+    assert "could not settle episode ep_" in record.getMessage() and "deleted" in record.getMessage()
+
+
 def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_model: Any, tmp_path: Any,
                                                                         caplog: pytest.LogCaptureFixture) -> None:
     import sqlite3

@@ -122,6 +122,24 @@ def test_lamars_failures_are_the_tools_answer_not_the_runs_end(chat_model: Any, 
     assert "could not read its store" in answer.content and result["messages"][-1].text == "Went on without lessons."
 
 
+async def test_a_store_error_in_a_tool_is_logged_for_the_operator_too(tmp_path: Any,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """The model reads what went wrong; the app's log must say it as well, once per call, or a
+    store gone away goes unnoticed for as long as the agent copes without lessons."""
+    path = tmp_path / "lessons.db"
+    lam = Lamar(str(path), seed=1)
+    lam.add(Experience("a deploy times out", "raise the grace period"))
+    search, report = create_lamar_tools(lam, report=True)
+    path.unlink()
+    with caplog.at_level("WARNING", logger="lamar_langchain.tools"):
+        answers = [search.invoke({"query": "deploy"}), await search.ainvoke({"query": "deploy"}),
+                   report.invoke({"episode_id": "ep_1", "outcome": "accepted", "evidence": "user: thanks"}),
+                   await report.ainvoke({"episode_id": "ep_1", "outcome": "accepted", "evidence": "user: thanks"})]
+    assert all("deleted" in answer for answer in answers)
+    records = [r for r in caplog.records if r.name == "lamar_langchain.tools"]
+    assert len(records) == 4 and all(r.levelname == "WARNING" and "deleted" in r.getMessage() for r in records)
+
+
 @pytest.mark.parametrize(("lamar", "k", "says"), [
     ("lessons.db", None, "takes a Lamar engine first"),
     (None, -1, "a whole number >= 0"),
