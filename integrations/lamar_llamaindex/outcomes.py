@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 
-from lamar import InvalidArgument, Lamar, LamarError, Signal
+from lamar import InvalidArgument, Lamar, LamarError, Signal, StoreError
 from lamar.signals import to_reward
 from lamar_llamaindex.nodes import engine, episode_id_of
 
+logger = logging.getLogger(__name__)
 _OPEN_LOGS: contextvars.ContextVar[tuple[EpisodeLog, ...]] = contextvars.ContextVar(
     "lamar_llamaindex_episode_logs", default=())
 
@@ -96,6 +98,9 @@ def settle_failed(lamar: Lamar, log: EpisodeLog, error: BaseException,
             else:
                 lamar.report(episode, failed_outcome)
                 done = True
+        except StoreError as exc:  # fail open, but said: the run's own error propagates
+            logger.warning("Lamar could not settle episode %s of a failed run (it stays pending): %s", episode, exc)
+            done = False
         except LamarError:
             done = False  # reported already, or not this store's: leave it as it is
         if done:

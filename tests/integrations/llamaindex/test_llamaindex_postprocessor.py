@@ -272,6 +272,25 @@ def test_a_query_that_fails_after_the_recall_leaves_no_pending_episode(failed_ou
         assert record.signal == "reasked"
 
 
+@pytest.mark.parametrize("failed_outcome", [None, Signal.REASKED])
+def test_a_failed_run_on_a_store_gone_away_says_its_episode_stays_pending(
+        tmp_path, failed_outcome: Signal | None, caplog) -> None:
+    """The store goes away before the failed run is settled: the run's own error propagates, and
+    one warning names the episode left pending (silence would hide it until `pending_after`)."""
+    path = tmp_path / "lessons.db"
+    lam = Lamar(str(path), seed=5, holdout=1e-9)
+    lam.add(Experience("the build fails with error E1", "apply fix number 1", scope=Scope(project="shop")))
+    post = LamarPostprocessor(lam, top_n=1, context={"project": "shop"})
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.outcomes"), \
+            pytest.raises(RuntimeError, match="model is down"), \
+            track_episodes(lamar=lam, failed_outcome=failed_outcome) as log:
+        post.postprocess_nodes(as_retrieved(lessons_to_nodes(lam)), QueryBundle(query_str=QUERY))
+        path.unlink()
+        raise RuntimeError("the model is down")
+    (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.outcomes"]
+    assert record.levelname == "WARNING" and log.ids[0] in record.getMessage() and "deleted" in record.getMessage()
+
+
 @pytest.mark.parametrize("failed_outcome", ["great", 3.0, True])
 def test_a_bad_failed_outcome_is_refused_when_the_block_starts_not_lost_when_a_run_fails(failed_outcome) -> None:
     from lamar import InvalidReward
