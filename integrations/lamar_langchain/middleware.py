@@ -197,7 +197,14 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         episode = state.get(EPISODE_KEY)
         if not isinstance(episode, str) or not episode or state.get("lamar_reported") == episode:
             return None
-        value = self.outcome(state, runtime) if self.outcome is not None else None
+        value, unread = None, False
+        if self.outcome is not None:
+            try:
+                value = self.outcome(state, runtime)
+            except Exception as exc:  # noqa: BLE001 - the app's function, inside the agent's turn: fail open
+                log.warning("Lamar's outcome function raised %s: %s (episode %s stays pending)",
+                            type(exc).__name__, exc, episode)
+                unread = True
         if value is None:
             value = state.get("lamar_outcome")
         if value is not None:
@@ -214,6 +221,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
             # Its run stopped between two steps (a stream the caller closed, a process that died)
             # and never answered: settled like a cancelled run, never accepted by silence.
             return episode, _CUT_SHORT, True
+        if unread:  # an outcome the function could not read is no silence to accept
+            return None
         return None if self.silent_outcome is None else (episode, self.silent_outcome, True)
 
     def _send_previous(self, episode: str, outcome: Outcome, silent: bool) -> None:

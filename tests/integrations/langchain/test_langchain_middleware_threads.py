@@ -310,6 +310,32 @@ def test_an_outcome_that_is_no_outcome_costs_its_report_not_the_thread(
     assert lam.episode(second["lamar_episode_id"]).signal == "accepted"
 
 
+
+def test_an_outcome_function_that_raises_costs_its_report_not_the_turn(
+        chat_model: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """The app's outcome function runs inside the agent's turn: one that raises on a message it did
+    not expect (content blocks, not text) costs that outcome, never the user's turn, and its
+    silence is not taken for the silent acceptance."""
+    lam, _ = engine()
+
+    def corrected(state: Any, runtime: Any) -> str | None:
+        return "corrected" if "still" in state["messages"][-1].content.lower() else None
+
+    agent = create_agent(chat_model("one", "two", "three"), [], checkpointer=InMemorySaver(),
+                         middleware=[LamarMiddleware(lam, {"project": "trace"}, outcome=corrected,
+                                                     silent_outcome="accepted")])
+    thread = {"configurable": {"thread_id": "ticket-10"}}
+    first = agent.invoke({"messages": [{"role": "user", "content": "the build fails"}]}, thread)
+    blocks = [{"type": "text", "text": "it still fails"}]
+    with caplog.at_level("WARNING", logger="lamar_langchain.middleware"):
+        second = agent.invoke({"messages": [{"role": "user", "content": blocks}]}, thread)
+    third = agent.invoke({"messages": [{"role": "user", "content": "it still fails"}]}, thread)
+    assert [r["messages"][-1].content for r in (second, third)] == ["two", "three"]
+    (record,) = [r for r in caplog.records if r.name == "lamar_langchain.middleware"]
+    assert "AttributeError" in record.getMessage() and first["lamar_episode_id"] in record.getMessage()
+    assert lam.episode(first["lamar_episode_id"]).signal is None
+    assert lam.episode(second["lamar_episode_id"]).signal == "corrected"
+
 DEPLOYS_STARTED: list[str] = []
 
 
