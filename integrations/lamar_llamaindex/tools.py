@@ -118,18 +118,32 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
     if report:
         def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
             checked = _report_arguments(episode_id, outcome, evidence)
-            lamar.report(checked.episode_id, checked.outcome)
+            try:
+                lamar.report(checked.episode_id, checked.outcome)
+            except StoreError as exc:
+                _log_lost_report(checked.episode_id, exc)
+                raise
             return tool_recorded(checked.outcome, checked.episode_id)
 
         async def areport_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
             checked = _report_arguments(episode_id, outcome, evidence)
-            await lamar.areport(checked.episode_id, checked.outcome)
+            try:
+                await lamar.areport(checked.episode_id, checked.outcome)
+            except StoreError as exc:
+                _log_lost_report(checked.episode_id, exc)
+                raise
             return tool_recorded(checked.outcome, checked.episode_id)
 
         tools.append(FunctionTool.from_defaults(
             fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
             fn_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
+
+
+def _log_lost_report(episode_id: str, exc: StoreError) -> None:
+    """The agent reads the store's error as the tool's and goes on; the app's log must show it too,
+    or a store gone away goes unnoticed while every report the agent makes is lost."""
+    log.warning("Lamar could not record the outcome of episode %s (the agent goes on): %s", episode_id, exc)
 
 
 def _report_arguments(episode_id: Any, outcome: Any, evidence: Any) -> ReportOutcome:

@@ -267,6 +267,28 @@ async def test_a_search_on_a_store_that_cannot_be_written_tells_the_model_to_go_
     assert lam.stats()["episodes"] == 0
 
 
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_a_report_on_a_store_gone_away_is_the_tools_error_and_one_warning(
+        tmp_path: Any, mode: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The agent reads the tool's error and goes on; the app's log must say it too, or a store gone
+    away goes unnoticed while every report the agent makes is lost."""
+    from lamar import StoreError
+
+    path = tmp_path / "lessons.db"
+    lam = Lamar(str(path), seed=1)
+    lam.add(Experience("the build fails", "clear the cache"))
+    _, report = create_lamar_tools(lam, report=True)
+    path.unlink()
+    arguments = {"episode_id": "ep_1", "outcome": "accepted", "evidence": "user: thanks"}
+    with caplog.at_level("WARNING", logger="lamar_llamaindex.tools"), pytest.raises(StoreError, match="deleted"):
+        if mode == "sync":
+            report.call(**arguments)
+        else:
+            await report.acall(**arguments)
+    (record,) = [r for r in caplog.records if r.name == "lamar_llamaindex.tools"]
+    assert record.levelname == "WARNING" and "ep_1" in record.getMessage() and "deleted" in record.getMessage()
+
 def test_a_silent_outcome_that_is_no_outcome_is_refused_when_the_block_is_made() -> None:
     from lamar import InvalidArgument, InvalidReward
 
