@@ -64,7 +64,8 @@ def quiet_worker() -> None:
 
 def command(prog: str, main: Callable[[], int | None]) -> int:
     """Run a research command's `main` and return its exit status: a Ctrl+C prints one line and
-    returns 130 (128 + SIGINT); a reader that went away (`| head -3`) ends it quietly with 0."""
+    returns 130 (128 + SIGINT); a reader that went away (`| head -3`) ends it quietly with 0; a file
+    it names that could not be written (a full disk) is one line and 1."""
     try:
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not in Python's own flush at exit
@@ -78,3 +79,10 @@ def command(prog: str, main: Callable[[], int | None]) -> int:
         except (OSError, ValueError):  # stdout is not a real file (captured): nothing to silence
             pass
         return 0
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # A file named on the command line could not be written (a full disk): one line, as argparse's errors.
+        said = exc.strerror if str(exc.filename) in str(exc.strerror) else f"{exc.filename}: {exc.strerror}"
+        sys.stderr.write(f"{prog}: error: {said}\n")
+        return 1

@@ -14,8 +14,10 @@ import tempfile
 import time
 import tracemalloc
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
+from lamar.atomic import write_output
 from lamar.bench.arguments import counts, names, positive, writable
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
@@ -168,8 +170,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{row['episode_median_us']:>10.0f}{row['similarity_median_us']:>12.0f}"
                           f"{row['heap_mib']:>10.1f}", flush=True)
     if args.json_out:
-        with open(args.json_out, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        write_output(Path(args.json_out), json.dumps(rows, indent=1), "the rows to")
     return 0
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lamar.bench.__main__ import main
+from tests.full_disk import capped
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -33,3 +34,20 @@ def test_a_small_run_writes_its_rows(tmp_path: Path) -> None:
     rows = tmp_path / "rows.json"
     assert main(["--sizes", "10", "--eligible", "6", "--backends", "memory", "--reps", "3", "--json", str(rows)]) == 0
     assert '"backend": "memory"' in rows.read_text()
+
+
+def test_rows_the_disk_cannot_take_leave_the_previous_file_whole_and_say_so_in_one_line(tmp_path: Path) -> None:
+    # --json was written in place: a disk that filled mid-write left a truncated file and a traceback.
+    out = tmp_path / "rows.json"
+    out.write_text("[]\n")
+    argv = ["--sizes", "10", "--eligible", "6", "--backends", "memory", "--reps", "3", "--json", str(out)]
+    # One real row is a few hundred bytes: the timing is stood in by a row past the file size limit.
+    keys = ["recall_median_us", "recall_p99_us", "report_median_us", "report_p99_us", "episode_median_us",
+            "similarity_median_us", "heap_mib"]
+    done = capped("import lamar.bench.speed as speed\nfrom lamar.bench.arguments import command\n"
+                  f"speed.measure = lambda *a: {{'note': 'x' * 20000, **dict.fromkeys({keys!r}, 0.0)}}\n"
+                  f"sys.exit(command('python -m lamar.bench', lambda: speed.main({argv!r})))", tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("python -m lamar.bench: error: could not write the rows to ") and "left as it was" in line
+    assert out.read_text() == "[]\n" and sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]

@@ -18,6 +18,7 @@ from lamar.gym.metrics import column, runs_of
 from lamar.gym.plot import require_matplotlib
 from lamar.gym.recorder import needed_randomized
 from lamar.policy.alpha import lesson_alpha
+from tests.full_disk import capped
 
 SHORT = GymConfig(episodes=3000, seeds=3, workers=1)
 TINY = ("--episodes", "100", "--seeds", "1", "--workers", "1", "--quiet")  # a run that ends in a second
@@ -232,27 +233,12 @@ def test_a_missing_optional_package_is_a_usage_error_before_the_run(option, miss
     assert f"the {extra} extra: {install_command(extra)}" in err and "Traceback" not in err and "runs" not in err
 
 
-# Run in a process whose files may grow to LIMIT bytes (`ulimit -f`), as on a full disk: a write past it fails.
-LIMIT = 16384
-_CAPPED = """
-import resource, signal, sys
-signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the process
-resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))
-{body}
-"""
-
-
-def _capped(body: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", _CAPPED.format(limit=LIMIT, body=body)], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, check=False)
-
-
 def test_rows_the_disk_cannot_take_leave_the_previous_file_whole_and_say_so_in_one_line(tmp_path: Path) -> None:
     # --json was written in place: a run cut short mid-write left a truncated file over the previous good one.
     out = tmp_path / "rows.json"
     previous = '[{"table":"run","policy":"lamar"}]\n'
     out.write_text(previous)
-    done = _capped(f"from lamar.gym.__main__ import main; sys.exit(main([*{TINY!r}, '--json', {str(out)!r}]))",
+    done = capped(f"from lamar.gym.__main__ import main; sys.exit(main([*{TINY!r}, '--json', {str(out)!r}]))",
                    tmp_path)
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     (line,) = done.stderr.splitlines()
@@ -269,7 +255,7 @@ def test_every_writer_of_rows_replaces_the_file_whole_or_not_at_all(write: str, 
     rows = "[{'table': 'run', 'note': 'x' * 100} for _ in range(1000)]"
     call = (f"GymResult(GymConfig(), {rows}, [], []).to_json({str(out)!r})" if write == "GymResult.to_json"
             else f"modes._write({str(out)!r}, {rows})")
-    done = _capped(f"from lamar.gym import GymConfig, GymResult, modes\ntry:\n    {call}\nexcept OSError: pass",
+    done = capped(f"from lamar.gym import GymConfig, GymResult, modes\ntry:\n    {call}\nexcept OSError: pass",
                    tmp_path)
     assert done.returncode == 0, done.stderr
     assert out.read_text() == "[]\n" and len(list(tmp_path.iterdir())) == 1

@@ -7,8 +7,10 @@ import argparse
 import json
 import math
 import statistics
+from pathlib import Path
 from typing import Any
 
+from lamar.atomic import write_output
 from lamar.bench.arguments import counts, names, positive, writable
 from lamar.bench.fleet.big import measure_big
 from lamar.bench.fleet.clients import (
@@ -158,7 +160,6 @@ def main(argv: list[str] | None = None) -> int:
                   f"stored {row['stored_bytes']:.0f} B; client {row['client_cpu_ms']:.3f} ms, "
                   f"server {row['server_cpu_ms']:.3f} ms", flush=True)
     if args.json_out:
-        with open(args.json_out, "w") as fh:
-            json.dump(rows, fh, indent=1)
+        write_output(Path(args.json_out), json.dumps(rows, indent=1), "the rows to")
     return 0
 
