@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, StoreError, UnknownExperience, Verdict
+from lamar.cli.charts import injection_chart
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
@@ -33,7 +34,7 @@ from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar_ui import pages
 from lamar_ui.forms import choice, page_number, pairs, same_token, segments
-from lamar_ui.recent import Kept, injections, latest_episodes
+from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
 
 STATIC = Path(__file__).with_name("static")
@@ -132,7 +133,7 @@ class UI:
             number = min(number, max(1, -(-len(exps) // PAGE_ROWS)))  # past the last page: the last
             shown = exps[(number - 1) * PAGE_ROWS:number * PAGE_ROWS]
             rows = [(e, lam.evidence(e.id)) for e in shown]
-            chart = self._kept.get(("injections",), lambda: injections(lam.store))
+            chart = self._kept.get(("injections",), lambda: injection_chart(lam.store))
             return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text, chart=chart,
                                       text=text, total=len(exps), page=number, per_page=PAGE_ROWS)
 

@@ -1,5 +1,5 @@
 """What the pages read of a long log without reading all of it: the latest episodes from its end,
-the injection chart from the what-if fold, and answers kept while the store stays as it was."""
+and answers kept while the store stays as it was."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from lamar import Lamar
-from lamar.cli.charts import injection_bars
 from lamar.store.base import Event, Store, TextStore
-from lamar.whatif.cache import fold_store
 
 T = TypeVar("T")
 _WINDOW = 1024  # events read first from the end of the log; each further window is 8 times larger
@@ -37,15 +35,6 @@ def latest_episodes(store: Store, last: int, count: int) -> tuple[list[Event], d
             outcomes = {e.data["episode"]: e.data for e in events if e.kind == "outcome" and e.data["episode"] in ids}
             return shown, outcomes
         window *= 8
-
-
-def injections(store: Store) -> str:
-    """The injection chart over the episodes the log holds, from the what-if fold: a file store's
-    fold is cached, so only the events logged since it was last read are read again."""
-    folded = fold_store(store)
-    slates = folded.slates
-    return injection_bars([(folded.times[j], len(slates[s].injected), len(slates[s].held_out))
-                           for j, s in enumerate(folded.slate) if folded.alive[j]])
 
 
 class Kept:
@@ -76,4 +65,4 @@ class Kept:
         return answer
 
 
-__all__ = ["Kept", "injections", "latest_episodes"]
+__all__ = ["Kept", "latest_episodes"]

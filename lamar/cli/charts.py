@@ -19,7 +19,7 @@ from lamar.cli.standing import (
 )
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
-from lamar.store.base import Event
+from lamar.store.base import Store
 
 COLOURS = {"helps": "#1a7f37", "harms": "#cf222e", "unknown": "#6e7781"}
 INJECTED = "#0969da"
@@ -97,11 +97,20 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
     return "".join(parts)
 
 
-def injection_chart(events: Sequence[Event]) -> str:
-    """Stacked bars over the episodes, in equal bins: lessons injected and held out per bin,
-    with a y-axis (lessons per bin) and the first and last episode's number and time."""
-    return injection_bars([(e.time, len(e.data.get("injected", ())), len(e.data.get("held_out", ())))
-                           for e in events if e.kind == "episode"])
+def injection_chart(store: Store) -> str:
+    """Stacked bars over the episodes the store holds, in equal bins: lessons injected and held out
+    per bin, with a y-axis (lessons per bin) and the first and last episode's number and time.
+
+    The episodes come from the what-if fold, not from the log's episode events: a checkpoint
+    folds the first episodes into one snapshot event, and a compaction drops episodes. A file
+    store's fold is cached, so only the events logged since it was last read are read again.
+    """
+    from lamar.whatif.cache import fold_store
+
+    folded = fold_store(store)
+    slates = folded.slates
+    return injection_bars([(folded.times[j], len(slates[s].injected), len(slates[s].held_out))
+                           for j, s in enumerate(folded.slate) if folded.alive[j]])
 
 
 def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:

@@ -15,7 +15,6 @@ from lamar.cli.session import open_engine
 from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, status_text
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
-from lamar.store.base import Event
 
 _CSS = """
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #1f2328; }
@@ -60,11 +59,12 @@ def legend() -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
-def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Event], location: str) -> str:
+def render_page(rows: Sequence[tuple[Experience, Evidence]], injections: str, events: int, location: str) -> str:
     """The whole page as one string.
 
-    A forest plot of every lesson's lift and interval coloured by verdict, injections and
-    holdouts over time, and a table with one row per lesson.
+    A forest plot of every lesson's lift and interval coloured by verdict, `injections` (the
+    chart of injections and holdouts over time), and a table with one row per lesson; `events`
+    is the log's length, as `lamar stats` counts it.
     """
     counts = {name: sum(standing(ev) == name for _, ev in rows) for name in STANDINGS}
     summary = ", ".join(f'<span class="{_css(name)}">{n} {name}</span>' for name, n in counts.items())
@@ -73,11 +73,11 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], events: Sequence[Ev
         f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_GENERATOR}"
         f"<title>Lamar: {escape(shorten(location, 60))}</title><style>{_CSS}</style></head><body>"
         f"<h1>What the agent believes</h1><p>Store <code>{escape(location)}</code>, "
-        f"{len(rows)} lessons ({summary}), {len(events)} events; generated {when(time.time())} UTC.</p>"
+        f"{len(rows)} lessons ({summary}), {events} events; generated {when(time.time())} UTC.</p>"
         "<h2>Lift of each lesson</h2><p>Dot: measured lift on reward from randomized holdouts; line: its "
         "anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it runs past "
         "the axis). Helps when the whole line is right of zero, harms when left.</p>"
-        f"{legend()}{forest}<h2>Injections over time</h2>{injection_chart(events)}"
+        f"{legend()}{forest}<h2>Injections over time</h2>{injections}"
         f"<h2>Lessons</h2>{lesson_table(rows)}</body></html>\n"
     )
 
@@ -87,12 +87,13 @@ def cmd_html(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
         rows = [(exp, lam.evidence(exp.id)) for exp in lam.experiences()]
-        events = lam.store.read(0)
+        injections = injection_chart(lam.store)
+        events = lam.stats()["events"]
         location = lam.store.location
     finally:
         lam.close()
-    page = render_page(rows, events, location)
+    page = render_page(rows, injections, events, location)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_output(Path(args.out), page, "the HTML page")  # a failed write leaves the last page whole
-    print(f"wrote {args.out} ({len(rows)} lessons, {len(page)} bytes)")
+    print(f"wrote {args.out} ({len(rows)} lessons, {len(page.encode('utf-8'))} bytes)")
     return 0

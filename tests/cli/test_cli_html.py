@@ -106,3 +106,33 @@ def test_html_charts_name_their_colours_and_axes(lamar_cli, store, tmp_path):
     first, last = re.findall(r">episode (\d+)</text>", page)
     assert first == "1" and int(last) > 1
     assert re.search(r">lessons per \d+ episodes</text>", page)
+
+
+def test_html_charts_every_episode_after_a_checkpoint(run_cli, tmp_path):
+    """A checkpoint folds the log's first episodes into one snapshot event: the page still counts
+    them, in the injection chart and the header, as `lamar stats` and `lamar ui` do."""
+    from lamar import Experience, Signal
+
+    path = tmp_path / "s.db"
+    lam = Lamar(str(path), seed=3)
+    lam.add(Experience("the build fails", "clear the cache"))
+    for n in range(45):
+        lam.report(lam.recall({}).episode_id, Signal.SHIPPED)
+        if n == 39:
+            assert lam.checkpoint()
+    events = lam.stats()["events"]
+    lam.close()
+    assert run_cli("html", "--store", path, "--out", tmp_path / "p.html").returncode == 0
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert re.findall(r">episode (\d+)</text>", page) == ["1", "45"]
+    assert "1 lessons (" in page and f"), {events} events;" in page
+
+
+def test_html_says_how_many_bytes_it_wrote(run_cli, tmp_path):
+    path = tmp_path / "s.json"
+    assert run_cli("add", "--create", "--store", path, "--precondition", "the café's build fails ±",
+                   "--action", "read the log 🧪").returncode == 0
+    out = run_cli("html", "--store", path, "--out", tmp_path / "p.html")
+    assert out.returncode == 0, out.stderr
+    written = int(re.search(r"(\d+) bytes\)", out.stdout).group(1))
+    assert written == (tmp_path / "p.html").stat().st_size
