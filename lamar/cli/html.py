@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Sequence
 from html import escape
@@ -83,7 +84,9 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], injections: str, ev
 
 
 def cmd_html(args: argparse.Namespace) -> int:
-    check_output(args.out, ours=is_html_page, what="the HTML page", force=args.force)
+    to_stdout = args.out == "-"  # as `lamar add --from -` reads stdin; `./-` names a file called "-"
+    if not to_stdout:
+        check_output(args.out, ours=is_html_page, what="the HTML page", force=args.force)
     lam = open_engine(args)
     try:
         rows = [(exp, lam.evidence(exp.id)) for exp in lam.experiences()]
@@ -93,6 +96,13 @@ def cmd_html(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     page = render_page(rows, injections, events, location)
+    if to_stdout:  # the page alone, in the UTF-8 it declares, whatever the terminal's encoding
+        if hasattr(sys.stdout, "buffer"):
+            sys.stdout.flush()
+            sys.stdout.buffer.write(page.encode("utf-8"))
+        else:
+            sys.stdout.write(page)
+        return 0
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_output(Path(args.out), page, "the HTML page")  # a failed write leaves the last page whole
     print(f"wrote {args.out} ({len(rows)} lessons, {len(page.encode('utf-8'))} bytes)")

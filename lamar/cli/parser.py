@@ -243,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     html = command("html", "write a self-contained HTML page: forest plot, injections over time, table",
                    cmd_html)
-    html.add_argument("--out", required=True, metavar="FILE.html", help="the page to write")
+    html.add_argument("--out", required=True, metavar="FILE.html", help="the page to write (- for stdout)")
     _force_option(html)
 
     ui = command("ui", "a local web app: lessons, episodes, sleep review, levers (needs lamar[ui])", cmd_ui)

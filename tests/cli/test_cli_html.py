@@ -136,3 +136,16 @@ def test_html_says_how_many_bytes_it_wrote(run_cli, tmp_path):
     assert out.returncode == 0, out.stderr
     written = int(re.search(r"(\d+) bytes\)", out.stdout).group(1))
     assert written == (tmp_path / "p.html").stat().st_size
+
+
+def test_html_out_dash_writes_the_page_to_stdout(lamar_cli, store, tmp_path):
+    out = lamar_cli("html", "--store", store, "--out", "-")
+    assert out.returncode == 0, out.stderr
+    assert not (tmp_path / "-").exists()
+    assert out.stdout.startswith("<!DOCTYPE html>") and out.stdout.endswith("</html>\n")
+    reader = PageReader()
+    reader.feed(out.stdout)
+    assert reader.rows == [e.id for e in Lamar(str(store)).experiences()]
+    assert out.stderr == ""
+    named = lamar_cli("html", "--store", store, "--out", "./-")  # a file called "-", spelt as a path
+    assert named.returncode == 0 and (tmp_path / "-").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
