@@ -1,4 +1,5 @@
-"""N replacements on a log of M reported episodes (memory, SQLite): CPU ms per replacement beside a recall + report.
+"""N replacements on a log of M reported episodes (memory, SQLite): CPU ms per replacement beside a
+recall + report and beside a refold of the whole log, for a random earlier episode and a recent one.
 
 Usage: python tools/replace_speed.py M N
 """
@@ -11,7 +12,7 @@ import time
 from lamar import Experience, Lamar, Scope, Signal
 
 
-def run(store, m, n, seed=0):
+def run(store, m, n, recent, seed=0):
     rng = random.Random(seed)
     lam = Lamar(store, k=3, seed=seed)
     for i in range(20):
@@ -23,16 +24,25 @@ def run(store, m, n, seed=0):
         lam.report(rec.episode_id, rng.choice([Signal.SHIPPED, Signal.REVERTED]))
         eps.append(rec.episode_id)
     per_report = (time.process_time() - t0) / m
+    log = lam._holder._log  # the whole refold a replacement cost before it refolded from a mark
+    t0 = time.process_time()
+    for _ in range(3):
+        log.refold()
+    per_refold = (time.process_time() - t0) / 3
     t0 = time.process_time()
     for _ in range(n):
-        lam.report(rng.choice(eps), rng.choice([Signal.SHIPPED, Signal.REVERTED]), replace=True)
+        target = rng.choice(eps[-10:] if recent else eps)
+        lam.report(target, rng.choice([Signal.SHIPPED, Signal.REVERTED]), replace=True)
     per_replace = (time.process_time() - t0) / n
     lam.close()
-    return per_report, per_replace
+    return per_report, per_refold, per_replace
 
 m, n = int(sys.argv[1]), int(sys.argv[2])
 for name in ("memory", "sqlite"):
-    with tempfile.TemporaryDirectory() as d:
-        store = ":memory:" if name == "memory" else os.path.join(d, "x.db")
-        rep, rpl = run(store, m, n)
-        print(f"{name:7s} M={m} N={n}: recall+report {rep*1e3:.2f} ms, replacement {rpl*1e3:.2f} ms, total replacements {rpl*n:.2f} s")
+    for recent in (False, True):
+        with tempfile.TemporaryDirectory() as d:
+            store = ":memory:" if name == "memory" else os.path.join(d, "x.db")
+            rep, refold, rpl = run(store, m, n, recent)
+            which = "recent" if recent else "random"
+            print(f"{name:7s} M={m} N={n} {which}: recall+report {rep*1e3:.2f} ms, whole refold {refold*1e3:.2f} ms, "
+                  f"replacement {rpl*1e3:.2f} ms, total replacements {rpl*n:.2f} s")
