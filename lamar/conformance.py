@@ -321,7 +321,7 @@ class StoreConformance(ReadsConformance, EraseConformance):
                 replayed.report(open_eps[n], signal_)
         self.assertEqual(resumed.episode(reported[0]).reward, replayed.episode(reported[0]).reward)
         self.assertEqual({i: resumed.evidence(i) for i in ids}, {i: replayed.evidence(i) for i in ids})
-        resumed.report(reported[1], -0.5, replace=True)  # unfolds an outcome: the whole log again
+        resumed.report(reported[1], -0.5, replace=True)  # unfolds an outcome: the log again from before it
         replayed.report(reported[1], -0.5, replace=True)
         self.assertEqual({i: resumed.evidence(i) for i in ids}, {i: replayed.evidence(i) for i in ids})
 

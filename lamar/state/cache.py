@@ -13,6 +13,7 @@ from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.state.episode import EpisodeRecord
+from lamar.state.marks import Mark, Marks
 from lamar.state.snapshot import add_to_audit, new_audit, restore
 from lamar.store.base import Event, StoredText, in_rows_order
 
@@ -72,6 +73,7 @@ class FoldCache:
         # The fold mode: this cache holds the log through a settled seq (see SettledFollower). A
         # reset empties the cache, so whatever it held is no longer known to be settled.
         self.settled = False
+        self.marks = Marks()  # where a replaced outcome is folded again from (`rewind`)
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -169,36 +171,77 @@ class FoldCache:
         The outcome that counts is an episode's last replacement, else its first report; a later
         plain report is a duplicate the fold refuses (see _fold_outcome).
         """
+        self.reset()
+        self._fold_run(events, again=False)
+        return list(self.lessons.values()), (self.reward_n, self.reward_mean, self.reward_m2)
+
+    def rewind(self, before: int) -> bool:
+        """Go back to the fold as it stood at the last mark before seq `before`; False (nothing
+        changed) when no mark is that old. Then `refold` the events after `seq` up to the one wanted."""
+        mark = self.marks.rewind(before, self.lessons, self.episodes)
+        if mark is None:
+            return False
+        self.seq, self.last = mark.seq, mark.last
+        self.reports, self.reward_n, self.reward_mean, self.reward_m2 = mark.sums
+        return True
+
+    def refold(self, events: list[Event]) -> None:
+        """Fold again the events after a `rewind`'s mark, as folding the whole log folds them
+        (each was folded once already: its episode is held, only its lessons' counts go back)."""
+        self._fold_run(events, again=True)
+
+    def _fold_run(self, events: list[Event], again: bool) -> None:
         final: dict[str, int] = {}
         superseded: set[int] = set()
         for e in events:
-            if e.kind == "outcome" and (e.data.get("replace") or e.data["episode"] not in final):
-                if e.data["episode"] in final:
-                    superseded.add(final[e.data["episode"]])
-                final[e.data["episode"]] = e.seq
-        self.reset()
-        for e in events:
-            if e.seq in superseded:
+            if e.kind != "outcome":
+                continue
+            episode_id = e.data["episode"]
+            # A plain report counts unless the episode had one: in these events, or (a refold)
+            # before them, which its record, as the rewind left it, shows.
+            if e.data.get("replace") or (episode_id not in final and not (
+                    again and (record := self.episodes.get(episode_id)) is not None and record.reports)):
+                if episode_id in final:
+                    superseded.add(final[episode_id])
+                final[episode_id] = e.seq
+        self.marks.plan([e.seq for e in events])
+        try:
+            for e in events:
+                if e.seq not in superseded:
+                    self.fold(e, again)
+                    continue
+                self._marked(e)
                 self.seq = e.seq
                 self.last = e
                 episode = self.episodes.get(e.data["episode"])
                 if episode is not None:
+                    if (mark := self.marks.current) is not None:
+                        mark.keep_episode(episode)
                     episode.reports += 1
-                continue
-            self.fold(e)
-        return list(self.lessons.values()), (self.reward_n, self.reward_mean, self.reward_m2)
+        finally:
+            self.marks.plan(None)
 
-    def fold(self, event: Event) -> None:
-        """Fold one event; CorruptStore when it is malformed."""
+    def _marked(self, event: Event) -> None:
+        """Set a mark before `event` when one is due, or let every mark go before an event no mark can undo."""
+        kind = event.kind
+        if kind != "episode" and kind != "outcome":
+            self.marks.clear()
+        elif event.seq >= self.marks.next:
+            self.marks.add(Mark(self.seq, self.last, (self.reports, self.reward_n, self.reward_mean, self.reward_m2)),
+                           event.seq, len(self.lessons))
+
+    def fold(self, event: Event, again: bool = False) -> None:
+        """Fold one event (`again`: in a `refold`); CorruptStore when it is malformed."""
         try:
-            self._fold_event(event)
+            self._marked(event)
+            self._fold_event(event, again)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CorruptStore(
                 f"{self.location}: event {event.seq} ({event.kind}) is malformed ({exc!r}); "
                 "the store was left untouched: restore it from a backup or export what reads"
             ) from exc
 
-    def _fold_event(self, event: Event) -> None:
+    def _fold_event(self, event: Event, again: bool) -> None:
         self.seq = event.seq
         self.last = event
         data = event.data
@@ -216,7 +259,7 @@ class FoldCache:
             self.held = sum(len(r.held_out) for r in self.episodes.values())
             self.wanted = self.held + sum(len(r.injected) for r in self.episodes.values())
         elif kind == "episode":
-            self._fold_episode(EpisodeRecord(data, event.time))
+            self._fold_episode(EpisodeRecord(data, event.time), again)
         elif kind == "outcome":
             self._fold_outcome(data)
         elif kind == "experience":
@@ -251,14 +294,17 @@ class FoldCache:
         else:  # a reader that lets an unknown kind through must not have it folded as nothing
             raise ValueError(f"unknown event kind {kind!r}")
 
-    def _fold_episode(self, record: EpisodeRecord) -> None:
-        record.number = self.n_episodes + self.compacted["episodes"]
-        self.episodes[record.id] = record
-        self.n_episodes += 1
-        self.held += len(record.held_out)
-        self.wanted += len(record.held_out) + len(record.injected)
-        if self.unsettled is not None:
-            self.unsettled.append(record.id)
+    def _fold_episode(self, record: EpisodeRecord, again: bool) -> None:
+        if not again or record.id not in self.episodes:
+            record.number = self.n_episodes + self.compacted["episodes"]
+            self.episodes[record.id] = record
+            self.n_episodes += 1
+            self.held += len(record.held_out)
+            self.wanted += len(record.held_out) + len(record.injected)
+            if self.unsettled is not None:
+                self.unsettled.append(record.id)
+        if (mark := self.marks.current) is not None:
+            mark.keep_lessons(itertools.chain(record.injected, record.held_out), self.lessons)
         for ids, counted in ((record.injected, "injected_in"), (record.held_out, "held_out_in")):
             for exp_id in ids:
                 lesson = self.lessons.get(exp_id)
@@ -383,6 +429,9 @@ class FoldCache:
             # the same way in every process, and report() tells its caller.
             self.ignored.add(self.seq)
             return
+        if (mark := self.marks.current) is not None:
+            mark.keep_episode(episode)
+            mark.keep_lessons(episode.eligible, self.lessons)
         if data.get("expired"):  # the pending policy gave up on it: no reward, nothing learned
             episode.reports += 1
             episode.outcome_seq = self.seq

@@ -72,16 +72,45 @@ class Follower:
             self.refold()
 
     def fold_tail(self, events: list[Event]) -> None:
-        # A replacement unfolds an outcome, and a compaction of episodes that a resumed cache
-        # never loaded needs them: both fold the whole log again. So does an erasure: the log
-        # before it was scrubbed, and what this cache folded from the old text (the slices of
-        # blanked contexts) must go with it.
-        if any(e.kind == "outcome" and e.data.get("replace") or e.kind == "erase" for e in events) or (
-                self.cache.partial and any(e.kind == "compact" for e in events)):
+        # A compaction of episodes that a resumed cache never loaded needs them: the whole log
+        # again. So does an erasure: the log before it was scrubbed, and what this cache folded
+        # from the old text (the slices of blanked contexts) must go with it.
+        if any(e.kind == "erase" for e in events) or (self.cache.partial and any(e.kind == "compact" for e in events)):
             self.refold()
             return
         for event in events:
-            self.cache.fold(event)
+            if event.kind != "outcome" or not event.data.get("replace"):
+                self.cache.fold(event)
+            elif not self._replaced(event):
+                self.refold()
+                return
+
+    def _replaced(self, event: Event) -> bool:
+        """Fold a replacement as folding the whole log would; False (nothing folded) when only that can.
+
+        The whole log counts the replacement at its own seq and skips the outcome it replaces, so
+        every fold after that outcome changes (the reward spread each later outcome was folded
+        with, the lessons' baselines and fall detectors): the cache goes back to a mark before it
+        (`lamar.state.marks`) and folds the log again from there, through `event`.
+        """
+        cache = self.cache
+        episode_id = event.data.get("episode")
+        record = cache.episode(episode_id) if isinstance(episode_id, str) else None
+        if record is None or record.sealed:
+            return False  # what the whole log makes of an outcome the fold refuses
+        if record.reports and record.settled == "expired":
+            # The outcome it replaces changed nothing but its record, which this one sets anew.
+            cache.marks.drop_from(record.outcome_seq)
+        elif record.reports:
+            if not cache.rewind(record.outcome_seq):
+                return False
+            again = [e for e in self.store.read(cache.seq) if e.seq <= event.seq]
+            if not again or again[-1].seq != event.seq:
+                return False  # the log no longer holds it as folded: fold it whole
+            cache.refold(again)
+            return True
+        cache.fold(event)  # (with no report to replace, a first report)
+        return True
 
     def state_due(self) -> bool:
         """Whether the cache has folded enough past the saved state to save it again."""

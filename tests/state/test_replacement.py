@@ -4,19 +4,21 @@ log, on every local backend."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, Scope
-from lamar.policy.config import Policy
+from lamar import Experience, Lamar, Scope, Signal
 from lamar.state.cache import FoldCache
+from lamar.state.marks import SPACING
 from lamar.state.snapshot import snapshot_of
 from lamar.store import open_store
+from lamar.store.base import Event
 
 
 def _refolded(lam: Lamar) -> FoldCache:
-    cache = FoldCache(Policy(), "test")
+    cache = FoldCache(lam.policy, "test")
     cache.fold_log(lam.store.read(0))
     return cache
 
@@ -49,3 +51,68 @@ def test_replacements_leave_the_state_a_refold_gives(tmp_path: Path, backend: st
     fresh.close()
     lam.close()
 
+
+
+def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it() -> None:
+    lam = Lamar(":memory:", k=2, seed=4)
+    for i in range(6):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    rng = random.Random(4)
+    for _ in range(600):
+        rec = lam.recall({"project": rng.choice("ab")})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+    cache = lam._holder._log.cache  # type: ignore[attr-defined]
+    folded: list[int] = []
+    fold = cache.fold
+
+    def counted(event: Event, *again: bool) -> None:
+        folded.append(event.seq)
+        fold(event, *again)
+
+    cache.fold = counted
+    lam.report(rec.episode_id, -0.5, replace=True)
+    assert 0 < len(folded) <= 2 * SPACING + 2, len(folded)  # not the 1 200 events of the whole log
+    assert snapshot_of(cache) == snapshot_of(_refolded(lam))
+    lam.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "json"])
+def test_replacements_among_two_writers_adds_retirements_defaults_and_expiries(tmp_path: Path, backend: str) -> None:
+    location = str(tmp_path / ("s.db" if backend == "sqlite" else "s.json"))
+    rng = random.Random(7)
+    tuning = {"k": 2, "pending_after": 3600.0, "pending_outcome": Signal.REASKED}
+    engines = [Lamar(open_store(location), seed=7, **tuning), Lamar(open_store(location), seed=8, **tuning)]
+    lessons = [engines[0].add(Experience("always", "everywhere"))]
+    reported: list[str] = []
+    unreported: list[str] = []
+    for i in range(4):
+        lessons.append(engines[0].add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2]))))
+    for step in range(500):
+        lam = rng.choice(engines)
+        roll = rng.random()
+        if roll < 0.01:
+            lessons.append(lam.add(Experience(f"case {step}", f"do {step}", scope=Scope(project=rng.choice("ab")))))
+        elif roll < 0.02 and len(lessons) > 3:
+            lam.retire(lessons.pop(rng.randrange(1, len(lessons))))
+        elif roll < 0.07 and unreported:
+            lam.expire(unreported[0])  # an expiry, or (settled already) nothing
+        elif roll < 0.12:
+            lam.settle_pending(now=time.time() + 7200)  # each unreported episode gets the default outcome
+        elif roll < 0.40 and (reported or unreported):
+            # a replacement, of a report or of the default or expiry a late report replaces
+            target = unreported.pop(0) if unreported and rng.random() < 0.3 else rng.choice(reported[-8:] if rng.random() < 0.5 else reported)
+            lam.report(target, rng.choice([1.0, -1.0, 0.5]), replace=True)
+            reported.append(target)
+        else:
+            rec = lam.recall({"project": rng.choice("ab")})
+            if rng.random() < 0.2:
+                unreported.append(rec.episode_id)
+            else:
+                lam.report(rec.episode_id, rng.choice([1.0, -1.0, 0.0]))
+                reported.append(rec.episode_id)
+        if step % 50 == 49:
+            for engine in engines:
+                engine.stats()  # folds what the other wrote
+                assert snapshot_of(engine._holder._log.cache) == snapshot_of(_refolded(engine))  # type: ignore[attr-defined]
+    for engine in engines:
+        engine.close()

@@ -1,0 +1,143 @@
+"""`Marks`: the fold's undo journal, so that a replaced outcome is folded again from a mark before
+the outcome it replaces instead of from the start of the log (`Follower.fold_tail`)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from lamar.policy.lesson import LessonState
+
+if TYPE_CHECKING:
+    from lamar.state.episode import EpisodeRecord
+    from lamar.store.base import Event, StoredText
+
+SPACING = 128  # events between two marks: a rewind folds at most this many events it would not need
+KEPT = 24  # marks kept, thinned so that they lie dense near the end of the log and sparse before
+# Lesson copies all marks may hold, beyond three per lesson: past it the oldest mark goes (a
+# replacement of an outcome older than every mark refolds the whole log).
+_COPIES = 256
+
+# What an outcome changes in its episode's record, and so what a mark keeps of it.
+_OUTCOME_FIELDS = ("reward", "signal", "reports", "outcome_seq", "settled")
+_outcome_of = operator.attrgetter(*_OUTCOME_FIELDS)
+
+
+class Mark:
+    """The fold as it stood after the event at `seq`: its reward sums, and (copied when an event
+    after it first changed them) the lessons and episode outcomes that changed since."""
+
+    __slots__ = ("seq", "last", "sums", "lessons", "episodes")
+
+    def __init__(self, seq: int, last: Event | StoredText | None, sums: tuple[int, int, float, float]) -> None:
+        self.seq, self.last, self.sums = seq, last, sums  # sums: reports, reward_n, reward_mean, reward_m2
+        self.lessons: dict[str, LessonState] = {}
+        self.episodes: dict[str, tuple[Any, ...]] = {}
+
+    def keep_lessons(self, ids: Iterable[str], lessons: Mapping[str, LessonState]) -> None:
+        """Copy each lesson of `ids` as it is now, unless this mark holds it already."""
+        kept = self.lessons
+        for exp_id in ids:
+            if exp_id not in kept and (state := lessons.get(exp_id)) is not None:
+                kept[exp_id] = state.copy()
+
+    def keep_episode(self, record: EpisodeRecord) -> None:
+        if record.id not in self.episodes:
+            self.episodes[record.id] = _outcome_of(record)
+
+    def absorb(self, newer: Mark) -> None:
+        """Take over a later mark's copies of what changed first after it (a mark let go)."""
+        for exp_id, state in newer.lessons.items():
+            self.lessons.setdefault(exp_id, state)
+        for episode_id, fields in newer.episodes.items():
+            self.episodes.setdefault(episode_id, fields)
+
+
+class Marks:
+    """Marks every `SPACING` episode and outcome events; any other event (a lesson added, edited,
+    merged, an erasure, a compaction) lets them all go, since nothing here can undo it."""
+
+    def __init__(self) -> None:
+        self.marks: list[Mark] = []
+        self.current: Mark | None = None  # the last mark: the next change is copied into it
+        self.next = 0  # set a mark before the next episode or outcome event at this seq or later
+        self._planned: list[int] | None = None
+
+    def clear(self) -> None:
+        self.marks.clear()
+        self.current = None
+        self._next()
+
+    def plan(self, seqs: list[int] | None) -> None:
+        """Mark only before the events at these seqs, SPACING, 2 SPACING, 4 SPACING... events
+        from their end, in their second half, while they are folded in one run (None: every
+        SPACING again). A mark every SPACING events of a whole log would copy every lesson once
+        per mark, and every change after the first mark is checked against it; an outcome in
+        the first half is about as cheap to replace by folding the whole log again."""
+        n = len(seqs or ())
+        self._planned = None if seqs is None else sorted(
+            {seqs[n - (SPACING << j)] for j in range(n.bit_length()) if 2 * (SPACING << j) <= n}, reverse=True)
+        self._next()
+
+    def _next(self) -> None:
+        planned = self._planned
+        if planned is not None:
+            self.next = planned[-1] if planned else 1 << 62
+        else:
+            self.next = self.marks[-1].seq + SPACING if self.marks else 0
+
+    def add(self, mark: Mark, seq: int, lessons: int) -> None:
+        """Set `mark` before the event at `seq`."""
+        marks = self.marks
+        marks.append(mark)
+        self.current = mark
+        planned = self._planned
+        while planned and planned[-1] <= seq:
+            planned.pop()
+        if len(marks) > KEPT:
+            # Let go of the mark whose going leaves the smallest gap for its distance from the end:
+            # a replacement's refold then overshoots the outcome it replaces by a bounded fraction.
+            end = mark.seq
+            i = min(range(1, len(marks) - 1),
+                    key=lambda j: (marks[j + 1].seq - marks[j - 1].seq) / (end - marks[j + 1].seq + SPACING))
+            marks[i - 1].absorb(marks.pop(i))
+        while len(marks) > 1 and sum(len(m.lessons) for m in marks) > 3 * lessons + _COPIES:
+            del marks[0]  # only a rewind to it reads its copies
+        self._next()
+
+    def drop_from(self, seq: int) -> None:
+        """Let go of the marks at or after `seq` (the fold before it changed), their copies kept by the mark before."""
+        marks = self.marks
+        while marks and marks[-1].seq >= seq:
+            newer = marks.pop()
+            if marks:
+                marks[-1].absorb(newer)
+        self.current = marks[-1] if marks else None
+        self._next()
+
+    def rewind(self, before: int, lessons: Mapping[str, LessonState], episodes: Mapping[str, EpisodeRecord]) -> Mark | None:
+        """Put the lessons and episode outcomes back as they stood at the last mark before seq
+        `before` and return that mark (the caller restores its sums), or None when there is none."""
+        marks = self.marks
+        at = next((i for i in range(len(marks) - 1, -1, -1) if marks[i].seq < before), None)
+        if at is None:
+            return None
+        for mark in reversed(marks[at:]):  # newest first: the oldest copy of each is the one left
+            for exp_id, saved in mark.lessons.items():
+                live = lessons[exp_id]  # in place: the scope index and views hold the live object
+                for name in LessonState.__slots__:
+                    setattr(live, name, getattr(saved, name))
+            for episode_id, fields in mark.episodes.items():
+                record = episodes.get(episode_id)
+                if record is not None:
+                    for name, value in zip(_OUTCOME_FIELDS, fields, strict=True):
+                        setattr(record, name, value)
+        mark = self.current = marks[at]
+        del marks[at + 1:]
+        mark.lessons, mark.episodes = {}, {}
+        self._next()
+        return mark
+
+
+__all__ = ["KEPT", "SPACING", "Mark", "Marks"]
