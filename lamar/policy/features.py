@@ -113,7 +113,9 @@ class Slices:
         randomized = 0.0 < p < 1.0
         slices = self.slices
         fixed = _keys(scope)
-        for key, value in context.items():
+        # In key order: a slice's rank (its share of alpha) must not follow the order a context's
+        # keys were given in, which SQLite and PostgreSQL do not keep and the JSON store does.
+        for key, value in sorted(context.items()):
             if key in fixed:
                 continue
             s = slices.get((key, value))
@@ -192,7 +194,7 @@ class Slices:
 
     def judge(self, alpha_helps: float, alpha_harms: float) -> list[SliceBounds]:
         """Each slice of a key seen with two values or more, judged at its share of the lesson's
-        (segment's) alpha: the s-th slice seen gets `series(s, SLICE_SERIES)` of it."""
+        (segment's) alpha: the s-th slice seen (by key within an episode) gets `series(s, SLICE_SERIES)` of it."""
         values = self.values
         out = []
         for rank, ((key, value), s) in enumerate(self.slices.items(), start=1):

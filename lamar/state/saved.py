@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from lamar.state.episode import EpisodeRecord
     from lamar.store.base import Event
 
-# Bumped whenever what a lesson's saved form holds (LessonState.to_dict) changes, so that a
-# state saved by another Lamar is rebuilt from the events instead of trusted.
-STATE_VERSION = 8
+# Bumped whenever what a lesson's saved form holds (LessonState.to_dict), or how the events fold
+# into it, changes, so that a state saved by another Lamar is rebuilt from the events instead of trusted.
+STATE_VERSION = 9
 
 
 def fingerprint(event: Event | StoredText) -> str:

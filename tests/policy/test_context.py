@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -116,6 +117,29 @@ def test_a_copy_is_equal_and_independent() -> None:
         copy.observe(_reward(rng, 0.5), rng.random() < 0.5, 0.5, 0.8, policy, 1, SWIFT | {"os": "mac"})
     assert json.dumps(state.to_dict()) == before
     assert copy.to_dict() != state.to_dict()
+
+
+def test_a_lessons_evidence_does_not_depend_on_the_order_of_its_contexts_keys() -> None:
+    """SQLite and PostgreSQL store a context with its keys in an order of their own, the JSON store
+    as the caller gave them: each slice's share of alpha (fixed by the order slices are first seen),
+    and the bound a narrowed lesson inherits from its slice, must not change with a copy."""
+    def folded(order: Callable[[dict[str, str]], dict[str, str]]) -> tuple[LessonState, Policy]:
+        rng = random.Random(11)
+        state, policy = LessonState(Experience("the build fails", "clear the cache", scope=Scope(task="build"))), Policy()
+        for _ in range(1200):
+            context = SWIFT if rng.random() < 0.5 else PYTHON
+            injected = rng.random() < 0.5
+            effect = (0.3 if context is SWIFT else -0.3) if injected else 0.0
+            state.observe(_reward(rng, 0.45 + effect), injected, 0.5, 0.8, policy, 1, order(context))
+        return state, policy
+
+    given, policy = folded(dict)
+    backwards, _ = folded(lambda context: dict(reversed(context.items())))
+    assert given.evidence(policy, 1).slices["language=swift"].verdict is Verdict.HELPS
+    assert backwards.evidence(policy, 1) == given.evidence(policy, 1)
+    for state in (given, backwards):
+        state.narrow("language", "swift")
+    assert backwards.evidence(policy, 1) == given.evidence(policy, 1)
 
 
 def test_a_free_key_with_endless_values_is_capped() -> None:

@@ -84,6 +84,20 @@ def test_a_released_store_with_a_narrowed_scope_moves_to_every_embedded_backend(
     source.close()
 
 
+def test_a_released_json_store_moved_to_sqlite_keeps_every_bound(tmp_path: Path) -> None:
+    """Its contexts keep their keys in the order the caller gave them, SQLite's in its own: the
+    narrowed lesson's interval and every slice's bound are those of the source all the same."""
+    source = Lamar(str(_copy(RELEASED[0], tmp_path, sidecars=False)), k=2, seed=1)
+    target = open_store(str(tmp_path / "moved.db"))
+    transfer(source.store, target)
+    moved = Lamar(target, k=2, seed=1)
+    lessons = source.experiences()
+    assert any(e.provenance.get("narrowed_from") for e in lessons)
+    assert {e.id: moved.evidence(e.id) for e in lessons} == {e.id: source.evidence(e.id) for e in lessons}
+    for lam in (source, moved):
+        lam.close()
+
+
 @pytest.fixture(params=["off", "on"], ids=["log-mode", "fold-mode"])
 def pg_url(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
     namespace = unique_namespace("rel")
