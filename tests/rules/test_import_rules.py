@@ -78,6 +78,16 @@ def test_setext_headings_are_headings_as_atx_ones_are(tmp_path: Path) -> None:
     assert first.render() == "When working on shop (Testing), run `make test` first."
 
 
+def test_a_checklist_item_is_a_rule_without_its_box() -> None:
+    # "- [ ] Run the tests" (a task list, as in a pull request checklist) directs as "- Run the tests" does.
+    text = "## Before a pull request\n\n- [ ] Run the tests\n- [x] Update the changelog\n* [X] [link](x) stays\n- [] Use tabs\n"
+    assert parse_rules(text, "AGENTS.md") == (
+        [Rule("Run the tests", "AGENTS.md", 3, ("Before a pull request",)),
+         Rule("Update the changelog", "AGENTS.md", 4, ("Before a pull request",))],
+        [(Rule("link stays", "AGENTS.md", 5, ("Before a pull request",)), "describes rather than directs"),
+         (Rule("[] Use tabs", "AGENTS.md", 6, ("Before a pull request",)), "describes rather than directs")])
+
+
 def test_a_claude_md_in_a_sub_folder_is_named_from_the_project_and_speaks_for_its_folder(tmp_path: Path) -> None:
     shop = tmp_path / "shop"
     (shop / "frontend").mkdir(parents=True)
