@@ -102,10 +102,10 @@ class History:
                 "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
 
     def copy(self) -> History:
-        """An independent copy, equal in `to_dict`: its lists are its own; the rows in them are
-        shared, since a row is never changed once added (`add` only adds and drops rows)."""
+        """An independent copy, equal in `to_dict` (its rows and entries are copied, their values
+        are numbers and strings)."""
         out = History.__new__(History)
-        out.points, out.trail = list(self.points), list(self.trail)
+        out.points, out.trail = [list(row) for row in self.points], list(self.trail)
         out.stride, out.trail_dropped = self.stride, self.trail_dropped
         out.injected_in, out.held_out_in, out.last_seq, out.last_time = (
             self.injected_in, self.held_out_in, self.last_seq, self.last_time)
