@@ -14,7 +14,7 @@ import pytest
 
 from lamar import Experience, Lamar, Signal, StoreError
 from lamar.state.follower import Follower
-from lamar.store.postgres import locks
+from lamar.store.postgres import PostgresStore, locks
 from tests.state.seam import folded
 from tests.store.test_postgres import (
     _close,
@@ -22,6 +22,7 @@ from tests.store.test_postgres import (
     _kill_waiting_writer,
     _recv,
     _send,
+    backends,
     drop_namespaces,
     namespace_url,
     terminate,
@@ -40,7 +41,7 @@ def namespace(postgres_url: str) -> Iterator[str]:
     drop_namespaces(postgres_url, name)
 
 
-def _engine(url: str, episodes: int = 5) -> Lamar:
+def _engine(url: str | PostgresStore, episodes: int = 5) -> Lamar:
     lam = Lamar(url, k=2, seed=1)
     lam.add(Experience("case", "do"))
     for _ in range(episodes):
@@ -115,6 +116,57 @@ def test_a_checkpoint_whose_lock_is_lost_with_no_write_in_flight_keeps_its_snaps
         engine.close()
 
 
+def test_a_checkpoint_on_a_pool_of_one_connection_runs_on_the_connection_holding_its_lock(
+        postgres_url: str, namespace: str) -> None:
+    """Its calls under the lock run on the connection that holds it: none waits for a second
+    connection, which a pool of one would never hand out."""
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(PostgresStore(url, pool_size=1, timeout=2.0))
+    started = time.monotonic()
+    assert lam.checkpoint() is True
+    assert time.monotonic() - started < 1.0 and lam.store.read()[0].kind == "snapshot"
+    lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)  # the lock was released
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 6
+    for engine in (lam, fresh):
+        engine.close()
+
+
+def test_a_checkpoint_goes_on_while_the_pools_other_connections_wait_for_its_lock(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine sharing the store object writes while the checkpoint holds the lock: its write
+    waits for the lock on the pool's other connection, and the checkpoint needs none but its own."""
+    app = unique_namespace("app")
+    url = namespace_url(postgres_url, namespace, application_name=app)
+    store = PostgresStore(url, pool_size=2, timeout=2.0)
+    lam, other = _engine(store), Lamar(store, k=2, seed=2)
+    writes: list[BaseException | str] = []
+
+    def write() -> None:
+        try:
+            writes.append(other.recall({"task": "x"}).episode_id)
+        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
+            writes.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+
+    def wait_for_the_writer() -> None:
+        writer.start()
+        deadline = time.monotonic() + 10
+        while not backends(postgres_url, app, waiting=True):
+            assert time.monotonic() < deadline, "the write never queued for the lock"
+            time.sleep(0.02)
+
+    _during_checkpoint(monkeypatch, lam, wait_for_the_writer)
+    assert lam.checkpoint() is True
+    writer.join(timeout=10)
+    assert not writer.is_alive() and len(writes) == 1 and isinstance(writes[0], str)
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 6
+    for engine in (lam, other, fresh):
+        engine.close()
+
+
 def test_a_wait_for_the_lock_lost_twice_says_nothing_was_written(postgres_url: str, namespace: str) -> None:
     """The checkpoint queues behind a write in flight; its connection is ended while it waits,
     then again on the retry."""
@@ -181,7 +233,7 @@ class _HalfOpen:
 
         threading.Thread(target=down, daemon=True).start()
         while data := _recv(client):
-            if self._armed and b"pg_advisory_xact_lock($1, hashtext($2))" in data:
+            if self._armed and b"pg_advisory_lock($1, hashtext($2))" in data:
                 self._armed = False
                 stalled.set()
                 _send(server, data)

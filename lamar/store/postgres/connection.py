@@ -74,6 +74,7 @@ class Connections:
         self._down: tuple[float, str, bool] | None = None
         self._closed = False
         self._close_lock = threading.Lock()
+        self._held = threading.local()  # `holding`: the connection this thread's calls run on
         params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
         try:
             if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
@@ -158,6 +159,18 @@ class Connections:
             yield conn
 
     @contextmanager
+    def holding(self) -> Iterator[Connection[Any]]:
+        """A pooled connection held for a block, on which this thread's calls run meanwhile (while
+        it is not lost): a block holding a lock on it (a checkpoint's) waits for no second
+        connection, which a pool of one, or a pool whose others wait for that lock, never frees."""
+        with self._leased() as conn:
+            before, self._held.conn = getattr(self._held, "conn", None), conn
+            try:
+                yield conn
+            finally:
+                self._held.conn = before
+
+    @contextmanager
     def _leased(self) -> Iterator[Connection[Any]]:
         """A pooled connection (what `ConnectionPool.connection` does), given up early when the
         server is down.
@@ -166,6 +179,11 @@ class Connections:
             StoreError: the store is closed, or its server does not answer.
         """
         self.check_open()
+        held: Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None and not held.closed:  # a lost one is left: the pool's others answer
+            with held:
+                yield held
+            return
         started = time.monotonic()
         down = self._down
         if down is not None and started < down[0] and not self._answers():

@@ -70,20 +70,24 @@ def exclusive(db: Connections) -> Iterator[None]:
     """Hold the namespace's write lock exclusively (no fold-mode write runs meanwhile): a
     checkpoint folds and rewrites the log under it, so no event commits below its seq.
 
-    The lock's transaction writes nothing: when its connection is lost after the block ended,
-    the block's work stands. A checkpoint whose lock was lost earlier finds the log unsettled
-    and writes nothing (`Follower.checkpoint`)."""
+    The lock is its connection's session's, and the block's calls run on that connection, each
+    committing on its own (`Connections.holding`): a pool of one connection suffices. When that
+    connection is lost after the block ended, the block's work stands. A checkpoint whose lock
+    was lost earlier finds the log unsettled and writes nothing (`Follower.checkpoint`)."""
     held = done = False
+    key = (ROWS_LOCK, db.namespace)
     for attempt in (1, 2):
         lost: tuple[Connection[Any], tuple[int, str | None]] | None = None
         try:
-            with db.connection() as conn:
+            with db.holding() as conn:
                 lost = conn, db.backend(conn)
-                with conn.transaction():
-                    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, db.namespace))
+                try:
+                    conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", key)
                     held = True
                     yield
                     done = True
+                finally:
+                    _unlock(conn, key)
             return
         except db.pg.OperationalError as exc:
             if lost is not None:
@@ -91,7 +95,7 @@ def exclusive(db: Connections) -> Iterator[None]:
                 # would hold it for ever once granted: every write, and this retry, behind it.
                 db.end_lost(*lost)
             if done:
-                return  # only the lock's empty transaction failed to end: nothing to keep
+                return  # only the lock's release failed, and its session is gone: nothing to keep
             # A pooled connection the server ended (a restart, pg_terminate_backend): before
             # the lock is held nothing was done, so take it again on a fresh connection.
             if attempt == 1 and not held:
@@ -104,6 +108,20 @@ def exclusive(db: Connections) -> Iterator[None]:
                              "the next call reconnects") from exc
         except db.pg.Error as exc:
             raise StoreError(f"cannot lock {db.location} for writing: {reason(exc)}") from exc
+
+
+def _unlock(conn: Connection[Any], key: tuple[int, str]) -> None:
+    """Release a session's write lock (if it got it: a lock asked for and cancelled may have been
+    granted). A session lock outlives the transaction, so a connection that cannot release it is
+    closed, never handed back to the pool holding it; a lost one's backend is ended by the caller."""
+    if conn.closed:
+        return
+    try:
+        conn.execute("SELECT pg_advisory_unlock(%s, hashtext(%s))", key)
+    except BaseException:
+        if not conn.broken:
+            conn.close()
+        raise
 
 
 def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) -> None:
