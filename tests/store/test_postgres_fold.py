@@ -1008,7 +1008,12 @@ def test_a_queued_report_that_vanishes_unfolded_is_queued_again(fold_url: str) -
         store.connections.run(lambda other: other.execute(
             "UPDATE lamar_inbox SET ticket = NULL, key = NULL, time = NULL, data = NULL, lessons = NULL "
             "WHERE namespace = %s AND ticket = %s", (store.namespace, ticket)))
-        store.connections.run(lambda other: other.execute("SELECT pg_notify(%s, '{}')", (inbox.INBOX_CHANNEL,)))
+        # A write's notice in this namespace naming none of its tickets: the reporter asks its turn.
+        # Every reporter of the database listens on the channel: one naming no namespace would make
+        # those of other tests running meanwhile ask too (and fail a test that counts their asks).
+        note = {"ns": store.namespace, "done": [], "seqs": [], "wait": [], "lead": []}
+        store.connections.run(lambda other: other.execute("SELECT pg_notify(%s, %s)",
+                                                          (inbox.INBOX_CHANNEL, json.dumps(note))))
         store.close()
         rows._inbox._wait = wait  # type: ignore[method-assign]
         return wait(conn, event, ticket, *rest)
