@@ -16,6 +16,7 @@ from lamar.models.protocol import (
     status_failure,
     truncated_failure,
     unexpected_reply,
+    without_secrets,
 )
 
 _PROVIDER = "Anthropic"
@@ -54,6 +55,13 @@ class AnthropicModel:
             ModelError: HTTP error, unreachable API, missing credentials, or an empty or
                 cut-off reply.
         """
+        try:
+            return self._complete(prompt, max_tokens)
+        except ModelError as exc:  # a server or a proxy may echo the key it was sent
+            raise without_secrets(exc, (getattr(self.client, "api_key", None),
+                                        getattr(self.client, "auth_token", None))) from exc.__cause__
+
+    def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)
         sdk = self._sdk
         # The client's own timeout, said outright: left unsaid on a client at the SDK's default, the

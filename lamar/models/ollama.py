@@ -14,6 +14,7 @@ from lamar.models.protocol import (
     status_failure,
     truncated_failure,
     unexpected_reply,
+    without_secrets,
     without_thinking,
 )
 
@@ -53,6 +54,13 @@ class OllamaModel:
             ModelError: HTTP error (an unpulled model is a 404), server not running, or an
                 empty or cut-off answer.
         """
+        try:
+            return self._complete(prompt, max_tokens)
+        except ModelError as exc:  # a server or a proxy may echo the key it was sent
+            said = str(getattr(getattr(self.client, "_client", None), "headers", {}).get("authorization") or "")
+            raise without_secrets(exc, (said, said.partition(" ")[2])) from exc.__cause__
+
+    def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)
         import httpx  # the ollama SDK's own transport, installed with it
 

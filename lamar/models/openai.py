@@ -17,6 +17,7 @@ from lamar.models.protocol import (
     status_failure,
     truncated_failure,
     unexpected_reply,
+    without_secrets,
     without_thinking,
 )
 
@@ -63,6 +64,12 @@ class OpenAIModel:
         Raises:
             ModelError: HTTP error, unreachable server, or an empty, incomplete or cut-off answer.
         """
+        try:
+            return self._complete(prompt, max_tokens)
+        except ModelError as exc:  # a server or a proxy may echo the key it was sent
+            raise without_secrets(exc, (getattr(self.client, "api_key", None),)) from exc.__cause__
+
+    def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)
         sdk = self._sdk
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
@@ -69,17 +70,36 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
                          "again, or raise model_timeout if the model is slow but working")
     error = box.get("error")
     if isinstance(error, ModelError):
-        raise error
+        raise without_secrets(error)
     if isinstance(error, KeyboardInterrupt):
         raise error
     if error is not None:
-        raise ModelError(f"model {name!r} failed ({type(error).__name__}: {error}); nothing was changed: "
-                         "check the model's setup and run sleep again") from error
+        raise without_secrets(ModelError(f"model {name!r} failed ({type(error).__name__}: {error}); nothing was "
+                                         "changed: check the model's setup and run sleep again")) from error
     reply = box.get("reply")
     if not isinstance(reply, str):
         raise ModelError(f"model {name!r} returned {type(reply).__name__}, not text; its complete() must "
                          "return a str")
     return reply
+
+
+_SHORTEST_KEY = 8  # "none", "EMPTY" and other placeholder keys are words a message may hold
+
+
+def without_secrets(error: ModelError, keys: Iterable[object] = ()) -> ModelError:
+    """`error` with `keys` (the client's own credentials, of any shape) and any credential
+    `lamar.safety.scrub` knows taken out of its message: a server or a proxy may echo the key it
+    was sent, and the message reaches logs and the saved sleep report. Changed in place."""
+    from lamar.safety import scrub
+
+    said = str(error)
+    for key in keys:
+        if isinstance(key, str) and len(key.strip()) >= _SHORTEST_KEY:
+            said = said.replace(key.strip(), "[REDACTED:api-key]")
+    said = scrub(said)[0]
+    if said != str(error):
+        error.args = (said,)
+    return error
 
 
 def load_sdk(module: str, extra: str) -> ModuleType:
@@ -231,5 +251,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "load_sdk", "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_thinking",
+    "load_sdk", "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "without_thinking",
 ]

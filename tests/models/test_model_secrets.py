@@ -1,0 +1,82 @@
+"""A server that echoes the caller's key in an error (a proxy, a compatible server) does not put
+it in the ModelError, in sleep's warning or in the saved report. Real SDKs, HTTP mocked."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import httpx
+import httpx2
+import ollama
+import pytest
+
+from lamar import Lamar, ModelError, Trace
+from lamar.models import ScriptedModel
+from lamar.models.anthropic import AnthropicModel
+from lamar.models.ollama import OllamaModel
+from lamar.models.openai import OpenAIModel
+
+ANTHROPIC_KEY = "sk-ant-api03-Zq8wXv2Lk9Tn4Rb7Yc1Md6Pf3Hs5Jg0A"
+PROXY_KEY = "team-proxy-7f3a9c2e1b8d"  # no shape a secret scanner knows: only its value finds it
+
+
+def echo_key(status: int) -> httpx2.MockTransport:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        said = request.headers.get("x-api-key") or request.headers.get("authorization", "")
+        return httpx2.Response(status, json={"type": "error", "error": {
+            "type": "authentication_error", "message": f"invalid key {said}"}})
+    return httpx2.MockTransport(handler)
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_anthropic_error_does_not_repeat_the_key(status: int) -> None:
+    model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
+                           http_client=httpx2.Client(transport=echo_key(status)))
+    with pytest.raises(ModelError, match=f"HTTP {status}") as caught:
+        model.complete("hi")
+    assert ANTHROPIC_KEY not in str(caught.value)
+    assert "Zq8wXv2Lk9" not in str(caught.value)
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_openai_compatible_proxy_key_of_any_shape_is_hidden(api: str) -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(403, json={"error": {"message": f"no route for {request.headers['authorization']}"}})
+
+    model = OpenAIModel("local", api=api, api_key=PROXY_KEY, base_url="http://proxy.test/v1", max_retries=0,
+                        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    with pytest.raises(ModelError, match="HTTP 403") as caught:
+        model.complete("hi")
+    assert PROXY_KEY not in str(caught.value)
+    assert "no route for Bearer [REDACTED:api-key]" in str(caught.value)
+
+
+def test_ollama_key_from_its_authorization_header_is_hidden() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, json={"error": f"unauthorized: {request.headers['authorization']}"})
+
+    client = ollama.Client(host="http://ollama.test:11434", headers={"Authorization": f"Bearer {PROXY_KEY}"},
+                           transport=httpx.MockTransport(handler))
+    with pytest.raises(ModelError, match="HTTP 401") as caught:
+        OllamaModel("llama-test", client=client).complete("hi")
+    assert PROXY_KEY not in str(caught.value)
+
+
+def test_sleep_keeps_an_echoed_key_out_of_its_warning_and_its_report(caplog: pytest.LogCaptureFixture) -> None:
+    model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
+                           http_client=httpx2.Client(transport=echo_key(401)))
+    traces = [Trace(f"t{i}", {"project": "p"}, input="fix the build", outcome="reverted") for i in range(2)]
+    with caplog.at_level(logging.WARNING, logger="lamar.sleep.mining"):
+        report = Lamar(":memory:", seed=1).sleep(traces=traces, model=model)
+    assert "HTTP 401" in report.mining_error
+    assert "Zq8wXv2Lk9" not in json.dumps(report.to_dict())
+    assert "Zq8wXv2Lk9" not in caplog.text and "HTTP 401" in caplog.text
+
+
+def test_a_model_of_ones_own_that_says_a_key_has_it_scrubbed_in_the_report() -> None:
+    said = ModelError(f"gateway refused Authorization: Bearer {ANTHROPIC_KEY}")
+    traces = [Trace(f"t{i}", {"project": "p"}, input="fix the build", outcome="reverted") for i in range(2)]
+    report = Lamar(":memory:", seed=1).sleep(traces=traces, model=ScriptedModel([said]))
+    assert "gateway refused" in report.mining_error
+    assert "Zq8wXv2Lk9" not in json.dumps(report.to_dict())
