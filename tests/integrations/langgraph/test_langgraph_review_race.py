@@ -4,18 +4,14 @@ recorded, the other resume is refused with `DuplicateReport`, and the thread goe
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 
@@ -47,34 +43,8 @@ def reviewed_graph(lam: Lamar, checkpointer: Any, gate: threading.Barrier | None
     return graph.compile(checkpointer=checkpointer)
 
 
-Savers = Callable[[], Any]  # a new checkpointer (a new connection) on the same checkpoints
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def savers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Savers]:
-    with ExitStack() as stack:
-        if request.param == "memory":
-            shared = InMemorySaver()
-            yield lambda: shared
-        elif request.param == "sqlite":
-            def sqlite_saver() -> Any:
-                conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-                stack.callback(conn.close)
-                return SqliteSaver(conn)
-            yield sqlite_saver
-        else:
-            from langgraph.checkpoint.postgres import PostgresSaver
-
-            url = request.getfixturevalue("postgres_url")
-            stack.enter_context(PostgresSaver.from_conn_string(url)).setup()
-
-            def postgres_saver() -> Any:
-                return stack.enter_context(PostgresSaver.from_conn_string(url))
-            yield postgres_saver
-
-
 def test_two_reviewers_resuming_at_once_record_one_outcome_and_refuse_the_other(
-        savers: Savers, tmp_path: Path) -> None:
+        savers: Callable[[], Any], tmp_path: Path) -> None:
     # Two engines on one SQLite file: each reviewer could as well be its own process.
     engines = [Lamar(str(tmp_path / "lessons.db"), seed=1) for _ in range(2)]
     engines[0].add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))

@@ -6,13 +6,11 @@ from __future__ import annotations
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -80,36 +78,13 @@ def test_the_reviewer_who_answers_none_after_another_applied_all_is_told_and_the
         conn.close()
 
 
-Savers = Callable[[], Any]  # a new checkpointer (its own connection) on the same checkpoints
-
-
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
-def savers(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Savers]:
-    with ExitStack() as stack:
-        if request.param == "memory":
-            shared = InMemorySaver()
-            yield lambda: shared
-        elif request.param == "sqlite":
-            def sqlite_saver() -> Any:
-                conn = sqlite3.connect(tmp_path / "reviews.db", check_same_thread=False)
-                stack.callback(conn.close)
-                return SqliteSaver(conn)
-            yield sqlite_saver
-        else:
-            from langgraph.checkpoint.postgres import PostgresSaver
-
-            url = request.getfixturevalue("postgres_url")
-            stack.enter_context(PostgresSaver.from_conn_string(url)).setup()
-            yield lambda: stack.enter_context(PostgresSaver.from_conn_string(url))
-
-
 # (first reviewer's answer, second reviewer's answer); "one" approves the first proposal only.
 DECISIONS = [("none", "all"), ("one", "all"), ("all", "one"), ("none", "one")]
 
 
 @pytest.mark.parametrize(("first", "second"), DECISIONS)
 def test_the_first_decision_stands_and_the_later_reviewer_of_the_same_interrupt_is_told(
-        savers: Savers, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str, second: str) -> None:
+        savers: Callable[[], Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first: str, second: str) -> None:
     store = str(tmp_path / "store.db")
     lam = Lamar(store, seed=0)
     for task, (a, b) in {"lint": ("the linter complains", "run the formatter"),
