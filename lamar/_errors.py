@@ -58,7 +58,7 @@ _ECHOED_WHOLE = 200
 
 
 class InvalidContext(LamarError, TypeError):
-    """A context must be a mapping of non-empty string keys to string values.
+    """A context must be a mapping of non-empty string keys to string values, 4,000 characters at most.
 
     >>> from lamar import InvalidContext, Lamar
     >>> try: Lamar().recall({"task": 3})

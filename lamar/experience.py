@@ -16,8 +16,16 @@ from lamar.storable import storable_copy, storable_problem, text_problem, time_p
 Context = Mapping[str, str]
 
 
-def check_context(context: object) -> dict[str, str]:
+MAX_CONTEXT_CHARS = 4_000
+"""Most characters a context's keys and values may hold together, as many as a lesson's scope: a
+context names a few short features (project, language, task, error class), and every episode keeps it."""
+
+
+def check_context(context: object, *, capped: bool = True) -> dict[str, str]:
     """Return `context` as a plain dict, or raise InvalidContext saying what is wrong.
+
+    `capped=False` checks only its form: a scope (held to its own limit) and a context read back
+    from a log that a version without the limit wrote.
 
     >>> check_context({"project": "trace"})
     {'project': 'trace'}
@@ -40,6 +48,14 @@ def check_context(context: object) -> dict[str, str]:
         if problem:
             raise InvalidContext(f"context entry {echoed(key)} {problem}")
         out[key] = value
+    size = sum(len(k) + len(v) for k, v in out.items()) if capped else 0
+    if size > MAX_CONTEXT_CHARS:
+        longest = max(out, key=lambda k: len(k) + len(out[k]))
+        raise InvalidContext(
+            f"the context is {size:,} characters long (keys and values together; {len(out):,} keys, the longest "
+            f"entry {echoed(longest)}), at most {MAX_CONTEXT_CHARS:,}: a context names a few short features "
+            "(project, language, task, error class); pass a label derived from a long text, not the text itself"
+        )
     return out
 
 
@@ -73,6 +89,26 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
                 f"the runtime context ({type(holder).__name__}) is read whole as Lamar's context, and its "
                 f"{name!r} holds a {type(value).__name__}, not a string: give it a {key!r} field holding a "
                 "mapping of strings (then only that is read), or pass Lamar a context of its own")
+    return _fitted(dict(whole), key) if whole is not None else None
+
+
+def _fitted(whole: dict[str, str], key: str) -> dict[str, str]:
+    """A context read whole, its longest entries left out (with a warning) until it fits in
+    MAX_CONTEXT_CHARS: a long text there (a user's message, a pasted log) is no feature, and it
+    must not fail the turn that an application, not Lamar, filled it in."""
+    size = sum(len(k) + len(v) for k, v in whole.items())
+    left_out: list[str] = []
+    for name in sorted(whole, key=lambda k: len(k) + len(whole[k]), reverse=True):
+        if size <= MAX_CONTEXT_CHARS:
+            break
+        size -= len(name) + len(whole[name])
+        left_out.append(f"{echoed(name)} ({len(whole.pop(name)):,} characters)")
+    if left_out:
+        import warnings
+
+        warnings.warn(f"the runtime context, read whole as Lamar's context, is over its {MAX_CONTEXT_CHARS:,} "
+                      f"characters: left out {', '.join(left_out)}; give it a {key!r} field holding the few "
+                      "short features to recall by (then only that is read)", UserWarning, stacklevel=3)
     return whole
 
 
@@ -97,7 +133,8 @@ class Scope(Mapping[str, str]):
                                  f"got {type(fields).__name__}")
         merged = {**(fields or {}), **kwargs}
         try:
-            checked = check_context(merged)
+            # Lessons are held to their scope limit where they come in; a scope folded from the log is not.
+            checked = check_context(merged, capped=False)
         except InvalidContext as exc:
             raise InvalidContext(f"invalid scope: {exc}") from None
         object.__setattr__(self, "_items", tuple(sorted(checked.items())))

@@ -449,3 +449,35 @@ def test_adding_the_same_lesson_again_returns_the_stored_one(tmp_path: Path, suf
     assert eid not in {again.add(other) for other in others} and len(again.experiences()) == 4
     with pytest.raises(InvalidExperience, match="already stored"):
         again.add(dataclasses.replace(lesson, id=eid))
+
+
+@pytest.mark.parametrize("context", [{"task": "build", "message": "x" * 4_000}, {"k" * 4_001: ""},
+                                     {f"k{n}": "" for n in range(10_000)}])
+def test_a_context_longer_than_a_scope_may_be_is_refused_before_anything_is_logged(context: dict) -> None:
+    lam = Lamar(":memory:")
+    lam.add(Experience("the build fails", "read the first error", scope=Scope(task="build")))
+    for call in (lam.recall, lam.preview):
+        with pytest.raises(InvalidContext, match="at most 4,000"):
+            call(context)
+    assert lam.stats()["episodes"] == 0
+
+
+def test_a_context_of_4000_characters_is_recalled_and_logged_whole() -> None:
+    lam = Lamar(":memory:")
+    context = {"task": "build", "message": "x" * (lamar.experience.MAX_CONTEXT_CHARS - 16)}
+    assert lam.recall(context).context == context
+
+
+def test_a_log_written_before_the_context_limit_still_opens_and_copies() -> None:
+    from lamar.store.base import Event
+    from lamar.store.memory import MemoryStore
+    from lamar.store.transfer import transfer
+
+    store = MemoryStore()
+    Lamar(store).recall({"task": "build"})
+    (logged,) = [e for e in store.read(0) if e.kind == "episode"]
+    # An episode as a version without the limit wrote it.
+    data = {**logged.data, "id": "ep_old", "context": {"task": "build", "message": "x" * 100_000}}
+    store.append([Event("episode", data, key="episode:ep_old")])
+    assert len(Lamar(store).episode("ep_old").context["message"]) == 100_000
+    assert transfer(store, MemoryStore()).copied == 2

@@ -464,7 +464,7 @@ def _context(value: Any, name: str) -> dict[str, str]:
         raise ToolError(f"{name} has {len(value)} fields; at most {MAX_KEYS}: keep the few that decide "
                         "which lessons apply (project, language, task, error_class)")
     try:
-        ctx = check_context(value)
+        ctx = check_context(value, capped=False)  # the field limits first: their message is the more useful
     except LamarError as exc:
         raise ToolError(f"{name}: {exc}") from exc
     for key, text in ctx.items():

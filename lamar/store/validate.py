@@ -37,7 +37,7 @@ def _number(value: Any, name: str, low: float, high: float) -> float:
 
 def _episode(data: Mapping[str, Any]) -> None:
     _text(data.get("id"), "id")
-    check_context(data.get("context"))
+    check_context(data.get("context"), capped=False)  # logs written before the limit keep their contexts
     eligible = set(_ids(data.get("eligible"), "eligible"))
     for name in ("injected", "held_out"):
         if not set(_ids(data.get(name), name)) <= eligible:

@@ -71,6 +71,25 @@ def test_a_runtime_context_holding_a_connection_is_never_copied(chat_model: Any)
     assert lam.episode(result["lamar_episode_id"]).eligible == [ids[0]]
 
 
+@dataclasses.dataclass
+class ChatCtx(Ctx):
+    """A runtime context that also carries the user's pasted log, read whole as Lamar's context."""
+
+    pasted: str = ""
+
+
+def test_a_long_text_in_a_runtime_context_read_whole_is_left_out_and_the_turn_goes_on(chat_model: Any) -> None:
+    lam, ids = engine()
+    model = chat_model("ok")
+    agent = create_agent(model, [], middleware=[LamarMiddleware(lam)], context_schema=ChatCtx)
+    with pytest.warns(UserWarning, match=r"left out 'pasted' \(5,000,000 characters\).*'lamar_context' field"):
+        result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]},
+                              context=ChatCtx(project="trace", language="swift", pasted="x" * 5_000_000))
+    episode = lam.episode(result["lamar_episode_id"])
+    assert episode.context == {"project": "trace", "language": "swift"}
+    assert sorted(episode.injected) == sorted(ids)
+
+
 def test_warns_once_when_an_empty_context_can_match_nothing(chat_model: Any) -> None:
     lam, _ = engine()
     middleware = LamarMiddleware(lam)

@@ -47,3 +47,16 @@ def test_a_damaged_read_only_store_is_not_called_unwritable(tmp_path: Path) -> N
         store.close()
     assert "cannot be written" not in said and "still read it" not in said, said
     assert said.startswith(f"{store.path} is damaged") and "tell the user" in said
+
+
+def test_a_context_within_the_field_limits_but_over_a_contexts_total_is_refused_and_logs_nothing() -> None:
+    from lamar import Lamar
+    from lamar_mcp.tools import MAX_KEYS, MAX_VALUE, LamarTools
+
+    lam = Lamar(":memory:")
+    tools = LamarTools(lam)
+    context = {f"k{i}": "v" * MAX_VALUE for i in range(MAX_KEYS)}
+    for dry_run in (False, True):
+        with pytest.raises(ToolError, match=r"the context is 16,\d{3} characters long .* at most 4,000"):
+            tools.recall(context, dry_run=dry_run)
+    assert lam.stats()["episodes"] == 0
