@@ -55,6 +55,10 @@ ERROR_RULES: tuple[str, ...] = (
     r"\b(exit (?:code|status) \d+)\b",                     # a failing command
 )
 PROMPT_SCAN = 20_000  # characters of a prompt the rules look at (a pasted log can be huge)
+# An error class is a label kept with every episode, and a context holds at most 4,000 characters
+# (lamar.experience.MAX_CONTEXT_CHARS): a rule matching a whole pasted line yields its head. Sleep
+# shows a model this much of a context value.
+ERROR_CLASS_CHARS = 200
 # A sub-folder holding one of these has rules of its own, which `lamar import-rules` scopes with
 # FOLDER_KEY (lamar.rules' FOLDER_RULES and FOLDER_KEY; copied, to keep lamar.rules out of the hook).
 FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/CLAUDE.md")
@@ -161,7 +165,8 @@ def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
     for pattern in (*extra_rules, *ERROR_RULES):
         match = re.search(pattern, text)
         if match:
-            return match.group(1) if match.groups() else match.group(0)
+            found = match.group(1) if match.groups() else match.group(0)
+            return None if found is None else found[:ERROR_CLASS_CHARS]
     return None
 
 

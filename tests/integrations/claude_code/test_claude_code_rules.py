@@ -13,7 +13,7 @@ import pytest
 
 from lamar.recall import render_prompt
 from lamar_claude_code.config import ConfigError, load_config
-from lamar_claude_code.context import derive_context, error_class, task_class
+from lamar_claude_code.context import ERROR_CLASS_CHARS, derive_context, error_class, task_class
 from lamar_claude_code.outcomes import read_followup
 
 from .conftest import Hook, git, payload, project_config
@@ -34,6 +34,13 @@ from .conftest import Hook, git, payload, project_config
 ])
 def test_task_and_error_rules(prompt: str, task: str, error: str | None) -> None:
     assert (task_class(prompt), error_class(prompt)) == (task, error)
+
+
+def test_an_error_class_is_a_label_cut_to_its_head_however_long_the_match() -> None:
+    pasted = "deploy failed with error: " + "minified.js:1 " * 2_000
+    label = error_class(pasted, (r"error: (.+)",))
+    assert label is not None and label == ("minified.js:1 " * 2_000)[:ERROR_CLASS_CHARS]
+    assert error_class("it raises " + "Ab" * 5_000 + "Error") == ("Ab" * 5_000 + "Error")[:ERROR_CLASS_CHARS]
 
 
 @pytest.mark.parametrize(("previous", "prompt", "signal"), [
