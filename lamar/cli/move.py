@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,7 @@ from lamar._errors import StoreError
 from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
-from lamar.store import Store
+from lamar.store import Store, location_refusal
 from lamar.store.transfer import transfer
 
 
@@ -111,15 +112,25 @@ def _no_room(folder: Path) -> str | None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    if args.out == "-":  # `lamar html --out -` prints its page; a store is a file or a database
+        raise UsageError("--out -: export writes a store, which stdout cannot hold: name a .json or .db file, "
+                         "or a postgresql:// URL (./- for a file called -)")
     location = store_location(args)
     if _same(location, args.out):
         raise UsageError(f"--out {args.out} is the store itself: name a different file")
+    replaced = None
     if is_file_location(args.out):
+        refusal = args.out and location_refusal(args.out)  # before --force advice, which cannot help there
+        if refusal:
+            raise StoreError(refusal)
         check_output(args.out, ours=is_store_file, what="the exported store", force=args.force)
+        path = Path(args.out).expanduser()
+        if path.is_file() and not is_store_file(path):  # passed only with --force: the user asked to replace it
+            replaced = path
     source = open_raw(location, create=False)
     try:
         _not_empty(source)
-        with _undone_on_failure(args.out, "export to"):
+        with _replacing(replaced), _undone_on_failure(args.out, "export to"):
             target = open_raw(args.out, create=True)
             try:
                 return _copy(source, target, append=args.append, json_out=args.json)
@@ -127,6 +138,24 @@ def cmd_export(args: argparse.Namespace) -> int:
                 target.close()
     finally:
         source.close()
+
+
+@contextlib.contextmanager
+def _replacing(path: Path | None) -> Iterator[None]:
+    """The file at `path` (one --force replaces) steps aside for the new store, and is removed
+    once the copy is done; a copy that fails puts it back as it was, its name and permissions."""
+    if path is None:
+        yield
+        return
+    aside = path.with_name(f".{path.name}.{os.getpid()}.replaced")
+    os.replace(path, aside)  # a rename: the file's bytes are never rewritten, so never lost part-way
+    try:
+        yield
+    except BaseException:
+        os.replace(aside, path)  # after _undone_on_failure has taken away what the copy made
+        raise
+    with contextlib.suppress(OSError):
+        aside.unlink()
 
 
 def cmd_import(args: argparse.Namespace) -> int:

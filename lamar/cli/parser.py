@@ -109,9 +109,9 @@ def _store_option(parser: argparse.ArgumentParser) -> None:
                         help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
 
 
-def _force_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--force", action="store_true",
-                        help="overwrite --out even if it is a store or a file Lamar did not write")
+def _force_option(parser: argparse.ArgumentParser,
+                  what: str = "overwrite --out even if it is a store or a file Lamar did not write") -> None:
+    parser.add_argument("--force", action="store_true", help=what)
 
 
 def _json_option(parser: argparse.ArgumentParser) -> None:
@@ -219,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     sleep.add_argument("--max-model-calls", type=_positive, metavar="N",
                        help="the most model calls mining may make; traces that need more make none and "
                             "the mining error says how many they need (default: no limit)")
-    sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply")
+    sleep.add_argument("--out", metavar="REPORT.json", help="save the report here, for review and apply (- for stdout)")
     _force_option(sleep)
 
     review = command("review", "approve or reject each proposal of a sleep report, on stdin", cmd_review)
@@ -235,7 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
                      json=True)
     export.add_argument("--out", required=True, metavar="FILE", help="a .json, .db or postgresql:// target")
     export.add_argument("--append", action="store_true", help="allow a target that already holds events")
-    _force_option(export)
+    _force_option(export, "replace --out when it is a file Lamar did not write (a store is never replaced: "
+                  "see --append)")
 
     import_ = command("import", "copy every event of another store into this one", cmd_import, json=True)
     import_.add_argument("file", metavar="FILE", help="the store to read: .json, .db or postgresql://")

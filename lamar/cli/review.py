@@ -97,7 +97,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     if args.max_model_calls is not None and not args.model:
         raise UsageError("--max-model-calls caps the model calls of mining, which needs --traces FILE.jsonl and "
                          "--model PROVIDER:MODEL")
-    if args.out is not None:
+    to_stdout = args.out == "-"  # as `lamar html --out -`; `./-` names a file called "-"
+    if args.out is not None and not to_stdout:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
@@ -116,6 +117,10 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     finally:
         lam.close()
     data = report.to_dict()
+    if to_stdout:  # the report alone, as `--out FILE` saves it: a redirect makes a file review takes
+        dump_json(data)
+        _mining_failed(report, args.out)
+        return 0
     if args.out is not None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         save_report(args.out, data)
@@ -143,7 +148,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
 def _mining_failed(report: SleepReport, out: str | None) -> None:
     """Exit 2 when the model failed, once the proposals that need no model are out."""
     if report.mining_error:
-        where = f"{out} holds" if out is not None else "above are"
+        where = "the report on stdout holds" if out == "-" else f"{out} holds" if out is not None else "above are"
         raise ModelError(f"mining failed, no lesson was mined ({report.mining_error}); {where} the "
                          "proposals that need no model")
 

@@ -80,6 +80,9 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
     from lamar.rules import export_rules
 
     _project(args)
+    if args.to == "-":  # unlike `lamar html --out -`, never stdout: the section is spliced into the file's text
+        raise UsageError("--to -: export-rules rewrites one marked section of a rules file and keeps the rest, "
+                         "so it needs the file: name it (e.g. --to CLAUDE.md; ./- for a file called -)")
     if Path(args.to).expanduser().is_dir():  # an empty --to is the current folder
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
     with open_engine(args) as lam:

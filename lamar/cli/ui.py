@@ -17,6 +17,10 @@ def cmd_ui(args: argparse.Namespace) -> int:
     if args.max_model_calls is not None and not args.model:
         raise UsageError("--max-model-calls caps the model calls of mining, which needs --traces FILE.jsonl and "
                          "--model PROVIDER:MODEL")
+    if args.report == "-":  # `lamar sleep --out -` prints its report; the app's must stay a file
+        raise UsageError("--report -: the app reads the sleep report and saves your decisions into it, so it "
+                         "needs a file: name one (./- for a file called -), or leave --report out for the one "
+                         "beside the store")
     if args.traces:  # said now, as `lamar sleep` does, not at Run sleep
         check_traces(args.traces)
     if args.model:
