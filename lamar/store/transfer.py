@@ -32,10 +32,11 @@ def transfer(source: Store, target: Store, *, append: bool = False,
              batch_size: int | None = None, validate: bool = True) -> TransferResult:
     """Append every event of `source` to `target`, preserving order, kinds, keys, data and times.
 
-    Sequence numbers are assigned by the target, so they are not kept: into an empty target
-    the events are numbered from 1. A compacted source's snapshot becomes event 1, so
-    `stats()["events"]` and the numbers of later events differ from the source's. The copy is
-    read back and compared event by event (kind, key, data, time, in order).
+    Sequence numbers are assigned by the target, so they are not kept: a new file or memory
+    store numbers the events from 1, a new PostgreSQL namespace after the numbers its
+    database's other namespaces took. A compacted source's snapshot gets the target's next
+    number, so `stats()["events"]` and the numbers of later events differ from the source's.
+    The copy is read back and compared event by event (kind, key, data, time, in order).
 
     Args:
         source: the store to read (it is not written).

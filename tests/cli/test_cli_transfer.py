@@ -105,6 +105,32 @@ def test_a_copy_of_a_compacted_store_keeps_its_events_and_numbers_them_from_one(
         assert after.stats()["events"] == len(original) + 2  # later events go on from the copy's numbers
 
 
+def test_a_copy_into_a_new_postgres_namespace_is_numbered_after_the_other_namespaces(tmp_path, postgres_url):
+    # One sequence numbers every namespace's events: a new namespace's copy does not start at 1.
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    source = tmp_path / "source.db"
+    with Lamar(str(source), k=1, seed=3) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+        for _ in range(4):
+            lam.report(lam.recall({}).episode_id, 1.0)
+    original = records(source)
+    other, fresh = unique_namespace(), unique_namespace()
+    try:
+        with Lamar(namespace_url(postgres_url, other)) as lam:
+            lam.add(Experience("tests flake", "rerun them alone"))
+        copy = open_store(namespace_url(postgres_url, fresh))
+        transfer(open_store(str(source)), copy)
+        moved = [(e.seq, e.kind, e.key, e.data, e.time) for e in copy.read()]
+        assert [r[1:] for r in moved] == [r[1:] for r in original]  # every event, in order, as it was
+        numbers = [r[0] for r in moved]
+        assert numbers == sorted(numbers) and numbers[0] > 1  # in order, after the other namespace's
+        with Lamar(copy) as after:
+            assert after.stats()["events"] == numbers[-1] > len(original)
+    finally:
+        drop_namespaces(postgres_url, other, fresh)
+
+
 def test_import_into_a_store_that_shares_keys_writes_nothing(run_cli, store):
     twin = store.with_name("twin" + store.suffix)
     twin.write_bytes(store.read_bytes())
