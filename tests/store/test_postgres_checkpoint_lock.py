@@ -3,6 +3,7 @@ the checkpoint runs, while it waits for the lock, and across a half-open link.""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -285,4 +286,63 @@ def test_a_wait_for_the_lock_lost_on_a_half_open_link_leaves_no_backend_holding_
     lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     assert Lamar(url, k=2, seed=3).stats()["episodes"] == 7
     for engine in (lam, waiting):
+        engine.close()
+
+
+class _Severable:
+    """A TCP relay to PostgreSQL whose `sever()` hangs up on every client it relays and keeps
+    their server sides open: the network dropped, and each backend left as it was (half-open)."""
+
+    def __init__(self) -> None:
+        self.links: list[tuple[socket.socket, socket.socket]] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.create_connection(("127.0.0.1", 5432))
+            self.links.append((client, server))
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    @staticmethod
+    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+        while (data := _recv(source)) and _send(sink, data):
+            pass
+
+    def sever(self) -> None:
+        _close(*(client for client, _ in self.links))
+
+    def close(self) -> None:
+        self._listener.close()
+        _close(*(end for link in self.links for end in link))
+
+
+@pytest.mark.parametrize("pool_size", [1, 4])
+def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch, pool_size: int) -> None:
+    """The link drops while the checkpoint holds its lock: the server keeps the backend, whose
+    session lock would outlive the checkpoint and hold off every fold-mode write for ever."""
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(url)
+    proxy = _Severable()
+    through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
+                            namespace, sslmode="disable")
+    cut = Lamar(PostgresStore(through, pool_size=pool_size, timeout=2.0), k=2, seed=2)
+    _during_checkpoint(monkeypatch, cut, proxy.sever)
+    with contextlib.suppress(StoreError):  # a pool of one has no other connection to finish on
+        cut.checkpoint()
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        left = [row[0] for row in admin.execute(_LOCK_HOLDERS, (locks.ROWS_LOCK, namespace))]
+    terminate(postgres_url, left)  # free the namespace for what follows, whatever the outcome
+    proxy.close()
+    assert left == []
+    writer = Lamar(namespace_url(postgres_url, namespace, options="-c lock_timeout=2000"), k=2, seed=3)
+    writer.report(writer.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    for engine in (lam, cut, writer):
         engine.close()

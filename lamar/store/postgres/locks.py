@@ -90,10 +90,6 @@ def exclusive(db: Connections) -> Iterator[None]:
                     _unlock(conn, key)
             return
         except db.pg.OperationalError as exc:
-            if lost is not None:
-                # Across a half-open link the server still waits for the lock or holds it, and
-                # would hold it for ever once granted: every write, and this retry, behind it.
-                db.end_lost(*lost)
             if done:
                 return  # only the lock's release failed, and its session is gone: nothing to keep
             # A pooled connection the server ended (a restart, pg_terminate_backend): before
@@ -108,6 +104,14 @@ def exclusive(db: Connections) -> Iterator[None]:
                              "the next call reconnects") from exc
         except db.pg.Error as exc:
             raise StoreError(f"cannot lock {db.location} for writing: {reason(exc)}") from exc
+        finally:
+            if lost is not None:
+                # Across a half-open link the server still waits for the lock or holds it, and
+                # would hold it for ever once granted: every write, and this retry, behind it.
+                # However the block ended (the calls in it that found the connection lost may
+                # have got none to end it on), and once the connection is back in the pool,
+                # which then has room for the one that ends it.
+                db.end_lost(*lost)
 
 
 def _unlock(conn: Connection[Any], key: tuple[int, str]) -> None:
