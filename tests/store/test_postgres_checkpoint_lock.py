@@ -346,3 +346,23 @@ def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
     writer.report(writer.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     for engine in (lam, cut, writer):
         engine.close()
+
+
+def test_a_wait_for_the_lock_the_server_times_out_is_not_called_a_lost_connection(
+        postgres_url: str, namespace: str) -> None:
+    """A lock_timeout (or statement_timeout) the application set ends the wait on a connection
+    that is still there: the error names the timeout, and says nothing was written."""
+    url = namespace_url(postgres_url, namespace)
+    lam = _engine(url)
+    waiting = Lamar(namespace_url(postgres_url, namespace, options="-c lock_timeout=300"), k=2, seed=2)
+    conn, _ = _late_episode(url, lam)  # holds the namespace's write lock shared
+    with pytest.raises(StoreError) as raised:
+        waiting.checkpoint()
+    conn.commit()
+    conn.close()
+    assert "lock timeout" in str(raised.value) and "nothing was written" in str(raised.value)
+    assert "lost the connection" not in str(raised.value)
+    assert "snapshot" not in {e.kind for e in lam.store.read()}
+    assert waiting.checkpoint() is True
+    for engine in (lam, waiting):
+        engine.close()

@@ -92,6 +92,11 @@ def exclusive(db: Connections) -> Iterator[None]:
         except db.pg.OperationalError as exc:
             if done:
                 return  # only the lock's release failed, and its session is gone: nothing to keep
+            if not held and lost is not None and not lost[0].broken:
+                # The server ended the wait (lock_timeout, statement_timeout, a cancel) on a
+                # connection still there: no loss to retry, and a retry would wait as long again.
+                raise StoreError(f"cannot lock {db.location} for writing: {reason(exc)}; nothing was written: "
+                                 "try again") from exc
             # A pooled connection the server ended (a restart, pg_terminate_backend): before
             # the lock is held nothing was done, so take it again on a fresh connection.
             if attempt == 1 and not held:
