@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
+from lamar.models.attempts import with_retries
 from lamar.models.protocol import (
     api_wrote,
     check_max_tokens,
@@ -31,7 +32,8 @@ class AnthropicModel:
         client: an `anthropic.Anthropic` client to use (one is built when omitted).
         **client_kwargs: passed to `anthropic.Anthropic(...)` (api_key, base_url,
             max_retries, http_client, ...); `timeout` defaults to
-            `lamar.models.protocol.DEFAULT_TIMEOUT` seconds.
+            `lamar.models.protocol.DEFAULT_TIMEOUT` seconds. The adapter makes the client's
+            retries itself, none past the deadline of a call sleep bounds (`model_timeout`).
 
     Raises:
         ImportError: the anthropic package is not installed.
@@ -64,17 +66,16 @@ class AnthropicModel:
     def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)
         sdk = self._sdk
-        # The client's own timeout, said outright: left unsaid on a client at the SDK's default, the
-        # SDK refuses a large max_tokens ("streaming is required") before sending, where a client
-        # Lamar builds sends it; model_timeout bounds the call either way.
-        bound = {"timeout": self.client.timeout} if hasattr(self.client, "timeout") else {}
+        # with_retries says each request's timeout outright: left unsaid on a client at the SDK's
+        # default, the SDK refuses a large max_tokens ("streaming is required") before sending,
+        # where a client Lamar builds sends it; model_timeout bounds the call either way.
         try:
-            message = self.client.messages.create(
+            message = with_retries(self.client, sdk, lambda client, options: client.messages.create(
                 model=self.model,
                 max_tokens=max_tokens,
                 messages=[{"role": "user", "content": prompt}],
-                **bound,
-            )
+                **options,
+            ))
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
                                  credentials="set ANTHROPIC_API_KEY or pass api_key=...",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
+from lamar.models.attempts import with_retries
 from lamar.models.protocol import (
     api_wrote,
     check_max_tokens,
@@ -37,6 +38,8 @@ class OpenAIModel:
             "max_completion_tokens" (OpenAI) or "max_tokens" (older compatible servers).
         **client_kwargs: passed to `openai.OpenAI(...)` (api_key, base_url, max_retries,
             http_client, ...); `timeout` defaults to `lamar.models.protocol.DEFAULT_TIMEOUT` seconds.
+            The adapter makes the client's retries itself, none past the deadline of a call sleep
+            bounds (`model_timeout`).
 
     Raises:
         ImportError: the openai package is not installed.
@@ -88,7 +91,8 @@ class OpenAIModel:
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
 
     def _responses(self, prompt: str, max_tokens: int) -> str:
-        response = self.client.responses.create(model=self.model, input=prompt, max_output_tokens=max_tokens)
+        response = with_retries(self.client, self._sdk, lambda client, options: client.responses.create(
+            model=self.model, input=prompt, max_output_tokens=max_tokens, **options))
         try:
             text = response.output_text  # the SDK's property walks `output`, which another API's JSON lacks
         except (AttributeError, TypeError):
@@ -121,11 +125,12 @@ class OpenAIModel:
         return text
 
     def _chat(self, prompt: str, max_tokens: int) -> str:
-        completion = self.client.chat.completions.create(
+        completion = with_retries(self.client, self._sdk, lambda client, options: client.chat.completions.create(
             model=self.model,
             messages=[{"role": "user", "content": prompt}],
             **{self.token_limit: max_tokens},
-        )
+            **options,
+        ))
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list):  # JSON, or text, of another shape
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+import time
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
 from lamar._errors import ModelError
+from lamar.models.attempts import deadline
 from lamar.storable import whole_number
 
 
@@ -41,7 +43,8 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
     """`model.complete(prompt, max_tokens=...)`, bounded in time; every failure is a ModelError.
 
     The call runs in a daemon thread: one that hangs past `timeout` is abandoned (Python cannot
-    kill a thread), and sleep goes on to fail cleanly instead of waiting forever.
+    kill a thread), and sleep goes on to fail cleanly instead of waiting forever. The call can read
+    its deadline (`lamar.models.attempts.time_left`); the shipped adapters send nothing after it.
 
     Args:
         model: anything with `complete(prompt, *, max_tokens) -> str`.
@@ -55,10 +58,13 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
     """
     name = getattr(model, "model", None) or type(model).__name__
     box: dict[str, Any] = {}
+    # Taken before the thread starts, so the call's deadline never falls after the moment we give up.
+    at = None if timeout is None else time.monotonic() + timeout
 
     def run() -> None:
         try:
-            box["reply"] = model.complete(prompt, max_tokens=max_tokens)
+            with deadline(at):
+                box["reply"] = model.complete(prompt, max_tokens=max_tokens)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as a ModelError
             box["error"] = exc
 

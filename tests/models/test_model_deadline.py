@@ -1,0 +1,146 @@
+"""No request leaves a model call that sleep gave up on: the real anthropic and openai SDKs
+against a real HTTP server on 127.0.0.1, which notes when each request arrives."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from lamar import Lamar, ModelError, Trace
+from lamar.models.protocol import call_model
+
+pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+pytest.importorskip("openai", reason="the openai extra is not installed")
+from lamar.models.anthropic import AnthropicModel
+from lamar.models.openai import OpenAIModel
+
+PROJECT = {"project": "deadline"}
+TRACES = [Trace(f"t{i}", PROJECT, time=1000.0 + i, input="fix the build", attempted=["swift build"],
+                tool_errors=["error: module map is stale"], output="", outcome="reverted") for i in range(3)]
+RATE_LIMITED = {"type": "error", "error": {"type": "rate_limit_error", "message": "slow down"}}
+ANSWER = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
+          "content": [{"type": "text", "text": "[]"}], "stop_reason": "end_turn", "stop_sequence": None,
+          "usage": {"input_tokens": 5, "output_tokens": 3}}
+# Each reply: (status, headers, body, seconds to wait before answering).
+Reply = tuple[int, dict[str, str], dict[str, Any], float]
+
+
+class Server:
+    """Answers every POST with `reply(n)` for the n-th request, and notes when each arrived."""
+
+    def __init__(self, reply: Callable[[int], Reply]) -> None:
+        self.arrivals: list[float] = []
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                self.rfile.read(int(self.headers.get("content-length") or 0))
+                outer.arrivals.append(time.monotonic())
+                status, headers, body, delay = reply(len(outer.arrivals) - 1)
+                time.sleep(delay)
+                data = json.dumps(body).encode()
+                try:
+                    self.send_response(status)
+                    for name, value in {"content-type": "application/json", **headers}.items():
+                        self.send_header(name, value)
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client gave up on this request first
+                    pass
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.http = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.http.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.http.server_address[1]}"
+
+    def after(self, moment: float) -> int:
+        return sum(1 for arrived in self.arrivals if arrived > moment)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Callable[[int], Reply]], Server]]:
+    servers: list[Server] = []
+
+    def start(reply: Callable[[int], Reply]) -> Server:
+        server = Server(reply)
+        threading.Thread(target=server.http.serve_forever, daemon=True).start()
+        servers.append(server)
+        return server
+
+    yield start
+    for server in servers:
+        server.http.shutdown()
+        server.http.server_close()
+
+
+def model_at(provider: str, url: str, **options: Any) -> Any:
+    if provider == "anthropic":
+        return AnthropicModel("claude-test", api_key="sk-ant-test", base_url=url, **options)
+    return OpenAIModel("gpt-test", api="chat", api_key="sk-test", base_url=url + "/v1", **options)
+
+
+def abandoned_calls_end(within: float = 10.0) -> None:
+    """Wait until every model call thread has ended, so that what it would send has arrived."""
+    stop = time.monotonic() + within
+    for worker in [t for t in threading.enumerate() if t.name == "lamar-model-call"]:
+        worker.join(max(0.0, stop - time.monotonic()))
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_rate_limited_call_sends_nothing_after_sleep_gave_up(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
+    # The server asks for a wait of 1 s; sleep gives up after 0.5 s. The SDK's own retries
+    # (two by default) would send the prompt again after sleep returned.
+    server = serve(lambda n: (429, {"retry-after": "1"}, RATE_LIMITED, 0.0))
+    lam = Lamar(":memory:", seed=3)
+    report = lam.sleep(traces=TRACES, model=model_at(provider, server.url), model_timeout=0.5)
+    returned = time.monotonic()
+    abandoned_calls_end()
+    assert server.after(returned) == 0
+    assert len(server.arrivals) == 1
+    # A wait that cannot fit is not waited out: the call fails at once, saying why.
+    assert report.summary["mining"]["model_calls"] == 1 and "rate limiting" in report.mining_error
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_hung_server_gets_no_attempt_after_the_deadline(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
+    # Each attempt times out at the client's 0.3 s; the retries that fit in model_timeout are made.
+    server = serve(lambda n: (200, {}, ANSWER, 3.0))
+    model = model_at(provider, server.url, timeout=0.3)
+    # The last attempt's timeout ends at the deadline: either failure may be the one reported.
+    with pytest.raises(ModelError, match="did not answer within 1 s|timed out"):
+        call_model(model, "hello", max_tokens=16, timeout=1.0)
+    returned = time.monotonic()
+    abandoned_calls_end()
+    assert len(server.arrivals) >= 2
+    assert server.after(returned) == 0
+
+
+def test_a_retry_that_fits_in_the_deadline_is_made(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(lambda n: (429, {"retry-after-ms": "200"}, RATE_LIMITED, 0.0) if n == 0 else
+                   (200, {}, ANSWER, 0.0))
+    assert call_model(model_at("anthropic", server.url), "hello", max_tokens=16, timeout=5.0) == "[]"
+    assert len(server.arrivals) == 2
+    assert server.arrivals[1] - server.arrivals[0] >= 0.2
+
+
+def test_max_retries_bounds_the_attempts(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(lambda n: (529, {"retry-after-ms": "10"}, RATE_LIMITED, 0.0))
+    with pytest.raises(ModelError, match="529"):
+        call_model(model_at("anthropic", server.url, max_retries=1), "hello", max_tokens=16, timeout=5.0)
+    assert len(server.arrivals) == 2
+
+
+def test_a_model_called_directly_keeps_its_retries(serve) -> None:  # type: ignore[no-untyped-def]
+    server = serve(lambda n: (500, {"retry-after-ms": "10"}, RATE_LIMITED, 0.0) if n < 2 else
+                   (200, {}, ANSWER, 0.0))
+    assert model_at("anthropic", server.url).complete("hello", max_tokens=16) == "[]"
+    assert len(server.arrivals) == 3
