@@ -170,7 +170,13 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
                 text = " (not in this store)"
         lines.append(f"  lesson {exp_id}{text}")
         ev = proposal.evidence.get(exp_id)
-        if isinstance(ev, Mapping) and ev:
+        if isinstance(ev, Mapping) and "traces" in ev and "verdict" not in ev:
+            # A mined lesson has no arm yet: what it was judged on is the traces that support it.
+            outcomes = ev.get("outcomes")
+            said = ", ".join(f"{k} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) else ""
+            lines.append(f"    support when proposed: {ev.get('traces')} traces" + (f" ({said})" if said else "")
+                         + f", {ev.get('with_tool_errors', 0)} with tool errors")
+        elif isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "
                          f"lift {lift(ev.get('lift'), ev.get('lower'), ev.get('upper'))}, "
                          f"interval {interval(ev.get('lower'), ev.get('upper'))}, "

@@ -203,6 +203,11 @@ def test_sleep_mines_traces_with_a_model_then_apply_adds_a_candidate(lamar_cli, 
     assert "mined 3 traces in 1 model call: 1 candidate lesson" in out.stdout
     assert len(FakeOllama.prompts) == 1 and '"id": "t1"' in FakeOllama.prompts[0]
     candidate = next(p for p in json.loads((tmp_path / "r.json").read_text())["proposals"] if p["kind"] == "candidate")
+    # The reviewer sees the traces the lesson was mined from, not an arm's evidence it does not have yet.
+    (tmp_path / "copy.json").write_bytes((tmp_path / "r.json").read_bytes())  # decisions go to the copy
+    reviewed = run_cli("review", tmp_path / "copy.json", "--store", store, stdin="n\nn\nq\n").stdout
+    assert "support when proposed: 2 traces (reverted 2), 2 with tool errors" in reviewed
+    assert "None" not in reviewed
     applied = run_cli("apply", tmp_path / "r.json", "--store", store, "--only", candidate["id"])
     assert applied.returncode == 0, applied.stderr
     lam = Lamar(str(store))
