@@ -344,7 +344,7 @@ class LamarTools:
         Only the server's own folder and the folders below it are read: a client cannot make the
         server read files elsewhere on its machine.
         """
-        from lamar.rules import import_rules
+        from lamar.rules import find_rule_files, import_rules
 
         if not isinstance(apply, bool):
             raise ToolError(f"apply must be true or false; got {_show(apply)}")
@@ -359,6 +359,10 @@ class LamarTools:
         if not usable:
             raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
                             f"got {_show(folder)}")
+        if not find_rule_files(where):  # the core's advice names --file, which this tool does not take
+            raise ToolError(f"no rules file in {where} (CLAUDE.md, AGENTS.md, Cursor or Copilot rules; a link that "
+                            "leads out of the folder is not followed): pass as folder a sub-folder that has one, "
+                            "or tell the user that this project has no rules file to import")
         plan = self._guard(lambda: import_rules(self.lamar, where, apply=apply))
         return ImportResult(
             project=neutralize(plan.project), files=[neutralize(f) for f in plan.files], applied=plan.applied,

@@ -370,6 +370,9 @@ async def test_a_rules_file_that_links_out_of_the_project_is_not_read(tmp_path: 
         assert plan["files"] == ["AGENTS.md"] and "Fridays" not in json.dumps(plan)
         refused = await session.call_tool("import_rules", {"folder": "sub"})
         assert refused.is_error and "10.1.2.3" not in refused.content[0].text
+        # The model calling the tool has no --file to pass: it is told what it can do instead.
+        said = refused.content[0].text
+        assert "no rules file in" in said and "--file" not in said and "folder" in said.split(":", 2)[-1]
     # Named by the user, a linked file is read: the user chose it.
     named = import_rules(Lamar(":memory:"), project, files=[str(project / "CLAUDE.md")])
     assert [e.action for e in named.lessons] == ["Never deploy on Fridays"]
