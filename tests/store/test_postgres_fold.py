@@ -626,11 +626,13 @@ def test_recalls_apply_the_pending_policy_now_and_then(fold_url: str, monkeypatc
     at its first call, then once a minute at most (a quarter of `pending_after` if shorter)."""
     from lamar.state import holder
 
-    lam = Lamar(fold_url, k=2, seed=1, pending_after=0.05, pending_outcome=Signal.ACCEPTED)
+    # pending_after leaves the second episode 2 s to be read unsettled, which a loaded machine's
+    # stalls never took (at 0.05 s, one in a few runs beside other jobs read it settled already).
+    lam = Lamar(fold_url, k=2, seed=1, pending_after=2.0, pending_outcome=Signal.ACCEPTED)
     lam.add(Experience("case", "do"))
     first = lam.recall({"task": "x"}).episode_id
-    time.sleep(0.1)
-    second = lam.recall({"task": "x"}).episode_id  # 0.1 s later (past 0.05 / 4): settles the first
+    time.sleep(2.05)
+    second = lam.recall({"task": "x"}).episode_id  # 2.05 s later (past 2.0 / 4): settles the first
     assert lam.episode(first).settled == "default" and lam.episode(second).settled is None
     assert [p.episode_id for p in lam.pending()] == [second] and lam.stats()["reports"] == 1
     lam.close()
