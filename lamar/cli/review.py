@@ -28,7 +28,10 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     if not path.strip():  # Path("") is the current folder
         raise UsageError("REPORT.json is empty: name the file `lamar sleep --out REPORT.json` saved")
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = Path(path).read_text(encoding="utf-8")
+        if not text.strip():  # a `sleep --out - > FILE` that failed leaves one: no hand edit to undo
+            raise UsageError(f"the sleep report {path} is an empty file: make one with `lamar sleep --out {path}`")
+        data = json.loads(text)
     except FileNotFoundError:
         raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
     except IsADirectoryError:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from lamar import Experience, Lamar, Scope
 from lamar.cli import EXIT_USAGE
 
@@ -121,3 +123,18 @@ def test_a_report_path_that_is_no_report_file_says_what_to_name(lamar_cli, tmp_p
             assert done.returncode == EXIT_USAGE and said in done.stderr, (command, path, done.stderr)
             assert "lamar sleep --out" in done.stderr and "Errno" not in done.stderr
     assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_an_empty_report_file_is_named_empty_not_a_broken_hand_edit(lamar_cli, tmp_path: Path, text: str) -> None:
+    """`lamar sleep --out - > report.json` that failed leaves an empty file: no edit broke it, so the
+    line says it is empty and to make a new one, not to undo an edit."""
+    store = tmp_path / "lessons.db"
+    _report(lamar_cli, store, tmp_path)
+    empty = tmp_path / "report.json"
+    empty.write_text(text)
+    for command in ("apply", "review"):
+        done = lamar_cli(command, empty, "--store", store)
+        assert done.returncode == EXIT_USAGE, (command, done.stderr)
+        assert done.stderr == (f"lamar: error: the sleep report {empty} is an empty file: make one with "
+                               f"`lamar sleep --out {empty}`\n"), done.stderr
