@@ -21,6 +21,10 @@ TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Run the MCP server until the client disconnects (stdio) or the process is stopped (http)."""
+    # The command line is judged before the extra is looked for: installing it would not fix a usage error.
+    if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
+        raise UsageError("--host and --port apply to --transport http; stdio needs neither")
+    location = store_location(args)
     try:
         # Imported by name: the integration lives outside the core and needs the `mcp` extra.
         lamar_mcp = importlib.import_module("lamar_mcp")
@@ -29,15 +33,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if "the mcp extra" in str(exc):  # lamar_mcp's own message already names the extra
             raise
         raise ImportError(needs_extra("lamar mcp needs the MCP SDK and lamar_mcp", "mcp", exc)) from exc
-    if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
-        raise UsageError("--host and --port apply to --transport http; stdio needs neither")
     token = (os.environ.get(TOKEN_ENV) or None) if args.transport == "http" else None
     if args.transport == "http" and not token and not lamar_mcp.web.is_loopback(args.host):
         raise UsageError(f"--host {args.host} can be reached from other machines, and the store would answer anyone: "
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
                          "or serve on 127.0.0.1")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
-    lam = Lamar(open_raw(store_location(args), create=not args.read_only,
+    lam = Lamar(open_raw(location, create=not args.read_only,
                          busy="restart the server once that writer is done (reopen your MCP client, or run "
                               "`lamar mcp` again)"), seed=args.seed)
     try:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 
 from lamar.cli.review import check_traces
-from lamar.cli.session import UsageError, open_engine
+from lamar.cli.session import UsageError, open_engine, store_location
 from lamar.extras import needs_extra
 
 _WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", "h11"}
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    store_location(args)  # an empty --store is a usage error: said before the extra is looked for
     if bool(args.traces) != bool(args.model):
         raise UsageError("mining lessons in the app needs both --traces FILE.jsonl and --model PROVIDER:MODEL")
     if args.max_model_calls is not None and not args.model:

@@ -62,3 +62,17 @@ def test_a_store_another_process_keeps_locked_says_what_a_command_line_user_can_
     finally:
         other.execute("COMMIT")
         other.close()
+
+
+@pytest.mark.parametrize("argv", [["mcp", "--store", ""], ["mcp", "--port", "9000"]])
+def test_a_usage_error_is_said_before_the_missing_sdk(tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/cli.md: an empty --store is a usage error on every command, `lamar mcp` included; a user
+    who installs the extra first should not meet it only afterwards."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in [m for m in sys.modules if m == "lamar_mcp" or m.startswith(("lamar_mcp.", "mcp.", "mcp_types"))]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    assert main(argv) == 1
+    said = capsys.readouterr().err
+    assert "the mcp extra" not in said and ("--store is empty" in said or "apply to --transport http" in said), said

@@ -8,6 +8,7 @@ a favicon the browser asked for on every page and got a 404 for.
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import re
 import socket
@@ -203,6 +204,14 @@ def _ui_without(module: str, store: Path) -> subprocess.CompletedProcess[str]:
     code = (f"import sys; sys.modules[{module!r}] = None\n"
             f"from lamar.cli import main; sys.exit(main(['ui', '--store', {str(store)!r}, '--no-browser']))")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_an_empty_store_flag_is_said_before_the_missing_web_stack(tmp_path: Path) -> None:
+    code = ("import sys; sys.modules['starlette'] = None\n"
+            "from lamar.cli import main; sys.exit(main(['ui', '--store', '', '--no-browser']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "HOME": str(tmp_path)})
+    assert done.returncode == 1 and "--store is empty" in done.stderr and "the ui extra" not in done.stderr, done.stderr
 
 
 def test_only_a_missing_web_stack_is_blamed_on_the_extra(store: Path) -> None:
