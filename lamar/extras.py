@@ -26,7 +26,7 @@ def origin() -> dict[str, Any]:
 def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     """The command that installs `extra` into this interpreter, for the Lamar it runs.
 
-    From a clone (an editable install) it names that clone; from git, the same commit; from a
+    From a clone (installed editable or not) it names that clone; from git, the same commit; from a
     wheel or an sdist still on disk, that file. Otherwise both ways the README gives.
 
     Args:
@@ -45,9 +45,9 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     where = origin() if where is None else where
     url = str(where.get("url", ""))
     path = unquote(urlparse(url).path) if url.startswith("file:") else ""
-    if isinstance(where.get("dir_info"), Mapping) and where["dir_info"].get("editable") and \
-            os.path.isfile(os.path.join(path, "pyproject.toml")):
-        return f'{pip} install -e "{path}[{extra}]"'
+    if isinstance(where.get("dir_info"), Mapping) and os.path.isfile(os.path.join(path, "pyproject.toml")):
+        editable = "-e " if where["dir_info"].get("editable") else ""  # installed as it was, copied or linked
+        return f'{pip} install {editable}"{path}[{extra}]"'
     vcs = where.get("vcs_info")
     if isinstance(vcs, Mapping) and vcs.get("vcs") == "git" and url:
         commit = vcs.get("commit_id")

@@ -18,6 +18,13 @@ def test_from_a_clone_it_names_that_clone() -> None:
     assert command.endswith(f' install -e "{ROOT}[mcp]"'), command
 
 
+@pytest.mark.parametrize("dir_info", [{}, {"editable": False}])
+def test_from_a_clone_installed_without_e_it_names_that_clone_without_e(dir_info: dict[str, object]) -> None:
+    # `pip install /path/to/lamar`, as a fresh venv beside a clone gets it: pip records the folder.
+    command = install_command("mcp", {"url": ROOT.as_uri(), "dir_info": dir_info})
+    assert command.endswith(f' install "{ROOT}[mcp]"'), command
+
+
 def test_from_git_the_same_commit_and_from_a_wheel_that_file(tmp_path: Path) -> None:
     git = {"url": "https://example.org/lamar.git", "vcs_info": {"vcs": "git", "commit_id": "abc123"}}
     assert install_command("ui", git).endswith(' install "lamar[ui] @ git+https://example.org/lamar.git@abc123"')
@@ -31,6 +38,7 @@ def test_from_git_the_same_commit_and_from_a_wheel_that_file(tmp_path: Path) -> 
     {},  # run from a source tree: no install record
     {"url": "file:///gone/lamar-0.1.0-py3-none-any.whl", "archive_info": {}},  # the wheel was deleted
     {"url": "file:///gone/lamar", "dir_info": {"editable": True}},  # the clone moved
+    {"url": "file:///gone/lamar", "dir_info": {}},  # the same, installed without -e
 ])
 def test_otherwise_both_ways_the_readme_gives(where: dict[str, object]) -> None:
     command = install_command("postgres", where)
