@@ -133,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     lessons, and times a plain similarity top-k over all N lessons beside it. Figures are
     medians and 99th percentiles in microseconds; memory is the Python heap after loading.
     """
-    parser = argparse.ArgumentParser(prog="python -m lamar.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m lamar.bench", description=__doc__.splitlines()[0],
+                                     epilog="python -m lamar.bench --cold [--help]: the cold-start benchmark instead")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)), help="store sizes, comma separated")
     parser.add_argument("--eligible", default=",".join(map(str, ELIGIBLE)),
                         help="lessons eligible for the timed context, comma separated (default %(default)s)")

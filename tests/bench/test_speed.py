@@ -51,3 +51,10 @@ def test_rows_the_disk_cannot_take_leave_the_previous_file_whole_and_say_so_in_o
     (line,) = done.stderr.splitlines()
     assert line.startswith("python -m lamar.bench: error: could not write the rows to ") and "left as it was" in line
     assert out.read_text() == "[]\n" and sorted(p.name for p in tmp_path.iterdir()) == ["rows.json"]
+
+
+def test_the_help_names_the_cold_start_benchmark(capsys: pytest.CaptureFixture[str]) -> None:
+    # The README runs `python -m lamar.bench --cold`, which the speed benchmark's help never named.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "python -m lamar.bench --cold" in capsys.readouterr().out
