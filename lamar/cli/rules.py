@@ -83,7 +83,9 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
     if args.to == "-":  # unlike `lamar html --out -`, never stdout: the section is spliced into the file's text
         raise UsageError("--to -: export-rules rewrites one marked section of a rules file and keeps the rest, "
                          "so it needs the file: name it (e.g. --to CLAUDE.md; ./- for a file called -)")
-    if Path(args.to).expanduser().is_dir():  # an empty --to is the current folder
+    if not args.to:
+        raise UsageError("--to is empty: name the rules file to write (e.g. --to CLAUDE.md)")
+    if Path(args.to).expanduser().is_dir():
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
     with open_engine(args) as lam:
         result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)

@@ -87,8 +87,11 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
     another process keeps locked past the wait says `busy`: what a user of this command can do."""
     if is_file_location(location) and Path(location).expanduser().is_dir():
         path = Path(location).expanduser()
+        # Name the store the folder holds, if it holds one of the default names: a guess at another
+        # one would cost the user a second error.
+        held = [path / name for name in ("experience.db", "experience.json") if (path / name).is_file()]
         raise StoreError(f"{path} is a folder, not a store: name the store file in it (e.g. --store "
-                         f"{path / 'experience.db'})")
+                         f"{(held or [path / 'experience.db'])[0]})")
     if not create:
         require_existing(location)
     try:

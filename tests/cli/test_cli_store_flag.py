@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from lamar import Experience, Lamar
+
 EMPTY = "--store is empty: name a store (--store PATH), or leave the flag out"
 
 
@@ -88,3 +90,13 @@ def test_a_store_path_that_is_a_folder_says_so_and_what_to_name(lamar_cli: Any, 
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert f"{folder} is a folder, not a store: name the store file in it" in done.stderr
     assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["experience.db", "experience.json"])
+def test_a_folder_holding_a_store_names_that_store(lamar_cli: Any, tmp_path: Path, name: str) -> None:
+    # `--store ~/.lamar` where the folder holds experience.json was told to name experience.db.
+    lam = Lamar(str(tmp_path / name))
+    lam.add(Experience("p", "a"))
+    lam.close()
+    done = lamar_cli("--store", tmp_path, "stats")
+    assert done.returncode == 2 and f"(e.g. --store {tmp_path / name})" in done.stderr, done.stderr
