@@ -6,6 +6,7 @@ import functools
 import itertools
 import re
 
+from lamar.safety.needles import Needles
 from lamar.safety.placeholders import is_placeholder
 
 _PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
@@ -48,6 +49,11 @@ def secret_key_kind(key: str) -> str | None:
         return "secret"
     return None
 
+
+# Every key `secret_key_kind` names holds one of these, ignoring case: a text without any of them
+# holds no keyed credential (a test checks the words above against it).
+KEY_NEEDLES = Needles(tuple((word, True) for word in ("pass", "pw", "secret", "token", "key", "credential", "pat",
+                                                      "auth")), None)
 
 ASSIGNMENT = re.compile(
     r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
@@ -179,4 +185,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from lamar.safety.assignments import (
     COMMAND_PASSWORD,
     COOKIE,
     KEY_ARGUMENT,
+    KEY_NEEDLES,
     NAME_VALUE,
     PROSE,
     PROSE_USE,
@@ -33,6 +35,7 @@ from lamar.safety.assignments import (
 )
 from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
+from lamar.safety.needles import LONG_RUN, Haystack, Needles, may_hold_token, needles
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import (
@@ -65,6 +68,11 @@ class _Rule:
     # would read every value, and again from its start where it is harmless, so crafted text such
     # as "a=a=a=..." would cost many characters of matching per character (`tools/scrub_speed.py`).
     head: re.Pattern[str] | None = None
+
+    @functools.cached_property
+    def needles(self) -> Needles | None:
+        # Parsed on first use, not at import. Where the key decides, the key must name a credential.
+        return needles(self.pattern) or (KEY_NEEDLES if self.head else None)
 
 
 def _keyed(kind: str, pattern: re.Pattern[str], keep: Callable[[re.Match[str]], bool],
@@ -313,19 +321,6 @@ _BODY = _Rule("random-string", BODY, lambda match: not looks_random("".join(matc
               or decodes_to_prose(match.group("secret")))
 # Rules for a credential by its own shape (a provider prefix): safe to run on joined or reversed text.
 _SHAPE_RULES = tuple(rule for rule in RULES if rule.token)
-_SHAPE_SET = frozenset(_SHAPE_RULES)
-# Every such credential is a run of 16+ key characters holding a digit or both cases: text
-# without one (most prose) skips those rules, and so do the joined and reversed shadows.
-_LONG_RUN = re.compile(r"[A-Za-z0-9_.~+/=:-]{16,}")
-_DIGIT, _LOWER, _UPPER = re.compile(r"\d"), re.compile(r"[a-z]"), re.compile(r"[A-Z]")
-
-
-def _may_hold_token(text: str) -> bool:
-    for run in _LONG_RUN.finditer(text):
-        chunk = run.group(0)
-        if _DIGIT.search(chunk) or (_LOWER.search(chunk) and _UPPER.search(chunk)):
-            return True
-    return False
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -365,7 +360,7 @@ def scrub(text: str) -> tuple[str, list[str]]:
         read = normal if cleaned is text else cleaned
         bare = unaccented(read)
         # Worth a pass only where taking accents off joins a longer run of key characters.
-        longer = bare != read and _LONG_RUN.findall(bare) != _LONG_RUN.findall(read)
+        longer = bare != read and LONG_RUN.findall(bare) != LONG_RUN.findall(read)
         text = _reread(cleaned, bare, kinds) if longer else cleaned
     spans = disguised_spans(text, _shape_spans, _scrub_decoded)
     if spans:
@@ -405,11 +400,12 @@ def _reread(text: str, shadow: str, kinds: list[str]) -> str:
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:
-    shapes = _may_hold_token(text)
+    shapes, hay = may_hold_token(text), Haystack(text)
     for rule in RULES:
-        if shapes or rule not in _SHAPE_SET:
-            text = _apply(rule, text, kinds)
-    return text
+        if (shapes or not rule.token) and hay.holds(rule.needles):
+            cleaned = _apply(rule, hay.text, kinds, hay)
+            hay = hay if cleaned is hay.text else Haystack(cleaned)
+    return hay.text
 
 
 def _scrub_decoded(text: str) -> tuple[str, list[str]]:
@@ -418,12 +414,12 @@ def _scrub_decoded(text: str) -> tuple[str, list[str]]:
 
 
 def _shape_spans(text: str) -> list[tuple[int, int, str]]:
-    if not _may_hold_token(text):
+    if not may_hold_token(text):
         return []
-    spans = []
-    for rule in _SHAPE_RULES:
+    spans, hay = [], Haystack(text)
+    for rule in (rule for rule in _SHAPE_RULES if hay.holds(rule.needles)):
         pos = 0
-        while (match := rule.pattern.search(text, pos)) is not None:
+        while (match := hay.search(rule.pattern, rule.needles, pos)) is not None:
             if _continues_a_word(match):
                 pos = match.start() + 1
                 continue
@@ -433,10 +429,11 @@ def _shape_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _next(rule: _Rule, text: str, pos: int) -> re.Match[str] | None:
+def _next(rule: _Rule, hay: Haystack, pos: int) -> re.Match[str] | None:
     """The rule's next match from `pos`, as `rule.pattern.search` would find it."""
+    text = hay.text
     if rule.head is None:
-        return rule.pattern.search(text, pos)
+        return hay.search(rule.pattern, rule.needles, pos)
     while pos <= len(text):
         for head in rule.head.finditer(text, pos):  # in C from one key to the next
             if secret_key_kind(head.group("key")) is not None:
@@ -450,10 +447,11 @@ def _next(rule: _Rule, text: str, pos: int) -> re.Match[str] | None:
     return None
 
 
-def _apply(rule: _Rule, text: str, kinds: list[str]) -> str:
+def _apply(rule: _Rule, text: str, kinds: list[str], hay: Haystack | None = None) -> str:
     pieces: list[str] = []
     done = pos = 0
-    while (match := _next(rule, text, pos)) is not None:
+    hay = hay or Haystack(text)
+    while (match := _next(rule, hay, pos)) is not None:
         if rule.token and _continues_a_word(match):
             pos = match.start() + 1
             continue
@@ -486,7 +484,6 @@ def _redact(match: re.Match[str], rule: _Rule, kinds: list[str]) -> str:
         kinds.append(kind)
     whole = match.group(0)
     return whole[:start] + PLACEHOLDER.format(kind=kind) + whole[end:]
-
 
 
 __all__ = ["PLACEHOLDER", "REACH", "RULES", "is_placeholder", "scrub", "scrub_head", "secret_key_kind"]
