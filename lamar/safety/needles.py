@@ -4,7 +4,9 @@ is skipped on text without them, and otherwise tried only just before where its 
 
 from __future__ import annotations
 
+import bisect
 import importlib
+import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -20,6 +22,9 @@ _MOST = 12
 # Farthest a needle may stand from a match's start for the search to go by needles: past it, trying
 # every start before each needle costs more than the engine's own scan.
 _REACH = 64
+# Starts tried one by one in a text before the engine scans instead: a few, then one for every _SPARSE
+# characters of the text (a try costs about as much as the engine's scan of that many characters).
+_TRIES, _SPARSE = 64, 16
 
 # Every credential of its own shape (a provider prefix) is a run of 16+ key characters holding a digit
 # or both cases: text without one (most prose) skips those rules, and so do the joined and reversed shadows.
@@ -62,6 +67,9 @@ class Haystack:
         self.text = text
         self._folded: str | None = None
         self._seen: dict[Needle, bool] = {}
+        self._places_of: dict[Needles, list[int]] = {}
+        self._tries: dict[re.Pattern[str], int] = {}  # starts tried one by one so far, by pattern
+        self._dense: set[re.Pattern[str]] = set()  # patterns whose needles stand too close to try one by one
 
     def _in(self, needle: Needle) -> str:
         if not needle[1]:
@@ -82,27 +90,41 @@ class Haystack:
                 return True
         return False
 
+    def _places(self, needles: Needles) -> list[int]:
+        """Where in the text any of `needles` starts, in order; found once per text."""
+        places = self._places_of.get(needles)
+        if places is None:
+            places = []
+            for needle, icase in needles.found:
+                within, at = self._in((needle, icase)), -1
+                while (at := within.find(needle, at + 1)) >= 0:
+                    places.append(at)
+            places = self._places_of[needles] = sorted(set(places))
+        return places
+
     def search(self, pattern: re.Pattern[str], needles: Needles | None, pos: int) -> re.Match[str] | None:
         """`pattern.search(self.text, pos)`, trying only starts up to `reach` before a needle.
 
         The starts are tried in order, each once, so the first match is the one the engine finds.
+        Where needles stand close together the engine's own scan is cheaper than one try per start:
+        from there on, and for the rest of this text, it searches, which is exact because no match
+        starts between `pos` and that point.
         """
-        if needles is None or needles.reach is None:
+        if needles is None or needles.reach is None or pattern in self._dense:
             return pattern.search(self.text, pos)
         if not self.holds(needles):
             return None
-        ahead = {needle: self._in(needle).find(needle[0], pos) for needle in needles.found}
-        tried = pos
-        while ahead:
-            needle, at = min(ahead.items(), key=lambda item: item[1])
-            if at < 0:
-                del ahead[needle]
-                continue
-            for start in range(max(tried, at - needles.reach), at + 1):
+        places, tried = self._places(needles), pos
+        for at in itertools.islice(places, bisect.bisect_left(places, pos), None):
+            first = max(tried, at - needles.reach)
+            tries = self._tries[pattern] = self._tries.get(pattern, 0) + at + 1 - first
+            if tries > _TRIES + at // _SPARSE:
+                self._dense.add(pattern)
+                return pattern.search(self.text, first)
+            for start in range(first, at + 1):
                 if (match := pattern.match(self.text, start)) is not None:
                     return match
-            tried = max(tried, at + 1)
-            ahead[needle] = self._in(needle).find(needle[0], at + 1)
+            tried = at + 1
         return None
 
 
