@@ -43,7 +43,7 @@ class Needles:
     reach: int | None
 
 
-def may_hold_token(text: str) -> bool:
+def holds_key_run(text: str) -> bool:
     """Whether `text` holds a `LONG_RUN` with a digit or both cases in it."""
     for run in LONG_RUN.finditer(text):
         chunk = run.group(0)
@@ -195,7 +195,7 @@ def _candidates(sequence: Any, icase: bool) -> list[tuple[frozenset[Needle], int
 
 
 def _merged(found: frozenset[Needle]) -> frozenset[Needle]:
-    """`found` with needles that start alike cut to what they share ("password", "passwd": "passw"):
+    """`found` with needles that start alike cut to what they share (passphrase and passcode to pass):
     fewer to look for, and a match that holds a needle holds its start too."""
     groups: dict[tuple[str, bool], list[str]] = {}
     for text, icase in found:
@@ -207,4 +207,4 @@ def _usable(found: frozenset[Needle]) -> bool:
     return len(found) <= _MOST and min(len(n) for n, _ in found) >= 2
 
 
-__all__ = ["LONG_RUN", "Haystack", "Needle", "Needles", "fold", "may_hold_token", "needles"]
+__all__ = ["LONG_RUN", "Haystack", "Needle", "Needles", "fold", "holds_key_run", "needles"]

@@ -35,7 +35,7 @@ from lamar.safety.assignments import (
 )
 from lamar.safety.disguised import disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
-from lamar.safety.needles import LONG_RUN, Haystack, Needles, may_hold_token, needles
+from lamar.safety.needles import LONG_RUN, Haystack, Needles, holds_key_run, needles
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
 from lamar.safety.providers import (
@@ -400,7 +400,7 @@ def _reread(text: str, shadow: str, kinds: list[str]) -> str:
 
 
 def _scrub_plain(text: str, kinds: list[str]) -> str:
-    shapes, hay = may_hold_token(text), Haystack(text)
+    shapes, hay = holds_key_run(text), Haystack(text)
     for rule in RULES:
         if (shapes or not rule.token) and hay.holds(rule.needles):
             cleaned = _apply(rule, hay.text, kinds, hay)
@@ -414,7 +414,7 @@ def _scrub_decoded(text: str) -> tuple[str, list[str]]:
 
 
 def _shape_spans(text: str) -> list[tuple[int, int, str]]:
-    if not may_hold_token(text):
+    if not holds_key_run(text):
         return []
     spans, hay = [], Haystack(text)
     for rule in (rule for rule in _SHAPE_RULES if hay.holds(rule.needles)):
