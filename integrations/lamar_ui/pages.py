@@ -449,7 +449,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
                     f"<td{anytime(alt.reward[name], False)}>{cell(alt.reward[name], False)}</td>"
                     f"<td>{cell(alt.success['logged'], True)}</td></tr>")
     rows.append("</tbody></table>")
-    note = (f"<p>{report.reported} reported episodes of {report.logged} logged, {report.randomized} with a coin. "
+    note = (f"<p>{plural(report.reported, 'reported episode')} of {report.logged} logged, {report.randomized} with a coin. "
             "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
             "the share of episodes where a policy would inject a lesson the log left out for certain, or leave out "
             "one it injected for certain: those episodes are left out, never extrapolated. Each [95%] is the interval for this "

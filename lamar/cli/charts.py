@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from lamar.cli.render import axis_range, shorten, when
+from lamar.cli.render import axis_range, plural, shorten, when
 from lamar.cli.standing import (
     STANDINGS,
     colour,
@@ -136,7 +136,7 @@ def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:
         parts.append(f'<line x1="{_LABEL - 4}" y1="{y:.1f}" x2="{width}" y2="{y:.1f}" stroke="#eaeef2"/>'
                      f'<text x="{_LABEL - 8}" y="{y + 4:.1f}" text-anchor="end">{value}</text>')
     parts.append(f'<text x="{_LABEL - 40}" y="{base - tall / 2:.1f}" text-anchor="end">'
-                 f"lessons per {per_bin} episodes</text>")
+                 f"lessons per {plural(per_bin, 'episode')}</text>")
     for b in range(bins):
         x0 = _LABEL + b * bar
         h_in = injected[b] / peak * tall
@@ -196,7 +196,7 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
         if math.isfinite(value):
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{paint}"/>')
     parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
-    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{points[-1][0]} randomized episodes</text>')
+    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{plural(points[-1][0], "randomized episode")}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

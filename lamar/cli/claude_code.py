@@ -206,6 +206,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
+    from lamar.cli.render import plural
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
@@ -249,7 +250,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if last:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(last.get("time", 0))))
         # Only a prompt injects: "0 characters injected" after a Stop read as a failed injection.
-        injected = (f", {last.get('injected', 0)} characters injected" if last.get("event") == "UserPromptSubmit"
+        injected = (f", {plural(last.get('injected', 0), 'character')} injected" if last.get("event") == "UserPromptSubmit"
                     else "")
         print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
               f"(session {last.get('session')}, episode {last.get('episode')}{injected})")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lamar.cli.charts import forest_plot, injection_chart
 from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page, write_output
-from lamar.cli.render import scope_text, shorten, when
+from lamar.cli.render import plural, scope_text, shorten, when
 from lamar.cli.session import open_engine
 from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, status_text
 from lamar.experience import Experience
@@ -74,7 +74,7 @@ def render_page(rows: Sequence[tuple[Experience, Evidence]], injections: str, ev
         f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">{HTML_GENERATOR}"
         f"<title>Lamar: {escape(shorten(location, 60))}</title><style>{_CSS}</style></head><body>"
         f"<h1>What the agent believes</h1><p>Store <code>{escape(location)}</code>, "
-        f"{len(rows)} lessons ({summary}), {events} events; generated {when(time.time())} UTC.</p>"
+        f"{plural(len(rows), 'lesson')} ({summary}), {plural(events, 'event')}; generated {when(time.time())} UTC.</p>"
         "<h2>Lift of each lesson</h2><p>Dot: measured lift on reward from randomized holdouts; line: its "
         "anytime-valid interval, drawn no wider than a lift can be, [-2, +2] (dashed where it runs past "
         "the axis). Helps when the whole line is right of zero, harms when left.</p>"
@@ -105,5 +105,5 @@ def cmd_html(args: argparse.Namespace) -> int:
         return 0
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     write_output(Path(args.out), page, "the HTML page")  # a failed write leaves the last page whole
-    print(f"wrote {args.out} ({len(rows)} lessons, {len(page.encode('utf-8'))} bytes)")
+    print(f"wrote {args.out} ({plural(len(rows), 'lesson')}, {len(page.encode('utf-8'))} bytes)")
     return 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from lamar._errors import StoreError
 from lamar.cli.outputs import check_output, is_store_file
-from lamar.cli.render import dump_json
+from lamar.cli.render import dump_json, plural
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
 from lamar.store import Store, location_refusal
 from lamar.store.transfer import transfer
@@ -34,7 +34,7 @@ def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
     existing = len(target.read(0))
     if existing and not append:
         raise UsageError(
-            f"{target.location} already holds {existing} events: choose a new file, or pass --append "
+            f"{target.location} already holds {plural(existing, 'event')}: choose a new file, or pass --append "
             "to add these events after them"
         )
     result = transfer(source, target, append=append)
@@ -42,7 +42,7 @@ def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
         dump_json({"copied": result.copied, "source": result.source, "target": result.target,
                    "target_before": result.target_before})
     else:
-        print(f"copied {result.copied} events from {result.source} to {result.target} (verified)")
+        print(f"copied {plural(result.copied, 'event')} from {result.source} to {result.target} (verified)")
     return 0
 
 

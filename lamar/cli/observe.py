@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lamar.cli.pairs import one_value_each
-from lamar.cli.render import dump_json, interval, lift, scope_text, shorten, size
+from lamar.cli.render import dump_json, interval, lift, plural, scope_text, shorten, size
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
 from lamar.experience import Experience
@@ -67,7 +67,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     cost = data["holdout_cost"]
     # The fold mode's seqs come from one SEQUENCE that every namespace of the database shares:
     # its last seq is no count of this store's events.
-    events = f"last seq {data['events']}" if folded_rows(lam.store) is not None else f"{data['events']} events"
+    events = f"last seq {data['events']}" if folded_rows(lam.store) is not None else plural(data['events'], 'event')
     print(f"store      {data['store']} ({data['backend']}{on_disk}, {events})")
     print(f"lessons    {data['experiences']}: " + ", ".join(f"{n} {s}" for s, n in status.items()))
     print(f"verdicts   {verdict['helps']} helps, {verdict['harms']} harms, {verdict['unknown']} unknown "

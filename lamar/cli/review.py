@@ -177,7 +177,7 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
             # A mined lesson has no arm yet: what it was judged on is the traces that support it.
             outcomes = ev.get("outcomes")
             said = ", ".join(f"{k} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) else ""
-            lines.append(f"    support when proposed: {ev.get('traces')} traces" + (f" ({said})" if said else "")
+            lines.append(f"    support when proposed: {plural(ev['traces'], 'trace')}" + (f" ({said})" if said else "")
                          + f", {ev.get('with_tool_errors', 0)} with tool errors")
         elif isinstance(ev, Mapping) and ev:
             lines.append(f"    evidence when proposed: {ev.get('verdict')}, "

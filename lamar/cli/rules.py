@@ -58,7 +58,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
                           "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
                                       for r, why in plan.skipped]}, indent=2, ensure_ascii=False))
         return 0
-    from lamar.cli.render import visible
+    from lamar.cli.render import plural, visible
 
     verb = "added" if plan.applied else "would add"
     print(f"project {plan.project}: read {', '.join(plan.files)}")
@@ -69,8 +69,8 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
             print(f"  skipped {rule.file}  ({why})")
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
-    print(f"{len(plan.lessons)} lesson(s) {'added' if plan.applied else 'to add'} as candidates, "
-          f"{len(plan.skipped)} block(s) skipped"
+    print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
+          f"{plural(len(plan.skipped), 'block')} skipped"
           + ("" if plan.applied else f"; run again with --apply{' --create' if fresh else ''} to add them"
              + (" (the store does not exist yet)" if fresh else "")))
     return 0

@@ -15,6 +15,7 @@ from lamar.cli.render import (
     interval_bar,
     lift,
     number,
+    plural,
     scope_text,
     when,
 )
@@ -108,9 +109,9 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
     print(f"  scope         {scope_text(exp.scope)}")
     print(f"  created       {when(exp.created_at)} UTC")
     print(f"\nevidence       {ev.verdict.value}: lift {lift(ev.lift, ev.lower, ev.upper, 3)}, "
-          f"interval {interval(ev.lower, ev.upper)} over {ev.randomized} randomized episodes")
+          f"interval {interval(ev.lower, ev.upper)} over {plural(ev.randomized, 'randomized episode')}")
     print(f"               {ev.injected} injected, {ev.held_out} held out, {ev.eligible} eligible "
-          f"(reported), {ev.restarts} restarts; selection estimate {number(ev.estimate)}")
+          f"(reported), {plural(ev.restarts, 'restart')}; selection estimate {number(ev.estimate)}")
 
 
 _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the interval runs past the axis"
@@ -119,7 +120,7 @@ _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the in
 def _print_trajectory(past: LessonHistory) -> None:
     points: list[EvidencePoint] = list(past.points)
     print("\nevidence over time (kept by the engine as it folded the outcomes: each row is what it said right")
-    print(f"after that outcome; a point every {past.stride} reported eligible episodes, at most {POINTS} kept, "
+    print(f"after that outcome; a point every {plural(past.stride, 'reported eligible episode')}, at most {POINTS} kept, "
           f"{min(len(points), _CHART_ROWS)} shown,\n"
           "the last row is now; seen = reported episodes where it was eligible, rand = those randomized by the\n"
           "holdout coin)")

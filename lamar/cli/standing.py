@@ -6,7 +6,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, when
+from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, plural, when
 from lamar.experience import Experience
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
@@ -105,7 +105,7 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
         held.add(before.verdict)
         if before.verdict == after.verdict:
             continue
-        at = f"{when(after.time)} UTC, after {after.randomized} randomized episodes"
+        at = f"{when(after.time)} UTC, after {plural(after.randomized, 'randomized episode')}"
         if after.verdict != "unknown":
             side = "above" if after.verdict == "helps" else "below"
             since = " (counted since its evidence restarted)" if after.restarts > restarts else ""

@@ -8,7 +8,7 @@ import math
 import time
 
 from lamar.cli.observe import parse_pairs
-from lamar.cli.render import dump_json, visible
+from lamar.cli.render import dump_json, plural, visible
 from lamar.cli.session import UsageError, open_engine
 from lamar.typed import typed_number
 from lamar.whatif import Estimate, WhatIfReport, whatif
@@ -86,7 +86,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
             rows.append((visible(alt.policy), "-", alt.outside_shown, f"{alt.effective:.0f}", "not evaluable",
                          "", ""))
             inside = ("every episode is outside the support" if not alt.supported else
-                      f"only {alt.supported} of {alt.episodes} episodes is inside the support, too few to estimate "
+                      f"only {alt.supported} of {plural(alt.episodes, 'episode')} {'is' if alt.supported == 1 else 'are'} "
+                      "inside the support, too few to estimate "
                       "from, and the others are outside")
             notes.append(f"{visible(alt.policy)}: {inside} (it changes lessons the log never randomized there)")
             continue

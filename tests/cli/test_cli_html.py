@@ -125,7 +125,7 @@ def test_html_charts_every_episode_after_a_checkpoint(run_cli, tmp_path):
     assert run_cli("html", "--store", path, "--out", tmp_path / "p.html").returncode == 0
     page = (tmp_path / "p.html").read_text(encoding="utf-8")
     assert re.findall(r">episode (\d+)</text>", page) == ["1", "45"]
-    assert "1 lessons (" in page and f"), {events} events;" in page
+    assert "1 lesson (" in page and f"), {events} events;" in page
 
 
 def test_html_says_how_many_bytes_it_wrote(run_cli, tmp_path):
@@ -136,6 +136,13 @@ def test_html_says_how_many_bytes_it_wrote(run_cli, tmp_path):
     assert out.returncode == 0, out.stderr
     written = int(re.search(r"(\d+) bytes\)", out.stdout).group(1))
     assert written == (tmp_path / "p.html").stat().st_size
+    # One lesson and one event are counted in the singular, on the page and in the line printed.
+    assert out.stdout.startswith(f"wrote {tmp_path / 'p.html'} (1 lesson, ")
+    assert ", 1 event; generated" in (tmp_path / "p.html").read_text(encoding="utf-8")
+    stats = run_cli("stats", "--store", path)
+    assert ", 1 event)" in stats.stdout, stats.stdout
+    copied = run_cli("export", "--store", path, "--out", tmp_path / "copy.json")
+    assert copied.stdout.startswith("copied 1 event from "), copied.stdout
 
 
 def test_html_out_dash_writes_the_page_to_stdout(lamar_cli, store, tmp_path):

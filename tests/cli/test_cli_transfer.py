@@ -45,7 +45,7 @@ def test_export_refuses_a_non_empty_target_unless_appending(run_cli, sqlite_stor
     first.close()
     before = target.read_bytes()
     refused = run_cli("export", "--store", sqlite_store, "--out", target)
-    assert refused.returncode == 1 and "already holds 1 events" in refused.stderr and "--append" in refused.stderr
+    assert refused.returncode == 1 and "already holds 1 event:" in refused.stderr and "--append" in refused.stderr
     assert target.read_bytes() == before
     appended = run_cli("export", "--store", sqlite_store, "--out", target, "--append")
     assert appended.returncode == 0, appended.stderr

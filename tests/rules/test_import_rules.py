@@ -330,7 +330,7 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     shown = _lamar(project, "import-rules", "--store", str(store))
     assert shown.returncode == 0, shown.stderr
     assert "would add exp_" in shown.stdout and "AGENTS.md:8" in shown.stdout
-    assert f"{EXPECTED['uv']} lesson(s) to add" in shown.stdout and "--apply" in shown.stdout
+    assert f"{EXPECTED['uv']} lessons to add as candidates, 0 blocks skipped" in shown.stdout and "--apply" in shown.stdout
     assert not store.exists()  # the dry run, the default, creates nothing
     assert "run again with --apply --create to add them (the store does not exist yet)" in shown.stdout
     typo = _lamar(project, "import-rules", "--apply", "--store", str(store))  # as `lamar add`: no new store
