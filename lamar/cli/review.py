@@ -133,7 +133,10 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         return 0
     print(f"{plural(len(report.proposals), 'proposal')}, {len(report.dropped)} dropped")
     mined = (data.get("summary") or {}).get("mining") or {}
-    if mined.get("traces"):
+    if mined.get("traces") and report.mining_error:  # the error line below says why
+        print(f"  mining {plural(mined['traces'], 'trace')} failed after "
+              f"{plural(mined.get('model_calls', 0), 'model call')}: no lesson was mined")
+    elif mined.get("traces"):
         print(f"  mined {plural(mined['traces'], 'trace')} in {plural(mined.get('model_calls', 0), 'model call')}: "
               f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
     for proposal in report.proposals:

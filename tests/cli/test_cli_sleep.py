@@ -232,6 +232,9 @@ def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path
     out = run_cli("sleep", "--store", store, "--traces", traces, "--model", "ollama:fake-model",
                   "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
     assert out.returncode == 2 and out.stderr.count("lamar: error: mining failed") == 1, out.stderr
+    # The summary does not claim the traces were mined: it said "mined 1 trace in 1 model call".
+    assert "  mining 1 trace failed after 1 model call: no lesson was mined\n" in out.stdout
+    assert "  mined " not in out.stdout, out.stdout
     # The proposals that need no model are saved all the same, and the report says why mining failed.
     saved = json.loads((tmp_path / "r.json").read_text())
     assert sorted(p["kind"] for p in saved["proposals"]) == ["contradiction", "merge"]
