@@ -237,6 +237,10 @@ def cmd_review(args: argparse.Namespace) -> int:
                   "run lamar sleep with --traces again to mine them")
         if done:
             print(f"already applied, not asked: {', '.join(done)}")
+        if not report.proposals:
+            print(f"nothing to review in {args.report}: it holds no proposal; for new ones, "
+                  f"lamar sleep --out {args.report}")
+            return 0
         if not pending and len(done) == len(report.proposals):  # --again would ask nothing either
             print(f"nothing to review in {args.report}: every proposal in it is applied; for new ones, "
                   f"lamar sleep --out {args.report}")

@@ -324,6 +324,18 @@ def test_review_of_a_report_wholly_applied_says_to_sleep_again(run_cli, json_sto
                 f"lamar sleep --out {report}") in out.stdout and "--again" not in out.stdout
 
 
+def test_review_of_a_report_with_no_proposal_says_it_holds_none(run_cli, tmp_path):
+    # It said "every proposal in it is applied" of a report that never held one.
+    store, report = tmp_path / "s.json", tmp_path / "r.json"
+    assert run_cli("add", "--create", "--store", store, "--precondition", "the build fails",
+                   "--action", "clear the cache").returncode == 0
+    assert run_cli("sleep", "--store", store, "--out", report).stdout.startswith("0 proposals, 0 dropped")
+    for again in ((), ("--again",)):
+        out = run_cli("review", report, "--store", store, *again)
+        assert out.returncode == 0 and "approve?" not in out.stdout
+        assert out.stdout == f"nothing to review in {report}: it holds no proposal; for new ones, lamar sleep --out {report}\n"
+
+
 def test_a_report_applied_after_an_edit_skips_what_the_edit_changed(run_cli, sqlite_store, ids, make_report):
     store = sqlite_store
     report = make_report(store)
