@@ -36,9 +36,11 @@ def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
 
 
 def cmd_import_rules(args: argparse.Namespace) -> int:
+    from lamar._errors import InvalidArgument
     from lamar.cli.session import STORE_ENV, UsageError, is_file_location, require_existing, store_location
     from lamar.engine import Lamar
     from lamar.rules import import_rules
+    from lamar.rules.importing import NAME_A_FILE
 
     _project(args)
     if args.create and not args.apply:
@@ -51,7 +53,13 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
     # A dry run creates nothing: without a store there is nothing to dedupe against.
     with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
-        plan = import_rules(lam, args.folder, files=args.file, project=args.project, model=model, apply=args.apply)
+        try:
+            plan = import_rules(lam, args.folder, files=args.file, project=args.project, model=model,
+                                apply=args.apply)
+        except InvalidArgument as exc:  # the core's advice names its Python parameter; here it is --file
+            if NAME_A_FILE not in str(exc):
+                raise
+            raise InvalidArgument(str(exc).replace(NAME_A_FILE, "name one with --file FILE")) from None
     if args.json:
         print(json.dumps({"project": plan.project, "files": plan.files, "applied": plan.applied,
                           "lessons": [e.to_dict() for e in plan.lessons],

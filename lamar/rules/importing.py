@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 PROVENANCE_SOURCE = "rules"
 FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for frontend/CLAUDE.md
+# The refusal of a folder with no rules file says how to name one in Python's terms; a front end
+# with its own way to name a file (the CLI's --file) puts that in its place.
+NAME_A_FILE = "name one with files=[PATH, ...]"
 _MODEL_TOKENS = 4096
 _CODE = re.compile(r"`+([^`]+)`+")
 
@@ -105,7 +108,7 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     if not paths:
         raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
                               "and .github/copilot-instructions.md (a link that leads out of the folder is not "
-                              "followed); name one with --file")
+                              f"followed); {NAME_A_FILE}")
     unread: list[tuple[str, str]] = []
     try:
         sources = read_sources(paths, project_root(root), unread=unread, named=bool(files))

@@ -309,8 +309,10 @@ def test_a_file_over_the_size_limit_is_named_and_the_other_files_are_imported(tm
 
 
 def test_no_rules_file_says_where_it_looked(tmp_path: Path) -> None:
-    with pytest.raises(InvalidArgument, match="no rules file in .*CLAUDE.md, AGENTS.md"):
+    with pytest.raises(InvalidArgument, match="no rules file in .*CLAUDE.md, AGENTS.md") as refused:
         import_rules(Lamar(":memory:"), tmp_path)
+    # A Python caller names a file with files=, not with the CLI's --file.
+    assert str(refused.value).endswith("; name one with files=[PATH, ...]") and "--file" not in str(refused.value)
 
 
 @pytest.mark.parametrize("folder", ["a\x00b", "x" * 5000], ids=["a NUL", "too long"])
@@ -345,6 +347,7 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     assert listed.stdout.count("candidate") >= EXPECTED["uv"] or "release profile" in listed.stdout
     missing = _lamar(tmp_path, "import-rules", "--store", str(store))
     assert missing.returncode == 1 and "no rules file" in missing.stderr
+    assert missing.stderr.endswith("; name one with --file FILE\n") and "files=" not in missing.stderr
 
 
 async def test_a_rules_file_that_links_out_of_the_project_is_not_read(tmp_path: Path) -> None:
