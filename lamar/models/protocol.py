@@ -144,11 +144,26 @@ def check_max_tokens(max_tokens: int) -> int:
     return max_tokens
 
 
+def clipped(text: object, width: int) -> str:
+    """`text` on one line, at most `width` characters, cut after a whole word with "…" where it was cut.
+
+    >>> clipped("the model is  overloaded, try again later", 26), clipped("x" * 30, 10)
+    ('the model is overloaded,…', 'xxxxxxxxx…')
+    """
+    flat = " ".join(str(text).split())
+    if len(flat) <= width:
+        return flat
+    head = flat[:width - 1]
+    # One word as long as the room (a token, a URL) is cut inside itself rather than dropped whole.
+    word_end = head.rfind(" ") if flat[width - 1] != " " else width - 1
+    return (head[:word_end] if word_end > width // 2 else head).rstrip() + "…"
+
+
 def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "",
                    missing_path: str = "") -> ModelError:
     """A ModelError for an HTTP error status, saying what to do about it. `missing_path`: the URL
     of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model)."""
-    detail = " ".join(str(detail).split())[:300]
+    detail = clipped(detail, 300)
     said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
     if status in (401, 403):
         fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
@@ -217,7 +232,7 @@ def empty_failure(provider: str, model: str, why: str = "") -> ModelError:
 
 def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
     """A ModelError for a model that declined to answer: what it said is no answer to mine."""
-    said = " ".join(said.split())[:300]
+    said = clipped(said, 300)
     quoted = f": {said!r}" if said else ""
     return ModelError(
         f"{provider} model {model!r} refused to answer{quoted}; nothing was changed: look for trace text "
@@ -227,7 +242,7 @@ def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
 
 def unexpected_reply(provider: str, where: str, reply: object, setting: str = "base_url") -> ModelError:
     """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
-    preview = " ".join(str(reply).split())[:120]
+    preview = clipped(reply, 120)
     return ModelError(
         f"the answer from {address(where)} is not a reply of the {provider} API ({preview!r}); check {setting} "
         "(a proxy or a login page may have answered instead), then run sleep again"

@@ -73,6 +73,20 @@ def test_http_errors_become_model_errors(status: int, words: str) -> None:
     assert f"HTTP {status}: boom" in str(caught.value)
 
 
+def test_a_long_error_body_is_quoted_up_to_a_whole_word() -> None:
+    # It was cut at 300 characters mid-word ("... replica025 replica026 rep").
+    words = [f"replica{i:03d}" for i in range(40)]
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, json={"error": " ".join(words)})
+
+    with pytest.raises(ModelError) as caught:
+        model_with(handler).complete("hi")
+    quoted = re.search(r"HTTP 500: (.*?)\); nothing was changed", str(caught.value)).group(1)
+    assert quoted.endswith("…") and len(quoted) <= 300
+    assert quoted[:-1].split(" ") == words[:len(quoted[:-1].split(" "))], quoted
+
+
 def test_a_server_that_is_not_running_is_a_model_error() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         raise httpx.ConnectError("connection refused")
