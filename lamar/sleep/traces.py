@@ -13,6 +13,7 @@ from typing import Any
 
 from lamar._errors import InvalidTrace, StoreError
 from lamar.signals import Signal
+from lamar.sleep.trace_limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, check_limits, scrubbed_line
 from lamar.storable import finite_number, storable_problem
 
 try:  # POSIX; elsewhere appends rely on O_APPEND alone
@@ -237,10 +238,15 @@ class TraceWriter:
     """Append traces to a JSON Lines file; safe with several writing processes.
 
     Each `write` opens the file in append mode and holds an exclusive `flock` while it
-    writes one whole line, so lines from different processes never interleave.
+    writes one whole line, so lines from different processes never interleave. A trace is a
+    record for a model to read, not an archive: long texts are clipped (`lamar.sleep.trace_limits`).
 
     Args:
         path: the .jsonl file (created with its folder when missing).
+        max_field_chars: characters kept of each text (context value, input, output, action, tool
+            error, metadata string); a longer one is cut and ends in " [...clipped]".
+        max_line_bytes: bytes of one line; past it the last actions and tool errors are dropped,
+            one "[...N more clipped]" item saying how many.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "traces.jsonl")
@@ -249,22 +255,27 @@ class TraceWriter:
     ['shipped']
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, max_field_chars: int = MAX_FIELD_CHARS,
+                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        check_limits(max_field_chars, max_line_bytes)
         self.path = Path(path).expanduser()
+        self.max_field_chars = max_field_chars
+        self.max_line_bytes = max_line_bytes
 
     def write(self, trace: Trace | Mapping[str, Any]) -> Trace:
-        """Validate, scrub of secrets, and append one trace; returns it as written.
+        """Validate, clip, scrub of secrets, and append one trace; returns it as written.
 
         Raises:
-            InvalidTrace: the trace breaks the format (nothing is written).
+            InvalidTrace: the trace breaks the format, or is over `max_line_bytes` with no action
+                or tool error kept (nothing is written).
             StoreError: the file cannot be written.
         """
         record = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
-        # Credentials never reach the disk: the file is the store of tomorrow's sleep.
-        from lamar.safety import scrub_trace
-
-        record, _ = scrub_trace(record)
-        line = json.dumps(record.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        # Credentials never reach the disk: the file is the store of tomorrow's sleep. Texts are
+        # clipped before they are scrubbed, so a write costs what it keeps, not what it was given.
+        data, line = scrubbed_line(record.to_dict(), self.max_field_chars, self.max_line_bytes)
+        if data != record.to_dict():
+            record = Trace.from_dict(data)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("a+b") as handle:
@@ -289,7 +300,9 @@ class TraceWriter:
         return record
 
     def __repr__(self) -> str:
-        return f"TraceWriter({str(self.path)!r})"
+        limits = "" if (self.max_field_chars, self.max_line_bytes) == (MAX_FIELD_CHARS, MAX_LINE_BYTES) else \
+            f", max_field_chars={self.max_field_chars}, max_line_bytes={self.max_line_bytes}"
+        return f"TraceWriter({str(self.path)!r}{limits})"
 
 
 __all__ = ["Trace", "TraceSource", "TraceWriter", "load_traces"]
