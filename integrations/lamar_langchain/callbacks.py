@@ -21,10 +21,11 @@ from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, 
 from lamar.extras import needs_extra
 from lamar.integration import engine, outcome
 from lamar.signals import Signal, to_reward
+from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
-from lamar_langchain.trace_text import clip, episodes_in, output_text
+from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
@@ -299,7 +300,7 @@ class LamarCallbackHandler(GraphEvents):
             run.done = True
             run.output = output_text(outputs) if error is None else ""
             run.failed = error is not None
-            run.error = clip(f"{type(error).__name__}: {error}") if error is not None else ""
+            run.error = clip_text(f"{type(error).__name__}: {error}") if error is not None else ""
             for member in run.members:
                 self._root_of.pop(member, None)
                 self._tools.pop(member, None)
@@ -333,7 +334,7 @@ class LamarCallbackHandler(GraphEvents):
         run = self._run_of(run_id)
         if run is not None:
             run.counts["tool_errors"] += 1
-            run.tool_errors.append(clip(f"{self._tools.get(run_id, 'tool')}: {message}", 1000))
+            run.tool_errors.append(clip_text(f"{self._tools.get(run_id, 'tool')}: {message}", 1000))
 
     # -- traces and mirroring ----------------------------------------------------------------
 
@@ -456,7 +457,7 @@ class LamarCallbackHandler(GraphEvents):
         name = run_name(serialized, kwargs)
         run = self._start(run_id, parent_run_id, name, input_str, metadata, kwargs.get("tags"))
         with self._lock:
-            call = clip(f"{name}({input_str})", 1000)
+            call = clip_text(f"{name}({input_str})", 1000)
             self._tools[run_id] = name
             run.counts["tool_calls"] += 1
             if call in run.seen_calls:

@@ -10,40 +10,24 @@ from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, convert_to_messages
 
 from lamar.recall import Recall
+from lamar.sleep.trace_limits import clip_text
 from lamar_langchain.conventions import EPISODE_ID, EPISODE_KEY, EXPERIENCE_ID
-
-LIMIT = 4000  # characters kept per field: traces are read by a model during sleep, not archived
-
-
-def clip(text: str, limit: int = LIMIT) -> str:
-    """`text` cut to `limit` characters, scrubbed first when it is cut: what a cut leaves of a
-    credential is too short for the trace file's scrubber to recognise.
-
-    >>> clip("token ghp_" + "a1B2c3D4e5" * 4, 20)
-    'token [REDACTED:git…'
-    """
-    if len(text) <= limit:
-        return text
-    from lamar.safety.secrets import scrub_head
-
-    cleaned = scrub_head(text, limit)[0]
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 def input_text(inputs: Any) -> str:
     """What the user asked: the last human message, a lone string field, or the inputs as JSON."""
     human = _last(inputs, HumanMessage)
     if human is not None:
-        return clip(human.text)
-    return clip(_plain(inputs, ("input", "question", "query")))
+        return clip_text(human.text)
+    return clip_text(_plain(inputs, ("input", "question", "query")))
 
 
 def output_text(outputs: Any) -> str:
     """The final answer: the last AI message, a lone string field, or the outputs as JSON."""
     ai = _last(outputs, AIMessage)
     if ai is not None:
-        return clip(ai.text)
-    return clip(_plain(outputs, ("output", "answer", "result", "text")))
+        return clip_text(ai.text)
+    return clip_text(_plain(outputs, ("output", "answer", "result", "text")))
 
 
 def episodes_in(value: Any) -> list[str]:

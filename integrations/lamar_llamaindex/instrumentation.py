@@ -21,13 +21,13 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from lamar import InvalidArgument, StoreError
 from lamar.experience import check_context
+from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_llamaindex.nodes import episode_id_of, experience_id_of
 from lamar_llamaindex.outcomes import EpisodeLog, close_log, episode_ids, open_log
 
 logger = logging.getLogger(__name__)
 
-_LIMIT = 4000  # characters kept per text field: a model reads traces during sleep; they are not archives
 _MAX_PENDING = 1024  # queries started and not yet ended; a bound so a lost end event cannot leak memory
 
 
@@ -149,10 +149,10 @@ class LamarTraceHandler(BaseEventHandler):
             id=f"llamaindex_{uuid.uuid4().hex}",
             context=self._context(pending, episodes),
             time=pending.started,
-            input=_clip(pending.bundle.query_str),
-            attempted=[f"lesson {exp_id}: {_clip(n.node.get_content(), 300)}" for exp_id, n in lessons],
-            tool_errors=[_clip(error)] if error is not None else [],
-            output=_clip(_answer_text(response)),
+            input=pending.bundle.query_str,
+            attempted=[f"lesson {exp_id}: {clip_text(n.node.get_content(), 300)}" for exp_id, n in lessons],
+            tool_errors=[error] if error is not None else [],
+            output=_answer_text(response),
             episode_id=episodes[0] if episodes else None,
             metadata={
                 "framework": "llamaindex",
@@ -184,17 +184,6 @@ def _answer_text(response: Any) -> str:
     if hasattr(text, "model_dump_json"):  # PydanticResponse: a structured answer
         return str(text.model_dump_json())
     return ""
-
-
-def _clip(text: str, limit: int = _LIMIT) -> str:
-    """`text` cut to `limit`, scrubbed first when it is cut: what a cut leaves of a credential is
-    too short for the trace file's scrubber to recognise."""
-    if len(text) <= limit:
-        return text
-    from lamar.safety.secrets import scrub_head
-
-    cleaned = scrub_head(text, limit)[0]
-    return cleaned if len(cleaned) <= limit else cleaned[: limit - 1] + "…"
 
 
 __all__ = ["LamarTraceHandler"]

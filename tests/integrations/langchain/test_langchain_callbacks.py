@@ -501,3 +501,18 @@ def test_a_credential_cut_by_the_trace_clip_leaves_none_of_it_in_the_file(tmp_pa
         long_input, config={"callbacks": [handler]})
     written = (tmp_path / "t.jsonl").read_text()
     assert key[:8] not in written
+
+
+def test_a_long_context_read_back_from_an_episode_is_clipped_in_the_trace(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log written before contexts were capped holds long ones; the trace keeps 4 000 characters."""
+    monkeypatch.setattr("lamar.experience.MAX_CONTEXT_CHARS", 10**6)  # as a version without the cap wrote it
+    lam = engine(holdout=1e-9)
+    notes = "the build log says " + "linker crashed " * 4000
+    handler = LamarCallbackHandler(lam, trace_path=tmp_path / "t.jsonl")
+    retriever = LamarRetriever(lamar=lam, k=2, context={"project": "trace", "notes": notes})
+    retriever.invoke("why does the trace build fail?", config={"callbacks": [handler]})
+    (trace,) = load_traces(tmp_path / "t.jsonl")
+    assert lam.episode(trace.episode_id or "").context["notes"] == notes
+    assert trace.context["project"] == "trace" and len(trace.context["notes"]) == 4000
+    assert trace.context["notes"] == notes[:4000 - len(" [...clipped]")] + " [...clipped]"

@@ -160,6 +160,20 @@ def test_a_handler_registered_twice_writes_one_trace_and_leaves_no_log_open(trac
     assert len(traces) == 3 and [t.episode_id for t in traces] == episodes
 
 
+def test_a_long_context_and_query_are_clipped_in_the_trace(traces_path: Path) -> None:
+    ticket = "customer says " + "the app crashes on login " * 4000
+    registered = LamarTraceHandler(traces_path, context=lambda bundle: {"ticket": ticket}).register()
+    try:
+        _, _, query_engine = build()
+        query_engine.query("why does the Gradle build fail? " * 140)  # type: ignore[attr-defined]
+    finally:
+        registered.unregister()
+    (trace,) = load_traces(traces_path)
+    assert trace.context["ticket"] == ticket[:4000 - len(" [...clipped]")] + " [...clipped]"
+    assert len(trace.input) == 4000 and trace.input.endswith(" [...clipped]")
+    assert trace.context["project"] == "shop"
+
+
 @pytest.mark.parametrize("cut", [9, 21, 33])
 def test_a_credential_cut_by_the_trace_clip_leaves_none_of_it_in_the_file(
         handler: LamarTraceHandler, traces_path: Path, cut: int) -> None:
