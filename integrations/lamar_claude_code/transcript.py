@@ -11,12 +11,17 @@ from pathlib import Path
 from typing import Any
 
 from lamar import InvalidTrace, StoreError
+from lamar.safety.secrets import REACH
+from lamar.sleep.trace_limits import MAX_FIELD_CHARS, clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_claude_code.outcomes import prompt_key
 from lamar_claude_code.state import writable
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
-_TEXT_CHARS = 4000  # of a prompt, an error or an answer
+# Read past each cut by twice REACH, so a credential that the cut falls in is whole when scrubbed:
+# `TraceWriter` cuts a prompt, an error or an answer to MAX_FIELD_CHARS, `_trace` a call.
+_TEXT_CHARS = MAX_FIELD_CHARS + 2 * REACH
+_CALL_READ = _CALL_CHARS + 2 * REACH
 # A long session's transcript holds tens of megabytes; past these caps the read stops (the whole
 # file) or skips (one line), so a runaway file costs bounded time and memory, never a stalled hook.
 MAX_TRANSCRIPT = 256 * 1024 * 1024  # bytes read from one transcript; later turns are not traced
@@ -177,7 +182,7 @@ def _call(block: Mapping[str, Any]) -> str:
         detail = str(main) if main else json.dumps(args, ensure_ascii=False, sort_keys=True)
     else:
         detail = ""
-    return f"{name}: {detail}"[:_CALL_CHARS] if detail else name
+    return f"{name}: {detail}"[:_CALL_READ] if detail else name
 
 
 def session_traces(path: str | os.PathLike[str], session: str,
@@ -237,7 +242,7 @@ def _trace(trace_id: str, turn: Mapping[str, Any], record: Mapping[str, Any], ep
         context=dict(record.get("context") or {}),
         time=float(record.get("time") or 0.0) or _seconds(turn.get("time")),
         input=turn["prompt"],
-        attempted=turn["attempted"],
+        attempted=[clip_text(call, _CALL_CHARS) for call in turn["attempted"]],
         tool_errors=turn["tool_errors"],
         output=turn["output"],
         outcome=signal if signal in ("shipped", "accepted", "reasked", "corrected", "reverted") else None,

@@ -123,6 +123,26 @@ def test_a_trace_the_format_refuses_costs_only_itself(tmp_path: Path) -> None:
     assert len(refused) == 1 and refused[0].startswith("cc-s1-1: ") and "'context'" in refused[0]
 
 
+@pytest.mark.parametrize("cut", [9, 21, 33])
+def test_a_credential_cut_by_a_trace_clip_leaves_none_of_it_in_the_file(tmp_path: Path, cut: int) -> None:
+    from lamar_claude_code.transcript import trace_turns
+
+    key = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    prompt = "x" * (4000 - 7 - cut) + " token " + key + " tail"
+    command = "curl " + "y" * (300 - 6 - 5 - 7 - cut) + " token " + key + " tail"
+    answer = "z" * (4000 - 7 - cut) + " token " + key + " tail"
+    path = _transcript(tmp_path, "s1")
+    path.write_text(path.read_text().replace(FIRST, prompt).replace("pytest -x", command)
+                    .replace("I added the missing package import; the tests pass.", answer))
+    out = tmp_path / "traces.jsonl"
+    progress = {"path": str(path), "offset": 0, "turns": 0, "mark": None}
+    assert trace_turns(progress, "s1", {}, out, set(), final=True, more=lambda: True)[0]
+    first = load_traces(out)[0]
+    assert first.input.startswith("xxx") and first.attempted[0].startswith("Bash: curl yyy")
+    assert first.output.startswith("zzz") and len(first.attempted[0]) <= 300
+    assert key[:8] not in out.read_text()
+
+
 def test_a_compacted_session_traces_each_prompt_once_and_not_the_summary(tmp_path: Path) -> None:
     lines = _transcript(tmp_path, "s1").read_text().splitlines()
     entries = [json.loads(line) for line in lines if line.startswith("{") and line.endswith("}")]
