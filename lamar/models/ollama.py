@@ -58,7 +58,8 @@ class OllamaModel:
             return self._complete(prompt, max_tokens)
         except ModelError as exc:  # a server or a proxy may echo the key it was sent
             said = str(getattr(getattr(self.client, "_client", None), "headers", {}).get("authorization") or "")
-            raise without_secrets(exc, (said, said.partition(" ")[2])) from exc.__cause__
+            without_secrets(exc, (said, said.partition(" ")[2]))
+            raise
 
     def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)

@@ -70,7 +70,8 @@ class OpenAIModel:
         try:
             return self._complete(prompt, max_tokens)
         except ModelError as exc:  # a server or a proxy may echo the key it was sent
-            raise without_secrets(exc, (getattr(self.client, "api_key", None),)) from exc.__cause__
+            without_secrets(exc, (getattr(self.client, "api_key", None),))
+            raise
 
     def _complete(self, prompt: str, max_tokens: int) -> str:
         check_max_tokens(max_tokens)

@@ -80,8 +80,10 @@ def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | Non
     if isinstance(error, KeyboardInterrupt):
         raise error
     if error is not None:
-        raise without_secrets(ModelError(f"model {name!r} failed ({type(error).__name__}: {error}); nothing was "
-                                         "changed: check the model's setup and run sleep again")) from error
+        failure = ModelError(f"model {name!r} failed ({type(error).__name__}: {error}); nothing was changed: "
+                             "check the model's setup and run sleep again")
+        failure.__cause__ = error  # set before `without_secrets`, which drops it if it says a key
+        raise without_secrets(failure)
     reply = box.get("reply")
     if not isinstance(reply, str):
         raise ModelError(f"model {name!r} returned {type(reply).__name__}, not text; its complete() must "
@@ -95,17 +97,33 @@ _SHORTEST_KEY = 8  # "none", "EMPTY" and other placeholder keys are words a mess
 def without_secrets(error: ModelError, keys: Iterable[object] = ()) -> ModelError:
     """`error` with `keys` (the client's own credentials, of any shape) and any credential
     `lamar.safety.scrub` knows taken out of its message: a server or a proxy may echo the key it
-    was sent, and the message reaches logs and the saved sleep report. Changed in place."""
-    from lamar.safety import scrub
-
-    said = str(error)
-    for key in keys:
-        if isinstance(key, str) and len(key.strip()) >= _SHORTEST_KEY:
-            said = said.replace(key.strip(), "[REDACTED:api-key]")
-    said = scrub(said)[0]
+    was sent, and the message reaches logs and the saved sleep report. Changed in place; the
+    exceptions behind it are dropped when one of them says a key, as a traceback would print them."""
+    said = _without_secrets(str(error), keys)
     if said != str(error):
         error.args = (said,)
+    behind: BaseException = error
+    for _ in range(_DEEPEST):  # the SDK's error holds the server's whole answer, not cut as the message is
+        nearer = behind.__cause__ or (None if behind.__suppress_context__ else behind.__context__)
+        if nearer is None:
+            break
+        behind = nearer
+        if _without_secrets(str(behind), keys) != str(behind):
+            error.__cause__, error.__suppress_context__ = None, True
+            break
     return error
+
+
+_DEEPEST = 8  # exceptions behind an error looked at: a chain is a few links, or a cycle
+
+
+def _without_secrets(text: str, keys: Iterable[object]) -> str:
+    from lamar.safety import scrub
+
+    for key in keys:
+        if isinstance(key, str) and len(key.strip()) >= _SHORTEST_KEY:
+            text = text.replace(key.strip(), "[REDACTED:api-key]")
+    return scrub(text)[0]
 
 
 def load_sdk(module: str, extra: str) -> ModuleType:

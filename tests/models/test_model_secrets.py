@@ -80,3 +80,56 @@ def test_a_model_of_ones_own_that_says_a_key_has_it_scrubbed_in_the_report() -> 
     report = Lamar(":memory:", seed=1).sleep(traces=traces, model=ScriptedModel([said]))
     assert "gateway refused" in report.mining_error
     assert "Zq8wXv2Lk9" not in json.dumps(report.to_dict())
+
+
+def _chain(error: BaseException) -> str:
+    """What a traceback of `error` prints: its message and every exception it shows as its cause."""
+    import traceback
+
+    return "".join(traceback.format_exception(error))
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_the_sdk_error_behind_a_model_error_does_not_show_the_key_in_a_traceback(status: int) -> None:
+    model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
+                           http_client=httpx2.Client(transport=echo_key(status)))
+    with pytest.raises(ModelError, match=f"HTTP {status}") as caught:
+        model.complete("hi")
+    assert "Zq8wXv2Lk9" not in _chain(caught.value)
+    assert f"HTTP {status}" in _chain(caught.value)
+
+
+def test_a_proxy_key_of_any_shape_is_not_in_the_traceback_of_call_model() -> None:
+    from lamar.models.protocol import call_model
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(403, json={"error": {"message": f"no route for {request.headers['authorization']}"}})
+
+    model = OpenAIModel("local", api="chat", api_key=PROXY_KEY, base_url="http://proxy.test/v1", max_retries=0,
+                        http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    with pytest.raises(ModelError, match="HTTP 403") as caught:
+        call_model(model, "hi", max_tokens=16, timeout=30)
+    assert PROXY_KEY not in _chain(caught.value)
+
+
+def test_a_failing_model_of_ones_own_does_not_show_a_key_in_the_traceback_of_call_model() -> None:
+    from lamar.models.protocol import call_model
+
+    class Broken:
+        def complete(self, prompt: str, *, max_tokens: int) -> str:
+            raise RuntimeError(f"gateway refused Authorization: Bearer {ANTHROPIC_KEY}")
+
+    with pytest.raises(ModelError, match="gateway refused") as caught:
+        call_model(Broken(), "hi", max_tokens=16, timeout=30)
+    assert "Zq8wXv2Lk9" not in _chain(caught.value)
+
+
+def test_an_error_without_a_key_keeps_its_cause() -> None:
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(500, json={"type": "error", "error": {"type": "api_error", "message": "overloaded"}})
+
+    model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
+                           http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
+    with pytest.raises(ModelError, match="HTTP 500") as caught:
+        model.complete("hi")
+    assert caught.value.__cause__ is not None and "overloaded" in _chain(caught.value)
