@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
+import secrets
 from pathlib import Path
 
 
 def replace_file(path: Path, data: bytes) -> None:
     """Replace the file at `path` by `data`: a crash, a full disk or a file size limit leaves the
-    file that was there whole (its permissions too), and no temporary copy beside it."""
-    # One temporary name per process and thread: `lamar ui` may save from two requests at once.
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    file that was there whole (its permissions too), and no temporary copy beside it. A `path`
+    that is a symbolic link has its target replaced, as writing to it would."""
+    path = path.resolve() if path.is_symlink() else path
+    # A name no one can guess, made new (O_EXCL): in a folder others may write, a link planted
+    # at a temporary name would otherwise have the data written through it.
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     try:
         mode = path.stat().st_mode & 0o777 if path.exists() else None
-        with open(tmp, "wb") as handle:
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as handle:
             handle.write(data)
             handle.flush()  # Python's buffer -> the OS
             os.fsync(handle.fileno())  # the OS -> the disk, before the rename makes it visible

@@ -1,0 +1,39 @@
+"""`lamar.atomic.replace_file`: whole or not at all, through a link at the path, never through one
+planted at its temporary name."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import threading
+from pathlib import Path
+
+import pytest
+
+from lamar.atomic import replace_file
+
+
+def test_a_link_at_the_path_has_its_target_replaced(tmp_path: Path) -> None:
+    target = tmp_path / "rows.json"
+    target.write_text("old")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    replace_file(link, b"new")
+    assert link.is_symlink() and target.read_text() == "new"  # a plain write to the link did so too
+
+
+def test_a_link_planted_at_the_temporary_name_is_never_written_through(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    # In a folder others may write, a temporary name one can guess lets a planted link aim the
+    # data at any file the writer may write.
+    victim = tmp_path / "victim"
+    victim.write_text("keep me")
+    out = tmp_path / "page.html"
+    monkeypatch.setattr(secrets, "token_hex", lambda n: "guessed")
+    for guess in (f".page.html.{os.getpid()}.{threading.get_ident()}.tmp", ".page.html.guessed.tmp"):
+        (tmp_path / guess).symlink_to(victim)
+    try:
+        replace_file(out, b"<html>")
+    except FileExistsError:
+        pass  # refused: the name was taken
+    assert victim.read_text() == "keep me"
