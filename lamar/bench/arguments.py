@@ -4,11 +4,16 @@ is an argument error before it starts; a Ctrl+C or a closed pipe ends it in one 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lamar.atomic import write_output
 
 
 def counts(parser: argparse.ArgumentParser, flag: str, text: str, *, empty: bool = False) -> list[int]:
@@ -64,8 +69,7 @@ def quiet_worker() -> None:
 
 def command(prog: str, main: Callable[[], int | None]) -> int:
     """Run a research command's `main` and return its exit status: a Ctrl+C prints one line and
-    returns 130 (128 + SIGINT); a reader that went away (`| head -3`) ends it quietly with 0; a file
-    it names that could not be written (a full disk) is one line and 1."""
+    returns 130 (128 + SIGINT); a reader that went away (`| head -3`) ends it quietly with 0."""
     try:
         status = main()
         sys.stdout.flush()  # a closed pipe shows here, not in Python's own flush at exit
@@ -79,10 +83,15 @@ def command(prog: str, main: Callable[[], int | None]) -> int:
         except (OSError, ValueError):  # stdout is not a real file (captured): nothing to silence
             pass
         return 0
+
+
+def save_rows(prog: str, path: str, rows: list[dict[str, Any]]) -> int:
+    """Write `rows` to the --json file whole or not at all (`lamar.atomic.write_output`) and return
+    the exit status: 0, or 1 after one line saying why when the file cannot take them (a full disk).
+    Caught here, not around the whole run, so an OSError of the run's own keeps its traceback."""
+    try:
+        write_output(Path(path), json.dumps(rows, indent=1), "the rows to")
     except OSError as exc:
-        if exc.filename is None:
-            raise
-        # A file named on the command line could not be written (a full disk): one line, as argparse's errors.
-        said = exc.strerror if str(exc.filename) in str(exc.strerror) else f"{exc.filename}: {exc.strerror}"
-        sys.stderr.write(f"{prog}: error: {said}\n")
+        sys.stderr.write(f"{prog}: error: {exc.strerror}\n")
         return 1
+    return 0

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import math
 import os
 import random
@@ -14,11 +13,9 @@ import tempfile
 import time
 import tracemalloc
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from lamar.atomic import write_output
-from lamar.bench.arguments import counts, names, positive, writable
+from lamar.bench.arguments import counts, names, positive, save_rows, writable
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -170,9 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"{row['report_median_us']:>12.0f}{row['report_p99_us']:>9.0f}"
                           f"{row['episode_median_us']:>10.0f}{row['similarity_median_us']:>12.0f}"
                           f"{row['heap_mib']:>10.1f}", flush=True)
-    if args.json_out:
-        write_output(Path(args.json_out), json.dumps(rows, indent=1), "the rows to")
-    return 0
+    return save_rows(parser.prog, args.json_out, rows) if args.json_out else 0
 
 
 if __name__ == "__main__":

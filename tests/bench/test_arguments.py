@@ -111,3 +111,18 @@ def test_ctrl_c_ends_the_gym_in_one_line_with_its_workers_and_no_file(tmp_path: 
     with pytest.raises(ProcessLookupError):
         os.killpg(child.pid, 0)  # no worker is left behind
     assert not rows.exists()
+
+
+def test_an_os_error_of_the_run_itself_keeps_its_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Only the --json file the run could not write is one line: a bug that fails on a file of the
+    # run's own (its temporary store, a program it starts) must show where it happened.
+    from lamar.bench import speed
+    from lamar.bench.arguments import command
+
+    def broken(*args: object) -> None:
+        raise FileNotFoundError(2, "No such file or directory", "/tmp/gone/store.db")
+
+    monkeypatch.setattr(speed, "measure", broken)
+    argv = ["--sizes", "10", "--eligible", "6", "--backends", "memory", "--reps", "3"]
+    with pytest.raises(FileNotFoundError, match="store.db"):
+        command("python -m lamar.bench", lambda: speed.main(argv))

@@ -4,14 +4,11 @@ per episode for 1 to 64 clients sharing one PostgreSQL namespace; its options an
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import statistics
-from pathlib import Path
 from typing import Any
 
-from lamar.atomic import write_output
-from lamar.bench.arguments import counts, names, positive, writable
+from lamar.bench.arguments import counts, names, positive, save_rows, writable
 from lamar.bench.fleet.big import measure_big
 from lamar.bench.fleet.clients import (
     CLIENTS,
@@ -159,7 +156,5 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {'compressed' if row['compressed'] else 'as they are':<12} rows {row['row_bytes']:.0f} B, "
                   f"stored {row['stored_bytes']:.0f} B; client {row['client_cpu_ms']:.3f} ms, "
                   f"server {row['server_cpu_ms']:.3f} ms", flush=True)
-    if args.json_out:
-        write_output(Path(args.json_out), json.dumps(rows, indent=1), "the rows to")
-    return 0
+    return save_rows(parser.prog, args.json_out, rows) if args.json_out else 0
 
