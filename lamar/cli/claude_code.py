@@ -367,6 +367,7 @@ def cmd_hook(args: argparse.Namespace) -> int:
 
 def cmd_settle(args: argparse.Namespace) -> int:
     _integration()
+    from lamar.cli.render import plural
     from lamar.cli.session import open_raw
     from lamar.engine import Lamar
     from lamar_claude_code.episodes import settle_all
@@ -377,7 +378,7 @@ def cmd_settle(args: argparse.Namespace) -> int:
     lines = settle_all(lambda: Lamar(store), paths_for(location))
     for line in lines:
         print(line)
-    print(f"settled {len(lines)} outcome(s)")
+    print(f"settled {plural(len(lines), 'outcome')}")
     return 0
 
 

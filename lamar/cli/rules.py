@@ -102,8 +102,10 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
                           "unknown": result.unknown, "changed": result.changed}, indent=2))
         return 0
     state = "updated" if result.changed else "unchanged"
-    print(f"{result.path}: {state}; {len(result.helps)} rule(s) proven to help, "
-          f"{len(result.harms)} proposed removal(s)" + (f", {len(result.unknown)} unproven" if args.unproven else ""))
+    from lamar.cli.render import plural
+
+    print(f"{result.path}: {state}; {plural(len(result.helps), 'rule')} proven to help, "
+          f"{plural(len(result.harms), 'proposed removal')}" + (f", {len(result.unknown)} unproven" if args.unproven else ""))
     return 0
 
 

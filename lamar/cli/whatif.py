@@ -73,7 +73,7 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
     lines = [f"store     {visible(report.store)}", counts]
     if compacted:
         # `lamar stats` still counts them, so the two counts would disagree without a word.
-        lines.append(f"          {compacted} older episode(s) compacted by sleep are left out (the log no longer "
+        lines.append(f"          {plural(compacted, 'older episode')} compacted by sleep are left out (the log no longer "
                      "holds their coins)")
     lines.append("")
     bracket = "[anytime 95%]" if anytime else "[95%]"

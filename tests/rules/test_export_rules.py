@@ -161,5 +161,5 @@ def test_the_cli_exports(tmp_path: Path) -> None:
     done = subprocess.run([*run, "export-rules", "--store", str(store), "--to", "AGENTS.md", "--unproven"],
                           cwd=project, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert "AGENTS.md: updated; 0 rule(s) proven to help, 0 proposed removal(s), 20 unproven" in done.stdout
+    assert "AGENTS.md: updated; 0 rules proven to help, 0 proposed removals, 20 unproven" in done.stdout
     assert "### Not yet proven" in (project / "AGENTS.md").read_text()

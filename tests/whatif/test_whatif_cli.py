@@ -254,7 +254,7 @@ def test_episodes_compacted_away_are_said_to_be_left_out(tmp_path: Path) -> None
     status, out, err = run("whatif", "--store", str(path), "--policy", "holdout:0")
     assert status == 0, err
     assert f"{200 - compacted} logged" in out
-    assert f"{compacted} older episode(s) compacted by sleep are left out" in out
+    assert f"{compacted} older episodes compacted by sleep are left out" in out
     status, out, _ = run("whatif", "--store", str(tmp_path / "compacted.db"), "--json", "--policy", "holdout:0")
     assert json.loads(out)["logged"] == 200 - compacted
 

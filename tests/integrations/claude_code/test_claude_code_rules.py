@@ -143,7 +143,7 @@ def test_settle_for_cron(hook: Hook, repo: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "settle", "--store", str(hook.store)],
                           env=hook.env, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert "shipped (health.py landed in commit" in done.stdout and "settled 1 outcome(s)" in done.stdout
+    assert "shipped (health.py landed in commit" in done.stdout and "settled 1 outcome\n" in done.stdout
     state = json.loads(hook.state_file.read_text())
     assert [r["signal"] for r in state["episodes"].values()] == ["shipped"]
 
