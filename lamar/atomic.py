@@ -19,7 +19,9 @@ def replace_file(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
     try:
         mode = path.stat().st_mode & 0o777 if path.exists() else None
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as handle:
+        # Made with the replaced file's mode: a private file (a sleep report quoting prompts) is
+        # never readable by others while its copy is written.
+        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else mode), "wb") as handle:
             handle.write(data)
             handle.flush()  # Python's buffer -> the OS
             os.fsync(handle.fileno())  # the OS -> the disk, before the rename makes it visible

@@ -37,3 +37,21 @@ def test_a_link_planted_at_the_temporary_name_is_never_written_through(tmp_path:
     except FileExistsError:
         pass  # refused: the name was taken
     assert victim.read_text() == "keep me"
+
+
+def test_the_copy_of_a_private_file_is_private_while_it_is_written(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # The copy was made 0666 less the umask and given the file's mode only before the rename.
+    report = tmp_path / "report.json"
+    report.write_text("{}")
+    report.chmod(0o600)
+    seen: list[int] = []
+    fsync = os.fsync
+
+    def looked(fd: int) -> None:
+        seen.append(os.fstat(fd).st_mode & 0o777)
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", looked)
+    replace_file(report, b"{ }")
+    assert seen == [0o600] and report.stat().st_mode & 0o777 == 0o600
