@@ -7,7 +7,7 @@ import enum
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from lamar._errors import InvalidContext, InvalidExperience, echoed
@@ -93,23 +93,62 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
 
 
 def _fitted(whole: dict[str, str], key: str) -> dict[str, str]:
-    """A context read whole, its longest entries left out (with a warning) until it fits in
-    MAX_CONTEXT_CHARS: a long text there (a user's message, a pasted log) is no feature, and it
-    must not fail the turn that an application, not Lamar, filled it in."""
-    size = sum(len(k) + len(v) for k, v in whole.items())
+    """A context read whole, fitted: a long text there (a user's message, a pasted log) is no
+    feature, and it must not fail the turn that an application, not Lamar, filled it in."""
+    return fit_context(whole, where="the runtime context, read whole as Lamar's context,",
+                       advice=f"give it a {key!r} field holding the few short features to recall by "
+                       "(then only that is read)")
+
+
+_LABEL_ADVICE = ("a context names a few short features (project, language, task, error class): pass a label "
+                 "derived from a long text, not the text itself")
+
+
+def fit_context(context: object, *, where: str, advice: str = _LABEL_ADVICE,
+                warn: Callable[[str], object] | None = None) -> dict[str, str]:
+    """`context` checked as `check_context` does, its longest entries left out until it fits in
+    MAX_CONTEXT_CHARS, with one warning naming them: for a context that reaches Lamar inside an
+    agent's loop, where a long value on some turn must not fail the turn (`Lamar.recall` refuses it).
+
+    Args:
+        context: a mapping of strings.
+        where: what the warning calls the context ("the context function's result").
+        advice: what the warning tells the application to do instead.
+        warn: called with the warning's text instead of `warnings.warn` (a hook writes it to its log).
+
+    Returns:
+        A plain dict of at most MAX_CONTEXT_CHARS characters.
+
+    Raises:
+        InvalidContext: `context` is not a mapping of non-empty string keys to string values.
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     fit_context({"task": "build", "log": "x" * 5_000}, where="the state's context")
+    {'task': 'build'}
+    >>> print(seen[0].message)  # doctest: +ELLIPSIS
+    the state's context is over a context's 4,000 characters: left out 'log' (5,000 characters) ...
+    """
+    fitted = check_context(context, capped=False)
+    size = sum(len(k) + len(v) for k, v in fitted.items())
+    if size <= MAX_CONTEXT_CHARS:
+        return fitted
     left_out: list[str] = []
-    for name in sorted(whole, key=lambda k: len(k) + len(whole[k]), reverse=True):
+    for name in sorted(fitted, key=lambda k: len(k) + len(fitted[k]), reverse=True):
         if size <= MAX_CONTEXT_CHARS:
             break
-        size -= len(name) + len(whole[name])
-        left_out.append(f"{echoed(name)} ({len(whole.pop(name)):,} characters)")
-    if left_out:
+        size -= len(name) + len(fitted[name])
+        left_out.append(f"{echoed(name)} ({len(fitted.pop(name)):,} characters)")
+    message = (f"{where} is over a context's {MAX_CONTEXT_CHARS:,} characters: left out {', '.join(left_out)} "
+               f"and kept the rest; {advice}")
+    if warn is not None:
+        warn(message)
+    else:
         import warnings
 
-        warnings.warn(f"the runtime context, read whole as Lamar's context, is over its {MAX_CONTEXT_CHARS:,} "
-                      f"characters: left out {', '.join(left_out)}; give it a {key!r} field holding the few "
-                      "short features to recall by (then only that is read)", UserWarning, stacklevel=3)
-    return whole
+        warnings.warn(message, UserWarning, stacklevel=2)
+    return fitted
 
 
 class Scope(Mapping[str, str]):

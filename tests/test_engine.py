@@ -481,3 +481,23 @@ def test_a_log_written_before_the_context_limit_still_opens_and_copies() -> None
     store.append([Event("episode", data, key="episode:ep_old")])
     assert len(Lamar(store).episode("ep_old").context["message"]) == 100_000
     assert transfer(store, MemoryStore()).copied == 2
+
+
+def test_fit_context_leaves_out_the_longest_entries_while_recall_refuses_and_a_wrong_type_still_raises() -> None:
+    from lamar.experience import fit_context
+
+    context = {"task": "build", "log": "x" * 3_000, "diff": "y" * 2_000, "error": "z" * 900}
+    said: list[str] = []
+    fitted = fit_context(context, where="the test's context", warn=said.append)
+    assert fitted == {"task": "build", "diff": "y" * 2_000, "error": "z" * 900}
+    (message,) = said
+    assert message.startswith("the test's context is over a context's 4,000 characters: left out 'log' "
+                              "(3,000 characters) and kept the rest")
+    with pytest.warns(UserWarning, match=r"left out 'log' \(3,000 characters\)"):
+        assert fit_context(context, where="the test's context") == fitted
+    assert fit_context({"task": "build"}, where="unused", warn=said.append) == {"task": "build"} and len(said) == 1
+    for wrong in ({"task": 3}, ["task"], {"": "build"}):
+        with pytest.raises(InvalidContext):
+            fit_context(wrong, where="the test's context")
+    with pytest.raises(InvalidContext, match="at most 4,000"):
+        Lamar(":memory:").recall(context)
