@@ -268,7 +268,7 @@ class LamarCallbackHandler(GraphEvents):
                 self._attach(run, metadata.get(EPISODE_KEY), run_id)
                 if run.context is None:
                     try:
-                        run.context = context_from_metadata(metadata)
+                        run.context = context_from_metadata(metadata, warn=lambda _: None)  # recall warns
                     except InvalidContext:
                         pass  # the recall itself reports a bad context; a trace just omits it
             return run

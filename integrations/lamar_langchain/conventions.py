@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from lamar.experience import check_context, context_within
+from lamar.experience import context_within, fit_context
 
 EXPERIENCE_ID = "experience_id"
 """Document metadata key naming the lesson a document stands for."""
@@ -29,13 +29,17 @@ def recall_event_data(episode_id: str, experience_ids: list[str], context: Mappi
     return {"episode_id": episode_id, "experience_ids": list(experience_ids), "context": dict(context)}
 
 
-def context_from_metadata(metadata: Mapping[str, Any] | None) -> dict[str, str] | None:
-    """The per-call context under `CONTEXT_KEY`, checked; None when absent."""
+def context_from_metadata(metadata: Mapping[str, Any] | None, *,
+                          warn: Callable[[str], object] | None = None) -> dict[str, str] | None:
+    """The per-call context under `CONTEXT_KEY`, checked and fitted (`lamar.experience.fit_context`,
+    which `warn` is handed to); None when absent."""
     if not metadata or metadata.get(CONTEXT_KEY) is None:
         return None
-    return check_context(metadata[CONTEXT_KEY])
+    return fit_context(metadata[CONTEXT_KEY], where=f"config['metadata'][{CONTEXT_KEY!r}]", warn=warn)
 
 
-def context_from_runtime(runtime_context: Any, key: str = CONTEXT_KEY) -> Mapping[str, Any] | None:
-    """A graph's runtime context as a Lamar context (`lamar.experience.context_within`)."""
-    return context_within(runtime_context, key)
+def context_from_runtime(runtime_context: Any, key: str = CONTEXT_KEY) -> dict[str, str] | None:
+    """A graph's runtime context as a Lamar context (`lamar.experience.context_within`), fitted;
+    None when absent."""
+    found = context_within(runtime_context, key)
+    return None if found is None else fit_context(found, where=f"the runtime context's {key!r}")

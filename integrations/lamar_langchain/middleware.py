@@ -42,7 +42,7 @@ from lamar import (
     UnknownEpisode,
 )
 from lamar.arguments import slots
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
 from lamar.integration import outcome as checked_outcome
 from lamar.integration import settled_as_failed
@@ -239,11 +239,10 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         if given is not None:
             return given
         if callable(self.context):
-            return check_context(self.context(state, runtime))
+            return fit_context(self.context(state, runtime), where="the context function's result")
         if self.context is not None:
             return dict(self.context)
-        from_runtime = context_from_runtime(getattr(runtime, "context", None))
-        return check_context(from_runtime) if from_runtime is not None else {}
+        return context_from_runtime(getattr(runtime, "context", None)) or {}
 
     def _warn_if_nothing_can_match(self, ctx: Mapping[str, str]) -> None:
         if ctx or self._checked_empty:

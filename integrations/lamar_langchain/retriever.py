@@ -31,7 +31,7 @@ from lamar import (
     UnknownExperience,
 )
 from lamar.arguments import slots as checked_slots
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
 from lamar.safety.lessons import lesson_refusal
 from lamar_langchain.conventions import (
@@ -180,12 +180,12 @@ class LamarRetriever(BaseRetriever):
     def _resolve_context(self, query: str, given: Mapping[str, str] | None,
                          metadata: Mapping[str, Any] | None) -> dict[str, str]:
         if given is not None:
-            return check_context(given)
+            return fit_context(given, where="the context given to the retriever's call")
         from_config = context_from_metadata(metadata)
         if from_config is not None:
             return from_config
         if callable(self.context):
-            return check_context(self.context(query))
+            return fit_context(self.context(query), where="the context function's result")
         return dict(self.context or {})
 
     def _pool(self, found: list[Document], query: str) -> _Pool:

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from lamar import DuplicateReport, Recall, StoreError, UnknownEpisode
 from lamar.arguments import slots
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
 from lamar.signals import (
     TOOL_EPISODE,
@@ -93,11 +93,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     def resolve(query: str, runtime: ToolRuntime | None) -> dict[str, str]:
         if callable(checked):
-            return check_context(checked(query))
+            return fit_context(checked(query), where="the context function's result")
         if checked is not None:
             return dict(checked)
-        from_runtime = context_from_runtime(getattr(runtime, "context", None))
-        return check_context(from_runtime) if from_runtime is not None else {}
+        return context_from_runtime(getattr(runtime, "context", None)) or {}
 
     def answer(rec: Recall, ctx: dict[str, str]) -> tuple[str, dict[str, Any]]:
         artifact = {EPISODE_KEY: rec.episode_id, "experience_ids": rec.ids, "context": ctx}

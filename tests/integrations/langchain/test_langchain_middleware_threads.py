@@ -496,3 +496,28 @@ def test_a_new_message_while_a_review_is_pending_expires_the_turn_under_review(c
     assert lam.episode(first["lamar_episode_id"]).settled == "expired"
     agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)  # the new review resumed
     assert lam.episode(second["lamar_episode_id"]).reports == 0  # open, for this turn's outcome
+
+
+LONG = {"project": "trace", "language": "swift", "log": "x" * 5_000}  # a value of 5,000 characters on one turn
+
+
+@pytest.mark.parametrize("source", ["function", "metadata", "lamar_context"])
+def test_a_long_value_in_a_context_the_app_gives_is_left_out_and_the_turn_answers(chat_model: Any,
+                                                                                  source: str) -> None:
+    lam, ids = engine()
+    model = chat_model("ok")
+    middleware = LamarMiddleware(lam, (lambda state, runtime: LONG) if source == "function" else None)
+    agent = create_agent(model, [], middleware=[middleware], context_schema=AppCtxForLamar)
+    given: Any = {"callbacks": [LamarCallbackHandler(lam)]}  # which reads the metadata too, without a warning
+    if source == "metadata":
+        given["metadata"] = {"lamar_context": LONG}
+    runtime = AppCtxForLamar(project="trace", lamar_context=LONG if source == "lamar_context" else {})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = agent.invoke({"messages": [{"role": "user", "content": "hi"}]}, given, context=runtime)
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+    assert result["messages"][-1].content == "ok"
+    episode = lam.episode(result["lamar_episode_id"])
+    assert episode.context == {"project": "trace", "language": "swift"} and sorted(episode.injected) == sorted(ids)
+    assert all(lam.get(i).render() in model.received[0][0].text for i in ids)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 import uuid
+import warnings
 from collections import Counter
 
 import pytest
@@ -88,6 +89,21 @@ def test_context_from_call_then_config_then_field() -> None:
     assert from_call == []
     assert len(fixed.invoke("q", k=2)) == 2
 
+
+
+@pytest.mark.parametrize("source", ["function", "metadata", "call"])
+def test_a_long_value_in_a_context_the_app_gives_is_left_out_and_the_lessons_come(source: str) -> None:
+    lam, ids = store_engine(holdout=1e-9)
+    long = {"project": "trace", "log": "x" * 5_000}  # a value of 5,000 characters on one query
+    retriever = LamarRetriever(lam, k=4, context=(lambda q: long) if source == "function" else None)
+    config = {"metadata": {"lamar_context": long}} if source == "metadata" else None
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        docs = retriever.invoke("q", config, **({"context": long} if source == "call" else {}))
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+    episode = lam.episode(docs[0].metadata["episode_id"])
+    assert episode.context == {"project": "trace"} and sorted(d.id for d in docs) == sorted(ids[:4])
 
 async def test_async_recall_and_k_keyword() -> None:
     lam, _ = store_engine(holdout=1e-9)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import pytest
@@ -43,6 +44,30 @@ def test_search_tool_keeps_the_episode_in_its_artifact_and_reads_the_runtime_con
     assert message.artifact["experience_ids"] == [exp_id]
     assert episode_id in message.text and lam.get(exp_id).render() in message.text
 
+
+
+@dataclasses.dataclass
+class CtxForLamar:
+    lamar_context: dict[str, str]
+
+
+@pytest.mark.parametrize("source", ["function", "lamar_context"])
+def test_a_long_value_in_a_context_the_app_gives_is_left_out_and_the_search_answers(chat_model: Any,
+                                                                                    source: str) -> None:
+    lam, exp_id = engine()
+    long = {"project": "trace", "log": "x" * 5_000}  # a value of 5,000 characters on one search
+    tools = create_lamar_tools(lam, context=(lambda q: long) if source == "function" else None)
+    agent = create_agent(chat_model(search_call(), "Cleared the cache."), tools, context_schema=CtxForLamar)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = agent.invoke({"messages": [{"role": "user", "content": "fix the build"}]},
+                              context=CtxForLamar(long if source == "lamar_context" else {"project": "trace"}))
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+    (message,) = [m for m in result["messages"] if isinstance(m, ToolMessage)]
+    episode = lam.episode(message.artifact["lamar_episode_id"])
+    assert episode.context == {"project": "trace"} and episode.injected == [exp_id]
+    assert lam.get(exp_id).render() in message.text and result["messages"][-1].content == "Cleared the cache."
 
 def test_report_tool_schema_says_only_the_users_reaction_counts(chat_model: Any) -> None:
     schema = ReportOutcome.model_json_schema()
