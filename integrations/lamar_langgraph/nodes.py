@@ -25,7 +25,7 @@ from lamar import (
     StoreError,
     UnknownEpisode,
 )
-from lamar.experience import check_context, context_within
+from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine
 from lamar.signals import to_reward
 
@@ -419,13 +419,13 @@ def _context(state: Any, source: ContextSource, key: str) -> Mapping[str, str]:
     if isinstance(source, Mapping):
         return source
     if callable(source):
-        return source(state)
+        return fit_context(source(state), where="the context function's result")
     found = _field(state, key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return fit_context(found, where=f"state[{key!r}]")
     found = context_within(_runtime_context(), key)
     if found is not None:
-        return found
+        return fit_context(found, where=f"the runtime context's {key!r}")
     raise InvalidContext(
         f"no context for Lamar's recall: put a mapping of strings in state[{key!r}], pass "
         "context=... to recall_node, or invoke the graph with context={...}")

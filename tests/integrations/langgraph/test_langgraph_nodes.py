@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import doctest
 import sqlite3
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,8 @@ def shipped_if_it_passes(state: Any) -> str | None:
 
 
 def react_graph(lam: Lamar, model: FakeMessagesListChatModel, *, checkpointer: Any = None,
-                recall_before_every_call: bool = False, **recall_options: Any) -> Any:
-    graph = StateGraph(State)
+                recall_before_every_call: bool = False, context_schema: Any = None, **recall_options: Any) -> Any:
+    graph = StateGraph(State, context_schema=context_schema)
     graph.add_node("recall", recall_node(lam, **recall_options))
     graph.add_node("agent", agent_node(model))
     graph.add_node("tools", ToolNode([run_build]))
@@ -324,6 +325,24 @@ def test_the_context_can_come_from_the_runtime_or_a_function(lam: Lamar) -> None
     with pytest.raises(InvalidContext):
         graph_with(None, recall_node(lam)).invoke({"messages": [HumanMessage("hi")]})
 
+
+
+@pytest.mark.parametrize("source", ["function", "state", "lamar_context"])
+def test_a_long_value_in_a_context_the_app_gives_is_left_out_and_the_turn_learns(lam: Lamar, source: str) -> None:
+    long = {**CONTEXT, "log": "x" * 5_000}  # a value of 5,000 characters on one turn
+    capture = Capture()
+    app = react_graph(lam, fake_model(capture), context_schema=AppContext,
+                      **({"context": lambda state: long} if source == "function" else {}))
+    given: dict[str, Any] = {"messages": [HumanMessage("the build fails")]}
+    if source == "state":
+        given["lamar_context"] = long
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        state = app.invoke(given, context=AppContext("ana", long if source == "lamar_context" else CONTEXT))
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+    assert lam.episode(state["lamar_episode_id"]).context == CONTEXT
+    assert_turn_learned(lam, state, capture)
 
 def test_a_bad_outcome_is_a_warning_and_leaves_the_episode_open(lam: Lamar, caplog: pytest.LogCaptureFixture) -> None:
     graph = StateGraph(State)
