@@ -24,7 +24,7 @@ from lamar import (
     StoreError,
     UnknownEpisode,
 )
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar.integration import outcome as checked_outcome
 from lamar.integration import settled_as_failed
 from lamar_llamaindex.nodes import engine, slots
@@ -204,7 +204,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     def _context(self, messages: list[ChatMessage]) -> dict[str, str]:
         if callable(self.context):
-            return check_context(self.context(messages))
+            return fit_context(self.context(messages), where="the context function's result")
         return dict(self.context or {})
 
     def episode_id(self, session_id: str | None = None) -> str | None:

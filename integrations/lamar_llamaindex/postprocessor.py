@@ -14,7 +14,7 @@ from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from lamar import InvalidArgument, InvalidContext, Lamar, Recall, Status, StoreError, UnknownExperience
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar_llamaindex.nodes import EPISODE_ID, EXPERIENCE_ID, engine, experience_id_of, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -106,7 +106,8 @@ class LamarPostprocessor(BaseNodePostprocessor):
         return self._last_episode_id
 
     def context_for(self, query_bundle: QueryBundle | None) -> dict[str, str]:
-        """The context a recall for this query uses: static fields, then per-query ones."""
+        """The context a recall for this query uses: static fields, then per-query ones; its longest
+        entries left out, with a warning, past a context's limit (`lamar.experience.fit_context`)."""
         bundle = query_bundle if query_bundle is not None else QueryBundle(query_str="")
         merged: dict[str, str] = {}
         for part in (self.context, self.context_fn):
@@ -116,7 +117,7 @@ class LamarPostprocessor(BaseNodePostprocessor):
             if not isinstance(fields, Mapping):
                 raise InvalidContext(f"the context callable must return a mapping; got {type(fields).__name__}")
             merged.update(fields)
-        return merged
+        return fit_context(merged, where="the postprocessor's context")
 
     # -- the postprocessor hooks -----------------------------------------------------------
 

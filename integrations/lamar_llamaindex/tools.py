@@ -12,7 +12,7 @@ from llama_index.core.schema import Document
 from llama_index.core.tools import FunctionTool
 
 from lamar import InvalidArgument, Recall, StoreError
-from lamar.experience import check_context
+from lamar.experience import check_context, fit_context
 from lamar.signals import (
     TOOL_EPISODE,
     TOOL_EVIDENCE,
@@ -80,7 +80,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
 
     def resolve(query: str) -> dict[str, str]:
         if callable(checked):
-            return check_context(checked(query))
+            return fit_context(checked(query), where="the context function's result")
         return dict(checked or {})
 
     def answer(rec: Recall, ctx: dict[str, str]) -> Document:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -138,6 +139,37 @@ async def test_memory_block_is_one_episode_per_turn_and_the_next_message_reports
     assert [p.episode_id for p in lam.pending()] == [block.episode_id("s1")]
     assert block.report(Signal.SHIPPED, "s1") == block.episode_id("s1") and lam.pending() == []
 
+
+
+LONG = {"project": "trace", "log": "x" * 5_000}  # a value of 5,000 characters on one turn
+
+
+def one_warning(seen: list[warnings.WarningMessage]) -> None:
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+
+
+async def test_a_long_value_from_the_context_function_is_left_out_and_the_turn_learns() -> None:
+    lam, exp_id = engine()
+    block = LamarMemoryBlock(lam, context=lambda messages: LONG)
+    memory = Memory.from_defaults(session_id="s1", token_limit=40_000, memory_blocks=[block])
+    search = Script(call("lamar_search_lessons", query="the build fails"), "Cleared the cache.")
+    searching = FunctionAgent(tools=create_lamar_tools(lam, context=lambda query: LONG), llm=search.llm())
+    script = Script("Built it.")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        answered = await FunctionAgent(tools=[build_tool()], llm=script.llm()).run(user_msg="build", memory=memory)
+    one_warning(seen)
+    assert str(answered) == "Built it." and lam.episode(block.episode_id("s1") or "").injected == [exp_id]
+    assert any(lam.get(exp_id).render() in str(m.content) for m in script.seen[0])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = await searching.run(user_msg="fix the build")
+    one_warning(seen)
+    (tool_call,) = result.tool_calls
+    episode = lam.episode(tool_call.tool_output.raw_output.metadata["episode_id"])
+    assert episode.context == {"project": "trace"} and episode.injected == [exp_id]
+    assert str(result) == "Cleared the cache." and lam.get(exp_id).render() in tool_call.tool_output.content
 
 async def test_memory_block_reads_many_times_recall_once() -> None:
     lam, _ = engine()

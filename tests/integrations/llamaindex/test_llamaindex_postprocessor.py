@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 
 import pytest
 from llama_index.core import VectorStoreIndex
@@ -70,6 +71,22 @@ def test_query_engine_synthesizes_exactly_what_lamar_chose() -> None:
     assert all(n.node.metadata[EPISODE_ID] == episode.id for n in response.source_nodes)
     assert [n.score for n in response.source_nodes] == [1.0, 0.5]
 
+
+
+def test_a_long_value_from_the_context_function_is_left_out_and_the_query_answers() -> None:
+    lam, ids = engine_with_lessons(4)
+    # A value of 5,000 characters on one query.
+    post = LamarPostprocessor(lam, top_n=2, context={"project": "shop"}, context_fn=lambda q: {"log": "x" * 5_000})
+    query_engine = VectorStoreIndex(lessons_to_nodes(lam)).as_query_engine(similarity_top_k=4,
+                                                                          node_postprocessors=[post])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        response = query_engine.query(QUERY)
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
+    episode = lam.episode(post.last_episode_id)
+    assert episode.context == {"project": "shop"} and sorted(episode.eligible) == sorted(ids) and len(episode.injected) == 2
+    assert [experience_id_of(n) for n in response.source_nodes] == episode.injected
 
 def test_ids_stay_out_of_the_prompt_and_stored_nodes_stay_untouched() -> None:
     lam, _ = engine_with_lessons(2)
