@@ -6,7 +6,7 @@ import os
 import re
 import subprocess
 import time
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -171,9 +171,10 @@ def error_class(prompt: str, extra_rules: tuple[str, ...] = ()) -> str | None:
 
 
 def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str, Any], *,
-                   worked: str | None = None) -> dict[str, str]:
+                   worked: str | None = None, warn: Callable[[str], object] | None = None) -> dict[str, str]:
     """The recall context of one prompt: project, the rules folder of the work, language, task
-    class, error class and the config's own keys; `config` is a `HookConfig`.
+    class, error class and the config's own keys; `config` is a `HookConfig`. Past a context's
+    limit its longest entries are left out, and `warn` (default: a UserWarning) is told which.
 
     The folder (`rules_folder`) is that of `worked`, the file the session last edited, else of
     `cwd`: as Claude Code reads a sub-folder's CLAUDE.md once the session works in that folder.
@@ -196,4 +197,6 @@ def derive_context(cwd: str, prompt: str, config: Any, cache: MutableMapping[str
     if error:
         context["error_class"] = error
     context.update(config.extra)
-    return context
+    from lamar.experience import fit_context  # here, not at the top: the hook imports Lamar only to recall
+
+    return fit_context(context, where="the prompt's context", warn=warn)

@@ -155,7 +155,7 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
                 _report(state, previous["episode"], signal, why, lam, paths, now)
     # The file the session last edited in this repository says which folder it works in.
     edited = previous.get("edited") if previous and repo and previous.get("repo") == repo else None
-    context = derive_context(cwd, prompt, config, state["repos"],
+    context = derive_context(cwd, prompt, config, state["repos"], warn=lambda said: log_line(paths.log, said, now=now),
                              worked=os.path.join(repo, edited) if repo and edited else None)
     engine = lam()  # opened first: a cold open (a long fold) must not end in an episode nobody sees
     if budget is not None and budget.expired:

@@ -71,6 +71,19 @@ def test_a_long_prompt_under_the_limit_is_served(hook: Hook, repo: Path) -> None
     lam.close()
 
 
+
+def test_a_context_over_its_limit_leaves_out_its_longest_value_logs_it_and_injects(hook: Hook, repo: Path) -> None:
+    project_config(repo, f"[context]\nextra = {{ notes = '{'x' * 5_000}' }}\n", hook.env["HOME"])
+    done = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail"))
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert "run the failing test alone" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    (line,) = hook.log_file.read_text().splitlines()
+    assert "left out 'notes' (5,000 characters)" in line and "4,000" in line, line
+    lam = Lamar(str(hook.store))
+    episode = lam.episode(hook.state()["sessions"]["s1"]["episode"])
+    assert "notes" not in episode.context and episode.context["task"] == "tests_fail" and episode.injected
+    lam.close()
+
 def test_a_missing_store_is_logged_not_created(hook: Hook, repo: Path) -> None:
     hook.store.unlink()
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="fix the build"))
