@@ -102,11 +102,15 @@ class Follower:
             # The outcome it replaces changed nothing but its record, which this one sets anew.
             cache.marks.drop_from(record.outcome_seq)
         elif record.reports:
-            if not cache.rewind(record.outcome_seq):
+            mark = cache.marks.before(record.outcome_seq)
+            if mark is None:
                 return False
-            again = [e for e in self.store.read(cache.seq) if e.seq <= event.seq]
+            # Read before going back: a read that fails leaves the cache as it was, where a cache
+            # gone back to the mark would fold every event after it again as new at the next sync.
+            again = [e for e in self.store.read(mark.seq) if e.seq <= event.seq]
             if not again or again[-1].seq != event.seq:
                 return False  # the log no longer holds it as folded: fold it whole
+            cache.rewind(record.outcome_seq)
             cache.refold(again)
             return True
         cache.fold(event)  # (with no report to replace, a first report)

@@ -116,11 +116,20 @@ class Marks:
         self.current = marks[-1] if marks else None
         self._next()
 
+    def _last_before(self, before: int) -> int | None:
+        marks = self.marks
+        return next((i for i in range(len(marks) - 1, -1, -1) if marks[i].seq < before), None)
+
+    def before(self, seq: int) -> Mark | None:
+        """The last mark before seq `seq` (the one `rewind` goes back to), or None."""
+        at = self._last_before(seq)
+        return None if at is None else self.marks[at]
+
     def rewind(self, before: int, lessons: Mapping[str, LessonState], episodes: Mapping[str, EpisodeRecord]) -> Mark | None:
         """Put the lessons and episode outcomes back as they stood at the last mark before seq
         `before` and return that mark (the caller restores its sums), or None when there is none."""
         marks = self.marks
-        at = next((i for i in range(len(marks) - 1, -1, -1) if marks[i].seq < before), None)
+        at = self._last_before(before)
         if at is None:
             return None
         for mark in reversed(marks[at:]):  # newest first: the oldest copy of each is the one left

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import Experience, Lamar, Scope, Signal, StoreError
 from lamar.state.cache import FoldCache
 from lamar.state.marks import SPACING
 from lamar.state.snapshot import snapshot_of
 from lamar.store import open_store
 from lamar.store.base import Event
+from lamar.store.memory import MemoryStore
 
 
 def _refolded(lam: Lamar) -> FoldCache:
@@ -116,3 +117,34 @@ def test_replacements_among_two_writers_adds_retirements_defaults_and_expiries(t
                 assert snapshot_of(engine._holder._log.cache) == snapshot_of(_refolded(engine))  # type: ignore[attr-defined]
     for engine in engines:
         engine.close()
+
+
+class _GoneOnce(MemoryStore):
+    """A store whose next read from before seq `gone_below` fails, as a server that went away."""
+
+    gone_below: int | None = None
+
+    def read(self, after: int = 0) -> list[Event]:
+        if self.gone_below is not None and after < self.gone_below:
+            self.gone_below = None
+            raise StoreError("the server went away")
+        return super().read(after)
+
+
+def test_a_replacement_whose_read_fails_leaves_the_fold_as_it_was() -> None:
+    store = _GoneOnce()
+    lam = Lamar(store, k=2, seed=3)
+    for i in range(4):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    rng = random.Random(3)
+    episodes = []
+    for _ in range(600):
+        rec = lam.recall({"project": rng.choice("ab")})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+        episodes.append(rec.episode_id)
+    store.gone_below = lam._holder._log.cache.seq  # type: ignore[attr-defined]  # the read that folds again from a mark
+    with pytest.raises(StoreError):
+        lam.report(episodes[-3], 0.5, replace=True)
+    assert lam.stats()["episodes"] == 600  # the next read folds the replacement once, and no episode twice
+    assert snapshot_of(lam._holder._log.cache) == snapshot_of(_refolded(lam))  # type: ignore[attr-defined]
+    lam.close()
