@@ -98,8 +98,10 @@ class Follower:
         record = cache.episode(episode_id) if isinstance(episode_id, str) else None
         if record is None or record.sealed:
             return False  # what the whole log makes of an outcome the fold refuses
-        if record.reports and record.settled == "expired":
+        if record.reports and record.settled == "expired" and episode_id not in cache.pinned:
             # The outcome it replaces changed nothing but its record, which this one sets anew.
+            # Not for an episode a checkpoint holds: its expiry's event is gone, and folding the log
+            # from the snapshot takes a plain report written after it as the outcome replaced.
             cache.marks.drop_from(record.outcome_seq)
         elif record.reports:
             mark = cache.marks.before(record.outcome_seq)

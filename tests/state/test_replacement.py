@@ -148,3 +148,23 @@ def test_a_replacement_whose_read_fails_leaves_the_fold_as_it_was() -> None:
     assert lam.stats()["episodes"] == 600  # the next read folds the replacement once, and no episode twice
     assert snapshot_of(lam._holder._log.cache) == snapshot_of(_refolded(lam))  # type: ignore[attr-defined]
     lam.close()
+
+
+def test_a_late_report_of_an_expiry_held_in_a_checkpoint_counts_as_a_refold_counts_it(tmp_path: Path) -> None:
+    lam = Lamar(open_store(str(tmp_path / "s.db")), k=2, seed=1, pending_after=3600.0)
+    lam.add(Experience("always", "everywhere"))
+    rng = random.Random(1)
+    for _ in range(300):
+        rec = lam.recall({"project": "a"})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+    late = lam.recall({"project": "a"}).episode_id
+    lam.expire(late)
+    assert lam.checkpoint()
+    # A writer that had not seen the expiry reports the episode as the checkpoint drops its key.
+    lam.store.append([Event("outcome", {"episode": late, "reward": -1.0, "signal": None, "replace": False})])
+    lam.report(late, 1.0, replace=True)
+    assert snapshot_of(lam._holder._log.cache) == snapshot_of(_refolded(lam))  # type: ignore[attr-defined]
+    fresh = Lamar(open_store(str(tmp_path / "s.db")), k=2)
+    assert lam.episode(late).reports == fresh.episode(late).reports
+    fresh.close()
+    lam.close()
