@@ -59,9 +59,10 @@ class History:
                  "last_time")
 
     def __init__(self) -> None:
-        # Rows as stored (see _row): made EvidencePoints only when viewed, so that opening an
-        # engine (which loads every lesson's history with its state) stays cheap.
-        self.points: list[list[Any]] = []
+        # Rows as stored (see _point_row): made EvidencePoints only when viewed, so that opening an
+        # engine (which loads every lesson's history with its state) stays cheap. Tuples, never
+        # edited: a copy shares them (a fold's undo marks copy a lesson at each of its changes).
+        self.points: list[tuple[Any, ...]] = []
         self.stride = 1
         self.trail: list[tuple[float, str]] = []
         self.trail_dropped = 0
@@ -102,10 +103,10 @@ class History:
                 "counts": [self.injected_in, self.held_out_in], "last": [self.last_seq, self.last_time]}
 
     def copy(self) -> History:
-        """An independent copy, equal in `to_dict` (its rows and entries are copied, their values
-        are numbers and strings)."""
+        """An independent copy, equal in `to_dict` (its lists are copied; their rows and entries
+        are tuples of numbers and strings, shared)."""
         out = History.__new__(History)
-        out.points, out.trail = [list(row) for row in self.points], list(self.trail)
+        out.points, out.trail = list(self.points), list(self.trail)
         out.stride, out.trail_dropped = self.stride, self.trail_dropped
         out.injected_in, out.held_out_in, out.last_seq, out.last_time = (
             self.injected_in, self.held_out_in, self.last_seq, self.last_time)
@@ -114,7 +115,7 @@ class History:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> History:
         history = cls()
-        history.points = [list(row) for row in data["points"]]
+        history.points = [tuple(row) for row in data["points"]]
         if any(len(row) != len(_FIELDS) for row in history.points):
             raise ValueError("a history point is not a row of 9 values")
         history.stride = int(data["stride"])
@@ -139,13 +140,13 @@ _FIELDS = ("seq", "time", "verdict", "lift", "lower", "upper", "randomized", "el
 _ELIGIBLE = _FIELDS.index("eligible")
 
 
-def _point_row(p: EvidencePoint) -> list[Any]:
+def _point_row(p: EvidencePoint) -> tuple[Any, ...]:
     # An open bound is stored as null: a checkpoint snapshot is an event, and events hold no Infinity.
-    return [p.seq, p.time, p.verdict, p.lift, *(b if math.isfinite(b) else None for b in (p.lower, p.upper)),
-            p.randomized, p.eligible, p.restarts]
+    return (p.seq, p.time, p.verdict, p.lift, *(b if math.isfinite(b) else None for b in (p.lower, p.upper)),
+            p.randomized, p.eligible, p.restarts)
 
 
-def _point_of(row: list[Any]) -> EvidencePoint:
+def _point_of(row: tuple[Any, ...]) -> EvidencePoint:
     seq, time, verdict, lift, lower, upper, randomized, eligible, restarts = row
     return EvidencePoint(seq=int(seq), time=float(time), verdict=str(verdict), lift=float(lift),
                          lower=-math.inf if lower is None else float(lower),

@@ -67,7 +67,8 @@ def test_history_is_the_same_resumed_from_saved_state_replayed_and_after_a_check
 
 def test_a_copy_of_a_lesson_copies_its_history_equal_and_independent() -> None:
     """`LessonState.copy` copies the history field by field (no longer through its dict): equal in
-    everything saved, and what is added to the copy leaves the original as it was."""
+    everything saved, and what is added to the copy leaves the original as it was. Its points are
+    rows no one can edit, so the copy shares them (the fold's undo marks copy many lessons)."""
     import json
 
     lam = Lamar(":memory:", k=1, seed=5, holdout=0.3)
@@ -78,6 +79,8 @@ def test_a_copy_of_a_lesson_copies_its_history_equal_and_independent() -> None:
     copy = state.copy()
     assert copy.history.to_dict() == state.history.to_dict() and copy.history is not state.history
     copy.history.note(1.0, "only in the copy")
-    copy.history.points[0][0] = -1
+    assert copy.history.points[0] is state.history.points[0]
+    with pytest.raises(TypeError):
+        copy.history.points[0][0] = -1  # type: ignore[index]
     copy.history.add(copy._point(10**6, 2.0, lam.policy, 1))
     assert json.dumps(state.history.to_dict()) == before
