@@ -35,6 +35,7 @@ class FoldCache:
         self.policy = policy
         self.location = location
         self._lookup = lookup
+        self.marks = Marks()  # where a replaced outcome is folded again from (`rewind`)
         self.reset()
 
     def reset(self) -> None:
@@ -73,7 +74,7 @@ class FoldCache:
         # The fold mode: this cache holds the log through a settled seq (see SettledFollower). A
         # reset empties the cache, so whatever it held is no longer known to be settled.
         self.settled = False
-        self.marks = Marks()  # where a replaced outcome is folded again from (`rewind`)
+        self.marks.clear()  # started or not, as it was: a refold empties the cache, not the process's past
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -197,6 +198,8 @@ class FoldCache:
             if e.kind != "outcome":
                 continue
             episode_id = e.data["episode"]
+            if e.data.get("replace") and not self.marks.on:
+                self.marks.start()
             # A plain report counts unless the episode had one: in these events, or (a refold)
             # before them, which its record, as the rewind left it, shows.
             if e.data.get("replace") or (episode_id not in final and not (
@@ -206,20 +209,28 @@ class FoldCache:
                 final[episode_id] = e.seq
         self.marks.plan([e.seq for e in events])
         try:
-            for e in events:
-                if e.seq not in superseded:
-                    self.fold(e, again)
-                    continue
-                self._marked(e)
-                self.seq = e.seq
-                self.last = e
-                episode = self.episodes.get(e.data["episode"])
-                if episode is not None:
-                    if (mark := self.marks.current) is not None:
-                        mark.keep_episode(episode)
-                    episode.reports += 1
+            self._fold_each(events, again, superseded)
+        except BaseException:
+            # Stopped half way: the outcomes skipped as superseded stand uncounted, so the fold
+            # cannot go on from the seq it reached. Empty, the next call folds the whole log.
+            self.reset()
+            raise
         finally:
             self.marks.plan(None)
+
+    def _fold_each(self, events: list[Event], again: bool, superseded: set[int]) -> None:
+        for e in events:
+            if e.seq not in superseded:
+                self.fold(e, again)
+                continue
+            self._marked(e)
+            self.seq = e.seq
+            self.last = e
+            episode = self.episodes.get(e.data["episode"])
+            if episode is not None:
+                if (mark := self.marks.current) is not None:
+                    mark.keep_episode(episode)
+                episode.reports += 1
 
     def _marked(self, event: Event) -> None:
         """Set a mark before `event` when one is due, or let every mark go before an event no mark can undo."""

@@ -94,6 +94,7 @@ class Follower:
         (`lamar.state.marks`) and folds the log again from there, through `event`.
         """
         cache = self.cache
+        cache.marks.start()  # from the first replacement on: the next ones find a mark (a first one refolds)
         episode_id = event.data.get("episode")
         record = cache.episode(episode_id) if isinstance(episode_id, str) else None
         if record is None or record.sealed:
@@ -112,8 +113,14 @@ class Follower:
             again = [e for e in self.store.read(mark.seq) if e.seq <= event.seq]
             if not again or again[-1].seq != event.seq:
                 return False  # the log no longer holds it as folded: fold it whole
-            cache.rewind(record.outcome_seq)
-            cache.refold(again)
+            try:
+                cache.rewind(record.outcome_seq)
+                cache.refold(again)
+            except BaseException:
+                # Stopped half way (an interrupt, no memory left): the next call folds the whole log,
+                # where from the seq reached it would fold the events after it again as new.
+                cache.reset()
+                raise
             return True
         cache.fold(event)  # (with no report to replace, a first report)
         return True

@@ -13,9 +13,12 @@ if TYPE_CHECKING:
     from lamar.state.episode import EpisodeRecord
     from lamar.store.base import Event, StoredText
 
-SPACING = 128  # events between two marks: a rewind folds at most this many events it would not need
+SPACING = 128  # events between two marks at least: a rewind folds at most this many events it would not need
 KEPT = 24  # marks kept, thinned so that they lie dense near the end of the log and sparse before
-# Lesson copies all marks may hold, beyond three per lesson: past it the oldest mark goes (a
+# Events between two marks per lesson: a mark copies each lesson at most once, so a fold copies at
+# most one lesson per this many events, however sparsely its outcomes touch the lessons.
+_PER_LESSON = 2
+# Lesson copies all marks may hold, beyond one per lesson: past it the oldest mark goes (a
 # replacement of an outcome older than every mark refolds the whole log).
 _COPIES = 256
 
@@ -55,14 +58,22 @@ class Mark:
 
 
 class Marks:
-    """Marks every `SPACING` episode and outcome events; any other event (a lesson added, edited,
-    merged, an erasure, a compaction) lets them all go, since nothing here can undo it."""
+    """Marks every `spacing` episode and outcome events, once `start`ed; any other event (a lesson
+    added, edited, merged, an erasure, a compaction) lets them all go, since nothing here can undo it."""
 
     def __init__(self) -> None:
+        # Off until the fold meets a replacement: a process whose log has none copies nothing.
+        self.on = False
         self.marks: list[Mark] = []
         self.current: Mark | None = None  # the last mark: the next change is copied into it
         self.next = 0  # set a mark before the next episode or outcome event at this seq or later
+        self.spacing = SPACING  # events from a mark to the next (see add)
         self._planned: list[int] | None = None
+
+    def start(self) -> None:
+        """Mark from the next episode or outcome event on (kept through `clear`)."""
+        self.on = True
+        self._next()
 
     def clear(self) -> None:
         self.marks.clear()
@@ -82,10 +93,12 @@ class Marks:
 
     def _next(self) -> None:
         planned = self._planned
-        if planned is not None:
+        if not self.on:
+            self.next = 1 << 62
+        elif planned is not None:
             self.next = planned[-1] if planned else 1 << 62
         else:
-            self.next = self.marks[-1].seq + SPACING if self.marks else 0
+            self.next = self.marks[-1].seq + self.spacing if self.marks else 0
 
     def add(self, mark: Mark, seq: int, lessons: int) -> None:
         """Set `mark` before the event at `seq`."""
@@ -102,8 +115,9 @@ class Marks:
             i = min(range(1, len(marks) - 1),
                     key=lambda j: (marks[j + 1].seq - marks[j - 1].seq) / (end - marks[j + 1].seq + SPACING))
             marks[i - 1].absorb(marks.pop(i))
-        while len(marks) > 1 and sum(len(m.lessons) for m in marks) > 3 * lessons + _COPIES:
+        while len(marks) > 1 and sum(len(m.lessons) for m in marks) > lessons + _COPIES:
             del marks[0]  # only a rewind to it reads its copies
+        self.spacing = max(SPACING, _PER_LESSON * lessons)
         self._next()
 
     def drop_from(self, seq: int) -> None:

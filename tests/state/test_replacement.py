@@ -59,9 +59,11 @@ def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it()
     for i in range(6):
         lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
     rng = random.Random(4)
-    for _ in range(600):
+    for n in range(600):
         rec = lam.recall({"project": rng.choice("ab")})
         lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+        if n == 0:
+            lam.report(rec.episode_id, 0.0, replace=True)  # from this replacement on the engine marks the log
     cache = lam._holder._log.cache  # type: ignore[attr-defined]
     folded: list[int] = []
     fold = cache.fold
@@ -74,6 +76,66 @@ def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it()
     lam.report(rec.episode_id, -0.5, replace=True)
     assert 0 < len(folded) <= 2 * SPACING + 2, len(folded)  # not the 1 200 events of the whole log
     assert snapshot_of(cache) == snapshot_of(_refolded(lam))
+    lam.close()
+
+
+
+def test_marks_over_many_lessons_touched_sparsely_copy_few_and_still_make_a_recent_replacement_cheap(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each outcome touches 5 of 200 lessons, so few repeat between two marks: the marks space out
+    with the lessons, copying at most one lesson per two events and holding one copy per lesson."""
+    from lamar.policy.lesson import LessonState
+
+    lam = Lamar(":memory:", k=2, seed=8)
+    for i in range(200):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project=f"p{i // 5}")))
+    copies = [0]
+    copy = LessonState.copy
+
+    def counted(state: LessonState) -> LessonState:
+        copies[0] += 1
+        return copy(state)
+
+    monkeypatch.setattr(LessonState, "copy", counted)
+    rng = random.Random(8)
+    for n in range(1500):
+        rec = lam.recall({"project": f"p{rng.randrange(40)}"})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0, 0.5]))
+        if n == 0:
+            lam.report(rec.episode_id, 0.0, replace=True)
+    cache = lam._holder._log.cache  # type: ignore[attr-defined]
+    assert copies[0] <= 3000 // 2 + 200, copies[0]  # one copy per lesson a mark sees first, at most
+    assert sum(len(m.lessons) for m in cache.marks.marks) <= 2 * 200 + 256  # the last mark fills after the cap
+    folded: list[int] = []
+    fold = cache.fold
+
+    def counted_fold(event: Event, *again: bool) -> None:
+        folded.append(event.seq)
+        fold(event, *again)
+
+    cache.fold = counted_fold
+    lam.report(rec.episode_id, -0.5, replace=True)
+    assert 0 < len(folded) <= 2 * 2 * 200 + 2, len(folded)  # not the 3 200 events of the whole log
+    assert snapshot_of(cache) == snapshot_of(_refolded(lam))
+    lam.close()
+
+
+def test_an_engine_that_never_replaces_marks_nothing_and_its_first_replacement_starts_the_marks() -> None:
+    lam = Lamar(":memory:", k=2, seed=9)
+    for i in range(6):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    rng = random.Random(9)
+    for _ in range(400):
+        rec = lam.recall({"project": rng.choice("ab")})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+    cache = lam._holder._log.cache  # type: ignore[attr-defined]
+    assert cache.marks.marks == [] and cache.marks.current is None  # nothing copied
+    lam.report(rec.episode_id, 0.5, replace=True)  # folds the whole log, marking its second half
+    assert cache.marks.marks
+    reopened = Lamar(lam.store, k=2)  # a process that folds a log holding a replacement marks it too
+    assert reopened._holder._log.cache.marks.marks  # type: ignore[attr-defined]
+    assert snapshot_of(cache) == snapshot_of(_refolded(lam))
+    reopened.close()
     lam.close()
 
 
@@ -138,10 +200,12 @@ def test_a_replacement_whose_read_fails_leaves_the_fold_as_it_was() -> None:
         lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
     rng = random.Random(3)
     episodes = []
-    for _ in range(600):
+    for n in range(600):
         rec = lam.recall({"project": rng.choice("ab")})
         lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
         episodes.append(rec.episode_id)
+        if n == 0:
+            lam.report(rec.episode_id, 0.0, replace=True)
     store.gone_below = lam._holder._log.cache.seq  # type: ignore[attr-defined]  # the read that folds again from a mark
     with pytest.raises(StoreError):
         lam.report(episodes[-3], 0.5, replace=True)
@@ -167,4 +231,37 @@ def test_a_late_report_of_an_expiry_held_in_a_checkpoint_counts_as_a_refold_coun
     fresh = Lamar(open_store(str(tmp_path / "s.db")), k=2)
     assert lam.episode(late).reports == fresh.episode(late).reports
     fresh.close()
+    lam.close()
+
+
+@pytest.mark.parametrize("replaced_before", [True, False])  # a refold from a mark, or of the whole log
+@pytest.mark.parametrize("stop_at", [1, 40])
+def test_a_refold_stopped_half_way_leaves_the_next_call_to_fold_the_whole_log(stop_at: int, replaced_before: bool) -> None:
+    lam = Lamar(":memory:", k=2, seed=6)
+    for i in range(4):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    rng = random.Random(6)
+    episodes = []
+    for n in range(600):
+        rec = lam.recall({"project": rng.choice("ab")})
+        lam.report(rec.episode_id, rng.choice([1.0, -1.0]))
+        episodes.append(rec.episode_id)
+        if n == 0 and replaced_before:
+            lam.report(rec.episode_id, 0.0, replace=True)
+    cache = lam._holder._log.cache  # type: ignore[attr-defined]
+    assert bool(cache.marks.marks) == replaced_before
+    fold, folded = cache.fold, []
+
+    def interrupted(event: Event, *again: bool) -> None:
+        folded.append(event.seq)
+        if len(folded) == stop_at:
+            raise KeyboardInterrupt
+        fold(event, *again)
+
+    cache.fold = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        lam.report(episodes[-5], 0.5, replace=True)
+    cache.fold = fold
+    assert lam.stats()["episodes"] == 600  # no episode folded twice
+    assert snapshot_of(lam._holder._log.cache) == snapshot_of(_refolded(lam))  # type: ignore[attr-defined]
     lam.close()
