@@ -54,6 +54,19 @@ def test_replacements_leave_the_state_a_refold_gives(tmp_path: Path, backend: st
 
 
 
+def _folds_of(cache: FoldCache) -> list[int]:
+    """The seqs of the events `cache` folds from now on (its `fold` counted)."""
+    folded: list[int] = []
+    fold = cache.fold
+
+    def counted(event: Event, *again: bool) -> None:
+        folded.append(event.seq)
+        fold(event, *again)
+
+    cache.fold = counted  # type: ignore[method-assign]
+    return folded
+
+
 def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it() -> None:
     lam = Lamar(":memory:", k=2, seed=4)
     for i in range(6):
@@ -65,14 +78,7 @@ def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it()
         if n == 0:
             lam.report(rec.episode_id, 0.0, replace=True)  # from this replacement on the engine marks the log
     cache = lam._holder._log.cache  # type: ignore[attr-defined]
-    folded: list[int] = []
-    fold = cache.fold
-
-    def counted(event: Event, *again: bool) -> None:
-        folded.append(event.seq)
-        fold(event, *again)
-
-    cache.fold = counted
+    folded = _folds_of(cache)
     lam.report(rec.episode_id, -0.5, replace=True)
     assert 0 < len(folded) <= 2 * SPACING + 2, len(folded)  # not the 1 200 events of the whole log
     assert snapshot_of(cache) == snapshot_of(_refolded(lam))
@@ -106,14 +112,7 @@ def test_marks_over_many_lessons_touched_sparsely_copy_few_and_still_make_a_rece
     cache = lam._holder._log.cache  # type: ignore[attr-defined]
     assert copies[0] <= 3000 // 2 + 200, copies[0]  # one copy per lesson a mark sees first, at most
     assert sum(len(m.lessons) for m in cache.marks.marks) <= 2 * 200 + 256  # the last mark fills after the cap
-    folded: list[int] = []
-    fold = cache.fold
-
-    def counted_fold(event: Event, *again: bool) -> None:
-        folded.append(event.seq)
-        fold(event, *again)
-
-    cache.fold = counted_fold
+    folded = _folds_of(cache)
     lam.report(rec.episode_id, -0.5, replace=True)
     assert 0 < len(folded) <= 2 * 2 * 200 + 2, len(folded)  # not the 3 200 events of the whole log
     assert snapshot_of(cache) == snapshot_of(_refolded(lam))
