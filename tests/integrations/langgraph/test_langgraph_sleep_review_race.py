@@ -143,3 +143,23 @@ def test_the_first_decision_stands_and_the_later_reviewer_of_the_same_interrupt_
     assert again["applied"] == choices[first]
     for engine in engines.values():
         engine.close()
+
+
+def test_a_resume_from_the_interrupted_checkpoint_after_the_review_ended_replays_the_first_decision(
+        savers: Callable[[], Any], tmp_path: Path) -> None:
+    # LangGraph's time travel: the review's result is kept on the checkpoint it was interrupted
+    # at, so a fork from there carries out the recorded decision and never reads the new answer.
+    lam = Lamar(str(tmp_path / "store.db"), seed=0)
+    lam.add(Experience("the linter complains", "run the formatter", scope=Scope(task="lint")))
+    lam.add(Experience("The linter complains!", "Run the formatter.", scope=Scope(task="lint")))
+    config = {"configurable": {"thread_id": f"review-{uuid.uuid4().hex}"}}
+    graph = build_sleep_graph(lam, checkpointer=savers())
+    graph.invoke({}, config)
+    assert graph.invoke(Command(resume={"approve": [], "reviewer": "ana"}), config)["applied"] == []
+
+    (interrupted,) = [s for s in graph.get_state_history(config) if any(t.interrupts for t in s.tasks)]
+    fork = build_sleep_graph(lam, checkpointer=savers()).invoke(
+        Command(resume={"approve_all": True, "reviewer": "bo"}), interrupted.config)
+    assert fork["decision"]["reviewer"] == "ana" and fork["approved"] == [] and fork["applied"] == []
+    assert "merge" in [p.kind for p in lam.sleep()]  # nothing of Bo's answer was applied
+    lam.close()
