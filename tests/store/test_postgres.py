@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -31,6 +30,7 @@ from lamar.store import Event, ExperienceStore
 from lamar.store.postgres import PostgresStore
 from lamar.store.transfer import transfer
 from tests.conftest import POSTGRES_URL, require_service
+from tests.store.relay import Link, Relay
 
 REPO = Path(__file__).parents[2]
 
@@ -427,7 +427,7 @@ class _Commits:
                 found |= body.split(b"\0", 2)[1] in self._writes
 
 
-class DroppingProxy:
+class DroppingProxy(Relay):
     """A TCP relay to PostgreSQL that cuts a connection at a write's commit, as a network might.
 
     `cuts` holds what to do at each next commit (a COMMIT, or a write sent alone, which commits
@@ -438,79 +438,24 @@ class DroppingProxy:
     """
 
     def __init__(self, target: tuple[str, int] = ("127.0.0.1", 5432)) -> None:
-        self.target = target
         self.cuts: list[str] = []
         self.commits_sent = 0
-        self.refusing = False
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._commits: dict[int, _Commits] = {}
+        super().__init__(target)
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            if self.refusing:
-                _close(client)
-                continue
-            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
-
-    def _relay(self, client: socket.socket) -> None:
-        server = socket.create_connection(self.target)
-        swallow = threading.Event()
-
-        def down() -> None:
-            while data := _recv(server):
-                if swallow.is_set() or not _send(client, data):
-                    break  # swallowed: the server answered the COMMIT, the client never hears it
-            _close(client, server)
-
-        threading.Thread(target=down, daemon=True).start()
-        commits = _Commits()
-        while data := _recv(client):
-            commit = commits(data)
-            if commit and self.cuts:
-                cut = self.cuts.pop(0)
-                if cut == "stall":
-                    _close(client)
-                    return
-                if cut == "before":
-                    break
-                swallow.set()
-            if commit:
-                self.commits_sent += 1
-            if not _send(server, data):
-                break
-        _close(client, server)
-
-    def close(self) -> None:
-        self._listener.close()
-
-
-def _recv(sock: socket.socket) -> bytes:
-    try:
-        return sock.recv(65536)
-    except OSError:
-        return b""
-
-
-def _send(sock: socket.socket, data: bytes) -> bool:
-    try:
-        sock.sendall(data)
-        return True
-    except OSError:
-        return False
-
-
-def _close(*socks: socket.socket) -> None:
-    for sock in socks:
-        try:
-            sock.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-        sock.close()
+    def forward(self, link: Link, data: bytes) -> bool:
+        commit = self._commits.setdefault(id(link), _Commits())(data)
+        if commit and self.cuts:
+            cut = self.cuts.pop(0)
+            if cut == "stall":
+                link.hang_up_on_client()
+                return False
+            if cut == "before":
+                return False
+            link.cut_at_answer = True  # the server answers the COMMIT, the client never hears it
+        if commit:
+            self.commits_sent += 1
+        return super().forward(link, data)
 
 
 MODES = pytest.mark.parametrize("mode", ["off", "on"], ids=["log", "fold"])

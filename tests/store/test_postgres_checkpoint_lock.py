@@ -4,7 +4,6 @@ the checkpoint runs, while it waits for the lock, and across a half-open link.""
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -17,12 +16,10 @@ from lamar import Experience, Lamar, Signal, StoreError
 from lamar.state.follower import Follower
 from lamar.store.postgres import PostgresStore, locks
 from tests.state.seam import folded
+from tests.store.relay import Link, Relay, send
 from tests.store.test_postgres import (
-    _close,
     _database,
     _kill_waiting_writer,
-    _recv,
-    _send,
     backends,
     drop_namespaces,
     namespace_url,
@@ -201,52 +198,22 @@ def test_a_wait_for_the_lock_lost_twice_says_nothing_was_written(postgres_url: s
         engine.close()
 
 
-class _HalfOpen:
+class _HalfOpen(Relay):
     """A TCP relay to PostgreSQL that, at the first statement taking the namespace's write lock,
     passes it on and hangs up on the client only: the server keeps the connection (a half-open
     link), so its backend goes on waiting for the lock, and holds it once granted."""
 
     def __init__(self) -> None:
-        self.server_sockets: list[socket.socket] = []
         self._armed = True
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
+        super().__init__()
 
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
-
-    def _relay(self, client: socket.socket) -> None:
-        server = socket.create_connection(("127.0.0.1", 5432))
-        self.server_sockets.append(server)
-        stalled = threading.Event()
-
-        def down() -> None:
-            while data := _recv(server):
-                if not stalled.is_set() and not _send(client, data):
-                    break
-            _close(client, server)
-
-        threading.Thread(target=down, daemon=True).start()
-        while data := _recv(client):
-            if self._armed and b"pg_advisory_lock($1, hashtext($2))" in data:
-                self._armed = False
-                stalled.set()
-                _send(server, data)
-                _close(client)
-                return
-            if not _send(server, data):
-                break
-        _close(client, server)
-
-    def close(self) -> None:
-        self._listener.close()
-        _close(*self.server_sockets)
+    def forward(self, link: Link, data: bytes) -> bool:
+        if self._armed and b"pg_advisory_lock($1, hashtext($2))" in data:
+            self._armed = False
+            link.hang_up_on_client()  # first: the server's answer, once granted, must never reach it
+            send(link.server, data)
+            return False
+        return super().forward(link, data)
 
 
 def test_a_wait_for_the_lock_lost_on_a_half_open_link_leaves_no_backend_holding_it(
@@ -289,40 +256,6 @@ def test_a_wait_for_the_lock_lost_on_a_half_open_link_leaves_no_backend_holding_
         engine.close()
 
 
-class _Severable:
-    """A TCP relay to PostgreSQL whose `sever()` hangs up on every client it relays and keeps
-    their server sides open: the network dropped, and each backend left as it was (half-open)."""
-
-    def __init__(self) -> None:
-        self.links: list[tuple[socket.socket, socket.socket]] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self._listener.getsockname()[1]
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                client, _ = self._listener.accept()
-            except OSError:
-                return
-            server = socket.create_connection(("127.0.0.1", 5432))
-            self.links.append((client, server))
-            for source, sink in ((client, server), (server, client)):
-                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
-
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
-        while (data := _recv(source)) and _send(sink, data):
-            pass
-
-    def sever(self) -> None:
-        _close(*(client for client, _ in self.links))
-
-    def close(self) -> None:
-        self._listener.close()
-        _close(*(end for link in self.links for end in link))
-
-
 @pytest.mark.parametrize("pool_size", [1, 4])
 def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
         postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch, pool_size: int) -> None:
@@ -330,7 +263,7 @@ def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
     session lock would outlive the checkpoint and hold off every fold-mode write for ever."""
     url = namespace_url(postgres_url, namespace)
     lam = _engine(url)
-    proxy = _Severable()
+    proxy = Relay()
     through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
                             namespace, sslmode="disable")
     cut = Lamar(PostgresStore(through, pool_size=pool_size, timeout=2.0), k=2, seed=2)
