@@ -12,7 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from lamar import Experience, Lamar, Signal, StoreError
+from lamar import Experience, Lamar, LamarError, Signal, StoreError
 from lamar.state.follower import Follower
 from lamar.store.postgres import PostgresStore, locks
 from tests.state.seam import folded
@@ -299,3 +299,51 @@ def test_a_wait_for_the_lock_the_server_times_out_is_not_called_a_lost_connectio
     assert waiting.checkpoint() is True
     for engine in (lam, waiting):
         engine.close()
+
+
+def _divide_by_zero(conn: psycopg.Connection[Any]) -> None:
+    conn.execute("SELECT 1/0")
+
+
+def _time_out(conn: psycopg.Connection[Any]) -> None:
+    with conn.transaction():
+        conn.execute("SET LOCAL statement_timeout = 50")
+        conn.execute("SELECT pg_sleep(1)")
+
+
+@pytest.mark.parametrize(("work", "error"), [(_divide_by_zero, "division by zero"), (_time_out, "statement timeout")])
+def test_a_statement_that_fails_under_the_lock_is_reported_as_itself_not_as_the_lock(
+        postgres_url: str, namespace: str, work: Any, error: str) -> None:
+    """The lock was taken and the work under it failed (an SQL error, a timeout on a connection
+    still there): the error says so, not that the lock could not be taken or its connection was
+    lost, and the lock is released."""
+    url = namespace_url(postgres_url, namespace)
+    _engine(url).close()
+    store = PostgresStore(url)
+    with pytest.raises(StoreError) as raised, locks.exclusive(store.connections), store.connections.connection() as conn:
+        work(conn)
+    assert error in str(raised.value) and "under the write lock" in str(raised.value)
+    assert "cannot lock" not in str(raised.value) and "lost the connection" not in str(raised.value)
+    writer = Lamar(namespace_url(postgres_url, namespace, options="-c lock_timeout=2000"), k=2, seed=3)
+    writer.report(writer.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    for closing in (store, writer):
+        closing.close()
+
+
+def test_a_release_that_fails_after_the_work_failed_does_not_hide_the_works_error(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The work's own error says what went wrong; the release's failure closed the connection,
+    lock and all."""
+    url = namespace_url(postgres_url, namespace)
+    _engine(url).close()
+    store = PostgresStore(url)
+    release = locks._unlock
+
+    def failing(conn: psycopg.Connection[Any], key: tuple[int, str]) -> None:
+        release(conn, key)
+        raise psycopg.OperationalError("the release failed")
+
+    monkeypatch.setattr(locks, "_unlock", failing)
+    with pytest.raises(LamarError, match="the work failed"), locks.exclusive(store.connections):
+        raise LamarError("the work failed")
+    store.close()

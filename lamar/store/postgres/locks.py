@@ -85,9 +85,17 @@ def exclusive(db: Connections) -> Iterator[None]:
                     conn.execute("SELECT pg_advisory_lock(%s, hashtext(%s))", key)
                     held = True
                     yield
-                    done = True
-                finally:
-                    _unlock(conn, key)
+                except BaseException as exc:
+                    # The first error says what failed: a release that fails after it closed the
+                    # connection, or leaves a lost one's backend to `end_lost` below.
+                    with contextlib.suppress(db.pg.Error):
+                        _unlock(conn, key)
+                    if held and isinstance(exc, db.pg.Error) and not conn.broken:
+                        raise StoreError(f"a statement under the write lock of {db.location} failed: {reason(exc)}; "
+                                         "the lock was released") from exc
+                    raise
+                done = True
+                _unlock(conn, key)
             return
         except db.pg.OperationalError as exc:
             if done:
@@ -108,6 +116,8 @@ def exclusive(db: Connections) -> Iterator[None]:
             raise StoreError(f"lost the connection to {db.location} that held its write lock: {reason(exc)}; "
                              "the next call reconnects") from exc
         except db.pg.Error as exc:
+            if done:
+                return  # only the lock's release failed, and it closed the connection, lock and all
             raise StoreError(f"cannot lock {db.location} for writing: {reason(exc)}") from exc
         finally:
             if lost is not None:
