@@ -281,6 +281,32 @@ def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
         engine.close()
 
 
+def test_a_pool_of_one_whose_lock_connection_drops_mid_checkpoint_fails_at_once(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's one connection is the lost one, handed back only once the checkpoint ends: a
+    call that waited on the pool for another would wait out its timeout, twice, and get none.
+    The next checkpoint reconnects."""
+    url = namespace_url(postgres_url, namespace)
+    _engine(url).close()
+    proxy = Relay()
+    through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
+                            namespace, sslmode="disable")
+    cut = Lamar(PostgresStore(through, pool_size=1, timeout=3.0), k=2, seed=2)
+    _during_checkpoint(monkeypatch, cut, proxy.sever)
+    started = time.monotonic()
+    with pytest.raises(StoreError, match=r"lost the connection .* its pool's only one \(pool_size=1\)"):
+        cut.checkpoint()
+    took = time.monotonic() - started
+    monkeypatch.undo()
+    assert took < 1.0 and cut.checkpoint() is True
+    assert cut.store.read()[0].kind == "snapshot"
+    proxy.close()
+    fresh = Lamar(url, k=2, seed=3)
+    assert fresh.stats()["episodes"] == 5
+    for engine in (cut, fresh):
+        engine.close()
+
+
 def test_a_wait_for_the_lock_the_server_times_out_is_not_called_a_lost_connection(
         postgres_url: str, namespace: str) -> None:
     """A lock_timeout (or statement_timeout) the application set ends the wait on a connection

@@ -180,10 +180,15 @@ class Connections:
         """
         self.check_open()
         held: Connection[Any] | None = getattr(self._held, "conn", None)
-        if held is not None and not held.closed:  # a lost one is left: the pool's others answer
+        if held is not None and not held.closed:
             with held:
                 yield held
             return
+        if held is not None and self._pool.max_size == 1:
+            # A lost one is left for the pool's others, but a pool of one has none: its one
+            # connection is the lost one, handed back only once the block ends.
+            raise StoreError(f"lost the connection to {self.location} this call held, its pool's only one "
+                             "(pool_size=1); try again: the next call reconnects")
         started = time.monotonic()
         down = self._down
         if down is not None and started < down[0] and not self._answers():
