@@ -166,6 +166,44 @@ def test_a_checkpoint_writes_the_lessons_in_the_order_they_were_added(postgres_u
         drop_namespaces(postgres_url, namespace)
 
 
+def test_a_pair_added_at_once_after_a_checkpoint_differs_in_a_copy_only_in_its_order_until_the_next(
+        postgres_url: str) -> None:
+    """Left as documented (docs/postgres.md, "Adding the same lesson at once"): what reads the log itself
+    lists such a pair in its events' order until the next checkpoint; the lessons, their statuses
+    and the stats are the same."""
+    from lamar.store.memory import MemoryStore
+    from lamar.store.transfer import transfer
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("ckpt")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    lam = Lamar(url)
+
+    def copied() -> Lamar:
+        copy = MemoryStore()
+        transfer(lam.store, copy)  # what `lamar export` writes
+        return Lamar(copy)
+
+    try:
+        before = lam.add(Experience("the deploy hangs", "restart the runner"))
+        assert lam.checkpoint() is True
+        first, then = _added_across(postgres_url, url, namespace, Experience("a test flakes", "rerun it alone"),
+                                    Experience("the linter fails", "run the formatter"))
+        lam.report(lam.recall({}).episode_id, "shipped")
+        copy = copied()
+        assert [exp.id for exp in lam.experiences()] == [before, first, then]
+        assert [exp.id for exp in copy.experiences()] == [before, then, first]
+        assert {e.id: e.status for e in copy.experiences()} == {e.id: e.status for e in lam.experiences()}
+        where = {"events", "store"}  # the copy's own log and location
+        assert {k: v for k, v in copy.stats().items() if k not in where} == {
+            k: v for k, v in lam.stats().items() if k not in where}
+        assert lam.checkpoint() is True
+        assert [exp.id for exp in copied().experiences()] == [before, first, then]
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
+
+
 def _added(conn: psycopg.Connection[Any], url: str, namespace: str, experience: Experience) -> str:
     """An add of a lesson through `lamar_write`, as an engine's add writes it; the caller commits."""
     from lamar.policy.lesson import LessonState
