@@ -4,6 +4,7 @@ and OpenAI SDKs' retries, made here so that none is sent after that deadline."""
 from __future__ import annotations
 
 import email.utils
+import random
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -14,8 +15,10 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _DEADLINE: ContextVar[float | None] = ContextVar("lamar_model_deadline", default=None)
-_FIRST_WAIT = 0.5  # the SDKs' backoff: 0.5 s, doubling, at most 8 s
+_FIRST_WAIT = 0.5  # the SDKs' backoff: 0.5 s, doubling, at most 8 s, less up to a quarter at random
 _LONGEST_WAIT = 8.0
+# Its own generator, so a test can seed the jitter without touching the caller's `random` state.
+_JITTER = random.Random()
 _LONGEST_ASKED = 4_294_967.0  # time.sleep refuses longer waits on some platforms
 
 
@@ -43,7 +46,9 @@ def with_retries(client: Any, sdk: ModuleType, send: Callable[[Any, dict[str, An
     `timeout` is cut to the time left, and a retry is made only when its wait (the server's
     retry-after, else 0.5 s doubling up to 8 s) ends before the deadline. What the SDKs retry is
     retried: 408, 409, 429, 5xx (529 included), a failed connection, a timed-out attempt, and what
-    the server's `x-should-retry` header asks for. A client without `with_options` retries as it will.
+    the server's `x-should-retry` header asks for. The backoff is cut by up to a quarter at random, so
+    that processes rate limited together do not retry together. A client without `with_options`
+    retries as it will.
     """
     copy = getattr(client, "with_options", None)
     if copy is None:
@@ -92,7 +97,8 @@ def _retry_wait(exc: BaseException, sdk: ModuleType, client: Any, attempt: int) 
     asked = _retry_after(headers)
     if asked is not None and asked > 0:
         return min(asked, _LONGEST_ASKED)
-    return min(_FIRST_WAIT * 2.0 ** attempt, _LONGEST_WAIT)
+    # The jitter of the SDKs' `_calculate_retry_timeout` (anthropic-sdk-python, openai-python).
+    return min(_FIRST_WAIT * 2.0 ** attempt, _LONGEST_WAIT) * (1.0 - 0.25 * _JITTER.random())
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -144,3 +145,27 @@ def test_a_model_called_directly_keeps_its_retries(serve) -> None:  # type: igno
                    (200, {}, ANSWER, 0.0))
     assert model_at("anthropic", server.url).complete("hello", max_tokens=16) == "[]"
     assert len(server.arrivals) == 3
+
+
+def test_the_backoff_is_jittered_as_the_sdks_jitter_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Processes rate limited together must not retry in lock-step: each wait is the backoff less up
+    # to a quarter, drawn from the seeded generator, so a seed gives the same waits again.
+    import anthropic
+    import httpx2
+
+    from lamar.models import attempts
+
+    failed = anthropic.APIConnectionError(request=httpx2.Request("POST", "http://127.0.0.1/v1/messages"))
+    client = AnthropicModel("claude-test", api_key="sk-ant-test").client
+
+    def waits(seed: int) -> list[list[float]]:
+        monkeypatch.setattr(attempts, "_JITTER", random.Random(seed))
+        return [[attempts._retry_wait(failed, anthropic, client, attempt) or 0.0 for attempt in range(6)]
+                for _ in range(50)]
+
+    drawn = waits(11)
+    assert drawn == waits(11)
+    for attempt, backoff in enumerate([0.5, 1.0, 2.0, 4.0, 8.0, 8.0]):
+        column = [row[attempt] for row in drawn]
+        assert all(0.75 * backoff <= wait <= backoff for wait in column)
+        assert len(set(column)) == len(column) and max(column) - min(column) > 0.15 * backoff
