@@ -42,13 +42,13 @@ def with_retries(client: Any, sdk: ModuleType, send: Callable[[Any, dict[str, An
     """`send(client, options)`, one request, with the client's `max_retries` retries made here.
 
     The SDK's own retries wait and send again whether or not anyone still waits for the answer, so a
-    call that `call_model` gave up on would send its prompt after sleep returned. Here an attempt's
-    `timeout` is cut to the time left, and a retry is made only when its wait (the server's
-    retry-after, else 0.5 s doubling up to 8 s) ends before the deadline. What the SDKs retry is
-    retried: 408, 409, 429, 5xx (529 included), a failed connection, a timed-out attempt, and what
-    the server's `x-should-retry` header asks for. The backoff is cut by up to a quarter at random, so
-    that processes rate limited together do not retry together. A client without `with_options`
-    retries as it will.
+    call that `call_model` gave up on would send its prompt after sleep returned. Here each part of
+    an attempt's `timeout` (connect, read, write, pool) is cut to the time left, and a retry is made
+    only when its wait (the server's retry-after, else 0.5 s doubling up to 8 s) ends before the
+    deadline. What the SDKs retry is retried: 408, 409, 429, 5xx (529 included), a failed
+    connection, a timed-out attempt, and what the server's `x-should-retry` header asks for. The
+    backoff is cut by up to a quarter at random, so that processes rate limited together do not
+    retry together. A client without `with_options` retries as it will.
     """
     copy = getattr(client, "with_options", None)
     if copy is None:
@@ -74,8 +74,22 @@ def with_retries(client: Any, sdk: ModuleType, send: Callable[[Any, dict[str, An
     raise TimeoutError("the model call's deadline passed before its first request")
 
 
+_PHASES = ("connect", "read", "write", "pool")
+
+
 def _cut(timeout: object, left: float) -> object:
-    """The client's timeout, or the time left when that is shorter (or not a plain number of seconds)."""
+    """The client's timeout with each part (seconds, or an SDK `Timeout`'s connect, read, write and
+    pool) cut to the time left; a part without a limit, or a timeout of another shape, is the time left."""
+    if all(hasattr(timeout, phase) for phase in _PHASES):
+        # The SDK's own Timeout class, built again: a short connect or read stays as the user set it.
+        try:
+            return type(timeout)(**{phase: _cut_part(getattr(timeout, phase), left) for phase in _PHASES})
+        except (TypeError, ValueError):  # a class built otherwise: its parts cannot be kept
+            return left
+    return _cut_part(timeout, left)
+
+
+def _cut_part(timeout: object, left: float) -> float:
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout <= left:
         return timeout
     return left

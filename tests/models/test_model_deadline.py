@@ -169,3 +169,18 @@ def test_the_backoff_is_jittered_as_the_sdks_jitter_it(monkeypatch: pytest.Monke
         column = [row[attempt] for row in drawn]
         assert all(0.75 * backoff <= wait <= backoff for wait in column)
         assert len(set(column)) == len(column) and max(column) - min(column) > 0.15 * backoff
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_structured_timeout_keeps_its_parts_within_the_deadline(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
+    # A client built with a short read timeout gives up on a stalled server at that timeout, not
+    # at the time left in the call (which the server's late answer would fit in).
+    import httpx2
+
+    server = serve(lambda n: (200, {}, ANSWER, 2.0))
+    model = model_at(provider, server.url, timeout=httpx2.Timeout(60.0, connect=2.0, read=0.3), max_retries=0)
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="timed out"):
+        call_model(model, "hello", max_tokens=16, timeout=5.0)
+    assert time.monotonic() - started < 1.5
+    assert len(server.arrivals) == 1
