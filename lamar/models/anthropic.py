@@ -11,8 +11,10 @@ from lamar.models.protocol import (
     check_max_tokens,
     connection_failure,
     empty_failure,
+    error_reply,
     load_sdk,
     refusal_failure,
+    reported_error,
     sdk_client,
     status_failure,
     truncated_failure,
@@ -94,6 +96,8 @@ class AnthropicModel:
         except ValueError as exc:  # a success status with a body that is not JSON
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
         if not isinstance(getattr(message, "content", None), list):  # JSON, or text, of another shape
+            if said := reported_error(message):
+                raise error_reply(_PROVIDER, self.model, str(self.client.base_url), said)
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), message)
         texts = [getattr(block, "text", None) for block in message.content if getattr(block, "type", None) == "text"]
         parts = [part for part in texts if isinstance(part, str)]

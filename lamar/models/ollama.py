@@ -87,6 +87,10 @@ class OllamaModel:
             # A reply the SDK cannot decode, a request it refuses to build: still the model's failure.
             raise ModelError(f"Ollama call for model {self.model!r} failed ({type(exc).__name__}: {exc}); "
                              "check the server and the model, then run sleep again") from exc
+        if getattr(result, "response", None) is None and getattr(result, "done", None) is None:
+            # Ollama always says whether it is done; a body without either is another server's
+            # (a proxy's error JSON, which the SDK drops before we see it), not an empty answer.
+            raise unexpected_reply(_PROVIDER, where, "JSON without Ollama's response and done", "host")
         text = getattr(result, "response", None) or ""
         if not isinstance(text, str):
             raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")

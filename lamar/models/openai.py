@@ -12,8 +12,10 @@ from lamar.models.protocol import (
     check_max_tokens,
     connection_failure,
     empty_failure,
+    error_reply,
     load_sdk,
     refusal_failure,
+    reported_error,
     sdk_client,
     status_failure,
     truncated_failure,
@@ -99,7 +101,7 @@ class OpenAIModel:
         except (AttributeError, TypeError):
             text = None
         if not isinstance(text, str):  # JSON, or text, of another shape (a chat completion, say)
-            raise unexpected_reply(_PROVIDER, str(self.client.base_url), response)
+            raise self._not_a_reply(response)
         if response.status == "incomplete":
             details = getattr(response, "incomplete_details", None)
             reason = getattr(details, "reason", None)
@@ -134,7 +136,7 @@ class OpenAIModel:
         ))
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list):  # JSON, or text, of another shape
-            raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)
+            raise self._not_a_reply(completion)
         if not choices:
             raise empty_failure(_PROVIDER, self.model, "no choices")
         choice = choices[0]
@@ -154,6 +156,11 @@ class OpenAIModel:
             why = "only its reasoning" if text.strip() else f"finish_reason {choice.finish_reason!r}"
             raise empty_failure(_PROVIDER, self.model, why)
         return answer
+
+    def _not_a_reply(self, reply: object) -> ModelError:
+        if said := reported_error(reply):
+            return error_reply(_PROVIDER, self.model, str(self.client.base_url), said)
+        return unexpected_reply(_PROVIDER, str(self.client.base_url), reply)
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, api={self.api!r})"

@@ -267,6 +267,26 @@ def unexpected_reply(provider: str, where: str, reply: object, setting: str = "b
     )
 
 
+def reported_error(reply: object) -> str:
+    """The error a success-status body holds instead of an answer, or "": the API's own error JSON
+    (`{"error": {"message": ...}}`), which some proxies and gateways send with HTTP 200."""
+    error = getattr(reply, "error", None)  # the SDKs keep fields their model lacks as attributes
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or error
+    elif error is not None and not isinstance(error, str):
+        error = getattr(error, "message", None) or error
+    return clipped(error, 300) if error else ""
+
+
+def error_reply(provider: str, model: str, where: str, said: str, setting: str = "base_url") -> ModelError:
+    """A ModelError for a success status whose body is an error: what the server said, not a guess."""
+    return ModelError(
+        f"the server at {address(where)} answered model {model!r} with an error under a success status "
+        f"({said!r}); nothing was changed: act on what it says, or check {setting} if a proxy stands in "
+        f"for the {provider} API, then run sleep again"
+    )
+
+
 def without_thinking(text: str) -> str:
     """`text` without the reasoning a local model writes first between <think> and </think>
     (Ollama, vLLM and other servers pass it on inside the answer); "" when it never closed.
@@ -290,6 +310,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "load_sdk", "refusal_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "load_sdk", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

@@ -221,3 +221,12 @@ def test_a_404_from_a_wrong_base_url_names_the_address_not_the_model() -> None:
                                          r"https://proxy.example/anthropic/v1/v1/messages .*without /v1") as caught:
         model.complete("hi")
     assert "does not know model" not in str(caught.value)
+
+
+@pytest.mark.parametrize("body", [{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+                                  {"error": {"message": "Overloaded", "code": 529}}], ids=["anthropic", "gateway"])
+def test_an_error_body_under_a_success_status_says_the_error(body: dict[str, Any]) -> None:
+    """A gateway that answers 200 with the API's error JSON: the message says what the server
+    said, not only that the reply is not the API's."""
+    with pytest.raises(ModelError, match="answered model 'claude-test' with an error.*'Overloaded'"):
+        model_with(lambda request: httpx2.Response(200, json=body)).complete("hi")

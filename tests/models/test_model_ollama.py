@@ -170,3 +170,11 @@ def test_a_reply_that_is_not_the_api_names_the_address_to_check(reply: httpx.Res
     setting to check, as the other adapters' do, not a JSON decoder's complaint alone."""
     with pytest.raises(ModelError, match=f"the answer from {HOST} is not a reply of the Ollama API.*check host"):
         model_with(lambda request: reply).complete("hi")
+
+
+def test_json_that_is_not_ollamas_is_not_an_empty_answer() -> None:
+    """A proxy's error JSON under HTTP 200 (the SDK drops its fields): not an empty answer to try
+    again with another model, but a reply of another server, and the host to check."""
+    body = {"error": {"message": "upstream unavailable"}}
+    with pytest.raises(ModelError, match="not a reply of the Ollama API.*check host"):
+        model_with(lambda request: httpx.Response(200, json=body)).complete("hi")

@@ -244,3 +244,12 @@ def test_a_404_the_server_wrote_about_the_model_still_names_the_model() -> None:
     vllm = {"object": "error", "message": "The model `gpt-test` does not exist.", "type": "NotFoundError", "code": 404}
     with pytest.raises(ModelError, match="does not know model 'gpt-test'.*check the model name"):
         model_with(lambda request: httpx2.Response(404, json=vllm), api="chat").complete("hi")
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_an_error_body_under_a_success_status_says_the_error(api: str) -> None:
+    """A gateway that answers 200 with the API's error JSON: the message says what the server
+    said, not only that the reply is not the API's."""
+    body = {"error": {"message": "upstream quota exceeded", "type": "insufficient_quota"}}
+    with pytest.raises(ModelError, match="answered model 'gpt-test' with an error.*'upstream quota exceeded'"):
+        model_with(lambda request: httpx2.Response(200, json=body), api=api).complete("hi")
