@@ -76,7 +76,7 @@ class OllamaModel:
             if exc.status_code == 404:  # Ollama names the model it lacks; any other 404 is a wrong path
                 raise status_failure(_PROVIDER, self.model, 404, str(exc.error),
                                      missing_path=where.rstrip("/") + "/api/generate") from exc
-            if exc.status_code < 400:
+            if exc.status_code < 300:
                 raise ModelError(f"Ollama failed on model {self.model!r}: {exc.error}") from exc
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
         except (ConnectionError, httpx.TransportError) as exc:

@@ -14,6 +14,7 @@ from lamar.models.protocol import (
     empty_failure,
     error_reply,
     load_sdk,
+    redirected_to,
     refusal_failure,
     reported_error,
     sdk_client,
@@ -85,7 +86,8 @@ class OpenAIModel:
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
                                  credentials="set OPENAI_API_KEY or pass api_key=...",
-                                 missing_path="" if api_wrote(exc.body) else str(exc.request.url)) from exc
+                                 missing_path="" if api_wrote(exc.body) else str(exc.request.url),
+                                 moved_to=redirected_to(exc.response)) from exc
         except sdk.APIConnectionError as exc:
             raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
         except sdk.OpenAIError as exc:

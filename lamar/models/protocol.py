@@ -6,6 +6,7 @@ import importlib
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
@@ -178,11 +179,24 @@ def clipped(text: object, width: int) -> str:
 
 
 def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "",
-                   missing_path: str = "") -> ModelError:
+                   missing_path: str = "", moved_to: str = "") -> ModelError:
     """A ModelError for an HTTP error status, saying what to do about it. `missing_path`: the URL
-    of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model)."""
+    of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model).
+    `moved_to`: where a redirect pointed (`redirected_to`)."""
     detail = clipped(detail, 300)
     said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
+    setting = "host" if provider == "Ollama" else "base_url"
+    if 300 <= status < 400:  # a client that follows no redirects: the API is at another address
+        to = f" to {address(moved_to)}" if moved_to else ""
+        return ModelError(f"{provider} redirected the request for model {model!r}{to} ({said}); set {setting} "
+                          "to the address it redirects to, then run sleep again")
+    if status == 405:  # never the model's fault; HTTP clients follow a 301 or 302 as a GET
+        via = f" after a redirect to {address(moved_to)}" if moved_to else ""
+        return ModelError(
+            f"{provider} refused the request's method for model {model!r}{via} ({said}): a 301 or 302 redirect "
+            f"(http:// to https://, a path the server moved) sends the request on as a GET; set {setting} to "
+            "the address the server redirects to, then run sleep again"
+        )
     if status in (401, 403):
         fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
         return ModelError(f"{provider} refused the request for model {model!r} ({said}); {fix}")
@@ -211,6 +225,15 @@ _ROOTS = {
     "OpenAI": "base_url ends where the API's paths start, /v1 on most servers, as in http://localhost:8000/v1",
     "Ollama": "host is the server alone, as in http://localhost:11434",
 }
+
+
+def redirected_to(response: object) -> str:
+    """Where a response's redirect pointed: a 3xx's `location`, or the URL a followed one ended at."""
+    status = getattr(response, "status_code", 0)
+    if isinstance(status, int) and 300 <= status < 400:
+        location = str((getattr(response, "headers", None) or {}).get("location") or "")
+        return urllib.parse.urljoin(str(getattr(response, "url", "")), location) if location else ""
+    return str(getattr(response, "url", "")) if getattr(response, "history", None) else ""
 
 
 def api_wrote(body: object) -> bool:
@@ -310,6 +333,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "load_sdk", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "load_sdk", "redirected_to", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

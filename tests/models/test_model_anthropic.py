@@ -230,3 +230,20 @@ def test_an_error_body_under_a_success_status_says_the_error(body: dict[str, Any
     said, not only that the reply is not the API's."""
     with pytest.raises(ModelError, match="answered model 'claude-test' with an error.*'Overloaded'"):
         model_with(lambda request: httpx2.Response(200, json=body)).complete("hi")
+
+
+def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
+    """A 301 or 302 (http:// to https://) is followed as a GET, which the API refuses with a 405; a
+    client that follows no redirects gets the 301 itself. Neither is the model's fault nor the
+    server's: the message names where the redirect leads and says to set base_url there."""
+    def moved(request: httpx2.Request) -> httpx2.Response:
+        if request.url.scheme == "http":
+            return httpx2.Response(301, headers={"location": "https://api.test/v1/messages"})
+        return httpx2.Response(405 if request.method == "GET" else 200, json=message("[]"))
+
+    follows = httpx2.Client(transport=httpx2.MockTransport(moved), follow_redirects=True)
+    for client in (follows, httpx2.Client(transport=httpx2.MockTransport(moved))):
+        model = AnthropicModel("claude-test", api_key="sk-ant-test", base_url="http://api.test", http_client=client,
+                               max_retries=0)
+        with pytest.raises(ModelError, match=r"redirect.* to https://api\.test/v1/messages.*set base_url"):
+            model.complete("hi")

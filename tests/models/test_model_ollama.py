@@ -178,3 +178,16 @@ def test_json_that_is_not_ollamas_is_not_an_empty_answer() -> None:
     body = {"error": {"message": "upstream unavailable"}}
     with pytest.raises(ModelError, match="not a reply of the Ollama API.*check host"):
         model_with(lambda request: httpx.Response(200, json=body)).complete("hi")
+
+
+def test_a_redirect_says_to_set_host() -> None:
+    """A redirect the client does not follow, or one followed as a GET (refused with a 405): the
+    host to set, not an empty message or the model name to check."""
+    def moved(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(301, headers={"location": "https://ollama.test/api/generate"})
+
+    client = ollama.Client(host=HOST, transport=httpx.MockTransport(moved), follow_redirects=False)
+    with pytest.raises(ModelError, match="redirected the request.*set host"):
+        OllamaModel("llama-test", client=client).complete("hi")
+    with pytest.raises(ModelError, match="HTTP 405.*redirect.*set host"):
+        model_with(lambda request: httpx.Response(405, json={"error": "method not allowed"})).complete("hi")

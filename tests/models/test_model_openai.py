@@ -253,3 +253,19 @@ def test_an_error_body_under_a_success_status_says_the_error(api: str) -> None:
     body = {"error": {"message": "upstream quota exceeded", "type": "insufficient_quota"}}
     with pytest.raises(ModelError, match="answered model 'gpt-test' with an error.*'upstream quota exceeded'"):
         model_with(lambda request: httpx2.Response(200, json=body), api=api).complete("hi")
+
+
+def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
+    """A 301 or 302 is followed as a GET, which the server refuses with a 405: not the model name
+    or max_tokens to check, but base_url."""
+    def moved(request: httpx2.Request) -> httpx2.Response:
+        if request.url.scheme == "http":
+            return httpx2.Response(302, headers={"location": "https://llm.test/v1/chat/completions"})
+        return httpx2.Response(405 if request.method == "GET" else 200, json=chat("[]"))
+
+    client = httpx2.Client(transport=httpx2.MockTransport(moved), follow_redirects=True)
+    model = OpenAIModel("gpt-test", api="chat", api_key="sk-test", base_url="http://llm.test/v1", http_client=client,
+                        max_retries=0)
+    with pytest.raises(ModelError, match=r"HTTP 405.*redirect.*set base_url") as caught:
+        model.complete("hi")
+    assert "after a redirect to https://llm.test/v1/chat/completions" in str(caught.value)
