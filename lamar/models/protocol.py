@@ -257,10 +257,39 @@ def address(where: str) -> str:
 
 
 def connection_failure(provider: str, where: str, exc: BaseException) -> ModelError:
+    """A ModelError for a request that got no answer: what broke (the SDK's cause too, when its own
+    message is a bare "Connection error."), and the proxy the environment names for `where`."""
+    said = f"{type(exc).__name__}: {exc}"
+    cause: BaseException = exc
+    for _ in range(_DEEPEST):
+        nearer = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
+        if nearer is None:
+            break
+        cause = nearer
+    if cause is not exc and str(cause) and str(cause) not in said:
+        said += f"; {type(cause).__name__}: {cause}"
+    proxy = _proxy_for(where)
+    # The SDKs' HTTP clients send through it, so a proxy that is down reads as the server being down.
+    through = (f"; the environment sends requests for it through the proxy {address(proxy)} (HTTP_PROXY, "
+               "HTTPS_PROXY or ALL_PROXY): check the proxy, or name the host in NO_PROXY") if proxy else ""
     return ModelError(
-        f"could not reach {provider} at {address(where)} ({type(exc).__name__}: {exc}); check the network, "
+        f"could not reach {provider} at {address(where)} ({clipped(said, 400)}){through}; check the network, "
         "the server address and that the service is running, then run sleep again"
     )
+
+
+def _proxy_for(where: str) -> str:
+    """The proxy the environment's *_PROXY variables name for the address `where`, or ""."""
+    import urllib.request
+
+    parts = urllib.parse.urlsplit(where if "://" in where else f"http://{where}")
+    proxies = urllib.request.getproxies_environment()
+    proxy = proxies.get(parts.scheme) or proxies.get("all") or ""
+    # NO_PROXY as the SDKs' HTTP clients read it (typeshed leaves this stdlib function out).
+    bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
+    if not proxy or not parts.hostname or bypass(parts.netloc, proxies):
+        return ""
+    return proxy
 
 
 def empty_failure(provider: str, model: str, why: str = "") -> ModelError:

@@ -3,6 +3,7 @@ the messages that name the address show neither."""
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import httpx2
@@ -44,3 +45,42 @@ def test_a_message_naming_the_address_shows_no_password_and_no_query_value(build
     said = str(caught.value)
     assert "proxy.example" in said, said  # the address is still named
     assert _PASSWORD not in said and _KEY not in said, said
+
+
+def _closed_port() -> int:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return int(free.getsockname()[1])
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
+def test_a_proxy_that_is_down_is_named_not_only_the_server(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
+    """The SDKs send through the proxy the environment names: one that is down reads as the model
+    server being down, so the message names the proxy and NO_PROXY, and only when one applies."""
+    from lamar.models import from_spec
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    proxy = f"http://team:{_PASSWORD}@127.0.0.1:{_closed_port()}"
+    monkeypatch.setenv("HTTP_PROXY", proxy)
+    place = "host" if provider == "ollama" else "base_url"
+    address = {place: f"http://127.0.0.1:{_closed_port()}"}
+    keys = {} if provider == "ollama" else {"api_key": "sk-test", "max_retries": 0}
+    with pytest.raises(ModelError, match=r"through the proxy http://team:\S+@127\.0\.0\.1.*NO_PROXY") as caught:
+        from_spec(f"{provider}:m", **address, **keys).complete("hi")
+    assert _PASSWORD not in str(caught.value)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with pytest.raises(ModelError, match="could not reach") as caught:
+        from_spec(f"{provider}:m", **address, **keys).complete("hi")
+    assert "proxy" not in str(caught.value)
+
+
+def test_the_cause_the_openai_sdk_hides_is_said() -> None:
+    """The openai SDK says only "Connection error."; the message adds what broke (a body cut short)."""
+    def cut(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.RemoteProtocolError("peer closed connection without sending complete message body",
+                                         request=request)
+
+    with pytest.raises(ModelError, match="Connection error.; RemoteProtocolError: peer closed connection"):
+        _openai(cut).complete("hi")
