@@ -32,7 +32,8 @@ def from_spec(spec: str, **kwargs: Any) -> Model:
     """
     provider, sep, name = spec.partition(":") if isinstance(spec, str) else ("", "", "")
     provider = provider.strip().lower()
-    if not sep or not name.strip():
+    name = name.strip()  # "anthropic: claude-sonnet-4-5", a pasted spec: the space is no part of the name
+    if not sep or not name:
         raise ValueError(f"a model spec is 'provider:model', like 'anthropic:claude-sonnet-4-5'; got {spec!r}"
                          + _guess(spec if isinstance(spec, str) and not sep else ""))
     if provider == "anthropic":

@@ -42,6 +42,12 @@ def test_from_spec_builds_each_adapter() -> None:
     assert isinstance(local, OllamaModel) and local.model == "llama3.2:3b"
 
 
+def test_spaces_around_the_model_name_are_not_sent() -> None:
+    # `lamar sleep --model "anthropic: claude-sonnet-4-5"`: the API knows no model " claude-sonnet-4-5".
+    assert from_spec("anthropic: claude-test ", api_key="k").model == "claude-test"
+    assert from_spec("ollama:\tllama3.2:3b\n").model == "llama3.2:3b"
+
+
 @pytest.mark.parametrize("spec", ["claude", "anthropic:", ":model", "mystery:model"])
 def test_from_spec_refuses_bad_specs(spec: str) -> None:
     with pytest.raises(ValueError, match="provider"):
