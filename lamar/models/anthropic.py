@@ -12,6 +12,7 @@ from lamar.models.protocol import (
     connection_failure,
     empty_failure,
     error_reply,
+    header_secrets,
     load_sdk,
     redirected_to,
     refusal_failure,
@@ -63,7 +64,8 @@ class AnthropicModel:
         try:
             return self._complete(prompt, max_tokens)
         except ModelError as exc:  # a server or a proxy may echo the key it was sent
-            without_secrets(exc, (getattr(self.client, "api_key", None), getattr(self.client, "auth_token", None)))
+            without_secrets(exc, (getattr(self.client, "api_key", None), getattr(self.client, "auth_token", None),
+                                  *header_secrets(getattr(self.client, "default_headers", None))))
             raise
 
     def _complete(self, prompt: str, max_tokens: int) -> str:

@@ -10,6 +10,7 @@ from lamar.models.protocol import (
     check_max_tokens,
     connection_failure,
     empty_failure,
+    header_secrets,
     load_sdk,
     status_failure,
     truncated_failure,
@@ -57,8 +58,7 @@ class OllamaModel:
         try:
             return self._complete(prompt, max_tokens)
         except ModelError as exc:  # a server or a proxy may echo the key it was sent
-            said = str(getattr(getattr(self.client, "_client", None), "headers", {}).get("authorization") or "")
-            without_secrets(exc, (said, said.partition(" ")[2]))
+            without_secrets(exc, header_secrets(getattr(getattr(self.client, "_client", None), "headers", None)))
             raise
 
     def _complete(self, prompt: str, max_tokens: int) -> str:

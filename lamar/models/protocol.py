@@ -116,6 +116,19 @@ def without_secrets(error: ModelError, keys: Iterable[object] = ()) -> ModelErro
 
 
 _DEEPEST = 8  # exceptions behind an error looked at: a chain is a few links, or a cycle
+# Header names that carry a credential: Authorization, a gateway's X-Gateway-Key, a session cookie.
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|passw|cookie|signature", re.IGNORECASE)
+
+
+def header_secrets(headers: object) -> list[str]:
+    """The values of a client's own `headers` whose names say they carry a credential, and the
+    token after an auth scheme ("Bearer x"): a gateway may echo them as it echoes a key."""
+    try:
+        items = list(dict(headers).items()) if headers else []  # type: ignore[call-overload]
+    except (TypeError, ValueError):  # not a mapping: no headers of its own to hide
+        return []
+    values = [value for name, value in items if isinstance(value, str) and _CREDENTIAL_HEADER.search(str(name))]
+    return values + [value.partition(" ")[2] for value in values]
 
 
 def _without_secrets(text: str, keys: Iterable[object]) -> str:
@@ -362,6 +375,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "load_sdk", "redirected_to", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "header_secrets", "load_sdk", "redirected_to", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

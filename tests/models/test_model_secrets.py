@@ -133,3 +133,29 @@ def test_an_error_without_a_key_keeps_its_cause() -> None:
     with pytest.raises(ModelError, match="HTTP 500") as caught:
         model.complete("hi")
     assert caught.value.__cause__ is not None and "overloaded" in _chain(caught.value)
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
+def test_a_gateway_key_in_a_custom_header_is_hidden(provider: str) -> None:
+    """A key the client sends in a header of the user's own (`X-Gateway-Key`), which a gateway echoes
+    in its error, is hidden as the client's API key is, whatever its shape."""
+    said = {"message": "gateway refused"}
+
+    def answer(headers: dict[str, str]) -> dict[str, object]:
+        said["message"] = f"gateway refused key {headers.get('x-gateway-key')}"
+        return {"error": dict(said)}
+
+    custom = {"X-Gateway-Key": PROXY_KEY}
+    if provider == "ollama":
+        transport = httpx.MockTransport(lambda request: httpx.Response(401, json=answer(dict(request.headers))))
+        model: object = OllamaModel("llama-test", client=ollama.Client(host="http://ollama.test:11434", headers=custom,
+                                                                       transport=transport))
+    else:
+        client = httpx2.Client(transport=httpx2.MockTransport(
+            lambda request: httpx2.Response(401, json=answer(dict(request.headers)))))
+        build = AnthropicModel if provider == "anthropic" else OpenAIModel
+        model = build("m", api_key="sk-none", default_headers=custom, http_client=client, max_retries=0)
+    with pytest.raises(ModelError, match="HTTP 401") as caught:
+        model.complete("hi")  # type: ignore[attr-defined]
+    assert PROXY_KEY in said["message"]  # the gateway did echo it
+    assert PROXY_KEY not in str(caught.value) and "[REDACTED:api-key]" in str(caught.value)
