@@ -325,7 +325,8 @@ def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
 
 def unexpected_reply(provider: str, where: str, reply: object, setting: str = "base_url") -> ModelError:
     """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
-    preview = clipped(reply, 120)
+    doc = getattr(reply, "doc", None)  # a JSONDecodeError holds the body: a login page says more than its column
+    preview = clipped(doc if isinstance(reply, ValueError) and isinstance(doc, str) and doc.strip() else reply, 120)
     return ModelError(
         f"the answer from {address(where)} is not a reply of the {provider} API ({preview!r}); check {setting} "
         "(a proxy or a login page may have answered instead), then run sleep again"

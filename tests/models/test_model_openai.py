@@ -183,8 +183,9 @@ def test_a_reply_that_is_not_the_api_is_a_model_error(api: str, body: str, kind:
     def handler(request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, text=body, headers={"content-type": kind})
 
-    with pytest.raises(ModelError, match="not a reply of the OpenAI API.*base_url"):
+    with pytest.raises(ModelError, match="not a reply of the OpenAI API.*base_url") as caught:
         model_with(handler, api=api).complete("hi")
+    assert body[:9] in str(caught.value)  # the body itself, not where a JSON decoder stopped in it
 
 
 @pytest.mark.parametrize(("api", "body"), [
