@@ -16,6 +16,7 @@ from lamar.models.protocol import (
     load_sdk,
     redirected_to,
     refusal_failure,
+    refuse_async,
     reported_error,
     sdk_client,
     status_failure,
@@ -41,6 +42,7 @@ class AnthropicModel:
 
     Raises:
         ImportError: the anthropic package is not installed.
+        InvalidArgument: `client` is an async client.
     """
 
     def __init__(self, model: str, *, client: Any = None, **client_kwargs: Any) -> None:
@@ -50,6 +52,7 @@ class AnthropicModel:
         self._sdk = load_sdk("anthropic", "anthropic")
         self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
                                  "set ANTHROPIC_API_KEY or pass api_key=...")
+        refuse_async(_PROVIDER, self.client, "messages.create", "anthropic.Anthropic")
         if client is None and not _has_credentials(self.client):
             # The SDK only notices at the first call; said here, the CLI stops before reading traces.
             raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY or pass api_key=...")

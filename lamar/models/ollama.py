@@ -12,6 +12,7 @@ from lamar.models.protocol import (
     empty_failure,
     header_secrets,
     load_sdk,
+    refuse_async,
     status_failure,
     truncated_failure,
     unexpected_reply,
@@ -34,6 +35,7 @@ class OllamaModel:
 
     Raises:
         ImportError: the ollama package is not installed.
+        InvalidArgument: `client` is an async client.
     """
 
     def __init__(self, model: str, *, client: Any = None, host: str | None = None, **client_kwargs: Any) -> None:
@@ -47,6 +49,7 @@ class OllamaModel:
             # The SDK waits forever by default; a hung server must not hang sleep.
             client_kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
         self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
+        refuse_async(_PROVIDER, self.client, "generate", "ollama.Client")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Generate an answer to `prompt` with at most `max_tokens` tokens (Ollama's num_predict).

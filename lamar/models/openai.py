@@ -17,6 +17,7 @@ from lamar.models.protocol import (
     load_sdk,
     redirected_to,
     refusal_failure,
+    refuse_async,
     reported_error,
     sdk_client,
     status_failure,
@@ -48,6 +49,7 @@ class OpenAIModel:
     Raises:
         ImportError: the openai package is not installed.
         ModelError: the client cannot be built (no API key, say).
+        InvalidArgument: `client` is an async client.
     """
 
     def __init__(self, model: str, *, client: Any = None, api: str = "responses",
@@ -64,6 +66,8 @@ class OpenAIModel:
         self._sdk = load_sdk("openai", "openai")
         self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
                                  "set OPENAI_API_KEY or pass api_key=...")
+        refuse_async(_PROVIDER, self.client, "responses.create" if api == "responses" else "chat.completions.create",
+                     "openai.OpenAI")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt`; return the answer's text.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 import threading
 import time
@@ -11,7 +12,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
-from lamar._errors import ModelError
+from lamar._errors import InvalidArgument, ModelError
 from lamar.models.attempts import deadline
 from lamar.storable import whole_number
 
@@ -168,6 +169,17 @@ def sdk_client(provider: str, factory: Any, error: type[BaseException], client: 
         return factory(**{"timeout": DEFAULT_TIMEOUT, **client_kwargs})
     except error as exc:
         raise ModelError(f"cannot set up the {provider} client ({exc}); {setup_hint}") from exc
+
+
+def refuse_async(provider: str, client: Any, method: str, sync_class: str) -> None:
+    """Raise InvalidArgument when `client`'s `method` ("messages.create") is a coroutine function:
+    `complete` would get a coroutine that never runs, not an answer."""
+    found: Any = client
+    for name in method.split("."):
+        found = getattr(found, name, None)
+    if found is not None and inspect.iscoroutinefunction(inspect.unwrap(found)):
+        raise InvalidArgument(f"client= is an async {provider} client ({type(client).__name__}); pass a "
+                              f"{sync_class} instead: sleep calls the model from a worker thread, not an event loop")
 
 
 def check_max_tokens(max_tokens: int) -> int:
@@ -376,6 +388,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "header_secrets", "load_sdk", "redirected_to", "refusal_failure", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "header_secrets", "load_sdk", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

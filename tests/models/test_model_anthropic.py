@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from lamar import ModelError
+from lamar import InvalidArgument, ModelError
 from lamar.extras import install_command
 from lamar.models import Model
 from lamar.models.anthropic import AnthropicModel
@@ -248,3 +248,12 @@ def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
                                max_retries=0)
         with pytest.raises(ModelError, match=r"redirect.* to https://api\.test/v1/messages.*set base_url"):
             model.complete("hi")
+
+
+def test_an_async_client_is_refused_when_the_model_is_built() -> None:
+    """Its create() returns a coroutine that never runs: at the first call, that read as a reply
+    of another API ('check base_url'), with a never-awaited warning."""
+    import anthropic
+
+    with pytest.raises(InvalidArgument, match="async Anthropic client.*anthropic.Anthropic"):
+        AnthropicModel("claude-test", client=anthropic.AsyncAnthropic(api_key="sk-ant-test"))

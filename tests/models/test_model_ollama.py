@@ -12,7 +12,7 @@ import httpx
 import ollama
 import pytest
 
-from lamar import ModelError
+from lamar import InvalidArgument, ModelError
 from lamar.extras import install_command
 from lamar.models.ollama import OllamaModel
 
@@ -193,3 +193,8 @@ def test_a_redirect_says_to_set_host() -> None:
         OllamaModel("llama-test", client=client).complete("hi")
     with pytest.raises(ModelError, match="HTTP 405.*redirect.*set host"):
         model_with(lambda request: httpx.Response(405, json={"error": "method not allowed"})).complete("hi")
+
+
+def test_an_async_client_is_refused_when_the_model_is_built() -> None:
+    with pytest.raises(InvalidArgument, match="async Ollama client.*ollama.Client"):
+        OllamaModel("llama-test", client=ollama.AsyncClient(host=HOST))

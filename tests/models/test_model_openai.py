@@ -11,7 +11,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from lamar import ModelError
+from lamar import InvalidArgument, ModelError
 from lamar.extras import install_command
 from lamar.models.openai import OpenAIModel
 
@@ -270,3 +270,11 @@ def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
     with pytest.raises(ModelError, match=r"HTTP 405.*redirect.*set base_url") as caught:
         model.complete("hi")
     assert "after a redirect to https://llm.test/v1/chat/completions" in str(caught.value)
+
+
+@pytest.mark.parametrize("api", ["responses", "chat"])
+def test_an_async_client_is_refused_when_the_model_is_built(api: str) -> None:
+    import openai
+
+    with pytest.raises(InvalidArgument, match="async OpenAI client.*openai.OpenAI"):
+        OpenAIModel("gpt-test", api=api, client=openai.AsyncOpenAI(api_key="sk-test"))
