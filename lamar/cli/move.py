@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json, plural
 from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
 from lamar.store import Store, location_refusal
-from lamar.store.transfer import transfer
+from lamar.store.transfer import TransferResult, transfer
 
 
 def _same(a: str, b: str) -> bool:
@@ -30,28 +31,32 @@ def _not_empty(source: Store) -> None:
         raise UsageError(f"{source.location} holds no events: there is nothing to copy")
 
 
-def _copy(source: Store, target: Store, *, append: bool, json_out: bool) -> int:
+def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
     existing = len(target.read(0))
     if existing and not append:
         raise UsageError(
             f"{target.location} already holds {plural(existing, 'event')}: choose a new file, or pass --append "
             "to add these events after them"
         )
-    result = transfer(source, target, append=append)
+    return transfer(source, target, append=append)
+
+
+def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
+    """Print what a copy did, naming the target as the user did (not a temporary name it was written at)."""
     if json_out:
-        dump_json({"copied": result.copied, "source": result.source, "target": result.target,
+        dump_json({"copied": result.copied, "source": result.source, "target": target,
                    "target_before": result.target_before})
     else:
-        print(f"copied {plural(result.copied, 'event')} from {result.source} to {result.target} (verified)")
+        print(f"copied {plural(result.copied, 'event')} from {result.source} to {target} (verified)")
     return 0
 
 
 @contextlib.contextmanager
-def _undone_on_failure(location: str, doing: str) -> Iterator[None]:
+def _undone_on_failure(location: str, doing: str, named: Path | None = None) -> Iterator[None]:
     """A copy into a file store that does not exist yet and fails takes away all it made: the
     store, the files beside it (`-wal`, `-shm`, `.lock`, ...) and the folders made for it; a
     file that was there before is never removed. A full disk or a file size limit is named, in a
-    message that starts with `doing` ("export to", "import into")."""
+    message that starts with `doing` ("export to", "import into") and names `named` (else `location`)."""
     path = Path(location).expanduser().absolute()
     if not is_file_location(location) or path.exists():
         yield  # an existing store keeps whatever it holds: its own files are its to recover
@@ -75,7 +80,7 @@ def _undone_on_failure(location: str, doing: str) -> Iterator[None]:
             raise
         fix = "free some space or name a file on another disk" if cause.startswith("its disk") else (
             "raise the limit (`ulimit -f unlimited`)")
-        raise StoreError(f"cannot {doing} {path}: {cause} ({exc}); nothing was left behind: {fix}, then run "
+        raise StoreError(f"cannot {doing} {named or path}: {cause} ({exc}); nothing was left behind: {fix}, then run "
                          "again") from exc
 
 
@@ -118,44 +123,105 @@ def cmd_export(args: argparse.Namespace) -> int:
     location = store_location(args)
     if _same(location, args.out):
         raise UsageError(f"--out {args.out} is the store itself: name a different file")
-    replaced = None
+    new = None
     if is_file_location(args.out):
         refusal = args.out and location_refusal(args.out)  # before --force advice, which cannot help there
         if refusal:
             raise StoreError(refusal)
         check_output(args.out, ours=is_store_file, what="the exported store", force=args.force)
         path = Path(args.out).expanduser()
-        if path.is_file() and not is_store_file(path):  # passed only with --force: the user asked to replace it
-            replaced = path
+        # No file there, or one only --force lets through: the store is made whole beside it.
+        # A store there (one holding no events, or --append) takes the events in place.
+        if not path.exists() or path.is_file() and not is_store_file(path):
+            new = path
     source = open_raw(location, create=False)
     try:
         _not_empty(source)
-        with _replacing(replaced), _undone_on_failure(args.out, "export to"):
+        if new is not None:
+            return _copied(_export_aside(source, new, replace=new.exists(), append=args.append),
+                           str(new), json_out=args.json)
+        with _undone_on_failure(args.out, "export to"):
             target = open_raw(args.out, create=True)
             try:
-                return _copy(source, target, append=args.append, json_out=args.json)
+                result = _copy(source, target, append=args.append)
             finally:
                 target.close()
+        return _copied(result, result.target, json_out=args.json)
     finally:
         source.close()
 
 
-@contextlib.contextmanager
-def _replacing(path: Path | None) -> Iterator[None]:
-    """The file at `path` (one --force replaces) steps aside for the new store, and is removed
-    once the copy is done; a copy that fails puts it back as it was, its name and permissions."""
-    if path is None:
-        yield
-        return
-    aside = path.with_name(f".{path.name}.{os.getpid()}.replaced")
-    os.replace(path, aside)  # a rename: the file's bytes are never rewritten, so never lost part-way
+def _export_aside(source: Store, path: Path, *, replace: bool, append: bool) -> TransferResult:
+    """Copy `source` into a new store in a private folder beside `path`, then move it to `path`
+    (a link's target) once whole and verified: killed at any moment, the export leaves `path`
+    as it was, and at most that folder (`.NAME.HEX.exporting`) beside it."""
+    at = Path(os.path.realpath(path))  # written through a link, as every output is (lamar/atomic.py)
+    for log in (f"{at.name}-wal", f"{at.name}-journal"):
+        if os.path.lexists(at.with_name(log)):  # a database's log outlives it when the file alone is moved away
+            raise StoreError(f"{at.with_name(log)} lies beside {path}, left by a SQLite database that was there; "
+                             "SQLite would replay it into the new store: move it back beside its database (or "
+                             "delete it), then run again")
+    # A name no one can guess, made new and private: the store, its -wal and the JSON store's
+    # side files are made where no one else can plant a link or read them before they are whole.
+    name = f".{at.name}.{secrets.token_hex(8)}.exporting"
+    aside = at.with_name(name if len(os.fsencode(name)) <= 255 else f".lamar.{secrets.token_hex(8)}.exporting")
+    with _undone_on_failure(str(aside / at.name), "export to", named=path):
+        at.parent.mkdir(parents=True, exist_ok=True)
+        aside.mkdir(0o700)
+        target = open_raw(str(aside / at.name), create=True)
+        try:
+            result = _copy(source, target, append=append)
+        finally:
+            target.close()  # SQLite folds its -wal into the file and removes it, with the -shm
+        _move_in(aside / at.name, at, replace=replace)
+    return result
+
+
+def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
+    """Move the store written at `tmp` to `path` whole, with the JSON store's caches beside it,
+    and remove the folder it was written in."""
+    if tmp.with_name(tmp.name + "-wal").exists():  # never moved without it: its transactions would be lost
+        raise StoreError(f"the copy at {tmp} kept a -wal file its close did not fold in; {path} was left as it was: "
+                         "run the export again")
+    if replace:
+        os.chmod(tmp, path.stat().st_mode & 0o777)  # the user's file keeps its permissions
+    fd = os.open(tmp, os.O_RDONLY)
     try:
-        yield
-    except BaseException:
-        os.replace(aside, path)  # after _undone_on_failure has taken away what the copy made
-        raise
+        os.fsync(fd)  # the copy on the disk before the rename makes it the file
+    finally:
+        os.close(fd)
+    if replace:
+        os.replace(tmp, path)  # atomic: the user's file, or the whole store, never half of either
+    else:
+        _create(tmp, path)
     with contextlib.suppress(OSError):
-        aside.unlink()
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename itself on the disk
+        finally:
+            os.close(folder)
+    for cache in (".index", ".state"):  # valid for the moved file: they check its content, not its name
+        with contextlib.suppress(OSError):
+            os.replace(tmp.with_name(tmp.name + cache), path.with_name(path.name + cache))
+    for left in tmp.parent.iterdir():  # the lock file, a -shm: nothing of the store's
+        with contextlib.suppress(OSError):
+            left.unlink()
+    with contextlib.suppress(OSError):
+        tmp.parent.rmdir()
+
+
+def _create(tmp: Path, path: Path) -> None:
+    """Rename `tmp` to `path`, unless a file was made at `path` meanwhile (another export to the
+    same new name): a rename would replace it, and export never replaces a store."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise UsageError(f"--out {path} was made by another process while this export ran; it was left as it is: "
+                         "name another file") from None
+    except OSError:  # a file system without hard links: the check before the copy stands
+        os.replace(tmp, path)
+        return
+    tmp.unlink()
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -172,8 +238,9 @@ def cmd_import(args: argparse.Namespace) -> int:
         with _undone_on_failure(location, "import into"):
             target = open_raw(location, create=True)
             try:
-                return _copy(source, target, append=args.append, json_out=args.json)
+                result = _copy(source, target, append=args.append)
             finally:
                 target.close()
+        return _copied(result, result.target, json_out=args.json)
     finally:
         source.close()

@@ -1,0 +1,138 @@
+"""`lamar export --out FILE` writes the new store in a folder beside FILE and moves it in whole: a
+kill at any moment leaves FILE as it was, and a FILE that is a link has its target written."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import Lamar
+from lamar.cli import move
+from lamar.store import open_store
+from lamar.store.files import file_kind
+
+# `lamar export`, stopped for good before or after its copy is written (the parent kills it there).
+_STALLED = """
+import sys, time
+from lamar.cli import move
+
+real = move.transfer
+
+def stalled(source, target, **options):
+    if sys.argv[1] == "after":
+        real(source, target, **options)
+    print("stalled", flush=True)
+    time.sleep(120)
+
+move.transfer = stalled
+from lamar.cli import main
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def _killed_export(when: str, *args: str | os.PathLike[str]) -> None:
+    """Run `lamar export ARGS` in a process and SIGKILL it `when` ("before"/"after") the copy."""
+    proc = subprocess.Popen([sys.executable, "-c", _STALLED, when, "export", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "stalled\n", proc.stderr
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(60)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def _events(path: Path) -> int:
+    store = open_store(str(path))
+    try:
+        return len(store.read(0))
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_an_export_killed_mid_copy_leaves_the_file_force_replaces_as_it_was(json_store, tmp_path, suffix, when):
+    notes = tmp_path / f"notes.{suffix}"
+    notes.write_bytes(b"my notes")
+    os.chmod(notes, 0o600)
+    _killed_export(when, "--store", json_store, "--out", notes, "--force")
+    assert notes.read_bytes() == b"my notes" and notes.stat().st_mode & 0o777 == 0o600
+    # At most the copy, in a hidden folder beside the file whose name says what it is.
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert all(p.is_dir() and p.name.startswith(f".notes.{suffix}.") and p.name.endswith(".exporting")
+               for p in left), left
+    # Run again, the export replaces the file, whole.
+    again = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(notes),
+                            "--force"], capture_output=True, text=True, check=False, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert _events(notes) == _events(json_store) and notes.stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_an_export_to_a_new_file_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
+    out = tmp_path / "backup" / f"copy.{suffix}"
+    _killed_export(when, "--store", json_store, "--out", out)
+    # No half (or unverified) store at the name: a second run is not refused as "already holds events".
+    assert not out.exists()
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(out)],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert _events(out) == _events(json_store)
+
+
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_an_export_to_a_link_writes_the_store_at_its_target(run_cli, json_store, tmp_path, suffix):
+    notes = tmp_path / "kept" / f"notes.{suffix}"
+    notes.parent.mkdir()
+    notes.write_bytes(b"my notes")
+    link = tmp_path / f"link.{suffix}"
+    link.symlink_to(notes)
+    done = run_cli("export", "--store", json_store, "--out", link, "--force")
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink() and link.resolve() == notes
+    assert file_kind(notes) == ("sqlite" if suffix == "db" else "json")
+    with Lamar(str(json_store)) as source, Lamar(str(link)) as copy:
+        assert [e.id for e in copy.experiences()] == [e.id for e in source.experiences()]
+    # A link to no file yet: the store is made at the name it points to.
+    dangling = tmp_path / f"dangling.{suffix}"
+    dangling.symlink_to(tmp_path / "kept" / f"new.{suffix}")
+    made = run_cli("export", "--store", json_store, "--out", dangling)
+    assert made.returncode == 0, made.stderr
+    assert dangling.is_symlink() and _events(tmp_path / "kept" / f"new.{suffix}") == _events(json_store)
+    assert not [p.name for p in tmp_path.rglob(".*")], "a temporary copy was left"
+
+
+@pytest.mark.parametrize("log", ["-wal", "-journal"])
+def test_a_sqlite_log_left_where_the_store_goes_is_refused_not_replayed_into_it(run_cli, json_store, tmp_path, log):
+    # A database moved away without its log: SQLite would take the log for the new store's.
+    stale = tmp_path / f"copy.db{log}"
+    stale.write_bytes(b"a log of another database")
+    out = run_cli("export", "--store", json_store, "--out", tmp_path / "copy.db")
+    assert out.returncode == 2 and f"{stale} lies beside" in out.stderr and "move it back" in out.stderr
+    assert stale.read_bytes() == b"a log of another database" and not (tmp_path / "copy.db").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_file_made_at_the_new_name_during_the_export_is_never_replaced(run_cli, json_store, tmp_path, monkeypatch):
+    out = tmp_path / "copy.db"
+    real = move.transfer
+
+    def raced(source, target, **options):  # type: ignore[no-untyped-def]
+        result = real(source, target, **options)
+        out.write_bytes(b"another export's store")  # made at the name while this copy ran
+        return result
+
+    monkeypatch.setattr(move, "transfer", raced)
+    done = run_cli("export", "--store", json_store, "--out", out)
+    assert done.returncode == 1 and "was made by another process while this export ran" in done.stderr
+    assert out.read_bytes() == b"another export's store"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
