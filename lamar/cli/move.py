@@ -138,7 +138,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     try:
         _not_empty(source)
         if new is not None:
-            return _copied(_export_aside(source, new, replace=new.exists(), append=args.append),
+            return _copied(_copy_aside(source, new, replace=new.exists(), append=args.append, command="export"),
                            str(new), json_out=args.json)
         with _undone_on_failure(args.out, "export to"):
             target = open_raw(args.out, create=True)
@@ -151,10 +151,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         source.close()
 
 
-def _export_aside(source: Store, path: Path, *, replace: bool, append: bool) -> TransferResult:
+def _copy_aside(source: Store, path: Path, *, replace: bool, append: bool, command: str) -> TransferResult:
     """Copy `source` into a new store in a private folder beside `path`, then move it to `path`
-    (a link's target) once whole and verified: killed at any moment, the export leaves `path`
-    as it was, and at most that folder (`.NAME.HEX.exporting`) beside it."""
+    (a link's target) once whole and verified: killed at any moment, the copy leaves `path`
+    as it was, and at most that folder (`.NAME.HEX.exporting`, `.importing`) beside it. A
+    failure is undone and named as `_undone_on_failure` does; `command` is "export" or "import"."""
     at = Path(os.path.realpath(path))  # written through a link, as every output is (lamar/atomic.py)
     for log in (f"{at.name}-wal", f"{at.name}-journal"):
         if os.path.lexists(at.with_name(log)):  # a database's log outlives it when the file alone is moved away
@@ -163,10 +164,15 @@ def _export_aside(source: Store, path: Path, *, replace: bool, append: bool) -> 
                              "delete it), then run again")
     # A name no one can guess, made new and private: the store, its -wal and the JSON store's
     # side files are made where no one else can plant a link or read them before they are whole.
-    name = f".{at.name}.{secrets.token_hex(8)}.exporting"
-    aside = at.with_name(name if len(os.fsencode(name)) <= 255 else f".lamar.{secrets.token_hex(8)}.exporting")
-    with _undone_on_failure(str(aside / at.name), "export to", named=path):
-        at.parent.mkdir(parents=True, exist_ok=True)
+    name = f".{at.name}.{secrets.token_hex(8)}.{command}ing"
+    aside = at.with_name(name if len(os.fsencode(name)) <= 255 else f".lamar.{secrets.token_hex(8)}.{command}ing")
+    doing = "export to" if command == "export" else "import into"
+    with _undone_on_failure(str(aside / at.name), doing, named=path):
+        try:
+            at.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"cannot create the folder for {path}: {exc.strerror or exc}; name a file in a folder"
+                             ) from exc
         aside.mkdir(0o700)
         target = open_raw(str(aside / at.name), create=True)
         try:
@@ -182,7 +188,7 @@ def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
     and remove the folder it was written in."""
     if tmp.with_name(tmp.name + "-wal").exists():  # never moved without it: its transactions would be lost
         raise StoreError(f"the copy at {tmp} kept a -wal file its close did not fold in; {path} was left as it was: "
-                         "run the export again")
+                         "run the command again")
     if replace:
         os.chmod(tmp, path.stat().st_mode & 0o777)  # the user's file keeps its permissions
     fd = os.open(tmp, os.O_RDONLY)
@@ -211,13 +217,13 @@ def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
 
 
 def _create(tmp: Path, path: Path) -> None:
-    """Rename `tmp` to `path`, unless a file was made at `path` meanwhile (another export to the
-    same new name): a rename would replace it, and export never replaces a store."""
+    """Rename `tmp` to `path`, unless a file was made at `path` meanwhile (another copy to the
+    same new name, an agent's first write): a rename would replace it, and a copy never replaces a store."""
     try:
         os.link(tmp, path)
     except FileExistsError:
-        raise UsageError(f"--out {path} was made by another process while this export ran; it was left as it is: "
-                         "name another file") from None
+        raise UsageError(f"{path} was made by another process while the copy ran; it was left as it is: name "
+                         "another file") from None
     except OSError:  # a file system without hard links: the check before the copy stands
         os.replace(tmp, path)
         return
@@ -235,6 +241,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     source = open_raw(args.file, create=False)
     try:
         _not_empty(source)
+        new = Path(location).expanduser()
+        if is_file_location(location) and not new.exists():
+            # A new store: made whole beside its name, as an export's is.
+            refusal = location_refusal(location)
+            if refusal:
+                raise StoreError(refusal)
+            return _copied(_copy_aside(source, new, replace=False, append=args.append, command="import"),
+                           str(new), json_out=args.json)
         with _undone_on_failure(location, "import into"):
             target = open_raw(location, create=True)
             try:

@@ -1,5 +1,6 @@
-"""`lamar export --out FILE` writes the new store in a folder beside FILE and moves it in whole: a
-kill at any moment leaves FILE as it was, and a FILE that is a link has its target written."""
+"""`lamar export --out FILE` (and `lamar import` into a new store) writes the new store in a folder
+beside FILE and moves it in whole: a kill at any moment leaves FILE as it was, and a FILE that is a
+link has its target written."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from lamar.cli import move
 from lamar.store import open_store
 from lamar.store.files import file_kind
 
-# `lamar export`, stopped for good before or after its copy is written (the parent kills it there).
+# `lamar export` or `lamar import`, stopped for good before or after its copy is written (the parent
+# kills it there).
 _STALLED = """
 import sys, time
 from lamar.cli import move
@@ -35,9 +37,9 @@ sys.exit(main(sys.argv[2:]))
 """
 
 
-def _killed_export(when: str, *args: str | os.PathLike[str]) -> None:
-    """Run `lamar export ARGS` in a process and SIGKILL it `when` ("before"/"after") the copy."""
-    proc = subprocess.Popen([sys.executable, "-c", _STALLED, when, "export", *map(str, args)],
+def _killed(when: str, *args: str | os.PathLike[str]) -> None:
+    """Run `lamar ARGS` in a process and SIGKILL it `when` ("before"/"after") the copy."""
+    proc = subprocess.Popen([sys.executable, "-c", _STALLED, when, *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "stalled\n", proc.stderr
@@ -63,7 +65,7 @@ def test_an_export_killed_mid_copy_leaves_the_file_force_replaces_as_it_was(json
     notes = tmp_path / f"notes.{suffix}"
     notes.write_bytes(b"my notes")
     os.chmod(notes, 0o600)
-    _killed_export(when, "--store", json_store, "--out", notes, "--force")
+    _killed(when, "export", "--store", json_store, "--out", notes, "--force")
     assert notes.read_bytes() == b"my notes" and notes.stat().st_mode & 0o777 == 0o600
     # At most the copy, in a hidden folder beside the file whose name says what it is.
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".")]
@@ -80,7 +82,7 @@ def test_an_export_killed_mid_copy_leaves_the_file_force_replaces_as_it_was(json
 @pytest.mark.parametrize("suffix", ["db", "json"])
 def test_an_export_to_a_new_file_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
     out = tmp_path / "backup" / f"copy.{suffix}"
-    _killed_export(when, "--store", json_store, "--out", out)
+    _killed(when, "export", "--store", json_store, "--out", out)
     # No half (or unverified) store at the name: a second run is not refused as "already holds events".
     assert not out.exists()
     done = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(out)],
@@ -133,6 +135,21 @@ def test_a_file_made_at_the_new_name_during_the_export_is_never_replaced(run_cli
 
     monkeypatch.setattr(move, "transfer", raced)
     done = run_cli("export", "--store", json_store, "--out", out)
-    assert done.returncode == 1 and "was made by another process while this export ran" in done.stderr
+    assert done.returncode == 1 and f"{out} was made by another process while the copy ran" in done.stderr
     assert out.read_bytes() == b"another export's store"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("when", ["before", "after"])
+@pytest.mark.parametrize("suffix", ["db", "json"])
+def test_an_import_into_a_new_store_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
+    made = tmp_path / f"new.{suffix}"
+    _killed(when, "import", json_store, "--store", made)
+    assert not made.exists()
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "import", str(json_store), "--store", str(made)],
+                          capture_output=True, text=True, check=False, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"copied {_events(json_store)} events from {json_store} to {made} (verified)\n"
+    assert _events(made) == _events(json_store)
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the killed run's copy, if any
+    assert all(p.is_dir() and p.name.startswith(f".new.{suffix}.") and p.name.endswith(".importing") for p in left)
