@@ -130,8 +130,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
     fences = Fences()
     skipping = False
     commenting = False  # inside an HTML comment that spans lines: hidden text, whatever it says
-    first = next((i for i, line in enumerate(lines) if line.strip()), -1)
     start = _front_matter_end(lines)
+    first = next((i for i, line in enumerate(lines) if i >= start and line.strip()), -1)  # the title's line
     for number, line in enumerate(lines, start=1):
         if number <= start:
             continue
