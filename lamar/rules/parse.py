@@ -32,6 +32,9 @@ _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
+# A line that is only tags (`<critical_rules>`, `</details>`, `<summary>Setup</summary>`) wraps rules,
+# as prompt-style sections and collapsed HTML do; it is none of their words.
+_TAGS = re.compile(r"(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+|<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>[^<>]*</\1>\s*")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
@@ -164,8 +167,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if _BREAK.match(line):
             parents, current = [], None
             continue
-        if not stripped or stripped.startswith(("|", "<!--", "@")):
-            current = None  # a blank line, a table, a comment or an import ends the block
+        if not stripped or stripped.startswith(("|", "<!--", "@")) or _TAGS.fullmatch(stripped):
+            current = None  # a blank line, a table, a comment, an import or a line of tags ends the block
             commenting = stripped.startswith("<!--") and "-->" not in stripped[4:]
             continue
         item = _ITEM.match(line)

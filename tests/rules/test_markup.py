@@ -1,4 +1,4 @@
-"""The markup real rules files wrap their rules in: front matter before a title."""
+"""The markup real rules files wrap their rules in: XML-style tags, front matter before a title."""
 
 from __future__ import annotations
 
@@ -7,6 +7,20 @@ from lamar.rules import parse_rules
 
 def _rules(text: str) -> list[tuple[int, str, tuple[str, ...]]]:
     return [(r.line, r.text, r.context) for r in parse_rules(text, "CLAUDE.md")[0]]
+
+
+def test_a_tag_on_its_own_line_is_neither_a_rule_nor_part_of_one() -> None:
+    # Prompt-style sections (`<critical_rules>` ... `</critical_rules>`) and collapsed HTML (`<details>`):
+    # the closing tag would otherwise end the rule above it.
+    text = ("# Guide\n\n<critical_rules>\n- Never push to main\n- ALWAYS run the linter\n</critical_rules>\n"
+            "<critical>\nNEVER merge two tasks into one.\n</critical>\n\n"
+            "<details>\n<summary>Setup</summary>\n\nInstall the tools with `uv sync`.\n</details>\n"
+            "<kbd>Ctrl</kbd>+<kbd>C</kbd> must never be sent to the dev server\n")
+    assert _rules(text) == [(4, "Never push to main", ()), (5, "ALWAYS run the linter", ()),
+                            (8, "NEVER merge two tasks into one.", ()),
+                            (14, "Install the tools with `uv sync`.", ()),
+                            (16, "<kbd>Ctrl</kbd>+<kbd>C</kbd> must never be sent to the dev server", ())]
+    assert [r.text for r, _ in parse_rules(text, "CLAUDE.md")[1]] == []  # the tags are not listed as prose
 
 
 def test_the_title_after_front_matter_is_the_documents_not_a_section() -> None:
