@@ -9,6 +9,14 @@ _FENCE = re.compile(r"(`{3,}|~{3,})(.*)$")  # an info string may follow the open
 _ITEM = re.compile(r"([-*+]|\d{1,9}[.)])([ \t]+|$)")
 _TAB = 4  # CommonMark: a tab in indentation moves to the next multiple of four columns
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_QUOTES = re.compile(r"(?: {0,3}> ?)*")  # block quote markers, each with the space after it that belongs to it
+
+
+def unquoted(line: str) -> str:
+    """`line` without its block quote markers ("> > - Never push" -> "- Never push"): what is quoted
+    is Markdown all the same, with its lists and its fences."""
+    found = _QUOTES.match(line)  # one match, not one per marker: each cut would copy the rest of the line
+    return line[found.end():] if found else line
 
 
 class Fences:
@@ -67,4 +75,4 @@ class Fences:
         return False
 
 
-__all__ = ["Fences"]
+__all__ = ["Fences", "unquoted"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from lamar.rules.fences import Fences
+from lamar.rules.fences import Fences, unquoted
 
 EXPORT_BEGIN = "<!-- lamar:begin"
 EXPORT_END = "<!-- lamar:end -->"
@@ -35,6 +35,7 @@ _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$
 # A line that is only tags (`<critical_rules>`, `</details>`, `<summary>Setup</summary>`) wraps rules,
 # as prompt-style sections and collapsed HTML do; it is none of their words.
 _TAGS = re.compile(r"(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+|<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>[^<>]*</\1>\s*")
+_ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)  # GitHub's "> [!NOTE]"
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
@@ -138,6 +139,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     for number, line in enumerate(lines, start=1):
         if number <= start:
             continue
+        line = unquoted(line)
         stripped = line.strip()
         if skipping or stripped.startswith(EXPORT_BEGIN):
             skipping = not stripped.startswith(EXPORT_END)
@@ -167,7 +169,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if _BREAK.match(line):
             parents, current = [], None
             continue
-        if not stripped or stripped.startswith(("|", "<!--", "@")) or _TAGS.fullmatch(stripped):
+        if (not stripped or stripped.startswith(("|", "<!--", "@")) or _TAGS.fullmatch(stripped)
+                or _ALERT.fullmatch(stripped)):
             current = None  # a blank line, a table, a comment, an import or a line of tags ends the block
             commenting = stripped.startswith("<!--") and "-->" not in stripped[4:]
             continue

@@ -9,7 +9,7 @@ import stat
 import subprocess
 from pathlib import Path, PurePosixPath
 
-from lamar.rules.fences import Fences
+from lamar.rules.fences import Fences, unquoted
 
 RULE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".github/copilot-instructions.md",
               ".cursorrules")
@@ -223,7 +223,7 @@ def _outside_fences(text: str) -> list[str]:
     for line in text.splitlines():
         if commenting:
             commenting = "-->" not in line
-        elif fences.code(line):
+        elif fences.code(unquoted(line)):  # a fence in a block quote is one, as the rules parser reads it
             continue
         elif line.lstrip().startswith("<!--"):
             commenting = "-->" not in line.lstrip()[4:]

@@ -1,4 +1,4 @@
-"""The markup real rules files wrap their rules in: XML-style tags, front matter before a title."""
+"""The markup real rules files wrap their rules in: XML-style tags, block quotes, front matter before a title."""
 
 from __future__ import annotations
 
@@ -21,6 +21,18 @@ def test_a_tag_on_its_own_line_is_neither_a_rule_nor_part_of_one() -> None:
                             (14, "Install the tools with `uv sync`.", ()),
                             (16, "<kbd>Ctrl</kbd>+<kbd>C</kbd> must never be sent to the dev server", ())]
     assert [r.text for r, _ in parse_rules(text, "CLAUDE.md")[1]] == []  # the tags are not listed as prose
+
+
+def test_a_block_quote_is_read_without_its_markers() -> None:
+    # "> **IMPORTANT**: ..." and GitHub's "> [!WARNING]" alerts hold rules; each quoted item is its own.
+    text = ("# Deploy\n\n> **Important**: Always read `docs/arch.md` first.\n> * Never commit secrets\n>\n"
+            ">> - Keep nested quotes too\n\n> [!WARNING]\n> Never deploy on Fridays.\n")
+    assert _rules(text) == [(3, "Important: Always read `docs/arch.md` first.", ()),
+                            (4, "Never commit secrets", ()), (6, "Keep nested quotes too", ()),
+                            (9, "Never deploy on Fridays.", ())]
+    # A fence inside a quote shows code, as one outside it does.
+    assert _rules("> Example:\n>\n> ```md\n> - Always deploy on Fridays\n> ```\n> - Never skip review\n") == [
+        (6, "Never skip review", ())]
 
 
 def test_the_title_after_front_matter_is_the_documents_not_a_section() -> None:
