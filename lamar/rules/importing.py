@@ -105,15 +105,22 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
         paths = [Path(f).expanduser() for f in files] if files else find_rule_files(root)
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot look for rules files in that folder: {exc}; name a folder that exists") from exc
+    if not paths and not where.is_dir():
+        raise InvalidArgument(f"no folder {where}: check the path, or name the project folder that holds the rules "
+                              "files (default: the current folder)")
     if not paths:
-        raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, AGENTS.md, .cursor/rules/*.mdc "
-                              "and .github/copilot-instructions.md (a link that leads out of the folder is not "
-                              f"followed); {NAME_A_FILE}")
+        raise InvalidArgument(f"no rules file in {where}: looked for CLAUDE.md, .claude/CLAUDE.md, CLAUDE.local.md, "
+                              "AGENTS.md, .github/copilot-instructions.md, .cursorrules and .cursor/rules/*.mdc, "
+                              "and for CLAUDE.md, CLAUDE.local.md and AGENTS.md in its sub-folders (a link that "
+                              f"leads out of the folder is not followed); {NAME_A_FILE}")
     unread: list[tuple[str, str]] = []
     try:
         sources = read_sources(paths, project_root(root), unread=unread, named=bool(files))
     except PermissionError as exc:  # a file the user named: reading the others instead would hide the mistake
         raise InvalidArgument(f"cannot read the rules: {exc.filename} is {UNREADABLE}") from exc
+    except FileNotFoundError as exc:  # a file named in `files`: the usual ones are listed only when they exist
+        raise InvalidArgument(f"cannot read the rules: no file {exc.filename}: check its path, or leave it out to "
+                              "read the folder's usual rules files") from exc
     except (OSError, ValueError) as exc:
         raise InvalidArgument(f"cannot read the rules: {exc}") from exc
     if not sources and unread:

@@ -309,7 +309,7 @@ def test_a_file_over_the_size_limit_is_named_and_the_other_files_are_imported(tm
 
 
 def test_no_rules_file_says_where_it_looked(tmp_path: Path) -> None:
-    with pytest.raises(InvalidArgument, match="no rules file in .*CLAUDE.md, AGENTS.md") as refused:
+    with pytest.raises(InvalidArgument, match="no rules file in .*looked for CLAUDE.md, .*AGENTS.md") as refused:
         import_rules(Lamar(":memory:"), tmp_path)
     # A Python caller names a file with files=, not with the CLI's --file.
     assert str(refused.value).endswith("; name one with files=[PATH, ...]") and "--file" not in str(refused.value)

@@ -1,0 +1,33 @@
+"""What `lamar import-rules` tells a user with nothing to import, or who names what is not there."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import InvalidArgument, Lamar
+from lamar.rules import import_rules
+
+
+def _lamar(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "lamar.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=60, check=False)
+
+
+def test_a_named_file_that_is_missing_is_named_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("- Never push to main\n")
+    done = _lamar(tmp_path, "import-rules", "--file", "AGENT.md")
+    assert done.returncode == 1 and "Errno" not in done.stderr, done.stderr
+    assert "no file AGENT.md: check its path, or leave it out" in done.stderr
+
+
+def test_a_folder_that_is_missing_is_not_a_folder_without_rules(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgument, match="^no folder .*shop: check the path"):
+        import_rules(Lamar(":memory:"), tmp_path / "shop")
+    # Where there is a folder, the refusal names every file it looked for.
+    with pytest.raises(InvalidArgument, match="CLAUDE.local.md, AGENTS.md.*.cursorrules.*sub-folders"):
+        import_rules(Lamar(":memory:"), tmp_path)
+
