@@ -6,9 +6,12 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar.cli.session import UsageError, open_engine
+
+if TYPE_CHECKING:
+    from lamar.rules import ImportPlan
 
 
 def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
@@ -78,10 +81,21 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
-          f"{plural(len(plan.skipped), 'block')} skipped"
-          + ("" if plan.applied else f"; run again with --apply{' --create' if fresh else ''} to add them"
-             + (" (the store does not exist yet)" if fresh else "")))
+          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
     return 0
+
+
+def _next_step(plan: ImportPlan, fresh: bool) -> str:
+    """What to do after a dry run: --apply when it would add something, else why nothing is to add."""
+    if plan.applied:
+        return ""
+    if plan.lessons:
+        return (f"; run again with --apply{' --create' if fresh else ''} to add them"
+                + (" (the store does not exist yet)" if fresh else ""))
+    if any(why.startswith("already held") for _, why in plan.skipped):
+        return "; nothing new to add: each rule is a lesson already or was skipped for the reason shown"
+    return ("; nothing to add: a rule is a bullet or a short paragraph that directs (\"- Run `make test` before "
+            "committing\"); each skipped block says why it is not one, and --model PROVIDER:MODEL restates prose")
 
 
 def cmd_export_rules(args: argparse.Namespace) -> int:

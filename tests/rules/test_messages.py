@@ -31,3 +31,16 @@ def test_a_folder_that_is_missing_is_not_a_folder_without_rules(tmp_path: Path) 
     with pytest.raises(InvalidArgument, match="CLAUDE.local.md, AGENTS.md.*.cursorrules.*sub-folders"):
         import_rules(Lamar(":memory:"), tmp_path)
 
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("", "nothing to add: a rule is a bullet or a short paragraph that directs"),
+    ("The shop's backend, in Go.\n", "nothing to add: a rule is a bullet or a short paragraph that directs"),
+    ("- Never push to main\n", "nothing new to add: each rule is a lesson already"),
+], ids=["empty", "prose", "imported"])
+def test_a_dry_run_with_nothing_to_add_does_not_ask_for_apply(tmp_path: Path, text: str, said: str) -> None:
+    store = tmp_path / "lessons.db"
+    (tmp_path / "CLAUDE.md").write_text("- Never push to main\n")
+    assert _lamar(tmp_path, "import-rules", "--store", str(store), "--apply", "--create").returncode == 0
+    (tmp_path / "CLAUDE.md").write_text(text)
+    done = _lamar(tmp_path, "import-rules", "--store", str(store))
+    assert done.returncode == 0 and said in done.stdout and "--apply" not in done.stdout, done.stdout
