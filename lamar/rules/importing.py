@@ -18,6 +18,7 @@ from lamar.storable import whole_number
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
+    from lamar.sleep.similarity import LessonWords
 
 PROVENANCE_SOURCE = "rules"
 FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for frontend/CLAUDE.md
@@ -26,6 +27,7 @@ FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for 
 NAME_A_FILE = "name one with files=[PATH, ...]"
 _MODEL_TOKENS = 4096
 _CODE = re.compile(r"`+([^`]+)`+")
+_Read = tuple["LessonWords", list[str]]  # a lesson's content words, and the commands its action quotes
 
 
 @dataclasses.dataclass
@@ -171,18 +173,22 @@ def lesson_of(rule: Rule, project: str) -> Experience:
 def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experience], list[tuple[Rule, str]]]:
     """One lesson per rule, minus repeats within the import, lessons already held, and refused text."""
     from lamar.safety.lessons import lesson_refusal
-    from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity
+    from lamar.sleep.similarity import NEAR_DUPLICATE
 
     held = [e for e in lamar.experiences() if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY}]
+    by_id = {e.id: e for e in held}
+    # Each lesson's words and commands are read once, not once per pair, and only lessons of one scope
+    # are compared: a folder's copy of another folder's rule is the one recalled in that folder.
+    scopes: dict[tuple[tuple[str, str], ...], tuple[list[tuple[Experience, _Read]], list[tuple[Rule, _Read]]]] = {}
+    for e in held:
+        scopes.setdefault(e.scope.items_key, ([], []))[0].append((e, _read(e)))
     out: list[Experience] = []
     skipped: list[tuple[Rule, str]] = []
     first: dict[str, Rule] = {}
 
-    def near(a: Experience, b: Experience) -> bool:
-        # Only within one scope: a folder's copy of another folder's rule is the one recalled in that folder.
+    def near(a: _Read, b: _Read) -> bool:
         # A rule's commands are exact: `ruff check .` and `ruff check . --fix` share their words, not their effect.
-        return (dict(a.scope) == dict(b.scope) and _CODE.findall(a.action) == _CODE.findall(b.action)
-                and lesson_similarity(a.precondition, a.action, b.precondition, b.action) >= NEAR_DUPLICATE)
+        return a[1] == b[1] and a[0].similarity(b[0]) >= NEAR_DUPLICATE
 
     for rule in rules:
         exp = lesson_of(rule, project)
@@ -194,19 +200,29 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         if unsafe:
             skipped.append((rule, f"refused: it {unsafe}"))
             continue
+        read = _read(exp)
+        stored, taken = scopes.setdefault(exp.scope.items_key, ([], []))
         # The same id whatever the scope: a store written before sub-folder lessons had a folder scope holds them.
-        match = next((e for e in held if e.id == exp.id or near(e, exp)), None)
+        match = by_id.get(exp.id) or next((e for e, words in stored if near(words, read)), None)
         if match is not None:
             skipped.append((rule, f"already held as {match.id} ({match.status.value})"))
             continue
         # As against the store, so that one import and two give the same lessons.
-        copied = next((first[e.id] for e in out if near(e, exp)), None)
+        copied = next((earlier for earlier, words in taken if near(words, read)), None)
         if copied is not None:
             skipped.append((rule, f"a near-copy of {copied.file}:{copied.line}"))
             continue
         first[exp.id] = rule
+        taken.append((rule, read))
         out.append(exp)
     return out, skipped
+
+
+def _read(exp: Experience) -> _Read:
+    """A lesson's content words and the commands its action quotes, as `_lessons` compares them."""
+    from lamar.sleep.similarity import LessonWords
+
+    return LessonWords.of(exp.precondition, exp.action), _CODE.findall(exp.action)
 
 
 def _restate(model: Any, left: list[tuple[Rule, str]]) -> tuple[list[Rule], list[tuple[Rule, str]]]:
