@@ -112,12 +112,18 @@ def _through_link(path: Path) -> Path:
 
 
 def _find(text: str) -> tuple[int, int]:
-    """Where the section starts (its begin line) and ends (after its end line and newline), or -1."""
+    """Where the section starts (its begin line) and ends (after its end line and newline), or -1.
+    A marker in a fenced code block (a CLAUDE.md showing what Lamar writes) is the user's text."""
+    from lamar.rules.fences import Fences, unquoted
+
     start = end = -1
     offset = 0
+    fences = Fences()
     for line in text.splitlines(keepends=True):
         stripped = line.strip()
-        if start < 0 and stripped.startswith(EXPORT_BEGIN):
+        if start < 0 and fences.code(unquoted(line.rstrip("\r\n"))):  # read as import-rules reads it
+            pass
+        elif start < 0 and stripped.startswith(EXPORT_BEGIN):
             start = offset
         elif start >= 0 and stripped == EXPORT_END:
             end = offset + len(line)

@@ -139,17 +139,20 @@ def _blocks(lines: list[str]) -> list[_Block]:
     for number, line in enumerate(lines, start=1):
         if number <= start:
             continue
+        marker = line.strip()  # Lamar's section as export-rules finds it: never quoted
         line = unquoted(line)
         stripped = line.strip()
-        if skipping or stripped.startswith(EXPORT_BEGIN):
-            skipping = not stripped.startswith(EXPORT_END)
-            current = None
+        if skipping:
+            skipping = not marker.startswith(EXPORT_END)
             continue
         if commenting:
             commenting = "-->" not in line
             continue
         if fences.code(line):
             current = None
+            continue
+        if marker.startswith(EXPORT_BEGIN):  # after the fences: a section shown as an example is text
+            skipping, current = True, None
             continue
         heading = _HEADING.match(line)
         if heading:

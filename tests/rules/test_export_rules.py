@@ -163,3 +163,18 @@ def test_the_cli_exports(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "AGENTS.md: updated; 0 rules proven to help, 0 proposed removals, 20 unproven" in done.stdout
     assert "### Not yet proven" in (project / "AGENTS.md").read_text()
+
+
+@pytest.mark.parametrize("example", [f"{BEGIN}\n## Rules proven to help in shop\n{EXPORT_END}\n", f"{BEGIN}\n"],
+                         ids=["whole section", "begin marker only"])
+def test_a_section_shown_in_a_code_block_is_the_users_text(tmp_path: Path, example: str) -> None:
+    # A CLAUDE.md that shows what Lamar writes: the example is text, neither the section nor its markers.
+    (tmp_path / ".git").mkdir()
+    rules = tmp_path / "CLAUDE.md"
+    text = f"# Shop\n\n```markdown\n{example}```\n\n## Testing\n\n- Never mock the database\n"
+    rules.write_text(text)
+    lam = Lamar(":memory:")
+    assert [e.action for e in import_rules(lam, tmp_path, apply=True).lessons] == ["Never mock the database"]
+    export_rules(lam, rules, unproven=True)
+    after = rules.read_text()
+    assert after.startswith(text) and after.count(BEGIN) == 2 and "never mock the database" in after[len(text):]
