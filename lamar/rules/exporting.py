@@ -9,7 +9,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lamar.atomic import replace_file
+from lamar.atomic import write_output
 from lamar.rules.importing import PROVENANCE_SOURCE, chosen_project, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
 
@@ -54,6 +54,8 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
     Raises:
         InvalidArgument: the file has a begin marker without an end marker, is not UTF-8 text, is
             marked read-only by its mode, or is a link out of the project (nothing is written).
+        OSError: the file or its folder could not be written; the message names it and what to do,
+            and the file is left as it was.
     """
     from lamar._errors import InvalidArgument
     from lamar.read_only import marked_read_only
@@ -92,7 +94,7 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
             raise InvalidArgument(f"{real} is read-only (mode {stat.S_IMODE(real.stat().st_mode):04o}): make it "
                                   f"writable (chmod u+w {real}) to let Lamar write its section, or pass --to another "
                                   "file; the file was left untouched")
-        _write(real, data)
+        _write(real, updated)
     ids = {kind: [e.id for e, _ in found] for kind, found in listed.items()}
     return ExportResult(path, ids["helps"], ids["harms"], ids["unknown"], changed=data != original)
 
@@ -172,9 +174,14 @@ def _measure(exp: Experience, ev: Evidence) -> str:
             f"{ev.randomized} randomized episodes, {ev.verdict.value} -->")
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, data)
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a file where a folder of the path should be, a folder no one may write
+        raise OSError(exc.errno, f"could not make the folder {path.parent} for {path.name}: {exc.strerror or exc}; "
+                      "nothing was written: name a rules file in a folder you can write (--to)",
+                      str(path.parent)) from exc
+    write_output(path, text, "the rules file")
 
 
 __all__ = ["BEGIN", "ExportResult", "export_rules"]

@@ -178,3 +178,25 @@ def test_a_section_shown_in_a_code_block_is_the_users_text(tmp_path: Path, examp
     export_rules(lam, rules, unproven=True)
     after = rules.read_text()
     assert after.startswith(text) and after.count(BEGIN) == 2 and "never mock the database" in after[len(text):]
+
+
+def test_a_file_that_cannot_be_written_is_named_with_what_to_do(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "notes").write_text("a file where the folder of --to should be\n")
+    Lamar(str(tmp_path / "s.db")).close()
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "export-rules", "--store", str(tmp_path / "s.db"),
+                           "--to", "notes/CLAUDE.md"], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "could not make the folder notes for CLAUDE.md" in done.stderr, done.stderr
+    assert "name a rules file in a folder you can write" in done.stderr
+    # A disk that is full: the message names the rules file, not the temporary copy, and says what to do.
+    rules = tmp_path / "CLAUDE.md"
+    rules.write_text("# Shop\n")
+
+    def full(path: Path, data: bytes) -> None:
+        raise OSError(28, "No space left on device", str(path.with_name(".CLAUDE.md.1234.tmp")))
+
+    monkeypatch.setattr("lamar.atomic.replace_file", full)
+    with pytest.raises(OSError, match=r"could not write the rules file .*CLAUDE.md: No space .*make room") as failed:
+        export_rules(Lamar(":memory:"), rules)
+    assert failed.value.filename == str(rules) and rules.read_text() == "# Shop\n"
