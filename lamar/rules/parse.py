@@ -37,6 +37,8 @@ _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$
 _TAGS = re.compile(r"(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+|<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>[^<>]*</\1>\s*")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)  # GitHub's "> [!NOTE]"
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
+# Hidden text, such as the figures export-rules puts after a rule; a code span (`<!-- x -->`) is kept.
+_COMMENT = re.compile(r"(`+).*?\1|<!--.*?-->", re.DOTALL)
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
 
@@ -99,8 +101,8 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
 
 
 def clean(text: str) -> str:
-    """Markdown emphasis and link targets dropped, white space folded; inline code kept as written."""
-    text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
+    """Markdown emphasis, link targets and HTML comments dropped, white space folded; inline code kept as written."""
+    text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", _COMMENT.sub(lambda found: found.group() if found.group(1) else " ", text)))
     return " ".join(text.split()).strip()
 
 

@@ -200,3 +200,19 @@ def test_a_file_that_cannot_be_written_is_named_with_what_to_do(tmp_path: Path,
     with pytest.raises(OSError, match=r"could not write the rules file .*CLAUDE.md: No space .*make room") as failed:
         export_rules(Lamar(":memory:"), rules)
     assert failed.value.filename == str(rules) and rules.read_text() == "# Shop\n"
+
+
+def test_a_rule_copied_out_of_the_section_is_the_lesson_it_came_from(tmp_path: Path) -> None:
+    # Adopting the section's rules as one's own (its markers deleted, or its lines copied): each rule
+    # is its lesson already, and the comment that carries its figures is hidden text, not its words.
+    (tmp_path / ".git").mkdir()
+    rules = tmp_path / "CLAUDE.md"
+    rules.write_text("# Shop\n\n## Testing\n\n- Run `make test` before every commit\n- Never mock the database\n")
+    lam = Lamar(":memory:")
+    import_rules(lam, tmp_path, project="shop", apply=True)
+    export_rules(lam, rules, project="shop", unproven=True)
+    adopted = rules.read_text().replace(BEGIN + "\n", "").replace(EXPORT_END + "\n", "")
+    rules.write_text(adopted.split("### Not yet proven")[1])
+    plan = import_rules(lam, tmp_path, project="shop")
+    assert plan.lessons == [] and [why[:15] for _, why in plan.skipped] == ["already held as"] * 2
+    assert all("<!--" not in rule.text for rule, _ in plan.skipped)

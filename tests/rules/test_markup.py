@@ -41,3 +41,8 @@ def test_the_title_after_front_matter_is_the_documents_not_a_section() -> None:
     fronted = "---\ndescription: Go style\nalwaysApply: true\n---\n\n" + plain
     assert [context for _, _, context in _rules(plain)] == [("Tests",)]
     assert [context for _, _, context in _rules(fronted)] == [("Tests",)]
+
+
+def test_a_comment_inside_a_rule_is_hidden_text_but_one_in_a_code_span_is_kept() -> None:
+    assert _rules("- Always end it with `<!-- end -->` <!-- exp_1: lift +0.20 -->\n") == [
+        (1, "Always end it with `<!-- end -->`", ())]
