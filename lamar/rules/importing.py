@@ -144,10 +144,30 @@ def import_rules(lamar: Lamar, folder: str | os.PathLike[str] = ".", *, files: S
     lessons, refused = _lessons(lamar, rules, name)
     plan = ImportPlan(name, [s.name for s in sources], lessons, skipped + refused)
     if apply:
-        for exp in lessons:
-            lamar.add(exp)
-        plan.applied = True
+        _add(lamar, plan, rules)
     return plan
+
+
+def _add(lamar: Lamar, plan: ImportPlan, rules: list[Rule]) -> None:
+    """Store the plan's lessons. One another import stored since the plan was made (two at once plan
+    the same ids) is held as this one wanted: it is listed as skipped, not raised."""
+    from lamar._errors import InvalidExperience, UnknownExperience
+
+    added = []
+    for exp in plan.lessons:
+        try:
+            lamar.add(exp)
+        except InvalidExperience as exc:
+            try:
+                lamar.get(exp.id)
+            except UnknownExperience:
+                raise exc from None  # refused for another reason than being stored already
+            where = (exp.provenance["file"], exp.provenance["line"])
+            rule = next((r for r in rules if (r.file, r.line) == where), Rule(exp.action, *where))
+            plan.skipped.append((rule, f"already held as {exp.id} (added by another import meanwhile)"))
+            continue
+        added.append(exp)
+    plan.lessons, plan.applied = added, True
 
 
 def lesson_of(rule: Rule, project: str) -> Experience:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import InvalidArgument, Lamar
+from lamar import Experience, InvalidArgument, Lamar
 from lamar.rules import import_rules
 
 
@@ -44,3 +44,24 @@ def test_a_dry_run_with_nothing_to_add_does_not_ask_for_apply(tmp_path: Path, te
     (tmp_path / "CLAUDE.md").write_text(text)
     done = _lamar(tmp_path, "import-rules", "--store", str(store))
     assert done.returncode == 0 and said in done.stdout and "--apply" not in done.stdout, done.stdout
+
+
+def test_a_lesson_another_import_adds_meanwhile_is_skipped_as_held(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Two imports at once (two MCP clients, two shells) plan the same lessons; the one that adds a lesson
+    # second finds it stored: its end state is the one it asked for, so it reports the lesson as held.
+    (tmp_path / "CLAUDE.md").write_text("- Never push to main\n- Always run the linter\n")
+    lam = Lamar(":memory:")
+    other = import_rules(Lamar(":memory:"), tmp_path).lessons[1]  # what the other import adds first
+    add = Lamar.add
+
+    def racing(self: Lamar, exp: Experience) -> str:
+        if exp.id == other.id:
+            add(self, other)  # the other process's add lands between this one's plan and its add
+        return add(self, exp)
+
+    monkeypatch.setattr(Lamar, "add", racing)
+    plan = import_rules(lam, tmp_path, apply=True)
+    assert plan.applied and [e.action for e in plan.lessons] == ["Never push to main"]
+    assert plan.skipped[-1][1] == f"already held as {other.id} (added by another import meanwhile)"
+    assert sorted(e.id for e in lam.experiences()) == sorted([plan.lessons[0].id, other.id])
