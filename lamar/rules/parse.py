@@ -36,6 +36,8 @@ _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$
 # as prompt-style sections and collapsed HTML do; it is none of their words.
 _TAGS = re.compile(r"(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+|<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>[^<>]*</\1>\s*")
 _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORECASE)  # GitHub's "> [!NOTE]"
+# A table's delimiter row (`--- | :---:`): the line above it is the table's header, outer pipes or none.
+_DELIMITER = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?|\|\s*:?-+:?\s*\|?")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 # Hidden text, such as the figures export-rules puts after a rule; a code span (`<!-- x -->`) is kept.
 _COMMENT = re.compile(r"(`+).*?\1|<!--.*?-->", re.DOTALL)
@@ -136,6 +138,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     fences = Fences()
     skipping = False
     commenting = False  # inside an HTML comment that spans lines: hidden text, whatever it says
+    table = False  # inside a table's rows, which run to a blank line or a heading
     start = _front_matter_end(lines)
     first = next((i for i, line in enumerate(lines) if i >= start and line.strip()), -1)  # the title's line
     for number, line in enumerate(lines, start=1):
@@ -157,6 +160,15 @@ def _blocks(lines: list[str]) -> list[_Block]:
             skipping, current = True, None
             continue
         heading = _HEADING.match(line)
+        if table and stripped and not heading:
+            continue
+        table = False
+        if current is not None and "|" in current.text[-1] and _DELIMITER.fullmatch(stripped):
+            current.text.pop()  # the header row
+            if not current.text:
+                blocks.remove(current)
+            table, current = True, None
+            continue
         if heading:
             level = len(heading.group(1))
             if number - 1 != first or level > 1:  # a document's opening title is not a section

@@ -46,3 +46,11 @@ def test_the_title_after_front_matter_is_the_documents_not_a_section() -> None:
 def test_a_comment_inside_a_rule_is_hidden_text_but_one_in_a_code_span_is_kept() -> None:
     assert _rules("- Always end it with `<!-- end -->` <!-- exp_1: lift +0.20 -->\n") == [
         (1, "Always end it with `<!-- end -->`", ())]
+
+
+def test_a_table_without_outer_pipes_is_a_table() -> None:
+    # GitHub reads `a | b` over `--- | ---` as a table, as it reads `| a | b |`: its cells are no rules.
+    text = ("## Commands\n\nCommand | When\n--- | ---\n`make test` | always before a commit\nlint | never skip it\n\n"
+            "- Never push to main\n\nTask | Rule\n:---|:---:\ndeploy | only on Tuesdays\n## Review\n"
+            "- Always ask for a review\n")
+    assert _rules(text) == [(8, "Never push to main", ("Commands",)), (14, "Always ask for a review", ("Review",))]
