@@ -16,6 +16,7 @@ from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.extras import needs_extra
 from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -31,7 +32,8 @@ _DOWN_FOR = 5.0
 
 
 class NotWritten(Exception):
-    """The connection failed and the write certainly did not commit (safe to retry)."""
+    """The write certainly did not commit, and may if run again: its connection failed, or the
+    server rolled it back against another transaction (safe to retry)."""
 
 
 class Connections:
@@ -39,7 +41,9 @@ class Connections:
 
     A lost connection: a read is retried once on a fresh connection; a write that surely did not
     commit is retried once (`retrying`); one whose COMMIT went unanswered is settled by asking the
-    server about its transaction (pg_xact_status) or its keys, never by writing it twice.
+    server about its transaction (pg_xact_status) or its keys, never by writing it twice. An error
+    the server raises on a connection still there is no loss: it is reported as itself, with what
+    to do, and run again once only if it rolled a transaction back against another (a deadlock).
 
     Args:
         conninfo: what libpq connects with.
@@ -104,7 +108,8 @@ class Connections:
     # -- reads -------------------------------------------------------------------------------
 
     def run(self, query: Callable[[Connection[Any]], _T], doing: str = "read") -> _T:
-        """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried once."""
+        """Run a read-only (or idempotent) `query`; a dead connection is replaced and the query retried
+        once, as is a transaction of it the server aborted in a deadlock or serialization failure."""
         pg = self.pg
         for attempt in (1, 2):
             held: tuple[int, str | None, Connection[Any]] | None = None
@@ -113,6 +118,13 @@ class Connections:
                     held = conn.info.backend_pid, self._started.get(conn), conn
                     return query(conn)
             except pg.OperationalError as exc:
+                if held is not None and not held[2].closed and exc.sqlstate is not None:
+                    # The server raised it on a connection still there: no loss, and only a transaction
+                    # it aborted against another (deadlock, serialization) can succeed if run again.
+                    if attempt == 1 and exc.sqlstate in RUN_AGAIN:
+                        time.sleep(RUN_AGAIN_AFTER)
+                        continue
+                    raise StoreError(f"cannot {doing} {self.location}: {reason(exc)}{advice(exc)}") from exc
                 if attempt == 1:
                     if held is not None and held[2].broken:
                         self._end_backend(held[0], held[1])
@@ -261,11 +273,17 @@ class Connections:
             try:
                 return write()
             except NotWritten as exc:
+                cause = exc.__cause__
                 if attempt == 1:
+                    if getattr(cause, "sqlstate", None) in RUN_AGAIN:
+                        time.sleep(RUN_AGAIN_AFTER)
                     self.replace_dead()
                     continue
+                if getattr(cause, "sqlstate", None) in RUN_AGAIN:
+                    raise StoreError(f"could not write {self.location}: {exc} (tried twice); nothing of this "
+                                     f"write was kept{advice(cause)}") from cause
                 raise StoreError(f"could not write {self.location}: {exc} (connection lost, tried twice); "
-                                 "nothing of this write was kept; the next call reconnects") from exc.__cause__
+                                 "nothing of this write was kept; the next call reconnects") from cause
         raise AssertionError("unreachable")
 
     def transact(self, body: Callable[[Any, list[str]], _T], committed: Callable[[list[int]], _T],
@@ -290,9 +308,11 @@ class Connections:
             raise EventConflict(f"an event key is already in {self.location} ({exc.diag.message_detail}); "
                                 "nothing of this write was kept") from exc
         except pg.OperationalError as exc:
-            if conn is not None and not conn.broken:  # a cancel or timeout: rolled back above
+            if conn is not None and not conn.broken:  # the server raised it: rolled back above
+                if exc.sqlstate in RUN_AGAIN:
+                    raise NotWritten(reason(exc)) from exc
                 raise StoreError(f"could not write {self.location}: {reason(exc)}; "
-                                 "nothing of this write was kept") from exc
+                                 f"nothing of this write was kept{advice(exc)}") from exc
             if xid:
                 seqs = self._seqs_of(xid[0], after) if self._settle(xid[0], pid, exc) else None
             elif conn is not None and keyed(events):  # sent as one message: it may have committed

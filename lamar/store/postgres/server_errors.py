@@ -1,0 +1,29 @@
+"""What an error the PostgreSQL server raised on a connection still there means: whether the
+transaction it aborted can succeed if run again, and what the user can do about it."""
+
+from __future__ import annotations
+
+# SQLSTATEs of a transaction the server rolled back against another one: the same transaction
+# run again can commit. Any other error is reported, never run again: a timeout would wait as
+# long again, and a refusal would recur.
+RUN_AGAIN = ("40001", "40P01")
+# The transaction it lost to is woken as it rolls back: run again at once, it could take the lock
+# first and meet that one again; after this pause (seconds) the other has it.
+RUN_AGAIN_AFTER = 0.05
+_ADVICE = {"57014": "the server cancelled the statement (its statement_timeout, or a cancel): raise "
+                    "statement_timeout in the URL's options or for the role, or try again when the server is less busy",
+           "55P03": "it waited past its lock_timeout for a lock another session holds: raise lock_timeout, "
+                    "or try again once that session ends",
+           "40001": "the server aborted it twice against concurrent transactions (a serialization failure): try again",
+           "40P01": "the server aborted it twice in a deadlock with another session: try again",
+           "53": "the server is short of a resource (disk, memory, connections): free it, then try again"}
+
+
+def advice(exc: object) -> str:
+    """What to do about an error the server raised on a connection still there ("" if nothing)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    found = _ADVICE.get(state) or _ADVICE.get(state[:2])
+    return f"; {found}" if found else ""
+
+
+__all__ = ["RUN_AGAIN", "RUN_AGAIN_AFTER", "advice"]
