@@ -281,6 +281,70 @@ def test_a_network_drop_mid_checkpoint_leaves_no_backend_holding_its_lock(
         engine.close()
 
 
+def _hang_up_on_the_lock(proxy: Relay, postgres_url: str, namespace: str) -> None:
+    """Hang up on the client of the link whose backend holds the checkpoint's lock, only."""
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        row = admin.execute("SELECT client_port FROM pg_stat_activity WHERE pid IN (" + _LOCK_HOLDERS + " AND granted)",
+                            (locks.ROWS_LOCK, namespace)).fetchone()
+    assert row is not None
+
+    def port(link: Link) -> int | None:
+        with contextlib.suppress(OSError):
+            return int(link.server.getsockname()[1])
+        return None
+
+    (link,) = [link for link in proxy.links if port(link) == row[0]]
+    link.hang_up_on_client()
+
+
+def test_a_checkpoint_whose_lock_link_drops_while_the_pools_others_wait_for_it_does_not_wait_out_timeout(
+        postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Across the half-open link the lost backend keeps the lock, which the pool's other
+    connection waits for with a write: ended at once, the write finishes and frees its
+    connection for the checkpoint, which would otherwise get none within `timeout`."""
+    url = namespace_url(postgres_url, namespace)
+    _engine(url).close()
+    proxy = Relay()
+    app = unique_namespace("app")
+    through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
+                            namespace, sslmode="disable", application_name=app)
+    store = PostgresStore(through, pool_size=2, timeout=3.0)
+    lam, other = Lamar(store, k=2, seed=2), Lamar(store, k=2, seed=3)
+    writes: list[BaseException | str] = []
+
+    def write() -> None:
+        try:
+            writes.append(other.recall({"task": "x"}).episode_id)
+        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
+            writes.append(exc)
+
+    writer = threading.Thread(target=write, daemon=True)
+
+    def drop_the_lock_while_the_writer_waits() -> None:
+        writer.start()
+        deadline = time.monotonic() + 10
+        while not backends(postgres_url, app, waiting=True):
+            assert time.monotonic() < deadline, "the write never queued for the lock"
+            time.sleep(0.02)
+        _hang_up_on_the_lock(proxy, postgres_url, namespace)
+
+    _during_checkpoint(monkeypatch, lam, drop_the_lock_while_the_writer_waits)
+    started = time.monotonic()
+    with contextlib.suppress(StoreError):
+        lam.checkpoint()
+    took = time.monotonic() - started
+    writer.join(timeout=10)
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        left = [row[0] for row in admin.execute(_LOCK_HOLDERS, (locks.ROWS_LOCK, namespace))]
+    terminate(postgres_url, left)
+    proxy.close()
+    assert took < 2.0 and left == [] and len(writes) == 1 and isinstance(writes[0], str), (took, writes)
+    fresh = Lamar(url, k=2, seed=4)
+    assert fresh.stats()["episodes"] == 6
+    for engine in (lam, other, fresh):
+        engine.close()
+
+
 def test_a_pool_of_one_whose_lock_connection_drops_mid_checkpoint_fails_at_once(
         postgres_url: str, namespace: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pool's one connection is the lost one, handed back only once the checkpoint ends: a

@@ -145,17 +145,18 @@ class Connections:
         if conn.broken:
             self._end_backend(*backend)
 
-    def _end_backend(self, pid: int, started: str | None) -> None:
+    def _end_backend(self, pid: int, started: str | None, *, direct: bool = False) -> None:
         """End the backend of a connection lost mid-query, and wait until it has ended (at most
         `settle_timeout` seconds): across a half-open link it may still hold its transaction's
         locks, which a retry of a locking write would wait behind for ever. Named by pid and start
-        time, so a reused pid names no one; a server that cannot be asked is left to the retry."""
+        time, so a reused pid names no one; a server that cannot be asked is left to the retry.
+        `direct`: asked on a connection of its own, not a pooled one."""
         if started is None:
             return
         deadline = time.monotonic() + self._settle_timeout
         while True:
             try:
-                with self._leased() as conn:
+                with (self._direct() if direct else self._leased()) as conn:
                     row = conn.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                                        "WHERE pid = %s AND backend_start = %s::timestamptz", (pid, started)).fetchone()
             except (self.pg.Error, StoreError):
@@ -176,11 +177,12 @@ class Connections:
         it is not lost): a block holding a lock on it (a checkpoint's) waits for no second
         connection, which a pool of one, or a pool whose others wait for that lock, never frees."""
         with self._leased() as conn:
-            before, self._held.conn = getattr(self._held, "conn", None), conn
+            before = getattr(self._held, "conn", None), getattr(self._held, "backend", None)
+            self._held.conn, self._held.backend = conn, self.backend(conn)
             try:
                 yield conn
             finally:
-                self._held.conn = before
+                self._held.conn, self._held.backend = before
 
     @contextmanager
     def _leased(self) -> Iterator[Connection[Any]]:
@@ -201,6 +203,11 @@ class Connections:
             # connection is the lost one, handed back only once the block ends.
             raise StoreError(f"lost the connection to {self.location} this call held, its pool's only one "
                              "(pool_size=1); try again: the next call reconnects")
+        if held is not None and self._held.backend is not None:
+            # Across a half-open link its backend lives on, holding the block's lock (a checkpoint's),
+            # for which the pool's other connections may all wait: ended first, or none comes free.
+            backend, self._held.backend = self._held.backend, None
+            self._end_backend(*backend, direct=True)
         started = time.monotonic()
         down = self._down
         if down is not None and started < down[0] and not self._answers():
@@ -227,13 +234,9 @@ class Connections:
             down = self._down
             if down is not None and time.monotonic() < down[0] and not down[2]:
                 return False
-            params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
             asked = time.monotonic()
             try:
-                # libpq's smallest connect_timeout is 2 s; one the URL sets is kept.
-                if "connect_timeout" not in self.pg.conninfo.conninfo_to_dict(self._conninfo):
-                    params["connect_timeout"] = 2
-                self.pg.connect(self._conninfo, **params).close()
+                self._direct().close()
             except self.pg.OperationalError as exc:
                 if exc.sqlstate is None:
                     now = time.monotonic()
@@ -243,6 +246,14 @@ class Connections:
                 pass
             self._down = None
             return True
+
+    def _direct(self) -> Connection[Any]:
+        """A connection of its own, outside the pool (libpq's smallest connect_timeout, 2 s, unless
+        the URL sets one)."""
+        params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
+        if "connect_timeout" not in self.pg.conninfo.conninfo_to_dict(self._conninfo):
+            params["connect_timeout"] = 2
+        return self.pg.connect(self._conninfo, **params)
 
     def _unreachable(self) -> StoreError:
         why = self._down[1] if self._down is not None else "no answer"
