@@ -230,3 +230,63 @@ def test_a_write_stands_when_finishing_a_stopped_erase_fails_in_both_modes(
     assert NAME not in _rows(url)
     assert writer.get(exp_id).action == "[erased]"
     writer.close()
+
+
+_KILLED_ERASER = """import os, signal, sys
+from lamar import Lamar
+lam = Lamar(sys.argv[1])
+append = lam.store.append
+def killed(events, **kw):
+    if any(e.kind == "erase" for e in events):
+        os.kill(os.getpid(), signal.SIGKILL)  # after the erase's first step, before its event
+    return append(events, **kw)
+lam.store.append = killed
+lam.erase(sys.argv[2])
+"""
+
+
+def _kill_an_eraser(url: str, exp_id: str) -> None:
+    """A real process that erases `exp_id` and is SIGKILLed after its first step: the rows' texts
+    blanked, the rows left stale (no engine built them again)."""
+    done = subprocess.run([sys.executable, "-c", _KILLED_ERASER, url, exp_id], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == -9, done.stderr
+
+
+def test_a_report_after_a_killed_erase_blanked_the_rows_it_recalled_from_is_stored(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that read the rows while a killed eraser had left them blank kept their blank text,
+    and its next report of an episode it recalled from them folded that text: `CorruptStore` on a
+    sound store, and the report was lost."""
+    namespace = unique_namespace("erase")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    try:
+        lam = Lamar(url, k=2, seed=1)
+        for i in range(4):
+            lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}")))
+        target = lam.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t9")))
+        for _ in range(6):  # reports that find the rows unmoved: the next one folds from its recall's read
+            lam.report(lam.recall({"task": "t0"}).episode_id, 1.0)
+        episode = lam.recall({"task": "t0"}).episode_id
+        _kill_an_eraser(url, target)
+        rows, other = lam.store.rows, Lamar(url)  # type: ignore[attr-defined]
+        build = rows.build
+
+        def built_then_blanked_again(*args: object, **kwargs: object) -> None:
+            build(*args, **kwargs)
+            monkeypatch.setattr(rows, "build", build)
+            other.store.scrub([])  # an erase's first step, in another engine, before this one reads the rows
+
+        monkeypatch.setattr(rows, "build", built_then_blanked_again)
+        lam.recall({"task": "t0"})  # reads the t0 rows blank
+        lam.recall({"task": "t1"})  # builds the rows; reads only t1's
+        lam.report(episode, 1.0)
+        assert lam.episode(episode).reward == 1.0
+        assert lam.stats()["reports"] == 7
+        lam.close()
+        other.close()
+        with Lamar(url) as fresh:
+            assert fresh.episode(episode).reward == 1.0
+    finally:
+        drop_namespaces(postgres_url, namespace)
+

@@ -46,6 +46,13 @@ class KnownRows:
                   rows: Iterable[tuple[str, str, int]]) -> None:
         """A read of rows (id, text, version) and of the namespace's counters, as of now."""
         self._last_read = (tuning, shards, active, time.monotonic())
+        if tuning is None:
+            # Stale rows (a scrub blanked their text, and a process killed before it built them
+            # again leaves them so): nothing a report can fold, even once a later read that skips
+            # these rows finds the namespace built again.
+            for i, _, _ in rows:
+                self._texts.pop(i, None)
+            return
         self._texts.update((i, (version, raw)) for i, raw, version in rows)
 
     def note_written(self, states: dict[str, LessonState], versions: dict[str, int]) -> None:
