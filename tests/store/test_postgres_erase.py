@@ -16,7 +16,7 @@ import pytest
 
 from lamar import Experience, Lamar, Scope, Status
 from lamar.store import open_store
-from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+from tests.store.test_postgres import backends, drop_namespaces, namespace_url, unique_namespace
 
 NAME = "Ottoline Brandquist"
 TABLES = ("lamar_events", "lamar_lessons", "lamar_state", "lamar_inbox", "lamar_rewards")
@@ -290,3 +290,44 @@ def test_a_report_after_a_killed_erase_blanked_the_rows_it_recalled_from_is_stor
     finally:
         drop_namespaces(postgres_url, namespace)
 
+
+def test_a_write_whose_unlocked_read_straddles_a_scrub_is_folded_again(postgres_url: str) -> None:
+    """A fold-mode write that reads its rows without the lock reads their tuning and their text in
+    two statements; a scrub that committed between them (rows blanked, marked stale) made the
+    second read blank text under the first's tuning: `CorruptStore` on a sound store, and the
+    retire was lost. The scrub here commits while the read waits for the rows' table."""
+    import threading
+    import time
+
+    namespace, app = unique_namespace("erase"), unique_namespace("straddle")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on", application_name=app)
+    blocker = psycopg.connect(postgres_url)
+    try:
+        lam = Lamar(url, k=2, seed=1)
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+        rows = lam.store.rows  # type: ignore[attr-defined]
+        attempt = rows._attempt
+
+        def scrub_once_the_read_waits() -> None:
+            while not backends(postgres_url, app, waiting=True):
+                time.sleep(0.005)
+            blocker.execute("UPDATE lamar_lessons SET state = '', scope = '{}'::jsonb, version = version + 1 "
+                            "WHERE namespace = %s", (namespace,))
+            blocker.execute("UPDATE lamar_namespaces SET folded = NULL WHERE namespace = %s", (namespace,))
+            blocker.commit()
+
+        def read_behind_a_scrub(*args: object, **kwargs: object) -> object:
+            rows._attempt = attempt
+            blocker.execute("LOCK TABLE lamar_lessons IN ACCESS EXCLUSIVE MODE")  # for well under a second
+            threading.Thread(target=scrub_once_the_read_waits).start()
+            return attempt(*args, **kwargs)
+
+        rows._attempt = read_behind_a_scrub
+        lam.retire(exp_id)
+        assert lam.get(exp_id).status is Status.RETIRED
+        lam.close()
+        with Lamar(url) as fresh:
+            assert fresh.get(exp_id).status is Status.RETIRED
+    finally:
+        blocker.close()
+        drop_namespaces(postgres_url, namespace)

@@ -24,6 +24,10 @@ _FRESH = 10.0
 _RECALLED = 256  # episodes a store remembers for their reports
 
 
+class RowsMoved(LamarError):
+    """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
+
+
 class KnownRows:
     """The rows of one namespace as this store object last saw them."""
 
@@ -135,6 +139,23 @@ class KnownRows:
         self._parsed[exp_id] = (version, state)
         return state
 
+    def copies(self, rows: Iterable[tuple[str, str, int]], locked: bool) -> list[LessonState]:
+        """Copies of the states of rows (id, text, version) read for a fold, which changes them.
+
+        Raises:
+            RowsMoved: (not `locked`) a row does not decode. A read that holds no lock takes a
+                snapshot per statement, so a scrub that blanked the rows and marked them stale
+                may commit between its read of their tuning and its read of the rows; the
+                locked read, which no scrub or build runs beside, tells a damaged row.
+            CorruptStore: (`locked`) a row does not decode.
+        """
+        try:
+            return [self.known(i, raw, v).copy() for i, raw, v in rows]
+        except CorruptStore as exc:
+            if locked:
+                raise
+            raise RowsMoved("a row read without the lock does not decode") from exc
+
     def policy(self, tuning: str) -> Policy | None:
         """The Policy the rows were folded under; None when another design of the decision core
         folded them (knobs this Policy does not have): their states are not read, and the next
@@ -148,4 +169,4 @@ class KnownRows:
         return self._policies[tuning]
 
 
-__all__ = ["KnownRows"]
+__all__ = ["KnownRows", "RowsMoved"]

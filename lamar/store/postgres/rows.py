@@ -20,7 +20,7 @@ from lamar.store.postgres.batch import Batch, FoldInputs, merge_shards, named
 from lamar.store.postgres.connection import events_json, keyed, result_parts
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.inbox import Inbox, Vanished
-from lamar.store.postgres.known import KnownRows
+from lamar.store.postgres.known import KnownRows, RowsMoved
 from lamar.store.postgres.locks import ROWS_LOCK
 
 if TYPE_CHECKING:
@@ -254,7 +254,7 @@ class LessonRows:
         for attempt in range(OPTIMISTIC_TRIES if self._optimistic else 0):
             try:
                 return self._attempt(events, "optimistic", strict)
-            except _RowsMoved:
+            except RowsMoved:
                 self._counts["conflicts"] += 1
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2**attempt))
         self._counts["locked"] += 1
@@ -300,7 +300,7 @@ class LessonRows:
             written = self._attempt([event], "report", strict, recalled)
             self._learn(self._moved)
             return written
-        except _RowsMoved:
+        except RowsMoved:
             self._counts["conflicts"] += 1
             attempt = 1
         except _Contended:
@@ -335,7 +335,7 @@ class LessonRows:
             how = "combine" if attempt < OPTIMISTIC_TRIES else "combine-locking"
             try:
                 folded = self._transaction([], how, False, ticket=ticket)
-            except _RowsMoved:
+            except RowsMoved:
                 self._counts["conflicts"] += 1
                 time.sleep(self._jitter.uniform(0.0, _BACKOFF * 2 ** min(attempt, OPTIMISTIC_TRIES)))
                 attempt += 1
@@ -408,7 +408,7 @@ class LessonRows:
                 versions = {exp_id: version for exp_id, _, version in read.rows}
                 if recalled is not None and read is not recalled:  # a read of its own: did the rows move?
                     self._moved = any(versions.get(exp_id) != version for exp_id, _, version in recalled.rows)
-                written = self._fold(written, read, write, strict, folded)
+                written = self._fold(written, read, write, strict, folded, not optimistic)
             if optimistic:
                 eligible = {i for data in read.episodes.values() for i in json.loads(data).get("eligible", ())}
                 write.update(n_expected=len(versions), absent=sorted((set(ids) | eligible) - set(versions)),
@@ -428,11 +428,11 @@ class LessonRows:
                     cur.execute(_WRITE, write)
             except db.pg.errors.SerializationFailure as exc:
                 if MOVED in str(exc):
-                    raise _RowsMoved(MOVED) from exc  # rolled back by the connection layer
+                    raise RowsMoved(MOVED) from exc  # rolled back by the connection layer
                 raise
             except db.pg.errors.UniqueViolation as exc:
                 if combining:  # a queued outcome's episode was just reported another way
-                    raise _RowsMoved(MOVED) from exc
+                    raise RowsMoved(MOVED) from exc
                 raise
             seqs = sorted(int(row[0]) for row in cur.fetchall())  # the events' seqs (COMMIT follows)
             self._known.note_written(folded, versions)
@@ -441,13 +441,13 @@ class LessonRows:
         def committed(seqs: list[int]) -> list[Event] | None:
             """A COMMIT whose answer was lost went through: the events with the seqs it wrote."""
             if combining:
-                raise _RowsMoved("settled")  # read again: the reporter's own entry is gone, or not
+                raise RowsMoved("settled")  # read again: the reporter's own entry is gone, or not
             return [e.numbered(seq) for e, seq in zip(events, seqs, strict=True)]
 
         return db.transact(body, committed, events)
 
     def _fold(self, events: list[Event], read: FoldInputs, write: dict[str, Any], strict: bool,
-              rows: dict[str, LessonState]) -> list[Event]:
+              rows: dict[str, LessonState], locked: bool) -> list[Event]:
         """Fold `events` into the rows in `read`; fills `write`, and `rows` with the states written; returns
         the events as they are to be stored (outcomes name the sigma and divisor their fold used)."""
         known = self._known
@@ -460,8 +460,7 @@ class LessonRows:
             return events
         # A copy of each row as parsed for a read (or written here) at that version: the fold
         # changes the copy, and the read's object stays as the row was.
-        batch = Batch(policy, [known.known(i, raw, v).copy() for i, raw, v in read.rows], read,
-                      strict, self._db.location)
+        batch = Batch(policy, known.copies(read.rows, locked), read, strict, self._db.location)
         out = []
         for event in events:
             try:
@@ -480,10 +479,6 @@ class LessonRows:
         write["active"] = batch.active - read.active
         write["stale"] = batch.stale
         return out
-
-
-class _RowsMoved(LamarError):
-    """An optimistic write found a row it had read changed (or added, or the rows rebuilt)."""
 
 
 class _Contended(LamarError):
