@@ -155,10 +155,34 @@ def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: f
         try:
             if changed or clean:
                 store.scrub(changed)
-            return sum(e.kind != "erase" for e in changed)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
+        _scrub_put_back(store, policy)
+        return sum(e.kind != "erase" for e in changed)
     raise StoreError("the log was checkpointed each time it was read")
+
+
+def _scrub_put_back(store: ErasableStore, policy: Policy) -> None:
+    """Scrub again what the log holds of every lesson its erase events name, until a read finds
+    nothing to scrub. Two erases at once each rewrite an event both lessons are in (a snapshot)
+    from the log as each read it: the later write puts back the text the earlier one took out,
+    and only a read after it, by the later eraser, sees both erase events."""
+    for _ in range(_TRIES):
+        log = store.read(0)
+        current = {e.seq: e for e in log}
+        for erase in [e for e in log if e.kind == "erase"]:
+            data = erase.data
+            again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
+                                str(data.get("by")), erase.time, policy)
+            current.update((e.seq, e) for e in again)
+        changed = [e for e, stored in zip(current.values(), log, strict=True) if e.data != stored.data]
+        if not changed:
+            return
+        try:
+            store.scrub(changed)
+        except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
+            continue
+    raise StoreError("other writers kept changing the log while erase scrubbed it: erase again")
 
 
 def finish(follower: Follower, unscrubbed: dict[int, Event], *, at_once: bool = False) -> bool:

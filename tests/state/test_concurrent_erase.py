@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import subprocess
+import sys
 from multiprocessing.synchronize import Barrier
+
+import pytest
 
 from lamar import EventConflict, Experience, InvalidExperience, Lamar
 from lamar.policy.fold import ERASED
@@ -90,3 +94,35 @@ def test_an_engine_that_folded_a_lesson_before_another_erased_it_saves_no_text_a
     lam = Lamar(store_location)
     assert lam.get(exp_id).action == ERASED and lam.stats()["episodes"] == 40
     lam.close()
+
+
+_ERASE = "import sys\nfrom lamar import Lamar\nwith Lamar(sys.argv[1]) as lam:\n    lam.erase(sys.argv[2], by='ops')\n"
+
+
+def test_two_erases_at_once_leave_neither_text_in_the_checkpoint_both_lessons_are_in(
+        store_location: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each erase rewrites the snapshot both lessons are in from the log as it read it: here another
+    process erases the second lesson between this erase's read and its write, whose snapshot put
+    the second lesson's text back; both erases had returned."""
+    lam = Lamar(store_location)
+    first = lam.add(Experience("Ottoline Brandquist reports a crash", "ask Ottoline Brandquist for the log"))
+    second = lam.add(Experience("Aurelio Fenwick reports a hang", "ask Aurelio Fenwick for the trace"))
+    lam.report(lam.recall({}).episode_id, 1.0)
+    assert lam.checkpoint()
+    scrub, erased = lam.store.scrub, []  # type: ignore[attr-defined]
+
+    def another_process_erases_meanwhile(events: list[Event]) -> int:
+        if events and not erased:
+            erased.append(subprocess.run([sys.executable, "-c", _ERASE, store_location, second],
+                                         capture_output=True, text=True, timeout=60, check=False))
+        return int(scrub(events))
+
+    monkeypatch.setattr(lam.store, "scrub", another_process_erases_meanwhile)
+    lam.erase(first, by="ops")
+    assert erased[0].returncode == 0, erased[0].stderr
+    lam.close()
+    with Lamar(store_location) as fresh:
+        stored = json.dumps([event.data for event in fresh.store.read(0)])
+        assert (fresh.get(first).action, fresh.get(second).action) == (ERASED, ERASED)
+    assert "Ottoline" not in stored
+    assert "Aurelio" not in stored
