@@ -23,6 +23,7 @@ from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows, st
 # The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.
 _SETTLE_EVERY = 60.0
+_BUILDS = 3  # builds of stale rows a read makes before it reads them as they are
 
 
 class Holder(Protocol):
@@ -185,7 +186,12 @@ class StoreRows:
 
     def _read(self, read: Callable[[FoldedRows], RowsView]) -> RowsView:
         view = read(self._rows)
-        if view.tuning != self._tuning_text():
+        # Another engine's erase may blank the rows again between this build and the read after
+        # it: read once stale, they would list no lesson (an existing id "unknown", a recall with
+        # none eligible).
+        for _ in range(_BUILDS):
+            if view.tuning == self._tuning_text():
+                break
             self._build()
             view = read(self._rows)
         return view

@@ -331,3 +331,32 @@ def test_a_write_whose_unlocked_read_straddles_a_scrub_is_folded_again(postgres_
     finally:
         blocker.close()
         drop_namespaces(postgres_url, namespace)
+
+
+def test_a_lesson_read_while_erases_keep_blanking_the_rows_is_found(
+        postgres_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows a killed eraser left blank are built again by the next read; another erase that blanked
+    them between that build and the read after it made the read list no lesson: `get` of an
+    existing lesson raised UnknownExperience, and a recall found none eligible."""
+    namespace = unique_namespace("erase")
+    url = namespace_url(postgres_url, namespace, lamar_fold="on")
+    try:
+        lam = Lamar(url, k=2, seed=1)
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
+        target = lam.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t9")))
+        _kill_an_eraser(url, target)
+        rows, other = lam.store.rows, Lamar(url)  # type: ignore[attr-defined]
+        build = rows.build
+
+        def built_then_blanked_again(*args: object, **kwargs: object) -> None:
+            build(*args, **kwargs)
+            monkeypatch.setattr(rows, "build", build)
+            other.store.scrub([])  # an erase's first step, in another engine, before this one reads the rows
+
+        monkeypatch.setattr(rows, "build", built_then_blanked_again)
+        assert lam.get(exp_id).action == "clear the cache"
+        assert lam.recall({"task": "t"}).eligible == (exp_id,)
+        lam.close()
+        other.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
