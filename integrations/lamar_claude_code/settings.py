@@ -98,13 +98,18 @@ def tracked(path: Path) -> bool:
 # episode stored). The interpreter that installed the hooks is named instead; it finds its own
 # packages whatever PATH is.
 STRIPPED_PATH = "/usr/bin:/bin"
+# Python exits 2 when its script cannot be opened (`pip uninstall`, a virtual environment rebuilt
+# with another Python), and Claude Code takes exit 2 as a block: from UserPromptSubmit it erases
+# the prompt, from Stop it keeps Claude going. Every failure of the command is made a plain 1.
+FAIL_OPEN = " || exit 1"
 
 
 def hook_command(store: str | None = None) -> str:
-    """The command the entries run: `<this python> -S <lamar_claude_code/quick.py> [--store PATH]`.
+    """The command the entries run: `<this python> -S <lamar_claude_code/quick.py> [--store PATH] || exit 1`.
 
     quick.py hands the event to a warm daemon (see `lamar_claude_code.daemon`); -S keeps the
-    interpreter's start below a bare `python -c pass` until the packages are needed.
+    interpreter's start below a bare `python -c pass` until the packages are needed. Claude Code
+    runs the command through the shell: `|| exit 1` keeps a quick.py that is gone from blocking.
     """
     from lamar_claude_code import quick
 
@@ -112,7 +117,7 @@ def hook_command(store: str | None = None) -> str:
     if store:
         location = store if "://" in store or store == ":memory:" else str(Path(store).expanduser().resolve())
         command += f" --store {shlex.quote(location)}"
-    return command
+    return command + FAIL_OPEN
 
 
 def runs_without_path(command: str, timeout: float = 30.0) -> str:
@@ -120,7 +125,8 @@ def runs_without_path(command: str, timeout: float = 30.0) -> str:
     Claude Code may start it; otherwise why it does not."""
     env = {"HOME": os.path.expanduser("~"), "PATH": STRIPPED_PATH}
     try:
-        done = subprocess.run(["/bin/sh", "-c", f"{command} --help"], env=env, stdin=subprocess.DEVNULL,
+        check = command.removesuffix(FAIL_OPEN) + " --help"  # the guard would turn exit 127 into 1
+        done = subprocess.run(["/bin/sh", "-c", check], env=env, stdin=subprocess.DEVNULL,
                               capture_output=True, timeout=timeout, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"it did not start: {exc}"

@@ -234,6 +234,9 @@ def cmd_status(args: argparse.Namespace) -> int:
                 print(f"    FAILS without your PATH: {problem}; run lamar claude-code install again")
             else:
                 print("    runs without your PATH")
+            if "quick.py" in command and not command.endswith(settings.FAIL_OPEN):
+                print("    no `|| exit 1`: should quick.py go, Python's exit 2 would block your prompts; "
+                      "run lamar claude-code install again")
     _plugin_status(repo)
     twice = _twice_note(_enabled_plugins(repo), holding)
     if twice:

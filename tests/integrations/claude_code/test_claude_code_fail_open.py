@@ -227,3 +227,20 @@ def test_a_hook_that_cannot_start_logs_in_the_home_folder_when_the_store_folder_
     lines = (tmp_path / "home" / ".lamar" / "claude-code.log").read_text().splitlines()
     assert len(lines) == 1 and f" {paths_for(store).log} {UNWRITABLE} " in lines[0]  # as `status` looks for it
     assert lines[0].endswith("the hook could not start: ModuleNotFoundError: lamar_claude_code")
+
+
+def test_an_installed_hook_whose_quick_py_is_gone_never_blocks_the_prompt(
+        store: Path, env: dict[str, str], repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # `pip uninstall`, or a virtual environment rebuilt with another Python, removes quick.py and
+    # leaves the settings' entries: Python exits 2 on a script it cannot open, and exit 2 from
+    # UserPromptSubmit erases the prompt (from Stop, it keeps Claude from stopping).
+    from lamar_claude_code import quick
+    from lamar_claude_code.settings import hook_command
+
+    monkeypatch.setattr(quick, "__file__", str(tmp_path / "uninstalled" / "quick.py"))
+    command = hook_command(str(store))
+    event = json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).encode()
+    done = subprocess.run(["/bin/sh", "-c", command], input=event, capture_output=True, env=env, timeout=60,
+                          check=False)
+    assert (done.returncode, done.stdout) == (1, b"")  # 1: a non-blocking error Claude Code shows; never 2
+    assert b"quick.py" in done.stderr

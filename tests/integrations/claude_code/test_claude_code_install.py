@@ -53,7 +53,7 @@ def test_install_merges_is_idempotent_and_uninstall_restores(repo: Path, env: di
     merged = json.loads(settings.read_text())
     assert {k: v for k, v in merged.items() if k != "hooks"} == {k: v for k, v in THEIRS.items() if k != "hooks"}
     command = merged["hooks"]["UserPromptSubmit"][-1]["hooks"][0]["command"]
-    assert command.endswith(f"lamar_claude_code/quick.py --store {store}")
+    assert command.endswith(f"lamar_claude_code/quick.py --store {store} || exit 1")  # 1, never 2: see FAIL_OPEN
     for event, groups in THEIRS["hooks"].items():
         assert merged["hooks"][event][: len(groups)] == groups  # theirs first, untouched
     assert merged["hooks"]["PostToolUse"][-1]["matcher"] == TOOL_MATCHER

@@ -117,3 +117,23 @@ def test_status_names_a_hook_whose_python_lacks_lamar(repo: Path, env: dict[str,
     ran = _run_bare(entry["command"], payload("Stop", "s1", repo, stop_hook_active=False), env)
     assert ran.returncode == 0  # the hook itself still fails open, and says why in the log
     assert "the hook could not start: ModuleNotFoundError" in store.with_name(store.name + ".claude-code.log").read_text()
+
+
+def test_status_names_an_installed_hook_that_would_block_once_quick_py_is_gone(repo: Path, env: dict[str, str],
+                                                                               tmp_path: Path) -> None:
+    from lamar_claude_code.settings import FAIL_OPEN
+
+    store = tmp_path / "lessons.db"
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    settings = repo / ".claude" / "settings.local.json"
+    data = json.loads(settings.read_text())
+    entry = data["hooks"]["Stop"][-1]["hooks"][0]
+    entry["command"] = entry["command"].removesuffix(FAIL_OPEN)  # as installs of earlier releases wrote it
+    settings.write_text(json.dumps(data))
+    lines = _lamar(env, repo, "status", "--store", str(store)).stdout.splitlines()
+    stop = next(i for i, line in enumerate(lines) if line.strip().startswith("Stop:"))
+    assert lines[stop + 1].strip() == "runs without your PATH"
+    assert "no `|| exit 1`" in lines[stop + 2] and "install again" in lines[stop + 2]
+    assert sum("no `|| exit 1`" in line for line in lines) == 1  # the entries install writes have it
+    assert _lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    assert "no `|| exit 1`" not in _lamar(env, repo, "status", "--store", str(store)).stdout
