@@ -201,6 +201,10 @@ def _build(values: dict[str, Any]) -> HookConfig:
     if not whole_number(config.max_chars, low=MIN_CONTEXT_CHARS):
         raise ConfigError(f"hook.max_chars must be a whole number >= {MIN_CONTEXT_CHARS}, what the fence and one "
                           f"shortened lesson need; got {config.max_chars!r}")
+    if config.max_chars > MAX_CONTEXT_CHARS:
+        # Past it Claude sees a preview, and the lessons cut off would be counted as shown.
+        raise ConfigError(f"hook.max_chars must be at most {MAX_CONTEXT_CHARS:,}, what Claude Code passes whole "
+                          f"as hook context (longer becomes a short preview); got {config.max_chars!r}")
     if not isinstance(config.enabled, bool):
         raise ConfigError(f"hook.enabled must be true or false; got {config.enabled!r}")
     for key in ("budget_seconds", "git_window_days"):

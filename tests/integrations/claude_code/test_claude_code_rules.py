@@ -96,6 +96,7 @@ def test_the_config_file_overrides_and_extends(repo: Path, tmp_path: Path) -> No
     ("hook", "max_chars = true", "hook.max_chars"),
     ("hook", "max_chars = 500.5", "hook.max_chars"),
     ("hook", "max_chars = 271", "hook.max_chars must be a whole number >= 272, what the fence and one shortened"),
+    ("hook", "max_chars = 10001", "hook.max_chars must be at most 10,000, what Claude Code passes whole"),
     ("hook", "budget_seconds = nan", "budget_seconds"),
     ("hook", "budget_seconds = inf", "budget_seconds"),
     ("hook", "budget_seconds = true", "budget_seconds"),
