@@ -57,6 +57,9 @@ def snapshot_of(cache: FoldCache, episodes: Iterable[EpisodeRecord] | None = Non
         # so the coins' order does not hang on theirs across a checkpoint.
         "index": [[[list(pair) for pair in key], list(bucket)] for key, bucket in cache.index.items()],
         "episodes": [[getattr(record, name) for name in EPISODE_FIELDS] for record in held],
+        # Outcomes the pending policy or `expire` stood in with: a late report still replaces an
+        # expiry, and the integrations tell a failed run's expiry from a report by it.
+        "settled": {record.id: record.settled for record in held if record.settled is not None},
         "applied": sorted(cache.applied),
         "removed": {exp_id: list(done) for exp_id, done in cache.removed.items()},
         "active": cache.n_active,
@@ -88,6 +91,11 @@ def restore(cache: FoldCache, data: Mapping[str, Any]) -> None:
         record.outcome_seq = int(fields["outcome_seq"])
         record.sealed = record.reward is not None  # its reward is inside the lessons' sums now
         cache.episodes[record.id] = record
+    for episode_id, how in data.get("settled", {}).items():  # a snapshot from before it kept none
+        if how not in ("default", "expired"):
+            raise ValueError(f"episode {episode_id} is settled as {how!r}, not 'default' or 'expired'")
+        if (settled := cache.episodes.get(episode_id)) is not None:
+            settled.settled = how
     cache.applied = set(data["applied"])
     # A snapshot written before lessons' removals were kept has none: its log showed them.
     cache.removed = {str(i): (int(seq), str(how)) for i, (seq, how) in data.get("removed", {}).items()}

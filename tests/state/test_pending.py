@@ -114,6 +114,23 @@ def test_settling_survives_a_checkpoint(tmp_path):
     assert fresh.episode(rec.episode_id).reward == 0.5
 
 
+def test_a_checkpoint_keeps_which_outcomes_only_stood_in_for_a_report(tmp_path: Path) -> None:
+    """A fresh process read an expiry folded into a checkpoint as a report (`settled` None), so an
+    integration's silent outcome replaced a failed run's expiry (found by tools/engine_fuzz.py)."""
+    path = tmp_path / "s.db"
+    lam = _engine(path, pending_after=3600.0, pending_outcome=Signal.ACCEPTED)
+    _lesson(lam)
+    failed, waited, reported = (lam.recall({"project": "x"}).episode_id for _ in range(3))
+    lam.report(reported, Signal.SHIPPED)
+    lam.expire(failed, "the run failed")
+    assert lam.settle_pending(now=time.time() + 7200) == [waited]
+    assert lam.checkpoint()
+    for reader in (_engine(path, pending_after=3600.0), _engine(path, pending_after=3600.0), lam):  # from the snapshot, from the state saved since, the writer
+        assert [reader.episode(e).settled for e in (failed, waited, reported)] == ["expired", "default", None]
+    reader.report(failed, Signal.SHIPPED)  # a late report still replaces the expiry
+    assert _engine(path).episode(failed).settled is None
+
+
 def test_bad_pending_tuning_says_what_it_takes():
     with pytest.raises(ValueError, match="pending_after"):
         Lamar(":memory:", pending_after=-1)
