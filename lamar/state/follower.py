@@ -237,9 +237,23 @@ class Follower:
             raise UnknownExperience(unknown("experience", exp_id, self.store.location))
         return state
 
+    def find(self, episode_id: str) -> EpisodeRecord | None:
+        """The logged episode, None when the log has none by that id (`FoldCache.episode`).
+
+        A cache resumed from a saved state finds the episodes the state left out by their keys, and
+        a checkpoint that another process took since then dropped those keys (its snapshot holds
+        the episodes, past the seq this cache folded): on a miss, such a cache folds the log as it
+        now stands and looks again, once, since the cache it folds looks up nothing.
+        """
+        record = self.cache.episode(episode_id)
+        if record is None and self.cache.partial and isinstance(episode_id, str):
+            self.refold()
+            record = self.cache.episode(episode_id)
+        return record
+
     def episode(self, episode_id: str) -> EpisodeRecord:
         """The logged episode; UnknownEpisode when the log has none by that id."""
-        record = self.cache.episode(episode_id)
+        record = self.find(episode_id)
         if record is None:
             raise UnknownEpisode(unknown("episode", episode_id, self.store.location))
         return record

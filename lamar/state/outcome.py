@@ -20,7 +20,7 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
         DuplicateReport: the episode has an outcome and `replace` is False, or it is sealed.
     """
     log.sync()
-    episode = log.cache.episode(episode_id)
+    episode = log.find(episode_id)
     if episode is None:
         raise UnknownEpisode(unknown(
             "episode", episode_id, log.store.location,

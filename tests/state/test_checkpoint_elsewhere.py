@@ -29,3 +29,21 @@ def test_a_state_saved_after_another_process_checkpointed_finds_every_episode(st
     with pytest.raises(DuplicateReport):
         reopened.report(first, Signal.REVERTED)
     reopened.close()
+
+
+def test_an_engine_resumed_before_another_process_checkpointed_still_finds_every_episode(store_location: str) -> None:
+    """A process resumed from a saved state finds the episodes the state left out by their keys,
+    which another process's checkpoint drops: it called them unknown, and refused a late report
+    of an episode it had just recalled (found by tools/engine_fuzz.py)."""
+    writer = Lamar(store_location, k=1, seed=0)
+    writer.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
+    failed, shipped = (writer.recall({"project": "demo"}).episode_id for _ in range(2))
+    writer.expire(failed, "the run failed")
+    writer.report(shipped, Signal.SHIPPED)
+    writer.close()  # saves the state: it leaves out both episodes, which the log has by key
+    resumed = Lamar(store_location, k=1, seed=1)
+    assert Lamar(store_location).checkpoint()
+    assert resumed.episode(shipped).reports == 1
+    resumed.report(failed, Signal.ACCEPTED)  # late: it replaces the expiry
+    assert Lamar(store_location).episode(failed).signal == "accepted"
+    resumed.close()
