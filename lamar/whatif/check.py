@@ -20,8 +20,8 @@ from lamar.whatif.alternatives import Alternative, Holdout, NoMemory, Proven, Sl
 from lamar.whatif.ask import beliefs_of
 from lamar.whatif.estimators import ESTIMATORS, slate_weight
 from lamar.whatif.log import Log, LoggedEpisode, read_log
-from lamar.whatif.model import FOLDS, fold_lifts
-from lamar.whatif.report import HEADLINE, OUTCOMES, THIN, evaluate
+from lamar.whatif.model import FOLDS, OUTCOMES, fold_lifts
+from lamar.whatif.report import HEADLINE, THIN, evaluate
 
 _FAIL_REWARD = (Signal.REVERTED.reward + Signal.CORRECTED.reward + Signal.REASKED.reward) / 3.0
 

@@ -10,12 +10,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from lamar._errors import InvalidArgument, echoed
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import Alternative, name_of
-from lamar.whatif.estimators import Accumulator, Estimate, pseudo_inverse, second_moments, slate_weight
+from lamar.whatif.estimators import Accumulator, Estimate
 from lamar.whatif.log import Log, LoggedEpisode
-from lamar.whatif.model import FOLDS, AdditiveModel, Pattern, fit, patterns_of
+from lamar.whatif.model import FOLDS, OUTCOMES, AdditiveModel, Pattern
 from lamar.whatif.slate import Slate
 
-OUTCOMES = ("reward", "success")
 RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}
 THIN = 30.0  # effective episodes below which an exact estimate's normal interval is not to be trusted
 HEADLINE = "dr"  # the estimator a one-line answer quotes (the CLI by default, the UI)
@@ -139,8 +138,7 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
     intervals (`Accumulator.estimates`)."""
     if not isinstance(log, Log):
         log = Log.of(log)
-    patterns = patterns_of(log)
-    models = {outcome: [fit(patterns, fold, outcome) for fold in range(FOLDS)] for outcome in OUTCOMES}
+    patterns, models = log.fitted
     grouped: list[tuple[Slate, list[_Cell]]] = []
     for slate, pattern in zip(log.slates, patterns, strict=True):
         injected = dict.fromkeys(pattern.injected, 1.0)
@@ -195,17 +193,44 @@ def _checked(alternative: Alternative, slate: Slate, fold: int) -> Mapping[str, 
         InvalidArgument: `changes` gave something other than a mapping of probabilities.
     """
     changes = alternative.changes(slate, fold)
-    if not isinstance(changes, Mapping):
+    if type(changes) is not dict and not isinstance(changes, Mapping):
         raise InvalidArgument(f"policy {echoed(alternative.name)}: changes() returns a mapping of lesson ids to "
                               f"inclusion probabilities, got {type(changes).__name__}")
     for lesson, pi in changes.items():
-        # A NaN or a probability past [0, 1] would pass the support check and give no estimate, or a wrong one.
-        if not finite_number(pi) or not 0.0 <= pi <= 1.0:
+        # A NaN or a probability past [0, 1] would pass the support check and give no estimate, or a wrong
+        # one. A float in [0, 1] is finite: `finite_number` is asked about anything else.
+        if not (type(pi) is float and 0.0 <= pi <= 1.0) and not (finite_number(pi) and 0.0 <= pi <= 1.0):
             raise InvalidArgument(f"policy {echoed(alternative.name)} gives lesson {echoed(lesson)} the inclusion "
                                   f"probability {echoed(pi)}; an inclusion probability is a number in [0, 1]")
-    if all(lesson in slate.p for lesson in changes):
+    if changes.keys() <= slate.p.keys():
         return changes
     return {lesson: pi for lesson, pi in changes.items() if lesson in slate.p or pi != 0.0}
+
+
+def _weights(p: Mapping[str, float], injected: frozenset[str], changes: Mapping[str, float]
+             ) -> tuple[float, float, float, float, list[tuple[str, float]]] | None:
+    """An episode's `slate_weight`, `pseudo_inverse` and `second_moments` (E[w^2], E[g^2]) in one
+    pass, each computed term for term as they compute it, and the lessons the changes move with
+    their shift; None outside the support (as `slate_weight`)."""
+    weight = g = w2 = g2 = 1.0
+    moved = []
+    for lesson, new in changes.items():
+        old = p.get(lesson, 0.0)
+        if new == old:
+            continue
+        if not 0.0 < old < 1.0:
+            return None
+        shift, spread = new - old, old * (1.0 - old)
+        if lesson in injected:
+            weight *= new / old
+            g += shift * (1.0 - old) / spread
+        else:
+            weight *= (1.0 - new) / (1.0 - old)
+            g += shift * (0.0 - old) / spread
+        w2 *= new * new / old + (1.0 - new) ** 2 / (1.0 - old)
+        g2 += shift ** 2 / spread
+        moved.append((lesson, shift))
+    return weight, g, w2, g2, moved
 
 
 def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]], total: int,
@@ -214,14 +239,11 @@ def _evaluate(alternative: Alternative, grouped: list[tuple[Slate, list[_Cell]]]
     supported = 0
     for slate, cells in grouped:
         for cell in cells:
-            changes = _checked(alternative, slate, cell.fold)
-            weight = slate_weight(slate.p, slate.injected, changes)
-            if weight is None:
+            found = _weights(slate.p, slate.injected, _checked(alternative, slate, cell.fold))
+            if found is None:
                 continue
+            weight, g, w2, g2, moved = found
             supported += cell.n
-            g = pseudo_inverse(slate.p, slate.injected, changes)
-            moved = [(i, q - slate.p[i]) for i, q in changes.items() if q != slate.p[i]]
-            w2, g2 = second_moments(slate.p, changes)
             for outcome in OUTCOMES:
                 accumulator = sums[outcome]
                 y, yy = cell.sums[outcome]
