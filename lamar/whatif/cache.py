@@ -13,6 +13,8 @@ import math
 import os
 import sys
 import tempfile
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
@@ -27,6 +29,7 @@ FORMAT = 2
 SAVE_AFTER = 1000  # events folded past the cached fold before it is written again
 SEEN_LIMIT = 4096  # slates remembered as read; past it (contexts that never repeat) each is sorted
 SUCCESS_SIGNALS = frozenset({"shipped", "accepted"})
+KEPT_FILES = 4  # cache files whose fold a process keeps as read or written (`lamar ui` reads one again and again)
 
 
 class Folded:
@@ -186,6 +189,19 @@ class Folded:
         out._position = None
         return out
 
+    def copy(self) -> Folded:
+        """A fold that folding more into leaves this one as it was (the slates and contexts, never
+        changed once filed, are shared)."""
+        out = Folded()
+        out.seq, out.last = self.seq, self.last
+        out.ids, out.times, out.context, out.slate = self.ids[:], self.times[:], self.context[:], self.slate[:]
+        out.reward, out.signal, out.sealed, out.alive = self.reward[:], self.signal[:], self.sealed[:], self.alive[:]
+        out.contexts, out.slates, out.randomized = self.contexts[:], self.slates[:], self.randomized[:]
+        out._position = None if self._position is None else dict(self._position)
+        out._context_index, out._slate_index = dict(self._context_index), dict(self._slate_index)
+        out._seen = dict(self._seen)
+        return out
+
     # -- the cache file ----------------------------------------------------------------------------
 
     def to_json(self, location: str) -> str:
@@ -306,7 +322,7 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     if cut:
         folded.last = fingerprint(log.event(rows[cut - 1]))
     if path is not None and (cut >= SAVE_AFTER or (whole and folded.seq)):
-        _save(path, folded.to_json(location))
+        _save(path, folded, location)
     log.fold(folded, rows[cut:])  # after the settled part: folded for this answer, never cached
     return folded
 
@@ -352,19 +368,62 @@ class _Log:
 
 def _load(path: Path, location: str) -> Folded | None:
     try:
-        return Folded.from_json(path.read_text(encoding="utf-8"), location)
+        with open(path, encoding="utf-8") as file:
+            identity = _identity(file.fileno())
+            kept = _kept(path, identity, location)
+            if kept is not None:  # this very file, read or written by this process before: not parsed again
+                return kept
+            folded = Folded.from_json(file.read(), location)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None  # no cache, or a torn or foreign one: fold the log
+    if folded is not None:
+        _keep(path, identity, location, folded)
+    return folded
 
 
-def _save(path: Path, text: str) -> None:
+def _save(path: Path, folded: Folded, location: str) -> None:
     """Write the cache whole or not at all (a temporary file, then a rename); failing loses nothing."""
+    text = folded.to_json(location)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".whatif-", suffix=".tmp")
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+            out.flush()
+            identity = _identity(out.fileno())  # the rename keeps the file's inode and time
         os.replace(temporary, path)
     except OSError:
         with contextlib.suppress(OSError, UnboundLocalError):
             os.unlink(temporary)
+        return
+    _keep(path, identity, location, folded)
+
+
+# The fold each recent cache file holds, by the file's identity (device, inode, size, time of the
+# last write): a file another process replaced or changed is another file, read again. What a
+# fold read from here describes is checked against the log as a fold parsed from the file is.
+_files: OrderedDict[Path, tuple[tuple[int, ...], str, Folded]] = OrderedDict()
+_files_lock = threading.Lock()
+
+
+def _identity(descriptor: int) -> tuple[int, ...]:
+    stat = os.fstat(descriptor)
+    return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
+
+
+def _kept(path: Path, identity: tuple[int, ...], location: str) -> Folded | None:
+    with _files_lock:
+        entry = _files.get(path)
+        if entry is None or entry[0] != identity or entry[1] != location:
+            return None
+        _files.move_to_end(path)
+    return entry[2].copy()  # the caller folds more into its own
+
+
+def _keep(path: Path, identity: tuple[int, ...], location: str, folded: Folded) -> None:
+    kept = folded.copy()  # as the file holds it: the caller may fold more into `folded`
+    with _files_lock:
+        _files[path] = (identity, location, kept)
+        _files.move_to_end(path)
+        while len(_files) > KEPT_FILES:
+            _files.popitem(last=False)

@@ -208,3 +208,27 @@ def test_a_store_named_through_a_link_has_the_cache_of_its_target(tmp_path: Path
     target.write_text("")
     (tmp_path / "link.json").symlink_to(Path("real") / "s.json")
     assert cache.cache_path(str(tmp_path / "link.json")) == cache.cache_path(str(target))
+
+
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_a_cache_file_this_process_read_or_wrote_is_not_parsed_again_until_it_changes(
+        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    lam = Lamar(str(tmp_path / name), k=2, seed=3)
+    lam.add(Experience("a test is flaky", "pin the seeds", scope=Scope(task="flaky")))
+    _play(lam, 20)
+    parse = cache.Folded.from_json
+    parsed: list[str] = []
+    monkeypatch.setattr(cache.Folded, "from_json", staticmethod(lambda text, where: parsed.append(where) or parse(text, where)))
+    first = read_log(lam.store)  # folds the log and writes the cache file
+    assert read_log(lam.store) == first and parsed == []  # the fold written, kept: the file is not parsed again
+    _play(lam, 3)
+    _same(lam)  # the kept fold and the events since
+    assert parsed == []
+    path = cache.cache_path(lam.store.location)
+    assert path is not None
+    text = path.read_text(encoding="utf-8")
+    path.unlink()
+    path.write_text(text, encoding="utf-8")  # another process's file, with the same text
+    _same(lam)
+    assert len(parsed) == 1
+    lam.close()
