@@ -10,6 +10,7 @@ import operator
 from collections.abc import Iterable, Iterator, Mapping
 from typing import NamedTuple
 
+from lamar.store.decode import no_cycle_collection
 from lamar.whatif.log import Log
 
 FOLDS = 5
@@ -142,8 +143,9 @@ class Fitted(NamedTuple):
 
 def fitted(log: Log) -> Fitted:
     """The log's patterns and models (read them through `Log.fitted`, which makes them once)."""
-    patterns = patterns_of(log)
-    return Fitted(patterns, fit_folds(patterns, OUTCOMES))
+    with no_cycle_collection():  # a pattern per slate, lists of them per lesson: none in a cycle
+        patterns = patterns_of(log)
+        return Fitted(patterns, fit_folds(patterns, OUTCOMES))
 
 
 def fold_lifts(log: Log) -> tuple[Mapping[str, float], ...]:

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from lamar._errors import InvalidArgument, echoed
 from lamar.storable import finite_number
+from lamar.store.decode import no_cycle_collection
 from lamar.whatif.alternatives import Alternative, name_of
 from lamar.whatif.estimators import Accumulator, Estimate
 from lamar.whatif.log import Log, LoggedEpisode
@@ -136,8 +137,11 @@ class _Cell:
 def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
     """Every alternative's estimates over the log's reported episodes, each with both of its
     intervals (`Accumulator.estimates`)."""
-    if not isinstance(log, Log):
-        log = Log.of(log)
+    with no_cycle_collection():  # a cell per slate and fold, a model per fold: none in a cycle
+        return _evaluate_all(log if isinstance(log, Log) else Log.of(log), alternatives)
+
+
+def _evaluate_all(log: Log, alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
     patterns, models = log.fitted
     grouped: list[tuple[Slate, list[_Cell]]] = []
     for slate, pattern in zip(log.slates, patterns, strict=True):

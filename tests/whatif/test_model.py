@@ -1,9 +1,10 @@
 """The outcome models and the weights, computed in one pass for every fold and alternative, are
-bit for bit those of the pattern-by-pattern formulas they stand for (lamar/whatif/model.py,
-lamar/whatif/report.py)."""
+bit for bit those of the pattern-by-pattern formulas they stand for, and the estimate pauses the
+cycle collector (lamar/whatif/model.py, lamar/whatif/report.py)."""
 
 from __future__ import annotations
 
+import gc
 import random
 
 import pytest
@@ -21,7 +22,7 @@ from lamar.whatif.model import (
     fold_lifts,
     patterns_of,
 )
-from lamar.whatif.report import _weights
+from lamar.whatif.report import _weights, evaluate
 from lamar.whatif.slate import Slate
 
 
@@ -111,3 +112,19 @@ def test_the_weights_of_one_pass_are_those_of_each_formula(seed: int) -> None:
         assert found is not None
         moved = [(i, q - p[i]) for i, q in changes.items() if q != p[i]]
         assert repr(found) == repr((weight, pseudo_inverse(p, injected, changes), *second_moments(p, changes), moved))
+
+
+def test_the_estimate_runs_with_the_cycle_collector_paused_and_leaves_it_as_it_was() -> None:
+    seen: list[bool] = []
+
+    class Probe:
+        name, description = "probe", "asks whether the cycle collector runs"
+
+        def changes(self, episode: Slate, fold: int = 0) -> dict[str, float]:
+            seen.append(gc.isenabled())
+            return {}
+
+    log = _random_log(random.Random(1))
+    assert gc.isenabled()
+    evaluate(log, [Probe()])
+    assert seen and not any(seen) and gc.isenabled()
