@@ -4,18 +4,14 @@ probability, what was injected, and the outcome, read through any store's public
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
 from lamar._errors import LamarError
 from lamar.policy.config import Policy
 from lamar.store.base import Store
 from lamar.whatif.cache import fold_store
 from lamar.whatif.slate import Slate
-
-if TYPE_CHECKING:
-    from lamar.whatif.model import Fitted
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,19 +39,13 @@ class Log:
     times: list[float]
     logged: int  # episodes in the selection, reported or not
     randomized: int  # reported episodes with at least one coin (0 < p < 1)
+    # What readers derive from the log once and share (the outcome models: `lamar.whatif.model.fitted`).
+    derived: dict[str, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
     @property
     def episodes(self) -> list[LoggedEpisode]:
         return [LoggedEpisode(self.ids[j], self.times[j], self.slates[self.slate[j]], self.reward[j],
                               self.success[j]) for j in range(len(self.slate))]
-
-    @functools.cached_property
-    def fitted(self) -> Fitted:
-        """The outcome models fitted on this log (`lamar.whatif.model.fitted`), made on first use and
-        kept: ranking by lift (`k:K`) and the doubly robust estimates read the same ones."""
-        from lamar.whatif.model import fitted
-
-        return fitted(self)
 
     @classmethod
     def of(cls, episodes: Sequence[LoggedEpisode]) -> Log:

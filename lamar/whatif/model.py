@@ -8,7 +8,7 @@ import functools
 import itertools
 import operator
 from collections.abc import Iterable, Iterator, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from lamar.store.decode import no_cycle_collection
 from lamar.whatif.log import Log
@@ -142,14 +142,18 @@ class Fitted(NamedTuple):
 
 
 def fitted(log: Log) -> Fitted:
-    """The log's patterns and models (read them through `Log.fitted`, which makes them once)."""
-    with no_cycle_collection():  # a pattern per slate, lists of them per lesson: none in a cycle
-        patterns = patterns_of(log)
-        return Fitted(patterns, fit_folds(patterns, OUTCOMES))
+    """The log's patterns and models, made on first use and kept with the log: ranking by lift
+    (`k:K`) and the doubly robust estimates read the same ones."""
+    found = log.derived.get("fitted")
+    if found is None:
+        with no_cycle_collection():  # a pattern per slate, lists of them per lesson: none in a cycle
+            patterns = patterns_of(log)
+            found = log.derived["fitted"] = Fitted(patterns, fit_folds(patterns, OUTCOMES))
+    return cast("Fitted", found)
 
 
 def fold_lifts(log: Log) -> tuple[Mapping[str, float], ...]:
     """Per fold, each lesson's lift on reward measured on the other folds (the model's effects):
     a ranking that no episode's own outcome helped to make."""
-    return tuple(model.effect for model in log.fitted.models["reward"])
+    return tuple(model.effect for model in fitted(log).models["reward"])
 

@@ -13,7 +13,7 @@ from lamar.store.decode import no_cycle_collection
 from lamar.whatif.alternatives import Alternative, name_of
 from lamar.whatif.estimators import Accumulator, Estimate
 from lamar.whatif.log import Log, LoggedEpisode
-from lamar.whatif.model import FOLDS, OUTCOMES, AdditiveModel, Pattern
+from lamar.whatif.model import FOLDS, OUTCOMES, AdditiveModel, Pattern, fitted
 from lamar.whatif.slate import Slate
 
 RANGES = {"reward": (-1.0, 1.0), "success": (0.0, 1.0)}
@@ -142,7 +142,7 @@ def evaluate(log: Log | Sequence[LoggedEpisode], alternatives: Iterable[Alternat
 
 
 def _evaluate_all(log: Log, alternatives: Iterable[Alternative]) -> list[AlternativeReport]:
-    patterns, models = log.fitted
+    patterns, models = fitted(log)
     grouped: list[tuple[Slate, list[_Cell]]] = []
     for slate, pattern in zip(log.slates, patterns, strict=True):
         injected = dict.fromkeys(pattern.injected, 1.0)
@@ -150,12 +150,12 @@ def _evaluate_all(log: Log, alternatives: Iterable[Alternative]) -> list[Alterna
         for fold in range(FOLDS):
             if not pattern.n[fold]:
                 continue
-            fitted = {}
+            predicted = {}
             for outcome in OUTCOMES:
                 model = models[outcome][fold]
-                fitted[outcome] = (model, model.predict(pattern.group, pattern.p),
+                predicted[outcome] = (model, model.predict(pattern.group, pattern.p),
                                    model.predict(pattern.group, injected))
-            cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, fitted))
+            cells.append(_Cell(fold, pattern.n[fold], {o: pattern.sums(fold, o) for o in OUTCOMES}, predicted))
         if cells:
             grouped.append((slate, cells))
     noise = {outcome: _noise(patterns, outcome) for outcome in OUTCOMES}

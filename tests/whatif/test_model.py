@@ -19,6 +19,7 @@ from lamar.whatif.model import (
     AdditiveModel,
     Pattern,
     fit_folds,
+    fitted,
     fold_lifts,
     patterns_of,
 )
@@ -89,11 +90,11 @@ def _random_log(rng: random.Random) -> Log:
 def test_every_folds_model_is_the_one_fitted_a_pattern_at_a_time(seed: int) -> None:
     log = _random_log(random.Random(seed))
     patterns = patterns_of(log)
-    fitted = fit_folds(patterns, OUTCOMES)
+    models = fit_folds(patterns, OUTCOMES)
     for outcome in OUTCOMES:
-        assert [_bits(m) for m in fitted[outcome]] == [_bits(_fit_one(patterns, f, outcome)) for f in range(FOLDS)]
-    assert log.fitted.models["reward"] is log.fitted.models["reward"]  # fitted once per log
-    assert [dict(lifts) for lifts in fold_lifts(log)] == [m.effect for m in fitted["reward"]]
+        assert [_bits(m) for m in models[outcome]] == [_bits(_fit_one(patterns, f, outcome)) for f in range(FOLDS)]
+    assert fitted(log) is fitted(log)  # fitted once per log
+    assert [dict(lifts) for lifts in fold_lifts(log)] == [m.effect for m in models["reward"]]
 
 
 @pytest.mark.parametrize("seed", range(20))
