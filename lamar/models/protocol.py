@@ -314,7 +314,8 @@ def _proxy_for(where: str) -> str:
     bypass = urllib.request.proxy_bypass_environment  # type: ignore[attr-defined]
     if not proxy or not parts.hostname or bypass(parts.netloc, proxies):
         return ""
-    return proxy
+    # A proxy without a scheme is sent to as http://, and read with one: `address` finds its password.
+    return proxy if "://" in proxy else f"http://{proxy}"
 
 
 def empty_failure(provider: str, model: str, why: str = "") -> ModelError:

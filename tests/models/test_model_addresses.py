@@ -53,8 +53,10 @@ def _closed_port() -> int:
         return int(free.getsockname()[1])
 
 
+@pytest.mark.parametrize("scheme", ["http://", ""])  # the SDKs' HTTP clients read a proxy without one as http://
 @pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
-def test_a_proxy_that_is_down_is_named_not_only_the_server(monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
+def test_a_proxy_that_is_down_is_named_not_only_the_server(monkeypatch: pytest.MonkeyPatch, provider: str,
+                                                           scheme: str) -> None:
     """The SDKs send through the proxy the environment names: one that is down reads as the model
     server being down, so the message names the proxy and NO_PROXY, and only when one applies."""
     from lamar.models import from_spec
@@ -62,7 +64,7 @@ def test_a_proxy_that_is_down_is_named_not_only_the_server(monkeypatch: pytest.M
     for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
         monkeypatch.delenv(name.upper(), raising=False)
-    proxy = f"http://team:{_PASSWORD}@127.0.0.1:{_closed_port()}"
+    proxy = f"{scheme}team:{_PASSWORD}@127.0.0.1:{_closed_port()}"
     monkeypatch.setenv("HTTP_PROXY", proxy)
     place = "host" if provider == "ollama" else "base_url"
     address = {place: f"http://127.0.0.1:{_closed_port()}"}
