@@ -173,7 +173,12 @@ def _copy_aside(source: Store, path: Path, *, replace: bool, append: bool, comma
         except OSError as exc:
             raise StoreError(f"cannot create the folder for {path}: {exc.strerror or exc}; name a file in a folder"
                              ) from exc
-        aside.mkdir(0o700)
+        try:
+            aside.mkdir(0o700)
+        except OSError as exc:  # named for the user's file, not for a folder they never asked for
+            raise StoreError(f"cannot {doing} {path}: cannot write in {at.parent} ({exc.strerror or exc}), where "
+                             "the store is made before it is moved in: name a file in a folder you can write to"
+                             ) from exc
         target = open_raw(str(aside / at.name), create=True)
         try:
             result = _copy(source, target, append=append)

@@ -140,6 +140,28 @@ def test_a_file_made_at_the_new_name_during_the_export_is_never_replaced(run_cli
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.parametrize("command", ["export", "import"])
+def test_a_folder_it_cannot_write_in_is_named_for_the_users_file(run_cli, json_store, tmp_path, monkeypatch, command):
+    # As root a read-only folder is writable: the refusal is the one a user's own folder gives.
+    made = tmp_path / "locked" / "copy.db"
+    made.parent.mkdir()
+    real = Path.mkdir
+
+    def refused(self, *args, **options):  # type: ignore[no-untyped-def]
+        if self.parent == made.parent:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **options)
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    args = ("export", "--store", json_store, "--out", made) if command == "export" else (
+        "import", json_store, "--store", made)
+    done = run_cli(*args)
+    assert done.returncode == 2, done.stderr
+    assert f"{made}: cannot write in {made.parent} (Permission denied)" in done.stderr, done.stderr
+    assert "a folder you can write to" in done.stderr and f"{command}ing" not in done.stderr
+    assert not list(made.parent.iterdir())
+
+
 @pytest.mark.parametrize("when", ["before", "after"])
 @pytest.mark.parametrize("suffix", ["db", "json"])
 def test_an_import_into_a_new_store_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
