@@ -139,6 +139,7 @@ def _blocks(lines: list[str]) -> list[_Block]:
     skipping = False
     commenting = False  # inside an HTML comment that spans lines: hidden text, whatever it says
     table = False  # inside a table's rows, which run to a blank line or a heading
+    table_quoted = False  # whether that table is in a block quote: a line in or out of one ends it
     start = _front_matter_end(lines)
     first = next((i for i, line in enumerate(lines) if i >= start and line.strip()), -1)  # the title's line
     for number, line in enumerate(lines, start=1):
@@ -160,14 +161,16 @@ def _blocks(lines: list[str]) -> list[_Block]:
             skipping, current = True, None
             continue
         heading = _HEADING.match(line)
-        if table and stripped and not heading:
+        # A list item, a thematic break or a block quote's start also ends a table, as GFM renders it.
+        if (table and stripped and not heading and not _ITEM.match(line) and not _BREAK.match(line)
+                and marker.startswith(">") == table_quoted):
             continue
         table = False
         if current is not None and "|" in current.text[-1] and _DELIMITER.fullmatch(stripped):
             current.text.pop()  # the header row
             if not current.text:
                 blocks.remove(current)
-            table, current = True, None
+            table, table_quoted, current = True, marker.startswith(">"), None
             continue
         if heading:
             level = len(heading.group(1))

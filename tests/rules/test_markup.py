@@ -54,3 +54,14 @@ def test_a_table_without_outer_pipes_is_a_table() -> None:
             "- Never push to main\n\nTask | Rule\n:---|:---:\ndeploy | only on Tuesdays\n## Review\n"
             "- Always ask for a review\n")
     assert _rules(text) == [(8, "Never push to main", ("Commands",)), (14, "Always ask for a review", ("Review",))]
+
+
+
+def test_a_list_or_a_quote_right_after_a_table_without_outer_pipes_is_read() -> None:
+    # GitHub ends a table at a list item, a thematic break or a block quote, blank line or none.
+    text = ("## Commands\n\nCommand | When\n--- | ---\n`make test` | always\n- Never push to main\n\n"
+            "Task | Rule\n--- | ---\ndeploy | Tuesdays\n> Always ask for a review\n\n"
+            "> Step | Command\n> --- | ---\n> test | `make test`\n\nName | Value\n--- | ---\nretries | 3\n***\n"
+            "- Run `make lint` before committing\n")
+    assert _rules(text) == [(6, "Never push to main", ("Commands",)), (11, "Always ask for a review", ("Commands",)),
+                            (21, "Run `make lint` before committing", ("Commands",))]
