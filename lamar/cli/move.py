@@ -179,7 +179,10 @@ def _copy_aside(source: Store, path: Path, *, replace: bool, append: bool, comma
             raise StoreError(f"cannot {doing} {path}: cannot write in {at.parent} ({exc.strerror or exc}), where "
                              "the store is made before it is moved in: name a file in a folder you can write to"
                              ) from exc
-        target = open_raw(str(aside / at.name), create=True)
+        try:
+            target = open_raw(str(aside / at.name), create=True)
+        except StoreError as exc:  # named for the user's file, as a store opened in place is
+            raise StoreError(str(exc).replace(str(aside / at.name), str(path))) from exc
         try:
             result = _copy(source, target, append=append)
         finally:

@@ -162,6 +162,15 @@ def test_a_folder_it_cannot_write_in_is_named_for_the_users_file(run_cli, json_s
     assert not list(made.parent.iterdir())
 
 
+def test_a_store_it_cannot_make_is_named_as_the_user_named_it(run_cli, json_store, tmp_path):
+    # A name SQLite cannot add its `-wal` to: the refusal names --out, not the folder it is made in.
+    out = tmp_path / ("b" * 250 + ".db")
+    done = run_cli("export", "--store", json_store, "--out", out)
+    assert done.returncode == 2 and f"cannot make a store at {out}:" in done.stderr, done.stderr
+    assert "exporting" not in done.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".", "b"))]
+
+
 @pytest.mark.parametrize("when", ["before", "after"])
 @pytest.mark.parametrize("suffix", ["db", "json"])
 def test_an_import_into_a_new_store_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
