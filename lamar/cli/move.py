@@ -187,11 +187,11 @@ def _copy_aside(source: Store, path: Path, *, replace: bool, append: bool, comma
             result = _copy(source, target, append=append)
         finally:
             target.close()  # SQLite folds its -wal into the file and removes it, with the -shm
-        _move_in(aside / at.name, at, replace=replace)
+        _move_in(aside / at.name, at, replace=replace, command=command)
     return result
 
 
-def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
+def _move_in(tmp: Path, path: Path, *, replace: bool, command: str) -> None:
     """Move the store written at `tmp` to `path` whole, with the JSON store's caches beside it,
     and remove the folder it was written in."""
     if tmp.with_name(tmp.name + "-wal").exists():  # never moved without it: its transactions would be lost
@@ -207,7 +207,7 @@ def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
     if replace:
         os.replace(tmp, path)  # atomic: the user's file, or the whole store, never half of either
     else:
-        _create(tmp, path)
+        _create(tmp, path, command)
     with contextlib.suppress(OSError):
         folder = os.open(path.parent, os.O_RDONLY)
         try:
@@ -224,14 +224,16 @@ def _move_in(tmp: Path, path: Path, *, replace: bool) -> None:
         tmp.parent.rmdir()
 
 
-def _create(tmp: Path, path: Path) -> None:
+def _create(tmp: Path, path: Path, command: str) -> None:
     """Rename `tmp` to `path`, unless a file was made at `path` meanwhile (another copy to the
     same new name, an agent's first write): a rename would replace it, and a copy never replaces a store."""
     try:
         os.link(tmp, path)
     except FileExistsError:
-        raise UsageError(f"{path} was made by another process while the copy ran; it was left as it is: name "
-                         "another file") from None
+        # An import names the store it is for: made by an agent meanwhile, it takes the events in place.
+        fix = "name another file" if command == "export" else "run the import again (with --append if it holds events now)"
+        raise UsageError(f"{path} was made by another process while the copy ran; it was left as it is: {fix}"
+                         ) from None
     except OSError:  # a file system without hard links: the check before the copy stands
         os.replace(tmp, path)
         return

@@ -171,6 +171,26 @@ def test_a_store_it_cannot_make_is_named_as_the_user_named_it(run_cli, json_stor
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".", "b"))]
 
 
+def test_a_store_made_at_the_import_s_name_meanwhile_is_imported_into_when_run_again(run_cli, json_store, tmp_path,
+                                                                                   monkeypatch):
+    # An agent's first write made the store the import was for: a second run fills it, no other name.
+    made = tmp_path / "new.db"
+    real = move.transfer
+
+    def raced(source, target, **options):  # type: ignore[no-untyped-def]
+        result = real(source, target, **options)
+        Lamar(str(made)).close()
+        return result
+
+    monkeypatch.setattr(move, "transfer", raced)
+    done = run_cli("import", json_store, "--store", made)
+    assert done.returncode == 1 and "run the import again" in done.stderr and "name another" not in done.stderr
+    monkeypatch.setattr(move, "transfer", real)
+    again = run_cli("import", json_store, "--store", made)
+    assert again.returncode == 0, again.stderr
+    assert _events(made) == _events(json_store)
+
+
 @pytest.mark.parametrize("when", ["before", "after"])
 @pytest.mark.parametrize("suffix", ["db", "json"])
 def test_an_import_into_a_new_store_killed_mid_copy_leaves_no_store_there(json_store, tmp_path, suffix, when):
