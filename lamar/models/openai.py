@@ -15,6 +15,7 @@ from lamar.models.protocol import (
     error_reply,
     header_secrets,
     load_sdk,
+    redirect_base,
     redirected_to,
     refusal_failure,
     refuse_async,
@@ -93,7 +94,8 @@ class OpenAIModel:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
                                  credentials="set OPENAI_API_KEY or pass api_key=...",
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
-                                 moved_to=redirected_to(exc.response)) from exc
+                                 moved_to=redirected_to(exc.response),
+                                 moved_base=redirect_base(exc.response, str(self.client.base_url))) from exc
         except sdk.APIConnectionError as exc:
             raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
         except sdk.OpenAIError as exc:

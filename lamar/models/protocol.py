@@ -204,23 +204,25 @@ def clipped(text: object, width: int) -> str:
 
 
 def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "",
-                   missing_path: str = "", moved_to: str = "") -> ModelError:
+                   missing_path: str = "", moved_to: str = "", moved_base: str = "") -> ModelError:
     """A ModelError for an HTTP error status, saying what to do about it. `missing_path`: the URL
     of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model).
-    `moved_to`: where a redirect pointed (`redirected_to`)."""
+    `moved_to`: where a redirect pointed (`redirected_to`); `moved_base`: the setting that reaches it
+    (`redirect_base`), as the SDK adds the endpoint's path to it."""
     detail = clipped(detail, 300)
     said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
     setting = "host" if provider == "Ollama" else "base_url"
+    there = f"{address(moved_base)}, where the redirect leads" if moved_base else "the address it redirects to"
     if 300 <= status < 400:  # a client that follows no redirects: the API is at another address
         to = f" to {address(moved_to)}" if moved_to else ""
         return ModelError(f"{provider} redirected the request for model {model!r}{to} ({said}); set {setting} "
-                          "to the address it redirects to, then run sleep again")
+                          f"to {there}, then run sleep again")
     if status == 405:  # never the model's fault; HTTP clients follow a 301 or 302 as a GET
         via = f" after a redirect to {address(moved_to)}" if moved_to else ""
         return ModelError(
             f"{provider} refused the request's method for model {model!r}{via} ({said}): a 301 or 302 redirect "
             f"(http:// to https://, a path the server moved) sends the request on as a GET; set {setting} to "
-            "the address the server redirects to, then run sleep again"
+            f"{there}, then run sleep again"
         )
     if status in (401, 403):
         fix = f"check the credentials ({credentials})" if credentials else "check the credentials"
@@ -259,6 +261,25 @@ def redirected_to(response: object) -> str:
         location = str((getattr(response, "headers", None) or {}).get("location") or "")
         return urllib.parse.urljoin(str(getattr(response, "url", "")), location) if location else ""
     return str(getattr(response, "url", "")) if getattr(response, "history", None) else ""
+
+
+def redirect_base(response: object, base_url: str) -> str:
+    """The `base_url` that reaches where a response's redirect pointed: that URL without the
+    endpoint's path the SDK added to `base_url` (`/v1/messages`), or "" when the redirect did not
+    keep that path."""
+    moved = redirected_to(response)
+    history = getattr(response, "history", None) or []
+    try:  # the first request's URL: base_url and the endpoint's path
+        asked = str((history[0] if history else response).request.url)  # type: ignore[union-attr]
+    except (AttributeError, RuntimeError):  # a response made without its request
+        return ""
+    base = urllib.parse.urlsplit(base_url).path.rstrip("/")
+    path = urllib.parse.urlsplit(asked).path
+    tail = path[len(base):] if path.startswith(base) else ""
+    to = urllib.parse.urlsplit(moved)
+    if not moved or not tail.strip("/") or not to.path.endswith(tail):
+        return ""
+    return urllib.parse.urlunsplit((to.scheme, to.netloc, to.path[:len(to.path) - len(tail)], "", ""))
 
 
 def api_wrote(body: object) -> bool:
@@ -389,6 +410,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "header_secrets", "load_sdk", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "header_secrets", "load_sdk", "redirect_base", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

@@ -246,8 +246,10 @@ def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
     for client in (follows, httpx2.Client(transport=httpx2.MockTransport(moved))):
         model = AnthropicModel("claude-test", api_key="sk-ant-test", base_url="http://api.test", http_client=client,
                                max_retries=0)
-        with pytest.raises(ModelError, match=r"redirect.* to https://api\.test/v1/messages.*set base_url"):
+        with pytest.raises(ModelError, match=r"redirect.* to https://api\.test/v1/messages.*set base_url") as caught:
             model.complete("hi")
+        # The base_url to set, not the endpoint's URL: the SDK adds /v1/messages to it.
+        assert "set base_url to https://api.test, where" in str(caught.value)
 
 
 def test_an_async_client_is_refused_when_the_model_is_built() -> None:

@@ -270,6 +270,8 @@ def test_a_redirect_says_to_set_base_url_to_where_it_leads() -> None:
     with pytest.raises(ModelError, match=r"HTTP 405.*redirect.*set base_url") as caught:
         model.complete("hi")
     assert "after a redirect to https://llm.test/v1/chat/completions" in str(caught.value)
+    # The base_url to set, not the endpoint's URL: the SDK adds /chat/completions to it.
+    assert "set base_url to https://llm.test/v1, where" in str(caught.value)
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])
