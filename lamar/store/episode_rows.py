@@ -138,11 +138,33 @@ def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> E
     done = through(db)
     if done is None:
         return None
+    # The table carries no checksum of its own: a row or slate that no write of the table could
+    # have filed (a damaged page, an edit) makes it one that does not describe the log, so the
+    # reader folds the log instead, whose every event is checked, rather than fail or misread.
+    if db.execute(_MISFILED).fetchone() is not None:
+        return None
+    slates = {}
+    for number, body in db.execute("SELECT slate, body FROM episode_slates"):
+        try:
+            slate = json.loads(body)
+        except ValueError:
+            return None
+        if not (isinstance(slate, list) and len(slate) == 4 and isinstance(slate[0], dict)
+                and isinstance(slate[1], dict) and isinstance(slate[2], list) and isinstance(slate[3], list)):
+            return None
+        slates[number] = slate
     rows = db.execute("SELECT id, time, slate, reward, signal, sealed FROM episode_rows ORDER BY seq").fetchall()
-    slates = {number: json.loads(body) for number, body in db.execute("SELECT slate, body FROM episode_slates")}
     tail = events(max(done - 1, 0))
     last = tail[0] if tail and tail[0].seq == done else None
     return EpisodeRows(rows, slates, last, tail[1:] if last is not None else tail)
+
+
+# A row no write of the table files: each write gives a text id, a real time, a filed slate, a
+# reward in [-1, 1] or none, a text signal or none, and a 0/1 flag.
+_MISFILED = """SELECT 1 FROM episode_rows WHERE typeof(id) != 'text' OR typeof(time) != 'real'
+    OR slate NOT IN (SELECT slate FROM episode_slates) OR sealed NOT IN (0, 1)
+    OR (reward IS NOT NULL AND (typeof(reward) != 'real' OR reward < -1 OR reward > 1))
+    OR (signal IS NOT NULL AND typeof(signal) != 'text') LIMIT 1"""
 
 
 class _Folder:

@@ -170,6 +170,24 @@ def test_an_episode_the_table_cannot_find_again_leaves_it_stale_and_the_log_is_r
     store.close()
 
 
+@pytest.mark.parametrize("damage", [
+    "UPDATE episode_slates SET body = '[{\"task\":\"t1\"' || char(1) || '}' WHERE slate = (SELECT min(slate) FROM episode_slates)",  # a flipped bit in a slate's text
+    "UPDATE episode_rows SET slate = 76 WHERE seq = (SELECT max(seq) FROM episode_rows)",  # a slate never filed
+    "UPDATE episode_rows SET reward = 5.0 WHERE seq = (SELECT min(seq) FROM episode_rows)",  # no report is worth it
+    "UPDATE episode_rows SET sealed = 3",
+])
+def test_a_table_damaged_where_it_cannot_be_what_a_write_filed_is_not_read(tmp_path: Path, damage: str) -> None:
+    # The table has no checksum of its own; its log does, and is read instead of the table.
+    path = tmp_path / "s.db"
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
+    store = open_store(str(path))
+    assert isinstance(store, SqliteStore) and store.episodes() is None
+    assert read_log(store) == read_log(store, cache=False) and set(read_log(store).reward) == {1.0}
+    store.close()
+
+
 def test_a_rewrite_makes_a_stale_table_current_again(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with _shipped(Lamar(str(path), k=1, seed=1), 5) as lam:
