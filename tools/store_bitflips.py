@@ -1,18 +1,22 @@
 """Flips one random bit of a JSON or SQLite store's file, many times over, and counts whether opening
 it refuses it, reads it back unchanged, or reads back other events silently (docs/guarantees.md).
-Usage: python tools/store_bitflips.py [--flips 600] [--seed 1]"""
+Usage: python tools/store_bitflips.py [--flips 600] [--seed 1] [--whatif]"""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import random
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal
+from lamar.store import open_store
+from lamar.whatif.cache import fold_store
 
 # Each store holds 3 lessons and 40 reported episodes, closed (a SQLite write-ahead log folded into
 # its file), its sidecars kept. Each trial copies it, flips one bit at a uniformly drawn byte of the
@@ -20,7 +24,9 @@ from lamar import Experience, Lamar, LamarError, Scope, Signal
 #     refused   the open, the read or the fold raised a LamarError (CorruptStore naming the file)
 #     harmless  it opened and every event read back exactly as written
 #     wrong     it opened and read back other events: a silent corruption
-# Printed per backend with a 95% Wilson interval on each share.
+# Printed per backend with a 95% Wilson interval on each share. `--whatif` reads each copy as
+# `lamar whatif` does instead (SQLite through its episode table, with an empty what-if cache) and
+# compares the fold of its episodes.
 
 
 def make(path: Path) -> list[tuple[object, ...]]:
@@ -44,7 +50,18 @@ def events_of(path: Path) -> list[tuple[object, ...]]:
         lam.close()
 
 
-def trial(original: Path, expected: list[tuple[object, ...]], rng: random.Random, folder: Path) -> str:
+def whatif_of(path: Path) -> str:
+    """The fold `lamar whatif` reads, through a cache folder of its own left empty."""
+    os.environ["XDG_CACHE_HOME"] = str(path.parent.parent / "cache")
+    shutil.rmtree(os.environ["XDG_CACHE_HOME"], ignore_errors=True)
+    store = open_store(str(path))
+    try:
+        return fold_store(store).to_json("store")
+    finally:
+        store.close()
+
+
+def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object]) -> str:
     for old in folder.iterdir():
         old.unlink()
     for part in original.parent.iterdir():
@@ -55,7 +72,7 @@ def trial(original: Path, expected: list[tuple[object, ...]], rng: random.Random
     data[at] ^= 1 << rng.randrange(8)
     target.write_bytes(bytes(data))
     try:
-        got = events_of(target)
+        got = read(target)
     except LamarError:
         return "refused"
     return "harmless" if got == expected else "wrong"
@@ -70,20 +87,24 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def measure(suffix: str, flips: int, seed: int) -> dict[str, int]:
+def measure(suffix: str, flips: int, seed: int, whatif: bool = False) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp:
         source, work = Path(tmp) / "source", Path(tmp) / "work"
         source.mkdir()
         work.mkdir()
         original = source / f"store{suffix}"
-        expected = make(original)
+        expected: object = make(original)
+        read: Callable[[Path], object] = events_of
         for extra in source.iterdir():
             if extra.name.endswith(("-wal", "-shm", ".lock")):
                 extra.unlink()
+        if whatif:
+            read = whatif_of
+            expected = whatif_of(original)
         rng = random.Random(seed)
         counts = {"refused": 0, "harmless": 0, "wrong": 0}
         for _ in range(flips):
-            counts[trial(original, expected, rng, work)] += 1
+            counts[trial(original, expected, rng, work, read)] += 1
         return counts
 
 
@@ -91,10 +112,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--flips", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--whatif", action="store_true", help="read each copy as `lamar whatif` does")
     args = parser.parse_args(argv)
     print(f"{'backend':8} {'flips':>6} {'refused':>16} {'harmless':>16} {'wrong (silent)':>22}")
     for name, suffix in (("json", ".json"), ("sqlite", ".db")):
-        counts = measure(suffix, args.flips, args.seed)
+        counts = measure(suffix, args.flips, args.seed, args.whatif)
         cells = []
         for outcome in ("refused", "harmless", "wrong"):
             low, high = wilson(counts[outcome], args.flips)
