@@ -320,8 +320,16 @@ def _client_name(ctx: Context) -> str | None:
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
     """Serve on stdin/stdout until the client closes them, or goes away without closing stdin."""
+    from mcp.server.stdio import stdio_server
+
+    from lamar_mcp.wire import readable
+
+    # MCPServer.run_stdio_async, with the read stream wrapped: that method takes no stream, and
+    # the SDK's stdio transport would leave a line holding a lone surrogate unanswered.
+    lowlevel = server._lowlevel_server
     try:
-        await server.run_stdio_async()
+        async with stdio_server() as (read, write):
+            await lowlevel.run(readable(read), write, lowlevel.create_initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         # A client that quits while a call is in flight leaves the answer nowhere to go: the SDK's
         # writer fails on the pipe. That is the end of the session, not a fault: the call itself
