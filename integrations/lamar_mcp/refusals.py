@@ -18,6 +18,15 @@ _REPLACE_HINT = "; pass replace=True to replace that outcome"  # an outcome a pe
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
 _RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+# whatif's advice names commands and a `since` the tool does not take: a model would call it with
+# `since` and be refused again. Each is said in the tool's terms.
+_WHATIF_HINTS = (
+    ("(lamar report EPISODE SIGNAL) or widen since/scope",
+     "(report once the human's reaction to a recalled task is known), or widen scope or leave it out"),
+    ("(lamar add; `lamar recall --dry-run` shows which are eligible), or widen since/scope to episodes that had some",
+     "(propose_lesson; recall with dry_run shows which are eligible), or widen scope or leave it out"),
+    ("the episodes since/scope select: widen them", "the episodes scope selects: widen it or leave it out"),
+)
 
 
 def guarded(call: Any, store: object) -> Any:
@@ -47,6 +56,8 @@ def guarded(call: Any, store: object) -> Any:
         said = str(exc)
         if said.endswith(_COMMAND_HINT):
             said = said.removesuffix(_COMMAND_HINT) + "; call lessons() to list the lesson ids"
+        for engine, tool in _WHATIF_HINTS:
+            said = said.replace(engine, tool)
         raise ToolError(said) from exc
 
 

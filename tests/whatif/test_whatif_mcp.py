@@ -37,9 +37,22 @@ async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) ->
     empty = tmp_path / "empty.db"
     with Lamar(str(empty)) as lam:
         lam.add(Experience("a deploy fails", "drain the pods"))
+    unmatched = tmp_path / "unmatched.db"
+    with Lamar(str(unmatched), seed=0) as lam:
+        lam.add(Experience("a deploy fails", "drain the pods", scope={"project": "shop"}))
+        for _ in range(30):
+            lam.report(lam.recall({"project": "trace"}).episode_id, "shipped")
     async with stdio_session(empty) as session:
         few = await session.call_tool("whatif", {})
         assert few.is_error and "at least 30" in few.content[0].text
+        # The advice is the tool's: it takes no `since`, and a model reports through report().
+        assert "since" not in few.content[0].text and "lamar report" not in few.content[0].text, few.content
+        assert "widen scope or leave it out" in few.content[0].text
+    async with stdio_session(unmatched) as session:
+        none = await session.call_tool("whatif", {"scope": {"project": "trace"}})
+        said = none.content[0].text
+        assert none.is_error and "no lesson was eligible" in said, said
+        assert "since" not in said and "lamar add" not in said and "propose_lesson" in said, said
 
 
 async def test_a_lesson_the_store_lacks_is_answered_with_the_tool_that_lists_ids(logged: Path) -> None:
