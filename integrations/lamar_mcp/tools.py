@@ -401,6 +401,10 @@ def _same_arm(other: Experience, exp: Experience) -> bool:
 
 
 def _refuse_held(other: Experience) -> None:
+    if other.provenance.get("erased"):  # its id follows from these words; evidence() would show "[erased]"
+        raise ToolError(f"these words were the lesson {other.id}, whose text was erased from the store: an erased "
+                        "lesson is not proposed again by an agent; tell the user, who can add it back with "
+                        "`lamar add` if they want it")
     raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
                     f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
                     "instead of proposing it again")

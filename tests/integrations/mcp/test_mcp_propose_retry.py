@@ -99,3 +99,22 @@ def test_a_batch_cut_off_midway_is_completed_by_the_same_call(store: Path) -> No
                                               "When a Go module is retracted, pin the previous version."]
     with Lamar(str(store)) as lam:
         assert len(lam.experiences(scope=GO)) == 4
+
+
+async def test_a_lesson_proposed_again_after_its_erasure_says_it_was_erased(store: Path) -> None:
+    lesson = {"precondition": "the staging password leaks", "action": "rotate it and tell the on-call"}
+    async with stdio_session(store) as session:
+        first = await session.call_tool("propose_lesson", lesson)
+        erased = await session.call_tool("erase", {"lesson_id": first.structured_content["lesson_id"],
+                                                   "reason": "the user asked"})
+        assert not first.is_error and not erased.is_error, (first.content, erased.content)
+        before = events(store)
+        again = await session.call_tool("propose_lesson", lesson)
+        many = await session.call_tool("propose_lessons", {"lessons": "- When the staging password leaks, rotate it "
+                                                                      "and tell the on-call."})
+    for refused in (again, many):
+        said = refused.content[0].text
+        # Not "already holds this lesson ... call evidence()": evidence shows only "[erased]".
+        assert refused.is_error and "was erased" in said and "call evidence" not in said, said
+        assert "tell the user" in said and "[erased]" not in said, said
+    assert events(store) == before
