@@ -126,6 +126,10 @@ class LamarTools:
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
                             hint="" if eligible else hint(ctx, known))
 
+    def _spelled(self, scope: dict[str, str]) -> dict[str, str]:
+        """A new scope spelled as recall spells its labels (`normalise`): else no recall would match it."""
+        return normalise(scope, scopes(self._guard(self.lamar.experiences))) if scope else scope
+
     def _guard(self, call: Any) -> Any:
         """Run an engine call; its refusals (unknown episode, duplicate report, a store that cannot be
         written, ...) become tool errors that say what to do next."""
@@ -185,7 +189,7 @@ class LamarTools:
         """
         fields = {name: _text("" if value is None and name == "rationale" else value, name) for name, value in
                   (("precondition", precondition), ("action", action), ("rationale", rationale))}
-        where = {} if scope is None else _context(scope, "scope")
+        where = self._spelled({} if scope is None else _context(scope, "scope"))
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         with self._proposing:
             self._refuse_duplicate(exp)
@@ -215,8 +219,8 @@ class LamarTools:
         for exp in read:
             try:  # the limits of propose_lesson, line by line
                 new = _candidate(_text(exp.precondition, "precondition"), _text(exp.action, "action"),
-                                 _text(exp.rationale, "rationale"), _context(dict(exp.scope), "scope"), client,
-                                 exp.provenance["line"])
+                                 _text(exp.rationale, "rationale"),
+                                 self._spelled(_context(dict(exp.scope), "scope")), client, exp.provenance["line"])
                 _refuse_repeat(new, found)
             except ToolError as exc:
                 raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
@@ -265,7 +269,7 @@ class LamarTools:
             raise ToolError(f"keep_evidence must be true or false; got {_show(keep_evidence)}")
         given = {name: _text(value, name) for name, value in
                  (("precondition", precondition), ("action", action), ("rationale", rationale)) if value is not None}
-        where = None if scope is None else _context(scope, "scope")
+        where = None if scope is None else self._spelled(_context(scope, "scope"))
         if not given and where is None:
             raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
         exp = self._guard(lambda: self.lamar.get(lesson))
