@@ -321,7 +321,7 @@ def _fold_store(store: Store, cache: bool) -> Folded:
     log.fold(folded, rows[:cut])
     if cut:
         folded.last = fingerprint(log.event(rows[cut - 1]))
-    if path is not None and (cut >= SAVE_AFTER or (whole and folded.seq)):
+    if path is not None and (cut >= SAVE_AFTER or (whole and folded.seq)) and not _scrubbing(log, rows[:cut]):
         _save(path, folded, location)
     log.fold(folded, rows[cut:])  # after the settled part: folded for this answer, never cached
     return folded
@@ -364,6 +364,13 @@ class _Log:
     def _texts(self) -> TextStore:
         assert self.texts is not None, "only a TextStore hands over texts"
         return self.texts
+
+
+def _scrubbing(log: _Log, rows: Sequence[StoredText | Event]) -> bool:
+    """Whether an erase among `rows` has yet to scrub the log: its eraser removes the cache once it
+    has, and a cache written from this read after that, ending at a later event the scrub leaves
+    as it is, would keep the text it blanks."""
+    return any(row.kind == "erase" and log.event(row).data.get("pending") for row in rows)
 
 
 def _load(path: Path, location: str) -> Folded | None:

@@ -232,3 +232,40 @@ def test_a_cache_file_this_process_read_or_wrote_is_not_parsed_again_until_it_ch
     _same(lam)
     assert len(parsed) == 1
     lam.close()
+
+
+@pytest.mark.parametrize("name", ["s.db", "s.json"])
+def test_a_fold_read_between_an_erase_event_and_its_scrub_is_not_cached(
+        tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process folds the log after the erase event is stored but before the scrub blanks the
+    contexts, and writes its cache after the eraser removed the old one: the event it ends at (a
+    later write's) is untouched by the scrub, so the cache would serve the erased contexts."""
+    location = str(tmp_path / name)
+    with Lamar(location) as lam:
+        exp_id = lam.add(Experience("when deploying", "check the canary"))
+        for i in range(3):
+            lam.report(lam.recall({"user": f"Quentin Oyelaran {i}"}).episode_id, 1.0)
+    reader, eraser = Lamar(location), Lamar(location)
+    saves: list[tuple[Path, cache.Folded, str]] = []
+    scrub = eraser.store.scrub  # type: ignore[attr-defined]
+
+    def another_process_folds_meanwhile(events: list[object]) -> int:
+        if events and not saves:
+            with Lamar(location) as other:  # a write after the erase event, before its scrub
+                other.report(other.recall({"user": "someone else"}).episode_id, 0.5)
+            real_save = cache._save
+            monkeypatch.setattr(cache, "_save", lambda *args: saves.append(args))
+            cache.fold_store(reader.store)  # its read sees the erase event, not yet the scrub
+            monkeypatch.setattr(cache, "_save", real_save)
+        return int(scrub(events))
+
+    monkeypatch.setattr(eraser.store, "scrub", another_process_folds_meanwhile)
+    eraser.erase(exp_id, by="ops", contexts=True)
+    for args in saves:
+        cache._save(*args)  # written after the eraser removed the cache file
+    cache._files.clear()  # as a process of its own would read it
+    path = cache.cache_path(location)
+    assert path is None or not path.exists() or "Oyelaran" not in path.read_text(encoding="utf-8")
+    assert "Oyelaran" not in json.dumps(cache.fold_store(reader.store).contexts)
+    reader.close()
+    eraser.close()
