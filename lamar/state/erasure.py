@@ -226,15 +226,11 @@ def _already_erased(exp_id: str, erased: dict[str, Any]) -> InvalidArgument:
 
 
 def _forget_whatif(location: str) -> None:
-    """Remove the what-if fold cached for this store (it may hold the blanked contexts)."""
-    from lamar.whatif.cache import cache_path
+    """Remove the what-if fold cached for this store, and the copy this process keeps of it (it may
+    hold the blanked contexts)."""
+    from lamar.whatif.cache import forget
 
-    path = cache_path(location)
-    if path is not None:
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:
-            pass  # its fingerprint no longer matches a scrubbed log's next event: it is folded anew
+    forget(location)
 
 
 def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float,

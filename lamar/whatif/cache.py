@@ -413,6 +413,18 @@ _files: OrderedDict[Path, tuple[tuple[int, ...], str, Folded]] = OrderedDict()
 _files_lock = threading.Lock()
 
 
+def forget(location: str) -> None:
+    """Remove the fold cached for this store, file and kept copy (an erase: it may hold the blanked
+    contexts); failing to remove the file loses nothing, since the erase event after it refuses it."""
+    path = cache_path(location)
+    if path is None:
+        return
+    with _files_lock:
+        _files.pop(path, None)
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
 def _identity(descriptor: int) -> tuple[int, ...]:
     stat = os.fstat(descriptor)
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns

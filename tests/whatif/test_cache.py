@@ -269,3 +269,18 @@ def test_a_fold_read_between_an_erase_event_and_its_scrub_is_not_cached(
     assert "Oyelaran" not in json.dumps(cache.fold_store(reader.store).contexts)
     reader.close()
     eraser.close()
+
+
+def test_an_erase_leaves_no_fold_of_the_blanked_contexts_kept_in_this_process(tmp_path: Path) -> None:
+    """The erasing process removes the cache file and folds its engine again so that nothing folded
+    from the old text stays in its memory: the fold it kept of that file goes too."""
+    lam = Lamar(str(tmp_path / "s.db"))
+    exp_id = lam.add(Experience("when deploying", "check the canary"))
+    for i in range(3):
+        lam.report(lam.recall({"user": f"Quentin Oyelaran {i}"}).episode_id, 1.0)
+    read_log(lam.store)  # folded, cached and kept
+    assert any("Oyelaran" in json.dumps(folded.contexts) for _, _, folded in cache._files.values())
+    lam.erase(exp_id, by="ops", contexts=True)
+    kept = [json.dumps(folded.contexts) for _, _, folded in cache._files.values()]
+    assert not any("Oyelaran" in contexts for contexts in kept)
+    lam.close()
