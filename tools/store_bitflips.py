@@ -61,7 +61,7 @@ def whatif_of(path: Path) -> str:
         store.close()
 
 
-def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object]) -> str:
+def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object] = events_of) -> str:
     for old in folder.iterdir():
         old.unlink()
     for part in original.parent.iterdir():
