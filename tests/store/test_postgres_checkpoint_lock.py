@@ -55,6 +55,28 @@ def _end_the_lock(postgres_url: str, namespace: str) -> None:
     terminate(postgres_url, pids)
 
 
+def _writer(other: Lamar) -> tuple[threading.Thread, list[BaseException | str]]:
+    """A thread whose recall writes through `other`, and what it got: an episode id or the error."""
+    writes: list[BaseException | str] = []
+
+    def write() -> None:
+        try:
+            writes.append(other.recall({"task": "x"}).episode_id)
+        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
+            writes.append(exc)
+
+    return threading.Thread(target=write, daemon=True), writes
+
+
+def _start_queued(writer: threading.Thread, postgres_url: str, app: str) -> None:
+    """Start `writer` and wait until its write queues for the checkpoint's lock."""
+    writer.start()
+    deadline = time.monotonic() + 10
+    while not backends(postgres_url, app, waiting=True):
+        assert time.monotonic() < deadline, "the write never queued for the lock"
+        time.sleep(0.02)
+
+
 def _during_checkpoint(monkeypatch: pytest.MonkeyPatch, lam: Lamar, before: Any) -> None:
     """Call `before()` inside the checkpoint, once the lock is held and before the log is folded."""
     follower = folded(lam)
@@ -138,22 +160,10 @@ def test_a_checkpoint_goes_on_while_the_pools_other_connections_wait_for_its_loc
     url = namespace_url(postgres_url, namespace, application_name=app)
     store = PostgresStore(url, pool_size=2, timeout=2.0)
     lam, other = _engine(store), Lamar(store, k=2, seed=2)
-    writes: list[BaseException | str] = []
-
-    def write() -> None:
-        try:
-            writes.append(other.recall({"task": "x"}).episode_id)
-        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
-            writes.append(exc)
-
-    writer = threading.Thread(target=write, daemon=True)
+    writer, writes = _writer(other)
 
     def wait_for_the_writer() -> None:
-        writer.start()
-        deadline = time.monotonic() + 10
-        while not backends(postgres_url, app, waiting=True):
-            assert time.monotonic() < deadline, "the write never queued for the lock"
-            time.sleep(0.02)
+        _start_queued(writer, postgres_url, app)
 
     _during_checkpoint(monkeypatch, lam, wait_for_the_writer)
     assert lam.checkpoint() is True
@@ -310,22 +320,10 @@ def test_a_checkpoint_whose_lock_link_drops_while_the_pools_others_wait_for_it_d
                             namespace, sslmode="disable", application_name=app)
     store = PostgresStore(through, pool_size=2, timeout=3.0)
     lam, other = Lamar(store, k=2, seed=2), Lamar(store, k=2, seed=3)
-    writes: list[BaseException | str] = []
-
-    def write() -> None:
-        try:
-            writes.append(other.recall({"task": "x"}).episode_id)
-        except BaseException as exc:  # noqa: BLE001 - the test asserts on it
-            writes.append(exc)
-
-    writer = threading.Thread(target=write, daemon=True)
+    writer, writes = _writer(other)
 
     def drop_the_lock_while_the_writer_waits() -> None:
-        writer.start()
-        deadline = time.monotonic() + 10
-        while not backends(postgres_url, app, waiting=True):
-            assert time.monotonic() < deadline, "the write never queued for the lock"
-            time.sleep(0.02)
+        _start_queued(writer, postgres_url, app)
         _hang_up_on_the_lock(proxy, postgres_url, namespace)
 
     _during_checkpoint(monkeypatch, lam, drop_the_lock_while_the_writer_waits)

@@ -269,15 +269,7 @@ def test_a_report_after_a_killed_erase_blanked_the_rows_it_recalled_from_is_stor
             lam.report(lam.recall({"task": "t0"}).episode_id, 1.0)
         episode = lam.recall({"task": "t0"}).episode_id
         _kill_an_eraser(url, target)
-        rows, other = lam.store.rows, Lamar(url)  # type: ignore[attr-defined]
-        build = rows.build
-
-        def built_then_blanked_again(*args: object, **kwargs: object) -> None:
-            build(*args, **kwargs)
-            monkeypatch.setattr(rows, "build", build)
-            other.store.scrub([])  # an erase's first step, in another engine, before this one reads the rows
-
-        monkeypatch.setattr(rows, "build", built_then_blanked_again)
+        other = _blanked_after_the_next_build(monkeypatch, lam, url)
         lam.recall({"task": "t0"})  # reads the t0 rows blank
         lam.recall({"task": "t1"})  # builds the rows; reads only t1's
         lam.report(episode, 1.0)
@@ -345,18 +337,25 @@ def test_a_lesson_read_while_erases_keep_blanking_the_rows_is_found(
         exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="t")))
         target = lam.add(Experience(f"{NAME}'s build fails", f"page {NAME}", scope=Scope(task="t9")))
         _kill_an_eraser(url, target)
-        rows, other = lam.store.rows, Lamar(url)  # type: ignore[attr-defined]
-        build = rows.build
-
-        def built_then_blanked_again(*args: object, **kwargs: object) -> None:
-            build(*args, **kwargs)
-            monkeypatch.setattr(rows, "build", build)
-            other.store.scrub([])  # an erase's first step, in another engine, before this one reads the rows
-
-        monkeypatch.setattr(rows, "build", built_then_blanked_again)
+        other = _blanked_after_the_next_build(monkeypatch, lam, url)
         assert lam.get(exp_id).action == "clear the cache"
         assert lam.recall({"task": "t"}).eligible == (exp_id,)
         lam.close()
         other.close()
     finally:
         drop_namespaces(postgres_url, namespace)
+
+
+def _blanked_after_the_next_build(monkeypatch: pytest.MonkeyPatch, lam: Lamar, url: str) -> Lamar:
+    """Another engine on `url` blanks the rows (an erase's first step) right after `lam`'s next
+    build of them, before `lam` reads them; that engine, for the test to close."""
+    rows, other = lam.store.rows, Lamar(url)  # type: ignore[attr-defined]
+    build = rows.build
+
+    def built_then_blanked_again(*args: object, **kwargs: object) -> None:
+        build(*args, **kwargs)
+        monkeypatch.setattr(rows, "build", build)
+        other.store.scrub([])
+
+    monkeypatch.setattr(rows, "build", built_then_blanked_again)
+    return other
