@@ -111,12 +111,23 @@ def test_the_hook_creates_its_store_on_first_use_readable_by_its_owner_only(tmp_
     assert done.returncode == 0 and chosen.exists()  # the store option wins over the data folder
 
 
+def _trust(env: dict[str, str], folder: Path) -> None:
+    """Record `folder` as trusted in Claude Code's user file, as accepting its trust dialog does."""
+    settings = Path(env["HOME"]) / ".claude.json"
+    data = json.loads(settings.read_text()) if settings.exists() else {}
+    data.setdefault("projects", {}).setdefault(str(folder), {})["hasTrustDialogAccepted"] = True
+    settings.write_text(json.dumps(data))
+
+
 def test_claude_installs_the_plugin_and_its_hooks_learn_with_no_store_beforehand(
         claude_env: dict[str, str], repo: Path) -> None:
     assert _claude(claude_env, "plugin", "marketplace", "add", str(ROOT)).returncode == 0
     installed = _claude(claude_env, "plugin", "install", "lamar@lamar", "--config", f"python={sys.executable}")
     assert installed.returncode == 0, installed.stdout + installed.stderr
 
+    # Claude Code checks a folder's MCP servers only once the folder is trusted (the dialog a first
+    # `claude` there asks), else lists them "Not checked (folder not trusted)".
+    _trust(claude_env, repo)
     servers = _claude(claude_env, "mcp", "list", cwd=repo)  # starts each server for a health check
     assert "plugin:lamar:lamar" in servers.stdout and "Connected" in servers.stdout, servers.stdout + servers.stderr
 
