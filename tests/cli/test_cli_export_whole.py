@@ -5,7 +5,6 @@ link has its target written."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,8 +13,8 @@ import pytest
 
 from lamar import Lamar
 from lamar.cli import move
-from lamar.store import open_store
 from lamar.store.files import file_kind
+from tests.killed import event_count, kill_when_stalled
 
 # `lamar export` or `lamar import`, stopped for good before or after its copy is written (the parent
 # kills it there).
@@ -39,24 +38,9 @@ sys.exit(main(sys.argv[2:]))
 
 def _killed(when: str, *args: str | os.PathLike[str]) -> None:
     """Run `lamar ARGS` in a process and SIGKILL it `when` ("before"/"after") the copy."""
-    proc = subprocess.Popen([sys.executable, "-c", _STALLED, when, *map(str, args)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "stalled\n", proc.stderr
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(60)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    kill_when_stalled(subprocess.Popen([sys.executable, "-c", _STALLED, when, *map(str, args)],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
 
-
-def _events(path: Path) -> int:
-    store = open_store(str(path))
-    try:
-        return len(store.read(0))
-    finally:
-        store.close()
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
@@ -75,7 +59,7 @@ def test_an_export_killed_mid_copy_leaves_the_file_force_replaces_as_it_was(json
     again = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(notes),
                             "--force"], capture_output=True, text=True, check=False, timeout=60)
     assert again.returncode == 0, again.stderr
-    assert _events(notes) == _events(json_store) and notes.stat().st_mode & 0o777 == 0o600
+    assert event_count(notes) == event_count(json_store) and notes.stat().st_mode & 0o777 == 0o600
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
@@ -88,7 +72,7 @@ def test_an_export_to_a_new_file_killed_mid_copy_leaves_no_store_there(json_stor
     done = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(out)],
                           capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert _events(out) == _events(json_store)
+    assert event_count(out) == event_count(json_store)
 
 
 @pytest.mark.parametrize("suffix", ["db", "json"])
@@ -109,7 +93,7 @@ def test_an_export_to_a_link_writes_the_store_at_its_target(run_cli, json_store,
     dangling.symlink_to(tmp_path / "kept" / f"new.{suffix}")
     made = run_cli("export", "--store", json_store, "--out", dangling)
     assert made.returncode == 0, made.stderr
-    assert dangling.is_symlink() and _events(tmp_path / "kept" / f"new.{suffix}") == _events(json_store)
+    assert dangling.is_symlink() and event_count(tmp_path / "kept" / f"new.{suffix}") == event_count(json_store)
     assert not [p.name for p in tmp_path.rglob(".*")], "a temporary copy was left"
 
 
@@ -188,7 +172,7 @@ def test_a_store_made_at_the_import_s_name_meanwhile_is_imported_into_when_run_a
     monkeypatch.setattr(move, "transfer", real)
     again = run_cli("import", json_store, "--store", made)
     assert again.returncode == 0, again.stderr
-    assert _events(made) == _events(json_store)
+    assert event_count(made) == event_count(json_store)
 
 
 @pytest.mark.parametrize("when", ["before", "after"])
@@ -200,7 +184,7 @@ def test_an_import_into_a_new_store_killed_mid_copy_leaves_no_store_there(json_s
     done = subprocess.run([sys.executable, "-m", "lamar.cli", "import", str(json_store), "--store", str(made)],
                           capture_output=True, text=True, check=False, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"copied {_events(json_store)} events from {json_store} to {made} (verified)\n"
-    assert _events(made) == _events(json_store)
+    assert done.stdout == f"copied {event_count(json_store)} events from {json_store} to {made} (verified)\n"
+    assert event_count(made) == event_count(json_store)
     left = [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # the killed run's copy, if any
     assert all(p.is_dir() and p.name.startswith(f".new.{suffix}.") and p.name.endswith(".importing") for p in left)

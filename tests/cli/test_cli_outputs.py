@@ -4,11 +4,11 @@ that must stay a file), and `--force` doing what the refusal it answers says."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from lamar import Lamar
 from lamar.store import Event, open_store
 from lamar.store.files import file_kind
+from tests.killed import event_count
 
 
 def test_sleep_out_dash_writes_the_report_to_stdout_and_nothing_else(lamar_cli, run_cli, store, tmp_path):
@@ -70,7 +70,7 @@ def test_export_force_replaces_a_file_lamar_did_not_write_as_the_refusal_says(ru
     before = sorted(p.name for p in tmp_path.iterdir())
     done = run_cli("export", "--store", json_store, "--out", notes, "--force")
     assert done.returncode == 0, done.stderr
-    assert done.stdout == f"copied {_events(json_store)} events from {json_store} to {notes} (verified)\n"
+    assert done.stdout == f"copied {event_count(json_store)} events from {json_store} to {notes} (verified)\n"
     assert file_kind(notes) == "json"
     with Lamar(str(json_store)) as source, Lamar(str(notes)) as copy:
         assert [e.id for e in copy.experiences()] == [e.id for e in source.experiences()]
@@ -99,11 +99,3 @@ def test_a_target_no_backend_takes_is_refused_as_such_not_with_force_advice(run_
         out = run_cli("export", "--store", json_store, "--out", notes, *extra)
         assert out.returncode == 2 and "cannot tell the backend" in out.stderr and "--force" not in out.stderr
         assert notes.read_text() == "my notes"
-
-
-def _events(path: Path) -> int:
-    store = open_store(str(path))
-    try:
-        return len(store.read(0))
-    finally:
-        store.close()

@@ -5,12 +5,13 @@ a path that is a link has its target written, and stays a link."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.killed import kill_when_stalled
 
 # The command, stopped for good just before its new file replaces the old one (the parent kills it there).
 _STALLED = """
@@ -58,19 +59,7 @@ def test_an_output_killed_before_its_rename_is_left_as_it_was(lamar_cli, json_st
     proc = subprocess.Popen([sys.executable, "-c", _STALLED, *map(str, _args(command, json_store, out))],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=tmp_path, env={**os.environ, "HOME": str(tmp_path / "home")})
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write("y\n" * 20)  # review: approve every proposal
-        proc.stdin.close()
-        while (line := proc.stdout.readline()) and not line.endswith("stalled\n"):  # review's prompts end no line
-            pass
-        assert line.endswith("stalled\n"), proc.stderr.read() if proc.stderr else ""
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(60)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+    kill_when_stalled(proc, feed="y\n" * 20)  # review: approve every proposal
     assert out.read_bytes() == before
     # At most the new copy, under a hidden name that says whose it is.
     assert all(p.name.startswith(f".{out.name}.") and p.name.endswith(".tmp")

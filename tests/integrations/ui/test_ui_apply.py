@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
-from lamar.store import open_store
 
 pytest.importorskip("starlette")
 
 from tests.integrations.ui.test_ui_trial import _get, serving
+from tests.killed import event_count
 
 
 def _message(page: str) -> str:
@@ -23,13 +23,6 @@ def _message(page: str) -> str:
     assert found, page[-600:]
     return html.unescape(found.group(1))
 
-
-def _events(path: Path) -> int:
-    store = open_store(str(path))
-    try:
-        return len(store.read(0))
-    finally:
-        store.close()
 
 
 def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path) -> None:
@@ -43,9 +36,9 @@ def test_a_second_apply_says_already_applied_and_changes_nothing(tmp_path: Path)
         _get(url, "/sleep/decide", {"proposal": pid, "decision": "approved"})
         shown = _apply_form(_get(url, "/sleep"))
         assert _message(_get(url, "/sleep/apply", shown)) == "applied 1, skipped 0"
-        written = _events(path)
+        written = event_count(path)
         assert _message(_get(url, "/sleep/apply", shown)) == f"already applied, nothing changed: {pid}"
-        assert _events(path) == written
+        assert event_count(path) == written
     with Lamar(str(path)) as lam:
         assert len(lam.experiences(status="active")) == 1
 
@@ -76,7 +69,7 @@ def test_a_decision_list_edited_into_another_type_is_said_not_read_letter_by_let
         lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
         lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
         report = lam.sleep()
-    written = _events(path)
+    written = event_count(path)
     for approved in (report.proposals[0].id, 5, [{"id": "x"}]):
         Path(f"{path}.sleep-report.json").write_text(json.dumps({**report.to_dict(), "approved": approved}))
         with serving(path) as url:
@@ -84,7 +77,7 @@ def test_a_decision_list_edited_into_another_type_is_said_not_read_letter_by_let
             assert "'approved' must be a list of proposal ids; fix it or run `lamar review" in _message(page)
             assert "approved proposal" not in page
             assert "'approved' must be a list of proposal ids" in _message(_get(url, "/sleep/apply", {}))
-    assert _events(path) == written
+    assert event_count(path) == written
 
 
 def _apply_form(page: str) -> dict[str, str | list[str]]:
@@ -111,9 +104,9 @@ def test_apply_carries_out_only_the_approvals_its_page_showed(tmp_path: Path) ->
         report_file = Path(f"{path}.sleep-report.json")
         report = json.loads(report_file.read_text())
         report_file.write_text(json.dumps({**report, "approved": [first, second]}))  # as `lamar review` would
-        written = _events(path)
+        written = event_count(path)
         message = _message(_get(url, "/sleep/apply", shown))
         assert message == (f"the approvals changed since this page was shown (approved now: {first}, {second}): "
                            "check them, then apply again"), message
-        assert _events(path) == written
+        assert event_count(path) == written
         assert _message(_get(url, "/sleep/apply", _apply_form(_get(url, "/sleep")))) == "applied 2, skipped 0"
