@@ -29,6 +29,26 @@ _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
     "do", "don't", "never", "always", "only", "regenerate", "review", "group", "split", "move", "rename",
     "delete", "remove", "prefix", "quote", "pin", "lock", "upgrade", "annotate"
 ])
+# "- `make test` - run the unit tests": a command reference, the mirror of "Test: `make test`". It directs
+# when the code span is a shell command, not a path, a function or an API route listed with what it does.
+_COMMAND_FIRST = re.compile(r"^`([^`]+)`\s*(?:[-\u2013\u2014]+|:)\s*(\S.*)$")
+_PROGRAM = re.compile(r"[a-z][a-z0-9._+-]*")  # `mytool build`; not `GET /`, `@Once`, `# pragma: ...`
+_SCRIPT = re.compile(r"\.{1,2}/\S+|(?:bin|scripts?)/\S+|\S+\.sh")  # `./gradlew build`, `scripts/check.sh`
+_RUNNERS = frozenset([  # programs whose spans are commands whatever follows them
+    "make", "just", "npm", "npx", "pnpm", "yarn", "bun", "bunx", "deno", "node", "uv", "uvx", "pip", "pipx",
+    "poetry", "pdm", "hatch", "tox", "nox", "pytest", "python", "python3", "ruff", "mypy", "pyright", "black",
+    "pre-commit", "cargo", "go", "gradle", "mvn", "dotnet", "bundle", "rake", "rails", "mix", "composer", "php",
+    "docker", "docker-compose", "kubectl", "helm", "terraform", "git", "gh", "cmake", "ctest", "bazel", "swift",
+    "flutter", "dart", "nx", "turbo", "vitest", "jest", "playwright", "eslint", "prettier", "tsc", "mkdocs"
+])
+_CODE_WORDS = frozenset([  # a span that opens with one is code, not a command line
+    "from", "import", "def", "class", "async", "await", "return", "if", "for", "while", "with", "const", "let",
+    "var", "function", "export", "type", "select", "insert", "update", "delete", "create", "new", "raise", "try"
+])
+_DOES = frozenset([  # what a command's description opens with, besides the imperatives above
+    "build", "serve", "compile", "deploy", "generate", "clean", "migrate", "execute", "launch", "show", "list",
+    "print", "sync", "reset", "rebuild", "publish", "release", "watch", "bundle", "preview", "seed", "typecheck"
+])
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
@@ -118,7 +138,7 @@ def condition(text: str) -> tuple[str, str] | None:
 
 
 def _directs(text: str) -> bool:
-    if _DIRECTIVE.search(text):
+    if _DIRECTIVE.search(text) or _command_reference(text):
         return True
     label = _LABEL.match(text)
     if label and label.group(2).startswith("`"):
@@ -128,6 +148,22 @@ def _directs(text: str) -> bool:
         if words and words[0].lower().strip(",.;") in _IMPERATIVE:
             return True
     return False
+
+
+def _command_reference(text: str) -> bool:
+    """Whether "`span` - what it does" names a command to run: a known program or script, or any
+    program followed by arguments whose description opens with a verb ("runs the tests")."""
+    found = _COMMAND_FIRST.match(text)
+    if found is None:
+        return False
+    words = found.group(1).split()
+    if not words or words[0] in _RUNNERS or _SCRIPT.fullmatch(words[0]):
+        return bool(words)
+    if len(words) < 2 or not _PROGRAM.fullmatch(words[0]) or words[0] in _CODE_WORDS or re.search(r"[(){};]", found.group(1)):
+        return False
+    verb = found.group(2).split()[0].lower().strip(",.;:")
+    return any(form in _IMPERATIVE or form in _DOES for form in (verb, verb.removesuffix("s"), verb.removesuffix("es"))
+               if form and form not in {"do", "be"})
 
 
 def _blocks(lines: list[str]) -> list[_Block]:

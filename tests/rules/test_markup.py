@@ -65,3 +65,20 @@ def test_a_list_or_a_quote_right_after_a_table_without_outer_pipes_is_read() -> 
             "- Run `make lint` before committing\n")
     assert _rules(text) == [(6, "Never push to main", ("Commands",)), (11, "Always ask for a review", ("Commands",)),
                             (21, "Run `make lint` before committing", ("Commands",))]
+
+
+def test_a_command_listed_with_what_it_does_is_a_rule_and_a_path_or_an_api_is_not() -> None:
+    # A "## Commands" list in a CLAUDE.md names the command first ("- `pnpm dev` — start the dev server"),
+    # the mirror of "Dev: `pnpm dev`": how to do a thing. An architecture list names a path, a function
+    # or a route first, with what it is or does: that describes.
+    text = ("## Commands\n\n- `pytest -x` - run before every commit\n- `pnpm dev` — start the dev server\n"
+            "- `npm run build` – production build to `dist/`\n- `./gradlew check`: lint and test\n"
+            "- `shop sync` - runs the nightly import\n\n## Layout\n\n- `src/api/` - the REST handlers\n"
+            "- `create_table` - Create database tables\n- `GET /health` - Report liveness\n"
+            "- `shell_exec(cmd, timeout)` - Run a command in the sandbox\n- `from x import y` - import style\n"
+            "- `shop legacy` - the old entry point\n- `README.md` - the overview\n")
+    assert [(line, text) for line, text, _ in _rules(text)] == [
+        (3, "`pytest -x` - run before every commit"), (4, "`pnpm dev` — start the dev server"),
+        (5, "`npm run build` – production build to `dist/`"), (6, "`./gradlew check`: lint and test"),
+        (7, "`shop sync` - runs the nightly import")]
+    assert len(parse_rules(text, "CLAUDE.md")[1]) == 7
