@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from lamar.atomic import write_output
-from lamar.rules.importing import PROVENANCE_SOURCE, chosen_project, project_root
+from lamar.rules.importing import FOLDER_KEY, PROVENANCE_SOURCE, chosen_project, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
+from lamar.rules.sources import folder_of
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -45,7 +46,9 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         target: CLAUDE.md, AGENTS.md, .github/copilot-instructions.md or a .cursor/rules/*.mdc file
             (created when missing).
         project: the lessons of this project (and those with no project) are listed (default: the
-            git top-level folder's name of the target's folder).
+            git top-level folder's name of the target's folder). A sub-folder's file
+            (frontend/CLAUDE.md) lists that folder's lessons only, the project's top file those of
+            no folder.
         unproven: also list the lessons with no verdict yet, apart from the proven ones.
 
     Returns:
@@ -61,10 +64,15 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
     from lamar.read_only import marked_read_only
 
     path = Path(target).expanduser()
-    name = chosen_project(project, path.parent if path.parent.exists() else Path.cwd())
+    # A file in a folder not made yet (frontend/.claude/) is of the project of its nearest folder that is.
+    name = chosen_project(project, next(p for p in path.absolute().parents if p.exists()))
+    # Claude Code reads frontend/CLAUDE.md only while it works in frontend/, and the top file
+    # everywhere: each file holds the lessons recalled where it is read, and no other folder's.
+    folder = folder_of((path.parent.resolve() / path.name).relative_to(project_root(path.parent)).as_posix())
     listed: dict[str, list[tuple[Experience, Evidence]]] = {"helps": [], "harms": [], "unknown": []}
     for exp in lamar.experiences():
-        if exp.status.value == "retired" or dict(exp.scope).get("project", name) != name:
+        scope = dict(exp.scope)
+        if exp.status.value == "retired" or scope.get("project", name) != name or scope.get(FOLDER_KEY, "") != folder:
             continue
         ev = lamar.evidence(exp.id)
         listed[ev.verdict.value].append((exp, ev))
@@ -76,7 +84,7 @@ def export_rules(lamar: Lamar, target: str | os.PathLike[str], *, project: str |
         raise InvalidArgument(f"{real} is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8 "
                               "and export again; the file was left untouched") from None
     newline = "\r\n" if "\r\n" in text else "\n"
-    section = newline.join(_section(name, listed, unproven)) + newline
+    section = newline.join(_section(f"{name} ({folder})" if folder else name, listed, unproven)) + newline
     start, end = _find(text)
     if start < 0 <= end or end < 0 <= start:
         raise InvalidArgument(f"{path} has one of Lamar's markers without the other ({EXPORT_BEGIN} ... {EXPORT_END}): "
@@ -136,11 +144,11 @@ def _find(text: str) -> tuple[int, int]:
     return start, end
 
 
-def _section(project: str, listed: dict[str, list[tuple[Experience, Evidence]]], unproven: bool) -> list[str]:
-    lines = [BEGIN, f"## Rules proven to help in {project}", ""]
+def _section(where: str, listed: dict[str, list[tuple[Experience, Evidence]]], unproven: bool) -> list[str]:
+    lines = [BEGIN, f"## Rules proven to help in {where}", ""]
     helps = sorted(listed["helps"], key=lambda item: -item[1].lower)
     lines += [f"- {_text(e)} {_measure(e, ev)}" for e, ev in helps] or [
-        "- None yet: no lesson of this project has a lower bound above zero."]
+        f"- None yet: no lesson of this {'folder' if where.endswith('/)') else 'project'} has a lower bound above zero."]
     if listed["harms"]:
         lines += ["", "### Proposed removals", "",
                   ("Proven to hurt: remove them from your own text if you agree (Lamar changes nothing outside "

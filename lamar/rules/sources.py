@@ -83,7 +83,7 @@ def sub_folder_files(folder: str | os.PathLike[str]) -> list[Path]:
     found = []
     for name in listed:
         path = PurePosixPath(name)
-        if path.name not in FOLDER_RULES or not _folder(path.as_posix()):
+        if path.name not in FOLDER_RULES or not folder_of(path.as_posix()):
             continue  # the project folder's own files are RULE_FILES
         parents = path.parent.parts
         chain = parents[:-1] if parents[-1] == ".claude" else parents
@@ -95,7 +95,7 @@ def sub_folder_files(folder: str | os.PathLike[str]) -> list[Path]:
 def _read_order(name: str) -> tuple[tuple[str, ...], int]:
     """Folder by folder in path order, and within a folder in the order of `RULE_FILES`, as the
     project's top is read: a rule its CLAUDE.md repeats in CLAUDE.local.md is CLAUDE.md's."""
-    folder = _folder(name)
+    folder = folder_of(name)
     within = name[len(folder):]
     return PurePosixPath(folder).parts, RULE_FILES.index(within) if within in RULE_FILES else len(RULE_FILES)
 
@@ -183,7 +183,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
                 raise ValueError(f"{path} is {why}")
             unread.append((name, why))
             return
-        here = _folder(name) if folder is None else folder  # an imported file speaks where its importer does
+        here = folder_of(name) if folder is None else folder  # an imported file speaks where its importer does
         out.append(RuleSource(name, text, here))
         for line in _outside_fences(text):
             found = _IMPORT.match(line)
@@ -232,7 +232,9 @@ def _outside_fences(text: str) -> list[str]:
     return lines
 
 
-def _folder(name: str) -> str:
+def folder_of(name: str) -> str:
+    """The sub-folder a rules file speaks for ("frontend/" for frontend/CLAUDE.md or
+    frontend/.claude/CLAUDE.md), named from the project's top; "" for the whole project."""
     path = PurePosixPath(name)
     if path.name not in FOLDER_RULES:
         return ""
@@ -247,5 +249,5 @@ def _name(path: Path, root: Path) -> str:
         return path.name
 
 
-__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "UNREADABLE", "RuleSource", "find_rule_files", "read_sources",
-           "sub_folder_files"]
+__all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "UNREADABLE", "RuleSource", "find_rule_files", "folder_of",
+           "read_sources", "sub_folder_files"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import InvalidArgument, Lamar
+from lamar import Experience, InvalidArgument, Lamar
 from lamar.rules import export_rules, import_rules
 from lamar.rules.exporting import BEGIN
 from lamar.rules.parse import EXPORT_END
@@ -216,3 +216,29 @@ def test_a_rule_copied_out_of_the_section_is_the_lesson_it_came_from(tmp_path: P
     plan = import_rules(lam, tmp_path, project="shop")
     assert plan.lessons == [] and [why[:15] for _, why in plan.skipped] == ["already held as"] * 2
     assert all("<!--" not in rule.text for rule, _ in plan.skipped)
+
+
+def test_each_file_gets_the_lessons_of_its_own_folder(tmp_path: Path) -> None:
+    # Claude Code reads frontend/CLAUDE.md only while it works in frontend/: a frontend rule written
+    # into the top CLAUDE.md would hold everywhere, and backend's would hold in frontend/.
+    shop = tmp_path / "shop"
+    for folder, rule in [("", "Run `make test` first"), ("frontend/", "Never use inline styles"),
+                         ("backend/", "Never return a bare list")]:
+        (shop / folder).mkdir(parents=True, exist_ok=True)
+        (shop / folder / "CLAUDE.md").write_text(f"- {rule}\n")
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    lam = Lamar(":memory:")
+    import_rules(lam, shop, apply=True)
+    lam.add(Experience("a migration fails", "read its log first", ""))  # no project: the top file's
+
+    def listed(target: Path) -> list[str]:
+        return [next(e for e in lam.experiences() if e.id == i).render() for i in export_rules(lam, target,
+                unproven=True).unknown]
+
+    assert listed(shop / "CLAUDE.md") == ["When working on shop, run `make test` first.",
+                                          "When a migration fails, read its log first."]
+    assert listed(shop / "frontend" / "CLAUDE.md") == ["When working on shop (frontend/), never use inline styles."]
+    assert "## Rules proven to help in shop (frontend/)" in (shop / "frontend" / "CLAUDE.md").read_text()
+    assert listed(shop / "backend" / ".claude" / "CLAUDE.md") == [
+        "When working on shop (backend/), never return a bare list."]
+    assert listed(shop / "docs" / "CLAUDE.md") == []  # a folder with no lessons: none of the others'
