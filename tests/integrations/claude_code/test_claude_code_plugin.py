@@ -153,3 +153,29 @@ def test_claude_installs_the_plugin_and_its_hooks_learn_with_no_store_beforehand
                             text=True, timeout=120, check=False)
     assert "plugin lamar@lamar (enabled)" in status.stdout, status.stdout + status.stderr
     assert f"runs without your PATH (python {sys.executable}, store {store})" in status.stdout
+
+
+def test_without_home_or_a_data_folder_the_hook_runs_and_keeps_nothing_in_tmp(tmp_path: Path, repo: Path) -> None:
+    # The launcher used /tmp/.lamar then: a folder anyone can write, whose `python` file names the
+    # interpreter the next hook runs. Now it remembers nothing, says so on stderr once, and the turn goes on.
+    shared = Path("/tmp/.lamar")
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in shared.iterdir()) if shared.is_dir() else None
+    (tmp_path / "run").mkdir(mode=0o700)
+    store = tmp_path / "chosen.db"
+    env = {"PATH": BARE_PATH, "CLAUDE_PLUGIN_ROOT": str(PLUGIN), "CLAUDE_PLUGIN_OPTION_PYTHON": sys.executable,
+           "CLAUDE_PLUGIN_OPTION_STORE": str(store), "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+           "LAMAR_HOOK_IDLE": "20", "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+    for event in (payload("SessionStart", "s1", repo, source="startup"),
+                  payload("UserPromptSubmit", "s1", repo, prompt="add a version file")):
+        done = _launch(event, env)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.decode().splitlines() == [
+            "lamar plugin: neither CLAUDE_PLUGIN_DATA nor HOME is set, so nothing is remembered or logged (a shared "
+            "folder such as /tmp is never used): set HOME"]
+    with Lamar(str(store)) as lam:
+        assert lam.stats()["episodes"] == 1  # the hook itself ran
+    assert (sorted((p.name, p.stat().st_mtime_ns) for p in shared.iterdir()) if shared.is_dir() else None) == before
+
+    done = _launch(payload("UserPromptSubmit", "s1", repo, prompt="again"),  # no interpreter: still exit 0
+                   {**env, "CLAUDE_PLUGIN_OPTION_PYTHON": str(tmp_path / "missing")})
+    assert done.returncode == 0 and b"no Python with Lamar installed" in done.stderr
