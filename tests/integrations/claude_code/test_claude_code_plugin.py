@@ -170,8 +170,8 @@ def test_without_home_or_a_data_folder_the_hook_runs_and_keeps_nothing_in_tmp(tm
         done = _launch(event, env)
         assert done.returncode == 0, done.stderr
         assert done.stderr.decode().splitlines() == [
-            "lamar plugin: neither CLAUDE_PLUGIN_DATA nor HOME is set, so nothing is remembered or logged (a shared "
-            "folder such as /tmp is never used): set HOME"]
+            ("lamar plugin: neither CLAUDE_PLUGIN_DATA nor HOME is set, so nothing is remembered or logged (a "
+             "shared folder such as /tmp is never used): set HOME")]
     with Lamar(str(store)) as lam:
         assert lam.stats()["episodes"] == 1  # the hook itself ran
     assert (sorted((p.name, p.stat().st_mtime_ns) for p in shared.iterdir()) if shared.is_dir() else None) == before
