@@ -244,3 +244,34 @@ def test_an_installed_hook_whose_quick_py_is_gone_never_blocks_the_prompt(
                           check=False)
     assert (done.returncode, done.stdout) == (1, b"")  # 1: a non-blocking error Claude Code shows; never 2
     assert b"quick.py" in done.stderr
+
+
+@pytest.mark.parametrize("shell", ["/bin/sh", "bash"])
+def test_the_installed_command_needs_only_posix_sh_whatever_its_paths_hold(
+        shell: str, store: Path, env: dict[str, str], repo: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Claude Code runs a command hook with `/bin/sh -c` on Linux and macOS (dash on Debian and
+    # Ubuntu, which has no bash syntax) and with Git Bash on Windows: `|| exit 1` and the quoted
+    # paths must read the same in both, spaces, quotes, `$` and backquotes included.
+    import shutil
+
+    from lamar_claude_code import quick
+    from lamar_claude_code.settings import hook_command
+
+    odd = tmp_path / "it's $HOME `id` ü"
+    odd.mkdir()
+    shutil.copy(quick.__file__, odd / "quick.py")
+    (odd / "python").symlink_to(sys.executable)
+    monkeypatch.setattr(quick, "__file__", str(odd / "quick.py"))
+    monkeypatch.setattr(sys, "executable", str(odd / "python"))
+    moved = odd / "store.db"
+    shutil.copy(store, moved)
+    command = hook_command(str(moved))
+    for event in (payload("SessionStart", "s1", repo, source="startup"),
+                  payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")):
+        done = subprocess.run([shell, "-c", command], input=json.dumps(event).encode(), env=env,
+                              capture_output=True, timeout=60, check=False)
+        assert done.returncode == 0 and done.stderr == b"", (shell, done.stderr)
+    assert b"run the failing test alone" in done.stdout  # the lesson was recalled and injected
+    with Lamar(str(moved)) as lam:
+        assert lam.stats()["episodes"] == 1
