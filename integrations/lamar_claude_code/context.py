@@ -63,10 +63,16 @@ ERROR_CLASS_CHARS = 200
 # FOLDER_KEY (lamar.rules' FOLDER_RULES and FOLDER_KEY; copied, to keep lamar.rules out of the hook).
 FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude/CLAUDE.md")
 FOLDER_KEY = "folder"
+# Characters: Linux's PATH_MAX. A longer "path" names no file, and resolving one costs time that
+# grows with the square of its parts (a few thousand take longer than Claude Code waits).
+MAX_PATH = 4096
 
 
 def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
-    """The git top-level above `cwd` (a `.git` folder or file), found without running git."""
+    """The git top-level above `cwd` (a `.git` folder or file), found without running git; None
+    outside one, or for a `cwd` longer than any path (`MAX_PATH`)."""
+    if len(os.fspath(cwd)) > MAX_PATH:
+        return None
     path = Path(cwd).resolve()
     for folder in (path, *path.parents):
         if (folder / ".git").exists():

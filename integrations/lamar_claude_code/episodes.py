@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamar_claude_code.config import HookConfig, load_config
-from lamar_claude_code.context import derive_context, find_repo, rules_folder
+from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, rules_folder
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
 from lamar_claude_code.state import (
     locked_state,
@@ -104,6 +104,8 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     payload = writable(payload)  # before anything is stored: the store and the state both hold it, or neither
     session = _text(payload, "session_id")
     cwd = _text(payload, "cwd")
+    if len(cwd) > MAX_PATH:  # never resolved: see MAX_PATH
+        raise ValueError(f"the {event} payload's cwd is {len(cwd)} characters, longer than any path ({MAX_PATH})")
     now = time.time() if now is None else now
     repo_path = find_repo(cwd)
     config = config or load_config(repo_path)
@@ -290,7 +292,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
     target = tool_input.get("file_path") or tool_input.get("notebook_path")
     current = state["sessions"].get(session, {}).get("episode")
     record = state["episodes"].get(current)
-    if not isinstance(target, str) or record is None or record.get("repo") != repo:
+    if not isinstance(target, str) or len(target) > MAX_PATH or record is None or record.get("repo") != repo:
         return
     path = Path(target if os.path.isabs(target) else os.path.join(str(payload.get("cwd")), target))
     try:

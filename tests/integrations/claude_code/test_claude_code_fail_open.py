@@ -46,6 +46,23 @@ def test_missing_fields_are_logged_and_ignored(hook: Hook, repo: Path) -> None:
     lam.close()
 
 
+def test_a_path_longer_than_any_path_is_never_resolved(hook: Hook, repo: Path) -> None:
+    # Resolving a path costs time that grows with the square of its parts: a 200 KB cwd held a hook
+    # well past Claude Code's 10 s, outside its budget, and an edit's 200 KB file_path held the
+    # state lock as long (a warm hook's other sessions waited on it). No file has such a path.
+    long = "/a" * 100_000
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).stdout  # the lessons
+    edit = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input={"file_path": f"{repo}{long}"})
+    assert hook(edit).returncode == 0
+    assert not hook.log_file.exists()  # in its budget, and nothing to say: an edit of no file is passed over
+    done = hook(payload("UserPromptSubmit", "s2", Path(f"{repo}{long[:8000]}"), prompt="the tests fail"))
+    assert (done.returncode, done.stdout) == (0, b"")
+    (line,) = hook.log_file.read_text().splitlines()
+    assert "the UserPromptSubmit payload's cwd is" in line and "longer than any path (4096)" in line
+    state = json.loads(hook.state_file.read_text())
+    assert all(record["files"] == [] for record in state["episodes"].values())
+
+
 def test_unknown_events_change_nothing(hook: Hook, repo: Path) -> None:
     for event in ("Notification", "PreCompact", "SomethingNew", 42):
         done = hook(payload(event, "s1", repo, message="hi"))  # type: ignore[arg-type]
