@@ -36,6 +36,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lamar plugin: unknown action {action!r}; use one of {', '.join(_ACTIONS)}", file=sys.stderr)
         return 1
     store = plugin_store()
+    from lamar_claude_code.quick import homeless
+
+    refusal = homeless(store)
+    if refusal:
+        print(refusal, end="", file=sys.stderr)
+        return 0 if action == "hook" else 1
     if action == "hook":
         from lamar_claude_code.hook import main as hook
 

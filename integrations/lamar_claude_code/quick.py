@@ -41,7 +41,22 @@ def store_of(argv: list[str], environ: os._Environ[str] | dict[str, str]) -> str
     store = named_store(argv) or environ.get("LAMAR_STORE") or DEFAULT_STORE
     if "://" in store or store == ":memory:":
         return store
-    return os.path.abspath(os.path.expanduser(store))
+    return expanded(store)
+
+
+def expanded(path: str) -> str:
+    """`path` absolute, with ~ read as the home folder; left as it is ("~/...") when there is none
+    (HOME unset, and the account has none), never made a folder named ~ in the project."""
+    path = os.path.expanduser(path)
+    return path if path.startswith("~") else os.path.abspath(path)
+
+
+def homeless(store: str) -> str | None:
+    """Why the hook refuses a store it has no home folder to put in (see `expanded`), else None."""
+    if not store.startswith("~"):
+        return None
+    return (f"lamar hook: no home folder for {store} (HOME is unset and the account has none), so this event "
+            "was skipped: set HOME, or name the store (--store PATH, or the plugin's store option)\n")
 
 
 def plugin_store(environ: os._Environ[str] | dict[str, str]) -> str:
@@ -51,14 +66,14 @@ def plugin_store(environ: os._Environ[str] | dict[str, str]) -> str:
     if configured and not configured.startswith("${"):
         if "://" in configured or configured == ":memory:":
             return configured
-        return os.path.abspath(os.path.expanduser(configured))
+        return expanded(configured)
     if environ.get("XDG_DATA_HOME"):
-        data = os.path.expanduser(environ["XDG_DATA_HOME"])
+        data = environ["XDG_DATA_HOME"]
     elif sys.platform == "darwin":
-        data = os.path.expanduser("~/Library/Application Support")
+        data = "~/Library/Application Support"
     else:
-        data = os.path.expanduser("~/.local/share")
-    return os.path.join(data, "lamar", "experience.db")
+        data = "~/.local/share"
+    return expanded(os.path.join(data, "lamar", "experience.db"))
 
 
 def socket_path(store: str, environ: os._Environ[str] | dict[str, str] | None = None) -> str | None:
@@ -238,6 +253,10 @@ def main(argv: list[str] | None = None) -> int:
     arrived = time.time()
     create = "--plugin" in argv
     store = plugin_store(os.environ) if create else store_of(argv, os.environ)
+    refusal = homeless(store)
+    if refusal:  # exit 1 is a non-blocking error Claude Code shows; the plugin's launcher shows stderr itself
+        sys.stderr.write(refusal)
+        return 0 if create else 1
     raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1) if sys.stdin is not None else b""  # None: started without stdin
     path = socket_path(store)
     answer = ask(path, raw, arrived, create) if path and store != ":memory:" else None

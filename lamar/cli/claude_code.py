@@ -389,11 +389,12 @@ def fast_hook(argv: list[str]) -> int:
     """`lamar claude-code hook [--store PATH]` without building the whole parser (it runs per prompt)."""
     try:
         from lamar_claude_code.hook import main
-        from lamar_claude_code.quick import empty_store, store_of
+        from lamar_claude_code.quick import empty_store, homeless, store_of
     except ImportError:
         return 0  # fail open: nothing to inject without the integration
-    refusal = empty_store(argv)
+    store = store_of(argv, os.environ)
+    refusal = empty_store(argv) or homeless(store)
     if refusal:  # no store to log beside: exit 1 is Claude Code's non-blocking error, shown to the user
         sys.stderr.write(refusal)
         return 1
-    return main(store_of(argv, os.environ))
+    return main(store)

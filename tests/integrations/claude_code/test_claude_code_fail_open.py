@@ -207,6 +207,32 @@ def test_an_empty_store_flag_skips_the_event_and_says_so(store: Path, env: dict[
     lam.close()
 
 
+def test_with_no_home_folder_the_hook_says_so_and_makes_no_folder_named_tilde(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    # HOME unset and an account the password database does not know (a container run as a bare uid):
+    # "~/..." stayed as written. The plugin's hook ended in a traceback; the installed one's default
+    # store put its log in ./~/.lamar/ in the project, a folder one `rm -rf ~` away from the real home.
+    import pwd
+
+    from lamar.cli.claude_code import fast_hook
+    from lamar_claude_code import plugin, quick
+
+    def unknown(uid: int) -> pwd.struct_passwd:
+        raise KeyError(uid)
+
+    for name in ("HOME", "LAMAR_STORE", "XDG_DATA_HOME", "CLAUDE_PLUGIN_OPTION_STORE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    monkeypatch.chdir(tmp_path)
+    for run, code in ((lambda: quick.main(["--plugin"]), 0), (lambda: plugin.main(["hook"]), 0),
+                      (lambda: quick.main([]), 1), (lambda: fast_hook([]), 1)):
+        assert run() == code  # 0 from the plugin, whose launcher passes stderr on; 1 shows as an error
+        said = capsys.readouterr().err
+        assert said.startswith("lamar hook: no home folder for ~/") and "set HOME" in said, said
+    assert list(tmp_path.iterdir()) == []
+    assert quick.homeless(quick.store_of(["--store", str(tmp_path / "x.db")], {})) is None  # named: no home needed
+
+
 def test_a_store_whose_folder_takes_no_file_is_logged_in_the_home_folder(repo: Path, env: dict[str, str],
                                                                           tmp_path: Path) -> None:
     # The log lives beside the store: a store folder that takes no file (read-only, full, a file
