@@ -33,7 +33,8 @@ _IMPERATIVE = frozenset([  # a rule's first word when it is an instruction
 # when the code span is a shell command, not a path, a function or an API route listed with what it does.
 _COMMAND_FIRST = re.compile(r"^`([^`]+)`\s*(?:[-\u2013\u2014]+|:)\s*(\S.*)$")
 _PROGRAM = re.compile(r"[a-z][a-z0-9._+-]*")  # `mytool build`; not `GET /`, `@Once`, `# pragma: ...`
-_SCRIPT = re.compile(r"\.{1,2}/\S+|(?:bin|scripts?)/\S+|\S+\.sh")  # `./gradlew build`, `scripts/check.sh`
+# `./gradlew build`, `scripts/check.sh`, `bin/dev`; not `scripts/README.md`
+_SCRIPT = re.compile(r"\.{1,2}/\S+|(?:bin|scripts?)/(?:[\w-]+/)*[\w-]+(?:\.(?:sh|py|js|mjs|ts|rb|pl))?|\S+\.sh")
 _RUNNERS = frozenset([  # programs whose spans are commands whatever follows them
     "make", "just", "npm", "npx", "pnpm", "yarn", "bun", "bunx", "deno", "node", "uv", "uvx", "pip", "pipx",
     "poetry", "pdm", "hatch", "tox", "nox", "pytest", "python", "python3", "ruff", "mypy", "pyright", "black",

@@ -73,12 +73,13 @@ def test_a_command_listed_with_what_it_does_is_a_rule_and_a_path_or_an_api_is_no
     # or a route first, with what it is or does: that describes.
     text = ("## Commands\n\n- `pytest -x` - run before every commit\n- `pnpm dev` — start the dev server\n"
             "- `npm run build` – production build to `dist/`\n- `./gradlew check`: lint and test\n"
-            "- `shop sync` - runs the nightly import\n\n## Layout\n\n- `src/api/` - the REST handlers\n"
+            "- `shop sync` - runs the nightly import\n- `bin/dev` - the dev server\n\n## Layout\n\n"
+            "- `src/api/` - the REST handlers\n- `scripts/README.md` - what each script does\n"
             "- `create_table` - Create database tables\n- `GET /health` - Report liveness\n"
             "- `shell_exec(cmd, timeout)` - Run a command in the sandbox\n- `from x import y` - import style\n"
             "- `shop legacy` - the old entry point\n- `README.md` - the overview\n")
     assert [(line, text) for line, text, _ in _rules(text)] == [
         (3, "`pytest -x` - run before every commit"), (4, "`pnpm dev` — start the dev server"),
         (5, "`npm run build` – production build to `dist/`"), (6, "`./gradlew check`: lint and test"),
-        (7, "`shop sync` - runs the nightly import")]
-    assert len(parse_rules(text, "CLAUDE.md")[1]) == 7
+        (7, "`shop sync` - runs the nightly import"), (8, "`bin/dev` - the dev server")]
+    assert len(parse_rules(text, "CLAUDE.md")[1]) == 8
