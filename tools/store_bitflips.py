@@ -1,6 +1,6 @@
 """Flips one random bit of a JSON or SQLite store's file, many times over, and counts whether opening
 it refuses it, reads it back unchanged, or reads back other events silently (docs/guarantees.md).
-Usage: python tools/store_bitflips.py [--flips 600] [--seed 1] [--whatif]"""
+Usage: python tools/store_bitflips.py [--flips 600] [--seed 1] [--whatif [--table]]"""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import math
 import os
 import random
 import shutil
+import sqlite3
 import sys
 import tempfile
 from collections.abc import Callable
@@ -26,7 +27,8 @@ from lamar.whatif.cache import fold_store
 #     wrong     it opened and read back other events: a silent corruption
 # Printed per backend with a 95% Wilson interval on each share. `--whatif` reads each copy as
 # `lamar whatif` does instead (SQLite through its episode table, with an empty what-if cache) and
-# compares the fold of its episodes.
+# compares the fold of its episodes; `--table` flips bits of SQLite's episode table alone (the pages
+# of its rows, slates, sums and indexes, and of `meta`, which holds the seq it folds through).
 
 
 def make(path: Path) -> list[tuple[object, ...]]:
@@ -61,14 +63,28 @@ def whatif_of(path: Path) -> str:
         store.close()
 
 
-def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object] = events_of) -> str:
+def table_bytes(path: Path) -> list[int]:
+    """The offsets of the bytes of the SQLite episode table's pages and of `meta`'s: in a store this
+    small each of their tables and indexes is its root page alone."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        roots = [root for (root,) in db.execute(
+            "SELECT rootpage FROM sqlite_master WHERE tbl_name LIKE 'episode%' OR tbl_name = 'meta'")]
+    finally:
+        db.close()
+    return [(root - 1) * size + i for root in sorted(roots) for i in range(size)]
+
+
+def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object] = events_of,
+          spots: list[int] | None = None) -> str:
     for old in folder.iterdir():
         old.unlink()
     for part in original.parent.iterdir():
         shutil.copy(part, folder / part.name)
     target = folder / original.name
     data = bytearray(target.read_bytes())
-    at = rng.randrange(len(data))
+    at = rng.randrange(len(data)) if spots is None else spots[rng.randrange(len(spots))]
     data[at] ^= 1 << rng.randrange(8)
     target.write_bytes(bytes(data))
     try:
@@ -87,7 +103,7 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def measure(suffix: str, flips: int, seed: int, whatif: bool = False) -> dict[str, int]:
+def measure(suffix: str, flips: int, seed: int, whatif: bool = False, table: bool = False) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp:
         source, work = Path(tmp) / "source", Path(tmp) / "work"
         source.mkdir()
@@ -101,10 +117,11 @@ def measure(suffix: str, flips: int, seed: int, whatif: bool = False) -> dict[st
         if whatif:
             read = whatif_of
             expected = whatif_of(original)
+        spots = table_bytes(original) if table else None
         rng = random.Random(seed)
         counts = {"refused": 0, "harmless": 0, "wrong": 0}
         for _ in range(flips):
-            counts[trial(original, expected, rng, work, read)] += 1
+            counts[trial(original, expected, rng, work, read, spots)] += 1
         return counts
 
 
@@ -113,10 +130,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flips", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--whatif", action="store_true", help="read each copy as `lamar whatif` does")
+    parser.add_argument("--table", action="store_true", help="with --whatif: flip bits of SQLite's episode table only")
     args = parser.parse_args(argv)
+    if args.table and not args.whatif:
+        parser.error("--table goes with --whatif: it flips the table only `lamar whatif` reads")
     print(f"{'backend':8} {'flips':>6} {'refused':>16} {'harmless':>16} {'wrong (silent)':>22}")
     for name, suffix in (("json", ".json"), ("sqlite", ".db")):
-        counts = measure(suffix, args.flips, args.seed, args.whatif)
+        if args.table and suffix != ".db":
+            continue  # only SQLite keeps the table
+        counts = measure(suffix, args.flips, args.seed, args.whatif, args.table)
         cells = []
         for outcome in ("refused", "harmless", "wrong"):
             low, high = wilson(counts[outcome], args.flips)

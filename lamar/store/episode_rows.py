@@ -10,8 +10,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from lamar._errors import CorruptStore
+from lamar.store import episode_sums as sums
 from lamar.store.base import Event, Store, StoredText, event_of
 from lamar.store.decode import EventDecoder, Repeats
+from lamar.store.episode_sums import ROWS, SLATES, Damaged, set_through
 
 # The fields of a snapshot's episode rows, in order (the log's format: `lamar.state.snapshot`
 # writes them, the what-if fold and this table read them).
@@ -42,15 +44,20 @@ _KINDS = frozenset({"episode", "outcome", "compact", "snapshot"})
 
 
 class EpisodeRows(NamedTuple):
-    """The table as one read saw it: each live episode in fold order as (id, time, slate, reward,
-    signal, sealed), each slate's [context, p, injected, held_out] by its number, the event at the
-    seq it folds through (None before any), and the events logged after it, for the reader to
-    fold (all read in one transaction)."""
+    """The table as one read saw it: the live episodes in fold order by columns (id, time, slate,
+    reward, signal, sealed), each slate's [context, p, injected, held_out] by its number, the event
+    at the seq it folds through (None before any), and the events logged after it, for the reader
+    to fold (all read in one transaction)."""
 
-    rows: list[tuple[str, float, int, float | None, str | None, int]]
+    columns: tuple[list[str], list[float], list[int], list[float | None], list[str | None], list[int]]
     slates: dict[int, list[Any]]
     last: StoredText | None
     tail: list[StoredText]
+
+    @property
+    def rows(self) -> list[tuple[str, float, int, float | None, str | None, int]]:
+        """Each live episode as (id, time, slate, reward, signal, sealed)."""
+        return list(zip(*self.columns))
 
 
 @runtime_checkable
@@ -72,7 +79,7 @@ def create(db: sqlite3.Connection) -> None:
     """The tables, empty, folding nothing yet (inside the caller's transaction)."""
     for statement in filter(str.strip, SCHEMA.split(";")):
         db.execute(statement)
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '0')", (THROUGH,))
+    set_through(db, THROUGH, "0")
 
 
 def through(db: sqlite3.Connection) -> int | None:
@@ -93,12 +100,18 @@ def behind(db: sqlite3.Connection) -> bool:
     return done is not None and top - done > BEHIND
 
 
-def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int], refill: bool = True) -> None:
     """Fold the events logged since the seq the table folds through, in the caller's write
     transaction; `crc` is the store's checksum of an event's row. A row that fails it, or that
-    no read would accept, leaves the table stale."""
+    no read would accept, leaves the table stale; a table that fails its sums is refilled (`refill`)."""
     done = through(db)
     if done is None:
+        return
+    try:
+        sums.check_through(db, str(done))
+    except Damaged:  # a table an older Lamar kept, or a damaged one: refilled from the log
+        if refill:
+            rebuild(db, crc)
         return
     decode = EventDecoder()
     folder = _Folder(db)
@@ -116,10 +129,17 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
                 folder.again(kind, seq, key, at, *met)
                 continue
             repeats.keep(folder.fold(event_of(StoredText(seq, kind, key, at, text), decode)))
-    except (CorruptStore, sqlite3.IntegrityError, KeyError, TypeError, ValueError, AttributeError, UnicodeError):
-        db.execute("INSERT OR REPLACE INTO meta VALUES (?, 'stale')", (THROUGH,))
+        folder.spans.save()
+    except Damaged:  # a span changed since it was summed: the whole table is refilled from the log
+        if refill:
+            rebuild(db, crc)
+        else:
+            set_through(db, THROUGH, "stale")
         return
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (THROUGH, str(done)))
+    except (CorruptStore, sqlite3.IntegrityError, KeyError, TypeError, ValueError, AttributeError, UnicodeError):
+        set_through(db, THROUGH, "stale")
+        return
+    set_through(db, THROUGH, str(done))
 
 
 def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
@@ -127,36 +147,44 @@ def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str],
     an erasure: no episode compacted or erased away stays in it)."""
     db.execute("DELETE FROM episode_rows")
     db.execute("DELETE FROM episode_slates")
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, '0')", (THROUGH,))
-    catch_up(db, crc)
+    set_through(db, THROUGH, "0")
+    db.execute("DELETE FROM episode_sums WHERE part != 'through'")
+    catch_up(db, crc, refill=False)
 
 
 def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> EpisodeRows | None:
     """Every live episode in fold order, the slates they use, and from `events(after)` (the stored
     events after a seq) the one the table folds through and those after it (all in the caller's
-    read transaction)."""
+    read transaction). Damaged when a row, a slate or the seq it folds through fails its sum."""
     done = through(db)
     if done is None:
         return None
-    # The table carries no checksum of its own: a row or slate that no write of the table could
-    # have filed (a damaged page, an edit) makes it one that does not describe the log, so the
-    # reader folds the log instead, whose every event is checked, rather than fail or misread.
+    sums.check_through(db, str(done))
+    # A row or slate that no write of the table could have filed (a damaged page, an edit) fails
+    # its sum, or could not be summed: both are Damaged, and the log is folded instead.
     if db.execute(_MISFILED).fetchone() is not None:
-        return None
+        raise Damaged(ROWS)
+    found = db.execute("SELECT slate, body FROM episode_slates ORDER BY slate").fetchall()
+    numbers_bodies = [list(column) for column in zip(*found)] if found else [[], []]
+    sums.check(db, SLATES, numbers_bodies, sums.slates_crc)
     slates = {}
-    for number, body in db.execute("SELECT slate, body FROM episode_slates"):
+    for number, body in found:
         try:
             slate = json.loads(body)
-        except ValueError:
-            return None
+        except ValueError as exc:
+            raise Damaged(SLATES) from exc
         if not (isinstance(slate, list) and len(slate) == 4 and isinstance(slate[0], dict)
                 and isinstance(slate[1], dict) and isinstance(slate[2], list) and isinstance(slate[3], list)):
-            return None
+            raise Damaged(SLATES)
         slates[number] = slate
-    rows = db.execute("SELECT id, time, slate, reward, signal, sealed FROM episode_rows ORDER BY seq").fetchall()
+    rows = db.execute(f"SELECT {sums.ROW_COLUMNS} FROM episode_rows ORDER BY seq").fetchall()
+    columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
+    sums.check(db, ROWS, columns, sums.rows_crc)
     tail = events(max(done - 1, 0))
     last = tail[0] if tail and tail[0].seq == done else None
-    return EpisodeRows(rows, slates, last, tail[1:] if last is not None else tail)
+    ids, times, slate_of, rewards, signals, sealed = columns[1:]
+    return EpisodeRows((ids, times, slate_of, rewards, signals, sealed), slates, last,
+                       tail[1:] if last is not None else tail)
 
 
 # A row no write of the table files: each write gives a text id, a real time, a filed slate, a
@@ -175,6 +203,7 @@ class _Folder:
         self.db = db
         self.slates: dict[str, int] = {}  # body -> number
         self.seqs: dict[str, int] = {}  # id -> seq of the unsealed row filed by this folder
+        self.spans = sums.Spans(db)
 
     def fold(self, event: Event) -> Any:
         """File `event`; for an episode or an outcome, what filing another one of the same text,
@@ -192,9 +221,10 @@ class _Folder:
         if event.kind == "compact":
             for episode_id in data["episodes"]:
                 if not self._at_episode("DELETE FROM episode_rows", (), episode_id):
-                    self.db.execute("DELETE FROM episode_rows WHERE id = ? AND sealed", (episode_id,))
+                    self._sealed("DELETE FROM episode_rows", (), episode_id)
                 self.seqs.pop(episode_id, None)
         elif event.kind == "snapshot":  # it replaces every episode before it with the ones it kept
+            self.spans.forget_rows()  # every row is before it
             self.db.execute("DELETE FROM episode_rows WHERE seq <= ?", (event.seq,))
             self.seqs.clear()
             kept = data["episodes"]
@@ -209,12 +239,20 @@ class _Folder:
     def _at_episode(self, statement: str, values: tuple[Any, ...], episode_id: str) -> bool:
         """Run `statement` on the unsealed row of the episode `episode_id`; False when none."""
         seq = self.seqs.get(episode_id)
-        if seq is not None:
-            cur = self.db.execute(f"{statement} WHERE seq = ?", (*values, seq))
-        else:  # logged before this catch-up: found through the log's key index
-            cur = self.db.execute(f"{statement} WHERE seq = (SELECT seq FROM events WHERE key = ?) AND id = ? "
-                                  "AND NOT sealed", (*values, f"episode:{episode_id}", episode_id))
-        return cur.rowcount > 0
+        if seq is None:  # logged before this catch-up: found through the log's key index
+            row = self.db.execute("SELECT seq FROM episode_rows WHERE seq = (SELECT seq FROM events WHERE key = ?) "
+                                  "AND id = ? AND NOT sealed", (f"episode:{episode_id}", episode_id)).fetchone()
+            if row is None:
+                return False
+            seq = row[0]
+        self.spans.touch(ROWS, seq)
+        return self.db.execute(f"{statement} WHERE seq = ?", (*values, seq)).rowcount > 0
+
+    def _sealed(self, statement: str, values: tuple[Any, ...], episode_id: str) -> None:
+        """Run `statement` on the sealed row of the episode `episode_id`, if any."""
+        for (seq,) in self.db.execute("SELECT seq FROM episode_rows WHERE id = ? AND sealed", (episode_id,)).fetchall():
+            self.spans.touch(ROWS, seq)
+            self.db.execute(f"{statement} WHERE seq = ?", (*values, seq))
 
     def again(self, kind: str, seq: int, key: str | None, when: float, varying: str, known: Any) -> None:
         """File an episode (`known`: its slate) or an outcome (`known`: (replace, its values)) whose
@@ -227,20 +265,26 @@ class _Folder:
             return
         replace, values = known
         if not self._at_episode("UPDATE episode_rows SET reward = ?, signal = ?", values, varying) and not replace:
-            self.db.execute("UPDATE episode_rows SET reward = ?, signal = ? WHERE id = ? AND sealed", (*values, varying))
+            self._sealed("UPDATE episode_rows SET reward = ?, signal = ?", values, varying)
 
     def _slate(self, body_of: list[Any]) -> int:
         """The number of a slate (`[context, p, injected, held_out]`), filed if new."""
         body = json.dumps(body_of, separators=(",", ":"), sort_keys=True)
         slate = self.slates.get(body)
         if slate is None:
-            self.db.execute("INSERT OR IGNORE INTO episode_slates (body) VALUES (?)", (body,))
-            (slate,) = self.db.execute("SELECT slate FROM episode_slates WHERE body = ?", (body,)).fetchone()
+            found = self.db.execute("SELECT slate FROM episode_slates WHERE body = ?", (body,)).fetchone()
+            if found is None:
+                slate = (self.db.execute("SELECT max(slate) FROM episode_slates").fetchone()[0] or 0) + 1
+                self.spans.touch(SLATES, slate)
+                self.db.execute("INSERT INTO episode_slates (slate, body) VALUES (?, ?)", (slate, body))
+            else:
+                slate = found[0]
             self.slates[body] = slate
         return int(slate)
 
     def _row(self, seq: int, episode_id: str, when: float, slate: int, reward: float | None, signal: str | None,
              sealed: bool) -> None:
+        self.spans.touch(ROWS, seq)
         added = self.db.execute("INSERT INTO episode_rows SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
                                 "(SELECT 1 FROM episode_rows WHERE id = ? AND sealed)",
                                 (seq, episode_id, float(when), slate, reward, signal, sealed, episode_id))

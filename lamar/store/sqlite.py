@@ -14,6 +14,7 @@ from lamar.storable import finite_number
 from lamar.store import episode_rows, files, held, sqlite_checks, sqlite_scrub
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.episode_sums import Damaged
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
 
 SCHEMA_VERSION = 3
@@ -374,13 +375,26 @@ class SqliteStore:
     def episodes(self) -> episode_rows.EpisodeRows | None:
         """The live episodes as the episode table holds them, and the events since (`EpisodeTableStore`);
         None when it does not describe the log (stale, or a file older than it read where it cannot
-        be written). A table far behind the log is first brought up to date, where it can be."""
+        be written). A table far behind the log is first brought up to date, where it can be; one
+        that fails its sums is refilled from the log, where it can be, and else not read."""
         self._check_open()
         with self._lock:
             behind = not self.read_only and episode_rows.behind(self._db)
         if behind:
             with contextlib.suppress(sqlite3.OperationalError):  # busy: this read folds the tail itself
                 self._unwaited(lambda: episode_rows.catch_up(self._db, event_crc))
+        try:
+            return self._episode_table()
+        except Damaged:
+            if self.read_only:
+                return None
+        with contextlib.suppress(sqlite3.Error):  # busy, or damaged past refilling: the log is folded
+            self._unwaited(lambda: episode_rows.rebuild(self._db, event_crc))
+        with contextlib.suppress(Damaged):
+            return self._episode_table()
+        return None
+
+    def _episode_table(self) -> episode_rows.EpisodeRows | None:
         with no_cycle_collection(), self._lock:
             self._check_file()
             try:

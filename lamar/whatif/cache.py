@@ -179,8 +179,7 @@ class Folded:
         fold order, with each slate filed as the fold files it."""
         out = cls()
         filed = {number: out._file(*body) for number, body in table.slates.items()}
-        ids, times, slates, out.reward, out.signal, sealed = (list(column) for column in zip(*table.rows)) \
-            if table.rows else ([], [], [], [], [], [])
+        ids, times, slates, out.reward, out.signal, sealed = table.columns
         out.ids, out.times = ids, times
         out.context = [filed[s][0] for s in slates]
         out.slate = [filed[s][1] for s in slates]

@@ -19,7 +19,7 @@ import pytest
 from lamar import CorruptStore, Experience, Lamar, Scope, Signal, StoreError
 from lamar.store.sqlite_checks import event_crc
 from tests.store.test_sqlite_readers import _read_only_mount
-from tools.store_bitflips import make, trial
+from tools.store_bitflips import make, table_bytes, trial, whatif_of
 
 
 def _cli(store: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -221,6 +221,24 @@ def test_a_bit_flipped_in_a_json_or_sqlite_store_is_never_read_silently_wrong(tm
         print(suffix, {o: outcomes.count(o) for o in ("refused", "harmless", "wrong")})
         # most of a JSON file is event text; most of a SQLite file is page structure and free space
         assert outcomes.count("wrong") == 0 and outcomes.count("refused") >= {".json": 50, ".db": 10}[suffix], outcomes
+
+
+def test_a_bit_flipped_in_the_episode_table_never_changes_the_whatif_answer_silently(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # `whatif_of` sets it: put back after
+    source, work = tmp_path / "source", tmp_path / "work"
+    source.mkdir()
+    work.mkdir()
+    original = source / "store.db"
+    make(original)
+    for extra in source.iterdir():
+        if extra.name.endswith(("-wal", "-shm", ".lock")):
+            extra.unlink()
+    expected, spots, rng = whatif_of(original), table_bytes(original), random.Random(7)
+    outcomes = [trial(original, expected, rng, work, whatif_of, spots) for _ in range(60)]
+    print({o: outcomes.count(o) for o in ("refused", "harmless", "wrong")})
+    # a damaged table is refilled from the checked log (the copy is writable), or the log is folded
+    assert outcomes.count("wrong") == 0, outcomes
 
 
 def test_a_json_line_edited_by_hand_is_refused_unless_its_checksum_was_deleted(tmp_path: Path) -> None:

@@ -45,7 +45,7 @@ def test_only_sqlite_keeps_the_table(tmp_path: Path) -> None:
     assert isinstance(sqlite, EpisodeTableStore)
     assert not isinstance(JsonStore(tmp_path / "s.json"), EpisodeTableStore)
     assert not isinstance(MemoryStore(), EpisodeTableStore)
-    assert sqlite.episodes() == ([], {}, None, [])
+    assert sqlite.episodes() == (([], [], [], [], [], []), {}, None, [])
     sqlite.close()
 
 
@@ -170,22 +170,68 @@ def test_an_episode_the_table_cannot_find_again_leaves_it_stale_and_the_log_is_r
     store.close()
 
 
-@pytest.mark.parametrize("damage", [
+_DAMAGE = [
     "UPDATE episode_slates SET body = '[{\"task\":\"t1\"' || char(1) || '}' WHERE slate = (SELECT min(slate) FROM episode_slates)",  # a flipped bit in a slate's text
     "UPDATE episode_rows SET slate = 76 WHERE seq = (SELECT max(seq) FROM episode_rows)",  # a slate never filed
     "UPDATE episode_rows SET reward = 5.0 WHERE seq = (SELECT min(seq) FROM episode_rows)",  # no report is worth it
     "UPDATE episode_rows SET sealed = 3",
-])
-def test_a_table_damaged_where_it_cannot_be_what_a_write_filed_is_not_read(tmp_path: Path, damage: str) -> None:
-    # The table has no checksum of its own; its log does, and is read instead of the table.
+    # values a write could have filed: read as they stood before the table had sums
+    "UPDATE episode_rows SET reward = -0.5, signal = 'corrected' WHERE seq = (SELECT max(seq) FROM episode_rows)",
+    "UPDATE episode_rows SET time = time + 0.000001 WHERE seq = (SELECT min(seq) FROM episode_rows)",
+    "UPDATE episode_rows SET id = 'ep_x' || substr(id, 5) WHERE seq = (SELECT min(seq) FROM episode_rows)",
+    "DELETE FROM episode_rows WHERE seq = (SELECT max(seq) FROM episode_rows)",
+    "UPDATE episode_slates SET body = replace(body, 't1', 't2')",
+    "UPDATE meta SET value = value - 2 WHERE key = 'episode_rows_through'",
+    "DELETE FROM episode_sums WHERE part = 'rows'",  # a table an older Lamar kept has no sums
+]
+
+
+@pytest.mark.parametrize("damage", _DAMAGE)
+def test_a_damaged_table_is_refilled_from_the_log(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "s.db"
     _shipped(Lamar(str(path), k=1, seed=1), 5).close()
     with sqlite3.connect(path) as db:
         db.execute(damage)
     store = open_store(str(path))
-    assert isinstance(store, SqliteStore) and store.episodes() is None
+    assert isinstance(store, SqliteStore) and store.episodes() is not None
     assert read_log(store) == read_log(store, cache=False) and set(read_log(store).reward) == {1.0}
     store.close()
+    with sqlite3.connect(path) as db:  # refilled: the next reader reads the table as it is
+        assert [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")] == [(1.0, "shipped")] * 5
+
+
+@pytest.mark.parametrize("damage", _DAMAGE[4:8])
+def test_a_damaged_table_that_cannot_be_refilled_now_is_not_read(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "s.db"
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
+    store = open_store(str(path))
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process writing: the read does not wait to refill it
+    try:
+        assert isinstance(store, SqliteStore) and store.episodes() is None
+        assert read_log(store) == read_log(store, cache=False) and set(read_log(store).reward) == {1.0}
+    finally:
+        holder.execute("COMMIT")
+        holder.close()
+        store.close()
+
+
+@pytest.mark.parametrize("damage", _DAMAGE[4:8])
+def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "s.db"
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
+    with Lamar(str(path), k=1, seed=2) as lam:  # its saves catch the table up, in the span damaged
+        for _ in range(3):
+            lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
+        assert isinstance(lam.store, SqliteStore)
+        lam.store.save_state(lam.store.read(0)[-1].seq, "a state")
+        with sqlite3.connect(path) as db:  # refilled by the writer, before any reader
+            assert [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")] == [(1.0, "shipped")] * 8
+        _same(lam)
 
 
 def test_a_rewrite_makes_a_stale_table_current_again(tmp_path: Path) -> None:
