@@ -159,14 +159,26 @@ def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> E
     done = through(db)
     if done is None:
         return None
+    try:
+        columns, slates = _table(db, done)
+    except sqlite3.DatabaseError as exc:  # a page SQLite cannot read, a text that is not UTF-8
+        raise Damaged(exc) from exc
+    tail = events(max(done - 1, 0))
+    last = tail[0] if tail and tail[0].seq == done else None
+    ids, times, slate_of, rewards, signals, sealed = columns[1:]
+    return EpisodeRows((ids, times, slate_of, rewards, signals, sealed), slates, last,
+                       tail[1:] if last is not None else tail)
+
+
+def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int, list[Any]]]:
+    """The rows by columns (their seqs first) and the slates by number, each checked by its sums."""
     sums.check_through(db, str(done))
     # A row or slate that no write of the table could have filed (a damaged page, an edit) fails
     # its sum, or could not be summed: both are Damaged, and the log is folded instead.
     if db.execute(_MISFILED).fetchone() is not None:
         raise Damaged(ROWS)
     found = db.execute("SELECT slate, body FROM episode_slates ORDER BY slate").fetchall()
-    numbers_bodies = [list(column) for column in zip(*found)] if found else [[], []]
-    sums.check(db, SLATES, numbers_bodies, sums.slates_crc)
+    sums.check(db, SLATES, [list(column) for column in zip(*found)] if found else [[], []], sums.slates_crc)
     slates = {}
     for number, body in found:
         try:
@@ -180,11 +192,7 @@ def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> E
     rows = db.execute(f"SELECT {sums.ROW_COLUMNS} FROM episode_rows ORDER BY seq").fetchall()
     columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
     sums.check(db, ROWS, columns, sums.rows_crc)
-    tail = events(max(done - 1, 0))
-    last = tail[0] if tail and tail[0].seq == done else None
-    ids, times, slate_of, rewards, signals, sealed = columns[1:]
-    return EpisodeRows((ids, times, slate_of, rewards, signals, sealed), slates, last,
-                       tail[1:] if last is not None else tail)
+    return columns, slates
 
 
 # A row no write of the table files: each write gives a text id, a real time, a filed slate, a

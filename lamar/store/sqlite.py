@@ -403,7 +403,10 @@ class SqliteStore:
                     return episode_rows.read(self._db, lambda after: self._checked(self._db.execute(
                         "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (after,))))
                 finally:
-                    self._db.execute("COMMIT")
+                    # A read's end: a damaged page of the table may fail it too (Damaged then
+                    # stands), and the next BEGIN rolls back whatever is left open.
+                    with contextlib.suppress(sqlite3.DatabaseError):
+                        self._db.execute("COMMIT")
             except sqlite3.DatabaseError as exc:
                 raise CorruptStore(f"cannot read {self.path}: {exc}") from exc
 

@@ -237,8 +237,10 @@ def test_a_bit_flipped_in_the_episode_table_never_changes_the_whatif_answer_sile
     expected, spots, rng = whatif_of(original), table_bytes(original), random.Random(7)
     outcomes = [trial(original, expected, rng, work, whatif_of, spots) for _ in range(60)]
     print({o: outcomes.count(o) for o in ("refused", "harmless", "wrong")})
-    # a damaged table is refilled from the checked log (the copy is writable), or the log is folded
-    assert outcomes.count("wrong") == 0, outcomes
+    # A damaged table, even one SQLite cannot read, is refilled from the checked log (the copy is
+    # writable) or passed over for the log; a flip that breaks `meta`'s page, which holds the
+    # store's schema version too, refuses the store at open, naming the file.
+    assert outcomes.count("wrong") == 0 and outcomes.count("refused") <= 3, outcomes
 
 
 def test_a_json_line_edited_by_hand_is_refused_unless_its_checksum_was_deleted(tmp_path: Path) -> None:
