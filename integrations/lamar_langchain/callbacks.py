@@ -18,12 +18,12 @@ from langchain_core.runnables.config import var_child_runnable_config
 from langgraph.errors import GraphBubbleUp, GraphInterrupt
 
 from lamar import DuplicateReport, InvalidArgument, InvalidContext, LamarError, StoreError, UnknownEpisode
-from lamar.extras import needs_extra
 from lamar.integration import engine, outcome
 from lamar.signals import Signal, to_reward
 from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
+from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
 from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
@@ -181,7 +181,7 @@ class LamarCallbackHandler(GraphEvents):
                         if self.write_on == "report" and record.done:
                             self._write(record)
             if self.mirror_to_langsmith:
-                self._mirror(run, reward, parsed)
+                self._client = mirror_outcome(self._client, run, self.feedback_key, reward, parsed)
         return episodes
 
     async def areport(self, run_or_episode: UUID | str, signal: Signal | float | str, *,
@@ -392,19 +392,6 @@ class LamarCallbackHandler(GraphEvents):
                 self._io = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="lamar-callbacks")
             future = self._io.submit(work, *args)
         future.add_done_callback(_log_failure)
-
-    def _mirror(self, run: RunRecord, reward: float, parsed: Signal | None) -> None:
-        if self._client is None:
-            try:
-                from langsmith import Client
-            except ImportError as exc:  # pragma: no cover - langsmith ships with langchain-core
-                raise ImportError(needs_extra("mirroring outcomes to LangSmith needs the langsmith package",
-                                              "langchain", exc)) from exc
-            self._client = Client()
-        self._client.create_feedback(
-            run.run_id, key=self.feedback_key, score=reward, trace_id=run.run_id,
-            value=parsed.value if parsed is not None else None,
-            comment="Lamar episodes: " + ", ".join(run.episodes))
 
     # -- LangChain events --------------------------------------------------------------------
 

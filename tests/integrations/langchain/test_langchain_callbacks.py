@@ -341,6 +341,46 @@ def test_outcomes_mirror_to_langsmith_feedback_when_asked() -> None:
     assert len(transport.sent) == 1
 
 
+class UnreachableAdapter(BaseAdapter):
+    """The HTTP transport of a LangSmith that cannot be reached: every request fails to connect."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tries = 0
+
+    def send(self, request: requests.PreparedRequest, **kwargs: Any) -> requests.Response:
+        self.tries += 1
+        raise requests.ConnectionError("connection refused")
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.filterwarnings("ignore::langsmith.utils.LangSmithWarning")
+def test_a_langsmith_that_cannot_be_reached_costs_the_mirror_not_the_report(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    # The client retries 10 times by default, sleeping 1 + 2 + ... + 256 seconds: the app's report
+    # waited minutes, then raised though Lamar had recorded the outcome, so a retry met DuplicateReport.
+    naps: list[float] = []
+    monkeypatch.setattr(langsmith.client.time, "sleep", naps.append)
+    lam = engine(holdout=1e-9)
+    client = langsmith.Client(api_url="https://langsmith.invalid", api_key="test", info={},
+                              auto_batch_tracing=False)
+    transport = UnreachableAdapter()
+    client.session.mount("https://", transport)
+    handler = LamarCallbackHandler(lam, raise_error=True, mirror_to_langsmith=True, langsmith_client=client)
+    run_id = uuid.uuid4()
+    LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [handler]}, run_id=run_id)
+
+    with caplog.at_level("WARNING", logger="lamar_langchain"):
+        [episode] = handler.report(run_id, Signal.ACCEPTED)
+
+    assert lam.episode(episode).signal == Signal.ACCEPTED
+    assert transport.tries <= 2 and sum(naps) < 5
+    [warning] = [r.getMessage() for r in caplog.records if "mirror" in r.getMessage()]
+    assert f"recorded the outcome of run {run_id} but could not mirror it to LangSmith" in warning
+
+
 def test_episode_written_to_graph_state_by_lamar_langgraph_recall_node() -> None:
     from lamar_langgraph import recall_node
 
