@@ -130,8 +130,9 @@ def episode_ids(source: Any) -> list[str]:
 
     Args:
         source: an episode id; an `EpisodeLog`; a response (anything with
-            ``source_nodes``, such as `Response` or `StreamingResponse`); a node or
-            `NodeWithScore`; or an iterable of ids and nodes.
+            ``source_nodes``, such as `Response` or `StreamingResponse`); an agent's result
+            (`AgentOutput`, whose tool calls carry the search tool's episodes) or one
+            `ToolCallResult`; a node or `NodeWithScore`; or an iterable of ids and nodes.
 
     Returns:
         Each id once; empty when nothing carries a Lamar episode.
@@ -149,6 +150,8 @@ def _flatten(source: Any) -> Iterator[str | BaseNode | NodeWithScore]:
         yield source
     elif hasattr(source, "source_nodes"):
         yield from source.source_nodes or ()
+    elif hasattr(source, "tool_calls") or hasattr(source, "tool_output"):
+        yield from _tool_outputs(source)  # before Iterable: an agent's output iterates as a dict would
     elif isinstance(source, Iterable):
         for item in source:
             if not isinstance(item, (str, BaseNode, NodeWithScore)):
@@ -161,14 +164,27 @@ def _flatten(source: Any) -> Iterator[str | BaseNode | NodeWithScore]:
         )
 
 
+def _tool_outputs(source: Any) -> Iterator[BaseNode | NodeWithScore]:
+    """The nodes the tools of an agent's run (`AgentOutput`) or one tool call (`ToolCallResult`)
+    returned: the search tool's `Document`, a query engine tool's source nodes. Other raw outputs
+    (a tool's plain text) are no episode ids."""
+    for call in getattr(source, "tool_calls", None) or [source]:
+        raw = getattr(getattr(call, "tool_output", None), "raw_output", None)
+        if isinstance(raw, (BaseNode, NodeWithScore)):
+            yield raw
+        elif hasattr(raw, "source_nodes"):
+            yield from raw.source_nodes or ()
+
+
 def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *,
                     replace: bool = False) -> list[str]:
     """Report one outcome for every Lamar episode behind a query, once per episode.
 
     Args:
         lamar: the engine the postprocessor recalled from.
-        response: what the query returned (its source nodes carry the episode id),
-            an `EpisodeLog` from `track_episodes`, nodes, or an episode id.
+        response: what the query returned (its source nodes carry the episode id), what an
+            agent's run returned (its search tool calls carry theirs), an `EpisodeLog` from
+            `track_episodes`, nodes, or an episode id.
         signal: a `Signal`, its name, or a reward in [-1, 1].
         replace: replace an outcome already reported for an episode.
 

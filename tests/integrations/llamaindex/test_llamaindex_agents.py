@@ -20,7 +20,13 @@ from llama_index.core.tools import FunctionTool
 
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.recall import FENCE_OPEN
-from lamar_llamaindex import LamarMemoryBlock, create_lamar_tools, track_episodes
+from lamar_llamaindex import (
+    LamarMemoryBlock,
+    create_lamar_tools,
+    episode_ids,
+    report_response,
+    track_episodes,
+)
 
 
 def engine() -> tuple[Lamar, str]:
@@ -65,6 +71,22 @@ async def test_search_tool_output_carries_the_episode() -> None:
     assert lam.episode(episode_id).injected == [exp_id] and document.metadata["experience_ids"] == [exp_id]
     assert log.ids == [episode_id]
     assert episode_id in tool_call.tool_output.content and lam.get(exp_id).render() in tool_call.tool_output.content
+
+
+async def test_report_response_finds_the_episodes_of_an_agents_search_calls() -> None:
+    # An agent's result has no source nodes and iterates as an empty mapping: report_response
+    # returned [] and reported nothing, and the episode the agent's search logged stayed pending.
+    lam, _ = engine()
+    plain = FunctionTool.from_defaults(fn=lambda: "deployed", name="deploy", description="Deploy.")
+    script = Script(call("lamar_search_lessons", query="the build fails"), call("deploy"), "Cleared the cache.")
+    tools = [*create_lamar_tools(lam, context={"project": "trace"}), plain]
+    result = await FunctionAgent(tools=tools, llm=script.llm()).run(user_msg="fix the build")
+    search_call = result.tool_calls[0]
+    episode_id = search_call.tool_output.raw_output.metadata["episode_id"]
+
+    assert episode_ids(search_call) == [episode_id]  # one ToolCallResult, as stream_events yields it
+    assert report_response(lam, result, Signal.SHIPPED) == [episode_id]  # the plain tool's text is no id
+    assert lam.episode(episode_id).signal == "shipped" and lam.pending() == []
 
 
 async def test_the_agent_reports_the_users_reaction() -> None:
