@@ -393,7 +393,8 @@ class LamarMiddleware(AgentMiddleware[LamarAgentState, Any]):
         """Report the outcome of an agent run.
 
         Args:
-            result: the `invoke` result (or any state holding "lamar_episode_id"), or an episode id.
+            result: the `invoke` result (a `GraphOutput` too, with ``version="v2"``; or any state
+                holding "lamar_episode_id"), or an episode id.
             signal: a `Signal`, its name, or a reward in [-1, 1].
             replace: replace an outcome already reported.
 
@@ -475,6 +476,8 @@ def _with_lessons(request: ModelRequest[Any], lessons: str) -> ModelRequest[Any]
 def _episode_of(result: Mapping[str, Any] | str) -> str:
     if isinstance(result, str):
         return result
+    if not isinstance(result, Mapping) and isinstance(getattr(result, "value", None), Mapping):
+        result = result.value  # a GraphOutput: what invoke(..., version="v2") returns
     episode_id = result.get(EPISODE_KEY) if isinstance(result, Mapping) else None
     if not isinstance(episode_id, str) or not episode_id:
         raise InvalidArgument("no 'lamar_episode_id' in this result: was LamarMiddleware in the agent's "

@@ -106,6 +106,21 @@ async def test_async_agent_sees_lessons_and_reports_through_state(chat_model: An
     assert lam.episode(result["lamar_episode_id"]).signal == "reverted"
 
 
+async def test_the_typed_output_of_invoke_version_v2_reports_like_the_state(chat_model: Any) -> None:
+    # invoke(..., version="v2") returns a GraphOutput, not a mapping: report refused it, saying
+    # the middleware was perhaps not in the list, though the episode was in its .value.
+    lam, _ = engine()
+    middleware = LamarMiddleware(lam, CONTEXT)
+    agent = create_agent(chat_model("one", "two"), [], middleware=[middleware])
+    ask = {"messages": [{"role": "user", "content": "the build broke"}]}
+
+    first, second = agent.invoke(ask, version="v2"), await agent.ainvoke(ask, version="v2")
+
+    assert middleware.report(first, Signal.SHIPPED) == first.value["lamar_episode_id"]
+    assert await middleware.areport(second, Signal.REVERTED) == second.value["lamar_episode_id"]
+    assert [lam.episode(r.value["lamar_episode_id"]).signal for r in (first, second)] == ["shipped", "reverted"]
+
+
 def test_without_a_system_prompt_the_lessons_are_the_system_message(chat_model: Any) -> None:
     lam, _ = engine()
     model = chat_model("done")
