@@ -4,6 +4,7 @@ and OpenAI SDKs' retries, made here so that none is sent after that deadline."""
 from __future__ import annotations
 
 import email.utils
+import math
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -19,7 +20,9 @@ _FIRST_WAIT = 0.5  # the SDKs' backoff: 0.5 s, doubling, at most 8 s, less up to
 _LONGEST_WAIT = 8.0
 # Its own generator, so a test can seed the jitter without touching the caller's `random` state.
 _JITTER = random.Random()
-_LONGEST_ASKED = 4_294_967.0  # time.sleep refuses longer waits on some platforms
+# openai-python's MAX_RETRY_AFTER_DELAY (`_should_retry`): a server that asks for a longer wait gets
+# no retry, and the call fails at once saying when to try again, rather than holding sleep that long.
+LONGEST_RETRY_AFTER = 120.0
 
 
 @contextmanager
@@ -46,7 +49,8 @@ def with_retries(client: Any, sdk: ModuleType, send: Callable[[Any, dict[str, An
     an attempt's `timeout` (connect, read, write, pool) is cut to the time left, and a retry is made
     only when its wait (the server's retry-after, else 0.5 s doubling up to 8 s) ends before the
     deadline. What the SDKs retry is retried: 408, 409, 429, 5xx (529 included), a failed
-    connection, a timed-out attempt, and what the server's `x-should-retry` header asks for. The
+    connection, a timed-out attempt, and what the server's `x-should-retry` header asks for, but not
+    a failure whose retry-after asks for more than `LONGEST_RETRY_AFTER` seconds (as openai-python). The
     backoff is cut by up to a quarter at random, so that processes rate limited together do not
     retry together. A client without `with_options` retries as it will.
     """
@@ -98,6 +102,9 @@ def _cut_part(timeout: object, left: float) -> float:
 def _retry_wait(exc: BaseException, sdk: ModuleType, client: Any, attempt: int) -> float | None:
     """Seconds to wait before retrying after `exc`, or None when the SDK would not retry it."""
     headers: Mapping[str, str] = getattr(getattr(exc, "response", None), "headers", None) or {}
+    asked = _retry_after(headers)
+    if asked is not None and asked > LONGEST_RETRY_AFTER:  # before x-should-retry, as openai-python
+        return None
     told = headers.get("x-should-retry")
     if told == "false":
         return None
@@ -108,22 +115,40 @@ def _retry_wait(exc: BaseException, sdk: ModuleType, client: Any, attempt: int) 
         refresh = status == 401 and attempt == 0 and getattr(client, "custom_auth", None) is not None
         if not (status in (408, 409, 429) or status >= 500 or refresh):
             return None
-    asked = _retry_after(headers)
     if asked is not None and asked > 0:
-        return min(asked, _LONGEST_ASKED)
+        return asked
     # The jitter of the SDKs' `_calculate_retry_timeout` (anthropic-sdk-python, openai-python).
     return min(_FIRST_WAIT * 2.0 ** attempt, _LONGEST_WAIT) * (1.0 - 0.25 * _JITTER.random())
 
 
+def server_wait(response: object) -> float | None:
+    """The seconds a failed response's retry-after asks to wait (more than 0), or None."""
+    asked = _retry_after(getattr(response, "headers", None) or {})
+    return asked if asked is not None and asked > 0 else None
+
+
+_INFINITY = ("inf", "+inf", "infinity", "+infinity")
+
+
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait a server asks for: retry-after-ms, or retry-after in seconds or as an HTTP date."""
+    """The wait a server asks for: retry-after-ms, or retry-after in seconds or as an HTTP date;
+    None for none, or one that is no length ("inf", "nan"), as openai-python reads it."""
     for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
         try:
-            return float(headers.get(name, "")) / scale
+            asked = float(value) / scale
         except ValueError:
-            pass
-    when = email.utils.parsedate_tz(headers.get("retry-after", ""))
-    return None if when is None else email.utils.mktime_tz(when) - time.time()
+            continue
+        if asked == math.inf and value.strip().lower() not in _INFINITY:
+            return math.inf  # digits past a float's range: a wait longer than any, not a malformed one
+        return asked if math.isfinite(asked) else None
+    try:
+        when = email.utils.parsedate_tz(headers.get("retry-after", ""))
+        return None if when is None else email.utils.mktime_tz(when) - time.time()
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
 
 
-__all__ = ["deadline", "time_left", "with_retries"]
+__all__ = ["LONGEST_RETRY_AFTER", "deadline", "server_wait", "time_left", "with_retries"]

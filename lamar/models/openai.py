@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import with_retries
+from lamar.models.attempts import server_wait, with_retries
 from lamar.models.protocol import (
     api_wrote,
     check_max_tokens,
@@ -95,7 +95,8 @@ class OpenAIModel:
                                  credentials="set OPENAI_API_KEY or pass api_key=...",
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                                  moved_to=redirected_to(exc.response),
-                                 moved_base=redirect_base(exc.response, str(self.client.base_url))) from exc
+                                 moved_base=redirect_base(exc.response, str(self.client.base_url)),
+                                 wait=server_wait(exc.response)) from exc
         except sdk.APIConnectionError as exc:
             raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
         except sdk.OpenAIError as exc:

@@ -204,11 +204,13 @@ def clipped(text: object, width: int) -> str:
 
 
 def status_failure(provider: str, model: str, status: int, detail: str, *, credentials: str = "",
-                   missing_path: str = "", moved_to: str = "", moved_base: str = "") -> ModelError:
+                   missing_path: str = "", moved_to: str = "", moved_base: str = "",
+                   wait: float | None = None) -> ModelError:
     """A ModelError for an HTTP error status, saying what to do about it. `missing_path`: the URL
     of a 404 the API did not write (no error of its own: a wrong base_url's path, not the model).
     `moved_to`: where a redirect pointed (`redirected_to`); `moved_base`: the setting that reaches it
-    (`redirect_base`), as the SDK adds the endpoint's path to it."""
+    (`redirect_base`), as the SDK adds the endpoint's path to it. `wait`: the seconds the server's
+    retry-after asks for (`attempts.server_wait`), said with the moment to run sleep again."""
     detail = clipped(detail, 300)
     said = f"HTTP {status}: {detail}" if detail else f"HTTP {status}"
     setting = "host" if provider == "Ollama" else "base_url"
@@ -232,10 +234,11 @@ def status_failure(provider: str, model: str, status: int, detail: str, *, crede
                           f"address ({_ROOTS.get(provider, 'base_url')}), then the model name {model!r}")
     if status == 404:
         return ModelError(f"{provider} does not know model {model!r} ({said}); check the model name")
+    again = _run_again_after(wait)
     if status in (408, 429):
         return ModelError(
-            f"{provider} is rate limiting or timed out on model {model!r} ({said}); wait and run sleep "
-            "again, or send less per call with a smaller max_prompt_tokens"
+            f"{provider} is rate limiting or timed out on model {model!r} ({said}); "
+            f"{again or 'wait and run sleep again'}, or send less per call with a smaller max_prompt_tokens"
         )
     if 400 <= status < 500:
         return ModelError(
@@ -243,8 +246,21 @@ def status_failure(provider: str, model: str, status: int, detail: str, *, crede
             "max_tokens, and lower max_prompt_tokens if the prompt is too long for the model"
         )
     return ModelError(
-        f"{provider} failed on its side for model {model!r} ({said}); nothing was changed, run sleep again later"
+        f"{provider} failed on its side for model {model!r} ({said}); nothing was changed, "
+        f"{again or 'run sleep again later'}"
     )
+
+
+def _run_again_after(wait: float | None) -> str:
+    """ "it asks for a wait of 300 s: run sleep again after <UTC time>", or "" for no wait."""
+    if wait is None or not wait > 0:
+        return ""
+    seconds = f"{wait:.1f}".removesuffix(".0")
+    try:
+        at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(time.time() + wait))
+    except (OverflowError, OSError, ValueError):  # a wait past the years a clock can name
+        return f"it asks for a wait of {seconds} s: run sleep again after that"
+    return f"it asks for a wait of {seconds} s: run sleep again after {at}"
 
 
 _ROOTS = {

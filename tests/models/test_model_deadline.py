@@ -184,3 +184,38 @@ def test_a_structured_timeout_keeps_its_parts_within_the_deadline(serve, provide
         call_model(model, "hello", max_tokens=16, timeout=5.0)
     assert time.monotonic() - started < 1.5
     assert len(server.arrivals) == 1
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_retry_after_past_two_minutes_is_not_waited_out(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
+    # openai-python's `_should_retry` gives up on a retry-after over MAX_RETRY_AFTER_DELAY (120 s);
+    # Lamar slept it out within a long model_timeout, then sent the prompt again.
+    server = serve(lambda n: (429, {"retry-after": "121"}, RATE_LIMITED, 0.0) if n == 0 else (200, {}, ANSWER, 0.0))
+    started = time.monotonic()
+    with pytest.raises(ModelError, match=r"asks for a wait of 121 s: run sleep again after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"):
+        call_model(model_at(provider, server.url), "hello", max_tokens=16, timeout=600.0)
+    assert time.monotonic() - started < 30.0
+    assert len(server.arrivals) == 1
+
+
+@pytest.mark.parametrize(("headers", "retried"), [
+    ({"retry-after": "120"}, True),
+    ({"retry-after": "121"}, False),
+    ({"retry-after-ms": "121000"}, False),
+    ({"retry-after": "1e999"}, False),  # past a float's range: longer than any wait, not malformed
+    ({"retry-after": "inf"}, True),  # no length at all: the backoff, as openai-python reads it
+    ({"retry-after": "300", "x-should-retry": "true"}, False),
+])
+def test_which_retry_after_is_too_long_to_wait(headers: dict[str, str], retried: bool) -> None:
+    import anthropic
+    import httpx2
+
+    from lamar.models import attempts
+
+    request = httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+    failed = anthropic.RateLimitError("slow down", response=httpx2.Response(429, headers=headers, request=request),
+                                      body=None)
+    client = AnthropicModel("claude-test", api_key="sk-ant-test").client
+    wait = attempts._retry_wait(failed, anthropic, client, 0)
+    assert (wait is not None) is retried
+    assert wait is None or wait <= attempts.LONGEST_RETRY_AFTER
