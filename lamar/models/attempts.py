@@ -93,6 +93,18 @@ def _cut(timeout: object, left: float) -> object:
     return _cut_part(timeout, left)
 
 
+def cut_to_deadline(request: Any) -> None:
+    """An httpx request hook (the ollama SDK's client): the request's timeout, each part, cut to the
+    time left in the call, as `with_retries` cuts an attempt's; none is sent after the deadline."""
+    left = time_left()
+    if left is None:
+        return
+    if left <= 0:  # a redirect's next request, say
+        raise TimeoutError("the model call's deadline passed before this request")
+    parts = request.extensions.get("timeout") or {}
+    request.extensions["timeout"] = {phase: _cut_part(parts.get(phase), left) for phase in _PHASES}
+
+
 def _cut_part(timeout: object, left: float) -> float:
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout <= left:
         return timeout
@@ -151,4 +163,4 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-__all__ = ["LONGEST_RETRY_AFTER", "deadline", "server_wait", "time_left", "with_retries"]
+__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "server_wait", "time_left", "with_retries"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
+from lamar.models.attempts import cut_to_deadline
 from lamar.models.protocol import (
     DEFAULT_TIMEOUT,
     check_max_tokens,
@@ -28,7 +29,8 @@ class OllamaModel:
 
     Args:
         model: the model name as Ollama knows it, e.g. "llama3.2:3b" (required).
-        client: an `ollama.Client` to use (one is built when omitted).
+        client: an `ollama.Client` to use (one is built when omitted). Its HTTP client gets a
+            request hook that cuts each request's timeout to the deadline of a call sleep bounds.
         host: the server address for a new client (default: OLLAMA_HOST or localhost:11434).
         **client_kwargs: passed to `ollama.Client(...)` (and on to its httpx client); `timeout`
             defaults to `lamar.models.protocol.DEFAULT_TIMEOUT` seconds (the SDK's own default is none).
@@ -50,6 +52,10 @@ class OllamaModel:
             client_kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
         self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
         refuse_async(_PROVIDER, self.client, "generate", "ollama.Client")
+        # generate() takes no timeout: each request's is cut to the call's deadline by its HTTP client.
+        hooks = getattr(getattr(self.client, "_client", None), "event_hooks", None)
+        if isinstance(hooks, dict) and cut_to_deadline not in hooks.get("request", []):
+            hooks.setdefault("request", []).append(cut_to_deadline)
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Generate an answer to `prompt` with at most `max_tokens` tokens (Ollama's num_predict).

@@ -219,3 +219,22 @@ def test_which_retry_after_is_too_long_to_wait(headers: dict[str, str], retried:
     wait = attempts._retry_wait(failed, anthropic, client, 0)
     assert (wait is not None) is retried
     assert wait is None or wait <= attempts.LONGEST_RETRY_AFTER
+
+
+def test_an_ollama_request_times_out_at_the_calls_deadline(serve) -> None:  # type: ignore[no-untyped-def]
+    # generate() takes no timeout, and the client's (300 s by default) outlived the call: a slow
+    # answer arrived long after sleep had given up, on a connection held all that while.
+    pytest.importorskip("ollama", reason="the ollama extra is not installed")
+    from lamar.models.attempts import deadline
+    from lamar.models.ollama import OllamaModel
+
+    answer = {"model": "llama-test", "response": "[]", "done": True, "done_reason": "stop"}
+    server = serve(lambda n: (200, {}, answer, 1.5))
+    model = OllamaModel("llama-test", host=server.url)
+    started = time.monotonic()
+    with deadline(started + 0.3), pytest.raises(ModelError, match="timed out"):
+        model.complete("hello", max_tokens=16)
+    assert time.monotonic() - started < 1.2
+    # Outside a bounded call the client's own timeout holds, and the hook is added once per client.
+    assert OllamaModel("llama-test", client=model.client).complete("hello", max_tokens=16) == "[]"
+    assert model.client._client.event_hooks["request"].count(model.client._client.event_hooks["request"][0]) == 1
