@@ -37,11 +37,9 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     >>> install_command("ui", git).split(" install ")[1]
     '"lamar[ui] @ git+https://example.org/lamar.git@abc123"'
     """
-    import shlex
-    import shutil
     from urllib.parse import unquote, urlparse
 
-    pip = "python -m pip" if shutil.which("python") == sys.executable else f"{shlex.quote(sys.executable)} -m pip"
+    pip = pip_command()
     where = origin() if where is None else where
     url = str(where.get("url", ""))
     path = unquote(urlparse(url).path) if url.startswith("file:") else ""
@@ -55,6 +53,14 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
     if isinstance(where.get("archive_info"), Mapping) and url and (not path or os.path.isfile(path)):
         return f'{pip} install "lamar[{extra}] @ {url}"'
     return f'{pip} install -e ".[{extra}]" in a clone of Lamar, or {pip} install "lamar[{extra}] @ git+<repository URL>"'
+
+
+def pip_command() -> str:
+    """`python -m pip` for this interpreter: bare when `python` on PATH is it, else its full path."""
+    import shlex
+    import shutil
+
+    return "python -m pip" if shutil.which("python") == sys.executable else f"{shlex.quote(sys.executable)} -m pip"
 
 
 def needs_extra(what: str, extra: str, exc: BaseException | None = None) -> str:
@@ -82,4 +88,4 @@ def require_extra(package: str, framework: str, extra: str, *modules: str) -> No
             raise ModuleNotFoundError(needs_extra(f"{package} needs {framework}", extra, exc), name=exc.name) from exc
 
 
-__all__ = ["install_command", "needs_extra", "origin", "require_extra"]
+__all__ = ["install_command", "needs_extra", "origin", "pip_command", "require_extra"]

@@ -13,7 +13,9 @@ from lamar.models.protocol import (
     empty_failure,
     header_secrets,
     load_sdk,
+    no_socks,
     refuse_async,
+    socks_failure,
     status_failure,
     truncated_failure,
     unexpected_reply,
@@ -50,7 +52,12 @@ class OllamaModel:
         if client is None:
             # The SDK waits forever by default; a hung server must not hang sleep.
             client_kwargs.setdefault("timeout", DEFAULT_TIMEOUT)
-        self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
+        try:
+            self.client = client if client is not None else self._sdk.Client(host=host, **client_kwargs)
+        except ImportError as exc:
+            if not no_socks(exc):
+                raise
+            raise socks_failure("the Ollama client") from exc
         refuse_async(_PROVIDER, self.client, "generate", "ollama.Client")
         # generate() takes no timeout: each request's is cut to the call's deadline by its HTTP client.
         hooks = getattr(getattr(self.client, "_client", None), "event_hooks", None)

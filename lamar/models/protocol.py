@@ -142,11 +142,15 @@ def _without_secrets(text: str, keys: Iterable[object]) -> str:
 
 
 def load_sdk(module: str, extra: str) -> ModuleType:
-    """Import an adapter's SDK, or fail with the install command that provides it."""
+    """Import an adapter's SDK, or fail with the install command that provides it (or, for a SOCKS
+    proxy the SDK cannot use, with `socks_failure`: ollama builds a client as it is imported)."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
         from lamar.extras import needs_extra
+
+        if no_socks(exc):
+            raise socks_failure(f"the {module} SDK") from exc
 
         raise ImportError(needs_extra(f"this model adapter needs the {module!r} package", extra)) from exc
 
@@ -169,6 +173,32 @@ def sdk_client(provider: str, factory: Any, error: type[BaseException], client: 
         return factory(**{"timeout": DEFAULT_TIMEOUT, **client_kwargs})
     except error as exc:
         raise ModelError(f"cannot set up the {provider} client ({exc}); {setup_hint}") from exc
+    except ImportError as exc:
+        if no_socks(exc):
+            raise socks_failure(f"the {provider} client") from exc
+        raise
+
+
+def no_socks(exc: BaseException) -> bool:
+    """Whether `exc` is httpx's ImportError for a SOCKS proxy without the socksio package."""
+    return isinstance(exc, ImportError) and "socksio" in str(exc)
+
+
+def socks_failure(what: str) -> ModelError:
+    """A ModelError for a SOCKS proxy in the environment that the HTTP client cannot use: which
+    variable names it, and the two ways out (httpx's own ImportError names neither)."""
+    import os
+
+    from lamar.extras import pip_command
+
+    named = sorted(f"{name}={address(value)}" for name, value in os.environ.items()
+                   if name.lower() in ("all_proxy", "https_proxy", "http_proxy") and "socks" in value.lower())
+    where = f" ({', '.join(named)})" if named else ""
+    return ModelError(
+        f"cannot set up {what}: the environment names a SOCKS proxy{where}, and SOCKS support needs the "
+        f"socksio package: install it with `{pip_command()} install socksio`, or set that variable to an "
+        "http:// proxy (or unset it), then run again"
+    )
 
 
 def refuse_async(provider: str, client: Any, method: str, sync_class: str) -> None:
@@ -426,6 +456,6 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 __all__ = [
     "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "header_secrets", "load_sdk", "redirect_base", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
+    "error_reply", "header_secrets", "load_sdk", "no_socks", "redirect_base", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "socks_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]

@@ -86,3 +86,26 @@ def test_the_cause_the_openai_sdk_hides_is_said() -> None:
 
     with pytest.raises(ModelError, match="Connection error.; RemoteProtocolError: peer closed connection"):
         _openai(cut).complete("hi")
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama", "ollama-import"])
+def test_a_socks_proxy_without_socks_support_says_what_to_install(monkeypatch: pytest.MonkeyPatch,
+                                                                   provider: str) -> None:
+    """httpx raised a bare ImportError naming neither the variable nor the package to install in
+    this interpreter; importing ollama (it builds a client) read as the ollama extra missing."""
+    import sys
+
+    from lamar.models import from_spec
+
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+        monkeypatch.delenv(name.upper(), raising=False)
+    monkeypatch.setenv("ALL_PROXY", f"socks5://team:{_PASSWORD}@127.0.0.1:1080")
+    monkeypatch.setitem(sys.modules, "socksio", None)  # `import socksio` fails, installed or not
+    if provider == "ollama-import":
+        for module in [name for name in sys.modules if name == "ollama" or name.startswith("ollama.")]:
+            monkeypatch.delitem(sys.modules, module)
+    keys = {} if provider.startswith("ollama") else {"api_key": "sk-test"}
+    with pytest.raises(ModelError, match=r"SOCKS proxy \(ALL_PROXY=socks5://team:\[secure\]@127\.0\.0\.1:1080\)"
+                                         r".* -m pip install socksio`, or set that variable to an http:// proxy"):
+        from_spec(f"{provider.partition('-')[0]}:m", **keys)
