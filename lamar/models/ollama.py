@@ -107,6 +107,12 @@ class OllamaModel:
             # Ollama always says whether it is done; a body without either is another server's
             # (a proxy's error JSON, which the SDK drops before we see it), not an empty answer.
             raise unexpected_reply(_PROVIDER, where, "JSON without Ollama's response and done", "host")
+        if getattr(result, "done", None) is False:  # one chunk of a streamed answer: its start, at most
+            raise ModelError(
+                f"Ollama model {self.model!r} returned part of an answer (done is false): the server, or a "
+                "proxy before it, sent the first chunk of a stream; nothing was changed: check host, then run "
+                "sleep again"
+            )
         text = getattr(result, "response", None) or ""
         if not isinstance(text, str):
             raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")

@@ -152,13 +152,15 @@ class OpenAIModel:
             raise empty_failure(_PROVIDER, self.model, "no choices")
         choice = choices[0]
         content = getattr(getattr(choice, "message", None), "content", 0)
+        if isinstance(content, list):  # parts, as Mistral and some gateways send: their text is the answer
+            content = _text_of_parts(content)
         if content is not None and not isinstance(content, str):  # no message, or content of another shape
             raise unexpected_reply(_PROVIDER, str(self.client.base_url), completion)
         if choice.finish_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
         if choice.finish_reason == "content_filter":
             raise ModelError(f"model {self.model!r} stopped on its content filter; nothing usable came back")
-        text = choice.message.content or ""
+        text = content or ""
         refusal = getattr(choice.message, "refusal", None)
         if refusal:  # text beside a refusal is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, refusal)
@@ -175,6 +177,15 @@ class OpenAIModel:
 
     def __repr__(self) -> str:
         return f"OpenAIModel({self.model!r}, api={self.api!r})"
+
+
+def _text_of_parts(parts: list[Any]) -> object:
+    """The text parts of a chat message's content joined (a "thinking" part is no part of the
+    answer), or `parts` as they came when one is not of that shape."""
+    texts = [part.get("text") for part in parts if isinstance(part, dict) and part.get("type") == "text"]
+    if not all(isinstance(part, dict) for part in parts) or not all(isinstance(text, str) for text in texts):
+        return parts
+    return "".join(str(text) for text in texts)
 
 
 __all__ = ["OpenAIModel"]

@@ -111,6 +111,15 @@ def test_empty_and_truncated_outputs_are_errors() -> None:
             "hi", max_tokens=10)
 
 
+def test_an_answer_not_done_is_not_taken_for_the_whole_answer() -> None:
+    # A body with done false (a stream's first chunk, from a proxy or a server that streams anyway)
+    # was returned as the answer: "[" of a lesson list, or half a lesson.
+    part = {**generated("[{"), "done": False}
+    del part["done_reason"]
+    with pytest.raises(ModelError, match=r"returned part of an answer \(done is false\).*check host"):
+        model_with(lambda request: httpx.Response(200, json=part)).complete("hi")
+
+
 def test_client_and_host_together_are_refused() -> None:
     with pytest.raises(TypeError, match="either client="):
         OllamaModel("llama-test", client=ollama.Client(host=HOST), host=HOST)

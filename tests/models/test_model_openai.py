@@ -195,8 +195,11 @@ def test_a_reply_that_is_not_the_api_is_a_model_error(api: str, body: str, kind:
     ("chat", {**chat("[]"), "choices": "[]"}),
     ("chat", {**chat("[]"), "choices": [{"index": 0, "finish_reason": "stop", "message": None}]}),
     ("chat", {**chat("[]"), "choices": [{"index": 0, "finish_reason": "stop",
-                                         "message": {"role": "assistant", "content": [{"type": "text", "text": "[]"}]}}]}),
-], ids=["chat-for-responses", "null-output", "null-choice", "choices-text", "null-message", "content-parts"])
+                                         "message": {"role": "assistant", "content": ["[]"]}}]}),
+    ("chat", {**chat("[]"), "choices": [{"index": 0, "finish_reason": "stop",
+                                         "message": {"role": "assistant", "content": [{"type": "text", "text": 1}]}}]}),
+], ids=["chat-for-responses", "null-output", "null-choice", "choices-text", "null-message", "content-strings",
+        "content-part-number"])
 def test_json_of_another_shape_is_a_model_error_not_a_type_error(api: str, body: dict[str, Any]) -> None:
     """A server that answers 200 with JSON of another shape (another API's, or an imitation of
     this one) gets the same ModelError as a login page, not a TypeError from reading the text."""
@@ -215,6 +218,20 @@ def test_a_new_client_gives_up_when_sleep_does(options: dict[str, Any], read: fl
 
     assert model_with(handler, **options).complete("find lessons") == "[]"
     assert seen[0].extensions["timeout"]["read"] == read
+
+
+def test_a_chat_answer_in_parts_is_their_text() -> None:
+    """Mistral's reasoning models (Magistral) send the content as parts, a "thinking" one first; it
+    was refused as JSON of another shape, so no lesson could be mined with them."""
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "the traces show [t0]"}]},
+             {"type": "text", "text": '[{"precondition": '}, {"type": "text", "text": '"p"}]'}]
+    body = chat(None)
+    body["choices"][0]["message"]["content"] = parts
+    assert model_with(lambda request: httpx2.Response(200, json=body), api="chat").complete("hi") == (
+        '[{"precondition": "p"}]')
+    body["choices"][0]["message"]["content"] = parts[:1]
+    with pytest.raises(ModelError, match="returned no text"):
+        model_with(lambda request: httpx2.Response(200, json=body), api="chat").complete("hi")
 
 
 def test_reasoning_before_a_chat_answer_is_not_part_of_it() -> None:
