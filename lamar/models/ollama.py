@@ -95,7 +95,7 @@ class OllamaModel:
             if exc.status_code < 300:
                 raise ModelError(f"Ollama failed on model {self.model!r}: {exc.error}") from exc
             raise status_failure(_PROVIDER, self.model, exc.status_code, str(exc.error)) from exc
-        except (ConnectionError, httpx.TransportError) as exc:
+        except (ConnectionError, httpx.TransportError, httpx.DecodingError) as exc:
             raise connection_failure(_PROVIDER, where, exc) from exc
         except ValueError as exc:  # a success status with a body that is not Ollama's JSON: a proxy's page
             raise unexpected_reply(_PROVIDER, where, exc, "host") from exc

@@ -353,13 +353,22 @@ def connection_failure(provider: str, where: str, exc: BaseException) -> ModelEr
     message is a bare "Connection error."), and the proxy the environment names for `where`."""
     said = f"{type(exc).__name__}: {exc}"
     cause: BaseException = exc
+    undecodable = type(exc).__name__ == "DecodingError"
     for _ in range(_DEEPEST):
         nearer = cause.__cause__ or (None if cause.__suppress_context__ else cause.__context__)
         if nearer is None:
             break
         cause = nearer
+        undecodable = undecodable or type(cause).__name__ == "DecodingError"
     if cause is not exc and str(cause) and str(cause) not in said:
         said += f"; {type(cause).__name__}: {cause}"
+    if undecodable:  # httpx's: the server answered, with a body its Content-Encoding does not describe
+        setting = "host" if provider == "Ollama" else "base_url"
+        return ModelError(
+            f"the answer from {address(where)} does not decode as its Content-Encoding header says "
+            f"({clipped(said, 300)}); a proxy may have changed the body or that header: check {setting} and "
+            "the proxy, then run sleep again"
+        )
     proxy = _proxy_for(where)
     # The SDKs' HTTP clients send through it, so a proxy that is down reads as the server being down.
     through = (f"; the environment sends requests for it through the proxy {address(proxy)} (HTTP_PROXY, "
@@ -406,7 +415,21 @@ def refusal_failure(provider: str, model: str, said: str = "") -> ModelError:
 def unexpected_reply(provider: str, where: str, reply: object, setting: str = "base_url") -> ModelError:
     """A ModelError for a success status whose body is not the API's (a proxy's page, broken JSON)."""
     doc = getattr(reply, "doc", None)  # a JSONDecodeError holds the body: a login page says more than its column
-    preview = clipped(doc if isinstance(reply, ValueError) and isinstance(doc, str) and doc.strip() else reply, 120)
+    body = doc if isinstance(reply, ValueError) and isinstance(doc, str) and doc.strip() else ""
+    body = reply if isinstance(reply, str) else body  # a body the SDK kept as text (not declared JSON)
+    preview = clipped(body or reply, 120)
+    if isinstance(reply, UnicodeDecodeError):  # the SDKs read JSON as UTF-8 whatever charset is declared
+        gzip = reply.object[:2] == b"\x1f\x8b"
+        what = ("a gzip-compressed body without the Content-Encoding: gzip header that says so" if gzip else
+                f"a body that is not UTF-8, as JSON over HTTP must be ({reply})")
+        return ModelError(f"the answer from {address(where)} is {what}; a proxy may re-encode the server's answer: "
+                          f"check {setting} and the proxy, then run sleep again")
+    if body.lstrip().startswith(("data:", "event:")) or (body.count("\n") > 1 and '"done"' in body):
+        return ModelError(  # server-sent events, or Ollama's JSON lines: a stream no request asked for
+            f"the answer from {address(where)} is a stream ({preview!r}), though the request asked for one whole "
+            f"answer; check {setting}: a proxy or a server that streams every answer cannot be used, then run "
+            "sleep again"
+        )
     return ModelError(
         f"the answer from {address(where)} is not a reply of the {provider} API ({preview!r}); check {setting} "
         "(a proxy or a login page may have answered instead), then run sleep again"
