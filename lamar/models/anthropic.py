@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import server_wait, with_retries
+from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
 from lamar.models.protocol import (
     api_wrote,
     check_max_tokens,
@@ -54,6 +54,7 @@ class AnthropicModel:
         self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
                                  "set ANTHROPIC_API_KEY or pass api_key=...")
         refuse_async(_PROVIDER, self.client, "messages.create", "anthropic.Anthropic")
+        end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
         if client is None and not _has_credentials(self.client):
             # The SDK only notices at the first call; said here, the CLI stops before reading traces.
             raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY or pass api_key=...")

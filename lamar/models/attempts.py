@@ -105,6 +105,43 @@ def cut_to_deadline(request: Any) -> None:
     request.extensions["timeout"] = {phase: _cut_part(parts.get(phase), left) for phase in _PHASES}
 
 
+def end_reads_at_deadline(http_client: Any) -> None:
+    """Give `http_client` (an httpx, or the SDKs' httpx2, Client) a response hook that stops
+    reading a body at the call's deadline: a read timeout bounds each read, not the whole body, so
+    a server sending it slowly kept a call that sleep gave up on reading, and its connection open."""
+    import sys
+
+    hooks = getattr(http_client, "event_hooks", None)
+    # The HTTP library the client is of: the module whose Client its class is, or derives from.
+    http = next((module for klass in type(http_client).__mro__
+                 if (module := sys.modules.get(klass.__module__.partition(".")[0])) is not None
+                 and getattr(module, "Client", None) is klass and hasattr(module, "SyncByteStream")), None)
+    if http is None or not isinstance(hooks, dict) or any(getattr(hook, "_lamar", False) for hook in hooks["response"]):
+        return
+    timed_out = http.ReadTimeout
+
+    class Bounded(http.SyncByteStream):  # type: ignore[misc, name-defined]
+        def __init__(self, stream: Any) -> None:
+            self._stream = stream
+
+        def __iter__(self) -> Iterator[bytes]:
+            for chunk in self._stream:
+                left = time_left()
+                if left is not None and left <= 0:
+                    raise timed_out("the model call's deadline passed while its answer was arriving")
+                yield chunk
+
+        def close(self) -> None:
+            self._stream.close()
+
+    def bound(response: Any) -> None:
+        if time_left() is not None:
+            response.stream = Bounded(response.stream)
+
+    bound._lamar = True  # type: ignore[attr-defined]
+    hooks.setdefault("response", []).append(bound)
+
+
 def _cut_part(timeout: object, left: float) -> float:
     if isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and timeout <= left:
         return timeout
@@ -163,4 +200,4 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "server_wait", "time_left", "with_retries"]
+__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait", "time_left", "with_retries"]

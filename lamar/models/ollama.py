@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import cut_to_deadline
+from lamar.models.attempts import cut_to_deadline, end_reads_at_deadline
 from lamar.models.protocol import (
     DEFAULT_TIMEOUT,
     check_max_tokens,
@@ -63,6 +63,7 @@ class OllamaModel:
         hooks = getattr(getattr(self.client, "_client", None), "event_hooks", None)
         if isinstance(hooks, dict) and cut_to_deadline not in hooks.get("request", []):
             hooks.setdefault("request", []).append(cut_to_deadline)
+        end_reads_at_deadline(getattr(self.client, "_client", None))
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Generate an answer to `prompt` with at most `max_tokens` tokens (Ollama's num_predict).

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import server_wait, with_retries
+from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
 from lamar.models.protocol import (
     api_wrote,
     check_max_tokens,
@@ -69,6 +69,7 @@ class OpenAIModel:
                                  "set OPENAI_API_KEY or pass api_key=...")
         refuse_async(_PROVIDER, self.client, "responses.create" if api == "responses" else "chat.completions.create",
                      "openai.OpenAI")
+        end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt`; return the answer's text.

@@ -35,7 +35,7 @@ Reply = tuple[int, dict[str, str], dict[str, Any], float]
 class Server:
     """Answers every POST with `reply(n)` for the n-th request, and notes when each arrived."""
 
-    def __init__(self, reply: Callable[[int], Reply]) -> None:
+    def __init__(self, reply: Callable[[int], Reply], trickle: float = 0.0) -> None:
         self.arrivals: list[float] = []
         outer = self
 
@@ -52,7 +52,11 @@ class Server:
                         self.send_header(name, value)
                     self.send_header("content-length", str(len(data)))
                     self.end_headers()
-                    self.wfile.write(data)
+                    step = 4 if trickle else max(len(data), 1)  # a trickle: a few bytes at a time
+                    for at in range(0, len(data), step):
+                        self.wfile.write(data[at:at + step])
+                        self.wfile.flush()
+                        time.sleep(trickle)
                 except OSError:  # the client gave up on this request first
                     pass
 
@@ -68,11 +72,11 @@ class Server:
 
 
 @pytest.fixture
-def serve() -> Iterator[Callable[[Callable[[int], Reply]], Server]]:
+def serve() -> Iterator[Callable[..., Server]]:
     servers: list[Server] = []
 
-    def start(reply: Callable[[int], Reply]) -> Server:
-        server = Server(reply)
+    def start(reply: Callable[[int], Reply], trickle: float = 0.0) -> Server:
+        server = Server(reply, trickle)
         threading.Thread(target=server.http.serve_forever, daemon=True).start()
         servers.append(server)
         return server
@@ -238,3 +242,24 @@ def test_an_ollama_request_times_out_at_the_calls_deadline(serve) -> None:  # ty
     # Outside a bounded call the client's own timeout holds, and the hook is added once per client.
     assert OllamaModel("llama-test", client=model.client).complete("hello", max_tokens=16) == "[]"
     assert model.client._client.event_hooks["request"].count(model.client._client.event_hooks["request"][0]) == 1
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai", "ollama"])
+def test_an_answer_trickling_in_is_not_read_past_the_deadline(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
+    # A read timeout bounds each read, not the whole body: a server sending a few bytes at a time
+    # kept a call that sleep gave up on reading to the end, its connection open all that while.
+    answer = {"model": "llama-test", "response": "[]", "done": True, "done_reason": "stop"} if provider == "ollama" else ANSWER
+    server = serve(lambda n: (200, {}, answer, 0.0), trickle=0.1)
+    if provider == "ollama":
+        pytest.importorskip("ollama", reason="the ollama extra is not installed")
+        from lamar.models.ollama import OllamaModel
+
+        model: Any = OllamaModel("llama-test", host=server.url)
+    else:
+        model = model_at(provider, server.url)
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="did not answer within 1 s|deadline passed"):
+        call_model(model, "hello", max_tokens=16, timeout=1.0)
+    abandoned_calls_end(within=1.5)  # the whole body takes 5 s and more
+    assert not [t for t in threading.enumerate() if t.name == "lamar-model-call"]
+    assert time.monotonic() - started < 3.0
