@@ -283,7 +283,7 @@ def status_failure(provider: str, model: str, status: int, detail: str, *, crede
 
 def _run_again_after(wait: float | None) -> str:
     """ "it asks for a wait of 300 s: run sleep again after <UTC time>", or "" for no wait."""
-    if wait is None or not wait > 0:
+    if wait is None or not 0 < wait < float("inf"):  # digits past a float's range say no moment
         return ""
     seconds = f"{wait:.1f}".removesuffix(".0")
     try:

@@ -263,3 +263,10 @@ def test_an_answer_trickling_in_is_not_read_past_the_deadline(serve, provider: s
     abandoned_calls_end(within=1.5)  # the whole body takes 5 s and more
     assert not [t for t in threading.enumerate() if t.name == "lamar-model-call"]
     assert time.monotonic() - started < 3.0
+
+
+def test_a_retry_after_past_any_clock_is_not_said_as_a_moment() -> None:
+    from lamar.models.protocol import status_failure
+
+    assert "inf" not in str(status_failure("OpenAI", "m", 429, "slow down", wait=float("inf")))
+    assert "run sleep again after that" in str(status_failure("OpenAI", "m", 503, "", wait=1e300))
