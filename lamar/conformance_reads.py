@@ -224,4 +224,9 @@ class ReadsConformance(_Case):
             elif step == "rewritten" and isinstance(probe, RewritableStore):
                 lam.checkpoint()
             self.assertEqual(read_log(probe), read_log(probe, cache=False), step)
+            table, counts = probe.episodes(), probe.episode_counts()  # the chart's counts, read alike
+            self.assertEqual(counts is None, table is None, step)
+            if table is not None and counts is not None:
+                shapes = [(time, len(table.slates[s][2]), len(table.slates[s][3])) for _, time, s, *_ in table.rows]
+                self.assertEqual((counts.rows, counts.last, counts.tail), (shapes, table.last, table.tail), step)
         lam.close()

@@ -24,7 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from lamar import Experience, Lamar, LamarError, Scope, Status, StoreError, UnknownExperience, Verdict
-from lamar.cli.charts import injection_chart
+from lamar.cli.charts import injection_bars
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
@@ -32,6 +32,7 @@ from lamar.safety.boundary import TEXT_FIELDS, prompt_form
 from lamar.search import matching
 from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
+from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
 from lamar_ui.forms import choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
@@ -71,6 +72,8 @@ class UI:
         self.model = model
         self.traces = traces
         self._adding = threading.Lock()
+        self._counting = threading.Lock()
+        self._injections: Injections | None = None
         self._kept = Kept(lam)
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
                                   max_model_calls=max_model_calls,
@@ -112,6 +115,12 @@ class UI:
                 texts[exp_id] = self.lam.get(exp_id).render()
         return texts
 
+    def _injection_chart(self) -> str:
+        """The injection chart, counting only the episodes logged since it was last drawn."""
+        with self._counting:  # two pages at once: the second counts what the first left
+            self._injections = injections(self.lam.store, self._injections)
+            return injection_bars(self._injections.episodes)
+
     # -- pages ---------------------------------------------------------------------------------
 
     async def lessons(self, request: Request) -> Response:
@@ -133,7 +142,7 @@ class UI:
             number = min(number, max(1, -(-len(exps) // PAGE_ROWS)))  # past the last page: the last
             shown = exps[(number - 1) * PAGE_ROWS:number * PAGE_ROWS]
             rows = [(e, lam.evidence(e.id)) for e in shown]
-            chart = self._kept.get(("injections",), lambda: injection_chart(lam.store))
+            chart = self._kept.get(("injections",), self._injection_chart)
             return pages.lessons_page(rows, verdict=verdict, status=status, scope=scope_text, chart=chart,
                                       text=text, total=len(exps), page=number, per_page=PAGE_ROWS)
 

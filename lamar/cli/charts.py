@@ -101,16 +101,12 @@ def injection_chart(store: Store) -> str:
     """Stacked bars over the episodes the store holds, in equal bins: lessons injected and held out
     per bin, with a y-axis (lessons per bin) and the first and last episode's number and time.
 
-    The episodes come from the what-if fold, not from the log's episode events: a checkpoint
-    folds the first episodes into one snapshot event, and a compaction drops episodes. A file
-    store's fold is cached, so only the events logged since it was last read are read again.
+    The episodes are the live ones (`lamar.whatif.injections`): a checkpoint folds the first
+    episodes into one snapshot event, and a compaction drops episodes.
     """
-    from lamar.whatif.cache import fold_store
+    from lamar.whatif.injections import injections
 
-    folded = fold_store(store)
-    slates = folded.slates
-    return injection_bars([(folded.times[j], len(slates[s].injected), len(slates[s].held_out))
-                           for j, s in enumerate(folded.slate) if folded.alive[j]])
+    return injection_bars(injections(store).episodes)
 
 
 def injection_bars(episodes: Sequence[tuple[float, int, int]]) -> str:

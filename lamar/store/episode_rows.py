@@ -60,12 +60,25 @@ class EpisodeRows(NamedTuple):
         return list(zip(*self.columns))
 
 
+class EpisodeCounts(NamedTuple):
+    """The table as `EpisodeRows`, each live episode only as (time, lessons injected, lessons held
+    out): what the injection chart draws, counted without decoding a slate."""
+
+    rows: list[tuple[float, int, int]]
+    last: StoredText | None
+    tail: list[StoredText]
+
+
 @runtime_checkable
 class EpisodeTableStore(Store, Protocol):
     """A store that keeps its live episodes folded beside its log (SQLite does)."""
 
     def episodes(self) -> EpisodeRows | None:
         """The episodes as of one consistent read; None when the table does not describe the log."""
+        ...
+
+    def episode_counts(self) -> EpisodeCounts | None:
+        """`episodes`, each episode as its time and its slate's counts; None as for `episodes`."""
         ...
 
 
@@ -193,6 +206,31 @@ def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int
     columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
     sums.check(db, ROWS, columns, sums.rows_crc)
     return columns, slates
+
+
+def counts(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> EpisodeCounts | None:
+    """`read`, each episode as (time, lessons injected, lessons held out), counted by SQLite's JSON
+    functions: a slate's body, most of it its propensities, is never decoded in Python."""
+    done = through(db)
+    if done is None or db.execute(_MISFILED).fetchone() is not None:
+        return None
+    try:  # a body that is not JSON, or a SQLite built without JSON functions: the reader folds the log
+        slates = {number: (injected, held) for number, shaped, injected, held in db.execute(_SLATE_COUNTS)
+                  if shaped == 1}
+        rows = [(at, *slates[slate]) for at, slate in db.execute("SELECT time, slate FROM episode_rows ORDER BY seq")]
+    except (sqlite3.OperationalError, KeyError):  # KeyError: a slate `read` would refuse
+        return None
+    tail = events(max(done - 1, 0))
+    last = tail[0] if tail and tail[0].seq == done else None
+    return EpisodeCounts(rows, last, tail[1:] if last is not None else tail)
+
+
+# Each slate's lessons injected and held out, and whether it has the shape `read` checks: [object,
+# object, array, array], read in one pass over the slates.
+_SLATE_COUNTS = """SELECT slate, json_type(body) = 'array' AND json_array_length(body) = 4
+    AND json_type(body, '$[0]') = 'object' AND json_type(body, '$[1]') = 'object'
+    AND json_type(body, '$[2]') = 'array' AND json_type(body, '$[3]') = 'array',
+    json_array_length(body, '$[2]'), json_array_length(body, '$[3]') FROM episode_slates"""
 
 
 # A row no write of the table files: each write gives a text id, a real time, a filed slate, a

@@ -8,6 +8,7 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
@@ -18,6 +19,7 @@ from lamar.store.episode_sums import Damaged
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
 
 SCHEMA_VERSION = 3
+_T = TypeVar("_T")
 
 # Version 2 adds `crc`, every event's checksum (`event_crc`): every write sets it, every read
 # checks it. Version 3 adds the episode table (`episode_rows`). An older file gets both, filled,
@@ -375,8 +377,17 @@ class SqliteStore:
     def episodes(self) -> episode_rows.EpisodeRows | None:
         """The live episodes as the episode table holds them, and the events since (`EpisodeTableStore`);
         None when it does not describe the log (stale, or a file older than it read where it cannot
-        be written). A table far behind the log is first brought up to date, where it can be; one
-        that fails its sums is refilled from the log, where it can be, and else not read."""
+        be written)."""
+        return self._table(episode_rows.read)
+
+    def episode_counts(self) -> episode_rows.EpisodeCounts | None:
+        """`episodes`, each episode as its time and how many lessons it injected and held out."""
+        return self._table(episode_rows.counts)
+
+    def _table(self, reader: Callable[[sqlite3.Connection, Callable[[int], list[StoredText]]], _T]) -> _T | None:
+        """`reader`'s read of the episode table and the events after it, in one read transaction. A
+        table far behind the log is first brought up to date, where it can be; one that fails its
+        sums is refilled from the log, where it can be, and else not read (None)."""
         self._check_open()
         with self._lock:
             behind = not self.read_only and episode_rows.behind(self._db)
@@ -384,23 +395,23 @@ class SqliteStore:
             with contextlib.suppress(sqlite3.OperationalError):  # busy: this read folds the tail itself
                 self._unwaited(lambda: episode_rows.catch_up(self._db, event_crc))
         try:
-            return self._episode_table()
+            return self._episode_table(reader)
         except Damaged:
             if self.read_only:
                 return None
         with contextlib.suppress(sqlite3.Error):  # busy, or damaged past refilling: the log is folded
             self._unwaited(lambda: episode_rows.rebuild(self._db, event_crc))
         with contextlib.suppress(Damaged):
-            return self._episode_table()
+            return self._episode_table(reader)
         return None
 
-    def _episode_table(self) -> episode_rows.EpisodeRows | None:
+    def _episode_table(self, reader: Callable[[sqlite3.Connection, Callable[[int], list[StoredText]]], _T]) -> _T:
         with no_cycle_collection(), self._lock:
             self._check_file()
             try:
                 begin(self._db)
                 try:
-                    return episode_rows.read(self._db, lambda after: self._checked(self._db.execute(
+                    return reader(self._db, lambda after: self._checked(self._db.execute(
                         "SELECT seq, kind, key, time, data, crc FROM events WHERE seq > ? ORDER BY seq", (after,))))
                 finally:
                     # A read's end: a damaged page of the table may fail it too (Damaged then

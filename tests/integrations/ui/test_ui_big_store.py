@@ -127,3 +127,26 @@ def test_what_if_is_estimated_once_for_each_state_of_the_store(client_of: Any, m
     lam.report(lam.recall({"project": "x"}).episode_id, 1.0)  # the log grew: estimated again
     _page(client, "/whatif")
     assert asked == [None, ["none"], None]
+
+
+def test_the_injection_chart_is_counted_from_the_episode_table_not_the_what_if_fold(
+        client_of: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar.cli.charts import injection_bars
+    from lamar.whatif import cache
+
+    lam = Lamar(str(tmp_path / "team.db"), seed=3, k=2)
+    lam.add(Experience("case", "fix", scope=Scope(project="x"), status="active"))
+    for _ in range(40):
+        lam.report(lam.recall({"project": "x"}).episode_id, "shipped")
+    lam.checkpoint()  # the episode table catches up
+    folded = cache.fold_store(lam.store, cache=False)
+    want = injection_bars([(folded.times[j], len(folded.slates[s].injected), len(folded.slates[s].held_out))
+                           for j, s in enumerate(folded.slate) if folded.alive[j]])
+    folds: list[object] = []
+    real = cache.fold_store
+    monkeypatch.setattr(cache, "fold_store", lambda store, **kw: folds.append(store) or real(store, **kw))
+    client = client_of(lam)
+    assert _page(client, "/").split("<h2>Injections over time</h2>")[1].startswith(html.unescape(want))
+    lam.report(lam.recall({"project": "x"}).episode_id, "shipped")  # counted from the events since
+    assert ">episode 41</text>" in _page(client, "/")
+    assert folds == []  # the slates' propensities were never decoded
