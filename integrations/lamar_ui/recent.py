@@ -9,7 +9,7 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from lamar import Lamar
-from lamar.store.base import Event, Store, TextStore
+from lamar.store.base import Event, Store, StoredText, TextStore
 
 T = TypeVar("T")
 _WINDOW = 1024  # events read first from the end of the log; each further window is 8 times larger
@@ -24,17 +24,24 @@ def latest_episodes(store: Store, last: int, count: int) -> tuple[list[Event], d
     window = _WINDOW
     while True:
         after = max(0, last - window)
-        if isinstance(store, TextStore):  # only episodes and outcomes decoded
-            events = [store.decoded(row) for row in store.read_texts(after) if row.kind in ("episode", "outcome")]
-        else:
-            events = store.read(after)
-        episodes = [e for e in events if e.kind == "episode"]
+        # Only the episodes shown are decoded: each carries its propensities over every eligible
+        # lesson, which on a store of thousands of lessons makes it many times an outcome's size.
+        rows: list[StoredText] | list[Event] = store.read_texts(after) if isinstance(store, TextStore) \
+            else store.read(after)
+        episodes = [row for row in rows if row.kind == "episode"]
         if after == 0 or len(episodes) >= count:
-            shown = episodes[-count:][::-1] if count else []
+            shown = [_decoded(store, row) for row in episodes[-count:][::-1]] if count else []
             ids = {e.data["id"] for e in shown}
-            outcomes = {e.data["episode"]: e.data for e in events if e.kind == "outcome" and e.data["episode"] in ids}
-            return shown, outcomes
+            told = (_decoded(store, row).data for row in rows if row.kind == "outcome")  # small: all decoded
+            return shown, {data["episode"]: data for data in told if data["episode"] in ids}
         window *= 8
+
+
+def _decoded(store: Store, row: StoredText | Event) -> Event:
+    if isinstance(row, Event):
+        return row
+    assert isinstance(store, TextStore), "only a TextStore hands over texts"
+    return store.decoded(row)
 
 
 class Kept:

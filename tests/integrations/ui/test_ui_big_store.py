@@ -150,3 +150,21 @@ def test_the_injection_chart_is_counted_from_the_episode_table_not_the_what_if_f
     lam.report(lam.recall({"project": "x"}).episode_id, "shipped")  # counted from the events since
     assert ">episode 41</text>" in _page(client, "/")
     assert folds == []  # the slates' propensities were never decoded
+
+
+def test_the_episodes_page_decodes_only_the_episodes_it_shows(client_of: Any, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a store of thousands of lessons each episode carries a propensity for every eligible lesson.
+    lam = Lamar(str(tmp_path / "many.db"), seed=4, k=2)
+    for i in range(30):
+        lam.add(Experience(f"case {i}", f"fix {i}", scope=Scope(project="x"), status="active"))
+    for n in range(300):
+        episode = lam.recall({"project": "x"}).episode_id
+        if n % 3:
+            lam.report(episode, "shipped")
+    decoded: list[str] = []
+    real = type(lam.store).decoded
+    monkeypatch.setattr(type(lam.store), "decoded", lambda self, row: decoded.append(row.kind) or real(self, row))
+    page = _page(client_of(lam), "/episodes")
+    assert "300 episodes" in page and page.count("<tr class=\"episode") == 100
+    assert decoded.count("episode") == 100
