@@ -101,6 +101,9 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
         f'<input name="scope" aria-label="scope" placeholder="scope, e.g. language=swift" value="{escape(scope)}">'
         '<button type="submit">Filter</button></form>'
     )
+    if not rows and not (text or verdict or status or scope):  # a new store: not a filter that missed
+        return (form + '<p class="empty">No lessons yet. <a href="/add">Add a lesson</a> (or run <code>lamar add</code>); '
+                "a lesson an agent or sleep stores shows here within two seconds.</p>")
     if not rows:
         return form + "<p>No lesson matches.</p>"
     table = [('<table class="lessons"><thead><tr><th>lesson</th><th>status</th><th>verdict</th>'

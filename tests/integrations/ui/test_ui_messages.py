@@ -45,3 +45,19 @@ def test_a_message_shows_only_in_the_tab_that_clicked(tmp_path: Path, browser) -
             browser.close()
             browser.switch_to.window(clicked)
         assert 'class="message"' not in _get(url, "/sleep")  # another browser
+
+
+def test_a_new_store_says_it_holds_no_lesson_yet_not_that_none_matches(tmp_path: Path, browser) -> None:  # noqa: F811
+    path = tmp_path / "new.db"
+    Lamar(str(path)).close()
+    with serving(path) as url:
+        browser.get(url)
+        WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.empty"))
+        assert browser.find_element(By.CSS_SELECTOR, "p.empty").text.startswith("No lessons yet. Add a lesson")
+        assert browser.find_element(By.LINK_TEXT, "Add a lesson").get_attribute("href").endswith("/add")
+        browser.get(url.split("/?")[0] + "/?q=anything")  # a filter that finds nothing says so
+        assert "No lesson matches." in browser.find_element(By.TAG_NAME, "main").text
+        with Lamar(str(path)) as lam:  # written elsewhere: the page follows the store
+            lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        browser.get(url.split("/?")[0] + "/")
+        WebDriverWait(browser, 15).until(lambda d: d.find_elements(By.CSS_SELECTOR, "tr.lesson"))
