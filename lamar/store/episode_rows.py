@@ -185,13 +185,7 @@ def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> E
 
 def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int, list[Any]]]:
     """The rows by columns (their seqs first) and the slates by number, each checked by its sums."""
-    sums.check_through(db, str(done))
-    # A row or slate that no write of the table could have filed (a damaged page, an edit) fails
-    # its sum, or could not be summed: both are Damaged, and the log is folded instead.
-    if db.execute(_MISFILED).fetchone() is not None:
-        raise Damaged(ROWS)
-    found = db.execute("SELECT slate, body FROM episode_slates ORDER BY slate").fetchall()
-    sums.check(db, SLATES, [list(column) for column in zip(*found)] if found else [[], []], sums.slates_crc)
+    columns, found = _checked(db, done)
     slates = {}
     for number, body in found:
         try:
@@ -202,22 +196,40 @@ def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int
                 and isinstance(slate[1], dict) and isinstance(slate[2], list) and isinstance(slate[3], list)):
             raise Damaged(SLATES)
         slates[number] = slate
+    return columns, slates
+
+
+def _checked(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], list[tuple[int, str]]]:
+    """The rows by columns (their seqs first) and the slates' (number, body), as stored, once every
+    span of both passed its sum (else Damaged)."""
+    sums.check_through(db, str(done))
+    # A row or slate that no write of the table could have filed (a damaged page, an edit) fails
+    # its sum, or could not be summed: both are Damaged, and the log is folded instead.
+    if db.execute(_MISFILED).fetchone() is not None:
+        raise Damaged(ROWS)
+    found = db.execute("SELECT slate, body FROM episode_slates ORDER BY slate").fetchall()
+    sums.check(db, SLATES, [list(column) for column in zip(*found)] if found else [[], []], sums.slates_crc)
     rows = db.execute(f"SELECT {sums.ROW_COLUMNS} FROM episode_rows ORDER BY seq").fetchall()
     columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
     sums.check(db, ROWS, columns, sums.rows_crc)
-    return columns, slates
+    return columns, found
 
 
 def counts(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> EpisodeCounts | None:
     """`read`, each episode as (time, lessons injected, lessons held out), counted by SQLite's JSON
-    functions: a slate's body, most of it its propensities, is never decoded in Python."""
+    functions: a slate's body, most of it its propensities, is never decoded in Python (only
+    summed). Damaged as `read` is."""
     done = through(db)
-    if done is None or db.execute(_MISFILED).fetchone() is not None:
+    if done is None:
         return None
+    try:
+        columns, _ = _checked(db, done)
+    except sqlite3.DatabaseError as exc:  # a page SQLite cannot read, a text that is not UTF-8
+        raise Damaged(exc) from exc
     try:  # a body that is not JSON, or a SQLite built without JSON functions: the reader folds the log
         slates = {number: (injected, held) for number, shaped, injected, held in db.execute(_SLATE_COUNTS)
                   if shaped == 1}
-        rows = [(at, *slates[slate]) for at, slate in db.execute("SELECT time, slate FROM episode_rows ORDER BY seq")]
+        rows = [(at, *slates[slate]) for at, slate in zip(columns[2], columns[3], strict=True)]
     except (sqlite3.OperationalError, KeyError):  # KeyError: a slate `read` would refuse
         return None
     tail = events(max(done - 1, 0))

@@ -15,7 +15,7 @@ from lamar.state import follower
 from lamar.store.sqlite import SqliteStore
 from lamar.whatif import cache
 from lamar.whatif.injections import Injections, injections
-from tests.whatif.test_episode_table import _step
+from tests.whatif.test_episode_table import _DAMAGE, _step
 
 
 def _folded(lam: Lamar) -> tuple[tuple[float, int, int], ...]:
@@ -49,18 +49,26 @@ def test_the_counts_equal_the_fold_after_every_kind_of_write(tmp_path: Path, kin
     lam.close()
 
 
-def test_a_slate_that_is_not_json_is_counted_from_the_log(tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", _DAMAGE)
+def test_the_counts_of_a_damaged_table_are_never_read(tmp_path: Path, damage: str) -> None:
     path = str(tmp_path / "s.db")
     with Lamar(path, k=2, seed=1) as lam:
-        lam.add(Experience("case", "do", scope=Scope(task="t")))
+        for n in range(3):
+            lam.add(Experience(f"case {n}", f"do {n}", scope=Scope(task="t1")))
         for _ in range(30):
-            lam.report(lam.recall({"task": "t"}).episode_id, "shipped")
+            lam.report(lam.recall({"task": "t1"}).episode_id, "shipped")
         lam.checkpoint()  # the table catches up
-        assert isinstance(lam.store, SqliteStore) and lam.store.episode_counts() is not None
-    db = sqlite3.connect(path)
-    with db:
-        db.execute("UPDATE episode_slates SET body = '[{' WHERE slate = (SELECT min(slate) FROM episode_slates)")
-    db.close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
     with Lamar(path) as lam:
-        assert isinstance(lam.store, SqliteStore) and lam.store.episode_counts() is None
-        assert injections(lam.store).episodes == _folded(lam)
+        assert isinstance(lam.store, SqliteStore)
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process writing: the table cannot be refilled now
+        try:
+            assert lam.store.episode_counts() is None
+            assert injections(lam.store).episodes == _folded(lam)
+        finally:
+            holder.execute("COMMIT")
+            holder.close()
+        table = lam.store.episode_counts()  # refilled from the log
+        assert table is not None and tuple(table.rows) == _folded(lam)
