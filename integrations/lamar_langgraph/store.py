@@ -196,7 +196,8 @@ class LangGraphStore:
         VACUUMs its `store` table, which removes the old row versions from it (their bytes can stay
         in the pages' free space until it is reused, and in the server's write-ahead log, replicas
         and backups until they are recycled; a `compact` that runs `VACUUM FULL store` rewrites the
-        table's files). Then `compact`, when given. `scrub([])` does only this step.
+        table's files). Then `compact`, when given. `scrub([])` does only this step; a scrub of
+        `erase` events alone (their pending marker cleared), which replaces no erased text, skips it.
 
         Raises:
             ValueError: an event is not stored as named; nothing changed.
@@ -239,7 +240,8 @@ class LangGraphStore:
                         break
                 else:
                     raise self._too_slow()
-                step.compact()
+                if not events or any(e.kind != "erase" for e in events):
+                    step.compact()
         return len(events)
 
     def read(self, after: int = 0) -> list[Event]:

@@ -109,14 +109,14 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     except StoreError as exc:
         raise StoreError(f"lesson {exp.id} was not erased: {exc}; then erase it again") from exc
     try:
-        holder.write([event])
+        holder.write([event], fold=False)  # folded once, from the scrubbed log (`rebuild` below)
     except EventConflict:
         return None
     try:
         # Once the event is stored, no store takes a state or checkpoint folded before it: the
         # text is left only in the log (snapshots included) and a state saved since the drop
         # above, and the scrub replaces the one and drops the other.
-        count = _scrub_log(store, exp.id, contexts, who, at, holder.policy, clean=True)
+        count = _scrub_log(store, exp.id, contexts, who, at, holder.policy, clean=True, read=log)
     except StoreError as exc:
         holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
         raise StoreError(f"lesson {exp.id} is erased (its erase event is stored and every read shows it "
@@ -147,35 +147,77 @@ def _scrub_again(store: ErasableStore, exp_id: str, contexts: bool, by: str, at:
 
 
 def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: float, policy: Policy, *,
-               clean: bool) -> int:
-    """Scrub what the log holds of the lesson (a scrub drops the saved state too); how many events
-    changed. With nothing to scrub, `clean` still drops the saved state."""
+               clean: bool, read: list[Event] | None = None) -> int:
+    """Scrub what the log holds of the lesson (a scrub drops the saved state too), then what that
+    scrub put back of other lessons' (`_put_back`); how many events changed. With nothing to scrub,
+    `clean` (the erase itself) still drops the saved state; without it (a second erase, or another
+    writer finishing one) every erased lesson is scrubbed from the whole log, since an eraser
+    stopped behind its scrub may have put another's text back. The erase event stays pending
+    until then: an eraser stopped before leaves it so, and the next writer finishes it (`finish`).
+    `read`: the log as read before the erase event, whose tail is then all there is to read."""
     for _ in range(_TRIES):
-        changed, _ = scrubbed(store.read(0), exp_id, contexts, by, at, policy)
+        log = _log(store, read)
+        read = None  # a retry reads the whole log
+        changed, _ = scrubbed(log, exp_id, contexts, by, at, policy)
+        texts = [e for e in changed if e.kind != "erase"]
+        mine = [e for e in log if e.kind == "erase" and e.data.get("id") == exp_id][-1:]
         try:
-            if changed or clean:
-                store.scrub(changed)
+            if texts and mine and not mine[0].data.get("pending"):  # pending again, for the put-back check
+                store.scrub([Event("erase", {**mine[0].data, "pending": True}, mine[0].key, mine[0].seq,
+                                   mine[0].time)])
+            if texts or clean:
+                store.scrub(texts)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
-        _scrub_put_back(store, policy)
-        return sum(e.kind != "erase" for e in changed)
+        if texts or not clean:
+            _put_back(store, policy, log, texts if clean else None)
+        if mine and (texts or mine[0].data.get("pending")):
+            try:
+                store.scrub([Event("erase", {k: v for k, v in mine[0].data.items() if k != "pending"},
+                                   mine[0].key, mine[0].seq, mine[0].time)])
+            except ValueError:  # a checkpoint took the event out, its snapshot folded from the scrubbed log
+                pass
+        return len(texts)
     raise StoreError("the log was checkpointed each time it was read")
 
 
-def _scrub_put_back(store: ErasableStore, policy: Policy) -> None:
+def _log(store: ErasableStore, read: list[Event] | None) -> list[Event]:
+    """The whole log: `read` and what came after it, unless a checkpoint came between (then read anew)."""
+    if read:
+        tail = store.read(read[-1].seq)
+        if _follows(read, tail):
+            return [*read, *tail]
+    return store.read(0)
+
+
+def _follows(log: list[Event], tail: list[Event]) -> bool:
+    """Whether `tail`, read after `log`, continues it: no checkpoint replaced what it holds."""
+    return not any(e.kind == "snapshot" for e in tail) and (not tail or tail[0].seq == (log[-1].seq if log else 0) + 1)
+
+
+def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: list[Event] | None) -> None:
     """Scrub again what the log holds of every lesson its erase events name, until a read finds
     nothing to scrub. Two erases at once each rewrite an event both lessons are in (a snapshot)
     from the log as each read it: the later write puts back the text the earlier one took out,
-    and only a read after it, by the later eraser, sees both erase events."""
+    and only a read after it, by the later eraser, sees both erase events.
+
+    Only what this scrub `written` (from `log`) can hold text it put back, and each other writer
+    checks what it wrote: unless the erase events stored so far change it, or a checkpoint came
+    since, no read of the whole log is needed."""
+    if written is not None:
+        tail = store.read(log[-1].seq if log else 0)
+        if _follows(log, tail):
+            current = {e.seq: e for e in written}
+            _scrub_all(current, [e for e in [*log, *tail] if e.kind == "erase"], policy)
+            if all(current[e.seq].data == e.data for e in written):
+                return
     for _ in range(_TRIES):
         log = store.read(0)
         current = {e.seq: e for e in log}
-        for erase in [e for e in log if e.kind == "erase"]:
-            data = erase.data
-            again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
-                                str(data.get("by")), erase.time, policy)
-            current.update((e.seq, e) for e in again)
-        changed = [e for e, stored in zip(current.values(), log, strict=True) if e.data != stored.data]
+        _scrub_all(current, [e for e in log if e.kind == "erase"], policy)
+        # Only the texts: each erase event is marked done by its own eraser, after its own check.
+        changed = [e for e, stored in zip(current.values(), log, strict=True)
+                   if e.data != stored.data and e.kind != "erase"]
         if not changed:
             return
         try:
@@ -183,6 +225,15 @@ def _scrub_put_back(store: ErasableStore, policy: Policy) -> None:
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
     raise StoreError("other writers kept changing the log while erase scrubbed it: erase again")
+
+
+def _scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy) -> None:
+    """`current` (events by seq) with the lesson of each of `erases` scrubbed from it."""
+    for erase in erases:
+        data = erase.data
+        again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
+                            str(data.get("by")), erase.time, policy)
+        current.update((e.seq, e) for e in again)
 
 
 def finish(follower: Follower, unscrubbed: dict[int, Event], *, at_once: bool = False) -> bool:

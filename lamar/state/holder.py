@@ -50,8 +50,9 @@ class Holder(Protocol):
         one it finds is first among every add that took an earlier place in the order of
         `lessons`, those still committing included."""
 
-    def write(self, events: list[Event]) -> None:
-        """Append events that change lessons (a status), seen by the next read."""
+    def write(self, events: list[Event], *, fold: bool = True) -> None:
+        """Append events that change lessons (a status), seen by the next read; without `fold`, not
+        before the caller's `rebuild` (an erase, which folds the log again once it is scrubbed)."""
 
     def recall(self, event: Event) -> None:
         """Append a recall's episode event, then settle the pending episodes that are due."""
@@ -138,9 +139,10 @@ class LocalFold:
         self._log.sync()
         return self._log.cache.first_same(exp)
 
-    def write(self, events: list[Event]) -> None:
+    def write(self, events: list[Event], *, fold: bool = True) -> None:
         self._log.append(events)
-        self._log.sync()
+        if fold:
+            self._log.sync()
 
     def recall(self, event: Event) -> None:
         self.write([event])
@@ -227,7 +229,7 @@ class StoreRows:
                 return str(state.experience.id)
         return None
 
-    def write(self, events: list[Event]) -> None:
+    def write(self, events: list[Event], *, fold: bool = True) -> None:
         self._log.append(events)
 
     def recall(self, event: Event) -> None:

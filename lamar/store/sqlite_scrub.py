@@ -3,6 +3,7 @@ write-ahead log, and only then store the `erase` events' new data (their scrub d
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -30,6 +31,7 @@ def scrub(db: sqlite3.Connection, path: Path, timeout: float, rows: list[Row]) -
         except sqlite3.Error as exc:
             raise sqlite_checks.write_failure(path, exc, timeout) from exc
         try:
+            contexts = _contexts_change(db, rows)
             for row in rows:
                 if row[3] == "erase":  # checked now, so that a wrong one changes nothing
                     found = db.execute(f"SELECT count(*) FROM events WHERE {_NAMED}", row[2:]).fetchone()[0]
@@ -40,7 +42,8 @@ def scrub(db: sqlite3.Connection, path: Path, timeout: float, rows: list[Row]) -
                                      "nothing was changed")
             if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'state'").fetchone():
                 db.execute("DELETE FROM state")
-            episode_rows.rebuild(db, event_crc)
+            if contexts:  # the table holds the episodes' contexts, and nothing else an erase replaces
+                episode_rows.rebuild(db, event_crc)
             db.execute("COMMIT")
         except BaseException as exc:
             if db.in_transaction:
@@ -48,12 +51,26 @@ def scrub(db: sqlite3.Connection, path: Path, timeout: float, rows: list[Row]) -
             if isinstance(exc, sqlite3.Error):
                 raise StoreError(f"could not scrub {path}: {exc}; the log is unchanged") from exc
             raise
-        _compact(db, path, timeout)
+        if len(later) < len(rows) or not rows:  # an erase event's data holds no erased text: none to compact away
+            _compact(db, path, timeout)
         if later:
             _mark_done(db, path, later)
     finally:
         db.execute(f"PRAGMA secure_delete = {before}")
     return len(rows)
+
+
+def _contexts_change(db: sqlite3.Connection, rows: list[Row]) -> bool:
+    """Whether the new data changes an episode's context, logged or in a snapshot (before the rows
+    are replaced): only then does the episode table need building again from the whole log."""
+    for data, _, seq, kind, _, _ in rows:
+        if kind == "episode":
+            return True
+        if kind == "snapshot":
+            old = db.execute("SELECT data FROM events WHERE seq = ?", (seq,)).fetchone()
+            if old is None or json.loads(old[0]).get("episodes") != json.loads(data).get("episodes"):
+                return True
+    return False
 
 
 def _compact(db: sqlite3.Connection, path: Path, timeout: float) -> None:
