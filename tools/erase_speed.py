@@ -7,7 +7,8 @@
 Each store is built once per size and backend (a checkpoint half way, so a snapshot holds the
 lessons too), copied for each tree, and erased three times (three lessons, the last with its
 contexts). The trees run in turns in fresh processes (--rounds, the best mean kept), so a busy
-machine slows both alike; "ratio" is base time / this tree's time. Figures go to docs/speed.md, "Erasing a lesson".
+machine slows both alike; "ratio" is base time / this tree's time. Figures go in the commit
+message of a change to erase.
 """
 
 from __future__ import annotations

@@ -376,19 +376,20 @@ class JsonStore:
             return True
 
     def scrub(self, events: Sequence[Event]) -> int:
-        """Replace events' data (`ErasableStore.scrub`): the whole file is written anew (through a
+        """Replace events' data (`ErasableStore.scrub`): the whole file is written anew, if any (through a
         temp file, fsynced, swapped in: the same steps as a rewrite), every line with its checksum,
         and the saved state beside it is removed. The old file is unlinked, not overwritten: the
         file system may keep its blocks until it reuses them."""
         with self._exclusive():
             self._refresh()
-            log = scrubbed_log(self._read(0), events, str(self.path))
+            log = scrubbed_log(self._read(0), events, str(self.path)) if events else None
             self._state = None
             try:
                 self._state_path.unlink(missing_ok=True)  # first: a state that outlived the scrub would hold the old text
             except OSError as exc:
                 raise StoreError(f"could not remove {self._state_path}: {exc}; the log is unchanged") from exc
-            self._write(log)
+            if log is not None:  # with no event to replace, dropping the state is all a scrub does
+                self._write(log)
             return len(events)
 
     def _write(self, events: list[Event]) -> None:

@@ -69,3 +69,23 @@ def test_sqlite_builds_its_episode_table_again_only_when_an_erase_blanks_context
     lam.close()
     stored = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert b"Quorvath" not in stored and b"Vexmoor" not in stored
+
+
+def test_a_json_erase_writes_the_file_anew_only_for_what_it_replaces(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar.store.json_file import JsonStore
+
+    lam, secret = _store(str(tmp_path / "s.json"))
+    writes = []
+    write = JsonStore._write
+
+    def counted(self: JsonStore, events: Any) -> None:
+        writes.append(len(events))
+        write(self, events)
+
+    monkeypatch.setattr(JsonStore, "_write", counted)
+    lam.erase(secret, by="ops")
+    # the scrub of the text, then the erase event marked done; the drop of the saved state first writes none
+    assert len(writes) == 2
+    lam.close()
+    assert not any(b"Quorvath" in p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
