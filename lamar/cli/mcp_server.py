@@ -39,9 +39,15 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
                          "or serve on 127.0.0.1")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
-    lam = Lamar(open_raw(location, create=not args.read_only,
-                         busy="restart the server once that writer is done (reopen your MCP client, or run "
-                              "`lamar mcp` again)"), seed=args.seed)
+    raw = open_raw(location, create=not args.read_only,
+                   busy="restart the server once that writer is done (reopen your MCP client, or run `lamar mcp` "
+                        "again)")
+    if args.read_only:
+        from lamar.store.sqlite import SqliteStore
+
+        if isinstance(raw, SqliteStore):  # nor does it tidy the file's caches as other readers may
+            raw.writes_on_read = False
+    lam = Lamar(raw, seed=args.seed)
     try:
         server = lamar_mcp.build_server(lam, read_only=args.read_only, report=not args.no_report, token=token)
         if args.transport == "stdio":
@@ -88,7 +94,8 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
     mcp.add_argument("--port", type=port_number, default=None,
                      help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
     mcp.add_argument("--read-only", action="store_true",
-                     help="only the tools that read (evidence, lessons) and the resources; the store is not created")
+                     help="only the tools that read (evidence, lessons, whatif) and the resources; the store is "
+                          "neither created nor written")
     mcp.add_argument("--seed", type=_seed, default=None,
                      help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",

@@ -47,7 +47,8 @@ class SqliteStore:
 
     A file this process cannot write (read-only file, folder or mount) is opened read-only, and
     never in a way that misses committed events: a write-ahead log that SQLite could not read
-    here (no `-shm` beside it, none can be made) is read from a private copy.
+    here (no `-shm` beside it, none can be made) is read from a private copy. With `writes_on_read`
+    False, reads never bring the episode table up to date nor save the engine's state in the file.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
@@ -61,6 +62,7 @@ class SqliteStore:
         self._timeout = timeout
         self._lock = _thread.allocate_lock()  # threading's Lock, without importing threading
         self.read_only = False
+        self.writes_on_read = True  # False for a reader that must leave the file as it found it
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
         self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
         self._closed = False
@@ -390,7 +392,7 @@ class SqliteStore:
         sums is refilled from the log, where it can be, and else not read (None)."""
         self._check_open()
         with self._lock:
-            behind = not self.read_only and episode_rows.behind(self._db)
+            behind = self.writes_on_read and not self.read_only and episode_rows.behind(self._db)
         if behind:
             with contextlib.suppress(sqlite3.OperationalError):  # busy: this read folds the tail itself
                 self._unwaited(lambda: episode_rows.catch_up(self._db, event_crc))
@@ -435,7 +437,7 @@ class SqliteStore:
 
     def save_state(self, seq: int, text: str) -> None:
         self._check_open()
-        if self.read_only:
+        if self.read_only or not self.writes_on_read:
             raise StoreError(f"{self.path} is open read-only; the state was not saved")
         def save() -> None:
             self._db.execute(_STATE)
