@@ -25,16 +25,19 @@ LANGUAGE_TTL = 24 * 3600.0  # the language is cached per repository for a day
 _SCAN_LIMIT = 5000  # files looked at in a folder that is not a git repository
 
 _FAILS = r"(?:fail\w*|error\w*|broke\w*|break\w*|crash\w*|red|does\s*n[o']?t\s+(?:work|pass|compile|build)|won'?t)"
+# Between the two words of a rule: the same line, and near, since an unbounded gap makes each
+# failure word of a long pasted line scan the rest of it (a pasted log would take seconds).
+_GAP = r".{0,200}"
 # Checked in order; the first that matches names the task. (name, pattern)
 TASK_RULES: tuple[tuple[str, str], ...] = (
-    ("tests_fail", (rf"(?i)\b(?:tests?|pytest|jest|vitest|rspec|unittest|spec|xctest|test\s+suite)\b.*\b{_FAILS}"
-                   rf"|\b{_FAILS}.*\b(?:tests?|specs?)\b")),
+    ("tests_fail", (rf"(?i)\b(?:tests?|pytest|jest|vitest|rspec|unittest|spec|xctest|test\s+suite)\b{_GAP}\b{_FAILS}"
+                   rf"|\b{_FAILS}{_GAP}\b(?:tests?|specs?)\b")),
     ("lint_fails", (rf"(?i)\b(?:lint\w*|ruff|eslint|flake8|pylint|mypy|clippy|tsc|type[- ]?check\w*|prettier"
-                   rf"|black|swiftlint|rubocop)\b.*\b(?:{_FAILS}|warn\w*|complain\w*)")),
+                   rf"|black|swiftlint|rubocop)\b{_GAP}\b(?:{_FAILS}|warn\w*|complain\w*)")),
     ("build_fails", (rf"(?i)\b(?:build\w*|compil\w*|link\w*|xcodebuild|cargo|gradle|maven|webpack|vite|make)\b"
-                    rf".*\b{_FAILS}|\b{_FAILS}.*\b(?:to\s+)?(?:build|compile)\b")),
+                    rf"{_GAP}\b{_FAILS}|\b{_FAILS}{_GAP}\b(?:to\s+)?(?:build|compile)\b")),
     ("deploy_fails", (rf"(?i)\b(?:deploy\w*|release|ci|pipeline|github\s+actions|kubernetes|k8s|helm|docker)\b"
-                     rf".*\b{_FAILS}")),
+                     rf"{_GAP}\b{_FAILS}")),
     ("refactor", (r"(?i)\b(?:refactor\w*|rename|clean\s*up|restructure|extract|simplify|reorgani[sz]e|split|"
                  r"deduplicate|move)\b")),
     ("question", (r"(?i)^\s*(?:what|why|how|where|when|which|who|can|could|does|do|is|are|should|explain)\b"

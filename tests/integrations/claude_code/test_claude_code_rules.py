@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,17 @@ from .conftest import Hook, git, payload, project_config
 ])
 def test_task_and_error_rules(prompt: str, task: str, error: str | None) -> None:
     assert (task_class(prompt), error_class(prompt)) == (task, error)
+
+
+def test_a_long_pasted_line_is_classified_at_once() -> None:
+    # One line of a pasted log, many failure words and no test word: each failure word made the
+    # rule scan the rest of the line (seconds for 20,000 characters; a hook has a timeout).
+    pasted = "red " * 6_000
+    started = time.monotonic()
+    assert (task_class(pasted), task_class("job 5 fails " * 2_000)) == ("other", "other")
+    assert time.monotonic() - started < 4.0  # a bound far above the time it takes, far below the old
+    assert task_class("the tests " + "x" * 150 + " fail") == "tests_fail"  # a failure word near enough
+    assert task_class("the tests " + "x" * 1_000 + " fail") == "other"  # one far away speaks of another thing
 
 
 def test_an_error_class_is_a_label_cut_to_its_head_however_long_the_match() -> None:
