@@ -162,7 +162,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             `hint` lists the labels the lessons use. With dry_run, nothing is logged and
             `preview` says for each eligible lesson whether it is wanted and why.
             """
-            return await _recall_delivered(tools, context, text, dry_run, _http_receive(ctx))
+            return await _recall_delivered(tools, context, text, dry_run, _http_gone(ctx))
 
         if report:
             @_tool(served, "report", "Report what the human did", _WRITES, "episode_id", "signal")
@@ -282,30 +282,19 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
 
 
 async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run: Any,
-                            receive: Callable[[], Awaitable[Any]] | None = None) -> RecallResult:
+                            gone: Callable[[], Awaitable[bool]] | None = None) -> RecallResult:
     """`tools.recall` in a worker thread; the episode of a call whose answer cannot arrive is expired.
 
     A thread cannot be stopped: cancelled (notifications/cancelled, the client's timeout, a closed
-    session) or with its HTTP connection dropped (`receive`, the request's ASGI channel, says so), the
-    recall still stores its episode, and its answer, the lessons, never reaches the model. Left
-    pending, the episode would count them as injected.
+    session) or with its HTTP connection dropped meanwhile (`gone`, the request's own check, says
+    so), the recall still stores its episode, and its answer, the lessons, never reaches the model.
+    Left pending, the episode would count them as injected.
     """
     import anyio
     import anyio.lowlevel
     import anyio.to_thread
 
     done: list[RecallResult] = []
-    dropped: list[bool] = []
-
-    async def watch(receive: Callable[[], Awaitable[Any]]) -> None:
-        # The SDK's JSON answer never reads the request's channel after its body, so nothing else waits
-        # on it: the next message is the client going away (a JSON body carries no other message).
-        try:
-            while (await receive()).get("type") != "http.disconnect":
-                await anyio.sleep(0.05)
-        except Exception:  # noqa: BLE001 - a channel that fails tells nothing: the recall goes on
-            return
-        dropped.append(True)
 
     async def expire() -> None:
         if done and done[0].episode_id:
@@ -314,39 +303,36 @@ async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run:
                 await anyio.to_thread.run_sync(lambda: tools.lamar.expire(
                     episode, "the client went away during the recall; its lessons were never shown"))
 
-    def run() -> None:
-        try:
-            done.append(tools.recall(context, text, dry_run))
-        except Exception as exc:  # noqa: BLE001 - raised below, outside the task group that would wrap it
-            failed.append(exc)
-
-    failed: list[Exception] = []
     try:
-        async with anyio.create_task_group() as tasks:
-            if receive is not None:
-                tasks.start_soon(watch, receive)
-            await anyio.to_thread.run_sync(run)
-            tasks.cancel_scope.cancel()
+        await anyio.to_thread.run_sync(lambda: done.append(tools.recall(context, text, dry_run)))
         # The thread's wait is shielded: a cancellation that came meanwhile is raised at this checkpoint.
         await anyio.lowlevel.checkpoint_if_cancelled()
     except anyio.get_cancelled_exc_class():
         await expire()
         raise
-    if failed:
-        raise failed[0]
-    if dropped:
+    if gone is not None and await _quietly(gone):
         await expire()
     return done[0]
 
 
-def _http_receive(ctx: Context) -> Callable[[], Awaitable[Any]] | None:
-    """The ASGI `receive` of the HTTP request carrying this call; None over stdio or in a direct call."""
+async def _quietly(gone: Callable[[], Awaitable[bool]]) -> bool:
+    """Whether the client went away; a check that fails says nothing (the answer is sent as usual)."""
+    try:
+        return bool(await gone())
+    except Exception:  # noqa: BLE001 - inside the SDK's request handling: fail open
+        return False
+
+
+def _http_gone(ctx: Context) -> Callable[[], Awaitable[bool]] | None:
+    """Starlette's `Request.is_disconnected` of the HTTP request carrying this call (it only looks: the
+    server marks a dropped connection at once, and the SDK's JSON answer reads nothing more from it);
+    None over stdio or in a direct call."""
     try:
         request = ctx.request_context.request
     except (AttributeError, LookupError, RuntimeError, ValueError):
         return None
-    receive = getattr(request, "receive", None)
-    return receive if callable(receive) else None
+    gone = getattr(request, "is_disconnected", None)
+    return gone if callable(gone) else None
 
 
 def _client_name(ctx: Context) -> str | None:
