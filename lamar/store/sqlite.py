@@ -399,7 +399,7 @@ class SqliteStore:
         try:
             return self._episode_table(reader)
         except Damaged:
-            if self.read_only:
+            if self.read_only or not self.writes_on_read:
                 return None
         with contextlib.suppress(sqlite3.Error):  # busy, or damaged past refilling: the log is folded
             self._unwaited(lambda: episode_rows.rebuild(self._db, event_crc))

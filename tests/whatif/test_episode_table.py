@@ -219,6 +219,24 @@ def test_a_damaged_table_that_cannot_be_refilled_now_is_not_read(tmp_path: Path,
 
 
 @pytest.mark.parametrize("damage", _DAMAGE[4:8])
+def test_a_reader_that_must_not_write_leaves_a_damaged_table_unread_and_as_it_was(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "s.db"
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
+    before = path.read_bytes()
+    store = open_store(str(path))
+    assert isinstance(store, SqliteStore)
+    store.writes_on_read = False  # as `lamar mcp --read-only` opens it
+    try:
+        assert store.episodes() is None and store.episode_counts() is None
+        assert read_log(store) == read_log(store, cache=False) and set(read_log(store).reward) == {1.0}
+    finally:
+        store.close()
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("damage", _DAMAGE[4:8])
 def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, damage: str) -> None:
     path = tmp_path / "s.db"
     _shipped(Lamar(str(path), k=1, seed=1), 5).close()
