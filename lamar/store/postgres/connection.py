@@ -217,7 +217,13 @@ class Connections:
         except self.pg.OperationalError:
             if not self._answers():
                 raise self._unreachable() from None
-            conn = self._pool.getconn(timeout=max(0.0, self._timeout - (time.monotonic() - started)))
+            try:  # the rest of `timeout`, once: a busy pool would be as busy on a second wait
+                left = self._timeout - (time.monotonic() - started)
+                if left <= 0:
+                    raise
+                conn = self._pool.getconn(timeout=left)
+            except self.pg.OperationalError:
+                raise self._no_connection() from None
         try:
             with conn:
                 yield conn
@@ -254,6 +260,20 @@ class Connections:
         if "connect_timeout" not in self.pg.conninfo.conninfo_to_dict(self._conninfo):
             params["connect_timeout"] = 2
         return self.pg.connect(self._conninfo, **params)
+
+    def _no_connection(self) -> StoreError:
+        """The pool gave no connection within `timeout` though the server answers: all of them busy
+        with this store's other calls, or the server gives no new one (out of connection slots)."""
+        stats, size = self._pool.get_stats(), self._pool.max_size
+        if stats.get("pool_size", 0) >= size and not stats.get("pool_available", 0):
+            why = (f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other "
+                   f"calls; give the store a pool_size of at least the number of threads that call it at once, "
+                   f"or a longer timeout")
+        else:
+            why = ("the server answers but opened no new connection for its pool (out of connection slots, or "
+                   "slow): free some of its connections (max_connections), or give the store a longer timeout")
+        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, "
+                          "so nothing of this call was kept")
 
     def _unreachable(self) -> StoreError:
         why = self._down[1] if self._down is not None else "no answer"
