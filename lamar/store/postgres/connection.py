@@ -23,6 +23,9 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
+# Writes and migrations read what committed while they waited for a lock (a version check, a second
+# look); a stricter default of the database or role would abort that wait as a serialization failure.
+_READ_COMMITTED = "SELECT set_config('default_transaction_isolation', 'read committed', false)"
 # A healthy pool hands out a connection, or opens a new one, well within this; a longer wait
 # asks the server directly whether it is there before waiting out the rest of `timeout`.
 _FIRST_WAIT = 1.0
@@ -84,6 +87,7 @@ class Connections:
             if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
                 params["connect_timeout"] = max(1, round(timeout))
             with psycopg.connect(conninfo, **params) as conn:
+                conn.execute(_READ_COMMITTED)
                 opened(conn)
         except psycopg.Error as exc:
             raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}") from exc
@@ -101,9 +105,10 @@ class Connections:
                                     open=True, name=f"lamar:{namespace}", configure=self._configure)
 
     def _configure(self, conn: Connection[Any]) -> None:
-        row = conn.execute("SELECT backend_start::text FROM pg_stat_activity WHERE pid = pg_backend_pid()").fetchone()
-        if row is not None and row[0] is not None:
-            self._started[conn] = str(row[0])
+        row = conn.execute(f"{_READ_COMMITTED}, (SELECT backend_start::text FROM pg_stat_activity "
+                           "WHERE pid = pg_backend_pid())").fetchone()
+        if row is not None and row[1] is not None:
+            self._started[conn] = str(row[1])
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -218,8 +223,7 @@ class Connections:
             if not self._answers():
                 raise self._unreachable() from None
             try:  # the rest of `timeout`, once: a busy pool would be as busy on a second wait
-                left = self._timeout - (time.monotonic() - started)
-                if left <= 0:
+                if (left := self._timeout - (time.monotonic() - started)) <= 0:
                     raise
                 conn = self._pool.getconn(timeout=left)
             except self.pg.OperationalError:
@@ -262,16 +266,13 @@ class Connections:
         return self.pg.connect(self._conninfo, **params)
 
     def _no_connection(self) -> StoreError:
-        """The pool gave no connection within `timeout` though the server answers: all of them busy
-        with this store's other calls, or the server gives no new one (out of connection slots)."""
+        """No pooled connection within `timeout` from a server that answers: why, and what to do."""
         stats, size = self._pool.get_stats(), self._pool.max_size
-        if stats.get("pool_size", 0) >= size and not stats.get("pool_available", 0):
-            why = (f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other "
-                   f"calls; give the store a pool_size of at least the number of threads that call it at once, "
-                   f"or a longer timeout")
-        else:
-            why = ("the server answers but opened no new connection for its pool (out of connection slots, or "
-                   "slow): free some of its connections (max_connections), or give the store a longer timeout")
+        why = (f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other calls; "
+               "give the store a pool_size of at least the number of threads that call it at once, or a longer "
+               "timeout") if stats.get("pool_size", 0) >= size and not stats.get("pool_available", 0) else (
+            "the server answers but opened no new connection for its pool (out of connection slots, or slow): "
+            "free some of its connections (max_connections), or give the store a longer timeout")
         return StoreError(f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, "
                           "so nothing of this call was kept")
 
