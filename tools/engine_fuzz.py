@@ -5,7 +5,8 @@ freshly opened engine's on the same store (docs/stores.md, "What every backend p
     python tools/engine_fuzz.py --backend sqlite --engines 2 --steps 1000 --seeds 20 [--profile outcomes] [--every 5]
 
 Backends: memory (one `ExperienceStore(":memory:")` the engines share: each `":memory:"` location
-is a store of its own), sqlite, json, postgres (a namespace of its own on 127.0.0.1, deleted after).
+is a store of its own), sqlite, json, postgres (a namespace of its own on 127.0.0.1, deleted after; the
+fold mode) and postgres-log (the same in the log mode, `lamar_fold=off`).
 An answer the docs rule out (a refused report of a live episode, an accepted one of an episode no
 recall made) counts as a mismatch too. Prints each seed's first mismatches, minimized to a short
 list of operations with --minimize; exits 1 when any seed has one.
@@ -63,9 +64,11 @@ class Run:
         self.seed = seed
         if backend == "memory":
             self.location: Any = ExperienceStore(":memory:")
-        elif backend == "postgres":
+        elif backend.startswith("postgres"):
             self.namespace = f"fuzz-{seed}-{uuid.uuid4().hex[:8]}"
             self.location = f"{PG_URL}?lamar_namespace={self.namespace}"
+            if backend == "postgres-log":
+                self.location += "&lamar_fold=off"
         else:
             self.location = os.path.join(where, f"fuzz-{seed}-{uuid.uuid4().hex[:6]}.{'db' if backend == 'sqlite' else 'json'}")
         self.engines = [self.open(i) for i in range(engines)]
@@ -88,13 +91,15 @@ class Run:
     def finish(self) -> None:
         for lam in self.engines:
             self.close(lam)
-        if self.backend == "postgres":
+        if self.backend.startswith("postgres"):
             import psycopg
 
             with psycopg.connect(PG_URL, autocommit=True) as conn:
                 conn.execute("DELETE FROM lamar_events WHERE namespace = %s", (self.namespace,))
                 for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
                     conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (self.namespace,))
+                if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):
+                    conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (self.namespace,))
 
 
 def draw(rng: random.Random, run: Run, step: int, engines: int, profile: str) -> Op:
@@ -349,7 +354,8 @@ def minimize(backend: str, engines: int, where: str, seed: int, ops: list[Op], p
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--backend", choices=("memory", "sqlite", "json", "postgres"), default="sqlite")
+    parser.add_argument("--backend", choices=("memory", "sqlite", "json", "postgres", "postgres-log"),
+                        default="sqlite")
     parser.add_argument("--engines", type=int, default=2)
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--seeds", type=int, default=20, help="how many seeds, from --first-seed")
