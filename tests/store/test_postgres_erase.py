@@ -177,6 +177,41 @@ def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_wr
     assert (done.again, done.events) == (True, 0)
 
 
+def test_in_the_gap_before_a_stopped_erase_is_finished_no_read_shows_the_text_and_no_copy_takes_it(
+        url: str, tmp_path: Path) -> None:
+    """An erase stopped behind its event, before an engine open for a minute (or `erase` run again)
+    finishes its scrub: the text is still in the log's rows, but no engine or command shows it (every
+    fold reads the lesson erased), and a copy of the store (`lamar export`) is refused rather than
+    carrying the text where no scrub follows. Run again, `erase` finishes it and the copy works."""
+    from lamar import StoreError
+    from lamar.store.memory import MemoryStore
+    from lamar.store.transfer import transfer
+
+    writer, exp_id = _stopped_erase(url)
+    writer.close()
+    assert NAME in _rows(url)
+    with Lamar(url, k=2, seed=3) as fresh:
+        rec = fresh.recall({"task": "t"})
+        seen = [fresh.get(exp_id), fresh.experiences(), fresh.history(exp_id), fresh.episode(rec.episode_id),
+                fresh.stats(), rec.as_prompt()]
+        assert NAME not in repr(seen) and fresh.get(exp_id).action == "[erased]"
+        with pytest.raises(StoreError, match=f"still holds the text of erased lesson {exp_id}.*"
+                                             f"lamar erase {exp_id}` again.*nothing was copied"):
+            transfer(fresh.store, MemoryStore())
+    for command in (["show", exp_id], ["ls"], ["stats"], ["export", "--out", str(tmp_path / "copy.json")]):
+        out = subprocess.run([sys.executable, "-m", "lamar.cli", "--store", url, *command], capture_output=True,
+                             text=True, timeout=120, check=False)
+        assert NAME not in out.stdout + out.stderr
+        assert out.returncode == (0 if command[0] != "export" else 2), out.stderr
+    assert "still holds the text of erased lesson" in out.stderr and not (tmp_path / "copy.json").exists()
+    with Lamar(url) as again:
+        assert again.erase(exp_id).again is True
+        copy = MemoryStore()
+        assert transfer(again.store, copy).copied > 0
+        assert NAME not in repr([e.data for e in copy.read()])
+    assert NAME not in _rows(url)
+
+
 def _stopped_erase(url: str) -> tuple[Lamar, str]:
     """A writer with a lesson, and another engine's erase of it stopped behind its event."""
     from lamar.conformance_erase import erase_stopped_behind_its_event
