@@ -606,7 +606,7 @@ def test_a_call_that_gets_no_connection_waits_out_timeout_once_and_says_the_pool
         store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=mode), pool_size=1, timeout=1.5,
                               settle_timeout=5.0)
         busy = r"no connection to .* within 1.5 s: all 1 connections of its pool \(pool_size=1\) stayed in use.*" \
-               r"pool_size of at least the number of threads.*nothing of this call was kept"
+               r"nothing of this call was kept. Give the store a pool_size of at least the number of threads"
         with store.connections.connection():  # held by another part of the program
             for call in (lambda: store.append([Event("applied", {"proposal": "a"}, key="a")]), store.read):
                 started = time.monotonic()

@@ -81,6 +81,7 @@ class Connections:
         self._down: tuple[float, str, bool] | None = None
         self._closed = False
         self._close_lock = threading.Lock()
+        self._in_use: set[Connection[Any]] = set()  # all of them in use: a wait for one fails without a retry
         self._held = threading.local()  # `holding`: the connection this thread's calls run on
         params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
         try:
@@ -222,16 +223,18 @@ class Connections:
         except self.pg.OperationalError:
             if not self._answers():
                 raise self._unreachable() from None
-            try:  # the rest of `timeout`, once: a busy pool would be as busy on a second wait
-                if (left := self._timeout - (time.monotonic() - started)) <= 0:
-                    raise
-                conn = self._pool.getconn(timeout=left)
+            try:
+                conn = self._pool.getconn(timeout=max(0.0, self._timeout - (time.monotonic() - started)))
             except self.pg.OperationalError:
-                raise self._no_connection() from None
+                if len(self._in_use) >= self._pool.max_size:  # no retry: a busy pool would be as busy again
+                    raise self._busy() from None
+                raise  # some not in use: the pool is (re)connecting, retried as a lost connection
+        self._in_use.add(conn)  # a set's add and discard are atomic: no lock
         try:
             with conn:
                 yield conn
         finally:
+            self._in_use.discard(conn)
             self._pool.putconn(conn)
 
     def _answers(self) -> bool:
@@ -265,16 +268,12 @@ class Connections:
             params["connect_timeout"] = 2
         return self.pg.connect(self._conninfo, **params)
 
-    def _no_connection(self) -> StoreError:
-        """No pooled connection within `timeout` from a server that answers: why, and what to do."""
-        stats, size = self._pool.get_stats(), self._pool.max_size
-        why = (f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other calls; "
-               "give the store a pool_size of at least the number of threads that call it at once, or a longer "
-               "timeout") if stats.get("pool_size", 0) >= size and not stats.get("pool_available", 0) else (
-            "the server answers but opened no new connection for its pool (out of connection slots, or slow): "
-            "free some of its connections (max_connections), or give the store a longer timeout")
-        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, "
-                          "so nothing of this call was kept")
+    def _busy(self) -> StoreError:
+        size = self._pool.max_size
+        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: all {size} connections of "
+                          f"its pool (pool_size={size}) stayed in use by this store's other calls; nothing was sent, "
+                          "so nothing of this call was kept. Give the store a pool_size of at least the number of "
+                          "threads that call it at once, or a longer timeout")
 
     def _unreachable(self) -> StoreError:
         why = self._down[1] if self._down is not None else "no answer"
