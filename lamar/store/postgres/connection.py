@@ -56,7 +56,7 @@ class Connections:
             first connects to the server directly: if nothing answers there (refused, no route,
             no answer within 2 s), the call fails at once; for the next 5 s calls skip the wait
             (asking again directly if it refused at once); a server that answers (busy, or out of
-            connection slots) is waited for.
+            connection slots) is waited for. A pool whose every connection stays in use: once.
         settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed.
         opened: runs on the first, direct connection (its errors say what is wrong: no such
             database...), before the pool opens: the schema's migration.
