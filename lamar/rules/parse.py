@@ -152,15 +152,23 @@ def _directs(text: str) -> bool:
 
 
 def _command_reference(text: str) -> bool:
-    """Whether "`span` - what it does" names a command to run: a known program or script, or any
-    program followed by arguments whose description opens with a verb ("runs the tests")."""
+    """Whether "`span` - what it does" names a command to run: a known program with arguments, a
+    script, or a program (known, or any with arguments) whose description opens with a verb."""
     found = _COMMAND_FIRST.match(text)
-    if found is None:
+    if found is None or not found.group(1).split():
         return False
     words = found.group(1).split()
-    if not words or words[0] in _RUNNERS or _SCRIPT.fullmatch(words[0]):
-        return bool(words)
-    if len(words) < 2 or not _PROGRAM.fullmatch(words[0]) or words[0] in _CODE_WORDS or re.search(r"[(){};]", found.group(1)):
+    known = words[0] in _RUNNERS or bool(_SCRIPT.fullmatch(words[0]))
+    # A program named alone is a tool listed with what it is ("`pytest` - test framework", "`./src` -
+    # the source"), unless what follows says what running it does; bin/dev and check.sh are run.
+    if len(words) == 1:
+        if not known:
+            return False  # a function's or a file's name: `create_table` - Create database tables
+        if _SCRIPT.fullmatch(re.sub(r"^\.{1,2}/", "", words[0])):
+            return True
+    elif known:
+        return True
+    elif not _PROGRAM.fullmatch(words[0]) or words[0] in _CODE_WORDS or re.search(r"[(){};]", found.group(1)):
         return False
     verb = found.group(2).split()[0].lower().strip(",.;:")
     return any(form in _IMPERATIVE or form in _DOES for form in (verb, verb.removesuffix("s"), verb.removesuffix("es"))

@@ -83,3 +83,13 @@ def test_a_command_listed_with_what_it_does_is_a_rule_and_a_path_or_an_api_is_no
         (5, "`npm run build` – production build to `dist/`"), (6, "`./gradlew check`: lint and test"),
         (7, "`shop sync` - runs the nightly import"), (8, "`bin/dev` - the dev server")]
     assert len(parse_rules(text, "CLAUDE.md")[1]) == 8
+
+
+def test_a_tool_named_alone_with_what_it_is_is_no_command() -> None:
+    # A "## Tech stack" list names each tool with what it is: importing those as rules would make
+    # "`git` - version control" a lesson. Named alone, a program is run only when a verb follows.
+    text = ("## Stack\n\n- `git` - version control\n- `ruff` - linter and formatter\n- `python` - 3.12\n"
+            "- `./src` - the source code\n- `../docs` - documentation\n\n## Commands\n\n"
+            "- `make` - builds everything\n- `./gradlew` - builds and tests\n- `./check.sh` - the checks\n")
+    assert [text for _, text, _ in _rules(text)] == [
+        "`make` - builds everything", "`./gradlew` - builds and tests", "`./check.sh` - the checks"]
