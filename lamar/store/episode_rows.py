@@ -124,7 +124,7 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
         sums.check_through(db, str(done))
     except Damaged:  # a table an older Lamar kept, or a damaged one: refilled from the log
         if refill:
-            rebuild(db, crc)
+            _refill(db, crc)
         return
     decode = EventDecoder()
     folder = _Folder(db)
@@ -145,7 +145,7 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
         folder.spans.save()
     except Damaged:  # a span changed since it was summed: the whole table is refilled from the log
         if refill:
-            rebuild(db, crc)
+            _refill(db, crc)
         else:
             set_through(db, THROUGH, "stale")
         return
@@ -153,6 +153,13 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
         set_through(db, THROUGH, "stale")
         return
     set_through(db, THROUGH, str(done))
+
+
+def _refill(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+    try:
+        rebuild(db, crc)
+    except sqlite3.DatabaseError:  # a page of the table SQLite cannot read: the log is read instead
+        set_through(db, THROUGH, "stale")
 
 
 def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:

@@ -120,17 +120,17 @@ class Spans:
                     self.db.execute("INSERT OR REPLACE INTO episode_sums VALUES (?, ?, ?)", (part, span, crc))
             spans.clear()
 
-    def _stored(self, part: str, span: int) -> int | None:
+    def _stored(self, part: str, span: int) -> object:
         row = self.db.execute("SELECT crc FROM episode_sums WHERE part = ? AND span = ?", (part, span)).fetchone()
-        return None if row is None else int(row[0])
+        return None if row is None else row[0]  # as stored: a sum that is not a number fails `touch`
 
     def _summed(self, part: str, span: int) -> int | None:
         if part == ROWS:
             query, crc = f"SELECT {ROW_COLUMNS} FROM episode_rows WHERE seq >= ? AND seq < ? ORDER BY seq", rows_crc
         else:
             query, crc = "SELECT slate, body FROM episode_slates WHERE slate >= ? AND slate < ? ORDER BY slate", slates_crc
-        rows = self.db.execute(query, (span * SPAN, (span + 1) * SPAN)).fetchall()
         try:
+            rows = self.db.execute(query, (span * SPAN, (span + 1) * SPAN)).fetchall()
             return crc([list(column) for column in zip(*rows)]) if rows else None
-        except (TypeError, ValueError, OverflowError, UnicodeError) as exc:
+        except (sqlite3.DatabaseError, TypeError, ValueError, OverflowError, UnicodeError) as exc:  # a text not UTF-8
             raise Damaged(part, span) from exc

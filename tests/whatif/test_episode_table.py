@@ -252,6 +252,27 @@ def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, da
         _same(lam)
 
 
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE episode_rows SET id = CAST(x'ff41' AS TEXT) WHERE seq = (SELECT min(seq) FROM episode_rows)",
+    "UPDATE episode_rows SET signal = CAST(x'ff41' AS TEXT) WHERE seq = (SELECT max(seq) FROM episode_rows)",
+    "UPDATE episode_sums SET crc = 'abc' WHERE part = 'rows'",
+])
+def test_a_writer_refills_a_table_it_cannot_even_sum(tmp_path: Path, damage: str) -> None:
+    # A flipped bit in a row's text (not UTF-8) or in a sum (not a number): every save of the
+    # engine's state failed on it, or left the table stale, rather than refilling it from the log.
+    path = tmp_path / "s.db"
+    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
+    with sqlite3.connect(path) as db:
+        db.execute(damage)
+    with Lamar(str(path), k=1, seed=2) as lam:
+        lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
+        assert isinstance(lam.store, SqliteStore)
+        lam.store.save_state(lam.store.read(0)[-1].seq, "a state")
+        with sqlite3.connect(path) as db:
+            assert [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")] == [(1.0, "shipped")] * 6
+        _same(lam)
+
 def test_a_rewrite_makes_a_stale_table_current_again(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     with _shipped(Lamar(str(path), k=1, seed=1), 5) as lam:
