@@ -50,6 +50,10 @@ _DOES = frozenset([  # what a command's description opens with, besides the impe
     "build", "serve", "compile", "deploy", "generate", "clean", "migrate", "execute", "launch", "show", "list",
     "print", "sync", "reset", "rebuild", "publish", "release", "watch", "bundle", "preview", "seed", "typecheck"
 ])
+_TOOL_NOUNS = frozenset([  # "`pytest` - test framework": a verb before one of these names a kind of tool
+    "framework", "runner", "tool", "tools", "tooling", "system", "library", "server", "suite", "utility",
+    "manager", "harness", "engine", "toolchain", "pipeline"
+])
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
@@ -170,7 +174,10 @@ def _command_reference(text: str) -> bool:
         return True
     elif not _PROGRAM.fullmatch(words[0]) or words[0] in _CODE_WORDS or re.search(r"[(){};]", found.group(1)):
         return False
-    verb = found.group(2).split()[0].lower().strip(",.;:")
+    said = found.group(2).lower().split()
+    verb = said[0].strip(",.;:")
+    if len(said) > 1 and said[1].strip(",.;:") in _TOOL_NOUNS:
+        return False  # "test framework", "build tool": what the program is, not what to run it for
     return any(form in _IMPERATIVE or form in _DOES for form in (verb, verb.removesuffix("s"), verb.removesuffix("es"))
                if form and form not in {"do", "be"})
 

@@ -89,7 +89,8 @@ def test_a_tool_named_alone_with_what_it_is_is_no_command() -> None:
     # A "## Tech stack" list names each tool with what it is: importing those as rules would make
     # "`git` - version control" a lesson. Named alone, a program is run only when a verb follows.
     text = ("## Stack\n\n- `git` - version control\n- `ruff` - linter and formatter\n- `python` - 3.12\n"
-            "- `./src` - the source code\n- `../docs` - documentation\n\n## Commands\n\n"
+            "- `./src` - the source code\n- `../docs` - documentation\n- `pytest` - test framework\n"
+            "- `make` - build tool\n\n## Commands\n\n"
             "- `make` - builds everything\n- `./gradlew` - builds and tests\n- `./check.sh` - the checks\n")
     assert [text for _, text, _ in _rules(text)] == [
         "`make` - builds everything", "`./gradlew` - builds and tests", "`./check.sh` - the checks"]
