@@ -48,12 +48,18 @@ def expanded(path: str) -> str:
     """`path` absolute, with ~ read as the home folder; left as it is ("~/...") when there is none
     (HOME unset, and the account has none), never made a folder named ~ in the project."""
     path = os.path.expanduser(path)
-    return path if path.startswith("~") else os.path.abspath(path)
+    return path if _in_missing_home(path) else os.path.abspath(path)
+
+
+def _in_missing_home(path: str) -> bool:
+    """Whether `path`, once expanded, still starts with the user's own ~: there is no home folder.
+    A "~name" that names no account is a file name, as it always was."""
+    return path == "~" or path.startswith(("~/", "~" + os.sep))
 
 
 def homeless(store: str) -> str | None:
     """Why the hook refuses a store it has no home folder to put in (see `expanded`), else None."""
-    if not store.startswith("~"):
+    if not _in_missing_home(store):
         return None
     return (f"lamar hook: no home folder for {store} (HOME is unset and the account has none), so this event "
             "was skipped: set HOME, or name the store (--store PATH, or the plugin's store option)\n")

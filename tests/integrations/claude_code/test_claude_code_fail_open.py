@@ -231,6 +231,11 @@ def test_with_no_home_folder_the_hook_says_so_and_makes_no_folder_named_tilde(
         assert said.startswith("lamar hook: no home folder for ~/") and "set HOME" in said, said
     assert list(tmp_path.iterdir()) == []
     assert quick.homeless(quick.store_of(["--store", str(tmp_path / "x.db")], {})) is None  # named: no home needed
+    for home in (None, str(tmp_path / "home")):  # "~backup.db" names no account: a file of that name, home or not
+        if home is not None:
+            monkeypatch.setenv("HOME", home)
+        assert quick.store_of(["--store", "~backup.db"], {}) == str(tmp_path / "~backup.db")
+        assert quick.homeless(quick.store_of(["--store", "~backup.db"], {})) is None
 
 
 def test_a_store_whose_folder_takes_no_file_is_logged_in_the_home_folder(repo: Path, env: dict[str, str],
