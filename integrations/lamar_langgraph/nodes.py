@@ -41,8 +41,12 @@ REPORTED = "reported"
 # A parent whose recalls all run in `Send` branches or subgraphs never starts a turn in its own
 # state, so no recall forgets what they merge into it: the reducers keep only the newest reported
 # episodes and turns, more than one turn's fan-out lists. A thread whose turns get no outcome
-# keeps as many open episodes, so its checkpoint and the next outcome's reports stay bounded too.
+# keeps as many open episodes (its recall node forgets the oldest), so its checkpoint and the next
+# outcome's reports stay bounded too. A `Send` fan-out's branches see none of the parent's state,
+# so only the reducer can bound what they merge: it keeps more open episodes than one turn's
+# fan-out usually has, or a report node after the join would miss the oldest branches.
 KEPT = 100
+KEPT_OPEN = 10 * KEPT
 
 
 def last_value(left: Any, right: Any) -> Any:
@@ -55,18 +59,19 @@ def last_value(left: Any, right: Any) -> Any:
 def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
     "reported" wins, so parallel branches, subgraphs and a later report all merge. None
-    forgets an episode (a new turn forgets the reported ones: see `_forgotten`). Only the newest
-    `KEPT` reported and `KEPT` open episodes stay: the next outcome reports every open one, and
-    an older one stays pending in the store, for the store's pending policy."""
+    forgets an episode (a new turn forgets the reported ones and the oldest open ones: see
+    `_forgotten`). Only the newest `KEPT` reported and `KEPT_OPEN` open episodes stay: the next
+    outcome reports every open one, and an older one stays pending in the store, for the store's
+    pending policy."""
     merged = dict(left or {})
     for episode, status in (right or {}).items():
         if status is None:
             merged.pop(episode, None)
         elif merged.get(episode) != REPORTED:
             merged[episode] = status
-    for kind in (REPORTED, OPEN):
+    for kind, kept in ((REPORTED, KEPT), (OPEN, KEPT_OPEN)):
         listed = [episode for episode, status in merged.items() if status == kind]
-        for episode in listed[:-KEPT]:  # the oldest first: an episode keeps its place once listed
+        for episode in listed[:-kept]:  # the oldest first: an episode keeps its place once listed
             del merged[episode]
     return merged
 
@@ -99,10 +104,13 @@ def _settled(lamar: Lamar, state: Any) -> set[str]:
 def _forgotten(state: Any, raw: str | None, settled: set[str]) -> dict[str, Any]:
     """The updates that forget what a new turn no longer needs: the turns whose episodes are
     reported (but those of this same turn in another (sub)graph), the reported episodes, and the
-    open ones the store has `settled` since (the pending policy, the app). Kept, a long-lived
-    thread's checkpoint would grow by one entry of each with every turn, and the next outcome
-    would replace what the pending policy recorded for turns long gone."""
+    open ones the store has `settled` since (the pending policy, the app) or that are older than
+    the newest `KEPT` (left to the pending policy). Kept, a long-lived thread's checkpoint would
+    grow by one entry of each with every turn, and the next outcome would replace what the
+    pending policy recorded for turns long gone."""
     episodes = _field(state, "lamar_episodes") or {}
+    still = [episode for episode, status in episodes.items() if status == OPEN and episode not in settled]
+    settled = settled | set(still[:-(KEPT - 1)])  # this turn's episode makes `KEPT` open ones
     kept: set[str] = set()
     turns: dict[str, None] = {}
     for name, episode in (_field(state, "lamar_turns") or {}).items():

@@ -67,6 +67,22 @@ def test_send_fan_out_gives_each_branch_its_own_reportable_episode() -> None:
     assert lam.pending() == []
 
 
+def test_a_send_fan_out_wider_than_a_hundred_branches_is_reported_whole() -> None:
+    # A thread keeps at most 100 open episodes from turn to turn; one turn's 150 branches, each
+    # merged into the parent's state, must not push its own oldest branches out before the report.
+    lam = engine()
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("report", report_node(lam, outcome=lambda s: "accepted"))
+    graph.add_conditional_edges(START, fan_out, ["recall"])
+    graph.add_edge("recall", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    out = app.invoke({"projects": ["api", "web", "app"] * 50}, {"configurable": {"thread_id": "wide"}})
+    assert lam.stats()["episodes"] == 150 and lam.pending() == []
+    assert lam.stats()["reports"] == 150 and list(out["lamar_episodes"].values()) == ["reported"] * 100
+
+
 class WorkerState(LamarState, total=False):
     project: str
     results: Annotated[list[str], operator.add]
