@@ -28,6 +28,7 @@ from lamar import (
 from lamar.experience import check_context, context_within, fit_context
 from lamar.integration import engine
 from lamar.signals import to_reward
+from lamar_langgraph.attempts import Attempts
 
 log = logging.getLogger(__name__)
 
@@ -252,15 +253,19 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
         return {"lamar_turn": marker, "lamar_episode_id": None, "lamar_lessons": [], "lamar_prompt": "",
                 outcome_key: None, "lamar_reported": None}
 
+    attempts = Attempts()
+
     def recall_sync(state: Any) -> dict[str, Any]:
         todo = plan(state)
         if todo is None:
             return {}
         forget = _forgotten(state, todo[2], _settled(lamar, state))
         try:
-            return written(lamar.recall(todo[0], k=k), todo[1], forget)
+            rec = attempts.earlier(lamar, todo[0], todo[1]) or lamar.recall(todo[0], k=k)
         except StoreError as exc:
             return without_lessons(exc, todo[1])
+        attempts.remember(rec, todo[0], todo[1])
+        return written(rec, todo[1], forget)
 
     async def recall_async(state: Any) -> dict[str, Any]:
         todo = plan(state)
@@ -268,9 +273,12 @@ def recall_node(lamar: Lamar, *, context_key: str = "lamar_context", context: Co
             return {}
         forget = _forgotten(state, todo[2], await asyncio.to_thread(_settled, lamar, state))
         try:
-            return written(await lamar.arecall(todo[0], k=k), todo[1], forget)
+            rec = (await asyncio.to_thread(attempts.earlier, lamar, todo[0], todo[1])
+                   or await lamar.arecall(todo[0], k=k))
         except StoreError as exc:
             return without_lessons(exc, todo[1])
+        attempts.remember(rec, todo[0], todo[1])
+        return written(rec, todo[1], forget)
 
     return RunnableLambda(recall_sync, afunc=recall_async, name=name)
 
@@ -450,7 +458,9 @@ def _in_namespace(marker: str) -> str:
     parent, _, _ = str(namespace).rpartition("|")  # drop this node's own task segment
     if not parent:
         return marker
-    return "|".join(segment.partition(":")[0] for segment in parent.split("|")) + f"|{marker}"
+    # A number is a retried subgraph's attempt (see attempts.py): the same turn as the first.
+    kept = [segment.partition(":")[0] for segment in parent.split("|") if not segment.isdigit()]
+    return "|".join(kept) + f"|{marker}"
 
 
 def _runtime_context() -> Any:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import operator
 from typing import Annotated, Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.types import Send
+from langgraph.types import RetryPolicy, Send
 
 from lamar import Experience, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
@@ -235,3 +236,38 @@ def test_a_report_the_store_refuses_leaves_the_episode_open(tmp_path: Any) -> No
             other.close()
     assert list(out["lamar_episodes"].values()) == ["open"]
     assert [p.episode_id for p in lam.pending()] == list(out["lamar_episodes"])
+
+
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_worker_subgraph_retried_by_a_retry_policy_keeps_one_episode_per_branch(mode: str) -> None:
+    # LangGraph runs a retried subgraph again from its start, recall node included, and the
+    # failed attempt's state is gone: the retry must take over its episode, not leave it pending.
+    lam = engine()
+    failed: set[str] = set()
+
+    def flaky(state: WorkerState) -> dict[str, Any]:
+        if state["project"] not in failed:
+            failed.add(state["project"])
+            raise ConnectionError("the model timed out")
+        return {"results": [state["project"]], "lamar_outcome": "shipped"}
+
+    worker = StateGraph(WorkerState)
+    worker.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
+    worker.add_node("work", flaky)
+    worker.add_node("report", report_node(lam))
+    worker.add_edge(START, "recall")
+    worker.add_edge("recall", "work")
+    worker.add_edge("work", "report")
+    worker.add_edge("report", END)
+    graph = StateGraph(State)
+    graph.add_node("worker", worker.compile(), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01))
+    graph.add_conditional_edges(START, lambda s: [Send("worker", {"project": p}) for p in s["projects"]],
+                                ["worker"])
+    graph.add_edge("worker", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "retried"}}
+    start = {"projects": ["api", "web", "app"]}
+    out = await app.ainvoke(start, config) if mode == "ainvoke" else app.invoke(start, config)
+    assert sorted(out["results"]) == ["api", "app", "web"]
+    assert lam.stats()["episodes"] == 3 and lam.pending() == []
+    assert set(out["lamar_episodes"].values()) == {"reported"} and len(out["lamar_episodes"]) == 3
