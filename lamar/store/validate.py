@@ -138,6 +138,22 @@ def _erase(data: Mapping[str, Any]) -> None:
         _ids(data["episodes"], "episodes")
 
 
+def _episode_key(event: Event) -> None:
+    """An engine resumed from a saved state finds a reported episode and its outcomes by these
+    keys alone: one keyed otherwise would be unreported to it, and a report counted twice."""
+    if event.kind == "episode":
+        want = f"episode:{event.data.get('id')}"
+        if event.key != want:
+            raise ValueError(f"its key is {event.key!r}, not {want!r} (what recall writes): give it that key")
+    elif event.kind == "outcome":
+        want = f"outcome:{event.data.get('episode')}"
+        number = event.key[len(want) + 1:] if isinstance(event.key, str) \
+            and event.key.startswith(f"{want}:") else ""
+        if event.key != want and not (number.isdigit() and number.isascii() and number[0] != "0"):
+            raise ValueError(f"its key is {event.key!r}, not {want!r} (what report writes; {want}:N for "
+                             "the Nth replacement): give it that key")
+
+
 _CHECKS = {"episode": _episode, "outcome": _outcome, "status": _status, "scope": _scope, "merge": _merge,
            "applied": _applied, "compact": _compact, "erase": _erase}
 
@@ -156,6 +172,7 @@ def checked_event(event: Event) -> Event:
     problem = storable_problem(event.data)
     if problem:
         raise ValueError(f"its data {problem}")
+    _episode_key(event)
     if event.kind == "experience":
         return dataclasses.replace(event, data=_experience(event.data))
     if event.kind == "edit":

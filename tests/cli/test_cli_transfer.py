@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import EventConflict, Experience, Lamar, StoreError
+from lamar import DuplicateReport, EventConflict, Experience, Lamar, StoreError
 from lamar.store import Event, MemoryStore, open_store
 from lamar.store.transfer import transfer
 
@@ -225,3 +225,32 @@ def test_an_empty_file_to_import_is_a_usage_error(run_cli, json_store):
     out = run_cli("import", "", "--store", json_store, "--append")
     assert out.returncode == 1 and "FILE is empty: name the store to import from" in out.stderr, out.stderr
     assert json_store.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".db", ".json"])
+def test_an_outcome_without_its_key_is_refused_by_import(run_cli, tmp_path, suffix):
+    # An engine resumed from a saved state finds a reported episode's outcomes by key: without
+    # one, the episode looks unreported to it and a second report is counted.
+    lam = Lamar(str(tmp_path / "made.json"))
+    lam.add(Experience("when the build fails", "clear the cache"))
+    episode = lam.recall({"project": "p"}).episode_id
+    made = list(lam.store.read())
+    lam.close()
+    outcome = {"episode": episode, "reward": -1.0, "signal": "reverted", "replace": False}
+    for key, name in ((None, "keyless.json"), (f"outcome:{episode}", "keyed.json")):
+        crafted = open_store(tmp_path / name)
+        crafted.append([Event(e.kind, e.data, e.key, time=e.time) for e in made] + [Event("outcome", outcome, key)])
+        crafted.close()
+    target = tmp_path / f"target{suffix}"
+    refused = run_cli("import", tmp_path / "keyless.json", "--store", target)
+    assert refused.returncode == 1 and "event #3 ('outcome')" in refused.stderr, refused.stderr
+    assert "give it that key" in refused.stderr and f"'outcome:{episode}'" in refused.stderr
+    assert not target.exists()
+    assert run_cli("import", tmp_path / "keyed.json", "--store", target).returncode == 0
+    writer = Lamar(str(target))
+    writer.recall({"project": "p"})  # a write, so that closing saves the folded state
+    writer.close()
+    resumed = Lamar(str(target))
+    with pytest.raises(DuplicateReport):
+        resumed.report(episode, 1.0)
+    resumed.close()
