@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from lamar import DuplicateReport, EventConflict, Experience, Lamar, StoreError
+from lamar.conformance_erase import erase_stopped_behind_its_event
 from lamar.store import Event, MemoryStore, open_store
 from lamar.store.transfer import transfer
 
@@ -254,3 +255,22 @@ def test_an_outcome_without_its_key_is_refused_by_import(run_cli, tmp_path, suff
     with pytest.raises(DuplicateReport):
         resumed.report(episode, 1.0)
     resumed.close()
+
+
+@pytest.mark.parametrize(("source", "target"), [("db", "json"), ("json", "db")])
+def test_an_erase_whose_scrub_was_stopped_does_not_carry_the_text_into_the_copy(run_cli, tmp_path, source, target):
+    # The erase event is stored and its scrub pending: the source's next writer scrubs it, but a
+    # copy that nobody writes to would keep the text for good.
+    lam = Lamar(str(tmp_path / f"src.{source}"))
+    exp_id = lam.add(Experience("when the zebracabinet opens", "read the zebracabinet code aloud"))
+    lam.recall({"project": "p"})
+    erase_stopped_behind_its_event(lam, exp_id)
+    lam.close()
+    assert b"zebracabinet" in (tmp_path / f"src.{source}").read_bytes()
+    out = tmp_path / "copy"
+    out.mkdir()
+    assert run_cli("export", "--store", tmp_path / f"src.{source}", "--out", out / f"moved.{target}").returncode == 0
+    assert [p.name for p in out.iterdir() if b"zebracabinet" in p.read_bytes()] == []
+    copy = Lamar(str(out / f"moved.{target}"))
+    assert copy.get(exp_id).action == "[erased]" and copy.stats()["experiences"] == 1
+    copy.close()
