@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lamar import DuplicateReport, EventConflict, Experience, Lamar, StoreError
+from lamar import DuplicateReport, EventConflict, Experience, InvalidEvent, Lamar, StoreError
 from lamar.conformance_erase import erase_stopped_behind_its_event
 from lamar.store import Event, MemoryStore, open_store
 from lamar.store.transfer import transfer
@@ -274,3 +274,11 @@ def test_an_erase_whose_scrub_was_stopped_does_not_carry_the_text_into_the_copy(
     copy = Lamar(str(out / f"moved.{target}"))
     assert copy.get(exp_id).action == "[erased]" and copy.stats()["experiences"] == 1
     copy.close()
+
+
+def test_transfer_refuses_an_episode_keyed_otherwise_than_recall_keys_it():
+    source = MemoryStore()
+    episode = {"id": "ep_1", "context": {}, "eligible": [], "injected": [], "held_out": [], "p": {}}
+    source.append([Event("episode", episode, key="ep_1")])
+    with pytest.raises(InvalidEvent, match="event #1 \\('episode'\\).*not 'episode:ep_1'"):
+        transfer(source, MemoryStore())
