@@ -57,8 +57,7 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     Raises:
         StoreError: the target is the source, or is not empty and `append` is False (or
             the source was compacted: its snapshot would hide what the target holds), or the
-            source holds an `erase` whose scrub has not run (its text is still in the events),
-            or the read-back differs from the source.
+            the read-back differs from the source.
         EventConflict: an event key is already in the target (nothing of that batch written).
         InvalidEvent: an event the API would not have written (nothing written).
 
@@ -73,13 +72,6 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1 (or None for one atomic write); got {batch_size}")
     events = source.read(0)
-    unfinished = [str(e.data.get("id")) for e in events if e.kind == "erase" and e.data.get("pending")]
-    if unfinished:
-        # Every read through an engine shows the lesson erased, but its text is still in the events
-        # until the scrub behind its `erase` runs: a copy would take the text where no scrub follows.
-        raise StoreError(f"{source.location} still holds the text of erased lesson {unfinished[0]}: its erase "
-                         f"stopped before scrubbing it. Run `lamar erase {unfinished[0]}` again (it finishes the "
-                         "scrub and stores no second event), then copy the store; nothing was copied")
     before = target.read(0)
     if before and not append:
         raise StoreError(

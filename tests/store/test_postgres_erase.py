@@ -181,9 +181,8 @@ def test_in_the_gap_before_a_stopped_erase_is_finished_no_read_shows_the_text_an
         url: str, tmp_path: Path) -> None:
     """An erase stopped behind its event, before an engine open for a minute (or `erase` run again)
     finishes its scrub: the text is still in the log's rows, but no engine or command shows it (every
-    fold reads the lesson erased), and a copy of the store (`lamar export`) is refused rather than
-    carrying the text where no scrub follows. Run again, `erase` finishes it and the copy works."""
-    from lamar import StoreError
+    fold reads the lesson erased), and a copy of the store (`lamar export`) takes the text out, since
+    no scrub would follow it there."""
     from lamar.store.memory import MemoryStore
     from lamar.store.transfer import transfer
 
@@ -195,21 +194,19 @@ def test_in_the_gap_before_a_stopped_erase_is_finished_no_read_shows_the_text_an
         seen = [fresh.get(exp_id), fresh.experiences(), fresh.history(exp_id), fresh.episode(rec.episode_id),
                 fresh.stats(), rec.as_prompt()]
         assert NAME not in repr(seen) and fresh.get(exp_id).action == "[erased]"
-        with pytest.raises(StoreError, match=f"still holds the text of erased lesson {exp_id}.*"
-                                             f"lamar erase {exp_id}` again.*nothing was copied"):
-            transfer(fresh.store, MemoryStore())
-    for command in (["show", exp_id], ["ls"], ["stats"], ["export", "--out", str(tmp_path / "copy.json")]):
+        copy = MemoryStore()
+        assert transfer(fresh.store, copy).copied > 0
+        assert NAME not in repr([e.data for e in copy.read()])
+    out_file = tmp_path / "copy.json"
+    for command in (["show", exp_id], ["ls"], ["stats"], ["export", "--out", str(out_file)]):
         out = subprocess.run([sys.executable, "-m", "lamar.cli", "--store", url, *command], capture_output=True,
                              text=True, timeout=120, check=False)
         assert NAME not in out.stdout + out.stderr
-        assert out.returncode == (0 if command[0] != "export" else 2), out.stderr
-    assert "still holds the text of erased lesson" in out.stderr and not (tmp_path / "copy.json").exists()
-    with Lamar(url) as again:
-        assert again.erase(exp_id).again is True
-        copy = MemoryStore()
-        assert transfer(again.store, copy).copied > 0
-        assert NAME not in repr([e.data for e in copy.read()])
-    assert NAME not in _rows(url)
+        assert out.returncode == 0, out.stderr
+    assert NAME.encode() not in out_file.read_bytes()
+    with Lamar(str(out_file)) as copied:
+        assert copied.get(exp_id).action == "[erased]"
+    assert NAME in _rows(url)  # the source itself is left to its next writer (or `erase` run again)
 
 
 def _stopped_erase(url: str) -> tuple[Lamar, str]:
