@@ -318,7 +318,8 @@ def test_a_checkpoint_whose_lock_link_drops_while_the_pools_others_wait_for_it_d
     app = unique_namespace("app")
     through = namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}",
                             namespace, sslmode="disable", application_name=app)
-    store = PostgresStore(through, pool_size=2, timeout=3.0)
+    # A timeout well past what the test allows the checkpoint: a loaded machine's stalls stay inside it.
+    store = PostgresStore(through, pool_size=2, timeout=6.0)
     lam, other = Lamar(store, k=2, seed=2), Lamar(store, k=2, seed=3)
     writer, writes = _writer(other)
 
@@ -336,7 +337,7 @@ def test_a_checkpoint_whose_lock_link_drops_while_the_pools_others_wait_for_it_d
         left = [row[0] for row in admin.execute(_LOCK_HOLDERS, (locks.ROWS_LOCK, namespace))]
     terminate(postgres_url, left)
     proxy.close()
-    assert took < 2.0 and left == [] and len(writes) == 1 and isinstance(writes[0], str), (took, writes)
+    assert took < 4.0 and left == [] and len(writes) == 1 and isinstance(writes[0], str), (took, writes)
     fresh = Lamar(url, k=2, seed=4)
     assert fresh.stats()["episodes"] == 6
     for engine in (lam, other, fresh):
