@@ -161,6 +161,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
 )
 
+_NO_JOINERS = {0x200C: None, 0x200D: None}
 # The same phrase in scripts the reading would fold into Latin look-alikes (Cyrillic) or that have
 # no spaces (Chinese, Japanese): matched on the text in its own letters, lower case.
 _NATIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -228,7 +229,8 @@ def injection_reason(text: str) -> str | None:
         if found:
             return f"{reason}: {_snippet(found.group(0))!r}"
     if not text.isascii():
-        native = " ".join(plain_text(text).casefold().split())
+        # Without the joiners `plain_text` keeps as spelling: "ت\u200cجاهل" still says "تجاهل".
+        native = " ".join(plain_text(text).translate(_NO_JOINERS).casefold().split())
         for reason, pattern in _NATIVE_PATTERNS:
             found = pattern.search(native)
             if found:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 import unicodedata
@@ -20,6 +21,11 @@ _UNSEEN = frozenset({"Cc", "Cf", "Cn", "Co", "Cs"})
 # Latin letters that carry an accent, and combining marks: what `unaccented` can change.
 _ACCENTED = re.compile("[\u00c0-\u024f\u1e00-\u1eff\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _MARKS = frozenset({"Mn", "Me", "Mc"})
+# ZWNJ, ZWJ and VS16: invisible, yet spelling in some places (`_spelling`), so judged one by one.
+_JOINERS = "\u200c\u200d\ufe0f"
+_JOINER = re.compile("[\u200c\u200d\ufe0f]")
+_JOINERS_AFTER_ASCII = re.compile("(?<=[\x00-\x7f])[\u200c\u200d\ufe0f]+")  # never spelling: dropped in C
+_VIRAMA = 9  # the canonical combining class of a virama (halant, al-lakuna, chandrakkala)
 
 
 @functools.lru_cache(maxsize=65536)  # bounded: a hostile text may hold every code point
@@ -67,13 +73,73 @@ def plain_text(text: str) -> str:
         return _ASCII_CONTROLS.sub("", text.translate(_BREAKS))
     text = _ASCII_CONTROLS.sub("", unicodedata.normalize("NFKC", text).translate(_BREAKS))
     # Each distinct character is judged once, and the text is rewritten in C.
-    hidden = {ord(c): None for c in set(text) if not c.isascii() and _unseen(c)}
-    if hidden:
+    seen = set(text)
+    hidden = {ord(c): None for c in seen if not c.isascii() and _unseen(c) and c not in _JOINERS}
+    kept = text.translate(hidden) if hidden else text
+    kept = kept if seen.isdisjoint(_JOINERS) else _joiners_kept(kept)
+    if kept is not text:
         # NFKC again: a dropped joiner may have kept an accent from composing with its letter.
-        text = unicodedata.normalize("NFKC", text.translate(hidden))
+        text = unicodedata.normalize("NFKC", kept)
     if any(_mark(c) for c in set(text) if not c.isascii()):
         text = _NON_ASCII.sub(_marks_on_ascii, text)
     return text
+
+
+def _joiners_kept(text: str) -> str:
+    """`text` without the ZWNJ, ZWJ and VS16 that are not spelling there (`text` itself when all are)."""
+    text = _JOINERS_AFTER_ASCII.sub("", text)
+    pieces: list[str] = []
+    last = 0
+    for match in _JOINER.finditer(text):
+        if not _spelling(text, match.start()):
+            pieces.append(text[last:match.start()])
+            last = match.end()
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+@functools.cache
+def _tables() -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """Loaded on first use, so importing lamar stays cheap."""
+    from lamar.safety.joiner_table import JOINS_NEXT, JOINS_PREVIOUS, PICTOGRAPHIC
+
+    return JOINS_NEXT, JOINS_PREVIOUS, PICTOGRAPHIC
+
+
+def _spelling(text: str, at: int) -> bool:
+    """Whether the joiner at `at` is part of how a word or an emoji is written.
+
+    RFC 5892 Appendix A.1 and A.2 (a ZWNJ or ZWJ after a virama, a ZWNJ between letters that
+    join) and UTS #51 (a ZWJ between pictographs, each with its modifier or VS16; a VS16 after a
+    pictograph). Never next to an ASCII letter or digit, where it could only split a word.
+    """
+    joins_next, joins_previous, pictographic = _tables()
+    joiner, before = text[at], text[at - 1] if at else "a"
+    after = text[at + 1] if at + 1 < len(text) else " "
+    if before.isascii() or (joiner != "\ufe0f" and after.isascii() and after.isalnum()):
+        return False
+    if joiner == "\ufe0f":
+        return _among(before, pictographic)
+    if unicodedata.combining(before) == _VIRAMA:
+        # Its letter must not be ASCII: `_marks_on_ascii` would take the virama off and leave the joiner.
+        base = _skip_marks(text, at - 1, -1)
+        return base >= 0 and not text[base].isascii() and text[base] not in _JOINERS
+    if joiner == "\u200d":
+        emoji = at - 2 if before == "\ufe0f" or "\U0001f3fb" <= before <= "\U0001f3ff" else at - 1
+        return emoji >= 0 and _among(text[emoji], pictographic) and _among(after, pictographic)
+    first, second = _skip_marks(text, at - 1, -1), _skip_marks(text, at + 1, 1)
+    return (first >= 0 and second < len(text) and _among(text[first], joins_next)
+            and _among(text[second], joins_previous))
+
+
+def _skip_marks(text: str, at: int, step: int) -> int:
+    """The index of the first character from `at` on (going by `step`) that is not a combining mark."""
+    while 0 <= at < len(text) and _mark(text[at]) and text[at] not in _JOINERS:
+        at += step
+    return at
+
+
+def _among(ch: str, bounds: tuple[int, ...]) -> bool:
+    return bisect.bisect_right(bounds, ord(ch)) % 2 == 1
 
 
 def unaccented(text: str) -> str:
