@@ -179,15 +179,9 @@ def read(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) -> E
     done = through(db)
     if done is None:
         return None
-    try:
-        columns, slates = _table(db, done)
-    except sqlite3.DatabaseError as exc:  # a page SQLite cannot read, a text that is not UTF-8
-        raise Damaged(exc) from exc
-    tail = events(max(done - 1, 0))
-    last = tail[0] if tail and tail[0].seq == done else None
+    columns, slates = _table(db, done)
     ids, times, slate_of, rewards, signals, sealed = columns[1:]
-    return EpisodeRows((ids, times, slate_of, rewards, signals, sealed), slates, last,
-                       tail[1:] if last is not None else tail)
+    return EpisodeRows((ids, times, slate_of, rewards, signals, sealed), slates, *_since(events, done))
 
 
 def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int, list[Any]]]:
@@ -208,7 +202,15 @@ def _table(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], dict[int
 
 def _checked(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], list[tuple[int, str]]]:
     """The rows by columns (their seqs first) and the slates' (number, body), as stored, once every
-    span of both passed its sum (else Damaged)."""
+    span of both passed its sum (else Damaged, as for a page SQLite cannot read or a text that is
+    not UTF-8)."""
+    try:
+        return _summed(db, done)
+    except sqlite3.DatabaseError as exc:
+        raise Damaged(exc) from exc
+
+
+def _summed(db: sqlite3.Connection, done: int) -> tuple[list[list[Any]], list[tuple[int, str]]]:
     sums.check_through(db, str(done))
     # A row or slate that no write of the table could have filed (a damaged page, an edit) fails
     # its sum, or could not be summed: both are Damaged, and the log is folded instead.
@@ -229,19 +231,21 @@ def counts(db: sqlite3.Connection, events: Callable[[int], list[StoredText]]) ->
     done = through(db)
     if done is None:
         return None
-    try:
-        columns, _ = _checked(db, done)
-    except sqlite3.DatabaseError as exc:  # a page SQLite cannot read, a text that is not UTF-8
-        raise Damaged(exc) from exc
+    columns, _ = _checked(db, done)
     try:  # a body that is not JSON, or a SQLite built without JSON functions: the reader folds the log
         slates = {number: (injected, held) for number, shaped, injected, held in db.execute(_SLATE_COUNTS)
                   if shaped == 1}
         rows = [(at, *slates[slate]) for at, slate in zip(columns[2], columns[3], strict=True)]
     except (sqlite3.OperationalError, KeyError):  # KeyError: a slate `read` would refuse
         return None
+    return EpisodeCounts(rows, *_since(events, done))
+
+
+def _since(events: Callable[[int], list[StoredText]], done: int) -> tuple[StoredText | None, list[StoredText]]:
+    """The event the table folds through (None when the log no longer holds it) and those after it."""
     tail = events(max(done - 1, 0))
     last = tail[0] if tail and tail[0].seq == done else None
-    return EpisodeCounts(rows, last, tail[1:] if last is not None else tail)
+    return last, tail[1:] if last is not None else tail
 
 
 # Each slate's lessons injected and held out, and whether it has the shape `read` checks: [object,

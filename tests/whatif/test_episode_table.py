@@ -186,12 +186,18 @@ _DAMAGE = [
 ]
 
 
-@pytest.mark.parametrize("damage", _DAMAGE)
-def test_a_damaged_table_is_refilled_from_the_log(tmp_path: Path, damage: str) -> None:
+def _damaged(tmp_path: Path, damage: str) -> Path:
+    """A SQLite store of 5 shipped episodes whose episode table then took `damage` (an SQL statement)."""
     path = tmp_path / "s.db"
     _shipped(Lamar(str(path), k=1, seed=1), 5).close()
     with sqlite3.connect(path) as db:
         db.execute(damage)
+    return path
+
+
+@pytest.mark.parametrize("damage", _DAMAGE)
+def test_a_damaged_table_is_refilled_from_the_log(tmp_path: Path, damage: str) -> None:
+    path = _damaged(tmp_path, damage)
     store = open_store(str(path))
     assert isinstance(store, SqliteStore) and store.episodes() is not None
     assert read_log(store) == read_log(store, cache=False) and set(read_log(store).reward) == {1.0}
@@ -202,10 +208,7 @@ def test_a_damaged_table_is_refilled_from_the_log(tmp_path: Path, damage: str) -
 
 @pytest.mark.parametrize("damage", _DAMAGE[4:8])
 def test_a_damaged_table_that_cannot_be_refilled_now_is_not_read(tmp_path: Path, damage: str) -> None:
-    path = tmp_path / "s.db"
-    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
-    with sqlite3.connect(path) as db:
-        db.execute(damage)
+    path = _damaged(tmp_path, damage)
     store = open_store(str(path))
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process writing: the read does not wait to refill it
@@ -220,10 +223,7 @@ def test_a_damaged_table_that_cannot_be_refilled_now_is_not_read(tmp_path: Path,
 
 @pytest.mark.parametrize("damage", _DAMAGE[4:8])
 def test_a_reader_that_must_not_write_leaves_a_damaged_table_unread_and_as_it_was(tmp_path: Path, damage: str) -> None:
-    path = tmp_path / "s.db"
-    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
-    with sqlite3.connect(path) as db:
-        db.execute(damage)
+    path = _damaged(tmp_path, damage)
     before = path.read_bytes()
     store = open_store(str(path))
     assert isinstance(store, SqliteStore)
@@ -238,10 +238,7 @@ def test_a_reader_that_must_not_write_leaves_a_damaged_table_unread_and_as_it_wa
 
 @pytest.mark.parametrize("damage", _DAMAGE[4:8])
 def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, damage: str) -> None:
-    path = tmp_path / "s.db"
-    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
-    with sqlite3.connect(path) as db:
-        db.execute(damage)
+    path = _damaged(tmp_path, damage)
     with Lamar(str(path), k=1, seed=2) as lam:  # its saves catch the table up, in the span damaged
         for _ in range(3):
             lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
@@ -261,10 +258,7 @@ def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, da
 def test_a_writer_refills_a_table_it_cannot_even_sum(tmp_path: Path, damage: str) -> None:
     # A flipped bit in a row's text (not UTF-8) or in a sum (not a number): every save of the
     # engine's state failed on it, or left the table stale, rather than refilling it from the log.
-    path = tmp_path / "s.db"
-    _shipped(Lamar(str(path), k=1, seed=1), 5).close()
-    with sqlite3.connect(path) as db:
-        db.execute(damage)
+    path = _damaged(tmp_path, damage)
     with Lamar(str(path), k=1, seed=2) as lam:
         lam.report(lam.recall({"task": "t1"}).episode_id, Signal.SHIPPED)
         assert isinstance(lam.store, SqliteStore)
