@@ -318,16 +318,23 @@ class RecordingAdapter(BaseAdapter):
         pass
 
 
-@pytest.mark.filterwarnings("ignore::langsmith.utils.LangSmithWarning")
-def test_outcomes_mirror_to_langsmith_feedback_when_asked() -> None:
+def _mirrored(transport: Any) -> tuple[Lamar, LamarCallbackHandler, uuid.UUID, langsmith.Client]:
+    """An engine, a handler that mirrors outcomes to a LangSmith client sending through `transport`,
+    the id of one retriever run it saw, and the client."""
     lam = engine(holdout=1e-9)
     client = langsmith.Client(api_url="https://langsmith.invalid", api_key="test", info={},
                               auto_batch_tracing=False)
-    transport = RecordingAdapter()
     client.session.mount("https://", transport)
     handler = LamarCallbackHandler(lam, raise_error=True, mirror_to_langsmith=True, langsmith_client=client)
     run_id = uuid.uuid4()
     LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [handler]}, run_id=run_id)
+    return lam, handler, run_id, client
+
+
+@pytest.mark.filterwarnings("ignore::langsmith.utils.LangSmithWarning")
+def test_outcomes_mirror_to_langsmith_feedback_when_asked() -> None:
+    transport = RecordingAdapter()
+    lam, handler, run_id, client = _mirrored(transport)
 
     handler.report(run_id, Signal.ACCEPTED)
 
@@ -363,14 +370,8 @@ def test_a_langsmith_that_cannot_be_reached_costs_the_mirror_not_the_report(
     # waited minutes, then raised though Lamar had recorded the outcome, so a retry met DuplicateReport.
     naps: list[float] = []
     monkeypatch.setattr(langsmith.client.time, "sleep", naps.append)
-    lam = engine(holdout=1e-9)
-    client = langsmith.Client(api_url="https://langsmith.invalid", api_key="test", info={},
-                              auto_batch_tracing=False)
     transport = UnreachableAdapter()
-    client.session.mount("https://", transport)
-    handler = LamarCallbackHandler(lam, raise_error=True, mirror_to_langsmith=True, langsmith_client=client)
-    run_id = uuid.uuid4()
-    LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [handler]}, run_id=run_id)
+    lam, handler, run_id, _ = _mirrored(transport)
 
     with caplog.at_level("WARNING", logger="lamar_langchain"):
         [episode] = handler.report(run_id, Signal.ACCEPTED)
