@@ -37,8 +37,9 @@ def default_report_path(location: str) -> Path:
 
 
 def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: str | Path | None = None,
-          model: str | None = None, traces: str | None = None, max_model_calls: int | None = None) -> None:
-    """Serve the app on 127.0.0.1 until interrupted (port 0: a free port)."""
+          model: str | None = None, traces: str | None = None, max_model_calls: int | None = None,
+          writer: Lamar | None = None) -> None:
+    """Serve the app on 127.0.0.1 until interrupted (port 0: a free port); `writer`: see `UI`."""
     import uvicorn
 
     throwaway = report_path is None and lam.store.location == ":memory:"  # its report goes with the store
@@ -49,7 +50,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         except OSError as exc:
             raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "
                              "pass --report FILE in a folder you can write") from None
-    ui = UI(lam, report_path=report_path, model=model, traces=traces, max_model_calls=max_model_calls)
+    ui = UI(lam, report_path=report_path, model=model, traces=traces, max_model_calls=max_model_calls,
+            writer=writer)
     if refusal := report_refusal(ui.report_path):  # said now, not when Run sleep is pressed
         raise UsageError(f"--report {refusal}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

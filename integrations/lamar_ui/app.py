@@ -62,11 +62,17 @@ _CONTEXTS_BOX = ('<label><input type="checkbox" name="contexts" value="yes"> als
                  "episodes it was eligible in</label>")
 
 class UI:
-    """The app's state: the engine, the launch token, where sleep reports live, the model to mine with."""
+    """The app's state: the engine, the launch token, where sleep reports live, the model to mine with.
+
+    `writer`, a second engine over the same store, makes the writes and runs sleep: an engine is
+    held for the whole of a write, so while one waits for another process's lock, the pages and
+    the poll still read what is committed through `lam` (default: `lam` writes too)."""
 
     def __init__(self, lam: Lamar, *, token: str | None = None, report_path: str | Path,
-                 model: str | None = None, traces: str | None = None, max_model_calls: int | None = None) -> None:
+                 model: str | None = None, traces: str | None = None, max_model_calls: int | None = None,
+                 writer: Lamar | None = None) -> None:
         self.lam = lam
+        self.writer = writer or lam
         self.token = token or secrets.token_urlsafe(32)
         self.report_path = Path(report_path)
         self.model = model
@@ -76,7 +82,7 @@ class UI:
         self._injections: Injections | None = None
         self._kept = Kept(lam)
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
-                                  max_model_calls=max_model_calls,
+                                  max_model_calls=max_model_calls, writer=self.writer,
                                   page=self._page, form=self._form, texts=self._texts)
 
     def cookie(self, port: int) -> str:
@@ -203,9 +209,9 @@ class UI:
         contexts = form.get("contexts") == "yes"
         try:
             if lever == "erase":  # who: the OS user running the UI, as for `lamar erase`
-                await run_in_threadpool(lambda: self.lam.erase(exp_id, contexts=contexts, reason=reason))
+                await run_in_threadpool(lambda: self.writer.erase(exp_id, contexts=contexts, reason=reason))
             else:
-                await run_in_threadpool(self.lam.retire if lever == "retire" else self.lam.revive, exp_id, reason)
+                await run_in_threadpool(self.writer.retire if lever == "retire" else self.writer.revive, exp_id, reason)
         except LamarError as exc:  # refused (erased already, say): the lesson is there, so not a 404
             body = f'<p class="error">{escape(str(exc))}</p><p><a href="{back}">Back to the lesson</a></p>'
             page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)
@@ -248,7 +254,7 @@ class UI:
                 body = pages.confirm_page(f"{back}/edit", question, self.token, values, button="Yes, store it",
                                           back=back)
                 return self._page("Edit a lesson", body, "/", answer=True)
-            await run_in_threadpool(lambda: self.lam.edit(
+            await run_in_threadpool(lambda: self.writer.edit(
                 exp_id, precondition=values["precondition"], action=values["action"],
                 rationale=values["rationale"], scope=scope, evidence="keep" if keep else "restart",
                 reason="edited in lamar ui"))
@@ -322,9 +328,9 @@ class UI:
         a double click or the browser's resend of the form adds nothing twice."""
         with self._adding:  # a double click sends both at once: the second must see the first
             try:
-                return self.lam.get(exp.id).id if exp.id else self.lam.add(exp)
+                return self.writer.get(exp.id).id if exp.id else self.writer.add(exp)
             except UnknownExperience:
-                return self.lam.add(exp)
+                return self.writer.add(exp)
 
     async def episodes(self, request: Request) -> Response:
         pending_only = request.query_params.get("pending") == "1"

@@ -38,11 +38,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
             raise
         raise ImportError(needs_extra("lamar ui needs its web stack", "ui", exc)) from None
     lam = open_engine(args)
+    # Writes through an engine of their own: one waiting for another process's lock holds only that
+    # engine, and the pages go on reading through `lam` (a store in memory is one object: no second).
+    writer = None if lam.store.location == ":memory:" else open_engine(args)
     try:
         serve(lam, port=args.port, open_browser=not args.no_browser, report_path=args.report,
-              model=args.model, traces=args.traces, max_model_calls=args.max_model_calls)
+              model=args.model, traces=args.traces, max_model_calls=args.max_model_calls, writer=writer)
     except KeyboardInterrupt:
         pass
     finally:
+        if writer is not None:
+            writer.close()
         lam.close()
     return 0

@@ -1,11 +1,14 @@
 """What `lamar ui` writes, checked against a real server over HTTP: a sleep report never replaces a
-file Lamar did not make, and a confirmation sent twice writes once."""
+file Lamar did not make, a confirmation sent twice writes once, and a write waiting for another
+process's lock leaves the pages answering."""
 
 from __future__ import annotations
 
 import html
 import json
 import re
+import sqlite3
+import time
 import urllib.error
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -167,3 +170,30 @@ def test_a_store_deleted_while_the_app_runs_is_said_on_every_page(tmp_path: Path
             assert refused.value.code == 503 and "clear the cache" not in said, said
             assert f"{path} was deleted while open; nothing was read or written: restore it from a backup" in said
             assert "stop lamar ui (Ctrl-C) and start it again" in said
+
+
+def test_the_pages_answer_while_a_write_waits_for_another_process_lock(store: Path) -> None:
+    # The write held the app's one engine for the whole wait: every page, and the poll that keeps
+    # pages current, hung until the other writer let go or the 30 s wait ran out.
+    with Lamar(str(store)) as lam:
+        exp_id = lam.experiences()[0].id
+    with serving(store) as url, ThreadPoolExecutor(1) as pool:
+        version = json.loads(_get(url, "/api/version"))["version"]
+        other = sqlite3.connect(str(store), isolation_level=None)  # another process's writer, mid-transaction
+        other.execute("BEGIN IMMEDIATE")
+        try:
+            retire = pool.submit(_get, url, f"/lessons/{exp_id}/retire", {"reason": "stale"})
+            started = time.monotonic()
+            while time.monotonic() - started < 3:  # long enough for the write to be waiting
+                for page in ("/", "/episodes", f"/lessons/{exp_id}", "/api/version"):
+                    asked = time.monotonic()
+                    shown = _get(url, page)
+                    assert time.monotonic() - asked < 5, f"{page} waited for the write"
+                assert json.loads(shown)["version"] == version  # what is committed
+            assert not retire.done()  # the write is still waiting for the lock
+        finally:
+            other.execute("ROLLBACK")
+            other.close()
+        assert "set retired: stale" in retire.result(timeout=30)  # the lock let go: it goes through
+    with Lamar(str(store)) as lam:
+        assert lam.get(exp_id).status.value == "retired"
