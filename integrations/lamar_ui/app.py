@@ -64,15 +64,15 @@ _CONTEXTS_BOX = ('<label><input type="checkbox" name="contexts" value="yes"> als
 class UI:
     """The app's state: the engine, the launch token, where sleep reports live, the model to mine with.
 
-    `writer`, a second engine over the same store, makes the writes and runs sleep: an engine is
-    held for the whole of a write, so while one waits for another process's lock, the pages and
-    the poll still read what is committed through `lam` (default: `lam` writes too)."""
+    `writer` opens a second engine over the same store, at the first write, to make the writes and run
+    sleep: an engine is held for the whole of a write, so while one waits for another process's lock,
+    the pages and the poll still read what is committed through `lam` (default: `lam` writes too)."""
 
     def __init__(self, lam: Lamar, *, token: str | None = None, report_path: str | Path,
                  model: str | None = None, traces: str | None = None, max_model_calls: int | None = None,
-                 writer: Lamar | None = None) -> None:
+                 writer: Callable[[], Lamar] | None = None) -> None:
         self.lam = lam
-        self.writer = writer or lam
+        self._open_writer, self._writer, self._opening = writer, None if writer else lam, threading.Lock()
         self.token = token or secrets.token_urlsafe(32)
         self.report_path = Path(report_path)
         self.model = model
@@ -82,13 +82,21 @@ class UI:
         self._injections: Injections | None = None
         self._kept = Kept(lam)
         self.review = SleepReview(lam, token=self.token, report_path=self.report_path, model=model, traces=traces,
-                                  max_model_calls=max_model_calls, writer=self.writer,
+                                  max_model_calls=max_model_calls, writer=lambda: self.writer,
                                   page=self._page, form=self._form, texts=self._texts)
 
     def cookie(self, port: int) -> str:
         """The token cookie's name, one per port: a browser keeps one set of cookies per host whatever
         the port, so two launches at once would each replace the other's cookie."""
         return f"lamar_ui_token_{port}"
+
+    @property
+    def writer(self) -> Lamar:
+        """The engine writes go through (see the class), opened the first time it is asked for."""
+        with self._opening:
+            if self._writer is None and self._open_writer is not None:
+                self._writer = self._open_writer()
+            return self._writer or self.lam
 
     # -- plumbing ------------------------------------------------------------------------------
 
@@ -211,7 +219,7 @@ class UI:
             if lever == "erase":  # who: the OS user running the UI, as for `lamar erase`
                 await run_in_threadpool(lambda: self.writer.erase(exp_id, contexts=contexts, reason=reason))
             else:
-                await run_in_threadpool(self.writer.retire if lever == "retire" else self.writer.revive, exp_id, reason)
+                await run_in_threadpool(lambda: getattr(self.writer, lever)(exp_id, reason))  # opened off the loop
         except LamarError as exc:  # refused (erased already, say): the lesson is there, so not a 404
             body = f'<p class="error">{escape(str(exc))}</p><p><a href="{back}">Back to the lesson</a></p>'
             page = self._page(f"{lever.capitalize()} a lesson", body, "/", answer=True)

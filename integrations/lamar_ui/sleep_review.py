@@ -31,11 +31,11 @@ class SleepReview:
     file; the app gives them its frame (`page`), its checked form (`form`) and the lessons' texts (`texts`)."""
 
     def __init__(self, lam: Lamar, *, token: str, report_path: Path, model: str | None, traces: str | None,
-                 max_model_calls: int | None = None, writer: Lamar | None = None,
+                 max_model_calls: int | None = None, writer: Callable[[], Lamar] | None = None,
                  page: Callable[[str, str, str], HTMLResponse], form: Callable[[Request], Awaitable[FormData]],
                  texts: Callable[[], dict[str, str]]) -> None:
         self.lam = lam
-        self.writer = writer or lam
+        self._writer = writer or (lambda: lam)
         self.token = token
         self.report_path = report_path
         self.model = model
@@ -111,7 +111,7 @@ class SleepReview:
                 traces, model = load_traces(self.traces), from_spec(self.model)
             if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
                 raise ValueError(refusal)
-            report = self.writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
+            report = self._writer().sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
             save_report(str(self.report_path), report.to_dict())
             made = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
@@ -157,7 +157,7 @@ class SleepReview:
             return self._told(f"the approvals changed since this page was shown (approved now: "
                               f"{', '.join(approved)}): check them, then apply again")
         try:
-            result = await run_in_threadpool(self.writer.apply, SleepReport.from_dict(data), approved)
+            result = await run_in_threadpool(lambda: self._writer().apply(SleepReport.from_dict(data), approved))
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
         return self._told(_applied_message(result))

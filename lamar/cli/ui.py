@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lamar.cli.review import check_traces
 from lamar.cli.session import UsageError, open_engine, store_location
 from lamar.extras import needs_extra
+
+if TYPE_CHECKING:
+    from lamar import Lamar
 
 _WEB_STACK = {"starlette", "uvicorn", "multipart", "python_multipart", "anyio", "h11"}
 
@@ -38,16 +42,22 @@ def cmd_ui(args: argparse.Namespace) -> int:
             raise
         raise ImportError(needs_extra("lamar ui needs its web stack", "ui", exc)) from None
     lam = open_engine(args)
-    # Writes through an engine of their own: one waiting for another process's lock holds only that
-    # engine, and the pages go on reading through `lam` (a store in memory is one object: no second).
-    writer = None if lam.store.location == ":memory:" else open_engine(args)
+    opened: list[Lamar] = []
+
+    def writer() -> Lamar:
+        # Writes through an engine of their own (`lamar_ui.UI`), opened at the first: one waiting for
+        # another process's lock holds only that engine, and the pages go on reading through `lam`.
+        opened.append(open_engine(args))
+        return opened[-1]
+
     try:
         serve(lam, port=args.port, open_browser=not args.no_browser, report_path=args.report,
-              model=args.model, traces=args.traces, max_model_calls=args.max_model_calls, writer=writer)
+              model=args.model, traces=args.traces, max_model_calls=args.max_model_calls,
+              writer=None if lam.store.location == ":memory:" else writer)  # one object: no second
     except KeyboardInterrupt:
         pass
     finally:
-        if writer is not None:
-            writer.close()
+        for engine in opened:
+            engine.close()
         lam.close()
     return 0
