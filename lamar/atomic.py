@@ -6,13 +6,25 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
 
 def replace_file(path: Path, data: bytes) -> None:
     """Replace the file at `path` by `data`: a crash, a full disk or a file size limit leaves the
     file that was there whole (its permissions too), and no temporary copy beside it. A `path`
-    that is a symbolic link has its target replaced, as writing to it would."""
+    that is a symbolic link has its target replaced, as writing to it would. A device or a pipe
+    (`/dev/null`, `/dev/stdout`) is written into: it has no old content to keep whole."""
+    try:
+        mode_now = os.stat(path).st_mode
+        special = stat.S_ISCHR(mode_now) or stat.S_ISFIFO(mode_now)
+    except OSError:  # not there yet, or a dangling link: made as a regular file below
+        special = False
+    if special:
+        # A rename over it would put a regular file where the device was, for every program after.
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return
     path = path.resolve() if path.is_symlink() else path
     # A name no one can guess, made new (O_EXCL): in a folder others may write, a link planted
     # at a temporary name would otherwise have the data written through it.

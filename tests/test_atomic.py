@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import threading
 from pathlib import Path
 
@@ -55,3 +56,17 @@ def test_the_copy_of_a_private_file_is_private_while_it_is_written(tmp_path: Pat
     monkeypatch.setattr(os, "fsync", looked)
     replace_file(report, b"{ }")
     assert seen == [0o600] and report.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_pipe_or_device_at_the_path_is_written_into_not_replaced(tmp_path: Path) -> None:
+    # `--json /dev/stdout` or `--json /dev/null`: a rename over a device put a regular file where
+    # /dev/null was, for every program after.
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        replace_file(fifo, b"new")
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+        assert os.read(reader, 100) == b"new"
+    finally:
+        os.close(reader)
