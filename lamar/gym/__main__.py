@@ -11,6 +11,7 @@ from typing import TextIO
 
 from lamar.bench.arguments import command, writable
 from lamar.gym.config import GymConfig
+from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.plot import plot_result
 from lamar.gym.policies import POLICIES, VARIANT_POLICIES
 from lamar.gym.report import render, what_it_shows
@@ -168,8 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
-    if args.family is not None and args.family < 1:
-        parser.error(f"--family is the number of worlds to draw, at least 1; got {args.family}")
+    if args.family is not None and not 1 <= args.family <= TUNING_SEEDS:
+        parser.error(f"--family is the number of worlds to draw, from 1 to {TUNING_SEEDS:_} (the reported worlds "
+                     f"stop where the tuning worlds start); got {args.family:_}")
     if args.lamar and (args.volume or args.frontier):
         parser.error("--lamar tunes the gym's run and --family's; --frontier and --volume set the engine themselves")
     unused = _unused(args, vars(parser.parse_args([])))

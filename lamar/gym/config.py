@@ -9,6 +9,9 @@ from lamar.gym.peers import peer_class
 from lamar.gym.policies import POLICIES, VARIANT_POLICIES
 from lamar.storable import whole_number
 
+MAX_SEEDS = 100_000  # --seeds: a run of every policy each
+MAX_LESSONS = 1_000  # --lessons per task
+
 PHASES = ("first500", "pre", "post", "recovered")
 PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
 
@@ -93,6 +96,11 @@ class GymConfig:
                           ("lift_every", 1)):
             if getattr(self, name) < low:
                 raise ValueError(f"{name} must be >= {low}; got {getattr(self, name)}")
+        # The job list and each world's lessons are built whole before the first episode: a slip of
+        # the keyboard (--seeds 1000000000) would fill the memory instead of starting.
+        for name, high in (("seeds", MAX_SEEDS), ("lessons", MAX_LESSONS)):
+            if getattr(self, name) > high:
+                raise ValueError(f"{name} must be at most {high:_}; got {getattr(self, name):_}")
         for name in ("base", "help_effect", "hurt_effect"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:

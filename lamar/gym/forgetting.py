@@ -79,8 +79,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help=f"comma-separated values of discount (default {','.join(f'{d:g}' for d in DISCOUNTS)})")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU)")
     args = parser.parse_args(argv)
-    if args.worlds < 1 or (args.workers is not None and args.workers < 1):
-        parser.error(f"worlds and --workers are at least 1; got {args.worlds} and {args.workers}")
+    if not 1 <= args.worlds <= TUNING_SEEDS:
+        parser.error(f"worlds is the number of worlds to draw, from 1 to {TUNING_SEEDS:_} (the reported worlds "
+                     f"stop where the tuning worlds start); got {args.worlds:_}")
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1; got {args.workers}")
     if not args.discounts or len(set(args.discounts)) != len(args.discounts):
         parser.error(f"--discounts takes distinct values, comma separated; got {args.discounts}")
     for discount in args.discounts:

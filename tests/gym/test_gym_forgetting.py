@@ -68,8 +68,9 @@ def test_the_command_refuses_a_discount_that_is_not_a_number(capsys: pytest.Capt
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["0"], "worlds and --workers are at least 1"), (["-1"], "worlds and --workers are at least 1"),
-    (["2", "--workers", "0"], "worlds and --workers are at least 1"),
+    (["0"], "worlds is the number of worlds to draw, from 1 to 100_000"), (["-1"], "; got -1"),
+    (["1000000000"], "(the reported worlds stop where the tuning worlds start); got 1_000_000_000"),
+    (["2", "--workers", "0"], "--workers must be at least 1; got 0"),
     (["2", "--discounts", "2"], "discount must be in (0, 1]"),
     (["2", "--discounts", "0.99,0.99"], "--discounts takes distinct values"),
 ])

@@ -168,8 +168,13 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--family", "0"], "--family is the number of worlds to draw, at least 1; got 0"),
-    (["--family", "-3", "--peers"], "at least 1; got -3"),
+    (["--family", "0"], "--family is the number of worlds to draw, from 1 to 100_000"),
+    (["--family", "-3", "--peers"], "; got -3"),
+    # A huge count raised OverflowError, or built its job list until the memory ran out.
+    (["--seeds", "99999999999999999999"], "seeds must be at most 100_000; got 99_999_999_999_999_999_999"),
+    (["--seeds", "1000000000"], "seeds must be at most 100_000"),
+    (["--family", "1000000000"], "(the reported worlds stop where the tuning worlds start); got 1_000_000_000"),
+    (["--lessons", "1000000000", "--k", "2"], "lessons must be at most 1_000"),
     (["--lamar", "holdot=0.1"], "no knob 'holdot'; the knobs are alpha_harms, alpha_helps, discount"),
     (["--k", "-1"], "k is the lesson slots per episode, from 1 to 5 (a task has 6 lessons, --lessons); got -1"),
     # --k 0 injected nothing (captured: nan%) and --k 99 every lesson of the task, with exit 0.
