@@ -164,14 +164,17 @@ def check_targets(result: GymResult) -> list[Target]:
     def target(name: str, ok: bool | None, measured: str) -> None:
         out.append(Target(name, "n/a" if ok is None else "PASS" if ok else "MISS", measured))
 
+    gain = _has_gain(result)  # captured, and its price, are shares of the oracle's gain over none
     for phase, goal in (("pre", 0.88), ("post", 0.92)):
         captured = column(lamar, f"captured_{phase}")
         value = _mean(captured)
         target(f"captured share of the oracle's gain {PHASE_TITLES[phase]} >= {100 * goal:.0f}%",
-               None if not captured else value >= goal, f"{100 * value:.1f}%")
+               None if not captured or not gain else value >= goal,
+               f"{100 * value:.1f}%" if gain else "needs none, oracle")
     price = [_mean(column(lamar, f"price_{p}")) for p in ("pre", "post")]
-    target("price of proof (held-out lessons' lift) <= 3 captured points, pre and post", max(price) <= 0.03,
-           f"{100 * price[0]:.1f} / {100 * price[1]:.1f}")
+    target("price of proof (held-out lessons' lift) <= 3 captured points, pre and post",
+           max(price) <= 0.03 if gain else None,
+           f"{100 * price[0]:.1f} / {100 * price[1]:.1f}" if gain else "needs none, oracle")
     fossil_share = _mean(column(lamar, "share_fossil_post"))
     target("fossil slot share post-flip <= 0.7%", fossil_share <= 0.007, f"{100 * fossil_share:.3f}%")
     off = column(lamar, "fossil_off_latency")
@@ -213,7 +216,8 @@ def check_targets(result: GymResult) -> list[Target]:
         target("similarity post-flip worse than none", None, "needs similarity, none")
     target(f"the run finishes in under a minute ({len(result.config.policies)} x {result.config.seeds} x "
            f"{result.config.episodes})", result.elapsed < 60.0,
-           f"{result.elapsed:.1f} s wall, {result.cpu:.1f} s CPU on {result.workers} workers")
+           f"{result.elapsed:.1f} s wall, {result.cpu:.1f} s CPU on {result.workers} "
+           f"worker{'s' if result.workers != 1 else ''}")
     return out
 
 
@@ -253,6 +257,11 @@ def _why_missed(name: str) -> str:
                 "why: the measured figure is short of the goal (docs/gym.md explains each goal)")
 
 
+def _has_gain(result: GymResult) -> bool:
+    """Whether the run has the oracle's gain over none that captured shares are of."""
+    return {"none", "oracle"} <= set(result.config.policies)
+
+
 def what_it_shows(result: GymResult) -> str:
     """Three sentences on the tables, for a reader who has not seen the gym before."""
     c = result.config
@@ -265,7 +274,9 @@ def what_it_shows(result: GymResult) -> str:
             (f"  Each policy chose lessons for the same {c.seeds} seeded worlds; halfway through, one helpful "
             "lesson turned harmful (the fossil)."),
             (f"  lamar captured {pre:.0%} of the oracle's gain before the flip and {post:.0%} after it (table 1), "
-            "learning only from the outcomes it was told."),
+             "learning only from the outcomes it was told." if _has_gain(result) else
+             "  Table 1 has lamar's success by phase; its captured share of the oracle's gain needs none "
+             "and oracle in --policies."),
             (f"  Its verdicts were wrong {wrong:g} times at the flip and at the end (table 3); table 4 shows how "
             "soon each policy stopped injecting the fossil."),
         ]

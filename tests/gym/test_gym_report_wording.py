@@ -7,6 +7,7 @@ import dataclasses
 import re
 
 from lamar.gym import GymConfig, render, run_gym
+from lamar.gym.report import what_it_shows
 
 
 def test_every_miss_explains_itself_in_one_line() -> None:
@@ -35,3 +36,15 @@ def test_the_header_says_when_reports_arrive_in_words() -> None:
     assert render(tiny).splitlines()[1] == "6 lessons per task, 100% of episodes reported, each as soon as its episode ends"
     late = dataclasses.replace(tiny, config=dataclasses.replace(tiny.config, report_delay=40))
     assert render(late).splitlines()[1] == "6 lessons per task, 100% of episodes reported, up to 40 episodes late"
+
+
+def test_a_run_without_none_or_oracle_says_what_captured_needs_not_nan() -> None:
+    # --policies lamar printed "lamar captured nan% of the oracle's gain", goals "nan%" marked n/a
+    # and a price of proof "nan / nan" marked MISS, and "on 1 workers".
+    tiny = run_gym(GymConfig(episodes=200, seeds=1, workers=1, policies=("lamar",)))
+    text = render(tiny) + what_it_shows(tiny)
+    assert "nan" not in text
+    assert "needs none and oracle in --policies" in text
+    goals = [line for line in text.splitlines() if "captured" in line and line.lstrip().startswith(("n/a", "MISS"))]
+    assert len(goals) >= 3 and all(line.lstrip().startswith("n/a") and "needs none, oracle" in line for line in goals)
+    assert "on 1 workers" not in text
