@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import sys
@@ -27,6 +28,10 @@ def _job(args: tuple[str, int, int, dict[str, Any]]) -> dict[str, Any]:
     return run_one(scenario, seed, episodes, **tuning)
 
 
+_MAX_RUNS = 100_000
+_MAX_NULL = 1_000_000
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m lamar.audit", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200, help="runs (seeds) per scenario")
@@ -39,16 +44,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lamar", type=_tuning, default=(), metavar="NAME=VALUE,...",
                         help="the engine's tuning for every run (fields of lamar.policy.Policy, e.g. holdout=0.3)")
     parser.add_argument("--quiet", action="store_true", help="print only the table")
-    parser.add_argument("--physics", action="store_true", help="print the physical limits and exit")
-    parser.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
-    parser.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
-                        "lesson at the engine's per-lesson level (and at 0.05), then exit")
+    mode = parser.add_mutually_exclusive_group()  # each prints its own table and exits
+    mode.add_argument("--physics", action="store_true", help="print the physical limits and exit")
+    mode.add_argument("--summarize", metavar="ROWS", help="print the table of a JSON-lines file of rows and exit")
+    mode.add_argument("--null", type=int, metavar="N", help="the bound's null calibration: N replicates of an inert "
+                      "lesson at the engine's per-lesson level (and at 0.05), then exit")
     args = parser.parse_args(argv)
     if min(args.runs, args.jobs) < 1 or args.episodes < 100 or args.seed < 0:
         parser.error("--runs and --jobs are at least 1, --episodes at least 100 (the change is at half) "
                      "and --seed at least 0")
-    if args.null is not None and args.null < 2:
-        parser.error(f"--null is at least 2, the replicates being split over the coins 0.04 and 0.15; got {args.null}")
+    # The list of runs is built whole before the first: a huge count would fill the memory instead.
+    if args.runs > _MAX_RUNS:
+        parser.error(f"--runs is at most {_MAX_RUNS:_} per scenario; got {args.runs:_}")
+    if args.null is not None and not 2 <= args.null <= _MAX_NULL:
+        parser.error(f"--null is from 2 to {_MAX_NULL:_}, the replicates being split over the coins 0.04 and 0.15; "
+                     f"got {args.null:_}")
     try:
         policy(dict(args.lamar))  # a misspelt knob is named now, not as a traceback from the first run
     except LamarError as exc:
@@ -87,9 +97,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             for item in work:
                 rows.append(_emit(_job(item), out, args.quiet))
+    except _NotAppended as exc:
+        # Caught here, not around the whole run, so an OSError of the run's own keeps its traceback.
+        print(f"python -m lamar.audit: error: --json {args.json_out}: cannot append a run's row ({exc}); the rows "
+              "of the runs before it are there: make room or name a file elsewhere, and run again", file=sys.stderr)
+        return 1
     finally:
         if out is not None:
-            out.close()
+            with contextlib.suppress(OSError):  # every row was flushed and checked; a failed one is said above
+                out.close()
     summaries = summarize(rows)
     for s in summaries:
         if not args.quiet:
@@ -131,11 +147,18 @@ def _rows(path: str) -> list[dict[str, Any]]:
     return rows
 
 
+class _NotAppended(Exception):
+    """The --json file did not take a row (a full disk); its message is the cause."""
+
+
 def _emit(row: dict[str, Any], out: Any, quiet: bool) -> dict[str, Any]:
     line = json.dumps(row)
     if out is not None:
-        out.write(line + "\n")
-        out.flush()
+        try:
+            out.write(line + "\n")
+            out.flush()
+        except OSError as exc:
+            raise _NotAppended(exc.strerror or str(exc)) from exc
     if not quiet:
         print(line, flush=True)
     return row
