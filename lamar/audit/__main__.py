@@ -79,6 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         except LamarError as exc:
             parser.error(str(exc))
         return 0
+    if args.json_out is not None and not args.json_out.strip():
+        parser.error("--json names no file (an empty name); name the file to append to, or leave --json out")
     names = args.scenario or list(SCENARIOS)
     work = [(name, seed, args.episodes, dict(args.lamar)) for name in names
             for seed in range(args.seed, args.seed + args.runs)]

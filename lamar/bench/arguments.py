@@ -45,6 +45,8 @@ def positive(parser: argparse.ArgumentParser, **values: float) -> None:
 
 def writable(parser: argparse.ArgumentParser, flag: str, path: str | None) -> None:
     """An argument error now, not after the run, when the file `flag` names cannot be written."""
+    if path is not None and not path.strip():  # `--json "$OUT"` with OUT unset wrote no file, silently
+        parser.error(f"{flag} names no file (an empty name); name the file to write, or leave {flag} out")
     if path and (os.path.isdir(path) or not os.path.isdir(os.path.dirname(os.path.abspath(path)))):
         parser.error(f"{flag} {path}: name a file in a folder that exists (it is written after the run)")
     if path:

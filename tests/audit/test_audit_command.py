@@ -20,6 +20,8 @@ TINY = ["--quiet", "--runs", "1", "--episodes", "200", "--scenario", "null", "--
     # --physics printed its limits and --null or --summarize was silently not done.
     (["--physics", "--null", "5"], "argument --null: not allowed with argument --physics"),
     (["--summarize", "rows.jsonl", "--physics"], "argument --physics: not allowed with argument --summarize"),
+    # `--json "$OUT"` with OUT unset ran and wrote no file, status 0.
+    ([*TINY, "--json", ""], "--json names no file (an empty name)"),
 ])
 def test_the_command_refuses_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

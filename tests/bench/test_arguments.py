@@ -34,6 +34,8 @@ CASES = [
     (fleet, ["--lessons", "0"], "--lessons is at least 2"),
     (fleet, ["--rate", "nan"], "--rate and --turn finite and at least 0"),
     (fleet, ["--json", "{folder}"], "name a file in a folder that exists"),
+    # `--json "$OUT"` with OUT unset ran and wrote no file, status 0.
+    (fleet, ["--json", ""], "--json names no file (an empty name)"),
 ]
 
 

@@ -182,6 +182,8 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     (["--k", "6", *TINY], "from 1 to 5 (a task has 6 lessons, --lessons); got 6"),
     (["--k", "99", "--lessons", "20", *TINY], "from 1 to 19 (a task has 20 lessons, --lessons); got 99"),
     (["--first-seed", "-3"], "first_seed must be >= 0; got -3"),
+    # `--json "$OUT"` with OUT unset ran and wrote no file, status 0.
+    (["--json", "", *TINY], "--json names no file (an empty name)"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
