@@ -15,7 +15,7 @@ from lamar.policy.config import Policy
 from lamar.policy.fold import ERASED, erased_lesson, erased_note, erased_text
 from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
-from lamar.store.base import ErasableStore, Event, KeyedStore, Store, check_appendable
+from lamar.store.base import ErasableStore, Event, KeyedStore, Store, check_appendable, folded_rows
 
 if TYPE_CHECKING:
     from lamar.state.follower import Follower
@@ -183,11 +183,17 @@ def _scrub_log(store: ErasableStore, exp_id: str, contexts: bool, by: str, at: f
 
 def _log(store: ErasableStore, read: list[Event] | None) -> list[Event]:
     """The whole log: `read` and what came after it, unless a checkpoint came between (then read anew)."""
-    if read:
+    if read and _in_order(store):
         tail = store.read(read[-1].seq)
         if _follows(read, tail):
             return [*read, *tail]
     return store.read(0)
+
+
+def _in_order(store: ErasableStore) -> bool:
+    """Whether seq order is commit order, so that a read of the tail after a seq misses no event that
+    commits later. Not in PostgreSQL's fold mode: an event may commit below a seq a reader passed."""
+    return folded_rows(store) is None
 
 
 def _follows(log: list[Event], tail: list[Event]) -> bool:
@@ -203,8 +209,8 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
 
     Only what this scrub `written` (from `log`) can hold text it put back, and each other writer
     checks what it wrote: unless the erase events stored so far change it, or a checkpoint came
-    since, no read of the whole log is needed."""
-    if written is not None:
+    since, no read of the whole log is needed (where seq order is commit order: `_in_order`)."""
+    if written is not None and _in_order(store):
         tail = store.read(log[-1].seq if log else 0)
         if _follows(log, tail):
             current = {e.seq: e for e in written}
