@@ -209,18 +209,22 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
 
     Only what this scrub `written` (from `log`) can hold text it put back, and each other writer
     checks what it wrote: unless the erase events stored so far change it, or a checkpoint came
-    since, no read of the whole log is needed (where seq order is commit order: `_in_order`)."""
+    since, no read of the whole log is needed (where seq order is commit order: `_in_order`).
+
+    The slices an erase with contexts took out are named by the contexts it blanked in the same
+    write: a scrub from a read before that write holds both, so `log` names them (`scrubbed`'s `read`)."""
+    stale = log
     if written is not None and _in_order(store):
         tail = store.read(log[-1].seq if log else 0)
         if _follows(log, tail):
             current = {e.seq: e for e in written}
-            _scrub_all(current, [e for e in [*log, *tail] if e.kind == "erase"], policy)
+            _scrub_all(current, [e for e in [*log, *tail] if e.kind == "erase"], policy, [*log, *tail])
             if all(current[e.seq].data == e.data for e in written):
                 return
     for _ in range(_TRIES):
         log = store.read(0)
         current = {e.seq: e for e in log}
-        _scrub_all(current, [e for e in log if e.kind == "erase"], policy)
+        _scrub_all(current, [e for e in log if e.kind == "erase"], policy, stale)
         # Only the texts: each erase event is marked done by its own eraser, after its own check.
         changed = [e for e, stored in zip(current.values(), log, strict=True)
                    if e.data != stored.data and e.kind != "erase"]
@@ -233,12 +237,12 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
     raise StoreError("other writers kept changing the log while erase scrubbed it: erase again")
 
 
-def _scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy) -> None:
-    """`current` (events by seq) with the lesson of each of `erases` scrubbed from it."""
+def _scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy, read: list[Event]) -> None:
+    """`current` (events by seq) with the lesson of each of `erases` scrubbed from it (`read`: as `scrubbed`'s)."""
     for erase in erases:
         data = erase.data
         again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
-                            str(data.get("by")), erase.time, policy)
+                            str(data.get("by")), erase.time, policy, read=read)
         current.update((e.seq, e) for e in again)
 
 
@@ -291,7 +295,7 @@ def _forget_whatif(location: str) -> None:
 
 
 def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: float,
-             policy: Policy) -> tuple[list[Event], list[str]]:
+             policy: Policy, *, read: Iterable[Event] = ()) -> tuple[list[Event], list[str]]:
     """The events of a log that change when `exp_id` is erased, as they are to be stored (same
     seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
 
@@ -301,20 +305,17 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     lose the slices named by a key=value of those contexts (a slice's name is context text). The
     lesson-wide evidence reads no context, so it stays as it was; so does that of a lesson narrowed
     to such a slice: its `scope` event (of any lesson) keeps the slice, folded under `policy`.
+    `read`: the log as read earlier, whose contexts (blanked since) name slices too.
     """
     log = list(events)
     blanked: list[str] = []
     pairs: set[tuple[str, str]] = set()  # key=value of the blanked contexts
     if contexts:
-        for event in log:
-            if event.kind == "episode" and exp_id in event.data.get("eligible", ()):
-                blanked.append(event.data["id"])
-                pairs.update(event.data.get("context", {}).items())
-            elif event.kind == "snapshot":
-                for row in event.data.get("episodes", ()):
-                    if exp_id in row[_ELIGIBLE]:
-                        blanked.append(row[_ID])
-                        pairs.update(row[_CONTEXT].items())
+        for episode_id, context in _eligible(log, exp_id):
+            blanked.append(episode_id)
+            pairs.update(context.items())
+        for _, context in _eligible(read, exp_id):
+            pairs.update(context.items())
     kept = _continued(log, pairs, policy) if pairs else {}
     changed: list[Event] = []
     for event in log:
@@ -336,6 +337,17 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
         if data is not None and data != event.data:
             changed.append(Event(event.kind, data, event.key, event.seq, event.time))
     return changed, blanked
+
+
+def _eligible(events: Iterable[Event], exp_id: str) -> Iterable[tuple[str, dict[str, str]]]:
+    """(id, context) of each episode, logged or kept by a snapshot, that `exp_id` was eligible in."""
+    for event in events:
+        if event.kind == "episode" and exp_id in event.data.get("eligible", ()):
+            yield event.data["id"], event.data.get("context", {})
+        elif event.kind == "snapshot":
+            for row in event.data.get("episodes", ()):
+                if exp_id in row[_ELIGIBLE]:
+                    yield row[_ID], row[_CONTEXT]
 
 
 class _Continued(FoldCache):
