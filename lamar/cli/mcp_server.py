@@ -95,7 +95,8 @@ def add_mcp_command(command: Callable[..., argparse.ArgumentParser]) -> None:
                      help="port with --transport http (default 8765; 0 picks a free one, printed on stderr)")
     mcp.add_argument("--read-only", action="store_true",
                      help="only the tools that read (evidence, lessons, whatif) and the resources; the store is "
-                          "neither created nor written")
+                          "neither created nor written (a file of an older Lamar is first brought to this "
+                          "version's format)")
     mcp.add_argument("--seed", type=_seed, default=None,
                      help="seed of the engine's coins, for a reproducible run (default: from the OS)")
     mcp.add_argument("--no-report", action="store_true",
