@@ -145,7 +145,7 @@ def test_a_policy_built_by_hand_refuses_a_bad_knob_with_a_lamar_error(field: str
 
 @pytest.mark.parametrize("location, option, taken", [
     (":memory:", "bogus", "it takes none"),  # a memory store ignored any keyword
-    ("lessons.json", "durable", "it takes none"),  # a bare TypeError
+    ("lessons.json", "durable", "its options are ['timeout']"),  # a bare TypeError
     ("lessons.db", "timeut", "its options are ['timeout']"),
 ])
 def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
@@ -155,11 +155,13 @@ def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
     assert not any(tmp_path.iterdir())  # refused before a file was made
 
 
+@pytest.mark.parametrize("name", ["lessons.db", "lessons.json"])
 @pytest.mark.parametrize("timeout", [None, -1.0, math.inf, 10**400, "30"])
-def test_a_sqlite_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout: Any) -> None:
+def test_a_file_store_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout: Any, name: str) -> None:
     with pytest.raises(InvalidArgument, match="timeout is the seconds to wait"):
-        ExperienceStore(str(tmp_path / "lessons.db"), timeout=timeout)
-    assert ExperienceStore(str(tmp_path / "lessons.db"), timeout=0).location.endswith("lessons.db")
+        ExperienceStore(str(tmp_path / name), timeout=timeout)
+    assert not any(tmp_path.iterdir())  # refused before a file was made
+    assert ExperienceStore(str(tmp_path / name), timeout=0).location.endswith(name)
 
 
 @pytest.mark.parametrize("option, value", [("pool_size", 0), ("pool_size", "4"), ("timeout", None),

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
-from lamar.store.files import JSON_BESIDE, lock_failed, prepare, write_failed
+from lamar.store.file_lock import checked_timeout, lock_writers
+from lamar.store.files import JSON_BESIDE, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -46,16 +47,18 @@ class JsonStore:
     note once they are on disk: a last line without its newline at that noted place is a write
     in progress or a killed writer's (readers ignore it, the next writer cuts it off); anywhere
     else it is a torn file (truncated, power cut) and opening it is a `CorruptStore` error. An
-    exclusive `flock` on a sidecar `.lock` file serializes writers across processes; readers
-    take no lock. Rewrites (a checkpoint, the migration of a version-1 file) go through a temp
-    file in the same folder, fsynced, swapped in with `os.replace` (atomic on POSIX), the folder
-    fsynced; temp files left by killed writers are removed by the next writer. Writers save the
-    index every `_INDEX_EVERY` lines.
+    exclusive `flock` on a sidecar `.lock` file serializes writers across processes (a writer
+    waits at most `timeout` seconds for it, `file_lock`); readers take no lock. Rewrites (a
+    checkpoint, the migration of a version-1 file) go through a temp file in the same folder,
+    fsynced, swapped in with `os.replace` (atomic on POSIX), the folder fsynced; temp files left
+    by killed writers are removed by the next writer. Writers save the index every
+    `_INDEX_EVERY` lines.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         from pathlib import Path  # on first open, not with `import lamar`
 
+        self._timeout = checked_timeout(timeout)
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self.path = self.path.absolute()  # the same file after the process changes its working folder
@@ -265,12 +268,8 @@ class JsonStore:
     def _exclusive(self) -> Iterator[None]:
         with self._thread_lock:
             self._check_open()  # every write and rewrite passes here
+            fd = lock_writers(self.path, self._lock_path, self._timeout)
             try:
-                fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as exc:
-                raise StoreError(lock_failed(self.path, self._lock_path, exc)) from exc
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX)
                 self._lock_fd = fd
                 self._remove_stale_temps()
                 yield
