@@ -332,7 +332,7 @@ def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: 
     written a turn at a time as it goes and a SessionEnd has its last turn to do.
     """
     from lamar import StoreError
-    from lamar_claude_code.transcript import TRACES_AT_ONCE, held_ids, trace_turns
+    from lamar_claude_code.transcript import TRACES_AT_ONCE, held_ids, trace_turns, traced_to
 
     info = state["sessions"].get(session)
     path = payload.get("transcript_path")
@@ -348,7 +348,7 @@ def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: 
                     and r["transcript"].get("left")), key=lambda s: float(state["sessions"][s].get("time", 0)))
     if not work:
         return
-    held, size = held_ids(paths.traces, state.get("traces_end"))
+    held, size = held_ids(paths.traces, state.get("traces_end"), state.get("held"))
     written = [0]
 
     def spent() -> bool:  # half the budget at most: the state is still to be saved
@@ -383,10 +383,7 @@ def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: 
             progress.pop("left", None)
         if spent():
             break
-    try:
-        state["traces_end"] = paths.traces.stat().st_size
-    except OSError:
-        state["traces_end"] = size
+    state["traces_end"], state["held"] = traced_to(paths.traces, size, held, state["sessions"])
 
 
 def _progress_ok(progress: Any) -> bool:

@@ -328,10 +328,11 @@ def _writer(out: Path) -> TraceWriter:
     return TraceWriter(out)
 
 
-def held_ids(out: Path, since: Any) -> tuple[set[str], int]:
+def held_ids(out: Path, since: Any, kept: Any = None) -> tuple[set[str], int]:
     """The trace ids `out` holds from byte `since` on (all of them when `since` is not an offset
-    inside it), and its size: a line that does not parse is skipped."""
-    found: set[str] = set()
+    inside it) with those in `kept` (the ids `traced_to` kept at an earlier event), and its size:
+    a line that does not parse is skipped."""
+    found = {item for item in kept if isinstance(item, str)} if isinstance(kept, list) else set()
     try:
         with out.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -349,3 +350,27 @@ def held_ids(out: Path, since: Any) -> tuple[set[str], int]:
     except FileNotFoundError:
         return found, 0
     return found, size
+
+
+def traced_to(out: Path, size: int, held: set[str], sessions: Mapping[str, Any]) -> tuple[int, list[str]]:
+    """The state's offset into `out` after an event (its size then, else `size`) and the ids in
+    `held` that the tracing of a session still in `sessions` has not passed yet.
+
+    The offset moves to the file's end; an event that stopped tracing before it reached the turns
+    held must keep their ids in the state, or the next event writes them again.
+    """
+    try:
+        size = out.stat().st_size
+    except OSError:
+        pass
+    kept = []
+    for trace_id in sorted(held):
+        head, _, number = trace_id.rpartition("-")
+        record = sessions.get(head.removeprefix("cc-"))
+        if not isinstance(record, Mapping) or not number.isdigit():
+            continue  # a session pruned is never traced again
+        progress = record.get("transcript")
+        turns = progress.get("turns") if isinstance(progress, Mapping) else None
+        if not isinstance(turns, int) or turns < int(number):
+            kept.append(trace_id)
+    return size, kept

@@ -3,12 +3,18 @@ and a transcript line nested past Python's recursion limit costing nothing but i
 
 from __future__ import annotations
 
+import io
 import json
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from lamar import Lamar
 from lamar.sleep.traces import load_traces
+from lamar_claude_code.hook import paths_for, run
 
 from .conftest import Hook, payload
 from .test_claude_code_transcript import FIRST, SECOND, _transcript
@@ -139,3 +145,35 @@ def test_a_state_record_of_the_wrong_shape_is_dropped_and_the_state_heals(hook: 
     assert ("dropped episode 'ep_old', episode 'ep_files', session 's0', repository entry '/somewhere', "
             "the last event") in line
 
+
+def test_an_event_late_to_its_tracing_keeps_the_traces_of_lost_bookkeeping_held(
+        store: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A session's end killed after it wrote its traces, then its replay reached its tracing past
+    # half its budget (a busy machine): it saved the offset past those traces without passing them.
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    lam = Lamar(str(store))
+    paths = paths_for(str(store))
+    transcript = _transcript(tmp_path, "sess-a")
+
+    def send(event: dict[str, Any], late: bool = False) -> None:
+        event["transcript_path"] = str(transcript)
+        start = time.monotonic() - (31.0 if late else 0.0)  # of a 60 s budget: past its half
+        run(io.BytesIO(json.dumps(event).encode()), io.StringIO(), str(store), budget=60.0, engine=lambda: lam,
+            start=start)
+
+    for prompt in (FIRST, SECOND):
+        send(payload("UserPromptSubmit", "sess-a", repo, prompt=prompt))
+    before = paths.state.read_bytes()
+    end = payload("SessionEnd", "sess-a", repo, reason="other")
+    send(end)
+    first = paths.traces.read_bytes()
+    paths.state.write_bytes(before)  # killed before its state was saved
+    send(end, late=True)
+    assert paths.traces.read_bytes() == first and json.loads(paths.state.read_bytes())["sessions"]["sess-a"][
+        "transcript"]["left"]
+    send(payload("SessionStart", "later", repo, source="startup"))  # any later event goes on with the session
+    assert paths.traces.read_bytes() == first  # not written again
+    state = json.loads(paths.state.read_bytes())
+    assert "left" not in state["sessions"]["sess-a"]["transcript"] and state["held"] == []
+    assert [t.id for t in load_traces(paths.traces)] == ["cc-sess-a-1", "cc-sess-a-2"]
+    lam.close()
