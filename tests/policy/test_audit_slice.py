@@ -75,8 +75,8 @@ def test_the_physical_limit_is_the_bound_read_in_expectation() -> None:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--null", "-1"], "--null is at least 2"),
-    (["--null", "1"], "--null is at least 2"),
+    (["--null", "-1"], "--null is from 2 to 1_000_000"),
+    (["--null", "1"], "--null is from 2 to 1_000_000"),
     (["--runs", "0"], "--runs and --jobs are at least 1"),
     (["--episodes", "10"], "--episodes at least 100"),
     (["--lamar", "holdot=0.3"], "unknown tuning keyword 'holdot'"),
