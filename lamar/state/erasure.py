@@ -218,13 +218,13 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
         tail = store.read(log[-1].seq if log else 0)
         if _follows(log, tail):
             current = {e.seq: e for e in written}
-            _scrub_all(current, [e for e in [*log, *tail] if e.kind == "erase"], policy, [*log, *tail])
+            scrub_all(current, [e for e in [*log, *tail] if e.kind == "erase"], policy, [*log, *tail])
             if all(current[e.seq].data == e.data for e in written):
                 return
     for _ in range(_TRIES):
         log = store.read(0)
         current = {e.seq: e for e in log}
-        _scrub_all(current, [e for e in log if e.kind == "erase"], policy, stale)
+        scrub_all(current, [e for e in log if e.kind == "erase"], policy, stale)
         # Only the texts: each erase event is marked done by its own eraser, after its own check.
         changed = [e for e, stored in zip(current.values(), log, strict=True)
                    if e.data != stored.data and e.kind != "erase"]
@@ -237,12 +237,12 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
     raise StoreError("other writers kept changing the log while erase scrubbed it: erase again")
 
 
-def _scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy, read: list[Event]) -> None:
+def scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy, read: list[Event] | None = None) -> None:
     """`current` (events by seq) with the lesson of each of `erases` scrubbed from it (`read`: as `scrubbed`'s)."""
     for erase in erases:
         data = erase.data
         again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
-                            str(data.get("by")), erase.time, policy, read=read)
+                            str(data.get("by")), erase.time, policy, read=read or ())
         current.update((e.seq, e) for e in again)
 
 
@@ -435,4 +435,4 @@ def _scrubbed_snapshot(data: dict[str, Any], exp_id: str, contexts: bool, by: st
     return out
 
 
-__all__ = ["GRACE", "Erasure", "erase", "finish", "scrubbed"]
+__all__ = ["GRACE", "Erasure", "erase", "finish", "scrub_all", "scrubbed"]

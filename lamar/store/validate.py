@@ -243,15 +243,11 @@ def without_erased(events: Sequence[Event]) -> list[Event]:
     if not erases:
         return list(events)
     from lamar.policy.config import Policy
-    from lamar.state.erasure import scrubbed
+    from lamar.state.erasure import scrub_all
 
     current = {e.seq: e for e in events}
     try:
-        for erase in erases:
-            data = erase.data
-            again, _ = scrubbed(current.values(), str(data.get("id")), bool(data.get("contexts")),
-                                str(data.get("by")), erase.time, Policy())
-            current.update((e.seq, e) for e in again)
+        scrub_all(current, erases, Policy())
     except (LamarError, ValueError, TypeError, KeyError, AttributeError, IndexError):
         return list(events)  # a malformed log: `checked_events` names the event at fault
     return list(current.values())
