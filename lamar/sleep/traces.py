@@ -9,9 +9,9 @@ import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from lamar._errors import InvalidTrace, StoreError
+from lamar._errors import InvalidArgument, InvalidTrace, StoreError
 from lamar.signals import Signal
 from lamar.sleep.trace_limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, check_limits, scrubbed_line
 from lamar.storable import finite_number, storable_problem
@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - Windows
 _FIELDS = ("id", "time", "context", "input", "attempted", "tool_errors", "output", "outcome",
            "episode_id", "metadata")
 _SIGNALS = tuple(s.value for s in Signal)
+TIMEOUT = 30.0  # seconds a write waits for another writer's lock: a JSON store's default
 
 
 @dataclasses.dataclass(frozen=True)
@@ -238,7 +239,8 @@ class TraceWriter:
     """Append traces to a JSON Lines file; safe with several writing processes.
 
     Each `write` opens the file in append mode and holds an exclusive `flock` while it
-    writes one whole line, so lines from different processes never interleave. A trace is a
+    writes one whole line, so lines from different processes never interleave; it waits at most
+    `timeout` seconds for another writer's lock, so a stuck or stopped writer fails it, never hangs it. A trace is a
     record for a model to read, not an archive: long texts are clipped (`lamar.sleep.trace_limits`).
 
     Args:
@@ -247,6 +249,11 @@ class TraceWriter:
             error, metadata string); a longer one is cut and ends in " [...clipped]".
         max_line_bytes: bytes of one line; past it the last actions and tool errors are dropped,
             one "[...N more clipped]" item saying how many.
+        timeout: seconds to wait for another process's lock on the file, as a JSON store waits
+            for its writers' lock.
+
+    Raises:
+        InvalidArgument: `timeout` is not a finite number >= 0 (or a limit is out of range).
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), "traces.jsonl")
@@ -256,11 +263,15 @@ class TraceWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, max_field_chars: int = MAX_FIELD_CHARS,
-                 max_line_bytes: int = MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = MAX_LINE_BYTES, timeout: float = TIMEOUT) -> None:
         check_limits(max_field_chars, max_line_bytes)
+        if not (finite_number(timeout) and timeout >= 0):
+            raise InvalidArgument(f"timeout is the seconds to wait for another writer's lock, a finite number "
+                                  f">= 0; got {timeout!r}")
         self.path = Path(path).expanduser()
         self.max_field_chars = max_field_chars
         self.max_line_bytes = max_line_bytes
+        self.timeout = float(timeout)
 
     def write(self, trace: Trace | Mapping[str, Any]) -> Trace:
         """Validate, clip, scrub of secrets, and append one trace; returns it as written.
@@ -268,7 +279,8 @@ class TraceWriter:
         Raises:
             InvalidTrace: the trace breaks the format, or is over `max_line_bytes` with no action
                 or tool error kept (nothing is written).
-            StoreError: the file cannot be written.
+            StoreError: the file cannot be written, or another process held its lock past `timeout`
+                seconds (nothing is written).
         """
         record = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
         # Credentials never reach the disk: the file is the store of tomorrow's sleep. Texts are
@@ -278,9 +290,7 @@ class TraceWriter:
             record = Trace.from_dict(data)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a+b") as handle:
-                if fcntl is not None:
-                    fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            with self._locked() as handle:
                 try:
                     # A writer killed mid-line leaves no newline; start on a fresh line so
                     # only that one record is lost, not this one too.
@@ -295,14 +305,29 @@ class TraceWriter:
                 finally:
                     if fcntl is not None:
                         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        except StoreError:
+            raise
         except OSError as exc:
             raise StoreError(f"cannot append a trace to {self.path}: {exc.strerror or exc}") from exc
         return record
 
+    def _locked(self) -> BinaryIO:
+        """The file open for appending, holding its exclusive lock where there is `flock`."""
+        if fcntl is None:  # pragma: no cover - Windows
+            return self.path.open("a+b")
+        from lamar.store.file_lock import exclusive
+
+        fd = exclusive(self.path, self.timeout, flags=os.O_APPEND, mode=0o666)  # as open("a") creates it
+        if fd is None:
+            raise StoreError(f"cannot append a trace to {self.path}: another process holds its lock past the "
+                             f"{self.timeout:g} s wait; nothing was written: try again once that writer is done")
+        return os.fdopen(fd, "a+b")
+
     def __repr__(self) -> str:
         limits = "" if (self.max_field_chars, self.max_line_bytes) == (MAX_FIELD_CHARS, MAX_LINE_BYTES) else \
             f", max_field_chars={self.max_field_chars}, max_line_bytes={self.max_line_bytes}"
-        return f"TraceWriter({str(self.path)!r}{limits})"
+        wait = "" if self.timeout == TIMEOUT else f", timeout={self.timeout:g}"
+        return f"TraceWriter({str(self.path)!r}{limits}{wait})"
 
 
 __all__ = ["Trace", "TraceSource", "TraceWriter", "load_traces"]

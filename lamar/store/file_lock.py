@@ -1,5 +1,5 @@
-"""The JSON store's writers' lock: an exclusive `flock` on its `.lock` file, waited for at most
-`timeout` seconds, so a stuck or stopped writer in another process makes a write fail, not hang."""
+"""An exclusive `flock` waited for at most `timeout` seconds (the JSON store's writers' lock, a trace
+file's), so a stuck or stopped writer in another process makes a write fail, not hang."""
 
 from __future__ import annotations
 
@@ -33,30 +33,36 @@ def lock_writers(path: Path, lock: Path, timeout: float) -> int:
             `timeout` seconds.
     """
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = exclusive(lock, timeout)
     except OSError as exc:
         raise StoreError(lock_failed(path, lock, exc)) from exc
+    if fd is None:
+        raise StoreError(f"cannot write {path}: another process holds its lock ({lock}) past the {timeout:g} s "
+                         "wait; nothing was written: try again once that writer is done")
+    return fd
+
+
+def exclusive(lock: Path, timeout: float, *, flags: int = 0, mode: int = 0o644) -> int | None:
+    """A descriptor of `lock` (opened read-write with `flags`, created with `mode`) holding its
+    exclusive `flock`, or None when another holder kept the lock past `timeout` seconds.
+
+    Raises:
+        OSError: the file cannot be opened or locked.
+    """
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | flags, mode)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return fd
         except BlockingIOError:  # another holder: wait for it below
             pass
-    except BaseException as exc:
+    except BaseException:
         os.close(fd)
-        if isinstance(exc, OSError):
-            raise StoreError(lock_failed(path, lock, exc)) from exc
         raise
     if timeout == 0:
         os.close(fd)
-    else:
-        try:
-            if _waited(fd, min(timeout, _thread.TIMEOUT_MAX)):
-                return fd
-        except OSError as exc:
-            raise StoreError(lock_failed(path, lock, exc)) from exc
-    raise StoreError(f"cannot write {path}: another process holds its lock ({lock}) past the {timeout:g} s "
-                     "wait; nothing was written: try again once that writer is done")
+        return None
+    return fd if _waited(fd, min(timeout, _thread.TIMEOUT_MAX)) else None
 
 
 def _waited(fd: int, timeout: float) -> bool:
@@ -108,4 +114,4 @@ def _settle(guard: LockType, state: list[bool | OSError | None]) -> bool | OSErr
         return outcome
 
 
-__all__ = ["checked_timeout", "lock_writers"]
+__all__ = ["checked_timeout", "exclusive", "lock_writers"]
