@@ -113,7 +113,8 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         return ""
     repo = str(repo_path) if repo_path else None
     out = ""
-    with locked_state(paths.state, paths.log) as state:
+    wait = None if budget is None else budget.seconds - (time.monotonic() - budget.start)  # what is left of it
+    with locked_state(paths.state, paths.log, wait=wait) as state:
         lam = functools.cache(engine)  # opened once, and only when an outcome needs it
 
         _expire_orphan(state, lam, paths, now)

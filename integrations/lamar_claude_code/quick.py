@@ -12,6 +12,7 @@ MAX_PAYLOAD = 1_000_000  # bytes, as the in-process hook reads
 _CONNECT = 0.5  # seconds to reach the daemon before handling the event here
 _ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
 _LOG_LIMIT = 512 * 1024  # bytes, as lamar_claude_code.state has it: the older half is dropped past this
+_LOG_WAIT = 1.0  # seconds for the log's lock, as lamar_claude_code.state has it (LOG_WAIT)
 
 
 def named_store(argv: list[str]) -> str | None:
@@ -178,23 +179,40 @@ def _append(path: str, line: str) -> None:
         fcntl = None  # type: ignore[assignment]
     lock = os.open(path + ".lock", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        if fcntl is not None:
-            fcntl.flock(lock, fcntl.LOCK_SH)
+        if fcntl is not None and not _held(lock, fcntl.LOCK_SH):
+            raise TimeoutError(f"another process held its lock past {_LOG_WAIT:g} s")  # the home log takes it
         handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(handle, line.encode("utf-8", "replace"))
         finally:
             os.close(handle)
-        try:  # the line is written: a trim that fails is tried by the next one
-            if os.stat(path).st_size > _LOG_LIMIT:
-                if fcntl is not None:
-                    fcntl.flock(lock, fcntl.LOCK_EX)
-                if os.stat(path).st_size > _LOG_LIMIT:  # another writer may have trimmed it meanwhile
-                    _shrink(path)
+        try:  # the line is written: a trim that fails, or is not let in, is tried by the next one
+            if os.stat(path).st_size > _LOG_LIMIT and (fcntl is None or _held(lock, fcntl.LOCK_EX)) \
+                    and os.stat(path).st_size > _LOG_LIMIT:  # again: another writer may have trimmed it meanwhile
+                _shrink(path)
         except OSError:
             pass
     finally:
         os.close(lock)
+
+
+def _held(fd: int, how: int) -> bool:
+    """Whether `fd` got its `flock` within _LOG_WAIT, polled as `lamar_claude_code.state.held` does:
+    a stopped or stuck holder must cost the hook its line's wait, never the turn."""
+    import fcntl
+
+    deadline = time.monotonic() + _LOG_WAIT
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(2 * pause, 0.02)
 
 
 def _shrink(path: str) -> None:

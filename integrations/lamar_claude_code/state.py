@@ -19,6 +19,10 @@ except ImportError:  # pragma: no cover - Windows
 
 STATE_VERSION = 1
 _LOG_LIMIT = 512 * 1024  # bytes; the older half is dropped past this
+# Seconds to wait for the state's lock without a hook's budget (`settle`, the Agent SDK's session
+# ends): a hook holds it no longer than Claude Code lets a hook run.
+STATE_WAIT = 10.0
+LOG_WAIT = 1.0  # seconds a log line waits for the log's lock: a trim holds it for one short rewrite
 
 
 def sidecar(store: str, suffix: str) -> Path:
@@ -125,7 +129,7 @@ def _well_formed(section: str, name: str, record: Any) -> bool:
 
 
 @contextlib.contextmanager
-def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]]:
+def locked_state(path: Path, log: Path | None = None, *, wait: float | None = None) -> Iterator[dict[str, Any]]:
     """Hold the state's lock, yield the state, and write it back, even when the block fails.
 
     Each hook is a fresh process and several run at once (parallel tool calls), so every change is
@@ -135,11 +139,22 @@ def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]
     The block may have reported outcomes to the store before it failed; the state must remember
     them, or the next event would report them again. Records of the wrong shape are dropped and
     logged in `log` (`read_state`).
+
+    Raises:
+        StoreError: another process held the lock past `wait` seconds (default STATE_WAIT); the
+            state was neither read nor written.
     """
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
+    name = path.with_name(path.name + ".lock")
+    with os.fdopen(_open_private(name, os.O_RDWR | os.O_APPEND), "a+b") as lock:
         if fcntl is not None:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # released when the file closes
+            wait = STATE_WAIT if wait is None else max(0.0, wait)
+            if not held(lock.fileno(), fcntl.LOCK_EX, wait):  # released when the file closes
+                from lamar import StoreError
+
+                raise StoreError(f"the hooks' state stayed locked by another process past the {wait:.2g} s wait, "
+                                 f"so this was skipped and nothing changed; if that keeps happening, `lsof {name}` "
+                                 "names the stopped or stuck process that holds it")
             _sweep(path)
         state = read_state(path, log)
         try:
@@ -151,6 +166,27 @@ def locked_state(path: Path, log: Path | None = None) -> Iterator[dict[str, Any]
                 # another hook's note is never taken for this one's.
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(recall_note(path))
+
+
+def held(fd: int, how: int, seconds: float) -> bool:
+    """Whether `fd` got its `flock` (`how`: LOCK_SH or LOCK_EX) within `seconds`.
+
+    A hook runs inside the user's turn: a stopped or stuck holder must cost it its wait, never the
+    turn. Polled rather than waited for in a thread (as the JSON store's lock is), so a wait given
+    up leaves no thread or descriptor behind in a warm daemon or an Agent SDK program.
+    """
+    deadline = time.monotonic() + seconds
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, how | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(2 * pause, 0.02)  # a hook's lock is held for milliseconds: look again soon
 
 
 def recall_note(path: Path) -> Path:
@@ -255,16 +291,17 @@ def _append(path: Path, text: str) -> None:
     # Appends share the log's lock, a trim holds it alone: a line appended while another hook
     # trims would land in the file the trim is replacing, and be lost.
     with os.fdopen(_open_private(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_APPEND), "a+b") as lock:
-        if fcntl is not None:
-            fcntl.flock(lock.fileno(), fcntl.LOCK_SH)
+        if fcntl is not None and not held(lock.fileno(), fcntl.LOCK_SH, LOG_WAIT):
+            # Appended anyway, the line could land in the file a stopped trim later replaces: it
+            # goes to the fallback log instead, which `status` shows.
+            raise TimeoutError(f"another process held its lock past {LOG_WAIT:g} s")
         with os.fdopen(_open_private(path, os.O_WRONLY | os.O_APPEND), "ab") as handle:
             handle.write(line)  # one write of a short line under O_APPEND: lines never interleave
         with contextlib.suppress(OSError):  # the line is written: a trim that fails is tried by the next one
-            if path.stat().st_size > _LOG_LIMIT:
-                if fcntl is not None:
-                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)  # no append in between: a trim leaves no hole
-                if path.stat().st_size > _LOG_LIMIT:  # another hook may have trimmed it while this one waited
-                    _shrink(path)
+            # No append in between: a trim leaves no hole. One not let in within LOG_WAIT is the next line's.
+            if path.stat().st_size > _LOG_LIMIT and (fcntl is None or held(lock.fileno(), fcntl.LOCK_EX, LOG_WAIT)) \
+                    and path.stat().st_size > _LOG_LIMIT:  # again: another hook may have trimmed it meanwhile
+                _shrink(path)
 
 
 def _open_private(path: Path, flags: int) -> int:

@@ -18,6 +18,7 @@ from lamar_claude_code.outcomes import prompt_key
 from lamar_claude_code.state import writable
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
+TRACE_WAIT = 0.5  # seconds a hook waits for another process's lock on the traces file
 # Read past each cut by twice REACH, so a credential that the cut falls in is whole when scrubbed:
 # `TraceWriter` cuts a prompt, an error or an answer to MAX_FIELD_CHARS, `_trace` a call.
 _TEXT_CHARS = MAX_FIELD_CHARS + 2 * REACH
@@ -325,7 +326,9 @@ def _writer(out: Path) -> TraceWriter:
         os.close(os.open(out, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))  # prompts: the user's eyes only
     except OSError as exc:
         raise StoreError(f"cannot write traces to {out}: {exc.strerror or exc}") from exc
-    return TraceWriter(out)
+    # Hooks write traces under the state's lock, so another holder of this file's is no hook: a
+    # stopped or stuck process, which must cost the traces, not the turn.
+    return TraceWriter(out, timeout=TRACE_WAIT)
 
 
 def held_ids(out: Path, since: Any, kept: Any = None) -> tuple[set[str], int]:
