@@ -271,3 +271,52 @@ async def test_a_worker_subgraph_retried_by_a_retry_policy_keeps_one_episode_per
     assert sorted(out["results"]) == ["api", "app", "web"]
     assert lam.stats()["episodes"] == 3 and lam.pending() == []
     assert set(out["lamar_episodes"].values()) == {"reported"} and len(out["lamar_episodes"]) == 3
+
+
+class BranchState(MessagesState, LamarState, total=False):
+    seen: Annotated[list[str], operator.add]
+
+
+@pytest.mark.parametrize("shape", ["one-subgraph-added-twice", "send-fan-out"])
+@pytest.mark.parametrize("turn", ["none", "a-human-message"])
+def test_two_branches_alike_inside_a_retried_subgraph_keep_their_own_episodes(shape: str, turn: str) -> None:
+    # Both branches recall for the same context in the same turn; the retry of the subgraph
+    # around them must hand each its own earlier episode, not one episode to both.
+    lam = engine()
+    branch = StateGraph(BranchState)
+    branch.add_node("recall", recall_node(lam, context={"project": "api"}))
+    branch.add_node("note", lambda state: {"seen": [state["lamar_episode_id"]]})
+    branch.add_edge(START, "recall")
+    branch.add_edge("recall", "note")
+    branch.add_edge("note", END)
+    compiled = branch.compile()
+    failed: list[int] = []
+
+    def flaky(state: BranchState) -> dict[str, Any]:
+        if not failed:
+            failed.append(1)
+            raise ConnectionError("the model timed out")
+        return {}
+
+    outer = StateGraph(BranchState)
+    outer.add_node("flaky", flaky)
+    if shape == "send-fan-out":
+        outer.add_node("a", compiled)
+        outer.add_conditional_edges(START, lambda state: [Send("a", dict(state)), Send("a", dict(state))], ["a"])
+        outer.add_edge("a", "flaky")
+    else:
+        outer.add_node("a", compiled)
+        outer.add_node("b", compiled)
+        outer.add_edge(START, "a")
+        outer.add_edge(START, "b")
+        outer.add_edge(["a", "b"], "flaky")
+    outer.add_edge("flaky", END)
+    graph = StateGraph(BranchState)
+    graph.add_node("outer", outer.compile(), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01))
+    graph.add_edge(START, "outer")
+    graph.add_edge("outer", END)
+    start = {"messages": [HumanMessage("ship it", id="m1")]} if turn == "a-human-message" else {}
+    out = graph.compile(checkpointer=InMemorySaver()).invoke(start, {"configurable": {"thread_id": "alike"}})
+    assert len(out["seen"]) == 2 and len(set(out["seen"])) == 2  # one episode each, none shared
+    assert lam.stats()["episodes"] == 2  # the retry took over the failed attempt's two
+    assert sorted(p.episode_id for p in lam.pending()) == sorted(out["seen"])
