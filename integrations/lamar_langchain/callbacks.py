@@ -259,6 +259,7 @@ class LamarCallbackHandler(GraphEvents):
             else:
                 run = self._runs[root]
                 run.members.add(run_id)
+                run.running.add(run_id)
                 run.parents[run_id] = root if parent_run_id is None else parent_run_id
             self._root_of[run_id] = run.run_id
             # RunnableRetry sends no retry event: it tags each attempt after the first instead.
@@ -294,9 +295,15 @@ class LamarCallbackHandler(GraphEvents):
                 if isinstance(error, GraphInterrupt):  # the run stops; a later one may resume it
                     run.interrupt(run_id, error.args[0] if error.args else ())
             if run is None or run_id != run.run_id:
-                if run is not None and error is not None and not isinstance(error, GraphBubbleUp):
-                    run.failed_parts.add(run_id)
+                if run is not None:
+                    run.running.discard(run_id)
+                    if error is not None and not isinstance(error, GraphBubbleUp):
+                        run.failed_parts.add(run_id)
                 return
+            if error is None and run.running:
+                # A sync stream closed early ends its root with no error (LangChain swallows the
+                # GeneratorExit), its parts still running: the run never answered, as when async.
+                error = GeneratorExit("the stream was closed before the run ended")
             run.done = True
             run.output = output_text(outputs) if error is None else ""
             run.failed = error is not None

@@ -43,6 +43,7 @@ class RunRecord:
         self.started = when
         self.input = input_text(inputs)
         self.members: set[UUID] = {run_id}
+        self.running: set[UUID] = set()  # members started and not yet ended
         self.episodes: list[str] = []
         self.context: dict[str, str] | None = None
         self.attempted: list[str] = []

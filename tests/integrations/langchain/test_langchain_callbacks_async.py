@@ -234,3 +234,56 @@ def test_a_report_while_another_thread_closes_the_handler_is_taken(call: str) ->
     reporter.join(10)
     assert failures == []
     assert lam.episode(handler.episodes(run_id)[0]).signal == ("shipped" if call == "report" else None)
+
+
+def streaming_chain(lam: Lamar) -> Any:
+    """A retrieval chain whose model streams its answer word by word."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.output_parsers import StrOutputParser
+
+    model = GenericFakeChatModel(messages=iter(["clear the cache and build again"]))
+    lessons = LamarRetriever(lam, k=1, context={"project": "trace"})
+    return lessons | RunnableLambda(lambda docs: f"{docs[0].page_content}\nthe build fails") | model | StrOutputParser()
+
+
+@pytest.mark.parametrize("how", ["close", "break", "aclose"])
+async def test_a_stream_closed_early_settles_its_episode_sync_or_async(how: str) -> None:
+    """The consumer stops reading after the first chunk: the run never answered, so its episode
+    is expired, not left pending for good. Sync, LangChain ends the root run with no error."""
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    run_id = uuid.uuid4()
+    config: Any = {"callbacks": [handler], "run_id": run_id}
+    if how == "aclose":
+        stream = streaming_chain(lam).astream("the build fails", config)
+        async for _ in stream:
+            break
+        await stream.aclose()
+        for _ in range(50):  # the loop's finalizer closes the chain's inner generators a moment later
+            if handler.traces():
+                break
+            await asyncio.sleep(0.02)
+    elif how == "close":
+        sync_stream = streaming_chain(lam).stream("the build fails", config)
+        next(sync_stream)
+        sync_stream.close()
+    else:
+        for _ in streaming_chain(lam).stream("the build fails", config):
+            break  # the stream is dropped here, and closed
+    handler.flush()
+    [episode] = handler.episodes(run_id)
+    assert lam.pending() == [] and lam.episode(episode).settled == "expired"
+    assert handler.implicit_signals(run_id).failed
+    assert handler.trace(run_id).metadata["error"].startswith("GeneratorExit")
+    handler.report(run_id, Signal.ACCEPTED)  # a late report still replaces the expiry
+    assert lam.episode(episode).signal == "accepted"
+
+
+def test_a_stream_read_to_its_end_stays_open_for_its_outcome() -> None:
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    run_id = uuid.uuid4()
+    chunks = list(streaming_chain(lam).stream("the build fails", {"callbacks": [handler], "run_id": run_id}))
+    assert "".join(chunks) == "clear the cache and build again"
+    assert [p.episode_id for p in lam.pending()] == handler.episodes(run_id)
+    assert not handler.implicit_signals(run_id).failed
