@@ -30,6 +30,7 @@ from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_repo
 
 log = logging.getLogger(__name__)
 _RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
+_FALLBACKS = "RunnableWithFallbacks"  # the run name of `with_fallbacks` unless renamed
 
 
 class LamarCallbackHandler(GraphEvents):
@@ -249,7 +250,7 @@ class LamarCallbackHandler(GraphEvents):
     def _start(self, run_id: UUID, parent_run_id: UUID | None, name: str, inputs: Any,
                metadata: Mapping[str, Any] | None, tags: Any = None) -> RunRecord:
         with self._lock:
-            parent_run_id = parent_run_id or self._enclosing(run_id)
+            parent_run_id = parent_run_id or self._enclosing(run_id, name)
             root = self._root_of.get(parent_run_id) if parent_run_id is not None else None
             if root is None or root not in self._runs:
                 # No parent, or a parent this handler never saw: this run is a root for us.
@@ -274,13 +275,15 @@ class LamarCallbackHandler(GraphEvents):
                         pass  # the recall itself reports a bad context; a trace just omits it
             return run
 
-    def _enclosing(self, run_id: UUID) -> UUID | None:
-        """Our unfinished run whose child config is current: RunnableWithFallbacks (invoke, ainvoke)
-        hands each attempt the caller's config, so each attempt starts with no parent."""
+    def _enclosing(self, run_id: UUID, name: str) -> UUID | None:
+        """The fallbacks run whose child config is current: RunnableWithFallbacks (invoke, ainvoke)
+        hands each attempt the caller's config, name included, so each attempt starts with no
+        parent, as the fallbacks run did. Any other run with no parent was given callbacks of its
+        own (a nested `invoke(..., config={"callbacks": [...]})`): a root, as LangChain has it."""
         manager = (var_child_runnable_config.get() or {}).get("callbacks")
         parent = manager.parent_run_id if isinstance(manager, BaseCallbackManager) else None
-        run = self._run_of(parent) if parent is not None and parent != run_id else None
-        return parent if run is not None and not run.done else None
+        run = self._runs.get(parent) if parent is not None and parent != run_id else None
+        return parent if run is not None and not run.done and run.name in (_FALLBACKS, name) else None
 
     def _run_of(self, run_id: UUID) -> RunRecord | None:
         root = self._root_of.get(run_id)

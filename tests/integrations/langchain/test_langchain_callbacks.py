@@ -275,6 +275,54 @@ async def test_with_fallbacks_is_one_turn_reported_to_the_attempt_that_answered(
     assert [t.episode_id for t in load_traces(tmp_path / "traces.jsonl")] == [answered]  # one trace, the turn's
 
 
+
+@pytest.mark.parametrize("shape", ["inside-a-step", "straight-from-the-root"])
+@pytest.mark.parametrize("mode", ["invoke", "ainvoke"])
+async def test_a_nested_run_given_callbacks_of_its_own_is_a_root_run_of_its_own(shape: str, mode: str) -> None:
+    """Code inside a run that starts another with `config={"callbacks": [...]}` starts a new
+    root run (LangChain gives it no parent): it keeps its own episode, trace and run id, and
+    the run around it does not take them."""
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    inner_id, outer_id = uuid.uuid4(), uuid.uuid4()
+    inner = LamarRetriever(lam, k=1, context={"project": "trace"}) | RunnableLambda(lambda docs: len(docs))
+
+    def call(question: str) -> int:
+        return inner.invoke(question, {"callbacks": [handler], "run_id": inner_id})
+
+    async def acall(question: str) -> int:
+        return await inner.ainvoke(question, {"callbacks": [handler], "run_id": inner_id})
+
+    step = RunnableLambda(call, afunc=acall)
+    outer = step if shape == "straight-from-the-root" else RunnablePassthrough() | step
+    config: Any = {"callbacks": [handler], "run_id": outer_id}
+    assert (outer.invoke("q", config) if mode == "invoke" else await outer.ainvoke("q", config)) == 1
+    handler.flush()
+    [episode] = handler.episodes(inner_id)
+    assert handler.report(inner_id, Signal.SHIPPED) == [episode] and lam.episode(episode).signal == "shipped"
+    assert handler.trace(inner_id).episode_id == episode
+    with pytest.raises(UnknownEpisode, match="recalled no Lamar episode"):
+        handler.report(outer_id, Signal.SHIPPED)  # the outer run recalled nothing itself
+    assert handler.trace(outer_id).episode_id is None
+
+
+def test_renamed_fallbacks_are_still_one_turn() -> None:
+    """A renamed `with_fallbacks` hands its attempts its name with its config: still one run."""
+    lam = engine(holdout=1e-9)
+    handler = LamarCallbackHandler(lam, raise_error=True)
+
+    def down(docs: Any) -> str:
+        raise ConnectionError("the primary model is down")
+
+    retriever = LamarRetriever(lam, k=2, context={"project": "trace"})
+    chain = (retriever | RunnableLambda(down)).with_fallbacks(
+        [retriever | RunnableLambda(lambda docs: "answer")]).with_config(run_name="answer")
+    run_id = uuid.uuid4()
+    assert chain.invoke("the build fails", {"callbacks": [handler], "run_id": run_id}) == "answer"
+    failed, answered = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
+    assert handler.report(run_id, Signal.SHIPPED) == [answered] and len(handler.traces()) == 1
+    assert lam.episode(failed).settled == "expired"
+
 def test_bind_and_the_errors_of_report() -> None:
     lam = engine(holdout=1e-9)
     handler = LamarCallbackHandler(lam, raise_error=True)
