@@ -315,6 +315,7 @@ class LamarCallbackHandler(GraphEvents):
                 self._root_of.pop(member, None)
                 self._tools.pop(member, None)
             run.members.clear()
+            run.running.clear()  # parts closed after a stream was: their ends are no longer ours
             # Settled before the trace is written, so a trace file that fails cannot leave the episode open.
             if error is not None and not isinstance(error, GraphBubbleUp) and run.reward is None:
                 self._offload(self._settle_failed, list(run.episodes), f"{type(error).__name__}")
