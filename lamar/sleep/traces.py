@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from lamar._errors import InvalidArgument, InvalidTrace, StoreError
+from lamar._errors import InvalidTrace, StoreError
 from lamar.signals import Signal
 from lamar.sleep.trace_limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, check_limits, scrubbed_line
 from lamar.storable import finite_number, storable_problem
@@ -265,13 +265,12 @@ class TraceWriter:
     def __init__(self, path: str | os.PathLike[str], *, max_field_chars: int = MAX_FIELD_CHARS,
                  max_line_bytes: int = MAX_LINE_BYTES, timeout: float = TIMEOUT) -> None:
         check_limits(max_field_chars, max_line_bytes)
-        if not (finite_number(timeout) and timeout >= 0):
-            raise InvalidArgument(f"timeout is the seconds to wait for another writer's lock, a finite number "
-                                  f">= 0; got {timeout!r}")
+        from lamar.store.file_lock import checked_timeout
+
         self.path = Path(path).expanduser()
         self.max_field_chars = max_field_chars
         self.max_line_bytes = max_line_bytes
-        self.timeout = float(timeout)
+        self.timeout = checked_timeout(timeout)
 
     def write(self, trace: Trace | Mapping[str, Any]) -> Trace:
         """Validate, clip, scrub of secrets, and append one trace; returns it as written.
