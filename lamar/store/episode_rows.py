@@ -116,18 +116,24 @@ def behind(db: sqlite3.Connection) -> bool:
 def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int], refill: bool = True) -> None:
     """Fold the events logged since the seq the table folds through, in the caller's write
     transaction; `crc` is the store's checksum of an event's row. A row that fails it, or that
-    no read would accept, leaves the table stale; a table that fails its sums is refilled (`refill`)."""
+    no read would accept, leaves the table stale; a table that fails its sums is repaired (`refill`)."""
     done = through(db)
     if done is None:
         return
     try:
         sums.check_through(db, str(done))
-    except Damaged:  # a table an older Lamar kept, or a damaged one: refilled from the log
+        _fold(db, crc, done, _Folder(db))
+    except Damaged:  # moved by an older Lamar, or a span changed since it was summed
         if refill:
-            _refill(db, crc)
-        return
+            repair(db, crc)
+        else:
+            set_through(db, THROUGH, "stale")
+
+
+def _fold(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int], done: int,
+          folder: _Folder) -> None:
+    """Fold the events after seq `done` with `folder`; Damaged when a span it changes fails its sum."""
     decode = EventDecoder()
-    folder = _Folder(db)
     repeats = Repeats()  # an episode's text, its id aside, repeats for every episode of its slate
     try:
         for seq, kind, key, at, text, stored_crc in db.execute(
@@ -143,23 +149,72 @@ def catch_up(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str]
                 continue
             repeats.keep(folder.fold(event_of(StoredText(seq, kind, key, at, text), decode)))
         folder.spans.save()
-    except Damaged:  # a span changed since it was summed: the whole table is refilled from the log
-        if refill:
-            _refill(db, crc)
-        else:
-            set_through(db, THROUGH, "stale")
-        return
     except (CorruptStore, sqlite3.IntegrityError, KeyError, TypeError, ValueError, AttributeError, UnicodeError):
         set_through(db, THROUGH, "stale")
         return
     set_through(db, THROUGH, str(done))
 
 
-def _refill(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+def repair(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
+    """Bring a table that fails its sums back to the fold of the log, in the caller's write
+    transaction. A Lamar from before the sums changes only the rows that the events logged since
+    the table was last summed name: the table is folded again from the first span of those, once
+    every span before it has passed its sums; otherwise it is refilled whole."""
+    mark = sums.summed(db)  # (seq, last slate number) as of the last write that summed the table
+    start = None if mark is None else _first_changed(db, mark[0])
+    if mark is not None and start is not None:
+        try:
+            folder = _Folder(db, start)
+            folder.slates.update(_keep_before(db, start, mark[1]))
+            _fold(db, crc, max(start - 1, 0), folder)  # seq 0: the table folds nothing yet
+            return
+        except (Damaged, sqlite3.DatabaseError):
+            pass  # a span before it fails its sums (damage, not a write): refilled whole
     try:
         rebuild(db, crc)
     except sqlite3.DatabaseError:  # a page of the table SQLite cannot read: the log is read instead
         set_through(db, THROUGH, "stale")
+
+
+def _first_changed(db: sqlite3.Connection, summed: int) -> int | None:
+    """The first seq of the first span of rows that an event logged after seq `summed` can have
+    changed: an episode's own, or the row an outcome or a compaction names. None when an event
+    since replaced or scrubbed the rows (a rewrite, an erasure)."""
+    first = summed + 1
+    try:
+        for kind, text in db.execute("SELECT kind, data FROM events WHERE seq > ? AND kind IN "
+                                     "('outcome', 'compact', 'snapshot', 'erase')", (summed,)):
+            if kind in ("snapshot", "erase"):
+                return None
+            data = json.loads(text)
+            for episode_id in [data["episode"]] if kind == "outcome" else data["episodes"]:
+                for (seq,) in db.execute("SELECT seq FROM events WHERE key = ? UNION ALL SELECT seq FROM "
+                                         "episode_rows WHERE id = ? AND sealed",
+                                         (f"episode:{episode_id}", episode_id)):
+                    first = min(first, seq)
+        start = first // sums.SPAN * sums.SPAN
+        if db.execute("SELECT 1 FROM events WHERE seq >= ? AND kind = 'snapshot'", (start,)).fetchone():
+            return None  # its rows take seqs below it: the fold from `start` would meet them
+    except (sqlite3.Error, KeyError, TypeError, ValueError, UnicodeError):
+        return None  # the refill names what is wrong, or marks the table stale
+    return start
+
+
+def _keep_before(db: sqlite3.Connection, start: int, top: int) -> dict[str, int]:
+    """Empty the table from seq `start` and past slate number `top`, then check all that stays
+    against its sums (Damaged if any fails); the slates kept, by body (so that the refold finds
+    them as checked, not through their index, whose pages no sum covers)."""
+    db.execute("DELETE FROM episode_rows WHERE seq >= ?", (start,))
+    db.execute("DELETE FROM episode_slates WHERE slate > ?", (top,))
+    db.execute("DELETE FROM episode_sums WHERE (part = ? AND span >= ?) OR (part = ? AND span > ?)",
+               (ROWS, start // sums.SPAN, SLATES, top // sums.SPAN))
+    if db.execute(_MISFILED).fetchone() is not None:
+        raise Damaged(ROWS)
+    found = db.execute("SELECT slate, body FROM episode_slates ORDER BY slate").fetchall()
+    sums.check(db, SLATES, [list(column) for column in zip(*found)] if found else [[], []], sums.slates_crc)
+    rows = db.execute(f"SELECT {sums.ROW_COLUMNS} FROM episode_rows ORDER BY seq").fetchall()
+    sums.check(db, ROWS, [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)], sums.rows_crc)
+    return {body: number for number, body in found}
 
 
 def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str], int]) -> None:
@@ -167,8 +222,8 @@ def rebuild(db: sqlite3.Connection, crc: Callable[[str, str | None, float, str],
     an erasure: no episode compacted or erased away stays in it)."""
     db.execute("DELETE FROM episode_rows")
     db.execute("DELETE FROM episode_slates")
-    set_through(db, THROUGH, "0")
     db.execute("DELETE FROM episode_sums WHERE part != 'through'")
+    set_through(db, THROUGH, "0")
     catch_up(db, crc, refill=False)
 
 
@@ -266,10 +321,13 @@ _MISFILED = """SELECT 1 FROM episode_rows WHERE typeof(id) != 'text' OR typeof(t
 
 class _Folder:
     """Files events into the table within one write transaction, remembering the slates and the
-    episodes it met (so that most writes need one statement, not a lookup of the log's key first)."""
+    episodes it met (so that most writes need one statement, not a lookup of the log's key first).
+    A `floor` leaves every row below that seq as it is: the rows a repair keeps already hold what
+    the events from the floor on did to them (the events since it was summed did nothing to them)."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, floor: int = 0) -> None:
         self.db = db
+        self.floor = floor
         self.slates: dict[str, int] = {}  # body -> number
         self.seqs: dict[str, int] = {}  # id -> seq of the unsealed row filed by this folder
         self.spans = sums.Spans(db)
@@ -310,7 +368,8 @@ class _Folder:
         seq = self.seqs.get(episode_id)
         if seq is None:  # logged before this catch-up: found through the log's key index
             row = self.db.execute("SELECT seq FROM episode_rows WHERE seq = (SELECT seq FROM events WHERE key = ?) "
-                                  "AND id = ? AND NOT sealed", (f"episode:{episode_id}", episode_id)).fetchone()
+                                  "AND id = ? AND NOT sealed AND seq >= ?",
+                                  (f"episode:{episode_id}", episode_id, self.floor)).fetchone()
             if row is None:
                 return False
             seq = row[0]
@@ -319,7 +378,8 @@ class _Folder:
 
     def _sealed(self, statement: str, values: tuple[Any, ...], episode_id: str) -> None:
         """Run `statement` on the sealed row of the episode `episode_id`, if any."""
-        for (seq,) in self.db.execute("SELECT seq FROM episode_rows WHERE id = ? AND sealed", (episode_id,)).fetchall():
+        for (seq,) in self.db.execute("SELECT seq FROM episode_rows WHERE id = ? AND sealed AND seq >= ?",
+                                      (episode_id, self.floor)).fetchall():
             self.spans.touch(ROWS, seq)
             self.db.execute(f"{statement} WHERE seq = ?", (*values, seq))
 

@@ -1,6 +1,6 @@
 """The episode table's checksums (`episode_rows`): a CRC-32 of each span of its rows' seqs, of its
-slates' numbers, and of the seq it folds through. A writer checks a span's sum before it changes
-the span and sums it again after; a reader checks every span it reads."""
+slates' numbers, of the seq it folds through and of where it was last summed. A writer checks a
+span's sum before it changes the span and sums it again after; a reader checks every span it reads."""
 
 from __future__ import annotations
 
@@ -15,7 +15,10 @@ from typing import Any
 SPAN = 1024  # seqs (or slate numbers) per sum: a writer sums again only the spans it changed
 SCHEMA = """CREATE TABLE IF NOT EXISTS episode_sums (
     part TEXT NOT NULL, span INTEGER NOT NULL, crc INTEGER NOT NULL, PRIMARY KEY (part, span))"""
-ROWS, SLATES, THROUGH = "rows", "slates", "through"
+ROWS, SLATES, THROUGH, SUMMED = "rows", "slates", "through", "summed"
+# In `meta`: the seq and the last slate number as of the last write that summed the table. A Lamar
+# from before the sums folds events into the table and moves the seq it folds through, never this.
+SUMMED_KEY = "episode_rows_summed"
 ROW_COLUMNS = "seq, id, time, slate, reward, signal, sealed"
 
 
@@ -73,21 +76,41 @@ def check(db: sqlite3.Connection, part: str, columns: Sequence[list[Any]],
         raise Damaged(part, sorted(sums))  # a span whose rows are gone
 
 
-def check_through(db: sqlite3.Connection, value: str) -> None:
+def check_through(db: sqlite3.Connection, value: str, part: str = THROUGH) -> None:
     try:
-        row = db.execute("SELECT crc FROM episode_sums WHERE part = ? AND span = 0", (THROUGH,)).fetchone()
+        row = db.execute("SELECT crc FROM episode_sums WHERE part = ? AND span = 0", (part,)).fetchone()
     except sqlite3.OperationalError as exc:
-        raise Damaged(THROUGH) from exc
+        raise Damaged(part) from exc
     if row is None or row[0] != zlib.crc32(value.encode("utf-8", "surrogatepass")):
-        raise Damaged(THROUGH)
+        raise Damaged(part)
 
 
 def set_through(db: sqlite3.Connection, meta_key: str, value: str) -> None:
-    """Write the seq the table folds through (or "stale") and its sum, in the caller's transaction."""
+    """Write the seq the table folds through (or "stale") and its sum, in the caller's transaction;
+    for a seq, also where the table was summed (`summed`): there, and its last slate."""
     db.execute(SCHEMA)
-    db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, value))
-    db.execute("INSERT OR REPLACE INTO episode_sums VALUES (?, 0, ?)",
-               (THROUGH, zlib.crc32(value.encode("utf-8", "surrogatepass"))))
+    marks = [(meta_key, THROUGH, value)]
+    if value.isdigit():
+        top = db.execute("SELECT max(slate) FROM episode_slates").fetchone()[0] or 0
+        marks.append((SUMMED_KEY, SUMMED, f"{value} {top}"))
+    else:
+        db.execute("DELETE FROM meta WHERE key = ?", (SUMMED_KEY,))
+        db.execute("DELETE FROM episode_sums WHERE part = ?", (SUMMED,))
+    for key, part, text in marks:
+        db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, text))
+        db.execute("INSERT OR REPLACE INTO episode_sums VALUES (?, 0, ?)",
+                   (part, zlib.crc32(text.encode("utf-8", "surrogatepass"))))
+
+
+def summed(db: sqlite3.Connection) -> tuple[int, int] | None:
+    """(seq, last slate number) as of the last write that summed the table, when its sum holds."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (SUMMED_KEY,)).fetchone()
+        check_through(db, row[0], SUMMED)
+        seq, top = row[0].split(" ")
+        return int(seq), int(top)
+    except (sqlite3.Error, Damaged, TypeError, ValueError, AttributeError, UnicodeError):
+        return None  # no mark (a table summed before it was kept), or one that fails its sum
 
 
 class Spans:

@@ -389,7 +389,7 @@ class SqliteStore:
     def _table(self, reader: Callable[[sqlite3.Connection, Callable[[int], list[StoredText]]], _T]) -> _T | None:
         """`reader`'s read of the episode table and the events after it, in one read transaction. A
         table far behind the log is first brought up to date, where it can be; one that fails its
-        sums is refilled from the log, where it can be, and else not read (None)."""
+        sums is repaired from the log (`episode_rows.repair`), where it can be, and else not read (None)."""
         self._check_open()
         with self._lock:
             behind = self.writes_on_read and not self.read_only and episode_rows.behind(self._db)
@@ -402,7 +402,7 @@ class SqliteStore:
             if self.read_only or not self.writes_on_read:
                 return None
         with contextlib.suppress(sqlite3.Error):  # busy, or damaged past refilling: the log is folded
-            self._unwaited(lambda: episode_rows.rebuild(self._db, event_crc))
+            self._unwaited(lambda: episode_rows.repair(self._db, event_crc))
         with contextlib.suppress(Damaged):
             return self._episode_table(reader)
         return None
