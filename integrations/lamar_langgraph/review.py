@@ -18,6 +18,20 @@ log = logging.getLogger(__name__)
 # one there (INSERT OR IGNORE, ON CONFLICT DO NOTHING), so the first reviewer's write stands.
 CLAIM = "lamar_sleep_review_decision"
 _CLAIMING = threading.Lock()  # InMemorySaver checks, then writes: two threads must not interleave
+# LangGraph keeps a reviewer's resume value, this class, in the checkpoint, and reading it back
+# warns of a class missing from its list of safe ones (strict mode blocks it). It is plain data
+# Lamar reads back itself: the sleep graph's checkpointer allows it by name (what strict mode
+# reads), so the default mode's warning about it says nothing a reviewer could act on.
+DECISION_TYPE = (__name__, "ReviewDecision")
+
+
+class _KnownDecision(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not ("unregistered type" in str(record.msg) and args[:2] == DECISION_TYPE)
+
+
+logging.getLogger("langgraph.checkpoint.serde.jsonplus").addFilter(_KnownDecision())
 
 
 class ReviewDecision(BaseModel):
@@ -120,4 +134,4 @@ def first_decision(saver: Any, mine: dict[str, Any]) -> dict[str, Any]:
     return recorded[0] if recorded and isinstance(recorded[0], dict) else mine
 
 
-__all__ = ["ReviewDecision", "first_decision", "read_decision"]
+__all__ = ["DECISION_TYPE", "ReviewDecision", "first_decision", "read_decision"]

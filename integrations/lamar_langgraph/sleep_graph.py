@@ -18,7 +18,7 @@ from lamar import Lamar, SleepReport
 from lamar.sleep import skip_code
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
-from lamar_langgraph.review import ReviewDecision, first_decision, read_decision
+from lamar_langgraph.review import DECISION_TYPE, ReviewDecision, first_decision, read_decision
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +83,8 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
     engine(lamar, "build_sleep_graph")
     saver = InMemorySaver() if checkpointer is None else checkpointer
+    if hasattr(saver, "with_allowlist"):  # the decision a reviewer resumes with is read back
+        saver = saver.with_allowlist({DECISION_TYPE})
 
     def load(state: SleepState) -> dict[str, Any]:
         source = state.get("traces")

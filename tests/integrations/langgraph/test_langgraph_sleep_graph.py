@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import doctest
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -286,3 +287,32 @@ def test_a_json_decision_works_and_a_bad_one_is_asked_again(lam: Lamar) -> None:
 def test_inconsistent_decisions_are_refused(answer: Any) -> None:
     with pytest.raises(ValidationError):
         ReviewDecision.model_validate(answer)
+
+
+DECIDE_IN_A_FRESH_PROCESS = textwrap.dedent("""
+    import json, sqlite3, sys
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from langgraph.types import Command
+    from lamar import Lamar
+    from lamar_langgraph import ReviewDecision, build_sleep_graph
+
+    store, checkpoints = sys.argv[1:]
+    graph = build_sleep_graph(Lamar(store), checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
+    config = {"configurable": {"thread_id": "nightly"}}
+    graph.invoke({}, config)
+    print(json.dumps(graph.invoke(Command(resume=ReviewDecision(approve_all=True, reviewer="ana")), config)["applied"]))
+""")
+
+
+@pytest.mark.parametrize("strict", ["false", "true"])
+def test_a_decision_object_is_read_back_without_langgraph_warning_about_its_type(
+        store_path: Path, tmp_path: Path, strict: str) -> None:
+    # LangGraph keeps the resume value in the checkpoint and warns, once per process, about a class
+    # it does not list as safe (strict mode blocks it): a fresh process sees what a reviewer sees.
+    env = {k: v for k, v in os.environ.items() if k != "LANGGRAPH_STRICT_MSGPACK"}
+    run = subprocess.run([sys.executable, "-c", DECIDE_IN_A_FRESH_PROCESS, str(store_path),
+                          str(tmp_path / "checkpoints.db")], check=False, capture_output=True, text=True,
+                         timeout=120, env={**env, "LANGGRAPH_STRICT_MSGPACK": strict})
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert len(json.loads(run.stdout)) == 2  # the retirement and the merge
+    assert "ReviewDecision" not in run.stderr, run.stderr[-2000:]
