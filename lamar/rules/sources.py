@@ -18,7 +18,10 @@ FOLDER_RULES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md")  # in a sub-folder,
 MAX_FILE = 1_000_000  # bytes; a rules file is prose a person wrote, not a data dump
 MAX_IMPORT_DEPTH = 5  # as deep as Claude Code follows `@path` imports
 UNREADABLE = "not readable by this user (permission denied): fix its permissions (`chmod u+r`) and import again"
-_IMPORT = re.compile(r"^\s*@(\S+)\s*$")
+# As Claude Code reads them: an `@path` anywhere in the text, after a space or at a line's start
+# (so an address such as dev@example.com is none), a backslash keeping a space in the path.
+_IMPORT = re.compile(r"(?:^|\s)@((?:[^\s\\]|\\ )+)")
+_CODE_SPAN = re.compile(r"(`+).*?\1")  # an `@path` shown as code is an example, not an import
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,7 +136,7 @@ def _ls_files(root: Path, *options: str) -> list[str] | None:
 
 def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
                  unread: list[tuple[str, str]] | None = None, named: bool = False) -> list[RuleSource]:
-    """Each file's text, then the files its `@path` lines import (relative to the importing file),
+    """Each file's text, then the files its `@path` mentions import (relative to the importing file),
     each real file read once, so a CLAUDE.md that only says `@AGENTS.md` yields AGENTS.md's rules once.
 
     Args:
@@ -185,11 +188,14 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
             return
         here = folder_of(name) if folder is None else folder  # an imported file speaks where its importer does
         out.append(RuleSource(name, text, here))
+        tried: set[str] = set()  # a path named many times in a file is looked up once
         for line in _outside_fences(text):
-            found = _IMPORT.match(line)
-            if found:
+            for found in _IMPORT.finditer(_CODE_SPAN.sub(" ", line)):
+                if found.group(1) in tried:
+                    continue
+                tried.add(found.group(1))
                 try:
-                    target = (path.parent / os.path.expanduser(found.group(1))).resolve()
+                    target = (path.parent / os.path.expanduser(found.group(1).replace("\\ ", " "))).resolve()
                     wanted = target.is_file() and target.is_relative_to(root)  # never read outside the project
                 except (OSError, ValueError):  # a NUL, or a name too long: no file has it, as for a missing one
                     wanted = False

@@ -171,6 +171,22 @@ def test_an_import_shown_in_a_code_block_is_not_followed(tmp_path: Path) -> None
     assert {e.provenance["file"] for e in plan.lessons} == {"STYLE.md"}
 
 
+def test_an_import_inside_a_sentence_is_followed_and_one_in_a_code_span_is_not(tmp_path: Path) -> None:
+    # Claude Code's own example: "See @README for project overview and @package.json for ...".
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "conventions.md").write_text("- Name test files test_<module>.py.\n")
+    (tmp_path / "docs" / "git.md").write_text("- Always rebase before you push.\n")
+    (tmp_path / "my docs.md").write_text("- Keep a changelog.\n")
+    (tmp_path / "EXAMPLE.md").write_text("- Never read this.\n")
+    (tmp_path / "CLAUDE.md").write_text("See @docs/conventions.md for naming.\n\n- Git workflow @docs/git.md\n"
+                                         "- To import a file, write `@EXAMPLE.md` on a line.\n"
+                                         "- Mail dev@EXAMPLE.md for access. Also @my\\ docs.md\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path)
+    assert plan.files == ["CLAUDE.md", "docs/conventions.md", "docs/git.md", "my docs.md"]
+    assert {e.provenance["file"] for e in plan.lessons} >= {"docs/conventions.md", "docs/git.md", "my docs.md"}
+
+
 def test_apply_stores_them_once_and_a_second_import_adds_nothing(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "uv")
     lam = Lamar(str(tmp_path / "store.db"))
