@@ -69,7 +69,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
                           "skipped": [{"file": r.file, "line": r.line, "text": r.text, "why": why}
                                       for r, why in plan.skipped]}, indent=2, ensure_ascii=False))
         return 0
-    from lamar.cli.render import plural, visible
+    from lamar.cli.render import plural, shorten, visible
 
     verb = "added" if plan.applied else "would add"
     print(f"project {plan.project}: read {', '.join(plan.files)}")
@@ -79,7 +79,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         if rule.line == 0:  # a whole file
             print(f"  skipped {rule.file}  ({why})")
         else:
-            print(f"  skipped {rule.file}:{rule.line}  ({why})  {visible(rule.text)[:80]}")
+            print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
           f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
     return 0

@@ -65,3 +65,13 @@ def test_a_lesson_another_import_adds_meanwhile_is_skipped_as_held(tmp_path: Pat
     assert plan.applied and [e.action for e in plan.lessons] == ["Never push to main"]
     assert plan.skipped[-1][1] == f"already held as {other.id} (added by another import meanwhile)"
     assert sorted(e.id for e in lam.experiences()) == sorted([plan.lessons[0].id, other.id])
+
+
+def test_a_skipped_block_cut_short_says_so_and_is_cut_between_words(tmp_path: Path) -> None:
+    (tmp_path / "AGENTS.md").write_text("This repository is the checkout service for the shop. It is written in "
+                                        "Python 3.12.\n\n- Never push to main\n")
+    done = _lamar(tmp_path, "import-rules")
+    assert done.returncode == 0, done.stderr
+    skipped = next(line for line in done.stdout.splitlines() if "skipped AGENTS.md:1" in line)
+    # Cut at 80 characters it read "... written in Python 3.": a version that is not the file's.
+    assert skipped.endswith("It is written in Python...") and "Python 3." not in skipped, skipped
