@@ -56,7 +56,8 @@ def add_commands(command: Any) -> None:
     _scope_options(install)
     _scope_options(sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall))
     sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status,
-        store="the one the installed hook commands name, else ")
+        store="the one the installed hook commands name, else the enabled plugin's when no settings file "
+              "holds an entry, else ")
     sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
     sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
     trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",
@@ -243,11 +244,15 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(twice)
     _config_status(repo)
     location = store_location(args)
-    named = _hooks_store(checked) if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)) else None
+    named, whose = None, ""
+    if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)):
+        named, whose = _hooks_store(checked), " (named by the installed hooks)"
+        if not checked:  # no entries in the settings: the plugin's hooks are the ones that run
+            named, whose = _plugin_store(repo)
     location = named or location
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
-                                  else " (missing)") + (" (named by the installed hooks)" if named else ""))
+                                  else " (missing)") + (whose if named else ""))
     state = read_state(paths.state)
     last = state["last"]
     if last:
@@ -291,6 +296,19 @@ def _hooks_store(commands: dict[str, str]) -> str | None:
         except ValueError:
             return None
     return stores.pop() if len(stores) == 1 else None
+
+
+def _plugin_store(repo: Any) -> tuple[str | None, str]:
+    """The store the enabled plugin's hooks write to, and how `status` names it; (None, "") when no
+    plugin, or several that disagree, run hooks here."""
+    from lamar_claude_code.installed_plugin import installed_plugins
+    from lamar_claude_code.plugin import plugin_store
+
+    found = {(plugin_store({**os.environ, **plugin.environment()}), plugin.id)
+             for plugin in installed_plugins(project=repo) if plugin.enabled and plugin.events}
+    if len({store for store, _ in found}) != 1:
+        return None, ""
+    return min(found)[0], f" (the plugin {', '.join(sorted(pid for _, pid in found))}'s)"
 
 
 def _config_status(repo: Any) -> None:

@@ -317,7 +317,8 @@ def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Pat
     other = tmp_path / "other.db"
     assert f"store: {other} (missing)" in lamar(bare, repo, "status", "--store", str(other)).stdout.splitlines()
     helped = " ".join(lamar(bare, repo, "status", "--help").stdout.split())  # and its --help says so
-    assert "the store (default: $LAMAR_STORE, else the one the installed hook commands name, else " in helped
+    assert ("the store (default: $LAMAR_STORE, else the one the installed hook commands name, else the enabled "
+            "plugin's when no settings file holds an entry, else ") in helped
 
 
 def test_a_settings_error_is_a_lamar_error_that_says_what_to_do(repo: Path, tmp_path: Path) -> None:
@@ -386,6 +387,33 @@ def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path
     assert note in lamar(env, repo, "status").stdout.splitlines()
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": False}}))
     assert "twice" not in lamar(env, repo, "status").stdout
+
+
+def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """With the plugin installed and no settings entries, a bare `status` showed ~/.lamar/experience.json,
+    "(missing)", "last event: none seen yet", while the plugin's hooks wrote to the plugin's store."""
+    claude = Path(env["HOME"]) / ".claude"
+    copy = claude / "plugins" / "cache" / "lamar" / "lamar" / "0.2.0"
+    (copy / "hooks").mkdir(parents=True)
+    (copy / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": []}}))
+    (claude / "plugins" / "installed_plugins.json").write_text(
+        json.dumps({"plugins": {"lamar@lamar": [{"installPath": str(copy)}]}}))
+    store = tmp_path / "plugin.db"
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True},
+        "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
+    bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
+    status = lamar(bare, repo, "status")
+    assert status.returncode == 0, status.stderr
+    assert f"store: {store} (missing) (the plugin lamar@lamar's)" in status.stdout.splitlines(), status.stdout
+    assert f"log: {store}.claude-code.log" in status.stdout
+    default = Path(bare["HOME"]) / ".local" / "share" / "lamar" / "experience.db"  # the option left empty
+    (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": True}}))
+    assert f"store: {default} (missing) (the plugin lamar@lamar's)" in lamar(bare, repo, "status").stdout.splitlines()
+    assert lamar(env, repo, "install", "--store", str(tmp_path / "lessons.db")).returncode == 0
+    # Beside settings entries (each prompt then runs both), the entries' store is the one shown.
+    shown = lamar(bare, repo, "status").stdout.splitlines()
+    assert f"store: {tmp_path / 'lessons.db'} (named by the installed hooks)" in shown
 
 
 def test_install_run_by_its_full_path_names_that_path_in_its_advice(repo: Path, env: dict[str, str],
