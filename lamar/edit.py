@@ -111,7 +111,8 @@ def status_event(exp: Experience, status: Status, reason: Any) -> Event | None:
     if exp.status is status:
         return None  # already so: a second event would only repeat the audit trail
     if status is not Status.RETIRED and exp.provenance.get("erased"):
-        raise InvalidArgument(f"lesson {exp.id} was erased: its text is gone, so it cannot be injected again")
+        raise InvalidArgument(f"lesson {exp.id} was erased: its text is gone, so it cannot be injected again; "
+                              "add a new lesson instead (`lamar add`, or Lamar.add)")
     return Event("status", {"id": exp.id, "status": status.value, "reason": reason})
 
 

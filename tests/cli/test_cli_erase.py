@@ -79,6 +79,7 @@ def test_erase_refuses_bad_input_and_changes_nothing(run_cli, sqlite_store, ids)
     after = _stored(sqlite_store)
     revived = run_cli("revive", ids["good"], "--store", sqlite_store)
     assert revived.returncode == 1 and "was erased" in revived.stderr
+    assert "add a new lesson instead (`lamar add`, or Lamar.add)" in revived.stderr  # what to do, not only why
     assert _stored(sqlite_store) == after
 
 
