@@ -301,8 +301,9 @@ def _hooks_store(commands: dict[str, str]) -> str | None:
 def _plugin_store(repo: Any) -> tuple[str | None, str]:
     """The store the enabled plugin's hooks write to, and how `status` names it; (None, "") when no
     plugin, or several that disagree, run hooks here."""
+    # quick's, as the plugin's hook reads it; lamar_claude_code.plugin would import this CLI back.
     from lamar_claude_code.installed_plugin import installed_plugins
-    from lamar_claude_code.plugin import plugin_store
+    from lamar_claude_code.quick import plugin_store
 
     found = {(plugin_store({**os.environ, **plugin.environment()}), plugin.id)
              for plugin in installed_plugins(project=repo) if plugin.enabled and plugin.events}
