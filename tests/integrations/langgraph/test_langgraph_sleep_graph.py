@@ -316,3 +316,27 @@ def test_a_decision_object_is_read_back_without_langgraph_warning_about_its_type
     assert run.returncode == 0, run.stderr[-2000:]
     assert len(json.loads(run.stdout)) == 2  # the retirement and the merge
     assert "ReviewDecision" not in run.stderr, run.stderr[-2000:]
+
+
+def test_the_pages_nightly_review_scripts_say_when_an_answer_applied_nothing(store_path: Path, tmp_path: Path) -> None:
+    """docs/langgraph.md's nightly_sleep.py and review.py, run as a cron job and a person would: a
+    mistyped id printed "applied: [] skipped: []" and exit 0 while the review waited, asked again."""
+    from tests.docblocks import ROOT, parse
+
+    blocks = {b.code.split()[1].rstrip(":"): b.code for b in parse(ROOT / "docs" / "langgraph.md")
+              if b.lang == "python" and b.code.startswith(("# nightly_sleep.py", "# review.py"))}
+    shutil.copy(store_path, tmp_path / "lessons.db")
+
+    def run(script: str, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", blocks[script], *args], cwd=tmp_path, check=False,
+                              capture_output=True, text=True, timeout=120)
+
+    night = run("nightly_sleep.py")
+    assert night.returncode == 0 and "waiting for review:" in night.stdout, night.stderr[-2000:]
+    thread = night.stdout.split()[0]
+    typo = run("review.py", thread, "merge_typo")
+    assert typo.returncode == 1 and "no proposal 'merge_typo'" in typo.stderr, (typo.stdout, typo.stderr[-2000:])
+    assert "applied:" not in typo.stdout
+    done = run("review.py", thread, "all")
+    assert done.returncode == 0 and done.stdout.startswith("applied: ['"), done.stderr[-2000:]
+    assert run("review.py", thread, "all").stdout.strip() == f"{thread} is not waiting for a review"
