@@ -1,4 +1,5 @@
-"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, and concurrent HTTP clients."""
+"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, concurrent HTTP clients, and
+`propose_lessons` at its input limit."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
+from mcp import ClientSession
 
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.launch import child_env, http_server, http_session, lamar_command, stdio_session
+from lamar_mcp.tools import MAX_FREE_TEXT
 
 CONTEXT = {"project": "p0", "language": "swift", "task": "build_fails"}
 
@@ -108,6 +111,57 @@ def time_in_process(store: Path, calls: int) -> tuple[list[float], list[float]]:
     return recalls, reports
 
 
+def lesson_bullets(limit: int) -> str:
+    """Distinct one-line lessons, as many as fit in `limit` characters (propose_lessons' input limit)."""
+    lines: list[str] = []
+    used = 0
+    while True:
+        line = f"- When case {len(lines)} arises, do step {len(lines)}.\n"
+        if used + len(line) > limit:
+            return "".join(lines)
+        lines.append(line)
+        used += len(line)
+
+
+async def _propose_over(session: ClientSession, text: str) -> float:
+    began = time.perf_counter()
+    result = await session.call_tool("propose_lessons", {"lessons": text, "scope": {"language": "go"}})
+    seconds = time.perf_counter() - began
+    if result.is_error:
+        raise RuntimeError(f"propose_lessons was refused: {result.content}")
+    return seconds
+
+
+def time_propose(folder: Path, lessons: int, runs: int) -> dict[str, list[float]]:
+    """Seconds of one `propose_lessons` call at its input limit, each run on a fresh copy of the store:
+    called on `LamarTools` in process, over stdio and over HTTP."""
+    from lamar_mcp.tools import MAX_FREE_TEXT, LamarTools
+
+    text = lesson_bullets(MAX_FREE_TEXT)
+    out: dict[str, list[float]] = {"in process": [], "stdio": [], "http": []}
+    for run in range(runs):
+        for way, seconds in out.items():
+            store = folder / f"propose-{way.replace(' ', '-')}-{run}.db"
+            make_store(store, lessons)
+            if way == "in process":
+                with Lamar(str(store), seed=0) as lam:
+                    began = time.perf_counter()
+                    LamarTools(lam).propose_lessons(text, {"language": "go"})
+                    seconds.append(time.perf_counter() - began)
+            elif way == "stdio":
+                async def over_stdio(path: Path = store) -> float:
+                    async with stdio_session(path) as session:
+                        return await _propose_over(session, text)
+                seconds.append(anyio.run(over_stdio))
+            else:
+                with http_server(store) as url:
+                    async def over_http(where: str = url) -> float:
+                        async with http_session(where) as session:
+                            return await _propose_over(session, text)
+                    seconds.append(anyio.run(over_http))
+    return out
+
+
 def _summary(values: Sequence[float], unit: str) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
@@ -118,6 +172,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Print every figure next to its baselines from the same run.
 
         python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
+                                  [--propose-runs 3 [--only-propose]]
 
     The start is printed next to a bare `lamar --help` process and to a process that only imports
     the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process.
@@ -127,12 +182,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--calls", type=int, default=200, help="recall + report pairs timed (200)")
     parser.add_argument("--starts", type=int, default=5, help="server starts timed (5)")
     parser.add_argument("--http-clients", type=int, default=8, help="concurrent HTTP clients (8)")
+    parser.add_argument("--propose-runs", type=int, default=0,
+                        help="propose_lessons calls at its input limit timed per way of calling it (0 skips)")
+    parser.add_argument("--only-propose", action="store_true", help="time only propose_lessons")
     parser.add_argument("--http-episodes", type=int, default=200, help="episodes per HTTP client (200; 0 skips)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         store = Path(folder) / "bench.db"
         make_store(store, args.lessons)
         print(f"store: SQLite, {args.lessons} lessons, {args.lessons // 5} eligible per recall")
+        if args.propose_runs:
+            lines = lesson_bullets(MAX_FREE_TEXT).count("\n")
+            for way, seconds in time_propose(Path(folder), args.lessons, args.propose_runs).items():
+                print(f"propose_lessons, {lines} lines, {way:10}  {_summary(seconds, 's')}")
+        if args.only_propose:
+            return
         bare = time_process([*lamar_command(), "--help"], args.starts)
         sdk = time_process([sys.executable, "-c", "import mcp.server.mcpserver"], args.starts)
         print(f"start  `lamar --help` process       {_summary(bare, 's')}")

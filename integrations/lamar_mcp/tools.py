@@ -15,9 +15,10 @@ from lamar import Experience, InvalidExperience, Lamar, LamarError, Scope, Signa
 from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
-from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize
+from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
+from lamar_mcp.held import refuse_held, refuse_repeat, same_arm
 from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
     EraseResult,
@@ -221,7 +222,7 @@ class LamarTools:
                 new = _candidate(_text(exp.precondition, "precondition"), _text(exp.action, "action"),
                                  _text(exp.rationale, "rationale"),
                                  self._spelled(_context(dict(exp.scope), "scope")), client, exp.provenance["line"])
-                _refuse_repeat(new, found)
+                refuse_repeat(new, found)
             except ToolError as exc:
                 raise ToolError(f"line {exp.provenance['line']}: {exc}; none of the lessons was stored") from None
             found.append(new)
@@ -304,8 +305,8 @@ class LamarTools:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering.
         `held`: the stored lessons, when the caller has them."""
         for other in self._guard(self.lamar.experiences) if held is None else held:
-            if _same_arm(other, exp):
-                _refuse_held(other)
+            if same_arm(other, exp):
+                refuse_held(other)
 
     def _store(self, exp: Experience) -> str:
         """Add `exp`; refused (and retired) when a near-copy was added before it meanwhile.
@@ -323,7 +324,7 @@ class LamarTools:
             except InvalidExperience:  # the same words, stored by another server under the id they give
                 for other in self.lamar.experiences(scope=dict(exp.scope)):
                     if other.id == exp.id:
-                        _refuse_held(other)
+                        refuse_held(other)
                 raise
 
         stored: str = self._guard(add)
@@ -336,10 +337,10 @@ class LamarTools:
         for other in self._guard(lambda: self.lamar.experiences(scope=dict(exp.scope))):
             if other.id == stored:
                 return stored
-            if _same_arm(other, exp):
+            if same_arm(other, exp):
                 self._guard(lambda o=other: self.lamar.retire(stored, f"proposed at the same time as {o.id}, "
                                                               "a near-copy of it, which was added first"))
-                _refuse_held(other)
+                refuse_held(other)
         return stored
 
     def import_rules(self, folder: Any = None, apply: Any = False) -> ImportResult:
@@ -398,37 +399,12 @@ def _candidate(precondition: str, action: str, rationale: str, where: dict[str, 
                                   **({"line": line} if line is not None else {})})
 
 
-def _same_arm(other: Experience, exp: Experience) -> bool:
-    """The same lesson or a near-copy of it, in the same scope."""
-    return other.scope.items_key == exp.scope.items_key and (other.id == exp.id or lesson_similarity(
-        other.precondition, other.action, exp.precondition, exp.action) >= NEAR_DUPLICATE)
-
-
-def _refuse_held(other: Experience) -> None:
-    if other.provenance.get("erased"):  # its id follows from these words; evidence() would show "[erased]"
-        raise ToolError(f"these words were the lesson {other.id}, whose text was erased from the store: an erased "
-                        "lesson is not proposed again by an agent; tell the user, who can add it back with "
-                        "`lamar add` if they want it")
-    raise ToolError(f"lamar already holds this lesson as {other.id} ({other.status.value}): "
-                    f"{other.render()!r}; call evidence({other.id!r}) to see what is known about it "
-                    "instead of proposing it again")
-
-
 def _stored_before(fresh: list[Experience], ids: list[str]) -> str:
     """What a call of many lessons stored before one of them was refused in the middle of the adds."""
     if not ids:
         return "none of the lessons was stored"
     lines = ", ".join(f"line {e.provenance['line']} as {i}" for e, i in zip(fresh, ids))
     return f"the lessons before it were stored ({lines}), none after it: the same call made again stores the rest"
-
-
-def _refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:
-    """A lesson given twice in one call is refused even when it is held: a call is checked as a whole."""
-    for other in earlier:
-        if _same_arm(other, exp):
-            # not stored (nothing is until every line passes): evidence() would not know its id
-            raise ToolError(f"it repeats line {other.provenance.get('line')} of the text "
-                            f"({other.render()!r}): propose each lesson once")
 
 
 def _signal(value: Any) -> Signal | None:
