@@ -4,6 +4,8 @@ and the refusals that name the lesson to look at instead."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import ParamSpec, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -16,6 +18,23 @@ def _words(precondition: str, action: str) -> LessonWords:
     """A lesson's content words, read once: a call of many lessons compares each of them with every
     other line and every lesson of its scope, twice (before the adds and after each)."""
     return LessonWords.of(precondition, action)
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def forgetting(tool: Callable[_P, _R]) -> Callable[_P, _R]:
+    """`tool`, dropping the words it read when it returns: they are kept for one call's many
+    comparisons, not for the server's life (a lesson erased later must not stay in its memory)."""
+    @functools.wraps(tool)
+    def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return tool(*args, **kwargs)
+        finally:
+            _words.cache_clear()
+
+    return call
 
 
 def same_arm(other: Experience, exp: Experience) -> bool:
@@ -43,4 +62,4 @@ def refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:
                             f"({other.render()!r}): propose each lesson once")
 
 
-__all__ = ["refuse_held", "refuse_repeat", "same_arm"]
+__all__ = ["forgetting", "refuse_held", "refuse_repeat", "same_arm"]

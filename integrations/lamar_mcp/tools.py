@@ -18,7 +18,7 @@ from lamar.safety.lessons import lesson_refusal
 from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
-from lamar_mcp.held import refuse_held, refuse_repeat, same_arm
+from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
     EraseResult,
@@ -182,6 +182,7 @@ class LamarTools:
         found: list[Lesson] = self._guard(found_lessons)
         return LessonList(count=len(found), lessons=found)
 
+    @forgetting
     def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
                        client: str | None = None) -> ProposeResult:
         """Store a candidate lesson; as `lamar add`, only the precondition and the action are needed.
@@ -197,6 +198,7 @@ class LamarTools:
             stored = self._store(exp)
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
+    @forgetting
     def propose_lessons(self, lessons: Any = None, scope: Any = None, client: str | None = None) -> ProposeMany:
         """Many candidate lessons from Markdown bullets or JSON Lines, read as `lamar add --from` reads a
         file; every one is checked (and screened, and compared with the lessons held) before any is

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import lamar.sleep.similarity
+import lamar_mcp.held
 from lamar import Lamar
 from lamar_mcp.bench import lesson_bullets
 from lamar_mcp.tools import LamarTools
@@ -25,3 +26,5 @@ def test_the_words_of_each_line_are_read_a_bounded_number_of_times(store: Path,
         assert done.count == lines > 80 and len(lam.experiences(scope={"language": "go"})) == lines
     # Two texts a lesson (precondition and action), each read once; a comparison reads none.
     assert len(reads) <= 2 * (lines + 3), (len(reads), lines)
+    # Kept for one call only: a lesson erased after it must not stay in the server's memory.
+    assert lamar_mcp.held._words.cache_info().currsize == 0
