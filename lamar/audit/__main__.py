@@ -30,6 +30,7 @@ def _job(args: tuple[str, int, int, dict[str, Any]]) -> dict[str, Any]:
 
 _MAX_RUNS = 100_000
 _MAX_NULL = 1_000_000
+_MAX_EPISODES = 1_000_000
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,6 +57,14 @@ def main(argv: list[str] | None = None) -> int:
     # The list of runs is built whole before the first: a huge count would fill the memory instead.
     if args.runs > _MAX_RUNS:
         parser.error(f"--runs is at most {_MAX_RUNS:_} per scenario; got {args.runs:_}")
+    if args.episodes > _MAX_EPISODES:  # one run went on for ever, printing nothing
+        parser.error(f"--episodes is from 100 to {_MAX_EPISODES:_} per run; got {args.episodes:_}: give fewer")
+    if args.scenario and len(set(args.scenario)) < len(args.scenario):  # ran, and counted, its runs twice
+        twice = next(name for i, name in enumerate(args.scenario) if name in args.scenario[:i])
+        parser.error(f"--scenario {twice} is given twice; give each scenario once")
+    unused = _unused(args, vars(parser.parse_args([])))
+    if unused:
+        parser.error(unused)
     if args.null is not None and not 2 <= args.null <= _MAX_NULL:
         parser.error(f"--null is from 2 to {_MAX_NULL:_}, the replicates being split over the coins 0.04 and 0.15; "
                      f"got {args.null:_}")
@@ -116,6 +125,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - started:.0f} s")
     print(table(summaries))
     return 0
+
+
+def _unused(args: argparse.Namespace, defaults: dict[str, Any]) -> str | None:
+    """What to say of a flag that --physics, --summarize or --null would ignore (a --json file never
+    written, a tuning never applied), or None."""
+    mode = "--physics" if args.physics else "--summarize" if args.summarize else "--null" if args.null is not None else None
+    if mode is None:
+        return None
+    read = ("jobs",) if mode == "--null" else ()
+    for name in ("runs", "episodes", "scenario", "seed", "jobs", "json_out", "lamar"):
+        if name not in read and getattr(args, name) != defaults[name]:
+            flag = "--json" if name == "json_out" else "--" + name
+            return f"{flag} is not used by {mode}, which prints its own table and exits; leave it out"
+    return None
 
 
 _ROW_KEYS = ("scenario", "episodes", "wrong_helps", "wrong_harms", "success", "holdout_cost")

@@ -16,24 +16,41 @@ from typing import Any
 from lamar.atomic import write_output
 
 
-def counts(parser: argparse.ArgumentParser, flag: str, text: str, *, empty: bool = False) -> list[int]:
-    """The comma-separated whole numbers of `flag`, each at least 1 (none at all only if `empty`),
-    or an argument error."""
+def counts(parser: argparse.ArgumentParser, flag: str, text: str, *, empty: bool = False,
+           most: int | None = None) -> list[int]:
+    """The comma-separated whole numbers of `flag`, each at least 1, at most `most` and given once
+    (none at all only if `empty`), or an argument error."""
     try:
         numbers = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
         numbers = [0]
     if (not numbers and not empty) or (numbers and min(numbers) < 1):
         parser.error(f"{flag} takes whole numbers of at least 1, comma separated; got {text!r}")
+    repeated = [number for i, number in enumerate(numbers) if number in numbers[:i]]
+    if repeated:  # `--sizes 10,10` timed the same configuration twice, as two rows
+        parser.error(f"{flag} gives {repeated[0]} twice; give each value once")
+    if most is not None and numbers:
+        at_most(parser, flag, max(numbers), most)
     return numbers
 
 
 def names(parser: argparse.ArgumentParser, flag: str, text: str, known: tuple[str, ...]) -> list[str]:
-    """The comma-separated names of `flag`, each one of `known`, or an argument error."""
+    """The comma-separated names of `flag`, each one of `known` and given once, or an argument error."""
     given = [name.strip() for name in text.split(",") if name.strip()]
     if not given or set(given) - set(known):
         parser.error(f"{flag} takes names from {','.join(known)}, comma separated; got {text!r}")
+    if len(set(given)) != len(given):
+        parser.error(f"{flag} gives {next(n for i, n in enumerate(given) if n in given[:i])} twice; give each "
+                     "name once")
     return given
+
+
+def at_most(parser: argparse.ArgumentParser, flag: str, value: int, most: int) -> None:
+    """An argument error when a count is above `most`, where a run would go on for days or fill the
+    memory before its first row instead of failing."""
+    if value > most:
+        parser.error(f"{flag} is from 1 to {most:_}; got {value:_} (more would run for days or fill the memory "
+                     "before a row is printed): give a smaller count")
 
 
 def positive(parser: argparse.ArgumentParser, **values: float) -> None:

@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lamar.bench.arguments import counts, names, positive
+from lamar.bench.arguments import at_most, counts, names, positive
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -91,14 +91,17 @@ def _children_cpu() -> float:
     return (usage.ru_utime + usage.ru_stime) * 1000
 
 
+# Each child runs in a process group of its own: a Ctrl+C at the terminal reaches this process
+# alone, which stops the child (`subprocess.run` kills it) instead of the child printing a
+# KeyboardInterrupt traceback from wherever its import stood.
 def _wall(argv: list[str], cwd: str | None = None) -> Sample:
     c0, t0 = _children_cpu(), time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=cwd, env=_ENV)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, cwd=cwd, env=_ENV, process_group=0)
     return (time.perf_counter() - t0) * 1000, _children_cpu() - c0
 
 
 def _inner(argv: list[str]) -> Sample:
-    done = subprocess.run(argv, check=True, capture_output=True, text=True, env=_ENV)
+    done = subprocess.run(argv, check=True, capture_output=True, text=True, env=_ENV, process_group=0)
     wall, cpu = done.stdout.split()[-2:]
     return float(wall), float(cpu)
 
@@ -149,6 +152,8 @@ def warm_episode_ms(location: str, reps: int) -> list[Sample]:
 
 
 SECTIONS = ("start", "open", "hook", "warm", "cli", "quickstart")
+# Past these a run goes on for days, or builds its stores in memory until it runs out.
+MOST = {"--episodes": 1_000_000, "--lessons": 1_000, "--runs": 10_000, "--hook-runs": 10_000, "--reps": 100_000}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,10 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=200, help="warm recall + report pairs timed per size")
     parser.add_argument("--skip", default="", help=f"comma-separated sections to leave out: {','.join(SECTIONS)}")
     args = parser.parse_args(argv)
-    sizes = counts(parser, "--sizes", args.sizes)
+    sizes = counts(parser, "--sizes", args.sizes, most=MOST["--episodes"])
     skip = set(names(parser, "--skip", args.skip, SECTIONS)) if args.skip.strip() else set()
+    if skip == set(SECTIONS):  # printed the header, timed nothing, and said 0
+        parser.error(f"--skip leaves out every section ({','.join(SECTIONS)}), so nothing would be timed; "
+                     "keep one")
     positive(parser, episodes=args.episodes, lessons=args.lessons, runs=args.runs, hook_runs=args.hook_runs,
              reps=args.reps)
+    for flag, most in MOST.items():
+        at_most(parser, flag, getattr(args, flag[2:].replace("-", "_")), most)
     py = sys.executable
     print(f"milliseconds; p50 = median; {args.lessons} lessons, {args.episodes} reported episodes unless said")
     print(f"{'what':<56}{'wall p50':>9}{'p99':>9}{'CPU p50':>9}{'runs':>6}")

@@ -15,7 +15,7 @@ import tracemalloc
 from collections import Counter
 from typing import Any
 
-from lamar.bench.arguments import counts, names, positive, save_rows, writable
+from lamar.bench.arguments import at_most, counts, names, positive, save_rows, writable
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.store import Event, open_store
@@ -23,6 +23,8 @@ from lamar.store import Event, open_store
 SIZES = (10, 1_000, 10_000, 100_000)
 ELIGIBLE = (6, 50)
 BACKENDS = ("memory", "json", "sqlite")
+MAX_SIZE = 1_000_000  # --sizes: each store is built whole in memory before it is timed
+MAX_REPS = 100_000  # --reps, --json-reps: episodes timed per row
 
 
 def _populate(location: str, n: int, eligible: int, seed: int) -> None:
@@ -141,13 +143,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json-reps", type=int, default=20, help="episodes timed on JSON stores above 1 000")
     parser.add_argument("--json", dest="json_out", help="also write the rows to this file")
     args = parser.parse_args(argv)
-    sizes = counts(parser, "--sizes", args.sizes)
-    eligible_counts = counts(parser, "--eligible", args.eligible)
+    sizes = counts(parser, "--sizes", args.sizes, most=MAX_SIZE)
+    eligible_counts = counts(parser, "--eligible", args.eligible, most=MAX_SIZE)
     backends = names(parser, "--backends", args.backends, BACKENDS)
     if min(eligible_counts) > max(sizes):
         parser.error("every --eligible count is above every --sizes: a store cannot hold more eligible lessons "
                      "than lessons, so nothing would be timed")
     positive(parser, reps=args.reps, json_reps=args.json_reps)
+    at_most(parser, "--reps", args.reps, MAX_REPS)
+    at_most(parser, "--json-reps", args.json_reps, MAX_REPS)
     writable(parser, "--json", args.json_out)
     rows = []
     header = (f"{'backend':<8}{'lessons':>9}{'elig':>6}{'recall p50':>12}{'p99':>9}{'report p50':>12}"

@@ -178,6 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unused:
         parser.error(unused)
     writable(parser, "--json", args.json)
+    writable(parser, "--plot", args.plot)
     # Fail before the run, not after it or inside its workers, when an optional package is missing,
     # with the extra to install rather than a traceback.
     try:

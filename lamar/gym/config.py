@@ -11,6 +11,7 @@ from lamar.storable import whole_number
 
 MAX_SEEDS = 100_000  # --seeds: a run of every policy each
 MAX_LESSONS = 1_000  # --lessons per task
+MAX_EPISODES = 1_000_000  # --episodes per run
 
 PHASES = ("first500", "pre", "post", "recovered")
 PHASE_TITLES = {"first500": "first 500", "pre": "pre-flip", "post": "post-flip", "recovered": "recovered"}
@@ -96,9 +97,9 @@ class GymConfig:
                           ("lift_every", 1)):
             if getattr(self, name) < low:
                 raise ValueError(f"{name} must be >= {low}; got {getattr(self, name)}")
-        # The job list and each world's lessons are built whole before the first episode: a slip of
-        # the keyboard (--seeds 1000000000) would fill the memory instead of starting.
-        for name, high in (("seeds", MAX_SEEDS), ("lessons", MAX_LESSONS)):
+        # The job list, each world's lessons and its episodes' tasks are built whole before the first
+        # episode: a slip of the keyboard (--seeds 1000000000) would fill the memory instead of starting.
+        for name, high in (("seeds", MAX_SEEDS), ("lessons", MAX_LESSONS), ("episodes", MAX_EPISODES)):
             if getattr(self, name) > high:
                 raise ValueError(f"{name} must be at most {high:_}; got {getattr(self, name):_}")
         for name in ("base", "help_effect", "hurt_effect"):
@@ -120,6 +121,9 @@ class GymConfig:
             raise ValueError(f"report_rate is the chance an episode is reported, in (0, 1]; got {self.report_rate!r}")
         if self.report_delay < 0:
             raise ValueError(f"report_delay must be >= 0 episodes; got {self.report_delay}")
+        if self.report_delay > self.flip:  # most reports would fall due after the run's end and never arrive
+            raise ValueError(f"report_delay is at most half the run, {self.flip:_} episodes of --episodes "
+                             f"{self.episodes:_} (a report due after the end never arrives); got {self.report_delay:_}")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1; got {self.workers}")
 

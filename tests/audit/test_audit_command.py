@@ -22,6 +22,15 @@ TINY = ["--quiet", "--runs", "1", "--episodes", "200", "--scenario", "null", "--
     (["--summarize", "rows.jsonl", "--physics"], "argument --physics: not allowed with argument --summarize"),
     # `--json "$OUT"` with OUT unset ran and wrote no file, status 0.
     ([*TINY, "--json", ""], "--json names no file (an empty name)"),
+    # One run went on for ever, printing nothing.
+    (["--episodes", "99999999999999999999"], "--episodes is from 100 to 1_000_000 per run; got 99_999_999_999"),
+    # Ran the scenario's runs twice and counted each twice in its table.
+    (["--scenario", "null", "--scenario", "flip", "--scenario", "null"], "--scenario null is given twice"),
+    # Printed its own table with exit 0 and wrote no --json file, applied no --lamar tuning.
+    (["--physics", "--json", "rows.jsonl"], "--json is not used by --physics, which prints its own table"),
+    (["--null", "4", "--json", "rows.jsonl"], "--json is not used by --null"),
+    (["--null", "4", "--lamar", "holdout=0.3"], "--lamar is not used by --null"),
+    (["--summarize", "rows.jsonl", "--runs", "5"], "--runs is not used by --summarize"),
 ])
 def test_the_command_refuses_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

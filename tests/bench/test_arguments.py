@@ -31,6 +31,7 @@ CASES = [
     (fleet, ["--seconds", "0"], "--seconds is a finite number above 0"),
     (fleet, ["--clients", "x"], "--clients takes whole numbers of at least 1"),
     (fleet, ["--workloads", "nope"], "--workloads takes names from shared,spread"),
+    (fleet, ["--clients", "4,4"], "--clients gives 4 twice"),
     (fleet, ["--lessons", "0"], "--lessons is at least 2"),
     (fleet, ["--rate", "nan"], "--rate and --turn finite and at least 0"),
     (fleet, ["--json", "{folder}"], "name a file in a folder that exists"),

@@ -20,6 +20,14 @@ from tests.full_disk import capped
     (["--sizes", "10", "--eligible", "50"], "every --eligible count is above every --sizes"),
     (["--json", "{folder}"], "name a file in a folder that exists"),
     (["--json", "{folder}/absent/rows.json"], "name a file in a folder that exists"),
+    # Timed the same configuration twice, as two rows.
+    (["--sizes", "10,10"], "--sizes gives 10 twice; give each value once"),
+    (["--eligible", "6,50,6"], "--eligible gives 6 twice"),
+    (["--backends", "memory,memory"], "--backends gives memory twice; give each name once"),
+    # Built a store of that many lessons in memory, or timed episodes, for ever.
+    (["--sizes", "10,99999999999999999999"], "--sizes is from 1 to 1_000_000; got 99_999_999_999_999_999_999"),
+    (["--reps", "99999999999999999999"], "--reps is from 1 to 100_000; got 99_999_999_999_999_999_999"),
+    (["--json-reps", "1000000"], "--json-reps is from 1 to 100_000"),
 ])
 def test_arguments_that_time_nothing_are_refused(argv: list[str], message: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -184,6 +184,14 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     (["--first-seed", "-3"], "first_seed must be >= 0; got -3"),
     # `--json "$OUT"` with OUT unset ran and wrote no file, status 0.
     (["--json", "", *TINY], "--json names no file (an empty name)"),
+    # `--plot "$PNG"` with PNG unset ran and drew no file, status 0; a missing folder failed after the run.
+    (["--plot", "", *TINY], "--plot names no file (an empty name)"),
+    (["--plot", "/nonexistent-folder/gym.png", *TINY], "--plot /nonexistent-folder/gym.png: name a file in a folder"),
+    # Built every world's episodes before the first one, silently, for ever.
+    (["--episodes", "99999999999999999999"], "episodes must be at most 1_000_000; got 99_999_999_999_999_999_999"),
+    # Every report fell due after the run's end: lamar learnt nothing and the tables said nothing of it.
+    (["--report-delay", "99999999999999999999"], "report_delay is at most half the run, 4_000 episodes"),
+    (["--report-delay", "51", *TINY], "report_delay is at most half the run, 50 episodes of --episodes 100"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
