@@ -19,7 +19,7 @@ from lamar.audit.physics import render as render_physics
 from lamar.audit.runner import run_one
 from lamar.audit.scenarios import SCENARIOS
 from lamar.audit.summary import summarize, table
-from lamar.bench.arguments import command, quiet_worker
+from lamar.bench.arguments import command, processes, quiet_worker
 from lamar.gym.__main__ import _tuning
 
 
@@ -57,6 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     # The list of runs is built whole before the first: a huge count would fill the memory instead.
     if args.runs > _MAX_RUNS:
         parser.error(f"--runs is at most {_MAX_RUNS:_} per scenario; got {args.runs:_}")
+    processes(parser, "--jobs", args.jobs)
     if args.episodes > _MAX_EPISODES:  # one run went on for ever, printing nothing
         parser.error(f"--episodes is from 100 to {_MAX_EPISODES:_} per run; got {args.episodes:_}: give fewer")
     if args.scenario and len(set(args.scenario)) < len(args.scenario):  # ran, and counted, its runs twice

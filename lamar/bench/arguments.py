@@ -53,6 +53,16 @@ def at_most(parser: argparse.ArgumentParser, flag: str, value: int, most: int) -
                      "before a row is printed): give a smaller count")
 
 
+def processes(parser: argparse.ArgumentParser, flag: str, value: int | None) -> None:
+    """An argument error when `flag` asks for more worker processes than 4 per CPU: the jobs are
+    CPU-bound, so more only share the same CPUs, and each holds an interpreter's memory (a huge
+    count forked until the machine ran out)."""
+    most = 4 * (os.cpu_count() or 1)
+    if value is not None and value > most:
+        parser.error(f"{flag} is from 1 to {most} on this machine (4 per CPU: the runs are CPU-bound, so more "
+                     f"processes only share the same CPUs); got {value:_}")
+
+
 def positive(parser: argparse.ArgumentParser, **values: float) -> None:
     """An argument error naming the first of `values` (flag name -> value) that is not above 0."""
     for name, value in values.items():

@@ -9,7 +9,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
-from lamar.bench.arguments import command, writable
+from lamar.bench.arguments import command, processes, writable
 from lamar.gym.config import GymConfig
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.plot import plot_result
@@ -169,6 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (TypeError, ValueError) as exc:
         parser.error(str(exc))
+    processes(parser, "--workers", args.workers)
     if args.family is not None and not 1 <= args.family <= TUNING_SEEDS:
         parser.error(f"--family is the number of worlds to draw, from 1 to {TUNING_SEEDS:_} (the reported worlds "
                      f"stop where the tuning worlds start); got {args.family:_}")

@@ -31,6 +31,8 @@ TINY = ["--quiet", "--runs", "1", "--episodes", "200", "--scenario", "null", "--
     (["--null", "4", "--json", "rows.jsonl"], "--json is not used by --null"),
     (["--null", "4", "--lamar", "holdout=0.3"], "--lamar is not used by --null"),
     (["--summarize", "rows.jsonl", "--runs", "5"], "--runs is not used by --summarize"),
+    # Started a pool of that many processes (one per run) until the machine stopped.
+    ([*TINY, "--jobs", "99999"], "--jobs is from 1 to"),
 ])
 def test_the_command_refuses_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

@@ -192,6 +192,8 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     # Every report fell due after the run's end: lamar learnt nothing and the tables said nothing of it.
     (["--report-delay", "99999999999999999999"], "report_delay is at most half the run, 4_000 episodes"),
     (["--report-delay", "51", *TINY], "report_delay is at most half the run, 50 episodes of --episodes 100"),
+    # Started that many processes at once (a pool of 100 000 with --seeds 100000) until the machine stopped.
+    ([*TINY, "--workers", "99999"], "--workers is from 1 to"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:

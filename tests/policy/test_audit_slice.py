@@ -151,5 +151,5 @@ def test_no_more_worker_processes_start_than_runs(monkeypatch: pytest.MonkeyPatc
             return map(job, work)
 
     monkeypatch.setattr(multiprocessing, "Pool", Pool)
-    assert main(["--runs", "2", "--episodes", "200", "--scenario", "null", "--jobs", "99", "--quiet"]) == 0
+    assert main(["--runs", "2", "--episodes", "200", "--scenario", "null", "--jobs", "4", "--quiet"]) == 0
     assert started == [2]
