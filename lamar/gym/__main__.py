@@ -68,7 +68,7 @@ def _policies(text: str) -> tuple[str, ...]:
 
 
 def _tuning(text: str) -> tuple[tuple[str, float], ...]:
-    pairs = []
+    pairs: list[tuple[str, float]] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         name, sep, value = part.partition("=")
         try:
@@ -77,6 +77,8 @@ def _tuning(text: str) -> tuple[tuple[str, float], ...]:
             number = math.nan
         if not sep or math.isnan(number):
             raise argparse.ArgumentTypeError(f"expected NAME=NUMBER pairs (e.g. discount=0.995); got {part!r}")
+        if any(name.strip() == known for known, _ in pairs):  # the last one won, silently
+            raise argparse.ArgumentTypeError(f"{name.strip()} is given twice; give each knob once")
         pairs.append((name.strip(), int(number) if number.is_integer() and "." not in value else number))
     return tuple(pairs)
 

@@ -71,6 +71,9 @@ class GymConfig:
         object.__setattr__(self, "policies", tuple(self.policies))
         object.__setattr__(self, "sleep_at", tuple(self.sleep_at))
         object.__setattr__(self, "tuning", tuple((str(k), v) for k, v in self.tuning))
+        if self.tuning and not {"lamar", "lamar-v2"} & set(self.policies):  # ran with no engine to tune
+            raise ValueError(f"--lamar tunes the lamar policy, and the policies {', '.join(self.policies)} leave it "
+                             "out; add lamar to --policies, or leave --lamar out")
         if self.tuning:
             from lamar.gym.v2.config import Policy as V2Policy
             from lamar.policy.config import Policy, without_retired

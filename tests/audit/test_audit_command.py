@@ -33,6 +33,7 @@ TINY = ["--quiet", "--runs", "1", "--episodes", "200", "--scenario", "null", "--
     (["--summarize", "rows.jsonl", "--runs", "5"], "--runs is not used by --summarize"),
     # Started a pool of that many processes (one per run) until the machine stopped.
     ([*TINY, "--jobs", "99999"], "--jobs is from 1 to"),
+    ([*TINY, "--lamar", "holdout=0.3,holdout=0.1"], "holdout is given twice; give each knob once"),
 ])
 def test_the_command_refuses_in_one_line(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

@@ -194,6 +194,9 @@ def test_the_command_refuses_an_unknown_policy(capsys: pytest.CaptureFixture[str
     (["--report-delay", "51", *TINY], "report_delay is at most half the run, 50 episodes of --episodes 100"),
     # Started that many processes at once (a pool of 100 000 with --seeds 100000) until the machine stopped.
     ([*TINY, "--workers", "99999"], "--workers is from 1 to"),
+    # The last of a knob given twice won, silently; a tuning with no lamar among the policies ran untuned.
+    (["--lamar", "discount=0.99,discount=0.9", *TINY], "discount is given twice; give each knob once"),
+    (["--lamar", "discount=0.99", "--policies", "none,oracle", *TINY], "the policies none, oracle leave it out"),
 ])
 def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message: str,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
