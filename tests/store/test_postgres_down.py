@@ -6,11 +6,15 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 
 import psycopg
 import pytest
 
 from lamar import Experience, Lamar, Scope, StoreError
+from lamar.store import Event
+from lamar.store.postgres import PostgresStore
 from tests.store.test_postgres import (
     DroppingProxy,
     _database,
@@ -187,3 +191,95 @@ def test_an_erase_whose_commit_stalls_on_a_half_open_link_ends_that_backend_and_
         terminate(postgres_url, backends(postgres_url, app))
         proxy.close()
         drop_namespaces(postgres_url, namespace)
+
+
+@contextmanager
+def _scarce_role(postgres_url: str, slots: int) -> Iterator[str]:
+    """A login role of its own with `slots` connections at most (its CONNECTION LIMIT; the server's
+    settings are left alone), a member of the tests' role so it may use the schema; dropped after."""
+    role = unique_namespace("slots").replace("-", "_").lower()
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        owner = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
+        conn.execute(f'CREATE ROLE "{role}" LOGIN CONNECTION LIMIT {slots}')
+        conn.execute(f'GRANT "{owner}" TO "{role}"')
+    try:
+        yield role
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (role,))
+            for _ in range(100):  # DROP ROLE fails while one of its backends is still ending
+                if not conn.execute("SELECT count(*) FROM pg_stat_activity WHERE usename = %s",
+                                    (role,)).fetchone()[0]:  # type: ignore[index]
+                    break
+                time.sleep(0.05)
+            conn.execute(f'DROP ROLE "{role}"')
+
+
+@pytest.mark.parametrize("fold", ["off", "on"], ids=["log", "fold"])
+def test_a_server_out_of_connection_slots_is_waited_for_once_and_says_what_to_do(
+        postgres_url: str, fold: str) -> None:
+    """The role's only slot is its store's pooled connection, held by another part of the program:
+    a read and a write each wait out `timeout` once (not a second time through a retry, and not
+    taken for a server that is down), then say the server has no slot left and what to do; a
+    second store opened meanwhile says so at once."""
+    namespace = unique_namespace("slots")
+    url = namespace_url(postgres_url, namespace, lamar_fold=fold)
+    PostgresStore(url).close()  # the schema, migrated by the tests' role
+    full = (r"within 1.5 s: the server has no connection slot left \(.*too many connections for role.*\); "
+            r"nothing was sent, so nothing of this call was kept\. Close idle connections of other clients.*"
+            r"raise the role's CONNECTION LIMIT or the server's max_connections")
+    try:
+        with _scarce_role(postgres_url, 1) as role:
+            store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=fold, user=role), pool_size=2,
+                                  timeout=1.5)
+            assert store.read() == []  # its pooled connection takes the role's only slot
+            with store.connections.connection():
+                for call in (lambda: store.append([Event("applied", {"proposal": "a"}, key="a")]), store.read):
+                    started = time.monotonic()
+                    with pytest.raises(StoreError, match=full):
+                        call()
+                    assert 1.4 < time.monotonic() - started < 2.9
+                with pytest.raises(StoreError, match="cannot open .*too many connections for role.*CONNECTION LIMIT"):
+                    PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=fold, user=role))
+            assert store.read() == []
+            store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+def test_a_connection_slot_freed_within_timeout_lets_the_waiting_write_through(postgres_url: str) -> None:
+    """Out of slots is not down: the write waits, and takes the slot another client frees."""
+    namespace = unique_namespace("slots")
+    url = namespace_url(postgres_url, namespace, lamar_fold="off")
+    PostgresStore(url).close()
+    try:
+        with _scarce_role(postgres_url, 3) as role, ExitStack() as stack:
+            store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=3)
+            assert store.read() == []
+            others: list[psycopg.Connection] = []
+            for _ in range(100):  # other clients take the slots the store's pool left (its open's ends first)
+                try:
+                    others.append(psycopg.connect(postgres_url, user=role))
+                except psycopg.OperationalError:
+                    if len(_role_backends(postgres_url, role)) >= 3:
+                        break
+                    time.sleep(0.05)
+            pooled = 3 - len(others)
+            for _ in range(pooled):  # the pool's own, held by other parts of the program
+                stack.enter_context(store.connections.connection())
+            threading.Timer(1.5, others[0].close).start()
+            started = time.monotonic()
+            store.append([Event("applied", {"proposal": "a"}, key="a")])
+            assert time.monotonic() - started > 1.4
+            stack.close()
+            assert [e.key for e in store.read()] == ["a"]
+            for other in others:
+                other.close()
+            store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+def _role_backends(postgres_url: str, role: str) -> list[int]:
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        return [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE usename = %s", (role,))]

@@ -13,7 +13,7 @@ from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.store.base import Event
-from lamar.store.postgres.connection import result_parts
+from lamar.store.postgres.wire import result_parts
 
 
 class FoldInputs(NamedTuple):

@@ -1,9 +1,8 @@
-"""The PostgreSQL store's one connection layer: a pool, reads retried once, write transactions
-whose lost COMMIT is settled by asking the server, and the events' wire format."""
+"""The PostgreSQL store's one connection layer: a pool, reads retried once, and write transactions
+whose lost COMMIT is settled by asking the server."""
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -16,7 +15,8 @@ from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.extras import needs_extra
 from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
-from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
+from lamar.store.postgres.server_errors import OUT_OF_SLOTS, RUN_AGAIN, RUN_AGAIN_AFTER, advice, out_of_slots
+from lamar.store.postgres.wire import keyed
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -56,7 +56,7 @@ class Connections:
             first connects to the server directly: if nothing answers there (refused, no route,
             no answer within 2 s), the call fails at once; for the next 5 s calls skip the wait
             (asking again directly if it refused at once); a server that answers (busy, or out of
-            connection slots) is waited for. A pool whose every connection stays in use: once.
+            connection slots) is waited for, once: a retry would find it as busy.
         settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed.
         opened: runs on the first, direct connection (its errors say what is wrong: no such
             database...), before the pool opens: the schema's migration.
@@ -79,6 +79,7 @@ class Connections:
         self._probe_lock = threading.Lock()
         # The server found down: until when, why, and whether it refused at once.
         self._down: tuple[float, str, bool] | None = None
+        self._refused: str | None = None  # the last direct connection refused for want of slots: why
         self._closed = False
         self._close_lock = threading.Lock()
         self._in_use: set[Connection[Any]] = set()  # all of them in use: a wait for one fails without a retry
@@ -91,7 +92,8 @@ class Connections:
                 conn.execute(_READ_COMMITTED)
                 opened(conn)
         except psycopg.Error as exc:
-            raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}") from exc
+            why = f"; {OUT_OF_SLOTS}" if out_of_slots(exc) else ""
+            raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{why}") from exc
         # When each pooled connection's backend started: with its pid, it names that backend to
         # `_settle_keys` (a pid alone may be reused by another connection's backend).
         self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()
@@ -228,6 +230,10 @@ class Connections:
             except self.pg.OperationalError:
                 if len(self._in_use) >= self._pool.max_size:  # no retry: a busy pool would be as busy again
                     raise self._busy() from None
+                if not self._answers():
+                    raise self._unreachable() from None
+                if self._refused is not None:  # no retry either: the slots are as full on a second wait
+                    raise self._busy(self._refused) from None
                 raise  # some not in use: the pool is (re)connecting, retried as a lost connection
         self._in_use.add(conn)  # a set's add and discard are atomic: no lock
         try:
@@ -240,18 +246,21 @@ class Connections:
     def _answers(self) -> bool:
         """Whether the server answers a connection of its own (one asker at a time: threads
         waiting on a busy pool do not all open one). An answer that refuses it (too many clients,
-        authentication) still means the server is there; only no answer marks it down. A server
+        authentication) still means the server is there, and one refused for want of slots (which
+        libpq reports with no SQLSTATE) is noted in `_refused`; only no answer marks it down. A server
         that refused at once is cheap to ask again; one that let the connect time out is not
         asked again for `_DOWN_FOR` seconds."""
         with self._probe_lock:
             down = self._down
             if down is not None and time.monotonic() < down[0] and not down[2]:
                 return False
-            asked = time.monotonic()
+            asked, self._refused = time.monotonic(), None
             try:
                 self._direct().close()
             except self.pg.OperationalError as exc:
-                if exc.sqlstate is None:
+                if out_of_slots(exc):
+                    self._refused = reason(exc)
+                elif exc.sqlstate is None:
                     now = time.monotonic()
                     self._down = (now + _DOWN_FOR, reason(exc), now - asked < 0.5)
                     return False
@@ -268,12 +277,16 @@ class Connections:
             params["connect_timeout"] = 2
         return self.pg.connect(self._conninfo, **params)
 
-    def _busy(self) -> StoreError:
+    def _busy(self, refused: str | None = None) -> StoreError:
+        """No connection within `timeout`: the pool's all stayed in use, or the server `refused` a new one."""
         size = self._pool.max_size
-        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: all {size} connections of "
-                          f"its pool (pool_size={size}) stayed in use by this store's other calls; nothing was sent, "
-                          "so nothing of this call was kept. Give the store a pool_size of at least the number of "
-                          "threads that call it at once, or a longer timeout")
+        if refused is None:
+            why = f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other calls"
+            fix = "give the store a pool_size of at least the number of threads that call it at once, or a longer timeout"
+        else:
+            why, fix = f"the server has no connection slot left ({refused})", OUT_OF_SLOTS
+        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, "
+                          f"so nothing of this call was kept. {fix[0].upper()}{fix[1:]}")
 
     def _unreachable(self) -> StoreError:
         why = self._down[1] if self._down is not None else "no answer"
@@ -470,30 +483,9 @@ class Connections:
                 self._pool.close()
 
 
-def events_json(events: Iterable[Event]) -> str:
-    """Events as a write sends them: one JSON array of {kind, key, time, data}, which the server
-    reads with one parse (json_to_recordset), keeping each `data` text exactly as sent."""
-    return "[" + ",".join(
-        f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
-        for e in events) + "]"
-
-
-def keyed(events: Sequence[Event]) -> bool:
-    """Whether every event has a key: a write of them is one message, settled by its keys."""
-    return bool(events) and all(e.key is not None for e in events)
-
-
-def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
-    """The rows of a result made of `count` parts (its first column: the part's number), by part."""
-    parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
-    for row in rows:
-        parts[row[0]].append(row)
-    return parts
-
-
 def reason(exc: BaseException) -> str:
     """The server's first message line, without psycopg's class name."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-__all__ = ["Connections", "NotWritten", "events_json", "keyed", "reason", "result_parts"]
+__all__ = ["Connections", "NotWritten", "reason"]

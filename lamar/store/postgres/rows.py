@@ -17,11 +17,11 @@ from lamar.policy.lesson import LessonState
 from lamar.store.base import LESSON_KINDS, Event, RowsView, storable_key
 from lamar.store.postgres import locks
 from lamar.store.postgres.batch import Batch, FoldInputs, merge_shards, named
-from lamar.store.postgres.connection import events_json, keyed, result_parts
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.inbox import Inbox, Vanished
 from lamar.store.postgres.known import KnownRows, RowsMoved
 from lamar.store.postgres.locks import ROWS_LOCK
+from lamar.store.postgres.wire import events_json, keyed, result_parts
 
 if TYPE_CHECKING:
     from psycopg import Connection

@@ -1,7 +1,9 @@
-"""What an error the PostgreSQL server raised on a connection still there means: whether the
-transaction it aborted can succeed if run again, and what the user can do about it."""
+"""What an error the PostgreSQL server raised means: whether the transaction it aborted can
+succeed if run again, whether a refused connection was for want of slots, and what to do."""
 
 from __future__ import annotations
+
+import re
 
 # SQLSTATEs of a transaction the server rolled back against another one: the same transaction
 # run again can commit. Any other error is reported, never run again: a timeout would wait as
@@ -19,6 +21,19 @@ _ADVICE = {"57014": "the server cancelled the statement (its statement_timeout, 
            "53": "the server is short of a resource (disk, memory, connections): free it, then try again"}
 
 
+# A connection the server refuses for want of slots (SQLSTATE 53300), told by its message: libpq
+# hands psycopg no SQLSTATE for an error raised while connecting.
+_NO_SLOT = re.compile(r"too many (clients|connections)|connection slots are reserved", re.IGNORECASE)
+OUT_OF_SLOTS = ("close idle connections of other clients, give the stores that share the server a smaller "
+                "pool_size (or put a pooler such as PgBouncer in front of it), or raise the role's CONNECTION "
+                "LIMIT or the server's max_connections")
+
+
+def out_of_slots(exc: BaseException) -> bool:
+    """Whether a connection was refused because the server, the database or the role has no slot left."""
+    return bool(_NO_SLOT.search(str(exc)))
+
+
 def advice(exc: object) -> str:
     """What to do about an error the server raised on a connection still there ("" if nothing)."""
     state = getattr(exc, "sqlstate", None) or ""
@@ -26,4 +41,4 @@ def advice(exc: object) -> str:
     return f"; {found}" if found else ""
 
 
-__all__ = ["RUN_AGAIN", "RUN_AGAIN_AFTER", "advice"]
+__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "advice", "out_of_slots"]

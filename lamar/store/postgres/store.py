@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import finite_number, whole_number
 from lamar.store.base import Event, StoredText, check_appendable, storable_key
-from lamar.store.postgres.connection import Connections, events_json, keyed, reason, result_parts
+from lamar.store.postgres.connection import Connections, reason
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
 from lamar.store.postgres.url import parse_url
+from lamar.store.postgres.wire import events_json, keyed, result_parts
 
 if TYPE_CHECKING:
     from psycopg import Connection

@@ -1,0 +1,34 @@
+"""The PostgreSQL store's wire format: events as a write sends them, and the parts of a result
+that holds several."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from lamar.store.base import Event
+
+
+def events_json(events: Iterable[Event]) -> str:
+    """Events as a write sends them: one JSON array of {kind, key, time, data}, which the server
+    reads with one parse (json_to_recordset), keeping each `data` text exactly as sent."""
+    return "[" + ",".join(
+        f'{{"kind":{json.dumps(e.kind)},"key":{json.dumps(e.key)},"time":{float(e.time)!r},"data":{e.data_json()}}}'
+        for e in events) + "]"
+
+
+def keyed(events: Sequence[Event]) -> bool:
+    """Whether every event has a key: a write of them is one message, settled by its keys."""
+    return bool(events) and all(e.key is not None for e in events)
+
+
+def result_parts(rows: list[tuple[Any, ...]], count: int) -> list[list[tuple[Any, ...]]]:
+    """The rows of a result made of `count` parts (its first column: the part's number), by part."""
+    parts: list[list[tuple[Any, ...]]] = [[] for _ in range(count)]
+    for row in rows:
+        parts[row[0]].append(row)
+    return parts
+
+
+__all__ = ["events_json", "keyed", "result_parts"]
