@@ -209,13 +209,13 @@ def _added(conn: psycopg.Connection[Any], url: str, namespace: str, experience: 
     from lamar.policy.lesson import LessonState
     from lamar.safety.boundary import admitted
     from lamar.store import Event
-    from lamar.store.postgres import connection, rows
+    from lamar.store.postgres import rows, wire
     from lamar.store.postgres.known import KnownRows
 
     exp = admitted(experience).with_identity()
     write = rows.empty_write(namespace)
     write.update(take_lock=True, active=1, added=KnownRows(url).rows_json([LessonState(exp, rank=1)]),
-                 events=connection.events_json([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]))
+                 events=wire.events_json([Event("experience", exp.to_dict(), key=f"experience:{exp.id}")]))
     conn.execute(rows._WRITE_ONE, write)
     return exp.id
 

@@ -21,7 +21,7 @@ from lamar import CorruptStore, DuplicateReport, Experience, Lamar, Scope, Signa
 from lamar.policy import fold
 from lamar.state.erasure import scrubbed
 from lamar.store import Event
-from lamar.store.postgres import PostgresStore, connection, inbox, known, locks
+from lamar.store.postgres import PostgresStore, inbox, known, locks, wire
 from lamar.store.postgres import rows as fold_rows
 from lamar.store.postgres.rows import OPTIMISTIC_TRIES
 from tests.state.seam import folded
@@ -521,7 +521,7 @@ def _late_episode(url: str, lam: Lamar) -> tuple[psycopg.Connection[Any], str]:
     episode = next(e for e in lam.store.read() if e.kind == "episode")
     late = f"ep_late_{uuid.uuid4().hex[:8]}"
     write = fold_rows.empty_write(lam.store.namespace)  # type: ignore[attr-defined]
-    write.update(take_lock=True, events=connection.events_json(
+    write.update(take_lock=True, events=wire.events_json(
         [Event("episode", {**episode.data, "id": late}, key=f"episode:{late}", time=time.time())]))
     conn = psycopg.connect(url.split("?", 1)[0])  # not in autocommit: the transaction stays open
     conn.execute(fold_rows._WRITE_ONE, write)
