@@ -182,6 +182,7 @@ class StoreRows:
         self._unscrubbed: dict[int, Event] = {}
         self._asked = time.monotonic()
         self._asked_through = 0
+        self._asked_for: float | None = None  # the rows' `erasing` this engine last asked about
 
     def open(self) -> None:
         pass  # the rows are read as they are, and the log is folded only when a call needs it
@@ -245,12 +246,15 @@ class StoreRows:
         """Finish the scrub of an erase stopped behind its event, as a writer in the log mode does
         on its sync (`Follower.finish_erasures`): no write folds the log here, so the store is asked
         which erase events are still pending: rarely, and past the events it already asked about,
-        so that only the first question reads the whole log."""
+        so that only the first question reads the whole log. The rows name the oldest erase their
+        build found pending (`FoldedRows.erasing`, read with them): once it is a grace old, the next
+        writer asks at once, as the next writer of a log-mode store finds it in its fold."""
         from lamar.state import erasure
 
-        now = time.monotonic()
-        if now - self._asked >= erasure.GRACE:
-            self._asked = now
+        now, erasing = time.monotonic(), self._rows.erasing()
+        due = erasing is not None and erasing != self._asked_for and time.time() - erasing >= erasure.GRACE
+        if due or now - self._asked >= erasure.GRACE:
+            self._asked, self._asked_for = now, erasing if due else self._asked_for
             try:
                 # Settled before the question: every event at or below `through` is in its answer.
                 through = self._rows.settled()

@@ -349,6 +349,11 @@ class FoldedRows(Protocol):
         """Hold off every fold-mode write while the caller rewrites the log."""
         ...
 
+    def erasing(self) -> float | None:
+        """When the oldest erase event whose scrub was pending as the rows were last built was
+        stored (None: none), as the last read found it: no question to the server."""
+        ...
+
     def unscrubbed(self, after: int = 0) -> list[Event]:
         """The erase events with a seq above `after` whose scrub has not run (stored with
         `pending`), found by the store: no write folds the log in this mode (`erasure.finish`)."""

@@ -177,6 +177,31 @@ def test_an_erase_stopped_behind_its_event_by_another_engine_is_finished_by_a_wr
     assert (done.again, done.events) == (True, 0)
 
 
+def test_an_erase_stopped_a_grace_ago_is_finished_by_the_next_writer_however_short_its_run_in_both_modes(
+        url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engines opened after an erase stopped behind its event, each for one call, as a CLI or a hook
+    runs: one within the grace leaves the scrub to the eraser, the first writer after it finishes
+    it. The fold mode folds no log on a write, and its rows were built since the stop: the rows
+    name the pending erase, so that writer learns of it without asking the server first."""
+    import time
+
+    from lamar.state import erasure
+
+    monkeypatch.setattr(erasure, "GRACE", 2.0)
+    writer, exp_id = _stopped_erase(url)
+    writer.close()
+    with Lamar(url) as reader:
+        reader.stats()
+    with Lamar(url, k=2, seed=4) as early:  # within the grace: the eraser may still be scrubbing
+        early.recall({"task": "t"})
+    assert NAME in _rows(url)
+    time.sleep(2.1)
+    with Lamar(url, k=2, seed=5) as late:  # open for one recall, far less than a grace
+        late.recall({"task": "t"})
+        assert late.get(exp_id).action == "[erased]"
+    assert NAME not in _rows(url)
+
+
 def test_in_the_gap_before_a_stopped_erase_is_finished_no_read_shows_the_text_and_no_copy_takes_it(
         url: str, tmp_path: Path) -> None:
     """An erase stopped behind its event, before an engine open for a minute (or `erase` run again)

@@ -4,6 +4,7 @@ settled, the exclusive hold of a checkpoint, and the build of the lesson rows fr
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -34,6 +35,10 @@ _HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory
 _SETTLE_WAIT = 1.0
 
 Folder = Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]]
+# The key of the rows' `folded` text (their tuning, as JSON) that names when the oldest erase found
+# pending by their build was stored: every read and write gets that text anyway, so an engine
+# learns of an erase stopped behind its event without asking the server (`erasure.finish`).
+ERASING = "erasing"
 
 
 def settled(db: Connections) -> int | None:
@@ -157,12 +162,14 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (ROWS_LOCK, ns))
             built = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s", (ns,)).fetchone()
-            if not force and built is not None and built[0] == tuning:
+            if not force and built is not None and built_as(built[0])[0] == tuning:
                 return  # another engine built them while this one waited for the lock
             events = db.parse(conn.execute(
                 "SELECT seq, kind, key, time, data FROM lamar_events WHERE namespace = %s ORDER BY seq",
                 (ns,)).fetchall())
             folded, (n, mean, m2) = folder(events)
+            pending = [e.time for e in events if e.kind == "erase" and e.data.get("pending") is True]
+            marked = json.dumps({**json.loads(tuning), ERASING: min(pending)}, sort_keys=True) if pending else tuning
             had = dict(conn.execute("SELECT id, added FROM lamar_lessons WHERE namespace = %s", (ns,)).fetchall())
             by_id = {s.experience.id: s for s in folded}
             states = [by_id[i] for i in in_rows_order(list(by_id), had)]
@@ -191,9 +198,20 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
                          "VALUES (%s, 0, %s, %s, %s, %s)", (ns, n, mean, m2, active))
             conn.execute("INSERT INTO lamar_namespaces (namespace, last_seq, folded) VALUES (%s, %s, %s) "
                          "ON CONFLICT (namespace) DO UPDATE SET folded = EXCLUDED.folded, "
-                         "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, tuning))
+                         "last_seq = greatest(lamar_namespaces.last_seq, EXCLUDED.last_seq)", (ns, last, marked))
 
     db.run(run, "build the lesson rows of")
+
+
+@functools.lru_cache(maxsize=16)
+def built_as(folded: str | None) -> tuple[str | None, float | None]:
+    """The rows' `folded` text as (the tuning they were built under, when the oldest erase their
+    build found pending was stored, or None); one parse per text, and none for a text without it."""
+    if folded is None or f'"{ERASING}":' not in folded:
+        return folded, None
+    tuning = json.loads(folded)
+    erasing = tuning.pop(ERASING)
+    return json.dumps(tuning, sort_keys=True), float(erasing)
 
 
 def places(db: Connections) -> dict[str, int]:
@@ -202,4 +220,4 @@ def places(db: Connections) -> dict[str, int]:
     return db.run(lambda conn: {str(i): int(added) for i, added in conn.execute(query, (db.namespace,)).fetchall()})
 
 
-__all__ = ["ROWS_LOCK", "Folder", "build", "exclusive", "places", "settled"]
+__all__ = ["ERASING", "ROWS_LOCK", "Folder", "build", "built_as", "exclusive", "places", "settled"]

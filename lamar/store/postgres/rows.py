@@ -137,6 +137,7 @@ class LessonRows:
         self._moved = False  # whether the last report that read first found its rows moved since its recall
         # A read that found a row it cannot decode, and the tuning the rows named (see `_view`).
         self._undecodable: tuple[CorruptStore, str | None] | None = None
+        self._erasing: float | None = None  # as the last read found it
         self._counts = dict.fromkeys(("conflicts", "locked", "unread", "reread", "queued", "combined"), 0)
 
     @property
@@ -171,11 +172,12 @@ class LessonRows:
             return conn.execute(_VIEW, {"ns": ns, **params}).fetchall()
 
         rows, shards, built = result_parts(self._db.run(run), 3)
-        tuning, active = built[0][2] if built else None, sum(int(row[7]) for row in shards)
+        folded, active = built[0][2] if built else None, sum(int(row[7]) for row in shards)
+        tuning, self._erasing = locks.built_as(folded)
         found = [(i, raw, int(v)) for _, i, raw, v, *_ in rows]
-        self._known.note_read(tuning, [row[4:7] for row in shards], active, found)
+        self._known.note_read(folded, [row[4:7] for row in shards], active, found)  # as a write compares it
         n, _, m2 = merge_shards(row[4:7] for row in shards)
-        if tuning is not None and self._known.policy(tuning) is None:
+        if folded is not None and self._known.policy(folded) is None:
             return RowsView([], fold.spread(n, m2), active, None)  # another design's states: built again
         try:
             states = [self._known.known(i, raw, v) for i, raw, v in found]
@@ -212,6 +214,9 @@ class LessonRows:
     def places(self) -> dict[str, int]:
         """Each lesson row's place in the order the lessons were added, by id (`locks.places`)."""
         return locks.places(self._db)
+
+    def erasing(self) -> float | None:
+        return self._erasing  # `FoldedRows.erasing`: from the `folded` text every read gets anyway (`locks.ERASING`)
 
     def unscrubbed(self, after: int = 0) -> list[Event]:
         """The namespace's erase events above seq `after` still marked pending
