@@ -204,8 +204,8 @@ def test_an_erase_stopped_a_grace_ago_is_finished_by_the_next_writer_however_sho
 
 def test_in_the_gap_before_a_stopped_erase_is_finished_no_read_shows_the_text_and_no_copy_takes_it(
         url: str, tmp_path: Path) -> None:
-    """An erase stopped behind its event, before an engine open for a minute (or `erase` run again)
-    finishes its scrub: the text is still in the log's rows, but no engine or command shows it (every
+    """An erase stopped behind its event, before the next writer a minute after it (or `erase` run
+    again) finishes its scrub: the text is still in the log's rows, but no engine or command shows it (every
     fold reads the lesson erased), and a copy of the store (`lamar export`) takes the text out, since
     no scrub would follow it there."""
     from lamar.store.memory import MemoryStore
