@@ -3,59 +3,14 @@ saying so with nothing written; a lock let go in time lets it through."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lamar import InvalidArgument, StoreError
 from lamar.sleep.traces import Trace, TraceWriter, load_traces
-
-# Another process locks the file as a writer does, says so, and keeps the lock `argv[2]` seconds.
-_HOLDER = """
-import fcntl, sys, time
-handle = open(sys.argv[1], "a+b")
-fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
-"""
-
-
-@contextmanager
-def _held(path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path), str(seconds)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        yield holder
-    finally:
-        holder.kill()
-        holder.wait()
-
-
-def _bounded(write: Any) -> Any:
-    """`write()`'s result or exception, from a thread: a write that hangs fails the test, not the run."""
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = write()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(60)  # a bound on a hang, not a measured time
-    assert not thread.is_alive(), "the write still waits for the lock"
-    if "error" in out:
-        raise out["error"]
-    return out["result"]
+from tests.locks import bounded, held
 
 
 def test_a_write_gives_up_on_a_lock_held_past_the_timeout_and_writes_nothing(tmp_path: Path) -> None:
@@ -63,10 +18,10 @@ def test_a_write_gives_up_on_a_lock_held_past_the_timeout_and_writes_nothing(tmp
     TraceWriter(path).write(Trace("first", {}))
     before = path.read_bytes()
     writer = TraceWriter(path, timeout=0.5)
-    with _held(path, 600):
+    with held(path, 600):
         started = time.monotonic()
         with pytest.raises(StoreError) as info:
-            _bounded(lambda: writer.write(Trace("second", {})))
+            bounded(lambda: writer.write(Trace("second", {})))
         assert time.monotonic() - started > 0.4  # it waited, and gave up
         assert str(info.value) == (f"cannot append a trace to {path}: another process holds its lock past the 0.5 s "
                                    "wait; nothing was written: try again once that writer is done")
@@ -79,8 +34,8 @@ def test_a_write_gives_up_on_a_lock_held_past_the_timeout_and_writes_nothing(tmp
 def test_a_lock_let_go_within_the_timeout_lets_the_write_through(tmp_path: Path) -> None:
     path = tmp_path / "traces.jsonl"
     path.touch()
-    with _held(path, 0.3):
-        _bounded(lambda: TraceWriter(path, timeout=60).write(Trace("t1", {})))
+    with held(path, 0.3):
+        bounded(lambda: TraceWriter(path, timeout=60).write(Trace("t1", {})))
     assert [t.id for t in load_traces(path)] == ["t1"]
 
 

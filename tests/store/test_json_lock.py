@@ -4,38 +4,14 @@
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from lamar import Experience, Lamar, StoreError
 from lamar.store import Event, JsonStore
-
-# Another process takes the writers' lock as a writer does, says so, and keeps it `argv[2]` seconds.
-_HOLDER = """
-import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-fcntl.flock(fd, fcntl.LOCK_EX)
-print("held", flush=True)
-time.sleep(float(sys.argv[2]))
-"""
-
-
-@contextmanager
-def _held(path: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, f"{path}.lock", str(seconds)],
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        yield holder
-    finally:
-        holder.kill()
-        holder.wait()
+from tests.locks import held
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -49,7 +25,7 @@ def test_a_write_gives_up_on_a_lock_held_past_the_timeout_and_changes_nothing(tm
     before = _files(tmp_path)
     store = JsonStore(path, timeout=0.5)
     lam = Lamar(store, seed=0)
-    with _held(path, 600):
+    with held(f"{path}.lock", 600):
         for write in (lambda: store.append([Event("status", {"id": "x", "status": "active"})]),
                       lambda: lam.recall({}), lam.checkpoint):
             started = time.monotonic()
@@ -67,7 +43,7 @@ def test_a_write_gives_up_on_a_lock_held_past_the_timeout_and_changes_nothing(tm
 def test_a_lock_let_go_before_the_timeout_lets_the_write_through(tmp_path: Path) -> None:
     path = tmp_path / "lessons.json"
     store = JsonStore(path, timeout=60)
-    with _held(path, 0.5):
+    with held(f"{path}.lock", 0.5):
         started = time.monotonic()
         stored = store.append([Event("status", {"id": "x", "status": "active"})])
         waited = time.monotonic() - started
@@ -79,7 +55,7 @@ def test_a_timeout_of_zero_tries_the_lock_once(tmp_path: Path) -> None:
     path = tmp_path / "lessons.json"
     store = JsonStore(path, timeout=0)
     store.append([Event("status", {"id": "x", "status": "active"})])  # free: taken at once
-    with _held(path, 600), pytest.raises(StoreError, match="past the 0 s wait"):
+    with held(f"{path}.lock", 600), pytest.raises(StoreError, match="past the 0 s wait"):
         store.append([Event("status", {"id": "y", "status": "active"})])
     assert [e.data["id"] for e in JsonStore(path).read()] == ["x"]
 
@@ -93,7 +69,7 @@ def test_a_ctrl_c_while_waiting_leaves_the_lock_to_whoever_comes_next(tmp_path: 
 
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        with _held(path, 600):
+        with held(f"{path}.lock", 600):
             signal.setitimer(signal.ITIMER_REAL, 0.3)
             with pytest.raises(KeyboardInterrupt):
                 store.append([Event("status", {"id": "x", "status": "active"})])

@@ -8,40 +8,17 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lamar import Lamar, StoreError
+from tests.locks import bounded, held
 
 from .conftest import Hook, payload
 
-# Another process locks the file, says so, and keeps the lock until its stdin closes.
-_HOLDER = """
-import fcntl, sys
-handle = open(sys.argv[1], "a+b")
-fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-print("held", flush=True)
-sys.stdin.read()
-"""
 _HANG = 30.0  # seconds: a bound on a hang, not a measured time
-
-
-@contextmanager
-def _held(path: Path) -> Iterator[None]:
-    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        yield
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def _run(hook: Hook, data: bytes) -> subprocess.CompletedProcess[bytes]:
@@ -50,28 +27,9 @@ def _run(hook: Hook, data: bytes) -> subprocess.CompletedProcess[bytes]:
                           input=data, capture_output=True, env=hook.env, timeout=_HANG, check=False)
 
 
-def _in_thread(call: Any) -> Any:
-    """`call()`'s result or exception, from a thread: a call that hangs fails the test, not the run."""
-    out: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            out["result"] = call()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(_HANG)
-    assert not thread.is_alive(), "still waiting for the lock"
-    if "error" in out:
-        raise out["error"]
-    return out.get("result")
-
-
 def test_a_prompt_whose_state_is_locked_injects_nothing_within_its_budget_and_says_why(
         hook: Hook, repo: Path) -> None:
-    with _held(Path(f"{hook.state_file}.lock")):
+    with held(Path(f"{hook.state_file}.lock")):
         done = _run(hook, json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail")).encode())
     assert (done.returncode, done.stdout) == (0, b"")
     (line,) = hook.log_file.read_text().splitlines()
@@ -86,7 +44,7 @@ def test_a_prompt_whose_state_is_locked_injects_nothing_within_its_budget_and_sa
 
 
 def test_a_hook_whose_log_is_locked_ends_and_logs_in_the_home_folder(hook: Hook) -> None:
-    with _held(Path(f"{hook.log_file}.lock")):
+    with held(Path(f"{hook.log_file}.lock")):
         done = _run(hook, b"not json")
     assert (done.returncode, done.stdout) == (0, b"")
     assert not hook.log_file.exists() or hook.log_file.read_text() == ""
@@ -103,8 +61,8 @@ def test_quick_py_logs_in_the_home_folder_when_the_log_is_locked(tmp_path: Path,
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     store = tmp_path / "experience.db"
     log = f"{store}.claude-code.log"
-    with _held(Path(f"{log}.lock")):
-        _in_thread(lambda: quick._note(str(store), "the hook could not start"))
+    with held(Path(f"{log}.lock")):
+        bounded(lambda: quick._note(str(store), "the hook could not start"), _HANG)
     (line,) = (tmp_path / "home" / ".lamar" / "claude-code.log").read_text().splitlines()
     assert line.split(" ", 1)[1] == (f"{log} could not be written (another process held its lock past 1 s): "
                                      "the hook could not start")
@@ -117,8 +75,8 @@ def test_settle_gives_up_on_a_locked_state_and_says_what_to_do(hook: Hook, monke
     from lamar_claude_code.hook import paths_for
 
     monkeypatch.setattr(state, "STATE_WAIT", 0.5)
-    with _held(Path(f"{hook.state_file}.lock")), pytest.raises(StoreError, match=r"past the 0\.5 s wait.*`lsof "):
-        _in_thread(lambda: settle_all(lambda: Lamar(str(hook.store)), paths_for(str(hook.store))))
+    with held(Path(f"{hook.state_file}.lock")), pytest.raises(StoreError, match=r"past the 0\.5 s wait.*`lsof "):
+        bounded(lambda: settle_all(lambda: Lamar(str(hook.store)), paths_for(str(hook.store))), _HANG)
     assert not hook.state_file.exists()
 
 
@@ -135,7 +93,7 @@ def test_a_locked_trace_file_costs_the_events_traces_not_the_event(hook: Hook, r
     traces = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
     assert _run(hook, json.dumps(events[0]).encode()).returncode == 0
     traces.touch()
-    with _held(traces):
+    with held(traces):
         for event in events[1:]:
             done = _run(hook, json.dumps(event).encode())
             assert (done.returncode, done.stderr) == (0, b"")
@@ -164,7 +122,7 @@ async def test_the_sdk_callbacks_and_session_ends_give_up_on_a_locked_state(
     prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
                                        hook_event_name="UserPromptSubmit", prompt="fix the build")
     (tmp_path / "state").mkdir()
-    with _held(tmp_path / "state" / "claude-code.state.json.lock"):
+    with held(tmp_path / "state" / "claude-code.state.json.lock"):
         started = time.monotonic()
         assert await hooks["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None)) == {}
         await asyncio.wait_for(hooks.end(), _HANG)  # its thread gave up on the lock: the session's end is not stuck
