@@ -366,14 +366,21 @@ def test_status_reads_each_settings_file_once(repo: Path, tmp_path: Path, monkey
     assert sorted(reads) == sorted([str(local), str(team), str(user)])
 
 
-def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path, env: dict[str, str]) -> None:
-    """Claude Code runs an enabled plugin's hooks beside the settings' entries: every prompt was recalled twice."""
+def _plugin_installed(env: dict[str, str]) -> Path:
+    """The plugin lamar@lamar in Claude Code's plugin cache, with one hook event (not yet enabled):
+    returns the ~/.claude folder."""
     claude = Path(env["HOME"]) / ".claude"
     copy = claude / "plugins" / "cache" / "lamar" / "lamar" / "0.2.0"
     (copy / "hooks").mkdir(parents=True)
     (copy / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": []}}))
     (claude / "plugins" / "installed_plugins.json").write_text(
         json.dumps({"plugins": {"lamar@lamar": [{"installPath": str(copy)}]}}))
+    return claude
+
+
+def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path, env: dict[str, str]) -> None:
+    """Claude Code runs an enabled plugin's hooks beside the settings' entries: every prompt was recalled twice."""
+    claude = _plugin_installed(env)
     (claude / "settings.json").write_text(json.dumps({"enabledPlugins": {"lamar@lamar": True}}))
     assert "twice" not in lamar(env, repo, "status").stdout  # the plugin alone
 
@@ -392,12 +399,7 @@ def test_the_plugin_beside_settings_entries_is_named_as_running_twice(repo: Path
 def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
     """With the plugin installed and no settings entries, a bare `status` showed ~/.lamar/experience.json,
     "(missing)", "last event: none seen yet", while the plugin's hooks wrote to the plugin's store."""
-    claude = Path(env["HOME"]) / ".claude"
-    copy = claude / "plugins" / "cache" / "lamar" / "lamar" / "0.2.0"
-    (copy / "hooks").mkdir(parents=True)
-    (copy / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": []}}))
-    (claude / "plugins" / "installed_plugins.json").write_text(
-        json.dumps({"plugins": {"lamar@lamar": [{"installPath": str(copy)}]}}))
+    claude = _plugin_installed(env)
     store = tmp_path / "plugin.db"
     (claude / "settings.json").write_text(json.dumps({
         "enabledPlugins": {"lamar@lamar": True},
