@@ -97,6 +97,11 @@ class MemoryRows:
     def unscrubbed(self, after: int = 0) -> list[Event]:
         return [e for e in self._log.read(after) if e.kind == "erase" and e.data.get("pending")]
 
+    def erasing(self) -> float | None:
+        """When the oldest erase still pending was stored, read from the log here (the server's
+        rows carry it in their `folded` text)."""
+        return min((e.time for e in self.unscrubbed()), default=None)
+
 
 class FoldStore(MemoryStore):
     """A memory store in the fold mode: every write goes through `rows`."""
