@@ -155,11 +155,14 @@ def test_a_server_gone_away_is_said_once_by_lamar_not_by_the_pools_threads(postg
         drop_namespaces(postgres_url, namespace)
     assert done.returncode == 0, done.stderr
     lines = done.stderr.splitlines()
-    assert lines and lines[-1].startswith("lamar: cannot reach"), done.stderr
-    pool = [line for line in lines if "connect" in line and not line.startswith("lamar:")]
+    said = [line for line in lines if line.startswith("lamar: cannot reach")]
+    assert len(said) == 1, done.stderr
     if configured == "no":
-        assert lines == [lines[-1]], done.stderr
+        assert lines == said, done.stderr
     else:
+        # The pool's reconnecting thread goes on logging to the application's handlers until
+        # close(), so its lines may come before and after Lamar's.
+        pool = [line for line in lines if "connect" in line and not line.startswith("lamar:")]
         assert any(line.startswith("logged psycopg.pool:") for line in pool), done.stderr
 
 
