@@ -680,6 +680,19 @@ def _shared_lessons(url: str, n: int = 3) -> tuple[Lamar, list[str]]:
     return setup, ids
 
 
+def test_a_lesson_added_after_a_retirement_has_the_logs_creation_rank(fold_url: str) -> None:
+    """Lessons are retired, never removed: an add folded by the rows counts every row, retired ones
+    too, as the log's fold does, so the new lesson's share of alpha is the same either way."""
+    lam = Lamar(fold_url, k=2, seed=0)
+    ids = [lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(task="a"))) for i in range(3)]
+    lam.retire(ids[0])
+    ids += [lam.add(Experience("case 3", "do 3", scope=Scope(task="a")))]
+    lam.store.append([Event("merge", {"into": ids[1], "from": [ids[2]]})])
+    ids += [lam.add(Experience("case 4", "do 4", scope=Scope(task="a")))]
+    assert [_rows(fold_url)[i]["rank"] for i in ids] == [1, 2, 3, 4, 5]
+    _assert_rows_are_the_replay(fold_url, ids, lam)
+
+
 def _rows_of(lam: Lamar) -> Any:
     rows = lam.store.rows  # type: ignore[attr-defined]
     assert rows is not None

@@ -13,7 +13,10 @@ from lamar.policy import fold
 from lamar.policy.config import Policy
 from lamar.policy.lesson import LessonState
 from lamar.store.base import Event
+from lamar.store.postgres.locks import ROWS_LOCK
 from lamar.store.postgres.wire import result_parts
+
+SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to one of them)
 
 
 class FoldInputs(NamedTuple):
@@ -26,6 +29,7 @@ class FoldInputs(NamedTuple):
     active: int  # lessons not retired (the sum of the counter shards')
     inbox: tuple[tuple[int, str, float, str, bool], ...] = ()  # queued outcomes: ticket, key, time, data, key taken
     waiting: bool = False  # the reader's own queued outcome is still in the inbox
+    created: int | None = None  # rows in the namespace, retired ones too: read only for a write that adds
 
     @classmethod
     def of(cls, result: list[tuple[Any, ...]], xid: list[str]) -> FoldInputs:
@@ -48,6 +52,7 @@ class Batch:
         self.states = {state.experience.id: state for state in rows}
         self.n, self.mean, self.m2 = merge_shards(read.shards)
         self.active = read.active
+        self.created = read.created
         self.touched: dict[str, LessonState] = {}
         self.added: dict[str, LessonState] = {}
         self.rewards: tuple[int, float, float] = (0, 0.0, 0.0)  # this write's, for its shard
@@ -59,9 +64,11 @@ class Batch:
             exp = Experience.from_dict(data)
             if exp.id in states:
                 raise EventConflict(f"experience {exp.id!r} is already in {self.location}")
-            # Its creation rank as the log's fold gives it while no lesson was retired (the rows do
-            # not count retired lessons; docs/limitations.md): a rebuild from the log renumbers.
-            states[exp.id] = self.added[exp.id] = LessonState(exp, rank=self.active + 1)
+            if self.created is None:
+                raise ValueError("an added lesson's creation rank needs the count of the namespace's rows")
+            # Its creation rank as the log's fold gives it: lessons are retired, never removed.
+            self.created += 1
+            states[exp.id] = self.added[exp.id] = LessonState(exp, rank=self.created)
             self.active += exp.status is not Status.RETIRED
         elif event.kind == "status" and data["id"] in states:
             state = states[data["id"]]
@@ -138,4 +145,11 @@ def named(event: Event) -> list[str]:
     return []
 
 
-__all__ = ["Batch", "FoldInputs", "merge_shards", "named"]
+def empty_write(namespace: str) -> dict[str, Any]:
+    """The parameters of a `lamar_write` call that writes nothing (a write fills in what it sends)."""
+    return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
+            "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
+            "folded": None, "done": [], "queue": False, "tickets": []}
+
+
+__all__ = ["SHARDS", "Batch", "FoldInputs", "empty_write", "merge_shards", "named"]

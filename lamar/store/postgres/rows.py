@@ -16,7 +16,7 @@ from lamar.policy import fold
 from lamar.policy.lesson import LessonState
 from lamar.store.base import LESSON_KINDS, Event, RowsView, storable_key
 from lamar.store.postgres import locks
-from lamar.store.postgres.batch import Batch, FoldInputs, merge_shards, named
+from lamar.store.postgres.batch import SHARDS, Batch, FoldInputs, empty_write, merge_shards, named
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.inbox import Inbox, Vanished
 from lamar.store.postgres.known import KnownRows, RowsMoved
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from lamar.store.postgres.connection import Connections
 
-SHARDS = 16  # reward-spread counter rows per namespace (a connection adds to one of them)
 # What a write folds, read in its first message: one call of `lamar_fold_inputs` (functions.sql).
 # The optimistic write reads with no lock at all. When its events all carry keys (a report) the
 # read is a transaction of its own, and the write is one message, settled by its keys: no
@@ -411,6 +410,9 @@ class LessonRows:
                     write["tickets"] = [entry[0] for entry in read.inbox if not entry[4]]  # the events'
                     self._counts["combined"] += len(written)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
+                if any(e.kind == "experience" for e in written):  # the next lesson's creation rank
+                    cur.execute("SELECT count(*) FROM lamar_lessons WHERE namespace = %s", (db.namespace,))
+                    read = read._replace(created=int(cur.fetchone()[0]))
                 if recalled is not None and read is not recalled:  # a read of its own: did the rows move?
                     self._moved = any(versions.get(exp_id) != version for exp_id, _, version in recalled.rows)
                 written = self._fold(written, read, write, strict, folded, not optimistic)
@@ -488,13 +490,6 @@ class LessonRows:
 
 class _Contended(LamarError):
     """A report's read found outcomes queued for the rows: the report is queued too (`_report`)."""
-
-
-def empty_write(namespace: str) -> dict[str, Any]:
-    """The parameters of a `lamar_write` call that writes nothing (a write fills in what it sends)."""
-    return {"ns": namespace, "lock": ROWS_LOCK, "stale": False, "r_n": 0, "r_mean": 0.0, "r_m2": 0.0, "active": 0,
-            "shards": SHARDS, "updated": "[]", "added": "[]", "expected": None, "n_expected": 0, "absent": [],
-            "folded": None, "done": [], "queue": False, "tickets": []}
 
 
 __all__ = ["MOVED", "OPTIMISTIC_TRIES", "SHARDS", "LessonRows", "empty_write"]
