@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from lamar._errors import LamarError
 from lamar.arguments import policy
-from lamar.bench.arguments import command
+from lamar.bench.arguments import command, processes
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, forgetting, forgetting_paired, paired, wrong_drops
 from lamar.gym.family_run import run_family, spec
@@ -84,6 +84,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                      f"stop where the tuning worlds start); got {args.worlds:_}")
     if args.workers is not None and args.workers < 1:
         parser.error(f"--workers must be at least 1; got {args.workers}")
+    processes(parser, "--workers", args.workers)
     if not args.discounts or len(set(args.discounts)) != len(args.discounts):
         parser.error(f"--discounts takes distinct values, comma separated; got {args.discounts}")
     for discount in args.discounts:

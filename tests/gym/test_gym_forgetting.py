@@ -82,6 +82,17 @@ def test_the_command_refuses_what_would_measure_nothing(argv: list[str], message
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
 
 
+def test_the_command_bounds_its_workers_as_the_gym_does(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # Any count was taken: each worker is an interpreter, and a huge count forks until the machine runs out.
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["2", "--workers", "100000"])
+    assert exit_info.value.code == 2
+    assert ("--workers is from 1 to 8 on this machine (4 per CPU: the runs are CPU-bound, so more processes only "
+            "share the same CPUs); got 100_000") in capsys.readouterr().err
+
+
 def test_a_discount_that_is_not_a_number_is_named_in_words(capsys: pytest.CaptureFixture[str]) -> None:
     # argparse printed "invalid <lambda> value: '0.99,often'".
     with pytest.raises(SystemExit) as exit_info:
