@@ -11,6 +11,9 @@ from typing import Any
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
 DEFAULT_STORE = "~/.lamar/experience.json"
+# --help of the commands that read the store the hooks write to (see _running_store)
+_RUNNING = ("the one the installed hook commands name, else the enabled plugin's when no settings file holds an "
+            "entry, else ")
 
 
 def _usage(message: str) -> Exception:
@@ -55,11 +58,9 @@ def add_commands(command: Any) -> None:
                   cmd_install)
     _scope_options(install)
     _scope_options(sub("uninstall", "remove only Lamar's entries from Claude Code's settings", cmd_uninstall))
-    sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status,
-        store="the one the installed hook commands name, else the enabled plugin's when no settings file "
-              "holds an entry, else ")
+    sub("status", "what is installed, which store it uses, what the hooks saw last", cmd_status, store=_RUNNING)
     sub("hook", "handle one Claude Code hook event on stdin (what the settings entries run)", cmd_hook)
-    sub("settle", "let git settle every watched episode now (for cron)", cmd_settle)
+    sub("settle", "let git settle every watched episode now (for cron)", cmd_settle, store=_RUNNING)
     trusting = sub("trust", "let the hooks read this repository's .claude/lamar.toml as it is now (read it first)",
                    cmd_trust)
     trusting.add_argument("--dir", metavar="FOLDER", default=None, help="the repository (default: the one you are in)")
@@ -208,17 +209,15 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
     from lamar.cli.render import plural
+    from lamar.cli.session import UsageError
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
 
     repo = find_repo(os.getcwd())
-    files = [("user", settings.settings_path("user"))]
-    if repo is not None:
-        files = [(scope, settings.settings_path(scope)) for scope in ("local", "project")] + files
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     holding: list[Any] = []
-    for scope, path in files:
+    for scope, path in _settings_files(repo):
         try:
             entries = settings.entries(settings.read_settings(path))
         except settings.SettingsError as exc:  # Claude Code cannot read it either: say so, not "not installed"
@@ -243,16 +242,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     if twice:
         print(twice)
     _config_status(repo)
-    location = store_location(args)
-    named, whose = None, ""
-    if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)):
-        named, whose = _hooks_store(checked), " (named by the installed hooks)"
-        if not checked:  # no entries in the settings: the plugin's hooks are the ones that run
-            named, whose = _plugin_store(repo)
-    location = named or location
+    try:
+        location, whose = _running_store(args, repo, list(checked))
+    except UsageError:  # hooks that name several stores: each is listed above, and this line shows the default
+        location, whose = store_location(args), ""
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
-                                  else " (missing)") + (whose if named else ""))
+                                  else " (missing)") + whose)
     state = read_state(paths.state)
     last = state["last"]
     if last:
@@ -281,21 +277,56 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hooks_store(commands: dict[str, str]) -> str | None:
-    """The one store the installed hook commands name with --store, if they agree on one.
+def _settings_files(repo: Any) -> list[tuple[str, Any]]:
+    """The settings files whose hooks Claude Code runs here, as (scope, path): the repository's, then yours."""
+    settings = _integration()
+    files = [("user", settings.settings_path("user"))]
+    if repo is not None:
+        files = [(scope, settings.settings_path(scope)) for scope in ("local", "project")] + files
+    return files
 
-    `install --store X` writes X into the commands; a later `status` without --store would
-    otherwise show the default store, where these hooks never write, as if no event had come.
+
+def _installed_commands(repo: Any) -> list[str]:
+    """The hook commands of Lamar's entries in the settings files read here; a file that cannot be read has none."""
+    settings = _integration()
+    commands: list[str] = []
+    for _, path in _settings_files(repo):
+        try:
+            commands += [command for _, command in settings.entries(settings.read_settings(path))]
+        except settings.SettingsError:  # Claude Code cannot run them either; `status` says why
+            continue
+    return commands
+
+
+def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> tuple[str, str]:
+    """The store a command without --store or $LAMAR_STORE reads, and how to name its source ("" for the flags').
+
+    `install --store X` writes X into the hook commands; a later `status` or `settle` without --store
+    would otherwise read the default store, where these hooks never write.
+
+    Raises:
+        UsageError: the installed hook commands name more than one store.
     """
     from lamar_claude_code.quick import named_store  # how the hook itself reads its command line
 
+    location = store_location(args)
+    if getattr(args, "store", None) or os.environ.get(STORE_ENV):
+        return location, ""
+    if not commands:  # no entries in the settings: the plugin's hooks are the ones that run
+        named, whose = _plugin_store(repo)
+        return named or location, whose
     stores = set()
     for command in commands:
         try:
-            stores.add(named_store(shlex.split(command)))
-        except ValueError:
-            return None
-    return stores.pop() if len(stores) == 1 else None
+            named = named_store(shlex.split(command))
+        except ValueError:  # a command the shell cannot split either names no store
+            named = None
+        stores.add(os.path.expanduser(named or location))  # `~/x.db` and /home/you/x.db are one store
+    if len(stores) > 1:
+        raise _usage(f"the installed hooks write to {len(stores)} stores ({', '.join(sorted(stores))}): "
+                     "pass --store PATH to name one")
+    named = stores.pop()
+    return (location, "") if named == os.path.expanduser(location) else (named, " (named by the installed hooks)")
 
 
 def _plugin_store(repo: Any) -> tuple[str | None, str]:
@@ -392,11 +423,14 @@ def cmd_settle(args: argparse.Namespace) -> int:
     from lamar.cli.render import plural
     from lamar.cli.session import open_raw
     from lamar.engine import Lamar
+    from lamar_claude_code.context import find_repo
     from lamar_claude_code.episodes import settle_all
     from lamar_claude_code.hook import paths_for
 
-    location = store_location(args)
+    repo = find_repo(os.getcwd())
+    location, whose = _running_store(args, repo, _installed_commands(repo))
     store = open_raw(location, create=False)
+    print(f"store: {location}{whose}")  # cron starts outside the repository, whose own hooks it cannot see
     lines = settle_all(lambda: Lamar(store), paths_for(location))
     for line in lines:
         print(line)

@@ -321,6 +321,27 @@ def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Pat
             "plugin's when no settings file holds an entry, else ") in helped
 
 
+def test_settle_without_store_settles_the_store_the_installed_hooks_name(repo: Path, env: dict[str, str],
+                                                                        tmp_path: Path) -> None:
+    """`install --store X` then a bare `settle` settled ~/.lamar/experience.json, or failed for want of it."""
+    store = tmp_path / "lessons.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    bare = {k: v for k, v in env.items() if k != "LAMAR_STORE"}
+    settled = lamar(bare, repo, "settle")
+    assert settled.returncode == 0, settled.stderr
+    assert settled.stdout == f"store: {store} (named by the installed hooks)\nsettled 0 outcomes\n"
+    other = tmp_path / "other.db"
+    with Lamar(str(other)):
+        pass
+    assert lamar(bare, repo, "settle", "--store", str(other)).stdout.startswith(f"store: {other}\n")
+    # Hooks in two settings files that write to two stores: which to settle is not settle's guess.
+    assert lamar(env, repo, "install", "--user", "--store", str(other)).returncode == 0
+    torn = lamar(bare, repo, "settle")
+    assert torn.returncode == 1 and f"write to 2 stores ({store}, {other}): pass --store PATH" in torn.stderr
+    helped = " ".join(lamar(bare, repo, "settle", "--help").stdout.split())
+    assert "the store (default: $LAMAR_STORE, else the one the installed hook commands name, else " in helped
+
+
 def test_a_settings_error_is_a_lamar_error_that_says_what_to_do(repo: Path, tmp_path: Path) -> None:
     from lamar_claude_code.settings import install, settings_path
 
