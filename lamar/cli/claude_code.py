@@ -14,6 +14,9 @@ DEFAULT_STORE = "~/.lamar/experience.json"
 # --help of the commands that read the store the hooks write to (see _running_store)
 _RUNNING = ("the one the installed hook commands name, else the enabled plugin's when no settings file holds an "
             "entry, else ")
+TRACES = "claude-code.traces.jsonl"  # how lamar_claude_code.state.sidecar names the hooks' trace file
+# Stop's transcript lacks the turn that just ended, and the newest turn it holds may still go on.
+WHEN_TRACED = "a turn once two more have followed it in its session, a session's last turns when it ends"
 
 
 def _usage(message: str) -> Exception:
@@ -262,7 +265,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print("last event: none seen yet")
     watched = [r for r in state["episodes"].values() if r.get("files") and r.get("signal") != "reverted"]
     print(f"episodes tracked: {len(state['episodes'])}, watched by git: {len(watched)}")
-    print(f"traces for sleep: {paths.traces}")
+    print(f"traces for sleep: {paths.traces}" + ("" if paths.traces.exists() else f" (none yet: {WHEN_TRACED})"))
     print(f"log: {paths.log}")
     for line in tail(paths.log, 5):
         print(f"  {line}")
@@ -386,6 +389,19 @@ def _plugin_status(repo: Any) -> None:
             print(f"    FAILS without your PATH: {problem}")
         else:
             print(f"    runs without your PATH ({runs})")
+
+
+def no_traces_yet(path: str) -> str | None:
+    """Why the Claude Code hooks' trace file `path` is missing and what to do; None for any other file."""
+    if not os.path.basename(path).endswith(TRACES):
+        return None
+    # The hooks' first event writes the state file beside it: without it, no hook has run for this store.
+    if os.path.exists(os.path.expanduser(path.removesuffix("traces.jsonl") + "state.json")):
+        return (f"no trace file {path} yet: Lamar's Claude Code hooks write it as sessions go ({WHEN_TRACED}); "
+                "run this again once a session has ended")
+    return (f"no trace file {path} yet, and no Claude Code hook has run for its store: the hooks write it as "
+            f"sessions go ({WHEN_TRACED}); `lamar claude-code status`, run in the repository, says whether "
+            "they are installed and which store they write to")
 
 
 def cmd_trust(args: argparse.Namespace) -> int:

@@ -90,7 +90,9 @@ def check_traces(path: str) -> None:
         raise UsageError(f"{path} is a folder; --traces takes a JSON Lines file of traces")
     if found.exists():  # a device, a pipe or a socket: no file of traces to read
         raise UsageError(f"{path} is not a regular file; --traces takes a JSON Lines file of traces")
-    raise UsageError(f"no trace file {path}: pass a JSON Lines file of traces")
+    from lamar.cli.claude_code import no_traces_yet
+
+    raise UsageError(no_traces_yet(path) or f"no trace file {path}: pass a JSON Lines file of traces")
 
 
 def cmd_sleep(args: argparse.Namespace) -> int:

@@ -149,6 +149,23 @@ def test_sleep_says_what_a_traces_path_is_when_it_is_no_file(run_cli, json_store
         assert out.returncode == 1 and said in out.stderr, out.stderr
 
 
+def test_sleep_says_when_the_claude_code_hooks_write_their_trace_file(run_cli, json_store, tmp_path):
+    # Before the first traced turn, "pass a JSON Lines file of traces" said neither what writes it nor when.
+    traces = tmp_path / "experience.json.claude-code.traces.jsonl"
+    unseen = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "anthropic:x")
+    assert unseen.returncode == 1
+    assert unseen.stderr.startswith(f"lamar: error: no trace file {traces} yet, and no Claude Code hook has run "
+                                    "for its store: the hooks write it as sessions go (a turn once two more have "
+                                    "followed it in its session, a session's last turns when it ends)")
+    assert "`lamar claude-code status`, run in the repository, says whether they are installed" in unseen.stderr
+    (tmp_path / "experience.json.claude-code.state.json").write_text("{}")  # the hooks' first event wrote it
+    seen = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", "anthropic:x")
+    assert seen.returncode == 1 and seen.stderr == (
+        f"lamar: error: no trace file {traces} yet: Lamar's Claude Code hooks write it as sessions go (a turn once "
+        "two more have followed it in its session, a session's last turns when it ends); run this again once a "
+        "session has ended\n")
+
+
 class FakeOllama(BaseHTTPRequestHandler):
     """Answers /api/generate like an Ollama server whose model proposes one lesson."""
 

@@ -314,6 +314,8 @@ def test_status_without_store_reads_the_store_the_installed_hooks_name(repo: Pat
     assert status.returncode == 0, status.stderr
     assert f"store: {store} (named by the installed hooks)" in status.stdout.splitlines()
     assert f"log: {store}.claude-code.log" in status.stdout
+    assert (f"traces for sleep: {store}.claude-code.traces.jsonl (none yet: a turn once two more have followed it "
+            "in its session, a session's last turns when it ends)") in status.stdout.splitlines()
     other = tmp_path / "other.db"
     assert f"store: {other} (missing)" in lamar(bare, repo, "status", "--store", str(other)).stdout.splitlines()
     helped = " ".join(lamar(bare, repo, "status", "--help").stdout.split())  # and its --help says so
