@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
@@ -416,3 +419,49 @@ def test_ui_takes_max_model_calls_with_a_model_only_as_sleep_does(run_cli, json_
     refused = run_cli("ui", "--store", json_store, "--no-browser", "--max-model-calls", "0")
     assert refused.returncode == 1 and "expected a whole number >= 1" in refused.stderr, refused.stderr
     assert "--max-model-calls N" in run_cli("ui", "--help").stdout
+
+
+def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_store, tmp_path, ollama_host):
+    """docs/sleep.md's nightly job installed as a user would, run three nights: the cron line moved
+    traces.jsonl away, so the next night with no new trace failed "no trace file" and consolidated nothing."""
+    from tests.docblocks import ROOT, parse
+
+    blocks = parse(ROOT / "docs" / "sleep.md")
+    (cron,) = [b.code for b in blocks if b.lang == "cron"]
+    bin_ = tmp_path / "bin"
+    bin_.mkdir()
+    installed = {bin_ / "lamar": f'#!/bin/sh\nexec "{sys.executable}" -m lamar.cli "$@"\n',
+                 bin_ / "date": '#!/bin/sh\necho "$NIGHT"\n'}  # each run is another night
+    for script in (b.code for b in blocks if b.lang == "sh" and b.code.startswith("#!/bin/sh\n# /srv/agent/")):
+        installed[tmp_path / script.split()[2].removeprefix("/srv/agent/").rstrip(":")] = script
+    for path, text in installed.items():
+        path.write_text(text.replace("/srv/agent", str(tmp_path)).replace("anthropic:claude-sonnet-4-5", "ollama:m"))
+        path.chmod(0o755)
+    (command,) = [line.split(maxsplit=5)[5] for line in cron.splitlines() if not line.startswith("#")]
+    command = command.replace("/srv/agent", str(tmp_path)).replace("anthropic:claude-sonnet-4-5", "ollama:m")
+    env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
+    env.update(HOME=str(tmp_path / "home"), PATH=f"{bin_}{os.pathsep}{env['PATH']}", OLLAMA_HOST=ollama_host)
+    assert sqlite_store == tmp_path / "experience.db"
+    rows = [{"id": f"t{i}", "context": {"project": "trace"}, "input": "bump swift-nio", "outcome": "reverted"}
+            for i in range(3)]
+    FakeOllama.reply = json.dumps([{"precondition": "a package bump breaks the build", "action": "reset the caches",
+                                    "scope": {"project": "trace"}, "trace_ids": ["t0", "t2"]}])
+    FakeOllama.prompts = []
+
+    def night(day: str, **extra: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        done = subprocess.run(["/bin/sh", "-c", command], env={**env, "NIGHT": day, **extra}, cwd="/",
+                              capture_output=True, text=True, timeout=120, check=False)
+        report = tmp_path / f"sleep-{day}.json"
+        return done, sorted(p["kind"] for p in json.loads(report.read_text())["proposals"]) if report.exists() else []
+
+    (tmp_path / "traces.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done, kinds = night("2026-01-01")
+    assert done.returncode == 0 and kinds == ["candidate", "contradiction", "merge"], done.stderr
+    assert not (tmp_path / "traces.jsonl").exists() and (tmp_path / "traces-2026-01-01.jsonl").exists()
+    done, kinds = night("2026-01-02")  # no trace written that day: the store is consolidated all the same
+    assert done.returncode == 0 and kinds == ["contradiction", "merge"], done.stderr
+    assert len(FakeOllama.prompts) == 1
+    (tmp_path / "traces.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    done, kinds = night("2026-01-03", OLLAMA_HOST="http://127.0.0.1:9")  # the model is down: traces stay
+    assert done.returncode == 2 and kinds == ["contradiction", "merge"], done.stderr
+    assert (tmp_path / "traces.jsonl").exists() and not (tmp_path / "traces-2026-01-03.jsonl").exists()
