@@ -252,7 +252,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="comma-separated hazard inverses, each with a trailing '-' to leave the arms to the runs")
     parser.add_argument("--bench", type=setting, metavar="SETTING",
                         help="instead, python -m lamar.bench's recall + report speed at this one setting")
-    args = parser.parse_args(argv)
+    args = sweep_frame.parse(parser, argv)
     if args.bench is not None:
         from lamar.bench.__main__ import main as bench
 

@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
                         default=[(8.0, 50, None, None), (12.0, 50, None, None), (24.0, 50, None, None), (16.0, 15, None, None),
                                  (12.0, 15, None, None)],
                         help="comma-separated LEVEL/ARMING[/CAP[/LOW@GROWN]], beside the default")
-    args = parser.parse_args(argv)
+    args = sweep_frame.parse(parser, argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,
                           settings=args.settings, workers=args.workers, gym_seeds=args.gym_seeds)))
 

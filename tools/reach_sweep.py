@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from lamar.audit.summary import clopper_pearson
 from lamar.gym import run_gym
+from lamar.gym import sweep as sweep_frame
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import captured_by_world, paired
 from lamar.gym.family_run import add_captured, run_family, spec
@@ -107,6 +108,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="comma-separated on/Q or off/Q (default on/0.04,off/0.02,off/0.03,off/0.04)")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
+    sweep_frame.bounded(parser, "--worlds", worlds=args.worlds, workers=args.workers,
+                        gym_first_seed=args.gym_first_seed)
     print("\n".join(sweep(args.settings, worlds=args.worlds, tuning=args.tuning_seeds,
                           gym_first_seed=args.gym_first_seed, workers=args.workers)))
 

@@ -7,6 +7,8 @@ import argparse
 import statistics
 from collections.abc import Sequence
 
+from lamar.bench.arguments import processes
+from lamar.gym.config import MAX_SEEDS
 from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.family_report import Row, forgetting, paired, wrong_drops
 from lamar.gym.family_run import add_captured, run_family, spec
@@ -29,6 +31,31 @@ def parser(prog: str, doc: str) -> argparse.ArgumentParser:
     out.add_argument("--gym-seeds", type=int, default=20, help="how many gym seeds (default 20)")
     out.add_argument("--workers", type=int, default=2)
     return out
+
+
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """`parser`'s arguments (one made by `parser()`), refused by `bounded` before any run."""
+    args = parser.parse_args(argv)
+    bounded(parser, "worlds", worlds=args.worlds, workers=args.workers, gym_first_seed=args.gym_first_seed,
+            gym_seeds=args.gym_seeds)
+    return args
+
+
+def bounded(parser: argparse.ArgumentParser, worlds_flag: str, *, worlds: int, workers: int, gym_first_seed: int,
+            gym_seeds: int = 20) -> None:
+    """An argument error before the family runs, not a table of dashes or a traceback after it: no
+    world, or more than the reporting seeds; a gym seed count or first seed the gym refuses; fewer
+    than 1 or more than 4 worker processes per CPU."""
+    if not 1 <= worlds <= TUNING_SEEDS:
+        parser.error(f"{worlds_flag} is the number of worlds to draw, from 1 to {TUNING_SEEDS:_} (the reported worlds "
+                     f"stop where the tuning worlds start); got {worlds:_}")
+    if workers < 1:
+        parser.error(f"--workers must be at least 1; got {workers}")
+    processes(parser, "--workers", workers)
+    if not 1 <= gym_seeds <= MAX_SEEDS:
+        parser.error(f"--gym-seeds is from 1 to {MAX_SEEDS:_}; got {gym_seeds:_}")
+    if gym_first_seed < 0:
+        parser.error(f"--gym-first-seed is a seed, at least 0; got {gym_first_seed}")
 
 
 def family_seeds(worlds: int, tuning: bool) -> range:
