@@ -16,8 +16,9 @@ _COMMAND = re.compile(r"^(env -u \S+ )*python (-m lamar|tools/)")
 
 
 def _shown(lines: list[str]) -> list[str]:
-    """The commands a stretch of Markdown shows, in order: inline code in prose (a span may wrap), and
-    the lines of console and bash blocks (without `$ ` or a trailing comment), whitespace collapsed."""
+    """The commands a stretch of Markdown shows, in order: inline code in prose (a span may wrap), the
+    lines of console and bash blocks and the `$ ` lines of plain ones (without `$ ` or a trailing
+    comment), whitespace collapsed."""
     found: list[str] = []
     prose: list[str] = []
     fence = ""
@@ -27,7 +28,7 @@ def _shown(lines: list[str]) -> list[str]:
                 found += [" ".join(s.split()) for s in re.findall(r"`([^`]+)`", "\n".join(prose))]
                 prose = []
             fence = "" if fence else line.strip()[3:] or "plain"
-        elif fence in ("console", "bash"):
+        elif fence in ("console", "bash") or (fence == "plain" and line.startswith("$ ")):
             found.append(" ".join(line.strip().removeprefix("$ ").split("  #")[0].split()))
         elif not fence:
             prose.append(line)
@@ -73,9 +74,10 @@ def test_every_other_section_named_quotes_the_same_program() -> None:
     assert wrong == []
 
 
-def _commands_before_outputs(doc: str) -> list[str]:
-    """The last command shown before each output block of a page, since the heading or output block
-    before it (blocks that follow `<!-- output -->` print a code block, not a command)."""
+def _commands_with_output(doc: str) -> list[str]:
+    """The commands a page shows with their output: the last one shown before each output block (since
+    the heading or output block before it; a block after `<!-- output -->` prints a code block), and
+    each `$ ` line of a block that the command's output follows."""
     lines = (ROOT / doc).read_text(encoding="utf-8").splitlines()
     found: list[str] = []
     start, opened = 0, -1
@@ -86,23 +88,28 @@ def _commands_before_outputs(doc: str) -> list[str]:
                 printed = any("<!-- output" in x for x in lines[max(0, i - 2):i])
                 if line.strip() == "```text" and not printed:
                     found += _shown(lines[start:i])[-1:]
-            else:
-                start = i + 1 if lines[opened].strip() == "```text" else start
-                opened = -1
+                continue
+            block = lines[opened + 1:i]
+            for n, command in enumerate(block[:-1]):
+                if command.startswith("$ ") and block[n + 1].strip() and not block[n + 1].startswith("$ "):
+                    found += _shown(["```console", command, "```"])
+            start = i + 1 if lines[opened].strip() == "```text" else start
+            opened = -1
         elif opened < 0 and re.match(r"#+ ", line):
             start = i
     return found
 
 
-def test_every_command_the_docs_show_before_an_output_block_is_listed() -> None:
+def test_every_command_the_docs_show_with_its_output_is_listed() -> None:
     tool = load_tool("remeasure")
     known = {m.command for m in tool.MEASUREMENTS} | set(tool.NOT_RUN)
     pages = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "docs").rglob("*.md"))]
-    shown = {(page, c) for page in pages for c in _commands_before_outputs(page)}
+    shown = {(page, c) for page in pages for c in _commands_with_output(page)}
     assert sorted(f"{page}: {c}" for page, c in shown if c not in known) == []
     assert {c for _, c in shown} >= set(tool.NOT_RUN)  # an entry the docs no longer show is taken off
     assert ("docs/gym.md", "python -m lamar.gym --family 40 --frontier --workers 2") in shown
     assert ("docs/claude-code.md", "python -m lamar_claude_code.bench --episodes 100000 --runs 200") in shown
+    assert ("docs/decisions.md", "python -m lamar.audit --null 100000 --jobs 2") in shown  # in its console block
 
 
 def test_the_list_prints_every_command_cheapest_first(capsys: pytest.CaptureFixture[str]) -> None:

@@ -41,9 +41,10 @@ _GOALS = (_GYM, "The goals at a glance")
 _DETECTOR, _FRONTIER = "The fall detector's level and arming", "The frontier: what each point of reward buys"
 _AUDIT = "python -m lamar.audit --runs 100 --episodes 4000 --jobs 2 --quiet"
 _MCP = "python -m lamar_mcp.bench"
+_PG, _FLEET = "docs/postgres.md", "python -m lamar.bench.fleet"
 
 # Kept by hand: tests/test_remeasure.py checks that each command stands in its section, and that every
-# command the docs show before an output block is here or in NOT_RUN, so the list cannot drift.
+# command the docs show with its output is here or in NOT_RUN, so the list cannot drift.
 MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_DECISIONS, "The figures", "python -m lamar.audit --physics", 0.2, (
         (_DECISIONS, "The evidence coin, and where it is spent"),
@@ -121,11 +122,23 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 ((_DECISIONS, "The evidence coin, and where it is spent"),)),
     Measurement(_GYM, "Soft change points in the selection", "python tools/changepoint_sweep.py 40 "
                 "--tuning-seeds --settings 200,500,2000,200-,500-,2000-", 30),
+    Measurement(_PG, "What each call costs in the fold mode",
+                f'{_FLEET} --clients "" --workloads "" --compression', 2),
+    Measurement(_PG, "Outgrowing one server", "python -m lamar.bench.placement", 1),
+    Measurement(_PG, "The floor: what an episode's messages cost (machine B)",
+                "python -m lamar.bench.floor --clients 1,16,64 --messages 3,5", 2),
+    Measurement(_PG, "The fleet benchmark (machine A)",
+                f"{_FLEET} --seconds 5 --workloads spread,shared --modes log,fold", 4),
+    Measurement(_PG, "The fleet benchmark (machine A)",
+                f"{_FLEET} --seconds 10 --rate 1 --workloads spread,shared --modes log,fold", 5),
+    Measurement(_PG, "Paced runs with intervals (machine C)",
+                f"{_FLEET} --seconds 10 --rate 1 --workloads spread,shared --modes fold", 6),
+    Measurement(_PG, "The fleet benchmark (machine A)", f'{_FLEET} --clients "" --workloads "" --big 1000000', 20),
     Measurement(_SPEED, "Measurement", "env -u PYTHONDONTWRITEBYTECODE python -m lamar.bench --cold "
                 "--runs 15 --hook-runs 30 --skip warm,quickstart", 40),
 )
 
-# Commands the docs show before an output block that no list can take again, each with why.
+# Commands the docs show with their output that no list can take again, each with why.
 NOT_RUN: dict[str, str] = {
     "python -m lamar.gym --volume": "names the project tools/reach_sweep.py reads; its own run is listed",
     "python tools/team_store.py --lessons 5000 --episodes 50000 --against OLD_CHECKOUT":
