@@ -60,16 +60,19 @@ def test_every_command_stands_in_the_section_it_names() -> None:
     assert len({m.command for m in tool.MEASUREMENTS}) == len(tool.MEASUREMENTS)
 
 
-def test_every_other_section_named_quotes_the_same_program() -> None:
-    # A section that quotes a run's figures names its program, if not always its every argument.
+def test_every_other_section_named_quotes_the_same_run() -> None:
+    # A section that quotes a run's figures names its program (if not its every argument), or links
+    # to the page that shows the command.
     tool = load_tool("remeasure")
     wrong = []
     for m in tool.MEASUREMENTS:
         program = re.sub(r"^(env -u \S+ )*", "", m.command).split()[:3]
         program = program[:2] if program[1].startswith("tools/") else program
         for doc, heading in m.also:
-            shown = [c for lines in _sections(doc).get(heading, []) for c in _shown(lines)]
-            if not any(c.split()[:len(program)] == program for c in shown):
+            sections = _sections(doc).get(heading, [])
+            shown = [c for lines in sections for c in _shown(lines)]
+            linked = any(f"{Path(m.doc).name}#" in "\n".join(lines) for lines in sections)
+            if not linked and not any(c.split()[:len(program)] == program for c in shown):
                 wrong.append(f"{doc} {heading!r}: {' '.join(program)}")
     assert wrong == []
 
@@ -183,3 +186,24 @@ def test_a_command_runs_with_this_interpreter_and_this_checkout() -> None:
     assert argv == [sys.executable, str(ROOT / "tools" / "proof_ceiling.py"), "--price-pre", "3"]
     assert env["PYTHONPATH"].split(":")[:2] == [str(ROOT), str(ROOT / "integrations")]
     assert "PYTHONDONTWRITEBYTECODE" not in env and "LAMAR_X" not in env
+
+
+def test_a_program_that_is_not_there_fails_its_own_line_only(tmp_path: Path) -> None:
+    tool = load_tool("remeasure")
+    missing = tool.Measurement("docs/a.md", "Gone", "lamar-no-such-program --x", 0)
+    echo = io.StringIO()
+    assert tool.run([missing, *_fakes(tool)[1:]], tmp_path, None, echo) == 1
+    assert re.search(r"^01 +\d+\.\d s  exit 127  ", echo.getvalue(), re.MULTILINE)
+    assert "2 ran, 1 failed" in echo.getvalue()
+    assert "could not start: " in (tmp_path / "01-lamar-no-such-program-x.txt").read_text()
+
+
+def test_only_filters_the_list_and_must_be_a_regex(capsys: pytest.CaptureFixture[str]) -> None:
+    tool = load_tool("remeasure")
+    assert tool.main(["--list", "--only", "limitations"]) == 0
+    listed = [line.split('"  ', 1)[1] for line in capsys.readouterr().out.splitlines()]
+    quoting = [m.command for m in tool.ordered() if any(doc == "docs/limitations.md" for doc, _ in m.also)]
+    assert listed == quoting and len(listed) >= 5  # what a page quotes, wherever the command is shown
+    with pytest.raises(SystemExit):
+        tool.main(["--list", "--only", "("])
+    assert "not a regular expression" in capsys.readouterr().err

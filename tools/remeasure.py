@@ -66,7 +66,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement("docs/mcp.md", "Figures", _MCP, 3),
     Measurement("docs/mcp.md", "Figures",
                 f"{_MCP} --starts 5 --calls 200 --http-clients 8 --http-episodes 50", 3),
-    Measurement(_GYM, "What a project can expect: volume", "python -m lamar.gym --volume --workers 2", 3),
+    Measurement(_GYM, "What a project can expect: volume", "python -m lamar.gym --volume --workers 2", 3,
+                ((_LIMITS, "Verdicts"),)),
     Measurement(_GYM, "The context variant", "python -m lamar.gym --context --workers 2", 3,
                 ((_CONTEXT, "In the gym"),)),
     Measurement(_GYM, "The default run, beside the peers",
@@ -77,7 +78,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 "python tools/whatif_coverage.py --coins 0.3 0.1 --seeds 200 --episodes 600", 5,
                 ((_LIMITS, "What if?"), (_DECISIONS, "The evidence coin, and where it is spent"))),
     Measurement(_WHATIF, "What the reach rule costs the interval",
-                "python tools/whatif_coverage.py --coins 0.04 --seeds 100 --episodes 3000", 5),
+                "python tools/whatif_coverage.py --coins 0.04 --seeds 100 --episodes 3000", 5,
+                ((_LIMITS, "What if?"), (_DECISIONS, "The evidence coin, and where it is spent"))),
     Measurement(_WHATIF, "Checked on the gym: coverage",
                 "python tools/whatif_anatomy.py --seeds 20 --policy none", 5),
     Measurement(_GYM, "A level that grows with the lesson's age",
@@ -101,7 +103,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
                 10, ((_LIMITS, "Verdicts"),)),
     Measurement(_GYM, _FRONTIER, "python -m lamar.gym --frontier --workers 2", 10),
     Measurement(_GYM, "Peers", "python -m lamar.gym.peer_tuning 2", 10),
-    Measurement(_WHATIF, "Checked on the gym: coverage", "python -m lamar.whatif.check", 10),
+    Measurement(_WHATIF, "Checked on the gym: coverage", "python -m lamar.whatif.check", 10,
+                ((_LIMITS, "What if?"), (_DECISIONS, "The evidence coin, and where it is spent"))),
     Measurement(_SPEED, "Recall and report as the store grows", "python -m lamar.bench", 11),
     Measurement(_DECISIONS, "The figures", f"{_AUDIT} --json rows.jsonl", 15,
                 ((_LIMITS, "Honest limitations"),)),
@@ -202,7 +205,13 @@ def run_one(m: Measurement, path: Path) -> int:
     part = path.with_suffix(".part")
     started = _now()
     with part.open("w", encoding="utf-8") as out:
-        process = subprocess.Popen(argv, cwd=path.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            process = subprocess.Popen(argv, cwd=path.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
+        except OSError as exc:  # a program that is not there fails this one, not the run
+            out.write(f"could not start: {exc}\n")
+            out.close()
+            _finish(part, path, _header(m, started, _now(), "127"))
+            return 127
         try:
             code = process.wait()
         except KeyboardInterrupt:
@@ -225,33 +234,49 @@ def run(measurements: Sequence[Measurement], out: Path, only: str | None, echo: 
     Files are numbered by place in the whole list, so a run with `--only` writes the same names.
     """
     out.mkdir(parents=True, exist_ok=True)
-    every = ordered(measurements)
-    chosen = [(n, m) for n, m in enumerate(every, 1)
-              if only is None or re.search(only, f"{m.doc} {m.heading} {m.command}", re.IGNORECASE)]
+    chosen = _chosen(measurements, only)
     if not chosen:
         print(f"no measurement matches {only!r} (see --list)", file=echo)
         return 2
     failed = finished = 0
-    for n, m in chosen:
-        path = out / f"{n:02d}-{slug(m.command)}.txt"
-        print(f"{n:02d} running  {m.command}", file=echo, flush=True)
-        began = time.monotonic()
-        try:
+    try:
+        for n, m in chosen:
+            path = out / f"{n:02d}-{slug(m.command)}.txt"
+            print(f"{n:02d} running  {m.command}", file=echo, flush=True)
+            began = time.monotonic()
             code = run_one(m, path)
-        except KeyboardInterrupt:
-            print(f"stopped by Ctrl+C: {finished} of {len(chosen)} finished, kept in {out}", file=echo)
-            return 130
-        finished += 1
-        failed += code != 0
-        print(f"{n:02d} {time.monotonic() - began:8.1f} s  exit {code}  {path}", file=echo, flush=True)
+            finished += 1
+            failed += code != 0
+            print(f"{n:02d} {time.monotonic() - began:8.1f} s  exit {code}  {path}", file=echo, flush=True)
+    except KeyboardInterrupt:
+        print(f"stopped by Ctrl+C: {finished} of {len(chosen)} finished, kept in {out}", file=echo)
+        return 130
     print(f"{finished} ran, {failed} failed; outputs in {out}", file=echo)
     return 1 if failed else 0
 
 
-def listing(measurements: Sequence[Measurement] = MEASUREMENTS) -> str:
+def _chosen(measurements: Sequence[Measurement], only: str | None) -> list[tuple[int, Measurement]]:
+    """The measurements whose command, or a docs file or heading that quotes it, match `only`, each with
+    its number in the whole list."""
+    def text(m: Measurement) -> str:
+        return " ".join([m.command, *(f"{doc} {heading}" for doc, heading in ((m.doc, m.heading), *m.also))])
+
+    return [(n, m) for n, m in enumerate(ordered(measurements), 1)
+            if only is None or re.search(only, text(m), re.IGNORECASE)]
+
+
+def listing(measurements: Sequence[Measurement] = MEASUREMENTS, only: str | None = None) -> str:
     """One line per measurement, cheapest first: number, estimate, docs file, heading, command."""
     return "".join(f'{n:02d}  ~{m.minutes:g} min  {m.doc}  "{m.heading}"  {m.command}\n'
-                   for n, m in enumerate(ordered(measurements), 1))
+                   for n, m in _chosen(measurements, only))
+
+
+def _pattern(text: str) -> str:
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a regular expression: {exc}") from exc
+    return text
 
 
 def main(argv: Sequence[str] | None = None, measurements: Sequence[Measurement] = MEASUREMENTS) -> int:
@@ -259,10 +284,11 @@ def main(argv: Sequence[str] | None = None, measurements: Sequence[Measurement] 
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--list", action="store_true", help="print the commands, cheapest first, and stop")
     group.add_argument("--out", type=Path, help="the folder for the outputs, NN-<slug>.txt each")
-    parser.add_argument("--only", help="run only those whose docs file, heading or command match this regex")
+    parser.add_argument("--only", type=_pattern,
+                        help="only those whose command, or a docs file or heading quoting it, match this regex")
     args = parser.parse_args(argv)
     if args.list:
-        sys.stdout.write(listing(measurements))
+        sys.stdout.write(listing(measurements, args.only))
         return 0
     return run(measurements, args.out.resolve(), args.only, sys.stdout)
 
