@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Sequence
 from typing import Any
 
+from lamar.bench.arguments import command, processes
 from lamar.gym.config import GymConfig
+from lamar.gym.family import TUNING_SEEDS
 from lamar.gym.metrics import column, mean_interval, runs_of
 from lamar.gym.peers import SWEEP
 from lamar.gym.runner import run_gym
@@ -38,7 +43,6 @@ def tune(seeds: int = 10, first_seed: int = 100, episodes: int = 8000, workers: 
 
 def tune_family(worlds: int = 16, workers: int | None = None) -> str:
     """The same sweep on the family's tuning worlds (seeds from `TUNING_SEEDS`, never reported)."""
-    from lamar.gym.family import TUNING_SEEDS
     from lamar.gym.family_run import run_family, spec
 
     seeds = range(TUNING_SEEDS, TUNING_SEEDS + worlds)
@@ -55,10 +59,21 @@ def tune_family(worlds: int = 16, workers: int | None = None) -> str:
     return "\n".join(lines)
 
 
-if __name__ == "__main__":
-    import sys
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m lamar.gym.peer_tuning",
+        description="The peers' tuning sweep (needs lamar[peers]): every candidate on the gym's tuning seeds, or "
+                    "with --family on the family's tuning worlds, each family's best marked (docs/gym.md, 'Peers').")
+    parser.add_argument("workers", type=int, nargs="?", default=None, help="processes (default: one per CPU)")
+    parser.add_argument("--family", type=int, metavar="N", default=None, help="tune on N of the family's tuning worlds")
+    args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"workers must be at least 1; got {args.workers}")
+    processes(parser, "workers", args.workers)
+    if args.family is not None and not 1 <= args.family <= TUNING_SEEDS:  # as `python -m lamar.gym --family`
+        parser.error(f"--family is the number of tuning worlds, from 1 to {TUNING_SEEDS:_}; got {args.family:_}")
+    print(tune(workers=args.workers) if args.family is None else tune_family(args.family, workers=args.workers))
 
-    if len(sys.argv) > 1 and sys.argv[1] == "--family":
-        print(tune_family(int(sys.argv[2]) if len(sys.argv) > 2 else 16))
-    else:
-        print(tune(workers=int(sys.argv[1]) if len(sys.argv) > 1 else None))
+
+if __name__ == "__main__":
+    sys.exit(command("python -m lamar.gym.peer_tuning", main))
