@@ -16,7 +16,7 @@ from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords
 @functools.lru_cache(maxsize=8192)
 def _words(precondition: str, action: str) -> LessonWords:
     """A lesson's content words, read once: a call of many lessons compares each of them with every
-    other line and every lesson of its scope, twice (before the adds and after each)."""
+    other line and every lesson of its scope, and looks at each again once it is stored."""
     return LessonWords.of(precondition, action)
 
 
@@ -39,8 +39,18 @@ def forgetting(tool: Callable[_P, _R]) -> Callable[_P, _R]:
 
 def same_arm(other: Experience, exp: Experience) -> bool:
     """The same lesson or a near-copy of it, in the same scope."""
-    return other.scope.items_key == exp.scope.items_key and (other.id == exp.id or _words(
-        other.precondition, other.action).similarity(_words(exp.precondition, exp.action)) >= NEAR_DUPLICATE)
+    return other.scope.items_key == exp.scope.items_key and (other.id == exp.id or near(
+        _words(other.precondition, other.action), exp))
+
+
+def near(words: LessonWords, exp: Experience) -> bool:
+    """Whether the lesson whose words these are is a near-copy of `exp` (scopes aside)."""
+    return words.similarity(lesson_words(exp)) >= NEAR_DUPLICATE
+
+
+def lesson_words(exp: Experience) -> LessonWords:
+    """`exp`'s words, read once in a call (`forgetting`): a lesson just proposed is looked at again once stored."""
+    return _words(exp.precondition, exp.action)
 
 
 def refuse_held(other: Experience) -> None:
@@ -62,4 +72,4 @@ def refuse_repeat(exp: Experience, earlier: list[Experience]) -> None:
                             f"({other.render()!r}): propose each lesson once")
 
 
-__all__ = ["forgetting", "refuse_held", "refuse_repeat", "same_arm"]
+__all__ = ["forgetting", "lesson_words", "near", "refuse_held", "refuse_repeat", "same_arm"]

@@ -19,6 +19,7 @@ from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
+from lamar_mcp.known import KnownLessons, Mark
 from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
     EraseResult,
@@ -98,6 +99,9 @@ class LamarTools:
         # The SDK runs tool calls at once, each in a worker thread: the check for a held lesson
         # and the add it allows are one step, or two proposals of one lesson would both be stored.
         self._proposing = threading.Lock()
+        # An add reads the events since the last one, not every lesson again (a store of n lessons
+        # filled one add at a time would read n^2 of them); the lessons only when one may be a copy.
+        self.known = KnownLessons(lamar)
 
     def recall(self, context: Any = None, text: Any = None, dry_run: Any = False) -> RecallResult:
         """Recall for labels, for the task in words, or both (labels win over what the words suggest);
@@ -129,7 +133,7 @@ class LamarTools:
 
     def _spelled(self, scope: dict[str, str]) -> dict[str, str]:
         """A new scope spelled as recall spells its labels (`normalise`): else no recall would match it."""
-        return normalise(scope, scopes(self._guard(self.lamar.experiences))) if scope else scope
+        return normalise(scope, self._guard(self.known.scopes)) if scope else scope
 
     def _guard(self, call: Any) -> Any:
         """Run an engine call; its refusals (unknown episode, duplicate report, a store that cannot be
@@ -194,8 +198,7 @@ class LamarTools:
         where = self._spelled({} if scope is None else _context(scope, "scope"))
         exp = _candidate(fields["precondition"], fields["action"], fields["rationale"], where, client)
         with self._proposing:
-            self._refuse_duplicate(exp)
-            stored = self._store(exp)
+            stored = self._store(exp, self._refuse_duplicate(exp))
         return ProposeResult(lesson_id=stored, status=Status.CANDIDATE.value, text=neutralize(exp.render()))
 
     @forgetting
@@ -231,7 +234,10 @@ class LamarTools:
         # A held lesson is skipped, not refused: after a disconnect midway through the adds, the
         # same call made again must be able to store the rest.
         with self._proposing:
-            stored = self._guard(self.lamar.experiences)
+            looks: list[tuple[bool, Mark]] = self._guard(lambda: self.known.look_all(found))
+            marks = {exp.id: mark for exp, (_, mark) in zip(found, looks)}
+            touched = any(copy for copy, _ in looks)
+            stored = self._guard(self.lamar.experiences) if touched else []  # else none holds a line
             fresh, held = new_lessons(stored, found)
             for exp in fresh:
                 try:
@@ -241,7 +247,7 @@ class LamarTools:
             ids: list[str] = []
             for exp in fresh:
                 try:
-                    ids.append(self._store(exp))
+                    ids.append(self._store(exp, None if touched else marks[exp.id]))
                 except ToolError as exc:
                     raise ToolError(f"line {exp.provenance['line']}: {exc}; {_stored_before(fresh, ids)}") from None
         return ProposeMany(count=len(ids), lessons=[
@@ -260,9 +266,11 @@ class LamarTools:
             raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {_show(reason)}")
         by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
         done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
+        self.known.forget()  # its words must not stay in the server's memory
         return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
                            episodes=len(done.episodes), events=done.events)
 
+    @forgetting
     def edit(self, lesson_id: Any = None, precondition: Any = None, action: Any = None, rationale: Any = None,
              scope: Any = None, keep_evidence: Any = False, client: str | None = None) -> Lesson:
         """A new version of a lesson (`Lamar.edit`): the fields given replace the lesson's, its
@@ -303,19 +311,25 @@ class LamarTools:
         found: dict[str, Any] = self._guard(lambda: self.lamar.whatif(asked, scope=where).to_dict())
         return found
 
-    def _refuse_duplicate(self, exp: Experience, held: list[Experience] | None = None) -> None:
+    def _refuse_duplicate(self, exp: Experience, held: list[Experience] | None = None) -> Mark | None:
         """One arm per lesson: a near-copy would split the evidence the first one is gathering.
-        `held`: the stored lessons, when the caller has them."""
+        `held`: the stored lessons, when the caller has them (else read when one may be a copy).
+        Returns the mark of a look that found no lesson to compare (`KnownLessons.look`)."""
+        if held is None:
+            look: tuple[bool, Mark] = self._guard(lambda: self.known.look(exp))
+            if not look[0]:
+                return look[1]
         for other in self._guard(self.lamar.experiences) if held is None else held:
             if same_arm(other, exp):
                 refuse_held(other)
+        return None
 
-    def _store(self, exp: Experience) -> str:
+    def _store(self, exp: Experience, since: Mark | None = None) -> str:
         """Add `exp`; refused (and retired) when a near-copy was added before it meanwhile.
 
         The check before the add is one step with it only within this process: another server on
-        the store may add a near-copy between the two. So the lessons of the scope are read again
-        once ours is stored, as `Lamar.add` does for word-for-word copies, and the first of the
+        the store may add a near-copy between the two. So the lessons of the scope are looked at
+        again once ours is stored (those learned since `since`, the look before the add), as `Lamar.add` does for word-for-word copies, and the first of the
         near-copies in the order they were added is the lesson; ours, when it came later, is retired
         at once, so that no evidence is split between the two. Each adder sees every add that took
         an earlier place once its own has, so exactly one of them keeps its lesson.
@@ -332,10 +346,12 @@ class LamarTools:
         stored: str = self._guard(add)
         # Adding the same words again stores nothing and returns the first copy of them, once every
         # add that took an earlier place has ended (a PostgreSQL add may commit after one that took
-        # a later place): the read below then sees each of them.
+        # a later place): the look below then sees each of them.
         twin = Experience(exp.precondition, exp.action, exp.rationale, scope=exp.scope, status=exp.status,
                           provenance=exp.provenance)
         self._guard(lambda: self.lamar.add(twin))
+        if not self._guard(lambda: self.known.look(exp, but=stored, after=since))[0]:
+            return stored  # no lesson of the scope but ours is a near-copy: none came first
         for other in self._guard(lambda: self.lamar.experiences(scope=dict(exp.scope))):
             if other.id == stored:
                 return stored

@@ -1,0 +1,78 @@
+"""What a proposal reads of the store: the events since the last look and the lessons they added, not
+every lesson again, so filling a store one lesson at a time stays linear; and what another engine
+on the store adds, retires or scopes is still seen by the next proposal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar import Experience, Lamar, Scope
+from lamar_mcp.tools import LamarTools
+
+_WARM = 60
+_COUNTED = 20
+
+
+def _counting(lam: Lamar) -> list[int]:
+    """How many lessons `lam` hands out from now on, through the reads that hand out lessons."""
+    handed = [0]
+    for name in ("experiences", "get"):
+        read = getattr(lam, name)
+
+        def counted(*args: Any, _read: Any = read, **kwargs: Any) -> Any:
+            found = _read(*args, **kwargs)
+            handed[0] += len(found) if isinstance(found, list) else 1
+            return found
+
+        setattr(lam, name, counted)
+    return handed
+
+
+def _propose(tools: LamarTools, i: int, many: bool) -> None:
+    when, then = f"the build of module {i} fails on a clean checkout", f"regenerate the stubs of package {i}"
+    if many:
+        assert tools.propose_lessons(f"- When {when}, {then}.\n", {"project": "shop"}).count == 1
+    else:
+        tools.propose_lesson(when, then, scope={"project": "shop"})
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["propose_lesson", "propose_lessons"])
+def test_each_add_reads_a_bounded_number_of_lessons_however_many_are_stored(tmp_path: Path, many: bool) -> None:
+    with Lamar(str(tmp_path / "reads.db")) as lam:
+        tools = LamarTools(lam)
+        for i in range(_WARM):
+            _propose(tools, i, many)
+        handed = _counting(lam)
+        for i in range(_WARM, _WARM + _COUNTED):
+            _propose(tools, i, many)
+        # One lesson an add (the one it stored, read back as the engine holds it); reading the
+        # scope's lessons again after each add would hand out some _WARM of them an add.
+        assert handed[0] <= 2 * _COUNTED, handed[0]
+        assert len(lam.experiences(scope={"project": "shop"})) == _WARM + _COUNTED
+
+
+@pytest.mark.parametrize("store_location", ["sqlite", "postgres-fold"], indirect=True)
+def test_what_another_engine_changes_is_seen_by_the_next_proposal(store_location: str) -> None:
+    with Lamar(store_location) as lam, Lamar(store_location) as other:
+        tools = LamarTools(lam)
+        tools.propose_lesson("a test fails only in CI", "compare the CI locale with yours", scope={"project": "a"})
+        held = other.add(Experience("the Go build fails on a fresh clone", "run go mod download first",
+                                    scope=Scope(project="shop")))
+        with pytest.raises(ToolError, match=f"already holds this lesson as {held} \\(active\\)"):
+            tools.propose_lesson("the Go build fails on a fresh clone", "always run go mod download first",
+                                 scope={"project": "shop"})
+        assert tools.propose_lesson("a flaky test", "rerun it alone", scope={"Project": "SHOP"}).text
+        assert lam.experiences(scope={"project": "shop"})[-1].precondition == "a flaky test"  # spelled as held
+        other.retire(held, "by hand")
+        with pytest.raises(ToolError, match=f"already holds this lesson as {held} \\(retired\\)"):
+            tools.propose_lesson("the Go build fails on a fresh clone", "always run go mod download first",
+                                 scope={"project": "shop"})
+        other.revive(held, "by hand")
+        other.edit(held, action="clear the module cache")
+        stored = tools.propose_lesson("the Go build fails on a fresh clone", "run go mod download first",
+                                      scope={"project": "shop"})
+        assert stored.lesson_id != held  # the words it was held under are no longer a lesson's
