@@ -4,9 +4,10 @@ the events since the last one, and every lesson again only after an event that c
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 
 from lamar import Experience, Lamar, Status, UnknownExperience
-from lamar.sleep.similarity import LessonWords, normalize
+from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.store.base import folded_rows
 from lamar_mcp.held import lesson_words, near
 
@@ -17,6 +18,8 @@ _NO_LESSON = frozenset({"episode", "outcome", "applied", "compact"})
 
 Mark = tuple[int, int]
 """Where a look left a scope's lessons: the reads of every lesson so far, and the scope's count."""
+_Key = tuple[tuple[str, str], ...]  # a scope's items
+_Lesson = tuple[LessonWords, tuple[str, str], _Key]  # words, normalized texts, scope
 
 
 class KnownLessons:
@@ -35,8 +38,11 @@ class KnownLessons:
     def __init__(self, lamar: Lamar) -> None:
         self.lamar = lamar
         self._lock = threading.Lock()  # tool calls run in worker threads at once
-        self._lessons: dict[str, tuple[LessonWords, tuple[str, str]]] | None = None  # words, normalized texts
-        self._scopes: dict[tuple[tuple[str, str], ...], list[str]] = {}  # the ids of each scope
+        self._lessons: dict[str, _Lesson] | None = None
+        self._scopes: dict[_Key, list[str]] = {}  # the ids of each scope, in the order learned
+        # Each scope's lessons by (0 precondition or 1 action, content word; "" when it has none)
+        self._words: dict[_Key, dict[tuple[int, str], set[str]]] = {}
+        self._texts: dict[tuple[_Key, tuple[str, str]], set[str]] = {}  # by normalized texts
         self._labels: dict[str, set[str]] = {}  # the scope labels of the live lessons
         self._reloads = 0  # how many times every lesson was read: a mark from before one is void
         self._after = 0  # every event through this seq was looked at
@@ -45,7 +51,7 @@ class KnownLessons:
     def forget(self) -> None:
         """Drop every lesson's words (an erase: its text must not stay in the server's memory)."""
         with self._lock:
-            self._lessons, self._scopes, self._labels = None, {}, {}
+            self._lessons, self._scopes, self._words, self._texts, self._labels = None, {}, {}, {}, {}
 
     def look(self, exp: Experience, but: str | None = None, after: Mark | None = None) -> tuple[bool, Mark]:
         """Whether a lesson of `exp`'s scope (other than `but`) has its id, its words, or is a near-copy of
@@ -62,12 +68,40 @@ class KnownLessons:
             lessons = self._sync()
             out = []
             for exp in exps:
-                ids = self._scopes.get(exp.scope.items_key, [])
-                start = after[1] if after is not None and after[0] == self._reloads else 0
+                key = exp.scope.items_key
+                ids = self._scopes.get(key, [])
                 same = (normalize(exp.precondition), normalize(exp.action))
-                out.append((any(i != but and (i == exp.id or lessons[i][1] == same or near(lessons[i][0], exp))
-                                for i in ids[start:]), (self._reloads, len(ids))))
+                if after is not None and after[0] == self._reloads:
+                    maybe: Iterable[str] = ids[after[1]:]
+                else:
+                    maybe = [exp.id, *self._texts.get((key, same), ()), *self._sharing(key, lesson_words(exp), ids)]
+                out.append((any(i != but and i in lessons and lessons[i][2] == key and (
+                    i == exp.id or lessons[i][1] == same or near(lessons[i][0], exp)) for i in maybe),
+                    (self._reloads, len(ids))))
             return out
+
+    def _sharing(self, key: _Key, words: LessonWords, ids: list[str]) -> Iterable[str]:
+        """The lessons of scope `key` that share enough words with `words` to be a near-copy of it.
+
+        A near-copy's words overlap by at least NEAR_DUPLICATE in the precondition and in the
+        action: it holds at least `need` of the query's `n` words of each, so it holds one of any
+        n - need + 1 of them. The rarest of them, on the side where they name fewer lessons, give
+        the lessons to compare (`ids`, the scope's, when they name as many). A side without content
+        words matches only a side without any.
+        """
+        index = self._words.get(key, {})
+        best: tuple[int, list[tuple[int, str]]] | None = None
+        for side, query in enumerate((words.precondition_words, words.action_words)):
+            if not query:
+                keys = [(side, "")]
+            else:  # a share of the union, which is at least n: a share of n reaches it too
+                need = next((i for i in range(1, len(query) + 1) if i / len(query) >= NEAR_DUPLICATE), len(query) + 1)
+                keys = sorted(((side, w) for w in query), key=lambda k: len(index.get(k, ())))[:len(query) - need + 1]
+            size = sum(len(index.get(k, ())) for k in keys)
+            if best is None or size < best[0]:
+                best = (size, keys)
+        assert best is not None
+        return ids if best[0] >= len(ids) else set().union(*(index.get(k, set()) for k in best[1]))
 
     def scopes(self) -> dict[str, list[str]]:
         """The scope keys the live lessons use, each with its values (sorted), as `context.scopes`."""
@@ -75,7 +109,7 @@ class KnownLessons:
             self._sync()
             return {key: sorted(values) for key, values in sorted(self._labels.items())}
 
-    def _sync(self) -> dict[str, tuple[LessonWords, tuple[str, str]]]:
+    def _sync(self) -> dict[str, _Lesson]:
         rows = folded_rows(self.lamar.store)
         settled = rows.settled() if rows is not None else None  # before the read: all through it is read
         events = self.lamar.store.read(self._after)
@@ -98,16 +132,22 @@ class KnownLessons:
 
     def _reload(self) -> None:
         every = self.lamar.experiences()
-        lessons: dict[str, tuple[LessonWords, tuple[str, str]]] = {}
-        self._scopes, self._labels = {}, {}
+        lessons: dict[str, _Lesson] = {}
+        self._scopes, self._words, self._texts, self._labels = {}, {}, {}, {}
         for exp in every:
             self._add(lessons, exp)
         self._lessons = lessons
         self._reloads += 1
 
-    def _add(self, lessons: dict[str, tuple[LessonWords, tuple[str, str]]], exp: Experience) -> None:
-        lessons[exp.id] = (lesson_words(exp), (normalize(exp.precondition), normalize(exp.action)))
-        self._scopes.setdefault(exp.scope.items_key, []).append(exp.id)
+    def _add(self, lessons: dict[str, _Lesson], exp: Experience) -> None:
+        key, words, texts = exp.scope.items_key, lesson_words(exp), (normalize(exp.precondition), normalize(exp.action))
+        lessons[exp.id] = (words, texts, key)
+        self._scopes.setdefault(key, []).append(exp.id)
+        self._texts.setdefault((key, texts), set()).add(exp.id)
+        index = self._words.setdefault(key, {})
+        for side, found in enumerate((words.precondition_words, words.action_words)):
+            for word in found or ("",):
+                index.setdefault((side, word), set()).add(exp.id)
         if exp.status is not Status.RETIRED:
             for key, value in exp.scope.items():
                 self._labels.setdefault(key, set()).add(value)

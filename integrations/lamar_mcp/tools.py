@@ -329,8 +329,9 @@ class LamarTools:
 
         The check before the add is one step with it only within this process: another server on
         the store may add a near-copy between the two. So the lessons of the scope are looked at
-        again once ours is stored (those learned since `since`, the look before the add), as `Lamar.add` does for word-for-word copies, and the first of the
-        near-copies in the order they were added is the lesson; ours, when it came later, is retired
+        again once ours is stored (those learned since `since`, the look before the add), as
+        `Lamar.add` does for word-for-word copies, and the first of the near-copies in the order
+        they were added is the lesson; ours, when it came later, is retired
         at once, so that no evidence is split between the two. Each adder sees every add that took
         an earlier place once its own has, so exactly one of them keeps its lesson.
         """

@@ -4,6 +4,7 @@ on the store adds, retires or scopes is still seen by the next proposal."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +77,53 @@ def test_what_another_engine_changes_is_seen_by_the_next_proposal(store_location
         stored = tools.propose_lesson("the Go build fails on a fresh clone", "run go mod download first",
                                       scope={"project": "shop"})
         assert stored.lesson_id != held  # the words it was held under are no longer a lesson's
+
+
+def test_a_look_finds_exactly_the_lessons_a_scan_of_every_lesson_finds() -> None:
+    # The look compares a proposal only with the lessons that share its rarest words: it must
+    # answer as a comparison with every lesson of the scope would. Half the proposals are a
+    # stored lesson with a word added, dropped or changed, so many fall on either side of the line.
+    from lamar.sleep.similarity import normalize
+    from lamar_mcp.held import forgetting, lesson_words, near
+
+    rng = random.Random(7)
+    words = ["build", "fails", "cache", "clear", "not", "tests", "run", "go", "module", "the", "it", "don't", "7"]
+
+    def tweaked(text: str) -> str:
+        said = text.split()
+        at = rng.randrange(len(said) + 1)
+        change = rng.choice(["add", "drop", "swap", "keep"])
+        if change == "add" or len(said) < 2:
+            said.insert(at, rng.choice(words))
+        elif change == "drop":
+            del said[at - 1]
+        elif change == "swap":
+            said[at - 1] = rng.choice(words)
+        return " ".join(said)
+
+    def lesson(stored: list[Experience]) -> Experience:
+        if stored and rng.random() < 0.5:
+            base = rng.choice(stored)
+            return Experience(tweaked(base.precondition), tweaked(base.action), scope=base.scope)
+        text = [rng.choice(["do it", "the it", "it"]) if rng.random() < 0.2  # no content word
+                else " ".join(rng.choices(words, k=rng.randint(1, 6))) for _ in range(2)]
+        return Experience(*text, scope=Scope(project=rng.choice("ab")))
+
+    @forgetting
+    def check(lam: Lamar, tools: LamarTools) -> int:
+        found = 0
+        for _ in range(400):
+            every = lam.experiences()
+            exp = lesson(every)
+            scan = any(o.scope.items_key == exp.scope.items_key and (
+                o.id == exp.id or (normalize(o.precondition), normalize(o.action)) == (
+                    normalize(exp.precondition), normalize(exp.action)) or near(lesson_words(o), exp))
+                for o in every)
+            assert tools.known.look(exp)[0] == scan, exp
+            found += scan
+            if rng.random() < 0.3:
+                lam.add(exp)
+        return found
+
+    with Lamar() as lam:
+        assert 40 < check(lam, LamarTools(lam)) < 360
