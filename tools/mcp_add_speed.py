@@ -26,7 +26,7 @@ from typing import Any
 BACKENDS = {"sqlite": "lessons.db", "json": "lessons.json", "memory": ":memory:"}
 
 
-def _counting(lam: Any) -> list[int]:
+def counting(lam: Any) -> list[int]:
     """Count the lessons `lam` hands out from now on (wraps its reads on this instance only)."""
     handed = [0]
     for name in ("experiences", "get"):
@@ -50,7 +50,7 @@ def run(backend: str, size: int, profile: bool) -> tuple[list[float], int]:
         name = BACKENDS[backend]
         lam = Lamar(name if name == ":memory:" else str(Path(folder) / name), seed=0)
         tools = LamarTools(lam, cwd=folder)
-        handed = _counting(lam)
+        handed = counting(lam)
         times = []
         profiler = cProfile.Profile() if profile else None
         for i in range(size):

@@ -6,31 +6,16 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.tools import LamarTools
+from tools.mcp_add_speed import counting as _counting
 
 _WARM = 60
 _COUNTED = 20
-
-
-def _counting(lam: Lamar) -> list[int]:
-    """How many lessons `lam` hands out from now on, through the reads that hand out lessons."""
-    handed = [0]
-    for name in ("experiences", "get"):
-        read = getattr(lam, name)
-
-        def counted(*args: Any, _read: Any = read, **kwargs: Any) -> Any:
-            found = _read(*args, **kwargs)
-            handed[0] += len(found) if isinstance(found, list) else 1
-            return found
-
-        setattr(lam, name, counted)
-    return handed
 
 
 def _propose(tools: LamarTools, i: int, many: bool) -> None:
