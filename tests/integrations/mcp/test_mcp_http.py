@@ -14,7 +14,7 @@ from tests.integrations.mcp.conftest import events
 
 CONTEXT = {"project": "trace", "language": "swift"}
 CLIENTS = 8
-EPISODES = 200
+EPISODES = 50  # each; the clients' calls interleave from the first, so more only adds time
 
 
 async def test_http_round_trip_and_resources(store: Path) -> None:
@@ -73,9 +73,9 @@ async def test_eight_clients_at_once_count_every_episode_and_report_once(store: 
     assert sorted(o["episode"] for o in outcomes) == sorted(episodes)
     with Lamar(str(store)) as lam:
         stats = lam.stats()
-        assert (stats["episodes"], stats["reports"], stats["unreported"]) == (1600, 1600, 0)
+        assert (stats["episodes"], stats["reports"], stats["unreported"]) == (len(episodes), len(episodes), 0)
         for lesson in lam.experiences():
             ev = lam.evidence(lesson.id)
             # Every episode saw both trace lessons, never the shop one: counts add up per lesson.
-            assert ev.eligible == (1600 if lesson.scope.matches(CONTEXT) else 0)
+            assert ev.eligible == (len(episodes) if lesson.scope.matches(CONTEXT) else 0)
             assert ev.injected + ev.held_out <= ev.eligible
