@@ -21,9 +21,12 @@ def _listing(folder: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()}
 
 
-def _filled(folder: Path, name: str) -> Path:
+def _filled(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     store = folder / name
-    with Lamar(str(store), seed=0) as lam:
+    # The same bytes as a writer's appends, without waiting on the disk for each: what the server
+    # reads is the question here, not whether a write survives a crash.
+    with monkeypatch.context() as unsynced, Lamar(str(store), seed=0) as lam:
+        unsynced.setattr(os, "fsync", lambda fd: None)
         lam.add(Experience("a test fails only in CI", "compare the CI locale", scope=Scope(project="trace")))
         for i in range(EPISODES):
             lam.report(lam.recall({"project": "trace"}).episode_id, ("shipped", "corrected")[i % 2])
@@ -44,7 +47,7 @@ async def test_a_read_only_server_leaves_every_file_of_the_stores_folder_as_it_w
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # the what-if cache's own folder, elsewhere
     folder = tmp_path / "store"
     folder.mkdir()
-    store = _filled(folder, name)
+    store = _filled(folder, name, monkeypatch)
     before = _listing(folder)
     await anyio.sleep(0.05)  # a file written now gets another time
     async with stdio_session(store, "--read-only") as session:
