@@ -1,4 +1,4 @@
-"""A thread of 200 turns: its checkpoint keeps only the turns and episodes still needed, and
+"""A thread of 120 turns: its checkpoint keeps only the turns and episodes still needed, and
 every episode is still reported once."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from lamar_langgraph import LamarState, recall_node, report_node
 from tests.tools import load_tool
 
 CONTEXT = {"project": "trace"}
-TURNS = 200
+TURNS = 120  # 2 episodes a turn: more than twice the KEPT reported episodes a state keeps
 KEPT = 100  # reported, and open, episodes a thread's state keeps
 
 
