@@ -8,11 +8,12 @@ from typing import Any
 
 # Each worker is forked from a server process that holds only these imports: a fresh process with
 # no thread, connection or engine of the test's, as a spawned one is, without an interpreter start-up
-# and the imports per worker. The MCP server's tools take a second to import, once here rather than in
-# every worker of every round; a module that is not installed is left out of the preload.
+# and the imports per worker. A worker imports its test's module to find its target, so the server
+# also holds what those modules import that takes long (pytest, psycopg, the MCP server's tools); a
+# module that is not installed is left out of the preload.
 _CONTEXT = multiprocessing.get_context("forkserver")
 _CONTEXT.set_forkserver_preload(["lamar", "lamar.store.sqlite", "lamar.store.json_file", "lamar.store.postgres",
-                                 "lamar_mcp.tools"])
+                                 "pytest", "psycopg", "lamar_mcp.tools"])
 
 
 def at_once(jobs: Sequence[tuple[Callable[..., None], tuple[Any, ...]]]) -> list[Any]:
