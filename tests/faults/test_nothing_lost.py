@@ -226,7 +226,7 @@ def test_apply_while_reports_keep_arriving_loses_no_report(tmp_path: Path, suffi
     for i in range(6):  # pairs of near-duplicates (add stores an exact one once): every sleep proposes merges
         lam.add(Experience(f"case {i // 2}", f"do {i // 2}" + "." * (i % 2), scope=Scope(task="t0")))
     log = tmp_path / "busy.log"
-    proc = multiprocessing.get_context("fork").Process(target=_hammer, args=(path, str(log), 5, 6.0))
+    proc = multiprocessing.get_context("fork").Process(target=_hammer, args=(path, str(log), 5, 3.0))
     proc.start()
     applied = rounds = 0
     while proc.is_alive():
