@@ -6,10 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import ClassVar
@@ -174,11 +175,14 @@ class FakeOllama(BaseHTTPRequestHandler):
 
     reply = "[]"
     prompts: ClassVar[list[str]] = []
+    during: ClassVar[Callable[[], object] | None] = None  # what else happens while the model answers
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         assert self.path == "/api/generate"
         FakeOllama.prompts.append(body["prompt"])
+        if FakeOllama.during is not None:
+            FakeOllama.during()
         payload = json.dumps({"model": body["model"], "created_at": "2025-01-01T00:00:00Z", "response": self.reply,
                               "done": True, "done_reason": "stop"}).encode()
         self.send_response(200)
@@ -193,6 +197,7 @@ class FakeOllama(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def ollama_host() -> Iterator[str]:
+    FakeOllama.during = None
     server = HTTPServer(("127.0.0.1", 0), FakeOllama)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -421,9 +426,16 @@ def test_ui_takes_max_model_calls_with_a_model_only_as_sleep_does(run_cli, json_
     assert "--max-model-calls N" in run_cli("ui", "--help").stdout
 
 
+def mined_ids() -> list[str]:
+    """The trace ids of every prompt the fake model was sent, in order."""
+    return [found for prompt in FakeOllama.prompts for found in re.findall(r'\{"id": "([^"]+)"', prompt)]
+
+
 def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_store, tmp_path, ollama_host):
-    """docs/sleep.md's nightly job installed as a user would, run three nights: the cron line moved
-    traces.jsonl away, so the next night with no new trace failed "no trace file" and consolidated nothing."""
+    """docs/sleep.md's nightly job installed as a user would, run six nights: the cron line moved
+    traces.jsonl away, so the next night with no new trace failed "no trace file" and consolidated nothing;
+    the job moved the file only after mining it, so a trace written while sleep ran was never mined."""
+    from lamar.sleep import TraceWriter
     from tests.docblocks import ROOT, parse
 
     blocks = parse(ROOT / "docs" / "sleep.md")
@@ -442,8 +454,13 @@ def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_sto
     env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
     env.update(HOME=str(tmp_path / "home"), PATH=f"{bin_}{os.pathsep}{env['PATH']}", OLLAMA_HOST=ollama_host)
     assert sqlite_store == tmp_path / "experience.db"
-    rows = [{"id": f"t{i}", "context": {"project": "trace"}, "input": "bump swift-nio", "outcome": "reverted"}
-            for i in range(3)]
+    traces = tmp_path / "traces.jsonl"
+
+    def write(*ids: str) -> None:
+        for id_ in ids:  # as an agent's integration appends, one open and close per trace
+            TraceWriter(traces).write({"id": id_, "context": {"project": "trace"}, "input": "bump swift-nio",
+                                       "outcome": "reverted"})
+
     FakeOllama.reply = json.dumps([{"precondition": "a package bump breaks the build", "action": "reset the caches",
                                     "scope": {"project": "trace"}, "trace_ids": ["t0", "t2"]}])
     FakeOllama.prompts = []
@@ -454,14 +471,25 @@ def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_sto
         report = tmp_path / f"sleep-{day}.json"
         return done, sorted(p["kind"] for p in json.loads(report.read_text())["proposals"]) if report.exists() else []
 
-    (tmp_path / "traces.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    write("t0", "t1", "t2")
+    FakeOllama.during = lambda: write("late")  # an agent at work while sleep waits for the model
     done, kinds = night("2026-01-01")
+    FakeOllama.during = None
     assert done.returncode == 0 and kinds == ["candidate", "contradiction", "merge"], done.stderr
-    assert not (tmp_path / "traces.jsonl").exists() and (tmp_path / "traces-2026-01-01.jsonl").exists()
-    done, kinds = night("2026-01-02")  # no trace written that day: the store is consolidated all the same
+    assert mined_ids() == ["t0", "t1", "t2"]
+    assert [t["id"] for t in map(json.loads, traces.read_text().splitlines())] == ["late"]
+    done, kinds = night("2026-01-02")  # the trace written during the last run is mined now
+    assert done.returncode == 0 and mined_ids() == ["t0", "t1", "t2", "late"], done.stderr
+    done, kinds = night("2026-01-03")  # no trace written that day: the store is consolidated all the same
     assert done.returncode == 0 and kinds == ["contradiction", "merge"], done.stderr
-    assert len(FakeOllama.prompts) == 1
-    (tmp_path / "traces.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-    done, kinds = night("2026-01-03", OLLAMA_HOST="http://127.0.0.1:9")  # the model is down: traces stay
+    assert len(FakeOllama.prompts) == 2
+    write("f0", "f1")
+    done, kinds = night("2026-01-04", OLLAMA_HOST="http://127.0.0.1:9")  # the model is down: traces stay
     assert done.returncode == 2 and kinds == ["contradiction", "merge"], done.stderr
-    assert (tmp_path / "traces.jsonl").exists() and not (tmp_path / "traces-2026-01-03.jsonl").exists()
+    assert sorted(p.name for p in tmp_path.glob("traces-pending-*")) == ["traces-pending-2026-01-04.jsonl"]
+    write("g0")
+    done, kinds = night("2026-01-05")  # the failed night's traces are mined with this night's
+    assert done.returncode == 0 and mined_ids() == ["t0", "t1", "t2", "late", "f0", "f1", "g0"], done.stderr
+    done, kinds = night("2026-01-06")  # and never again
+    assert done.returncode == 0 and len(FakeOllama.prompts) == 3 and not list(tmp_path.glob("traces-pending-*"))
+
