@@ -493,3 +493,37 @@ def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_sto
     done, kinds = night("2026-01-06")  # and never again
     assert done.returncode == 0 and len(FakeOllama.prompts) == 3 and not list(tmp_path.glob("traces-pending-*"))
 
+
+def test_the_pages_auto_apply_job_mines_each_trace_once(sqlite_store, tmp_path, ollama_host):
+    """docs/sleep.md's Python auto-apply job run night after night: it read traces.jsonl in place, so a
+    night before the first trace failed on the missing file and every later night mined the same traces."""
+    from lamar.sleep import TraceWriter
+    from tests.docblocks import ROOT, parse
+
+    (code,) = [b.code for b in parse(ROOT / "docs" / "sleep.md")
+               if b.lang == "python" and 'from_spec("anthropic:claude-sonnet-4-5")' in b.code and "lam.apply" in b.code]
+    code = code.replace("anthropic:claude-sonnet-4-5", "ollama:m")
+    env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
+    env.update(HOME=str(tmp_path / "home"), OLLAMA_HOST=ollama_host)
+    assert sqlite_store == tmp_path / "experience.db"
+    FakeOllama.prompts = []
+
+    def write(*ids: str) -> None:
+        for id_ in ids:
+            TraceWriter(tmp_path / "traces.jsonl").write({"id": id_, "context": {"project": "trace"}})
+
+    def night(**extra: str) -> None:
+        done = subprocess.run([sys.executable, "-c", code], env={**env, **extra}, cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+
+    night()  # no trace written yet
+    write("t0", "t1")
+    FakeOllama.during = lambda: write("late")
+    night()
+    FakeOllama.during = None
+    night(OLLAMA_HOST="http://127.0.0.1:9")  # the model is down: "late" waits for the next night
+    write("f0")
+    night()
+    night()
+    assert mined_ids() == ["t0", "t1", "late", "f0"]
