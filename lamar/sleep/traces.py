@@ -235,12 +235,21 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where:
     return traces
 
 
+def _names(path: Path, fd: int) -> bool:
+    """Whether `path` still names the file open as `fd`."""
+    try:
+        return os.path.samestat(os.stat(path), os.fstat(fd))
+    except FileNotFoundError:
+        return False
+
+
 class TraceWriter:
     """Append traces to a JSON Lines file; safe with several writing processes.
 
     Each `write` opens the file in append mode and holds an exclusive `flock` while it
     writes one whole line, so lines from different processes never interleave; it waits at most
-    `timeout` seconds for another writer's lock, so a stuck or stopped writer fails it, never hangs it. A trace is a
+    `timeout` seconds for another writer's lock, so a stuck or stopped writer fails it, never hangs it. A write
+    that waited while the file was moved aside appends to the file the path names then. A trace is a
     record for a model to read, not an archive: long texts are clipped (`lamar.sleep.trace_limits`).
 
     Args:
@@ -316,11 +325,22 @@ class TraceWriter:
             return self.path.open("a+b")
         from lamar.store.file_lock import exclusive
 
-        fd = exclusive(self.path, self.timeout, flags=os.O_APPEND, mode=0o666)  # as open("a") creates it
-        if fd is None:
-            raise StoreError(f"cannot append a trace to {self.path}: another process holds its lock past the "
-                             f"{self.timeout:g} s wait; nothing was written: try again once that writer is done")
-        return os.fdopen(fd, "a+b")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            fd = exclusive(self.path, max(0.0, deadline - time.monotonic()), flags=os.O_APPEND,
+                           mode=0o666)  # as open("a") creates it
+            if fd is None:
+                raise StoreError(f"cannot append a trace to {self.path}: another process holds its lock past the "
+                                 f"{self.timeout:g} s wait; nothing was written: try again once that writer is done")
+            # A nightly job moves the file aside to mine it: a write that opened it before the move and
+            # got the lock after it would land in the file being mined, after it was read.
+            try:
+                if _names(self.path, fd):
+                    return os.fdopen(fd, "a+b")
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
 
     def __repr__(self) -> str:
         limits = "" if (self.max_field_chars, self.max_line_bytes) == (MAX_FIELD_CHARS, MAX_LINE_BYTES) else \

@@ -3,6 +3,8 @@ saying so with nothing written; a lock let go in time lets it through."""
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -50,3 +52,23 @@ def test_the_timeout_defaults_to_a_json_stores_and_is_checked(tmp_path: Path) ->
     for bad in (-1, float("nan"), float("inf"), "5", True):
         with pytest.raises(InvalidArgument, match="timeout is the seconds to wait for another writer's lock"):
             TraceWriter(path, timeout=bad)  # type: ignore[arg-type]
+
+
+def test_a_write_that_waited_across_a_move_goes_to_the_file_the_path_names(tmp_path: Path) -> None:
+    # A nightly job moves the file aside and mines it: a write waiting for the lock when the file was
+    # moved appended to the moved file, after the job had read it, so that trace was never mined.
+    path, moved = tmp_path / "traces.jsonl", tmp_path / "traces-pending.jsonl"
+    TraceWriter(path).write(Trace("before", {}))
+    done: list[Trace] = []
+    with held(path, 600):
+        thread = threading.Thread(target=lambda: done.append(TraceWriter(path, timeout=60).write(Trace("late", {}))))
+        thread.start()
+        opened = time.monotonic() + 60
+        while str(path) not in {os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd")}:
+            assert time.monotonic() < opened, "the write never opened the file"
+            time.sleep(0.01)
+        path.rename(moved)  # the write has the moved file open and waits for its lock
+    thread.join(60)
+    assert [t.id for t in done] == ["late"]
+    assert [t.id for t in load_traces(moved)] == ["before"]
+    assert [t.id for t in load_traces(path)] == ["late"]
