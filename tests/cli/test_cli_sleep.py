@@ -426,6 +426,31 @@ def test_ui_takes_max_model_calls_with_a_model_only_as_sleep_does(run_cli, json_
     assert "--max-model-calls N" in run_cli("ui", "--help").stdout
 
 
+# A writer in the middle of its write when the job moves the file: it holds the lock, and its line
+# lands in the moved file a moment after the move.
+_MID_WRITE = """
+import fcntl, json, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o666)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+while True:
+    try:
+        if not os.path.samestat(os.stat(sys.argv[1]), os.fstat(fd)):
+            break
+    except FileNotFoundError:
+        break
+    time.sleep(0.01)
+time.sleep(0.2)
+os.write(fd, (json.dumps({"id": sys.argv[2], "context": {}}) + "\\n").encode())
+"""
+
+
+def mid_write(path: Path, id_: str) -> subprocess.Popen[str]:
+    writer = subprocess.Popen([sys.executable, "-c", _MID_WRITE, str(path), id_], stdout=subprocess.PIPE, text=True)
+    assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+    return writer
+
+
 def mined_ids() -> list[str]:
     """The trace ids of every prompt the fake model was sent, in order."""
     return [found for prompt in FakeOllama.prompts for found in re.findall(r'\{"id": "([^"]+)"', prompt)]
@@ -434,7 +459,8 @@ def mined_ids() -> list[str]:
 def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_store, tmp_path, ollama_host):
     """docs/sleep.md's nightly job installed as a user would, run six nights: the cron line moved
     traces.jsonl away, so the next night with no new trace failed "no trace file" and consolidated nothing;
-    the job moved the file only after mining it, so a trace written while sleep ran was never mined."""
+    the job moved the file only after mining it, so a trace written while sleep ran was never mined
+    (nor, once it moved first, one a writer was appending as the file moved)."""
     from lamar.sleep import TraceWriter
     from tests.docblocks import ROOT, parse
 
@@ -488,8 +514,11 @@ def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_sto
     assert done.returncode == 2 and kinds == ["contradiction", "merge"], done.stderr
     assert sorted(p.name for p in tmp_path.glob("traces-pending-*")) == ["traces-pending-2026-01-04.jsonl"]
     write("g0")
+    writer = mid_write(traces, "g1")
     done, kinds = night("2026-01-05")  # the failed night's traces are mined with this night's
-    assert done.returncode == 0 and mined_ids() == ["t0", "t1", "t2", "late", "f0", "f1", "g0"], done.stderr
+    assert writer.wait(60) == 0
+    assert done.returncode == 0, done.stderr
+    assert sorted(mined_ids()) == ["f0", "f1", "g0", "g1", "late", "t0", "t1", "t2"]  # each once
     done, kinds = night("2026-01-06")  # and never again
     assert done.returncode == 0 and len(FakeOllama.prompts) == 3 and not list(tmp_path.glob("traces-pending-*"))
 
@@ -524,6 +553,8 @@ def test_the_pages_auto_apply_job_mines_each_trace_once(sqlite_store, tmp_path, 
     FakeOllama.during = None
     night(OLLAMA_HOST="http://127.0.0.1:9")  # the model is down: "late" waits for the next night
     write("f0")
+    writer = mid_write(tmp_path / "traces.jsonl", "f1")
     night()
+    assert writer.wait(60) == 0
     night()
-    assert mined_ids() == ["t0", "t1", "late", "f0"]
+    assert sorted(mined_ids()) == ["f0", "f1", "late", "t0", "t1"]  # each once
