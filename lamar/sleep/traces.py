@@ -172,7 +172,10 @@ def load_traces(source: TraceSource) -> list[Trace]:
         path = Path(source).expanduser()
         try:
             with path.open("rb") as handle:
-                return _parse(_text_lines(handle, path), where=f"{path}, line")
+                return _parse(_text_lines(handle, path, _size_between_writes(handle.fileno(), path)),
+                              where=f"{path}, line")
+        except StoreError:
+            raise
         except OSError as exc:
             raise StoreError(f"cannot read traces from {path}: {exc.strerror or exc}") from exc
     if isinstance(source, (Mapping, Trace)):
@@ -180,10 +183,52 @@ def load_traces(source: TraceSource) -> list[Trace]:
     return _parse(source, where="item")
 
 
-def _text_lines(handle: Iterable[bytes], path: Path) -> Iterable[str]:
-    """The file's lines as text; a line that is not UTF-8 is an InvalidTrace naming it, and a byte
-    order mark (Windows editors write one) is not part of the first record."""
+def _size_between_writes(fd: int, path: Path) -> int:
+    """The file's size while no writer holds its lock: a write holds it while it appends one whole
+    line, so the bytes up to there are whole lines, and a line appended later is left for the next read."""
+    if fcntl is None:  # pragma: no cover - Windows
+        return os.fstat(fd).st_size
+    from lamar.store.file_lock import shared
+
+    try:
+        locked = shared(fd, TIMEOUT)
+    except OSError:  # a file system without locks: read what is there
+        return os.fstat(fd).st_size
+    if locked is None:
+        raise StoreError(f"cannot read traces from {path}: a writer holds its lock past the {TIMEOUT:g} s wait; "
+                         "try again once that writer is done")
+    try:
+        return os.fstat(fd).st_size
+    finally:
+        fcntl.flock(locked, fcntl.LOCK_UN)
+        os.close(locked)
+
+
+def _torn(raw: bytes) -> bool:
+    """Whether a last line with no newline is a record cut off, as a writer stopped mid-line leaves it."""
+    try:
+        json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return bool(raw.strip())
+    except RecursionError:
+        return False
+    return False
+
+
+def _text_lines(handle: Iterable[bytes], path: Path, size: int) -> Iterable[str]:
+    """The file's lines in its first `size` bytes, as text; a line that is not UTF-8 is an InvalidTrace
+    naming it, a byte order mark (Windows editors write one) is not part of the first record, and a
+    last line cut off is skipped with a warning."""
     for number, raw in enumerate(handle, start=1):
+        if size <= 0:
+            return
+        raw = raw[:size]
+        size -= len(raw)
+        if not raw.endswith(b"\n") and _torn(raw):
+            logging.getLogger(__name__).warning(
+                "%s, line %d: the last line is cut off with no newline, as a writer stopped mid-line (killed, or "
+                "the disk full) leaves it; skipped, the lines before it are read", path, number)
+            return
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -243,6 +288,31 @@ def _names(path: Path, fd: int) -> bool:
         return False
 
 
+def _mend_tail(handle: BinaryIO, path: Path, *, locked: bool) -> bytes:
+    """What to write before a line so it starts a line of its own. A writer stopped mid-line leaves a
+    record cut off with no newline; under the lock no write is under way, so it is cut away: a newline
+    after it would make it a bad line in the middle, which readers refuse."""
+    end = handle.seek(0, os.SEEK_END)
+    if end == 0 or (handle.seek(-1, os.SEEK_END) >= 0 and handle.read(1) == b"\n"):
+        return b""
+    start = end
+    while start > 0:  # back to the start of the last line
+        step = min(start, 1 << 16)
+        start -= step
+        handle.seek(start)
+        cut = handle.read(step).rfind(b"\n")
+        if cut >= 0:
+            start += cut + 1
+            break
+    handle.seek(start)
+    if not locked or not _torn(handle.read(end - start)):
+        return b"\n"  # a whole record that lacks only its newline, or no lock to tell a write under way
+    os.ftruncate(handle.fileno(), start)
+    logging.getLogger(__name__).warning("%s: cut away a record cut off at the end of the file (%d bytes with no "
+                                        "newline), as a writer stopped mid-line leaves it", path, end - start)
+    return b""
+
+
 class TraceWriter:
     """Append traces to a JSON Lines file; safe with several writing processes.
 
@@ -300,14 +370,7 @@ class TraceWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self._locked() as handle:
                 try:
-                    # A writer killed mid-line leaves no newline; start on a fresh line so
-                    # only that one record is lost, not this one too.
-                    handle.seek(0, os.SEEK_END)
-                    prefix = b""
-                    if handle.tell() > 0:
-                        handle.seek(-1, os.SEEK_END)
-                        if handle.read(1) != b"\n":
-                            prefix = b"\n"
+                    prefix = _mend_tail(handle, self.path, locked=fcntl is not None)
                     handle.write(prefix + line.encode("utf-8") + b"\n")
                     handle.flush()  # out of Python's buffer before the lock is released
                 finally:

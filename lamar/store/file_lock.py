@@ -1,5 +1,5 @@
-"""An exclusive `flock` waited for at most `timeout` seconds (the JSON store's writers' lock, a trace
-file's), so a stuck or stopped writer in another process makes a write fail, not hang."""
+"""A `flock` waited for at most `timeout` seconds (the JSON store's writers' lock, a trace file's,
+exclusive; a trace reader's, shared), so a stuck or stopped writer makes a write or read fail, not hang."""
 
 from __future__ import annotations
 
@@ -65,7 +65,31 @@ def exclusive(lock: Path, timeout: float, *, flags: int = 0, mode: int = 0o644) 
     return fd if _waited(fd, min(timeout, _thread.TIMEOUT_MAX)) else None
 
 
-def _waited(fd: int, timeout: float) -> bool:
+def shared(fd: int, timeout: float) -> int | None:
+    """A duplicate of open `fd` holding a shared `flock` of its file (a reader's, that waits out a
+    writer mid-write), or None when a writer kept its lock past `timeout` seconds. The duplicate shares
+    the lock: `flock(dup, LOCK_UN)` lets go of it.
+
+    Raises:
+        OSError: the file cannot be locked.
+    """
+    dup = os.dup(fd)
+    try:
+        try:
+            fcntl.flock(dup, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return dup
+        except BlockingIOError:  # a writer holds it: wait for it below
+            pass
+    except BaseException:
+        os.close(dup)
+        raise
+    if timeout == 0:
+        os.close(dup)
+        return None
+    return dup if _waited(dup, min(timeout, _thread.TIMEOUT_MAX), fcntl.LOCK_SH) else None
+
+
+def _waited(fd: int, timeout: float, operation: int = fcntl.LOCK_EX) -> bool:
     """Whether a blocking `flock` of `fd`, in a thread of its own, got the lock within `timeout` seconds.
 
     The kernel's wait, not polling: a poller looks only now and then, and a writer that lets go
@@ -80,7 +104,7 @@ def _waited(fd: int, timeout: float) -> bool:
     def wait() -> None:
         outcome: bool | OSError
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            fcntl.flock(fd, operation)
             outcome = True
         except OSError as exc:
             outcome = exc
@@ -114,4 +138,4 @@ def _settle(guard: LockType, state: list[bool | OSError | None]) -> bool | OSErr
         return outcome
 
 
-__all__ = ["checked_timeout", "exclusive", "lock_writers"]
+__all__ = ["checked_timeout", "exclusive", "lock_writers", "shared"]

@@ -72,3 +72,42 @@ def test_a_write_that_waited_across_a_move_goes_to_the_file_the_path_names(tmp_p
     assert [t.id for t in done] == ["late"]
     assert [t.id for t in load_traces(moved)] == ["before"]
     assert [t.id for t in load_traces(path)] == ["late"]
+
+
+# A writer mid-line: it holds the lock, has written half its record, and finishes it `argv[2]` seconds later.
+_HALF_WRITTEN = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_APPEND)
+fcntl.flock(fd, fcntl.LOCK_EX)
+os.write(fd, b'{"id": "mid", "con')
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+os.write(fd, b'text": {}}\\n')
+"""
+
+
+def test_a_read_waits_for_a_write_under_way_and_gives_up_past_the_timeout(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A read did not take the writers' lock: it saw a line half written (a nightly job that read right
+    # after its move did), and refused the file or, at its end, lost the record.
+    import subprocess
+    import sys
+
+    path = tmp_path / "traces.jsonl"
+    TraceWriter(path).write(Trace("before", {}))
+    for seconds, timeout in ((0.3, 60.0), (600.0, 0.3)):
+        monkeypatch.setattr("lamar.sleep.traces.TIMEOUT", timeout)
+        writer = subprocess.Popen([sys.executable, "-c", _HALF_WRITTEN, str(path), str(seconds)],
+                                  stdout=subprocess.PIPE, text=True)
+        try:
+            assert writer.stdout is not None and writer.stdout.readline() == "held\n"
+            if timeout < seconds:
+                with pytest.raises(StoreError) as info:
+                    bounded(lambda: load_traces(path))
+                assert str(info.value) == (f"cannot read traces from {path}: a writer holds its lock past the 0.3 s "
+                                           "wait; try again once that writer is done")
+            else:
+                assert [t.id for t in bounded(lambda: load_traces(path))] == ["before", "mid"]
+        finally:
+            writer.kill()
+            writer.wait()

@@ -143,14 +143,42 @@ def test_writer_appends_lines_that_load_back(tmp_path: Path) -> None:
     assert len(path.read_text().splitlines()) == 2  # the invalid one wrote nothing
 
 
-def test_writer_starts_a_fresh_line_after_a_torn_write(tmp_path: Path) -> None:
+def test_a_last_line_cut_off_is_skipped_with_a_warning_and_a_bad_middle_line_refused(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A writer killed mid-line (or a full disk) leaves a record cut off with no newline: the whole
+    # file was refused, and a nightly job failed on it every night until someone edited it by hand.
+    path = tmp_path / "traces.jsonl"
+    whole = json.dumps(good(id="a")) + "\n"
+    for torn in ('{"id": "torn", "cont', '{"id": "t\u00e9'.encode()[:-1].decode("latin-1")):
+        path.write_bytes(whole.encode() + torn.encode("latin-1"))
+        with caplog.at_level("WARNING", logger="lamar.sleep.traces"):
+            assert [t.id for t in load_traces(path)] == ["a"]
+        assert f"{path}, line 2: the last line is cut off with no newline, as a writer stopped mid-line" in caplog.text
+        caplog.clear()
+    path.write_text(whole + '{"id": "torn", "cont\n' + json.dumps(good(id="b")) + "\n")
+    with pytest.raises(InvalidTrace, match=f"{re.escape(str(path))}, line 2: not valid JSON"):
+        load_traces(path)  # a bad line followed by more is not a stopped append
+    path.write_text(whole + json.dumps(good(id="b")))  # a whole record that lacks only its newline
+    assert [t.id for t in load_traces(path)] == ["a", "b"]
+    path.write_text(whole + '{"id": "b", "context": 3}')
+    with pytest.raises(InvalidTrace, match="line 2"):
+        load_traces(path)  # whole JSON that breaks the format is refused wherever it is
+
+
+def test_writer_cuts_away_a_record_cut_off_before_it_appends(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A newline after the torn record made it a bad line in the middle, and every read refused the file.
     path = tmp_path / "traces.jsonl"
     path.write_text(json.dumps(good(id="a")) + "\n" + '{"id": "torn", "cont')
+    with caplog.at_level("WARNING", logger="lamar.sleep.traces"):
+        TraceWriter(path).write(good(id="b"))
+    assert f"{path}: cut away a record cut off at the end of the file (20 bytes with no newline)" in caplog.text
+    assert [t.id for t in load_traces(path)] == ["a", "b"]  # only the torn record is lost
+    path.write_text("x" * 200_000)  # a last line longer than one read back
+    TraceWriter(path).write(good(id="c"))
+    assert [t.id for t in load_traces(path)] == ["c"]
+    path.write_text(json.dumps(good(id="a")))  # a whole record that lacks only its newline is kept
     TraceWriter(path).write(good(id="b"))
-    lines = path.read_text().splitlines()
-    assert json.loads(lines[-1])["id"] == "b"
-    with pytest.raises(InvalidTrace, match="line 2"):
-        load_traces(path)  # only the torn record is lost
+    assert [t.id for t in load_traces(path)] == ["a", "b"]
 
 
 def _write_many(path: str, worker: int, count: int) -> None:
