@@ -213,7 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sleep = command("sleep", "propose retirements, merges, contradictions (and, with a model, new lessons); "
                     "changes nothing", cmd_sleep, json=True)
-    sleep.add_argument("--traces", metavar="FILE.jsonl", help="traces to mine for candidate lessons")
+    sleep.add_argument("--traces", nargs="+", metavar="FILE.jsonl",
+                       help="traces to mine for candidate lessons: one or more JSON Lines files")
     sleep.add_argument("--model", metavar="PROVIDER:MODEL",
                        help="the model that mines them: anthropic:MODEL, openai:MODEL or ollama:MODEL")
     sleep.add_argument("--max-model-calls", type=_positive, metavar="N",

@@ -107,7 +107,8 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
-        check_traces(args.traces)
+        for path in args.traces:
+            check_traces(path)
         from lamar.models import from_spec
         from lamar.sleep.traces import load_traces
 
@@ -115,7 +116,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
             model = from_spec(args.model)
         except ValueError as exc:
             raise UsageError(f"--model: {exc}") from None
-        traces = load_traces(args.traces)
+        traces = [trace for path in args.traces for trace in load_traces(path)]  # errors name file and line
     lam = open_engine(args)
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)

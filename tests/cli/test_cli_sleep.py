@@ -521,6 +521,18 @@ def test_the_pages_nightly_job_consolidates_on_a_night_without_traces(sqlite_sto
     assert sorted(mined_ids()) == ["f0", "f1", "g0", "g1", "late", "t0", "t1", "t2"]  # each once
     done, kinds = night("2026-01-06")  # and never again
     assert done.returncode == 0 and len(FakeOllama.prompts) == 3 and not list(tmp_path.glob("traces-pending-*"))
+    # A writer killed mid-line left a record cut off: the night failed on it, and so did every later one.
+    write("h0")
+    with traces.open("ab") as torn:
+        torn.write(b'{"id": "h1", "context": {"pro')
+    done, kinds = night("2026-01-07")
+    assert done.returncode == 0 and "line 2: the last line is cut off" in done.stderr, done.stderr
+    assert mined_ids()[-1] == "h0" and not list(tmp_path.glob("traces-pending-*"))
+    # A bad line in the middle still stops the night, and the error names the pending file, not a joined copy.
+    write("k0", "k1")
+    traces.write_text(traces.read_text().replace('"k0"', '"k0', 1))
+    done, kinds = night("2026-01-08")
+    assert done.returncode == 1 and "traces-pending-2026-01-08.jsonl, line 1: not valid JSON" in done.stderr
 
 
 def test_the_pages_auto_apply_job_mines_each_trace_once(sqlite_store, tmp_path, ollama_host):
