@@ -49,20 +49,7 @@ def exclusive(lock: Path, timeout: float, *, flags: int = 0, mode: int = 0o644) 
     Raises:
         OSError: the file cannot be opened or locked.
     """
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | flags, mode)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return fd
-        except BlockingIOError:  # another holder: wait for it below
-            pass
-    except BaseException:
-        os.close(fd)
-        raise
-    if timeout == 0:
-        os.close(fd)
-        return None
-    return fd if _waited(fd, min(timeout, _thread.TIMEOUT_MAX)) else None
+    return _locked(os.open(lock, os.O_RDWR | os.O_CREAT | flags, mode), fcntl.LOCK_EX, timeout)
 
 
 def shared(fd: int, timeout: float) -> int | None:
@@ -73,20 +60,25 @@ def shared(fd: int, timeout: float) -> int | None:
     Raises:
         OSError: the file cannot be locked.
     """
-    dup = os.dup(fd)
+    return _locked(os.dup(fd), fcntl.LOCK_SH, timeout)
+
+
+def _locked(fd: int, operation: int, timeout: float) -> int | None:
+    """`fd` holding the `flock` `operation` asks for, or None when a holder kept the lock past `timeout`
+    seconds (`fd` is then closed, or the waiting thread's to close)."""
     try:
         try:
-            fcntl.flock(dup, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            return dup
-        except BlockingIOError:  # a writer holds it: wait for it below
+            fcntl.flock(fd, operation | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:  # another holder: wait for it below
             pass
     except BaseException:
-        os.close(dup)
+        os.close(fd)
         raise
     if timeout == 0:
-        os.close(dup)
+        os.close(fd)
         return None
-    return dup if _waited(dup, min(timeout, _thread.TIMEOUT_MAX), fcntl.LOCK_SH) else None
+    return fd if _waited(fd, min(timeout, _thread.TIMEOUT_MAX), operation) else None
 
 
 def _waited(fd: int, timeout: float, operation: int = fcntl.LOCK_EX) -> bool:
