@@ -102,12 +102,18 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _viewport(driver: webdriver.Chrome, width: int) -> None:
-    """Size the window so that the page itself is `width` px wide (the window frame is not the page)."""
-    driver.set_window_size(width, 900)
-    inner = driver.execute_script("return window.innerWidth")
-    driver.set_window_size(width + (width - inner), 900)
-    assert driver.execute_script("return window.innerWidth") == width
+def _viewport(driver: webdriver.Chrome, width: int, height: int = 900) -> None:
+    """Size the window so that the page itself is `width` px wide (the window frame is not the page).
+
+    A resize lands after the call returns: the frame is read as outer minus inner width from one
+    snapshot (both old or both new), and the size is asked again until the page has taken it."""
+    def taken(d: webdriver.Chrome) -> bool:
+        outer, inner, tall = d.execute_script("return [window.outerWidth, window.innerWidth, window.outerHeight]")
+        if (inner, tall) != (width, height):
+            d.set_window_size(outer - inner + width, height)
+        return bool((inner, tall) == (width, height))
+
+    WebDriverWait(driver, 10, poll_frequency=0.2).until(taken)
 
 
 def _open(driver: webdriver.Chrome, server: str, path: str, css: str) -> None:
@@ -118,8 +124,7 @@ def _open(driver: webdriver.Chrome, server: str, path: str, css: str) -> None:
 def _full_page(driver: webdriver.Chrome, width: int, target: Path, tallest: int = 1800) -> None:
     """A screenshot of the page at `width`, down to `tallest` px (not only what the window shows)."""
     height = driver.execute_script("return document.documentElement.scrollHeight")
-    driver.set_window_size(width + (driver.get_window_size()["width"] - driver.execute_script(
-        "return window.innerWidth")), min(height + 100, tallest))
+    _viewport(driver, width, min(height + 100, tallest))
     driver.save_screenshot(str(target))
     _viewport(driver, width)
 
