@@ -6,6 +6,7 @@ from __future__ import annotations
 import _thread
 import fcntl
 import os
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidArgument, StoreError
@@ -13,7 +14,6 @@ from lamar.storable import finite_number
 from lamar.store.files import lock_failed
 
 if TYPE_CHECKING:
-    from _thread import LockType
     from pathlib import Path
 
 
@@ -64,70 +64,146 @@ def shared(fd: int, timeout: float) -> int | None:
 
 
 def _locked(fd: int, operation: int, timeout: float) -> int | None:
-    """`fd` holding the `flock` `operation` asks for, or None when a holder kept the lock past `timeout`
-    seconds (`fd` is then closed, or the waiting thread's to close)."""
+    """`fd`, or the descriptor of an earlier wait for the same lock, holding the `flock` `operation`
+    asks for, or None when a holder kept the lock past `timeout` seconds (`fd` is then closed)."""
     try:
         try:
             fcntl.flock(fd, operation | fcntl.LOCK_NB)
             return fd
         except BlockingIOError:  # another holder: wait for it below
             pass
+        if timeout == 0:
+            os.close(fd)
+            return None
+        st = os.fstat(fd)
+        key = (st.st_dev, st.st_ino, operation, fcntl.fcntl(fd, fcntl.F_GETFL))
     except BaseException:
         os.close(fd)
         raise
-    if timeout == 0:
-        os.close(fd)
-        return None
-    return fd if _waited(fd, min(timeout, _thread.TIMEOUT_MAX), operation) else None
+    wait = _adopted(key)
+    if wait is None:
+        wait = _Wait(fd, operation, key)
+    else:
+        os.close(fd)  # the earlier wait's descriptor stands in for it
+    return wait.result(min(timeout, _thread.TIMEOUT_MAX))
 
 
-def _waited(fd: int, timeout: float, operation: int = fcntl.LOCK_EX) -> bool:
-    """Whether a blocking `flock` of `fd`, in a thread of its own, got the lock within `timeout` seconds.
+# Waits whose callers gave up (or were interrupted), by lock file, operation and open flags:
+# the next wait for the same lock takes one over rather than start another.
+_parked: dict[tuple[int, int, int, int], list[_Wait]] = {}
+_live: set[_Wait] = set()  # the waits whose threads have not ended (parked ones too)
+_guard = _thread.allocate_lock()  # over _parked, _live and each wait's `parked` and `outcome`
+
+
+class _Wait:
+    """A blocking `flock` of `fd` in a thread of its own, waited for by one caller at a time.
 
     The kernel's wait, not polling: a poller looks only now and then, and a writer that lets go
-    and locks again at once keeps the lock from it. When the lock does not come in time, `fd` is
-    the waiting thread's: it closes it (letting go of the lock) when its `flock` returns, which
-    for a stopped holder is never; a thread and a descriptor per write given up on.
+    and locks again at once keeps the lock from it. A blocked `flock` cannot be called off, so a
+    caller that gives up parks the wait instead: the next wait for the same lock takes it over, and
+    when the lock comes with no caller, the thread lets go of it at once. So a holder that never
+    lets go costs a process one thread and one descriptor per lock, not one per write given up on.
     """
-    guard, done = _thread.allocate_lock(), _thread.allocate_lock()
-    done.acquire()
-    state: list[bool | OSError | None] = [None]  # the wait's outcome; False once the caller gave up
 
-    def wait() -> None:
+    def __init__(self, fd: int, operation: int, key: tuple[int, int, int, int]) -> None:
+        import threading  # only when a lock is contended
+
+        self.fd, self.key = fd, key
+        self.parked = False
+        self.outcome: bool | OSError | None = None
+        self.done = _thread.allocate_lock()
+        self.done.acquire()
+        with _guard:
+            _forget_at_fork()
+            _live.add(self)
+        try:
+            threading.Thread(target=self._wait, args=(operation,), name="lamar-flock-wait", daemon=True).start()
+        except BaseException:
+            with _guard:
+                _live.discard(self)
+            os.close(fd)
+            raise
+
+    def _wait(self, operation: int) -> None:
         outcome: bool | OSError
         try:
-            fcntl.flock(fd, operation)
+            fcntl.flock(self.fd, operation)
             outcome = True
         except OSError as exc:
             outcome = exc
-        with guard:
-            if state[0] is False:
-                os.close(fd)  # the caller gave up on it: let go of a lock no one will use
+        with _guard:
+            _live.discard(self)
+            if self.parked:  # no caller wants it: let go of the lock, and end
+                waits = _parked[self.key]
+                waits.remove(self)
+                if not waits:
+                    del _parked[self.key]
+                os.close(self.fd)
                 return
-            state[0] = outcome
-        done.release()
+            self.outcome = outcome
+        self.done.release()
 
-    _thread.start_new_thread(wait, ())
-    try:
-        done.acquire(timeout=timeout)
-    except BaseException:  # a Ctrl+C while waiting
-        if _settle(guard, state) is not None:
-            os.close(fd)  # the wait ended first: the descriptor is still ours
-        raise
-    outcome = _settle(guard, state)
-    if isinstance(outcome, OSError):
-        os.close(fd)
-        raise outcome
-    return outcome is True
+    def result(self, timeout: float) -> int | None:
+        """The descriptor holding the lock, or None when it did not come within `timeout` seconds
+        (the wait is then parked).
+
+        Raises:
+            OSError: the lock could not be taken.
+        """
+        try:
+            self.done.acquire(timeout=timeout)
+        except BaseException:  # a Ctrl+C while waiting
+            if self._settle() is not None:
+                os.close(self.fd)  # the wait ended first: the descriptor is still ours
+            raise
+        outcome = self._settle()
+        if isinstance(outcome, OSError):
+            os.close(self.fd)
+            raise outcome
+        return None if outcome is None else self.fd
+
+    def _settle(self) -> bool | OSError | None:
+        """The wait's outcome, or None (the wait then parked) when it has none yet."""
+        with _guard:
+            if self.outcome is None:
+                self.parked = True
+                _parked.setdefault(self.key, []).append(self)
+            return self.outcome
 
 
-def _settle(guard: LockType, state: list[bool | OSError | None]) -> bool | OSError | None:
-    """The wait's outcome, or None when it has none yet: the waiting thread then owns the descriptor."""
-    with guard:
-        outcome = state[0]
-        if outcome is None:
-            state[0] = False
-        return outcome
+def _adopted(key: tuple[int, int, int, int]) -> _Wait | None:
+    """A parked wait for the same lock, now the caller's, or None."""
+    with _guard:
+        waits = _parked.get(key)
+        if not waits:
+            return None
+        wait = waits.pop()
+        if not waits:
+            del _parked[key]
+        wait.parked = False
+        return wait
+
+
+_watching_forks = False
+
+
+def _forget_at_fork() -> None:
+    """Have a forked child close its copies of the waiting descriptors: a lock belongs to the open
+    file, so a copy kept in a child would hold it, once the wait takes it, for as long as the child
+    lives, and the child has none of the threads that let go of it. (Called holding `_guard`.)"""
+    global _watching_forks
+    if not _watching_forks:
+        _watching_forks = True
+        os.register_at_fork(before=_guard.acquire, after_in_parent=_guard.release, after_in_child=_in_child)
+
+
+def _in_child() -> None:
+    for wait in _live:
+        with suppress(OSError):
+            os.close(wait.fd)
+    _live.clear()
+    _parked.clear()
+    _guard.release()  # taken before the fork, by the thread that forked: the child's one thread
 
 
 __all__ = ["checked_timeout", "exclusive", "lock_writers", "shared"]
