@@ -149,8 +149,9 @@ def parse_lines(raw: bytes, path: Path, expect: int | None, *, first_line: int,
             try:
                 event = event_of(line)
             except (KeyError, TypeError, ValueError) as exc:
-                raise CorruptStore(f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
-                                   "Fix that line, or restore the file from a backup.") from exc
+                raise _not_utf8(line, path, at=pos, line=number) or CorruptStore(
+                    f"{path}: line {number} is not a valid event ({exc}); the file was left untouched. "
+                    "Fix that line, or restore the file from a backup.") from exc
             if expect is None:  # seqs count up from 1, or from a snapshot that replaced the events before it
                 expect = event.seq if event.kind == "snapshot" else 1
             if event.seq != expect:
@@ -171,6 +172,8 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
             raise CorruptStore(
                 f"{path} is an SQLite database, not JSON; it was left untouched: if it is a Lamar store, open it "
                 "by a .db path (rename it), or copy it into JSON with `lamar export`") from exc
+        if isinstance(exc, UnicodeDecodeError) and (wrong := _not_utf8(raw, path)):
+            raise wrong from exc
         if _json_lines(raw):  # another JSON Lines file (sleep traces, a log): nothing to restore
             raise CorruptStore(
                 f"{path} holds JSON lines but is not a Lamar store: its first line is not the header "
@@ -196,6 +199,20 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
             raise CorruptStore(f"{path}: event #{i + 1} has seq {event.seq}; the file was left untouched")
         events.append(event)
     return events
+
+
+def _not_utf8(raw: bytes, path: Path, *, at: int = 0, line: int = 1) -> CorruptStore | None:
+    """The error for bytes of the file that are not UTF-8, or None when they are. `raw` starts at
+    byte `at` of the file, on its line `line`."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line += raw.count(b"\n", 0, exc.start)
+        return CorruptStore(
+            f"{path} is not UTF-8 text: byte {at + exc.start} (line {line}) is 0x{raw[exc.start]:02x}; it was left "
+            "untouched. A store is UTF-8: if the file was saved in another encoding (latin-1, cp1252), open it "
+            "in that encoding and save it again as UTF-8; else restore it from a backup.")
+    return None
 
 
 def _json_lines(raw: bytes) -> bool:
