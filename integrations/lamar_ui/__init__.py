@@ -12,7 +12,7 @@ import sys
 import tempfile
 import threading
 import webbrowser
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +37,8 @@ def default_report_path(location: str) -> Path:
 
 
 def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: str | Path | None = None,
-          model: str | None = None, traces: str | None = None, max_model_calls: int | None = None,
-          writer: Callable[[], Lamar] | None = None) -> None:
+          model: str | None = None, traces: str | Sequence[str] | None = None,
+          max_model_calls: int | None = None, writer: Callable[[], Lamar] | None = None) -> None:
     """Serve the app on 127.0.0.1 until interrupted (port 0: a free port); `writer`: see `UI`."""
     import uvicorn
 

@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import secrets
 import threading
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,8 @@ class UI:
     the pages and the poll still read what is committed through `lam` (default: `lam` writes too)."""
 
     def __init__(self, lam: Lamar, *, token: str | None = None, report_path: str | Path,
-                 model: str | None = None, traces: str | None = None, max_model_calls: int | None = None,
-                 writer: Callable[[], Lamar] | None = None) -> None:
+                 model: str | None = None, traces: str | Sequence[str] | None = None,
+                 max_model_calls: int | None = None, writer: Callable[[], Lamar] | None = None) -> None:
         self.lam = lam
         self._open_writer, self._writer, self._opening = writer, None if writer else lam, threading.Lock()
         self.token = token or secrets.token_urlsafe(32)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from lamar import Lamar, LamarError
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
-from lamar.cli.review import REPORT_FORMAT, decisions_problem, save_report
+from lamar.cli.review import REPORT_FORMAT, decisions_problem, read_traces, save_report
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import ApplyResult, SleepReport, skip_code
 from lamar_ui import pages
@@ -30,8 +30,9 @@ class SleepReview:
     """The sleep page's handlers over one engine (`writer` runs and applies sleep, see `UI`) and one report
     file; the app gives them its frame (`page`), its checked form (`form`) and the lessons' texts (`texts`)."""
 
-    def __init__(self, lam: Lamar, *, token: str, report_path: Path, model: str | None, traces: str | None,
-                 max_model_calls: int | None = None, writer: Callable[[], Lamar] | None = None,
+    def __init__(self, lam: Lamar, *, token: str, report_path: Path, model: str | None,
+                 traces: str | Sequence[str] | None, max_model_calls: int | None = None,
+                 writer: Callable[[], Lamar] | None = None,
                  page: Callable[[str, str, str], HTMLResponse], form: Callable[[Request], Awaitable[FormData]],
                  texts: Callable[[], dict[str, str]]) -> None:
         self.lam = lam
@@ -39,7 +40,7 @@ class SleepReview:
         self.token = token
         self.report_path = report_path
         self.model = model
-        self.traces = traces
+        self.traces = [traces] if isinstance(traces, str) else list(traces or ())  # one file, or several
         self.max_model_calls = max_model_calls
         self._page, self._form, self._texts = page, form, texts
         self._notes: dict[str, str] = {}  # what a sleep button did, by the note id its redirect carries
@@ -106,9 +107,8 @@ class SleepReview:
             traces = model = None
             if self.model and self.traces:
                 from lamar.models import from_spec
-                from lamar.sleep.traces import load_traces
 
-                traces, model = load_traces(self.traces), from_spec(self.model)
+                traces, model = read_traces(self.traces), from_spec(self.model)
             if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
                 raise ValueError(refusal)
             report = self._writer().sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)

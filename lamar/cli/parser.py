@@ -253,7 +253,8 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--no-browser", action="store_true", help="print the address instead of opening a browser")
     ui.add_argument("--report", metavar="REPORT.json",
                     help="the sleep report to review (default: beside the store, STORE.sleep-report.json)")
-    ui.add_argument("--traces", metavar="FILE.jsonl", help="traces for sleep to mine (with --model)")
+    ui.add_argument("--traces", nargs="+", metavar="FILE.jsonl",
+                    help="traces for sleep to mine (with --model): one or more JSON Lines files")
     ui.add_argument("--model", metavar="PROVIDER:MODEL", help="the model sleep mines with (with --traces)")
     ui.add_argument("--max-model-calls", type=_positive, metavar="N",
                     help="the most model calls Run sleep's mining may make, as `lamar sleep` takes it "

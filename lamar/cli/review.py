@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamar._errors import LamarError, ModelError
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
@@ -18,6 +18,9 @@ from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
 from lamar.sleep.proposals import Proposal, SleepReport, skip_code
 from lamar.storable import storable_problem
+
+if TYPE_CHECKING:
+    from lamar.sleep.traces import Trace
 
 REPORT_FORMAT = "lamar-sleep-report"
 
@@ -81,18 +84,27 @@ def save_report(path: str, data: Mapping[str, Any]) -> None:
     write_output(Path(path), text, "the sleep report")
 
 
-def check_traces(path: str) -> None:
+def check_traces(paths: Sequence[str]) -> None:
     """Refuse a --traces path that is not a JSON Lines file, saying what it is instead."""
-    found = Path(path)
-    if found.is_file():
-        return
-    if found.is_dir():
-        raise UsageError(f"{path} is a folder; --traces takes a JSON Lines file of traces")
-    if found.exists():  # a device, a pipe or a socket: no file of traces to read
-        raise UsageError(f"{path} is not a regular file; --traces takes a JSON Lines file of traces")
-    from lamar.cli.claude_code import no_traces_yet
+    for path in paths:
+        found = Path(path)
+        if found.is_file():
+            continue
+        if found.is_dir():
+            raise UsageError(f"{path} is a folder; --traces takes a JSON Lines file of traces")
+        if found.exists():  # a device, a pipe or a socket: no file of traces to read
+            raise UsageError(f"{path} is not a regular file; --traces takes a JSON Lines file of traces")
+        from lamar.cli.claude_code import no_traces_yet
 
-    raise UsageError(no_traces_yet(path) or f"no trace file {path}: pass a JSON Lines file of traces")
+        raise UsageError(no_traces_yet(path) or f"no trace file {path}: pass a JSON Lines file of traces")
+
+
+def read_traces(paths: Sequence[str]) -> list[Trace]:
+    """The traces of each --traces file in turn. Each is read on its own, so a bad line's error names its
+    own file and line, and a last line cut off in one file never runs into the next one's first."""
+    from lamar.sleep.traces import load_traces
+
+    return [trace for path in paths for trace in load_traces(path)]
 
 
 def cmd_sleep(args: argparse.Namespace) -> int:
@@ -107,16 +119,14 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         check_output(args.out, ours=is_sleep_report, what="the sleep report", force=args.force)
     traces = model = None
     if args.traces:
-        for path in args.traces:
-            check_traces(path)
+        check_traces(args.traces)
         from lamar.models import from_spec
-        from lamar.sleep.traces import load_traces
 
         try:  # before the traces: a typo or a missing key is said without reading a large file first
             model = from_spec(args.model)
         except ValueError as exc:
             raise UsageError(f"--model: {exc}") from None
-        traces = [trace for path in args.traces for trace in load_traces(path)]  # errors name file and line
+        traces = read_traces(args.traces)
     lam = open_engine(args)
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
