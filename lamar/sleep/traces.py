@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import logging
@@ -313,6 +314,22 @@ def _mend_tail(handle: BinaryIO, path: Path, *, locked: bool) -> bytes:
     return b""
 
 
+def _append(fd: int, data: bytes, *, locked: bool) -> None:
+    """Write all of `data` at the end of the file. A write that fails part way (the disk full) is cut back
+    off under the lock, so a reader never meets its fragment; written straight to the descriptor, so no
+    rest of it is left in a buffer for closing the file to write after the cut."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:
+        if locked:  # without the lock, the bytes after `start` may be another writer's
+            with contextlib.suppress(OSError):  # then the fragment stays, and the next write cuts it away
+                os.ftruncate(fd, start)
+        raise
+
+
 class TraceWriter:
     """Append traces to a JSON Lines file; safe with several writing processes.
 
@@ -358,7 +375,7 @@ class TraceWriter:
             InvalidTrace: the trace breaks the format, or is over `max_line_bytes` with no action
                 or tool error kept (nothing is written).
             StoreError: the file cannot be written, or another process held its lock past `timeout`
-                seconds (nothing is written).
+                seconds (nothing is written: a line the disk took only part of is cut back off).
         """
         record = trace if isinstance(trace, Trace) else Trace.from_dict(trace)
         # Credentials never reach the disk: the file is the store of tomorrow's sleep. Texts are
@@ -371,8 +388,7 @@ class TraceWriter:
             with self._locked() as handle:
                 try:
                     prefix = _mend_tail(handle, self.path, locked=fcntl is not None)
-                    handle.write(prefix + line.encode("utf-8") + b"\n")
-                    handle.flush()  # out of Python's buffer before the lock is released
+                    _append(handle.fileno(), prefix + line.encode("utf-8") + b"\n", locked=fcntl is not None)
                 finally:
                     if fcntl is not None:
                         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

@@ -11,6 +11,7 @@ import pytest
 
 from lamar import InvalidTrace, LamarError, Signal
 from lamar.sleep.traces import Trace, TraceWriter, load_traces
+from tests.full_disk import LIMIT, capped
 
 
 def good(**changes: object) -> dict[str, object]:
@@ -185,6 +186,25 @@ def _write_many(path: str, worker: int, count: int) -> None:
     writer = TraceWriter(path)
     for i in range(count):
         writer.write(Trace(f"w{worker}-{i}", {"worker": str(worker)}, output="x" * 5000))
+
+
+def test_a_write_the_disk_cannot_take_leaves_the_file_as_it_was(tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    # A full disk took part of the line before it failed: the fragment stayed in the file until the
+    # next write cut it away, and a nightly job that moved the file meanwhile read it with a warning.
+    whole = json.dumps(good(id="a")) + "\n"
+    pad = LIMIT - 100 - len(whole)  # room left for 100 bytes of the next line, and no more
+    before = (json.dumps(good(id="a", input="x" * pad)) + "\n").encode()
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(before)
+    done = capped("from lamar import StoreError\nfrom lamar.sleep.traces import TraceWriter\n"
+                  "try:\n    TraceWriter('traces.jsonl').write({'id': 'b', 'context': {}, 'input': 'y' * 2000})\n"
+                  "except StoreError as exc:\n    print(exc)\n", tmp_path)
+    assert done.returncode == 0 and done.stdout.startswith("cannot append a trace to traces.jsonl: "), done
+    assert path.read_bytes() == before
+    with caplog.at_level("WARNING", logger="lamar.sleep.traces"):
+        assert [t.id for t in load_traces(path)] == ["a"]
+    assert caplog.records == []
 
 
 def test_several_processes_append_without_interleaving(tmp_path: Path) -> None:
