@@ -70,7 +70,7 @@ class Lamar:
         self._lock = _thread.RLock()  # threading.RLock itself; importing threading costs a cold start
         # The log folded in this process (stats, sleep, pending), and where recall, report and
         # evidence read the lessons: that fold, or the rows of a store that folds its own.
-        self._log, self._holder = open_state(self.store, self.policy)
+        self._log, self._holder = open_state(self.store, self.policy, opened=self.store is not store)
         with self._lock:
             self._holder.open()
 

@@ -30,7 +30,7 @@ class Follower:
     store as it was.
     """
 
-    def __init__(self, store: Store, policy: Policy) -> None:
+    def __init__(self, store: Store, policy: Policy, private: bool = False) -> None:
         self.store = store
         self.policy = policy
         self._keyed: KeyedStore | None = store if isinstance(store, KeyedStore) else None
@@ -40,6 +40,10 @@ class Follower:
         self.wrote = False
         self.erasing_after = 0.0  # when this writer next tries to finish an erase's scrub (`erasure.finish`)
         self.scrubs = True  # False while a checkpoint holds the log: no scrub may run then
+        # `Lamar(":memory:")`'s own store closes with it: only an engine opened on `lam.store` could load a
+        # saved state there, and without one it folds the log and decides the same. So its state (a JSON
+        # text of every lesson) is not written as it goes; a checkpoint still writes it (see `_rewrite`).
+        self.private = private
 
     def append(self, events: list[Event]) -> list[Event]:
         self.wrote = True
@@ -49,7 +53,7 @@ class Follower:
         """Fold the events other writers (and we) appended since we last looked."""
         self.fold_tail(self.store.read(self.cache.seq))
         self.finish_erasures()
-        if self.wrote and self.state_due():
+        if self.wrote and not self.private and self.state_due():
             self.save()
 
     def finish_erasures(self) -> None:
@@ -220,7 +224,7 @@ class Follower:
     def save_if_worth(self) -> None:
         """Save the state at close when this process wrote and the tail is long enough to matter."""
         tail = self.cache.seq - self.state_seq
-        if self.wrote and tail > 0 and tail * 16 >= len(self.cache.lessons):
+        if self.wrote and not self.private and tail > 0 and tail * 16 >= len(self.cache.lessons):
             # Fold what others wrote first: a lesson another process erased since holds its text
             # in this cache, and a state saved from it would store that text beside the scrubbed log.
             try:

@@ -89,11 +89,12 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
     return exp.id
 
 
-def open_state(store: Store, policy: Policy) -> tuple[Follower, Holder]:
-    """The follower of `store`'s log, and the holder recall and report go through."""
+def open_state(store: Store, policy: Policy, opened: bool = False) -> tuple[Follower, Holder]:
+    """The follower of `store`'s log, and the holder recall and report go through; `opened`: the
+    engine opened `store` from its location, so a store in memory is this engine's alone."""
     rows = folded_rows(store)
     if rows is None:
-        log = Follower(store, policy)
+        log = Follower(store, policy, private=opened and store.location == ":memory:")
         return log, LocalFold(log)
     settled = SettledFollower(store, policy, rows.settled, rows.places)
     return settled, StoreRows(rows, settled)

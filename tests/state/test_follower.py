@@ -59,6 +59,21 @@ def test_only_a_writer_saves_the_state_as_it_syncs() -> None:
     assert resumed.resume() and resumed.cache.partial and resumed.cache.seq == 601
 
 
+def test_an_engine_on_its_own_memory_store_saves_its_state_only_at_a_checkpoint() -> None:
+    # Only an engine opened on `lam.store` could load it, and one that finds none folds the log.
+    lam = Lamar(":memory:", k=1, seed=2)
+    eid = lam.add(Experience("case", "do", scope=Scope(task="t")))
+    for _ in range(300):  # 601 events: an engine on a store handed to it saved at seq 512 (above)
+        lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
+    store = lam.store
+    assert isinstance(store, MemoryStore) and store.load_state() is None
+    assert Lamar(store, k=1, seed=2).evidence(eid) == lam.evidence(eid)
+    assert lam.checkpoint()  # a checkpoint still saves the state that names its snapshot
+    resumed = Follower(store, Policy())
+    assert resumed.resume() and resumed.cache.seq == 601
+    assert resumed.cache.last is not None and resumed.cache.last.kind == "snapshot"
+
+
 @pytest.mark.parametrize("suffix", [".db", ".json"])
 def test_the_state_saved_after_a_checkpoint_resumes(tmp_path: Path, suffix: str) -> None:
     location = str(tmp_path / f"s{suffix}")
