@@ -286,3 +286,33 @@ def test_a_connection_slot_freed_within_timeout_lets_the_waiting_write_through(p
 def _role_backends(postgres_url: str, role: str) -> list[int]:
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         return [row[0] for row in conn.execute("SELECT pid FROM pg_stat_activity WHERE usename = %s", (role,))]
+
+
+@pytest.mark.parametrize("key", ["a", None], ids=["one-message", "two-messages"])
+def test_a_lost_commit_with_no_slot_to_settle_it_on_says_so_long_before_settle_timeout(
+        postgres_url: str, key: str | None) -> None:
+    """A COMMIT lost on a half-open link, whose backend keeps the role's only slot: no connection can
+    ask whether the write was kept. After one `timeout` the error says so, that the server has no
+    slot left and what to do, and to read the store first; it does not ask again until
+    `settle_timeout`, each ask waiting out `timeout` for a slot."""
+    namespace = unique_namespace("slots")
+    PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off")).close()
+    proxy = DroppingProxy()
+    try:
+        with _scarce_role(postgres_url, 1) as role:
+            url = namespace_url(f"postgresql://{role}@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
+                                sslmode="disable", lamar_fold="off")
+            store = PostgresStore(url, pool_size=1, timeout=1.5, settle_timeout=30.0)
+            assert store.read() == []
+            proxy.cuts = ["stall"]
+            started = time.monotonic()
+            unknown = (r"could not learn whether the write was kept .*: the server has no connection slot left to ask "
+                       r"on \(.*too many connections for role.*read the store before writing it again; to free a "
+                       r"slot, close idle connections")
+            with pytest.raises(StoreError, match=unknown):
+                store.append([Event("applied", {"proposal": "a"}, key=key)])
+            assert time.monotonic() - started < 5  # settle_timeout is 30 s
+            store.close()
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)

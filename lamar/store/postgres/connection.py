@@ -15,6 +15,7 @@ from lamar._errors import CorruptStore, EventConflict, LamarError, StoreError
 from lamar.extras import needs_extra
 from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
+from lamar.store.postgres import server_errors
 from lamar.store.postgres.server_errors import OUT_OF_SLOTS, RUN_AGAIN, RUN_AGAIN_AFTER, advice, out_of_slots
 from lamar.store.postgres.wire import keyed
 
@@ -57,7 +58,7 @@ class Connections:
             no answer within 2 s), the call fails at once; for the next 5 s calls skip the wait
             (asking again directly if it refused at once); a server that answers (busy, or out of
             connection slots) is waited for, once: a retry would find it as busy.
-        settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed.
+        settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed (one `timeout` if no slot).
         opened: runs on the first, direct connection (its errors say what is wrong: no such
             database...), before the pool opens: the schema's migration.
 
@@ -285,8 +286,9 @@ class Connections:
             fix = "give the store a pool_size of at least the number of threads that call it at once, or a longer timeout"
         else:
             why, fix = f"the server has no connection slot left ({refused})", OUT_OF_SLOTS
-        return StoreError(f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, "
-                          f"so nothing of this call was kept. {fix[0].upper()}{fix[1:]}")
+        text = (f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, so nothing "
+                f"of this call was kept. {fix[0].upper()}{fix[1:]}")
+        return StoreError(text) if refused is None else server_errors.NoSlot(text, refused)
 
     def _unreachable(self) -> StoreError:
         why = self._down[1] if self._down is not None else "no answer"
@@ -443,6 +445,8 @@ class Connections:
                 known, answer = decide(time.monotonic() > nudged)
                 if known:
                     return answer
+            except server_errors.NoSlot as exc:  # asked again, it would wait out `timeout` for a slot again
+                raise exc.unsettled(f"lost the connection to {self.location} while committing ({reason(cause)})", what)
             except StoreError:
                 pass  # the server is not answering yet: ask again
             if time.monotonic() > deadline:

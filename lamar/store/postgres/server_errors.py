@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from lamar._errors import StoreError
+
 # SQLSTATEs of a transaction the server rolled back against another one: the same transaction
 # run again can commit. Any other error is reported, never run again: a timeout would wait as
 # long again, and a refusal would recur.
@@ -29,6 +31,21 @@ OUT_OF_SLOTS = ("close idle connections of other clients, give the stores that s
                 "LIMIT or the server's max_connections")
 
 
+class NoSlot(StoreError):
+    """No connection within `timeout`: the server refused one for want of slots (`refused`: its words)."""
+
+    def __init__(self, message: str, refused: str) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+    def unsettled(self, lost: str, what: str) -> StoreError:
+        """The error of a write whose COMMIT went unanswered (`lost`), which no connection could ask
+        about: the one that lost it may hold the slot until the server finds it gone."""
+        return StoreError(f"{lost} and could not learn whether the write was kept ({what}): the server has no "
+                          f"connection slot left to ask on ({self.refused}); read the store before writing it "
+                          f"again; to free a slot, {OUT_OF_SLOTS}")
+
+
 def out_of_slots(exc: BaseException) -> bool:
     """Whether a connection was refused because the server, the database or the role has no slot left."""
     return bool(_NO_SLOT.search(str(exc)))
@@ -41,4 +58,4 @@ def advice(exc: object) -> str:
     return f"; {found}" if found else ""
 
 
-__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "advice", "out_of_slots"]
+__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "out_of_slots"]
