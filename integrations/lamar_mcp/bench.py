@@ -1,5 +1,5 @@
-"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, concurrent HTTP clients, and
-`propose_lessons` at its input limit."""
+"""Benchmark of `lamar mcp`: stdio start time, recall/report latency, concurrent HTTP clients,
+`propose_lessons` at its input limit, and the recall tool's own work as the store grows."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import anyio
 from mcp import ClientSession
@@ -26,9 +27,13 @@ CONTEXT = {"project": "p0", "language": "swift", "task": "build_fails"}
 def make_store(path: Path, lessons: int) -> None:
     """A SQLite store whose lessons spread over five projects, a fifth of them eligible for CONTEXT."""
     with Lamar(str(path), seed=0) as lam:
-        for i in range(lessons):
-            lam.add(Experience(f"situation {i} arises", f"do thing {i}", "it worked before",
-                               scope=Scope(project=f"p{i % 5}")))
+        _fill(lam, lessons)
+
+
+def _fill(lam: Lamar, lessons: int) -> None:
+    for i in range(lessons):
+        lam.add(Experience(f"situation {i} arises", f"do thing {i}", "it worked before",
+                           scope=Scope(project=f"p{i % 5}")))
 
 
 async def time_starts(store: Path, starts: int) -> list[float]:
@@ -162,6 +167,44 @@ def time_propose(folder: Path, lessons: int, runs: int) -> dict[str, list[float]
     return out
 
 
+def time_recall_tool(backend: str, lessons: int, calls: int) -> tuple[list[float], list[float], float]:
+    """Milliseconds of each `LamarTools.recall` and each `Lamar.recall` on one store of `lessons` (the
+    tool's own work is the difference), and the lessons the tool read from the engine per call."""
+    from lamar_mcp.tools import LamarTools
+
+    with tempfile.TemporaryDirectory() as folder:
+        store = ":memory:" if backend == "memory" else str(Path(folder) / "recall.db")
+        with Lamar(store, seed=0) as lam:
+            _fill(lam, lessons)
+            tools = LamarTools(lam)
+            tools.recall(CONTEXT)  # a server's first call reads what it keeps of the lessons
+            handed = _counting(lam)
+            through, direct = [], []
+            for _ in range(calls):
+                began = time.perf_counter()
+                tools.recall(CONTEXT)
+                through.append((time.perf_counter() - began) * 1000)
+                began = time.perf_counter()
+                lam.recall(CONTEXT)
+                direct.append((time.perf_counter() - began) * 1000)
+    return through, direct, handed[0] / calls
+
+
+def _counting(lam: Lamar) -> list[int]:
+    """Count the lessons `lam` hands out from now on (its reads wrapped on this instance only)."""
+    handed = [0]
+    for name in ("experiences", "get"):
+        read = getattr(lam, name)
+
+        def counted(*args: Any, _read: Any = read, **kwargs: Any) -> Any:
+            found = _read(*args, **kwargs)
+            handed[0] += len(found) if isinstance(found, list) else 1
+            return found
+
+        setattr(lam, name, counted)
+    return handed
+
+
 def _summary(values: Sequence[float], unit: str) -> str:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
@@ -172,10 +215,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Print every figure next to its baselines from the same run.
 
         python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
-                                  [--propose-runs 3 [--only-propose]]
+                                  [--propose-runs 3 [--only-propose]] [--recall-sizes 100,1000 [--only-recall]]
 
     The start is printed next to a bare `lamar --help` process and to a process that only imports
-    the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process.
+    the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process,
+    and the recall tool (in process, no protocol) next to the engine's recall on the same store.
     """
     parser = argparse.ArgumentParser(prog="python -m lamar_mcp.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=50, help="lessons in the store (50)")
@@ -185,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--propose-runs", type=int, default=0,
                         help="propose_lessons calls at its input limit timed per way of calling it (0 skips)")
     parser.add_argument("--only-propose", action="store_true", help="time only propose_lessons")
+    parser.add_argument("--recall-sizes", default="",
+                        help="store sizes at which to time the recall tool in process, in memory and in SQLite "
+                             "(100,1000: comma-separated; empty skips)")
+    parser.add_argument("--only-recall", action="store_true", help="time only the recall tool (--recall-sizes)")
     parser.add_argument("--http-episodes", type=int, default=200, help="episodes per HTTP client (200; 0 skips)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
@@ -195,7 +243,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             lines = lesson_bullets(MAX_FREE_TEXT).count("\n")
             for way, seconds in time_propose(Path(folder), args.lessons, args.propose_runs).items():
                 print(f"propose_lessons, {lines} lines, {way:10}  {_summary(seconds, 's')}")
-        if args.only_propose:
+        for size in (int(n) for n in args.recall_sizes.split(",") if n.strip()):
+            for backend in ("memory", "sqlite"):
+                through, direct, read = time_recall_tool(backend, size, args.calls)
+                print(f"recall tool, {backend:6} {size:6} lessons  {_summary(through, 'ms')}   "
+                      f"lessons read per call {read:.0f}")
+                print(f"Lamar.recall, {backend:6} {size:6} lessons {_summary(direct, 'ms')}")
+        if args.only_propose or args.only_recall:
             return
         bare = time_process([*lamar_command(), "--help"], args.starts)
         sdk = time_process([sys.executable, "-c", "import mcp.server.mcpserver"], args.starts)
