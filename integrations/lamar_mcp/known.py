@@ -1,14 +1,16 @@
-"""The lessons a server compares proposals with, kept in step with the store's log: each look reads
-the events since the last one, and every lesson again only after an event that changed a lesson."""
+"""The lessons a server compares proposals with and spells recall's labels by, kept in step with the
+store's log: each look reads the events since the last one, and every lesson again only after an
+event that changed a lesson."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from typing import cast
 
 from lamar import Experience, Lamar, Status, UnknownExperience
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
-from lamar.store.base import folded_rows
+from lamar.store.base import Event, StoredText, TextStore, folded_rows
 from lamar_mcp.held import lesson_words, near
 
 # Events that add no lesson and change none of a lesson's words, scope or status: skipped. An
@@ -110,16 +112,23 @@ class KnownLessons:
             return {key: sorted(values) for key, values in sorted(self._labels.items())}
 
     def _sync(self) -> dict[str, _Lesson]:
-        rows = folded_rows(self.lamar.store)
+        store = self.lamar.store
+        rows = folded_rows(store)
         settled = rows.settled() if rows is not None else None  # before the read: all through it is read
-        events = self.lamar.store.read(self._after)
+        # Undecoded where the store can: the episodes skipped here are most of the log, each
+        # naming every lesson eligible for it, and a recall reads the events since the last one.
+        events: Sequence[Event | StoredText] = (store.read_texts(self._after) if isinstance(store, TextStore)
+                                                else store.read(self._after))
         new = [e for e in events if e.seq not in self._seen]
         if self._lessons is None or any(e.kind != "experience" and e.kind not in _NO_LESSON for e in new):
             self._lessons = None  # until every lesson is read: a read that fails is made again
             self._reload()
         else:
-            for event in new:
-                if event.kind == "experience" and event.data.get("id") not in self._lessons:
+            for row in new:
+                if row.kind != "experience":
+                    continue
+                event = row if isinstance(row, Event) else cast("TextStore", store).decoded(row)
+                if event.data.get("id") not in self._lessons:
                     try:
                         self._add(self._lessons, self.lamar.get(event.data["id"]))
                     except UnknownExperience:

@@ -99,8 +99,8 @@ class LamarTools:
         # The SDK runs tool calls at once, each in a worker thread: the check for a held lesson
         # and the add it allows are one step, or two proposals of one lesson would both be stored.
         self._proposing = threading.Lock()
-        # An add reads the events since the last one, not every lesson again (a store of n lessons
-        # filled one add at a time would read n^2 of them); the lessons only when one may be a copy.
+        # An add or a recall reads the events since the last one, not every lesson again (a store of n
+        # lessons filled one add at a time would read n^2 of them); the lessons only when one may be a copy.
         self.known = KnownLessons(lamar)
 
     def recall(self, context: Any = None, text: Any = None, dry_run: Any = False) -> RecallResult:
@@ -116,20 +116,20 @@ class LamarTools:
             if not isinstance(text, str) or not text.strip():
                 raise ToolError(f"text must be the task in words, a non-empty string; got {_show(text)}")
             ctx = {**self.reader.from_text(text[:MAX_FREE_TEXT]), **ctx}
-        lessons = self._guard(self.lamar.experiences)
-        known = scopes(lessons)
+        # The labels from the store's events since the last call, not every lesson read again; whether
+        # any lesson was eligible from the engine's own choice.
+        known = self._guard(self.known.scopes)
         ctx = normalise(ctx, known)
-        eligible = any(e.scope.matches(ctx) for e in lessons if e.status is not Status.RETIRED)
         if dry_run:
             seen = self._guard(lambda: self.lamar.preview(ctx))
             return RecallResult(prompt=seen.as_prompt(), episode_id="", lesson_ids=[e.id for e in seen.wanted],
                                 context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                                hint="" if eligible else hint(ctx, known), logged=False,
+                                hint="" if seen.eligible else hint(ctx, known), logged=False,
                                 preview=[preview_row(row) for row in seen.lessons])
         rec = self._guard(lambda: self.lamar.recall(ctx))
         return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                            hint="" if eligible else hint(ctx, known))
+                            hint="" if rec.eligible else hint(ctx, known))
 
     def _spelled(self, scope: dict[str, str]) -> dict[str, str]:
         """A new scope spelled as recall spells its labels (`normalise`): else no recall would match it."""
@@ -142,7 +142,7 @@ class LamarTools:
 
     def scopes_json(self) -> str:
         """The scope keys and values the lessons use (the lamar://scopes resource)."""
-        known = scopes(self._guard(self.lamar.experiences))
+        known = self._guard(self.known.scopes)
         return json.dumps({neutralize(k): [neutralize(v) for v in values] for k, values in known.items()}, indent=2,
                           ensure_ascii=False)
 
@@ -305,7 +305,7 @@ class LamarTools:
                             f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {_show(policies)}")
         where = None if scope is None else _context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
-            where = normalise(where, scopes(self._guard(self.lamar.experiences)))
+            where = normalise(where, self._guard(self.known.scopes))
         # A lesson id shortened to a prefix only one lesson has, as the command line takes it.
         asked = self._guard(lambda: spelt_out(self.lamar, policies)) if policies else None
         found: dict[str, Any] = self._guard(lambda: self.lamar.whatif(asked, scope=where).to_dict())
