@@ -15,6 +15,7 @@ from pydantic import Field, WithJsonSchema
 
 from lamar import Lamar, LamarError, __version__
 from lamar_mcp.arguments import strict_tool
+from lamar_mcp.delivery import WATCHING, Deliveries
 from lamar_mcp.results import (
     EraseResult,
     ImportResult,
@@ -162,7 +163,9 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             `hint` lists the labels the lessons use. With dry_run, nothing is logged and
             `preview` says for each eligible lesson whether it is wanted and why.
             """
-            return await _recall_delivered(tools, context, text, dry_run, _http_gone(ctx))
+            result = await _recall_delivered(tools, context, text, dry_run, _http_gone(ctx))
+            _owe(ctx, tools, result)
+            return result
 
         if report:
             @_tool(served, "report", "Report what the human did", _WRITES, "episode_id", "signal")
@@ -298,10 +301,8 @@ async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run:
 
     async def expire() -> None:
         if done and done[0].episode_id:
-            episode = done[0].episode_id
-            with anyio.CancelScope(shield=True), contextlib.suppress(LamarError):
-                await anyio.to_thread.run_sync(lambda: tools.lamar.expire(
-                    episode, "the client went away during the recall; its lessons were never shown"))
+            await _expire(tools, done[0].episode_id,
+                          "the client went away during the recall; its lessons were never shown")
 
     try:
         await anyio.to_thread.run_sync(lambda: done.append(tools.recall(context, text, dry_run)))
@@ -313,6 +314,29 @@ async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run:
     if gone is not None and await _quietly(gone):
         await expire()
     return done[0]
+
+
+async def _expire(tools: LamarTools, episode: str, why: str) -> None:
+    """Expire `episode`, even in a cancelled scope; a store that cannot costs the expiry, never the call."""
+    import anyio
+    import anyio.to_thread
+
+    with anyio.CancelScope(shield=True), contextlib.suppress(LamarError):
+        await anyio.to_thread.run_sync(lambda: tools.lamar.expire(episode, why))
+
+
+def _owe(ctx: Context, tools: LamarTools, result: RecallResult) -> None:
+    """Over stdio, watch the recall's answer on its way out: one that never gets there expires its episode."""
+    deliveries = WATCHING.get()
+    if deliveries is None or not result.episode_id:
+        return
+    try:
+        request_id = ctx.request_context.request_id
+    except (AttributeError, LookupError, RuntimeError, ValueError):
+        return
+    episode = result.episode_id
+    deliveries.owe(request_id, lambda: _expire(
+        tools, episode, "the client went away before the recall's answer reached it; its lessons were never shown"))
 
 
 async def _quietly(gone: Callable[[], Awaitable[bool]]) -> bool:
@@ -348,6 +372,7 @@ def _client_name(ctx: Context) -> str | None:
 
 async def serve_stdio(server: MCPServer[Any]) -> None:
     """Serve on stdin/stdout until the client closes them, or goes away without closing stdin."""
+    import anyio
     from mcp.server.stdio import stdio_server
 
     from lamar_mcp.wire import readable
@@ -355,14 +380,25 @@ async def serve_stdio(server: MCPServer[Any]) -> None:
     # MCPServer.run_stdio_async, with the read stream wrapped: that method takes no stream, and
     # the SDK's stdio transport would leave a line holding a lone surrogate unanswered.
     lowlevel = server._lowlevel_server
+    deliveries, broken = Deliveries(), False
+    watching = WATCHING.set(deliveries)  # before the streams start, so that every request's context holds it
     try:
         async with stdio_server() as (read, write):
-            await lowlevel.run(readable(read), write, lowlevel.create_initialization_options())
+            try:
+                await lowlevel.run(readable(read), deliveries.watch(write), lowlevel.create_initialization_options())
+            except anyio.get_cancelled_exc_class():
+                # The session is torn down under the run (its writer failed on the pipe, say): settled now, as
+                # the transport then waits for the client to close stdin, which a client may never do.
+                await deliveries.settle(broken=True)
+                raise
     except* (BrokenPipeError, ConnectionResetError):
         # A client that quits while a call is in flight leaves the answer nowhere to go: the SDK's
         # writer fails on the pipe. That is the end of the session, not a fault: the call itself
         # has finished (a cancelled recall's episode is expired) and nothing is left to write.
-        pass
+        broken = True
+    finally:
+        WATCHING.reset(watching)
+        await deliveries.settle(broken)  # a recall whose answer never went out leaves no episode pending
 
 
 __all__ = ["INSTRUCTIONS", "build_server", "serve_stdio"]
