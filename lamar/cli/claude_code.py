@@ -285,7 +285,7 @@ def _settings_files(repo: Any) -> list[tuple[str, Any]]:
     settings = _integration()
     files = [("user", settings.settings_path("user"))]
     if repo is not None:
-        files = [(scope, settings.settings_path(scope)) for scope in ("local", "project")] + files
+        files = [(scope, settings.settings_path(scope, folder=repo)) for scope in ("local", "project")] + files
     return files
 
 
@@ -330,6 +330,25 @@ def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> 
                      "pass --store PATH to name one")
     named = stores.pop()
     return (location, "") if named == os.path.expanduser(location) else (named, " (named by the installed hooks)")
+
+
+def hooks_store(args: argparse.Namespace, folder: str) -> tuple[str, str] | None:
+    """The store Claude Code's hooks read for `folder` and how to name its source, when neither --store nor
+    $LAMAR_STORE is given and it is not the default; None without the integration or such hooks."""
+    if getattr(args, "store", None) or os.environ.get(STORE_ENV):
+        return None
+    from lamar.cli.session import UsageError
+
+    try:
+        from lamar_claude_code.context import find_repo
+    except ImportError:  # without the integration no hooks run Lamar
+        return None
+    repo = find_repo(os.path.abspath(folder))
+    try:
+        location, whose = _running_store(args, repo, _installed_commands(repo))
+    except UsageError:  # hooks that name several stores: none of them is the one
+        return None
+    return (location, whose) if whose else None
 
 
 def _plugin_store(repo: Any) -> tuple[str | None, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -50,9 +51,11 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
     location = store_location(args)
+    hooks = _hooks_store(args, location)
     if args.apply and not args.create:  # as `lamar add`: a mistyped --store must not start a new store
-        require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create to start a "
-                         "new store there")
+        require_existing(location, f"Claude Code's hooks here read {hooks[0]}{hooks[1]}: pass --store {hooks[0]} "
+                         f"to add the rules there" if hooks else
+                         f"check --store and ${STORE_ENV} for a typo, or pass --create to start a new store there")
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
     # A dry run creates nothing: without a store there is nothing to dedupe against.
     with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
@@ -81,14 +84,32 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
-          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
+          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh, hooks))
+    if hooks and plan.applied:
+        print(f"note: Claude Code's hooks here read {hooks[0]}{hooks[1]}, not {location}: for them to recall "
+              f"these rules, run again with --store {hooks[0]}", file=sys.stderr)
     return 0
 
 
-def _next_step(plan: ImportPlan, fresh: bool) -> str:
+def _hooks_store(args: argparse.Namespace, location: str) -> tuple[str, str] | None:
+    """The store Claude Code's hooks read here, when no flag named one and it is another than `location`:
+    rules imported into the default store would never be recalled by them."""
+    from lamar.cli.claude_code import hooks_store
+
+    found = hooks_store(args, args.folder)
+    if found is None or Path(found[0]).expanduser() == Path(location).expanduser():
+        return None
+    return found
+
+
+def _next_step(plan: ImportPlan, fresh: bool, hooks: tuple[str, str] | None) -> str:
     """What to do after a dry run: --apply when it would add something, else why nothing is to add."""
     if plan.applied:
         return ""
+    if plan.lessons and hooks:
+        create = "" if "://" in hooks[0] or Path(hooks[0]).expanduser().exists() else " --create"
+        return (f"; Claude Code's hooks here read {hooks[0]}{hooks[1]}: run again with --store {hooks[0]} "
+                f"--apply{create} to add them there")
     if plan.lessons:
         return (f"; run again with --apply{' --create' if fresh else ''} to add them"
                 + (" (the store does not exist yet)" if fresh else ""))

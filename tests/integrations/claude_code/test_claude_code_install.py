@@ -456,3 +456,35 @@ def test_install_run_by_its_full_path_names_that_path_in_its_advice(repo: Path, 
         assert done.returncode == 0, done.stderr
         assert f"`{typed} import-rules --store {store}`" in done.stdout, done.stdout
         assert f"`{typed} add --store {store} --precondition .. --action ..`" in done.stdout
+
+
+def test_import_rules_without_a_store_names_the_one_the_hooks_read(repo: Path, env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    """A plugin user who typed `lamar import-rules --apply` was told to pass --create, which filled
+    ~/.lamar/experience.json: a store the plugin's hooks never read, so no rule was ever recalled."""
+    claude = _plugin_installed(env)
+    store = tmp_path / "plugin.db"
+    Lamar(str(store)).close()
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True},
+        "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
+    (repo / "CLAUDE.md").write_text("- Run `pytest -x` before every commit.\n")
+    bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
+
+    def rules(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "lamar.cli", "import-rules", *args], cwd=repo, env=bare,
+                              capture_output=True, text=True, timeout=60, check=False)
+
+    hooks = f"Claude Code's hooks here read {store} (the plugin lamar@lamar's)"
+    shown = rules()
+    assert shown.returncode == 0 and f"{hooks}: run again with --store {store} --apply to add them there" in shown.stdout
+    refused = rules("--apply")
+    assert refused.returncode == 2 and f"{hooks}: pass --store {store} to add the rules there" in refused.stderr
+    default = Path(bare["HOME"]) / ".lamar" / "experience.json"
+    assert not default.exists()
+    created = rules("--apply", "--create")  # a store of its own, asked for: made, and the hooks' one named
+    assert created.returncode == 0 and default.exists()
+    assert f"run again with --store {store}" in created.stderr
+    assert rules("--store", str(store), "--apply").returncode == 0
+    with Lamar(str(store)) as lam:
+        assert len(lam.experiences()) == 1
