@@ -51,7 +51,7 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
     location = store_location(args)
-    hooks = _hooks_store(args, location)
+    hooks = _hooks_store(args, args.folder)
     if args.apply and not args.create:  # as `lamar add`: a mistyped --store must not start a new store
         require_existing(location, f"Claude Code's hooks here read {hooks[0]}{hooks[1]}: pass --store {hooks[0]} "
                          f"to add the rules there" if hooks else
@@ -91,13 +91,14 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hooks_store(args: argparse.Namespace, location: str) -> tuple[str, str] | None:
-    """The store Claude Code's hooks read here, when no flag named one and it is another than `location`:
-    rules imported into the default store would never be recalled by them."""
+def _hooks_store(args: argparse.Namespace, folder: str) -> tuple[str, str] | None:
+    """The store Claude Code's hooks read for `folder`, when no flag named one and it is another than the
+    store the command uses: rules imported there would never be recalled, nor proven, by them."""
     from lamar.cli.claude_code import hooks_store
+    from lamar.cli.session import store_location
 
-    found = hooks_store(args, args.folder)
-    if found is None or Path(found[0]).expanduser() == Path(location).expanduser():
+    found = hooks_store(args, folder)
+    if found is None or Path(found[0]).expanduser() == Path(store_location(args)).expanduser():
         return None
     return found
 
@@ -130,6 +131,14 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
         raise UsageError("--to is empty: name the rules file to write (e.g. --to CLAUDE.md)")
     if Path(args.to).expanduser().is_dir():
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
+    hooks = _hooks_store(args, str(Path(args.to).expanduser().parent))
+    if hooks:
+        from lamar.cli.session import require_existing, store_location
+
+        location = store_location(args)
+        require_existing(location, f"Claude Code's hooks here read {hooks[0]}{hooks[1]}: pass --store {hooks[0]}")
+        print(f"note: Claude Code's hooks here read {hooks[0]}{hooks[1]}, not {location}: for the evidence they "
+              f"gathered, run again with --store {hooks[0]}", file=sys.stderr)
     with open_engine(args) as lam:
         result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)
     if args.json:

@@ -488,3 +488,25 @@ def test_import_rules_without_a_store_names_the_one_the_hooks_read(repo: Path, e
     assert rules("--store", str(store), "--apply").returncode == 0
     with Lamar(str(store)) as lam:
         assert len(lam.experiences()) == 1
+
+
+def test_export_rules_without_a_store_names_the_one_the_hooks_read(repo: Path, env: dict[str, str],
+                                                                   tmp_path: Path) -> None:
+    """Without --store, export-rules read the default store: refused as missing with no word of the
+    hooks' store, or, when one existed, a section written from evidence the hooks never gathered."""
+    store = tmp_path / "lessons.db"
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0
+    bare = {k: v for k, v in env.items() if k != "LAMAR_STORE"}
+
+    def export() -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "lamar.cli", "export-rules", "--to", str(repo / "CLAUDE.md")],
+                              cwd=tmp_path, env=bare, capture_output=True, text=True, timeout=60, check=False)
+
+    hooks = f"Claude Code's hooks here read {store} (named by the installed hooks)"
+    refused = export()
+    assert refused.returncode == 2 and f"{hooks}: pass --store {store}" in refused.stderr
+    assert not (repo / "CLAUDE.md").exists()
+    with Lamar(str(Path(bare["HOME"]) / ".lamar" / "experience.json")) as other:
+        other.add(Experience("a release", "tag it", scope={"project": "shop"}))
+    noted = export()
+    assert noted.returncode == 0 and f"{hooks}, not ~/.lamar/experience.json" in noted.stderr
