@@ -334,20 +334,19 @@ def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> 
 
 def hooks_store(args: argparse.Namespace, folder: str) -> tuple[str, str] | None:
     """The store Claude Code's hooks read for `folder` and how to name its source, when neither --store nor
-    $LAMAR_STORE is given and it is not the default; None without the integration or such hooks."""
+    $LAMAR_STORE is given and it is not the default; None without the integration or such hooks.
+
+    Raises:
+        UsageError: the installed hooks name more than one store (--store must say which).
+    """
     if getattr(args, "store", None) or os.environ.get(STORE_ENV):
         return None
-    from lamar.cli.session import UsageError
-
     try:
         from lamar_claude_code.context import find_repo
     except ImportError:  # without the integration no hooks run Lamar
         return None
     repo = find_repo(os.path.abspath(folder))
-    try:
-        location, whose = _running_store(args, repo, _installed_commands(repo))
-    except UsageError:  # hooks that name several stores: none of them is the one
-        return None
+    location, whose = _running_store(args, repo, _installed_commands(repo))
     return (location, whose) if whose else None
 
 

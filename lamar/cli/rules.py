@@ -50,12 +50,11 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     if args.create and not args.apply:
         raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
+    hooks = _hooks_store(args, args.folder)  # a store the hooks make at their first turn anyway: no typo
     location = store_location(args)
-    hooks = _hooks_store(args, args.folder)
-    if args.apply and not args.create:  # as `lamar add`: a mistyped --store must not start a new store
-        require_existing(location, f"Claude Code's hooks here read {hooks[0]}{hooks[1]}: pass --store {hooks[0]} "
-                         f"to add the rules there" if hooks else
-                         f"check --store and ${STORE_ENV} for a typo, or pass --create to start a new store there")
+    if args.apply and not args.create and not hooks:  # as `lamar add`: a mistyped --store must not start a new store
+        require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create to start a "
+                         "new store there")
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
     # A dry run creates nothing: without a store there is nothing to dedupe against.
     with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
@@ -84,33 +83,27 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
         else:
             print(f"  skipped {rule.file}:{rule.line}  ({why})  {shorten(visible(rule.text), 80)}")
     print(f"{plural(len(plan.lessons), 'lesson')} {'added' if plan.applied else 'to add'} as candidates, "
-          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh, hooks))
-    if hooks and plan.applied:
-        print(f"note: Claude Code's hooks here read {hooks[0]}{hooks[1]}, not {location}: for them to recall "
-              f"these rules, run again with --store {hooks[0]}", file=sys.stderr)
+          f"{plural(len(plan.skipped), 'block')} skipped" + _next_step(plan, fresh))
     return 0
 
 
-def _hooks_store(args: argparse.Namespace, folder: str) -> tuple[str, str] | None:
-    """The store Claude Code's hooks read for `folder`, when no flag named one and it is another than the
-    store the command uses: rules imported there would never be recalled, nor proven, by them."""
+def _hooks_store(args: argparse.Namespace, folder: str) -> bool:
+    """With no --store and no $LAMAR_STORE, use the store Claude Code's hooks (or its plugin) read for
+    `folder`, saying so, as `lamar claude-code settle` does: rules kept in another store would never
+    be recalled by them, nor proven. Whether it did."""
     from lamar.cli.claude_code import hooks_store
-    from lamar.cli.session import store_location
 
     found = hooks_store(args, folder)
-    if found is None or Path(found[0]).expanduser() == Path(store_location(args)).expanduser():
-        return None
-    return found
+    if found is not None:
+        args.store = found[0]
+        print(f"store: {found[0]}{found[1]}", file=sys.stderr)
+    return found is not None
 
 
-def _next_step(plan: ImportPlan, fresh: bool, hooks: tuple[str, str] | None) -> str:
+def _next_step(plan: ImportPlan, fresh: bool) -> str:
     """What to do after a dry run: --apply when it would add something, else why nothing is to add."""
     if plan.applied:
         return ""
-    if plan.lessons and hooks:
-        create = "" if "://" in hooks[0] or Path(hooks[0]).expanduser().exists() else " --create"
-        return (f"; Claude Code's hooks here read {hooks[0]}{hooks[1]}: run again with --store {hooks[0]} "
-                f"--apply{create} to add them there")
     if plan.lessons:
         return (f"; run again with --apply{' --create' if fresh else ''} to add them"
                 + (" (the store does not exist yet)" if fresh else ""))
@@ -131,14 +124,7 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
         raise UsageError("--to is empty: name the rules file to write (e.g. --to CLAUDE.md)")
     if Path(args.to).expanduser().is_dir():
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
-    hooks = _hooks_store(args, str(Path(args.to).expanduser().parent))
-    if hooks:
-        from lamar.cli.session import require_existing, store_location
-
-        location = store_location(args)
-        require_existing(location, f"Claude Code's hooks here read {hooks[0]}{hooks[1]}: pass --store {hooks[0]}")
-        print(f"note: Claude Code's hooks here read {hooks[0]}{hooks[1]}, not {location}: for the evidence they "
-              f"gathered, run again with --store {hooks[0]}", file=sys.stderr)
+    _hooks_store(args, str(Path(args.to).expanduser().parent))
     with open_engine(args) as lam:
         result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)
     if args.json:
