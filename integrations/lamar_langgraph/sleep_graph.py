@@ -16,6 +16,7 @@ from typing_extensions import TypedDict  # the one LangGraph uses: mixing both k
 
 from lamar import Lamar, SleepReport
 from lamar.sleep import skip_code
+from lamar.sleep.options import check_model, known
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
 from lamar_langgraph.review import DECISION_TYPE, ReviewDecision, first_decision, read_decision
@@ -82,6 +83,9 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
     """
 
     engine(lamar, "build_sleep_graph")
+    # Checked here, where the mistake is written, rather than in the first (maybe nightly) run.
+    check_model(model)
+    known(sleep_options)
     saver = InMemorySaver() if checkpointer is None else checkpointer
     if hasattr(saver, "with_allowlist"):  # the decision a reviewer resumes with is read back
         saver = saver.with_allowlist({DECISION_TYPE})

@@ -15,6 +15,7 @@ from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
 from lamar.safety.boundary import prompt_form
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
+from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
@@ -67,8 +68,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
     """
     if traces is not None and model is None:
         raise InvalidArgument("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
-    if model is not None and not callable(getattr(model, "complete", None)):
-        raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
+    check_model(model)
     if not whole_number(min_support, low=2):
         raise InvalidArgument(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
     loaded = [_with_outcome(lam, trace) for trace in (load_traces(traces) if traces is not None else [])]

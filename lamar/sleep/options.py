@@ -58,8 +58,18 @@ def check_sleep_options(*, similarity: Any, keep_last: Any, older_than: Any, kee
     _whole("min_support", min_support, 2)
     _seconds("model_timeout", model_timeout, positive=True)
     _whole("max_model_calls", max_model_calls, 1, none=True)
-    if model is not None and not callable(getattr(model, "complete", None)):
-        raise InvalidArgument(f"model must have a complete(prompt, *, max_tokens) method; got {type(model).__name__}")
+    check_model(model)
+
+
+def check_model(model: Any) -> None:
+    """Refuse a model without `complete`, saying what one is: a LangChain chat model is the usual mistake."""
+    if model is None or callable(getattr(model, "complete", None)):
+        return
+    runnable = callable(getattr(model, "invoke", None))
+    hint = "; a LangChain chat model has none: wrap it as docs/sleep.md, \"Models\" shows" if runnable else ""
+    raise InvalidArgument("model must have a complete(prompt, *, max_tokens) -> str method, as the adapters of "
+                          "lamar.models have (AnthropicModel, OpenAIModel, OllamaModel, "
+                          f"from_spec('anthropic:claude-sonnet-4-5')); got {type(model).__name__}{hint}")
 
 
 def known(options: Mapping[str, object]) -> None:
@@ -69,4 +79,4 @@ def known(options: Mapping[str, object]) -> None:
         raise InvalidArgument(f"unknown sleep option {unknown[0]!r}; the options are {list(SLEEP_OPTIONS)}")
 
 
-__all__ = ["SLEEP_OPTIONS", "SleepOptions", "check_sleep_options", "known"]
+__all__ = ["SLEEP_OPTIONS", "SleepOptions", "check_model", "check_sleep_options", "known"]

@@ -241,6 +241,23 @@ def test_a_broken_trace_file_fails_before_the_model_is_called(lam: Lamar, tmp_pa
     assert "line 2" in str(info.value) and model.prompts == []
 
 
+def test_a_model_without_complete_or_a_mistyped_option_is_refused_when_the_graph_is_built(lam: Lamar) -> None:
+    # A LangGraph app has a LangChain chat model at hand; handed over as is, it used to fail the
+    # nightly run's sleep step instead of the line that built the graph.
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from lamar import InvalidArgument
+
+    with pytest.raises(InvalidArgument) as info:
+        build_sleep_graph(lam, model=FakeListChatModel(responses=["[]"]))
+    message = str(info.value)
+    assert "FakeListChatModel" in message and "lamar.models" in message and "LangChain chat model" in message
+    with pytest.raises(InvalidArgument, match="unknown sleep option 'simliarity'"):
+        build_sleep_graph(lam, simliarity=0.5)
+    with pytest.raises(InvalidArgument, match="lamar.models"):
+        lam.sleep(model="claude-sonnet-4-5")  # the core's own check says what to pass too
+
+
 def test_the_module_examples_run() -> None:
     for module in (lamar_langgraph.sleep_graph, lamar_langgraph.review):
         result = doctest.testmod(module)
