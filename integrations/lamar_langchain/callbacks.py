@@ -237,7 +237,9 @@ class LamarCallbackHandler(GraphEvents):
         run_id = as_uuid(key)
         root = self._root_of.get(run_id, run_id) if run_id is not None else None
         if root is None or root not in self._runs:
-            raise UnknownEpisode(f"this handler saw no run or episode {key!r} (or has forgotten it)")
+            raise UnknownEpisode(f"this handler saw no run or episode {key!r}, or has forgotten it (it keeps {self.max_runs} "
+                                 'runs): give it to the run, config={"callbacks": [handler], "run_id": ...}, or report '
+                                 "by episode id, lam.report(episode_id, signal)")
         return self._runs[root]
 
     def _attach(self, run: RunRecord, episode_id: Any, origin: UUID | None = None) -> None:

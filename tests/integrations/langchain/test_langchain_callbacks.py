@@ -338,8 +338,10 @@ def test_bind_and_the_errors_of_report() -> None:
     chain.invoke(1, config={"callbacks": [handler], "run_id": plain})
     with pytest.raises(UnknownEpisode, match="recalled no Lamar episode"):
         handler.report(plain, Signal.SHIPPED)
-    with pytest.raises(UnknownEpisode, match="saw no run"):
+    with pytest.raises(UnknownEpisode, match="saw no run") as unseen:  # a run it was not attached to
         handler.report(uuid.uuid4(), Signal.SHIPPED)
+    # The message says what to do: attach the handler to the run, or report the episode itself.
+    assert 'config={"callbacks": [handler]' in str(unseen.value) and "lam.report(episode_id" in str(unseen.value)
     with pytest.raises(ValueError):
         handler.report(run_id, 3.0)  # not a reward: rejected before anything is reported
     assert lam.episode(rec.episode_id).reward is None
