@@ -333,13 +333,14 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     def written(episodes: list[str]) -> dict[str, Any]:
         return {"lamar_reported": episodes[-1], "lamar_episodes": dict.fromkeys(episodes, REPORTED)}
 
-    def refused(value: Outcome) -> dict[str, Any] | None:
+    def refused(episodes: list[str], value: Outcome) -> dict[str, Any] | None:
         """The update for an outcome that is not one, else None. The node fails open: a checkpointed
         thread keeps the value, so raising would fail every later run of the thread on it."""
         try:
             to_reward(value)
         except InvalidReward as exc:
-            log.warning("Lamar ignored the outcome %r; its episodes stay open: %s", value, exc)
+            log.warning("Lamar ignored the outcome %r: %s; episodes %s stay open for the thread's next outcome, "
+                        "or lam.report(episode_id, signal)", value, exc, ", ".join(episodes))
             return {} if outcome is not None else {outcome_key: None}
         return None
 
@@ -347,7 +348,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         todo = plan(state)
         if todo is None:
             return {}
-        if (update := refused(todo[1])) is not None:
+        if (update := refused(todo[0], todo[1])) is not None:
             return update
         done = []
         for episode in todo[0]:
@@ -370,7 +371,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         todo = plan(state)
         if todo is None:
             return {}
-        if (update := refused(todo[1])) is not None:
+        if (update := refused(todo[0], todo[1])) is not None:
             return update
         done = []
         for episode in todo[0]:

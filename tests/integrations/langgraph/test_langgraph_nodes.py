@@ -356,6 +356,8 @@ def test_a_bad_outcome_is_a_warning_and_leaves_the_episode_open(lam: Lamar, capl
     with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
         state = graph.compile().invoke({"lamar_context": CONTEXT})
     assert "ignored the outcome 3.5" in caplog.text and "outside [-1, 1]" in caplog.text
+    # An interrupt resumed with a typo cannot be answered again: the log names the episode and the ways out.
+    assert state["lamar_episode_id"] in caplog.text and "lam.report(episode_id" in caplog.text
     assert state["lamar_outcome"] is None and state["lamar_episodes"] == {state["lamar_episode_id"]: "open"}
     assert lam.stats()["episodes"] == 1 and lam.stats()["reports"] == 0
 
