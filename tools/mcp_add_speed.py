@@ -21,29 +21,14 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 BACKENDS = {"sqlite": "lessons.db", "json": "lessons.json", "memory": ":memory:"}
-
-
-def counting(lam: Any) -> list[int]:
-    """Count the lessons `lam` hands out from now on (wraps its reads on this instance only)."""
-    handed = [0]
-    for name in ("experiences", "get"):
-        read = getattr(lam, name)
-
-        def counted(*args: Any, _read: Any = read, **kwargs: Any) -> Any:
-            found = _read(*args, **kwargs)
-            handed[0] += len(found) if isinstance(found, list) else 1
-            return found
-
-        setattr(lam, name, counted)
-    return handed
 
 
 def run(backend: str, size: int, profile: bool) -> tuple[list[float], int]:
     """Seconds of each of `size` proposals on a fresh store; lessons the engine handed out in all."""
     from lamar import Lamar
+    from lamar_mcp.bench import counting
     from lamar_mcp.tools import LamarTools
 
     with tempfile.TemporaryDirectory() as folder:

@@ -178,7 +178,7 @@ def time_recall_tool(backend: str, lessons: int, calls: int) -> tuple[list[float
             _fill(lam, lessons)
             tools = LamarTools(lam)
             tools.recall(CONTEXT)  # a server's first call reads what it keeps of the lessons
-            handed = _counting(lam)
+            handed = counting(lam)
             through, direct = [], []
             for _ in range(calls):
                 began = time.perf_counter()
@@ -190,7 +190,7 @@ def time_recall_tool(backend: str, lessons: int, calls: int) -> tuple[list[float
     return through, direct, handed[0] / calls
 
 
-def _counting(lam: Lamar) -> list[int]:
+def counting(lam: Lamar) -> list[int]:
     """Count the lessons `lam` hands out from now on (its reads wrapped on this instance only)."""
     handed = [0]
     for name in ("experiences", "get"):

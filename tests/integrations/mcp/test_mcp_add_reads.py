@@ -11,8 +11,8 @@ import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience, Lamar, Scope
+from lamar_mcp.bench import counting as _counting
 from lamar_mcp.tools import LamarTools
-from tools.mcp_add_speed import counting as _counting
 
 _WARM = 60
 _COUNTED = 20

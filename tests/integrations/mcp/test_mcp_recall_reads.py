@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, Scope
+from lamar_mcp.bench import counting
 from lamar_mcp.tools import LamarTools
-from tools.mcp_add_speed import counting
 
 _LESSONS = 60
 _CALLS = 40
