@@ -95,7 +95,7 @@ def _run(argv: list[str]) -> int:
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except _STORE_ERRORS as exc:
-        return _fail(str(exc), EXIT_STORE)
+        return _fail(str(exc) + _hooks_store(exc), EXIT_STORE)
     except LamarError as exc:  # an unknown id, a bad signal, a duplicate report: the input was wrong
         return _fail(str(exc), EXIT_USAGE)
     except ImportError as exc:  # an optional backend or model SDK that is not installed
@@ -108,6 +108,29 @@ def _run(argv: list[str]) -> int:
         return _fail("the input is nested too deep to read", EXIT_USAGE)
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, never a traceback
         return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
+
+
+def _hooks_store(error: Exception) -> str:
+    """For a missing store, the store Claude Code's hooks (or its plugin) read here, when it is another one:
+    `lamar ls` reads the default store, not the plugin's. Here, not in session: claude_code imports session."""
+    from pathlib import Path
+
+    from lamar.cli.session import NoStore
+
+    if not isinstance(error, NoStore):
+        return ""
+    try:
+        from lamar.cli.claude_code import hooks_store
+
+        found = hooks_store(argparse.Namespace(store=None), os.getcwd())
+    except Exception:  # noqa: BLE001 - a hint to an error: a broken settings file must not replace the error
+        return ""
+    if found is None:
+        return ""
+    hooks = Path(found[0]).expanduser()
+    if hooks == error.path or str(hooks) in str(error):  # the store asked for, or named already
+        return ""
+    return f"; Claude Code's hooks here read {hooks}{found[1]}: pass --store {hooks}"
 
 
 def _reader_gone() -> int:

@@ -19,6 +19,14 @@ class UsageError(Exception):
     """The command line asked for something impossible; the message says what to do (exit 1)."""
 
 
+class NoStore(StoreError):
+    """No file store at `path`: the CLI's handler may name a store the user more likely meant."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def store_location(args: argparse.Namespace) -> str:
     """--store, else $LAMAR_STORE, else ~/.lamar/experience.json; a --store given empty is refused."""
     named = getattr(args, "store", None)
@@ -51,7 +59,7 @@ def require_existing(location: str, fix: str | None = None) -> None:
         where = (f"pass --store PATH or set {STORE_ENV}" if location == DEFAULT_STORE
                  else f"check --store and ${STORE_ENV} for a typo")
         # The store beside is named unless the command's own advice names it already.
-        raise StoreError(f"no store at {Path(location).expanduser()}: " + (fix or (
+        raise NoStore(path, f"no store at {Path(location).expanduser()}: " + (fix or (
             f"{where} (a new store is created by `lamar add --create` or `lamar import`)"))
             + (f"; there is one at {beside}: pass --store {beside}, or export "
                f"{STORE_ENV}={beside} for every command" if beside and str(beside) not in (fix or "") else ""))
