@@ -90,6 +90,10 @@ def _run(argv: list[str]) -> int:
         status = int(handler(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handlers below, not at exit
         return status
+    except ModelError as exc:  # the adapters' advice names a Python argument; a shell user has the environment
+        from lamar.models.protocol import PASS_API_KEY
+
+        return _fail(str(exc).replace(PASS_API_KEY, " in the environment"), EXIT_STORE)
     except BrokenPipeError:
         return _reader_gone()
     except UsageError as exc:

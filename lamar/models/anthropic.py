@@ -7,6 +7,7 @@ from typing import Any
 from lamar._errors import ModelError
 from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
 from lamar.models.protocol import (
+    PASS_API_KEY,
     api_wrote,
     check_max_tokens,
     connection_failure,
@@ -52,12 +53,12 @@ class AnthropicModel:
         self.model = model
         self._sdk = load_sdk("anthropic", "anthropic")
         self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
-                                 "set ANTHROPIC_API_KEY or pass api_key=...")
+                                 "set ANTHROPIC_API_KEY" + PASS_API_KEY)
         refuse_async(_PROVIDER, self.client, "messages.create", "anthropic.Anthropic")
         end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
         if client is None and not _has_credentials(self.client):
             # The SDK only notices at the first call; said here, the CLI stops before reading traces.
-            raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY or pass api_key=...")
+            raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY{PASS_API_KEY}")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt` as one user message; return the reply's text.
@@ -88,7 +89,7 @@ class AnthropicModel:
             ))
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials="set ANTHROPIC_API_KEY or pass api_key=...",
+                                 credentials="set ANTHROPIC_API_KEY" + PASS_API_KEY,
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                                  moved_to=redirected_to(exc.response),
                                  moved_base=redirect_base(exc.response, str(self.client.base_url)),
@@ -100,7 +101,7 @@ class AnthropicModel:
             if "authentication" not in str(exc):
                 raise
             raise ModelError(
-                f"no Anthropic credentials for model {self.model!r}: set ANTHROPIC_API_KEY or pass api_key=..."
+                f"no Anthropic credentials for model {self.model!r}: set ANTHROPIC_API_KEY{PASS_API_KEY}"
             ) from exc
         except sdk.AnthropicError as exc:
             raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc

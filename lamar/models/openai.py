@@ -8,6 +8,7 @@ from typing import Any
 from lamar._errors import ModelError
 from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
 from lamar.models.protocol import (
+    PASS_API_KEY,
     api_wrote,
     check_max_tokens,
     connection_failure,
@@ -66,7 +67,7 @@ class OpenAIModel:
         self.token_limit = token_limit
         self._sdk = load_sdk("openai", "openai")
         self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
-                                 "set OPENAI_API_KEY or pass api_key=...")
+                                 "set OPENAI_API_KEY" + PASS_API_KEY)
         refuse_async(_PROVIDER, self.client, "responses.create" if api == "responses" else "chat.completions.create",
                      "openai.OpenAI")
         end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
@@ -93,7 +94,7 @@ class OpenAIModel:
             return self._chat(prompt, max_tokens)
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials="set OPENAI_API_KEY or pass api_key=...",
+                                 credentials="set OPENAI_API_KEY" + PASS_API_KEY,
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                                  moved_to=redirected_to(exc.response),
                                  moved_base=redirect_base(exc.response, str(self.client.base_url)),

@@ -39,6 +39,8 @@ class Model(Protocol):
 
 DEFAULT_TIMEOUT = 300.0
 """Seconds one model call may take before sleep gives up on it (the `model_timeout` option)."""
+PASS_API_KEY = " or pass api_key=..."
+"""The missing-key advice's Python half, after "set ANTHROPIC_API_KEY": the CLI says the environment instead."""
 
 
 def call_model(model: Any, prompt: str, *, max_tokens: int, timeout: float | None = DEFAULT_TIMEOUT) -> str:

@@ -570,3 +570,17 @@ def test_the_pages_auto_apply_job_mines_each_trace_once(sqlite_store, tmp_path, 
     assert writer.wait(60) == 0
     night()
     assert sorted(mined_ids()) == ["f0", "f1", "late", "t0", "t1"]  # each once
+
+
+@pytest.mark.parametrize(("spec", "variable"), [("anthropic:claude-test", "ANTHROPIC_API_KEY"),
+                                                ("openai:gpt-test", "OPENAI_API_KEY")])
+def test_a_missing_key_is_advice_for_the_command_line(run_cli, json_store, tmp_path, monkeypatch, spec, variable):
+    """"or pass api_key=..." is the Python API's way; at the command line only the environment is."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR",
+                 "OPENAI_API_KEY", "OPENAI_ADMIN_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text("")
+    out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", spec)
+    assert out.returncode == 2 and f"set {variable} in the environment" in out.stderr, out.stderr
+    assert "api_key=" not in out.stderr
