@@ -75,6 +75,24 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
     return reward, None
 
 
+def did_you_mean(text: object) -> str:
+    """" (did you mean 'reverted'?)" for a word close to one signal's name, else "": a hint to a refusal.
+
+    >>> did_you_mean("revert"), did_you_mean("fixed"), did_you_mean("correct")
+    (" (did you mean 'reverted'?)", '', '')
+    """
+    if not isinstance(text, str):
+        return ""
+    said = text.strip().lower().rstrip(".!")
+    # "correct" is as much "it was correct" (accepted) as "corrected": a guess would put words in the user's mouth.
+    if said == "correct":
+        return ""
+    import difflib
+
+    near = difflib.get_close_matches(said, [s.value for s in Signal], n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 def _real(value: object) -> bool:
     """Whether `value` is a real number of another type: a reward computed with NumPy (float32,
     int64), fractions or decimals is as good as a float."""

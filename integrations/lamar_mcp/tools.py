@@ -15,6 +15,7 @@ from lamar import Experience, InvalidExperience, Lamar, LamarError, Scope, Signa
 from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
+from lamar.signals import did_you_mean
 from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, hint, normalise, scopes
@@ -152,7 +153,8 @@ class LamarTools:
             raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")
         parsed = _signal(signal)
         if parsed is None:
-            raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}")
+            raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}"
+                            + did_you_mean(signal))
         self._guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 

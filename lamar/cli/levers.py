@@ -12,7 +12,7 @@ from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
-from lamar.signals import Signal
+from lamar.signals import Signal, did_you_mean
 from lamar.typed import typed_number
 
 
@@ -187,7 +187,7 @@ def parse_signal(text: str) -> Signal | float:
     reward = typed_number(text)  # nan and inf are numbers the engine refuses as out of range
     if reward is None:
         raise InvalidReward(
-            f"unknown signal {text!r}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1] "
+            f"unknown signal {text!r}{did_you_mean(text)}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1] "
             "written in ASCII digits (such as -0.5)")
     return reward
 

@@ -134,3 +134,17 @@ def test_a_read_command_given_a_location_no_backend_takes_says_why_not_no_store(
     """The store's own refusal speaks, not "no store at redis:/..." with the slashes collapsed."""
     out = lamar_cli("--store", url, *command)
     assert out.returncode == 2 and said in out.stderr and "no store at" not in out.stderr, out.stderr
+
+
+def test_report_names_the_signal_a_near_miss_is_close_to(run_cli, sqlite_store, ids):
+    """`lamar report EP revert` was refused with the bare list; a word that could mean two outcomes
+    ("correct": corrected, or it was right) gets no guess."""
+    for typed, said in [("revert", "unknown signal 'revert' (did you mean 'reverted'?)"),
+                        ("Shiped", "unknown signal 'Shiped' (did you mean 'shipped'?)"),
+                        ("accept", "(did you mean 'accepted'?)")]:
+        out = run_cli("report", ids["episode"], typed, "--store", sqlite_store)
+        assert out.returncode == 1 and said in out.stderr, (typed, out.stderr)
+    for typed in ("fixed", "merge", "correct"):
+        out = run_cli("report", ids["episode"], typed, "--store", sqlite_store)
+        assert out.returncode == 1 and "unknown signal" in out.stderr and "did you mean" not in out.stderr, typed
+    assert Lamar(str(sqlite_store)).episode(ids["episode"]).reward is None

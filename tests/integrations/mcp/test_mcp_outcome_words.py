@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import pytest
 
 from lamar import Lamar
 from lamar_mcp.launch import stdio_session
@@ -33,3 +36,20 @@ async def test_the_words_a_model_types_for_an_outcome_are_read_as_the_one_they_n
         assert events(store) == before
     with Lamar(str(store)) as lam:
         assert lam.stats()["reports"] == len(READ)
+
+
+def test_a_misspelt_outcome_is_answered_with_the_signal_it_is_close_to() -> None:
+    """A model that typed "shipp" got the bare list; a word that could name two outcomes gets no guess."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from lamar_mcp.tools import LamarTools
+
+    with Lamar(":memory:") as lam:
+        tools = LamarTools(lam)
+        for said, near in (("shipp", "shipped"), ("revrted", "reverted"), ("acepted", "accepted")):
+            with pytest.raises(ToolError, match=re.escape(f"got {said!r} (did you mean {near!r}?)")):
+                tools.report("ep_1", said)
+        for said in ("fixed", "merge", "correct", "done"):
+            with pytest.raises(ToolError, match="signal must be one of") as refused:
+                tools.report("ep_1", said)
+            assert "did you mean" not in str(refused.value), said
