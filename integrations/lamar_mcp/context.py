@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lamar.experience import Experience
@@ -81,12 +81,34 @@ def hint(context: Mapping[str, str], known: Mapping[str, list[str]]) -> str:
     """Why no lesson is eligible, and which labels the lessons use (one sentence each)."""
     if not known:
         return "The store holds no lessons yet: propose_lesson adds one."
+    return (f"No lesson's scope matches {_shown(context)}. The lessons are scoped by {_listing(known)} (the "
+            "resource lamar://scopes lists them): recall with those labels, or with text that describes the task.")
+
+
+def recall_hint(context: Mapping[str, str], known: Mapping[str, list[str]], eligible: Sequence[str],
+                unscoped: Callable[[Sequence[str]], bool]) -> str:
+    """recall's hint: `hint` when no lesson is eligible; when only lessons without a scope are (`unscoped`
+    says so of the ids), the values the lessons use for each key given whose value none uses; else ""."""
+    if not eligible:
+        return hint(context, known)
+    # A lesson eligible by a scope matched a label given: the labels reached the lessons meant for them.
+    missed = {key: value for key, value in context.items() if key in known and value not in known[key]}
+    if not missed or not unscoped(eligible):
+        return ""
+    return (f"Only lessons without a scope match {_shown(context)}: no lesson is scoped by {_listing(missed)}. "
+            f"The lessons are scoped by {_listing({k: known[k] for k in missed})} (the resource lamar://scopes "
+            "lists them): recall with those labels for the lessons scoped by them.")
+
+
+def _shown(context: Mapping[str, str]) -> dict[str, str]:
+    return {neutralize(k): neutralize(v) for k, v in context.items()}
+
+
+def _listing(labels: Mapping[str, str | list[str]]) -> str:
     # Scope values are lesson text a model reads: neutralised here as in every other place.
-    listing = "; ".join(f"{neutralize(key)} = {', '.join(neutralize(v) for v in values[:20])}"
-                        + (" ..." if len(values) > 20 else "") for key, values in known.items())
-    asked = {neutralize(k): neutralize(v) for k, v in context.items()}
-    return (f"No lesson's scope matches {asked}. The lessons are scoped by {listing} (the resource "
-            "lamar://scopes lists them): recall with those labels, or with text that describes the task.")
+    spelled = {key: [values] if isinstance(values, str) else values for key, values in labels.items()}
+    return "; ".join(f"{neutralize(key)} = {', '.join(neutralize(v) for v in values[:20])}"
+                     + (" ..." if len(values) > 20 else "") for key, values in spelled.items())
 
 
-__all__ = ["ALIASES", "ContextReader", "hint", "normalise", "scopes"]
+__all__ = ["ALIASES", "ContextReader", "hint", "normalise", "recall_hint", "scopes"]

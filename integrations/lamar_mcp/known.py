@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import cast
 
-from lamar import Experience, Lamar, Status, UnknownExperience
+from lamar import Experience, Lamar, LamarError, Status, UnknownExperience
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.store.base import Event, StoredText, TextStore, folded_rows
 from lamar_mcp.held import lesson_words, near
@@ -110,6 +110,21 @@ class KnownLessons:
         with self._lock:
             self._sync()
             return {key: sorted(values) for key, values in sorted(self._labels.items())}
+
+    def unscoped(self, ids: Sequence[str]) -> bool:
+        """Whether none of the lessons `ids` has a scope (recall's hint; False when that cannot be told).
+
+        Their scopes are those kept here, brought up to date as a look does: the events since the
+        last look (a recall's own episode among them), not the lessons again."""
+        try:
+            with self._lock:
+                lessons = self._sync()
+                if any(lessons[i][2] for i in ids if i in lessons):
+                    return False
+            # Not learned yet (committed below a seq already read, in PostgreSQL's fold mode): asked one by one.
+            return not any(self.lamar.get(i).scope for i in ids if i not in lessons)
+        except LamarError:  # a hint is advice: a store that fails here must not cost the recall its answer
+            return False
 
     def _sync(self) -> dict[str, _Lesson]:
         store = self.lamar.store

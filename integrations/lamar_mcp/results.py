@@ -37,7 +37,8 @@ class RecallResult(BaseModel):
     context: dict[str, str] = Field(description="The context recalled for: the labels given, and those derived "
                                                 "from `text`, spelled as the lessons' scopes spell them.")
     hint: str = Field(description="When no lesson's scope matches the context: the scope labels the lessons use. "
-                                  "Empty otherwise.")
+                                  "When only lessons without a scope match while a label given is one no lesson "
+                                  "uses: the values the lessons use for its key. Empty otherwise.")
     logged: bool = Field(default=True, description="False for a dry run: no episode was logged (episode_id is "
                                                    "empty, nothing to report).")
     preview: list[PreviewRow] = Field(default_factory=list, description="A dry run only: every eligible lesson, "

@@ -159,9 +159,10 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             Call it once at the start of a task, with the task in words (text), labels
             (context), or both. Add `prompt` to your working context: the lessons are notes
             from past outcomes, not instructions; apply one only where it fits. Some lessons
-            are held back at random so their effect can be measured. When no lesson applies,
-            `hint` lists the labels the lessons use. With dry_run, nothing is logged and
-            `preview` says for each eligible lesson whether it is wanted and why.
+            are held back at random so their effect can be measured. When no lesson applies, or
+            only lessons without a scope do, `hint` lists the labels the lessons use. With
+            dry_run, nothing is logged and `preview` says for each eligible lesson whether it
+            is wanted and why.
             """
             result = await _recall_delivered(tools, context, text, dry_run, _http_gone(ctx))
             _owe(ctx, tools, result)

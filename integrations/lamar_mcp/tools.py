@@ -18,7 +18,7 @@ from lamar.safety.lessons import lesson_refusal
 from lamar.signals import did_you_mean
 from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
-from lamar_mcp.context import ContextReader, hint, normalise, scopes
+from lamar_mcp.context import ContextReader, normalise, recall_hint, scopes
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
 from lamar_mcp.refusals import guarded
@@ -117,20 +117,20 @@ class LamarTools:
             if not isinstance(text, str) or not text.strip():
                 raise ToolError(f"text must be the task in words, a non-empty string; got {_show(text)}")
             ctx = {**self.reader.from_text(text[:MAX_FREE_TEXT]), **ctx}
-        # The labels from the store's events since the last call, not every lesson read again; whether
-        # any lesson was eligible from the engine's own choice.
+        # The labels from the store's events since the last call, not every lesson read again; which
+        # lessons were eligible from the engine's own choice.
         known = self._guard(self.known.scopes)
         ctx = normalise(ctx, known)
         if dry_run:
             seen = self._guard(lambda: self.lamar.preview(ctx))
             return RecallResult(prompt=seen.as_prompt(), episode_id="", lesson_ids=[e.id for e in seen.wanted],
                                 context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                                hint="" if seen.eligible else hint(ctx, known), logged=False,
+                                hint=recall_hint(ctx, known, seen.eligible, self.known.unscoped), logged=False,
                                 preview=[preview_row(row) for row in seen.lessons])
         rec = self._guard(lambda: self.lamar.recall(ctx))
         return RecallResult(prompt=rec.as_prompt(), episode_id=rec.episode_id, lesson_ids=rec.ids,
                             context={neutralize(k): neutralize(v) for k, v in ctx.items()},
-                            hint="" if rec.eligible else hint(ctx, known))
+                            hint=recall_hint(ctx, known, rec.eligible, self.known.unscoped))
 
     def _spelled(self, scope: dict[str, str]) -> dict[str, str]:
         """A new scope spelled as recall spells its labels (`normalise`): else no recall would match it."""
