@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -109,12 +108,13 @@ class LangGraphStore:
         if not isinstance(store, BaseStore):
             raise InvalidArgument(f"LangGraphStore wraps a langgraph BaseStore (InMemoryStore, SqliteStore, "
                                   f"PostgresStore); got {type(store).__name__}")
-        if isinstance(store, AsyncBatchedBaseStore) and _in_event_loop():
-            # Lamar reads and writes the store synchronously, which an async store refuses (or
-            # blocks on) inside an event loop: said here, not as a failed read of the log.
-            raise InvalidArgument(f"LangGraphStore needs a synchronous store, and {type(store).__name__} refuses "
-                                  "synchronous calls inside its event loop: open PostgresStore (or SqliteStore) on "
-                                  "the same database; Lamar's async methods (arecall, areport) run it in a thread")
+        if isinstance(store, AsyncBatchedBaseStore):
+            # Lamar reads and writes the store synchronously. An async store refuses that inside its
+            # event loop, and outside it hands each call to that loop, which fails once the loop is
+            # closed and can collide with the loop's own work: said here, not as a failed read.
+            raise InvalidArgument(f"LangGraphStore needs a synchronous store, and {type(store).__name__} is async: "
+                                  "open PostgresStore (or SqliteStore) on the same database, or use InMemoryStore; "
+                                  "Lamar's async methods (arecall, areport) run it in a thread")
         lease, timeout = seconds("lease", lease, finite=True), seconds("timeout", timeout, finite=False)
         if compact is not None and not callable(compact):
             raise InvalidArgument(f"compact is a function of no arguments; got {type(compact).__name__}")
@@ -391,11 +391,3 @@ class LangGraphStore:
 
 def _seq_key(seq: int) -> str:
     return f"{seq:012d}"  # zero-padded so that listing by key is listing in seq order
-
-
-def _in_event_loop() -> bool:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True

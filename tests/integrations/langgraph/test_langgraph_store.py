@@ -397,3 +397,28 @@ async def test_an_async_store_inside_its_event_loop_is_refused_saying_what_to_op
         with pytest.raises(InvalidArgument, match="needs a synchronous store.*open PostgresStore"):
             LangGraphStore(store)
 
+
+def test_an_async_store_outside_its_event_loop_is_refused_saying_what_to_open(tmp_path: Path) -> None:
+    # Outside its loop each synchronous call is handed to that loop, which fails once it is closed
+    # and collides with the loop's own transactions: refused when the store is made, as inside.
+    import asyncio
+
+    from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+    loop = asyncio.new_event_loop()
+    try:
+        async def opened() -> AsyncSqliteStore:
+            import aiosqlite
+
+            return AsyncSqliteStore(await aiosqlite.connect(tmp_path / "async.db", isolation_level=None))
+
+        store = loop.run_until_complete(opened())
+        try:
+            with pytest.raises(InvalidArgument, match=r"needs a synchronous store, and AsyncSqliteStore is async: "
+                                                      r"open PostgresStore \(or SqliteStore\)"):
+                LangGraphStore(store)
+        finally:
+            loop.run_until_complete(store.conn.close())
+    finally:
+        loop.close()
+
