@@ -36,12 +36,30 @@ def echoed(value: object) -> str:
         text = repr(value)
     except ValueError:  # an int of more digits than Python writes out as text
         bits = value.bit_length() if isinstance(value, int) else 0
-        return f"a whole number of {bits:,} bits" if bits else f"a {type(value).__name__} that cannot be written out"
+        if bits:
+            return f"a whole number of {bits:,} bits"
+        return f"{a_or_an(type(value).__name__)} that cannot be written out"
     if len(text) <= _ECHOED_WHOLE:
         return scrub(text)[0]
     size = f"{len(value)} characters" if isinstance(value, str) else f"{len(text)} characters written out"
     head, tail = scrub(text[:60 + REACH])[0], scrub(text[-20 - REACH:])[0]
     return f"{_cut(head, 60, head.find('[REDACTED:'))}…{_cut(tail, -20, tail.rfind('[REDACTED:'))} ({size})"
+
+
+def a_or_an(word: str) -> str:
+    """`word` after the article it is read with, for a message that names a type or a field.
+
+    >>> a_or_an("int"), a_or_an("object"), a_or_an("str"), a_or_an("UUID")
+    ('an int', 'an object', 'a str', 'a UUID')
+    """
+    # By the first letter (a private class's underscore is not read), but for the words whose vowel
+    # is read as "you" or "wun".
+    lower = word.lower().lstrip("_")
+    vowel = lower[:1] in ("a", "e", "i", "o", "u") and not lower.startswith(_READ_AS_A)
+    return f"{'an' if vowel else 'a'} {word}"
+
+
+_READ_AS_A = ("uni", "uint", "use", "usu", "uu", "eu", "one")
 
 
 def _cut(text: str, at: int, mark: int) -> str:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from lamar._errors import InvalidContext, InvalidExperience, echoed
+from lamar._errors import InvalidContext, InvalidExperience, a_or_an, echoed
 from lamar.storable import storable_copy, storable_problem, text_problem, time_problem
 
 Context = Mapping[str, str]
@@ -87,7 +87,7 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
         if not isinstance(value, str):
             raise InvalidContext(
                 f"the runtime context ({type(holder).__name__}) is read whole as Lamar's context, and its "
-                f"{name!r} holds a {type(value).__name__}, not a string: give it a {key!r} field holding a "
+                f"{name!r} holds {a_or_an(type(value).__name__)}, not a string: give it a {key!r} field holding a "
                 "mapping of strings (then only that is read), or pass Lamar a context of its own")
     return _fitted(dict(whole), key) if whole is not None else None
 

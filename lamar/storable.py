@@ -6,6 +6,8 @@ import math
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
+from lamar._errors import a_or_an
+
 MAX_DEPTH = 64
 MAX_TIME = 32_503_680_000.0  # the year 3000: a later "time" is a unit mistake (ms, us, ns)
 
@@ -63,7 +65,7 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
             if problem:
                 return problem
         return None
-    return f"holds a {type(value).__name__}, which is not JSON (use strings, numbers, lists and dicts)"
+    return f"holds {a_or_an(type(value).__name__)}, which is not JSON (use strings, numbers, lists and dicts)"
 
 
 def storable_copy(value: Any) -> Any:

@@ -11,6 +11,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from lamar import LamarError, StoreError
+from lamar.integration import a_or_an
 
 
 class Compaction:
@@ -50,7 +51,7 @@ class _Unknown(Compaction):
     def check(self) -> None:
         if self.extra is None:
             raise StoreError(
-                f"{self.where}: Lamar cannot tell how a {type(self.store).__name__} drops the values it "
+                f"{self.where}: Lamar cannot tell how {a_or_an(type(self.store).__name__)} drops the values it "
                 "replaces, so nothing can be erased from it; pass LangGraphStore(..., compact=f), where f() "
                 "makes the database under it drop replaced values (nothing changed)")
 

@@ -21,6 +21,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle
 
 from lamar import InvalidArgument, StoreError
 from lamar.experience import check_context
+from lamar.integration import a_or_an
 from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_llamaindex.nodes import episode_id_of, experience_id_of
@@ -112,10 +113,10 @@ class LamarTraceHandler(BaseEventHandler):
             elif isinstance(event, SpanDropEvent):
                 self._end(event.span_id, error=event.err_str)
         except StoreError as exc:  # the trace file cannot be written: the message says which and why
-            logger.warning("LamarTraceHandler could not record a %s (the query goes on): %s",
-                           type(event).__name__, exc)
+            logger.warning("LamarTraceHandler could not record %s (the query goes on): %s",
+                           a_or_an(type(event).__name__), exc)
         except Exception:
-            logger.exception("LamarTraceHandler could not record a %s", type(event).__name__)
+            logger.exception("LamarTraceHandler could not record %s", a_or_an(type(event).__name__))
 
     def _start(self, event: QueryStartEvent) -> None:
         if event.span_id is None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from types import ModuleType
 from typing import Any, Protocol, runtime_checkable
 
-from lamar._errors import InvalidArgument, ModelError
+from lamar._errors import InvalidArgument, ModelError, a_or_an
 from lamar.models.attempts import deadline
 from lamar.storable import whole_number
 
@@ -210,8 +210,8 @@ def refuse_async(provider: str, client: Any, method: str, sync_class: str) -> No
     for name in method.split("."):
         found = getattr(found, name, None)
     if found is not None and inspect.iscoroutinefunction(inspect.unwrap(found)):
-        raise InvalidArgument(f"client= is an async {provider} client ({type(client).__name__}); pass a "
-                              f"{sync_class} instead: sleep calls the model from a worker thread, not an event loop")
+        raise InvalidArgument(f"client= is an async {provider} client ({type(client).__name__}); pass "
+                              f"{a_or_an(sync_class)} instead: sleep calls the model from a worker thread, not an event loop")
 
 
 def check_max_tokens(max_tokens: int) -> int:

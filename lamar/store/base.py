@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from lamar._errors import CorruptStore, StoreError
+from lamar._errors import CorruptStore, StoreError, a_or_an
 
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
@@ -99,7 +99,7 @@ def stored_problem(event: Event) -> str | None:
         data = event.data
         for name, shape in _EPISODE_SHAPES:
             if name in data and not isinstance(data[name], shape):
-                return f"holds a {name} that is {_json_type(data[name])}, not {_json_type(shape())}"
+                return f"holds {a_or_an(name)} that is {_json_type(data[name])}, not {_json_type(shape())}"
     return None
 
 

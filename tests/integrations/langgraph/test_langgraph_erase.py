@@ -194,6 +194,17 @@ def test_an_unknown_base_store_without_compact_refuses_to_erase_and_changes_noth
         LangGraphStore(base, compact="VACUUM")  # type: ignore[arg-type]
 
 
+class EphemeralStore(OtherStore):
+    """An unknown BaseStore whose name is read with "an"."""
+
+
+def test_the_refusal_names_the_unknown_store_with_its_article() -> None:
+    lam = Lamar(LangGraphStore(EphemeralStore()), k=1, seed=1)
+    with pytest.raises(StoreError, match="cannot tell how an EphemeralStore drops the values it replaces"):
+        lam.store.scrub([])  # type: ignore[attr-defined]
+    lam.close()
+
+
 def _reported_lesson(episodes: int) -> tuple[OtherStore, Lamar, str]:
     """A lesson on an `OtherStore`, and that many reported episodes whose contexts name the secret."""
     base = OtherStore()
