@@ -13,9 +13,12 @@ from pathlib import Path
 from lamar import Lamar
 from lamar_mcp.launch import child_env, lamar_command
 
-# The host: the SDK's client, which dies as a killed host does (no shutdown, its pipe ends closed by
-# the kernel) while its recall waits for the store.
-HOST = """
+
+def host(wait: str) -> str:
+    """A host: the SDK's client, which starts a recall, runs `wait` (Python lines), then dies as a
+    killed host does (no shutdown, its pipe ends closed by the kernel)."""
+    waiting = "".join(f"                {line}\n" for line in wait.splitlines())
+    return f"""
 import os, sys, anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
@@ -25,12 +28,14 @@ async def main():
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             async with anyio.create_task_group() as tg:
-                tg.start_soon(session.call_tool, "recall", {"context": {"project": "trace"}})
-                await anyio.sleep(1.0)
-                os._exit(0)
+                tg.start_soon(session.call_tool, "recall", {{"context": {{"project": "trace"}}}})
+{waiting}                os._exit(0)
 
 anyio.run(main)
 """
+
+
+HOST = host("await anyio.sleep(1.0)")  # dies while its recall waits for the store
 
 
 def test_a_client_that_dies_mid_call_leaves_a_server_that_exits_quietly(store: Path, tmp_path: Path) -> None:

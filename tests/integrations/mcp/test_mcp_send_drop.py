@@ -19,26 +19,11 @@ from lamar import Lamar
 from lamar_mcp import build_server
 from lamar_mcp.delivery import WATCHING, Deliveries
 from lamar_mcp.launch import child_env, lamar_command
+from tests.integrations.mcp.test_mcp_disconnect import host
 
 # The host: the SDK's client, whose recall is answered into a pipe its reader has closed; it leaves
 # (as a killed host does, so that nothing cuts the server's own exit short) once told to.
-HOST = """
-import os, sys, anyio
-from mcp import ClientSession, StdioServerParameters, stdio_client
-
-async def main():
-    params = StdioServerParameters(command="sh", args=["-c", sys.argv[1]], env=dict(os.environ))
-    with open(sys.argv[2], "w") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(session.call_tool, "recall", {"context": {"project": "trace"}})
-                while not os.path.exists(sys.argv[3]):
-                    await anyio.sleep(0.05)
-                os._exit(0)
-
-anyio.run(main)
-"""
+HOST = host("while not os.path.exists(sys.argv[3]):\n    await anyio.sleep(0.05)")
 
 
 def test_a_recall_whose_answer_meets_a_closed_pipe_is_expired(store: Path, tmp_path: Path) -> None:
