@@ -99,7 +99,7 @@ def _run(argv: list[str]) -> int:
     except UsageError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except _STORE_ERRORS as exc:
-        return _fail(str(exc) + _hooks_store(exc), EXIT_STORE)
+        return _fail(str(exc) + _hooks_hint(exc), EXIT_STORE)
     except LamarError as exc:  # an unknown id, a bad signal, a duplicate report: the input was wrong
         return _fail(str(exc), EXIT_USAGE)
     except ImportError as exc:  # an optional backend or model SDK that is not installed
@@ -114,7 +114,7 @@ def _run(argv: list[str]) -> int:
         return _fail(f"unexpected {type(exc).__name__}: {exc} (a bug in Lamar: please report it)", EXIT_BUG)
 
 
-def _hooks_store(error: Exception) -> str:
+def _hooks_hint(error: Exception) -> str:
     """For a missing store, the store Claude Code's hooks (or its plugin) read here, when it is another one:
     `lamar ls` reads the default store, not the plugin's. Here, not in session: claude_code imports session."""
     from pathlib import Path

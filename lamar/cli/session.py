@@ -58,11 +58,10 @@ def require_existing(location: str, fix: str | None = None) -> None:
         # would be advice they already followed.
         where = (f"pass --store PATH or set {STORE_ENV}" if location == DEFAULT_STORE
                  else f"check --store and ${STORE_ENV} for a typo")
-        # The store beside is named unless the command's own advice names it already.
         raise NoStore(path, f"no store at {Path(location).expanduser()}: " + (fix or (
             f"{where} (a new store is created by `lamar add --create` or `lamar import`)"))
             + (f"; there is one at {beside}: pass --store {beside}, or export "
-               f"{STORE_ENV}={beside} for every command" if beside and str(beside) not in (fix or "") else ""))
+               f"{STORE_ENV}={beside} for every command" if beside else ""))
     if location.startswith(("postgresql://", "postgres://")):
         from lamar.store.postgres.store import namespace_exists
         from lamar.store.postgres.url import parse_url
