@@ -27,6 +27,7 @@ from lamar.models.protocol import (
     without_secrets,
 )
 
+_SET_KEY = "set ANTHROPIC_API_KEY" + PASS_API_KEY  # what a missing or refused key asks for
 _PROVIDER = "Anthropic"
 _CUT_OFF = frozenset({"max_tokens", "model_context_window_exceeded"})
 
@@ -53,12 +54,12 @@ class AnthropicModel:
         self.model = model
         self._sdk = load_sdk("anthropic", "anthropic")
         self.client = sdk_client(_PROVIDER, self._sdk.Anthropic, self._sdk.AnthropicError, client, client_kwargs,
-                                 "set ANTHROPIC_API_KEY" + PASS_API_KEY)
+                                 _SET_KEY)
         refuse_async(_PROVIDER, self.client, "messages.create", "anthropic.Anthropic")
         end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
         if client is None and not _has_credentials(self.client):
             # The SDK only notices at the first call; said here, the CLI stops before reading traces.
-            raise ModelError(f"no Anthropic credentials for model {model!r}: set ANTHROPIC_API_KEY{PASS_API_KEY}")
+            raise ModelError(f"no Anthropic credentials for model {model!r}: {_SET_KEY}")
 
     def complete(self, prompt: str, *, max_tokens: int = 2048) -> str:
         """Send `prompt` as one user message; return the reply's text.
@@ -89,7 +90,7 @@ class AnthropicModel:
             ))
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials="set ANTHROPIC_API_KEY" + PASS_API_KEY,
+                                 credentials=_SET_KEY,
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                                  moved_to=redirected_to(exc.response),
                                  moved_base=redirect_base(exc.response, str(self.client.base_url)),
@@ -101,7 +102,7 @@ class AnthropicModel:
             if "authentication" not in str(exc):
                 raise
             raise ModelError(
-                f"no Anthropic credentials for model {self.model!r}: set ANTHROPIC_API_KEY{PASS_API_KEY}"
+                f"no Anthropic credentials for model {self.model!r}: {_SET_KEY}"
             ) from exc
         except sdk.AnthropicError as exc:
             raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc

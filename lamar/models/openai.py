@@ -29,6 +29,7 @@ from lamar.models.protocol import (
     without_thinking,
 )
 
+_SET_KEY = "set OPENAI_API_KEY" + PASS_API_KEY  # what a missing or refused key asks for
 _PROVIDER = "OpenAI"
 _APIS = ("responses", "chat")
 
@@ -67,7 +68,7 @@ class OpenAIModel:
         self.token_limit = token_limit
         self._sdk = load_sdk("openai", "openai")
         self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
-                                 "set OPENAI_API_KEY" + PASS_API_KEY)
+                                 _SET_KEY)
         refuse_async(_PROVIDER, self.client, "responses.create" if api == "responses" else "chat.completions.create",
                      "openai.OpenAI")
         end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
@@ -94,7 +95,7 @@ class OpenAIModel:
             return self._chat(prompt, max_tokens)
         except sdk.APIStatusError as exc:
             raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials="set OPENAI_API_KEY" + PASS_API_KEY,
+                                 credentials=_SET_KEY,
                                  missing_path="" if api_wrote(exc.body) else str(exc.request.url),
                                  moved_to=redirected_to(exc.response),
                                  moved_base=redirect_base(exc.response, str(self.client.base_url)),
