@@ -4,6 +4,7 @@ an empty --store is refused, never read as the default."""
 from __future__ import annotations
 
 import hashlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -100,3 +101,18 @@ def test_a_folder_holding_a_store_names_that_store(lamar_cli: Any, tmp_path: Pat
     lam.close()
     done = lamar_cli("--store", tmp_path, "stats")
     assert done.returncode == 2 and f"(e.g. --store {tmp_path / name})" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("command", [("stats",), ("ls",), ("show", "exp_0"), ("export", "--out", "copy.db")])
+def test_a_postgresql_store_without_psycopg_names_the_postgres_extra(
+        command: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A read-only command asks the server whether the namespace holds a store before it opens one;
+    that question said only "No module named 'psycopg'", where opening the store names the extra."""
+    from lamar.cli import main
+    from lamar.extras import install_command
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # what `import psycopg` meets without the extra
+    assert main(["--store", "postgresql://127.0.0.1/test", *command]) == 2
+    said = capsys.readouterr().err
+    assert f"a PostgreSQL store needs psycopg 3 (import of psycopg halted; None in sys.modules), the postgres extra: " \
+           f"{install_command('postgres')}" in said, said

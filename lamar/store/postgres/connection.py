@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from psycopg import Connection
 
 _T = TypeVar("_T")
+NEEDS_PSYCOPG = "a PostgreSQL store needs psycopg 3"  # with needs_extra: where psycopg is first imported
 _BEGIN = "BEGIN; SELECT pg_current_xact_id()::text"
 # Writes and migrations read what committed while they waited for a lock (a version check, a second
 # look); a stricter default of the database or role would abort that wait as a serialization failure.
@@ -72,7 +73,7 @@ class Connections:
             import psycopg
             from psycopg_pool import ConnectionPool
         except ImportError as exc:
-            raise ImportError(needs_extra("a PostgreSQL store needs psycopg 3", "postgres", exc)) from exc
+            raise ImportError(needs_extra(NEEDS_PSYCOPG, "postgres", exc)) from exc
         self.pg = psycopg
         self.namespace, self.location = namespace, location
         self._settle_timeout = settle_timeout

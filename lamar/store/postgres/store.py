@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from lamar._errors import InvalidArgument, StoreError
 from lamar.storable import finite_number, whole_number
 from lamar.store.base import Event, StoredText, check_appendable, storable_key
-from lamar.store.postgres.connection import Connections, reason
+from lamar.store.postgres.connection import NEEDS_PSYCOPG, Connections, reason
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
 from lamar.store.postgres.url import parse_url
@@ -323,9 +323,15 @@ def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
 
     Raises:
         StoreError: the server cannot be reached or refuses the query.
+        ImportError: psycopg is not installed (the message names the postgres extra).
     """
     conninfo, namespace, location, _ = parse_url(url, None)
-    import psycopg
+    try:
+        import psycopg
+    except ImportError as exc:  # asked before any store is opened (by the CLI), so the extra is named here too
+        from lamar.extras import needs_extra
+
+        raise ImportError(needs_extra(NEEDS_PSYCOPG, "postgres", exc)) from exc
 
     params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
     try:
