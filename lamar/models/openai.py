@@ -67,8 +67,13 @@ class OpenAIModel:
         self.api = api
         self.token_limit = token_limit
         self._sdk = load_sdk("openai", "openai")
-        self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
-                                 _SET_KEY)
+        try:
+            self.client = sdk_client(_PROVIDER, self._sdk.OpenAI, self._sdk.OpenAIError, client, client_kwargs,
+                                     _SET_KEY)
+        except ModelError as exc:
+            if _no_key(client_kwargs, exc.__cause__):  # the SDK's words list options that call no model
+                raise ModelError(f"no OpenAI credentials for model {model!r}: {_SET_KEY}") from exc
+            raise
         refuse_async(_PROVIDER, self.client, "responses.create" if api == "responses" else "chat.completions.create",
                      "openai.OpenAI")
         end_reads_at_deadline(getattr(self.client, "_client", None))  # the SDK's HTTP client, shared by its copies
@@ -189,6 +194,14 @@ def _text_of_parts(parts: list[Any]) -> object:
     if not all(isinstance(part, dict) for part in parts) or not all(isinstance(text, str) for text in texts):
         return parts
     return "".join(str(text) for text in texts)
+
+
+def _no_key(client_kwargs: dict[str, Any], refusal: BaseException | None) -> bool:
+    """Whether the SDK refused to build a client for want of a key: none passed, none in the environment."""
+    import os
+
+    return (not client_kwargs.get("api_key") and not os.environ.get("OPENAI_API_KEY")
+            and "api_key" in str(refusal).lower())
 
 
 __all__ = ["OpenAIModel"]
