@@ -32,6 +32,19 @@ def test_block_runs_alone_and_prints_what_the_page_shows(block: Block, tmp_path:
             f"{block.where} printed:\n{done.stdout}\nthe page shows:\n{block.output.code}")
 
 
+@pytest.mark.parametrize("page", ["docs/install.md", "docs/cli.md", "docs/sleep.md"])
+def test_a_page_typed_in_order_in_one_folder_prints_what_it_shows(page: str, tmp_path: Path) -> None:
+    """A reader runs a page's blocks one after another in one folder, where a file one block wrote is
+    still there for the next: two blocks of docs/cli.md sharing experience.db printed 40 episodes, not 20."""
+    for block in (b for b in parse(ROOT / page) if b.lang in {"python", "py", "python3"} and not b.skip):
+        done = run(block, tmp_path)
+        assert done.returncode == 0, f"{block.where} failed after the blocks above it:\n{done.stderr[-3000:]}"
+        if block.output is not None:
+            assert matches(block.output.code, done.stdout), (
+                f"{block.where}, run after the blocks above it, printed:\n{done.stdout}\n"
+                f"the page shows:\n{block.output.code}")
+
+
 def test_every_page_parses_and_skips_are_few() -> None:
     # parse() raises on an unclosed fence or a misplaced marker; a skip needs its reason.
     blocks = [b for path in pages() for b in parse(path)]
