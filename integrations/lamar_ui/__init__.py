@@ -16,6 +16,13 @@ from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+try:
+    import starlette  # noqa: F401  (fail here, with the extra to install)
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    from lamar.extras import needs_extra
+
+    raise ImportError(needs_extra("lamar_ui needs its web stack", "ui", exc)) from exc
+
 from lamar import Lamar
 from lamar.cli.outputs import report_refusal
 from lamar.cli.session import UsageError

@@ -38,6 +38,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
     try:
         from lamar_ui import serve
     except ImportError as exc:
+        if "the ui extra" in str(exc):  # lamar_ui's own message already names the extra
+            raise
         if (exc.name or "").partition(".")[0] not in _WEB_STACK:  # a broken install, not a missing extra
             raise
         raise ImportError(needs_extra("lamar ui needs its web stack", "ui", exc)) from None

@@ -222,6 +222,17 @@ def test_only_a_missing_web_stack_is_blamed_on_the_extra(store: Path) -> None:
     assert "the ui extra" not in broken.stderr, broken.stderr
 
 
+def test_importing_lamar_ui_without_its_web_stack_names_the_extra() -> None:
+    """`lamar_ui.serve` and `create_app` are public (docs/api.md): imported from Python without the extra
+    they said only "No module named 'starlette'", where the other integrations name their extra."""
+    code = "import sys; sys.modules['starlette'] = None\nimport lamar_ui"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.endswith(f"lamar_ui needs its web stack (import of starlette halted; None in sys.modules), "
+                         f"the ui extra: {install_command('ui')}"), done.stderr
+    assert _ui_without("starlette", Path("unused.db")).stderr.count("the ui extra") == 1  # said once by `lamar ui`
+
+
 def test_the_forest_plot_caption_explains_a_dashed_line(server: str) -> None:
     page = _get(server, "/")
     caption = re.search(r"Dot: lift[^<]*", page)
