@@ -1,5 +1,5 @@
 """Benchmark of `lamar mcp`: stdio start time, recall/report latency, concurrent HTTP clients,
-`propose_lessons` at its input limit, and the recall tool's own work as the store grows."""
+`propose_lessons` at its input limit, the recall tool's own work and the lessons tool as the store grows."""
 
 from __future__ import annotations
 
@@ -190,6 +190,38 @@ def time_recall_tool(backend: str, lessons: int, calls: int) -> tuple[list[float
     return through, direct, handed[0] / calls
 
 
+async def _walk_lessons(session: ClientSession) -> tuple[float, int, float, int]:
+    """One `lessons` call with no argument (milliseconds, characters of its text), then every page from
+    the first, following `next_cursor` while there is one (seconds, pages)."""
+    began = time.perf_counter()
+    first = await session.call_tool("lessons", {})
+    ms, chars = (time.perf_counter() - began) * 1000, sum(len(getattr(c, "text", "")) for c in first.content)
+    arguments: dict[str, Any] = {}
+    began, pages = time.perf_counter(), 0
+    while True:
+        result = await session.call_tool("lessons", arguments)
+        if result.is_error:
+            raise RuntimeError(f"lessons was refused: {result.content}")
+        pages += 1
+        cursor = result.structured_content.get("next_cursor")
+        if not cursor:
+            return ms, chars, time.perf_counter() - began, pages
+        arguments = {"cursor": cursor}
+
+
+def time_lessons_tool(folder: Path, lessons: int, calls: int) -> list[tuple[float, int, float, int]]:
+    """`_walk_lessons` `calls` times over one stdio session on a SQLite store of `lessons` lessons,
+    after one call that lets the server read the store."""
+    store = folder / f"lessons-{lessons}.db"
+    make_store(store, lessons)
+
+    async def run() -> list[tuple[float, int, float, int]]:
+        async with stdio_session(store) as session:
+            await session.call_tool("lessons", {"status": "retired"})
+            return [await _walk_lessons(session) for _ in range(calls)]
+    return anyio.run(run)
+
+
 def counting(lam: Lamar) -> list[int]:
     """Count the lessons `lam` hands out from now on (its reads wrapped on this instance only)."""
     handed = [0]
@@ -216,10 +248,12 @@ def main(argv: Sequence[str] | None = None) -> None:
 
         python -m lamar_mcp.bench [--lessons 50] [--calls 200] [--starts 5] [--http-clients 8] [--http-episodes 200]
                                   [--propose-runs 3 [--only-propose]] [--recall-sizes 100,1000 [--only-recall]]
+                                  [--lessons-sizes 1000,10000 [--lessons-calls 5] [--only-lessons]]
 
     The start is printed next to a bare `lamar --help` process and to a process that only imports
     the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process,
-    and the recall tool (in process, no protocol) next to the engine's recall on the same store.
+    the recall tool (in process, no protocol) next to the engine's recall on the same store, and the
+    lessons tool's first answer (time and size) next to walking all of its pages.
     """
     parser = argparse.ArgumentParser(prog="python -m lamar_mcp.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=50, help="lessons in the store (50)")
@@ -233,6 +267,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="store sizes at which to time the recall tool in process, in memory and in SQLite "
                              "(100,1000: comma-separated; empty skips)")
     parser.add_argument("--only-recall", action="store_true", help="time only the recall tool (--recall-sizes)")
+    parser.add_argument("--lessons-sizes", default="",
+                        help="store sizes at which to time the lessons tool over stdio, its first answer and "
+                             "every page (1000,10000: comma-separated; empty skips)")
+    parser.add_argument("--lessons-calls", type=int, default=5, help="lessons walks timed per size (5)")
+    parser.add_argument("--only-lessons", action="store_true", help="time only the lessons tool (--lessons-sizes)")
     parser.add_argument("--http-episodes", type=int, default=200, help="episodes per HTTP client (200; 0 skips)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
@@ -249,7 +288,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 print(f"recall tool, {backend:6} {size:6} lessons  {_summary(through, 'ms')}   "
                       f"lessons read per call {read:.0f}")
                 print(f"Lamar.recall, {backend:6} {size:6} lessons {_summary(direct, 'ms')}")
-        if args.only_propose or args.only_recall:
+        for size in (int(n) for n in args.lessons_sizes.split(",") if n.strip()):
+            walks = time_lessons_tool(Path(folder), size, args.lessons_calls)
+            print(f"lessons tool, {size:6} lessons, first call   {_summary([w[0] for w in walks], 'ms')}   "
+                  f"answer {walks[0][1]} characters")
+            print(f"lessons tool, {size:6} lessons, every page   {_summary([w[2] for w in walks], 's')}   "
+                  f"{walks[0][3]} pages")
+        if args.only_propose or args.only_recall or args.only_lessons:
             return
         bare = time_process([*lamar_command(), "--help"], args.starts)
         sdk = time_process([sys.executable, "-c", "import mcp.server.mcpserver"], args.starts)
