@@ -56,6 +56,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(_GYM, _FRONTIER, "python tools/proof_ceiling.py --price-pre 3 --price-post 3", 1),
     Measurement("docs/mcp.md", "Figures", f"{_MCP} --propose-runs 1 --only-propose", 1),
     Measurement("docs/mcp.md", "Figures", f"{_MCP} --recall-sizes 100,1000,10000 --only-recall", 3),
+    Measurement("docs/mcp.md", "Figures", f"{_MCP} --lessons-sizes 1000,10000 --lessons-calls 3 --only-lessons", 10),
     Measurement(_GYM, "Soft change points in the selection",
                 "python -m lamar.bench --sizes 10 --backends memory --eligible 6 --reps 3000", 1),
     Measurement(_GYM, "Soft change points in the selection",

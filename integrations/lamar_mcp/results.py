@@ -76,10 +76,12 @@ class Lesson(BaseModel):
 
 
 class LessonList(BaseModel):
-    """Lessons in the order they were added."""
+    """One page of the lessons a call asked for, in the order they were added."""
 
-    count: int
-    lessons: list[Lesson]
+    count: int = Field(description="How many lessons match the call's filters, on every page.")
+    lessons: list[Lesson] = Field(description="This page's lessons.")
+    next_cursor: str | None = Field(default=None, description="Pass it as cursor, with the same filters, for "
+                                    "the next page; null: this is the last page.")
 
 
 class ProposeResult(BaseModel):

@@ -16,6 +16,7 @@ from pydantic import Field, WithJsonSchema
 from lamar import Lamar, LamarError, __version__
 from lamar_mcp.arguments import strict_tool
 from lamar_mcp.delivery import WATCHING, Deliveries
+from lamar_mcp.pages import MAX_PAGE_SIZE, PAGE_SIZE
 from lamar_mcp.results import (
     EraseResult,
     ImportResult,
@@ -78,6 +79,11 @@ LessonsTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": M
                 "left alone) or JSON Lines with precondition, action and optionally rationale and scope.")]
 SearchTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_TEXT, "default": None}), Field(
     description="Only lessons whose text, scope or id hold every one of these words (any case); leave out for all.")]
+LimitArg = Annotated[Any, WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE,
+                                          "default": PAGE_SIZE}), Field(
+    description=f"Most lessons on this page (default {PAGE_SIZE}); a page of long lessons holds fewer.")]
+CursorArg = Annotated[Any, WithJsonSchema({"type": "string", "default": None}), Field(
+    description="The next_cursor the previous lessons call returned, as it is; leave out for the first page.")]
 EpisodeIdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(
     description="Required. The episode_id that recall returned for this task.")]
 LessonIdArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_ID}), Field(
@@ -246,11 +252,16 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         return tools.evidence(lesson_id)
 
     @_tool(served, "lessons", "List lessons", _READS)
-    def lessons(context: OptionalContextArg = None, status: StatusArg = None,
-                text: SearchTextArg = None) -> LessonList:
+    def lessons(context: OptionalContextArg = None, status: StatusArg = None, text: SearchTextArg = None,
+                limit: LimitArg = None, cursor: CursorArg = None) -> LessonList:
         """The lessons Lamar holds, each with its verdict and bounds; optionally only those for a context,
-        of one status, or holding every word of `text`."""
-        return tools.lessons(context, status, text)
+        of one status, or holding every word of `text`.
+
+        One page at a time, in the order the lessons were added: `count` says how many match in all.
+        When `next_cursor` is not null, call again with the same filters and cursor=next_cursor for
+        the next page.
+        """
+        return tools.lessons(context, status, text, limit, cursor)
 
     @_tool(served, "whatif", "What if another policy had chosen", _READS)
     def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:
@@ -266,7 +277,8 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
 
     @server.resource("lamar://lessons", name="lessons", title="All lessons", mime_type="application/json")
     def all_lessons() -> str:
-        """Every lesson with its status, provenance, verdict and bounds."""
+        """Every lesson with its status, provenance, verdict and bounds, all at once however many there
+        are; the lessons tool pages them."""
         return tools.lessons_json()
 
     @server.resource("lamar://scopes", name="scopes", title="Scope labels", mime_type="application/json")

@@ -21,6 +21,7 @@ from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, normalise, recall_hint, scopes
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
+from lamar_mcp.pages import page_of, page_size
 from lamar_mcp.refusals import guarded
 from lamar_mcp.results import (
     EraseResult,
@@ -163,9 +164,10 @@ class LamarTools:
         found: Lesson = self._guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
 
-    def lessons(self, context: Any = None, status: Any = None, text: Any = None) -> LessonList:
-        """The lessons, optionally only those eligible in `context`, of one `status`, or holding every
-        word of `text` in their text, scope or id (any case), as `lamar search` finds them."""
+    def lessons(self, context: Any = None, status: Any = None, text: Any = None, limit: Any = None,
+                cursor: Any = None, *, whole: bool = False) -> LessonList:
+        """A page of the lessons (`lamar_mcp.pages`; `whole`: all on one), optionally only those eligible in `context`,
+        of one `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
         from lamar.search import matching
 
         ctx = None if context is None else _context(context, "context")
@@ -175,18 +177,19 @@ class LamarTools:
             raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
                             f"or left out for all; got {_show(text)}")
         words = None if text is None else text.casefold().split()
+        size = None if whole else page_size(limit)
 
-        def found_lessons() -> list[Lesson]:
+        def found_lessons() -> LessonList:
             every = self.lamar.experiences()
             # Spelled as recall spells it: labels that recall matches must list the same lessons here.
             where = None if ctx is None else normalise(ctx, scopes(every))
             exps = [exp for exp in every if (status is None or exp.status.value == status)
                     and (where is None or exp.scope.matches(where))]
-            return [lesson_of(exp, self.lamar.evidence(exp.id))
-                    for exp in (exps if words is None else matching(exps, words))]
+            return page_of(every, exps if words is None else matching(exps, words), cursor, size,
+                           lambda exp: lesson_of(exp, self.lamar.evidence(exp.id)))
 
-        found: list[Lesson] = self._guard(found_lessons)
-        return LessonList(count=len(found), lessons=found)
+        found: LessonList = self._guard(found_lessons)
+        return found
 
     @forgetting
     def propose_lesson(self, precondition: Any = None, action: Any = None, rationale: Any = None, scope: Any = None,
@@ -402,8 +405,8 @@ class LamarTools:
         return self.evidence(lesson_id).model_dump_json(indent=2)
 
     def lessons_json(self) -> str:
-        """Every lesson as JSON (the lamar://lessons resource)."""
-        return self.lessons().model_dump_json(indent=2)
+        """Every lesson as JSON, on one page (the lamar://lessons resource)."""
+        return self.lessons(whole=True).model_dump_json(indent=2)
 
 
 def _candidate(precondition: str, action: str, rationale: str, where: dict[str, str], client: str | None,

@@ -1,0 +1,95 @@
+"""Pages of the `lessons` tool: at most `limit` lessons and `PAGE_CHARS` characters a page, and an opaque
+cursor that names the place in the store's order where the next page starts."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar import Experience
+from lamar_mcp.results import Lesson, LessonList
+
+PAGE_SIZE = 20
+"""Lessons a page holds when the call gives no `limit`: of lessons of a sentence each, half of `PAGE_CHARS`."""
+MAX_PAGE_SIZE = 100
+"""The largest `limit` taken."""
+PAGE_CHARS = 30_000
+"""A page ends before the lesson that would take its lessons' JSON past this many characters (a page holds
+one lesson at least), under the sizes at which Claude Code warns about a tool's answer and moves it out of
+the model's context into a file: lessons whose fields are long are a dozen times the usual size."""
+_PREFIX = "lessons@"
+
+
+def page_size(value: Any) -> int:
+    """The `limit` a call gave, checked: a whole number from 1 to `MAX_PAGE_SIZE`, `PAGE_SIZE` when left out."""
+    if value is None:
+        return PAGE_SIZE
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+        raise ToolError(f"limit must be a whole number from 1 to {MAX_PAGE_SIZE} (lessons a page), or left out for "
+                        f"{PAGE_SIZE}; got {_show(value)}")
+    return value
+
+
+def page_of(every: Sequence[Experience], matched: Sequence[Experience], cursor: Any, size: int | None,
+            view: Callable[[Experience], Lesson]) -> LessonList:
+    """The page of `matched` (a filter of `every`, in its order) that starts at `cursor`.
+
+    A cursor is a place in `every`, the store's lessons in the order they were added, which only grows at
+    its end: a lesson added, edited or retired between two pages neither shifts nor repeats the others.
+    Only the page's lessons go through `view` (their evidence is computed), one more when the budget of
+    characters ends the page. `size` None: every lesson from the cursor on, with no budget.
+    """
+    place = {exp.id: at for at, exp in enumerate(every)}
+    start = _start(cursor, len(every))
+    ahead = [exp for exp in matched if place[exp.id] >= start]
+    shown = [view(exp) for exp in ahead] if size is None else _filled(ahead, size, view)
+    rest = ahead[len(shown):]
+    return LessonList(count=len(matched), lessons=shown, next_cursor=_cursor(place[rest[0].id]) if rest else None)
+
+
+def _filled(ahead: Sequence[Experience], size: int, view: Callable[[Experience], Lesson]) -> list[Lesson]:
+    """The first `size` lessons of `ahead`, fewer when their JSON would pass `PAGE_CHARS`; one at least."""
+    shown: list[Lesson] = []
+    used = 0
+    for exp in ahead[:size]:
+        lesson = view(exp)
+        chars = len(lesson.model_dump_json(indent=2))
+        if shown and used + chars > PAGE_CHARS:
+            break
+        shown.append(lesson)
+        used += chars
+    return shown
+
+
+def _cursor(at: int) -> str:
+    return base64.urlsafe_b64encode(f"{_PREFIX}{at}".encode()).decode().rstrip("=")
+
+
+def _start(cursor: Any, lessons: int) -> int:
+    """Where the page starts: 0 without a cursor, else the place a `next_cursor` of this store names."""
+    if cursor is None:
+        return 0
+    said = ""
+    if isinstance(cursor, str) and cursor.isascii() and len(cursor) <= 64:
+        try:
+            said = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("ascii")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            said = ""
+    at = said.removeprefix(_PREFIX)
+    if not said.startswith(_PREFIX) or not at.isdigit() or int(at) > lessons:
+        raise ToolError("cursor must be the next_cursor that the previous lessons() call returned, passed as it is; "
+                        f"leave it out for the first page; got {_show(cursor)}")
+    return int(at)
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+__all__ = ["MAX_PAGE_SIZE", "PAGE_CHARS", "PAGE_SIZE", "page_of", "page_size"]

@@ -1,0 +1,133 @@
+"""The `lessons` tool pages its answer, over stdio with the SDK's client: at most `limit` lessons a page
+(and a budget of characters), `next_cursor` to the next page, `count` the lessons matching in all;
+walking the pages lists each lesson once, with the filters, even as the store changes between pages."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession
+
+from lamar import Experience, Lamar, Scope
+from lamar_mcp.launch import stdio_session
+from lamar_mcp.pages import MAX_PAGE_SIZE, PAGE_CHARS, PAGE_SIZE
+from lamar_mcp.tools import LamarTools
+from tests.integrations.mcp.conftest import events
+
+LESSONS = 45
+
+
+def _fill(path: Path, lessons: int = LESSONS) -> list[str]:
+    """`lessons` lessons over three projects, every fourth of them with "cache" in its action; their ids."""
+    with Lamar(str(path), seed=0) as lam:
+        return [lam.add(Experience(f"case {i} comes up", f"clear the cache {i}" if i % 4 == 0 else f"do step {i}",
+                                   scope=Scope(project=f"p{i % 3}"))) for i in range(lessons)]
+
+
+async def _walk(session: ClientSession, arguments: dict[str, Any]) -> tuple[list[str], list[int], set[int]]:
+    """Every page of `lessons` from the first: the ids in order, each page's size, and the counts it gave."""
+    ids: list[str] = []
+    sizes: list[int] = []
+    counts: set[int] = set()
+    cursor = None
+    while True:
+        result = await session.call_tool("lessons", {**arguments, **({"cursor": cursor} if cursor else {})})
+        assert not result.is_error, result.content
+        page = result.structured_content
+        ids += [lesson["id"] for lesson in page["lessons"]]
+        sizes.append(len(page["lessons"]))
+        counts.add(page["count"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return ids, sizes, counts
+        assert len(sizes) <= LESSONS, "the pages never end"
+
+
+async def test_walking_the_pages_lists_every_lesson_once_in_the_order_they_were_added(tmp_path: Path) -> None:
+    store = tmp_path / "many.db"
+    added = _fill(store)
+    async with stdio_session(store) as session:
+        first = (await session.call_tool("lessons", {})).structured_content
+        assert first["count"] == LESSONS and [lesson["id"] for lesson in first["lessons"]] == added[:PAGE_SIZE]
+        assert isinstance(first["next_cursor"], str)
+        ids, sizes, counts = await _walk(session, {"limit": 7})
+        assert ids == added and sizes == [7] * 6 + [3] and counts == {LESSONS}
+        ids, sizes, _ = await _walk(session, {"limit": MAX_PAGE_SIZE})
+        assert ids == added and sizes == [LESSONS]
+        ids, sizes, _ = await _walk(session, {"limit": 1, "status": "retired"})
+        assert ids == [] and sizes == [0]
+
+
+async def test_filters_combine_with_the_pages(tmp_path: Path) -> None:
+    store = tmp_path / "many.db"
+    added = _fill(store)
+    cached = [added[i] for i in range(LESSONS) if i % 4 == 0 and i % 3 == 1]  # project p1 and "cache"
+    async with stdio_session(store) as session:
+        ids, sizes, counts = await _walk(session, {"context": {"project": "P1"}, "text": "cache", "limit": 2})
+        assert ids == cached and sizes == [2, 2] and counts == {4}
+        ids, _, counts = await _walk(session, {"context": {"project": "p2"}, "limit": 4})
+        assert ids == added[2::3] and counts == {15}
+
+
+async def test_a_lesson_retired_or_added_between_pages_moves_no_other(tmp_path: Path) -> None:
+    # The cursor is a place in the store's order, not a count of the lessons listed: a lesson of the
+    # first page that leaves the filter does not make the next page skip one, nor a new one repeat one.
+    store = tmp_path / "many.db"
+    added = _fill(store, 12)
+    async with stdio_session(store) as session:
+        page = (await session.call_tool("lessons", {"status": "active", "limit": 5})).structured_content
+        assert [lesson["id"] for lesson in page["lessons"]] == added[:5]
+        with Lamar(str(store), seed=0) as lam:  # another process, as `lamar retire` and `lamar add` are
+            lam.retire(added[1], "superseded")
+            lam.retire(added[7], "superseded")
+            late = lam.add(Experience("a late case comes up", "do the late step"))
+        rest, _, counts = await _walk(session, {"status": "active", "limit": 5, "cursor": page["next_cursor"]})
+        assert rest == [*added[5:7], *added[8:], late] and counts == {11}
+
+
+async def test_long_lessons_make_shorter_pages_that_the_client_keeps_whole(tmp_path: Path) -> None:
+    store = tmp_path / "long.db"
+    with Lamar(str(store), seed=0) as lam:
+        added = [lam.add(Experience(f"case {i} " + "comes up again " * 130, f"step {i} " + "and then more " * 140,
+                                    "because " * 240)) for i in range(12)]
+    async with stdio_session(store) as session:
+        result = await session.call_tool("lessons", {})
+        assert 1 < len(result.structured_content["lessons"]) < 12, "the budget ends the page, not the limit"
+        assert len(result.content[0].text) < PAGE_CHARS * 1.2
+        ids, sizes, _ = await _walk(session, {})
+        assert ids == added and len(sizes) > 2
+
+
+async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path) -> None:
+    store = tmp_path / "many.db"
+    _fill(store, 5)
+    before = events(store)
+    forged = base64.urlsafe_b64encode(b"lessons@99").decode()
+    async with stdio_session(store) as session:
+        for bad in (0, -3, MAX_PAGE_SIZE + 1, "10", True, 2.5):
+            refused = await session.call_tool("lessons", {"limit": bad})
+            assert refused.is_error and refused.content[0].text.startswith(
+                f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"), (bad, refused.content)
+        for bad in ("2", "abc", 12, "", "bGVzc29uc0AtMQ", forged):  # "lessons@-1", and past the store's end
+            refused = await session.call_tool("lessons", {"cursor": bad})
+            assert refused.is_error and refused.content[0].text.startswith(
+                "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call returned"), (bad, refused.content)
+    assert events(store) == before
+
+
+def test_evidence_is_read_only_for_the_lessons_of_the_page(tmp_path: Path) -> None:
+    store = tmp_path / "many.db"
+    _fill(store)
+    with Lamar(str(store), seed=0) as lam:
+        read: list[str] = []
+        evidence = lam.evidence
+
+        def counted(exp_id: str) -> Any:
+            read.append(exp_id)
+            return evidence(exp_id)
+
+        lam.evidence = counted  # type: ignore[method-assign]
+        page = LamarTools(lam).lessons(limit=6)
+        assert [lesson.id for lesson in page.lessons] == read and len(read) == 6 and page.count == LESSONS
