@@ -437,7 +437,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
     for alt in report.alternatives:
         if not alt.evaluable:
             rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
-                        f"<td>{escape(alt.description)}</td><td>{escape(alt.outside_shown)}</td>"
+                        f'<td class="words">{escape(alt.description)}</td><td>{escape(alt.outside_shown)}</td>'
                         '<td colspan="4">not evaluable: it changes lessons the log never randomized</td></tr>')
             continue
         name = "logged" if alt.policy == "logged" else HEADLINE
@@ -447,7 +447,7 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
             success += (f'<br><span class="hint">whole range: the log rarely drew this slate; pi-dr, if the '
                         f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
-                    f"<td>{escape(alt.description)}</td><td class=\"num\">{escape(alt.outside_shown)}</td>"
+                    f'<td class="words">{escape(alt.description)}</td><td class="num">{escape(alt.outside_shown)}</td>'
                     f'<td class="num">{alt.effective:.0f}{thin}</td><td{anytime(alt.success[name], True)}>{success}</td>'
                     f"<td{anytime(alt.reward[name], False)}>{cell(alt.reward[name], False)}</td>"
                     f"<td>{cell(alt.success['logged'], True)}</td></tr>")

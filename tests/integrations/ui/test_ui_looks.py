@@ -145,6 +145,16 @@ def test_no_table_cell_breaks_a_word_and_screenshots(looks_server: str, browser:
             "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert scroll <= client, f"{name} at {width} px scrolls sideways"
         _full_page(browser, width, shots / f"ui-{name}-{width}.png", 1000 if name == "episodes" else 1800)
+    # Pages without a screenshot in the docs are read the same way: each row's words stay whole and no
+    # column is pushed past the window's edge (a description on one line hid the what-if's last columns).
+    asked = f"logged+none+proven+today+holdout%3A0+k%3A1+without%3A{ids['fossil']}"
+    for name, path, css in [("what if", f"/whatif?policies={asked}", "table.whatif"),
+                            ("try a context", "/recall?context=project%3Dtrace+task%3Dbuild", "table")]:
+        _open(browser, looks_server, path, css)
+        assert browser.execute_script(_BROKEN_WORDS) == [], f"{name} at {width} px breaks words"
+        scroll, client = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert scroll <= client, f"{name} at {width} px scrolls sideways"
     _open(browser, looks_server, "/sleep", "form")
     if not browser.find_elements(By.CSS_SELECTOR, "section.proposal"):
         browser.find_element(By.XPATH, "//button[starts-with(normalize-space(), 'Run sleep')]").click()
