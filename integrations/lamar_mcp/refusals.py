@@ -26,6 +26,10 @@ _WHATIF_HINTS = (
     ("(lamar add; `lamar recall --dry-run` shows which are eligible), or widen since/scope to episodes that had some",
      "(propose_lesson; recall with dry_run shows which are eligible), or widen scope or leave it out"),
     ("the episodes since/scope select: widen them", "the episodes scope selects: widen it or leave it out"),
+    # The same advice where no scope narrowed the log: nothing to widen, only the next step.
+    ("(lamar report EPISODE SIGNAL)", "(report once the human's reaction to a recalled task is known)"),
+    ("(lamar add; `lamar recall --dry-run` shows which are eligible)",
+     "(propose_lesson; recall with dry_run shows which are eligible)"),
 )
 
 

@@ -172,17 +172,18 @@ def whatif(lam: Lamar, policy: str | Alternative | Iterable[str | Alternative] |
     specs = _distinct(list(STANDARD) if policy is None else
                       [policy] if isinstance(policy, str) or not isinstance(policy, Iterable) else list(policy))
     log = read_log(lam.store, since, scope)
-    check_log(log, minimum, lam.store.location)
+    selected = since is not None or bool(scope)
+    check_log(log, minimum, lam.store.location, selected)
     slots = logged_k(log.slates, lam.k)
     beliefs: Beliefs | None = None  # read from the engine once, if a name needs it
     alternatives: list[Alternative] = []
     for spec in specs:
         if isinstance(spec, str):
-            _check_lesson(spec, lam, log, since is not None or bool(scope))
+            _check_lesson(spec, lam, log, selected)
             beliefs = beliefs or beliefs_of(lam, slots)
             spec = parse(spec, beliefs, log)
         elif isinstance(spec, Without):
-            _check_lesson(spec.name, lam, log, since is not None or bool(scope))  # refused as its name is
+            _check_lesson(spec.name, lam, log, selected)  # refused as its name is
         alternatives.append(spec)
     alternatives = _one_row_each(alternatives)
     if policy is None and slots <= 1:

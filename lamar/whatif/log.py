@@ -96,8 +96,10 @@ def read_log(store: Store, since: float | None = None, scope: Mapping[str, str] 
                len(selected), randomized)
 
 
-def check_log(log: Log, minimum: int, location: str) -> None:
+def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
     """Refuse a log that cannot support any counterfactual, naming what is missing.
+
+    `selected` says that since or scope narrowed the log: only then is widening them advice.
 
     Raises:
         LamarError: too few reported episodes, no eligible lesson in any episode, or no episode with
@@ -106,16 +108,16 @@ def check_log(log: Log, minimum: int, location: str) -> None:
     reported = len(log.slate)
     if reported < minimum:
         raise LamarError(
-            f"store {location} has {reported} reported episode(s) in this selection "
+            f"store {location} has {reported} reported episode(s){' in this selection' if selected else ''} "
             f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes "
-            "(lamar report EPISODE SIGNAL) or widen since/scope")
+            f"(lamar report EPISODE SIGNAL){' or widen since/scope' if selected else ''}")
     if log.randomized == 0 and not lessons_in(log.slates):
         # No lesson to flip a coin for: a holdout, whatever its rate, would not have changed that.
         raise LamarError(
             f"store {location} has {reported} reported episodes but no lesson was eligible in any of "
             "them, so no coin was ever flipped and the log cannot say what another policy would have "
             "done. Add lessons whose scope matches these contexts (lamar add; `lamar recall --dry-run` "
-            "shows which are eligible), or widen since/scope to episodes that had some")
+            f"shows which are eligible){', or widen since/scope to episodes that had some' if selected else ''}")
     if log.randomized == 0:
         raise LamarError(
             f"store {location} has {reported} reported episodes but none with a logged coin "

@@ -125,6 +125,32 @@ def test_an_empty_store_is_refused(tmp_path: Path) -> None:
         lam.whatif("none")
 
 
+def test_the_advice_to_widen_since_and_scope_comes_only_where_they_narrowed_the_log(tmp_path: Path) -> None:
+    # `lamar ui` and a bare `lamar whatif` select nothing: widening what they never set cannot help.
+    lam = _engine(tmp_path / "s.db")
+    for _ in range(5):
+        lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(LamarError) as refused:
+        lam.whatif()
+    said = str(refused.value)
+    assert said.endswith("report more outcomes (lamar report EPISODE SIGNAL)"), said
+    assert "widen" not in said.rpartition(" has ")[2] and "selection" not in said.rpartition(" has ")[2]
+    with pytest.raises(LamarError, match=r"in this selection .*or widen since/scope$"):
+        lam.whatif(scope={"task": "flaky"})
+    with pytest.raises(LamarError, match=r"or widen since/scope$"):
+        lam.whatif(since=0.0)
+    lam.close()
+    bare = _engine(tmp_path / "bare.db")
+    for _ in range(40):
+        bare.report(bare.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    with pytest.raises(LamarError, match="no lesson was eligible") as refused:
+        bare.whatif()
+    assert str(refused.value).endswith("shows which are eligible)"), refused.value
+    with pytest.raises(LamarError, match="or widen since/scope to episodes that had some$"):
+        bare.whatif(scope={"task": "build"})
+    bare.close()
+
+
 def test_a_policy_that_is_neither_a_name_nor_an_alternative_is_refused(tmp_path: Path) -> None:
     lam = _engine(tmp_path / "s.db")
     for _ in range(40):

@@ -47,12 +47,17 @@ async def test_the_tool_refuses_with_what_to_do(logged: Path, tmp_path: Path) ->
         assert few.is_error and "at least 30" in few.content[0].text
         # The advice is the tool's: it takes no `since`, and a model reports through report().
         assert "since" not in few.content[0].text and "lamar report" not in few.content[0].text, few.content
-        assert "widen scope or leave it out" in few.content[0].text
+        # No scope narrowed the log, so widening it is no advice: the next step is to report.
+        assert "widen" not in few.content[0].text and "report once the human's reaction" in few.content[0].text
+        few = await session.call_tool("whatif", {"scope": {"project": "trace"}})
+        assert "widen scope or leave it out" in few.content[0].text, few.content
     async with stdio_session(unmatched) as session:
         none = await session.call_tool("whatif", {"scope": {"project": "trace"}})
         said = none.content[0].text
         assert none.is_error and "no lesson was eligible" in said, said
         assert "since" not in said and "lamar add" not in said and "propose_lesson" in said, said
+        bare = (await session.call_tool("whatif", {})).content[0].text
+        assert "lamar add" not in bare and "propose_lesson" in bare and "widen" not in bare, bare
 
 
 async def test_a_lesson_the_store_lacks_is_answered_with_the_tool_that_lists_ids(logged: Path) -> None:
