@@ -119,7 +119,7 @@ def child(location: str, turns: int, code: str | None) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", metavar="URL", help="also a PostgreSQL store (log mode and fold mode)")
     parser.add_argument("--turns", type=int, default=40, help="turns measured once the state is full")
     parser.add_argument("--against", metavar="CHECKOUT", help="also run the code of this checkout (before)")

@@ -59,7 +59,7 @@ def read_cpu(path: Path, counts: bool) -> tuple[float, bool]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=20000)
     parser.add_argument("--appended", type=int, default=10, help="episodes the older Lamar writes each run")
     parser.add_argument("--runs", type=int, default=5)

@@ -119,7 +119,7 @@ def one_look(n: int) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--price-pre", type=float, default=4.4, help="captured points before the flip")
     parser.add_argument("--price-post", type=float, default=4.8, help="captured points after the flip")
     parser.add_argument("--reps", type=int, default=2000)

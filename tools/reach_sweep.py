@@ -99,7 +99,7 @@ def sweep(settings: Sequence[Setting], *, worlds: int, tuning: bool, gym_first_s
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python tools/reach_sweep.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tools/reach_sweep.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--worlds", type=int, default=40, help="family worlds (default 40)")
     parser.add_argument("--tuning-seeds", action="store_true", help="the family's tuning worlds")
     parser.add_argument("--gym-first-seed", type=int, default=100, help="the gym's and what-if's first seed")

@@ -138,7 +138,7 @@ def measure(suffix: str, flips: int, seed: int, whatif: bool = False, table: boo
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--flips", type=int, default=600)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--whatif", action="store_true", help="read each copy as `lamar whatif` does")

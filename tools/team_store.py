@@ -93,7 +93,7 @@ def measure(built: str, lesson: str, code: str | None = None) -> dict[str, float
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lessons", type=int, default=2500, help="lessons at the larger size")
     parser.add_argument("--episodes", type=int, default=25000, help="episodes at the larger size")
     parser.add_argument("--against", metavar="CHECKOUT", help="also time the lamar/ of this checkout (before)")

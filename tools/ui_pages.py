@@ -99,7 +99,7 @@ def _serve(built: str, lesson: str, code: str) -> dict[str, list[float]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--lessons", type=int, default=5000)
     parser.add_argument("--episodes", type=int, default=50000)
     parser.add_argument("--runs", type=int, default=3, help="servers started, one request per page each; "
