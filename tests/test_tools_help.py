@@ -23,3 +23,16 @@ def test_the_help_gives_the_docstrings_first_paragraph_whole(path: Path) -> None
     shown = subprocess.run([sys.executable, str(path), "--help"], capture_output=True, text=True, timeout=120,
                            env=env, cwd=TOOLS.parent, check=True).stdout
     assert first and first in " ".join(shown.split()), shown
+
+
+def test_a_tool_whose_child_lacks_an_extra_says_which_to_install(tmp_path: Path) -> None:
+    # langgraph_turn.py runs each backend in a child process; the child's refusal, which names the
+    # extra, was swallowed into a CalledProcessError traceback.
+    (tmp_path / "langchain_core.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'langchain_core'\", name='langchain_core')\n", encoding="utf-8")
+    path = os.pathsep.join([str(tmp_path), str(TOOLS.parent), str(TOOLS.parent / "integrations")])
+    done = subprocess.run([sys.executable, str(TOOLS / "langgraph_turn.py"), "--turns", "1"], check=False,
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": path},
+                          cwd=tmp_path)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr and "the langgraph extra" in done.stderr.splitlines()[-1], done.stderr

@@ -14,6 +14,7 @@ Prints, asserts nothing.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import statistics
@@ -113,9 +114,12 @@ def child(location: str, turns: int, code: str | None) -> dict[str, float]:
                                                           env.get("PYTHONPATH"))))
     script = (f"import json, sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
               "import langgraph_turn as t; print(json.dumps(t.run(sys.argv[1], int(sys.argv[2]))))")
-    out = subprocess.run([sys.executable, "-c", script, location, str(turns)], env=env, check=True,
-                         capture_output=True, text=True).stdout
-    return dict(json.loads(out.strip().splitlines()[-1]))
+    done = subprocess.run([sys.executable, "-c", script, location, str(turns)], env=env, check=False,
+                          capture_output=True, text=True)
+    if done.returncode != 0:  # its last line says why: a missing extra names the command that installs it
+        said = done.stderr.strip().splitlines()
+        raise SystemExit(f"langgraph_turn.py: the turns' process failed: {said[-1] if said else done.returncode}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -124,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=40, help="turns measured once the state is full")
     parser.add_argument("--against", metavar="CHECKOUT", help="also run the code of this checkout (before)")
     args = parser.parse_args(argv)
+    try:  # the integration names the extra to install when LangGraph is missing; the turns would only fail later
+        importlib.import_module("lamar_langgraph")
+    except ModuleNotFoundError as exc:
+        parser.exit(1, f"langgraph_turn.py: {exc}\n")
     print(f"{'per turn, ' + str(KEPT) + ' open episodes':<34}{'':>4}{'store calls':>14}{'ms (median)':>14}")
     trees = ([("before", os.path.abspath(args.against))] if args.against else []) + [("after", None)]
     runs = {side: backends(args.postgres, side) for side, _ in trees}
