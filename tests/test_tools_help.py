@@ -36,3 +36,18 @@ def test_a_tool_whose_child_lacks_an_extra_says_which_to_install(tmp_path: Path)
                           cwd=tmp_path)
     assert done.returncode == 1, done
     assert "Traceback" not in done.stderr and "the langgraph extra" in done.stderr.splitlines()[-1], done.stderr
+
+
+def test_ui_pages_without_the_test_client_says_what_to_install(tmp_path: Path) -> None:
+    # starlette's test client needs httpx2, which the ui extra does not bring; the tool built its
+    # store first, then ended in a CalledProcessError traceback that hid starlette's own advice.
+    for name in ("httpx2", "httpx"):
+        (tmp_path / f"{name}.py").write_text(f"raise ModuleNotFoundError('No module named {name}', name='{name}')\n",
+                                             encoding="utf-8")
+    path = os.pathsep.join([str(tmp_path), str(TOOLS.parent), str(TOOLS.parent / "integrations")])
+    done = subprocess.run([sys.executable, str(TOOLS / "ui_pages.py"), "--lessons", "20", "--episodes", "1"],
+                          check=False, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": path, "TMPDIR": str(tmp_path)}, cwd=tmp_path)
+    assert done.returncode == 1, done
+    assert "Traceback" not in done.stderr and "pip install httpx2" in done.stderr, done.stderr
+    assert "[test]" in done.stderr and "built" not in done.stdout, done

@@ -5,6 +5,7 @@ temporary folder), one request per page on fresh servers, beside another checkou
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -91,7 +92,10 @@ def _serve(built: str, lesson: str, code: str) -> dict[str, list[float]]:
         env["XDG_CACHE_HOME"] = folder  # the what-if fold's cache starts empty, and goes with the copy
         env["PYTHONPATH"] = os.pathsep.join((code, os.path.join(code, "integrations")))
         done = subprocess.run([sys.executable, "-c", CHILD, path, lesson, json.dumps(PAGES)],
-                              check=True, env=env, cwd=folder, capture_output=True, text=True)
+                              check=False, env=env, cwd=folder, capture_output=True, text=True)
+        if done.returncode != 0:  # its last line says why
+            said = done.stderr.strip().splitlines()
+            raise SystemExit(f"ui_pages.py: a server's process failed: {said[-1] if said else done.returncode}")
         result: dict[str, list[float]] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
     finally:
@@ -108,6 +112,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.lessons < 20 or args.episodes < 1 or args.runs < 1:
         parser.error("--lessons is at least 20, --episodes and --runs at least 1")
+    try:  # each server is asked through starlette's test client, which needs a package the ui extra lacks
+        importlib.import_module("lamar_ui")  # names the ui extra when it is missing
+        importlib.import_module("starlette.testclient")
+    except (ImportError, RuntimeError) as exc:
+        parser.exit(1, f"ui_pages.py: {str(exc).strip()}\n(the test extra brings everything: "
+                       "python -m pip install -e \".[test]\")\n")
     path, lesson = store(args.lessons, args.episodes)
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     after = measure(path, lesson, args.runs, here)
