@@ -62,8 +62,11 @@ ASSIGNMENT = re.compile(
     re.MULTILINE,
 )
 CLI_FLAG = re.compile(
-    r"""(?<!\S)--(?P<key>password|passwd|pass|token|api-key|apikey|secret|client-secret|access-token"""
-    r"""|auth-token|private-key)(?:=|[ \t]+)(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
+    # Any long flag ending in a password's name (--http-password, --db-passphrase) but a negation:
+    # --no-password takes no value, and the word after it is the next argument.
+    r"""(?<!\S)--(?P<key>(?!no-)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase)|pass|token|api-key|apikey|secret"""
+    r"""|client-secret|access-token|auth-token|private-key)(?:=|[ \t]+)"""
+    r"""(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"'`-][^\s"'`]*)""",
     re.IGNORECASE,
 )
 
@@ -94,25 +97,33 @@ def assignment_kind(match: re.Match[str]) -> str:
 
 
 def flag_kind(match: re.Match[str]) -> str:
-    return "password" if match.group("key").lower().startswith("pass") else "secret"
+    return "password" if "pass" in match.group("key").lower() else "secret"
 
 
 def flag_is_harmless(match: re.Match[str]) -> bool:
     return is_placeholder(match.group("secret"))
 
 
-# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X, ...
+# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X,
+# OpenSSL's -passin pass:X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X; quoted or bare.
 COMMAND_PASSWORD = re.compile(
-    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
+    r"""(?:\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
     r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
     r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
-    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
-    r"""(?P<secret>[^\s"']{1,200})"""
+    r"""|ldap(?:search|modify|add|delete|passwd|compare|modrdn|whoami|exop)\b[^\n;|&]{0,200}?\s-w[ \t]+"""
+    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:"""
+    r"""|(?:smbclient|rpcclient)\b[^\n;|&]{0,200}?\s(?:-U[ \t]*|--user[= \t])["']?[^\s%"']{1,100}%)"""
+    r"""|(?<=\s)-(?:pass(?:in|out)|password)[ \t]+["']?pass:|(?<=\s)-(?:src|dest|new)?(?:store|key)pass[ \t]+)"""
+    r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 # Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
 NAME_VALUE = re.compile(
     r"""["']?\b(?:name|key)["']?\s*[:=]\s*["']?(?P<key>[A-Za-z_][\w.-]{0,80})["']?[\s,]{1,20}"""
     r"""(?:-\s*)?["']?value["']?\s*[:=]\s*(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"',}/>]{1,500})"""
+)
+# An XML element named for a credential, on one line: Maven's settings.xml <password>, <apiKey>.
+XML_ELEMENT = re.compile(
+    r"""<(?P<key>[A-Za-z_][\w.-]{0,80})>[ \t]*(?P<secret>[^<>\s][^<>\n]{0,500}?)[ \t]*</(?P=key)>"""
 )
 # Call arguments: config.set("smtp_password", "..."), headers.set("X-Api-Key", "...").
 KEY_ARGUMENT = re.compile(
@@ -185,4 +196,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login")) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

@@ -21,6 +21,7 @@ from lamar.safety.assignments import (
     PROSE,
     PROSE_USE,
     QUOTED_HEADER,
+    XML_ELEMENT,
     assignment_is_harmless,
     assignment_kind,
     cookie_is_harmless,
@@ -268,7 +269,10 @@ RULES: tuple[_Rule, ...] = (
     _Rule("azure-storage-key", re.compile(
         r"(?i)\b(?:AccountKey|SharedAccessKey)=(?P<secret>[A-Za-z0-9+/=]{20,})"
     )),
-    _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # A JWS has a JSON payload; a JWE (a NextAuth session, an encrypted ID token) five parts, its
+    # key part empty when the key is shared: header, key, IV, ciphertext, tag.
+    _token("jwt", r"eyJ[A-Za-z0-9_-]{8,}\.(?:eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+                  r"|[A-Za-z0-9_-]*\.[A-Za-z0-9_-]{11,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,})"),
     _Rule("bearer-token", _AUTH_HEADER, _auth_is_harmless, _auth_kind),
     _Rule("bearer-token", re.compile(
         r"(?i)(?<![A-Za-z])bearer\s+(?P<secret>(?=[A-Za-z0-9._~+/=-]{0,500}\d)[A-Za-z0-9._~+/=-]{20,})"
@@ -290,14 +294,16 @@ RULES: tuple[_Rule, ...] = (
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
           flag_is_harmless),
-    # requests and httpx: auth=("user", "secret").
+    # requests and httpx: auth=("user", "secret"), HTTPBasicAuth("user", "secret"), httpx.BasicAuth(...).
     _Rule("password", re.compile(
-        r"""\bauth\s*=\s*\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+        r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth)\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
+        r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
     ), flag_is_harmless),
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
     _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
     _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
     _keyed("secret", QUOTED_HEADER, header_is_harmless, name_value_kind),
+    _keyed("secret", XML_ELEMENT, name_value_is_harmless, name_value_kind),
     _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
     _Rule("secret", PROSE, prose_is_harmless, prose_kind),
     _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),
