@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 _ROLES = ("system", "user", "assistant", "human", "developer", "ai", "tool", "model", "function")
+_HEADED = ("instruction", "response", "input")
 
 
 @functools.cache
@@ -16,7 +17,10 @@ def _role_prefix() -> re.Pattern[str]:
 
     # Markdown emphasis or a bracket may close between the word and its colon: "**System**:",
     # "[System]:" and "(user):" read as a speaker. A quote may not: {"tool": "eslint"} is a config key.
-    return re.compile(rf"((?:{'|'.join(spelt_loosely(w) for w in _ROLES)})(?:[*_\])}}]{{1,4}})?)\s*:")
+    # Alpaca's turns are headings ("### Instruction:", "### Response:"): those words count after a "#" only.
+    roles = "|".join(spelt_loosely(w) for w in _ROLES)
+    headed = "|".join(spelt_loosely(w) for w in _HEADED)
+    return re.compile(rf"((?:{roles})(?:[*_\])}}]{{1,4}})?|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
 
 
 @functools.cache
@@ -32,7 +36,9 @@ _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
 # [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name. Capitals only, as
 # the tokenizer spells them: a subscript in code (row[user_id]) is no token.
-_TEMPLATE_TOKEN = re.compile(r"(?i)\[/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+))\]|<\|[^|]*\|>|`{3,}")
+_TEMPLATE_TOKEN = re.compile(r"(?i)\[ ?/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+)) ?\]|<\|[^|]*\|>|`{3,}")
+# A line break written as an escape reads as one to a model: in "done.\\n\\nHuman:" a turn starts.
+_ESCAPED_BREAK = re.compile(r"(?:\\[nrt]|%0[adAD9])\Z")
 
 
 @functools.cache
@@ -74,7 +80,7 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
     `replace` gets `text` and the span of the match's first group (or the whole match) in `text`.
     With `word_start`, a match counts only where no letter or digit that reads as ASCII comes
     before it: "ecoSystem:" is one word, but "中System:" and "🜇System:" (a symbol that
-    reads as letters) start a new one.
+    reads as letters) start a new one, and so does a line break written as an escape ("\\nSystem:").
     """
     from lamar.safety.confusables import reading_map
 
@@ -83,12 +89,16 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
     last = 0
     for match in pattern.finditer(folded):
         start, end = origin[match.start()], origin[match.end() - 1] + 1
-        if (word_start and start and _letter(text[start - 1])) or start < last:
+        if (word_start and not _starts_word(text, start)) or start < last:
             continue
         group = (origin[match.start(1)], origin[match.end(1) - 1] + 1) if pattern.groups else (start, end)
         pieces += [text[last:start], replace(text, group)]
         last = end
     return "".join(pieces) + text[last:]
+
+
+def _starts_word(text: str, start: int) -> bool:
+    return not (start and _letter(text[start - 1])) or _ESCAPED_BREAK.search(text[max(0, start - 3):start]) is not None
 
 
 def _letter(ch: str) -> bool:
