@@ -8,6 +8,7 @@ import re
 
 from lamar.safety.needles import Needles
 from lamar.safety.placeholders import is_placeholder
+from lamar.safety.plain import unaccented
 
 _PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
 _PASSWORD_SUFFIXES = ("password", "passwd", "passphrase")
@@ -101,7 +102,8 @@ def flag_kind(match: re.Match[str]) -> str:
 
 
 def flag_is_harmless(match: re.Match[str]) -> bool:
-    return is_placeholder(match.group("secret"))
+    # Punctuation after a bare value ends the sentence, not the value ("-U alice%…,").
+    return is_placeholder(match.group("secret").rstrip(",;:)}"))
 
 
 # Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X,
@@ -161,13 +163,18 @@ def name_value_kind(match: re.Match[str]) -> str:
     return secret_key_kind(match.group("key")) or "secret"
 
 
-# Secrets said in prose: "the password is hunter2", "use the token abc123".
+# "Password" in the languages after English that lessons are most often written in.
+_FOREIGN_PASSWORDS = ("mot de passe", "contraseña", "contrasena", "senha", "wachtwoord", "lösenord", "passord",
+                      "hasło", "heslo", "parola d'ordine", "пароль")
+# Secrets said in prose: "the password is hunter2", "use the token abc123", "das Passwort lautet ...".
 PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|" + "|".join(_FOREIGN_PASSWORDS)
+    + r"|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
     r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
     r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
     r"(?:\s+[\w.-]{1,30})?)?"
-    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|(?:is|was|has been|got) (?:set|changed|reset)"
+    r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|lautet|est|es|é|är|er|jest|je|(?:is|was|has been|got)"
+    r" (?:set|changed|reset)"
     r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
@@ -185,15 +192,14 @@ def prose_is_harmless(match: re.Match[str]) -> bool:
     if value[0] in "\"'`":
         return is_placeholder(value.strip("\"'`"))
     bare = value.rstrip(".,;:!?)")
-    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(value) and bare.lower() not in _WEAK_PASSWORDS):
+    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
         return True  # "the password is wrong", "the token was expired"
-    key = match.group("key").lower()
-    return not key.startswith(("pass", "pin")) and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+    return prose_kind(match) != "password" and bare.isdigit() and len(bare) <= 6  # token is 3600 s
 
 
 def prose_kind(match: re.Match[str]) -> str:
     key = match.group("key").lower()
-    return "password" if key.startswith(("pass", "pin", "login")) else "secret"
+    return "password" if key.startswith(("pass", "pin", "login", *_FOREIGN_PASSWORDS)) else "secret"
 
 
 __all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

@@ -19,7 +19,7 @@ _TEMPLATE = re.compile(
     r"""^(?:\$\{?[A-Za-z_{(]|\{\{|\{%|<[^<>]*(?:>|$)|%[A-Za-z_]+%$|\#\{"""
     r"""|[A-Za-z_][\w.]*[(\[]|process\.env\b)"""
 )
-_FILLER = re.compile(r"^([x*.•_-])\1*$", re.IGNORECASE)
+_FILLER = re.compile(r"^([x*.•…_-])\1*$", re.IGNORECASE)
 _DOTTED_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
 # Shortest part of a dotted value that can read as a key rather than a name: a name's parts are
 # words (settings.SECRET_KEY, api.example.com), a token's (app.K8sXq9...) are drawn at random.
@@ -36,7 +36,7 @@ def is_placeholder(value: str) -> bool:
     """True for values that stand for a secret without being one.
 
     Kept: template references (`${TOKEN}`, `{{ secrets.X }}`, `<your key>`, `%PASS%`, `os.getenv(...)`),
-    fillers (`xxxx`, `****`, `...`), words such as `none`/`example`/`placeholder`, type names
+    fillers (`xxxx`, `****`, `...`, `…`), words such as `none`/`example`/`placeholder`, type names
     (`str`), values starting with "your" (`your-api-key-here`), dotted names (`settings.TOKEN`,
     `api.example.com`), paths and URLs (a URL's own credentials are caught by the URL rules).
     Weak real passwords such as `changeme` or `password` are NOT placeholders: they are redacted,

@@ -299,6 +299,10 @@ RULES: tuple[_Rule, ...] = (
         r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth)\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
         r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
     ), flag_is_harmless),
+    # PowerShell: ConvertTo-SecureString '<password>' -AsPlainText (a variable, $plain, is no literal).
+    _Rule("password", re.compile(
+        r"""(?i)\bConvertTo-SecureString\s+(?:-String\s+)?(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+    ), flag_is_harmless),
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
     _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
     _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),

@@ -84,3 +84,38 @@ def test_many_seeds_of_every_shape_are_scrubbed() -> None:
 ])
 def test_ordinary_commands_and_placeholders_are_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+def said(seed: int) -> list[tuple[str, str, str]]:
+    """(name, the password, text holding it): passwords said in other languages, or given to PowerShell."""
+    rng = random.Random(seed)
+    pw = "".join(rng.choice(ALNUM) for _ in range(10)) + rng.choice("!#%*") + rng.choice(string.digits)
+    return [
+        ("French", pw, f"Le mot de passe est {pw} pour la base de test."),
+        ("French colon", pw, f"mot de passe : {pw}"),
+        ("Spanish", pw, f"La contraseña es {pw}"),
+        ("Spanish colon", pw, f"contraseña: {pw}"),
+        ("Portuguese", pw, f"a senha é {pw}"),
+        ("German lautet", pw, f"Das Passwort lautet {pw}"),
+        ("Dutch", pw, f"het wachtwoord is {pw}"),
+        ("PowerShell", pw, f"$cred = ConvertTo-SecureString '{pw}' -AsPlainText -Force"),
+        ("PowerShell -String", pw, f'ConvertTo-SecureString -String "{pw}" -AsPlainText -Force'),
+    ]
+
+
+@pytest.mark.parametrize(("name", "secret", "text"), said(77), ids=[s[0] for s in said(77)])
+def test_a_password_said_in_another_language_or_given_to_powershell_does_not_survive(
+        name: str, secret: str, text: str) -> None:
+    cleaned, kinds = scrub(text)
+    assert secret not in cleaned and "password" in kinds, (name, cleaned, kinds)
+    assert scrub(cleaned) == (cleaned, [])
+
+
+@pytest.mark.parametrize("text", [
+    "Le mot de passe est incorrect.", "La contraseña es incorrecta.", "a senha é inválida",
+    "Das Passwort lautet anders.", "het wachtwoord is verlopen",
+    "$secure = Read-Host -AsSecureString; ConvertTo-SecureString $plain -AsPlainText -Force",
+    "an ellipsis stands for one: PASSWORD=… and <password>…</password>, smbclient -U alice%…, mot de passe : …",
+])
+def test_a_word_said_about_a_password_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
