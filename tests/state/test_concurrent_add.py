@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from lamar import Experience, Lamar, Status
+from lamar.state.cache import FoldCache
+from lamar.store.base import folded_rows
 from tests.at_once import at_once
+from tests.state.seam import folded
 
 if TYPE_CHECKING:
     import psycopg
@@ -45,6 +48,65 @@ def test_workers_adding_the_same_lesson_at_once_get_one_lesson(store_location: s
         # Adding it again later returns the same lesson, not a retired copy.
         assert lam.add(Experience(f"the build fails {text}", "clear the cache")) == active[0].id
         lam.close()
+
+
+def _add_distinct_at_once(location: str, worker: int, rounds: int, writes: str | None, barrier: Barrier,
+                          ids: multiprocessing.Queue[list[str]]) -> None:
+    from lamar.store.postgres import PostgresStore
+
+    lam = Lamar(location if writes is None else PostgresStore(location, writes=writes))
+    added = []
+    for round_ in range(rounds):
+        barrier.wait()  # every process adds its lesson of the round at the same moment
+        added.append(lam.add(Experience(f"case {round_} of worker {worker}", f"do {round_}")))
+    lam.close()
+    ids.put(added)
+
+
+def _ranks(lam: Lamar) -> dict[str, int]:
+    """Each lesson's creation rank as the engine judges it: from the rows in PostgreSQL's fold mode,
+    else from the engine's fold of the log."""
+    rows = folded_rows(lam.store)
+    if rows is not None:
+        return {state.experience.id: state.rank for state in rows.lessons().states}
+    return {exp_id: state.rank for exp_id, state in folded(lam).cache.lessons.items()}  # synced by `experiences`
+
+
+def _assert_distinct_ranks_added_at_once(location: str, writes: str | None = None) -> None:
+    """Processes add a lesson each at the same moment, round after round: every lesson has a rank of
+    its own (a share of alpha no other lesson spends), and the log, folded again, gives each the same."""
+    rounds = 12
+    Lamar(location).close()
+    added = [i for ids in at_once([(_add_distinct_at_once, (location, w, rounds, writes)) for w in range(_WORKERS)])
+             for i in ids]
+    lam = Lamar(location)
+    try:
+        assert len(lam.experiences()) == len(added) == _WORKERS * rounds
+        served = _ranks(lam)
+        assert sorted(served.values()) == list(range(1, len(added) + 1))
+        replayed = FoldCache(lam.policy, lam.store.location)
+        replayed.fold_log(lam.store.read(0))
+        assert {i: s.rank for i, s in replayed.lessons.items()} == served  # what a build of the rows gives
+        lam.rebuild()
+        assert _ranks(lam) == served
+    finally:
+        lam.close()
+
+
+def test_lessons_added_at_once_have_distinct_ranks_the_log_gives_them_again(store_location: str) -> None:
+    _assert_distinct_ranks_added_at_once(store_location)
+
+
+def test_adds_at_once_that_lock_their_rows_first_have_distinct_ranks_too(postgres_url: str) -> None:
+    """PostgreSQL's fold mode with every write locking its rows before it reads them (`writes="locking"`,
+    the path a write takes after its optimistic tries conflicted)."""
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("ranks")
+    try:
+        _assert_distinct_ranks_added_at_once(namespace_url(postgres_url, namespace, lamar_fold="on"), "locking")
+    finally:
+        drop_namespaces(postgres_url, namespace)
 
 
 def test_a_file_added_again_names_the_lesson_not_its_retired_copy() -> None:
@@ -221,9 +283,10 @@ def _added(conn: psycopg.Connection[Any], url: str, namespace: str, experience: 
 
 
 def _added_across(postgres_url: str, url: str, namespace: str, first: Experience, then: Experience) -> tuple[str, str]:
-    """Add `first`, then `then`, in PostgreSQL's fold mode as two adds at once can: `then`'s whole
-    add runs after `first`'s row took its place among the lessons and before its event took its
-    place in the log. Returns their ids: the rows list `first` first, the log `then` first."""
+    """Add `first`, then `then`, in PostgreSQL's fold mode as two adds that do not take turns can (`_added`
+    takes no add lock): `then`'s whole add runs after `first`'s row took its place among the lessons and
+    before its event took its place in the log. Returns their ids: the rows list `first` first, the log
+    `then` first."""
     import psycopg
 
     from lamar.store.postgres import rows

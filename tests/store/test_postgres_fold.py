@@ -693,6 +693,35 @@ def test_a_lesson_added_after_a_retirement_has_the_logs_creation_rank(fold_url: 
     _assert_rows_are_the_replay(fold_url, ids, lam)
 
 
+def test_an_add_waits_for_other_adds_and_nothing_else_does(postgres_url: str) -> None:
+    """While an add holds the namespace's add lock (from its read to its commit), recall, report,
+    retire and a merge go through (a wait past the URL's lock_timeout would fail them), and another
+    add waits for it on the server, then takes the next rank."""
+    namespace, app = unique_namespace("adds"), f"adds-{uuid.uuid4().hex[:8]}"
+    url = namespace_url(postgres_url, namespace, application_name=app, options="-c lock_timeout=10s",
+                        lamar_fold="on")
+    lam, adder = Lamar(url, k=2, seed=0), Lamar(url, k=2, seed=1)
+    try:
+        ids = [lam.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
+        added: list[str] = []
+        with psycopg.connect(postgres_url) as holder:
+            holder.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (locks.ADDS_LOCK, namespace))
+            recall = lam.recall({"task": "x"})
+            lam.report(recall.episode_id, "shipped")
+            lam.retire(ids[0])
+            lam.store.append([Event("merge", {"into": ids[1], "from": [ids[2]]})])
+            adding = threading.Thread(target=lambda: added.append(adder.add(Experience("case 3", "do 3"))))
+            adding.start()
+            while adding.is_alive() and not test_postgres.backends(postgres_url, app, waiting=True):
+                time.sleep(0.01)  # a look at the server: the add waits there for the lock
+            assert added == [], "the add did not wait for the add lock"
+        adding.join()
+        assert _rows(url)[added[0]]["rank"] == 4
+        _assert_rows_are_the_replay(url, [*ids, *added], lam, adder)
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
 def _rows_of(lam: Lamar) -> Any:
     rows = lam.store.rows  # type: ignore[attr-defined]
     assert rows is not None

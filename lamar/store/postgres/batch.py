@@ -41,6 +41,18 @@ class FoldInputs(NamedTuple):
                    [(r[1], r[2], int(r[3])) for r in rows], [r[4:7] for r in shards], sum(int(r[7]) for r in shards),
                    tuple((int(r[3]), r[1], float(r[5]), r[2], bool(r[4])) for r in inbox), bool(waiting))
 
+    @classmethod
+    def fetched(cls, cur: Any, xid: list[str], adds: bool) -> FoldInputs:
+        """From a read's results, past its BEGIN (and an add's lock): the function's, then an add's
+        count of the namespace's rows (`created`)."""
+        for _ in range(1 + adds):
+            cur.nextset()
+        read = cls.of(cur.fetchall(), xid)
+        if adds:
+            cur.nextset()
+            read = read._replace(created=int(cur.fetchone()[0]))
+        return read
+
 
 class Batch:
     """The rows one write read, and the events of the write folded into them in order."""

@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from lamar.store.postgres.connection import Connections
 
 ROWS_LOCK = 0x4C524F57  # b"LROW", with the namespace's hash: writes hold it shared, builds exclusive
+# b"LADD", with the namespace's hash: a write that adds lessons holds it from its read to COMMIT, taken before
+# any other lock, so adds count the rows (their creation ranks) and take their seqs one at a time, in one order.
+ADDS_LOCK = 0x4C414444
 # A read of the log that misses no event, however late it commits (`settled`): the last seq the
 # SEQUENCE handed out, then the transactions holding a namespace's write lock shared (as writes
 # do; a build or a checkpoint holds it exclusively and stores no event at a new seq), then, until
@@ -220,4 +223,4 @@ def places(db: Connections) -> dict[str, int]:
     return db.run(lambda conn: {str(i): int(added) for i, added in conn.execute(query, (db.namespace,)).fetchall()})
 
 
-__all__ = ["ERASING", "ROWS_LOCK", "Folder", "build", "built_as", "exclusive", "places", "settled"]
+__all__ = ["ADDS_LOCK", "ERASING", "ROWS_LOCK", "Folder", "build", "built_as", "exclusive", "places", "settled"]

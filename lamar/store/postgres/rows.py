@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 _READ = """BEGIN;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
     %(locking)s, %(lock)s, true, %(ticket)s)"""
+# An add's read begins its transaction under the namespace's add lock (`locks.ADDS_LOCK`) and then counts the rows, each
+# statement seeing every add before it committed: its lessons' creation ranks, which the log's order gives them again.
+_READ_ADD = _READ.replace("BEGIN;", "BEGIN;\nSELECT pg_advisory_xact_lock(%(adds)s, hashtext(%(ns)s));") + \
+    ";\nSELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s"
 _READ_ALONE = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
     false, %(lock)s, false, %(ticket)s);
@@ -96,7 +100,8 @@ class LessonRows:
     lock; the client folds; its second message locks the rows it read in id order, checks that no
     version moved (else it aborts and the write starts over, and after a few conflicts takes the
     rows' locks before reading them), writes them and commits. No lock is held across a client's
-    round trip on that path, so a stopped client stalls no one. A recall reads the eligible rows
+    round trip on that path, so a stopped client stalls no one but the namespace's other adds (an
+    add holds `locks.ADDS_LOCK` from its read to COMMIT, for its creation rank). A recall reads the eligible rows
     (no lock) and never replays anyone's events, so a fleet's work grows with its episodes, not
     with their square. Seqs come from one SEQUENCE, taken after the rows' locks: restricted to one
     lesson, seq order is the order its folds ran, so folding the log in seq order in-process (each
@@ -374,7 +379,8 @@ class LessonRows:
         ids = sorted({i for e in events for i in named(e)})
         params: dict[str, Any] = {"ns": db.namespace, "lock": ROWS_LOCK, "ids": ids, "ticket": ticket,
                                   "episodes": [f"episode:{e.data.get('episode')}" for e in outcomes]}
-        alone = keyed(events)  # sent as one message, settled by its keys
+        adds = any(e.kind == "experience" for e in events)
+        alone = keyed(events) and not adds  # sent as one message, settled by its keys
         combining = how.startswith("combine")
         report, how = how in ("report", "recalled"), "optimistic" if how == "report" else how
         optimistic = how in ("optimistic", "recalled", "combine")
@@ -393,9 +399,9 @@ class LessonRows:
                 if how in ("optimistic", "combine") and (alone or combining):
                     cur.execute(_READ_ALONE, params)
                 else:
-                    cur.execute(_READ, {**params, "locking": how in ("locking", "combine-locking")})
-                cur.nextset()
-                read = FoldInputs.of(cur.fetchall(), xid)
+                    locking = how in ("locking", "combine-locking")
+                    cur.execute(_READ_ADD if adds else _READ, {**params, "locking": locking, "adds": locks.ADDS_LOCK})
+                read = FoldInputs.fetched(cur, xid, adds)
                 if combining and not read.waiting:
                     if how == "combine-locking":
                         cur.execute("ROLLBACK")  # the locking read began a transaction: nothing to write
@@ -410,9 +416,6 @@ class LessonRows:
                     write["tickets"] = [entry[0] for entry in read.inbox if not entry[4]]  # the events'
                     self._counts["combined"] += len(written)
                 versions = {exp_id: version for exp_id, _, version in read.rows}
-                if any(e.kind == "experience" for e in written):  # the next lesson's creation rank
-                    cur.execute("SELECT count(*) FROM lamar_lessons WHERE namespace = %s", (db.namespace,))
-                    read = read._replace(created=int(cur.fetchone()[0]))
                 if recalled is not None and read is not recalled:  # a read of its own: did the rows move?
                     self._moved = any(versions.get(exp_id) != version for exp_id, _, version in recalled.rows)
                 written = self._fold(written, read, write, strict, folded, not optimistic)
