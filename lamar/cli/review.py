@@ -127,10 +127,20 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise UsageError(f"--model: {exc}") from None
         traces = read_traces(args.traces)
+    import logging
+
+    from lamar.sleep.mining import FAILED
+
+    def said_below(record: logging.LogRecord) -> bool:  # the `lamar: error:` line at the end says it
+        return record.msg != FAILED
+
+    mining = logging.getLogger("lamar.sleep.mining")
     lam = open_engine(args)
+    mining.addFilter(said_below)
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
     finally:
+        mining.removeFilter(said_below)
         lam.close()
     data = report.to_dict()
     if to_stdout:  # the report alone, as `--out FILE` saves it: a redirect makes a file review takes

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 MAX_PROMPT_TOKENS = 8_000
 """Default budget of one mining prompt, in estimated tokens (characters / 4)."""
+FAILED = "sleep: mining failed, no lesson was mined: %s"
+"""The warning of a failed mining, for a caller that reads only the proposals (`lamar sleep` says it itself)."""
 
 
 @dataclasses.dataclass
@@ -95,7 +97,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         summary["error"] = (f"mining {len(loaded)} traces takes {len(batches)} model calls (about {tokens} prompt "
                             f"tokens), more than max_model_calls={max_model_calls}; no call was made: raise "
                             "max_model_calls (lamar sleep --max-model-calls), or mine fewer traces at a time")
-        logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
+        logging.getLogger(__name__).warning(FAILED, summary["error"])
         return [], dropped, summary
     pooled: dict[tuple[object, ...], _Pooled] = {}
     unreadable: list[str] = []  # why each reply held no lesson list at all
@@ -110,7 +112,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
             # Lessons pooled from the batches before would be judged on part of their support.
             summary["error"] = str(exc)
             # A caller that reads only the proposals would take "nothing mined" for "nothing to mine".
-            logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", exc)
+            logging.getLogger(__name__).warning(FAILED, exc)
             return [], dropped[:len(oversized)], summary
         lessons, refused, seen = parse_reply(reply, batch)
         unreadable += [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
@@ -133,7 +135,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         # a caller that moves its traces away on success would never mine them.
         summary["error"] = (f"no reply of the model held a lesson list ({len(batches)} of {len(batches)} "
                             f"unreadable; the last: {unreadable[-1]}): check the model, then run sleep again")
-        logging.getLogger(__name__).warning("sleep: mining failed, no lesson was mined: %s", summary["error"])
+        logging.getLogger(__name__).warning(FAILED, summary["error"])
         return [], dropped, summary
     by_id = {t.id: t for t in loaded}
     named |= {i: scrub(i)[0] for item in pooled.values() for i in item.trace_ids if i not in named}
@@ -254,7 +256,7 @@ def _model_name(model: Any) -> str:
     return name if isinstance(name, str) and name else type(model).__name__
 
 
-__all__ = ["MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
+__all__ = ["FAILED", "MAX_PROMPT_TOKENS", "TraceBatch", "mine"]
 
 
 def _with_outcome(lam: SleepView, trace: Trace) -> Trace:

@@ -269,6 +269,17 @@ def test_sleep_with_an_unreachable_model_is_exit_2(run_cli, json_store, tmp_path
     assert "mining failed when this report was made" in review.stdout and "could not reach" in review.stdout
 
 
+def test_a_failed_model_is_said_once(lamar_cli, json_store, tmp_path):
+    """The mining logger's warning is for a caller that reads only the proposals; at the command line,
+    where no handler is set, Python printed it too, so the same reason came twice before the exit."""
+    traces = tmp_path / "traces.jsonl"
+    traces.write_text(json.dumps({"id": "t0", "context": {"project": "trace"}, "input": "x"}) + "\n")
+    out = lamar_cli("sleep", "--store", json_store, "--traces", traces, "--model", "ollama:fake-model",
+                    "--out", tmp_path / "r.json", extra_env={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert out.returncode == 2 and out.stderr.count("could not reach") == 1, out.stderr
+    assert out.stderr.startswith("lamar: error: mining failed, no lesson was mined (could not reach"), out.stderr
+
+
 def test_sleep_skips_a_repeated_trace_id_with_a_log_line_and_mines_the_rest(lamar_cli, json_store, tmp_path,
                                                                           ollama_host):
     # Issue 38: a Claude Code traces file written twice by an earlier release repeats every id of a
