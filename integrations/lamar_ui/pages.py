@@ -268,7 +268,7 @@ def many_confirm_page(token: str, text: str, scope: str, lessons: Sequence[Exper
                     for e, i in zip(lessons, ids))
     rest = len([i for i in ids if i not in added])
     question = (f"Add the {plural(rest, 'lesson')} not added?" if error
-                else f"Add these {plural(len(lessons), 'lesson')}?")
+                else "Add this lesson?" if len(lessons) == 1 else f"Add these {plural(len(lessons), 'lesson')}?")
     return ((f'<p class="error">{escape(error)}</p>' if error else "")
             + f'<form class="confirm" method="post" action="/add/many"><p>{question}</p>'
             f"<ol>{items}</ol>{hidden_token(token)}"

@@ -43,6 +43,8 @@ def test_many_lessons_are_shown_then_added_with_the_scope(server: tuple[str, Pat
     before = _texts(path)
     review = html.unescape(_get(url, "/add/many", {"lessons": LESSONS, "scope": "project=trace"}))
     assert "Add these 2 lessons?" in review and "pin the linter's version" in review
+    one = html.unescape(_get(url, "/add/many", {"lessons": LESSONS.splitlines()[2], "scope": ""}))
+    assert "Add this lesson?" in one and "these 1" not in one, one  # not "Add these 1 lesson?"
     assert _texts(path) == before  # nothing written by the review
     _get(url, "/add/many", {"lessons": LESSONS, "scope": "project=trace", "confirm": "yes"})
     with Lamar(str(path)) as lam:
