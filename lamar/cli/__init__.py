@@ -115,18 +115,16 @@ def _run(argv: list[str]) -> int:
 
 
 def _hooks_hint(error: Exception) -> str:
-    """For a missing store, the store Claude Code's hooks (or its plugin) read here, when it is another one:
-    `lamar ls` reads the default store, not the plugin's. Here, not in session: claude_code imports session."""
+    """For a missing store that --store named, the store Claude Code's hooks (or its plugin) read here, when
+    it is another one: without --store the command reads that store already (`session.store_source`)."""
     from pathlib import Path
 
-    from lamar.cli.session import NoStore
+    from lamar.cli.session import DEFAULT_STORE, STORE_ENV, NoStore, hooks_store
 
-    if not isinstance(error, NoStore):
+    if not isinstance(error, NoStore) or os.environ.get(STORE_ENV):
         return ""
     try:
-        from lamar.cli.claude_code import hooks_store
-
-        found = hooks_store(argparse.Namespace(store=None), os.getcwd())
+        found = hooks_store(DEFAULT_STORE, os.getcwd())
     except Exception:  # noqa: BLE001 - a hint to an error: a broken settings file must not replace the error
         return ""
     if found is None:

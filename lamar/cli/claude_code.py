@@ -26,9 +26,11 @@ def _usage(message: str) -> Exception:
 
 
 def store_location(args: argparse.Namespace) -> str:
-    from lamar.cli.session import store_location as resolved  # one rule for every command's --store
+    """--store, else $LAMAR_STORE, else the default: what `install` writes into the hook commands and what
+    they read, never a store looked up from hooks already installed."""
+    from lamar.cli.session import named_location
 
-    return resolved(args)
+    return named_location(args)
 
 
 def _integration() -> Any:
@@ -212,7 +214,7 @@ def cmd_uninstall(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     settings = _integration()
     from lamar.cli.render import plural
-    from lamar.cli.session import UsageError
+    from lamar.cli.session import UsageError, settings_files
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
     from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
@@ -220,7 +222,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     repo = find_repo(os.getcwd())
     checked: dict[str, str] = {}  # each distinct command is started once, whichever file holds it
     holding: list[Any] = []
-    for scope, path in _settings_files(repo):
+    for scope, path in settings_files(repo):
         try:
             entries = settings.entries(settings.read_settings(path))
         except settings.SettingsError as exc:  # Claude Code cannot read it either: say so, not "not installed"
@@ -280,27 +282,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settings_files(repo: Any) -> list[tuple[str, Any]]:
-    """The settings files whose hooks Claude Code runs here, as (scope, path): the repository's, then yours."""
-    settings = _integration()
-    files = [("user", settings.settings_path("user"))]
-    if repo is not None:
-        files = [(scope, settings.settings_path(scope, folder=repo)) for scope in ("local", "project")] + files
-    return files
-
-
-def _installed_commands(repo: Any) -> list[str]:
-    """The hook commands of Lamar's entries in the settings files read here; a file that cannot be read has none."""
-    settings = _integration()
-    commands: list[str] = []
-    for _, path in _settings_files(repo):
-        try:
-            commands += [command for _, command in settings.entries(settings.read_settings(path))]
-        except settings.SettingsError:  # Claude Code cannot run them either; `status` says why
-            continue
-    return commands
-
-
 def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> tuple[str, str]:
     """The store a command without --store or $LAMAR_STORE reads, and how to name its source ("" for the flags').
 
@@ -310,58 +291,12 @@ def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> 
     Raises:
         UsageError: the installed hook commands name more than one store.
     """
-    from lamar_claude_code.quick import named_store  # how the hook itself reads its command line
+    from lamar.cli.session import running_store
 
     location = store_location(args)
     if getattr(args, "store", None) or os.environ.get(STORE_ENV):
         return location, ""
-    if not commands:  # no entries in the settings: the plugin's hooks are the ones that run
-        named, whose = _plugin_store(repo)
-        return named or location, whose
-    stores = set()
-    for command in commands:
-        try:
-            named = named_store(shlex.split(command))
-        except ValueError:  # a command the shell cannot split either names no store
-            named = None
-        stores.add(os.path.expanduser(named or location))  # `~/x.db` and /home/you/x.db are one store
-    if len(stores) > 1:
-        raise _usage(f"the installed hooks write to {len(stores)} stores ({', '.join(sorted(stores))}): "
-                     "pass --store PATH to name one")
-    named = stores.pop()
-    return (location, "") if named == os.path.expanduser(location) else (named, " (named by the installed hooks)")
-
-
-def hooks_store(args: argparse.Namespace, folder: str) -> tuple[str, str] | None:
-    """The store Claude Code's hooks read for `folder` and how to name its source, when neither --store nor
-    $LAMAR_STORE is given and it is not the default; None without the integration or such hooks.
-
-    Raises:
-        UsageError: the installed hooks name more than one store (--store must say which).
-    """
-    if getattr(args, "store", None) or os.environ.get(STORE_ENV):
-        return None
-    try:
-        from lamar_claude_code.context import find_repo
-    except ImportError:  # without the integration no hooks run Lamar
-        return None
-    repo = find_repo(os.path.abspath(folder))
-    location, whose = _running_store(args, repo, _installed_commands(repo))
-    return (location, whose) if whose else None
-
-
-def _plugin_store(repo: Any) -> tuple[str | None, str]:
-    """The store the enabled plugin's hooks write to, and how `status` names it; (None, "") when no
-    plugin, or several that disagree, run hooks here."""
-    # quick's, as the plugin's hook reads it; lamar_claude_code.plugin would import this CLI back.
-    from lamar_claude_code.installed_plugin import installed_plugins
-    from lamar_claude_code.quick import plugin_store
-
-    found = {(plugin_store({**os.environ, **plugin.environment()}), plugin.id)
-             for plugin in installed_plugins(project=repo) if plugin.enabled and plugin.events}
-    if len({store for store, _ in found}) != 1:
-        return None, ""
-    return min(found)[0], f" (the plugin {', '.join(sorted(pid for _, pid in found))}'s)"
+    return running_store(location, repo, commands)
 
 
 def _config_status(repo: Any) -> None:
@@ -455,14 +390,14 @@ def cmd_hook(args: argparse.Namespace) -> int:
 def cmd_settle(args: argparse.Namespace) -> int:
     _integration()
     from lamar.cli.render import plural
-    from lamar.cli.session import open_raw
+    from lamar.cli.session import installed_commands, open_raw
     from lamar.engine import Lamar
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.episodes import settle_all
     from lamar_claude_code.hook import paths_for
 
     repo = find_repo(os.getcwd())
-    location, whose = _running_store(args, repo, _installed_commands(repo))
+    location, whose = _running_store(args, repo, installed_commands(repo))
     store = open_raw(location, create=False)
     print(f"store: {location}{whose}")  # cron starts outside the repository, whose own hooks it cannot see
     lines = settle_all(lambda: Lamar(store), paths_for(location))

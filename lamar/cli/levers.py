@@ -9,7 +9,7 @@ from pathlib import Path
 from lamar._errors import DuplicateReport, EventConflict, InvalidReward
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
-from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_location
+from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
 from lamar.signals import Signal, did_you_mean
@@ -18,8 +18,9 @@ from lamar.typed import typed_number
 
 def cmd_add(args: argparse.Namespace) -> int:
     lessons = _lessons_to_add(args)  # every lesson checked before the store is even opened
-    if not args.create:
-        require_existing(store_location(args), f"check --store and ${STORE_ENV} for a typo, or pass --create "
+    location, hooks = store_source(args)
+    if not args.create and not hooks:  # the store of Claude Code's hooks here is no typo: they make it anyway
+        require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create "
                          "to start a new store there")
     lam = open_engine(args, create=True)
     ids: list[str] = []

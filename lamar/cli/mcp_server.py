@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from lamar.cli.session import UsageError, open_raw, store_location
+from lamar.cli.session import UsageError, open_raw, store_source
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
 from lamar.typed import typed_whole
@@ -24,7 +24,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # The command line is judged before the extra is looked for: installing it would not fix a usage error.
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
-    location = store_location(args)
+    location, hooks = store_source(args)
     try:
         # Imported by name: the integration lives outside the core and needs the `mcp` extra.
         lamar_mcp = importlib.import_module("lamar_mcp")
@@ -39,7 +39,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
                          "or serve on 127.0.0.1")
     # A read-only server must not create a store by opening it; one that writes may start a new one.
-    raw = open_raw(location, create=not args.read_only,
+    raw = open_raw(location, create=not args.read_only, hooks=hooks,
                    busy="restart the server once that writer is done (reopen your MCP client, or run `lamar mcp` "
                         "again)")
     if args.read_only:

@@ -13,7 +13,7 @@ from pathlib import Path
 from lamar._errors import StoreError
 from lamar.cli.outputs import check_output, is_store_file
 from lamar.cli.render import dump_json, plural
-from lamar.cli.session import UsageError, is_file_location, open_raw, store_location
+from lamar.cli.session import UsageError, is_file_location, open_raw, store_location, store_source
 from lamar.store import Store, location_refusal
 from lamar.store.transfer import TransferResult, transfer
 
@@ -120,7 +120,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.out == "-":  # `lamar html --out -` prints its page; a store is a file or a database
         raise UsageError("--out -: export writes a store, which stdout cannot hold: name a .json or .db file, "
                          "or a postgresql:// URL (./- for a file called -)")
-    location = store_location(args)
+    location, hooks = store_source(args)
     if _same(location, args.out):
         raise UsageError(f"--out {args.out} is the store itself: name a different file")
     new = None
@@ -134,7 +134,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         # A store there (one holding no events, or --append) takes the events in place.
         if not path.exists() or path.is_file() and not is_store_file(path):
             new = path
-    source = open_raw(location, create=False)
+    source = open_raw(location, create=False, hooks=hooks)
     try:
         _not_empty(source)
         if new is not None:

@@ -35,7 +35,9 @@ cmd_ui = _later("lamar.cli.ui", "cmd_ui")
 cmd_whatif = _later("lamar.cli.whatif", "cmd_whatif")
 
 _EPILOG = f"""\
-The store is --store PATH, else ${STORE_ENV}, else {DEFAULT_STORE}.
+The store is --store PATH, else ${STORE_ENV}, else the one Claude Code's hooks (or the
+Lamar plugin) use in this repository when they name another, said on stderr, else
+{DEFAULT_STORE}.
 A .json path is a JSON store, .db/.sqlite/.sqlite3 SQLite, postgresql://... PostgreSQL.
 Exit status: 0 ok, 1 usage error (the message says what to do), 2 store error or a model
 that failed during sleep, 3 a bug in Lamar (one line: please report it).
@@ -106,7 +108,8 @@ def _slots(text: str) -> int:
 def _store_option(parser: argparse.ArgumentParser) -> None:
     # SUPPRESS: --store may come before or after the sub-command without one erasing the other.
     parser.add_argument("--store", metavar="PATH", default=argparse.SUPPRESS,
-                        help=f"the store (default: ${STORE_ENV}, else {DEFAULT_STORE})")
+                        help=f"the store (default: ${STORE_ENV}, else the one Claude Code's hooks here use, else "
+                             f"{DEFAULT_STORE})")
 
 
 def _force_option(parser: argparse.ArgumentParser,

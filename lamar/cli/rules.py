@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamar.cli.session import UsageError, open_engine
+from lamar.cli.session import UsageError, open_engine, store_source
 
 if TYPE_CHECKING:
     from lamar.rules import ImportPlan
@@ -41,7 +40,7 @@ def add_rules_commands(command: Callable[..., argparse.ArgumentParser]) -> None:
 
 def cmd_import_rules(args: argparse.Namespace) -> int:
     from lamar._errors import InvalidArgument
-    from lamar.cli.session import STORE_ENV, UsageError, is_file_location, require_existing, store_location
+    from lamar.cli.session import STORE_ENV, UsageError, is_file_location, require_existing
     from lamar.engine import Lamar
     from lamar.rules import import_rules
     from lamar.rules.importing import NAME_A_FILE
@@ -50,9 +49,11 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     if args.create and not args.apply:
         raise UsageError("--create goes with --apply: a dry run writes nothing, so it creates no store")
     model = _model(args.model) if args.model else None
-    hooks = _hooks_store(args, args.folder)  # a store the hooks make at their first turn anyway: no typo
-    location = store_location(args)
-    if args.apply and not args.create and not hooks:  # as `lamar add`: a mistyped --store must not start a new store
+    # The store of the hooks of the folder read, not of the one the command runs in: rules kept in
+    # another store would never be recalled by them, nor proven.
+    location, hooks = store_source(args, args.folder)
+    # As `lamar add`: a mistyped --store must not start a new store; the hooks' own store is no typo.
+    if args.apply and not args.create and not hooks:
         require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create to start a "
                          "new store there")
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
@@ -87,19 +88,6 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def _hooks_store(args: argparse.Namespace, folder: str) -> bool:
-    """With no --store and no $LAMAR_STORE, use the store Claude Code's hooks (or its plugin) read for
-    `folder`, saying so, as `lamar claude-code settle` does: rules kept in another store would never
-    be recalled by them, nor proven. Whether it did."""
-    from lamar.cli.claude_code import hooks_store
-
-    found = hooks_store(args, folder)
-    if found is not None:
-        args.store = found[0]
-        print(f"store: {found[0]}{found[1]}", file=sys.stderr)
-    return found is not None
-
-
 def _next_step(plan: ImportPlan, fresh: bool) -> str:
     """What to do after a dry run: --apply when it would add something, else why nothing is to add."""
     if plan.applied:
@@ -124,7 +112,7 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
         raise UsageError("--to is empty: name the rules file to write (e.g. --to CLAUDE.md)")
     if Path(args.to).expanduser().is_dir():
         raise UsageError(f"--to {args.to!r} is a folder: name the rules file to write (e.g. --to CLAUDE.md)")
-    _hooks_store(args, str(Path(args.to).expanduser().parent))
+    store_source(args, str(Path(args.to).expanduser().parent))  # the hooks of the file's project
     with open_engine(args) as lam:
         result = export_rules(lam, args.to, project=args.project, unproven=args.unproven)
     if args.json:

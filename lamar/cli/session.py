@@ -1,9 +1,12 @@
-"""Where the command's store is, opening it (without creating it for read-only commands)."""
+"""Where the command's store is (--store, $LAMAR_STORE, the store of Claude Code's hooks, the default),
+and opening it (without creating it for read-only commands)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import shlex
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,8 +30,9 @@ class NoStore(StoreError):
         self.path = path
 
 
-def store_location(args: argparse.Namespace) -> str:
-    """--store, else $LAMAR_STORE, else ~/.lamar/experience.json; a --store given empty is refused."""
+def named_location(args: argparse.Namespace) -> str:
+    """--store, else $LAMAR_STORE, else ~/.lamar/experience.json: the store without the hooks' say (the one
+    `lamar claude-code install` writes into the hook commands); a --store given empty is refused."""
     named = getattr(args, "store", None)
     if named is not None and not named.strip():
         # An empty `--store "$UNSET_VARIABLE"` is a mistake; taken as "not given" it would quietly
@@ -38,12 +42,148 @@ def store_location(args: argparse.Namespace) -> str:
     return named or os.environ.get(STORE_ENV) or DEFAULT_STORE
 
 
+def store_location(args: argparse.Namespace, folder: str = ".") -> str:
+    """The command's store: --store, else $LAMAR_STORE, else the one Claude Code's hooks read in `folder`
+    when they name another one (see `store_source`), else ~/.lamar/experience.json."""
+    return store_source(args, folder)[0]
+
+
+def store_source(args: argparse.Namespace, folder: str = ".") -> tuple[str, str]:
+    """The command's store, and how to name the hooks that chose it (" (the plugin lamar@lamar's)"; "" when
+    --store, $LAMAR_STORE or the default did). Looked up once per command, for the first call's `folder`,
+    and said once on stderr: a plugin user's `lamar ls` would otherwise list a store the plugin never fills."""
+    found: tuple[str, str] | None = getattr(args, _SOURCE, None)
+    if found is None:
+        location, hooks = named_location(args), None
+        if not (getattr(args, "store", None) or os.environ.get(STORE_ENV)):
+            try:
+                hooks = hooks_store(location, folder)
+            except UsageError:  # hooks that name several stores: only --store can say which one is meant
+                raise
+            except Exception:  # noqa: BLE001 - Lamar runs without Claude Code: an unreadable setup leaves the default
+                hooks = None
+        if hooks is not None:
+            print(f"store: {hooks[0]}{hooks[1]}", file=sys.stderr)
+        found = hooks or (location, "")
+        setattr(args, _SOURCE, found)
+    return found
+
+
+_SOURCE = "store_source"  # where store_source keeps its answer on the command's arguments
+
+
+def hooks_store(location: str, folder: str) -> tuple[str, str] | None:
+    """The store Claude Code's hooks (or Lamar's plugin) read for `folder`, and how to name its source, when it
+    is not `location`, the store without them; None when no settings file there mentions Lamar, without
+    the Claude Code integration, or with hooks that name no other store.
+
+    Raises:
+        UsageError: the installed hooks name more than one store (--store must say which).
+    """
+    if not _mentions_lamar(folder):
+        return None
+    try:
+        from lamar_claude_code.context import find_repo
+    except ImportError:  # without the integration no hooks run Lamar
+        return None
+    repo = find_repo(os.path.abspath(folder))
+    found, whose = running_store(location, repo, installed_commands(repo))
+    same = os.path.expanduser(found) == os.path.expanduser(location)  # a plugin set to that store
+    return (found, whose) if whose and not same else None
+
+
+def _mentions_lamar(folder: str) -> bool:
+    """Whether a settings file Claude Code reads for `folder` holds the word "lamar", as each of Lamar's hook
+    commands and its plugin's id do. Every command asks: without such a file no hook of Lamar's runs
+    there, and the Claude Code integration is not imported."""
+    here = Path(folder).resolve()
+    files = [Path("~/.claude/settings.json").expanduser()]
+    for top in (here, *here.parents):  # the git top-level, as lamar_claude_code.context.find_repo finds it
+        if (top / ".git").exists():
+            files += [top / ".claude" / "settings.json", top / ".claude" / "settings.local.json"]
+            break
+    for path in files:
+        try:
+            if b"lamar" in path.read_bytes():
+                return True
+        except FileNotFoundError:
+            continue
+        except OSError:  # unreadable here: the lookup, which reads them as Claude Code does, decides
+            return True
+    return False
+
+
+def running_store(location: str, repo: Path | None, commands: list[str]) -> tuple[str, str]:
+    """The store Claude Code's hooks read in `repo`, given the hook `commands` of Lamar's entries there, and
+    how to name its source: the store the commands name, else the enabled plugin's when there is no
+    entry; `location` and "" when they name none or that one.
+
+    Raises:
+        UsageError: the installed hook commands name more than one store.
+    """
+    from lamar_claude_code.quick import named_store  # how the hook itself reads its command line
+
+    if not commands:  # no entries in the settings: the plugin's hooks are the ones that run
+        named, whose = _plugin_store(repo)
+        return named or location, whose
+    stores = set()
+    for command in commands:
+        try:
+            named = named_store(shlex.split(command))
+        except ValueError:  # a command the shell cannot split either names no store
+            named = None
+        stores.add(os.path.expanduser(named or location))  # `~/x.db` and /home/you/x.db are one store
+    if len(stores) > 1:
+        raise UsageError(f"the installed hooks write to {len(stores)} stores ({', '.join(sorted(stores))}): "
+                         "pass --store PATH to name one")
+    named = stores.pop()
+    return (location, "") if named == os.path.expanduser(location) else (named, " (named by the installed hooks)")
+
+
+def settings_files(repo: Path | None) -> list[tuple[str, Path]]:
+    """The settings files whose hooks Claude Code runs here, as (scope, path): the repository's, then yours."""
+    from lamar_claude_code import settings
+
+    files = [("user", settings.settings_path("user"))]
+    if repo is not None:
+        files = [(scope, settings.settings_path(scope, folder=repo)) for scope in ("local", "project")] + files
+    return files
+
+
+def installed_commands(repo: Path | None) -> list[str]:
+    """The hook commands of Lamar's entries in the settings files read here; a file that cannot be read has none."""
+    from lamar_claude_code import settings
+
+    commands: list[str] = []
+    for _, path in settings_files(repo):
+        try:
+            commands += [command for _, command in settings.entries(settings.read_settings(path))]
+        except settings.SettingsError:  # Claude Code cannot run them either; `status` says why
+            continue
+    return commands
+
+
+def _plugin_store(repo: Path | None) -> tuple[str | None, str]:
+    """The store the enabled plugin's hooks write to, and how `status` names it; (None, "") when no
+    plugin, or several that disagree, run hooks here."""
+    # quick's, as the plugin's hook reads it; lamar_claude_code.plugin would import this CLI back.
+    from lamar_claude_code.installed_plugin import installed_plugins
+    from lamar_claude_code.quick import plugin_store
+
+    found = {(plugin_store({**os.environ, **plugin.environment()}), plugin.id)
+             for plugin in installed_plugins(project=repo) if plugin.enabled and plugin.events}
+    if len({store for store, _ in found}) != 1:
+        return None, ""
+    return min(found)[0], f" (the plugin {', '.join(sorted(pid for _, pid in found))}'s)"
+
+
 def is_file_location(location: str) -> bool:
     return location != ":memory:" and not location.startswith(("postgresql://", "postgres://"))
 
 
-def require_existing(location: str, fix: str | None = None) -> None:
-    """Raise StoreError when a file store is absent, so a read never creates one (nor a typo a new store)."""
+def require_existing(location: str, fix: str | None = None, *, hooks: str = "") -> None:
+    """Raise StoreError when a file store is absent, so a read never creates one (nor a typo a new store);
+    `hooks` names the Claude Code hooks that chose the store (see `store_source`)."""
     refusal = location_refusal(location)  # a location no backend takes: say so, not "no store at" it
     if refusal is not None:
         raise StoreError(refusal)
@@ -56,8 +196,13 @@ def require_existing(location: str, fix: str | None = None) -> None:
         beside = store_beside(path)
         # A path the user named is more likely a typo than a wish for another store: "pass --store"
         # would be advice they already followed.
-        where = (f"pass --store PATH or set {STORE_ENV}" if location == DEFAULT_STORE
-                 else f"check --store and ${STORE_ENV} for a typo")
+        if location == DEFAULT_STORE:
+            where = f"pass --store PATH or set {STORE_ENV}"
+        elif hooks:  # no typo either: their store, before they have run
+            where = (f"Claude Code's hooks here{hooks} make it at their first prompt; or pass --store PATH or set "
+                     f"{STORE_ENV} for another store")
+        else:
+            where = f"check --store and ${STORE_ENV} for a typo"
         raise NoStore(path, f"no store at {Path(location).expanduser()}: " + (fix or (
             f"{where} (a new store is created by `lamar add --create` or `lamar import`)"))
             + (f"; there is one at {beside}: pass --store {beside}, or export "
@@ -90,9 +235,11 @@ def _empty(path: Path) -> bool:
         return False
 
 
-def open_raw(location: str, *, create: bool, busy: str = "run the command again once that writer is done") -> Store:
-    """The store at `location`; unless `create`, a missing file store is an error. A SQLite file
-    another process keeps locked past the wait says `busy`: what a user of this command can do."""
+def open_raw(location: str, *, create: bool, busy: str = "run the command again once that writer is done",
+             hooks: str = "") -> Store:
+    """The store at `location`; unless `create`, a missing file store is an error (`hooks`: see
+    `require_existing`). A SQLite file another process keeps locked past the wait says `busy`: what a
+    user of this command can do."""
     if is_file_location(location) and Path(location).expanduser().is_dir():
         path = Path(location).expanduser()
         # Name the store the folder holds, if it holds one of the default names: a guess at another
@@ -101,7 +248,7 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
         raise StoreError(f"{path} is a folder, not a store: name the store file in it (e.g. --store "
                          f"{(held or [path / 'experience.db'])[0]})")
     if not create:
-        require_existing(location)
+        require_existing(location, hooks=hooks)
     try:
         return open_store(location)
     except StoreError as exc:
@@ -116,7 +263,8 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
 
 def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:
     """The engine over the command's store (see `open_raw`)."""
-    return Lamar(open_raw(store_location(args), create=create))
+    location, hooks = store_source(args)
+    return Lamar(open_raw(location, create=create, hooks=hooks))
 
 
 def store_bytes(location: str) -> int | None:

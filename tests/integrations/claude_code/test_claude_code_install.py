@@ -502,29 +502,3 @@ def test_export_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, en
     assert not (Path(bare["HOME"]) / ".lamar" / "experience.json").exists()
     assert (repo / "CLAUDE.md").exists()
 
-
-def test_a_read_without_a_store_names_the_one_the_hooks_read(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
-    """A plugin user's `lamar ls` read the default store, said "no store at ~/.lamar/experience.json",
-    and left them to guess where the plugin's lessons were."""
-    claude = _plugin_installed(env)
-    store = tmp_path / "plugin.db"
-    with Lamar(str(store)) as lam:
-        lam.add(Experience("a release", "tag it", scope={"project": "shop"}))
-    settings = claude / "settings.json"
-    settings.write_text(json.dumps({
-        "enabledPlugins": {"lamar@lamar": True},
-        "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
-    bare = {k: v for k, v in env.items() if k != "LAMAR_STORE"}
-
-    def ls(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "lamar.cli", "ls", *args], cwd=repo, env=bare,
-                              capture_output=True, text=True, timeout=60, check=False)
-
-    refused = ls()
-    assert refused.returncode == 2, refused.stderr
-    assert f"Claude Code's hooks here read {store} (the plugin lamar@lamar's): pass --store {store}" in refused.stderr
-    assert f"pass --store {store}" in ls("--store", str(tmp_path / "typo.db")).stderr  # not the store asked for
-    assert str(store) not in ls("--store", str(store)).stderr  # read as asked: nothing to add
-    settings.write_text("{ not json")  # a broken settings file leaves the plain refusal
-    broken = ls()
-    assert broken.returncode == 2 and "no store at" in broken.stderr and "Traceback" not in broken.stderr
