@@ -161,12 +161,15 @@ def _compact_describe(proposal: Proposal) -> list[str]:
     return [f"  fold {len(proposal.payload.get('episodes') or [])} old episodes into the lessons' counts"]
 
 
+def _contradiction_describe(proposal: Proposal) -> list[str]:
+    lessons = len(proposal.experience_ids)
+    return [f"  acknowledge: the bandit keeps testing each of the {lessons} lessons (nothing else changes)"]
+
+
 register(ProposalKind("retire", _ids, _need_ids, _status_describe("retire"), _status_events(Status.RETIRED)))
 register(ProposalKind("promote", _ids, _need_ids, _status_describe("promote to active"), _status_events(Status.ACTIVE)))
 register(ProposalKind("merge", _merge_touches, _merge_check, _merge_describe, _merge_events))
-register(ProposalKind("contradiction", _ids, _need_ids,
-                      lambda p: ["  acknowledge: the bandit keeps testing both sides (nothing else changes)"],
-                      lambda p: []))
+register(ProposalKind("contradiction", _ids, _need_ids, _contradiction_describe, lambda p: []))
 register(ProposalKind("candidate", lambda p: [], _candidate_check, _candidate_describe, _candidate_events))
 register(ProposalKind("compact", lambda p: [], _compact_check, _compact_describe,
                       lambda p: [Event("compact", dict(p.payload))]))

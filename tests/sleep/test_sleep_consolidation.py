@@ -327,3 +327,16 @@ def test_an_unknown_proposal_id_is_shortened_in_the_message() -> None:
     said = str(refused.value)
     assert len(said) < 600 and "(100006 characters)" in said and "(8 in all)" in said, said[:300]
     assert lam.store.read(16) == []  # nothing applied
+
+
+def test_a_contradiction_of_three_lessons_is_not_described_as_two_sides() -> None:
+    # The review's line for a contradiction said "both sides" of three flaky-test remedies.
+    from lamar.sleep.kinds import describe
+
+    lam = Lamar(":memory:", k=2, seed=1)
+    for action in ("pin the seeds", "mock the clock", "retry the network"):
+        lam.add(Experience("a test is flaky", action, scope=Scope(task="flaky")))
+    (contradiction,) = lam.sleep().of_kind("contradiction")
+    assert len(contradiction.experience_ids) == 3
+    said = " ".join(describe(contradiction))
+    assert "both" not in said and "each of the 3 lessons" in said, said
