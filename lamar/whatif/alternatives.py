@@ -134,7 +134,7 @@ class Slots:
 
     @property
     def description(self) -> str:
-        return f"{self.k} slot(s) per recall instead of {self.beliefs.k}"
+        return f"{self.k} slot{'' if self.k == 1 else 's'} per recall instead of {self.beliefs.k}"
 
     def changes(self, episode: Slate, fold: int = 0) -> Mapping[str, float]:
         p = episode.p

@@ -101,3 +101,9 @@ def test_a_holdout_description_never_rounds_its_rate_to_none_or_all() -> None:
             (0.0, 0.001, 0.004, 0.05, 0.3, 0.9999999, 0.999999999999999)}
     assert said == {0.0: "0%", 0.001: "0.1%", 0.004: "0.4%", 0.05: "5%", 0.3: "30%", 0.9999999: "99.99999%",
                     0.999999999999999: "99.9999999999999%"}
+
+
+def test_a_slots_description_counts_in_words() -> None:
+    # The What if? page of `lamar ui` read "1 slot(s) per recall instead of 2".
+    assert parse("k:1", BELIEFS, LOG).description == "1 slot per recall instead of 2"
+    assert parse("k:3", BELIEFS, LOG).description == "3 slots per recall instead of 2"

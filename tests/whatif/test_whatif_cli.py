@@ -272,7 +272,7 @@ def test_a_k_is_read_as_typed_and_held_to_the_engines_most_slots(logged: Path) -
     status, out, err = run("whatif", "--store", str(logged), "--json", "--policy", typed)
     assert status == 0, err
     (row,) = json.loads(out)["alternatives"]
-    assert row["policy"] == typed and row["description"].startswith("1000 slot(s)")
+    assert row["policy"] == typed and row["description"].startswith("1000 slots")
     # A k past the engine's most slots named a row as long as the k typed (k:99999999999 ran).
     for k in ("1000.5", "1001", "99999999999", "12345678901234567890123"):
         status, _, err = run("whatif", "--store", str(logged), "--policy", f"k:{k}")
