@@ -138,12 +138,13 @@ def _idle_in_transaction(url: str, application: str) -> int:
     return int(row[0]) if row else 0
 
 
-@pytest.mark.parametrize(("command", "statement"), [("retire", "BEGIN;"), ("add", "BEGIN ISOLATION")])
+@pytest.mark.parametrize(("command", "statement"), [("retire", "BEGIN;"), ("add", "BEGIN;\nSELECT pg_advisory_xact_lock")])
 def test_ctrl_c_inside_a_postgres_transaction_is_interrupted_not_unreadable(
         tmp_path: Path, postgres_url: str, command: str, statement: str) -> None:
     # Not a defect in the PostgreSQL store, unlike SQLite's: the Ctrl+C lands just after a write's BEGIN
-    # (retire: its transaction is open, its rows locked) or a read's, and the pooled connection is handed
-    # back rolled back, so the close that follows works and the command ends as interrupted.
+    # (retire: its transaction is open, its rows locked) or an add's read (it holds the add lock), and the
+    # pooled connection is handed back rolled back, so the close that follows works, the command ends as
+    # interrupted and the next add does not wait for a lock left behind.
     pytest.importorskip("psycopg", reason="the postgres extra is not installed")
     from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
