@@ -106,16 +106,21 @@ def flag_is_harmless(match: re.Match[str]) -> bool:
     return is_placeholder(match.group("secret").rstrip(",;:)}"))
 
 
-# Commands whose short flags carry a password: docker login -p X, redis-cli -a X, curl -u user:X,
-# OpenSSL's -passin pass:X, keytool -storepass X, ldapsearch -w X, smbclient -U user%X; quoted or bare.
+# Commands whose short flags carry a password, quoted or bare: docker login -p X, redis-cli -a X, curl -u user:X.
 COMMAND_PASSWORD = re.compile(
-    r"""(?:\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
+    r"""\b(?:(?:docker|podman|helm|oras|skopeo|buildah)\s+(?:registry\s+)?login\b[^\n;|&]{0,200}?\s-p[ \t]+"""
     r"""|redis-cli\b[^\n;|&]{0,200}?\s-a[ \t]+|sshpass[ \t]+-p[ \t]*"""
     r"""|mysql(?:dump|admin)?\b[^\n;|&]{0,200}?\s-p(?=[^\s-])"""
-    r"""|ldap(?:search|modify|add|delete|passwd|compare|modrdn|whoami|exop)\b[^\n;|&]{0,200}?\s-w[ \t]+"""
-    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:"""
-    r"""|(?:smbclient|rpcclient)\b[^\n;|&]{0,200}?\s(?:-U[ \t]*|--user[= \t])["']?[^\s%"']{1,100}%)"""
-    r"""|(?<=\s)-(?:pass(?:in|out)|password)[ \t]+["']?pass:|(?<=\s)-(?:src|dest|new)?(?:store|key)pass[ \t]+)"""
+    r"""|(?:curl|wget|http)\b[^\n;|&]{0,200}?\s(?:-u|--user)[ \t]+["']?[^\s:"']{1,100}:)"""
+    r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
+)
+# More of them, in a rule of their own so that each rule's words stay few enough to be searched
+# for before its pattern runs: OpenSSL's -passin pass:X, keytool -storepass X, ldapsearch -w X,
+# smbclient -U user%X.
+PASS_ARGUMENT = re.compile(
+    r"""(?:(?<!\S)-(?:(?:pass(?:in|out)|password)[ \t]+["']?pass:|(?:src|dest|new)?(?:store|key)pass[ \t]+)"""
+    r"""|\bldap(?:search|modify|add|delete|passwd|compare|modrdn|whoami|exop)\b[^\n;|&]{0,200}?\s-w[ \t]+"""
+    r"""|\b(?:smbclient|rpcclient)\b[^\n;|&]{0,200}?\s(?:-U[ \t]*|--user[= \t])["']?[^\s%"']{1,100}%)"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
 # Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
@@ -163,14 +168,8 @@ def name_value_kind(match: re.Match[str]) -> str:
     return secret_key_kind(match.group("key")) or "secret"
 
 
-# "Password" in the languages after English that lessons are most often written in.
-_FOREIGN_PASSWORDS = ("mot de passe", "contraseña", "contrasena", "senha", "wachtwoord", "lösenord", "passord",
-                      "hasło", "heslo", "parola d'ordine", "пароль")
 # Secrets said in prose: "the password is hunter2", "use the token abc123", "das Passwort lautet ...".
-PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|" + "|".join(_FOREIGN_PASSWORDS)
-    + r"|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
-    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)"
+_PROSE_TAIL = (
     r"(?:\s+(?:for|of|to|on|in|at)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w.@:/-]{1,60}"
     r"(?:\s+[\w.-]{1,30})?)?"
     r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|lautet|est|es|é|är|er|jest|je|(?:is|was|has been|got)"
@@ -178,6 +177,15 @@ PROSE = re.compile(
     r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
+PROSE = re.compile(
+    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
+    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)" + _PROSE_TAIL
+)
+# "Password" in the languages after English that lessons are most often written in: a rule of its
+# own, so that each rule's words stay few enough to be searched for before its pattern runs.
+_FOREIGN_PASSWORDS = ("mot de passe", "contraseña", "contrasena", "senha", "wachtwoord", "lösenord", "passord",
+                      "hasło", "heslo", "parola d'ordine")
+PROSE_FOREIGN = re.compile(r"(?i)\b(?P<key>" + "|".join(_FOREIGN_PASSWORDS) + ")" + _PROSE_TAIL)
 PROSE_USE = re.compile(
     r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
     r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
@@ -202,4 +210,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login", *_FOREIGN_PASSWORDS)) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PROSE", "PROSE_USE", "QUOTED_HEADER", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PASS_ARGUMENT", "PROSE", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

@@ -18,7 +18,9 @@ from lamar.safety.assignments import (
     KEY_ARGUMENT,
     KEY_NEEDLES,
     NAME_VALUE,
+    PASS_ARGUMENT,
     PROSE,
+    PROSE_FOREIGN,
     PROSE_USE,
     QUOTED_HEADER,
     XML_ELEMENT,
@@ -291,6 +293,7 @@ RULES: tuple[_Rule, ...] = (
     )),
     _Rule("api-key", VENDOR_KEYED, vendor_keyed_is_harmless, vendor_keyed_kind),
     _Rule("password", COMMAND_PASSWORD, flag_is_harmless),
+    _Rule("password", PASS_ARGUMENT, flag_is_harmless),
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
           flag_is_harmless),
@@ -310,6 +313,7 @@ RULES: tuple[_Rule, ...] = (
     _keyed("secret", XML_ELEMENT, name_value_is_harmless, name_value_kind),
     _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
     _Rule("secret", PROSE, prose_is_harmless, prose_kind),
+    _Rule("secret", PROSE_FOREIGN, prose_is_harmless, prose_kind),
     _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),
     # "the creds are admin/hunter2": a user and its password joined by a slash.
     _Rule("password", re.compile(
