@@ -18,12 +18,16 @@ _CUT = re.compile(
     rf"(?<!{_K})(?={_N}*+\d|{_K}*+(?<=[_.-])){_K}++(?P<gap>[ \t]*+\r?\n[ \t]*+|[ \t]{{1,3}})(?={_N}*+\d)"
 )
 _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0-9+/=_-])")
-# A run holding three escapes or more. It starts only where a run starts and its word characters
-# are taken possessively, so a long run without escapes is read once, not once per position.
+# A run holding an escape. It starts only where a run starts and its word characters are taken
+# possessively, so a long run without escapes is read once, not once per position.
 _ESCAPED = re.compile(
     r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9_.-]*+(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}"
-    r"|&#x?[0-9a-fA-F]{1,5};)){3,}[A-Za-z0-9_.-]*+"
+    r"|&#x?[0-9a-fA-F]{1,5};))++[A-Za-z0-9_.-]*+"
 )
+# One or two escapes count in a run as long as a key: "ghp&#95;" + 36 characters is a token
+# whose underscore alone was escaped; a short run with one ("a%20b") is ordinary text.
+_KEY_LONG = 20
+_KEY_CHARS = re.compile(r"[A-Za-z0-9_.~+/=-]+")
 _ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})|&#(x?)([0-9a-fA-F]{1,5});")
 _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
@@ -89,7 +93,7 @@ def _decoded(blob: str) -> str | None:
 
 
 def _unescaped(run: str) -> str | None:
-    if len(_ESCAPE.findall(run)) < 3:
+    if len(run) < _KEY_LONG and len(_ESCAPE.findall(run)) < 3:
         return None
 
     def one(m: re.Match[str]) -> str:
@@ -110,7 +114,7 @@ def _hex_decoded(run: str) -> str | None:
     return text if text.isprintable() else None
 
 
-def _encoded_spans(text: str, scrub: Scrubber) -> list[tuple[int, int, str]]:
+def _encoded_spans(text: str, scrub: Scrubber, find: Finder) -> list[tuple[int, int, str]]:
     spans = []
     for pattern, decode, label in ((_BASE64, _decoded, "base64"), (_ESCAPED, _unescaped, "escaped"),
                                    (_HEX, _hex_decoded, "hex")):
@@ -118,7 +122,14 @@ def _encoded_spans(text: str, scrub: Scrubber) -> list[tuple[int, int, str]]:
             decoded = decode(match.group(0))
             if decoded is None or decoded == match.group(0):
                 continue
-            _, kinds = scrub(decoded)
+            if label == "escaped" and len(_ESCAPE.findall(match.group(0))) < 3:
+                # A run with an escape or two is often a URL's ("a%20b"): only a provider's shape
+                # with a character of its own escaped counts there, and its rules alone are cheap.
+                if not _KEY_CHARS.fullmatch(decoded):
+                    continue
+                kinds = [kind for _, _, kind in find(decoded)]
+            else:
+                kinds = scrub(decoded)[1]
             if kinds:
                 spans.append((match.start(), match.end(), f"{label}-{kinds[0]}"))
     return spans
@@ -137,7 +148,7 @@ def disguised_spans(text: str, find: Finder, scrub: Scrubber) -> list[tuple[int,
         find: the provider rules: spans of provider credentials in a text.
         scrub: the whole scrubber, for decoded blobs.
     """
-    found = _split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub)
+    found = _split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub, find)
     found.sort()
     out: list[tuple[int, int, str]] = []
     for span in found:
