@@ -123,6 +123,15 @@ PASS_ARGUMENT = re.compile(
     r"""|\b(?:smbclient|rpcclient)\b[^\n;|&]{0,200}?\s(?:-U[ \t]*|--user[= \t])["']?[^\s%"']{1,100}%)"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
+# A password written as a literal in code: requests' and httpx's auth=("user", "secret"),
+# HTTPBasicAuth("user", "secret"); PowerShell's ConvertTo-SecureString '<password>' -AsPlainText.
+AUTH_OBJECT = re.compile(
+    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth)\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
+    r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+)
+SECURE_STRING = re.compile(
+    r"""(?i)\bConvertTo-SecureString\s+(?:-String\s+)?(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
+)
 # Secrets given as a name/value pair: Kubernetes env, ECS task definitions, .NET appSettings.
 NAME_VALUE = re.compile(
     r"""["']?\b(?:name|key)["']?\s*[:=]\s*["']?(?P<key>[A-Za-z_][\w.-]{0,80})["']?[\s,]{1,20}"""
@@ -210,4 +219,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login", *_FOREIGN_PASSWORDS)) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PASS_ARGUMENT", "PROSE", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PASS_ARGUMENT", "PROSE", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from lamar.safety.assignments import (
     ASSIGNMENT,
+    AUTH_OBJECT,
     CLI_FLAG,
     COMMAND_COOKIE,
     COMMAND_PASSWORD,
@@ -23,6 +24,7 @@ from lamar.safety.assignments import (
     PROSE_FOREIGN,
     PROSE_USE,
     QUOTED_HEADER,
+    SECURE_STRING,
     XML_ELEMENT,
     assignment_is_harmless,
     assignment_kind,
@@ -297,15 +299,8 @@ RULES: tuple[_Rule, ...] = (
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
           flag_is_harmless),
-    # requests and httpx: auth=("user", "secret"), HTTPBasicAuth("user", "secret"), httpx.BasicAuth(...).
-    _Rule("password", re.compile(
-        r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth)\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
-        r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
-    ), flag_is_harmless),
-    # PowerShell: ConvertTo-SecureString '<password>' -AsPlainText (a variable, $plain, is no literal).
-    _Rule("password", re.compile(
-        r"""(?i)\bConvertTo-SecureString\s+(?:-String\s+)?(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
-    ), flag_is_harmless),
+    _Rule("password", AUTH_OBJECT, flag_is_harmless),
+    _Rule("password", SECURE_STRING, flag_is_harmless),
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
     _keyed("secret", NAME_VALUE, name_value_is_harmless, name_value_kind),
     _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
