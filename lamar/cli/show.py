@@ -92,7 +92,13 @@ def cmd_show(args: argparse.Namespace) -> int:
     _print_trajectory(past)
     print(f"\n{counts}")
     if len(injected) < past.injected_in:
-        print(f"  (the latest {len(injected)}; --all lists every one)")
+        # Fewer found than asked for means the whole log was read: a checkpoint compacted the rest
+        # away, and --all would find no more.
+        if args.all or len(injected) < args.episodes:
+            print(f"  (the {past.injected_in - len(injected)} before the store's last checkpoint are no longer "
+                  f"in its log; their outcomes stay in the evidence)")
+        else:
+            print(f"  (the latest {len(injected)}; --all lists every one)")
     for item in injected:
         outcome = (item.signal or "not reported") if item.reward is None else \
             f"{item.signal or 'reward'} ({item.reward:+.2f})"

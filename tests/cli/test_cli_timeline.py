@@ -10,6 +10,7 @@ import pytest
 from lamar import Experience, Lamar, Scope, Signal
 from lamar.cli.timeline import appearances, latest_appearances
 from lamar.store.base import Event, StoredText, TextStore
+from tests.cli.conftest import Run
 
 
 def test_the_latest_episodes_are_found_past_the_first_window(tmp_path: Path) -> None:
@@ -69,3 +70,24 @@ def test_a_lessons_episodes_are_found_decoding_only_the_events_that_name_it(
         lam.close()
     # Its 6 episodes and their outcomes, decoded once by each call: as many with 4 times the log.
     assert costs[0] == costs[1] <= 2 * (6 + 6)
+
+
+@pytest.mark.parametrize("flags", [["--all"], ["--episodes", "10"]])
+def test_show_says_a_checkpoint_compacted_the_earlier_episodes_rather_than_sending_to_all(
+        run_cli: Run, store_location: str, flags: list[str]) -> None:
+    lam = Lamar(store_location, k=1, seed=2)
+    rare = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    for _ in range(6):
+        lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    assert lam.checkpoint()  # what a team runs: the episodes before it leave the log, their counts stay
+    for _ in range(3):
+        lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    counted, listed = lam.history(rare).injected_in, latest_appearances(lam, rare, None)
+    lam.close()
+    assert 0 < len(listed) < counted
+    out = run_cli("show", rare, "--store", store_location, *flags)
+    assert out.returncode == 0, out.stderr
+    assert "--all lists every one" not in out.stdout
+    assert (f"(the {counted - len(listed)} before the store's last checkpoint are no longer in its log; "
+            f"their outcomes stay in the evidence)") in out.stdout
+    assert out.stdout.count(" shipped (+1.00)") == len(listed)
