@@ -183,6 +183,21 @@ def test_an_unreachable_server_or_database_is_a_clear_error(postgres_url: str) -
     assert time.monotonic() - started < 10
 
 
+@pytest.mark.parametrize(("where", "says"), [
+    ("postgresql://postgres@127.0.0.1:1/test", "start the server, or correct the host and port in the URL"),
+    ("postgresql://postgres@127.0.0.1:5432/no_such_db",
+     "create the database (createdb no_such_db, or CREATE DATABASE), or correct its name in the URL"),
+    ("postgresql://no_such_role@127.0.0.1:5432/test", "correct the user in the URL, or create the role"),
+])
+def test_a_store_that_cannot_be_opened_says_what_to_do(postgres_url: str, where: str, says: str) -> None:
+    from lamar.store.postgres.store import namespace_exists
+
+    for opening in (lambda: PostgresStore(where, timeout=2), lambda: namespace_exists(where, timeout=2)):
+        with pytest.raises(StoreError, match="cannot open the PostgreSQL store") as raised:
+            opening()
+        assert says in str(raised.value), raised.value
+
+
 @pytest.mark.parametrize("tail", ["/test?no_such_parameter=1", "/test?connect_timeout=soon", "[::1/test"],
                          ids=["unknown-parameter", "bad-value", "broken-host"])
 def test_a_malformed_url_is_a_store_error_at_the_api_and_the_cli(postgres_url: str, tail: str) -> None:

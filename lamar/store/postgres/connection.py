@@ -94,8 +94,8 @@ class Connections:
                 conn.execute(_READ_COMMITTED)
                 opened(conn)
         except psycopg.Error as exc:
-            why = f"; {OUT_OF_SLOTS}" if out_of_slots(exc) else ""
-            raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{why}") from exc
+            fix = server_errors.opening_advice(exc)
+            raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{fix}") from exc
         # When each pooled connection's backend started: with its pid, it names that backend to
         # `_settle_keys` (a pid alone may be reused by another connection's backend).
         self._started: weakref.WeakKeyDictionary[Connection[Any], str] = weakref.WeakKeyDictionary()

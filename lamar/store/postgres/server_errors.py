@@ -31,6 +31,16 @@ OUT_OF_SLOTS = ("close idle connections of other clients, give the stores that s
                 "LIMIT or the server's max_connections")
 
 
+# What to do about a connection refused while opening the store, told by libpq's message (which
+# carries no SQLSTATE); the message's first line is all a StoreError shows, and libpq's own hint
+# sits on its second.
+_OPENING = ((re.compile(r'database "(.*)" does not exist'),
+             "create the database (createdb {0}, or CREATE DATABASE), or correct its name in the URL"),
+            (re.compile(r'role "(.*)" does not exist'), "correct the user in the URL, or create the role"),
+            (re.compile(r"Connection refused|No such file or directory|could not translate host name"),
+             "start the server, or correct the host and port in the URL"))
+
+
 class NoSlot(StoreError):
     """No connection within `timeout`: the server refused one for want of slots (`refused`: its words)."""
 
@@ -51,6 +61,18 @@ def out_of_slots(exc: BaseException) -> bool:
     return bool(_NO_SLOT.search(str(exc)))
 
 
+def opening_advice(exc: BaseException) -> str:
+    """What to do about a connection the server or libpq refused while the store was opened ("" if nothing)."""
+    text = str(exc)
+    if out_of_slots(exc):
+        return f"; {OUT_OF_SLOTS}"
+    for pattern, fix in _OPENING:
+        found = pattern.search(text)
+        if found:
+            return "; " + fix.format(*found.groups())
+    return ""
+
+
 def advice(exc: object) -> str:
     """What to do about an error the server raised on a connection still there ("" if nothing)."""
     state = getattr(exc, "sqlstate", None) or ""
@@ -58,4 +80,4 @@ def advice(exc: object) -> str:
     return f"; {found}" if found else ""
 
 
-__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "out_of_slots"]
+__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "opening_advice", "out_of_slots"]

@@ -12,6 +12,7 @@ from lamar.store.base import Event, StoredText, check_appendable, storable_key
 from lamar.store.postgres.connection import NEEDS_PSYCOPG, Connections, reason
 from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
+from lamar.store.postgres.server_errors import opening_advice
 from lamar.store.postgres.url import parse_url
 from lamar.store.postgres.wire import events_json, keyed, result_parts
 
@@ -348,7 +349,7 @@ def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
                                (namespace,)).fetchone()
             return bool(row and row[0])
     except psycopg.Error as exc:
-        raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}") from exc
+        raise StoreError(f"cannot open the PostgreSQL store {location}: {reason(exc)}{opening_advice(exc)}") from exc
 
 
 __all__ = ["PostgresStore", "namespace_exists"]
