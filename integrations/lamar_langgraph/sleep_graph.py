@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import logging
 import math
@@ -98,6 +99,11 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
     def sleep(state: SleepState) -> dict[str, Any]:
         report = lamar.sleep(traces=state.get("traces"), model=model, **sleep_options)
+        # An acknowledged contradiction is proposed again by the same id every night; the store
+        # holds it as applied, so nothing is left to decide and a nightly thread must not wait on it.
+        done = set(_held_applied(lamar, report))
+        if done:
+            report = dataclasses.replace(report, proposals=[p for p in report.proposals if p.id not in done])
         return {"report": plain_json(report.to_dict()), "approved": [], "applied": [], "skipped": [], "overtaken": ""}
 
     def review(state: SleepState) -> dict[str, Any]:

@@ -357,3 +357,25 @@ def test_the_pages_nightly_review_scripts_say_when_an_answer_applied_nothing(sto
     done = run("review.py", thread, "all")
     assert done.returncode == 0 and done.stdout.startswith("applied: ['"), done.stderr[-2000:]
     assert run("review.py", thread, "all").stdout.strip() == f"{thread} is not waiting for a review"
+
+
+def test_a_contradiction_acknowledged_once_is_not_asked_about_every_night(postgres_url: str) -> None:
+    from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+    namespace = unique_namespace("nightly")
+    lam = Lamar(namespace_url(postgres_url, namespace))
+    try:
+        lam.add(Experience("the deploy fails", "roll back the migration first", scope=Scope(project="svc")))
+        lam.add(Experience("the deploy fails", "force-push to main", scope=Scope(project="svc")))
+        graph = build_sleep_graph(lam)
+        first = graph.invoke({}, thread("night-1"))
+        (contradiction,) = [p["id"] for i in first["__interrupt__"] for p in i.value["proposals"]]
+        assert contradiction.startswith("contradiction_")
+        assert graph.invoke(Command(resume="all"), thread("night-1"))["applied"] == [contradiction]
+        assert [p.id for p in lam.sleep()] == [contradiction]  # sleep itself proposes it again, by the same id
+        night = graph.invoke({}, thread("night-2"))
+        # Applied already: nothing for the reviewer to decide, so the nightly thread does not wait on it.
+        assert "__interrupt__" not in night and night["report"]["proposals"] == [] and night["applied"] == []
+    finally:
+        lam.close()
+        drop_namespaces(postgres_url, namespace)
