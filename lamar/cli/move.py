@@ -51,6 +51,18 @@ def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
     return 0
 
 
+def _copy_into(source: Store, location: str, doing: str, *, append: bool, json_out: bool) -> int:
+    """Copy `source` into the store at `location`, opened (or created) in place; what a failure
+    made is undone and named as `_undone_on_failure` does, with `doing` ("export to", "import into")."""
+    with _undone_on_failure(location, doing):
+        target = open_raw(location, create=True)
+        try:
+            result = _copy(source, target, append=append)
+        finally:
+            target.close()
+    return _copied(result, result.target, json_out=json_out)
+
+
 @contextlib.contextmanager
 def _undone_on_failure(location: str, doing: str, named: Path | None = None) -> Iterator[None]:
     """A copy into a file store that does not exist yet and fails takes away all it made: the
@@ -140,13 +152,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         if new is not None:
             return _copied(_copy_aside(source, new, replace=new.exists(), append=args.append, command="export"),
                            str(new), json_out=args.json)
-        with _undone_on_failure(args.out, "export to"):
-            target = open_raw(args.out, create=True)
-            try:
-                result = _copy(source, target, append=args.append)
-            finally:
-                target.close()
-        return _copied(result, result.target, json_out=args.json)
+        return _copy_into(source, args.out, "export to", append=args.append, json_out=args.json)
     finally:
         source.close()
 
@@ -259,12 +265,6 @@ def cmd_import(args: argparse.Namespace) -> int:
                 raise StoreError(refusal)
             return _copied(_copy_aside(source, new, replace=False, append=args.append, command="import"),
                            str(new), json_out=args.json)
-        with _undone_on_failure(location, "import into"):
-            target = open_raw(location, create=True)
-            try:
-                result = _copy(source, target, append=args.append)
-            finally:
-                target.close()
-        return _copied(result, result.target, json_out=args.json)
+        return _copy_into(source, location, "import into", append=args.append, json_out=args.json)
     finally:
         source.close()
