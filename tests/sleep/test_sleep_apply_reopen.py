@@ -10,14 +10,26 @@ from lamar import Experience, Lamar, Scope, Signal, SleepReport
 from lamar.store import Event
 
 
-def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(store_location: str) -> None:
-    lam = Lamar(store_location, k=2, seed=1)
+def _ship(lam: Lamar, episodes: int) -> None:
+    """Recall and report as shipped `episodes` episodes in the demo project."""
+    for _ in range(episodes):
+        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+
+
+def _twins(location: str, *, episodes: int) -> tuple[Lamar, str, str]:
+    """A store with two wordings of one docs lesson (the one to keep, its twin) that sleep proposes to
+    merge, and a demo lesson with `episodes` shipped episodes for it to compact."""
+    lam = Lamar(location, k=2, seed=1)
     docs = Scope(project="docs")
     kept = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
     twin = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
-    for _ in range(30):
-        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    _ship(lam, episodes)
+    return lam, kept, twin
+
+
+def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_checkpoint(store_location: str) -> None:
+    lam, kept, twin = _twins(store_location, episodes=30)
     report = lam.sleep(keep_last=5)
     (merge,) = report.of_kind("merge")
     assert set(merge.experience_ids) == {kept, twin}
@@ -40,8 +52,7 @@ def test_a_lesson_retired_and_revived_after_the_report_stays_unmerged_across_a_c
 def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(store_location: str) -> None:
     lam = Lamar(store_location, k=2, seed=1)
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
-    for _ in range(30):
-        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    _ship(lam, 30)
     still_open = lam.recall({"project": "demo"}).episode_id
     data = lam.sleep(keep_last=5).to_dict()
     data["proposals"][0]["payload"]["episodes"].append(still_open)  # edited by hand
@@ -58,14 +69,12 @@ def test_a_compact_proposal_edited_to_fold_an_open_episode_is_refused(store_loca
 def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(store_location: str, tmp_path: Path) -> None:
     other = Lamar(str(tmp_path / "other.db"), k=2, seed=1)
     other.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
-    for _ in range(30):
-        other.report(other.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    _ship(other, 30)
     report = other.sleep(keep_last=5)
     other.close()
     lam = Lamar(store_location, k=2, seed=1)
     lam.add(Experience("the tests hang", "kill the simulator", scope=Scope(project="demo")))
-    for _ in range(10):
-        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    _ship(lam, 10)
     before = lam.stats()
     result = lam.apply(report)
     assert result.applied == [] and "none of the episodes it folds" in result.skipped[0][1]
@@ -78,13 +87,7 @@ def test_a_compact_proposal_of_another_store_folds_nothing_and_is_skipped(store_
 def test_a_reopened_store_applies_a_merge_without_folding_the_whole_log(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     location = str(tmp_path / "s.db")
-    lam = Lamar(location, k=2, seed=1)
-    docs = Scope(project="docs")
-    kept = lam.add(Experience("tests are flaky", "rerun the failing test once", scope=docs))
-    twin = lam.add(Experience("Tests are flaky.", "Rerun the failing test once!", scope=docs))
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="demo")))
-    for _ in range(300):
-        lam.report(lam.recall({"project": "demo"}).episode_id, Signal.SHIPPED)
+    lam, kept, twin = _twins(location, episodes=300)
     report = lam.sleep(keep_last=5)
     (merge,) = report.of_kind("merge")
     (compact,) = report.of_kind("compact")
