@@ -68,6 +68,19 @@ def _writer(other: Lamar) -> tuple[threading.Thread, list[BaseException | str]]:
     return threading.Thread(target=write, daemon=True), writes
 
 
+def _checkpointer(lam: Lamar) -> tuple[threading.Thread, list[StoreError | bool]]:
+    """A thread that checkpoints `lam`, and what it got: the checkpoint's answer or its StoreError."""
+    outcome: list[StoreError | bool] = []
+
+    def checkpoint() -> None:
+        try:
+            outcome.append(lam.checkpoint())
+        except StoreError as exc:
+            outcome.append(exc)
+
+    return threading.Thread(target=checkpoint, daemon=True), outcome
+
+
 def _start_queued(writer: threading.Thread, postgres_url: str, app: str) -> None:
     """Start `writer` and wait until its write queues for the checkpoint's lock."""
     writer.start()
@@ -183,15 +196,7 @@ def test_a_wait_for_the_lock_lost_twice_says_nothing_was_written(postgres_url: s
     lam = _engine(url)
     waiting = Lamar(namespace_url(postgres_url, namespace, application_name=app), k=2, seed=2)
     conn, _ = _late_episode(url, lam)  # holds the namespace's write lock shared
-    outcome: list[BaseException | bool] = []
-
-    def checkpoint() -> None:
-        try:
-            outcome.append(waiting.checkpoint())
-        except StoreError as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=checkpoint, daemon=True)
+    thread, outcome = _checkpointer(waiting)
     thread.start()
     killed: set[int] = set()
     for _ in range(2):
@@ -237,15 +242,7 @@ def test_a_wait_for_the_lock_lost_on_a_half_open_link_leaves_no_backend_holding_
                             namespace, sslmode="disable")
     waiting = Lamar(through, k=2, seed=2)
     conn, _ = _late_episode(url, lam)
-    outcome: list[BaseException | bool] = []
-
-    def checkpoint() -> None:
-        try:
-            outcome.append(waiting.checkpoint())
-        except StoreError as exc:
-            outcome.append(exc)
-
-    thread = threading.Thread(target=checkpoint, daemon=True)
+    thread, outcome = _checkpointer(waiting)
     thread.start()
     deadline = time.monotonic() + 30
     while proxy._armed and time.monotonic() < deadline:  # until the checkpoint asked for the lock
