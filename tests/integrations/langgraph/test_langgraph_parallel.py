@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
 from typing import Annotated, Any
 
 import pytest
@@ -89,13 +90,15 @@ class WorkerState(LamarState, total=False):
     results: Annotated[list[str], operator.add]
 
 
-def worker_graph(lam: Lamar) -> Any:
-    """recall -> work -> report, each branch with its own outcome."""
-    def work(state: WorkerState) -> dict[str, Any]:
-        good = state["project"] != "web"
-        return {"results": [f"{state['project']}:{'ok' if good else 'broken'}"],
-                "lamar_outcome": "shipped" if good else "reverted"}
+def _work(state: WorkerState) -> dict[str, Any]:
+    """The web project's work is broken and reverted; the others' ships."""
+    good = state["project"] != "web"
+    return {"results": [f"{state['project']}:{'ok' if good else 'broken'}"],
+            "lamar_outcome": "shipped" if good else "reverted"}
 
+
+def worker_graph(lam: Lamar, work: Callable[[WorkerState], dict[str, Any]] = _work) -> Any:
+    """recall -> work -> report, each branch with its own outcome."""
     graph = StateGraph(WorkerState)
     graph.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
     graph.add_node("work", work)
@@ -251,16 +254,8 @@ async def test_a_worker_subgraph_retried_by_a_retry_policy_keeps_one_episode_per
             raise ConnectionError("the model timed out")
         return {"results": [state["project"]], "lamar_outcome": "shipped"}
 
-    worker = StateGraph(WorkerState)
-    worker.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
-    worker.add_node("work", flaky)
-    worker.add_node("report", report_node(lam))
-    worker.add_edge(START, "recall")
-    worker.add_edge("recall", "work")
-    worker.add_edge("work", "report")
-    worker.add_edge("report", END)
     graph = StateGraph(State)
-    graph.add_node("worker", worker.compile(), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01))
+    graph.add_node("worker", worker_graph(lam, flaky), retry_policy=RetryPolicy(max_attempts=3, initial_interval=0.01))
     graph.add_conditional_edges(START, lambda s: [Send("worker", {"project": p}) for p in s["projects"]],
                                 ["worker"])
     graph.add_edge("worker", END)
