@@ -29,14 +29,20 @@ def echo_key(status: int) -> httpx2.MockTransport:
     return httpx2.MockTransport(handler)
 
 
-@pytest.mark.parametrize("status", [401, 500])
-def test_anthropic_error_does_not_repeat_the_key(status: int) -> None:
+def _anthropic_error(status: int) -> ModelError:
+    """The ModelError an Anthropic model raises for an HTTP `status` answer that echoes its key."""
     model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
                            http_client=httpx2.Client(transport=echo_key(status)))
     with pytest.raises(ModelError, match=f"HTTP {status}") as caught:
         model.complete("hi")
-    assert ANTHROPIC_KEY not in str(caught.value)
-    assert "Zq8wXv2Lk9" not in str(caught.value)
+    return caught.value
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_anthropic_error_does_not_repeat_the_key(status: int) -> None:
+    error = _anthropic_error(status)
+    assert ANTHROPIC_KEY not in str(error)
+    assert "Zq8wXv2Lk9" not in str(error)
 
 
 @pytest.mark.parametrize("api", ["responses", "chat"])
@@ -91,12 +97,9 @@ def _chain(error: BaseException) -> str:
 
 @pytest.mark.parametrize("status", [401, 500])
 def test_the_sdk_error_behind_a_model_error_does_not_show_the_key_in_a_traceback(status: int) -> None:
-    model = AnthropicModel("claude-test", api_key=ANTHROPIC_KEY, max_retries=0,
-                           http_client=httpx2.Client(transport=echo_key(status)))
-    with pytest.raises(ModelError, match=f"HTTP {status}") as caught:
-        model.complete("hi")
-    assert "Zq8wXv2Lk9" not in _chain(caught.value)
-    assert f"HTTP {status}" in _chain(caught.value)
+    error = _anthropic_error(status)
+    assert "Zq8wXv2Lk9" not in _chain(error)
+    assert f"HTTP {status}" in _chain(error)
 
 
 def test_a_proxy_key_of_any_shape_is_not_in_the_traceback_of_call_model() -> None:
