@@ -142,11 +142,9 @@ def test_a_parent_that_recalls_only_in_send_branches_keeps_a_bounded_checkpoint(
     conn.close()
 
 
-def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settled(tmp_path: Path) -> None:
-    lam = Lamar(":memory:", seed=3, pending_after=60.0)
-    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-
-    def outcome(state: State) -> str | None:  # only the last message says how it went
+def worked_graph(lam: Lamar) -> Any:
+    """recall -> agent -> report, where only the person's "that worked" is an outcome (shipped)."""
+    def outcome(state: State) -> str | None:  # the last human message says how it went
         return "shipped" if state["messages"][-2].content == "that worked" else None
 
     graph = StateGraph(State)
@@ -157,8 +155,14 @@ def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settl
     graph.add_edge("recall", "agent")
     graph.add_edge("agent", "report")
     graph.add_edge("report", END)
+    return graph
+
+
+def test_a_thread_without_outcomes_forgets_the_episodes_the_pending_policy_settled(tmp_path: Path) -> None:
+    lam = Lamar(":memory:", seed=3, pending_after=60.0)
+    lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
     conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-    app = graph.compile(checkpointer=SqliteSaver(conn))
+    app = worked_graph(lam).compile(checkpointer=SqliteSaver(conn))
     config = {"configurable": {"thread_id": "silent"}}
     sizes = []
     for n in range(TURNS):
@@ -194,17 +198,8 @@ def test_a_thread_without_outcomes_or_policy_reads_the_store_a_few_times_per_tur
     store, calls = counted_store(store_location)
     lam = Lamar(store, seed=3)  # no pending_after: nothing in the store settles the turns
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
-    graph.add_node("report", report_node(lam, outcome=lambda s: "shipped" if s["messages"][-2].content
-                                         == "that worked" else None))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", "report")
-    graph.add_edge("report", END)
     conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
-    app = graph.compile(checkpointer=SqliteSaver(conn))
+    app = worked_graph(lam).compile(checkpointer=SqliteSaver(conn))
     config = {"configurable": {"thread_id": "open"}}
     per_turn, sizes = [], []
     for n in range(KEPT + 10):
