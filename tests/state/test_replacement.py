@@ -13,7 +13,7 @@ from lamar import Experience, Lamar, Scope, Signal, StoreError
 from lamar.state.cache import FoldCache
 from lamar.state.marks import SPACING
 from lamar.state.snapshot import snapshot_of
-from lamar.store import open_store
+from lamar.store import Store, open_store
 from lamar.store.base import Event
 from lamar.store.memory import MemoryStore
 
@@ -54,6 +54,14 @@ def test_replacements_leave_the_state_a_refold_gives(tmp_path: Path, backend: st
 
 
 
+def _two_projects(store: str | Store, *, lessons: int, seed: int) -> Lamar:
+    """An engine (k=2) over `store` holding `lessons` lessons scoped to project a and b in turn."""
+    lam = Lamar(store, k=2, seed=seed)
+    for i in range(lessons):
+        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    return lam
+
+
 def _folds_of(cache: FoldCache) -> list[int]:
     """The seqs of the events `cache` folds from now on (its `fold` counted)."""
     folded: list[int] = []
@@ -68,9 +76,7 @@ def _folds_of(cache: FoldCache) -> list[int]:
 
 
 def test_a_replacement_of_a_recent_report_folds_again_only_the_events_after_it() -> None:
-    lam = Lamar(":memory:", k=2, seed=4)
-    for i in range(6):
-        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    lam = _two_projects(":memory:", lessons=6, seed=4)
     rng = random.Random(4)
     for n in range(600):
         rec = lam.recall({"project": rng.choice("ab")})
@@ -120,9 +126,7 @@ def test_marks_over_many_lessons_touched_sparsely_copy_few_and_still_make_a_rece
 
 
 def test_an_engine_that_never_replaces_marks_nothing_and_its_first_replacement_starts_the_marks() -> None:
-    lam = Lamar(":memory:", k=2, seed=9)
-    for i in range(6):
-        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    lam = _two_projects(":memory:", lessons=6, seed=9)
     rng = random.Random(9)
     for _ in range(400):
         rec = lam.recall({"project": rng.choice("ab")})
@@ -194,9 +198,7 @@ class _GoneOnce(MemoryStore):
 
 def test_a_replacement_whose_read_fails_leaves_the_fold_as_it_was() -> None:
     store = _GoneOnce()
-    lam = Lamar(store, k=2, seed=3)
-    for i in range(4):
-        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    lam = _two_projects(store, lessons=4, seed=3)
     rng = random.Random(3)
     episodes = []
     for n in range(600):
@@ -236,9 +238,7 @@ def test_a_late_report_of_an_expiry_held_in_a_checkpoint_counts_as_a_refold_coun
 @pytest.mark.parametrize("replaced_before", [True, False])  # a refold from a mark, or of the whole log
 @pytest.mark.parametrize("stop_at", [1, 40])
 def test_a_refold_stopped_half_way_leaves_the_next_call_to_fold_the_whole_log(stop_at: int, replaced_before: bool) -> None:
-    lam = Lamar(":memory:", k=2, seed=6)
-    for i in range(4):
-        lam.add(Experience(f"case {i}", f"do {i}", scope=Scope(project="ab"[i % 2])))
+    lam = _two_projects(":memory:", lessons=4, seed=6)
     rng = random.Random(6)
     episodes = []
     for n in range(600):
