@@ -60,6 +60,15 @@ def backends(url: str, app: str, *, waiting: bool = False) -> list[int]:
         return [row[0] for row in conn.execute(query, (app,)).fetchall()]
 
 
+def wait_until_waiting(url: str, app: str, failure: str) -> None:
+    """Poll until a connection named `app` waits on a lock; `failure` is the assertion's message
+    if none has within ten seconds."""
+    deadline = time.monotonic() + 10
+    while not backends(url, app, waiting=True):
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.01)
+
+
 def _database(url: str) -> str:
     """The database the tests use (LAMAR_TEST_POSTGRES), reached through a proxy by some tests."""
     return url.split("?", 1)[0].rsplit("/", 1)[1]

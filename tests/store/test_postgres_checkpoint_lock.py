@@ -20,11 +20,11 @@ from tests.store.relay import Link, Relay, send
 from tests.store.test_postgres import (
     _database,
     _kill_waiting_writer,
-    backends,
     drop_namespaces,
     namespace_url,
     terminate,
     unique_namespace,
+    wait_until_waiting,
 )
 from tests.store.test_postgres_fold import _late_episode
 
@@ -84,10 +84,7 @@ def _checkpointer(lam: Lamar) -> tuple[threading.Thread, list[StoreError | bool]
 def _start_queued(writer: threading.Thread, postgres_url: str, app: str) -> None:
     """Start `writer` and wait until its write queues for the checkpoint's lock."""
     writer.start()
-    deadline = time.monotonic() + 10
-    while not backends(postgres_url, app, waiting=True):
-        assert time.monotonic() < deadline, "the write never queued for the lock"
-        time.sleep(0.02)
+    wait_until_waiting(postgres_url, app, "the write never queued for the lock")
 
 
 def _during_checkpoint(monkeypatch: pytest.MonkeyPatch, lam: Lamar, before: Any) -> None:

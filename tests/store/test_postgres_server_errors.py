@@ -16,7 +16,7 @@ from lamar import StoreError
 from lamar.store import Event
 from lamar.store.postgres import PostgresStore
 from lamar.store.postgres.store import _REWRITE_LOCK
-from tests.store.test_postgres import backends, drop_namespaces, namespace_url, unique_namespace
+from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace, wait_until_waiting
 
 
 @pytest.fixture
@@ -98,10 +98,7 @@ def test_a_rewrite_the_server_aborts_in_a_deadlock_is_run_again(postgres_url: st
         other.execute("SELECT 1 FROM lamar_events WHERE namespace = %s FOR UPDATE", (namespace,))
         thread = threading.Thread(target=rewrite)
         thread.start()
-        deadline = time.monotonic() + 10
-        while not backends(postgres_url, app, waiting=True):
-            assert time.monotonic() < deadline, "the rewrite never waited for the rows"
-            time.sleep(0.01)
+        wait_until_waiting(postgres_url, app, "the rewrite never waited for the rows")
         other.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_REWRITE_LOCK, namespace))
         other.rollback()
     thread.join(30)
@@ -130,10 +127,7 @@ def test_a_write_the_server_aborts_in_a_deadlock_is_written_once_on_the_retry(
                       "VALUES (%s, 1000, 'episode', 'e-1', 0, '{}')", (namespace,))
         thread = threading.Thread(target=append)
         thread.start()
-        deadline = time.monotonic() + 10
-        while not backends(postgres_url, app, waiting=True):
-            assert time.monotonic() < deadline, "the append never waited for the key"
-            time.sleep(0.01)
+        wait_until_waiting(postgres_url, app, "the append never waited for the key")
         other.execute("SELECT 1 FROM lamar_namespaces WHERE namespace = %s FOR UPDATE", (namespace,))
         other.rollback()
     thread.join(30)
@@ -260,10 +254,7 @@ def test_a_stricter_default_isolation_of_the_database_aborts_none_of_the_stores_
             other.execute(_TOUCH, (0, namespace))
             thread = threading.Thread(target=lambda: lam.store.append([Event("applied", {"proposal": "a"})]))
             thread.start()
-            deadline = time.monotonic() + 10
-            while not backends(postgres_url, app, waiting=True):
-                assert time.monotonic() < deadline, "the append never waited for the row"
-                time.sleep(0.01)
+            wait_until_waiting(postgres_url, app, "the append never waited for the row")
             other.commit()
         thread.join(30)
         assert tries == [1]
