@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +15,14 @@ from tests import background
 
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 POSTGRES_URL = os.environ.get("LAMAR_TEST_POSTGRES", "postgresql://postgres@127.0.0.1:5432/test")
+
+# Under PYTHONDONTWRITEBYTECODE every process a test starts (a hook, `lamar`, an xdist worker
+# collecting) compiles Lamar from source again. Bytecode goes to a folder of its own outside the
+# tree instead, which the variable's users want kept clean; set before the workers start.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    _PYCACHE = os.path.join(tempfile.gettempdir(), f"lamar-tests-pycache-{os.getuid()}")
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", _PYCACHE)
+    sys.dont_write_bytecode, sys.pycache_prefix = False, os.environ["PYTHONPYCACHEPREFIX"]
 
 
 def service_up(host: str, port: int) -> bool:
