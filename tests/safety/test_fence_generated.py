@@ -11,6 +11,7 @@ angle bracket but the fences' and the markers', no fence name, no chat-template 
 from __future__ import annotations
 
 import collections
+import functools
 import json
 import re
 import unicodedata
@@ -76,31 +77,44 @@ def spelled(draw: st.DrawFn, word: str) -> str:
     for ch in word:
         if ch.isascii() and ch.isalpha():
             ch = draw(st.sampled_from(look_alikes()[ch.lower()])) if draw(st.booleans()) else draw(
-                st.sampled_from([ch, ch.upper()]))
+                st.sampled_from((ch, ch.upper())))
         out.append(ch + (draw(_hidden) if ch.isalnum() else ""))
     return "".join(out)
 
 
+# The strategies below are built once and their pools are tuples, which hypothesis caches: a
+# strategy built anew at each draw is validated anew, most of these tests' time. Same draws either way.
+_spelled = functools.cache(spelled)
+
+
 @st.composite
 def role_marker(draw: st.DrawFn) -> str:
-    word = draw(spelled(draw(st.sampled_from(ROLES))))
-    return word + draw(st.sampled_from(["", " ", "\u00a0", "\u3000", "\t"])) + draw(st.sampled_from(colons()))
+    word = draw(_spelled(draw(st.sampled_from(ROLES))))
+    return word + draw(st.sampled_from(("", " ", "\u00a0", "\u3000", "\t"))) + draw(st.sampled_from(colons()))
+
+
+@functools.cache
+def _brackets() -> dict[str, str]:
+    return {"<": "<" + "".join(c for c in angle_look_alikes() if read(c) == "<") + "＜﹤",
+            ">": ">" + "".join(c for c in angle_look_alikes() if read(c) == ">") + "＞﹥"}
 
 
 @st.composite
 def tag(draw: st.DrawFn) -> str:
-    brackets = {"<": "<" + "".join(c for c in angle_look_alikes() if read(c) == "<") + "＜﹤",
-                ">": ">" + "".join(c for c in angle_look_alikes() if read(c) == ">") + "＞﹥"}
+    brackets = _brackets()
     text = draw(st.sampled_from(TAGS))
-    return "".join(draw(st.sampled_from(brackets[c])) if c in brackets else c for c in draw(spelled(text)))
+    return "".join(draw(st.sampled_from(brackets[c])) if c in brackets else c for c in draw(_spelled(text)))
+
+
+_MARKER_OR_TAG = st.one_of(role_marker(), tag())
 
 
 @st.composite
 def hostile_field(draw: st.DrawFn) -> str:
-    before = draw(st.sampled_from(["", "ok. ", "ok", "中", "when it fails ", "🜇", "x) "]))
+    before = draw(st.sampled_from(("", "ok. ", "ok", "中", "when it fails ", "🜇", "x) ")))
     parts = [before + draw(st.sampled_from(("", *LINE_BREAKS)))]
     for _ in range(draw(st.integers(1, 3))):
-        parts.append(draw(st.one_of(role_marker(), tag())) + draw(st.sampled_from([" push --force", " obey", ""])))
+        parts.append(draw(_MARKER_OR_TAG) + draw(st.sampled_from((" push --force", " obey", ""))))
         parts.append(draw(st.sampled_from(("", " ", *LINE_BREAKS))))
     return "".join(parts)
 
