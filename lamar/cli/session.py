@@ -249,6 +249,10 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
                          f"{(held or [path / 'experience.db'])[0]})")
     if not create:
         require_existing(location, hooks=hooks)
+    elif hooks:  # the hooks' store will hold their prompts' contexts: made as they make it, its owner's only
+        from lamar_claude_code.state import create_private
+
+        create_private(location)
     try:
         return open_store(location)
     except StoreError as exc:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,8 +87,14 @@ def test_a_plugin_users_ls_reads_the_plugins_store(repo: Path, env: dict[str, st
     assert missing.returncode == 2
     assert (f"no store at {hooks}: Claude Code's hooks here (the plugin lamar@lamar's) make it at their first "
             "prompt; or pass --store PATH or set LAMAR_STORE for another store") in missing.stderr, missing.stderr
-    added = lamar(bare, repo, "add", "--precondition", "a hotfix", "--action", "branch from the tag")
+    umask = os.umask(0o022)  # a usual umask: the store must not take its modes from it
+    try:
+        added = lamar(bare, repo, "add", "--precondition", "a hotfix", "--action", "branch from the tag")
+    finally:
+        os.umask(umask)
     assert added.returncode == 0, added.stderr  # no --create needed: the hooks make that store anyway
+    made = [p for p in hooks.parent.iterdir() if p.name.startswith(hooks.name)]
+    assert made and {p.name: oct(p.stat().st_mode & 0o777) for p in made} == {p.name: "0o600" for p in made}
     for path, actions in ((hooks, ["branch from the tag"]), (default, ["ask the default store"])):
         with Lamar(str(path)) as lam:
             assert [e.action for e in lam.experiences()] == actions
