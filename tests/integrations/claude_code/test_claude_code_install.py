@@ -462,9 +462,10 @@ def test_import_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, en
                                                                  tmp_path: Path) -> None:
     """A plugin user who typed `lamar import-rules --apply` filled ~/.lamar/experience.json, a store
     the plugin's hooks never read, so no rule was ever recalled. Without --store the rules now go to
-    the hooks' store, which is made if the hooks have not made it yet, and the command says which."""
+    the hooks' store, which is made if the hooks have not made it yet, and the command says which.
+    Made there, it was 0644 in a 0755 folder (the umask's), where the hooks make it their user's only."""
     claude = _plugin_installed(env)
-    store = tmp_path / "plugin.db"
+    store = tmp_path / "data" / "plugin.db"
     (claude / "settings.json").write_text(json.dumps({
         "enabledPlugins": {"lamar@lamar": True},
         "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
@@ -473,7 +474,7 @@ def test_import_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, en
 
     def rules(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "lamar.cli", "import-rules", *args], cwd=repo, env=bare,
-                              capture_output=True, text=True, timeout=60, check=False)
+                              capture_output=True, text=True, timeout=60, check=False, umask=0o022)
 
     named = f"store: {store} (the plugin lamar@lamar's)"
     shown = rules()
@@ -482,6 +483,8 @@ def test_import_rules_without_a_store_uses_the_one_the_hooks_read(repo: Path, en
     added = rules("--apply")
     assert added.returncode == 0 and named in added.stderr, added.stderr
     assert not (Path(bare["HOME"]) / ".lamar" / "experience.json").exists()
+    assert {p.name: oct(p.stat().st_mode & 0o777) for p in store.parent.iterdir()} == {"plugin.db": "0o600"}
+    assert oct(store.parent.stat().st_mode & 0o777) == "0o700"
     with Lamar(str(store)) as lam:
         assert ["pytest -x" in e.action for e in lam.experiences()] == [True]
 
