@@ -391,7 +391,9 @@ _OPENERS = frozenset(re.findall(r"\S+", """
     note only open pin prefer print pull push put read rebase rebuild reinstall remember remove
     rename reply report rerun reset restart retry return revert run save say search see send set
     show skip split start stop switch tell test try turn update upgrade use verify wait write
-"""))
+    annotate apply break catch extend group handle import include lock name pass place prefix quote
+    raise reference regenerate review store treat wrap
+"""))  # holds every first word lamar.rules.parse takes for an instruction, lest a rule read "When X, Name ..."
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
 
 

@@ -484,6 +484,20 @@ def test_near_copies_in_one_scope_are_one_lesson_in_one_import_or_two(tmp_path: 
     assert sorted(e.id for e in in_two.experiences()) == sorted(e.id for e in lam.experiences())
 
 
+def test_each_first_word_that_makes_a_line_a_rule_reads_on_in_lower_case(tmp_path: Path) -> None:
+    """`- Name tests after the behaviour they check.` was imported for its first word, then shown as
+    "When working on api, Name tests ...": the parser's instruction verbs and the render's were two lists."""
+    from lamar.rules.parse import _IMPERATIVE
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- Name tests after the behaviour they check.\n- Wrap each call in a timeout.\n")
+    plan = import_rules(Lamar(":memory:", seed=0), tmp_path, project="api")
+    assert [e.render() for e in plan.lessons] == ["When working on api, name tests after the behaviour they check.",
+                                                  "When working on api, wrap each call in a timeout."]
+    shown = {word: Experience("working on api", f"{word.capitalize()} it").render() for word in _IMPERATIVE}
+    assert {w: r for w, r in shown.items() if r != f"When working on api, {w} it."} == {}
+
+
 def test_a_rule_written_as_a_sentence_reads_on_after_its_condition_and_is_stored_as_written(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     (tmp_path / "CLAUDE.md").write_text("- Run ruff before committing.\n- Don't push to main.\n")
