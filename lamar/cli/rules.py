@@ -56,10 +56,6 @@ def cmd_import_rules(args: argparse.Namespace) -> int:
     if args.apply and not args.create and not hooks:
         require_existing(location, f"check --store and ${STORE_ENV} for a typo, or pass --create to start a "
                          "new store there")
-    if hooks and args.apply:  # as the hooks make it: it will hold their prompts' contexts, so the user's only
-        from lamar_claude_code.state import create_private
-
-        create_private(location)
     fresh = not args.apply and is_file_location(location) and not Path(location).expanduser().exists()
     # A dry run creates nothing: without a store there is nothing to dedupe against.
     with (Lamar(":memory:") if fresh else open_engine(args, create=bool(args.apply))) as lam:
