@@ -254,6 +254,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     paths = paths_for(location)
     print(f"store: {location}" + ("" if "://" in location or os.path.exists(os.path.expanduser(location))
                                   else " (missing)") + whose)
+    if loose := _readable_by_others(location):
+        print(f"  readable by other users of this machine (it holds your prompts' contexts): chmod 600 {loose}")
     state = read_state(paths.state)
     last = state["last"]
     if last:
@@ -297,6 +299,22 @@ def _running_store(args: argparse.Namespace, repo: Any, commands: list[str]) -> 
     if getattr(args, "store", None) or os.environ.get(STORE_ENV):
         return location, ""
     return running_store(location, repo, commands)
+
+
+def _readable_by_others(location: str) -> str:
+    """The store's files (with SQLite's -wal and -shm) that others may read, quoted for a shell; "" for none.
+    The hooks make a store their user's only, but one made earlier, or by hand, keeps the umask's modes."""
+    if location == ":memory:" or "://" in location:
+        return ""
+    path = os.path.expanduser(location)
+    loose = []
+    for name in (path, path + "-wal", path + "-shm"):
+        try:
+            if os.stat(name).st_mode & 0o077:
+                loose.append(shlex.quote(name))
+        except OSError:  # absent (a -wal between writes) or unreadable: nothing to say of it
+            continue
+    return " ".join(loose)
 
 
 def _config_status(repo: Any) -> None:

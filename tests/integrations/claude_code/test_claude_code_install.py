@@ -238,6 +238,22 @@ def test_status_shows_the_last_event_and_failures(repo: Path, env: dict[str, str
     status = lamar(env, repo, "status", "--store", str(store))
     assert "last event: UserPromptSubmit" in status.stdout and "session s9" in status.stdout
     assert "event: JSONDecodeError" in status.stdout
+    assert "readable by other users" not in status.stdout  # the hooks made it their user's only
+
+
+def test_status_names_a_store_others_can_read(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """A store made before Lamar made the hooks' store private keeps the umask's modes; status says so."""
+    store = tmp_path / "lessons.db"
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the build fails", "clean the cache"))
+    store.chmod(0o644)
+    assert lamar(env, repo, "install", "--store", str(store)).returncode == 0  # an existing store keeps its modes
+    status = lamar(env, repo, "status", "--store", str(store))
+    assert status.returncode == 0, status.stderr
+    line = next(line for line in status.stdout.splitlines() if "readable by other users" in line)
+    assert line.endswith(f"chmod 600 {store}"), line
+    store.chmod(0o600)
+    assert "readable by other users" not in lamar(env, repo, "status", "--store", str(store)).stdout
 
 
 def test_status_counts_injected_characters_only_for_a_prompt(repo: Path, env: dict[str, str], tmp_path: Path) -> None:
