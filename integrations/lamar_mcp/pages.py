@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience
+from lamar_mcp.refusals import shown
 from lamar_mcp.results import Lesson, LessonList
 
 PAGE_SIZE = 20
@@ -31,7 +31,7 @@ def page_size(value: Any) -> int:
         return PAGE_SIZE
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
         raise ToolError(f"limit must be a whole number from 1 to {MAX_PAGE_SIZE} (lessons a page), or left out for "
-                        f"{PAGE_SIZE}; got {_show(value)}")
+                        f"{PAGE_SIZE}; got {shown(value)}")
     return value
 
 
@@ -47,23 +47,23 @@ def page_of(every: Sequence[Experience], matched: Sequence[Experience], cursor: 
     place = {exp.id: at for at, exp in enumerate(every)}
     start = _start(cursor, len(every))
     ahead = [exp for exp in matched if place[exp.id] >= start]
-    shown = [view(exp) for exp in ahead] if size is None else _filled(ahead, size, view)
-    rest = ahead[len(shown):]
-    return LessonList(count=len(matched), lessons=shown, next_cursor=_cursor(place[rest[0].id]) if rest else None)
+    page = [view(exp) for exp in ahead] if size is None else _filled(ahead, size, view)
+    rest = ahead[len(page):]
+    return LessonList(count=len(matched), lessons=page, next_cursor=_cursor(place[rest[0].id]) if rest else None)
 
 
 def _filled(ahead: Sequence[Experience], size: int, view: Callable[[Experience], Lesson]) -> list[Lesson]:
     """The first `size` lessons of `ahead`, fewer when their JSON would pass `PAGE_CHARS`; one at least."""
-    shown: list[Lesson] = []
+    page: list[Lesson] = []
     used = 0
     for exp in ahead[:size]:
         lesson = view(exp)
         chars = len(lesson.model_dump_json(indent=2))
-        if shown and used + chars > PAGE_CHARS:
+        if page and used + chars > PAGE_CHARS:
             break
-        shown.append(lesson)
+        page.append(lesson)
         used += chars
-    return shown
+    return page
 
 
 def _cursor(at: int) -> str:
@@ -83,13 +83,9 @@ def _start(cursor: Any, lessons: int) -> int:
     at = said.removeprefix(_PREFIX)
     if not said.startswith(_PREFIX) or not at.isdigit() or int(at) > lessons:
         raise ToolError("cursor must be the next_cursor that the previous lessons() call returned, passed as it is; "
-                        f"leave it out for the first page; got {_show(cursor)}")
+                        f"leave it out for the first page; got {shown(cursor)}")
     return int(at)
 
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 __all__ = ["MAX_PAGE_SIZE", "PAGE_CHARS", "PAGE_SIZE", "page_of", "page_size"]

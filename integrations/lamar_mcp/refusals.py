@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import errno
+import json
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -98,4 +99,10 @@ def _read_only(exc: StoreError, store: object) -> bool:
             and getattr(cause, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY)
 
 
-__all__ = ["guarded"]
+def shown(value: Any) -> str:
+    """A bad argument as a refusal quotes it: JSON (a string in quotes), cut to 60 characters."""
+    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+__all__ = ["guarded", "shown"]

@@ -22,7 +22,7 @@ from lamar_mcp.context import ContextReader, normalise, recall_hint, scopes
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
 from lamar_mcp.pages import page_of, page_size
-from lamar_mcp.refusals import guarded
+from lamar_mcp.refusals import guarded, shown
 from lamar_mcp.results import (
     EraseResult,
     HeldLesson,
@@ -109,14 +109,14 @@ class LamarTools:
         """Recall for labels, for the task in words, or both (labels win over what the words suggest);
         `dry_run`: what a recall would choose and why, logging no episode."""
         if not isinstance(dry_run, bool):
-            raise ToolError(f"dry_run must be true or false; got {_show(dry_run)}")
+            raise ToolError(f"dry_run must be true or false; got {shown(dry_run)}")
         if context is None and text is None:
             raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
                             "in your own words); neither was given")
         ctx = {} if context is None else _context(context, "context")
         if text is not None:
             if not isinstance(text, str) or not text.strip():
-                raise ToolError(f"text must be the task in words, a non-empty string; got {_show(text)}")
+                raise ToolError(f"text must be the task in words, a non-empty string; got {shown(text)}")
             ctx = {**self.reader.from_text(text[:MAX_FREE_TEXT]), **ctx}
         # The labels from the store's events since the last call, not every lesson read again; which
         # lessons were eligible from the engine's own choice.
@@ -154,7 +154,7 @@ class LamarTools:
             raise ToolError(f"signal is missing: pass what the human did, one of {', '.join(SIGNALS)}")
         parsed = _signal(signal)
         if parsed is None:
-            raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {_show(signal)}"
+            raise ToolError(f"signal must be one of {', '.join(SIGNALS)} (what the human did); got {shown(signal)}"
                             + did_you_mean(signal))
         self._guard(lambda: self.lamar.report(episode, parsed))
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
@@ -172,10 +172,10 @@ class LamarTools:
 
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:
-            raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {_show(status)}")
+            raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {shown(status)}")
         if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
             raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
-                            f"or left out for all; got {_show(text)}")
+                            f"or left out for all; got {shown(text)}")
         words = None if text is None else text.casefold().split()
         size = None if whole else page_size(limit)
 
@@ -223,7 +223,7 @@ class LamarTools:
         if not isinstance(lessons, str) or not lessons.strip() or len(lessons) > MAX_FREE_TEXT:
             raise ToolError("lessons must be Markdown bullets (\"- When X, do Y, because Z.\") or JSON Lines "
                             "({\"precondition\": ..., \"action\": ...} a line), a non-empty string of at most "
-                            f"{MAX_FREE_TEXT} characters; got {_show(lessons)}")
+                            f"{MAX_FREE_TEXT} characters; got {shown(lessons)}")
         where = {} if scope is None else _context(scope, "scope")
         read = self._guard(lambda: read_lessons(lessons, name="the text", scope=where, status="candidate", via="mcp"))
         found: list[Experience] = []
@@ -266,9 +266,9 @@ class LamarTools:
         """Erase a lesson's text from the store (`Lamar.erase`); the audit names the MCP client."""
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
         if not isinstance(contexts, bool):
-            raise ToolError(f"contexts must be true or false; got {_show(contexts)}")
+            raise ToolError(f"contexts must be true or false; got {shown(contexts)}")
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
-            raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {_show(reason)}")
+            raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {shown(reason)}")
         by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
         done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
         self.known.forget()  # its words must not stay in the server's memory
@@ -282,7 +282,7 @@ class LamarTools:
         evidence restarts unless `keep_evidence` (a wording fix; refused for a new action or scope)."""
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
         if not isinstance(keep_evidence, bool):
-            raise ToolError(f"keep_evidence must be true or false; got {_show(keep_evidence)}")
+            raise ToolError(f"keep_evidence must be true or false; got {shown(keep_evidence)}")
         given = {name: _text(value, name) for name, value in
                  (("precondition", precondition), ("action", action), ("rationale", rationale)) if value is not None}
         where = None if scope is None else self._spelled(_context(scope, "scope"))
@@ -307,7 +307,7 @@ class LamarTools:
         if policies is not None and (not isinstance(policies, list) or len(policies) > MAX_KEYS or not all(
                 isinstance(p, str) and 0 < len(p) <= MAX_ID for p in policies)):
             raise ToolError("policies must be a list of policy names such as [\"none\", \"proven\", \"k:1\", "
-                            f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {_show(policies)}")
+                            f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {shown(policies)}")
         where = None if scope is None else _context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
             where = normalise(where, self._guard(self.known.scopes))
@@ -376,10 +376,10 @@ class LamarTools:
         from lamar.rules import find_rule_files, import_rules
 
         if not isinstance(apply, bool):
-            raise ToolError(f"apply must be true or false; got {_show(apply)}")
+            raise ToolError(f"apply must be true or false; got {shown(apply)}")
         root = Path(self.reader.cwd).resolve()
         if folder is not None and not isinstance(folder, str):
-            raise ToolError(f"folder must be a path in this project; got {_show(folder)}")
+            raise ToolError(f"folder must be a path in this project; got {shown(folder)}")
         try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
             where = (root / folder).resolve() if folder else root
             usable = where.is_relative_to(root) and where.is_dir()
@@ -387,7 +387,7 @@ class LamarTools:
             usable = False
         if not usable:
             raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
-                            f"got {_show(folder)}")
+                            f"got {shown(folder)}")
         if not find_rule_files(where):  # the core's advice names --file, which this tool does not take
             raise ToolError(f"no rules file in {where} (CLAUDE.md, AGENTS.md, Cursor or Copilot rules; a link that "
                             "leads out of the folder is not followed): pass as folder a sub-folder that has one, "
@@ -442,16 +442,12 @@ def _signal(value: Any) -> Signal | None:
     return None
 
 
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
 
 def _id(value: Any, name: str, hint: str) -> str:
     if value is None:
         raise ToolError(f"{name} is missing: pass {hint}")
     if not isinstance(value, str) or not value.strip():
-        raise ToolError(f"{name} must be a non-empty string: {hint}; got {_show(value)}")
+        raise ToolError(f"{name} must be a non-empty string: {hint}; got {shown(value)}")
     if len(value) > MAX_ID:
         raise ToolError(f"{name} is {len(value)} characters long; ids are at most {MAX_ID}: pass {hint}")
     return value
@@ -461,7 +457,7 @@ def _text(value: Any, name: str) -> str:
     if value is None:
         raise ToolError(f"{name} is missing: say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
     if not isinstance(value, str):
-        raise ToolError(f"{name} must be a string; got {_show(value)}")
+        raise ToolError(f"{name} must be a string; got {shown(value)}")
     if len(value) > MAX_TEXT:
         raise ToolError(f"{name} is {len(value)} characters long; a lesson field is at most {MAX_TEXT}: "
                         "say it in one or two sentences")
@@ -481,7 +477,7 @@ def _context(value: Any, name: str) -> dict[str, str]:
         raise ToolError(f"{name}: {exc}") from exc
     for key, text in ctx.items():
         if len(key) > MAX_KEY or len(text) > MAX_VALUE:
-            raise ToolError(f"{name} field {_show(key)} is too long (keys at most {MAX_KEY} characters, values "
+            raise ToolError(f"{name} field {shown(key)} is too long (keys at most {MAX_KEY} characters, values "
                             f"at most {MAX_VALUE}): use short labels such as task='build_fails', not free text")
     return ctx
 
