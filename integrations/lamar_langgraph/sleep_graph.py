@@ -16,7 +16,7 @@ from langgraph.types import Checkpointer, interrupt
 from typing_extensions import TypedDict  # the one LangGraph uses: mixing both kinds fails
 
 from lamar import Lamar, SleepReport
-from lamar.sleep import skip_code
+from lamar.sleep import already_applied
 from lamar.sleep.options import check_model, known
 from lamar.sleep.traces import load_traces
 from lamar_langgraph.nodes import engine
@@ -153,8 +153,7 @@ def build_sleep_graph(lamar: Lamar, model: Any = None, *, checkpointer: Checkpoi
 
 def _held_applied(lamar: Lamar, report: SleepReport) -> list[str]:
     """The ids of the report's proposals the store holds as applied (by anyone), in its order."""
-    skips = lamar.would_skip(report)
-    return [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
+    return already_applied(report, lamar.would_skip(report))
 
 
 def _overtaken(held: list[str], approved: list[str]) -> list[str]:

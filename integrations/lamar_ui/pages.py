@@ -325,18 +325,23 @@ def _number(value: Any) -> float | None:
 
 def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now: Mapping[str, Evidence | None],
                texts: Mapping[str, str], token: str, *, has_report: bool, model: str, message: str,
-               approved: Sequence[str] = ()) -> str:
+               approved: Sequence[str] = (), applied: int = 0) -> str:
     """Run sleep; each proposal with its evidence when proposed and now, side by side; approve,
     reject, apply. Decisions are written into the same report file `lamar review` writes; the
-    Apply form names the report's `approved` list as shown, so Apply acts on what was seen."""
+    Apply form names the report's `approved` list as shown, so Apply acts on what was seen.
+    `proposals` are those left to decide; `applied` counts the report's others, applied already."""
     run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
            f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'
            "</button></form>")
     head = (f'<p class="message">{escape(message)}</p>' if message else "") + run
     if not has_report:
         return head + "<p>No sleep report yet. Sleep proposes; nothing changes until you approve and apply.</p>"
-    if not proposals:
+    if not proposals and not applied:
         return head + "<p>The last sleep proposed nothing.</p>"
+    if applied:
+        head += f'<p class="applied">{plural(applied, "proposal")} already applied, not listed.</p>'
+    if not proposals:
+        return head + "<p>Nothing is left to decide; run sleep again for new proposals.</p>"
     cards = []
     for p in proposals:
         decision = decisions.get(p.id, "undecided")
@@ -350,8 +355,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
             f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(p.id)}">{label}</button></form>'
-            for d, label in (("approved", "Approve"), ("rejected", "Reject"))) if decision != "applied" else \
-            "<p>Applied to the store; run sleep again for new proposals.</p>"
+            for d, label in (("approved", "Approve"), ("rejected", "Reject")))
         cards.append(
             f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
             f'<code>{escape(p.id)}</code> <span class="decision">{decision}</span></h2>'

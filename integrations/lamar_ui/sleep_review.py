@@ -20,7 +20,7 @@ from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, decisions_problem, read_traces, save_report
 from lamar.policy.verdicts import Evidence
-from lamar.sleep.proposals import ApplyResult, SleepReport, skip_code
+from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
 from lamar_ui import pages
 
 _NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
@@ -79,24 +79,25 @@ class SleepReview:
             except LamarError as exc:  # a report edited by hand: say so, as `lamar review` does
                 problem = f"cannot read the sleep report {self.report_path}: {exc}"
                 data, report = None, SleepReport([], [], 0, 0.0, {})
-            decisions = {pid: "approved" for pid in (data or {}).get("approved", [])}
-            decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", [])})
             # Applied is a fact of the store, not of the report file: apply's own check says which
-            # (`lamar review` asks it too), so an applied proposal is not offered again, even once
-            # a compaction has folded the record of it into a checkpoint.
-            skips = self.lam.would_skip(report) if report.proposals else {}  # no report: nothing to ask
-            decisions.update({pid: "applied" for pid, why in skips.items() if skip_code(why) == "applied"})
+            # (`lamar review` and `lamar sleep` ask it too), so an applied proposal, an acknowledged
+            # contradiction sleep proposes again every night among them, is counted, not listed;
+            # so even once a compaction has folded the record of it into a checkpoint.
+            done = set(already_applied(report, self.lam.would_skip(report))) if report.proposals else set()
+            listed = [p for p in report.proposals if p.id not in done]
+            decisions = {pid: "approved" for pid in (data or {}).get("approved", []) if pid not in done}
+            decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", []) if pid not in done})
             now: dict[str, Evidence | None] = {}
-            for p in report.proposals:
+            for p in listed:
                 for i in p.experience_ids:
                     try:
                         now[i] = self.lam.evidence(i)
                     except LamarError:
                         now[i] = None
             message = "; ".join(text for text in (told, problem) if text)
-            return pages.sleep_page(report.proposals, decisions, now, self._texts(), self.token,
+            return pages.sleep_page(listed, decisions, now, self._texts(), self.token,
                                     has_report=data is not None, model=self.model or "", message=message,
-                                    approved=list((data or {}).get("approved", [])))
+                                    approved=list((data or {}).get("approved", [])), applied=len(done))
 
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 

@@ -16,7 +16,7 @@ from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorte
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
-from lamar.sleep.proposals import Proposal, SleepReport, skip_code
+from lamar.sleep.proposals import Proposal, SleepReport, already_applied, skip_code
 from lamar.storable import storable_problem
 
 if TYPE_CHECKING:
@@ -139,6 +139,9 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     mining.addFilter(said_below)
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
+        # Sleep proposes an acknowledged contradiction again every night, by the same id: the store
+        # holds it as applied, so the person reading this has nothing left to decide about it.
+        done = already_applied(report, lam.would_skip(report)) if report.proposals and not to_stdout else []
     finally:
         mining.removeFilter(said_below)
         lam.close()
@@ -149,12 +152,13 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         return 0
     if args.out is not None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        save_report(args.out, data)
-    if args.json:
-        dump_json(data)
+        save_report(args.out, data)  # every proposal: review and apply check the store themselves
+    if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
+        dump_json({**data, "already_applied": done})
         _mining_failed(report, args.out)
         return 0
-    print(f"{plural(len(report.proposals), 'proposal')}, {len(report.dropped)} dropped")
+    listed = [p for p in report.proposals if p.id not in done]
+    print(f"{plural(len(listed), 'proposal')}, {len(report.dropped)} dropped")
     mined = (data.get("summary") or {}).get("mining") or {}
     if mined.get("traces") and report.mining_error:  # the error line below says why
         print(f"  mining {plural(mined['traces'], 'trace')} failed after "
@@ -162,13 +166,15 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     elif mined.get("traces"):
         print(f"  mined {plural(mined['traces'], 'trace')} in {plural(mined.get('model_calls', 0), 'model call')}: "
               f"{plural(mined.get('candidates', 0), 'candidate lesson')}")
-    for proposal in report.proposals:
+    for proposal in listed:
         print(f"  {proposal.id:<26}  {shorten(proposal.reason, 90)}")
     for dropped in report.dropped:
         print(f"  dropped: {shorten(dropped.reason, 100)}")
+    if done:  # counted, so that nothing is left out unsaid
+        print(f"{plural(len(done), 'proposal')} already applied, not listed")
     if args.out is not None:
         print(f"saved to {args.out}; next: lamar review {args.out}, then lamar apply {args.out}")
-    elif report.proposals:
+    elif listed:
         print("nothing saved: pass --out REPORT.json to review and apply these")
     _mining_failed(report, args.out)
     return 0
@@ -252,7 +258,7 @@ def cmd_review(args: argparse.Namespace) -> int:
         except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
             print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
     # Applied is a fact of the store, whoever applied it: nothing is left to decide about it.
-    done = [p.id for p in report.proposals if p.id in skips and skip_code(skips[p.id]) == "applied"]
+    done = already_applied(report, skips)
     pending = [p for p in pending if p.id not in done]
     try:
         if report.mining_error:  # a reviewer should know what the report lacks, not only what it holds

@@ -16,7 +16,16 @@ from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.options import check_sleep_options
-from lamar.sleep.proposals import SKIP_CODES, ApplyResult, Dropped, Proposal, SkipCode, SleepReport, skip_code
+from lamar.sleep.proposals import (
+    SKIP_CODES,
+    ApplyResult,
+    Dropped,
+    Proposal,
+    SkipCode,
+    SleepReport,
+    already_applied,
+    skip_code,
+)
 from lamar.sleep.similarity import NEAR_DUPLICATE
 from lamar.sleep.traces import Trace, TraceSource, TraceWriter, load_traces
 from lamar.store import Event
@@ -241,6 +250,6 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
 
 
 __all__ = [
-    "SKIP_CODES", "ApplyResult", "Dropped", "Proposal", "SkipCode", "SleepReport", "Trace", "TraceWriter", "apply_report", "load_traces",
-    "normalize", "run_sleep", "skip_code", "would_skip",
+    "SKIP_CODES", "ApplyResult", "Dropped", "Proposal", "SkipCode", "SleepReport", "Trace", "TraceWriter",
+    "already_applied", "apply_report", "load_traces", "normalize", "run_sleep", "skip_code", "would_skip",
 ]

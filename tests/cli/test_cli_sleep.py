@@ -349,6 +349,27 @@ def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale
     assert "nothing to review" in nothing.stdout and "approve?" not in nothing.stdout
 
 
+def test_sleep_counts_an_acknowledged_contradiction_instead_of_listing_it_every_night(run_cli, store, make_report,
+                                                                                     strict_json):
+    # Sleep proposes it again, by the same id, as long as both lessons stand; `lamar sleep` listed it
+    # every night among what is left to review, though review and apply pass it over as applied.
+    chosen = proposal_ids(make_report(store))
+    assert run_cli("apply", store.with_name("report.json"), "--store", store,
+                   "--only", chosen["contradiction"]).returncode == 0
+    out = run_cli("sleep", "--store", store, "--out", store.with_name("night2.json"))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 proposal, 0 dropped\n") and chosen["contradiction"] not in out.stdout
+    assert f"  {chosen['merge']}" in out.stdout and "\n1 proposal already applied, not listed\n" in out.stdout
+    saved = strict_json(store.with_name("night2.json").read_text())  # the file holds the whole report
+    assert sorted(p["id"] for p in saved["proposals"]) == sorted(chosen.values()) and "already_applied" not in saved
+    as_json = strict_json(run_cli("sleep", "--store", store, "--json").stdout)
+    assert as_json["already_applied"] == [chosen["contradiction"]]
+    assert {k: v for k, v in as_json.items() if k not in ("already_applied", "created")} == \
+        {k: v for k, v in saved.items() if k != "created"}
+    piped = strict_json(run_cli("sleep", "--store", store, "--out", "-").stdout)  # the report alone, as saved
+    assert "already_applied" not in piped and len(piped["proposals"]) == 2
+
+
 def test_review_of_a_report_wholly_applied_says_to_sleep_again(run_cli, json_store, make_report):
     # It said "--again reviews every proposal afresh", and --again then asked about nothing.
     report = make_report(json_store)

@@ -58,7 +58,33 @@ def test_proposals_applied_with_a_compaction_are_not_offered_again(tmp_path: Pat
         assert len(lam.apply(report).applied) == 2
     with serving(path) as url:
         page = _get(url, "/sleep")
-    assert page.count('class="proposal applied"') == 2 and ">Approve<" not in page, page[-800:]
+    assert 'class="proposal' not in page and ">Approve<" not in page, page[-800:]
+    assert "2 proposals already applied, not listed." in page
+
+
+@pytest.mark.parametrize("name", ["lessons.db", "lessons.json"])
+def test_a_contradiction_acknowledged_once_is_counted_not_listed_every_night(tmp_path: Path, name: str) -> None:
+    # Sleep proposes an acknowledged contradiction again, by the same id, as long as both lessons
+    # stand: the page showed it again after every Run sleep, as a card with nothing left to click.
+    path = tmp_path / name
+    with Lamar(str(path)) as lam:
+        for action in ("raise the test timeout", "run the failing test alone first"):
+            lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+    with serving(path) as url:
+        assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 2 proposals")
+        cards = dict(re.findall(r'<section class="proposal \w+" data-id="([^"]+)"><h2>(\w+)', _get(url, "/sleep")))
+        (contradiction,) = [pid for pid, kind in cards.items() if kind == "contradiction"]
+        _get(url, "/sleep/decide", {"proposal": contradiction, "decision": "approved"})
+        assert _message(_get(url, "/sleep/apply", _apply_form(_get(url, "/sleep")))) == "applied 1, skipped 0"
+        assert _message(_get(url, "/sleep/run", {})).startswith("sleep made 2 proposals")  # the next night
+        page = _get(url, "/sleep")
+    saved = json.loads(Path(f"{path}.sleep-report.json").read_text())
+    assert sorted(p["id"] for p in saved["proposals"]) == sorted(cards)  # the report file holds every proposal
+    listed = re.findall(r'<section class="proposal (\w+)" data-id="([^"]+)"', page)
+    assert listed == [("undecided", next(pid for pid in cards if pid != contradiction))], page[-800:]
+    assert "1 proposal already applied, not listed." in page and contradiction not in page
 
 
 def test_a_decision_list_edited_into_another_type_is_said_not_read_letter_by_letter(tmp_path: Path) -> None:

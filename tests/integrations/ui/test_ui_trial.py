@@ -107,13 +107,12 @@ def test_an_applied_proposal_is_not_offered_again(server: str, browser) -> None:
     browser.find_element(By.XPATH, "//button[normalize-space()='Approve']").click()
     WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.approved"))
     browser.find_element(By.XPATH, "//button[normalize-space()='Apply 1 approved proposal']").click()
-    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "section.proposal.applied"))
+    WebDriverWait(browser, 10).until(lambda d: d.find_elements(By.CSS_SELECTOR, "p.applied"))
     assert browser.find_element(By.CSS_SELECTOR, ".message").text == "applied 1, skipped 0"
-    card = browser.find_element(By.CSS_SELECTOR, "section.proposal")
-    assert card.find_element(By.CSS_SELECTOR, ".decision").text == "applied"
-    assert card.find_elements(By.TAG_NAME, "button") == []
+    assert browser.find_element(By.CSS_SELECTOR, "p.applied").text == "1 proposal already applied, not listed."
+    assert browser.find_elements(By.CSS_SELECTOR, "section.proposal") == []
     assert not browser.find_elements(By.XPATH, "//button[starts-with(normalize-space(), 'Apply')]")
-    assert "Nothing approved is waiting to be applied." in browser.page_source
+    assert "Nothing is left to decide; run sleep again for new proposals." in browser.page_source
 
 
 def test_a_long_word_wraps_instead_of_scrolling_the_page(server: str, browser) -> None:  # noqa: F811
