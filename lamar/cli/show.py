@@ -79,6 +79,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             "history": [{"time": t, "event": text} for t, text in trail],
             "trajectory": [p.to_dict() for p in past.points],
             "injected_in": [a.to_dict() for a in injected],
+            # --json reads the whole log: what it lacks of the count, a checkpoint took out of the log.
+            "injected_before_checkpoint": max(0, past.injected_in - len(injected)),
             "held_out_in": past.held_out_in,
         })
         return 0

@@ -3,6 +3,7 @@ same as a scan of the whole log."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -91,3 +92,24 @@ def test_show_says_a_checkpoint_compacted_the_earlier_episodes_rather_than_sendi
     assert (f"(the {counted - len(listed)} before the store's last checkpoint are no longer in its log; "
             f"their outcomes stay in the evidence)") in out.stdout
     assert out.stdout.count(" shipped (+1.00)") == len(listed)
+
+
+def test_show_json_counts_the_episodes_a_checkpoint_took_out_of_the_log(run_cli: Run, store_location: str) -> None:
+    # The text said how many were no longer in the log; the JSON listed fewer with nothing to say why.
+    lam = Lamar(store_location, k=1, seed=2)
+    rare = lam.add(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+    for _ in range(6):
+        lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    before = json.loads(run_cli("show", rare, "--store", store_location, "--json").stdout)
+    assert before["injected_before_checkpoint"] == 0 and before["injected_in"]
+    assert lam.checkpoint()
+    for _ in range(3):
+        lam.report(lam.recall({"task": "build"}).episode_id, Signal.SHIPPED)
+    counted, listed = lam.history(rare).injected_in, latest_appearances(lam, rare, None)
+    lam.close()
+    assert 0 < len(listed) < counted
+    out = run_cli("show", rare, "--store", store_location, "--json")
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert len(shown["injected_in"]) == len(listed)
+    assert shown["injected_before_checkpoint"] == counted - len(listed)
