@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, rules_folder
+from lamar_claude_code.fitting import fit_prompt, fitting
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
 from lamar_claude_code.state import (
     locked_state,
@@ -27,7 +28,6 @@ from lamar_claude_code.state import (
 
 if TYPE_CHECKING:
     from lamar import Lamar
-    from lamar.experience import Experience
 
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
@@ -36,7 +36,6 @@ GIT_SIGNALS = ("shipped", "reverted")
 _TRACING = frozenset({"SessionStart", "Stop", "SessionEnd"})  # not a prompt or a tool call: the agent waits on those
 _SESSION_TTL = 30 * 86400.0
 _SETTLE_AT_ONCE = 20  # episodes git looks at per event (the most recent)
-_SHORTEST = 8  # characters of a lesson's field that fit_prompt keeps, however little room there is
 _RECALL_WINDOW = 60.0  # seconds: Claude Code's longest default hook timeout; no hook process outlives it
 
 
@@ -242,45 +241,6 @@ def _expire_orphan(state: dict[str, Any], lam: Callable[[], Lamar], paths: Paths
     except (LookupError, TypeError, ValueError):
         pass  # an intent of the wrong shape (a hand edit) names no episode; the store lost the one it names
     del state["recalling"]
-
-
-def fit_prompt(experiences: list[Experience], max_chars: int) -> str:
-    """The fenced lessons, every one of them shown, shortened evenly if the whole exceeds `max_chars`;
-    "" when even each field cut to its shortest does not fit."""
-    from lamar.recall import render_prompt
-
-    text = render_prompt(experiences)
-    share = 1.0
-    while len(text) > max_chars:
-        share *= 0.8
-        shorter = render_prompt([_shorten(e, share) for e in experiences])
-        if shorter == text:
-            break  # every field is at its shortest
-        text = shorter
-    return text if len(text) <= max_chars else ""
-
-
-@functools.cache
-def fitting(max_chars: int, k: int) -> int:
-    """How many lessons (at most `k`) fit in `max_chars` when each is cut as short as `fit_prompt` cuts."""
-    from lamar.experience import Experience
-    from lamar.recall import render_prompt
-
-    longest = Experience("p" * (_SHORTEST + 1), "a" * (_SHORTEST + 1), "r" * (_SHORTEST + 1))
-    shortest = _shorten(longest, 0.0)
-    count = 0
-    while count < k and len(render_prompt([shortest] * (count + 1))) <= max_chars:
-        count += 1
-    return count
-
-
-def _shorten(exp: Experience, share: float) -> Experience:
-    def cut(value: str) -> str:
-        keep = max(_SHORTEST, int(len(value) * share))
-        return value if len(value) <= keep else value[:keep].rstrip() + "…"
-
-    return dataclasses.replace(exp, precondition=cut(exp.precondition), action=cut(exp.action),
-                               rationale=cut(exp.rationale) if exp.rationale else "")
 
 
 def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, repo: str | None) -> None:

@@ -182,7 +182,7 @@ def test_the_hook_path_imports_only_the_standard_library_and_lamar(hook: Hook, r
 def test_long_lessons_are_all_shown_within_the_size_limit() -> None:
     from lamar import Experience
     from lamar.recall import FENCE_CLOSE, FENCE_OPEN
-    from lamar_claude_code.episodes import fit_prompt
+    from lamar_claude_code.fitting import fit_prompt
 
     lessons = [Experience(f"situation {i} " + "detail " * 800, f"action {i} " + "step " * 900,
                           "reason " * 300, id=f"exp_{i}") for i in range(3)]
@@ -195,7 +195,7 @@ def test_long_lessons_are_all_shown_within_the_size_limit() -> None:
 
 def test_the_smallest_max_chars_holds_the_fence_and_one_lesson_cut_short() -> None:
     from lamar_claude_code.config import MIN_CONTEXT_CHARS
-    from lamar_claude_code.episodes import fitting
+    from lamar_claude_code.fitting import fitting
 
     assert fitting(MIN_CONTEXT_CHARS, 3) == 1 and fitting(MIN_CONTEXT_CHARS - 1, 3) == 0
     assert fitting(10_000, 3) == 3
