@@ -123,6 +123,8 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
             out = _on_prompt(state, payload, session, cwd, repo, config, lam, paths, budget, now)
         elif event == "PostToolUse":
             _on_edit(state, payload, session, repo)
+        elif event == "Stop":
+            _on_stop(state, session)
         elif event == "SessionEnd":
             _on_end(state, session, lam, paths, now)
         if event in _TRACING:
@@ -193,7 +195,7 @@ def _on_prompt(state: dict[str, Any], payload: Mapping[str, Any], session: str, 
     state["episodes"][rec.episode_id] = {
         "session": session, "repo": repo, "time": now, "files": [], "signal": None, "commit": None,
         "audit": [], "context": context, "injected": rec.ids if shown else [], "delivered": shown,
-        "prompt_key": prompt_key(prompt),
+        "prompt_key": prompt_key(prompt), "turn": "open",
     }
     count = int(previous.get("count", 0)) + 1 if previous else 1
     # No prompt text is kept (a prompt may hold a pasted secret): hashed words tell a re-ask,
@@ -275,14 +277,49 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         record["base"] = head_commit(repo)  # None: no commit yet, every commit is later
 
 
+def _on_stop(state: dict[str, Any], session: str) -> None:
+    record = state["episodes"].get(state["sessions"].get(session, {}).get("episode"))
+    # "cut": an SDK session ended for idling while its turn ran; the turn finished after all.
+    if record is not None and record.get("turn") in ("open", "cut"):
+        record["turn"] = "done"  # Claude answered: the session's end may read its silence as acceptance
+
+
 def _on_end(state: dict[str, Any], session: str, lam: Callable[[], Lamar], paths: Paths, now: float) -> None:
     info = state["sessions"].get(session)
     if not info:
         return
-    record = state["episodes"].get(info.get("episode"))
-    if record is not None and record.get("signal") is None:
-        _report(state, info["episode"], "accepted", "the session ended without a correction", lam, paths, now)
+    episode = info.get("episode")
+    record = state["episodes"].get(episode)
+    if record is None or record.get("signal") is not None:
+        return
+    if record.get("turn") == "open":
+        # No Stop came: the run was killed (SIGTERM, Ctrl+C) or its turn failed, and Claude Code ends such a
+        # session with the same SessionEnd as any other. An unfinished answer was not accepted: it teaches
+        # nothing, and a resumed session's next prompt or git may still settle it.
+        _expire(state, episode, "the session ended before its turn finished (no Stop came)", lam, paths, now)
+        record["turn"] = "cut"
+    elif record.get("turn") != "cut":
+        _report(state, episode, "accepted", "the session ended without a correction", lam, paths, now)
         record["by_end"] = True
+
+
+def _expire(state: dict[str, Any], episode_id: str, why: str, lam: Callable[[], Lamar], paths: Paths,
+            now: float) -> None:
+    """Record that an episode gets no outcome for now (a later report still replaces it) and audit why."""
+    from lamar import UnknownEpisode
+
+    record = state["episodes"][episode_id]
+    if not record.get("delivered", True):
+        return
+    try:
+        expired = lam().expire(episode_id, why)
+    except UnknownEpisode:
+        state["episodes"].pop(episode_id, None)
+        log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
+        return
+    if expired:
+        record.setdefault("audit", []).append([now, "expired", why])
+        log_line(paths.log, f"expired {episode_id}: {why}", now=now)
 
 
 def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: str, event: str, paths: Paths,

@@ -23,7 +23,8 @@ class SessionHooks(dict[str, list[HookMatcher]]):
 
     `await hooks.end()`, or leaving `async with hooks:`, once the client or `query()` is done, does
     what Claude Code's SessionEnd does: it traces each session's last turn (the one no next prompt
-    closes) and reports that turn's episode, still without an outcome, as accepted. A session with
+    closes) and reports that turn's episode, still without an outcome, as accepted, or expires it
+    when no Stop came (the turn never finished). A session with
     no event for `idle` seconds, or the least recently active past `max_sessions` open ones, is
     ended the same way by the next event, so a service that never calls `end()` stays bounded;
     not while an event of its own is still being handled.

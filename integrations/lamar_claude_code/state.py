@@ -64,7 +64,7 @@ _TEXT_OR_NONE = (str, type(None))
 _EPISODE_FIELDS: dict[str, Any] = {
     "session": str, "repo": _TEXT_OR_NONE, "time": _NUMBER, "files": list, "signal": _TEXT_OR_NONE,
     "commit": _TEXT_OR_NONE, "base": _TEXT_OR_NONE, "audit": list, "context": dict, "injected": list,
-    "delivered": bool, "by_end": bool, "prompt_key": str, "trace": str,
+    "delivered": bool, "by_end": bool, "prompt_key": str, "trace": str, "turn": str,
 }
 _SESSION_FIELDS: dict[str, Any] = {
     "episode": str, "words": list, "repo": _TEXT_OR_NONE, "time": _NUMBER, "count": int, "traced": int,

@@ -1,6 +1,7 @@
 """A local stand-in for the Anthropic Messages API, so the real Claude Code binary runs offline.
 
-The first turn of a prompt that names a file to create answers with a Write tool call; every
+The first turn of a prompt that names a file to create answers with a Write tool call; one that
+says "hang-forever" then gets an answer that starts and never ends (until the server stops); every
 other request gets a short text. Enough for Claude Code to fire its real hooks with real payloads.
 """
 
@@ -52,6 +53,8 @@ def _texts(request: dict[str, Any]) -> tuple[str, bool]:
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     cwd = "."
+    hanging: threading.Event  # set once an answer hangs: the turn is under way
+    stopped: threading.Event  # set when the server stops: a hanging answer lets go
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
@@ -67,6 +70,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             path = f"{self.cwd}/{wanted.group(1)}"
             data = _message([{"type": "tool_use", "id": "toolu_fake1", "name": "Write",
                               "input": {"file_path": path, "content": "VALUE = 1\n"}}], "tool_use")
+        elif request.get("tools") and "hang-forever" in text:
+            return self._hang()
         else:
             data = _message([{"type": "text", "text": "Done."}], "end_turn")
         self.send_response(200)
@@ -74,6 +79,16 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("content-length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _hang(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.end_headers()
+        start = _message([], "end_turn").split(b"\n\n")[0] + b"\n\n"  # message_start, then nothing more
+        self.wfile.write(start)
+        self.wfile.flush()
+        self.hanging.set()
+        self.stopped.wait(120)
 
     def _json(self, value: Any) -> None:
         data = json.dumps(value).encode()
@@ -87,9 +102,22 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def serve(cwd: str) -> tuple[http.server.ThreadingHTTPServer, str]:
+class Server(http.server.ThreadingHTTPServer):
+    """The stand-in; `hanging` is set once an answer hangs, and `shutdown` lets such an answer go."""
+
+    hanging: threading.Event
+    stopped: threading.Event
+
+    def shutdown(self) -> None:
+        self.stopped.set()
+        super().shutdown()
+
+
+def serve(cwd: str) -> tuple[Server, str]:
     """Start the server in a thread; returns it and its base URL."""
-    handler = type("Handler", (_Handler,), {"cwd": cwd})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    hanging, stopped = threading.Event(), threading.Event()
+    handler = type("Handler", (_Handler,), {"cwd": cwd, "hanging": hanging, "stopped": stopped})
+    server = Server(("127.0.0.1", 0), handler)
+    server.hanging, server.stopped = hanging, stopped
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -87,7 +87,7 @@ def test_a_locked_trace_file_costs_the_events_traces_not_the_event(hook: Hook, r
 
     transcript = str(_transcript(tmp_path, "s1"))
     events = [payload("UserPromptSubmit", "s1", repo, prompt=FIRST), payload("UserPromptSubmit", "s1", repo, prompt=SECOND),
-              payload("SessionEnd", "s1", repo, reason="other")]
+              payload("Stop", "s1", repo, stop_hook_active=False), payload("SessionEnd", "s1", repo, reason="other")]
     for event in events:
         event["transcript_path"] = transcript
     traces = hook.store.with_name(hook.store.name + ".claude-code.traces.jsonl")
@@ -99,12 +99,13 @@ def test_a_locked_trace_file_costs_the_events_traces_not_the_event(hook: Hook, r
             assert (done.returncode, done.stderr) == (0, b"")
         assert traces.read_bytes() == b""
     lines = [line.split(" ", 1)[1] for line in hook.log_file.read_text().splitlines() if " settled " not in line]
-    assert lines == [(f"no traces for session s1: StoreError: cannot append a trace to {traces}: another process "
-                      "holds its lock past the 0.5 s wait; nothing was written: try again once that writer is done")]  # the end's
+    assert lines == 2 * [(f"no traces for session s1: StoreError: cannot append a trace to {traces}: another process "
+                          "holds its lock past the 0.5 s wait; nothing was written: try again once that writer "
+                          "is done")]  # the Stop's and the end's
     state = hook.state()
     assert state["last"]["event"] == "SessionEnd"  # the events themselves went on
     assert len(state["episodes"]) == 2
-    _run(hook, json.dumps(events[2]).encode())  # a later event writes what they could not
+    _run(hook, json.dumps(events[3]).encode())  # a later event writes what they could not
     assert [t.id for t in load_traces(traces)] == ["cc-s1-1", "cc-s1-2"]
 
 

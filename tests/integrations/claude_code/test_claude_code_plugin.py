@@ -94,6 +94,7 @@ def test_the_hook_creates_its_store_on_first_use_readable_by_its_owner_only(tmp_
            "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
     for event in (payload("SessionStart", "s1", repo, source="startup"),
                   payload("UserPromptSubmit", "s1", repo, prompt="add a version file"),
+                  payload("Stop", "s1", repo, stop_hook_active=False),
                   payload("SessionEnd", "s1", repo, reason="other")):
         done = _launch(event, env)
         assert done.returncode == 0, done.stderr

@@ -279,6 +279,7 @@ def test_a_resumed_session_can_still_correct_its_last_prompt(hook: Hook, repo: P
     from lamar import Lamar
 
     hook(payload("UserPromptSubmit", "r1", repo, prompt="add a health check endpoint"))
+    hook(payload("Stop", "r1", repo, stop_hook_active=False))
     hook(payload("SessionEnd", "r1", repo, reason="prompt_input_exit"))
     hook(payload("SessionStart", "r1", repo, source="resume"))
     hook(payload("UserPromptSubmit", "r1", repo, prompt="no, that's wrong: it must not need a login"))

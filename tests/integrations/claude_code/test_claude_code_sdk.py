@@ -169,6 +169,9 @@ async def test_an_end_returns_once_the_sessions_are_ended_even_while_another_end
     prompt = UserPromptSubmitHookInput(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
                                        hook_event_name="UserPromptSubmit", prompt="fix the build")
     await hooks["UserPromptSubmit"][0].hooks[0](prompt, None, HookContext(signal=None))
+    stop = StopHookInput(session_id="s", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
+                         hook_event_name="Stop", stop_hook_active=False)
+    await hooks["Stop"][0].hooks[0](stop, None, HookContext(signal=None))  # the turn finished
     (episode,) = _episodes(tmp_path)
     lock = os.open(tmp_path / "state" / "claude-code.state.json.lock", os.O_RDWR)
     try:

@@ -41,6 +41,7 @@ def test_sessions_become_traces_that_sleep_mines(hook: Hook, repo: Path, tmp_pat
         transcript = _transcript(tmp_path, session)
         for event in (payload("UserPromptSubmit", session, repo, prompt=FIRST),
                       payload("UserPromptSubmit", session, repo, prompt=SECOND),
+                      payload("Stop", session, repo, stop_hook_active=False),  # the turn finished
                       payload("SessionEnd", session, repo, reason="other")):
             event["transcript_path"] = str(transcript)
             assert hook(event).returncode == 0
@@ -102,6 +103,7 @@ def test_text_cut_inside_an_emoji_costs_no_trace(hook: Hook, repo: Path, tmp_pat
     transcript.write_text(text)
     for event in (payload("UserPromptSubmit", "cut", repo, prompt=FIRST),
                   payload("UserPromptSubmit", "cut", repo, prompt=SECOND),
+                  payload("Stop", "cut", repo, stop_hook_active=False),
                   payload("SessionEnd", "cut", repo, reason="other")):
         event["transcript_path"] = str(transcript)
         assert hook(event).returncode == 0
