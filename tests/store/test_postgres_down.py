@@ -3,11 +3,13 @@ that fail open go on), while a busy server that answers is still waited for."""
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from typing import Any
 
 import psycopg
 import pytest
@@ -244,6 +246,50 @@ def test_a_server_out_of_connection_slots_is_waited_for_once_and_says_what_to_do
                     assert 1.4 < time.monotonic() - started < 2.9
                 with pytest.raises(StoreError, match="cannot open .*too many connections for role.*CONNECTION LIMIT"):
                     PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=fold, user=role))
+            assert store.read() == []
+            store.close()
+    finally:
+        drop_namespaces(postgres_url, namespace)
+
+
+class _German:
+    """psycopg, whose connect refused says the real server's words as its German catalogue does (a
+    server whose lc_messages is de_DE): the refusal and its SQLSTATE stay the server's own."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(psycopg, name)
+
+    @staticmethod
+    def connect(*args: Any, **kwargs: Any) -> psycopg.Connection:
+        try:
+            return psycopg.connect(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            english = str(exc)
+            german = re.sub(r'too many connections for role "(.*)"', r"zu viele Verbindungen von Rolle »\1«", english)
+            assert german != english
+            raise psycopg.OperationalError(german) from None
+
+
+def test_a_server_out_of_slots_in_another_language_is_waited_for_not_taken_for_down(postgres_url: str) -> None:
+    """Refused in words Lamar does not read, the connection is still the server's answer (libpq's
+    ping tells it by its SQLSTATE): the read waits out `timeout` once and quotes the server's words."""
+    namespace = unique_namespace("slots")
+    url = namespace_url(postgres_url, namespace, lamar_fold="off")
+    PostgresStore(url).close()
+    try:
+        with _scarce_role(postgres_url, 1) as role:
+            store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=2,
+                                  timeout=1.5)
+            assert store.read() == []
+            store.connections.pg = _German()  # type: ignore[assignment]
+            refused = (r"within 1\.5 s: the server refused a connection \(.*zu viele Verbindungen von Rolle ».*«\); "
+                       r"nothing was sent, so nothing of this call was kept\. If its words say it has no connection "
+                       r"slot left, close idle connections of other clients")
+            with store.connections.connection():
+                started = time.monotonic()
+                with pytest.raises(StoreError, match=refused):
+                    store.read()
+                assert 1.4 < time.monotonic() - started < 2.9
             assert store.read() == []
             store.close()
     finally:

@@ -16,7 +16,7 @@ from lamar.extras import needs_extra
 from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.postgres import server_errors
-from lamar.store.postgres.server_errors import OUT_OF_SLOTS, RUN_AGAIN, RUN_AGAIN_AFTER, advice, out_of_slots
+from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
 from lamar.store.postgres.wire import keyed
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Connections:
         self._probe_lock = threading.Lock()
         # The server found down: until when, why, and whether it refused at once.
         self._down: tuple[float, str, bool] | None = None
-        self._refused: str | None = None  # the last direct connection refused for want of slots: why
+        self._refused: str | None = None  # the last direct connection the server refused: its words
         self._closed = False
         self._close_lock = threading.Lock()
         self._in_use: set[Connection[Any]] = set()  # all of them in use: a wait for one fails without a retry
@@ -248,8 +248,8 @@ class Connections:
     def _answers(self) -> bool:
         """Whether the server answers a connection of its own (one asker at a time: threads
         waiting on a busy pool do not all open one). An answer that refuses it (too many clients,
-        authentication) still means the server is there, and one refused for want of slots (which
-        libpq reports with no SQLSTATE) is noted in `_refused`; only no answer marks it down. A server
+        authentication; libpq reports it with no SQLSTATE) still means the server is there, and is
+        noted in `_refused`; only no answer marks it down. A server
         that refused at once is cheap to ask again; one that let the connect time out is not
         asked again for `_DOWN_FOR` seconds."""
         with self._probe_lock:
@@ -260,12 +260,11 @@ class Connections:
             try:
                 self._direct().close()
             except self.pg.OperationalError as exc:
-                if out_of_slots(exc):
-                    self._refused = reason(exc)
-                elif exc.sqlstate is None:
-                    now = time.monotonic()
+                now = time.monotonic()
+                if exc.sqlstate is None and not server_errors.answered(self.pg, self._conninfo, exc, now - asked):
                     self._down = (now + _DOWN_FOR, reason(exc), now - asked < 0.5)
                     return False
+                self._refused = reason(exc) if exc.sqlstate is None else None
             except self.pg.Error:
                 pass
             self._down = None
@@ -286,7 +285,7 @@ class Connections:
             why = f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other calls"
             fix = "give the store a pool_size of at least the number of threads that call it at once, or a longer timeout"
         else:
-            why, fix = f"the server has no connection slot left ({refused})", OUT_OF_SLOTS
+            why, fix = server_errors.refusal(refused)
         text = (f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, so nothing "
                 f"of this call was kept. {fix[0].upper()}{fix[1:]}")
         return StoreError(text) if refused is None else server_errors.NoSlot(text, refused)

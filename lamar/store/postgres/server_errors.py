@@ -4,6 +4,7 @@ succeed if run again, whether a refused connection was for want of slots, and wh
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from lamar._errors import StoreError
 
@@ -24,11 +25,15 @@ _ADVICE = {"57014": "the server cancelled the statement (its statement_timeout, 
 
 
 # A connection the server refuses for want of slots (SQLSTATE 53300), told by its message: libpq
-# hands psycopg no SQLSTATE for an error raised while connecting.
+# hands psycopg no SQLSTATE for an error raised while connecting, and the server words it in its
+# own lc_messages before a session's settings apply.
 _NO_SLOT = re.compile(r"too many (clients|connections)|connection slots are reserved", re.IGNORECASE)
 OUT_OF_SLOTS = ("close idle connections of other clients, give the stores that share the server a smaller "
                 "pool_size (or put a pooler such as PgBouncer in front of it), or raise the role's CONNECTION "
                 "LIMIT or the server's max_connections")
+# A refused connect that took longer than this (seconds) waited out a connect timeout: the server
+# did not answer, and asking it again would wait as long.
+_ANSWER_WITHIN = 1.0
 
 
 # What to do about a connection refused while opening the store, told by libpq's message (which
@@ -42,7 +47,8 @@ _OPENING = ((re.compile(r'database "(.*)" does not exist'),
 
 
 class NoSlot(StoreError):
-    """No connection within `timeout`: the server refused one for want of slots (`refused`: its words)."""
+    """No connection within `timeout`: the server refused one, for want of slots if its words say so
+    in English (`refused`: its words)."""
 
     def __init__(self, message: str, refused: str) -> None:
         super().__init__(message)
@@ -51,14 +57,37 @@ class NoSlot(StoreError):
     def unsettled(self, lost: str, what: str) -> StoreError:
         """The error of a write whose COMMIT went unanswered (`lost`), which no connection could ask
         about: the one that lost it may hold the slot until the server finds it gone."""
-        return StoreError(f"{lost} and could not learn whether the write was kept ({what}): the server has no "
-                          f"connection slot left to ask on ({self.refused}); read the store before writing it "
-                          f"again; to free a slot, {OUT_OF_SLOTS}")
+        why, fix = refusal(self.refused, " to ask on")
+        fix = f"to free a slot, {fix}" if _NO_SLOT.search(self.refused) else fix
+        return StoreError(f"{lost} and could not learn whether the write was kept ({what}): {why}; read the "
+                          f"store before writing it again; {fix}")
 
 
 def out_of_slots(exc: BaseException) -> bool:
     """Whether a connection was refused because the server, the database or the role has no slot left."""
     return bool(_NO_SLOT.search(str(exc)))
+
+
+def answered(pg: Any, conninfo: str, exc: BaseException, took: float) -> bool:
+    """Whether a connection refused after `took` seconds was refused by a server that answered: out
+    of slots by its words, or else by libpq's ping, which tells a server's refusal by the SQLSTATE
+    it carries, in any language (a connect that timed out is not asked again)."""
+    if out_of_slots(exc):
+        return True
+    if took >= _ANSWER_WITHIN:
+        return False
+    params = {} if "connect_timeout" in pg.conninfo.conninfo_to_dict(conninfo) else {"connect_timeout": 2}
+    ping = pg.pq.PGconn.ping(pg.conninfo.make_conninfo(conninfo, **params).encode())
+    return bool(ping in (pg.pq.Ping.OK, pg.pq.Ping.REJECT))
+
+
+def refusal(refused: str, purpose: str = "") -> tuple[str, str]:
+    """What a refused connection (`refused`: the server's words; `purpose`: " to ask on"...) means,
+    and what to do."""
+    if _NO_SLOT.search(refused):
+        return f"the server has no connection slot left{purpose} ({refused})", OUT_OF_SLOTS
+    return (f"the server refused a connection{purpose} ({refused})",
+            f"if its words say it has no connection slot left, {OUT_OF_SLOTS}")
 
 
 def opening_advice(exc: BaseException) -> str:
@@ -80,4 +109,5 @@ def advice(exc: object) -> str:
     return f"; {found}" if found else ""
 
 
-__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "opening_advice", "out_of_slots"]
+__all__ = ["OUT_OF_SLOTS", "RUN_AGAIN", "RUN_AGAIN_AFTER", "NoSlot", "advice", "answered", "opening_advice",
+           "out_of_slots", "refusal"]
