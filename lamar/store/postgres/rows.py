@@ -34,13 +34,13 @@ if TYPE_CHECKING:
 # transaction stays open while the client folds, so none holds back the pruning of the rows' old
 # versions. Otherwise (a status, a scope, a merge) the read begins the write's transaction and
 # learns its xid, by which a COMMIT whose answer is lost is settled.
-_READ = """BEGIN;
-SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
-    %(locking)s, %(lock)s, true, %(ticket)s)"""
+_FOLD_INPUTS = """SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[],
+    %(episodes)s::text[], %(locking)s, %(lock)s, true, %(ticket)s)"""
+_READ = f"BEGIN;\n{_FOLD_INPUTS}"
 # An add's read begins its transaction under the namespace's add lock (`locks.ADDS_LOCK`) and then counts the rows, each
 # statement seeing every add before it committed: its lessons' creation ranks, which the log's order gives them again.
-_READ_ADD = _READ.replace("BEGIN;", "BEGIN;\nSELECT pg_advisory_xact_lock(%(adds)s, hashtext(%(ns)s));") + \
-    ";\nSELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s"
+_READ_ADD = (f"BEGIN;\nSELECT pg_advisory_xact_lock(%(adds)s, hashtext(%(ns)s));\n{_FOLD_INPUTS};\n"
+             "SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s")
 _READ_ALONE = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
 SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
     false, %(lock)s, false, %(ticket)s);
