@@ -287,3 +287,41 @@ def test_a_stream_read_to_its_end_stays_open_for_its_outcome() -> None:
     assert "".join(chunks) == "clear the cache and build again"
     assert [p.episode_id for p in lam.pending()] == handler.episodes(run_id)
     assert not handler.implicit_signals(run_id).failed
+
+
+def test_a_lone_generator_streamed_and_closed_early_tells_the_handler_nothing_and_its_episode_stays_pending() -> None:
+    """The known limit under "Failed runs" (docs/langchain.md): LangChain swallows the GeneratorExit and ends
+    the run as a generator that yielded nothing ends it, with no part still running; the bound
+    episode stays pending. Should LangChain ever tell the two apart, this test fails, and the limit can go."""
+    from langchain_core.callbacks import BaseCallbackHandler
+    from langchain_core.runnables import RunnableGenerator
+
+    class Told(BaseCallbackHandler):
+        def __init__(self) -> None:
+            self.calls: list[tuple[str, Any]] = []
+
+        def on_chain_end(self, outputs: Any, **kwargs: Any) -> None:
+            self.calls.append(("end", outputs))
+
+        def on_chain_error(self, error: BaseException, **kwargs: Any) -> None:
+            self.calls.append(("error", type(error).__name__))
+
+    def answer(_: Any) -> Any:
+        yield "clear the cache"
+        yield " and build again"
+
+    def nothing(_: Any) -> Any:
+        yield from ()
+
+    lam = engine()
+    handler, closed, ended = LamarCallbackHandler(lam), Told(), Told()
+    run_id, episode = uuid.uuid4(), lam.recall({"project": "trace"}).episode_id
+    handler.bind(run_id, episode)
+    stream = RunnableGenerator(answer).stream("the build fails", {"callbacks": [handler, closed], "run_id": run_id})
+    assert next(stream) == "clear the cache"
+    stream.close()
+    assert list(RunnableGenerator(nothing).stream("the build fails", {"callbacks": [ended]})) == []
+    assert closed.calls == ended.calls == [("end", None)]
+    handler.flush()
+    assert [p.episode_id for p in lam.pending()] == [episode]
+    assert handler.trace(run_id).metadata["error"] == ""
