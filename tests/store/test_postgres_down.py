@@ -270,21 +270,29 @@ class _German:
             raise psycopg.OperationalError(german) from None
 
 
-def test_a_server_out_of_slots_in_another_language_is_waited_for_not_taken_for_down(postgres_url: str) -> None:
-    """Refused in words Lamar does not read, the connection is still the server's answer (libpq's
-    ping tells it by its SQLSTATE): the read waits out `timeout` once and quotes the server's words."""
+@pytest.mark.parametrize("refusal", ["slots-in-german", "no-login"])
+def test_a_connection_the_server_refuses_in_any_words_is_waited_for_not_taken_for_down(
+        postgres_url: str, refusal: str) -> None:
+    """Refused in words Lamar does not read (out of slots in German; a role no longer allowed to log
+    in), the connection is still the server's answer (libpq's ping tells it by its SQLSTATE): the read
+    waits out `timeout` once and quotes the server's words, with what to do if they say no slot is left."""
     namespace = unique_namespace("slots")
     url = namespace_url(postgres_url, namespace, lamar_fold="off")
     PostgresStore(url).close()
     try:
-        with _scarce_role(postgres_url, 1) as role:
+        with _scarce_role(postgres_url, 1) as role:  # its store's pooled connection takes the one slot
             store = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold="off", user=role), pool_size=2,
                                   timeout=1.5)
             assert store.read() == []
-            store.connections.pg = _German()  # type: ignore[assignment]
-            refused = (r"within 1\.5 s: the server refused a connection \(.*zu viele Verbindungen von Rolle ».*«\); "
-                       r"nothing was sent, so nothing of this call was kept\. If its words say it has no connection "
-                       r"slot left, close idle connections of other clients")
+            if refusal == "slots-in-german":
+                store.connections.pg = _German()  # type: ignore[assignment]
+                words = "zu viele Verbindungen von Rolle ».*«"
+            else:
+                with psycopg.connect(postgres_url, autocommit=True) as conn:
+                    conn.execute(f'ALTER ROLE "{role}" NOLOGIN')
+                words = "role .* is not permitted to log in"
+            refused = (rf"within 1\.5 s: the server refused a connection \(.*{words}\); nothing was sent, so nothing "
+                       r"of this call was kept\. If its words say it has no connection slot left, close idle connections")
             with store.connections.connection():
                 started = time.monotonic()
                 with pytest.raises(StoreError, match=refused):

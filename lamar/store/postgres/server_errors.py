@@ -34,6 +34,10 @@ OUT_OF_SLOTS = ("close idle connections of other clients, give the stores that s
 # A refused connect that took longer than this (seconds) waited out a connect timeout: the server
 # did not answer, and asking it again would wait as long.
 _ANSWER_WITHIN = 1.0
+# libpq quotes an error the server sent while connecting as "<severity>:  <message>", two spaces in
+# any language; its own failures (refused, hung up) read otherwise, and a ping after one of those
+# would wait out a whole connect timeout on a peer that hangs up.
+_SERVER_SAID = re.compile(r":  \S")
 
 
 # What to do about a connection refused while opening the store, told by libpq's message (which
@@ -70,15 +74,16 @@ def out_of_slots(exc: BaseException) -> bool:
 
 def answered(pg: Any, conninfo: str, exc: BaseException, took: float) -> bool:
     """Whether a connection refused after `took` seconds was refused by a server that answered: out
-    of slots by its words, or else by libpq's ping, which tells a server's refusal by the SQLSTATE
-    it carries, in any language (a connect that timed out is not asked again)."""
+    of slots by its words, or else, for an error the server sent, by libpq's ping, which tells a
+    server's refusal by the SQLSTATE it carries, in any language. A server starting up or shutting
+    down (ping's REJECT) is not taken to answer: it is as good as down meanwhile."""
     if out_of_slots(exc):
         return True
-    if took >= _ANSWER_WITHIN:
+    if took >= _ANSWER_WITHIN or not _SERVER_SAID.search(str(exc)):
         return False
     params = {} if "connect_timeout" in pg.conninfo.conninfo_to_dict(conninfo) else {"connect_timeout": 2}
     ping = pg.pq.PGconn.ping(pg.conninfo.make_conninfo(conninfo, **params).encode())
-    return bool(ping in (pg.pq.Ping.OK, pg.pq.Ping.REJECT))
+    return bool(ping == pg.pq.Ping.OK)
 
 
 def refusal(refused: str, purpose: str = "") -> tuple[str, str]:
