@@ -42,6 +42,24 @@ ADDER = textwrap.dedent(
     """
 )
 
+def _walked(engine: Lamar, status: str | None, context: dict[str, str] | None, listed: list[str]) -> list[str]:
+    """The ids on every `Lamar.page` of two lessons, from the first, each page checked against `listed`
+    (every lesson in order): its places name its lessons, and its count is the whole walk's."""
+    walked: list[str] = []
+    counts: set[int] = set()
+    start: int | None = 0
+    while start is not None:
+        page = engine.page(start, 2, status=status, context=context)
+        ids = [e.id for e in page.lessons]
+        if [listed[at] for at in page.places] != ids or (page.next is not None and len(ids) < 2):
+            raise AssertionError(f"page from {start}: places {page.places} for {ids} of {listed}")
+        walked, start = walked + ids, page.next
+        counts.add(page.count)
+    if counts != {len(walked)}:
+        raise AssertionError(f"counts {counts} for {len(walked)} lessons walked")
+    return walked
+
+
 if TYPE_CHECKING:  # type checkers see the TestCase this mixin is used with
     from unittest import TestCase
 
@@ -96,6 +114,10 @@ class ReadsConformance(_Case):
                                      [i for i in listed if engine.get(i).scope.get("task") == task], step)
                 self.assertEqual([e.id for e in engine.experiences(status="active")],
                                  [i for i in listed if engine.get(i).status.value == "active"], step)
+                for status, context in ((None, None), ("active", None), (None, {"task": "t1", "lang": "py"})):
+                    self.assertEqual(_walked(engine, status, context, listed),
+                                     [i for i in listed if (status is None or engine.get(i).status.value == status)
+                                      and (context is None or engine.get(i).scope.matches(context))], step)
 
         same("added")
         for n in range(30):

@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
-from lamar import arguments
+from lamar import arguments, listing
 from lamar._errors import UnknownExperience
 from lamar.experience import Experience, Status, check_context
 from lamar.policy.choose import choose
@@ -107,13 +107,14 @@ class Lamar:
             verdict: keep one verdict ("helps", "harms", "unknown"; any case).
             scope: keep lessons whose scope has all these fields with these values.
         """
-        from lamar.state.summary import listed
-
-        want_status = arguments.choice(Status, status, "status")
-        want_verdict = arguments.choice(Verdict, verdict, "verdict")
-        want_scope = check_context(scope) if scope is not None else None
         with self._lock:
-            return listed(self._holder.lessons(), self.policy, want_status, want_verdict, want_scope)
+            return listing.listed(self._holder.lessons, self.policy, status, verdict, scope)
+
+    def page(self, start: int = 0, limit: int = 20, *, status: Status | str | None = None,
+             context: Mapping[str, str] | None = None, text: str | None = None) -> listing.LessonPage:
+        """`experiences` a page at a time from place `start`, copying only the page's lessons (`lamar.listing.page`)."""
+        with self._lock:
+            return listing.page(self._holder.lessons, start, limit, status, context, text)
 
     def evidence(self, exp_id: str) -> Evidence:
         """The lesson's measured lift, its bounds and its verdict."""

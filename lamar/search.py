@@ -24,9 +24,14 @@ def search(lessons: Iterable[Experience], text: str) -> list[Experience]:
     >>> search(lam.experiences(), "kubernetes")
     []
     """
+    return matching(lessons, words_of(text))
+
+
+def words_of(text: object) -> list[str]:
+    """The words of a search, case-folded; InvalidArgument when `text` is not a string or holds none."""
     if not isinstance(text, str) or not text.split():
         raise InvalidArgument(f"search for some words, e.g. 'DerivedData' (every word must appear); got {text!r}")
-    return matching(lessons, text.casefold().split())
+    return text.casefold().split()
 
 
 def matching(lessons: Iterable[Experience], words: list[str]) -> list[Experience]:
@@ -37,13 +42,14 @@ def matching(lessons: Iterable[Experience], words: list[str]) -> list[Experience
     >>> [len(matching([lesson], w)) for w in (["deriveddata"], ["language=swift", "build"], ["python"])]
     [1, 1, 0]
     """
-    found = []
-    for exp in lessons:
-        scope = " ".join(f"{k}={v}" for k, v in exp.scope.items())
-        haystack = f"{exp.id} {exp.render()} {scope}".casefold()
-        if all(word in haystack for word in words):
-            found.append(exp)
-    return found
+    return [exp for exp in lessons if holds(exp, words)]
 
 
-__all__ = ["matching", "search"]
+def holds(lesson: Experience, words: list[str]) -> bool:
+    """Whether `lesson` holds every one of `words` (already case-folded) in its text, scope or id."""
+    scope = " ".join(f"{k}={v}" for k, v in lesson.scope.items())
+    haystack = f"{lesson.id} {lesson.render()} {scope}".casefold()
+    return all(word in haystack for word in words)
+
+
+__all__ = ["holds", "matching", "search", "words_of"]

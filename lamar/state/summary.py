@@ -1,18 +1,15 @@
-"""`Lamar.stats` and `Lamar.experiences`: the folded state counted by status, verdict, episode and
-report, and its lessons listed by status, verdict and scope."""
+"""`Lamar.stats`: the folded state counted by status, verdict, episode and report."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from lamar.experience import Experience, Status
+from lamar.experience import Status
 from lamar.policy.config import Policy
 from lamar.policy.verdicts import Verdict
 
 if TYPE_CHECKING:
     from lamar.state.cache import FoldCache
-    from lamar.store.base import RowsView
 
 
 def summary(cache: FoldCache, policy: Policy, location: str) -> dict[str, Any]:
@@ -39,21 +36,4 @@ def summary(cache: FoldCache, policy: Policy, location: str) -> dict[str, Any]:
     }
 
 
-def listed(view: RowsView, policy: Policy, status: Status | None, verdict: Verdict | None,
-           scope: Mapping[str, str] | None) -> list[Experience]:
-    """The view's lessons, in the order they were added, that have this status, this verdict and
-    every field of this scope (None: any)."""
-    out = []
-    for state in view.states:
-        exp = state.experience
-        if status is not None and exp.status is not status:
-            continue
-        if verdict is not None and state.judge(policy, view.active)[0] is not verdict:
-            continue
-        if scope is not None and any(exp.scope.get(k) != v for k, v in scope.items()):
-            continue
-        out.append(exp.copy())  # the caller's to change: the fold keeps its own
-    return out
-
-
-__all__ = ["listed", "summary"]
+__all__ = ["summary"]
