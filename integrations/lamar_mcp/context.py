@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from lamar.experience import Experience
 from lamar.recall import neutralize
 
 # Keys a model often uses for a scope key; applied only when the store uses the target key.
@@ -40,17 +39,6 @@ class ContextReader:
         except (ConfigError, RuleTimeout):
             config = HookConfig()  # a broken or slow config must not cost the model its lessons
         return derive_context(self.cwd, text, config, self._languages)
-
-
-def scopes(lessons: Iterable[Experience]) -> dict[str, list[str]]:
-    """The scope keys the live lessons use, each with its values (sorted)."""
-    found: dict[str, set[str]] = {}
-    for exp in lessons:
-        if exp.status.value == "retired":
-            continue
-        for key, value in exp.scope.items():
-            found.setdefault(key, set()).add(value)
-    return {key: sorted(values) for key, values in sorted(found.items())}
 
 
 def normalise(context: Mapping[str, str], known: Mapping[str, list[str]]) -> dict[str, str]:
@@ -111,4 +99,4 @@ def _listing(labels: Mapping[str, str | list[str]]) -> str:
                      + (" ..." if len(values) > 20 else "") for key, values in spelled.items())
 
 
-__all__ = ["ALIASES", "ContextReader", "hint", "normalise", "recall_hint", "scopes"]
+__all__ = ["ALIASES", "ContextReader", "hint", "normalise", "recall_hint"]

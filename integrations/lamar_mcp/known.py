@@ -106,7 +106,7 @@ class KnownLessons:
         return ids if best[0] >= len(ids) else set().union(*(index.get(k, set()) for k in best[1]))
 
     def scopes(self) -> dict[str, list[str]]:
-        """The scope keys the live lessons use, each with its values (sorted), as `context.scopes`."""
+        """The scope keys the live lessons use (retired ones' aside), each with its values (sorted)."""
         with self._lock:
             self._sync()
             return {key: sorted(values) for key, values in sorted(self._labels.items())}

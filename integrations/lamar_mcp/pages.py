@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import Experience
+from lamar import Experience, InvalidArgument, Lamar
 from lamar_mcp.refusals import shown
 from lamar_mcp.results import Lesson, LessonList
 
@@ -35,28 +36,31 @@ def page_size(value: Any) -> int:
     return value
 
 
-def page_of(every: Sequence[Experience], matched: Sequence[Experience], cursor: Any, size: int | None,
-            view: Callable[[Experience], Lesson]) -> LessonList:
-    """The page of `matched` (a filter of `every`, in its order) that starts at `cursor`.
+def page_of(lamar: Lamar, cursor: Any, size: int | None, view: Callable[[Experience], Lesson],
+            **filters: Any) -> LessonList:
+    """The page of the lessons that match `filters` (`Lamar.page`'s) that starts at `cursor`.
 
-    A cursor is a place in `every`, the store's lessons in the order they were added, which only grows at
+    A cursor is a place in the store's lessons in the order they were added, which only grows at
     its end: a lesson added, edited or retired between two pages neither shifts nor repeats the others.
-    Only the page's lessons go through `view` (their evidence is computed), one more when the budget of
-    characters ends the page. `size` None: every lesson from the cursor on, with no budget.
+    Only the page's lessons are copied and go through `view` (their evidence is computed), one more
+    when the budget of characters ends the page. `size` None: every lesson from the cursor on, with no budget.
     """
-    place = {exp.id: at for at, exp in enumerate(every)}
-    start = _start(cursor, len(every))
-    ahead = [exp for exp in matched if place[exp.id] >= start]
-    page = [view(exp) for exp in ahead] if size is None else _filled(ahead, size, view)
-    rest = ahead[len(page):]
-    return LessonList(count=len(matched), lessons=page, next_cursor=_cursor(place[rest[0].id]) if rest else None)
+    try:
+        found = lamar.page(_start(cursor), sys.maxsize if size is None else size, **filters)
+    except InvalidArgument:
+        if cursor is None:
+            raise
+        raise _bad_cursor(cursor) from None  # a place past this store's lessons: another store's cursor
+    page = [view(exp) for exp in found.lessons] if size is None else _filled(found.lessons, view)
+    after = found.places[len(page)] if len(page) < len(found.lessons) else found.next
+    return LessonList(count=found.count, lessons=page, next_cursor=None if after is None else _cursor(after))
 
 
-def _filled(ahead: Sequence[Experience], size: int, view: Callable[[Experience], Lesson]) -> list[Lesson]:
-    """The first `size` lessons of `ahead`, fewer when their JSON would pass `PAGE_CHARS`; one at least."""
+def _filled(ahead: Sequence[Experience], view: Callable[[Experience], Lesson]) -> list[Lesson]:
+    """The lessons of `ahead`, fewer when their JSON would pass `PAGE_CHARS`; one at least."""
     page: list[Lesson] = []
     used = 0
-    for exp in ahead[:size]:
+    for exp in ahead:
         lesson = view(exp)
         chars = len(lesson.model_dump_json(indent=2))
         if page and used + chars > PAGE_CHARS:
@@ -70,8 +74,8 @@ def _cursor(at: int) -> str:
     return base64.urlsafe_b64encode(f"{_PREFIX}{at}".encode()).decode().rstrip("=")
 
 
-def _start(cursor: Any, lessons: int) -> int:
-    """Where the page starts: 0 without a cursor, else the place a `next_cursor` of this store names."""
+def _start(cursor: Any) -> int:
+    """Where the page starts: 0 without a cursor, else the place a `next_cursor` names."""
     if cursor is None:
         return 0
     said = ""
@@ -81,11 +85,14 @@ def _start(cursor: Any, lessons: int) -> int:
         except (binascii.Error, UnicodeDecodeError, ValueError):
             said = ""
     at = said.removeprefix(_PREFIX)
-    if not said.startswith(_PREFIX) or not at.isdigit() or int(at) > lessons:
-        raise ToolError("cursor must be the next_cursor that the previous lessons() call returned, passed as it is; "
-                        f"leave it out for the first page; got {shown(cursor)}")
+    if not said.startswith(_PREFIX) or not at.isdigit():
+        raise _bad_cursor(cursor)
     return int(at)
 
+
+def _bad_cursor(cursor: Any) -> ToolError:
+    return ToolError("cursor must be the next_cursor that the previous lessons() call returned, passed as it is; "
+                     f"leave it out for the first page; got {shown(cursor)}")
 
 
 __all__ = ["MAX_PAGE_SIZE", "PAGE_CHARS", "PAGE_SIZE", "page_of", "page_size"]

@@ -18,7 +18,7 @@ from lamar.safety.lessons import lesson_refusal
 from lamar.signals import did_you_mean
 from lamar.sleep.similarity import normalize
 from lamar.whatif.ask import spelt_out
-from lamar_mcp.context import ContextReader, normalise, recall_hint, scopes
+from lamar_mcp.context import ContextReader, normalise, recall_hint
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
 from lamar_mcp.pages import page_of, page_size
@@ -168,25 +168,19 @@ class LamarTools:
                 cursor: Any = None, *, whole: bool = False) -> LessonList:
         """A page of the lessons (`lamar_mcp.pages`; `whole`: all on one), optionally only those eligible in `context`,
         of one `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
-        from lamar.search import matching
-
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {shown(status)}")
         if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
             raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
                             f"or left out for all; got {shown(text)}")
-        words = None if text is None else text.casefold().split()
         size = None if whole else page_size(limit)
 
         def found_lessons() -> LessonList:
-            every = self.lamar.experiences()
             # Spelled as recall spells it: labels that recall matches must list the same lessons here.
-            where = None if ctx is None else normalise(ctx, scopes(every))
-            exps = [exp for exp in every if (status is None or exp.status.value == status)
-                    and (where is None or exp.scope.matches(where))]
-            return page_of(every, exps if words is None else matching(exps, words), cursor, size,
-                           lambda exp: lesson_of(exp, self.lamar.evidence(exp.id)))
+            where = None if ctx is None else normalise(ctx, self.known.scopes())
+            return page_of(self.lamar, cursor, size, lambda exp: lesson_of(exp, self.lamar.evidence(exp.id)),
+                           status=status, context=where, text=text)
 
         found: LessonList = self._guard(found_lessons)
         return found

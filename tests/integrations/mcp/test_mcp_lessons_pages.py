@@ -8,6 +8,7 @@ import base64
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession
 
 from lamar import Experience, Lamar, Scope
@@ -115,6 +116,26 @@ async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path
             assert refused.is_error and refused.content[0].text.startswith(
                 "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call returned"), (bad, refused.content)
     assert events(store) == before
+
+
+def test_a_page_copies_only_its_own_lessons(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Each page used to copy every lesson of the store (`Lamar.experiences`) to keep twenty: walking
+    # the pages of a large store read it once a page.
+    store = tmp_path / "many.db"
+    _fill(store)
+    with Lamar(str(store), seed=0) as lam:
+        tools = LamarTools(lam)
+        first = tools.lessons(context={"project": "P1"}, limit=4)  # a server's first call learns the labels
+        copied: list[str] = []
+        copy = Experience.copy
+
+        def counted(exp: Experience) -> Experience:
+            copied.append(exp.id)
+            return copy(exp)
+
+        monkeypatch.setattr(Experience, "copy", counted)
+        page = tools.lessons(context={"project": "P1"}, limit=4, cursor=first.next_cursor)
+        assert copied == [lesson.id for lesson in page.lessons] and len(copied) == 4 and page.count == 15
 
 
 def test_evidence_is_read_only_for_the_lessons_of_the_page(tmp_path: Path) -> None:
