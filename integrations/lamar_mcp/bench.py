@@ -190,12 +190,22 @@ def time_recall_tool(backend: str, lessons: int, calls: int) -> tuple[list[float
     return through, direct, handed[0] / calls
 
 
-async def _walk_lessons(session: ClientSession) -> tuple[float, int, float, int]:
+async def _walk_lessons(session: ClientSession) -> tuple[float, int, float, int, float, int]:
     """One `lessons` call with no argument (milliseconds, characters of its text), then every page from
-    the first, following `next_cursor` while there is one (seconds, pages)."""
+    the first, following `next_cursor` while there is one (seconds, pages), then one read of the
+    lamar://lessons resource (milliseconds, characters)."""
     began = time.perf_counter()
     first = await session.call_tool("lessons", {})
     ms, chars = (time.perf_counter() - began) * 1000, sum(len(getattr(c, "text", "")) for c in first.content)
+    seconds, pages = await _every_page(session)
+    began = time.perf_counter()
+    read = await session.read_resource("lamar://lessons")
+    read_ms, read_chars = (time.perf_counter() - began) * 1000, sum(len(getattr(c, "text", "")) for c in read.contents)
+    return ms, chars, seconds, pages, read_ms, read_chars
+
+
+async def _every_page(session: ClientSession) -> tuple[float, int]:
+    """Every page of `lessons` from the first, following `next_cursor` while there is one (seconds, pages)."""
     arguments: dict[str, Any] = {}
     began, pages = time.perf_counter(), 0
     while True:
@@ -205,17 +215,17 @@ async def _walk_lessons(session: ClientSession) -> tuple[float, int, float, int]
         pages += 1
         cursor = result.structured_content.get("next_cursor")
         if not cursor:
-            return ms, chars, time.perf_counter() - began, pages
+            return time.perf_counter() - began, pages
         arguments = {"cursor": cursor}
 
 
-def time_lessons_tool(folder: Path, lessons: int, calls: int) -> list[tuple[float, int, float, int]]:
+def time_lessons_tool(folder: Path, lessons: int, calls: int) -> list[tuple[float, int, float, int, float, int]]:
     """`_walk_lessons` `calls` times over one stdio session on a SQLite store of `lessons` lessons,
     after one call that lets the server read the store."""
     store = folder / f"lessons-{lessons}.db"
     make_store(store, lessons)
 
-    async def run() -> list[tuple[float, int, float, int]]:
+    async def run() -> list[tuple[float, int, float, int, float, int]]:
         async with stdio_session(store) as session:
             await session.call_tool("lessons", {"status": "retired"})
             return [await _walk_lessons(session) for _ in range(calls)]
@@ -253,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     The start is printed next to a bare `lamar --help` process and to a process that only imports
     the SDK (the floor the SDK sets), the protocol's latency next to the same engine call in process,
     the recall tool (in process, no protocol) next to the engine's recall on the same store, and the
-    lessons tool's first answer (time and size) next to walking all of its pages.
+    lessons tool's first answer (time and size) next to walking all of its pages, and one read of
+    the lamar://lessons resource.
     """
     parser = argparse.ArgumentParser(prog="python -m lamar_mcp.bench", description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", type=int, default=50, help="lessons in the store (50)")
@@ -269,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--only-recall", action="store_true", help="time only the recall tool (--recall-sizes)")
     parser.add_argument("--lessons-sizes", default="",
                         help="store sizes at which to time the lessons tool over stdio, its first answer and "
-                             "every page (1000,10000: comma-separated; empty skips)")
+                             "every page, and a read of lamar://lessons (1000,10000: comma-separated; empty skips)")
     parser.add_argument("--lessons-calls", type=int, default=5, help="lessons walks timed per size (5)")
     parser.add_argument("--only-lessons", action="store_true", help="time only the lessons tool (--lessons-sizes)")
     parser.add_argument("--http-episodes", type=int, default=200, help="episodes per HTTP client (200; 0 skips)")
@@ -294,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                   f"answer {walks[0][1]} characters")
             print(f"lessons tool, {size:6} lessons, every page   {_summary([w[2] for w in walks], 's')}   "
                   f"{walks[0][3]} pages")
+            print(f"lamar://lessons, {size:6} lessons, one read {_summary([w[4] for w in walks], 'ms')}   "
+                  f"answer {walks[0][5]} characters")
         if args.only_propose or args.only_recall or args.only_lessons:
             return
         bare = time_process([*lamar_command(), "--help"], args.starts)

@@ -84,6 +84,13 @@ class LessonList(BaseModel):
                                     "the next page; null: this is the last page.")
 
 
+class LessonsPage(LessonList):
+    """One page of every lesson, as the lamar://lessons resources hold it (resources/read has no pages)."""
+
+    next_uri: str | None = Field(default=None, description="Read this URI for the next page (the lessons tool "
+                                 "takes next_cursor as its cursor); null: this is the last page.")
+
+
 class ProposeResult(BaseModel):
     """A lesson an agent proposed, stored as a candidate."""
 

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.tools import Tool
 from mcp.types import ToolAnnotations
 from pydantic import Field, WithJsonSchema
@@ -16,7 +16,8 @@ from pydantic import Field, WithJsonSchema
 from lamar import Lamar, LamarError, __version__
 from lamar_mcp.arguments import strict_tool
 from lamar_mcp.delivery import WATCHING, Deliveries
-from lamar_mcp.pages import MAX_PAGE_SIZE, PAGE_SIZE
+from lamar_mcp.pages import LESSONS_URI, MAX_PAGE_SIZE, PAGE_SIZE, BadCursor
+from lamar_mcp.refusals import shown
 from lamar_mcp.results import (
     EraseResult,
     ImportResult,
@@ -275,11 +276,17 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING", version=__version__,
                                        warn_on_duplicate_tools=False, tools=served, **guard)
 
-    @server.resource("lamar://lessons", name="lessons", title="All lessons", mime_type="application/json")
-    def all_lessons() -> str:
-        """Every lesson with its status, provenance, verdict and bounds, all at once however many there
-        are; the lessons tool pages them."""
-        return tools.lessons_json()
+    @server.resource(LESSONS_URI, name="lessons", title="Lessons", mime_type="application/json")
+    def first_lessons() -> str:
+        """The first page of the lessons, with their status, provenance, verdict and bounds: `count` says how
+        many there are in all and `next_uri` reads the next page. The lessons tool filters them."""
+        return _lessons_page(tools, None)
+
+    @server.resource(LESSONS_URI + "{?cursor}", name="lessons_page", title="Lessons, from a cursor on",
+                     mime_type="application/json")
+    def later_lessons(cursor: str = "") -> str:
+        """A page of the lessons from the place a page's next_cursor names on: read next_uri as it is."""
+        return _lessons_page(tools, cursor or None)
 
     @server.resource("lamar://scopes", name="scopes", title="Scope labels", mime_type="application/json")
     def all_scopes() -> str:
@@ -295,6 +302,17 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
             raise ResourceNotFoundError(str(exc)) from exc
 
     return server
+
+
+def _lessons_page(tools: LamarTools, cursor: str | None) -> str:
+    """A lamar://lessons page; a refusal is a resource error whose message says what to read instead."""
+    try:
+        return tools.lessons_json(cursor)
+    except BadCursor:
+        raise ResourceNotFoundError(f"the cursor {shown(cursor)} names no page of these lessons: read the next_uri "
+                                    f"that a page gave, as it is, or {LESSONS_URI} for the first page") from None
+    except ToolError as exc:
+        raise ResourceError(str(exc)) from exc
 
 
 async def _recall_delivered(tools: LamarTools, context: Any, text: Any, dry_run: Any,

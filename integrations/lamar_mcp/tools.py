@@ -21,7 +21,7 @@ from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, normalise, recall_hint
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
-from lamar_mcp.pages import page_of, page_size
+from lamar_mcp.pages import page_of, page_size, resource_page
 from lamar_mcp.refusals import guarded, shown
 from lamar_mcp.results import (
     EraseResult,
@@ -165,16 +165,16 @@ class LamarTools:
         return found
 
     def lessons(self, context: Any = None, status: Any = None, text: Any = None, limit: Any = None,
-                cursor: Any = None, *, whole: bool = False) -> LessonList:
-        """A page of the lessons (`lamar_mcp.pages`; `whole`: all on one), optionally only those eligible in `context`,
-        of one `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
+                cursor: Any = None) -> LessonList:
+        """A page of the lessons (`lamar_mcp.pages`), optionally only those eligible in `context`, of one
+        `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
         ctx = None if context is None else _context(context, "context")
         if status is not None and status not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {shown(status)}")
         if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
             raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
                             f"or left out for all; got {shown(text)}")
-        size = None if whole else page_size(limit)
+        size = page_size(limit)
 
         def found_lessons() -> LessonList:
             # Spelled as recall spells it: labels that recall matches must list the same lessons here.
@@ -398,9 +398,10 @@ class LamarTools:
         """One lesson as JSON (the lamar://lessons/{id} resource)."""
         return self.evidence(lesson_id).model_dump_json(indent=2)
 
-    def lessons_json(self) -> str:
-        """Every lesson as JSON, on one page (the lamar://lessons resource)."""
-        return self.lessons(whole=True).model_dump_json(indent=2)
+    def lessons_json(self, cursor: str | None = None) -> str:
+        """A page of every lesson as JSON, from `cursor` on, with the URI of the next (the lamar://lessons
+        resources)."""
+        return resource_page(self.lessons(cursor=cursor)).model_dump_json(indent=2)
 
 
 def _candidate(precondition: str, action: str, rationale: str, where: dict[str, str], client: str | None,

@@ -1,19 +1,25 @@
 """The `lessons` tool pages its answer, over stdio with the SDK's client: at most `limit` lessons a page
 (and a budget of characters), `next_cursor` to the next page, `count` the lessons matching in all;
-walking the pages lists each lesson once, with the filters, even as the store changes between pages."""
+walking the pages lists each lesson once, with the filters, even as the store changes between pages.
+The lamar://lessons resource is the first page, and its `next_uri` reads the next."""
 
 from __future__ import annotations
 
 import base64
+import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from mcp import ClientSession
+from mcp.client.client import Client
+from mcp.shared.exceptions import MCPError
 
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.launch import stdio_session
 from lamar_mcp.pages import MAX_PAGE_SIZE, PAGE_CHARS, PAGE_SIZE
+from lamar_mcp.server import build_server
 from lamar_mcp.tools import LamarTools
 from tests.integrations.mcp.conftest import events
 
@@ -99,6 +105,8 @@ async def test_long_lessons_make_shorter_pages_that_the_client_keeps_whole(tmp_p
         assert len(result.content[0].text) < PAGE_CHARS * 1.2
         ids, sizes, _ = await _walk(session, {})
         assert ids == added and len(sizes) > 2
+        read = (await session.read_resource("lamar://lessons")).contents[0].text
+        assert len(read) < PAGE_CHARS * 1.2 and json.loads(read)["next_uri"].startswith("lamar://lessons?cursor=")
 
 
 async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path) -> None:
@@ -116,6 +124,44 @@ async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path
             assert refused.is_error and refused.content[0].text.startswith(
                 "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call returned"), (bad, refused.content)
     assert events(store) == before
+
+
+async def test_the_lessons_resource_is_the_first_page_and_next_uri_reads_the_rest(tmp_path: Path) -> None:
+    # resources/read has no pages: a resource of every lesson would grow with the store past what a
+    # client can put in a model's context, so it holds a page and names the URI of the next.
+    store = tmp_path / "many.db"
+    added = _fill(store)
+    forged = base64.urlsafe_b64encode(b"lessons@99").decode().rstrip("=")
+    async with stdio_session(store) as session:
+        templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
+        assert "lamar://lessons{?cursor}" in templates
+        first = json.loads((await session.read_resource("lamar://lessons")).contents[0].text)
+        assert first["count"] == LESSONS and [lesson["id"] for lesson in first["lessons"]] == added[:PAGE_SIZE]
+        with Lamar(str(store), seed=0) as lam:  # another process changes the store between two reads
+            lam.retire(added[30], "superseded")
+            late = lam.add(Experience("a late case comes up", "do the late step"))
+        ids, uri, pages = [lesson["id"] for lesson in first["lessons"]], first["next_uri"], 1
+        while uri is not None:
+            page = json.loads((await session.read_resource(uri)).contents[0].text)
+            assert page["count"] == LESSONS + 1
+            assert page["next_uri"] in (None, f"lamar://lessons?cursor={page['next_cursor']}")
+            ids, uri, pages = ids + [lesson["id"] for lesson in page["lessons"]], page["next_uri"], pages + 1
+        assert ids == [*added, late] and pages == 3
+        for bad in ("lamar://lessons?cursor=abc", f"lamar://lessons?cursor={forged}", "lamar://lessons?cursor=12"):
+            with pytest.raises(MCPError, match="names no page of these lessons: read the next_uri that a page gave"):
+                await session.read_resource(bad)
+
+
+async def test_a_store_that_fails_under_the_resource_says_so(tmp_path: Path) -> None:
+    # Any other refusal than a bad cursor reaches the client with its message, not the SDK's
+    # "Error reading resource", which says neither what failed nor what to do.
+    store = tmp_path / "many.db"
+    _fill(store, 3)
+    lam = Lamar(str(store), seed=0)
+    async with Client(build_server(lam)) as client:
+        lam.store.close()
+        with pytest.raises(MCPError, match=re.escape(f"the store {store} is closed; open it again")):
+            await client.read_resource("lamar://lessons")
 
 
 def test_a_page_copies_only_its_own_lessons(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

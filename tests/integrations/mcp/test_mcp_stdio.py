@@ -65,9 +65,10 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
 
         resources = {str(r.uri) for r in (await session.list_resources()).resources}
         templates = {t.uri_template for t in (await session.list_resource_templates()).resource_templates}
-        assert resources == {"lamar://lessons", "lamar://scopes"} and templates == {"lamar://lessons/{lesson_id}"}
+        assert resources == {"lamar://lessons", "lamar://scopes"} and templates == {"lamar://lessons/{lesson_id}",
+                                                                                 "lamar://lessons{?cursor}"}
         every = json.loads((await session.read_resource("lamar://lessons")).contents[0].text)
-        assert every["count"] == 4
+        assert every["count"] == 4 and len(every["lessons"]) == 4 and every["next_uri"] is None
         one = json.loads((await session.read_resource(f"lamar://lessons/{new_id}")).contents[0].text)
         assert one["source"] == "agent" and one["status"] == "candidate"
         with pytest.raises(MCPError, match="call lessons\\(\\) to list the lesson ids"):
