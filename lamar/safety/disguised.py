@@ -8,6 +8,8 @@ import bisect
 import re
 from collections.abc import Callable, Sequence
 
+from lamar.safety.escapes import ESCAPE, code_point
+
 Finder = Callable[[str], "list[tuple[int, int, str]]"]  # spans (start, end, kind) of secrets in a text
 Scrubber = Callable[[str], "tuple[str, list[str]]"]
 
@@ -22,13 +24,12 @@ _BASE64 = re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{24,}={0,2}(?![A-Za-z0
 # possessively, so a long run without escapes is read once, not once per position.
 _ESCAPED = re.compile(
     r"(?<![A-Za-z0-9_.-])(?:[A-Za-z0-9_.-]*+(?:\\x[0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2}"
-    r"|&#x?[0-9a-fA-F]{1,5};))++[A-Za-z0-9_.-]*+"
+    r"|&#(?:[xX][0-9a-fA-F]{1,6}|[0-9]{1,7});))++[A-Za-z0-9_.-]*+"
 )
 # One or two escapes count in a run as long as a key: "ghp&#95;" + 36 characters is a token
 # whose underscore alone was escaped; a short run with one ("a%20b") is ordinary text.
 _KEY_LONG = 20
 _KEY_CHARS = re.compile(r"[A-Za-z0-9_.~+/=-]+")
-_ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})|&#(x?)([0-9a-fA-F]{1,5});")
 _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
 
@@ -92,20 +93,6 @@ def _decoded(blob: str) -> str | None:
     return text if text.isprintable() or all(c.isprintable() or c in "\n\t\r" for c in text) else None
 
 
-def _unescaped(run: str) -> str | None:
-    if len(run) < _KEY_LONG and len(_ESCAPE.findall(run)) < 3:
-        return None
-
-    def one(m: re.Match[str]) -> str:
-        if m.group(5) is not None:
-            code = int(m.group(5), 16 if m.group(4) else 10)
-        else:
-            code = int(m.group(1) or m.group(2) or m.group(3), 16)
-        return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else "?"
-
-    return _ESCAPE.sub(one, run)
-
-
 def _hex_decoded(run: str) -> str | None:
     try:
         text = bytes.fromhex(run).decode("utf-8")
@@ -116,22 +103,28 @@ def _hex_decoded(run: str) -> str | None:
 
 def _encoded_spans(text: str, scrub: Scrubber, find: Finder) -> list[tuple[int, int, str]]:
     spans = []
-    for pattern, decode, label in ((_BASE64, _decoded, "base64"), (_ESCAPED, _unescaped, "escaped"),
-                                   (_HEX, _hex_decoded, "hex")):
+    for pattern, decode, label in ((_BASE64, _decoded, "base64"), (_HEX, _hex_decoded, "hex")):
         for match in pattern.finditer(text):
             decoded = decode(match.group(0))
-            if decoded is None or decoded == match.group(0):
-                continue
-            if label == "escaped" and len(_ESCAPE.findall(match.group(0))) < 3:
-                # A run with an escape or two is often a URL's ("a%20b"): only a provider's shape
-                # with a character of its own escaped counts there, and its rules alone are cheap.
-                if not _KEY_CHARS.fullmatch(decoded):
-                    continue
-                kinds = [kind for _, _, kind in find(decoded)]
-            else:
+            if decoded is not None and decoded != match.group(0):
                 kinds = scrub(decoded)[1]
-            if kinds:
-                spans.append((match.start(), match.end(), f"{label}-{kinds[0]}"))
+                if kinds:
+                    spans.append((match.start(), match.end(), f"{label}-{kinds[0]}"))
+    for match in _ESCAPED.finditer(text):
+        run = match.group(0)
+        if len(run) < _KEY_LONG and run.count("%") + run.count("\\") + run.count("&") < 3:
+            continue  # short, and too few escapes for a decoded credential (an upper bound, counted in C)
+        decoded, count = ESCAPE.subn(code_point, run)  # the run's escapes, read and counted in one pass
+        if count >= 3:
+            kinds = scrub(decoded)[1]
+        elif len(run) >= _KEY_LONG and count and _KEY_CHARS.fullmatch(decoded):
+            # A run with an escape or two is often a URL's ("a%20b"): only a provider's shape
+            # with a character of its own escaped counts there, and its rules alone are cheap.
+            kinds = [kind for _, _, kind in find(decoded)]
+        else:
+            continue
+        if kinds:
+            spans.append((match.start(), match.end(), f"escaped-{kinds[0]}"))
     return spans
 
 

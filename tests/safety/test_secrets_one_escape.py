@@ -46,3 +46,16 @@ def test_many_seeds_are_redacted() -> None:
 ])
 def test_ordinary_runs_with_an_escape_are_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+@pytest.mark.parametrize("text", ["abc&#1a;&#2b;&#3c;def", "note&#9f;&#ab;&#cd; that", "x" * 20 + "&#1f;"])
+def test_a_decimal_reference_with_hex_digits_is_no_escape(text: str) -> None:
+    # "&#1a;" looks like a reference but is none: it once reached int(..., 10) and raised ValueError.
+    assert scrub(text) == (text, [])
+
+
+def test_a_token_whose_every_character_is_a_decimal_or_capital_hex_reference_is_redacted() -> None:
+    github = tokens(7)[0][1].replace("&#95;", "_")
+    for escaped in ("".join(f"&#{ord(c)};" for c in github), "".join(f"&#X{ord(c):x};" for c in github)):
+        cleaned, kinds = scrub(f"token {escaped} ok")
+        assert kinds == ["escaped-github-token"] and cleaned == "token [REDACTED:escaped-github-token] ok", cleaned
