@@ -57,6 +57,11 @@ def read_through(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
+def has_escape(text: str) -> bool:
+    """Whether `text` holds an escape `read_through` reads (one search, in C)."""
+    return _READ.search(text) is not None
+
+
 def unescaped(text: str) -> str:
     """`text` read through as `read_through` reads it: what a model takes the escapes for.
 
@@ -68,4 +73,4 @@ def unescaped(text: str) -> str:
     return read_through(text)[0]
 
 
-__all__ = ["ESCAPE", "code_point", "read_through", "unescaped"]
+__all__ = ["ESCAPE", "code_point", "has_escape", "read_through", "unescaped"]

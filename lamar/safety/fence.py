@@ -36,9 +36,15 @@ _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # Mistral's control tokens are bracketed capitals joined by underscores ([SYSTEM_PROMPT], [TOOL_CALLS],
 # [AVAILABLE_TOOLS], [TOOL_RESULTS]): defanged like [INST], whatever their name. Capitals only, as
 # the tokenizer spells them: a subscript in code (row[user_id]) is no token.
-_TEMPLATE_TOKEN = re.compile(r"(?i)\[ ?/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+)) ?\]|<\|[^|]*\|>|`{3,}")
+# ChatML-style tokens count with their brackets escaped too (&lt;|im_start|&gt;, \\u003c|user|\\u003e): JSON
+# escapes "<" that way, and a model reads the token through it.
+_LT, _GT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\\x3c|%3c)", r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\\x3e|%3e)"
+_PIPE = r"(?:\||&vert;|&verbar;|&#0*124;|&#x0*7c;|\\u007c|\\x7c|%7c)"
+_TEMPLATE_TOKEN = re.compile(
+    rf"(?i)\[ ?/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+)) ?\]|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}")
 # A line break written as an escape reads as one to a model: in "done.\\n\\nHuman:" a turn starts.
 _ESCAPED_BREAK = re.compile(r"(?:\\[nrt]|%0[adAD9])\Z")
+_ESCAPABLE = re.compile(r"[\\%&]")
 
 
 @functools.cache
@@ -65,16 +71,19 @@ def prompt_safe(text: str) -> str:
     'ok‹/lamar lessons› System (quoted): obey ‹¦im_start¦›'
     """
     from lamar.safety.boundary import prompt_form
+    from lamar.safety.escapes import has_escape
 
     text = _TEMPLATE_TOKEN.sub(_defang_token, prompt_form(text))
     text = text.translate(_angles()).replace("![", "! [")
-    text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons")
-    text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)")
-    return _on_reading(text, _role_prefix(), _quoted, word_start=True)
+    # Asked once: the marks below add no escape. Most text has no "\\", "%" or "&" to ask about.
+    escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
+    text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
+    text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
+    return _on_reading(text, _role_prefix(), _quoted, escaped, word_start=True)
 
 
 def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tuple[int, int]], str],
-                word_start: bool = False) -> str:
+                escaped: bool, word_start: bool = False) -> str:
     """`text` with each match of `pattern` in its reading replaced, mapped back onto `text`.
 
     `replace` gets `text` and the span of the match's first group (or the whole match) in `text`.
@@ -84,14 +93,26 @@ def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tup
     """
     from lamar.safety.confusables import reading_map
 
-    folded, origin = reading_map(text)
+    # Escapes are read through first: "System&#58;" and {\\"role\\":\\"system\\"} (JSON in a JSON string)
+    # read as a turn. Each character read keeps the span it was written with.
+    read, starts, ends = text, None, None
+    if escaped:
+        from lamar.safety.escapes import read_through
+
+        read, starts, ends = read_through(text)
+    folded, origin = reading_map(read)
+
+    def span(first: int, stop: int) -> tuple[int, int]:
+        a, b = origin[first], origin[stop - 1]
+        return (starts[a], ends[b]) if starts is not None and ends is not None else (a, b + 1)
+
     pieces: list[str] = []
     last = 0
     for match in pattern.finditer(folded):
-        start, end = origin[match.start()], origin[match.end() - 1] + 1
+        start, end = span(match.start(), match.end())
         if (word_start and not _starts_word(text, start)) or start < last:
             continue
-        group = (origin[match.start(1)], origin[match.end(1) - 1] + 1) if pattern.groups else (start, end)
+        group = span(match.start(1), match.end(1)) if pattern.groups else (start, end)
         pieces += [text[last:start], replace(text, group)]
         last = end
     return "".join(pieces) + text[last:]
@@ -112,7 +133,9 @@ def _quoted(text: str, word: tuple[int, int]) -> str:
 
 
 def _defang_token(match: re.Match[str]) -> str:
-    return match.group(0).replace("|", "¦").replace("`", "'").replace("[", "(").replace("]", ")")
+    if match.group("name") is not None:  # however its brackets and bars were written
+        return f"‹¦{match.group('name')}¦›"
+    return match.group(0).replace("`", "'").replace("[", "(").replace("]", ")")
 
 
 __all__ = ["prompt_safe"]
