@@ -21,6 +21,16 @@ def code_point(match: re.Match[str]) -> str:
     return chr(code) if code < 0x110000 and not 0xD800 <= code < 0xE000 else "?"
 
 
+def _read(match: re.Match[str]) -> str:
+    """What a `_READ` match reads as: the ASCII character it stands for, or itself."""
+    if match.group(6):
+        return _NAMED[match.group(6)]
+    if match.group(7):
+        return match.group(7)
+    char = code_point(match)
+    return char if char.isascii() else match.group(0)
+
+
 def read_through(text: str) -> tuple[str, list[int], list[int]]:
     """`text` with each escape of an ASCII character read as it, and where each of its characters came from.
 
@@ -36,20 +46,12 @@ def read_through(text: str) -> tuple[str, list[int], list[int]]:
     ends: list[int] = []
     last = 0
     for match in _READ.finditer(text):
-        if match.group(6):
-            char = _NAMED[match.group(6)]
-        elif match.group(7):
-            char = match.group(7)
-        else:
-            char = code_point(match)
-            if not char.isascii():
-                continue
-        out.append(text[last:match.start()])
-        starts += range(last, match.start())
-        ends += range(last + 1, match.start() + 1)
-        out.append(char)
-        starts.append(match.start())
-        ends.append(match.end())
+        char = _read(match)
+        if len(char) > 1:
+            continue
+        out += [text[last:match.start()], char]
+        starts += [*range(last, match.start()), match.start()]
+        ends += [*range(last + 1, match.start() + 1), match.end()]
         last = match.end()
     out.append(text[last:])
     starts += range(last, len(text))
@@ -70,7 +72,7 @@ def unescaped(text: str) -> str:
     """
     if "\\" not in text and "%" not in text and "&" not in text:
         return text
-    return read_through(text)[0]
+    return _READ.sub(_read, text)
 
 
 __all__ = ["ESCAPE", "code_point", "has_escape", "read_through", "unescaped"]

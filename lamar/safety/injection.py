@@ -17,6 +17,9 @@ _ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "t
 _TURNS = ("system", "developer", "assistant", "model", "tool", "function")  # turns a lesson must not write
 _TURN = "|".join(spelt_loosely(w) for w in _TURNS)  # a turn's role, in any look-alike spelling
 _LEET = str.maketrans("013457@$!", "oieastasi")
+# An HTML tag a turn can hide after (<details>, <summary>, <span hidden>): markup, not a type's <String>.
+_HTML_TAG = (r"</?(?:details|summary|div|span|p|b|i|u|s|em|strong|small|mark|sub|sup|br|hr|li|td|th|font|section"
+             r"|aside|header|footer|code|pre|kbd|blockquote)\b[^<>]{0,100}>")
 
 
 def _fold(text: str) -> str:
@@ -48,7 +51,8 @@ _VERB = (
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mentions the lesson fence", re.compile(r"lamar[\s_-]?lessons|[<‹〈⟨«]\s*/\s*lamar")),
     ("chat-template token", re.compile(
-        r"<\|[a-z_ ]{2,30}\|?>|\[/?(?:inst|sys|system|user|assistant)\]|<<\s*/?sys\s*>>"
+        r"<\|[a-z_ \u2581]{2,30}\|?>|<<\s*/?sys\s*>>"
+        r"|\[/?(?:inst|sys|system|user|assistant|system_prompt|tool_calls|available_tools|tool_results|tool_content)\]"
         r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"
     )),
     ("tool-call syntax", re.compile(
@@ -80,9 +84,10 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|(?:^|\n)\s*#\s*(?:system|instructions?|assistant|user|human|developer)\b"
     )),
     # "I", "l", "1" and "|" look alike, as do "o" and "0": a role word is matched with either, and
-    # in markdown emphasis ("**System:**", "**System**:").
+    # in markdown emphasis ("**System:**", "**System**:"). A turn opens a sentence, a line, a list
+    # item or a quote ("- System:", "> System:"), or hides in an HTML comment or a <details> block.
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n)\s*[\"'(\[]?\s*[*_]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES)
+        r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[]?\s*[*_]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES)
         + r")[*_]{0,3}\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
@@ -220,6 +225,11 @@ def injection_reason(text: str) -> str | None:
 
         # A model reads "&lt;system&gt;" and "&#60;|im_start|&#62;" as the tags they stand for.
         text = html.unescape(text)
+    if "\\" in text or "%" in text:
+        from lamar.safety.escapes import unescaped
+
+        # And "\\u003csystem\\u003e" (JSON's way with "<"), "%3Csystem%3E" and {\\"role\\": \\"system\\"}.
+        text = unescaped(text)
     folded = _fold(text)
     # Blank lines dropped: folded, every run of whitespace is then one character, so no pattern's
     # "\s*" can spread over a run of empty lines and try each way of splitting it.
