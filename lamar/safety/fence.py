@@ -25,11 +25,15 @@ def _role_prefix() -> re.Pattern[str]:
 
 @functools.cache
 def _role_value() -> re.Pattern[str]:
-    """A chat message's role in JSON or a dict ('role': 'system'): it reads as a turn with no colon after it."""
+    """A chat message's role in JSON or a dict ('role': 'system'): it reads as a turn with no colon after it.
+
+    ShareGPT's messages name it "from" ({"from": "gpt", "value": ...}): counted there beside a "value".
+    """
     from lamar.safety.confusables import spelt_loosely
 
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
-    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles}))(?![a-z0-9])")
+    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles})"
+                      rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])")
 
 
 _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")

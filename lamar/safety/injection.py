@@ -64,13 +64,16 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\"(?:tool_calls|function_call)\"\s*:"
         r"|\{\s*\"type\"\s*:\s*\"(?:function|tool_use|tool_call)\""
     )),
-    # A chat message written out, as an API takes it: a turn of the system or the assistant with its
-    # words. Code that passes a variable ("content": prompt) is not one.
+    # A chat message written out, as an API takes it (or a ChatGPT export, or ShareGPT's "from"/"value"):
+    # a turn of the system or the assistant with its words. Code that passes a variable ("content": prompt)
+    # is not one.
     ("chat message syntax", re.compile(
         r"[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']\s*,\s*"
         r"[\"'](?:content|parts|text)[\"']\s*:\s*[\[{]?\s*[\"']"
         r"|[\"']content[\"']\s*:\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*,\s*[\"']role[\"']\s*:\s*[\"'](?:"
         + _TURN + r")[\"']"
+        r"|[\"']author[\"']\s*:\s*\{\s*[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']"
+        r"|[\"']from[\"']\s*:\s*[\"'](?:gpt|" + _TURN + r")[\"']\s*,\s*[\"']value[\"']\s*:\s*[\"']"
     )),
     # "<user>" is also a placeholder in CLI docs: the speaker tags count when closed or opening a line.
     ("role tag", re.compile(
