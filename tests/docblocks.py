@@ -12,18 +12,28 @@ a real run (a block with `…` in it is left alone: its figures vary by design).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.metadata
 import os
 import re
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = {"python", "py", "python3"}
 SKIP = re.compile(r"^<!--\s*skip:\s*(.*?)\s*-->$")
 OUTPUT = "<!-- output -->"
 FENCE = re.compile(r"^(\s*)(`{3,})\s*([\w+-]*)")
+# The pages whose blocks run with only what the page tells its reader to install: its extra ("" for
+# none), and any package its text adds with `pip install`. Every other installed package fails to import.
+ONLY = {"README.md": ("", ()), "docs/install.md": ("", ()), "docs/langchain.md": ("langchain", ("numpy",)),
+        "docs/langgraph.md": ("langgraph", ()), "docs/llamaindex.md": ("llamaindex", ())}
 
 
 @dataclasses.dataclass
@@ -97,9 +107,52 @@ def python_blocks() -> list[Block]:
     return [b for path in pages() for b in parse(path) if b.lang in PYTHON]
 
 
+@functools.cache
+def installed_by(extra: str, *also: str) -> frozenset[str]:
+    """The distributions `pip install -e ".[extra]" *also` brings, by their requirements as installed here."""
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    todo = [Requirement(r) for r in [*(wanted[extra] if extra else ()), *also]]
+    seen: set[tuple[str, str]] = set()
+    found: set[str] = set()
+    while todo:
+        req = todo.pop()
+        name = canonicalize_name(req.name)
+        for want in ("", *sorted(req.extras)):
+            if (name, want) in seen:
+                continue
+            seen.add((name, want))
+            if name == "lamar":  # the extras that name others: lamar[langgraph,postgres]
+                todo += [Requirement(r) for r in wanted.get(want, ())]
+                continue
+            try:
+                requires = importlib.metadata.requires(name) or []
+            except importlib.metadata.PackageNotFoundError:
+                continue  # not for this platform or this Python
+            found.add(name)
+            todo += [r for r in map(Requirement, requires)
+                     if r.marker is None or r.marker.evaluate({"extra": want})]
+    return frozenset(found)
+
+
+def absent_for(page: Path) -> dict[str, str]:
+    """The environment that makes a block of `page` find only the packages its reader installed."""
+    where = page.relative_to(ROOT).as_posix()
+    if where not in ONLY:
+        return {}
+    extra, also = ONLY[where]
+    kept = installed_by(extra, *also)
+    absent = {module for module, dists in importlib.metadata.packages_distributions().items()
+              if module.isidentifier() and not any(canonicalize_name(d) in kept | {"lamar", "pip"} for d in dists)}
+    return {"LAMAR_DOCS_ABSENT": ",".join(sorted(absent)), "PYTHONPATH": os.pathsep.join(
+                [str(ROOT / "tests" / "onlyextra"), *filter(None, [os.environ.get("PYTHONPATH")])]),
+            "LAMAR_DOCS_WHY": f"{where} tells its reader to install only "
+                              + " ".join([f"lamar[{extra}]" if extra else "lamar", *also])}
+
+
 def run(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
-    """Run one block alone: a fresh interpreter, `folder` as cwd and as HOME (so `~` stays inside)."""
-    env = dict(os.environ, HOME=str(folder), MPLBACKEND="Agg")
+    """Run one block alone: a fresh interpreter, `folder` as cwd and as HOME (so `~` stays inside),
+    and, for a page in ONLY, only the packages the page tells its reader to install."""
+    env = dict(os.environ, HOME=str(folder), MPLBACKEND="Agg", **absent_for(block.path))
     return subprocess.run([sys.executable, "-c", block.code], cwd=folder, env=env, capture_output=True,
                           text=True, timeout=600, check=False)
 

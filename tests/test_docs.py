@@ -13,7 +13,7 @@ import pytest
 
 from tests.background import Background, starts
 from tests.conftest import require_service
-from tests.docblocks import ROOT, Block, matches, pages, parse, python_blocks, run
+from tests.docblocks import ONLY, ROOT, Block, installed_by, matches, pages, parse, python_blocks, run
 
 BLOCKS = python_blocks()
 # Any attempt of the docs build to reach the network goes to a closed port and fails.
@@ -43,6 +43,25 @@ def test_a_page_typed_in_order_in_one_folder_prints_what_it_shows(page: str, tmp
             assert matches(block.output.code, done.stdout), (
                 f"{block.where}, run after the blocks above it, printed:\n{done.stdout}\n"
                 f"the page shows:\n{block.output.code}")
+
+
+def test_a_framework_page_runs_with_only_its_extra(tmp_path: Path) -> None:
+    """The main venv has every extra, so a block needing a package its page's extra lacks passed here and
+    failed for the reader (docs/langchain.md's vector store, with numpy absent: `name 'np' is not defined`)."""
+    assert {"langchain-core", "langgraph"} <= installed_by("langchain") and "numpy" not in installed_by("langchain")
+    page = ROOT / "docs" / "langgraph.md"
+    probe = Block(page, 1, "python", "import langgraph, lamar_langgraph\nimport numpy\n")
+    done = run(probe, tmp_path)
+    assert "No module named 'numpy' (docs/langgraph.md tells its reader to install only lamar[langgraph])" in (
+        done.stderr), done.stderr[-2000:]
+    assert run(Block(ROOT / "docs" / "cli.md", 1, "python", "import numpy\n"), tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("page", sorted(ONLY))
+def test_each_package_a_page_adds_to_its_extra_is_one_its_text_installs(page: str) -> None:
+    text = " ".join((ROOT / page).read_text(encoding="utf-8").split())
+    for package in ONLY[page][1]:
+        assert f"python -m pip install {package}" in text, (page, package)
 
 
 def test_every_page_parses_and_skips_are_few() -> None:
