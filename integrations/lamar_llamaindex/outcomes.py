@@ -197,8 +197,10 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
         DuplicateReport: an episode already has an outcome and `replace` is False
             (episodes earlier in the list stay reported).
         UnknownEpisode: an id that this store never logged.
+        InvalidReward: `signal` is not one, also when the response carries no episode.
     """
     engine(lamar, "report_response")
+    to_reward(signal)  # refused always: else a typo would raise only on the queries that recalled
     ids = episode_ids(response)
     for episode in ids:
         lamar.report(episode, signal, replace=replace)
@@ -209,6 +211,7 @@ async def areport_response(lamar: Lamar, response: Any, signal: Signal | float |
                            replace: bool = False) -> list[str]:
     """`report_response` without blocking the event loop."""
     engine(lamar, "areport_response")
+    to_reward(signal)
     ids = episode_ids(response)
     for episode in ids:
         await lamar.areport(episode, signal, replace=replace)

@@ -6,7 +6,7 @@ import pytest
 from llama_index.core import VectorStoreIndex
 from llama_index.core.schema import Document, MetadataMode, NodeWithScore, TextNode
 
-from lamar import DuplicateReport, Experience, Lamar, Scope, Signal, Status, UnknownEpisode
+from lamar import DuplicateReport, Experience, InvalidReward, Lamar, Scope, Signal, Status, UnknownEpisode
 from lamar_llamaindex import (
     EPISODE_ID,
     EXPERIENCE_ID,
@@ -124,6 +124,24 @@ def test_track_episodes_nests_and_closes() -> None:
     post.postprocess_nodes(nodes)  # after both blocks: recorded nowhere
     assert len(outer) == 2 and inner.ids == outer.ids[1:]
     assert inner.contexts[inner.ids[0]] == {}
+
+
+async def test_a_signal_that_is_not_one_is_refused_also_with_no_episode_to_report(lam: Lamar) -> None:
+    """A response with no lesson node (a held-out query, the control group) reported nothing and
+    took "great" silently, so a typo raised only on the queries that had recalled a lesson."""
+    post = LamarPostprocessor(lam, top_n=1, context={"project": "trace", "language": "swift"})
+    nothing = [NodeWithScore(node=TextNode(text="a runbook page, not a lesson"))]
+    with track_episodes() as log:
+        post.postprocess_nodes(nothing)
+    assert len(log) == 0
+    for empty in (nothing, log, []):
+        with pytest.raises(InvalidReward, match="unknown signal 'great'"):
+            report_response(lam, empty, "great")
+        with pytest.raises(InvalidReward, match="unknown signal 'great'"):
+            await areport_response(lam, empty, "great")
+    with pytest.raises(InvalidReward):
+        report_response(lam, [], 3.0)
+    assert report_response(lam, [], "shipped") == [] and lam.stats()["reports"] == 0
 
 
 async def test_areport_response(lam: Lamar) -> None:
