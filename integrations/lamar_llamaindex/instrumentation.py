@@ -19,7 +19,7 @@ from llama_index.core.instrumentation.events.query import QueryEndEvent, QuerySt
 from llama_index.core.instrumentation.events.span import SpanDropEvent
 from llama_index.core.schema import NodeWithScore, QueryBundle
 
-from lamar import InvalidArgument, StoreError
+from lamar import InvalidContext, StoreError
 from lamar.experience import check_context
 from lamar.integration import a_or_an
 from lamar.sleep.trace_limits import clip_text
@@ -64,8 +64,8 @@ class LamarTraceHandler(BaseEventHandler):
         context: fields for every trace (a mapping, or a callable of the `QueryBundle`).
 
     Raises:
-        InvalidContext: `context` is a mapping whose keys or values are not strings.
-        InvalidArgument: `context` is neither a mapping, a callable nor None.
+        InvalidContext: `context` is a mapping whose keys or values are not strings, or neither a
+            mapping, a callable nor None.
     """
 
     traces: Any = Field(description="TraceWriter appending to the JSON Lines file.")
@@ -80,7 +80,7 @@ class LamarTraceHandler(BaseEventHandler):
         if isinstance(context, Mapping):
             context = check_context(context)  # refused now: inside a query it would cost every trace
         elif context is not None and not callable(context):
-            raise InvalidArgument(f"context must be a mapping of strings, a function of the QueryBundle or None; "
+            raise InvalidContext(f"context must be a mapping of strings, a function of the QueryBundle or None; "
                                   f"got {type(context).__name__}")
         writer = traces if isinstance(traces, TraceWriter) else TraceWriter(traces)
         super().__init__(traces=writer, context=context, **kwargs)

@@ -89,7 +89,7 @@ class LamarPostprocessor(BaseNodePostprocessor):
         if isinstance(context, Mapping):
             context = check_context(context)  # refused now, not inside the first query
         elif context is not None and not callable(context):
-            raise InvalidArgument(
+            raise InvalidContext(  # as every other piece refuses a context that is not one
                 f"context must be a mapping of strings or a callable; got {type(context).__name__}")
         if context_fn is not None and not callable(context_fn):
             raise InvalidArgument(f"context_fn must be callable; got {type(context_fn).__name__}")

@@ -136,6 +136,24 @@ def test_a_context_that_cannot_make_a_trace_is_refused_when_the_handler_is_made(
         LamarTraceHandler(traces_path, context=context)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("context", [5, "helpdesk", ["app", "helpdesk"]])
+def test_a_context_that_is_no_mapping_is_the_invalid_context_every_piece_raises(
+        traces_path: Path, context: object) -> None:
+    """The page says a context that is not a mapping raises InvalidContext; the handler and the
+    postprocessor raised InvalidArgument, where the memory block, the tools and the nodes raise it."""
+    from lamar import InvalidContext, Lamar
+    from lamar_llamaindex import LamarMemoryBlock, LamarPostprocessor, create_lamar_tools
+
+    lam = Lamar(":memory:")
+    for make in (lambda: LamarTraceHandler(traces_path, context=context),  # type: ignore[arg-type]
+                 lambda: LamarPostprocessor(lam, context=context),  # type: ignore[arg-type]
+                 lambda: LamarMemoryBlock(lam, context=context),  # type: ignore[arg-type]
+                 lambda: create_lamar_tools(lam, context=context)):  # type: ignore[arg-type]
+        with pytest.raises(InvalidContext, match="mapping of strings"):
+            make()
+    assert not traces_path.exists()
+
+
 def test_a_handler_registered_twice_writes_one_trace_and_leaves_no_log_open(traces_path: Path) -> None:
     """Registered twice (``register()`` again, or ``add_event_handler`` by hand), the handler hears
     each event twice; the second start must not open a second episode log, which no end would
