@@ -136,17 +136,25 @@ def installed_by(extra: str, *also: str) -> frozenset[str]:
 
 def absent_for(page: Path) -> dict[str, str]:
     """The environment that makes a block of `page` find only the packages its reader installed."""
-    where = page.relative_to(ROOT).as_posix()
+    return dict(_absent_for(page.relative_to(ROOT).as_posix()))
+
+
+_modules = functools.cache(importlib.metadata.packages_distributions)  # reads every package: a second
+
+
+@functools.cache
+def _absent_for(where: str) -> tuple[tuple[str, str], ...]:
     if where not in ONLY:
-        return {}
+        return ()
     extra, also = ONLY[where]
     kept = installed_by(extra, *also)
-    absent = {module for module, dists in importlib.metadata.packages_distributions().items()
+    absent = {module for module, dists in _modules().items()
               if module.isidentifier() and not any(canonicalize_name(d) in kept | {"lamar", "pip"} for d in dists)}
-    return {"LAMAR_DOCS_ABSENT": ",".join(sorted(absent)), "PYTHONPATH": os.pathsep.join(
-                [str(ROOT / "tests" / "onlyextra"), *filter(None, [os.environ.get("PYTHONPATH")])]),
-            "LAMAR_DOCS_WHY": f"{where} tells its reader to install only "
-                              + " ".join([f"lamar[{extra}]" if extra else "lamar", *also])}
+    return (("LAMAR_DOCS_ABSENT", ",".join(sorted(absent))),
+            ("PYTHONPATH", os.pathsep.join([str(ROOT / "tests" / "onlyextra"),
+                                            *filter(None, [os.environ.get("PYTHONPATH")])])),
+            ("LAMAR_DOCS_WHY", f"{where} tells its reader to install only "
+                               + " ".join([f"lamar[{extra}]" if extra else "lamar", *also])))
 
 
 def run(block: Block, folder: Path) -> subprocess.CompletedProcess[str]:
