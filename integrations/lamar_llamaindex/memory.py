@@ -223,8 +223,14 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         """
         with self._lock:
             turn = self._turns.get(session_id or "")
+            recent = list(self._turns)[-5:]
         if turn is None:
-            raise InvalidArgument(f"no turn yet in session {session_id!r}: the agent has not read this memory")
+            # Every other report takes (id, signal): report("ticket-7", "shipped") is the likely slip.
+            swapped = isinstance(signal, str) and signal in recent
+            raise InvalidArgument(
+                f"no turn yet in session {session_id!r}: the agent has not read this memory in it; "
+                + (f"the signal comes first: block.report(signal, {signal!r})" if swapped else
+                   f"the latest sessions with a turn are {recent}" if recent else "no session has had a turn yet"))
         if turn.recall is None:
             return None
         self.lamar.report(turn.recall.episode_id, signal, replace=replace)

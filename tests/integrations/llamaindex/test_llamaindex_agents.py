@@ -18,7 +18,7 @@ from llama_index.core.memory import Memory
 from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index.core.tools import FunctionTool
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import Experience, InvalidArgument, Lamar, Scope, Signal
 from lamar.recall import FENCE_OPEN
 from lamar_llamaindex import (
     LamarMemoryBlock,
@@ -203,6 +203,25 @@ async def test_memory_block_reads_many_times_recall_once() -> None:
     await block.aget([*history, ChatMessage(role="assistant", content="ok"),
                       ChatMessage(role="user", content="again")], session_id="a")
     assert lam.stats()["episodes"] == 3
+
+
+async def test_a_report_for_a_session_with_no_turn_names_the_sessions_and_the_argument_order() -> None:
+    """Every other report takes (id, signal); block.report("ticket-7", "shipped") said only "no turn
+    yet in session 'shipped'", and block.report(signal) with no session "no turn yet in session None"."""
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"})
+    with pytest.raises(InvalidArgument, match="no session has had a turn yet"):
+        block.report(Signal.SHIPPED, "ticket-7")
+    agent = FunctionAgent(tools=[], llm=Script("Cleared the cache.").llm())
+    await agent.run(user_msg="the build fails", memory=Memory.from_defaults(session_id="ticket-7",
+                                                                            memory_blocks=[block]))
+    with pytest.raises(InvalidArgument, match=r"the signal comes first: block.report\(signal, 'ticket-7'\)"):
+        block.report("ticket-7", "shipped")  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgument, match=r"no turn yet in session None.*sessions with a turn are \['ticket-7'\]"):
+        block.report(Signal.SHIPPED)
+    assert lam.stats()["reports"] == 0
+    assert block.report(Signal.SHIPPED, "ticket-7") == block.episode_id("ticket-7") is not None
+    assert lam.stats()["reports"] == 1
 
 
 async def test_concurrent_reads_of_one_turn_recall_once() -> None:
