@@ -30,10 +30,16 @@ PYTHON = {"python", "py", "python3"}
 SKIP = re.compile(r"^<!--\s*skip:\s*(.*?)\s*-->$")
 OUTPUT = "<!-- output -->"
 FENCE = re.compile(r"^(\s*)(`{3,})\s*([\w+-]*)")
-# The pages whose blocks run with only what the page tells its reader to install: its extra ("" for
-# none), and any package its text adds with `pip install`. Every other installed package fails to import.
-ONLY = {"README.md": ("", ()), "docs/install.md": ("", ()), "docs/langchain.md": ("langchain", ("numpy",)),
-        "docs/langgraph.md": ("langgraph", ()), "docs/llamaindex.md": ("llamaindex", ())}
+# What a page tells its reader to install, for its blocks: its extra ("" for none), and any package its
+# text adds with `pip install`. Its blocks run with every other installed package failing to import.
+ONLY = {"README.md": ("", ()), "CONTRIBUTING.md": ("", ()), "docs/install.md": ("", ()),
+        "docs/langchain.md": ("langchain", ("numpy",)), "docs/langgraph.md": ("langgraph", ()),
+        "docs/llamaindex.md": ("llamaindex", ()),
+        "docs/claude-code.md": ("claude-code", ()), "docs/mcp.md": ("mcp", ()), "docs/postgres.md": ("postgres", ()),
+        **{f"docs/{page}.md": ("", ()) for page in
+           ("cli", "context", "guarantees", "gym", "index", "rules", "speed", "stores", "whatif")}}
+# Pages whose blocks need different extras, each named beside its block: they run with every package.
+MIXED = {"docs/sleep.md"}
 
 
 @dataclasses.dataclass
