@@ -376,10 +376,13 @@ class LamarTools:
             raise ToolError(f"folder must be a path in this project; got {shown(folder)}")
         try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
             where = (root / folder).resolve() if folder else root
-            usable = where.is_relative_to(root) and where.is_dir()
+            inside, usable, there = where.is_relative_to(root), where.is_dir(), where.exists()
         except (OSError, ValueError):
-            usable = False
-        if not usable:
+            inside = usable = there = False
+        if inside and not usable:  # a path inside the project: the model mistyped a name, not the rule
+            raise ToolError(f"no folder {shown(folder)} in {root} ({'a file' if there else 'nothing'} is there): "
+                            "pass a folder of this project, relative to it, or leave folder out for all of it")
+        if not (inside and usable):
             raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
                             f"got {shown(folder)}")
         if not find_rule_files(where):  # the core's advice names --file, which this tool does not take

@@ -419,6 +419,27 @@ async def test_the_mcp_tool_shows_then_adds_and_reads_only_inside_its_project(tm
             assert refused.is_error and "must be a folder inside" in refused.content[0].text
 
 
+async def test_the_mcp_tool_names_a_mistyped_folder_inside_its_project_as_missing(tmp_path: Path) -> None:
+    from lamar_mcp.launch import stdio_session
+
+    project = project_copy(tmp_path, "uv")
+    store = tmp_path / "store.db"
+    Lamar(str(store)).close()
+    before = store.read_bytes()
+    async with stdio_session(store, cwd=project) as session:
+        # A folder the project does not have is a mistyped name, not a path outside the project.
+        missing = await session.call_tool("import_rules", {"folder": "docs/nope", "apply": True})
+        said = missing.content[0].text
+        assert missing.is_error and "no folder 'docs/nope' in" in said and "nothing is there" in said
+        assert "must be a folder inside" not in said and "leave folder out" in said
+        file = await session.call_tool("import_rules", {"folder": "AGENTS.md"})
+        assert file.is_error and "no folder 'AGENTS.md' in" in file.content[0].text
+        assert "a file is there" in file.content[0].text
+        outside = await session.call_tool("import_rules", {"folder": "../nope"})
+        assert outside.is_error and "must be a folder inside" in outside.content[0].text
+    assert store.read_bytes() == before
+
+
 def test_a_sub_folder_lesson_stored_without_its_folder_scope_is_still_held(tmp_path: Path) -> None:
     shop = tmp_path / "shop"
     (shop / "web").mkdir(parents=True)
