@@ -90,6 +90,15 @@ def _reason(text: str) -> str:
     return text
 
 
+def _by(text: str) -> str:
+    """An --by for the audit trail: a name, said here in the flag's terms (the engine's own check,
+    `lamar.arguments.who`, speaks of Python's None)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("the name is empty: say who erases the lesson (it is kept in the audit "
+                                         "trail), or leave --by out for your OS user name")
+    return text
+
+
 def _positive(text: str) -> int:
     value = typed_whole(text)  # int() also reads `1_0` as 10 and other scripts' digits as ours
     if value is None or value < 1:
@@ -205,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     erase.add_argument("id", help="the lesson's id (or the start of it)")
     erase.add_argument("--contexts", action="store_true",
                        help="also blank the contexts of the episodes the lesson was eligible in")
-    erase.add_argument("--by", metavar="NAME", help="who erases it, for the audit (default: the OS user)")
+    erase.add_argument("--by", metavar="NAME", type=_by, help="who erases it, for the audit (default: the OS user)")
     erase.add_argument("--reason", type=_reason, default="erased by hand",
                        help="recorded in the audit trail (keep the erased text out of it)")
 

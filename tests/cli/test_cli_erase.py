@@ -60,7 +60,8 @@ def test_erase_refuses_bad_input_and_changes_nothing(run_cli, sqlite_store, ids)
     before = _stored(sqlite_store)
     for args, code, message in [
         (("exp_missing",), 1, "lamar ls"),
-        ((ids["good"], "--by", " "), 1, "by names who does it"),
+        ((ids["good"], "--by", " "), 1, "argument --by: the name is empty: say who erases the lesson"),
+        ((ids["good"], "--by="), 1, "or leave --by out for your OS user name"),
         ((ids["good"], "--by", "x" * 100_000), 1, "by is 100,000 characters long, at most 6,000"),
         ((ids["good"], "--contexts", "yes"), 1, "unrecognized arguments"),
         ((), 1, "the following arguments are required: id"),
@@ -68,6 +69,8 @@ def test_erase_refuses_bad_input_and_changes_nothing(run_cli, sqlite_store, ids)
         out = run_cli("erase", *args, "--store", sqlite_store)
         assert (out.returncode, message in out.stderr) == (code, True), (args, out.stderr)
         assert _stored(sqlite_store) == before, args
+    empty_by = run_cli("erase", ids["good"], "--by", "", "--store", sqlite_store).stderr
+    assert "None" not in empty_by and "by names who does it" not in empty_by  # the Python API's terms, not the flag's
     missing = run_cli("erase", ids["good"], "--store", sqlite_store.with_name("typo.db"))
     assert missing.returncode == 2 and "no store at" in missing.stderr
     assert not sqlite_store.with_name("typo.db").exists()
