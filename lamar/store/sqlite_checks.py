@@ -72,6 +72,14 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
     return None
 
 
+def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
+    """What to do when SQLite refused a write as read-only: it opens a file this process may not write
+    (in a folder it may) read-only without a word, so only a write finds out; "" for any other failure."""
+    if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
+        return ""
+    return f"; {path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+
+
 # The Python API's advice; the command line, which has no timeout to pass, puts its own in its place.
 BUSY_ADVICE = "try again once that writer is done, or pass a longer timeout="
 
@@ -117,4 +125,4 @@ def write_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
         return StoreError(f"cannot write {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
                           "wait; nothing was written: try again once that writer is done")
-    return StoreError(f"cannot write {path}: {exc}")
+    return StoreError(f"cannot write {path}: {exc}{read_only_advice(path, exc)}")

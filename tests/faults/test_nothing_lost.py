@@ -219,6 +219,40 @@ def test_a_json_store_a_user_may_not_write_says_what_to_do(tmp_path: Path, read_
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == snapshot
 
 
+@pytest.mark.parametrize("command", [("add", "--precondition", "a test flakes", "--action", "rerun it"),
+                                     ("retire", "exp_"), ("erase", "exp_"), ("report", "EPISODE", "shipped")])
+def test_a_sqlite_file_a_user_may_not_write_in_a_folder_they_may_says_what_to_do(tmp_path: Path,
+                                                                                 command: tuple[str, ...]) -> None:
+    # SQLite opens such a file read-only without a word, so the open succeeds and only the write
+    # fails: it says what to do as a store opened read-only does, erase included.
+    path = tmp_path / "s.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+        episode = lam.recall({}).episode_id
+    before = path.read_bytes()
+    user: list[str] = []
+    if os.geteuid() == 0:  # root ignores file modes unless it drops the capability to
+        if shutil.which("setpriv") is None:
+            if IN_CI:
+                pytest.fail("setpriv is needed to let file modes bind root")
+            pytest.skip("setpriv is not available here")
+        caps = "-dac_override,-dac_read_search"
+        user = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    os.chmod(path, 0o444)
+    args = [episode if word == "EPISODE" else word for word in command]
+    try:
+        out = subprocess.run([*user, sys.executable, "-m", "lamar.cli", "--store", str(path), *args],
+                             capture_output=True, text=True, check=False, timeout=60)
+    finally:
+        os.chmod(path, 0o644)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert f"{path} cannot be written (read-only file, folder or mount); open a writable copy" in out.stderr
+    assert path.read_bytes() == before
+    with Lamar(str(path)) as lam:  # nothing of the refused write is there once it can be written
+        assert len(lam.experiences()) == 1 and lam.experiences()[0].status.value == "active"
+        assert lam.stats()["reports"] == 0
+
+
 @pytest.mark.parametrize("suffix", BACKENDS)
 def test_apply_while_reports_keep_arriving_loses_no_report(tmp_path: Path, suffix: str) -> None:
     path = str(tmp_path / f"busy.{suffix}")
