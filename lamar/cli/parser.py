@@ -53,12 +53,33 @@ class Parser(argparse.ArgumentParser):
         # to it: a word that starts like a negative number is an argument (`lamar report EP -0.5e0`).
         self._negative_number_matcher = re.compile(r"^-\.?\d")
 
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._words = list(args or [])  # a sub-command's own words, for error() to read
+        return super().parse_known_args(args, namespace)
+
     def error(self, message: str) -> NoReturn:
         if message.startswith("argument COMMAND: invalid choice: "):
             word = message.split("'")[1] if message.count("'") >= 2 else ""
             if word in _INSTEAD:
                 message += f"\n`lamar {word}` is not a command: {_INSTEAD[word]}"
+        elif message.startswith("the following arguments are required: "):
+            message += _swallowed(self, message.split(": ", 1)[1])
         raise UsageError(f"{message}\n{self.format_usage().strip()}\n(run `{self.prog} --help` for details)")
+
+
+def _swallowed(parser: argparse.ArgumentParser, missing: str) -> str:
+    """Why a positional given after a list option (`--scope k=v TEXT`) is missing: the list took it."""
+    lists = {name: action.metavar or "ITEM" for action in parser._actions if action.nargs in ("+", "*")
+             for name in action.option_strings}
+    words: list[str] = getattr(parser, "_words", [])
+    last = max((i for i, word in enumerate(words) if word in lists), default=-1)
+    taken = 0  # the words the list took: up to the next option
+    while last >= 0 and last + 1 + taken < len(words) and not words[last + 1 + taken].startswith("-"):
+        taken += 1
+    if taken < 2:
+        return ""  # no list option, or it took one word, its own: the positional was left out
+    return (f"\n{words[last]} reads every word after it, up to the next option, as its list: put {missing} "
+            f"before {words[last]}, or end the list with -- (`{parser.prog} ... {words[last]} {lists[words[last]]} -- {missing}`)")
 
 
 # The Python calls and neighbouring tools a reader of the docs tries as commands, and where they live.

@@ -106,6 +106,26 @@ def test_a_key_given_twice_with_two_values_is_refused_and_nothing_is_written(run
     assert same.returncode == 0, same.stderr  # the same value twice says one thing
 
 
+def test_a_positional_a_list_option_took_is_named_with_where_to_put_it(lamar_cli, sqlite_store: Path,
+                                                                        ids: dict[str, str]) -> None:
+    # `--scope k=v TEXT` gives TEXT to --scope, and argparse then says TEXT is missing, which it was not.
+    before = sqlite_store.read_bytes()
+    for command, missing in [(["search", "--scope", "project=trace", "cache"], "TEXT"),
+                             (["edit", "--scope", "project=x", ids["good"]], "id"),
+                             (["apply", "--only", "abc", "report.json"], "REPORT.json")]:
+        done = lamar_cli(*command, "--store", sqlite_store)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, command
+        assert f"the following arguments are required: {missing}\n{command[1]} reads every word after it, up to " \
+               f"the next option, as its list: put {missing} before {command[1]}, or end the list with --" in done.stderr
+    for command in (["search", "--scope", "project=trace"], ["search", "--status", "active"], ["edit", "--action", "y"]):
+        done = lamar_cli(*command, "--store", sqlite_store)  # left out, not taken: no word about lists
+        assert done.returncode == 1 and "the following arguments are required" in done.stderr, command
+        assert "reads every word after it" not in done.stderr, command
+    ended = lamar_cli("--store", sqlite_store, "search", "--scope", "project=trace", "--", "DerivedData")
+    assert ended.returncode == 0 and ids["good"] in ended.stdout, ended.stderr
+    assert sqlite_store.read_bytes() == before
+
+
 def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
     done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
     assert done.returncode == 1
