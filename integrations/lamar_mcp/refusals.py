@@ -48,12 +48,15 @@ def guarded(call: Any, store: object) -> Any:
     except UnknownEpisode as exc:
         # The engine's advice names the Python API's options; the id and the store before it stay whole.
         said, marker, _ = str(exc.args[0]).rpartition(_EPISODE_HINT)
-        said = said if marker else str(exc.args[0])
+        said = (said if marker else str(exc.args[0])) + _swapped(exc, "exp_", "a lesson id, not an episode id")
         raise ToolError(f"{said}: pass the episode_id that recall() returned for this task (an episode that sleep "
                         "has since compacted is gone, and then there is nothing left to report)") from exc
     except UnknownExperience as exc:
         # Only that suffix goes: the id before it is shown whole, whatever it holds.
         said = str(exc.args[0]).removesuffix(_ENGINE_HINT)
+        if said.startswith("no experience "):  # the tools' word for it: a lesson
+            said = "no lesson " + said.removeprefix("no experience ")
+        said += _swapped(exc, "ep_", "an episode id, as recall's episode_id, not a lesson id")
         raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
     except StoreError as exc:
         raise ToolError(_store_failure(exc, store)) from exc
@@ -64,6 +67,14 @@ def guarded(call: Any, store: object) -> Any:
         for engine, tool in _WHATIF_HINTS:
             said = said.replace(engine, tool)
         raise ToolError(said) from exc
+
+
+def _swapped(exc: LamarError, prefix: str, what: str) -> str:
+    """Where the id refused has the other kind's form (`ep_...` given as a lesson id, or back): say
+    so, since a model holding both ids from one recall may pass the one for the other."""
+    _, quote, rest = str(exc.args[0]).partition("'")
+    given = rest.partition("'")[0] if quote else ""
+    return f" (that is {what})" if given.startswith(prefix) and given[len(prefix):].isalnum() else ""
 
 
 def _store_failure(exc: StoreError, store: object) -> str:

@@ -87,4 +87,4 @@ def test_an_unknown_lesson_id_is_shown_whole_with_the_tools_hint() -> None:
             LamarTools(lam).evidence("exp_a; b")
         except ToolError as exc:
             said = str(exc)
-    assert said == "no experience 'exp_a; b' in store :memory:; call lessons() to list the lesson ids"
+    assert said == "no lesson 'exp_a; b' in store :memory:; call lessons() to list the lesson ids"

@@ -136,6 +136,26 @@ async def test_bad_input_is_a_tool_error_that_says_what_to_do_and_changes_nothin
         assert lam.episode(episode).signal == "accepted"
 
 
+async def test_an_episode_id_given_for_a_lesson_id_or_back_is_named_as_the_other_kind(store: Path) -> None:
+    # One recall hands a model both kinds of id; the refusal of the wrong one says which it passed.
+    async with stdio_session(store, "--seed", "1") as session:
+        rec = (await session.call_tool("recall", {"context": CONTEXT})).structured_content
+        episode, lesson = rec["episode_id"], rec["lesson_ids"][0]
+        before = events(store)
+        for name, arguments in [("evidence", {"lesson_id": episode}), ("erase", {"lesson_id": episode}),
+                                ("edit", {"lesson_id": episode, "action": "rerun it"})]:
+            said = (await session.call_tool(name, arguments)).content[0].text
+            assert said.startswith(f"Error executing tool {name}: no lesson '{episode}' in store "), said
+            assert said.endswith("(that is an episode id, as recall's episode_id, not a lesson id); call lessons() "
+                                 "to list the lesson ids"), said
+        said = (await session.call_tool("report", {"episode_id": lesson, "signal": "shipped"})).content[0].text
+        assert f"no episode '{lesson}' in store " in said and "(that is a lesson id, not an episode id): pass the " \
+            "episode_id that recall() returned" in said, said
+        missing = (await session.call_tool("evidence", {"lesson_id": "exp_missing"})).content[0].text
+        assert "no lesson 'exp_missing' in store" in missing and "that is" not in missing, missing
+        assert events(store) == before
+
+
 async def test_an_argument_a_tool_does_not_take_is_refused_by_name_and_nothing_runs(store: Path) -> None:
     async with stdio_session(store, "--seed", "1") as session:
         listed = {tool.name: tool for tool in (await session.list_tools()).tools}
