@@ -57,8 +57,9 @@ def settings_path(scope: str, cwd: str | os.PathLike[str] | None = None, *, fold
     here = Path(cwd or os.getcwd()).resolve()
     repo = find_repo(here)
     if repo is None:
-        raise SettingsError(f"{here} is not inside a git repository, so there is no project to install into: "
-                            "pass --user (every project) or --dir FOLDER (that folder's .claude/)")
+        raise SettingsError(f"{here} is not inside a git repository, so no project's .claude/ settings are here "
+                            "(install and uninstall both need one): pass --user (every project) or --dir FOLDER "
+                            "(that folder's .claude/)")
     return repo / ".claude" / FILES[scope]
 
 

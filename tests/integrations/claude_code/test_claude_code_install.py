@@ -223,6 +223,10 @@ def test_install_outside_git_refuses_unless_told_where(tmp_path: Path, env: dict
     assert refused.returncode == 1 and "not inside a git repository" in refused.stderr
     assert "--user" in refused.stderr and "--dir" in refused.stderr
     assert not (folder / ".claude").exists() and not store.exists()  # nothing written, not even the store
+    # Uninstall outside git is refused the same way, not told of a project "to install into".
+    undone = lamar(env, folder, "uninstall")
+    assert undone.returncode == 1 and "not inside a git repository" in undone.stderr, undone.stderr
+    assert "install into" not in undone.stderr and "--user" in undone.stderr and "--dir" in undone.stderr
     there = lamar(env, folder, "install", "--dir", str(folder), "--store", str(store))
     assert there.returncode == 0, there.stderr
     assert len(installed(folder / ".claude" / "settings.local.json")) == 5
