@@ -74,6 +74,27 @@ def _unrecognized(args: argparse.Namespace, extras: list[str]) -> str:
     return message
 
 
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The sub-command's parser (`lamar ls`, `lamar claude-code status`), whose usage and --help fit
+    the words it did not take better than the top level's."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return _chosen(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
+def _close_option(parser: argparse.ArgumentParser, extras: list[str]) -> str:
+    """A mistyped option's likely spelling (`--stauts`: --status), from the options this command takes."""
+    import difflib
+
+    options = [name for action in parser._actions for name in action.option_strings if name.startswith("--")]
+    for word in extras:
+        close = difflib.get_close_matches(word.partition("=")[0], options, n=1) if word.startswith("--") else []
+        if close:
+            return f" (did you mean {close[0]}?)"
+    return ""
+
+
 def _run(argv: list[str]) -> int:
     try:
         # Building the parser takes a noticeable moment: a Ctrl+C during it is still one line.
@@ -82,7 +103,8 @@ def _run(argv: list[str]) -> int:
         parser = build_parser()
         args, extras = parser.parse_known_args(argv)
         if extras:
-            parser.error(_unrecognized(args, extras))
+            chosen = _chosen(parser, args)
+            chosen.error(_unrecognized(args, extras) + _close_option(chosen, extras))
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(sys.stderr)

@@ -126,6 +126,24 @@ def test_a_positional_a_list_option_took_is_named_with_where_to_put_it(lamar_cli
     assert sqlite_store.read_bytes() == before
 
 
+def test_a_word_no_option_took_is_answered_with_the_commands_own_usage(lamar_cli, sqlite_store: Path,
+                                                                        ids: dict[str, str]) -> None:
+    # The top level's usage ("lamar [-h] ... COMMAND") and `lamar --help` answered a mistyped option of
+    # `lamar ls`, whose options it does not list; a close spelling is named.
+    before = sqlite_store.read_bytes()
+    for command, said, usage in [
+        (["ls", "--stauts", "active"], "unrecognized arguments: --stauts active (did you mean --status?)", "ls"),
+        (["report", ids["episode"], "shipped", "--replce"], "--replce (did you mean --replace?)", "report"),
+        (["stats", "extra"], "unrecognized arguments: extra\n", "stats"),
+        (["claude-code", "status", "--bogus"], "unrecognized arguments: --bogus\n", "claude-code status"),
+    ]:
+        done = lamar_cli("--store", sqlite_store, *command)
+        assert done.returncode == 1 and said in done.stderr, done.stderr
+        assert f"usage: lamar {usage} [-h]" in done.stderr and f"(run `lamar {usage} --help` for details)" in done.stderr
+        assert "usage: lamar [-h]" not in done.stderr and "Traceback" not in done.stderr
+    assert sqlite_store.read_bytes() == before
+
+
 def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
     done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
     assert done.returncode == 1
