@@ -136,6 +136,18 @@ def test_a_read_command_given_a_location_no_backend_takes_says_why_not_no_store(
     assert out.returncode == 2 and said in out.stderr and "no store at" not in out.stderr, out.stderr
 
 
+def test_report_of_a_lesson_id_says_it_is_one_and_changes_nothing(run_cli, sqlite_store, ids):
+    """`lamar recall` prints an episode id and lesson ids; the one passed for the other is named as such."""
+    before = sqlite_store.read_bytes()
+    out = run_cli("report", ids["good"], "shipped", "--store", sqlite_store)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert f"no episode '{ids['good']}' in store {sqlite_store} (that is a lesson id, not an episode id): " \
+           "report the episode_id that recall() returned" in out.stderr
+    other = run_cli("report", "exp_0000000000000000", "shipped", "--store", sqlite_store)
+    assert other.returncode == 1 and "that is a lesson id" not in other.stderr  # no such lesson: nothing to say
+    assert sqlite_store.read_bytes() == before
+
+
 def test_report_names_the_signal_a_near_miss_is_close_to(run_cli, sqlite_store, ids):
     """`lamar report EP revert` was refused with the bare list; a word that could mean two outcomes
     ("correct": corrected, or it was right) gets no guess."""
