@@ -213,7 +213,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                          "pass --replace to replace that outcome") from None
     except UnknownEpisode as exc:
         said = str(exc.args[0])
-        if _is_lesson(lam, args.episode):  # both kinds of id are in sight (ls, recall --json): one gets passed for the other
+        # both kinds of id are in sight (ls, recall --json): one is passed for the other
+        if _is_lesson(lam, args.episode):
             said = said.replace(": report the", " (that is a lesson id, not an episode id): report the", 1)
         raise UnknownEpisode(said) from None
     finally:

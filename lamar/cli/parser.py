@@ -78,8 +78,9 @@ def _swallowed(parser: argparse.ArgumentParser, missing: str) -> str:
         taken += 1
     if taken < 2:
         return ""  # no list option, or it took one word, its own: the positional was left out
-    return (f"\n{words[last]} reads every word after it, up to the next option, as its list: put {missing} "
-            f"before {words[last]}, or end the list with -- (`{parser.prog} ... {words[last]} {lists[words[last]]} -- {missing}`)")
+    option = words[last]
+    return (f"\n{option} reads every word after it, up to the next option, as its list: put {missing} "
+            f"before {option}, or end the list with -- (`{parser.prog} ... {option} {lists[option]} -- {missing}`)")
 
 
 # The Python calls and neighbouring tools a reader of the docs tries as commands, and where they live.

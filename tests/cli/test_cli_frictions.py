@@ -115,9 +115,11 @@ def test_a_positional_a_list_option_took_is_named_with_where_to_put_it(lamar_cli
                              (["apply", "--only", "abc", "report.json"], "REPORT.json")]:
         done = lamar_cli(*command, "--store", sqlite_store)
         assert done.returncode == 1 and "Traceback" not in done.stderr, command
-        assert f"the following arguments are required: {missing}\n{command[1]} reads every word after it, up to " \
-               f"the next option, as its list: put {missing} before {command[1]}, or end the list with --" in done.stderr
-    for command in (["search", "--scope", "project=trace"], ["search", "--status", "active"], ["edit", "--action", "y"]):
+        assert f"the following arguments are required: {missing}\n{command[1]} reads every word after it, " \
+               f"up to the next option, as its list: put {missing} before {command[1]}, or end the list with --" \
+               in done.stderr
+    for command in (["search", "--scope", "project=trace"], ["search", "--status", "active"],
+                    ["edit", "--action", "y"]):
         done = lamar_cli(*command, "--store", sqlite_store)  # left out, not taken: no word about lists
         assert done.returncode == 1 and "the following arguments are required" in done.stderr, command
         assert "reads every word after it" not in done.stderr, command
@@ -139,7 +141,8 @@ def test_a_word_no_option_took_is_answered_with_the_commands_own_usage(lamar_cli
     ]:
         done = lamar_cli("--store", sqlite_store, *command)
         assert done.returncode == 1 and said in done.stderr, done.stderr
-        assert f"usage: lamar {usage} [-h]" in done.stderr and f"(run `lamar {usage} --help` for details)" in done.stderr
+        assert f"usage: lamar {usage} [-h]" in done.stderr
+        assert f"(run `lamar {usage} --help` for details)" in done.stderr
         assert "usage: lamar [-h]" not in done.stderr and "Traceback" not in done.stderr
     assert sqlite_store.read_bytes() == before
 
