@@ -83,6 +83,17 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
     return parser
 
 
+def _intermixed(parser: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]) -> bool:
+    """Words after an option that belong to the command's one list of words (`lamar recall
+    project=trace --dry-run task=build`, `lamar search cache --status active flaky`): argparse
+    stops filling that list at the first option; they join it, as typed. False when they cannot."""
+    lists = [action for action in parser._actions if not action.option_strings and action.nargs in ("*", "+")]
+    if len(lists) != 1 or any(word.startswith("-") for word in extras):
+        return False
+    setattr(args, lists[0].dest, [*(getattr(args, lists[0].dest) or []), *extras])
+    return True
+
+
 def _close_option(parser: argparse.ArgumentParser, extras: list[str]) -> str:
     """A mistyped option's likely spelling (`--stauts`: --status), from the options this command takes."""
     import difflib
@@ -104,7 +115,8 @@ def _run(argv: list[str]) -> int:
         args, extras = parser.parse_known_args(argv)
         if extras:
             chosen = _chosen(parser, args)
-            chosen.error(_unrecognized(args, extras) + _close_option(chosen, extras))
+            if not _intermixed(chosen, args, extras):
+                chosen.error(_unrecognized(args, extras) + _close_option(chosen, extras))
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(sys.stderr)

@@ -147,6 +147,20 @@ def test_a_word_no_option_took_is_answered_with_the_commands_own_usage(lamar_cli
     assert sqlite_store.read_bytes() == before
 
 
+def test_words_after_an_option_join_the_commands_list_of_words(lamar_cli, sqlite_store: Path,
+                                                                ids: dict[str, str]) -> None:
+    # argparse stopped the context at --dry-run, and `task=build` was an unrecognized argument.
+    before = sqlite_store.read_bytes()
+    done = lamar_cli("--store", sqlite_store, "recall", "project=trace", "--dry-run", "language=swift", "task=build")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("dry run for project=trace language=swift task=build (k=3): nothing logged")
+    found = lamar_cli("--store", sqlite_store, "search", "DerivedData", "--status", "active", "rebuilding")
+    assert found.returncode == 0 and ids["good"] in found.stdout, found.stderr
+    stray = lamar_cli("--store", sqlite_store, "recall", "project=trace", "--dry-run", "-x")
+    assert stray.returncode == 1 and "unrecognized arguments: -x" in stray.stderr  # an option is no context word
+    assert sqlite_store.read_bytes() == before
+
+
 def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
     done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
     assert done.returncode == 1
