@@ -27,6 +27,16 @@ def parse_pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
     return one_value_each(parsed, option)
 
 
+def unknown_keys(lam: Lamar, scope: Mapping[str, str]) -> str:
+    """When a --scope matched nothing and names a key no lesson's scope has (`Project` for `project`):
+    the keys they have, as `lamar recall` names them (never their values), else ""."""
+    keys = sorted({key for exp in lam.experiences() for key in exp.scope})
+    if not keys or set(scope) <= set(keys):
+        return ""
+    shown = ", ".join(keys[:8]) + (", ..." if len(keys) > 8 else "")
+    return f" (no lesson is scoped by {', '.join(sorted(set(scope) - set(keys)))}; their scopes' keys: {shown})"
+
+
 def holdout_cost(evidence: Mapping[str, Evidence], reports: int) -> dict[str, float]:
     """Reward given up by holding lessons out: held-out count x measured lift, where the lift is positive.
 
@@ -85,13 +95,15 @@ def cmd_ls(args: argparse.Namespace) -> int:
     try:
         lessons = lam.experiences(status=args.status, verdict=args.verdict, scope=scope or None)
         rows = [(exp, lam.evidence(exp.id)) for exp in lessons]
+        unknown = unknown_keys(lam, scope) if not rows else ""
     finally:
         lam.close()
     if args.json:
         dump_json([{**exp.to_dict(), "evidence": ev.to_dict()} for exp, ev in rows])
         return 0
     if not rows:
-        print("no lessons match" if (scope or args.status or args.verdict) else "no lessons yet (add one with `lamar add`)")
+        print("no lessons match" + unknown if (scope or args.status or args.verdict)
+              else "no lessons yet (add one with `lamar add`)")
         return 0
     print_lessons(rows, args.width)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lamar.cli.observe import parse_pairs, print_lessons
+from lamar.cli.observe import parse_pairs, print_lessons, unknown_keys
 from lamar.cli.render import dump_json
 from lamar.cli.session import UsageError, open_engine
 from lamar.search import matching
@@ -29,6 +29,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:
         lessons = matching(lam.experiences(status=args.status, scope=scope or None), words)
         rows = [(exp, lam.evidence(exp.id)) for exp in lessons]
+        unknown = unknown_keys(lam, scope) if not rows else ""
     finally:
         lam.close()
     if args.json:
@@ -36,7 +37,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     elif rows:
         print_lessons(rows, args.width)
     else:
-        print(f"no lesson holds {' '.join(args.text)!r}" + (" in that scope" if scope else ""))
+        print(f"no lesson holds {' '.join(args.text)!r}" + (" in that scope" + unknown if scope else ""))
     return 0
 
 

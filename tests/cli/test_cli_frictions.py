@@ -161,6 +161,20 @@ def test_words_after_an_option_join_the_commands_list_of_words(lamar_cli, sqlite
     assert sqlite_store.read_bytes() == before
 
 
+def test_a_scope_key_no_lesson_has_is_named_with_the_keys_they_have(lamar_cli, sqlite_store: Path) -> None:
+    # `--scope Project=trace` found nothing and said only "no lessons match", where recall names the keys.
+    before = sqlite_store.read_bytes()
+    listed = lamar_cli("--store", sqlite_store, "ls", "--scope", "Project=trace")
+    assert listed.returncode == 0 and listed.stdout.strip() == (
+        "no lessons match (no lesson is scoped by Project; their scopes' keys: language, project)"), listed.stdout
+    found = lamar_cli("--store", sqlite_store, "search", "lint", "--scope", "lang=swift")
+    assert found.stdout.strip() == ("no lesson holds 'lint' in that scope (no lesson is scoped by lang; their "
+                                    "scopes' keys: language, project)"), found.stdout
+    value = lamar_cli("--store", sqlite_store, "ls", "--scope", "project=nope")  # a key they have: no hint
+    assert value.stdout.strip() == "no lessons match"
+    assert sqlite_store.read_bytes() == before
+
+
 def test_a_lesson_given_as_words_shows_the_add_command_with_options(run_cli, sqlite_store: Path) -> None:
     done = run_cli("add", "when a test is flaky", "pin the seed's value", "--store", sqlite_store)
     assert done.returncode == 1
