@@ -139,9 +139,7 @@ def cmd_sleep(args: argparse.Namespace) -> int:
     mining.addFilter(said_below)
     try:
         report = lam.sleep(traces=traces, model=model, max_model_calls=args.max_model_calls)
-        # Sleep proposes an acknowledged contradiction again every night, by the same id: the store
-        # holds it as applied, so the person reading this has nothing left to decide about it.
-        done = already_applied(report, lam.would_skip(report)) if report.proposals and not to_stdout else []
+        done = _applied_now(lam, report) if report.proposals and not to_stdout else []
     finally:
         mining.removeFilter(said_below)
         lam.close()
@@ -154,10 +152,10 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         save_report(args.out, data)  # every proposal: review and apply check the store themselves
     if args.json:  # the whole report, as saved, and which of its proposals a script can pass over
-        dump_json({**data, "already_applied": done})
+        dump_json({**data, "already_applied": done})  # None: the store could not say
         _mining_failed(report, args.out)
         return 0
-    listed = [p for p in report.proposals if p.id not in done]
+    listed = [p for p in report.proposals if p.id not in (done or ())]
     print(f"{plural(len(listed), 'proposal')}, {len(report.dropped)} dropped")
     mined = (data.get("summary") or {}).get("mining") or {}
     if mined.get("traces") and report.mining_error:  # the error line below says why
@@ -178,6 +176,20 @@ def cmd_sleep(args: argparse.Namespace) -> int:
         print("nothing saved: pass --out REPORT.json to review and apply these")
     _mining_failed(report, args.out)
     return 0
+
+
+def _applied_now(lam: Lamar, report: SleepReport) -> list[str] | None:
+    """The report's proposals the store holds as applied (None: the store could not say).
+
+    Sleep proposes an acknowledged contradiction again every night, by the same id: the store holds
+    it as applied, so the person reading the list has nothing left to decide about it. Which those
+    are is a courtesy, as in `lamar review`: a store that fails to say must not cost the report, whose
+    mining may have cost model calls."""
+    try:
+        return already_applied(report, lam.would_skip(report))
+    except LamarError as exc:
+        print(f"(store unavailable, every proposal listed, applied or not: {exc})", file=sys.stderr)
+        return None
 
 
 def _mining_failed(report: SleepReport, out: str | None) -> None:

@@ -370,6 +370,34 @@ def test_sleep_counts_an_acknowledged_contradiction_instead_of_listing_it_every_
     assert "already_applied" not in piped and len(piped["proposals"]) == 2
 
 
+@pytest.mark.parametrize("as_json", [False, True])
+def test_sleep_keeps_its_report_when_the_store_cannot_say_what_is_applied(run_cli, store, make_report, strict_json,
+                                                                         monkeypatch, as_json):
+    # Which proposals are applied is asked after sleep ran (its mining may have cost model calls): a
+    # store that failed to answer ended the command with an error and no report saved or printed.
+    chosen = proposal_ids(make_report(store))
+    assert run_cli("apply", store.with_name("report.json"), "--store", store,
+                   "--only", chosen["contradiction"]).returncode == 0
+    sleep = Lamar.sleep
+
+    def then_closed(lam: Lamar, *args, **kwargs):
+        report = sleep(lam, *args, **kwargs)
+        lam.store.close()  # the store goes away between the sleep and the question
+        return report
+
+    monkeypatch.setattr(Lamar, "sleep", then_closed)
+    out = run_cli("sleep", "--store", store, "--out", store.with_name("night2.json"), *(["--json"] if as_json else []))
+    assert out.returncode == 0, out.stderr
+    assert f"(store unavailable, every proposal listed, applied or not: the store {store} is closed" in out.stderr
+    saved = strict_json(store.with_name("night2.json").read_text())
+    assert sorted(p["id"] for p in saved["proposals"]) == sorted(chosen.values())
+    if as_json:
+        assert strict_json(out.stdout)["already_applied"] is None
+    else:
+        assert out.stdout.startswith("2 proposals, 0 dropped\n") and "already applied" not in out.stdout
+        assert f"  {chosen['contradiction']}" in out.stdout
+
+
 def test_review_of_a_report_wholly_applied_says_to_sleep_again(run_cli, json_store, make_report):
     # It said "--again reviews every proposal afresh", and --again then asked about nothing.
     report = make_report(json_store)
