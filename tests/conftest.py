@@ -72,6 +72,22 @@ _TESTS = Path(__file__).resolve().parent
 _PLACES = {"browser": "integrations/ui/test_ui_browser.py", "notebooks": "notebooks", "typecheck": "test_types.py"}
 
 
+@pytest.fixture
+def copied(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The ids of the lessons copied (`Experience.copy`) from here on, in order: what a read handed out."""
+    from lamar import Experience
+
+    ids: list[str] = []
+    copy = Experience.copy
+
+    def counted(exp: Experience) -> Experience:
+        ids.append(exp.id)
+        return copy(exp)
+
+    monkeypatch.setattr(Experience, "copy", counted)
+    return ids
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         path = Path(item.path)

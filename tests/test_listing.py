@@ -53,17 +53,10 @@ def test_a_lesson_retired_or_added_by_another_process_moves_no_other(tmp_path: P
         assert rest == [*added[5:7], *added[8:], late]
 
 
-def test_a_page_hands_out_copies_of_its_lessons_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_page_hands_out_copies_of_its_lessons_only(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     _fill(tmp_path / "s.db", 40)
     with Lamar(str(tmp_path / "s.db"), seed=0) as lam:
-        copied: list[str] = []
-        copy = Experience.copy
-
-        def counted(exp: Experience) -> Experience:
-            copied.append(exp.id)
-            return copy(exp)
-
-        monkeypatch.setattr(Experience, "copy", counted)
+        copied: list[str] = request.getfixturevalue("copied")  # from here on
         page = lam.page(30, 3, status="active")
         assert copied == [e.id for e in page.lessons] and len(copied) == 3 and page.count == 40
         page.lessons[0].provenance["note"] = "changed by the caller"

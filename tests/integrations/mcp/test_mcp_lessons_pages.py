@@ -164,7 +164,7 @@ async def test_a_store_that_fails_under_the_resource_says_so(tmp_path: Path) -> 
             await client.read_resource("lamar://lessons")
 
 
-def test_a_page_copies_only_its_own_lessons(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_page_copies_only_its_own_lessons(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     # Each page used to copy every lesson of the store (`Lamar.experiences`) to keep twenty: walking
     # the pages of a large store read it once a page.
     store = tmp_path / "many.db"
@@ -172,14 +172,7 @@ def test_a_page_copies_only_its_own_lessons(tmp_path: Path, monkeypatch: pytest.
     with Lamar(str(store), seed=0) as lam:
         tools = LamarTools(lam)
         first = tools.lessons(context={"project": "P1"}, limit=4)  # a server's first call learns the labels
-        copied: list[str] = []
-        copy = Experience.copy
-
-        def counted(exp: Experience) -> Experience:
-            copied.append(exp.id)
-            return copy(exp)
-
-        monkeypatch.setattr(Experience, "copy", counted)
+        copied: list[str] = request.getfixturevalue("copied")  # from here on
         page = tools.lessons(context={"project": "P1"}, limit=4, cursor=first.next_cursor)
         assert copied == [lesson.id for lesson in page.lessons] and len(copied) == 4 and page.count == 15
 
