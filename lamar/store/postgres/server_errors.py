@@ -92,7 +92,8 @@ def refusal(refused: str, purpose: str = "") -> tuple[str, str]:
     if _NO_SLOT.search(refused):
         return f"the server has no connection slot left{purpose} ({refused})", OUT_OF_SLOTS
     return (f"the server refused a connection{purpose} ({refused})",
-            f"if its words say it has no connection slot left, {OUT_OF_SLOTS}")
+            (f"if its words say it has no connection slot left, {OUT_OF_SLOTS}; otherwise set right what they "
+             "name (the role's LOGIN or password, the server's pg_hba.conf)"))
 
 
 def opening_advice(exc: BaseException) -> str:
