@@ -112,7 +112,7 @@ class Lamar:
 
     def page(self, start: int = 0, limit: int = 20, *, status: Status | str | None = None,
              context: Mapping[str, str] | None = None, text: str | None = None) -> listing.LessonPage:
-        """`experiences` a page at a time from place `start`, copying only the page's lessons (`lamar.listing.page`)."""
+        """A page of the lessons from place `start`, copying only its own; filters, arguments: `lamar.listing.page`."""
         with self._lock:
             return listing.page(self._holder.lessons, start, limit, status, context, text)
 

@@ -60,10 +60,11 @@ def listed(read: Callable[[], RowsView], policy: Policy, status: Any, verdict: A
 
 def page(read: Callable[[], RowsView], start: Any, limit: Any, status: Any, context: Any,
          text: Any) -> LessonPage:
-    """The lessons that match, from place `start` on, at most `limit` of them; only they are copied.
+    """`Lamar.page`: the lessons that match, from place `start` on, at most `limit` of them; only they are
+    copied. Called as `lam.page(start=0, limit=20, *, status=None, context=None, text=None)`.
 
     Args:
-        read: the folded lessons, in the order they were added (the engine's, under its lock).
+        read: the folded lessons, in the order they were added (the engine passes its own, under its lock).
         start: the place the page starts at (a `LessonPage`'s `next`, or one of its `places`):
             a lesson added, edited or retired since neither moves nor repeats another.
         limit: most lessons on the page, a whole number >= 1.
