@@ -42,6 +42,7 @@ ADDER = textwrap.dedent(
     """
 )
 
+
 def _walked(engine: Lamar, status: str | None, context: dict[str, str] | None, listed: list[str]) -> list[str]:
     """The ids on every `Lamar.page` of two lessons, from the first, each page checked against `listed`
     (every lesson in order): its places name its lessons, and its count is the whole walk's."""
