@@ -17,7 +17,7 @@ from lamar.store.base import Event, closed_store, stored_problem
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.postgres import server_errors
 from lamar.store.postgres.server_errors import RUN_AGAIN, RUN_AGAIN_AFTER, advice
-from lamar.store.postgres.wire import keyed
+from lamar.store.postgres.wire import keyed, timeout_param
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -88,8 +88,7 @@ class Connections:
         self._held = threading.local()  # `holding`: the connection this thread's calls run on
         params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
         try:
-            if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
-                params["connect_timeout"] = max(1, round(timeout))
+            params.update(timeout_param(psycopg, conninfo, max(1, round(timeout))))
             with psycopg.connect(conninfo, **params) as conn:
                 conn.execute(_READ_COMMITTED)
                 opened(conn)
@@ -273,10 +272,8 @@ class Connections:
     def _direct(self) -> Connection[Any]:
         """A connection of its own, outside the pool (libpq's smallest connect_timeout, 2 s, unless
         the URL sets one)."""
-        params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
-        if "connect_timeout" not in self.pg.conninfo.conninfo_to_dict(self._conninfo):
-            params["connect_timeout"] = 2
-        return self.pg.connect(self._conninfo, **params)
+        return self.pg.connect(self._conninfo, autocommit=True, fallback_application_name="lamar",
+                               **timeout_param(self.pg, self._conninfo, 2))
 
     def _busy(self, refused: str | None = None) -> StoreError:
         """No connection within `timeout`: the pool's all stayed in use, or the server `refused` a new one."""

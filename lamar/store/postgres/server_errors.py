@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from lamar._errors import StoreError
+from lamar.store.postgres.wire import timeout_param
 
 # SQLSTATEs of a transaction the server rolled back against another one: the same transaction
 # run again can commit. Any other error is reported, never run again: a timeout would wait as
@@ -81,8 +82,7 @@ def answered(pg: Any, conninfo: str, exc: BaseException, took: float) -> bool:
         return True
     if took >= _ANSWER_WITHIN or not _SERVER_SAID.search(str(exc)):
         return False
-    params = {} if "connect_timeout" in pg.conninfo.conninfo_to_dict(conninfo) else {"connect_timeout": 2}
-    ping = pg.pq.PGconn.ping(pg.conninfo.make_conninfo(conninfo, **params).encode())
+    ping = pg.pq.PGconn.ping(pg.conninfo.make_conninfo(conninfo, **timeout_param(pg, conninfo, 2)).encode())
     return bool(ping == pg.pq.Ping.OK)
 
 

@@ -14,7 +14,7 @@ from lamar.store.postgres.counters import WriteCounters
 from lamar.store.postgres.schema import MIGRATION_LOCK, migrate, schema_version, script
 from lamar.store.postgres.server_errors import opening_advice
 from lamar.store.postgres.url import parse_url
-from lamar.store.postgres.wire import events_json, keyed, result_parts
+from lamar.store.postgres.wire import events_json, keyed, result_parts, timeout_param
 
 if TYPE_CHECKING:
     from psycopg import Connection
@@ -337,8 +337,7 @@ def namespace_exists(url: str, *, timeout: float = 30.0) -> bool:
     params: dict[str, Any] = {"autocommit": True, "fallback_application_name": "lamar"}
     try:
         # Inside the try: libpq refuses a URL with a parameter it does not know here.
-        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(conninfo):
-            params["connect_timeout"] = max(1, round(timeout))
+        params.update(timeout_param(psycopg, conninfo, max(1, round(timeout))))
         with psycopg.connect(conninfo, **params) as conn:
             version = schema_version(conn)
             if version is None:

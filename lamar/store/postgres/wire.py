@@ -10,6 +10,12 @@ from typing import Any
 from lamar.store.base import Event
 
 
+def timeout_param(pg: Any, conninfo: str, seconds: int) -> dict[str, Any]:
+    """`connect_timeout=seconds` for a connection to `conninfo`, unless its URL sets its own. libpq
+    refuses a URL with a parameter it does not know here: call it where that error is caught."""
+    return {} if "connect_timeout" in pg.conninfo.conninfo_to_dict(conninfo) else {"connect_timeout": seconds}
+
+
 def events_json(events: Iterable[Event]) -> str:
     """Events as a write sends them: one JSON array of {kind, key, time, data}, which the server
     reads with one parse (json_to_recordset), keeping each `data` text exactly as sent."""
