@@ -50,6 +50,7 @@ from lamar.safety.providers import (
     vendor_keyed_is_harmless,
     vendor_keyed_kind,
 )
+from lamar.safety.urls import URL_QUERY, URL_USERINFO, query_is_harmless, url_kind, url_password_is_harmless
 
 # A token must not continue a longer word: "task-runner" holds "sk-" but is no key (the start is
 # checked by `_continues_a_word`, the end by this lookahead).
@@ -84,43 +85,6 @@ def _keyed(kind: str, pattern: re.Pattern[str], keep: Callable[[re.Match[str]], 
            name: Callable[[re.Match[str]], str]) -> _Rule:
     head = re.compile(pattern.pattern[:pattern.pattern.index("(?P<secret>")], pattern.flags)
     return _Rule(kind, pattern, keep, name, head=head)
-
-
-# ---- credentials in URLs ---------------------------------------------------------------------------
-
-_DATABASE_SCHEMES = (
-    "postgres", "mysql", "mariadb", "mongodb", "redis", "rediss", "amqp", "mssql", "sqlserver",
-    "oracle", "cockroachdb", "clickhouse", "couchdb", "neo4j", "cassandra", "jdbc", "db2", "snowflake",
-)
-_URL_USERINFO = re.compile(
-    r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]{0,30})://(?P<user>[^\s:/@?#\"'<>\[\]]{0,200}):"
-    r"(?P<secret>[^\s/\"'<>]{1,500})@(?=[^\s/?#@\"'<>]+)"
-)
-_URL_QUERY = re.compile(
-    # Any parameter whose name holds password/secret/token (sslpassword, client_secret, ...).
-    r"(?P<key>[?&;#](?:[\w.-]{0,40}(?:password|passwd|secret|token|signature|credential)[\w.-]{0,40}"
-    r"|api_key|apikey|api-key|pwd|sig|key|code))=(?P<secret>[^&\s\"'<>]+)",
-    re.IGNORECASE,
-)
-
-
-def _url_kind(match: re.Match[str]) -> str:
-    scheme = match.group("scheme").lower()
-    return "database-password" if scheme.startswith(_DATABASE_SCHEMES) else "url-password"
-
-
-def _url_password_is_harmless(match: re.Match[str]) -> bool:
-    return is_placeholder(match.group("secret"))
-
-
-def _query_is_harmless(match: re.Match[str]) -> bool:
-    value = match.group("secret")
-    # A bare "key" parameter is often a sort or cache key; only long random-looking values count.
-    if match.group("key")[1:].lower() == "key" and len(value) < 16:
-        return True
-    if match.group("key")[1:].lower() == "code" and len(value) < 40:
-        return True  # an OAuth or error code; an Azure Functions key (?code=) is 54+ characters
-    return is_placeholder(value)
 
 
 # ---- the rules, most specific first ----------------------------------------------------------------
@@ -287,8 +251,8 @@ RULES: tuple[_Rule, ...] = (
     ), _auth_is_harmless),
     _Rule("cookie", COOKIE),
     _Rule("cookie", COMMAND_COOKIE, cookie_is_harmless),
-    _Rule("url-password", _URL_USERINFO, _url_password_is_harmless, _url_kind),
-    _Rule("url-token", _URL_QUERY, _query_is_harmless),
+    _Rule("url-password", URL_USERINFO, url_password_is_harmless, url_kind),
+    _Rule("url-token", URL_QUERY, query_is_harmless),
     # A token standing alone as the user name: https://<token>@host (Sentry DSNs, git remotes).
     _Rule("url-token", re.compile(
         r"://(?P<secret>(?=[A-Za-z0-9_-]{0,200}\d)(?=[A-Za-z0-9_-]{0,200}[A-Za-z])[A-Za-z0-9_-]{20,})@"
