@@ -10,7 +10,7 @@ from lamar.safety.needles import Needles
 from lamar.safety.placeholders import is_placeholder
 from lamar.safety.plain import unaccented
 
-_PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw"}
+_PASSWORD_WORDS = {"password", "passwd", "pass", "pwd", "passphrase", "pw", "psk"}  # psk: a Wi-Fi key
 _PASSWORD_SUFFIXES = ("password", "passwd", "passphrase")
 _SECRET_SUFFIXES = ("secret", "token", "apikey", "credential", "credentials", "privatekey", "secretkey",
                     "accesskey", "authkey")
@@ -24,7 +24,7 @@ _METADATA_WORDS = {
     "type", "ttl", "expiry", "expires", "expiration", "url", "uri", "endpoint", "path", "file", "name",
     "id", "length", "count", "limit", "size", "header", "env", "var", "field", "kind", "format", "mode",
     "dir", "location", "prefix", "len", "lifetime", "timeout", "duration", "age", "hint", "version",
-    "enabled", "required", "provider", "method", "scheme", "algorithm", "alg", "rotation", "policy",
+    "enabled", "required", "provider", "method", "scheme", "algorithm", "alg", "rotation", "policy", "identity",
 }
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -53,8 +53,8 @@ def secret_key_kind(key: str) -> str | None:
 
 # Every key `secret_key_kind` names holds one of these, ignoring case: a text without any of them
 # holds no keyed credential (a test checks the words above against it).
-KEY_NEEDLES = Needles(tuple((word, True) for word in ("pass", "pw", "secret", "token", "key", "credential", "pat",
-                                                      "auth")), None)
+KEY_NEEDLES = Needles(tuple((word, True) for word in ("pass", "pw", "psk", "secret", "token", "key", "credential",
+                                                      "pat", "auth")), None)
 
 ASSIGNMENT = re.compile(
     r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
@@ -123,6 +123,23 @@ PASS_ARGUMENT = re.compile(
     r"""|\b(?:smbclient|rpcclient)\b[^\n;|&]{0,200}?\s(?:-U[ \t]*|--user[= \t])["']?[^\s%"']{1,100}%)"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"']{1,200})"""
 )
+# Windows' net use \\server\share <password> /user:name, or /user:name <password>; "*" asks for it.
+NET_USE = re.compile(
+    r"""(?i)\bnet use\b[^\n]{0,200}?(?:\\\\[^\s"]+|"\\\\[^"\n]+"|\s/u(?:ser)?:(?:"[^"\n]+"|\S+))[ \t]+"""
+    r"""(?P<secret>"[^"\n]{1,200}"|[^\s"/*&|;<>][^\s"]{0,199})"""
+)
+# wpa_passphrase <ssid> <passphrase> prints a wpa_supplicant network block for that passphrase.
+WPA_PASSPHRASE = re.compile(
+    r"""\bwpa_passphrase[ \t]+(?:"[^"\n]*"|'[^'\n]*'|[^\s"'=|>]\S*)[ \t]+"""
+    r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'|>;&][^\s]{0,199})"""
+)
+
+
+def command_is_harmless(match: re.Match[str]) -> bool:
+    # A plain word where the password would go is prose about the command ("net use \\s\x to map it").
+    return said_is_harmless(match.group("secret").rstrip(",;:)}"), "password")
+
+
 # A password written as a literal in code: requests' and httpx's auth=("user", "secret"),
 # HTTPBasicAuth("user", "secret"); PowerShell's ConvertTo-SecureString '<password>' -AsPlainText.
 AUTH_OBJECT = re.compile(
@@ -193,8 +210,17 @@ PROSE = re.compile(
 # "Password" in the languages after English that lessons are most often written in: a rule of its
 # own, so that each rule's words stay few enough to be searched for before its pattern runs.
 _FOREIGN_PASSWORDS = ("mot de passe", "contraseña", "contrasena", "senha", "wachtwoord", "lösenord", "passord",
-                      "hasło", "heslo", "parola d'ordine")
+                      "hasło", "heslo", "parola d'ordine", "lozinka")
 PROSE_FOREIGN = re.compile(r"(?i)\b(?P<key>" + "|".join(_FOREIGN_PASSWORDS) + ")" + _PROSE_TAIL)
+# The same in Cyrillic: Russian, Ukrainian and Belarusian "пароль", Bulgarian "парола(та)", Serbian and
+# Macedonian "лозинка(та)", said with a colon, a dash or "е", "је", "это". Its case is spelled out:
+# under IGNORECASE a Cyrillic letter has look-alikes, and the rule would have no words to search for.
+PROSE_CYRILLIC = re.compile(
+    r"\b(?P<key>(?:[Пп]арол|ПАРОЛ)(?:ь|ата|а|Ь|АТА|А)|(?:[Лл]озинк|ЛОЗИНК)(?:ата|а|АТА|А))"
+    r"(?:\s+(?:от|від|до|для|за|к|на)\s+[\w.@:/-]{1,60}(?:\s+[\w.-]{1,30})?)?"
+    r"(?:\s*[:=]|\s+(?:[—–-]|это|—\s+это|е|је|є))\s+"
+    r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|«[^»\n]{3,200}»|[^\s\"'`«»]{4,200})"
+)
 PROSE_USE = re.compile(
     r"(?i)\b(?:use|with|using|enter|type|try|pass)\s+(?:the\s+)?(?P<key>password|passphrase|pin|token"
     r"|api key)\s+(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
@@ -205,13 +231,24 @@ _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
 
 
 def prose_is_harmless(match: re.Match[str]) -> bool:
-    value = match.group("secret")
+    return said_is_harmless(match.group("secret"), prose_kind(match))
+
+
+def said_is_harmless(value: str, kind: str) -> bool:
+    """Whether a value said to be a credential of `kind` is none: a placeholder, or a plain word."""
     if value[0] in "\"'`":
         return is_placeholder(value.strip("\"'`"))
     bare = value.rstrip(".,;:!?)")
     if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
         return True  # "the password is wrong", "the token was expired"
-    return prose_kind(match) != "password" and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+    return kind != "password" and bare.isdigit() and len(bare) <= 6  # token is 3600 s
+
+
+def cyrillic_is_harmless(match: re.Match[str]) -> bool:
+    value = match.group("secret").strip("«»")
+    bare = value.rstrip(".,;:!?)")
+    # A word in Cyrillic letters is prose ("пароль — неверный"), as a plain Latin word is.
+    return said_is_harmless(value, "password") or (bare.isalpha() and not bare.isascii())
 
 
 def prose_kind(match: re.Match[str]) -> str:
@@ -219,4 +256,4 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login", *_FOREIGN_PASSWORDS)) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "PASS_ARGUMENT", "PROSE", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "cookie_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "NET_USE", "PASS_ARGUMENT", "PROSE", "PROSE_CYRILLIC", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "WPA_PASSPHRASE", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "command_is_harmless", "cookie_is_harmless", "cyrillic_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "said_is_harmless", "secret_key_kind"]

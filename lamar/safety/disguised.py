@@ -33,15 +33,14 @@ _KEY_CHARS = re.compile(r"[A-Za-z0-9_.~+/=-]+")
 _HEX = re.compile(r"(?<![0-9a-fA-F])(?:[0-9a-fA-F]{2}){12,}(?![0-9a-fA-F])")
 
 
-def _joined(text: str) -> tuple[str, list[tuple[int, int]], list[int]]:
-    """`text` with short gaps between random-looking chunks removed, the segments that map it
-    back (joined offset, original offset), and where in the joined text the gaps were.
+def _joined(text: str, cuts: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]], list[int]]:
+    """`text` with the cuts (start, end) removed, the segments that map it back (joined offset,
+    original offset), and where in the joined text the cuts were.
 
-    A gap is closed only when the chunk after it holds a digit and the chunk before holds one
-    too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One regex finds
-    those gaps, reading each chunk at most twice, so hostile text costs linear time.
+    For a split key a cut is closed only when the chunk after it holds a digit and the chunk before
+    holds one too or ends like a key prefix ("ghp_", "sk-"): words of prose stay apart. One regex
+    finds those gaps, reading each chunk at most twice, so hostile text costs linear time.
     """
-    cuts = [(m.start("gap"), m.end("gap")) for m in _CUT.finditer(text)]
     pieces: list[str] = []
     segments: list[tuple[int, int]] = []
     last = joined_at = 0
@@ -56,9 +55,21 @@ def _joined(text: str) -> tuple[str, list[tuple[int, int]], list[int]]:
 
 
 def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
-    joined, segments, gaps = _joined(text)
-    if not gaps:
+    cuts = [(m.start("gap"), m.end("gap")) for m in _CUT.finditer(text)]
+    if not cuts:
         return []
+    # A key broken over a line has random pieces; prose broken over a line has words.
+    return _rejoined_spans(text, cuts, find, _random_pieces)
+
+
+def _random_pieces(pieces: list[str]) -> bool:
+    return all(any(c.isdigit() for c in piece) for piece in pieces[1:])
+
+
+def _rejoined_spans(text: str, cuts: list[tuple[int, int]], find: Finder,
+                    plausible: Callable[[list[str]], bool]) -> list[tuple[int, int, str]]:
+    """What `find` finds across the cuts once they are taken out of `text`, mapped back to `text`."""
+    joined, segments, gaps = _joined(text, cuts)
     marks = [offset for offset, _ in segments]
 
     def back(x: int) -> int:
@@ -67,14 +78,50 @@ def _split_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
 
     spans = []
     for start, end, kind in find(joined):
-        cuts = gaps[bisect.bisect_right(gaps, start):bisect.bisect_left(gaps, end)]
-        if not cuts:
+        inside = gaps[bisect.bisect_right(gaps, start):bisect.bisect_left(gaps, end)]
+        if not inside:
             continue  # found without joining: the plain rules saw it already
-        pieces = [joined[a:b] for a, b in zip([start, *cuts], [*cuts, end], strict=True)]
-        # A key broken over a line has random pieces; prose broken over a line has words.
-        if all(any(c.isdigit() for c in piece) for piece in pieces[1:]):
+        if plausible([joined[a:b] for a, b in zip([start, *inside], [*inside, end], strict=True)]):
             spans.append((back(start), back(end - 1) + 1, kind))
     return spans
+
+
+# Where string literals meet: `" + "` (or side by side, as Python joins them) between key characters.
+_KEY_SET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.~+/=-")
+_TOKEN_LONG = 400  # farthest from a cut that a provider token cut there is read
+# The quote comes first so that the engine scans for it, not for what precedes it.
+_CONCAT = re.compile(r"""["'](?<=[A-Za-z0-9_.~+/=-]{3}["'])(?:\s*+\+\s*+|\s++)["'](?=[A-Za-z0-9_.~+/=-]{3})""")
+
+
+def concatenated_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
+    """Spans of provider credentials cut into string literals joined again in code
+    (`"sk-ant-api03-…" + "…"`), from the first piece's start to the last piece's end.
+
+    Run before the plain rules: a first piece long enough to be redacted alone would leave the rest.
+    """
+    cuts = [(m.start(), m.end()) for m in _CONCAT.finditer(text)]
+    if not cuts:
+        return []
+
+    def near_cuts(joined: str) -> list[tuple[int, int, str]]:
+        # Only the run of key characters each cut joined is read: the provider rules over all of
+        # a long text would cost more than the rest of scrub does.
+        found: list[tuple[int, int, str]] = []
+        shift = done = 0
+        for a, b in cuts:
+            at, shift = a - shift, shift + b - a
+            if at < done:
+                continue
+            start, end = at, at
+            while start > max(0, at - _TOKEN_LONG) and joined[start - 1] in _KEY_SET:
+                start -= 1
+            while end < min(len(joined), at + _TOKEN_LONG) and joined[end] in _KEY_SET:
+                end += 1
+            start, done = max(0, start - 1), end
+            found += [(start + x, start + y, kind) for x, y, kind in find(joined[start:end])]
+        return found
+
+    return _merged(_rejoined_spans(text, cuts, near_cuts, lambda pieces: True))
 
 
 def _reversed_spans(text: str, find: Finder) -> list[tuple[int, int, str]]:
@@ -141,7 +188,11 @@ def disguised_spans(text: str, find: Finder, scrub: Scrubber) -> list[tuple[int,
         find: the provider rules: spans of provider credentials in a text.
         scrub: the whole scrubber, for decoded blobs.
     """
-    found = _split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub, find)
+    return _merged(_split_spans(text, find) + _reversed_spans(text, find) + _encoded_spans(text, scrub, find))
+
+
+def _merged(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`found` in order, overlapping spans made one (named by the first)."""
     found.sort()
     out: list[tuple[int, int, str]] = []
     for span in found:
@@ -161,4 +212,4 @@ def redact_spans(text: str, spans: Sequence[tuple[int, int, str]], placeholder: 
     return "".join(pieces) + text[last:]
 
 
-__all__ = ["disguised_spans", "redact_spans"]
+__all__ = ["concatenated_spans", "disguised_spans", "redact_spans"]

@@ -169,7 +169,8 @@ def _candidates(sequence: Any, icase: bool) -> list[tuple[frozenset[Needle], int
 
     for index, (op, av) in enumerate(sequence):
         name = str(op)
-        if name == "LITERAL" and av < 128:
+        # Past ASCII a letter has look-alikes under IGNORECASE, so only a case-sensitive one is a needle.
+        if name == "LITERAL" and (av < 128 or not icase):
             run.append(chr(av).lower() if icase else chr(av))
             continue
         close(index)

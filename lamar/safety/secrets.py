@@ -19,16 +19,21 @@ from lamar.safety.assignments import (
     KEY_ARGUMENT,
     KEY_NEEDLES,
     NAME_VALUE,
+    NET_USE,
     PASS_ARGUMENT,
     PROSE,
+    PROSE_CYRILLIC,
     PROSE_FOREIGN,
     PROSE_USE,
     QUOTED_HEADER,
     SECURE_STRING,
+    WPA_PASSPHRASE,
     XML_ELEMENT,
     assignment_is_harmless,
     assignment_kind,
+    command_is_harmless,
     cookie_is_harmless,
+    cyrillic_is_harmless,
     flag_is_harmless,
     flag_kind,
     header_is_harmless,
@@ -38,8 +43,16 @@ from lamar.safety.assignments import (
     prose_kind,
     secret_key_kind,
 )
-from lamar.safety.disguised import disguised_spans, redact_spans
+from lamar.safety.disguised import concatenated_spans, disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
+from lamar.safety.files import (
+    PGPASS,
+    TERRAFORM_DEFAULT,
+    pgpass_is_harmless,
+    table_spans,
+    terraform_is_harmless,
+    terraform_kind,
+)
 from lamar.safety.needles import LONG_RUN, Haystack, Needles, holds_key_run, needles
 from lamar.safety.placeholders import PLACEHOLDER, REDACTED, is_placeholder
 from lamar.safety.plain import plain_text, unaccented
@@ -263,6 +276,9 @@ RULES: tuple[_Rule, ...] = (
     # .netrc: machine <host> login <user> password <secret>, on one line or several.
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
           flag_is_harmless),
+    _Rule("password", PGPASS, pgpass_is_harmless),
+    _Rule("password", NET_USE, command_is_harmless),
+    _Rule("password", WPA_PASSPHRASE, command_is_harmless),
     _Rule("password", AUTH_OBJECT, flag_is_harmless),
     _Rule("password", SECURE_STRING, flag_is_harmless),
     _Rule("secret", CLI_FLAG, flag_is_harmless, flag_kind),
@@ -270,9 +286,11 @@ RULES: tuple[_Rule, ...] = (
     _keyed("secret", KEY_ARGUMENT, name_value_is_harmless, name_value_kind),
     _keyed("secret", QUOTED_HEADER, header_is_harmless, name_value_kind),
     _keyed("secret", XML_ELEMENT, name_value_is_harmless, name_value_kind),
+    _Rule("secret", TERRAFORM_DEFAULT, terraform_is_harmless, terraform_kind),
     _keyed("secret", ASSIGNMENT, assignment_is_harmless, assignment_kind),
     _Rule("secret", PROSE, prose_is_harmless, prose_kind),
     _Rule("secret", PROSE_FOREIGN, prose_is_harmless, prose_kind),
+    _Rule("password", PROSE_CYRILLIC, cyrillic_is_harmless),
     _Rule("secret", PROSE_USE, prose_is_harmless, prose_kind),
     # "the creds are admin/hunter2": a user and its password joined by a slash.
     _Rule("password", re.compile(
@@ -323,6 +341,7 @@ def scrub(text: str) -> tuple[str, list[str]]:
     if not isinstance(text, str):
         raise TypeError(f"scrub() takes a string; got {type(text).__name__}")
     kinds: list[str] = []
+    text = _redact_found(text, concatenated_spans(text, _shape_spans), kinds)
     text = _scrub_plain(text, kinds)
     # A zero-width space or full-width letters hide a key from the rules but not from a model:
     # when the text as a model reads it holds more, that form is what we return. Then the same
@@ -335,10 +354,7 @@ def scrub(text: str) -> tuple[str, list[str]]:
         # Worth a pass only where taking accents off joins a longer run of key characters.
         longer = bare != read and LONG_RUN.findall(bare) != LONG_RUN.findall(read)
         text = _reread(cleaned, bare, kinds) if longer else cleaned
-    spans = disguised_spans(text, _shape_spans, _scrub_decoded)
-    if spans:
-        kinds += [kind for _, _, kind in spans if kind not in kinds]
-        text = redact_spans(text, spans, PLACEHOLDER)
+    text = _redact_found(text, disguised_spans(text, _shape_spans, _scrub_decoded), kinds)
     return _apply(_RANDOM, _apply(_BODY, text, kinds), kinds), kinds
 
 
@@ -378,7 +394,15 @@ def _scrub_plain(text: str, kinds: list[str]) -> str:
         if (shapes or not rule.token) and hay.holds(rule.needles):
             cleaned = _apply(rule, hay.text, kinds, hay)
             hay = hay if cleaned is hay.text else Haystack(cleaned)
-    return hay.text
+    # A table's cell is a credential by its column, which no one-line rule can see.
+    return _redact_found(hay.text, table_spans(hay.text), kinds)
+
+
+def _redact_found(text: str, spans: list[tuple[int, int, str]], kinds: list[str]) -> str:
+    if not spans:
+        return text
+    kinds += [kind for kind in dict.fromkeys(kind for _, _, kind in spans) if kind not in kinds]
+    return redact_spans(text, spans, PLACEHOLDER)
 
 
 def _scrub_decoded(text: str) -> tuple[str, list[str]]:
