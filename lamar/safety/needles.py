@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import bisect
 import importlib
-import itertools
 import os
 import re
 from dataclasses import dataclass
@@ -115,7 +114,10 @@ class Haystack:
         if not self.holds(needles):
             return None
         places, tried = self._places(needles), pos
-        for at in itertools.islice(places, bisect.bisect_left(places, pos), None):
+        # By index: islice would step over every place before `pos` again on each search, and a rule
+        # whose matches are all harmless searches once per match.
+        for index in range(bisect.bisect_left(places, pos), len(places)):
+            at = places[index]
             first = max(tried, at - needles.reach)
             tries = self._tries[pattern] = self._tries.get(pattern, 0) + at + 1 - first
             if tries > _TRIES + at // _SPARSE:

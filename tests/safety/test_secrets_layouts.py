@@ -136,3 +136,29 @@ def test_the_new_rules_are_searched_for_by_their_words() -> None:
         assert rule.needles is not None and rule.needles.reach is not None, pattern.pattern[:40]
     cyrillic = next(rule for rule in RULES if rule.pattern is assignments.PROSE_CYRILLIC)
     assert cyrillic.needles is not None and ("арол", False) in cyrillic.needles.found
+
+
+def test_a_text_of_harmless_matches_costs_time_in_proportion_to_its_length() -> None:
+    # Every "net use ... /user:a" here is followed by a plain word, so the rule searches once per
+    # match; each search once stepped over every needle before it again, which grew as the square.
+    import time
+
+    from lamar.safety import assignments
+    from lamar.safety.needles import Haystack
+    from lamar.safety.secrets import RULES, _apply
+
+    rule = next(rule for rule in RULES if rule.pattern is assignments.NET_USE)
+    unit = "net use /user:a "
+
+    def cost(size: int) -> float:
+        text = unit * (size // len(unit))
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            _apply(rule, text, [], Haystack(text))
+            best = min(best, time.process_time() - start)
+        return best
+
+    small, large = cost(8_000), cost(32 * 8_000)
+    # Linear cost grows as the text does; the square grew three times as much again.
+    assert large < 60 * small, (small, large)
