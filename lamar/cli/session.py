@@ -187,9 +187,13 @@ def require_existing(location: str, fix: str | None = None, *, hooks: str = "") 
     refusal = location_refusal(location)  # a location no backend takes: say so, not "no store at" it
     if refusal is not None:
         raise StoreError(refusal)
+    from lamar.store.json_format import not_begun
+
     path = Path(location).expanduser()
-    if is_file_location(location) and path.suffix.lower() in _SQLITE_SUFFIXES and _empty(path):
-        # SQLite takes an empty file for an empty database: a read would make it a store.
+    suffix = path.suffix.lower()
+    if is_file_location(location) and (suffix in _SQLITE_SUFFIXES and _empty(path)
+                                       or suffix == ".json" and not_begun(path.absolute())):
+        # Both backends take an empty file for an empty store: a read would make it one.
         raise StoreError(f"{path} is an empty file, not a store yet: " + (fix or (
             "`lamar add --create` or `lamar import` makes it one")))
     if is_file_location(location) and not path.exists():

@@ -19,7 +19,7 @@ from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
 from lamar.store.file_lock import checked_timeout, lock_writers
 from lamar.store.files import JSON_BESIDE, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
-from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, parse, parse_lines
+from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, not_begun, parse, parse_lines
 from lamar.store.json_index import STEP, Index
 from lamar.store.json_index import load as load_index
 from lamar.store.json_index import save as save_index
@@ -108,8 +108,8 @@ class JsonStore:
         except OSError as exc:
             raise StoreError(f"cannot read {self.path}: {exc}") from exc
         stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
-        if stamp == self._stamp:
-            return
+        if stamp == self._stamp or (self._stamp is None and not st.st_size and not_begun(self.path)):
+            return  # unchanged, or an empty file never loaded: no store yet (the first write replaces it)
         grown = (self._stamp is not None and self._version == VERSION and st.st_ino == self._stamp[0]
                  and st.st_size > self._offset and self._offset > 0)
         try:

@@ -112,6 +112,17 @@ def lines_of(events: Sequence[Event], at: int, path: Path) -> tuple[bytes, list[
     return b"".join(lines), offsets
 
 
+def not_begun(path: Path) -> bool:
+    """Whether `path` is an empty file that no sidecar says held events: no store yet, as an empty SQLite file
+    is (`tempfile.NamedTemporaryFile` leaves one). Beside its `.index` or `.state` it is a store cut short."""
+    try:
+        if path.stat().st_size:
+            return False
+    except OSError:
+        return False
+    return not any(path.with_name(path.name + sidecar).exists() for sidecar in (".index", ".state"))
+
+
 def parse(raw: bytes, path: Path) -> tuple[int, list[Event], list[int], int]:
     """(version, events, their offsets, bytes used) of a whole file, of either version."""
     if not raw.strip():

@@ -112,20 +112,38 @@ def test_another_programs_sqlite_database_is_refused_not_given_lamars_tables(tmp
     db.close()
 
 
-def test_an_empty_sqlite_file_is_a_store_to_the_api_and_none_yet_to_a_read_command(tmp_path: Path) -> None:
-    path = tmp_path / "empty.db"
+@pytest.mark.parametrize("suffix", [".db", ".json"])
+def test_an_empty_store_file_is_a_store_to_the_api_and_none_yet_to_a_read_command(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"empty{suffix}"
     path.touch()
     done = _cli(path, "ls")
     assert done.returncode == 2 and "empty file, not a store yet" in done.stderr and "--create" in done.stderr
     assert path.stat().st_size == 0
     assert _cli(path, "add", "--create", "-q", "--precondition", "the build fails", "--action", "retry").returncode == 0
     assert _cli(path, "ls").returncode == 0
-    other = tmp_path / "api.db"
-    other.touch()  # as tempfile.NamedTemporaryFile(suffix=".db") leaves it
+    other = tmp_path / f"api{suffix}"
+    other.touch()  # as tempfile.NamedTemporaryFile(suffix=...) leaves it
     with Lamar(str(other)) as lam:
         lam.add(Experience("the build fails", "retry"))
     with Lamar(str(other)) as lam:
         assert len(lam.experiences()) == 1
+
+
+@pytest.mark.parametrize("held", ["whitespace", ".state", ".index"])
+def test_a_json_file_that_is_not_just_empty_is_not_started_afresh(tmp_path: Path, held: str) -> None:
+    # Only an empty file with nothing beside it is no store yet: an empty file beside its sidecars is a store
+    # cut short, and a blank one is not empty; either is refused and left as it was.
+    path = tmp_path / "cut.json"
+    path.write_bytes(b" \n" if held == "whitespace" else b"")
+    if held != "whitespace":
+        path.with_name(path.name + held).write_text("kept")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    for args in (("add", "--create", "-q", "--precondition", "the build fails", "--action", "retry"), ("ls",)):
+        done = _cli(path, *args)
+        assert done.returncode == 2 and "is empty, not a Lamar store" in done.stderr, done.stderr
+    with pytest.raises(CorruptStore, match="left untouched"):
+        Lamar(str(path))
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.suffix != ".lock"} == before
 
 
 def _edited_sqlite(path: Path, edit: str, recompute: bool) -> None:
