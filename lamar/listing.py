@@ -4,7 +4,7 @@ place in that order, copying only the page's lessons (`Lamar.page`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from lamar import arguments
@@ -111,3 +111,20 @@ def page(read: Callable[[], RowsView], start: Any, limit: Any, status: Any, cont
 
 
 __all__ = ["LessonPage", "listed", "page"]
+
+
+def named(ids: Iterable[str], text: str) -> str | None:
+    """The lesson id `text` names among `ids`: the id itself, or the one id it is the start of (None when no id
+    starts with it). Every front takes a lesson id so: the command line, the MCP tools, `whatif`'s `without:ID`.
+
+    Raises:
+        InvalidArgument: several ids start with `text`; the message names up to three and asks for more of it.
+    """
+    ids = list(ids)
+    if text in ids:
+        return text
+    matches = [i for i in ids if text and i.startswith(text)]
+    if len(matches) > 1:
+        shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
+        raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
+    return matches[0] if matches else None

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import errno
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import CorruptStore, DuplicateReport, LamarError, StoreError, UnknownEpisode, UnknownExperience
+from lamar.listing import named
+
+if TYPE_CHECKING:
+    from lamar import Lamar
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
 _ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
@@ -67,6 +71,16 @@ def guarded(call: Any, store: object) -> Any:
         for engine, tool in _WHATIF_HINTS:
             said = said.replace(engine, tool)
         raise ToolError(said) from exc
+
+
+def lesson_named(lamar: Lamar, given: str) -> str:
+    """The lesson id `given` names: itself, or the one id it is the start of, as on the command line (an unknown
+    one is left for the tool's own read to refuse). Raises InvalidArgument for a start several ids share."""
+    try:
+        lamar.get(given)  # an exact id, the usual case, without listing every lesson
+        return given
+    except UnknownExperience:
+        return named((e.id for e in lamar.experiences()), given) or given
 
 
 def _swapped(exc: LamarError, prefix: str, what: str) -> str:

@@ -22,7 +22,7 @@ from lamar_mcp.context import ContextReader, normalise, recall_hint
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
 from lamar_mcp.pages import page_of, page_size, resource_page
-from lamar_mcp.refusals import guarded, shown
+from lamar_mcp.refusals import guarded, lesson_named, shown
 from lamar_mcp.results import (
     EraseResult,
     HeldLesson,
@@ -160,7 +160,8 @@ class LamarTools:
         return ReportResult(episode_id=episode, signal=parsed.value, reward=parsed.reward)
 
     def evidence(self, lesson_id: Any = None) -> Lesson:
-        lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        given = _id(lesson_id, "lesson_id", "an id that lessons() lists")
+        lesson: str = self._guard(lambda: lesson_named(self.lamar, given))
         found: Lesson = self._guard(lambda: lesson_of(self.lamar.get(lesson), self.lamar.evidence(lesson)))
         return found
 

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lamar._errors import StoreError, UnknownExperience, echoed
+from lamar._errors import InvalidArgument, StoreError, UnknownExperience, echoed
 from lamar.engine import Lamar
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
@@ -298,13 +298,13 @@ def backend_name(location: str) -> str:
 
 
 def resolve_id(ids: Sequence[str], text: str, location: str) -> str:
-    """The lesson id `text` names among `ids`: the id itself or a prefix only one id starts with."""
-    if text in ids:
-        return text
-    matches = [i for i in ids if text and i.startswith(text)]
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-        raise UsageError(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
-    raise UnknownExperience(f"no lesson {echoed(text)} in store {location}; `lamar ls` lists the ids")
+    """The lesson id `text` names among `ids`: the id itself or a prefix only one id starts with (`listing.named`)."""
+    from lamar.listing import named
+
+    try:
+        found = named(ids, text)
+    except InvalidArgument as exc:
+        raise UsageError(str(exc)) from None
+    if found is None:
+        raise UnknownExperience(f"no lesson {echoed(text)} in store {location}; `lamar ls` lists the ids")
+    return found

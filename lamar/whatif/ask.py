@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidArgument, InvalidContext, echoed
 from lamar.experience import check_context
+from lamar.listing import named
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
 from lamar.whatif.log import Log, check_log, lessons_in, read_log
@@ -54,13 +55,11 @@ def spelt_out(lam: Lamar, policies: Iterable[str]) -> list[str]:
         head, _, arg = spec.strip().partition(":")
         if head.lower() == "without" and arg:
             ids = [experience.id for experience in lam.experiences()] if ids is None else ids
-            matches = [i for i in ids if arg and i.startswith(arg)]
-            if arg not in ids and len(matches) == 1:
-                spec = f"without:{matches[0]}"
-            elif arg not in ids and matches:
-                shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-                raise InvalidArgument(f"policy {echoed(spec)}: {echoed(arg)} is the start of {len(matches)} lesson ids "
-                                      f"({shown}): give more of the id")
+            try:
+                found = named(ids, arg)
+            except InvalidArgument as exc:
+                raise InvalidArgument(f"policy {echoed(spec)}: {exc}") from None
+            spec = spec if found is None or found == arg else f"without:{found}"
         out.append(spec)
     return out
 
