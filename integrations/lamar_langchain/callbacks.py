@@ -24,7 +24,7 @@ from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.langsmith_feedback import mirror_outcome
-from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_name
+from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_key, run_name
 from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
@@ -110,9 +110,7 @@ class LamarCallbackHandler(GraphEvents):
     def bind(self, run_id: UUID | str, episode_id: str) -> None:
         """Tie an episode to a run (any run of the tree, or a root run id fixed in advance with
         `config={"run_id": ...}`); before or during the run, so that its trace names it."""
-        key = as_uuid(run_id)
-        if key is None:
-            raise InvalidArgument(f"run_id must be a UUID (or its string); got {run_id!r}")
+        key = run_key(run_id)
         with self._lock:
             root = self._root_of.get(key, key)
             if root in self._runs:
@@ -121,10 +119,11 @@ class LamarCallbackHandler(GraphEvents):
                 self._pending.add(key, episode_id, self.bind_ttl, self.max_runs)
 
     def unbind(self, run_id: UUID | str) -> list[str]:
-        """Drop the episodes bound to a run that has not started (it never will, say)."""
-        key = as_uuid(run_id)
+        """Drop the episodes bound to a run that has not started (it never will, say); [] when none wait for it
+        (never bound, forgotten, or its run started). A `run_id` that is no UUID is refused, as `bind` refuses it."""
+        key = run_key(run_id)
         with self._lock:
-            entry = self._pending.pop(key, None) if key is not None else None
+            entry = self._pending.pop(key, None)
         return entry[1] if entry is not None else []
 
     def episodes(self, run_or_episode: UUID | str) -> list[str]:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 from uuid import UUID
 
+from lamar import InvalidArgument
 from lamar.sleep.traces import Trace
 from lamar_langchain.trace_text import input_text
 
@@ -122,6 +123,16 @@ def as_uuid(value: Any) -> UUID | None:
     return None
 
 
+def run_key(run_id: Any) -> UUID:
+    """`run_id` as `bind` and `unbind` take it: a UUID or its string, else InvalidArgument (in either, a run
+    id of another form can name no run, so it is a mistake to hear about, not a binding that is absent)."""
+    key = as_uuid(run_id)
+    if key is None:
+        raise InvalidArgument(f"run_id must be a UUID (or its string), as LangChain gives a run or "
+                              f"config={{'run_id': uuid.uuid4()}} fixes one; got {run_id!r}")
+    return key
+
+
 def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
     """The name a callback event gives its run: its `name`, else the serialized class's."""
     name = kwargs.get("name") or (serialized or {}).get("name")
@@ -130,4 +141,4 @@ def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) ->
     return str(name or "run")
 
 
-__all__ = ["ImplicitSignals", "RunRecord", "as_uuid", "run_name"]
+__all__ = ["ImplicitSignals", "RunRecord", "as_uuid", "run_key", "run_name"]

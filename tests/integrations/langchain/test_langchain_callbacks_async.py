@@ -65,6 +65,25 @@ def test_bindings_for_runs_that_never_start_are_freed() -> None:
     assert {p.episode_id for p in lam.pending()} == set(episodes)
 
 
+def test_unbind_refuses_what_bind_refuses_and_drops_nothing_else() -> None:
+    # A run id that is no UUID names no run: unbind("run-1") returned [] as if there were simply nothing
+    # bound, while bind("run-1", ...) raised; the mistake (an episode id, a name) is now heard from both.
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    episode = lam.recall({"project": "trace"}).episode_id
+    run = uuid.uuid4()
+    handler.bind(str(run), episode)
+    for wrong in ("run-1", episode, None, 7):
+        with pytest.raises(InvalidArgument, match=r"run_id must be a UUID") as unbound:
+            handler.unbind(wrong)
+        with pytest.raises(InvalidArgument) as bound:
+            handler.bind(wrong, episode)
+        assert str(unbound.value) == str(bound.value) and "config={'run_id'" in str(bound.value)
+    assert list(handler._pending) == [run]  # the refusals dropped nothing
+    assert handler.unbind(uuid.uuid4()) == []  # a run id never bound (or forgotten): nothing waits for it
+    assert handler.unbind(str(run)) == [episode] and handler.unbind(run) == []
+
+
 @pytest.mark.parametrize("limit", [{"max_runs": "10"}, {"max_runs": 0}, {"max_runs": 2.5}, {"max_runs": True},
                                    {"bind_ttl": float("nan")}, {"bind_ttl": -1}, {"bind_ttl": float("inf")},
                                    {"bind_ttl": None}])
