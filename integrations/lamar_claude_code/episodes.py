@@ -314,12 +314,17 @@ def _expire(state: dict[str, Any], episode_id: str, why: str, lam: Callable[[], 
     try:
         expired = lam().expire(episode_id, why)
     except UnknownEpisode:
-        state["episodes"].pop(episode_id, None)
-        log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
+        _forget(state, episode_id, paths, now)
         return
     if expired:
         record.setdefault("audit", []).append([now, "expired", why])
         log_line(paths.log, f"expired {episode_id}: {why}", now=now)
+
+
+def _forget(state: dict[str, Any], episode_id: str, paths: Paths, now: float) -> None:
+    """Drop an episode the store no longer holds (a sleep compacted it, say): no report can reach it now."""
+    state["episodes"].pop(episode_id, None)
+    log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
 
 
 def _trace_sessions(state: dict[str, Any], payload: Mapping[str, Any], session: str, event: str, paths: Paths,
@@ -445,8 +450,7 @@ def _report(state: dict[str, Any], episode_id: str, signal: str, why: str, lam: 
     try:
         lam().report(episode_id, signal, replace=previous is not None)
     except UnknownEpisode:
-        state["episodes"].pop(episode_id, None)
-        log_line(paths.log, f"forgot {episode_id}: the store no longer holds it", now=now)
+        _forget(state, episode_id, paths, now)
         return
     except DuplicateReport as exc:
         # A hook killed after its report and before its state write, or another reporter: keep the

@@ -71,6 +71,22 @@ def test_a_finished_turn_is_still_accepted_at_the_sessions_end(hook: Hook, repo:
         assert lam.episode(episode).signal == "accepted"
 
 
+@pytest.mark.parametrize("stop", [True, False], ids=["accepted", "expired"])
+def test_an_episode_the_store_no_longer_holds_is_forgotten_at_the_sessions_end(hook: Hook, repo: Path,
+                                                                                 stop: bool) -> None:
+    assert hook(payload("UserPromptSubmit", "s1", repo, prompt="split app.py into modules")).returncode == 0
+    (episode,) = hook.state()["episodes"]
+    if stop:  # a finished turn: the end reports it accepted; without a Stop, the end expires it
+        assert hook(payload("Stop", "s1", repo, stop_hook_active=False)).returncode == 0
+    for suffix in ("", "-wal", "-shm"):  # the store replaced by an empty one, as if a sleep had compacted it away
+        Path(f"{hook.store}{suffix}").unlink(missing_ok=True)
+    Lamar(str(hook.store)).close()
+    done = hook(payload("SessionEnd", "s1", repo, reason="other"))
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert hook.state()["episodes"] == {}
+    assert f"forgot {episode}: the store no longer holds it" in hook.log_file.read_text()
+
+
 def test_a_killed_turns_edits_still_settle_by_git(hook: Hook, repo: Path) -> None:
     (repo / "version.py").write_text("VALUE = 1\n")  # what Claude's Write did before the run was killed
     _replay(hook, repo, "sigterm_after_edit")
