@@ -24,7 +24,7 @@ from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
 from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
 from lamar_langchain.langsmith_feedback import mirror_outcome
-from lamar_langchain.run_record import ImplicitSignals, RunRecord, as_uuid, run_key, run_name
+from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
 from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
@@ -149,19 +149,20 @@ class LamarCallbackHandler(GraphEvents):
             The episode ids reported.
 
         Raises:
-            UnknownEpisode: the run is unknown to this handler or recalled nothing.
+            InvalidArgument: `run_or_episode` is neither a UUID (or its string) nor a string (an episode id).
+            UnknownEpisode: the run is unknown to this handler or recalled nothing, or no episode has that id.
             DuplicateReport: an episode was already reported and `replace` is False.
         """
         reward, parsed = to_reward(signal)  # reject a bad signal before reporting anything
         self._drain()  # a failed async run's outcome may still be queued: it goes first, as in a sync run
-        run_id, carried = as_uuid(run_or_episode), []
+        key, carried = handler_key(run_or_episode), []
         with self._lock:
-            if run_id is None:  # an episode id; its run is known when it was recalled inside one
-                episodes = [str(run_or_episode)]
-                root = self._by_episode.get(str(run_or_episode))
+            if isinstance(key, str):  # an episode id; its run is known when it was recalled inside one
+                episodes = [key]
+                root = self._by_episode.get(key)
                 run = self._runs.get(root) if root is not None else None
             else:
-                run = self._find(run_id)
+                run = self._find(key)
                 episodes, carried = list(run.episodes), ([] if replace else list(run.carried))
                 if not episodes:
                     raise UnknownEpisode(
@@ -169,19 +170,20 @@ class LamarCallbackHandler(GraphEvents):
                         "(LamarRetriever, LamarMiddleware) or tie one with handler.bind(run_id, episode_id)")
         # A carried episode may have been reported by the interrupted run's id since: not twice.
         episodes = [e for e in episodes if e not in carried or not has_report(self.lamar, e)]
+        if run is None:  # an episode recalled outside this handler's runs: only the store can know it
+            return report_one(self.lamar, episodes[0], signal, replace)
         for episode_id in episodes:
             self.lamar.report(episode_id, signal, replace=replace)
-        if run is not None:
-            with self._lock:
-                run.reported.update(episodes)
-                for record in self._interrupted.chain(run, self._runs):  # its interrupted runs' traces too
-                    if record is run or record.reward is None:
-                        record.outcome = parsed.value if parsed is not None else None
-                        record.reward = reward
-                        if self.write_on == "report" and record.done:
-                            self._write(record)
-            if self.mirror_to_langsmith:
-                self._client = mirror_outcome(self._client, run, self.feedback_key, reward, parsed)
+        with self._lock:
+            run.reported.update(episodes)
+            for record in self._interrupted.chain(run, self._runs):  # its interrupted runs' traces too
+                if record is run or record.reward is None:
+                    record.outcome = parsed.value if parsed is not None else None
+                    record.reward = reward
+                    if self.write_on == "report" and record.done:
+                        self._write(record)
+        if self.mirror_to_langsmith:
+            self._client = mirror_outcome(self._client, run, self.feedback_key, reward, parsed)
         return episodes
 
     async def areport(self, run_or_episode: UUID | str, signal: Signal | float | str, *,
@@ -233,8 +235,8 @@ class LamarCallbackHandler(GraphEvents):
     def _find(self, key: UUID | str) -> RunRecord:
         if isinstance(key, str) and key in self._by_episode:
             return self._runs[self._by_episode[key]]
-        run_id = as_uuid(key)
-        root = self._root_of.get(run_id, run_id) if run_id is not None else None
+        run_id = handler_key(key)
+        root = self._root_of.get(run_id, run_id) if isinstance(run_id, UUID) else None
         if root is None or root not in self._runs:
             raise UnknownEpisode(f"this handler saw no run or episode {key!r}, or has forgotten it (it keeps {self.max_runs} "
                                  'runs): give it to the run, config={"callbacks": [handler], "run_id": ...}, or report '

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
-from lamar import InvalidArgument
+from lamar import InvalidArgument, UnknownEpisode
 from lamar.sleep.traces import Trace
 from lamar_langchain.trace_text import input_text
+
+if TYPE_CHECKING:
+    from lamar import Lamar
+    from lamar.signals import Signal
+
+_FIXED = "as LangChain gives a run or config={'run_id': uuid.uuid4()} fixes one"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,9 +134,31 @@ def run_key(run_id: Any) -> UUID:
     id of another form can name no run, so it is a mistake to hear about, not a binding that is absent)."""
     key = as_uuid(run_id)
     if key is None:
-        raise InvalidArgument(f"run_id must be a UUID (or its string), as LangChain gives a run or "
-                              f"config={{'run_id': uuid.uuid4()}} fixes one; got {run_id!r}")
+        raise InvalidArgument(f"run_id must be a UUID (or its string), {_FIXED}; got {run_id!r}")
     return key
+
+
+def handler_key(run_or_episode: Any) -> UUID | str:
+    """A run or episode as the handler's `report`, `episodes`, `trace` take it: a run id as a UUID or its string,
+    else an episode id (a non-empty string); InvalidArgument for anything else (`5`, `None`), which names neither."""
+    key = as_uuid(run_or_episode)
+    if key is not None:
+        return key
+    if isinstance(run_or_episode, str) and run_or_episode:
+        return run_or_episode
+    raise InvalidArgument(f"the handler takes an episode_id that recall() returned, or a root run's UUID (or its "
+                          f"string), {_FIXED}; got {run_or_episode!r} ({type(run_or_episode).__name__})")
+
+
+def report_one(lam: Lamar, episode_id: str, signal: Signal | float | str, replace: bool) -> list[str]:
+    """`lam.report` for an id the handler read as an episode id; when the store holds no such episode, the id
+    may as well have been meant as a run (`"run-1"`), so the refusal also says how a run is named."""
+    try:
+        lam.report(episode_id, signal, replace=replace)
+    except UnknownEpisode as exc:
+        raise UnknownEpisode(f"{episode_id!r} is no UUID, so it was read as an episode id: {exc.args[0]}; or "
+                             f"report a root run by its UUID (or its string), {_FIXED}") from None
+    return [episode_id]
 
 
 def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> str:
@@ -141,4 +169,4 @@ def run_name(serialized: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) ->
     return str(name or "run")
 
 
-__all__ = ["ImplicitSignals", "RunRecord", "as_uuid", "run_key", "run_name"]
+__all__ = ["ImplicitSignals", "RunRecord", "as_uuid", "handler_key", "report_one", "run_key", "run_name"]

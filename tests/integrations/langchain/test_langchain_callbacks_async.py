@@ -14,7 +14,7 @@ import pytest
 from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
 
-from lamar import DuplicateReport, Experience, InvalidArgument, Lamar, Scope, Signal
+from lamar import DuplicateReport, Experience, InvalidArgument, Lamar, Scope, Signal, UnknownEpisode
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
 from lamar_langgraph import LamarState, recall_node
@@ -82,6 +82,30 @@ def test_unbind_refuses_what_bind_refuses_and_drops_nothing_else() -> None:
     assert list(handler._pending) == [run]  # the refusals dropped nothing
     assert handler.unbind(uuid.uuid4()) == []  # a run id never bound (or forgotten): nothing waits for it
     assert handler.unbind(str(run)) == [episode] and handler.unbind(run) == []
+
+
+def test_report_refuses_a_run_id_that_is_neither_an_episode_id_nor_a_uuid_by_what_it_takes() -> None:
+    # report("run-1") and report(5) were read as episode ids: the refusal spoke of a missing episode only.
+    lam = engine()
+    handler = LamarCallbackHandler(lam)
+    episode = lam.recall({"project": "trace"}).episode_id
+    for wrong in (5, None, 2.5, b"run-1", ""):  # no string, or an empty one: neither kind of id, refused up front
+        with pytest.raises(InvalidArgument) as refused:
+            handler.report(wrong, Signal.SHIPPED)
+        said = str(refused.value)
+        assert f"got {wrong!r} ({type(wrong).__name__})" in said
+        assert "episode_id that recall() returned" in said and "root run's UUID" in said
+        for ask in (handler.episodes, handler.implicit_signals, handler.trace):  # its other ways in by run or episode
+            with pytest.raises(InvalidArgument) as asked:
+                ask(wrong)
+            assert str(asked.value) == said
+    with pytest.raises(UnknownEpisode) as unknown:  # a string may be an episode id: only the store can say
+        handler.report("run-1", Signal.SHIPPED)
+    said = str(unknown.value)
+    assert "'run-1' is no UUID, so it was read as an episode id" in said and "report a root run by its UUID" in said
+    assert "no episode 'run-1' in store" in said  # the store's own word, with why an episode may be gone
+    assert lam.episode(episode).signal is None and lam.pending()[0].episode_id == episode  # nothing was reported
+    assert handler.report(episode, Signal.SHIPPED) == [episode] and lam.episode(episode).signal == "shipped"
 
 
 @pytest.mark.parametrize("limit", [{"max_runs": "10"}, {"max_runs": 0}, {"max_runs": 2.5}, {"max_runs": True},
