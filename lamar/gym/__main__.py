@@ -6,7 +6,7 @@ import argparse
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from lamar.bench.arguments import command, processes, writable
@@ -21,24 +21,33 @@ _DEFAULTS = GymConfig()
 
 
 class ProgressBar:
-    """Finished jobs on a stream (stderr): a bar redrawn in place on a terminal, else a line at each quarter.
+    """Finished jobs on a stream (stderr): a bar redrawn in place on a terminal, else a line at each
+    tenth and whenever `every` seconds have passed since the last line.
 
-    A log file or a CI log keeps every character written, so redraws are for a terminal only.
+    A log file or a CI log keeps every character written, so redraws are for a terminal only; the
+    engine's jobs run first and are the long ones, so a line per tenth alone leaves a log silent long
+    enough to look hung.
     """
 
-    def __init__(self, stream: TextIO, width: int = 30) -> None:
+    def __init__(self, stream: TextIO, width: int = 30, every: float = 10.0,
+                 clock: Callable[[], float] = time.perf_counter) -> None:
         self.stream = stream
         self.width = width
-        self.started = time.perf_counter()
+        self.every = every
+        self._clock = clock
+        self.started = clock()
         self._redraw = _is_terminal(stream)
-        self._quarter: int | None = None
+        self._tenth: int | None = None
+        self._written = (-1, self.started)  # the count and the time of the last line
 
     def __call__(self, done: int, total: int) -> None:
-        elapsed = time.perf_counter() - self.started
+        now = self._clock()
+        elapsed = now - self.started
         if not self._redraw:
-            quarter = 4 * done // max(total, 1)
-            if quarter != self._quarter:  # a new run of jobs starts again at 0
-                self._quarter = quarter
+            tenth = 10 * done // max(total, 1)
+            due = done != self._written[0] and now - self._written[1] >= self.every
+            if tenth != self._tenth or due:  # a new run of jobs starts again at 0
+                self._tenth, self._written = tenth, (done, now)
                 self.stream.write(f"{done}/{total} runs  {elapsed:.1f} s\n")
                 self.stream.flush()
             return
@@ -147,7 +156,7 @@ def _parser() -> argparse.ArgumentParser:
                         help="also print the project's research goals and whether this run met each one "
                              "(PASS/MISS; the exit status stays 0: a goal missed is a finding, not a failure)")
     parser.add_argument("--quiet", action="store_true",
-                        help="no progress (a bar on a terminal, else a line at each quarter)")
+                        help="no progress (a bar on a terminal, else a line at each tenth and every 10 s)")
     return parser
 
 
