@@ -12,29 +12,15 @@ from typing import TypeVar
 
 from lamar._errors import CorruptStore, EventConflict, InvalidArgument, StoreError
 from lamar.storable import finite_number
-from lamar.store import episode_rows, files, held, sqlite_checks, sqlite_scrub
+from lamar.store import episode_rows, files, held, sqlite_checks, sqlite_read_only, sqlite_scrub
 from lamar.store.base import Event, StoredText, check_appendable, closed_store, event_of, storable_key
 from lamar.store.decode import EventDecoder, no_cycle_collection
 from lamar.store.episode_sums import Damaged
 from lamar.store.sqlite_checks import begin, cannot_write, event_crc, file_identity, open_failure, wal_size
+from lamar.store.sqlite_schema import SCHEMA_VERSION, migrate
 
-SCHEMA_VERSION = 3
 _T = TypeVar("_T")
 
-# Version 2 adds `crc`, every event's checksum (`event_crc`): every write sets it, every read
-# checks it. Version 3 adds the episode table (`episode_rows`). An older file gets both, filled,
-# when it is first opened for writing.
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS events (
-    seq  INTEGER PRIMARY KEY AUTOINCREMENT,
-    kind TEXT NOT NULL,
-    key  TEXT UNIQUE,
-    time REAL NOT NULL,
-    data TEXT NOT NULL,
-    crc  INTEGER
-);
-"""
 # The engine's saved state (a cache, see Lamar._resume), made by the first save (no migration); one
 # folded before an `erase` event may hold the text that erase took out, so it is not kept.
 _STATE = "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, body TEXT NOT NULL)"
@@ -47,7 +33,8 @@ class SqliteStore:
 
     A file this process cannot write (read-only file, folder or mount) is opened read-only, and
     never in a way that misses committed events: a write-ahead log that SQLite could not read
-    here (no `-shm` beside it, none can be made) is read from a private copy. With `writes_on_read`
+    here (no `-shm` beside it, none can be made) is read from a private copy, and so is a file
+    SQLite would read only by leaving a `-wal` and `-shm` beside it (`sqlite_read_only`). With `writes_on_read`
     False, reads never bring the episode table up to date nor save the engine's state in the file.
     """
 
@@ -68,8 +55,9 @@ class SqliteStore:
         self._closed = False
         files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:
-            self._db = self._connect(str(self.path))
-            self._prepare()
+            if not self._read_unwritable_copy():
+                self._db = self._connect(str(self.path))
+                self._prepare()
         except sqlite3.OperationalError as exc:
             self._unwritable = cannot_write(self.path, exc)  # what a write will say
             if not self.path.exists() or self._unwritable is None:
@@ -97,17 +85,22 @@ class SqliteStore:
             CorruptStore: the file is another program's SQLite database (tables, none of them
                 Lamar's schema): it is left as it was, not given Lamar's tables.
         """
-        tables = self._tables()
-        if tables and self._schema_version() is None:
-            raise CorruptStore(f"{self.path} is an SQLite database but not a Lamar store (its tables: "
-                               f"{', '.join(sorted(tables)[:5])}); it was left untouched: name another file")
+        self._lamar_version()
         if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a killed process loses nothing committed; only a power cut
         # can drop the last transactions (never corrupt the file).
         self._db.execute("PRAGMA synchronous=NORMAL")
         if self._schema_version() != SCHEMA_VERSION:
-            self._migrate()
+            migrate(self._db, self.path, self._schema_version)
+
+    def _lamar_version(self) -> int | None:
+        tables = self._tables()
+        version = self._schema_version()
+        if tables and version is None:
+            raise CorruptStore(f"{self.path} is an SQLite database but not a Lamar store (its tables: "
+                               f"{', '.join(sorted(tables)[:5])}); it was left untouched: name another file")
+        return version
 
     def _schema_version(self) -> int | None:
         """The file's schema version; None when it has no Lamar schema yet.
@@ -164,53 +157,44 @@ class SqliteStore:
     def _open_copy(self) -> None:
         """Read a copy of the file and its write-ahead log, made in a private temporary folder
         where SQLite can recover the log: the store as of this open, with every commit."""
-        import shutil
-        import tempfile
-
-        folder = tempfile.mkdtemp(prefix="lamar-ro-")
-        copy = os.path.join(folder, self.path.name)
         try:
-            shutil.copyfile(self.path, copy)
-            shutil.copyfile(f"{self.path}-wal", f"{copy}-wal")
-            self._db = self._connect(copy)
-            self._copy = folder
-            self._use_read_only(self._schema_version())
+            self._read_copy(wal=True)
         except (OSError, sqlite3.Error) as exc:
-            shutil.rmtree(folder, ignore_errors=True)
             raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
                              f"{self.path}-wal holds committed events that a read-only open would miss, and a "
                              f"private copy of both failed ({exc}); open it once where it can be written") from exc
+
+    def _read_unwritable_copy(self) -> bool:
+        """A file that reading in place would leave a `-wal` and `-shm` beside: read from a copy, the
+        store as of this open; False (read in place) for any other file, or one a writer kept changing."""
+        if not sqlite_read_only.leaves_files(self.path):
+            return False
+        try:
+            self._read_copy(wal=False)
+        except OSError:
+            return False
+        self._unwritable = sqlite_checks.unwritable(self.path)
+        return True
+
+    def _read_copy(self, *, wal: bool) -> None:
+        import shutil
+
+        folder = sqlite_read_only.private_copy(self.path, wal=wal)
+        try:
+            self._db = self._connect(os.path.join(folder, self.path.name))
+            self._copy = folder
+            self._use_read_only(self._lamar_version())
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            shutil.rmtree(folder, ignore_errors=True)
+            self._copy = None
+            raise
 
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
             self._db.close()
         raise open_failure(self.path, exc, self._timeout) from exc
-
-    def _migrate(self) -> None:
-        begin(self._db, "IMMEDIATE")  # two processes opening a new file at once: one migrates
-        try:
-            version = self._schema_version()  # again, under the lock: another process may have migrated
-            if version is not None and version > SCHEMA_VERSION:
-                raise CorruptStore(
-                    f"{self.path} has schema version {version}; this Lamar knows {SCHEMA_VERSION}: upgrade lamar")
-            if version == 1:
-                self._add_checksums()
-            for statement in filter(str.strip, _SCHEMA.split(";")):
-                self._db.execute(statement)
-            episode_rows.create(self._db)  # folding nothing yet: the first state saved catches it up
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            self._db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):  # a failed COMMIT (a full disk) may have ended it
-                self._db.execute("ROLLBACK")
-            raise
-
-    def _add_checksums(self) -> None:
-        """Version 1 to 2: the checksum column, filled for the events already there (as read now)."""
-        self._db.execute("ALTER TABLE events ADD COLUMN crc INTEGER")
-        rows = self._db.execute("SELECT seq, kind, key, time, data FROM events").fetchall()
-        self._db.executemany("UPDATE events SET crc = ? WHERE seq = ?",
-                             [(event_crc(kind, key, at, data), seq) for seq, kind, key, at, data in rows])
 
     def append(self, events: Sequence[Event]) -> list[Event]:
         check_appendable(events)  # before any lock or transaction: a refusal leaves nothing behind

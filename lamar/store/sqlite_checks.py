@@ -68,8 +68,12 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
         return (f"{path} cannot be written: its disk is full, or the file is over this process's size limit "
                 f"({exc}); it was opened read-only and left untouched: free some space, then open it again")
     if "readonly" in text or "read-only" in text or "unable to open" in text:
-        return f"{path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+        return unwritable(path)
     return None
+
+
+def unwritable(path: Path) -> str:
+    return f"{path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
 
 
 def read_only_advice(path: Path, exc: sqlite3.Error) -> str:

@@ -1,0 +1,69 @@
+"""Reading an SQLite store this process cannot write from a private copy, where SQLite would read it
+in place only by making a `-wal` and `-shm` beside it that it can never remove."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_TRIES = 3  # copies checked against a writer before reading the file in place instead
+
+
+def leaves_files(path: Path) -> bool:
+    """Whether reading `path` in place would leave a `-wal` and `-shm` beside it: a WAL-mode file this
+    process cannot write, in a folder it can, with neither there yet.
+
+    SQLite reads a WAL-mode file through its `-shm` (a writer may come) and makes both when the folder
+    allows; a read-only connection cannot checkpoint, so it never removes them. Made with the file's
+    mode and owned by whoever read, they then refuse the file's own writer ("attempt to write a
+    readonly database") once the file is writable again. When they are there already, SQLite reads
+    through them and makes nothing.
+    """
+    if os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+        return False
+    if any(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm")):
+        return False
+    try:
+        with open(path, "rb") as file:
+            header = file.read(20)
+    except OSError:
+        return False
+    # bytes 18 and 19 of the header: 2 and 2 for a file in WAL mode
+    return header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
+
+
+def private_copy(path: Path, *, wal: bool) -> str:
+    """A private temporary folder holding a copy of `path`, and with `wal` of its write-ahead log.
+
+    Without `wal`, the copy is kept only if no writer touched the file while it was made: a writer in
+    WAL mode makes a `-wal` before it changes anything, and changes the main file only by a checkpoint,
+    which moves its modification time (and making the file writable again, its change time).
+
+    Raises:
+        OSError: the copy failed, or a writer changed the file during every try.
+    """
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="lamar-ro-")
+    copy = os.path.join(folder, path.name)
+    try:
+        if wal:
+            shutil.copyfile(path, copy)
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
+            return folder
+        for _ in range(_TRIES):
+            before = _state(path)
+            shutil.copyfile(path, copy)
+            if before[-1] is False and _state(path) == before:
+                return folder
+        raise OSError(f"{path} changed while it was copied")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def _state(path: Path) -> tuple[int, int, int, int, bool]:
+    found = os.stat(path)
+    beside = any(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
+    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns, beside

@@ -1,0 +1,114 @@
+"""Read-only commands on an SQLite store the user may not write, in a folder they may: nothing is left
+beside the file, every committed event is read, and the file's own writer is not locked out after."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar
+from tests.conftest import IN_CI
+
+
+def _as_user() -> list[str]:
+    """The prefix that makes file modes bind this test's commands (root ignores them otherwise)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        if IN_CI:
+            pytest.fail("setpriv is needed to let file modes bind root")
+        pytest.skip("setpriv is not available here")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def _lamar(path: Path, *args: str, user: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*(user or []), sys.executable, "-m", "lamar.cli", "--store", str(path), *args],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+@pytest.mark.parametrize("command", [("ls",), ("stats",), ("show", "exp_"), ("search", "flakes")])
+def test_a_read_of_a_file_the_user_may_not_write_leaves_nothing_beside_it(tmp_path: Path,
+                                                                         command: tuple[str, ...]) -> None:
+    path = tmp_path / "lessons.db"
+    assert _lamar(path, "add", "--create", "--precondition", "a test flakes", "--action", "rerun it").returncode == 0
+    assert _lamar(path, "recall", "project=x").returncode == 0
+    expected = _lamar(path, *command).stdout
+    user = _as_user()
+    os.chmod(path, 0o444)
+    try:
+        out = _lamar(path, *command, user=user)
+    finally:
+        os.chmod(path, 0o644)
+    assert out.returncode == 0, out.stderr
+    if command == ("stats",):  # the store's size on disk is measured, the rest is the same
+        out.stdout, expected = (re.sub(r"store .*", "", text) for text in (out.stdout, expected))
+    assert out.stdout == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
+    # left beside it, a -shm made with the file's mode refused its writer once it was writable again
+    added = _lamar(path, "add", "--precondition", "a build breaks", "--action", "clean it", user=user)
+    assert added.returncode == 0, added.stderr
+
+
+def test_a_read_of_a_file_the_user_may_not_write_sees_what_a_writer_still_holds_in_its_log(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:  # open: its commits are in the -wal, not yet in the file
+        lam.add(Experience("a test flakes", "rerun it"))
+        user = _as_user()
+        os.chmod(path, 0o444)
+        try:
+            out = _lamar(path, "ls", user=user)
+        finally:
+            os.chmod(path, 0o644)
+    assert out.returncode == 0, out.stderr
+    assert "When a test flakes, rerun it." in out.stdout
+
+
+def test_a_write_to_a_file_the_user_may_not_write_says_what_to_do_and_leaves_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    assert _lamar(path, "add", "--create", "--precondition", "a test flakes", "--action", "rerun it").returncode == 0
+    before = path.read_bytes()
+    user = _as_user()
+    os.chmod(path, 0o444)
+    try:
+        out = _lamar(path, "add", "--precondition", "a build breaks", "--action", "clean it", user=user)
+    finally:
+        os.chmod(path, 0o644)
+    assert out.returncode == 2, out.stderr
+    assert f"{path} cannot be written (read-only file, folder or mount); open a writable copy" in out.stderr
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
+
+
+def test_a_copy_that_a_writer_changes_while_it_is_made_is_not_read(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    from lamar.store.sqlite_read_only import private_copy
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    copies = tmp_path / "copies"
+    copies.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(copies))
+    copy = shutil.copyfile
+
+    def copy_while_a_writer_commits(source: str, target: str) -> str:
+        copy(source, target)
+        with Lamar(str(path)) as writer:  # commits to the -wal, then moves it into the file on close
+            writer.add(Experience(f"a build breaks {len(writer.experiences())}", "clean it"))
+        return target
+
+    monkeypatch.setattr(shutil, "copyfile", copy_while_a_writer_commits)
+    with pytest.raises(OSError, match="changed while it was copied"):
+        private_copy(path, wal=False)
+    assert list(copies.iterdir()) == []
+    monkeypatch.setattr(shutil, "copyfile", copy)
+    with Lamar(str(path)) as lam:
+        assert len(lam.experiences()) == 4  # every try's writer committed; none was lost to the copy
