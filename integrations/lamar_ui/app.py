@@ -35,6 +35,7 @@ from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
 from lamar_ui.forms import choice, page_number, pairs, same_token, segments
+from lamar_ui.peer import other_user
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
 
@@ -410,12 +411,15 @@ class TokenGuard(BaseHTTPMiddleware):
         ui = self.ui
         cookie = ui.cookie((request.scope.get("server") or ("", 0))[1])
         given = request.query_params.get("token")
-        if given is not None and same_token(given, ui.token):
+        # Another user is refused even with the token: a browser sends the cookie to their page on any port of 127.0.0.1
+        if other_user(request.scope.get("client"), request.scope.get("server")):
+            response: Response = _forbidden("lamar ui answers only the user who started it: start your own")
+        elif given is not None and same_token(given, ui.token):
             # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser
             # would hold the SameSite=Strict cookie back from a redirect in that same chain, and show 403.
             # A page of this origin that moves on starts a same-site navigation, which carries it. Every
             # visit gets it: a browser that sends no Sec-Fetch-Site cannot say where it came from.
-            response: Response = HTMLResponse(_moving_on(request.url.path))
+            response = HTMLResponse(_moving_on(request.url.path))
             response.set_cookie(cookie, ui.token, httponly=True, samesite="strict", path="/")
         elif request.url.path.startswith("/static/") or \
                 same_token(request.cookies.get(cookie, ""), ui.token):

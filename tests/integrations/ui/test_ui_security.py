@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
+import pwd
 import re
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -125,3 +128,38 @@ def test_a_malformed_report_is_a_message_on_the_sleep_page_not_a_500(tmp_path: P
             page = client.get("/sleep")
             assert page.status_code == 200 and all(name in page.headers for name in SECURITY_HEADERS)
             assert "<b>" not in page.text and "<i>" not in page.text and shown in page.text
+
+
+
+def _as_another_user(where: str, method: str, path: str, headers: dict[str, str], body: bytes = b"") -> str:
+    """Send one request over a socket that belongs to `nobody`, as another user's process would; the answer."""
+    os.seteuid(pwd.getpwnam("nobody").pw_uid)  # the kernel records who made a socket, not who uses it
+    try:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    finally:
+        os.seteuid(0)
+    with sock:
+        host, port = where.split(":")
+        sock.settimeout(30)
+        sock.connect((host, int(port)))
+        lines = [f"{method} {path} HTTP/1.1", f"Host: {where}", "Connection: close", f"Content-Length: {len(body)}",
+                 *(f"{name}: {value}" for name, value in headers.items())]
+        sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    return answer.decode()
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists() or not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="needs the kernel's socket table, and root to make a socket as another user")
+def test_another_user_of_the_machine_is_refused_even_with_the_token(served: tuple[str, str, dict[str, str]]) -> None:
+    where, token, _ = served
+    headers = {**_cookie(where, token), "Origin": f"http://{where}", "Content-Type": "application/x-www-form-urlencoded"}
+    body = f"token={token}&precondition=written+by+another+user&action=x&scope=&confirm=yes".encode()
+    for method, path, sent in (("GET", "/", b""), ("GET", f"/?token={token}", b""), ("POST", "/add", body)):
+        answer = _as_another_user(where, method, path, {k: str(v) for k, v in headers.items()}, sent)
+        assert answer.startswith("HTTP/1.1 403"), answer[:300]
+        assert "answers only the user who started it" in answer and "content-security-policy" in answer.lower()
+    status, _, page = _request(where, "GET", "/", _cookie(where, token))  # its own user is still let in
+    assert status == 200 and "the build fails" in page and "written by another user" not in page

@@ -1,0 +1,38 @@
+"""`other_user`: whether a connection to the app comes from a process of another user of this machine.
+Loopback is open to every local user, and browsers send a 127.0.0.1 cookie to every port of 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+# Linux's sock_diag netlink query for one TCP socket by its four addresses: it finds that socket
+# alone, where reading /proc/net/tcp lists every socket of the machine (milliseconds per request).
+_SOCK_DIAG, _BY_FAMILY, _REQUEST, _ANY_COOKIE = 4, 20, 1, 0xFFFFFFFF
+_UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the socket's id, expires/queues
+
+
+def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -> bool:
+    """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user.
+
+    False wherever that cannot be told (not Linux, or a sandbox without netlink): the token guards alone there.
+    """
+    if client is None or server is None or not hasattr(socket, "AF_NETLINK") or not hasattr(os, "geteuid"):
+        return False
+    try:
+        sockid = (struct.pack("!HH", client[1], server[1]) + socket.inet_aton(client[0]) + bytes(12)
+                  + socket.inet_aton(server[0]) + bytes(12) + struct.pack("=III", 0, _ANY_COOKIE, _ANY_COOKIE))
+        body = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _SOCK_DIAG) as diag:
+            diag.settimeout(1)
+            diag.sendto(struct.pack("=IHHII", 16 + len(body), _BY_FAMILY, _REQUEST, 1, 0) + body, (0, 0))
+            answer = diag.recv(65536)
+    except (OSError, ValueError, struct.error):  # no such query here, or an address that is not IPv4
+        return False
+    if len(answer) < _UID_AT + 4 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
+        return False  # an error message: the kernel knows no such socket (closed already)
+    return bool(struct.unpack_from("=I", answer, _UID_AT)[0] != os.geteuid())
+
+
+__all__ = ["other_user"]
