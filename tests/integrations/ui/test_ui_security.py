@@ -155,7 +155,8 @@ def _as_another_user(where: str, method: str, path: str, headers: dict[str, str]
                     reason="needs the kernel's socket table, and root to make a socket as another user")
 def test_another_user_of_the_machine_is_refused_even_with_the_token(served: tuple[str, str, dict[str, str]]) -> None:
     where, token, _ = served
-    headers = {**_cookie(where, token), "Origin": f"http://{where}", "Content-Type": "application/x-www-form-urlencoded"}
+    headers = {**_cookie(where, token), "Origin": f"http://{where}",
+               "Content-Type": "application/x-www-form-urlencoded"}
     body = f"token={token}&precondition=written+by+another+user&action=x&scope=&confirm=yes".encode()
     for method, path, sent in (("GET", "/", b""), ("GET", f"/?token={token}", b""), ("POST", "/add", body)):
         answer = _as_another_user(where, method, path, {k: str(v) for k, v in headers.items()}, sent)
