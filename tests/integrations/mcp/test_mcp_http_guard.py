@@ -52,3 +52,29 @@ async def test_any_loopback_address_keeps_dns_rebinding_protection(store: Path) 
             ours = await client.post(url, json=INITIALIZE, headers=ACCEPT)
         assert rebound.status_code in (403, 421), rebound.status_code  # the SDK refuses a foreign Host
         assert ours.status_code == 200, ours.text
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_a_token_short_enough_to_guess_is_refused_before_serving(store: Path, host: str) -> None:
+    done = subprocess.run([*lamar_command(), "mcp", "--transport", "http", "--host", host, "--port", "0",
+                           "--store", str(store)], env={**child_env(), "LAMAR_MCP_TOKEN": "hunter2"},
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, done.stderr
+    assert "LAMAR_MCP_TOKEN holds 7 characters" in done.stderr and "secrets.token_urlsafe" in done.stderr
+    assert "serving" not in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_the_default_bind_refuses_a_foreign_host_or_origin(store: Path) -> None:
+    with http_server(store) as url:
+        assert url.startswith("http://127.0.0.1:")
+        async with httpx2.AsyncClient() as client:
+            sends = (("host", {"Host": "evil.example"}), ("origin", {"Origin": "http://evil.example"}),
+                     ("null", {"Origin": "null"}), ("ours", {"Origin": url.rsplit("/", 1)[0]}))
+            answers = {name: (await client.post(url, json=INITIALIZE, headers={**ACCEPT, **sent})).status_code
+                       for name, sent in sends}
+            plain = await client.post(url, content=b"{}", headers={"Content-Type": "text/plain"})  # a form's kind
+            preflight = await client.options(url, headers={"Origin": "http://evil.example",
+                                                           "Access-Control-Request-Method": "POST"})
+    assert answers == {"host": 421, "origin": 403, "null": 403, "ours": 200}, answers
+    assert plain.status_code == 400  # what a page may post cross-site without asking is refused
+    assert "access-control-allow-origin" not in preflight.headers  # and it may not ask
