@@ -14,7 +14,7 @@ _UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the so
 
 
 def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -> bool:
-    """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user.
+    """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user than root.
 
     False wherever that cannot be told (not Linux, or a sandbox without netlink): the token guards alone there.
     """
@@ -32,7 +32,8 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
         return False
     if len(answer) < _UID_AT + 4 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
         return False  # an error message: the kernel knows no such socket (closed already)
-    return bool(struct.unpack_from("=I", answer, _UID_AT)[0] != os.geteuid())
+    # root is let in: it can read the token from this process anyway, and port relays run as root
+    return struct.unpack_from("=I", answer, _UID_AT)[0] not in (os.geteuid(), 0)
 
 
 __all__ = ["other_user"]
