@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from lamar._errors import InvalidExperience
 from lamar.experience import Experience
@@ -62,6 +62,18 @@ def secret_kinds(experience: Experience) -> list[str]:
     return kinds
 
 
+def kinds_by_lines(texts: Iterable[str]) -> list[str]:
+    """The kinds of credential `texts` hold as written, line breaks kept: a `.pgpass` line or a
+    Markdown table's cell is known by its lines, which the prompt form joins into one."""
+    from lamar.safety.files import line_spans
+
+    kinds: list[str] = []
+    for text in texts:
+        if len(text.splitlines()) > 1:  # every other shape the scrub of the joined text finds
+            kinds += [kind for _, _, kind in line_spans(plain_text(text)) if kind not in kinds]
+    return kinds
+
+
 def admitted(experience: Experience) -> Experience:
     """The lesson in prompt form, or InvalidExperience when that form holds a credential.
 
@@ -88,6 +100,7 @@ def admitted(experience: Experience) -> Experience:
                                     "text properly (e.g. bytes.decode('utf-8', errors='replace'))") from None
     exp = normalized(experience)
     kinds = secret_kinds(exp)
+    kinds += [k for k in kinds_by_lines(getattr(experience, name) for name in TEXT_FIELDS) if k not in kinds]
     if kinds:
         raise InvalidExperience(
             f"the lesson holds what looks like a secret ({', '.join(kinds)}), and lessons are shown to "
@@ -97,5 +110,5 @@ def admitted(experience: Experience) -> Experience:
     return exp
 
 
-__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "normalized", "prompt_form",
+__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "kinds_by_lines", "normalized", "prompt_form",
            "secret_kinds", "size_problem"]

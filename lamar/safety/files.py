@@ -121,5 +121,16 @@ def _column_spans(text: str, at: int, head: str, spans: list[tuple[int, int, str
     return at
 
 
-__all__ = ["PGPASS", "TERRAFORM_DEFAULT", "pgpass_is_harmless", "table_spans", "terraform_is_harmless",
+def line_spans(text: str) -> list[tuple[int, int, str]]:
+    """Spans (start, end, kind) of the credentials known by their own lines: `.pgpass` lines and table
+    cells, which text joined into one line (a lesson's prompt form) no longer shows."""
+    spans, pos = [], 0
+    while (match := PGPASS.search(text, pos)) is not None:
+        pos = match.start() + 1
+        if not pgpass_is_harmless(match):
+            spans.append((match.start("secret"), match.end("secret"), "password"))
+    return spans + table_spans(text)
+
+
+__all__ = ["PGPASS", "TERRAFORM_DEFAULT", "line_spans", "pgpass_is_harmless", "table_spans", "terraform_is_harmless",
            "terraform_kind"]

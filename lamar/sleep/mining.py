@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lamar._errors import InvalidArgument, ModelError
 from lamar.experience import Experience, Scope, Status
 from lamar.models.protocol import DEFAULT_TIMEOUT, call_model
-from lamar.safety.boundary import prompt_form
+from lamar.safety.boundary import kinds_by_lines, prompt_form
 from lamar.sleep.mining_prompt import ParsedLesson, TraceBatch, batch_traces, parse_reply
 from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
@@ -118,7 +118,7 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         unreadable += [d.reason for d in refused if isinstance(d.item, dict) and "batch" in d.item]
         # Text `add` would refuse is refused here too, before the prompt form could mend it.
         unstorable = [(lesson, storable_problem([lesson.precondition, lesson.action, lesson.rationale,
-                                                 dict(lesson.scope)])) for lesson in lessons]
+                                                 dict(lesson.scope)]) or _lined_secret(lesson)) for lesson in lessons]
         refused += [Dropped(lesson.as_dict(), f"its text {problem}") for lesson, problem in unstorable if problem]
         lessons = [_in_prompt_form(lesson) for lesson, problem in unstorable if not problem]
         dropped += [_scrubbed_drop(d, scrub) for d in refused]
@@ -243,6 +243,12 @@ def _scrub_value(value: Any, scrub: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_scrub_value(v, scrub) for v in value]
     return value
+
+
+def _lined_secret(lesson: ParsedLesson) -> str:
+    # Read before the prompt form joins the lines: a .pgpass line or a table's cell is known by its own line.
+    kinds = kinds_by_lines([lesson.precondition, lesson.action, lesson.rationale])
+    return f"contains what looks like a secret ({', '.join(sorted(kinds))})" if kinds else ""
 
 
 def _in_prompt_form(lesson: ParsedLesson) -> ParsedLesson:
