@@ -200,7 +200,7 @@ _PROSE_TAIL = (
     r"(?:\s+[\w.-]{1,30})?)?"
     r"(?:\s*[:=]|\s+(?:is|ist|was|are|were|became|reads|remains|lautet|est|es|é|är|er|jest|je|(?:is|was|has been|got)"
     r" (?:set|changed|reset)"
-    r" to|is still|is now|stays))\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
+    r" to|is still|is now|stays|(?P<to>to)):?)\s+(?:just\s+|simply\s+|literally\s+|now\s+|still\s+)?"
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
 PROSE = re.compile(
@@ -230,7 +230,14 @@ _WEAK_PASSWORDS = {"password", "changeme", "letmein", "hunter", "admin", "secret
 _PLAIN_WORD = re.compile(r"[A-Za-z][a-z]*(?:[-'][a-z]+)*[.,;:!?)]*")
 
 
+# "set the SMTP password to ...": a bare "to" after the key says what it is only after such a verb.
+_SET_VERB = re.compile(r"(?i)\b(?:set|sets|setting|change|changed|changing|reset|resetting|update|updated)\b"
+                       r"[^\n.;:!?]{0,60}$")
+
+
 def prose_is_harmless(match: re.Match[str]) -> bool:
+    if match.groupdict().get("to") and not _SET_VERB.search(match.string, max(0, match.start() - 80), match.start()):
+        return True  # "the password to the staging box", "a token to sign with"
     return said_is_harmless(match.group("secret"), prose_kind(match))
 
 

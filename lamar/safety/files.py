@@ -13,9 +13,13 @@ from lamar.safety.placeholders import REDACTED, is_placeholder
 # description (hostname:port:...) stay; the password has no colon, so /etc/passwd lines and IPv6
 # addresses, which have more fields, stay too. The pattern starts at the host's colon, which the
 # engine scans for quickly, and `pgpass_is_harmless` reads the host back to the line's start.
+# The line may also stand in a command that writes it to a .pgpass file, quoted (echo '...' >> ~/.pgpass)
+# or not (echo ... > .pgpass); then the host is read back to the opening quote or to the word's start.
 PGPASS = re.compile(
-    r":(?:\d{1,5}|\*):[^\s:]{1,100}:[^\s:]{1,100}:(?P<secret>[^\s:]{1,200})[ \t]*\r?$", re.MULTILINE
+    r":(?:\d{1,5}|\*):[^\s:]{1,100}:[^\s:]{1,100}:(?P<secret>[^\s:]{1,200}?)(?:[ \t]*\r?$"
+    r"|(?:\\n)?(?P<close>[\"'])(?=[\s)\];,]|$)|(?P<to>[ \t]*>>?[ \t]*[^\s:]*pgpass\b))", re.MULTILINE
 )
+_FORMAT = re.compile(r"%[-+ #0-9.]*[a-z]|\{[\w.!:]*\}")  # printf '...:%s\n' "$PW" writes the password
 _HOST = re.compile(r"[ \t]*(?:\*|(?=[\w.-]{0,200}[A-Za-z.])[\w.-]{1,200})")
 # variable "db_password" { ... default = "..." }: the default of a variable whose name says credential.
 TERRAFORM_DEFAULT = re.compile(
@@ -25,9 +29,21 @@ TERRAFORM_DEFAULT = re.compile(
 
 
 def pgpass_is_harmless(match: re.Match[str]) -> bool:
-    line_start = match.string.rfind("\n", 0, match.start()) + 1
-    host = _HOST.fullmatch(match.string, line_start, match.start())
-    return host is None or is_placeholder(match.group("secret"))
+    text, at = match.string, match.start()
+    start = text.rfind("\n", 0, at) + 1
+    if match.group("close"):
+        quote = text.rfind(match.group("close"), start, at)
+        line_end = text.find("\n", at)
+        # A quoted string of that shape in code is as often a cache key ("user:42:session:x:y"):
+        # it counts where its line names the file it goes to.
+        if quote < 0 or "pgpass" not in text[start:len(text) if line_end < 0 else line_end].lower():
+            return True
+        start = quote + 1
+    elif match.group("to"):
+        start = max(start, text.rfind(" ", start, at) + 1, text.rfind("\t", start, at) + 1)
+    host = _HOST.fullmatch(text, start, at)
+    secret = match.group("secret")
+    return host is None or is_placeholder(secret) or _FORMAT.fullmatch(secret) is not None
 
 
 def terraform_is_harmless(match: re.Match[str]) -> bool:
