@@ -99,3 +99,15 @@ def test_the_trace_writer_scrubs_the_lines_as_written(tmp_path: Path) -> None:
         assert secret not in written, name
     (trace,) = load_traces(path)
     assert trace.input.count("[REDACTED:password]") == 1 and "is in ~/.pgpass" in trace.input
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_screen_of_proposed_and_imported_lessons_reads_the_lines_as_written(seed: int) -> None:
+    # The MCP server's propose_lesson and edit, and rule import, hand the text as written to this screen.
+    from lamar.safety.lessons import lesson_refusal
+
+    for name, secret, text in lined(seed):
+        reason = lesson_refusal("psql asks for a password", text, "", {"project": "x"})
+        assert reason.startswith("contains what looks like a secret") and secret not in reason, name
+    for text in NEAR_MISSES:
+        assert lesson_refusal("psql asks for a password", text, "", {"project": "x"}) == ""
