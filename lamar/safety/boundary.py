@@ -110,5 +110,5 @@ def admitted(experience: Experience) -> Experience:
     return exp
 
 
-__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "kinds_by_lines", "normalized", "prompt_form",
-           "secret_kinds", "size_problem"]
+__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "kinds_by_lines", "normalized",
+           "prompt_form", "secret_kinds", "size_problem"]
