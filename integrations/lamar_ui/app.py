@@ -35,7 +35,7 @@ from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
 from lamar_ui.forms import choice, page_number, pairs, same_token, segments
-from lamar_ui.peer import other_user
+from lamar_ui.peer import REFUSAL, other_user
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
 
@@ -413,7 +413,7 @@ class TokenGuard(BaseHTTPMiddleware):
         given = request.query_params.get("token")
         # Another user is refused even with the token: a browser sends the cookie to their page on any port of 127.0.0.1
         if other_user(request.scope.get("client"), request.scope.get("server")):
-            response: Response = _forbidden("lamar ui answers only the user who started it: start your own")
+            response: Response = _forbidden(REFUSAL)
         elif given is not None and same_token(given, ui.token):
             # Not a redirect: sent on by a page elsewhere (the file that opens the browser), the browser
             # would hold the SameSite=Strict cookie back from a redirect in that same chain, and show 403.

@@ -12,6 +12,11 @@ import struct
 _SOCK_DIAG, _BY_FAMILY, _REQUEST, _ANY_COOKIE = 4, 20, 1, 0xFFFFFFFF
 _UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the socket's id, expires/queues
 
+# What another user's request is told: what happened and what to do, and no more (not who started it, nor what
+# it serves). The server's own user meets it only with a browser run as someone else (sudo -u, another account).
+REFUSAL = ("this lamar ui answers only the user of this machine who started it, and this request comes from "
+           "a program of another user: start `lamar ui` as the user who runs your browser")
+
 
 def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -> bool:
     """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user than root.
@@ -36,4 +41,4 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
     return struct.unpack_from("=I", answer, _UID_AT)[0] not in (os.geteuid(), 0)
 
 
-__all__ = ["other_user"]
+__all__ = ["REFUSAL", "other_user"]
