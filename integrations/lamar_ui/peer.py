@@ -25,15 +25,17 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
     """
     if client is None or server is None or not hasattr(socket, "AF_NETLINK") or not hasattr(os, "geteuid"):
         return False
+    # an IPv6 socket is asked for as one, else the kernel finds none and the check would let it in
+    family = socket.AF_INET6 if ":" in client[0] else socket.AF_INET
     try:
-        sockid = (struct.pack("!HH", client[1], server[1]) + socket.inet_aton(client[0]) + bytes(12)
-                  + socket.inet_aton(server[0]) + bytes(12) + struct.pack("=III", 0, _ANY_COOKIE, _ANY_COOKIE))
-        body = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+        src, dst = (socket.inet_pton(family, host).ljust(16, b"\0") for host in (client[0], server[0]))
+        sockid = struct.pack("!HH", client[1], server[1]) + src + dst + struct.pack("=III", 0, _ANY_COOKIE, _ANY_COOKIE)
+        body = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
         with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _SOCK_DIAG) as diag:
             diag.settimeout(1)
             diag.sendto(struct.pack("=IHHII", 16 + len(body), _BY_FAMILY, _REQUEST, 1, 0) + body, (0, 0))
             answer = diag.recv(65536)
-    except (OSError, ValueError, struct.error):  # no such query here, or an address that is not IPv4
+    except (OSError, ValueError, struct.error):  # no such query here, or an address of neither family
         return False
     if len(answer) < _UID_AT + 4 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
         return False  # an error message: the kernel knows no such socket (closed already)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar
+from lamar_ui.peer import other_user
 from tests.conftest import IN_CI
 
 pytest.importorskip("starlette")
@@ -148,6 +149,37 @@ def test_the_address_on_ipv6_loopback_is_not_served(owned: tuple[str, str, Path]
     with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock, pytest.raises(OSError):
         sock.settimeout(5)
         sock.connect(("::1", int(where.split(":")[1])))
+
+
+@pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"),
+                                              (socket.AF_INET6, "::ffff:127.0.0.1")])
+def test_the_peer_check_tells_users_apart_on_either_loopback(family: int, host: str) -> None:
+    _need_root()
+    if family == socket.AF_INET6 and not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    with socket.socket(family, socket.SOCK_STREAM) as server:
+        try:
+            server.bind((host, 0))
+        except OSError as exc:
+            pytest.skip(f"cannot bind {host}: {exc}")
+        server.listen(4)
+        for uid in (0, OWNER, STRANGER):
+            os.seteuid(uid)  # the kernel records who made a socket, not who uses it
+            try:
+                client = socket.socket(family, socket.SOCK_STREAM)
+            finally:
+                os.seteuid(0)
+            with client:
+                client.connect(server.getsockname()[:2])
+                accepted, peer = server.accept()
+                with accepted:
+                    for own in (0, OWNER):  # the check as a server run by root, then by OWNER, makes it
+                        os.seteuid(own)
+                        try:
+                            refused = other_user(peer[:2], accepted.getsockname()[:2])
+                        finally:
+                            os.seteuid(0)
+                        assert refused is (uid not in (own, 0)), (host, uid, own)
 
 
 def _chromium(url: str, uid: int) -> str:
