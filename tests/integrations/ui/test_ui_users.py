@@ -197,6 +197,7 @@ def _chromium(url: str, uid: int) -> str:
         shutil.rmtree(home, ignore_errors=True)
 
 
+@pytest.mark.browser
 def test_chromium_of_its_own_user_gets_in_and_another_users_does_not(owned: tuple[str, str, Path]) -> None:
     if not Path(CHROMIUM).exists():
         if IN_CI:
