@@ -59,7 +59,11 @@ KEY_NEEDLES = Needles(tuple((word, True) for word in ("pass", "pw", "psk", "secr
 ASSIGNMENT = re.compile(
     r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
     r"""[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"""
-    r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'|[^\s"'`]{1,500})""",
+    # After a colon, words up to the line's end (or a YAML comment) are one value, as YAML reads them:
+    # "password: correct horse battery staple" is a passphrase, not a password and three words.
+    r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'"""
+    r"""|(?<=:[ \t])[^\s"'`#][^\s"'`]{0,60}(?:[ \t]+[^\s"'`#][^\s"'`]{0,60}){1,11}(?=[ \t]*\r?$|[ \t]+\#)"""
+    r"""|[^\s"'`]{1,500})""",
     re.MULTILINE,
 )
 CLI_FLAG = re.compile(
@@ -78,10 +82,49 @@ def assignment_is_harmless(match: re.Match[str]) -> bool:
         return True
     if match.group("sep") == ":" and not (match.group("q") or _line_start(match) or _is_compound(match)):
         return True  # "the password: it expired" is prose, "password: hunter2" on its own line is YAML
+    if match.group("sep") == ":" and describes_the_key(match.string, match.start("secret")):
+        return True  # "password: must be at least 12 characters"
     value = match.group("secret").strip("\"'")
     if is_placeholder(value) or value.lower() == match.group("key").lower():
         return True
     return kind != "password" and value.isdigit() and len(value) <= 10  # TOKEN_TTL=3600
+
+
+# Words that start a description, or that two of its first words are, and seldom a passphrase's:
+# "password: is required", "token: see below", "token: Bearer token that every request must carry".
+_PROSE_TEXT = (
+    "is are was were be been has have had must should will would can cannot could may might shall does do did not no"
+    " the a an this that these those each every any its their our my his her"
+    " to of for in on at by with from over under via per into after before without"
+    " if when unless and or but as so then only also whether where which who see used set given read taken"
+    " stored kept sent passed leave left never always same missing unset blank hidden shown")
+_PROSE_WORDS = frozenset(_PROSE_TEXT.split())
+# A note in brackets where the value would be: "(empty)", "(not set)", "(n/a)".
+_ANNOTATION = re.compile(r"\([A-Za-z]+(?:[/-][A-Za-z]+)*\)?[.,;:]?")
+
+
+def describes_the_key(text: str, start: int) -> bool:
+    """Whether the line from `start`, just after a credential's key and its colon, is prose about the key.
+
+    A lone word is taken for the value ("password: dragonfly"), and so are words none of which reads as
+    prose ("password: correct horse battery staple"); "(empty)" or "(not set)" is a note, not a value.
+    """
+    end = text.find("\n", start)
+    words = text[start : end if end >= 0 else len(text)][:200].split()
+    if not words:
+        return False
+    if is_annotation(words[0]):
+        return True
+    first = [w.rstrip(".,;:!?)").lower() for w in words[:8]]
+    if len(words) < 2 or not _PLAIN_WORD.fullmatch(words[0]) or first[0] in _WEAK_PASSWORDS:
+        return False
+    if first[0] in _PROSE_WORDS or is_placeholder(first[0]):  # "required field", "none of them"
+        return True
+    return sum(w in _PROSE_WORDS for w in first) >= 2
+
+
+def is_annotation(value: str) -> bool:
+    return _ANNOTATION.fullmatch(value) is not None and value.strip("().,;:").lower() not in _WEAK_PASSWORDS
 
 
 def _line_start(match: re.Match[str]) -> bool:
@@ -246,7 +289,7 @@ def said_is_harmless(value: str, kind: str) -> bool:
     if value[0] in "\"'`":
         return is_placeholder(value.strip("\"'`"))
     bare = value.rstrip(".,;:!?)")
-    if is_placeholder(bare) or (_PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
+    if is_placeholder(bare) or is_annotation(value) or (_PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
         return True  # "the password is wrong", "the token was expired"
     return kind != "password" and bare.isdigit() and len(bare) <= 6  # token is 3600 s
 
