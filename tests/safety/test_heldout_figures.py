@@ -31,5 +31,5 @@ def test_heldout_recall_and_false_positive_figures() -> None:
     assert len(flagged) <= CEILING_FLAGGED
 
 
-FLOOR_CAUGHT = 55  # the recall docs/guarantees.md publishes for the rules of this release
+FLOOR_CAUGHT = 56  # the recall docs/guarantees.md publishes for the rules of this release
 CEILING_FLAGGED = 0  # the false positives it publishes
