@@ -62,7 +62,7 @@ ASSIGNMENT = re.compile(
     # After a colon, words up to the line's end (or a YAML comment) are one value, as YAML reads them:
     # "password: correct horse battery staple" is a passphrase, not a password and three words.
     r"""(?P<secret>"[^"\n]{0,500}"|'[^'\n]{0,500}'"""
-    r"""|(?<=:[ \t])[^\s"'`#][^\s"'`]{0,60}(?:[ \t]+[^\s"'`#][^\s"'`]{0,60}){1,11}(?=[ \t]*\r?$|[ \t]+\#)"""
+    r"""|(?<=:[ \t])[^\s"'`#][^\s"'`]{0,60}(?:[ \t]{1,8}[^\s"'`#][^\s"'`]{0,60}){1,11}(?=[ \t]*\r?$|[ \t]+\#)"""
     r"""|[^\s"'`]{1,500})""",
     re.MULTILINE,
 )

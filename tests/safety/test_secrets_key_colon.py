@@ -85,3 +85,5 @@ def test_a_key_mid_sentence_and_a_comment_are_left_as_they_were() -> None:
     assert scrub("The password: is required.") == ("The password: is required.", [])
     assert scrub("password: Xq7vR2mZ9tLk # the staging one")[0] == "password: [REDACTED:password] # the staging one"
     assert scrub("password: dragonfly")[0] == "password: [REDACTED:password]"
+    # Words aligned with a few spaces are still one value; the value stays within what scrub reads past its start.
+    assert scrub("password: correct     horse  battery staple")[0] == "password: [REDACTED:password]"
