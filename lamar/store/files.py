@@ -95,4 +95,22 @@ def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
     return f"cannot lock {path} (via {lock}): {exc.strerror or exc}{_advice(path, exc)}"
 
 
-__all__ = ["JSON_BESIDE", "file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]
+def create_like(new: Path, path: Path) -> int:
+    """Open `new` (made or emptied) to write, with the permission bits of the store file `path` when there is
+    one: a store its user made private (a chmod 600, a NamedTemporaryFile) stays so when a write swaps a new
+    file in for it, and the files beside it, which hold its text too, are as private."""
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        mode = None
+    fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else 0o600)
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)  # not through os.open's mode, which the umask narrows
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+__all__ = ["JSON_BESIDE", "create_like", "file_kind", "head_kind", "lock_failed", "prepare", "write_failed"]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, BinaryIO
 from lamar._errors import CorruptStore, EventConflict, StoreError
 from lamar.store.base import Event, check_appendable, closed_store, scrubbed_log
 from lamar.store.file_lock import checked_timeout, lock_writers
-from lamar.store.files import JSON_BESIDE, prepare, write_failed
+from lamar.store.files import JSON_BESIDE, create_like, prepare, write_failed
 from lamar.store.held import held_conflict, held_in, proposal_ids
 from lamar.store.json_format import FORMAT, VERSION, encode, event_of, lines_of, not_begun, parse, parse_lines
 from lamar.store.json_index import STEP, Index
@@ -399,7 +399,7 @@ class JsonStore:
         lines, offsets = lines_of(events, len(header), self.path)
         body = header + lines
         try:
-            with open(tmp, "wb") as fh:
+            with os.fdopen(create_like(tmp, self.path), "wb") as fh:
                 fh.write(body)
                 fh.flush()  # Python's buffer -> the OS
                 os.fsync(fh.fileno())  # the OS -> the disk, before the rename makes it visible
@@ -470,7 +470,7 @@ class JsonStore:
                 self._refresh()  # one folded before an erase event may hold the text erased: not kept
                 if any(e.kind == "erase" for e in self._read(seq)):
                     return
-                with open(tmp, "w", encoding="ascii") as fh:
+                with os.fdopen(create_like(tmp, self.path), "w", encoding="ascii") as fh:
                     fh.write(text)  # not fsynced: a torn state fails its checksum and the log is replayed
                 os.replace(tmp, self._state_path)
             except (OSError, UnicodeEncodeError) as exc:

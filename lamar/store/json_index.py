@@ -11,6 +11,7 @@ from bisect import bisect_left, bisect_right
 from typing import TYPE_CHECKING, BinaryIO
 
 from lamar._errors import CorruptStore
+from lamar.store.files import create_like
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -94,7 +95,7 @@ def save(path: Path, index: Index, header: bytes, first: int, st: os.stat_result
     target = index_path(path)
     tmp = target.with_name(f".{path.name}.index.{os.getpid()}.tmp")  # removed by the next writer if we die
     try:
-        with open(tmp, "wb") as out:
+        with os.fdopen(create_like(tmp, path), "wb") as out:
             out.write(json.dumps(meta).encode("ascii") + b"\n" + body)
         os.replace(tmp, target)
     except OSError:
