@@ -110,8 +110,6 @@ def page(read: Callable[[], RowsView], start: Any, limit: Any, status: Any, cont
     return LessonPage(lessons, places, count, after)
 
 
-__all__ = ["LessonPage", "listed", "page"]
-
 
 def named(ids: Iterable[str], text: str) -> str | None:
     """The lesson id `text` names among `ids`: the id itself, or the one id it is the start of (None when no id
@@ -128,3 +126,6 @@ def named(ids: Iterable[str], text: str) -> str | None:
         shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
         raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
     return matches[0] if matches else None
+
+
+__all__ = ["LessonPage", "listed", "named", "page"]
