@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import sys
 import tempfile
@@ -23,6 +24,19 @@ if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     _PYCACHE = os.path.join(tempfile.gettempdir(), f"lamar-tests-pycache-{os.getuid()}")
     os.environ.setdefault("PYTHONPYCACHEPREFIX", _PYCACHE)
     sys.dont_write_bytecode, sys.pycache_prefix = False, os.environ["PYTHONPYCACHEPREFIX"]
+
+
+def as_user() -> list[str]:
+    """A command prefix under which file modes bind the command: root loses the capabilities that let it
+    read and write any file (an ordinary user needs none)."""
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        if IN_CI:
+            pytest.fail("setpriv is needed to let file modes bind root")
+        pytest.skip("setpriv is not available here")
+    caps = "-dac_override,-dac_read_search"
+    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
 
 
 def service_up(host: str, port: int) -> bool:

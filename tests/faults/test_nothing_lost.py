@@ -6,7 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar, LamarError, Scope, Signal, StoreError
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, as_user
 
 BACKENDS = ["json", "db"]
 # Long enough for the JSON writers to save the store's index a few times (json_file._INDEX_EVERY)
@@ -197,14 +196,7 @@ def test_a_json_store_a_user_may_not_write_says_what_to_do(tmp_path: Path, read_
     if read_only == (".",):
         (folder / "s.json.lock").unlink()
     snapshot = {p.name: p.read_bytes() for p in folder.iterdir()}
-    user: list[str] = []
-    if os.geteuid() == 0:  # root ignores file modes unless it drops the capability to
-        if shutil.which("setpriv") is None:
-            if IN_CI:
-                pytest.fail("setpriv is needed to let file modes bind root")
-            pytest.skip("setpriv is not available here")
-        caps = "-dac_override,-dac_read_search"
-        user = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    user = as_user()  # root ignores file modes unless it drops the capability to
     for name in read_only:
         os.chmod(folder / name, 0o555 if name == "." else 0o444)
     try:
@@ -230,14 +222,7 @@ def test_a_sqlite_file_a_user_may_not_write_in_a_folder_they_may_says_what_to_do
         lam.add(Experience("the build fails", "clear the cache"))
         episode = lam.recall({}).episode_id
     before = path.read_bytes()
-    user: list[str] = []
-    if os.geteuid() == 0:  # root ignores file modes unless it drops the capability to
-        if shutil.which("setpriv") is None:
-            if IN_CI:
-                pytest.fail("setpriv is needed to let file modes bind root")
-            pytest.skip("setpriv is not available here")
-        caps = "-dac_override,-dac_read_search"
-        user = ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    user = as_user()  # root ignores file modes unless it drops the capability to
     os.chmod(path, 0o444)
     args = [episode if word == "EPISODE" else word for word in command]
     try:

@@ -13,19 +13,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar
-from tests.conftest import IN_CI
-
-
-def _as_user() -> list[str]:
-    """The prefix that makes file modes bind this test's commands (root ignores them otherwise)."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        if IN_CI:
-            pytest.fail("setpriv is needed to let file modes bind root")
-        pytest.skip("setpriv is not available here")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
+from tests.conftest import as_user
 
 
 def _lamar(path: Path, *args: str, user: list[str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -40,7 +28,7 @@ def test_a_read_of_a_file_the_user_may_not_write_leaves_nothing_beside_it(tmp_pa
     assert _lamar(path, "add", "--create", "--precondition", "a test flakes", "--action", "rerun it").returncode == 0
     assert _lamar(path, "recall", "project=x").returncode == 0
     expected = _lamar(path, *command).stdout
-    user = _as_user()
+    user = as_user()
     os.chmod(path, 0o444)
     try:
         out = _lamar(path, *command, user=user)
@@ -60,7 +48,7 @@ def test_a_read_of_a_file_the_user_may_not_write_sees_what_a_writer_still_holds_
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:  # open: its commits are in the -wal, not yet in the file
         lam.add(Experience("a test flakes", "rerun it"))
-        user = _as_user()
+        user = as_user()
         os.chmod(path, 0o444)
         try:
             out = _lamar(path, "ls", user=user)
@@ -74,7 +62,7 @@ def test_a_write_to_a_file_the_user_may_not_write_says_what_to_do_and_leaves_not
     path = tmp_path / "lessons.db"
     assert _lamar(path, "add", "--create", "--precondition", "a test flakes", "--action", "rerun it").returncode == 0
     before = path.read_bytes()
-    user = _as_user()
+    user = as_user()
     os.chmod(path, 0o444)
     try:
         out = _lamar(path, "add", "--precondition", "a build breaks", "--action", "clean it", user=user)

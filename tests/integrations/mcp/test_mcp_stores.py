@@ -4,8 +4,6 @@ deleted while it runs; what the tools then tell the model."""
 from __future__ import annotations
 
 import contextlib
-import os
-import shutil
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,7 +15,7 @@ from mcp.shared.exceptions import MCPError
 
 from lamar import Experience, Lamar, Scope
 from lamar_mcp.launch import child_env, lamar_command, stdio_session
-from tests.conftest import IN_CI
+from tests.conftest import IN_CI, as_user
 
 
 async def test_a_store_whose_schema_names_are_damaged_is_refused_as_corrupt(store: Path, tmp_path: Path) -> None:
@@ -38,23 +36,10 @@ async def test_a_store_whose_schema_names_are_damaged_is_refused_as_corrupt(stor
     assert store.read_bytes() == bytes(raw)  # left untouched
 
 
-def _as_an_ordinary_user() -> list[str]:
-    """A command prefix under which file modes bind this process: root loses the capabilities that
-    let it read and write any file."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        if IN_CI:
-            pytest.fail("setpriv is needed to let file modes bind root")
-        pytest.skip("setpriv is not available here")
-    caps = "-dac_override,-dac_read_search"
-    return ["setpriv", f"--bounding-set={caps}", f"--inh-caps={caps}"]
-
-
 @contextlib.asynccontextmanager
 async def _session(store: Path, errlog: TextIO | None = None) -> AsyncIterator[ClientSession]:
     """`lamar mcp --store STORE` over stdio, run as an ordinary user."""
-    command = [*_as_an_ordinary_user(), *lamar_command()]
+    command = [*as_user(), *lamar_command()]
     params = StdioServerParameters(command=command[0], args=[*command[1:], "mcp", "--store", str(store)],
                                    env=child_env())
     async with stdio_client(params, **({"errlog": errlog} if errlog else {})) as (read, write), \
