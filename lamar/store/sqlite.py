@@ -52,6 +52,7 @@ class SqliteStore:
         self.writes_on_read = True  # False for a reader that must leave the file as it found it
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
         self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
+        self._copied: sqlite_read_only.State | None = None  # the file's state when it was copied (_follow)
         self._closed = False
         files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:
@@ -177,19 +178,35 @@ class SqliteStore:
         return True
 
     def _read_copy(self, *, wal: bool) -> None:
+        self._switch(*sqlite_read_only.private_copy(self.path, wal=wal))
+
+    def _switch(self, folder: str, copied: sqlite_read_only.State | None) -> None:
+        """Read from the private copy in `folder` from now on (`copied`: the file's state when it was taken)."""
         import shutil
 
-        folder = sqlite_read_only.private_copy(self.path, wal=wal)
+        old, old_folder = getattr(self, "_db", None), self._copy
         try:
             self._db = self._connect(os.path.join(folder, self.path.name))
-            self._copy = folder
             self._use_read_only(self._lamar_version())
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+                if self._db is not old:
+                    self._db.close()
+            if old is not None:  # the copy read until now is read on
+                self._db = old
             shutil.rmtree(folder, ignore_errors=True)
-            self._copy = None
             raise
+        self._copy, self._copied = folder, copied
+        if old is not None and old_folder is not None:
+            old.close()
+            shutil.rmtree(old_folder, ignore_errors=True)
+
+    def _follow(self) -> None:
+        # A process that keeps the store open reads a new copy once a writer changed the file and it can be checked
+        fresh = sqlite_read_only.fresh_copy(self.path, self._copied) if self._copied is not None else None
+        if fresh is not None:
+            with contextlib.suppress(OSError, sqlite3.Error):  # else the copy taken before is read on
+                self._switch(*fresh)
 
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
@@ -328,10 +345,11 @@ class SqliteStore:
         """The events matching `where`, in commit order, each checksum checked; with `last`, the
         highest seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
         with no_cycle_collection():
-            columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
             top = None
             with self._lock:
+                self._follow()  # before the columns: a new copy may be of a newer schema
                 self._check_file()
+                columns = "seq, kind, key, time, data" + (", crc" if self._checksummed else ", NULL")
                 try:
                     begin(self._db)
                     try:
@@ -395,6 +413,7 @@ class SqliteStore:
 
     def _episode_table(self, reader: Callable[[sqlite3.Connection, Callable[[int], list[StoredText]]], _T]) -> _T:
         with no_cycle_collection(), self._lock:
+            self._follow()
             self._check_file()
             try:
                 begin(self._db)

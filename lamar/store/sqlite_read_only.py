@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
+State = tuple[int, int, int, int, bool]  # a file's inode, size, mtime and ctime, and whether a -wal or -shm is beside it
 
 
 def leaves_files(path: Path) -> bool:
@@ -32,8 +33,9 @@ def leaves_files(path: Path) -> bool:
     return header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
 
 
-def private_copy(path: Path, *, wal: bool) -> str:
-    """A private temporary folder holding a copy of `path`, and with `wal` of its write-ahead log.
+def private_copy(path: Path, *, wal: bool) -> tuple[str, State | None]:
+    """A private temporary folder holding a copy of `path`, and with `wal` of its write-ahead log; without
+    `wal`, also the file's state when it was copied (`fresh_copy` compares it).
 
     Without `wal`, the copy is kept only if no writer touched the file while it was made: a writer in
     WAL mode makes a `-wal` before it changes anything, and changes the main file only by a checkpoint,
@@ -51,19 +53,30 @@ def private_copy(path: Path, *, wal: bool) -> str:
         if wal:
             shutil.copyfile(path, copy)
             shutil.copyfile(f"{path}-wal", f"{copy}-wal")
-            return folder
+            return folder, None
         for _ in range(_TRIES):
             before = _state(path)
             shutil.copyfile(path, copy)
             if before[-1] is False and _state(path) == before:
-                return folder
+                return folder, before
         raise OSError(f"{path} changed while it was copied")
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
 
 
-def _state(path: Path) -> tuple[int, int, int, int, bool]:
+def fresh_copy(path: Path, copied: State) -> tuple[str, State | None] | None:
+    """A new `private_copy` of `path` when a writer changed it since the copy taken in state `copied`; None
+    when none did, or when no copy can be checked now (a writer has it open: its `-wal` is there)."""
+    try:
+        if _state(path) == copied or not leaves_files(path):
+            return None
+        return private_copy(path, wal=False)
+    except OSError:
+        return None
+
+
+def _state(path: Path) -> State:
     found = os.stat(path)
     beside = any(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
     return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns, beside

@@ -100,3 +100,39 @@ def test_a_copy_that_a_writer_changes_while_it_is_made_is_not_read(tmp_path: Pat
     monkeypatch.setattr(shutil, "copyfile", copy)
     with Lamar(str(path)) as lam:
         assert len(lam.experiences()) == 4  # every try's writer committed; none was lost to the copy
+
+
+_READER = """
+import sys
+from lamar import Lamar
+lam = Lamar(sys.argv[1])
+for line in sys.stdin:
+    print(len(lam.experiences()), flush=True)
+lam.close()
+"""
+
+
+def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_added_since(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    os.chmod(path, 0o444)
+    reader = subprocess.Popen([*as_user(), sys.executable, "-c", _READER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert reader.stdin is not None and reader.stdout is not None
+    try:
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline() == "1\n"
+        os.chmod(path, 0o644)  # its owner makes it writable, adds a lesson, and makes it read-only again
+        with Lamar(str(path)) as writer:
+            writer.add(Experience("a build breaks", "clean it"))
+        os.chmod(path, 0o444)
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        assert reader.stdout.readline() == "2\n"
+    finally:
+        reader.stdin.close()
+        assert reader.wait(timeout=60) == 0
+        os.chmod(path, 0o644)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
