@@ -190,7 +190,7 @@ class SqliteStore:
             self._use_read_only(self._lamar_version())
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
-                if self._db is not old:
+                if getattr(self, "_db", None) not in (None, old):  # none when the connect failed
                     self._db.close()
             if old is not None:  # the copy read until now is read on
                 self._db = old

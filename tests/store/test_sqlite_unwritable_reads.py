@@ -136,3 +136,20 @@ def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_added_since(tmp_
         assert reader.wait(timeout=60) == 0
         os.chmod(path, 0o644)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
+
+
+def test_a_copy_sqlite_cannot_open_is_not_read_and_the_file_is_read_in_place(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    from lamar.store import sqlite_read_only
+    from lamar.store.sqlite import SqliteStore
+
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    monkeypatch.setattr(sqlite_read_only, "leaves_files", lambda _: True)
+    monkeypatch.setattr(sqlite_read_only, "private_copy", lambda *_, **__: (str(tmp_path / "gone"), None))
+    store = SqliteStore(path)  # the copy's folder is gone: SQLite cannot open it
+    try:
+        assert [e.kind for e in store.read()] == ["experience"]
+    finally:
+        store.close()
