@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
-from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git
+from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git, unchanged
 from lamar_claude_code.state import (
     locked_state,
     log_line,
@@ -262,7 +262,7 @@ def _on_edit(state: dict[str, Any], payload: Mapping[str, Any], session: str, re
         relative = Path(os.path.realpath(path)).relative_to(os.path.realpath(repo)).as_posix()
     except ValueError:
         return  # a file outside the repository: git cannot settle it
-    if tool in READ_TOOLS:
+    if tool in READ_TOOLS or unchanged(payload.get("tool_response")):  # a Write of the same bytes edits nothing
         # Claude Code loads a sub-folder's rules when Claude reads a file there, and a read
         # elsewhere unloads none: only a read inside such a folder moves the folder of the work.
         if rules_folder(Path(repo), path):

@@ -163,10 +163,20 @@ def read_git(repo: str, episode: dict[str, Any]) -> tuple[str, str, str | None] 
     return None
 
 
+def unchanged(tool_response: Any) -> bool:
+    """Whether a Write left its file as it was: Claude Code's answer holds the file before and after.
+
+    Such a file stays clean, as a discarded edit leaves it, so git would read the turn as reverted.
+    """
+    return (isinstance(tool_response, dict) and isinstance(tool_response.get("originalFile"), str)
+            and tool_response.get("content") == tool_response["originalFile"])
+
+
 def _reverted(repo: str, sha: str) -> str:
     """The commit that reverts `sha` ("" when none does)."""
     found = git(repo, "log", "--all", "--format=%H", "-F", f"--grep=This reverts commit {sha}", "-n", "1")
     return found.strip() if found else ""
 
 
-__all__ = ["CORRECTION_RULES", "git", "head_commit", "prompt_key", "prompt_words", "read_followup", "read_git", "word_overlap"]
+__all__ = ["CORRECTION_RULES", "git", "head_commit", "prompt_key", "prompt_words", "read_followup", "read_git",
+           "unchanged", "word_overlap"]

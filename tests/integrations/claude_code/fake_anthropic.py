@@ -1,6 +1,7 @@
 """A local stand-in for the Anthropic Messages API, so the real Claude Code binary runs offline.
 
-The first turn of a prompt that names a file to create answers with a Write tool call; one that
+The first turn of a prompt that names a file to create answers with a Write tool call, as does a
+prompt that says "write X.py again" (Claude Code lets a session write a file it wrote before); one that
 says "hang-forever" then gets an answer that starts and never ends (until the server stops); every
 other request gets a short text. Enough for Claude Code to fire its real hooks with real payloads.
 """
@@ -51,6 +52,20 @@ def _texts(request: dict[str, Any]) -> tuple[str, bool]:
     return " ".join(texts), has_result
 
 
+def _last_prompt(request: dict[str, Any]) -> str:
+    """The text of the messages since the last answer ("" when a tool result is among them)."""
+    texts = []
+    for message in reversed(request.get("messages") or []):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break  # a hook's context comes as a message of its own beside the prompt's
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks):
+            return ""
+        texts += [str(b.get("text", "")) for b in blocks if isinstance(b, dict)]
+    return " ".join(texts)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     cwd = "."
     hanging: threading.Event  # set once an answer hangs: the turn is under way
@@ -66,7 +81,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return self._json({"input_tokens": 10})
         text, has_result = _texts(request)
         wanted = re.search(r"create (\w+\.py)", text)
-        if request.get("tools") and wanted and not has_result:
+        again = re.search(r"write (\w+\.py) again", _last_prompt(request))
+        if request.get("tools") and (again or (wanted and not has_result)):
+            wanted = again or wanted
             path = f"{self.cwd}/{wanted.group(1)}"
             data = _message([{"type": "tool_use", "id": "toolu_fake1", "name": "Write",
                               "input": {"file_path": path, "content": "VALUE = 1\n"}}], "tool_use")

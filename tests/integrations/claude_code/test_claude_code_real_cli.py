@@ -75,3 +75,30 @@ def test_claude_code_runs_the_installed_hooks(repo: Path, env: dict[str, str], s
     assert lam.episode(episode).signal == "shipped"
     assert lam.stats()["episodes"] == 2
     lam.close()
+
+
+def test_a_write_that_leaves_the_file_as_it_was_is_not_read_as_discarded(repo: Path, env: dict[str, str],
+                                                                       store: Path) -> None:
+    subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "install", "--store", str(store)],
+                   cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=True)
+    server, url = serve(str(repo))
+    try:
+        assert _claude(repo, env, url, "please create version.py with the version number").returncode == 0
+        git(repo, "add", "version.py")
+        git(repo, "commit", "-q", "-m", "version")
+        # Claude writes the committed file again, byte for byte: the file stays clean, as a discarded edit leaves it.
+        again = _claude(repo, env, url, "--continue", "write version.py again")
+        assert again.returncode == 0, again.stderr
+        session = json.loads(again.stdout)["session_id"]
+        (repo / "NOTES.md").write_text("notes\n")  # any later commit makes git look again
+        git(repo, "add", "NOTES.md")
+        git(repo, "commit", "-q", "-m", "notes")
+        assert _claude(repo, env, url, "--continue", "now explain what you changed?").returncode == 0
+    finally:
+        server.shutdown()
+    assert (repo / "version.py").read_text() == "VALUE = 1\n"
+    state = json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())
+    first, rewrite, _ = sorted((r for r in state["episodes"].values() if r["session"] == session),
+                               key=lambda r: float(r["time"]))
+    assert (first["signal"], first["files"]) == ("shipped", ["version.py"])
+    assert (rewrite["signal"], rewrite["files"]) == ("accepted", [])  # moved on from, never "discarded"
