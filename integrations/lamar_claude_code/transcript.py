@@ -23,6 +23,8 @@ TRACE_WAIT = 0.5  # seconds a hook waits for another process's lock on the trace
 # `TraceWriter` cuts a prompt, an error or an answer to MAX_FIELD_CHARS, `_trace` a call.
 _TEXT_CHARS = MAX_FIELD_CHARS + 2 * REACH
 _CALL_READ = _CALL_CHARS + 2 * REACH
+# Claude Code's note, in a user entry of its own, that a turn was stopped (Ctrl+C, Esc): no prompt typed.
+_INTERRUPTED = ("[Request interrupted by user]", "[Request interrupted by user for tool use]")
 # A long session's transcript holds tens of megabytes; past these caps the read stops (the whole
 # file) or skips (one line), so a runaway file costs bounded time and memory, never a stalled hook.
 MAX_TRANSCRIPT = 256 * 1024 * 1024  # bytes read from one transcript; later turns are not traced
@@ -153,15 +155,17 @@ def _entry(raw: bytes) -> Mapping[str, Any] | None:
 
 
 def _user_text(content: Any) -> str | None:
-    """The typed prompt of a user entry; None for tool results."""
+    """The typed prompt of a user entry; None for tool results and Claude Code's note of an interruption."""
     if isinstance(content, str):
-        return content[:_TEXT_CHARS]
+        return None if content.strip() in _INTERRUPTED else content[:_TEXT_CHARS]
     if not isinstance(content, list):
         return None
     if any(isinstance(b, Mapping) and b.get("type") == "tool_result" for b in content):
         return None
     texts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
-    return "\n".join(texts)[:_TEXT_CHARS] if texts else None
+    if not texts or "\n".join(texts).strip() in _INTERRUPTED:
+        return None
+    return "\n".join(texts)[:_TEXT_CHARS]
 
 
 def _tool_errors(content: Any) -> list[str]:

@@ -170,3 +170,14 @@ def test_the_real_cli_killed_mid_answer_leaves_its_episode_expired(repo: Path, e
     assert state["last"]["event"] == "SessionEnd"  # Claude Code ran the end's hook before it exited
     with Lamar(str(store)) as lam:
         assert (lam.episode(episode).settled, lam.episode(episode).signal) == ("expired", None)
+
+    # Ctrl+C leaves a note in the transcript as a user entry: the session's traces hold the one prompt typed.
+    end = payload("SessionEnd", record["session"], repo, reason="other")
+    end["transcript_path"] = str(next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{record['session']}.jsonl")))
+    for _ in range(20):  # on a busy machine an end may leave turns to the next event: sent again until none is left
+        assert Hook(store, env)(end).returncode == 0
+        if not json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())[
+                "sessions"][record["session"]]["transcript"].get("left"):
+            break
+    traces = store.with_name(store.name + ".claude-code.traces.jsonl").read_text().splitlines()
+    assert [json.loads(line)["input"] for line in traces] == ["please create version.py, then hang-forever"]
