@@ -132,7 +132,7 @@ _down(proxy, postgres_url, app)
 try:
     lam.recall({"project": "x"})
 except StoreError as exc:
-    print("lamar:", exc, file=sys.stderr)
+    sys.stderr.write(f"lamar: {exc}\\n")  # one write: the pool's logging thread may write between two
 lam.close()
 """
 
