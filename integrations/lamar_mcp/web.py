@@ -14,6 +14,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"
+TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a shorter one is a password
 
 
 class BearerToken:
@@ -28,8 +29,28 @@ class BearerToken:
         return None
 
 
+def token_problem(token: str) -> str:
+    """What makes `token` unfit to guard the server, said after its name ("" when it is fit): the SDK lets a
+    client try tokens as fast as it likes, so a short one is found by trying; blank space counts for nothing."""
+    kept = len("".join(token.split()))
+    if kept >= TOKEN_LEAST:
+        return ""
+    held = f"{kept} characters" + (" besides blank space" if kept < len(token) else "")
+    return (f"holds {held}, few enough to be found by trying: set it to a random secret of {TOKEN_LEAST} "
+            "characters or more, such as the output of `python -c \"import secrets; print(secrets.token_urlsafe(32))\"`")
+
+
 def bearer_auth(token: str) -> dict[str, Any]:
-    """MCPServer keyword arguments that make every HTTP request show `Authorization: Bearer <token>`."""
+    """MCPServer keyword arguments that make every HTTP request show `Authorization: Bearer <token>`.
+
+    Raises:
+        InvalidArgument: the token is short enough to guess (`token_problem`).
+    """
+    problem = token_problem(token)
+    if problem:
+        from lamar import InvalidArgument
+
+        raise InvalidArgument(f"the token {problem}")
     # Lamar issues no OAuth tokens: the issuer is a placeholder the SDK needs, and no metadata
     # routes are published (resource_server_url is None).
     return {"token_verifier": BearerToken(token),
@@ -85,4 +106,5 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
         tasks.cancel_scope.cancel()
 
 
-__all__ = ["TOKEN_ENV", "BearerToken", "bearer_auth", "is_loopback", "rebinding_guard", "serve_http"]
+__all__ = ["TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "bearer_auth", "is_loopback", "rebinding_guard", "serve_http",
+           "token_problem"]

@@ -17,7 +17,6 @@ from lamar.extras import needs_extra
 from lamar.typed import typed_whole
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
-_TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a shorter one is a password
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
@@ -26,10 +25,6 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and (args.host != "127.0.0.1" or args.port is not None):
         raise UsageError("--host and --port apply to --transport http; stdio needs neither")
     token = (os.environ.get(TOKEN_ENV) or None) if args.transport == "http" else None
-    if token is not None and len(token) < _TOKEN_LEAST:  # the SDK lets a client try tokens as fast as it likes
-        raise UsageError(f"{TOKEN_ENV} holds {len(token)} characters, few enough to be found by trying: set it to a "
-                         f"random secret of {_TOKEN_LEAST} or more, such as the output of "
-                         "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`")
     location, hooks = store_source(args)
     try:
         # Imported by name: the integration lives outside the core and needs the `mcp` extra.
@@ -39,6 +34,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if "the mcp extra" in str(exc):  # lamar_mcp's own message already names the extra
             raise
         raise ImportError(needs_extra("lamar mcp needs the MCP SDK and lamar_mcp", "mcp", exc)) from exc
+    problem = lamar_mcp.web.token_problem(token) if token is not None else ""
+    if problem:
+        raise UsageError(f"{TOKEN_ENV} {problem}")
     if args.transport == "http" and not token and not lamar_mcp.web.is_loopback(args.host):
         raise UsageError(f"--host {args.host} can be reached from other machines, and the store would answer anyone: "
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "

@@ -54,14 +54,27 @@ async def test_any_loopback_address_keeps_dns_rebinding_protection(store: Path) 
         assert ours.status_code == 200, ours.text
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
-def test_a_token_short_enough_to_guess_is_refused_before_serving(store: Path, host: str) -> None:
+@pytest.mark.parametrize(("host", "token", "said"), [("127.0.0.1", "hunter2", "holds 7 characters,"),
+                                                      ("0.0.0.0", "hunter2", "holds 7 characters,"),
+                                                      ("0.0.0.0", " " * 20, "holds 0 characters besides blank space")])
+def test_a_token_short_enough_to_guess_is_refused_before_serving(store: Path, host: str, token: str, said: str) -> None:
     done = subprocess.run([*lamar_command(), "mcp", "--transport", "http", "--host", host, "--port", "0",
-                           "--store", str(store)], env={**child_env(), "LAMAR_MCP_TOKEN": "hunter2"},
+                           "--store", str(store)], env={**child_env(), "LAMAR_MCP_TOKEN": token},
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1, done.stderr
-    assert "LAMAR_MCP_TOKEN holds 7 characters" in done.stderr and "secrets.token_urlsafe" in done.stderr
+    assert f"LAMAR_MCP_TOKEN {said}" in done.stderr and "secrets.token_urlsafe" in done.stderr
     assert "serving" not in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_server_built_in_python_refuses_a_token_short_enough_to_guess(store: Path) -> None:
+    from lamar import InvalidArgument, Lamar
+    from lamar_mcp import build_server
+
+    with Lamar(str(store)) as lam:
+        for token in ("hunter2", " " * 20, "short token here"):
+            with pytest.raises(InvalidArgument, match="few enough to be found by trying"):
+                build_server(lam, token=token)
+        assert build_server(lam, token="x" * 16) is not None
 
 
 async def test_the_default_bind_refuses_a_foreign_host_or_origin(store: Path) -> None:
