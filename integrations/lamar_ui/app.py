@@ -28,14 +28,14 @@ from lamar.cli.charts import injection_bars
 from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
+from lamar.loopback import other_user
 from lamar.safety.boundary import TEXT_FIELDS, prompt_form
 from lamar.search import matching
 from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
 from lamar.whatif.injections import Injections, injections
 from lamar_ui import pages
-from lamar_ui.forms import choice, page_number, pairs, same_token, segments
-from lamar_ui.peer import REFUSAL, other_user
+from lamar_ui.forms import REFUSAL, choice, page_number, pairs, same_token, segments
 from lamar_ui.recent import Kept, latest_episodes
 from lamar_ui.sleep_review import SleepReview
 

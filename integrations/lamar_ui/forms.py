@@ -1,5 +1,5 @@
 """What the app reads from a request: the launch token, the path's segments, a filter's value,
-KEY=VALUE pairs; each answers bad input with a message that says what to write."""
+KEY=VALUE pairs; each answers bad input with a message that says what to write, as `REFUSAL` tells another user."""
 
 from __future__ import annotations
 
@@ -10,6 +10,11 @@ from starlette.requests import Request
 
 from lamar import Status, Verdict
 from lamar.cli.pairs import one_value_each
+
+# What another user's request is told (`lamar.loopback.other_user`): what happened and what to do, and no more (not
+# who started it, nor what it serves). Its own user meets it only with a browser run as someone else (sudo -u).
+REFUSAL = ("this lamar ui answers only the user of this machine who started it, and this request comes from "
+           "a program of another user: start `lamar ui` as the user who runs your browser")
 
 
 def same_token(given: str, token: str) -> bool:
@@ -58,4 +63,4 @@ def pairs(text: str, what: str = "scope") -> dict[str, str]:
     return one_value_each(parsed, what)
 
 
-__all__ = ["choice", "page_number", "pairs", "same_token", "segments"]
+__all__ = ["REFUSAL", "choice", "page_number", "pairs", "same_token", "segments"]

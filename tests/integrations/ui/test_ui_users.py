@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar
-from lamar_ui.peer import other_user
+from lamar.loopback import other_user
 from tests.conftest import IN_CI
 
 pytest.importorskip("starlette")

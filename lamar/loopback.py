@@ -1,5 +1,5 @@
-"""`other_user`: whether a connection to the app comes from a process of another user of this machine.
-Loopback is open to every local user, and browsers send a 127.0.0.1 cookie to every port of 127.0.0.1."""
+"""`other_user`: whether a TCP connection to one of Lamar's local servers (`lamar ui`, `lamar mcp --transport
+http`) comes from a process of another user of this machine, who reaches every loopback port as its owner does."""
 
 from __future__ import annotations
 
@@ -12,16 +12,17 @@ import struct
 _SOCK_DIAG, _BY_FAMILY, _REQUEST, _ANY_COOKIE = 4, 20, 1, 0xFFFFFFFF
 _UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the socket's id, expires/queues
 
-# What another user's request is told: what happened and what to do, and no more (not who started it, nor what
-# it serves). The server's own user meets it only with a browser run as someone else (sudo -u, another account).
-REFUSAL = ("this lamar ui answers only the user of this machine who started it, and this request comes from "
-           "a program of another user: start `lamar ui` as the user who runs your browser")
-
 
 def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -> bool:
     """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user than root.
 
-    False wherever that cannot be told (not Linux, or a sandbox without netlink): the token guards alone there.
+    `client` and `server` are the connection's own addresses, as uvicorn gives them with `proxy_headers=False`:
+    an address the request names itself (`X-Forwarded-For`) finds no socket here, and would be let in. False
+    wherever the owner cannot be told (not Linux, a sandbox without netlink, a client on another machine): the
+    server's other guards alone hold there.
+
+    >>> other_user(None, ("127.0.0.1", 8765))
+    False
     """
     if client is None or server is None or not hasattr(socket, "AF_NETLINK") or not hasattr(os, "geteuid"):
         return False
@@ -39,8 +40,8 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
         return False
     if len(answer) < _UID_AT + 4 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
         return False  # an error message: the kernel knows no such socket (closed already)
-    # root is let in: it can read the token from this process anyway, and port relays run as root
+    # root is let in: it can read this process's token and store anyway, and port relays run as root
     return struct.unpack_from("=I", answer, _UID_AT)[0] not in (os.geteuid(), 0)
 
 
-__all__ = ["REFUSAL", "other_user"]
+__all__ = ["other_user"]
