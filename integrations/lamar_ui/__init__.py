@@ -71,7 +71,10 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
                          "or leave it out for a free one") from None
     sock.listen(128)  # before the address is printed or the browser opened: early visitors wait, not fail
     url = f"http://127.0.0.1:{sock.getsockname()[1]}/?token={ui.token}"
-    server = _server_class()(uvicorn.Config(create_app(ui), log_level="warning", access_log=False))
+    # proxy_headers off: uvicorn would take X-Forwarded-For from any loopback client as its address, and
+    # `other_user` would find no socket of that address and let another user in
+    server = _server_class()(uvicorn.Config(create_app(ui), log_level="warning", access_log=False,
+                                            proxy_headers=False))
     # uvicorn stops on SIGTERM (and on SIGHUP, see `_server_class`), then raises it again: under the
     # default handler that ends the process before the `finally` below. Raised as SystemExit instead,
     # the cleanup runs first. A signal ignored (`nohup`) or handled by the caller is left as it is.

@@ -47,6 +47,18 @@ added = ask("POST", "/add", form, body)
 print(json.dumps([first, page, added, ask("GET", "/", cookie)]))
 """
 
+# One request with the cookie and an X-Forwarded-For naming an address of another machine; prints status and text.
+_FORWARDED = r"""
+import http.client, sys
+where, token = sys.argv[1], sys.argv[2]
+host, port = where.split(":")
+conn = http.client.HTTPConnection(host, int(port), timeout=30)
+conn.request("GET", "/", headers={"Host": where, "Cookie": "lamar_ui_token_%s=%s" % (port, token),
+                                  "X-Forwarded-For": "203.0.113.7"})
+answer = conn.getresponse()
+print(answer.status, answer.read().decode())
+"""
+
 
 def _need_root() -> None:
     if sys.platform != "linux" or os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -140,6 +152,16 @@ def test_another_user_is_refused_with_a_page_that_says_why(owned: tuple[str, str
         # nothing that helps a stranger: no token, no store, no lesson, no name of the user who started it
         assert token not in text and str(store) not in text and "build" not in text and str(OWNER) not in text
     assert _lessons(where, token) == before
+
+
+def test_another_user_naming_another_address_in_a_header_is_still_refused(owned: tuple[str, str, Path]) -> None:
+    """uvicorn took X-Forwarded-For from any loopback client as the client's address: one the kernel knows no
+    socket of, so another user who named an address there was let in."""
+    where, token, store = owned
+    done = subprocess.run([*_as(STRANGER), sys.executable, "-c", _FORWARDED, where, token], capture_output=True, text=True,
+                          env=_env(store.parent), cwd=store.parent, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("403 ") and "another user" in done.stdout and "build" not in done.stdout
 
 
 def test_the_address_on_ipv6_loopback_is_not_served(owned: tuple[str, str, Path]) -> None:
