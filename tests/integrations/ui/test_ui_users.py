@@ -18,13 +18,12 @@ from pathlib import Path
 import pytest
 
 from lamar import Experience, Lamar
-from lamar.loopback import other_user
 from tests.conftest import IN_CI
+from tests.users import OWNER, STRANGER, as_user, need_root, user_env
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-OWNER, STRANGER = 54321, 54322  # uids no account holds: nothing of theirs on this machine but what the test makes
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 # One visit as a browser makes it: the printed address, the lessons page with the cookie it set, then a POST
@@ -60,31 +59,10 @@ print(answer.status, answer.read().decode())
 """
 
 
-def _need_root() -> None:
-    if sys.platform != "linux" or os.geteuid() != 0 or shutil.which("setpriv") is None:
-        if IN_CI:
-            pytest.fail("these tests run as root on Linux, with setpriv, to start processes as other users")
-        pytest.skip("needs root on Linux and setpriv, to start processes as other users")
-
-
-def _as(uid: int) -> list[str]:
-    """A command prefix that runs as `uid`, an ordinary user; it keeps only the right to read any file,
-    as this Python may live in root's home (0700), where no other user could start it."""
-    caps = "+dac_read_search"
-    return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", f"--inh-caps={caps}",
-            f"--ambient-caps={caps}"]
-
-
-def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "TMPDIR")}
-    root = Path(__file__).resolve().parents[3]
-    return {**env, "HOME": str(home), "TMPDIR": str(home), "PYTHONPATH": f"{root}{os.pathsep}{root / 'integrations'}"}
-
-
 @pytest.fixture(scope="module")
 def owned() -> Iterator[tuple[str, str, Path]]:
     """(host:port, token, store) of `lamar ui` started by OWNER on a store of OWNER's."""
-    _need_root()
+    need_root()
     folder = Path(tempfile.mkdtemp(prefix="lamar-ui-users-"))  # not pytest's: root's alone (0700)
     try:
         store = folder / "lessons.db"
@@ -93,9 +71,9 @@ def owned() -> Iterator[tuple[str, str, Path]]:
         lam.close()
         for path in (folder, *folder.iterdir()):
             os.chown(path, OWNER, OWNER)
-        proc = subprocess.Popen([*_as(OWNER), sys.executable, "-m", "lamar.cli", "ui", "--store", str(store),
+        proc = subprocess.Popen([*as_user(OWNER), sys.executable, "-m", "lamar.cli", "ui", "--store", str(store),
                                  "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=_env(folder), cwd=folder)
+                                env=user_env(folder), cwd=folder)
         try:
             assert proc.stdout is not None and proc.stderr is not None
             line = proc.stdout.readline()
@@ -111,7 +89,7 @@ def owned() -> Iterator[tuple[str, str, Path]]:
 
 def _visit(where: str, token: str, prefix: list[str], home: Path) -> list[tuple[int, str, str]]:
     done = subprocess.run([*prefix, sys.executable, "-c", _CLIENT, where, token], capture_output=True, text=True,
-                          env=_env(home), cwd=home, timeout=60, check=False)
+                          env=user_env(home), cwd=home, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     return [tuple(answer) for answer in json.loads(done.stdout)]  # type: ignore[misc]
 
@@ -130,7 +108,7 @@ def _lessons(where: str, token: str) -> str:
 
 def test_its_own_user_reads_and_writes(owned: tuple[str, str, Path]) -> None:
     where, token, store = owned
-    first, page, added, after = _visit(where, token, _as(OWNER), store.parent)
+    first, page, added, after = _visit(where, token, as_user(OWNER), store.parent)
     assert first[0] == 200 and f"lamar_ui_token_{where.split(':')[1]}=" in first[1]
     assert page[0] == 200 and "the build fails" in page[2] and "the tests are slow" not in page[2]
     assert added[0] == 303 and after[0] == 200 and "the tests are slow" in after[2]
@@ -145,7 +123,7 @@ def test_root_is_let_in(owned: tuple[str, str, Path]) -> None:
 def test_another_user_is_refused_with_a_page_that_says_why(owned: tuple[str, str, Path]) -> None:
     where, token, store = owned
     before = _lessons(where, token)
-    answers = _visit(where, token, _as(STRANGER), store.parent)
+    answers = _visit(where, token, as_user(STRANGER), store.parent)
     for status, cookie, text in answers:
         assert status == 403 and cookie == ""
         assert "another user" in text and "start `lamar ui` as the user" in text.replace("&#x60;", "`")
@@ -158,8 +136,8 @@ def test_another_user_naming_another_address_in_a_header_is_still_refused(owned:
     """uvicorn took X-Forwarded-For from any loopback client as the client's address: one the kernel knows no
     socket of, so another user who named an address there was let in."""
     where, token, store = owned
-    done = subprocess.run([*_as(STRANGER), sys.executable, "-c", _FORWARDED, where, token], capture_output=True, text=True,
-                          env=_env(store.parent), cwd=store.parent, timeout=60, check=False)
+    done = subprocess.run([*as_user(STRANGER), sys.executable, "-c", _FORWARDED, where, token], capture_output=True,
+                          text=True, env=user_env(store.parent), cwd=store.parent, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("403 ") and "another user" in done.stdout and "build" not in done.stdout
 
@@ -173,47 +151,16 @@ def test_the_address_on_ipv6_loopback_is_not_served(owned: tuple[str, str, Path]
         sock.connect(("::1", int(where.split(":")[1])))
 
 
-@pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"),
-                                              (socket.AF_INET6, "::ffff:127.0.0.1")])
-def test_the_peer_check_tells_users_apart_on_either_loopback(family: int, host: str) -> None:
-    _need_root()
-    if family == socket.AF_INET6 and not socket.has_ipv6:
-        pytest.skip("no IPv6 here")
-    with socket.socket(family, socket.SOCK_STREAM) as server:
-        try:
-            server.bind((host, 0))
-        except OSError as exc:
-            pytest.skip(f"cannot bind {host}: {exc}")
-        server.listen(4)
-        for uid in (0, OWNER, STRANGER):
-            os.seteuid(uid)  # the kernel records who made a socket, not who uses it
-            try:
-                client = socket.socket(family, socket.SOCK_STREAM)
-            finally:
-                os.seteuid(0)
-            with client:
-                client.connect(server.getsockname()[:2])
-                accepted, peer = server.accept()
-                with accepted:
-                    for own in (0, OWNER):  # the check as a server run by root, then by OWNER, makes it
-                        os.seteuid(own)
-                        try:
-                            refused = other_user(peer[:2], accepted.getsockname()[:2])
-                        finally:
-                            os.seteuid(0)
-                        assert refused is (uid not in (own, 0)), (host, uid, own)
-
-
 def _chromium(url: str, uid: int) -> str:
     """The page headless Chromium shows for `url`, run as `uid`, once the address's page has moved on."""
     home = Path(tempfile.mkdtemp(prefix="lamar-ui-chromium-"))  # the user's own, as their browser's profile is
     try:
         os.chown(home, uid, uid)
-        done = subprocess.run([*_as(uid), CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+        done = subprocess.run([*as_user(uid), CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
                                "--no-first-run", "--disable-background-networking", "--disable-component-update",
                                "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={home / 'profile'}",
                                "--virtual-time-budget=5000", "--dump-dom", url],
-                              capture_output=True, text=True, env=_env(home), timeout=120, check=False)
+                              capture_output=True, text=True, env=user_env(home), timeout=120, check=False)
         return done.stdout or done.stderr[-2000:]
     finally:
         shutil.rmtree(home, ignore_errors=True)

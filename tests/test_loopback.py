@@ -1,0 +1,67 @@
+"""`lamar.loopback.other_user`: the kernel's owner of a connection's socket, on either loopback, told apart
+from the server's own user and root; False wherever it cannot be told."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+from lamar.loopback import other_user
+from tests.users import OWNER, STRANGER, need_root
+
+
+@contextlib.contextmanager
+def _connection(family: int, host: str, uid: int) -> Iterator[tuple[tuple[str, int], tuple[str, int]]]:
+    """(client, server) addresses, as the server sees them, of a connection whose client socket `uid` made."""
+    with socket.socket(family, socket.SOCK_STREAM) as server:
+        try:
+            server.bind((host, 0))
+        except OSError as exc:
+            pytest.skip(f"cannot bind {host}: {exc}")
+        server.listen(4)
+        os.seteuid(uid)  # the kernel records who made a socket, not who uses it
+        try:
+            client = socket.socket(family, socket.SOCK_STREAM)
+        finally:
+            os.seteuid(0)
+        with client:
+            client.connect(server.getsockname()[:2])
+            accepted, peer = server.accept()
+            with accepted:
+                yield peer[:2], accepted.getsockname()[:2]
+
+
+@pytest.mark.parametrize(("family", "host"), [(socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1"),
+                                              (socket.AF_INET6, "::ffff:127.0.0.1")])
+def test_the_peer_check_tells_users_apart_on_either_loopback(family: int, host: str) -> None:
+    need_root()
+    if family == socket.AF_INET6 and not socket.has_ipv6:
+        pytest.skip("no IPv6 here")
+    for uid in (0, OWNER, STRANGER):
+        with _connection(family, host, uid) as (peer, local):
+            for own in (0, OWNER):  # the check as a server run by root, then by OWNER, makes it
+                os.seteuid(own)
+                try:
+                    refused = other_user(peer, local)
+                finally:
+                    os.seteuid(0)
+                assert refused is (uid not in (own, 0)), (host, uid, own)
+
+
+def test_where_netlink_cannot_be_asked_nobody_is_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    need_root()
+    with _connection(socket.AF_INET, "127.0.0.1", STRANGER) as (peer, local):
+        assert other_user(peer, local)
+        assert not other_user(("203.0.113.7", peer[1]), local)  # no socket of that address: a request's own word
+        with monkeypatch.context() as patched:  # a sandbox that refuses the query (seccomp, gVisor)
+            def refused(*args: object, **kwargs: object) -> socket.socket:
+                raise PermissionError(1, "Operation not permitted")
+
+            patched.setattr(socket, "socket", refused)
+            assert not other_user(peer, local)
+        monkeypatch.delattr(socket, "AF_NETLINK")  # not Linux
+        assert not other_user(peer, local)
