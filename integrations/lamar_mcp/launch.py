@@ -48,9 +48,10 @@ async def stdio_session(store: str | os.PathLike[str], *options: str,
 
 @contextlib.contextmanager
 def http_server(store: str | os.PathLike[str], *options: str, timeout: float = 60.0,
-                env: dict[str, str] | None = None) -> Iterator[str]:
-    """Run `lamar mcp --transport http --port 0` until the block ends; yield its URL (`env`: more variables)."""
-    argv: Sequence[str] = [*lamar_command(), "mcp", "--transport", "http", "--port", "0", "--store", str(store),
+                env: dict[str, str] | None = None, prefix: Sequence[str] = ()) -> Iterator[str]:
+    """Run `lamar mcp --transport http --port 0` until the block ends; yield its URL (`env`: more variables,
+    `prefix`: a command that runs it, such as `setpriv` for another user)."""
+    argv: Sequence[str] = [*prefix, *lamar_command(), "mcp", "--transport", "http", "--port", "0", "--store", str(store),
                            *options]
     process = subprocess.Popen(argv, env={**child_env(), **(env or {})}, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -1,20 +1,51 @@
-"""`serve_http`: the server over streamable HTTP, with the SDK's DNS-rebinding protection on any loopback
-address and the SDK's bearer-token check when a token is set (required off loopback, see `lamar mcp`)."""
+"""`serve_http`: the server over streamable HTTP, answering its own user alone (`SameUserOnly`), with the SDK's
+DNS-rebinding protection on any loopback address and its bearer-token check when a token is set (see `lamar mcp`)."""
 
 from __future__ import annotations
 
 import hmac
 import ipaddress
+import json
 import sys
 from typing import Any
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import INVALID_REQUEST
 from pydantic import AnyHttpUrl
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from lamar.loopback import other_user
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"
 TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a shorter one is a password
+# What another user's request is told: what happened and what to do, and no more (not who started it, nor
+# which store it serves). Its own user meets it with a client, or a proxy in between, run as someone else.
+REFUSAL = ("this lamar mcp answers only the user of this machine who started it, and this request comes from "
+           "a program of another user: run `lamar mcp` as the user who runs your MCP client (and any proxy "
+           "between them)")
+
+
+class SameUserOnly:
+    """The ASGI app around the SDK's that answers 403 to a request from another user's process on this
+    machine (`lamar.loopback.other_user`; Linux), token or not, before the SDK reads it.
+
+    Loopback is open to every user of the machine, and without a token the lessons would be theirs
+    to read and write. The body is a JSON-RPC error, which the SDK's client raises with its message.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        # http alone: the SDK's app serves no websocket, and lifespan events carry no connection
+        if scope["type"] == "http" and other_user(scope.get("client"), scope.get("server")):
+            error = {"jsonrpc": "2.0", "id": None, "error": {"code": INVALID_REQUEST, "message": REFUSAL}}
+            await Response(json.dumps(error), status_code=403, media_type="application/json")(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class BearerToken:
@@ -90,7 +121,10 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
     # client anything mid-call, and under concurrent clients this halves the CPU an episode costs.
     app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True,
                                      transport_security=rebinding_guard(host))
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    # proxy_headers off: uvicorn would take X-Forwarded-For from any loopback client as its address, and
+    # `other_user` would find no socket of that address and let another user in
+    config = uvicorn.Config(SameUserOnly(app), host=host, port=port, log_level="warning", lifespan="on",
+                            proxy_headers=False)
     web = uvicorn.Server(config)
 
     async def announce() -> None:
@@ -106,5 +140,5 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
         tasks.cancel_scope.cancel()
 
 
-__all__ = ["TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "bearer_auth", "is_loopback", "rebinding_guard", "serve_http",
-           "token_problem"]
+__all__ = ["REFUSAL", "TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "SameUserOnly", "bearer_auth", "is_loopback",
+           "rebinding_guard", "serve_http", "token_problem"]
