@@ -1,5 +1,5 @@
-"""`serve_http`: the server over streamable HTTP, answering its own user alone (`SameUserOnly`), with the SDK's
-DNS-rebinding protection on any loopback address and its bearer-token check when a token is set (see `lamar mcp`)."""
+"""`serve_http`: the server over streamable HTTP, with the SDK's DNS-rebinding protection on any loopback address,
+and its bearer-token check when a token is set (see `lamar mcp`), else answering its own user alone (`SameUserOnly`)."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a sh
 # What another user's request is told: what happened and what to do, and no more (not who started it, nor
 # which store it serves). Its own user meets it with a client, or a proxy in between, run as someone else.
 REFUSAL = ("this lamar mcp answers only the user of this machine who started it, and this request comes from "
-           "a program of another user: run `lamar mcp` as the user who runs your MCP client (and any proxy "
-           "between them)")
+           "a program of another user: run `lamar mcp` as the user who runs your MCP client, or start it with "
+           "LAMAR_MCP_TOKEN set and give that token to the client (a proxy in between then may run as any user)")
 
 
 class SameUserOnly:
     """The ASGI app around the SDK's that answers 403 to a request from another user's process on this
-    machine (`lamar.loopback.other_user`; Linux), token or not, before the SDK reads it.
+    machine (`lamar.loopback.other_user`; Linux), before the SDK reads it.
 
     Loopback is open to every user of the machine, and without a token the lessons would be theirs
     to read and write. The body is a JSON-RPC error, which the SDK's client raises with its message.
@@ -121,10 +121,13 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
     # client anything mid-call, and under concurrent clients this halves the CPU an episode costs.
     app = server.streamable_http_app(streamable_http_path=path, host=host, json_response=True,
                                      transport_security=rebinding_guard(host))
+    # With a token, holding it is what lets a request in, whoever sends it: a TLS proxy on this machine runs as
+    # its own user. Without one, nothing but the kernel's word on the connecting socket keeps other users out.
+    tokened = getattr(getattr(server, "settings", None), "auth", None) is not None
     # proxy_headers off: uvicorn would take X-Forwarded-For from any loopback client as its address, and
     # `other_user` would find no socket of that address and let another user in
-    config = uvicorn.Config(SameUserOnly(app), host=host, port=port, log_level="warning", lifespan="on",
-                            proxy_headers=False)
+    config = uvicorn.Config(app if tokened else SameUserOnly(app), host=host, port=port, log_level="warning",
+                            lifespan="on", proxy_headers=False)
     web = uvicorn.Server(config)
 
     async def announce() -> None:

@@ -1,6 +1,6 @@
 """`lamar mcp --transport http` run by an ordinary (not root) user, each side a real process under its own uid:
-its own user's MCP client reads and writes, root's too; another user's gets a 403 that says what to do, token
-or not, and changes nothing."""
+its own user's MCP client reads and writes, root's too. Without a token another user's gets a 403 that says what
+to do and changes nothing; with one, the token decides (a proxy on this machine runs as its own user)."""
 
 from __future__ import annotations
 
@@ -108,6 +108,7 @@ def test_roots_client_is_let_in(served: tuple[str, str | None, Path]) -> None:
     assert got["added"] is True and got["count"] >= 1, got
 
 
+@pytest.mark.parametrize("served", [None], indirect=True, ids=["no-token"])
 def test_another_users_client_is_refused_with_a_message_that_says_what_to_do(
         served: tuple[str, str | None, Path]) -> None:
     url, token, store = served
@@ -115,19 +116,32 @@ def test_another_users_client_is_refused_with_a_message_that_says_what_to_do(
     got = _run(_CLIENT, url, token, as_user(STRANGER), store.parent, "the migration is slow")
     said = " ".join(got.get("refused", []))
     assert "MCPError: this lamar mcp answers only the user of this machine who started it" in said, got
-    assert "run `lamar mcp` as the user who runs your MCP client" in said
+    assert "run `lamar mcp` as the user who runs your MCP client" in said and "LAMAR_MCP_TOKEN" in said
     # nothing that helps a stranger: no store, no lesson, no name of the user who started it
     assert str(store) not in said and "build" not in said and str(OWNER) not in said
     assert events(store) == before
 
 
+@pytest.mark.parametrize("served", [None], indirect=True, ids=["no-token"])
 def test_another_users_bare_requests_get_403_whatever_they_carry(served: tuple[str, str | None, Path]) -> None:
     url, token, store = served
     before = events(store)
     answers = _run(_PROBE, url, token, as_user(STRANGER), store.parent)
-    for status, kind, text in answers:  # with the token when the server has one, and naming another address
+    for status, kind, text in answers:  # naming another address too
         assert status == 403 and kind == "application/json", (status, text)
         error = json.loads(text)["error"]
         assert error["code"] == -32600 and "another user" in error["message"]
     assert events(store) == before
     assert _run(_PROBE, url, token, as_user(OWNER), store.parent)[0][0] == 200  # the same requests, its own user
+
+
+@pytest.mark.parametrize("served", [SECRET], indirect=True, ids=["token"])
+def test_with_a_token_another_user_needs_the_token(served: tuple[str, str | None, Path]) -> None:
+    """A server with a token lets in whoever holds it (a TLS proxy run as www-data, say) and no one else."""
+    url, token, store = served
+    before = events(store)
+    bare = _run(_PROBE, url, "", as_user(STRANGER), store.parent)
+    assert [status for status, _, _ in bare] and all(status == 401 for status, _, _ in bare), bare
+    assert events(store) == before
+    got = _run(_CLIENT, url, token, as_user(STRANGER), store.parent, "the proxy forwards the call")
+    assert got.get("added") is True, got
