@@ -51,12 +51,13 @@ class SqliteStore:
         self.read_only = False
         self.writes_on_read = True  # False for a reader that must leave the file as it found it
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
-        self._copy: str | None = None  # the private folder of a read-only copy (see _open_copy)
-        self._copied: sqlite_read_only.State | None = None  # the file's state when it was copied (_follow)
+        self._copies = sqlite_read_only.Copies(self.path)  # a file read from a private copy (see _open_copy)
         self._closed = False
         files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:
-            if not self._read_unwritable_copy():
+            if self._copies.instead_of_in_place(self._use_copy):
+                self._unwritable: str | None = sqlite_checks.unwritable(self.path)
+            else:
                 self._db = self._connect(str(self.path))
                 self._prepare()
         except sqlite3.OperationalError as exc:
@@ -159,54 +160,32 @@ class SqliteStore:
         """Read a copy of the file and its write-ahead log, made in a private temporary folder
         where SQLite can recover the log: the store as of this open, with every commit."""
         try:
-            self._read_copy(wal=True)
+            self._copies.read(wal=True, use=self._use_copy)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
                              f"{self.path}-wal holds committed events that a read-only open would miss, and a "
                              f"private copy of both failed ({exc}); open it once where it can be written") from exc
 
-    def _read_unwritable_copy(self) -> bool:
-        """A file that reading in place would leave a `-wal` and `-shm` beside: read from a copy, the
-        store as of this open; False (read in place) for any other file, or one a writer kept changing."""
-        if not sqlite_read_only.leaves_files(self.path):
-            return False
+    def _use_copy(self, file: str) -> None:
+        """Read the private copy at `file` from now on; when it cannot be read, the one read until now is read on."""
+        old = getattr(self, "_db", None)
         try:
-            self._read_copy(wal=False)
-        except OSError:
-            return False
-        self._unwritable = sqlite_checks.unwritable(self.path)
-        return True
-
-    def _read_copy(self, *, wal: bool) -> None:
-        self._switch(*sqlite_read_only.private_copy(self.path, wal=wal))
-
-    def _switch(self, folder: str, copied: sqlite_read_only.State | None) -> None:
-        """Read from the private copy in `folder` from now on (`copied`: the file's state when it was taken)."""
-        import shutil
-
-        old, old_folder = getattr(self, "_db", None), self._copy
-        try:
-            self._db = self._connect(os.path.join(folder, self.path.name))
+            self._db = self._connect(file)
             self._use_read_only(self._lamar_version())
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
                 if getattr(self, "_db", None) not in (None, old):  # none when the connect failed
                     self._db.close()
-            if old is not None:  # the copy read until now is read on
+            if old is not None:
                 self._db = old
-            shutil.rmtree(folder, ignore_errors=True)
             raise
-        self._copy, self._copied = folder, copied
-        if old is not None and old_folder is not None:
+        if old is not None:  # the copy read until now (or a connection closed already)
             old.close()
-            shutil.rmtree(old_folder, ignore_errors=True)
 
     def _follow(self) -> None:
         # A process that keeps the store open reads a new copy once a writer changed the file and it can be checked
-        fresh = sqlite_read_only.fresh_copy(self.path, self._copied) if self._copied is not None else None
-        if fresh is not None:
-            with contextlib.suppress(OSError, sqlite3.Error):  # else the copy taken before is read on
-                self._switch(*fresh)
+        with contextlib.suppress(OSError, sqlite3.Error):  # else the copy taken before is read on
+            self._copies.follow(self._use_copy)
 
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
@@ -493,8 +472,4 @@ class SqliteStore:
         with self._lock:
             self._closed = True
             self._db.close()
-            if self._copy is not None:
-                import shutil
-
-                shutil.rmtree(self._copy, ignore_errors=True)
-                self._copy = None
+            self._copies.remove()

@@ -4,6 +4,7 @@ in place only by making a `-wal` and `-shm` beside it that it can never remove."
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
@@ -74,6 +75,65 @@ def fresh_copy(path: Path, copied: State) -> tuple[str, State | None] | None:
         return private_copy(path, wal=False)
     except OSError:
         return None
+
+
+class Copies:
+    """The private copy a store reads, in `folder`, and the file's state when it was taken (`copied`): a
+    newer copy replaces it once a writer changed the file, and `remove` deletes the one read last."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.folder: str | None = None
+        self.copied: State | None = None
+
+    def read(self, *, wal: bool, use: Callable[[str], None]) -> None:
+        """Take a `private_copy` and `use` the file in it (open it, or raise to refuse it).
+
+        Raises:
+            OSError: the copy failed; or what `use` raised. The copy read until then is read on.
+        """
+        self._switch(private_copy(self.path, wal=wal), use)
+
+    def instead_of_in_place(self, use: Callable[[str], None]) -> bool:
+        """Read a copy (`use`) of a file that reading in place would leave a `-wal` and `-shm` beside, the store
+        as of now; False (read it in place) for any other file, or one a writer kept changing."""
+        if not leaves_files(self.path):
+            return False
+        try:
+            self.read(wal=False, use=use)
+        except OSError:
+            return False
+        return True
+
+    def follow(self, use: Callable[[str], None]) -> None:
+        """Read a new copy (`use`) once a writer changed the file since this one was taken and it can be checked.
+
+        Raises:
+            OSError: or what `use` raised; the copy read until then is read on.
+        """
+        fresh = fresh_copy(self.path, self.copied) if self.copied is not None else None
+        if fresh is not None:
+            self._switch(fresh, use)
+
+    def _switch(self, taken: tuple[str, State | None], use: Callable[[str], None]) -> None:
+        import shutil
+
+        folder, copied = taken
+        try:
+            use(os.path.join(folder, self.path.name))
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        old, self.folder, self.copied = self.folder, folder, copied
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def remove(self) -> None:
+        if self.folder is not None:
+            import shutil
+
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
 
 def _state(path: Path) -> State:
