@@ -55,7 +55,7 @@ class SqliteStore:
         self._closed = False
         files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:
-            if self._copies.instead_of_in_place(self._use_copy):
+            if self._copies.instead_of_in_place(self._read_from):
                 self._unwritable: str | None = sqlite_checks.unwritable(self.path)
             else:
                 self._db = self._connect(str(self.path))
@@ -126,9 +126,6 @@ class SqliteStore:
     def _open_read_only(self, cause: sqlite3.OperationalError) -> None:
         """A file this process cannot write: read it as it is (mode=ro; else, with no write-ahead
         log to miss, immutable, which needs no -shm; else a private copy of the file and its log)."""
-        import urllib.parse
-
-        quoted = urllib.parse.quote(str(self.path.resolve()))
         last: sqlite3.Error = cause
         for flags in ("mode=ro", "mode=ro&immutable=1"):
             if "immutable" in flags and wal_size(self.path) > 0:
@@ -136,7 +133,7 @@ class SqliteStore:
                 # write-ahead log would be missing without a word
                 self._open_copy()
                 return
-            self._db = self._connect(f"file:{quoted}?{flags}", uri=True)
+            self._db = self._connect(sqlite_read_only.uri(self.path, flags), uri=True)
             try:
                 self._use_read_only(self._schema_version(), cause)
                 return
@@ -160,17 +157,18 @@ class SqliteStore:
         """Read a copy of the file and its write-ahead log, made in a private temporary folder
         where SQLite can recover the log: the store as of this open, with every commit."""
         try:
-            self._copies.read(wal=True, use=self._use_copy)
+            self._copies.read(wal=True, use=self._read_from)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
                              f"{self.path}-wal holds committed events that a read-only open would miss, and a "
                              f"private copy of both failed ({exc}); open it once where it can be written") from exc
 
-    def _use_copy(self, file: str) -> None:
-        """Read the private copy at `file` from now on; when it cannot be read, the one read until now is read on."""
+    def _read_from(self, target: str) -> None:
+        """Read `target` from now on: a private copy's path, or the file itself by its `uri`; when it cannot be
+        read, what was read until now is read on."""
         old = getattr(self, "_db", None)
         try:
-            self._db = self._connect(file)
+            self._db = self._connect(target, uri=target.startswith("file:"))
             self._use_read_only(self._lamar_version())
         except BaseException:
             with contextlib.suppress(sqlite3.Error):
@@ -183,9 +181,10 @@ class SqliteStore:
             old.close()
 
     def _follow(self) -> None:
-        # A process that keeps the store open reads a new copy once a writer changed the file and it can be checked
+        # A process that keeps the store open reads a new copy once a writer changed the file and it can be
+        # checked, and the file itself once a writer has it open (Copies.follow)
         with contextlib.suppress(OSError, sqlite3.Error):  # else the copy taken before is read on
-            self._copies.follow(self._use_copy)
+            self._copies.follow(self._read_from)
 
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):

@@ -106,12 +106,23 @@ class Copies:
         return True
 
     def follow(self, use: Callable[[str], None]) -> None:
-        """Read a new copy (`use`) once a writer changed the file since this one was taken and it can be checked.
+        """Read a new copy (`use`) once a writer changed the file since this one was taken and it can be checked;
+        the file itself (`use` of its `uri`) once a writer has it open.
 
         Raises:
             OSError: or what `use` raised; the copy read until then is read on.
         """
-        fresh = fresh_copy(self.path, self.copied) if self.copied is not None else None
+        if self.copied is None:
+            return
+        if all(os.path.lexists(f"{self.path}{suffix}") for suffix in ("-wal", "-shm")):
+            # A writer has the file open: the commits in its -wal reach the file only when it checkpoints,
+            # and no copy taken meanwhile could be checked. SQLite reads them through the -wal and -shm
+            # already there, making nothing, as a store opened now does; SQLite follows the file from then on.
+            use(uri(self.path, "mode=ro"))
+            self.remove()
+            self.copied = None
+            return
+        fresh = fresh_copy(self.path, self.copied)
         if fresh is not None:
             self._switch(fresh, use)
 
@@ -134,6 +145,13 @@ class Copies:
 
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+
+
+def uri(path: Path, flags: str) -> str:
+    """The URI SQLite opens `path` by with `flags` (`mode=ro`)."""
+    import urllib.parse
+
+    return f"file:{urllib.parse.quote(str(path.resolve()))}?{flags}"
 
 
 def _state(path: Path) -> State:

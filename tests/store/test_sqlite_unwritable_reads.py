@@ -153,3 +153,39 @@ def test_a_copy_sqlite_cannot_open_is_not_read_and_the_file_is_read_in_place(tmp
         assert [e.kind for e in store.read()] == ["experience"]
     finally:
         store.close()
+
+
+def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_that_keeps_it_open_commits(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    os.chmod(path, 0o444)
+    reader = subprocess.Popen([*as_user(), sys.executable, "-c", _READER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert reader.stdin is not None and reader.stdout is not None
+
+    def count() -> str:
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        return reader.stdout.readline()
+
+    try:
+        assert count() == "1\n"  # read from a copy: nothing is beside the file yet
+        with Lamar(str(path)) as writer:  # its commits stay in its -wal until it closes
+            writer.add(Experience("a build breaks", "clean it"))
+            assert count() == "2\n"
+            writer.add(Experience("a deploy hangs", "roll it back"))
+            assert count() == "3\n"
+        assert count() == "3\n"
+    finally:
+        reader.stdin.close()
+        assert reader.wait(timeout=60) == 0
+    # the reader kept the writer's -wal and -shm (the writer's own files) from being removed: they
+    # refuse no one, and the writer's next close removes them
+    with Lamar(str(path)) as writer:
+        writer.add(Experience("a lint fails", "run the formatter"))
+    os.chmod(path, 0o644)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
+    with Lamar(str(path)) as lam:
+        assert len(lam.experiences()) == 4
