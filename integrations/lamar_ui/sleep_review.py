@@ -112,9 +112,10 @@ class SleepReview:
                 traces, model = read_traces(self.traces), from_spec(self.model)
             if refusal := report_refusal(self.report_path):  # the file may have appeared since launch
                 raise ValueError(refusal)
-            report = self._writer().sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
+            writer = self._writer()
+            report = writer.sleep(traces=traces, model=model, max_model_calls=self.max_model_calls)
             save_report(str(self.report_path), report.to_dict())
-            made = f"sleep made {plural(len(report.proposals), 'proposal')} at {time.strftime('%H:%M:%S')}"
+            made = _made_message(writer, report)
             return f"{made}; mining failed, no lesson was mined: {report.mining_error}" if report.mining_error else made
 
         try:
@@ -162,6 +163,20 @@ class SleepReview:
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
         return self._told(_applied_message(result))
+
+
+def _made_message(lam: Lamar, report: SleepReport) -> str:
+    """What Run sleep made, counted as `lamar sleep` counts it: the proposals listed, and apart those
+    the store holds as applied, which the page does not list. Which those are is a courtesy: a store
+    that cannot say is said, and the report, saved already, is not called a failed sleep."""
+    at = time.strftime("%H:%M:%S")
+    try:
+        done = already_applied(report, lam.would_skip(report)) if report.proposals else []
+    except LamarError as exc:
+        return f"sleep made {plural(len(report.proposals), 'proposal')} at {at}, applied or not (the store " \
+               f"could not say: {exc})"
+    made = f"sleep made {plural(len(report.proposals) - len(done), 'proposal')} at {at}"
+    return f"{made}; {plural(len(done), 'proposal')} already applied, not listed" if done else made
 
 
 def _said(exc: Exception) -> str:
