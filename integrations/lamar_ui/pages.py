@@ -328,7 +328,7 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
                approved: Sequence[str] = (), applied: int = 0) -> str:
     """Run sleep; each proposal with its evidence when proposed and now, side by side; approve,
     reject, apply. Decisions are written into the same report file `lamar review` writes; the
-    Apply form names the report's `approved` list as shown, so Apply acts on what was seen.
+    Apply form names the `approved` proposals shown, so Apply acts on what was seen.
     `proposals` are those left to decide; `applied` counts the report's others, applied already."""
     run = (f'<form method="post" action="/sleep/run">{hidden_token(token)}<button type="submit">Run sleep'
            f'{escape(" with " + model) if model else " (without a model: retire, merge, contradictions)"}'

@@ -95,9 +95,11 @@ class SleepReview:
                     except LamarError:
                         now[i] = None
             message = "; ".join(text for text in (told, problem) if text)
+            # The Apply form names the approvals shown, not the applied ones the page hides.
+            shown = [pid for pid in (data or {}).get("approved", []) if pid not in done]
             return pages.sleep_page(listed, decisions, now, self._texts(), self.token,
                                     has_report=data is not None, model=self.model or "", message=message,
-                                    approved=list((data or {}).get("approved", [])), applied=len(done))
+                                    approved=shown, applied=len(done))
 
         return self._page("Sleep: proposals to review", await run_in_threadpool(build), "/sleep")
 
@@ -147,7 +149,9 @@ class SleepReview:
 
     async def sleep_apply(self, request: Request) -> Response:
         """Apply the approvals the clicked page showed, and only while the report still holds
-        them: one approved since (`lamar review`, another tab) is shown before it is applied."""
+        them: one approved since (`lamar review`, another tab) is shown before it is applied.
+        An approval the store holds as applied counts neither way: the page hides it, a page shown
+        before it was applied sends it, and applying it again changes nothing."""
         form = await self._form(request)
         data, problem = self._report()
         if problem:
@@ -155,13 +159,24 @@ class SleepReview:
         approved = list((data or {}).get("approved", []))
         if data is None or not approved:
             return self._told("nothing approved: approve proposals first")
-        if set(map(str, form.getlist("approved"))) != set(approved):
-            return self._told(f"the approvals changed since this page was shown (approved now: "
-                              f"{', '.join(approved)}): check them, then apply again")
+        sent = set(map(str, form.getlist("approved")))
+
+        def check_and_apply() -> ApplyResult | list[str]:
+            report = SleepReport.from_dict(data)
+            lam = self._writer()
+            done = set(already_applied(report, lam.would_skip(report)))
+            waiting = [pid for pid in approved if pid not in done]
+            if sent - done != set(waiting):
+                return waiting
+            return lam.apply(report, [pid for pid in approved if pid in sent])
+
         try:
-            result = await run_in_threadpool(lambda: self._writer().apply(SleepReport.from_dict(data), approved))
+            result = await run_in_threadpool(check_and_apply)
         except LamarError as exc:
             return self._told(f"apply failed: {exc}")
+        if isinstance(result, list):
+            return self._told(f"the approvals changed since this page was shown (approved now: "
+                              f"{', '.join(result) or 'none'}): check them, then apply again")
         return self._told(_applied_message(result))
 
 

@@ -140,6 +140,36 @@ def test_apply_carries_out_only_the_approvals_its_page_showed(tmp_path: Path) ->
         assert _message(_get(url, "/sleep/apply", _apply_form(_get(url, "/sleep")))) == "applied 2, skipped 0"
 
 
+def test_apply_sends_the_approvals_its_page_shows_not_the_applied_ones_it_hides(tmp_path: Path) -> None:
+    # The form named every approval of the report, the applied ones the page hides among them: Apply
+    # then spoke of a proposal the page never showed, and a form naming only those shown was refused.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        for action in ("raise the test timeout", "run the failing test alone first"):
+            lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+        report = lam.sleep()
+        kinds = {p.kind: p.id for p in report}
+        contradiction, merge = kinds["contradiction"], kinds["merge"]
+        # Both approved in `lamar review`, the contradiction applied alone (`lamar apply --only`).
+        assert lam.apply(report, [contradiction]).applied == [contradiction]
+        Path(f"{path}.sleep-report.json").write_text(json.dumps({**report.to_dict(), "approved": [contradiction, merge]}))
+    with serving(path) as url:
+        assert _apply_form(_get(url, "/sleep")) == {"approved": [merge]}
+        written = event_count(path)
+        message = _message(_get(url, "/sleep/apply", {"approved": [contradiction]}))  # the shown one left out
+        assert message == (f"the approvals changed since this page was shown (approved now: {merge}): "
+                           "check them, then apply again"), message
+        assert event_count(path) == written
+        assert _message(_get(url, "/sleep/apply", {"approved": [merge]})) == "applied 1, skipped 0"
+        # A page shown before the contradiction was applied sends it too: applied again, it changes nothing.
+        written = event_count(path)
+        message = _message(_get(url, "/sleep/apply", {"approved": [contradiction, merge]}))
+        assert message == f"already applied, nothing changed: {contradiction}, {merge}", message
+        assert event_count(path) == written
+
+
 def test_run_sleep_saves_its_report_when_the_store_cannot_say_which_are_applied(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Which proposals are applied is a courtesy of the message, as in `lamar sleep`: the report is
