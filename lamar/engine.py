@@ -21,7 +21,7 @@ from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure, erase
 from lamar.state.follower import rewritable
-from lamar.state.holder import add_lesson, open_state
+from lamar.state.holder import add_lesson, open_state, report_outcome
 from lamar.state.pending import PendingEpisode, expire, pending, settle
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
@@ -287,7 +287,7 @@ class Lamar:
         """
         (reward, parsed), replace = to_reward(signal), arguments.flag(replace, "replace")
         with self._lock:
-            self._holder.report(episode_id, reward, parsed.value if parsed else None, replace)
+            report_outcome(self._holder, episode_id, reward, parsed.value if parsed else None, replace, self.store.location)
 
     async def areport(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """`report` without blocking the event loop."""

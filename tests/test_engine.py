@@ -204,6 +204,25 @@ def test_unknown_and_repeated_episodes() -> None:
     assert lam.stats()["reports"] == 1
 
 
+
+@pytest.mark.parametrize("name", [":memory:", "lessons.json", "lessons.db"])
+def test_a_lesson_id_reported_as_an_episode_is_named_as_such(tmp_path: Path, name: str) -> None:
+    # A recall hands over an episode id and lesson ids: the engine says which kind was passed, with
+    # the lesson known to it, not each caller from the words of its message.
+    lam = Lamar(name if name == ":memory:" else str(tmp_path / name))
+    lesson = lam.add(Experience("a lint error", "run the formatter first"))
+    written = lam.stats()["events"]
+    with pytest.raises(UnknownEpisode) as info:
+        lam.report(lesson, Signal.SHIPPED)
+    assert str(info.value).startswith(f"no episode '{lesson}' in store {lam.store.location} (that is a lesson id, "
+                                      "not an episode id): report the episode_id that recall() returned"), info.value
+    with pytest.raises(UnknownEpisode) as info:
+        lam.report("exp_0000000000000000", Signal.SHIPPED)  # the form of a lesson id, but no lesson
+    assert "that is a lesson id" not in str(info.value)
+    assert lam.stats()["events"] == written
+    lam.close()
+
+
 def test_unknown_experience_ids() -> None:
     lam = Lamar(":memory:")
     for call in (lam.get, lam.evidence, lam.retire):

@@ -50,9 +50,10 @@ def guarded(call: Any, store: object) -> Any:
         raise ToolError(f"{said.removesuffix(_REPLACE_HINT)}; an episode is reported once and the first report "
                         "stands (a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownEpisode as exc:
-        # The engine's advice names the Python API's options; the id and the store before it stay whole.
+        # The engine's advice names the Python API's options; the id and the store before it stay whole,
+        # and so does its note that the id is a lesson's.
         said, marker, _ = str(exc.args[0]).rpartition(_EPISODE_HINT)
-        said = (said if marker else str(exc.args[0])) + _swapped(exc, "exp_", "a lesson id, not an episode id")
+        said = said if marker else str(exc.args[0])
         raise ToolError(f"{said}: pass the episode_id that recall() returned for this task (an episode that sleep "
                         "has since compacted is gone, and then there is nothing left to report)") from exc
     except UnknownExperience as exc:

@@ -6,11 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from lamar._errors import DuplicateReport, EventConflict, InvalidReward, LamarError, UnknownEpisode
+from lamar._errors import DuplicateReport, EventConflict, InvalidReward
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
-from lamar.engine import Lamar
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
 from lamar.signals import Signal, did_you_mean
@@ -194,14 +193,6 @@ def parse_signal(text: str) -> Signal | float:
     return reward
 
 
-def _is_lesson(lam: Lamar, text: str) -> bool:
-    try:
-        lam.get(text)
-    except LamarError:
-        return False
-    return True
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     signal = parse_signal(args.signal)
     lam = open_engine(args)
@@ -211,12 +202,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         earlier = lam.episode(args.episode)
         raise UsageError(f"episode {args.episode} was already reported ({earlier.signal or earlier.reward}); "
                          "pass --replace to replace that outcome") from None
-    except UnknownEpisode as exc:
-        said = str(exc.args[0])
-        # both kinds of id are in sight (ls, recall --json): one is passed for the other
-        if _is_lesson(lam, args.episode):
-            said = said.replace(": report the", " (that is a lesson id, not an episode id): report the", 1)
-        raise UnknownEpisode(said) from None
     finally:
         lam.close()
     label = signal.value if isinstance(signal, Signal) else f"reward {signal:+.2f}"

@@ -15,7 +15,7 @@ from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.state.cache import same_texts
 from lamar.state.follower import Follower, SettledFollower
-from lamar.state.outcome import refused, write_outcome
+from lamar.state.outcome import refused, unknown_episode, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
 from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows, storable_key
@@ -87,6 +87,18 @@ def add_lesson(holder: Holder, exp: Experience, *, fresh: bool) -> str:
             holder.write([retired])
         return first
     return exp.id
+
+
+def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str | None, replace: bool,
+                   location: str) -> None:
+    """`holder.report`, whose refusal of an id the store holds as a lesson's says so: a recall hands
+    over an episode id and lesson ids, and one is passed for the other."""
+    try:
+        holder.report(episode_id, reward, signal, replace)
+    except UnknownEpisode:
+        if not isinstance(episode_id, str) or not holder.lessons([episode_id]).states:
+            raise
+        raise unknown_episode(episode_id, location, lesson=True) from None
 
 
 def open_state(store: Store, policy: Policy, opened: bool = False) -> tuple[Follower, Holder]:
@@ -308,4 +320,4 @@ class StoreRows:
         self._log.cache.reset()  # the log's fold went into the rows; kept here it would only weigh on every call
 
 
-__all__ = ["Holder", "LocalFold", "StoreRows", "open_state"]
+__all__ = ["Holder", "LocalFold", "StoreRows", "open_state", "report_outcome"]

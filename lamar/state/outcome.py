@@ -22,11 +22,7 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     log.sync()
     episode = log.find(episode_id)
     if episode is None:
-        raise UnknownEpisode(unknown(
-            "episode", episode_id, log.store.location,
-            ": report the episode_id that recall() returned, against the same store (an episode that sleep "
-            "compacted is gone too: an old reported one, whose outcome stays counted, or one left unreported "
-            "past keep_unreported)"))
+        raise unknown_episode(episode_id, log.store.location)
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.reports and not replace:
@@ -54,6 +50,17 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     return stored.seq in log.cache.ignored or (now is not None and now.outcome_seq < stored.seq)
 
 
+def unknown_episode(episode_id: str, location: str, *, lesson: bool = False) -> UnknownEpisode:
+    """The refusal of a report of an episode the log has none by; `lesson`: `episode_id` is a lesson's
+    id, and the message says so, since a recall hands over both kinds of id and one is passed for the other."""
+    said = " (that is a lesson id, not an episode id)" if lesson else ""
+    return UnknownEpisode(unknown(
+        "episode", episode_id, location,
+        f"{said}: report the episode_id that recall() returned, against the same store (an episode that sleep "
+        "compacted is gone too: an old reported one, whose outcome stays counted, or one left unreported "
+        "past keep_unreported)"))
+
+
 def refused(episode_id: str) -> DuplicateReport:
     """The error for an outcome the fold refused: another writer reported the episode and a
     checkpoint dropped that report's key before this one was written, so every process refuses it."""
@@ -63,4 +70,4 @@ def refused(episode_id: str) -> DuplicateReport:
     )
 
 
-__all__ = ["refused", "write_outcome"]
+__all__ = ["refused", "unknown_episode", "write_outcome"]

@@ -372,11 +372,13 @@ def test_a_report_of_an_unknown_episode_writes_nothing(fold_url: str) -> None:
     from lamar import UnknownEpisode
 
     lam = Lamar(fold_url, k=2, seed=8)
-    lam.add(Experience("case", "do"))
+    lesson = lam.add(Experience("case", "do"))
     for _ in ("rows not built yet", "rows built by the recall"):
         before = len(lam.store.read())
         with pytest.raises(UnknownEpisode):
             lam.report("ep_nope", Signal.SHIPPED)
+        with pytest.raises(UnknownEpisode, match="that is a lesson id, not an episode id"):
+            lam.report(lesson, Signal.SHIPPED)  # the rows' own transaction refuses it first
         assert len(lam.store.read()) == before
         lam.recall({"task": "x"})
     assert lam.store.rows.lessons().tuning is not None  # type: ignore[attr-defined]

@@ -153,6 +153,9 @@ async def test_an_episode_id_given_for_a_lesson_id_or_back_is_named_as_the_other
             "episode_id that recall() returned" in said, said
         missing = (await session.call_tool("evidence", {"lesson_id": "exp_missing"})).content[0].text
         assert "no lesson 'exp_missing' in store" in missing and "that is" not in missing, missing
+        # The form of a lesson id, but no lesson of this store: it is not called one.
+        missing = (await session.call_tool("report", {"episode_id": "exp_missing", "signal": "shipped"})).content[0].text
+        assert "no episode 'exp_missing' in store" in missing and "that is" not in missing, missing
         assert events(store) == before
 
 
