@@ -9,6 +9,7 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from itertools import islice
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -223,10 +224,11 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         """
         with self._lock:
             turn = self._turns.get(session_id or "")
-            recent = list(self._turns)[-5:]
-        if turn is None:
+            # Only a refusal names sessions: a report reads its own alone, however many the block holds.
+            recent = list(islice(reversed(self._turns), 5))[::-1] if turn is None else []
             # Every other report takes (id, signal): report("ticket-7", "shipped") is the likely slip.
-            swapped = isinstance(signal, str) and signal in recent
+            swapped = turn is None and isinstance(signal, str) and signal in self._turns
+        if turn is None:
             raise InvalidArgument(
                 f"no turn yet in session {session_id!r}: the agent has not read this memory in it; "
                 + (f"the signal comes first: block.report(signal, {signal!r})" if swapped else

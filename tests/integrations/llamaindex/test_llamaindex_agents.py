@@ -7,7 +7,8 @@ import asyncio
 import contextlib
 import threading
 import warnings
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -222,6 +223,42 @@ async def test_a_report_for_a_session_with_no_turn_names_the_sessions_and_the_ar
     assert lam.stats()["reports"] == 0
     assert block.report(Signal.SHIPPED, "ticket-7") == block.episode_id("ticket-7") is not None
     assert lam.stats()["reports"] == 1
+
+
+class _Counted(OrderedDict[str, Any]):
+    """The block's sessions, counting each one read by a walk over them."""
+
+    read = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for key in super().__iter__():
+            _Counted.read += 1
+            yield key
+
+    def __reversed__(self) -> Iterator[str]:
+        for key in super().__reversed__():
+            _Counted.read += 1
+            yield key
+
+
+async def test_a_report_reads_its_own_session_not_every_session_the_block_holds() -> None:
+    # Each report copied the key of every session the block holds, to name a few in a refusal it
+    # seldom makes: a report of each of N sessions read N * N keys.
+    lam, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "trace"})
+    sessions = [f"ticket-{i}" for i in range(200)]
+    for session in sessions:
+        await block.aget([ChatMessage(role="user", content="fix it")], session_id=session)
+    block._turns = _Counted(block._turns)
+    _Counted.read = 0
+    for session in sessions:
+        block.report(Signal.SHIPPED, session)
+    assert lam.stats()["reports"] == len(sessions) and _Counted.read == 0
+    with pytest.raises(InvalidArgument, match=r"sessions with a turn are \['ticket-195', .*'ticket-199'\]"):
+        block.report(Signal.SHIPPED, "ticket-200")
+    assert _Counted.read == 5  # the refusal names the latest five
+    with pytest.raises(InvalidArgument, match=r"the signal comes first: block.report\(signal, 'ticket-3'\)"):
+        block.report("ticket-3", "shipped")  # type: ignore[arg-type]  # a session older than the latest five
 
 
 async def test_concurrent_reads_of_one_turn_recall_once() -> None:
