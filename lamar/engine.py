@@ -285,9 +285,9 @@ class Lamar:
             InvalidReward: the signal is not a Signal or a float in [-1, 1].
             InvalidArgument: `replace` is not True or False (a "false" read from a config would replace).
         """
-        (reward, parsed), replace = to_reward(signal), arguments.flag(replace, "replace")
+        (reward, parsed), replace, where = to_reward(signal), arguments.flag(replace, "replace"), self.store.location
         with self._lock:
-            report_outcome(self._holder, episode_id, reward, parsed.value if parsed else None, replace, self.store.location)
+            report_outcome(self._holder, episode_id, reward, parsed.value if parsed else None, replace, where)
 
     async def areport(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
         """`report` without blocking the event loop."""
