@@ -63,6 +63,8 @@ CASES: dict[str, tuple[str, Callable[[], str]]] = {
     "escapes": ("crafted", lambda: _repeat("\\x41%42&#67;")),
     "hex": ("crafted", lambda: _random("0123456789abcdef", 3)),
     "zero-width every 3rd": ("crafted", lambda: _repeat("ab\u200b")),
+    "webhook paths": ("crafted", lambda: _repeat("https://h.io/hooks/a1b2c3d4/webhook/")),
+    "one letter repeated": ("crafted", lambda: _repeat("A")),
 }
 
 

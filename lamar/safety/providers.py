@@ -1,10 +1,12 @@
 """Provider credential formats beyond the first list of `secrets`: (kind, regex body) pairs with a
 documented prefix or shape, which `secrets.RULES` turns into token rules, `VENDOR_KEYED`, keys
-known only by the vendor a key name names, and `MATTERMOST_WEBHOOK`."""
+known only by the vendor a key name names, and webhook URLs (`MATTERMOST_WEBHOOK`, `WEBHOOK_PATH`)."""
 
 from __future__ import annotations
 
 import re
+
+from lamar.safety.placeholders import is_placeholder
 
 PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,40}"),
@@ -12,7 +14,8 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("shopify-token", r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
     ("databricks-token", r"dapi[a-f0-9]{32}(?:-\d)?"),
     ("mailgun-api-key", r"key-[0-9a-zA-Z]{32}|[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}"),
-    ("new-relic-key", r"NR(?:AK|II|AA|SP|RA)-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}"),
+    # User keys are 27 capitals and digits; insert and query keys (NRII, NRIQ) mix cases, "-" and "_".
+    ("new-relic-key", r"NR(?:AK|II|IQ|AA|SP|RA)-(?=[A-Za-z0-9_-]{0,39}\d)[A-Za-z0-9_-]{25,40}|NRJS-[a-f0-9]{19}"),
     ("atlassian-token", r"ATATT3[A-Za-z0-9_=-]{150,}|ATBB[A-Za-z0-9]{28,}"),
     ("linear-api-key", r"lin_(?:api|oauth)_[A-Za-z0-9]{40}"),
     # A service token may carry its config's slug as a middle segment (dp.st.prd.<key>).
@@ -83,6 +86,17 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     # All capitals and digits, so it must hold a digit: "API-" before a long capitalised word is no key.
     ("octopus-deploy-api-key", r"API-(?=[A-Z]{0,25}[0-9])[A-Z0-9]{26}"),
     ("huggingface-token", r"api_org_[A-Za-z]{34}"),
+    # Shapes with a mark of their own that no general rule can read (trufflehog's detectors, gitleaks):
+    # a Salesforce session starts with its org id and "!" and holds dots; an X (Twitter) app bearer is
+    # URL-escaped and starts with a run of "A"s, which the rule for random runs leaves alone as the
+    # start of an SSH public key; a Plaid access token is its environment and a UUID.
+    ("salesforce-token", r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),
+    ("twitter-bearer-token", r"AAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{80,120}"),
+    ("plaid-access-token", r"access-(?:sandbox|development|production)-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
+    # Last: vendors name a key <vendor>_live_<key> as Stripe does (Fleetbase's flb_live_, Pagar.me's
+    # ak_live_); a Stripe key, or a publishable one (pk_, pub_), is not this rule's.
+    ("api-key", (r"(?!(?:sk|rk|pk|pub|public)_)[a-z]{2,12}_(?:live|test|prod)_(?=[A-Za-z0-9]{0,99}[0-9])"
+                 r"(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{16,100}")),
 )
 
 # Keys with no prefix that plain text holds too (a hex digest, a 26-character id), written as the
@@ -97,6 +111,11 @@ VENDOR_KEYED = re.compile(
 MATTERMOST_WEBHOOK = re.compile(
     r"https?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[\w.~-]{1,60}){0,3}/hooks/(?P<secret>[a-z0-9]{26})(?![\w-])"
 )
+# A webhook URL's path after its /webhook/ or /hooks/ segment is the credential: anyone who has it can
+# post (Microsoft Teams' /webhookb2/, Zapier's /hooks/catch/, Tines' /webhook/). Found from the segment,
+# so the search starts from a literal; `webhook_is_harmless` checks it is in a URL and unguessable.
+WEBHOOK_PATH = re.compile(r"(?i)(?<=[\w.~-])/(?P<mark>webhooks?|webhookb2|hooks)/(?P<secret>[\w.~@%/-]{8,400})")
+_SEGMENT = re.compile(r"[/@]")
 # A Mattermost id has the shape of its tokens: MATTERMOST_TEAM_ID=... names no credential.
 _WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _NOT_CREDENTIALS = ("id", "ids", "team", "channel", "user", "username", "url", "host", "name", "version")
@@ -116,4 +135,27 @@ def vendor_keyed_is_harmless(match: re.Match[str]) -> bool:
     return len(secret) != 32
 
 
-__all__ = ["MATTERMOST_WEBHOOK", "PROVIDER_TOKENS", "VENDOR_KEYED", "vendor_keyed_is_harmless", "vendor_keyed_kind"]
+def webhook_is_harmless(match: re.Match[str]) -> bool:
+    before = match.string[max(0, match.start() - 300):match.start()]
+    url = before[max(before.rfind(c) for c in " \t\r\n\"'<>()`") + 1:]
+    secret = match.group("secret")
+    if "://" not in url or is_placeholder(secret):
+        return True
+    # One segment after /hooks/ is a Mattermost id or no hook at all (MATTERMOST_WEBHOOK decides);
+    # Zapier's and other services' hook paths have several (/hooks/catch/<account>/<key>/).
+    if match.group("mark").lower() == "hooks" and "/" not in secret.rstrip("/"):
+        return True
+    # A documentation page (/webhooks/about-webhooks, /hooks/useEffect) or a numbered hook in a
+    # settings page has no segment of eight or more letters and digits mixed, as a key or an id has.
+    return not any(_unguessable(part.replace("-", "")) for part in _SEGMENT.split(secret))
+
+
+def _unguessable(part: str) -> bool:
+    return (len(part) >= 8 and part.isascii() and part.isalnum() and any(c.isdigit() for c in part)
+            and any(c.isalpha() for c in part))
+
+
+__all__ = [
+    "MATTERMOST_WEBHOOK", "PROVIDER_TOKENS", "VENDOR_KEYED", "WEBHOOK_PATH", "vendor_keyed_is_harmless",
+    "vendor_keyed_kind", "webhook_is_harmless",
+]

@@ -60,8 +60,10 @@ from lamar.safety.providers import (
     MATTERMOST_WEBHOOK,
     PROVIDER_TOKENS,
     VENDOR_KEYED,
+    WEBHOOK_PATH,
     vendor_keyed_is_harmless,
     vendor_keyed_kind,
+    webhook_is_harmless,
 )
 from lamar.safety.urls import URL_QUERY, URL_USERINFO, query_is_harmless, url_kind, url_password_is_harmless
 
@@ -217,6 +219,7 @@ RULES: tuple[_Rule, ...] = (
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/(?P<secret>\d+/[A-Za-z0-9_-]{20,})"
     )),
     _Rule("mattermost-webhook", MATTERMOST_WEBHOOK),
+    _Rule("webhook-url", WEBHOOK_PATH, webhook_is_harmless),
     _token("stripe-key", r"(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"),
     _token("huggingface-token", r"hf_(?=[A-Za-z0-9]{0,100}[A-Z])(?=[A-Za-z0-9]{0,100}[a-z])[A-Za-z0-9]{30,}"),
     _token("npm-token", r"npm_[A-Za-z0-9]{36}"),

@@ -218,8 +218,9 @@ FORMATS: dict[str, tuple[str, str]] = {
     "twitch-irc": _case("PASS oauth:{}\nNICK acme_bot", _r(30, _L)),
     "elevenlabs": _case("tts = ElevenLabs(api_key='sk_{}')", _BODIES["elevenlabs"]),
     "vercel": _case("vercel deploy --prod --token {}", _r(24)),
-    "cloudinary-url": _case("CLOUDINARY_URL=cloudinary://{}@acme-media", str(_rng.randrange(10**14, 10**15)) + ":"
-                            + _r(27, _W)),
+    # The API key before ":" is an id the console shows; the API secret after it is the credential.
+    "cloudinary-url": _case("CLOUDINARY_URL=cloudinary://" + str(_rng.randrange(10**14, 10**15)) + ":{}@acme-media",
+                            _r(27, _W)),
     "plaid-access": _case("plaid item ok, access token access-production-{} stored in the vault", _uuid()),
     "postmark": _case("curl -H 'X-Postmark-Server-Token: {}' https://api.postmarkapp.com/email", _uuid()),
     "sumologic": _case("collector config: accessid=su" + _r(12) + " accesskey={}", _r(64)),

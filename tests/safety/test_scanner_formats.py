@@ -1,0 +1,66 @@
+"""`scrub` on 90 token formats from gitleaks, trufflehog and GitHub secret scanning (tests/safety/scanner_formats.py).
+
+The rules were tuned on the `TUNING` half only; the `HELD_OUT` half records what they catch of formats
+they were not tuned on. Run with `-s` to print both figures (docs/guarantees.md publishes them).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lamar.safety import scrub
+from tests.safety.scanner_formats import FORMATS, HELD_OUT, TUNING, leaked
+
+
+def _caught(name: str) -> bool:
+    text, body = FORMATS[name]
+    cleaned, kinds = scrub(text)
+    return bool(kinds) and not leaked(cleaned, body)
+
+
+def test_the_halves_split_the_corpus() -> None:
+    assert len(FORMATS) == 90
+    assert sorted(TUNING + HELD_OUT) == sorted(FORMATS) and len(TUNING) == len(HELD_OUT) == 45
+
+
+@pytest.mark.parametrize("name", TUNING)
+def test_a_tuning_format_is_redacted(name: str) -> None:
+    text, body = FORMATS[name]
+    cleaned, kinds = scrub(text)
+    assert kinds and not leaked(cleaned, body), cleaned
+
+
+# What the rules missed of the held-out half when it was first run on them: these are not fixed
+# here, so that a figure measured on formats no rule was written for stays honest. A change that
+# catches one moves it out of this set, and docs/guarantees.md says from when.
+HELD_OUT_MISSED = {
+    "robinhood-crypto",  # rh-api- and a UUID
+    "settlemint",  # sm_pat_ and 16 characters: too short for the rule for random runs
+    "sonarqube-cloud",  # sqco_, in -Dsonar.token=
+    "twitch-irc",  # PASS oauth:<30 lowercase and digits>
+}
+
+
+def test_the_held_out_formats_caught_are_the_ones_recorded() -> None:
+    missed = {name for name in HELD_OUT if not _caught(name)}
+    print(f"\ntuning formats caught: {sum(map(_caught, TUNING))}/{len(TUNING)}")
+    print(f"held-out formats caught: {len(HELD_OUT) - len(missed)}/{len(HELD_OUT)}, missed {sorted(missed)}")
+    assert missed == HELD_OUT_MISSED
+
+
+@pytest.mark.parametrize("text", [
+    "see https://docs.github.com/en/webhooks/using-webhooks/handling-webhook-deliveries for retries",
+    "GET https://api.github.com/repos/acme/app/hooks/482913377/deliveries 200",
+    "https://react.dev/reference/react/hooks/useEffect",
+    "https://example.com/webhook/new and https://example.com/webhooks/settings/2",
+    "the route is /webhook/a1b2c3d4e5f6 on the API server",  # a path, no URL: no server to post to
+    "https://hooks.example.com/hooks/<your-hook-id>/<your-key>",
+    "the publishable key pk_live_51HxYzAbCdEfGhIjKlMnOp is safe in the page",
+    "set test_live_reload in the config",
+    "NRPE-check-disk-space-plugin2 runs every minute",
+    "the Salesforce org id 00D5g000004XyZq is in the URL",
+    "access-production-hosts and access-sandbox-policy are roles",
+    "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQC7vbqajDhA8Nx1Zq2f9ZmW3tLkP0Xb9yVQ3M5k8r2Wm1oLpQz4Ueh ci@build",
+])
+def test_a_look_alike_of_a_new_format_is_kept(text: str) -> None:
+    assert scrub(text) == (text, [])
