@@ -5,27 +5,23 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
+from lamar.models.attempts import end_reads_at_deadline, with_retries
 from lamar.models.protocol import (
     PASS_API_KEY,
-    api_wrote,
     check_max_tokens,
-    connection_failure,
     empty_failure,
     error_reply,
     header_secrets,
     load_sdk,
-    redirect_base,
-    redirected_to,
     refusal_failure,
     refuse_async,
     reported_error,
     sdk_client,
-    status_failure,
     truncated_failure,
     unexpected_reply,
     without_secrets,
 )
+from lamar.models.sdk_failures import sdk_failure
 
 _SET_KEY = "set ANTHROPIC_API_KEY" + PASS_API_KEY  # what a missing or refused key asks for
 _PROVIDER = "Anthropic"
@@ -88,15 +84,8 @@ class AnthropicModel:
                 messages=[{"role": "user", "content": prompt}],
                 **options,
             ))
-        except sdk.APIStatusError as exc:
-            raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials=_SET_KEY,
-                                 missing_path="" if api_wrote(exc.body) else str(exc.request.url),
-                                 moved_to=redirected_to(exc.response),
-                                 moved_base=redirect_base(exc.response, str(self.client.base_url)),
-                                 wait=server_wait(exc.response)) from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
+        except (sdk.AnthropicError, ValueError) as exc:  # ValueError: a success status with a body that is not JSON
+            raise sdk_failure(_PROVIDER, self.model, self.client, sdk, sdk.AnthropicError, exc, _SET_KEY) from exc
         except TypeError as exc:
             # The SDK reports missing credentials as a TypeError before sending anything.
             if "authentication" not in str(exc):
@@ -104,10 +93,6 @@ class AnthropicModel:
             raise ModelError(
                 f"no Anthropic credentials for model {self.model!r}: {_SET_KEY}"
             ) from exc
-        except sdk.AnthropicError as exc:
-            raise ModelError(f"the Anthropic call for model {self.model!r} failed: {exc}") from exc
-        except ValueError as exc:  # a success status with a body that is not JSON
-            raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
         if not isinstance(getattr(message, "content", None), list):  # JSON, or text, of another shape
             if said := reported_error(message):
                 raise error_reply(_PROVIDER, self.model, str(self.client.base_url), said)

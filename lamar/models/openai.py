@@ -6,28 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 from lamar._errors import ModelError
-from lamar.models.attempts import end_reads_at_deadline, server_wait, with_retries
+from lamar.models.attempts import end_reads_at_deadline, with_retries
 from lamar.models.protocol import (
     PASS_API_KEY,
-    api_wrote,
     check_max_tokens,
-    connection_failure,
     empty_failure,
     error_reply,
     header_secrets,
     load_sdk,
-    redirect_base,
-    redirected_to,
     refusal_failure,
     refuse_async,
     reported_error,
     sdk_client,
-    status_failure,
     truncated_failure,
     unexpected_reply,
     without_secrets,
     without_thinking,
 )
+from lamar.models.sdk_failures import sdk_failure
 
 _SET_KEY = "set OPENAI_API_KEY" + PASS_API_KEY  # what a missing or refused key asks for
 _PROVIDER = "OpenAI"
@@ -98,19 +94,8 @@ class OpenAIModel:
             if self.api == "responses":
                 return self._responses(prompt, max_tokens)
             return self._chat(prompt, max_tokens)
-        except sdk.APIStatusError as exc:
-            raise status_failure(_PROVIDER, self.model, exc.status_code, exc.message,
-                                 credentials=_SET_KEY,
-                                 missing_path="" if api_wrote(exc.body) else str(exc.request.url),
-                                 moved_to=redirected_to(exc.response),
-                                 moved_base=redirect_base(exc.response, str(self.client.base_url)),
-                                 wait=server_wait(exc.response)) from exc
-        except sdk.APIConnectionError as exc:
-            raise connection_failure(_PROVIDER, str(self.client.base_url), exc) from exc
-        except sdk.OpenAIError as exc:
-            raise ModelError(f"the OpenAI call for model {self.model!r} failed: {exc}") from exc
-        except ValueError as exc:  # a success status with a body that is not JSON
-            raise unexpected_reply(_PROVIDER, str(self.client.base_url), exc) from exc
+        except (sdk.OpenAIError, ValueError) as exc:  # ValueError: a success status with a body that is not JSON
+            raise sdk_failure(_PROVIDER, self.model, self.client, sdk, sdk.OpenAIError, exc, _SET_KEY) from exc
 
     def _responses(self, prompt: str, max_tokens: int) -> str:
         response = with_retries(self.client, self._sdk, lambda client, options: client.responses.create(

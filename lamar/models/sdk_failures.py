@@ -1,0 +1,39 @@
+"""`sdk_failure`: what a failed call of the Anthropic or OpenAI SDK (the two are built alike) says
+as a ModelError, for the adapters of both."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+from lamar._errors import ModelError
+from lamar.models.attempts import server_wait
+from lamar.models.protocol import (
+    api_wrote,
+    connection_failure,
+    redirect_base,
+    redirected_to,
+    status_failure,
+    unexpected_reply,
+)
+
+
+def sdk_failure(provider: str, model: str, client: Any, sdk: ModuleType, error: type[BaseException],
+                exc: BaseException, credentials: str) -> ModelError:
+    """The ModelError for `exc`, raised by a call through `client`: an SDK `error` (its base class;
+    a status or a connection failure said the way every adapter says them), else a ValueError of a
+    success status whose body is not JSON. `credentials` says what a refused key asks for."""
+    if isinstance(exc, sdk.APIStatusError):
+        return status_failure(provider, model, exc.status_code, exc.message, credentials=credentials,
+                              missing_path="" if api_wrote(exc.body) else str(exc.request.url),
+                              moved_to=redirected_to(exc.response),
+                              moved_base=redirect_base(exc.response, str(client.base_url)),
+                              wait=server_wait(exc.response))
+    if isinstance(exc, sdk.APIConnectionError):
+        return connection_failure(provider, str(client.base_url), exc)
+    if isinstance(exc, error):
+        return ModelError(f"the {provider} call for model {model!r} failed: {exc}")
+    return unexpected_reply(provider, str(client.base_url), exc)
+
+
+__all__ = ["sdk_failure"]
