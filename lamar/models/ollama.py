@@ -8,9 +8,9 @@ from lamar._errors import ModelError
 from lamar.models.attempts import cut_to_deadline, end_reads_at_deadline
 from lamar.models.protocol import (
     DEFAULT_TIMEOUT,
+    answer_of,
     check_max_tokens,
     connection_failure,
-    empty_failure,
     header_secrets,
     load_sdk,
     no_socks,
@@ -20,7 +20,6 @@ from lamar.models.protocol import (
     truncated_failure,
     unexpected_reply,
     without_secrets,
-    without_thinking,
 )
 
 _PROVIDER = "Ollama"
@@ -119,11 +118,7 @@ class OllamaModel:
             raise ModelError(f"Ollama model {self.model!r} returned {type(text).__name__}, not text")
         if result.done_reason == "length":
             raise truncated_failure(_PROVIDER, self.model, max_tokens)
-        answer = without_thinking(text)
-        if not answer.strip():
-            why = "only its reasoning" if text.strip() else f"done_reason {result.done_reason!r}"
-            raise empty_failure(_PROVIDER, self.model, why)
-        return answer
+        return answer_of(_PROVIDER, self.model, text, f"done_reason {result.done_reason!r}")
 
     def __repr__(self) -> str:
         return f"OllamaModel({self.model!r})"

@@ -9,6 +9,7 @@ from lamar._errors import ModelError
 from lamar.models.attempts import end_reads_at_deadline, with_retries
 from lamar.models.protocol import (
     PASS_API_KEY,
+    answer_of,
     check_max_tokens,
     empty_failure,
     error_reply,
@@ -21,7 +22,6 @@ from lamar.models.protocol import (
     truncated_failure,
     unexpected_reply,
     without_secrets,
-    without_thinking,
 )
 from lamar.models.sdk_failures import sdk_failure
 
@@ -157,11 +157,7 @@ class OpenAIModel:
         refusal = getattr(choice.message, "refusal", None)
         if refusal:  # text beside a refusal is no answer, even when it parses
             raise refusal_failure(_PROVIDER, self.model, refusal)
-        answer = without_thinking(text)
-        if not answer.strip():
-            why = "only its reasoning" if text.strip() else f"finish_reason {choice.finish_reason!r}"
-            raise empty_failure(_PROVIDER, self.model, why)
-        return answer
+        return answer_of(_PROVIDER, self.model, text, f"finish_reason {choice.finish_reason!r}")
 
     def _not_a_reply(self, reply: object) -> ModelError:
         if said := reported_error(reply):

@@ -472,6 +472,15 @@ def without_thinking(text: str) -> str:
     return answer if closed else ""
 
 
+def answer_of(provider: str, model: str, text: str, stopped: str) -> str:
+    """`text` without its reasoning (`without_thinking`), or an empty_failure when nothing is left:
+    one naming the reasoning when there was some, else `stopped` (why the model stopped)."""
+    answer = without_thinking(text)
+    if not answer.strip():
+        raise empty_failure(provider, model, "only its reasoning" if text.strip() else stopped)
+    return answer
+
+
 def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
     return ModelError(
         f"{provider} model {model!r} hit the output limit (max_tokens={max_tokens}) and its answer is "
@@ -480,7 +489,7 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Model", "address", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
+    "DEFAULT_TIMEOUT", "Model", "address", "answer_of", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
     "error_reply", "header_secrets", "load_sdk", "no_socks", "redirect_base", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "socks_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
     "without_thinking",
 ]
