@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lamar.cli.pairs import one_value_each
@@ -91,15 +91,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     scope = parse_pairs(args.scope, "--scope")
-    lam = open_engine(args)
-    try:
-        lessons = lam.experiences(status=args.status, verdict=args.verdict, scope=scope or None)
-        rows = [(exp, lam.evidence(exp.id)) for exp in lessons]
-        unknown = unknown_keys(lam, scope) if not rows else ""
-    finally:
-        lam.close()
+    rows, unknown = lesson_rows(args, scope, lambda lam: lam.experiences(status=args.status, verdict=args.verdict,
+                                                                           scope=scope or None))
     if args.json:
-        dump_json([{**exp.to_dict(), "evidence": ev.to_dict()} for exp, ev in rows])
+        dump_lessons(rows)
         return 0
     if not rows:
         print("no lessons match" + unknown if (scope or args.status or args.verdict)
@@ -107,6 +102,23 @@ def cmd_ls(args: argparse.Namespace) -> int:
         return 0
     print_lessons(rows, args.width)
     return 0
+
+
+def lesson_rows(args: argparse.Namespace, scope: Mapping[str, str], pick: Callable[[Lamar], list[Experience]]
+                ) -> tuple[list[tuple[Experience, Evidence]], str]:
+    """The lessons `pick` chooses in the store `args` names, each with its evidence, and, when there
+    are none, what `unknown_keys` says of `scope` (`lamar ls` and `lamar search`)."""
+    lam = open_engine(args)
+    try:
+        rows = [(exp, lam.evidence(exp.id)) for exp in pick(lam)]
+        return rows, unknown_keys(lam, scope) if not rows else ""
+    finally:
+        lam.close()
+
+
+def dump_lessons(rows: Sequence[tuple[Experience, Evidence]]) -> None:
+    """The JSON of `lamar ls --json` (and `lamar search --json`): each lesson with its evidence."""
+    dump_json([{**exp.to_dict(), "evidence": ev.to_dict()} for exp, ev in rows])
 
 
 def print_lessons(rows: Sequence[tuple[Experience, Evidence]], width: int) -> None:

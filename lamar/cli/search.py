@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lamar.cli.observe import parse_pairs, print_lessons, unknown_keys
-from lamar.cli.render import dump_json
-from lamar.cli.session import UsageError, open_engine
+from lamar.cli.observe import dump_lessons, lesson_rows, parse_pairs, print_lessons
+from lamar.cli.session import UsageError
 from lamar.search import matching
 
 
@@ -25,15 +24,10 @@ def words_of(text: str) -> list[str]:
 def cmd_search(args: argparse.Namespace) -> int:
     words = words_of(" ".join(args.text))
     scope = parse_pairs(args.scope, "--scope")
-    lam = open_engine(args)
-    try:
-        lessons = matching(lam.experiences(status=args.status, scope=scope or None), words)
-        rows = [(exp, lam.evidence(exp.id)) for exp in lessons]
-        unknown = unknown_keys(lam, scope) if not rows else ""
-    finally:
-        lam.close()
+    rows, unknown = lesson_rows(args, scope, lambda lam: matching(lam.experiences(status=args.status,
+                                                                                  scope=scope or None), words))
     if args.json:
-        dump_json([{**exp.to_dict(), "evidence": ev.to_dict()} for exp, ev in rows])
+        dump_lessons(rows)
     elif rows:
         print_lessons(rows, args.width)
     else:
