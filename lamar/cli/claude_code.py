@@ -7,6 +7,7 @@ import os
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
@@ -100,6 +101,18 @@ def _settings_file(args: argparse.Namespace) -> Any:
         raise _usage(str(exc)) from None
 
 
+def _write(settings: Any, path: Any, change: Callable[[], list[str]], unchanged: str) -> None:
+    """Make `change` to the settings file `path` and print each line it returns, else `unchanged`."""
+    try:
+        changes = change()
+    except settings.SettingsError as exc:
+        raise _usage(str(exc)) from None
+    for line in changes:
+        print(f"{path}: {line}")
+    if not changes:
+        print(f"{path}: {unchanged}")
+
+
 def cmd_install(args: argparse.Namespace) -> int:
     settings = _integration()
     from lamar_claude_code.state import create_private
@@ -108,14 +121,8 @@ def cmd_install(args: argparse.Namespace) -> int:
     location = store_location(args)
     path = _settings_file(args)
     create_private(location)  # now, so the first hook finds it; readable by its owner only
-    try:
-        changes = settings.install(path, settings.hook_command(explicit))
-    except settings.SettingsError as exc:
-        raise _usage(str(exc)) from None
-    for line in changes:
-        print(f"{path}: {line}")
-    if not changes:
-        print(f"{path}: nothing to change, Lamar's hooks are installed")
+    _write(settings, path, lambda: settings.install(path, settings.hook_command(explicit)),
+           "nothing to change, Lamar's hooks are installed")
     if path.name == settings.FILES["local"]:
         done = settings.keep_out_of_git(path)
         if done:
@@ -200,14 +207,7 @@ def _holds_lessons(location: str) -> bool:
 def cmd_uninstall(args: argparse.Namespace) -> int:
     settings = _integration()
     path = _settings_file(args)
-    try:
-        changes = settings.uninstall(path)
-    except settings.SettingsError as exc:
-        raise _usage(str(exc)) from None
-    for line in changes:
-        print(f"{path}: {line}")
-    if not changes:
-        print(f"{path}: no Lamar hooks to remove")
+    _write(settings, path, lambda: settings.uninstall(path), "no Lamar hooks to remove")
     return 0
 
 
