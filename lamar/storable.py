@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from lamar._errors import a_or_an
@@ -68,19 +68,21 @@ def storable_problem(value: Any, depth: int = 0) -> str | None:
     return f"holds {a_or_an(type(value).__name__)}, which is not JSON (use strings, numbers, lists and dicts)"
 
 
-def storable_copy(value: Any) -> Any:
+def storable_copy(value: Any, text: Callable[[str], str] | None = None) -> Any:
     """A copy of a storable value that shares no mapping or list with it (tuples become lists, as
-    JSON reads them back).
+    JSON reads them back), with `text` applied to every string in it but the keys when given.
 
     >>> original = {"traces": ["t1"]}
     >>> copied = storable_copy(original)
-    >>> original["traces"].append("t2"); copied
-    {'traces': ['t1']}
+    >>> original["traces"].append("t2"); copied, storable_copy(original, str.upper)
+    ({'traces': ['t1']}, {'traces': ['T1', 'T2']})
     """
+    if text is not None and isinstance(value, str):
+        return text(value)
     if isinstance(value, Mapping):
-        return {key: storable_copy(item) for key, item in value.items()}
+        return {key: storable_copy(item, text) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [storable_copy(item) for item in value]
+        return [storable_copy(item, text) for item in value]
     return value
 
 

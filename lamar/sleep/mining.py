@@ -19,7 +19,7 @@ from lamar.sleep.options import check_model
 from lamar.sleep.proposals import Dropped, Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, LessonWords, normalize
 from lamar.sleep.traces import Trace, TraceSource, load_traces
-from lamar.storable import storable_problem, whole_number
+from lamar.storable import storable_copy, storable_problem, whole_number
 
 if TYPE_CHECKING:
     from lamar.sleep.view import SleepView
@@ -232,17 +232,7 @@ def _candidate(lesson: ParsedLesson, support: Sequence[Trace], model_name: str, 
 def _scrubbed_drop(dropped: Dropped, scrub: Any) -> Dropped:
     """The report is shown and stored: keep secrets the model echoed out of it, and those a reason
     quotes (a context value of a trace, an id the model made up)."""
-    return Dropped(_scrub_value(dropped.item, scrub), scrub(dropped.reason)[0])
-
-
-def _scrub_value(value: Any, scrub: Any) -> Any:
-    if isinstance(value, str):
-        return scrub(value)[0]
-    if isinstance(value, Mapping):
-        return {k: _scrub_value(v, scrub) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_scrub_value(v, scrub) for v in value]
-    return value
+    return Dropped(storable_copy(dropped.item, lambda text: scrub(text)[0]), scrub(dropped.reason)[0])
 
 
 def _lined_secret(lesson: ParsedLesson) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from lamar._errors import InvalidArgument, InvalidTrace
-from lamar.storable import whole_number
+from lamar.storable import storable_copy, whole_number
 
 MAX_FIELD_CHARS = 4_000
 """Characters kept of each text in a trace; mining shows at most the first 1 500 of one."""
@@ -106,17 +106,7 @@ def _texts(data: Mapping[str, Any], clip: Callable[[str], str]) -> dict[str, Any
     return {**data, "context": {key: clip(value) for key, value in data["context"].items()},
             "input": clip(data["input"]), "output": clip(data["output"]),
             **{name: [clip(item) for item in data[name]] for name in _LISTS},
-            "metadata": _nested(data["metadata"], clip)}
-
-
-def _nested(value: Any, clip: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return clip(value)
-    if isinstance(value, Mapping):
-        return {key: _nested(item, clip) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nested(item, clip) for item in value]
-    return value
+            "metadata": storable_copy(data["metadata"], clip)}
 
 
 def _size(value: Any) -> int:
