@@ -15,6 +15,7 @@ from lamar.gym.family import DrawnWorld
 from lamar.gym.peers import peer_class
 from lamar.gym.policies import LamarPolicy, make_policy
 from lamar.gym.runner import run_jobs
+from lamar.gym.world import lessons_by_task
 from lamar.policy.verdicts import Verdict
 
 Row = dict[str, Any]
@@ -91,10 +92,7 @@ class Slate:
 
     def __init__(self, world: DrawnWorld) -> None:
         self.world = world
-        self.by_task: dict[int, list[int]] = {}
-        for lesson in world.lessons:
-            if lesson.kind != "split":
-                self.by_task.setdefault(lesson.task, []).append(lesson.index)
+        self.by_task = lessons_by_task(lesson for lesson in world.lessons if lesson.kind != "split")
         self.times: dict[int, list[int]] = {task: [] for task in self.by_task}  # each task's episodes
         self.hits: dict[int, list[bool]] = {i: [] for ids in self.by_task.values() for i in ids}
         self.best: dict[int, list[bool]] = {i: [] for i in self.hits}

@@ -8,7 +8,7 @@ import random
 from typing import Any, ClassVar
 
 from lamar.gym.policies import GymPolicy
-from lamar.gym.world import World
+from lamar.gym.world import World, lessons_by_task
 from lamar.signals import Signal
 
 
@@ -43,9 +43,7 @@ class VowpalPolicy(GymPolicy):
         super().__init__(world, k, seed)
         vw = _require("vowpalwabbit")
         self._vw = vw.Workspace(f"--ccb_explore_adf --interactions sa --quiet --random_seed {seed} {self.options}")
-        self._by_task: dict[int, list[int]] = {}
-        for lesson in world.lessons:
-            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self._by_task = lessons_by_task(world.lessons)
 
     def _lines(self, t: int, task: int) -> list[str]:
         shared = " ".join(f"{key}={value}" for key, value in self.world.context(t, task).items())
@@ -80,9 +78,7 @@ class RiverPolicy(GymPolicy):
 
     def __init__(self, world: World, k: int, seed: int) -> None:
         super().__init__(world, k, seed)
-        self._by_task: dict[int, list[int]] = {}
-        for lesson in world.lessons:
-            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self._by_task = lessons_by_task(world.lessons)
         self._bandits = {task: self.make(random.Random(f"{seed}:{task}").getrandbits(31))
                          for task in self._by_task}
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from lamar.engine import Lamar
 from lamar.experience import Experience, Scope
 from lamar.gym.retrieval import BM25, context_query
-from lamar.gym.world import TASKS, World, context_of
+from lamar.gym.world import TASKS, World, context_of, lessons_by_task
 from lamar.policy import Evidence
 from lamar.signals import Signal
 
@@ -188,9 +188,7 @@ class Oracle(GymPolicy):
 
     def __init__(self, world: World, k: int, seed: int) -> None:
         super().__init__(world, k, seed)
-        self._by_task: dict[int, list[int]] = {}
-        for lesson in world.lessons:
-            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self._by_task = lessons_by_task(world.lessons)
 
     def choose(self, t: int, task: int) -> tuple[list[int], list[int]]:
         world, rng = self.world, self._rng

@@ -9,7 +9,7 @@ from typing import Any
 from lamar.gym.config import GymConfig
 from lamar.gym.policies import LamarPolicy
 from lamar.gym.recorder import GRACE, needed_randomized
-from lamar.gym.world import LANGUAGES, Kind, World
+from lamar.gym.world import LANGUAGES, Kind, World, lessons_by_task
 from lamar.policy import Evidence, Verdict
 from lamar.policy.alpha import lesson_alpha
 
@@ -31,9 +31,7 @@ class VerdictTracker:
         self.fossil_task_episodes = 0
         self.fossil_withdrawn: int | None = None  # fossil-task episodes after the flip
         self.fossil_harms: int | None = None
-        self._by_task: dict[int, list[int]] = {}
-        for lesson in world.lessons:
-            self._by_task.setdefault(lesson.task, []).append(lesson.index)
+        self._by_task = lessons_by_task(world.lessons)
         self.wrong_reads = 0  # (report, lesson) reads whose verdict contradicted the truth then
         self.wrong_lessons: set[int] = set()
         self.wrong_kinds: dict[str, int] = {}

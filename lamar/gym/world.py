@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import random
+from collections.abc import Iterable
+from typing import Any
 
 from lamar.signals import Signal
 
@@ -205,6 +207,18 @@ class World:
         REASKED (a third each); the kind is the world's coin, not the policy's.
         """
         return signal_of(self.coins[t] < self.success_probability(t, injected), self.signal_coins[t])
+
+
+def lessons_by_task(lessons: Iterable[Any]) -> dict[int, list[int]]:
+    """The indexes of `lessons` (a gym world's or a drawn world's) grouped by task, in their order.
+
+    >>> lessons_by_task(World(seed=3, episodes=10).lessons)[0]
+    [0, 1, 2, 3, 4, 5]
+    """
+    out: dict[int, list[int]] = {}
+    for lesson in lessons:
+        out.setdefault(lesson.task, []).append(lesson.index)
+    return out
 
 
 def signal_of(success: bool, v: float) -> Signal:
