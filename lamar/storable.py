@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
@@ -10,6 +11,7 @@ from lamar._errors import a_or_an
 
 MAX_DEPTH = 64
 MAX_TIME = 32_503_680_000.0  # the year 3000: a later "time" is a unit mistake (ms, us, ns)
+_LONE = re.compile("[\ud800-\udfff]")  # once json.loads has joined the pairs, only lone halves are left
 
 
 def text_problem(text: str) -> str | None:
@@ -21,6 +23,22 @@ def text_problem(text: str) -> str | None:
     except UnicodeEncodeError:
         return "holds a lone surrogate (not valid Unicode, so not valid UTF-8): decode the text properly"
     return None
+
+
+def without_lone_surrogates(value: Any) -> Any:
+    """`value` (JSON as `json.loads` returns it) with every lone surrogate in its strings, keys
+    included, replaced by U+FFFD: JSON may spell one ("\\udc00"), which UTF-8 cannot hold.
+
+    >>> without_lone_surrogates({"s\\udc00": ["caf\\udce9", 1]})
+    {'s\ufffd': ['caf\ufffd', 1]}
+    """
+    if isinstance(value, str):
+        return _LONE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {without_lone_surrogates(key): without_lone_surrogates(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [without_lone_surrogates(item) for item in value]
+    return value
 
 
 def storable_problem(value: Any, depth: int = 0) -> str | None:
@@ -125,4 +143,4 @@ def time_problem(value: Any) -> str | None:
 
 
 __all__ = ["MAX_TIME", "finite_number", "storable_copy", "storable_problem", "text_problem", "time_problem",
-           "whole_number"]
+           "whole_number", "without_lone_surrogates"]

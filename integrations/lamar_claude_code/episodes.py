@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
 from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
@@ -22,7 +23,6 @@ from lamar_claude_code.state import (
     note_episode,
     read_note,
     recall_note,
-    writable,
     write_atomically,
 )
 
@@ -100,7 +100,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
     event = payload.get("hook_event_name")
     if event not in EVENTS:
         return ""
-    payload = writable(payload)  # before anything is stored: the store and the state both hold it, or neither
+    payload = without_lone_surrogates(payload)  # before anything is stored: store and state both hold it, or neither
     session = _text(payload, "session_id")
     cwd = _text(payload, "cwd")
     if len(cwd) > MAX_PATH:  # never resolved: see MAX_PATH

@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,24 +37,6 @@ def sidecar(store: str, suffix: str) -> Path:
 
 def empty_state() -> dict[str, Any]:
     return {"version": STATE_VERSION, "sessions": {}, "episodes": {}, "repos": {}, "last": {}}
-
-
-def writable(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD.
-
-    JSON may spell a lone surrogate ("\\udc00"), which UTF-8 cannot hold: left in an event, it
-    fails the state's write after the store has kept the episode, which is then never tracked.
-    """
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {writable(key): writable(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [writable(item) for item in value]
-    return value
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 _NUMBER = (int, float)

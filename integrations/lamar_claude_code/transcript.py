@@ -14,8 +14,8 @@ from lamar import InvalidTrace, StoreError
 from lamar.safety.secrets import REACH
 from lamar.sleep.trace_limits import MAX_FIELD_CHARS, clip_text
 from lamar.sleep.traces import Trace, TraceWriter
+from lamar.storable import without_lone_surrogates
 from lamar_claude_code.outcomes import prompt_key
-from lamar_claude_code.state import writable
 
 _CALL_CHARS = 300  # of a tool call's input kept in `attempted`
 TRACE_WAIT = 0.5  # seconds a hook waits for another process's lock on the traces file
@@ -151,7 +151,7 @@ def _entry(raw: bytes) -> Mapping[str, Any] | None:
     except (ValueError, RecursionError):
         return None  # a torn line, or one nested past reason
     # Text cut between the halves of an emoji is a lone surrogate, which no trace file holds.
-    return writable(entry) if isinstance(entry, Mapping) else None
+    return without_lone_surrogates(entry) if isinstance(entry, Mapping) else None
 
 
 def _user_text(content: Any) -> str | None:

@@ -13,7 +13,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-_LONE = re.compile(r"[\ud800-\udfff]")  # once json.loads has joined the pairs, only lone halves are left
+from lamar.storable import without_lone_surrogates
 
 
 class _Readable:
@@ -67,21 +67,10 @@ def _read_again(error: ValidationError) -> SessionMessage | ValidationError:
     if not isinstance(line, str) or not re.search(r"\\u[dD][89a-fA-F]", line):
         return error  # not a lone surrogate: the SDK's own handling stands
     try:
-        message = jsonrpc_message_adapter.validate_python(_whole(json.loads(line)), by_name=False)
+        message = jsonrpc_message_adapter.validate_python(without_lone_surrogates(json.loads(line)), by_name=False)
     except (ValueError, ValidationError):
         return error
     return SessionMessage(message)
-
-
-def _whole(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys included) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _LONE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_whole(k): _whole(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole(v) for v in value]
-    return value
 
 
 __all__ = ["readable"]
