@@ -18,6 +18,11 @@ RETIRED = frozenset({
     "doubt_holdout", "drop_threshold", "drop_drift", "harm_exposure", "harm_retest", "harm_budget",
 })
 
+# Knobs that say when an engine settles pending episodes, not how an outcome folds (a settled
+# episode is an outcome event like any other): engines that differ only in these read one
+# another's saved state and PostgreSQL rows instead of folding the log again.
+SETTLING = ("pending_after", "pending_outcome")
+
 
 def without_retired(tuning: Mapping[str, Any], *, warn: bool = True) -> dict[str, Any]:
     """`tuning` without the retired knobs, each named in a DeprecationWarning (when `warn`)."""

@@ -38,9 +38,17 @@ def _digest(data: bytes) -> str:
 
 
 def tuning_of(policy: Policy) -> dict[str, Any]:
-    """The policy's tuning as it reads back from JSON (a state folded under other tuning differs)."""
-    loaded: dict[str, Any] = json.loads(json.dumps(dataclasses.asdict(policy), default=str))
-    return loaded
+    """The policy's tuning that the fold depends on, as it reads back from JSON (a state folded
+    under other tuning differs); the settling knobs (`SETTLING`) are left out."""
+    return fold_tuning(json.loads(json.dumps(dataclasses.asdict(policy), default=str)))
+
+
+def fold_tuning(tuning: dict[str, Any]) -> dict[str, Any]:
+    """`tuning` (a policy as JSON) without the knobs the fold does not read: a state or rows
+    folded by an engine with `pending_after` serve one without it, such as the `lamar` command."""
+    from lamar.policy.config import SETTLING
+
+    return {name: value for name, value in tuning.items() if name not in SETTLING}
 
 
 def kept_episodes(cache: FoldCache) -> list[EpisodeRecord]:
@@ -80,11 +88,12 @@ def read_state(text: str, policy: Policy) -> dict[str, Any]:
         raise TypeError("the saved state is not an object")
     if payload.get("version") != STATE_VERSION:
         raise ValueError(f"the saved state has version {payload.get('version')!r}, not {STATE_VERSION}")
-    if payload.get("policy") != tuning_of(policy):
+    saved = payload.get("policy")
+    if not isinstance(saved, dict) or fold_tuning(saved) != tuning_of(policy):
         raise ValueError("the saved state was folded under other tuning")
     if not isinstance(payload.get("seq"), int) or not isinstance(payload.get("last"), str):
         raise TypeError("the saved state has no seq or fingerprint")
     return payload
 
 
-__all__ = ["STATE_VERSION", "fingerprint", "read_state", "state_text", "tuning_of"]
+__all__ = ["STATE_VERSION", "fingerprint", "fold_tuning", "read_state", "state_text", "tuning_of"]

@@ -197,3 +197,23 @@ def test_resuming_and_refolding_run_no_cycle_collection(tmp_path: Path, monkeypa
     # At most the one collection of all that was built, as the collector resumes on the way out.
     assert collections.count(("resume", 0)) <= 1 and collections.count(("refold", 0)) <= 1
     assert len(collections) <= 2, collections
+
+
+@pytest.mark.parametrize("suffix", SUFFIXES)
+def test_a_state_saved_with_other_settling_knobs_is_resumed(tmp_path: Path, suffix: str) -> None:
+    """`pending_after` and `pending_outcome` say when episodes are settled, not how they fold: an
+    agent with them and the `lamar` command without them read each other's state, rather than
+    each folding the whole log again whenever the other one saved."""
+    location = str(tmp_path / f"s.{suffix}")
+    agent = Lamar(location, k=2, seed=3, pending_after=3600.0, pending_outcome=Signal.ACCEPTED)
+    ids = [agent.add(Experience(f"case {i}", f"do {i}", scope=Scope(task=f"t{i % 2}"))) for i in range(5)]
+    for n in range(80):
+        agent.report(agent.recall({"task": f"t{n % 2}"}).episode_id, Signal.SHIPPED if n % 3 else Signal.REVERTED)
+    agent.close()
+    assert ids and Lamar(location).store.load_state() is not None
+    lam = Lamar(location, k=2, seed=1)  # as the CLI opens it: no settling knobs
+    assert folded(lam).cache.partial  # resumed from the agent's state
+    _same(lam, _replayed(location))
+    lam.close()
+    again = Lamar(location, k=2, seed=1, pending_after=60.0)
+    assert folded(again).cache.partial

@@ -11,14 +11,13 @@ from typing import Any
 
 from lamar._errors import CorruptStore, LamarError
 from lamar.experience import Experience
-from lamar.policy.config import Policy
+from lamar.policy.config import SETTLING, Policy
 from lamar.policy.lesson import LessonState
 from lamar.store.base import Event
 from lamar.store.postgres import row_text
 from lamar.store.postgres.batch import FoldInputs
 from lamar.store.postgres.locks import ERASING
 
-_UNFOLDED_POLICY = ("pending_after", "pending_outcome")  # not used by the fold (and not plain JSON)
 # A first report of an episode this store wrote folds the rows as its recall read them, when that
 # read is at most _FRESH seconds old (`recalled_inputs`): see LessonRows._report for when it does.
 _FRESH = 10.0
@@ -162,7 +161,7 @@ class KnownRows:
         folded them (knobs this Policy does not have): their states are not read, and the next
         engine that reads them builds them again from the log."""
         if tuning not in self._policies:
-            fields = {k: v for k, v in json.loads(tuning).items() if k not in _UNFOLDED_POLICY and k != ERASING}
+            fields = {k: v for k, v in json.loads(tuning).items() if k not in SETTLING and k != ERASING}
             try:
                 self._policies[tuning] = Policy(**fields)
             except TypeError:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar._errors import StoreError
 from lamar.experience import Status
+from lamar.policy.config import SETTLING
 from lamar.policy.lesson import LessonState
 from lamar.store.base import Event, in_rows_order
 from lamar.store.postgres import row_text
@@ -209,12 +210,13 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
 @functools.lru_cache(maxsize=16)
 def built_as(folded: str | None) -> tuple[str | None, float | None]:
     """The rows' `folded` text as (the tuning they were built under, when the oldest erase their
-    build found pending was stored, or None); one parse per text, and none for a text without it."""
-    if folded is None or f'"{ERASING}":' not in folded:
-        return folded, None
-    tuning = json.loads(folded)
-    erasing = tuning.pop(ERASING)
-    return json.dumps(tuning, sort_keys=True), float(erasing)
+    build found pending was stored, or None); one parse per text. The settling knobs, which rows
+    built before they were left out still name, are dropped: the fold does not read them."""
+    if folded is None:
+        return None, None
+    tuning = {name: value for name, value in json.loads(folded).items() if name not in SETTLING}
+    erasing = tuning.pop(ERASING, None)
+    return json.dumps(tuning, sort_keys=True), None if erasing is None else float(erasing)
 
 
 def places(db: Connections) -> dict[str, int]:

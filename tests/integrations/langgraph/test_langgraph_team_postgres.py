@@ -1,0 +1,104 @@
+"""A team's LangGraph agents and the `lamar` command on one PostgreSQL store, as docs/langgraph.md
+and docs/postgres.md set them up: what one of them runs must not cost the others a rebuild."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from lamar import Experience, Lamar, Scope
+from lamar.store.postgres import locks
+from lamar_langgraph import LamarState, recall_node, report_node
+from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
+
+
+class State(MessagesState, LamarState):
+    pass
+
+
+@pytest.fixture
+def team_url(postgres_url: str) -> Iterator[str]:
+    namespace = unique_namespace("team")
+    yield namespace_url(postgres_url, namespace, lamar_fold="on")
+    drop_namespaces(postgres_url, namespace)
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tunings the namespace's rows are built under from the log (each build reads and folds
+    every event, holding the namespace's writes back), in order."""
+    seen: list[str] = []
+    build = locks.build
+
+    def counted(db: Any, tuning: str, folder: Any, *, force: bool = False) -> None:
+        seen.append(tuning)
+        build(db, tuning, folder, force=force)
+
+    monkeypatch.setattr(locks, "build", counted)
+    return seen
+
+
+def _agent(lam: Lamar) -> Any:
+    def agent(state: State) -> dict[str, Any]:
+        return {"messages": [AIMessage("Cleared DerivedData; the build passes.")]}
+
+    def judge(state: State) -> dict[str, Any]:
+        return {"lamar_outcome": "shipped"}
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("agent", agent)
+    graph.add_node("judge", judge)
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "agent")
+    graph.add_edge("agent", "judge")
+    graph.add_edge("judge", "report")
+    graph.add_edge("report", END)
+    return graph.compile(checkpointer=InMemorySaver())
+
+
+def _turns(app: Any, who: str, n: int) -> None:
+    for i in range(n):
+        state = app.invoke({"messages": [HumanMessage(f"the build broke ({who} {i})")],
+                            "lamar_context": {"project": "trace", "dev": who}},
+                           {"configurable": {"thread_id": f"{who}-{i}"}})
+        assert state["lamar_reported"] == state["lamar_episode_id"]
+
+
+def _cli(*argv: str) -> str:
+    from lamar.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+def test_agents_that_settle_pending_episodes_and_the_cli_share_the_rows(team_url: str, builds: list[str]) -> None:
+    """docs/langgraph.md's `pending_after` on the agents, none on a teammate's agent or on the
+    `lamar` command: the settling knobs are not the fold's tuning, so nobody builds the rows again
+    (each build folds the whole log, exclusively: 82 s for 10^6 episodes)."""
+    ana = Lamar(team_url, k=2, pending_after=3600.0)
+    ana.add(Experience("the Xcode build fails after a dependency bump", "clear DerivedData before rebuilding",
+                       scope=Scope(project="trace")))
+    _turns(_agent(ana), "ana", 3)
+    first = len(builds)  # a new namespace's rows are built once, by its first engine
+    bo = Lamar(team_url, k=2)
+    _turns(_agent(bo), "bo", 3)
+    assert "dependency bump" in _cli("--store", team_url, "ls")
+    assert "6 reported" in _cli("--store", team_url, "stats")
+    _turns(_agent(ana), "ana-again", 2)
+    settling = Lamar(team_url, k=2, pending_after=60.0, pending_outcome="accepted")
+    _turns(_agent(settling), "cy", 2)
+    assert builds[first:] == []
+    for lam in (ana, bo, settling):
+        lam.close()
+
