@@ -9,6 +9,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lamar._errors import InvalidArgument, StoreError, UnknownExperience, echoed
 from lamar.engine import Lamar
@@ -270,9 +271,29 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
 
 
 def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:
-    """The engine over the command's store (see `open_raw`)."""
+    """The engine over the command's store (see `open_raw`), tuned as its lesson rows were folded."""
     location, hooks = store_source(args)
-    return Lamar(open_raw(location, create=create, hooks=hooks))
+    store = open_raw(location, create=create, hooks=hooks)
+    return Lamar(store, **rows_tuning(store))
+
+
+def rows_tuning(store: Store) -> dict[str, Any]:
+    """The tuning a PostgreSQL namespace's rows were folded under (its agents'), {} for a store
+    that keeps no rows. Under the defaults a command would build every row again from the log,
+    exclusively, and the agents' next call would build them back under theirs."""
+    import dataclasses
+    import json
+
+    from lamar.policy.config import Policy
+    from lamar.store.base import folded_rows
+
+    rows = folded_rows(store)
+    text = rows.lessons([]).tuning if rows is not None else None
+    if text is None:
+        return {}  # no rows yet, or stale: whoever reads them next builds them
+    tuning: dict[str, Any] = json.loads(text)
+    # Rows another design of the decision core folded (knobs this Policy lacks) are built again.
+    return tuning if set(tuning) <= {field.name for field in dataclasses.fields(Policy)} else {}
 
 
 def store_bytes(location: str) -> int | None:

@@ -102,3 +102,23 @@ def test_agents_that_settle_pending_episodes_and_the_cli_share_the_rows(team_url
     for lam in (ana, bo, settling):
         lam.close()
 
+
+def test_the_cli_reads_a_tuned_teams_rows_without_building_them_again(team_url: str, builds: list[str]) -> None:
+    """Agents tuned as the quickstart tunes its demo (`holdout=0.2`): `lamar` commands judge with
+    the tuning the rows were folded under, so a look at the store does not build them again under
+    the defaults (and the agents' next call does not build them back)."""
+    ana = Lamar(team_url, k=2, holdout=0.2)
+    exp_id = ana.add(Experience("the Xcode build fails after a dependency bump", "clear DerivedData before rebuilding",
+                                scope=Scope(project="trace")))
+    _turns(_agent(ana), "ana", 4)
+    first = len(builds)
+    assert "dependency bump" in _cli("--store", team_url, "ls")
+    assert "4 reported" in _cli("--store", team_url, "stats")
+    assert exp_id in _cli("--store", team_url, "show", exp_id)
+    episode = ana.recall({"project": "trace"}).episode_id
+    assert "reported" in _cli("--store", team_url, "report", episode, "shipped")
+    _turns(_agent(ana), "ana-again", 2)
+    assert builds[first:] == []
+    assert ana.stats()["reports"] == 7
+    ana.close()
+
