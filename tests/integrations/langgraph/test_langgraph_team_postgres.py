@@ -122,3 +122,22 @@ def test_the_cli_reads_a_tuned_teams_rows_without_building_them_again(team_url: 
     assert ana.stats()["reports"] == 7
     ana.close()
 
+
+def test_two_agents_of_other_tunings_are_told_they_build_the_rows_back_and_forth(team_url: str,
+                                                                                  builds: list[str]) -> None:
+    """One developer's agent tuned `holdout=0.2`, a teammate's left at the defaults: each one's
+    call builds the rows again under its own tuning (a fold of the whole log each time), which
+    cost each episode about ten times its time on a shared 3 000-event namespace. The engine that
+    builds over the other's rows says so, naming the knob that differs and what to do."""
+    ana = Lamar(team_url, k=2, holdout=0.2)
+    ana.add(Experience("the Xcode build fails after a dependency bump", "clear DerivedData before rebuilding",
+                       scope=Scope(project="trace")))
+    _turns(_agent(ana), "ana", 2)
+    bo = Lamar(team_url, k=2)
+    with pytest.warns(UserWarning, match=r"other tuning \(holdout 0\.2 there, 0\.04 here\).*same Lamar"):
+        _turns(_agent(bo), "bo", 1)
+    with pytest.warns(UserWarning, match=r"holdout 0\.04 there, 0\.2 here"):
+        _turns(_agent(ana), "ana-again", 1)
+    assert len(builds) >= 3  # the first build, then one each way
+    for lam in (ana, bo):
+        lam.close()
