@@ -141,3 +141,32 @@ def test_two_agents_of_other_tunings_are_told_they_build_the_rows_back_and_forth
     assert len(builds) >= 3  # the first build, then one each way
     for lam in (ana, bo):
         lam.close()
+
+
+def test_a_second_resume_after_the_first_finished_returns_the_first_answer(team_url: str) -> None:
+    """docs/langgraph.md: two teammates answer one review, one after the other. The later resume
+    finds no interrupt, runs no node and raises nothing: its state holds the first answer."""
+    from langgraph.types import Command, interrupt
+
+    lam = Lamar(team_url, k=2)
+    lam.add(Experience("the build fails", "read the first error", scope=Scope(project="trace")))
+
+    def review(state: State) -> dict[str, Any]:
+        return {"lamar_outcome": interrupt("did it work?")}
+
+    graph = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("review", review)
+    graph.add_node("report", report_node(lam))
+    graph.add_edge(START, "recall")
+    graph.add_edge("recall", "review")
+    graph.add_edge("review", "report")
+    graph.add_edge("report", END)
+    app = graph.compile(checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "review"}}
+    app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": {"project": "trace"}}, config)
+    first = app.invoke(Command(resume="reverted"), config)
+    second = app.invoke(Command(resume="shipped"), config)
+    assert second["lamar_outcome"] == first["lamar_outcome"] == "reverted"
+    assert lam.episode(first["lamar_episode_id"]).signal == "reverted"
+    lam.close()
