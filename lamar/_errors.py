@@ -115,6 +115,13 @@ class UnknownEpisode(LamarError, KeyError):
     no episode 'ep_unknown' in store :memory:: report the episode_id that recall() returned, ...
     """
 
+    # The message's ends, for a caller that words its own advice (the MCP server): the advice it
+    # ends with, and before that the note naming the kind of id the store holds it as (`held_as`,
+    # "lesson": one id passed for the other). Empty where the message has none.
+    advice: str = ""
+    note: str = ""
+    held_as: str | None = None
+
 
 class DuplicateReport(LamarError, ValueError):
     """The episode already has an outcome; pass replace=True to replace it.
@@ -138,6 +145,11 @@ class UnknownExperience(LamarError, KeyError):
     ... except UnknownExperience as exc: print(exc)
     no experience 'exp_unknown' in store :memory:; Lamar.experiences() lists the lesson ids
     """
+
+    # As UnknownEpisode's; `held_as` is "episode" for an episode's id passed as a lesson's.
+    advice: str = ""
+    note: str = ""
+    held_as: str | None = None
 
 
 class StoreError(LamarError, OSError):

@@ -6,11 +6,21 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
-from lamar._errors import InvalidArgument, InvalidExperience, StoreError, echoed
+from lamar._errors import (
+    InvalidArgument,
+    InvalidExperience,
+    StoreError,
+    UnknownEpisode,
+    UnknownExperience,
+    a_or_an,
+    echoed,
+)
 from lamar.storable import finite_number, text_problem, whole_number
 from lamar.store.base import Store
+
+Unknown = TypeVar("Unknown", UnknownEpisode, UnknownExperience)
 
 
 def engine_store(store: Any) -> Any:
@@ -229,21 +239,27 @@ def choice(enum: Any, value: Any, name: str) -> Any:
         raise InvalidArgument(f"{name} must be one of {[m.value for m in enum]}; got {echoed(value)}") from None
 
 
-def unknown(what: str, value: Any, location: str, hint: str = "") -> str:
-    """The message for an id the store has no `what` ("episode", "experience") by, with `hint`
-    after it; when `value` is the Recall or the Experience itself, it names the id to pass instead."""
+def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None = None,
+            held_as: str | None = None) -> Unknown:
+    """The refusal of an id the store has no episode or lesson (`kind`) by, ending with `advice` (for a lesson,
+    how to list the ids when None); `held_as`: the kind of id the store does hold it as, which it names, since a
+    recall hands over both kinds and one is passed for the other. A Recall or an Experience passed is told its id."""
     from lamar.experience import Experience
     from lamar.recall import Recall
 
-    if what == "episode" and isinstance(value, Recall):
-        return f"pass the Recall's episode_id ({echoed(value.episode_id)}), not the Recall itself"
-    if what == "experience" and isinstance(value, Experience):
-        return f"pass the lesson's id ({echoed(value.id)}), not the Experience itself"
-    if what == "experience" and isinstance(value, Recall):
-        return f"pass one of the Recall's lesson ids ({echoed(value.ids)}), not the Recall itself"
-    if what == "experience" and not hint:
-        hint = "; Lamar.experiences() lists the lesson ids"
-    return f"no {what} {echoed(value)} in store {location}{hint}"
+    if kind is UnknownEpisode and isinstance(value, Recall):
+        return kind(f"pass the Recall's episode_id ({echoed(value.episode_id)}), not the Recall itself")
+    if kind is UnknownExperience and isinstance(value, Experience):
+        return kind(f"pass the lesson's id ({echoed(value.id)}), not the Experience itself")
+    if kind is UnknownExperience and isinstance(value, Recall):
+        return kind(f"pass one of the Recall's lesson ids ({echoed(value.ids)}), not the Recall itself")
+    what, noun = ("episode", "episode") if kind is UnknownEpisode else ("experience", "lesson")
+    if advice is None:
+        advice = "; Lamar.experiences() lists the lesson ids" if noun == "lesson" else ""
+    note = f" (that is {a_or_an(held_as)} id, not {a_or_an(noun)} id)" if held_as else ""
+    refusal = kind(f"no {what} {echoed(value)} in store {location}{note}{advice}")
+    refusal.advice, refusal.note, refusal.held_as = advice, note, held_as
+    return refusal
 
 
 __all__ = ["MAX_SLOTS", "candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",

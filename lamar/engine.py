@@ -11,7 +11,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Self, Unpack
 
 from lamar import arguments, listing
-from lamar._errors import UnknownExperience
 from lamar.experience import Experience, Status, check_context
 from lamar.policy.choose import choose
 from lamar.policy.config import Policy, Tuning
@@ -21,7 +20,7 @@ from lamar.signals import Signal, to_reward
 from lamar.state.episode import EpisodeRecord
 from lamar.state.erasure import Erasure, erase
 from lamar.state.follower import rewritable
-from lamar.state.holder import add_lesson, open_state, report_outcome
+from lamar.state.holder import add_lesson, open_state, report_outcome, unknown_lesson
 from lamar.state.pending import PendingEpisode, expire, pending, settle
 from lamar.store.base import Event, RewritableStore, RowsView, Store
 
@@ -95,7 +94,7 @@ class Lamar:
         """The lesson's current state and the Bonferroni divisor."""
         view = self._holder.lessons([exp_id] if isinstance(exp_id, str) else [])
         if not view.states:
-            raise UnknownExperience(arguments.unknown("experience", exp_id, self.store.location))
+            raise unknown_lesson(self._log, exp_id, self.store.location)
         return view.states[0], view.active
 
     def experiences(self, status: Status | str | None = None, *, verdict: Verdict | str | None = None,

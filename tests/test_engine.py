@@ -223,6 +223,28 @@ def test_a_lesson_id_reported_as_an_episode_is_named_as_such(tmp_path: Path, nam
     lam.close()
 
 
+@pytest.mark.parametrize("name", [":memory:", "lessons.json", "lessons.db"])
+def test_an_episode_id_given_as_a_lesson_id_is_named_as_such_by_the_store(tmp_path: Path, name: str) -> None:
+    # The other way round: judged from the store, not from the id's form, and carried as fields
+    # (held_as, note, advice) for a caller that words its own advice.
+    lam = Lamar(name if name == ":memory:" else str(tmp_path / name))
+    lam.add(Experience("a lint error", "run the formatter first"))
+    episode = lam.recall({}).episode_id
+    for call in (lam.get, lam.evidence, lambda i: lam.edit(i, action="rerun it"), lambda i: lam.retire(i, "x")):
+        with pytest.raises(UnknownExperience) as info:
+            call(episode)
+        assert str(info.value) == (f"no experience '{episode}' in store {lam.store.location} (that is an episode id, "
+                                   "not a lesson id); Lamar.experiences() lists the lesson ids")
+        assert info.value.held_as == "episode" and str(info.value).endswith(info.value.note + info.value.advice)
+    with pytest.raises(UnknownExperience) as info:
+        lam.get("ep_0000000000000000")  # the form of an episode id, but no episode
+    assert "that is" not in str(info.value) and info.value.held_as is None and info.value.note == ""
+    with pytest.raises(UnknownEpisode) as report:
+        lam.report(lam.add(Experience("a flaky test", "rerun it once")), Signal.SHIPPED)
+    assert report.value.held_as == "lesson" and report.value.advice.startswith(": report the episode_id")
+    lam.close()
+
+
 def test_unknown_experience_ids() -> None:
     lam = Lamar(":memory:")
     for call in (lam.get, lam.evidence, lam.retire):

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from lamar import Lamar
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
-_ENGINE_HINT = "; Lamar.experiences() lists the lesson ids"  # lamar.arguments.unknown's advice for an experience
-_EPISODE_HINT = ": report the episode_id that recall() returned"  # then the API's options
 _COMMAND_HINT = "; `lamar ls` lists the ids"  # whatif's advice for an unknown lesson
 _REPLACE_HINT = "; pass replace=True to replace that outcome"  # an outcome a person may still replace
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
@@ -50,18 +48,19 @@ def guarded(call: Any, store: object) -> Any:
         raise ToolError(f"{said.removesuffix(_REPLACE_HINT)}; an episode is reported once and the first report "
                         "stands (a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownEpisode as exc:
-        # The engine's advice names the Python API's options; the id and the store before it stay whole,
-        # and so does its note that the id is a lesson's.
-        said, marker, _ = str(exc.args[0]).rpartition(_EPISODE_HINT)
-        said = said if marker else str(exc.args[0])
+        # The engine's advice names the Python API's options: the message before it (the id, the store,
+        # and its note that the id is a lesson's) stays whole.
+        said = str(exc).removesuffix(exc.advice)
         raise ToolError(f"{said}: pass the episode_id that recall() returned for this task (an episode that sleep "
                         "has since compacted is gone, and then there is nothing left to report)") from exc
     except UnknownExperience as exc:
-        # Only that suffix goes: the id before it is shown whole, whatever it holds.
-        said = str(exc.args[0]).removesuffix(_ENGINE_HINT)
-        if said.startswith("no experience "):  # the tools' word for it: a lesson
+        # The engine's advice and note go (the id before them is shown whole, whatever it holds), and
+        # what is left is said in the tools' words: a lesson, listed by lessons().
+        said = str(exc).removesuffix(exc.advice).removesuffix(exc.note)
+        if said.startswith("no experience "):
             said = "no lesson " + said.removeprefix("no experience ")
-        said += _swapped(exc, "ep_", "an episode id, as recall's episode_id, not a lesson id")
+        if exc.held_as == "episode":
+            said += " (that is an episode id, as recall's episode_id, not a lesson id)"
         raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
     except StoreError as exc:
         raise ToolError(_store_failure(exc, store)) from exc
@@ -82,14 +81,6 @@ def lesson_named(lamar: Lamar, given: str) -> str:
         return given
     except UnknownExperience:
         return named((e.id for e in lamar.experiences()), given) or given
-
-
-def _swapped(exc: LamarError, prefix: str, what: str) -> str:
-    """Where the id refused has the other kind's form (`ep_...` given as a lesson id, or back): say
-    so, since a model holding both ids from one recall may pass the one for the other."""
-    _, quote, rest = str(exc.args[0]).partition("'")
-    given = rest.partition("'")[0] if quote else ""
-    return f" (that is {what})" if given.startswith(prefix) and given[len(prefix):].isalnum() else ""
 
 
 def _store_failure(exc: StoreError, store: object) -> str:

@@ -238,7 +238,7 @@ class Follower:
         """The lesson's folded state; UnknownExperience when the log has none by that id."""
         state = self.cache.lessons.get(exp_id) if isinstance(exp_id, str) else None
         if state is None:
-            raise UnknownExperience(unknown("experience", exp_id, self.store.location))
+            raise unknown(UnknownExperience, exp_id, self.store.location)
         return state
 
     def find(self, episode_id: str) -> EpisodeRecord | None:
@@ -259,7 +259,7 @@ class Follower:
         """The logged episode; UnknownEpisode when the log has none by that id."""
         record = self.find(episode_id)
         if record is None:
-            raise UnknownEpisode(unknown("episode", episode_id, self.store.location))
+            raise unknown(UnknownEpisode, episode_id, self.store.location)
         return record
 
     def checkpoint(self, store: RewritableStore, hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> bool:

@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from lamar._errors import EventConflict, InvalidExperience, StoreError, UnknownEpisode
+from lamar._errors import EventConflict, InvalidExperience, StoreError, UnknownEpisode, UnknownExperience
+from lamar.arguments import unknown
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.state.cache import same_texts
@@ -99,6 +100,14 @@ def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str |
         if not isinstance(episode_id, str) or not holder.lessons([episode_id]).states:
             raise
         raise unknown_episode(episode_id, location, lesson=True) from None
+
+
+def unknown_lesson(log: Follower, exp_id: str, location: str) -> UnknownExperience:
+    """The refusal of a lesson id the store holds none by, which says so where the store holds it as an
+    episode's id (`report_outcome`'s refusal, the other way round)."""
+    log.sync()
+    episode = isinstance(exp_id, str) and log.find(exp_id) is not None
+    return unknown(UnknownExperience, exp_id, location, held_as="episode" if episode else None)
 
 
 def open_state(store: Store, policy: Policy, opened: bool = False) -> tuple[Follower, Holder]:
@@ -337,4 +346,4 @@ class StoreRows:
         self._log.cache.reset()  # the log's fold went into the rows; kept here it would only weigh on every call
 
 
-__all__ = ["Holder", "LocalFold", "StoreRows", "open_state", "report_outcome"]
+__all__ = ["Holder", "LocalFold", "StoreRows", "open_state", "report_outcome", "unknown_lesson"]

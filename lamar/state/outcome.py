@@ -53,12 +53,11 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
 def unknown_episode(episode_id: str, location: str, *, lesson: bool = False) -> UnknownEpisode:
     """The refusal of a report of an episode the log has none by; `lesson`: `episode_id` is a lesson's
     id, and the message says so, since a recall hands over both kinds of id and one is passed for the other."""
-    said = " (that is a lesson id, not an episode id)" if lesson else ""
-    return UnknownEpisode(unknown(
-        "episode", episode_id, location,
-        f"{said}: report the episode_id that recall() returned, against the same store (an episode that sleep "
+    return unknown(
+        UnknownEpisode, episode_id, location,
+        ": report the episode_id that recall() returned, against the same store (an episode that sleep "
         "compacted is gone too: an old reported one, whose outcome stays counted, or one left unreported "
-        "past keep_unreported)"))
+        "past keep_unreported)", "lesson" if lesson else None)
 
 
 def refused(episode_id: str) -> DuplicateReport:

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import CorruptStore, DuplicateReport, LamarError
+from lamar import CorruptStore, DuplicateReport, LamarError, UnknownEpisode, UnknownExperience
+from lamar.arguments import unknown
 from lamar.state.outcome import refused
 from lamar.store.sqlite import SqliteStore
 from lamar_mcp.refusals import guarded
@@ -33,6 +34,34 @@ def test_an_outcome_that_cannot_be_replaced_is_not_offered_a_replace() -> None:
     said = _said(DuplicateReport("episode ep_1 was already reported (shipped); pass replace=True to replace that outcome"))
     assert said.startswith("episode ep_1 was already reported (shipped); an episode is reported once") and \
         "--replace" in said and "replace=True" not in said
+
+
+def test_the_engines_advice_on_an_unknown_id_is_cut_by_its_fields_not_its_words() -> None:
+    # The server swaps the engine's advice (a Python call) for a tool's. It found that advice by its
+    # words, so reworded advice would have stayed beside the tool's, and the kind's note been lost.
+    said = _said(unknown(UnknownEpisode, "exp_1", "s.db", ": reworded advice", held_as="lesson"))
+    assert said.startswith("no episode 'exp_1' in store s.db (that is a lesson id, not an episode id): pass the "
+                           "episode_id that recall() returned") and "reworded" not in said, said
+    said = _said(unknown(UnknownExperience, "ep_1", "s.db", "; reworded advice", held_as="episode"))
+    assert said == ("no lesson 'ep_1' in store s.db (that is an episode id, as recall's episode_id, not a lesson id); "
+                    "call lessons() to list the lesson ids")
+    # A message with no parts to cut (another store's own words) is passed on whole.
+    assert _said(UnknownEpisode("no episode 'ep_1' is found by its key")).startswith("no episode 'ep_1' is found")
+
+
+def test_an_id_of_an_episodes_form_is_not_called_one_unless_the_store_holds_that_episode() -> None:
+    # The note was judged from the id's form (ep_ and letters), so a made-up or mistyped id got it too.
+    from lamar import Lamar
+    from lamar_mcp.tools import LamarTools
+
+    lam = Lamar(":memory:")
+    tools = LamarTools(lam)
+    episode = lam.recall({}).episode_id
+    with pytest.raises(ToolError) as caught:
+        tools.evidence("ep_0123456789abcdef")
+    assert "no lesson 'ep_0123456789abcdef' in store" in str(caught.value) and "that is" not in str(caught.value)
+    with pytest.raises(ToolError, match=r"\(that is an episode id, as recall's episode_id, not a lesson id\)"):
+        tools.evidence(episode)
 
 
 def test_a_damaged_read_only_store_is_not_called_unwritable(tmp_path: Path) -> None:
