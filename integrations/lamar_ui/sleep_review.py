@@ -83,7 +83,8 @@ class SleepReview:
             # (`lamar review` and `lamar sleep` ask it too), so an applied proposal, an acknowledged
             # contradiction sleep proposes again every night among them, is counted, not listed;
             # so even once a compaction has folded the record of it into a checkpoint.
-            done = set(already_applied(report, self.lam.would_skip(report))) if report.proposals else set()
+            done, unsure = _applied(self.lam, report)
+            problem = "; ".join(text for text in (problem, unsure) if text)
             listed = [p for p in report.proposals if p.id not in done]
             decisions = {pid: "approved" for pid in (data or {}).get("approved", []) if pid not in done}
             decisions.update({pid: "rejected" for pid in (data or {}).get("rejected", []) if pid not in done})
@@ -178,6 +179,15 @@ class SleepReview:
             return self._told(f"the approvals changed since this page was shown (approved now: "
                               f"{', '.join(result) or 'none'}): check them, then apply again")
         return self._told(_applied_message(result))
+
+
+def _applied(lam: Lamar, report: SleepReport) -> tuple[set[str], str]:
+    """The report's proposals the store holds as applied, and why none are known: a courtesy, as in `lamar
+    sleep` and `lamar review`, so a store that cannot say costs the page nothing but the hiding."""
+    try:
+        return (set(already_applied(report, lam.would_skip(report))) if report.proposals else set()), ""
+    except LamarError as exc:
+        return set(), f"every proposal is listed, applied or not (the store could not say: {exc})"
 
 
 def _made_message(lam: Lamar, report: SleepReport) -> str:

@@ -197,3 +197,34 @@ def test_run_sleep_saves_its_report_when_the_store_cannot_say_which_are_applied(
     assert re.fullmatch(r"sleep made 1 proposal at \S+, applied or not \(the store could not say: the store is "
                         r"locked by another process\)", _message(page)), _message(page)
     assert len(json.loads(report_path.read_text())["proposals"]) == 1
+
+
+def test_the_sleep_page_lists_every_proposal_when_the_store_cannot_say_which_are_applied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As `lamar sleep` and `lamar review` do: the page errored instead, and the report was out of reach.
+    pytest.importorskip("httpx")
+    from starlette.testclient import TestClient
+
+    from lamar import StoreError
+    from lamar_ui.app import UI, create_app
+
+    def unavailable(report: object) -> dict[str, str]:
+        raise StoreError("the store is locked by another process")
+
+    report_path = tmp_path / "report.json"
+    with Lamar(seed=1) as lam:
+        for action in ("raise the test timeout", "run the failing test alone first"):
+            lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+        ui = UI(lam, report_path=report_path)
+        with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
+            client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
+            client.post("/sleep/run", data={"token": ui.token}, follow_redirects=False)
+            ids = [p["id"] for p in json.loads(report_path.read_text())["proposals"]]
+            monkeypatch.setattr(lam, "would_skip", unavailable)
+            response = client.get("/sleep")
+    assert response.status_code == 200 and len(ids) == 2
+    assert re.findall(r'<section class="proposal \w+" data-id="([^"]+)"', response.text) == ids
+    assert _message(response.text) == ("every proposal is listed, applied or not (the store could not say: the store "
+                                       "is locked by another process)")
