@@ -6,6 +6,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import socket
 import sys
 from typing import Any
 
@@ -129,6 +130,10 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
     config = uvicorn.Config(app if tokened else SameUserOnly(app), host=host, port=port, log_level="warning",
                             lifespan="on", proxy_headers=False)
     web = uvicorn.Server(config)
+    # uvicorn binds "::" through asyncio, which makes every IPv6 socket IPv6-only and so refuses 127.0.0.1;
+    # "::" asks for every address (a Linux socket's own default), so it is given one socket for both.
+    sockets = [socket.create_server(("::", port), family=socket.AF_INET6, dualstack_ipv6=True)] \
+        if _every_address(host) else None
 
     async def announce() -> None:
         while not web.started:
@@ -137,10 +142,23 @@ async def serve_http(server: Any, *, host: str = "127.0.0.1", port: int = 8765, 
         shown = f"[{host}]" if ":" in host else host
         print(f"lamar mcp: serving http://{shown}:{bound}{path}", file=sys.stderr, flush=True)
 
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(announce)
-        await web.serve()
-        tasks.cancel_scope.cancel()
+    try:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(announce)
+            await web.serve(sockets=sockets)
+            tasks.cancel_scope.cancel()
+    finally:
+        for sock in sockets or ():
+            sock.close()
+
+
+def _every_address(host: str) -> bool:
+    """`host` is IPv6's unspecified address (`::`), and this system can serve IPv4 on the same socket."""
+    try:
+        unspecified = ipaddress.ip_address(host.strip("[]")) == ipaddress.IPv6Address("::")
+    except ValueError:
+        return False
+    return unspecified and socket.has_dualstack_ipv6()
 
 
 __all__ = ["REFUSAL", "TOKEN_ENV", "TOKEN_LEAST", "BearerToken", "SameUserOnly", "bearer_auth", "is_loopback",

@@ -3,6 +3,7 @@ DNS-rebinding protection on every loopback address, 127.0.0.2 included."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,13 @@ async def test_the_default_bind_refuses_a_foreign_host_or_origin(store: Path) ->
     assert answers == {"host": 421, "origin": 403, "null": 403, "ours": 200}, answers
     assert plain.status_code == 400  # what a page may post cross-site without asking is refused
     assert "access-control-allow-origin" not in preflight.headers  # and it may not ask
+
+
+@pytest.mark.skipif(not socket.has_dualstack_ipv6(), reason="this system serves IPv4 and IPv6 on separate sockets")
+async def test_the_ipv6_any_address_serves_ipv4_clients_too(store: Path) -> None:
+    # uvicorn binds "::" through asyncio, IPv6 alone: 127.0.0.1 was refused though "::" reads as every address.
+    with http_server(store, "--host", "::", env={"LAMAR_MCP_TOKEN": SECRET}) as url:
+        assert url.startswith("http://[::]:")
+        for local in (url.replace("[::]", "127.0.0.1"), url.replace("[::]", "[::1]")):
+            async with http_session(local, token=SECRET) as session:
+                assert (await session.call_tool("lessons", {})).structured_content["count"] == 3, local
