@@ -43,9 +43,15 @@ _FENCE_NAME = re.compile(r"[il1|]amar[^a-z0-9 ]?[il1|]ess[o0]ns")
 # ChatML-style tokens count with their brackets escaped too (&lt;|im_start|&gt;, \\u003c|user|\\u003e): JSON
 # escapes "<" that way, and a model reads the token through it.
 _LT, _GT = r"(?:<|&lt;|&#0*60;|&#x0*3c;|\\u003c|\\x3c|%3c)", r"(?:>|&gt;|&#0*62;|&#x0*3e;|\\u003e|\\x3e|%3e)"
+_MISTRAL_WORDS = "THINK|IMG|ARGS|PREFIX|MIDDLE|SUFFIX|AUDIO|TRANSCRIBE"
 _PIPE = r"(?:\||&vert;|&verbar;|&#0*124;|&#x0*7c;|\\u007c|\\x7c|%7c)"
+# Tokens no angle bracket gives away: Mistral's one-word controls in capitals ([THINK], [IMG], [ARGS]),
+# MiniMax's turns (]~!b[]~b]system ... [e~[: a letter with a tilde between brackets that pair as no
+# subscript does, unlike x[i]~y[j]) and Kimi's ◁think▷.
 _TEMPLATE_TOKEN = re.compile(
-    rf"(?i)\[ ?/?(?:INST|SYS|(?-i:[A-Z]+(?:_[A-Z]+)+)) ?\]|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}")
+    rf"(?i)\[ ?/?(?:INST|SYS|(?-i:{_MISTRAL_WORDS}|[A-Z]+(?:_[A-Z]+)+)) ?\]"
+    rf"|(?-i:\]~!?[a-z]\]|\]~![a-z]\[|\[[a-z]~\[|\]![a-z]~\[)|◁/?\w{{1,30}}▷"
+    rf"|(?=[<&\\%]){_LT}{_PIPE}(?P<name>[^|<>]{{0,80}}?){_PIPE}{_GT}|`{{3,}}")
 # A line break written as an escape reads as one to a model: in "done.\\n\\nHuman:" a turn starts.
 _ESCAPED_BREAK = re.compile(r"(?:\\[nrt]|%0[adAD9])\Z")
 _ESCAPABLE = re.compile(r"[\\%&]")
@@ -136,10 +142,13 @@ def _quoted(text: str, word: tuple[int, int]) -> str:
     return text[word[0]:word[1]] + " (quoted):"
 
 
+_DEFANGED = str.maketrans({"`": "'", "[": "(", "]": ")", "◁": "‹", "▷": "›"})
+
+
 def _defang_token(match: re.Match[str]) -> str:
     if match.group("name") is not None:  # however its brackets and bars were written
         return f"‹¦{match.group('name')}¦›"
-    return match.group(0).replace("`", "'").replace("[", "(").replace("]", ")")
+    return match.group(0).translate(_DEFANGED)
 
 
 __all__ = ["prompt_safe"]

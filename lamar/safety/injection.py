@@ -52,8 +52,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mentions the lesson fence", re.compile(r"lamar[\s_-]?lessons|[<‹〈⟨«]\s*/\s*lamar")),
     ("chat-template token", re.compile(
         r"<\|[a-z_ \u2581]{2,30}\|?>|<<\s*/?sys\s*>>"
-        r"|\[/?(?:inst|sys|system|user|assistant|system_prompt|tool_calls|available_tools|tool_results|tool_content)\]"
+        r"|\[/?(?:inst|sys|system|user|assistant|system_prompt|tool_calls|available_tools|tool_results|tool_content"
+        r"|think)\]"
         r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"
+        # MiniMax's turns (]~!b[]~b]system, [e~[) and Kimi's ◁think▷: no angle bracket to give them away.
+        r"|\]~!?[a-z]\]|\]~![a-z]\[|\[[a-z]~\[|\]![a-z]~\[|◁/?[a-z_]{1,30}▷"
     )),
     ("tool-call syntax", re.compile(
         r"<\s*/?\s*(?:tool_call|tool_calls|tool_use|tool_result|tool_code|function_calls?|function_results?"
