@@ -25,7 +25,10 @@ _I_NAME = re.compile(r"(?:LETTER|CAPITAL) I(?:OTA|AUDA)?$|(?:LETTER|CAPITAL) I\b
 # "LATIN LETTER SMALL CAPITAL A", "LATIN SMALL LETTER S WITH HOOK": a Latin letter the data does
 # not read as one letter reads as its base letter (the data leaves out small capitals and gives
 # some hooked letters an apostrophe).
-_LATIN_NAME = re.compile(r"^LATIN (?:CAPITAL |SMALL )?LETTER (?:SMALL CAPITAL |SMALL )?([A-Z])(?: WITH .*)?$")
+# An enclosed letter that NFKC leaves as it is (negative circled and squared, regional indicators:
+# "🆂🆈🆂🆃🅴🅼", "🇸🇾🇸🇹🇪🇲") reads as its letter too.
+_LATIN_NAME = re.compile(r"^(?:LATIN (?:CAPITAL |SMALL )?LETTER (?:SMALL CAPITAL |SMALL )?([A-Z])(?: WITH .*)?"
+                         r"|(?:NEGATIVE (?:SQUARED|CIRCLED) LATIN CAPITAL|REGIONAL INDICATOR SYMBOL) LETTER ([A-Z]))$")
 
 
 def confusables_text() -> str:
@@ -62,12 +65,12 @@ def reading(source: str, prototype: str) -> str:
 
 
 def latin_letters() -> dict[str, str]:
-    """Each non-ASCII Latin letter whose name makes it a plain letter with something added."""
+    """Each non-ASCII Latin letter whose name makes it a plain letter with something added, or enclosed."""
     found = {}
     for code in range(0x80, sys.maxunicode + 1):
         match = _LATIN_NAME.match(unicodedata.name(chr(code), ""))
         if match:
-            found[chr(code)] = match.group(1).lower()
+            found[chr(code)] = (match.group(1) or match.group(2)).lower()
     return found
 
 
