@@ -15,12 +15,14 @@ def _role_prefix() -> re.Pattern[str]:
     """A role word before a colon, matched on the reading: in any look-alike spelling."""
     from lamar.safety.confusables import spelt_loosely
 
-    # Markdown emphasis or a bracket may close between the word and its colon: "**System**:",
-    # "[System]:" and "(user):" read as a speaker. A quote may not: {"tool": "eslint"} is a config key.
+    # Markdown emphasis, a strike-through, a bracket or an HTML tag may close between the word and its
+    # colon: "**System**:", "~~System~~:", "[System]:", "(user):" and "<b>System</b>:" read as a speaker.
+    # A quote or code may not: {"tool": "eslint"}, `tool`: and <code>tool</code>: name a config key.
     # Alpaca's turns are headings ("### Instruction:", "### Response:"): those words count after a "#" only.
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
     headed = "|".join(spelt_loosely(w) for w in _HEADED)
-    return re.compile(rf"((?:{roles})(?:[*_\])}}]{{1,4}})?|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
+    return re.compile(rf"((?:{roles})(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
+                      rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
 
 
 @functools.cache
