@@ -30,11 +30,12 @@ def _role_value() -> re.Pattern[str]:
     """A chat message's role in JSON or a dict ('role': 'system'): it reads as a turn with no colon after it.
 
     ShareGPT's messages name it "from" ({"from": "gpt", "value": ...}): counted there beside a "value".
+    YAML's is a bare word, counted before a "content:" (role: system content: ...), not in prose.
     """
     from lamar.safety.confusables import spelt_loosely
 
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
-    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles})"
+    return re.compile(rf"(\brole[\"'`]?\s*[:=]\s*[\"'`](?:{roles})|\brole\s*:\s*(?:{roles})(?=\s*,?\s*-?\s*content\s*:)"
                       rf"|\bfr[o0]m[\"']\s*:\s*[\"'](?:{roles}|gpt)(?=[\"']\s*,\s*[\"']va[il1|]ue[\"']))(?![a-z0-9])")
 
 

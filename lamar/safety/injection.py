@@ -16,6 +16,8 @@ HOMOGLYPHS = str.maketrans(
 _ROLES = ("system", "assistant", "user", "human", "developer", "ai", "model", "tool", "function")
 _TURNS = ("system", "developer", "assistant", "model", "tool", "function")  # turns a lesson must not write
 _TURN = "|".join(spelt_loosely(w) for w in _TURNS)  # a turn's role, in any look-alike spelling
+# Keys a message may hold between its role and its words ("name": "x", tool_call_id="1"), at most three.
+_OTHER_KEYS = r"(?:[\"'`]?[a-z_]{1,30}[\"'`]?\s*[:=]\s*(?:\"[^\"\n]{0,100}\"|'[^'\n]{0,100}'|[\w.-]{1,40})\s*,\s*){0,3}"
 _LEET = str.maketrans("013457@$!", "oieastasi")
 # An HTML tag a turn can hide after (<details>, <summary>, <span hidden>): markup, not a type's <String>.
 _HTML_TAG = (r"</?(?:details|summary|div|span|p|b|i|u|s|em|strong|small|mark|sub|sup|br|hr|li|td|th|font|section"
@@ -69,14 +71,20 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     )),
     # A chat message written out, as an API takes it (or a ChatGPT export, or ShareGPT's "from"/"value"):
     # a turn of the system or the assistant with its words. Code that passes a variable ("content": prompt)
-    # is not one.
+    # is not one. Its keys may go unquoted (JavaScript, keyword arguments), other keys may come between
+    # ("tool_call_id"), its words may be content parts ([{"type": "text", ...}]), and its role an enum
+    # (role=Role.SYSTEM) or, in YAML, a bare word before a bare "content:" with words.
+    # Each branch opens with a letter, the key's first ("r" of role), and looks back for what comes before
+    # it: the engine then tries a branch only where one of those four letters stands.
     ("chat message syntax", re.compile(
-        r"[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']\s*,\s*"
-        r"[\"'](?:content|parts|text)[\"']\s*:\s*[\[{]?\s*[\"']"
-        r"|[\"']content[\"']\s*:\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*,\s*[\"']role[\"']\s*:\s*[\"'](?:"
+        r"r(?<![a-z0-9_]r)ole(?:[\"'`]?\s*[:=]\s*[\"'](?:" + _TURN + r")[\"']\s*,?\s*" + _OTHER_KEYS
+        + r"[\"'`]?(?:content|parts|text)[\"'`]?\s*[:=]\s*[\[{\s]*[\"']"
+        r"|\s*=\s*[a-z_]+\.(?:" + _TURN + r")\s*,\s*" + _OTHER_KEYS + r"content\s*=\s*[\[{\s]*[\"']"
+        r"|\s*:\s*(?:" + _TURN + r")\s*,?\s*(?:-\s*)?content\s*:\s*[|>]?[-+]?\s*[a-z])"
+        r"|c(?<=[\"']c)ontent[\"']\s*:\s*(?:\"[^\"\n]{0,500}\"|'[^'\n]{0,500}')\s*,\s*[\"']role[\"']\s*:\s*[\"'](?:"
         + _TURN + r")[\"']"
-        r"|[\"']author[\"']\s*:\s*\{\s*[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']"
-        r"|[\"']from[\"']\s*:\s*[\"'](?:gpt|" + _TURN + r")[\"']\s*,\s*[\"']value[\"']\s*:\s*[\"']"
+        r"|a(?<=[\"']a)uthor[\"']\s*:\s*\{\s*[\"']role[\"']\s*:\s*[\"'](?:" + _TURN + r")[\"']"
+        r"|f(?<=[\"']f)rom[\"']\s*:\s*[\"'](?:gpt|" + _TURN + r")[\"']\s*,\s*[\"']value[\"']\s*:\s*[\"']"
     )),
     # "<user>" is also a placeholder in CLI docs: the speaker tags count when closed or opening a line.
     ("role tag", re.compile(
@@ -84,6 +92,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|<\s*/\s*(?:user|assistant|human|ai|model|prompt|user_input)\s*>"
         r"|(?:^|\n)\s*<\s*(?:user|assistant|human|ai|model)\s*>"
         r"|`{3}\s*(?:system|assistant|user|human|developer)\b"
+        r"|<\s*[a-z][\w:-]{0,30}\s[^<>]{0,100}\brole\s*=\s*[\"']?(?:" + _TURN + r")\b[^<>]{0,200}>"
     )),
     ("role heading", re.compile(
         r"#{2,6}\s*(?:system|instructions?|assistant|user|human|developer|response)\b"
