@@ -77,4 +77,22 @@ def spelt_loosely(word: str) -> str:
     return "".join("[il1|]" if c in "il" else "[o0]" if c == "o" else c for c in word)
 
 
-__all__ = ["reading", "reading_map", "reads_as", "spelt_loosely"]
+def spelt_nearly(*words: str) -> str:
+    """A regex for any of `words` in a reading with one of its letters a letter that reads as no ASCII at all.
+
+    No table knows every letter a model takes for a Latin one ("Systəm" is read as "System"), but
+    a word of the Latin alphabet with one such letter in it is a look-alike whatever that letter.
+    The words whose first letter is the odd one share one branch, so that the engine asks once at
+    each position of a text in another script, not once per word.
+
+    >>> import re
+    >>> [bool(re.fullmatch(spelt_nearly("user", "tool"), w)) for w in ("usər", "ʈool", "usxr", "uəər")]
+    [True, True, False, False]
+    """
+    other = r"[^\W\d_a-z]"
+    first = other + "(?:" + "|".join(spelt_loosely(w[1:]) for w in words) + ")"
+    rest = [spelt_loosely(w[:i]) + other + spelt_loosely(w[i + 1:]) for w in words for i in range(1, len(w))]
+    return "|".join([first, *rest])
+
+
+__all__ = ["reading", "reading_map", "reads_as", "spelt_loosely", "spelt_nearly"]

@@ -11,15 +11,21 @@ _HEADED = ("instruction", "response", "input")
 
 
 @functools.cache
-def _role_prefix() -> re.Pattern[str]:
-    """A role word before a colon, matched on the reading: in any look-alike spelling."""
-    from lamar.safety.confusables import spelt_loosely
+def _role_prefix(near: bool = False) -> re.Pattern[str]:
+    """A role word before a colon, matched on the reading: in any look-alike spelling.
+
+    With `near`, for text that is not all ASCII, also one of four letters or more with one letter
+    that reads as no ASCII at all ("Systəm": `lamar.safety.confusables.spelt_nearly`).
+    """
+    from lamar.safety.confusables import spelt_loosely, spelt_nearly
 
     # Markdown emphasis, a strike-through, a bracket or an HTML tag may close between the word and its
     # colon: "**System**:", "~~System~~:", "[System]:", "(user):" and "<b>System</b>:" read as a speaker.
     # A quote or code may not: {"tool": "eslint"}, `tool`: and <code>tool</code>: name a config key.
     # Alpaca's turns are headings ("### Instruction:", "### Response:"): those words count after a "#" only.
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
+    if near:  # "a1", "ai" and "aX" are no word: four letters or more
+        roles += "|" + spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
     headed = "|".join(spelt_loosely(w) for w in _HEADED)
     return re.compile(rf"((?:{roles})(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
                       rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
@@ -92,7 +98,7 @@ def prompt_safe(text: str) -> str:
     escaped = _ESCAPABLE.search(text) is not None and has_escape(text)
     text = _on_reading(text, _FENCE_NAME, lambda text, m: "lamar lessons", escaped)
     text = _on_reading(text, _role_value(), lambda text, word: text[word[0]:word[1]] + " (quoted)", escaped)
-    return _on_reading(text, _role_prefix(), _quoted, escaped, word_start=True)
+    return _on_reading(text, _role_prefix(not text.isascii()), _quoted, escaped, word_start=True)
 
 
 def _on_reading(text: str, pattern: re.Pattern[str], replace: Callable[[str, tuple[int, int]], str],

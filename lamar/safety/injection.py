@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lamar.safety.confusables import spelt_loosely
+from lamar.safety.confusables import spelt_loosely, spelt_nearly
 from lamar.safety.plain import plain_text
 
 # Characters a model reads as Latin letters although they are not (Cyrillic and Greek look-alikes).
@@ -18,6 +18,8 @@ _TURNS = ("system", "developer", "assistant", "model", "tool", "function")  # tu
 _TURN = "|".join(spelt_loosely(w) for w in _TURNS)  # a turn's role, in any look-alike spelling
 # Keys a message may hold between its role and its words ("name": "x", tool_call_id="1"), at most three.
 _OTHER_KEYS = r"(?:[\"'`]?[a-z_]{1,30}[\"'`]?\s*[:=]\s*(?:\"[^\"\n]{0,100}\"|'[^'\n]{0,100}'|[\w.-]{1,40})\s*,\s*){0,3}"
+# A role word with one letter that reads as no ASCII ("Systəm"), as the fence reads it.
+_NEAR_ROLES = spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
 _LEET = str.maketrans("013457@$!", "oieastasi")
 # An HTML tag a turn can hide after (<details>, <summary>, <span hidden>): markup, not a type's <String>.
 _HTML_TAG = (r"</?(?:details|summary|div|span|p|b|i|u|s|em|strong|small|mark|sub|sup|br|hr|li|td|th|font|section"
@@ -102,7 +104,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # in markdown emphasis ("**System:**", "**System**:"). A turn opens a sentence, a line, a list
     # item or a quote ("- System:", "> System:"), or hides in an HTML comment or a <details> block.
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[{]?\s*[*_~]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES)
+        r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[{]?\s*[*_~]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + "|" + _NEAR_ROLES
         + r")[*_~\])}]{0,4}\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
