@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable
 
 _ROLES = ("system", "user", "assistant", "human", "developer", "ai", "tool", "model", "function")
+# What follows a role word in a turn's label: "System note:", "Developer message:", "[System prompt:".
+ROLE_NOUNS = ("note", "message", "prompt", "notice", "alert", "instruction", "override", "update", "directive")
 _HEADED = ("instruction", "response", "input")
 
 
@@ -22,12 +24,14 @@ def _role_prefix(near: bool = False) -> re.Pattern[str]:
     # Markdown emphasis, a strike-through, a bracket or an HTML tag may close between the word and its
     # colon: "**System**:", "~~System~~:", "[System]:", "(user):" and "<b>System</b>:" read as a speaker.
     # A quote or code may not: {"tool": "eslint"}, `tool`: and <code>tool</code>: name a config key.
+    # A role word and a noun speak for it too: "[System note: ...]" is how chat front ends inject a turn.
     # Alpaca's turns are headings ("### Instruction:", "### Response:"): those words count after a "#" only.
     roles = "|".join(spelt_loosely(w) for w in _ROLES)
     if near:  # "a1", "ai" and "aX" are no word: four letters or more
         roles += "|" + spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
     headed = "|".join(spelt_loosely(w) for w in _HEADED)
-    return re.compile(rf"((?:{roles})(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
+    nouns = "|".join(spelt_loosely(w) for w in ROLE_NOUNS)
+    return re.compile(rf"((?:{roles})(?:\s+(?:{nouns})s?)?(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
                       rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
 
 

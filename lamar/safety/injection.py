@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from lamar.safety.confusables import spelt_loosely, spelt_nearly
+from lamar.safety.fence import ROLE_NOUNS
 from lamar.safety.plain import plain_text
 
 # Characters a model reads as Latin letters although they are not (Cyrillic and Greek look-alikes).
@@ -105,7 +106,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # item or a quote ("- System:", "> System:"), or hides in an HTML comment or a <details> block.
     ("role prefix", re.compile(
         r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[{]?\s*[*_~]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + "|" + _NEAR_ROLES
-        + r")[*_~\])}]{0,4}\s*:(?!//)"
+        + r")(?:\s+(?:" + "|".join(spelt_loosely(w) for w in ROLE_NOUNS) + r")s?)?[*_~\])}]{0,4}\s*:(?!//)"
     )),
     ("addresses the model", re.compile(
         r"\b(?:notes?|messages?|attention|instructions?) (?:to|for) (?:the )?"
