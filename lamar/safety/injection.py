@@ -57,7 +57,7 @@ _VERB = (
 _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("mentions the lesson fence", re.compile(r"lamar[\s_-]?lessons|[<‹〈⟨«]\s*/\s*lamar")),
     ("chat-template token", re.compile(
-        r"<\|[a-z_ \u2581]{2,30}\|?>|<<\s*/?sys\s*>>"
+        r"<\|[a-z_ \u2581]{2,30}\|?>|<[a-z_]{2,30}\|>|<<\s*/?sys\s*>>"
         r"|\[/?(?:inst|sys|system|user|assistant|system_prompt|tool_calls|available_tools|tool_results|tool_content"
         r"|think)\]"
         r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"
