@@ -161,12 +161,18 @@ def _checked(lam: SleepView, proposal: Proposal,
     try:
         kind = kind_of(proposal)
         kind.check(proposal)  # a candidate is re-screened here, whatever the report says
-        missing = [i for i in kind.touches(proposal) if lam.lesson(i) is None]
+        touched = kind.touches(proposal)
+        missing = [i for i in touched if lam.lesson(i) is None]
         events = kind.events(proposal)
     except LamarError as exc:
         return "refused", f"refused: {exc}", []
     if missing:
         return "refused", f"refused: lesson {missing[0]} is not in this store", []
+    # Sleep notes each touched lesson's status; the staleness checks below read only the lessons noted.
+    unsaid = [i for i in touched if i not in proposal.expect]
+    if unsaid:
+        return "refused", (f"refused: the report does not say what status lesson {unsaid[0]} had when it was "
+                           "proposed ('expect' was edited): run sleep again for a new report"), []
     stale = _stale(lam, proposal, removed)
     return ("stale" if stale else None), stale, events
 
