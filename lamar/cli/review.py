@@ -45,6 +45,10 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         raise UsageError(f"cannot read the sleep report {path}: it is not valid JSON ({exc}): undo the edit that "
                          f"broke it, or make a new one with `lamar sleep --out {path}`") from None
+    except ValueError:  # a number of more digits than Python reads: no number sleep writes
+        raise UsageError(f"cannot read the sleep report {path}: it holds a number of more than "
+                         f"{sys.get_int_max_str_digits()} digits: undo the edit that wrote it, or make a new one "
+                         f"with `lamar sleep --out {path}`") from None
     except OSError as exc:
         raise UsageError(f"cannot read the sleep report {path}: {exc.strerror or exc}; name the file "
                          "`lamar sleep --out` saved") from None

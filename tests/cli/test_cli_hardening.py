@@ -220,6 +220,20 @@ def test_a_deeply_nested_report_or_trace_file_is_a_one_line_error(run_cli, json_
     one_line_error(run_cli("sleep", "--store", json_store, "--traces", nested, "--model", "ollama:x"))
 
 
+def test_a_report_holding_a_number_too_long_to_read_is_a_one_line_error(run_cli, json_store, report_of,
+                                                                         tmp_path) -> None:
+    # Python refuses to read an integer of more than 4 300 digits; the ValueError was "a bug in Lamar".
+    before = digest(json_store)
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(report_of(json_store)).replace('"made_at": ', '"made_at": ' + "9" * 5000 + ", "
+                                                              '"was_made_at": ', 1))
+    for command in ("apply", "review"):
+        out = run_cli(command, path, "--store", json_store, stdin="q\n")
+        one_line_error(out)
+        assert "digits" in out.stderr and "lamar sleep --out" in out.stderr, out.stderr
+    assert digest(json_store) == before
+
+
 def _apply_edited(run_cli, store, tmp_path, data) -> Any:
     path = tmp_path / "edited.json"
     path.write_text(json.dumps(data))
