@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lamar._errors import EventConflict, LamarError, UnknownProposal, echoed
@@ -120,26 +120,43 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
 
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
-    for proposal in chosen:
-        lam.sync()
-        code, why, events = _checked(lam, proposal, removed)
-        if code is not None:
-            skip(proposal.id, code, why)
-            continue
-        events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
-                            key=f"proposal:{proposal.id}"))
-        try:
-            stored = lam.append(events)
-        except EventConflict:
-            skip(proposal.id, "applied", "already applied (by another writer)")
-            continue
-        if proposal.kind == "merge" and not _merged_now(lam, proposal):
-            skip(proposal.id, "refused", "refused: another writer merged one of its lessons just now")
-            continue
-        removed.update(_removed_since(stored))
-        applied.append(proposal.id)
+    current = ""
+    try:
+        for proposal in chosen:
+            current = proposal.id
+            lam.sync()
+            code, why, events = _checked(lam, proposal, removed)
+            if code is not None:
+                skip(proposal.id, code, why)
+                continue
+            events.append(Event("applied", {"proposal": proposal.id, "kind": proposal.kind},
+                                key=f"proposal:{proposal.id}"))
+            try:
+                stored = lam.append(events)
+            except EventConflict:
+                skip(proposal.id, "applied", "already applied (by another writer)")
+                continue
+            if proposal.kind == "merge" and not _merged_now(lam, proposal):
+                skip(proposal.id, "refused", "refused: another writer merged one of its lessons just now")
+                continue
+            removed.update(_removed_since(stored))
+            applied.append(proposal.id)
+    # The store's own message (a full disk: "its previous contents are intact") speaks of one write;
+    # the person needs to know which proposals went in before it.
+    except LamarError as exc:
+        exc.args = (f"{exc}; {_stopped_at(current, applied)}", *exc.args[1:])
+        raise
+    except KeyboardInterrupt as exc:
+        raise KeyboardInterrupt(f"interrupted; {_stopped_at(current, applied)}") from exc
     lam.sync()
     return ApplyResult(applied=applied, skipped=skipped, codes=codes)
+
+
+def _stopped_at(pid: str, applied: Sequence[str]) -> str:
+    """What an apply that failed at proposal `pid` had carried out, and how to finish it."""
+    done = f"{len(applied)} applied before it ({', '.join(applied)})" if applied else "none applied before it"
+    return (f"apply stopped at proposal {pid}, {done}: apply the report again to carry out the rest "
+            "(what is in the store already is skipped as applied)")
 
 
 def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:

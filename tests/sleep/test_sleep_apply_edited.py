@@ -1,4 +1,4 @@
-"""Apply of a report edited by hand, or carried out part-way: nothing changes that review did not show."""
+"""Apply of a report edited by hand, or stopped part-way: nothing changes that review did not show or apply did not say."""
 
 from __future__ import annotations
 
@@ -32,3 +32,37 @@ def test_a_merge_whose_expect_was_edited_out_is_refused_not_applied_over_a_retir
         assert result.applied == [] and result.codes == {merge.id: "refused"}
         assert f"the report does not say what status lesson {into} had" in result.skipped[0][1]
         assert [e.status for e in lam.experiences()].count(Status.ACTIVE) == 1
+
+
+@pytest.mark.parametrize("stop", ["full", "ctrl-c"])
+def test_a_store_failing_part_way_through_apply_says_which_proposals_went_in(tmp_path: Path, stop: str) -> None:
+    # A full disk at the second merge: the store's message ("its previous contents are intact")
+    # said nothing of the first merge, already applied.
+    from lamar import StoreError
+    from lamar.store import SqliteStore
+
+    class FullAtSecond(SqliteStore):
+        appends = 0
+
+        def append(self, events):  # type: ignore[no-untyped-def]
+            if any(e.kind == "applied" for e in events):
+                self.appends += 1
+                if self.appends == 2 and stop == "ctrl-c":
+                    raise KeyboardInterrupt
+                if self.appends == 2:
+                    raise StoreError(f"could not write {self.location}: No space left on device")
+            return super().append(events)
+
+    lam = Lamar(FullAtSecond(tmp_path / "s.db"), seed=1)
+    lam.add(Experience("tests are flaky", "rerun the failing test once"))
+    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
+    lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
+    lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
+    report = lam.sleep()
+    first, second = [p.id for p in report.proposals if p.kind == "merge"]
+    with pytest.raises(StoreError if stop == "full" else KeyboardInterrupt) as raised:
+        lam.apply(report)
+    assert str(raised.value).startswith("could not write" if stop == "full" else "interrupted")
+    assert f"apply stopped at proposal {second}, 1 applied before it ({first})" in str(raised.value)
+    assert lam.apply(report).applied == [second]
+    lam.close()
