@@ -21,6 +21,7 @@ from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, decisions_problem, read_traces, save_report
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
+from lamar.storable import storable_problem
 from lamar_ui import pages
 
 _NOTES_KEPT = 200  # sleep-button messages kept for their tabs' reloads; older ones are dropped
@@ -52,10 +53,15 @@ class SleepReview:
             data = json.loads(self.report_path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None, ""
-        except (OSError, ValueError) as exc:
-            return None, f"cannot read the sleep report {self.report_path}: {exc}"
+        except (OSError, ValueError, RecursionError) as exc:
+            why = "its JSON is nested too deep" if isinstance(exc, RecursionError) else exc
+            return None, f"cannot read the sleep report {self.report_path}: {why}"
         if not isinstance(data, dict) or data.get("format") != REPORT_FORMAT:
             return None, ""
+        # As `lamar apply` checks it: a lone surrogate cannot be written out in the page (a server error).
+        unfit = storable_problem(data)
+        if unfit:
+            return None, f"cannot read the sleep report {self.report_path}: it {unfit}"
         # An approved list edited into a string would be read letter by letter, or crash the page.
         problem = decisions_problem(data, str(self.report_path))
         return (None, f"cannot use the sleep report {problem}") if problem else (data, "")

@@ -228,3 +228,25 @@ def test_the_sleep_page_lists_every_proposal_when_the_store_cannot_say_which_are
     assert re.findall(r'<section class="proposal \w+" data-id="([^"]+)"', response.text) == ids
     assert _message(response.text) == ("every proposal is listed, applied or not (the store could not say: the store "
                                        "is locked by another process)")
+
+
+@pytest.mark.parametrize("edit", ["nested", "surrogate"])
+def test_a_report_edited_past_reading_is_said_on_the_page_not_a_server_error(tmp_path: Path, edit: str) -> None:
+    # The page read the report with json.loads alone: JSON nested past Python's recursion limit, or a
+    # lone surrogate (which cannot be written out in the page), was a 500 on /sleep and on Apply.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
+        lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
+        report = lam.sleep()
+    report_path = Path(f"{path}.sleep-report.json")
+    report_path.write_text(json.dumps(report.to_dict()))
+    written = event_count(path)
+    with serving(path) as url:  # edited while the app runs: it refuses such a file at its start
+        text = json.dumps({**report.to_dict(), "approved": [report.proposals[0].id]})
+        report_path.write_text("[" * 100_000 + "]" * 100_000 if edit == "nested"
+                               else text.replace('"reason": "', '"reason": "\\ud800', 1))
+        said = "its JSON is nested too deep" if edit == "nested" else "it holds a lone surrogate"
+        assert said in _message(_get(url, "/sleep"))
+        assert said in _message(_get(url, "/sleep/apply", {"approved": report.proposals[0].id}))
+    assert event_count(path) == written
