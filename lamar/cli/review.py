@@ -296,10 +296,14 @@ def cmd_review(args: argparse.Namespace) -> int:
             return 0
         for i, proposal in enumerate(pending, 1):
             print(f"\n[{i}/{len(pending)}] {proposal.kind} {proposal.id}")
-            print("\n".join(_describe(proposal, lam)))
+            shown = _describe(proposal, lam)
+            print("\n".join(shown))
             why = skips.get(proposal.id, "")
-            if why and skip_code(why) == "stale":  # describe marks the refused ones itself
+            if why and skip_code(why) == "stale":
                 print(f"  STALE: apply would skip it ({why}); `lamar sleep --out {args.report}` makes a fresh report")
+            elif why and skip_code(why) == "refused" and not any("REFUSED by apply" in line for line in shown):
+                # Describe marks a malformed proposal; the store's check refuses others (an edited expect).
+                print(f"  REFUSED by apply: {why.removeprefix('refused: ')}")
             answer = _ask("approve? [y]es / [n]o / [q]uit: ")
             if answer == "q":
                 break

@@ -349,6 +349,23 @@ def test_review_skips_what_apply_says_is_applied_and_marks_what_it_says_is_stale
     assert "nothing to review" in nothing.stdout and "approve?" not in nothing.stdout
 
 
+def test_review_marks_a_proposal_apply_refuses_on_its_store_check(run_cli, json_store, make_report) -> None:
+    # Review marked only what describe finds malformed; a merge whose expect was edited out, which
+    # apply refuses after reading the store, was asked about as if it would apply.
+    report = make_report(json_store)
+    chosen = proposal_ids(report)
+    data = json.loads(report.read_text())
+    for proposal in data["proposals"]:
+        if proposal["id"] == chosen["merge"]:
+            proposal["expect"] = {}
+    report.write_text(json.dumps(data))
+    out = run_cli("review", report, "--store", json_store, stdin="n\nn\n")
+    assert out.returncode == 0, out.stderr
+    merge = out.stdout.split(f"merge {chosen['merge']}")[1].split("approve?")[0]
+    assert "REFUSED by apply: the report does not say what status lesson" in merge, out.stdout
+    assert out.stdout.count("REFUSED by apply") == 1
+
+
 def test_sleep_counts_an_acknowledged_contradiction_instead_of_listing_it_every_night(run_cli, store, make_report,
                                                                                      strict_json):
     # Sleep proposes it again, by the same id, as long as both lessons stand; `lamar sleep` listed it
