@@ -120,10 +120,10 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
 
     lam.sync()
     removed = _removed_since(lam.store.read(report.made_at), report.made_at)
-    current = ""
+    current, wrote = "", False
     try:
         for proposal in chosen:
-            current = proposal.id
+            current, wrote = proposal.id, False
             lam.sync()
             code, why, events = _checked(lam, proposal, removed)
             if code is not None:
@@ -133,6 +133,7 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
                                 key=f"proposal:{proposal.id}"))
             try:
                 stored = lam.append(events)
+                wrote = True
             except EventConflict:
                 skip(proposal.id, "applied", "already applied (by another writer)")
                 continue
@@ -141,22 +142,27 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
                 continue
             removed.update(_removed_since(stored))
             applied.append(proposal.id)
+        current = ""
+        lam.sync()
     # The store's own message (a full disk: "its previous contents are intact") speaks of one write;
     # the person needs to know which proposals went in before it.
     except LamarError as exc:
-        exc.args = (f"{exc}; {_stopped_at(current, applied)}", *exc.args[1:])
+        exc.args = (f"{exc}; {_stopped_at(current, wrote, applied)}", *exc.args[1:])
         raise
     except KeyboardInterrupt as exc:
-        raise KeyboardInterrupt(f"interrupted; {_stopped_at(current, applied)}") from exc
-    lam.sync()
+        raise KeyboardInterrupt(f"interrupted; {_stopped_at(current, wrote, applied)}") from exc
     return ApplyResult(applied=applied, skipped=skipped, codes=codes)
 
 
-def _stopped_at(pid: str, applied: Sequence[str]) -> str:
-    """What an apply that failed at proposal `pid` had carried out, and how to finish it."""
-    done = f"{len(applied)} applied before it ({', '.join(applied)})" if applied else "none applied before it"
-    return (f"apply stopped at proposal {pid}, {done}: apply the report again to carry out the rest "
-            "(what is in the store already is skipped as applied)")
+def _stopped_at(pid: str, wrote: bool, applied: Sequence[str]) -> str:
+    """What an apply that failed at proposal `pid` ("": past the last one; `wrote`: once it was
+    stored) had carried out, and how to finish it."""
+    ids = f" ({', '.join(applied)})" if applied else ""
+    if not pid:
+        return f"apply failed after carrying out every proposal it could: {len(applied)} applied{ids}"
+    at = f"after writing proposal {pid}" if wrote else f"at proposal {pid}"
+    return (f"apply stopped {at}, {len(applied) or 'none'} applied before it{ids}: apply the report again "
+            "to carry out the rest (what is in the store already is skipped as applied)")
 
 
 def would_skip(lam: SleepView, report: SleepReport) -> dict[str, str]:

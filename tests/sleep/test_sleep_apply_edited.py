@@ -66,3 +66,31 @@ def test_a_store_failing_part_way_through_apply_says_which_proposals_went_in(tmp
     assert f"apply stopped at proposal {second}, 1 applied before it ({first})" in str(raised.value)
     assert lam.apply(report).applied == [second]
     lam.close()
+
+
+def test_a_store_failing_after_a_proposal_was_written_says_it_was_written(tmp_path: Path) -> None:
+    from lamar import StoreError
+    from lamar.store import SqliteStore
+
+    class UnreadableAfterSecond(SqliteStore):
+        appends = 0
+
+        def append(self, events):  # type: ignore[no-untyped-def]
+            self.appends += any(e.kind == "applied" for e in events)
+            return super().append(events)
+
+        def read(self, after=0):  # type: ignore[no-untyped-def]
+            if self.appends == 2:
+                raise StoreError(f"{self.location}: the connection was lost")
+            return super().read(after)
+
+    lam = Lamar(UnreadableAfterSecond(tmp_path / "s.db"), seed=1)
+    lam.add(Experience("tests are flaky", "rerun the failing test once"))
+    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
+    lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
+    lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
+    report = lam.sleep()
+    first, second = [p.id for p in report.proposals if p.kind == "merge"]
+    with pytest.raises(StoreError) as raised:
+        lam.apply(report)
+    assert f"apply stopped after writing proposal {second}, 1 applied before it ({first})" in str(raised.value)
