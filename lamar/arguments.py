@@ -262,5 +262,5 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
     return refusal
 
 
-__all__ = ["MAX_SLOTS", "candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy", "proposal_ids",
-           "reason", "seconds", "seed", "sleep_report", "slots", "traces", "unknown", "who"]
+__all__ = ["MAX_SLOTS", "candidate_ids", "choice", "draws", "duration", "engine_store", "flag", "policy",
+           "proposal_ids", "reason", "seconds", "seed", "sleep_report", "slots", "traces", "unknown", "who"]

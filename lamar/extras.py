@@ -52,7 +52,8 @@ def install_command(extra: str, where: Mapping[str, Any] | None = None) -> str:
         return f'{pip} install "lamar[{extra}] @ git+{url}{"@" + str(commit) if commit else ""}"'
     if isinstance(where.get("archive_info"), Mapping) and url and (not path or os.path.isfile(path)):
         return f'{pip} install "lamar[{extra}] @ {url}"'
-    return f'{pip} install -e ".[{extra}]" in a clone of Lamar, or {pip} install "lamar[{extra}] @ git+<repository URL>"'
+    return (f'{pip} install -e ".[{extra}]" in a clone of Lamar, '
+            f'or {pip} install "lamar[{extra}] @ git+<repository URL>"')
 
 
 def pip_command() -> str:

@@ -124,7 +124,8 @@ def named(ids: Iterable[str], text: str) -> str | None:
     matches = [i for i in ids if text and i.startswith(text)]
     if len(matches) > 1:
         shown = ", ".join(matches[:3]) + (", ..." if len(matches) > 3 else "")
-        raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): give more of the id")
+        raise InvalidArgument(f"{echoed(text)} is the start of {len(matches)} lesson ids ({shown}): "
+                              "give more of the id")
     return matches[0] if matches else None
 
 

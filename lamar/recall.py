@@ -120,5 +120,6 @@ def chosen(context: dict[str, str], eligible: list[LessonState], injected: list[
     data: dict[str, Any] = {"id": new_id("ep"), "context": context, "eligible": [s.experience.id for s in eligible],
             "injected": [s.experience.id for s in injected], "held_out": held, "p": p}
     # The caller gets copies: what it does with its Recall must not rewrite the logged episode.
-    return data, Recall(episode_id=data["id"], experiences=[s.experience.copy() for s in injected], context=dict(context),
-                        eligible=tuple(data["eligible"]), held_out=tuple(held), propensities=dict(p))
+    return data, Recall(episode_id=data["id"], experiences=[s.experience.copy() for s in injected],
+                        context=dict(context), eligible=tuple(data["eligible"]), held_out=tuple(held),
+                        propensities=dict(p))

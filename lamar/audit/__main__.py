@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = open(args.json_out, "a", encoding="utf-8") if args.json_out else None  # noqa: SIM115
     except OSError as exc:
-        parser.error(f"--json {args.json_out}: cannot append to it ({exc.strerror}); name a file in a folder that exists")
+        parser.error(f"--json {args.json_out}: cannot append to it ({exc.strerror}); "
+                     "name a file in a folder that exists")
     try:
         if min(args.jobs, len(work)) > 1:  # never more processes than runs: each one costs a start-up
             with multiprocessing.Pool(min(args.jobs, len(work)), initializer=quiet_worker) as pool:
@@ -131,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
 def _unused(args: argparse.Namespace, defaults: dict[str, Any]) -> str | None:
     """What to say of a flag that --physics, --summarize or --null would ignore (a --json file never
     written, a tuning never applied), or None."""
-    mode = "--physics" if args.physics else "--summarize" if args.summarize else "--null" if args.null is not None else None
+    mode = ("--physics" if args.physics else "--summarize" if args.summarize
+            else "--null" if args.null is not None else None)
     if mode is None:
         return None
     read = ("jobs",) if mode == "--null" else ()

@@ -149,9 +149,9 @@ def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05)
     falls = (0.4, 0.3, 0.2, 0.15, 0.1)
     interval = false_alarm_interval()
     delays = {d: fall_delays(d) for d in falls}
-    lines.append(f"the fall detector (slack {change.SLACK:g} sd at level {change.LEVEL:g}, or {change.SLOW_SLACK:g} sd at "
-                 f"{change.SLOW_LEVEL:g}) on injected rewards, at a 60% success rate: injected episodes until it fires, "
-                 "median [90th percentile]")
+    lines.append(f"the fall detector (slack {change.SLACK:g} sd at level {change.LEVEL:g}, "
+                 f"or {change.SLOW_SLACK:g} sd at {change.SLOW_LEVEL:g}) on injected rewards, "
+                 "at a 60% success rate: injected episodes until it fires, median [90th percentile]")
     lines.append("  " + "   ".join(f"fall {d}: {m:.0f} [{p:.0f}]" for d, (m, p) in
                                     ((d, _median_p90(v)) for d, v in delays.items())))
     lines.append(f"  a lesson whose effect never moves: one false alarm per {interval:.0f} injected episodes")
@@ -162,4 +162,5 @@ def render(rank: int = 12, alpha_helps: float = 0.02, alpha_harms: float = 0.05)
     return "\n".join(lines)
 
 
-__all__ = ["bound", "fall_delay", "fall_delays", "false_alarm_interval", "gap", "least_delay", "needed", "render", "reward_sd"]
+__all__ = ["bound", "fall_delay", "fall_delays", "false_alarm_interval", "gap", "least_delay", "needed", "render",
+           "reward_sd"]

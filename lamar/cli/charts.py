@@ -192,7 +192,8 @@ def evidence_chart(points: Sequence[tuple[int, float, float, float, str, int]]) 
         if math.isfinite(value):
             parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="2.5" fill="{paint}"/>')
     parts.append(f'<text x="{_LABEL}" y="{base + 18}">{points[0][0]} randomized</text>')
-    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">{plural(points[-1][0], "randomized episode")}</text>')
+    parts.append(f'<text x="{width}" y="{base + 18}" text-anchor="end">'
+                 f'{plural(points[-1][0], "randomized episode")}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -261,8 +261,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     if last:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(last.get("time", 0))))
         # Only a prompt injects: "0 characters injected" after a Stop read as a failed injection.
-        injected = (f", {plural(last.get('injected', 0), 'character')} injected" if last.get("event") == "UserPromptSubmit"
-                    else "")
+        injected = (f", {plural(last.get('injected', 0), 'character')} injected"
+                    if last.get("event") == "UserPromptSubmit" else "")
         print(f"last event: {last.get('event')} at {when} in {last.get('cwd')} "
               f"(session {last.get('session')}, episode {last.get('episode')}{injected})")
     else:
@@ -342,8 +342,8 @@ def _twice_note(plugins: list[str], files: list[Any]) -> str:
         return ""
     return (f"note: the plugin {', '.join(plugins)} and the entries in {', '.join(map(str, files))} both run "
             f"Lamar's hooks, so each prompt would be recalled and injected twice: keep one "
-            f"(`claude plugin disable {plugins[0]}`, or `{_program()} claude-code uninstall` with --local, --project or "
-            "--user)")
+            f"(`claude plugin disable {plugins[0]}`, or `{_program()} claude-code uninstall` "
+            "with --local, --project or --user)")
 
 
 def _plugin_status(repo: Any) -> None:

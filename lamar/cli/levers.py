@@ -1,4 +1,5 @@
-"""The manual levers: `lamar add`, `edit`, `retire`, `revive`, `erase` and `report`. Each is an event in the audit trail."""
+"""The manual levers: `lamar add`, `edit`, `retire`, `revive`, `erase` and `report`.
+Each is an event in the audit trail."""
 
 from __future__ import annotations
 
@@ -188,8 +189,8 @@ def parse_signal(text: str) -> Signal | float:
     reward = typed_number(text)  # nan and inf are numbers the engine refuses as out of range
     if reward is None:
         raise InvalidReward(
-            f"unknown signal {text!r}{did_you_mean(text)}: use one of {', '.join(s.value for s in Signal)} or a number in [-1, 1] "
-            "written in ASCII digits (such as -0.5)")
+            f"unknown signal {text!r}{did_you_mean(text)}: use one of {', '.join(s.value for s in Signal)} "
+            "or a number in [-1, 1] written in ASCII digits (such as -0.5)")
     return reward
 
 

@@ -237,7 +237,8 @@ def _create(tmp: Path, path: Path, command: str) -> None:
         os.link(tmp, path)
     except FileExistsError:
         # An import names the store it is for: made by an agent meanwhile, it takes the events in place.
-        fix = "name another file" if command == "export" else "run the import again (with --append if it holds events now)"
+        fix = ("name another file" if command == "export"
+               else "run the import again (with --append if it holds events now)")
         raise UsageError(f"{path} was made by another process while the copy ran; it was left as it is: {fix}"
                          ) from None
     except OSError:  # a file system without hard links: the check before the copy stands

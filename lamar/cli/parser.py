@@ -98,7 +98,8 @@ _INSTEAD = {
     "trust": "`lamar claude-code trust` trusts this repository's .claude/lamar.toml",
     "preview": "`lamar recall k=v ... --dry-run` shows what a recall would choose, logging nothing",
     "gym": "the memory gym is `python -m lamar.gym`",
-    "init": "a store is created by the first `lamar add --create --precondition .. --action ..` (or `lamar import FILE`)",
+    "init": "a store is created by the first `lamar add --create --precondition .. --action ..` "
+            "(or `lamar import FILE`)",
     "help": "`lamar --help` lists the commands, `lamar COMMAND --help` explains one",
 }
 

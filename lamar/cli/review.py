@@ -237,7 +237,8 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
             if isinstance(s, Mapping):  # the evidence of each slice of the context (docs/context.md)
                 lines.append(f"      where {name}: {s.get('verdict')}, "
                              f"lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
-                             f"interval {interval(s.get('lower'), s.get('upper'))}, {s.get('randomized', 0)} randomized")
+                             f"interval {interval(s.get('lower'), s.get('upper'))}, "
+                             f"{s.get('randomized', 0)} randomized")
     return lines
 
 
@@ -271,7 +272,8 @@ def cmd_review(args: argparse.Namespace) -> int:
         try:
             lam = open_engine(args)
             skips = lam.would_skip(report)
-        except (LamarError, OSError, ImportError) as exc:  # the lessons' text is a courtesy; the ids and evidence are in the report
+        # The lessons' text is a courtesy; the ids and evidence are in the report.
+        except (LamarError, OSError, ImportError) as exc:
             print(f"(store unavailable, showing ids only: {exc})", file=sys.stderr)
     # Applied is a fact of the store, whoever applied it: nothing is left to decide about it.
     done = already_applied(report, skips)

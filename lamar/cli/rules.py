@@ -123,7 +123,8 @@ def cmd_export_rules(args: argparse.Namespace) -> int:
     from lamar.cli.render import plural
 
     print(f"{result.path}: {state}; {plural(len(result.helps), 'rule')} proven to help, "
-          f"{plural(len(result.harms), 'proposed removal')}" + (f", {len(result.unknown)} unproven" if args.unproven else ""))
+          f"{plural(len(result.harms), 'proposed removal')}"
+          + (f", {len(result.unknown)} unproven" if args.unproven else ""))
     return 0
 
 

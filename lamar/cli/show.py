@@ -128,7 +128,8 @@ _LEGEND = "chart: * lift  - interval  | zero  . outside the interval  < > the in
 def _print_trajectory(past: LessonHistory) -> None:
     points: list[EvidencePoint] = list(past.points)
     print("\nevidence over time (kept by the engine as it folded the outcomes: each row is what it said right")
-    print(f"after that outcome; a point every {plural(past.stride, 'reported eligible episode')}, at most {POINTS} kept, "
+    print(f"after that outcome; a point every {plural(past.stride, 'reported eligible episode')}, "
+          f"at most {POINTS} kept, "
           f"{min(len(points), _CHART_ROWS)} shown,\n"
           "the last row is now; seen = reported episodes where it was eligible, rand = those randomized by the\n"
           "holdout coin)")

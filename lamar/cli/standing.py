@@ -118,7 +118,8 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
                          "must be earned again")
         elif (after.lower > 0) if before.verdict == "helps" else (after.upper < 0):
             lines.append(f"{at}: {before.verdict} withdrawn on doubt: the latest outcomes no longer bear the "
-                         f"effect out (the interval over all of them still reads {interval(after.lower, after.upper)}); "
+                         "effect out (the interval over all of them still reads "
+                         f"{interval(after.lower, after.upper)}); "
                          "it comes back once the episodes since prove it on their own")
         else:
             side = "lower bound fell to" if before.verdict == "helps" else "upper bound rose to"
@@ -128,5 +129,5 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
     return lines
 
 
-__all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "merged_into", "no_evidence", "shown_interval", "shown_lift",
-           "standing", "status_label", "status_text", "verdict_changes"]
+__all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "merged_into", "no_evidence", "shown_interval",
+           "shown_lift", "standing", "status_label", "status_text", "verdict_changes"]

@@ -81,7 +81,8 @@ def logged_counts(lam: Lamar, exp_id: str) -> str:
     for episode in lam.pending():
         injected += exp_id in episode.injected
         held += exp_id in episode.held_out
-    return f"injected in {_waiting(past.injected_in, 'episode', injected)}, held out in {_waiting(past.held_out_in, '', held)}"
+    return (f"injected in {_waiting(past.injected_in, 'episode', injected)}, "
+            f"held out in {_waiting(past.held_out_in, '', held)}")
 
 
 def _waiting(count: int, noun: str, waiting: int) -> str:

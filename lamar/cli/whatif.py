@@ -73,8 +73,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
     lines = [f"store     {visible(report.store)}", counts]
     if compacted:
         # `lamar stats` still counts them, so the two counts would disagree without a word.
-        lines.append(f"          {plural(compacted, 'older episode')} compacted by sleep are left out (the log no longer "
-                     "holds their coins)")
+        lines.append(f"          {plural(compacted, 'older episode')} compacted by sleep are left out "
+                     "(the log no longer holds their coins)")
     lines.append("")
     bracket = "[anytime 95%]" if anytime else "[95%]"
     rows = [("policy", "estimator", "outside", "effective", f"success {bracket}", f"reward {bracket}",
@@ -86,7 +86,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
             rows.append((visible(alt.policy), "-", alt.outside_shown, f"{alt.effective:.0f}", "not evaluable",
                          "", ""))
             inside = ("every episode is outside the support" if not alt.supported else
-                      f"only {alt.supported} of {plural(alt.episodes, 'episode')} {'is' if alt.supported == 1 else 'are'} "
+                      f"only {alt.supported} of {plural(alt.episodes, 'episode')} "
+                      f"{'is' if alt.supported == 1 else 'are'} "
                       "inside the support, too few to estimate "
                       "from, and the others are outside")
             notes.append(f"{visible(alt.policy)}: {inside} (it changes lessons the log never randomized there)")
@@ -105,7 +106,8 @@ def render(report: WhatIfReport, estimators: list[str], compacted: int = 0, anyt
                          _cell(reward, False), logged))
         blind = [name for name in estimators if alt.says_nothing(name)]
         if blind:
-            notes.append(f"{visible(alt.policy)}: {', '.join(blind)} spans the whole range (the log seldom or never saw "
+            notes.append(f"{visible(alt.policy)}: {', '.join(blind)} spans the whole range "
+                         "(the log seldom or never saw "
                          "every coin this policy changes fall its way at once); pi-dr reads each lesson's coin alone, "
                          "assuming the effects add up")
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]

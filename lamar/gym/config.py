@@ -114,7 +114,8 @@ class GymConfig:
             choices = ", ".join(POLICIES)
             raise ValueError(f"policies must be distinct names from {choices}; got {self.policies!r}")
         if self.lessons < 3:
-            raise ValueError(f"lessons per task must be at least 3 (a helpful, a harmful, an inert); got {self.lessons}")
+            raise ValueError("lessons per task must be at least 3 (a helpful, a harmful, an inert); "
+                             f"got {self.lessons}")
         if not 1 <= self.k < self.lessons:
             # k = 0 injects nothing (captured reads nan); k >= lessons lets a policy inject every lesson of
             # the task, the harmful one too, so there is nothing left to choose between.

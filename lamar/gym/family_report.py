@@ -73,7 +73,8 @@ def forgetting_line(rows: Sequence[Row], policy: str, peers: Sequence[str]) -> l
     if fastest is None:
         return []
     kept, drop = forgetting_paired(rows, policy, fastest)
-    return [f"   fastest peer to forget here: {fastest}; {policy} minus {fastest}, paired over the worlds where both used a fossil:",
+    return [(f"   fastest peer to forget here: {fastest}; {policy} minus {fastest}, "
+             "paired over the worlds where both used a fossil:"),
             (f"   fossil kept {interval_text(kept, 100, 1)} points ({len(kept)} worlds), dropped after "
              f"{interval_text(drop, digits=0)} task episodes ({len(drop)} worlds)")]
 
@@ -92,17 +93,22 @@ def summary_table(rows: Sequence[Row], policies: Sequence[str], reference: str, 
         verdicts = ["-", "-", "-"]
         if mine[0].get("helpful") is not None:
             helpful, harmful = (sum(row[key] for row in mine) for key in ("helpful", "harmful"))
-            verdicts = [f"{sum(row['helps'] for row in mine)}/{helpful}", f"{sum(row['harms'] for row in mine)}/{harmful}",
+            verdicts = [f"{sum(row['helps'] for row in mine)}/{helpful}",
+                        f"{sum(row['harms'] for row in mine)}/{harmful}",
                         str(sum(row["wrong"] for row in mine))]
         diff = "" if name == reference else interval_text(paired(rows, name, reference))
-        lines.append(f"{name:<22}{interval_text([r['captured'] for r in mine if r['captured'] is not None]):>16}{diff:>18}"
+        captured = interval_text([r["captured"] for r in mine if r["captured"] is not None])
+        lines.append(f"{name:<22}{captured:>16}{diff:>18}"
                      f"{kept:>13}{drop:>15}{wrong_drops(mine):>13}{verdicts[0]:>15}{verdicts[1]:>15}{verdicts[2]:>7}")
     best = best_peer(rows, peers)
     if best is not None:
-        lines.append(f"   best peer here: {best}; {reference} minus {best}, paired: {interval_text(paired(rows, reference, best))}")
+        lines.append(f"   best peer here: {best}; {reference} minus {best}, "
+                     f"paired: {interval_text(paired(rows, reference, best))}")
     lines += forgetting_line(rows, reference, peers)
-    lines += ["   fossil kept: among lessons a policy used (>= 25% of their task's episodes just before) when they turned",
-              "   harmful, the share of their task's episodes 200-700 later still injecting them; dropped after: median",
+    lines += [("   fossil kept: among lessons a policy used (>= 25% of their task's episodes just before) "
+               "when they turned"),
+              ("   harmful, the share of their task's episodes 200-700 later still injecting them; "
+               "dropped after: median"),
               "   task episodes until 50 in a row inject it in under 5%. wrong drops: the same drop of a lesson in use",
               "   while all 50 episodes would still have it among the oracle's k best, per 1 000 episodes of such use.",
               "   helps / harms proven: lessons helpful / harmful at the end judged so at the end; wrong: judged",
@@ -167,4 +173,5 @@ def world_table(rows: Sequence[Row], policies: Sequence[str]) -> list[str]:
 
 
 __all__ = ["FEATURES", "best_peer", "captured_by_world", "fastest_forgetter", "feature_table", "forgetting",
-           "forgetting_line", "forgetting_paired", "kept_share", "paired", "summary_table", "world_table", "wrong_drops"]
+           "forgetting_line", "forgetting_paired", "kept_share", "paired", "summary_table", "world_table",
+           "wrong_drops"]

@@ -66,7 +66,8 @@ def _fossil_columns(world: DrawnWorld, slate: Slate) -> Row:
     """Among lessons the policy used when they turned harmful: the share of their task's
     episodes that still injected them 200-700 task episodes later, and task episodes until dropped
     (their series are the slate's: a fossil flips, so it is never a split lesson)."""
-    fossils = [(lesson, lesson.flip_at) for lesson in world.lessons if lesson.flip_at is not None and lesson.after < 0.0]
+    fossils = [(lesson, lesson.flip_at) for lesson in world.lessons
+               if lesson.flip_at is not None and lesson.after < 0.0]
     kept: list[float] = []
     drops: list[int] = []
     for lesson, flip in fossils:

@@ -58,7 +58,8 @@ def frontier(worlds: int, *, tuning: bool, discounts: Sequence[float] = DISCOUNT
                      f"{f'{mean - half:+.3f}' if versus else '':>11}{kept:>13}{drop:>15}{wrong_drops(mine):>13}"
                      f"{kept_minus:>24}{drop_minus:>25}")
     lines += ["   paired differences by world (mean ± 95% interval); lower end: of the difference with river-ts.",
-              "   fossil kept, dropped after and wrong drops as in the family's table (python -m lamar.gym --family N --peers);",
+              ("   fossil kept, dropped after and wrong drops as in the family's table "
+               "(python -m lamar.gym --family N --peers);"),
               f"   minus {FASTEST}: paired by world, over the worlds where both used a fossil (kept in points).",
               f"   elapsed: {time.time() - started:.0f} s wall clock"]
     return "\n".join(line.rstrip() for line in lines)
@@ -68,7 +69,8 @@ def _discounts(text: str) -> tuple[float, ...]:
     try:
         return tuple(float(part) for part in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"takes numbers in (0, 1], comma separated (e.g. 1,0.995); got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"takes numbers in (0, 1], comma separated (e.g. 1,0.995); got {text!r}") from None
 
 
 def main(argv: Sequence[str] | None = None) -> None:

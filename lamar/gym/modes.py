@@ -20,8 +20,11 @@ Progress = Callable[[int, int], None]
 
 # Each peer family's default and its best on the family's tuning worlds
 # (`python -m lamar.gym.peer_tuning --family 16`; docs/gym.md has the sweep).
-FAMILY_PEERS: tuple[str, ...] = ("vw-e.05", "vw-sq10", "vw-sq10nd", "vw-bag5", "vw-bag3", "vw-bag5nd", "river-ts", "river-e.1",
-                                 "river-e.1f")
+FAMILY_PEERS: tuple[str, ...] = ("vw-e.05", "vw-sq10", "vw-sq10nd", "vw-bag5", "vw-bag3", "vw-bag5nd", "river-ts",
+                                 "river-e.1", "river-e.1f")
+# The last line of both frontier tables' legends.
+_EBH_NOTE = ("   helpful lessons among the verdicts of record by e-BH at the end "
+             "(false-discovery rate <= alpha_helps).")
 
 # The evidence budgets of the frontier: today's coin q (`holdout`) and the second design's holdout of
 # unproven lessons (its proven and doubted lessons' holdouts capped by it).
@@ -97,9 +100,11 @@ def family_frontier(worlds: int, *, tuning: bool, workers: int | None, progress:
                      f"{interval_text(list(captured_by_world(rows, label).values())):>16}{price:>18}"
                      f"{f'{helps}/{helpful}':>16}{'-' if ebh is None else ebh:>16}{f'{harms}/{harmful}':>16}"
                      f"{sum(r['wrong'] for r in mine):>7}")
-    lines.append("   budget: the evidence coin q (lamar: where a verdict is within reach; lamar-v2: its unproven lessons);")
-    lines.append("   price: the same engine with its randomized evidence off minus this point, paired by world; e-BH helps:")
-    lines.append("   helpful lessons among the verdicts of record by e-BH at the end (false-discovery rate <= alpha_helps).")
+    lines.append("   budget: the evidence coin q (lamar: where a verdict is within reach; "
+                 "lamar-v2: its unproven lessons);")
+    lines.append("   price: the same engine with its randomized evidence off minus this point, paired by world; "
+                 "e-BH helps:")
+    lines.append(_EBH_NOTE)
     _write(json_path, rows)
     return "\n".join(lines)
 
@@ -120,8 +125,8 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
         off = results[f"{engine} off"]
         cells = [interval_text(column(rows, f"captured_{p}"), 100, 1) for p in ("pre", "post")]
         price = "" if budget is None else " / ".join(
-            f"{100 * (statistics.fmean(column(off, f'captured_{p}')) - statistics.fmean(column(rows, f'captured_{p}'))):.1f}"
-            for p in ("pre", "post"))
+            f"{100 * (statistics.fmean(column(off, key)) - statistics.fmean(column(rows, key))):.1f}"
+            for key in ("captured_pre", "captured_post"))
         helps = statistics.fmean(column(rows, "helps_end"))
         ebh = column(rows, "ebh_helps_end")
         ebh_cell = (f"{statistics.fmean(ebh):.2f} ({sum(column(rows, 'ebh_wrong_end'))})" if len(ebh) == len(rows)
@@ -131,7 +136,7 @@ def gym_frontier(config: GymConfig, *, progress: Progress | None, json_path: str
         lines.append(f"{engine:<10}{'off' if budget is None else budget:>8}{cells[0]:>16}{cells[1]:>16}{price:>18}"
                      f"{helps:>12.2f}{ebh_cell:>14}{harms:>12.2f}{wrong:>7}")
     lines.append("   captured in % of the oracle's gain; price: evidence off minus this point, captured points; e-BH:")
-    lines.append("   helpful lessons among the verdicts of record by e-BH at the end (false-discovery rate <= alpha_helps).")
+    lines.append(_EBH_NOTE)
     _write(json_path, [row for rows in results.values() for row in rows])
     return "\n".join(lines)
 

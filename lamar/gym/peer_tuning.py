@@ -25,7 +25,8 @@ def tune(seeds: int = 10, first_seed: int = 100, episodes: int = 8000, workers: 
     names = tuple(name for family in SWEEP.values() for name in family)
     result = run_gym(GymConfig(episodes=episodes, seeds=seeds, first_seed=first_seed, workers=workers,
                                policies=("none", "oracle", *names), sleep_at=(), **world))
-    lines = [f"peer tuning sweep: seeds {first_seed}-{first_seed + seeds - 1}, {episodes} episodes, {world or 'defaults'}",
+    lines = [(f"peer tuning sweep: seeds {first_seed}-{first_seed + seeds - 1}, {episodes} episodes, "
+              f"{world or 'defaults'}"),
              f"{'candidate':<28}{'captured pre':>16}{'captured post':>16}"]
     for members in SWEEP.values():
         scored = []
@@ -36,8 +37,8 @@ def tune(seeds: int = 10, first_seed: int = 100, episodes: int = 8000, workers: 
         best = max(scored)[1]
         for _, name, pre, post in scored:
             mark = " <- best" if name == best else ""
-            lines.append(f"{name:<28}{100 * pre[0]:>9.1f} ±{100 * pre[1]:4.1f}{100 * post[0]:>9.1f} ±{100 * post[1]:4.1f}"
-                         f"{mark}")
+            lines.append(f"{name:<28}{100 * pre[0]:>9.1f} ±{100 * pre[1]:4.1f}"
+                         f"{100 * post[0]:>9.1f} ±{100 * post[1]:4.1f}{mark}")
     return "\n".join(lines)
 
 

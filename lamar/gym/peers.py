@@ -146,7 +146,8 @@ SWEEP: dict[str, dict[str, type[GymPolicy]]] = {
     "vw-squarecb": {f"vw-sq{g}{'nd' if d else ''}": vw(f"vw-sq{g}{'nd' if d else ''}",
                                                      f"--squarecb --gamma_scale {g}" + (" --power_t 0" if d else ""))
                     for g in ("10", "100", "1000") for d in (False, True)},
-    "vw-bag": {f"vw-bag{b}{'nd' if d else ''}": vw(f"vw-bag{b}{'nd' if d else ''}", f"--bag {b}" + (" --power_t 0" if d else ""))
+    "vw-bag": {f"vw-bag{b}{'nd' if d else ''}": vw(f"vw-bag{b}{'nd' if d else ''}",
+                                                   f"--bag {b}" + (" --power_t 0" if d else ""))
                for b in ("5", "3", "10") for d in (False, True)},
     "river-ts": {"river-ts": river_ts("river-ts")},
     "river-eps": {f"river-e{str(e)[1:]}{'f' if f else ''}": river_eps(f"river-e{str(e)[1:]}{'f' if f else ''}", e, f)

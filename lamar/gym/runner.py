@@ -83,7 +83,8 @@ def end_verdicts(policy: LamarPolicy, world: World) -> Row:
         side = "helpful" if truth > 0.0 else "harmful" if truth < 0.0 else None
         if side is not None:
             out[f"{side}_end"] += 1
-            out["helps_end" if side == "helpful" else "harms_end"] += verdict == ("helps" if side == "helpful" else "harms")
+            right = "helps" if side == "helpful" else "harms"
+            out[f"{right}_end"] += verdict == right
         out["wrong_end"] += (verdict == "helps" and truth <= 0.0) or (verdict == "harms" and truth >= 0.0)
     return out
 

@@ -157,8 +157,9 @@ class VerdictTracker:
                     "first_harms": self.first_harms[lesson.index]} for lesson in world.lessons]
         for at in ("flip", "end"):
             tally = dict.fromkeys((
-                "helpful", "helps", "ebh_helps", "ebh_wrong", "helpful_provable", "harmful", "harms", "harmful_provable",
-                "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps", "wrong_inert_harms",
+                "helpful", "helps", "ebh_helps", "ebh_wrong", "helpful_provable", "harmful", "harms",
+                "harmful_provable", "wrong_helpful_harms", "wrong_harmful_helps", "wrong_inert_helps",
+                "wrong_inert_harms",
             ), 0)
             for lesson, row, snap in zip(world.lessons, lessons, self.snapshots[at], strict=True):
                 # Both sides are randomized by the evidence coin; each lesson's level is its own.
@@ -188,9 +189,10 @@ class VerdictTracker:
                 row.update({f"{key}_{at}": value for key, value in snap.items()})
                 row[f"needed_{at}"] = needed if math.isfinite(needed) else None
                 row[f"provable_{at}"] = provable
-            tally["ebh_wrong"] = sum(1 for row, snap in zip(lessons, self.snapshots[at], strict=True)
-                                     if row["kind"] != "split" and ((snap["of_record"] == "helps" and snap["truth"] <= 0)
-                                                                    or (snap["of_record"] == "harms" and snap["truth"] >= 0)))
+            tally["ebh_wrong"] = sum(
+                1 for row, snap in zip(lessons, self.snapshots[at], strict=True)
+                if row["kind"] != "split" and ((snap["of_record"] == "helps" and snap["truth"] <= 0)
+                                               or (snap["of_record"] == "harms" and snap["truth"] >= 0)))
             tally["wrong"] = sum(v for key, v in tally.items() if key.startswith("wrong_"))
             cols.update({f"{key}_{at}": value for key, value in tally.items()})
         fossil_end = self.snapshots["end"][world.fossil]["verdict"]

@@ -117,7 +117,8 @@ class AnthropicModel:
 def _has_credentials(client: Any) -> bool:
     """What the SDK checks before sending: a key or token header, or an auth hook (a profile's tokens)."""
     headers = {str(key).lower(): value for key, value in dict(getattr(client, "default_headers", None) or {}).items()}
-    return bool(headers.get("x-api-key") or "authorization" in headers) or getattr(client, "custom_auth", None) is not None
+    return (bool(headers.get("x-api-key") or "authorization" in headers)
+            or getattr(client, "custom_auth", None) is not None)
 
 
 __all__ = ["AnthropicModel"]

@@ -200,4 +200,5 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
-__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait", "time_left", "with_retries"]
+__all__ = ["LONGEST_RETRY_AFTER", "cut_to_deadline", "deadline", "end_reads_at_deadline", "server_wait", "time_left",
+           "with_retries"]

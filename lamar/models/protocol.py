@@ -211,7 +211,8 @@ def refuse_async(provider: str, client: Any, method: str, sync_class: str) -> No
         found = getattr(found, name, None)
     if found is not None and inspect.iscoroutinefunction(inspect.unwrap(found)):
         raise InvalidArgument(f"client= is an async {provider} client ({type(client).__name__}); pass "
-                              f"{a_or_an(sync_class)} instead: sleep calls the model from a worker thread, not an event loop")
+                              f"{a_or_an(sync_class)} instead: sleep calls the model from a worker thread, "
+                              "not an event loop")
 
 
 def check_max_tokens(max_tokens: int) -> int:
@@ -489,7 +490,8 @@ def truncated_failure(provider: str, model: str, max_tokens: int) -> ModelError:
 
 
 __all__ = [
-    "DEFAULT_TIMEOUT", "Model", "address", "answer_of", "api_wrote", "call_model", "check_max_tokens", "connection_failure", "empty_failure",
-    "error_reply", "header_secrets", "load_sdk", "no_socks", "redirect_base", "redirected_to", "refusal_failure", "refuse_async", "reported_error", "socks_failure", "status_failure", "truncated_failure", "unexpected_reply", "without_secrets",
-    "without_thinking",
+    "DEFAULT_TIMEOUT", "Model", "address", "answer_of", "api_wrote", "call_model", "check_max_tokens",
+    "connection_failure", "empty_failure", "error_reply", "header_secrets", "load_sdk", "no_socks", "redirect_base",
+    "redirected_to", "refusal_failure", "refuse_async", "reported_error", "socks_failure", "status_failure",
+    "truncated_failure", "unexpected_reply", "without_secrets", "without_thinking",
 ]

@@ -51,7 +51,8 @@ def from_spec(spec: str, **kwargs: Any) -> Model:
 
         return OllamaModel(name, **kwargs)
     # A misspelt provider (letters only) is guessed; "llama3.2:3b" is a bare Ollama name, not a provider.
-    near = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6) if provider.replace("-", "").replace("_", "").isalpha() else []
+    lettered = provider.replace("-", "").replace("_", "").isalpha()
+    near = difflib.get_close_matches(provider, PROVIDERS, n=1, cutoff=0.6) if lettered else []
     hint = _guess(spec) or (f" (did you mean '{near[0]}:{name}'?)" if near else "")
     raise ValueError(f"unknown model provider {provider!r} in {spec!r}{hint}; use one of {', '.join(PROVIDERS)}")
 

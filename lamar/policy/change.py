@@ -59,7 +59,8 @@ class ChangeDetector(SlotRecord):
         if injected:
             self.watched += 1
             if self.watched > WATCH_AFTER:
-                fall = (self.ref_s / self.ref_w - reward) / sigma  # predictable: this episode is not in the reference yet
+                # predictable: this episode is not in the reference yet
+                fall = (self.ref_s / self.ref_w - reward) / sigma
                 self.stat = max(0.0, self.stat + fall - SLACK)
                 self.slow = max(0.0, self.slow + fall - SLOW_SLACK)
             if self.slow == 0.0:

@@ -52,7 +52,8 @@ def ebh(evalues: Mapping[str, float], alpha: float) -> set[str]:
     return {name for name, _ in ranked[:found]}
 
 
-def verdicts_of_record(ledgers: Mapping[str, Ledger] | Iterable[tuple[str, Ledger]], policy: Policy) -> dict[str, Verdict]:
+def verdicts_of_record(ledgers: Mapping[str, Ledger] | Iterable[tuple[str, Ledger]],
+                       policy: Policy) -> dict[str, Verdict]:
     """Each lesson's verdict of record at one look: helps among the e-BH discoveries at
     `alpha_helps` over all the lessons given, harms among those at `alpha_harms`, unknown otherwise."""
     items = list(ledgers.items()) if isinstance(ledgers, Mapping) else list(ledgers)

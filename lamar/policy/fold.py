@@ -154,8 +154,9 @@ def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]
     """An experience's dict (`Experience.to_dict`) with its text erased: precondition, action and
     a non-empty rationale and each value of its scope (and of the scope it was narrowed from) read
     ERASED, the provenance keeps only what the folds wrote, the source when it is one Lamar names,
-    and who erased it and when. Id, scope keys, status and creation time stay. The same for the log's events and for a folded lesson, so that folding the scrubbed log
-    gives the lesson the fold of the erase event gives it."""
+    and who erased it and when. Id, scope keys, status and creation time stay. The same for the
+    log's events and for a folded lesson, so that folding the scrubbed log gives the lesson the
+    fold of the erase event gives it."""
     provenance = data.get("provenance") or {}
     out = erased_text(data)
     source = provenance.get("source")
@@ -195,5 +196,5 @@ def merged_elsewhere(state: LessonState, into_id: str | None) -> bool:
     return _merged_away(state) and state.experience.provenance.get("merged_into") != into_id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_note", "erased_scope", "erased_text", "fold_outcome",
-           "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]
+__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_note", "erased_scope",
+           "erased_text", "fold_outcome", "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]

@@ -17,7 +17,8 @@ from lamar.policy.selection import ArmStats
 from lamar.policy.verdicts import Evidence, Verdict, betting_bounds, within_lift_range
 
 _PRIOR_OUT = 10.0  # weight of the old without-lesson mean kept when the arms restart on a fall
-UNKNOWN_RANK = 1000  # the level of a lesson whose creation rank was never folded (a fallback: the fold numbers every lesson)
+# The level of a lesson whose creation rank was never folded (a fallback: the fold numbers every lesson).
+UNKNOWN_RANK = 1000
 
 
 class LessonState:

@@ -53,4 +53,5 @@ class SlotRecord:
 
     def merge(self, other: Self) -> None:
         """Add another record's counts and sums to this one, field by field."""
-        self.assign([mine + theirs for mine, theirs in zip(type(self).values(self), type(other).values(other), strict=True)])
+        pairs = zip(type(self).values(self), type(other).values(other), strict=True)
+        self.assign([mine + theirs for mine, theirs in pairs])

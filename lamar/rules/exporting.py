@@ -1,4 +1,5 @@
-"""`export_rules`: the lessons proven to help, written into a marked section of CLAUDE.md, AGENTS.md or a Cursor rule."""
+"""`export_rules`: the lessons proven to help, written into a marked section of CLAUDE.md,
+AGENTS.md or a Cursor rule."""
 
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def _section(where: str, listed: dict[str, list[tuple[Experience, Evidence]]], u
     lines = [BEGIN, f"## Rules proven to help in {where}", ""]
     helps = sorted(listed["helps"], key=lambda item: -item[1].lower)
     lines += [f"- {_text(e)} {_measure(e, ev)}" for e, ev in helps] or [
-        f"- None yet: no lesson of this {'folder' if where.endswith('/)') else 'project'} has a lower bound above zero."]
+        (f"- None yet: no lesson of this {'folder' if where.endswith('/)') else 'project'} "
+         "has a lower bound above zero.")]
     if listed["harms"]:
         lines += ["", "### Proposed removals", "",
                   ("Proven to hurt: remove them from your own text if you agree (Lamar changes nothing outside "

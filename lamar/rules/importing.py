@@ -1,4 +1,5 @@
-"""`import_rules`: a project's rules files as candidate lessons, one per rule, each an arm with its own control group."""
+"""`import_rules`: a project's rules files as candidate lessons, one per rule, each an arm with
+its own control group."""
 
 from __future__ import annotations
 
@@ -182,7 +183,8 @@ def lesson_of(rule: Rule, project: str) -> Experience:
     where, action = condition(written) or (where, written)
     # The id is of the rule's words: "Never push." and "Never push" are one lesson.
     # A nested CLAUDE.md's rule holds in its folder only: the same words elsewhere are another lesson.
-    key = json.dumps([" ".join(written.lower().split()), sorted(scope.items()), *([rule.folder] if rule.folder else [])])
+    key = json.dumps([" ".join(written.lower().split()), sorted(scope.items()),
+                      *([rule.folder] if rule.folder else [])])
     provenance: dict[str, Any] = {"source": PROVENANCE_SOURCE, "file": rule.file, "line": rule.line, "by": rule.by}
     if rule.folder:  # recalled where the hooks say the work is (the context's `folder`), as Claude Code reads it
         scope[FOLDER_KEY] = rule.folder
@@ -195,7 +197,8 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
     from lamar.safety.lessons import lesson_refusal
     from lamar.sleep.similarity import NEAR_DUPLICATE
 
-    held = [e for e in lamar.experiences() if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY}]
+    held = [e for e in lamar.experiences()
+            if e.scope.get("project") == project and set(e.scope) <= {"project", FOLDER_KEY}]
     by_id = {e.id: e for e in held}
     # Each lesson's words and commands are read once, not once per pair, and only lessons of one scope
     # are compared: a folder's copy of another folder's rule is the one recalled in that folder.

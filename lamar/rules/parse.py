@@ -129,7 +129,8 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
 
 def clean(text: str) -> str:
     """Markdown emphasis, link targets and HTML comments dropped, white space folded; inline code kept as written."""
-    text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", _COMMENT.sub(lambda found: found.group() if found.group(1) else " ", text)))
+    text = _COMMENT.sub(lambda found: found.group() if found.group(1) else " ", text)
+    text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
     return " ".join(text.split()).strip()
 
 

@@ -1,4 +1,5 @@
-"""Credentials named by their key or said in words: `PASSWORD=...`, `--token ...`, name/value pairs, "the password is X"."""
+"""Credentials named by their key or said in words: `PASSWORD=...`, `--token ...`, name/value pairs,
+"the password is X"."""
 
 from __future__ import annotations
 
@@ -289,7 +290,8 @@ def said_is_harmless(value: str, kind: str) -> bool:
     if value[0] in "\"'`":
         return is_placeholder(value.strip("\"'`"))
     bare = value.rstrip(".,;:!?)")
-    if is_placeholder(bare) or is_annotation(value) or (_PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
+    if is_placeholder(bare) or is_annotation(value) or (
+            _PLAIN_WORD.fullmatch(unaccented(value)) and bare.lower() not in _WEAK_PASSWORDS):
         return True  # "the password is wrong", "the token was expired"
     return kind != "password" and bare.isdigit() and len(bare) <= 6  # token is 3600 s
 
@@ -306,4 +308,9 @@ def prose_kind(match: re.Match[str]) -> str:
     return "password" if key.startswith(("pass", "pin", "login", *_FOREIGN_PASSWORDS)) else "secret"
 
 
-__all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT", "KEY_NEEDLES", "NAME_VALUE", "NET_USE", "PASS_ARGUMENT", "PROSE", "PROSE_CYRILLIC", "PROSE_FOREIGN", "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "WPA_PASSPHRASE", "XML_ELEMENT", "assignment_is_harmless", "assignment_kind", "command_is_harmless", "cookie_is_harmless", "cyrillic_is_harmless", "flag_is_harmless", "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless", "prose_kind", "said_is_harmless", "secret_key_kind"]
+__all__ = ["ASSIGNMENT", "AUTH_OBJECT", "CLI_FLAG", "COMMAND_COOKIE", "COMMAND_PASSWORD", "COOKIE", "KEY_ARGUMENT",
+           "KEY_NEEDLES", "NAME_VALUE", "NET_USE", "PASS_ARGUMENT", "PROSE", "PROSE_CYRILLIC", "PROSE_FOREIGN",
+           "PROSE_USE", "QUOTED_HEADER", "SECURE_STRING", "WPA_PASSPHRASE", "XML_ELEMENT", "assignment_is_harmless",
+           "assignment_kind", "command_is_harmless", "cookie_is_harmless", "cyrillic_is_harmless", "flag_is_harmless",
+           "flag_kind", "header_is_harmless", "name_value_is_harmless", "name_value_kind", "prose_is_harmless",
+           "prose_kind", "said_is_harmless", "secret_key_kind"]

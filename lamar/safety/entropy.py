@@ -97,4 +97,5 @@ def _class(char: str) -> int:
     return 0 if char.isupper() else 1 if char.islower() else 2 if char.isdigit() else 3
 
 
-__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "decodes_to_prose", "looks_random", "mixes_like_a_key"]
+__all__ = ["BODY", "MIN_BITS", "MIN_CHANGES", "MIN_LENGTH", "RUN", "bits_per_char", "decodes_to_prose", "looks_random",
+           "mixes_like_a_key"]

@@ -6,7 +6,8 @@ import re
 
 # A code point written as a Python/JSON escape, a percent escape or an HTML character reference.
 # A decimal reference takes decimal digits only: "&#1a;" is no escape.
-ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})|&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));")
+ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})"
+                    r"|&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));")
 # What the fence also reads through: the named references of the characters a turn is written
 # with, and a backslash (or several, JSON in JSON) before a quote.
 _READ = re.compile(ESCAPE.pattern + r"|&(lt|gt|quot|apos|colon|vert|verbar|lpar|rpar|lsqb|rsqb|amp);|\\+([\"'])")

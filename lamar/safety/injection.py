@@ -108,7 +108,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # in markdown emphasis ("**System:**", "**System**:"). A turn opens a sentence, a line, a list
     # item or a quote ("- System:", "> System:"), or hides in an HTML comment or a <details> block.
     ("role prefix", re.compile(
-        r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[{]?\s*[*_~]{0,3}(?:" + "|".join(spelt_loosely(w) for w in _ROLES) + "|" + _NEAR_ROLES
+        r"(?:^|[.!?;]\s|\n|<!--|" + _HTML_TAG + r")\s*(?:(?:[-*+>]|\d{1,3}[.)])\s)?\s*[\"'(\[{]?\s*[*_~]{0,3}(?:"
+        + "|".join(spelt_loosely(w) for w in _ROLES) + "|" + _NEAR_ROLES
         + r")(?:\s+(?:" + "|".join(spelt_loosely(w) for w in ROLE_NOUNS) + r")s?)?[*_~\])}]{0,4}\s*:(?!//)"
     )),
     ("addresses the model", re.compile(

@@ -64,8 +64,9 @@ def plain_text(text: str) -> str:
     Removed: controls (but tab and newline), format characters (zero-width, bidi overrides),
     variation selectors and other default-ignorable characters, unassigned code points, and
     combining marks left on an ASCII character. Kept: ZWNJ, ZWJ and VS16 where they are spelling
-    (`_spelling`: an emoji ZWJ sequence, after a virama), never beside ASCII. What a reader sees and what a model reads then
-    agree: "ＳＹＳＴＥＭ" becomes "SYSTEM", "sys\\u200btem" and "Sys\\u034ftem" become "system".
+    (`_spelling`: an emoji ZWJ sequence, after a virama), never beside ASCII. What a reader sees
+    and what a model reads then agree: "ＳＹＳＴＥＭ" becomes "SYSTEM", "sys\\u200btem" and
+    "Sys\\u034ftem" become "system".
 
     >>> plain_text("ＳＹＳ\\u200bTEM\\u202e:"), plain_text("S\\u0335ys\\ufe0ftem"), plain_text("café\\u2028ok")
     ('SYSTEM:', 'System', 'café\\nok')

@@ -72,7 +72,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         raise InvalidArgument("mining traces needs a model: pass model=... (see lamar.models), or leave traces out")
     check_model(model)
     if not whole_number(min_support, low=2):
-        raise InvalidArgument(f"min_support must be a whole number >= 2 (no single trace mints a lesson); got {min_support!r}")
+        raise InvalidArgument("min_support must be a whole number >= 2 (no single trace mints a lesson); "
+                              f"got {min_support!r}")
     loaded = [_with_outcome(lam, trace) for trace in (load_traces(traces) if traces is not None else [])]
     summary: dict[str, Any] = {"traces": len(loaded), "batches": 0, "model_calls": 0, "prompt_tokens": 0,
                                "secrets_scrubbed": 0, "lessons_proposed": 0, "candidates": 0}
@@ -151,7 +152,8 @@ def mine(lam: SleepView, *, traces: TraceSource | None, model: Any, max_prompt_t
         words = LessonWords.of(lesson.precondition, lesson.action)
         reason = _refusal(lesson, words, [by_id[i] for i in ids], held, min_support, similarity, named)
         if reason:
-            dropped.append(_scrubbed_drop(Dropped({**lesson.as_dict(), "trace_ids": [named[i] for i in ids]}, reason), scrub))
+            drop = Dropped({**lesson.as_dict(), "trace_ids": [named[i] for i in ids]}, reason)
+            dropped.append(_scrubbed_drop(drop, scrub))
             continue
         proposal = _candidate(lesson, [by_id[i] for i in ids], name, named)
         exp = Experience.from_dict(proposal.payload["experience"])

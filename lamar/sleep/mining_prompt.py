@@ -73,7 +73,8 @@ def estimate_tokens(text: str) -> int:
     return -(-len(text) // CHARS_PER_TOKEN)
 
 
-def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None, *, shown_id: str | None = None) -> tuple[str, int]:
+def render_trace(trace: Trace, scrub: Scrub, reach: int | None = None, *,
+                 shown_id: str | None = None) -> tuple[str, int]:
     """One trace as a JSON line for the prompt, secrets scrubbed; returns (line, secrets found).
 
     With `reach` (how far past a credential's start `scrub` reads, `lamar.safety.secrets.REACH`),

@@ -125,7 +125,8 @@ def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | Non
 
 
 def _short(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 2**63 else f"an integer of {value.bit_length()} bits"
+    text = (repr(value) if not isinstance(value, int) or abs(value) < 2**63
+            else f"an integer of {value.bit_length()} bits")
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -99,7 +99,8 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     at = time.time()
     changed, episodes = scrubbed(log, exp.id, contexts, who, at, holder.policy)
     event = Event("erase", {"id": exp.id, "by": who, "reason": why, "contexts": contexts,
-                            "episodes": episodes, "events": len(changed), "pending": True}, key=edit_key(exp.id, exp.version + 1), time=at)
+                            "episodes": episodes, "events": len(changed), "pending": True},
+                  key=edit_key(exp.id, exp.version + 1), time=at)
     check_appendable([event])  # before the log is touched
     # A store that cannot erase (one whose old pages outlive a rewrite) or cannot compact now (a
     # reader holds SQLite's write-ahead log) says so here, before the event, and nothing is
@@ -300,8 +301,9 @@ def scrubbed(events: Iterable[Event], exp_id: str, contexts: bool, by: str, at: 
     seq, kind, key and time), and the ids of the episodes whose contexts are blanked.
 
     Changed: the lesson's `experience` event, each `edit` and `scope` event of it, and its entry in
-    every checkpoint snapshot (text and scope values erased: `lamar.policy.fold.erased_lesson`). With `contexts`, every episode it was eligible in,
-    logged or kept by a snapshot, gets the context {} (no key, no value), and a snapshot's lessons
+    every checkpoint snapshot (text and scope values erased: `lamar.policy.fold.erased_lesson`).
+    With `contexts`, every episode it was eligible in, logged or kept by a snapshot, gets the
+    context {} (no key, no value), and a snapshot's lessons
     lose the slices named by a key=value of those contexts (a slice's name is context text). The
     lesson-wide evidence reads no context, so it stays as it was; so does that of a lesson narrowed
     to such a slice: its `scope` event (of any lesson) keeps the slice, folded under `policy`.

@@ -262,7 +262,8 @@ class Follower:
             raise unknown(UnknownEpisode, episode_id, self.store.location)
         return record
 
-    def checkpoint(self, store: RewritableStore, hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> bool:
+    def checkpoint(self, store: RewritableStore,
+                   hold: Callable[[], AbstractContextManager[None]] = nullcontext) -> bool:
         """Replace the log up to the last event folded by one snapshot of the cache (see `Lamar.checkpoint`),
         under `hold` (the fold mode's lock on the log), once a pending erase's scrub is finished."""
         self.sync()

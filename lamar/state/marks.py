@@ -139,7 +139,8 @@ class Marks:
         at = self._last_before(seq)
         return None if at is None else self.marks[at]
 
-    def rewind(self, before: int, lessons: Mapping[str, LessonState], episodes: Mapping[str, EpisodeRecord]) -> Mark | None:
+    def rewind(self, before: int, lessons: Mapping[str, LessonState],
+               episodes: Mapping[str, EpisodeRecord]) -> Mark | None:
         """Put the lessons and episode outcomes back as they stood at the last mark before seq
         `before` and return that mark (the caller restores its sums), or None when there is none."""
         marks = self.marks

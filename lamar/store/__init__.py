@@ -170,5 +170,6 @@ def _check_options(backend: type, options: dict[str, Any]) -> None:
 
 
 __all__ = [
-    "Event", "ExperienceStore", "JsonStore", "KeyedStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store", "open_store",
+    "Event", "ExperienceStore", "JsonStore", "KeyedStore", "MemoryStore", "RewritableStore", "SqliteStore", "Store",
+    "open_store",
 ]

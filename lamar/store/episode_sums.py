@@ -151,7 +151,8 @@ class Spans:
         if part == ROWS:
             query, crc = f"SELECT {ROW_COLUMNS} FROM episode_rows WHERE seq >= ? AND seq < ? ORDER BY seq", rows_crc
         else:
-            query, crc = "SELECT slate, body FROM episode_slates WHERE slate >= ? AND slate < ? ORDER BY slate", slates_crc
+            query = "SELECT slate, body FROM episode_slates WHERE slate >= ? AND slate < ? ORDER BY slate"
+            crc = slates_crc
         try:
             rows = self.db.execute(query, (span * SPAN, (span + 1) * SPAN)).fetchall()
             return crc([list(column) for column in zip(*rows)]) if rows else None

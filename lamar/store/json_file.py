@@ -384,7 +384,8 @@ class JsonStore:
             log = scrubbed_log(self._read(0), events, str(self.path)) if events else None
             self._state = None
             try:
-                self._state_path.unlink(missing_ok=True)  # first: a state that outlived the scrub would hold the old text
+                # first: a state that outlived the scrub would hold the old text
+                self._state_path.unlink(missing_ok=True)
             except OSError as exc:
                 raise StoreError(f"could not remove {self._state_path}: {exc}; the log is unchanged") from exc
             if log is not None:  # with no event to replace, dropping the state is all a scrub does
@@ -428,7 +429,8 @@ class JsonStore:
         fresh = self._read_state(kept)
         return None if fresh is None else fresh[1]
 
-    def _read_state(self, kept: tuple[tuple[int, int, int], str] | None = None) -> tuple[tuple[int, int, int], str] | None:
+    def _read_state(self, kept: tuple[tuple[int, int, int], str] | None = None
+                    ) -> tuple[tuple[int, int, int], str] | None:
         """The state file's text with its stamp; `kept` again if the file has not changed since."""
         try:
             with open(self._state_path, "rb") as fh:

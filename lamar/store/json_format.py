@@ -198,7 +198,8 @@ def _parse_v1(raw: bytes, path: Path) -> list[Event]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or not isinstance(doc.get("events"), list):
         raise CorruptStore(f"{path} is JSON but not a Lamar store (no 'format': 'lamar' with 'events'); left untouched")
     if doc.get("version") != 1:
-        raise CorruptStore(f"{path} has store version {doc.get('version')!r}; this Lamar reads versions 1 and {VERSION}")
+        raise CorruptStore(f"{path} has store version {doc.get('version')!r}; "
+                           f"this Lamar reads versions 1 and {VERSION}")
     events: list[Event] = []
     for i, item in enumerate(doc["events"]):
         try:

@@ -23,7 +23,8 @@ _T = TypeVar("_T")
 
 # The engine's saved state (a cache, see Lamar._resume), made by the first save (no migration); one
 # folded before an `erase` event may hold the text that erase took out, so it is not kept.
-_STATE = "CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, body TEXT NOT NULL)"
+_STATE = ("CREATE TABLE IF NOT EXISTS state "
+          "(id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, body TEXT NOT NULL)")
 _ERASED = "SELECT 1 FROM events WHERE seq > ?1 AND kind = 'erase'"  # a state or snapshot folded before it: refused
 _SAVE = f"INSERT OR REPLACE INTO state (id, seq, body) SELECT 1, ?1, ?2 WHERE NOT EXISTS ({_ERASED})"
 
@@ -319,7 +320,8 @@ class SqliteStore:
         """
         return self._events([row])[0]
 
-    def _rows(self, where: str, params: tuple[object, ...], *, last: bool = False) -> tuple[list[StoredText], int | None]:
+    def _rows(self, where: str, params: tuple[object, ...], *,
+              last: bool = False) -> tuple[list[StoredText], int | None]:
         """The events matching `where`, in commit order, each checksum checked; with `last`, the
         highest seq ever written (SQLite's AUTOINCREMENT counter), read in the same snapshot."""
         with no_cycle_collection():

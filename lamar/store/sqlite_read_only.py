@@ -8,7 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
-State = tuple[int, int, int, int, bool]  # a file's inode, size, mtime and ctime, and whether a -wal or -shm is beside it
+# A file's inode, size, mtime and ctime, and whether a -wal or -shm is beside it.
+State = tuple[int, int, int, int, bool]
 
 
 def leaves_files(path: Path) -> bool:

@@ -75,7 +75,8 @@ def copy_to_postgres(path: Path, base: str) -> str:
                 target.append([Event(e.kind, e.data, e.key, time=e.time) for e in events[start:start + 5000]])
         elif held != len(events):
             raise SystemExit(f"namespace whatif-bench-{len(events)} holds {held} events, not this store's "
-                             f"{len(events)}: delete its rows (DELETE FROM lamar_events WHERE namespace = ...) and run again")
+                             f"{len(events)}: delete its rows (DELETE FROM lamar_events WHERE namespace = ...) "
+                             "and run again")
     finally:
         target.close()
     return url

@@ -219,7 +219,8 @@ class Folded:
             return None
         out = cls()
         out.seq, out.last = int(data["seq"]), str(data["last"])
-        out.ids, out.times, out.context, out.slate = data["ids"], _unpacked(data["times"]), data["context"], data["slate"]
+        out.ids, out.times = data["ids"], _unpacked(data["times"])
+        out.context, out.slate = data["context"], data["slate"]
         out.reward, out.signal, out.sealed, out.alive = data["reward"], data["signal"], data["sealed"], data["alive"]
         out.contexts = data["contexts"]
         for p, injected, held_out in data["slates"]:

@@ -230,7 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "no coin) and --episodes at least 100, as the gym's (the world changes at half)")
     with reach_rule(not args.reach_off):
         rows = coverage_rows(range(args.first_seed, args.first_seed + args.seeds), args.episodes, args.k)
-    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}" + (", reach rule off" if args.reach_off else "")
+    print(f"{args.seeds} worlds x {args.episodes} episodes, k = {args.k}"
+          + (", reach rule off" if args.reach_off else "")
           + "; coverage = share of intervals that hold the world's true value;\n95%: the interval for one reading "
           "of the log (what the report quotes), anytime: the confidence sequence beside it\n")
     (quoted,) = summarize([row for row in rows if row["estimator"] == HEADLINE and row["interval"] == "95%"],

@@ -53,7 +53,8 @@ class AdditiveModel:
     mean: float
 
     def predict(self, group: tuple[str, ...], inclusion: Mapping[str, float]) -> float:
-        terms: Iterator[float] = map(operator.mul, inclusion.values(), map(self.effect.get, inclusion, itertools.repeat(0.0)))
+        effects = map(self.effect.get, inclusion, itertools.repeat(0.0))
+        terms: Iterator[float] = map(operator.mul, inclusion.values(), effects)
         return self.baseline.get(group, self.mean) + sum(terms)  # q * effect[i], in the same order
 
 
@@ -107,7 +108,8 @@ def _baselines(patterns: list[Pattern], groups: dict[tuple[str, ...], list[int]]
     """The model with these effects, each group's baseline fitted to what they leave unexplained
     (`groups`: each group's patterns, in log order)."""
     get, zero = effect.get, itertools.repeat(0.0)
-    rest = [outcomes - count * sum(map(get, pattern.injected, zero)) for pattern, count, outcomes in zip(patterns, n, y)]
+    rest = [outcomes - count * sum(map(get, pattern.injected, zero))
+            for pattern, count, outcomes in zip(patterns, n, y)]
     residual = {}
     for group, members in groups.items():
         count = sum(map(n.__getitem__, members))

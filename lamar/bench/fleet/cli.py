@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
                      "--turn finite and at least 0")
     writable(parser, "--json", args.json_out)
     pace = (f"each client paced at {args.rate:g} episodes/s (a row runs for {args.min_episodes} episodes if that "
-            f"takes longer, in {max(1, args.rounds)} rounds over every row)") if args.rate else "each client as fast as it can"
+            f"takes longer, in {max(1, args.rounds)} rounds over every row)"
+            ) if args.rate else "each client as fast as it can"
     if args.turn:
         pace += f", each report {args.turn:g} s after its recall (latency: the two calls only)"
     print(f"recall+report for {args.seconds:g} s per row, {pace}; {describe_machine(args.postgres)}")
@@ -140,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         for lessons in lesson_counts:
             for row in measure_lessons(args.postgres, lessons, [m for m in modes if m != "fold-lock"]):
                 rows.append(row)
-                print(f"{row['lessons']:>8}  {row['mode']:<10}{row['episode_p50_ms']:>9.2f}{row['episode_p99_ms']:>9.2f}"
+                print(f"{row['lessons']:>8}  {row['mode']:<10}"
+                      f"{row['episode_p50_ms']:>9.2f}{row['episode_p99_ms']:>9.2f}"
                       f"{row['client_cpu_ms']:>15.2f}", flush=True)
     if args.grown:
         print(f"one client, recall+report p50 in ms, planned on empty tables, then {args.grown} rows of another "

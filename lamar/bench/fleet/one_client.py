@@ -87,9 +87,11 @@ def measure_grown(base: str, rows: int, modes: list[str], episodes: int = 300) -
             before = statistics.median(_timed(lam, CONTEXT, rng, episodes)) * 1000.0
             with psycopg.connect(base.split("?", 1)[0], autocommit=True, options=f"-c search_path={schema}") as conn:
                 conn.execute("INSERT INTO lamar_lessons (namespace, id, added, status, scope, state) SELECT 'other', "
-                             "'exp_' || i, i, 'active', '{}', repeat('x', 1800) FROM generate_series(1, %s) AS i", (rows,))
+                             "'exp_' || i, i, 'active', '{}', repeat('x', 1800) "
+                             "FROM generate_series(1, %s) AS i", (rows,))
                 conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) SELECT 'other', i, "
-                             "'episode', 'episode:' || i, 0, repeat('x', 300) FROM generate_series(1, %s) AS i", (rows,))
+                             "'episode', 'episode:' || i, 0, repeat('x', 300) "
+                             "FROM generate_series(1, %s) AS i", (rows,))
             out.append({"mode": mode, "grown_rows": rows, "p50_before_ms": before,
                         "p50_after_ms": statistics.median(_timed(lam, CONTEXT, rng, episodes)) * 1000.0})
             lam.close()

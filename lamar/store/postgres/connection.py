@@ -59,7 +59,8 @@ class Connections:
             no answer within 2 s), the call fails at once; for the next 5 s calls skip the wait
             (asking again directly if it refused at once); a server that answers (busy, or out of
             connection slots) is waited for, once: a retry would find it as busy.
-        settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed (one `timeout` if no slot).
+        settle_timeout: seconds to learn whether a write whose COMMIT got no answer committed (one
+            `timeout` if no slot).
         opened: runs on the first, direct connection (its errors say what is wrong: no such
             database...), before the pool opens: the schema's migration.
 
@@ -280,7 +281,8 @@ class Connections:
         size = self._pool.max_size
         if refused is None:
             why = f"all {size} connections of its pool (pool_size={size}) stayed in use by this store's other calls"
-            fix = "give the store a pool_size of at least the number of threads that call it at once, or a longer timeout"
+            fix = ("give the store a pool_size of at least the number of threads that call it at once, "
+                   "or a longer timeout")
         else:
             why, fix = server_errors.refusal(refused)
         text = (f"no connection to {self.location} within {self._timeout:g} s: {why}; nothing was sent, so nothing "
@@ -401,7 +403,8 @@ class Connections:
 
         return self._settled(decide, f"transaction {xid}", cause)
 
-    def _settle_keys(self, pid: int, started: str | None, events: Sequence[Event], cause: Exception) -> list[int] | None:
+    def _settle_keys(self, pid: int, started: str | None, events: Sequence[Event],
+                     cause: Exception) -> list[int] | None:
         """The seqs of `events` if the write that sent them, whose connection was lost, committed;
         None if it did not. Every event has a key, unique in the namespace.
 

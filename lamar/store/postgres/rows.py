@@ -42,8 +42,8 @@ _READ = f"BEGIN;\n{_FOLD_INPUTS}"
 _READ_ADD = (f"BEGIN;\nSELECT pg_advisory_xact_lock(%(adds)s, hashtext(%(ns)s));\n{_FOLD_INPUTS};\n"
              "SELECT count(*) FROM lamar_lessons WHERE namespace = %(ns)s")
 _READ_ALONE = """BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY;
-SELECT part, id, body, version, n, mean, m2, active FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[],
-    false, %(lock)s, false, %(ticket)s);
+SELECT part, id, body, version, n, mean, m2, active
+FROM lamar_fold_inputs(%(ns)s, %(ids)s::text[], %(episodes)s::text[], false, %(lock)s, false, %(ticket)s);
 COMMIT"""
 # Its second message (`lamar_write`) checks that none of those rows moved before it writes: a
 # transaction of its own where the write is one message, else followed by COMMIT. Rows and events

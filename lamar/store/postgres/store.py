@@ -31,7 +31,8 @@ _REWRITE_LOCK = 0x4C414D52
 # settled; the second is the call and COMMIT. Either way the server runs the call and the COMMIT
 # back to back, so the namespace row stays locked for server time only, never for a client's
 # round trip.
-_APPEND_ONE = "SELECT part, seq, kind, key, at, data FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s)"
+_APPEND_ONE = ("SELECT part, seq, kind, key, at, data "
+               "FROM lamar_append(%(ns)s, %(n)s, %(events)s::json, %(since)s, %(tail)s)")
 _APPEND = _APPEND_ONE + ";\nCOMMIT"
 _TAIL = 500  # most events a write reads back besides its own
 _NEVER = 2**62  # a seq no namespace reaches
