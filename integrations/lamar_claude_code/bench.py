@@ -47,7 +47,8 @@ def timed(command: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float,
     return elapsed, done.stdout
 
 
-_DESCRIPTION = """Benchmark: the hook as Claude Code runs it (a fresh process, the event on stdin, the answer on stdout).
+_DESCRIPTION = """Benchmark: the hook as Claude Code runs it (a fresh process, the event on stdin, \
+the answer on stdout).
 
     python -m lamar_claude_code.bench [--episodes 100000] [--runs 200] [--backend db|json]
 

@@ -212,7 +212,8 @@ def _build(values: dict[str, Any]) -> HookConfig:
         if not (finite_number(value) and value > 0):  # TOML spells nan and inf too
             raise ConfigError(f"{key} must be a number > 0; got {value!r}")
     if config.budget_seconds > MAX_BUDGET_SECONDS:
-        raise ConfigError(f"hook.budget_seconds must be at most {MAX_BUDGET_SECONDS:g}: a prompt waits for the hook, and "
+        raise ConfigError(f"hook.budget_seconds must be at most {MAX_BUDGET_SECONDS:g}: "
+                          "a prompt waits for the hook, and "
                           f"Claude Code stops the installed one at 10; got {config.budget_seconds!r}")
     return config
 

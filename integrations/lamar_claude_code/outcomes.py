@@ -22,7 +22,10 @@ CORRECTION_RULES: tuple[str, ...] = (
 )
 _WORD = re.compile(r"[a-z0-9_]+")
 _STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are", "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our", "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then", "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
+    ["a", "an", "the", "and", "or", "but", "to", "of", "in", "on", "at", "for", "with", "from", "by", "is", "are",
+     "was", "were", "be", "been", "it", "this", "that", "these", "those", "i", "you", "we", "me", "my", "our",
+     "your", "please", "can", "could", "would", "should", "will", "just", "again", "now", "also", "so", "then",
+     "than", "as", "do", "does", "did", "not", "no", "yes", "ok", "okay", "hey"]
 )
 FOLLOWUP_SCAN = 4000  # characters of a prompt the correction rules look at
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")

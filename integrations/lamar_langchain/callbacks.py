@@ -238,7 +238,8 @@ class LamarCallbackHandler(GraphEvents):
         run_id = handler_key(key)
         root = self._root_of.get(run_id, run_id) if isinstance(run_id, UUID) else None
         if root is None or root not in self._runs:
-            raise UnknownEpisode(f"this handler saw no run or episode {key!r}, or has forgotten it (it keeps {self.max_runs} "
+            raise UnknownEpisode(f"this handler saw no run or episode {key!r}, or has forgotten it "
+                                 f"(it keeps {self.max_runs} "
                                  'runs): give it to the run, config={"callbacks": [handler], "run_id": ...}, or report '
                                  "by episode id, lam.report(episode_id, signal)")
         return self._runs[root]
@@ -258,7 +259,8 @@ class LamarCallbackHandler(GraphEvents):
             if root is None or root not in self._runs:
                 # No parent, or a parent this handler never saw: this run is a root for us.
                 run = self._runs[run_id] = RunRecord(run_id, name, inputs, time.time())
-                for episode_id in [*self._pending.take(run_id), *self._interrupted.resume(run, metadata, inputs, self._runs)]:
+                pending = self._pending.take(run_id)
+                for episode_id in [*pending, *self._interrupted.resume(run, metadata, inputs, self._runs)]:
                     self._attach(run, episode_id)
             else:
                 run = self._runs[root]

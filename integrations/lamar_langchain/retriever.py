@@ -87,7 +87,8 @@ class LamarRetriever(BaseRetriever):
         base_retriever: a retriever whose documents become the candidates.
         on_unknown: what to do with a candidate whose `experience_id` is missing or unknown to
             the store. "pass" (the default): a plain document; it fills the slots the lessons
-            leave, in the base's order, after the lessons (a read never writes). "add": store it as a cold lesson (status candidate; precondition from
+            leave, in the base's order, after the lessons (a read never writes). "add": store it
+            as a cold lesson (status candidate; precondition from
             metadata "precondition" or the query, action from metadata "action" or the page
             content, rationale from metadata "rationale", scope from metadata "scope" or none)
             under a stable id, so the next call finds it. "drop": leave it out.

@@ -100,7 +100,8 @@ class _Sqlite(Compaction):
                 busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
             except sqlite3.Error as exc:
                 raise StoreError(f"{self.where}: the events were scrubbed, but the file could not be compacted "
-                                 f"({exc}); old pages may remain until it is: scrub again when no one reads it") from exc
+                                 f"({exc}); old pages may remain until it is: "
+                                 "scrub again when no one reads it") from exc
         if busy:
             raise StoreError(f"{self.where}: the events were scrubbed, but readers kept its write-ahead log "
                              "from being emptied; scrub again when no one reads it")

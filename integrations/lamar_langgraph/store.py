@@ -72,8 +72,9 @@ class LangGraphStore:
     event's data, by `scrub`, which `Lamar.erase` uses). A writer takes the bakery lock
     (`BakeryLock`), writes its events at the next sequence numbers, then moves the head: that
     single put is the commit, so a batch is all or nothing and a writer killed half-way leaves
-    only items past the head, which the next writer overwrites. Readers read the head, then exactly the events up to it: sequence
-    numbers are dense and never reused, so `read(after)` cannot skip an event.
+    only items past the head, which the next writer overwrites. Readers read the head, then
+    exactly the events up to it: sequence numbers are dense and never reused, so `read(after)`
+    cannot skip an event.
 
     The guarantee rests on one timing assumption, since `BaseStore` has no compare-and-set:
     a writer that holds the lock commits within `lease` seconds (it checks this itself and

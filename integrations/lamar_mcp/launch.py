@@ -51,8 +51,8 @@ def http_server(store: str | os.PathLike[str], *options: str, timeout: float = 6
                 env: dict[str, str] | None = None, prefix: Sequence[str] = ()) -> Iterator[str]:
     """Run `lamar mcp --transport http --port 0` until the block ends; yield its URL (`env`: more variables,
     `prefix`: a command that runs it, such as `setpriv` for another user)."""
-    argv: Sequence[str] = [*prefix, *lamar_command(), "mcp", "--transport", "http", "--port", "0", "--store", str(store),
-                           *options]
+    argv: Sequence[str] = [*prefix, *lamar_command(), "mcp", "--transport", "http", "--port", "0",
+                           "--store", str(store), *options]
     process = subprocess.Popen(argv, env={**child_env(), **(env or {})}, stdin=subprocess.DEVNULL,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     found = threading.Event()

@@ -87,7 +87,8 @@ def _store_failure(exc: StoreError, store: object) -> str:
     """What a model does when the store itself failed: it cannot fix the store, the user can."""
     said = str(exc)
     if _read_only(exc, store):
-        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix('; then erase it again')}; nothing was stored. Tell the user that their Lamar store "
+        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix('; then erase it again')}; nothing was stored. "
+                "Tell the user that their Lamar store "
                 f"cannot be written here; recall with dry_run=true, lessons, evidence and whatif still read it. "
                 "Once the store can be written, restarting this MCP server (reopening the client) records "
                 "episodes and lessons again; `lamar mcp --read-only` serves it with the reading tools alone")

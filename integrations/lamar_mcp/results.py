@@ -70,7 +70,8 @@ class Lesson(BaseModel):
     lower: float | None = Field(description="Lower confidence bound of the lift (null: unbounded).")
     upper: float | None = Field(description="Upper confidence bound of the lift (null: unbounded).")
     randomized: int = Field(description="Reported episodes whose injection was a logged coin: the evidence.")
-    injected: int = Field(description="Reported episodes that injected it (as `lamar ls` counts; pending ones are not).")
+    injected: int = Field(
+        description="Reported episodes that injected it (as `lamar ls` counts; pending ones are not).")
     held_out: int = Field(description="Reported episodes whose coin held it out (pending ones are not counted).")
     eligible: int
 
@@ -208,5 +209,5 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
-__all__ = ["EraseResult", "HeldLesson", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow", "ProposeMany", "ProposeResult",
-           "RecallResult", "ReportResult", "SkippedBlock", "lesson_of", "preview_row"]
+__all__ = ["EraseResult", "HeldLesson", "ImportResult", "ImportedRule", "Lesson", "LessonList", "PreviewRow",
+           "ProposeMany", "ProposeResult", "RecallResult", "ReportResult", "SkippedBlock", "lesson_of", "preview_row"]

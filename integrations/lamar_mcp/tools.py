@@ -263,9 +263,11 @@ class LamarTools:
         if not isinstance(contexts, bool):
             raise ToolError(f"contexts must be true or false; got {shown(contexts)}")
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
-            raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); got {shown(reason)}")
+            raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); "
+                            f"got {shown(reason)}")
         by = "an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
-        done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=reason or "erased through MCP"))
+        why = reason or "erased through MCP"
+        done = self._guard(lambda: self.lamar.erase(lesson, contexts=contexts, by=by, reason=why))
         self.known.forget()  # its words must not stay in the server's memory
         return EraseResult(lesson_id=done.id, by=neutralize(done.by), reason=neutralize(done.reason),
                            episodes=len(done.episodes), events=done.events)
@@ -302,7 +304,8 @@ class LamarTools:
         if policies is not None and (not isinstance(policies, list) or len(policies) > MAX_KEYS or not all(
                 isinstance(p, str) and 0 < len(p) <= MAX_ID for p in policies)):
             raise ToolError("policies must be a list of policy names such as [\"none\", \"proven\", \"k:1\", "
-                            f"\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; got {shown(policies)}")
+                            "\"without:LESSON_ID\", \"holdout:0.05\"], or left out for the usual ones; "
+                            f"got {shown(policies)}")
         where = None if scope is None else _context(scope, "scope")
         if where is not None:  # the episodes were logged with recall's spelling of the labels
             where = normalise(where, self._guard(self.known.scopes))
@@ -454,7 +457,8 @@ def _id(value: Any, name: str, hint: str) -> str:
 
 def _text(value: Any, name: str) -> str:
     if value is None:
-        raise ToolError(f"{name} is missing: say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
+        raise ToolError(f"{name} is missing: "
+                        f"say {'when the lesson applies' if name == 'precondition' else 'what to do'}")
     if not isinstance(value, str):
         raise ToolError(f"{name} must be a string; got {shown(value)}")
     if len(value) > MAX_TEXT:

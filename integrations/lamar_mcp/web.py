@@ -69,7 +69,8 @@ def token_problem(token: str) -> str:
         return ""
     held = f"{kept} characters" + (" besides blank space" if kept < len(token) else "")
     return (f"holds {held}, few enough to be found by trying: set it to a random secret of {TOKEN_LEAST} "
-            "characters or more, such as the output of `python -c \"import secrets; print(secrets.token_urlsafe(32))\"`")
+            "characters or more, such as the output of "
+            "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`")
 
 
 def bearer_auth(token: str) -> dict[str, Any]:

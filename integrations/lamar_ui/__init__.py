@@ -52,7 +52,8 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
     throwaway = report_path is None and lam.store.location == ":memory:"  # its report goes with the store
     if report_path is None:
         report_path = default_report_path(lam.store.location)
-        try:  # the default's folder (~/.lamar, beside the default store, a temporary one) is Lamar's own: made, not refused
+        # The default's folder (~/.lamar, beside the default store, a temporary one) is Lamar's own: made, not refused.
+        try:
             report_path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot make {report_path.parent} for the sleep report ({exc.strerror or exc}): "

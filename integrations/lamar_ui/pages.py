@@ -49,7 +49,8 @@ def layout(title: str, body: str, *, active: str, location: str, version: int, f
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<title>{escape(title)} · Lamar</title>"
-        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml"><link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
+        '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
+        '<link rel="stylesheet" href="/static/ui.css"><script src="/static/ui.js" defer></script></head>'
         f'<body data-version="{version}"{"" if follow else _NO_FOLLOW}><header><strong>Lamar</strong><nav>{links}</nav>'
         f'<span class="store">store <code>{escape(location)}</code></span></header>'
         + (_THROWAWAY if location == ":memory:" else "")
@@ -102,7 +103,8 @@ def lessons_page(rows: Sequence[tuple[Experience, Evidence]], *, verdict: str, s
         '<button type="submit">Filter</button></form>'
     )
     if not rows and not (text or verdict or status or scope):  # a new store: not a filter that missed
-        return (form + '<p class="empty">No lessons yet. <a href="/add">Add a lesson</a> (or run <code>lamar add</code>); '
+        return (form + '<p class="empty">No lessons yet. <a href="/add">Add a lesson</a> '
+                "(or run <code>lamar add</code>); "
                 "a lesson an agent or sleep stores shows here within two seconds.</p>")
     if not rows:
         return form + "<p>No lesson matches.</p>"
@@ -346,15 +348,18 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
     for p in proposals:
         decision = decisions.get(p.id, "undecided")
         lessons = "".join(
-            f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">{escape(shorten(texts.get(i, i), 70))}</a></td>'
-            f'<td class="text">{_evidence_cell(p.evidence.get(i))}</td><td class="text">{_evidence_cell(now.get(i))}</td></tr>'
+            f'<tr><td class="text"><a href="/lessons/{quote(i, safe="")}">'
+            f'{escape(shorten(texts.get(i, i), 70))}</a></td>'
+            f'<td class="text">{_evidence_cell(p.evidence.get(i))}</td>'
+            f'<td class="text">{_evidence_cell(now.get(i))}</td></tr>'
             for i in p.experience_ids)
         # What apply would do, from the fields apply acts on (lamar.sleep.kinds): one source of truth.
         new = "".join(f"<p>{escape(line.strip())}</p>" for line in describe(p))
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
-            f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(p.id)}">{label}</button></form>'
+            f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(p.id)}">'
+            f'{label}</button></form>'
             for d, label in (("approved", "Approve"), ("rejected", "Reject")))
         cards.append(
             f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
@@ -430,7 +435,8 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
         if not math.isfinite(estimate.anytime_lower):
             return ""
         scale, digits = (100.0, 1) if percent else (1.0, 3)
-        text = f"anytime 95%: [{scale * estimate.anytime_lower:.{digits}f}, {scale * estimate.anytime_upper:.{digits}f}]"
+        text = (f"anytime 95%: [{scale * estimate.anytime_lower:.{digits}f}, "
+                f"{scale * estimate.anytime_upper:.{digits}f}]")
         return f' title="{escape(text)}"'
 
 
@@ -451,20 +457,24 @@ def whatif_page(report: WhatIfReport | None, policies: str, error: str = "") -> 
             success += (f'<br><span class="hint">whole range: the log rarely drew this slate; pi-dr, if the '
                         f'lessons add up: {cell(alt.success["pi-dr"], True)}</span>')
         rows.append(f'<tr data-policy="{escape(alt.policy)}"><td>{escape(alt.policy)}</td>'
-                    f'<td class="words">{escape(alt.description)}</td><td class="num">{escape(alt.outside_shown)}</td>'
-                    f'<td class="num">{alt.effective:.0f}{thin}</td><td{anytime(alt.success[name], True)}>{success}</td>'
+                    f'<td class="words">{escape(alt.description)}</td>'
+                    f'<td class="num">{escape(alt.outside_shown)}</td>'
+                    f'<td class="num">{alt.effective:.0f}{thin}</td>'
+                    f"<td{anytime(alt.success[name], True)}>{success}</td>"
                     f"<td{anytime(alt.reward[name], False)}>{cell(alt.reward[name], False)}</td>"
                     f"<td>{cell(alt.success['logged'], True)}</td></tr>")
     rows.append("</tbody></table>")
-    note = (f"<p>{plural(report.reported, 'reported episode')} of {report.logged} logged, {report.randomized} with a coin. "
+    note = (f"<p>{plural(report.reported, 'reported episode')} of {report.logged} logged, "
+            f"{report.randomized} with a coin. "
             "Estimates are doubly robust (cross-fitted) from the logged propensities; <em>outside the log</em> is "
             "the share of episodes where a policy would inject a lesson the log left out for certain, or leave out "
-            "one it injected for certain: those episodes are left out, never extrapolated. Each [95%] is the interval for this "
+            "one it injected for certain: those episodes are left out, never extrapolated. "
+            "Each [95%] is the interval for this "
             "one reading of the log; hover over it for its confidence sequence, which holds however often you ask as "
             "the log grows. Under 30 effective episodes an interval is "
             "<em>thin</em>: not to be trusted.</p>")
     return form + note + "".join(rows)
 
 
-__all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page", "many_confirm_page",
-           "many_form", "preview_page", "sleep_page", "whatif_page"]
+__all__ = ["add_page", "confirm_page", "edit_page", "episodes_page", "layout", "lesson_page", "lessons_page",
+           "many_confirm_page", "many_form", "preview_page", "sleep_page", "whatif_page"]

@@ -22,7 +22,8 @@ def redirect_file(url: str) -> Iterator[Path]:
     path = folder / "open.html"
     try:
         target = html.escape(url, quote=True)
-        page = (f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={target}">'
+        page = ('<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
+                f'<meta http-equiv="refresh" content="0;url={target}">'
                 f'<title>lamar ui</title></head>\n<body><p><a href="{target}">Open lamar ui</a></p></body></html>\n')
         # 0600 from the moment it exists: written in place, it is never readable by others, even briefly
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
