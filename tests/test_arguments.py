@@ -177,7 +177,8 @@ def test_a_postgres_option_out_of_range_is_refused_before_connecting(postgres_ur
 def test_an_integration_piece_given_no_engine_names_itself_and_what_it_takes(given: Any) -> None:
     from lamar.integration import engine
 
-    with pytest.raises(InvalidArgument, match=r"^LamarRetriever takes a Lamar engine first \(Lamar\(\"lessons.db\"\)\); got "):
+    with pytest.raises(InvalidArgument,
+                       match=r"^LamarRetriever takes a Lamar engine first \(Lamar\(\"lessons.db\"\)\); got "):
         engine(given, "LamarRetriever")
     lam = Lamar(":memory:")
     assert engine(lam, "LamarRetriever") is lam

@@ -91,7 +91,8 @@ def test_design_example_runs_as_written(tmp_path: Path) -> None:
     assert lam.experiences(status="retired") == []
     stats = lam.stats()
     assert (stats["experiences"], stats["episodes"], stats["reports"]) == (1, 1, 1)
-    assert json.loads(Path(store.location).read_text().splitlines()[0])["format"] == "lamar"  # a header line, then one event a line
+    # a header line, then one event a line
+    assert json.loads(Path(store.location).read_text().splitlines()[0])["format"] == "lamar"
 
 
 @pytest.mark.parametrize("suffix", [".json", ".db", ".sqlite", ".sqlite3"])
@@ -122,7 +123,8 @@ def test_listing_filters_by_status_verdict_and_scope() -> None:
     assert lam.get(a).status is Status.ACTIVE
 
 
-@pytest.mark.parametrize(("status", "verdict"), [("Retired", "UNKNOWN"), ("RETIRED", "Unknown"), (" retired ", "unknown")])
+@pytest.mark.parametrize(("status", "verdict"),
+                         [("Retired", "UNKNOWN"), ("RETIRED", "Unknown"), (" retired ", "unknown")])
 def test_the_status_and_verdict_filters_take_any_case_as_report_does(status: str, verdict: str) -> None:
     lam = Lamar(":memory:", seed=0)
     a = lam.add(Experience("p", "a"))

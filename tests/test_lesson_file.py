@@ -13,7 +13,8 @@ Some prose that is not a lesson.
 - When the Xcode build fails after a dependency bump, clear DerivedData, because stale module maps survive.
 - When a lint error shows on CI only, pin the linter's version.
 """
-JSON_LINES = """{"precondition": "a Go test flakes", "action": "run it alone with -count=1", "scope": {"language": "go"}}
+JSON_LINES = """{"precondition": "a Go test flakes", "action": "run it alone with -count=1", \
+"scope": {"language": "go"}}
 {"precondition": "a migration times out", "action": "check the lock timeout", "status": "candidate"}
 """
 

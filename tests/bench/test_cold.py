@@ -8,7 +8,8 @@ from lamar.bench.__main__ import main
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--runs", "0"], "is a finite number above 0"), (["--hook-runs", "0"], "is a finite number above 0"), (["--reps", "0"], "is a finite number above 0"),
+    (["--runs", "0"], "is a finite number above 0"), (["--hook-runs", "0"], "is a finite number above 0"),
+    (["--reps", "0"], "is a finite number above 0"),
     (["--lessons", "0"], "is a finite number above 0"), (["--episodes", "-5"], "is a finite number above 0"),
     (["--skip", "stat"], "--skip takes names from start,open,hook,warm,cli,quickstart"),
     (["--sizes", "1000,x"], "--sizes takes whole numbers of at least 1"),

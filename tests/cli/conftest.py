@@ -120,8 +120,8 @@ def lamar_cli(tmp_path: Path) -> Run:
     def run(*args: str | os.PathLike[str], stdin: str = "", extra_env: dict[str, str] | None = None,
             ) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "lamar.cli", *map(str, args)], input=stdin,
-                              capture_output=True, text=True, check=False, cwd=tmp_path, env={**env, **(extra_env or {})},
-                              timeout=60)
+                              capture_output=True, text=True, check=False, cwd=tmp_path,
+                              env={**env, **(extra_env or {})}, timeout=60)
 
     return run
 

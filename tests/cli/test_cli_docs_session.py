@@ -34,8 +34,9 @@ def test_the_documented_session_runs_as_shown(tmp_path: Path) -> None:
     commands = [line[2:] for line in session.code.splitlines() if line.startswith("$ ")]
     assert len(commands) >= 20
     # Each command is echoed, run, and its exit status shown as the page shows it.
-    script = "exec 2>&1\n" + "".join(f'echo {_quote("$ " + c)}\n{c.replace(SHOWN_STORE, str(tmp_path / "experience.db"))}\n'
-                     'rc=$?; [ $rc -ne 0 ] && echo "[exit $rc]"\n' for c in commands)
+    store = str(tmp_path / "experience.db")
+    script = "exec 2>&1\n" + "".join(f'echo {_quote("$ " + c)}\n{c.replace(SHOWN_STORE, store)}\n'
+                                     'rc=$?; [ $rc -ne 0 ] && echo "[exit $rc]"\n' for c in commands)
     env = {k: v for k, v in os.environ.items() if k != "LAMAR_STORE"}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"  # lamar, python
     env["HOME"] = str(tmp_path)

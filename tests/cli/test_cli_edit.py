@@ -79,7 +79,8 @@ def test_recall_dry_run_shows_why_and_writes_nothing(lamar_cli, store, ids, stri
     assert cold and all(rows[i]["wanted"] and rows[i]["chance"] == 1.0 for i in cold)  # tried first, at +inf
     assert seen["lessons"][:len(cold)] == [rows[i] for i in cold]
     text = lamar_cli("recall", "--store", store, "project=trace", "language=swift", "--dry-run", "--k", "6")
-    assert text.returncode == 0 and text.stdout.startswith("dry run for project=trace language=swift (k=6): nothing logged")
+    assert text.returncode == 0
+    assert text.stdout.startswith("dry run for project=trace language=swift (k=6): nothing logged")
     assert f"{ids['good']}  yes" in text.stdout
     assert _log(store) == log
 

@@ -56,8 +56,8 @@ def test_an_export_killed_mid_copy_leaves_the_file_force_replaces_as_it_was(json
     assert all(p.is_dir() and p.name.startswith(f".notes.{suffix}.") and p.name.endswith(".exporting")
                for p in left), left
     # Run again, the export replaces the file, whole.
-    again = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store), "--out", str(notes),
-                            "--force"], capture_output=True, text=True, check=False, timeout=60)
+    again = subprocess.run([sys.executable, "-m", "lamar.cli", "export", "--store", str(json_store),
+                            "--out", str(notes), "--force"], capture_output=True, text=True, check=False, timeout=60)
     assert again.returncode == 0, again.stderr
     assert event_count(notes) == event_count(json_store) and notes.stat().st_mode & 0o777 == 0o600
 

@@ -77,7 +77,8 @@ def test_html_page_has_one_row_per_lesson_and_no_network(lamar_cli, store, tmp_p
 
 def test_html_escapes_lesson_text(run_cli, tmp_path):
     path = tmp_path / "s.json"
-    added = run_cli("add", "--create", "--store", path, "--precondition", "<script>alert(1)</script>", "--action", "a & b")
+    added = run_cli("add", "--create", "--store", path,
+                    "--precondition", "<script>alert(1)</script>", "--action", "a & b")
     assert added.returncode == 0, added.stderr
     assert run_cli("html", "--store", path, "--out", tmp_path / "p.html").returncode == 0
     page = (tmp_path / "p.html").read_text(encoding="utf-8")

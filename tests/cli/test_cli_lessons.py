@@ -16,7 +16,8 @@ RULES_MD = """# Build lessons
 
 Headings and prose group the bullets; only bullets are lessons.
 
-- When the Xcode build fails after a dependency bump, clear DerivedData before rebuilding, because stale module maps survive a clean build.
+- When the Xcode build fails after a dependency bump, clear DerivedData before rebuilding, \
+because stale module maps survive a clean build.
 * When a lint error shows, run the formatter first
 1. when a UI test times out on CI, run the failing test by itself first, because the suite shares one simulator
 """
@@ -197,4 +198,5 @@ def test_add_from_the_same_file_again_adds_only_its_new_lines(run_cli, tmp_path,
     assert len(third.stdout.split()) == 2  # another scope is another lesson
     with Lamar(str(store)) as lam:
         texts = [e.render() for e in lam.experiences() if e.provenance.get("file") == "notes.md"]
-    assert sorted(texts) == sorted(["When the build fails, clear the cache.", "When a test is flaky, run it alone."] * 2)
+    assert sorted(texts) == sorted(["When the build fails, clear the cache.",
+                                    "When a test is flaky, run it alone."] * 2)

@@ -229,7 +229,8 @@ def test_a_python_call_typed_as_a_command_is_pointed_to_the_command_that_does_it
     # The MCP tool, the Python call and the claude-code actions a reader of those pages types bare.
     for word, where in (("lessons", "`lamar ls`"), ("get", "`lamar show ID`"), ("settle", "`lamar claude-code settle`"),
                         ("uninstall", "`lamar claude-code uninstall`"), ("trust", "`lamar claude-code trust`"),
-                        ("hook", "`lamar claude-code hook`"), ("init", "a store is created by the first `lamar add --create"),
+                        ("hook", "`lamar claude-code hook`"),
+                        ("init", "a store is created by the first `lamar add --create"),
                         ("help", "`lamar --help` lists the commands")):
         assert f"`lamar {word}` is not a command: {where}" in run_cli(word).stderr, word
     assert "is not a command" not in run_cli("frobnicate").stderr

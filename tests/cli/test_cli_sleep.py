@@ -435,7 +435,8 @@ def test_review_of_a_report_with_no_proposal_says_it_holds_none(run_cli, tmp_pat
     for again in ((), ("--again",)):
         out = run_cli("review", report, "--store", store, *again)
         assert out.returncode == 0 and "approve?" not in out.stdout
-        assert out.stdout == f"nothing to review in {report}: it holds no proposal; for new ones, lamar sleep --out {report}\n"
+        assert out.stdout == (f"nothing to review in {report}: it holds no proposal; "
+                              f"for new ones, lamar sleep --out {report}\n")
 
 
 def test_a_report_applied_after_an_edit_skips_what_the_edit_changed(run_cli, sqlite_store, ids, make_report):

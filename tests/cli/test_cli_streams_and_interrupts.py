@@ -138,7 +138,8 @@ def _idle_in_transaction(url: str, application: str) -> int:
     return int(row[0]) if row else 0
 
 
-@pytest.mark.parametrize(("command", "statement"), [("retire", "BEGIN;"), ("add", "BEGIN;\nSELECT pg_advisory_xact_lock")])
+@pytest.mark.parametrize(("command", "statement"),
+                         [("retire", "BEGIN;"), ("add", "BEGIN;\nSELECT pg_advisory_xact_lock")])
 def test_ctrl_c_inside_a_postgres_transaction_is_interrupted_not_unreadable(
         tmp_path: Path, postgres_url: str, command: str, statement: str) -> None:
     # Not a defect in the PostgreSQL store, unlike SQLite's: the Ctrl+C lands just after a write's BEGIN

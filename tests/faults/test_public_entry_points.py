@@ -2,8 +2,9 @@
 and a call that fails changes nothing in the store (its events are identical before and after).
 
 Covers the Python API (Lamar(...), add, recall, preview, report, evidence, get, experiences, edit,
-retire, revive, sleep, apply, stats, pending, settle_pending, expire, Experience, Scope), import of arbitrary events, sleep reports read
-back from files, model replies, and the CLI's sub-commands (issue 18, items 6 and 7)."""
+retire, revive, sleep, apply, stats, pending, settle_pending, expire, Experience, Scope), import of
+arbitrary events, sleep reports read back from files, model replies, and the CLI's sub-commands
+(issue 18, items 6 and 7)."""
 
 from __future__ import annotations
 
@@ -89,8 +90,9 @@ def _call(lam: Lamar, known: dict[str, str], name: str, a: Any, b: Any, c: Any) 
 
 ENTRY_POINTS = ["init", "tuning", "add", "experience", "experience_fields", "provenance", "scope", "recall",
                 "recall_context", "report", "report_value", "evidence", "get", "experiences", "retire", "revive",
-                "edit", "edit_text", "edit_scope", "preview", "preview_draws", "sleep_options", "sleep_traces", "model_reply", "apply", "apply_report", "apply_proposal", "stats",
-                "pending", "settle_pending", "expire"]
+                "edit", "edit_text", "edit_scope", "preview", "preview_draws", "sleep_options", "sleep_traces",
+                "model_reply", "apply", "apply_report", "apply_proposal", "stats", "pending", "settle_pending",
+                "expire"]
 
 
 @pytest.mark.parametrize("name", ENTRY_POINTS)

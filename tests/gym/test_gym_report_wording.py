@@ -33,7 +33,8 @@ def test_every_miss_explains_itself_in_one_line() -> None:
 def test_the_header_says_when_reports_arrive_in_words() -> None:
     """The default run's header read "up to 0 episodes late"."""
     tiny = run_gym(GymConfig(episodes=300, seeds=1, workers=1, policies=("none", "lamar")))
-    assert render(tiny).splitlines()[1] == "6 lessons per task, 100% of episodes reported, each as soon as its episode ends"
+    assert render(tiny).splitlines()[1] == ("6 lessons per task, 100% of episodes reported, "
+                                            "each as soon as its episode ends")
     late = dataclasses.replace(tiny, config=dataclasses.replace(tiny.config, report_delay=40))
     assert render(late).splitlines()[1] == "6 lessons per task, 100% of episodes reported, up to 40 episodes late"
 

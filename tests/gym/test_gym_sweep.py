@@ -27,7 +27,8 @@ _REACH = [  # tools/reach_sweep.py has a parser of its own, with the same bounds
 ]
 
 
-@pytest.mark.parametrize(("tool", "argv", "message"), [(tool, argv, message) for tool in SWEEPS for argv, message in _SHARED]
+@pytest.mark.parametrize(("tool", "argv", "message"),
+                         [(tool, argv, message) for tool in SWEEPS for argv, message in _SHARED]
                          + [("reach_sweep", argv, message) for argv, message in _REACH])
 def test_a_sweep_refuses_its_counts_before_it_runs(tool: str, argv: list[str], message: str,
                                                    monkeypatch: pytest.MonkeyPatch,

@@ -45,7 +45,8 @@ def test_request_shape_and_text_extraction() -> None:
     (request,) = seen
     assert request.method == "POST" and request.url.path == "/v1/messages"
     body = json.loads(request.content)
-    assert body == {"model": "claude-test", "max_tokens": 321, "messages": [{"role": "user", "content": "find lessons"}]}
+    assert body == {"model": "claude-test", "max_tokens": 321,
+                    "messages": [{"role": "user", "content": "find lessons"}]}
     assert "sk-ant-test" in request.headers.get("x-api-key", "") + request.headers.get("authorization", "")
 
 

@@ -55,7 +55,8 @@ def _answer(url: str, adapter: str, headers: dict[str, str], body: bytes) -> str
         return from_spec("ollama:llama-test", host=url).complete("hi", max_tokens=16)
     provider = {"anthropic": "anthropic", "responses": "openai", "chat": "openai-chat"}[adapter]
     where = url if adapter == "anthropic" else url + "/v1"
-    return from_spec(f"{provider}:m", api_key="sk-test-key", base_url=where, max_retries=0).complete("hi", max_tokens=16)
+    model = from_spec(f"{provider}:m", api_key="sk-test-key", base_url=where, max_retries=0)
+    return model.complete("hi", max_tokens=16)
 
 
 _JSON = {"content-type": "application/json"}

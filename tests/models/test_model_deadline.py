@@ -196,7 +196,8 @@ def test_a_retry_after_past_two_minutes_is_not_waited_out(serve, provider: str) 
     # Lamar slept it out within a long model_timeout, then sent the prompt again.
     server = serve(lambda n: (429, {"retry-after": "121"}, RATE_LIMITED, 0.0) if n == 0 else (200, {}, ANSWER, 0.0))
     started = time.monotonic()
-    with pytest.raises(ModelError, match=r"asks for a wait of 121 s: run sleep again after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"):
+    with pytest.raises(ModelError,
+                       match=r"asks for a wait of 121 s: run sleep again after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC"):
         call_model(model_at(provider, server.url), "hello", max_tokens=16, timeout=600.0)
     assert time.monotonic() - started < 30.0
     assert len(server.arrivals) == 1
@@ -248,7 +249,8 @@ def test_an_ollama_request_times_out_at_the_calls_deadline(serve) -> None:  # ty
 def test_an_answer_trickling_in_is_not_read_past_the_deadline(serve, provider: str) -> None:  # type: ignore[no-untyped-def]
     # A read timeout bounds each read, not the whole body: a server sending a few bytes at a time
     # kept a call that sleep gave up on reading to the end, its connection open all that while.
-    answer = {"model": "llama-test", "response": "[]", "done": True, "done_reason": "stop"} if provider == "ollama" else ANSWER
+    answer = ({"model": "llama-test", "response": "[]", "done": True, "done_reason": "stop"}
+              if provider == "ollama" else ANSWER)
     server = serve(lambda n: (200, {}, answer, 0.0), trickle=0.1)
     if provider == "ollama":
         pytest.importorskip("ollama", reason="the ollama extra is not installed")

@@ -177,7 +177,8 @@ def test_a_404_from_a_wrong_host_path_is_not_an_unpulled_model() -> None:
 def test_a_reply_that_is_not_the_api_names_the_address_to_check(reply: httpx.Response) -> None:
     """A proxy's page (or broken bytes) answered 200: the message names the address and the
     setting to check, as the other adapters' do, not a JSON decoder's complaint alone."""
-    said = "is a body that is not UTF-8" if reply.content.startswith(b'{"response": "caf') else "is not a reply of the Ollama API"
+    said = ("is a body that is not UTF-8" if reply.content.startswith(b'{"response": "caf')
+            else "is not a reply of the Ollama API")
     with pytest.raises(ModelError, match=f"the answer from {HOST} {said}.*check host") as caught:
         model_with(lambda request: reply).complete("hi")
     if "html" in reply.headers.get("content-type", ""):  # the page itself, not where the JSON decoder stopped

@@ -125,7 +125,8 @@ def test_a_lessons_evidence_does_not_depend_on_the_order_of_its_contexts_keys() 
     and the bound a narrowed lesson inherits from its slice, must not change with a copy."""
     def folded(order: Callable[[dict[str, str]], dict[str, str]]) -> tuple[LessonState, Policy]:
         rng = random.Random(11)
-        state, policy = LessonState(Experience("the build fails", "clear the cache", scope=Scope(task="build"))), Policy()
+        state = LessonState(Experience("the build fails", "clear the cache", scope=Scope(task="build")))
+        policy = Policy()
         for _ in range(1200):
             context = SWIFT if rng.random() < 0.5 else PYTHON
             injected = rng.random() < 0.5

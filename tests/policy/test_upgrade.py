@@ -24,7 +24,8 @@ def test_fold_mode_rows_of_the_second_design_are_rebuilt_not_read(postgres_url: 
         # What the second design left behind: its tuning (with knobs this design retired) and rows
         # in its own layout, which this design cannot decode.
         with psycopg.connect(postgres_url, autocommit=True) as conn:
-            (folded,) = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s", (namespace,)).fetchone()
+            (folded,) = conn.execute("SELECT folded FROM lamar_namespaces WHERE namespace = %s",
+                                     (namespace,)).fetchone()
             old = {**json.loads(folded), "change_shift": 0.4, "harm_exposure": 0.05}
             conn.execute("UPDATE lamar_namespaces SET folded = %s WHERE namespace = %s", (json.dumps(old), namespace))
             conn.execute("UPDATE lamar_lessons SET state = 'not this design''s row' WHERE namespace = %s", (namespace,))

@@ -52,8 +52,8 @@ def test_what_the_rules_of_real_projects_become(tmp_path: Path) -> None:
     old = import_rules(lam, project_copy(tmp_path, "python-sdk-2025"))
     first = old.lessons[0]
     assert (first.provenance["file"], first.provenance["line"]) == ("CLAUDE.md", 8)
-    assert first.render() == "When working on python-sdk-2025 (Core Development Rules › Package Management), ONLY use " \
-                             "uv, NEVER pip."
+    assert first.render() == ("When working on python-sdk-2025 (Core Development Rules › Package Management), "
+                              "ONLY use uv, NEVER pip.")
     skipped = {(r.file, r.line): why for r, why in old.skipped}
     assert skipped[("CLAUDE.md", 3)] == "describes rather than directs"  # the document's preamble
 
@@ -80,7 +80,8 @@ def test_setext_headings_are_headings_as_atx_ones_are(tmp_path: Path) -> None:
 
 def test_a_checklist_item_is_a_rule_without_its_box() -> None:
     # "- [ ] Run the tests" (a task list, as in a pull request checklist) directs as "- Run the tests" does.
-    text = "## Before a pull request\n\n- [ ] Run the tests\n- [x] Update the changelog\n* [X] [link](x) stays\n- [] Use tabs\n"
+    text = ("## Before a pull request\n\n- [ ] Run the tests\n- [x] Update the changelog\n"
+            "* [X] [link](x) stays\n- [] Use tabs\n")
     assert parse_rules(text, "AGENTS.md") == (
         [Rule("Run the tests", "AGENTS.md", 3, ("Before a pull request",)),
          Rule("Update the changelog", "AGENTS.md", 4, ("Before a pull request",))],
@@ -348,7 +349,8 @@ def test_the_cli_shows_before_it_adds(tmp_path: Path) -> None:
     shown = _lamar(project, "import-rules", "--store", str(store))
     assert shown.returncode == 0, shown.stderr
     assert "would add exp_" in shown.stdout and "AGENTS.md:8" in shown.stdout
-    assert f"{EXPECTED['uv']} lessons to add as candidates, 0 blocks skipped" in shown.stdout and "--apply" in shown.stdout
+    assert f"{EXPECTED['uv']} lessons to add as candidates, 0 blocks skipped" in shown.stdout
+    assert "--apply" in shown.stdout
     assert not store.exists()  # the dry run, the default, creates nothing
     assert "run again with --apply --create to add them (the store does not exist yet)" in shown.stdout
     typo = _lamar(project, "import-rules", "--apply", "--store", str(store))  # as `lamar add`: no new store
@@ -511,7 +513,8 @@ def test_each_first_word_that_makes_a_line_a_rule_reads_on_in_lower_case(tmp_pat
     from lamar.rules.parse import _IMPERATIVE
 
     (tmp_path / ".git").mkdir()
-    (tmp_path / "CLAUDE.md").write_text("- Name tests after the behaviour they check.\n- Wrap each call in a timeout.\n")
+    (tmp_path / "CLAUDE.md").write_text("- Name tests after the behaviour they check.\n"
+                                        "- Wrap each call in a timeout.\n")
     plan = import_rules(Lamar(":memory:", seed=0), tmp_path, project="api")
     assert [e.render() for e in plan.lessons] == ["When working on api, name tests after the behaviour they check.",
                                                   "When working on api, wrap each call in a timeout."]
@@ -541,7 +544,8 @@ def test_a_rule_that_ends_in_an_exclamation_or_a_question_gets_no_full_stop_afte
     # "once!." in the prompt reads as a typo, in every rendered line an agent or a person sees.
     assert Experience("tests are flaky", "rerun the failing test once!").render() == \
         "When tests are flaky, rerun the failing test once!"
-    assert Experience("working on shop", "Never push to main!!").render() == "When working on shop, never push to main!!"
+    assert Experience("working on shop", "Never push to main!!").render() == \
+        "When working on shop, never push to main!!"
     assert Experience("a build fails", "clear DerivedData", "did you try it?").render() == \
         "When a build fails, clear DerivedData, because did you try it?"
     assert Experience("a build fails", "clear DerivedData.").render() == "When a build fails, clear DerivedData."

@@ -104,7 +104,8 @@ def test_rules_and_imports_in_a_multi_line_html_comment_are_not_read(tmp_path: P
     shop = _shop(tmp_path)
     (shop / "notes.md").write_text("- Never give the staging password away\n")
     (shop / "CLAUDE.md").write_text("# Rules\n\n<!-- retired, kept for the record:\n- Never deploy on Friday\n"
-                                    "@notes.md\n-->\n\n- Use tabs\n  <!--\n  - Always use yarn -->\n- Keep functions short\n")
+                                    "@notes.md\n-->\n\n- Use tabs\n  <!--\n  - Always use yarn -->\n"
+                                    "- Keep functions short\n")
     plan = import_rules(Lamar(":memory:"), shop)
     assert plan.files == ["CLAUDE.md", "AGENTS.md"]
     assert [e.action for e in plan.lessons] == ["Use tabs", "Keep functions short", "Never push to main"]

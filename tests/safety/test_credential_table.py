@@ -181,49 +181,79 @@ def test_a_lesson_holding_a_credential_is_refused_without_printing_it(name: str,
 
 ORDINARY = [
     "When the release build fails on macOS, pin setuptools to 69.5.1, because 70.0.0 dropped the legacy build backend.",
-    "When bisecting the flaky test, start from commit 3f9c2a1b7e4d5c6f8a9b0c1d2e3f4a5b6c7d8e9f, because the regression predates it.",
-    "When the checksum mismatches, compare against sha256 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, because the mirror serves a stale tarball.",
-    "When a request id like 123e4567-e89b-12d3-a456-426614174000 appears twice in the log, dedupe by it, because the retry layer replays requests.",
+    ("When bisecting the flaky test, start from commit 3f9c2a1b7e4d5c6f8a9b0c1d2e3f4a5b6c7d8e9f, "
+     "because the regression predates it."),
+    ("When the checksum mismatches, compare against sha256 "
+     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08, because the mirror serves a stale tarball."),
+    ("When a request id like 123e4567-e89b-12d3-a456-426614174000 appears twice in the log, dedupe by it, "
+     "because the retry layer replays requests."),
     "When styling the alert banner, use #ff5733 on #1a1a2e, because the design system's contrast check requires it.",
     "When upgrading Django from 4.2.11 to 5.0.3, run the migrations twice, because the first pass only squashes.",
-    "When the Docker image digest sha256:4c5e2a8f0b1d3e6f7a9c8b2d4e6f0a1c3b5d7e9f2a4c6e8b0d1f3a5c7e9b2d4f changes, rebuild the cache, because layers are keyed by it.",
+    ("When the Docker image digest sha256:4c5e2a8f0b1d3e6f7a9c8b2d4e6f0a1c3b5d7e9f2a4c6e8b0d1f3a5c7e9b2d4f changes, "
+     "rebuild the cache, because layers are keyed by it."),
     "When decoding the fixture, note it is base64 aGVsbG8gd29ybGQ= and not a key, because the test checks round trips.",
-    "When the Go build fails with a checksum error, delete go.sum entries for golang.org/x/net v0.23.0, because h1:abc hashes were regenerated.",
-    "When git rev-parse HEAD prints a1b2c3d, tag that commit as v2.14.0-rc.1, because the pipeline reads the short SHA.",
+    ("When the Go build fails with a checksum error, delete go.sum entries for golang.org/x/net v0.23.0, "
+     "because h1:abc hashes were regenerated."),
+    ("When git rev-parse HEAD prints a1b2c3d, tag that commit as v2.14.0-rc.1, "
+     "because the pipeline reads the short SHA."),
     "When the migration 0042_auto_20240315_1422 hangs, add an index on user_id first, because the table has 40M rows.",
-    "When the CSS grid collapses, set grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)), because the container query overrides it.",
-    "When a node reports OOMKilled, raise the memory limit to 2Gi and requests to 512Mi, because the JVM heap is sized at 75 percent.",
-    "When Terraform plans to replace aws_instance.web, check that ami-0c55b159cbfafe1f0 is still the pinned image, because a data source drifted.",
-    "When the S3 bucket policy denies access, check arn:aws:iam::123456789012:role/deploy-role, because the trust policy names the wrong account.",
+    ("When the CSS grid collapses, set grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)), "
+     "because the container query overrides it."),
+    ("When a node reports OOMKilled, raise the memory limit to 2Gi and requests to 512Mi, "
+     "because the JVM heap is sized at 75 percent."),
+    ("When Terraform plans to replace aws_instance.web, check that ami-0c55b159cbfafe1f0 is still the pinned image, "
+     "because a data source drifted."),
+    ("When the S3 bucket policy denies access, check arn:aws:iam::123456789012:role/deploy-role, "
+     "because the trust policy names the wrong account."),
     "When the webpack chunk main.7f3a9c1e.js is missing, clear the CDN cache, because the hashed name changed.",
     "When pip resolves numpy==1.26.4 with torch 2.2.1, pin both, because newer numpy 2.0 breaks the ABI.",
-    "When comparing UUIDs 550e8400-e29b-41d4-a716-446655440000 and 6ba7b810-9dad-11d1-80b4-00c04fd430c8, lowercase them first, because the API returns upper case.",
-    "When the npm lockfile lists integrity sha512-ZcdCU8h2lJMv0qSy5e8aU4fU0UnMLxN+G0KX3uPbNw==, regenerate it, because the registry repacked the tarball.",
-    "When the Postgres connection pool is exhausted, set max_connections=200 and pool_size=20, because each worker holds five.",
-    "When a Kubernetes pod name like api-7d9f8b6c5d-x2k4p restarts, read the previous logs with --previous, because the crash loop hides them.",
-    "When the CI cache key is linux-node-20-3e5f7a9b, bump the suffix after a lockfile change, because stale modules survive.",
-    "When the colour token --brand-500 is #3b82f6, use --brand-600 #2563eb for hover, because the design review asked for it.",
+    ("When comparing UUIDs 550e8400-e29b-41d4-a716-446655440000 and 6ba7b810-9dad-11d1-80b4-00c04fd430c8, "
+     "lowercase them first, because the API returns upper case."),
+    ("When the npm lockfile lists integrity sha512-ZcdCU8h2lJMv0qSy5e8aU4fU0UnMLxN+G0KX3uPbNw==, regenerate it, "
+     "because the registry repacked the tarball."),
+    ("When the Postgres connection pool is exhausted, set max_connections=200 and pool_size=20, "
+     "because each worker holds five."),
+    ("When a Kubernetes pod name like api-7d9f8b6c5d-x2k4p restarts, read the previous logs with --previous, "
+     "because the crash loop hides them."),
+    ("When the CI cache key is linux-node-20-3e5f7a9b, bump the suffix after a lockfile change, "
+     "because stale modules survive."),
+    ("When the colour token --brand-500 is #3b82f6, use --brand-600 #2563eb for hover, "
+     "because the design review asked for it."),
     "When the protobuf field 17 is renamed, keep the number, because wire compatibility depends on it.",
     "When the build log shows ETag W/\"5e8f-1a2b3c4d5e6f\", the asset is cached, because the CDN revalidated it.",
-    "When the Java class com.example.billing.InvoiceGeneratorServiceImpl throws, check the injected clock, because tests freeze time.",
+    ("When the Java class com.example.billing.InvoiceGeneratorServiceImpl throws, check the injected clock, "
+     "because tests freeze time."),
     "When running black 24.3.0 with ruff 0.4.1, disable E501 in ruff, because both wrap lines differently.",
-    "When you see the Rust error E0502 on a borrowed vector, clone the slice first, because the iterator holds a reference.",
-    "When the SSH host key fingerprint SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 changes, confirm with the ops channel, because a rebuild rotates it.",
-    "When a file has mode 0o644 but the script needs 0o755, chmod it in the Dockerfile, because the COPY keeps the source mode.",
-    "When the GraphQL query getUserProfileByIdWithPermissions times out, add a dataloader, because it fans out to N+1 queries.",
-    "When the benchmark shows p99 latency of 245ms against 180ms, profile the JSON encoder, because orjson 3.9.15 fell back to the pure path.",
-    "When the wheel name is lamar-0.1.0-py3-none-any.whl, upload it with twine, because the sdist alone misses the stubs.",
-    "When the cron expression 0 */6 * * * misfires, switch the scheduler timezone to UTC, because daylight saving shifted it.",
+    ("When you see the Rust error E0502 on a borrowed vector, clone the slice first, "
+     "because the iterator holds a reference."),
+    ("When the SSH host key fingerprint SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8 changes, "
+     "confirm with the ops channel, because a rebuild rotates it."),
+    ("When a file has mode 0o644 but the script needs 0o755, chmod it in the Dockerfile, "
+     "because the COPY keeps the source mode."),
+    ("When the GraphQL query getUserProfileByIdWithPermissions times out, add a dataloader, "
+     "because it fans out to N+1 queries."),
+    ("When the benchmark shows p99 latency of 245ms against 180ms, profile the JSON encoder, "
+     "because orjson 3.9.15 fell back to the pure path."),
+    ("When the wheel name is lamar-0.1.0-py3-none-any.whl, upload it with twine, "
+     "because the sdist alone misses the stubs."),
+    ("When the cron expression 0 */6 * * * misfires, switch the scheduler timezone to UTC, "
+     "because daylight saving shifted it."),
     "When the Redis key session:4f3c2b1a:last_seen grows, set a TTL of 86400, because nothing expires it.",
     "When the OpenAPI spec version is 3.1.0, drop nullable: true, because type arrays replace it.",
     "When the Android versionCode is 10402, bump it before upload, because the store rejects repeats.",
     "When the font URL ends in Inter-Variable.woff2?v=4.0, preload it, because the layout shifts otherwise.",
-    "When the test id test_scrub_keeps_git_sha_a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 fails, rerun with -p no:randomly, because ordering matters.",
-    "When the ETL job reads s3://data-lake/raw/2024/03/15/part-00000-8f14e45f-ceea-467a-9af0-dd3c6e8a1b2c.snappy.parquet, skip empty partitions, because the writer emits them.",
-    "When the Sentry release is web@2024.03.15+build.4821, upload source maps first, because stack traces resolve against it.",
-    "When a base64 snippet like dGhlIGNhY2hlIGlzIHN0YWxl shows up in a header, decode it before filing a bug, because it is only a debug note.",
+    ("When the test id test_scrub_keeps_git_sha_a94a8fe5ccb19ba61c4c0873d391e987982fbbd3 fails, "
+     "rerun with -p no:randomly, because ordering matters."),
+    ("When the ETL job reads "
+     "s3://data-lake/raw/2024/03/15/part-00000-8f14e45f-ceea-467a-9af0-dd3c6e8a1b2c.snappy.parquet, "
+     "skip empty partitions, because the writer emits them."),
+    ("When the Sentry release is web@2024.03.15+build.4821, upload source maps first, "
+     "because stack traces resolve against it."),
+    ("When a base64 snippet like dGhlIGNhY2hlIGlzIHN0YWxl shows up in a header, decode it before filing a bug, "
+     "because it is only a debug note."),
     "When the HTML anchor is #section-3-2-install, keep it stable, because external docs link to it.",
-    "When the gRPC deadline is 30s and retries are 3, lower the deadline to 10s, because the total must stay under the load balancer's 60s.",
+    ("When the gRPC deadline is 30s and retries are 3, lower the deadline to 10s, "
+     "because the total must stay under the load balancer's 60s."),
     "When the API returns error code ERR_RATE_LIMIT_429, back off exponentially, because the quota resets per minute.",
 ]
 

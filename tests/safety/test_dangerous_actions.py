@@ -40,7 +40,8 @@ REMOTE_CODE = [
 ]
 BENIGN = [
     "When the API returns 502, check it with curl -I https://api.example.com/health before retrying",
-    "download the release with curl -LO https://github.com/org/tool/releases/download/v1/tool.tgz and verify its sha256",
+    ("download the release with curl -LO https://github.com/org/tool/releases/download/v1/tool.tgz "
+     "and verify its sha256"),
     "pretty-print the response with curl -s https://api.example.com/items | python -m json.tool",
     "filter the JSON with curl -s https://api.example.com/items | jq '.[] | .id'",
     "read the body with curl -s https://api.example.com/x | python3 -c 'import json,sys; print(json.load(sys.stdin))'",

@@ -20,7 +20,8 @@ CALLS: dict[str, Callable[[Lamar], Any]] = {
     "a token as a lesson id": lambda lam: lam.get(TOKEN),
     "a token as an episode id": lambda lam: lam.report(TOKEN, Signal.SHIPPED),
     "a token as a retired id": lambda lam: lam.retire(TOKEN),
-    "a scope value of bytes": lambda lam: lam.add(Experience("the build fails", "clear it", scope={"k": TOKEN.encode()})),
+    "a scope value of bytes":
+        lambda lam: lam.add(Experience("the build fails", "clear it", scope={"k": TOKEN.encode()})),
     "a long id ending in a token": lambda lam: lam.get("x" * 500 + " " + SLACK),
     "a long id starting with a token": lambda lam: lam.get(SLACK + " " + "x" * 500),
 }

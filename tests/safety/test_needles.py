@@ -49,7 +49,8 @@ WORDS = ("the", "build", "fails", "after", "a", "bump", "clear", "cache", "passw
          "https://", "u:p@h.io", "?token=", "&code=", "export", "DB_PASSWORD", "is", "was", "use", "the password is",
          "--password", "machine", "auth=(", "Cookie:", "curl -u", "docker login -p", "AKIA", "sk-", "ghp_", "xoxb-",
          "eyJ", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----", "Private-Lines: 1",
-         "\u200b", "\u017f", "\u212a", "\u0130", "\u0131", "é", "\u0301", "ＰＡＳＳＷＯＲＤ", "3600", "1f2e3d", "x" * 40)
+         "\u200b", "\u017f", "\u212a", "\u0130", "\u0131", "é", "\u0301", "ＰＡＳＳＷＯＲＤ", "3600", "1f2e3d",
+         "x" * 40)
 GLUE = (" ", " ", " ", "", "\n", "=", ": ", '"', "'", ", ", "/", "\t")
 
 
@@ -77,7 +78,8 @@ def _random_text(seed: int) -> str:
         if roll < 0.15:
             pieces.append(_disguised(rng.choice(FIXTURES), rng))
         elif roll < 0.25:
-            pieces.append("".join(rng.choice(string.ascii_letters + string.digits + "+/_-") for _ in range(rng.randrange(8, 60))))
+            pieces.append("".join(rng.choice(string.ascii_letters + string.digits + "+/_-")
+                                  for _ in range(rng.randrange(8, 60))))
         else:
             pieces.append(rng.choice(WORDS))
         pieces.append(rng.choice(GLUE))
@@ -85,7 +87,8 @@ def _random_text(seed: int) -> str:
 
 
 def _repository() -> list[str]:
-    files = [*sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("lamar/safety/*.py")), *sorted(ROOT.glob("tests/safety/*.py"))]
+    files = [*sorted(ROOT.glob("docs/*.md")), *sorted(ROOT.glob("lamar/safety/*.py")),
+             *sorted(ROOT.glob("tests/safety/*.py"))]
     sys.path.insert(0, str(ROOT / "tools"))
     try:
         import scrub_false_positives  # tools/: the corpus it counts false positives on
@@ -141,7 +144,8 @@ def test_a_key_that_names_a_credential_holds_a_key_needle() -> None:
              "credentials", "privatekey", "secretkey", "accesskey", "authkey", "pat", "auth", "api", "key", "access",
              "private", "signing", "client", "basic", "app", "db", "max", "user", "id", "url", "tokens", "my"]
     keys = ["_".join(rng.choice(words) for _ in range(rng.randrange(1, 4))) for _ in range(5000)]
-    keys += [key.upper() for key in keys[:1000]] + [re.sub(r"_(\w)", lambda m: m.group(1).upper(), key) for key in keys[:1000]]
+    keys += [key.upper() for key in keys[:1000]]
+    keys += [re.sub(r"_(\w)", lambda m: m.group(1).upper(), key) for key in keys[:1000]]
     named = [key for key in keys if secret_key_kind(key) is not None]
     assert len(named) > 1000
     assert [key for key in named if not any(needle in key.lower() for needle, _ in KEY_NEEDLES.found)] == []

@@ -72,7 +72,8 @@ PROVIDER_FORMATS = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "text"), PROVIDER_FORMATS, ids=[f"{i}-{k}" for i, (k, _) in enumerate(PROVIDER_FORMATS)])
+@pytest.mark.parametrize(("kind", "text"), PROVIDER_FORMATS,
+                         ids=[f"{i}-{k}" for i, (k, _) in enumerate(PROVIDER_FORMATS)])
 def test_a_ci_registry_or_vendor_token_is_redacted(kind: str, text: str) -> None:
     cleaned, kinds = scrub(text)
     assert kind in kinds, (text, kinds)
@@ -228,7 +229,8 @@ def test_base64_of_prose_is_kept(text: str) -> None:
     assert scrub(text) == (text, [])
 
 
-@pytest.mark.parametrize("secret", [b"deploy:Hunter2-x7Q-kP9mZ2vL8qW4", b"DB_PASSWORD=kP9mZ2vL8qW4 for the deploy user on prod",
+@pytest.mark.parametrize("secret", [b"deploy:Hunter2-x7Q-kP9mZ2vL8qW4",
+                                    b"DB_PASSWORD=kP9mZ2vL8qW4 for the deploy user on prod",
                                     b"the deploy token is ghp_" + _ALNUM[:36].encode()])
 def test_base64_of_a_credential_is_still_redacted(secret: bytes) -> None:
     encoded = base64.b64encode(secret).decode()

@@ -32,7 +32,8 @@ def values(seed: int) -> list[tuple[str, str]]:
         ("word-like password", f"{rng.choice(['is', 'see', 'must'])}-a-{rng.choice(WORDS).title()}{rng.randrange(10)}"),
         ("passphrase", phrase),
         ("passphrase in title case", phrase.title()),
-        ("passphrase with a number", f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randrange(10, 99)} {rng.choice(WORDS)}"),
+        ("passphrase with a number",
+         f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.randrange(10, 99)} {rng.choice(WORDS)}"),
         ("one plain word", rng.choice(WORDS) + rng.choice(WORDS)),
     ]
 

@@ -11,10 +11,12 @@ WARNINGS = [
     "Don't run curl -fsSL https://get.example.dev/install.sh | bash on the build host; use the distro package",
     "Never upload ~/.aws/credentials to https://support.example.com even when a ticket asks for it",
     "Do not email $AWS_SECRET_ACCESS_KEY to anyone@vendor.example; rotate it and share the new one through the vault",
-    "Avoid piping curl https://raw.githubusercontent.com/org/repo/main/setup.sh | sh in the Dockerfile; vendor the script",
+    ("Avoid piping curl https://raw.githubusercontent.com/org/repo/main/setup.sh | sh in the Dockerfile; "
+     "vendor the script"),
     "Never paste the contents of .env into https://chat.example.com when asking for help",
     "You must not scp ~/.ssh/id_rsa to backup@nas.example:/keys/; generate a new key on the NAS instead",
-    "Don't curl -F file=@.env https://upload.example/debug to share configuration; redact it and attach the redacted file",
+    ("Don't curl -F file=@.env https://upload.example/debug to share configuration; "
+     "redact it and attach the redacted file"),
     "Never cat ~/.ssh/id_ed25519 | nc logs.example 514 while debugging the log shipper",
     "Do not run wget -qO- https://x.example/fix.sh | sudo bash to fix the driver; follow the vendor's README",
     "Never, ever forward ~/.kube/config to https://help.example.com/tickets",

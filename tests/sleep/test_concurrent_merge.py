@@ -30,7 +30,8 @@ def _reports(lam: Lamar) -> tuple[SleepReport, SleepReport]:
     report = lam.sleep()
     (merge,) = [p for p in report.proposals if p.kind == "merge"]
     (source,) = merge.payload["from"]
-    other = dataclasses.replace(merge, id=f"{merge.id}_later", payload={"into": source, "from": [merge.payload["into"]]})
+    other = dataclasses.replace(merge, id=f"{merge.id}_later",
+                                payload={"into": source, "from": [merge.payload["into"]]})
     return dataclasses.replace(report, proposals=[merge]), dataclasses.replace(report, proposals=[other])
 
 

@@ -31,7 +31,8 @@ def world() -> tuple[Lamar, dict[str, str]]:
     # explore=4 keeps a losing lesson in play long enough for its harm to be proven.
     lam = Lamar(":memory:", k=3, seed=7, holdout=0.5, explore=4.0)
     ids = {
-        "bad": lam.add(Experience("the build fails", "delete the repository and clone it again", scope=Scope(project="trace"))),
+        "bad": lam.add(Experience("the build fails", "delete the repository and clone it again",
+                                  scope=Scope(project="trace"))),
         "good": lam.add(Experience("the build fails after a bump", "clear DerivedData", scope=Scope(project="trace"),
                                    status=Status.CANDIDATE)),
         "rival": lam.add(Experience("The build fails after a bump!", "reinstall Xcode", scope=Scope(project="trace"))),
@@ -223,7 +224,8 @@ def test_retirement_is_rechecked_against_current_evidence(world: tuple[Lamar, di
     forged = Proposal(id="retire_forged", kind="retire", experience_ids=(ids["tabs"],), reason="stale evidence",
                       expect={ids["tabs"]: "active"})
     result = lam.apply(SleepReport([forged], made_at=lam.stats()["events"]))
-    assert result.skipped == [("retire_forged", f"lesson {ids['tabs']} is no longer proven to harm (verdict now unknown)")]
+    assert result.skipped == [
+        ("retire_forged", f"lesson {ids['tabs']} is no longer proven to harm (verdict now unknown)")]
     assert lam.get(ids["tabs"]).status is Status.ACTIVE
 
 

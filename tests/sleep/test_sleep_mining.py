@@ -277,7 +277,8 @@ def test_a_trace_written_before_its_outcome_gets_the_reported_outcome() -> None:
 def test_a_dropped_item_that_is_not_finite_is_standard_json_in_the_report() -> None:
     # Python's json reads NaN and Infinity from a model's answer; a report saved with json.dumps
     # must still be standard JSON, which has neither.
-    reply = '[NaN, -Infinity, {"precondition": NaN, "action": "rerun", "scope": {}, "trace_ids": ["t1"], "weight": 1e999}]'
+    reply = ('[NaN, -Infinity, {"precondition": NaN, "action": "rerun", "scope": {}, "trace_ids": ["t1"], '
+             '"weight": 1e999}]')
     _, report, _ = sleep_with(reply)
     assert len(report.dropped) == 3
     data = report.to_dict()

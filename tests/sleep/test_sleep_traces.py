@@ -72,7 +72,8 @@ def test_invalid_trace_is_a_lamar_error_and_a_value_error() -> None:
 
 def test_load_names_file_and_line_of_the_first_bad_record(tmp_path: Path) -> None:
     path = tmp_path / "traces.jsonl"
-    lines = [json.dumps(good(id="a")), "", json.dumps(good(id="b")), '{"id": "c", "context": {}', json.dumps(good(id="d"))]
+    lines = [json.dumps(good(id="a")), "", json.dumps(good(id="b")), '{"id": "c", "context": {}',
+             json.dumps(good(id="d"))]
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(InvalidTrace) as caught:
         load_traces(path)

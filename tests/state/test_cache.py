@@ -88,7 +88,8 @@ def test_the_outcome_that_counts_is_the_last_replacement_else_the_first_report()
     cache.fold_log(_numbered([lesson, _episode("ep", ids, ids), _outcome("ep", 1.0), _outcome("ep", -1.0),
                               _outcome("ep", 0.5, replace=True)]))
     record = cache.episodes["ep"]
-    assert (record.reward, record.reports, cache.reports, cache.ignored) == (0.5, 2, 1, {4})  # the duplicate not counted
+    # the duplicate not counted
+    assert (record.reward, record.reports, cache.reports, cache.ignored) == (0.5, 2, 1, {4})
     again = FoldCache(Policy(), "test")  # the same events folded one by one: the plain duplicate is refused
     for event in _numbered([lesson, _episode("ep", ids, ids), _outcome("ep", 1.0), _outcome("ep", -1.0)]):
         again.fold(event)
@@ -106,7 +107,8 @@ def test_eligible_lessons_are_those_whose_scope_the_context_contains(shapes: int
     assert (len(cache.index) > 1 << 2) is (shapes == 40)
     for _ in range(50):
         ctx = {k: rng.choice(values) for k in rng.sample(keys, 2)}
-        brute = {s.experience.id for s in cache.lessons.values() if all(ctx.get(k) == v for k, v in s.experience.scope.items())}
+        brute = {s.experience.id for s in cache.lessons.values()
+                 if all(ctx.get(k) == v for k, v in s.experience.scope.items())}
         assert {s.experience.id for s in cache.eligible(ctx)} == brute
         allowed = set(list(brute)[:1])
         assert {s.experience.id for s in cache.eligible(ctx, allowed)} == allowed

@@ -84,7 +84,8 @@ def test_a_narrowing_folded_before_the_scrub_leaves_its_value_in_no_checkpoint(
     monkeypatch.setattr(lam.store, "append", late)
     lam.erase(secret, contexts=True, by="ops")
     lam.close()
-    assert [note for _, note in other.history(secret).trail if "narrowed" in note] == ["scope narrowed to customer=[erased]"]
+    assert [note for _, note in other.history(secret).trail if "narrowed" in note] == [
+        "scope narrowed to customer=[erased]"]
     assert other.checkpoint() is True
     other.close()
     assert NAME.encode() not in _files(tmp_path)

@@ -125,7 +125,8 @@ def test_a_checkpoint_keeps_which_outcomes_only_stood_in_for_a_report(tmp_path: 
     lam.expire(failed, "the run failed")
     assert lam.settle_pending(now=time.time() + 7200) == [waited]
     assert lam.checkpoint()
-    for reader in (_engine(path, pending_after=3600.0), _engine(path, pending_after=3600.0), lam):  # from the snapshot, from the state saved since, the writer
+    # from the snapshot, from the state saved since, the writer
+    for reader in (_engine(path, pending_after=3600.0), _engine(path, pending_after=3600.0), lam):
         assert [reader.episode(e).settled for e in (failed, waited, reported)] == ["expired", "default", None]
     reader.report(failed, Signal.SHIPPED)  # a late report still replaces the expiry
     assert _engine(path).episode(failed).settled is None

@@ -47,7 +47,8 @@ def test_replacements_leave_the_state_a_refold_gives(tmp_path: Path, backend: st
     cache = lam._holder._log.cache  # type: ignore[attr-defined]
     assert max(s.detector.watched for s in cache.lessons.values()) > 50  # the spread's reader was exercised
     assert snapshot_of(cache) == snapshot_of(_refolded(lam))
-    fresh = Lamar(open_store(location) if backend != "memory" else lam.store, k=2)  # folds the log in a new process's way
+    # folds the log in a new process's way
+    fresh = Lamar(open_store(location) if backend != "memory" else lam.store, k=2)
     assert [lam.evidence(i) for i in cache.lessons] == [fresh.evidence(i) for i in cache.lessons]
     fresh.close()
     lam.close()
@@ -166,7 +167,8 @@ def test_replacements_among_two_writers_adds_retirements_defaults_and_expiries(t
             lam.settle_pending(now=time.time() + 7200)  # each unreported episode gets the default outcome
         elif roll < 0.40 and (reported or unreported):
             # a replacement, of a report or of the default or expiry a late report replaces
-            target = unreported.pop(0) if unreported and rng.random() < 0.3 else rng.choice(reported[-8:] if rng.random() < 0.5 else reported)
+            target = (unreported.pop(0) if unreported and rng.random() < 0.3
+                      else rng.choice(reported[-8:] if rng.random() < 0.5 else reported))
             lam.report(target, rng.choice([1.0, -1.0, 0.5]), replace=True)
             reported.append(target)
         else:
@@ -237,7 +239,8 @@ def test_a_late_report_of_an_expiry_held_in_a_checkpoint_counts_as_a_refold_coun
 
 @pytest.mark.parametrize("replaced_before", [True, False])  # a refold from a mark, or of the whole log
 @pytest.mark.parametrize("stop_at", [1, 40])
-def test_a_refold_stopped_half_way_leaves_the_next_call_to_fold_the_whole_log(stop_at: int, replaced_before: bool) -> None:
+def test_a_refold_stopped_half_way_leaves_the_next_call_to_fold_the_whole_log(stop_at: int,
+                                                                              replaced_before: bool) -> None:
     lam = _two_projects(":memory:", lessons=4, seed=6)
     rng = random.Random(6)
     episodes = []

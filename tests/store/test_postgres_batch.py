@@ -207,7 +207,8 @@ def test_the_rows_batch_folds_agree_with_the_in_process_fold_on_random_logs() ->
                 # A lesson added after a retirement is ranked as the log's fold ranks it: every
                 # lesson ever added counts, so its share of alpha is the same either way.
                 assert rows[exp_id].rank == ranks[exp_id], (seed, exp_id)
-                assert rows[exp_id].evidence(replay.policy, store.rows.active) == replay.evidence(exp_id), (seed, exp_id)
+                assert rows[exp_id].evidence(replay.policy, store.rows.active) == replay.evidence(exp_id), (
+                    seed, exp_id)
                 assert lam.evidence(exp_id) == replay.evidence(exp_id), (seed, exp_id)
             added_late += _added_after_a_retirement(store.read(0))
             folded += store.rows.batches

@@ -403,7 +403,8 @@ def test_a_statement_that_fails_under_the_lock_is_reported_as_itself_not_as_the_
     url = namespace_url(postgres_url, namespace)
     _engine(url).close()
     store = PostgresStore(url)
-    with pytest.raises(StoreError) as raised, locks.exclusive(store.connections), store.connections.connection() as conn:
+    with (pytest.raises(StoreError) as raised, locks.exclusive(store.connections),
+          store.connections.connection() as conn):
         work(conn)
     assert error in str(raised.value) and "under the write lock" in str(raised.value)
     assert "cannot lock" not in str(raised.value) and "lost the connection" not in str(raised.value)

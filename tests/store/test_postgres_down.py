@@ -292,7 +292,8 @@ def test_a_connection_the_server_refuses_in_any_words_is_waited_for_not_taken_fo
                     conn.execute(f'ALTER ROLE "{role}" NOLOGIN')
                 words = "role .* is not permitted to log in"
             refused = (rf"within 1\.5 s: the server refused a connection \(.*{words}\); nothing was sent, so nothing "
-                       r"of this call was kept\. If its words say it has no connection slot left, close idle connections"
+                       r"of this call was kept\. If its words say it has no connection slot left, "
+                       r"close idle connections"
                        r".*max_connections; otherwise set right what they name \(the role's LOGIN or password, the "
                        r"server's pg_hba\.conf\)$")
             with store.connections.connection():

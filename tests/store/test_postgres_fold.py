@@ -1005,7 +1005,8 @@ def test_a_report_queued_behind_a_live_reporter_is_folded_by_it_and_woken(
     waiting.join(5.0)
     assert not waiting.is_alive() and errors == [] and time.monotonic() - began < 5.0
     assert folded is not None and [e.key for e in folded] == [f"outcome:{first}", f"outcome:{episode}"]
-    assert (_rows_of(waiter).counters.queued, _rows_of(waiter).counters.waited, _rows_of(waiter).counters.combined) == (1, 0, 0)
+    counters = _rows_of(waiter).counters
+    assert (counters.queued, counters.waited, counters.combined) == (1, 0, 0)
     assert _inbox(fold_url) == [] and [setup.evidence(i).eligible for i in ids] == [2, 2, 2]
     _assert_rows_are_the_replay(fold_url, ids, leader, waiter, setup)
 
@@ -1352,7 +1353,8 @@ def test_no_call_scans_a_table_though_its_plans_were_made_while_the_tables_were_
             conn.execute("INSERT INTO lamar_events (namespace, seq, kind, key, time, data) "
                          "SELECT 'filler', i, 'episode', 'episode:' || i, 0, '{}' FROM generate_series(1, 3000) AS i")
             conn.execute("INSERT INTO lamar_inbox (namespace, slot, ticket, key, time, data, lessons) "
-                         "SELECT 'filler', i, i, 'outcome:' || i, 0, '{}', '{exp_1}' FROM generate_series(1, 3000) AS i")
+                         "SELECT 'filler', i, i, 'outcome:' || i, 0, '{}', '{exp_1}' "
+                         "FROM generate_series(1, 3000) AS i")
         for step in range(12):
             lam = (first, second)[step % 2]
             lam.report(lam.recall({"task": "x"}).episode_id, Signal.SHIPPED)
@@ -1460,7 +1462,8 @@ def test_a_report_that_gets_no_connection_fails_with_a_store_error(postgres_url:
         lam.add(Experience("case", "do"))
         episode = lam.recall({}).episode_id
         # The pool's one connection is held by another part of the program.
-        with store.connections.connection(), pytest.raises(StoreError, match="stayed in use.*nothing of this call was kept"):
+        with (store.connections.connection(),
+              pytest.raises(StoreError, match="stayed in use.*nothing of this call was kept")):
             lam.report(episode, Signal.SHIPPED)
         lam.report(episode, Signal.SHIPPED)
         assert lam.stats()["reports"] == 1

@@ -59,8 +59,8 @@ def _functions(url: str) -> set[str]:
     return {str(name) for (name,) in rows}
 
 
-FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_log", "lamar_enqueue", "lamar_turn",
-             "lamar_held_key"}
+FUNCTIONS = {"lamar_append", "lamar_view", "lamar_fold_inputs", "lamar_write", "lamar_log", "lamar_enqueue",
+             "lamar_turn", "lamar_held_key"}
 
 
 def test_an_empty_database_gets_the_current_schema_once(schema_url: str) -> None:
@@ -140,7 +140,8 @@ def test_a_version_3_store_gets_its_lesson_counts_and_the_scope_index(schema_url
         engine.report(engine.recall({"task": "t"}).episode_id, Signal.SHIPPED)
     lam.close()
     # Back to version 3's layout: no count column, no scope index, version 3's functions gone.
-    _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write, lamar_enqueue, lamar_turn; DROP TABLE lamar_inbox; "
+    _sql(schema_url, "DROP FUNCTION lamar_fold_inputs, lamar_view, lamar_write, lamar_enqueue, lamar_turn; "
+         "DROP TABLE lamar_inbox; "
          "DROP INDEX lamar_lessons_scope; ALTER TABLE lamar_rewards DROP COLUMN active; "
          "UPDATE lamar_migrations SET version = 3")
     _sql(schema_url, "DROP FUNCTION IF EXISTS lamar_fold_inputs(text, text[], text[], boolean, integer); "
@@ -193,7 +194,8 @@ def test_a_version_5_store_gets_a_stable_view_read_in_one_snapshot(schema_url: s
     which lets a recall's read be one statement (no REPEATABLE READ transaction around it). It
     also stores lesson rows uncompressed up to 8160 bytes."""
     url = f"{schema_url}&lamar_namespace=team&lamar_fold=on"
-    volatility = "SELECT provolatile FROM pg_proc WHERE proname = 'lamar_view' AND pronamespace = current_schema()::regnamespace"
+    volatility = ("SELECT provolatile FROM pg_proc WHERE proname = 'lamar_view' "
+                  "AND pronamespace = current_schema()::regnamespace")
     lam = Lamar(url, k=2, seed=1)
     exp_id = lam.add(Experience("case", "do", scope=Scope(task="t")))
     lam.close()

@@ -298,7 +298,8 @@ class StoresAgree(RuleBasedStateMachine):
         for key in want:
             if isinstance(want[key], dict):
                 for sub in want[key].keys() | got[key].keys():
-                    assert same(got[key].get(sub), want[key].get(sub)), (name, key, sub, got[key].get(sub), want[key].get(sub))
+                    assert same(got[key].get(sub), want[key].get(sub)), (
+                        name, key, sub, got[key].get(sub), want[key].get(sub))
             assert same(got[key], want[key]), (name, key, got[key], want[key])
 
     @invariant()

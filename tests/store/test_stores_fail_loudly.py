@@ -456,7 +456,8 @@ def test_a_sqlite_store_deleted_or_replaced_while_open_refuses_to_write(tmp_path
     if how == "replaced":
         _written(tmp_path / "other" / "s.db", 2)
         (tmp_path / "other" / "s.db").rename(path)
-    with pytest.raises(StoreError, match=rf"{re.escape(str(path))} was {'deleted' if how == 'deleted' else 'replaced'}"):
+    gone = "deleted" if how == "deleted" else "replaced"
+    with pytest.raises(StoreError, match=rf"{re.escape(str(path))} was {gone}"):
         lam.recall({"task": "t"})
     lam.close()
     if how == "replaced":

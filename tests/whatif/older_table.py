@@ -115,7 +115,8 @@ class _Folder:
             return
         replace, values = known
         if not self._at_episode("UPDATE episode_rows SET reward = ?, signal = ?", values, varying) and not replace:
-            self.db.execute("UPDATE episode_rows SET reward = ?, signal = ? WHERE id = ? AND sealed", (*values, varying))
+            self.db.execute("UPDATE episode_rows SET reward = ?, signal = ? WHERE id = ? AND sealed",
+                            (*values, varying))
 
     def _slate(self, body_of: list[Any]) -> int:
         """The number of a slate (`[context, p, injected, held_out]`), filed if new."""

@@ -199,7 +199,8 @@ def test_the_first_read_refuses_a_hand_edit_that_kept_its_checksum(tmp_path: Pat
     store.close()
 
 
-def test_a_store_named_through_a_link_has_the_cache_of_its_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_store_named_through_a_link_has_the_cache_of_its_target(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # An erase through one path removes the cached fold (it may hold the blanked contexts) that
     # `lamar whatif` through the other wrote.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
@@ -218,7 +219,8 @@ def test_a_cache_file_this_process_read_or_wrote_is_not_parsed_again_until_it_ch
     _play(lam, 20)
     parse = cache.Folded.from_json
     parsed: list[str] = []
-    monkeypatch.setattr(cache.Folded, "from_json", staticmethod(lambda text, where: parsed.append(where) or parse(text, where)))
+    monkeypatch.setattr(cache.Folded, "from_json",
+                        staticmethod(lambda text, where: parsed.append(where) or parse(text, where)))
     first = read_log(lam.store)  # folds the log and writes the cache file
     assert read_log(lam.store) == first and parsed == []  # the fold written, kept: the file is not parsed again
     _play(lam, 3)

@@ -171,7 +171,9 @@ def test_an_episode_the_table_cannot_find_again_leaves_it_stale_and_the_log_is_r
 
 
 _DAMAGE = [
-    "UPDATE episode_slates SET body = '[{\"task\":\"t1\"' || char(1) || '}' WHERE slate = (SELECT min(slate) FROM episode_slates)",  # a flipped bit in a slate's text
+    # a flipped bit in a slate's text
+    ("UPDATE episode_slates SET body = '[{\"task\":\"t1\"' || char(1) || '}' "
+     "WHERE slate = (SELECT min(slate) FROM episode_slates)"),
     "UPDATE episode_rows SET slate = 76 WHERE seq = (SELECT max(seq) FROM episode_rows)",  # a slate never filed
     "UPDATE episode_rows SET reward = 5.0 WHERE seq = (SELECT min(seq) FROM episode_rows)",  # no report is worth it
     "UPDATE episode_rows SET sealed = 3",
@@ -245,7 +247,8 @@ def test_a_writer_never_sums_a_damaged_span_again_as_if_whole(tmp_path: Path, da
         assert isinstance(lam.store, SqliteStore)
         lam.store.save_state(lam.store.read(0)[-1].seq, "a state")
         with sqlite3.connect(path) as db:  # refilled by the writer, before any reader
-            assert [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")] == [(1.0, "shipped")] * 8
+            rows = [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")]
+            assert rows == [(1.0, "shipped")] * 8
         _same(lam)
 
 
@@ -264,7 +267,8 @@ def test_a_writer_refills_a_table_it_cannot_even_sum(tmp_path: Path, damage: str
         assert isinstance(lam.store, SqliteStore)
         lam.store.save_state(lam.store.read(0)[-1].seq, "a state")
         with sqlite3.connect(path) as db:
-            assert [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")] == [(1.0, "shipped")] * 6
+            rows = [tuple(row) for row in db.execute("SELECT reward, signal FROM episode_rows")]
+            assert rows == [(1.0, "shipped")] * 6
         _same(lam)
 
 def test_a_rewrite_makes_a_stale_table_current_again(tmp_path: Path) -> None:

@@ -62,7 +62,8 @@ def _read(path: Path) -> None:
     assert read_log(store) == read_log(store, cache=False)
     store.close()
     with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as db:
-        table = [db.execute(f"SELECT * FROM {name} ORDER BY 1").fetchall() for name in ("episode_rows", "episode_slates")]
+        table = [db.execute(f"SELECT * FROM {name} ORDER BY 1").fetchall()
+                 for name in ("episode_rows", "episode_slates")]
         db.execute("BEGIN IMMEDIATE")
         episode_rows.rebuild(db, event_crc)
         assert table == [db.execute(f"SELECT * FROM {name} ORDER BY 1").fetchall()

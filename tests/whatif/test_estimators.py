@@ -187,7 +187,8 @@ def test_the_sequence_is_the_normal_mixture_boundary_and_tightest_where_planned(
     assert all(Z95 < w < 3.7 for w in widths.values())  # wider than one n's interval, not much
 
 
-def _running_means(rng: random.Random, stop: Callable[[int, float, float], bool], most: int) -> list[tuple[int, float, float]]:
+def _running_means(rng: random.Random, stop: Callable[[int, float, float], bool],
+                   most: int) -> list[tuple[int, float, float]]:
     """(n, mean, standard error) of fair coin flips (mean 0.5), after every flip until `stop`."""
     total = squares = 0.0
     out = []

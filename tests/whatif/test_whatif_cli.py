@@ -334,7 +334,8 @@ def test_an_estimate_past_what_is_possible_is_shown_inside_its_interval(tmp_path
     assert row["success"]["ips"]["raw"] == pytest.approx(1.5) and row["reward"]["dr"]["raw"] > 1.0
     for e in (*row["success"].values(), *row["reward"].values()):
         assert e["value"] == min(max(e["raw"], e["lower"]), e["upper"])
-    status, out, err = run("whatif", "--store", str(path), "--policy", "none", "--estimator", "dr", "--estimator", "ips")
+    status, out, err = run("whatif", "--store", str(path), "--policy", "none",
+                           "--estimator", "dr", "--estimator", "ips")
     assert status == 0, err
     cells = [line.split()[5:9] for line in out.splitlines() if line.startswith("none ")]  # after "12 thin"
     assert cells == [["100.0%", f"[{100 * row['success'][name]['lower']:.1f},", "100.0]", "+1.000"]
@@ -372,6 +373,7 @@ def _one_lesson_log(path: Path, episodes: list[tuple[bool, float, float]]) -> No
                                             "injected": [] if held else [lesson], "held_out": [lesson] if held else [],
                                             "p": {lesson: p}}, key=f"episode:ep_{j}"),
                           Event("outcome", {"episode": f"ep_{j}", "reward": reward, "replace": False,
-                                            "signal": "shipped" if reward > 0 else "corrected"}, key=f"outcome:ep_{j}")])
+                                            "signal": "shipped" if reward > 0 else "corrected"},
+                                key=f"outcome:ep_{j}")])
     finally:
         store.close()

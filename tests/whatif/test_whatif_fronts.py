@@ -51,7 +51,8 @@ def test_the_mcp_tool_takes_a_shortened_id_as_the_command_line_does(store: tuple
             tools.whatif(["without:exp_"])
 
 
-def test_the_ui_page_takes_a_shortened_id_as_the_command_line_does(store: tuple[str, list[str]], tmp_path: Path) -> None:
+def test_the_ui_page_takes_a_shortened_id_as_the_command_line_does(store: tuple[str, list[str]],
+                                                                   tmp_path: Path) -> None:
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 

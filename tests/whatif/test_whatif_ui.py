@@ -38,7 +38,8 @@ def test_the_page_lists_each_policy_and_takes_others(browser, address: str) -> N
     browser.get(address)
     browser.find_element(By.LINK_TEXT, "What if?").click()
     assert browser.current_url.endswith("/whatif")
-    rows = {row.get_attribute("data-policy"): row.text for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-policy]")}
+    rows = {row.get_attribute("data-policy"): row.text
+            for row in browser.find_elements(By.CSS_SELECTOR, "tr[data-policy]")}
     assert set(rows) == {"logged", "none", "proven", "today", "holdout:0", "k:1"}
     assert "%" in rows["none"] and "no memory" in rows["none"]
     # This log never held out both wanted lessons at once often enough: the page says so under the

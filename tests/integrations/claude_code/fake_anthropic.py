@@ -25,7 +25,8 @@ def _message(blocks: list[dict[str, Any]], stop: str) -> bytes:
         "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}]
     for index, block in enumerate(blocks):
         if block["type"] == "text":
-            events.append({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "text", "text": ""}})
             events.append({"type": "content_block_delta", "index": index,
                            "delta": {"type": "text_delta", "text": block["text"]}})
         else:

@@ -17,8 +17,8 @@ from lamar_claude_code.hook import paths_for, run
 from .conftest import payload
 
 
-def test_an_episode_stored_after_the_hook_gave_up_is_expired_not_tracked(store: Path, repo: Path,
-                                                                          tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_episode_stored_after_the_hook_gave_up_is_expired_not_tracked(
+        store: Path, repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     lam = Lamar(str(store))  # warm, as the daemon holds it
     writer = sqlite3.connect(store, isolation_level=None)

@@ -98,8 +98,9 @@ def test_a_transcript_that_never_ends_costs_the_daemon_nothing(hook: Hook, repo:
     for transcript in (str(fifo), "/dev/zero"):
         end = payload("SessionEnd", "s1", repo, reason="exit")
         end["transcript_path"] = transcript
-        done = subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)), input=json.dumps(end).encode(),
-                              env=hook.env, capture_output=True, timeout=60, check=False)
+        done = subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)),
+                              input=json.dumps(end).encode(), env=hook.env, capture_output=True, timeout=60,
+                              check=False)
         assert (done.returncode, done.stdout) == (0, b"")
     later = json.dumps(payload("UserPromptSubmit", "s2", repo, prompt="the tests fail again")).encode()
     done = subprocess.run(shlex.split(hook_command(str(hook.store)).removesuffix(FAIL_OPEN)), input=later, env=hook.env,

@@ -86,7 +86,8 @@ def test_a_locked_trace_file_costs_the_events_traces_not_the_event(hook: Hook, r
     from .test_claude_code_transcript import FIRST, SECOND, _transcript
 
     transcript = str(_transcript(tmp_path, "s1"))
-    events = [payload("UserPromptSubmit", "s1", repo, prompt=FIRST), payload("UserPromptSubmit", "s1", repo, prompt=SECOND),
+    events = [payload("UserPromptSubmit", "s1", repo, prompt=FIRST),
+              payload("UserPromptSubmit", "s1", repo, prompt=SECOND),
               payload("Stop", "s1", repo, stop_hook_active=False), payload("SessionEnd", "s1", repo, reason="other")]
     for event in events:
         event["transcript_path"] = transcript

@@ -296,7 +296,8 @@ def test_install_over_an_empty_store_says_how_to_give_it_lessons(repo: Path, env
     first = lamar(env, repo, "install", "--store", str(store))
     assert first.returncode == 0, first.stderr
     hint = [line for line in first.stdout.splitlines() if line.startswith("next: ")]
-    assert hint == [(f"next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules --store {store}` "
+    assert hint == [("next: the store holds no lessons yet, so no prompt gets any. "
+                     f"`lamar import-rules --store {store}` "
                      "shows the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep "
                      f"them); `lamar add --store {store} --precondition .. --action ..` writes one by hand")]
     with Lamar(str(store)) as lam:

@@ -173,7 +173,8 @@ def test_the_real_cli_killed_mid_answer_leaves_its_episode_expired(repo: Path, e
 
     # Ctrl+C leaves a note in the transcript as a user entry: the session's traces hold the one prompt typed.
     end = payload("SessionEnd", record["session"], repo, reason="other")
-    end["transcript_path"] = str(next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{record['session']}.jsonl")))
+    projects = Path(env["HOME"]) / ".claude" / "projects"
+    end["transcript_path"] = str(next(projects.glob(f"*/{record['session']}.jsonl")))
     for _ in range(20):  # on a busy machine an end may leave turns to the next event: sent again until none is left
         assert Hook(store, env)(end).returncode == 0
         if not json.loads(store.with_name(store.name + ".claude-code.state.json").read_text())[

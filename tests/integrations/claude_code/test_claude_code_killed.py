@@ -95,7 +95,8 @@ _KILLED_AFTER_RECALL = (
 )
 
 
-def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_next_hook(hook: Hook, repo: Path) -> None:
+def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_next_hook(
+        hook: Hook, repo: Path) -> None:
     assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
     done = subprocess.run([sys.executable, "-c", _KILLED_AFTER_RECALL, str(hook.store)], env=hook.env,
                           input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
@@ -106,7 +107,8 @@ def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_n
         other = lam.recall({"project": "shop"}).episode_id  # another process's episode: left alone
     assert orphan not in hook.state()["episodes"]
 
-    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    read = payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})
+    assert hook(read).returncode == 0
     with Lamar(str(hook.store)) as lam:
         assert [p.episode_id for p in lam.pending()] == [other]
         assert (lam.episode(orphan).settled, lam.episode(orphan).reward) == ("expired", None)
@@ -143,7 +145,8 @@ def test_the_next_hook_expires_the_killed_hooks_own_episode_not_another_of_its_c
         assert lam.episode(other).context == lam.episode(orphan).context
     assert orphan not in hook.state()["episodes"]
 
-    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    read = payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})
+    assert hook(read).returncode == 0
     with Lamar(str(hook.store)) as lam:
         assert lam.episode(orphan).settled == "expired"
         assert [p.episode_id for p in lam.pending()] == [other]  # the live recall of the same context is left alone
@@ -168,8 +171,10 @@ def test_a_hook_killed_inside_its_recall_leaves_a_same_context_recall_alone(hook
         both = [p.episode_id for p in lam.pending()]
     assert len(both) == 2
 
-    assert hook(payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})).returncode == 0
+    read = payload("PostToolUse", "s2", repo, tool_name="Read", tool_input={"file_path": "app.py"})
+    assert hook(read).returncode == 0
     with Lamar(str(hook.store)) as lam:
         assert [p.episode_id for p in lam.pending()] == both  # which is the killed hook's own is unknown
-    assert "left 2 pending episodes of a context recalled by a hook stopped inside its recall" in hook.log_file.read_text()
+    said = hook.log_file.read_text()
+    assert "left 2 pending episodes of a context recalled by a hook stopped inside its recall" in said
     assert "recalling" not in hook.state()

@@ -41,7 +41,8 @@ _APPENDER = (
     "state.log_line(Path(sys.argv[1]), 'the appending hook')\n"
 )
 # The same, from quick.py's own writer: the line it logs when the hook's modules cannot load.
-_QUICK_APPENDER = _APPENDER.replace("from lamar_claude_code import state", "from lamar_claude_code import quick, state").replace(
+_QUICK_APPENDER = _APPENDER.replace(
+    "from lamar_claude_code import state", "from lamar_claude_code import quick, state").replace(
     "state.log_line(Path(sys.argv[1]), 'the appending hook')",
     "quick._note(sys.argv[1].removesuffix('.claude-code.log'), 'the appending hook')")
 

@@ -71,7 +71,8 @@ def test_the_log_says_a_followups_reading_in_one_parenthesis(hook: Hook, repo: P
     # It read "accepted (next prompt moves on (0.00 word overlap))".
     assert read_followup("fix the login test", "thanks, now add a footer")[1] == \
         "next prompt moves on, 0.00 word overlap"
-    assert read_followup("fix the login test", "fix the login test")[1] == "next prompt repeats the last, 1.00 word overlap"
+    assert read_followup("fix the login test", "fix the login test")[1] == \
+        "next prompt repeats the last, 1.00 word overlap"
     for prompt in ("add a health check", "now write the changelog"):
         assert hook(payload("UserPromptSubmit", "s1", repo, prompt=prompt)).returncode == 0
     settled = [line.split(" ", 1)[1] for line in hook.log_file.read_text().splitlines() if " settled " in line]
@@ -311,7 +312,8 @@ def test_a_sub_folders_rules_are_recalled_only_where_the_session_works(repo: Pat
         return _eligible_files(hook, store, session, cwd, "tidy this up")
 
     assert eligible("s1", repo) == {"CLAUDE.md"}  # at the top, a sub-folder's rules are not read
-    edit = payload("PostToolUse", "s1", repo, tool_name="Edit", tool_input={"file_path": str(repo / "web/src/main.txt")})
+    edit = payload("PostToolUse", "s1", repo, tool_name="Edit",
+                   tool_input={"file_path": str(repo / "web/src/main.txt")})
     assert hook(edit).returncode == 0
     assert eligible("s1", repo) == {"CLAUDE.md", "web/CLAUDE.md"}  # once it edits there, they are
     assert eligible("s1", repo) == {"CLAUDE.md", "web/CLAUDE.md"}  # for the rest of the session
@@ -339,8 +341,8 @@ def test_reading_a_file_in_a_sub_folder_recalls_its_rules_as_claude_code_loads_t
         return _eligible_files(hook, store, session, repo, "why is the page blank?")
 
     assert eligible("s1") == {"CLAUDE.md"}
-    read = payload("PostToolUse", "s1", repo, tool_name="Read", tool_input={"file_path": str(repo / "web/src/main.txt")},
-                   tool_response={"type": "text"})
+    read = payload("PostToolUse", "s1", repo, tool_name="Read",
+                   tool_input={"file_path": str(repo / "web/src/main.txt")}, tool_response={"type": "text"})
     assert hook(read).returncode == 0
     episode = hook.state()["sessions"]["s1"]["episode"]
     assert hook.state()["episodes"][episode]["files"] == []  # read, not edited: nothing for git to settle

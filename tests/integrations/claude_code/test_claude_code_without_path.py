@@ -125,7 +125,8 @@ def test_status_names_a_hook_whose_python_lacks_lamar(repo: Path, env: dict[str,
     assert "FAILS without your PATH: exit 1: this Python cannot import Lamar's hook" in lines[stop + 1]
     ran = _run_bare(entry["command"], payload("Stop", "s1", repo, stop_hook_active=False), env)
     assert ran.returncode == 0  # the hook itself still fails open, and says why in the log
-    assert "the hook could not start: ModuleNotFoundError" in store.with_name(store.name + ".claude-code.log").read_text()
+    logged = store.with_name(store.name + ".claude-code.log").read_text()
+    assert "the hook could not start: ModuleNotFoundError" in logged
 
 
 def test_status_names_an_installed_hook_that_would_block_once_quick_py_is_gone(repo: Path, env: dict[str, str],

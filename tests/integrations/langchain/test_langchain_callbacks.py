@@ -390,7 +390,8 @@ def test_outcomes_mirror_to_langsmith_feedback_when_asked() -> None:
 
     [request] = [r for r in transport.sent if r.url.endswith("/feedback")]
     body = json.loads(request.body)
-    assert (body["run_id"], body["key"], body["score"], body["value"]) == (str(run_id), "lamar_outcome", 0.6, "accepted")
+    assert (body["run_id"], body["key"], body["score"], body["value"]) == (
+        str(run_id), "lamar_outcome", 0.6, "accepted")
     quiet = LamarCallbackHandler(lam, raise_error=True, langsmith_client=client)  # mirroring is off by default
     other = uuid.uuid4()
     LamarRetriever(lamar=lam, context={"project": "web"}).invoke("q", config={"callbacks": [quiet]}, run_id=other)

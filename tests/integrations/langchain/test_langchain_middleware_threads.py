@@ -241,7 +241,8 @@ def test_a_store_that_cannot_be_written_costs_the_lessons_not_the_turn(chat_mode
     assert lam.stats()["episodes"] == 0
 
 
-def test_a_previous_episode_that_sleep_compacted_costs_nothing(chat_model: Any, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_previous_episode_that_sleep_compacted_costs_nothing(chat_model: Any,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
     # The app reported turn 1 itself, then a nightly sleep compacted it: turn 2's report of it
     # finds no episode, which is the same as "reported already".
     lam, _ = engine()

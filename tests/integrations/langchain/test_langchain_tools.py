@@ -109,8 +109,8 @@ def test_a_run_that_raises_after_a_search_leaves_no_pending_episode(chat_model: 
     lam, _ = engine()
     handler = LamarCallbackHandler(lam)
     call = AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"target": "app"}, "id": "d1"}])
-    agent = create_agent(chat_model(search_call(), call, "done"), [*create_lamar_tools(lam, context={"project": "trace"}),
-                                                                   deploy])
+    agent = create_agent(chat_model(search_call(), call, "done"),
+                         [*create_lamar_tools(lam, context={"project": "trace"}), deploy])
     with pytest.raises(RuntimeError, match="deploy server is down"):
         agent.invoke({"messages": [{"role": "user", "content": "ship"}]}, config={"callbacks": [handler]})
     assert lam.stats()["episodes"] == 1 and lam.pending() == []

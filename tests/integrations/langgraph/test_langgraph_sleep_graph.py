@@ -314,7 +314,8 @@ DECIDE_IN_A_FRESH_PROCESS = textwrap.dedent("""
     from lamar_langgraph import ReviewDecision, build_sleep_graph
 
     store, checkpoints = sys.argv[1:]
-    graph = build_sleep_graph(Lamar(store), checkpointer=SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False)))
+    saver = SqliteSaver(sqlite3.connect(checkpoints, check_same_thread=False))
+    graph = build_sleep_graph(Lamar(store), checkpointer=saver)
     config = {"configurable": {"thread_id": "nightly"}}
     graph.invoke({}, config)
     print(json.dumps(graph.invoke(Command(resume=ReviewDecision(approve_all=True, reviewer="ana")), config)["applied"]))

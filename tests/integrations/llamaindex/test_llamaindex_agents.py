@@ -289,7 +289,8 @@ async def test_a_failed_agent_run_leaves_no_pending_episode(where: str) -> None:
     tools = [build_tool()]
     memory = None
     if where == "memory":
-        memory = Memory.from_defaults(session_id="s", memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
+        memory = Memory.from_defaults(session_id="s",
+                                      memory_blocks=[LamarMemoryBlock(lam, context={"project": "trace"})])
     else:
         script = Script(call("lamar_search_lessons", query="q"))
         tools += create_lamar_tools(lam, context={"project": "trace"})

@@ -85,7 +85,8 @@ def test_a_long_value_from_the_context_function_is_left_out_and_the_query_answer
     said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
     assert len(said) == 1 and "left out 'log' (5,000 characters)" in said[0] and "4,000" in said[0], said
     episode = lam.episode(post.last_episode_id)
-    assert episode.context == {"project": "shop"} and sorted(episode.eligible) == sorted(ids) and len(episode.injected) == 2
+    assert episode.context == {"project": "shop"}
+    assert sorted(episode.eligible) == sorted(ids) and len(episode.injected) == 2
     assert [experience_id_of(n) for n in response.source_nodes] == episode.injected
 
 def test_ids_stay_out_of_the_prompt_and_stored_nodes_stay_untouched() -> None:

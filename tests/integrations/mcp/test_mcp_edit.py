@@ -46,7 +46,8 @@ async def test_a_dry_run_recall_shows_why_and_logs_nothing(store: Path) -> None:
         seen = result.structured_content
         assert seen["logged"] is False and seen["episode_id"] == ""
         assert len(seen["preview"]) == 2 and all(row["cold"] and row["wanted"] for row in seen["preview"])
-        assert seen["lesson_ids"] == [row["lesson_id"] for row in seen["preview"]] and "<lamar-lessons>" in seen["prompt"]
+        assert seen["lesson_ids"] == [row["lesson_id"] for row in seen["preview"]]
+        assert "<lamar-lessons>" in seen["prompt"]
     assert events(store) == before
 
 

@@ -149,13 +149,15 @@ async def test_a_label_spelled_exactly_as_a_scope_keeps_its_spelling(tmp_path: P
 
 async def test_a_proposed_or_edited_scope_is_spelled_as_recall_spells_labels(store: Path) -> None:
     async with stdio_session(store, "--seed", "3") as session:
-        one = await session.call_tool("propose_lesson", {"precondition": "a flaky test fails", "action": "rerun it with "
-                                                         "the seed printed", "scope": {"Project": "Trace "}})
+        one = await session.call_tool("propose_lesson", {"precondition": "a flaky test fails",
+                                                         "action": "rerun it with the seed printed",
+                                                         "scope": {"Project": "Trace "}})
         many = await session.call_tool("propose_lessons", {"lessons": '{"precondition": "the linter hangs", "action": '
                                                            '"clear its cache", "scope": {"repo": "SHOP"}}'})
         assert not one.is_error and not many.is_error, (one.content, many.content)
         new = [one.structured_content["lesson_id"], many.structured_content["lessons"][0]["lesson_id"]]
-        edited = await session.call_tool("edit", {"lesson_id": new[0], "scope": {"PROJECT": "shop", "Language": "Swift"}})
+        edited = await session.call_tool("edit", {"lesson_id": new[0],
+                                                  "scope": {"PROJECT": "shop", "Language": "Swift"}})
         assert not edited.is_error, edited.content
         # A recall spelled as the hooks spell labels makes each of them eligible: none is a dead arm.
         shop = await session.call_tool("recall", {"context": {"project": "shop", "language": "swift"}, "dry_run": True})

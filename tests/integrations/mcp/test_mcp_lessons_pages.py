@@ -118,11 +118,13 @@ async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path
         for bad in (0, -3, MAX_PAGE_SIZE + 1, "10", True, 2.5):
             refused = await session.call_tool("lessons", {"limit": bad})
             assert refused.is_error and refused.content[0].text.startswith(
-                f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"), (bad, refused.content)
+                f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"
+            ), (bad, refused.content)
         for bad in ("2", "abc", 12, "", "bGVzc29uc0AtMQ", forged):  # "lessons@-1", and past the store's end
             refused = await session.call_tool("lessons", {"cursor": bad})
             assert refused.is_error and refused.content[0].text.startswith(
-                "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call returned"), (bad, refused.content)
+                "Error executing tool lessons: cursor must be the next_cursor that the previous lessons() call "
+                "returned"), (bad, refused.content)
     assert events(store) == before
 
 

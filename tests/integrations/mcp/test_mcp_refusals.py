@@ -31,7 +31,8 @@ def test_an_outcome_that_cannot_be_replaced_is_not_offered_a_replace() -> None:
     for error in (sealed, refused("ep_1")):
         said = _said(error)
         assert "--replace" not in said and said.startswith(str(error)), said
-    said = _said(DuplicateReport("episode ep_1 was already reported (shipped); pass replace=True to replace that outcome"))
+    said = _said(DuplicateReport("episode ep_1 was already reported (shipped); "
+                                 "pass replace=True to replace that outcome"))
     assert said.startswith("episode ep_1 was already reported (shipped); an episode is reported once") and \
         "--replace" in said and "replace=True" not in said
 

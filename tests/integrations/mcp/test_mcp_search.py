@@ -49,7 +49,8 @@ async def test_propose_lessons_stores_every_line_as_a_candidate_or_none(store: P
              go, "line 4: lesson refused"),
             (notes + "- When the Go build fails on a fresh clone, run go mod download first.\n", go,
              "line 4: it repeats line 2 of the text"),  # a copy within the same text, not stored
-            ("- When the Xcode build failed after the dependency bump, clear DerivedData before rebuilding it.\n", swift,
+            ("- When the Xcode build failed after the dependency bump, clear DerivedData before rebuilding it.\n",
+             swift,
              "line 1: lamar already holds this lesson"),  # a near-copy of a lesson in the store, in its scope
             ("   ", go, "lessons must be Markdown bullets"),
             # propose_lesson's limits hold line by line: a field's length, a scope's size and its values
@@ -63,7 +64,8 @@ async def test_propose_lessons_stores_every_line_as_a_candidate_or_none(store: P
             refused = await session.call_tool("propose_lessons", {"lessons": bad, "scope": scope})
             assert refused.is_error and words in refused.content[0].text, (words, refused.content[0].text)
         assert events(store) == before  # a refused line stored none of them
-        jsonl = '{"precondition": "a migration locks a table", "action": "add the index concurrently", "status": "active"}'
+        jsonl = ('{"precondition": "a migration locks a table", "action": "add the index concurrently", '
+                 '"status": "active"}')
         objects = [{"precondition": "a Go vet warning appears", "action": "fix it before the review"},
                    {"precondition": "a Go module is retracted", "action": "pin the previous version"}]
         for text in (notes, jsonl, objects):  # JSON Lines, or objects the client sent parsed

@@ -17,7 +17,8 @@ from lamar.recall import render_prompt
 from lamar_mcp.launch import stdio_session
 from tests.integrations.mcp.conftest import events
 
-ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "propose_lessons", "import_rules", "whatif", "erase", "edit"}
+ALL_TOOLS = {"recall", "report", "evidence", "lessons", "propose_lesson", "propose_lessons", "import_rules", "whatif",
+             "erase", "edit"}
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
 
 
@@ -28,7 +29,8 @@ async def test_tools_schemas_and_recall_report_evidence_round_trip(store: Path) 
         for tool in listed.values():
             assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
             assert tool.description
-        assert set(listed["recall"].output_schema["required"]) == {"prompt", "episode_id", "lesson_ids", "context", "hint"}
+        assert set(listed["recall"].output_schema["required"]) == {"prompt", "episode_id", "lesson_ids", "context",
+                                                                   "hint"}
         assert listed["recall"].input_schema["properties"]["context"]["additionalProperties"]["type"] == "string"
         assert listed["report"].input_schema["properties"]["signal"]["enum"] == [s.value for s in Signal]
         report_text = " ".join(listed["report"].description.lower().split())
@@ -154,7 +156,8 @@ async def test_an_episode_id_given_for_a_lesson_id_or_back_is_named_as_the_other
         missing = (await session.call_tool("evidence", {"lesson_id": "exp_missing"})).content[0].text
         assert "no lesson 'exp_missing' in store" in missing and "that is" not in missing, missing
         # The form of a lesson id, but no lesson of this store: it is not called one.
-        missing = (await session.call_tool("report", {"episode_id": "exp_missing", "signal": "shipped"})).content[0].text
+        reply = await session.call_tool("report", {"episode_id": "exp_missing", "signal": "shipped"})
+        missing = reply.content[0].text
         assert "no episode 'exp_missing' in store" in missing and "that is" not in missing, missing
         assert events(store) == before
 

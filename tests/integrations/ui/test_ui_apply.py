@@ -154,7 +154,8 @@ def test_apply_sends_the_approvals_its_page_shows_not_the_applied_ones_it_hides(
         contradiction, merge = kinds["contradiction"], kinds["merge"]
         # Both approved in `lamar review`, the contradiction applied alone (`lamar apply --only`).
         assert lam.apply(report, [contradiction]).applied == [contradiction]
-        Path(f"{path}.sleep-report.json").write_text(json.dumps({**report.to_dict(), "approved": [contradiction, merge]}))
+        approved = {**report.to_dict(), "approved": [contradiction, merge]}
+        Path(f"{path}.sleep-report.json").write_text(json.dumps(approved))
     with serving(path) as url:
         assert _apply_form(_get(url, "/sleep")) == {"approved": [merge]}
         written = event_count(path)

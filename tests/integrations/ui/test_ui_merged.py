@@ -29,11 +29,13 @@ def test_a_merged_lesson_is_labelled_merged_not_dropped(tmp_path: Path) -> None:
     page = html.unescape(pages.lessons_page(rows, verdict="", status="", scope="", chart=""))
     assert f"{gone.id} (retired: merged into {kept.id}): lift" in page and "(retired, dropped)" not in page
     row = re.search(rf'<tr class="lesson retired" data-id="{gone.id}">.*?</tr>', page)
-    assert row and f'<td>retired: merged into <a href="/lessons/{kept.id}"><code>{kept.id}</code></a></td>' in row.group(0)
+    assert row
+    assert f'<td>retired: merged into <a href="/lessons/{kept.id}"><code>{kept.id}</code></a></td>' in row.group(0)
     one = pages.lesson_page(gone, rows[twins.index(gone.id)][1], [], [], "injected in no episode", [])
     assert "<dt>status</dt><dd>retired: merged into <a" in one
     assert f"<td>retired: merged into {kept.id}</td>" in lesson_table(rows)  # `lamar html`'s table alike
     lam.retire(kept.id)
     retired = [(lam.get(kept.id), lam.evidence(kept.id))]  # retired by hand: its standing still shown
-    assert f"{kept.id} (retired, " in html.unescape(pages.lessons_page(retired, verdict="", status="", scope="", chart=""))
+    page = pages.lessons_page(retired, verdict="", status="", scope="", chart="")
+    assert f"{kept.id} (retired, " in html.unescape(page)
     lam.close()

@@ -82,7 +82,8 @@ def test_a_token_that_is_not_ascii_is_refused_with_the_security_headers(
     if how == "query":
         status, headers, _ = _request(where, "GET", "/?token=" + quote("tökén"), {})
     elif how == "cookie":
-        status, headers, _ = _request(where, "GET", "/", {"Cookie": f"lamar_ui_token_{where.split(':')[1]}=t\xf6k\xe9n".encode("latin-1")})
+        cookie = f"lamar_ui_token_{where.split(':')[1]}=t\xf6k\xe9n".encode("latin-1")
+        status, headers, _ = _request(where, "GET", "/", {"Cookie": cookie})
     else:
         body = ("token=" + quote("tökén") + "&precondition=a&action=b").encode()
         status, headers, _ = _request(where, "POST", "/add", {**_cookie(where, token), "Origin": f"http://{where}",
@@ -97,7 +98,8 @@ def test_a_lesson_id_with_a_slash_opens_that_lesson_not_another_ones_lever(
     status, _, page = _request(where, "GET", "/lessons/" + quote(ids["decoy"], safe=""), _cookie(where, token))
     assert status == 200
     assert "the linter complains" in page and "Retire this lesson?" not in page
-    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["victim"], safe="") + "/retire", _cookie(where, token))
+    status, _, page = _request(where, "GET", "/lessons/" + quote(ids["victim"], safe="") + "/retire",
+                               _cookie(where, token))
     assert status == 200 and "Retire this lesson?" in page and "the build fails" in page
 
 
@@ -122,7 +124,8 @@ def test_a_malformed_report_is_a_message_on_the_sleep_page_not_a_500(tmp_path: P
               "payload": {}, "expect": {}}
     with TestClient(create_app(ui), base_url="http://127.0.0.1", raise_server_exceptions=False) as client:
         client.cookies.set("lamar_ui_token_80", "t0k")
-        for made_at, proposals, shown in (("<b>soon</b>", [], "cannot read the sleep report"), (0, [retire], "retire_x")):
+        for made_at, proposals, shown in (("<b>soon</b>", [], "cannot read the sleep report"),
+                                          (0, [retire], "retire_x")):
             report.write_text(json.dumps({"format": "lamar-sleep-report", "made_at": made_at, "proposals": proposals,
                                           "dropped": [], "events_seen": 0, "summary": {}}))
             page = client.get("/sleep")

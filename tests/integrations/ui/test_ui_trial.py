@@ -88,7 +88,8 @@ def _get(url: str, path: str, data: Mapping[str, str | list[str]] | None = None)
     base, token = url.split("/?token=")
     cookie = f"lamar_ui_token_{urllib.parse.urlsplit(base).port}={token}"
     request = urllib.request.Request(base + path, headers={"Cookie": cookie},
-                                     data=None if data is None else urllib.parse.urlencode({**data, "token": token}, doseq=True).encode())
+                                     data=None if data is None
+                                     else urllib.parse.urlencode({**data, "token": token}, doseq=True).encode())
     with urllib.request.urlopen(request, timeout=30) as response:
         return str(response.read().decode())
 
@@ -244,7 +245,8 @@ def test_traces_or_a_model_that_cannot_be_used_are_refused_at_launch(store: Path
     traces.write_text("")
     done = _run_ui(store, "--traces", str(tmp_path / "missing.jsonl"), "--model", "anthropic:claude-sonnet-4-5")
     assert done.returncode == 1, done.stderr
-    assert done.stderr == f"lamar: error: no trace file {tmp_path / 'missing.jsonl'}: pass a JSON Lines file of traces\n"
+    assert done.stderr == (f"lamar: error: no trace file {tmp_path / 'missing.jsonl'}: "
+                           "pass a JSON Lines file of traces\n")
     done = _run_ui(store, "--traces", "/dev/null", "--model", "anthropic:claude-sonnet-4-5")
     assert done.stderr == "lamar: error: /dev/null is not a regular file; --traces takes a JSON Lines file of traces\n"
     done = _run_ui(store, "--traces", str(traces), "--model", "mystery:model")
