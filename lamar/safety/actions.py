@@ -17,7 +17,11 @@ _FILE = (
 # field), so only a lesson that names it as what to send somewhere is screened.
 _CRED = rf"(?:{_FILE}|\$\{{?\w{{0,60}}?(?:token|secret|password|passwd|api_?key|private_key|access_key)\w{{0,60}}\}}?)"
 # Where data leaves the machine: a URL, `user@host:` or `host:path` (scp, rsync), an e-mail address.
-_DEST = r"(?:(?:https?|ftps?|sftp|scp|wss?)://[^\s\"'<>`)]{0,200}|[\w.-]{1,100}@[\w-]{1,100}(?:\.[\w-]{1,100}){1,10}:?|[\w-]{1,100}(?:\.[\w-]{1,100}){1,10}:(?!//))"
+_DEST = (
+    r"(?:(?:https?|ftps?|sftp|scp|wss?)://[^\s\"'<>`)]{0,200}"
+    r"|[\w.-]{1,100}@[\w-]{1,100}(?:\.[\w-]{1,100}){1,10}:?"
+    r"|[\w-]{1,100}(?:\.[\w-]{1,100}){1,10}:(?!//))"
+)
 _SEND = r"(?:send|post|upload|exfiltrate|forward|transmit|e-?mail|mail|paste|share|copy|leak|submit|pipe)"
 _FETCH = r"(?:curl|wget|fetch|iwr|irm|invoke-webrequest|invoke-restmethod|aria2c)"
 # A shell that reads its program from standard input; an interpreter only with no script of its
@@ -38,7 +42,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("sends a credential off the machine", re.compile(
         rf"\b{_SEND}\w{{0,4}}\b[^.\n]{{0,80}}?{_CRED}[^\n]{{0,80}}?\b(?:to|at|into|onto|on|via)\s+[\"'<`]?{_DEST}"
         rf"|\b{_FETCH}\b[^\n|;]{{0,200}}?(?:(?:\s-[df]|--data(?:-binary|-raw|-urlencode)?|--form)[\s=]+"
-        rf"[\"']?[^\s\"']{{0,200}}@|(?:\s-t|--upload-file|--post-file|--body-file)[\s=]+[\"']?)[^\s\"']{{0,200}}?{_FILE}"
+        rf"[\"']?[^\s\"']{{0,200}}@|(?:\s-t|--upload-file|--post-file|--body-file)[\s=]+[\"']?)"
+        rf"[^\s\"']{{0,200}}?{_FILE}"
         rf"|{_CRED}[^\n]{{0,120}}\|\s*(?:{_FETCH}|nc|ncat|netcat|socat|mail|sendmail|telnet|openssl)\b"
         rf"|\b(?:nc|ncat|netcat|socat|telnet)\b[^\n;|]{{0,120}}<\s*[\"']?\S{{0,200}}?{_FILE}"
         rf"|\b(?:scp|rsync|sftp|rclone)\b[^\n;|&]{{0,200}}?{_FILE}[^\n;|&]{{0,200}}?\s[\"']?{_DEST}"
