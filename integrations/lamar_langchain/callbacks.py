@@ -22,15 +22,13 @@ from lamar.integration import engine, outcome
 from lamar.signals import Signal, to_reward
 from lamar.sleep.trace_limits import clip_text
 from lamar.sleep.traces import Trace, TraceWriter
-from lamar_langchain.conventions import EPISODE_KEY, RECALL_EVENT, context_from_metadata
+from lamar_langchain.conventions import EPISODE_KEY, FALLBACKS, RECALL_EVENT, RETRY_TAG, context_from_metadata
 from lamar_langchain.langsmith_feedback import mirror_outcome
 from lamar_langchain.run_record import ImplicitSignals, RunRecord, handler_key, report_one, run_key, run_name
 from lamar_langchain.trace_text import episodes_in, output_text
 from lamar_langchain.waiting import Bindings, GraphEvents, Interrupted, has_report, limits
 
 log = logging.getLogger(__name__)
-_RETRY_TAG = "retry:attempt:"  # what RunnableRetry tags each attempt after the first with
-_FALLBACKS = "RunnableWithFallbacks"  # the run name of `with_fallbacks` unless renamed
 
 
 class LamarCallbackHandler(GraphEvents):
@@ -269,7 +267,7 @@ class LamarCallbackHandler(GraphEvents):
                 run.parents[run_id] = root if parent_run_id is None else parent_run_id
             self._root_of[run_id] = run.run_id
             # RunnableRetry sends no retry event: it tags each attempt after the first instead.
-            if any(isinstance(tag, str) and tag.startswith(_RETRY_TAG) for tag in tags or ()):
+            if any(isinstance(tag, str) and tag.startswith(RETRY_TAG) for tag in tags or ()):
                 run.counts["retries"] += 1
             if metadata:
                 self._attach(run, metadata.get(EPISODE_KEY), run_id)
@@ -288,7 +286,7 @@ class LamarCallbackHandler(GraphEvents):
         manager = (var_child_runnable_config.get() or {}).get("callbacks")
         parent = manager.parent_run_id if isinstance(manager, BaseCallbackManager) else None
         run = self._runs.get(parent) if parent is not None and parent != run_id else None
-        return parent if run is not None and not run.done and run.name in (_FALLBACKS, name) else None
+        return parent if run is not None and not run.done and run.name in (FALLBACKS, name) else None
 
     def _run_of(self, run_id: UUID) -> RunRecord | None:
         root = self._root_of.get(run_id)

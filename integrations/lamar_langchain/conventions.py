@@ -1,4 +1,5 @@
-"""The names Lamar's LangChain pieces agree on: metadata keys, state keys and the recall event."""
+"""The names Lamar's LangChain pieces agree on: metadata keys, state keys and the recall event;
+and the tag and run name of LangChain's own that the callback handler reads."""
 
 from __future__ import annotations
 
@@ -22,6 +23,12 @@ EPISODE_KEY = "lamar_episode_id"
 RECALL_EVENT = "lamar_recall"
 """Name of the custom callback event sent after every recall, so that a callback handler
 learns the episode even when nothing was injected (an all-held-out episode is still data)."""
+
+RETRY_TAG = "retry:attempt:"
+"""What LangChain's RunnableRetry tags each attempt after the first with (it sends no retry event)."""
+
+FALLBACKS = "RunnableWithFallbacks"
+"""The run name of LangChain's `with_fallbacks` unless renamed."""
 
 
 def recall_event_data(episode_id: str, experience_ids: list[str], context: Mapping[str, str]) -> dict[str, Any]:
