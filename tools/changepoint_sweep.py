@@ -1,4 +1,5 @@
-"""Soft change points in the selection, swept on the family and the gym (docs/gym.md, "Soft change points in the selection").
+"""Soft change points in the selection, swept on the family and the gym (docs/gym.md, \
+"Soft change points in the selection").
 
 Thompson sampling with Bayesian online change-point detection (Adams & MacKay 2007; Mellor &
 Shapiro 2013): beside its arms since the last restart, each lesson keeps a few shorter run-length
@@ -210,7 +211,8 @@ def patched(every: float, hard: bool) -> Iterator[None]:
     saved = [getattr(owner, attr) for owner, attr in _TARGETS]
     if every:
         SoftArms.hazard = 1.0 / every
-        _put([SoftArms, soft_sample(saved[1]), soft_observe(saved[2]), hard_restart(saved[3]) if hard else evidence_restart])
+        _put([SoftArms, soft_sample(saved[1]), soft_observe(saved[2]),
+              hard_restart(saved[3]) if hard else evidence_restart])
     try:
         yield
     finally:
@@ -239,7 +241,8 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
         lines.append(f"{peer:<12}{interval_text(list(captured_by_world(rows, peer).values())):>14}{'':>16}{'':>25}"
                      + sweep_frame.peer_columns(rows, peer))
     lines += ["   hazard: 1/N, the prior chance per eligible episode that the lesson's world changed; soft: the fall",
-              "   detector closes the evidence segment but leaves the arms to the runs (else it restarts both, as in the engine).",
+              ("   detector closes the evidence segment but leaves the arms to the runs "
+               "(else it restarts both, as in the engine)."),
               f"   minus {PEER}: paired by world, with the lower end of its 95% interval (goal 1 asks it above -0.01);",
               *sweep_frame.NOTES]
     return lines

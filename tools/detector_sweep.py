@@ -106,7 +106,8 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
                      + sweep_frame.columns(rows, name, mine, gym))
     lines.append(f"{FASTEST:<14}{interval_text(list(captured_by_world(rows, FASTEST).values())):>15}{'':>16}"
                  + sweep_frame.peer_columns(rows, FASTEST))
-    lines += ["   level: the first statistic's level h; arming: injected episodes forming the reference before either moves;",
+    lines += [("   level: the first statistic's level h; "
+               "arming: injected episodes forming the reference before either moves;"),
               "   a third number caps the episodes per arm a restart takes from the excursion; a fourth, LOW@GROWN,",
               "   grows the level with the log of the injected episodes seen, from LOW at arming to h by GROWN.",
               *sweep_frame.NOTES]
@@ -116,8 +117,8 @@ def sweep(worlds: int, *, tuning: bool, gym_first_seed: int, settings: Sequence[
 def main(argv: Sequence[str] | None = None) -> None:
     parser = sweep_frame.parser("python tools/detector_sweep.py", __doc__)
     parser.add_argument("--settings", type=lambda text: [setting(s) for s in text.split(",")],
-                        default=[(8.0, 50, None, None), (12.0, 50, None, None), (24.0, 50, None, None), (16.0, 15, None, None),
-                                 (12.0, 15, None, None)],
+                        default=[(8.0, 50, None, None), (12.0, 50, None, None), (24.0, 50, None, None),
+                                 (16.0, 15, None, None), (12.0, 15, None, None)],
                         help="comma-separated LEVEL/ARMING[/CAP[/LOW@GROWN]], beside the default")
     args = sweep_frame.parse(parser, argv)
     print("\n".join(sweep(args.worlds, tuning=args.tuning_seeds, gym_first_seed=args.gym_first_seed,

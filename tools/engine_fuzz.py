@@ -70,7 +70,8 @@ class Run:
             if backend == "postgres-log":
                 self.location += "&lamar_fold=off"
         else:
-            self.location = os.path.join(where, f"fuzz-{seed}-{uuid.uuid4().hex[:6]}.{'db' if backend == 'sqlite' else 'json'}")
+            suffix = "db" if backend == "sqlite" else "json"
+            self.location = os.path.join(where, f"fuzz-{seed}-{uuid.uuid4().hex[:6]}.{suffix}")
         self.engines = [self.open(i) for i in range(engines)]
         self.episodes: dict[int, str] = {}  # step -> episode id
         self.lessons: dict[int, str] = {}  # step -> lesson id

@@ -41,7 +41,8 @@ def imports(name: str, path: Path, known: set[str]) -> set[str]:
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             # `from pkg import sub` depends on the module sub, not on what pkg's __init__ defines
             subs = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in known]
             targets = subs if len(subs) == len(node.names) else [base, *subs]

@@ -58,7 +58,8 @@ def sweep(settings: Sequence[Setting], *, worlds: int, tuning: bool, gym_first_s
     rows = run_family(seeds, [spec("none"), spec("oracle")], workers=workers)  # the coin does not touch them
     gym_range = f"{gym_first_seed}-{gym_first_seed + gym_seeds - 1}"
     lines = [(f"The reach rule on and off: gym seeds {gym_range} (what-if: the first {whatif_seeds}), family "
-              f"{'tuning' if tuning else 'reporting'} worlds {seeds.start}-{seeds.stop - 1}, {volume_seeds} volume projects"),
+              f"{'tuning' if tuning else 'reporting'} worlds {seeds.start}-{seeds.stop - 1}, "
+              f"{volume_seeds} volume projects"),
              (f"{'rule/coin':<11}{'gym pre / post':>16}{'price':>12}{'e-BH':>6}{'family':>15}{'minus first':>15}"
               f"{'weeks solo / team':>19}{'what-if covered':>23}{'least covered':>26}")]
     first = name(settings[0])
@@ -67,8 +68,8 @@ def sweep(settings: Sequence[Setting], *, worlds: int, tuning: bool, gym_first_s
         on, q = value
         with reach_rule(on):
             mine = run_family(seeds, [spec(label, "lamar", holdout=q)], workers=workers)
-            gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, episodes=episodes, policies=("none", "lamar", "oracle"),
-                          tuning=(("holdout", q),), workers=workers)
+            gym = run_gym(first_seed=gym_first_seed, seeds=gym_seeds, episodes=episodes,
+                          policies=("none", "lamar", "oracle"), tuning=(("holdout", q),), workers=workers)
             proven = proven_episodes(volume_seeds, volume_episodes, workers, (("holdout", q),))
             covered = [row for row in coverage_rows(range(gym_first_seed, gym_first_seed + whatif_seeds), episodes, 2,
                                                     tuning={"holdout": q})

@@ -79,8 +79,8 @@ def table_bytes(path: Path) -> list[int]:
     return [(page - 1) * size + i for page in sorted(pages) for i in range(size)]
 
 
-def trial(original: Path, expected: object, rng: random.Random, folder: Path, read: Callable[[Path], object] = events_of,
-          spots: list[int] | None = None) -> str:
+def trial(original: Path, expected: object, rng: random.Random, folder: Path,
+          read: Callable[[Path], object] = events_of, spots: list[int] | None = None) -> str:
     for old in folder.iterdir():
         old.unlink()
     for part in original.parent.iterdir():

@@ -26,7 +26,8 @@ CHECKPOINT = "import sys; from lamar import Lamar; lam = Lamar(sys.argv[1]); lam
 ADD = ("import sys; from lamar import Experience, Lamar, Scope; lam = Lamar(sys.argv[1]); "
        "lam.add(Experience('one more case', 'one more fix', scope=Scope(task='t1'))); lam.close()")
 LIST = "import sys; from lamar import Lamar; Lamar(sys.argv[1]).experiences()"
-EVIDENCE = "import sys; from lamar import Lamar; lam = Lamar(sys.argv[1]); [lam.evidence(e.id) for e in lam.experiences()]"
+EVIDENCE = ("import sys; from lamar import Lamar; lam = Lamar(sys.argv[1]); "
+            "[lam.evidence(e.id) for e in lam.experiences()]")
 
 
 def build(path: str, lessons: int, episodes: int) -> str:
@@ -108,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             path = os.path.join(folder, f"team-{lessons}.db")
             started = time.process_time()
             lesson = build(path, lessons, episodes)
-            print(f"built {lessons} lessons, {episodes} episodes: {time.process_time() - started:.1f} s CPU", flush=True)
+            print(f"built {lessons} lessons, {episodes} episodes: {time.process_time() - started:.1f} s CPU",
+                  flush=True)
             after = measure(path, lesson)
             figures.append((measure(path, lesson, os.path.abspath(args.against)) if args.against else {}, after))
         _table(sizes, figures)

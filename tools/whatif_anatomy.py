@@ -69,7 +69,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--first-seed", type=int, default=0)
-    parser.add_argument("--policy", default="k:1", help="an alternative as the check labels it, e.g. none, k:1, without:true (default k:1)")
+    parser.add_argument("--policy", default="k:1",
+                        help="an alternative as the check labels it, e.g. none, k:1, without:true (default k:1)")
     parser.add_argument("--episodes", type=int, default=8000)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--reach-off", action="store_true", help="flip a coin whenever a verdict is undecided")
