@@ -3,6 +3,7 @@ downwards."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,32 @@ def test_the_docstring_check_counts_the_lines_of_the_text() -> None:
     sources = ['"""One.\n\nTwo and three.\n"""\n', '"""One.\n\nTwo.\nThree.\n"""\n', '"""One."""\n',
                "# a comment\nx = 1\n"]
     assert [_docstring_lines(s) for s in sources] == [3, 4, 1, 0]
+
+
+_LINE_LIMIT = 120  # STYLE.md's limit, the one ruff's E501 checks (pyproject.toml)
+
+
+# As ruff measures: a trailing type-ignore or noqa pragma comment is left out of the length.
+_PRAGMA = re.compile(r"\s*#\s*(?:type:\s*ignore|noqa)\b.*$")
+
+
+def _long_lines(root: Path) -> list[str]:
+    """Each line over the limit in the Python of the package, the integrations, the tests and the tools."""
+    found = []
+    for folder in ("lamar", "integrations", "tests", "tools"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if len(_PRAGMA.sub("", line)) > _LINE_LIMIT and "# noqa: E501" not in line:
+                    found.append(f"{path.relative_to(root)}:{number}")
+    return found
+
+
+def test_no_line_is_over_the_limit() -> None:
+    # CI runs pytest, not ruff: without this check a long line lands wherever ruff is not run.
+    # pyproject's line-length is what isort wraps imports to; E501 reads max-line-length.
+    root = Path(__file__).resolve().parents[1]
+    import tomllib
+
+    lint = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["ruff"]["lint"]
+    assert "E501" in lint["extend-select"] and lint["pycodestyle"]["max-line-length"] == _LINE_LIMIT
+    assert _long_lines(root) == [], "wrap them (a URL that cannot break may carry `# noqa: E501`)"
