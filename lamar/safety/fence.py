@@ -31,7 +31,8 @@ def _role_prefix(near: bool = False) -> re.Pattern[str]:
         roles += "|" + spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
     headed = "|".join(spelt_loosely(w) for w in _HEADED)
     nouns = "|".join(spelt_loosely(w) for w in ROLE_NOUNS)
-    return re.compile(rf"((?:{roles})(?:\s+(?:{nouns})s?)?(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
+    return re.compile(rf"((?:{roles})(?:\s+(?:{nouns})s?)?"
+                      rf"(?:[*_~\])}}]|</(?!(?:code|kbd|samp|tt)>)[a-z]{{1,10}}>){{0,4}}"
                       rf"|(?<=#)(?:{headed})|(?<=# )(?:{headed}))\s*:")
 
 

@@ -21,7 +21,8 @@ _TURN = "|".join(spelt_loosely(w) for w in _TURNS)  # a turn's role, in any look
 _OTHER_KEYS = r"(?:[\"'`]?[a-z_]{1,30}[\"'`]?\s*[:=]\s*(?:\"[^\"\n]{0,100}\"|'[^'\n]{0,100}'|[\w.-]{1,40})\s*,\s*){0,3}"
 # A role word with one letter that reads as no ASCII ("Systəm"), as the fence reads it.
 _NEAR_ROLES = spelt_nearly(*(w for w in _ROLES if len(w) >= 4))
-_TAG_NOUN = r"(?:prompt|message|instructions?|reminder|note|context|directive|override|query|input|request|response|turn)"
+_TAG_NOUN = (r"(?:prompt|message|instructions?|reminder|note|context|directive|override|query|input|request"
+             r"|response|turn)")
 _LEET = str.maketrans("013457@$!", "oieastasi")
 # An HTML tag a turn can hide after (<details>, <summary>, <span hidden>): markup, not a type's <String>.
 _HTML_TAG = (r"</?(?:details|summary|div|span|p|b|i|u|s|em|strong|small|mark|sub|sup|br|hr|li|td|th|font|section"
@@ -94,7 +95,8 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     # A noun may follow with "_" or "-" (<system_message>, </user_query>); other names are placeholders
     # (<admin_email>, <user_name>).
     ("role tag", re.compile(
-        r"<\s*/?\s*(?:(?:system|developer|sys)(?:[_-]" + _TAG_NOUN + r")?|instructions?|im_start|im_end|admin)\b[^<>]{0,200}>"
+        r"<\s*/?\s*(?:(?:system|developer|sys)(?:[_-]" + _TAG_NOUN
+        + r")?|instructions?|im_start|im_end|admin)\b[^<>]{0,200}>"
         r"|<\s*/\s*(?:user|assistant|human|ai|model|prompt)(?:[_-]" + _TAG_NOUN + r")?\s*>"
         r"|(?:^|\n)\s*<\s*(?:user|assistant|human|ai|model)\s*>"
         r"|`{3}\s*(?:system|assistant|user|human|developer)\b"

@@ -1,4 +1,5 @@
-"""Apply of a report edited by hand, or stopped part-way: nothing changes that review did not show or apply did not say."""
+"""Apply of a report edited by hand, or stopped part-way: nothing changes that review did not show
+or apply did not say."""
 
 from __future__ import annotations
 
