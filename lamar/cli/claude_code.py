@@ -141,17 +141,22 @@ def cmd_install(args: argparse.Namespace) -> int:
     print(f"store: {location}")
     if not _holds_lessons(location):
         # Hooks over an empty store inject nothing, ever: a new user would see no effect and no reason.
-        where = f" --store {shlex.quote(explicit)}" if explicit else ""
-        lamar = _program()
-        print(f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
-              f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
-              f"`{lamar} add{where} --precondition .. --action ..` writes one by hand{_beside(location, where)}")
+        print(_no_lessons(location, explicit))
     problem = settings.runs_without_path(settings.hook_command(explicit))
     if problem:
         print(f"warning: the hook command fails when Claude Code starts without your shell's PATH ({problem})",
               file=sys.stderr)
         return 1
     return 0
+
+
+def _no_lessons(location: str, explicit: str | None) -> str:
+    """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
+    where = f" --store {shlex.quote(explicit)}" if explicit else ""
+    lamar = _program()
+    return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
+            f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
+            f"`{lamar} add{where} --precondition .. --action ..` writes one by hand{_beside(location, where)}")
 
 
 def _program() -> str:
@@ -256,6 +261,11 @@ def cmd_status(args: argparse.Namespace) -> int:
                                   else " (missing)") + whose)
     if loose := _readable_by_others(location):
         print(f"  readable by other users of this machine (it holds your prompts' contexts): chmod 600 {loose}")
+    # The plugin's users never see install's advice, and hooks over an empty store are a silent no-op.
+    # A missing store is not opened (that would create it): the first hook or `import-rules --apply` makes it.
+    missing = "://" not in location and not os.path.exists(os.path.expanduser(location))
+    if missing or not _holds_lessons(location):
+        print(_no_lessons(location, getattr(args, "store", None)))
     state = read_state(paths.state)
     last = state["last"]
     if last:

@@ -462,6 +462,33 @@ def test_status_of_the_plugin_alone_reads_the_plugins_store(repo: Path, env: dic
     assert f"store: {tmp_path / 'lessons.db'} (named by the installed hooks)" in shown
 
 
+def test_status_over_a_store_with_no_lessons_says_how_to_give_it_some(repo: Path, env: dict[str, str],
+                                                                      tmp_path: Path) -> None:
+    """The plugin's users never run `install`, whose last line is the only advice for an empty store: their
+    sessions ran, `status` said all was well, and no prompt ever got a lesson from their CLAUDE.md."""
+    claude = _plugin_installed(env)
+    store = tmp_path / "plugin.db"
+    (claude / "settings.json").write_text(json.dumps({
+        "enabledPlugins": {"lamar@lamar": True},
+        "pluginConfigs": {"lamar@lamar": {"options": {"store": str(store)}}}}))
+    bare = {k: v for k, v in env.items() if k not in ("LAMAR_STORE", "XDG_DATA_HOME")}
+    advice = ("next: the store holds no lessons yet, so no prompt gets any. `lamar import-rules` shows the rules of "
+              "this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); `lamar add "
+              "--precondition .. --action ..` writes one by hand")
+    status = lamar(bare, repo, "status")
+    assert status.returncode == 0, status.stderr
+    assert advice in status.stdout.splitlines(), status.stdout
+    assert not store.exists()  # status looked, and made no store
+    with Lamar(str(store)) as lam:  # as the first hook leaves it: a store, still with no lesson
+        lam.stats()
+    assert advice in lamar(bare, repo, "status").stdout.splitlines()
+    explicit = lamar(bare, repo, "status", "--store", str(store)).stdout
+    assert f"`lamar import-rules --store {store}` shows" in explicit
+    with Lamar(str(store)) as lam:
+        lam.add(Experience("the tests fail", "run the failing test alone first"))
+    assert "next: " not in lamar(bare, repo, "status").stdout
+
+
 def test_install_run_by_its_full_path_names_that_path_in_its_advice(repo: Path, env: dict[str, str],
                                                                    tmp_path: Path) -> None:
     """The quick start runs `~/lamar/.venv/bin/lamar claude-code install`, with no `lamar` on PATH:
