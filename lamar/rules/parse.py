@@ -54,6 +54,15 @@ _TOOL_NOUNS = frozenset([  # "`pytest` - test framework": a verb before one of t
     "framework", "runner", "tool", "tools", "tooling", "system", "library", "server", "suite", "utility",
     "manager", "harness", "engine", "toolchain", "pipeline"
 ])
+# After a condition the rule states ("When X, print Y"), the first word is an instruction whenever it is
+# a verb: these are the ones not already listed above, as rules files use them after "when" or "if".
+_AFTER_CONDITION = frozenset([
+    "clear", "restart", "rerun", "re-run", "retry", "skip", "inspect", "reproduce", "explain", "wait", "look",
+    "tell", "report", "notify", "revert", "roll", "escalate", "bump", "describe", "note", "paste", "rebase",
+    "squash", "disable", "enable", "switch", "confirm", "compare", "copy", "replace", "kill", "drop", "pause",
+    "debug", "investigate", "examine", "grep", "suggest", "flag", "abort", "exit", "fail", "warn", "respond",
+    "reply", "answer", "summarize", "summarise", "cite", "send", "fall", "bail", "stash", "downgrade",
+])
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
 _CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
@@ -138,14 +147,24 @@ def condition(text: str) -> tuple[str, str] | None:
     """("the build fails", "read the first error") for "When the build fails, read the first error";
     None when the rule states no condition, or what follows its first comma does not direct."""
     found = _CONDITION.match(text)
-    if found is None or not _directs(found.group(2)):
+    if found is None or not (_directs(found.group(2)) or _verb_first(found.group(2))):
         return None  # "When A, B, do C": the split would cut the condition, so the rule stays whole
     return found.group(1), found.group(2)
+
+
+def _verb_first(text: str) -> bool:
+    """Whether the text opens with a verb: after a condition, an instruction ("print the keys")."""
+    words = text.lstrip("`*_ ").split(maxsplit=1)
+    verb = words[0].lower().strip(",.;:") if words else ""
+    return verb in _IMPERATIVE or verb in _DOES or verb in _AFTER_CONDITION
 
 
 def _directs(text: str) -> bool:
     if _DIRECTIVE.search(text) or _command_reference(text):
         return True
+    stated = _CONDITION.match(text)
+    if stated and _verb_first(stated.group(2)):
+        return True  # "When a test fails with KeyError, print the keys": a verb after a condition instructs
     label = _LABEL.match(text)
     if label and label.group(2).startswith("`"):
         return True  # "Run tests: `make test`": how to do a thing

@@ -231,6 +231,11 @@ def test_a_rule_repeated_with_a_final_full_stop_is_one_lesson(tmp_path: Path) ->
      "When working on shop (Style), use tabs, not spaces."),  # a comma that is not a condition
     ("For large files, use streaming reads", "working on shop (Style)", "For large files, use streaming reads",
      "When working on shop (Style), for large files, use streaming reads."),
+    # A verb outside the word lists after a stated condition: these were skipped as "describes rather than directs".
+    ("When a test fails with KeyError, print the dict's keys first.", "a test fails with KeyError",
+     "print the dict's keys first", "When a test fails with KeyError, print the dict's keys first."),
+    ("If CI is red on main, tell the user before pushing", "CI is red on main", "tell the user before pushing",
+     "When CI is red on main, tell the user before pushing."),
 ])
 def test_a_rule_that_states_its_condition_keeps_it_as_its_precondition(
         tmp_path: Path, rule: str, precondition: str, action: str, line: str) -> None:
@@ -240,6 +245,17 @@ def test_a_rule_that_states_its_condition_keeps_it_as_its_precondition(
     [exp] = import_rules(lam, tmp_path, project="shop", apply=True).lessons
     assert (exp.precondition, exp.action, dict(exp.scope)) == (precondition, action, {"project": "shop"})
     assert lam.recall({"project": "shop"}).as_prompt().splitlines()[-2] == f"1. > {line}"
+
+
+def test_a_stated_condition_followed_by_what_happens_describes(tmp_path: Path) -> None:
+    # Only a verb after the condition instructs: "When the app starts, it reads ..." says what happens.
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CLAUDE.md").write_text("- When the app starts, it reads config.toml.\n"
+                                        "- If a request fails, the client retries twice.\n"
+                                        "- In production, print statements go to the journal.\n")
+    plan = import_rules(Lamar(":memory:"), tmp_path, project="shop")
+    assert plan.lessons == []
+    assert [why for _, why in plan.skipped] == ["describes rather than directs"] * 3
 
 
 def test_cursor_and_copilot_rules_and_what_is_refused(tmp_path: Path) -> None:
