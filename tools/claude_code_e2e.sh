@@ -2,7 +2,7 @@
 # Lamar's Claude Code hooks as a new user meets them on a fresh machine, twice: installed with
 # `lamar claude-code install`, then through the plugin with no store created beforehand.
 #
-#     sh tools/claude_code_e2e.sh PYTHON     # the interpreter where lamar[claude-code] is installed
+#     sh tools/claude_code_e2e.sh PYTHON     # the interpreter where Lamar is installed
 #
 # Every hook runs under `env -i` with PATH=/usr/bin:/bin and a fresh HOME, as Claude Code started
 # from a desktop runs it. The session: SessionStart, three prompts each with an edit, a commit, a
