@@ -97,8 +97,14 @@ def cmd_ls(args: argparse.Namespace) -> int:
         dump_lessons(rows)
         return 0
     if not rows:
-        print("no lessons match" + unknown if (scope or args.status or args.verdict)
-              else "no lessons yet (add one with `lamar add`)")
+        if scope or args.status or args.verdict:
+            print("no lessons match" + unknown)
+        else:  # most first lessons come from the rules files a repository already has
+            import shlex
+
+            where = f" --store {shlex.quote(str(args.store))}" if getattr(args, "store", None) else ""
+            print(f"no lessons yet: `lamar import-rules{where}` shows the rules of this repository's CLAUDE.md or "
+                  f"AGENTS.md as lessons (add --apply to keep them); `lamar add{where}` writes one by hand")
         return 0
     print_lessons(rows, args.width)
     return 0

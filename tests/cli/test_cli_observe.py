@@ -81,6 +81,18 @@ def test_ls_lists_one_line_per_lesson_with_filters(lamar_cli, run_cli, store, id
     assert none.returncode == 0 and none.stdout.strip() == "no lessons match"
 
 
+def test_ls_of_a_store_with_no_lessons_names_import_rules(run_cli, tmp_path):
+    # A Claude Code user's first `lamar ls` said only "add one with `lamar add`", while the CLAUDE.md
+    # beside them held the rules `import-rules` makes lessons of.
+    store = tmp_path / "empty.db"
+    Lamar(str(store)).close()
+    out = run_cli("ls", "--store", store)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (f"no lessons yet: `lamar import-rules --store {store}` shows the rules of this "
+                                  "repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
+                                  f"`lamar add --store {store}` writes one by hand")
+
+
 def test_ls_and_search_take_any_width_of_one_or_more(run_cli, store):
     for command in (["ls"], ["search", "lint"]):
         for width in ("1", "3", "4"):
