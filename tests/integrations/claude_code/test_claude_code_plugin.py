@@ -180,3 +180,26 @@ def test_without_home_or_a_data_folder_the_hook_runs_and_keeps_nothing_in_tmp(tm
     done = _launch(payload("UserPromptSubmit", "s1", repo, prompt="again"),  # no interpreter: still exit 0
                    {**env, "CLAUDE_PLUGIN_OPTION_PYTHON": str(tmp_path / "missing")})
     assert done.returncode == 0 and b"no Python with Lamar installed" in done.stderr
+
+
+def test_the_status_command_runs_with_the_options_claude_code_writes_into_it(tmp_path: Path, repo: Path) -> None:
+    """/lamar:status failed with "no Python with Lamar installed" after the documented install: Claude Code
+    (2.1.197 and 2.1.337) gives a command's shell neither CLAUDE_PLUGIN_DATA nor CLAUDE_PLUGIN_OPTION_*,
+    only the text substitutions, and leaves an option that was never set as its literal `${user_config.KEY}`."""
+    text = (PLUGIN / "commands" / "status.md").read_text()
+    command = text.split("!`", 1)[1].split("`\n", 1)[0]
+    chosen = tmp_path / "chosen.db"
+    bin_dir = tmp_path / "bin"  # a PATH with no python3 on it: only the python option can find Lamar
+    bin_dir.mkdir()
+    env = {"HOME": str(tmp_path / "home"), "PATH": str(bin_dir), "XDG_RUNTIME_DIR": str(tmp_path),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+    for store_option, shown in (("${user_config.store}", tmp_path / "home" / ".local" / "share" / "lamar" /
+                                 "experience.db"), (str(chosen), chosen)):
+        as_run = (command.replace("${CLAUDE_PLUGIN_ROOT}", str(PLUGIN))
+                  .replace("${user_config.python}", sys.executable)
+                  .replace("${user_config.store}", store_option)
+                  .replace("${CLAUDE_PLUGIN_DATA}", str(tmp_path / "data")))
+        done = subprocess.run(["/bin/sh", "-c", as_run], cwd=repo, env=env, capture_output=True, text=True,
+                              timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        assert f"store: {shown} (missing)" in done.stdout.splitlines(), done.stdout  # the option's, or the default
