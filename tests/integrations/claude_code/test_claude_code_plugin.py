@@ -203,3 +203,18 @@ def test_the_status_command_runs_with_the_options_claude_code_writes_into_it(tmp
                               timeout=120, check=False)
         assert done.returncode == 0, done.stderr
         assert f"store: {shown} (missing)" in done.stdout.splitlines(), done.stdout  # the option's, or the default
+
+
+def test_a_python_option_never_set_is_unset_for_the_server_too(tmp_path: Path, repo: Path) -> None:
+    """.mcp.json hands the server `${user_config.python}` as written when the option was never set; the
+    launcher took it for an interpreter and failed, where the python3 on PATH could run Lamar."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python3").symlink_to(sys.executable)
+    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{BARE_PATH}", "XDG_RUNTIME_DIR": str(tmp_path),
+           "CLAUDE_PLUGIN_OPTION_PYTHON": "${user_config.python}", "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+    done = subprocess.run([str(PLUGIN / "scripts" / "lamar-plugin"), "check"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("python "), done.stdout
