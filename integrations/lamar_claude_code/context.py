@@ -71,6 +71,13 @@ FOLDER_KEY = "folder"
 MAX_PATH = 4096
 
 
+def own_command(prompt: str) -> bool:
+    """Whether the prompt is one of the plugin's commands (`/lamar:status`), as Claude Code hands it to
+    UserPromptSubmit. It asks about the hooks, not for work: as an episode it would be reported accepted with
+    whatever lessons it got, and as the next prompt it would read as moving on from the turn before."""
+    return prompt.lstrip().startswith("/lamar:")
+
+
 def find_repo(cwd: str | os.PathLike[str]) -> Path | None:
     """The git top-level above `cwd` (a `.git` folder or file), found without running git; None
     outside one, or for a `cwd` longer than any path (`MAX_PATH`)."""

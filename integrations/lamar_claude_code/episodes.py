@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamar.storable import without_lone_surrogates
 from lamar_claude_code.config import HookConfig, load_config
-from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, rules_folder
+from lamar_claude_code.context import MAX_PATH, derive_context, find_repo, own_command, rules_folder
 from lamar_claude_code.fitting import fit_prompt, fitting
 from lamar_claude_code.outcomes import prompt_key, prompt_words, read_followup, read_git, unchanged
 from lamar_claude_code.state import (
@@ -119,7 +119,7 @@ def handle_event(payload: Mapping[str, Any], engine: Callable[[], Lamar], paths:
         _expire_orphan(state, lam, paths, now)
         if repo:
             _settle_git(state, repo, lam, paths, now)
-        if event == "UserPromptSubmit":
+        if event == "UserPromptSubmit" and not own_command(str(payload.get("prompt", ""))):
             out = _on_prompt(state, payload, session, cwd, repo, config, lam, paths, budget, now)
         elif event == "PostToolUse":
             _on_edit(state, payload, session, repo)

@@ -18,7 +18,7 @@ import pytest
 from lamar import Lamar
 from lamar_claude_code.settings import plugin_hooks
 
-from .conftest import ROOT, payload
+from .conftest import ROOT, Hook, payload
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
@@ -218,3 +218,19 @@ def test_a_python_option_never_set_is_unset_for_the_server_too(tmp_path: Path, r
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("python "), done.stdout
+
+
+def test_the_plugins_own_command_is_no_episode_and_settles_nothing(hook: Hook, repo: Path) -> None:
+    """Claude Code hands `/lamar:status` to UserPromptSubmit as the prompt "/lamar:status": the hooks stored
+    it as an episode (lessons injected into a status summary, then reported accepted) and read it as the
+    next prompt of the turn before, accepting that turn."""
+    first = hook(payload("UserPromptSubmit", "s1", repo, prompt="the tests fail with KeyError"))
+    assert first.returncode == 0, first.stderr
+    episode = hook.state()["sessions"]["s1"]["episode"]
+    status = hook(payload("UserPromptSubmit", "s1", repo, prompt="/lamar:status"))
+    assert status.returncode == 0 and status.stdout == b"", status.stderr
+    state = hook.state()
+    assert list(state["episodes"]) == [episode] and state["sessions"]["s1"]["episode"] == episode
+    assert state["episodes"][episode]["signal"] is None  # still waiting for a prompt that speaks for it
+    with Lamar(str(hook.store)) as lam:
+        assert lam.stats()["episodes"] == 1
