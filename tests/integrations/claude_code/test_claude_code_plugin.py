@@ -83,6 +83,9 @@ def test_without_a_python_the_hook_exits_0_and_says_what_to_set(tmp_path: Path, 
     assert done.returncode == 0 and done.stdout == b""
     log = (tmp_path / "data" / "lamar-plugin.log").read_text()
     assert "no Python with Lamar installed" in log and "python option" in log
+    # `claude plugin configure` is no command of the CLI (2.1.197: "unknown command 'configure'"); these are.
+    assert "/plugin configure lamar@lamar inside Claude Code" in log and "claude plugin configure" not in log
+    assert "claude plugin install lamar@lamar --config python=PATH" in log
 
 
 def test_the_hook_creates_its_store_on_first_use_readable_by_its_owner_only(tmp_path: Path, repo: Path) -> None:
