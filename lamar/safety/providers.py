@@ -147,7 +147,8 @@ def webhook_is_harmless(match: re.Match[str]) -> bool:
         return True
     # A documentation page (/webhooks/about-webhooks, /hooks/useEffect) or a numbered hook in a
     # settings page has no segment of eight or more letters and digits mixed, as a key or an id has.
-    return not any(_unguessable(part.replace("-", "")) for part in _SEGMENT.split(secret))
+    # "-" and "_" join a segment's pieces: a URL-safe random key (secrets.token_urlsafe) holds both.
+    return not any(_unguessable(part.replace("-", "").replace("_", "")) for part in _SEGMENT.split(secret))
 
 
 def _unguessable(part: str) -> bool:

@@ -64,3 +64,10 @@ def test_the_held_out_formats_caught_are_the_ones_recorded() -> None:
 ])
 def test_a_look_alike_of_a_new_format_is_kept(text: str) -> None:
     assert scrub(text) == (text, [])
+
+
+@pytest.mark.parametrize("key", ["ipqo3M_YopRDiyNvrO1myg", "Ab3_xYz9QrT_kLm2NoPq", "k9_Qz-4vT_pL2x"])
+def test_a_webhook_key_with_an_underscore_is_redacted(key: str) -> None:
+    # secrets.token_urlsafe spells keys with "_" as well as "-": about half of them hold one
+    cleaned, kinds = scrub(f"alerts go to https://hooks.example.com/webhook/{key} on failure")
+    assert key not in cleaned and kinds == ["webhook-url"], cleaned
