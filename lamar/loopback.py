@@ -3,13 +3,15 @@ http`) comes from a process of another user of this machine, who reaches every l
 
 from __future__ import annotations
 
+import errno
+import ipaddress
 import os
 import socket
 import struct
 
 # Linux's sock_diag netlink query for one TCP socket by its four addresses: it finds that socket
 # alone, where reading /proc/net/tcp lists every socket of the machine (milliseconds per request).
-_SOCK_DIAG, _BY_FAMILY, _REQUEST, _ANY_COOKIE = 4, 20, 1, 0xFFFFFFFF
+_SOCK_DIAG, _BY_FAMILY, _REQUEST, _ANY_COOKIE, _ERROR = 4, 20, 1, 0xFFFFFFFF, 2
 _UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the socket's id, expires/queues
 
 
@@ -19,7 +21,8 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
     `client` and `server` are the connection's own addresses, as uvicorn gives them with `proxy_headers=False`:
     an address the request names itself (`X-Forwarded-For`) finds no socket here, and would be let in. False
     wherever the owner cannot be told (not Linux, a sandbox without netlink, a client on another machine): the
-    server's other guards alone hold there.
+    server's other guards alone hold there. True for a client that has closed its socket (or reset it, on
+    loopback): the kernel keeps no owner for it, and a client that waits for the answer never does that.
 
     >>> other_user(None, ("127.0.0.1", 8765))
     False
@@ -38,10 +41,28 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
             answer = diag.recv(65536)
     except (OSError, ValueError, struct.error):  # no such query here, or an address of neither family
         return False
-    if len(answer) < _UID_AT + 4 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
-        return False  # an error message: the kernel knows no such socket (closed already)
+    if len(answer) < _UID_AT + 8 or struct.unpack_from("=H", answer, 4)[0] != _BY_FAMILY:
+        # An error message. No such socket on loopback: it was this machine's and its client reset it (a sender
+        # that wants no answer, whose owner is then lost); elsewhere it may be another machine's.
+        gone = (len(answer) >= 20 and struct.unpack_from("=H", answer, 4)[0] == _ERROR
+                and struct.unpack_from("=i", answer, 16)[0] == -errno.ENOENT)
+        return gone and _loopback(client[0])
+    uid, inode = struct.unpack_from("=II", answer, _UID_AT)
+    # No process holds it: closed after sending. The kernel names no owner for a closed socket (it says 0, as
+    # for root), so a user who sent a request and hung up would pass for root.
+    if inode == 0:
+        return True
     # root is let in: it can read this process's token and store anyway, and port relays run as root
-    return struct.unpack_from("=I", answer, _UID_AT)[0] not in (os.geteuid(), 0)
+    return uid not in (os.geteuid(), 0)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)  # an IPv4 client of a dual-stack socket: ::ffff:127.0.0.1
+    return (mapped or address).is_loopback
 
 
 __all__ = ["other_user"]

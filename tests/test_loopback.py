@@ -6,6 +6,8 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import struct
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -50,6 +52,35 @@ def test_the_peer_check_tells_users_apart_on_either_loopback(family: int, host: 
                 finally:
                     os.seteuid(0)
                 assert refused is (uid not in (own, 0)), (host, uid, own)
+
+
+@pytest.mark.parametrize("reset", [False, True], ids=["closed", "reset"])
+def test_a_client_that_hung_up_after_sending_is_told_apart(reset: bool) -> None:
+    """The server still reads a request whose sender has closed (or reset) its socket, but the kernel then names
+    no owner for that socket (0, as for root) or knows none: such a sender must not pass for root."""
+    need_root()
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(4)
+        os.seteuid(STRANGER)
+        try:
+            client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        finally:
+            os.seteuid(0)
+        client.connect(server.getsockname())
+        accepted, peer = server.accept()
+        with accepted:
+            client.sendall(b"POST /mcp HTTP/1.1\r\n\r\n")
+            if reset:
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.close()
+            time.sleep(0.1)  # for the FIN's answer, or the reset, to arrive
+            assert accepted.recv(100).startswith(b"POST")  # the request is there to be served
+            os.seteuid(OWNER)
+            try:
+                assert other_user(peer[:2], accepted.getsockname()[:2])
+            finally:
+                os.seteuid(0)
 
 
 def test_where_netlink_cannot_be_asked_nobody_is_told_apart(monkeypatch: pytest.MonkeyPatch) -> None:
