@@ -121,7 +121,8 @@ def duration(value: Any, name: str) -> float | None:
 
 
 def reason(text: Any) -> str:
-    """A reason for the audit trail: a storable string no longer than a lesson may be."""
+    """A reason for the audit trail: a storable string no longer than a lesson may be, its
+    credentials redacted (`lamar show` and the UI print it, and every copy of the log keeps it)."""
     if not isinstance(text, str) or text_problem(text):
         raise InvalidArgument(f"reason must be a string without NUL or lone surrogates; got {echoed(text)}")
     from lamar.safety.boundary import MAX_LESSON_CHARS
@@ -130,7 +131,9 @@ def reason(text: Any) -> str:
     if len(text) > MAX_LESSON_CHARS:
         raise InvalidArgument(f"the reason is {len(text):,} characters long, at most {MAX_LESSON_CHARS:,}: "
                               "say why in a few sentences")
-    return text
+    from lamar.safety.secrets import scrub
+
+    return scrub(text)[0]
 
 
 def who(name: Any) -> str:

@@ -17,7 +17,7 @@ from lamar.policy.lesson import LessonState
 ERASED = "[erased]"
 # The provenance the folds themselves write (ids and scopes): kept by an erasure, which drops the
 # rest (the source a person or a trace gave, which may quote the text).
-_FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from", "version")
+FOLD_PROVENANCE = ("merged_into", "merged_from", "narrowed_from", "version")
 # The sources Lamar itself names a lesson by (a word of its own, never text it was given): kept too,
 # so that an erased lesson still says how it came, not the "manual" of a lesson without one.
 _SOURCES = frozenset({"manual", "agent", "mined", "rules", "langchain-retriever"})
@@ -161,7 +161,7 @@ def erased_lesson(data: Mapping[str, Any], by: str, at: float) -> dict[str, Any]
     out = erased_text(data)
     source = provenance.get("source")
     out["provenance"] = {**({"source": source} if isinstance(source, str) and source in _SOURCES else {}),
-                         **{k: provenance[k] for k in _FOLD_PROVENANCE if k in provenance},
+                         **{k: provenance[k] for k in FOLD_PROVENANCE if k in provenance},
                          "erased": {"by": by, "time": at}}
     if isinstance(provenance.get("narrowed_from"), Mapping):
         out["provenance"]["narrowed_from"] = erased_scope(provenance["narrowed_from"])
@@ -196,5 +196,6 @@ def merged_elsewhere(state: LessonState, into_id: str | None) -> bool:
     return _merged_away(state) and state.experience.provenance.get("merged_into") != into_id
 
 
-__all__ = ["ERASED", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson", "erased_note", "erased_scope",
-           "erased_text", "fold_outcome", "merge", "merged_elsewhere", "narrow", "set_status", "spread", "welford"]
+__all__ = ["ERASED", "FOLD_PROVENANCE", "PRIOR_SIGMA", "PRIOR_WEIGHT", "edit", "erase", "erased_lesson",
+           "erased_note", "erased_scope", "erased_text", "fold_outcome", "merge", "merged_elsewhere", "narrow",
+           "set_status", "spread", "welford"]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from lamar._errors import InvalidExperience
 from lamar.experience import Experience
@@ -16,6 +18,9 @@ MAX_LESSON_CHARS = 6_000
 into every prompt of its scope, and screened wherever it comes in."""
 MAX_SCOPE_CHARS = 4_000
 """Most characters a lesson's scope keys and values may hold together."""
+MAX_PROVENANCE_CHARS = 16_000
+"""Most characters a lesson's provenance may hold as JSON (what Lamar's folds add, the merges, past
+scopes and version, not counted): `lamar show`, MCP's `lessons` and the UI show it."""
 
 
 def size_problem(precondition: str, action: str, rationale: str, scope: Mapping[str, str]) -> str:
@@ -34,6 +39,61 @@ def size_problem(precondition: str, action: str, rationale: str, scope: Mapping[
         return (f"the lesson's scope is {size:,} characters long, at most {MAX_SCOPE_CHARS:,}: a scope names "
                 "a project, a language, a task")
     return ""
+
+
+def provenance_problem(provenance: Mapping[str, Any]) -> str:
+    """Why the provenance is too long to store, or "" when it is not.
+
+    >>> provenance_problem({"source": "manual", "note": "x" * 20_000}).startswith("the lesson's provenance is 20,")
+    True
+    """
+    from lamar.policy.fold import FOLD_PROVENANCE
+
+    # The folds' own keys grow with merges and narrowings the lesson went through, not with what it was given.
+    given = {key: value for key, value in provenance.items() if key not in FOLD_PROVENANCE}
+    size = len(json.dumps(given, ensure_ascii=False))
+    if size > MAX_PROVENANCE_CHARS:
+        return (f"the lesson's provenance is {size:,} characters long as JSON, at most {MAX_PROVENANCE_CHARS:,}: "
+                "it says where the lesson came from (a source, a file and line, trace ids); keep long "
+                "material in a file and let the provenance name it")
+    return ""
+
+
+def scrubbed_provenance(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The provenance with every credential in its strings, keys included, redacted; `provenance`
+    itself when it holds none, so that a clean one is stored exactly as given.
+
+    >>> scrubbed_provenance({"source": "manual", "note": ["OPENAI_API_KEY=sk-proj-4fQ9x2LmZ7vR1tY8uW3eK6pA0sD5gH"]})
+    {'source': 'manual', 'note': ['OPENAI_API_KEY=[REDACTED:openai-api-key]']}
+    """
+    def strings(value: Any) -> Iterable[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                yield key
+                yield from strings(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                yield from strings(item)
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return scrub(value)[0]
+        if isinstance(value, Mapping):
+            return {clean(key): clean(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(item) for item in value]
+        return value
+
+    # One scrub of every string, one a line, first: a clean provenance (nearly every one) then costs
+    # one call, not one per trace id; a credential found sends each string to its own scrub.
+    if not scrub("\n".join(strings(provenance)))[1]:
+        return provenance
+    cleaned = clean(provenance)
+    # Redacted rather than refused: the provenance is never shown to the model, and a lesson is
+    # still worth keeping when the note on where it came from quoted a key.
+    return provenance if cleaned == provenance else cleaned
 
 
 def prompt_form(text: str) -> str:
@@ -87,9 +147,11 @@ def admitted(experience: Experience) -> Experience:
         InvalidExperience: the lesson (as the model would read it) holds what looks like a
             secret (the message names its kind and says how to write the lesson instead), its
             text holds a lone surrogate, or it is longer than MAX_LESSON_CHARS (its scope than
-            MAX_SCOPE_CHARS).
+            MAX_SCOPE_CHARS, its provenance than MAX_PROVENANCE_CHARS). A credential in the
+            provenance, which the model never reads, is redacted instead.
     """
     too_long = size_problem(experience.precondition, experience.action, experience.rationale, experience.scope)
+    too_long = too_long or provenance_problem(experience.provenance)
     if too_long:  # checked first: the screens' cost grows with the text, so refuse a huge one before them
         raise InvalidExperience(too_long)
     for name in TEXT_FIELDS:
@@ -107,8 +169,9 @@ def admitted(experience: Experience) -> Experience:
             "the model: write a placeholder instead (<your token>, ${API_KEY}) and keep the secret in "
             "a secret store"
         )
-    return exp
+    provenance = scrubbed_provenance(exp.provenance)
+    return exp if provenance is exp.provenance else dataclasses.replace(exp, provenance=provenance)
 
 
-__all__ = ["MAX_LESSON_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "kinds_by_lines", "normalized",
-           "prompt_form", "secret_kinds", "size_problem"]
+__all__ = ["MAX_LESSON_CHARS", "MAX_PROVENANCE_CHARS", "MAX_SCOPE_CHARS", "TEXT_FIELDS", "admitted", "kinds_by_lines",
+           "normalized", "prompt_form", "provenance_problem", "scrubbed_provenance", "secret_kinds", "size_problem"]

@@ -61,9 +61,28 @@ def _need_ids(proposal: Proposal) -> None:
         raise InvalidReport(f"proposal {proposal.id} ({proposal.kind}) names no lesson")
 
 
+def audit_reason(proposal: Proposal) -> str:
+    """The reason the events `proposal` writes record, as `Lamar.retire` would store one: its
+    credentials redacted; InvalidReport when a hand edit made it longer than a reason may be."""
+    from lamar.safety.boundary import MAX_LESSON_CHARS
+    from lamar.safety.secrets import scrub
+
+    size = len(proposal.reason)
+    if size > MAX_LESSON_CHARS:
+        raise InvalidReport(f"{proposal.kind} proposal {proposal.id}: its reason is {size:,} characters long, at most "
+                            f"{MAX_LESSON_CHARS:,}: shorten it in the report to a few sentences, or run sleep "
+                            "again for a new report")
+    return f"sleep {proposal.kind}: {scrub(proposal.reason)[0]}"
+
+
+def _status_check(proposal: Proposal) -> None:
+    _need_ids(proposal)
+    audit_reason(proposal)
+
+
 def _status_events(status: Status) -> Callable[[Proposal], list[Event]]:
     def events(proposal: Proposal) -> list[Event]:
-        reason = f"sleep {proposal.kind}: {proposal.reason}"
+        reason = audit_reason(proposal)
         return [Event("status", {"id": i, "status": status.value, "reason": reason}) for i in proposal.experience_ids]
     return events
 
@@ -166,8 +185,8 @@ def _contradiction_describe(proposal: Proposal) -> list[str]:
     return [f"  acknowledge: the bandit keeps testing each of the {lessons} lessons (nothing else changes)"]
 
 
-register(ProposalKind("retire", _ids, _need_ids, _status_describe("retire"), _status_events(Status.RETIRED)))
-register(ProposalKind("promote", _ids, _need_ids, _status_describe("promote to active"), _status_events(Status.ACTIVE)))
+register(ProposalKind("retire", _ids, _status_check, _status_describe("retire"), _status_events(Status.RETIRED)))
+register(ProposalKind("promote", _ids, _status_check, _status_describe("promote to active"), _status_events(Status.ACTIVE)))
 register(ProposalKind("merge", _merge_touches, _merge_check, _merge_describe, _merge_events))
 register(ProposalKind("contradiction", _ids, _need_ids, _contradiction_describe, lambda p: []))
 register(ProposalKind("candidate", lambda p: [], _candidate_check, _candidate_describe, _candidate_events))
@@ -185,5 +204,5 @@ def describe(proposal: Proposal) -> list[str]:
         return [f"  REFUSED by apply: {exc}"]
 
 
-__all__ = ["KINDS", "ProposalKind", "candidate_lesson", "describe", "kind_of", "register"]
+__all__ = ["KINDS", "ProposalKind", "audit_reason", "candidate_lesson", "describe", "kind_of", "register"]
 

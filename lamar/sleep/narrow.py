@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from lamar._errors import InvalidReport
 from lamar.experience import Status
 from lamar.policy.verdicts import SliceEvidence, Verdict
-from lamar.sleep.kinds import ProposalKind, register
+from lamar.sleep.kinds import ProposalKind, audit_reason, register
 from lamar.sleep.proposals import Proposal
 from lamar.store import Event
 
@@ -81,6 +81,7 @@ def _parts(proposal: Proposal) -> tuple[str, str, str]:
 
 def _check(proposal: Proposal) -> None:
     _parts(proposal)
+    audit_reason(proposal)
 
 
 def _describe(proposal: Proposal) -> list[str]:
@@ -92,7 +93,7 @@ def _describe(proposal: Proposal) -> list[str]:
 def _events(proposal: Proposal) -> list[Event]:
     exp_id, key, value = _parts(proposal)
     return [Event("scope", {"id": exp_id, "key": key, "value": value,
-                            "reason": f"sleep narrow: {proposal.reason}"})]
+                            "reason": audit_reason(proposal)})]
 
 
 register(ProposalKind("narrow", lambda p: [_parts(p)[0]], _check, _describe, _events))

@@ -66,11 +66,14 @@ def _outcome(data: Mapping[str, Any]) -> None:
 def _experience(data: Mapping[str, Any]) -> dict[str, Any]:
     from lamar.safety.boundary import admitted
 
-    exp = admitted(Experience.from_dict(data))
+    given = Experience.from_dict(data)
+    exp = admitted(given)
     _text(exp.id, "id")
     # Only the text changes, and only where it was not in prompt form: a copy stays a copy.
     changed = {name: getattr(exp, name) for name in ("precondition", "action", "rationale")
                if data.get(name, "") != getattr(exp, name)}
+    if exp.provenance is not given.provenance:  # a credential in it, redacted as `add` redacts it
+        changed["provenance"] = dict(exp.provenance)
     return {**data, **changed}
 
 
@@ -176,11 +179,22 @@ def checked_event(event: Event) -> Event:
     if event.kind == "experience":
         return dataclasses.replace(event, data=_experience(event.data))
     if event.kind == "edit":
-        return dataclasses.replace(event, data=_edit(event.data))
+        return _reason_scrubbed(dataclasses.replace(event, data=_edit(event.data)))
     check = _CHECKS.get(event.kind)
     if check is not None:
         check(event.data)
-    return event
+    return _reason_scrubbed(event)
+
+
+def _reason_scrubbed(event: Event) -> Event:
+    """`event` with a credential in its audit reason redacted, as `Lamar.retire` and apply store one."""
+    from lamar.safety.secrets import scrub
+
+    reason = event.data.get("reason")
+    if not isinstance(reason, str):
+        return event
+    cleaned = scrub(reason)[0]
+    return event if cleaned == reason else dataclasses.replace(event, data={**event.data, "reason": cleaned})
 
 
 def checked_events(events: Sequence[Event], where: str, before: Sequence[Event] = ()) -> list[Event]:
