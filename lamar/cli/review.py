@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import LamarError, ModelError
+from lamar._errors import LamarError, ModelError, echoed
 from lamar.cli.outputs import check_output, is_sleep_report, write_output
 from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorten
 from lamar.cli.session import UsageError, open_engine
@@ -208,7 +208,7 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
     # What apply would do, from the same fields apply acts on (see lamar.sleep.kinds).
     lines = [f"  reason: {proposal.reason}", *describe(proposal)]
     for exp_id in proposal.experience_ids:
-        text = ""
+        text, shown = "", exp_id
         if lam is not None:
             try:
                 exp = lam.get(exp_id)
@@ -217,9 +217,9 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
                 edited = f", version {exp.version} now, judged at version {was}" \
                     if isinstance(was, int) and was != exp.version else ""
                 text = f" ({exp.status.value}{edited}) {shorten(exp.render(), 80)}"
-            except LamarError:
-                text = " (not in this store)"
-        lines.append(f"  lesson {exp_id}{text}")
+            except LamarError:  # a hand-edited id: shown as refusals show it, cut when long
+                text, shown = " (not in this store)", echoed(exp_id)
+        lines.append(f"  lesson {shown}{text}")
         ev = proposal.evidence.get(exp_id)
         if isinstance(ev, Mapping) and "traces" in ev and "verdict" not in ev:
             # A mined lesson has no arm yet: what it was judged on is the traces that support it.

@@ -190,7 +190,7 @@ def _checked(lam: SleepView, proposal: Proposal,
     except LamarError as exc:
         return "refused", f"refused: {exc}", []
     if missing:
-        return "refused", f"refused: lesson {missing[0]} is not in this store", []
+        return "refused", f"refused: lesson {echoed(missing[0])} is not in this store", []
     # Sleep notes each touched lesson's status; the staleness checks below read only the lessons noted.
     unsaid = [i for i in touched if i not in proposal.expect]
     if unsaid:
@@ -249,7 +249,7 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
     for exp_id, status in proposal.expect.items():
         state = lam.lesson(exp_id)
         if state is None:
-            return f"lesson {exp_id} is not in this store"
+            return f"lesson {echoed(exp_id)} is not in this store"
         if exp_id in removed:
             return f"lesson {exp_id} was {removed[exp_id]} after the report was made"
         if state.experience.status.value != status:

@@ -255,7 +255,7 @@ def test_apply_refuses_unknown_kinds_and_merges_into_missing_lessons(run_cli, st
     assert result["applied"] == []
     reasons = {s["id"]: s["reason"] for s in result["skipped"]}
     assert "unknown proposal kind 'explode'" in reasons["explode_1"]
-    assert "exp_missing is not in this store" in reasons["merge_ghost"]
+    assert "'exp_missing' is not in this store" in reasons["merge_ghost"]
     after = Lamar(str(store)).stats()
     assert after["by_status"] == before["by_status"]
 

@@ -98,6 +98,33 @@ def test_a_reports_reason_is_scrubbed_and_a_long_one_refused(kind: str) -> None:
     assert "its reason is 6,001 characters long, at most 6,000: shorten it in the report" in result.skipped[0][1]
 
 
+def test_a_long_missing_lesson_id_is_cut_in_apply_and_review(where: str, tmp_path: Path) -> None:
+    from lamar.cli import main
+
+    lam = Lamar(where)
+    lam.add(Experience("the build fails", "clear the cache", id="exp_a"))
+    ghost = "exp_" + "g" * 100_000
+    proposal = Proposal(id="merge_1", kind="merge", experience_ids=(ghost, "exp_a"), reason="same",
+                        payload={"into": ghost, "from": ["exp_a"]})
+    result = lam.apply(SleepReport(proposals=[proposal]))
+    (why,) = [reason for _, reason in result.skipped]
+    assert "is not in this store" in why and "(100004 characters)" in why and len(why) < 400
+    if where != ":memory:":
+        del lam
+        path = tmp_path / "report.json"
+        path.write_text(json.dumps(SleepReport(proposals=[proposal]).to_dict()))
+        import contextlib
+        import io
+
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()), \
+                pytest.MonkeyPatch.context() as patch:
+            patch.setattr("sys.stdin", io.StringIO("q\n"))
+            main(["review", str(path), "--store", where])
+        (line,) = [line for line in out.getvalue().splitlines() if "(not in this store)" in line]
+        assert "(100004 characters)" in line and len(line) < 400
+
+
 def test_import_redacts_provenance_and_reasons_and_refuses_a_huge_provenance(tmp_path: Path) -> None:
     from lamar.cli import main
     from lamar.store import Event
