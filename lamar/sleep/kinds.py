@@ -186,7 +186,8 @@ def _contradiction_describe(proposal: Proposal) -> list[str]:
 
 
 register(ProposalKind("retire", _ids, _status_check, _status_describe("retire"), _status_events(Status.RETIRED)))
-register(ProposalKind("promote", _ids, _status_check, _status_describe("promote to active"), _status_events(Status.ACTIVE)))
+register(ProposalKind("promote", _ids, _status_check, _status_describe("promote to active"),
+                      _status_events(Status.ACTIVE)))
 register(ProposalKind("merge", _merge_touches, _merge_check, _merge_describe, _merge_events))
 register(ProposalKind("contradiction", _ids, _need_ids, _contradiction_describe, lambda p: []))
 register(ProposalKind("candidate", lambda p: [], _candidate_check, _candidate_describe, _candidate_events))
