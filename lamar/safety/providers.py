@@ -95,8 +95,11 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("plaid-access-token", r"access-(?:sandbox|development|production)-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
     # Last: vendors name a key <vendor>_live_<key> as Stripe does (Fleetbase's flb_live_, Pagar.me's
     # ak_live_); a Stripe key, or a publishable one (pk_, pub_), is not this rule's.
+    # A body that reads as words (a test's name: integration_test_Handles500Errors) is an identifier:
+    # each letter run a word of three letters or more, or one or two capitals, as no random key is.
     ("api-key", (r"(?!(?:sk|rk|pk|pub|public)_)[a-z]{2,12}_(?:live|test|prod)_(?=[A-Za-z0-9]{0,99}[0-9])"
-                 r"(?=[A-Za-z0-9]{0,99}[A-Za-z])[A-Za-z0-9]{16,100}")),
+                 r"(?=[A-Za-z0-9]{0,99}[A-Za-z])"
+                 r"(?!(?>[A-Z]?[a-z]{2,}|[A-Z]{1,2}(?![a-z])|[0-9]+)++(?![A-Za-z0-9]))[A-Za-z0-9]{16,100}")),
 )
 
 # Keys with no prefix that plain text holds too (a hex digest, a 26-character id), written as the

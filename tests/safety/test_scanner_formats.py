@@ -57,6 +57,8 @@ def test_the_held_out_formats_caught_are_the_ones_recorded() -> None:
     "https://hooks.example.com/hooks/<your-hook-id>/<your-key>",
     "the publishable key pk_live_51HxYzAbCdEfGhIjKlMnOp is safe in the page",
     "set test_live_reload in the config",
+    "pytest -k integration_test_Handles500Errors and unit_test_ParseConfigV2Handler",
+    "run smoke_test_checkout2payment3refunds before the release",
     "NRPE-check-disk-space-plugin2 runs every minute",
     "the Salesforce org id 00D5g000004XyZq is in the URL",
     "access-production-hosts and access-sandbox-policy are roles",
