@@ -19,7 +19,7 @@ from lamar.state.follower import Follower, SettledFollower
 from lamar.state.outcome import refused, unknown_episode, write_outcome
 from lamar.state.pending import settle
 from lamar.state.saved import tuning_of
-from lamar.store.base import Event, FoldedRows, RowsView, Store, folded_rows, storable_key
+from lamar.store.base import Event, FoldedRows, KeyedStore, RowsView, Store, folded_rows, storable_key
 
 # The fold mode: a recall applies the pending policy (which needs a fold of the log) at most
 # once in this many seconds, or in a quarter of `pending_after` if that is shorter.
@@ -105,9 +105,21 @@ def report_outcome(holder: Holder, episode_id: str, reward: float, signal: str |
 def unknown_lesson(log: Follower, exp_id: str, location: str) -> UnknownExperience:
     """The refusal of a lesson id the store holds none by, which says so where the store holds it as an
     episode's id (`report_outcome`'s refusal, the other way round)."""
+    return unknown(UnknownExperience, exp_id, location, held_as="episode" if _logged_episode(log, exp_id) else None)
+
+
+def _logged_episode(log: Follower, exp_id: str) -> bool:
+    # By key where the store keys its events: a miss (a mistyped id, the start of one that the MCP server
+    # tries whole first) must not cost a fold of the log, which a sync is in the fold mode (its cache is
+    # emptied after each build) and a find is in a cache resumed from a saved state.
+    if not storable_key(exp_id):
+        return False
+    if exp_id in log.cache.episodes:  # folded here already: a checkpoint drops the keys of the episodes it folds
+        return True
+    if isinstance(log.store, KeyedStore):
+        return any(event.kind == "episode" for event in log.store.lookup([f"episode:{exp_id}"]))
     log.sync()
-    episode = isinstance(exp_id, str) and log.find(exp_id) is not None
-    return unknown(UnknownExperience, exp_id, location, held_as="episode" if episode else None)
+    return log.find(exp_id) is not None
 
 
 def open_state(store: Store, policy: Policy, opened: bool = False) -> tuple[Follower, Holder]:
