@@ -25,6 +25,7 @@ def _connection(family: int, host: str, uid: int) -> Iterator[tuple[tuple[str, i
         except OSError as exc:
             pytest.skip(f"cannot bind {host}: {exc}")
         server.listen(4)
+        server.settimeout(30)  # a connection that never arrives fails the test instead of holding the suite
         os.seteuid(uid)  # the kernel records who made a socket, not who uses it
         try:
             client = socket.socket(family, socket.SOCK_STREAM)
