@@ -55,12 +55,7 @@ def test_a_store_failing_part_way_through_apply_says_which_proposals_went_in(tmp
             return super().append(events)
 
     lam = Lamar(FullAtSecond(tmp_path / "s.db"), seed=1)
-    lam.add(Experience("tests are flaky", "rerun the failing test once"))
-    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
-    lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
-    lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
-    report = lam.sleep()
-    first, second = [p.id for p in report.proposals if p.kind == "merge"]
+    report, first, second = _two_merges(lam)
     with pytest.raises(StoreError if stop == "full" else KeyboardInterrupt) as raised:
         lam.apply(report)
     assert str(raised.value).startswith("could not write" if stop == "full" else "interrupted")
@@ -86,12 +81,18 @@ def test_a_store_failing_after_a_proposal_was_written_says_it_was_written(tmp_pa
             return super().read(after)
 
     lam = Lamar(UnreadableAfterSecond(tmp_path / "s.db"), seed=1)
+    report, first, second = _two_merges(lam)
+    with pytest.raises(StoreError) as raised:
+        lam.apply(report)
+    assert f"apply stopped after writing proposal {second}, 1 applied before it ({first})" in str(raised.value)
+
+
+def _two_merges(lam: Lamar) -> tuple[SleepReport, str, str]:
+    """Two pairs of duplicates added, and the report of the sleep that proposes merging each pair."""
     lam.add(Experience("tests are flaky", "rerun the failing test once"))
     lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
     lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
     lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
     report = lam.sleep()
     first, second = [p.id for p in report.proposals if p.kind == "merge"]
-    with pytest.raises(StoreError) as raised:
-        lam.apply(report)
-    assert f"apply stopped after writing proposal {second}, 1 applied before it ({first})" in str(raised.value)
+    return report, first, second
