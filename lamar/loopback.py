@@ -16,7 +16,8 @@ _UID_AT = 16 + 4 + 48 + 12  # netlink header, family/state/timer/retrans, the so
 
 
 def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -> bool:
-    """Whether the kernel says the socket at `client`, connected to `server`, belongs to another user than root.
+    """Whether the kernel says the socket at `client`, connected to `server`, belongs to a user other than this
+    process's own and root.
 
     `client` and `server` are the connection's own addresses, as uvicorn gives them with `proxy_headers=False`:
     an address the request names itself (`X-Forwarded-For`) finds no socket here, and would be let in. False

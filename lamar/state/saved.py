@@ -69,8 +69,8 @@ def state_text(cache: FoldCache, last: Event | StoredText) -> str:
     data["sealed"] = [record.id for record in kept if record.sealed]
     data["counters"] = [cache.n_episodes, cache.wanted, cache.held]
     payload = {"version": STATE_VERSION, "seq": last.seq, "last": fingerprint(last),
-               # The whole tuning, settling knobs included: this release compares only what the
-               # fold reads, and a Lamar that compares all of it still reads a state saved alike.
+               # The whole tuning, settling knobs included: reading compares only what the fold reads,
+               # and a reader that compares the whole tuning still finds this state its own.
                "policy": json.loads(json.dumps(dataclasses.asdict(cache.policy), default=str)), "state": data}
     body = json.dumps(payload, separators=(",", ":"))  # ASCII: any text survives any backend
     return _digest(body.encode("ascii")) + "\n" + body
