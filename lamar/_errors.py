@@ -3,6 +3,8 @@ subclasses the builtin it refines (docs/api.md, "Errors", draws the tree)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 
 class LamarError(Exception):
     """Root of every error Lamar raises on purpose.
@@ -13,9 +15,23 @@ class LamarError(Exception):
     UnknownEpisode
     """
 
+    # The next step the message ends with, for a caller that words its own (the MCP server cuts it
+    # by this value, never by its words); empty where the message names none, or where it is final.
+    advice: str = ""
+
     def __str__(self) -> str:
         # KeyError quotes its message; the subclasses below want plain sentences.
         return str(self.args[0]) if self.args else ""
+
+
+Advised = TypeVar("Advised", bound=LamarError)
+
+
+def advised(kind: type[Advised], said: str, advice: str) -> Advised:
+    """The refusal `kind` of `said` followed by `advice`, which it carries as its `advice`."""
+    refusal = kind(said + advice)
+    refusal.advice = advice
+    return refusal
 
 
 def echoed(value: object) -> str:
@@ -115,10 +131,11 @@ class UnknownEpisode(LamarError, KeyError):
     no episode 'ep_unknown' in store :memory:: report the episode_id that recall() returned, ...
     """
 
-    # The message's ends, for a caller that words its own advice (the MCP server): the advice it
-    # ends with, and before that the note naming the kind of id the store holds it as (`held_as`,
-    # "lesson": one id passed for the other). Empty where the message has none.
-    advice: str = ""
+    # The message's parts, for a caller that words its own advice (the MCP server): the id as it
+    # shows it (`shown`) and the store's `location`, then the note naming the kind of id the store
+    # holds it as (`held_as`, "lesson": one id passed for the other), then `advice`. Empty where it has none.
+    shown: str = ""
+    location: str = ""
     note: str = ""
     held_as: str | None = None
 
@@ -147,7 +164,8 @@ class UnknownExperience(LamarError, KeyError):
     """
 
     # As UnknownEpisode's; `held_as` is "episode" for an episode's id passed as a lesson's.
-    advice: str = ""
+    shown: str = ""
+    location: str = ""
     note: str = ""
     held_as: str | None = None
 

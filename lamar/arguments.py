@@ -243,10 +243,11 @@ def choice(enum: Any, value: Any, name: str) -> Any:
 
 
 def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None = None,
-            held_as: str | None = None) -> Unknown:
+            held_as: str | None = None, *, what: str | None = None) -> Unknown:
     """The refusal of an id the store has no episode or lesson (`kind`) by, ending with `advice` (for a lesson,
     how to list the ids when None); `held_as`: the kind of id the store does hold it as, which it names, since a
-    recall hands over both kinds and one is passed for the other. A Recall or an Experience passed is told its id."""
+    recall hands over both kinds and one is passed for the other; `what`: the word for it, as the front says it.
+    A Recall or an Experience passed is told its id."""
     from lamar.experience import Experience
     from lamar.recall import Recall
 
@@ -256,12 +257,15 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
         return kind(f"pass the lesson's id ({echoed(value.id)}), not the Experience itself")
     if kind is UnknownExperience and isinstance(value, Recall):
         return kind(f"pass one of the Recall's lesson ids ({echoed(value.ids)}), not the Recall itself")
-    what, noun = ("episode", "episode") if kind is UnknownEpisode else ("experience", "lesson")
+    said, noun = ("episode", "episode") if kind is UnknownEpisode else ("experience", "lesson")
+    what = what or said
     if advice is None:
         advice = "; Lamar.experiences() lists the lesson ids" if noun == "lesson" else ""
     note = f" (that is {a_or_an(held_as)} id, not {a_or_an(noun)} id)" if held_as else ""
-    refusal = kind(f"no {what} {echoed(value)} in store {location}{note}{advice}")
+    shown = echoed(value)
+    refusal = kind(f"no {what} {shown} in store {location}{note}{advice}")
     refusal.advice, refusal.note, refusal.held_as = advice, note, held_as
+    refusal.shown, refusal.location = shown, location
     return refusal
 
 

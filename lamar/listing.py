@@ -111,6 +111,10 @@ def page(read: Callable[[], RowsView], start: Any, limit: Any, status: Any, cont
 
 
 
+# The command line's advice on a lesson id it does not hold (`lamar show`, `whatif`'s `without:ID`).
+LS_ADVICE = "; `lamar ls` lists the ids"
+
+
 def named(ids: Iterable[str], text: str) -> str | None:
     """The lesson id `text` names among `ids`: the id itself, or the one id it is the start of (None when no id
     starts with it). Every front takes a lesson id so: the command line, the MCP tools, `whatif`'s `without:ID`.
@@ -129,4 +133,4 @@ def named(ids: Iterable[str], text: str) -> str | None:
     return matches[0] if matches else None
 
 
-__all__ = ["LessonPage", "listed", "named", "page"]
+__all__ = ["LS_ADVICE", "LessonPage", "listed", "named", "page"]

@@ -16,8 +16,6 @@ if TYPE_CHECKING:
     from lamar import Lamar
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
-_COMMAND_HINT = "; `lamar ls` lists the ids"  # whatif's advice for an unknown lesson
-_REPLACE_HINT = "; pass replace=True to replace that outcome"  # an outcome a person may still replace
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
 _RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
@@ -41,11 +39,11 @@ def guarded(call: Any, store: object) -> Any:
     try:
         return call()
     except DuplicateReport as exc:
-        said = str(exc.args[0])
-        if not said.endswith(_REPLACE_HINT):  # final (compacted): nobody can replace it, so nothing is offered
+        said = str(exc)
+        if not exc.advice:  # final (compacted): nobody can replace it, so nothing is offered
             raise ToolError(said) from exc
         # The engine's advice (replace=True) is not offered here: a model would use it to change its mind.
-        raise ToolError(f"{said.removesuffix(_REPLACE_HINT)}; an episode is reported once and the first report "
+        raise ToolError(f"{said.removesuffix(exc.advice)}; an episode is reported once and the first report "
                         "stands (a person can replace it with `lamar report EPISODE SIGNAL --replace`)") from exc
     except UnknownEpisode as exc:
         # The engine's advice names the Python API's options: the message before it (the id, the store,
@@ -54,23 +52,27 @@ def guarded(call: Any, store: object) -> Any:
         raise ToolError(f"{said}: pass the episode_id that recall() returned for this task (an episode that sleep "
                         "has since compacted is gone, and then there is nothing left to report)") from exc
     except UnknownExperience as exc:
-        # The engine's advice and note go (the id before them is shown whole, whatever it holds), and
-        # what is left is said in the tools' words: a lesson, listed by lessons().
-        said = str(exc).removesuffix(exc.advice).removesuffix(exc.note)
-        if said.startswith("no experience "):
-            said = "no lesson " + said.removeprefix("no experience ")
-        if exc.held_as == "episode":
-            said += " (that is an episode id, as recall's episode_id, not a lesson id)"
-        raise ToolError(f"{said}; call lessons() to list the lesson ids") from exc
+        raise ToolError(_no_lesson(exc)) from exc
     except StoreError as exc:
         raise ToolError(_store_failure(exc, store)) from exc
     except LamarError as exc:
         said = str(exc)
-        if said.endswith(_COMMAND_HINT):
-            said = said.removesuffix(_COMMAND_HINT) + "; call lessons() to list the lesson ids"
+        if isinstance(exc.__cause__, UnknownExperience) and exc.advice:  # whatif's without:ID of no lesson
+            said = said.removesuffix(exc.advice).removesuffix(exc.__cause__.note) + _no_lesson(exc.__cause__, "")
         for engine, tool in _WHATIF_HINTS:
             said = said.replace(engine, tool)
         raise ToolError(said) from exc
+
+
+def _no_lesson(exc: UnknownExperience, head: str | None = None) -> str:
+    """The engine's refusal of a lesson id in the tools' words: its advice and note go (the id is shown whole,
+    whatever it holds), a lesson is called one, and lessons() lists them; `head`: what comes before the note."""
+    if head is None:
+        # Built from the refusal's parts; one with none (a Recall passed) is kept whole.
+        head = f"no lesson {exc.shown} in store {exc.location}" if exc.shown else str(exc).removesuffix(exc.advice)
+    if exc.held_as == "episode":
+        head += " (that is an episode id, as recall's episode_id, not a lesson id)"
+    return f"{head}; call lessons() to list the lesson ids"
 
 
 def lesson_named(lamar: Lamar, given: str) -> str:

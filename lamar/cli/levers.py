@@ -110,7 +110,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         raise UsageError("lamar edit needs at least one of --precondition, --action, --rationale or --scope")
     lam = open_engine(args)
     try:
-        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        exp_id = resolve_id(lam, args.id)
         try:
             edited = lam.edit(exp_id, precondition=args.precondition, action=args.action, rationale=args.rationale,
                               scope=scope, evidence="keep" if args.keep_evidence else "restart", reason=args.reason)
@@ -144,7 +144,7 @@ def cmd_revive(args: argparse.Namespace) -> int:
 def cmd_erase(args: argparse.Namespace) -> int:
     lam = open_engine(args)
     try:
-        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        exp_id = resolve_id(lam, args.id)
         erased = lam.erase(exp_id, contexts=args.contexts, by=args.by, reason=args.reason)
     finally:
         lam.close()
@@ -167,7 +167,7 @@ def _pull(args: argparse.Namespace, status: Status) -> tuple[str, bool]:
     lesson already has that status: a second pull would only add a misleading entry to its audit trail."""
     lam = open_engine(args)
     try:
-        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        exp_id = resolve_id(lam, args.id)
         if lam.get(exp_id).status is status:
             return exp_id, False
         (lam.retire if status is Status.RETIRED else lam.revive)(exp_id, args.reason)

@@ -7,11 +7,10 @@ import argparse
 import os
 import shlex
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lamar._errors import InvalidArgument, StoreError, UnknownExperience, echoed
+from lamar._errors import InvalidArgument, StoreError, UnknownExperience
 from lamar.engine import Lamar
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
@@ -318,14 +317,19 @@ def backend_name(location: str) -> str:
     return "json" if Path(location).suffix.lower() == ".json" else "sqlite"
 
 
-def resolve_id(ids: Sequence[str], text: str, location: str) -> str:
-    """The lesson id `text` names among `ids`: the id itself or a prefix only one id starts with (`listing.named`)."""
-    from lamar.listing import named
+def resolve_id(lam: Lamar, text: str) -> str:
+    """The lesson id `text` names in `lam`'s store: the id itself or a prefix only one id starts with
+    (`listing.named`)."""
+    from lamar.arguments import unknown
+    from lamar.listing import LS_ADVICE, named
 
     try:
-        found = named(ids, text)
+        found = named((e.id for e in lam.experiences()), text)
     except InvalidArgument as exc:
         raise UsageError(str(exc)) from None
     if found is None:
-        raise UnknownExperience(f"no lesson {echoed(text)} in store {location}; `lamar ls` lists the ids")
+        try:
+            return lam.get(text).id  # added since the listing
+        except UnknownExperience as exc:  # the engine's refusal knows an episode's id, and says so
+            raise unknown(UnknownExperience, text, lam.store.location, LS_ADVICE, exc.held_as, what="lesson") from None
     return found

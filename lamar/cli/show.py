@@ -60,7 +60,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     # only the episodes listed are read from the log (from its end, or all of it for --all/--json).
     lam = open_engine(args)
     try:
-        exp_id = resolve_id([e.id for e in lam.experiences()], args.id, lam.store.location)
+        exp_id = resolve_id(lam, args.id)
         exp = lam.get(exp_id)
         ev = lam.evidence(exp.id)
         past = lam.history(exp.id)

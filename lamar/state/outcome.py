@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lamar._errors import DuplicateReport, EventConflict, UnknownEpisode
+from lamar._errors import DuplicateReport, EventConflict, UnknownEpisode, advised
 from lamar.arguments import unknown
 from lamar.store.base import Event
 
 if TYPE_CHECKING:
     from lamar.state.follower import Follower
+
+# A report that may still be replaced says how; a final one (sealed, or refused by the fold) does not.
+REPLACE_ADVICE = "; pass replace=True to replace that outcome"
 
 
 def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | None, replace: bool) -> bool:
@@ -26,10 +29,8 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     # A default or an expiry from the pending policy only stood in for this report.
     replace = replace or episode.settled is not None or (episode.reports > 0 and episode.reward is None)
     if episode.reports and not replace:
-        raise DuplicateReport(
-            f"episode {episode_id} was already reported ({episode.signal or episode.reward}); "
-            "pass replace=True to replace that outcome"
-        )
+        raise advised(DuplicateReport, f"episode {episode_id} was already reported "
+                      f"({episode.signal or episode.reward})", REPLACE_ADVICE)
     if episode.sealed:
         raise DuplicateReport(
             f"episode {episode_id}'s outcome ({episode.signal or episode.reward}) is final: it "
@@ -40,10 +41,8 @@ def write_outcome(log: Follower, episode_id: str, reward: float, signal: str | N
     try:
         (stored,) = log.append([Event("outcome", data, key=key)])
     except EventConflict:
-        raise DuplicateReport(
-            f"episode {episode_id} was reported by another writer just now; "
-            "pass replace=True to replace that outcome"
-        ) from None
+        raise advised(DuplicateReport, f"episode {episode_id} was reported by another writer just now",
+                      REPLACE_ADVICE) from None
     log.cache.ignored.clear()
     log.sync()
     now = log.cache.episodes.get(episode_id)

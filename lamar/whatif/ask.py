@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidArgument, InvalidContext, echoed
+from lamar._errors import InvalidArgument, InvalidContext, UnknownExperience, advised, echoed
+from lamar.arguments import unknown
 from lamar.experience import check_context
-from lamar.listing import named
+from lamar.listing import LS_ADVICE, named
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
 from lamar.whatif.log import Log, check_log, lessons_in, read_log
@@ -124,9 +125,13 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
     head, lesson = form(spec)
     if head != "without" or lesson in lessons_in(log.slates):
         return
-    if lesson not in {experience.id for experience in lam.experiences()}:
-        raise InvalidArgument(f"policy {echoed(spec)}: no lesson {echoed(lesson)} in store {lam.store.location}; "
-                              "`lamar ls` lists the ids")
+    try:
+        lam.get(lesson)
+    except UnknownExperience as exc:
+        # The engine's own refusal, which knows an episode's id passed here, in the command line's words.
+        said = unknown(UnknownExperience, lesson, lam.store.location, LS_ADVICE, exc.held_as, what="lesson")
+        raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
+                      said.advice) from said
     where = ("the episodes since/scope select: widen them to episodes where it was" if selected else
              "any reported episode (no context matched its scope), so leaving it out would change nothing")
     raise InvalidArgument(f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in {where}")

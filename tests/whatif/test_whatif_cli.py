@@ -377,3 +377,21 @@ def _one_lesson_log(path: Path, episodes: list[tuple[bool, float, float]]) -> No
                                 key=f"outcome:ep_{j}")])
     finally:
         store.close()
+
+
+def test_an_episode_id_given_for_a_lesson_is_called_one_by_show_and_whatif(tmp_path: Path) -> None:
+    # `lamar show` and `lamar whatif`'s without:ID built their own refusals, which said only "no lesson",
+    # where the engine (and the MCP tools) say that the id is an episode's.
+    path = tmp_path / "ids.db"
+    with Lamar(str(path), k=2, seed=1, holdout=0.3) as lam:
+        lam.add(Experience("a test is flaky", "pin the seeds"))
+        episodes = [lam.recall({"task": "flaky"}).episode_id for _ in range(40)]
+        for i, episode in enumerate(episodes):
+            lam.report(episode, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    note = "(that is an episode id, not a lesson id); `lamar ls` lists the ids"
+    status, _, err = run("show", "--store", str(path), episodes[0])
+    assert status == 1 and f"no lesson '{episodes[0]}' in store {path} {note}" in err, err
+    status, _, err = run("whatif", "--store", str(path), "--policy", f"without:{episodes[0]}")
+    assert status == 1 and f"policy 'without:{episodes[0]}': no lesson '{episodes[0]}' in store {path} {note}" in err
+    status, _, err = run("show", "--store", str(path), "exp_0123456789abcdef")  # neither kind: no note
+    assert status == 1 and f"no lesson 'exp_0123456789abcdef' in store {path}; `lamar ls`" in err, err

@@ -7,11 +7,22 @@ from pathlib import Path
 import pytest
 from mcp.server.mcpserver.exceptions import ToolError
 
-from lamar import CorruptStore, DuplicateReport, LamarError, UnknownEpisode, UnknownExperience
+from lamar import (
+    CorruptStore,
+    DuplicateReport,
+    Experience,
+    Lamar,
+    LamarError,
+    Signal,
+    UnknownEpisode,
+    UnknownExperience,
+)
+from lamar._errors import advised
 from lamar.arguments import unknown
-from lamar.state.outcome import refused
+from lamar.state.outcome import REPLACE_ADVICE, refused
 from lamar.store.sqlite import SqliteStore
 from lamar_mcp.refusals import guarded
+from lamar_mcp.tools import LamarTools
 
 
 def _said(error: LamarError, store: object = None) -> str:
@@ -31,10 +42,52 @@ def test_an_outcome_that_cannot_be_replaced_is_not_offered_a_replace() -> None:
     for error in (sealed, refused("ep_1")):
         said = _said(error)
         assert "--replace" not in said and said.startswith(str(error)), said
-    said = _said(DuplicateReport("episode ep_1 was already reported (shipped); "
-                                 "pass replace=True to replace that outcome"))
+    said = _said(advised(DuplicateReport, "episode ep_1 was already reported (shipped)", REPLACE_ADVICE))
     assert said.startswith("episode ep_1 was already reported (shipped); an episode is reported once") and \
         "--replace" in said and "replace=True" not in said
+
+
+def _tools() -> tuple[Lamar, LamarTools]:
+    lam = Lamar(":memory:")
+    return lam, LamarTools(lam)
+
+
+def test_reworded_replace_advice_is_still_cut_by_its_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The server found the engine's replace=True advice by its words: reworded, it reached the model,
+    # which would use it to change its mind about a report.
+    monkeypatch.setattr("lamar.state.outcome.REPLACE_ADVICE", "; call report(..., replace=True) to replace it")
+    lam, tools = _tools()
+    episode = lam.recall({}).episode_id
+    tools.report(episode, "shipped")
+    with pytest.raises(ToolError) as caught:
+        tools.report(episode, "reverted")
+    said = str(caught.value)
+    assert said.startswith(f"episode {episode} was already reported (shipped); an episode is reported once") and \
+        "replace=True" not in said, said
+
+
+def test_whatifs_reworded_advice_on_an_unknown_lesson_is_cut_by_its_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    # whatif's `lamar ls` advice was found by its words: reworded, the command reached the model.
+    monkeypatch.setattr("lamar.listing.LS_ADVICE", "; run `lamar ls --all` to list the lesson ids")
+    lam, tools = _tools()
+    lam.add(Experience("a test is flaky", "pin the seeds"))
+    for i in range(40):  # enough reported episodes, each with its coin, for whatif to look at the policy
+        episode = lam.recall({"task": "flaky"}).episode_id
+        lam.report(episode, Signal.SHIPPED if i % 3 else Signal.CORRECTED)
+    for given, note in (("exp_zz", ""), (episode, " (that is an episode id, as recall's episode_id, not a lesson id)")):
+        with pytest.raises(ToolError) as caught:
+            tools.whatif([f"without:{given}"])
+        said = str(caught.value)
+        assert said == (f"policy 'without:{given}': no lesson '{given}' in store :memory:{note}; "
+                        "call lessons() to list the lesson ids"), said
+
+
+def test_an_unknown_lesson_is_called_one_by_the_refusals_fields_not_its_words() -> None:
+    # The server made "no experience" into "no lesson" by the message's first words: an engine
+    # message worded otherwise kept the engine's word, or lost its start.
+    refusal = unknown(UnknownExperience, "exp_1", "s.db")
+    refusal.args = (str(refusal).replace("no experience", "there is no experience"),)
+    assert _said(refusal) == "no lesson 'exp_1' in store s.db; call lessons() to list the lesson ids"
 
 
 def test_the_engines_advice_on_an_unknown_id_is_cut_by_its_fields_not_its_words() -> None:
