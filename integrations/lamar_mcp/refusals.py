@@ -19,19 +19,12 @@ if TYPE_CHECKING:
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
 _RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
-# whatif's advice names commands and a `since` the tool does not take: a model would call it with
-# `since` and be refused again. Each is said in the tool's terms.
-_WHATIF_HINTS = (
-    ("(lamar report EPISODE SIGNAL) or widen since/scope",
-     "(report once the human's reaction to a recalled task is known), or widen scope or leave it out"),
-    ("(lamar add; `lamar recall --dry-run` shows which are eligible), or widen since/scope to episodes that had some",
-     "(propose_lesson; recall with dry_run shows which are eligible), or widen scope or leave it out"),
-    ("the episodes since/scope select: widen them", "the episodes scope selects: widen it or leave it out"),
-    # The same advice where no scope narrowed the log: nothing to widen, only the next step.
-    ("(lamar report EPISODE SIGNAL)", "(report once the human's reaction to a recalled task is known)"),
-    ("(lamar add; `lamar recall --dry-run` shows which are eligible)",
-     "(propose_lesson; recall with dry_run shows which are eligible)"),
-)
+# whatif's advice (lamar.whatif.log.ADVICE) names commands and a `since` the tool does not take: a model
+# would call it with `since` and be refused again. Each is said in the tool's terms, with what widening adds.
+_WHATIF_STEPS = {"report": "(report once the human's reaction to a recalled task is known)",
+                 "add": "(propose_lesson; recall with dry_run shows which are eligible)",
+                 "eligible": "the episodes scope selects: widen it to episodes where it was, or leave it out"}
+_WIDEN = ", or widen scope or leave it out"
 
 
 def guarded(call: Any, store: object) -> Any:
@@ -59,9 +52,21 @@ def guarded(call: Any, store: object) -> Any:
         said = str(exc)
         if isinstance(exc.__cause__, UnknownExperience) and exc.advice:  # whatif's without:ID of no lesson
             said = said.removesuffix(exc.advice).removesuffix(exc.__cause__.note) + _no_lesson(exc.__cause__, "")
-        for engine, tool in _WHATIF_HINTS:
-            said = said.replace(engine, tool)
+        elif (step := _whatif_step(exc.advice)) is not None:
+            said = said.removesuffix(exc.advice) + step
         raise ToolError(said) from exc
+
+
+def _whatif_step(advice: str) -> str | None:
+    """whatif's `advice` said in the tool's terms, found by its value (None for other advice)."""
+    from lamar.whatif.log import ADVICE, WIDEN
+
+    for step, said in ADVICE.items():
+        if advice and advice == said:
+            return _WHATIF_STEPS[step]
+        if advice and step in WIDEN and advice == said + WIDEN[step]:
+            return _WHATIF_STEPS[step] + _WIDEN
+    return None
 
 
 def _no_lesson(exc: UnknownExperience, head: str | None = None) -> str:

@@ -11,7 +11,7 @@ from lamar.experience import check_context
 from lamar.listing import LS_ADVICE, named
 from lamar.storable import finite_number
 from lamar.whatif.alternatives import STANDARD, Alternative, Beliefs, Without, form, name_of, parse
-from lamar.whatif.log import Log, check_log, lessons_in, read_log
+from lamar.whatif.log import ADVICE, Log, check_log, lessons_in, read_log
 from lamar.whatif.report import WhatIfReport, evaluate
 from lamar.whatif.slate import Slate
 
@@ -132,9 +132,11 @@ def _check_lesson(spec: str, lam: Lamar, log: Log, selected: bool) -> None:
         said = unknown(UnknownExperience, lesson, lam.store.location, LS_ADVICE, exc.held_as, what="lesson")
         raise advised(InvalidArgument, f"policy {echoed(spec)}: {str(said).removesuffix(said.advice)}",
                       said.advice) from said
-    where = ("the episodes since/scope select: widen them to episodes where it was" if selected else
-             "any reported episode (no context matched its scope), so leaving it out would change nothing")
-    raise InvalidArgument(f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in {where}")
+    head = f"policy {echoed(spec)}: lesson {echoed(lesson)} was not eligible in "
+    if selected:
+        raise advised(InvalidArgument, head, ADVICE["eligible"])
+    raise InvalidArgument(f"{head}any reported episode (no context matched its scope), so leaving it out would "
+                          "change nothing")
 
 
 def logged_k(slates: Iterable[Slate], default: int) -> int:

@@ -7,11 +7,18 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from lamar._errors import LamarError
+from lamar._errors import LamarError, advised
 from lamar.policy.config import Policy
 from lamar.store.base import Store
 from lamar.whatif.cache import fold_store
 from lamar.whatif.slate import Slate
+
+# The next step a refusal of the log names, in the command line's words (its `advice`), and what it adds
+# where since/scope narrowed the log: the MCP server finds each by these values and says it in its tools' words.
+ADVICE = {"report": "(lamar report EPISODE SIGNAL)",
+          "add": "(lamar add; `lamar recall --dry-run` shows which are eligible)",
+          "eligible": "the episodes since/scope select: widen them to episodes where it was"}
+WIDEN = {"report": " or widen since/scope", "add": ", or widen since/scope to episodes that had some"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,17 +114,18 @@ def check_log(log: Log, minimum: int, location: str, selected: bool) -> None:
     """
     reported = len(log.slate)
     if reported < minimum:
-        raise LamarError(
+        raise advised(
+            LamarError,
             f"store {location} has {reported} reported episode(s){' in this selection' if selected else ''} "
-            f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes "
-            f"(lamar report EPISODE SIGNAL){' or widen since/scope' if selected else ''}")
+            f"({log.logged} logged); a what-if estimate needs at least {minimum}: report more outcomes ",
+            ADVICE["report"] + (WIDEN["report"] if selected else ""))
     if log.randomized == 0 and not lessons_in(log.slates):
         # No lesson to flip a coin for: a holdout, whatever its rate, would not have changed that.
-        raise LamarError(
+        raise advised(
+            LamarError,
             f"store {location} has {reported} reported episodes but no lesson was eligible in any of "
             "them, so no coin was ever flipped and the log cannot say what another policy would have "
-            "done. Add lessons whose scope matches these contexts (lamar add; `lamar recall --dry-run` "
-            f"shows which are eligible){', or widen since/scope to episodes that had some' if selected else ''}")
+            "done. Add lessons whose scope matches these contexts ", ADVICE["add"] + (WIDEN["add"] if selected else ""))
     if log.randomized == 0:
         raise LamarError(
             f"store {location} has {reported} reported episodes but none with a logged coin "

@@ -143,3 +143,20 @@ def test_a_context_within_the_field_limits_but_over_a_contexts_total_is_refused_
         with pytest.raises(ToolError, match=r"the context is 16,\d{3} characters long .* at most 4,000"):
             tools.recall(context, dry_run=dry_run)
     assert lam.stats()["episodes"] == 0
+
+
+def test_whatifs_reworded_advice_on_the_log_is_cut_by_its_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    # whatif's advice on a log too small (a command, and since/scope the tool does not take) was found
+    # by its words: reworded, the commands and `since` reached the model.
+    from lamar.whatif.log import ADVICE, WIDEN
+
+    monkeypatch.setitem(ADVICE, "report", "(run `lamar report EPISODE SIGNAL`)")
+    monkeypatch.setitem(WIDEN, "report", ", or widen --since or --scope")
+    lam, tools = _tools()
+    lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
+    for scope, widen in ((None, ""), ({"task": "flaky"}, ", or widen scope or leave it out")):
+        with pytest.raises(ToolError) as caught:
+            tools.whatif(None, scope)
+        said = str(caught.value)
+        assert said.endswith("report more outcomes (report once the human's reaction to a recalled task is known)"
+                             + widen) and "lamar" not in said and "since" not in said, said
