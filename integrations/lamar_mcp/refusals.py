@@ -17,7 +17,6 @@ if TYPE_CHECKING:
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
 _WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
-_RETRIES = ("erase again", "erase it again", "try again once that writer is done")  # a lock, a race
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # whatif's advice (lamar.whatif.log.ADVICE) names commands and a `since` the tool does not take: a model
 # would call it with `since` and be refused again. Each is said in the tool's terms, with what widening adds.
@@ -94,13 +93,16 @@ def _store_failure(exc: StoreError, store: object) -> str:
     """What a model does when the store itself failed: it cannot fix the store, the user can."""
     said = str(exc)
     if _read_only(exc, store):
-        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix('; then erase it again')}; nothing was stored. "
+        # Erasing again (the engine's advice) is no use until the store can be written.
+        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix(exc.advice).removesuffix('; ')}; nothing was stored. "
                 "Tell the user that their Lamar store "
                 f"cannot be written here; recall with dry_run=true, lessons, evidence and whatif still read it. "
                 "Once the store can be written, restarting this MCP server (reopening the client) records "
                 "episodes and lessons again; `lamar mcp --read-only` serves it with the reading tools alone")
-    if said.endswith(_RETRIES):  # advice the model can follow itself: call the tool again
-        return said
+    from lamar.store import base
+
+    if exc.advice and exc.advice in (base.WRITER_AGAIN, base.ERASE_AGAIN, base.ERASE_AFTER):
+        return said  # advice the model can follow itself (a lock, a race): call the tool again
     reopen = "open the store again" in said or isinstance(exc, CorruptStore)
     return (f"{said}. The store failed, not this call: tell the user what this says"
             + ("; once it is fixed, restarting this MCP server (reopening the client) opens the store again"

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from lamar._errors import InvalidTrace, StoreError
+from lamar._errors import InvalidTrace, StoreError, advised
 from lamar.signals import Signal
 from lamar.sleep.trace_limits import MAX_FIELD_CHARS, MAX_LINE_BYTES, check_limits, scrubbed_line
 from lamar.storable import finite_number, storable_problem
+from lamar.store import base
 
 try:  # POSIX; elsewhere appends rely on O_APPEND alone
     import fcntl
@@ -196,8 +197,8 @@ def _size_between_writes(fd: int, path: Path) -> int:
     except OSError:  # a file system without locks: read what is there
         return os.fstat(fd).st_size
     if locked is None:
-        raise StoreError(f"cannot read traces from {path}: a writer holds its lock past the {TIMEOUT:g} s wait; "
-                         "try again once that writer is done")
+        raise advised(StoreError, f"cannot read traces from {path}: a writer holds its lock past the {TIMEOUT:g} s "
+                      "wait; ", base.WRITER_AGAIN)
     try:
         return os.fstat(fd).st_size
     finally:
@@ -409,8 +410,8 @@ class TraceWriter:
             fd = exclusive(self.path, max(0.0, deadline - time.monotonic()), flags=os.O_APPEND,
                            mode=0o666)  # as open("a") creates it
             if fd is None:
-                raise StoreError(f"cannot append a trace to {self.path}: another process holds its lock past the "
-                                 f"{self.timeout:g} s wait; nothing was written: try again once that writer is done")
+                raise advised(StoreError, f"cannot append a trace to {self.path}: another process holds its lock past "
+                              f"the {self.timeout:g} s wait; nothing was written: ", base.WRITER_AGAIN)
             # A nightly job moves the file aside to mine it: a write that opened it before the move and
             # got the lock after it would land in the file being mined, after it was read.
             try:

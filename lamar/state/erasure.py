@@ -8,13 +8,14 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from lamar._errors import EventConflict, InvalidArgument, StoreError
+from lamar._errors import EventConflict, InvalidArgument, StoreError, advised
 from lamar.edit import edit_key
 from lamar.experience import Experience, Status
 from lamar.policy.config import Policy
 from lamar.policy.fold import ERASED, erased_lesson, erased_note, erased_text
 from lamar.state.cache import FoldCache
 from lamar.state.snapshot import EPISODE_FIELDS
+from lamar.store import base
 from lamar.store.base import ErasableStore, Event, KeyedStore, Store, check_appendable, folded_rows
 
 if TYPE_CHECKING:
@@ -77,8 +78,8 @@ def erase(holder: Holder, store: Store, exp: Experience, contexts: bool, who: st
         # Another writer stored the lesson's next version while this scrubbed: fold it and scrub that too.
         holder.rebuild()
         exp = holder.lessons([exp.id]).states[0].experience
-    raise StoreError(f"lesson {exp.id} was edited by another writer each time erase scrubbed it; its text is "
-                     "erased from what was read, but not the latest version: erase again")
+    raise advised(StoreError, f"lesson {exp.id} was edited by another writer each time erase scrubbed it; its "
+                  "text is erased from what was read, but not the latest version: ", base.ERASE_AGAIN)
 
 
 def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts: bool, who: str,
@@ -108,7 +109,7 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
     try:
         store.scrub([])
     except StoreError as exc:
-        raise StoreError(f"lesson {exp.id} was not erased: {exc}; then erase it again") from exc
+        raise advised(StoreError, f"lesson {exp.id} was not erased: {exc}; ", base.ERASE_AFTER) from exc
     try:
         holder.write([event], fold=False)  # folded once, from the scrubbed log (`rebuild` below)
     except EventConflict:
@@ -120,8 +121,8 @@ def _erase_once(holder: Holder, store: ErasableStore, exp: Experience, contexts:
         count = _scrub_log(store, exp.id, contexts, who, at, holder.policy, clean=True, read=log)
     except StoreError as exc:
         holder.rebuild()  # the scrub may have committed before it failed: fold what is stored
-        raise StoreError(f"lesson {exp.id} is erased (its erase event is stored and every read shows it "
-                         f"erased), but scrubbing its text from the store failed: {exc}; erase again") from exc
+        raise advised(StoreError, f"lesson {exp.id} is erased (its erase event is stored and every read shows it "
+                      f"erased), but scrubbing its text from the store failed: {exc}; ", base.ERASE_AGAIN) from exc
     holder.rebuild()  # nothing this process folded from the old text stays in memory
     return Erasure(exp.id, who, at, why, tuple(episodes), count)
 
@@ -235,7 +236,7 @@ def _put_back(store: ErasableStore, policy: Policy, log: list[Event], written: l
             store.scrub(changed)
         except ValueError:  # a later checkpoint replaced those events meanwhile: read the log again
             continue
-    raise StoreError("other writers kept changing the log while erase scrubbed it: erase again")
+    raise advised(StoreError, "other writers kept changing the log while erase scrubbed it: ", base.ERASE_AGAIN)
 
 
 def scrub_all(current: dict[int, Event], erases: list[Event], policy: Policy, read: list[Event] | None = None) -> None:

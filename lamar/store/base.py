@@ -12,6 +12,12 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from lamar._errors import CorruptStore, StoreError, a_or_an
 
+# The advice a refusal ends with where the call made again is the next step (a lock held past the wait,
+# another writer's race): a caller that words its own advice (the MCP server) finds it by these values.
+WRITER_AGAIN = "try again once that writer is done"
+ERASE_AGAIN = "erase again"
+ERASE_AFTER = "then erase it again"  # after what must change first, which the message names
+
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.
 EVENT_KINDS = frozenset(

@@ -9,8 +9,9 @@ import os
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidArgument, StoreError
+from lamar._errors import InvalidArgument, StoreError, advised
 from lamar.storable import finite_number
+from lamar.store import base
 from lamar.store.files import lock_failed
 
 if TYPE_CHECKING:
@@ -37,8 +38,8 @@ def lock_writers(path: Path, lock: Path, timeout: float) -> int:
     except OSError as exc:
         raise StoreError(lock_failed(path, lock, exc)) from exc
     if fd is None:
-        raise StoreError(f"cannot write {path}: another process holds its lock ({lock}) past the {timeout:g} s "
-                         "wait; nothing was written: try again once that writer is done")
+        raise advised(StoreError, f"cannot write {path}: another process holds its lock ({lock}) past the "
+                      f"{timeout:g} s wait; nothing was written: ", base.WRITER_AGAIN)
     return fd
 
 

@@ -9,7 +9,8 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-from lamar._errors import CorruptStore, StoreError
+from lamar._errors import CorruptStore, StoreError, advised
+from lamar.store import base
 from lamar.store.files import file_kind
 
 
@@ -127,6 +128,6 @@ def _unreadable(path: Path) -> bool:
 def write_failure(path: Path, exc: sqlite3.Error, timeout: float) -> StoreError:
     """The error when a write cannot begin: mostly another writer's lock, held past the wait."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return StoreError(f"cannot write {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
-                          "wait; nothing was written: try again once that writer is done")
+        return advised(StoreError, f"cannot write {path}: another connection holds its lock ({exc}) past the "
+                       f"{timeout:g} s wait; nothing was written: ", base.WRITER_AGAIN)
     return StoreError(f"cannot write {path}: {exc}{read_only_advice(path, exc)}")

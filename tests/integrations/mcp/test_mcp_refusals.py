@@ -14,6 +14,7 @@ from lamar import (
     Lamar,
     LamarError,
     Signal,
+    StoreError,
     UnknownEpisode,
     UnknownExperience,
 )
@@ -160,3 +161,23 @@ def test_whatifs_reworded_advice_on_the_log_is_cut_by_its_field(monkeypatch: pyt
         said = str(caught.value)
         assert said.endswith("report more outcomes (report once the human's reaction to a recalled task is known)"
                              + widen) and "lamar" not in said and "since" not in said, said
+
+
+def test_reworded_advice_to_call_again_is_found_by_its_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lock held past the wait tells the model to call again; the server found that advice by its
+    # words, so reworded it told the model the store had failed and to tell the user.
+    import os
+
+    from lamar.store.file_lock import exclusive, lock_writers
+
+    monkeypatch.setattr("lamar.store.base.WRITER_AGAIN", "call again when the other writer has finished")
+    lock = tmp_path / "store.json.lock"
+    held = exclusive(lock, 0)
+    assert held is not None
+    try:
+        with pytest.raises(StoreError) as refused:
+            lock_writers(tmp_path / "store.json", lock, 0)
+    finally:
+        os.close(held)
+    said = _said(refused.value)
+    assert said == str(refused.value) and said.endswith("call again when the other writer has finished"), said
