@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from lamar import Lamar
 
 # The engine's advice that names a Python call or a command; a model has a tool in its place.
-_WRITABLE_COPY = "; open a writable copy to change it"  # a SQLite store opened read-only
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # whatif's advice (lamar.whatif.log.ADVICE) names commands and a `since` the tool does not take: a model
 # would call it with `since` and be refused again. Each is said in the tool's terms, with what widening adds.
@@ -91,16 +90,18 @@ def lesson_named(lamar: Lamar, given: str) -> str:
 
 def _store_failure(exc: StoreError, store: object) -> str:
     """What a model does when the store itself failed: it cannot fix the store, the user can."""
+    from lamar.store import base
+
     said = str(exc)
     if _read_only(exc, store):
-        # Erasing again (the engine's advice) is no use until the store can be written.
-        return (f"{said.replace(_WRITABLE_COPY, '').removesuffix(exc.advice).removesuffix('; ')}; nothing was stored. "
+        # The store's advice (open a writable copy, erase again) is no use to a model until the store can be
+        # written: found by its values, the one inside the message, the other its `advice`.
+        said = said.replace(f"; {base.WRITABLE_COPY}", "").removesuffix(exc.advice).removesuffix("; ")
+        return (f"{said}; nothing was stored. "
                 "Tell the user that their Lamar store "
                 f"cannot be written here; recall with dry_run=true, lessons, evidence and whatif still read it. "
                 "Once the store can be written, restarting this MCP server (reopening the client) records "
                 "episodes and lessons again; `lamar mcp --read-only` serves it with the reading tools alone")
-    from lamar.store import base
-
     if exc.advice and exc.advice in (base.WRITER_AGAIN, base.ERASE_AGAIN, base.ERASE_AFTER):
         return said  # advice the model can follow itself (a lock, a race): call the tool again
     reopen = "open the store again" in said or isinstance(exc, CorruptStore)

@@ -17,6 +17,8 @@ from lamar._errors import CorruptStore, StoreError, a_or_an
 WRITER_AGAIN = "try again once that writer is done"
 ERASE_AGAIN = "erase again"
 ERASE_AFTER = "then erase it again"  # after what must change first, which the message names
+# A read-only store's advice, inside the messages of the refusals that wrap it; the MCP server cuts it by this value.
+WRITABLE_COPY = "open a writable copy to change it"
 
 # The one list of what the log can hold. Every backend stores exactly these, every reader
 # refuses any other, and every fold (the engine's, PostgreSQL's rows) handles each of them.

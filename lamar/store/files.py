@@ -80,7 +80,9 @@ _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 def _advice(path: Path, exc: OSError) -> str:
     if exc.errno in _READ_ONLY:
-        return f"; {path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+        from lamar.store.base import WRITABLE_COPY
+
+        return f"; {path} cannot be written (read-only file, folder or mount); {WRITABLE_COPY}"
     return ""
 
 

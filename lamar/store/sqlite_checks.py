@@ -74,7 +74,7 @@ def cannot_write(path: Path, exc: sqlite3.OperationalError) -> str | None:
 
 
 def unwritable(path: Path) -> str:
-    return f"{path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+    return f"{path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
 def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
@@ -82,7 +82,7 @@ def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
     (in a folder it may) read-only without a word, so only a write finds out; "" for any other failure."""
     if getattr(exc, "sqlite_errorcode", 0) & 0xFF != sqlite3.SQLITE_READONLY:
         return ""
-    return f"; {path} cannot be written (read-only file, folder or mount); open a writable copy to change it"
+    return f"; {path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
 # The Python API's advice; the command line, which has no timeout to pass, puts its own in its place.

@@ -181,3 +181,22 @@ def test_reworded_advice_to_call_again_is_found_by_its_field(tmp_path: Path, mon
         os.close(held)
     said = _said(refused.value)
     assert said == str(refused.value) and said.endswith("call again when the other writer has finished"), said
+
+
+def test_a_reworded_writable_copy_advice_is_cut_by_its_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A store that cannot be written here says to open a writable copy, which a model cannot do; the
+    # server cut that advice by its words, so reworded it reached the model.
+    from lamar.store.base import ERASE_AFTER
+    from lamar.store.sqlite_checks import unwritable
+
+    monkeypatch.setattr("lamar.store.base.WRITABLE_COPY", "copy it somewhere it can be changed")
+    store = SqliteStore(tmp_path / "store.db")
+    try:
+        store.read_only = True  # as a file this process may not write opens it
+        for error in (StoreError(unwritable(store.path)),
+                      advised(StoreError, f"lesson exp_1 was not erased: {unwritable(store.path)}; ", ERASE_AFTER)):
+            said = _said(error, store)
+            assert "cannot be written (read-only file, folder or mount); nothing was stored" in said, said
+            assert "somewhere" not in said and "erase it again" not in said, said
+    finally:
+        store.close()
