@@ -15,7 +15,7 @@ from lamar.listing import named
 if TYPE_CHECKING:
     from lamar import Lamar
 
-# The engine's advice that names a Python call or a command; a model has a tool in its place.
+# The errors a file system gives a write to a read-only file, folder or mount.
 _READ_ONLY_CODES = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 # whatif's advice (lamar.whatif.log.ADVICE) names commands and a `since` the tool does not take: a model
 # would call it with `since` and be refused again. Each is said in the tool's terms, with what widening adds.
