@@ -406,7 +406,8 @@ def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_ur
         first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     other = Lamar(fold_url, k=2, seed=9, discount=0.9)  # the selection forgets faster: other rows
     before = _rows(fold_url)
-    other.evidence(ids[0])  # reads the rows: they were folded under other tuning, so built again
+    with pytest.warns(UserWarning, match=r"folded under other tuning \(discount 1.0 there, 0.9 here\)"):
+        other.evidence(ids[0])  # reads the rows: they were folded under other tuning, so built again
     after = _rows(fold_url)
     assert after != before
     replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, discount=0.9)
