@@ -91,7 +91,7 @@ def scrubbed_provenance(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
     if not scrub("\n".join(strings(provenance)))[1]:
         return provenance
     cleaned = clean(provenance)
-    # Redacted rather than refused: the provenance is never shown to the model, and a lesson is
+    # Redacted rather than refused: the prompt never carries the provenance, and a lesson is
     # still worth keeping when the note on where it came from quoted a key.
     return provenance if cleaned == provenance else cleaned
 
@@ -148,7 +148,7 @@ def admitted(experience: Experience) -> Experience:
             secret (the message names its kind and says how to write the lesson instead), its
             text holds a lone surrogate, or it is longer than MAX_LESSON_CHARS (its scope than
             MAX_SCOPE_CHARS, its provenance than MAX_PROVENANCE_CHARS). A credential in the
-            provenance, which the model never reads, is redacted instead.
+            provenance, which no prompt carries, is redacted instead.
     """
     too_long = size_problem(experience.precondition, experience.action, experience.rationale, experience.scope)
     too_long = too_long or provenance_problem(experience.provenance)
