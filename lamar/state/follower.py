@@ -336,8 +336,8 @@ class SettledFollower(Follower):
     Seq order is not commit order there (a write may commit after another that took a later
     seq), so a read of the tail after the last folded seq could pass over a late event for
     good. Only the settled part of the log is folded (`settled()`: the seq through which none
-    can still appear). The cache starts from the saved state when there is one and saves it as
-    a log-mode writer does, since no fold-mode writer folds the log. When the writes in flight
+    can still appear). The cache starts from the saved state when there is one and, in a process
+    that wrote, saves it as a log-mode writer does, since no fold-mode write folds the log. When the writes in flight
     do not end within a second, the whole log as it now stands is folded, and folded again from
     the start next time. `places` gives each lesson row's place (`FoldedRows.places`).
     """
@@ -369,7 +369,9 @@ class SettledFollower(Follower):
         else:
             self.fold_tail([e for e in self.store.read(cache.seq) if e.seq <= through])
         self.finish_erasures()
-        if self.state_due():
+        # Only a process that wrote saves the state, as in the log mode: a reader (stats, show, a read-only
+        # MCP server or ui) leaves the store as it was, and folds the log whole again next time.
+        if self.wrote and self.state_due():
             self.save()
 
     def refold(self) -> None:

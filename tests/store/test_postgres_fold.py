@@ -673,6 +673,23 @@ def test_a_fresh_engine_resumes_from_the_state_a_folding_engine_saved(fold_url: 
         engine.close()
 
 
+def test_a_process_that_only_reads_saves_no_state(fold_url: str) -> None:
+    """A reader (stats, show, a read-only MCP server or ui) folds the whole log and leaves the
+    store as it was: the state is saved only by a process that wrote, as in the log mode."""
+    writer = Lamar(fold_url, k=2, seed=1)
+    ids = [writer.add(Experience(f"case {i}", f"do {i}")) for i in range(3)]
+    for _ in range(300):
+        writer.report(writer.recall({"task": "x"}).episode_id, Signal.SHIPPED)
+    writer.close()  # a fold-mode writer folds nothing, so it saves nothing
+    reader = Lamar(fold_url, k=2, seed=2)
+    assert reader.store.load_state() is None
+    events = len(reader.store.read(0))
+    assert _counts(reader)["episodes"] == 300  # the whole log folded, 600 events past no state
+    assert [reader.evidence(i) for i in ids] and reader.experiences() and reader.pending() == []
+    assert reader.store.load_state() is None and len(reader.store.read(0)) == events
+    reader.close()
+
+
 # -- optimistic writes: no lock across a round trip -------------------------------------------
 
 

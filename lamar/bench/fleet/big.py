@@ -72,6 +72,7 @@ print(t1 - t0, len(rec.eligible))
 
 # A call that folds the log (stats) in a new process: the first folds it all and saves the state,
 # the next ones resume from that state and fold the tail (they never read the log from its start).
+# The first recalls before it: only a process that wrote saves the state, a reader leaves the store as it was.
 _STATS = """
 import time, psycopg, psycopg_pool, lamar.engine, lamar.store, lamar.store.postgres, lamar.store.postgres.rows
 t0 = time.perf_counter()
@@ -79,6 +80,8 @@ store = lamar.store.open_store({url!r})
 starts, read = [], store.read
 store.read = lambda after=0: starts.append(after) or read(after)
 lam = lamar.engine.Lamar(store, k=3, seed=1)
+if {write}:
+    lam.recall({{"task": "t1"}})
 episodes = lam.stats()["episodes"]
 print(time.perf_counter() - t0, episodes, int(0 not in starts))
 """
@@ -104,8 +107,9 @@ def measure_big(base: str, episodes: int, runs: int) -> dict[str, Any]:
         if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):  # an earlier run saved one
             conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))
     stats = []
-    for _ in range(1 + runs):
-        done = subprocess.run([sys.executable, "-c", _STATS.format(url=namespace_url(base, namespace, "fold"))],
+    for run in range(1 + runs):
+        code = _STATS.format(url=namespace_url(base, namespace, "fold"), write=run == 0)
+        done = subprocess.run([sys.executable, "-c", code],
                               capture_output=True, text=True, check=True)
         took, counted, resumed = done.stdout.split()
         assert int(counted) >= episodes  # (and the recalls of the runs above)
