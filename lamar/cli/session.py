@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lamar._errors import InvalidArgument, StoreError, UnknownExperience
+from lamar._errors import InvalidArgument, StoreError, UnknownExperience, advised
 from lamar.engine import Lamar
 from lamar.store import _SQLITE_SUFFIXES, Store, location_refusal, open_store
 
@@ -262,11 +262,10 @@ def open_raw(location: str, *, create: bool, busy: str = "run the command again 
     except StoreError as exc:
         from lamar.store.sqlite_checks import BUSY_ADVICE
 
-        text = str(exc)
-        if not text.endswith(BUSY_ADVICE):
+        if exc.advice != BUSY_ADVICE:
             raise
         # No command takes a timeout: the store's advice to pass a longer one cannot be followed here.
-        raise StoreError(text.removesuffix(BUSY_ADVICE) + busy) from exc
+        raise advised(StoreError, str(exc).removesuffix(exc.advice), busy) from exc
 
 
 def open_engine(args: argparse.Namespace, *, create: bool = False) -> Lamar:

@@ -85,7 +85,8 @@ def read_only_advice(path: Path, exc: sqlite3.Error) -> str:
     return f"; {path} cannot be written (read-only file, folder or mount); {base.WRITABLE_COPY}"
 
 
-# The Python API's advice; the command line, which has no timeout to pass, puts its own in its place.
+# The Python API's advice, carried as the refusal's `advice`: the command line, which has no timeout to pass,
+# puts its own in its place, found by this value.
 BUSY_ADVICE = "try again once that writer is done, or pass a longer timeout="
 
 
@@ -98,8 +99,8 @@ def unmade(path: Path, cause: sqlite3.Error) -> StoreError:
 def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: float) -> StoreError:
     """The error that says why the file at `path` could not be opened as a store, and what to do."""
     if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return StoreError(f"cannot open {path}: another connection holds its lock ({exc}) past the {timeout:g} s "
-                          f"wait; the file was left untouched: {BUSY_ADVICE}")
+        return advised(StoreError, f"cannot open {path}: another connection holds its lock ({exc}) past the "
+                       f"{timeout:g} s wait; the file was left untouched: ", BUSY_ADVICE)
     if isinstance(exc, sqlite3.OperationalError) and "unable to open" in str(exc) and _unreadable(path):
         return StoreError(f"cannot open {path}: this process may not read it (permission denied; {exc}); the file "
                           f"was left untouched: give the user who runs Lamar read and write access to it and its "

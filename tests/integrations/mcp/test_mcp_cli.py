@@ -64,6 +64,36 @@ def test_a_store_another_process_keeps_locked_says_what_a_command_line_user_can_
         other.close()
 
 
+def test_the_command_lines_busy_advice_replaces_the_stores_by_its_field_whatever_its_words(
+        store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's busy refusal carries its advice (`timeout=`) as its `advice`, and the command line puts its
+    own in its place by that field: reworded at its source, the Python API's advice still never reaches a user."""
+    import functools
+    import sqlite3
+
+    import lamar.cli.session
+    from lamar import StoreError
+    from lamar.cli.session import open_raw
+    from lamar.store import open_store, sqlite_checks
+
+    reworded = "wait until that writer has finished, or give a longer timeout="
+    monkeypatch.setattr(sqlite_checks, "BUSY_ADVICE", reworded)
+    monkeypatch.setattr(lamar.cli.session, "open_store", functools.partial(open_store, timeout=0.2))
+    other = sqlite3.connect(store, isolation_level=None)
+    other.execute("PRAGMA journal_mode=DELETE")
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError) as refused:
+            open_raw(str(store), create=False, busy="run it again later")
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    cause = refused.value.__cause__
+    assert isinstance(cause, StoreError) and cause.advice == reworded and str(cause).endswith(reworded)
+    assert refused.value.advice == "run it again later" and str(refused.value).endswith(": run it again later")
+    assert "timeout=" not in str(refused.value) and "another connection holds its lock" in str(refused.value)
+
+
 @pytest.mark.parametrize("argv", [["mcp", "--store", ""], ["mcp", "--port", "9000"]])
 def test_a_usage_error_is_said_before_the_missing_sdk(tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
