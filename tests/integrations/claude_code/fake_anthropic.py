@@ -71,9 +71,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     cwd = "."
     hanging: threading.Event  # set once an answer hangs: the turn is under way
     stopped: threading.Event  # set when the server stops: a hanging answer lets go
+    bodies: list[bytes]  # every request as sent, to check what reached the model
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.bodies.append(body)
         try:
             request = json.loads(body or b"{}")
         except ValueError:
@@ -125,6 +127,7 @@ class Server(http.server.ThreadingHTTPServer):
 
     hanging: threading.Event
     stopped: threading.Event
+    bodies: list[bytes]  # every request as sent, to check what reached the model
 
     def shutdown(self) -> None:
         self.stopped.set()
@@ -134,8 +137,9 @@ class Server(http.server.ThreadingHTTPServer):
 def serve(cwd: str) -> tuple[Server, str]:
     """Start the server in a thread; returns it and its base URL."""
     hanging, stopped = threading.Event(), threading.Event()
-    handler = type("Handler", (_Handler,), {"cwd": cwd, "hanging": hanging, "stopped": stopped})
+    bodies: list[bytes] = []
+    handler = type("Handler", (_Handler,), {"cwd": cwd, "hanging": hanging, "stopped": stopped, "bodies": bodies})
     server = Server(("127.0.0.1", 0), handler)
-    server.hanging, server.stopped = hanging, stopped
+    server.hanging, server.stopped, server.bodies = hanging, stopped, bodies
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -237,3 +237,82 @@ def test_the_plugins_own_command_is_no_episode_and_settles_nothing(hook: Hook, r
     assert state["episodes"][episode]["signal"] is None  # still waiting for a prompt that speaks for it
     with Lamar(str(hook.store)) as lam:
         assert lam.stats()["episodes"] == 1
+
+
+def _python_without_lamar(tmp_path: Path) -> Path:
+    """A folder whose python3 and python cannot import Lamar, as a system Python without it: this
+    interpreter with neither its site-packages (-S) nor PYTHONPATH (-E)."""
+    bin_dir = tmp_path / "bin-without-lamar"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "python3"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -E -S "$@"\n')
+    wrapper.chmod(0o755)
+    (bin_dir / "python").symlink_to(wrapper)
+    return bin_dir
+
+
+@pytest.mark.parametrize("option", ["unset", "missing", "without lamar"])
+def test_while_lamar_cannot_run_each_session_start_tells_the_user(tmp_path: Path, repo: Path, option: str) -> None:
+    """Every hook exited 0 with only a line in the plugin's log, so a user whose python option was
+    unset or wrong believed Lamar was learning. Each session's start now says so, as JSON whose
+    systemMessage Claude Code shows the user; no other event says anything."""
+    bin_dir = _python_without_lamar(tmp_path)
+    data = tmp_path / "data"
+    env = {"HOME": str(tmp_path / "home"), "PATH": f"{bin_dir}:{BARE_PATH}", "CLAUDE_PLUGIN_ROOT": str(PLUGIN),
+           "CLAUDE_PLUGIN_DATA": str(data)}
+    named = {"unset": "", "missing": str(tmp_path / "no-such-python"), "without lamar": str(bin_dir / "python3")}
+    if named[option]:
+        env["CLAUDE_PLUGIN_OPTION_PYTHON"] = named[option]
+    why = {"unset": "the python option is unset and no python3 on Claude Code's PATH can import Lamar",
+           "missing": f"the python option names {named['missing']}, which is not an executable file",
+           "without lamar": f"{bin_dir / 'python3'} cannot import Lamar"}[option]
+    for source in ("startup", "resume", "clear"):
+        for dumps in (json.dumps, lambda v: json.dumps(v, separators=(",", ":"))):  # Claude Code sends the latter
+            event = payload("SessionStart", "s1", repo, source=source)
+            done = subprocess.run(["/bin/sh", "-c", LAUNCHER], input=dumps(event).encode(), env=env,
+                                  capture_output=True, timeout=120, check=False)
+            assert done.returncode == 0 and done.stderr == b"", done.stderr
+            (message,) = json.loads(done.stdout).values()  # the systemMessage alone: nothing for the model
+            assert message.startswith(f"Lamar is off, so no lessons are recalled and nothing is learned: {why}. ")
+            assert "/plugin configure lamar@lamar" in message and str(data / "lamar-plugin.log") in message
+    quiet = [payload("SessionStart", "s1", repo, source="compact"),  # a compaction starts no session
+             payload("UserPromptSubmit", "s1", repo, prompt='say "hook_event_name": "SessionStart"'),
+             payload("PostToolUse", "s1", repo, tool_name="Write", tool_input={"file_path": str(repo / "a.py")},
+                     tool_response={"success": True}),
+             payload("Stop", "s1", repo, stop_hook_active=False), payload("SessionEnd", "s1", repo, reason="other")]
+    for event in quiet:
+        done = _launch(event, env)
+        assert done.returncode == 0 and done.stdout == b"" and done.stderr == b"", (event, done)
+    assert len((data / "lamar-plugin.log").read_text().splitlines()) == 6 + len(quiet)
+    assert not (data / "python").exists()  # nothing remembered that cannot run
+
+    (tmp_path / "run").mkdir(mode=0o700)
+    fixed = {**env, "CLAUDE_PLUGIN_OPTION_PYTHON": sys.executable, "XDG_RUNTIME_DIR": str(tmp_path / "run"),
+             "LAMAR_HOOK_IDLE": "20", "CLAUDE_PLUGIN_OPTION_STORE": str(tmp_path / "chosen.db"),
+             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "integrations")])}
+    done = _launch(payload("SessionStart", "s2", repo, source="startup"), fixed)
+    assert done.returncode == 0 and b"systemMessage" not in done.stdout, done.stdout + done.stderr
+
+
+def test_claude_shows_the_notice_to_the_user_and_never_to_the_model(
+        claude_env: dict[str, str], repo: Path, tmp_path: Path) -> None:
+    env = {**claude_env, "PATH": f"{_python_without_lamar(tmp_path)}:{BARE_PATH}"}
+    assert _claude(env, "plugin", "marketplace", "add", str(ROOT)).returncode == 0
+    installed = _claude(env, "plugin", "install", "lamar@lamar")  # the python option left unset
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    _trust(env, repo)
+    server, url = serve(str(repo))
+    try:
+        done = _claude({**env, "ANTHROPIC_API_KEY": "sk-ant-offline-test", "ANTHROPIC_BASE_URL": url},
+                       "-p", "hello", "--output-format", "json", cwd=repo)
+    finally:
+        server.shutdown()
+    assert done.returncode == 0, done.stderr  # the turn went on
+    session = json.loads(done.stdout)["session_id"]
+    transcript = next((Path(env["HOME"]) / ".claude" / "projects").glob(f"*/{session}.jsonl"))
+    lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+    # what the interactive UI shows as "SessionStart:startup says: ..."
+    shown = [a for a in (line.get("attachment") or {} for line in lines) if a.get("type") == "hook_system_message"]
+    assert [(a["hookName"], a["content"].split(":")[0]) for a in shown] == [
+        ("SessionStart:startup", "Lamar is off, so no lessons are recalled and nothing is learned")]
+    assert server.bodies and not any(b"Lamar is off" in body for body in server.bodies)
