@@ -6,6 +6,7 @@ import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
+from lamar._errors import echoed
 from lamar.sleep.proposals import Proposal
 from lamar.storable import whole_number
 
@@ -91,7 +92,7 @@ def still_folds(lam: SleepView, proposal: Proposal) -> str:
         foldable = propose_compaction(lam, keep_last=payload.get("keep_last"), older_than=payload.get("older_than"),
                                       keep_unreported=payload.get("keep_unreported"))
     except (TypeError, ValueError) as exc:
-        return f"refused: compact proposal {proposal.id} has malformed windows ({exc})"
+        return f"refused: compact proposal {echoed(proposal.id)} has malformed windows ({exc})"
     allowed = set(foldable.payload["episodes"]) if foldable is not None else set()
     held = lam.episodes()
     for episode_id in payload["episodes"]:

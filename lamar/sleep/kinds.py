@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 
-from lamar._errors import InvalidReport, LamarError
+from lamar._errors import InvalidReport, LamarError, echoed
 from lamar.experience import Experience, Status
 from lamar.sleep.proposals import Proposal
 from lamar.store import Event
@@ -48,7 +48,7 @@ def kind_of(proposal: Proposal) -> ProposalKind:
     """The registered kind of `proposal`; InvalidReport naming the known kinds otherwise."""
     found = KINDS.get(proposal.kind)
     if found is None:
-        raise InvalidReport(f"unknown proposal kind {proposal.kind!r}; this Lamar applies {sorted(KINDS)}")
+        raise InvalidReport(f"unknown proposal kind {echoed(proposal.kind)}; this Lamar applies {sorted(KINDS)}")
     return found
 
 
@@ -58,7 +58,7 @@ def _ids(proposal: Proposal) -> Sequence[str]:
 
 def _need_ids(proposal: Proposal) -> None:
     if not proposal.experience_ids:
-        raise InvalidReport(f"proposal {proposal.id} ({proposal.kind}) names no lesson")
+        raise InvalidReport(f"proposal {echoed(proposal.id)} ({proposal.kind}) names no lesson")
 
 
 def audit_reason(proposal: Proposal) -> str:
@@ -69,8 +69,8 @@ def audit_reason(proposal: Proposal) -> str:
 
     size = len(proposal.reason)
     if size > MAX_LESSON_CHARS:
-        raise InvalidReport(f"{proposal.kind} proposal {proposal.id}: its reason is {size:,} characters long, at most "
-                            f"{MAX_LESSON_CHARS:,}: shorten it in the report to a few sentences, or run sleep "
+        raise InvalidReport(f"{proposal.kind} proposal {echoed(proposal.id)}: its reason is {size:,} characters long, "
+                            f"at most {MAX_LESSON_CHARS:,}: shorten it in the report to a few sentences, or run sleep "
                             "again for a new report")
     return f"sleep {proposal.kind}: {scrub(proposal.reason)[0]}"
 
@@ -88,17 +88,18 @@ def _status_events(status: Status) -> Callable[[Proposal], list[Event]]:
 
 
 def _status_describe(verb: str) -> Callable[[Proposal], list[str]]:
-    return lambda p: [f"  {verb} lesson {i}" for i in p.experience_ids]
+    return lambda p: [f"  {verb} lesson {echoed(i)}" for i in p.experience_ids]
 
 
 def _merge_parts(proposal: Proposal) -> tuple[str, list[str]]:
     into, sources = proposal.payload.get("into"), proposal.payload.get("from")
     if not isinstance(into, str) or not isinstance(sources, list) or not sources or \
             not all(isinstance(i, str) for i in sources) or into in sources:
-        raise InvalidReport(f"merge proposal {proposal.id} needs payload into (an id) and from (other ids)")
+        raise InvalidReport(f"merge proposal {echoed(proposal.id)} needs payload into (an id) and from (other ids)")
     if set(proposal.experience_ids) != {into, *sources}:
-        raise InvalidReport(f"merge proposal {proposal.id}: experience_ids {list(proposal.experience_ids)} are not "
-                            f"the lessons its payload merges ({[into, *sources]}); the report was edited")
+        raise InvalidReport(f"merge proposal {echoed(proposal.id)}: experience_ids "
+                            f"{echoed(list(proposal.experience_ids))} are not the lessons its payload merges "
+                            f"({echoed([into, *sources])}); the report was edited")
     return into, sources
 
 
@@ -113,7 +114,10 @@ def _merge_check(proposal: Proposal) -> None:
 
 def _merge_describe(proposal: Proposal) -> list[str]:
     into, sources = _merge_parts(proposal)
-    return [f"  merge {', '.join(sources)} into {into} (they are retired, their evidence moves to {into})"]
+    # Hand-edited ids are shown as refusals show them: quoted, cut when long, credentials redacted.
+    target = echoed(into)
+    return [(f"  merge {', '.join(map(echoed, sources))} into {target} "
+             f"(they are retired, their evidence moves to {target})")]
 
 
 def _merge_events(proposal: Proposal) -> list[Event]:
@@ -134,31 +138,31 @@ def candidate_lesson(proposal: Proposal) -> Experience:
 
     raw = proposal.payload.get("experience")
     if not isinstance(raw, Mapping):
-        raise InvalidReport(f"candidate proposal {proposal.id} has no lesson in payload.experience")
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)} has no lesson in payload.experience")
     try:
         exp = admitted(Experience.from_dict(raw))
     except LamarError as exc:
-        raise InvalidReport(f"candidate proposal {proposal.id}: {exc}") from None
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)}: {exc}") from None
     if exp.status is not Status.CANDIDATE:
-        raise InvalidReport(f"candidate proposal {proposal.id} has status {exp.status.value!r}: a mined lesson enters "
-                            "as a candidate, never as an active belief")
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)} has status {exp.status.value!r}: a mined "
+                            "lesson enters as a candidate, never as an active belief")
     if not exp.id or tuple(proposal.experience_ids) != (exp.id,):
-        raise InvalidReport(f"candidate proposal {proposal.id}: experience_ids {list(proposal.experience_ids)} do not "
-                            f"name its lesson ({exp.id!r})")
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)}: experience_ids "
+                            f"{echoed(list(proposal.experience_ids))} do not name its lesson ({echoed(exp.id)})")
     text = "\n".join([exp.precondition, exp.action, exp.rationale, *exp.scope.values()])
     injected = injection_reason(text)
     if injected:
-        raise InvalidReport(f"candidate proposal {proposal.id} looks like an injection attempt: {injected}")
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)} looks like an injection attempt: {injected}")
     dangerous = action_reason(text)
     if dangerous:
-        raise InvalidReport(f"candidate proposal {proposal.id} asks for a dangerous action: {dangerous}")
+        raise InvalidReport(f"candidate proposal {echoed(proposal.id)} asks for a dangerous action: {dangerous}")
     return exp
 
 
 def _candidate_describe(proposal: Proposal) -> list[str]:
     exp = candidate_lesson(proposal)
     scope = ", ".join(f"{k}={v}" for k, v in exp.scope.items()) or "everywhere"
-    return [f"  new lesson {exp.id} ({exp.status.value}, scope {scope}): {exp.render()}"]
+    return [f"  new lesson {echoed(exp.id)} ({exp.status.value}, scope {scope}): {exp.render()}"]
 
 
 def _candidate_events(proposal: Proposal) -> list[Event]:
@@ -173,7 +177,7 @@ def _candidate_check(proposal: Proposal) -> None:
 def _compact_check(proposal: Proposal) -> None:
     episodes = proposal.payload.get("episodes")
     if not isinstance(episodes, list) or not all(isinstance(e, str) for e in episodes):
-        raise InvalidReport(f"compact proposal {proposal.id} needs payload.episodes, a list of episode ids")
+        raise InvalidReport(f"compact proposal {echoed(proposal.id)} needs payload.episodes, a list of episode ids")
 
 
 def _compact_describe(proposal: Proposal) -> list[str]:

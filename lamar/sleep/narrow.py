@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
-from lamar._errors import InvalidReport
+from lamar._errors import InvalidReport, echoed
 from lamar.experience import Status
 from lamar.policy.verdicts import SliceEvidence, Verdict
 from lamar.sleep.kinds import ProposalKind, audit_reason, register
@@ -75,7 +75,8 @@ def _parts(proposal: Proposal) -> tuple[str, str, str]:
     """(lesson, key, value) of a narrow proposal, checked as apply reads them."""
     key, value = proposal.payload.get("key"), proposal.payload.get("value")
     if len(proposal.experience_ids) != 1 or not isinstance(key, str) or not isinstance(value, str) or not key:
-        raise InvalidReport(f"narrow proposal {proposal.id} needs one lesson and payload key and value (strings)")
+        raise InvalidReport(f"narrow proposal {echoed(proposal.id)} needs one lesson and payload key and value "
+                            "(strings)")
     return proposal.experience_ids[0], key, value
 
 
@@ -86,8 +87,8 @@ def _check(proposal: Proposal) -> None:
 
 def _describe(proposal: Proposal) -> list[str]:
     exp_id, key, value = _parts(proposal)
-    return [(f"  narrow lesson {exp_id}'s scope: add {key}={value} (it stays eligible only there; its evidence "
-             f"continues that slice's)")]
+    return [(f"  narrow lesson {echoed(exp_id)}'s scope: add {key}={value} (it stays eligible only there; "
+             "its evidence continues that slice's)")]
 
 
 def _events(proposal: Proposal) -> list[Event]:

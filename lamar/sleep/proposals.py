@@ -10,7 +10,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
-from lamar._errors import InvalidReport
+from lamar._errors import InvalidReport, echoed
 from lamar.policy.verdicts import Verdict
 from lamar.storable import finite_number, whole_number
 
@@ -69,27 +69,28 @@ class Proposal:
         if not isinstance(pid, str) or not pid:
             raise InvalidReport(f"a proposal needs an 'id' string; got {pid!r}")
         if not isinstance(kind, str) or not kind:
-            raise InvalidReport(f"proposal {pid}: 'kind' must be a string; got {kind!r}")
+            raise InvalidReport(f"proposal {echoed(pid)}: 'kind' must be a string; got {kind!r}")
         ids = data.get("experience_ids", [])
         if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
-            raise InvalidReport(f"proposal {pid}: 'experience_ids' must be a list of lesson ids; got {ids!r}")
+            raise InvalidReport(f"proposal {echoed(pid)}: 'experience_ids' must be a list of lesson ids; got {ids!r}")
         reason = data.get("reason", "")
         if not isinstance(reason, str):
-            raise InvalidReport(f"proposal {pid}: 'reason' must be a string")
+            raise InvalidReport(f"proposal {echoed(pid)}: 'reason' must be a string")
         fields = {}
         for name in ("evidence", "payload", "expect"):
             value = data.get(name) if data.get(name) is not None else {}
             if not isinstance(value, Mapping):
-                raise InvalidReport(f"proposal {pid}: {name!r} must be a JSON object; got {type(value).__name__}")
+                raise InvalidReport(f"proposal {echoed(pid)}: {name!r} must be a JSON object; "
+                                    f"got {type(value).__name__}")
             fields[name] = dict(value)
         if not all(isinstance(v, str) for v in fields["expect"].values()):
-            raise InvalidReport(f"proposal {pid}: 'expect' maps lesson ids to statuses (strings)")
+            raise InvalidReport(f"proposal {echoed(pid)}: 'expect' maps lesson ids to statuses (strings)")
         if not all(isinstance(v, Mapping) for v in fields["evidence"].values()):
-            raise InvalidReport(f"proposal {pid}: 'evidence' maps lesson ids to JSON objects")
+            raise InvalidReport(f"proposal {echoed(pid)}: 'evidence' maps lesson ids to JSON objects")
         for lesson, ev in fields["evidence"].items():
             problem = evidence_problem(ev)
             if problem:
-                raise InvalidReport(f"proposal {pid}: the evidence of {lesson!r}: {problem}")
+                raise InvalidReport(f"proposal {echoed(pid)}: the evidence of {lesson!r}: {problem}")
         return cls(id=pid, kind=kind, experience_ids=tuple(ids), reason=reason, **fields)
 
 
@@ -210,7 +211,7 @@ class SleepReport:
         seen: set[str] = set()
         for p in proposals:
             if p.id in seen:
-                raise InvalidReport(f"proposal id {p.id} appears twice; each proposal needs its own id")
+                raise InvalidReport(f"proposal id {echoed(p.id)} appears twice; each proposal needs its own id")
             seen.add(p.id)
         dropped = data.get("dropped", [])
         if not isinstance(dropped, list) or not all(isinstance(d, Mapping) for d in dropped):

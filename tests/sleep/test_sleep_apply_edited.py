@@ -96,3 +96,29 @@ def _two_merges(lam: Lamar) -> tuple[SleepReport, str, str]:
     report = lam.sleep()
     first, second = [p.id for p in report.proposals if p.kind == "merge"]
     return report, first, second
+
+
+@pytest.mark.parametrize("kind", ["retire", "merge", "narrow", "unknown"])
+def test_hand_edited_ids_in_review_lines_and_refusals_are_cut_to_their_ends(tmp_path: Path, kind: str) -> None:
+    # Review's describe lines and apply's refusals showed an id edited into the report whole: a
+    # 100 000-character id made a 100 000-character line. They are shown as other refusals show them.
+    from lamar.sleep.kinds import describe
+    from lamar.sleep.proposals import Proposal
+
+    huge = "exp_" + "x" * 99_992 + "_end"
+    with _twins(tmp_path / "s.db") as lam:
+        (merge,) = lam.sleep().proposals
+        into, (source,) = merge.payload["into"], merge.payload["from"]
+        edits = {"retire": {"kind": "retire", "experience_ids": [huge]},
+                 "merge": {"payload": {"into": into, "from": [huge]}, "experience_ids": [into, huge]},
+                 "narrow": {"kind": "narrow", "experience_ids": [huge], "payload": {"key": "os", "value": "mac"}},
+                 "unknown": {"id": huge, "kind": huge}}[kind]
+        edited = Proposal.from_dict({**merge.to_dict(), **edits})
+        shown = describe(edited)
+        assert shown and all(len(line) < 400 for line in shown), shown
+        assert "_end'" in shown[0] and "(100000 characters)" in shown[0]
+        refusal = Proposal.from_dict({**merge.to_dict(), "id": huge, "experience_ids": [source]})
+        (line,) = describe(refusal)
+        assert line.startswith("  REFUSED by apply: merge proposal 'exp_x") and len(line) < 400, line
+        result = lam.apply(SleepReport.from_dict({**lam.sleep().to_dict(), "proposals": [refusal.to_dict()]}))
+        assert result.codes == {huge: "refused"} and len(result.skipped[0][1]) < 400
