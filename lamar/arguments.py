@@ -137,7 +137,8 @@ def reason(text: Any) -> str:
 
 
 def who(name: Any) -> str:
-    """Who does something, for the audit trail: a non-empty string, or None for the OS user."""
+    """Who does something, for the audit trail: a non-empty string, its credentials redacted, or
+    None for the OS user."""
     if name is None:
         import getpass
 
@@ -150,11 +151,14 @@ def who(name: Any) -> str:
                               f"got {echoed(name)}")
     from lamar.safety.boundary import MAX_LESSON_CHARS
 
-    # Kept in the audit trail and printed back like a reason, so held to a reason's length.
+    # Kept in the audit trail and printed back like a reason, so held to a reason's length and
+    # scrubbed as a reason is: a token pasted as a name must not stay in every copy of the log.
     if len(name.strip()) > MAX_LESSON_CHARS:
         raise InvalidArgument(f"by is {len(name.strip()):,} characters long, at most {MAX_LESSON_CHARS:,}: "
                               "name who does it")
-    return name.strip()
+    from lamar.safety.secrets import scrub
+
+    return scrub(name.strip())[0]
 
 
 def candidate_ids(candidates: Iterable[str] | None) -> set[str] | None:

@@ -232,6 +232,17 @@ def test_who_erases_is_held_to_a_reasons_length() -> None:
     assert lam.erase(exp_id, by="x" * 6_000).by == "x" * 6_000
 
 
+def test_who_erases_is_scrubbed_as_a_reason_is() -> None:
+    # A reason was scrubbed, `by` was not: a token pasted as the name stayed in the audit trail,
+    # printed by `lamar show` and the UI.
+    token = "ghp_" + "a1B2c3D4e5" * 4
+    lam = Lamar()
+    exp_id = lam.add(Experience(precondition="the build fails", action="rebuild"))
+    erased = lam.erase(exp_id, by=f"the DPO {token}", reason=f"a name {token}")
+    assert erased.by == "the DPO [REDACTED:github-token]" and erased.reason == "a name [REDACTED:github-token]"
+    assert token not in repr([e.data for e in lam.store.read(0)])
+
+
 @pytest.mark.parametrize("call", [
     lambda lam, i: lam.erase(i, reason="x" * 6_001),
     lambda lam, i: lam.retire(i, "x" * 6_001),
