@@ -78,6 +78,23 @@ def a_or_an(word: str) -> str:
 _READ_AS_A = ("uni", "uint", "use", "usu", "uu", "eu", "one")
 
 
+def warn_caller(message: str, category: type[Warning] = UserWarning) -> None:
+    """Warn at the first frame outside the lamar package: the user's call, however deep in Lamar
+    the warning is found."""
+    import os
+    import sys
+    import warnings
+
+    # A fixed stacklevel names a line of Lamar when the warning is raised a few calls in, and which
+    # call that is varies with the path taken. Python 3.11 has no skip_file_prefixes: the frames are
+    # counted here. stacklevel 2 is the caller of this function.
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
+
 def _cut(text: str, at: int, mark: int) -> str:
     """`text[:at]` (or `text[at:]`), but whole through a redaction mark at `mark` that the cut would split."""
     cut = at if at >= 0 else len(text) + at

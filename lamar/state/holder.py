@@ -339,16 +339,16 @@ class StoreRows:
         """Say, once per pair of tunings, that rows another engine folded under other tuning are
         built again: engines of two tunings on one namespace build them back and forth, each build
         a fold of the whole log that holds the namespace's writes back."""
-        import warnings
+        from lamar._errors import warn_caller
 
         theirs, ours = json.loads(theirs_text), json.loads(self._tuning_text())
         differ = ", ".join(f"{name} {theirs.get(name)!r} there, {ours.get(name)!r} here"
                            for name in sorted(set(theirs) | set(ours)) if theirs.get(name) != ours.get(name))
-        warnings.warn(f"the lesson rows of {self._log.store.location} were folded under other tuning ({differ}): "
-                      "building them again from the whole log under this engine's; an engine still running "
-                      "with the other tuning builds them back at its next call. Give every process of the "
-                      "namespace the same Lamar(..., tuning) (docs/postgres.md, 'Why the fold mode is the "
-                      "default')", UserWarning, stacklevel=2)
+        warn_caller(f"the lesson rows of {self._log.store.location} were folded under other tuning ({differ}): "
+                    "building them again from the whole log under this engine's; an engine still running "
+                    "with the other tuning builds them back at its next call. Give every process of the "
+                    "namespace the same Lamar(..., tuning) (docs/postgres.md, 'Why the fold mode is the "
+                    "default')")
 
     def _build(self, force: bool = False) -> None:
         """Fold the whole log here and write the result as the store's rows (heavy), unless (not

@@ -406,8 +406,10 @@ def test_an_engine_with_other_tuning_builds_the_rows_again_under_its_own(fold_ur
         first.report(first.recall({"task": "x"}).episode_id, Signal.SHIPPED)
     other = Lamar(fold_url, k=2, seed=9, discount=0.9)  # the selection forgets faster: other rows
     before = _rows(fold_url)
-    with pytest.warns(UserWarning, match=r"folded under other tuning \(discount 1.0 there, 0.9 here\)"):
+    with pytest.warns(UserWarning, match=r"folded under other tuning \(discount 1.0 there, 0.9 here\)") as caught:
         other.evidence(ids[0])  # reads the rows: they were folded under other tuning, so built again
+    # The warning names the user's call, not the line of Lamar that found the other tuning.
+    assert [w.filename for w in caught] == [__file__]
     after = _rows(fold_url)
     assert after != before
     replay = Lamar(fold_url + "&lamar_fold=off", k=2, seed=0, discount=0.9)
