@@ -174,7 +174,11 @@ def _add(lamar: Lamar, plan: ImportPlan, rules: list[Rule]) -> None:
 def lesson_of(rule: Rule, project: str) -> Experience:
     """The candidate lesson for one rule: "When working on <project> (<context>), <the rule as written>.",
     or "When X, Y." for a rule that states its own condition ("When X, Y", "If X, Y", "Whenever X: Y")."""
-    context = (rule.folder, *rule.context) if rule.folder else rule.context
+    from lamar.rules.headings import situational
+
+    # "Core Development Rules" would open every lesson of its file alike; "Testing" says when it holds.
+    said = tuple(part for part in rule.context if situational(part, project))
+    context = (rule.folder, *said) if rule.folder else said
     where = f"working on {project}" + (f" ({' › '.join(context)})" if context else "")
     scope = {"project": project}
     written = rule.text.rstrip(".")

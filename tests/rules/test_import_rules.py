@@ -52,7 +52,7 @@ def test_what_the_rules_of_real_projects_become(tmp_path: Path) -> None:
     old = import_rules(lam, project_copy(tmp_path, "python-sdk-2025"))
     first = old.lessons[0]
     assert (first.provenance["file"], first.provenance["line"]) == ("CLAUDE.md", 8)
-    assert first.render() == ("When working on python-sdk-2025 (Core Development Rules › Package Management), "
+    assert first.render() == ("When working on python-sdk-2025 (Package Management), "
                               "ONLY use uv, NEVER pip.")
     skipped = {(r.file, r.line): why for r, why in old.skipped}
     assert skipped[("CLAUDE.md", 3)] == "describes rather than directs"  # the document's preamble
