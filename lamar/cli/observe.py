@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lamar.cli.pairs import one_value_each
-from lamar.cli.render import dump_json, interval, lift, plural, scope_text, shorten, size
+from lamar.cli.render import dump_json, interval, lesson_line, lift, plural, scope_text, shorten, size
 from lamar.cli.session import UsageError, backend_name, open_engine, store_bytes
 from lamar.engine import Lamar
 from lamar.experience import Experience
@@ -136,4 +136,4 @@ def print_lessons(rows: Sequence[tuple[Experience, Evidence]], width: int) -> No
     for (exp, ev), scope_shown in zip(rows, scopes):
         print(f"{exp.id:<20}  {exp.status.value:<9}  {ev.verdict.value:<7}  {lift(ev.lift, ev.lower, ev.upper):>6}  "
               f"{interval(ev.lower, ev.upper):<16}  {ev.injected:>5}  {ev.held_out:>5}  "
-              f"{scope_shown:<{column}}  {shorten(exp.render(), width)}")
+              f"{scope_shown:<{column}}  {lesson_line(exp, width)}")

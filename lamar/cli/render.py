@@ -8,7 +8,10 @@ import sys
 import textwrap
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from lamar.experience import Experience
 
 
 def jsonable(value: Any) -> Any:
@@ -118,6 +121,26 @@ def shorten(text: str, width: int) -> str:
     if width <= len("..."):  # no room for the placeholder (`lamar ls --width 1`): cut the text itself
         return " ".join(text.split())[:width]
     return textwrap.shorten(text, width=width, placeholder="...")
+
+
+def lesson_line(exp: Experience, width: int) -> str:
+    """`exp.render()` cut to `width`, its condition to at most two thirds of it when the whole does not fit.
+
+    >>> from lamar.experience import Experience
+    >>> lesson_line(Experience("working on shop (Testing › Coverage)", "Run `make cov` before you push"), 56)
+    'When working on shop (Testing..., run `make cov`...'
+    """
+    text = exp.render()
+    condition = "When " + " ".join(exp.precondition.split()).rstrip(".") + ", "
+    if len(text) <= width or width < 20 or not text.startswith(condition):
+        return shorten(text, width)
+    # Lessons of one heading share their condition: the start of what to do is what tells them apart.
+    rest = text[len(condition):]
+    most = width * 2 // 3
+    kept = shorten(condition, max(most, width - len(rest))) if len(condition) > most else condition
+    if not kept.endswith(", "):
+        kept = kept.removesuffix("...").rstrip(", ›") + "..., "
+    return kept + shorten(rest, width - len(kept))
 
 
 def when(timestamp: float | None) -> str:

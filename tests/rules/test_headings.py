@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +51,17 @@ def test_a_lesson_imported_with_the_heading_is_held_and_not_doubled_on_import_ag
     again = import_rules(lam, folder, apply=True)
     assert again.lessons == [] and [why for _, why in again.skipped] == [f"already held as {exp.id} (candidate)"]
     assert len(lam.experiences()) == 1
+
+
+def test_lamar_ls_shows_where_the_imported_rules_of_one_heading_differ(tmp_path: Path) -> None:
+    project = project_copy(tmp_path, "python-sdk-2025")
+    store = tmp_path / "store.db"
+    lam = Lamar(store)
+    plan = import_rules(lam, project, apply=True)
+    lam.close()
+    listed = subprocess.run([sys.executable, "-m", "lamar.cli", "ls", "--store", str(store)], capture_output=True,
+                            text=True, timeout=60, check=True).stdout.splitlines()[1:]
+    shown = [line.split("project=python-sdk-2025", 1)[1].strip() for line in listed]
+    assert len(shown) == len(plan.lessons) == 60 and max(map(len, shown)) <= 60
+    assert len(set(shown)) == 60  # each cut shows the start of what to do, not only the heading it shares
+    assert "When working on python-sdk-2025 (Code..., format: `uv run..." in shown
