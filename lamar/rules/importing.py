@@ -232,7 +232,11 @@ def _lessons(lamar: Lamar, rules: list[Rule], project: str) -> tuple[list[Experi
         # The same id whatever the scope: a store written before sub-folder lessons had a folder scope holds them.
         match = by_id.get(exp.id) or next((e for e, words in stored if near(words, read)), None)
         if match is not None:
-            skipped.append((rule, f"already held as {match.id} ({match.status.value})"))
+            # Held by its words, as imported by an earlier release or edited since: say which condition it keeps.
+            kept = (f"; it keeps its condition '{match.precondition}', not the file's '{exp.precondition}' "
+                    f"(`lamar edit {match.id} --precondition` changes it)"
+                    if match.id == exp.id and match.precondition != exp.precondition else "")
+            skipped.append((rule, f"already held as {match.id} ({match.status.value}){kept}"))
             continue
         # As against the store, so that one import and two give the same lessons.
         copied = next((earlier for earlier, words in taken if near(words, read)), None)

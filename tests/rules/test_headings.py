@@ -49,7 +49,9 @@ def test_a_lesson_imported_with_the_heading_is_held_and_not_doubled_on_import_ag
     [exp] = plan.lessons
     lam.edit(exp.id, precondition="working on shop (Rules)")
     again = import_rules(lam, folder, apply=True)
-    assert again.lessons == [] and [why for _, why in again.skipped] == [f"already held as {exp.id} (candidate)"]
+    told = (f"already held as {exp.id} (candidate); it keeps its condition 'working on shop (Rules)', not the "
+            f"file's 'working on shop' (`lamar edit {exp.id} --precondition` changes it)")
+    assert again.lessons == [] and [why for _, why in again.skipped] == [told]
     assert len(lam.experiences()) == 1
 
 
