@@ -297,7 +297,7 @@ class InvalidReport(LamarError, ValueError):
     >>> from lamar import InvalidReport, SleepReport
     >>> try: SleepReport.from_dict({"format": "lamar-sleep-report", "proposals": [{"id": "merge_1"}]})
     ... except InvalidReport as exc: print(exc)
-    proposal merge_1: 'kind' must be a string; got None
+    proposal 'merge_1': 'kind' must be a string; got None
     """
 
 

@@ -298,8 +298,8 @@ def test_a_store_failing_part_way_through_apply_keeps_each_proposal_whole(tmp_pa
 
 
 def test_rules_of_one_file_are_not_a_contradiction_of_each_other(tmp_path) -> None:
-    """Every rule of a CLAUDE.md section shares the precondition "working on shop (Rules)"; sleep
-    flagged them all as one contradiction and asked the user to retire one of their rules."""
+    """Every rule of a CLAUDE.md section shares the precondition "working on shop" (a "Rules" heading
+    adds nothing); sleep flagged them all as one contradiction and asked the user to retire one of their rules."""
     from lamar.rules import import_rules
 
     (tmp_path / "CLAUDE.md").write_text("## Rules\n- Always run `pytest -x` before committing.\n"
@@ -309,7 +309,7 @@ def test_rules_of_one_file_are_not_a_contradiction_of_each_other(tmp_path) -> No
     assert len(lam.experiences()) == 3
     assert lam.sleep().of_kind("contradiction") == []
     # A hand-written lesson for that situation still meets the rules that name it.
-    mine = lam.add(Experience("working on shop (Rules)", "format with black", scope=Scope(project="shop")))
+    mine = lam.add(Experience("working on shop", "format with black", scope=Scope(project="shop")))
     (flagged,) = lam.sleep().of_kind("contradiction")
     assert flagged.experience_ids[0] == mine and len(flagged.experience_ids) == 4
 

@@ -93,7 +93,7 @@ def test_agents_that_settle_pending_episodes_and_the_cli_share_the_rows(team_url
     first = len(builds)  # a new namespace's rows are built once, by its first engine
     bo = Lamar(team_url, k=2)
     _turns(_agent(bo), "bo", 3)
-    assert "dependency bump" in _cli("--store", team_url, "ls")
+    assert "clear DerivedData" in _cli("--store", team_url, "ls")
     assert "6 reported" in _cli("--store", team_url, "stats")
     _turns(_agent(ana), "ana-again", 2)
     settling = Lamar(team_url, k=2, pending_after=60.0, pending_outcome="accepted")
@@ -112,7 +112,7 @@ def test_the_cli_reads_a_tuned_teams_rows_without_building_them_again(team_url: 
                                 scope=Scope(project="trace")))
     _turns(_agent(ana), "ana", 4)
     first = len(builds)
-    assert "dependency bump" in _cli("--store", team_url, "ls")
+    assert "clear DerivedData" in _cli("--store", team_url, "ls")
     assert "4 reported" in _cli("--store", team_url, "stats")
     assert exp_id in _cli("--store", team_url, "show", exp_id)
     episode = ana.recall({"project": "trace"}).episode_id
