@@ -180,9 +180,10 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
             last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
-            # Seqs to come must follow every seq of the log, whichever mode wrote it.
-            conn.execute("SELECT setval('lamar_seq', greatest(%s, (SELECT last_value FROM lamar_seq)))",
-                         (max(last, 1),))
+            # Seqs to come must follow every seq of the log, whichever mode wrote it. Only a log the sequence is
+            # behind (the log mode numbers a namespace's events itself) moves it: setval is not atomic with other
+            # sessions' nextval, and set while the sequence is ahead it could move it back under their writes.
+            conn.execute("SELECT setval('lamar_seq', %s) FROM lamar_seq WHERE last_value < %s", (last, last))
             # Every row gets a version no row of the namespace ever had: a write that read a row
             # before this build finds it moved, even a row rebuilt as it was, and no engine takes
             # its parsed copy of an older row as current. A version is a value of the SEQUENCE
