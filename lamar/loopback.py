@@ -1,5 +1,6 @@
 """`other_user`: whether a TCP connection to one of Lamar's local servers (`lamar ui`, `lamar mcp --transport
-http`) comes from a process of another user of this machine, who reaches every loopback port as its owner does."""
+http`) comes from a process of another user of this machine, who reaches every loopback port as its owner does;
+`is_loopback`: whether an address names this machine alone."""
 
 from __future__ import annotations
 
@@ -47,7 +48,7 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
         # that wants no answer, whose owner is then lost); elsewhere it may be another machine's.
         gone = (len(answer) >= 20 and struct.unpack_from("=H", answer, 4)[0] == _ERROR
                 and struct.unpack_from("=i", answer, 16)[0] == -errno.ENOENT)
-        return gone and _loopback(client[0])
+        return gone and is_loopback(client[0])
     uid, inode = struct.unpack_from("=II", answer, _UID_AT)
     # No process holds it: closed after sending. The kernel names no owner for a closed socket (it says 0, as
     # for root), so a user who sent a request and hung up would pass for root.
@@ -57,13 +58,23 @@ def other_user(client: tuple[str, int] | None, server: tuple[str, int] | None) -
     return uid not in (os.geteuid(), 0)
 
 
-def _loopback(host: str) -> bool:
+def is_loopback(host: str) -> bool:
+    """Whether `host` reaches this machine alone: `localhost`, 127.0.0.0/8 or `::1`, in brackets or not.
+
+    One server's bind address and another's client address are judged alike: an IPv4 address written as IPv6
+    (`::ffff:127.0.0.1`, as a dual-stack socket shows an IPv4 client) counts as the IPv4 address it carries.
+
+    >>> [is_loopback(h) for h in ("127.0.0.2", "[::1]", "localhost", "::ffff:127.0.0.1", "0.0.0.0", "example.org")]
+    [True, True, True, True, False, False]
+    """
+    if host == "localhost":
+        return True
     try:
-        address = ipaddress.ip_address(host)
+        address = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         return False
-    mapped = getattr(address, "ipv4_mapped", None)  # an IPv4 client of a dual-stack socket: ::ffff:127.0.0.1
+    mapped = getattr(address, "ipv4_mapped", None)
     return (mapped or address).is_loopback
 
 
-__all__ = ["other_user"]
+__all__ = ["is_loopback", "other_user"]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from lamar.loopback import other_user
+from lamar.loopback import is_loopback, other_user
 from tests.users import OWNER, STRANGER, need_root
 
 
@@ -97,3 +97,13 @@ def test_where_netlink_cannot_be_asked_nobody_is_told_apart(monkeypatch: pytest.
             assert not other_user(peer, local)
         monkeypatch.delattr(socket, "AF_NETLINK")  # not Linux
         assert not other_user(peer, local)
+
+
+@pytest.mark.parametrize(("host", "local"), [("127.0.0.1", True), ("127.9.8.7", True), ("::1", True), ("[::1]", True),
+                                             ("localhost", True), ("::ffff:127.0.0.1", True), ("0.0.0.0", False),
+                                             ("::", False), ("192.0.2.1", False), ("::ffff:192.0.2.1", False),
+                                             ("example.org", False), ("", False)])
+def test_an_address_is_loopback_whichever_server_asks(host: str, local: bool) -> None:
+    """One judgement for a bind address (`lamar mcp --host`) and a client's (the peer check): a name, brackets,
+    or an IPv4 address written as IPv6."""
+    assert is_loopback(host) is local

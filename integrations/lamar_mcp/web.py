@@ -18,7 +18,7 @@ from pydantic import AnyHttpUrl
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from lamar.loopback import other_user
+from lamar.loopback import is_loopback, other_user
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"
 TOKEN_LEAST = 16  # characters: a random secret this long is past guessing; a shorter one is a password
@@ -88,16 +88,6 @@ def bearer_auth(token: str) -> dict[str, Any]:
     # routes are published (resource_server_url is None).
     return {"token_verifier": BearerToken(token),
             "auth": AuthSettings(issuer_url=AnyHttpUrl("http://127.0.0.1"), resource_server_url=None)}
-
-
-def is_loopback(host: str) -> bool:
-    """127.0.0.0/8, ::1 or localhost: reachable from this machine only."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def rebinding_guard(host: str) -> TransportSecuritySettings | None:

@@ -14,6 +14,7 @@ from typing import Any
 from lamar.cli.session import UsageError, open_raw, rows_tuning, store_source
 from lamar.engine import Lamar
 from lamar.extras import needs_extra
+from lamar.loopback import is_loopback
 from lamar.typed import typed_whole
 
 TOKEN_ENV = "LAMAR_MCP_TOKEN"  # as lamar_mcp.web has it; a token on the command line would show in `ps`
@@ -37,7 +38,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     problem = lamar_mcp.web.token_problem(token) if token is not None else ""
     if problem:
         raise UsageError(f"{TOKEN_ENV} {problem}")
-    if args.transport == "http" and not token and not lamar_mcp.web.is_loopback(args.host):
+    if args.transport == "http" and not token and not is_loopback(args.host):
         raise UsageError(f"--host {args.host} can be reached from other machines, and the store would answer anyone: "
                          f"set {TOKEN_ENV} to a long random secret (clients send `Authorization: Bearer <it>`), "
                          "or serve on 127.0.0.1")
