@@ -3,14 +3,17 @@ says the proposals were already applied, rather than "applied 0"."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from lamar import Experience, Lamar, Scope
+from lamar import Experience, Lamar, Scope, StoreError
 
 pytest.importorskip("starlette")
 
@@ -171,27 +174,36 @@ def test_apply_sends_the_approvals_its_page_shows_not_the_applied_ones_it_hides(
         assert event_count(path) == written
 
 
+@contextlib.contextmanager
+def _signed_in(lam: Lamar, report_path: Path) -> Iterator[tuple[Any, Any]]:
+    """(ui, client): the app on `lam` in a test client that holds the token's cookie, as a browser that opened the
+    link does."""
+    pytest.importorskip("httpx")
+    from starlette.testclient import TestClient
+
+    from lamar_ui.app import UI, create_app
+
+    ui = UI(lam, report_path=report_path)
+    with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
+        client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
+        yield ui, client
+
+
+def _locked(report: object) -> dict[str, str]:
+    """`would_skip` of a store another process holds locked: which proposals are applied cannot be told."""
+    raise StoreError("the store is locked by another process")
+
+
 def test_run_sleep_saves_its_report_when_the_store_cannot_say_which_are_applied(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Which proposals are applied is a courtesy of the message, as in `lamar sleep`: the report is
     # saved and counted whole, not called a failed sleep.
-    pytest.importorskip("httpx")
-    from starlette.testclient import TestClient
-
-    from lamar import StoreError
-    from lamar_ui.app import UI, create_app
-
-    def unavailable(report: object) -> dict[str, str]:
-        raise StoreError("the store is locked by another process")
-
     report_path = tmp_path / "report.json"
     with Lamar(seed=1) as lam:
         lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
         lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
-        ui = UI(lam, report_path=report_path)
-        with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
-            client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
-            monkeypatch.setattr(lam, "would_skip", unavailable)
+        with _signed_in(lam, report_path) as (ui, client):
+            monkeypatch.setattr(lam, "would_skip", _locked)
             response = client.post("/sleep/run", data={"token": ui.token}, follow_redirects=False)
             monkeypatch.undo()
             page = client.get(response.headers["location"]).text
@@ -203,27 +215,16 @@ def test_run_sleep_saves_its_report_when_the_store_cannot_say_which_are_applied(
 def test_the_sleep_page_lists_every_proposal_when_the_store_cannot_say_which_are_applied(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # As `lamar sleep` and `lamar review` do: the page errored instead, and the report was out of reach.
-    pytest.importorskip("httpx")
-    from starlette.testclient import TestClient
-
-    from lamar import StoreError
-    from lamar_ui.app import UI, create_app
-
-    def unavailable(report: object) -> dict[str, str]:
-        raise StoreError("the store is locked by another process")
-
     report_path = tmp_path / "report.json"
     with Lamar(seed=1) as lam:
         for action in ("raise the test timeout", "run the failing test alone first"):
             lam.add(Experience("a UI test times out on CI", action, scope=Scope(project="trace")))
         lam.add(Experience("a lint error", "run the formatter first", scope=Scope(language="swift")))
         lam.add(Experience("A lint error.", "Run the formatter first.", scope=Scope(language="swift")))
-        ui = UI(lam, report_path=report_path)
-        with TestClient(create_app(ui), base_url="http://127.0.0.1") as client:
-            client.get(f"/?token={ui.token}", follow_redirects=False)  # the cookie
+        with _signed_in(lam, report_path) as (ui, client):
             client.post("/sleep/run", data={"token": ui.token}, follow_redirects=False)
             ids = [p["id"] for p in json.loads(report_path.read_text())["proposals"]]
-            monkeypatch.setattr(lam, "would_skip", unavailable)
+            monkeypatch.setattr(lam, "would_skip", _locked)
             response = client.get("/sleep")
     assert response.status_code == 200 and len(ids) == 2
     assert re.findall(r'<section class="proposal \w+" data-id="([^"]+)"', response.text) == ids
