@@ -3,11 +3,13 @@ beside the file, every committed event is read, and the file's own writer is not
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -112,28 +114,41 @@ lam.close()
 """
 
 
-def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_added_since(tmp_path: Path) -> None:
-    path = tmp_path / "lessons.db"
+@contextlib.contextmanager
+def _reader(path: Path) -> Iterator[Callable[[], str]]:
+    """A store at `path` with one lesson, made read-only, and a process that keeps it open unable to write it;
+    what it yields has that process count the lessons (a line: "1\n")."""
     with Lamar(str(path)) as lam:
         lam.add(Experience("a test flakes", "rerun it"))
     os.chmod(path, 0o444)
     reader = subprocess.Popen([*as_user(), sys.executable, "-c", _READER, str(path)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
     assert reader.stdin is not None and reader.stdout is not None
+
+    def count() -> str:
+        assert reader.stdin is not None and reader.stdout is not None
+        reader.stdin.write("\n")
+        reader.stdin.flush()
+        return reader.stdout.readline()
+
     try:
-        reader.stdin.write("\n")
-        reader.stdin.flush()
-        assert reader.stdout.readline() == "1\n"
-        os.chmod(path, 0o644)  # its owner makes it writable, adds a lesson, and makes it read-only again
-        with Lamar(str(path)) as writer:
-            writer.add(Experience("a build breaks", "clean it"))
-        os.chmod(path, 0o444)
-        reader.stdin.write("\n")
-        reader.stdin.flush()
-        assert reader.stdout.readline() == "2\n"
+        yield count
     finally:
         reader.stdin.close()
         assert reader.wait(timeout=60) == 0
+
+
+def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_added_since(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    try:
+        with _reader(path) as count:
+            assert count() == "1\n"
+            os.chmod(path, 0o644)  # its owner makes it writable, adds a lesson, and makes it read-only again
+            with Lamar(str(path)) as writer:
+                writer.add(Experience("a build breaks", "clean it"))
+            os.chmod(path, 0o444)
+            assert count() == "2\n"
+    finally:
         os.chmod(path, 0o644)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
 
@@ -157,20 +172,7 @@ def test_a_copy_sqlite_cannot_open_is_not_read_and_the_file_is_read_in_place(tmp
 
 def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_that_keeps_it_open_commits(tmp_path: Path) -> None:
     path = tmp_path / "lessons.db"
-    with Lamar(str(path)) as lam:
-        lam.add(Experience("a test flakes", "rerun it"))
-    os.chmod(path, 0o444)
-    reader = subprocess.Popen([*as_user(), sys.executable, "-c", _READER, str(path)], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
-    assert reader.stdin is not None and reader.stdout is not None
-
-    def count() -> str:
-        assert reader.stdin is not None and reader.stdout is not None
-        reader.stdin.write("\n")
-        reader.stdin.flush()
-        return reader.stdout.readline()
-
-    try:
+    with _reader(path) as count:
         assert count() == "1\n"  # read from a copy: nothing is beside the file yet
         with Lamar(str(path)) as writer:  # its commits stay in its -wal until it closes
             writer.add(Experience("a build breaks", "clean it"))
@@ -178,9 +180,6 @@ def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_that_keeps_it_op
             writer.add(Experience("a deploy hangs", "roll it back"))
             assert count() == "3\n"
         assert count() == "3\n"
-    finally:
-        reader.stdin.close()
-        assert reader.wait(timeout=60) == 0
     # the reader kept the writer's -wal and -shm (the writer's own files) from being removed: they
     # refuse no one, and the writer's next close removes them
     with Lamar(str(path)) as writer:
