@@ -6,6 +6,7 @@ test_postgres_*.py files.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import subprocess
@@ -485,6 +486,18 @@ class DroppingProxy(Relay):
 MODES = pytest.mark.parametrize("mode", ["off", "on"], ids=["log", "fold"])
 
 
+@contextlib.contextmanager
+def _proxied(postgres_url: str) -> Iterator[tuple[DroppingProxy, str]]:
+    """A proxy to cut the server's link with, and a namespace of the test's own; both gone after the block."""
+    namespace = unique_namespace()
+    proxy = DroppingProxy()
+    try:
+        yield proxy, namespace
+    finally:
+        proxy.close()
+        drop_namespaces(postgres_url, namespace)
+
+
 def _through(proxy: DroppingProxy, postgres_url: str, namespace: str, mode: str) -> str:
     return namespace_url(f"postgresql://postgres@127.0.0.1:{proxy.port}/{_database(postgres_url)}", namespace,
                          sslmode="disable", lamar_fold=mode)
@@ -493,9 +506,7 @@ def _through(proxy: DroppingProxy, postgres_url: str, namespace: str, mode: str)
 @MODES
 def test_a_commit_whose_answer_is_lost_is_found_committed(postgres_url: str, mode: str) -> None:
     """Found by the transaction's id: the batch has an event without a key, so it is two messages."""
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode))
         store.append([Event("applied", {"proposal": "first"}, key="first")])
         proxy.cuts = ["after"]
@@ -506,18 +517,13 @@ def test_a_commit_whose_answer_is_lost_is_found_committed(postgres_url: str, mod
         assert [e.seq for e in stored] == [e.seq for e in store.read()][1:] and len(stored) == 2
         assert [e.key for e in store.read()] == ["first", "second", None]
         store.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
 def test_a_keyed_commit_whose_answer_is_lost_is_found_committed_by_its_keys(postgres_url: str, mode: str) -> None:
     """Events that all carry keys go in one message, which never learns its transaction's id: the
     write is found by its keys once the backend that ran it has ended."""
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode))
         store.append([Event("applied", {"proposal": "first"}, key="first")])
         proxy.cuts = ["after"]
@@ -528,9 +534,6 @@ def test_a_keyed_commit_whose_answer_is_lost_is_found_committed_by_its_keys(post
         assert [(e.seq, e.key) for e in stored] == [(e.seq, e.key) for e in store.read()][1:]
         assert [e.key for e in store.read()] == ["first", "second", "third"]
         store.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
@@ -538,9 +541,7 @@ def test_a_lost_write_under_a_key_another_writer_holds_is_not_taken_for_its_own(
     """The server refused the write (the key is taken) and the refusal was lost: the key is there,
     but with another event's time, so the write is known not to have committed; it is retried
     and refused again, clearly."""
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         other = PostgresStore(namespace_url(postgres_url, namespace, lamar_fold=mode))
         other.append([Event("applied", {"proposal": "theirs"}, key="k", time=1000.0)])
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode))
@@ -550,16 +551,11 @@ def test_a_lost_write_under_a_key_another_writer_holds_is_not_taken_for_its_own(
         assert [(e.key, e.data["proposal"]) for e in other.read()] == [("k", "theirs")]
         store.close()
         other.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
 def test_a_commit_lost_on_the_way_is_retried_once_then_fails_clearly(postgres_url: str, mode: str) -> None:
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode))
         proxy.cuts = ["before"]
         first = store.append([Event("applied", {"proposal": "a"}, key="a")])
@@ -570,18 +566,13 @@ def test_a_commit_lost_on_the_way_is_retried_once_then_fails_clearly(postgres_ur
         assert store.append([Event("applied", {"proposal": "b"}, key="b")])[0].seq > first[0].seq
         assert [e.key for e in store.read()] == ["a", "b"]
         store.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
 @pytest.mark.parametrize("key", ["a", None], ids=["one-message", "two-messages"])
 def test_a_commit_stuck_on_a_half_open_link_is_settled_by_ending_that_backend(
         postgres_url: str, mode: str, key: str | None) -> None:
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode))
         proxy.cuts = ["stall"]
         started = time.monotonic()
@@ -589,9 +580,6 @@ def test_a_commit_stuck_on_a_half_open_link_is_settled_by_ending_that_backend(
         assert 0.9 < time.monotonic() - started < 8  # waited for a second, then ended the stuck backend
         assert [(e.seq, e.key) for e in store.read()] == [(stored.seq, key)]
         store.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
@@ -601,9 +589,7 @@ def test_a_lost_commit_that_cannot_be_settled_says_so_and_loses_nothing(
     """The answer to a COMMIT is lost and the server stays unreachable past `settle_timeout`: the
     error says the outcome is unknown and to read the store first; the write is not repeated,
     and once the server is back the store holds it once."""
-    namespace = unique_namespace()
-    proxy = DroppingProxy()
-    try:
+    with _proxied(postgres_url) as (proxy, namespace):
         store = PostgresStore(_through(proxy, postgres_url, namespace, mode), pool_size=1, timeout=1.0,
                               settle_timeout=1.5)
         assert store.read() == []  # its one pooled connection is open: the settle needs a new one
@@ -614,9 +600,6 @@ def test_a_lost_commit_that_cannot_be_settled_says_so_and_loses_nothing(
         assert proxy.commits_sent == 1
         assert [(e.kind, e.key) for e in store.read()] == [("applied", key)]
         store.close()
-    finally:
-        proxy.close()
-        drop_namespaces(postgres_url, namespace)
 
 
 @MODES
