@@ -8,6 +8,7 @@ import random
 import pytest
 
 from lamar import Experience, Lamar, Proposal, Scope, SleepReport, Status, UnknownProposal, Verdict
+from tests.sleep.test_sleep_apply_edited import _two_merges
 
 BUILD = {"project": "trace", "task": "build"}
 
@@ -280,12 +281,7 @@ def test_a_store_failing_part_way_through_apply_keeps_each_proposal_whole(tmp_pa
 
     store = FailsOnce(tmp_path / "s.db")
     lam = Lamar(store, seed=1)
-    lam.add(Experience("tests are flaky", "rerun the failing test once"))
-    lam.add(Experience("Tests are flaky.", "Rerun the failing test once!"))
-    lam.add(Experience("the linter fails on imports", "sort the imports with isort"))
-    lam.add(Experience("The linter fails on imports!", "Sort the imports with isort."))
-    report = lam.sleep()
-    first, second = [p.id for p in report.proposals if p.kind == "merge"]
+    report, first, second = _two_merges(lam)
     with pytest.raises(StoreError, match="disk I/O error"):
         lam.apply(report)
     assert lam.stats()["by_status"]["retired"] == 1  # the first merge, whole; nothing of the second
