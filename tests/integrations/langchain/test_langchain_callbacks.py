@@ -17,12 +17,12 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 from langchain_core.tools import ToolException, tool
-from langgraph.graph import END, START, StateGraph
 from requests.adapters import BaseAdapter
 
 from lamar import Experience, InvalidArgument, Lamar, LamarError, Scope, Signal, UnknownEpisode
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarMiddleware, LamarRetriever
+from tests.integrations.langgraph.graphs import in_line
 
 
 def engine(**tuning: float) -> Lamar:
@@ -72,14 +72,7 @@ def build_graph(retriever: LamarRetriever, chat_model: Any) -> Any:
         notes = "\n".join(d.page_content for d in state["lessons"])
         return {"answer": model.invoke(f"{notes}\n{state['question']}").text}
 
-    graph = StateGraph(GraphState)
-    graph.add_node("recall", recall)
-    graph.add_node("act", act)
-    graph.add_node("answer", answer)
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "act")
-    graph.add_edge("act", "answer")
-    graph.add_edge("answer", END)
+    graph = in_line(GraphState, ("recall", recall), ("act", act), ("answer", answer))
     return graph.compile()
 
 
@@ -443,12 +436,7 @@ def test_episode_written_to_graph_state_by_lamar_langgraph_recall_node() -> None
 
     lam = engine(holdout=1e-9)
     handler = LamarCallbackHandler(lam, raise_error=True)
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam, turn=None))
-    graph.add_node("answer", lambda state: {"answer": "done"})
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "answer")
-    graph.add_edge("answer", END)
+    graph = in_line(State, ("recall", recall_node(lam, turn=None)), ("answer", lambda state: {"answer": "done"}))
     run_id = uuid.uuid4()
     result = graph.compile().invoke({"lamar_context": {"project": "web"}},
                                     config={"callbacks": [handler], "run_id": run_id})
@@ -482,12 +470,9 @@ def test_a_store_down_when_the_run_ends_costs_the_trace_its_context_not_the_trac
         lam = Lamar(store, k=2, seed=9)
         lam.add(Experience("the build fails", "clear the cache"))
         handler = LamarCallbackHandler(lam, trace_path=tmp_path / "traces.jsonl")
-        graph = StateGraph(State)
-        graph.add_node("recall", recall_node(lam, context={"project": "web"}, turn=None))
-        graph.add_node("work", fails_as_the_server_goes)
-        graph.add_edge(START, "recall")
-        graph.add_edge("recall", "work")
-        graph.add_edge("work", END)
+        graph = in_line(State,
+                        ("recall", recall_node(lam, context={"project": "web"}, turn=None)),
+                        ("work", fails_as_the_server_goes))
         run_id = uuid.uuid4()
         with pytest.raises(RuntimeError, match="the agent failed"):
             graph.compile().invoke({}, config={"callbacks": [handler], "run_id": run_id})

@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 from langchain_core.runnables import RunnableLambda
-from langgraph.graph import END, START, StateGraph
 
 from lamar import DuplicateReport, Experience, InvalidArgument, Lamar, Scope, Signal, UnknownEpisode
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
 from lamar_langgraph import LamarState, recall_node
+from tests.integrations.langgraph.graphs import in_line
 
 
 def engine() -> Lamar:
@@ -133,12 +133,7 @@ def failing_graph(lam: Lamar) -> Any:
     def work(state: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("the build server is down")
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam, context={"project": "trace"}))
-    graph.add_node("work", work)
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "work")
-    graph.add_edge("work", END)
+    graph = in_line(State, ("recall", recall_node(lam, context={"project": "trace"})), ("work", work))
     return graph.compile()
 
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, StateGraph
 
 from lamar import Lamar, Signal
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
 from tests.integrations.langchain.test_langchain_callbacks_resume import Review, engine, run
+from tests.integrations.langgraph.graphs import in_line
 
 BREAKPOINTS = [{"interrupt_before": ["answer"]}, {"interrupt_after": ["draft"]}]
 
@@ -23,14 +23,10 @@ def approval_graph(lam: Lamar, **breakpoint: list[str]) -> Any:
     """recall -> draft -> answer, stopped at a breakpoint for a person to approve the draft."""
     retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
     model = GenericFakeChatModel(messages=iter(f"draft {i}" for i in range(100)))
-    graph = StateGraph(Review)
-    graph.add_node("recall", lambda state: {"lessons": retriever.invoke(state["question"])})
-    graph.add_node("draft", lambda state: {"draft": model.invoke(state["question"]).text})
-    graph.add_node("answer", lambda state: {"answer": f"{state['draft']} ({state.get('verdict', 'as is')})"})
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "draft")
-    graph.add_edge("draft", "answer")
-    graph.add_edge("answer", END)
+    graph = in_line(Review,
+                    ("recall", lambda state: {"lessons": retriever.invoke(state["question"])}),
+                    ("draft", lambda state: {"draft": model.invoke(state["question"]).text}),
+                    ("answer", lambda state: {"answer": f"{state['draft']} ({state.get('verdict', 'as is')})"}))
     return graph.compile(checkpointer=InMemorySaver(), **breakpoint)
 
 
@@ -83,16 +79,10 @@ async def test_a_breakpoint_inside_a_subgraph_carries_its_earlier_nodes_episode(
     does not run again, so its episode is carried, not expired."""
     lam = engine()
     retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
-    sub = StateGraph(Review)
-    sub.add_node("recall", lambda state: {"lessons": retriever.invoke(state["question"])})
-    sub.add_node("answer", lambda state: {"answer": "done"})
-    sub.add_edge(START, "recall")
-    sub.add_edge("recall", "answer")
-    sub.add_edge("answer", END)
-    builder = StateGraph(Review)
-    builder.add_node("sub", sub.compile(interrupt_before=["answer"]))
-    builder.add_edge(START, "sub")
-    builder.add_edge("sub", END)
+    sub = in_line(Review,
+                  ("recall", lambda state: {"lessons": retriever.invoke(state["question"])}),
+                  ("answer", lambda state: {"answer": "done"}))
+    builder = in_line(Review, ("sub", sub.compile(interrupt_before=["answer"])))
     graph = builder.compile(checkpointer=InMemorySaver())
     handler = LamarCallbackHandler(lam, raise_error=True)
     first, _ = await run(graph, {"question": "q"}, handler, "t1", "sync")

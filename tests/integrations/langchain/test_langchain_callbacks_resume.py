@@ -18,6 +18,7 @@ from langgraph.types import Command, interrupt
 from lamar import Experience, Lamar, Scope, Signal, UnknownEpisode
 from lamar.sleep.traces import load_traces
 from lamar_langchain import LamarCallbackHandler, LamarRetriever
+from tests.integrations.langgraph.graphs import in_line
 
 
 class Review(TypedDict, total=False):
@@ -55,16 +56,11 @@ def review_graph(lam: Lamar, reviews: int = 1) -> Any:
     def answer(state: Review) -> Review:
         return {"answer": f"{state['draft']} ({state['verdict']})"}
 
-    graph = StateGraph(Review)
-    graph.add_node("recall", RunnableLambda(recall, afunc=arecall))
-    graph.add_node("draft", draft)
-    graph.add_node("review", review)
-    graph.add_node("answer", answer)
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "draft")
-    graph.add_edge("draft", "review")
-    graph.add_edge("review", "answer")
-    graph.add_edge("answer", END)
+    graph = in_line(Review,
+                    ("recall", RunnableLambda(recall, afunc=arecall)),
+                    ("draft", draft),
+                    ("review", review),
+                    ("answer", answer))
     return graph.compile(checkpointer=InMemorySaver())
 
 
@@ -237,10 +233,7 @@ async def test_a_recall_in_the_interrupted_node_is_redone_not_carried(mode: str)
         lessons = retriever.invoke(state["question"])
         return {"lessons": lessons, "verdict": interrupt(lessons[0].page_content)}
 
-    builder = StateGraph(Review)
-    builder.add_node("ask", RunnableLambda(ask_sync, afunc=ask))
-    builder.add_edge(START, "ask")
-    builder.add_edge("ask", END)
+    builder = in_line(Review, ("ask", RunnableLambda(ask_sync, afunc=ask)))
     graph = builder.compile(checkpointer=InMemorySaver())
     handler = LamarCallbackHandler(lam, raise_error=True)
     first, _ = await run(graph, {"question": "q"}, handler, "t1", mode)
@@ -255,12 +248,9 @@ async def test_a_recall_in_the_interrupted_node_is_redone_not_carried(mode: str)
 async def test_an_interrupt_inside_a_subgraph_carries_the_episode_of_its_earlier_node() -> None:
     lam = engine()
     retriever = LamarRetriever(lamar=lam, k=1, context={"project": "trace"})
-    sub = StateGraph(Review)
-    sub.add_node("recall", lambda state: {"lessons": retriever.invoke(state["question"])})
-    sub.add_node("review", lambda state: {"verdict": interrupt("ok?")})
-    sub.add_edge(START, "recall")
-    sub.add_edge("recall", "review")
-    sub.add_edge("review", END)
+    sub = in_line(Review,
+                  ("recall", lambda state: {"lessons": retriever.invoke(state["question"])}),
+                  ("review", lambda state: {"verdict": interrupt("ok?")}))
     builder = StateGraph(Review)
     builder.add_node("sub", sub.compile())  # the subgraph re-raises the interrupt after its node
     builder.add_edge(START, "sub")

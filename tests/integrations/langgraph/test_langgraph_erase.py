@@ -275,16 +275,13 @@ def test_the_text_a_checkpointer_keeps_goes_only_with_its_threads(tmp_path: Path
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
-    from langgraph.graph import END, START, StateGraph
 
     from lamar_langgraph import LamarState, recall_node
+    from tests.integrations.langgraph.graphs import in_line
 
     lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
     slip = lam.add(Experience(f"{SECRET}'s deploy fails", f"page {SECRET}", scope=Scope(task="deploy")))
-    graph = StateGraph(LamarState)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", END)
+    graph = in_line(LamarState, ("recall", recall_node(lam)))
     conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
     saver = SqliteSaver(conn)
     graph.compile(checkpointer=saver).invoke({"lamar_context": {"task": "deploy"}},

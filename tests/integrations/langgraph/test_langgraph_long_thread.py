@@ -16,6 +16,7 @@ from langgraph.types import Send
 
 from lamar import Experience, ExperienceStore, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.integrations.langgraph.graphs import in_line
 from tests.tools import load_tool
 
 CONTEXT = {"project": "trace"}
@@ -29,10 +30,7 @@ class State(MessagesState, LamarState):
 
 def sub_graph(lam: Lamar) -> Any:
     """A subgraph with its own recall: its turn is kept beside the parent's."""
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", END)
+    graph = in_line(State, ("recall", recall_node(lam)))
     return graph.compile()
 
 
@@ -45,16 +43,11 @@ def long_thread_graph(lam: Lamar, checkpointer: Any) -> Any:
         asked = [m for m in state["messages"] if m.type == "human"][-1]
         return None if int(str(asked.id)[1:]) % 5 == 2 else "shipped"
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("sub", sub_graph(lam))
-    graph.add_node("agent", agent)
-    graph.add_node("report", report_node(lam, outcome=outcome))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "sub")
-    graph.add_edge("sub", "agent")
-    graph.add_edge("agent", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State,
+                    ("recall", recall_node(lam)),
+                    ("sub", sub_graph(lam)),
+                    ("agent", agent),
+                    ("report", report_node(lam, outcome=outcome)))
     return graph.compile(checkpointer=checkpointer)
 
 
@@ -91,14 +84,10 @@ class Worker(LamarState, total=False):
 
 def _worker(lam: Lamar) -> Any:
     """A worker subgraph that recalls, works and reports inside its `Send` branch."""
-    graph = StateGraph(Worker)
-    graph.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
-    graph.add_node("work", lambda state: {"lamar_outcome": "shipped"})
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "work")
-    graph.add_edge("work", "report")
-    graph.add_edge("report", END)
+    graph = in_line(Worker,
+                    ("recall", recall_node(lam, context=lambda s: {"project": s["project"]})),
+                    ("work", lambda state: {"lamar_outcome": "shipped"}),
+                    ("report", report_node(lam)))
     return graph.compile()
 
 
@@ -147,14 +136,10 @@ def worked_graph(lam: Lamar) -> Any:
     def outcome(state: State) -> str | None:  # the last human message says how it went
         return "shipped" if state["messages"][-2].content == "that worked" else None
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
-    graph.add_node("report", report_node(lam, outcome=outcome))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State,
+                    ("recall", recall_node(lam)),
+                    ("agent", lambda state: {"messages": [AIMessage("done")]}),
+                    ("report", report_node(lam, outcome=outcome)))
     return graph
 
 

@@ -26,6 +26,7 @@ from langgraph.types import Command, interrupt
 import lamar_langgraph.nodes
 from lamar import Experience, InvalidContext, Lamar, Scope, Signal
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.integrations.langgraph.graphs import in_line
 
 CONTEXT = {"project": "trace", "language": "swift", "task": "build_fails"}
 LESSON = Experience("the Xcode build fails after a dependency bump", "clear DerivedData before rebuilding",
@@ -201,10 +202,7 @@ def test_looping_back_through_recall_keeps_one_episode_per_turn(lam: Lamar, save
 
 
 def test_running_a_thread_again_without_a_new_message_keeps_its_episode(lam: Lamar) -> None:
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", END)
+    graph = in_line(State, ("recall", recall_node(lam)))
     app = graph.compile(checkpointer=InMemorySaver())
     first = app.invoke({"messages": [HumanMessage("the build fails", id="m1")], "lamar_context": CONTEXT},
                        thread("again"))
@@ -257,14 +255,10 @@ def test_a_resumed_thread_neither_recalls_nor_reports_twice(lam: Lamar, tmp_path
 
 
 def test_an_outcome_sent_with_the_next_message_reports_the_previous_turn(lam: Lamar) -> None:
-    graph = StateGraph(State)
-    graph.add_node("report", report_node(lam))
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("agent", agent_node(FakeMessagesListChatModel(responses=[AIMessage("Try this.")])))
-    graph.add_edge(START, "report")
-    graph.add_edge("report", "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", END)
+    graph = in_line(State,
+                    ("report", report_node(lam)),
+                    ("recall", recall_node(lam)),
+                    ("agent", agent_node(FakeMessagesListChatModel(responses=[AIMessage("Try this.")]))))
     app = graph.compile(checkpointer=InMemorySaver())
     first = app.invoke({"messages": [HumanMessage("the build fails")], "lamar_context": CONTEXT}, thread("n"))
     assert lam.stats()["reports"] == 0  # nothing known yet
@@ -277,14 +271,10 @@ def test_an_outcome_sent_with_the_next_message_reports_the_previous_turn(lam: La
 async def test_a_previous_turn_that_sleep_compacted_is_left_as_reported(lam: Lamar, mode: str) -> None:
     # The app reported turn 1 elsewhere, then sleep compacted it: the report node finds no
     # episode, which is "reported already", and the turn goes on.
-    graph = StateGraph(State)
-    graph.add_node("report", report_node(lam))
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("agent", agent_node(FakeMessagesListChatModel(responses=[AIMessage("a"), AIMessage("b")])))
-    graph.add_edge(START, "report")
-    graph.add_edge("report", "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", END)
+    graph = in_line(State,
+                    ("report", report_node(lam)),
+                    ("recall", recall_node(lam)),
+                    ("agent", agent_node(FakeMessagesListChatModel(responses=[AIMessage("a"), AIMessage("b")]))))
     app = graph.compile(checkpointer=InMemorySaver())
     run = app.invoke if mode == "invoke" else None
     first_input = {"messages": [HumanMessage("the build fails")], "lamar_context": CONTEXT}
@@ -309,10 +299,7 @@ class AppContext:
 
 def test_the_context_can_come_from_the_runtime_or_a_function(lam: Lamar) -> None:
     def graph_with(schema: Any, node: Any) -> Any:
-        graph = StateGraph(State, context_schema=schema)
-        graph.add_node("recall", node)
-        graph.add_edge(START, "recall")
-        graph.add_edge("recall", END)
+        graph = in_line(State, ("recall", node), context_schema=schema)
         return graph.compile()
 
     plain = graph_with(dict, recall_node(lam)).invoke({"messages": [HumanMessage("hi")]}, context=CONTEXT)
@@ -345,14 +332,10 @@ def test_a_long_value_in_a_context_the_app_gives_is_left_out_and_the_turn_learns
     assert_turn_learned(lam, state, capture)
 
 def test_a_bad_outcome_is_a_warning_and_leaves_the_episode_open(lam: Lamar, caplog: pytest.LogCaptureFixture) -> None:
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("judge", lambda state: {"lamar_outcome": 3.5})
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "judge")
-    graph.add_edge("judge", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State,
+                    ("recall", recall_node(lam)),
+                    ("judge", lambda state: {"lamar_outcome": 3.5}),
+                    ("report", report_node(lam)))
     with caplog.at_level("WARNING", logger="lamar_langgraph.nodes"):
         state = graph.compile().invoke({"lamar_context": CONTEXT})
     assert "ignored the outcome 3.5" in caplog.text and "outside [-1, 1]" in caplog.text
@@ -367,14 +350,10 @@ async def test_a_bad_outcome_sent_with_the_next_message_does_not_fail_the_thread
         lam: Lamar, run: str) -> None:
     """The thread stores the input before the report node reads it: raising on it would fail every
     later turn of the thread, each finding the same stored value."""
-    graph = StateGraph(State)
-    graph.add_node("report", report_node(lam))
-    graph.add_node("recall", recall_node(lam, context=CONTEXT))
-    graph.add_node("agent", lambda state: {"messages": [AIMessage("done")]})
-    graph.add_edge(START, "report")
-    graph.add_edge("report", "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", END)
+    graph = in_line(State,
+                    ("report", report_node(lam)),
+                    ("recall", recall_node(lam, context=CONTEXT)),
+                    ("agent", lambda state: {"messages": [AIMessage("done")]}))
     app = graph.compile(checkpointer=InMemorySaver())
     thread = {"configurable": {"thread_id": "7"}}
 
@@ -430,14 +409,10 @@ def test_a_new_message_while_a_review_is_pending_leaves_the_earlier_turn_open_fo
 
     lam = Lamar(":memory:", seed=1)
     lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
-    graph = StateGraph(Reviewed)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("review", lambda state: {"lamar_outcome": interrupt({"question": "did it work?"})})
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "review")
-    graph.add_edge("review", "report")
-    graph.add_edge("report", END)
+    graph = in_line(Reviewed,
+                    ("recall", recall_node(lam)),
+                    ("review", lambda state: {"lamar_outcome": interrupt({"question": "did it work?"})}),
+                    ("report", report_node(lam)))
     app = graph.compile(checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "review"}}
     first = app.invoke({"messages": [HumanMessage("first", id="m1")], "lamar_context": {"project": "trace"}}, config)

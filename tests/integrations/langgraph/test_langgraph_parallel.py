@@ -15,6 +15,7 @@ from langgraph.types import RetryPolicy, Send
 
 from lamar import Experience, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.integrations.langgraph.graphs import in_line
 
 
 def engine() -> Lamar:
@@ -99,14 +100,10 @@ def _work(state: WorkerState) -> dict[str, Any]:
 
 def worker_graph(lam: Lamar, work: Callable[[WorkerState], dict[str, Any]] = _work) -> Any:
     """recall -> work -> report, each branch with its own outcome."""
-    graph = StateGraph(WorkerState)
-    graph.add_node("recall", recall_node(lam, context=lambda s: {"project": s["project"]}))
-    graph.add_node("work", work)
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "work")
-    graph.add_edge("work", "report")
-    graph.add_edge("report", END)
+    graph = in_line(WorkerState,
+                    ("recall", recall_node(lam, context=lambda s: {"project": s["project"]})),
+                    ("work", work),
+                    ("report", report_node(lam)))
     return graph.compile()
 
 
@@ -132,10 +129,7 @@ class Chat(MessagesState, LamarState):
 
 def _recall_then_subgraph(lam: Lamar) -> StateGraph:
     """START -> a recall node (project api) -> a subgraph holding its own recall node (project web)."""
-    sub = StateGraph(Chat)
-    sub.add_node("recall", recall_node(lam, context={"project": "web"}))
-    sub.add_edge(START, "recall")
-    sub.add_edge("recall", END)
+    sub = in_line(Chat, ("recall", recall_node(lam, context={"project": "web"})))
     graph = StateGraph(Chat)
     graph.add_node("recall", recall_node(lam, context={"project": "api"}))
     graph.add_node("sub", sub.compile())
@@ -223,14 +217,10 @@ def test_a_report_the_store_refuses_leaves_the_episode_open(tmp_path: Any) -> No
         locks.append(other)
         return {"lamar_outcome": "shipped"}
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam, context={"project": "api"}))
-    graph.add_node("answer", answer)
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "answer")
-    graph.add_edge("answer", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State,
+                    ("recall", recall_node(lam, context={"project": "api"})),
+                    ("answer", answer),
+                    ("report", report_node(lam)))
     try:
         out = graph.compile().invoke({"projects": []})
     finally:
@@ -278,12 +268,9 @@ def test_two_branches_alike_inside_a_retried_subgraph_keep_their_own_episodes(sh
     # Both branches recall for the same context in the same turn; the retry of the subgraph
     # around them must hand each its own earlier episode, not one episode to both.
     lam = engine()
-    branch = StateGraph(BranchState)
-    branch.add_node("recall", recall_node(lam, context={"project": "api"}))
-    branch.add_node("note", lambda state: {"seen": [state["lamar_episode_id"]]})
-    branch.add_edge(START, "recall")
-    branch.add_edge("recall", "note")
-    branch.add_edge("note", END)
+    branch = in_line(BranchState,
+                     ("recall", recall_node(lam, context={"project": "api"})),
+                     ("note", lambda state: {"seen": [state["lamar_episode_id"]]}))
     compiled = branch.compile()
     failed: list[int] = []
 

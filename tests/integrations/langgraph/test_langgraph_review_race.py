@@ -12,11 +12,12 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import MessagesState
 from langgraph.types import Command, interrupt
 
 from lamar import DuplicateReport, Experience, Lamar, Scope
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.integrations.langgraph.graphs import in_line
 
 CONTEXT = {"project": "trace"}
 
@@ -32,14 +33,7 @@ def reviewed_graph(lam: Lamar, checkpointer: Any, gate: threading.Barrier | None
             gate.wait()  # both reviewers are past the interrupt before either reports
         return {"lamar_outcome": answer}
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("review", review)
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "review")
-    graph.add_edge("review", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State, ("recall", recall_node(lam)), ("review", review), ("report", report_node(lam)))
     return graph.compile(checkpointer=checkpointer)
 
 

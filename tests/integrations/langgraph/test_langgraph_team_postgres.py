@@ -11,11 +11,12 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.graph import MessagesState
 
 from lamar import Experience, Lamar, Scope
 from lamar.store.postgres import locks
 from lamar_langgraph import LamarState, recall_node, report_node
+from tests.integrations.langgraph.graphs import in_line
 from tests.store.test_postgres import drop_namespaces, namespace_url, unique_namespace
 
 
@@ -52,16 +53,11 @@ def _agent(lam: Lamar) -> Any:
     def judge(state: State) -> dict[str, Any]:
         return {"lamar_outcome": "shipped"}
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("agent", agent)
-    graph.add_node("judge", judge)
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "agent")
-    graph.add_edge("agent", "judge")
-    graph.add_edge("judge", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State,
+                    ("recall", recall_node(lam)),
+                    ("agent", agent),
+                    ("judge", judge),
+                    ("report", report_node(lam)))
     return graph.compile(checkpointer=InMemorySaver())
 
 
@@ -154,14 +150,7 @@ def test_a_second_resume_after_the_first_finished_returns_the_first_answer(team_
     def review(state: State) -> dict[str, Any]:
         return {"lamar_outcome": interrupt("did it work?")}
 
-    graph = StateGraph(State)
-    graph.add_node("recall", recall_node(lam))
-    graph.add_node("review", review)
-    graph.add_node("report", report_node(lam))
-    graph.add_edge(START, "recall")
-    graph.add_edge("recall", "review")
-    graph.add_edge("review", "report")
-    graph.add_edge("report", END)
+    graph = in_line(State, ("recall", recall_node(lam)), ("review", review), ("report", report_node(lam)))
     app = graph.compile(checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "review"}}
     app.invoke({"messages": [HumanMessage("the build broke")], "lamar_context": {"project": "trace"}}, config)
