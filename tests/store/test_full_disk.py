@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import Experience, Lamar
+from tests.store.test_odd_paths import _written
 
 # Run in a process whose files may grow to `LIMIT` bytes at most (`ulimit -f`): a write past it
 # fails as a write to a full disk does, here SQLite's making of the `-shm` beside a closed store.
@@ -29,18 +30,10 @@ print(json.dumps(seen))
 """
 
 
-def _written(path: Path) -> None:
-    with Lamar(str(path), k=1, seed=1) as lam:
-        for i in range(3):
-            lam.add(Experience(f"the build fails {i}", "clear the cache", scope=Scope(task="t")))
-        for _ in range(5):
-            lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
-
-
 @pytest.mark.parametrize("suffix", ["db", "json"])
 def test_a_store_on_a_full_disk_is_read_whole_and_a_write_says_the_disk_is_full(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"experience.{suffix}"
-    _written(path)
+    _written(path, reports=5)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     done = subprocess.run([sys.executable, "-c", _NO_ROOM, str(path)], capture_output=True, text=True, env=env,
                           timeout=120, check=False)

@@ -15,11 +15,12 @@ import pytest
 from lamar import Experience, Lamar, Scope, Signal, StoreError
 
 
-def _written(path: Path) -> None:
+def _written(path: Path, reports: int = 4) -> None:
+    """A store at `path` holding three lessons and `reports` reported episodes, closed."""
     with Lamar(str(path), k=1, seed=1) as lam:
         for i in range(3):
             lam.add(Experience(f"the build fails {i}", "clear the cache", scope=Scope(task="t")))
-        for _ in range(4):
+        for _ in range(reports):
             lam.report(lam.recall({"task": "t"}).episode_id, Signal.SHIPPED)
 
 
