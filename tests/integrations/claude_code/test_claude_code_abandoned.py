@@ -8,6 +8,7 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,27 @@ from lamar import Lamar
 from lamar_claude_code.hook import paths_for, run
 
 from .conftest import payload
+
+
+def _sdk_prompt(store: Path, repo: Path, state: Path, budget: float) -> tuple[Lamar, Any, Any]:
+    """A warm engine on `store`, its UserPromptSubmit callback for the Agent SDK (bookkeeping in `state`, a
+    `budget` in seconds), and a prompt event for that callback."""
+    from claude_agent_sdk import UserPromptSubmitHookInput
+
+    import lamar_claude_code
+
+    lam = Lamar(str(store))
+    (matcher,) = lamar_claude_code.hooks(lam, state_dir=state, budget=budget)["UserPromptSubmit"]
+    event = UserPromptSubmitHookInput(session_id="s1", transcript_path=str(state.parent / "t.jsonl"), cwd=str(repo),
+                                      hook_event_name="UserPromptSubmit", prompt="the tests fail")
+    return lam, matcher, event
+
+
+def _expired_alone(lam: Lamar) -> str:
+    """The one episode the store holds, once it is expired and nothing is pending."""
+    (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
+    assert lam.episode(episode).settled == "expired" and lam.pending() == []
+    return episode
 
 
 def test_an_episode_stored_after_the_hook_gave_up_is_expired_not_tracked(
@@ -33,8 +55,7 @@ def test_an_episode_stored_after_the_hook_gave_up_is_expired_not_tracked(
     for worker in [t for t in threading.enumerate() if t.name == "lamar-hook"]:
         worker.join(60)  # the recall goes on once the writer is done
 
-    (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
-    assert lam.episode(episode).settled == "expired" and lam.pending() == []
+    episode = _expired_alone(lam)
     state = json.loads(paths_for(str(store)).state.read_text())
     assert state["episodes"].get(episode, {}).get("delivered", False) is False  # never reported as injected
     lam.close()
@@ -43,14 +64,9 @@ def test_an_episode_stored_after_the_hook_gave_up_is_expired_not_tracked(
 def test_the_sdk_callback_that_gave_up_leaves_no_pending_episode(store: Path, repo: Path, tmp_path: Path) -> None:
     import asyncio
 
-    from claude_agent_sdk import HookContext, UserPromptSubmitHookInput
+    from claude_agent_sdk import HookContext
 
-    import lamar_claude_code
-
-    lam = Lamar(str(store))
-    (matcher,) = lamar_claude_code.hooks(lam, state_dir=tmp_path / "state", budget=0.2)["UserPromptSubmit"]
-    event = UserPromptSubmitHookInput(session_id="s1", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
-                                      hook_event_name="UserPromptSubmit", prompt="the tests fail")
+    lam, matcher, event = _sdk_prompt(store, repo, tmp_path / "state", budget=0.2)
     writer = sqlite3.connect(store, isolation_level=None)
 
     async def prompt() -> object:
@@ -62,8 +78,7 @@ def test_the_sdk_callback_that_gave_up_leaves_no_pending_episode(store: Path, re
 
     assert asyncio.run(prompt()) == {}  # nothing injected
     writer.close()
-    (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
-    assert lam.episode(episode).settled == "expired" and lam.pending() == []
+    _expired_alone(lam)
     lam.close()
 
 
@@ -73,15 +88,10 @@ def test_an_sdk_callback_cancelled_by_the_client_leaves_no_pending_episode(store
     while its recall waits for the store: the recall's lessons never reach Claude either."""
     import asyncio
 
-    from claude_agent_sdk import HookContext, UserPromptSubmitHookInput
+    from claude_agent_sdk import HookContext
 
-    import lamar_claude_code
-
-    lam = Lamar(str(store))
     state = tmp_path / "state"
-    (matcher,) = lamar_claude_code.hooks(lam, state_dir=state, budget=60.0)["UserPromptSubmit"]
-    event = UserPromptSubmitHookInput(session_id="s1", transcript_path=str(tmp_path / "t.jsonl"), cwd=str(repo),
-                                      hook_event_name="UserPromptSubmit", prompt="the tests fail")
+    lam, matcher, event = _sdk_prompt(store, repo, state, budget=60.0)
     writer = sqlite3.connect(store, isolation_level=None)
 
     async def prompt() -> None:
@@ -100,6 +110,5 @@ def test_an_sdk_callback_cancelled_by_the_client_leaves_no_pending_episode(store
 
     asyncio.run(prompt())
     writer.close()
-    (episode,) = [e.data["id"] for e in lam.store.read(0) if e.kind == "episode"]
-    assert lam.episode(episode).settled == "expired" and lam.pending() == []
+    _expired_alone(lam)
     lam.close()
