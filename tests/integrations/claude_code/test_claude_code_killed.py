@@ -32,10 +32,11 @@ _KILLED_AT_RENAME = (
 )
 
 
-def _killed(hook: Hook, event: dict[str, object], script: str = _KILLED_MID_WRITE) -> int:
-    done = subprocess.run([sys.executable, "-c", script, str(hook.store)], input=json.dumps(event).encode(),
+def _killed(hook: Hook, event: dict[str, object],
+            script: str = _KILLED_MID_WRITE) -> subprocess.CompletedProcess[bytes]:
+    """The hook run on `event` by `script`, which kills it part way."""
+    return subprocess.run([sys.executable, "-c", script, str(hook.store)], input=json.dumps(event).encode(),
                           env=hook.env, capture_output=True, timeout=60, check=False)
-    return done.returncode
 
 
 def _leftovers(hook: Hook) -> list[str]:
@@ -50,7 +51,7 @@ def test_a_hook_killed_mid_write_leaves_no_temporary_file_and_the_next_one_fails
         (repo / name).write_text("X = 1\n")
         event = payload("PostToolUse", "s1", repo, tool_name="Write", tool_input={"file_path": str(repo / name)},
                         tool_response={"success": True})
-        assert _killed(hook, event) == -signal.SIGKILL
+        assert _killed(hook, event).returncode == -signal.SIGKILL
     assert _leftovers(hook)  # each killed writer left its temporary copy of the state
 
     (repo / "d.py").write_text("X = 1\n")
@@ -71,7 +72,7 @@ def test_an_outcome_reported_by_a_killed_hook_is_kept_as_the_store_holds_it(hook
     (first,) = hook.state()["episodes"]
     # Reports the first prompt's outcome to the store, then dies before the state remembers it.
     assert _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="now write the docs for it"),
-                   _KILLED_AT_RENAME) == -signal.SIGKILL
+                   _KILLED_AT_RENAME).returncode == -signal.SIGKILL
     assert hook.state()["episodes"][first]["signal"] is None
     done = hook(payload("UserPromptSubmit", "s1", repo, prompt="and add a changelog entry"))
     assert done.returncode == 0
@@ -98,9 +99,7 @@ _KILLED_AFTER_RECALL = (
 def test_an_episode_whose_hook_was_killed_before_tracking_it_is_expired_by_the_next_hook(
         hook: Hook, repo: Path) -> None:
     assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
-    done = subprocess.run([sys.executable, "-c", _KILLED_AFTER_RECALL, str(hook.store)], env=hook.env,
-                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
-                          capture_output=True, timeout=60, check=False)
+    done = _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="fix the tests"), _KILLED_AFTER_RECALL)
     assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")  # nothing was injected
     with Lamar(str(hook.store)) as lam:
         (orphan,) = [p.episode_id for p in lam.pending()]
@@ -136,9 +135,7 @@ _KILLED_AFTER_A_RACED_RECALL = (
 def test_the_next_hook_expires_the_killed_hooks_own_episode_not_another_of_its_context(hook: Hook,
                                                                                        repo: Path) -> None:
     assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
-    done = subprocess.run([sys.executable, "-c", _KILLED_AFTER_A_RACED_RECALL, str(hook.store)], env=hook.env,
-                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
-                          capture_output=True, timeout=60, check=False)
+    done = _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="fix the tests"), _KILLED_AFTER_A_RACED_RECALL)
     assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")
     with Lamar(str(hook.store)) as lam:
         other, orphan = [p.episode_id for p in lam.pending()]  # oldest first: the other process's is older
@@ -163,9 +160,7 @@ _KILLED_INSIDE_A_RACED_RECALL = _KILLED_AFTER_A_RACED_RECALL.replace(
 
 def test_a_hook_killed_inside_its_recall_leaves_a_same_context_recall_alone(hook: Hook, repo: Path) -> None:
     assert hook(payload("SessionStart", "s1", repo, source="startup")).returncode == 0
-    done = subprocess.run([sys.executable, "-c", _KILLED_INSIDE_A_RACED_RECALL, str(hook.store)], env=hook.env,
-                          input=json.dumps(payload("UserPromptSubmit", "s1", repo, prompt="fix the tests")).encode(),
-                          capture_output=True, timeout=60, check=False)
+    done = _killed(hook, payload("UserPromptSubmit", "s1", repo, prompt="fix the tests"), _KILLED_INSIDE_A_RACED_RECALL)
     assert (done.returncode, done.stdout) == (-signal.SIGKILL, b"")
     with Lamar(str(hook.store)) as lam:
         both = [p.episode_id for p in lam.pending()]
