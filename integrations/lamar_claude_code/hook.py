@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any, BinaryIO, TextIO
 
 from lamar_claude_code.episodes import Budget, Paths, handle_event
+from lamar_claude_code.notice import clear_failure, last_failure, off_message, record_failure, starts_session
 from lamar_claude_code.state import log_line, sidecar
 
 MAX_PAYLOAD = 1_000_000  # bytes; a larger event (a pasted log) is skipped rather than slowing the prompt
@@ -31,7 +32,9 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
 
     Fails open: whatever goes wrong (bad JSON, a missing, locked or newer store, a slow disk) the
     process prints nothing, exits 0 and leaves one line in the log `lamar claude-code status` shows.
-    It never exits 2, which would block the developer's prompt.
+    It never exits 2, which would block the developer's prompt. A failure once the event is read is
+    also kept until an event uses the store again, and each session's start shows it to the user
+    (`lamar_claude_code.notice`).
 
     The work runs in a daemon thread: a store blocked inside SQLite's C code cannot be
     interrupted by a signal, but the main thread can stop waiting. Past the budget (plus a
@@ -51,6 +54,8 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
     start = time.monotonic() if start is None else start
     paths = paths_for(store)
     payload: Any = None
+    parsed = False  # an event that is no JSON object says nothing of the setup: no notice for it
+    pending: dict[str, Any] | None = None  # the failure this session's start tells the user of
     try:
         raw = stdin.read(MAX_PAYLOAD + 1)
         if len(raw) > MAX_PAYLOAD:
@@ -58,16 +63,25 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
         payload = json.loads(raw)
         if not isinstance(payload, dict):
             raise TypeError(f"the event is JSON {type(payload).__name__}, not an object")
+        parsed = True
         config = _config(payload, paths)
         if budget is None:
             budget = config.budget_seconds
+        if config.enabled and starts_session(payload):
+            pending = last_failure(store)
         result: dict[str, Any] = {}
         deadline = Budget(budget, start)
+        opener = engine or (lambda: _open(store, create))
+        opened: list[bool] = []
+
+        def open_engine() -> Any:
+            lam = opener()
+            opened.append(True)
+            return lam
 
         def work() -> None:
             try:
-                result["text"] = handle_event(payload, engine or (lambda: _open(store, create)), paths, config=config,
-                                              budget=deadline)
+                result["text"] = handle_event(payload, open_engine, paths, config=config, budget=deadline)
             except BaseException as exc:  # noqa: BLE001 - handed to the main thread
                 result["error"] = exc
 
@@ -78,6 +92,7 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
             worker.join(COMMITTED_WAIT)  # stored: let it be recorded and delivered rather than lost
         if worker.is_alive():
             log_line(paths.log, f"{_event(payload)}: over the {budget}s budget; nothing injected")
+            _tell(stdout, pending, store, paths)
             if overran is not None:
                 overran()
             elif exit_on_timeout:
@@ -85,17 +100,33 @@ def run(stdin: BinaryIO, stdout: TextIO, store: str, *, budget: float | None = N
             return 0
         if "error" in result:
             raise result["error"]
+        if opened:  # the store opened and the event went through: whatever failed before works again
+            clear_failure(store)
+            pending = None
         text = result.get("text", "")
         if text:
             answer = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
             reply(stdout, json.dumps(answer, ensure_ascii=False))
+        _tell(stdout, pending, store, paths)
     except BaseException as exc:  # noqa: BLE001 - a hook must never break the prompt
         if isinstance(exc, KeyboardInterrupt):
             return 0
         from lamar.safety import scrub  # a failure's message may quote the event: no secret reaches the log
 
-        log_line(paths.log, scrub(f"{_event(payload)}: {type(exc).__name__}: {exc}")[0])
+        error = scrub(f"{type(exc).__name__}: {exc}")[0]
+        log_line(paths.log, f"{_event(payload)}: {error}")
+        if parsed:
+            # Logged only, a failure that repeats at every event (a corrupt store, a folder that takes no
+            # file) left the user believing Lamar learned: the next session's start says so instead.
+            failure = record_failure(store, _event(payload), exc, error, plugin=create)
+            _tell(stdout, failure if starts_session(payload) else None, store, paths)
     return 0
+
+
+def _tell(stdout: TextIO, failure: dict[str, Any] | None, store: str, paths: Paths) -> None:
+    """Show `failure` to the user as the JSON systemMessage Claude Code shows and never sends to Claude."""
+    if failure is not None:
+        reply(stdout, json.dumps({"systemMessage": off_message(failure, store, paths.log)}, ensure_ascii=False))
 
 
 def reply(stdout: TextIO | None, answer: str) -> None:

@@ -150,12 +150,46 @@ def start_daemon(store: str) -> None:
                          stdout=null, stderr=null, start_new_session=True, close_fds=True)
 
 
+def starts_session(raw: bytes) -> bool:
+    """Whether the event starts a session the user sees, as `lamar_claude_code.notice` has it (whose
+    package may be what failed to load)."""
+    import json
+
+    try:
+        event = json.loads(raw)
+    except ValueError:
+        return False
+    return (isinstance(event, dict) and event.get("hook_event_name") == "SessionStart"
+            and event.get("source") != "compact")
+
+
+def cannot_start(store: str, exc: BaseException, plugin: bool) -> str:
+    """The SessionStart answer of a hook whose Python cannot load Lamar: a systemMessage, which Claude
+    Code shows the user and never sends to Claude. Logged only, it left the user believing Lamar learned."""
+    import json
+
+    fix = ("set the plugin's python option to the interpreter where Lamar is installed (/plugin configure "
+           "lamar@lamar inside Claude Code)" if plugin else
+           f"reinstall Lamar for {sys.executable}, or run `lamar claude-code install` again with the `lamar` "
+           "of the environment where Lamar is installed")
+    message = (f"Lamar is off, so no lessons are recalled and nothing is learned: {sys.executable} cannot load "
+               f"Lamar's hook ({type(exc).__name__}: {exc}). To turn it on, {fix}. Details: {_log_of(store)}")
+    return json.dumps({"systemMessage": " ".join(message.split())}, ensure_ascii=False)
+
+
+def _log_of(store: str) -> str:
+    """The hook log beside a file store, else the home folder's (as `lamar_claude_code.state.sidecar` has it)."""
+    if "://" in store or store == ":memory:":
+        return os.path.join(os.path.expanduser("~/.lamar"), "claude-code.log")
+    return os.path.expanduser(store) + ".claude-code.log"
+
+
 def _note(store: str, message: str) -> None:
     """One line in the hook log beside a file store, where `lamar claude-code status` shows it; a
     log the store's folder cannot take sends it to the home folder's log, as the hook's own writer
     does (its module may be what failed to load, so the rule is repeated here in a few lines)."""
     home = os.path.join(os.path.expanduser("~/.lamar"), "claude-code.log")
-    log = home if "://" in store or store == ":memory:" else os.path.expanduser(store) + ".claude-code.log"
+    log = _log_of(store)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S ")
     text = " ".join(message.split())[:500]
     try:
@@ -297,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
         from lamar_claude_code.hook import run
     except Exception as exc:  # noqa: BLE001 - a hook never fails the prompt
         _note(store, f"the hook could not start: {type(exc).__name__}: {exc}; run lamar claude-code install again")
+        if starts_session(raw):
+            write_out(cannot_start(store, exc, create).encode("utf-8"))
         return 0
     return run(io.BytesIO(raw), sys.stdout or io.StringIO(), store, exit_on_timeout=True, create=create,
                start=time.monotonic() - (time.time() - arrived))

@@ -222,6 +222,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     from lamar.cli.session import UsageError, settings_files
     from lamar_claude_code.context import find_repo
     from lamar_claude_code.hook import paths_for
+    from lamar_claude_code.notice import status_line
     from lamar_claude_code.state import UNWRITABLE, fallback_log, read_state, tail
 
     repo = find_repo(os.getcwd())
@@ -261,6 +262,8 @@ def cmd_status(args: argparse.Namespace) -> int:
                                   else " (missing)") + whose)
     if loose := _readable_by_others(location):
         print(f"  readable by other users of this machine (it holds your prompts' contexts): chmod 600 {loose}")
+    if failing := status_line(location):
+        print(f"  {failing}")
     # The plugin's users never see install's advice, and hooks over an empty store are a silent no-op.
     # A missing store is not opened (that would create it): the first hook or `import-rules --apply` makes it.
     missing = "://" not in location and not os.path.exists(os.path.expanduser(location))
