@@ -173,7 +173,8 @@ def cannot_start(store: str, exc: BaseException, plugin: bool) -> str:
            f"reinstall Lamar for {sys.executable}, or run `lamar claude-code install` again with the `lamar` "
            "of the environment where Lamar is installed")
     message = (f"Lamar is off, so no lessons are recalled and nothing is learned: {sys.executable} cannot load "
-               f"Lamar's hook ({type(exc).__name__}: {exc}). To turn it on, {fix}. Details: {_log_of(store)}")
+               f"Lamar's hook ({type(exc).__name__}: {str(exc)[:300]}). To turn it on, {fix}. "
+               f"Details: {_log_of(store)}")
     return json.dumps({"systemMessage": " ".join(message.split())}, ensure_ascii=False)
 
 
