@@ -37,6 +37,8 @@ _HOLDERS = """SELECT virtualtransaction FROM pg_locks WHERE locktype = 'advisory
     AND classid = %(lock)s::oid AND objid = hashtext(%(ns)s)::oid AND objsubid = 2 AND pid <> pg_backend_pid()
     AND (%(among)s::text[] IS NULL OR virtualtransaction = ANY(%(among)s::text[]))"""
 _SETTLE_WAIT = 1.0
+_PAST_THE_LOG = """SELECT count(nextval('lamar_seq'))
+    FROM generate_series(1, %(last)s - coalesce(pg_sequence_last_value('lamar_seq'), 0))"""
 
 Folder = Callable[[list[Event]], tuple[Iterable[LessonState], tuple[int, float, float]]]
 # The key of the rows' `folded` text (their tuning, as JSON) that names when the oldest erase found
@@ -180,10 +182,12 @@ def build(db: Connections, tuning: str, folder: Folder, *, force: bool = False) 
             last = events[-1].seq if events else 0
             rows = [(s.experience.id, s.experience.status.value, json.dumps(dict(s.experience.scope)),
                      row_text.encode(s, row_text.lesson_text(s.experience))) for s in states]
-            # Seqs to come must follow every seq of the log, whichever mode wrote it. Only a log the sequence is
-            # behind (the log mode numbers a namespace's events itself) moves it: setval is not atomic with other
-            # sessions' nextval, and set while the sequence is ahead it could move it back under their writes.
-            conn.execute("SELECT setval('lamar_seq', %s) FROM lamar_seq WHERE last_value < %s", (last, last))
+            # Seqs to come must follow every seq of the log, whichever mode wrote it (the log mode numbers a
+            # namespace's events itself, so its log may be ahead of the sequence). Only nextval moves it:
+            # setval is not atomic with other sessions' nextval and, between a look at the sequence and
+            # the set, could move it back under seqs they took meanwhile. Each nextval moves it up by one
+            # at least, so as many as the log was ahead bring it past the log, whoever else takes seqs.
+            conn.execute(_PAST_THE_LOG, {"last": last})
             # Every row gets a version no row of the namespace ever had: a write that read a row
             # before this build finds it moved, even a row rebuilt as it was, and no engine takes
             # its parsed copy of an older row as current. A version is a value of the SEQUENCE
