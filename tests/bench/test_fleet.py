@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from lamar.bench.fleet import flatness, mean_interval, measure, row_line, row_seconds, run_segment, summarize
+from lamar.store import Event
 
 
 def test_a_mean_comes_with_the_half_width_of_its_95_percent_interval() -> None:
@@ -74,3 +75,33 @@ def test_a_turn_puts_time_between_each_recall_and_its_report_and_the_latency_lea
     # With the turn counted, every episode would take at least 250 ms; left out, they take a few.
     # The median, not the slowest: one stall of the machine must not fail the check.
     assert row["episode_p50_ms"] < 250.0
+
+
+def test_a_rows_namespace_is_dropped_from_every_table_of_the_schema_it_ran_in(postgres_url: str) -> None:
+    # The benchmark dropped a row's namespace from the default schema, whatever search_path its URL named,
+    # and left its saved state behind: the database grew a namespace's rows with every run.
+    import uuid
+    from urllib.parse import quote
+
+    import psycopg
+
+    from lamar.bench.fleet.clients import drop_namespace, namespace_url
+    from lamar.store.postgres import PostgresStore
+
+    schema, namespace = f"pgrows_bench_{uuid.uuid4().hex[:8]}", f"bench-{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    base = f"{postgres_url}{'&' if '?' in postgres_url else '?'}options={quote(f'-c search_path={schema}')}"
+    try:
+        store = PostgresStore(namespace_url(base, namespace, "fold"))
+        store.append([Event("applied", {"proposal": "p"}, key="k")])
+        store.save_state(store.read()[-1].seq, "a state")
+        store.close()
+        drop_namespace(base, namespace)
+        with psycopg.connect(base, autocommit=True) as conn:
+            left = {table: conn.execute(f"SELECT count(*) FROM {table} WHERE namespace = %s", (namespace,)).fetchone()
+                    for table in ("lamar_events", "lamar_namespaces", "lamar_state")}
+        assert left == dict.fromkeys(left, (0,))
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")

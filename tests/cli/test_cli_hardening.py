@@ -9,6 +9,7 @@ import re
 import sqlite3
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -295,10 +296,23 @@ def test_a_candidate_is_screened_again_at_apply(run_cli, store, report_of, tmp_p
 
 # ---- 10. credentials ---------------------------------------------------------------------------
 
-def test_no_url_credential_is_printed_by_stats_export_or_html(run_cli, postgres_url, json_store, tmp_path) -> None:
+@pytest.fixture
+def made(postgres_url: str) -> Iterator[list[str]]:
+    """The PostgreSQL namespaces a test makes, dropped after it."""
+    namespaces: list[str] = []
+    yield namespaces
+    if namespaces:
+        from tests.store.test_postgres import drop_namespaces
+
+        drop_namespaces(postgres_url, *namespaces)
+
+
+def test_no_url_credential_is_printed_by_stats_export_or_html(run_cli, postgres_url, json_store, tmp_path,
+                                                              made) -> None:
     pytest.importorskip("psycopg", reason="the postgres extra is not installed")
     sep = "&" if "?" in postgres_url else "?"
     namespace = f"creds_{uuid.uuid4().hex[:12]}"  # a fresh namespace: nothing of an earlier run
+    made.append(namespace)
     url = f"{postgres_url}{sep}sslpassword=Hunter22Secret&lamar_namespace={namespace}"
     imported = run_cli("import", json_store, "--store", url)
     assert imported.returncode == 0, imported.stderr
@@ -310,12 +324,13 @@ def test_no_url_credential_is_printed_by_stats_export_or_html(run_cli, postgres_
     assert "Hunter22Secret" not in text and namespace in text
 
 
-def test_a_mistyped_postgres_namespace_is_no_store_and_gets_no_row(run_cli, postgres_url, json_store) -> None:
+def test_a_mistyped_postgres_namespace_is_no_store_and_gets_no_row(run_cli, postgres_url, json_store, made) -> None:
     pytest.importorskip("psycopg", reason="the postgres extra is not installed")
     import psycopg
 
     sep = "&" if "?" in postgres_url else "?"
     namespace = f"typo_{uuid.uuid4().hex[:12]}"
+    made += [namespace, f"other_{namespace}"]
     url = f"{postgres_url}{sep}lamar_namespace={namespace}"
 
     def rows() -> int:

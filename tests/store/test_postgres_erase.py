@@ -27,9 +27,6 @@ def url(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
     namespace = unique_namespace("erase")
     yield namespace_url(postgres_url, namespace, lamar_fold=request.param)
     drop_namespaces(postgres_url, namespace)
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):
-            conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (namespace,))
 
 
 def _rows(url: str) -> str:

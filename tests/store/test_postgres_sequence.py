@@ -24,7 +24,8 @@ def schema_url(postgres_url: str) -> Iterator[str]:
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
     try:
-        yield f"{postgres_url}?options={quote(f'-c search_path={schema}')}"
+        sep = "&" if "?" in postgres_url else "?"
+        yield f"{postgres_url}{sep}options={quote(f'-c search_path={schema}')}"
     finally:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")

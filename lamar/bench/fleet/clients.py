@@ -164,8 +164,12 @@ def _seed_lessons(location: str, workload: str, lessons: int) -> None:
 def drop_namespace(base: str, namespace: str) -> None:
     import psycopg
 
-    with psycopg.connect(base.split("?", 1)[0], autocommit=True) as conn:
-        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
+    from lamar.store.postgres.url import parse_url
+
+    # The URL's own parameters stay (a search_path among them names the schema the run wrote in).
+    with psycopg.connect(parse_url(base, None)[0], autocommit=True) as conn:
+        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox",
+                      "lamar_state"):
             if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() != (None,):  # older schemas lack some
                 conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
 
