@@ -55,12 +55,10 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
     if isinstance(signal, Signal):
         return signal.reward, signal
     if isinstance(signal, str):
-        try:
-            parsed = Signal(signal.strip().lower())
-        except ValueError:
+        parsed = signal_named(signal)
+        if parsed is None:
             raise InvalidReward(
-                f"unknown signal {signal!r}; use one of {[s.value for s in Signal]} or a float in [-1, 1]"
-            ) from None
+                f"unknown signal {signal!r}; use one of {[s.value for s in Signal]} or a float in [-1, 1]")
         return parsed.reward, parsed
     if isinstance(signal, bool) or not isinstance(signal, (int, float)) and not _real(signal):
         raise InvalidReward(f"a reward is a Signal or a float in [-1, 1]; got {type(signal).__name__}")
@@ -73,6 +71,23 @@ def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
     if math.isnan(reward) or not -1.0 <= reward <= 1.0:
         raise InvalidReward(f"reward {signal!r} is outside [-1, 1]; scale it or use a Signal")
     return reward, None
+
+
+def signal_named(text: str) -> Signal | None:
+    """The Signal a name means, in any case and with a hyphen, underscore or space inside, else None.
+
+    >>> signal_named(" Re-asked "), signal_named("re_asked"), signal_named("great")
+    (<Signal.REASKED: 'reasked'>, <Signal.REASKED: 'reasked'>, None)
+    """
+    # The docs, the README and the agents' tool descriptions spell it "re-asked": a person typing
+    # that into a review, or a model copying it, means the signal, not a typo.
+    name = text.strip().lower()
+    for mark in "-_ ":
+        name = name.replace(mark, "")
+    try:
+        return Signal(name)
+    except ValueError:
+        return None
 
 
 def did_you_mean(text: object) -> str:

@@ -13,7 +13,7 @@ from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
-from lamar.signals import Signal, did_you_mean
+from lamar.signals import Signal, did_you_mean, signal_named
 from lamar.typed import typed_number
 
 
@@ -182,10 +182,9 @@ def parse_signal(text: str) -> Signal | float:
     >>> parse_signal("REVERTED"), parse_signal("-0.5")
     (<Signal.REVERTED: 'reverted'>, -0.5)
     """
-    try:
-        return Signal(text.strip().lower())
-    except ValueError:
-        pass
+    named = signal_named(text)
+    if named is not None:
+        return named
     reward = typed_number(text)  # nan and inf are numbers the engine refuses as out of range
     if reward is None:
         raise InvalidReward(
