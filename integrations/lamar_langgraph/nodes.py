@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
@@ -290,7 +291,8 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
 
     It reads the outcome from ``state[outcome_key]`` (or `outcome(state)`): a `Signal`, a
     Signal name, or a float reward in [-1, 1]. With no episode or no outcome yet it does
-    nothing (an unreported episode is fine). It reports the current episode and every
+    nothing (an unreported episode is fine); it warns when an outcome finds a state without
+    the keys the recall node writes (a schema without `LamarState`). It reports the current episode and every
     episode still open in `lamar_episodes` (the branches of a fan-out, a subgraph's, a turn
     that got no outcome of its own): the outcome is the first news about each of them. After
     reporting it marks them reported, so passing through again, or resuming the thread, does
@@ -328,6 +330,12 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
         current = _field(state, "lamar_episode_id")
         if current and _field(state, "lamar_reported") != current and current not in episodes:
             episodes.append(current)  # a state from before lamar_episodes existed
+        if not episodes and not any(_declared(state, key) for key in _RECALL_WRITES):
+            warnings.warn(f"Lamar's report node has the outcome {value!r} but no episode to report: the state "
+                          f"holds none of the keys the recall node writes ({', '.join(_RECALL_WRITES)}). Mix "
+                          "LamarState into the graph's state (class State(MessagesState, LamarState)), since "
+                          "LangGraph drops the keys a state schema does not declare, and run a recall node "
+                          "before this one", UserWarning, stacklevel=2)
         return (episodes, value, current) if episodes else None
 
     def written(episodes: list[str]) -> dict[str, Any]:
@@ -422,6 +430,15 @@ def _field(state: Any, key: str) -> Any:
     if isinstance(state, Mapping):
         return state.get(key)
     return getattr(state, key, None)
+
+
+# The keys the recall node writes and the report node reads. A state schema without them loses the
+# episode between the two without a word (LangGraph drops undeclared keys), so the report warns.
+_RECALL_WRITES = ("lamar_turn", "lamar_turns", "lamar_episode_id", "lamar_episodes")
+
+
+def _declared(state: Any, key: str) -> bool:
+    return key in state if isinstance(state, Mapping) else hasattr(state, key)
 
 
 def _speaker(message: Any) -> str | None:

@@ -1,10 +1,13 @@
-"""What a developer meets on a first day with the nodes: an outcome spelt as the docs spell it."""
+"""What a developer meets on a first day with the nodes: an outcome spelt as the docs spell it, and a
+state schema that leaves out LamarState's keys."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +16,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
+from pydantic import BaseModel
 
 from lamar import Experience, Lamar, Scope, Signal
 from lamar_langgraph import LamarState, recall_node, report_node
@@ -70,3 +74,44 @@ def test_the_engine_and_the_cli_take_the_same_spelling(lam: Lamar, tmp_path: Pat
                            "Re-asked"], check=False, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert Lamar(str(tmp_path / "lessons.db")).episode(later).signal == Signal.REASKED.value
+
+
+class Bare(MessagesState):  # the keys the app writes, without LamarState's bookkeeping
+    lamar_context: dict[str, str]
+    lamar_prompt: str
+    lamar_outcome: str
+
+
+class Model(BaseModel):
+    lamar_context: dict[str, str] = {}
+    lamar_prompt: str = ""
+    lamar_outcome: str | None = None
+
+
+@dataclasses.dataclass
+class Record:
+    lamar_context: dict[str, str] = dataclasses.field(default_factory=dict)
+    lamar_prompt: str = ""
+    lamar_outcome: str | None = None
+
+
+@pytest.mark.parametrize("schema", [Bare, Model, Record], ids=["typeddict", "pydantic", "dataclass"])
+def test_a_state_without_lamar_state_warns_that_the_outcome_reached_no_episode(lam: Lamar, schema: Any) -> None:
+    # LangGraph drops the recall's episode keys that the schema does not declare: the outcome then
+    # finds no episode, and the episode would stay pending without a word.
+    app = _graph(lam, schema, lambda state: {"lamar_outcome": "shipped"}).compile()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT} if schema is Bare
+                   else {"lamar_context": CONTEXT})
+    said = [str(w.message) for w in seen if issubclass(w.category, UserWarning)]
+    assert len(lam.pending()) == 1
+    assert len(said) == 1 and "Mix LamarState into the graph's state" in said[0] and "'shipped'" in said[0]
+
+
+def test_a_state_with_lamar_state_reports_without_that_warning(lam: Lamar) -> None:
+    app = _graph(lam, State, lambda state: {"lamar_outcome": "shipped"}).compile()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT})
+    assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
