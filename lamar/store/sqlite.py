@@ -101,8 +101,16 @@ class SqliteStore:
         tables = self._tables()
         version = self._schema_version()
         if tables and version is None:
+            # LangGraph's SqliteStore is the one such file a Lamar user is likely to hold: Lamar's log
+            # may live inside it (LangGraphStore), where only Python reaches it.
+            langgraph = (". It looks like a LangGraph SqliteStore, which only Python opens, as "
+                         "Lamar(LangGraphStore(store, namespace=...)): to use its lessons here, copy them into a "
+                         "file with lamar.store.transfer.transfer(LangGraphStore(store, namespace=...), "
+                         "ExperienceStore('copy.db'))"
+                         if {"store", "store_migrations"} <= set(tables) else "")
             raise CorruptStore(f"{self.path} is an SQLite database but not a Lamar store (its tables: "
-                               f"{', '.join(sorted(tables)[:5])}); it was left untouched: name another file")
+                               f"{', '.join(sorted(tables)[:5])}); it was left untouched: name another file"
+                               f"{langgraph}")
         return version
 
     def _schema_version(self) -> int | None:

@@ -115,3 +115,27 @@ def test_a_state_with_lamar_state_reports_without_that_warning(lam: Lamar) -> No
         warnings.simplefilter("error")
         out = app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT})
     assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
+
+
+def test_the_cli_on_a_langgraph_sqlite_store_says_how_to_reach_its_lessons(tmp_path: Path) -> None:
+    from langgraph.store.sqlite import SqliteStore
+
+    from lamar import ExperienceStore
+    from lamar.store.transfer import transfer
+    from lamar_langgraph import LangGraphStore
+
+    path = tmp_path / "app-store.db"
+    store = SqliteStore(sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30))
+    store.setup()
+    Lamar(LangGraphStore(store, namespace=("lamar", "prod"))).add(Experience("the build fails", "read the first error"))
+    done = subprocess.run([sys.executable, "-m", "lamar.cli", "--store", str(path), "ls"], check=False,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "It looks like a LangGraph SqliteStore" in done.stderr and "transfer(LangGraphStore(store" in done.stderr
+    # what it says to do works, and the file was left as it was
+    transfer(LangGraphStore(store, namespace=("lamar", "prod")), ExperienceStore(str(tmp_path / "copy.db")))
+    listed = subprocess.run([sys.executable, "-m", "lamar.cli", "--store", str(tmp_path / "copy.db"), "ls"],
+                            check=False, capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "read the first error" in listed.stdout
+    names = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert names == {"store", "store_migrations"}
