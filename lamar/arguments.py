@@ -257,6 +257,11 @@ def unknown(kind: type[Unknown], value: Any, location: str, advice: str | None =
 
     if kind is UnknownEpisode and isinstance(value, Recall):
         return kind(f"pass the Recall's episode_id ({echoed(value.episode_id)}), not the Recall itself")
+    # A LangGraph graph's state or an agent's result holds the episode under this key (the integrations'
+    # recall node and middleware put it there): it is passed whole as readily as a Recall is.
+    if kind is UnknownEpisode and isinstance(value, Mapping) and isinstance(value.get("lamar_episode_id"), str):
+        return kind(f"pass the state's lamar_episode_id ({echoed(value['lamar_episode_id'])}), not the whole "
+                    "state or result")
     if kind is UnknownExperience and isinstance(value, Experience):
         return kind(f"pass the lesson's id ({echoed(value.id)}), not the Experience itself")
     if kind is UnknownExperience and isinstance(value, Recall):

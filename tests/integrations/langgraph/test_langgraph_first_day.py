@@ -18,7 +18,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import Experience, Lamar, Scope, Signal, UnknownEpisode
 from lamar_langgraph import LamarState, recall_node, report_node
 
 CONTEXT = {"project": "trace"}
@@ -139,3 +139,14 @@ def test_the_cli_on_a_langgraph_sqlite_store_says_how_to_reach_its_lessons(tmp_p
     assert listed.returncode == 0 and "read the first error" in listed.stdout
     names = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert names == {"store", "store_migrations"}
+
+
+def test_the_whole_state_passed_to_report_is_told_its_episode(lam: Lamar) -> None:
+    app = _graph(lam, State, lambda state: {}).compile()
+    state = app.invoke({"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT})
+    for call in (lambda: lam.report(state, "shipped"), lambda: lam.episode(state)):
+        said = f"pass the state's lamar_episode_id \\('{state['lamar_episode_id']}'\\)"
+        with pytest.raises(UnknownEpisode, match=said):
+            call()
+    lam.report(state["lamar_episode_id"], "shipped")
+    assert lam.pending() == []
