@@ -69,6 +69,20 @@ def slots(k: Any, name: str = "k") -> int:
     return k
 
 
+def _of_the_store(name: object) -> bool:
+    """Whether `name` is an option of a store backend (`ExperienceStore(url, namespace="team-a")`),
+    which is readily passed to the engine instead."""
+    import inspect
+
+    from lamar.store.json_file import JsonStore
+    from lamar.store.postgres import PostgresStore  # psycopg is imported only when it connects
+    from lamar.store.sqlite import SqliteStore
+
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    return any(name == option for backend in (JsonStore, PostgresStore, SqliteStore)
+               for option, p in inspect.signature(backend).parameters.items() if p.kind is keyword)
+
+
 def draws(value: Any) -> int:
     """How many Thompson draws a preview makes: a whole number from 1 to 100 000."""
     if not whole_number(value, low=1, high=100_000):
@@ -83,6 +97,10 @@ def policy(tuning: Mapping[str, Any]) -> Any:
     tuning = without_retired(tuning)
     fields = {f.name: f for f in dataclasses.fields(Policy)}
     for name, value in tuning.items():
+        if name not in fields and _of_the_store(name):
+            url = " or in a PostgreSQL URL (?lamar_namespace=...)" if name == "namespace" else ""
+            raise InvalidArgument(f"{name!r} is an option of the store, not a tuning keyword of the engine: give it "
+                                  f"as Lamar(ExperienceStore(location, {name}=...)){url}")
         if name not in fields:
             raise InvalidArgument(f"unknown tuning keyword {echoed(name)}; the keywords are {sorted(fields)} "
                                   "(see lamar.policy.Policy)")

@@ -60,9 +60,10 @@ class Lamar:
 
     def __init__(self, store: Store | str | os.PathLike[str] = ":memory:", k: int = 3,
                  seed: int | None = None, **tuning: Unpack[Tuning]) -> None:
-        self.store: Store = arguments.engine_store(store)
+        # The arguments first: a bad one must not leave an opened store (a file made, a pool connected) behind.
         k, seed = arguments.slots(k), arguments.seed(seed)
         self.policy: Policy = arguments.policy(tuning)
+        self.store: Store = arguments.engine_store(store)
         self.k = k
         self.seed = seed
         self._rng = random.Random(seed)

@@ -155,6 +155,22 @@ def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
     assert not any(tmp_path.iterdir())  # refused before a file was made
 
 
+@pytest.mark.parametrize("location, option, url", [
+    ("postgresql://postgres@127.0.0.1:1/test", "namespace", " or in a PostgreSQL URL (?lamar_namespace=...)"),
+    ("lessons.db", "timeout", ""),
+])
+def test_a_store_option_given_to_the_engine_says_where_it_goes(tmp_path: Path, location: str, option: str,
+                                                                 url: str) -> None:
+    # ExperienceStore(url, namespace="team-a") is how docs/postgres.md opens a namespace: Lamar(url, namespace=...)
+    # is the first thing a reader tries, and was told only the engine's tuning keywords.
+    where = location if "://" in location else str(tmp_path / location)  # port 1: refused before connecting
+    said = f"{option!r} is an option of the store, not a tuning keyword of the engine: give it as " \
+           f"Lamar(ExperienceStore(location, {option}=...)){url}"
+    with pytest.raises(InvalidArgument, match=re.escape(said)):
+        Lamar(where, **{option: "team-a" if option == "namespace" else 5.0})
+    assert not any(tmp_path.iterdir())  # and before a file was made
+
+
 @pytest.mark.parametrize("name", ["lessons.db", "lessons.json"])
 @pytest.mark.parametrize("timeout", [None, -1.0, math.inf, 10**400, "30"])
 def test_a_file_store_timeout_is_a_finite_number_of_seconds(tmp_path: Path, timeout: Any, name: str) -> None:
