@@ -58,6 +58,12 @@ def last_value(left: Any, right: Any) -> Any:
     return right
 
 
+def last_outcome(left: Any, right: Any) -> Any:
+    """`last_value` for the outcome, a Signal kept as its name: LangGraph's checkpointers read an
+    enum of another package back with a warning, or not at all under LANGGRAPH_STRICT_MSGPACK."""
+    return right.value if isinstance(right, Signal) else right
+
+
 def merge_episodes(left: dict[str, str] | None, right: dict[str, str | None] | None) -> dict[str, str]:
     """Reducer of `lamar_episodes` (episode id -> "open" or "reported"): a union in which
     "reported" wins, so parallel branches, subgraphs and a later report all merge. None
@@ -158,7 +164,7 @@ class LamarState(TypedDict, total=False):
     lamar_episode_id: Annotated[str | None, last_value]
     lamar_lessons: Annotated[list[str], last_value]
     lamar_prompt: Annotated[str, last_value]
-    lamar_outcome: Annotated[str | float | None, last_value]
+    lamar_outcome: Annotated[str | float | None, last_outcome]
     lamar_reported: Annotated[str | None, last_value]
     lamar_episodes: Annotated[dict[str, str], merge_episodes]
 

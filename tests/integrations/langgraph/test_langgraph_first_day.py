@@ -150,3 +150,38 @@ def test_the_whole_state_passed_to_report_is_told_its_episode(lam: Lamar) -> Non
             call()
     lam.report(state["lamar_episode_id"], "shipped")
     assert lam.pending() == []
+
+
+def test_a_signal_written_to_the_state_is_checkpointed_as_its_name(lam: Lamar, tmp_path: Path,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    # The docs and the report node take a Signal; LangGraph's serializer reads an enum of another package
+    # back with "Deserializing unregistered type lamar.signals.Signal" (blocked under LANGGRAPH_STRICT_MSGPACK).
+    def judge(state: State) -> dict[str, Any]:
+        return {"lamar_outcome": Signal.SHIPPED}
+
+    def pause(state: State) -> dict[str, Any]:
+        interrupt("anything to add?")
+        return {}
+
+    graph: StateGraph[Any] = StateGraph(State)
+    graph.add_node("recall", recall_node(lam))
+    graph.add_node("judge", judge)
+    graph.add_node("pause", pause)  # the run stops here with the Signal in its checkpoint
+    graph.add_node("report", report_node(lam))
+    for a, b in [(START, "recall"), ("recall", "judge"), ("judge", "pause"), ("pause", "report"), ("report", END)]:
+        graph.add_edge(a, b)
+    path = tmp_path / "threads.db"
+    config: Any = {"configurable": {"thread_id": "t"}}
+    first = sqlite3.connect(path, check_same_thread=False)
+    out = graph.compile(checkpointer=SqliteSaver(first)).invoke(
+        {"messages": [HumanMessage("it broke")], "lamar_context": CONTEXT}, config)
+    later = sqlite3.connect(path, check_same_thread=False)  # another process reads the thread back
+    app = graph.compile(checkpointer=SqliteSaver(later))
+    with caplog.at_level("WARNING"):
+        stored = app.get_state(config).values["lamar_outcome"]
+        app.invoke(Command(resume="no"), config)
+    assert type(stored) is str and stored == "shipped"
+    assert not [r for r in caplog.records if "lamar.signals" in r.getMessage()]
+    assert lam.episode(out["lamar_episode_id"]).signal == "shipped"
+    first.close()
+    later.close()
