@@ -298,11 +298,12 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     It reads the outcome from ``state[outcome_key]`` (or `outcome(state)`): a `Signal`, a
     Signal name, or a float reward in [-1, 1]. With no episode or no outcome yet it does
     nothing (an unreported episode is fine); it warns when an outcome finds a state without
-    the keys the recall node writes (a schema without `LamarState`). It reports the current episode and every
-    episode still open in `lamar_episodes` (the branches of a fan-out, a subgraph's, a turn
-    that got no outcome of its own): the outcome is the first news about each of them. After
-    reporting it marks them reported, so passing through again, or resuming the thread, does
-    not report twice; an episode already reported elsewhere is left as it is.
+    the keys the recall node writes (a schema without `LamarState`). It reports the current
+    episode and every episode still open in `lamar_episodes` (the branches of a fan-out, a
+    subgraph's, a turn that got no outcome of its own): the outcome is the first news about
+    each of them. After reporting it marks them reported, so passing through again, or
+    resuming the thread, does not report twice; an episode already reported elsewhere is left
+    as it is.
 
     To report a turn whose outcome shows only in the next message ("that broke the build"),
     put a report node before the recall node and send the outcome with the next input.
