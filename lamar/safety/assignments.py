@@ -19,7 +19,7 @@ _SECRET_PAIRS = {
     ("api", "key"), ("access", "key"), ("private", "key"), ("auth", "key"), ("auth", "token"),
     ("signing", "key"), ("encryption", "key"), ("master", "key"), ("client", "secret"),
     ("session", "key"), ("secret", "key"), ("account", "key"), ("basic", "auth"), ("app", "key"),
-    ("subscription", "key"), ("shared", "key"), ("license", "key"), ("webhook", "secret"),
+    ("subscription", "key"), ("shared", "key"), ("license", "key"), ("webhook", "secret"), ("admin", "key"),
 }
 _METADATA_WORDS = {
     "type", "ttl", "expiry", "expires", "expiration", "url", "uri", "endpoint", "path", "file", "name",
@@ -58,7 +58,7 @@ KEY_NEEDLES = Needles(tuple((word, True) for word in ("pass", "pw", "psk", "secr
                                                       "pat", "auth")), None)
 
 ASSIGNMENT = re.compile(
-    r"""(?P<lead>^|(?<=[\s,;{(\[=]))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
+    r"""(?P<lead>^|(?<=[\s,;{(\[=])|(?<=\s-D))(?P<q>["']?)(?P<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})(?P=q)"""
     r"""[ \t]*(?P<sep>:=|=>|=|:)[ \t]*"""
     # After a colon, words up to the line's end (or a YAML comment) are one value, as YAML reads them:
     # "password: correct horse battery staple" is a passphrase, not a password and three words.
@@ -185,9 +185,11 @@ def command_is_harmless(match: re.Match[str]) -> bool:
 
 
 # A password written as a literal in code: requests' and httpx's auth=("user", "secret"),
-# HTTPBasicAuth("user", "secret"); PowerShell's ConvertTo-SecureString '<password>' -AsPlainText.
+# HTTPBasicAuth("user", "secret"), .NET's NetworkCredential("user", "secret"); PowerShell's
+# ConvertTo-SecureString '<password>' -AsPlainText.
 AUTH_OBJECT = re.compile(
-    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth)\(\s*(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
+    r"""(?:\bauth\s*=\s*|(?:HTTP)?(?:Basic|Digest|Proxy)Auth|NetworkCredential)\(\s*"""
+    r"""(?:"[^"\n]{0,100}"|'[^'\n]{0,100}')\s*,\s*"""
     r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}')"""
 )
 SECURE_STRING = re.compile(
@@ -248,8 +250,10 @@ _PROSE_TAIL = (
     r"(?P<secret>\"[^\"\n]{3,200}\"|'[^'\n]{3,200}'|`[^`\n]{3,200}`|[^\s\"'`]{4,200})"
 )
 PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?|secret(?: key)?|api[ _-]?key"
-    r"|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token|credentials?|login)" + _PROSE_TAIL
+    # Not \b before the key: an environment name joins it with "_" (SAUCE_ACCESS_KEY was set to ...).
+    r"(?i)(?<![A-Za-z0-9])(?P<key>password|passphrase|passcode|passwd|passwort|kennwort|pw|pin(?: code)?"
+    r"|secret(?: key)?|api[ _-]?key|access[ _-]?key|(?:access |auth |api |bearer |bot |personal access )?token"
+    r"|credentials?|login)" + _PROSE_TAIL
 )
 # "Password" in the languages after English that lessons are most often written in: a rule of its
 # own, so that each rule's words stay few enough to be searched for before its pattern runs.

@@ -8,6 +8,9 @@ import re
 
 from lamar.safety.placeholders import is_placeholder
 
+_UUID = r"[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"
+_CRYPT = r"[./A-Za-z0-9]"  # crypt(3)'s base64 alphabet
+
 PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("google-oauth-client-secret", r"GOCSPX-[A-Za-z0-9_-]{24,40}"),
     ("digitalocean-token", r"do[opr]_v1_[a-f0-9]{64}"),
@@ -93,6 +96,25 @@ PROVIDER_TOKENS: tuple[tuple[str, str], ...] = (
     ("salesforce-token", r"00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{80,}"),
     ("twitter-bearer-token", r"AAAAAAAAAAAAAAAAAAAA[A-Za-z0-9%]{80,120}"),
     ("plaid-access-token", r"access-(?:sandbox|development|production)-[a-f0-9]{8}(?:-[a-f0-9]{4}){3}-[a-f0-9]{12}"),
+    # The same mark, a short prefix before a UUID: Robinhood's crypto API keys, New Relic Pixie's API and
+    # deploy keys (before LaunchDarkly's, whose api- they end with), LaunchDarkly's server-side SDK and
+    # API keys. A bare UUID is an id (a request's, a row's), not a credential.
+    ("robinhood-api-key", rf"rh-api-{_UUID}"),
+    ("pixie-key", rf"px-(?:api|dep)-{_UUID}"),
+    ("launchdarkly-key", rf"(?:sdk|api)-{_UUID}"),
+    # SettleMint's personal, application and service tokens: 16 characters, too short for the rule for
+    # random runs; SonarQube Cloud's tokens (sqco_) mix cases where SonarQube's own are hex.
+    ("settlemint-token", r"sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}"),
+    ("sonarqube-token", r"sqco_[A-Za-z0-9]{40,64}"),
+    # Twitch chat logs in with "PASS oauth:<token>": 30 lowercase letters and digits; a digit is in all
+    # but about one in 17 000 of them, and keeps "oauth:" before a long word out.
+    ("twitch-token", r"oauth:(?=[a-z]{0,29}[0-9])[a-z0-9]{30}"),
+    # A password hash in crypt(3) form (/etc/shadow): salt and digest can be cracked offline, so they are
+    # as secret as the password. MD5, SHA-256, SHA-512 (rounds optional), yescrypt. bcrypt's shape is
+    # also an API key's (JSONBin's X-Master-Key): contexts.HTPASSWD_LINE takes it where it is a hash.
+    # The prefixes are spelled out, not a class, so the rule has literals ("6$") to be looked for by.
+    ("password-hash", (rf"(?:\$1\$|\$5\$|\$6\$)(?:rounds=\d{{1,9}}\$)?{_CRYPT}{{1,16}}\${_CRYPT}{{22,86}}"
+                       rf"|\$y\${_CRYPT}{{1,8}}\${_CRYPT}{{1,64}}\${_CRYPT}{{43}}")),
     # Last: vendors name a key <vendor>_live_<key> as Stripe does (Fleetbase's flb_live_, Pagar.me's
     # ak_live_); a Stripe key, or a publishable one (pk_, pub_), is not this rule's.
     # A body that reads as words (a test's name: integration_test_Handles500Errors) is an identifier:

@@ -43,6 +43,7 @@ from lamar.safety.assignments import (
     prose_kind,
     secret_key_kind,
 )
+from lamar.safety.contexts import CONTEXT_RULES
 from lamar.safety.disguised import concatenated_spans, disguised_spans, redact_spans
 from lamar.safety.entropy import BODY, RUN, decodes_to_prose, looks_random
 from lamar.safety.files import (
@@ -264,7 +265,7 @@ RULES: tuple[_Rule, ...] = (
     )),
     _Rule("api-key-header", re.compile(
         r"(?i)(?<![/\w-])(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key"
-        r"|x-functions-key|ocp-apim-subscription-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
+        r"|x-functions-key|ocp-apim-subscription-key|fastly-key)\s*:\s*(?P<secret>[^\s\"',;]{4,})"
     ), _auth_is_harmless),
     _Rule("cookie", COOKIE),
     _Rule("cookie", COMMAND_COOKIE, cookie_is_harmless),
@@ -281,6 +282,7 @@ RULES: tuple[_Rule, ...] = (
     _Rule("password", re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?password\s+(?P<secret>[^\s\"']+)"),
           flag_is_harmless),
     _Rule("password", PGPASS, pgpass_is_harmless),
+    *(_Rule(kind, pattern, keep) for kind, pattern, keep in CONTEXT_RULES),
     _Rule("password", NET_USE, command_is_harmless),
     _Rule("password", WPA_PASSPHRASE, command_is_harmless),
     _Rule("password", AUTH_OBJECT, flag_is_harmless),

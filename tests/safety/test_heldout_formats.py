@@ -18,7 +18,9 @@ def _caught(name: str) -> bool:
     return bool(kinds) and not leaked(cleaned, body)
 
 
-MISSED = set(FIRST_MISSED)
+# Rules were written for every format first missed (CHANGELOG.md), so the corpus is tuning data now:
+# a figure for formats no rule was written for needs a third corpus.
+MISSED: set[str] = set()
 
 
 def test_the_corpus_holds_at_least_forty_formats() -> None:

@@ -30,15 +30,11 @@ def test_a_tuning_format_is_redacted(name: str) -> None:
     assert kinds and not leaked(cleaned, body), cleaned
 
 
-# What the rules missed of the held-out half when it was first run on them: these are not fixed
-# here, so that a figure measured on formats no rule was written for stays honest. A change that
-# catches one moves it out of this set, and docs/guarantees.md says from when.
-HELD_OUT_MISSED = {
-    "robinhood-crypto",  # rh-api- and a UUID
-    "settlemint",  # sm_pat_ and 16 characters: too short for the rule for random runs
-    "sonarqube-cloud",  # sqco_, in -Dsonar.token=
-    "twitch-irc",  # PASS oauth:<30 lowercase and digits>
-}
+# The held-out half was first run once, before any rule was written for it: 41 of 45 caught (docs/guarantees.md).
+# Rules were later written for the four it missed (Robinhood's rh-api-, SettleMint's sm_pat_, SonarQube
+# Cloud's sqco_ in -Dsonar.token=, Twitch's PASS oauth:), so the half is no longer held out; the second
+# held-out corpus (tests/safety/heldout_formats.py) was measured before those rules were written.
+HELD_OUT_MISSED: set[str] = set()
 
 
 def test_the_held_out_formats_caught_are_the_ones_recorded() -> None:

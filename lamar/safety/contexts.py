@@ -1,0 +1,55 @@
+"""Credentials known by what stands around them, not by their own shape: a command's or a call's argument,
+a device API's path, an environment name. `CONTEXT_RULES` holds (kind, pattern, keep) for `secrets.RULES`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from lamar.safety.assignments import command_is_harmless
+
+_VALUE = r"""(?P<secret>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'|>;&][^\s"']{0,199})"""
+
+# PowerShell passes a password as -Password <value> or -Password:<value> (Connect-VIServer, Invoke-Sqlcmd,
+# New-PSDrive's helpers), and so do a few Unix tools with one dash. OpenSSL's "-password pass:X" and the
+# like are PASS_ARGUMENT's; here their "pass:" would be read as part of the password.
+SINGLE_DASH_PASSWORD = re.compile(r"(?i)(?<!\S)-pass(?:word|wd)(?::|[ \t]+)(?!(?:pass|env|file|fd):|stdin\b)" + _VALUE)
+# Sysinternals' PsExec (and PAExec, which copies its flags): -u <user> -p <password>.
+PSEXEC_PASSWORD = re.compile(r"(?i)\b(?:psexec(?:64)?|paexec)(?:\.exe)?\b[^\n;|&]{0,200}?\s-p[ \t]+" + _VALUE)
+# CLIs whose -t takes an API token: Codecov's uploader, DigitalOcean's doctl.
+SHORT_TOKEN_FLAG = re.compile(r"\b(?:codecov|doctl)\b[^\n;|&]{0,200}?\s-t[ \t]+" + _VALUE)
+# An Ethereum account's private key, 64 hex digits, where a wallet is made from it: Hardhat's
+# `accounts: ["0x..."]`, ethers' `new Wallet("0x...")`, viem's `privateKeyToAccount("0x...")`. A bare
+# 0x and 64 hex digits is as often a transaction's or a block's hash, which is public.
+WALLET_KEY = re.compile(
+    r"""(?:\baccounts\s*:\s*\[\s*|\b(?:Wallet|privateKeyToAccount|fromPrivateKey)\(\s*)"""
+    r"""(?P<secret>(?P<q>["'])(?:0x)?[a-fA-F0-9]{64}(?P=q))"""
+)
+# A device's access token is a path segment of ThingsBoard's device API, on any host: /api/v1/<token>/telemetry.
+# "/api/v1/" is behind a lookbehind so the rule is looked for from its rarer end: logs are full of "/api/v1/".
+DEVICE_PATH = re.compile(
+    r"(?<=/api/v1/)(?P<secret>(?=[\w-]{0,39}[0-9])(?=[\w-]{0,39}[a-z])[\w-]{16,40})"
+    r"/(?:telemetry|attributes|rpc|claim)\b"
+)
+# A Kubernetes bootstrap token (kubeadm join --token, a join command's output): <6>.<16> lowercase and
+# digits. It reads as a dotted name, so it counts only just after the word "token" or "bootstrap".
+BOOTSTRAP_TOKEN = re.compile(
+    r"(?i:token|bootstrap)[^\n]{0,8}?(?<![\w.])(?P<secret>[a-z0-9]{6}\.(?=[a-z]{0,15}[0-9])[a-z0-9]{16})(?![\w.-])"
+)
+# An htpasswd line (Apache, nginx, a registry's auth file): user:<bcrypt hash>.
+HTPASSWD_LINE = re.compile(r"(?m)^[\w.@-]{1,64}:(?P<secret>\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53})(?![./\w])")
+# Code Climate's test reporter id is a credential despite its name: it uploads coverage as the repository.
+REPORTER_ID = re.compile(r"\bCC_TEST_REPORTER_ID[\"']?[ \t]*[:=][ \t]*[\"']?(?P<secret>[a-f0-9]{64})(?![\w-])")
+
+CONTEXT_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], bool] | None], ...] = (
+    ("password", SINGLE_DASH_PASSWORD, command_is_harmless),
+    ("password", PSEXEC_PASSWORD, command_is_harmless),
+    ("secret", SHORT_TOKEN_FLAG, command_is_harmless),
+    ("private-key", WALLET_KEY, None),
+    ("device-token", DEVICE_PATH, None),
+    ("kubernetes-bootstrap-token", BOOTSTRAP_TOKEN, None),
+    ("codeclimate-reporter-id", REPORTER_ID, None),
+    ("password-hash", HTPASSWD_LINE, None),
+)
+
+__all__ = ["CONTEXT_RULES"]
