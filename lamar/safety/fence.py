@@ -10,6 +10,18 @@ _ROLES = ("system", "user", "assistant", "human", "developer", "ai", "tool", "mo
 # What follows a role word in a turn's label: "System note:", "Developer message:", "[System prompt:".
 ROLE_NOUNS = ("note", "message", "prompt", "notice", "alert", "instruction", "override", "update", "directive")
 _HEADED = ("instruction", "response", "input")
+# A role word and a noun that also heads ordinary text: "System update:" (the operating system's),
+# "User notes:", "System alert:" (a monitor's), "Tool update:". Written plainly it is the text's own
+# label; it is a turn's only when written to look like one: bracketed as chat front ends inject a
+# turn ("[System update: ...]"), the noun shouted ("System UPDATE:"), emphasised, or spelt with
+# look-alike letters or hidden characters, none of which this matches. ASCII only, for that reason.
+PLAIN_LABEL = re.compile(
+    r"(?<![\w\[({*_~])(?<![\[({*_~]\s)(?P<label>(?i:system|user|assistant|human|developer|ai|tool|model|function)"
+    r"\s+(?:[Uu]pdates?|[Aa]lerts?|[Nn]otices?|[Nn]otes))(?P<colon>[ \t]*:)"
+    # Nor when what follows speaks to the model, as a turn's words do: "System update: you are ...".
+    r"(?![ \t]*(?i:you\b|your\b|from now on|ignore|disregard|forget|reply|respond|answer))",
+    re.ASCII,
+)
 
 
 @functools.cache
@@ -153,6 +165,9 @@ def _letter(ch: str) -> bool:
 
 
 def _quoted(text: str, word: tuple[int, int]) -> str:
+    plain = PLAIN_LABEL.match(text, word[0])
+    if plain is not None and plain.end("label") == word[1]:
+        return plain.group(0)  # the text's own label, kept as written
     return text[word[0]:word[1]] + " (quoted):"
 
 
@@ -165,4 +180,4 @@ def _defang_token(match: re.Match[str]) -> str:
     return match.group(0).translate(_DEFANGED)
 
 
-__all__ = ["prompt_safe"]
+__all__ = ["PLAIN_LABEL", "ROLE_NOUNS", "prompt_safe"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from lamar.safety.confusables import spelt_loosely, spelt_nearly
-from lamar.safety.fence import ROLE_NOUNS
+from lamar.safety.fence import PLAIN_LABEL, ROLE_NOUNS
 from lamar.safety.plain import plain_text
 
 # Characters a model reads as Latin letters although they are not (Cyrillic and Greek look-alikes).
@@ -254,6 +254,9 @@ def injection_reason(text: str) -> str | None:
 
         # And "\\u003csystem\\u003e" (JSON's way with "<"), "%3Csystem%3E" and {\\"role\\": \\"system\\"}.
         text = unescaped(text)
+    # "System update:" and "User notes:" written plainly head the lesson's own text: read without
+    # their colon, they are no turn's label (fence.PLAIN_LABEL says which shapes still are).
+    text = PLAIN_LABEL.sub(lambda label: label.group("label") + ",", text)
     folded = _fold(text)
     # Blank lines dropped: folded, every run of whitespace is then one character, so no pattern's
     # "\s*" can spread over a run of empty lines and try each way of splitting it.
