@@ -18,6 +18,7 @@ from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 from lamar.preview import Preview
 from lamar.sleep.kinds import describe
+from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import Proposal
 from lamar.store.base import Event
 from lamar.whatif import Estimate, WhatIfReport
@@ -358,14 +359,14 @@ def sleep_page(proposals: Sequence[Proposal], decisions: Mapping[str, str], now:
         buttons = "".join(
             f'<form method="post" action="/sleep/decide">{hidden_token(token)}'
             f'<input type="hidden" name="proposal" value="{escape(p.id)}">'
-            f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(p.id)}">'
+            f'<button type="submit" name="decision" value="{d}" aria-label="{label} {escape(printed_id(p.id))}">'
             f'{label}</button></form>'
             for d, label in (("approved", "Approve"), ("rejected", "Reject")))
         cards.append(
-            f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(p.kind)} '
-            f'<code>{escape(p.id)}</code> <span class="decision">{decision}</span></h2>'
-            f"<p>{escape(p.reason)}</p>{new}<table><thead><tr><th>lesson</th><th>evidence when proposed</th>"
-            f"<th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
+            f'<section class="proposal {decision}" data-id="{escape(p.id)}"><h2>{escape(printed_id(p.kind))} '
+            f'<code>{escape(printed_id(p.id))}</code> <span class="decision">{decision}</span></h2>'
+            f"<p>{escape(printed_reason(p.reason))}</p>{new}<table><thead><tr><th>lesson</th>"
+            f"<th>evidence when proposed</th><th>evidence now</th></tr></thead><tbody>{lessons}</tbody></table>"
             f'<div class="buttons">{buttons}</div></section>')
     waiting = sum(1 for d in decisions.values() if d == "approved")
     shown = "".join(f'<input type="hidden" name="approved" value="{escape(pid)}">' for pid in approved)

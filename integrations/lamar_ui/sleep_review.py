@@ -20,6 +20,7 @@ from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
 from lamar.cli.review import REPORT_FORMAT, decisions_problem, read_traces, save_report
 from lamar.policy.verdicts import Evidence
+from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
 from lamar.storable import storable_problem
 from lamar_ui import pages
@@ -152,7 +153,7 @@ class SleepReview:
             save_report(str(self.report_path), data)  # the same record `lamar review` writes
         except OSError as exc:  # a full disk: the page says so, the report there is left as it was
             return self._told(_said(exc))
-        return self._told(f"{pid} {decision}")
+        return self._told(f"{printed_id(pid)} {decision}")
 
     async def sleep_apply(self, request: Request) -> Response:
         """Apply the approvals the clicked page showed, and only while the report still holds
@@ -183,7 +184,7 @@ class SleepReview:
             return self._told(f"apply failed: {exc}")
         if isinstance(result, list):
             return self._told(f"the approvals changed since this page was shown (approved now: "
-                              f"{', '.join(result) or 'none'}): check them, then apply again")
+                              f"{', '.join(map(printed_id, result)) or 'none'}): check them, then apply again")
         return self._told(_applied_message(result))
 
 
@@ -223,10 +224,10 @@ def _applied_message(result: ApplyResult) -> str:
     done = [pid for pid, _ in result.skipped if result.codes[pid] == "applied"]
     refused = [(pid, why) for pid, why in result.skipped if pid not in done]
     if done and not applied and not refused:
-        return f"already applied, nothing changed: {', '.join(done)}"
-    reasons = "; ".join(f"{pid}: {why}" for pid, why in refused)
+        return f"already applied, nothing changed: {', '.join(map(printed_id, done))}"
+    reasons = "; ".join(f"{printed_id(pid)}: {printed_reason(why)}" for pid, why in refused)
     return (f"applied {len(applied)}, skipped {len(refused)}" + (f" ({reasons})" if reasons else "")
-            + (f"; already applied, nothing changed: {', '.join(done)}" if done else ""))
+            + (f"; already applied, nothing changed: {', '.join(map(printed_id, done))}" if done else ""))
 
 
 __all__ = ["SleepReview"]

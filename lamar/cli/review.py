@@ -16,6 +16,7 @@ from lamar.cli.render import dump_json, interval, jsonable, lift, plural, shorte
 from lamar.cli.session import UsageError, open_engine
 from lamar.engine import Lamar
 from lamar.sleep.kinds import describe
+from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import Proposal, SleepReport, already_applied, skip_code
 from lamar.storable import storable_problem
 
@@ -206,7 +207,7 @@ def _mining_failed(report: SleepReport, out: str | None) -> None:
 
 def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
     # What apply would do, from the same fields apply acts on (see lamar.sleep.kinds).
-    lines = [f"  reason: {proposal.reason}", *describe(proposal)]
+    lines = [f"  reason: {printed_reason(proposal.reason)}", *describe(proposal)]
     for exp_id in proposal.experience_ids:
         text, shown = "", exp_id
         if lam is not None:
@@ -283,7 +284,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             print(f"mining failed when this report was made, so it holds no mined lesson ({report.mining_error}); "
                   "run lamar sleep with --traces again to mine them")
         if done:
-            print(f"already applied, not asked: {', '.join(done)}")
+            print(f"already applied, not asked: {', '.join(map(printed_id, done))}")
         if not report.proposals:
             print(f"nothing to review in {args.report}: it holds no proposal; for new ones, "
                   f"lamar sleep --out {args.report}")
@@ -297,15 +298,16 @@ def cmd_review(args: argparse.Namespace) -> int:
                   "--again reviews every proposal afresh)")
             return 0
         for i, proposal in enumerate(pending, 1):
-            print(f"\n[{i}/{len(pending)}] {proposal.kind} {proposal.id}")
+            print(f"\n[{i}/{len(pending)}] {printed_id(proposal.kind)} {printed_id(proposal.id)}")
             shown = _describe(proposal, lam)
             print("\n".join(shown))
             why = skips.get(proposal.id, "")
+            said = printed_reason(why)  # its words may quote what the report's edit put there
             if why and skip_code(why) == "stale":
-                print(f"  STALE: apply would skip it ({why}); `lamar sleep --out {args.report}` makes a fresh report")
+                print(f"  STALE: apply would skip it ({said}); `lamar sleep --out {args.report}` makes a fresh report")
             elif why and skip_code(why) == "refused" and not any("REFUSED by apply" in line for line in shown):
                 # Describe marks a malformed proposal; the store's check refuses others (an edited expect).
-                print(f"  REFUSED by apply: {why.removeprefix('refused: ')}")
+                print(f"  REFUSED by apply: {said.removeprefix('refused: ')}")
             answer = _ask("approve? [y]es / [n]o / [q]uit: ")
             if answer == "q":
                 break
@@ -350,9 +352,9 @@ def cmd_apply(args: argparse.Namespace) -> int:
     else:
         print(f"applied {len(result.applied)}, skipped {len(result.skipped)}")
         for pid in result.applied:
-            print(f"  applied  {pid}")
+            print(f"  applied  {printed_id(pid)}")
         for pid, reason in result.skipped:
-            print(f"  skipped  {pid}: {reason}")
+            print(f"  skipped  {printed_id(pid)}: {printed_reason(reason)}")
     # A script must see that nothing went in; a second run over applied proposals is not a failure.
     # Refused: the proposal itself is wrong. Stale: a lesson it touches changed since the report.
     refused = [pid for pid, _ in result.skipped if result.codes[pid] == "refused"]

@@ -16,6 +16,7 @@ from lamar.sleep.kinds import kind_of
 from lamar.sleep.mining import MAX_PROMPT_TOKENS
 from lamar.sleep.narrow import propose_narrowing, still_splits
 from lamar.sleep.options import check_sleep_options
+from lamar.sleep.printed import printed_id
 from lamar.sleep.proposals import (
     SKIP_CODES,
     ApplyResult,
@@ -157,10 +158,10 @@ def apply_report(lam: SleepView, report: SleepReport, *, only: Iterable[str] | N
 def _stopped_at(pid: str, wrote: bool, applied: Sequence[str]) -> str:
     """What an apply that failed at proposal `pid` ("": past the last one; `wrote`: once it was
     stored) had carried out, and how to finish it."""
-    ids = f" ({', '.join(applied)})" if applied else ""
+    ids = f" ({', '.join(map(printed_id, applied))})" if applied else ""
     if not pid:
         return f"apply failed after carrying out every proposal it could: {len(applied)} applied{ids}"
-    at = f"after writing proposal {pid}" if wrote else f"at proposal {pid}"
+    at = f"after writing proposal {printed_id(pid)}" if wrote else f"at proposal {printed_id(pid)}"
     return (f"apply stopped {at}, {len(applied) or 'none'} applied before it{ids}: apply the report again "
             "to carry out the rest (what is in the store already is skipped as applied)")
 
@@ -253,7 +254,7 @@ def _stale(lam: SleepView, proposal: Proposal, removed: dict[str, str]) -> str:
         if exp_id in removed:
             return f"lesson {exp_id} was {removed[exp_id]} after the report was made"
         if state.experience.status.value != status:
-            return f"lesson {exp_id} is {state.experience.status.value} now (was {status} when proposed)"
+            return f"lesson {exp_id} is {state.experience.status.value} now (was {printed_id(status)} when proposed)"
         edited = _edited_since(proposal, exp_id, state.experience.version, state.restarts)
         if edited:
             return edited

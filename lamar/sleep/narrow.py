@@ -10,6 +10,7 @@ from lamar._errors import InvalidReport, echoed
 from lamar.experience import Status
 from lamar.policy.verdicts import SliceEvidence, Verdict
 from lamar.sleep.kinds import ProposalKind, audit_reason, register
+from lamar.sleep.printed import printed_id
 from lamar.sleep.proposals import Proposal
 from lamar.store import Event
 
@@ -63,11 +64,11 @@ def still_splits(lam: SleepView, proposal: Proposal) -> str:
     exp_id = proposal.experience_ids[0]
     key, value = str(proposal.payload["key"]), str(proposal.payload["value"])
     if key in lam.get(exp_id).scope:
-        return f"lesson {exp_id}'s scope already fixes {key}"
+        return f"lesson {exp_id}'s scope already fixes {printed_id(key)}"
     slice_ev = lam.evidence(exp_id).slices.get(f"{key}={value}")
     if slice_ev is None or slice_ev.verdict is not Verdict.HELPS:
         now = "no verdict" if slice_ev is None else slice_ev.verdict.value
-        return f"lesson {exp_id} is no longer proven to help where {key}={value} ({now})"
+        return f"lesson {exp_id} is no longer proven to help where {printed_id(key)}={printed_id(value)} ({now})"
     return ""
 
 
@@ -87,8 +88,9 @@ def _check(proposal: Proposal) -> None:
 
 def _describe(proposal: Proposal) -> list[str]:
     exp_id, key, value = _parts(proposal)
-    return [(f"  narrow lesson {echoed(exp_id)}'s scope: add {key}={value} (it stays eligible only there; "
-             "its evidence continues that slice's)")]
+    # A hand edit can put a line break or 10 000 characters in the key or the value: each is printed as an id is.
+    return [(f"  narrow lesson {echoed(exp_id)}'s scope: add {printed_id(key)}={printed_id(value)} (it stays "
+             "eligible only there; its evidence continues that slice's)")]
 
 
 def _events(proposal: Proposal) -> list[Event]:

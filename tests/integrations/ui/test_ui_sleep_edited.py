@@ -1,0 +1,44 @@
+"""`lamar ui`'s sleep page over a report edited by hand: the ids, kind and reason it shows, and the
+messages its buttons leave, are as bounded as `lamar review`'s lines; the forms still send the id whole."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar
+
+pytest.importorskip("starlette")
+
+from tests.integrations.ui.test_ui_apply import _apply_form, _message
+from tests.integrations.ui.test_ui_trial import _get, serving
+
+LONGEST = 400
+
+
+def test_the_sleep_page_shows_an_edited_report_bounded_and_acts_on_the_whole_id(tmp_path: Path) -> None:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path), seed=1) as lam:
+        lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+        lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+        data = lam.sleep().to_dict()
+    huge = "merge_" + "x" * 10_000
+    data["proposals"][0].update(id=huge, kind="merge" + "k" * 10_000, reason="r" * 50_000)
+    Path(f"{path}.sleep-report.json").write_text(json.dumps(data))
+    with serving(path) as url:
+        page = _get(url, "/sleep")
+        card = re.search(r'<section class="proposal[^>]*>(.*?)</section>', page, flags=re.DOTALL)
+        assert card, page[-600:]
+        shown = [html.unescape(text) for text in re.findall(r">([^<]+)<", card.group(1))]
+        assert max(map(len, shown)) <= LONGEST, sorted(map(len, shown))[-3:]
+        assert re.findall(r'name="proposal" value="([^"]+)"', page)[0] == huge  # the forms carry it whole
+        decided = _message(_get(url, "/sleep/decide", {"proposal": huge, "decision": "approved"}))
+        assert decided.endswith("(10006 characters) approved") and len(decided) <= LONGEST, decided[:500]
+        form = _apply_form(_get(url, "/sleep"))
+        assert form == {"approved": [huge]}
+        applied = _message(_get(url, "/sleep/apply", form))
+        assert len(applied) <= LONGEST and "unknown proposal kind" in applied, applied[:500]
