@@ -3,7 +3,6 @@ writes, each telling what it did to the tab that clicked."""
 
 from __future__ import annotations
 
-import json
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -18,7 +17,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from lamar import Lamar, LamarError
 from lamar.cli.outputs import report_refusal
 from lamar.cli.render import plural
-from lamar.cli.review import REPORT_FORMAT, decisions_problem, read_traces, save_report
+from lamar.cli.review import REPORT_FORMAT, decisions_problem, parse_report, read_traces, save_report
 from lamar.policy.verdicts import Evidence
 from lamar.sleep.printed import printed_id, printed_reason
 from lamar.sleep.proposals import ApplyResult, SleepReport, already_applied
@@ -51,7 +50,7 @@ class SleepReview:
         """The sleep report, and why it cannot be read: said on each page, not kept, so it goes
         once the file is mended."""
         try:
-            data = json.loads(self.report_path.read_text(encoding="utf-8"))
+            data = parse_report(self.report_path.read_text(encoding="utf-8"))  # as `lamar review` reads it
         except FileNotFoundError:
             return None, ""
         except (OSError, ValueError, RecursionError) as exc:

@@ -12,7 +12,7 @@ from lamar.cli.session import UsageError
 HTML_GENERATOR = '<meta name="generator" content="lamar html">'
 # Each kind of file is recognised by how it opens, never by text found further in: a store's
 # lessons and contexts are free text, and may quote any of these markers.
-_REPORT = re.compile(rb'\A\s*\{\s*"format"\s*:\s*"lamar-sleep-report"\s*,')
+_REPORT = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"lamar-sleep-report"\s*,')  # UTF-8 BOM too
 _HTML = re.compile(rb'\A<!DOCTYPE html>\s*<html[^>]*>\s*<head>\s*<meta charset="utf-8">\s*'
                    + re.escape(HTML_GENERATOR.encode()))
 

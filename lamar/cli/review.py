@@ -35,7 +35,7 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
         text = Path(path).read_text(encoding="utf-8")
         if not text.strip():  # a `sleep --out - > FILE` that failed leaves one: no hand edit to undo
             raise UsageError(f"the sleep report {path} is an empty file: make one with `lamar sleep --out {path}`")
-        data = json.loads(text)
+        data = parse_report(text)
     except FileNotFoundError:
         raise UsageError(f"no report file {path}: make one with `lamar sleep --out {path}`") from None
     except IsADirectoryError:
@@ -43,6 +43,8 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise UsageError(f"cannot read the sleep report {path}: it is not UTF-8 text, so not a report: name the "
                          "file `lamar sleep --out` saved") from None
+    except RepeatedKey as exc:
+        raise UsageError(f"cannot read the sleep report {path}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"cannot read the sleep report {path}: it is not valid JSON ({exc}): undo the edit that "
                          f"broke it, or make a new one with `lamar sleep --out {path}`") from None
@@ -68,6 +70,37 @@ def load_report(path: str, *, redo: bool = False) -> dict[str, Any]:
     elif problem:
         raise UsageError(problem)
     return data
+
+
+class RepeatedKey(ValueError):
+    """A key written twice in one object of a report; the message says which and what to do."""
+
+
+def parse_report(text: str) -> Any:
+    """The JSON of a sleep report file's text. A byte-order mark, which some editors write at the start of
+    UTF-8, is passed over; a key written twice in one object is RepeatedKey.
+
+    >>> parse_report('\\ufeff{"format": "lamar-sleep-report"}')
+    {'format': 'lamar-sleep-report'}
+    >>> try: parse_report('{"approved": [], "approved": ["merge_1"]}')
+    ... except RepeatedKey as exc: print(exc)
+    the key 'approved' is written twice in one object; JSON keeps only the last: delete the one not meant
+    """
+    return json.loads(text.removeprefix("\ufeff"), object_pairs_hook=_once)
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys: an "approved" list added by hand above the one
+    # review wrote would be ignored, and which of the two the person meant is not ours to guess.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            ids = [value for name, value in pairs if name == "id" and isinstance(value, str)]
+            of = f" (the one whose id is {' or '.join(map(echoed, ids))})" if ids else ""
+            raise RepeatedKey(f"the key {echoed(key)} is written twice in one object{of}; JSON keeps only the "
+                              "last: delete the one not meant")
+        seen.add(key)
+    return dict(pairs)
 
 
 def decisions_problem(data: Mapping[str, Any], path: str) -> str:

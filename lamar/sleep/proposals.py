@@ -114,6 +114,11 @@ def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | Non
         value = ev.get(name)
         if value is not None and not whole_number(value, low=0):
             return f"{name!r} must be a whole number >= 0; got {_short(value)}"
+    # Apply's check that the lesson was not edited since reads it; a report made before versions were
+    # noted has none, and sleep never writes a null one.
+    version = ev.get("version")
+    if slices and "version" in ev and not whole_number(version, low=1):
+        return f"'version' must be a whole number >= 1 (the lesson's version when proposed); got {_short(version)}"
     parts = ev.get("slices")
     if parts is not None:
         if not slices or not isinstance(parts, Mapping) or not all(isinstance(v, Mapping) for v in parts.values()):

@@ -3,6 +3,7 @@ reach is printed on one line of bounded length, so the report cannot forge a lin
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -67,3 +68,60 @@ def test_review_and_apply_print_each_edited_field_on_one_bounded_line(run_cli, t
     for out in (reviewed.stdout, reviewed.stderr, applied.stdout, applied.stderr):
         assert _forged(out) == [], out[:2_000]
         assert max(map(len, out.splitlines()), default=0) <= LONGEST, [len(line) for line in out.splitlines()]
+
+
+def _digests(*paths: Path) -> list[str]:
+    return [hashlib.sha256(path.read_bytes()).hexdigest() for path in paths]
+
+
+@pytest.mark.parametrize("twice", ["approved", "id"])
+def test_a_report_with_a_key_written_twice_is_refused_with_nothing_changed(run_cli, twins: Path, report: Path,
+                                                                          twice: str) -> None:
+    # JSON keeps the last of two equal keys: an "approved" list added by hand above the one review
+    # wrote, or an id edited in a copy of the line, was read as the other one and applied.
+    text = report.read_text()
+    pid = json.loads(text)["proposals"][0]["id"]
+    if twice == "approved":
+        text = text.replace('"format"', f'"approved": [], "approved": ["{pid}"], "format"', 1)
+    else:
+        text = text.replace(f'"id": "{pid}"', f'"id": "merge_edited", "id": "{pid}"', 1)
+    report.write_text(text)
+    before = _digests(twins, report)
+    for command in ("review", "apply"):
+        out = run_cli(command, report, "--store", twins, stdin="y\n")
+        assert out.returncode == 1 and out.stdout == "", out.stdout
+        assert out.stderr.startswith(f"lamar: error: cannot read the sleep report {report}: the key '{twice}' is "
+                                     "written twice in one object") and out.stderr.count("\n") == 1, out.stderr
+        assert "delete the one not meant" in out.stderr
+    assert _digests(twins, report) == before
+
+
+def test_a_report_saved_with_a_byte_order_mark_is_read_as_written(run_cli, twins: Path, report: Path) -> None:
+    # Some editors save UTF-8 with a byte-order mark; the report was then "not valid JSON".
+    report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes().replace(b"\n", b"\r\n"))
+    reviewed = run_cli("review", report, "--store", twins, stdin="y\n")
+    assert reviewed.returncode == 0 and "1 approved, 0 rejected" in reviewed.stdout, reviewed.stderr
+    applied = run_cli("apply", report, "--store", twins)
+    assert applied.returncode == 0 and applied.stdout.startswith("applied 1, skipped 0"), applied.stderr
+    report.write_bytes(b"\xef\xbb\xbf" + report.read_bytes())
+    again = run_cli("sleep", "--store", twins, "--out", report)  # its own report, replaced without --force
+    assert again.returncode == 0, again.stderr
+
+
+@pytest.mark.parametrize("version", ["1", 1.0, 0, True, None])
+def test_a_lesson_version_edited_into_another_type_is_refused_not_passed_over(run_cli, twins: Path, report: Path,
+                                                                            version: object) -> None:
+    # Apply refuses a merge into a lesson edited since the report by the version the report noted;
+    # a version edited into a string or a float made it skip that check and merge over the edit.
+    data = json.loads(report.read_text())
+    proposal = data["proposals"][0]
+    for evidence in proposal["evidence"].values():
+        evidence["version"] = version
+    report.write_text(json.dumps(data))
+    with Lamar(str(twins)) as lam:
+        lam.edit(proposal["payload"]["into"], action="clear DerivedData, then rebuild")
+    before = _digests(twins, report)
+    out = run_cli("apply", report, "--store", twins)
+    assert out.returncode == 1, out.stdout
+    assert "'version' must be a whole number >= 1 (the lesson's version when proposed)" in out.stderr, out.stderr
+    assert _digests(twins, report) == before

@@ -42,3 +42,25 @@ def test_the_sleep_page_shows_an_edited_report_bounded_and_acts_on_the_whole_id(
         assert form == {"approved": [huge]}
         applied = _message(_get(url, "/sleep/apply", form))
         assert len(applied) <= LONGEST and "unknown proposal kind" in applied, applied[:500]
+
+
+def test_the_sleep_page_reads_a_report_as_lamar_review_does(tmp_path: Path) -> None:
+    # A byte-order mark made the page say it could not read the report; a key written twice was
+    # read as its last, whichever one the person had edited.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path), seed=1) as lam:
+        lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+        lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+        data = lam.sleep().to_dict()
+    pid = data["proposals"][0]["id"]
+    report = Path(f"{path}.sleep-report.json")
+    report.write_bytes(b"\xef\xbb\xbf" + json.dumps(data, indent=2).replace("\n", "\r\n").encode())
+    with serving(path) as url:
+        assert re.findall(r'name="proposal" value="([^"]+)"', _get(url, "/sleep")) == [pid] * 2
+        text = json.dumps(data).replace('"format"', f'"approved": [], "approved": ["{pid}"], "format"', 1)
+        report.write_text(text)
+        said = _message(_get(url, "/sleep"))
+        assert said == (f"cannot read the sleep report {report}: the key 'approved' is written twice in one object; "
+                        "JSON keeps only the last: delete the one not meant"), said
+        assert 'action="/sleep/apply"' not in _get(url, "/sleep")
+    assert report.read_text() == text
