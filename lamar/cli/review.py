@@ -242,7 +242,7 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
     # What apply would do, from the same fields apply acts on (see lamar.sleep.kinds).
     lines = [f"  reason: {printed_reason(proposal.reason)}", *describe(proposal)]
     for exp_id in proposal.experience_ids:
-        text, shown = "", exp_id
+        text, shown = "", printed_id(exp_id)
         if lam is not None:
             try:
                 exp = lam.get(exp_id)
@@ -258,7 +258,9 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         if isinstance(ev, Mapping) and "traces" in ev and "verdict" not in ev:
             # A mined lesson has no arm yet: what it was judged on is the traces that support it.
             outcomes = ev.get("outcomes")
-            said = ", ".join(f"{k} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) else ""
+            # An outcome is a trace's own word: printed as an id is, so a trace or an edit cannot start a line.
+            said = ", ".join(f"{printed_id(k)} {v}" for k, v in outcomes.items()) if isinstance(outcomes, Mapping) \
+                else ""
             lines.append(f"    support when proposed: {plural(ev['traces'], 'trace')}" + (f" ({said})" if said else "")
                          + f", {ev.get('with_tool_errors', 0)} with tool errors")
         elif isinstance(ev, Mapping) and ev:
@@ -269,7 +271,7 @@ def _describe(proposal: Proposal, lam: Lamar | None) -> list[str]:
         slices = ev.get("slices") if isinstance(ev, Mapping) else None
         for name, s in (slices.items() if isinstance(slices, Mapping) else ()):
             if isinstance(s, Mapping):  # the evidence of each slice of the context (docs/context.md)
-                lines.append(f"      where {name}: {s.get('verdict')}, "
+                lines.append(f"      where {printed_id(name)}: {s.get('verdict')}, "
                              f"lift {lift(s.get('lift'), s.get('lower'), s.get('upper'))}, "
                              f"interval {interval(s.get('lower'), s.get('upper'))}, "
                              f"{s.get('randomized', 0)} randomized")
@@ -314,7 +316,8 @@ def cmd_review(args: argparse.Namespace) -> int:
     pending = [p for p in pending if p.id not in done]
     try:
         if report.mining_error:  # a reviewer should know what the report lacks, not only what it holds
-            print(f"mining failed when this report was made, so it holds no mined lesson ({report.mining_error}); "
+            print(f"mining failed when this report was made, so it holds no mined lesson "
+                  f"({printed_reason(report.mining_error)}); "
                   "run lamar sleep with --traces again to mine them")
         if done:
             print(f"already applied, not asked: {', '.join(map(printed_id, done))}")

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from lamar._errors import InvalidReport, LamarError, echoed
 from lamar.experience import Experience, Status
+from lamar.sleep.printed import printed_id
 from lamar.sleep.proposals import Proposal
 from lamar.store import Event
 
@@ -161,7 +162,8 @@ def candidate_lesson(proposal: Proposal) -> Experience:
 
 def _candidate_describe(proposal: Proposal) -> list[str]:
     exp = candidate_lesson(proposal)
-    scope = ", ".join(f"{k}={v}" for k, v in exp.scope.items()) or "everywhere"
+    # A scope value may hold a line break (a lesson admits one): printed as an id is, it cannot start a line.
+    scope = ", ".join(f"{printed_id(k)}={printed_id(v)}" for k, v in exp.scope.items()) or "everywhere"
     return [f"  new lesson {echoed(exp.id)} ({exp.status.value}, scope {scope}): {exp.render()}"]
 
 

@@ -96,7 +96,7 @@ class Proposal:
 
 _VERDICTS = frozenset(v.value for v in Verdict)
 _BOUNDS = ("lift", "lower", "upper", "estimate")  # infinite (no evidence yet) in memory, None in a file
-_COUNTS = ("randomized", "injected", "held_out", "eligible", "restarts")
+_COUNTS = ("randomized", "injected", "held_out", "eligible", "restarts", "traces", "with_tool_errors")
 
 
 def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | None:
@@ -114,6 +114,10 @@ def evidence_problem(ev: Mapping[str, Any], *, slices: bool = True) -> str | Non
         value = ev.get(name)
         if value is not None and not whole_number(value, low=0):
             return f"{name!r} must be a whole number >= 0; got {_short(value)}"
+    outcomes = ev.get("outcomes")  # a mined lesson's: how many of its traces ended each way
+    if outcomes is not None and not (isinstance(outcomes, Mapping)
+                                     and all(whole_number(n, low=0) for n in outcomes.values())):
+        return "'outcomes' maps each outcome to a whole number of traces >= 0"
     # Apply's check that the lesson was not edited since reads it; a report made before versions were
     # noted has none, and sleep never writes a null one.
     version = ev.get("version")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from lamar import Experience, Lamar
+from lamar import Experience, Lamar, Scope
 
 LONGEST = 400  # characters: a line of review or apply, the longest lesson text cut to fit aside
 FORGED = "\n  applied  merge_forged\n[2/2] retire exp_forged"
@@ -40,13 +40,41 @@ def _narrow(p: dict[str, Any]) -> None:
     p.update(kind="narrow", experience_ids=[into], payload={"key": "os" + FORGED, "value": "v" * 10_000})
 
 
+def _mined(p: dict[str, Any]) -> None:
+    # A mined lesson's support: its traces' outcomes are the trace file's own words.
+    lesson = p["payload"]["into"]
+    p["evidence"][lesson] = {"traces": 2, "outcomes": {"shipped" + FORGED + "x" * 10_000: 2}, "with_tool_errors": 0}
+
+
+def _sliced(p: dict[str, Any]) -> None:
+    lesson = p["payload"]["into"]
+    p["evidence"][lesson]["slices"] = {"os=mac" + FORGED: {"verdict": "unknown", "randomized": 0}}
+
+
+def _candidate(data: dict[str, Any]) -> None:
+    # A lesson admits a line break in a scope value; review printed the new lesson's scope as written.
+    lesson = Experience("the build fails", "clear the cache", scope=Scope(project="trace" + FORGED),
+                        id="exp_mined", status="candidate")
+    data["proposals"] = [{"id": "candidate_1", "kind": "candidate", "experience_ids": [lesson.id], "reason": "mined",
+                          "payload": {"experience": lesson.to_dict()}}]
+
+
+def _one(change: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    """`change` made to the report's one proposal."""
+    return lambda data: change(data["proposals"][0])
+
+
 EDITS: dict[str, Callable[[dict[str, Any]], None]] = {
-    "a long id": lambda p: p.update(id="merge_" + "x" * 10_000),
-    "an id with lines of its own": lambda p: p.update(id="merge_1\x1b[2J" + FORGED),
-    "a long kind with lines of its own": lambda p: p.update(kind="merge" + FORGED + "k" * 10_000),
-    "a reason with lines of its own": lambda p: p.update(reason="two wordings" + FORGED + "\n  reason: forged"),
-    "a long reason": lambda p: p.update(reason="r" * 50_000),
-    "a narrow key and value": _narrow,
+    "a long id": _one(lambda p: p.update(id="merge_" + "x" * 10_000)),
+    "an id with lines of its own": _one(lambda p: p.update(id="merge_1\x1b[2J" + FORGED)),
+    "a long kind with lines of its own": _one(lambda p: p.update(kind="merge" + FORGED + "k" * 10_000)),
+    "a reason with lines of its own": _one(lambda p: p.update(reason="two wordings" + FORGED + "\n  reason: forged")),
+    "a long reason": _one(lambda p: p.update(reason="r" * 50_000)),
+    "a narrow key and value": _one(_narrow),
+    "a mined lesson's outcome": _one(_mined),
+    "a slice's name": _one(_sliced),
+    "the mining error": lambda data: data.update(summary={"mining": {"error": "timed out" + FORGED}}),
+    "a new lesson's scope": _candidate,
 }
 
 
@@ -60,7 +88,7 @@ def _forged(out: str) -> list[str]:
 def test_review_and_apply_print_each_edited_field_on_one_bounded_line(run_cli, twins: Path, report: Path,
                                                                      edit: str) -> None:
     data = json.loads(report.read_text())
-    EDITS[edit](data["proposals"][0])
+    EDITS[edit](data)
     report.write_text(json.dumps(data))
     reviewed = run_cli("review", report, "--store", twins, stdin="y\n")
     assert reviewed.returncode == 0, reviewed.stderr
@@ -124,4 +152,34 @@ def test_a_lesson_version_edited_into_another_type_is_refused_not_passed_over(ru
     out = run_cli("apply", report, "--store", twins)
     assert out.returncode == 1, out.stdout
     assert "'version' must be a whole number >= 1 (the lesson's version when proposed)" in out.stderr, out.stderr
+    assert _digests(twins, report) == before
+
+
+def test_review_without_its_store_prints_an_edited_lesson_id_on_one_line(run_cli, report: Path,
+                                                                          tmp_path: Path) -> None:
+    # With the store unavailable, review shows the ids alone: an id not in the store was shown
+    # cut only when the store could say so.
+    data = json.loads(report.read_text())
+    data["proposals"][0].update(kind="retire", experience_ids=["exp_1" + FORGED + "x" * 10_000])
+    report.write_text(json.dumps(data))
+    out = run_cli("review", report, "--store", tmp_path / "elsewhere.db", stdin="n\n")
+    assert out.returncode == 0 and "(store unavailable, showing ids only" in out.stderr, out.stderr
+    assert _forged(out.stdout) == [] and max(map(len, out.stdout.splitlines())) <= LONGEST, out.stdout[:2_000]
+
+
+@pytest.mark.parametrize(("field", "value"), [("traces", "x" * 10_000), ("with_tool_errors", -1),
+                                              ("outcomes", ["shipped"]), ("outcomes", {"shipped": "2"})])
+def test_a_mined_lessons_support_edited_into_another_type_is_refused(run_cli, twins: Path, report: Path,
+                                                                    field: str, value: object) -> None:
+    data = json.loads(report.read_text())
+    proposal = data["proposals"][0]
+    proposal["evidence"][proposal["payload"]["into"]] = {"traces": 2, "outcomes": {"shipped": 2},
+                                                         "with_tool_errors": 0, field: value}
+    report.write_text(json.dumps(data))
+    before = _digests(twins, report)
+    for command in ("review", "apply"):
+        out = run_cli(command, report, "--store", twins, stdin="y\n")
+        assert out.returncode == 1 and out.stdout == "", out.stdout[:2_000]
+        assert out.stderr.startswith(f"lamar: error: proposal '{proposal['id']}': the evidence of ") \
+            and f"'{field}'" in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert _digests(twins, report) == before
