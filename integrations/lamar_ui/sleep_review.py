@@ -64,7 +64,13 @@ class SleepReview:
             return None, f"cannot read the sleep report {self.report_path}: it {unfit}"
         # An approved list edited into a string would be read letter by letter, or crash the page.
         problem = decisions_problem(data, str(self.report_path))
-        return (None, f"cannot use the sleep report {problem}") if problem else (data, "")
+        if problem:
+            return None, f"cannot use the sleep report {problem}"
+        try:  # Approve and Apply read the proposals' ids too: a proposal edited into a string crashed them
+            SleepReport.from_dict(data)
+        except LamarError as exc:
+            return None, f"cannot read the sleep report {self.report_path}: {exc}"
+        return data, ""
 
     def _told(self, message: str) -> RedirectResponse:
         """Back to the sleep page, carrying `message` to the tab that clicked and to no other: it

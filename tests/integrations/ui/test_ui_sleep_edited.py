@@ -64,3 +64,24 @@ def test_the_sleep_page_reads_a_report_as_lamar_review_does(tmp_path: Path) -> N
                         "JSON keeps only the last: delete the one not meant"), said
         assert 'action="/sleep/apply"' not in _get(url, "/sleep")
     assert report.read_text() == text
+
+
+@pytest.mark.parametrize("odd", ["a proposal", {"kind": "retire"}, {"id": ["merge_1"], "kind": "retire"}],
+                         ids=["text", "no id", "a list as id"])
+def test_approve_on_a_report_with_a_malformed_proposal_says_so_and_changes_nothing(tmp_path: Path,
+                                                                                   odd: object) -> None:
+    # The page said it could not read such a report, but Approve, sent from a page shown before the
+    # edit, read each proposal's id itself and failed with a server error.
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path), seed=1) as lam:
+        lam.add(Experience("the build fails after a bump", "clear DerivedData"))
+        lam.add(Experience("the build fails after a bump", "clear DerivedData."))
+        data = lam.sleep().to_dict()
+    pid = data["proposals"][0]["id"]
+    data["proposals"].append(odd)
+    report = Path(f"{path}.sleep-report.json")
+    report.write_text(json.dumps(data))
+    with serving(path) as url:
+        said = _message(_get(url, "/sleep/decide", {"proposal": pid, "decision": "approved"}))
+    assert said.startswith(f"cannot read the sleep report {report}: a proposal "), said
+    assert report.read_text() == json.dumps(data)
