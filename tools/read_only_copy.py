@@ -64,7 +64,8 @@ def copy_alone(path: Path) -> float:
     from lamar.store.sqlite_read_only import private_copy
 
     t0 = time.perf_counter()
-    folder, _ = private_copy(path, wal=False)
+    folder, _, checked = private_copy(path)
+    assert checked
     took = time.perf_counter() - t0
     shutil.rmtree(folder)
     return took

@@ -71,6 +71,7 @@ class SqliteStore:
             self._fail(exc)
         except CorruptStore:
             self._db.close()
+            self._copies.release()
             raise
         self._file, self._identity = self.path.absolute(), file_identity(self.path)  # SQLite holds the full path
 
@@ -164,9 +165,10 @@ class SqliteStore:
 
     def _open_copy(self) -> None:
         """Read a copy of the file and its write-ahead log, made in a private temporary folder
-        where SQLite can recover the log: the store as of this open, with every commit."""
+        where SQLite can recover the log: the store as of this open, with every commit (and a new
+        copy once a writer changed them, `_follow`)."""
         try:
-            self._copies.read(wal=True, use=self._read_from)
+            self._copies.read(self._read_from)
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
                              f"{self.path}-wal holds committed events that a read-only open would miss, and a "
@@ -198,6 +200,7 @@ class SqliteStore:
     def _fail(self, exc: sqlite3.Error | UnicodeDecodeError) -> None:
         with contextlib.suppress(AttributeError, sqlite3.Error):
             self._db.close()
+        self._copies.release()
         raise open_failure(self.path, exc, self._timeout) from exc
 
     def append(self, events: Sequence[Event]) -> list[Event]:
@@ -481,4 +484,4 @@ class SqliteStore:
         with self._lock:
             self._closed = True
             self._db.close()
-            self._copies.remove()
+            self._copies.release()

@@ -3,18 +3,25 @@ in place only by making a `-wal` and `-shm` beside it that it can never remove."
 
 from __future__ import annotations
 
+import _thread
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
-# A file's inode, size, mtime and ctime, and whether a -wal or -shm is beside it.
-State = tuple[int, int, int, int, bool]
+_WAITS = 9  # times a connection closing is waited for, each twice as long as the last from a millisecond: 0.5 s
+# The bytes of a file that SQLite's unix VFS read-locks for each connection reading it (SHARED_FIRST, SHARED_SIZE):
+# the last connection to close write-locks them to checkpoint, then deletes the -wal and -shm.
+_SHARED_FIRST, _SHARED_SIZE = 0x40000002, 510
+_Stat = tuple[int, int, int, int, int]  # device, inode, size, mtime and ctime
+# The file's, its -wal's (None: none), and whether a -shm is beside it.
+State = tuple[_Stat, _Stat | None, bool]
 
 
-def leaves_files(path: Path) -> bool:
-    """Whether reading `path` in place would leave a `-wal` and `-shm` beside it: a WAL-mode file this
-    process cannot write, in a folder it can, with neither there yet.
+def makes_files(path: Path) -> bool:
+    """Whether SQLite may read `path` in place only through a `-wal` and `-shm` it makes beside it: a file this
+    process cannot write, in a folder it can (`wal_mode` tells the rest).
 
     SQLite reads a WAL-mode file through its `-shm` (a writer may come) and makes both when the folder
     allows; a read-only connection cannot checkpoint, so it never removes them. Made with the file's
@@ -22,89 +29,173 @@ def leaves_files(path: Path) -> bool:
     readonly database") once the file is writable again. When they are there already, SQLite reads
     through them and makes nothing.
     """
-    if os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
-        return False
-    if any(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm")):
-        return False
-    try:
-        with open(path, "rb") as file:
-            header = file.read(20)
-    except OSError:
-        return False
-    # bytes 18 and 19 of the header: 2 and 2 for a file in WAL mode
-    return header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
+    return not os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def private_copy(path: Path, *, wal: bool) -> tuple[str, State | None]:
-    """A private temporary folder holding a copy of `path`, and with `wal` of its write-ahead log; without
-    `wal`, also the file's state when it was copied (`fresh_copy` compares it).
+def writer_files(path: Path) -> bool:
+    """Whether a `-wal` and a `-shm` are beside `path`: a writer has it open (or was killed with it open)."""
+    return all(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
 
-    Without `wal`, the copy is kept only if no writer touched the file while it was made: a writer in
-    WAL mode makes a `-wal` before it changes anything, and changes the main file only by a checkpoint,
-    which moves its modification time (and making the file writable again, its change time).
+
+class Hold:
+    """`path` open for reading, with the bytes SQLite's readers lock read-locked: while it is held, no connection can
+    take the lock by which the last one to close deletes the `-wal` and `-shm` (it leaves them, as it does for any
+    reader), so what is beside the file now stays there.
+
+    POSIX locks belong to the process, and closing any descriptor of a file drops all of them, SQLite's own
+    included: one `Hold` per file is shared by every store of this process (`take`, `release`), and the file
+    is read through its descriptor, never opened again while it is held.
+    """
+
+    def __init__(self, file: BinaryIO, key: tuple[int, int]) -> None:
+        self.file, self.key, self.count = file, key, 1
+
+    @classmethod
+    def take(cls, path: Path) -> Hold | None:
+        """The hold of `path`; None when a connection has its readers' bytes write-locked (the last one closing,
+        checkpointing and deleting its `-wal` and `-shm`, or a writer holding the file alone).
+
+        Raises:
+            OSError: the file cannot be opened.
+        """
+        with _HELD_LOCK:
+            found = os.stat(path)
+            held = _HELD.get((found.st_dev, found.st_ino))
+            if held is not None:
+                held.count += 1
+                return held
+            file = open(path, "rb")  # noqa: SIM115 - kept open until the last release
+            opened = os.fstat(file.fileno())
+            try:
+                import fcntl
+            except ImportError:  # pragma: no cover - no POSIX locks (Windows), where an open file is not deleted
+                pass
+            else:
+                try:
+                    fcntl.lockf(file, fcntl.LOCK_SH | fcntl.LOCK_NB, _SHARED_SIZE, _SHARED_FIRST)
+                except OSError:
+                    file.close()
+                    return None
+            held = _HELD[(opened.st_dev, opened.st_ino)] = cls(file, (opened.st_dev, opened.st_ino))
+            return held
+
+    def release(self) -> None:
+        with _HELD_LOCK:
+            self.count -= 1
+            if self.count == 0:
+                del _HELD[self.key]
+                self.file.close()
+
+    def wal_mode(self) -> bool:
+        """Whether the file held is an SQLite file in WAL mode."""
+        header = os.pread(self.file.fileno(), 20, 0)
+        # bytes 18 and 19 of the header: 2 and 2 for a file in WAL mode
+        return header.startswith(b"SQLite format 3\0") and header[18:20] == b"\x02\x02"
+
+    def copy_to(self, target: str) -> None:
+        """Copy the file held into `target`, through the descriptor held."""
+        fd = self.file.fileno()
+        with open(target, "wb") as out:
+            offset = 0
+            while chunk := os.pread(fd, 1 << 20, offset):
+                out.write(chunk)
+                offset += len(chunk)
+
+
+_HELD: dict[tuple[int, int], Hold] = {}  # by device and inode
+_HELD_LOCK = _thread.allocate_lock()
+
+
+def hold_when_closed(path: Path) -> Hold | None:
+    """`Hold.take`, waiting while a connection closing holds the file: it checkpoints, deletes its `-wal` and
+    `-shm`, and lets go within moments. None when the file is held past the waits (by a writer holding it alone).
 
     Raises:
-        OSError: the copy failed, or a writer changed the file during every try.
+        OSError: the file cannot be opened.
+    """
+    import time
+
+    for wait in range(_WAITS + 1):
+        if (hold := Hold.take(path)) is not None:
+            return hold
+        if wait < _WAITS:
+            time.sleep(0.001 * 2**wait)
+    return None
+
+
+def private_copy(path: Path, hold: Hold | None = None) -> tuple[str, State, bool]:
+    """A private temporary folder holding a copy of `path` and its `-wal` (when there is one), the file's state
+    just before, and whether the copy is checked: the same `path` held (`hold`) all along, no `-shm` beside it and
+    nothing changed while the copy was made.
+
+    A writer makes a `-shm` when it opens the file, before it changes anything, and changes the file only by a
+    checkpoint, which moves its modification time (and making the file writable again, its change time); held,
+    the file keeps the `-shm` of any writer that opened it meanwhile, and the `-wal` it recovers the copy from.
+
+    Raises:
+        OSError: the copy failed.
     """
     import shutil
     import tempfile
 
     folder = tempfile.mkdtemp(prefix="lamar-ro-")
     copy = os.path.join(folder, path.name)
+    held = hold or Hold.take(path)
     try:
-        if wal:
+        before = _state(path)
+        if held is None:
             shutil.copyfile(path, copy)
-            shutil.copyfile(f"{path}-wal", f"{copy}-wal")
-            return folder, None
-        for _ in range(_TRIES):
-            before = _state(path)
-            shutil.copyfile(path, copy)
-            if before[-1] is False and _state(path) == before:
-                return folder, before
-        raise OSError(f"{path} changed while it was copied")
+        else:
+            held.copy_to(copy)
+        if before[1] is not None:
+            shutil.copyfile(f"{path}-wal", f"{copy}-wal")  # its own file: copying it drops no lock of the file's
+        same = held is not None and held.key == before[0][:2]
+        return folder, before, same and not before[2] and _state(path) == before
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
-
-
-def fresh_copy(path: Path, copied: State) -> tuple[str, State | None] | None:
-    """A new `private_copy` of `path` when a writer changed it since the copy taken in state `copied`; None
-    when none did, or when no copy can be checked now (a writer has it open: its `-wal` is there)."""
-    try:
-        if _state(path) == copied or not leaves_files(path):
-            return None
-        return private_copy(path, wal=False)
-    except OSError:
-        return None
+    finally:
+        if held is not None and hold is None:
+            held.release()
 
 
 class Copies:
-    """The private copy a store reads, in `folder`, and the file's state when it was taken (`copied`): a
-    newer copy replaces it once a writer changed the file, and `remove` deletes the one read last."""
+    """The private copy a store reads, in `folder`, and the file's state when it was taken (`copied`): a newer copy
+    replaces it once a writer changed the file, and `remove` deletes the one read last. Read in place through
+    a writer's `-wal` and `-shm`, the store keeps the file held (`Hold`), so that they stay while it reads."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self.folder: str | None = None
         self.copied: State | None = None
+        self._hold: Hold | None = None
 
-    def read(self, *, wal: bool, use: Callable[[str], None]) -> None:
-        """Take a `private_copy` and `use` the file in it (open it, or raise to refuse it).
+    def read(self, use: Callable[[str], None]) -> None:
+        """Take a `private_copy` and `use` the file in it (open it, or raise to refuse it): a checked one when
+        one of `_TRIES` is, else the last, which the next `follow` replaces.
 
         Raises:
             OSError: the copy failed; or what `use` raised. The copy read until then is read on.
         """
-        self._switch(private_copy(self.path, wal=wal), use)
+        for _ in range(_TRIES - 1):
+            if self._copy(use, in_place=False):
+                return
+        folder, before, _ = private_copy(self.path)
+        self._switch(folder, before, use)
 
     def instead_of_in_place(self, use: Callable[[str], None]) -> bool:
-        """Read a copy (`use`) of a file that reading in place would leave a `-wal` and `-shm` beside, the store
-        as of now; False (read it in place) for any other file, or one a writer kept changing."""
-        if not leaves_files(self.path):
+        """Read a checked copy (`use`) of a file SQLite would read in place only through a `-wal` and `-shm` it
+        may make beside it, the store as of now; False (read it in place) for any other file, for one a writer
+        has open (then held until `release`, so that its `-wal` and `-shm` stay), or one a writer kept changing."""
+        if not makes_files(self.path):
             return False
-        try:
-            self.read(wal=False, use=use)
-        except OSError:
-            return False
-        return True
+        for _ in range(_TRIES):
+            try:
+                if self._copy(use, in_place=True):
+                    return self.folder is not None
+            except OSError:  # not a file SQLite makes a -wal for, or its copy failed
+                return False
+        return False
 
     def follow(self, use: Callable[[str], None]) -> None:
         """Read a new copy (`use`) once a writer changed the file since this one was taken and it can be checked;
@@ -113,24 +204,42 @@ class Copies:
         Raises:
             OSError: or what `use` raised; the copy read until then is read on.
         """
-        if self.copied is None:
-            return
-        if all(os.path.lexists(f"{self.path}{suffix}") for suffix in ("-wal", "-shm")):
-            # A writer has the file open: the commits in its -wal reach the file only when it checkpoints,
-            # and no copy taken meanwhile could be checked. SQLite reads them through the -wal and -shm
-            # already there, making nothing, as a store opened now does; SQLite follows the file from then on.
-            use(uri(self.path, "mode=ro"))
-            self.remove()
-            self.copied = None
-            return
-        fresh = fresh_copy(self.path, self.copied)
-        if fresh is not None:
-            self._switch(fresh, use)
+        if self.copied is not None and _state(self.path) != self.copied:
+            self._copy(use, in_place=True)
 
-    def _switch(self, taken: tuple[str, State | None], use: Callable[[str], None]) -> None:
+    def _copy(self, use: Callable[[str], None], *, in_place: bool) -> bool:
+        """Hold the file and read what is beside it: with `in_place`, the file itself (`use` of its `uri`) when a
+        writer has it open, SQLite reading the commits still in its `-wal` through the `-wal` and `-shm` held there;
+        else a checked copy. False when neither was read: a connection holds the file alone, or the copy changed
+        while it was made."""
+        hold = hold_when_closed(self.path)
+        if hold is None:
+            return False
+        try:
+            if in_place and self.copied is None and not hold.wal_mode():  # opening: SQLite reads it in place
+                raise OSError(f"{self.path} is not an SQLite file in WAL mode")
+            if in_place and writer_files(self.path):
+                if self.copied is not None:  # a store opening reads the file in place itself
+                    use(uri(self.path, "mode=ro"))
+                    self.remove()
+                    self.copied = None
+                self._hold, hold = hold, None
+                return True
+            folder, before, checked = private_copy(self.path, hold)
+            if not checked:
+                import shutil
+
+                shutil.rmtree(folder, ignore_errors=True)
+                return False
+            self._switch(folder, before, use)
+            return True
+        finally:
+            if hold is not None:
+                hold.release()
+
+    def _switch(self, folder: str, copied: State, use: Callable[[str], None]) -> None:
         import shutil
 
-        folder, copied = taken
         try:
             use(os.path.join(folder, self.path.name))
         except BaseException:
@@ -141,11 +250,19 @@ class Copies:
             shutil.rmtree(old, ignore_errors=True)
 
     def remove(self) -> None:
+        """Delete the copy read last."""
         if self.folder is not None:
             import shutil
 
             shutil.rmtree(self.folder, ignore_errors=True)
             self.folder = None
+
+    def release(self) -> None:
+        """Delete the copy and let the file go: the store's connection to it is closed."""
+        self.remove()
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
 
 
 def uri(path: Path, flags: str) -> str:
@@ -155,7 +272,14 @@ def uri(path: Path, flags: str) -> str:
     return f"file:{urllib.parse.quote(str(path.resolve()))}?{flags}"
 
 
+def _stat(name: str | Path) -> _Stat:
+    found = os.stat(name)
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
 def _state(path: Path) -> State:
-    found = os.stat(path)
-    beside = any(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))
-    return found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns, beside
+    try:
+        wal: _Stat | None = _stat(f"{path}-wal")
+    except FileNotFoundError:
+        wal = None
+    return _stat(path), wal, os.path.lexists(f"{path}-shm")

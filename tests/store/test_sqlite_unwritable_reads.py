@@ -77,31 +77,29 @@ def test_a_write_to_a_file_the_user_may_not_write_says_what_to_do_and_leaves_not
 
 def test_a_copy_that_a_writer_changes_while_it_is_made_is_not_read(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import tempfile
-
-    from lamar.store.sqlite_read_only import private_copy
+    from lamar.store.sqlite_read_only import Hold, private_copy
 
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:
         lam.add(Experience("a test flakes", "rerun it"))
-    copies = tmp_path / "copies"
-    copies.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(copies))
-    copy = shutil.copyfile
+    copy = Hold.copy_to
+    writer = ("import sys; from lamar import Experience, Lamar\n"
+              "with Lamar(sys.argv[1]) as lam: lam.add(Experience('a build breaks', 'clean it'))")
 
-    def copy_while_a_writer_commits(source: str, target: str) -> str:
-        copy(source, target)
-        with Lamar(str(path)) as writer:  # commits to the -wal, then moves it into the file on close
-            writer.add(Experience(f"a build breaks {len(writer.experiences())}", "clean it"))
-        return target
+    def copy_while_a_writer_commits(hold: Hold, target: str) -> None:
+        copy(hold, target)
+        # it commits to its -wal and, on close, moves it into the file; the file held, it leaves both files there
+        subprocess.run([sys.executable, "-c", writer, str(path)], check=True, timeout=60)
 
-    monkeypatch.setattr(shutil, "copyfile", copy_while_a_writer_commits)
-    with pytest.raises(OSError, match="changed while it was copied"):
-        private_copy(path, wal=False)
-    assert list(copies.iterdir()) == []
-    monkeypatch.setattr(shutil, "copyfile", copy)
+    monkeypatch.setattr(Hold, "copy_to", copy_while_a_writer_commits)
+    folder, _, checked = private_copy(path)
+    shutil.rmtree(folder)
+    assert not checked
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db", "lessons.db-shm", "lessons.db-wal"]
+    monkeypatch.setattr(Hold, "copy_to", copy)
     with Lamar(str(path)) as lam:
-        assert len(lam.experiences()) == 4  # every try's writer committed; none was lost to the copy
+        assert len(lam.experiences()) == 2  # none was lost to the copy
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
 
 
 _READER = """
@@ -161,8 +159,8 @@ def test_a_copy_sqlite_cannot_open_is_not_read_and_the_file_is_read_in_place(tmp
     path = tmp_path / "lessons.db"
     with Lamar(str(path)) as lam:
         lam.add(Experience("a test flakes", "rerun it"))
-    monkeypatch.setattr(sqlite_read_only, "leaves_files", lambda _: True)
-    monkeypatch.setattr(sqlite_read_only, "private_copy", lambda *_, **__: (str(tmp_path / "gone"), None))
+    monkeypatch.setattr(sqlite_read_only, "makes_files", lambda _: True)
+    monkeypatch.setattr(sqlite_read_only, "private_copy", lambda *_: (str(tmp_path / "gone"), None, True))
     store = SqliteStore(path)  # the copy's folder is gone: SQLite cannot open it
     try:
         assert [e.kind for e in store.read()] == ["experience"]

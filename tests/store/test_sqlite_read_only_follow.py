@@ -1,0 +1,152 @@
+"""A process reading an SQLite store it may not write, while a writer opens and closes it: it never makes a `-wal`
+or `-shm` the writer closed meanwhile, and its copy of a store left with a `-wal` and no `-shm` follows the writer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar
+from tests.conftest import as_user
+
+# A reader that counts the lessons at each line it is sent. While the file `pause` is there, each time SQLite is
+# about to open the store's own file (not a private copy), it says "opening" and waits for a line: a writer closes
+# in that moment.
+_READER = """
+import os, sqlite3, sys
+connect = sqlite3.connect
+def paused(target, *args, **kwargs):
+    if "lamar-ro-" not in str(target) and os.path.exists(sys.argv[2]):
+        print("opening", flush=True)
+        sys.stdin.readline()
+    return connect(target, *args, **kwargs)
+sqlite3.connect = paused
+from lamar import Lamar
+lam = Lamar(sys.argv[1])
+print("open", flush=True)
+for line in sys.stdin:
+    print(len(lam.experiences()), flush=True)
+lam.close()
+"""
+
+
+class _Reader:
+    def __init__(self, path: Path, pause: Path) -> None:
+        self.process = subprocess.Popen([*as_user(), sys.executable, "-c", _READER, str(path), str(pause)],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def say(self) -> str:
+        """Send a line; the reader's answer."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("\n")
+        self.process.stdin.flush()
+        return self.process.stdout.readline().strip()
+
+    def heard(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def close(self) -> int:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        return self.process.wait(timeout=60)
+
+
+def _lamar(path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*as_user(), sys.executable, "-m", "lamar.cli", "--store", str(path), *args],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+@pytest.mark.parametrize("moment", ["at its open", "at a later read"])
+def test_a_reader_never_makes_the_log_files_a_writer_closed_as_it_switched_to_them(tmp_path: Path,
+                                                                                 moment: str) -> None:
+    path, pause = tmp_path / "shelf" / "lessons.db", tmp_path / "pause"
+    path.parent.mkdir()
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    pause.touch()
+    if moment == "at its open":
+        writer = Lamar(str(path))  # its -wal and -shm are there: the reader reads the file through them
+        writer.add(Experience("a build breaks", "clean it"))
+        os.chmod(path, 0o444)
+        reader = _Reader(path, pause)
+        assert reader.heard() == "opening"
+    else:
+        os.chmod(path, 0o444)
+        reader = _Reader(path, pause)
+        assert reader.heard() == "open" and reader.say() == "1"  # from a private copy
+        os.chmod(path, 0o644)  # the -wal and -shm take the file's mode, as they do where its owner writes
+        writer = Lamar(str(path))
+        writer.add(Experience("a build breaks", "clean it"))
+        os.chmod(path, 0o444)
+        assert reader.say() == "opening"
+    try:
+        writer.close()  # it deletes its -wal and -shm, unless a reader holds the file open
+        pause.unlink()
+        answer = reader.say()
+        if answer == "open":
+            answer = reader.say()
+        assert answer == "2"
+        os.chmod(path, 0o644)
+        assert reader.say() == "2"
+    finally:
+        assert reader.close() == 0
+        os.chmod(path, 0o644)
+    # a -wal and -shm the reader made would have the file's read-only mode, and refuse its writer from then on
+    added = _lamar(path, "add", "--precondition", "a lint fails", "--action", "run the formatter")
+    assert added.returncode == 0, added.stderr
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
+    with Lamar(str(path)) as lam:
+        assert len(lam.experiences()) == 3
+
+
+@pytest.mark.parametrize("folder", ["read-only", "writable"])
+@pytest.mark.parametrize("writer_stays", [False, True])
+def test_a_store_left_with_a_wal_and_no_shm_is_read_from_a_copy_that_follows_a_writer(tmp_path: Path, folder: str,
+                                                                                      writer_stays: bool) -> None:
+    live, path = tmp_path / "live.db", tmp_path / "shelf" / "lessons.db"
+    path.parent.mkdir()
+    with Lamar(str(live)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+        for suffix in ("", "-wal"):  # as a backup of a store open elsewhere holds it: its commits in a -wal, no -shm
+            shutil.copyfile(f"{live}{suffix}", f"{path}{suffix}")
+    assert os.path.getsize(f"{path}-wal") > 0
+    os.chmod(path, 0o444)
+    if folder == "read-only":
+        os.chmod(path.parent, 0o555)  # SQLite cannot make the -shm it needs here
+    reader = _Reader(path, tmp_path / "pause")
+    try:
+        assert reader.heard() == "open" and reader.say() == "1"
+        if folder == "writable":  # read in place, SQLite would have made a -shm with the file's read-only mode
+            assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db", "lessons.db-wal"]
+        os.chmod(path, 0o644)  # its owner writes: the -shm takes the file's mode
+        writer = Lamar(str(path))
+        writer.add(Experience("a build breaks", "clean it"))
+        os.chmod(path, 0o444)
+        if writer_stays:  # read through the writer's -wal and -shm, as a store opened now reads it
+            assert reader.say() == "2"
+            writer.add(Experience("a deploy hangs", "roll it back"))
+            assert reader.say() == "3"
+            writer.close()
+        else:
+            writer.close()
+            assert reader.say() == "2"
+            os.chmod(path, 0o644)
+            with Lamar(str(path)) as again:
+                again.add(Experience("a deploy hangs", "roll it back"))
+            os.chmod(path, 0o444)
+            assert reader.say() == "3"
+    finally:
+        assert reader.close() == 0
+        os.chmod(path.parent, 0o755)
+        os.chmod(path, 0o644)
+    added = _lamar(path, "add", "--precondition", "a lint fails", "--action", "run the formatter")
+    assert added.returncode == 0, added.stderr
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
+    with Lamar(str(path)) as lam:
+        assert len(lam.experiences()) == 4
