@@ -135,12 +135,12 @@ class SqliteStore:
 
     def _open_read_only(self, cause: sqlite3.OperationalError) -> None:
         """A file this process cannot write: read it as it is (mode=ro; else, with no write-ahead
-        log to miss, immutable, which needs no -shm; else a private copy of the file and its log)."""
+        log to miss and no writer to come, immutable, which needs no -shm; else a private copy)."""
         last: sqlite3.Error = cause
         for flags in ("mode=ro", "mode=ro&immutable=1"):
-            if "immutable" in flags and wal_size(self.path) > 0:
-                # immutable=1 reads the main file alone: the committed transactions still in the
-                # write-ahead log would be missing without a word
+            if "immutable" in flags and (wal_size(self.path) > 0 or sqlite_read_only.may_change(self.path)):
+                # immutable=1 reads the main file alone, as it is now for good: the committed transactions
+                # still in the write-ahead log would be missing without a word, and so would a writer's later ones
                 self._open_copy()
                 return
             self._db = self._connect(sqlite_read_only.uri(self.path, flags), uri=True)
@@ -169,10 +169,12 @@ class SqliteStore:
         copy once a writer changed them, `_follow`)."""
         try:
             self._copies.read(self._read_from)
+        except CorruptStore:
+            raise
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"cannot read {self.path}: it cannot be written here and its write-ahead log "
-                             f"{self.path}-wal holds committed events that a read-only open would miss, and a "
-                             f"private copy of both failed ({exc}); open it once where it can be written") from exc
+            raise StoreError(f"cannot read {self.path}: it cannot be written here, a read-only open would miss "
+                             f"committed events (in its write-ahead log {self.path}-wal, or a writer's to come), "
+                             f"and a private copy failed ({exc}); open it once where it can be written") from exc
 
     def _read_from(self, target: str) -> None:
         """Read `target` from now on: a private copy's path, or the file itself by its `uri`; when it cannot be

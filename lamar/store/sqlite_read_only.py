@@ -32,6 +32,23 @@ def makes_files(path: Path) -> bool:
     return not os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
+def may_change(path: Path) -> bool:
+    """Whether a writer may still change `path`, a file SQLite can read here only as immutable (no `-shm` can be
+    made beside it), which reads it as it is now for good: a WAL-mode file not on a read-only mount."""
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return False
+        hold = Hold.take(path)
+    except OSError:
+        return False
+    if hold is None:  # a connection holds it alone: a writer
+        return True
+    try:
+        return hold.wal_mode()
+    finally:
+        hold.release()
+
+
 def writer_files(path: Path) -> bool:
     """Whether a `-wal` and a `-shm` are beside `path`: a writer has it open (or was killed with it open)."""
     return all(os.path.lexists(f"{path}{suffix}") for suffix in ("-wal", "-shm"))

@@ -1,5 +1,6 @@
 """A process reading an SQLite store it may not write, while a writer opens and closes it: it never makes a `-wal`
-or `-shm` the writer closed meanwhile, and its copy of a store left with a `-wal` and no `-shm` follows the writer."""
+or `-shm` the writer closed meanwhile, and the private copy it reads (of a store left with a `-wal` and no `-shm`, of
+one in a folder it may not write) follows the writer."""
 
 from __future__ import annotations
 
@@ -150,3 +151,41 @@ def test_a_store_left_with_a_wal_and_no_shm_is_read_from_a_copy_that_follows_a_w
     assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
     with Lamar(str(path)) as lam:
         assert len(lam.experiences()) == 4
+
+
+@pytest.mark.parametrize("moment", ["as a writer closes", "before any writer"])
+def test_a_reader_in_a_folder_it_may_not_write_follows_a_writer(tmp_path: Path, moment: str) -> None:
+    path, pause = tmp_path / "shelf" / "lessons.db", tmp_path / "pause"
+    path.parent.mkdir()
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    lessons = ["a build breaks", "a deploy hangs", "a lint fails"]
+    if moment == "as a writer closes":
+        writer = Lamar(str(path))
+        writer.add(Experience(lessons.pop(0), "clean it"))
+        pause.touch()
+    os.chmod(path, 0o444)
+    os.chmod(path.parent, 0o555)  # SQLite can make no -wal nor -shm here: without them, it reads the file immutable
+    reader = _Reader(path, pause)
+    try:
+        if moment == "as a writer closes":
+            assert reader.heard() == "opening"
+            writer.close()  # its -wal and -shm go: the reader finds neither
+            pause.unlink()
+            assert reader.say() == "open" and reader.say() == "2"
+        else:
+            assert reader.heard() == "open" and reader.say() == "1"
+        with Lamar(str(path)) as writer:  # the folder's owner
+            writer.add(Experience(lessons.pop(0), "clean it"))
+        seen = int(reader.say())
+        assert seen == 4 - len(lessons)
+        with Lamar(str(path)) as writer:  # read through its -wal and -shm while it has the file open
+            writer.add(Experience(lessons.pop(0), "clean it"))
+            assert reader.say() == str(seen + 1)
+    finally:
+        assert reader.close() == 0
+        os.chmod(path.parent, 0o755)
+        os.chmod(path, 0o644)
+    with Lamar(str(path)) as lam:  # the last writer's -wal and -shm, left while the reader held the file, go
+        assert len(lam.experiences()) == 4 - len(lessons)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
