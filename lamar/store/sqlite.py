@@ -52,7 +52,7 @@ class SqliteStore:
         self.read_only = False
         self.writes_on_read = True  # False for a reader that must leave the file as it found it
         self._checksummed = True  # False: a version-1 file read where it cannot be migrated
-        self._copies = sqlite_read_only.Copies(self.path)  # a file read from a private copy (see _open_copy)
+        self._copies = sqlite_read_only.Copies(self.path, timeout=timeout)  # a file read from a private copy
         self._closed = False
         files.prepare(self.path)  # SQLite calls a folder "unable to open", a pipe "disk I/O error"
         try:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
-_WAITS = 9  # times a connection closing is waited for, each twice as long as the last from a millisecond: 0.5 s
 # The bytes of a file that SQLite's unix VFS read-locks for each connection reading it (SHARED_FIRST, SHARED_SIZE):
 # the last connection to close write-locks them to checkpoint, then deletes the -wal and -shm.
 _SHARED_FIRST, _SHARED_SIZE = 0x40000002, 510
@@ -123,21 +122,22 @@ _HELD: dict[tuple[int, int], Hold] = {}  # by device and inode
 _HELD_LOCK = _thread.allocate_lock()
 
 
-def hold_when_closed(path: Path) -> Hold | None:
-    """`Hold.take`, waiting while a connection closing holds the file: it checkpoints, deletes its `-wal` and
-    `-shm`, and lets go within moments. None when the file is held past the waits (by a writer holding it alone).
+def hold_when_closed(path: Path, timeout: float) -> Hold | None:
+    """`Hold.take`, waiting up to `timeout` seconds while a connection closing holds the file (it checkpoints,
+    deletes its `-wal` and `-shm`, and lets go), as SQLite waits for a lock. None when it is held past that.
 
     Raises:
         OSError: the file cannot be opened.
     """
     import time
 
-    for wait in range(_WAITS + 1):
-        if (hold := Hold.take(path)) is not None:
-            return hold
-        if wait < _WAITS:
-            time.sleep(0.001 * 2**wait)
-    return None
+    deadline, pause = time.monotonic() + timeout, 0.001
+    while (hold := Hold.take(path)) is None:
+        if time.monotonic() + pause > deadline:
+            return None
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
+    return hold
 
 
 def private_copy(path: Path, hold: Hold | None = None) -> tuple[str, State, bool]:
@@ -181,8 +181,8 @@ class Copies:
     replaces it once a writer changed the file, and `remove` deletes the one read last. Read in place through
     a writer's `-wal` and `-shm`, the store keeps the file held (`Hold`), so that they stay while it reads."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
+        self.path, self.timeout = path, timeout  # the seconds to wait for a connection closing (`hold_when_closed`)
         self.folder: str | None = None
         self.copied: State | None = None
         self._hold: Hold | None = None
@@ -192,7 +192,8 @@ class Copies:
         one of `_TRIES` is, else the last, which the next `follow` replaces.
 
         Raises:
-            OSError: the copy failed; or what `use` raised. The copy read until then is read on.
+            OSError: the copy failed, or a connection held the file past the timeout; or what `use` raised. The
+                copy read until then is read on.
         """
         for _ in range(_TRIES - 1):
             if self._copy(use, in_place=False):
@@ -210,7 +211,7 @@ class Copies:
             try:
                 if self._copy(use, in_place=True):
                     return self.folder is not None
-            except OSError:  # not a file SQLite makes a -wal for, or its copy failed
+            except OSError:  # not a file SQLite makes a -wal for, held past the timeout, or its copy failed
                 return False
         return False
 
@@ -227,11 +228,15 @@ class Copies:
     def _copy(self, use: Callable[[str], None], *, in_place: bool) -> bool:
         """Hold the file and read what is beside it: with `in_place`, the file itself (`use` of its `uri`) when a
         writer has it open, SQLite reading the commits still in its `-wal` through the `-wal` and `-shm` held there;
-        else a checked copy. False when neither was read: a connection holds the file alone, or the copy changed
-        while it was made."""
-        hold = hold_when_closed(self.path)
+        else a checked copy. False when neither was read: the copy changed while it was made.
+
+        Raises:
+            OSError: a connection held the file past the timeout (`TimeoutError`), the copy failed, or what `use`
+                raised.
+        """
+        hold = hold_when_closed(self.path, self.timeout)
         if hold is None:
-            return False
+            raise TimeoutError(f"{self.path} is held by another connection (one holding it alone, or closing)")
         try:
             if in_place and self.copied is None and not hold.wal_mode():  # opening: SQLite reads it in place
                 raise OSError(f"{self.path} is not an SQLite file in WAL mode")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,7 @@ from tests.conftest import as_user
 
 # A reader that counts the lessons at each line it is sent. While the file `pause` is there, each time SQLite is
 # about to open the store's own file (not a private copy), it says "opening" and waits for a line: a writer closes
-# in that moment.
+# in that moment. It says "refused" the first time a lock it asks for on the file is refused.
 _READER = """
 import os, sqlite3, sys
 connect = sqlite3.connect
@@ -27,6 +28,18 @@ def paused(target, *args, **kwargs):
         sys.stdin.readline()
     return connect(target, *args, **kwargs)
 sqlite3.connect = paused
+import fcntl
+lockf = fcntl.lockf
+def refused(*args):  # says once that a lock on the file was refused
+    try:
+        return lockf(*args)
+    except OSError:
+        if not refused.said:
+            print("refused", flush=True)
+            refused.said = True
+        raise
+refused.said = False
+fcntl.lockf = refused
 from lamar import Lamar
 lam = Lamar(sys.argv[1])
 print("open", flush=True)
@@ -188,4 +201,34 @@ def test_a_reader_in_a_folder_it_may_not_write_follows_a_writer(tmp_path: Path, 
         os.chmod(path, 0o644)
     with Lamar(str(path)) as lam:  # the last writer's -wal and -shm, left while the reader held the file, go
         assert len(lam.experiences()) == 4 - len(lessons)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
+
+
+def test_a_reader_waits_for_a_writer_that_holds_the_file_as_it_closes(tmp_path: Path) -> None:
+    path, pause = tmp_path / "shelf" / "lessons.db", tmp_path / "pause"
+    path.parent.mkdir()
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    # A writer holding the file alone holds the lock a writer closing takes to checkpoint and delete its -wal
+    # (here it has no -shm), until it closes.
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("PRAGMA locking_mode=EXCLUSIVE")
+    writer.execute("PRAGMA user_version = 7")
+    assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db", "lessons.db-wal"]
+    pause.touch()  # SQLite reading in place would wait for the lock, then find no -wal and make one
+    os.chmod(path, 0o444)
+    reader = _Reader(path, pause)
+    try:
+        assert reader.heard() == "refused"
+        writer.close()
+        pause.unlink()
+        assert reader.heard() == "open" and reader.say() == "1"  # from a copy of the file the writer left
+        assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
+    finally:
+        writer.close()
+        pause.unlink(missing_ok=True)
+        assert reader.close() == 0
+        os.chmod(path, 0o644)
+    added = _lamar(path, "add", "--precondition", "a lint fails", "--action", "run the formatter")
+    assert added.returncode == 0, added.stderr
     assert sorted(p.name for p in path.parent.iterdir()) == ["lessons.db"]
