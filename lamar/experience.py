@@ -39,6 +39,9 @@ def check_context(context: object, *, capped: bool = True) -> dict[str, str]:
     for key, value in context.items():
         if not isinstance(key, str) or not key:
             raise InvalidContext(f"context keys must be non-empty strings; got {echoed(key)}")
+        if value is None:  # str() would make it the label "None", which no lesson's scope means
+            raise InvalidContext(f"context value for {echoed(key)} is None (null): leave the key out when it "
+                                 "has no value")
         if not isinstance(value, str):
             raise InvalidContext(
                 f"context value for {echoed(key)} must be a string; got {type(value).__name__} "
@@ -84,6 +87,9 @@ def context_within(holder: object, key: str) -> Mapping[str, Any] | None:
     elif callable(dump := getattr(holder, "model_dump", None)):  # a pydantic model
         whole = dump()
     for name, value in (whole or {}).items():
+        if value is None:  # str() would make it the label "None", which no lesson's scope means
+            raise InvalidContext(f"context value for {echoed(key)} is None (null): leave the key out when it "
+                                 "has no value")
         if not isinstance(value, str):
             raise InvalidContext(
                 f"the runtime context ({type(holder).__name__}) is read whole as Lamar's context, and its "

@@ -171,7 +171,7 @@ def test_a_scope_value_that_is_not_a_string_is_named(tmp_path: Path) -> None:
     for _ in range(40):
         lam.report(lam.recall({"task": "flaky"}).episode_id, Signal.SHIPPED)
     for scope, named in (({"task": 1}, "'task' must be a string; got int"), ({1: "flaky"}, "keys must be"),
-                         ({"task": None}, "got NoneType")):
+                         ({"task": None}, "'task' is None .null.: leave the key out")):
         with pytest.raises(InvalidArgument, match=f"scope selects episodes by their context, and .*{named}"):
             lam.whatif("none", scope=scope)  # type: ignore[dict-item]
     assert lam.whatif("none", scope={"task": "flaky"}).reported == 40
