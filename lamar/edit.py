@@ -17,6 +17,10 @@ if TYPE_CHECKING:
     from lamar.state.holder import Holder
 
 
+NEW_TREATMENT = ("action", "scope")
+"""The fields whose change makes a lesson a different treatment: an edit of one cannot keep the evidence."""
+
+
 class EvidenceRule(str, enum.Enum):
     """What an edit does to the lesson's evidence.
 
@@ -45,7 +49,7 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
         InvalidArgument: nothing would change, a bad `evidence` or `reason`, or "keep" with a new
             action or scope.
     """
-    from lamar.safety.boundary import TEXT_FIELDS, admitted
+    from lamar.safety.boundary import TEXT_FIELDS
 
     if evidence is None:
         raise InvalidArgument("evidence must be one of ['restart', 'keep']; got None")
@@ -67,18 +71,30 @@ def edit_event(exp: Experience, *, precondition: Any = None, action: Any = None,
     if exp.status is Status.RETIRED:
         raise InvalidExperience(f"lesson {exp.id} is retired: revive it first (revive) to edit it, "
                                 "or add a new lesson")
-    new = admitted(dataclasses.replace(exp, **fields))  # stored as the prompt will show it, screened
-    changed = [name for name in (*TEXT_FIELDS, "scope") if getattr(new, name) != getattr(exp, name)]
+    new, changed = next_version(exp, fields)
     if not changed:
         raise InvalidArgument(f"lesson {exp.id} already reads so (in prompt form): nothing to edit")
-    if rule is EvidenceRule.KEEP and {"action", "scope"} & set(changed):
+    if rule is EvidenceRule.KEEP and (moved := [name for name in NEW_TREATMENT if name in changed]):
         raise InvalidArgument(f"evidence='keep' (--keep-evidence) is for a wording fix; this edit changes the "
-                              f"{' and the '.join(n for n in ('action', 'scope') if n in changed)}, so it is "
-                              "a different treatment and its evidence restarts: leave evidence out")
+                              f"{' and the '.join(moved)}, so it is a different treatment and its evidence "
+                              "restarts: leave evidence out")
     version = exp.version + 1
     data = {"id": exp.id, "version": version, **{name: getattr(new, name) for name in TEXT_FIELDS},
             "scope": dict(new.scope), "changed": changed, "evidence": rule.value, "reason": reason}
     return Event("edit", data, key=edit_key(exp.id, version))
+
+
+def next_version(exp: Experience, fields: Mapping[str, Any]) -> tuple[Experience, list[str]]:
+    """`exp` with `fields` replaced, as it would be stored (screened, in the prompt's form), and the
+    names of the fields that this changes: what an edit's rule for the evidence is judged on.
+
+    Raises:
+        InvalidExperience: a new text is one `add` would refuse.
+    """
+    from lamar.safety.boundary import TEXT_FIELDS, admitted
+
+    new = admitted(dataclasses.replace(exp, **fields))
+    return new, [name for name in (*TEXT_FIELDS, "scope") if getattr(new, name) != getattr(exp, name)]
 
 
 def edit_key(exp_id: str, version: int) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience, InvalidExperience, Lamar, LamarError, Scope, Signal, Status
+from lamar.edit import NEW_TREATMENT, next_version
 from lamar.experience import check_context
 from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
@@ -293,6 +294,13 @@ class LamarTools:
             raise ToolError(f"edit refused, nothing was stored: it {unsafe}. Lessons are shown to agents as notes: "
                             "state the situation and what to do in plain words, with no credentials and no "
                             "instructions to the model")
+        if keep_evidence:  # the engine's refusal names its own keyword and the command line's flag
+            fields = {**given, **({} if where is None else {"scope": Scope(where)})}
+            moved = [n for n in NEW_TREATMENT if n in self._guard(lambda: next_version(exp, fields))[1]]
+            if moved:
+                raise ToolError(f"keep_evidence is for a wording fix of the precondition or the rationale; this edit "
+                                f"changes the {' and the '.join(moved)}, so it is a different treatment and its "
+                                "evidence restarts: call edit again without keep_evidence; nothing was stored")
         via = "edited by an agent via MCP" + (f" ({client[:MAX_KEY]})" if client else "")
         edited = self._guard(lambda: self.lamar.edit(lesson, **given, scope=where,
                                                 evidence="keep" if keep_evidence else "restart", reason=via))
