@@ -11,6 +11,7 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 
 from lamar import Experience, InvalidArgument, Lamar
+from lamar_mcp.loose import whole
 from lamar_mcp.refusals import shown
 from lamar_mcp.results import Lesson, LessonList, LessonsPage
 
@@ -35,10 +36,11 @@ def page_size(value: Any) -> int:
     """The `limit` a call gave, checked: a whole number from 1 to `MAX_PAGE_SIZE`, `PAGE_SIZE` when left out."""
     if value is None:
         return PAGE_SIZE
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_PAGE_SIZE:
+    read = whole(value)
+    if isinstance(read, bool) or not isinstance(read, int) or not 1 <= read <= MAX_PAGE_SIZE:
         raise ToolError(f"limit must be a whole number from 1 to {MAX_PAGE_SIZE} (lessons a page), or left out for "
                         f"{PAGE_SIZE}; got {shown(value)}")
-    return value
+    return read
 
 
 def page_of(lamar: Lamar, cursor: Any, size: int, view: Callable[[Experience], Lesson], **filters: Any) -> LessonList:

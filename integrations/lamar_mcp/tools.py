@@ -22,6 +22,7 @@ from lamar.whatif.ask import spelt_out
 from lamar_mcp.context import ContextReader, normalise, recall_hint
 from lamar_mcp.held import forgetting, refuse_held, refuse_repeat, same_arm
 from lamar_mcp.known import KnownLessons, Mark
+from lamar_mcp.loose import flag
 from lamar_mcp.pages import page_of, page_size, resource_page
 from lamar_mcp.refusals import guarded, lesson_named, shown
 from lamar_mcp.results import (
@@ -109,8 +110,7 @@ class LamarTools:
     def recall(self, context: Any = None, text: Any = None, dry_run: Any = False) -> RecallResult:
         """Recall for labels, for the task in words, or both (labels win over what the words suggest);
         `dry_run`: what a recall would choose and why, logging no episode."""
-        if not isinstance(dry_run, bool):
-            raise ToolError(f"dry_run must be true or false; got {shown(dry_run)}")
+        dry_run = flag(dry_run, "dry_run")
         if context is None and text is None:
             raise ToolError("recall needs context (short labels such as {\"project\": \"shop\"}) or text (the task "
                             "in your own words); neither was given")
@@ -171,7 +171,8 @@ class LamarTools:
         """A page of the lessons (`lamar_mcp.pages`), optionally only those eligible in `context`, of one
         `status`, or holding every word of `text` in their text, scope or id (any case), as `lamar search` does."""
         ctx = None if context is None else _context(context, "context")
-        if status is not None and status not in STATUSES:
+        wanted = status.strip().lower() if isinstance(status, str) else status  # "Active", as a model may type it
+        if wanted is not None and wanted not in STATUSES:
             raise ToolError(f"status must be one of {', '.join(STATUSES)}, or left out for all; got {shown(status)}")
         if text is not None and (not isinstance(text, str) or not text.split() or len(text) > MAX_TEXT):
             raise ToolError(f"text must be words to look for (a non-empty string of at most {MAX_TEXT} characters), "
@@ -182,7 +183,7 @@ class LamarTools:
             # Spelled as recall spells it: labels that recall matches must list the same lessons here.
             where = None if ctx is None else normalise(ctx, self.known.scopes())
             return page_of(self.lamar, cursor, size, lambda exp: lesson_of(exp, self.lamar.evidence(exp.id)),
-                           status=status, context=where, text=text)
+                           status=wanted, context=where, text=text)
 
         found: LessonList = self._guard(found_lessons)
         return found
@@ -261,8 +262,7 @@ class LamarTools:
               client: str | None = None) -> EraseResult:
         """Erase a lesson's text from the store (`Lamar.erase`); the audit names the MCP client."""
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
-        if not isinstance(contexts, bool):
-            raise ToolError(f"contexts must be true or false; got {shown(contexts)}")
+        contexts = flag(contexts, "contexts")
         if reason is not None and (not isinstance(reason, str) or len(reason) > MAX_TEXT):
             raise ToolError(f"reason must be a sentence (a string of at most {MAX_TEXT} characters); "
                             f"got {shown(reason)}")
@@ -279,8 +279,7 @@ class LamarTools:
         """A new version of a lesson (`Lamar.edit`): the fields given replace the lesson's, its
         evidence restarts unless `keep_evidence` (a wording fix; refused for a new action or scope)."""
         lesson = _id(lesson_id, "lesson_id", "an id that lessons() lists")
-        if not isinstance(keep_evidence, bool):
-            raise ToolError(f"keep_evidence must be true or false; got {shown(keep_evidence)}")
+        keep_evidence = flag(keep_evidence, "keep_evidence")
         given = {name: _text(value, name) for name, value in
                  (("precondition", precondition), ("action", action), ("rationale", rationale)) if value is not None}
         where = None if scope is None else self._spelled(_context(scope, "scope"))
@@ -381,8 +380,7 @@ class LamarTools:
         """
         from lamar.rules import find_rule_files, import_rules
 
-        if not isinstance(apply, bool):
-            raise ToolError(f"apply must be true or false; got {shown(apply)}")
+        apply = flag(apply, "apply")
         root = Path(self.reader.cwd).resolve()
         if folder is not None and not isinstance(folder, str):
             raise ToolError(f"folder must be a path in this project; got {shown(folder)}")

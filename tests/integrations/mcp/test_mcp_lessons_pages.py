@@ -115,7 +115,7 @@ async def test_a_bad_limit_or_cursor_is_refused_with_what_to_pass(tmp_path: Path
     before = events(store)
     forged = base64.urlsafe_b64encode(b"lessons@99").decode()
     async with stdio_session(store) as session:
-        for bad in (0, -3, MAX_PAGE_SIZE + 1, "10", True, 2.5):
+        for bad in (0, -3, MAX_PAGE_SIZE + 1, "ten", "0", True, 2.5):
             refused = await session.call_tool("lessons", {"limit": bad})
             assert refused.is_error and refused.content[0].text.startswith(
                 f"Error executing tool lessons: limit must be a whole number from 1 to {MAX_PAGE_SIZE}"

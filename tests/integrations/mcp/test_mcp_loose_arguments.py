@@ -12,6 +12,40 @@ from tests.integrations.mcp.conftest import events
 CONTEXT = {"project": "trace", "language": "swift"}
 
 
+async def test_flags_and_a_limit_sent_as_strings_are_read_as_the_schema_says(store: Path) -> None:
+    # Claude Desktop and Claude Code send some booleans and integers as JSON strings.
+    async with stdio_session(store) as session:
+        before = events(store)
+        dry = await session.call_tool("recall", {"context": CONTEXT, "dry_run": "true"})
+        assert not dry.is_error, dry.content[0].text
+        assert dry.structured_content["logged"] is False and events(store) == before
+        real = await session.call_tool("recall", {"context": CONTEXT, "dry_run": " False "})
+        assert not real.is_error and real.structured_content["logged"] is True
+        page = await session.call_tool("lessons", {"limit": "1"})
+        assert not page.is_error, page.content[0].text
+        assert len(page.structured_content["lessons"]) == 1 and page.structured_content["count"] == 3
+        lesson = page.structured_content["lessons"][0]["id"]
+        fixed = await session.call_tool("edit", {"lesson_id": lesson, "rationale": "stale module maps outlive a clean",
+                                                 "keep_evidence": "TRUE"})
+        assert not fixed.is_error, fixed.content[0].text
+        shown = await session.call_tool("import_rules", {"apply": "false"})
+        assert "apply must be" not in shown.content[0].text
+        after = events(store)
+        for name, args in (("recall", {"context": CONTEXT, "dry_run": "yes"}), ("lessons", {"limit": "ten"}),
+                           ("lessons", {"limit": "0"}), ("lessons", {"limit": "1.5"}),
+                           ("erase", {"lesson_id": lesson, "contexts": "1"})):
+            refused = await session.call_tool(name, args)
+            assert refused.is_error, (name, args)
+        assert events(store) == after
+
+
+async def test_a_status_is_read_in_any_case(store: Path) -> None:
+    async with stdio_session(store) as session:
+        found = await session.call_tool("lessons", {"status": " Active"})
+        assert not found.is_error, found.content[0].text
+        assert found.structured_content["count"] == 3
+
+
 async def test_keeping_the_evidence_of_a_new_action_is_refused_in_the_tools_words(store: Path) -> None:
     with Lamar(str(store)) as lam:
         lesson = lam.experiences()[0].id
