@@ -68,6 +68,9 @@ FreeTextArg = Annotated[Any, WithJsonSchema({"type": "string", "maxLength": MAX_
                 "hooks derive them (task, error class, and the project and language of this folder).")]
 OptionalContextArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
     description="Only lessons eligible in this context (their scope matches it); leave out for all.")]
+EpisodeScopeArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
+    description="Only the logged episodes whose context holds every one of these labels (e.g. {\"project\": "
+                "\"trace\"}), spelled as recall spells them; leave out for every episode.")]
 ScopeArg = Annotated[Any, WithJsonSchema({**_MAPPING, "default": None}), Field(
     description="Where the lesson applies, as context labels (e.g. {\"project\": \"trace\"}); a field left out "
                 "matches anything, so {} or leaving it out means everywhere.")]
@@ -118,6 +121,8 @@ PoliciesArg = Annotated[Any, WithJsonSchema({"type": "array", "items": {"type": 
     description="Policies to evaluate: none, proven, today, without:LESSON_ID, holdout:Q, k:K (leave out for "
                 "logged, none, proven, today, holdout:0, k:1).")]
 
+_FIRST_PAGE = ("The first page of the lessons, with their status, provenance, verdict and bounds: `count` says how "
+               "many there are in all and `next_uri` reads the next page. The lessons tool filters them.")
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 # Erasing removes text for good, and an edit replaces what recall shows and restarts the lesson's
@@ -265,7 +270,7 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
         return tools.lessons(context, status, text, limit, cursor)
 
     @_tool(served, "whatif", "What if another policy had chosen", _READS)
-    def whatif(policies: PoliciesArg = None, scope: OptionalContextArg = None) -> dict[str, Any]:
+    def whatif(policies: PoliciesArg = None, scope: EpisodeScopeArg = None) -> dict[str, Any]:
         """What the success rate and mean reward would have been over the logged episodes under another
         policy (no memory, without one lesson, proven lessons only, another holdout or k), estimated from
         the logged propensities, each with its 95% interval for this reading (lower, upper) and its confidence
@@ -276,10 +281,11 @@ def build_server(lamar: Lamar, *, read_only: bool = False, report: bool = True,
     server: MCPServer[Any] = MCPServer(name, instructions=instructions, log_level="WARNING", version=__version__,
                                        warn_on_duplicate_tools=False, tools=served, **guard)
 
-    @server.resource(LESSONS_URI, name="lessons", title="Lessons", mime_type="application/json")
+    # The SDK takes a resource's docstring as it is, indentation and all: a long one is given dedented.
+    @server.resource(LESSONS_URI, name="lessons", title="Lessons", mime_type="application/json",
+                     description=_FIRST_PAGE)
     def first_lessons() -> str:
-        """The first page of the lessons, with their status, provenance, verdict and bounds: `count` says how
-        many there are in all and `next_uri` reads the next page. The lessons tool filters them."""
+        """The first page of the lessons (`_FIRST_PAGE`)."""
         return _lessons_page(tools, None)
 
     @server.resource(LESSONS_URI + "{?cursor}", name="lessons_page", title="Lessons, from a cursor on",

@@ -66,3 +66,14 @@ async def test_a_null_label_is_refused_with_advice_a_model_can_follow(store: Pat
         said = refused.content[0].text
         assert refused.is_error and events(store) == before
         assert "str()" not in said and "leave" in said and "'task'" in said
+
+
+async def test_what_the_model_reads_of_whatifs_scope_and_the_resources(store: Path) -> None:
+    async with stdio_session(store) as session:
+        whatif = next(t for t in (await session.list_tools()).tools if t.name == "whatif")
+        scope = whatif.input_schema["properties"]["scope"]["description"]
+        assert "episodes" in scope and "lessons eligible" not in scope
+        resources = [*(await session.list_resources()).resources,
+                     *(await session.list_resource_templates()).resource_templates]
+        for resource in resources:
+            assert resource.description and "  " not in resource.description, resource.name
