@@ -6,7 +6,6 @@ import hashlib
 import json
 import threading
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -40,6 +39,7 @@ from lamar_mcp.results import (
     lesson_of,
     preview_row,
 )
+from lamar_mcp.rules_folder import rules_folder
 
 MAX_ID = 128
 """Longest id accepted (episode and lesson ids are about 20 characters)."""
@@ -381,20 +381,7 @@ class LamarTools:
         from lamar.rules import find_rule_files, import_rules
 
         apply = flag(apply, "apply")
-        root = Path(self.reader.cwd).resolve()
-        if folder is not None and not isinstance(folder, str):
-            raise ToolError(f"folder must be a path in this project; got {shown(folder)}")
-        try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
-            where = (root / folder).resolve() if folder else root
-            inside, usable, there = where.is_relative_to(root), where.is_dir(), where.exists()
-        except (OSError, ValueError):
-            inside = usable = there = False
-        if inside and not usable:  # a path inside the project: the model mistyped a name, not the rule
-            raise ToolError(f"no folder {shown(folder)} in {root} ({'a file' if there else 'nothing'} is there): "
-                            "pass a folder of this project, relative to it, or leave folder out for all of it")
-        if not (inside and usable):
-            raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
-                            f"got {shown(folder)}")
+        where = rules_folder(self.reader.cwd, folder)
         if not find_rule_files(where):  # the core's advice names --file, which this tool does not take
             raise ToolError(f"no rules file in {where} (CLAUDE.md, AGENTS.md, Cursor or Copilot rules; a link that "
                             "leads out of the folder is not followed): pass as folder a sub-folder that has one, "

@@ -105,9 +105,14 @@ def _read_order(name: str) -> tuple[tuple[str, ...], int]:
 
 def _searched(name: str, path: Path) -> bool:
     """Whether a sub-folder's rules are the project's: not a hidden folder, node_modules, a virtual
-    environment, or another git repository (its CLAUDE.md is that project's)."""
-    return (not name.startswith(".") and name != "node_modules" and not (path / "pyvenv.cfg").exists()
-            and not (path / ".git").exists())
+    environment, or another git repository (its CLAUDE.md is that project's); nor one this user
+    cannot look into (another user's volume, `/proc`), whose rules it could not read."""
+    if name.startswith(".") or name == "node_modules":
+        return False
+    try:
+        return not (path / "pyvenv.cfg").exists() and not (path / ".git").exists()
+    except OSError:  # exists() says False only for a missing file: a refused look raises
+        return False
 
 
 def _git_files(root: Path) -> list[str] | None:

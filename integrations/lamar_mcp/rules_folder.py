@@ -1,0 +1,41 @@
+"""`rules_folder`: the folder the `import_rules` tool reads, checked: the server's own folder or one below it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from lamar_mcp.refusals import shown
+
+
+def rules_folder(cwd: str, folder: Any) -> Path:
+    """The folder to read for `folder` (None: the server's folder `cwd`), refused with what to pass
+    when it is outside `cwd`, is not a folder, or is the file system's root.
+
+    A client cannot make the server read files elsewhere on its machine; in the root (where a desktop
+    app may start the server) the folder to read is named by the model, as the project's own path.
+    """
+    root = Path(cwd).resolve()
+    if folder is not None and not isinstance(folder, str):
+        raise ToolError(f"folder must be a path in this project; got {shown(folder)}")
+    try:  # a NUL or a name longer than the file system takes raises, where a plain miss is False
+        where = (root / folder).resolve() if folder else root
+        inside, usable, there = where.is_relative_to(root), where.is_dir(), where.exists()
+    except (OSError, ValueError):
+        inside = usable = there = False
+    if inside and not usable:  # a path inside the project: the model mistyped a name, not the rule
+        raise ToolError(f"no folder {shown(folder)} in {root} ({'a file' if there else 'nothing'} is there): "
+                        "pass a folder of this project, relative to it, or leave folder out for all of it")
+    if not (inside and usable):
+        raise ToolError(f"folder must be a folder inside {root} (the project this server runs in); "
+                        f"got {shown(folder)}")
+    if where == Path(where.anchor):  # every file of the machine is below it, and no project's rules are its own
+        raise ToolError(f"this server runs in {where}, the file system's root, not in a project (a desktop app "
+                        "may start it there): pass as folder the project's full path, or tell the user to start "
+                        "lamar mcp in the project's folder")
+    return where
+
+
+__all__ = ["rules_folder"]

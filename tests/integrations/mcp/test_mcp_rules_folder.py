@@ -1,0 +1,61 @@
+"""`import_rules` over a real `lamar mcp` process, in the folders a client may start it in: the file system's root,
+as a desktop app does, and a project holding a sub-folder the walk cannot look into."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from lamar_mcp.launch import stdio_session
+from tests.integrations.mcp.conftest import events
+
+RULE = "- Run the migrations in batches: long locks block writers.\n"
+
+
+def _unexaminable(project: Path) -> None:
+    """A sub-folder whose look inside (its pyvenv.cfg, its .git) fails with an error, not a miss.
+
+    The usual cause is a folder this user may not enter (a container's volume, `/proc` below the root);
+    root passes every permission check, so the same refused look is made here by a path past PATH_MAX:
+    folders nested until the last one's path fits and the names inside it do not.
+    """
+    longest = os.pathconf("/", "PC_PATH_MAX") - 1  # characters of a path, its closing NUL aside
+    fd, length = os.open(project, os.O_RDONLY), len(str(project))
+    try:
+        while True:
+            name = "d" * min(250, longest - length - 1 - 5)  # the last one's path ends 5 short of the limit
+            os.mkdir(name, dir_fd=fd)
+            if len(name) < 250:
+                return
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd, length = inner, length + 1 + len(name)
+    finally:
+        os.close(fd)
+
+
+async def test_a_sub_folder_that_cannot_be_looked_into_is_passed_over(store: Path, tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(RULE)
+    _unexaminable(project)
+    async with stdio_session(store, cwd=project) as session:
+        shown = await session.call_tool("import_rules", {})
+        assert not shown.is_error, shown.content[0].text
+        assert shown.structured_content["files"] == ["CLAUDE.md"]
+        assert len(shown.structured_content["lessons"]) == 1
+
+
+async def test_in_the_root_it_asks_for_the_projects_path_and_reads_it(store: Path, tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "CLAUDE.md").write_text(RULE)
+    before = events(store)
+    async with stdio_session(store, cwd="/") as session:
+        refused = await session.call_tool("import_rules", {})
+        said = refused.content[0].text
+        assert refused.is_error and "root" in said and "pass as folder the project's full path" in said, said
+        assert events(store) == before
+        shown = await session.call_tool("import_rules", {"folder": str(project)})
+        assert not shown.is_error, shown.content[0].text
+        assert len(shown.structured_content["lessons"]) == 1
