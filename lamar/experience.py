@@ -43,9 +43,11 @@ def check_context(context: object, *, capped: bool = True) -> dict[str, str]:
             raise InvalidContext(f"context value for {echoed(key)} is None (null): leave the key out when it "
                                  "has no value")
         if not isinstance(value, str):
+            # A number is a label once written out; str() of a list or a mapping is no label a scope holds.
+            scalar = isinstance(value, (int, float))
             raise InvalidContext(
                 f"context value for {echoed(key)} must be a string; got {type(value).__name__} "
-                f"{echoed(value)} (convert it with str() first)"
+                f"{echoed(value)} ({'convert it with str() first' if scalar else 'give one short label, a key each'})"
             )
         problem = text_problem(key) or text_problem(value)
         if problem:

@@ -68,6 +68,18 @@ async def test_a_null_label_is_refused_with_advice_a_model_can_follow(store: Pat
         assert "str()" not in said and "leave" in said and "'task'" in said
 
 
+async def test_a_list_or_a_mapping_as_a_label_is_refused_with_advice_a_model_can_follow(store: Path) -> None:
+    async with stdio_session(store) as session:
+        before = events(store)
+        for value in (["swift", "ios"], {"name": "trace"}):
+            refused = await session.call_tool("recall", {"context": {"project": "trace", "tags": value}})
+            said = refused.content[0].text
+            assert refused.is_error and "str()" not in said and "one short label" in said, said
+        numbered = await session.call_tool("recall", {"context": {"project": "trace", "attempt": 2}})
+        assert numbered.is_error and "str()" in numbered.content[0].text
+        assert events(store) == before
+
+
 async def test_what_the_model_reads_of_whatifs_scope_and_the_resources(store: Path) -> None:
     async with stdio_session(store) as session:
         whatif = next(t for t in (await session.list_tools()).tools if t.name == "whatif")
