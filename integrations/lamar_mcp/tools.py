@@ -217,7 +217,10 @@ class LamarTools:
             # The SDK parses an argument that is one JSON value; JSON Lines is one object a line again.
             lessons = "\n".join(json.dumps(item, ensure_ascii=False) for item in
                                  (lessons if isinstance(lessons, list) else [lessons]))
-        if not isinstance(lessons, str) or not lessons.strip() or len(lessons) > MAX_FREE_TEXT:
+        if isinstance(lessons, str) and len(lessons) > MAX_FREE_TEXT:  # the form was right: say what to change
+            raise ToolError(f"lessons is {len(lessons):,} characters long, at most {MAX_FREE_TEXT:,} a call: send the "
+                            "lessons in several calls of fewer lines; nothing was stored")
+        if not isinstance(lessons, str) or not lessons.strip():
             raise ToolError("lessons must be Markdown bullets (\"- When X, do Y, because Z.\") or JSON Lines "
                             "({\"precondition\": ..., \"action\": ...} a line), a non-empty string of at most "
                             f"{MAX_FREE_TEXT} characters; got {shown(lessons)}")

@@ -89,3 +89,13 @@ async def test_what_the_model_reads_of_whatifs_scope_and_the_resources(store: Pa
                      *(await session.list_resource_templates()).resource_templates]
         for resource in resources:
             assert resource.description and "  " not in resource.description, resource.name
+
+
+async def test_too_many_lessons_at_once_are_refused_with_how_to_send_them(store: Path) -> None:
+    bullets = "- When the build fails after a bump, clear the cache.\n" * 600  # 31,800 characters
+    async with stdio_session(store) as session:
+        before = events(store)
+        refused = await session.call_tool("propose_lessons", {"lessons": bullets})
+        said = refused.content[0].text
+        assert refused.is_error and events(store) == before
+        assert f"{len(bullets):,} characters" in said and "several calls" in said, said
