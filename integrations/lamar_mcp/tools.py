@@ -448,7 +448,7 @@ def _id(value: Any, name: str, hint: str) -> str:
         raise ToolError(f"{name} must be a non-empty string: {hint}; got {shown(value)}")
     if len(value) > MAX_ID:
         raise ToolError(f"{name} is {len(value)} characters long; ids are at most {MAX_ID}: pass {hint}")
-    return value
+    return value.strip()  # a model may copy an id with the line's end: no id Lamar makes or takes has blanks around it
 
 
 def _text(value: Any, name: str) -> str:

@@ -99,3 +99,14 @@ async def test_too_many_lessons_at_once_are_refused_with_how_to_send_them(store:
         said = refused.content[0].text
         assert refused.is_error and events(store) == before
         assert f"{len(bullets):,} characters" in said and "several calls" in said, said
+
+
+async def test_an_id_copied_with_blanks_around_it_is_read(store: Path) -> None:
+    async with stdio_session(store) as session:
+        recalled = (await session.call_tool("recall", {"context": CONTEXT})).structured_content
+        copied = f" {recalled['episode_id']}\n"
+        reported = await session.call_tool("report", {"episode_id": copied, "signal": "shipped"})
+        assert not reported.is_error, reported.content[0].text
+        lesson = (await session.call_tool("lessons", {"limit": 1})).structured_content["lessons"][0]["id"]
+        shown = await session.call_tool("evidence", {"lesson_id": f"{lesson} "})
+        assert not shown.is_error and shown.structured_content["id"] == lesson
