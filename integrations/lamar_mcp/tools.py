@@ -289,6 +289,10 @@ class LamarTools:
         if not given and where is None:
             raise ToolError("edit needs at least one of precondition, action, rationale or scope: the fields to change")
         exp = self._guard(lambda: self.lamar.get(lesson))
+        if exp.status is Status.RETIRED and not exp.provenance.get("erased"):  # the engine's advice names revive
+            raise ToolError(f"lesson {neutralize(exp.id)} is retired, and no tool here revives a lesson: tell the "
+                            f"user, who can revive it with `lamar revive {neutralize(exp.id)}` if it should be shown "
+                            "again; nothing was stored")
         texts = {name: given.get(name, getattr(exp, name)) for name in ("precondition", "action", "rationale")}
         unsafe = lesson_refusal(texts["precondition"], texts["action"], texts["rationale"],
                                 exp.scope if where is None else where)

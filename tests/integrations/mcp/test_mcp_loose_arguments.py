@@ -110,3 +110,16 @@ async def test_an_id_copied_with_blanks_around_it_is_read(store: Path) -> None:
         lesson = (await session.call_tool("lessons", {"limit": 1})).structured_content["lessons"][0]["id"]
         shown = await session.call_tool("evidence", {"lesson_id": f"{lesson} "})
         assert not shown.is_error and shown.structured_content["id"] == lesson
+
+
+async def test_editing_a_retired_lesson_names_what_the_user_can_do(store: Path) -> None:
+    with Lamar(str(store)) as lam:
+        lesson = lam.experiences()[0].id
+        lam.retire(lesson)
+    async with stdio_session(store) as session:
+        before = events(store)
+        refused = await session.call_tool("edit", {"lesson_id": lesson, "action": "delete the lockfile"})
+        said = refused.content[0].text
+        tools = {t.name for t in (await session.list_tools()).tools}
+        assert refused.is_error and events(store) == before and "revive" not in tools
+        assert "(revive)" not in said and f"lamar revive {lesson}" in said and "tell the user" in said, said
