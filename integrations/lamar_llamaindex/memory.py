@@ -247,22 +247,38 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
 def _length(messages: list[ChatMessage]) -> int:
     """How many messages the history holds, the pending user message appended twice counted once."""
-    return sum(1 for i, m in enumerate(messages) if not (
-        i and m.role == MessageRole.USER and messages[i - 1].role == MessageRole.USER
-        and messages[i - 1].content == m.content))
+    return sum(1 for i in range(len(messages)) if not _input_again(messages, i))
 
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The user messages that start turns: `Memory.aget(input=...)` appends the pending user
     message to a history that may already hold it, and that copy is not a new turn."""
-    turns: list[ChatMessage] = []
-    previous: ChatMessage | None = None
-    for message in messages:
-        if message.role == MessageRole.USER and not (
-                previous is not None and previous.role == MessageRole.USER and previous.content == message.content):
-            turns.append(message)
-        previous = message
-    return turns
+    return [m for i, m in enumerate(messages) if m.role == MessageRole.USER and not _input_again(messages, i)]
+
+
+def _input_again(messages: list[ChatMessage], i: int) -> bool:
+    """Whether message i is the turn's own user message appended again by `Memory.aget(input=...)`.
+
+    An agent re-reads its memory with its input after tool calls, and AgentWorkflow's handoff has
+    written the calls into the history by then: only tool calls and results may stand between the
+    copy and its original, or a re-read in the middle of a handoff would look like a new turn.
+    """
+    if messages[i].role != MessageRole.USER:
+        return False
+    for previous in (messages[j] for j in range(i - 1, -1, -1)):  # no copy: each scan stops at a user message
+        if previous.role == MessageRole.USER:
+            return previous.content == messages[i].content
+        if not _tool_step(previous):
+            return False  # an answer stands between: the same words again are a new turn
+    return False
+
+
+def _tool_step(message: ChatMessage) -> bool:
+    if message.role in (MessageRole.TOOL, MessageRole.FUNCTION):
+        return True
+    return message.role == MessageRole.ASSISTANT and bool(
+        message.additional_kwargs.get("tool_calls")
+        or any(getattr(block, "block_type", None) == "tool_call" for block in message.blocks))
 
 
 __all__ = ["LamarMemoryBlock"]

@@ -1,0 +1,61 @@
+"""Lamar in a multi-agent LlamaIndex `AgentWorkflow`: a handoff inside one user turn, with a real
+workflow, a real `Memory` and a scripted function-calling LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+from llama_index.core.llms import MockFunctionCallingLLM
+from llama_index.core.memory import Memory
+
+from lamar import Experience, Lamar, Scope, Signal
+from lamar_llamaindex import LamarMemoryBlock, track_episodes
+
+
+class Script:
+    """Each model call answers with the next reply and keeps the messages it was sent."""
+
+    def __init__(self, *replies: ChatMessage | str) -> None:
+        self.replies = [r if isinstance(r, ChatMessage) else ChatMessage(role="assistant", content=r)
+                        for r in replies]
+        self.seen: list[list[ChatMessage]] = []
+
+    def __call__(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
+        self.seen.append(list(messages))
+        return self.replies.pop(0)
+
+
+def handoff(to_agent: str) -> ChatMessage:
+    return ChatMessage(role=MessageRole.ASSISTANT, blocks=[ToolCallBlock(
+        tool_call_id=f"call-{to_agent}", tool_name="handoff", tool_kwargs={"to_agent": to_agent, "reason": "theirs"})])
+
+
+async def test_a_handoff_inside_a_turn_is_one_episode_and_its_own_message_does_not_report_it() -> None:
+    # After a handoff the workflow re-reads memory with the turn's user message appended again, the
+    # handoff call and result between: that copy once started a new episode (three per turn), and
+    # `outcome=` read the turn's own message as the verdict on the turn.
+    lam = Lamar(":memory:", k=2, seed=3, holdout=1e-9)
+    exp_id = lam.add(Experience("a deploy times out", "raise the grace period", scope=Scope(project="shop")))
+    block = LamarMemoryBlock(lam, context={"project": "shop"},
+                             outcome=lambda m: Signal.CORRECTED if "still" in str(m.content) else None)
+    memory = Memory.from_defaults(session_id="u1", token_limit=40_000, memory_blocks=[block])
+    script = Script(handoff("fixer"), "Raised it.", handoff("fixer"), "Rolled back.")
+    llm = MockFunctionCallingLLM(response_generator=script)
+    workflow = AgentWorkflow(root_agent="triage", agents=[
+        FunctionAgent(name="triage", description="sorts requests", llm=llm, can_handoff_to=["fixer"]),
+        FunctionAgent(name="fixer", description="fixes deploys", llm=llm)])
+
+    with track_episodes(lamar=lam) as log:
+        assert str(await workflow.run(user_msg="the deploy timed out", memory=memory)) == "Raised it."
+    first = block.episode_id("u1")
+    assert log.ids == [first] and lam.stats()["episodes"] == 1
+    assert all(any(lam.get(exp_id).render() in str(m.content) for m in seen) for seen in script.seen)
+
+    await workflow.run(user_msg="it still times out", memory=memory)
+    second = block.episode_id("u1")
+    assert lam.stats()["episodes"] == 2 and second != first
+    assert lam.episode(first).signal == "corrected"  # the next message reported the first turn
+    assert [p.episode_id for p in lam.pending()] == [second]  # and not its own turn
