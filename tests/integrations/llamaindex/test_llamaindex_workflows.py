@@ -1,12 +1,13 @@
-"""Lamar in a multi-agent LlamaIndex `AgentWorkflow`: a handoff inside one user turn, with a real
-workflow, a real `Memory` and a scripted function-calling LLM."""
+"""Lamar in LlamaIndex agent workflows (a handoff inside one user turn, a ReActAgent), with real
+workflows, a real `Memory` and a scripted function-calling LLM."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent
+import pytest
+from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ReActAgent
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
@@ -59,3 +60,18 @@ async def test_a_handoff_inside_a_turn_is_one_episode_and_its_own_message_does_n
     assert lam.stats()["episodes"] == 2 and second != first
     assert lam.episode(first).signal == "corrected"  # the next message reported the first turn
     assert [p.episode_id for p in lam.pending()] == [second]  # and not its own turn
+
+
+@pytest.mark.parametrize(("insert_method", "reaches"), [("system", False), ("user", True)])
+async def test_a_react_agent_sees_the_lessons_only_in_the_user_message(insert_method: str, reaches: bool) -> None:
+    # ReActAgent leaves out the system message it reads from memory; docs/llamaindex.md says to
+    # give it insert_method="user", and this notices the day LlamaIndex keeps that message.
+    lam = Lamar(":memory:", holdout=1e-9)
+    exp_id = lam.add(Experience("a deploy times out", "raise the grace period"))
+    script = Script("Thought: I can answer.\nAnswer: Raised it.", "Thought: I can answer.\nAnswer: Done.")
+    memory = Memory.from_defaults(session_id="r1", memory_blocks=[LamarMemoryBlock(lam)], insert_method=insert_method)
+    agent = ReActAgent(tools=[], llm=MockFunctionCallingLLM(response_generator=script))
+    assert str(await agent.run(user_msg="the deploy timed out", memory=memory)) == "Raised it."
+    assert any(lam.get(exp_id).render() in str(m.content) for m in script.seen[0]) is reaches
+    await agent.run(user_msg="and now?", memory=memory)
+    assert lam.stats()["episodes"] == 2  # the lessons in the user message do not make a turn look new
