@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import logging
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -191,7 +192,8 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
     Returns:
         The episode ids reported; empty when the response carries no episode (no lesson
         was among the retrieved nodes, or every wanted lesson was held out: use
-        `track_episodes` to catch those too).
+        `track_episodes` to catch those too). An agent's output that carries none also
+        gives a `UserWarning`: a `LamarMemoryBlock`'s turn is never in it.
 
     Raises:
         DuplicateReport: an episode already has an outcome and `replace` is False
@@ -202,6 +204,7 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
     engine(lamar, "report_response")
     to_reward(signal)  # refused always: else a typo would raise only on the queries that recalled
     ids = episode_ids(response)
+    _warn_if_an_agent_output_holds_none(response, ids)
     for episode in ids:
         lamar.report(episode, signal, replace=replace)
     return ids
@@ -213,9 +216,22 @@ async def areport_response(lamar: Lamar, response: Any, signal: Signal | float |
     engine(lamar, "areport_response")
     to_reward(signal)
     ids = episode_ids(response)
+    _warn_if_an_agent_output_holds_none(response, ids)
     for episode in ids:
         await lamar.areport(episode, signal, replace=replace)
     return ids
+
+
+def _warn_if_an_agent_output_holds_none(response: Any, ids: list[str]) -> None:
+    """An agent's output carries only its search tool's episodes: the turn of a `LamarMemoryBlock`
+    is never in it, and an empty result alone would leave that turn pending unnoticed."""
+    if ids or not (hasattr(response, "tool_calls") or hasattr(response, "tool_output")):
+        return
+    warnings.warn(
+        f"report_response found no Lamar episode in this {type(response).__name__} and reported nothing: "
+        "an agent's output carries only the episodes of Lamar's search tool calls. Report a LamarMemoryBlock's "
+        "turn with block.report(signal, session_id), or pass the log of a `with track_episodes() as log:` "
+        "block around the run, which holds every episode of it.", UserWarning, stacklevel=3)
 
 
 __all__ = ["EpisodeLog", "areport_response", "close_log", "episode_ids", "open_log", "record_episode",

@@ -13,7 +13,7 @@ from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
 from lamar import Experience, Lamar, Scope, Signal
-from lamar_llamaindex import LamarMemoryBlock, track_episodes
+from lamar_llamaindex import LamarMemoryBlock, areport_response, report_response, track_episodes
 
 
 class Script:
@@ -75,3 +75,22 @@ async def test_a_react_agent_sees_the_lessons_only_in_the_user_message(insert_me
     assert any(lam.get(exp_id).render() in str(m.content) for m in script.seen[0]) is reaches
     await agent.run(user_msg="and now?", memory=memory)
     assert lam.stats()["episodes"] == 2  # the lessons in the user message do not make a turn look new
+
+
+async def test_reporting_an_agents_output_that_holds_no_episode_warns_and_names_the_ways_that_work() -> None:
+    # The block's turn is never in the agent's output: report_response returned [] in silence, and
+    # the turn stayed pending while the app believed it reported.
+    lam = Lamar(":memory:", holdout=1e-9)
+    lam.add(Experience("a deploy times out", "raise the grace period"))
+    block = LamarMemoryBlock(lam)
+    memory = Memory.from_defaults(session_id="w1", memory_blocks=[block])
+    agent = FunctionAgent(llm=MockFunctionCallingLLM(response_generator=Script("Raised it.")))
+    with track_episodes() as log:
+        output = await agent.run(user_msg="the deploy timed out", memory=memory)
+    said = r"no Lamar episode in this AgentOutput.*block\.report\(signal, session_id\)"
+    with pytest.warns(UserWarning, match=said):
+        assert report_response(lam, output, Signal.ACCEPTED) == []
+    with pytest.warns(UserWarning, match=said):
+        assert await areport_response(lam, output, Signal.ACCEPTED) == []
+    assert [p.episode_id for p in lam.pending()] == log.ids == [block.episode_id("w1")]
+    assert report_response(lam, log, Signal.ACCEPTED) == log.ids and lam.pending() == []
