@@ -38,13 +38,14 @@ log = logging.getLogger(__name__)
 
 
 class _Turn:
-    __slots__ = ("length", "marker", "recall", "reported")
+    __slots__ = ("length", "marker", "recall", "reported", "users")
 
-    def __init__(self, marker: str, recall: Recall | None, length: int) -> None:
+    def __init__(self, marker: str, recall: Recall | None, length: int, users: int) -> None:
         self.marker = marker
         self.recall = recall  # None: the turn went on without lessons (its recall failed), nothing to report
         self.reported = recall is None
         self.length = length  # messages the session has held (flushed ones too) at the turn's last read
+        self.users = users  # user turns the session had held then, this one included
 
 
 class LamarMemoryBlock(BaseMemoryBlock[str]):
@@ -138,7 +139,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         key = session_id or ""
         with self._lock:
             flushed_turns, flushed_length = self._flushed.get(key, (0, 0))
-            marker = f"{flushed_turns + len(users)}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
+            count = flushed_turns + len(users)
+            marker = f"{count}:{hashlib.sha256(str(last).encode()).hexdigest()[:16]}"
             length = flushed_length + _length(messages)
             turn = self._turns.get(key)
             # A history shorter than at the turn's last read was reset (`Memory.reset()`, a chat
@@ -146,13 +148,16 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             if turn is not None and turn.marker == marker and length >= turn.length:
                 turn.length = length
                 return turn.recall.as_prompt() if turn.recall is not None else ""
-        if turn is not None and not turn.reported and users:
+        # The new message answers this turn only when it comes next. Turns in between were read by
+        # another process (a restart, another web worker holding the session): its words are about
+        # a later answer, so the old turn stays pending. A reset history starts over: it comes next.
+        if turn is not None and not turn.reported and users and (count <= turn.users + 1 or length < turn.length):
             self._settle_previous(turn, users[-1])
         rec = self._recall(messages)
         with self._lock:
             # Kept when the recall failed too: the agent reads its memory at every step of the
             # turn, and each try again could wait out the same lock, or start the episode midway.
-            self._turns[key] = _Turn(marker, rec, length)
+            self._turns[key] = _Turn(marker, rec, length, count)
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
                 self._turns.popitem(last=False)

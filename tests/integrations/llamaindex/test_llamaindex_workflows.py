@@ -94,3 +94,30 @@ async def test_reporting_an_agents_output_that_holds_no_episode_warns_and_names_
         assert await areport_response(lam, output, Signal.ACCEPTED) == []
     assert [p.episode_id for p in lam.pending()] == log.ids == [block.episode_id("w1")]
     assert report_response(lam, log, Signal.ACCEPTED) == log.ids and lam.pending() == []
+
+
+async def test_a_turn_is_not_reported_by_a_message_that_answers_a_turn_another_process_served(tmp_path: Any) -> None:
+    # Two web workers, each with its own block, one Lamar file and one chat store: alice's requests
+    # land on A, B, A. A's block took her third message for the reaction to her first turn.
+    chats = f"sqlite+aiosqlite:///{tmp_path / 'chats.db'}"
+    workers = []
+    for _ in range(2):
+        lam = Lamar(str(tmp_path / "lessons.db"), holdout=1e-9)
+        lam.add(Experience("a deploy times out", "raise the grace period"))
+        workers.append((lam, LamarMemoryBlock(lam, outcome=lambda m: Signal.CORRECTED if "still" in str(m.content)
+                                              else None, silent_outcome=Signal.ACCEPTED)))
+
+    async def request(worker: int, text: str) -> str | None:
+        _, block = workers[worker]
+        memory = Memory.from_defaults(session_id="alice", async_database_uri=chats, memory_blocks=[block])
+        agent = FunctionAgent(llm=MockFunctionCallingLLM(response_generator=Script(f"re: {text}")))
+        await agent.run(user_msg=text, memory=memory)
+        return block.episode_id("alice")
+
+    first = await request(0, "the deploy timed out")
+    second = await request(1, "thanks, that worked")
+    third = await request(0, "it still times out")  # about the second answer, not the first
+    lam = workers[0][0]
+    assert len({first, second, third}) == 3 and lam.episode(first or "").signal is None
+    await request(0, "now it works")
+    assert lam.episode(third or "").signal == "accepted"  # the next message in its own process still reports it
