@@ -237,7 +237,10 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             raise InvalidArgument(
                 f"no turn yet in session {session_id!r}: the agent has not read this memory in it; "
                 + (f"the signal comes first: block.report(signal, {signal!r})" if swapped else
-                   f"the latest sessions with a turn are {recent}" if recent else "no session has had a turn yet"))
+                   f"the latest sessions with a turn are {recent}" if recent else "no session has had a turn yet")
+                # Memory.from_defaults() without session_id= draws a random one, which the app never typed.
+                + ("; pass the Memory's own: block.report(signal, memory.session_id)"
+                   if session_id is None and recent else ""))
         if turn.recall is None:
             return None
         self.lamar.report(turn.recall.episode_id, signal, replace=replace)

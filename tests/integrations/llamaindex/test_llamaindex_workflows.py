@@ -12,7 +12,7 @@ from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallB
 from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 
-from lamar import Experience, Lamar, Scope, Signal
+from lamar import Experience, InvalidArgument, Lamar, Scope, Signal
 from lamar_llamaindex import LamarMemoryBlock, areport_response, report_response, track_episodes
 
 
@@ -121,3 +121,17 @@ async def test_a_turn_is_not_reported_by_a_message_that_answers_a_turn_another_p
     assert len({first, second, third}) == 3 and lam.episode(first or "").signal is None
     await request(0, "now it works")
     assert lam.episode(third or "").signal == "accepted"  # the next message in its own process still reports it
+
+
+async def test_a_report_without_a_session_names_the_memorys_own() -> None:
+    # Memory.from_defaults() without session_id= draws a random id: block.report(signal) was refused
+    # with a list of ids the app never typed, and no word of where to find its own.
+    lam = Lamar(":memory:", holdout=1e-9)
+    lam.add(Experience("a deploy times out", "raise the grace period"))
+    block = LamarMemoryBlock(lam)
+    memory = Memory.from_defaults(memory_blocks=[block])
+    await FunctionAgent(llm=MockFunctionCallingLLM(response_generator=Script("Raised it."))).run(
+        user_msg="the deploy timed out", memory=memory)
+    with pytest.raises(InvalidArgument, match=r"block\.report\(signal, memory\.session_id\)"):
+        block.report(Signal.SHIPPED)
+    assert block.report(Signal.SHIPPED, memory.session_id) == block.episode_id(memory.session_id) is not None
