@@ -29,7 +29,7 @@ from lamar.cli.timeline import latest_appearances, logged_counts, thin
 from lamar.experience import new_id
 from lamar.lesson_file import read_lessons
 from lamar.loopback import other_user
-from lamar.safety.boundary import TEXT_FIELDS, prompt_form
+from lamar.safety.boundary import TEXT_FIELDS, normalized, prompt_form
 from lamar.search import matching
 from lamar.store.base import Event
 from lamar.whatif.ask import spelt_out
@@ -252,10 +252,11 @@ class UI:
                 raise ValueError(f"the lesson was edited since this form was opened: it now reads as shown above "
                                  f"(version {exp.version}); check your text against it, then review again")
             if form.get("confirm") != "yes":
-                if keep and (values["action"] != exp.action or scope != dict(exp.scope)):
+                new = normalized(Experience(values["precondition"], values["action"], values["rationale"],
+                                            scope=Scope(scope)))  # as the store will keep it
+                if keep and (new.action != exp.action or scope != dict(exp.scope)):
                     raise ValueError("keeping the evidence is for a wording fix of the precondition or the "
                                      "rationale: a new action or scope restarts it")
-                new = Experience(values["precondition"], values["action"], values["rationale"], scope=Scope(scope))
                 question = (f"Store this as the lesson's next version? <q>{escape(new.render())}</q> scope "
                             f"<code>{escape(values['scope'] or 'everywhere')}</code>. "
                             + ("Its evidence is kept (a wording fix)." if keep else
@@ -283,7 +284,7 @@ class UI:
                              provenance={"source": "manual", "via": "lamar ui"}, id=values["id"])
             if form.get("confirm") != "yes":
                 values["id"] = new_id("exp")  # the confirmation adds under this id, once
-                question = (f"Add this lesson? <q>{escape(exp.render())}</q> scope "
+                question = (f"Add this lesson? <q>{escape(normalized(exp).render())}</q> scope "
                             f"<code>{escape(values['scope'] or 'everywhere')}</code>")
                 body = pages.confirm_page("/add", question, self.token, values, button="Yes, add it", back="/add")
                 return self._page("Add a lesson", body, "/add", answer=True)
@@ -300,7 +301,8 @@ class UI:
         form = await self._form(request)
         text, scope = str(form.get("lessons", "")), str(form.get("scope", ""))
         try:
-            lessons = read_lessons(text, name="the text", scope=pairs(scope), status="active", via="lamar ui")
+            lessons = [normalized(e) for e in  # reviewed as the store will keep them
+                       read_lessons(text, name="the text", scope=pairs(scope), status="active", via="lamar ui")]
             if form.get("confirm") != "yes":
                 ids = [new_id("exp") for _ in lessons]  # the confirmation adds under these ids, once
                 return self._page("Add lessons", pages.many_confirm_page(self.token, text, scope, lessons, ids),
