@@ -1,0 +1,57 @@
+"""`lamar ui` in a narrow window (a phone, a window beside an editor): the header's links wrap onto
+lines of their own rather than run off the page, and the add form fits the window."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+pytest.importorskip("selenium")
+
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_trial import serving
+
+WIDTH = 420
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("narrow") / ("a-long-folder-name-" * 4)
+    folder.mkdir()
+    path = folder / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        yield url
+
+
+@pytest.fixture
+def narrow(browser, server: str) -> Iterator[object]:  # noqa: F811
+    size = browser.get_window_size()
+    browser.get(server)
+    browser.set_window_size(WIDTH, 900)
+    try:
+        yield browser
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
+@pytest.mark.parametrize("page", ["/", "/episodes", "/recall", "/whatif", "/sleep", "/add"])
+def test_every_link_of_the_header_is_on_screen(narrow, server: str, page: str) -> None:
+    narrow.get(server.split("/?")[0] + page)  # type: ignore[attr-defined]
+    width, rights, height = narrow.execute_script(  # type: ignore[attr-defined]
+        "return [document.documentElement.clientWidth,"
+        " [...document.querySelectorAll('header nav a')].map(a => a.getBoundingClientRect().right),"
+        " document.querySelector('header').getBoundingClientRect().height]")
+    assert len(rights) == 6 and max(rights) <= width, (rights, width)
+    assert height < 150, height  # the store's path wraps on a line of its own, not one letter a line
+
+
+def test_the_add_form_fits_the_window(narrow, server: str) -> None:
+    narrow.get(server.split("/?")[0] + "/add")  # type: ignore[attr-defined]
+    width, scrolled = narrow.execute_script(  # type: ignore[attr-defined]
+        "return [document.documentElement.clientWidth, document.documentElement.scrollWidth]")
+    assert scrolled <= width, (scrolled, width)
