@@ -339,10 +339,11 @@ class Experience:
 
     def render(self) -> str:
         """'When X, do Y, because Z.' in one line; an action written as a sentence ("Run ruff")
-        reads on in lower case ("run ruff"), as `_mid_sentence` says."""
-        text = f"When {_strip(self.precondition)}, {_mid_sentence(_strip(self.action))}"
+        reads on in lower case ("run ruff"), as `_mid_sentence` says, and a precondition or rationale
+        that opens with its own "When" or "because" says it once."""
+        text = f"When {_opened(_strip(self.precondition), 'when')}, {_mid_sentence(_strip(self.action))}"
         if self.rationale.strip():
-            text += f", because {_strip(self.rationale)}"
+            text += f", because {_opened(_strip(self.rationale), 'because')}"
         return text if text.endswith(("!", "?")) else text + "."  # "once!." reads as a typo
 
     def to_dict(self) -> dict[str, Any]:
@@ -385,6 +386,17 @@ class Experience:
 
 def _strip(text: str) -> str:
     return " ".join(text.split()).rstrip(".")
+
+
+def _opened(text: str, word: str) -> str:
+    """`text` without its own opening `word`, which render says already: a precondition typed as
+    "When the build fails" (the form's field, an agent's note) must not read "When When the build fails".
+
+    >>> _opened("When the build fails", "when"), _opened("because", "because")
+    ('the build fails', 'because')
+    """
+    first, _, rest = text.partition(" ")
+    return rest if rest and first.lower() == word else text
 
 
 # Words a rule written as its own sentence opens with: an imperative, its adverb or a leading
