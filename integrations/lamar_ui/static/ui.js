@@ -23,6 +23,9 @@
     if (banner) { banner.remove(); banner = null; }
   }
   document.addEventListener("input", function () { busy = true; });
+  // A form sent (Yes, erase on a long log; a write waiting for the store's lock) awaits its answer:
+  // a reload then would cancel it, and show the question again as if nothing had been sent.
+  document.addEventListener("submit", function () { busy = true; });
   setInterval(function () {
     if (busy || document.hidden) { return; }
     fetch("/api/version", { credentials: "same-origin", cache: "no-store" })

@@ -1,0 +1,55 @@
+"""A form sent from a `lamar ui` page (Yes, erase on a long log; Apply waiting for the store's lock) is
+not cancelled by the page following the store: a reload while the answer is awaited would drop it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from lamar import Experience, Lamar, Scope
+
+pytest.importorskip("selenium")
+
+from selenium.webdriver.common.by import By
+
+from tests.integrations.ui.test_ui_browser import browser  # noqa: F401  (the shared headless Chromium)
+from tests.integrations.ui.test_ui_trial import serving
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[tuple[str, Path, str]]:
+    path = tmp_path / "lessons.db"
+    with Lamar(str(path)) as lam:
+        exp_id = lam.add(Experience("the build fails", "clear the cache", scope=Scope(project="trace")))
+    with serving(path) as url:
+        yield url, path, exp_id
+
+
+def test_a_page_whose_form_was_sent_is_not_reloaded_under_it(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
+    url, path, exp_id = store
+    browser.get(url)
+    browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/erase")
+    # The answer is held back (as a slow erase or a locked store holds it): the form is sent, no page comes yet.
+    browser.execute_script("window.sentHere = true;"
+                           "document.querySelector('main form').addEventListener('submit', e => e.preventDefault());")
+    browser.find_element(By.XPATH, "//button[normalize-space()='Yes, erase']").click()
+    with Lamar(str(path)) as lam:  # the store changes meanwhile (the erase's own first write, an agent)
+        lam.add(Experience("a lint error shows", "pin the linter", scope=Scope(project="trace")))
+    time.sleep(6)  # three of the page's two-second looks at the store
+    assert browser.execute_script("return window.sentHere === true"), "the page reloaded under the form it sent"
+
+
+def test_a_page_with_no_form_sent_still_follows_the_store(browser, store: tuple[str, Path, str]) -> None:  # noqa: F811
+    url, path, exp_id = store
+    browser.get(url)
+    browser.get(f"{url.split('/?')[0]}/lessons/{exp_id}/erase")
+    browser.execute_script("window.sentHere = true;")
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a lint error shows", "pin the linter", scope=Scope(project="trace")))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and browser.execute_script("return window.sentHere === true"):
+        time.sleep(0.2)
+    assert not browser.execute_script("return window.sentHere === true"), "the page did not follow the store"
