@@ -117,8 +117,8 @@ def _merge_describe(proposal: Proposal) -> list[str]:
     into, sources = _merge_parts(proposal)
     # Hand-edited ids are shown as refusals show them: quoted, cut when long, credentials redacted.
     target = echoed(into)
-    return [(f"  merge {', '.join(map(echoed, sources))} into {target} "
-             f"(they are retired, their evidence moves to {target})")]
+    retired = "it is retired, its" if len(sources) == 1 else "they are retired, their"
+    return [f"  merge {', '.join(map(echoed, sources))} into {target} ({retired} evidence moves to {target})"]
 
 
 def _merge_events(proposal: Proposal) -> list[Event]:

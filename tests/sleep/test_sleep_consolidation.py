@@ -338,3 +338,16 @@ def test_a_contradiction_of_three_lessons_is_not_described_as_two_sides() -> Non
     assert len(contradiction.experience_ids) == 3
     said = " ".join(describe(contradiction))
     assert "both" not in said and "each of the 3 lessons" in said, said
+
+
+def test_a_merge_of_one_lesson_into_another_says_it_not_they() -> None:
+    # The review read "merge 'exp_b' into 'exp_a' (they are retired, their evidence moves to ...)" for one lesson.
+    from lamar.sleep.kinds import describe
+
+    lam = Lamar(":memory:", k=2, seed=1)
+    lam.add(Experience("the build step fails with error 0", "try remedy 0 for build", scope=Scope(task="build")))
+    lam.add(Experience("the build step fails with the error 0", "try the remedy 0 for build",
+                       scope=Scope(task="build")))
+    (merge,) = lam.sleep().of_kind("merge")
+    said = " ".join(describe(merge))
+    assert "(it is retired, its evidence moves to" in said and "they" not in said, said
