@@ -338,7 +338,7 @@ def api_wrote(body: object) -> bool:
 
 # A password in an address's user part, and each value of its query (a proxy's key may ride there).
 _USER_PASSWORD = re.compile(r"(//[^/?#@:\s]*):[^/?#@\s]*@")
-_QUERY_VALUE = re.compile(r"([?&][^=&#\s]*=)[^&#\s]*")
+_QUERY_VALUE = re.compile(r"([?&][^=&#\s?]*=)[^&#\s]*")  # a key stops at "?": each "?" read on to the end
 
 
 def address(where: str) -> str:

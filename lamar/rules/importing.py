@@ -27,7 +27,7 @@ FOLDER_KEY = "folder"  # the scope key of a sub-folder's rules: "frontend/" for 
 # with its own way to name a file (the CLI's --file) puts that in its place.
 NAME_A_FILE = "name one with files=[PATH, ...]"
 _MODEL_TOKENS = 4096
-_CODE = re.compile(r"`+([^`]+)`+")
+_CODE = re.compile(r"(?<!`)`++([^`]++)`+")  # a run of backticks is read once, from its start, at its length
 _Read = tuple["LessonWords", list[str]]  # a lesson's content words, and the commands its action quotes
 
 

@@ -11,7 +11,9 @@ EXPORT_BEGIN = "<!-- lamar:begin"
 EXPORT_END = "<!-- lamar:end -->"
 MAX_RULE = 600  # characters; a longer block is a section of prose, not one rule
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+# The closing #s and the spaces around them are stripped in code: as `(.*?)\s*#*\s*$` the three runs
+# of spaces could split a long run in cubic many ways before a stray last character failed the line.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*)$")
 _UNDERLINE = re.compile(r"^ {0,3}(=+|-+)\s*$")  # under a paragraph: its text is a heading (setext)
 _BREAK = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")  # `---`, `* * *`: a thematic break
 # A task list's box ("- [ ] Run the tests", a pull request checklist) is the item's, not the rule's.
@@ -65,7 +67,8 @@ _AFTER_CONDITION = frozenset([
 ])
 _CLAUSE = re.compile(r"^(?:when|if|before|after|for|in)\b[^,]{0,120},\s*(\S+)", re.IGNORECASE)  # "When X, use Y"
 # A rule that states its own condition: "When X, do Y", "If X, ...", "Whenever X: ...".
-_CONDITION = re.compile(r"^(?:when|whenever|if)\s+([^,:]{1,120}?)\s*[,:]\s+(.+)$", re.IGNORECASE)
+# Possessive spaces around the condition, which starts at a letter: a run of spaces is taken one way only.
+_CONDITION = re.compile(r"^(?:when|whenever|if)\s++([^,:\s][^,:]{0,119}?)\s*+[,:]\s+(.+)$", re.IGNORECASE)
 # A line that is only tags (`<critical_rules>`, `</details>`, `<summary>Setup</summary>`) wraps rules,
 # as prompt-style sections and collapsed HTML do; it is none of their words.
 _TAGS = re.compile(r"(?:</?[A-Za-z][\w.:-]*(?:\s[^<>]*)?/?>\s*)+|<([A-Za-z][\w.:-]*)(?:\s[^<>]*)?>[^<>]*</\1>\s*")
@@ -73,9 +76,9 @@ _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORE
 # A table's delimiter row (`--- | :---:`): the line above it is the table's header, outer pipes or none.
 _DELIMITER = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?|\|\s*:?-+:?\s*\|?")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
-# Hidden text, such as the figures export-rules puts after a rule; a code span (`<!-- x -->`) is kept.
-_COMMENT = re.compile(r"(`+).*?\1|<!--.*?-->", re.DOTALL)
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+_TICKS = re.compile(r"`+")
+# No "[" inside: each "[" would otherwise read on to the text's end when no "](...)" follows.
+_LINK = re.compile(r"\[([^\][]+)\]\([^)[]*\)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,9 +141,44 @@ def parse_rules(text: str, file: str) -> tuple[list[Rule], list[tuple[Rule, str]
 
 def clean(text: str) -> str:
     """Markdown emphasis, link targets and HTML comments dropped, white space folded; inline code kept as written."""
-    text = _COMMENT.sub(lambda found: found.group() if found.group(1) else " ", text)
+    text = _uncommented(text)
     text = _LINK.sub(r"\1", _EMPHASIS.sub(r"\2", text))
     return " ".join(text.split()).strip()
+
+
+def _uncommented(text: str) -> str:
+    """`text` with each HTML comment (such as the figures export-rules puts after a rule) a space; a
+    code span, which a run of backticks opens and the next run of as many closes, is kept as written.
+
+    A scan rather than the regex `(`+).*?\\1|<!--.*?-->`: that read to the text's end again from each
+    unclosed "<!--" and from each length of a run of backticks, in time the square of the text's length.
+    """
+    if "<!--" not in text:
+        return text
+    runs = [(found.start(), found.end()) for found in _TICKS.finditer(text)]
+    by_length: dict[int, list[int]] = {}
+    for start, end in runs:
+        by_length.setdefault(end - start, []).append(start)
+    passed = dict.fromkeys(by_length, 0)  # per length, the runs before the scan (it only moves on)
+    pieces: list[str] = []
+    done = pos = run = 0
+    while True:
+        while run < len(runs) and runs[run][0] < pos:
+            run += 1
+        opening = text.find("<!--", pos)
+        if run < len(runs) and (opening < 0 or runs[run][0] < opening):
+            start, end = runs[run]
+            same, k = by_length[end - start], passed[end - start]
+            while k < len(same) and same[k] <= start:
+                k += 1
+            passed[end - start] = k
+            pos = same[k] + end - start if k < len(same) else end  # the span's end, or past an unclosed run
+            continue
+        close = text.find("-->", opening + 4) if opening >= 0 else -1
+        if close < 0:  # nor can a later "<!--" close
+            return "".join(pieces) + text[done:]
+        pieces += [text[done:opening], " "]
+        done = pos = close + 3
 
 
 def condition(text: str) -> tuple[str, str] | None:
@@ -247,7 +285,8 @@ def _blocks(lines: list[str]) -> list[_Block]:
         if heading:
             level = len(heading.group(1))
             if number - 1 != first or level > 1:  # a document's opening title is not a section
-                headings = [h for h in headings if h[0] < level] + [(level, clean(heading.group(2)))]
+                title = heading.group(2).rstrip().rstrip("#").rstrip()  # "## Setup ##": the closing #s are no title
+                headings = [h for h in headings if h[0] < level] + [(level, clean(title))]
             parents, current = [], None
             continue
         underline = _UNDERLINE.match(line)

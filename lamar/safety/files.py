@@ -57,7 +57,9 @@ def terraform_kind(match: re.Match[str]) -> str:
 # A Markdown table's delimiter row (|---|:--:|), the line under its header, found by a bar beside a
 # dash: the engine scans for the bar, rarer than a dash, faster than it tries every line.
 _DELIMITER_HINT = re.compile(r"\|(?:[ \t]*:?-|(?<=-\|)|(?<=- \|)|(?<=-:\|))")
-_DELIMITER = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?")
+# Possessive throughout: with no bar first, the row's leading blanks could be split between two runs,
+# tried every way against each cell's blanks before a stray last character failed the line.
+_DELIMITER = re.compile(r"[ \t]*+\|?(?:[ \t]*+:?-++:?[ \t]*+\|)++(?:[ \t]*+:?-++:?[ \t]*+)?\r?")
 _CELL_MARKS = " \t*`\"'"
 _VALUE_HEADERS = {"value", "values", "wert", "valeur", "valor"}
 
