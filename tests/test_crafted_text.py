@@ -26,6 +26,10 @@ CRAFTED = {
         "from lamar.rules.parse import clean; clean('<!--' * 200_000)"),
     "a run of backticks before a comment": (
         "from lamar.rules.parse import clean; clean('`' * 100_000 + '<!-- x -->')"),
+    "an import line with a run of backticks": (
+        "import pathlib, tempfile\nfrom lamar.rules.sources import read_sources\n"
+        "with tempfile.TemporaryDirectory() as folder:\n    d = pathlib.Path(folder)\n"
+        "    (d / 'CLAUDE.md').write_text('@x ' + '`' * 300_000)\n    read_sources([d / 'CLAUDE.md'], d)"),
     "brackets that open no link": (
         "from lamar.rules.parse import clean; clean('[ ' * 500_000)"),
     "a lesson bullet of spaces": (
@@ -91,3 +95,13 @@ def test_comments_go_and_code_spans_stay_as_the_old_pattern_had_them() -> None:
         text = re.sub("``+", "`", text)  # runs of one backtick: where the old pattern read code spans right
         assert old.sub(lambda found: found.group() if found.group(1) else " ", text) == _uncommented(text), text
     assert _uncommented("``a`<!-- b -->`` <!-- c -->") == "``a`<!-- b -->``  "  # a span closes on as many
+
+
+def test_an_import_inside_code_is_no_import_as_the_old_pattern_had_it() -> None:
+    from lamar.rules.sources import _IMPORT, _without_code
+
+    old = re.compile(r"(`+).*?\1")
+    for text in _texts(["`", "@a", "b", " ", "@"], 8):
+        text = re.sub("``+", "`", text)  # runs of one backtick: where the old pattern read code spans right
+        assert _IMPORT.findall(old.sub(" ", text)) == _IMPORT.findall(_without_code(text)), text
+    assert _without_code("``@a`b`` @c") == "  @c"  # a span closes on a run of as many backticks

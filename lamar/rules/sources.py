@@ -21,7 +21,7 @@ UNREADABLE = "not readable by this user (permission denied): fix its permissions
 # As Claude Code reads them: an `@path` anywhere in the text, after a space or at a line's start
 # (so an address such as dev@example.com is none), a backslash keeping a space in the path.
 _IMPORT = re.compile(r"(?:^|\s)@((?:[^\s\\]|\\ )+)")
-_CODE_SPAN = re.compile(r"(`+).*?\1")  # an `@path` shown as code is an example, not an import
+_TICKS = re.compile(r"`+")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,7 +195,7 @@ def read_sources(paths: list[Path], folder: str | os.PathLike[str], *,
         out.append(RuleSource(name, text, here))
         tried: set[str] = set()  # a path named many times in a file is looked up once
         for line in _outside_fences(text):
-            for found in _IMPORT.finditer(_CODE_SPAN.sub(" ", line)):
+            for found in _IMPORT.finditer(_without_code(line)):
                 if found.group(1) in tried:
                     continue
                 tried.add(found.group(1))
@@ -223,6 +223,34 @@ def _read(path: Path) -> tuple[bytes | None, int]:
     with os.fdopen(fd, "rb") as file:
         data = file.read(MAX_FILE + 1)  # no more: a file past the limit is refused, not held in memory
         return data, max(facts.st_size, len(data))
+
+
+def _without_code(line: str) -> str:
+    """`line` with each code span a space: an `@path` shown as code is an example, not an import.
+
+    A span runs from a run of backticks to the next run of as many. Found by a scan: the regex
+    `(`+).*?\\1` read the rest of the line again for each length of each unclosed run of backticks.
+    """
+    if "@" not in line or "`" not in line:
+        return line
+    runs = [(found.start(), found.end()) for found in _TICKS.finditer(line)]
+    by_length: dict[int, list[int]] = {}
+    for start, end in runs:
+        by_length.setdefault(end - start, []).append(start)
+    passed = dict.fromkeys(by_length, 0)  # per length, the runs the scan has gone past (it only moves on)
+    pieces: list[str] = []
+    done = 0
+    for start, end in runs:
+        if start < done:
+            continue
+        same, k = by_length[end - start], passed[end - start]
+        while k < len(same) and same[k] <= start:
+            k += 1
+        passed[end - start] = k
+        if k < len(same):
+            pieces += [line[done:start], " "]
+            done = same[k] + end - start
+    return "".join(pieces) + line[done:]
 
 
 def _outside_fences(text: str) -> list[str]:
