@@ -39,6 +39,8 @@ CRAFTED = {
         "from lamar.rules.importing import _CODE; _CODE.findall('`' * 300_000)"),
     "a table delimiter row padded with tabs": (
         "from lamar.safety import scrub; scrub('a|b\\n' + '\\t' * 50_000 + '|-' + '\\t' * 50_000 + 'x')"),
+    "a lesson of backslashes": (
+        "from lamar.safety import prompt_safe; prompt_safe('\\\\' * 300_000 + 'x')"),
     "an address of question marks": (
         "from lamar.models.protocol import address; address('https://h/' + '?' * 300_000)"),
 }
@@ -82,6 +84,12 @@ def test_the_rewritten_patterns_agree_with_the_old_ones_on_short_text() -> None:
     old_delimiter = re.compile(r"[ \t]*\|?(?:[ \t]*:?-+:?[ \t]*\|)+(?:[ \t]*:?-+:?[ \t]*)?\r?")
     for text in _texts([" ", "\t", "|", "-", ":", "\r", "x", "--"], 7):
         assert bool(old_delimiter.fullmatch(text)) == bool(_DELIMITER.fullmatch(text)), text
+    from lamar.safety.escapes import _READ
+
+    old_read = re.compile(_READ.pattern.replace("(?<!\\\\)\\\\++", "\\\\+"))
+    assert old_read.pattern != _READ.pattern
+    for text in _texts(["\\", '"', "'", "x41", "u003c", "&lt;", "a", "%3c"], 9):
+        assert [m.span() for m in old_read.finditer(text)] == [m.span() for m in _READ.finditer(text)], text
     old_query = re.compile(r"([?&][^=&#\s]*=)[^&#\s]*")
     for text in _texts(["?", "&", "=", "a", "#", " "], 5):
         assert old_query.sub(r"\1[secure]", text) == _QUERY_VALUE.sub(r"\1[secure]", text), text

@@ -10,7 +10,10 @@ ESCAPE = re.compile(r"\\x([0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})|%([0-9a-fA-F]{2})"
                     r"|&#(?:[xX]([0-9a-fA-F]{1,6})|([0-9]{1,7}));")
 # What the fence also reads through: the named references of the characters a turn is written
 # with, and a backslash (or several, JSON in JSON) before a quote.
-_READ = re.compile(ESCAPE.pattern + r"|&(lt|gt|quot|apos|colon|vert|verbar|lpar|rpar|lsqb|rsqb|amp);|\\+([\"'])")
+# A run of backslashes is tried from its start only: from each of its backslashes, a run with no quote
+# after it was read to its end again. No other escape ends in a backslash, so no match ends inside a run.
+_READ = re.compile(ESCAPE.pattern + r"|&(lt|gt|quot|apos|colon|vert|verbar|lpar|rpar|lsqb|rsqb|amp);"
+                   r"|(?<!\\)\\++([\"'])")
 _NAMED = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "colon": ":", "vert": "|", "verbar": "|", "lpar": "(",
           "rpar": ")", "lsqb": "[", "rsqb": "]", "amp": "&"}
 
