@@ -47,7 +47,9 @@ def test_every_link_of_the_header_is_on_screen(narrow, server: str, page: str) -
         " [...document.querySelectorAll('header nav a')].map(a => a.getBoundingClientRect().right),"
         " document.querySelector('header').getBoundingClientRect().height]")
     assert len(rights) == 6 and max(rights) <= width, (rights, width)
-    assert height < 150, height  # the store's path wraps on a line of its own, not one letter a line
+    # The store's path wraps on lines of its own, not one letter a line (which took 279 px and more). The
+    # path is longer under pytest-xdist's worker folders, so the bound leaves room for a line more of it.
+    assert height < 200, height
 
 
 def test_the_add_form_fits_the_window(narrow, server: str) -> None:
