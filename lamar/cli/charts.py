@@ -7,13 +7,12 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from lamar.cli.render import axis_range, plural, shorten, when
+from lamar.cli.render import axis_range, lift, plural, shorten, when
 from lamar.cli.standing import (
     STANDINGS,
     colour,
     no_evidence,
     shown_interval,
-    shown_lift,
     standing,
     status_label,
 )
@@ -78,7 +77,7 @@ def forest_plot(rows: Sequence[tuple[Experience, Evidence]]) -> str:
         y = top + 6 + i * _ROW
         name = standing(ev)
         opacity = "0.5" if exp.status.value == "retired" else "1"
-        tip = (f"{exp.id} ({status_label(exp, ev)}): lift {shown_lift(ev.lift, ev.lower, ev.upper)} "
+        tip = (f"{exp.id} ({status_label(exp, ev)}): lift {lift(ev.lift, ev.lower, ev.upper)} "
                f"{shown_interval(ev.lower, ev.upper)}: {exp.render()}")
         parts.append(f'<g class="lesson {escape(name.replace(" ", "-"))}" data-id="{escape(exp.id)}" '
                      f'opacity="{opacity}"><title>{escape(tip)}</title>')

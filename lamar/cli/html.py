@@ -11,9 +11,9 @@ from pathlib import Path
 
 from lamar.cli.charts import forest_plot, injection_chart
 from lamar.cli.outputs import HTML_GENERATOR, check_output, is_html_page, write_output
-from lamar.cli.render import plural, scope_text, shorten, when
+from lamar.cli.render import lift, plural, scope_text, shorten, when
 from lamar.cli.session import open_engine
-from lamar.cli.standing import STANDINGS, shown_interval, shown_lift, standing, status_text
+from lamar.cli.standing import STANDINGS, shown_interval, standing, status_text
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
 
@@ -42,7 +42,7 @@ def lesson_table(rows: Sequence[tuple[Experience, Evidence]]) -> str:
             f'<tr class="lesson {escape(exp.status.value)}" data-id="{escape(exp.id)}">'
             f"<td><code>{escape(exp.id)}</code></td><td>{escape(status_text(exp))}</td>"
             f'<td class="{_css(name)}" title="{escape(STANDINGS[name][1])}">{name}</td>'
-            f'<td class="num">{shown_lift(ev.lift, ev.lower, ev.upper)}</td>'
+            f'<td class="num">{lift(ev.lift, ev.lower, ev.upper)}</td>'
             f"<td>{escape(shown_interval(ev.lower, ev.upper))}</td><td class=\"num\">{ev.randomized}</td>"
             f'<td class="num">{ev.injected}</td><td class="num">{ev.held_out}</td>'
             f'<td class="text">{escape(scope_text(exp.scope))}</td><td class="text">{escape(exp.render())}</td></tr>')

@@ -86,14 +86,27 @@ def interval(lower: float | None, upper: float | None, digits: int = 2) -> str:
 
 
 def lift(value: float | None, lower: float | None, upper: float | None, digits: int = 2) -> str:
-    """The lift, or "n/a" while its interval is unknown (one score alone is noise, not a lift).
+    """The lift, or "n/a" while its interval says nothing (`no_evidence`): an estimate from a few
+    randomized episodes can sit anywhere in [-2, 2] and would read as a huge effect.
 
-    >>> lift(0.89, float("-inf"), float("inf")), lift(0.5, 0.1, 0.9)
-    ('n/a', '+0.50')
+    >>> lift(0.89, float("-inf"), float("inf")), lift(-1.44, -2.0, 2.0), lift(0.5, 0.1, 0.9)
+    ('n/a', 'n/a', '+0.50')
     """
-    if interval(lower, upper) == "n/a":
+    if no_evidence(lower, upper):
         return "n/a"
     return number(value, digits)
+
+
+def no_evidence(lower: float | None, upper: float | None) -> bool:
+    """True when the interval is unknown or spans every lift there can be ([-2, 2]): it says nothing.
+
+    >>> no_evidence(float("-inf"), float("inf")), no_evidence(-3.1, 2.4), no_evidence(-0.4, 2.5)
+    (True, True, False)
+    """
+    if interval(lower, upper) == "n/a":
+        return True
+    assert lower is not None and upper is not None
+    return lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT
 
 
 def visible(text: str) -> str:

@@ -6,7 +6,7 @@ import itertools
 import math
 from collections.abc import Sequence
 
-from lamar.cli.render import LIFT_LIMIT, bound, interval, lift, plural, when
+from lamar.cli.render import bound, interval, no_evidence, plural, when
 from lamar.experience import Experience
 from lamar.policy.history import EvidencePoint
 from lamar.policy.verdicts import Evidence
@@ -65,18 +65,6 @@ def colour(name: str) -> str:
     return STANDINGS[name][0]
 
 
-def no_evidence(lower: float | None, upper: float | None) -> bool:
-    """True when the interval is unknown or spans every lift there can be ([-2, 2]): it says nothing.
-
-    >>> no_evidence(float("-inf"), float("inf")), no_evidence(-3.1, 2.4), no_evidence(-0.4, 2.5)
-    (True, True, False)
-    """
-    if interval(lower, upper) == "n/a":
-        return True
-    assert lower is not None and upper is not None
-    return lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT
-
-
 def shown_interval(lower: float | None, upper: float | None) -> str:
     """The interval as a page prints it: clipped to [-2, 2], or "no evidence yet".
 
@@ -84,11 +72,6 @@ def shown_interval(lower: float | None, upper: float | None) -> str:
     ('no evidence yet', '[-0.10, +2.00]', '[+0.10, +0.30]')
     """
     return "no evidence yet" if no_evidence(lower, upper) else interval(lower, upper)
-
-
-def shown_lift(value: float | None, lower: float | None, upper: float | None) -> str:
-    """The lift, or "n/a" while the interval says nothing (one score alone is noise, not a lift)."""
-    return "n/a" if no_evidence(lower, upper) else lift(value, lower, upper)
 
 
 def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
@@ -130,4 +113,4 @@ def verdict_changes(points: Sequence[EvidencePoint]) -> list[str]:
 
 
 __all__ = ["DROP_MARGIN", "SMALL_EFFECT", "STANDINGS", "colour", "merged_into", "no_evidence", "shown_interval",
-           "shown_lift", "standing", "status_label", "status_text", "verdict_changes"]
+           "standing", "status_label", "status_text", "verdict_changes"]
