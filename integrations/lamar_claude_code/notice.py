@@ -66,6 +66,10 @@ def last_failure(store: str) -> dict[str, Any] | None:
     stamp = record.get("time")
     if not isinstance(stamp, (int, float)) or isinstance(stamp, bool):
         return None
+    try:
+        when(record)  # a time no clock shows (nan, 1e300) would fail the status command and the notice
+    except (OverflowError, ValueError, OSError):
+        return None
     if not all(isinstance(record.get(key), str) for key in ("event", "error")):
         return None
     return record

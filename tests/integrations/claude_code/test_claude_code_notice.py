@@ -22,7 +22,7 @@ OFF = "Lamar is off, so no lessons are recalled and nothing is learned: "
 Run = Callable[[dict[str, object]], subprocess.CompletedProcess[bytes]]
 
 
-def _installed(store: Path, env: dict[str, str]) -> Run:
+def _installed(store: Path | str, env: dict[str, str]) -> Run:
     """The command `lamar claude-code install` writes, run as Claude Code runs it (its daemon included)."""
     from lamar_claude_code.settings import hook_command
 
@@ -169,3 +169,18 @@ def test_an_installed_hook_whose_python_cannot_load_lamar_tells_the_session_star
         _quiet(run(event))
     logged = store.with_name(store.name + ".claude-code.log").read_text()
     assert "the hook could not start: ModuleNotFoundError" in logged
+
+
+@pytest.mark.parametrize("stamp", ["1e300", "NaN", "-1e20"])
+def test_a_kept_failure_whose_time_no_clock_shows_is_dropped_as_a_hand_edit(
+        store: Path, env: dict[str, str], repo: Path, monkeypatch: pytest.MonkeyPatch, stamp: str) -> None:
+    from lamar_claude_code.notice import failure_path
+
+    monkeypatch.setenv("HOME", env["HOME"])
+    kept = failure_path(str(store))
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    kept.write_text(f'{{"time": {stamp}, "event": "UserPromptSubmit", "error": "CorruptStore: edited"}}')
+    status = subprocess.run([sys.executable, "-m", "lamar.cli", "claude-code", "status", "--store", str(store)],
+                            cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert status.returncode == 0 and "hooks failing" not in status.stdout, status.stderr
+    _quiet(_installed(store, env)(payload("SessionStart", "s1", repo, source="startup")))
