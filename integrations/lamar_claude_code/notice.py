@@ -39,7 +39,10 @@ def record_failure(store: str, event: str, error: BaseException, text: str, *, p
 
     Never raises: a home folder that takes no file leaves the failure in the log only.
     """
-    record = {"store": store, "time": time.time(), "event": event, "error": text, "plugin": plugin,
+    from lamar.safety import scrub
+
+    # A PostgreSQL URL's password belongs to the settings that hold it, not to a second file.
+    record = {"store": scrub(store)[0], "time": time.time(), "event": event, "error": text, "plugin": plugin,
               "store_error": isinstance(error, OSError)}  # StoreError is an OSError too
     path = failure_path(store)
     with contextlib.suppress(OSError):
@@ -88,7 +91,11 @@ def off_message(record: dict[str, Any], store: str, log: Path) -> str:
         fix = f"To use another store, {other}. "
     else:
         fix = ""
-    status = "/lamar:status" if plugin else f"`{_program()} claude-code status --store {shlex.quote(store)}`"
+    from lamar.safety import scrub
+
+    # Claude Code keeps the message in the session's transcript: a URL's password is shown redacted.
+    shown = shlex.quote(scrub(store)[0])
+    status = "/lamar:status" if plugin else f"`{_program()} claude-code status --store {shown}`"
     return (f"{OFF}: its {record['event']} hook failed at {when(record)} ({record['error'].rstrip('.')}). {fix}"
             f"{status} shows the hooks' log ({log}); this is said at each session's start until a hook uses the "
             "store again.")

@@ -14,7 +14,7 @@ import pytest
 
 from lamar import Lamar
 
-from .conftest import Hook, payload
+from .conftest import Hook, payload, project_config
 from .fake_anthropic import serve
 from .test_claude_code_real_cli import CLAUDE
 
@@ -184,3 +184,22 @@ def test_a_kept_failure_whose_time_no_clock_shows_is_dropped_as_a_hand_edit(
                             cwd=repo, env=env, capture_output=True, text=True, timeout=60, check=False)
     assert status.returncode == 0 and "hooks failing" not in status.stdout, status.stderr
     _quiet(_installed(store, env)(payload("SessionStart", "s1", repo, source="startup")))
+
+
+def test_a_postgresql_password_stays_out_of_the_notice_and_its_file(
+        env: dict[str, str], repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Claude Code keeps a systemMessage in the session's transcript; the URL's password belongs to the settings.
+    pytest.importorskip("psycopg")
+    from lamar_claude_code.notice import failure_path
+
+    secret = "s3cr3t-Passw0rd-review1"
+    url = f"postgresql://bob:{secret}@127.0.0.1:1/lamar"  # nothing listens on port 1: every event fails
+    project_config(repo, "[hook]\nbudget_seconds = 30\n", env["HOME"])  # a loaded machine fails, never overruns
+    run = _installed(url, env)
+    _quiet(run(payload("UserPromptSubmit", "s1", repo, prompt="fix the build")))
+    message = _said(run(payload("SessionStart", "s2", repo, source="startup")))
+    assert message.startswith(OFF + "its UserPromptSubmit hook failed at "), message
+    assert "claude-code status --store 'postgresql://bob:[REDACTED:database-password]@127.0.0.1:1/lamar'" in message
+    assert secret not in message
+    monkeypatch.setenv("HOME", env["HOME"])
+    assert secret not in failure_path(url).read_text()
