@@ -93,14 +93,9 @@ class Run:
         for lam in self.engines:
             self.close(lam)
         if self.backend.startswith("postgres"):
-            import psycopg
+            from lamar.bench.fleet.clients import drop_namespace
 
-            with psycopg.connect(PG_URL, autocommit=True) as conn:
-                conn.execute("DELETE FROM lamar_events WHERE namespace = %s", (self.namespace,))
-                for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
-                    conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (self.namespace,))
-                if conn.execute("SELECT to_regclass('lamar_state')").fetchone() != (None,):
-                    conn.execute("DELETE FROM lamar_state WHERE namespace = %s", (self.namespace,))
+            drop_namespace(PG_URL, self.namespace)
 
 
 def draw(rng: random.Random, run: Run, step: int, engines: int, profile: str) -> Op:

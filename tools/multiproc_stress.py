@@ -309,12 +309,9 @@ def run(args: argparse.Namespace) -> int:
     for problem in problems:
         print("  - " + problem)
     if args.backend == "postgres":
-        import psycopg
+        from lamar.bench.fleet.clients import drop_namespace
 
-        with psycopg.connect(args.url, autocommit=True) as conn:
-            conn.execute("DELETE FROM lamar_events WHERE namespace = %s", (args.namespace,))
-            for table in ("lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox"):
-                conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (args.namespace,))
+        drop_namespace(args.url, args.namespace)
     if not problems and not args.keep:
         import shutil
 

@@ -161,17 +161,22 @@ def _seed_lessons(location: str, workload: str, lessons: int) -> None:
     lam.close()
 
 
-def drop_namespace(base: str, namespace: str) -> None:
+# Every table that holds rows of a namespace; lamar_state comes with the first saved state, not with the schema.
+NAMESPACE_TABLES = ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox", "lamar_state")
+
+
+def drop_namespace(base: str, *namespaces: str) -> None:
+    """Delete every row of `namespaces` from every table that holds one, in the schema `base` writes in:
+    the one clean-up of the benchmarks, the tools and the tests, so that a run leaves nothing behind."""
     import psycopg
 
     from lamar.store.postgres.url import parse_url
 
     # The URL's own parameters stay (a search_path among them names the schema the run wrote in).
     with psycopg.connect(parse_url(base, None)[0], autocommit=True) as conn:
-        for table in ("lamar_events", "lamar_namespaces", "lamar_lessons", "lamar_rewards", "lamar_inbox",
-                      "lamar_state"):
+        for table in NAMESPACE_TABLES:
             if conn.execute("SELECT to_regclass(%s)", (table,)).fetchone() != (None,):  # older schemas lack some
-                conn.execute(f"DELETE FROM {table} WHERE namespace = %s", (namespace,))
+                conn.execute(f"DELETE FROM {table} WHERE namespace = ANY(%s)", (list(namespaces),))
 
 
 def _spin() -> None:
