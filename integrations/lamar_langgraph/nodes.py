@@ -60,7 +60,8 @@ def last_value(left: Any, right: Any) -> Any:
 
 def last_outcome(left: Any, right: Any) -> Any:
     """`last_value` for the outcome, a Signal kept as its name: LangGraph's checkpointers read an
-    enum of another package back with a warning, or not at all under LANGGRAPH_STRICT_MSGPACK."""
+    enum of another package back with a warning, or not at all under LANGGRAPH_STRICT_MSGPACK.
+    LangGraph stores a key's first value without its reducer: the recall node's None comes first."""
     return right.value if isinstance(right, Signal) else right
 
 
