@@ -69,9 +69,9 @@ def slots(k: Any, name: str = "k") -> int:
     return k
 
 
-def _of_the_store(name: object) -> bool:
-    """Whether `name` is an option of a store backend (`ExperienceStore(url, namespace="team-a")`),
-    which is readily passed to the engine instead."""
+def _stores_taking(name: object) -> list[str]:
+    """The store backends that take `name` as an option (`ExperienceStore(url, namespace="team-a")`),
+    which is readily passed to the engine instead: none for a name of no store."""
     import inspect
 
     from lamar.store.json_file import JsonStore
@@ -79,8 +79,8 @@ def _of_the_store(name: object) -> bool:
     from lamar.store.sqlite import SqliteStore
 
     keyword = inspect.Parameter.KEYWORD_ONLY
-    return any(name == option for backend in (JsonStore, PostgresStore, SqliteStore)
-               for option, p in inspect.signature(backend).parameters.items() if p.kind is keyword)
+    return [kind for kind, backend in (("JSON", JsonStore), ("PostgreSQL", PostgresStore), ("SQLite", SqliteStore))
+            if any(name == option and p.kind is keyword for option, p in inspect.signature(backend).parameters.items())]
 
 
 def draws(value: Any) -> int:
@@ -97,9 +97,11 @@ def policy(tuning: Mapping[str, Any]) -> Any:
     tuning = without_retired(tuning)
     fields = {f.name: f for f in dataclasses.fields(Policy)}
     for name, value in tuning.items():
-        if name not in fields and _of_the_store(name):
+        if name not in fields and (kinds := _stores_taking(name)):
+            # Named when some stores lack it: the store that takes it is then the advice, not a second refusal.
+            whose = "the store" if len(kinds) == 3 else f"the {' and '.join(kinds)} store{'s' * (len(kinds) > 1)}"
             url = " or in a PostgreSQL URL (?lamar_namespace=...)" if name == "namespace" else ""
-            raise InvalidArgument(f"{name!r} is an option of the store, not a tuning keyword of the engine: give it "
+            raise InvalidArgument(f"{name!r} is an option of {whose}, not a tuning keyword of the engine: give it "
                                   f"as Lamar(ExperienceStore(location, {name}=...)){url}")
         if name not in fields:
             raise InvalidArgument(f"unknown tuning keyword {echoed(name)}; the keywords are {sorted(fields)} "

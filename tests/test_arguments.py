@@ -155,19 +155,23 @@ def test_a_store_option_the_backend_lacks_is_named_with_those_it_takes(
     assert not any(tmp_path.iterdir())  # refused before a file was made
 
 
-@pytest.mark.parametrize("location, option, url", [
-    ("postgresql://postgres@127.0.0.1:1/test", "namespace", " or in a PostgreSQL URL (?lamar_namespace=...)"),
-    ("lessons.db", "timeout", ""),
+@pytest.mark.parametrize("location, option, whose, url", [
+    ("postgresql://postgres@127.0.0.1:1/test", "namespace", "the PostgreSQL store",
+     " or in a PostgreSQL URL (?lamar_namespace=...)"),
+    ("lessons.db", "namespace", "the PostgreSQL store", " or in a PostgreSQL URL (?lamar_namespace=...)"),
+    ("lessons.db", "pool_size", "the PostgreSQL store", ""),
+    ("lessons.db", "timeout", "the store", ""),
 ])
 def test_a_store_option_given_to_the_engine_says_where_it_goes(tmp_path: Path, location: str, option: str,
-                                                                 url: str) -> None:
+                                                                 whose: str, url: str) -> None:
     # ExperienceStore(url, namespace="team-a") is how docs/postgres.md opens a namespace: Lamar(url, namespace=...)
-    # is the first thing a reader tries, and was told only the engine's tuning keywords.
+    # is the first thing a reader tries, and was told only the engine's tuning keywords. An option only
+    # PostgreSQL takes is named as such: given to ExperienceStore("lessons.db", ...) it is refused again.
     where = location if "://" in location else str(tmp_path / location)  # port 1: refused before connecting
-    said = f"{option!r} is an option of the store, not a tuning keyword of the engine: give it as " \
+    said = f"{option!r} is an option of {whose}, not a tuning keyword of the engine: give it as " \
            f"Lamar(ExperienceStore(location, {option}=...)){url}"
     with pytest.raises(InvalidArgument, match=re.escape(said)):
-        Lamar(where, **{option: "team-a" if option == "namespace" else 5.0})
+        Lamar(where, **{option: "team-a" if option == "namespace" else 5})
     assert not any(tmp_path.iterdir())  # and before a file was made
 
 
