@@ -129,7 +129,7 @@ class InvalidExperience(LamarError, ValueError):
 
 
 class InvalidReward(LamarError, ValueError):
-    """A reward is a Signal or a finite float in [-1, 1].
+    """A reward is a Signal, its name, or a finite number in [-1, 1] (text such as "-0.5" too).
 
     >>> from lamar import InvalidReward, Lamar
     >>> lam = Lamar()

@@ -274,7 +274,7 @@ class Lamar:
         return await asyncio.to_thread(self.recall, context, k=k, candidates=candidates)
 
     def report(self, episode_id: str, signal: Signal | float | str, *, replace: bool = False) -> None:
-        """Record what happened after an episode: a Signal or a reward in [-1, 1].
+        """Record what happened after an episode: a Signal, its name, or a reward in [-1, 1] ("-0.5" too).
 
         A default outcome or an expiry that the pending policy (or `expire`) recorded only
         stands in for the report: a late report replaces it without `replace=True`.
@@ -282,7 +282,7 @@ class Lamar:
         Raises:
             UnknownEpisode: no recall in this store produced `episode_id`.
             DuplicateReport: the episode already has an outcome and `replace` is False.
-            InvalidReward: the signal is not a Signal or a float in [-1, 1].
+            InvalidReward: the signal is not a Signal, its name, or a number in [-1, 1].
             InvalidArgument: `replace` is not True or False (a "false" read from a config would replace).
         """
         (reward, parsed), replace, where = to_reward(signal), arguments.flag(replace, "replace"), self.store.location

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import math
 
-from lamar._errors import InvalidReward
+from lamar._errors import InvalidReward, echoed
 
 
 class Signal(str, enum.Enum):
@@ -45,23 +45,34 @@ _REWARDS = {
 
 
 def to_reward(signal: Signal | float | str) -> tuple[float, Signal | None]:
-    """Map a Signal, its name, or a real number in [-1, 1] (NumPy's too) to (reward, signal-or-None).
+    """Map a Signal, its name, or a real number in [-1, 1] (NumPy's too, or written as text in ASCII
+    digits, as `lamar report` reads it) to (reward, signal-or-None).
 
     >>> to_reward("accepted")
     (0.6, <Signal.ACCEPTED: 'accepted'>)
-    >>> to_reward(-0.25)
-    (-0.25, None)
+    >>> to_reward(-0.25), to_reward(" -0.25 ")
+    ((-0.25, None), (-0.25, None))
     """
     if isinstance(signal, Signal):
         return signal.reward, signal
     if isinstance(signal, str):
         parsed = signal_named(signal)
-        if parsed is None:
+        if parsed is not None:
+            return parsed.reward, parsed
+        from lamar.typed import typed_number
+
+        # A form field, an interrupt's resume value or a config file gives a reward as text: read
+        # as the command line reads it, so "0.5" is the same outcome at every entry point.
+        number = typed_number(signal)
+        if number is None:
             raise InvalidReward(
-                f"unknown signal {signal!r}; use one of {[s.value for s in Signal]} or a float in [-1, 1]")
-        return parsed.reward, parsed
+                f"unknown signal {echoed(signal)}{did_you_mean(signal)}: use one of "
+                f"{', '.join(s.value for s in Signal)} or a number in [-1, 1] written in ASCII digits (such as -0.5)")
+        if math.isnan(number) or not -1.0 <= number <= 1.0:
+            raise InvalidReward(f"reward {echoed(signal)} is outside [-1, 1]; scale it or use a Signal")
+        return number, None
     if isinstance(signal, bool) or not isinstance(signal, (int, float)) and not _real(signal):
-        raise InvalidReward(f"a reward is a Signal or a float in [-1, 1]; got {type(signal).__name__}")
+        raise InvalidReward(f"a reward is a Signal, its name, or a number in [-1, 1]; got {type(signal).__name__}")
     try:
         reward = float(signal)
     except OverflowError:  # an int past float's range, such as 10**400

@@ -318,7 +318,7 @@ def report_node(lamar: Lamar, *, outcome_key: str = "lamar_outcome",
     Returns:
         A runnable to pass to ``graph.add_node("report", ...)``.
 
-    An outcome that is not a Signal, a Signal name or a float in [-1, 1] is ignored with a
+    An outcome that is not a Signal, its name or a reward in [-1, 1] (a number, or text: "0.5") is ignored with a
     warning (and cleared from ``state[outcome_key]``): its episodes stay open, and the run goes on.
 
     Raises:

@@ -64,7 +64,7 @@ def track_episodes(lamar: Lamar | None = None, *,
     With `lamar`, a block that raises, or is cancelled, settles the episodes it logged that
     have no outcome yet: expired (the default), or given `failed_outcome`; then the error
     propagates. A failed query or agent run leaves no episode pending (a late report still
-    replaces it). A `failed_outcome` that is not a Signal, its name or a float in [-1, 1] is
+    replaces it). A `failed_outcome` that is not a Signal, its name or a reward in [-1, 1] is
     refused when the block starts (`InvalidReward`), not found out when a run fails.
 
     >>> with track_episodes() as log:

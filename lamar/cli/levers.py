@@ -7,14 +7,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from lamar._errors import DuplicateReport, EventConflict, InvalidReward
+from lamar._errors import DuplicateReport, EventConflict
 from lamar.cli.observe import parse_pairs
 from lamar.cli.render import dump_json, plural, scope_text, shorten
 from lamar.cli.session import STORE_ENV, UsageError, open_engine, require_existing, resolve_id, store_source
 from lamar.experience import Experience, Scope, Status
 from lamar.lesson_file import Held, new_lessons, read_lessons
-from lamar.signals import Signal, did_you_mean, signal_named
-from lamar.typed import typed_number
+from lamar.signals import Signal, to_reward
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -177,20 +176,13 @@ def _pull(args: argparse.Namespace, status: Status) -> tuple[str, bool]:
 
 
 def parse_signal(text: str) -> Signal | float:
-    """A Signal name ('reverted') or a reward ('-0.5'); bad values are left for the engine to refuse.
+    """A Signal name ('reverted') or a reward ('-0.5'), read as every entry point reads it (`to_reward`).
 
     >>> parse_signal("REVERTED"), parse_signal("-0.5")
     (<Signal.REVERTED: 'reverted'>, -0.5)
     """
-    named = signal_named(text)
-    if named is not None:
-        return named
-    reward = typed_number(text)  # nan and inf are numbers the engine refuses as out of range
-    if reward is None:
-        raise InvalidReward(
-            f"unknown signal {text!r}{did_you_mean(text)}: use one of {', '.join(s.value for s in Signal)} "
-            "or a number in [-1, 1] written in ASCII digits (such as -0.5)")
-    return reward
+    reward, named = to_reward(text)  # refused here, before the store is opened
+    return named if named is not None else reward
 
 
 def cmd_report(args: argparse.Namespace) -> int:

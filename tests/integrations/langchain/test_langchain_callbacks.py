@@ -127,6 +127,17 @@ def test_an_all_held_out_recall_still_reaches_the_run(chat_model: Any) -> None:
     assert lam.episode(episode_id).signal == "corrected"
 
 
+def test_a_reward_written_as_text_is_that_reward(chat_model: Any) -> None:
+    """A reward read from a form is text: "-0.5" was refused as an unknown signal, as `lamar report` took it."""
+    lam = engine()
+    handler = LamarCallbackHandler(lam, raise_error=True)
+    retriever = LamarRetriever(lamar=lam, k=2, context={"project": "trace"})
+    run_id = uuid.uuid4()
+    build_graph(retriever, chat_model).invoke({"question": "q"}, config={"callbacks": [handler], "run_id": run_id})
+    [episode_id] = handler.report(run_id, " -0.5 ")
+    assert (lam.episode(episode_id).reward, lam.episode(episode_id).signal) == (-0.5, None)
+
+
 async def test_concurrent_lcel_chains_keep_their_own_episodes(tmp_path: Path, chat_model: Any) -> None:
     lam = engine(holdout=1e-9)
     path = tmp_path / "traces.jsonl"

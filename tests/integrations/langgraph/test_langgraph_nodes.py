@@ -346,6 +346,35 @@ def test_a_bad_outcome_is_a_warning_and_leaves_the_episode_open(lam: Lamar, capl
 
 
 @pytest.mark.parametrize("run", ["invoke", "ainvoke"])
+async def test_a_reward_written_as_text_by_a_form_or_a_resume_is_that_reward(lam: Lamar, tmp_path: Path,
+                                                                            run: str) -> None:
+    """A review form posts "-0.5" as text: it was ignored with a warning and the episode left open,
+    while `lamar report EP -0.5` and `lam.report(ep, -0.5)` took it."""
+    graph = in_line(State,
+                    ("report", report_node(lam)),
+                    ("recall", recall_node(lam, context=CONTEXT)),
+                    ("review", lambda state: {"lamar_outcome": interrupt({"question": "how did it go?"})}),
+                    ("report_review", report_node(lam)))
+    conn = sqlite3.connect(tmp_path / "checkpoints.db", check_same_thread=False)
+    app = graph.compile(checkpointer=SqliteSaver(conn) if run == "invoke" else InMemorySaver())
+    config: Any = thread("form")
+
+    async def turn(update: Any) -> dict[str, Any]:
+        if run == "ainvoke":
+            return await app.ainvoke(update, config)  # type: ignore[no-any-return]
+        return app.invoke(update, config)
+
+    first = await turn({"messages": [HumanMessage("the build fails")]})
+    done = await turn(Command(resume="0.5"))
+    assert lam.episode(first["lamar_episode_id"]).reward == 0.5 and done["lamar_reported"] == first["lamar_episode_id"]
+    second = await turn({"messages": [HumanMessage("and the tests?")]})
+    await turn(Command(resume=" -0.5 "))
+    episode = lam.episode(second["lamar_episode_id"])
+    assert (episode.reward, episode.signal) == (-0.5, None)
+    conn.close()
+
+
+@pytest.mark.parametrize("run", ["invoke", "ainvoke"])
 async def test_a_bad_outcome_sent_with_the_next_message_does_not_fail_the_threads_later_turns(
         lam: Lamar, run: str) -> None:
     """The thread stores the input before the report node reads it: raising on it would fail every
