@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lamar._errors import InvalidArgument, InvalidReward, LamarError, a_or_an
+from lamar._errors import InvalidArgument, InvalidReward, LamarError, a_or_an, echoed
 from lamar.engine import Lamar
 from lamar.signals import to_reward
 
@@ -40,4 +40,4 @@ def settled_as_failed(lamar: Lamar, episode: str) -> bool:
         return False  # unknown or unreadable: the report that follows says so, quietly
 
 
-__all__ = ["a_or_an", "engine", "outcome", "settled_as_failed"]  # a_or_an: for their messages
+__all__ = ["a_or_an", "echoed", "engine", "outcome", "settled_as_failed"]  # a_or_an, echoed: for their messages

@@ -11,6 +11,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from lamar.integration import echoed
+
 log = logging.getLogger(__name__)
 
 # The task id and channel of the decision a review records on its interrupted checkpoint. Every
@@ -81,15 +83,28 @@ class ReviewDecision(BaseModel):
             raise ValueError("approve_all=True approves every proposal: leave approve empty")
         both = set(self.approve) & set(self.reject)
         if both:
-            raise ValueError(f"proposals both approved and rejected: {sorted(both)}")
+            raise ValueError(f"proposals both approved and rejected: {_listed(sorted(both))}")
         return self
 
     def approved(self, ids: list[str]) -> list[str]:
         """The approved ids among `ids`, in the report's order (raises ValueError on an unknown id)."""
         for pid in [*self.approve, *self.reject]:
             if pid not in ids:
-                raise ValueError(f"no proposal {pid!r} in this report; its ids are {ids}")
+                raise ValueError(f"no proposal {echoed(pid)} in this report; its ids are {_listed(ids)}")
         return list(ids) if self.approve_all else [pid for pid in ids if pid in self.approve]
+
+
+def _listed(ids: list[str]) -> str:
+    """`ids` as a message quotes them, as `Lamar.apply` does: each one by its ends when long, the
+    first five of many, so an answer pasted into an id, or a report of hundreds, stays readable."""
+    shown = ", ".join(map(echoed, ids[:5]))
+    return f"[{shown}, ... ({len(ids)} in all)]" if len(ids) > 5 else f"[{shown}]"
+
+
+def _place(part: str | int) -> str:
+    # A field of the decision is named bare; anything else in the path (a key of `reject`, a field
+    # the model lacks) is what the reviewer sent, quoted as any id is.
+    return str(part) if isinstance(part, int) or part in ReviewDecision.model_fields else echoed(part)
 
 
 def read_decision(answer: Any, ids: list[str]) -> tuple[ReviewDecision | None, list[str], str]:
@@ -98,7 +113,7 @@ def read_decision(answer: Any, ids: list[str]) -> tuple[ReviewDecision | None, l
         decision = answer if isinstance(answer, ReviewDecision) else ReviewDecision.model_validate(answer)
         return decision, decision.approved(ids), ""
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(f"{'.'.join(map(_place, e['loc'])) or 'answer'}: {e['msg']}" for e in exc.errors())
         return None, [], f"the answer is not a review decision ({problems})"
     except ValueError as exc:
         return None, [], str(exc)

@@ -300,6 +300,20 @@ def test_a_json_decision_works_and_a_bad_one_is_asked_again(lam: Lamar) -> None:
     assert sorted(done["applied"]) == sorted(proposals.values())
 
 
+def test_a_long_id_in_an_answer_is_quoted_by_its_ends(lam: Lamar) -> None:
+    """A page pasted where an id belongs came back whole in the interrupt's problem, each time it was asked again."""
+    pasted = "p_" + "x" * 99_994 + "_end"
+    graph = build_sleep_graph(lam)
+    graph.invoke({}, thread("long"))
+    for answer in ({"approve": [pasted]}, {"approve": [pasted], "reject": {pasted: "no"}}, {"reject": {pasted: 1}},
+                   {pasted: True}):
+        problem = graph.invoke(Command(resume=answer), thread("long"))["__interrupt__"][0].value["problem"]
+        assert "'p_xxxx" in problem and "x_end' (100000 characters)" in problem and len(problem) < 400, problem[:400]
+    many = [f"p{n}" for n in range(9)]
+    said = lamar_langgraph.review.read_decision(["c"], many)[2]
+    assert said == "no proposal 'c' in this report; its ids are ['p0', 'p1', 'p2', 'p3', 'p4', ... (9 in all)]"
+
+
 @pytest.mark.parametrize("answer", [{"approve": ["a"], "reject": {"a": "no"}}, {"approve": "a", "x": 1}])
 def test_inconsistent_decisions_are_refused(answer: Any) -> None:
     with pytest.raises(ValidationError):
