@@ -338,12 +338,15 @@ class Experience:
         return int(self.provenance.get("version", 1))
 
     def render(self) -> str:
-        """'When X, do Y, because Z.' in one line; an action written as a sentence ("Run ruff")
-        reads on in lower case ("run ruff"), as `_mid_sentence` says, and a precondition or rationale
-        that opens with its own "When" or "because" says it once."""
-        text = f"When {_opened(_strip(self.precondition), 'when')}, {_mid_sentence(_strip(self.action))}"
-        if self.rationale.strip():
-            text += f", because {_opened(_strip(self.rationale), 'because')}"
+        """'When X, do Y, because Z.' in one line; a part written as its own sentence ("The build
+        fails", "Run ruff!") reads on in lower case and without its end mark, as `_mid_sentence` says,
+        and a precondition or rationale that opens with its own "When" or "because" says it once.
+        Only what is shown changes: ids and duplicates go by the stored texts."""
+        said = bool(self.rationale.strip())
+        action = _mid_sentence(_strip(self.action, _GOES_ON if said else _ENDS), _OPENERS | _LEADS)
+        text = f"When {_mid_sentence(_opened(_strip(self.precondition, _GOES_ON), 'when'), _LEADS)}, {action}"
+        if said:
+            text += f", because {_mid_sentence(_opened(_strip(self.rationale, _ENDS), 'because'), _LEADS)}"
         return text if text.endswith(("!", "?")) else text + "."  # "once!." reads as a typo
 
     def to_dict(self) -> dict[str, Any]:
@@ -384,8 +387,20 @@ class Experience:
         )
 
 
-def _strip(text: str) -> str:
-    return " ".join(text.split()).rstrip(".")
+def _strip(text: str, marks: str) -> str:
+    return " ".join(text.split()).rstrip(marks)
+
+
+# A part the sentence goes on after loses any end mark ("rebuild!, because" reads as a typo); the
+# last keeps a "!" or "?", which then ends the sentence.
+_GOES_ON = ".!?,;:"
+_ENDS = ".,;:"
+# Words that open a part written as its own sentence ("The build fails") and read in lower case
+# after "When" or "because". Only these: "Xcode", "CI", "Python" are names and keep their capital.
+_LEADS = frozenset(re.findall(r"\S+", """
+    the a an this that these those my our your its their some any every each no all another it
+    there they we you
+"""))
 
 
 def _opened(text: str, word: str) -> str:
@@ -417,14 +432,17 @@ _OPENERS = frozenset(re.findall(r"\S+", """
 _FIRST_WORD = re.compile(r"([A-Z][a-z]*(?:'[a-z]+)?)(?![A-Za-z0-9_]|[.\-/][A-Za-z0-9])")
 
 
-def _mid_sentence(action: str) -> str:
-    """The action as it reads after "When X, ": a rule written as its own sentence ("Run ruff
-    before committing") starts lower case there; the stored text keeps its capital.
+def _mid_sentence(part: str, words: frozenset[str] = _OPENERS) -> str:
+    """A part as it reads inside the sentence: one written as its own sentence ("Run ruff before
+    committing") starts lower case there when its first word is one of `words`; the stored text
+    keeps its capital.
 
     >>> _mid_sentence("Run ruff"), _mid_sentence("CI must pass"), _mid_sentence("Python 3.12 breaks it")
     ('run ruff', 'CI must pass', 'Python 3.12 breaks it')
+    >>> _mid_sentence("The build fails", _LEADS), _mid_sentence("A/B tests fail", _LEADS)
+    ('the build fails', 'A/B tests fail')
     """
-    first = _FIRST_WORD.match(action)
-    if first is None or first.group(1).lower() not in _OPENERS:
-        return action
-    return action[0].lower() + action[1:]
+    first = _FIRST_WORD.match(part)
+    if first is None or first.group(1).lower() not in words:
+        return part
+    return part[0].lower() + part[1:]
