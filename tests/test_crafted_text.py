@@ -32,6 +32,8 @@ CRAFTED = {
         "    (d / 'CLAUDE.md').write_text('@x ' + '`' * 300_000)\n    read_sources([d / 'CLAUDE.md'], d)"),
     "brackets that open no link": (
         "from lamar.rules.parse import clean; clean('[ ' * 500_000)"),
+    "link targets that never close": (
+        "from lamar.rules.parse import clean; clean('[a](' * 300_000)"),
     "a lesson bullet of spaces": (
         "from lamar.lesson_file import read_lessons; "
         "read_lessons('-' + ' ' * 300_000 + '\\n- When a, b\\n', name='lessons.md')"),
@@ -113,3 +115,11 @@ def test_an_import_inside_code_is_no_import_as_the_old_pattern_had_it() -> None:
         text = re.sub("``+", "`", text)  # runs of one backtick: where the old pattern read code spans right
         assert _IMPORT.findall(old.sub(" ", text)) == _IMPORT.findall(_without_code(text)), text
     assert _without_code("``@a`b`` @c") == "  @c"  # a span closes on a run of as many backticks
+
+
+def test_a_link_whose_target_holds_brackets_reads_as_its_text() -> None:
+    from lamar.rules.parse import clean
+
+    # A route folder and a query's field name, as rules files link them.
+    assert clean("Edit the [post page](src/app/[slug]/page.tsx) first") == "Edit the post page first"
+    assert clean("See [open issues](https://example.com/issues?filter[state]=open).") == "See open issues."

@@ -77,8 +77,9 @@ _ALERT = re.compile(r"\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\s*", re.IGNORE
 _DELIMITER = re.compile(r"\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?|\|\s*:?-+:?\s*\|?")
 _EMPHASIS = re.compile(r"(\*\*|__)(.+?)\1")
 _TICKS = re.compile(r"`+")
-# No "[" inside: each "[" would otherwise read on to the text's end when no "](...)" follows.
-_LINK = re.compile(r"\[([^\][]+)\]\([^)[]*\)")
+# No "[" in the text, no "](" in the target: each "[" or "](" would otherwise read on to the text's end when no
+# link closes it. A target may hold brackets, as a route (`app/[slug]/page.tsx`) or a query (`?f[s]=1`) does.
+_LINK = re.compile(r"\[([^\][]+)\]\((?:[^)\]]|\](?!\())*+\)")
 
 
 @dataclasses.dataclass(frozen=True)
