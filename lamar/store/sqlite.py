@@ -141,8 +141,14 @@ class SqliteStore:
             if "immutable" in flags and (wal_size(self.path) > 0 or sqlite_read_only.may_change(self.path)):
                 # immutable=1 reads the main file alone, as it is now for good: the committed transactions
                 # still in the write-ahead log would be missing without a word, and so would a writer's later ones
-                self._open_copy()
-                return
+                try:
+                    self._open_copy()
+                    return
+                except CorruptStore:
+                    raise
+                except StoreError:
+                    if wal_size(self.path) > 0:
+                        raise  # no room for a copy (a full disk): with no log to miss, the file as it is now
             self._db = self._connect(sqlite_read_only.uri(self.path, flags), uri=True)
             try:
                 self._use_read_only(self._schema_version(), cause)
