@@ -3,7 +3,6 @@ workflows, a real `Memory` and a scripted function-calling LLM."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -14,19 +13,7 @@ from llama_index.core.memory import Memory
 
 from lamar import Experience, InvalidArgument, Lamar, Scope, Signal
 from lamar_llamaindex import LamarMemoryBlock, areport_response, report_response, track_episodes
-
-
-class Script:
-    """Each model call answers with the next reply and keeps the messages it was sent."""
-
-    def __init__(self, *replies: ChatMessage | str) -> None:
-        self.replies = [r if isinstance(r, ChatMessage) else ChatMessage(role="assistant", content=r)
-                        for r in replies]
-        self.seen: list[list[ChatMessage]] = []
-
-    def __call__(self, messages: Sequence[ChatMessage], **kwargs: Any) -> ChatMessage:
-        self.seen.append(list(messages))
-        return self.replies.pop(0)
+from tests.integrations.llamaindex.test_llamaindex_agents import Script
 
 
 def handoff(to_agent: str) -> ChatMessage:

@@ -7,6 +7,7 @@ import html
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,12 +21,17 @@ from tests.integrations.ui.test_ui_trial import _get, serving
 LONGEST = 400
 
 
-def test_the_sleep_page_shows_an_edited_report_bounded_and_acts_on_the_whole_id(tmp_path: Path) -> None:
+def _twins(tmp_path: Path) -> tuple[Path, dict[str, Any]]:
+    """A store of two wordings of one lesson, and the sleep report that proposes to merge them."""
     path = tmp_path / "lessons.db"
     with Lamar(str(path), seed=1) as lam:
         lam.add(Experience("the build fails after a bump", "clear DerivedData"))
         lam.add(Experience("the build fails after a bump", "clear DerivedData."))
-        data = lam.sleep().to_dict()
+        return path, lam.sleep().to_dict()
+
+
+def test_the_sleep_page_shows_an_edited_report_bounded_and_acts_on_the_whole_id(tmp_path: Path) -> None:
+    path, data = _twins(tmp_path)
     huge = "merge_" + "x" * 10_000
     data["proposals"][0].update(id=huge, kind="merge" + "k" * 10_000, reason="r" * 50_000)
     Path(f"{path}.sleep-report.json").write_text(json.dumps(data))
@@ -47,11 +53,7 @@ def test_the_sleep_page_shows_an_edited_report_bounded_and_acts_on_the_whole_id(
 def test_the_sleep_page_reads_a_report_as_lamar_review_does(tmp_path: Path) -> None:
     # A byte-order mark made the page say it could not read the report; a key written twice was
     # read as its last, whichever one the person had edited.
-    path = tmp_path / "lessons.db"
-    with Lamar(str(path), seed=1) as lam:
-        lam.add(Experience("the build fails after a bump", "clear DerivedData"))
-        lam.add(Experience("the build fails after a bump", "clear DerivedData."))
-        data = lam.sleep().to_dict()
+    path, data = _twins(tmp_path)
     pid = data["proposals"][0]["id"]
     report = Path(f"{path}.sleep-report.json")
     report.write_bytes(b"\xef\xbb\xbf" + json.dumps(data, indent=2).replace("\n", "\r\n").encode())
@@ -72,11 +74,7 @@ def test_approve_on_a_report_with_a_malformed_proposal_says_so_and_changes_nothi
                                                                                    odd: object) -> None:
     # The page said it could not read such a report, but Approve, sent from a page shown before the
     # edit, read each proposal's id itself and failed with a server error.
-    path = tmp_path / "lessons.db"
-    with Lamar(str(path), seed=1) as lam:
-        lam.add(Experience("the build fails after a bump", "clear DerivedData"))
-        lam.add(Experience("the build fails after a bump", "clear DerivedData."))
-        data = lam.sleep().to_dict()
+    path, data = _twins(tmp_path)
     pid = data["proposals"][0]["id"]
     data["proposals"].append(odd)
     report = Path(f"{path}.sleep-report.json")
