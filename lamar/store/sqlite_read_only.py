@@ -7,7 +7,7 @@ import _thread
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 _TRIES = 3  # copies checked against a writer before reading the file in place instead
 # The bytes of a file that SQLite's unix VFS read-locks for each connection reading it (SHARED_FIRST, SHARED_SIZE):
@@ -186,6 +186,7 @@ class Copies:
         self.folder: str | None = None
         self.copied: State | None = None
         self._hold: Hold | None = None
+        self._gone: Any = None  # the copy's removal when the store is never closed (`_switch`)
 
     def read(self, use: Callable[[str], None]) -> None:
         """Take a `private_copy` and `use` the file in it (open it, or raise to refuse it): a checked one when
@@ -267,17 +268,23 @@ class Copies:
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
+        import weakref
+
         old, self.folder, self.copied = self.folder, folder, copied
+        if self._gone is not None:
+            self._gone.detach()
+        # A store never closed (a script without `with`, an engine left to the garbage collector) must not
+        # leave a copy of the whole file in the temporary folder: it goes when the store does, or Python exits.
+        self._gone = weakref.finalize(self, shutil.rmtree, folder, True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
 
     def remove(self) -> None:
         """Delete the copy read last."""
-        if self.folder is not None:
-            import shutil
-
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        if self._gone is not None:
+            self._gone()  # removes the folder once: the removal at exit has nothing left to do
+            self._gone = None
+        self.folder = None
 
     def release(self) -> None:
         """Delete the copy and let the file go: the store's connection to it is closed."""

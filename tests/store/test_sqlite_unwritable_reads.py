@@ -186,3 +186,35 @@ def test_a_reader_that_keeps_the_store_open_reads_what_a_writer_that_keeps_it_op
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lessons.db"]
     with Lamar(str(path)) as lam:
         assert len(lam.experiences()) == 4
+
+
+_NEVER_CLOSED = """
+import sys
+from lamar import Lamar
+lam = Lamar(sys.argv[1])  # a script without `with` and without close()
+print(len(lam.experiences()))
+"""
+
+
+@pytest.mark.parametrize("folder_writable", [True, False], ids=["file read-only", "folder read-only"])
+def test_a_store_read_from_a_copy_and_never_closed_leaves_no_copy_behind(tmp_path: Path,
+                                                                        folder_writable: bool) -> None:
+    # The copy holds the whole file: one left in the temporary folder by every reader that never
+    # closed its store would fill it.
+    folder, temporary = tmp_path / "store", tmp_path / "tmp"
+    folder.mkdir()
+    temporary.mkdir()
+    path = folder / "lessons.db"
+    with Lamar(str(path)) as lam:
+        lam.add(Experience("a test flakes", "rerun it"))
+    user = as_user()
+    os.chmod(path, 0o444)
+    os.chmod(folder, 0o755 if folder_writable else 0o555)
+    try:
+        done = subprocess.run([*user, sys.executable, "-c", _NEVER_CLOSED, str(path)], capture_output=True,
+                              text=True, check=False, timeout=60, env={**os.environ, "TMPDIR": str(temporary)})
+    finally:
+        os.chmod(folder, 0o755)
+        os.chmod(path, 0o644)
+    assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr
+    assert list(temporary.iterdir()) == []
