@@ -55,7 +55,8 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
     and pass the memory to an agent (``agent.run(msg, memory=memory)``). An agent reads its
     memory at every step of a turn; the block recalls once per user turn (a turn starts when
     a new user message arrives) and returns the same lessons until the next one, so a turn is
-    one episode. Turns are told apart per `Memory` session.
+    one episode. Turns are told apart per `Memory` session. Lamar's search tool (`create_lamar_tools`)
+    in the same agent joins the turn: whichever recalls first, the turn stays one episode.
 
     Report a turn with `report` (or `lam.report(block.episode_id(session), ...)`). When its
     outcome shows only in the next user message, pass `outcome`: a function of that message
@@ -130,10 +131,19 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
 
     def recall_turn(self, messages: list[ChatMessage], session_id: str | None = None) -> str:
         """The lessons block for the turn these messages are in (recalling once per turn)."""
-        with self._turning:
-            return self._recall_turn(messages, session_id)
+        rec = self.turn_recall(messages, session_id)
+        return rec.as_prompt() if rec is not None else ""
 
-    def _recall_turn(self, messages: list[ChatMessage], session_id: str | None) -> str:
+    def turn_recall(self, messages: list[ChatMessage], session_id: str | None = None,
+                    recall: Callable[[], Recall | None] | None = None) -> Recall | None:
+        """The `Recall` of the turn these messages are in (None when it has none): the first read of
+        a turn recalls, with `recall` in place of the block's own when given (Lamar's search tool
+        passes its own), and every later one, block or tool, gets that episode."""
+        with self._turning:
+            return self._recall_turn(messages, session_id, recall)
+
+    def _recall_turn(self, messages: list[ChatMessage], session_id: str | None,
+                     recall: Callable[[], Recall | None] | None) -> Recall | None:
         users = _user_turns(messages)
         last = (users[-1].content or "") if users else ""
         key = session_id or ""
@@ -147,13 +157,23 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             # engine's `reset()`): a conversation opening as the last one did is a new turn.
             if turn is not None and turn.marker == marker and length >= turn.length:
                 turn.length = length
-                return turn.recall.as_prompt() if turn.recall is not None else ""
+                if turn.recall is not None or recall is None:
+                    return turn.recall
+                # The block could not recall in this turn: a search that can is the turn's episode.
+                current = turn
+            else:
+                current = None
+        if current is not None and recall is not None:
+            rec = recall()
+            with self._lock:
+                current.recall, current.reported = rec, rec is None
+            return rec
         # The new message answers this turn only when it comes next. Turns in between were read by
         # another process (a restart, another web worker holding the session): its words are about
         # a later answer, so the old turn stays pending. A reset history starts over: it comes next.
         if turn is not None and not turn.reported and users and (count <= turn.users + 1 or length < turn.length):
             self._settle_previous(turn, users[-1])
-        rec = self._recall(messages)
+        rec = recall() if recall is not None else self._recall(messages)
         with self._lock:
             # Kept when the recall failed too: the agent reads its memory at every step of the
             # turn, and each try again could wait out the same lock, or start the episode midway.
@@ -161,7 +181,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
             self._turns.move_to_end(key)
             while len(self._turns) > _SESSIONS_KEPT:
                 self._turns.popitem(last=False)
-        return rec.as_prompt() if rec is not None else ""
+        return rec
 
     def _recall(self, messages: list[ChatMessage]) -> Recall | None:
         """The turn's recall; None, with a warning, when it fails: the agent's turn goes on without lessons."""

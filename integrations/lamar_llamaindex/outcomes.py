@@ -193,7 +193,7 @@ def report_response(lamar: Lamar, response: Any, signal: Signal | float | str, *
         The episode ids reported; empty when the response carries no episode (no lesson
         was among the retrieved nodes, or every wanted lesson was held out: use
         `track_episodes` to catch those too). An agent's output that carries none also
-        gives a `UserWarning`: a `LamarMemoryBlock`'s turn is never in it.
+        gives a `UserWarning`: a `LamarMemoryBlock`'s turn is in it only through a search.
 
     Raises:
         DuplicateReport: an episode already has an outcome and `replace` is False
@@ -224,7 +224,7 @@ async def areport_response(lamar: Lamar, response: Any, signal: Signal | float |
 
 def _warn_if_an_agent_output_holds_none(response: Any, ids: list[str]) -> None:
     """An agent's output carries only its search tool's episodes: the turn of a `LamarMemoryBlock`
-    is never in it, and an empty result alone would leave that turn pending unnoticed."""
+    is in it only when the agent searched, and an empty result alone would leave that turn pending unnoticed."""
     if ids or not (hasattr(response, "tool_calls") or hasattr(response, "tool_output")):
         return
     warnings.warn(

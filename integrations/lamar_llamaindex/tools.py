@@ -3,13 +3,17 @@ Document carrying the episode id) and, optionally, a report tool for the user's 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, get_args
 
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import BaseModel, Field
 from llama_index.core.schema import Document
+from llama_index.core.storage.chat_store.base_db import MessageStatus
 from llama_index.core.tools import FunctionTool
+from llama_index.core.workflow import Context
 
 from lamar import InvalidArgument, Recall, StoreError
 from lamar.experience import check_context, fit_context
@@ -23,6 +27,7 @@ from lamar.signals import (
     tool_answer,
     tool_recorded,
 )
+from lamar_llamaindex.memory import LamarMemoryBlock
 from lamar_llamaindex.nodes import EPISODE_ID, engine, slots
 from lamar_llamaindex.outcomes import record_episode
 
@@ -56,8 +61,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
     The search tool's text names the episode and lists the lessons; its raw output is a
     `Document` whose metadata holds ``episode_id`` and ``experience_ids`` (the agent's
     `ToolCallResult.tool_output.raw_output`), and the episode joins any open
-    `track_episodes()` log. Each call is one episode. The report tool's schema says whose
-    signal counts: the user's reaction, with the evidence quoted.
+    `track_episodes()` log. Each call is one episode, except in an agent whose `Memory` holds a
+    `LamarMemoryBlock` on the same engine: there a user turn is one episode, whichever of the
+    block and the search recalls first, and every search in the turn answers with its lessons.
+    The report tool's schema says whose signal counts: the user's reaction, with the evidence quoted.
 
     Args:
         lamar: the `Lamar` engine.
@@ -83,11 +90,10 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             return fit_context(checked(query), where="the context function's result")
         return dict(checked or {})
 
-    def answer(rec: Recall, ctx: dict[str, str]) -> Document:
-        record_episode(rec.episode_id, ctx)
+    def answer(rec: Recall) -> Document:
         text = tool_answer(rec.episode_id, rec.as_prompt() if rec.experiences else "")
         return Document(text=text, metadata={EPISODE_ID: rec.episode_id, "experience_ids": rec.ids,
-                                             "context": ctx})
+                                             "context": dict(rec.context)})
 
     # Fail open: a store that cannot be read or written (read-only, locked) costs the agent its
     # lessons, never its run; the text tells the model to go on, and no episode means no report.
@@ -96,25 +102,48 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
         return Document(text=f"{NO_LESSONS}: {exc}; no episode was logged, so there is none to report.",
                         metadata={"experience_ids": [], "context": ctx})
 
-    def search(query: str) -> Document:
-        ctx = resolve(query)
+    def search(query: str, ctx: Context | None = None) -> Document:
+        fields = resolve(query)
         try:
-            rec = lamar.recall(ctx, k=k)
+            rec = lamar.recall(fields, k=k)
         except StoreError as exc:
-            return without_lessons(exc, ctx)
-        return answer(rec, ctx)
+            return without_lessons(exc, fields)
+        record_episode(rec.episode_id, fields)
+        return answer(rec)
 
-    async def asearch(query: str) -> Document:
-        ctx = resolve(query)
-        try:
-            rec = await lamar.arecall(ctx, k=k)
-        except StoreError as exc:
-            return without_lessons(exc, ctx)
-        return answer(rec, ctx)
+    async def asearch(query: str, ctx: Context | None = None) -> Document:
+        turn = await _memory_turn(ctx, lamar)
+        if turn is None:
+            fields = resolve(query)
+            try:
+                rec = await lamar.arecall(fields, k=k)
+            except StoreError as exc:
+                return without_lessons(exc, fields)
+            record_episode(rec.episode_id, fields)
+            return answer(rec)
+        # The agent's memory holds Lamar's block: the turn is one episode, whichever reads first.
+        failed: list[tuple[StoreError, dict[str, str]]] = []
+
+        def fresh() -> Recall | None:
+            fields = resolve(query)
+            try:
+                rec: Recall = lamar.recall(fields, k=k)
+            except StoreError as exc:
+                failed.append((exc, fields))
+                return None
+            record_episode(rec.episode_id, fields)
+            return rec
+
+        block, session_id, messages = turn
+        rec = await asyncio.to_thread(block.turn_recall, messages, session_id, fresh)
+        return answer(rec) if rec is not None else without_lessons(*failed[0])  # None only when fresh() failed
+
+    # The workflow hands a tool its Context by the annotation, which postponed annotations leave a string.
+    search.__annotations__["ctx"] = asearch.__annotations__["ctx"] = Context
 
     tools = [FunctionTool.from_defaults(
         fn=search, async_fn=asearch, name=f"{prefix}_search_lessons", fn_schema=SearchLessons,
-        description=TOOL_SEARCH)]
+        description=TOOL_SEARCH, partial_params={"ctx": None})]  # None outside a workflow: called by hand
     if report:
         def report_outcome(episode_id: Any = None, outcome: Any = None, evidence: Any = None) -> str:
             checked = _report_arguments(episode_id, outcome, evidence)
@@ -138,6 +167,24 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             fn=report_outcome, async_fn=areport_outcome, name=f"{prefix}_report_outcome",
             fn_schema=ReportOutcome, description=TOOL_REPORT))
     return tools
+
+
+async def _memory_turn(ctx: Context | None, lamar: Any) -> tuple[LamarMemoryBlock, str, list[ChatMessage]] | None:
+    """The `LamarMemoryBlock` on this engine in the memory of the agent's run (the workflow's
+    Context holds it), with its session and chat history; None when there is none."""
+    if ctx is None:
+        return None
+    try:
+        memory = await ctx.store.get("memory", default=None)
+        block = next((b for b in getattr(memory, "memory_blocks", None) or ()
+                      if isinstance(b, LamarMemoryBlock) and b.lamar is lamar), None)
+        if block is None:
+            return None
+        messages = await memory.aget_all(status=MessageStatus.ACTIVE)
+    except Exception as exc:  # noqa: BLE001 - inside the agent's run: the search goes on as its own episode
+        log.warning("Lamar could not read the agent's memory (the search is an episode of its own): %s", exc)
+        return None
+    return block, memory.session_id, messages
 
 
 def _log_lost_report(episode_id: str, exc: StoreError) -> None:
