@@ -196,7 +196,7 @@ class LamarMemoryBlock(BaseMemoryBlock[str]):
         except StoreError as exc:
             log.warning("Lamar could not recall (the turn goes on without lessons): %s", exc)
             return None
-        record_episode(rec.episode_id, ctx)
+        record_episode(rec.episode_id, ctx, rec.experiences)
         return rec
 
     def _settle_previous(self, turn: _Turn, message: ChatMessage) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 from llama_index.core.schema import BaseNode, NodeWithScore
 
-from lamar import InvalidArgument, Lamar, LamarError, Signal, StoreError
+from lamar import Experience, InvalidArgument, Lamar, LamarError, Signal, StoreError
 from lamar.signals import to_reward
 from lamar_llamaindex.nodes import engine, episode_id_of
 
@@ -26,11 +26,13 @@ class EpisodeLog:
     Attributes:
         ids: every episode id, in the order the recalls happened.
         contexts: the context each episode was recalled for, by episode id.
+        lessons: the lessons each episode injected, ``(experience id, text)`` best first, by episode id.
     """
 
     def __init__(self) -> None:
         self.ids: list[str] = []
         self.contexts: dict[str, dict[str, str]] = {}
+        self.lessons: dict[str, list[tuple[str, str]]] = {}
 
     @property
     def last(self) -> str | None:
@@ -119,11 +121,13 @@ def close_log(log: EpisodeLog) -> None:
     _OPEN_LOGS.set(tuple(open_ for open_ in _OPEN_LOGS.get() if open_ is not log))
 
 
-def record_episode(episode_id: str, context: Mapping[str, str]) -> None:
-    """Add an episode to every log open in this context."""
+def record_episode(episode_id: str, context: Mapping[str, str], lessons: Iterable[Experience] = ()) -> None:
+    """Add an episode, and the lessons it injected, to every log open in this context."""
+    injected = [(lesson.id, lesson.render()) for lesson in lessons]
     for log in _OPEN_LOGS.get():
         log.ids.append(episode_id)
         log.contexts[episode_id] = dict(context)
+        log.lessons[episode_id] = list(injected)
 
 
 def episode_ids(source: Any) -> list[str]:

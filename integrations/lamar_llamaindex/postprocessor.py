@@ -182,7 +182,7 @@ class LamarPostprocessor(BaseNodePostprocessor):
         self._last_episode_id = recall.episode_id if recall is not None else None
         chosen: list[NodeWithScore] = []
         if recall is not None:
-            record_episode(recall.episode_id, recall.context)
+            record_episode(recall.episode_id, recall.context, recall.experiences)
             n = len(recall.ids)
             for rank, exp_id in enumerate(recall.ids):
                 chosen.append(NodeWithScore(node=_stamped(lessons[exp_id], recall.episode_id),

@@ -108,7 +108,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             rec = lamar.recall(fields, k=k)
         except StoreError as exc:
             return without_lessons(exc, fields)
-        record_episode(rec.episode_id, fields)
+        record_episode(rec.episode_id, fields, rec.experiences)
         return answer(rec)
 
     async def asearch(query: str, ctx: Context | None = None) -> Document:
@@ -119,7 +119,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
                 rec = await lamar.arecall(fields, k=k)
             except StoreError as exc:
                 return without_lessons(exc, fields)
-            record_episode(rec.episode_id, fields)
+            record_episode(rec.episode_id, fields, rec.experiences)
             return answer(rec)
         # The agent's memory holds Lamar's block: the turn is one episode, whichever reads first.
         failed: list[tuple[StoreError, dict[str, str]]] = []
@@ -131,7 +131,7 @@ def create_lamar_tools(lamar: Any, *, context: ContextSource = None, k: int | No
             except StoreError as exc:
                 failed.append((exc, fields))
                 return None
-            record_episode(rec.episode_id, fields)
+            record_episode(rec.episode_id, fields, rec.experiences)
             return rec
 
         block, session_id, messages = turn
