@@ -280,8 +280,11 @@ def _length(messages: list[ChatMessage]) -> int:
 
 def _user_turns(messages: list[ChatMessage]) -> list[ChatMessage]:
     """The user messages that start turns: `Memory.aget(input=...)` appends the pending user
-    message to a history that may already hold it, and that copy is not a new turn."""
-    return [m for i, m in enumerate(messages) if m.role == MessageRole.USER and not _input_again(messages, i)]
+    message to a history that may already hold it, and that copy is not a new turn. Nor is a
+    message with no block at all: the bare `ChatMessage()` (role user) that an agent stores as
+    its answer when the model streamed nothing."""
+    return [m for i, m in enumerate(messages)
+            if m.role == MessageRole.USER and m.blocks and not _input_again(messages, i)]
 
 
 def _input_again(messages: list[ChatMessage], i: int) -> bool:

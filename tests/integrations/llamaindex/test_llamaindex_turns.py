@@ -1,12 +1,14 @@
-"""A turn of an agent that has both `LamarMemoryBlock` and the search tool is one episode, whichever
-reads first, with real agents and workflows, a real `Memory` and a scripted function-calling LLM."""
+"""What a turn of an agent with `LamarMemoryBlock` is: one episode with the search tool too, whichever reads
+first, and none started by a silent model's empty answer; real agents, workflows, `Memory`, a scripted LLM."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 from llama_index.core.agent.workflow import FunctionAgent, ReActAgent
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, ChatResponse
+from llama_index.core.llms import MockFunctionCallingLLM
 from llama_index.core.memory import Memory
 from llama_index.core.tools import FunctionTool
 from llama_index.core.workflow import Context, StartEvent, StopEvent, Workflow, step
@@ -116,3 +118,30 @@ def test_the_search_tool_called_by_hand_is_still_one_episode_a_call() -> None:
     first, second = search.call(query="a"), search.call(query="b")
     assert episode_of(first) != episode_of(second) and lam.stats()["episodes"] == 2
     assert first.raw_output.metadata["experience_ids"] == [web]
+
+
+class Silent(MockFunctionCallingLLM):
+    """A model whose stream ends before its first chunk (a provider's empty reply)."""
+
+    async def astream_chat(self, messages: Any, **kwargs: Any) -> AsyncIterator[ChatResponse]:  # type: ignore[override]
+        async def nothing() -> AsyncIterator[ChatResponse]:
+            return
+            yield
+
+        return nothing()
+
+
+async def test_the_empty_answer_of_a_silent_model_is_no_new_turn() -> None:
+    # FunctionAgent stores what the model streamed as its answer, a bare ChatMessage() (role user) when
+    # nothing came: the block read it as the user's next message, gave the turn `silent_outcome` and
+    # logged a second episode that no one would report.
+    lam, _, _ = engine()
+    block = LamarMemoryBlock(lam, context={"project": "build"}, outcome=lambda m: None, silent_outcome=Signal.ACCEPTED)
+    memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])
+
+    await FunctionAgent(tools=[], llm=Silent()).run(user_msg="fix the build", memory=memory)
+    assert lam.stats()["episodes"] == 1 and lam.episode(block.episode_id("s1") or "").signal is None
+
+    first = block.episode_id("s1")
+    await FunctionAgent(tools=[], llm=Script("Cleared it.").llm()).run(user_msg="fix it please", memory=memory)
+    assert lam.episode(first or "").signal == "accepted" and block.episode_id("s1") != first  # a real next turn
