@@ -33,6 +33,7 @@ from lamar import (
 from lamar.arguments import slots as checked_slots
 from lamar.experience import check_context, fit_context
 from lamar.integration import engine as checked_engine
+from lamar.recall import neutralize
 from lamar.safety.lessons import lesson_refusal
 from lamar_langchain.conventions import (
     EPISODE_ID,
@@ -259,15 +260,18 @@ class LamarRetriever(BaseRetriever):
     def _documents(self, rec: Recall, pool: _Pool | None, slots: int) -> list[Document]:
         docs = []
         for rank, exp in enumerate(rec.experiences):
+            # A chain pastes page_content into its prompt with no fence around it: the text is neutralized
+            # as inside as_prompt()'s fence, so a lesson cannot pose as a turn, a template token or the fence.
+            text = neutralize(exp.render())
             lesson = {
                 EXPERIENCE_ID: exp.id,
                 EPISODE_ID: rec.episode_id,
                 "verdict": self.lamar.evidence(exp.id).verdict.value,
-                "lesson": exp.render(),
+                "lesson": text,
                 "rank": rank,
             }
             if pool is None:
-                docs.append(Document(page_content=exp.render(), id=exp.id, metadata={
+                docs.append(Document(page_content=text, id=exp.id, metadata={
                     **lesson, "precondition": exp.precondition, "action": exp.action,
                     "rationale": exp.rationale, "scope": dict(exp.scope), "status": exp.status.value}))
             else:
