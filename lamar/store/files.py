@@ -3,6 +3,7 @@ it opens: never by its name, nor by text further in (a store's lessons are free 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -98,14 +99,20 @@ def lock_failed(path: Path, lock: Path, exc: OSError) -> str:
 
 
 def create_like(new: Path, path: Path) -> int:
-    """Open `new` (made or emptied) to write, with the permission bits of the store file `path` when there is
+    """Open `new` (made new) to write, with the permission bits of the store file `path` when there is
     one: a store its user made private (a chmod 600, a NamedTemporaryFile) stays so when a write swaps a new
     file in for it, and the files beside it, which hold its text too, are as private."""
     try:
         mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
     except OSError:
         mode = None
-    fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else 0o600)
+    # `new` is named after this process, which any user can see: in a folder others may write, a link planted
+    # there would have the store's text (and its mode) written through it into another file of this user. So
+    # whatever is there goes (a link is removed, never its target) and the file is made new, or not at all.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(new)
+    fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+                 0o666 if mode is None else 0o600)
     try:
         if mode is not None:
             os.fchmod(fd, mode)  # not through os.open's mode, which the umask narrows
