@@ -32,10 +32,14 @@ from lamar_ui.redirect import OPEN_DIR, redirect_file
 
 def default_report_path(location: str) -> Path:
     """Where sleep reports live: beside a file store; in ~/.lamar for a database, named after its
-    URL, so one database's report is never offered for another; for the memory store, in the
-    temporary folder under this process's id, removed when the server stops (the store dies with it)."""
+    URL, so one database's report is never offered for another; for the memory store, in a folder
+    made for it by this call in the temporary folder, which `serve` removes when it stops (the store
+    dies with it)."""
     if location == ":memory:":
-        return Path(tempfile.gettempdir()) / f"lamar-ui-sleep-report-{os.getpid()}.json"
+        # Not a name in the shared temporary folder that anyone can foresee (a process id): another user could
+        # put a sleep report of their own there for this one to review and apply, or read the one written.
+        # mkdtemp makes the folder 0700 under a name no one can guess.
+        return Path(tempfile.mkdtemp(prefix="lamar-ui-report-")) / "sleep-report.json"
     if location.startswith(("postgresql://", "postgres://")):
         digest = hashlib.sha256(location.encode("utf-8", "surrogatepass")).hexdigest()[:16]
         return Path(f"~/.lamar/sleep-report-{digest}.json").expanduser()
@@ -101,8 +105,9 @@ def serve(lam: Lamar, *, port: int = 0, open_browser: bool = True, report_path: 
         sock.close()
         opened.close()
         if throwaway:
-            with contextlib.suppress(OSError):  # the report of a store that is gone
+            with contextlib.suppress(OSError):  # the report of a store that is gone, and its private folder
                 Path(report_path).unlink(missing_ok=True)
+                Path(report_path).parent.rmdir()
         with contextlib.suppress(OSError):  # stopped by SIGHUP, the terminal may be gone
             print("lamar ui: stopped", file=sys.stderr)
 

@@ -4,8 +4,11 @@ it stops; a store on disk says nothing of the kind."""
 from __future__ import annotations
 
 import html
+import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -61,24 +64,57 @@ def test_a_store_in_memory_keeps_its_sleep_report_only_while_it_runs(tmp_path: P
         line = proc.stdout.readline()
         assert line.startswith("lamar ui: serving :memory: at http://127.0.0.1:"), (
             line, proc.stderr.read() if proc.stderr and proc.poll() is not None else "")
-        report = temporary / f"lamar-ui-sleep-report-{proc.pid}.json"
+        folder, = temporary.glob("lamar-ui-report-*")
+        report = folder / "sleep-report.json"
         report.write_text("{}")  # as Run sleep writes it
     finally:
         proc.send_signal(stop)
         proc.wait(timeout=10)
     assert proc.returncode == status
-    assert not report.exists()
+    assert not report.exists() and not folder.exists()
     assert proc.stderr is not None and proc.stderr.read().endswith("lamar ui: stopped\n")
     assert not (home / ".lamar").exists()
+
+
+def test_a_sleep_report_another_user_puts_in_the_temporary_folder_is_neither_read_nor_written(
+        tmp_path: Path) -> None:
+    """The memory store's report is in a folder of its own, readable by its user alone, under a name no one can
+    foresee: a report planted in the shared temporary folder (at the server's process id, which `ps` shows) is
+    not offered for review, and the one Run sleep writes is not readable by others."""
+    shared = tmp_path / "tmp"
+    shared.mkdir(mode=0o1777)
+    proc = subprocess.Popen([sys.executable, "-m", "lamar.cli", "ui", "--store", ":memory:", "--no-browser"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "TMPDIR": str(shared)})
+    try:
+        assert proc.stdout is not None
+        url = re.search(r"http://127\.0\.0\.1:\d+/\?token=\S+", proc.stdout.readline())
+        assert url is not None
+        planted = {"format": "lamar-sleep-report", "made_at": 0, "created": 0.0, "proposals": [
+            {"id": "candidate_planted", "kind": "candidate", "experience_ids": [], "evidence": {}, "payload": {},
+             "expect": {}, "reason": "PLANTED by another user: approve and apply me"}]}
+        (shared / f"lamar-ui-sleep-report-{proc.pid}.json").write_text(json.dumps(planted))
+        assert "PLANTED" not in _get(url.group(0), "/sleep")
+        _get(url.group(0), "/add", {"precondition": "the build fails", "action": "clear the cache"})
+        _get(url.group(0), "/sleep/run", {})
+        report, = shared.glob("lamar-ui-report-*/sleep-report.json")
+        assert stat.S_IMODE(report.parent.stat().st_mode) == 0o700
+        assert json.loads(report.read_text())["format"] == "lamar-sleep-report"
+    finally:
+        _stop(proc)
+    assert not report.parent.exists()
 
 
 def test_each_database_and_each_memory_store_has_a_default_report_of_its_own(tmp_path: Path) -> None:
     from lamar_ui import default_report_path
 
     one, other = (default_report_path(f"postgresql://postgres@127.0.0.1:5432/test?lamar_namespace={n}") for n in "ab")
-    memory = default_report_path(":memory:")
+    memory, again = default_report_path(":memory:"), default_report_path(":memory:")
     assert one != other and one.parent == other.parent == Path("~/.lamar").expanduser()
-    assert memory.parent == Path(tempfile.gettempdir()) and str(os.getpid()) in memory.name
+    assert memory.parent.parent == again.parent.parent == Path(tempfile.gettempdir()) and memory != again
+    assert stat.S_IMODE(memory.parent.stat().st_mode) == 0o700 and not memory.exists()
+    memory.parent.rmdir()
+    again.parent.rmdir()
     assert default_report_path(str(tmp_path / "s.db")) == tmp_path / "s.db.sleep-report.json"
 
 
