@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from lamar.atomic import write_output
 from lamar.rules.importing import FOLDER_KEY, PROVENANCE_SOURCE, chosen_project, project_root
 from lamar.rules.parse import EXPORT_BEGIN, EXPORT_END
-from lamar.rules.sources import folder_of
+from lamar.rules.sources import folder_of, inert_imports
 
 if TYPE_CHECKING:
     from lamar.engine import Lamar
@@ -166,8 +166,9 @@ def _text(exp: Experience) -> str:
     from lamar.recall import neutralize
 
     # Read by agents as an instruction file: the same neutral form recall injects, which also
-    # keeps a "-->" in a lesson from closing the comment that carries its figures.
-    return neutralize(exp.render())
+    # keeps a "-->" in a lesson from closing the comment that carries its figures; an `@path`,
+    # which Claude Code would import into every session, is shown as code.
+    return inert_imports(neutralize(exp.render()))
 
 
 def _where(exp: Experience) -> str:

@@ -225,20 +225,56 @@ def _read(path: Path) -> tuple[bytes | None, int]:
         return data, max(facts.st_size, len(data))
 
 
+def inert_imports(line: str) -> str:
+    """`line` with each `@path` that Claude Code would import shown as a code span, which it does not follow.
+
+    For text Lamar writes into a rules file (`lamar export-rules`): a lesson that says "load @.env" must
+    not make every session read the project's secrets. An `@path` already in a code span is left as it is.
+    """
+    if "@" not in line:
+        return line
+    spans = _code_spans(line)
+    # longer than any run of backticks in the line: no other run, closed or not, can pair with it
+    ticks = "`" * (max(map(len, _TICKS.findall(line)), default=0) + 1)
+    pieces: list[str] = []
+    done = 0
+    for found in _IMPORT.finditer(line):
+        at = found.start(1) - 1
+        if any(start <= at < end for start, end in spans):
+            continue
+        token = line[at:found.end()]
+        pad = " " if token.endswith("`") else ""
+        pieces += [line[done:at], f"{ticks}{token}{pad}{ticks}"]
+        done = found.end()
+    return "".join(pieces) + line[done:]
+
+
 def _without_code(line: str) -> str:
-    """`line` with each code span a space: an `@path` shown as code is an example, not an import.
+    """`line` with each code span a space: an `@path` shown as code is an example, not an import."""
+    if "@" not in line or "`" not in line:
+        return line
+    pieces: list[str] = []
+    done = 0
+    for start, end in _code_spans(line):
+        pieces += [line[done:start], " "]
+        done = end
+    return "".join(pieces) + line[done:]
+
+
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """Where `line`'s code spans start and end, in order.
 
     A span runs from a run of backticks to the next run of as many. Found by a scan: the regex
     `(`+).*?\\1` read the rest of the line again for each length of each unclosed run of backticks.
     """
-    if "@" not in line or "`" not in line:
-        return line
+    if "`" not in line:
+        return []
     runs = [(found.start(), found.end()) for found in _TICKS.finditer(line)]
     by_length: dict[int, list[int]] = {}
     for start, end in runs:
         by_length.setdefault(end - start, []).append(start)
     passed = dict.fromkeys(by_length, 0)  # per length, the runs the scan has gone past (it only moves on)
-    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
     done = 0
     for start, end in runs:
         if start < done:
@@ -248,9 +284,9 @@ def _without_code(line: str) -> str:
             k += 1
         passed[end - start] = k
         if k < len(same):
-            pieces += [line[done:start], " "]
             done = same[k] + end - start
-    return "".join(pieces) + line[done:]
+            spans.append((start, done))
+    return spans
 
 
 def _outside_fences(text: str) -> list[str]:
@@ -289,4 +325,4 @@ def _name(path: Path, root: Path) -> str:
 
 
 __all__ = ["CURSOR_RULES", "MAX_FILE", "RULE_FILES", "UNREADABLE", "RuleSource", "find_rule_files", "folder_of",
-           "read_sources", "sub_folder_files"]
+           "inert_imports", "read_sources", "sub_folder_files"]
