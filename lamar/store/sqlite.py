@@ -90,6 +90,7 @@ class SqliteStore:
                 Lamar's schema): it is left as it was, not given Lamar's tables.
         """
         self._lamar_version()
+        sqlite_checks.refuse_triggers(self._db, self.path)
         if self._db.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             self._db.execute("PRAGMA journal_mode=WAL")
         # NORMAL in WAL mode: a killed process loses nothing committed; only a power cut

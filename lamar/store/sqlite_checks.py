@@ -114,6 +114,25 @@ def open_failure(path: Path, exc: sqlite3.Error | UnicodeDecodeError, timeout: f
                         "file, or restore it from a backup")
 
 
+def refuse_triggers(db: sqlite3.Connection, path: Path) -> None:
+    """Refuse a store that holds a trigger: Lamar makes none, and one can drop or rewrite what Lamar writes.
+
+    A store shared in a repository or a folder others write may carry one that, say, drops every bad outcome
+    as it is written, so that no lesson is ever proven harmful; its checksums would hold, since it writes nothing.
+
+    Raises:
+        CorruptStore: naming the triggers and how to drop them.
+    """
+    names = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name")]
+    if names:
+        drops = "; ".join(f"DROP TRIGGER {name}" for name in names)
+        raise CorruptStore(f"{path} holds {'a trigger' if len(names) == 1 else 'triggers'} "
+                           f"({', '.join(f'trigger {name}' for name in names)}), and Lamar makes none: a trigger "
+                           "can drop or change the events Lamar writes, so the store was left untouched. If you made "
+                           f"it, drop it (sqlite3 {path} '{drops}'); else the file was changed by someone else: "
+                           "restore it from a copy you trust")
+
+
 def _unreadable(path: Path) -> bool:
     """Whether reading the file at `path` is refused. SQLite says only "unable to open database file",
     as for a missing folder; `os.access` would answer for the real user, not for this process."""
