@@ -152,7 +152,7 @@ class Follower:
             return False
         try:
             payload = read_state(text, self.policy)
-        except (ValueError, TypeError, AttributeError):
+        except (ValueError, TypeError, AttributeError, RecursionError):  # nested past any state: crafted
             return False
         seq = payload["seq"]
         # The event the state names is checked by its stored text: left undecoded, a checkpoint's

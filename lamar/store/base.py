@@ -290,6 +290,9 @@ class TextStore(Store, Protocol):
         ...
 
 
+NESTED = "it is nested deeper than any event Lamar writes: a line or row crafted or damaged"
+
+
 def event_of(row: StoredText, decode: Callable[[str, str], Any] = lambda _kind, text: json.loads(text)) -> Event:
     """The event a stored text holds, checked as every read checks it (`stored_problem`).
 
@@ -300,6 +303,8 @@ def event_of(row: StoredText, decode: Callable[[str, str], Any] = lambda _kind, 
         event = Event.stored(row.seq, row.kind, row.key, row.time, decode(row.kind, row.data))
     except (ValueError, TypeError) as exc:
         raise CorruptStore(f"event {row.seq} does not parse ({exc})") from exc
+    except RecursionError:  # the JSON decoder's, on data crafted or damaged past any depth a write makes
+        raise CorruptStore(f"event {row.seq} does not parse ({NESTED})") from None
     problem = stored_problem(event)
     if problem is not None:
         raise CorruptStore(f"event {row.seq} ({row.kind!r}) {problem}")

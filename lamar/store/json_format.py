@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lamar._errors import CorruptStore, StoreError
-from lamar.store.base import EVENT_KINDS, Event, stored_problem
+from lamar.store.base import EVENT_KINDS, NESTED, Event, stored_problem
 from lamar.store.decode import SPACED, EventDecoder, no_cycle_collection
 from lamar.store.files import head_kind
 
@@ -67,6 +67,12 @@ class LineDecoder:
     def __call__(self, line: bytes) -> Event:
         """Raises:
             ValueError, KeyError, TypeError: saying what is wrong."""
+        try:
+            return self._decoded(line)
+        except RecursionError:  # the decoder's, or a check's that walks the data: a line crafted or damaged
+            raise ValueError(NESTED) from None
+
+    def _decoded(self, line: bytes) -> Event:
         verdict = checked(line)
         if verdict is False:
             raise ValueError('it fails its checksum: it was changed since it was written (a damaged file, or edited '

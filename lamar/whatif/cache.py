@@ -381,8 +381,8 @@ def _load(path: Path, location: str) -> Folded | None:
             if kept is not None:  # this very file, read or written by this process before: not parsed again
                 return kept
             folded = Folded.from_json(file.read(), location)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # no cache, or a torn or foreign one: fold the log
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        return None  # no cache, or a torn, foreign or crafted one: fold the log
     if folded is not None:
         _keep(path, identity, location, folded)
     return folded
