@@ -135,6 +135,9 @@ def _json_line(line: str) -> dict[str, Any] | None:
     except ValueError as exc:
         raise InvalidExperience(f"not JSON ({exc.args[0].split(':')[0]}): write one object per line, like "
                                 '{"precondition": "...", "action": "...", "scope": {"project": "x"}}') from None
+    except RecursionError:  # the decoder's own limit: text crafted to exhaust it (a client of the MCP tool, say)
+        raise InvalidExperience("nested deeper than a lesson ever is: write one flat object per line, like "
+                                '{"precondition": "...", "action": "...", "scope": {"project": "x"}}') from None
     if not isinstance(data, dict):
         raise InvalidExperience(f"a lesson is a JSON object; got {type(data).__name__}")
     unknown = sorted(set(data) - set(FIELDS))

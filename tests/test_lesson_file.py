@@ -40,6 +40,9 @@ def test_markdown_and_json_lines_become_lessons_to_add() -> None:
     (lambda: read_lessons(MARKDOWN + "- Always run the tests\n"), InvalidExperience, "the text, line 5"),
     (lambda: read_lessons("# only a heading\n", name="rules.md"), InvalidExperience, "holds no lesson"),
     (lambda: read_lessons('{"precondition": "x", "action": "y", "sope": {}}'), InvalidExperience, "sope"),
+    # a line nested past the JSON decoder's depth (sent to the MCP tool or pasted in lamar ui): no RecursionError
+    (lambda: read_lessons('{"precondition": "x", "action": "y"}\n{"action": ' + "[" * 100_000 + "]" * 100_000 + "}"),
+     InvalidExperience, "the text, line 2: nested deeper than a lesson"),
 ])
 def test_bad_input_is_a_lamar_error_that_names_what_to_fix(call, error, words) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(error, match=words):
