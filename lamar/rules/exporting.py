@@ -179,9 +179,14 @@ def _where(exp: Experience) -> str:
 
 
 def _measure(exp: Experience, ev: Evidence) -> str:
+    from lamar.recall import neutralize
+
+    # An id is any text (a LangChain document's own): neutralized, a "-->" in it cannot close the comment and
+    # show the rest to the agent; an `@path` in it stays inert where a reader follows one inside a comment.
+    shown = inert_imports(neutralize(exp.id))
     if not (math.isfinite(ev.lower) and math.isfinite(ev.upper)):
-        return f"<!-- {exp.id}: no bounded lift yet, {ev.randomized} randomized episodes, {ev.verdict.value} -->"
-    return (f"<!-- {exp.id}: lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}], "
+        return f"<!-- {shown}: no bounded lift yet, {ev.randomized} randomized episodes, {ev.verdict.value} -->"
+    return (f"<!-- {shown}: lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}], "
             f"{ev.randomized} randomized episodes, {ev.verdict.value} -->")
 
 
