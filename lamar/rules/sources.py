@@ -130,7 +130,8 @@ def _git_files(root: Path) -> list[str] | None:
 
 def _ls_files(root: Path, *options: str) -> list[str] | None:
     try:
-        done = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *options],
+        # core.fsmonitor off: it names a command git runs here, and the folder's .git/config may be anyone's
+        done = subprocess.run(["git", "-C", str(root), "-c", "core.fsmonitor=false", "ls-files", "-z", *options],
                               capture_output=True, timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None  # git is not installed, or hangs: the folder is walked

@@ -152,6 +152,22 @@ def test_sub_folder_rules_are_found_from_the_top_but_not_in_what_is_not_the_proj
                             "src/api/CLAUDE.md", "web/.claude/CLAUDE.md"]
 
 
+def test_reading_a_projects_rules_runs_no_command_its_git_config_names(tmp_path: Path) -> None:
+    # A project unpacked from someone's archive brings its .git/config: core.fsmonitor is a command git runs on
+    # ls-files. Reading rules runs nothing of the project's.
+    shop = tmp_path / "shop"
+    (shop / "src").mkdir(parents=True)
+    (shop / "CLAUDE.md").write_text("- Run `make test` first\n")
+    (shop / "src" / "CLAUDE.md").write_text("- Never return a bare list\n")
+    subprocess.run(["git", "init", "-q", str(shop)], check=True)
+    marker = tmp_path / "ran"
+    subprocess.run(["git", "-C", str(shop), "config", "core.fsmonitor", f"touch {marker}; false"], check=True)
+
+    plan = import_rules(Lamar(":memory:"), shop)
+    assert plan.files == ["CLAUDE.md", "src/CLAUDE.md"]  # git still lists them
+    assert not marker.exists()
+
+
 def test_claude_md_imports_are_followed_and_each_file_read_once(tmp_path: Path) -> None:
     project = project_copy(tmp_path, "python-sdk")
     assert (project / "CLAUDE.md").read_text().strip() == "@AGENTS.md"
