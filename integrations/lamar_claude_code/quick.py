@@ -13,6 +13,7 @@ _CONNECT = 0.5  # seconds to reach the daemon before handling the event here
 _ANSWER = 9.0  # seconds to wait for its answer: Claude Code stops a hook at 10
 _LOG_LIMIT = 512 * 1024  # bytes, as lamar_claude_code.state has it: the older half is dropped past this
 _LOG_WAIT = 1.0  # seconds for the log's lock, as lamar_claude_code.state has it (LOG_WAIT)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def named_store(argv: list[str]) -> str | None:
@@ -212,11 +213,12 @@ def _append(path: str, line: str) -> None:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX: appended and trimmed unlocked
         fcntl = None  # type: ignore[assignment]
-    lock = os.open(path + ".lock", os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    # never through a link planted beside a store in a folder others may write (state._open_private)
+    lock = os.open(path + ".lock", os.O_RDWR | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
     try:
         if fcntl is not None and not _held(lock, fcntl.LOCK_SH):
             raise TimeoutError(f"another process held its lock past {_LOG_WAIT:g} s")  # the home log takes it
-        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         try:
             os.write(handle, line.encode("utf-8", "replace"))
         finally:
@@ -257,7 +259,11 @@ def _shrink(path: str) -> None:
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
-        with open(os.open(tmp, os.O_WRONLY | os.O_TRUNC | os.O_CREAT, 0o600), "wb") as handle:
+        try:
+            os.unlink(tmp)  # a copy this process id left, or a link planted there: made new below
+        except FileNotFoundError:
+            pass
+        with open(os.open(tmp, os.O_WRONLY | os.O_EXCL | os.O_CREAT | _NOFOLLOW, 0o600), "wb") as handle:
             handle.write(data[data.find(b"\n", len(data) // 2) + 1 :])
             handle.flush()
             os.fsync(handle.fileno())  # the bytes are on disk before the name points at them

@@ -227,8 +227,10 @@ def write_atomically(path: Path, data: bytes, *, mode: int | None = None, durabl
     `durable=False` skips the fsync: for a note that must outlive a killed process, which the page
     cache already survives, and not a power cut."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()  # a copy this process id left, or a link planted there: made new below, or not at all
     try:
-        with os.fdopen(_open_private(tmp, os.O_WRONLY | os.O_TRUNC), "wb") as handle:
+        with os.fdopen(_open_private(tmp, os.O_WRONLY | os.O_EXCL), "wb") as handle:
             handle.write(data)
             handle.flush()
             if durable:
@@ -286,8 +288,12 @@ def _append(path: Path, text: str) -> None:
 
 
 def _open_private(path: Path, flags: int) -> int:
-    """A descriptor on `path`, created readable by its owner only: the files hold prompts' context."""
-    return os.open(path, flags | os.O_CREAT, 0o600)
+    """A descriptor on `path`, created readable by its owner only: the files hold prompts' context.
+
+    Never through a link: beside a store in a folder others may write, one planted at a log's or a temporary
+    copy's name (it carries the process id, which any user sees) would have the text written into another file.
+    """
+    return os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
 
 
 def create_private(location: str) -> None:
