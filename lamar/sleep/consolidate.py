@@ -65,10 +65,14 @@ def consolidate(lam: SleepView, *, similarity: float = NEAR_DUPLICATE) -> list[P
         by_scope[exp.scope.items_key].append(exp)
     merges: list[Proposal] = []
     contradictions: list[Proposal] = []
+    added = {e.id: n for n, e in enumerate(live)}
     for group in by_scope.values():
         clusters = _clusters(sorted(group, key=lambda e: _keeper_rank(e, evidence[e.id])), similarity)
         merges += [_merge(c, similarity, snapshot) for c in clusters if len(c) > 1]
-        contradictions += _contradictions([c[0] for c in clusters], evidence, similarity, snapshot)
+        # In the order the lessons were added, not by evidence: a contradiction's id is made from its
+        # lessons in order, and an acknowledged one must keep its id while their evidence moves.
+        keepers = sorted((c[0] for c in clusters), key=lambda e: added[e.id])
+        contradictions += _contradictions(keepers, evidence, similarity, snapshot)
     return retire + merges + contradictions + promote
 
 

@@ -351,3 +351,24 @@ def test_a_merge_of_one_lesson_into_another_says_it_not_they() -> None:
     (merge,) = lam.sleep().of_kind("merge")
     said = " ".join(describe(merge))
     assert "(it is retired, its evidence moves to" in said and "they" not in said, said
+
+
+def test_an_acknowledged_contradiction_keeps_its_id_as_its_lessons_evidence_moves() -> None:
+    # A team acknowledged a contradiction, then was asked about it again under a new id once the second
+    # lesson had more randomized episodes than the first: the id followed the keepers' evidence ranking.
+    lam = Lamar(":memory:", k=1, seed=2, holdout=0.3)
+    first = lam.add(Experience("the deploy fails", "roll back the release", scope=Scope(project="api")))
+    second = lam.add(Experience("the deploy fails", "restart the workers", scope=Scope(project="api")))
+    report = lam.sleep()
+    (acknowledged,) = report.of_kind("contradiction")
+    assert lam.apply(report).applied == [acknowledged.id]
+    rng = random.Random(0)
+    for _ in range(400):
+        rec = lam.recall({"project": "api"})
+        lam.report(rec.episode_id, 0.3 if second in rec.ids or rng.random() < 0.5 else -0.3)
+        if lam.evidence(second).randomized > lam.evidence(first).randomized + 3:
+            break
+    assert lam.evidence(second).randomized > lam.evidence(first).randomized + 3
+    again = lam.sleep()
+    assert [p.id for p in again.of_kind("contradiction")] == [acknowledged.id]
+    assert lam.would_skip(again) == {acknowledged.id: "already applied"}
