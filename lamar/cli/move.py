@@ -7,6 +7,7 @@ import contextlib
 import os
 import secrets
 import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -45,9 +46,14 @@ def _copied(result: TransferResult, target: str, *, json_out: bool) -> int:
     """Print what a copy did, naming the target as the user did (not a temporary name it was written at)."""
     if json_out:
         dump_json({"copied": result.copied, "source": result.source, "target": target,
-                   "target_before": result.target_before})
+                   "target_before": result.target_before, "written_since": result.written_since})
     else:
         print(f"copied {plural(result.copied, 'event')} from {result.source} to {target} (verified)")
+    if result.written_since:
+        # On stderr, under --json too: a move made while agents still write loses their reports.
+        print(f"note: {plural(result.written_since, 'event')} written to {result.source} after the copy read it "
+              f"{'is' if result.written_since == 1 else 'are'} not in {target}: to move a store, first stop "
+              "the agents and commands that write to it, then copy it again into an empty store", file=sys.stderr)
     return 0
 
 

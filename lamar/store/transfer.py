@@ -20,12 +20,15 @@ class TransferResult:
         source: the source store's location.
         target: the target store's location.
         target_before: events the target held before (0 unless `append=True`).
+        written_since: events written to the source after it was read, which the copy lacks
+            (0 when nothing else wrote to it meanwhile).
     """
 
     copied: int
     source: str
     target: str
     target_before: int
+    written_since: int = 0
 
 
 def transfer(source: Store, target: Store, *, append: bool = False,
@@ -72,6 +75,7 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be at least 1 (or None for one atomic write); got {batch_size}")
     events = source.read(0)
+    read_through = max((e.seq for e in events), default=0)
     before = target.read(0)
     if before and not append:
         raise StoreError(
@@ -100,8 +104,10 @@ def transfer(source: Store, target: Store, *, append: bool = False,
     for offset in range(0, len(fresh), step):
         target.append(fresh[offset:offset + step])
     _verify(events, target.read(start), target.location)
+    # A copy is the source as it was read: an agent that went on writing to it (a team moving its
+    # store while its agents run) left reports that only the source holds, so count them.
     return TransferResult(copied=len(events), source=source.location, target=target.location,
-                          target_before=len(before))
+                          target_before=len(before), written_since=len(source.read(read_through)))
 
 
 def _verify(expected: Sequence[Event], copied: Sequence[Event], where: str) -> None:

@@ -282,3 +282,33 @@ def test_transfer_refuses_an_episode_keyed_otherwise_than_recall_keys_it():
     source.append([Event("episode", episode, key="ep_1")])
     with pytest.raises(InvalidEvent, match="event #1 \\('episode'\\).*not 'episode:ep_1'"):
         transfer(source, MemoryStore())
+
+
+def test_a_copy_says_what_an_agent_wrote_to_the_source_while_it_ran(run_cli, tmp_path, monkeypatch):
+    # A team moved its SQLite store to PostgreSQL while its agents still ran: the reports written
+    # after the export had read the file stayed in the file, and nothing said so.
+    import lamar.store.transfer as transfer_module
+
+    source = tmp_path / "proto.db"
+    with Lamar(str(source)) as lam:
+        lam.add(Experience("the build fails", "clear the cache"))
+        lam.report(lam.recall({}).episode_id, "shipped")
+    agent = Lamar(str(source))
+    verify = transfer_module._verify
+
+    def agent_reports_meanwhile(*args, **kwargs):
+        agent.report(agent.recall({}).episode_id, "shipped")  # the agent goes on, between read and check
+        return verify(*args, **kwargs)
+
+    monkeypatch.setattr(transfer_module, "_verify", agent_reports_meanwhile)
+    result = transfer(open_store(source), open_store(tmp_path / "copy.db"))
+    assert (result.copied, result.written_since) == (3, 2)  # the episode and its outcome
+    moved = run_cli("export", "--store", source, "--out", tmp_path / "moved.db")
+    assert moved.returncode == 0, moved.stderr
+    assert "copied 5 events" in moved.stdout
+    assert ("note: 2 events written to" in moved.stderr and "are not in" in moved.stderr
+            and "first stop the agents" in moved.stderr), moved.stderr
+    monkeypatch.setattr(transfer_module, "_verify", verify)
+    agent.close()
+    quiet = run_cli("export", "--store", source, "--out", tmp_path / "quiet.db")
+    assert quiet.returncode == 0 and "note:" not in quiet.stderr, quiet.stderr
