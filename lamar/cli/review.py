@@ -314,6 +314,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     # Applied is a fact of the store, whoever applied it: nothing is left to decide about it.
     done = already_applied(report, skips)
     pending = [p for p in pending if p.id not in done]
+    answered: dict[str, str] = {}  # this review's answers, by proposal id
     try:
         if report.mining_error:  # a reviewer should know what the report lacks, not only what it holds
             print(f"mining failed when this report was made, so it holds no mined lesson "
@@ -349,18 +350,40 @@ def cmd_review(args: argparse.Namespace) -> int:
                 break
             approved, rejected = ([i for i in decided if i != proposal.id] for decided in (approved, rejected))
             (approved if answer == "y" else rejected).append(proposal.id)
+            answered[proposal.id] = "approved" if answer == "y" else "rejected"
     finally:
         if lam is not None:
             lam.close()
     order = [p.id for p in report.proposals]
     data["approved"] = [pid for pid in order if pid in approved]
     data["rejected"] = [pid for pid in order if pid in rejected]
+    data = _over_decisions_since(args.report, data, answered)
     data["reviewed"] = time.time()
     save_report(args.report, data)
-    left = len(order) - len(data["approved"]) - len(data["rejected"])
+    left = len(data.get("proposals", [])) - len(data["approved"]) - len(data["rejected"])
     print(f"\n{len(data['approved'])} approved, {len(data['rejected'])} rejected, {left} undecided; "
           f"saved in {args.report}. Next: lamar apply {args.report}")
     return 0
+
+
+def _over_decisions_since(path: str, data: dict[str, Any], answered: Mapping[str, str]) -> dict[str, Any]:
+    """The report as the file holds it now, with this review's answers over its decisions: an
+    approval made meanwhile in `lamar ui` (or another review) on a proposal not answered here stays,
+    where writing the report as it was read would drop it. A file that cannot be read now gets `data`."""
+    try:
+        now = load_report(path)
+    except UsageError:
+        return data
+    order = [p["id"] for p in now.get("proposals", []) if isinstance(p, Mapping) and isinstance(p.get("id"), str)]
+    decided = {i: "approved" for i in now.get("approved", [])} | {i: "rejected" for i in now.get("rejected", [])}
+    decided |= {i: d for i, d in answered.items() if i in order}
+    lost = [i for i in answered if i not in order]
+    if lost:  # `lamar sleep --out` wrote a new report there meanwhile: its decisions are its own
+        print(f"{plural(len(lost), 'answer')} not saved: {path} holds another report now (saved by `lamar sleep` "
+              f"while this review ran); run lamar review {path} for it", file=sys.stderr)
+    now["approved"] = [i for i in order if decided.get(i) == "approved"]
+    now["rejected"] = [i for i in order if decided.get(i) == "rejected"]
+    return now
 
 
 def cmd_apply(args: argparse.Namespace) -> int:

@@ -662,3 +662,26 @@ def test_a_missing_key_is_advice_for_the_command_line(run_cli, json_store, tmp_p
     out = run_cli("sleep", "--store", json_store, "--traces", traces, "--model", spec)
     assert out.returncode == 2 and f"set {variable} in the environment" in out.stderr, out.stderr
     assert "api_key" not in out.stderr and "credentials for model" in out.stderr, out.stderr  # no Python-only option
+
+
+def test_review_keeps_a_decision_made_elsewhere_while_it_ran(run_cli, json_store, make_report, monkeypatch):
+    # A teammate approved a proposal in `lamar ui` while another answered the first one in `lamar review`
+    # and quit: the review wrote the report back as it had read it, and the approval was gone.
+    from lamar.cli import review
+    from lamar.cli.review import load_report, save_report
+
+    report = make_report(json_store)
+    first, second = (p["id"] for p in json.loads(report.read_text())["proposals"])
+    answers = iter(["n", "q"])
+
+    def ask_while_the_ui_approves(prompt: str) -> str:
+        if prompt.startswith("approve?") and not json.loads(report.read_text()).get("approved"):
+            elsewhere = load_report(str(report))  # what the UI's Approve does: read, add, save
+            save_report(str(report), {**elsewhere, "approved": [second]})
+        return next(answers)
+
+    monkeypatch.setattr(review, "_ask", ask_while_the_ui_approves)
+    out = run_cli("review", report, "--store", json_store)
+    assert out.returncode == 0 and "1 approved, 1 rejected, 0 undecided" in out.stdout, out.stdout + out.stderr
+    saved = json.loads(report.read_text())
+    assert saved["approved"] == [second] and saved["rejected"] == [first]
