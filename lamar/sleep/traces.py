@@ -239,9 +239,13 @@ def _text_lines(handle: Iterable[bytes], path: Path, size: int) -> Iterable[str]
         yield line.removeprefix("\ufeff") if number == 1 else line
 
 
+_REPEATS_SAID = 5  # repeated trace ids named one by one in the log; the rest are counted in one line
+
+
 def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where: str) -> list[Trace]:
     traces: list[Trace] = []
     first_seen: dict[str, int] = {}
+    repeats = 0
     for number, record in enumerate(records, start=1):
         try:
             if isinstance(record, (bytes, bytearray)):  # a file opened in binary mode, gzip.open(...)
@@ -274,11 +278,17 @@ def _parse(records: Iterable[Trace | Mapping[str, Any] | str | bytes], *, where:
             # traces again: the first copy stands, and one bad append must not cost the whole file.
             from lamar.safety import scrub  # an id can hold a credential, and this line goes to stderr
 
-            logging.getLogger(__name__).warning("%s %d: trace id %r repeats %s %d; skipped", where, number,
-                                                scrub(trace.id)[0], where, first_seen[trace.id])
+            repeats += 1
+            if repeats <= _REPEATS_SAID:
+                logging.getLogger(__name__).warning("%s %d: trace id %r repeats %s %d; skipped", where, number,
+                                                    scrub(trace.id)[0], where, first_seen[trace.id])
             continue
         first_seen[trace.id] = number
         traces.append(trace)
+    if repeats > _REPEATS_SAID:  # a whole file appended twice repeats every id: one line for the rest, not one each
+        source = where.removesuffix(", line") if where.endswith(", line") else "traces"
+        logging.getLogger(__name__).warning("%s: %d more repeated trace ids skipped (%d in all; the first copy of "
+                                            "each is read)", source, repeats - _REPEATS_SAID, repeats)
     return traces
 
 

@@ -98,6 +98,19 @@ def test_load_skips_a_repeated_id_with_a_log_line_naming_both_lines(tmp_path: Pa
     assert re.search(r"line 3: trace id 'a' repeats .*line 1; skipped", caplog.text)
 
 
+
+def test_a_file_appended_twice_names_a_few_repeats_and_counts_the_rest(tmp_path: Path,
+                                                                       caplog: pytest.LogCaptureFixture) -> None:
+    # Three agents' traces mined from a file that held a run twice put 1 350 lines on a cron job's stderr,
+    # one per repeated id.
+    path = tmp_path / "traces.jsonl"
+    path.write_text("".join(json.dumps(good(id=f"run-{i % 200}")) + "\n" for i in range(400)))
+    assert len(load_traces(str(path))) == 200
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 6, said[:8]
+    assert "line 205: trace id 'run-4' repeats" in said[4]
+    assert said[5] == f"{path}: 195 more repeated trace ids skipped (200 in all; the first copy of each is read)"
+
 def test_a_repeated_id_is_logged_scrubbed_of_secrets(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     # The warning goes to stderr: an id that holds a credential must not carry it there.
     key = "sk-proj-4fQ9x2LmZ7vR1tY8uW3eK6pA0sD5gH"
