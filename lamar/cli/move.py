@@ -35,8 +35,11 @@ def _not_empty(source: Store) -> None:
 def _copy(source: Store, target: Store, *, append: bool) -> TransferResult:
     existing = len(target.read(0))
     if existing and not append:
+        # A PostgreSQL target is a namespace of a database, not a file the user could rename.
+        fresh = ("a new file" if is_file_location(target.location)
+                 else "a namespace that holds none (lamar_namespace=NAME in the URL)")
         raise UsageError(
-            f"{target.location} already holds {plural(existing, 'event')}: choose a new file, or pass --append "
+            f"{target.location} already holds {plural(existing, 'event')}: choose {fresh}, or pass --append "
             "to add these events after them"
         )
     return transfer(source, target, append=append)

@@ -212,6 +212,9 @@ def test_export_to_postgres_and_back(run_cli, json_store, tmp_path, postgres_url
     try:
         out = run_cli("export", "--store", json_store, "--out", url)
         assert out.returncode == 0, out.stderr
+        again = run_cli("export", "--store", json_store, "--out", url)  # a namespace, not a file, to choose anew
+        assert again.returncode == 1 and "choose a namespace that holds none (lamar_namespace=NAME in the URL)" \
+            in again.stderr and "new file" not in again.stderr, again.stderr
         back = run_cli("import", url, "--store", tmp_path / "back.db")
         assert back.returncode == 0, back.stderr
         assert records(tmp_path / "back.db") == records(json_store)
