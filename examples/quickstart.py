@@ -19,6 +19,7 @@ for _ in range(1500):
 
 for exp in lam.experiences():
     ev = lam.evidence(exp.id)
-    print(f"{ev.verdict.value:>7}  lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}]  "
+    lift = f"{ev.lift:+.2f}" if ev.measured else "n/a"  # n/a: its interval still spans all of [-2, 2]
+    print(f"{ev.verdict.value:>7}  lift {lift:>5} [{ev.lower:+.2f}, {ev.upper:+.2f}]  "
           f"randomized {ev.randomized:>4}  {exp.action}")
 print(rec.as_prompt() or "(nothing injected this time: the lesson was held out)")

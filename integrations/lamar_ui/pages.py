@@ -12,7 +12,7 @@ from urllib.parse import quote, urlencode
 from lamar.cli.charts import evidence_chart, forest_plot
 from lamar.cli.render import lift, number, plural, scope_text, shorten, when
 from lamar.cli.show import provenance_lines
-from lamar.cli.standing import STANDINGS, merged_into, no_evidence, shown_interval, standing, verdict_changes
+from lamar.cli.standing import STANDINGS, merged_into, shown_interval, standing, verdict_changes
 from lamar.cli.timeline import Appearance, EvidencePoint
 from lamar.experience import Experience
 from lamar.policy.verdicts import Evidence
@@ -62,14 +62,6 @@ def layout(title: str, body: str, *, active: str, location: str, version: int, f
 def hidden_token(token: str) -> str:
     return f'<input type="hidden" name="token" value="{escape(token)}">'
 
-
-def _measured(ev: Evidence) -> str:
-    """What the randomized episodes say of the lift; a few of them leave every lift possible."""
-    episodes = plural(ev.randomized, "randomized episode")
-    if no_evidence(ev.lower, ev.upper):
-        return f"no evidence yet: {episodes} leave every lift from -2 to +2 possible"
-    shown = escape(shown_interval(ev.lower, ev.upper))
-    return f"lift {lift(ev.lift, ev.lower, ev.upper)}, interval {shown} from {episodes}"
 
 def _verdict(ev: Evidence) -> str:
     """The lesson's standing (helps, harms, dropped, no effect, unproven), its meaning on hover."""
@@ -183,7 +175,7 @@ def lesson_page(exp: Experience, ev: Evidence, points: Sequence[EvidencePoint], 
         f'<p class="lesson-text" data-id="{escape(exp.id)}">{escape(exp.render())}</p>'
         f"<dl><dt>id</dt><dd><code>{escape(exp.id)}</code></dd>"
         f"<dt>scope</dt><dd>{escape(scope_text(exp.scope))}</dd><dt>status</dt><dd>{_status(exp)}</dd>"
-        f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): {_measured(ev)}; "
+        f"<dt>verdict</dt><dd>{_verdict(ev)} ({escape(STANDINGS[standing(ev)][1])}): {escape(ev.summary())}; "
         f"in reported episodes {ev.injected} injected, {ev.held_out} held out; {plural(ev.restarts, 'restart')}; "
         f"the selection's own estimate {number(ev.estimate, 2)}</dd></dl>"
         f"<p>{' '.join(_lever_link(exp.id, lever) for lever in levers) or 'erased: its text is gone'}</p>"

@@ -41,9 +41,10 @@ def holdout_cost(evidence: Mapping[str, Evidence], reports: int) -> dict[str, fl
     """Reward given up by holding lessons out: held-out count x measured lift, where the lift is positive.
 
     It is an estimate: the lift is the ledger's point estimate, and lessons with a negative
-    lift count zero (holding them out gained reward; that gain is not netted off).
+    lift count zero (holding them out gained reward; that gain is not netted off), as do lessons whose
+    lift is not measured yet (`Evidence.measured`): a few episodes' average can sit anywhere in [-2, 2].
     """
-    total = sum(ev.held_out * max(ev.lift, 0.0) for ev in evidence.values() if ev.randomized)
+    total = sum(ev.held_out * max(ev.lift, 0.0) for ev in evidence.values() if ev.measured)
     return {"total": total, "per_report": total / reports if reports else 0.0}
 
 

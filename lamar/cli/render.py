@@ -98,15 +98,15 @@ def lift(value: float | None, lower: float | None, upper: float | None, digits: 
 
 
 def no_evidence(lower: float | None, upper: float | None) -> bool:
-    """True when the interval is unknown or spans every lift there can be ([-2, 2]): it says nothing.
+    """True when the interval is unknown or spans every lift there can be ([-2, 2]): it says nothing
+    (the one rule, `lamar.policy.verdicts.measured`).
 
     >>> no_evidence(float("-inf"), float("inf")), no_evidence(-3.1, 2.4), no_evidence(-0.4, 2.5)
     (True, True, False)
     """
-    if interval(lower, upper) == "n/a":
-        return True
-    assert lower is not None and upper is not None
-    return lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT
+    from lamar.policy.verdicts import measured
+
+    return not measured(lower, upper)
 
 
 def visible(text: str) -> str:

@@ -23,7 +23,7 @@ from lamar.cli.session import open_engine, resolve_id
 from lamar.cli.timeline import EvidencePoint, latest_appearances, logged_counts, thin
 from lamar.experience import Experience
 from lamar.policy.history import POINTS, LessonHistory
-from lamar.policy.verdicts import Evidence
+from lamar.policy.verdicts import Evidence, no_evidence_yet
 
 _SOURCES = {"manual": "added by hand", "sleep": "mined by sleep", "mined": "mined by sleep",
             "agent": "proposed by an agent"}
@@ -116,8 +116,10 @@ def _print_lesson(exp: Experience, ev: Evidence) -> None:
     print(f"  rationale     {exp.rationale or '-'}")
     print(f"  scope         {scope_text(exp.scope)}")
     print(f"  created       {when(exp.created_at)} UTC")
-    print(f"\nevidence       {ev.verdict.value}: lift {lift(ev.lift, ev.lower, ev.upper, 3)}, "
-          f"interval {interval(ev.lower, ev.upper)} over {plural(ev.randomized, 'randomized episode')}")
+    measure = (f"lift {lift(ev.lift, ev.lower, ev.upper, 3)}, interval {interval(ev.lower, ev.upper)} over "
+               f"{plural(ev.randomized, 'randomized episode')}" if ev.measured
+               else f"lift n/a: {no_evidence_yet(ev.randomized)}")
+    print(f"\nevidence       {ev.verdict.value}: {measure}")
     print(f"               {ev.injected} injected, {ev.held_out} held out, {ev.eligible} eligible "
           f"(reported), {plural(ev.restarts, 'restart')}; selection estimate {number(ev.estimate)}")
 

@@ -29,7 +29,14 @@ class EvidencePoint:
     restarts: int = 0  # how often the evidence had restarted by then (the world changed)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """Its fields, the lift None while the interval spans every lift (as `Evidence.to_dict` gives it)."""
+        from lamar.policy.verdicts import measured
+
+        data = dataclasses.asdict(self)
+        data["measured"] = measured(self.lower, self.upper)
+        if not data["measured"]:
+            data["lift"] = None
+        return data
 
 
 @dataclasses.dataclass(frozen=True)

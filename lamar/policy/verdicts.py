@@ -25,6 +25,55 @@ def _clip_lift(record: SliceEvidence | Evidence) -> None:
         object.__setattr__(record, name, within_lift_range(getattr(record, name)))
 
 
+def measured(lower: float | None, upper: float | None) -> bool:
+    """Whether an interval says anything of a lift: not while neither bound is known, nor while it
+    spans every lift there can be ([-2, 2]), where a few randomized episodes leave it. Its lift is then
+    a number of no meaning, which printed would read as a large effect: every reader shows n/a.
+
+    >>> measured(-0.4, 0.9), measured(-2.0, 2.0), measured(float("-inf"), float("inf")), measured(-9.0, 0.5)
+    (True, False, False, True)
+    """
+    known = [v for v in (lower, upper) if v is not None and math.isfinite(v)]
+    if not known:
+        return False
+    return not (lower is not None and upper is not None and lower <= -LIFT_LIMIT and upper >= LIFT_LIMIT)
+
+
+def no_evidence_yet(randomized: int) -> str:
+    """Why a lift that is not `measured` reads n/a, in the words every reader prints.
+
+    >>> no_evidence_yet(1)
+    'no evidence yet: 1 randomized episode leaves every lift from -2 to +2 possible'
+    """
+    episodes = "1 randomized episode leaves" if randomized == 1 else f"{randomized} randomized episodes leave"
+    return f"no evidence yet: {episodes} every lift from -{LIFT_LIMIT:g} to +{LIFT_LIMIT:g} possible"
+
+
+def _repr(record: SliceEvidence | Evidence) -> str:
+    """The dataclass's repr, with what an unmeasured lift means beside its number."""
+    shown = []
+    for field in dataclasses.fields(record):
+        value = getattr(record, field.name)
+        text = f"{field.name}={value!r}"
+        if field.name == "lift" and not record.measured:
+            text += f" (n/a: {no_evidence_yet(record.randomized)})"
+        shown.append(text)
+    return f"{type(record).__name__}({', '.join(shown)})"
+
+
+def _plain(record: SliceEvidence | Evidence) -> dict[str, object]:
+    """The record's fields as JSON takes them: an infinite bound becomes None, and so does the lift
+    while it is not `measured` ("measured": false says why it is missing)."""
+    data: dict[str, object] = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+    data["verdict"] = record.verdict.value
+    for name in ("lift", "lower", "upper", "estimate"):
+        value = getattr(record, name, 0.0)
+        if not math.isfinite(value) or (name == "lift" and not record.measured):
+            data[name] = None
+    data["measured"] = record.measured
+    return data
+
+
 class Verdict(str, enum.Enum):
     """What the randomized evidence says about a lesson's effect on reward.
 
@@ -59,6 +108,17 @@ class SliceEvidence:
     def __post_init__(self) -> None:
         _clip_lift(self)
 
+    @property
+    def measured(self) -> bool:
+        """False while the slice's interval says nothing of its lift (`measured`)."""
+        return measured(self.lower, self.upper)
+
+    __repr__ = _repr
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain JSON-safe values, as `Evidence.to_dict` gives them."""
+        return _plain(self)
+
 
 @dataclasses.dataclass(frozen=True)
 class Evidence:
@@ -73,6 +133,11 @@ class Evidence:
     that range, which loses no coverage. Before the lesson has two randomized episodes its bounds
     are infinite ("no evidence yet"; None in `to_dict`).
 
+    While the interval is unknown or spans all of [-2, 2] (`measured` is False), `lift` is a number
+    of no meaning: an average of a few randomized episodes that can sit anywhere in the range. The
+    repr says so beside it, `to_dict` gives None, and every text Lamar prints reads n/a with the
+    reason (`no_evidence_yet`).
+
     >>> from lamar import Experience, Lamar
     >>> lam = Lamar()
     >>> ev = lam.evidence(lam.add(Experience("the build fails", "clear the cache")))
@@ -80,6 +145,8 @@ class Evidence:
     ('unknown', 0.0, -inf, inf, 0)
     >>> ev.to_dict()["lower"] is None  # JSON has no infinity
     True
+    >>> ev.measured, ev.to_dict()["lift"]
+    (False, None)
     """
 
     experience_id: str
@@ -99,15 +166,32 @@ class Evidence:
     def __post_init__(self) -> None:
         _clip_lift(self)
 
+    @property
+    def measured(self) -> bool:
+        """False while the interval says nothing of the lift: unknown, or spanning all of [-2, 2]."""
+        return measured(self.lower, self.upper)
+
+    __repr__ = _repr
+
+    def summary(self) -> str:
+        """The evidence in words, as `lamar ui` and the MCP tools give it.
+
+        >>> Evidence("exp_1", Verdict.HELPS, 0.42, 0.1, 0.8, 60, 40, 20, 60, 0, 0.4).summary()
+        'lift +0.42, interval [+0.10, +0.80] from 60 randomized episodes'
+        >>> Evidence("exp_1", Verdict.UNKNOWN, 1.97, -2.0, 2.0, 7, 1, 6, 7, 0, -0.3).summary()
+        'no evidence yet: 7 randomized episodes leave every lift from -2 to +2 possible'
+        """
+        if not self.measured:
+            return no_evidence_yet(self.randomized)
+        lower, upper = (f"{b:+.2f}" if math.isfinite(b) else f"{b:+}" for b in (self.lower, self.upper))
+        episodes = "1 randomized episode" if self.randomized == 1 else f"{self.randomized} randomized episodes"
+        return f"lift {self.lift:+.2f}, interval [{lower}, {upper}] from {episodes}"
+
     def to_dict(self) -> dict[str, object]:
-        """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None."""
-        data = dataclasses.asdict(self)
-        data["verdict"] = self.verdict.value
-        for name in ("lift", "lower", "upper", "estimate"):
-            if not math.isfinite(data[name]):
-                data[name] = None
-        data["slices"] = {name: {**dataclasses.asdict(s), "verdict": s.verdict.value}
-                          for name, s in self.slices.items()}
+        """Plain JSON-safe values: an infinite bound (no evidence yet) becomes None, and so does the
+        lift while it is not `measured` ("measured": false)."""
+        data = _plain(self)
+        data["slices"] = {name: s.to_dict() for name, s in self.slices.items()}
         return data
 
 
