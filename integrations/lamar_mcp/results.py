@@ -66,7 +66,8 @@ class Lesson(BaseModel):
     source: str = Field(description="Who wrote it: manual, mined (by sleep) or agent (propose_lesson).")
     provenance: dict[str, Any]
     verdict: str = Field(description="helps, harms or unknown: read from anytime-valid confidence bounds.")
-    lift: float | None = Field(description="Estimated effect on reward of injecting it (null: no evidence yet).")
+    lift: float | None = Field(description="Estimated effect on reward of injecting it (null: no evidence yet, "
+                                           "while the interval spans every lift from -2 to +2).")
     lower: float | None = Field(description="Lower confidence bound of the lift (null: unbounded).")
     upper: float | None = Field(description="Upper confidence bound of the lift (null: unbounded).")
     randomized: int = Field(description="Reported episodes whose injection was a logged coin: the evidence.")
@@ -74,6 +75,9 @@ class Lesson(BaseModel):
         description="Reported episodes that injected it (as `lamar ls` counts; pending ones are not).")
     held_out: int = Field(description="Reported episodes whose coin held it out (pending ones are not counted).")
     eligible: int
+    summary: str = Field(description="The evidence in words: 'lift +0.42, interval [+0.10, +0.80] from 60 randomized "
+                                     "episodes', or why there is no lift yet ('no evidence yet: 6 randomized episodes "
+                                     "leave every lift from -2 to +2 possible').")
 
 
 class LessonList(BaseModel):
@@ -191,6 +195,7 @@ def lesson_of(exp: Experience, ev: Evidence) -> Lesson:
         injected=ev.injected,
         held_out=ev.held_out,
         eligible=ev.eligible,
+        summary=ev.summary(),
     )
 
 
