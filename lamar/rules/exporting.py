@@ -4,7 +4,6 @@ AGENTS.md or a Cursor rule."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import stat
 from pathlib import Path
@@ -179,13 +178,14 @@ def _where(exp: Experience) -> str:
 
 
 def _measure(exp: Experience, ev: Evidence) -> str:
+    from lamar.policy.verdicts import no_evidence_yet
     from lamar.recall import neutralize
 
     # An id is any text (a LangChain document's own): neutralized, a "-->" in it cannot close the comment and
     # show the rest to the agent; an `@path` in it stays inert where a reader follows one inside a comment.
     shown = inert_imports(neutralize(exp.id))
-    if not (math.isfinite(ev.lower) and math.isfinite(ev.upper)):
-        return f"<!-- {shown}: no bounded lift yet, {ev.randomized} randomized episodes, {ev.verdict.value} -->"
+    if not ev.measured:  # an agent reads this file: a lift of noise would read as a strong rule
+        return f"<!-- {shown}: {no_evidence_yet(ev.randomized)}, {ev.verdict.value} -->"
     return (f"<!-- {shown}: lift {ev.lift:+.2f} [{ev.lower:+.2f}, {ev.upper:+.2f}], "
             f"{ev.randomized} randomized episodes, {ev.verdict.value} -->")
 

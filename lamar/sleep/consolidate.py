@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from lamar.experience import Experience, Status
-from lamar.policy.verdicts import Evidence, Verdict
+from lamar.policy.verdicts import Evidence, Verdict, no_evidence_yet
 from lamar.sleep.proposals import Proposal
 from lamar.sleep.similarity import NEAR_DUPLICATE, lesson_similarity, normalize, overlap
 
@@ -145,8 +145,7 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
         if len(helps) == 1:
             continue  # settled: one side proven to help, the others not
         ev_map, expect = snapshot(ids)
-        sides = "; ".join(f"{e.id}: {e.action!r} ({evidence[e.id].verdict.value}, lift {evidence[e.id].lift:+.3f}, "
-                          f"{evidence[e.id].randomized} randomized)" for e in exps)
+        sides = "; ".join(f"{e.id}: {e.action!r} ({_measure(evidence[e.id])})" for e in exps)
         out.append(Proposal(
             id=Proposal.make_id("contradiction", ids), kind="contradiction", experience_ids=tuple(ids),
             reason=(f"same situation, different actions: {sides}. The engine keeps testing each until "
@@ -154,5 +153,12 @@ def _contradictions(keepers: list[Experience], evidence: dict[str, Evidence], th
             evidence=ev_map, expect=expect))
     return out
 
+
+
+def _measure(ev: Evidence) -> str:
+    """A side's evidence as a reviewer reads it: no lift while its interval spans every lift there can be."""
+    if not ev.measured:
+        return f"{ev.verdict.value}, lift n/a: {no_evidence_yet(ev.randomized)}"
+    return f"{ev.verdict.value}, lift {ev.lift:+.3f}, {ev.randomized} randomized"
 
 __all__ = ["consolidate", "normalize"]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lamar._errors import InvalidReport, echoed
 from lamar.experience import Status
-from lamar.policy.verdicts import SliceEvidence, Verdict
+from lamar.policy.verdicts import SliceEvidence, Verdict, no_evidence_yet
 from lamar.sleep.kinds import ProposalKind, audit_reason, register
 from lamar.sleep.printed import printed_id
 from lamar.sleep.proposals import Proposal
@@ -43,9 +43,10 @@ def propose_narrowing(lam: SleepView) -> list[Proposal]:
             if not helps or not (harms or ev.verdict is Verdict.HARMS):
                 continue
             value = max(helps, key=lambda pair: pair[1].lower)[0]
-            cited = "; ".join(f"{key}={v}: {s.verdict.value}, lift {s.lift:+.3f} [{s.lower:+.3f}, {s.upper:+.3f}] "
-                              f"over {s.randomized} randomized" for v, s in sorted(slices))
-            overall = f"lesson-wide {ev.verdict.value}, lift {ev.lift:+.3f} over {ev.randomized} randomized"
+            cited = "; ".join(f"{key}={v}: {s.verdict.value}, {_measure(s)}" for v, s in sorted(slices))
+            whole = (f"lift {ev.lift:+.3f} over {ev.randomized} randomized" if ev.measured
+                     else f"lift n/a: {no_evidence_yet(ev.randomized)}")
+            overall = f"lesson-wide {ev.verdict.value}, {whole}"
             others = [v for v, _ in helps if v != value]
             extra = f"; it also helps where {key} is {', '.join(others)} (add a copy scoped there)" if others else ""
             payload = {"key": key, "value": value, "scope": {**dict(exp.scope), key: value}}
@@ -101,5 +102,12 @@ def _events(proposal: Proposal) -> list[Event]:
 
 register(ProposalKind("narrow", lambda p: [_parts(p)[0]], _check, _describe, _events))
 
+
+
+def _measure(s: SliceEvidence) -> str:
+    """A slice's lift as a reviewer reads it: none while its interval spans every lift there can be."""
+    if not s.measured:
+        return f"lift n/a: {no_evidence_yet(s.randomized)}"
+    return f"lift {s.lift:+.3f} [{s.lower:+.3f}, {s.upper:+.3f}] over {s.randomized} randomized"
 
 __all__ = ["propose_narrowing", "still_splits"]

@@ -283,3 +283,19 @@ def test_a_lesson_id_cannot_close_the_comment_that_carries_its_figures(tmp_path:
     adopted = tmp_path / "ADOPTED.md"
     adopted.write_text(line + "\n")
     assert [s.name for s in read_sources([adopted], tmp_path)] == ["ADOPTED.md"]
+
+
+def test_an_unproven_rule_whose_interval_spans_every_lift_shows_no_lift(tmp_path: Path) -> None:
+    # An agent reads the section as instructions: "lift +1.97" from 6 episodes would read as a strong rule.
+    (tmp_path / ".git").mkdir()
+    rules = tmp_path / "CLAUDE.md"
+    lam = Lamar(":memory:", seed=5, holdout=0.5)
+    exp_id = lam.add(Experience("a lint error", "run the formatter first"))
+    for _ in range(6):
+        rec = lam.recall({"task": "lint"})
+        lam.report(rec.episode_id, 1.0 if exp_id in rec.ids else -1.0)
+    ev = lam.evidence(exp_id)
+    assert (ev.lower, ev.upper) == (-2.0, 2.0) and ev.lift > 1.9, ev
+    export_rules(lam, rules, unproven=True)
+    assert (f"<!-- {exp_id}: no evidence yet: 6 randomized episodes leave every lift from -2 to +2 possible, "
+            "unknown -->") in rules.read_text(), rules.read_text()

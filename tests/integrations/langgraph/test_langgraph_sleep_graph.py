@@ -394,3 +394,24 @@ def test_a_contradiction_acknowledged_once_is_not_asked_about_every_night(postgr
     finally:
         lam.close()
         drop_namespaces(postgres_url, namespace)
+
+
+def test_a_contradiction_under_review_shows_no_lift_for_a_barely_measured_side(tmp_path: Path) -> None:
+    # A reviewer reads the reason: "lift +1.970" from 6 episodes would read as the side to keep.
+    lam = Lamar(str(tmp_path / "s.db"), k=1, seed=5, holdout=0.5)
+    tabs = lam.add(Experience("the linter complains", "indent with tabs", scope=Scope(task="lint")))
+    lam.add(Experience("the linter complains", "indent with four spaces", scope=Scope(task="lint")))
+    for _ in range(6):
+        rec = lam.recall({"task": "lint"})
+        lam.report(rec.episode_id, 1.0 if tabs in rec.ids else -1.0)
+    evidence = [lam.evidence(e.id) for e in lam.experiences()]
+    assert all((ev.lower, ev.upper) == (-2.0, 2.0) for ev in evidence) and max(ev.lift for ev in evidence) > 1, evidence
+    paused = build_sleep_graph(lam).invoke({}, thread("contradiction"))
+    (pending,) = paused["__interrupt__"]
+    (shown,) = [p for p in pending.value["proposals"] if p["kind"] == "contradiction"]
+    assert "lift +" not in shown["reason"] and "lift -" not in shown["reason"], shown["reason"]
+    for ev in evidence:
+        assert (f"(unknown, lift n/a: no evidence yet: {ev.randomized} randomized episodes leave every lift from -2 "
+                "to +2 possible)" in shown["reason"]), shown["reason"]
+        assert shown["evidence"][ev.experience_id]["lift"] is None
+    lam.close()
