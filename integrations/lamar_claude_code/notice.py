@@ -7,11 +7,11 @@ import contextlib
 import json
 import os
 import shlex
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from lamar.program import program_name
 from lamar_claude_code.state import write_atomically
 
 OFF = "Lamar is off, so no lessons are recalled and nothing is learned"  # as the plugin's launcher says it
@@ -87,7 +87,7 @@ def off_message(record: dict[str, Any], store: str, log: Path) -> str:
     plugin = bool(record.get("plugin"))
     if record.get("store_error"):
         other = ("set the plugin's store option (/plugin configure lamar@lamar inside Claude Code)" if plugin
-                 else f"run `{_program()} claude-code install --store PATH`")
+                 else f"run `{program_name()} claude-code install --store PATH`")
         fix = f"To use another store, {other}. "
     else:
         fix = ""
@@ -95,7 +95,7 @@ def off_message(record: dict[str, Any], store: str, log: Path) -> str:
 
     # Claude Code keeps the message in the session's transcript: a URL's password is shown redacted.
     shown = shlex.quote(scrub(store)[0])
-    status = "/lamar:status" if plugin else f"`{_program()} claude-code status --store {shown}`"
+    status = "/lamar:status" if plugin else f"`{program_name()} claude-code status --store {shown}`"
     return (f"{OFF}: its {record['event']} hook failed at {when(record)} ({record['error'].rstrip('.')}). {fix}"
             f"{status} shows the hooks' log ({log}); this is said at each session's start until a hook uses the "
             "store again.")
@@ -108,18 +108,3 @@ def status_line(store: str) -> str | None:
         return None
     return (f"hooks failing since {when(record)} ({record['event']}: {record['error']}): nothing is learned until "
             "a hook uses the store again, and each session's start says so")
-
-
-def _program() -> str:
-    """How to type `lamar` in the user's shell: Claude Code may run the hook without the virtual
-    environment on PATH, and a bare `lamar` would then be "command not found" in the advice."""
-    import shutil
-
-    beside = Path(sys.executable).with_name("lamar")
-    found = shutil.which("lamar")
-    with contextlib.suppress(OSError):
-        if found and beside.is_file() and os.path.samefile(found, beside):
-            return "lamar"
-    if beside.is_file():
-        return shlex.quote(str(beside))
-    return f"{shlex.quote(sys.executable)} -m lamar.cli"

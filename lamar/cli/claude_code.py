@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from lamar.program import program_name
+
 STORE_ENV = "LAMAR_STORE"  # as lamar.cli.session has it; imported lazily, the hook path stays light
 DEFAULT_STORE = "~/.lamar/experience.json"
 # --help of the commands that read the store the hooks write to (see _running_store)
@@ -130,7 +132,7 @@ def cmd_install(args: argparse.Namespace) -> int:
         team = path.with_name(settings.FILES["project"])
         if settings.installed(team):
             print(f"note: {team} also runs Lamar's hooks (an earlier install); each event would run twice: "
-                  f"{_program()} claude-code uninstall --project{' --dir ' + str(args.dir) if args.dir else ''}",
+                  f"{program_name()} claude-code uninstall --project{' --dir ' + str(args.dir) if args.dir else ''}",
                   file=sys.stderr)
     elif path.name == settings.FILES["project"] and explicit and settings.tracked(path):
         print(f"note: {path} is tracked by git and now names a store on this machine ({location}); "
@@ -153,28 +155,10 @@ def cmd_install(args: argparse.Namespace) -> int:
 def _no_lessons(location: str, explicit: str | None) -> str:
     """The advice for a store that holds no lessons: its hooks inject nothing until it has some."""
     where = f" --store {shlex.quote(explicit)}" if explicit else ""
-    lamar = _program()
+    lamar = program_name()
     return (f"next: the store holds no lessons yet, so no prompt gets any. `{lamar} import-rules{where}` shows "
             f"the rules of this repository's CLAUDE.md or AGENTS.md as lessons (add --apply to keep them); "
             f"`{lamar} add{where} --precondition .. --action ..` writes one by hand{_beside(location, where)}")
-
-
-def _program() -> str:
-    """How to type this `lamar` in the user's shell: its full path when PATH does not find this one.
-
-    The quick start runs install as `~/lamar/.venv/bin/lamar`, so advice to type a bare `lamar`
-    would be "command not found".
-    """
-    import shutil
-    from pathlib import Path
-
-    ran = Path(sys.argv[0]) if Path(sys.argv[0]).stem == "lamar" else Path(sys.executable).with_name("lamar")
-    found = shutil.which("lamar")
-    if found and ran.is_file() and os.path.samefile(found, ran):
-        return "lamar"
-    if ran.is_file():
-        return shlex.quote(str(ran.absolute()))
-    return f"{shlex.quote(sys.executable)} -m lamar.cli"
 
 
 def _beside(location: str, where: str) -> str:
@@ -190,7 +174,7 @@ def _beside(location: str, where: str) -> str:
     other = store_beside(Path(location).expanduser()) if is_file_location(location) else None
     if other is None or not _holds_lessons(str(other)):
         return ""
-    return (f"; {other} beside it holds lessons that the hooks do not read: `{_program()} import "
+    return (f"; {other} beside it holds lessons that the hooks do not read: `{program_name()} import "
             f"{shlex.quote(str(other))}{where}` copies them in")
 
 
@@ -355,7 +339,7 @@ def _twice_note(plugins: list[str], files: list[Any]) -> str:
         return ""
     return (f"note: the plugin {', '.join(plugins)} and the entries in {', '.join(map(str, files))} both run "
             f"Lamar's hooks, so each prompt would be recalled and injected twice: keep one "
-            f"(`claude plugin disable {plugins[0]}`, or `{_program()} claude-code uninstall` "
+            f"(`claude plugin disable {plugins[0]}`, or `{program_name()} claude-code uninstall` "
             "with --local, --project or --user)")
 
 
